@@ -1,0 +1,60 @@
+#include "bench/table.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "topo/error.hpp"
+
+namespace tenet::bench {
+
+void Table::add_row(std::vector<std::string> row) {
+  if (row.size() != header_.size())
+    throw Error(fmt::format("table row has {} cells, the header {}", row.size(), header_.size()));
+  rows_.push_back(std::move(row));
+}
+
+std::string Table::markdown() const {
+  std::vector<size_t> width(header_.size(), 3);
+  std::vector<bool> numeric(header_.size(), !rows_.empty());
+  for (size_t c = 0; c < header_.size(); ++c) {
+    width[c] = std::max(width[c], header_[c].size());
+    for (const auto& r : rows_) {
+      width[c] = std::max(width[c], r[c].size());
+      numeric[c] = numeric[c] && !r[c].empty() && std::isdigit(static_cast<unsigned char>(r[c][0]));
+    }
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out = "|";
+    for (size_t c = 0; c < cells.size(); ++c)
+      out += numeric[c] ? fmt::format(" {:>{}} |", cells[c], width[c])
+                        : fmt::format(" {:<{}} |", cells[c], width[c]);
+    return out + "\n";
+  };
+  std::string out = line(header_) + "|";
+  for (size_t c = 0; c < header_.size(); ++c)
+    out += " " + std::string(width[c] - 1, '-') + (numeric[c] ? ":" : "-") + " |";
+  out += "\n";
+  for (const auto& r : rows_) out += line(r);
+  return out;
+}
+
+std::string Table::csv() const {
+  auto cell = [](const std::string& s) {
+    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return q + "\"";
+  };
+  std::string out;
+  auto row = [&](const std::vector<std::string>& cells) {
+    for (size_t c = 0; c < cells.size(); ++c) out += (c ? "," : "") + cell(cells[c]);
+    out += "\n";
+  };
+  row(header_);
+  for (const auto& r : rows_) row(r);
+  return out;
+}
+
+}  // namespace tenet::bench

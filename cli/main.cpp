@@ -1,0 +1,36 @@
+// tenet: synthesize, verify, export and simulate collective communication algorithms.
+// Exit codes: 0 success, 1 internal failure, 2 bad input (file, flag, spec).
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.hpp"
+#include "topo/error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Tenet: topology-aware collective communication algorithms.\n"
+      "Reads any topology (a file or a generator spec such as torus2d:8x8), synthesizes,\n"
+      "verifies, exports and simulates collectives. Every verb has --help.",
+      "tenet"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "tenet 0.1.0");
+  tenet::cli::add_topo_commands(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  } catch (const tenet::Error& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "internal error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

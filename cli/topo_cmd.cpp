@@ -1,0 +1,161 @@
+// tenet topo info | convert | generators
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "bench/table.hpp"
+#include "cli/commands.hpp"
+#include "topo/analysis.hpp"
+#include "topo/bounds.hpp"
+#include "topo/generators.hpp"
+#include "topo/io.hpp"
+
+namespace tenet::cli {
+namespace {
+
+struct MinMax {
+  double lo = 0, hi = 0, sum = 0;
+  int n = 0;
+  void add(double v) {
+    lo = n ? std::min(lo, v) : v;
+    hi = n ? std::max(hi, v) : v;
+    sum += v;
+    ++n;
+  }
+  double mean() const { return n ? sum / n : 0; }
+};
+
+void info(const std::string& input, const std::string& size_text, bool json) {
+  const topo::Topology t = topo::load(input);
+  const Bytes size = parse_bytes(size_text);
+  MinMax out_deg, in_deg, egress, ingress, link_bw, link_lat;
+  int routers = 0;
+  for (topo::NodeId v = 0; v < t.num_npus(); ++v) {
+    out_deg.add(static_cast<double>(t.out_links(v).size()));
+    in_deg.add(static_cast<double>(t.in_links(v).size()));
+    egress.add(static_cast<double>(topo::egress_bandwidth(t, v)));
+    ingress.add(static_cast<double>(topo::ingress_bandwidth(t, v)));
+    routers += t.node(v).router;
+  }
+  for (const topo::Link& l : t.links()) {
+    link_bw.add(static_cast<double>(l.bandwidth));
+    link_lat.add(static_cast<double>(l.latency));
+  }
+  const topo::Diameter d = topo::npu_diameter(t);
+  const int components = topo::strong_component_count(t);
+  topo::CutBound cut, ingress_b;
+  if (t.num_npus() >= 2) {
+    cut = topo::allgather_cut_bound(t);
+    ingress_b = topo::allgather_ingress_bound(t);
+  }
+  auto bw = [](double v) { return format_bandwidth(static_cast<Bandwidth>(v)); };
+  if (json) {
+    nlohmann::ordered_json j;
+    j["name"] = t.name();
+    j["fingerprint"] = fmt::format("{:016x}", t.fingerprint());
+    j["npus"] = t.num_npus();
+    j["switches"] = t.num_switches();
+    j["router_npus"] = routers;
+    j["links"] = t.num_links();
+    j["diameter_hops"] = d.hops;
+    j["diameter_latency_ps"] = d.latency;
+    j["strong_components"] = components;
+    j["npu_egress_bps"] = {{"min", egress.lo}, {"max", egress.hi}};
+    j["npu_ingress_bps"] = {{"min", ingress.lo}, {"max", ingress.hi}};
+    j["allgather_bytes"] = size;
+    if (t.num_npus() >= 2) {
+      j["cut_bound_ps"] = cut.time(size);
+      j["cut_set_size"] = cut.set.size();
+      j["cut_set_npus"] = cut.members_inside;
+      j["cut_set_out_bps"] = cut.out_bandwidth;
+      j["ingress_bound_ps"] = ingress_b.time(size);
+    }
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  fmt::print("topology      {}  (fingerprint {:016x})\n", t.name(), t.fingerprint());
+  fmt::print("nodes         {} NPUs ({} with routers), {} switches\n", t.num_npus(), routers,
+             t.num_switches());
+  fmt::print("links         {} directed\n", t.num_links());
+  fmt::print("NPU degree    out {}..{} (mean {:.2f}), in {}..{} (mean {:.2f})\n", out_deg.lo,
+             out_deg.hi, out_deg.mean(), in_deg.lo, in_deg.hi, in_deg.mean());
+  if (t.num_links() > 0) {
+    fmt::print("link bw       {} .. {}\n", bw(link_bw.lo), bw(link_bw.hi));
+    fmt::print("link latency  {} .. {}\n", format_time(static_cast<Time>(link_lat.lo)),
+               format_time(static_cast<Time>(link_lat.hi)));
+  }
+  fmt::print("NPU egress    {} .. {}\n", bw(egress.lo), bw(egress.hi));
+  fmt::print("NPU ingress   {} .. {}\n", bw(ingress.lo), bw(ingress.hi));
+  fmt::print("diameter      {} hops ({} -> {}); {} latency ({} -> {})\n", d.hops,
+             t.node(d.hops_from).name, t.node(d.hops_to).name, format_time(d.latency),
+             t.node(d.latency_from).name, t.node(d.latency_to).name);
+  fmt::print("connectivity  every NPU reaches every other; {} strongly connected component{}\n",
+             components, components == 1 ? "" : "s");
+  if (t.num_npus() < 2) return;
+  fmt::print("All-Gather of {} (output per NPU), lower bounds:\n", format_bytes(size));
+  fmt::print("  cut bound      {}  (a set of {} nodes holding {} NPUs drains through {})\n",
+             format_time(cut.time(size)), cut.set.size(), cut.members_inside,
+             format_bandwidth(cut.out_bandwidth));
+  fmt::print("  ingress bound  {}  (worst NPU ingress {})\n", format_time(ingress_b.time(size)),
+             format_bandwidth(ingress_b.out_bandwidth));
+  fmt::print("  cut / ingress  {:.3f}x\n",
+             static_cast<double>(cut.time(size)) / std::max<Time>(1, ingress_b.time(size)));
+}
+
+void list_generators(bool markdown) {
+  bench::Table table({"generator", "shape", "example", "defaults", "what it builds"});
+  for (const topo::GeneratorInfo& g : topo::generators())
+    table.add_row({g.name, g.shape, g.example, g.defaults, g.description});
+  if (markdown) {
+    fmt::print("{}", table.markdown());
+    return;
+  }
+  for (const topo::GeneratorInfo& g : topo::generators())
+    fmt::print("{:<10} {:<6} {}\n{:<17} e.g. {}   (defaults {})\n", g.name, g.shape, g.description,
+               "", g.example, g.defaults);
+  fmt::print(
+      "\nSpecs: <generator>:<shape>[,key=value...]. Every generator takes bw=<bandwidth> and\n"
+      "lat=<time> (one value, or one per dimension/level joined by '/', e.g. bw=80GiB/s/35GiB/s)\n"
+      "and router=true (NPUs forward traffic without storing it). Join specs with ' x ' to\n"
+      "build a hierarchy, e.g. 'ring:8,bw=300GB/s x switch:4,bw=50GB/s' (first dimension fastest).\n"
+      "Aliases: fully-connected = fc, fattree = leafspine.\n");
+}
+
+}  // namespace
+
+void add_topo_commands(CLI::App& app) {
+  CLI::App* topo = app.add_subcommand("topo", "Inspect, convert and generate topologies");
+  topo->require_subcommand(1);
+
+  static std::string input, size = "1GiB", output;
+  static bool json = false, markdown = false;
+  CLI::App* info_cmd = topo->add_subcommand(
+      "info",
+      "Summarize a topology: counts, degrees, bandwidth, diameter, connectivity, and the cut and\n"
+      "ingress lower bounds of an All-Gather");
+  info_cmd->add_option("topology", input, "Topology file (.yaml, .json, .dot, network.yml) or spec")
+      ->required();
+  info_cmd->add_option("--size", size, "All-Gather output size per NPU for the bounds, with a unit")
+      ->capture_default_str();
+  info_cmd->add_flag("--json", json, "Print JSON for machines");
+  info_cmd->callback([] { info(input, size, json); });
+
+  CLI::App* convert = topo->add_subcommand(
+      "convert", "Convert a topology (file or spec) to Tenet YAML, Tenet JSON or Graphviz DOT");
+  convert->add_option("input", input, "Topology file or generator spec")->required();
+  convert->add_option("-o,--output", output, "Output file; format by extension: .yaml .yml .json .dot")
+      ->required();
+  convert->callback([] {
+    topo::Topology t = topo::load(input);
+    topo::save(t, output);
+    fmt::print("wrote {} ({} NPUs, {} switches, {} links)\n", output, t.num_npus(),
+               t.num_switches(), t.num_links());
+  });
+
+  CLI::App* gens = topo->add_subcommand("generators", "List topology generators with an example each");
+  gens->add_flag("--markdown", markdown, "Print a Markdown table");
+  gens->callback([] { list_generators(markdown); });
+}
+
+}  // namespace tenet::cli

@@ -1,0 +1,49 @@
+// The simulator's clock: a discrete-event queue on integer picoseconds. Events at the same time
+// run in the order they were scheduled, so every run of the same inputs is bit-identical.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <vector>
+
+#include "topo/units.hpp"
+
+namespace tenet::sim {
+
+class EventQueue {
+ public:
+  using Action = std::function<void()>;
+
+  Time now() const { return now_; }
+  bool empty() const { return heap_.empty(); }
+  size_t pending() const { return heap_.size(); }
+  uint64_t executed() const { return executed_; }
+
+  // Runs `action` at absolute time `at` (>= now()). Throws tenet::Error when `at` is in the past.
+  void schedule(Time at, Action action);
+  void schedule_after(Time delay, Action action) { schedule(now_ + delay, std::move(action)); }
+
+  // Runs the earliest event; false when none is left.
+  bool step();
+  // Runs events until none is left or the next one lies beyond `until`. Returns the final time.
+  Time run(Time until = INT64_MAX);
+
+ private:
+  struct Event {
+    Time at;
+    uint64_t seq;
+    Action action;
+  };
+  struct Later {
+    bool operator()(const Event& a, const Event& b) const {
+      return a.at != b.at ? a.at > b.at : a.seq > b.seq;
+    }
+  };
+  std::priority_queue<Event, std::vector<Event>, Later> heap_;
+  Time now_ = 0;
+  uint64_t seq_ = 0;
+  uint64_t executed_ = 0;
+};
+
+}  // namespace tenet::sim

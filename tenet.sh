@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Tenet's one entry point: ./tenet.sh deps | build | test | demo | bench
+#   deps   install the Debian packages Tenet needs (only those missing; needs root for that)
+#   build  configure and build (Release) into ./build
+#   test   deps + build + every test (ctest); exits non-zero on any failure
+#   demo   deps + build + the main job on an embedded default topology
+#   bench  deps + build + the Google Benchmark microbenchmarks
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+
+BUILD_DIR=${TENET_BUILD_DIR:-build}
+JOBS=${TENET_JOBS:-$(nproc 2>/dev/null || echo 2)}
+# Two NVSwitch nodes of 8 NPUs on a slower rail-optimised scale-out network.
+DEMO_TOPOLOGY="nvcluster:2x8,net=rail,bw=450GB/s/50GB/s,lat=0.25us/1us"
+
+PACKAGES=(
+  cmake g++ make
+  libboost-graph-dev liblemon-dev
+  libprotobuf-dev protobuf-compiler
+  libfmt-dev libcli11-dev nlohmann-json3-dev libyaml-cpp-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+deps() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [[ ${#missing[@]} -eq 0 ]]; then
+    log "dependencies: all ${#PACKAGES[@]} Debian packages present"
+    return 0
+  fi
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "error: missing Debian packages: ${missing[*]}" >&2
+    echo "       run as root, or install them yourself: sudo apt-get install ${missing[*]}" >&2
+    return 1
+  fi
+  log "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+build() {
+  log "building (Release) in $BUILD_DIR"
+  mkdir -p "$BUILD_DIR"
+  cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release > "$BUILD_DIR/configure.log" 2>&1 ||
+    { cat "$BUILD_DIR/configure.log" >&2; return 1; }
+  cmake --build "$BUILD_DIR" --parallel "$JOBS"
+}
+
+run_tests() {
+  log "testing"
+  (cd "$BUILD_DIR" && ctest --output-on-failure --parallel "$JOBS")
+}
+
+demo() {
+  log "tenet topo info '$DEMO_TOPOLOGY'"
+  "$BUILD_DIR/cli/tenet" topo info "$DEMO_TOPOLOGY"
+}
+
+bench() {
+  log "Google Benchmark microbenchmarks"
+  "$BUILD_DIR/bench/tenet_micro_bench" --benchmark_counters_tabular=true "$@"
+}
+
+usage() {
+  sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
+}
+
+verb=${1:-}
+[[ $# -gt 0 ]] && shift
+case "$verb" in
+  deps) deps ;;
+  build) deps && build ;;
+  test) deps && build && run_tests ;;
+  demo) deps && build && demo ;;
+  bench) deps && build && bench "$@" ;;
+  -h|--help|help) usage ;;
+  *) usage >&2; exit 2 ;;
+esac

@@ -1,0 +1,78 @@
+// The compiled Chakra schema speaks MLCommons Chakra's wire format: field numbers and types
+// checked on raw bytes, and the length-delimited framing of .et files.
+#include <google/protobuf/util/delimited_message_util.h>
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "et_def.pb.h"
+
+namespace {
+
+using ChakraProtoMsg::AttributeProto;
+using ChakraProtoMsg::GlobalMetadata;
+using ChakraProtoMsg::Node;
+
+TEST(ChakraSchema, WireTagsMatchTheReference) {
+  Node n;
+  n.set_id(5);
+  n.set_type(ChakraProtoMsg::COMM_SEND_NODE);
+  n.add_data_deps(3);
+  AttributeProto* a = n.add_attr();
+  a->set_name("comm_size");
+  a->set_uint64_val(1024);
+  const std::string bytes = n.SerializeAsString();
+  // id = 1 (varint): tag 0x08; type = 3 (varint): tag 0x18; data_deps = 5 (packed): tag 0x2a;
+  // attr = 10 (length-delimited): tag 0x52.
+  const std::string want_prefix = {0x08, 0x05, 0x18, 0x05, 0x2a, 0x01, 0x03, 0x52};
+  ASSERT_GE(bytes.size(), want_prefix.size());
+  EXPECT_EQ(bytes.substr(0, want_prefix.size()), want_prefix);
+  // Inside the attribute: name = 1 (tag 0x0a), uint64_val = 13 (varint, tag 0x68), 1024 = 0x80 0x08.
+  const std::string attr = bytes.substr(want_prefix.size() + 1);
+  const std::string want_attr = std::string{0x0a, 0x09} + "comm_size" + std::string{0x68, char(0x80), 0x08};
+  EXPECT_EQ(attr, want_attr);
+}
+
+TEST(ChakraSchema, EnumValuesMatchTheReference) {
+  EXPECT_EQ(ChakraProtoMsg::COMM_COLL_NODE, 7);
+  EXPECT_EQ(ChakraProtoMsg::COMP_NODE, 4);
+  EXPECT_EQ(ChakraProtoMsg::REDUCE_SCATTER, 7);
+  EXPECT_EQ(ChakraProtoMsg::ALL_TO_ALL, 6);
+  EXPECT_EQ(ChakraProtoMsg::BARRIER, 9);
+  AttributeProto a;
+  a.mutable_bool_list()->add_values(true);
+  EXPECT_EQ(a.SerializeAsString(), (std::string{char(0xe2), 0x01, 0x03, 0x0a, 0x01, 0x01}));  // field 28
+}
+
+TEST(ChakraSchema, DelimitedFileFramingRoundTrips) {
+  std::stringstream file;
+  GlobalMetadata meta;
+  meta.set_version("0.0.4");
+  ASSERT_TRUE(google::protobuf::util::SerializeDelimitedToOstream(meta, &file));
+  for (uint64_t id = 0; id < 3; ++id) {
+    Node n;
+    n.set_id(id);
+    n.set_name("node" + std::to_string(id));
+    n.set_type(ChakraProtoMsg::COMP_NODE);
+    n.set_duration_micros(10 * id);
+    ASSERT_TRUE(google::protobuf::util::SerializeDelimitedToOstream(n, &file));
+  }
+  // The first byte is the varint length of the metadata message.
+  EXPECT_EQ(static_cast<size_t>(file.str()[0]), meta.ByteSizeLong());
+  google::protobuf::io::IstreamInputStream in(&file);
+  GlobalMetadata read_meta;
+  bool eof = false;
+  ASSERT_TRUE(google::protobuf::util::ParseDelimitedFromZeroCopyStream(&read_meta, &in, &eof));
+  EXPECT_EQ(read_meta.version(), "0.0.4");
+  for (uint64_t id = 0; id < 3; ++id) {
+    Node n;
+    ASSERT_TRUE(google::protobuf::util::ParseDelimitedFromZeroCopyStream(&n, &in, &eof));
+    EXPECT_EQ(n.id(), id);
+    EXPECT_EQ(n.duration_micros(), 10 * id);
+  }
+  Node extra;
+  EXPECT_FALSE(google::protobuf::util::ParseDelimitedFromZeroCopyStream(&extra, &in, &eof));
+  EXPECT_TRUE(eof);
+}
+
+}  // namespace

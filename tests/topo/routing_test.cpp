@@ -1,0 +1,81 @@
+#include "topo/routing.hpp"
+
+#include <gtest/gtest.h>
+
+#include "topo/generators.hpp"
+
+namespace tenet::topo {
+namespace {
+
+TEST(Routing, ThroughASwitch) {
+  const Topology t = generate("switch:4,bw=50GB/s,lat=0.5us");
+  Router r(t);
+  auto route = r.route(0, 3);
+  ASSERT_TRUE(route);
+  ASSERT_EQ(route->links.size(), 2u);
+  EXPECT_EQ(t.link(route->links[0]).src, 0);
+  EXPECT_EQ(t.link(route->links[0]).dst, 4);
+  EXPECT_EQ(t.link(route->links[1]).dst, 3);
+  EXPECT_EQ(route->latency, 1'000'000);
+  EXPECT_EQ(route->bottleneck, 50'000'000'000);
+}
+
+TEST(Routing, NeverThroughAnNpuThatIsNoRouter) {
+  const Topology t = generate("line:3");
+  Router r(t);
+  EXPECT_FALSE(r.route(0, 2));
+  EXPECT_TRUE(r.route(0, 1));
+  const Topology routed = generate("line:3,router=true");
+  EXPECT_EQ(Router(routed).route(0, 2)->links.size(), 2u);
+}
+
+TEST(Routing, EqualCostRoutesOnAMeshOfRouters) {
+  const Topology t = generate("mesh2d:3x3,router=true");
+  Router r(t);
+  // Corner to corner: 4 hops, C(4,2) = 6 minimal routes.
+  auto routes = r.equal_cost_routes(0, 8, 100);
+  ASSERT_EQ(routes.size(), 6u);
+  for (const Route& route : routes) {
+    EXPECT_EQ(route.links.size(), 4u);
+    NodeId at = 0;
+    for (LinkId l : route.links) {
+      EXPECT_EQ(t.link(l).src, at);
+      at = t.link(l).dst;
+    }
+    EXPECT_EQ(at, 8);
+  }
+  EXPECT_TRUE(std::is_sorted(routes.begin(), routes.end(), [](const Route& a, const Route& b) {
+    return a.links < b.links;
+  }));
+  EXPECT_EQ(r.route(0, 8)->links, routes.front().links);
+  EXPECT_EQ(r.equal_cost_routes(0, 8, 2).size(), 2u);
+}
+
+TEST(Routing, LatencyBeforeHops) {
+  // 0 -> 1 directly is slow (10 us); 0 -> switch -> 1 takes 2 us over two hops.
+  TopologyBuilder b;
+  b.add_npu();
+  b.add_npu();
+  NodeId s = b.add_switch();
+  b.add_bidirectional(0, 1, 1'000'000'000, 10'000'000);
+  b.add_bidirectional(0, s, 1'000'000'000, 1'000'000);
+  b.add_bidirectional(s, 1, 1'000'000'000, 1'000'000);
+  const Topology t = b.build();
+  auto route = Router(t).route(0, 1);
+  ASSERT_TRUE(route);
+  EXPECT_EQ(route->links.size(), 2u);
+  EXPECT_EQ(route->latency, 2'000'000);
+}
+
+TEST(Routing, DeterministicAcrossCalls) {
+  const Topology t = generate("leafspine:4x4,spines=4");
+  Router r(t);
+  auto a = r.route(0, 15), b = r.route(0, 15);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->links, b->links);
+  EXPECT_EQ(a->links.size(), 4u);  // npu -> leaf -> spine -> leaf -> npu
+  EXPECT_EQ(r.equal_cost_routes(0, 15, 100).size(), 4u);  // one per spine
+}
+
+}  // namespace
+}  // namespace tenet::topo

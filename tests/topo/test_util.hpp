@@ -1,0 +1,57 @@
+// Helpers shared by the topology tests.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "topo/topology.hpp"
+
+namespace tenet::topo::testing {
+
+// Equal as topologies: same nodes (kind, name, flags) and the same links in the same id order.
+inline void expect_same_topology(const Topology& a, const Topology& b, const std::string& what) {
+  ASSERT_EQ(a.num_npus(), b.num_npus()) << what;
+  ASSERT_EQ(a.num_nodes(), b.num_nodes()) << what;
+  ASSERT_EQ(a.num_links(), b.num_links()) << what;
+  for (NodeId v = 0; v < a.num_nodes(); ++v) {
+    EXPECT_EQ(a.node(v).name, b.node(v).name) << what;
+    EXPECT_EQ(a.node(v).router, b.node(v).router) << what;
+    EXPECT_EQ(a.node(v).can_reduce, b.node(v).can_reduce) << what;
+    EXPECT_EQ(a.node(v).can_multicast, b.node(v).can_multicast) << what;
+  }
+  for (LinkId l = 0; l < a.num_links(); ++l) {
+    EXPECT_EQ(a.link(l).src, b.link(l).src) << what << " link " << l;
+    EXPECT_EQ(a.link(l).dst, b.link(l).dst) << what << " link " << l;
+    EXPECT_EQ(a.link(l).bandwidth, b.link(l).bandwidth) << what << " link " << l;
+    EXPECT_EQ(a.link(l).latency, b.link(l).latency) << what << " link " << l;
+    EXPECT_EQ(a.link(l).name, b.link(l).name) << what << " link " << l;
+  }
+  EXPECT_EQ(a.fingerprint(), b.fingerprint()) << what;
+}
+
+// A fresh temporary folder, removed when the object goes out of scope.
+class TempDir {
+ public:
+  TempDir() {
+    path_ = std::filesystem::temp_directory_path() /
+            ("tenet-test-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+             "-" + std::to_string(counter()++));
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  static int& counter() {
+    static int c = 0;
+    return c;
+  }
+  std::filesystem::path path_;
+};
+
+inline std::string examples_dir() { return std::string(TENET_SOURCE_DIR) + "/examples/topologies"; }
+
+}  // namespace tenet::topo::testing

@@ -1,0 +1,178 @@
+#include "topo/topology.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "topo/analysis.hpp"
+
+namespace tenet::topo {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr Bandwidth kBw = 50'000'000'000;
+constexpr Time kLat = 500'000;
+
+std::string build_error(const TopologyBuilder& b) {
+  try {
+    b.build();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Topology, NumbersNpusFirstThenSwitches) {
+  TopologyBuilder b("t");
+  NodeId s = b.add_switch("core");
+  NodeId a = b.add_npu();
+  NodeId c = b.add_npu("gpu1");
+  b.add_bidirectional(a, s, kBw, kLat);
+  b.add_bidirectional(c, s, kBw, kLat);
+  Topology t = b.build();
+  EXPECT_EQ(t.num_npus(), 2);
+  EXPECT_EQ(t.num_switches(), 1);
+  EXPECT_EQ(t.find_node("core"), 2);
+  EXPECT_EQ(t.find_node("npu0"), 0);
+  EXPECT_EQ(t.find_node("gpu1"), 1);
+  EXPECT_EQ(t.find_node("nope"), -1);
+  EXPECT_TRUE(t.is_switch(2));
+  EXPECT_TRUE(t.passes_through(2));
+  EXPECT_FALSE(t.passes_through(0));
+  EXPECT_EQ(t.link(0).src, 0);
+  EXPECT_EQ(t.link(0).dst, 2);
+}
+
+TEST(Topology, CsrListsEveryLinkOnceInIdOrder) {
+  TopologyBuilder b;
+  for (int i = 0; i < 4; ++i) b.add_npu();
+  b.add_link(0, 1, kBw, kLat);
+  b.add_link(2, 0, kBw, kLat);
+  b.add_link(0, 1, kBw, kLat);  // a parallel link stays distinct
+  b.add_link(1, 2, kBw, kLat);
+  b.add_link(2, 3, kBw, kLat);
+  b.add_link(3, 0, kBw, kLat);
+  Topology t = b.build();
+  EXPECT_THAT(std::vector<LinkId>(t.out_links(0).begin(), t.out_links(0).end()),
+              ::testing::ElementsAre(0, 2));
+  EXPECT_THAT(std::vector<LinkId>(t.in_links(0).begin(), t.in_links(0).end()),
+              ::testing::ElementsAre(1, 5));
+  int out_total = 0, in_total = 0;
+  for (NodeId v = 0; v < t.num_nodes(); ++v) {
+    for (LinkId l : t.out_links(v)) {
+      EXPECT_EQ(t.link(l).src, v);
+      ++out_total;
+    }
+    for (LinkId l : t.in_links(v)) {
+      EXPECT_EQ(t.link(l).dst, v);
+      ++in_total;
+    }
+  }
+  EXPECT_EQ(out_total, t.num_links());
+  EXPECT_EQ(in_total, t.num_links());
+}
+
+TEST(Topology, FingerprintFollowsStructureNotNames) {
+  auto make = [](Bandwidth bw, const char* name) {
+    TopologyBuilder b;
+    b.add_npu(name);
+    b.add_npu();
+    b.add_bidirectional(0, 1, bw, kLat);
+    return b.build().fingerprint();
+  };
+  EXPECT_EQ(make(kBw, "a"), make(kBw, "b"));
+  EXPECT_NE(make(kBw, "a"), make(kBw + 1, "a"));
+}
+
+TEST(TopologyValidation, RejectsSelfLoop) {
+  TopologyBuilder b;
+  b.add_npu();
+  b.add_link(0, 0, kBw, kLat);
+  EXPECT_THAT(build_error(b), HasSubstr("self-loop"));
+}
+
+TEST(TopologyValidation, RejectsNonPositiveBandwidth) {
+  TopologyBuilder b;
+  b.add_npu();
+  b.add_npu();
+  b.add_bidirectional(0, 1, 0, kLat);
+  EXPECT_THAT(build_error(b), HasSubstr("non-positive bandwidth"));
+}
+
+TEST(TopologyValidation, RejectsNegativeLatency) {
+  TopologyBuilder b;
+  b.add_npu();
+  b.add_npu();
+  b.add_bidirectional(0, 1, kBw, -1);
+  EXPECT_THAT(build_error(b), HasSubstr("negative latency"));
+}
+
+TEST(TopologyValidation, RejectsUnknownEndpoint) {
+  TopologyBuilder b;
+  b.add_npu();
+  b.add_link(0, 7, kBw, kLat);
+  EXPECT_THAT(build_error(b), HasSubstr("unknown destination node"));
+  TopologyBuilder c;
+  c.add_npu();
+  c.add_link(~3, 0, kBw, kLat);
+  EXPECT_THAT(build_error(c), HasSubstr("unknown source node"));
+}
+
+TEST(TopologyValidation, NamesAnUnreachablePair) {
+  TopologyBuilder b;
+  for (int i = 0; i < 3; ++i) b.add_npu();
+  b.add_link(0, 1, kBw, kLat);
+  b.add_link(1, 2, kBw, kLat);  // nothing returns to 0
+  EXPECT_THAT(build_error(b), HasSubstr("NPU 'npu1' cannot reach NPU 'npu0'"));
+  TopologyBuilder c;
+  for (int i = 0; i < 3; ++i) c.add_npu();
+  c.add_bidirectional(0, 1, kBw, kLat);
+  EXPECT_THAT(build_error(c), HasSubstr("NPU 'npu0' cannot reach NPU 'npu2'"));
+}
+
+TEST(TopologyValidation, RejectsSwitchWithoutLinks) {
+  TopologyBuilder b;
+  b.add_npu();
+  b.add_switch("lonely");
+  EXPECT_THAT(build_error(b), HasSubstr("switch 'lonely' has no links"));
+}
+
+TEST(TopologyValidation, RejectsDuplicateNames) {
+  TopologyBuilder b;
+  b.add_npu("x");
+  EXPECT_THROW(b.add_switch("x"), Error);
+  EXPECT_THROW(b.add_npu("x"), Error);
+}
+
+TEST(TopologyValidation, RejectsEmptyTopology) {
+  TopologyBuilder b;
+  EXPECT_THAT(build_error(b), HasSubstr("no NPUs"));
+}
+
+TEST(TopologyValidation, ErrorsCarryTheirSourceLocation) {
+  TopologyBuilder b;
+  b.add_npu();
+  b.add_npu();
+  b.add_link(0, 1, kBw, -5, "", Location("net.yaml", 12, 5));
+  EXPECT_THAT(build_error(b), HasSubstr("net.yaml:12:5: link 0 (npu0 -> npu1) has negative latency"));
+}
+
+TEST(Analysis, DistancesAndDiameterOnALine) {
+  TopologyBuilder b;
+  for (int i = 0; i < 4; ++i) b.add_npu();
+  b.add_bidirectional(0, 1, kBw, 1000);
+  b.add_bidirectional(1, 2, kBw, 5000);
+  b.add_bidirectional(2, 3, kBw, 1000);
+  Topology t = b.build();
+  EXPECT_EQ(hop_distances(t, 0), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(latency_distances(t, 0), (std::vector<Time>{0, 1000, 6000, 7000}));
+  Diameter d = npu_diameter(t);
+  EXPECT_EQ(d.hops, 3);
+  EXPECT_EQ(d.latency, 7000);
+  EXPECT_EQ(strong_component_count(t), 1);
+  EXPECT_EQ(ingress_bandwidth(t, 1), 2 * kBw);
+  EXPECT_EQ(egress_bandwidth(t, 0), kBw);
+}
+
+}  // namespace
+}  // namespace tenet::topo

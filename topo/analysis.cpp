@@ -1,0 +1,121 @@
+#include "topo/analysis.hpp"
+
+#include <boost/graph/breadth_first_search.hpp>
+#include <boost/graph/dijkstra_shortest_paths.hpp>
+#include <boost/graph/strong_components.hpp>
+#include <boost/property_map/function_property_map.hpp>
+
+#include "topo/boost_view.hpp"
+
+namespace tenet::topo {
+namespace detail {
+
+BoostGraph boost_view(const Topology& t, bool reversed) {
+  std::vector<std::pair<int, int>> edges;
+  std::vector<LinkId> ids;
+  edges.reserve(t.num_links());
+  ids.reserve(t.num_links());
+  for (LinkId l = 0; l < t.num_links(); ++l) {
+    const Link& k = t.link(l);
+    edges.emplace_back(reversed ? k.dst : k.src, reversed ? k.src : k.dst);
+    ids.push_back(l);
+  }
+  return BoostGraph(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(), ids.begin(),
+                    t.num_nodes());
+}
+
+}  // namespace detail
+
+using detail::BoostGraph;
+
+namespace {
+
+std::vector<int> bfs_hops(const BoostGraph& g, NodeId src) {
+  std::vector<int> dist(num_vertices(g), kUnreachable);
+  dist[src] = 0;
+  boost::breadth_first_search(
+      g, static_cast<detail::BoostVertex>(src),
+      boost::visitor(boost::make_bfs_visitor(boost::record_distances(
+          boost::make_iterator_property_map(dist.begin(), get(boost::vertex_index, g)),
+          boost::on_tree_edge()))));
+  return dist;
+}
+
+std::vector<Time> dijkstra_latency(const Topology& t, const BoostGraph& g, NodeId src) {
+  const Time inf = std::numeric_limits<Time>::max();
+  std::vector<Time> dist(num_vertices(g), inf);
+  auto weight = boost::make_function_property_map<detail::BoostEdge, Time>(
+      [&](const detail::BoostEdge& e) { return t.link(g[e]).latency; });
+  boost::dijkstra_shortest_paths(
+      g, static_cast<detail::BoostVertex>(src),
+      boost::weight_map(weight).distance_map(
+          boost::make_iterator_property_map(dist.begin(), get(boost::vertex_index, g))));
+  for (Time& d : dist)
+    if (d == inf) d = -1;
+  return dist;
+}
+
+}  // namespace
+
+std::optional<std::pair<NodeId, NodeId>> first_unreachable_npu_pair(const Topology& t) {
+  // Every NPU reaches every other iff NPU 0 reaches all and all reach NPU 0.
+  std::vector<int> from0 = bfs_hops(detail::boost_view(t), 0);
+  for (NodeId v = 1; v < t.num_npus(); ++v)
+    if (from0[v] == kUnreachable) return std::pair{NodeId{0}, v};
+  std::vector<int> to0 = bfs_hops(detail::boost_view(t, /*reversed=*/true), 0);
+  for (NodeId v = 1; v < t.num_npus(); ++v)
+    if (to0[v] == kUnreachable) return std::pair{v, NodeId{0}};
+  return std::nullopt;
+}
+
+std::vector<int> hop_distances(const Topology& t, NodeId src) {
+  return bfs_hops(detail::boost_view(t), src);
+}
+
+std::vector<Time> latency_distances(const Topology& t, NodeId src) {
+  return dijkstra_latency(t, detail::boost_view(t), src);
+}
+
+Diameter npu_diameter(const Topology& t) {
+  BoostGraph g = detail::boost_view(t);
+  Diameter d;
+  // With one latency everywhere, latency paths are hop paths: skip Dijkstra.
+  bool uniform = true;
+  for (const Link& l : t.links()) uniform = uniform && l.latency == t.link(0).latency;
+  for (NodeId s = 0; s < t.num_npus(); ++s) {
+    std::vector<int> hops = bfs_hops(g, s);
+    std::vector<Time> lat;
+    if (!uniform) lat = dijkstra_latency(t, g, s);
+    for (NodeId v = 0; v < t.num_npus(); ++v) {
+      if (hops[v] > d.hops) d = {hops[v], d.latency, s, v, d.latency_from, d.latency_to};
+      Time lv = uniform ? Time{hops[v]} * (t.num_links() ? t.link(0).latency : 0) : lat[v];
+      if (lv > d.latency) {
+        d.latency = lv;
+        d.latency_from = s;
+        d.latency_to = v;
+      }
+    }
+  }
+  return d;
+}
+
+int strong_component_count(const Topology& t) {
+  BoostGraph g = detail::boost_view(t);
+  std::vector<int> comp(t.num_nodes());
+  return static_cast<int>(boost::strong_components(
+      g, boost::make_iterator_property_map(comp.begin(), get(boost::vertex_index, g))));
+}
+
+Bandwidth ingress_bandwidth(const Topology& t, NodeId n) {
+  Bandwidth sum = 0;
+  for (LinkId l : t.in_links(n)) sum += t.link(l).bandwidth;
+  return sum;
+}
+
+Bandwidth egress_bandwidth(const Topology& t, NodeId n) {
+  Bandwidth sum = 0;
+  for (LinkId l : t.out_links(n)) sum += t.link(l).bandwidth;
+  return sum;
+}
+
+}  // namespace tenet::topo

@@ -1,0 +1,38 @@
+// Graph analyses on a Topology, done with Boost.Graph: reachability, hop and latency shortest
+// paths, diameter, connectivity, per-node bandwidth.
+#pragma once
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "topo/topology.hpp"
+
+namespace tenet::topo {
+
+// The first ordered pair (a, b) of NPUs such that no directed path leads from a to b, or nothing.
+// Paths may pass through any node: NPUs relay explicitly, switches forward. O(V + E).
+std::optional<std::pair<NodeId, NodeId>> first_unreachable_npu_pair(const Topology& t);
+
+inline constexpr int kUnreachable = -1;
+// Hop counts from `src` to every node (kUnreachable where none), through any node.
+std::vector<int> hop_distances(const Topology& t, NodeId src);
+// Latency-weighted shortest distances from `src` (ps; -1 where unreachable), through any node.
+std::vector<Time> latency_distances(const Topology& t, NodeId src);
+
+struct Diameter {
+  int hops = 0;        // the largest hop distance between two NPUs
+  Time latency = 0;    // the largest latency distance between two NPUs
+  NodeId hops_from = 0, hops_to = 0;
+  NodeId latency_from = 0, latency_to = 0;
+};
+// Over NPU pairs only. One BFS and one Dijkstra per NPU.
+Diameter npu_diameter(const Topology& t);
+
+// Number of strongly connected components of the whole graph (switches included).
+int strong_component_count(const Topology& t);
+
+Bandwidth ingress_bandwidth(const Topology& t, NodeId n);  // sum over incoming links
+Bandwidth egress_bandwidth(const Topology& t, NodeId n);   // sum over outgoing links
+
+}  // namespace tenet::topo

@@ -1,0 +1,127 @@
+#include "topo/bounds.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+#include "topo/analysis.hpp"
+#include "topo/min_cut.hpp"
+
+namespace tenet::topo {
+
+Time CutBound::time(Bytes output_bytes) const {
+  if (members_inside == 0 || num_members == 0) return 0;
+  Int128 num = static_cast<Int128>(output_bytes) * members_inside * kPicosPerSecond;
+  Int128 den = static_cast<Int128>(num_members) * out_bandwidth;
+  return static_cast<Time>((num + den - 1) / den);
+}
+
+namespace {
+
+std::vector<NodeId> member_list(const Topology& t, std::span<const NodeId> members) {
+  std::vector<NodeId> m(members.begin(), members.end());
+  if (m.empty()) {
+    m.resize(t.num_npus());
+    std::iota(m.begin(), m.end(), 0);
+  }
+  std::sort(m.begin(), m.end());
+  if (std::adjacent_find(m.begin(), m.end()) != m.end()) throw Error("duplicate member NPU");
+  for (NodeId v : m)
+    if (v < 0 || v >= t.num_npus()) throw Error(fmt::format("member {} is not an NPU", v));
+  if (m.size() < 2) throw Error("a collective bound needs at least two member NPUs");
+  return m;
+}
+
+// a/b > c/d for positive denominators, exactly.
+bool ratio_greater(int a, Bandwidth b, int c, Bandwidth d) {
+  return static_cast<Int128>(a) * d > static_cast<Int128>(c) * b;
+}
+
+CutBound make_bound(const Topology& t, const std::vector<char>& in_set,
+                    const std::vector<char>& is_member, int n) {
+  CutBound c;
+  c.num_members = n;
+  for (NodeId v = 0; v < t.num_nodes(); ++v) {
+    if (!in_set[v]) continue;
+    c.set.push_back(v);
+    c.members_inside += is_member[v];
+    for (LinkId l : t.out_links(v))
+      if (!in_set[t.link(l).dst]) c.out_bandwidth += t.link(l).bandwidth;
+  }
+  return c;
+}
+
+}  // namespace
+
+CutBound allgather_ingress_bound(const Topology& t, std::span<const NodeId> members) {
+  std::vector<NodeId> m = member_list(t, members);
+  NodeId worst = m.front();
+  for (NodeId v : m)
+    if (ingress_bandwidth(t, v) < ingress_bandwidth(t, worst)) worst = v;
+  std::vector<char> in_set(t.num_nodes(), 1), is_member(t.num_nodes(), 0);
+  for (NodeId v : m) is_member[v] = 1;
+  in_set[worst] = 0;
+  return make_bound(t, in_set, is_member, static_cast<int>(m.size()));
+}
+
+CutBound allgather_cut_bound(const Topology& t, std::span<const NodeId> members) {
+  const std::vector<NodeId> m = member_list(t, members);
+  const int n = static_cast<int>(m.size());
+  std::vector<char> is_member(t.num_nodes(), 0);
+  for (NodeId v : m) is_member[v] = 1;
+
+  // Start from the best one-node sets: S = {u} and S = all but v.
+  CutBound best = allgather_ingress_bound(t, m);
+  for (NodeId u : m) {
+    std::vector<char> in_set(t.num_nodes(), 0);
+    in_set[u] = 1;
+    CutBound c = make_bound(t, in_set, is_member, n);
+    if (ratio_greater(c.members_inside, c.out_bandwidth, best.members_inside, best.out_bandwidth))
+      best = std::move(c);
+  }
+
+  // Graph: the topology's nodes plus a super-source s (last) with an arc of capacity 1 to every
+  // member. For lambda = best ratio, links carry lambda * bandwidth. A source-side set X = {s} ∪ S
+  // has out-capacity |members \ S| + lambda * B+(S), which is below N exactly when S beats lambda.
+  const int s = t.num_nodes();
+  std::vector<std::pair<int, int>> arcs;
+  for (const Link& l : t.links()) arcs.emplace_back(l.src, l.dst);
+  for (NodeId v : m) arcs.emplace_back(s, v);
+  detail::MinCutGraph g(s + 1, arcs);
+  for (size_t a = t.num_links(); a < arcs.size(); ++a) g.set_capacity(static_cast<int>(a), 1.0);
+
+  const double tolerance = 1e-9 * n;
+  std::vector<char> side;
+  for (int iteration = 0; iteration < 1000; ++iteration) {
+    const double lambda = static_cast<double>(best.members_inside) / best.out_bandwidth;
+    for (LinkId l = 0; l < t.num_links(); ++l)
+      g.set_capacity(l, lambda * static_cast<double>(t.link(l).bandwidth));
+    double value = g.min_cut_from(s, side);
+    bool cuts_off_member = false;
+    for (NodeId v : m) cuts_off_member = cuts_off_member || !side[v];
+    if (!cuts_off_member) {
+      // The cheapest cut separates only non-members: take the least cut per member sink instead.
+      value = std::numeric_limits<double>::infinity();
+      std::vector<char> side_v;
+      for (NodeId v : m) {
+        double cut = g.min_st_cut(s, v, side_v);
+        if (cut < value) {
+          value = cut;
+          side = side_v;
+        }
+      }
+    }
+    if (value >= n - tolerance) break;
+    std::vector<char> in_set(side.begin(), side.begin() + t.num_nodes());
+    CutBound c = make_bound(t, in_set, is_member, n);
+    if (c.out_bandwidth == 0 ||
+        !ratio_greater(c.members_inside, c.out_bandwidth, best.members_inside, best.out_bandwidth))
+      break;  // no exact improvement: floating-point noise, best is optimal
+    best = std::move(c);
+  }
+  return best;
+}
+
+}  // namespace tenet::topo

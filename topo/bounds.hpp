@@ -1,0 +1,41 @@
+// Lower bounds on collective time, from the topology alone.
+//
+// All-Gather cut bound (ForestColl; see shared/reference/cost-models.md): with N member NPUs and
+// an All-Gather output of M bytes, every set S of nodes that holds some but not all members must
+// let the data of its members out through its outgoing links, so
+//   T* = (M/N) * max over S of |S ∩ members| / B+(S),
+// switches counting as nodes. The per-NPU ingress bound (N-1)/N * M / B_in(v) is the special case
+// S = all but v, and can be far too optimistic (two islands joined by one slow link).
+// Reduce-Scatter has the same bound on the reversed topology.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "topo/topology.hpp"
+
+namespace tenet::topo {
+
+// A bound of the form (M/N) * members_inside / out_bandwidth, kept as integers so that its time
+// for any size is exact to the picosecond.
+struct CutBound {
+  std::vector<NodeId> set;    // S, the critical node set (sorted ids)
+  int members_inside = 0;     // |S ∩ members|
+  Bandwidth out_bandwidth = 0;  // B+(S), bytes per second
+  int num_members = 0;        // N
+
+  // The bound for an All-Gather whose output is `output_bytes` per NPU, rounded up to the ps.
+  Time time(Bytes output_bytes) const;
+  // Bytes per second per unit of M: how fast a set can drain; for comparisons.
+  double ratio() const { return static_cast<double>(members_inside) / out_bandwidth; }
+};
+
+// The exact cut bound, by parametric min-cut (Dinkelbach iterations over LEMON's Hao-Orlin, with
+// a per-member Preflow fallback when the cheapest cut cuts off only non-members).
+// `members` defaults to all NPUs. Needs at least two members.
+CutBound allgather_cut_bound(const Topology& t, std::span<const NodeId> members = {});
+
+// The ingress bound: the member whose incoming bandwidth is the smallest.
+CutBound allgather_ingress_bound(const Topology& t, std::span<const NodeId> members = {});
+
+}  // namespace tenet::topo

@@ -1,0 +1,86 @@
+#include "topo/io.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <unistd.h>
+
+#include "topo/generators.hpp"
+
+namespace tenet::topo {
+
+std::string read_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw Error("is a directory, not a file", {path});
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot open file (does it exist?)", {path});
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_file_atomically(const std::string& path, std::string_view content) {
+  std::filesystem::path target(path);
+  std::filesystem::path tmp = target;
+  tmp += fmt::format(".tmp.{}", ::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error("cannot write file (does its folder exist?)", {path});
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    out.flush();
+    if (!out) {
+      std::filesystem::remove(tmp);
+      throw Error("write failed", {path});
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, target, ec);
+  if (ec) {
+    std::filesystem::remove(tmp);
+    throw Error(fmt::format("cannot rename into place: {}", ec.message()), {path});
+  }
+}
+
+namespace {
+
+std::string lower_extension(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext;
+}
+
+}  // namespace
+
+Topology load_file(const std::string& path) {
+  std::string text = read_file(path);
+  std::string ext = lower_extension(path);
+  if (ext == ".dot" || ext == ".gv") return parse_dot(text, path);
+  return parse_yaml(text, path);
+}
+
+Topology load(const std::string& path_or_spec) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path_or_spec, ec) && looks_like_spec(path_or_spec))
+    return generate(path_or_spec);
+  return load_file(path_or_spec);
+}
+
+void save(const Topology& t, const std::string& path) {
+  std::string ext = lower_extension(path);
+  if (ext == ".yaml" || ext == ".yml")
+    write_file_atomically(path, to_yaml(t));
+  else if (ext == ".json")
+    write_file_atomically(path, to_json(t));
+  else if (ext == ".dot" || ext == ".gv")
+    write_file_atomically(path, to_dot(t));
+  else
+    throw Error(fmt::format("unknown output format '{}': use .yaml, .yml, .json or .dot", ext),
+                {path});
+}
+
+}  // namespace tenet::topo

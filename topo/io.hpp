@@ -1,0 +1,35 @@
+// Reading and writing topologies.
+//
+// Inputs: the Tenet format in YAML or JSON (.yaml, .yml, .json), ASTRA-sim's network.yml (a YAML
+// map with `topology` and `npus_count`), Graphviz DOT as written by to_dot (.dot, .gv), or a
+// generator spec string (see generators.hpp). Outputs: Tenet YAML, Tenet JSON, DOT.
+// The Tenet format is documented in README.md ("Topology files").
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "topo/topology.hpp"
+
+namespace tenet::topo {
+
+// A file path or a generator spec. Errors name the file and line.
+Topology load(const std::string& path_or_spec);
+Topology load_file(const std::string& path);
+// Parses text in the Tenet or ASTRA-sim format; `file` is used in error messages.
+Topology parse_yaml(std::string_view text, const std::string& file = "<string>");
+Topology parse_dot(std::string_view text, const std::string& file = "<string>");
+
+std::string to_yaml(const Topology& t);
+std::string to_json(const Topology& t);
+std::string to_dot(const Topology& t);
+
+// Writes by extension (.yaml/.yml, .json, .dot/.gv), through a temporary file renamed into
+// place, so nothing half-written is ever left behind.
+void save(const Topology& t, const std::string& path);
+
+// Writes `content` to `path` atomically (temporary + rename). Throws tenet::Error on failure.
+void write_file_atomically(const std::string& path, std::string_view content);
+std::string read_file(const std::string& path);
+
+}  // namespace tenet::topo

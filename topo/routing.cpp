@@ -1,0 +1,97 @@
+#include "topo/routing.hpp"
+
+#include <boost/graph/dijkstra_shortest_paths.hpp>
+#include <boost/graph/filtered_graph.hpp>
+#include <boost/property_map/function_property_map.hpp>
+#include <limits>
+
+#include "topo/boost_view.hpp"
+
+namespace tenet::topo {
+namespace {
+
+using detail::BoostEdge;
+using detail::BoostGraph;
+using Cost = std::pair<Time, int>;  // (latency, hops), compared lexicographically
+constexpr Cost kInfinity{std::numeric_limits<Time>::max(), std::numeric_limits<int>::max()};
+
+struct CostPlus {
+  Cost operator()(const Cost& a, const Cost& b) const {
+    if (a == kInfinity || b == kInfinity) return kInfinity;
+    return {a.first + b.first, a.second + b.second};
+  }
+};
+
+// Least costs from `from` over the graph restricted to pass-through nodes plus the two ends.
+std::vector<Cost> least_costs(const Topology& t, const BoostGraph& g, NodeId from, NodeId other) {
+  auto keep = [&](detail::BoostVertex v) {
+    return static_cast<NodeId>(v) == from || static_cast<NodeId>(v) == other ||
+           t.passes_through(static_cast<NodeId>(v));
+  };
+  boost::filtered_graph<BoostGraph, boost::keep_all, std::function<bool(detail::BoostVertex)>> fg(
+      g, boost::keep_all(), keep);
+  std::vector<Cost> dist(t.num_nodes(), kInfinity);
+  auto weight = boost::make_function_property_map<BoostEdge, Cost>(
+      [&](const BoostEdge& e) { return Cost{t.link(g[e]).latency, 1}; });
+  boost::dijkstra_shortest_paths(
+      fg, static_cast<detail::BoostVertex>(from),
+      boost::weight_map(weight)
+          .distance_map(boost::make_iterator_property_map(dist.begin(), get(boost::vertex_index, g)))
+          .distance_compare(std::less<Cost>())
+          .distance_combine(CostPlus())
+          .distance_inf(kInfinity)
+          .distance_zero(Cost{0, 0}));
+  return dist;
+}
+
+}  // namespace
+
+Router::Router(const Topology& t) : topo_(t) {}
+
+std::optional<Route> Router::route(NodeId src, NodeId dst) const {
+  std::vector<Route> r = equal_cost_routes(src, dst, 1);
+  if (r.empty()) return std::nullopt;
+  return std::move(r.front());
+}
+
+std::vector<Route> Router::equal_cost_routes(NodeId src, NodeId dst, int limit) const {
+  std::vector<Route> out;
+  if (src == dst || limit <= 0) return out;
+  std::vector<Cost> from_src = least_costs(topo_, detail::boost_view(topo_), src, dst);
+  if (from_src[dst] == kInfinity) return out;
+  std::vector<Cost> to_dst = least_costs(topo_, detail::boost_view(topo_, true), dst, src);
+  const Cost best = from_src[dst];
+  // A link u->v lies on a least-cost route iff cost(src,u) + w + cost(v,dst) == best. Walk those
+  // links depth-first in link-id order, which yields routes in lexicographic order.
+  std::vector<LinkId> path;
+  auto on_route = [&](LinkId l) {
+    const Link& k = topo_.link(l);
+    if (k.dst != dst && !topo_.passes_through(k.dst)) return false;
+    if (from_src[k.src] == kInfinity || to_dst[k.dst] == kInfinity) return false;
+    return CostPlus()(CostPlus()(from_src[k.src], Cost{k.latency, 1}), to_dst[k.dst]) == best;
+  };
+  auto walk = [&](auto&& self, NodeId at) -> void {
+    if (static_cast<int>(out.size()) >= limit) return;
+    if (at == dst) {
+      Route r;
+      r.links = path;
+      r.bottleneck = std::numeric_limits<Bandwidth>::max();
+      for (LinkId l : path) {
+        r.latency += topo_.link(l).latency;
+        r.bottleneck = std::min(r.bottleneck, topo_.link(l).bandwidth);
+      }
+      out.push_back(std::move(r));
+      return;
+    }
+    for (LinkId l : topo_.out_links(at)) {
+      if (!on_route(l)) continue;
+      path.push_back(l);
+      self(self, topo_.link(l).dst);
+      path.pop_back();
+    }
+  };
+  walk(walk, src);
+  return out;
+}
+
+}  // namespace tenet::topo

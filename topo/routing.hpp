@@ -1,0 +1,35 @@
+// Deterministic routes for multi-hop messages. A route from NPU a to NPU b is a chain of links
+// whose interior nodes pass traffic through (switches, router NPUs); an NPU that is no router
+// never appears inside a route. Among routes, the cost is (summed latency, hop count),
+// compared in that order; equal-cost routes (ECMP) are ordered by their link ids, and the
+// deterministic route is the first of them.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "topo/topology.hpp"
+
+namespace tenet::topo {
+
+struct Route {
+  std::vector<LinkId> links;
+  Time latency = 0;          // summed over the links
+  Bandwidth bottleneck = 0;  // the narrowest link's bandwidth
+};
+
+class Router {
+ public:
+  explicit Router(const Topology& t);
+
+  // The deterministic least-cost route from `src` to `dst` (distinct nodes), or nothing when the
+  // two are not joined through pass-through nodes.
+  std::optional<Route> route(NodeId src, NodeId dst) const;
+  // All least-cost routes, at most `limit`, in lexicographic order of their link ids.
+  std::vector<Route> equal_cost_routes(NodeId src, NodeId dst, int limit = 16) const;
+
+ private:
+  const Topology& topo_;
+};
+
+}  // namespace tenet::topo

@@ -1,0 +1,153 @@
+#include "topo/topology.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "topo/analysis.hpp"
+
+namespace tenet::topo {
+
+std::string Topology::describe_node(NodeId n) const {
+  if (n < 0 || n >= num_nodes()) return fmt::format("node #{}", n);
+  return fmt::format("{} '{}'", is_npu(n) ? "NPU" : "switch", nodes_[n].name);
+}
+
+std::string Topology::describe_link(LinkId l) const {
+  const Link& k = links_[l];
+  std::string label = k.name.empty() ? "" : fmt::format(" '{}'", k.name);
+  return fmt::format("link {}{} ({} -> {})", l, label, nodes_[k.src].name, nodes_[k.dst].name);
+}
+
+NodeId Topology::find_node(std::string_view name) const {
+  auto it = by_name_.find(std::string(name));
+  return it == by_name_.end() ? -1 : it->second;
+}
+
+NodeId TopologyBuilder::add_npu(std::string name, bool router, Location where) {
+  NodeId id = static_cast<NodeId>(npus_.size());
+  if (name.empty()) name = fmt::format("npu{}", id);
+  if (!by_name_.emplace(name, id).second)
+    throw Error(fmt::format("duplicate node name '{}'", name), where);
+  npus_.push_back({Node{NodeKind::Npu, std::move(name), router, false, false}, std::move(where)});
+  return id;
+}
+
+NodeId TopologyBuilder::add_switch(std::string name, Location where) {
+  NodeId handle = ~static_cast<NodeId>(switches_.size());
+  if (name.empty()) name = fmt::format("sw{}", switches_.size());
+  if (!by_name_.emplace(name, handle).second)
+    throw Error(fmt::format("duplicate node name '{}'", name), where);
+  switches_.push_back({Node{NodeKind::Switch, std::move(name), false, false, false}, std::move(where)});
+  return handle;
+}
+
+Node& TopologyBuilder::node_props(NodeId handle) {
+  return handle >= 0 ? npus_.at(handle).node : switches_.at(~handle).node;
+}
+
+LinkId TopologyBuilder::add_link(NodeId src, NodeId dst, Bandwidth bw, Time latency,
+                                 std::string name, Location where) {
+  links_.push_back({Link{src, dst, bw, latency, std::move(name)}, std::move(where)});
+  return static_cast<LinkId>(links_.size() - 1);
+}
+
+LinkId TopologyBuilder::add_bidirectional(NodeId a, NodeId b, Bandwidth bw, Time latency,
+                                          std::string name, Location where) {
+  LinkId first = add_link(a, b, bw, latency, name, where);
+  add_link(b, a, bw, latency, std::move(name), std::move(where));
+  return first;
+}
+
+NodeId TopologyBuilder::resolve(NodeId handle) const {
+  return handle >= 0 ? handle : num_npus() + ~handle;
+}
+
+NodeId TopologyBuilder::find(std::string_view name) const {
+  auto it = by_name_.find(std::string(name));
+  return it == by_name_.end() ? kNotFound : it->second;
+}
+
+namespace {
+
+uint64_t fnv1a(uint64_t h, uint64_t v) {
+  for (int i = 0; i < 8; ++i) {
+    h ^= (v >> (8 * i)) & 0xff;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+void build_csr(int num_nodes, const std::vector<Link>& links, bool by_src,
+               std::vector<int32_t>& offsets, std::vector<LinkId>& ids) {
+  offsets.assign(num_nodes + 1, 0);
+  for (const Link& l : links) ++offsets[(by_src ? l.src : l.dst) + 1];
+  for (int i = 0; i < num_nodes; ++i) offsets[i + 1] += offsets[i];
+  ids.resize(links.size());
+  std::vector<int32_t> next(offsets.begin(), offsets.end() - 1);
+  for (LinkId id = 0; id < static_cast<LinkId>(links.size()); ++id)
+    ids[next[by_src ? links[id].src : links[id].dst]++] = id;  // ascending ids per node
+}
+
+}  // namespace
+
+Topology TopologyBuilder::build() const {
+  Topology t;
+  t.name_ = name_;
+  t.num_npus_ = num_npus();
+  const int n = num_npus() + num_switches();
+  if (num_npus() == 0) throw Error("the topology has no NPUs");
+  t.nodes_.reserve(n);
+  for (const auto& p : npus_) t.nodes_.push_back(p.node);
+  for (const auto& p : switches_) t.nodes_.push_back(p.node);
+  for (NodeId i = 0; i < n; ++i) t.by_name_.emplace(t.nodes_[i].name, i);
+
+  t.links_.reserve(links_.size());
+  for (size_t i = 0; i < links_.size(); ++i) {
+    const auto& [link, where] = links_[i];
+    auto endpoint = [&](NodeId h, const char* role) {
+      bool known = h >= 0 ? h < num_npus() : ~h < num_switches();
+      if (!known)
+        throw Error(fmt::format("link {} has an unknown {} node (id {})", i, role, h), where);
+      return resolve(h);
+    };
+    Link l = link;
+    l.src = endpoint(link.src, "source");
+    l.dst = endpoint(link.dst, "destination");
+    std::string label = fmt::format("link {} ({} -> {})", i, t.nodes_[l.src].name,
+                                    t.nodes_[l.dst].name);
+    if (l.src == l.dst) throw Error(label + " is a self-loop", where);
+    if (l.bandwidth <= 0)
+      throw Error(fmt::format("{} has non-positive bandwidth {} B/s", label, l.bandwidth), where);
+    if (l.latency < 0)
+      throw Error(fmt::format("{} has negative latency {} ps", label, l.latency), where);
+    t.links_.push_back(std::move(l));
+  }
+  build_csr(n, t.links_, true, t.out_offsets_, t.out_links_);
+  build_csr(n, t.links_, false, t.in_offsets_, t.in_links_);
+
+  for (NodeId s = t.num_npus_; s < n; ++s)
+    if (t.out_links(s).empty() && t.in_links(s).empty())
+      throw Error(fmt::format("switch '{}' has no links", t.nodes_[s].name),
+                  switches_[s - t.num_npus_].where);
+
+  if (auto pair = first_unreachable_npu_pair(t))
+    throw Error(fmt::format("NPU '{}' cannot reach NPU '{}': every NPU must reach every other",
+                            t.nodes_[pair->first].name, t.nodes_[pair->second].name),
+                npus_[pair->first].where);
+
+  uint64_t h = 0xcbf29ce484222325ULL;
+  h = fnv1a(h, static_cast<uint64_t>(t.num_npus_));
+  for (const Node& node : t.nodes_)
+    h = fnv1a(h, static_cast<uint64_t>(node.kind) | (uint64_t{node.router} << 8) |
+                     (uint64_t{node.can_reduce} << 9) | (uint64_t{node.can_multicast} << 10));
+  for (const Link& l : t.links_) {
+    h = fnv1a(h, (static_cast<uint64_t>(l.src) << 32) | static_cast<uint32_t>(l.dst));
+    h = fnv1a(h, static_cast<uint64_t>(l.bandwidth));
+    h = fnv1a(h, static_cast<uint64_t>(l.latency));
+  }
+  t.fingerprint_ = h;
+  return t;
+}
+
+}  // namespace tenet::topo

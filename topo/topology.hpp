@@ -1,0 +1,143 @@
+// Topology: NPUs 0..N-1 and switches N..N+S-1 joined by directed links, each with its own
+// bandwidth and latency. Parallel links between the same pair stay distinct. Built only through
+// TopologyBuilder, which validates; a built Topology is immutable and always valid.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "topo/error.hpp"
+#include "topo/units.hpp"
+
+namespace tenet::topo {
+
+using NodeId = int32_t;
+using LinkId = int32_t;
+
+enum class NodeKind : uint8_t { Npu, Switch };
+
+struct Node {
+  NodeKind kind = NodeKind::Npu;
+  std::string name;
+  // NPUs with an on-chip router pass traffic through without storing it (TPU tori, wafer meshes).
+  bool router = false;
+  // Switch capabilities for in-network collectives (NVLink SHARP style).
+  bool can_reduce = false;
+  bool can_multicast = false;
+};
+
+struct Link {
+  NodeId src = 0;
+  NodeId dst = 0;
+  Bandwidth bandwidth = 0;  // bytes per second
+  Time latency = 0;         // picoseconds
+  std::string name;         // optional
+};
+
+class TopologyBuilder;
+
+class Topology {
+ public:
+  int num_npus() const { return num_npus_; }
+  int num_switches() const { return static_cast<int>(nodes_.size()) - num_npus_; }
+  int num_nodes() const { return static_cast<int>(nodes_.size()); }
+  int num_links() const { return static_cast<int>(links_.size()); }
+
+  bool is_npu(NodeId n) const { return n < num_npus_; }
+  bool is_switch(NodeId n) const { return n >= num_npus_; }
+  // Whether traffic may pass through `n` without being stored: switches and router NPUs.
+  bool passes_through(NodeId n) const { return is_switch(n) || nodes_[n].router; }
+
+  const Node& node(NodeId n) const { return nodes_[n]; }
+  const Link& link(LinkId l) const { return links_[l]; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const std::vector<Link>& links() const { return links_; }
+
+  // Links leaving / entering a node, in increasing link id (CSR slices).
+  std::span<const LinkId> out_links(NodeId n) const {
+    return {out_links_.data() + out_offsets_[n], out_links_.data() + out_offsets_[n + 1]};
+  }
+  std::span<const LinkId> in_links(NodeId n) const {
+    return {in_links_.data() + in_offsets_[n], in_links_.data() + in_offsets_[n + 1]};
+  }
+
+  // Name of a node, or "npu<i>" / "sw<j>" style fallback; for messages.
+  std::string describe_node(NodeId n) const;
+  std::string describe_link(LinkId l) const;
+  // Node id by name, or -1.
+  NodeId find_node(std::string_view name) const;
+
+  // A 64-bit fingerprint of everything that affects algorithms: node kinds and flags, links with
+  // their bandwidth and latency, in id order. Names do not count.
+  uint64_t fingerprint() const { return fingerprint_; }
+
+  // Free-form name of the topology (file stem or generator spec).
+  const std::string& name() const { return name_; }
+
+ private:
+  friend class TopologyBuilder;
+  std::string name_;
+  int num_npus_ = 0;
+  std::vector<Node> nodes_;
+  std::vector<Link> links_;
+  std::vector<int32_t> out_offsets_, in_offsets_;
+  std::vector<LinkId> out_links_, in_links_;
+  std::unordered_map<std::string, NodeId> by_name_;
+  uint64_t fingerprint_ = 0;
+};
+
+// Builds a Topology. NPUs are numbered first (in the order added), then switches, whatever the
+// order of the calls: add_switch returns a handle that stays valid (see resolve()).
+class TopologyBuilder {
+ public:
+  explicit TopologyBuilder(std::string name = "") : name_(std::move(name)) {}
+
+  // Returns the NPU's id (0, 1, ...). Unnamed nodes are called npu<i> / sw<j>; a name used twice
+  // throws at once. `where` is kept for error messages.
+  NodeId add_npu(std::string name = "", bool router = false, Location where = {});
+  // Returns a switch handle: ~index (negative). Pass it to add_link; ids are fixed in build().
+  NodeId add_switch(std::string name = "", Location where = {});
+  Node& node_props(NodeId handle);
+  const std::string& name_of(NodeId handle) const {
+    return handle >= 0 ? npus_.at(handle).node.name : switches_.at(~handle).node.name;
+  }
+
+  // Adds a directed link. Endpoints are NPU ids or switch handles. Checked in build().
+  LinkId add_link(NodeId src, NodeId dst, Bandwidth bw, Time latency, std::string name = "",
+                  Location where = {});
+  // Two links, one each way, with the same properties. Returns the first.
+  LinkId add_bidirectional(NodeId a, NodeId b, Bandwidth bw, Time latency, std::string name = "",
+                           Location where = {});
+
+  int num_npus() const { return static_cast<int>(npus_.size()); }
+  int num_switches() const { return static_cast<int>(switches_.size()); }
+  // The final node id of an NPU id or switch handle.
+  NodeId resolve(NodeId handle) const;
+  // Node handle by name, or INT32_MIN.
+  NodeId find(std::string_view name) const;
+  static constexpr NodeId kNotFound = INT32_MIN;
+
+  // Validates and builds. Throws tenet::Error naming the offending node or link (and the file
+  // location it came from, when known): self-loops, non-positive bandwidth, negative latency,
+  // unknown endpoints, duplicate names, switches with no links, an NPU that cannot reach another.
+  Topology build() const;
+
+ private:
+  struct PendingNode {
+    Node node;
+    Location where;
+  };
+  struct PendingLink {
+    Link link;
+    Location where;
+  };
+  std::string name_;
+  std::vector<PendingNode> npus_, switches_;
+  std::vector<PendingLink> links_;
+  std::unordered_map<std::string, NodeId> by_name_;  // name -> NPU id or switch handle
+};
+
+}  // namespace tenet::topo
