@@ -32,10 +32,11 @@ std::string Table::markdown() const {
                         : fmt::format(" {:<{}} |", cells[c], width[c]);
     return out + "\n";
   };
-  std::string out = line(header_) + "|";
+  std::string out = line(header_);
+  out += '|';
   for (size_t c = 0; c < header_.size(); ++c)
-    out += " " + std::string(width[c] - 1, '-') + (numeric[c] ? ":" : "-") + " |";
-  out += "\n";
+    out += fmt::format(" {}{} |", std::string(width[c] - 1, '-'), numeric[c] ? ':' : '-');
+  out += '\n';
   for (const auto& r : rows_) out += line(r);
   return out;
 }
@@ -44,13 +45,20 @@ std::string Table::csv() const {
   auto cell = [](const std::string& s) {
     if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
     std::string q = "\"";
-    for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-    return q + "\"";
+    for (char ch : s) {
+      q += ch;
+      if (ch == '"') q += '"';
+    }
+    q += '"';
+    return q;
   };
   std::string out;
   auto row = [&](const std::vector<std::string>& cells) {
-    for (size_t c = 0; c < cells.size(); ++c) out += (c ? "," : "") + cell(cells[c]);
-    out += "\n";
+    for (size_t c = 0; c < cells.size(); ++c) {
+      if (c) out += ',';
+      out += cell(cells[c]);
+    }
+    out += '\n';
   };
   row(header_);
   for (const auto& r : rows_) row(r);
