@@ -85,6 +85,8 @@ const Bad kBad[] = {
     {"dot: bad kind", ".dot", "digraph G {\n a [kind=router];\n}\n", 0, "node 'a': kind must be npu or switch"},
 };
 
+void PrintTo(const Bad& bad, std::ostream* os) { *os << bad.name; }
+
 class Malformed : public ::testing::TestWithParam<Bad> {};
 
 TEST_P(Malformed, ClearErrorWithFileAndLine) {
