@@ -6,6 +6,13 @@
 
 namespace tenet::cli {
 
+// The exit code a verb asks for when it ran without error (verify: 3 for an incorrect algorithm).
+inline int& verb_exit_code() {
+  static int code = 0;
+  return code;
+}
+
 void add_topo_commands(CLI::App& app);
+void add_verify_command(CLI::App& app);
 
 }  // namespace tenet::cli

@@ -55,4 +55,118 @@ double bus_bandwidth_factor(CollectiveKind k, int ranks) {
   }
 }
 
+bool reduces(CollectiveKind k) {
+  return k == CollectiveKind::ReduceScatter || k == CollectiveKind::AllReduce ||
+         k == CollectiveKind::Reduce;
+}
+
+Collective Collective::over_all(const topo::Topology& t, CollectiveKind kind, int chunks_per_npu,
+                                int root) {
+  Collective c;
+  c.kind = kind;
+  c.chunks_per_npu = chunks_per_npu;
+  c.root = root;
+  for (topo::NodeId v = 0; v < t.num_npus(); ++v) c.ranks.push_back(v);
+  return c;
+}
+
+int Collective::num_chunks() const {
+  const int p = num_ranks(), k = chunks_per_npu;
+  switch (kind) {
+    case CollectiveKind::Broadcast:
+    case CollectiveKind::Reduce: return k;
+    case CollectiveKind::AllToAll: return p * p * k;
+    default: return p * k;
+  }
+}
+
+int Collective::origin(ChunkId c) const {
+  const int p = num_ranks(), k = chunks_per_npu;
+  switch (kind) {
+    case CollectiveKind::Broadcast:
+    case CollectiveKind::Reduce:
+    case CollectiveKind::Scatter: return root;
+    case CollectiveKind::AllToAll: return c / k / p;
+    default: return c / k;
+  }
+}
+
+bool Collective::initially_holds(int rank, ChunkId c) const {
+  switch (kind) {
+    case CollectiveKind::ReduceScatter:
+    case CollectiveKind::AllReduce:
+    case CollectiveKind::Reduce: return true;
+    default: return origin(c) == rank;
+  }
+}
+
+bool Collective::finally_needs(int rank, ChunkId c) const {
+  const int p = num_ranks(), k = chunks_per_npu;
+  switch (kind) {
+    case CollectiveKind::AllGather:
+    case CollectiveKind::AllReduce:
+    case CollectiveKind::Broadcast: return true;
+    case CollectiveKind::ReduceScatter:
+    case CollectiveKind::Scatter: return c / k == rank;
+    case CollectiveKind::Reduce:
+    case CollectiveKind::Gather: return rank == root;
+    case CollectiveKind::AllToAll: return (c / k) % p == rank;
+  }
+  return false;
+}
+
+int Collective::needed_by(ChunkId c) const {
+  switch (kind) {
+    case CollectiveKind::AllGather:
+    case CollectiveKind::AllReduce:
+    case CollectiveKind::Broadcast: return -1;
+    case CollectiveKind::ReduceScatter:
+    case CollectiveKind::Scatter: return c / chunks_per_npu;
+    case CollectiveKind::Reduce:
+    case CollectiveKind::Gather: return root;
+    case CollectiveKind::AllToAll: return (c / chunks_per_npu) % num_ranks();
+  }
+  return -1;
+}
+
+int64_t Collective::chunk_bytes_for(int64_t total) const {
+  const int64_t p = num_ranks(), k = chunks_per_npu;
+  int64_t pieces = 0;
+  switch (kind) {
+    case CollectiveKind::AllGather:
+    case CollectiveKind::Gather:
+    case CollectiveKind::ReduceScatter:
+    case CollectiveKind::Scatter:
+    case CollectiveKind::AllReduce:
+    case CollectiveKind::AllToAll: pieces = p * k; break;
+    case CollectiveKind::Broadcast:
+    case CollectiveKind::Reduce: pieces = k; break;
+  }
+  return (total + pieces - 1) / pieces;
+}
+
+void Collective::validate(const topo::Topology& t) const {
+  if (ranks.size() < 2) throw Error(fmt::format("a collective needs at least 2 ranks, got {}", ranks.size()));
+  if (chunks_per_npu < 1) throw Error(fmt::format("chunks per NPU must be at least 1, got {}", chunks_per_npu));
+  std::vector<char> seen(t.num_npus(), 0);
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    topo::NodeId v = ranks[r];
+    if (v < 0 || v >= t.num_npus())
+      throw Error(fmt::format("rank {} is node {}, which is not an NPU of the topology ({} NPUs)", r,
+                              v, t.num_npus()));
+    if (seen[v]++) throw Error(fmt::format("NPU {} appears twice among the ranks", v));
+  }
+  if (is_rooted(kind) && (root < 0 || root >= num_ranks()))
+    throw Error(fmt::format("root {} is not a rank (0..{})", root, num_ranks() - 1));
+  if (static_cast<int64_t>(num_ranks()) * num_ranks() * chunks_per_npu > (int64_t{1} << 31))
+    throw Error("too many chunks (over 2^31)");
+}
+
+std::string Collective::describe() const {
+  std::string s = fmt::format("{} over {} ranks, {} chunk{} per NPU", to_string(kind), num_ranks(),
+                              chunks_per_npu, chunks_per_npu == 1 ? "" : "s");
+  if (is_rooted(kind)) s += fmt::format(", root rank {}", root);
+  return s;
+}
+
 }  // namespace tenet::synth

@@ -1,13 +1,33 @@
-// The collectives Tenet knows, their names on the command line and in files, and NCCL's
-// bus-bandwidth factors (nccl-tests, doc/PERFORMANCE.md). Pre- and postconditions come with the
-// algorithm IR.
+// The collectives Tenet knows: their names, their pre- and postconditions (which chunk, carrying
+// which ranks' contributions, sits on which rank before and after), and NCCL's bus-bandwidth
+// factors (nccl-tests, doc/PERFORMANCE.md).
+//
+// Chunks, for P ranks and k chunks per NPU (c is a chunk id):
+//   All-Gather, Gather     P*k chunks; chunk c is rank c/k's data.      Before: on rank c/k.
+//                          After: All-Gather on every rank, Gather on the root.
+//   Scatter                P*k chunks, all the root's data.             Before: on the root.
+//                          After: chunk c on rank c/k.
+//   Broadcast              k chunks of the root's data.                 After: on every rank.
+//   Reduce-Scatter         P*k chunks.  Before: every rank holds every chunk with its own
+//                          contribution. After: rank c/k holds chunk c reduced over all ranks.
+//   All-Reduce             P*k chunks, as Reduce-Scatter, but every rank ends with every chunk
+//                          reduced over all ranks.
+//   Reduce                 k chunks; after, the root holds each reduced over all ranks.
+//   All-to-All             P*P*k chunks; chunk c = (s*P + d)*k + j is rank s's data for rank d.
+//                          Before: on rank s. After: on rank d.
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "topo/topology.hpp"
 
 namespace tenet::synth {
+
+using ChunkId = int32_t;
 
 enum class CollectiveKind {
   AllGather,
@@ -35,5 +55,42 @@ bool is_rooted(CollectiveKind k);
 // busbw = algbw * factor for n ranks: All-Reduce 2(n-1)/n; Reduce-Scatter, All-Gather and
 // All-to-All (n-1)/n; the rooted ones 1.
 double bus_bandwidth_factor(CollectiveKind k, int ranks);
+// Whether the collective combines contributions (Reduce-Scatter, All-Reduce, Reduce).
+bool reduces(CollectiveKind k);
+
+struct Collective {
+  CollectiveKind kind = CollectiveKind::AllGather;
+  std::vector<topo::NodeId> ranks;  // rank r is NPU ranks[r]; distinct NPUs
+  int chunks_per_npu = 1;           // k >= 1
+  int root = 0;                     // a rank; used by the rooted collectives only
+
+  // Over every NPU of `t`, ranks in NPU order.
+  static Collective over_all(const topo::Topology& t, CollectiveKind kind, int chunks_per_npu = 1,
+                             int root = 0);
+
+  int num_ranks() const { return static_cast<int>(ranks.size()); }
+  int num_chunks() const;
+  // The rank whose data the chunk is (for the reductions: the rank that owns the chunk at the end
+  // of a Reduce-Scatter; the root for Reduce and Broadcast and Scatter).
+  int origin(ChunkId c) const;
+  // Before the collective: does rank r hold chunk c? (With its own contribution for the
+  // reductions, with the origin's data otherwise.)
+  bool initially_holds(int rank, ChunkId c) const;
+  // After: must rank r hold chunk c (reduced over every rank, for the reductions)?
+  bool finally_needs(int rank, ChunkId c) const;
+  // The one rank that needs chunk c at the end, or -1 when every rank does.
+  int needed_by(ChunkId c) const;
+
+  // Bytes per chunk for a collective of `total` bytes, NCCL's convention for `total`: the output
+  // per rank for All-Gather and Gather, the input per rank for Reduce-Scatter and Scatter, the
+  // buffer for All-Reduce, Broadcast and Reduce, and what each rank sends for All-to-All.
+  // Rounded up to whole bytes.
+  int64_t chunk_bytes_for(int64_t total) const;
+
+  // Throws tenet::Error unless the ranks are distinct NPUs of `t`, there are at least two, the
+  // root is a rank and chunks_per_npu >= 1.
+  void validate(const topo::Topology& t) const;
+  std::string describe() const;  // "all-gather over 8 ranks, 2 chunks per NPU"
+};
 
 }  // namespace tenet::synth

@@ -150,4 +150,16 @@ Topology TopologyBuilder::build() const {
   return t;
 }
 
+Topology reversed(const Topology& t) {
+  TopologyBuilder b(t.name() + " (reversed)");
+  std::vector<NodeId> handle(t.num_nodes());
+  for (NodeId v = 0; v < t.num_nodes(); ++v) {
+    const Node& n = t.node(v);
+    handle[v] = t.is_npu(v) ? b.add_npu(n.name, n.router) : b.add_switch(n.name);
+    b.node_props(handle[v]) = n;
+  }
+  for (const Link& l : t.links()) b.add_link(handle[l.dst], handle[l.src], l.bandwidth, l.latency, l.name);
+  return b.build();
+}
+
 }  // namespace tenet::topo

@@ -140,4 +140,8 @@ class TopologyBuilder {
   std::unordered_map<std::string, NodeId> by_name_;  // name -> NPU id or switch handle
 };
 
+// The same nodes with every link turned around (same ids, bandwidths and latencies): Reduce-Scatter
+// is All-Gather on the reversed topology, reversed in time.
+Topology reversed(const Topology& t);
+
 }  // namespace tenet::topo

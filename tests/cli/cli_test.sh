@@ -57,6 +57,23 @@ if [[ "$(fp "$spec")" == "$(fp "$tmp/b.yaml")" ]]; then pass=$((pass + 1)); else
 if diff -q <(sed 1d "$tmp/a.yaml" | grep -v '^name:') <(sed 1d "$tmp/b.yaml" | grep -v '^name:') > /dev/null; then
   pass=$((pass + 1)); else echo "FAIL yaml differs after the round trip"; fail=$((fail + 1)); fi
 
+# verify: exit 0 when correct, 3 when incorrect, 2 for bad input.
+ALGO=$SRC/examples/algorithms
+check "verify help" 0 "--topo" -- "$T" verify --help
+check "verify correct" 0 "CORRECT" -- "$T" verify "$ALGO/ring-allgather-4.json" --topo "ring:4,bidir=false"
+check "verify ratio" 0 "ratio 1.0158" -- "$T" verify "$ALGO/ring-allgather-4.json" --topo "ring:4,bidir=false"
+check "verify broken" 3 "source-lacks-data" -- "$T" verify "$ALGO/broken-ring-allgather-4.json" --topo "ring:4,bidir=false"
+check "verify broken names arrival" 3 "it arrives there at 21.47 us (transfer 3)" -- "$T" verify "$ALGO/broken-ring-allgather-4.json" --topo "ring:4,bidir=false"
+check "verify json" 3 '"correct": false' -- "$T" verify "$ALGO/broken-ring-allgather-4.json" --topo "ring:4,bidir=false" --json
+check "verify verbose" 3 "postcondition-unmet" -- "$T" verify "$ALGO/broken-ring-allgather-4.json" --topo "ring:4,bidir=false" --verbose
+check "verify wrong topology" 3 "fingerprint-mismatch" -- "$T" verify "$ALGO/ring-allgather-4.json" --topo "ring:4"
+check "verify needs topo" 2 "" -- "$T" verify "$ALGO/ring-allgather-4.json"
+check "verify missing file" 2 "cannot open file" -- "$T" verify "$tmp/none.json" --topo ring:4
+printf '{"format": "tenet-algorithm",\n "version": 1,,\n}\n' > "$tmp/bad.json"
+check "verify bad json" 2 "error: $tmp/bad.json:2:" -- "$T" verify "$tmp/bad.json" --topo ring:4
+sed 's/"chunk": 3, "src": 3/"chunk": 9, "src": 3/' "$ALGO/ring-allgather-4.json" > "$tmp/chunk.json"
+check "verify chunk out of range" 2 "chunk 9 is out of range" -- "$T" verify "$tmp/chunk.json" --topo "ring:4,bidir=false"
+
 for f in "$SRC"/examples/topologies/*; do
   check "example $(basename "$f")" 0 "cut bound" -- "$T" topo info "$f"
 done

@@ -1,0 +1,86 @@
+#include "synth/algorithm.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "topo/error.hpp"
+
+namespace tenet::synth {
+
+std::string_view to_string(Op op) { return op == Op::Copy ? "copy" : "reduce"; }
+std::string_view to_string(LinkModel m) { return m == LinkModel::Pipelined ? "pipelined" : "hold"; }
+
+LinkModel parse_link_model(std::string_view name) {
+  if (name == "pipelined") return LinkModel::Pipelined;
+  if (name == "hold") return LinkModel::Hold;
+  throw Error(fmt::format("unknown link model '{}' (pipelined or hold)", name));
+}
+
+TransferId Algorithm::add(ChunkId chunk, NodeId src, NodeId dst, std::span<const LinkId> route,
+                          Op op, std::span<const TransferId> deps, Time start, Time end) {
+  if (transfers_.size() >= static_cast<size_t>(std::numeric_limits<TransferId>::max()) ||
+      route_pool_.size() + route.size() > std::numeric_limits<uint32_t>::max() ||
+      deps_pool_.size() + deps.size() > std::numeric_limits<uint32_t>::max())
+    throw Error("algorithm too large (over 2^31 transfers or 2^32 route links or dependencies)");
+  Transfer t;
+  t.chunk = chunk;
+  t.src = src;
+  t.dst = dst;
+  t.op = op;
+  t.start = start;
+  t.end = end;
+  t.route_begin = static_cast<uint32_t>(route_pool_.size());
+  t.route_size = static_cast<uint32_t>(route.size());
+  route_pool_.insert(route_pool_.end(), route.begin(), route.end());
+  t.deps_begin = static_cast<uint32_t>(deps_pool_.size());
+  t.deps_size = static_cast<uint32_t>(deps.size());
+  deps_pool_.insert(deps_pool_.end(), deps.begin(), deps.end());
+  transfers_.push_back(t);
+  return static_cast<TransferId>(transfers_.size() - 1);
+}
+
+TransferSpec Algorithm::spec(TransferId id) const {
+  const Transfer& t = transfers_[id];
+  auto r = route(id);
+  auto d = deps(id);
+  return {t.chunk, t.src, t.dst, t.op, {r.begin(), r.end()}, {d.begin(), d.end()}, t.start, t.end};
+}
+
+void Algorithm::clear_times() {
+  for (Transfer& t : transfers_) t.start = t.end = -1;
+  claimed_time = -1;
+}
+
+void Algorithm::reserve(size_t transfers, size_t route_links, size_t deps) {
+  transfers_.reserve(transfers);
+  route_pool_.reserve(route_links);
+  deps_pool_.reserve(deps);
+}
+
+bool Algorithm::fully_timed() const {
+  return std::all_of(transfers_.begin(), transfers_.end(),
+                     [](const Transfer& t) { return t.start >= 0 && t.end >= 0; });
+}
+
+Time Algorithm::makespan() const {
+  Time m = 0;
+  for (const Transfer& t : transfers_) m = std::max(m, t.end);
+  return m;
+}
+
+Algorithm with_transfers(const Algorithm& a, const std::vector<TransferSpec>& specs) {
+  Algorithm out;
+  out.name = a.name;
+  out.collective = a.collective;
+  out.topology_fingerprint = a.topology_fingerprint;
+  out.topology_name = a.topology_name;
+  out.chunk_bytes = a.chunk_bytes;
+  out.link_model = a.link_model;
+  out.claimed_time = a.claimed_time;
+  for (const TransferSpec& s : specs) out.add(s);
+  return out;
+}
+
+}  // namespace tenet::synth

@@ -1,0 +1,117 @@
+// The algorithm IR: the one representation every producer (synthesizer, baselines, importers)
+// emits and every consumer (verifier, timing, exporters, simulator) reads.
+//
+// An algorithm is a collective, the topology it was made for (by fingerprint), a chunk size and a
+// list of transfers. A transfer moves one chunk from a source node to a destination node along a
+// route of links, either copying it into the destination or reducing it into the destination's
+// copy. Interior nodes of a route only forward: switches, or NPUs the topology marks as routers.
+// An NPU that relays does so explicitly, receiving in one transfer and sending in another.
+// Endpoints are NPUs, or switches the topology marks reduce-capable (in-network reduction).
+//
+// Order: transfers are listed in dependency order; a transfer may depend only on transfers listed
+// before it. Besides its explicit dependencies, a transfer's data dependency is implicit: it reads
+// its chunk at its source as left by the transfers listed before it, so it starts after every
+// earlier-listed arrival of that chunk at that source. Transfers that share a link use it in list
+// order. Times (picoseconds) are optional; synth::time assigns them under the link model.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "synth/collective.hpp"
+#include "topo/topology.hpp"
+#include "topo/units.hpp"
+
+namespace tenet::synth {
+
+using TransferId = int32_t;
+using topo::LinkId;
+using topo::NodeId;
+
+enum class Op : uint8_t {
+  Copy,    // the destination's copy becomes the chunk as sent
+  Reduce,  // the destination's copy becomes its reduction with the chunk as sent
+};
+
+// How a transfer of b bytes over a route occupies its links (see ../shared/DESIGN.md):
+//   Pipelined: every link of the route is busy for b / B_min; the chunk arrives the summed
+//              latency after that. Links stream transfers back to back.
+//   Hold:      every link of the route is busy for the whole transfer, latency + b / B_min (the
+//              public TACOS code's model, kept for side-by-side comparison).
+enum class LinkModel : uint8_t { Pipelined, Hold };
+
+std::string_view to_string(Op op);
+std::string_view to_string(LinkModel m);
+LinkModel parse_link_model(std::string_view name);
+
+struct Transfer {
+  ChunkId chunk = 0;
+  NodeId src = 0, dst = 0;
+  Op op = Op::Copy;
+  Time start = -1, end = -1;  // -1 until timed
+  // Slices of the algorithm's route and dependency pools.
+  uint32_t route_begin = 0, route_size = 0;
+  uint32_t deps_begin = 0, deps_size = 0;
+};
+
+// A transfer with its route and dependencies held by value: for building and editing.
+struct TransferSpec {
+  ChunkId chunk = 0;
+  NodeId src = 0, dst = 0;
+  Op op = Op::Copy;
+  std::vector<LinkId> route;
+  std::vector<TransferId> deps;
+  Time start = -1, end = -1;
+};
+
+class Algorithm {
+ public:
+  std::string name;                   // producer: "tenet", "ring", ...
+  Collective collective;
+  uint64_t topology_fingerprint = 0;  // Topology::fingerprint() of the topology it was made for
+  std::string topology_name;          // informational
+  Bytes chunk_bytes = 0;
+  LinkModel link_model = LinkModel::Pipelined;
+  Time claimed_time = -1;             // the producer's collective time, or -1
+
+  TransferId add(ChunkId chunk, NodeId src, NodeId dst, std::span<const LinkId> route,
+                 Op op = Op::Copy, std::span<const TransferId> deps = {}, Time start = -1,
+                 Time end = -1);
+  TransferId add(const TransferSpec& t) {
+    return add(t.chunk, t.src, t.dst, t.route, t.op, t.deps, t.start, t.end);
+  }
+
+  size_t size() const { return transfers_.size(); }
+  const Transfer& operator[](TransferId id) const { return transfers_[id]; }
+  const std::vector<Transfer>& transfers() const { return transfers_; }
+  std::span<const LinkId> route(TransferId id) const {
+    const Transfer& t = transfers_[id];
+    return {route_pool_.data() + t.route_begin, t.route_size};
+  }
+  std::span<const TransferId> deps(TransferId id) const {
+    const Transfer& t = transfers_[id];
+    return {deps_pool_.data() + t.deps_begin, t.deps_size};
+  }
+  TransferSpec spec(TransferId id) const;
+  void set_times(TransferId id, Time start, Time end) {
+    transfers_[id].start = start;
+    transfers_[id].end = end;
+  }
+  void clear_times();
+  void reserve(size_t transfers, size_t route_links, size_t deps);
+
+  bool fully_timed() const;  // every transfer has start and end
+  Time makespan() const;     // the latest end, 0 when empty; needs times
+
+ private:
+  std::vector<Transfer> transfers_;
+  std::vector<LinkId> route_pool_;
+  std::vector<TransferId> deps_pool_;
+};
+
+// A copy of `a` whose transfers are `specs` (for editing: mutation tests, importers).
+Algorithm with_transfers(const Algorithm& a, const std::vector<TransferSpec>& specs);
+
+}  // namespace tenet::synth

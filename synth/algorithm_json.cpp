@@ -1,0 +1,210 @@
+#include "synth/algorithm_json.hpp"
+
+#include <fmt/format.h>
+
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "topo/io.hpp"
+
+namespace tenet::synth {
+
+std::string to_json(const Algorithm& a) {
+  using nlohmann::json;
+  const Collective& c = a.collective;
+  std::string out;
+  out.reserve(256 + a.size() * 110);
+  out += fmt::format("{{\n  \"format\": \"tenet-algorithm\",\n  \"version\": {},\n", kAlgorithmFormatVersion);
+  out += fmt::format("  \"name\": {},\n", json(a.name).dump());
+  out += fmt::format("  \"collective\": {{\"kind\": \"{}\", \"ranks\": {}, \"chunks_per_npu\": {}, \"root\": {}}},\n",
+                     to_string(c.kind), json(c.ranks).dump(), c.chunks_per_npu, c.root);
+  out += fmt::format("  \"topology\": {{\"name\": {}, \"fingerprint\": \"{:016x}\"}},\n",
+                     json(a.topology_name).dump(), a.topology_fingerprint);
+  out += fmt::format("  \"chunk_bytes\": {},\n  \"link_model\": \"{}\",\n", a.chunk_bytes, to_string(a.link_model));
+  auto time = [](Time t) { return t < 0 ? std::string("null") : std::to_string(t); };
+  out += fmt::format("  \"collective_time_ps\": {},\n  \"transfers\": [", time(a.claimed_time));
+  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
+    const Transfer& x = a[id];
+    out += fmt::format(
+        "{}\n    {{\"id\": {}, \"chunk\": {}, \"src\": {}, \"dst\": {}, \"op\": \"{}\", \"route\": [{}], "
+        "\"deps\": [{}], \"start_ps\": {}, \"end_ps\": {}}}",
+        id ? "," : "", id, x.chunk, x.src, x.dst, to_string(x.op), fmt::join(a.route(id), ", "),
+        fmt::join(a.deps(id), ", "), time(x.start), time(x.end));
+  }
+  out += a.size() ? "\n  ]\n}\n" : "]\n}\n";
+  return out;
+}
+
+namespace {
+
+using nlohmann::json;
+
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+  [[noreturn]] void fail(const std::string& path, const std::string& what) const {
+    throw Error(what, {file_, 0, 0, path});
+  }
+  const json& field(const json& obj, const char* key, const std::string& path) const {
+    auto it = obj.find(key);
+    if (it == obj.end()) fail(path, fmt::format("missing \"{}\"", key));
+    return *it;
+  }
+  int64_t integer(const json& v, const std::string& path, int64_t lo, int64_t hi) const {
+    if (!v.is_number_integer()) fail(path, fmt::format("expected a whole number, got {}", v.dump()));
+    int64_t x = v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)
+                    ? INT64_MAX
+                    : v.get<int64_t>();
+    if (x < lo || x > hi) fail(path, fmt::format("{} is out of range [{}, {}]", x, lo, hi));
+    return x;
+  }
+  std::string string(const json& v, const std::string& path) const {
+    if (!v.is_string()) fail(path, fmt::format("expected a string, got {}", v.dump()));
+    return v.get<std::string>();
+  }
+  const json& array(const json& v, const std::string& path) const {
+    if (!v.is_array()) fail(path, fmt::format("expected a list, got {}", v.dump().substr(0, 40)));
+    return v;
+  }
+  Time time(const json& v, const std::string& path) const {
+    if (v.is_null()) return -1;
+    if (v.is_number_integer() && v.get<int64_t>() < 0)
+      fail(path, fmt::format("negative time {} ps", v.get<int64_t>()));
+    return integer(v, path, 0, std::numeric_limits<Time>::max());
+  }
+
+ private:
+  std::string file_;
+};
+
+}  // namespace
+
+Algorithm parse_algorithm_json(std::string_view text, const std::string& file) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    // Turn the byte offset into a line and column.
+    int line = 1, column = 1;
+    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+    std::string what = e.what();
+    size_t colon = what.find("syntax error");
+    throw Error(fmt::format("not valid JSON: {}", colon == std::string::npos ? what : what.substr(colon)),
+                {file, line, column});
+  }
+  Reader r(file);
+  if (!doc.is_object()) r.fail("", "expected a JSON object at the top");
+  if (r.string(r.field(doc, "format", "format"), "format") != "tenet-algorithm")
+    r.fail("format", "not a Tenet algorithm (\"format\" must be \"tenet-algorithm\")");
+  const int64_t version = r.integer(r.field(doc, "version", "version"), "version", 0, 1'000'000);
+  if (version != kAlgorithmFormatVersion)
+    r.fail("version", fmt::format("unsupported version {} (this Tenet reads version {})", version,
+                                  kAlgorithmFormatVersion));
+  Algorithm a;
+  if (doc.contains("name")) a.name = r.string(doc["name"], "name");
+  const json& c = r.field(doc, "collective", "collective");
+  if (!c.is_object()) r.fail("collective", "expected an object");
+  try {
+    a.collective.kind = parse_collective(r.string(r.field(c, "kind", "collective.kind"), "collective.kind"));
+  } catch (const Error& e) {
+    r.fail("collective.kind", e.message());
+  }
+  const json& ranks = r.array(r.field(c, "ranks", "collective.ranks"), "collective.ranks");
+  for (size_t i = 0; i < ranks.size(); ++i)
+    a.collective.ranks.push_back(static_cast<NodeId>(
+        r.integer(ranks[i], fmt::format("collective.ranks[{}]", i), 0, std::numeric_limits<NodeId>::max())));
+  if (a.collective.ranks.size() < 2) r.fail("collective.ranks", "a collective needs at least 2 ranks");
+  a.collective.chunks_per_npu = static_cast<int>(
+      r.integer(r.field(c, "chunks_per_npu", "collective.chunks_per_npu"), "collective.chunks_per_npu", 1, 1 << 20));
+  a.collective.root = c.contains("root")
+                          ? static_cast<int>(r.integer(c["root"], "collective.root", 0, a.collective.num_ranks() - 1))
+                          : 0;
+  if (static_cast<int64_t>(a.collective.num_ranks()) * a.collective.num_ranks() * a.collective.chunks_per_npu >
+      (int64_t{1} << 31))
+    r.fail("collective", "too many chunks (over 2^31)");
+  if (doc.contains("topology")) {
+    const json& t = doc["topology"];
+    if (!t.is_object()) r.fail("topology", "expected an object");
+    if (t.contains("name")) a.topology_name = r.string(t["name"], "topology.name");
+    if (t.contains("fingerprint")) {
+      std::string hex = r.string(t["fingerprint"], "topology.fingerprint");
+      try {
+        size_t used = 0;
+        a.topology_fingerprint = std::stoull(hex, &used, 16);
+        if (used != hex.size()) throw std::invalid_argument(hex);
+      } catch (const std::exception&) {
+        r.fail("topology.fingerprint", fmt::format("'{}' is not a hexadecimal fingerprint", hex));
+      }
+    }
+  }
+  a.chunk_bytes = r.integer(r.field(doc, "chunk_bytes", "chunk_bytes"), "chunk_bytes", 1, int64_t{1} << 50);
+  if (doc.contains("link_model")) {
+    try {
+      a.link_model = parse_link_model(r.string(doc["link_model"], "link_model"));
+    } catch (const Error& e) {
+      r.fail("link_model", e.message());
+    }
+  }
+  a.claimed_time = doc.contains("collective_time_ps") ? r.time(doc["collective_time_ps"], "collective_time_ps") : -1;
+
+  const json& transfers = r.array(r.field(doc, "transfers", "transfers"), "transfers");
+  const int64_t chunks = a.collective.num_chunks();
+  const int64_t n = static_cast<int64_t>(transfers.size());
+  a.reserve(transfers.size(), transfers.size() * 2, transfers.size());
+  std::vector<LinkId> route;
+  std::vector<TransferId> deps;
+  for (int64_t i = 0; i < n; ++i) {
+    const json& x = transfers[i];
+    const std::string at = fmt::format("transfers[{}]", i);
+    if (!x.is_object()) r.fail(at, "expected an object");
+    if (x.contains("id") && r.integer(x["id"], at + ".id", 0, INT64_MAX) != i)
+      r.fail(at + ".id", fmt::format("transfer ids must count up from 0 in list order: expected {}", i));
+    const auto chunk = static_cast<ChunkId>(r.integer(r.field(x, "chunk", at), at + ".chunk", 0, INT64_MAX));
+    if (chunk >= chunks)
+      r.fail(at + ".chunk", fmt::format("chunk {} is out of range: the collective has chunks 0..{}", chunk, chunks - 1));
+    const auto src = static_cast<NodeId>(r.integer(r.field(x, "src", at), at + ".src", 0, INT32_MAX));
+    const auto dst = static_cast<NodeId>(r.integer(r.field(x, "dst", at), at + ".dst", 0, INT32_MAX));
+    Op op = Op::Copy;
+    if (x.contains("op")) {
+      std::string o = r.string(x["op"], at + ".op");
+      if (o == "reduce") op = Op::Reduce;
+      else if (o != "copy") r.fail(at + ".op", fmt::format("unknown op '{}' (copy or reduce)", o));
+    }
+    route.clear();
+    const json& jr = r.array(r.field(x, "route", at), at + ".route");
+    for (size_t k = 0; k < jr.size(); ++k)
+      route.push_back(static_cast<LinkId>(r.integer(jr[k], fmt::format("{}.route[{}]", at, k), 0, INT32_MAX)));
+    deps.clear();
+    if (x.contains("deps")) {
+      const json& jd = r.array(x["deps"], at + ".deps");
+      for (size_t k = 0; k < jd.size(); ++k) {
+        int64_t d = r.integer(jd[k], fmt::format("{}.deps[{}]", at, k), 0, INT32_MAX);
+        if (d >= n) r.fail(fmt::format("{}.deps[{}]", at, k), fmt::format("transfer {} does not exist ({} transfers)", d, n));
+        deps.push_back(static_cast<TransferId>(d));
+      }
+    }
+    const Time start = x.contains("start_ps") ? r.time(x["start_ps"], at + ".start_ps") : -1;
+    const Time end = x.contains("end_ps") ? r.time(x["end_ps"], at + ".end_ps") : -1;
+    if ((start < 0) != (end < 0)) r.fail(at, "start_ps and end_ps must both be given or both be null");
+    if (start >= 0 && end < start) r.fail(at + ".end_ps", "ends before it starts");
+    a.add(chunk, src, dst, route, op, deps, start, end);
+  }
+  return a;
+}
+
+Algorithm load_algorithm(const std::string& path) {
+  return parse_algorithm_json(topo::read_file(path), path);
+}
+
+void save_algorithm(const Algorithm& a, const std::string& path) {
+  topo::write_file_atomically(path, to_json(a));
+}
+
+}  // namespace tenet::synth

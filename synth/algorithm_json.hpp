@@ -1,0 +1,38 @@
+// The algorithm JSON format, version 1 (documented in README.md, "Algorithm files"):
+//
+// {
+//   "format": "tenet-algorithm", "version": 1,
+//   "name": "ring",
+//   "collective": {"kind": "all-gather", "ranks": [0, 1, 2, 3], "chunks_per_npu": 1, "root": 0},
+//   "topology": {"name": "ring:4", "fingerprint": "18d287d1cc0c7e05"},
+//   "chunk_bytes": 1048576,
+//   "link_model": "pipelined",
+//   "collective_time_ps": 62914560,            (or null)
+//   "transfers": [
+//     {"id": 0, "chunk": 0, "src": 0, "dst": 1, "op": "copy", "route": [0], "deps": [],
+//      "start_ps": 0, "end_ps": 20971520},      (times null when not timed)
+//     ...
+//   ]
+// }
+//
+// Writing then reading gives back exactly the same algorithm. Reading checks the structure and
+// everything that needs no topology (types, signs, chunk ids, dependency ids); the verifier checks
+// the rest against the topology.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "synth/algorithm.hpp"
+
+namespace tenet::synth {
+
+inline constexpr int kAlgorithmFormatVersion = 1;
+
+std::string to_json(const Algorithm& a);
+Algorithm parse_algorithm_json(std::string_view text, const std::string& file = "<string>");
+Algorithm load_algorithm(const std::string& path);
+// Atomic: written to a temporary file, then renamed.
+void save_algorithm(const Algorithm& a, const std::string& path);
+
+}  // namespace tenet::synth

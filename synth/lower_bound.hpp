@@ -1,0 +1,29 @@
+// Lower bounds on a collective's time on a topology, for "percent of ideal".
+//   All-Gather: the cut bound (topo/bounds.hpp) on the member NPUs.
+//   Reduce-Scatter: the cut bound on the reversed topology.
+//   All-Reduce: Reduce-Scatter plus All-Gather ("RS+AG bound": not a bound on algorithms that
+//   reduce inside the network).
+//   Broadcast, Reduce, Gather, Scatter, All-to-All: what each member must receive over its
+//   incoming links and send over its outgoing links.
+// To the bandwidth term, one link latency is added (the last byte still has to cross a link);
+// the result is never below the latency bound (the farthest pair that must communicate).
+#pragma once
+
+#include <string>
+
+#include "synth/collective.hpp"
+#include "topo/topology.hpp"
+
+namespace tenet::synth {
+
+struct LowerBound {
+  Time bandwidth = 0;  // the bandwidth term
+  Time latency = 0;    // the farthest pair that must communicate (latency-weighted)
+  Time min_link_latency = 0;
+  Time total = 0;      // max(bandwidth + min_link_latency, latency)
+  std::string label;   // "cut bound", "RS+AG bound", "ingress/egress bound"
+};
+
+LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk_bytes);
+
+}  // namespace tenet::synth

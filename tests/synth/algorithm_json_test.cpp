@@ -1,0 +1,132 @@
+#include "synth/algorithm_json.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <random>
+
+#include "tests/synth/test_support.hpp"
+#include "tests/topo/test_util.hpp"
+
+namespace tenet::synth {
+namespace {
+
+void expect_same(const Algorithm& a, const Algorithm& b) {
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.collective.kind, b.collective.kind);
+  EXPECT_EQ(a.collective.ranks, b.collective.ranks);
+  EXPECT_EQ(a.collective.chunks_per_npu, b.collective.chunks_per_npu);
+  EXPECT_EQ(a.collective.root, b.collective.root);
+  EXPECT_EQ(a.topology_fingerprint, b.topology_fingerprint);
+  EXPECT_EQ(a.topology_name, b.topology_name);
+  EXPECT_EQ(a.chunk_bytes, b.chunk_bytes);
+  EXPECT_EQ(a.link_model, b.link_model);
+  EXPECT_EQ(a.claimed_time, b.claimed_time);
+  ASSERT_EQ(a.size(), b.size());
+  for (TransferId i = 0; i < static_cast<TransferId>(a.size()); ++i) {
+    TransferSpec x = a.spec(i), y = b.spec(i);
+    EXPECT_EQ(x.chunk, y.chunk);
+    EXPECT_EQ(x.src, y.src);
+    EXPECT_EQ(x.dst, y.dst);
+    EXPECT_EQ(x.op, y.op);
+    EXPECT_EQ(x.route, y.route);
+    EXPECT_EQ(x.deps, y.deps);
+    EXPECT_EQ(x.start, y.start);
+    EXPECT_EQ(x.end, y.end);
+  }
+}
+
+TEST(AlgorithmJson, RoundTripsExactly) {
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 40; ++i) {
+    auto t = testing::random_topology(rng);
+    Collective c = testing::random_collective(rng, t);
+    Algorithm a = testing::tree_algorithm(t, c, 1 + static_cast<Bytes>(rng() % 1000000),
+                                          i % 2 ? LinkModel::Hold : LinkModel::Pipelined);
+    a.name = "tree \"quoted\" \\ name";
+    if (i % 3 == 0) a.clear_times();
+    const std::string text = to_json(a);
+    expect_same(a, parse_algorithm_json(text));
+    EXPECT_EQ(to_json(parse_algorithm_json(text)), text);
+  }
+}
+
+TEST(AlgorithmJson, SaveIsAtomicAndLoads) {
+  topo::testing::TempDir dir;
+  std::mt19937_64 rng(9);
+  auto t = testing::random_topology(rng);
+  Algorithm a = testing::tree_algorithm(t, Collective::over_all(t, CollectiveKind::AllGather), 4096);
+  save_algorithm(a, dir.file("a.json"));
+  expect_same(a, load_algorithm(dir.file("a.json")));
+  EXPECT_THROW(save_algorithm(a, dir.file("no/such/dir/a.json")), Error);
+}
+
+struct Bad {
+  const char* name;
+  std::string text;
+  const char* expected;
+};
+
+std::string valid_prefix(const std::string& transfers, const std::string& extra = "") {
+  return R"({"format": "tenet-algorithm", "version": 1,
+ "collective": {"kind": "all-gather", "ranks": [0, 1], "chunks_per_npu": 1},
+ "chunk_bytes": 1024, )" + extra + R"("transfers": )" + transfers + "}";
+}
+
+TEST(AlgorithmJson, MalformedFilesGiveClearErrors) {
+  const std::vector<Bad> bad = {
+      {"bad json", "{\"format\": \"tenet-algorithm\",\n \"version\": 1,,\n}", "not valid JSON"},
+      {"empty", "", "not valid JSON"},
+      {"not an object", "[1, 2]", "expected a JSON object"},
+      {"wrong format", R"({"format": "msccl", "version": 1})", "not a Tenet algorithm"},
+      {"future version", R"({"format": "tenet-algorithm", "version": 7})", "unsupported version 7"},
+      {"missing transfers",
+       R"({"format": "tenet-algorithm", "version": 1, "chunk_bytes": 8,
+           "collective": {"kind": "all-gather", "ranks": [0, 1], "chunks_per_npu": 1}})",
+       "missing \"transfers\""},
+      {"unknown collective", valid_prefix("[]").replace(valid_prefix("[]").find("all-gather"), 10, "all-sum"),
+       "unknown collective 'all-sum'"},
+      {"chunk out of range",
+       valid_prefix(R"([{"chunk": 5, "src": 0, "dst": 1, "route": [0]}])"), "chunk 5 is out of range"},
+      {"negative time",
+       valid_prefix(R"([{"chunk": 0, "src": 0, "dst": 1, "route": [0], "start_ps": -5, "end_ps": 10}])"),
+       "negative time -5 ps"},
+      {"ends before start",
+       valid_prefix(R"([{"chunk": 0, "src": 0, "dst": 1, "route": [0], "start_ps": 50, "end_ps": 10}])"),
+       "ends before it starts"},
+      {"half timed", valid_prefix(R"([{"chunk": 0, "src": 0, "dst": 1, "route": [0], "start_ps": 5}])"),
+       "both be given"},
+      {"wrong type", valid_prefix(R"([{"chunk": "zero", "src": 0, "dst": 1, "route": [0]}])"),
+       "transfers[0].chunk: expected a whole number"},
+      {"route not a list", valid_prefix(R"([{"chunk": 0, "src": 0, "dst": 1, "route": 3}])"),
+       "transfers[0].route: expected a list"},
+      {"unknown op", valid_prefix(R"([{"chunk": 0, "src": 0, "dst": 1, "route": [0], "op": "xor"}])"),
+       "unknown op 'xor'"},
+      {"dangling dependency", valid_prefix(R"([{"chunk": 0, "src": 0, "dst": 1, "route": [0], "deps": [9]}])"),
+       "transfer 9 does not exist"},
+      {"ids out of order", valid_prefix(R"([{"id": 3, "chunk": 0, "src": 0, "dst": 1, "route": [0]}])"),
+       "ids must count up"},
+      {"bad link model", valid_prefix("[]", R"("link_model": "teleport", )"), "unknown link model"},
+      {"zero chunk bytes", valid_prefix("[]").replace(valid_prefix("[]").find("1024"), 4, "0"),
+       "chunk_bytes: 0 is out of range"},
+  };
+  for (const Bad& b : bad) {
+    try {
+      parse_algorithm_json(b.text, "algo.json");
+      ADD_FAILURE() << b.name << ": no error";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr(b.expected)) << b.name;
+      EXPECT_THAT(e.what(), ::testing::StartsWith("algo.json")) << b.name;
+    }
+  }
+  // Syntax errors carry the line.
+  try {
+    parse_algorithm_json("{\"format\": \"tenet-algorithm\",\n \"version\": 1,,\n}", "algo.json");
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where().line, 2);
+  }
+}
+
+}  // namespace
+}  // namespace tenet::synth

@@ -1,0 +1,186 @@
+#include "tests/synth/test_support.hpp"
+
+#include <algorithm>
+#include <queue>
+#include <stdexcept>
+
+#include "synth/timing.hpp"
+#include "topo/routing.hpp"
+
+namespace tenet::synth::testing {
+
+using topo::Topology;
+
+Topology random_topology(std::mt19937_64& rng, int max_npus) {
+  const int npus = 3 + static_cast<int>(rng() % (max_npus - 2));
+  const int switches = static_cast<int>(rng() % 3);
+  topo::TopologyBuilder b("random");
+  std::vector<NodeId> nodes;
+  for (int i = 0; i < npus; ++i) nodes.push_back(b.add_npu("", rng() % 5 == 0));
+  for (int j = 0; j < switches; ++j) nodes.push_back(b.add_switch());
+  auto bw = [&] { return Bandwidth{1'000'000'000} * static_cast<Bandwidth>(1 + rng() % 100); };
+  auto lat = [&] { return Time{10'000} * static_cast<Time>(rng() % 200); };
+  std::vector<NodeId> cycle = nodes;
+  std::shuffle(cycle.begin(), cycle.end(), rng);
+  for (size_t i = 0; i < cycle.size(); ++i) b.add_link(cycle[i], cycle[(i + 1) % cycle.size()], bw(), lat());
+  const int extra = static_cast<int>(rng() % (2 * nodes.size() + 1));
+  for (int k = 0; k < extra; ++k) {
+    NodeId x = nodes[rng() % nodes.size()], y = nodes[rng() % nodes.size()];
+    if (x == y) continue;
+    if (rng() % 2) b.add_bidirectional(x, y, bw(), lat());
+    else b.add_link(x, y, bw(), lat());
+  }
+  return b.build();
+}
+
+Collective random_collective(std::mt19937_64& rng, const Topology& t, int max_chunks) {
+  Collective c;
+  c.kind = kAllCollectives[rng() % kAllCollectives.size()];
+  c.chunks_per_npu = 1 + static_cast<int>(rng() % max_chunks);
+  for (NodeId v = 0; v < t.num_npus(); ++v) c.ranks.push_back(v);
+  if (!reduces(c.kind) && t.num_npus() > 2 && rng() % 2) {
+    std::shuffle(c.ranks.begin(), c.ranks.end(), rng);
+    c.ranks.resize(2 + rng() % (t.num_npus() - 1));
+  }
+  c.root = static_cast<int>(rng() % c.ranks.size());
+  return c;
+}
+
+LinkId link_between(const Topology& t, NodeId u, NodeId v) {
+  for (LinkId l : t.out_links(u))
+    if (t.link(l).dst == v) return l;
+  throw std::logic_error("no link between the nodes");
+}
+
+namespace {
+
+struct Hop {
+  NodeId to;
+  std::vector<LinkId> route;
+};
+
+// NPU-level graph: u -> v when a route joins them through pass-through nodes only.
+std::vector<std::vector<Hop>> npu_graph(const Topology& t) {
+  topo::Router router(t);
+  std::vector<std::vector<Hop>> g(t.num_npus());
+  for (NodeId u = 0; u < t.num_npus(); ++u)
+    for (NodeId v = 0; v < t.num_npus(); ++v)
+      if (u != v)
+        if (auto r = router.route(u, v)) g[u].push_back({v, r->links});
+  return g;
+}
+
+struct Tree {
+  std::vector<NodeId> parent;  // toward the root (reverse) or from the root (forward)
+  std::vector<std::vector<LinkId>> route;
+  std::vector<int> depth;
+  std::vector<NodeId> order;   // breadth-first
+};
+
+// forward: routes lead parent -> child; reverse: child -> parent (towards the root).
+Tree bfs(const std::vector<std::vector<Hop>>& g, NodeId root, bool forward) {
+  const int n = static_cast<int>(g.size());
+  std::vector<std::vector<std::pair<NodeId, const std::vector<LinkId>*>>> into(n);
+  if (!forward)
+    for (NodeId u = 0; u < n; ++u)
+      for (const Hop& h : g[u]) into[h.to].push_back({u, &h.route});
+  Tree tr{std::vector<NodeId>(n, -1), std::vector<std::vector<LinkId>>(n), std::vector<int>(n, -1), {}};
+  tr.depth[root] = 0;
+  std::queue<NodeId> q;
+  q.push(root);
+  while (!q.empty()) {
+    NodeId u = q.front();
+    q.pop();
+    tr.order.push_back(u);
+    auto visit = [&](NodeId v, const std::vector<LinkId>& r) {
+      if (tr.depth[v] >= 0) return;
+      tr.depth[v] = tr.depth[u] + 1;
+      tr.parent[v] = u;
+      tr.route[v] = r;
+      q.push(v);
+    };
+    if (forward)
+      for (const Hop& h : g[u]) visit(h.to, h.route);
+    else
+      for (auto& [v, r] : into[u]) visit(v, *r);
+  }
+  return tr;
+}
+
+// Nodes on the tree paths from each of `targets` up to the root.
+std::vector<char> needed_nodes(const Tree& tr, const std::vector<NodeId>& targets) {
+  std::vector<char> keep(tr.parent.size(), 0);
+  for (NodeId v : targets)
+    for (NodeId at = v; at >= 0 && !keep[at]; at = tr.parent[at]) keep[at] = 1;
+  return keep;
+}
+
+void broadcast_chunk(Algorithm& a, const std::vector<std::vector<Hop>>& g, ChunkId c, NodeId from,
+                     const std::vector<NodeId>& targets) {
+  const Tree tr = bfs(g, from, true);
+  const std::vector<char> keep = needed_nodes(tr, targets);
+  std::vector<TransferId> brought(g.size(), -1);
+  for (NodeId v : tr.order) {
+    if (v == from || !keep[v]) continue;
+    std::vector<TransferId> deps;
+    if (brought[tr.parent[v]] >= 0) deps.push_back(brought[tr.parent[v]]);
+    brought[v] = a.add(c, tr.parent[v], v, tr.route[v], Op::Copy, deps);
+  }
+}
+
+void reduce_chunk(Algorithm& a, const std::vector<std::vector<Hop>>& g, ChunkId c, NodeId owner,
+                  const std::vector<NodeId>& members) {
+  const Tree tr = bfs(g, owner, false);
+  const std::vector<char> keep = needed_nodes(tr, members);
+  std::vector<char> is_member(g.size(), 0);
+  for (NodeId v : members) is_member[v] = 1;
+  std::vector<NodeId> nodes;
+  for (NodeId v : tr.order)
+    if (keep[v] && v != owner) nodes.push_back(v);
+  std::stable_sort(nodes.begin(), nodes.end(), [&](NodeId x, NodeId y) { return tr.depth[x] > tr.depth[y]; });
+  std::vector<std::vector<TransferId>> arrivals(g.size());
+  for (NodeId v : nodes) {
+    const NodeId up = tr.parent[v];
+    // A node that holds nothing yet takes the first partial as a copy; later ones reduce into it
+    // and wait for that copy.
+    const bool empty = !is_member[up] && arrivals[up].empty();
+    std::vector<TransferId> deps = arrivals[v];
+    if (!is_member[up] && !arrivals[up].empty()) deps.push_back(arrivals[up].front());
+    arrivals[up].push_back(a.add(c, v, up, tr.route[v], empty ? Op::Copy : Op::Reduce, deps));
+  }
+}
+
+}  // namespace
+
+Algorithm tree_algorithm(const Topology& t, const Collective& c, Bytes chunk_bytes, LinkModel model) {
+  Algorithm a;
+  a.name = "tree";
+  a.collective = c;
+  a.topology_fingerprint = t.fingerprint();
+  a.topology_name = t.name();
+  a.chunk_bytes = chunk_bytes;
+  a.link_model = model;
+  const auto g = npu_graph(t);
+  const int p = c.num_ranks();
+  auto ranks_needing = [&](ChunkId ch) {
+    std::vector<NodeId> v;
+    for (int r = 0; r < p; ++r)
+      if (c.finally_needs(r, ch)) v.push_back(c.ranks[r]);
+    return v;
+  };
+  const ChunkId chunks = c.num_chunks();
+  if (!reduces(c.kind)) {
+    for (ChunkId ch = 0; ch < chunks; ++ch) broadcast_chunk(a, g, ch, c.ranks[c.origin(ch)], ranks_needing(ch));
+  } else {
+    for (ChunkId ch = 0; ch < chunks; ++ch) {
+      const int owner = c.kind == CollectiveKind::Reduce ? c.root : c.origin(ch);
+      reduce_chunk(a, g, ch, c.ranks[owner], c.ranks);
+    }
+    if (c.kind == CollectiveKind::AllReduce)
+      for (ChunkId ch = 0; ch < chunks; ++ch) broadcast_chunk(a, g, ch, c.ranks[c.origin(ch)], c.ranks);
+  }
+  time(t, a);
+  return a;
+}
+
+}  // namespace tenet::synth::testing

@@ -1,0 +1,30 @@
+// Test support for the synth layer: random topologies, and a simple producer of correct
+// algorithms for any collective on any topology (shortest-path trees per chunk, relays explicit),
+// so that the verifier and timing can be tested before and apart from the real producers.
+#pragma once
+
+#include <random>
+
+#include "synth/algorithm.hpp"
+#include "topo/topology.hpp"
+
+namespace tenet::synth::testing {
+
+// A random topology: 3..max_npus NPUs, up to 2 switches, heterogeneous and asymmetric links
+// (1-100 GB/s, 0-2 us), some parallel links, some router NPUs; always strongly connected.
+topo::Topology random_topology(std::mt19937_64& rng, int max_npus = 8);
+
+// A random collective over `t`: a random kind (or `kind`), all NPUs or a random subset of at least
+// two (reducing collectives always use all NPUs), 1..max_chunks chunks per NPU, a random root.
+Collective random_collective(std::mt19937_64& rng, const topo::Topology& t, int max_chunks = 2);
+
+// A correct algorithm: per chunk, a breadth-first tree from its holder to the ranks that need it
+// (copies), or towards its owner (reductions; All-Reduce then broadcasts the result back). Timed
+// under `model`.
+Algorithm tree_algorithm(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
+                         LinkModel model = LinkModel::Pipelined);
+
+// The first link from u to v.
+LinkId link_between(const topo::Topology& t, NodeId u, NodeId v);
+
+}  // namespace tenet::synth::testing

@@ -1,0 +1,121 @@
+#include "synth/timing.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "tests/synth/test_support.hpp"
+#include "topo/generators.hpp"
+
+namespace tenet::synth {
+namespace {
+
+using testing::link_between;
+
+constexpr Bytes kChunk = 1 << 20;            // 1 MiB
+constexpr Bandwidth kBw = 50'000'000'000;    // 50 GB/s
+constexpr Time kLat = 500'000;               // 0.5 us
+const Time kSer = transfer_time(kChunk, kBw);
+
+// Ring All-Gather on a unidirectional ring: at step s, NPU i forwards chunk (i - s) mod N.
+Algorithm ring_allgather(const topo::Topology& t, int n, LinkModel model) {
+  Algorithm a;
+  a.collective = Collective::over_all(t, CollectiveKind::AllGather);
+  a.chunk_bytes = kChunk;
+  a.link_model = model;
+  std::vector<TransferId> brought(n, -1);  // per chunk, its latest transfer
+  for (int s = 0; s < n - 1; ++s) {
+    std::vector<TransferId> next = brought;
+    for (int i = 0; i < n; ++i) {
+      ChunkId c = ((i - s) % n + n) % n;
+      std::vector<TransferId> deps;
+      if (brought[c] >= 0) deps.push_back(brought[c]);
+      LinkId l = link_between(t, i, (i + 1) % n);
+      next[c] = a.add(c, i, (i + 1) % n, std::span(&l, 1), Op::Copy, deps);
+    }
+    brought = next;
+  }
+  return a;
+}
+
+TEST(Timing, RingAllGatherEqualsTheClosedForm) {
+  for (int n : {2, 4, 8, 16}) {
+    auto t = topo::generate(fmt::format("ring:{},bidir=false,bw=50GB/s,lat=0.5us", n));
+    for (LinkModel m : {LinkModel::Pipelined, LinkModel::Hold}) {
+      Algorithm a = ring_allgather(t, n, m);
+      TimingResult r = time(t, a);
+      // (N-1)(alpha + (M/N)/B) with M/N = one chunk.
+      EXPECT_EQ(r.collective_time, (n - 1) * (kLat + kSer)) << n;
+      EXPECT_EQ(a.claimed_time, r.collective_time);
+      for (Time busy : r.link_busy)
+        EXPECT_EQ(busy, (n - 1) * (m == LinkModel::Pipelined ? kSer : kSer + kLat));
+    }
+  }
+}
+
+TEST(Timing, PipelinedLinksStreamBackToBackHoldDoesNot) {
+  auto t = topo::generate("line:2,bw=50GB/s,lat=0.5us");
+  LinkId l = link_between(t, 0, 1);
+  for (LinkModel m : {LinkModel::Pipelined, LinkModel::Hold}) {
+    Algorithm a;
+    a.collective = Collective::over_all(t, CollectiveKind::AllGather, 3);
+    a.chunk_bytes = kChunk;
+    a.link_model = m;
+    for (ChunkId c = 0; c < 3; ++c) a.add(c, 0, 1, std::span(&l, 1));
+    time(t, a);
+    for (TransferId i = 0; i < 3; ++i) {
+      Time gap = m == LinkModel::Pipelined ? kSer : kSer + kLat;
+      EXPECT_EQ(a[i].start, i * gap);
+      EXPECT_EQ(a[i].end, i * gap + kSer + kLat);
+    }
+  }
+}
+
+TEST(Timing, MultiHopRoutesThroughASwitch) {
+  // 0 -> switch at 50 GB/s, switch -> 1 at 25 GB/s: the narrowest bandwidth, the summed latency.
+  topo::TopologyBuilder b;
+  b.add_npu();
+  b.add_npu();
+  NodeId s = b.add_switch();
+  b.add_bidirectional(0, s, kBw, kLat);
+  b.add_bidirectional(s, 1, kBw / 2, 2 * kLat);
+  auto t = b.build();
+  std::vector<LinkId> route{link_between(t, 0, 2), link_between(t, 2, 1)};
+  for (LinkModel m : {LinkModel::Pipelined, LinkModel::Hold}) {
+    RouteCost c = route_cost(t, route, kChunk, m);
+    EXPECT_EQ(c.duration, transfer_time(kChunk, kBw / 2) + 3 * kLat);
+    EXPECT_EQ(c.occupancy, m == LinkModel::Pipelined ? transfer_time(kChunk, kBw / 2) : c.duration);
+  }
+}
+
+TEST(Timing, WaitsForDataDependenciesAndLinkOrder) {
+  auto t = topo::generate("line:3,bw=50GB/s,lat=0.5us");
+  Algorithm a;
+  a.collective = Collective::over_all(t, CollectiveKind::Broadcast);
+  a.chunk_bytes = kChunk;
+  LinkId l01 = link_between(t, 0, 1), l12 = link_between(t, 1, 2);
+  a.add(0, 0, 1, std::span(&l01, 1));
+  a.add(0, 1, 2, std::span(&l12, 1));  // no explicit dependency: waits for the chunk at npu1
+  time(t, a);
+  EXPECT_EQ(a[1].start, a[0].end);
+  EXPECT_EQ(a[1].end, 2 * (kSer + kLat));
+}
+
+TEST(Timing, RejectsBadReferences) {
+  auto t = topo::generate("line:2");
+  Algorithm a;
+  a.collective = Collective::over_all(t, CollectiveKind::AllGather);
+  a.chunk_bytes = kChunk;
+  LinkId bogus = 99;
+  a.add(0, 0, 1, std::span(&bogus, 1));
+  EXPECT_THROW(time(t, a), Error);
+  Algorithm b = a;
+  b = with_transfers(a, {});
+  TransferId later = 1;
+  LinkId l = 0;
+  b.add(0, 0, 1, std::span(&l, 1), Op::Copy, std::span(&later, 1));
+  b.add(1, 1, 0, std::span(&l, 1));
+  EXPECT_THROW(time(t, b), Error);
+}
+
+}  // namespace
+}  // namespace tenet::synth
