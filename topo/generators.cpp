@@ -81,6 +81,19 @@ void grid(const Params& p, Emitter& e, bool wrap) {
   }
 }
 
+// Two switch levels: `leaves` leaf switches with `per` NPUs each (NPU l*per + k on leaf l), and
+// `spines` spine switches each linked once to every leaf.
+void leaf_spine(Emitter& e, int leaves, int per, int spines, Bandwidth down_bw, Time down_lat,
+                Bandwidth up_bw, Time up_lat) {
+  std::vector<NodeId> spine;
+  for (int s = 0; s < spines; ++s) spine.push_back(e.sw(fmt::format("spine{}", s)));
+  for (int l = 0; l < leaves; ++l) {
+    NodeId leaf = e.sw(fmt::format("leaf{}", l));
+    for (int k = 0; k < per; ++k) e.bi(e.npu(l * per + k), leaf, down_bw, down_lat);
+    for (NodeId s : spine) e.bi(leaf, s, up_bw, up_lat);
+  }
+}
+
 const std::vector<Generator>& table() {
   static const std::vector<Generator> gens = [] {
     std::vector<Generator> g;
@@ -153,14 +166,8 @@ const std::vector<Generator>& table() {
                   "leafspine:4x8,spines=4,bw=100GB/s/50GB/s", "spines=S"},
                  {2}, 2, "50GB/s", "0.5us", {"spines"}, product,
                  [](const Params& p, Emitter& e) {
-                   int leaves = p.dim(0), per = p.dim(1), spines = p.int_opt("spines", per);
-                   std::vector<NodeId> spine;
-                   for (int s = 0; s < spines; ++s) spine.push_back(e.sw(fmt::format("spine{}", s)));
-                   for (int l = 0; l < leaves; ++l) {
-                     NodeId leaf = e.sw(fmt::format("leaf{}", l));
-                     for (int k = 0; k < per; ++k) e.bi(e.npu(l * per + k), leaf, p.b(0), p.l(0));
-                     for (NodeId s : spine) e.bi(leaf, s, p.b(1), p.l(1));
-                   }
+                   leaf_spine(e, p.dim(0), p.dim(1), p.int_opt("spines", p.dim(1)), p.b(0), p.l(0),
+                              p.b(1), p.l(1));
                  }});
     g.push_back({{"dragonfly", "GxAxP",
                   "dragonfly: G groups of A router switches with P NPUs each; routers of a group "
@@ -231,13 +238,7 @@ const std::vector<Generator>& table() {
                        for (int n = 0; n < nodes; ++n) e.bi(e.npu(n * per + k), rail, p.b(1), p.l(1));
                      }
                    } else {
-                     std::vector<NodeId> spines;
-                     for (int k = 0; k < per; ++k) spines.push_back(e.sw(fmt::format("spine{}", k)));
-                     for (int n = 0; n < nodes; ++n) {
-                       NodeId leaf = e.sw(fmt::format("leaf{}", n));
-                       for (int k = 0; k < per; ++k) e.bi(e.npu(n * per + k), leaf, p.b(1), p.l(1));
-                       for (NodeId s : spines) e.bi(leaf, s, p.b(1), p.l(1));
-                     }
+                     leaf_spine(e, nodes, per, per, p.b(1), p.l(1), p.b(1), p.l(1));
                    }
                  }});
     return g;
