@@ -14,5 +14,6 @@ inline int& verb_exit_code() {
 
 void add_topo_commands(CLI::App& app);
 void add_verify_command(CLI::App& app);
+void add_synth_command(CLI::App& app);
 
 }  // namespace tenet::cli

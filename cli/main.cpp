@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "tenet 0.1.0");
   tenet::cli::add_topo_commands(app);
+  tenet::cli::add_synth_command(app);
   tenet::cli::add_verify_command(app);
   try {
     app.parse(argc, argv);

@@ -44,6 +44,17 @@ std::vector<Cost> least_costs(const Topology& t, const BoostGraph& g, NodeId fro
   return dist;
 }
 
+Route make_route(const Topology& t, std::vector<LinkId> links) {
+  Route r;
+  r.links = std::move(links);
+  r.bottleneck = std::numeric_limits<Bandwidth>::max();
+  for (LinkId l : r.links) {
+    r.latency += t.link(l).latency;
+    r.bottleneck = std::min(r.bottleneck, t.link(l).bandwidth);
+  }
+  return r;
+}
+
 }  // namespace
 
 Router::Router(const Topology& t) : topo_(t) {}
@@ -73,14 +84,7 @@ std::vector<Route> Router::equal_cost_routes(NodeId src, NodeId dst, int limit) 
   auto walk = [&](auto&& self, NodeId at) -> void {
     if (static_cast<int>(out.size()) >= limit) return;
     if (at == dst) {
-      Route r;
-      r.links = path;
-      r.bottleneck = std::numeric_limits<Bandwidth>::max();
-      for (LinkId l : path) {
-        r.latency += topo_.link(l).latency;
-        r.bottleneck = std::min(r.bottleneck, topo_.link(l).bandwidth);
-      }
-      out.push_back(std::move(r));
+      out.push_back(make_route(topo_, path));
       return;
     }
     for (LinkId l : topo_.out_links(at)) {
@@ -91,6 +95,58 @@ std::vector<Route> Router::equal_cost_routes(NodeId src, NodeId dst, int limit) 
     }
   };
   walk(walk, src);
+  return out;
+}
+
+std::vector<std::vector<Route>> Router::switch_routes_from(NodeId src, int limit) const {
+  const Topology& t = topo_;
+  BoostGraph g = detail::boost_view(t);
+  // Only links leaving the source or a switch: routes whose interior nodes are all switches.
+  auto keep = [&](const BoostEdge& e) {
+    NodeId from = t.link(g[e]).src;
+    return from == src || t.is_switch(from);
+  };
+  boost::filtered_graph<BoostGraph, std::function<bool(const BoostEdge&)>> fg(g, keep);
+  std::vector<Cost> dist(t.num_nodes(), kInfinity);
+  auto weight = boost::make_function_property_map<BoostEdge, Cost>(
+      [&](const BoostEdge& e) { return Cost{t.link(g[e]).latency, 1}; });
+  boost::dijkstra_shortest_paths(
+      fg, static_cast<detail::BoostVertex>(src),
+      boost::weight_map(weight)
+          .distance_map(boost::make_iterator_property_map(dist.begin(), get(boost::vertex_index, g)))
+          .distance_compare(std::less<Cost>())
+          .distance_combine(CostPlus())
+          .distance_inf(kInfinity)
+          .distance_zero(Cost{0, 0}));
+  // A link x->y lies on a least-cost route iff x may forward and dist(x) + w == dist(y). Walk
+  // backwards from each NPU over such links, smallest link ids first, and reverse.
+  auto tight = [&](LinkId l) {
+    const Link& k = t.link(l);
+    return (k.src == src || t.is_switch(k.src)) && dist[k.src] != kInfinity &&
+           CostPlus()(dist[k.src], Cost{k.latency, 1}) == dist[k.dst];
+  };
+  std::vector<std::vector<Route>> out(t.num_npus());
+  std::vector<LinkId> path;
+  for (NodeId v = 0; v < t.num_npus(); ++v) {
+    if (v == src || dist[v] == kInfinity) continue;
+    std::vector<std::vector<LinkId>> found;
+    auto walk = [&](auto&& self, NodeId at) -> void {
+      if (static_cast<int>(found.size()) >= limit) return;
+      if (at == src) {
+        found.emplace_back(path.rbegin(), path.rend());
+        return;
+      }
+      for (LinkId l : t.in_links(at)) {
+        if (!tight(l)) continue;
+        path.push_back(l);
+        self(self, t.link(l).src);
+        path.pop_back();
+      }
+    };
+    walk(walk, v);
+    std::sort(found.begin(), found.end());
+    for (auto& links : found) out[v].push_back(make_route(t, std::move(links)));
+  }
   return out;
 }
 

@@ -28,6 +28,12 @@ class Router {
   // All least-cost routes, at most `limit`, in lexicographic order of their link ids.
   std::vector<Route> equal_cost_routes(NodeId src, NodeId dst, int limit = 16) const;
 
+  // From `src` to every other NPU reachable through switches only (no NPU inside, routers
+  // included): least-cost routes, at most `limit` per destination (a deterministic choice when
+  // there are more), sorted by link ids.
+  // One shortest-path search for all destinations. result[v] is empty when there is none.
+  std::vector<std::vector<Route>> switch_routes_from(NodeId src, int limit = 8) const;
+
  private:
   const Topology& topo_;
 };

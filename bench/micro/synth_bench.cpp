@@ -1,0 +1,97 @@
+// Synthesis speed and quality. The targets (All-Gather, pipelined links, 50 GB/s, 0.5 us):
+//   quality: <= 1.02 x (cut bound + one link latency) on meshes, tori and hypercubes of >= 64 NPUs
+//            with 4 chunks of 1 MiB per NPU;
+//   speed:   32x32 mesh k=1 < 1 s; 16x16 mesh k=4 < 1 s; 32x32 mesh k=4 < 10 s;
+//            64x64 torus k=1 < 30 s and 2 GiB; plus the scaling exponent over N from 64 to 4096.
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "synth/lower_bound.hpp"
+#include "synth/synthesizer.hpp"
+#include "topo/generators.hpp"
+
+namespace {
+
+using namespace tenet;
+
+constexpr Bytes kChunk = 1 << 20;
+
+void run(benchmark::State& state, const std::string& spec, int k, synth::ChunkPriority priority) {
+  const auto t = topo::generate(spec);
+  const auto c = synth::Collective::over_all(t, synth::CollectiveKind::AllGather, k);
+  synth::SynthOptions o;
+  o.priority = priority;
+  Time time = 0;
+  size_t transfers = 0;
+  for (auto _ : state) {
+    synth::Algorithm a = synth::synthesize(t, c, kChunk, o);
+    time = a.claimed_time;
+    transfers = a.size();
+  }
+  const synth::LowerBound b = synth::lower_bound(t, c, kChunk);
+  state.counters["npus"] = t.num_npus();
+  state.counters["transfers"] = static_cast<double>(transfers);
+  state.counters["ratio"] = static_cast<double>(time) / b.total;
+}
+
+// Spec strings with ':' cannot be macro tokens; name the cases instead.
+void Q(benchmark::State& s, const char* spec, synth::ChunkPriority p) { run(s, spec, 4, p); }
+const char* const kFamily[] = {"mesh2d:8x8", "torus2d:8x8", "mesh3d:4x4x4", "torus3d:4x4x4", "hypercube:64",
+                               "torus2d:16x16", "hypercube:256", "torus3d:8x8x8"};
+int register_quality() {
+  for (const char* spec : kFamily)
+    for (auto [p, name] : {std::pair{synth::ChunkPriority::Scarce, "scarce"}, std::pair{synth::ChunkPriority::Rarest, "rarest"},
+                           std::pair{synth::ChunkPriority::Random, "random"}})
+      benchmark::RegisterBenchmark(fmt::format("Quality/{}/k4/{}", spec, name).c_str(), Q, spec, p)
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(1);
+  return 0;
+}
+const int quality_registered = register_quality();
+
+// Speed targets.
+void Speed(benchmark::State& s, const char* spec, int k) { run(s, spec, k, synth::ChunkPriority::Scarce); }
+int register_speed() {
+  for (auto [spec, k] : {std::pair{"mesh2d:32x32", 1}, std::pair{"mesh2d:16x16", 4}, std::pair{"mesh2d:32x32", 4},
+                         std::pair{"torus2d:64x64", 1}})
+    benchmark::RegisterBenchmark(fmt::format("Speed/{}/k{}", spec, k).c_str(), Speed, spec, k)
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(1);
+  return 0;
+}
+const int speed_registered = register_speed();
+
+// Scaling: 2-D tori of 64 .. 4096 NPUs, k = 1, and the exponent of synthesis time over N fitted
+// by least squares on log-log (reported as the counter "exponent").
+void BM_ScalingExponent(benchmark::State& state) {
+  std::vector<double> xs, ys;
+  for (auto _ : state) {
+    xs.clear();
+    ys.clear();
+    for (int side = 8; side <= 64; side *= 2) {
+      const auto t = topo::generate(fmt::format("torus2d:{}x{}", side, side));
+      const auto c = synth::Collective::over_all(t, synth::CollectiveKind::AllGather, 1);
+      const auto begin = std::chrono::steady_clock::now();
+      benchmark::DoNotOptimize(synth::synthesize(t, c, kChunk));
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+      xs.push_back(std::log(static_cast<double>(side * side)));
+      ys.push_back(std::log(seconds));
+      state.counters[fmt::format("s_at_N{}", side * side)] = seconds;
+    }
+  }
+  const double n = static_cast<double>(xs.size());
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    sx += xs[i];
+    sy += ys[i];
+    sxx += xs[i] * xs[i];
+    sxy += xs[i] * ys[i];
+  }
+  state.counters["exponent"] = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+}
+BENCHMARK(BM_ScalingExponent)->Unit(benchmark::kSecond)->Iterations(1);
+
+}  // namespace

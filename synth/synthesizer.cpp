@@ -1,0 +1,722 @@
+#include "synth/synthesizer.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <queue>
+#include <random>
+#include <thread>
+
+#include "synth/timing.hpp"
+#include "topo/error.hpp"
+#include "topo/routing.hpp"
+
+namespace tenet::synth {
+
+std::string_view to_string(ChunkPriority p) {
+  switch (p) {
+    case ChunkPriority::Scarce: return "scarce";
+    case ChunkPriority::Rarest: return "rarest";
+    case ChunkPriority::Random: return "random";
+    case ChunkPriority::Lowest: return "lowest";
+  }
+  return "?";
+}
+
+ChunkPriority parse_chunk_priority(std::string_view name) {
+  for (ChunkPriority p : {ChunkPriority::Scarce, ChunkPriority::Rarest, ChunkPriority::Random, ChunkPriority::Lowest})
+    if (to_string(p) == name) return p;
+  throw Error(fmt::format("unknown chunk priority '{}' (scarce, rarest, random or lowest)", name));
+}
+
+namespace {
+
+using ChannelId = int32_t;
+
+// A way for one NPU to send to another: a direct link, or a route through switches.
+struct Channel {
+  NodeId src, dst;
+  uint32_t route_begin, route_size;
+  Time duration, occupancy;
+};
+
+class ChannelGraph {
+ public:
+  ChannelGraph(const topo::Topology& t, Bytes chunk_bytes, LinkModel model, int ecmp) : t_(t) {
+    for (LinkId l = 0; l < t.num_links(); ++l) {
+      const topo::Link& k = t.link(l);
+      if (t.is_npu(k.src) && t.is_npu(k.dst)) add(k.src, k.dst, std::span(&l, 1), chunk_bytes, model);
+    }
+    if (t.num_switches() > 0) {
+      topo::Router router(t);
+      for (NodeId u = 0; u < t.num_npus(); ++u) {
+        auto routes = router.switch_routes_from(u, ecmp);
+        for (NodeId v = 0; v < t.num_npus(); ++v)
+          for (const topo::Route& r : routes[v]) add(u, v, r.links, chunk_bytes, model);
+      }
+    }
+    csr(out_offset_, out_, [&](const Channel& c) { return std::vector<int>{c.src}; }, t.num_npus());
+    csr(in_offset_, in_, [&](const Channel& c) { return std::vector<int>{c.dst}; }, t.num_npus());
+    csr(link_offset_, on_link_, [&](const Channel& c) {
+      auto r = route(c);
+      return std::vector<int>(r.begin(), r.end());
+    }, t.num_links());
+  }
+
+  size_t size() const { return channels_.size(); }
+  const Channel& operator[](ChannelId id) const { return channels_[id]; }
+  std::span<const LinkId> route(const Channel& c) const { return {routes_.data() + c.route_begin, c.route_size}; }
+  std::span<const ChannelId> out(NodeId u) const { return slice(out_offset_, out_, u); }
+  std::span<const ChannelId> in(NodeId v) const { return slice(in_offset_, in_, v); }
+  std::span<const ChannelId> on_link(LinkId l) const { return slice(link_offset_, on_link_, l); }
+
+  // Hop distances between NPUs over channels, from `from` (forward) or to it (reverse).
+  std::vector<int> hops(NodeId from, bool reverse) const {
+    std::vector<int> d(t_.num_npus(), -1);
+    std::vector<NodeId> q{from};
+    d[from] = 0;
+    for (size_t i = 0; i < q.size(); ++i)
+      for (ChannelId c : reverse ? in(q[i]) : out(q[i])) {
+        NodeId w = reverse ? channels_[c].src : channels_[c].dst;
+        if (d[w] < 0) {
+          d[w] = d[q[i]] + 1;
+          q.push_back(w);
+        }
+      }
+    return d;
+  }
+
+ private:
+  void add(NodeId u, NodeId v, std::span<const LinkId> route, Bytes bytes, LinkModel model) {
+    const RouteCost cost = route_cost(t_, route, bytes, model);
+    channels_.push_back({u, v, static_cast<uint32_t>(routes_.size()), static_cast<uint32_t>(route.size()),
+                         cost.duration, cost.occupancy});
+    routes_.insert(routes_.end(), route.begin(), route.end());
+  }
+  template <typename Keys>
+  void csr(std::vector<int64_t>& offset, std::vector<ChannelId>& ids, Keys keys, int n) {
+    offset.assign(n + 1, 0);
+    for (const Channel& c : channels_)
+      for (int k : keys(c)) ++offset[k + 1];
+    std::partial_sum(offset.begin(), offset.end(), offset.begin());
+    ids.resize(offset.back());
+    std::vector<int64_t> next(offset.begin(), offset.end() - 1);
+    for (ChannelId id = 0; id < static_cast<ChannelId>(channels_.size()); ++id)
+      for (int k : keys(channels_[id])) ids[next[k]++] = id;
+  }
+  static std::span<const ChannelId> slice(const std::vector<int64_t>& off, const std::vector<ChannelId>& ids, int k) {
+    return {ids.data() + off[k], static_cast<size_t>(off[k + 1] - off[k])};
+  }
+
+  const topo::Topology& t_;
+  std::vector<Channel> channels_;
+  std::vector<LinkId> routes_;
+  std::vector<int64_t> out_offset_, in_offset_, link_offset_;
+  std::vector<ChannelId> out_, in_, on_link_;
+};
+
+// One transfer as the matcher decides it. `dep` is the transfer that brought the chunk to the
+// source (-1 when the source held it from the start).
+struct Raw {
+  ChunkId chunk;
+  ChannelId channel;
+  Time start, end;
+  int32_t dep;
+};
+
+// The event loop shared by both matchers: arrivals and link releases in time order; after each
+// instant's events, the dirty channels are matched, fastest first.
+class EventLoop {
+ public:
+  EventLoop(const topo::Topology& t, const ChannelGraph& g) : g_(g), link_free_(t.num_links(), 0), dirty_flag_(g.size(), 0) {
+    for (ChannelId c = 1; c < static_cast<ChannelId>(g.size()); ++c) uniform_ = uniform_ && g[c].duration == g[0].duration;
+    // Events scheduled `delay` after now are pushed in time order for a fixed delay: one FIFO per
+    // distinct delay (and kind), and a small heap of the FIFOs' heads, instead of one big heap.
+    std::vector<Time> delays;
+    for (ChannelId c = 0; c < static_cast<ChannelId>(g.size()); ++c) {
+      delays.push_back(g[c].duration);
+      delays.push_back(g[c].occupancy);
+    }
+    std::sort(delays.begin(), delays.end());
+    delays.erase(std::unique(delays.begin(), delays.end()), delays.end());
+    arrival_class_.resize(g.size());
+    free_class_.resize(g.size());
+    for (ChannelId c = 0; c < static_cast<ChannelId>(g.size()); ++c) {
+      auto index = [&](Time d) { return static_cast<int>(std::lower_bound(delays.begin(), delays.end(), d) - delays.begin()); };
+      arrival_class_[c] = 2 * index(g[c].duration);
+      free_class_[c] = 2 * index(g[c].occupancy) + 1;
+    }
+    fifos_.resize(2 * delays.size());
+  }
+
+  void mark_dirty(ChannelId c) {
+    if (!dirty_flag_[c]) {
+      dirty_flag_[c] = 1;
+      dirty_.push_back(c);
+    }
+  }
+  void mark_all_dirty() {
+    for (ChannelId c = 0; c < static_cast<ChannelId>(g_.size()); ++c) mark_dirty(c);
+  }
+  bool free_at(const Channel& c, Time t) const {
+    for (LinkId l : g_.route(c))
+      if (link_free_[l] > t) return false;
+    return true;
+  }
+  // Occupies the channel's links from `t`; returns the arrival time.
+  Time occupy(ChannelId id, Time t, int32_t transfer) {
+    const Channel& c = g_[id];
+    for (LinkId l : g_.route(c)) {
+      link_free_[l] = t + c.occupancy;
+      push(free_class_[id], {t + c.occupancy, 1, l});
+    }
+    push(arrival_class_[id], {t + c.duration, 0, transfer});
+    return t + c.duration;
+  }
+
+  // Runs until no event is left. `arrive(transfer)` handles an arrival; `match(channel, now)`
+  // tries a dirty channel that is free.
+  template <typename Arrive, typename Match>
+  void run(Arrive&& arrive, Match&& match) {
+    Time now = 0;
+    process(now, match);
+    while (!heads_.empty()) {
+      now = heads_.top().event.time;
+      while (!heads_.empty() && heads_.top().event.time == now) {
+        const Event e = pop();
+        if (e.kind == 0) {
+          arrive(e.id);
+        } else if (link_free_[e.id] <= now) {
+          for (ChannelId c : g_.on_link(e.id)) mark_dirty(c);
+        }
+      }
+      process(now, match);
+    }
+  }
+
+ private:
+  struct Event {
+    Time time;
+    int kind;  // 0 arrival (id = transfer), 1 link free (id = link)
+    int32_t id;
+    bool operator>(const Event& o) const {
+      if (time != o.time) return time > o.time;
+      if (kind != o.kind) return kind > o.kind;
+      return id > o.id;
+    }
+  };
+  struct Head {
+    Event event;
+    int fifo;
+    bool operator>(const Head& o) const { return event > o.event; }
+  };
+  struct Fifo {
+    std::vector<Event> items;
+    size_t front = 0;
+  };
+  void push(int fifo, const Event& e) {
+    Fifo& f = fifos_[fifo];
+    if (f.front == f.items.size()) {
+      f.items.clear();
+      f.front = 0;
+      heads_.push({e, fifo});
+    }
+    f.items.push_back(e);
+  }
+  Event pop() {
+    const int fifo = heads_.top().fifo;
+    heads_.pop();
+    Fifo& f = fifos_[fifo];
+    const Event e = f.items[f.front++];
+    if (f.front < f.items.size()) {
+      heads_.push({f.items[f.front], fifo});
+      if (f.front > 4096 && 2 * f.front > f.items.size()) {  // drop what was consumed
+        f.items.erase(f.items.begin(), f.items.begin() + static_cast<std::ptrdiff_t>(f.front));
+        f.front = 0;
+      }
+    }
+    return e;
+  }
+  template <typename Match>
+  void process(Time now, Match& match) {
+    if (dirty_.empty()) return;
+    if (!uniform_)
+      std::sort(dirty_.begin(), dirty_.end(), [&](ChannelId a, ChannelId b) {
+        return g_[a].duration != g_[b].duration ? g_[a].duration < g_[b].duration : a < b;
+      });
+    batch_.swap(dirty_);  // matching may dirty channels again: they go to the next round
+    dirty_.clear();
+    for (ChannelId c : batch_) dirty_flag_[c] = 0;
+    for (ChannelId c : batch_)
+      if (free_at(g_[c], now)) match(c, now);
+  }
+
+  const ChannelGraph& g_;
+  bool uniform_ = true;  // every channel equally fast: match in the order they became dirty
+  std::vector<Time> link_free_;
+  std::vector<char> dirty_flag_;
+  std::vector<ChannelId> dirty_, batch_;
+  std::vector<int> arrival_class_, free_class_;  // per channel, its FIFO for each kind of event
+  std::vector<Fifo> fifos_;
+  std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heads_;
+};
+
+// Spreads chunks: every NPU ends with the chunks it needs (All-Gather, Broadcast; relays need
+// everything). Chunk ids are permuted by the seed so that ties break differently per seed.
+class Spreader {
+ public:
+  Spreader(const topo::Topology& t, const ChannelGraph& g, int chunks, const SynthOptions& o)
+      : t_(t), g_(g), n_(t.num_npus()), chunks_(chunks), words_((chunks + 63) / 64), opt_(o),
+        holds_(static_cast<size_t>(n_) * words_, 0), want_(holds_.size(), 0), count_(chunks, 0),
+        brought_(static_cast<size_t>(n_) * chunks, -1), perm_(chunks), unperm_(chunks) {
+    std::iota(perm_.begin(), perm_.end(), 0);
+    if (o.priority != ChunkPriority::Lowest) {
+      std::mt19937_64 rng(o.seed);
+      std::shuffle(perm_.begin(), perm_.end(), rng);
+    }
+    for (int c = 0; c < chunks; ++c) unperm_[perm_[c]] = c;
+  }
+  void hold(NodeId v, ChunkId c) {
+    int p = perm_[c];
+    holds_[v * words_ + p / 64] |= uint64_t{1} << (p % 64);
+    ++count_[p];
+  }
+  void need(NodeId v, ChunkId c) {
+    int p = perm_[c];
+    if (holds_[v * words_ + p / 64] >> (p % 64) & 1) return;
+    uint64_t& w = want_[v * words_ + p / 64];
+    if (!(w >> (p % 64) & 1)) {
+      w |= uint64_t{1} << (p % 64);
+      ++remaining_;
+    }
+  }
+
+  std::vector<Raw> run() {
+    EventLoop loop(t_, g_);
+    const int64_t total = std::max<int64_t>(1, remaining_);
+    raw_.reserve(static_cast<size_t>(remaining_));
+    int64_t reported = 0;
+    loop.mark_all_dirty();
+    auto arrive = [&](int32_t x) {
+      const Raw& r = raw_[x];
+      const NodeId v = g_[r.channel].dst;
+      const int p = perm_[r.chunk];
+      holds_[v * words_ + p / 64] |= uint64_t{1} << (p % 64);
+      ++count_[p];
+      brought_[static_cast<size_t>(v) * chunks_ + r.chunk] = x;
+      --remaining_;
+      for (ChannelId c : g_.out(v)) loop.mark_dirty(c);
+      if (opt_.progress && total - remaining_ - reported >= total / 100 + 1) {
+        reported = total - remaining_;
+        opt_.progress(static_cast<double>(reported) / total);
+      }
+    };
+    auto match = [&](ChannelId id, Time now) {
+      const Channel& ch = g_[id];
+      const int p = pick(ch.src, ch.dst);
+      if (p < 0) return;
+      want_[ch.dst * words_ + p / 64] &= ~(uint64_t{1} << (p % 64));
+      const ChunkId c = unperm_[p];
+      const int32_t x = static_cast<int32_t>(raw_.size());
+      raw_.push_back({c, id, now, 0, brought_[static_cast<size_t>(ch.src) * chunks_ + c]});
+      raw_.back().end = loop.occupy(id, now, x);
+    };
+    loop.run(arrive, match);
+    if (remaining_ > 0) throw Error(fmt::format("synthesis is stuck: {} chunk deliveries cannot be made through "
+                                                "the topology's links and switch routes", remaining_));
+    return std::move(raw_);
+  }
+
+ private:
+  // The best chunk (permuted id) u holds and v wants, or -1.
+  int pick(NodeId u, NodeId v) const {
+    const uint64_t* h = &holds_[u * words_];
+    const uint64_t* w = &want_[v * words_];
+    if (opt_.priority == ChunkPriority::Random || opt_.priority == ChunkPriority::Lowest) {
+      for (int i = 0; i < words_; ++i)
+        if (uint64_t m = h[i] & w[i]) return i * 64 + std::countr_zero(m);
+      return -1;
+    }
+    // Who else could deliver to v: the sources of v's other in-channels (at most 64).
+    suppliers_.clear();
+    if (opt_.priority == ChunkPriority::Scarce)
+      for (ChannelId c : g_.in(v))
+        if (g_[c].src != u && suppliers_.size() < 64) suppliers_.push_back(&holds_[g_[c].src * words_]);
+    int best = -1, best_level = 8;
+    for (int i = 0; i < words_; ++i) {
+      const uint64_t m = h[i] & w[i];
+      if (!m) continue;
+      // Per candidate bit, how many other suppliers hold it: a 3-bit counter sliced over three
+      // words (saturating at 7), so one pass over the suppliers serves all 64 chunks of the word.
+      uint64_t c0 = 0, c1 = 0, c2 = 0;
+      for (const uint64_t* sup : suppliers_) {
+        const uint64_t x = sup[i] & m;
+        const uint64_t carry0 = c0 & x;
+        c0 ^= x;
+        const uint64_t carry1 = c1 & carry0;
+        c1 ^= carry0;
+        c2 |= carry1;
+      }
+      for (int level = 0; level <= std::min(best_level, 7); ++level) {
+        uint64_t at = m & (level & 1 ? c0 : ~c0) & (level & 2 ? c1 : ~c1) & (level & 4 ? c2 : ~c2);
+        if (!at) continue;
+        for (; at; at &= at - 1) {  // the rarest among the scarcest
+          const int p = i * 64 + std::countr_zero(at);
+          if (level < best_level || count_[p] < count_[best]) {
+            best = p;
+            best_level = level;
+          }
+        }
+        break;
+      }
+    }
+    return best;
+  }
+
+  const topo::Topology& t_;
+  const ChannelGraph& g_;
+  const int n_, chunks_, words_;
+  const SynthOptions& opt_;
+  std::vector<uint64_t> holds_, want_;
+  std::vector<int> count_;
+  std::vector<int32_t> brought_;
+  std::vector<int> perm_, unperm_;
+  std::vector<Raw> raw_;
+  int64_t remaining_ = 0;
+  mutable std::vector<const uint64_t*> suppliers_;
+};
+
+// Routes chunks that each have one destination (Scatter, All-to-All) along shortest channel paths,
+// the chunk with the longest way still to go first.
+class Router {
+ public:
+  Router(const topo::Topology& t, const ChannelGraph& g, const SynthOptions& o) : t_(t), g_(g), opt_(o), outbox_(t.num_npus()) {}
+
+  void add(ChunkId c, NodeId at, NodeId target) {
+    if (at == target) return;
+    if (dist_to_.find(target) == dist_to_.end()) dist_to_[target] = g_.hops(target, true);
+    if (dist_to_[target][at] < 0)
+      throw Error(fmt::format("synthesis is stuck: NPU {} cannot reach NPU {} through channels", at, target));
+    items_.push_back({c, target, -1});
+    outbox_[at].push_back(static_cast<int32_t>(items_.size() - 1));
+  }
+
+  std::vector<Raw> run() {
+    EventLoop loop(t_, g_);
+    int64_t remaining = static_cast<int64_t>(items_.size());
+    const int64_t total = std::max<int64_t>(1, remaining);
+    loop.mark_all_dirty();
+    std::vector<int32_t> item_of;  // per raw transfer
+    auto arrive = [&](int32_t x) {
+      const NodeId v = g_[raw_[x].channel].dst;
+      Item& it = items_[item_of[x]];
+      it.last = x;
+      if (v == it.target) {
+        --remaining;
+        if (opt_.progress && remaining % (total / 100 + 1) == 0)
+          opt_.progress(1.0 - static_cast<double>(remaining) / total);
+        return;
+      }
+      outbox_[v].push_back(item_of[x]);
+      for (ChannelId c : g_.out(v)) loop.mark_dirty(c);
+    };
+    auto match = [&](ChannelId id, Time now) {
+      const Channel& ch = g_[id];
+      auto& box = outbox_[ch.src];
+      int best = -1, best_left = -1;
+      for (size_t i = 0; i < box.size(); ++i) {
+        const Item& it = items_[box[i]];
+        const std::vector<int>& d = dist_to_.at(it.target);
+        if (d[ch.dst] < 0 || d[ch.dst] >= d[ch.src]) continue;  // not on a shortest way
+        if (d[ch.src] > best_left) {
+          best = static_cast<int>(i);
+          best_left = d[ch.src];
+        }
+      }
+      if (best < 0) return;
+      const int32_t item = box[best];
+      box.erase(box.begin() + best);
+      const int32_t x = static_cast<int32_t>(raw_.size());
+      raw_.push_back({items_[item].chunk, id, now, 0, items_[item].last});
+      item_of.push_back(item);
+      raw_.back().end = loop.occupy(id, now, x);
+    };
+    loop.run(arrive, match);
+    if (remaining > 0) throw Error(fmt::format("synthesis is stuck: {} chunks never reach their destination", remaining));
+    return std::move(raw_);
+  }
+
+ private:
+  struct Item {
+    ChunkId chunk;
+    NodeId target;
+    int32_t last;  // the raw transfer that brought it where it is, or -1
+  };
+  const topo::Topology& t_;
+  const ChannelGraph& g_;
+  const SynthOptions& opt_;
+  std::vector<std::vector<int32_t>> outbox_;
+  std::vector<Item> items_;
+  std::map<NodeId, std::vector<int>> dist_to_;
+  std::vector<Raw> raw_;
+};
+
+// NPUs on shortest channel paths from any of `from` to any of `to`: the relays a spread needs.
+std::vector<char> relays(const ChannelGraph& g, int n, const std::vector<NodeId>& from, const std::vector<NodeId>& to) {
+  std::vector<char> on(n, 0);
+  std::vector<std::vector<int>> d_to;
+  for (NodeId b : to) d_to.push_back(g.hops(b, true));
+  for (NodeId a : from) {
+    std::vector<int> d_from = g.hops(a, false);
+    for (size_t j = 0; j < to.size(); ++j) {
+      const int total = d_from[to[j]];
+      if (total < 0) continue;
+      for (NodeId x = 0; x < n; ++x)
+        if (d_from[x] >= 0 && d_to[j][x] >= 0 && d_from[x] + d_to[j][x] == total) on[x] = 1;
+    }
+  }
+  return on;
+}
+
+// The forward problem a collective reduces to.
+enum class Shape { Spread, Route };
+
+struct Plan {
+  Shape shape;
+  bool reversed;  // synthesize on the reversed topology and reverse time
+  bool reduce;    // the reversed transfers reduce
+};
+
+Plan plan_for(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::AllGather:
+    case CollectiveKind::Broadcast: return {Shape::Spread, false, false};
+    case CollectiveKind::ReduceScatter:
+    case CollectiveKind::Reduce: return {Shape::Spread, true, true};
+    case CollectiveKind::Scatter:
+    case CollectiveKind::AllToAll: return {Shape::Route, false, false};
+    case CollectiveKind::Gather: return {Shape::Route, true, false};
+    case CollectiveKind::AllReduce: break;
+  }
+  throw Error("All-Reduce has no single plan");
+}
+
+// The forward version of `c` (what runs on the reversed topology for the reversed plans):
+// Reduce-Scatter -> All-Gather, Reduce -> Broadcast, Gather -> Scatter.
+CollectiveKind forward_kind(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::ReduceScatter: return CollectiveKind::AllGather;
+    case CollectiveKind::Reduce: return CollectiveKind::Broadcast;
+    case CollectiveKind::Gather: return CollectiveKind::Scatter;
+    default: return k;
+  }
+}
+
+std::vector<Raw> run_forward(const topo::Topology& t, const ChannelGraph& g, const Collective& c,
+                             const SynthOptions& o) {
+  const int p = c.num_ranks();
+  const ChunkId chunks = c.num_chunks();
+  if (plan_for(c.kind).shape == Shape::Route) {
+    Router r(t, g, o);
+    for (ChunkId ch = 0; ch < chunks; ++ch) {
+      int target = c.needed_by(ch);
+      r.add(ch, c.ranks[c.origin(ch)], c.ranks[target]);
+    }
+    return r.run();
+  }
+  Spreader s(t, g, chunks, o);
+  for (ChunkId ch = 0; ch < chunks; ++ch) s.hold(c.ranks[c.origin(ch)], ch);
+  std::vector<char> takes(t.num_npus(), 0);
+  for (NodeId v : c.ranks) takes[v] = 1;
+  if (p < t.num_npus()) {
+    std::vector<NodeId> sources = c.kind == CollectiveKind::Broadcast ? std::vector<NodeId>{c.ranks[c.root]} : c.ranks;
+    std::vector<char> on = relays(g, t.num_npus(), sources, c.ranks);
+    for (NodeId v = 0; v < t.num_npus(); ++v) takes[v] = takes[v] || on[v];
+  }
+  for (NodeId v = 0; v < t.num_npus(); ++v)
+    if (takes[v])
+      for (ChunkId ch = 0; ch < chunks; ++ch) s.need(v, ch);
+  return s.run();
+}
+
+Algorithm empty_algorithm(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, const SynthOptions& o) {
+  Algorithm a;
+  a.name = "tenet";
+  a.collective = c;
+  a.topology_fingerprint = t.fingerprint();
+  a.topology_name = t.name();
+  a.chunk_bytes = chunk_bytes;
+  a.link_model = o.link_model;
+  return a;
+}
+
+// The matcher's transfers as an (untimed) algorithm on `t`: as they are (forward), or, for the
+// reversed plans, with time and direction turned around: the forward problem ran on the reversed
+// topology, whose link l is t's link l backwards.
+Algorithm build(const topo::Topology& t, const ChannelGraph& g, const std::vector<Raw>& raw, const Plan& plan,
+                const Collective& c, Bytes chunk_bytes, const SynthOptions& o) {
+  Algorithm a = empty_algorithm(t, c, chunk_bytes, o);
+  const size_t n = raw.size();
+  size_t route_links = 0;
+  for (const Raw& r : raw) route_links += g[r.channel].route_size;
+  a.reserve(n, route_links, n);
+  std::vector<LinkId> route;
+  if (!plan.reversed) {  // already in start order; dep = the transfer that brought the chunk
+    for (const Raw& r : raw) {
+      const Channel& ch = g[r.channel];
+      a.add(r.chunk, ch.src, ch.dst, g.route(ch), Op::Copy,
+            r.dep >= 0 ? std::span(&r.dep, 1) : std::span<const TransferId>());
+    }
+    return a;
+  }
+  // Reversed: forward transfer y depended on x (x brought the chunk to y's source), so the
+  // reversed x waits for the reversed y. In reversed time, order by decreasing forward end.
+  std::vector<int32_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t x, int32_t y) { return raw[x].end > raw[y].end; });
+  std::vector<TransferId> index(n);
+  for (size_t k = 0; k < n; ++k) index[order[k]] = static_cast<TransferId>(k);
+  std::vector<int64_t> offset(n + 1, 0);  // children of each forward transfer
+  for (const Raw& r : raw)
+    if (r.dep >= 0) ++offset[r.dep + 1];
+  std::partial_sum(offset.begin(), offset.end(), offset.begin());
+  std::vector<TransferId> children(offset.back());
+  std::vector<int64_t> next(offset.begin(), offset.end() - 1);
+  for (size_t i = 0; i < n; ++i)
+    if (raw[i].dep >= 0) children[next[raw[i].dep]++] = index[i];
+  std::vector<char> member(t.num_nodes(), 0);
+  for (NodeId v : c.ranks) member[v] = 1;
+  // A node that holds nothing (a relay outside the communicator) takes its first partial as a
+  // copy; later ones reduce into it and wait for that copy.
+  std::map<std::pair<NodeId, ChunkId>, TransferId> first_copy;
+  std::vector<TransferId> deps;
+  for (size_t k = 0; k < n; ++k) {
+    const Raw& r = raw[order[k]];
+    const Channel& ch = g[r.channel];
+    auto fwd = g.route(ch);
+    route.assign(fwd.rbegin(), fwd.rend());
+    deps.assign(children.begin() + offset[order[k]], children.begin() + offset[order[k] + 1]);
+    Op op = plan.reduce ? Op::Reduce : Op::Copy;
+    if (plan.reduce && !member[ch.src]) {
+      auto [it, inserted] = first_copy.emplace(std::pair(ch.src, r.chunk), static_cast<TransferId>(k));
+      if (inserted) op = Op::Copy;
+      else deps.push_back(it->second);
+    }
+    std::sort(deps.begin(), deps.end());
+    a.add(r.chunk, ch.dst, ch.src, route, op, deps);
+  }
+  return a;
+}
+
+Algorithm synthesize_plan(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, const SynthOptions& o) {
+  const Plan plan = plan_for(c.kind);
+  Collective forward = c;
+  forward.kind = forward_kind(c.kind);
+  if (!plan.reversed) {
+    ChannelGraph g(t, chunk_bytes, o.link_model, o.ecmp_routes);
+    return build(t, g, run_forward(t, g, forward, o), plan, c, chunk_bytes, o);
+  }
+  const topo::Topology rt = topo::reversed(t);
+  ChannelGraph g(rt, chunk_bytes, o.link_model, o.ecmp_routes);
+  return build(t, g, run_forward(rt, g, forward, o), plan, c, chunk_bytes, o);
+}
+
+Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, const SynthOptions& o) {
+  if (c.kind != CollectiveKind::AllReduce) {
+    Algorithm a = synthesize_plan(t, c, chunk_bytes, o);
+    time(t, a);
+    return a;
+  }
+  // Reduce-Scatter, then All-Gather; each chunk's All-Gather waits only for its own reduction.
+  Collective rs = c, ag = c;
+  rs.kind = CollectiveKind::ReduceScatter;
+  ag.kind = CollectiveKind::AllGather;
+  SynthOptions half = o;
+  if (o.progress) half.progress = [&](double f) { o.progress(f / 2); };
+  Algorithm first = synthesize_plan(t, rs, chunk_bytes, half);
+  if (o.progress) half.progress = [&](double f) { o.progress(0.5 + f / 2); };
+  const Algorithm second = synthesize_plan(t, ag, chunk_bytes, half);
+  const auto offset = static_cast<TransferId>(first.size());
+  // The reductions that complete each chunk at its owner.
+  std::vector<std::vector<TransferId>> completing(c.num_chunks());
+  for (TransferId i = 0; i < offset; ++i)
+    if (first[i].dst == c.ranks[c.origin(first[i].chunk)]) completing[first[i].chunk].push_back(i);
+  first.collective = c;
+  std::vector<TransferId> deps;
+  for (TransferId i = 0; i < static_cast<TransferId>(second.size()); ++i) {
+    const Transfer& x = second[i];
+    deps.clear();
+    for (TransferId d : second.deps(i)) deps.push_back(d + offset);
+    if (x.src == c.ranks[c.origin(x.chunk)]) deps.insert(deps.end(), completing[x.chunk].begin(), completing[x.chunk].end());
+    first.add(x.chunk, x.src, x.dst, second.route(i), Op::Copy, deps);
+  }
+  time(t, first);
+  return first;
+}
+
+}  // namespace
+
+Algorithm synthesize(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, const SynthOptions& o) {
+  c.validate(t);
+  if (chunk_bytes < 1) throw Error("chunk size must be at least 1 byte");
+  if (o.restarts < 1) throw Error("restarts must be at least 1");
+  if (o.restarts == 1) return synthesize_once(t, c, chunk_bytes, o);
+  // Seeds seed .. seed+K-1 on all cores; the fastest wins, ties to the lowest seed.
+  const int k = o.restarts;
+  std::vector<std::optional<Algorithm>> results(k);
+  std::vector<std::exception_ptr> errors(k);
+  std::atomic<int> next{0};
+  auto worker = [&] {
+    for (int i = next++; i < k; i = next++) {
+      SynthOptions mine = o;
+      mine.seed = o.seed + static_cast<uint64_t>(i);
+      mine.progress = nullptr;
+      try {
+        results[i] = synthesize_once(t, c, chunk_bytes, mine);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  const int threads = std::max(1, std::min<int>(k, static_cast<int>(std::thread::hardware_concurrency())));
+  std::vector<std::thread> pool;
+  for (int i = 0; i < threads; ++i) pool.emplace_back(worker);
+  for (std::thread& th : pool) th.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  int best = 0;
+  for (int i = 1; i < k; ++i)
+    if (results[i]->claimed_time < results[best]->claimed_time) best = i;
+  if (o.progress) o.progress(1.0);
+  return std::move(*results[best]);
+}
+
+ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Bytes total_bytes,
+                                      const SynthOptions& o, int max_chunks_per_npu) {
+  ChunkingResult best;
+  int worse = 0;
+  for (int k = 1; k <= max_chunks_per_npu; k *= 2) {
+    c.chunks_per_npu = k;
+    const Bytes chunk = c.chunk_bytes_for(total_bytes);
+    if (chunk < 1) break;
+    SynthOptions quiet = o;
+    quiet.progress = nullptr;
+    Algorithm a = synthesize(t, c, chunk, quiet);
+    best.tried.emplace_back(k, a.claimed_time);
+    if (best.tried.size() == 1 || a.claimed_time < best.algorithm.claimed_time) {
+      best.algorithm = std::move(a);
+      best.chunks_per_npu = k;
+      worse = 0;
+    } else if (++worse == 2) {
+      break;
+    }
+  }
+  return best;
+}
+
+}  // namespace tenet::synth

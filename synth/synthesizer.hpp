@@ -1,0 +1,64 @@
+// The TEN synthesizer: a link-chunk matcher on the time-expanded network.
+//
+// Time advances from event to event (arrivals, links becoming free). At each event, every channel
+// that may have become useful (one of its links freed, or its source received a chunk) is matched
+// with the best chunk its source holds and its destination still needs. A channel is a direct
+// NPU-to-NPU link, or a least-cost route through switches (several when equal-cost routes exist).
+// Work per event is proportional to the channels touched and the chunk words they compare, never
+// to N^2 pairs; who-holds-what is a bitset per NPU.
+//
+// All-Gather and Broadcast spread chunks (non-member NPUs on shortest paths between members act as
+// relays). Scatter and All-to-All route each chunk to its one destination along shortest paths.
+// Reduce-Scatter, Reduce and Gather are All-Gather, Broadcast and Scatter synthesized on the
+// reversed topology and reversed in time (sends become reductions). All-Reduce is Reduce-Scatter
+// followed by All-Gather, each chunk's All-Gather starting as soon as it is reduced.
+//
+// The result is timed by synth::time, so its claimed time is exactly the timing model's.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "synth/algorithm.hpp"
+#include "topo/topology.hpp"
+
+namespace tenet::synth {
+
+// Which chunk a channel carries when its source holds several its destination needs.
+enum class ChunkPriority : uint8_t {
+  Scarce,  // the one the fewest of the destination's other in-neighbours could deliver, then
+           // the rarest: keeps every in-link of a destination stocked with chunks only it brings
+  Rarest,  // the one the fewest NPUs hold (spreads diversity, as BitTorrent does)
+  Random,  // a seeded random order (what TACOS does, but reproducible)
+  Lowest,  // the lowest chunk id (a baseline for the measurements)
+};
+std::string_view to_string(ChunkPriority p);
+ChunkPriority parse_chunk_priority(std::string_view name);
+
+struct SynthOptions {
+  uint64_t seed = 1;
+  int restarts = 1;  // seeds seed, seed+1, ...; run on all cores; the fastest wins (ties: lowest seed)
+  ChunkPriority priority = ChunkPriority::Scarce;
+  LinkModel link_model = LinkModel::Pipelined;
+  int ecmp_routes = 8;  // equal-cost routes through switches kept per NPU pair
+  // Called now and then with the fraction done (0..1), from the calling thread.
+  std::function<void(double)> progress;
+};
+
+// Synthesizes `c` on `t` with chunks of `chunk_bytes`. Throws tenet::Error for an invalid
+// collective, or when some NPU cannot be reached through the channels.
+Algorithm synthesize(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
+                     const SynthOptions& options = {});
+
+struct ChunkingResult {
+  Algorithm algorithm;
+  int chunks_per_npu = 1;
+  std::vector<std::pair<int, Time>> tried;  // (chunks per NPU, collective time)
+};
+// Picks the chunks per NPU (1, 2, 4, ... up to max_chunks_per_npu) that minimizes the collective
+// time for `total_bytes` (NCCL's size convention, see Collective::chunk_bytes_for): fewer chunks
+// pay less latency, more chunks pipeline better. Stops once doubling stops helping twice.
+ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Bytes total_bytes,
+                                      const SynthOptions& options = {}, int max_chunks_per_npu = 64);
+
+}  // namespace tenet::synth
