@@ -57,8 +57,13 @@ run_tests() {
 }
 
 demo() {
-  log "tenet topo info '$DEMO_TOPOLOGY'"
+  log "the topology: tenet topo info '$DEMO_TOPOLOGY'"
   "$BUILD_DIR/cli/tenet" topo info "$DEMO_TOPOLOGY"
+  log "synthesizing All-Reduce of 256 MiB: tenet synth --coll all-reduce --chunks-per-npu auto --restarts 4"
+  "$BUILD_DIR/cli/tenet" synth --topo "$DEMO_TOPOLOGY" --coll all-reduce --size 256MiB \
+    --chunks-per-npu auto --restarts 4 -o out/demo
+  log "checking it independently: tenet verify out/demo/algorithm.json"
+  "$BUILD_DIR/cli/tenet" verify out/demo/algorithm.json --topo "$DEMO_TOPOLOGY"
 }
 
 bench() {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -75,6 +76,34 @@ class ChannelGraph {
   std::span<const ChannelId> in(NodeId v) const { return slice(in_offset_, in_, v); }
   std::span<const ChannelId> on_link(LinkId l) const { return slice(link_offset_, on_link_, l); }
 
+  // The fastest congestion-free time from every NPU to every NPU over channels (N x N, row =
+  // source), kNever where none: one Dijkstra per NPU.
+  std::vector<Time> all_pairs_durations() const {
+    const int n = t_.num_npus();
+    const Time never = std::numeric_limits<Time>::max();
+    std::vector<Time> d(static_cast<size_t>(n) * n, never);
+    using Item = std::pair<Time, NodeId>;
+    for (NodeId s = 0; s < n; ++s) {
+      Time* row = &d[static_cast<size_t>(s) * n];
+      std::priority_queue<Item, std::vector<Item>, std::greater<Item>> q;
+      row[s] = 0;
+      q.push({0, s});
+      while (!q.empty()) {
+        auto [at, u] = q.top();
+        q.pop();
+        if (at > row[u]) continue;
+        for (ChannelId c : out(u)) {
+          const Time t = at + channels_[c].duration;
+          if (t < row[channels_[c].dst]) {
+            row[channels_[c].dst] = t;
+            q.push({t, channels_[c].dst});
+          }
+        }
+      }
+    }
+    return d;
+  }
+
   // Hop distances between NPUs over channels, from `from` (forward) or to it (reverse).
   std::vector<int> hops(NodeId from, bool reverse) const {
     std::vector<int> d(t_.num_npus(), -1);
@@ -135,6 +164,8 @@ class EventLoop {
  public:
   EventLoop(const topo::Topology& t, const ChannelGraph& g) : g_(g), link_free_(t.num_links(), 0), dirty_flag_(g.size(), 0) {
     for (ChannelId c = 1; c < static_cast<ChannelId>(g.size()); ++c) uniform_ = uniform_ && g[c].duration == g[0].duration;
+    for (ChannelId c = 0; c < static_cast<ChannelId>(g.size()); ++c) routed_ = routed_ || g[c].route_size > 1;
+    npus_ = t.num_npus();
     // Events scheduled `delay` after now are pushed in time order for a fixed delay: one FIFO per
     // distinct delay (and kind), and a small heap of the FIFOs' heads, instead of one big heap.
     std::vector<Time> delays;
@@ -162,6 +193,12 @@ class EventLoop {
   }
   void mark_all_dirty() {
     for (ChannelId c = 0; c < static_cast<ChannelId>(g_.size()); ++c) mark_dirty(c);
+  }
+  // When every link of the channel is free.
+  Time free_time(const Channel& c) const {
+    Time f = 0;
+    for (LinkId l : g_.route(c)) f = std::max(f, link_free_[l]);
+    return f;
   }
   bool free_at(const Channel& c, Time t) const {
     for (LinkId l : g_.route(c))
@@ -245,19 +282,39 @@ class EventLoop {
   template <typename Match>
   void process(Time now, Match& match) {
     if (dirty_.empty()) return;
-    if (!uniform_)
+    if (routed_) {
+      // Channels through switches compete for shared up- and downlinks. Considering them by the
+      // shift (dst - src - round) mod N makes each round's greedy matching the perfect shift
+      // permutation on a star, and rotates the shift from round to round.
+      const int n = npus_;
+      const int64_t round = round_;
+      auto shift = [&](ChannelId c) {
+        return static_cast<int>(((g_[c].dst - g_[c].src - round) % n + 2 * n) % n);
+      };
+      std::sort(dirty_.begin(), dirty_.end(), [&](ChannelId a, ChannelId b) {
+        if (g_[a].duration != g_[b].duration) return g_[a].duration < g_[b].duration;
+        const int sa = shift(a), sb = shift(b);
+        return sa != sb ? sa < sb : a < b;
+      });
+    } else if (!uniform_) {
       std::sort(dirty_.begin(), dirty_.end(), [&](ChannelId a, ChannelId b) {
         return g_[a].duration != g_[b].duration ? g_[a].duration < g_[b].duration : a < b;
       });
+    }
     batch_.swap(dirty_);  // matching may dirty channels again: they go to the next round
     dirty_.clear();
     for (ChannelId c : batch_) dirty_flag_[c] = 0;
+    bool matched = false;
     for (ChannelId c : batch_)
-      if (free_at(g_[c], now)) match(c, now);
+      if (free_at(g_[c], now)) matched = match(c, now) || matched;
+    if (matched) ++round_;  // the shift rotates from one round of matches to the next
   }
 
   const ChannelGraph& g_;
   bool uniform_ = true;  // every channel equally fast: match in the order they became dirty
+  bool routed_ = false;  // some channels go through switches
+  int npus_ = 0;
+  int64_t round_ = 0;
   std::vector<Time> link_free_;
   std::vector<char> dirty_flag_;
   std::vector<ChannelId> dirty_, batch_;
@@ -280,11 +337,28 @@ class Spreader {
       std::shuffle(perm_.begin(), perm_.end(), rng);
     }
     for (int c = 0; c < chunks; ++c) unperm_[perm_[c]] = c;
+    for (ChannelId c = 1; c < static_cast<ChannelId>(g.size()); ++c)
+      mixed_ = mixed_ || g[c].duration != g[0].duration;
+    // Estimates cost O(N) per transfer: only for mixed-speed topologies of moderate size.
+    mixed_ = mixed_ && n_ <= kMaxEstimatedNpus;
+    if (mixed_) {
+      far_ = g.all_pairs_durations();
+      best_.assign(static_cast<size_t>(n_) * chunks_, {kNever, kNever, -1});
+    }
   }
   void hold(NodeId v, ChunkId c) {
     int p = perm_[c];
+    if (origin_.empty()) {
+      origin_.assign(chunks_, -1);
+      own_.assign(holds_.size(), 0);
+    }
+    if (origin_[p] < 0) {
+      origin_[p] = v;
+      own_[v * words_ + p / 64] |= uint64_t{1} << (p % 64);
+    }
     holds_[v * words_ + p / 64] |= uint64_t{1} << (p % 64);
     ++count_[p];
+    if (mixed_) spread_estimate(v, p, 0);
   }
   void need(NodeId v, ChunkId c) {
     int p = perm_[c];
@@ -318,13 +392,15 @@ class Spreader {
     };
     auto match = [&](ChannelId id, Time now) {
       const Channel& ch = g_[id];
-      const int p = pick(ch.src, ch.dst);
-      if (p < 0) return;
+      const int p = mixed_ ? pick_ahead(ch, now) : pick(ch);
+      if (p < 0) return false;
       want_[ch.dst * words_ + p / 64] &= ~(uint64_t{1} << (p % 64));
+      if (mixed_) spread_estimate(ch.dst, p, now + ch.duration);
       const ChunkId c = unperm_[p];
       const int32_t x = static_cast<int32_t>(raw_.size());
       raw_.push_back({c, id, now, 0, brought_[static_cast<size_t>(ch.src) * chunks_ + c]});
       raw_.back().end = loop.occupy(id, now, x);
+      return true;
     };
     loop.run(arrive, match);
     if (remaining_ > 0) throw Error(fmt::format("synthesis is stuck: {} chunk deliveries cannot be made through "
@@ -333,10 +409,23 @@ class Spreader {
   }
 
  private:
-  // The best chunk (permuted id) u holds and v wants, or -1.
-  int pick(NodeId u, NodeId v) const {
+  // The best chunk (permuted id) the channel's source holds and its destination wants, or -1.
+  // Through switches, where every pair has its own channel and relaying costs an extra
+  // crossing, the source's own data goes first.
+  int pick(const Channel& ch) const {
+    const NodeId u = ch.src, v = ch.dst;
     const uint64_t* h = &holds_[u * words_];
     const uint64_t* w = &want_[v * words_];
+    if (ch.route_size > 1 && !own_.empty()) {
+      const uint64_t* mine = &own_[u * words_];
+      int best = -1;
+      for (int i = 0; i < words_; ++i)
+        for (uint64_t m = h[i] & w[i] & mine[i]; m; m &= m - 1) {
+          const int p = i * 64 + std::countr_zero(m);
+          if (best < 0 || count_[p] < count_[best]) best = p;
+        }
+      if (best >= 0) return best;
+    }
     if (opt_.priority == ChunkPriority::Random || opt_.priority == ChunkPriority::Lowest) {
       for (int i = 0; i < words_; ++i)
         if (uint64_t m = h[i] & w[i]) return i * 64 + std::countr_zero(m);
@@ -365,9 +454,10 @@ class Spreader {
       for (int level = 0; level <= std::min(best_level, 7); ++level) {
         uint64_t at = m & (level & 1 ? c0 : ~c0) & (level & 2 ? c1 : ~c1) & (level & 4 ? c2 : ~c2);
         if (!at) continue;
-        for (; at; at &= at - 1) {  // the rarest among the scarcest
+        for (; at; at &= at - 1) {  // the rarest among the scarcest, then u's own data
           const int p = i * 64 + std::countr_zero(at);
-          if (level < best_level || count_[p] < count_[best]) {
+          if (level < best_level || count_[p] < count_[best] ||
+              (count_[p] == count_[best] && origin_[p] == u && origin_[best] != u)) {
             best = p;
             best_level = level;
           }
@@ -378,6 +468,54 @@ class Spreader {
     return best;
   }
 
+  // On mixed-speed topologies: the chunk this channel delivers furthest ahead of the best other
+  // supplier (congestion-free estimates; chunks nobody else can bring soon come first), ties to
+  // the priority order. Keeps slow links for chunks that cannot arrive faster another way.
+  int pick_ahead(const Channel& ch, Time now) const {
+    const uint64_t* h = &holds_[ch.src * words_];
+    const uint64_t* w = &want_[ch.dst * words_];
+    const Time mine = now + ch.duration;
+    int best = -1;
+    Time best_lead = 0;
+    for (int i = 0; i < words_; ++i)
+      for (uint64_t m = h[i] & w[i]; m; m &= m - 1) {
+        const int p = i * 64 + std::countr_zero(m);
+        const Estimate& e = best_[static_cast<size_t>(ch.dst) * chunks_ + p];
+        const Time other = e.from == ch.src ? e.second : e.first;
+        const Time lead = other == kNever ? kNever : other - mine;
+        if (best < 0 || lead > best_lead || (lead == best_lead && count_[p] < count_[best])) {
+          best = p;
+          best_lead = lead;
+        }
+      }
+    return best;
+  }
+
+  // Chunk p reaches NPU v at `at`: every NPU could then have it at `at` + the fastest way there.
+  void spread_estimate(NodeId v, int p, Time at) {
+    const Time* row = &far_[static_cast<size_t>(v) * n_];
+    for (NodeId x = 0; x < n_; ++x) {
+      if (row[x] == kNever || x == v) continue;
+      Estimate& e = best_[static_cast<size_t>(x) * chunks_ + p];
+      const Time t = at + row[x];
+      if (e.from == v) {
+        e.first = std::min(e.first, t);
+      } else if (t < e.first) {
+        e.second = e.first;
+        e.first = t;
+        e.from = v;
+      } else if (t < e.second) {
+        e.second = t;
+      }
+    }
+  }
+
+  static constexpr Time kNever = std::numeric_limits<Time>::max();
+  static constexpr int kMaxEstimatedNpus = 512;
+  struct Estimate {
+    Time first, second;  // the two earliest estimated arrivals, from different suppliers
+    NodeId from;         // the supplier of `first`
+  };
   const topo::Topology& t_;
   const ChannelGraph& g_;
   const int n_, chunks_, words_;
@@ -386,9 +524,14 @@ class Spreader {
   std::vector<int> count_;
   std::vector<int32_t> brought_;
   std::vector<int> perm_, unperm_;
+  std::vector<NodeId> origin_;  // per permuted chunk, its first holder
+  std::vector<uint64_t> own_;   // per NPU, the chunks it held from the start
   std::vector<Raw> raw_;
   int64_t remaining_ = 0;
   mutable std::vector<const uint64_t*> suppliers_;
+  bool mixed_ = false;           // channels of different speeds: pick_ahead
+  std::vector<Time> far_;        // N x N fastest channel-path durations (kNever: unreachable)
+  std::vector<Estimate> best_;   // per NPU and permuted chunk
 };
 
 // Routes chunks that each have one destination (Scatter, All-to-All) along shortest channel paths,
@@ -438,13 +581,14 @@ class Router {
           best_left = d[ch.src];
         }
       }
-      if (best < 0) return;
+      if (best < 0) return false;
       const int32_t item = box[best];
       box.erase(box.begin() + best);
       const int32_t x = static_cast<int32_t>(raw_.size());
       raw_.push_back({items_[item].chunk, id, now, 0, items_[item].last});
       item_of.push_back(item);
       raw_.back().end = loop.occupy(id, now, x);
+      return true;
     };
     loop.run(arrive, match);
     if (remaining > 0) throw Error(fmt::format("synthesis is stuck: {} chunks never reach their destination", remaining));
@@ -558,8 +702,31 @@ Algorithm empty_algorithm(const topo::Topology& t, const Collective& c, Bytes ch
 // The matcher's transfers as an (untimed) algorithm on `t`: as they are (forward), or, for the
 // reversed plans, with time and direction turned around: the forward problem ran on the reversed
 // topology, whose link l is t's link l backwards.
-Algorithm build(const topo::Topology& t, const ChannelGraph& g, const std::vector<Raw>& raw, const Plan& plan,
+// Drops what the matcher sent to relays (NPUs outside the communicator) that never went on to a
+// member: such a relay has nothing to pass back once the schedule is reversed, and forward it only
+// wasted a link. Children come after their parents, so one backward pass decides.
+std::vector<Raw> prune_relays(const ChannelGraph& g, std::vector<Raw> raw, const Collective& c, int npus) {
+  std::vector<char> member(npus, 0);
+  for (NodeId v : c.ranks) member[v] = 1;
+  std::vector<char> keep(raw.size(), 0);
+  for (size_t i = raw.size(); i-- > 0;) {
+    keep[i] = keep[i] || member[g[raw[i].channel].dst];
+    if (keep[i] && raw[i].dep >= 0) keep[raw[i].dep] = 1;
+  }
+  std::vector<int32_t> index(raw.size(), -1);
+  std::vector<Raw> out;
+  for (size_t i = 0; i < raw.size(); ++i)
+    if (keep[i]) {
+      index[i] = static_cast<int32_t>(out.size());
+      out.push_back(raw[i]);
+      if (out.back().dep >= 0) out.back().dep = index[out.back().dep];
+    }
+  return out;
+}
+
+Algorithm build(const topo::Topology& t, const ChannelGraph& g, std::vector<Raw> raw, const Plan& plan,
                 const Collective& c, Bytes chunk_bytes, const SynthOptions& o) {
+  if (c.num_ranks() < t.num_npus()) raw = prune_relays(g, std::move(raw), c, t.num_npus());
   Algorithm a = empty_algorithm(t, c, chunk_bytes, o);
   const size_t n = raw.size();
   size_t route_links = 0;

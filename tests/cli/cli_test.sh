@@ -74,6 +74,24 @@ check "verify bad json" 2 "error: $tmp/bad.json:2:" -- "$T" verify "$tmp/bad.jso
 sed 's/"chunk": 3, "src": 3/"chunk": 9, "src": 3/' "$ALGO/ring-allgather-4.json" > "$tmp/chunk.json"
 check "verify chunk out of range" 2 "chunk 9 is out of range" -- "$T" verify "$tmp/chunk.json" --topo "ring:4,bidir=false"
 
+# synth: writes algorithm.json, prints time, bound, ratio, bandwidths; verifies its output.
+check "synth help" 0 "--chunks-per-npu" -- "$T" synth --help
+check "synth all-gather" 0 "verified        correct" -- "$T" synth --topo torus2d:4x4 --coll all-gather --size 16MiB -o "$tmp/s1"
+check "synth wrote" 0 "CORRECT" -- "$T" verify "$tmp/s1/algorithm.json" --topo torus2d:4x4
+check "synth ratio" 0 "ratio           1.0000" -- "$T" synth --topo mesh2d:4x4 --coll all-gather --size 64MiB -k 4 -o "$tmp/s2"
+check "synth auto" 0 "(auto; tried 1:" -- "$T" synth --topo ring:4 --coll all-reduce --size 1MiB -k auto -o "$tmp/s3"
+check "synth hold" 0 "hold link model" -- "$T" synth --topo ring:4 --link-model hold -o "$tmp/s4"
+check "synth restarts" 0 "4 restarts" -- "$T" synth --topo ring:4 --restarts 4 -o "$tmp/s5"
+check "synth rooted" 0 "verified        correct" -- "$T" synth --topo switch:4 --coll broadcast --root 2 -o "$tmp/s6"
+check "synth same seed same file" 0 "" -- cmp "$tmp/s1/algorithm.json" <("$T" synth --topo torus2d:4x4 --coll all-gather --size 16MiB -o "$tmp/s7" > /dev/null && cat "$tmp/s7/algorithm.json")
+check "synth bad coll" 2 "unknown collective 'all-sum'" -- "$T" synth --topo ring:4 --coll all-sum -o "$tmp/x"
+check "synth bad size" 2 "has no unit" -- "$T" synth --topo ring:4 --size 64 -o "$tmp/x"
+check "synth bad chunks" 2 "whole number or auto" -- "$T" synth --topo ring:4 -k lots -o "$tmp/x"
+check "synth bad root" 2 "root 7 is not a rank" -- "$T" synth --topo ring:4 --coll broadcast --root 7 -o "$tmp/x"
+check "synth bad model" 2 "unknown link model" -- "$T" synth --topo ring:4 --link-model teleport -o "$tmp/x"
+check "synth bad priority" 2 "unknown chunk priority" -- "$T" synth --topo ring:4 --priority best -o "$tmp/x"
+if [[ -e $tmp/x ]]; then echo "FAIL bad synth left output"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+
 for f in "$SRC"/examples/topologies/*; do
   check "example $(basename "$f")" 0 "cut bound" -- "$T" topo info "$f"
 done

@@ -1,0 +1,173 @@
+#include "synth/synthesizer.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+
+#include "synth/algorithm_json.hpp"
+#include "synth/lower_bound.hpp"
+#include "synth/timing.hpp"
+#include "synth/verify.hpp"
+#include "tests/synth/test_support.hpp"
+#include "topo/bounds.hpp"
+#include "topo/generators.hpp"
+#include "topo/io.hpp"
+
+namespace tenet::synth {
+namespace {
+
+constexpr Bytes kChunk = 1 << 20;
+constexpr Bandwidth kBw = 50'000'000'000;
+constexpr Time kLat = 500'000;
+const Time kSer = transfer_time(kChunk, kBw);
+
+std::string violations(const Report& r) {
+  std::string s;
+  for (const Violation& v : r.violations) s += "\n  " + v.message;
+  return s;
+}
+
+// A random communicator: all NPUs, or (half the time) a random subset of at least two.
+Collective random_communicator(std::mt19937_64& rng, const topo::Topology& t, CollectiveKind kind, int k) {
+  Collective c = Collective::over_all(t, kind, k);
+  if (t.num_npus() > 2 && rng() % 2) {
+    std::shuffle(c.ranks.begin(), c.ranks.end(), rng);
+    c.ranks.resize(2 + rng() % (t.num_npus() - 1));
+  }
+  c.root = static_cast<int>(rng() % c.ranks.size());
+  return c;
+}
+
+// 200 random topologies (heterogeneous, asymmetric, some switches, some router NPUs) x every
+// collective x 1-4 chunks per NPU x both link models: every algorithm verifies, and its claimed
+// time is the timing model's.
+TEST(SynthesizerProperty, EveryAlgorithmOnRandomTopologiesVerifies) {
+  std::mt19937_64 rng(4242);
+  int checked = 0;
+  for (int i = 0; i < 200; ++i) {
+    const auto t = testing::random_topology(rng, 10);
+    for (CollectiveKind kind : kAllCollectives) {
+      const int k = 1 + (i + static_cast<int>(kind)) % 4;
+      const Collective c = random_communicator(rng, t, kind, k);
+      SynthOptions o;
+      o.seed = rng();
+      o.link_model = (i + static_cast<int>(kind)) % 3 == 0 ? LinkModel::Hold : LinkModel::Pipelined;
+      const Bytes chunk = 1 + static_cast<Bytes>(rng() % 2'000'000);
+      Algorithm a = synthesize(t, c, chunk, o);
+      const Report r = verify(t, a, {.max_reported = 5, .lower_bound = false});
+      ASSERT_TRUE(r.correct()) << "topology " << i << ", " << c.describe() << ", ranks "
+                               << fmt::format("{}", fmt::join(c.ranks, " ")) << violations(r);
+      EXPECT_EQ(r.warning_count, 0u) << "topology " << i << ", " << c.describe();
+      Algorithm retimed = a;
+      retimed.clear_times();
+      EXPECT_EQ(time(t, retimed).collective_time, a.claimed_time) << c.describe();
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 200 * 8);
+}
+
+TEST(Synthesizer, SameSeedSameBytes) {
+  const auto t = topo::generate("torus2d:4x4,bw=50GB/s/25GB/s");
+  for (CollectiveKind kind : {CollectiveKind::AllReduce, CollectiveKind::AllToAll, CollectiveKind::Gather}) {
+    const Collective c = Collective::over_all(t, kind, 2);
+    SynthOptions o;
+    o.seed = 7;
+    o.priority = ChunkPriority::Random;
+    EXPECT_EQ(to_json(synthesize(t, c, kChunk, o)), to_json(synthesize(t, c, kChunk, o)));
+    o.restarts = 4;  // threads finish in any order; the choice does not depend on it
+    EXPECT_EQ(to_json(synthesize(t, c, kChunk, o)), to_json(synthesize(t, c, kChunk, o)));
+  }
+}
+
+TEST(Synthesizer, RestartsNeverLoseToTheFirstSeed) {
+  const auto t = topo::generate("hetmesh2d:4x4");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllGather, 2);
+  SynthOptions one;
+  one.priority = ChunkPriority::Random;
+  SynthOptions many = one;
+  many.restarts = 6;
+  EXPECT_LE(synthesize(t, c, kChunk, many).claimed_time, synthesize(t, c, kChunk, one).claimed_time);
+}
+
+TEST(SynthesizerOptima, UnidirectionalRingIsTheRingClosedForm) {
+  for (int n : {3, 4, 8, 16}) {
+    const auto t = topo::generate(fmt::format("ring:{},bidir=false,bw=50GB/s,lat=0.5us", n));
+    const Algorithm a = synthesize(t, Collective::over_all(t, CollectiveKind::AllGather), kChunk);
+    EXPECT_EQ(a.claimed_time, (n - 1) * (kLat + kSer)) << n;  // (N-1)(alpha + (M/N)/B)
+  }
+}
+
+TEST(SynthesizerOptima, FullyConnectedIsOneStep) {
+  for (int n : {3, 8, 16}) {
+    const auto t = topo::generate(fmt::format("fc:{},bw=50GB/s,lat=0.5us", n));
+    const Algorithm a = synthesize(t, Collective::over_all(t, CollectiveKind::AllGather), kChunk);
+    EXPECT_EQ(a.claimed_time, kLat + kSer) << n;  // alpha + (M/N)/B
+  }
+}
+
+TEST(SynthesizerOptima, StarIsTheIngressBoundPlusLatency) {
+  for (int n : {3, 5, 8, 16, 32}) {
+    const auto t = topo::generate(fmt::format("switch:{},bw=50GB/s,lat=0.5us", n));
+    const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
+    const Algorithm a = synthesize(t, c, kChunk);
+    const Time ingress = topo::allgather_ingress_bound(t).time(n * kChunk);
+    EXPECT_EQ(a.claimed_time, ingress + 2 * kLat) << n;  // two links: NPU -> switch -> NPU
+  }
+}
+
+TEST(SynthesizerOptima, ReduceScatterOnARingMirrorsAllGather) {
+  const auto t = topo::generate("ring:8,bidir=false,bw=50GB/s,lat=0.5us");
+  const Algorithm a = synthesize(t, Collective::over_all(t, CollectiveKind::ReduceScatter), kChunk);
+  EXPECT_EQ(a.claimed_time, 7 * (kLat + kSer));
+  for (const Transfer& x : a.transfers()) EXPECT_EQ(x.op, Op::Reduce);
+}
+
+// The quality target: <= 1.02 x the lower bound on meshes, tori and hypercubes of 64 NPUs with 4
+// chunks of 1 MiB at 50 GB/s and 0.5 us (the benchmark covers larger ones).
+TEST(SynthesizerQuality, WithinTwoPercentOfTheBoundOnRegularTopologies) {
+  for (const char* spec : {"mesh2d:8x8", "torus2d:8x8", "mesh3d:4x4x4", "torus3d:4x4x4", "hypercube:64"}) {
+    const auto t = topo::generate(spec);
+    const Collective c = Collective::over_all(t, CollectiveKind::AllGather, 4);
+    const Algorithm a = synthesize(t, c, kChunk);
+    const LowerBound b = lower_bound(t, c, kChunk);
+    EXPECT_LE(static_cast<double>(a.claimed_time) / b.total, 1.02) << spec;
+  }
+}
+
+TEST(Synthesizer, AutoChunkingPicksTheFastest) {
+  const auto t = topo::generate("torus2d:4x4");
+  const ChunkingResult r = synthesize_auto_chunks(t, Collective::over_all(t, CollectiveKind::AllReduce), 64 << 20);
+  ASSERT_GE(r.tried.size(), 2u);
+  for (auto [k, time] : r.tried) EXPECT_GE(time, r.algorithm.claimed_time) << k;
+  EXPECT_EQ(r.algorithm.collective.chunks_per_npu, r.chunks_per_npu);
+  EXPECT_TRUE(verify(t, r.algorithm).correct());
+}
+
+TEST(Synthesizer, ExamplesVerify) {
+  for (const auto& e : std::filesystem::directory_iterator(std::string(TENET_SOURCE_DIR) + "/examples/topologies")) {
+    const auto t = topo::load(e.path().string());
+    for (CollectiveKind kind : {CollectiveKind::AllReduce, CollectiveKind::AllToAll, CollectiveKind::Broadcast}) {
+      const Algorithm a = synthesize(t, Collective::over_all(t, kind, 2), kChunk);
+      const Report r = verify(t, a, {.max_reported = 5, .lower_bound = false});
+      EXPECT_TRUE(r.correct()) << e.path() << " " << to_string(kind) << violations(r);
+    }
+  }
+}
+
+TEST(Synthesizer, RejectsBadInput) {
+  const auto t = topo::generate("ring:4");
+  Collective c = Collective::over_all(t, CollectiveKind::Broadcast);
+  c.root = 9;
+  EXPECT_THROW(synthesize(t, c, kChunk), Error);
+  EXPECT_THROW(synthesize(t, Collective::over_all(t, CollectiveKind::AllGather), 0), Error);
+  SynthOptions o;
+  o.restarts = 0;
+  EXPECT_THROW(synthesize(t, Collective::over_all(t, CollectiveKind::AllGather), kChunk, o), Error);
+  EXPECT_THROW(parse_chunk_priority("best"), Error);
+}
+
+}  // namespace
+}  // namespace tenet::synth
