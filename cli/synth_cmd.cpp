@@ -5,9 +5,12 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "cli/commands.hpp"
+#include "bench/table.hpp"
 #include "synth/algorithm_json.hpp"
+#include "synth/baselines.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/verify.hpp"
 #include "topo/io.hpp"
@@ -17,7 +20,7 @@ namespace {
 
 struct SynthArgs {
   std::string topology, collective = "all-reduce", size = "256MiB", chunks = "1", output = "out";
-  std::string priority = "scarce", link_model = "pipelined";
+  std::string priority = "scarce", link_model = "pipelined", algo = "tenet";
   uint64_t seed = 1;
   int restarts = 1, root = 0;
 };
@@ -44,7 +47,19 @@ class ProgressBar {
   std::chrono::steady_clock::time_point begin_;
 };
 
+// One producer's result, for the comparison table.
+struct Row {
+  std::string name;
+  std::optional<synth::Algorithm> algorithm;
+  std::optional<synth::Report> report;
+  std::string not_applicable;
+  double seconds = 0;
+};
+
+void compare_all(const SynthArgs& args);
+
 void run_synth(const SynthArgs& args) {
+  if (args.algo == "all") return compare_all(args);
   const topo::Topology t = topo::load(args.topology);
   synth::Collective c = synth::Collective::over_all(t, synth::parse_collective(args.collective));
   c.root = args.root;
@@ -61,7 +76,18 @@ void run_synth(const SynthArgs& args) {
   const auto begin = std::chrono::steady_clock::now();
   synth::Algorithm a;
   std::string chunk_note;
-  if (args.chunks == "auto") {
+  if (args.algo != "tenet") {
+    const synth::BaselineSpec spec = synth::parse_baseline(args.algo);
+    int k = 0;
+    try {
+      k = args.chunks == "auto" ? 1 : std::stoi(args.chunks);
+    } catch (const std::exception&) {
+      throw Error(fmt::format("--chunks-per-npu must be a whole number or auto, not '{}'", args.chunks));
+    }
+    if (k < 1 || k > 4096) throw Error("--chunks-per-npu must lie in [1, 4096]");
+    c.chunks_per_npu = k;
+    a = synth::make_baseline(spec, t, c, c.chunk_bytes_for(size), o.link_model);
+  } else if (args.chunks == "auto") {
     synth::ChunkingResult r = synth::synthesize_auto_chunks(t, c, size, o);
     a = std::move(r.algorithm);
     std::string tried;
@@ -98,14 +124,91 @@ void run_synth(const SynthArgs& args) {
   fmt::print("algbw / busbw   {} / {}\n", format_bandwidth(static_cast<Bandwidth>(algbw)),
              format_bandwidth(static_cast<Bandwidth>(busbw)));
   fmt::print("transfers       {}\n", a.size());
-  fmt::print("synthesis       {:.3f} s (seed {}, {} restart{}, {} priority)\n", seconds, args.seed, args.restarts,
-             args.restarts == 1 ? "" : "s", args.priority);
+  if (args.algo == "tenet")
+    fmt::print("synthesis       {:.3f} s (seed {}, {} restart{}, {} priority)\n", seconds, args.seed, args.restarts,
+               args.restarts == 1 ? "" : "s", args.priority);
+  else
+    fmt::print("algorithm       {} (built in {:.3f} s)\n", a.name, seconds);
   fmt::print("verified        {}\n", r.correct() ? "correct" : fmt::format("INCORRECT ({} violations)", r.violation_count));
   fmt::print("wrote           {}\n", path);
   if (!r.correct()) {
     for (const synth::Violation& v : r.violations) fmt::print(stderr, "  [{}] {}\n", synth::to_string(v.kind), v.message);
     verb_exit_code() = 1;  // an internal failure: the synthesizer produced something wrong
   }
+}
+
+void compare_all(const SynthArgs& args) {
+  const topo::Topology t = topo::load(args.topology);
+  synth::Collective c = synth::Collective::over_all(t, synth::parse_collective(args.collective));
+  c.root = args.root;
+  const Bytes size = parse_bytes(args.size);
+  if (size < 1) throw Error("--size must be at least 1 byte");
+  int k = 1;
+  try {
+    k = args.chunks == "auto" ? 4 : std::stoi(args.chunks);
+  } catch (const std::exception&) {
+    throw Error(fmt::format("--chunks-per-npu must be a whole number or auto, not '{}'", args.chunks));
+  }
+  if (k < 1 || k > 4096) throw Error("--chunks-per-npu must lie in [1, 4096]");
+  c.chunks_per_npu = k;
+  c.validate(t);
+  synth::SynthOptions o;
+  o.seed = args.seed;
+  o.restarts = args.restarts;
+  o.priority = synth::parse_chunk_priority(args.priority);
+  o.link_model = synth::parse_link_model(args.link_model);
+  const Bytes chunk = c.chunk_bytes_for(size);
+
+  std::vector<Row> rows;
+  auto run = [&](const std::string& name, auto&& produce) {
+    Row row{name, {}, {}, {}, 0};
+    const auto begin = std::chrono::steady_clock::now();
+    try {
+      row.algorithm = produce();
+      row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+      row.report = synth::verify(t, *row.algorithm, {.max_reported = 3});
+    } catch (const synth::NotApplicable& e) {
+      row.not_applicable = e.message();
+    }
+    rows.push_back(std::move(row));
+  };
+  run("tenet", [&] { return synth::synthesize(t, c, chunk, o); });
+  for (synth::BaselineKind b : synth::all_baselines()) {
+    if (!synth::supports(b, c.kind)) continue;
+    synth::BaselineSpec spec{b, {}};
+    run(spec.name(), [&] { return synth::make_baseline(spec, t, c, chunk, o.link_model); });
+  }
+
+  std::filesystem::create_directories(args.output);
+  const Time tenet_time = rows[0].report ? rows[0].report->collective_time : 0;
+  bench::Table table({"algorithm", "time", "ratio to bound", "busbw", "tenet speed-up", "verified", "transfers"});
+  std::vector<std::string> notes;
+  for (const Row& r : rows) {
+    if (!r.algorithm) {
+      notes.push_back(fmt::format("{}: does not apply: {}", r.name, r.not_applicable));
+      continue;
+    }
+    const synth::Report& rep = *r.report;
+    const double algbw = static_cast<double>(size) / (static_cast<double>(rep.collective_time) / kPicosPerSecond);
+    const double busbw = algbw * synth::bus_bandwidth_factor(c.kind, c.num_ranks());
+    table.add_row({r.name, format_time(rep.collective_time), fmt::format("{:.4f}", rep.ratio()),
+                   format_bandwidth(static_cast<Bandwidth>(busbw)),
+                   fmt::format("{:.3f}x", static_cast<double>(rep.collective_time) / std::max<Time>(1, tenet_time)),
+                   rep.correct() ? "correct" : fmt::format("INCORRECT ({})", rep.violation_count),
+                   std::to_string(r.algorithm->size())});
+    std::string file = r.name;
+    std::replace(file.begin(), file.end(), ':', '_');
+    std::replace(file.begin(), file.end(), ',', '_');
+    synth::save_algorithm(*r.algorithm, (std::filesystem::path(args.output) / (file + ".json")).string());
+    if (!rep.correct()) verb_exit_code() = 1;
+  }
+  fmt::print("{} of {} on {} ({} NPUs), {} chunks of {} per NPU, {} links\n", synth::to_string(c.kind),
+             format_bytes(size), t.name(), t.num_npus(), k, format_bytes(chunk), args.link_model);
+  if (rows[0].report)
+    fmt::print("lower bound {} ({})\n\n", format_time(rows[0].report->bound.total), rows[0].report->bound.label);
+  fmt::print("{}", table.markdown());
+  for (const std::string& n : notes) fmt::print("{}\n", n);
+  fmt::print("wrote one <algorithm>.json per row to {}\n", args.output);
 }
 
 }  // namespace
@@ -133,6 +236,10 @@ void add_synth_command(CLI::App& app) {
   cmd->add_option("--priority", args.priority, "Which chunk a link carries: scarce, rarest, random or lowest")
       ->capture_default_str();
   cmd->add_option("--link-model", args.link_model, "pipelined (default) or hold (the public TACOS code's)")
+      ->capture_default_str();
+  cmd->add_option("-a,--algo", args.algo,
+                  "tenet (the synthesizer), ring, bidir-ring, direct, rhd, dbt, bruck, hierarchical[:ring,direct,...],\n"
+                  "or all: every applicable one, compared in a table")
       ->capture_default_str();
   cmd->add_option("-o,--output", args.output, "Output folder")->capture_default_str();
   cmd->callback([] { run_synth(args); });

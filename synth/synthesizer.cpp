@@ -48,18 +48,31 @@ struct Channel {
 
 class ChannelGraph {
  public:
+  static constexpr int kMaxRoutedNpus = 256;
   ChannelGraph(const topo::Topology& t, Bytes chunk_bytes, LinkModel model, int ecmp) : t_(t) {
     for (LinkId l = 0; l < t.num_links(); ++l) {
       const topo::Link& k = t.link(l);
       if (t.is_npu(k.src) && t.is_npu(k.dst)) add(k.src, k.dst, std::span(&l, 1), chunk_bytes, model);
     }
+    topo::Router router(t);
     if (t.num_switches() > 0) {
-      topo::Router router(t);
       for (NodeId u = 0; u < t.num_npus(); ++u) {
         auto routes = router.switch_routes_from(u, ecmp);
         for (NodeId v = 0; v < t.num_npus(); ++v)
           for (const topo::Route& r : routes[v]) add(u, v, r.links, chunk_bytes, model);
       }
+    }
+    // NPUs with on-chip routers pass traffic through: every pair they join gets a channel, as long
+    // as N^2 channels stay affordable.
+    bool routers = false;
+    for (NodeId v = 0; v < t.num_npus(); ++v) routers = routers || t.node(v).router;
+    if (routers && t.num_npus() <= kMaxRoutedNpus) {
+      std::vector<char> has(static_cast<size_t>(t.num_npus()) * t.num_npus(), 0);
+      for (const Channel& c : channels_) has[static_cast<size_t>(c.src) * t.num_npus() + c.dst] = 1;
+      for (NodeId u = 0; u < t.num_npus(); ++u)
+        for (NodeId v = 0; v < t.num_npus(); ++v)
+          if (u != v && !has[static_cast<size_t>(u) * t.num_npus() + v])
+            if (auto r = router.route(u, v)) add(u, v, r->links, chunk_bytes, model);
     }
     csr(out_offset_, out_, [&](const Channel& c) { return std::vector<int>{c.src}; }, t.num_npus());
     csr(in_offset_, in_, [&](const Channel& c) { return std::vector<int>{c.dst}; }, t.num_npus());

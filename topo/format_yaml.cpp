@@ -191,13 +191,17 @@ Topology read_astra(const Reader& r, const YAML::Node& root, const std::string& 
     spec += fmt::format("{}{}:{},bw={}B/s,lat={}ps", d ? " x " : "", gen, n, bw, lat);
   }
   TopologyBuilder b(name);
-  r.with_location(root, [&] { return generate_into(b, spec, ""); });
+  GeneratedShape shape;
+  r.with_location(root, [&] { return generate_into(b, spec, "", &shape); });
+  b.set_levels(shape.levels);
+  b.set_grid(shape.grid);
   return r.with_location(root, [&] { return b.build(); });
 }
 
 Topology read_tenet(const Reader& r, const YAML::Node& root, std::string name) {
   r.only_keys(root, "the topology",
-              {"name", "description", "defaults", "generator", "npus", "switches", "groups", "links"});
+              {"name", "description", "defaults", "generator", "npus", "switches", "groups", "links",
+               "dimensions"});
   if (root["name"]) name = r.scalar(root["name"], "name");
   Defaults d;
   if (const YAML::Node& dn = root["defaults"]) {
@@ -209,7 +213,10 @@ Topology read_tenet(const Reader& r, const YAML::Node& root, std::string name) {
   TopologyBuilder b(name);
   if (const YAML::Node& g = root["generator"]) {
     std::string spec = r.scalar(g, "generator");
-    r.with_location(g, [&] { return generate_into(b, spec, ""); });
+    GeneratedShape shape;
+    r.with_location(g, [&] { return generate_into(b, spec, "", &shape); });
+    b.set_levels(shape.levels);  // kept only if nothing else adds NPUs (checked by build)
+    b.set_grid(shape.grid);
   }
   if (const YAML::Node& npus = root["npus"]) {
     if (npus.IsScalar()) {
@@ -263,6 +270,14 @@ Topology read_tenet(const Reader& r, const YAML::Node& root, std::string name) {
     }
   }
   if (const YAML::Node& links = root["links"]) read_links(r, b, links, d);
+  if (const YAML::Node& dims = root["dimensions"]) {
+    if (!dims.IsSequence()) throw r.error(dims, "dimensions must be a list of NPU counts");
+    std::vector<int> levels;
+    for (const YAML::Node& x : dims) levels.push_back(static_cast<int>(r.whole(x, "dimensions", 1, 1'000'000)));
+    b.set_levels(levels);
+    return r.with_location(dims, [&] { return b.build(); });
+  }
+  if (b.num_npus() != 0 && root["generator"] && (root["npus"] || root["groups"])) b.set_levels({});
   return r.with_location(root, [&] { return b.build(); });
 }
 
@@ -317,6 +332,7 @@ nlohmann::ordered_json document(const Topology& t) {
       list.push_back(n);
     }
   }
+  if (!t.levels().empty()) doc["dimensions"] = t.levels();
   auto& links = doc["links"] = nlohmann::ordered_json::array();
   for (LinkId l = 0; l < t.num_links(); ++l) {
     const Link& k = t.link(l);

@@ -399,9 +399,28 @@ bool looks_like_spec(std::string_view text) {
 }
 
 std::vector<NodeId> generate_into(TopologyBuilder& builder, std::string_view spec,
-                                  const std::string& prefix) {
+                                  const std::string& prefix, GeneratedShape* shape) {
   std::vector<ParsedDim> dims;
   for (const std::string& part : split_hierarchy(spec)) dims.push_back(parse_dim(part));
+  if (shape) {
+    shape->levels.clear();
+    shape->grid.clear();
+    for (const ParsedDim& d : dims) {
+      const std::string& g = d.spec.generator;
+      const bool gridded = g == "mesh2d" || g == "mesh3d" || g == "torus2d" || g == "torus3d" ||
+                           g == "hetmesh2d" || g == "line" || g == "ring";
+      if (gridded) {
+        shape->grid.insert(shape->grid.end(), d.spec.shape.begin(), d.spec.shape.end());
+      } else if (g == "hypercube") {
+        for (int n = d.npus; n > 1; n /= 2) shape->grid.push_back(2);
+      } else {
+        shape->grid.push_back(d.npus);  // no grid inside: the caller checks adjacency anyway
+      }
+    }
+    // A grid's dimensions are dimensions of the hierarchy too (a 2-D torus is two Ring
+    // dimensions to ASTRA-sim).
+    shape->levels = shape->grid;
+  }
   int64_t total = 1;
   bool router = false;
   for (const ParsedDim& d : dims) {
@@ -437,7 +456,10 @@ std::vector<NodeId> generate_into(TopologyBuilder& builder, std::string_view spe
 
 Topology generate(std::string_view spec) {
   TopologyBuilder b{std::string(trim(spec))};
-  generate_into(b, spec, "");
+  GeneratedShape shape;
+  generate_into(b, spec, "", &shape);
+  b.set_levels(shape.levels);
+  b.set_grid(shape.grid);
   return b.build();
 }
 

@@ -37,10 +37,16 @@ GeneratorSpec parse_generator_spec(std::string_view text);
 // Builds a topology from a spec string (with or without ' x '). Errors name the spec.
 Topology generate(std::string_view spec);
 
+// The structure a spec describes: NPUs per hierarchy level, and the finest grid shape.
+struct GeneratedShape {
+  std::vector<int> levels, grid;
+};
+
 // Adds the NPUs, switches and links of `spec` to `builder`, prefixing node names with `prefix`
-// (used by topology files to instantiate groups). Returns the ids of the NPUs added.
+// (used by topology files to instantiate groups). Returns the ids of the NPUs added; fills
+// `shape` when given.
 std::vector<NodeId> generate_into(TopologyBuilder& builder, std::string_view spec,
-                                  const std::string& prefix);
+                                  const std::string& prefix, GeneratedShape* shape = nullptr);
 
 // Whether the string looks like a spec rather than a file name: "name:..." with a known generator.
 bool looks_like_spec(std::string_view text);

@@ -136,6 +136,16 @@ Topology TopologyBuilder::build() const {
                             t.nodes_[pair->first].name, t.nodes_[pair->second].name),
                 npus_[pair->first].where);
 
+  auto product = [](const std::vector<int>& v) {
+    int64_t p = 1;
+    for (int x : v) p *= x;
+    return p;
+  };
+  if (!levels_.empty() && product(levels_) != t.num_npus_)
+    throw Error(fmt::format("dimensions multiply to {} NPUs, but the topology has {}", product(levels_), t.num_npus_));
+  t.levels_ = levels_;
+  if (!grid_.empty() && product(grid_) == t.num_npus_) t.grid_ = grid_;
+
   uint64_t h = 0xcbf29ce484222325ULL;
   h = fnv1a(h, static_cast<uint64_t>(t.num_npus_));
   for (const Node& node : t.nodes_)
@@ -159,6 +169,8 @@ Topology reversed(const Topology& t) {
     b.node_props(handle[v]) = n;
   }
   for (const Link& l : t.links()) b.add_link(handle[l.dst], handle[l.src], l.bandwidth, l.latency, l.name);
+  b.set_levels(t.levels());
+  b.set_grid(t.grid());
   return b.build();
 }
 

@@ -77,9 +77,18 @@ class Topology {
   // Free-form name of the topology (file stem or generator spec).
   const std::string& name() const { return name_; }
 
+  // Structure known from how the topology was made (empty when unknown); NPU ids count the first
+  // entry fastest. `levels`: the dimensions of a hierarchy ("ring:8 x switch:4" -> 8, 4;
+  // "torus2d:4x4" -> 4, 4; "hypercube:8" -> 2, 2, 2; an ASTRA-sim network.yml's npus_count; a
+  // file's `dimensions`). `grid`: the same for generated topologies, kept only in memory, used to
+  // find rings that follow the links.
+  const std::vector<int>& levels() const { return levels_; }
+  const std::vector<int>& grid() const { return grid_; }
+
  private:
   friend class TopologyBuilder;
   std::string name_;
+  std::vector<int> levels_, grid_;
   int num_npus_ = 0;
   std::vector<Node> nodes_;
   std::vector<Link> links_;
@@ -120,6 +129,10 @@ class TopologyBuilder {
   NodeId find(std::string_view name) const;
   static constexpr NodeId kNotFound = INT32_MIN;
 
+  // Records structure (see Topology::levels and grid); checked against the NPU count in build().
+  void set_levels(std::vector<int> levels) { levels_ = std::move(levels); }
+  void set_grid(std::vector<int> grid) { grid_ = std::move(grid); }
+
   // Validates and builds. Throws tenet::Error naming the offending node or link (and the file
   // location it came from, when known): self-loops, non-positive bandwidth, negative latency,
   // unknown endpoints, duplicate names, switches with no links, an NPU that cannot reach another.
@@ -138,6 +151,7 @@ class TopologyBuilder {
   std::vector<PendingNode> npus_, switches_;
   std::vector<PendingLink> links_;
   std::unordered_map<std::string, NodeId> by_name_;  // name -> NPU id or switch handle
+  std::vector<int> levels_, grid_;
 };
 
 // The same nodes with every link turned around (same ids, bandwidths and latencies): Reduce-Scatter

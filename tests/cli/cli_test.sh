@@ -92,6 +92,17 @@ check "synth bad model" 2 "unknown link model" -- "$T" synth --topo ring:4 --lin
 check "synth bad priority" 2 "unknown chunk priority" -- "$T" synth --topo ring:4 --priority best -o "$tmp/x"
 if [[ -e $tmp/x ]]; then echo "FAIL bad synth left output"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
 
+# baselines: --algo picks the producer; --algo all compares every applicable one.
+check "algo ring" 0 "algorithm       ring" -- "$T" synth --topo ring:8 --coll all-reduce --algo ring -o "$tmp/b1"
+check "algo ring verifies" 0 "CORRECT" -- "$T" verify "$tmp/b1/algorithm.json" --topo ring:8
+check "algo hierarchical" 0 "hierarchical:ring,direct" -- "$T" synth --topo "ring:4 x switch:2" --algo hierarchical:ring,direct -o "$tmp/b2"
+check "algo all table" 0 "| bidir-ring" -- "$T" synth --topo switch:6 --coll all-reduce --algo all -o "$tmp/b3"
+check "algo all not applicable" 0 "hierarchical: does not apply" -- "$T" synth --topo switch:6 --coll all-reduce --algo all -o "$tmp/b3"
+check "algo all files" 0 "" -- test -s "$tmp/b3/ring.json" -a -s "$tmp/b3/tenet.json"
+check "algo not applicable" 2 "power-of-two rank count, not 6" -- "$T" synth --topo switch:6 --coll all-gather --algo rhd -o "$tmp/b4"
+check "algo unknown" 2 "unknown algorithm 'butterfly'" -- "$T" synth --topo ring:4 --algo butterfly -o "$tmp/b5"
+check "algo unsupported" 2 "bruck has no all-reduce" -- "$T" synth --topo ring:4 --algo bruck -o "$tmp/b6"
+
 for f in "$SRC"/examples/topologies/*; do
   check "example $(basename "$f")" 0 "cut bound" -- "$T" topo info "$f"
 done

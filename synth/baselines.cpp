@@ -1,0 +1,828 @@
+#include "synth/baselines.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <unordered_map>
+
+#include "synth/timing.hpp"
+#include "topo/error.hpp"
+#include "topo/routing.hpp"
+
+namespace tenet::synth {
+
+std::string_view to_string(BaselineKind k) {
+  switch (k) {
+    case BaselineKind::Ring: return "ring";
+    case BaselineKind::BidirRing: return "bidir-ring";
+    case BaselineKind::Direct: return "direct";
+    case BaselineKind::Rhd: return "rhd";
+    case BaselineKind::Dbt: return "dbt";
+    case BaselineKind::Bruck: return "bruck";
+    case BaselineKind::Hierarchical: return "hierarchical";
+  }
+  return "?";
+}
+
+const std::vector<BaselineKind>& all_baselines() {
+  static const std::vector<BaselineKind> all{BaselineKind::Ring, BaselineKind::BidirRing, BaselineKind::Direct,
+                                             BaselineKind::Rhd,  BaselineKind::Dbt,       BaselineKind::Bruck,
+                                             BaselineKind::Hierarchical};
+  return all;
+}
+
+std::string BaselineSpec::name() const {
+  std::string s(to_string(kind));
+  for (size_t i = 0; i < per_dimension.size(); ++i) {
+    s += i ? ',' : ':';
+    s += to_string(per_dimension[i]);
+  }
+  return s;
+}
+
+BaselineSpec parse_baseline(std::string_view text) {
+  auto one = [](std::string_view name) {
+    for (BaselineKind k : all_baselines())
+      if (to_string(k) == name) return k;
+    std::vector<std::string_view> known;
+    for (BaselineKind k : all_baselines()) known.push_back(to_string(k));
+    throw Error(fmt::format("unknown algorithm '{}' (known: tenet, {})", name, fmt::join(known, ", ")));
+  };
+  BaselineSpec spec;
+  const size_t colon = text.find(':');
+  spec.kind = one(text.substr(0, colon));
+  if (colon == std::string_view::npos) return spec;
+  if (spec.kind != BaselineKind::Hierarchical)
+    throw Error(fmt::format("only hierarchical takes per-dimension algorithms, not '{}'", text));
+  std::string_view rest = text.substr(colon + 1);
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    BaselineKind k = one(rest.substr(0, comma));
+    if (k != BaselineKind::Ring && k != BaselineKind::Direct && k != BaselineKind::Rhd)
+      throw Error(fmt::format("a dimension of hierarchical runs ring, direct or rhd, not {}", to_string(k)));
+    spec.per_dimension.push_back(k);
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+  }
+  return spec;
+}
+
+bool supports(BaselineKind b, CollectiveKind c) {
+  using C = CollectiveKind;
+  switch (b) {
+    case BaselineKind::Ring:
+    case BaselineKind::BidirRing:
+      return c == C::AllGather || c == C::ReduceScatter || c == C::AllReduce || c == C::Broadcast || c == C::Reduce;
+    case BaselineKind::Direct:
+      return c == C::AllGather || c == C::ReduceScatter || c == C::AllReduce || c == C::AllToAll || c == C::Gather ||
+             c == C::Scatter;
+    case BaselineKind::Rhd: return c == C::AllGather || c == C::ReduceScatter || c == C::AllReduce;
+    case BaselineKind::Dbt: return c == C::AllReduce || c == C::Broadcast || c == C::Reduce;
+    case BaselineKind::Bruck: return c == C::AllGather;
+    case BaselineKind::Hierarchical: return c == C::AllGather || c == C::ReduceScatter || c == C::AllReduce;
+  }
+  return false;
+}
+
+namespace {
+
+using topo::Topology;
+
+// Turns logical NPU-to-NPU sends into transfers, and remembers what arrived where.
+class Builder {
+ public:
+  Builder(const Topology& t, const Collective& c, Bytes chunk_bytes, LinkModel model, std::string name)
+      : t_(t), router_(t), arrivals_(t.num_nodes()) {
+    a_.name = std::move(name);
+    a_.collective = c;
+    a_.topology_fingerprint = t.fingerprint();
+    a_.topology_name = t.name();
+    a_.chunk_bytes = chunk_bytes;
+    a_.link_model = model;
+  }
+
+  // Sends chunk c from NPU `from` to NPU `to`. It waits for `deps` and for the chunk's last
+  // arrival at `from`. Returns the transfer that arrives at `to`.
+  TransferId send(ChunkId c, NodeId from, NodeId to, Op op, std::vector<TransferId> deps = {}) {
+    const std::vector<Hop>& hops = path(from, to);
+    if (op == Op::Reduce && hops.size() > 1)
+      throw NotApplicable(fmt::format(
+          "{} and {} are neither linked nor joined through switches or router NPUs: the partial "
+          "reduction would have to pass through NPU {}, which holds its own copy of the chunk",
+          t_.node(from).name, t_.node(to).name, t_.node(hops[0].to).name));
+    if (auto g = gates_.find(from); g != gates_.end()) deps.insert(deps.end(), g->second.begin(), g->second.end());
+    NodeId at = from;
+    TransferId last = -1;
+    for (size_t i = 0; i < hops.size(); ++i) {
+      std::vector<TransferId> d = i == 0 ? std::move(deps) : std::vector<TransferId>{last};
+      if (TransferId before = last_arrival(at, c); before >= 0) d.push_back(before);
+      std::sort(d.begin(), d.end());
+      d.erase(std::unique(d.begin(), d.end()), d.end());
+      const std::vector<LinkId>& route = pick(hops[i]);
+      last = a_.add(c, at, hops[i].to, route, i + 1 == hops.size() ? op : Op::Copy, d);
+      last_[key(hops[i].to, c)] = last;
+      arrivals_[hops[i].to].push_back(last);
+      at = hops[i].to;
+    }
+    return last;
+  }
+
+  TransferId last_arrival(NodeId v, ChunkId c) const {
+    auto it = last_.find(key(v, c));
+    return it == last_.end() ? -1 : it->second;
+  }
+  // Transfers listed so far: a mark for arrivals_since.
+  TransferId mark() const { return static_cast<TransferId>(a_.size()); }
+  // What arrived at v in transfers listed since `mark` (a step barrier).
+  std::vector<TransferId> arrivals_since(NodeId v, TransferId mark) const {
+    std::vector<TransferId> out;
+    for (auto it = arrivals_[v].rbegin(); it != arrivals_[v].rend() && *it >= mark; ++it) out.push_back(*it);
+    return out;
+  }
+  // Until cleared, every send from `v` also waits for `deps` (a phase barrier).
+  void gate(NodeId v, std::vector<TransferId> deps) { gates_[v] = std::move(deps); }
+  void clear_gates() { gates_.clear(); }
+
+  // NPUs linked to v directly or through pass-through nodes (the ring search's neighbours).
+  bool adjacent(NodeId u, NodeId v) { return path(u, v).size() == 1; }
+
+  Algorithm finish() {
+    time(t_, a_);
+    return std::move(a_);
+  }
+
+ private:
+  struct Hop {
+    NodeId to;
+    std::vector<std::vector<LinkId>> routes;  // parallel links: used in turn
+    mutable size_t next = 0;
+  };
+  static uint64_t key(NodeId v, ChunkId c) { return (static_cast<uint64_t>(v) << 32) | static_cast<uint32_t>(c); }
+
+  const std::vector<LinkId>& pick(const Hop& h) const { return h.routes[h.next++ % h.routes.size()]; }
+
+  // One hop: direct links (all parallel ones), else a route through pass-through nodes.
+  std::optional<Hop> hop(NodeId u, NodeId v) {
+    Hop h{v, {}};
+    for (LinkId l : t_.out_links(u))
+      if (t_.link(l).dst == v) h.routes.push_back({l});
+    if (h.routes.empty())
+      if (auto r = router_.route(u, v)) h.routes.push_back(r->links);
+    if (h.routes.empty()) return std::nullopt;
+    return h;
+  }
+
+  const std::vector<Hop>& path(NodeId from, NodeId to) {
+    const uint64_t k = key(from, to);
+    auto it = paths_.find(k);
+    if (it != paths_.end()) return it->second;
+    std::vector<Hop> hops;
+    if (auto h = hop(from, to)) {
+      hops.push_back(std::move(*h));
+    } else {
+      // Relays: a shortest path over NPUs that can reach each other directly or through switches.
+      std::vector<NodeId> parent(t_.num_npus(), -1);
+      std::vector<NodeId> queue{from};
+      parent[from] = from;
+      for (size_t i = 0; i < queue.size() && parent[to] < 0; ++i)
+        for (NodeId w : npu_neighbours(queue[i]))
+          if (parent[w] < 0) {
+            parent[w] = queue[i];
+            queue.push_back(w);
+          }
+      if (parent[to] < 0)
+        throw NotApplicable(fmt::format("no way from {} to {}", t_.node(from).name, t_.node(to).name));
+      std::vector<NodeId> chain{to};
+      while (chain.back() != from) chain.push_back(parent[chain.back()]);
+      std::reverse(chain.begin(), chain.end());
+      for (size_t i = 0; i + 1 < chain.size(); ++i) hops.push_back(*hop(chain[i], chain[i + 1]));
+    }
+    return paths_.emplace(k, std::move(hops)).first->second;
+  }
+
+  const std::vector<NodeId>& npu_neighbours(NodeId u) {
+    auto it = neighbours_.find(u);
+    if (it != neighbours_.end()) return it->second;
+    std::vector<NodeId> n;
+    for (LinkId l : t_.out_links(u))
+      if (t_.is_npu(t_.link(l).dst)) n.push_back(t_.link(l).dst);
+    if (t_.num_switches() > 0) {
+      auto routes = router_.switch_routes_from(u, 1);
+      for (NodeId v = 0; v < t_.num_npus(); ++v)
+        if (!routes[v].empty()) n.push_back(v);
+    }
+    std::sort(n.begin(), n.end());
+    n.erase(std::unique(n.begin(), n.end()), n.end());
+    return neighbours_.emplace(u, std::move(n)).first->second;
+  }
+
+  const Topology& t_;
+  topo::Router router_;
+  Algorithm a_;
+  std::unordered_map<uint64_t, TransferId> last_;
+  std::vector<std::vector<TransferId>> arrivals_;
+  std::unordered_map<uint64_t, std::vector<Hop>> paths_;
+  std::unordered_map<NodeId, std::vector<NodeId>> neighbours_;
+  std::unordered_map<NodeId, std::vector<TransferId>> gates_;
+};
+
+// ---- Ring orders ----------------------------------------------------------------------------
+
+// A path through every cell of a grid (first dimension fastest) in which consecutive cells differ
+// by one step in one coordinate: the reflected mixed-radix Gray code (boustrophedon).
+std::vector<int64_t> snake_path(const std::vector<int>& dims) {
+  std::vector<int64_t> path{0};
+  int64_t stride = 1;
+  for (int d : dims) {
+    std::vector<int64_t> next;
+    for (int v = 0; v < d; ++v) {
+      if (v % 2 == 0)
+        for (int64_t x : path) next.push_back(x + v * stride);
+      else
+        for (auto it = path.rbegin(); it != path.rend(); ++it) next.push_back(*it + v * stride);
+    }
+    path = std::move(next);
+    stride *= d;
+  }
+  return path;
+}
+
+// A Hamiltonian cycle of an A x L grid (x along A, y along the path `rows`), or nothing when A
+// and L are both odd: x = 0 is the way back, the rest is traversed as a snake.
+std::vector<NodeId> grid_cycle(int a, const std::vector<int64_t>& rows) {
+  const int64_t l = static_cast<int64_t>(rows.size());
+  if (a < 2 || l < 2) return {};
+  auto id = [&](int x, int64_t y) { return static_cast<NodeId>(x + a * rows[y]); };
+  std::vector<NodeId> cycle;
+  if (l % 2 == 0) {
+    for (int64_t y = 0; y < l; ++y)
+      for (int i = 1; i < a; ++i) cycle.push_back(id(y % 2 == 0 ? i : a - i, y));
+    for (int64_t y = l - 1; y >= 0; --y) cycle.push_back(id(0, y));
+  } else if (a % 2 == 0) {
+    for (int x = 0; x < a; ++x)
+      for (int64_t j = 1; j < l; ++j) cycle.push_back(id(x, x % 2 == 0 ? j : l - j));
+    for (int x = a - 1; x >= 0; --x) cycle.push_back(id(x, 0));
+  }
+  return cycle;
+}
+
+}  // namespace
+
+std::vector<NodeId> ring_order(const Topology& t, const std::vector<NodeId>& npus) {
+  const size_t p = npus.size();
+  if (p <= 2) return npus;
+  Builder probe(t, Collective::over_all(t, CollectiveKind::AllGather), 1, LinkModel::Pipelined, "");
+  auto closes = [&](const std::vector<NodeId>& order) {
+    for (size_t i = 0; i < order.size(); ++i)
+      if (!probe.adjacent(order[i], order[(i + 1) % order.size()])) return false;
+    return true;
+  };
+  // The generator's grid, when the ring covers every NPU.
+  if (static_cast<int>(p) == t.num_npus() && t.grid().size() >= 2) {
+    std::vector<int> rest(t.grid().begin() + 1, t.grid().end());
+    std::vector<NodeId> cycle = grid_cycle(t.grid()[0], snake_path(rest));
+    if (cycle.size() == p && closes(cycle)) return cycle;
+  }
+  if (closes(npus)) return npus;
+  // A bounded depth-first search preferring the neighbour with the fewest onward choices
+  // (Warnsdorff's rule).
+  std::vector<char> member(t.num_npus(), 0), used(t.num_npus(), 0);
+  for (NodeId v : npus) member[v] = 1;
+  std::vector<std::vector<NodeId>> adj(t.num_npus());
+  if (p <= 512)
+    for (NodeId u : npus)
+      for (NodeId v : npus)
+        if (u != v && probe.adjacent(u, v)) adj[u].push_back(v);
+  std::vector<NodeId> order{npus[0]};
+  used[npus[0]] = 1;
+  int64_t budget = p <= 512 ? 200'000 : 0;
+  std::function<bool()> extend = [&]() -> bool {
+    if (order.size() == p) return probe.adjacent(order.back(), order.front());
+    if (--budget < 0) return false;
+    std::vector<std::pair<int, NodeId>> options;
+    for (NodeId v : adj[order.back()])
+      if (!used[v]) {
+        int onward = 0;
+        for (NodeId w : adj[v]) onward += !used[w];
+        options.emplace_back(onward, v);
+      }
+    std::sort(options.begin(), options.end());
+    for (auto [onward, v] : options) {
+      used[v] = 1;
+      order.push_back(v);
+      if (extend()) return true;
+      order.pop_back();
+      used[v] = 0;
+    }
+    return false;
+  };
+  if (budget > 0 && extend()) return order;
+  // Otherwise: nearest unvisited NPU (by hops over the topology) next.
+  order.assign(1, npus[0]);
+  std::fill(used.begin(), used.end(), 0);
+  used[npus[0]] = 1;
+  while (order.size() < p) {
+    std::vector<int> d(t.num_nodes(), -1);
+    std::vector<NodeId> q{order.back()};
+    d[order.back()] = 0;
+    NodeId next = -1;
+    for (size_t i = 0; i < q.size() && next < 0; ++i)
+      for (LinkId l : t.out_links(q[i])) {
+        const NodeId w = t.link(l).dst;
+        if (d[w] >= 0) continue;
+        d[w] = d[q[i]] + 1;
+        q.push_back(w);
+        if (t.is_npu(w) && member[w] && !used[w]) {
+          next = w;
+          break;
+        }
+      }
+    if (next < 0)
+      for (NodeId v : npus)
+        if (!used[v]) {
+          next = v;
+          break;
+        }
+    used[next] = 1;
+    order.push_back(next);
+  }
+  return order;
+}
+
+namespace {
+
+// ---- Group primitives -----------------------------------------------------------------------
+// A group is a list of NPUs; `blocks[i]` are the chunks member i owns (Reduce-Scatter: ends with
+// reduced; All-Gather: starts with).
+
+using Blocks = std::vector<std::vector<ChunkId>>;
+
+int wrap(int64_t x, int n) { return static_cast<int>(((x % n) + n) % n); }
+
+// A step of a step-synchronous algorithm: what `from` sends waits for everything that arrived at
+// it in the previous step and for its own previous step's sends (blocking send-receive).
+struct Steps {
+  explicit Steps(Builder& builder) : b(builder) {}
+  Builder& b;
+  std::map<NodeId, std::vector<TransferId>> sent;  // last step's sends per node
+  TransferId step_mark = 0;
+  TransferId previous_mark = 0;
+  void begin() {
+    previous_mark = step_mark;
+    step_mark = b.mark();
+  }
+  std::vector<TransferId> deps(NodeId from) {
+    std::vector<TransferId> d = b.arrivals_since(from, previous_mark);
+    std::erase_if(d, [&](TransferId x) { return x >= step_mark; });
+    auto it = sent.find(from);
+    if (it != sent.end()) d.insert(d.end(), it->second.begin(), it->second.end());
+    return d;
+  }
+  void record(NodeId from, std::vector<TransferId> ids) { sent[from] = std::move(ids); }
+};
+
+// Ring Reduce-Scatter (reduce) or All-Gather along `order` in direction dir (+1 or -1). With
+// `steps`, each step waits for the previous one (ASTRA-sim's and MPI's rings); without, chunks
+// pipeline from step to step (NCCL's).
+void ring_steps(Builder& b, const std::vector<NodeId>& order, const Blocks& blocks, int dir, bool reduce,
+                Steps* steps = nullptr) {
+  const int p = static_cast<int>(order.size());
+  for (int s = 0; s + 1 < p; ++s) {
+    if (steps) steps->begin();
+    std::map<NodeId, std::vector<TransferId>> sent;
+    for (int i = 0; i < p; ++i) {
+      const std::vector<TransferId> deps = steps ? steps->deps(order[i]) : std::vector<TransferId>{};
+      for (ChunkId c : blocks[wrap(i - dir * (reduce ? s + 1 : s), p)])
+        sent[order[i]].push_back(b.send(c, order[i], order[wrap(i + dir, p)], reduce ? Op::Reduce : Op::Copy, deps));
+    }
+    if (steps)
+      for (auto& [v, ids] : sent) steps->record(v, ids);
+  }
+}
+void ring_reduce_scatter(Builder& b, const std::vector<NodeId>& order, const Blocks& blocks, int dir) {
+  ring_steps(b, order, blocks, dir, true);
+}
+void ring_all_gather(Builder& b, const std::vector<NodeId>& order, const Blocks& blocks, int dir) {
+  ring_steps(b, order, blocks, dir, false);
+}
+
+// A pipelined chain from order[0] (Broadcast) or towards it (Reduce): chunk j crosses hop h at
+// wave j + h, so the chunks stream.
+void ring_chain(Builder& b, const std::vector<NodeId>& order, const std::vector<ChunkId>& chunks, bool reduce) {
+  const int p = static_cast<int>(order.size()), k = static_cast<int>(chunks.size());
+  for (int wave = 0; wave < k + p - 2; ++wave)
+    for (int h = 0; h + 1 < p; ++h) {
+      const int j = wave - h;
+      if (j < 0 || j >= k) continue;
+      if (reduce) b.send(chunks[j], order[p - 1 - h], order[p - 2 - h], Op::Reduce);
+      else b.send(chunks[j], order[h], order[h + 1], Op::Copy);
+    }
+}
+
+// Everyone sends member j its block (Reduce-Scatter) or its own block to everyone (All-Gather),
+// member i talking to i+1, i+2, ... in turn.
+void direct_exchange(Builder& b, const std::vector<NodeId>& group, const Blocks& blocks, bool reduce) {
+  const int p = static_cast<int>(group.size());
+  for (int s = 1; s < p; ++s)
+    for (int i = 0; i < p; ++i) {
+      const int j = (i + s) % p;
+      for (ChunkId c : blocks[reduce ? j : i]) b.send(c, group[i], group[j], reduce ? Op::Reduce : Op::Copy);
+    }
+}
+
+// Recursive halving: member i keeps the half of the blocks that agree with it on the bit being
+// split and sends the other half to partner i ^ d; power-of-two groups.
+void rhd_reduce_scatter(Builder& b, const std::vector<NodeId>& group, const Blocks& blocks, Steps& st) {
+  const int p = static_cast<int>(group.size());
+  for (int d = p / 2; d >= 1; d /= 2) {
+    st.begin();
+    std::map<NodeId, std::vector<TransferId>> sent;
+    for (int i = 0; i < p; ++i) {
+      std::vector<TransferId> deps = st.deps(group[i]);
+      for (int blk = 0; blk < p; ++blk) {
+        const bool owned = (blk & ~(2 * d - 1)) == (i & ~(2 * d - 1));
+        if (!owned || (blk & d) == (i & d)) continue;
+        for (ChunkId c : blocks[blk]) sent[group[i]].push_back(b.send(c, group[i], group[i ^ d], Op::Reduce, deps));
+      }
+    }
+    for (auto& [v, ids] : sent) st.record(v, ids);
+  }
+}
+
+// Recursive doubling: member i sends every block it holds to partner i ^ d, d = 1, 2, 4, ...
+void rhd_all_gather(Builder& b, const std::vector<NodeId>& group, const Blocks& blocks, Steps& st) {
+  const int p = static_cast<int>(group.size());
+  for (int d = 1; d < p; d *= 2) {
+    st.begin();
+    std::map<NodeId, std::vector<TransferId>> sent;
+    for (int i = 0; i < p; ++i) {
+      std::vector<TransferId> deps = st.deps(group[i]);
+      for (int blk = 0; blk < p; ++blk)
+        if ((blk & ~(d - 1)) == (i & ~(d - 1)))
+          for (ChunkId c : blocks[blk]) sent[group[i]].push_back(b.send(c, group[i], group[i ^ d], Op::Copy, deps));
+    }
+    for (auto& [v, ids] : sent) st.record(v, ids);
+  }
+}
+
+bool power_of_two(int p) { return p > 0 && (p & (p - 1)) == 0; }
+
+// Splits `chunks` into `parts` contiguous blocks (the first ones one larger when uneven).
+Blocks split(const std::vector<ChunkId>& chunks, int parts) {
+  Blocks out(parts);
+  const size_t n = chunks.size();
+  for (size_t i = 0; i < n; ++i) out[i * parts / n].push_back(chunks[i]);
+  return out;
+}
+
+// The blocks of a collective over its ranks: block r = rank r's chunks.
+Blocks rank_blocks(const Collective& c) {
+  Blocks out(c.num_ranks());
+  for (ChunkId ch = 0; ch < c.num_chunks(); ++ch) out[c.origin(ch)].push_back(ch);
+  return out;
+}
+
+// ---- Trees ----------------------------------------------------------------------------------
+
+// An in-order balanced binary tree over 0..p-1: parent of each index, -1 for the root.
+std::vector<int> binary_tree(int p) {
+  std::vector<int> parent(p, -1);
+  std::function<int(int, int, int)> build = [&](int lo, int hi, int up) -> int {
+    if (lo > hi) return -1;
+    const int mid = (lo + hi) / 2;
+    parent[mid] = up;
+    build(lo, mid - 1, mid);
+    build(mid + 1, hi, mid);
+    return mid;
+  };
+  build(0, p - 1, -1);
+  return parent;
+}
+
+// All-Reduce of `chunks` over a tree (parent of each member): reduce towards the root, then
+// broadcast back, chunk by chunk in waves so the chunks pipeline.
+void tree_all_reduce(Builder& b, const std::vector<NodeId>& group, const std::vector<int>& parent,
+                     const std::vector<ChunkId>& chunks) {
+  const int p = static_cast<int>(group.size());
+  std::vector<int> depth(p, 0);
+  int max_depth = 0;
+  for (int i = 0; i < p; ++i) {
+    for (int at = i; parent[at] >= 0; at = parent[at]) ++depth[i];
+    max_depth = std::max(max_depth, depth[i]);
+  }
+  const int k = static_cast<int>(chunks.size());
+  // Up: the deepest first within a wave; a node sends chunk j after its children's chunk j arrived.
+  for (int wave = 0; wave < k + max_depth; ++wave)
+    for (int dd = max_depth; dd >= 1; --dd) {
+      const int j = wave - (max_depth - dd);
+      if (j < 0 || j >= k) continue;
+      for (int i = 0; i < p; ++i)
+        if (depth[i] == dd) b.send(chunks[j], group[i], group[parent[i]], Op::Reduce);
+    }
+  // Down.
+  for (int wave = 0; wave < k + max_depth; ++wave)
+    for (int dd = 1; dd <= max_depth; ++dd) {
+      const int j = wave - (dd - 1);
+      if (j < 0 || j >= k) continue;
+      for (int i = 0; i < p; ++i)
+        if (depth[i] == dd) b.send(chunks[j], group[parent[i]], group[i], Op::Copy);
+    }
+}
+
+// Binomial tree rooted at group[root]: round by round (masks 1, 2, 4, ...), each node sending its
+// rounds in order.
+void binomial(Builder& b, const std::vector<NodeId>& group, int root, const std::vector<ChunkId>& chunks, bool reduce,
+              Steps& st) {
+  const int p = static_cast<int>(group.size());
+  auto member = [&](int rel) { return group[(rel + root) % p]; };
+  std::vector<int> masks;
+  for (int mask = 1; mask < p; mask *= 2) masks.push_back(mask);
+  if (reduce) std::reverse(masks.begin(), masks.end());  // the broadcast's rounds, mirrored
+  // Broadcast: rel < mask sends to rel + mask. Reduce: rel + mask sends to rel.
+  for (int mask : masks) {
+    st.begin();
+    std::map<NodeId, std::vector<TransferId>> sent;
+    for (int rel = 0; rel < mask && rel + mask < p; ++rel) {
+      const NodeId from = reduce ? member(rel + mask) : member(rel), to = reduce ? member(rel) : member(rel + mask);
+      std::vector<TransferId> deps = st.deps(from);
+      for (ChunkId c : chunks) sent[from].push_back(b.send(c, from, to, reduce ? Op::Reduce : Op::Copy, deps));
+    }
+    for (auto& [v, ids] : sent) st.record(v, ids);
+  }
+}
+
+// ---- The algorithms -------------------------------------------------------------------------
+
+std::vector<ChunkId> all_chunks(const Collective& c) {
+  std::vector<ChunkId> v(c.num_chunks());
+  std::iota(v.begin(), v.end(), 0);
+  return v;
+}
+
+// Rings: rank blocks placed along the ring order. Bidirectional: the first half of each block's
+// chunks goes one way, the rest the other way.
+void ring(Builder& b, const Topology& t, const Collective& c, bool bidir) {
+  std::vector<NodeId> order = ring_order(t, c.ranks);
+  std::vector<int> position(t.num_npus(), -1);
+  for (int i = 0; i < static_cast<int>(order.size()); ++i) position[order[i]] = i;
+  const Blocks by_rank = rank_blocks(c);
+  Blocks cw(order.size()), ccw(order.size());
+  for (int r = 0; r < c.num_ranks(); ++r) {
+    const auto& chunks = by_rank[r];
+    const size_t half = bidir ? (chunks.size() + 1) / 2 : chunks.size();
+    const int at = position[c.ranks[r]];
+    cw[at].assign(chunks.begin(), chunks.begin() + static_cast<std::ptrdiff_t>(half));
+    ccw[at].assign(chunks.begin() + static_cast<std::ptrdiff_t>(half), chunks.end());
+  }
+  auto both = [&](auto&& phase) {
+    phase(cw, 1);
+    if (bidir) phase(ccw, -1);
+  };
+  switch (c.kind) {
+    case CollectiveKind::AllGather:
+      both([&](const Blocks& bl, int dir) { ring_all_gather(b, order, bl, dir); });
+      break;
+    case CollectiveKind::ReduceScatter:
+      both([&](const Blocks& bl, int dir) { ring_reduce_scatter(b, order, bl, dir); });
+      break;
+    case CollectiveKind::AllReduce:
+      both([&](const Blocks& bl, int dir) { ring_reduce_scatter(b, order, bl, dir); });
+      both([&](const Blocks& bl, int dir) { ring_all_gather(b, order, bl, dir); });
+      break;
+    case CollectiveKind::Broadcast:
+    case CollectiveKind::Reduce: {
+      // The chain starts at the root and runs around the ring (the other way for the second half).
+      const int r0 = position[c.ranks[c.root]], p = static_cast<int>(order.size());
+      std::vector<NodeId> fwd, bwd;
+      for (int i = 0; i < p; ++i) {
+        fwd.push_back(order[(r0 + i) % p]);
+        bwd.push_back(order[wrap(r0 - i, p)]);
+      }
+      const std::vector<ChunkId> chunks = all_chunks(c);
+      const size_t half = bidir ? (chunks.size() + 1) / 2 : chunks.size();
+      const bool reduce = c.kind == CollectiveKind::Reduce;
+      ring_chain(b, fwd, {chunks.begin(), chunks.begin() + static_cast<std::ptrdiff_t>(half)}, reduce);
+      if (bidir && half < chunks.size())
+        ring_chain(b, bwd, {chunks.begin() + static_cast<std::ptrdiff_t>(half), chunks.end()}, reduce);
+      break;
+    }
+    default: break;
+  }
+}
+
+void direct(Builder& b, const Collective& c) {
+  const Blocks blocks = rank_blocks(c);
+  const int p = c.num_ranks();
+  switch (c.kind) {
+    case CollectiveKind::AllGather: direct_exchange(b, c.ranks, blocks, false); break;
+    case CollectiveKind::ReduceScatter: direct_exchange(b, c.ranks, blocks, true); break;
+    case CollectiveKind::AllReduce:
+      direct_exchange(b, c.ranks, blocks, true);
+      direct_exchange(b, c.ranks, blocks, false);
+      break;
+    case CollectiveKind::AllToAll: {  // pairwise: at step s, rank r sends rank r+s its data (MPI)
+      Steps st{b};
+      for (int s = 1; s < p; ++s) {
+        st.begin();
+        std::map<NodeId, std::vector<TransferId>> sent;
+        for (int r = 0; r < p; ++r) {
+          const std::vector<TransferId> deps = st.deps(c.ranks[r]);
+          for (ChunkId ch : blocks[r])
+            if (c.needed_by(ch) == (r + s) % p)
+              sent[c.ranks[r]].push_back(b.send(ch, c.ranks[r], c.ranks[(r + s) % p], Op::Copy, deps));
+        }
+        for (auto& [v, ids] : sent) st.record(v, ids);
+      }
+      break;
+    }
+    case CollectiveKind::Gather:
+      for (int s = 1; s < p; ++s) {
+        const int r = (c.root + s) % p;
+        for (ChunkId ch : blocks[r]) b.send(ch, c.ranks[r], c.ranks[c.root], Op::Copy);
+      }
+      break;
+    case CollectiveKind::Scatter:
+      for (int s = 1; s < p; ++s) {
+        const int r = (c.root + s) % p;
+        for (ChunkId ch = 0; ch < c.num_chunks(); ++ch)
+          if (c.needed_by(ch) == r) b.send(ch, c.ranks[c.root], c.ranks[r], Op::Copy);
+      }
+      break;
+    default: break;
+  }
+}
+
+void rhd(Builder& b, const Collective& c) {
+  const int p = c.num_ranks();
+  Steps st{b};
+  if (c.kind != CollectiveKind::AllReduce) {
+    if (!power_of_two(p))
+      throw NotApplicable(fmt::format("recursive halving-doubling {} needs a power-of-two rank count, not {}",
+                                      to_string(c.kind), p));
+    if (c.kind == CollectiveKind::ReduceScatter) rhd_reduce_scatter(b, c.ranks, rank_blocks(c), st);
+    else rhd_all_gather(b, c.ranks, rank_blocks(c), st);
+    return;
+  }
+  // MPICH: with p' the largest power of two <= p and r = p - p', ranks 2i < 2r hand their data to
+  // 2i + 1, the p' others run halving-doubling on p' blocks, and the results go back.
+  int pp = 1;
+  while (pp * 2 <= p) pp *= 2;
+  const int r = p - pp;
+  const std::vector<ChunkId> chunks = all_chunks(c);
+  std::vector<NodeId> group;
+  st.begin();
+  for (int i = 0; i < 2 * r; i += 2) {
+    std::vector<TransferId> sent;
+    for (ChunkId ch : chunks) sent.push_back(b.send(ch, c.ranks[i], c.ranks[i + 1], Op::Reduce));
+    st.record(c.ranks[i], sent);
+  }
+  for (int i = 0; i < p; ++i)
+    if (i >= 2 * r || i % 2 == 1) group.push_back(c.ranks[i]);
+  const Blocks blocks = split(chunks, pp);
+  rhd_reduce_scatter(b, group, blocks, st);
+  rhd_all_gather(b, group, blocks, st);
+  st.begin();
+  for (int i = 0; i < 2 * r; i += 2) {
+    std::vector<TransferId> deps = st.deps(c.ranks[i + 1]);
+    for (ChunkId ch : chunks) b.send(ch, c.ranks[i + 1], c.ranks[i], Op::Copy, deps);
+  }
+}
+
+void dbt(Builder& b, const Collective& c) {
+  const int p = c.num_ranks();
+  if (c.kind == CollectiveKind::AllReduce) {
+    // Two complementary trees: the second is the first with every rank shifted by one, so that
+    // leaves of one are inner nodes of the other. Each carries half the chunks.
+    const std::vector<int> parent = binary_tree(p);
+    const std::vector<ChunkId> chunks = all_chunks(c);
+    const size_t half = (chunks.size() + 1) / 2;
+    std::vector<NodeId> shifted(p);
+    for (int i = 0; i < p; ++i) shifted[i] = c.ranks[(i + 1) % p];
+    tree_all_reduce(b, c.ranks, parent, {chunks.begin(), chunks.begin() + static_cast<std::ptrdiff_t>(half)});
+    tree_all_reduce(b, shifted, parent, {chunks.begin() + static_cast<std::ptrdiff_t>(half), chunks.end()});
+    return;
+  }
+  Steps st{b};
+  binomial(b, c.ranks, c.root, all_chunks(c), c.kind == CollectiveKind::Reduce, st);
+}
+
+void bruck(Builder& b, const Collective& c) {
+  const int p = c.num_ranks();
+  const Blocks blocks = rank_blocks(c);
+  Steps st{b};
+  // After step i, member r holds blocks r .. r + 2^(i+1) - 1; at step i it sends its first
+  // min(2^i, p - 2^i) blocks to r - 2^i.
+  for (int dist = 1; dist < p; dist *= 2) {
+    st.begin();
+    const int count = std::min(dist, p - dist);
+    std::map<NodeId, std::vector<TransferId>> sent;
+    for (int r = 0; r < p; ++r) {
+      std::vector<TransferId> deps = st.deps(c.ranks[r]);
+      for (int j = 0; j < count; ++j)
+        for (ChunkId ch : blocks[(r + j) % p])
+          sent[c.ranks[r]].push_back(b.send(ch, c.ranks[r], c.ranks[wrap(r - dist, p)], Op::Copy, deps));
+    }
+    for (auto& [v, ids] : sent) st.record(v, ids);
+  }
+}
+
+void hierarchical(Builder& b, const Topology& t, const Collective& c, std::vector<BaselineKind> per_dim) {
+  const std::vector<int>& levels = t.levels();
+  if (levels.size() < 2)
+    throw NotApplicable("the topology has no dimensions: generate it with ' x ' between specs, load an "
+                        "ASTRA-sim network.yml, or give a topology file `dimensions`");
+  if (c.num_ranks() != t.num_npus())
+    throw NotApplicable("hierarchical runs over every NPU of the topology, not a subset");
+  for (int r = 0; r < c.num_ranks(); ++r)
+    if (c.ranks[r] != r) throw NotApplicable("hierarchical needs rank r on NPU r");
+  const size_t dims = levels.size();
+  if (per_dim.empty()) per_dim.assign(dims, BaselineKind::Ring);
+  if (per_dim.size() == 1) per_dim.assign(dims, per_dim[0]);
+  if (per_dim.size() != dims)
+    throw Error(fmt::format("hierarchical names {} algorithms for {} dimensions", per_dim.size(), dims));
+  // Coordinates of NPU x, first dimension fastest.
+  auto coord = [&](int64_t x, size_t d) {
+    for (size_t e = 0; e < d; ++e) x /= levels[e];
+    return static_cast<int>(x % levels[d]);
+  };
+  std::vector<int64_t> stride(dims, 1);
+  for (size_t d = 1; d < dims; ++d) stride[d] = stride[d - 1] * levels[d - 1];
+  Steps st{b};
+  // Phase over dimension d on every line: member j's block is the chunks whose owner agrees with
+  // the line on dimensions before d and has coordinate j in d.
+  auto phase = [&](size_t d, bool reduce) {
+    st.begin();
+    const int p = levels[d];
+    if (per_dim[d] == BaselineKind::Rhd && !power_of_two(p))
+      throw NotApplicable(fmt::format("dimension {} has {} NPUs: halving-doubling needs a power of two", d + 1, p));
+    for (int64_t base = 0; base < t.num_npus(); ++base) {
+      if (coord(base, d) != 0) continue;
+      std::vector<NodeId> line(p);
+      for (int j = 0; j < p; ++j) line[j] = static_cast<NodeId>(base + j * stride[d]);
+      Blocks blocks(p);
+      for (ChunkId ch = 0; ch < c.num_chunks(); ++ch) {
+        const int owner = c.origin(ch);
+        bool same = true;
+        for (size_t e = 0; e < d && same; ++e) same = coord(owner, e) == coord(base, e);
+        if (same) blocks[coord(owner, d)].push_back(ch);
+      }
+      // Each member starts the phase once everything of the previous phase has arrived at it.
+      for (int j = 0; j < p; ++j) b.gate(line[j], st.deps(line[j]));
+      switch (per_dim[d]) {
+        case BaselineKind::Ring: {
+          // The line's natural order is a ring on a Ring dimension; otherwise find one.
+          std::vector<NodeId> order = ring_order(t, line);
+          std::vector<int> pos(t.num_npus(), -1);
+          for (int j = 0; j < p; ++j) pos[order[j]] = j;
+          Blocks placed(p);
+          for (int j = 0; j < p; ++j) placed[pos[line[j]]] = blocks[j];
+          Steps inner{b};
+          ring_steps(b, order, placed, 1, reduce, &inner);
+          break;
+        }
+        case BaselineKind::Direct: direct_exchange(b, line, blocks, reduce); break;
+        case BaselineKind::Rhd: {
+          Steps inner{b};
+          if (reduce) rhd_reduce_scatter(b, line, blocks, inner);
+          else rhd_all_gather(b, line, blocks, inner);
+          break;
+        }
+        default: break;
+      }
+      b.clear_gates();
+    }
+  };
+  const bool rs = c.kind == CollectiveKind::ReduceScatter || c.kind == CollectiveKind::AllReduce;
+  const bool ag = c.kind == CollectiveKind::AllGather || c.kind == CollectiveKind::AllReduce;
+  if (rs)
+    for (size_t d = 0; d < dims; ++d) phase(d, true);
+  if (ag)
+    for (size_t d = dims; d-- > 0;) phase(d, false);
+}
+
+}  // namespace
+
+Algorithm make_baseline(const BaselineSpec& spec, const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
+                        LinkModel model) {
+  c.validate(t);
+  if (chunk_bytes < 1) throw Error("chunk size must be at least 1 byte");
+  if (!supports(spec.kind, c.kind))
+    throw NotApplicable(fmt::format("{} has no {} algorithm", to_string(spec.kind), to_string(c.kind)));
+  Builder b(t, c, chunk_bytes, model, spec.name());
+  switch (spec.kind) {
+    case BaselineKind::Ring: ring(b, t, c, false); break;
+    case BaselineKind::BidirRing: ring(b, t, c, true); break;
+    case BaselineKind::Direct: direct(b, c); break;
+    case BaselineKind::Rhd: rhd(b, c); break;
+    case BaselineKind::Dbt: dbt(b, c); break;
+    case BaselineKind::Bruck: bruck(b, c); break;
+    case BaselineKind::Hierarchical: hierarchical(b, t, c, spec.per_dimension); break;
+  }
+  return b.finish();
+}
+
+}  // namespace tenet::synth

@@ -1,0 +1,178 @@
+#include "synth/baselines.hpp"
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+
+#include "synth/verify.hpp"
+#include "tests/synth/test_support.hpp"
+#include "topo/generators.hpp"
+#include "topo/io.hpp"
+
+namespace tenet::synth {
+namespace {
+
+constexpr Bytes kChunk = 1 << 20;
+constexpr Time kLat = 500'000;
+const Time kSer = transfer_time(kChunk, 50'000'000'000);  // 1 MiB at 50 GB/s
+
+std::string violations(const Report& r) {
+  std::string s;
+  for (const Violation& v : r.violations) s += "\n  " + v.message;
+  return s;
+}
+
+Time run(const char* algo, const char* spec, CollectiveKind kind, int k = 1, LinkModel m = LinkModel::Pipelined) {
+  const auto t = topo::generate(spec);
+  const Algorithm a = make_baseline(parse_baseline(algo), t, Collective::over_all(t, kind, k), kChunk, m);
+  const Report r = verify(t, a, {.max_reported = 5, .lower_bound = false});
+  EXPECT_TRUE(r.correct()) << algo << " on " << spec << violations(r);
+  return a.claimed_time;
+}
+
+// Every baseline and collective it supports, on every example and on generated topologies:
+// either a verified algorithm, or a NotApplicable that says why.
+TEST(Baselines, VerifyOrSayWhyNotEverywhere) {
+  std::vector<std::string> inputs = {"ring:8", "ring:5,bidir=false", "fc:6", "switch:8", "switch:6",
+                                     "hypercube:8", "torus2d:4x4", "mesh2d:3x4", "ring:4 x switch:4",
+                                     "leafspine:2x4", "dgx1", "nvcluster:2x4"};
+  for (const auto& e : std::filesystem::directory_iterator(std::string(TENET_SOURCE_DIR) + "/examples/topologies"))
+    inputs.push_back(e.path().string());
+  int built = 0, refused = 0;
+  for (const std::string& input : inputs) {
+    const auto t = topo::load(input);
+    for (BaselineKind b : all_baselines())
+      for (CollectiveKind kind : kAllCollectives) {
+        if (!supports(b, kind)) continue;
+        const Collective c = Collective::over_all(t, kind, 2, t.num_npus() / 2);
+        try {
+          const Algorithm a = make_baseline({b, {}}, t, c, kChunk);
+          const Report r = verify(t, a, {.max_reported = 5, .lower_bound = false});
+          EXPECT_TRUE(r.correct()) << to_string(b) << " " << to_string(kind) << " on " << input << violations(r);
+          ++built;
+        } catch (const NotApplicable& e) {
+          EXPECT_FALSE(e.message().empty());
+          ++refused;
+        }
+      }
+  }
+  EXPECT_GT(built, 3 * refused) << built << " built, " << refused << " refused";
+}
+
+TEST(Baselines, RandomTopologiesAndCommunicators) {
+  std::mt19937_64 rng(99);
+  int built = 0;
+  for (int i = 0; i < 60; ++i) {
+    const auto t = testing::random_topology(rng, 9);
+    for (BaselineKind b : all_baselines())
+      for (CollectiveKind kind : kAllCollectives) {
+        if (!supports(b, kind) || b == BaselineKind::Hierarchical) continue;
+        Collective c = testing::random_collective(rng, t, 3);
+        c.kind = kind;
+        if (reduces(kind)) c.ranks = Collective::over_all(t, kind).ranks;
+        c.root = static_cast<int>(rng() % c.ranks.size());
+        try {
+          const Algorithm a = make_baseline({b, {}}, t, c, 1 + static_cast<Bytes>(rng() % 100000));
+          const Report r = verify(t, a, {.max_reported = 5, .lower_bound = false});
+          ASSERT_TRUE(r.correct()) << to_string(b) << " " << c.describe() << violations(r);
+          ++built;
+        } catch (const NotApplicable&) {
+        }
+      }
+  }
+  EXPECT_GT(built, 500);
+}
+
+// Closed forms (../shared/reference/cost-models.md) on each baseline's natural topology.
+TEST(BaselineClosedForms, RingOnARing) {
+  const int p = 8;
+  EXPECT_EQ(run("ring", "ring:8", CollectiveKind::AllGather), (p - 1) * (kLat + kSer));
+  EXPECT_EQ(run("ring", "ring:8", CollectiveKind::ReduceScatter), (p - 1) * (kLat + kSer));
+  EXPECT_EQ(run("ring", "ring:8", CollectiveKind::AllReduce), 2 * (p - 1) * (kLat + kSer));
+  // Two rings, half the data each: the same time with twice the data.
+  EXPECT_EQ(run("bidir-ring", "ring:8", CollectiveKind::AllReduce, 2), 2 * (p - 1) * (kLat + kSer));
+  // Pipelined chain, k chunks (the hold model is the formula's): (p - 2 + k)(alpha + (n/k) beta).
+  for (int k : {1, 4})
+    EXPECT_EQ(run("ring", "ring:8", CollectiveKind::Broadcast, k, LinkModel::Hold), (p - 2 + k) * (kLat + kSer));
+}
+
+TEST(BaselineClosedForms, DirectOnFullyConnected) {
+  EXPECT_EQ(run("direct", "fc:8", CollectiveKind::AllReduce), 2 * (kLat + kSer));  // 2 alpha + 2 (n/p)/b
+  EXPECT_EQ(run("direct", "fc:8", CollectiveKind::AllGather), kLat + kSer);
+  // Pairwise All-to-All: (p-1) alpha + (p-1)/p n beta.
+  EXPECT_EQ(run("direct", "fc:8", CollectiveKind::AllToAll), 7 * (kLat + kSer));
+}
+
+TEST(BaselineClosedForms, HalvingDoublingOnAHypercubeAndASwitch) {
+  // 2 lg p alpha + 2 (p-1)/p n beta; through a switch alpha is two links' latency.
+  EXPECT_EQ(run("rhd", "hypercube:8", CollectiveKind::AllReduce), 6 * kLat + 14 * kSer);
+  EXPECT_EQ(run("rhd", "hypercube:8", CollectiveKind::ReduceScatter), 3 * kLat + 7 * kSer);
+  EXPECT_EQ(run("rhd", "hypercube:8", CollectiveKind::AllGather), 3 * kLat + 7 * kSer);
+  EXPECT_EQ(run("rhd", "switch:8", CollectiveKind::AllReduce), 6 * 2 * kLat + 14 * kSer);
+  EXPECT_EQ(run("rhd", "switch:16", CollectiveKind::AllGather), 4 * 2 * kLat + 15 * kSer);
+}
+
+TEST(BaselineClosedForms, BruckAndBinomialOnFullyConnected) {
+  EXPECT_EQ(run("bruck", "fc:8", CollectiveKind::AllGather), 3 * kLat + 7 * kSer);    // lg p alpha + (p-1)/p n beta
+  EXPECT_EQ(run("bruck", "fc:6", CollectiveKind::AllGather), 3 * kLat + 5 * kSer);    // ceil(lg p) steps
+  EXPECT_EQ(run("dbt", "fc:8", CollectiveKind::Broadcast), 3 * (kLat + kSer));        // ceil(lg p)(alpha + n beta)
+  EXPECT_EQ(run("dbt", "fc:8", CollectiveKind::Reduce), 3 * (kLat + kSer));
+}
+
+TEST(BaselineClosedForms, HierarchicalOnMultiDimensionalTopologies) {
+  // sum over d of 2[(p_d - 1)(alpha_d + n_d/p_d beta_d)], n_1 = n, n_{d+1} = n_d / p_d.
+  const Time ser1 = transfer_time(kChunk, 300'000'000'000);
+  EXPECT_EQ(run("hierarchical:ring,ring", "ring:8,bw=300GB/s x ring:4,bw=50GB/s", CollectiveKind::AllReduce),
+            2 * (7 * (kLat + 4 * ser1) + 3 * (kLat + kSer)));
+  // A Switch dimension: two links per message (ASTRA-sim counts two hops).
+  EXPECT_EQ(run("hierarchical:ring,ring", "ring:8,bw=300GB/s x switch:4,bw=50GB/s", CollectiveKind::AllReduce),
+            2 * (7 * (kLat + 4 * ser1) + 3 * (2 * kLat + kSer)));
+  EXPECT_EQ(run("hierarchical", "ring:4 x ring:4", CollectiveKind::ReduceScatter), 3 * (kLat + 4 * kSer) + 3 * (kLat + kSer));
+  run("hierarchical:ring,direct", "ring:8 x switch:4", CollectiveKind::AllReduce);
+  run("hierarchical:rhd", "hypercube:16", CollectiveKind::AllGather);
+}
+
+TEST(Baselines, RingOrdersFollowTheTopology) {
+  for (const char* spec : {"mesh2d:4x4", "mesh2d:6x3", "torus2d:4x4", "hypercube:16", "mesh3d:2x3x2", "dgx1"}) {
+    const auto t = topo::generate(spec);
+    std::vector<NodeId> all(t.num_npus());
+    std::iota(all.begin(), all.end(), 0);
+    const std::vector<NodeId> order = ring_order(t, all);
+    ASSERT_EQ(order.size(), all.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+      const NodeId u = order[i], v = order[(i + 1) % order.size()];
+      bool linked = false;
+      for (LinkId l : t.out_links(u)) linked = linked || t.link(l).dst == v;
+      EXPECT_TRUE(linked) << spec << ": " << u << " -> " << v;
+    }
+  }
+}
+
+TEST(Baselines, SaysWhyNot) {
+  const auto t = topo::generate("switch:6");
+  auto why = [&](const char* algo, CollectiveKind kind) {
+    try {
+      make_baseline(parse_baseline(algo), t, Collective::over_all(t, kind), kChunk);
+    } catch (const NotApplicable& e) {
+      return std::string(e.what());
+    }
+    return std::string("applies");
+  };
+  EXPECT_THAT(why("rhd", CollectiveKind::AllGather), ::testing::HasSubstr("power-of-two rank count, not 6"));
+  EXPECT_EQ(why("rhd", CollectiveKind::AllReduce), "applies");  // MPICH's non-power-of-two scheme
+  EXPECT_THAT(why("bruck", CollectiveKind::AllReduce), ::testing::HasSubstr("bruck has no all-reduce"));
+  EXPECT_THAT(why("hierarchical", CollectiveKind::AllReduce), ::testing::HasSubstr("has no dimensions"));
+  const auto torus = topo::generate("torus2d:4x4");
+  EXPECT_THROW(make_baseline(parse_baseline("dbt"), torus, Collective::over_all(torus, CollectiveKind::AllReduce), kChunk),
+               NotApplicable);
+  EXPECT_THROW(parse_baseline("butterfly"), Error);
+  EXPECT_THROW(parse_baseline("ring:direct"), Error);
+  EXPECT_THROW(parse_baseline("hierarchical:bruck"), Error);
+  EXPECT_EQ(parse_baseline("hierarchical:ring,direct").name(), "hierarchical:ring,direct");
+}
+
+}  // namespace
+}  // namespace tenet::synth
