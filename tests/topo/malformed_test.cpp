@@ -64,6 +64,8 @@ const Bad kBad[] = {
      3, "matches no node"},
     {"bad generator spec", ".yaml", "generator: \"torus2d:4\"\n", 1, "shape must be AxB"},
     {"bad group", ".yaml", "groups:\n  - {name: g, spec: \"ring:4,bw=1\"}\n", 2, "has no unit"},
+    {"dimensions do not multiply", ".yaml", "generator: \"ring:8\"\ndimensions: [3, 3]\n", 2,
+     "dimensions multiply to 9 NPUs, but the topology has 8"},
     {"not a map", ".yaml", "- just\n- a list\n", 1, "expected a map at the top"},
     {"bad boolean", ".yaml", "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us, bidirectional: yes}\n",
      3, "bidirectional must be true or false"},
