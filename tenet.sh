@@ -17,7 +17,7 @@ PACKAGES=(
   cmake g++ make
   libboost-graph-dev liblemon-dev
   libprotobuf-dev protobuf-compiler
-  libfmt-dev libcli11-dev nlohmann-json3-dev libyaml-cpp-dev
+  libfmt-dev libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libpugixml-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 

@@ -3,6 +3,9 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
+
+#include "topo/units.hpp"
 
 namespace tenet::cli {
 
@@ -15,5 +18,9 @@ inline int& verb_exit_code() {
 void add_topo_commands(CLI::App& app);
 void add_verify_command(CLI::App& app);
 void add_synth_command(CLI::App& app);
+void add_export_commands(CLI::App& app);
+
+// "0" or a bandwidth with a unit.
+Bandwidth parse_reduce_bandwidth(const std::string& text);
 
 }  // namespace tenet::cli

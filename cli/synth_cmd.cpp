@@ -9,6 +9,7 @@
 
 #include "cli/commands.hpp"
 #include "bench/table.hpp"
+#include "cli/formats.hpp"
 #include "synth/algorithm_json.hpp"
 #include "synth/baselines.hpp"
 #include "synth/synthesizer.hpp"
@@ -20,7 +21,7 @@ namespace {
 
 struct SynthArgs {
   std::string topology, collective = "all-reduce", size = "256MiB", chunks = "1", output = "out";
-  std::string priority = "scarce", link_model = "pipelined", algo = "tenet";
+  std::string priority = "scarce", link_model = "pipelined", algo = "tenet", emit = "json", reduce_bw = "0";
   uint64_t seed = 1;
   int restarts = 1, root = 0;
 };
@@ -107,9 +108,15 @@ void run_synth(const SynthArgs& args) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
 
   const synth::Report r = synth::verify(t, a, {.max_reported = 5});
-  std::filesystem::create_directories(args.output);
-  const std::string path = (std::filesystem::path(args.output) / "algorithm.json").string();
-  synth::save_algorithm(a, path);
+  std::vector<std::string> formats{"json"};
+  for (size_t at = 0; at <= args.emit.size();) {
+    const size_t comma = std::min(args.emit.find(',', at), args.emit.size());
+    const std::string f = args.emit.substr(at, comma - at);
+    if (!f.empty() && f != "json") formats.push_back(f);
+    at = comma + 1;
+  }
+  const std::vector<std::string> written = export_algorithm(a, t, formats, args.output, parse_reduce_bandwidth(args.reduce_bw));
+  const std::string path = written.front();
 
   const double algbw = static_cast<double>(size) / (static_cast<double>(r.collective_time) / kPicosPerSecond);
   const double busbw = algbw * synth::bus_bandwidth_factor(c.kind, c.num_ranks());
@@ -131,6 +138,7 @@ void run_synth(const SynthArgs& args) {
     fmt::print("algorithm       {} (built in {:.3f} s)\n", a.name, seconds);
   fmt::print("verified        {}\n", r.correct() ? "correct" : fmt::format("INCORRECT ({} violations)", r.violation_count));
   fmt::print("wrote           {}\n", path);
+  for (size_t i = 1; i < written.size(); ++i) fmt::print("                {}\n", written[i]);
   if (!r.correct()) {
     for (const synth::Violation& v : r.violations) fmt::print(stderr, "  [{}] {}\n", synth::to_string(v.kind), v.message);
     verb_exit_code() = 1;  // an internal failure: the synthesizer produced something wrong
@@ -242,6 +250,11 @@ void add_synth_command(CLI::App& app) {
                   "or all: every applicable one, compared in a table")
       ->capture_default_str();
   cmd->add_option("-o,--output", args.output, "Output folder")->capture_default_str();
+  cmd->add_option("--emit", args.emit,
+                  "Formats to write besides algorithm.json: chakra, msccl-xml (comma-separated)")
+      ->capture_default_str();
+  cmd->add_option("--reduce-bw", args.reduce_bw, "Reduction bandwidth for Chakra COMP nodes; 0: no time")
+      ->capture_default_str();
   cmd->callback([] { run_synth(args); });
 }
 

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/formats.hpp"
 #include "synth/algorithm_json.hpp"
 #include "synth/verify.hpp"
 #include "topo/io.hpp"
@@ -18,7 +19,7 @@ struct VerifyArgs {
 
 int run_verify(const VerifyArgs& args) {
   const topo::Topology t = topo::load(args.topology);
-  const synth::Algorithm a = synth::load_algorithm(args.algorithm);
+  const synth::Algorithm a = load_any_algorithm(args.algorithm, t);
   synth::VerifyOptions options;
   options.max_reported = args.verbose || args.json ? 100'000 : 10;
   const synth::Report r = synth::verify(t, a, options);
@@ -96,7 +97,9 @@ void add_verify_command(CLI::App& app) {
       "Check an algorithm: routes, dependencies, link occupancy, durations, and by symbolic\n"
       "execution that every chunk is where it should be and every reduction counts each rank once.\n"
       "Exit 0 when correct, 3 when incorrect, 2 for bad input.");
-  cmd->add_option("algorithm", args.algorithm, "Algorithm file (Tenet JSON)")->required();
+  cmd->add_option("algorithm", args.algorithm,
+                  "Algorithm: Tenet JSON (.json), MSCCL-XML (.xml), or a Chakra prefix (<prefix>.0.et ...)")
+      ->required();
   cmd->add_option("-t,--topo", args.topology, "Topology file or generator spec it runs on")->required();
   cmd->add_flag("-v,--verbose", args.verbose, "List every violation and warning");
   cmd->add_flag("--json", args.json, "Print JSON for machines");

@@ -124,12 +124,17 @@ class Builder {
       d.erase(std::unique(d.begin(), d.end()), d.end());
       const std::vector<LinkId>& route = pick(hops[i]);
       last = a_.add(c, at, hops[i].to, route, i + 1 == hops.size() ? op : Op::Copy, d);
+      if (i == 0) first_hop_ = last;
       last_[key(hops[i].to, c)] = last;
       arrivals_[hops[i].to].push_back(last);
       at = hops[i].to;
     }
     return last;
   }
+
+  // The first transfer of the last send (the one that leaves its source; differs from the returned
+  // one when the send is relayed).
+  TransferId first_hop() const { return first_hop_; }
 
   TransferId last_arrival(NodeId v, ChunkId c) const {
     auto it = last_.find(key(v, c));
@@ -228,6 +233,7 @@ class Builder {
   std::unordered_map<uint64_t, std::vector<Hop>> paths_;
   std::unordered_map<NodeId, std::vector<NodeId>> neighbours_;
   std::unordered_map<NodeId, std::vector<TransferId>> gates_;
+  TransferId first_hop_ = -1;
 };
 
 // ---- Ring orders ----------------------------------------------------------------------------
@@ -397,7 +403,7 @@ void ring_steps(Builder& b, const std::vector<NodeId>& order, const Blocks& bloc
     for (int i = 0; i < p; ++i) {
       const std::vector<TransferId> deps = steps ? steps->deps(order[i]) : std::vector<TransferId>{};
       for (ChunkId c : blocks[wrap(i - dir * (reduce ? s + 1 : s), p)])
-        sent[order[i]].push_back(b.send(c, order[i], order[wrap(i + dir, p)], reduce ? Op::Reduce : Op::Copy, deps));
+        { b.send(c, order[i], order[wrap(i + dir, p)], reduce ? Op::Reduce : Op::Copy, deps); sent[order[i]].push_back(b.first_hop()); }
     }
     if (steps)
       for (auto& [v, ids] : sent) steps->record(v, ids);
@@ -446,7 +452,7 @@ void rhd_reduce_scatter(Builder& b, const std::vector<NodeId>& group, const Bloc
       for (int blk = 0; blk < p; ++blk) {
         const bool owned = (blk & ~(2 * d - 1)) == (i & ~(2 * d - 1));
         if (!owned || (blk & d) == (i & d)) continue;
-        for (ChunkId c : blocks[blk]) sent[group[i]].push_back(b.send(c, group[i], group[i ^ d], Op::Reduce, deps));
+        for (ChunkId c : blocks[blk]) { b.send(c, group[i], group[i ^ d], Op::Reduce, deps); sent[group[i]].push_back(b.first_hop()); }
       }
     }
     for (auto& [v, ids] : sent) st.record(v, ids);
@@ -463,7 +469,7 @@ void rhd_all_gather(Builder& b, const std::vector<NodeId>& group, const Blocks& 
       std::vector<TransferId> deps = st.deps(group[i]);
       for (int blk = 0; blk < p; ++blk)
         if ((blk & ~(d - 1)) == (i & ~(d - 1)))
-          for (ChunkId c : blocks[blk]) sent[group[i]].push_back(b.send(c, group[i], group[i ^ d], Op::Copy, deps));
+          for (ChunkId c : blocks[blk]) { b.send(c, group[i], group[i ^ d], Op::Copy, deps); sent[group[i]].push_back(b.first_hop()); }
     }
     for (auto& [v, ids] : sent) st.record(v, ids);
   }
@@ -549,7 +555,7 @@ void binomial(Builder& b, const std::vector<NodeId>& group, int root, const std:
     for (int rel = 0; rel < mask && rel + mask < p; ++rel) {
       const NodeId from = reduce ? member(rel + mask) : member(rel), to = reduce ? member(rel) : member(rel + mask);
       std::vector<TransferId> deps = st.deps(from);
-      for (ChunkId c : chunks) sent[from].push_back(b.send(c, from, to, reduce ? Op::Reduce : Op::Copy, deps));
+      for (ChunkId c : chunks) { b.send(c, from, to, reduce ? Op::Reduce : Op::Copy, deps); sent[from].push_back(b.first_hop()); }
     }
     for (auto& [v, ids] : sent) st.record(v, ids);
   }
@@ -633,7 +639,7 @@ void direct(Builder& b, const Collective& c) {
           const std::vector<TransferId> deps = st.deps(c.ranks[r]);
           for (ChunkId ch : blocks[r])
             if (c.needed_by(ch) == (r + s) % p)
-              sent[c.ranks[r]].push_back(b.send(ch, c.ranks[r], c.ranks[(r + s) % p], Op::Copy, deps));
+              { b.send(ch, c.ranks[r], c.ranks[(r + s) % p], Op::Copy, deps); sent[c.ranks[r]].push_back(b.first_hop()); }
         }
         for (auto& [v, ids] : sent) st.record(v, ids);
       }
@@ -677,7 +683,7 @@ void rhd(Builder& b, const Collective& c) {
   st.begin();
   for (int i = 0; i < 2 * r; i += 2) {
     std::vector<TransferId> sent;
-    for (ChunkId ch : chunks) sent.push_back(b.send(ch, c.ranks[i], c.ranks[i + 1], Op::Reduce));
+    for (ChunkId ch : chunks) { b.send(ch, c.ranks[i], c.ranks[i + 1], Op::Reduce); sent.push_back(b.first_hop()); }
     st.record(c.ranks[i], sent);
   }
   for (int i = 0; i < p; ++i)
@@ -724,7 +730,7 @@ void bruck(Builder& b, const Collective& c) {
       std::vector<TransferId> deps = st.deps(c.ranks[r]);
       for (int j = 0; j < count; ++j)
         for (ChunkId ch : blocks[(r + j) % p])
-          sent[c.ranks[r]].push_back(b.send(ch, c.ranks[r], c.ranks[wrap(r - dist, p)], Op::Copy, deps));
+          { b.send(ch, c.ranks[r], c.ranks[wrap(r - dist, p)], Op::Copy, deps); sent[c.ranks[r]].push_back(b.first_hop()); }
     }
     for (auto& [v, ids] : sent) st.record(v, ids);
   }

@@ -105,6 +105,28 @@ check "algo not applicable" 2 "power-of-two rank count, not 6" -- "$T" synth --t
 check "algo unknown" 2 "unknown algorithm 'butterfly'" -- "$T" synth --topo ring:4 --algo butterfly -o "$tmp/b5"
 check "algo unsupported" 2 "bruck has no all-reduce" -- "$T" synth --topo ring:4 --algo bruck -o "$tmp/b6"
 
+# export and Chakra tools: both formats come back verified with the same time.
+TOPO="ring:4 x switch:2"
+check "synth emit" 0 "algorithm.xml" -- "$T" synth --topo "$TOPO" --coll all-reduce --size 8MiB -k 2 --emit chakra,msccl-xml -o "$tmp/e"
+check "emit network.yml" 0 "" -- test -s "$tmp/e/chakra/network.yml" -a -s "$tmp/e/chakra/system.json" -a -s "$tmp/e/chakra/algorithm.7.et"
+time_of() { "$T" verify "$1" --topo "$TOPO" --json | grep '"collective_time_ps"'; }
+if [[ "$(time_of "$tmp/e/algorithm.json")" == "$(time_of "$tmp/e/chakra/algorithm")" && \
+      "$(time_of "$tmp/e/algorithm.json")" == "$(time_of "$tmp/e/algorithm.xml")" ]]; then pass=$((pass + 1)); else
+  echo "FAIL imported algorithms differ in time"; fail=$((fail + 1)); fi
+check "verify chakra" 0 "CORRECT" -- "$T" verify "$tmp/e/chakra/algorithm" --topo "$TOPO"
+check "verify one et file" 0 "CORRECT" -- "$T" verify "$tmp/e/chakra/algorithm.3.et" --topo "$TOPO"
+check "verify xml" 0 "CORRECT" -- "$T" verify "$tmp/e/algorithm.xml" --topo "$TOPO"
+check "chakra check" 0 "8 ranks" -- "$T" chakra check "$tmp/e/chakra/algorithm"
+check "chakra dump" 0 '"COMM_SEND_NODE"' -- "$T" chakra dump "$tmp/e/chakra/algorithm.0.et"
+check "chakra dot" 0 "digraph" -- "$T" chakra dot "$tmp/e/chakra/algorithm.0.et"
+check "export" 0 "algorithm.xml" -- "$T" export "$tmp/e/algorithm.json" --topo "$TOPO" --format msccl-xml -o "$tmp/x1"
+check "export bad format" 2 "unknown format 'pdf'" -- "$T" export "$tmp/e/algorithm.json" --topo "$TOPO" --format pdf -o "$tmp/x2"
+check "export unsupported" 2 "supports all-reduce" -- "$T" synth --topo ring:4 --coll broadcast --emit msccl-xml -o "$tmp/x3"
+if [[ -e $tmp/x3/algorithm.json ]]; then echo "FAIL a refused export left files"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+head -c 40 "$tmp/e/chakra/algorithm.0.et" > "$tmp/cut.0.et"
+check "chakra truncated" 2 "truncated" -- "$T" chakra dump "$tmp/cut.0.et"
+check "chakra check missing" 2 "no Chakra ET files" -- "$T" chakra check "$tmp/none"
+
 for f in "$SRC"/examples/topologies/*; do
   check "example $(basename "$f")" 0 "cut bound" -- "$T" topo info "$f"
 done

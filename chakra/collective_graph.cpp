@@ -1,0 +1,478 @@
+#include "chakra/collective_graph.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "topo/error.hpp"
+#include "topo/generators.hpp"
+#include "topo/io.hpp"
+#include "topo/routing.hpp"
+
+namespace tenet::chakra {
+namespace {
+
+using synth::Algorithm;
+using synth::ChunkId;
+using synth::Collective;
+using synth::Op;
+using synth::Transfer;
+using synth::TransferId;
+using topo::LinkId;
+using topo::NodeId;
+
+constexpr int64_t kMaxTag = 500'000'000;
+
+// ASTRA-sim's names for the collectives it can run with a custom implementation.
+std::optional<std::string> astra_key(synth::CollectiveKind k) {
+  switch (k) {
+    case synth::CollectiveKind::AllReduce: return "all-reduce";
+    case synth::CollectiveKind::AllGather: return "all-gather";
+    case synth::CollectiveKind::ReduceScatter: return "reduce-scatter";
+    case synth::CollectiveKind::AllToAll: return "all-to-all";
+    default: return std::nullopt;
+  }
+}
+
+void add_string(ChakraProtoMsg::GlobalMetadata& m, const std::string& name, const std::string& value) {
+  set_string(m.add_attr(), name, value);
+}
+void add_int(ChakraProtoMsg::GlobalMetadata& m, const std::string& name, int64_t value) {
+  auto* a = m.add_attr();
+  a->set_name(name);
+  a->set_int64_val(value);
+}
+std::optional<std::string> meta_string(const ChakraProtoMsg::GlobalMetadata& m, std::string_view name) {
+  for (const auto& a : m.attr())
+    if (a.name() == name && a.value_case() == ChakraProtoMsg::AttributeProto::kStringVal) return a.string_val();
+  return std::nullopt;
+}
+std::optional<int64_t> meta_int(const ChakraProtoMsg::GlobalMetadata& m, std::string_view name) {
+  for (const auto& a : m.attr())
+    if (a.name() == name && a.value_case() == ChakraProtoMsg::AttributeProto::kInt64Val) return a.int64_val();
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<EtFile> to_collective_graph(const Algorithm& a, const topo::Topology& t, const GraphOptions& options) {
+  const Collective& c = a.collective;
+  const int p = c.num_ranks();
+  std::vector<int> rank_of(t.num_nodes(), -1);
+  for (int r = 0; r < p; ++r) rank_of[c.ranks[r]] = r;
+  if (static_cast<int64_t>(a.size()) >= kMaxTag)
+    throw Error(fmt::format("{} transfers need more tags than ASTRA-sim allows (500,000,000)", a.size()));
+
+  std::vector<EtFile> files(p);
+  for (int r = 0; r < p; ++r) {
+    auto& m = files[r].metadata;
+    m.set_version("0.0.4");
+    add_string(m, "tenet_collective", std::string(synth::to_string(c.kind)));
+    add_string(m, "tenet_ranks", fmt::format("{}", fmt::join(c.ranks, ",")));
+    add_int(m, "tenet_chunks_per_npu", c.chunks_per_npu);
+    add_int(m, "tenet_root", c.root);
+    add_int(m, "tenet_chunk_bytes", a.chunk_bytes);
+    add_string(m, "tenet_link_model", std::string(synth::to_string(a.link_model)));
+    add_string(m, "tenet_fingerprint", fmt::format("{:016x}", a.topology_fingerprint));
+    add_string(m, "tenet_name", a.name);
+    add_int(m, "tenet_rank", r);
+  }
+  auto new_node = [&](int r, ChakraProtoMsg::NodeType type, std::string name) -> Node& {
+    Node& n = files[r].nodes.emplace_back();
+    n.set_id(files[r].nodes.size() - 1);
+    n.set_type(type);
+    n.set_name(std::move(name));
+    return n;
+  };
+  // Per transfer: its send node, and the node at the destination after which the data is there.
+  std::vector<uint64_t> send_node(a.size()), done_node(a.size());
+  std::unordered_map<uint64_t, TransferId> last_arrival;  // (rank, chunk) -> transfer
+  std::unordered_map<LinkId, TransferId> last_on_link;
+  auto key = [](int r, ChunkId ch) { return (static_cast<uint64_t>(r) << 32) | static_cast<uint32_t>(ch); };
+  const Bytes bytes = a.chunk_bytes;
+  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
+    const Transfer& x = a[id];
+    const int src = rank_of.at(x.src), dst = rank_of.at(x.dst);
+    if (src < 0 || dst < 0)
+      throw Error(fmt::format("transfer {} goes {} -> {}, and {} is not a rank: a collective graph has nodes for "
+                              "ranks only (relays outside the communicator and in-network reduction cannot be "
+                              "expressed)",
+                              id, t.node(x.src).name, t.node(x.dst).name, t.node(src < 0 ? x.src : x.dst).name));
+    const int64_t tag = id + 1;
+    Node& s = new_node(src, ChakraProtoMsg::COMM_SEND_NODE, fmt::format("send chunk {} to {}", x.chunk, dst));
+    set_uint(s, "comm_dst", static_cast<uint64_t>(dst));
+    set_uint(s, "comm_size", static_cast<uint64_t>(bytes));
+    set_uint(s, "comm_tag", static_cast<uint64_t>(tag));
+    set_uint(s, "tenet_transfer", static_cast<uint64_t>(id));
+    set_uint(s, "tenet_chunk", static_cast<uint64_t>(x.chunk));
+    set_uint(s, "tenet_op", x.op == Op::Reduce ? 1 : 0);
+    std::vector<uint64_t> data;
+    if (auto it = last_arrival.find(key(src, x.chunk)); it != last_arrival.end()) data.push_back(done_node[it->second]);
+    for (TransferId d : a.deps(id)) {
+      if (rank_of[a[d].dst] == src) data.push_back(done_node[d]);
+      else if (rank_of[a[d].src] == src) data.push_back(send_node[d]);
+    }
+    std::sort(data.begin(), data.end());
+    data.erase(std::unique(data.begin(), data.end()), data.end());
+    for (uint64_t d : data) s.add_data_deps(d);
+    const LinkId first = a.route(id).empty() ? -1 : a.route(id)[0];
+    if (auto it = last_on_link.find(first); first >= 0 && it != last_on_link.end()) s.add_ctrl_deps(send_node[it->second]);
+    last_on_link[first] = id;
+    send_node[id] = s.id();
+
+    Node& rcv = new_node(dst, ChakraProtoMsg::COMM_RECV_NODE, fmt::format("recv chunk {} from {}", x.chunk, src));
+    set_uint(rcv, "comm_src", static_cast<uint64_t>(src));
+    set_uint(rcv, "comm_size", static_cast<uint64_t>(bytes));
+    set_uint(rcv, "comm_tag", static_cast<uint64_t>(tag));
+    set_uint(rcv, "tenet_transfer", static_cast<uint64_t>(id));
+    done_node[id] = rcv.id();
+    if (x.op == Op::Reduce) {
+      const uint64_t recv_id = rcv.id();
+      Node& comp = new_node(dst, ChakraProtoMsg::COMP_NODE, fmt::format("reduce chunk {}", x.chunk));
+      comp.add_data_deps(recv_id);
+      const double micros = options.reduce_bandwidth > 0 ? static_cast<double>(bytes) * 1e6 / options.reduce_bandwidth : 0;
+      comp.set_duration_micros(static_cast<uint64_t>(std::ceil(micros)));
+      set_uint(comp, "num_ops", static_cast<uint64_t>(bytes / 4));
+      set_uint(comp, "tensor_size", static_cast<uint64_t>(bytes));
+      set_uint(comp, "tenet_transfer", static_cast<uint64_t>(id));
+      done_node[id] = comp.id();
+    }
+    last_arrival[key(dst, x.chunk)] = id;
+  }
+  return files;
+}
+
+std::optional<std::string> astra_network_yml(const topo::Topology& t) {
+  const std::vector<int>& levels = t.levels();
+  if (levels.empty() || levels.size() > 4 || t.num_npus() > 4096) return std::nullopt;
+  const size_t dims = levels.size();
+  std::vector<int64_t> stride(dims, 1);
+  for (size_t d = 1; d < dims; ++d) stride[d] = stride[d - 1] * levels[d - 1];
+  // Bandwidth and latency per dimension, from NPU 0's link towards the next NPU of its line
+  // (directly, or through a switch).
+  std::vector<topo::Link> probe(dims);
+  for (size_t d = 0; d < dims; ++d) {
+    if (levels[d] < 2) return std::nullopt;
+    const NodeId next = static_cast<NodeId>(stride[d]);
+    bool found = false;
+    for (LinkId l : t.out_links(0)) {
+      const NodeId w = t.link(l).dst;
+      bool reaches = w == next;
+      if (t.is_switch(w))
+        for (LinkId m : t.out_links(w)) reaches = reaches || t.link(m).dst == next;
+      if (reaches) {
+        probe[d] = t.link(l);
+        found = true;
+        break;
+      }
+    }
+    if (!found) return std::nullopt;
+  }
+  const char* kinds[] = {"ring", "fc", "switch"};
+  const char* names[] = {"Ring", "FullyConnected", "Switch"};
+  std::vector<int> choice(dims, 0);
+  for (;;) {
+    std::string spec;
+    for (size_t d = 0; d < dims; ++d)
+      spec += fmt::format("{}{}:{},bw={}B/s,lat={}ps", d ? " x " : "", kinds[choice[d]], levels[d],
+                          probe[d].bandwidth, probe[d].latency);
+    try {
+      if (topo::generate(spec).fingerprint() == t.fingerprint()) {
+        std::vector<std::string> kind, count, bw, lat;
+        for (size_t d = 0; d < dims; ++d) {
+          kind.push_back(names[choice[d]]);
+          count.push_back(std::to_string(levels[d]));
+          bw.push_back(fmt::format("{:.17g}", static_cast<double>(probe[d].bandwidth) / 1073741824.0));
+          lat.push_back(fmt::format("{:.17g}", static_cast<double>(probe[d].latency) / 1000.0));
+        }
+        return fmt::format(
+            "# ASTRA-sim network configuration written by Tenet for '{}'.\n"
+            "# Bandwidth in GB/s as ASTRA-sim reads it (2^30 bytes per second), latency in ns.\n"
+            "topology: [ {} ]\nnpus_count: [ {} ]\nbandwidth: [ {} ]\nlatency: [ {} ]\n",
+            t.name(), fmt::join(kind, ", "), fmt::join(count, ", "), fmt::join(bw, ", "), fmt::join(lat, ", "));
+      }
+    } catch (const Error&) {
+    }
+    size_t d = 0;
+    while (d < dims && ++choice[d] == 3) choice[d++] = 0;
+    if (d == dims) return std::nullopt;
+  }
+}
+
+std::vector<std::string> write_collective_graph(const Algorithm& a, const topo::Topology& t, const std::string& dir,
+                                                const std::string& stem, const GraphOptions& options) {
+  const std::vector<EtFile> files = to_collective_graph(a, t, options);
+  std::filesystem::create_directories(dir);
+  std::vector<std::string> written;
+  const std::string prefix = (std::filesystem::path(dir) / stem).string();
+  for (size_t r = 0; r < files.size(); ++r) {
+    write_et(et_path(prefix, static_cast<int>(r)), files[r]);
+    written.push_back(et_path(prefix, static_cast<int>(r)));
+  }
+  if (auto key = astra_key(a.collective.kind)) {
+    nlohmann::ordered_json sys;
+    sys["scheduling-policy"] = "LIFO";
+    sys["endpoint-delay"] = 10;
+    sys["active-chunks-per-dimension"] = 1;
+    sys["preferred-dataset-splits"] = 1;
+    sys[*key + "-implementation-custom"] = nlohmann::ordered_json::array({stem});
+    sys["collective-optimization"] = "localBWAware";
+    sys["local-mem-bw"] = 1600;
+    sys["boost-mode"] = 0;
+    const std::string path = (std::filesystem::path(dir) / "system.json").string();
+    topo::write_file_atomically(path, sys.dump(2) + "\n");
+    written.push_back(path);
+  }
+  if (auto yml = astra_network_yml(t)) {
+    const std::string path = (std::filesystem::path(dir) / "network.yml").string();
+    topo::write_file_atomically(path, *yml);
+    written.push_back(path);
+  }
+  return written;
+}
+
+namespace {
+
+// Sends and receives paired as ASTRA-sim pairs them: by (tag, source, destination), in order.
+struct Pairing {
+  struct End {
+    int rank;
+    size_t index;  // node index in its file
+  };
+  std::vector<std::pair<End, End>> pairs;  // (send, recv)
+  std::vector<std::string> problems;
+};
+
+Pairing pair_up(const std::vector<EtFile>& files, const std::string& prefix) {
+  Pairing out;
+  const int p = static_cast<int>(files.size());
+  std::map<std::tuple<int64_t, int, int>, std::vector<Pairing::End>> sends, recvs;
+  for (int r = 0; r < p; ++r)
+    for (size_t i = 0; i < files[r].nodes.size(); ++i) {
+      const Node& n = files[r].nodes[i];
+      const std::string where = fmt::format("{}: node {}", et_path(prefix, r), n.id());
+      if (n.type() == ChakraProtoMsg::COMM_SEND_NODE) {
+        auto dst = int_attr(n, "comm_dst"), tag = int_attr(n, "comm_tag");
+        if (!dst || !tag) continue;  // reported by the attribute rules
+        if (*dst < 0 || *dst >= p) {
+          out.problems.push_back(fmt::format("{}: comm_dst {} is not a rank (0..{})", where, *dst, p - 1));
+          continue;
+        }
+        sends[{*tag, r, static_cast<int>(*dst)}].push_back({r, i});
+      } else if (n.type() == ChakraProtoMsg::COMM_RECV_NODE) {
+        auto src = int_attr(n, "comm_src"), tag = int_attr(n, "comm_tag");
+        if (!src || !tag) continue;
+        if (*src < 0 || *src >= p) {
+          out.problems.push_back(fmt::format("{}: comm_src {} is not a rank (0..{})", where, *src, p - 1));
+          continue;
+        }
+        recvs[{*tag, static_cast<int>(*src), r}].push_back({r, i});
+      }
+    }
+  for (auto& [key, list] : sends) {
+    auto& [tag, src, dst] = key;
+    auto it = recvs.find(key);
+    const size_t matched = it == recvs.end() ? 0 : std::min(list.size(), it->second.size());
+    for (size_t k = 0; k < list.size(); ++k) {
+      const Node& s = files[src].nodes[list[k].index];
+      if (k >= matched) {
+        out.problems.push_back(fmt::format("{}: node {}: send to rank {} with tag {} has no matching receive in {}",
+                                           et_path(prefix, src), s.id(), dst, tag, et_path(prefix, dst)));
+        continue;
+      }
+      const Node& rv = files[dst].nodes[it->second[k].index];
+      const auto ss = int_attr(s, "comm_size"), rs = int_attr(rv, "comm_size");
+      if (ss && rs && *ss != *rs)
+        out.problems.push_back(fmt::format("{}: node {}: sends {} bytes to rank {} (tag {}), but {} node {} expects {}",
+                                           et_path(prefix, src), s.id(), *ss, dst, tag, et_path(prefix, dst), rv.id(), *rs));
+      out.pairs.push_back({list[k], it->second[k]});
+    }
+  }
+  for (auto& [key, list] : recvs) {
+    auto& [tag, src, dst] = key;
+    auto it = sends.find(key);
+    const size_t have = it == sends.end() ? 0 : it->second.size();
+    for (size_t k = have; k < list.size(); ++k)
+      out.problems.push_back(fmt::format("{}: node {}: receive from rank {} with tag {} has no matching send in {}",
+                                         et_path(prefix, dst), files[dst].nodes[list[k].index].id(), src, tag,
+                                         et_path(prefix, src)));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> check_collective_graph(const std::vector<EtFile>& files, const std::string& prefix) {
+  std::vector<std::string> problems;
+  for (size_t r = 0; r < files.size(); ++r) {
+    const std::string file = et_path(prefix, static_cast<int>(r));
+    const auto& nodes = files[r].nodes;
+    std::unordered_map<uint64_t, size_t> index;
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (!index.emplace(nodes[i].id(), i).second)
+        problems.push_back(fmt::format("{}: node id {} is used twice", file, nodes[i].id()));
+    bool root = false;
+    for (const Node& n : nodes) {
+      const std::string where = fmt::format("{}: node {} ('{}')", file, n.id(), n.name());
+      root = root || (n.data_deps_size() == 0 && n.ctrl_deps_size() == 0);
+      for (const auto& deps : {n.data_deps(), n.ctrl_deps()})
+        for (uint64_t d : deps)
+          if (!index.count(d))
+            problems.push_back(fmt::format("{}: depends on node {}, which is not in this file", where, d));
+      auto need = [&](std::initializer_list<const char*> names) {
+        for (const char* a : names)
+          if (!has_attr(n, a))
+            problems.push_back(fmt::format("{}: {} needs the attribute {}", where,
+                                           ChakraProtoMsg::NodeType_Name(n.type()), a));
+      };
+      switch (n.type()) {
+        case ChakraProtoMsg::COMM_SEND_NODE: need({"comm_dst", "comm_size", "comm_tag"}); break;
+        case ChakraProtoMsg::COMM_RECV_NODE: need({"comm_src", "comm_size", "comm_tag"}); break;
+        case ChakraProtoMsg::COMM_COLL_NODE: need({"comm_type", "comm_size"}); break;
+        case ChakraProtoMsg::COMP_NODE:
+          if (n.duration_micros() == 0 && !has_attr(n, "num_ops")) need({"num_ops", "tensor_size"});
+          break;
+        case ChakraProtoMsg::INVALID_NODE: problems.push_back(fmt::format("{}: has type INVALID_NODE", where)); break;
+        default: break;
+      }
+      if (auto tag = int_attr(n, "comm_tag"); tag && (*tag < 0 || *tag >= kMaxTag))
+        problems.push_back(fmt::format("{}: comm_tag {} is outside [0, 500,000,000)", where, *tag));
+    }
+    if (!nodes.empty() && !root) problems.push_back(fmt::format("{}: every node has a dependency: nothing can start", file));
+    // Cycles: Kahn's algorithm over the file's dependencies.
+    std::vector<int> indegree(nodes.size(), 0);
+    std::vector<std::vector<size_t>> users(nodes.size());
+    for (size_t i = 0; i < nodes.size(); ++i)
+      for (const auto& deps : {nodes[i].data_deps(), nodes[i].ctrl_deps()})
+        for (uint64_t d : deps)
+          if (auto it = index.find(d); it != index.end()) {
+            ++indegree[i];
+            users[it->second].push_back(i);
+          }
+    std::vector<size_t> queue;
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (indegree[i] == 0) queue.push_back(i);
+    for (size_t q = 0; q < queue.size(); ++q)
+      for (size_t u : users[queue[q]])
+        if (--indegree[u] == 0) queue.push_back(u);
+    if (queue.size() < nodes.size()) {
+      size_t stuck = 0;
+      while (indegree[stuck] == 0) ++stuck;
+      problems.push_back(fmt::format("{}: the dependencies form a cycle ({} nodes never become ready, e.g. node {})",
+                                     file, nodes.size() - queue.size(), nodes[stuck].id()));
+    }
+  }
+  Pairing pairing = pair_up(files, prefix);
+  problems.insert(problems.end(), pairing.problems.begin(), pairing.problems.end());
+  return problems;
+}
+
+Algorithm from_collective_graph(const std::vector<EtFile>& files, const topo::Topology& t, const std::string& prefix) {
+  const int p = static_cast<int>(files.size());
+  const std::vector<std::string> problems = check_collective_graph(files, prefix);
+  if (!problems.empty())
+    throw Error(fmt::format("not a valid collective graph ({} problem{}; `tenet chakra check` lists them): {}",
+                            problems.size(), problems.size() == 1 ? "" : "s", problems.front()),
+                {prefix});
+  const auto& meta = files[0].metadata;
+  const auto kind = meta_string(meta, "tenet_collective");
+  if (!kind)
+    throw Error("this collective graph carries no chunk identities (no tenet_collective metadata, no tenet_chunk "
+                "attributes): which data each message moves cannot be determined, so it cannot be verified for "
+                "correctness. `tenet chakra check` validates its structure (pairing, sizes, dependencies).",
+                {prefix});
+  Algorithm a;
+  a.collective.kind = synth::parse_collective(*kind);
+  a.collective.chunks_per_npu = static_cast<int>(meta_int(meta, "tenet_chunks_per_npu").value_or(1));
+  a.collective.root = static_cast<int>(meta_int(meta, "tenet_root").value_or(0));
+  a.chunk_bytes = meta_int(meta, "tenet_chunk_bytes").value_or(0);
+  a.name = meta_string(meta, "tenet_name").value_or("chakra");
+  a.link_model = synth::parse_link_model(meta_string(meta, "tenet_link_model").value_or("pipelined"));
+  a.topology_fingerprint = std::stoull(meta_string(meta, "tenet_fingerprint").value_or("0"), nullptr, 16);
+  a.topology_name = t.name();
+  if (auto ranks = meta_string(meta, "tenet_ranks")) {
+    std::stringstream in(*ranks);
+    std::string item;
+    while (std::getline(in, item, ',')) a.collective.ranks.push_back(static_cast<NodeId>(std::stol(item)));
+  } else {
+    for (int r = 0; r < p; ++r) a.collective.ranks.push_back(r);
+  }
+  if (static_cast<int>(a.collective.ranks.size()) != p)
+    throw Error(fmt::format("the metadata names {} ranks but there are {} files", a.collective.ranks.size(), p), {prefix});
+  a.collective.validate(t);
+
+  // Transfers in the order the sends carry (tenet_transfer), each from its pair.
+  Pairing pairing = pair_up(files, prefix);
+  struct Item {
+    int64_t order;
+    Pairing::End send, recv;
+  };
+  std::vector<Item> items;
+  for (auto& [s, rv] : pairing.pairs) {
+    const Node& n = files[s.rank].nodes[s.index];
+    auto order = int_attr(n, "tenet_transfer");
+    auto chunk = int_attr(n, "tenet_chunk");
+    if (!order || !chunk)
+      throw Error(fmt::format("{}: node {} carries no tenet_transfer/tenet_chunk attribute", et_path(prefix, s.rank), n.id()),
+                  {prefix});
+    items.push_back({*order, s, rv});
+  }
+  std::sort(items.begin(), items.end(), [](const Item& x, const Item& y) { return x.order < y.order; });
+  // Node -> transfer, to turn node dependencies into transfer dependencies.
+  std::vector<std::unordered_map<uint64_t, TransferId>> owner(p);
+  for (size_t i = 0; i < items.size(); ++i) {
+    owner[items[i].send.rank][files[items[i].send.rank].nodes[items[i].send.index].id()] = static_cast<TransferId>(i);
+    owner[items[i].recv.rank][files[items[i].recv.rank].nodes[items[i].recv.index].id()] = static_cast<TransferId>(i);
+  }
+  for (int r = 0; r < p; ++r)  // reductions belong to the transfer whose receive they follow
+    for (const Node& n : files[r].nodes)
+      if (n.type() == ChakraProtoMsg::COMP_NODE && n.data_deps_size() == 1)
+        if (auto it = owner[r].find(n.data_deps(0)); it != owner[r].end()) owner[r][n.id()] = it->second;
+  topo::Router router(t);
+  std::vector<TransferId> deps;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const Node& s = files[items[i].send.rank].nodes[items[i].send.index];
+    const NodeId src = a.collective.ranks[items[i].send.rank], dst = a.collective.ranks[items[i].recv.rank];
+    std::vector<LinkId> route;
+    for (LinkId l : t.out_links(src))
+      if (t.link(l).dst == dst) {
+        route = {l};
+        break;
+      }
+    if (route.empty()) {
+      auto r = router.route(src, dst);
+      if (!r)
+        throw Error(fmt::format("{}: node {}: ranks {} and {} are not joined by a link or a route through switches or "
+                                "router NPUs in this topology",
+                                et_path(prefix, items[i].send.rank), s.id(), items[i].send.rank, items[i].recv.rank),
+                    {prefix});
+      route = r->links;
+    }
+    deps.clear();
+    const auto& mine = owner[items[i].send.rank];
+    for (uint64_t d : s.data_deps())
+      if (auto it = mine.find(d); it != mine.end() && it->second < static_cast<TransferId>(i)) deps.push_back(it->second);
+    // A control dependency on an earlier send over the same first link only orders the two, which
+    // the IR's list order already does (a link serves transfers in list order); others are kept.
+    for (uint64_t d : s.ctrl_deps())
+      if (auto it = mine.find(d); it != mine.end() && it->second < static_cast<TransferId>(i)) {
+        const Transfer& prev = a[it->second];
+        const bool same_link = prev.src == src && !a.route(it->second).empty() && a.route(it->second)[0] == route[0];
+        if (!same_link) deps.push_back(it->second);
+      }
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    a.add(static_cast<ChunkId>(*int_attr(s, "tenet_chunk")), src, dst, route,
+          int_attr(s, "tenet_op").value_or(0) ? Op::Reduce : Op::Copy, deps);
+  }
+  return a;
+}
+
+}  // namespace tenet::chakra

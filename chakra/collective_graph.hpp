@@ -1,0 +1,54 @@
+// Algorithms as Chakra collective graphs, as ASTRA-sim's custom collectives load them
+// (shared/reference/chakra-et.md), and back.
+//
+// Export: one ET per rank. A transfer becomes a COMM_SEND at its source and a COMM_RECV at its
+// destination (ranks of the communicator; a multi-hop route is one message the network routes),
+// matched by a tag unique per message; a reduction adds a COMP node after the receive, lasting
+// bytes / reduce_bandwidth (no time when 0). A send depends on the receive (or reduction) that
+// brought its chunk and on its explicit dependencies at that rank; sends that share a first link
+// keep their order through control dependencies. Tenet's own attributes (tenet_chunk, tenet_op,
+// tenet_transfer; the collective in the metadata) ride along; ASTRA-sim ignores them.
+//
+// Import: sends and receives are paired by (tag, source, destination) in order, as ASTRA-sim
+// pairs them. Routes come from the topology. Chunk identities come from the tenet attributes; a
+// graph without them cannot say which data moves, and importing it says so.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chakra/et.hpp"
+#include "synth/algorithm.hpp"
+#include "topo/topology.hpp"
+
+namespace tenet::chakra {
+
+struct GraphOptions {
+  Bandwidth reduce_bandwidth = 0;  // bytes per second of a local reduction; 0: reductions take no time
+};
+
+// Throws tenet::Error when the algorithm uses an endpoint that is not a rank (a relay outside the
+// communicator, an in-network reduction) or needs more than 500,000,000 tags.
+std::vector<EtFile> to_collective_graph(const synth::Algorithm& a, const topo::Topology& t,
+                                        const GraphOptions& options = {});
+
+// Writes <dir>/<stem>.<rank>.et, <dir>/system.json (the custom implementation for this
+// collective), and <dir>/network.yml when the topology is expressible as ASTRA-sim dimensions.
+// Returns the paths written.
+std::vector<std::string> write_collective_graph(const synth::Algorithm& a, const topo::Topology& t,
+                                                const std::string& dir, const std::string& stem,
+                                                const GraphOptions& options = {});
+
+synth::Algorithm from_collective_graph(const std::vector<EtFile>& files, const topo::Topology& t,
+                                       const std::string& prefix);
+
+// The reader rules ASTRA-sim enforces, and pairing across ranks: every problem found, as a
+// sentence naming the file and node. Empty when the graph is fine.
+std::vector<std::string> check_collective_graph(const std::vector<EtFile>& files, const std::string& prefix);
+
+// ASTRA-sim's network.yml for the topology when its levels are Ring, FullyConnected or Switch
+// dimensions with one bandwidth and latency each (checked by rebuilding it), else nothing.
+std::optional<std::string> astra_network_yml(const topo::Topology& t);
+
+}  // namespace tenet::chakra

@@ -1,0 +1,169 @@
+#include "chakra/et.hpp"
+
+#include <fmt/format.h>
+
+// Boost's adjacency_list edge iterator trips GCC 12's -Wmaybe-uninitialized when inlined here.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/util/delimited_message_util.h>
+#include <google/protobuf/util/json_util.h>
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/graphviz.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "topo/error.hpp"
+#include "topo/io.hpp"
+
+namespace tenet::chakra {
+
+std::string et_path(const std::string& prefix, int rank) { return fmt::format("{}.{}.et", prefix, rank); }
+
+EtFile read_et(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot open Chakra ET file (does it exist?)", {path});
+  google::protobuf::io::IstreamInputStream stream(&in);
+  EtFile f;
+  bool clean_eof = false;
+  if (!google::protobuf::util::ParseDelimitedFromZeroCopyStream(&f.metadata, &stream, &clean_eof))
+    throw Error(clean_eof ? "empty file: expected a GlobalMetadata message and nodes"
+                          : "cannot read the GlobalMetadata message (truncated, or not a Chakra ET file)",
+                {path});
+  for (;;) {
+    Node n;
+    if (!google::protobuf::util::ParseDelimitedFromZeroCopyStream(&n, &stream, &clean_eof)) {
+      if (clean_eof) break;
+      throw Error(fmt::format("cannot read node message #{} (truncated or corrupt; {} nodes read before it)",
+                              f.nodes.size(), f.nodes.size()),
+                  {path});
+    }
+    f.nodes.push_back(std::move(n));
+  }
+  return f;
+}
+
+void write_et(const std::string& path, const EtFile& file) {
+  std::ostringstream out;
+  if (!google::protobuf::util::SerializeDelimitedToOstream(file.metadata, &out))
+    throw Error("cannot serialize the GlobalMetadata message", {path});
+  for (const Node& n : file.nodes)
+    if (!google::protobuf::util::SerializeDelimitedToOstream(n, &out))
+      throw Error(fmt::format("cannot serialize node {}", n.id()), {path});
+  topo::write_file_atomically(path, out.str());
+}
+
+bool is_prefix(const std::string& prefix) {
+  std::error_code ec;
+  return std::filesystem::exists(et_path(prefix, 0), ec);
+}
+
+std::vector<EtFile> read_prefix(const std::string& prefix) {
+  std::vector<EtFile> files;
+  for (int r = 0;; ++r) {
+    std::error_code ec;
+    if (!std::filesystem::exists(et_path(prefix, r), ec)) break;
+    files.push_back(read_et(et_path(prefix, r)));
+  }
+  if (files.empty())
+    throw Error(fmt::format("no Chakra ET files: expected {} (and .1.et, ...)", et_path(prefix, 0)), {prefix});
+  return files;
+}
+
+std::optional<int64_t> int_attr(const Node& n, std::string_view name) {
+  for (const auto& a : n.attr()) {
+    if (a.name() != name) continue;
+    switch (a.value_case()) {
+      case ChakraProtoMsg::AttributeProto::kInt32Val: return a.int32_val();
+      case ChakraProtoMsg::AttributeProto::kInt64Val: return a.int64_val();
+      case ChakraProtoMsg::AttributeProto::kUint32Val: return a.uint32_val();
+      case ChakraProtoMsg::AttributeProto::kUint64Val: return static_cast<int64_t>(a.uint64_val());
+      case ChakraProtoMsg::AttributeProto::kSint32Val: return a.sint32_val();
+      case ChakraProtoMsg::AttributeProto::kSint64Val: return a.sint64_val();
+      case ChakraProtoMsg::AttributeProto::kFixed32Val: return a.fixed32_val();
+      case ChakraProtoMsg::AttributeProto::kFixed64Val: return static_cast<int64_t>(a.fixed64_val());
+      case ChakraProtoMsg::AttributeProto::kSfixed32Val: return a.sfixed32_val();
+      case ChakraProtoMsg::AttributeProto::kSfixed64Val: return a.sfixed64_val();
+      case ChakraProtoMsg::AttributeProto::kBoolVal: return a.bool_val() ? 1 : 0;
+      default: return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> string_attr(const Node& n, std::string_view name) {
+  for (const auto& a : n.attr())
+    if (a.name() == name && a.value_case() == ChakraProtoMsg::AttributeProto::kStringVal) return a.string_val();
+  return std::nullopt;
+}
+
+bool has_attr(const Node& n, std::string_view name) {
+  for (const auto& a : n.attr())
+    if (a.name() == name) return true;
+  return false;
+}
+
+void set_uint(Node& n, const std::string& name, uint64_t value) {
+  auto* a = n.add_attr();
+  a->set_name(name);
+  a->set_uint64_val(value);
+}
+
+void set_string(ChakraProtoMsg::AttributeProto* a, const std::string& name, const std::string& value) {
+  a->set_name(name);
+  a->set_string_val(value);
+}
+
+std::string dump_json(const EtFile& file) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.preserve_proto_field_names = true;
+  std::string meta, out = "{\n\"metadata\": ";
+  (void)google::protobuf::util::MessageToJsonString(file.metadata, &meta, options);
+  out += meta + ",\n\"nodes\": [\n";
+  for (size_t i = 0; i < file.nodes.size(); ++i) {
+    std::string node;
+    (void)google::protobuf::util::MessageToJsonString(file.nodes[i], &node, options);
+    out += (i ? ",\n" : "") + node;
+  }
+  out += "]\n}\n";
+  return out;
+}
+
+std::string to_dot(const EtFile& file) {
+  struct V {
+    std::string label, shape;
+  };
+  struct E {
+    std::string style;
+  };
+  using G = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, V, E>;
+  G g;
+  std::unordered_map<uint64_t, size_t> index;
+  for (const Node& n : file.nodes) {
+    std::string what = ChakraProtoMsg::NodeType_Name(n.type());
+    if (auto d = int_attr(n, "comm_dst")) what += fmt::format(" to {}", *d);
+    if (auto s = int_attr(n, "comm_src")) what += fmt::format(" from {}", *s);
+    if (auto z = int_attr(n, "comm_size")) what += fmt::format(" {} B", *z);
+    index[n.id()] = add_vertex(V{fmt::format("{}: {}\\n{}", n.id(), n.name(), what),
+                                 n.type() == ChakraProtoMsg::COMP_NODE ? "box" : "ellipse"},
+                               g);
+  }
+  for (const Node& n : file.nodes) {
+    for (uint64_t d : n.data_deps())
+      if (index.count(d)) add_edge(index[d], index[n.id()], E{"solid"}, g);
+    for (uint64_t d : n.ctrl_deps())
+      if (index.count(d)) add_edge(index[d], index[n.id()], E{"dashed"}, g);
+  }
+  std::ostringstream out;
+  boost::dynamic_properties dp;
+  dp.property("node_id", get(boost::vertex_index, g));
+  dp.property("label", get(&V::label, g));
+  dp.property("shape", get(&V::shape, g));
+  dp.property("style", get(&E::style, g));
+  boost::write_graphviz_dp(out, g, dp);
+  return out.str();
+}
+
+}  // namespace tenet::chakra

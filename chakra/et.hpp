@@ -1,0 +1,43 @@
+// Chakra execution-trace files: one per rank, `<prefix>.<rank>.et`, a length-delimited
+// GlobalMetadata followed by length-delimited Nodes (shared/reference/chakra-et.md).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "et_def.pb.h"
+
+namespace tenet::chakra {
+
+using ChakraProtoMsg::Node;
+
+struct EtFile {
+  ChakraProtoMsg::GlobalMetadata metadata;
+  std::vector<Node> nodes;
+};
+
+std::string et_path(const std::string& prefix, int rank);
+// Throws tenet::Error naming the file and the message that could not be read.
+EtFile read_et(const std::string& path);
+// Written to a temporary file and renamed.
+void write_et(const std::string& path, const EtFile& file);
+// <prefix>.0.et, <prefix>.1.et, ... up to the first missing rank; at least one must exist.
+std::vector<EtFile> read_prefix(const std::string& prefix);
+// Whether <prefix>.0.et exists.
+bool is_prefix(const std::string& prefix);
+
+// An integer attribute of any integer type (int32/64, uint32/64, sint32/64, fixed, bool), or nothing.
+std::optional<int64_t> int_attr(const Node& n, std::string_view name);
+std::optional<std::string> string_attr(const Node& n, std::string_view name);
+bool has_attr(const Node& n, std::string_view name);
+void set_uint(Node& n, const std::string& name, uint64_t value);
+void set_string(ChakraProtoMsg::AttributeProto* a, const std::string& name, const std::string& value);
+
+// JSON like Chakra's jsonizer: {"metadata": {...}, "nodes": [...]}.
+std::string dump_json(const EtFile& file);
+// Graphviz: a node per ET node, data dependencies solid, control dependencies dashed.
+std::string to_dot(const EtFile& file);
+
+}  // namespace tenet::chakra

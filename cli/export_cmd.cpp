@@ -1,0 +1,75 @@
+// tenet export, tenet chakra dump | dot | check
+#include <fmt/format.h>
+
+#include <sstream>
+
+#include "chakra/collective_graph.hpp"
+#include "cli/commands.hpp"
+#include "cli/formats.hpp"
+#include "topo/io.hpp"
+
+namespace tenet::cli {
+namespace {
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+}  // namespace
+
+Bandwidth parse_reduce_bandwidth(const std::string& text) { return text == "0" ? 0 : parse_bandwidth(text); }
+
+void add_export_commands(CLI::App& app) {
+  static std::string input, topology, formats = "chakra,msccl-xml,json", output = "out/export", reduce_bw = "0";
+  CLI::App* exp = app.add_subcommand(
+      "export",
+      "Write an algorithm as Chakra ET collective graphs (for ASTRA-sim), MSCCL-XML (for the MSCCL runtime)\n"
+      "and/or Tenet JSON. Chakra output goes to <dir>/chakra/ with a system.json and, when the topology is\n"
+      "expressible as ASTRA-sim dimensions, a network.yml.");
+  exp->add_option("algorithm", input, "Algorithm: .json, .xml, or a Chakra prefix")->required();
+  exp->add_option("-t,--topo", topology, "Topology file or generator spec")->required();
+  exp->add_option("-f,--format", formats, "Comma-separated: chakra, msccl-xml, json")->capture_default_str();
+  exp->add_option("-o,--output", output, "Output folder")->capture_default_str();
+  exp->add_option("--reduce-bw", reduce_bw,
+                  "Reduction bandwidth for Chakra COMP nodes (e.g. 500GB/s); 0: reductions take no time")
+      ->capture_default_str();
+  exp->callback([] {
+    const topo::Topology t = topo::load(topology);
+    const synth::Algorithm a = load_any_algorithm(input, t);
+    for (const std::string& path : export_algorithm(a, t, split_commas(formats), output, parse_reduce_bandwidth(reduce_bw)))
+      fmt::print("wrote {}\n", path);
+  });
+
+  CLI::App* ch = app.add_subcommand("chakra", "Inspect Chakra execution traces (ET files)");
+  ch->require_subcommand(1);
+  static std::string file, prefix;
+  CLI::App* dump = ch->add_subcommand("dump", "Print an ET file as JSON (like Chakra's jsonizer)");
+  dump->add_option("file", file, "An .et file")->required();
+  dump->callback([] { fmt::print("{}", chakra::dump_json(chakra::read_et(file))); });
+  CLI::App* dot = ch->add_subcommand("dot", "Print an ET file as a Graphviz graph (like Chakra's visualizer)");
+  dot->add_option("file", file, "An .et file")->required();
+  dot->callback([] { fmt::print("{}", chakra::to_dot(chakra::read_et(file))); });
+  CLI::App* check = ch->add_subcommand(
+      "check",
+      "Check the ET files <prefix>.0.et ... against ASTRA-sim's reader rules: unique ids, dependencies inside\n"
+      "the file, acyclic, required attributes, tags, and sends and receives that pair up with equal sizes.\n"
+      "Exit 0 when fine, 3 with problems, 2 for unreadable input.");
+  check->add_option("prefix", prefix, "The files' prefix")->required();
+  check->callback([] {
+    const auto files = chakra::read_prefix(prefix);
+    const auto problems = chakra::check_collective_graph(files, prefix);
+    size_t nodes = 0;
+    for (const auto& f : files) nodes += f.nodes.size();
+    fmt::print("{} ranks, {} nodes: {}\n", files.size(), nodes,
+               problems.empty() ? "fine" : fmt::format("{} problem{}", problems.size(), problems.size() == 1 ? "" : "s"));
+    for (const std::string& p : problems) fmt::print("  {}\n", p);
+    if (!problems.empty()) verb_exit_code() = 3;
+  });
+}
+
+}  // namespace tenet::cli

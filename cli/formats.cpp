@@ -1,0 +1,55 @@
+#include "cli/formats.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <regex>
+
+#include "chakra/collective_graph.hpp"
+#include "synth/algorithm_json.hpp"
+#include "synth/msccl_xml.hpp"
+#include "topo/io.hpp"
+
+namespace tenet::cli {
+
+synth::Algorithm load_any_algorithm(const std::string& path, const topo::Topology& t) {
+  const std::string ext = std::filesystem::path(path).extension().string();
+  if (ext == ".xml") return synth::parse_msccl_xml(topo::read_file(path), t, path);
+  std::string prefix = path;
+  static const std::regex one_file(R"((.*)\.[0-9]+\.et)");
+  std::smatch m;
+  if (std::regex_match(path, m, one_file)) prefix = m[1];
+  if (chakra::is_prefix(prefix)) return chakra::from_collective_graph(chakra::read_prefix(prefix), t, prefix);
+  return synth::load_algorithm(path);
+}
+
+std::vector<std::string> export_algorithm(const synth::Algorithm& a, const topo::Topology& t,
+                                          const std::vector<std::string>& formats, const std::string& dir,
+                                          Bandwidth reduce_bandwidth) {
+  // Everything is produced in memory first, so an unexportable algorithm leaves no file behind.
+  std::vector<std::pair<std::string, std::string>> files;
+  bool chakra_wanted = false;
+  for (const std::string& f : formats) {
+    if (f == "json") files.emplace_back("algorithm.json", synth::to_json(a));
+    else if (f == "msccl-xml") files.emplace_back("algorithm.xml", synth::to_msccl_xml(a));
+    else if (f == "chakra") chakra_wanted = true;
+    else throw Error(fmt::format("unknown format '{}' (json, msccl-xml, chakra)", f));
+  }
+  std::vector<chakra::EtFile> graph;
+  if (chakra_wanted) graph = chakra::to_collective_graph(a, t, {reduce_bandwidth});
+  std::filesystem::create_directories(dir);
+  std::vector<std::string> written;
+  for (const auto& [name, text] : files) {
+    const std::string path = (std::filesystem::path(dir) / name).string();
+    topo::write_file_atomically(path, text);
+    written.push_back(path);
+  }
+  if (chakra_wanted) {
+    auto paths = chakra::write_collective_graph(a, t, (std::filesystem::path(dir) / "chakra").string(), "algorithm",
+                                                {reduce_bandwidth});
+    written.insert(written.end(), paths.begin(), paths.end());
+  }
+  return written;
+}
+
+}  // namespace tenet::cli

@@ -1,0 +1,570 @@
+#include "synth/msccl_xml.hpp"
+
+#include <fmt/format.h>
+#include <pugixml.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <sstream>
+#include <unordered_map>
+
+#include "topo/error.hpp"
+#include "topo/routing.hpp"
+
+namespace tenet::synth {
+namespace {
+
+constexpr int kMaxSteps = 64, kMaxBlocksPerChannel = 32, kMaxChannels = 32;
+
+struct Slot {
+  char buf = 'i';  // 'i' input, 'o' output, 's' scratch
+  int off = 0;
+  bool operator<(const Slot& o) const { return buf != o.buf ? buf < o.buf : off < o.off; }
+};
+
+std::string_view coll_name(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::AllReduce: return "allreduce";
+    case CollectiveKind::AllGather: return "allgather";
+    case CollectiveKind::ReduceScatter: return "reducescatter";
+    case CollectiveKind::AllToAll: return "alltoall";
+    default: return "";
+  }
+}
+
+// Where chunk c lives at rank r: the layout of the MSCCL buffers for each collective.
+class Layout {
+ public:
+  explicit Layout(const Collective& c) : c_(c), p_(c.num_ranks()), k_(c.chunks_per_npu), scratch_(p_) {}
+  Slot at(int r, ChunkId ch) {
+    switch (c_.kind) {
+      case CollectiveKind::AllReduce:
+      case CollectiveKind::ReduceScatter: return {'i', ch};
+      case CollectiveKind::AllGather: return c_.origin(ch) == r ? Slot{'i', ch % k_} : Slot{'o', ch};
+      case CollectiveKind::AllToAll: {
+        const int s = ch / k_ / p_, d = (ch / k_) % p_, j = ch % k_;
+        if (r == s) return {'i', d * k_ + j};
+        if (r == d) return {'o', s * k_ + j};
+        auto [it, added] = scratch_[r].emplace(ch, static_cast<int>(scratch_[r].size()));
+        return {'s', it->second};
+      }
+      default: return {};
+    }
+  }
+  int scratch(int r) const { return static_cast<int>(scratch_[r].size()); }
+
+ private:
+  const Collective& c_;
+  int p_, k_;
+  std::vector<std::map<ChunkId, int>> scratch_;
+};
+
+struct Step {
+  std::string type;
+  Slot src, dst;
+  int depid = -1, deps = -1;
+  bool hasdep = false;
+};
+struct Block {
+  int send = -1, recv = -1, chan = 0;
+  std::vector<Step> steps;
+};
+struct StepRef {
+  int tb, s;
+};
+
+// The thread blocks of one rank.
+struct Gpu {
+  std::vector<Block> blocks;
+  std::map<std::tuple<int, int, int>, int> index;  // (send peer, recv peer, channel) -> block
+  std::map<Slot, StepRef> written;                  // the last step that wrote each slot
+  std::map<Slot, std::vector<StepRef>> read;         // the steps that read it since
+  std::vector<int> per_channel = std::vector<int>(kMaxChannels, 0);
+  int block(int send, int recv, int chan) {
+    auto [it, added] = index.emplace(std::tuple(send, recv, chan), static_cast<int>(blocks.size()));
+    if (added) {
+      blocks.push_back({send, recv, chan, {}});
+      ++per_channel[chan];
+    }
+    return it->second;
+  }
+  bool room(int send, int recv, int chan, int steps) const {
+    auto it = index.find(std::tuple(send, recv, chan));
+    if (it == index.end()) return per_channel[chan] < kMaxBlocksPerChannel && steps <= kMaxSteps;
+    return static_cast<int>(blocks[it->second].steps.size()) + steps <= kMaxSteps;
+  }
+  // Appends a step to block `tb` that waits for `deps` (other blocks' steps; earlier steps of the
+  // same block are waited for by order): the first as the step's own dependency, the rest as nops.
+  StepRef append(int tb, Step step, std::vector<StepRef> deps) {
+    std::erase_if(deps, [&](const StepRef& d) { return d.tb == tb; });
+    std::sort(deps.begin(), deps.end(), [](const StepRef& x, const StepRef& y) { return std::tie(x.tb, x.s) < std::tie(y.tb, y.s); });
+    deps.erase(std::unique(deps.begin(), deps.end(), [](const StepRef& x, const StepRef& y) { return x.tb == y.tb && x.s == y.s; }), deps.end());
+    for (size_t i = 1; i < deps.size(); ++i) {
+      blocks[deps[i].tb].steps[deps[i].s].hasdep = true;
+      blocks[tb].steps.push_back({"nop", {}, {}, deps[i].tb, deps[i].s, false});
+    }
+    if (!deps.empty()) {
+      blocks[deps[0].tb].steps[deps[0].s].hasdep = true;
+      step.depid = deps[0].tb;
+      step.deps = deps[0].s;
+    }
+    blocks[tb].steps.push_back(std::move(step));
+    return {tb, static_cast<int>(blocks[tb].steps.size()) - 1};
+  }
+  // Reading a slot waits for its last write; writing it waits for that and for the reads since.
+  std::vector<StepRef> before_read(const Slot& s) const {
+    std::vector<StepRef> out;
+    if (auto it = written.find(s); it != written.end()) out.push_back(it->second);
+    return out;
+  }
+  std::vector<StepRef> before_write(const Slot& s) const {
+    std::vector<StepRef> out = before_read(s);
+    if (auto it = read.find(s); it != read.end()) out.insert(out.end(), it->second.begin(), it->second.end());
+    return out;
+  }
+  void did_read(const Slot& s, StepRef r) { read[s].push_back(r); }
+  void did_write(const Slot& s, StepRef r) {
+    written[s] = r;
+    read[s].clear();
+  }
+};
+
+}  // namespace
+
+std::string to_msccl_xml(const Algorithm& a, const MscclOptions& options) {
+  const Collective& c = a.collective;
+  const std::string_view coll = coll_name(c.kind);
+  if (coll.empty())
+    throw Error(fmt::format("MSCCL-XML export supports all-reduce, all-gather, reduce-scatter and all-to-all, not {}",
+                            to_string(c.kind)));
+  const int p = c.num_ranks(), k = c.chunks_per_npu;
+  std::vector<int> rank_of;
+  for (int r = 0; r < p; ++r) {
+    if (c.ranks[r] >= static_cast<int>(rank_of.size())) rank_of.resize(c.ranks[r] + 1, -1);
+    rank_of[c.ranks[r]] = r;
+  }
+  auto rank = [&](NodeId v) { return v < static_cast<int>(rank_of.size()) ? rank_of[v] : -1; };
+  Layout layout(c);
+  std::vector<Gpu> gpus(p);
+  // Local copies into the output buffer: own chunks first (All-Gather), chunks to oneself
+  // (All-to-All).
+  auto local_copy = [&](int r, Slot from, Slot to) {
+    Gpu& g = gpus[r];
+    int chan = 0;
+    while (!g.room(-1, -1, chan, 1)) {
+      if (++chan == kMaxChannels) throw Error("MSCCL-XML: local copies exceed the runtime's thread block limits");
+    }
+    const int tb = g.block(-1, -1, chan);
+    std::vector<StepRef> deps = g.before_read(from), more = g.before_write(to);
+    deps.insert(deps.end(), more.begin(), more.end());
+    StepRef ref = g.append(tb, {"cpy", from, to}, deps);
+    g.did_read(from, ref);
+    g.did_write(to, ref);
+  };
+  if (c.kind == CollectiveKind::AllGather)
+    for (int r = 0; r < p; ++r)
+      for (int j = 0; j < k; ++j) local_copy(r, {'i', j}, {'o', r * k + j});
+  if (c.kind == CollectiveKind::AllToAll)
+    for (int r = 0; r < p; ++r)
+      for (int j = 0; j < k; ++j) local_copy(r, {'i', r * k + j}, {'o', r * k + j});
+
+  std::map<std::pair<int, int>, int> channel;  // (src rank, dst rank) -> current channel
+  std::vector<StepRef> send_step(a.size()), recv_step(a.size());
+  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
+    const Transfer& x = a[id];
+    const int from = rank(x.src), to = rank(x.dst);
+    if (from < 0 || to < 0)
+      throw Error(fmt::format("transfer {} involves node {}, which is not a rank: MSCCL-XML has GPUs of the "
+                              "communicator only",
+                              id, from < 0 ? x.src : x.dst));
+    const Slot src = layout.at(from, x.chunk), dst = layout.at(to, x.chunk);
+    std::vector<StepRef> send_deps = gpus[from].before_read(src), recv_deps = gpus[to].before_write(dst);
+    for (TransferId d : a.deps(id)) {
+      if (rank(a[d].dst) == from) send_deps.push_back(recv_step[d]);
+      if (rank(a[d].src) == from) send_deps.push_back(send_step[d]);
+    }
+    int& chan = channel.try_emplace({from, to}, 0).first->second;
+    const int need_send = static_cast<int>(std::max<size_t>(1, send_deps.size())),
+              need_recv = static_cast<int>(std::max<size_t>(1, recv_deps.size()));
+    while (!gpus[from].room(to, -1, chan, need_send) || !gpus[to].room(-1, from, chan, need_recv))
+      if (++chan == kMaxChannels)
+        throw Error(fmt::format("MSCCL-XML: the algorithm needs more than {} channels of {} thread blocks of {} steps "
+                                "(rank {} to rank {}); the runtime would not load it",
+                                kMaxChannels, kMaxBlocksPerChannel, kMaxSteps, from, to));
+    const int stb = gpus[from].block(to, -1, chan), rtb = gpus[to].block(-1, from, chan);
+    send_step[id] = gpus[from].append(stb, {"s", src, dst}, send_deps);
+    gpus[from].did_read(src, send_step[id]);
+    recv_step[id] = gpus[to].append(rtb, {x.op == Op::Reduce ? "rrc" : "r", src, dst}, recv_deps);
+    gpus[to].did_write(dst, recv_step[id]);
+  }
+  if (c.kind == CollectiveKind::ReduceScatter)  // each rank's block, reduced, into its output
+    for (int r = 0; r < p; ++r)
+      for (int j = 0; j < k; ++j) local_copy(r, {'i', r * k + j}, {'o', j});
+
+  int channels = 1;
+  for (const Gpu& g : gpus)
+    for (const Block& b : g.blocks) channels = std::max(channels, b.chan + 1);
+  pugi::xml_document doc;
+  pugi::xml_node algo = doc.append_child("algo");
+  algo.append_attribute("name") = (options.name.empty() ? a.name : options.name).c_str();
+  algo.append_attribute("proto") = options.protocol.c_str();
+  algo.append_attribute("nchannels") = channels;
+  const int per_loop = c.kind == CollectiveKind::AllReduce ? c.num_chunks() : p * k;
+  algo.append_attribute("nchunksperloop") = per_loop;
+  algo.append_attribute("ngpus") = p;
+  algo.append_attribute("coll") = std::string(coll).c_str();
+  const bool in_place = c.kind == CollectiveKind::AllReduce;
+  algo.append_attribute("inplace") = in_place ? 1 : 0;
+  algo.append_attribute("outofplace") = in_place ? 0 : 1;
+  algo.append_attribute("minBytes") = 0;
+  algo.append_attribute("maxBytes") = 0;
+  for (int r = 0; r < p; ++r) {
+    pugi::xml_node gpu = algo.append_child("gpu");
+    gpu.append_attribute("id") = r;
+    const int in = c.kind == CollectiveKind::AllGather ? k : p * k;
+    const int out = c.kind == CollectiveKind::AllReduce ? 0 : c.kind == CollectiveKind::ReduceScatter ? k : p * k;
+    gpu.append_attribute("i_chunks") = in;
+    gpu.append_attribute("o_chunks") = out;
+    gpu.append_attribute("s_chunks") = layout.scratch(r);
+    for (size_t b = 0; b < gpus[r].blocks.size(); ++b) {
+      const Block& blk = gpus[r].blocks[b];
+      pugi::xml_node tb = gpu.append_child("tb");
+      tb.append_attribute("id") = static_cast<int>(b);
+      tb.append_attribute("send") = blk.send;
+      tb.append_attribute("recv") = blk.recv;
+      tb.append_attribute("chan") = blk.chan;
+      for (size_t s = 0; s < blk.steps.size(); ++s) {
+        const Step& st = blk.steps[s];
+        pugi::xml_node step = tb.append_child("step");
+        step.append_attribute("s") = static_cast<int>(s);
+        step.append_attribute("type") = st.type.c_str();
+        step.append_attribute("srcbuf") = std::string(1, st.src.buf).c_str();
+        step.append_attribute("srcoff") = st.src.off;
+        step.append_attribute("dstbuf") = std::string(1, st.dst.buf).c_str();
+        step.append_attribute("dstoff") = st.dst.off;
+        step.append_attribute("cnt") = st.type == "nop" ? 0 : 1;
+        step.append_attribute("depid") = st.depid;
+        step.append_attribute("deps") = st.deps;
+        step.append_attribute("hasdep") = st.hasdep ? 1 : 0;
+      }
+    }
+  }
+  // Tenet's own notes, in a comment the runtime ignores: the chunk size, and the global order of
+  // the transfers (gpu.tb.s of each send step), so that importing gives back the same schedule.
+  std::string order;
+  order.reserve(a.size() * 8);
+  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id)
+    order += fmt::format("{}{}.{}.{}", id ? " " : "", rank(a[id].src), send_step[id].tb, send_step[id].s);
+  doc.prepend_child(pugi::node_comment).set_value(
+      fmt::format(" tenet chunk_bytes={} order: {} ", a.chunk_bytes, order).c_str());
+  std::ostringstream out;
+  doc.save(out, "  ");
+  return out.str();
+}
+
+namespace {
+
+struct XmlStep {
+  int gpu, tb, s;
+  std::string type;
+  Slot src, dst;
+  int cnt;
+  int depid, deps;
+  size_t line;
+};
+
+}  // namespace
+
+Algorithm parse_msccl_xml(std::string_view text, const topo::Topology& t, const std::string& file) {
+  pugi::xml_document doc;
+  const std::string buffer(text);
+  auto line_of = [&](ptrdiff_t offset) {
+    return static_cast<int>(1 + std::count(buffer.begin(), buffer.begin() + std::min<ptrdiff_t>(offset, buffer.size()), '\n'));
+  };
+  const pugi::xml_parse_result parsed =
+      doc.load_buffer(buffer.data(), buffer.size(), pugi::parse_default | pugi::parse_comments);
+  if (!parsed)
+    throw Error(fmt::format("not valid XML: {}", parsed.description()), {file, line_of(parsed.offset)});
+  const pugi::xml_node algo = doc.child("algo");
+  if (!algo) throw Error("not MSCCL-XML: no <algo> element", {file});
+  auto fail = [&](const pugi::xml_node& n, const std::string& what) -> Error {
+    return Error(what, {file, line_of(n.offset_debug())});
+  };
+  auto attr_int = [&](const pugi::xml_node& n, const char* name) {
+    const pugi::xml_attribute at = n.attribute(name);
+    if (!at) throw fail(n, fmt::format("<{}> lacks the attribute {}", n.name(), name));
+    const std::string v = at.value();
+    try {
+      size_t used = 0;
+      const int x = std::stoi(v, &used);
+      if (used != v.size()) throw std::invalid_argument(v);
+      return x;
+    } catch (const std::exception&) {
+      throw fail(n, fmt::format("<{}> attribute {}='{}' is not a whole number", n.name(), name, v));
+    }
+  };
+  for (const char* required : {"minBytes", "maxBytes", "inplace", "outofplace"})
+    if (!algo.attribute(required))
+      throw fail(algo, fmt::format("<algo> lacks {}: the MSCCL runtime would ignore this file", required));
+  const int p = attr_int(algo, "ngpus"), per_loop = attr_int(algo, "nchunksperloop");
+  if (p < 2) throw fail(algo, "ngpus must be at least 2");
+  if (p > t.num_npus()) throw fail(algo, fmt::format("ngpus is {}, but the topology has {} NPUs", p, t.num_npus()));
+  const std::string coll = algo.attribute("coll").value();
+  Algorithm a;
+  a.name = algo.attribute("name").value();
+  if (coll == "allreduce") a.collective.kind = CollectiveKind::AllReduce;
+  else if (coll == "allgather") a.collective.kind = CollectiveKind::AllGather;
+  else if (coll == "reducescatter") a.collective.kind = CollectiveKind::ReduceScatter;
+  else if (coll == "alltoall") a.collective.kind = CollectiveKind::AllToAll;
+  else throw fail(algo, fmt::format("coll='{}' cannot be imported (allreduce, allgather, reducescatter, alltoall)", coll));
+  if (per_loop < p || per_loop % p != 0)
+    throw fail(algo, fmt::format("nchunksperloop {} is not a multiple of ngpus {}", per_loop, p));
+  const int k = per_loop / p;
+  for (int r = 0; r < p; ++r) a.collective.ranks.push_back(r);
+  a.collective.chunks_per_npu = k;
+  // MSCCL-XML carries no size (the runtime picks it per call) nor a global order; Tenet's exports
+  // leave both in a comment.
+  a.chunk_bytes = 1 << 20;
+  std::map<std::tuple<int, int, int>, int64_t> tenet_order;  // send step (gpu, tb, s) -> position
+  for (pugi::xml_node n = doc.first_child(); n; n = n.next_sibling()) {
+    if (n.type() != pugi::node_comment) continue;
+    std::istringstream note(n.value());
+    std::string word;
+    note >> word;
+    if (word != "tenet") continue;
+    while (note >> word) {
+      if (word.rfind("chunk_bytes=", 0) == 0) a.chunk_bytes = std::stoll(word.substr(12));
+      if (word == "order:") {
+        int64_t position = 0;
+        for (std::string ref; note >> ref; ++position) {
+          int g = 0, tb = 0, st = 0;
+          if (std::sscanf(ref.c_str(), "%d.%d.%d", &g, &tb, &st) == 3) tenet_order[{g, tb, st}] = position;
+        }
+      }
+    }
+  }
+  a.topology_name = t.name();
+
+  // Steps, and what each buffer slot of each GPU holds at the start.
+  std::vector<XmlStep> steps;
+  std::map<std::tuple<int, int>, std::tuple<int, int, int>> peers;  // (gpu, tb) -> (send, recv, chan)
+  std::map<std::tuple<int, int, int>, size_t> step_at;        // (gpu, tb, s) -> index
+  std::vector<std::map<Slot, ChunkId>> holds(p);
+  for (int r = 0; r < p; ++r)
+    for (int off = 0; off < per_loop; ++off) {
+      switch (a.collective.kind) {
+        case CollectiveKind::AllGather:
+          if (off < k) holds[r][{'i', off}] = r * k + off;
+          break;
+        case CollectiveKind::AllToAll: holds[r][{'i', off}] = (r * p + off / k) * k + off % k; break;
+        default: holds[r][{'i', off}] = off;
+      }
+    }
+  std::vector<char> seen_gpu(p, 0);
+  for (pugi::xml_node gpu : algo.children("gpu")) {
+    const int id = attr_int(gpu, "id");
+    if (id < 0 || id >= p) throw fail(gpu, fmt::format("gpu id {} is outside 0..{}", id, p - 1));
+    if (seen_gpu[id]++) throw fail(gpu, fmt::format("gpu {} appears twice", id));
+    for (pugi::xml_node tb : gpu.children("tb")) {
+      const int tid = attr_int(tb, "id"), send = attr_int(tb, "send"), recv = attr_int(tb, "recv");
+      const int chan = attr_int(tb, "chan");
+      if (chan < 0 || chan >= kMaxChannels) throw fail(tb, fmt::format("chan {} is outside 0..{}", chan, kMaxChannels - 1));
+      if (send == id || recv == id) throw fail(tb, "a thread block's peer is its own GPU");
+      if (send >= p || recv >= p) throw fail(tb, "a thread block's peer is not a GPU of the algorithm");
+      if (peers.count({id, tid})) throw fail(tb, fmt::format("tb id {} appears twice on gpu {}", tid, id));
+      peers[{id, tid}] = {send, recv, chan};
+      for (pugi::xml_node st : tb.children("step")) {
+        XmlStep x{id, tid, attr_int(st, "s"), st.attribute("type").value(), {}, {}, 0, 0, 0, 0};
+        x.line = st.offset_debug();
+        static const std::vector<std::string> known = {"s", "r", "rcs", "rrs", "rrc", "rrcs", "cpy", "re", "nop"};
+        if (std::find(known.begin(), known.end(), x.type) == known.end())
+          throw fail(st, fmt::format("unknown step type '{}' (s, r, rcs, rrs, rrc, rrcs, cpy, re, nop)", x.type));
+        if (x.type == "re") throw fail(st, "local reductions ('re') cannot be represented in Tenet's IR (one copy of a chunk per node)");
+        auto buf = [&](const char* name) {
+          const std::string v = st.attribute(name).value();
+          if (v != "i" && v != "o" && v != "s") throw fail(st, fmt::format("{}='{}' is not i, o or s", name, v));
+          return v[0];
+        };
+        if (x.type != "nop") {
+          x.src = {buf("srcbuf"), attr_int(st, "srcoff")};
+          x.dst = {buf("dstbuf"), attr_int(st, "dstoff")};
+          x.cnt = attr_int(st, "cnt");
+          if (x.cnt < 1) throw fail(st, fmt::format("cnt {} must be at least 1", x.cnt));
+        }
+        x.depid = attr_int(st, "depid");
+        x.deps = attr_int(st, "deps");
+        const bool sends = x.type == "s" || x.type == "rcs" || x.type == "rrs" || x.type == "rrcs";
+        const bool receives = x.type != "s" && x.type != "cpy" && x.type != "nop";
+        if (sends && send < 0) throw fail(st, fmt::format("a '{}' step in a thread block with no send peer", x.type));
+        if (receives && recv < 0) throw fail(st, fmt::format("a '{}' step in a thread block with no receive peer", x.type));
+        step_at[{id, tid, x.s}] = steps.size();
+        steps.push_back(std::move(x));
+      }
+    }
+  }
+  // Execution order: within a thread block by s, after each step's dependency, and a receive after
+  // the send it pairs with (the k-th send a->b on a channel with the k-th receive b<-a there).
+  const size_t n = steps.size();
+  std::vector<std::vector<size_t>> after(n);
+  std::vector<int> indegree(n, 0);
+  auto edge = [&](size_t from, size_t to) {
+    after[from].push_back(to);
+    ++indegree[to];
+  };
+  std::map<std::tuple<int, int, int>, std::vector<size_t>> sends, recvs;  // (from, to, chan)
+  std::map<std::tuple<int, int>, std::vector<size_t>> by_block;
+  for (size_t i = 0; i < n; ++i) by_block[{steps[i].gpu, steps[i].tb}].push_back(i);
+  for (auto& [blk, list] : by_block) {
+    std::sort(list.begin(), list.end(), [&](size_t x, size_t y) { return steps[x].s < steps[y].s; });
+    for (size_t j = 1; j < list.size(); ++j) edge(list[j - 1], list[j]);
+    const auto [send, recv, ch] = peers[blk];
+    for (size_t i : list) {
+      const XmlStep& x = steps[i];
+      if (x.type == "s" || x.type == "rcs" || x.type == "rrs" || x.type == "rrcs") sends[{x.gpu, send, ch}].push_back(i);
+      if (x.type != "s" && x.type != "cpy" && x.type != "nop") recvs[{recv, x.gpu, ch}].push_back(i);
+    }
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (steps[i].depid >= 0) {
+      auto it = step_at.find({steps[i].gpu, steps[i].depid, steps[i].deps});
+      if (it == step_at.end())
+        throw Error(fmt::format("step {} of tb {} on gpu {} depends on step {} of tb {}, which does not exist", steps[i].s,
+                                steps[i].tb, steps[i].gpu, steps[i].deps, steps[i].depid),
+                    {file, line_of(static_cast<ptrdiff_t>(steps[i].line))});
+      edge(it->second, i);
+    }
+  std::map<size_t, size_t> partner;  // receiving step -> sending step
+  for (auto& [key, list] : sends) {
+    auto it = recvs.find(key);
+    const size_t have = it == recvs.end() ? 0 : it->second.size();
+    if (have != list.size())
+      throw Error(fmt::format("gpu {} sends {} times to gpu {} on channel {}, which receives {} times", std::get<0>(key),
+                              list.size(), std::get<1>(key), std::get<2>(key), have),
+                  {file});
+    for (size_t j = 0; j < list.size(); ++j) {
+      if (steps[list[j]].cnt != steps[it->second[j]].cnt)
+        throw Error(fmt::format("gpu {} step {} sends cnt {} but gpu {} step {} receives cnt {}", steps[list[j]].gpu,
+                                steps[list[j]].s, steps[list[j]].cnt, steps[it->second[j]].gpu, steps[it->second[j]].s,
+                                steps[it->second[j]].cnt),
+                    {file, line_of(static_cast<ptrdiff_t>(steps[it->second[j]].line))});
+      partner[it->second[j]] = list[j];
+      edge(list[j], it->second[j]);
+    }
+  }
+  for (auto& [key, list] : recvs)
+    if (!sends.count(key))
+      throw Error(fmt::format("gpu {} receives from gpu {} on channel {}, which never sends there", std::get<1>(key),
+                              std::get<0>(key), std::get<2>(key)),
+                  {file});
+  // Run in that order, following which chunk each slot holds.
+  std::vector<size_t> order;
+  for (size_t i = 0; i < n; ++i)
+    if (indegree[i] == 0) order.push_back(i);
+  for (size_t q = 0; q < order.size(); ++q)
+    for (size_t j : after[order[q]])
+      if (--indegree[j] == 0) order.push_back(j);
+  if (order.size() < n) throw Error("the steps' dependencies and pairings form a cycle: the runtime would deadlock", {file});
+  std::map<size_t, std::vector<ChunkId>> carried;  // sending step -> chunks it carried
+  std::vector<std::tuple<int, int, int>> send_of;   // per transfer, its send step (gpu, tb, s)
+  std::map<size_t, std::vector<TransferId>> step_transfers;  // step -> transfers it sent or received
+  std::vector<std::map<Slot, TransferId>> writer(p);
+  topo::Router router(t);
+  auto route = [&](NodeId u, NodeId v) {
+    for (LinkId l : t.out_links(u))
+      if (t.link(l).dst == v) return std::vector<LinkId>{l};
+    auto r = router.route(u, v);
+    if (!r)
+      throw Error(fmt::format("gpus {} and {} are not joined by a link or a route through switches or router NPUs", u, v),
+                  {file});
+    return r->links;
+  };
+  for (size_t i : order) {
+    XmlStep& x = steps[i];
+    const int recv = std::get<1>(peers[{x.gpu, x.tb}]);
+    auto content = [&](Slot s, int j) -> ChunkId {
+      auto it = holds[x.gpu].find({s.buf, s.off + j});
+      if (it == holds[x.gpu].end())
+        throw Error(fmt::format("gpu {} tb {} step {} reads {}[{}], which holds no data at that point", x.gpu, x.tb, x.s,
+                                s.buf, s.off + j),
+                    {file, line_of(static_cast<ptrdiff_t>(x.line))});
+      return it->second;
+    };
+    if (x.type == "cpy") {
+      for (int j = 0; j < x.cnt; ++j) holds[x.gpu][{x.dst.buf, x.dst.off + j}] = content(x.src, j);
+      continue;
+    }
+    if (x.type == "nop") continue;
+    const bool receives = x.type != "s";
+    if (receives) {
+      const size_t from = partner.at(i);
+      const bool reduce = x.type == "rrs" || x.type == "rrc" || x.type == "rrcs";
+      // The send step's own dependencies (its depid/deps and the nops just before it in its
+      // thread block), as transfers: what those steps received or sent.
+      std::vector<TransferId> explicit_deps;
+      {
+        const XmlStep& sx = steps[from];
+        auto depend = [&](const XmlStep& st) {
+          if (st.depid < 0) return;
+          auto it = step_at.find({st.gpu, st.depid, st.deps});
+          if (it == step_at.end()) return;
+          auto t = step_transfers.find(it->second);
+          if (t != step_transfers.end()) explicit_deps.insert(explicit_deps.end(), t->second.begin(), t->second.end());
+        };
+        depend(sx);
+        for (int before = sx.s - 1; before >= 0; --before) {
+          auto it = step_at.find({sx.gpu, sx.tb, before});
+          if (it == step_at.end() || steps[it->second].type != "nop") break;
+          depend(steps[it->second]);
+        }
+      }
+      for (int j = 0; j < x.cnt; ++j) {
+        const ChunkId ch = carried.at(from)[j];
+        std::vector<TransferId> deps = explicit_deps;
+        const Slot src_slot{steps[from].type == "s" ? steps[from].src.buf : steps[from].dst.buf,
+                            (steps[from].type == "s" ? steps[from].src.off : steps[from].dst.off) + j};
+        if (auto w = writer[steps[from].gpu].find(src_slot); w != writer[steps[from].gpu].end()) deps.push_back(w->second);
+        // In the IR the receiving node keeps what arrives (rrs too, which MSCCL passes on without
+        // storing; the chunk's identity is the same).
+        std::sort(deps.begin(), deps.end());
+        deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+        const TransferId id = a.add(ch, recv, x.gpu, route(recv, x.gpu), reduce ? Op::Reduce : Op::Copy, deps);
+        send_of.emplace_back(steps[from].gpu, steps[from].tb, steps[from].s);
+        step_transfers[i].push_back(id);
+        step_transfers[from].push_back(id);
+        holds[x.gpu][{x.dst.buf, x.dst.off + j}] = ch;
+        writer[x.gpu][{x.dst.buf, x.dst.off + j}] = id;
+      }
+    }
+    if (x.type == "s" || x.type == "rcs" || x.type == "rrs" || x.type == "rrcs") {
+      std::vector<ChunkId> chunks;
+      for (int j = 0; j < x.cnt; ++j)
+        chunks.push_back(x.type == "s" ? content(x.src, j) : receives ? carried.at(partner.at(i))[j] : content(x.dst, j));
+      carried[i] = std::move(chunks);
+    }
+  }
+  if (tenet_order.empty()) return a;
+  // Put the transfers back in the exporter's order (their dependencies keep pointing earlier).
+  std::vector<std::pair<int64_t, TransferId>> keyed;
+  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
+    auto it = tenet_order.find(send_of[id]);
+    if (it == tenet_order.end()) return a;  // not Tenet's order after all
+    keyed.emplace_back(it->second, id);
+  }
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<TransferId> position(a.size());
+  for (size_t k = 0; k < keyed.size(); ++k) position[keyed[k].second] = static_cast<TransferId>(k);
+  // A dependency that now points forward came from a slot written twice with the same chunk (a
+  // relay that also keeps it): the earlier arrival, which the IR's implicit data dependency
+  // covers, is the one that matters.
+  std::vector<TransferSpec> specs;
+  for (auto [key, id] : keyed) {
+    TransferSpec spec = a.spec(id);
+    for (TransferId& d : spec.deps) d = position[d];
+    std::erase_if(spec.deps, [&](TransferId d) { return d >= static_cast<TransferId>(specs.size()); });
+    specs.push_back(std::move(spec));
+  }
+  return with_transfers(a, specs);
+}
+
+}  // namespace tenet::synth

@@ -1,0 +1,190 @@
+#include "chakra/collective_graph.hpp"
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "synth/baselines.hpp"
+#include "synth/msccl_xml.hpp"
+#include "synth/synthesizer.hpp"
+#include "synth/verify.hpp"
+#include "tests/topo/test_util.hpp"
+#include "topo/generators.hpp"
+#include "topo/io.hpp"
+
+namespace tenet::chakra {
+namespace {
+
+using ::testing::HasSubstr;
+using synth::Algorithm;
+using synth::CollectiveKind;
+
+constexpr Bytes kChunk = 256 << 10;
+
+// Synthesized and baseline algorithms of the collectives both formats carry.
+std::vector<std::pair<std::string, Algorithm>> corpus(const topo::Topology& t) {
+  std::vector<std::pair<std::string, Algorithm>> out;
+  for (CollectiveKind kind : {CollectiveKind::AllReduce, CollectiveKind::AllGather, CollectiveKind::ReduceScatter,
+                              CollectiveKind::AllToAll}) {
+    const auto c = synth::Collective::over_all(t, kind, 2);
+    out.emplace_back(fmt::format("tenet {}", synth::to_string(kind)), synth::synthesize(t, c, kChunk));
+    for (synth::BaselineKind b : synth::all_baselines()) {
+      if (!synth::supports(b, kind)) continue;
+      try {
+        out.emplace_back(fmt::format("{} {}", synth::to_string(b), synth::to_string(kind)),
+                         synth::make_baseline({b, {}}, t, c, kChunk));
+      } catch (const synth::NotApplicable&) {
+      }
+    }
+  }
+  return out;
+}
+
+void expect_same_outcome(const topo::Topology& t, const Algorithm& original, const Algorithm& imported,
+                         const std::string& what) {
+  const synth::Report r = synth::verify(t, imported, {.max_reported = 3, .lower_bound = false});
+  ASSERT_TRUE(r.correct()) << what << (r.violations.empty() ? "" : ": " + r.violations[0].message);
+  EXPECT_EQ(r.collective_time, original.claimed_time) << what;
+  EXPECT_EQ(imported.size(), original.size()) << what;
+}
+
+TEST(RoundTrip, ChakraAndMscclXmlKeepTheAlgorithmAndItsTime) {
+  topo::testing::TempDir dir;
+  int checked = 0;
+  for (const char* spec : {"ring:4 x switch:2", "torus2d:3x3", "switch:4", "hypercube:8"}) {
+    const auto t = topo::generate(spec);
+    for (const auto& [name, a] : corpus(t)) {
+      const std::string what = fmt::format("{} on {}", name, spec);
+      // Chakra: through files, checked by the reader rules.
+      const std::string prefix = dir.file(fmt::format("g{}", checked));
+      auto files = to_collective_graph(a, t);
+      for (size_t r = 0; r < files.size(); ++r) write_et(et_path(prefix, static_cast<int>(r)), files[r]);
+      const auto read = read_prefix(prefix);
+      EXPECT_THAT(check_collective_graph(read, prefix), ::testing::IsEmpty()) << what;
+      expect_same_outcome(t, a, from_collective_graph(read, t, prefix), what + " via Chakra");
+      // MSCCL-XML.
+      expect_same_outcome(t, a, synth::parse_msccl_xml(synth::to_msccl_xml(a), t), what + " via MSCCL-XML");
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 30);
+}
+
+TEST(Chakra, WritesSystemJsonAndNetworkYml) {
+  topo::testing::TempDir dir;
+  const auto t = topo::generate("ring:4,bw=50GB/s,lat=0.5us x switch:2,bw=25GB/s,lat=1us");
+  const Algorithm a = synth::synthesize(t, synth::Collective::over_all(t, CollectiveKind::AllReduce), kChunk);
+  const auto written = write_collective_graph(a, t, dir.file("out"), "ar");
+  EXPECT_EQ(written.size(), 8u + 2u);
+  std::ifstream sys(dir.file("out/system.json"));
+  std::string text((std::istreambuf_iterator<char>(sys)), {});
+  EXPECT_THAT(text, HasSubstr("\"all-reduce-implementation-custom\": [\n    \"ar\"\n  ]"));
+  EXPECT_THAT(text, HasSubstr("\"preferred-dataset-splits\": 1"));
+  // The network.yml reads back as the same topology.
+  const auto back = topo::load(dir.file("out/network.yml"));
+  EXPECT_EQ(back.fingerprint(), t.fingerprint());
+  // No network.yml for what ASTRA-sim's dimensions cannot say.
+  EXPECT_FALSE(astra_network_yml(topo::generate("dgx1")));
+  EXPECT_TRUE(astra_network_yml(topo::generate("fc:4 x ring:3")));
+}
+
+TEST(Chakra, RefusesWhatItCannotExpress) {
+  const auto t = topo::generate("line:3");
+  synth::Collective c = synth::Collective::over_all(t, CollectiveKind::Broadcast);
+  c.ranks = {0, 2};  // npu1 relays but is no rank
+  const Algorithm a = synth::synthesize(t, c, kChunk);
+  EXPECT_THAT([&] { to_collective_graph(a, t); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("is not a rank")));
+}
+
+// Crafted graphs: each breaks one rule and the checker names it.
+EtFile one_send(uint64_t tag, uint64_t size, uint64_t dst) {
+  EtFile f;
+  f.metadata.set_version("0.0.4");
+  Node& n = f.nodes.emplace_back();
+  n.set_id(0);
+  n.set_type(ChakraProtoMsg::COMM_SEND_NODE);
+  set_uint(n, "comm_dst", dst);
+  set_uint(n, "comm_size", size);
+  set_uint(n, "comm_tag", tag);
+  return f;
+}
+EtFile one_recv(uint64_t tag, uint64_t size, uint64_t src) {
+  EtFile f;
+  f.metadata.set_version("0.0.4");
+  Node& n = f.nodes.emplace_back();
+  n.set_id(0);
+  n.set_type(ChakraProtoMsg::COMM_RECV_NODE);
+  set_uint(n, "comm_src", src);
+  set_uint(n, "comm_size", size);
+  set_uint(n, "comm_tag", tag);
+  return f;
+}
+
+TEST(ChakraCheck, CatchesEveryRule) {
+  auto problems = [](std::vector<EtFile> files) {
+    std::string all;
+    for (const std::string& p : check_collective_graph(files, "g")) all += p + "\n";
+    return all;
+  };
+  EXPECT_EQ(problems({one_send(5, 64, 1), one_recv(5, 64, 0)}), "");
+  EXPECT_THAT(problems({one_send(5, 64, 1), one_recv(5, 32, 0)}), HasSubstr("sends 64 bytes to rank 1 (tag 5), but g.1.et node 0 expects 32"));
+  EXPECT_THAT(problems({one_send(5, 64, 1), one_recv(6, 64, 0)}), HasSubstr("has no matching receive"));
+  EXPECT_THAT(problems({one_send(5, 64, 1), one_recv(6, 64, 0)}), HasSubstr("has no matching send"));
+  EXPECT_THAT(problems({one_send(5, 64, 7), one_recv(5, 64, 0)}), HasSubstr("comm_dst 7 is not a rank"));
+  EXPECT_THAT(problems({one_send(600'000'000, 64, 1), one_recv(600'000'000, 64, 0)}), HasSubstr("outside [0, 500,000,000)"));
+  EtFile dup = one_send(5, 64, 1);
+  dup.nodes.push_back(dup.nodes[0]);
+  EXPECT_THAT(problems({dup, one_recv(5, 64, 0)}), HasSubstr("node id 0 is used twice"));
+  EtFile dangling = one_send(5, 64, 1);
+  dangling.nodes[0].add_data_deps(42);
+  EXPECT_THAT(problems({dangling, one_recv(5, 64, 0)}), HasSubstr("depends on node 42, which is not in this file"));
+  EtFile cycle = one_send(5, 64, 1);
+  Node& second = cycle.nodes.emplace_back(cycle.nodes[0]);
+  second.set_id(1);
+  cycle.nodes[0].add_ctrl_deps(1);
+  second.add_ctrl_deps(0);
+  EXPECT_THAT(problems({cycle, one_recv(5, 64, 0)}), HasSubstr("form a cycle"));
+  EXPECT_THAT(problems({cycle, one_recv(5, 64, 0)}), HasSubstr("every node has a dependency"));
+  EtFile bare = one_send(5, 64, 1);
+  bare.nodes[0].clear_attr();
+  EXPECT_THAT(problems({bare, one_recv(5, 64, 0)}), HasSubstr("COMM_SEND_NODE needs the attribute comm_dst"));
+  EtFile comp;
+  comp.nodes.emplace_back().set_type(ChakraProtoMsg::COMP_NODE);
+  EXPECT_THAT(problems({comp}), HasSubstr("COMP_NODE needs the attribute num_ops"));
+}
+
+TEST(ChakraFiles, MalformedInputsGiveClearErrors) {
+  topo::testing::TempDir dir;
+  const auto t = topo::generate("ring:4");
+  const Algorithm a = synth::synthesize(t, synth::Collective::over_all(t, CollectiveKind::AllGather), kChunk);
+  const auto files = to_collective_graph(a, t);
+  const std::string good = dir.file("good.0.et");
+  write_et(good, files[0]);
+  std::ifstream in(good, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  auto write = [&](const std::string& name, const std::string& data) {
+    std::ofstream(dir.file(name), std::ios::binary) << data;
+    return dir.file(name);
+  };
+  EXPECT_THAT([&] { read_et(write("cut.0.et", bytes.substr(0, bytes.size() - 3))); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("truncated or corrupt")));
+  EXPECT_THAT([&] { read_et(write("empty.0.et", "")); }, ::testing::ThrowsMessage<Error>(HasSubstr("empty file")));
+  // A node whose id field (1) has the wrong wire type (length-delimited instead of varint).
+  std::string bad_type = bytes.substr(0, static_cast<unsigned char>(bytes[0]) + 1) + std::string{3, 0x0a, 0x01, 0x41};
+  EXPECT_THAT([&] { read_et(write("types.0.et", bad_type)); }, ::testing::ThrowsMessage<Error>(HasSubstr("cannot read node")));
+  EXPECT_THAT([&] { read_prefix(dir.file("nothing")); }, ::testing::ThrowsMessage<Error>(HasSubstr("no Chakra ET files")));
+  // A graph from another producer: its structure can be checked, but not which data moves.
+  EtFile foreign0 = one_send(1, 64, 1), foreign1 = one_recv(1, 64, 0);
+  write_et(dir.file("foreign.0.et"), foreign0);
+  write_et(dir.file("foreign.1.et"), foreign1);
+  EXPECT_THAT([&] { from_collective_graph(read_prefix(dir.file("foreign")), t, "foreign"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("carries no chunk identities")));
+  EXPECT_THAT(dump_json(files[0]), HasSubstr("\"comm_dst\""));
+  EXPECT_THAT(to_dot(files[0]), HasSubstr("COMM_SEND_NODE"));
+}
+
+}  // namespace
+}  // namespace tenet::chakra
