@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <unistd.h>
 
 #include "topo/topology.hpp"
 
@@ -35,9 +36,9 @@ inline void expect_same_topology(const Topology& a, const Topology& b, const std
 class TempDir {
  public:
   TempDir() {
+    // Unique across the processes ctest runs in parallel, and within one.
     path_ = std::filesystem::temp_directory_path() /
-            ("tenet-test-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-             "-" + std::to_string(counter()++));
+            ("tenet-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }
