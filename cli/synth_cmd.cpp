@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -48,6 +49,26 @@ class ProgressBar {
   std::chrono::steady_clock::time_point begin_;
 };
 
+// --chunks-per-npu: a whole number in [1, 4096], or auto (then `when_auto`).
+int parse_chunks(const std::string& text, int when_auto) {
+  if (text == "auto") return when_auto;
+  int k = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), k);
+  if (ec != std::errc() || end != text.data() + text.size())
+    throw Error(fmt::format("--chunks-per-npu must be a whole number or auto, not '{}'", text));
+  if (k < 1 || k > 4096) throw Error("--chunks-per-npu must lie in [1, 4096]");
+  return k;
+}
+
+synth::SynthOptions options_from(const SynthArgs& args) {
+  synth::SynthOptions o;
+  o.seed = args.seed;
+  o.restarts = args.restarts;
+  o.priority = synth::parse_chunk_priority(args.priority);
+  o.link_model = synth::parse_link_model(args.link_model);
+  return o;
+}
+
 // One producer's result, for the comparison table.
 struct Row {
   std::string name;
@@ -66,11 +87,7 @@ void run_synth(const SynthArgs& args) {
   c.root = args.root;
   const Bytes size = parse_bytes(args.size);
   if (size < 1) throw Error("--size must be at least 1 byte");
-  synth::SynthOptions o;
-  o.seed = args.seed;
-  o.restarts = args.restarts;
-  o.priority = synth::parse_chunk_priority(args.priority);
-  o.link_model = synth::parse_link_model(args.link_model);
+  synth::SynthOptions o = options_from(args);
   ProgressBar bar;
   o.progress = [&](double f) { bar(f); };
 
@@ -79,14 +96,7 @@ void run_synth(const SynthArgs& args) {
   std::string chunk_note;
   if (args.algo != "tenet") {
     const synth::BaselineSpec spec = synth::parse_baseline(args.algo);
-    int k = 0;
-    try {
-      k = args.chunks == "auto" ? 1 : std::stoi(args.chunks);
-    } catch (const std::exception&) {
-      throw Error(fmt::format("--chunks-per-npu must be a whole number or auto, not '{}'", args.chunks));
-    }
-    if (k < 1 || k > 4096) throw Error("--chunks-per-npu must lie in [1, 4096]");
-    c.chunks_per_npu = k;
+    c.chunks_per_npu = parse_chunks(args.chunks, 1);
     a = synth::make_baseline(spec, t, c, c.chunk_bytes_for(size), o.link_model);
   } else if (args.chunks == "auto") {
     synth::ChunkingResult r = synth::synthesize_auto_chunks(t, c, size, o);
@@ -95,14 +105,7 @@ void run_synth(const SynthArgs& args) {
     for (auto [k, time] : r.tried) tried += fmt::format("{}{}: {}", tried.empty() ? "" : ", ", k, format_time(time));
     chunk_note = fmt::format(" (auto; tried {})", tried);
   } else {
-    int k = 0;
-    try {
-      k = std::stoi(args.chunks);
-    } catch (const std::exception&) {
-      throw Error(fmt::format("--chunks-per-npu must be a whole number or auto, not '{}'", args.chunks));
-    }
-    if (k < 1 || k > 4096) throw Error("--chunks-per-npu must lie in [1, 4096]");
-    c.chunks_per_npu = k;
+    c.chunks_per_npu = parse_chunks(args.chunks, 1);
     a = synth::synthesize(t, c, c.chunk_bytes_for(size), o);
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
@@ -151,20 +154,10 @@ void compare_all(const SynthArgs& args) {
   c.root = args.root;
   const Bytes size = parse_bytes(args.size);
   if (size < 1) throw Error("--size must be at least 1 byte");
-  int k = 1;
-  try {
-    k = args.chunks == "auto" ? 4 : std::stoi(args.chunks);
-  } catch (const std::exception&) {
-    throw Error(fmt::format("--chunks-per-npu must be a whole number or auto, not '{}'", args.chunks));
-  }
-  if (k < 1 || k > 4096) throw Error("--chunks-per-npu must lie in [1, 4096]");
+  const int k = parse_chunks(args.chunks, 4);
   c.chunks_per_npu = k;
   c.validate(t);
-  synth::SynthOptions o;
-  o.seed = args.seed;
-  o.restarts = args.restarts;
-  o.priority = synth::parse_chunk_priority(args.priority);
-  o.link_model = synth::parse_link_model(args.link_model);
+  const synth::SynthOptions o = options_from(args);
   const Bytes chunk = c.chunk_bytes_for(size);
 
   std::vector<Row> rows;

@@ -22,6 +22,23 @@ struct CostPlus {
   }
 };
 
+// Least (latency, hops) costs from `from` over a (filtered) view of `g`.
+template <typename View>
+std::vector<Cost> least_costs_over(const Topology& t, const BoostGraph& g, const View& view, NodeId from) {
+  std::vector<Cost> dist(t.num_nodes(), kInfinity);
+  auto weight = boost::make_function_property_map<BoostEdge, Cost>(
+      [&](const BoostEdge& e) { return Cost{t.link(g[e]).latency, 1}; });
+  boost::dijkstra_shortest_paths(
+      view, static_cast<detail::BoostVertex>(from),
+      boost::weight_map(weight)
+          .distance_map(boost::make_iterator_property_map(dist.begin(), get(boost::vertex_index, g)))
+          .distance_compare(std::less<Cost>())
+          .distance_combine(CostPlus())
+          .distance_inf(kInfinity)
+          .distance_zero(Cost{0, 0}));
+  return dist;
+}
+
 // Least costs from `from` over the graph restricted to pass-through nodes plus the two ends.
 std::vector<Cost> least_costs(const Topology& t, const BoostGraph& g, NodeId from, NodeId other) {
   auto keep = [&](detail::BoostVertex v) {
@@ -30,18 +47,7 @@ std::vector<Cost> least_costs(const Topology& t, const BoostGraph& g, NodeId fro
   };
   boost::filtered_graph<BoostGraph, boost::keep_all, std::function<bool(detail::BoostVertex)>> fg(
       g, boost::keep_all(), keep);
-  std::vector<Cost> dist(t.num_nodes(), kInfinity);
-  auto weight = boost::make_function_property_map<BoostEdge, Cost>(
-      [&](const BoostEdge& e) { return Cost{t.link(g[e]).latency, 1}; });
-  boost::dijkstra_shortest_paths(
-      fg, static_cast<detail::BoostVertex>(from),
-      boost::weight_map(weight)
-          .distance_map(boost::make_iterator_property_map(dist.begin(), get(boost::vertex_index, g)))
-          .distance_compare(std::less<Cost>())
-          .distance_combine(CostPlus())
-          .distance_inf(kInfinity)
-          .distance_zero(Cost{0, 0}));
-  return dist;
+  return least_costs_over(t, g, fg, from);
 }
 
 Route make_route(const Topology& t, std::vector<LinkId> links) {
@@ -107,17 +113,7 @@ std::vector<std::vector<Route>> Router::switch_routes_from(NodeId src, int limit
     return from == src || t.is_switch(from);
   };
   boost::filtered_graph<BoostGraph, std::function<bool(const BoostEdge&)>> fg(g, keep);
-  std::vector<Cost> dist(t.num_nodes(), kInfinity);
-  auto weight = boost::make_function_property_map<BoostEdge, Cost>(
-      [&](const BoostEdge& e) { return Cost{t.link(g[e]).latency, 1}; });
-  boost::dijkstra_shortest_paths(
-      fg, static_cast<detail::BoostVertex>(src),
-      boost::weight_map(weight)
-          .distance_map(boost::make_iterator_property_map(dist.begin(), get(boost::vertex_index, g)))
-          .distance_compare(std::less<Cost>())
-          .distance_combine(CostPlus())
-          .distance_inf(kInfinity)
-          .distance_zero(Cost{0, 0}));
+  const std::vector<Cost> dist = least_costs_over(t, g, fg, src);
   // A link x->y lies on a least-cost route iff x may forward and dist(x) + w == dist(y). Walk
   // backwards from each NPU over such links, smallest link ids first, and reverse.
   auto tight = [&](LinkId l) {
