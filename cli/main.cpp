@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   tenet::cli::add_synth_command(app);
   tenet::cli::add_verify_command(app);
   tenet::cli::add_export_commands(app);
+  tenet::cli::add_sim_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -127,6 +127,21 @@ head -c 40 "$tmp/e/chakra/algorithm.0.et" > "$tmp/cut.0.et"
 check "chakra truncated" 2 "truncated" -- "$T" chakra dump "$tmp/cut.0.et"
 check "chakra check missing" 2 "no Chakra ET files" -- "$T" chakra check "$tmp/none"
 
+# simulator
+check "sim help" 0 "--workload" -- "$T" sim --help
+check "sim preset" 0 "iteration time" -- "$T" sim --workload resnet50 --topo "nvcluster:2x4" --trace "$tmp/trace.json"
+check "sim trace" 0 "traceEvents" -- cat "$tmp/trace.json"
+check "sim ring" 0 "collectives     5 run" -- "$T" sim --workload resnet50 --topo "nvcluster:2x4" --coll all-reduce=ring
+check "sim congestion" 0 "analytical-congestion network" -- "$T" sim --workload resnet50 --topo switch:8 --network analytical-congestion
+check "sim json" 0 '"iteration_ps"' -- "$T" sim --workload resnet50 --topo switch:4 --json
+check "workload gen" 0 "wrote 4 ranks" -- "$T" workload gen --model resnet50 --dp 4 -o "$tmp/wl/resnet"
+check "sim et workload" 0 "4 ranks" -- "$T" sim --workload "$tmp/wl/resnet" --topo ring:4
+check "sim too few npus" 2 "4 ranks, but the topology has 2 NPUs" -- "$T" sim --workload "$tmp/wl/resnet" --topo ring:2
+check "sim bad network" 2 "unknown network 'ethernet'" -- "$T" sim --workload resnet50 --topo ring:4 --network ethernet
+check "sim bad coll" 2 "unknown algorithm 'fast'" -- "$T" sim --workload resnet50 --topo ring:4 --coll all-reduce=fast
+check "sim missing workload" 2 "no Chakra ET files" -- "$T" sim --workload "$tmp/nothing" --topo ring:4
+check "workload bad model" 2 "unknown model 'alexnet'" -- "$T" workload gen --model alexnet -o "$tmp/wl/x"
+
 for f in "$SRC"/examples/topologies/*; do
   check "example $(basename "$f")" 0 "cut bound" -- "$T" topo info "$f"
 done

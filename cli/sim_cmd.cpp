@@ -1,0 +1,145 @@
+// tenet sim, tenet workload gen
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/commands.hpp"
+#include "sim/system.hpp"
+#include "sim/workload.hpp"
+#include "synth/baselines.hpp"
+#include "topo/io.hpp"
+
+namespace tenet::cli {
+namespace {
+
+struct SimArgs {
+  std::string workload, topology, network = "analytical", coll, trace;
+  int chunks = 4;
+  bool json = false;
+};
+
+// "all-reduce=ring,all-gather=tenet"
+std::map<synth::CollectiveKind, std::string> parse_algorithms(const std::string& text) {
+  std::map<synth::CollectiveKind, std::string> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos)
+      throw Error(fmt::format("--coll takes collective=algorithm pairs, e.g. all-reduce=ring; got '{}'", item));
+    const auto kind = synth::parse_collective(item.substr(0, eq));
+    const std::string algo = item.substr(eq + 1);
+    if (algo != "tenet") synth::parse_baseline(algo);  // checked now, not mid-simulation
+    out[kind] = algo;
+  }
+  return out;
+}
+
+void run_sim(const SimArgs& args) {
+  const topo::Topology t = topo::load(args.topology);
+  std::vector<chakra::EtFile> workload;
+  std::string name = args.workload;
+  const auto& presets = sim::model_presets();
+  if (std::find(presets.begin(), presets.end(), args.workload) != presets.end()) {
+    workload = sim::data_parallel(sim::model_preset(args.workload), t.num_npus());
+    name = fmt::format("{} (data parallel over {} NPUs)", args.workload, t.num_npus());
+  } else {
+    workload = chakra::read_prefix(args.workload);
+  }
+  sim::SimConfig cfg;
+  cfg.network = sim::parse_network(args.network);
+  cfg.algorithms = parse_algorithms(args.coll);
+  cfg.chunks_per_npu = args.chunks;
+  cfg.trace = !args.trace.empty();
+  const sim::SimResult r = sim::simulate(t, workload, cfg, name);
+  if (!args.trace.empty()) topo::write_file_atomically(args.trace, sim::trace_json(r));
+
+  Time compute_max = 0, comm_max = 0, exposed_max = 0;
+  for (const sim::RankStats& s : r.ranks) {
+    compute_max = std::max(compute_max, s.compute);
+    comm_max = std::max(comm_max, s.communication);
+    exposed_max = std::max(exposed_max, s.exposed);
+  }
+  double util_sum = 0, util_max = 0;
+  int used = 0;
+  for (Time b : r.link_busy)
+    if (b > 0) {
+      const double u = r.iteration > 0 ? static_cast<double>(b) / r.iteration : 0;
+      util_sum += u;
+      util_max = std::max(util_max, u);
+      ++used;
+    }
+  if (args.json) {
+    nlohmann::ordered_json j;
+    j["workload"] = name;
+    j["network"] = args.network;
+    j["iteration_ps"] = r.iteration;
+    j["collectives"] = r.collectives;
+    j["events"] = r.events;
+    auto& ranks = j["ranks"] = nlohmann::ordered_json::array();
+    for (const sim::RankStats& s : r.ranks)
+      ranks.push_back({{"finish_ps", s.finish}, {"compute_ps", s.compute}, {"communication_ps", s.communication},
+                       {"exposed_communication_ps", s.exposed}});
+    j["links_used"] = used;
+    j["mean_link_utilization"] = used ? util_sum / used : 0;
+    j["max_link_utilization"] = util_max;
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  fmt::print("workload        {}, {} ranks\n", name, r.ranks.size());
+  fmt::print("topology        {} ({} NPUs), {} network\n", t.name(), t.num_npus(), args.network);
+  fmt::print("iteration time  {}\n", format_time(r.iteration));
+  fmt::print("per rank (max)  compute {}, communication {}, exposed communication {}\n", format_time(compute_max),
+             format_time(comm_max), format_time(exposed_max));
+  fmt::print("collectives     {} run; links used {}, utilization mean {:.1f} %, max {:.1f} %\n", r.collectives, used,
+             used ? 100 * util_sum / used : 0.0, 100 * util_max);
+  fmt::print("events          {}\n", r.events);
+  if (!args.trace.empty()) fmt::print("trace           {} (open in Perfetto)\n", args.trace);
+}
+
+}  // namespace
+
+void add_sim_commands(CLI::App& app) {
+  static SimArgs args;
+  CLI::App* cmd = app.add_subcommand(
+      "sim",
+      "Simulate a training iteration: Chakra ET workload in, iteration time out, with every collective\n"
+      "run by a synthesized or baseline algorithm on a network model");
+  cmd->add_option("-w,--workload", args.workload,
+                  "Chakra ET prefix (<prefix>.<rank>.et), or a model preset run data-parallel over every NPU: " +
+                      fmt::format("{}", fmt::join(sim::model_presets(), ", ")))
+      ->required();
+  cmd->add_option("-t,--topo", args.topology, "Topology file or generator spec")->required();
+  cmd->add_option("-n,--network", args.network, "analytical or analytical-congestion")->capture_default_str();
+  cmd->add_option("--coll", args.coll, "Algorithm per collective, e.g. all-reduce=ring,all-gather=tenet (default tenet)");
+  cmd->add_option("-k,--chunks-per-npu", args.chunks, "Chunks per NPU of every collective's algorithm")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--trace", args.trace, "Write a Chrome trace-event timeline (Perfetto) to this file");
+  cmd->add_flag("--json", args.json, "Print JSON for machines");
+  cmd->callback([] { run_sim(args); });
+
+  static std::string model = "resnet50", output = "out/workload/workload";
+  static int dp = 8;
+  CLI::App* wl = app.add_subcommand("workload", "Generate Chakra ET training workloads");
+  wl->require_subcommand(1);
+  CLI::App* gen = wl->add_subcommand(
+      "gen", "Write a data-parallel training iteration of a model preset as <output>.<rank>.et");
+  gen->add_option("-m,--model", model, fmt::format("Model preset: {}", fmt::join(sim::model_presets(), ", ")))
+      ->capture_default_str();
+  gen->add_option("--dp", dp, "Data-parallel ranks")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  gen->add_option("-o,--output", output, "Output prefix")->capture_default_str();
+  gen->callback([] {
+    const auto files = sim::data_parallel(sim::model_preset(model), dp);
+    const auto folder = std::filesystem::path(output).parent_path();
+    if (!folder.empty()) std::filesystem::create_directories(folder);
+    for (size_t r = 0; r < files.size(); ++r) chakra::write_et(chakra::et_path(output, static_cast<int>(r)), files[r]);
+    fmt::print("wrote {} ranks: {}\n", files.size(), chakra::et_path(output, 0));
+  });
+}
+
+}  // namespace tenet::cli

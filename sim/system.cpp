@@ -1,0 +1,463 @@
+#include "sim/system.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <set>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <unordered_map>
+
+#include "sim/collective_engine.hpp"
+#include "synth/baselines.hpp"
+#include "synth/synthesizer.hpp"
+#include "topo/error.hpp"
+#include "topo/routing.hpp"
+
+namespace tenet::sim {
+namespace {
+
+using chakra::Node;
+
+std::optional<synth::CollectiveKind> collective_of(int64_t comm_type) {
+  switch (comm_type) {
+    case ChakraProtoMsg::ALL_REDUCE: return synth::CollectiveKind::AllReduce;
+    case ChakraProtoMsg::REDUCE: return synth::CollectiveKind::Reduce;
+    case ChakraProtoMsg::ALL_GATHER: return synth::CollectiveKind::AllGather;
+    case ChakraProtoMsg::GATHER: return synth::CollectiveKind::Gather;
+    case ChakraProtoMsg::SCATTER: return synth::CollectiveKind::Scatter;
+    case ChakraProtoMsg::BROADCAST: return synth::CollectiveKind::Broadcast;
+    case ChakraProtoMsg::ALL_TO_ALL: return synth::CollectiveKind::AllToAll;
+    case ChakraProtoMsg::REDUCE_SCATTER:
+    case ChakraProtoMsg::REDUCE_SCATTER_BLOCK: return synth::CollectiveKind::ReduceScatter;
+    default: return std::nullopt;  // BARRIER: no data; handled as a meeting point
+  }
+}
+
+// Measure of the union of intervals, and of `a` minus `b` (both lists of [start, end)).
+Time measure(std::vector<std::pair<Time, Time>> v) {
+  std::sort(v.begin(), v.end());
+  Time total = 0, reach = std::numeric_limits<Time>::min();
+  for (auto [s, e] : v) {
+    if (e <= reach) continue;
+    total += e - std::max(s, reach);
+    reach = e;
+  }
+  return total;
+}
+
+class Simulator {
+ public:
+  Simulator(const topo::Topology& t, const std::vector<chakra::EtFile>& w, const SimConfig& c, std::string name)
+      : t_(t), w_(w), cfg_(c), name_(std::move(name)), router_(t), p_(static_cast<int>(w.size())) {}
+
+  SimResult run() {
+    validate();
+    net_ = make_network(cfg_.network, t_, events_);
+    stats_.assign(p_, {});
+    compute_.assign(p_, {});
+    comm_.assign(p_, {});
+    for (int r = 0; r < p_; ++r)
+      for (size_t i = 0; i < ranks_[r].nodes.size(); ++i)
+        if (ranks_[r].pending[i] == 0) events_.schedule(0, [this, r, i] { begin(r, i); });
+    events_.run();
+    report_stuck();
+    SimResult out;
+    for (int r = 0; r < p_; ++r) {
+      RankStats& s = stats_[r];
+      s.compute = measure(compute_[r]);
+      s.communication = measure(comm_[r]);
+      // Exposed: communication in flight while the compute stream is idle.
+      std::vector<std::pair<Time, Time>> both = comm_[r];
+      both.insert(both.end(), compute_[r].begin(), compute_[r].end());
+      s.exposed = measure(both) - s.compute;
+      out.iteration = std::max(out.iteration, s.finish);
+    }
+    out.ranks = stats_;
+    out.link_busy = net_->link_busy();
+    out.events = events_.executed();
+    out.collectives = collectives_;
+    out.trace = std::move(trace_);
+    return out;
+  }
+
+ private:
+  struct Rank {
+    std::vector<const Node*> nodes;
+    std::unordered_map<uint64_t, size_t> index;
+    std::vector<std::vector<size_t>> users;
+    std::vector<int> pending;
+    std::vector<char> done;
+    std::vector<Time> started;
+    std::deque<size_t> ready_compute;
+    bool computing = false;
+  };
+  struct Meeting {  // one collective of one group
+    std::vector<int> members;
+    std::vector<std::pair<int, size_t>> arrived;  // (rank, node)
+    synth::CollectiveKind kind{};
+    bool barrier = false;
+    Bytes size = 0;
+    int root = 0;
+    std::unique_ptr<CollectiveRun> run;
+  };
+
+  Error error(int r, const Node& n, const std::string& what) const {
+    return Error(fmt::format("{}: rank {} node {} ('{}'): {}", name_, r, n.id(), n.name(), what));
+  }
+
+  void validate() {
+    if (p_ > t_.num_npus())
+      throw Error(fmt::format("{}: {} ranks, but the topology has {} NPUs", name_, p_, t_.num_npus()));
+    ranks_.resize(p_);
+    for (int r = 0; r < p_; ++r) {
+      Rank& rk = ranks_[r];
+      for (const Node& n : w_[r].nodes) {
+        if (!rk.index.emplace(n.id(), rk.nodes.size()).second) throw error(r, n, "node id used twice");
+        rk.nodes.push_back(&n);
+      }
+      const size_t n = rk.nodes.size();
+      rk.users.assign(n, {});
+      rk.pending.assign(n, 0);
+      rk.done.assign(n, 0);
+      rk.started.assign(n, 0);
+      for (size_t i = 0; i < n; ++i) {
+        const Node& node = *rk.nodes[i];
+        for (const auto& deps : {node.data_deps(), node.ctrl_deps()})
+          for (uint64_t d : deps) {
+            auto it = rk.index.find(d);
+            if (it == rk.index.end()) throw error(r, node, fmt::format("depends on node {}, which is not in this rank's graph", d));
+            rk.users[it->second].push_back(i);
+            ++rk.pending[i];
+          }
+        check_node(r, node);
+      }
+      // A cycle would leave nodes waiting forever: find it up front.
+      std::vector<int> indegree = rk.pending;
+      std::vector<size_t> queue;
+      for (size_t i = 0; i < n; ++i)
+        if (indegree[i] == 0) queue.push_back(i);
+      for (size_t q = 0; q < queue.size(); ++q)
+        for (size_t u : rk.users[queue[q]])
+          if (--indegree[u] == 0) queue.push_back(u);
+      if (queue.size() < n) {
+        size_t stuck = 0;
+        while (indegree[stuck] == 0) ++stuck;
+        throw error(r, *rk.nodes[stuck], fmt::format("is on a dependency cycle ({} nodes of rank {} can never run)",
+                                                     n - queue.size(), r));
+      }
+    }
+  }
+
+  void check_node(int r, const Node& n) {
+    auto peer = [&](const char* attr) {
+      auto v = chakra::int_attr(n, attr);
+      if (!v) throw error(r, n, fmt::format("{} needs the attribute {}", ChakraProtoMsg::NodeType_Name(n.type()), attr));
+      if (*v < 0 || *v >= p_) throw error(r, n, fmt::format("{} {} is not a rank of the workload (0..{})", attr, *v, p_ - 1));
+    };
+    switch (n.type()) {
+      case ChakraProtoMsg::COMP_NODE:
+      case ChakraProtoMsg::MEM_LOAD_NODE:
+      case ChakraProtoMsg::MEM_STORE_NODE:
+      case ChakraProtoMsg::METADATA_NODE: break;
+      case ChakraProtoMsg::COMM_SEND_NODE:
+        peer("comm_dst");
+        if (!chakra::int_attr(n, "comm_tag") || !chakra::int_attr(n, "comm_size")) throw error(r, n, "a send needs comm_tag and comm_size");
+        break;
+      case ChakraProtoMsg::COMM_RECV_NODE:
+        peer("comm_src");
+        if (!chakra::int_attr(n, "comm_tag") || !chakra::int_attr(n, "comm_size")) throw error(r, n, "a receive needs comm_tag and comm_size");
+        break;
+      case ChakraProtoMsg::COMM_COLL_NODE:
+        if (!chakra::int_attr(n, "comm_type") || !chakra::int_attr(n, "comm_size"))
+          throw error(r, n, "a collective needs comm_type and comm_size");
+        for (int m : group_of(r, n)) (void)m;
+        break;
+      default: throw error(r, n, fmt::format("cannot run a node of type {}", ChakraProtoMsg::NodeType_Name(n.type())));
+    }
+  }
+
+  std::vector<int> group_of(int r, const Node& n) const {
+    std::vector<int> members;
+    if (auto s = chakra::string_attr(n, "tenet_ranks")) {
+      std::stringstream in(*s);
+      for (std::string item; std::getline(in, item, ',');) {
+        int m = -1;
+        try {
+          m = std::stoi(item);
+        } catch (const std::exception&) {
+        }
+        if (m < 0 || m >= p_) throw error(r, n, fmt::format("group member '{}' is not a rank of the workload", item));
+        members.push_back(m);
+      }
+      if (std::find(members.begin(), members.end(), r) == members.end())
+        throw error(r, n, "the collective's group does not include this rank");
+    } else {
+      for (int m = 0; m < p_; ++m) members.push_back(m);
+    }
+    return members;
+  }
+
+  void begin(int r, size_t i) {
+    Rank& rk = ranks_[r];
+    const Node& n = *rk.nodes[i];
+    rk.started[i] = events_.now();
+    switch (n.type()) {
+      case ChakraProtoMsg::COMP_NODE:
+      case ChakraProtoMsg::MEM_LOAD_NODE:
+      case ChakraProtoMsg::MEM_STORE_NODE:
+        rk.ready_compute.push_back(i);
+        next_compute(r);
+        break;
+      case ChakraProtoMsg::METADATA_NODE: finish(r, i); break;
+      case ChakraProtoMsg::COMM_SEND_NODE: send(r, i, n); break;
+      case ChakraProtoMsg::COMM_RECV_NODE: receive(r, i, n); break;
+      case ChakraProtoMsg::COMM_COLL_NODE: meet(r, i, n); break;
+      default: break;
+    }
+  }
+
+  Time compute_time(const Node& n) const {
+    if (n.type() == ChakraProtoMsg::COMP_NODE && n.duration_micros() > 0)
+      return static_cast<Time>(n.duration_micros()) * 1'000'000;
+    const double ops = static_cast<double>(chakra::int_attr(n, "num_ops").value_or(0));
+    const double bytes = static_cast<double>(chakra::int_attr(n, "tensor_size").value_or(0));
+    const double seconds = n.type() == ChakraProtoMsg::COMP_NODE
+                               ? std::max(ops / cfg_.peak_flops, bytes / static_cast<double>(cfg_.memory_bandwidth))
+                               : bytes / static_cast<double>(cfg_.memory_bandwidth);
+    return std::max<Time>(static_cast<Time>(std::ceil(seconds * static_cast<double>(kPicosPerSecond))),
+                          n.type() == ChakraProtoMsg::COMP_NODE ? 1000 : 0);  // ASTRA-sim: 0 means 1 ns
+  }
+
+  void next_compute(int r) {
+    Rank& rk = ranks_[r];
+    if (rk.computing || rk.ready_compute.empty()) return;
+    const size_t i = rk.ready_compute.front();
+    rk.ready_compute.pop_front();
+    rk.computing = true;
+    const Time start = events_.now(), d = compute_time(*rk.nodes[i]);
+    events_.schedule_after(d, [this, r, i, start] {
+      ranks_[r].computing = false;
+      compute_[r].emplace_back(start, events_.now());
+      record(r, i, true, start);
+      finish(r, i);
+      next_compute(r);
+    });
+  }
+
+  std::vector<topo::LinkId> route(topo::NodeId a, topo::NodeId b) {
+    const uint64_t k = (static_cast<uint64_t>(a) << 32) | static_cast<uint32_t>(b);
+    auto it = routes_.find(k);
+    if (it != routes_.end()) return it->second;
+    std::vector<topo::LinkId> r;
+    for (topo::LinkId l : t_.out_links(a))
+      if (t_.link(l).dst == b) {
+        r = {l};
+        break;
+      }
+    if (r.empty()) {
+      if (auto via = router_.route(a, b)) {
+        r = via->links;
+      } else {
+        // NPUs that are neither linked nor joined through switches: the shortest path through any
+        // nodes, as if the NPUs on the way forwarded the message.
+        std::vector<topo::LinkId> into(t_.num_nodes(), -1);
+        std::vector<topo::NodeId> q{a};
+        std::vector<char> seen(t_.num_nodes(), 0);
+        seen[a] = 1;
+        for (size_t h = 0; h < q.size() && !seen[b]; ++h)
+          for (topo::LinkId l : t_.out_links(q[h]))
+            if (!seen[t_.link(l).dst]) {
+              seen[t_.link(l).dst] = 1;
+              into[t_.link(l).dst] = l;
+              q.push_back(t_.link(l).dst);
+            }
+        for (topo::NodeId at = b; at != a; at = t_.link(into[at]).src) r.push_back(into[at]);
+        std::reverse(r.begin(), r.end());
+      }
+    }
+    return routes_.emplace(k, r).first->second;
+  }
+
+  using MsgKey = std::tuple<int64_t, int, int>;  // tag, source rank, destination rank
+
+  void send(int r, size_t i, const Node& n) {
+    const int dst = static_cast<int>(*chakra::int_attr(n, "comm_dst"));
+    const MsgKey key{*chakra::int_attr(n, "comm_tag"), r, dst};
+    const Time start = events_.now();
+    net_->send({r, dst, *chakra::int_attr(n, "comm_size"), route(r, dst)}, [] {},
+               [this, r, i, key, start] {
+                 comm_[r].emplace_back(start, events_.now());
+                 record(r, i, false, start);
+                 finish(r, i);
+                 auto& waiting = receivers_[key];
+                 if (waiting.empty()) {
+                   ++delivered_[key];
+                 } else {
+                   auto [rr, ri] = waiting.front();
+                   waiting.pop_front();
+                   complete_receive(rr, ri);
+                 }
+               });
+  }
+
+  void receive(int r, size_t i, const Node& n) {
+    const MsgKey key{*chakra::int_attr(n, "comm_tag"), static_cast<int>(*chakra::int_attr(n, "comm_src")), r};
+    if (delivered_[key] > 0) {
+      --delivered_[key];
+      complete_receive(r, i);
+    } else {
+      receivers_[key].emplace_back(r, i);
+    }
+  }
+
+  void complete_receive(int r, size_t i) {
+    comm_[r].emplace_back(ranks_[r].started[i], events_.now());
+    record(r, i, false, ranks_[r].started[i]);
+    finish(r, i);
+  }
+
+  void meet(int r, size_t i, const Node& n) {
+    std::vector<int> members = group_of(r, n);
+    std::string group = fmt::format("{}", fmt::join(members, ","));
+    const int k = seen_[{group, r}]++;
+    auto& meeting = meetings_[{group, k}];
+    if (!meeting) {
+      meeting = std::make_unique<Meeting>();
+      meeting->members = members;
+      const auto kind = collective_of(*chakra::int_attr(n, "comm_type"));
+      meeting->barrier = !kind;
+      if (kind) meeting->kind = *kind;
+      meeting->size = *chakra::int_attr(n, "comm_size");
+      meeting->root = static_cast<int>(chakra::int_attr(n, "root").value_or(0));
+    }
+    meeting->arrived.emplace_back(r, i);
+    if (meeting->arrived.size() < meeting->members.size()) return;
+    ++collectives_;
+    Meeting* m = meeting.get();
+    auto all_done = [this, m] {
+      for (auto [rr, ri] : m->arrived) {
+        comm_[rr].emplace_back(ranks_[rr].started[ri], events_.now());
+        record(rr, ri, false, ranks_[rr].started[ri]);
+        finish(rr, ri);
+      }
+    };
+    if (m->barrier || m->members.size() < 2 || m->size == 0) {
+      events_.schedule_after(0, all_done);
+      return;
+    }
+    const synth::Algorithm& a = algorithm(*m);
+    m->run = std::make_unique<CollectiveRun>(a, *net_, events_, all_done);
+    m->run->start();
+  }
+
+  const synth::Algorithm& algorithm(const Meeting& m) {
+    synth::Collective c;
+    c.kind = m.kind;
+    for (int r : m.members) c.ranks.push_back(r);
+    c.chunks_per_npu = cfg_.chunks_per_npu;
+    c.root = std::clamp(m.root, 0, static_cast<int>(m.members.size()) - 1);
+    auto it = cfg_.algorithms.find(m.kind);
+    const std::string producer = it == cfg_.algorithms.end() ? "tenet" : it->second;
+    const std::string key = fmt::format("{}|{}|{}|{}", synth::to_string(m.kind), fmt::join(m.members, ","), m.size, producer);
+    auto cached = cache_.find(key);
+    if (cached != cache_.end()) return *cached->second;
+    const Bytes chunk = std::max<Bytes>(1, c.chunk_bytes_for(m.size));
+    auto a = std::make_unique<synth::Algorithm>(
+        producer == "tenet" ? synth::synthesize(t_, c, chunk)
+                            : synth::make_baseline(synth::parse_baseline(producer), t_, c, chunk));
+    return *cache_.emplace(key, std::move(a)).first->second;
+  }
+
+  void record(int r, size_t i, bool compute, Time start) {
+    if (!cfg_.trace) return;
+    const Node& n = *ranks_[r].nodes[i];
+    trace_.push_back({r, compute, n.name().empty() ? ChakraProtoMsg::NodeType_Name(n.type()) : n.name(), start, events_.now()});
+  }
+
+  void finish(int r, size_t i) {
+    Rank& rk = ranks_[r];
+    rk.done[i] = 1;
+    stats_[r].finish = std::max(stats_[r].finish, events_.now());
+    for (size_t u : rk.users[i])
+      if (--rk.pending[u] == 0) begin(r, u);
+  }
+
+  void report_stuck() {
+    std::vector<std::string> stuck;
+    size_t count = 0;
+    for (int r = 0; r < p_; ++r)
+      for (size_t i = 0; i < ranks_[r].nodes.size(); ++i) {
+        if (ranks_[r].done[i] || ranks_[r].pending[i] > 0) continue;
+        ++count;
+        const Node& n = *ranks_[r].nodes[i];
+        if (stuck.size() >= 5) continue;
+        std::string why;
+        if (n.type() == ChakraProtoMsg::COMM_RECV_NODE)
+          why = fmt::format("a receive from rank {} with tag {} that no send matches", *chakra::int_attr(n, "comm_src"),
+                            *chakra::int_attr(n, "comm_tag"));
+        else if (n.type() == ChakraProtoMsg::COMM_COLL_NODE)
+          why = "a collective that not every member of its group reaches";
+        else
+          why = "never finishes";
+        stuck.push_back(fmt::format("rank {} node {} ('{}'): {}", r, n.id(), n.name(), why));
+      }
+    if (count == 0) return;
+    throw Error(fmt::format("{}: the workload cannot finish: {} node{} wait forever, e.g. {}", name_, count,
+                            count == 1 ? "" : "s", fmt::join(stuck, "; ")));
+  }
+
+  const topo::Topology& t_;
+  const std::vector<chakra::EtFile>& w_;
+  const SimConfig& cfg_;
+  std::string name_;
+  topo::Router router_;
+  const int p_;
+  EventQueue events_;
+  std::unique_ptr<Network> net_;
+  std::vector<Rank> ranks_;
+  std::vector<RankStats> stats_;
+  std::vector<std::vector<std::pair<Time, Time>>> compute_, comm_;
+  std::map<MsgKey, int> delivered_;
+  std::map<MsgKey, std::deque<std::pair<int, size_t>>> receivers_;
+  std::map<std::pair<std::string, int>, int> seen_;
+  std::map<std::pair<std::string, int>, std::unique_ptr<Meeting>> meetings_;
+  std::unordered_map<std::string, std::unique_ptr<synth::Algorithm>> cache_;
+  std::unordered_map<uint64_t, std::vector<topo::LinkId>> routes_;
+  std::vector<TraceSlice> trace_;
+  int collectives_ = 0;
+};
+
+}  // namespace
+
+SimResult simulate(const topo::Topology& t, const std::vector<chakra::EtFile>& workload, const SimConfig& config,
+                   const std::string& name) {
+  if (workload.empty()) throw Error(fmt::format("{}: the workload has no ranks", name));
+  return Simulator(t, workload, config, name).run();
+}
+
+std::string trace_json(const SimResult& r) {
+  nlohmann::json events = nlohmann::json::array();
+  for (const TraceSlice& s : r.trace)
+    events.push_back({{"name", s.name},
+                      {"ph", "X"},
+                      {"pid", s.rank},
+                      {"tid", s.compute ? 0 : 1},
+                      {"ts", static_cast<double>(s.start) / 1e6},
+                      {"dur", static_cast<double>(s.end - s.start) / 1e6}});
+  std::set<int> ranks;
+  for (const TraceSlice& s : r.trace) ranks.insert(s.rank);
+  for (int rank : ranks) {
+    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", rank}, {"args", {{"name", fmt::format("rank {}", rank)}}}});
+    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", rank}, {"tid", 0}, {"args", {{"name", "compute"}}}});
+    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", rank}, {"tid", 1}, {"args", {{"name", "communication"}}}});
+  }
+  return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ns"}}.dump() + "\n";
+}
+
+}  // namespace tenet::sim

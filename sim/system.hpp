@@ -1,0 +1,71 @@
+// The system layer: runs a Chakra ET workload (one graph per rank, rank r on NPU r) on a simulated
+// network and reports the iteration.
+//
+// Per rank, a node starts once its data and control dependencies are done. COMP nodes take their
+// duration_micros, or a roofline of num_ops against peak_flops and tensor_size against memory
+// bandwidth; MEM_LOAD / MEM_STORE take tensor_size over memory bandwidth; compute and memory
+// nodes of a rank run one at a time (one compute stream), in the order they became ready.
+// COMM_SEND / COMM_RECV pair by (tag, source, destination) in order; a message takes the
+// topology's route and both ends finish when it has arrived. COMM_COLL nodes (comm_type,
+// comm_size; the ranks of `tenet_ranks` when given, else every rank) meet in order per group: when
+// every member has reached its k-th collective of that group, the group's algorithm (a baseline
+// or the synthesizer, cached per collective, group and size) replays on the network, and every
+// member finishes when it is done. Communication is not otherwise limited: any number of messages
+// and collectives may be in flight per rank.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "chakra/et.hpp"
+#include "sim/network.hpp"
+#include "synth/collective.hpp"
+#include "topo/topology.hpp"
+
+namespace tenet::sim {
+
+struct SimConfig {
+  NetworkKind network = NetworkKind::Analytical;
+  double peak_flops = 312e12;          // per NPU, FLOP/s (A100 BF16 dense)
+  Bandwidth memory_bandwidth = 2'039'000'000'000;  // per NPU, B/s (A100 80 GB HBM2e)
+  // Producer per collective: "tenet" (the synthesizer) or a baseline name; default "tenet".
+  std::map<synth::CollectiveKind, std::string> algorithms;
+  int chunks_per_npu = 4;
+  bool trace = false;  // keep the per-node timeline
+};
+
+struct RankStats {
+  Time finish = 0;
+  Time compute = 0;         // busy time of the compute stream
+  Time communication = 0;   // time with any communication in flight
+  Time exposed = 0;         // communication in flight while the compute stream is idle
+};
+
+struct TraceSlice {
+  int rank;
+  bool compute;  // compute stream or communication
+  std::string name;
+  Time start, end;
+};
+
+struct SimResult {
+  Time iteration = 0;  // the slowest rank's finish
+  std::vector<RankStats> ranks;
+  std::vector<Time> link_busy;
+  uint64_t events = 0;
+  int collectives = 0;
+  std::vector<TraceSlice> trace;
+};
+
+// Throws tenet::Error for an inconsistent workload: more ranks than NPUs, a peer or group member
+// that is not a rank, a dependency cycle, a node type it cannot run, or nodes that can never run
+// (a receive with no matching send, a collective some member never reaches): those are named.
+SimResult simulate(const topo::Topology& t, const std::vector<chakra::EtFile>& workload, const SimConfig& config,
+                   const std::string& name = "workload");
+
+// Chrome trace-event JSON (opens in Perfetto): a process per rank, compute and communication
+// threads, a slice per node.
+std::string trace_json(const SimResult& r);
+
+}  // namespace tenet::sim

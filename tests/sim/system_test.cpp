@@ -1,0 +1,174 @@
+#include "sim/system.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "sim/workload.hpp"
+#include "synth/baselines.hpp"
+#include "synth/synthesizer.hpp"
+#include "topo/generators.hpp"
+
+namespace tenet::sim {
+namespace {
+
+using ::testing::HasSubstr;
+using chakra::EtFile;
+using chakra::Node;
+
+constexpr Time kMicro = 1'000'000;
+
+// A tiny workload builder: nodes appended to a rank, returning their ids.
+struct Workload {
+  explicit Workload(int ranks) : files(ranks) {}
+  std::vector<EtFile> files;
+  uint64_t add(int r, ChakraProtoMsg::NodeType type, const std::string& name, std::vector<uint64_t> data = {},
+               std::vector<uint64_t> ctrl = {}) {
+    Node& n = files[r].nodes.emplace_back();
+    n.set_id(files[r].nodes.size() - 1);
+    n.set_type(type);
+    n.set_name(name);
+    for (uint64_t d : data) n.add_data_deps(d);
+    for (uint64_t d : ctrl) n.add_ctrl_deps(d);
+    return n.id();
+  }
+  uint64_t compute(int r, Time micros, std::vector<uint64_t> data = {}, std::vector<uint64_t> ctrl = {}) {
+    uint64_t id = add(r, ChakraProtoMsg::COMP_NODE, "compute", data, ctrl);
+    files[r].nodes.back().set_duration_micros(static_cast<uint64_t>(micros));
+    return id;
+  }
+  uint64_t all_reduce(int r, Bytes size, std::vector<uint64_t> data = {}) {
+    uint64_t id = add(r, ChakraProtoMsg::COMM_COLL_NODE, "all-reduce", data);
+    chakra::set_uint(files[r].nodes.back(), "comm_type", ChakraProtoMsg::ALL_REDUCE);
+    chakra::set_uint(files[r].nodes.back(), "comm_size", static_cast<uint64_t>(size));
+    return id;
+  }
+  uint64_t send(int r, int dst, int tag, Bytes size) {
+    uint64_t id = add(r, ChakraProtoMsg::COMM_SEND_NODE, "send");
+    chakra::set_uint(files[r].nodes.back(), "comm_dst", static_cast<uint64_t>(dst));
+    chakra::set_uint(files[r].nodes.back(), "comm_tag", static_cast<uint64_t>(tag));
+    chakra::set_uint(files[r].nodes.back(), "comm_size", static_cast<uint64_t>(size));
+    return id;
+  }
+  uint64_t recv(int r, int src, int tag, Bytes size) {
+    uint64_t id = add(r, ChakraProtoMsg::COMM_RECV_NODE, "recv");
+    chakra::set_uint(files[r].nodes.back(), "comm_src", static_cast<uint64_t>(src));
+    chakra::set_uint(files[r].nodes.back(), "comm_tag", static_cast<uint64_t>(tag));
+    chakra::set_uint(files[r].nodes.back(), "comm_size", static_cast<uint64_t>(size));
+    return id;
+  }
+};
+
+SimConfig ring_config(NetworkKind net = NetworkKind::Analytical) {
+  SimConfig c;
+  c.network = net;
+  c.algorithms[synth::CollectiveKind::AllReduce] = "ring";
+  c.chunks_per_npu = 1;
+  return c;
+}
+
+TEST(Simulator, DataParallelWithoutOverlapIsComputePlusCommunication) {
+  const auto t = topo::generate("ring:4,bw=50GB/s,lat=0.5us");
+  Workload w(4);
+  for (int r = 0; r < 4; ++r) w.all_reduce(r, 4 << 20, {w.compute(r, 100)});
+  const SimResult res = simulate(t, w.files, ring_config());
+  const Time ring = 2 * 3 * (500'000 + transfer_time(1 << 20, 50'000'000'000));  // 2(p-1)(alpha + n/p beta)
+  EXPECT_EQ(res.iteration, 100 * kMicro + ring);
+  EXPECT_EQ(res.collectives, 1);
+  for (const RankStats& s : res.ranks) {
+    EXPECT_EQ(s.compute, 100 * kMicro);
+    EXPECT_EQ(s.communication, ring);
+    EXPECT_EQ(s.exposed, ring);
+  }
+}
+
+TEST(Simulator, OverlappedCommunicationIsHidden) {
+  const auto t = topo::generate("ring:4,bw=50GB/s,lat=0.5us");
+  Workload w(4);
+  for (int r = 0; r < 4; ++r) {
+    const uint64_t a = w.compute(r, 100);
+    w.all_reduce(r, 4 << 20, {a});  // about 130 us of communication ...
+    w.compute(r, 500, {}, {a});     // ... under 500 us of compute
+  }
+  const SimResult res = simulate(t, w.files, ring_config());
+  EXPECT_EQ(res.iteration, 600 * kMicro);
+  for (const RankStats& s : res.ranks) EXPECT_EQ(s.exposed, 0);
+}
+
+TEST(Simulator, ReplaysASynthesizedAllReduceInItsSynthesizedTime) {
+  const auto t = topo::generate("torus2d:4x4");
+  Workload w(16);
+  for (int r = 0; r < 16; ++r) w.all_reduce(r, 64 << 20);
+  SimConfig cfg;
+  cfg.chunks_per_npu = 2;
+  const synth::Collective c = synth::Collective::over_all(t, synth::CollectiveKind::AllReduce, 2);
+  const synth::Algorithm a = synth::synthesize(t, c, c.chunk_bytes_for(64 << 20));
+  EXPECT_EQ(simulate(t, w.files, cfg).iteration, a.claimed_time);
+}
+
+TEST(Simulator, SendAndReceiveFollowTheRoute) {
+  const auto t = topo::generate("switch:4,bw=50GB/s,lat=0.5us");
+  Workload w(4);
+  w.send(0, 3, 7, 1 << 20);
+  w.recv(3, 0, 7, 1 << 20);
+  const SimResult res = simulate(t, w.files, ring_config());
+  EXPECT_EQ(res.iteration, transfer_time(1 << 20, 50'000'000'000) + 2 * 500'000);
+}
+
+// Three senders into one receiver through a switch: the receiver's downlink is shared.
+TEST(Simulator, IncastSlowsDownOnlyWithCongestion) {
+  const auto t = topo::generate("switch:4,bw=50GB/s,lat=0.5us");
+  Workload w(4);
+  for (int s = 1; s < 4; ++s) {
+    w.send(s, 0, s, 1 << 20);
+    w.recv(0, s, s, 1 << 20);
+  }
+  const Time one = transfer_time(1 << 20, 50'000'000'000);
+  EXPECT_EQ(simulate(t, w.files, ring_config(NetworkKind::Analytical)).iteration, one + 2 * 500'000);
+  const Time shared = simulate(t, w.files, ring_config(NetworkKind::AnalyticalCongestion)).iteration;
+  EXPECT_NEAR(static_cast<double>(shared), static_cast<double>(3 * one + 2 * 500'000), 10.0);  // each gets 1/3
+}
+
+TEST(Simulator, GeneratedDataParallelIterationRuns) {
+  const auto t = topo::generate("nvcluster:2x4");
+  const auto w = data_parallel(model_preset("resnet50"), 8);
+  SimConfig cfg;
+  cfg.trace = true;
+  const SimResult res = simulate(t, w, cfg);
+  EXPECT_EQ(res.collectives, 5);
+  EXPECT_GT(res.iteration, res.ranks[0].compute);
+  EXPECT_THAT(trace_json(res), HasSubstr("\"ph\":\"X\""));
+  EXPECT_THROW(model_preset("alexnet"), Error);
+}
+
+TEST(Simulator, InconsistentWorkloadsFailClearlyAndNeverHang) {
+  const auto t = topo::generate("ring:4");
+  auto error = [&](const Workload& w) {
+    try {
+      simulate(t, w.files, ring_config(), "wl");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  Workload lonely(2);
+  lonely.recv(1, 0, 9, 64);
+  EXPECT_THAT(error(lonely), HasSubstr("rank 1 node 0 ('recv'): a receive from rank 0 with tag 9 that no send matches"));
+  Workload cycle(2);
+  cycle.compute(0, 1, {1});
+  cycle.compute(0, 1, {0});
+  EXPECT_THAT(error(cycle), HasSubstr("is on a dependency cycle"));
+  Workload missing(2);
+  missing.send(0, 5, 1, 64);
+  EXPECT_THAT(error(missing), HasSubstr("comm_dst 5 is not a rank of the workload (0..1)"));
+  Workload half(2);
+  half.all_reduce(0, 64);
+  EXPECT_THAT(error(half), HasSubstr("a collective that not every member of its group reaches"));
+  Workload dangling(1);
+  dangling.compute(0, 1, {7});
+  EXPECT_THAT(error(dangling), HasSubstr("depends on node 7, which is not in this rank's graph"));
+  Workload too_many(5);
+  EXPECT_THAT(error(too_many), HasSubstr("5 ranks, but the topology has 4 NPUs"));
+}
+
+}  // namespace
+}  // namespace tenet::sim
