@@ -1,6 +1,6 @@
 #include "sim/collective_engine.hpp"
 
-#include <unordered_map>
+#include <algorithm>
 
 namespace tenet::sim {
 
@@ -16,16 +16,17 @@ CollectiveRun::CollectiveRun(const synth::Algorithm& a, Network& net, EventQueue
   on_arrival.reserve(a.size() * 2);
   on_release.reserve(a.size());
   // Arrivals so far per (node, chunk), as chains: the last one, and each one's predecessor.
-  std::unordered_map<uint64_t, TransferId> last_arrival;
-  last_arrival.reserve(a.size());
+  topo::NodeId nodes = 0;
+  for (const synth::Transfer& x : a.transfers()) nodes = std::max({nodes, x.src + 1, x.dst + 1});
+  const int64_t chunks = a.collective.num_chunks();
+  std::vector<TransferId> last_arrival(static_cast<size_t>(nodes) * chunks, -1);
   std::vector<TransferId> previous_arrival(n, -1);
   std::vector<TransferId> last_on_link(net.link_busy().size(), -1);
-  auto key = [](topo::NodeId v, synth::ChunkId c) { return (static_cast<uint64_t>(v) << 32) | static_cast<uint32_t>(c); };
+  auto slot = [&](topo::NodeId v, synth::ChunkId c) { return static_cast<size_t>(v) * chunks + c; };
   for (TransferId id = 0; id < n; ++id) {
     const synth::Transfer& x = a[id];
     for (TransferId d : a.deps(id)) on_arrival.emplace_back(d, id);
-    if (auto it = last_arrival.find(key(x.src, x.chunk)); it != last_arrival.end())
-      for (TransferId d = it->second; d >= 0; d = previous_arrival[d]) on_arrival.emplace_back(d, id);
+    for (TransferId d = last_arrival[slot(x.src, x.chunk)]; d >= 0; d = previous_arrival[d]) on_arrival.emplace_back(d, id);
     TransferId counted = -1;  // a predecessor on several links counts once
     for (topo::LinkId l : a.route(id)) {
       const TransferId before = last_on_link[l];
@@ -35,11 +36,9 @@ CollectiveRun::CollectiveRun(const synth::Algorithm& a, Network& net, EventQueue
       }
       last_on_link[l] = id;
     }
-    auto [it, added] = last_arrival.try_emplace(key(x.dst, x.chunk), id);
-    if (!added) {
-      previous_arrival[id] = it->second;
-      it->second = id;
-    }
+    TransferId& last = last_arrival[slot(x.dst, x.chunk)];
+    previous_arrival[id] = last;
+    last = id;
   }
   auto csr = [&](std::vector<std::pair<TransferId, TransferId>>& edges, std::vector<int64_t>& offset,
                  std::vector<TransferId>& users) {

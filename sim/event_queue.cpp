@@ -9,14 +9,48 @@ namespace tenet::sim {
 void EventQueue::schedule(Time at, Action action) {
   if (at < now_)
     throw Error(fmt::format("event scheduled at {} ps, before the current time {} ps", at, now_));
+  ++pending_;
+  const Time delay = at - now_;
+  for (Fifo& f : fifos_)
+    if (f.delay == delay) {
+      f.events.push_back(Event{at, seq_++, std::move(action)});
+      return;
+    }
+  if (fifos_.size() < kFifos) {
+    fifos_.push_back({delay, {}});
+    fifos_.back().events.push_back(Event{at, seq_++, std::move(action)});
+    return;
+  }
   heap_.push(Event{at, seq_++, std::move(action)});
 }
 
+size_t EventQueue::next_source() const {
+  size_t best = heap_.empty() ? kFifos + 1 : kFifos;
+  const Event* e = heap_.empty() ? nullptr : &heap_.top();
+  for (size_t i = 0; i < fifos_.size(); ++i) {
+    if (fifos_[i].events.empty()) continue;
+    const Event& f = fifos_[i].events.front();
+    if (!e || Later()(*e, f)) {
+      e = &f;
+      best = i;
+    }
+  }
+  return best;
+}
+
 bool EventQueue::step() {
-  if (heap_.empty()) return false;
-  // priority_queue::top is const; the action is moved out through a copy of the event handle.
-  Event e = std::move(const_cast<Event&>(heap_.top()));
-  heap_.pop();
+  const size_t from = next_source();
+  if (from > kFifos) return false;
+  Event e;
+  if (from == kFifos) {
+    // priority_queue::top is const; the action is moved out before the pop.
+    e = std::move(const_cast<Event&>(heap_.top()));
+    heap_.pop();
+  } else {
+    e = std::move(fifos_[from].events.front());
+    fifos_[from].events.pop_front();
+  }
+  --pending_;
   now_ = e.at;
   ++executed_;
   e.action();
@@ -24,7 +58,11 @@ bool EventQueue::step() {
 }
 
 Time EventQueue::run(Time until) {
-  while (!heap_.empty() && heap_.top().at <= until) step();
+  for (size_t from = next_source(); from <= kFifos; from = next_source()) {
+    const Time at = from == kFifos ? heap_.top().at : fifos_[from].events.front().at;
+    if (at > until) break;
+    step();
+  }
   return now_;
 }
 

@@ -1,8 +1,14 @@
 // The simulator's clock: a discrete-event queue on integer picoseconds. Events at the same time
 // run in the order they were scheduled, so every run of the same inputs is bit-identical.
+//
+// Events scheduled the same delay ahead are scheduled in time order, and simulations use few
+// distinct delays (a message's serialization, plus latency): each of the first kFifos distinct
+// delays gets a FIFO, which costs O(1); other events go to a binary heap. The next event is the
+// earliest (time, schedule order) among the FIFOs' fronts and the heap's top.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <queue>
 #include <vector>
@@ -16,8 +22,8 @@ class EventQueue {
   using Action = std::function<void()>;
 
   Time now() const { return now_; }
-  bool empty() const { return heap_.empty(); }
-  size_t pending() const { return heap_.size(); }
+  bool empty() const { return pending_ == 0; }
+  size_t pending() const { return pending_; }
   uint64_t executed() const { return executed_; }
 
   // Runs `action` at absolute time `at` (>= now()). Throws tenet::Error when `at` is in the past.
@@ -40,7 +46,17 @@ class EventQueue {
       return a.at != b.at ? a.at > b.at : a.seq > b.seq;
     }
   };
+  static constexpr size_t kFifos = 16;
+  struct Fifo {
+    Time delay;
+    std::deque<Event> events;
+  };
+  // Where the next event is: a FIFO's index, or kFifos for the heap; nothing when empty.
+  size_t next_source() const;
+
   std::priority_queue<Event, std::vector<Event>, Later> heap_;
+  std::vector<Fifo> fifos_;
+  size_t pending_ = 0;
   Time now_ = 0;
   uint64_t seq_ = 0;
   uint64_t executed_ = 0;
