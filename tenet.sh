@@ -64,6 +64,14 @@ demo() {
     --chunks-per-npu auto --restarts 4 -o out/demo
   log "checking it independently: tenet verify out/demo/algorithm.json"
   "$BUILD_DIR/cli/tenet" verify out/demo/algorithm.json --topo "$DEMO_TOPOLOGY"
+  log "exporting it for ASTRA-sim and MSCCL: tenet export --format chakra,msccl-xml"
+  "$BUILD_DIR/cli/tenet" export out/demo/algorithm.json --topo "$DEMO_TOPOLOGY" --format chakra,msccl-xml \
+    -o out/demo | tail -n 3
+  for algo in tenet ring; do
+    log "one data-parallel ResNet-50 training iteration, All-Reduce by $algo: tenet sim"
+    "$BUILD_DIR/cli/tenet" sim --workload resnet50 --topo "$DEMO_TOPOLOGY" --coll "all-reduce=$algo" \
+      --trace "out/demo/trace-$algo.json" | grep -E "iteration|exposed"
+  done
 }
 
 bench() {

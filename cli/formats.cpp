@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <regex>
 
 #include "chakra/collective_graph.hpp"
 #include "synth/algorithm_json.hpp"
@@ -11,17 +10,6 @@
 #include "topo/io.hpp"
 
 namespace tenet::cli {
-
-synth::Algorithm load_any_algorithm(const std::string& path, const topo::Topology& t) {
-  const std::string ext = std::filesystem::path(path).extension().string();
-  if (ext == ".xml") return synth::parse_msccl_xml(topo::read_file(path), t, path);
-  std::string prefix = path;
-  static const std::regex one_file(R"((.*)\.[0-9]+\.et)");
-  std::smatch m;
-  if (std::regex_match(path, m, one_file)) prefix = m[1];
-  if (chakra::is_prefix(prefix)) return chakra::from_collective_graph(chakra::read_prefix(prefix), t, prefix);
-  return synth::load_algorithm(path);
-}
 
 std::vector<std::string> export_algorithm(const synth::Algorithm& a, const topo::Topology& t,
                                           const std::vector<std::string>& formats, const std::string& dir,

@@ -1,18 +1,16 @@
-// Algorithms in every format the CLI reads and writes: Tenet JSON, MSCCL-XML, Chakra collective
-// graphs.
+// Writing algorithms in every format: Tenet JSON, MSCCL-XML, Chakra collective graphs.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "chakra/algorithm_files.hpp"
 #include "synth/algorithm.hpp"
 #include "topo/topology.hpp"
 
 namespace tenet::cli {
 
-// A .json file, a .xml file, or a Chakra prefix (<prefix>.0.et, ... ; a path to one of the .et
-// files names its prefix too).
-synth::Algorithm load_any_algorithm(const std::string& path, const topo::Topology& t);
+using chakra::load_any_algorithm;  // reading lives in chakra/, which the simulator uses too
 
 // Writes `a` in each of `formats` ("json", "msccl-xml", "chakra") into `dir`; returns the paths.
 // Throws tenet::Error for an unknown format.

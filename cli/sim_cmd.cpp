@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "chakra/algorithm_files.hpp"
 #include "sim/system.hpp"
 #include "sim/workload.hpp"
 #include "synth/baselines.hpp"
@@ -33,7 +34,7 @@ std::map<synth::CollectiveKind, std::string> parse_algorithms(const std::string&
       throw Error(fmt::format("--coll takes collective=algorithm pairs, e.g. all-reduce=ring; got '{}'", item));
     const auto kind = synth::parse_collective(item.substr(0, eq));
     const std::string algo = item.substr(eq + 1);
-    if (algo != "tenet") synth::parse_baseline(algo);  // checked now, not mid-simulation
+    if (algo != "tenet" && !chakra::names_algorithm_file(algo)) synth::parse_baseline(algo);  // checked now
     out[kind] = algo;
   }
   return out;
@@ -115,7 +116,9 @@ void add_sim_commands(CLI::App& app) {
       ->required();
   cmd->add_option("-t,--topo", args.topology, "Topology file or generator spec")->required();
   cmd->add_option("-n,--network", args.network, "analytical or analytical-congestion")->capture_default_str();
-  cmd->add_option("--coll", args.coll, "Algorithm per collective, e.g. all-reduce=ring,all-gather=tenet (default tenet)");
+  cmd->add_option("--coll", args.coll,
+                  "Algorithm per collective: tenet (default), a baseline name, or an algorithm file (.json, .xml,\n"
+                  "Chakra prefix), e.g. all-reduce=ring,all-gather=out/ag.json");
   cmd->add_option("-k,--chunks-per-npu", args.chunks, "Chunks per NPU of every collective's algorithm")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));

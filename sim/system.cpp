@@ -13,6 +13,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "chakra/algorithm_files.hpp"
 #include "sim/collective_engine.hpp"
 #include "synth/baselines.hpp"
 #include "synth/synthesizer.hpp"
@@ -368,9 +369,19 @@ class Simulator {
     auto cached = cache_.find(key);
     if (cached != cache_.end()) return *cached->second;
     const Bytes chunk = std::max<Bytes>(1, c.chunk_bytes_for(m.size));
-    auto a = std::make_unique<synth::Algorithm>(
-        producer == "tenet" ? synth::synthesize(t_, c, chunk)
-                            : synth::make_baseline(synth::parse_baseline(producer), t_, c, chunk));
+    std::unique_ptr<synth::Algorithm> a;
+    if (chakra::names_algorithm_file(producer)) {
+      // An algorithm file is made for one size (as ASTRA-sim's custom collectives are): it runs as
+      // it is, whatever comm_size says, but its collective and ranks must be this meeting's.
+      a = std::make_unique<synth::Algorithm>(chakra::load_any_algorithm(producer, t_));
+      if (a->collective.kind != c.kind || a->collective.ranks != c.ranks)
+        throw Error(fmt::format("{}: {} is {} over NPUs {}, but the workload runs {} over ranks {}", name_, producer,
+                                a->collective.describe(), fmt::join(a->collective.ranks, ","), synth::to_string(c.kind),
+                                fmt::join(c.ranks, ",")));
+    } else {
+      a = std::make_unique<synth::Algorithm>(producer == "tenet" ? synth::synthesize(t_, c, chunk)
+                                                                 : synth::make_baseline(synth::parse_baseline(producer), t_, c, chunk));
+    }
     return *cache_.emplace(key, std::move(a)).first->second;
   }
 

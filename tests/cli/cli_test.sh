@@ -140,6 +140,7 @@ check "sim too few npus" 2 "4 ranks, but the topology has 2 NPUs" -- "$T" sim --
 check "sim bad network" 2 "unknown network 'ethernet'" -- "$T" sim --workload resnet50 --topo ring:4 --network ethernet
 check "sim bad coll" 2 "unknown algorithm 'fast'" -- "$T" sim --workload resnet50 --topo ring:4 --coll all-reduce=fast
 check "sim missing workload" 2 "no Chakra ET files" -- "$T" sim --workload "$tmp/nothing" --topo ring:4
+check "sim file producer" 0 "iteration time" -- "$T" sim --workload resnet50 --topo "$TOPO" --coll "all-reduce=$tmp/e/algorithm.xml"
 check "workload bad model" 2 "unknown model 'alexnet'" -- "$T" workload gen --model alexnet -o "$tmp/wl/x"
 
 for f in "$SRC"/examples/topologies/*; do

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "sim/workload.hpp"
+#include "synth/algorithm_json.hpp"
+#include "tests/topo/test_util.hpp"
 #include "synth/baselines.hpp"
 #include "synth/synthesizer.hpp"
 #include "topo/generators.hpp"
@@ -103,6 +105,23 @@ TEST(Simulator, ReplaysASynthesizedAllReduceInItsSynthesizedTime) {
   const synth::Collective c = synth::Collective::over_all(t, synth::CollectiveKind::AllReduce, 2);
   const synth::Algorithm a = synth::synthesize(t, c, c.chunk_bytes_for(64 << 20));
   EXPECT_EQ(simulate(t, w.files, cfg).iteration, a.claimed_time);
+}
+
+TEST(Simulator, RunsAlgorithmFilesAsTheyAre) {
+  topo::testing::TempDir dir;
+  const auto t = topo::generate("ring:4");
+  const synth::Collective c = synth::Collective::over_all(t, synth::CollectiveKind::AllReduce, 2);
+  const synth::Algorithm a = synth::make_baseline({synth::BaselineKind::BidirRing, {}}, t, c, 1 << 20);
+  synth::save_algorithm(a, dir.file("ar.json"));
+  Workload w(4);
+  for (int r = 0; r < 4; ++r) w.all_reduce(r, 123);  // the file's size wins, as in ASTRA-sim
+  SimConfig cfg;
+  cfg.algorithms[synth::CollectiveKind::AllReduce] = dir.file("ar.json");
+  EXPECT_EQ(simulate(t, w.files, cfg).iteration, a.claimed_time);
+  const synth::Algorithm ag = synth::synthesize(t, synth::Collective::over_all(t, synth::CollectiveKind::AllGather), 1024);
+  synth::save_algorithm(ag, dir.file("ag.json"));
+  cfg.algorithms[synth::CollectiveKind::AllReduce] = dir.file("ag.json");
+  EXPECT_THAT([&] { simulate(t, w.files, cfg); }, ::testing::ThrowsMessage<Error>(HasSubstr("but the workload runs all-reduce")));
 }
 
 TEST(Simulator, SendAndReceiveFollowTheRoute) {
