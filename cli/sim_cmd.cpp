@@ -18,10 +18,23 @@ namespace tenet::cli {
 namespace {
 
 struct SimArgs {
-  std::string workload, topology, network = "analytical", coll, trace;
-  int chunks = 4;
+  std::string workload, topology, network = "analytical", coll, trace, schedule = "1f1b";
+  int chunks = 4, tp = 1, pp = 1, microbatches = 1;
   bool json = false;
 };
+
+sim::PipelineSchedule parse_schedule(const std::string& s) {
+  if (s == "1f1b") return sim::PipelineSchedule::OneFOneB;
+  if (s == "gpipe") return sim::PipelineSchedule::GPipe;
+  throw Error(fmt::format("unknown pipeline schedule '{}' (gpipe or 1f1b)", s));
+}
+
+// Tensor and pipeline degrees from the flags; data parallel over what is left of `npus`.
+sim::Parallelism parallelism(int npus, int tp, int pp, int microbatches, const std::string& schedule) {
+  if (npus % (tp * pp) != 0)
+    throw Error(fmt::format("{} NPUs do not split into tensor {} x pipeline {} groups", npus, tp, pp));
+  return {npus / (tp * pp), tp, pp, microbatches, parse_schedule(schedule)};
+}
 
 // "all-reduce=ring,all-gather=tenet"
 std::map<synth::CollectiveKind, std::string> parse_algorithms(const std::string& text) {
@@ -46,8 +59,10 @@ void run_sim(const SimArgs& args) {
   std::string name = args.workload;
   const auto& presets = sim::model_presets();
   if (std::find(presets.begin(), presets.end(), args.workload) != presets.end()) {
-    workload = sim::data_parallel(sim::model_preset(args.workload), t.num_npus());
-    name = fmt::format("{} (data parallel over {} NPUs)", args.workload, t.num_npus());
+    const sim::Parallelism par = parallelism(t.num_npus(), args.tp, args.pp, args.microbatches, args.schedule);
+    workload = sim::training_iteration(sim::model_preset(args.workload), par);
+    name = fmt::format("{} (dp {} x tp {} x pp {}, {} micro-batch{}, {})", args.workload, par.dp, par.tp, par.pp,
+                       par.microbatches, par.microbatches == 1 ? "" : "es", args.schedule);
   } else {
     workload = chakra::read_prefix(args.workload);
   }
@@ -122,22 +137,39 @@ void add_sim_commands(CLI::App& app) {
   cmd->add_option("-k,--chunks-per-npu", args.chunks, "Chunks per NPU of every collective's algorithm")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
+  cmd->add_option("--tp", args.tp, "Tensor-parallel degree, for a preset")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--pp", args.pp, "Pipeline stages, for a preset (data parallel over the rest)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--microbatches", args.microbatches, "Micro-batches per iteration, for a preset")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--schedule", args.schedule, "Pipeline schedule: gpipe or 1f1b")->capture_default_str();
   cmd->add_option("--trace", args.trace, "Write a Chrome trace-event timeline (Perfetto) to this file");
   cmd->add_flag("--json", args.json, "Print JSON for machines");
   cmd->callback([] { run_sim(args); });
 
-  static std::string model = "resnet50", output = "out/workload/workload";
-  static int dp = 8;
+  static std::string model = "resnet50", output = "out/workload/workload", schedule = "1f1b";
+  static int dp = 8, tp = 1, pp = 1, microbatches = 1;
   CLI::App* wl = app.add_subcommand("workload", "Generate Chakra ET training workloads");
   wl->require_subcommand(1);
   CLI::App* gen = wl->add_subcommand(
-      "gen", "Write a data-parallel training iteration of a model preset as <output>.<rank>.et");
+      "gen",
+      "Write a training iteration of a model preset, data x tensor x pipeline parallel, as <output>.<rank>.et\n"
+      "(rank = t + TP * (p + PP * d))");
   gen->add_option("-m,--model", model, fmt::format("Model preset: {}", fmt::join(sim::model_presets(), ", ")))
       ->capture_default_str();
-  gen->add_option("--dp", dp, "Data-parallel ranks")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  gen->add_option("--dp", dp, "Data-parallel replicas")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  gen->add_option("--tp", tp, "Tensor-parallel degree")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  gen->add_option("--pp", pp, "Pipeline stages")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  gen->add_option("--microbatches", microbatches, "Micro-batches per iteration")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 16));
+  gen->add_option("--schedule", schedule, "Pipeline schedule: gpipe or 1f1b")->capture_default_str();
   gen->add_option("-o,--output", output, "Output prefix")->capture_default_str();
   gen->callback([] {
-    const auto files = sim::data_parallel(sim::model_preset(model), dp);
+    const auto files = sim::training_iteration(sim::model_preset(model),
+                                               sim::Parallelism{dp, tp, pp, microbatches, parse_schedule(schedule)});
     const auto folder = std::filesystem::path(output).parent_path();
     if (!folder.empty()) std::filesystem::create_directories(folder);
     for (size_t r = 0; r < files.size(); ++r) chakra::write_et(chakra::et_path(output, static_cast<int>(r)), files[r]);

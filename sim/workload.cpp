@@ -3,14 +3,30 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <map>
+
 #include "topo/error.hpp"
 
 namespace tenet::sim {
 
 const std::vector<std::string>& model_presets() {
-  static const std::vector<std::string> names{"resnet50", "gpt3-175b"};
+  static const std::vector<std::string> names{"resnet50", "gpt3-175b", "transformer-1t", "dlrm"};
   return names;
 }
+
+namespace {
+
+// A transformer of `layers` layers of width `d`, fp16, `tokens` tokens per replica.
+Model transformer(const std::string& name, int layers, double d, double tokens) {
+  Model m{name, {}};
+  const double params = 12.0 * d * d;
+  for (int l = 0; l < layers; ++l)
+    m.layers.push_back({fmt::format("layer{}", l), static_cast<Bytes>(params * 2), 2 * params * tokens,
+                        4 * params * tokens, static_cast<Bytes>(tokens * d * 2), 0});
+  return m;
+}
+
+}  // namespace
 
 Model model_preset(const std::string& name) {
   Model m{name, {}};
@@ -24,55 +40,188 @@ Model model_preset(const std::string& name) {
                   {"layer4", 14.96, 0.18}, {"fc", 2.05, 0.02}};
     for (const auto& s : stages)
       m.layers.push_back({s.stage, static_cast<Bytes>(s.params_m * 1e6 * 4), forward * s.share, 2 * forward * s.share,
-                          static_cast<Bytes>(64 * 4e6 * s.share)});
+                          static_cast<Bytes>(64 * 4e6 * s.share), 0});
     return m;
   }
-  if (name == "gpt3-175b") {
-    // 96 layers of 12 * 12288^2 parameters in fp16; 2048 tokens per rank; 2 FLOPs per parameter
-    // per token forward, 4 backward.
-    const double params = 12.0 * 12288 * 12288, tokens = 2048;
-    for (int l = 0; l < 96; ++l)
-      m.layers.push_back({fmt::format("layer{}", l), static_cast<Bytes>(params * 2), 2 * params * tokens,
-                          4 * params * tokens, static_cast<Bytes>(tokens * 12288 * 2 * 16)});
+  if (name == "gpt3-175b") return transformer(name, 96, 12288, 2048);
+  if (name == "transformer-1t") return transformer(name, 128, 25600, 2048);
+  if (name == "dlrm") {
+    // Bottom MLP, 26 embedding tables of 10 M x 128 fp32 rows looked up for a batch of 2048 and
+    // exchanged by All-to-All (model parallel), top MLP; the MLPs are data parallel.
+    const double batch = 2048;
+    m.layers.push_back({"bottom-mlp", static_cast<Bytes>(0.5e6 * 4), 2 * 0.5e6 * batch, 4 * 0.5e6 * batch,
+                        static_cast<Bytes>(batch * 128 * 4), 0});
+    m.layers.push_back({"embeddings", 0, 26 * batch * 128, 26 * batch * 128, static_cast<Bytes>(26 * batch * 128 * 4),
+                        static_cast<Bytes>(26 * batch * 128 * 4)});
+    m.layers.push_back({"top-mlp", static_cast<Bytes>(2.5e6 * 4), 2 * 2.5e6 * batch, 4 * 2.5e6 * batch,
+                        static_cast<Bytes>(batch * 4), 0});
     return m;
   }
   throw Error(fmt::format("unknown model '{}' (known: {})", name, fmt::join(model_presets(), ", ")));
 }
 
-std::vector<chakra::EtFile> data_parallel(const Model& m, int ranks) {
-  if (ranks < 1) throw Error("a workload needs at least one rank");
-  if (m.layers.empty()) throw Error(fmt::format("model '{}' has no layers", m.name));
-  std::vector<chakra::EtFile> files(ranks);
-  for (int r = 0; r < ranks; ++r) {
-    auto& f = files[r];
-    f.metadata.set_version("0.0.4");
-    auto node = [&](ChakraProtoMsg::NodeType type, const std::string& name) -> chakra::Node& {
-      chakra::Node& n = f.nodes.emplace_back();
-      n.set_id(f.nodes.size() - 1);
-      n.set_type(type);
-      n.set_name(name);
-      return n;
-    };
-    int64_t previous = -1;
-    auto compute = [&](const std::string& name, double flops, Bytes bytes) {
-      chakra::Node& n = node(ChakraProtoMsg::COMP_NODE, name);
+namespace {
+
+class Generator {
+ public:
+  Generator(const Model& m, const Parallelism& par) : m_(m), par_(par), files_(par.ranks()) {
+    for (auto& f : files_) f.metadata.set_version("0.0.4");
+  }
+
+  std::vector<chakra::EtFile> run() {
+    for (int d = 0; d < par_.dp; ++d)
+      for (int p = 0; p < par_.pp; ++p)
+        for (int t = 0; t < par_.tp; ++t) rank_program(t, p, d);
+    return std::move(files_);
+  }
+
+ private:
+  int rank_of(int t, int p, int d) const { return t + par_.tp * (p + par_.pp * d); }
+  // The layers of stage p: [first, last).
+  std::pair<size_t, size_t> stage(int p) const {
+    const size_t n = m_.layers.size();
+    return {n * p / par_.pp, n * (p + 1) / par_.pp};
+  }
+
+  chakra::Node& node(int r, ChakraProtoMsg::NodeType type, const std::string& name) {
+    chakra::Node& n = files_[r].nodes.emplace_back();
+    n.set_id(files_[r].nodes.size() - 1);
+    n.set_type(type);
+    n.set_name(name);
+    return n;
+  }
+  static std::string group_string(const std::vector<int>& g) { return fmt::format("{}", fmt::join(g, ",")); }
+
+  uint64_t collective(int r, ChakraProtoMsg::CollectiveCommType type, const std::string& name, Bytes size,
+                      const std::vector<int>& group, uint64_t after) {
+    chakra::Node& n = node(r, ChakraProtoMsg::COMM_COLL_NODE, name);
+    n.add_data_deps(after);
+    chakra::set_uint(n, "comm_type", static_cast<uint64_t>(type));
+    chakra::set_uint(n, "comm_size", static_cast<uint64_t>(std::max<Bytes>(size, 1)));
+    chakra::set_string(n.add_attr(), "tenet_ranks", group_string(group));
+    return n.id();
+  }
+
+  void rank_program(int t, int p, int d) {
+    const int r = rank_of(t, p, d);
+    const int mbs = par_.microbatches;
+    const double split = static_cast<double>(par_.tp) * mbs;  // compute per micro-batch and TP rank
+    std::vector<int> tp_group, dp_group, all;
+    for (int k = 0; k < par_.tp; ++k) tp_group.push_back(rank_of(k, p, d));
+    for (int k = 0; k < par_.dp; ++k) dp_group.push_back(rank_of(t, p, k));
+    for (int k = 0; k < par_.ranks(); ++k) all.push_back(k);
+    const auto [first, last] = stage(p);
+    int64_t chain = -1;  // the compute stream's order
+    auto compute = [&](const std::string& name, double flops, Bytes bytes, std::vector<uint64_t> deps) {
+      chakra::Node& n = node(r, ChakraProtoMsg::COMP_NODE, name);
       chakra::set_uint(n, "num_ops", static_cast<uint64_t>(flops));
-      chakra::set_uint(n, "tensor_size", static_cast<uint64_t>(bytes));
-      if (previous >= 0) n.add_ctrl_deps(static_cast<uint64_t>(previous));
-      previous = static_cast<int64_t>(n.id());
+      chakra::set_uint(n, "tensor_size", static_cast<uint64_t>(std::max<Bytes>(bytes, 1)));
+      for (uint64_t dep : deps) n.add_data_deps(dep);
+      if (chain >= 0) n.add_ctrl_deps(static_cast<uint64_t>(chain));
+      chain = static_cast<int64_t>(n.id());
       return n.id();
     };
-    for (const Layer& l : m.layers) compute("fwd " + l.name, l.forward_flops, l.activations);
-    for (auto it = m.layers.rbegin(); it != m.layers.rend(); ++it) {
-      const uint64_t bwd = compute("bwd " + it->name, it->backward_flops, it->activations);
-      if (ranks < 2) continue;
-      chakra::Node& ar = node(ChakraProtoMsg::COMM_COLL_NODE, "all-reduce " + it->name);
-      ar.add_data_deps(bwd);
-      chakra::set_uint(ar, "comm_type", ChakraProtoMsg::ALL_REDUCE);
-      chakra::set_uint(ar, "comm_size", static_cast<uint64_t>(it->parameters));
+    // Pipeline messages: tag = ((micro-batch * 2 + direction) * PP + stage) * TP + t, per replica.
+    auto tag = [&](int mb, int dir, int s) { return static_cast<uint64_t>(((mb * 2 + dir) * par_.pp + s) * par_.tp + t + 1); };
+    const Bytes boundary = m_.layers[last - 1].activations / static_cast<Bytes>(mbs);
+    auto forward = [&](int mb) {
+      std::vector<uint64_t> in;
+      if (p > 0) {
+        chakra::Node& rv = node(r, ChakraProtoMsg::COMM_RECV_NODE, fmt::format("recv activations mb{}", mb));
+        chakra::set_uint(rv, "comm_src", static_cast<uint64_t>(rank_of(t, p - 1, d)));
+        chakra::set_uint(rv, "comm_size", static_cast<uint64_t>(std::max<Bytes>(m_.layers[first - 1].activations / mbs, 1)));
+        chakra::set_uint(rv, "comm_tag", tag(mb, 0, p));
+        in.push_back(rv.id());
+      }
+      for (size_t l = first; l < last; ++l) {
+        const Layer& layer = m_.layers[l];
+        uint64_t out = compute(fmt::format("fwd {} mb{}", layer.name, mb), layer.forward_flops / split,
+                               layer.activations / static_cast<Bytes>(split), in);
+        if (par_.tp > 1)
+          out = collective(r, ChakraProtoMsg::ALL_REDUCE, fmt::format("tp all-reduce fwd {} mb{}", layer.name, mb),
+                           layer.activations / mbs, tp_group, out);
+        if (layer.all_to_all > 0)
+          out = collective(r, ChakraProtoMsg::ALL_TO_ALL, fmt::format("all-to-all fwd {} mb{}", layer.name, mb),
+                           layer.all_to_all / mbs, all, out);
+        in = {out};
+      }
+      if (p + 1 < par_.pp) {
+        chakra::Node& s = node(r, ChakraProtoMsg::COMM_SEND_NODE, fmt::format("send activations mb{}", mb));
+        s.add_data_deps(in[0]);
+        chakra::set_uint(s, "comm_dst", static_cast<uint64_t>(rank_of(t, p + 1, d)));
+        chakra::set_uint(s, "comm_size", static_cast<uint64_t>(std::max<Bytes>(boundary, 1)));
+        chakra::set_uint(s, "comm_tag", tag(mb, 0, p + 1));
+      }
+      forward_out_[mb] = in[0];
+    };
+    auto backward = [&](int mb) {
+      std::vector<uint64_t> in{forward_out_[mb]};
+      if (p + 1 < par_.pp) {
+        chakra::Node& rv = node(r, ChakraProtoMsg::COMM_RECV_NODE, fmt::format("recv gradients mb{}", mb));
+        chakra::set_uint(rv, "comm_src", static_cast<uint64_t>(rank_of(t, p + 1, d)));
+        chakra::set_uint(rv, "comm_size", static_cast<uint64_t>(std::max<Bytes>(boundary, 1)));
+        chakra::set_uint(rv, "comm_tag", tag(mb, 1, p));
+        in.push_back(rv.id());
+      }
+      for (size_t l = last; l-- > first;) {
+        const Layer& layer = m_.layers[l];
+        if (layer.all_to_all > 0)
+          in = {collective(r, ChakraProtoMsg::ALL_TO_ALL, fmt::format("all-to-all bwd {} mb{}", layer.name, mb),
+                           layer.all_to_all / mbs, all, in.back())};
+        uint64_t out = compute(fmt::format("bwd {} mb{}", layer.name, mb), layer.backward_flops / split,
+                               layer.activations / static_cast<Bytes>(split), in);
+        if (par_.tp > 1)
+          out = collective(r, ChakraProtoMsg::ALL_REDUCE, fmt::format("tp all-reduce bwd {} mb{}", layer.name, mb),
+                           layer.activations / mbs, tp_group, out);
+        in = {out};
+        if (mb == last_backward_ && par_.dp > 1 && layer.parameters > 0)
+          collective(r, ChakraProtoMsg::ALL_REDUCE, fmt::format("dp all-reduce {}", layer.name),
+                     layer.parameters / par_.tp, dp_group, out);
+      }
+      if (p > 0) {
+        chakra::Node& s = node(r, ChakraProtoMsg::COMM_SEND_NODE, fmt::format("send gradients mb{}", mb));
+        s.add_data_deps(in[0]);
+        chakra::set_uint(s, "comm_dst", static_cast<uint64_t>(rank_of(t, p - 1, d)));
+        chakra::set_uint(s, "comm_size", static_cast<uint64_t>(std::max<Bytes>(m_.layers[first - 1].activations / mbs, 1)));
+        chakra::set_uint(s, "comm_tag", tag(mb, 1, p - 1));
+      }
+    };
+    forward_out_.assign(mbs, 0);
+    // The micro-batch whose backward comes last on this rank carries the DP All-Reduces: GPipe
+    // runs the backwards from the last micro-batch to the first, 1F1B in order.
+    last_backward_ = par_.schedule == PipelineSchedule::GPipe ? 0 : mbs - 1;
+    if (par_.schedule == PipelineSchedule::GPipe) {
+      for (int mb = 0; mb < mbs; ++mb) forward(mb);
+      for (int mb = mbs; mb-- > 0;) backward(mb);
+    } else {
+      const int warmup = std::min(mbs, par_.pp - p - 1);
+      int f = 0, b = 0;
+      for (; f < warmup; ++f) forward(f);
+      for (; f < mbs; ++f, ++b) {
+        forward(f);
+        backward(b);
+      }
+      for (; b < mbs; ++b) backward(b);
     }
   }
-  return files;
+
+  const Model& m_;
+  const Parallelism& par_;
+  std::vector<chakra::EtFile> files_;
+  std::vector<uint64_t> forward_out_;
+  int last_backward_ = 0;
+};
+
+}  // namespace
+
+std::vector<chakra::EtFile> training_iteration(const Model& m, const Parallelism& par) {
+  if (par.dp < 1 || par.tp < 1 || par.pp < 1 || par.microbatches < 1)
+    throw Error("data-, tensor- and pipeline-parallel degrees and micro-batches must be at least 1");
+  if (m.layers.empty()) throw Error(fmt::format("model '{}' has no layers", m.name));
+  if (static_cast<size_t>(par.pp) > m.layers.size())
+    throw Error(fmt::format("{} pipeline stages for {} layers: a stage needs at least one layer", par.pp, m.layers.size()));
+  if (static_cast<int64_t>(par.dp) * par.tp * par.pp > 1'000'000) throw Error("more than a million ranks");
+  return Generator(m, par).run();
 }
 
 }  // namespace tenet::sim

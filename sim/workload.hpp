@@ -1,10 +1,16 @@
-// Workload generators: Chakra ET training iterations of a model description.
+// Workload generators: Chakra ET training iterations of a model description, data x tensor x
+// pipeline parallel.
 //
-// Data parallel (this version): every rank runs the whole model; forward through the layers,
-// backward in reverse, and after each layer's backward an All-Reduce of its gradients (so the
-// All-Reduce of layer L overlaps the backward of the layers before it). Compute nodes carry
-// num_ops and tensor_size (the simulator's roofline turns them into time).
-// Tensor, pipeline and hybrid parallelism are not generated yet.
+// Ranks are laid out tensor-parallel innermost: rank = t + TP * (p + PP * d) for tensor index t,
+// pipeline stage p and data-parallel replica d. The layers split into PP contiguous stages. Each
+// micro-batch runs forward through a stage's layers (compute divided by TP, then an All-Reduce of
+// the layer's activations over the TP group), is sent to the next stage, and later runs backward
+// the same way in reverse, sending activation gradients back. GPipe runs every forward, then every
+// backward; 1F1B runs PP - p - 1 forwards, then alternates one forward and one backward. After a
+// layer's last backward, its gradients (parameters / TP) are All-Reduced over the DP group. Compute
+// nodes carry num_ops and tensor_size (the simulator's roofline turns them into time);
+// collectives carry their group in `tenet_ranks`. With TP = PP = 1 this is plain data parallelism:
+// each layer's gradient All-Reduce overlaps the backward of the layers before it.
 #pragma once
 
 #include <string>
@@ -18,9 +24,12 @@ namespace tenet::sim {
 struct Layer {
   std::string name;
   Bytes parameters = 0;       // gradient bytes to All-Reduce
-  double forward_flops = 0;   // per rank per iteration
+  double forward_flops = 0;   // per replica per iteration
   double backward_flops = 0;
-  Bytes activations = 0;      // bytes a compute step touches
+  Bytes activations = 0;      // the layer's output per replica per iteration
+  // Bytes each rank sends every other rank in an All-to-All after this layer's forward (and
+  // before its backward), e.g. embedding lookups; 0 for none.
+  Bytes all_to_all = 0;
 };
 
 struct Model {
@@ -28,13 +37,27 @@ struct Model {
   std::vector<Layer> layers;
 };
 
-// "resnet50" (25.6 M parameters in fp32, batch 64 per rank, grouped in 5 stages) and "gpt3-175b"
-// (96 transformer layers of 1.8 G fp16 parameters, 2048 tokens per rank). Approximate: they
-// carry the published parameter counts and the 2/4 FLOPs-per-parameter-per-token rule, not a
-// profile.
+// "resnet50" (25.6 M parameters in fp32, batch 64 per rank, grouped in 5 stages), "gpt3-175b"
+// (96 transformer layers of 1.8 G fp16 parameters, 2048 tokens per replica), "transformer-1t"
+// (128 layers of 7.9 G parameters) and "dlrm" (MLPs plus embedding tables exchanged by
+// All-to-All). Approximate: published parameter counts and the 2/4 FLOPs-per-parameter-per-token
+// rule, not a profile.
 const std::vector<std::string>& model_presets();
 Model model_preset(const std::string& name);
 
-std::vector<chakra::EtFile> data_parallel(const Model& m, int ranks);
+enum class PipelineSchedule { GPipe, OneFOneB };
+
+struct Parallelism {
+  int dp = 1, tp = 1, pp = 1;
+  int microbatches = 1;
+  PipelineSchedule schedule = PipelineSchedule::OneFOneB;
+  int ranks() const { return dp * tp * pp; }
+};
+
+// Throws tenet::Error when PP exceeds the layers or a count is below 1.
+std::vector<chakra::EtFile> training_iteration(const Model& m, const Parallelism& par);
+inline std::vector<chakra::EtFile> data_parallel(const Model& m, int ranks) {
+  return training_iteration(m, Parallelism{ranks, 1, 1, 1, PipelineSchedule::OneFOneB});
+}
 
 }  // namespace tenet::sim

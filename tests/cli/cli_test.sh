@@ -141,6 +141,10 @@ check "sim bad network" 2 "unknown network 'ethernet'" -- "$T" sim --workload re
 check "sim bad coll" 2 "unknown algorithm 'fast'" -- "$T" sim --workload resnet50 --topo ring:4 --coll all-reduce=fast
 check "sim missing workload" 2 "no Chakra ET files" -- "$T" sim --workload "$tmp/nothing" --topo ring:4
 check "sim file producer" 0 "iteration time" -- "$T" sim --workload resnet50 --topo "$TOPO" --coll "all-reduce=$tmp/e/algorithm.xml"
+check "sim hybrid" 0 "dp 2 x tp 2 x pp 2, 4 micro-batches, gpipe" -- "$T" sim --workload gpt3-175b --topo nvcluster:2x4 --tp 2 --pp 2 --microbatches 4 --schedule gpipe
+check "sim bad split" 2 "do not split into tensor 3" -- "$T" sim --workload gpt3-175b --topo nvcluster:2x4 --tp 3
+check "workload gen hybrid" 0 "wrote 8 ranks" -- "$T" workload gen --model dlrm --dp 2 --tp 2 --pp 2 -o "$tmp/wl/dlrm"
+check "workload bad schedule" 2 "unknown pipeline schedule 'zigzag'" -- "$T" workload gen --schedule zigzag -o "$tmp/wl/z"
 check "workload bad model" 2 "unknown model 'alexnet'" -- "$T" workload gen --model alexnet -o "$tmp/wl/x"
 
 for f in "$SRC"/examples/topologies/*; do

@@ -1,5 +1,6 @@
 #include "sim/system.hpp"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -157,6 +158,58 @@ TEST(Simulator, GeneratedDataParallelIterationRuns) {
   EXPECT_GT(res.iteration, res.ranks[0].compute);
   EXPECT_THAT(trace_json(res), HasSubstr("\"ph\":\"X\""));
   EXPECT_THROW(model_preset("alexnet"), Error);
+}
+
+Model four_layers() {
+  Model m{"four", {}};
+  for (int l = 0; l < 4; ++l)
+    m.layers.push_back({fmt::format("l{}", l), 8 << 20, 2e12, 4e12, 4 << 20, 0});
+  return m;
+}
+
+TEST(Workloads, HybridLayoutsAlwaysComplete) {
+  const auto t = topo::generate("nvcluster:2x4");
+  for (int dp : {1, 2})
+    for (int tp : {1, 2})
+      for (int pp : {1, 2, 4})
+        for (int mbs : {1, 3})
+          for (PipelineSchedule sched : {PipelineSchedule::GPipe, PipelineSchedule::OneFOneB}) {
+            const Parallelism par{dp, tp, pp, mbs, sched};
+            if (par.ranks() > t.num_npus()) continue;
+            SimConfig cfg;
+            cfg.algorithms[synth::CollectiveKind::AllReduce] = "ring";
+            const SimResult r = simulate(t, training_iteration(four_layers(), par), cfg);
+            EXPECT_GT(r.iteration, 0) << dp << "x" << tp << "x" << pp << " mb" << mbs;
+          }
+}
+
+TEST(Workloads, NodeCountsFollowTheLayout) {
+  // dp 2 x tp 2 x pp 2, 2 micro-batches: each rank has 2 layers; per micro-batch a TP All-Reduce
+  // per layer forward and backward, one pipeline message each way; one DP All-Reduce per layer.
+  const auto files = training_iteration(four_layers(), {2, 2, 2, 2, PipelineSchedule::OneFOneB});
+  ASSERT_EQ(files.size(), 8u);
+  for (const auto& f : files) {
+    int comp = 0, coll = 0, send = 0, recv = 0;
+    for (const auto& n : f.nodes) {
+      comp += n.type() == ChakraProtoMsg::COMP_NODE;
+      coll += n.type() == ChakraProtoMsg::COMM_COLL_NODE;
+      send += n.type() == ChakraProtoMsg::COMM_SEND_NODE;
+      recv += n.type() == ChakraProtoMsg::COMM_RECV_NODE;
+    }
+    EXPECT_EQ(comp, 2 * 2 * 2);          // layers x micro-batches x (fwd, bwd)
+    EXPECT_EQ(coll, 2 * 2 * 2 + 2);      // TP All-Reduces + DP All-Reduces
+    EXPECT_EQ(send, 2);                  // activations or gradients, per micro-batch
+    EXPECT_EQ(recv, 2);
+  }
+}
+
+TEST(Workloads, OneMicroBatchPipelineIsSequential) {
+  // Two stages, one micro-batch: nothing overlaps, so the iteration is at least all the compute.
+  const auto t = topo::generate("ring:2");
+  const auto files = training_iteration(four_layers(), {1, 1, 2, 1, PipelineSchedule::GPipe});
+  const SimResult r = simulate(t, files, SimConfig{});
+  EXPECT_GE(r.iteration, r.ranks[0].compute + r.ranks[1].compute);
+  EXPECT_THROW(training_iteration(four_layers(), {1, 1, 5, 1, PipelineSchedule::GPipe}), Error);
 }
 
 TEST(Simulator, InconsistentWorkloadsFailClearlyAndNeverHang) {
