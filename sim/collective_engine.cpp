@@ -21,7 +21,7 @@ CollectiveRun::CollectiveRun(const synth::Algorithm& a, Network& net, EventQueue
   const int64_t chunks = a.collective.num_chunks();
   std::vector<TransferId> last_arrival(static_cast<size_t>(nodes) * chunks, -1);
   std::vector<TransferId> previous_arrival(n, -1);
-  std::vector<TransferId> last_on_link(net.link_busy().size(), -1);
+  std::vector<TransferId> last_on_link(net.num_links(), -1);
   auto slot = [&](topo::NodeId v, synth::ChunkId c) { return static_cast<size_t>(v) * chunks + c; };
   for (TransferId id = 0; id < n; ++id) {
     const synth::Transfer& x = a[id];

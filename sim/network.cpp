@@ -32,12 +32,22 @@ class Analytical final : public Network {
 };
 
 // Flow-level sharing: every active message gets its max-min fair rate over its route's links
-// (progressive filling), recomputed when a message starts or finishes. Completion events carry
-// the flow's version, so a rate change makes older events stale.
+// (progressive filling). When a message starts or finishes, only the flows connected to it
+// through shared links (transitively) are re-shared; a flow's bytes are settled when its rate
+// changes. Completion events carry the flow's version, so a rate change makes older ones stale.
 class Congestion final : public Network {
  public:
-  Congestion(const topo::Topology& t, EventQueue& events) : Network(t, events), flows_on_(t.num_links()) {}
+  Congestion(const topo::Topology& t, EventQueue& events)
+      : Network(t, events), flows_on_(t.num_links()), carried_(t.num_links(), 0.0) {}
   std::string_view name() const override { return "analytical-congestion"; }
+
+  std::vector<Time> link_busy() const override {
+    std::vector<Time> out(carried_.size());
+    for (size_t l = 0; l < carried_.size(); ++l)
+      out[l] = static_cast<Time>(carried_[l] / static_cast<double>(topo_.link(static_cast<topo::LinkId>(l)).bandwidth) *
+                                 static_cast<double>(kPicosPerSecond));
+    return out;
+  }
 
   void send(Message m, std::function<void()> on_release, std::function<void()> on_arrival) override {
     if (m.route.empty() || m.bytes == 0) {
@@ -45,75 +55,107 @@ class Congestion final : public Network {
       events_.schedule_after(route_latency(topo_, m.route), std::move(on_arrival));
       return;
     }
-    advance();
-    const int id = static_cast<int>(flows_.size());
-    flows_.push_back({std::move(m), static_cast<double>(0), 0.0, 0, std::move(on_release), std::move(on_arrival), true});
-    flows_[id].left = static_cast<double>(flows_[id].msg.bytes);
-    for (topo::LinkId l : flows_[id].msg.route) flows_on_[l].push_back(id);
-    active_.push_back(id);
-    reshare();
+    int id;
+    if (!free_.empty()) {
+      id = free_.back();
+      free_.pop_back();
+    } else {
+      id = static_cast<int>(flows_.size());
+      flows_.emplace_back();
+    }
+    Flow& f = flows_[id];
+    f.route = std::move(m.route);
+    f.left = static_cast<double>(m.bytes);
+    f.rate = 0;
+    f.settled = events_.now();
+    ++f.version;
+    f.on_release = std::move(on_release);
+    f.on_arrival = std::move(on_arrival);
+    f.active = true;
+    for (topo::LinkId l : f.route) flows_on_[l].push_back(id);
+    reshare_around(f.route);
   }
 
  private:
   struct Flow {
-    Message msg;
-    double left;  // bytes still to send
-    double rate;  // bytes per second
-    int version;
+    std::vector<topo::LinkId> route;
+    double left = 0;  // bytes still to send, as of `settled`
+    double rate = 0;  // bytes per second
+    Time settled = 0;
+    int version = 0;
     std::function<void()> on_release, on_arrival;
-    bool active;
+    bool active = false;
   };
 
-  // Moves every active flow forward to now at its current rate.
-  void advance() {
-    const Time now = events_.now();
-    const double dt = static_cast<double>(now - last_) / static_cast<double>(kPicosPerSecond);
-    if (dt > 0)
-      for (int id : active_) {
-        Flow& f = flows_[id];
-        f.left = std::max(0.0, f.left - f.rate * dt);
-        for (topo::LinkId l : f.msg.route) busy_share_[l] += f.rate * dt;
-      }
-    last_ = now;
+  // Brings a flow's remaining bytes (and the links' carried bytes) up to now.
+  void settle(Flow& f) {
+    const double dt = static_cast<double>(events_.now() - f.settled) / static_cast<double>(kPicosPerSecond);
+    if (dt > 0 && f.rate > 0) {
+      const double sent = std::min(f.left, f.rate * dt);
+      f.left -= sent;
+      for (topo::LinkId l : f.route) carried_[l] += sent;
+    }
+    f.settled = events_.now();
   }
 
-  void reshare() {
-    // Progressive filling over the links the active flows use.
-    std::vector<topo::LinkId> links;
-    for (int id : active_)
-      for (topo::LinkId l : flows_[id].msg.route) links.push_back(l);
-    std::sort(links.begin(), links.end());
-    links.erase(std::unique(links.begin(), links.end()), links.end());
-    std::vector<double> capacity(links.size());
-    std::vector<int> unfrozen(links.size(), 0);
-    std::vector<char> frozen(flows_.size(), 0);
-    auto index = [&](topo::LinkId l) { return std::lower_bound(links.begin(), links.end(), l) - links.begin(); };
-    for (size_t i = 0; i < links.size(); ++i) {
-      capacity[i] = static_cast<double>(topo_.link(links[i]).bandwidth);
-      for (int id : flows_on_[links[i]]) unfrozen[i] += flows_[id].active;
+  // Re-shares the flows connected to `links` through shared links.
+  void reshare_around(const std::vector<topo::LinkId>& links) {
+    ++stamp_;
+    if (link_mark_.size() < flows_on_.size()) link_mark_.assign(flows_on_.size(), 0);
+    if (flow_mark_.size() < flows_.size()) flow_mark_.resize(flows_.size(), 0);
+    comp_links_.clear();
+    comp_flows_.clear();
+    for (topo::LinkId l : links)
+      if (link_mark_[l] != stamp_) {
+        link_mark_[l] = stamp_;
+        comp_links_.push_back(l);
+      }
+    for (size_t i = 0; i < comp_links_.size(); ++i)
+      for (int id : flows_on_[comp_links_[i]]) {
+        if (flow_mark_[id] == stamp_) continue;
+        flow_mark_[id] = stamp_;
+        comp_flows_.push_back(id);
+        for (topo::LinkId l : flows_[id].route)
+          if (link_mark_[l] != stamp_) {
+            link_mark_[l] = stamp_;
+            comp_links_.push_back(l);
+          }
+      }
+    for (int id : comp_flows_) settle(flows_[id]);
+    // Progressive filling over the component.
+    std::sort(comp_links_.begin(), comp_links_.end());
+    std::vector<double> capacity(comp_links_.size());
+    std::vector<int> unfrozen(comp_links_.size(), 0);
+    auto index = [&](topo::LinkId l) {
+      return std::lower_bound(comp_links_.begin(), comp_links_.end(), l) - comp_links_.begin();
+    };
+    for (size_t i = 0; i < comp_links_.size(); ++i) {
+      capacity[i] = static_cast<double>(topo_.link(comp_links_[i]).bandwidth);
+      unfrozen[i] = static_cast<int>(flows_on_[comp_links_[i]].size());
     }
-    size_t left = active_.size();
+    ++stamp_;  // flow_mark_ == stamp_ now means "rate fixed"
+    size_t left = comp_flows_.size();
     while (left > 0) {
       double share = std::numeric_limits<double>::infinity();
       size_t at = 0;
-      for (size_t i = 0; i < links.size(); ++i)
+      for (size_t i = 0; i < comp_links_.size(); ++i)
         if (unfrozen[i] > 0 && capacity[i] / unfrozen[i] < share) {
           share = capacity[i] / unfrozen[i];
           at = i;
         }
-      for (int id : flows_on_[links[at]]) {
-        if (!flows_[id].active || frozen[id]) continue;
-        frozen[id] = 1;
+      for (int id : flows_on_[comp_links_[at]]) {
+        if (flow_mark_[id] == stamp_) continue;
+        flow_mark_[id] = stamp_;
         --left;
         flows_[id].rate = share;
-        for (topo::LinkId l : flows_[id].msg.route) {
+        for (topo::LinkId l : flows_[id].route) {
           const auto i = index(l);
           capacity[i] -= share;
           --unfrozen[i];
         }
       }
     }
-    for (int id : active_) {
+    for (int id : comp_flows_) {
       Flow& f = flows_[id];
       const int version = ++f.version;
       const Time eta = static_cast<Time>(std::ceil(f.left / f.rate * static_cast<double>(kPicosPerSecond)));
@@ -124,26 +166,27 @@ class Congestion final : public Network {
   void finish(int id, int version) {
     Flow& f = flows_[id];
     if (!f.active || f.version != version) return;  // a stale estimate
-    advance();
+    settle(f);
     f.active = false;
-    f.left = 0;
-    std::erase(active_, id);
-    for (topo::LinkId l : f.msg.route) std::erase(flows_on_[l], id);
+    for (topo::LinkId l : f.route) std::erase(flows_on_[l], id);
     events_.schedule_after(0, std::move(f.on_release));
-    events_.schedule_after(route_latency(topo_, f.msg.route), std::move(f.on_arrival));
-    for (size_t l = 0; l < busy_share_.size(); ++l) {
-      // Report busy time as carried bytes over capacity.
-      busy_[l] = static_cast<Time>(busy_share_[l] / static_cast<double>(topo_.link(static_cast<topo::LinkId>(l)).bandwidth) *
-                                   static_cast<double>(kPicosPerSecond));
-    }
-    if (!active_.empty()) reshare();
+    events_.schedule_after(route_latency(topo_, f.route), std::move(f.on_arrival));
+    f.on_release = nullptr;
+    f.on_arrival = nullptr;
+    std::vector<topo::LinkId> route = std::move(f.route);
+    f.route.clear();
+    free_.push_back(id);
+    reshare_around(route);
   }
 
   std::vector<Flow> flows_;
-  std::vector<int> active_;
+  std::vector<int> free_;
   std::vector<std::vector<int>> flows_on_;
-  std::vector<double> busy_share_ = std::vector<double>(topo_.num_links(), 0.0);
-  Time last_ = 0;
+  std::vector<double> carried_;  // bytes per link
+  std::vector<uint64_t> link_mark_, flow_mark_;
+  std::vector<topo::LinkId> comp_links_;
+  std::vector<int> comp_flows_;
+  uint64_t stamp_ = 0;
 };
 
 }  // namespace

@@ -33,8 +33,9 @@ class Network {
   // Starts `m` now. `on_release` runs when its last byte has left the route's links (the next
   // message in order may use them); `on_arrival` when it has fully arrived at m.dst.
   virtual void send(Message m, std::function<void()> on_release, std::function<void()> on_arrival) = 0;
-  // Per link, the time it carried data.
-  const std::vector<Time>& link_busy() const { return busy_; }
+  // Per link, the time it carried data (for a shared link: the bytes it carried over its bandwidth).
+  virtual std::vector<Time> link_busy() const { return busy_; }
+  size_t num_links() const { return busy_.size(); }
 
  protected:
   const topo::Topology& topo_;

@@ -43,3 +43,26 @@ void BM_ResNet50DataParallel(benchmark::State& state) {
 BENCHMARK(BM_ResNet50DataParallel)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
+
+namespace {
+
+// One GPT-3-style hybrid-parallel iteration on 1024 NPUs (128 NVSwitch nodes of 8 on rails;
+// tensor 8 x pipeline 8 x data 16, 4 micro-batches, 1F1B), ring collectives with one chunk per
+// NPU, on the flow-level congestion network. The target: under 30 s.
+void BM_Gpt3Hybrid1024Congestion(benchmark::State& state) {
+  const auto t = topo::generate("nvcluster:128x8,net=rail");
+  const auto w = sim::training_iteration(sim::model_preset("gpt3-175b"),
+                                         {16, 8, 8, 4, sim::PipelineSchedule::OneFOneB});
+  sim::SimConfig cfg;
+  cfg.network = sim::NetworkKind::AnalyticalCongestion;
+  cfg.algorithms[synth::CollectiveKind::AllReduce] = "ring";
+  cfg.chunks_per_npu = 1;
+  sim::SimResult r;
+  for (auto _ : state) r = sim::simulate(t, w, cfg);
+  state.counters["events"] = static_cast<double>(r.events);
+  state.counters["collectives"] = r.collectives;
+  state.counters["simulated_ms"] = static_cast<double>(r.iteration) / 1e9;
+}
+BENCHMARK(BM_Gpt3Hybrid1024Congestion)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
+
+}  // namespace
