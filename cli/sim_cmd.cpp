@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "cli/progress.hpp"
 #include "chakra/algorithm_files.hpp"
 #include "sim/system.hpp"
 #include "sim/workload.hpp"
@@ -19,7 +20,7 @@ namespace {
 
 struct SimArgs {
   std::string workload, topology, network = "analytical", coll, trace, schedule = "1f1b";
-  int chunks = 4, tp = 1, pp = 1, microbatches = 1;
+  int chunks = 4, tp = 1, pp = 1, microbatches = 1, in_flight = 0;
   bool json = false;
 };
 
@@ -71,6 +72,9 @@ void run_sim(const SimArgs& args) {
   cfg.algorithms = parse_algorithms(args.coll);
   cfg.chunks_per_npu = args.chunks;
   cfg.trace = !args.trace.empty();
+  cfg.max_in_flight = args.in_flight;
+  ProgressBar bar("simulating");
+  cfg.progress = [&](double f) { bar(f); };
   const sim::SimResult r = sim::simulate(t, workload, cfg, name);
   if (!args.trace.empty()) topo::write_file_atomically(args.trace, sim::trace_json(r));
 
@@ -145,6 +149,10 @@ void add_sim_commands(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 16));
   cmd->add_option("--schedule", args.schedule, "Pipeline schedule: gpipe or 1f1b")->capture_default_str();
+  cmd->add_option("--in-flight", args.in_flight,
+                  "Sends and collectives a rank may have in flight at once (0: no limit; ASTRA-sim: 1)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 20));
   cmd->add_option("--trace", args.trace, "Write a Chrome trace-event timeline (Perfetto) to this file");
   cmd->add_flag("--json", args.json, "Print JSON for machines");
   cmd->callback([] { run_sim(args); });

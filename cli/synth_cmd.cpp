@@ -1,6 +1,5 @@
 // tenet synth --topo <file|spec> --coll <collective> --size <bytes> [...] -o <dir>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <charconv>
 #include <chrono>
@@ -11,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "bench/table.hpp"
 #include "cli/formats.hpp"
+#include "cli/progress.hpp"
 #include "synth/algorithm_json.hpp"
 #include "synth/baselines.hpp"
 #include "synth/synthesizer.hpp"
@@ -25,28 +25,6 @@ struct SynthArgs {
   std::string priority = "scarce", link_model = "pipelined", algo = "tenet", emit = "json", reduce_bw = "0";
   uint64_t seed = 1;
   int restarts = 1, root = 0;
-};
-
-// A progress bar on stderr, only when it is a terminal and the run has taken over a second.
-class ProgressBar {
- public:
-  ProgressBar() : tty_(::isatty(STDERR_FILENO)), begin_(std::chrono::steady_clock::now()) {}
-  ~ProgressBar() {
-    if (drawn_) fmt::print(stderr, "\r{:60}\r", "");
-  }
-  void operator()(double fraction) {
-    if (!tty_) return;
-    auto elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin_).count();
-    if (elapsed < 1.0) return;
-    const int width = 40, done = static_cast<int>(fraction * width);
-    fmt::print(stderr, "\rsynthesizing [{}{}] {:3.0f}%  {:.1f} s", std::string(done, '#'),
-               std::string(width - done, '.'), 100 * fraction, elapsed);
-    drawn_ = true;
-  }
-
- private:
-  bool tty_, drawn_ = false;
-  std::chrono::steady_clock::time_point begin_;
 };
 
 // --chunks-per-npu: a whole number in [1, 4096], or auto (then `when_auto`).
@@ -88,7 +66,7 @@ void run_synth(const SynthArgs& args) {
   const Bytes size = parse_bytes(args.size);
   if (size < 1) throw Error("--size must be at least 1 byte");
   synth::SynthOptions o = options_from(args);
-  ProgressBar bar;
+  ProgressBar bar("synthesizing");
   o.progress = [&](double f) { bar(f); };
 
   const auto begin = std::chrono::steady_clock::now();

@@ -97,6 +97,9 @@ class Simulator {
     std::vector<Time> started;
     std::deque<size_t> ready_compute;
     bool computing = false;
+    std::deque<size_t> waiting_comm;  // sends and collectives waiting for the in-flight limit
+    std::vector<char> counts_in_flight;
+    int in_flight = 0;
   };
   struct Meeting {  // one collective of one group
     std::vector<int> members;
@@ -127,6 +130,8 @@ class Simulator {
       rk.pending.assign(n, 0);
       rk.done.assign(n, 0);
       rk.started.assign(n, 0);
+      rk.counts_in_flight.assign(n, 0);
+      total_nodes_ += n;
       for (size_t i = 0; i < n; ++i) {
         const Node& node = *rk.nodes[i];
         for (const auto& deps : {node.data_deps(), node.ctrl_deps()})
@@ -216,10 +221,28 @@ class Simulator {
         next_compute(r);
         break;
       case ChakraProtoMsg::METADATA_NODE: finish(r, i); break;
-      case ChakraProtoMsg::COMM_SEND_NODE: send(r, i, n); break;
       case ChakraProtoMsg::COMM_RECV_NODE: receive(r, i, n); break;
-      case ChakraProtoMsg::COMM_COLL_NODE: meet(r, i, n); break;
+      case ChakraProtoMsg::COMM_SEND_NODE:
+      case ChakraProtoMsg::COMM_COLL_NODE:
+        rk.waiting_comm.push_back(i);
+        next_comm(r);
+        break;
       default: break;
+    }
+  }
+
+  // Starts waiting sends and collectives while the rank's in-flight limit allows.
+  void next_comm(int r) {
+    Rank& rk = ranks_[r];
+    while (!rk.waiting_comm.empty() && (cfg_.max_in_flight == 0 || rk.in_flight < cfg_.max_in_flight)) {
+      const size_t i = rk.waiting_comm.front();
+      rk.waiting_comm.pop_front();
+      ++rk.in_flight;
+      rk.counts_in_flight[i] = 1;
+      rk.started[i] = events_.now();
+      const Node& n = *rk.nodes[i];
+      if (n.type() == ChakraProtoMsg::COMM_SEND_NODE) send(r, i, n);
+      else meet(r, i, n);
     }
   }
 
@@ -395,6 +418,13 @@ class Simulator {
     Rank& rk = ranks_[r];
     rk.done[i] = 1;
     stats_[r].finish = std::max(stats_[r].finish, events_.now());
+    if (cfg_.progress && ++done_nodes_ % (total_nodes_ / 100 + 1) == 0)
+      cfg_.progress(static_cast<double>(done_nodes_) / static_cast<double>(total_nodes_));
+    if (rk.counts_in_flight[i]) {
+      rk.counts_in_flight[i] = 0;
+      --rk.in_flight;
+      next_comm(r);
+    }
     for (size_t u : rk.users[i])
       if (--rk.pending[u] == 0) begin(r, u);
   }
@@ -412,6 +442,9 @@ class Simulator {
         if (n.type() == ChakraProtoMsg::COMM_RECV_NODE)
           why = fmt::format("a receive from rank {} with tag {} that no send matches", *chakra::int_attr(n, "comm_src"),
                             *chakra::int_attr(n, "comm_tag"));
+        else if (std::find(ranks_[r].waiting_comm.begin(), ranks_[r].waiting_comm.end(), i) != ranks_[r].waiting_comm.end())
+          why = fmt::format("waits for the in-flight limit ({}) while the operations in flight wait for others",
+                            cfg_.max_in_flight);
         else if (n.type() == ChakraProtoMsg::COMM_COLL_NODE)
           why = "a collective that not every member of its group reaches";
         else
@@ -442,6 +475,7 @@ class Simulator {
   std::unordered_map<uint64_t, std::vector<topo::LinkId>> routes_;
   std::vector<TraceSlice> trace_;
   int collectives_ = 0;
+  size_t total_nodes_ = 0, done_nodes_ = 0;
 };
 
 }  // namespace

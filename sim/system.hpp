@@ -11,9 +11,10 @@
 // every member has reached its k-th collective of that group, the group's algorithm (a baseline
 // or the synthesizer, cached per collective, group and size) replays on the network, and every
 // member finishes when it is done. Communication is not otherwise limited: any number of messages
-// and collectives may be in flight per rank.
+// and collectives may be in flight per rank unless SimConfig::max_in_flight says otherwise.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -32,7 +33,11 @@ struct SimConfig {
   // Producer per collective: "tenet" (the synthesizer) or a baseline name; default "tenet".
   std::map<synth::CollectiveKind, std::string> algorithms;
   int chunks_per_npu = 4;
+  // Communication operations (sends and collectives) a rank may have in flight at once; further
+  // ones wait in the order they became ready. 0: no limit (ASTRA-sim runs one at a time: 1).
+  int max_in_flight = 0;
   bool trace = false;  // keep the per-node timeline
+  std::function<void(double)> progress;  // called with the fraction of nodes done, now and then
 };
 
 struct RankStats {

@@ -125,6 +125,20 @@ TEST(Simulator, RunsAlgorithmFilesAsTheyAre) {
   EXPECT_THAT([&] { simulate(t, w.files, cfg); }, ::testing::ThrowsMessage<Error>(HasSubstr("but the workload runs all-reduce")));
 }
 
+TEST(Simulator, InFlightLimitSerializesCommunication) {
+  const auto t = topo::generate("ring:4,bw=50GB/s,lat=0.5us");
+  Workload w(4);
+  for (int r = 0; r < 4; ++r) {
+    w.all_reduce(r, 4 << 20);
+    w.all_reduce(r, 4 << 20);  // independent of the first
+  }
+  const Time ring = 2 * 3 * (500'000 + transfer_time(1 << 20, 50'000'000'000));
+  SimConfig cfg = ring_config();
+  EXPECT_EQ(simulate(t, w.files, cfg).iteration, ring);  // analytical: both at once, no contention
+  cfg.max_in_flight = 1;
+  EXPECT_EQ(simulate(t, w.files, cfg).iteration, 2 * ring);
+}
+
 TEST(Simulator, SendAndReceiveFollowTheRoute) {
   const auto t = topo::generate("switch:4,bw=50GB/s,lat=0.5us");
   Workload w(4);
