@@ -71,10 +71,8 @@ void CollectiveRun::satisfied(TransferId id) {
 
 void CollectiveRun::issue(TransferId id) {
   const synth::Transfer& x = a_[id];
-  auto route = a_.route(id);
-  Message m{x.src, x.dst, a_.chunk_bytes, {route.begin(), route.end()}};
   net_.send(
-      std::move(m),
+      Message{x.src, x.dst, a_.chunk_bytes, a_.route(id)},
       [this, id] {
         for (int64_t k = release_offset_[id]; k < release_offset_[id + 1]; ++k) satisfied(release_users_[k]);
       },

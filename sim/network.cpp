@@ -11,7 +11,7 @@
 namespace tenet::sim {
 namespace {
 
-Time route_latency(const topo::Topology& t, const std::vector<topo::LinkId>& route) {
+Time route_latency(const topo::Topology& t, std::span<const topo::LinkId> route) {
   Time l = 0;
   for (topo::LinkId id : route) l += t.link(id).latency;
   return l;
@@ -64,7 +64,7 @@ class Congestion final : public Network {
       flows_.emplace_back();
     }
     Flow& f = flows_[id];
-    f.route = std::move(m.route);
+    f.route.assign(m.route.begin(), m.route.end());
     f.left = static_cast<double>(m.bytes);
     f.rate = 0;
     f.settled = events_.now();

@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,7 @@ namespace tenet::sim {
 struct Message {
   topo::NodeId src = 0, dst = 0;
   Bytes bytes = 0;
-  std::vector<topo::LinkId> route;
+  std::span<const topo::LinkId> route;  // valid during send(); a backend copies what it keeps
 };
 
 class Network {

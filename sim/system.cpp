@@ -274,7 +274,7 @@ class Simulator {
     });
   }
 
-  std::vector<topo::LinkId> route(topo::NodeId a, topo::NodeId b) {
+  const std::vector<topo::LinkId>& route(topo::NodeId a, topo::NodeId b) {
     const uint64_t k = (static_cast<uint64_t>(a) << 32) | static_cast<uint32_t>(b);
     auto it = routes_.find(k);
     if (it != routes_.end()) return it->second;
