@@ -1,6 +1,9 @@
 #include "sim/collective_engine.hpp"
 
 #include <algorithm>
+#include <climits>
+
+#include "topo/error.hpp"
 
 namespace tenet::sim {
 
@@ -11,49 +14,68 @@ CollectiveRun::CollectiveRun(const synth::Algorithm& a, Network& net, EventQueue
   const auto n = static_cast<TransferId>(a.size());
   remaining_ = a.size();
   waiting_.assign(n, 0);
-  // Dependency edges (dependency -> user), kind 0 on arrival, 1 on release, in flat arrays.
-  std::vector<std::pair<TransferId, TransferId>> on_arrival, on_release;
-  on_arrival.reserve(a.size() * 2);
-  on_release.reserve(a.size());
-  // Arrivals so far per (node, chunk), as chains: the last one, and each one's predecessor.
+  arrive_offset_.assign(n + 1, 0);
+  release_offset_.assign(n + 1, 0);
+  // The dependency edges (dependency -> user) are walked twice, straight into CSR lists: the
+  // first pass counts them per dependency, the second places them. Arrivals so far per
+  // (node, chunk) are kept as chains: the last one, and each one's predecessor.
   topo::NodeId nodes = 0;
   for (const synth::Transfer& x : a.transfers()) nodes = std::max({nodes, x.src + 1, x.dst + 1});
   const int64_t chunks = a.collective.num_chunks();
-  std::vector<TransferId> last_arrival(static_cast<size_t>(nodes) * chunks, -1);
-  std::vector<TransferId> previous_arrival(n, -1);
-  std::vector<TransferId> last_on_link(net.num_links(), -1);
+  std::vector<TransferId> last_arrival(static_cast<size_t>(nodes) * chunks);
+  std::vector<TransferId> previous_arrival(n);
+  std::vector<TransferId> last_on_link(net.num_links());
   auto slot = [&](topo::NodeId v, synth::ChunkId c) { return static_cast<size_t>(v) * chunks + c; };
-  for (TransferId id = 0; id < n; ++id) {
-    const synth::Transfer& x = a[id];
-    for (TransferId d : a.deps(id)) on_arrival.emplace_back(d, id);
-    for (TransferId d = last_arrival[slot(x.src, x.chunk)]; d >= 0; d = previous_arrival[d]) on_arrival.emplace_back(d, id);
-    TransferId counted = -1;  // a predecessor on several links counts once
-    for (topo::LinkId l : a.route(id)) {
-      const TransferId before = last_on_link[l];
-      if (before >= 0 && before != counted) {
-        on_release.emplace_back(before, id);
-        counted = before;
+  auto walk = [&](auto&& on_arrival, auto&& on_release) {
+    std::fill(last_arrival.begin(), last_arrival.end(), -1);
+    std::fill(last_on_link.begin(), last_on_link.end(), -1);
+    for (TransferId id = 0; id < n; ++id) {
+      const synth::Transfer& x = a[id];
+      for (TransferId d : a.deps(id)) on_arrival(d, id);
+      for (TransferId d = last_arrival[slot(x.src, x.chunk)]; d >= 0; d = previous_arrival[d]) on_arrival(d, id);
+      TransferId counted = -1;  // a predecessor on several links counts once
+      for (topo::LinkId l : a.route(id)) {
+        const TransferId before = last_on_link[l];
+        if (before >= 0 && before != counted) {
+          on_release(before, id);
+          counted = before;
+        }
+        last_on_link[l] = id;
       }
-      last_on_link[l] = id;
+      TransferId& last = last_arrival[slot(x.dst, x.chunk)];
+      previous_arrival[id] = last;
+      last = id;
     }
-    TransferId& last = last_arrival[slot(x.dst, x.chunk)];
-    previous_arrival[id] = last;
-    last = id;
-  }
-  auto csr = [&](std::vector<std::pair<TransferId, TransferId>>& edges, std::vector<int64_t>& offset,
-                 std::vector<TransferId>& users) {
-    offset.assign(n + 1, 0);
-    for (auto [from, to] : edges) {
+  };
+  auto count = [this](std::vector<int32_t>& offset) {
+    return [this, &offset](TransferId from, TransferId to) {
       ++offset[from + 1];
       ++waiting_[to];
-    }
-    for (TransferId i = 0; i < n; ++i) offset[i + 1] += offset[i];
-    users.resize(edges.size());
-    std::vector<int64_t> next(offset.begin(), offset.end() - 1);
-    for (auto [from, to] : edges) users[next[from]++] = to;
+    };
   };
-  csr(on_arrival, arrive_offset_, arrive_users_);
-  csr(on_release, release_offset_, release_users_);
+  walk(count(arrive_offset_), count(release_offset_));
+  auto prefix_sums = [n](std::vector<int32_t>& offset) {
+    int64_t total = 0;
+    for (TransferId i = 0; i <= n; ++i) {
+      total += offset[i];
+      if (total > INT32_MAX) throw Error("algorithm too large to replay: over 2^31 dependencies");
+      offset[i] = static_cast<int32_t>(total);
+    }
+  };
+  prefix_sums(arrive_offset_);
+  prefix_sums(release_offset_);
+  arrive_users_.resize(arrive_offset_[n]);
+  release_users_.resize(release_offset_[n]);
+  // Placing an edge advances its dependency's start by one; afterwards every start sits where the
+  // next dependency's list begins, so shifting the array by one restores the offsets.
+  auto place = [](std::vector<int32_t>& offset, std::vector<TransferId>& users) {
+    return [&offset, &users](TransferId from, TransferId to) { users[offset[from]++] = to; };
+  };
+  walk(place(arrive_offset_, arrive_users_), place(release_offset_, release_users_));
+  for (auto* offset : {&arrive_offset_, &release_offset_}) {
+    std::copy_backward(offset->begin(), offset->end() - 1, offset->end());
+    (*offset)[0] = 0;
+  }
 }
 
 void CollectiveRun::start() {
@@ -74,10 +96,10 @@ void CollectiveRun::issue(TransferId id) {
   net_.send(
       Message{x.src, x.dst, a_.chunk_bytes, a_.route(id)},
       [this, id] {
-        for (int64_t k = release_offset_[id]; k < release_offset_[id + 1]; ++k) satisfied(release_users_[k]);
+        for (int32_t k = release_offset_[id]; k < release_offset_[id + 1]; ++k) satisfied(release_users_[k]);
       },
       [this, id] {
-        for (int64_t k = arrive_offset_[id]; k < arrive_offset_[id + 1]; ++k) satisfied(arrive_users_[k]);
+        for (int32_t k = arrive_offset_[id]; k < arrive_offset_[id + 1]; ++k) satisfied(arrive_users_[k]);
         if (--remaining_ == 0) on_done_();
       });
 }

@@ -6,6 +6,7 @@
 // order holds and the network decides the times.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -32,7 +33,7 @@ class CollectiveRun {
   std::function<void()> on_done_;
   std::vector<int> waiting_;  // unmet dependencies per transfer
   // Who waits for each transfer's arrival and for its release of its links (CSR lists).
-  std::vector<int64_t> arrive_offset_, release_offset_;
+  std::vector<int32_t> arrive_offset_, release_offset_;
   std::vector<synth::TransferId> arrive_users_, release_users_;
   size_t remaining_ = 0;
 };

@@ -2,9 +2,22 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "topo/error.hpp"
 
 namespace tenet::sim {
+
+void EventQueue::Fifo::push_back(Event e) {
+  if (size_ == slots_.size()) {
+    std::vector<Event> grown(std::max<size_t>(64, slots_.size() * 2));
+    for (size_t i = 0; i < size_; ++i) grown[i] = std::move(slots_[(head_ + i) & (slots_.size() - 1)]);
+    slots_ = std::move(grown);
+    head_ = 0;
+  }
+  slots_[(head_ + size_) & (slots_.size() - 1)] = std::move(e);
+  ++size_;
+}
 
 void EventQueue::schedule(Time at, Action action) {
   if (at < now_)
@@ -13,12 +26,12 @@ void EventQueue::schedule(Time at, Action action) {
   const Time delay = at - now_;
   for (Fifo& f : fifos_)
     if (f.delay == delay) {
-      f.events.push_back(Event{at, seq_++, std::move(action)});
+      f.push_back(Event{at, seq_++, std::move(action)});
       return;
     }
   if (fifos_.size() < kFifos) {
-    fifos_.push_back({delay, {}});
-    fifos_.back().events.push_back(Event{at, seq_++, std::move(action)});
+    fifos_.emplace_back(delay);
+    fifos_.back().push_back(Event{at, seq_++, std::move(action)});
     return;
   }
   heap_.push(Event{at, seq_++, std::move(action)});
@@ -28,8 +41,8 @@ size_t EventQueue::next_source() const {
   size_t best = heap_.empty() ? kFifos + 1 : kFifos;
   const Event* e = heap_.empty() ? nullptr : &heap_.top();
   for (size_t i = 0; i < fifos_.size(); ++i) {
-    if (fifos_[i].events.empty()) continue;
-    const Event& f = fifos_[i].events.front();
+    if (fifos_[i].empty()) continue;
+    const Event& f = fifos_[i].front();
     if (!e || Later()(*e, f)) {
       e = &f;
       best = i;
@@ -47,8 +60,8 @@ bool EventQueue::step() {
     e = std::move(const_cast<Event&>(heap_.top()));
     heap_.pop();
   } else {
-    e = std::move(fifos_[from].events.front());
-    fifos_[from].events.pop_front();
+    e = std::move(fifos_[from].front());
+    fifos_[from].pop_front();
   }
   --pending_;
   now_ = e.at;
@@ -59,7 +72,7 @@ bool EventQueue::step() {
 
 Time EventQueue::run(Time until) {
   for (size_t from = next_source(); from <= kFifos; from = next_source()) {
-    const Time at = from == kFifos ? heap_.top().at : fifos_[from].events.front().at;
+    const Time at = from == kFifos ? heap_.top().at : fifos_[from].front().at;
     if (at > until) break;
     step();
   }

@@ -8,7 +8,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <queue>
 #include <vector>
@@ -47,9 +46,24 @@ class EventQueue {
     }
   };
   static constexpr size_t kFifos = 16;
-  struct Fifo {
+  // A growable ring buffer: std::deque's 512-byte blocks hold ten events and would allocate
+  // all the time.
+  class Fifo {
+   public:
+    explicit Fifo(Time delay) : delay(delay) {}
     Time delay;
-    std::deque<Event> events;
+    bool empty() const { return size_ == 0; }
+    Event& front() { return slots_[head_]; }
+    const Event& front() const { return slots_[head_]; }
+    void push_back(Event e);
+    void pop_front() {
+      head_ = (head_ + 1) & (slots_.size() - 1);
+      --size_;
+    }
+
+   private:
+    std::vector<Event> slots_;  // a power of two in size
+    size_t head_ = 0, size_ = 0;
   };
   // Where the next event is: a FIFO's index, or kFifos for the heap; nothing when empty.
   size_t next_source() const;
