@@ -4,7 +4,7 @@
 #   build  configure and build (Release) into ./build
 #   test   deps + build + every test (ctest); exits non-zero on any failure
 #   demo   deps + build + the main job on an embedded default topology
-#   bench  deps + build + the Google Benchmark microbenchmarks
+#   bench  deps + build + the Google Benchmark microbenchmarks and `tenet bench --quick`
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
@@ -18,6 +18,7 @@ PACKAGES=(
   libboost-graph-dev liblemon-dev
   libprotobuf-dev protobuf-compiler
   libfmt-dev libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libpugixml-dev
+  gnuplot-nox
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 
@@ -62,6 +63,9 @@ demo() {
   log "synthesizing All-Reduce of 256 MiB: tenet synth --coll all-reduce --chunks-per-npu auto --restarts 4"
   "$BUILD_DIR/cli/tenet" synth --topo "$DEMO_TOPOLOGY" --coll all-reduce --size 256MiB \
     --chunks-per-npu auto --restarts 4 -o out/demo
+  log "beside every baseline, with the lower bound: tenet synth --algo all"
+  "$BUILD_DIR/cli/tenet" synth --topo "$DEMO_TOPOLOGY" --coll all-reduce --size 256MiB --algo all \
+    --chunks-per-npu 4 -o out/demo/compare
   log "checking it independently: tenet verify out/demo/algorithm.json"
   "$BUILD_DIR/cli/tenet" verify out/demo/algorithm.json --topo "$DEMO_TOPOLOGY"
   log "exporting it for ASTRA-sim and MSCCL: tenet export --format chakra,msccl-xml"
@@ -77,6 +81,8 @@ demo() {
 bench() {
   log "Google Benchmark microbenchmarks"
   "$BUILD_DIR/bench/tenet_micro_bench" --benchmark_counters_tabular=true "$@"
+  log "the quick comparison suite: tenet bench --quick -o out/bench"
+  "$BUILD_DIR/cli/tenet" bench --quick -o out/bench
 }
 
 usage() {

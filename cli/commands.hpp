@@ -20,6 +20,7 @@ void add_verify_command(CLI::App& app);
 void add_synth_command(CLI::App& app);
 void add_export_commands(CLI::App& app);
 void add_sim_commands(CLI::App& app);
+void add_bench_command(CLI::App& app);
 
 // "0" or a bandwidth with a unit.
 Bandwidth parse_reduce_bandwidth(const std::string& text);

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   tenet::cli::add_verify_command(app);
   tenet::cli::add_export_commands(app);
   tenet::cli::add_sim_commands(app);
+  tenet::cli::add_bench_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

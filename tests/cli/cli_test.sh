@@ -147,6 +147,28 @@ check "workload gen hybrid" 0 "wrote 8 ranks" -- "$T" workload gen --model dlrm 
 check "workload bad schedule" 2 "unknown pipeline schedule 'zigzag'" -- "$T" workload gen --schedule zigzag -o "$tmp/wl/z"
 check "workload bad model" 2 "unknown model 'alexnet'" -- "$T" workload gen --model alexnet -o "$tmp/wl/x"
 
+# tenet bench: a small suite, its outputs, malformed suites, --compare-to regressions.
+printf 'name: tiny\ntopologies: [ring:4, switch:4]\ncollectives: [all-reduce, all-gather]\nsizes: [1MiB, 64MiB]\nalgorithms: all\nchunks: [1, 2]\n' > "$tmp/tiny.yaml"
+check "bench help" 0 "4 regressions against --compare-to" -- "$T" bench --help
+check "bench tiny" 0 "verified correct" -- "$T" bench "$tmp/tiny.yaml" -o "$tmp/b1" --network analytical
+for f in results.csv report.md plots/plots.gp plots/speedup.dat; do
+  if [[ -s $tmp/b1/$f ]]; then pass=$((pass + 1)); else echo "FAIL bench wrote no $f"; fail=$((fail + 1)); fi
+done
+check "bench csv sim column" 0 "sim_analytical_ps" -- head -1 "$tmp/b1/results.csv"
+check "bench same as before" 0 "no regressions against" -- "$T" bench "$tmp/tiny.yaml" -o "$tmp/b2" --compare-to "$tmp/b1/results.csv"
+# Pretend ring used to be faster: its first row's time becomes 1 ps.
+awk -F, 'BEGIN{OFS=","} $6=="ring" && $7=="ok" && !done {$8=1; done=1} {print}' "$tmp/b1/results.csv" > "$tmp/old.csv"
+check "bench regression" 4 "slower collective" -- "$T" bench "$tmp/tiny.yaml" -o "$tmp/b3" --compare-to "$tmp/old.csv"
+check "bench compare missing" 2 "cannot open file" -- "$T" bench "$tmp/tiny.yaml" -o "$tmp/b4" --compare-to "$tmp/none.csv"
+printf 'a,b\n1,2\n' > "$tmp/notresults.csv"
+check "bench compare not results" 2 "no 'topology' column" -- "$T" bench "$tmp/tiny.yaml" -o "$tmp/b5" --compare-to "$tmp/notresults.csv"
+printf 'topologies: [ring:4]\ncollectives: [all-reduce]\nsizes: [1MiB]\nchunks: [two]\n' > "$tmp/bad-suite.yaml"
+check "bench bad suite" 2 "error: $tmp/bad-suite.yaml:4:" -- "$T" bench "$tmp/bad-suite.yaml" -o "$tmp/b6"
+if [[ -e $tmp/b6 ]]; then echo "FAIL bad suite left output"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+check "bench bad network" 2 "unknown network" -- "$T" bench "$tmp/tiny.yaml" -o "$tmp/b7" --network ethernet
+"$T" bench --print-default > "$tmp/default.yaml"
+check "bench default quick" 0 "default (quick)" -- "$T" bench "$tmp/default.yaml" --quick -o "$tmp/b8"
+
 for f in "$SRC"/examples/topologies/*; do
   check "example $(basename "$f")" 0 "cut bound" -- "$T" topo info "$f"
 done

@@ -1,0 +1,63 @@
+// The comparison harness behind `tenet bench`: for every case of a suite, synthesize (best of
+// the suite's restarts), build every applicable baseline, verify every algorithm, time it under
+// the link cost model and, when the suite names simulator backends, replay it there. Then write
+// results.csv, report.md and gnuplot plots, and compare against an earlier results.csv.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench/suite.hpp"
+
+namespace tenet::bench {
+
+struct Result {
+  std::string topology;  // the suite's label
+  int npus = 0;
+  synth::CollectiveKind collective{};
+  Bytes size = 0;
+  int chunks = 1;  // per NPU
+  std::string algorithm;
+  // ok, incorrect (the verifier found violations: a failure of the run), not-applicable, error
+  std::string status;
+  std::string note;        // why not applicable, the first violation, or the error
+  Time time = 0;           // collective time under the link cost model
+  Time bound = 0;          // the lower bound
+  double busbw = 0;        // bytes per second
+  double build_seconds = 0;  // synthesis or construction
+  size_t transfers = 0;
+  std::vector<Time> simulated;  // per suite network, the replayed time
+
+  bool ok() const { return status == "ok"; }
+  double ratio() const { return bound > 0 ? static_cast<double>(time) / static_cast<double>(bound) : 0.0; }
+};
+
+struct HarnessOptions {
+  int threads = 0;  // cases run concurrently; 0: all cores
+  std::function<void(double)> progress;
+};
+
+// Results in suite order: topology, collective, size, chunks, then algorithm.
+std::vector<Result> run_suite(const Suite& suite, const HarnessOptions& options = {});
+
+// One row per case and algorithm; times in picoseconds (exact), bandwidths in GB/s (1e9 B/s).
+std::string results_csv(const Suite& suite, const std::vector<Result>& results);
+// Per topology and baseline, the synthesizer's geometric-mean speed-up (a Markdown table).
+std::string summary_markdown(const Suite& suite, const std::vector<Result>& results);
+// The summary, then a table per topology: each case's lower bound, the synthesizer's time and its speed-up over
+// every baseline, with the geometric mean per baseline; then a summary over topologies.
+std::string report_markdown(const Suite& suite, const std::vector<Result>& results);
+
+// Writes <dir>/plots/: data files, plots.gp, and, when gnuplot is installed, SVGs (time versus
+// size per algorithm for each topology and collective, speed-up bars, percent of the lower
+// bound). Returns whether gnuplot ran.
+bool write_plots(const Suite& suite, const std::vector<Result>& results, const std::string& dir);
+
+// What got worse against an earlier results.csv (`old_file` names it in errors): a longer
+// collective time, a verdict lost, a case that no longer runs, or a build more than
+// (1 + speed_tolerance) times and 50 ms slower. One sentence each.
+std::vector<std::string> regressions(std::string_view old_csv, const std::string& old_file,
+                                     const std::vector<Result>& results, double speed_tolerance = 1.0);
+
+}  // namespace tenet::bench

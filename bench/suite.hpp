@@ -1,0 +1,57 @@
+// A benchmark suite: topologies x collectives x sizes x algorithms x chunk counts, read from YAML.
+//
+//   name: my-suite
+//   topologies:                 # generator specs, topology files (relative to the suite file),
+//     - torus2d:4x4             # or a Tenet topology written inline as a map
+//     - ../topologies/leaf-spine.json
+//     - {name: pair, npus: [a, b], links: [{src: a, dst: b, bw: 25GB/s, lat: 1us}]}
+//   collectives: [all-reduce, all-gather]
+//   sizes: [1MiB, 64MiB, 1GiB]
+//   algorithms: all             # or a list: tenet, ring, bidir-ring, direct, rhd, dbt, bruck, ...
+//   chunks: [1, 4]              # chunks per NPU
+//   restarts: 4                 # the synthesizer keeps the best of this many seeds
+//   networks: []                # simulator backends to replay every algorithm on, e.g.
+//                               # [analytical, analytical-congestion]
+//   quick: {sizes: [1MiB]}      # what --quick replaces (any of the keys above)
+//
+// `default_suite_yaml()` is the built-in suite. Errors name the file and line.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/network.hpp"
+#include "synth/collective.hpp"
+#include "topo/topology.hpp"
+
+namespace tenet::bench {
+
+struct SuiteTopology {
+  std::string label;  // the spec, the path as written, or the inline topology's name
+  topo::Topology topology;
+};
+
+struct Suite {
+  std::string name;
+  std::vector<SuiteTopology> topologies;
+  std::vector<synth::CollectiveKind> collectives;
+  std::vector<Bytes> sizes;
+  std::vector<std::string> algorithms;  // "tenet" and baseline names; "all" expanded per case
+  std::vector<int> chunks;
+  int restarts = 1;
+  std::vector<sim::NetworkKind> networks;
+
+  size_t num_cases() const { return topologies.size() * collectives.size() * sizes.size() * chunks.size(); }
+};
+
+// Parses a suite; `file` names it in errors and anchors relative topology paths. With `quick`,
+// the `quick:` block's keys replace the top-level ones.
+Suite parse_suite(std::string_view text, const std::string& file, bool quick = false);
+Suite load_suite(const std::string& path, bool quick = false);
+// The built-in suite (`tenet bench` without a file): rings, 2-D/3-D meshes and tori, a
+// hypercube, a switch, a leaf-spine fat-tree, NVSwitch nodes on rails, a heterogeneous mesh and
+// two islands joined by a slow link; 1 MiB to 1 GiB. Its quick form runs in well under a minute.
+std::string_view default_suite_yaml();
+
+}  // namespace tenet::bench

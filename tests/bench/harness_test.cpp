@@ -1,0 +1,220 @@
+#include "bench/harness.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <set>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "synth/baselines.hpp"
+#include "topo/error.hpp"
+#include "topo/io.hpp"
+
+namespace tenet::bench {
+namespace {
+
+// Parses `text` and expects a tenet::Error at `line` whose message contains `what`.
+void expect_error(const std::string& text, int line, const std::string& what) {
+  try {
+    parse_suite(text, "suite.yaml");
+    ADD_FAILURE() << "no error for:\n" << text;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where().file, "suite.yaml") << e.what();
+    EXPECT_EQ(e.where().line, line) << e.what();
+    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+  }
+}
+
+HarnessOptions on(int threads) {
+  HarnessOptions o;
+  o.threads = threads;
+  return o;
+}
+
+constexpr const char* kSmall = R"(name: small
+topologies: [ring:4, switch:4]
+collectives: [all-reduce, all-gather]
+sizes: [64KiB, 16MiB]
+algorithms: all
+chunks: [1, 2]
+networks: [analytical]
+)";
+
+TEST(Suite, TheBuiltInSuiteCoversTheAdvertisedFamilies) {
+  const Suite s = parse_suite(default_suite_yaml(), "<default>");
+  std::vector<std::string> labels;
+  for (const SuiteTopology& t : s.topologies) labels.push_back(t.label);
+  for (const char* family : {"ring:", "mesh2d:", "mesh3d:", "torus2d:", "torus3d:", "hypercube:", "switch:",
+                             "leafspine:", "nvcluster:", "hetmesh2d:", "two-islands"})
+    EXPECT_TRUE(std::any_of(labels.begin(), labels.end(), [&](const std::string& l) { return l.find(family) == 0; }))
+        << family;
+  EXPECT_EQ(s.sizes.front(), Bytes{1} << 20);
+  EXPECT_EQ(s.sizes.back(), Bytes{1} << 30);
+  const Suite quick = parse_suite(default_suite_yaml(), "<default>", true);
+  EXPECT_LT(quick.num_cases(), s.num_cases());
+  EXPECT_EQ(quick.name, "default (quick)");
+}
+
+TEST(Suite, ReadsInlineAndFileTopologiesRelativeToTheSuite) {
+  const auto dir = std::filesystem::temp_directory_path() / ("tenet_suite_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "topos");
+  topo::write_file_atomically((dir / "topos" / "pair.yaml").string(),
+                              "name: pair\nnpus: [a, b]\nlinks: [{src: a, dst: b, bw: 10GB/s, lat: 1us}]\n");
+  topo::write_file_atomically((dir / "suite.yaml").string(),
+                              "topologies:\n  - topos/pair.yaml\n  - {name: trio, defaults: {bw: 1GB/s, lat: 1us},"
+                              " npus: [x, y, z], links: [{src: x, dst: y}, {src: y, dst: z}]}\n"
+                              "collectives: all-gather\nsizes: 1MiB\n");
+  const Suite s = load_suite((dir / "suite.yaml").string());
+  ASSERT_EQ(s.topologies.size(), 2u);
+  EXPECT_EQ(s.topologies[0].topology.num_npus(), 2);
+  EXPECT_EQ(s.topologies[1].label, "trio");
+  EXPECT_EQ(s.topologies[1].topology.num_npus(), 3);
+  EXPECT_EQ(s.name, "suite");
+  EXPECT_EQ(s.algorithms, std::vector<std::string>{"all"});
+  EXPECT_EQ(s.chunks, std::vector<int>{1});
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Suite, MalformedSuitesNameTheLine) {
+  expect_error("topologies: [ring:4]\ncollectives: [all-reduce]\nsizes: [1MiB]\ncolour: red\n", 4, "unknown key 'colour'");
+  expect_error("topologies: [ring:4]\ncollectives: [all-reduce]\nsizes: [1MiB, 12]\n", 3, "unit");
+  expect_error("topologies: [ring:4]\ncollectives:\n  - all-reduce\n  - all-mix\n", 4, "all-mix");
+  expect_error("topologies: [ring:4]\ncollectives: [all-reduce]\nsizes: [1MiB]\nalgorithms: [ring, fast]\n", 4,
+               "unknown algorithm 'fast'");
+  expect_error("topologies: [ring:4]\ncollectives: [all-reduce]\nsizes: [1MiB]\nchunks: [0]\n", 4, "[1, 4096]");
+  expect_error("topologies: [ring:4]\ncollectives: [all-reduce]\nsizes: [1MiB]\nrestarts: many\n", 4, "whole number");
+  expect_error("topologies: [ring:4]\ncollectives: [all-reduce]\nsizes: [1MiB]\nnetworks: [ethernet]\n", 4, "ethernet");
+  expect_error("topologies:\n  - ring:4\n  - nothing-here.yaml\ncollectives: [all-reduce]\nsizes: [1MiB]\n", 3,
+               "no such file");
+  expect_error("topologies:\n  - ring:4\n  - torus2d:4\ncollectives: [all-reduce]\nsizes: [1MiB]\n", 3, "torus2d:4");
+  expect_error("topologies: []\ncollectives: [all-reduce]\nsizes: [1MiB]\n", 1, "non-empty list");
+  expect_error("collectives: [all-reduce]\nsizes: [1MiB]\n", 0, "no 'topologies'");
+  expect_error("topologies: [ring:4]\ncollectives: [all-reduce]\nsizes: [1MiB]\nquick: {name: q}\n", 4,
+               "cannot be replaced");
+  expect_error("topologies: [ring:4\ncollectives: [all-reduce]\n", 2, "not valid YAML");
+  expect_error("- just\n- a list\n", 1, "a suite is a YAML map");
+  // An error inside an inline topology carries the suite's line.
+  expect_error("topologies:\n  - ring:4\n  - name: bad\n    npus: [a, b]\n    links:\n      - {src: a, dst: c, bw: 1GB/s, "
+               "lat: 1us}\ncollectives: [all-reduce]\nsizes: [1MiB]\n",
+               6, "c");
+}
+
+TEST(Harness, EveryAlgorithmIsVerifiedAndReplaysInItsTime) {
+  const Suite s = parse_suite(kSmall, "small.yaml");
+  const std::vector<Result> results = run_suite(s, on(2));
+  ASSERT_EQ(s.num_cases(), 16u);
+  int ok = 0;
+  std::set<std::string> seen_tenet;
+  for (const Result& r : results) {
+    ASSERT_TRUE(r.status == "ok" || r.status == "not-applicable") << r.algorithm << ": " << r.status << " " << r.note;
+    if (!r.ok()) {
+      EXPECT_FALSE(r.note.empty());
+      continue;
+    }
+    ++ok;
+    EXPECT_GE(r.time, r.bound) << r.algorithm;  // the bound holds
+    EXPECT_GT(r.busbw, 0);
+    ASSERT_EQ(r.simulated.size(), 1u);
+    EXPECT_EQ(r.simulated[0], r.time) << r.algorithm << " on " << r.topology;  // exact replay on `analytical`
+    if (r.algorithm == "tenet") seen_tenet.insert(fmt::format("{}{}{}{}", r.topology, static_cast<int>(r.collective), r.size, r.chunks));
+  }
+  EXPECT_EQ(seen_tenet.size(), 16u);  // the synthesizer ran on every case
+  EXPECT_GT(ok, 16 * 3);
+  // The ring baseline equals its closed form: All-Gather on ring:4, (p-1)(a + b/B) per chunk step.
+  int checked = 0;
+  for (const Result& r : results)
+    if (r.topology == "ring:4" && r.algorithm == "ring" && r.collective == synth::CollectiveKind::AllGather &&
+        r.chunks == 1 && r.size == (Bytes{16} << 20)) {
+      const Bytes per_rank_chunk = (Bytes{16} << 20) / 4;
+      EXPECT_EQ(r.time, 3 * (500'000 + transfer_time(per_rank_chunk, 50'000'000'000)));
+      ++checked;
+    }
+  EXPECT_EQ(checked, 1);
+}
+
+TEST(Harness, ResultsDoNotDependOnTheThreadCount) {
+  const Suite s = parse_suite(kSmall, "small.yaml");
+  const std::vector<Result> one = run_suite(s, on(1)), two = run_suite(s, on(2));
+  ASSERT_EQ(one.size(), two.size());
+  for (size_t i = 0; i < one.size(); ++i) {
+    EXPECT_EQ(one[i].algorithm, two[i].algorithm);
+    EXPECT_EQ(one[i].time, two[i].time);
+    EXPECT_EQ(one[i].status, two[i].status);
+  }
+}
+
+TEST(Harness, ReportsCsvPlotsAndRegressions) {
+  const Suite s = parse_suite(kSmall, "small.yaml");
+  std::vector<Result> results = run_suite(s);
+  const std::string csv = results_csv(s, results);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "topology,npus,collective,size_bytes,chunks_per_npu,algorithm,status,time_ps,lower_bound_ps,ratio_to_bound,"
+            "busbw_GBps,build_s,transfers,note,sim_analytical_ps");
+  EXPECT_EQ(static_cast<size_t>(std::count(csv.begin(), csv.end(), '\n')), results.size() + 1);
+
+  const std::string report = report_markdown(s, results);
+  EXPECT_NE(report.find("## ring:4 (4 NPUs)"), std::string::npos);
+  EXPECT_NE(report.find("## switch:4 (4 NPUs)"), std::string::npos);
+  EXPECT_NE(report.find("geometric mean"), std::string::npos);
+  EXPECT_EQ(report.find("Failures"), std::string::npos);
+  // Tenet's speed-up over ring on ring:4, All-Gather 16 MiB, 1 chunk: printed as the ratio of the times.
+  const Result *tenet = nullptr, *ring = nullptr;
+  for (const Result& r : results)
+    if (r.topology == "ring:4" && r.collective == synth::CollectiveKind::AllGather && r.size == (Bytes{16} << 20) &&
+        r.chunks == 1) {
+      if (r.algorithm == "tenet") tenet = &r;
+      if (r.algorithm == "ring") ring = &r;
+    }
+  ASSERT_TRUE(tenet && ring);
+  EXPECT_NE(report.find(fmt::format("{:.2f}x", static_cast<double>(ring->time) / static_cast<double>(tenet->time))),
+            std::string::npos);
+
+  // Against itself: nothing got worse.
+  EXPECT_TRUE(regressions(csv, "old.csv", results).empty());
+  // A run where ring got slower and the synthesizer failed on one case.
+  std::vector<Result> worse = results;
+  size_t changed = 0;
+  for (Result& r : worse) {
+    if (r.algorithm == "ring" && r.ok() && changed == 0) {
+      r.time += 1;
+      ++changed;
+    }
+  }
+  worse[0].status = "error";
+  worse[0].note = "boom";
+  const auto found = regressions(csv, "old.csv", worse);
+  ASSERT_EQ(found.size(), 2u) << fmt::format("{}", fmt::join(found, "\n"));
+  EXPECT_NE(found[0].find("now error (boom)"), std::string::npos) << found[0];
+  EXPECT_NE(found[1].find("slower collective"), std::string::npos) << found[1];
+  // Not a results file, and a ragged one: errors that name the file and line.
+  try {
+    regressions("a,b\n1,2\n", "old.csv", results);
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where().line, 1);
+    EXPECT_NE(std::string(e.what()).find("no 'topology' column"), std::string::npos) << e.what();
+  }
+  try {
+    regressions(csv.substr(0, csv.find('\n') + 1) + "ring:4,4\n", "old.csv", results);
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where().line, 2);
+  }
+
+  const auto dir = std::filesystem::temp_directory_path() / ("tenet_plots_" + std::to_string(::getpid()));
+  const bool rendered = write_plots(s, results, dir.string());
+  for (const char* f : {"plots.gp", "speedup.dat", "bound.dat", "ring_4-all-reduce.dat", "switch_4-all-gather.dat"})
+    EXPECT_TRUE(std::filesystem::exists(dir / "plots" / f)) << f;
+  if (rendered) {
+    EXPECT_TRUE(std::filesystem::exists(dir / "plots" / "speedup.svg"));
+    EXPECT_TRUE(std::filesystem::exists(dir / "plots" / "time-ring_4-all-reduce.svg"));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tenet::bench
