@@ -193,6 +193,34 @@ const std::vector<std::string> kColumns{"topology", "npus", "collective", "size_
                                         "status", "time_ps", "lower_bound_ps", "ratio_to_bound", "busbw_GBps",
                                         "build_s", "transfers", "note"};
 
+// A clustered bar chart: a group per topology, a bar per column, each the geometric mean of
+// its values; writes <name>.dat and appends the plot to the gnuplot script `gp`.
+void bar_chart(const Suite& suite, const std::filesystem::path& plots, std::string& gp, const std::string& name,
+               const std::string& title, const std::string& ylabel, const std::string& yrange,
+               const std::vector<std::string>& columns,
+               const std::map<std::string, std::map<std::string, std::vector<double>>>& values) {
+  if (columns.empty()) return;
+  std::string data = "topology";
+  for (const std::string& c : columns) data += fmt::format(" \"{}\"", c);
+  data += "\n";
+  for (const SuiteTopology& topo : suite.topologies) {
+    data += fmt::format("\"{}\"", topo.label);
+    const auto row = values.find(topo.label);
+    for (const std::string& c : columns) {
+      const bool has = row != values.end() && row->second.count(c) && !row->second.at(c).empty();
+      data += has ? fmt::format(" {:.4f}", geomean(row->second.at(c))) : " ?";
+    }
+    data += "\n";
+  }
+  topo::write_file_atomically((plots / (name + ".dat")).string(), data);
+  gp += fmt::format(
+      "\nset output '{0}.svg'\nset title '{1}' noenhanced\nset style data histograms\n"
+      "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\nset xtics rotate by -30 noenhanced\n"
+      "set xlabel ''\nset ylabel '{2}'\nset yrange {3}\nset key outside right noenhanced\n"
+      "plot for [i=2:{4}] '{0}.dat' using i:xtic(1) title columnheader(i)\n",
+      name, title, ylabel, yrange, columns.size() + 1);
+}
+
 }  // namespace
 
 std::vector<Result> run_suite(const Suite& suite, const HarnessOptions& options) {
@@ -338,7 +366,6 @@ bool write_plots(const Suite& suite, const std::vector<Result>& results, const s
       "set terminal svg size 900,520 dynamic enhanced font 'sans,11' background rgb 'white'\n"
       "set datafile missing '?'\n"
       "set grid\n";
-  auto quote = [](const std::string& s) { return "\"" + s + "\""; };
   // Time versus size, one line per algorithm, for each topology and collective.
   for (const SuiteTopology& topo : suite.topologies)
     for (synth::CollectiveKind k : suite.collectives) {
@@ -352,7 +379,7 @@ bool write_plots(const Suite& suite, const std::vector<Result>& results, const s
       if (algs.empty()) continue;
       const std::string name = slug(topo.label) + "-" + std::string(synth::to_string(k));
       std::string data = "size_bytes";
-      for (const std::string& a : algs) data += " " + quote(a);
+      for (const std::string& a : algs) data += fmt::format(" \"{}\"", a);
       data += "\n";
       for (const auto& [size, by_alg] : points) {
         data += std::to_string(size);
@@ -368,57 +395,18 @@ bool write_plots(const Suite& suite, const std::vector<Result>& results, const s
     }
   // Speed-up bars: the geometric mean per topology and baseline.
   const SpeedUps su = speed_ups(results);
-  if (!su.baselines.empty()) {
-    std::string data = "topology";
-    for (const std::string& b : su.baselines) data += " " + quote(b);
-    data += "\n";
-    for (const SuiteTopology& topo : suite.topologies) {
-      data += quote(topo.label);
-      auto pt = su.per_topology.find(topo.label);
-      for (const std::string& b : su.baselines) {
-        const bool has = pt != su.per_topology.end() && pt->second.count(b) && !pt->second.at(b).empty();
-        data += has ? fmt::format(" {:.4f}", geomean(pt->second.at(b))) : " ?";
-      }
-      data += "\n";
-    }
-    topo::write_file_atomically((plots / "speedup.dat").string(), data);
-    gp += fmt::format(
-        "\nset output 'speedup.svg'\nset title 'Synthesized vs baselines: geometric-mean speed-up' noenhanced\n"
-        "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
-        "set xtics rotate by -30 noenhanced\nset xlabel ''\nset ylabel 'speed-up of tenet (x)'\nset yrange [0:*]\n"
-        "set key outside right noenhanced\nplot for [i=2:{0}] 'speedup.dat' using i:xtic(1) title columnheader(i)\n",
-        su.baselines.size() + 1);
-  }
+  bar_chart(suite, plots, gp, "speedup", "Synthesized vs baselines: geometric-mean speed-up", "speed-up of tenet (x)",
+            "[0:*]", su.baselines, su.per_topology);
   // Percent of the lower bound each algorithm reaches (geometric mean over a topology's cases).
-  {
-    std::vector<std::string> algs;
-    std::map<std::string, std::map<std::string, std::vector<double>>> pct;
-    for (const Result& r : results) {
-      if (!r.ok() || r.time <= 0) continue;
-      if (std::find(algs.begin(), algs.end(), r.algorithm) == algs.end()) algs.push_back(r.algorithm);
-      pct[r.topology][r.algorithm].push_back(100.0 * static_cast<double>(r.bound) / static_cast<double>(r.time));
-    }
-    if (!algs.empty()) {
-      std::string data = "topology";
-      for (const std::string& a : algs) data += " " + quote(a);
-      data += "\n";
-      for (const SuiteTopology& topo : suite.topologies) {
-        data += quote(topo.label);
-        for (const std::string& a : algs) {
-          const auto& v = pct[topo.label][a];
-          data += v.empty() ? " ?" : fmt::format(" {:.3f}", geomean(v));
-        }
-        data += "\n";
-      }
-      topo::write_file_atomically((plots / "bound.dat").string(), data);
-      gp += fmt::format(
-          "\nset output 'bound.svg'\nset title 'Percent of the lower bound reached (geometric mean; 100 = optimal)' "
-          "noenhanced\nset style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
-          "set xtics rotate by -30 noenhanced\nset ylabel 'lower bound / time (%)'\nset yrange [0:105]\n"
-          "set key outside right noenhanced\nplot for [i=2:{0}] 'bound.dat' using i:xtic(1) title columnheader(i)\n",
-          algs.size() + 1);
-    }
+  std::vector<std::string> algs;
+  std::map<std::string, std::map<std::string, std::vector<double>>> pct;
+  for (const Result& r : results) {
+    if (!r.ok() || r.time <= 0) continue;
+    if (std::find(algs.begin(), algs.end(), r.algorithm) == algs.end()) algs.push_back(r.algorithm);
+    pct[r.topology][r.algorithm].push_back(100.0 * static_cast<double>(r.bound) / static_cast<double>(r.time));
   }
+  bar_chart(suite, plots, gp, "bound", "Percent of the lower bound reached (geometric mean; 100 = optimal)",
+            "lower bound / time (%)", "[0:105]", algs, pct);
   topo::write_file_atomically((plots / "plots.gp").string(), gp);
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) return false;
   std::string escaped;
