@@ -7,6 +7,7 @@
 #include "sim/system.hpp"
 #include "sim/workload.hpp"
 #include "synth/baselines.hpp"
+#include "synth/synthesizer.hpp"
 #include "topo/generators.hpp"
 
 namespace {
@@ -32,6 +33,32 @@ void BM_RingAllReduce1024(benchmark::State& state) {
   state.counters["simulated_ms"] = static_cast<double>(finish) / 1e9;
 }
 BENCHMARK(BM_RingAllReduce1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Simulator events per second per network backend: a 2-D torus All-Reduce by the synthesizer
+// (many concurrent messages sharing links, so the congestion model re-shares often).
+void BM_SimEventsPerSecond(benchmark::State& state) {
+  const auto kind = static_cast<sim::NetworkKind>(state.range(0));
+  const auto t = topo::generate("torus2d:8x8");
+  const auto c = synth::Collective::over_all(t, synth::CollectiveKind::AllReduce, 4);
+  const synth::Algorithm a = synth::synthesize(t, c, c.chunk_bytes_for(Bytes{256} << 20));
+  uint64_t events = 0;
+  for (auto _ : state) {
+    sim::EventQueue q;
+    auto net = sim::make_network(kind, t, q);
+    sim::CollectiveRun run(a, *net, q, [] {});
+    run.start();
+    q.run();
+    events += q.executed();
+  }
+  state.SetLabel(std::string(sim::to_string(kind)));
+  state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["transfers"] = static_cast<double>(a.size());
+}
+BENCHMARK(BM_SimEventsPerSecond)
+    ->Arg(static_cast<int>(sim::NetworkKind::Analytical))
+    ->Arg(static_cast<int>(sim::NetworkKind::AnalyticalCongestion))
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_ResNet50DataParallel(benchmark::State& state) {
   const auto t = topo::generate("nvcluster:8x8,net=rail");
