@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -232,9 +233,15 @@ std::vector<Result> run_suite(const Suite& suite, const HarnessOptions& options)
   std::vector<std::vector<Result>> per_case(cases.size());
   std::atomic<size_t> next{0}, done{0};
   std::mutex progress_mutex;
+  std::exception_ptr failure;  // the first exception a case let escape, rethrown after the join
   auto work = [&] {
     for (size_t i = next++; i < cases.size(); i = next++) {
-      per_case[i] = run_case(suite, cases[i]);
+      try {
+        per_case[i] = run_case(suite, cases[i]);
+      } catch (...) {
+        std::lock_guard lock(progress_mutex);
+        if (!failure) failure = std::current_exception();
+      }
       const size_t finished = ++done;
       if (options.progress) {
         std::lock_guard lock(progress_mutex);
@@ -248,6 +255,7 @@ std::vector<Result> run_suite(const Suite& suite, const HarnessOptions& options)
   for (int i = 1; i < threads; ++i) pool.emplace_back(work);
   work();
   for (std::thread& th : pool) th.join();
+  if (failure) std::rethrow_exception(failure);
   std::vector<Result> out;
   for (auto& rs : per_case)
     for (Result& r : rs) out.push_back(std::move(r));
