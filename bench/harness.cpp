@@ -12,12 +12,12 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "bench/table.hpp"
 #include "sim/collective_engine.hpp"
-#include "synth/baselines.hpp"
-#include "synth/synthesizer.hpp"
+#include "synth/producers.hpp"
 #include "synth/verify.hpp"
 #include "topo/error.hpp"
 #include "topo/io.hpp"
@@ -48,18 +48,9 @@ Time replay(const topo::Topology& t, const synth::Algorithm& a, sim::NetworkKind
 
 std::vector<std::string> algorithms_for(const Suite& s, synth::CollectiveKind kind) {
   std::vector<std::string> out;
-  auto add = [&](const std::string& name) {
-    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
-  };
-  for (const std::string& a : s.algorithms) {
-    if (a != "all") {
-      add(a);
-      continue;
-    }
-    add("tenet");
-    for (synth::BaselineKind b : synth::all_baselines())
-      if (synth::supports(b, kind)) add(synth::BaselineSpec{b, {}}.name());
-  }
+  for (const std::string& a : s.algorithms)
+    for (const std::string& name : a == "all" ? synth::algorithm_names(kind) : std::vector<std::string>{a})
+      if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
   return out;
 }
 
@@ -78,18 +69,9 @@ std::vector<Result> run_case(const Suite& s, const Case& c) {
     r.algorithm = name;
     const auto begin = std::chrono::steady_clock::now();
     try {
-      coll.validate(t);
-      synth::Algorithm a;
-      if (name == "tenet") {
-        synth::SynthOptions o;
-        o.restarts = s.restarts;
-        a = synth::synthesize(t, coll, chunk, o);
-      } else {
-        const synth::BaselineSpec spec = synth::parse_baseline(name);
-        if (!synth::supports(spec.kind, c.kind))
-          throw synth::NotApplicable(fmt::format("{} has no {}", name, synth::to_string(c.kind)));
-        a = synth::make_baseline(spec, t, coll, chunk);
-      }
+      synth::SynthOptions o;
+      o.restarts = s.restarts;
+      const synth::Algorithm a = synth::make_algorithm(name, t, coll, chunk, o);
       r.build_seconds = seconds_since(begin);
       const synth::Report rep = synth::verify(t, a, {.max_reported = 1});
       r.time = rep.collective_time;
@@ -134,10 +116,22 @@ std::string slug(std::string s) {
   return s;
 }
 
+// Ratios per topology and column (a baseline or an algorithm name).
+using Samples = std::map<std::string, std::map<std::string, std::vector<double>>>;
+
+// The geometric mean of a topology's samples in a column; nothing when it has none.
+std::optional<double> mean_of(const Samples& samples, const std::string& topology, const std::string& column) {
+  const auto row = samples.find(topology);
+  if (row == samples.end()) return std::nullopt;
+  const auto cell = row->second.find(column);
+  if (cell == row->second.end() || cell->second.empty()) return std::nullopt;
+  return geomean(cell->second);
+}
+
 // Tenet's speed-up over every baseline, per topology (in suite order) and baseline name.
 struct SpeedUps {
   std::vector<std::string> baselines;  // in first-seen order
-  std::map<std::string, std::map<std::string, std::vector<double>>> per_topology;
+  Samples per_topology;
 };
 
 SpeedUps speed_ups(const std::vector<Result>& results) {
@@ -199,17 +193,16 @@ const std::vector<std::string> kColumns{"topology", "npus", "collective", "size_
 void bar_chart(const Suite& suite, const std::filesystem::path& plots, std::string& gp, const std::string& name,
                const std::string& title, const std::string& ylabel, const std::string& yrange,
                const std::vector<std::string>& columns,
-               const std::map<std::string, std::map<std::string, std::vector<double>>>& values) {
+               const Samples& values) {
   if (columns.empty()) return;
   std::string data = "topology";
   for (const std::string& c : columns) data += fmt::format(" \"{}\"", c);
   data += "\n";
   for (const SuiteTopology& topo : suite.topologies) {
     data += fmt::format("\"{}\"", topo.label);
-    const auto row = values.find(topo.label);
     for (const std::string& c : columns) {
-      const bool has = row != values.end() && row->second.count(c) && !row->second.at(c).empty();
-      data += has ? fmt::format(" {:.4f}", geomean(row->second.at(c))) : " ?";
+      const auto mean = mean_of(values, topo.label, c);
+      data += mean ? fmt::format(" {:.4f}", *mean) : " ?";
     }
     data += "\n";
   }
@@ -297,10 +290,8 @@ std::string summary_markdown(const Suite& suite, const std::vector<Result>& resu
   for (const SuiteTopology& topo : suite.topologies) {
     std::vector<std::string> row{topo.label};
     for (const std::string& b : su.baselines) {
-      auto it = su.per_topology.find(topo.label);
-      const std::vector<double>* v = nullptr;
-      if (it != su.per_topology.end() && it->second.count(b)) v = &it->second.at(b);
-      row.push_back(v && !v->empty() ? fmt::format("{:.2f}x", geomean(*v)) : "n/a");
+      const auto mean = mean_of(su.per_topology, topo.label, b);
+      row.push_back(mean ? fmt::format("{:.2f}x", *mean) : "n/a");
     }
     t.add_row(std::move(row));
   }
@@ -356,9 +347,8 @@ std::string report_markdown(const Suite& suite, const std::vector<Result>& resul
     }
     std::vector<std::string> mean{"geometric mean", "", "", "", "", ""};
     for (const std::string& b : su.baselines) {
-      auto pt = su.per_topology.find(topo.label);
-      const bool has = pt != su.per_topology.end() && pt->second.count(b) && !pt->second.at(b).empty();
-      mean.push_back(has ? fmt::format("{:.2f}x", geomean(pt->second.at(b))) : "n/a");
+      const auto m = mean_of(su.per_topology, topo.label, b);
+      mean.push_back(m ? fmt::format("{:.2f}x", *m) : "n/a");
     }
     t.add_row(std::move(mean));
     out += fmt::format("## {} ({} NPUs)\n\n", topo.label, topo.topology.num_npus()) + t.markdown() + "\n";
@@ -407,7 +397,7 @@ bool write_plots(const Suite& suite, const std::vector<Result>& results, const s
             "[0:*]", su.baselines, su.per_topology);
   // Percent of the lower bound each algorithm reaches (geometric mean over a topology's cases).
   std::vector<std::string> algs;
-  std::map<std::string, std::map<std::string, std::vector<double>>> pct;
+  Samples pct;
   for (const Result& r : results) {
     if (!r.ok() || r.time <= 0) continue;
     if (std::find(algs.begin(), algs.end(), r.algorithm) == algs.end()) algs.push_back(r.algorithm);

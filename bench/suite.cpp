@@ -8,6 +8,7 @@
 
 #include "synth/baselines.hpp"
 #include "topo/error.hpp"
+#include "topo/generators.hpp"
 #include "topo/io.hpp"
 
 namespace tenet::bench {
@@ -86,8 +87,6 @@ template <class F>
 auto at(const YAML::Node& n, const std::string& file, F&& parse) {
   try {
     return parse();
-  } catch (const synth::NotApplicable&) {
-    throw;
   } catch (const Error& e) {
     if (!e.where().file.empty()) throw;
     throw Error(e.message(), where(file, n));
@@ -105,7 +104,7 @@ SuiteTopology parse_topology(const YAML::Node& n, const std::string& file) {
   }
   const std::string s = scalar(n, file, "topologies");
   std::string target = s;
-  const bool is_file = s.find(':') == std::string::npos || std::filesystem::exists(s);
+  const bool is_file = std::filesystem::exists(s) || !topo::looks_like_spec(s);  // as topo::load decides
   if (is_file && std::filesystem::path(s).is_relative() && !file.empty() && file.front() != '<')
     target = (std::filesystem::path(file).parent_path() / s).string();
   if (is_file && !std::filesystem::exists(target))

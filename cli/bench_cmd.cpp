@@ -17,7 +17,8 @@ namespace tenet::cli {
 namespace {
 
 struct BenchArgs {
-  std::string suite, output = "out/bench", compare_to, networks;
+  std::string suite, output = "out/bench", compare_to;
+  std::vector<std::string> networks;
   bool quick = false, print_default = false;
   int threads = 0;
   double speed_tolerance = 1.0;
@@ -32,11 +33,7 @@ void run_bench(const BenchArgs& args) {
                                           : bench::load_suite(args.suite, args.quick);
   if (!args.networks.empty()) {
     suite.networks.clear();
-    for (size_t at = 0; at <= args.networks.size();) {
-      const size_t comma = std::min(args.networks.find(',', at), args.networks.size());
-      if (comma > at) suite.networks.push_back(sim::parse_network(args.networks.substr(at, comma - at)));
-      at = comma + 1;
-    }
+    for (const std::string& n : args.networks) suite.networks.push_back(sim::parse_network(n));
   }
   // Read the old results before any work, so a bad path fails fast.
   const std::string old_csv = args.compare_to.empty() ? "" : topo::read_file(args.compare_to);
@@ -120,7 +117,8 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--network", args.networks,
                   "Also replay every algorithm on these simulator backends (comma-separated:\n"
-                  "analytical, analytical-congestion); replaces the suite's `networks`");
+                  "analytical, analytical-congestion); replaces the suite's `networks`")
+      ->delimiter(',');
   cmd->add_option("-j,--threads", args.threads, "Cases run concurrently; 0: all cores")->capture_default_str();
   cmd->add_flag("--print-default", args.print_default, "Print the built-in suite (a starting point for your own)");
   cmd->callback([] { run_bench(args); });

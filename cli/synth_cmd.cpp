@@ -12,8 +12,7 @@
 #include "cli/formats.hpp"
 #include "cli/progress.hpp"
 #include "synth/algorithm_json.hpp"
-#include "synth/baselines.hpp"
-#include "synth/synthesizer.hpp"
+#include "synth/producers.hpp"
 #include "synth/verify.hpp"
 #include "topo/io.hpp"
 
@@ -22,7 +21,8 @@ namespace {
 
 struct SynthArgs {
   std::string topology, collective = "all-reduce", size = "256MiB", chunks = "1", output = "out";
-  std::string priority = "scarce", link_model = "pipelined", algo = "tenet", emit = "json", reduce_bw = "0";
+  std::string priority = "scarce", link_model = "pipelined", algo = "tenet", reduce_bw = "0";
+  std::vector<std::string> emit{"json"};
   uint64_t seed = 1;
   int restarts = 1, root = 0;
 };
@@ -72,11 +72,7 @@ void run_synth(const SynthArgs& args) {
   const auto begin = std::chrono::steady_clock::now();
   synth::Algorithm a;
   std::string chunk_note;
-  if (args.algo != "tenet") {
-    const synth::BaselineSpec spec = synth::parse_baseline(args.algo);
-    c.chunks_per_npu = parse_chunks(args.chunks, 1);
-    a = synth::make_baseline(spec, t, c, c.chunk_bytes_for(size), o.link_model);
-  } else if (args.chunks == "auto") {
+  if (args.algo == "tenet" && args.chunks == "auto") {
     synth::ChunkingResult r = synth::synthesize_auto_chunks(t, c, size, o);
     a = std::move(r.algorithm);
     std::string tried;
@@ -84,18 +80,14 @@ void run_synth(const SynthArgs& args) {
     chunk_note = fmt::format(" (auto; tried {})", tried);
   } else {
     c.chunks_per_npu = parse_chunks(args.chunks, 1);
-    a = synth::synthesize(t, c, c.chunk_bytes_for(size), o);
+    a = synth::make_algorithm(args.algo, t, c, c.chunk_bytes_for(size), o);
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
 
   const synth::Report r = synth::verify(t, a, {.max_reported = 5});
   std::vector<std::string> formats{"json"};
-  for (size_t at = 0; at <= args.emit.size();) {
-    const size_t comma = std::min(args.emit.find(',', at), args.emit.size());
-    const std::string f = args.emit.substr(at, comma - at);
+  for (const std::string& f : args.emit)
     if (!f.empty() && f != "json") formats.push_back(f);
-    at = comma + 1;
-  }
   const std::vector<std::string> written = export_algorithm(a, t, formats, args.output, parse_reduce_bandwidth(args.reduce_bw));
   const std::string path = written.front();
 
@@ -139,23 +131,17 @@ void compare_all(const SynthArgs& args) {
   const Bytes chunk = c.chunk_bytes_for(size);
 
   std::vector<Row> rows;
-  auto run = [&](const std::string& name, auto&& produce) {
+  for (const std::string& name : synth::algorithm_names(c.kind)) {
     Row row{name, {}, {}, {}, 0};
     const auto begin = std::chrono::steady_clock::now();
     try {
-      row.algorithm = produce();
+      row.algorithm = synth::make_algorithm(name, t, c, chunk, o);
       row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
       row.report = synth::verify(t, *row.algorithm, {.max_reported = 3});
     } catch (const synth::NotApplicable& e) {
       row.not_applicable = e.message();
     }
     rows.push_back(std::move(row));
-  };
-  run("tenet", [&] { return synth::synthesize(t, c, chunk, o); });
-  for (synth::BaselineKind b : synth::all_baselines()) {
-    if (!synth::supports(b, c.kind)) continue;
-    synth::BaselineSpec spec{b, {}};
-    run(spec.name(), [&] { return synth::make_baseline(spec, t, c, chunk, o.link_model); });
   }
 
   std::filesystem::create_directories(args.output);
@@ -223,6 +209,7 @@ void add_synth_command(CLI::App& app) {
   cmd->add_option("-o,--output", args.output, "Output folder")->capture_default_str();
   cmd->add_option("--emit", args.emit,
                   "Formats to write besides algorithm.json: chakra, msccl-xml (comma-separated)")
+      ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--reduce-bw", args.reduce_bw, "Reduction bandwidth for Chakra COMP nodes; 0: no time")
       ->capture_default_str();

@@ -15,8 +15,7 @@
 
 #include "chakra/algorithm_files.hpp"
 #include "sim/collective_engine.hpp"
-#include "synth/baselines.hpp"
-#include "synth/synthesizer.hpp"
+#include "synth/producers.hpp"
 #include "topo/error.hpp"
 #include "topo/routing.hpp"
 
@@ -402,8 +401,7 @@ class Simulator {
                                 a->collective.describe(), fmt::join(a->collective.ranks, ","), synth::to_string(c.kind),
                                 fmt::join(c.ranks, ",")));
     } else {
-      a = std::make_unique<synth::Algorithm>(producer == "tenet" ? synth::synthesize(t_, c, chunk)
-                                                                 : synth::make_baseline(synth::parse_baseline(producer), t_, c, chunk));
+      a = std::make_unique<synth::Algorithm>(synth::make_algorithm(producer, t_, c, chunk));
     }
     return *cache_.emplace(key, std::move(a)).first->second;
   }
