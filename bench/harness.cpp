@@ -43,6 +43,7 @@ Time replay(const topo::Topology& t, const synth::Algorithm& a, sim::NetworkKind
   sim::CollectiveRun run(a, *net, q, [&] { finish = q.now(); });
   run.start();
   q.run();
+  net->check_drained();
   return finish;
 }
 

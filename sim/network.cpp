@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
+#include "sim/packet_network.hpp"
 #include "topo/error.hpp"
 
 namespace tenet::sim {
@@ -25,7 +27,10 @@ class Analytical final : public Network {
     Bandwidth narrowest = std::numeric_limits<Bandwidth>::max();
     for (topo::LinkId l : m.route) narrowest = std::min(narrowest, topo_.link(l).bandwidth);
     const Time serialization = m.route.empty() ? 0 : transfer_time(m.bytes, narrowest);
-    for (topo::LinkId l : m.route) busy_[l] += serialization;
+    for (topo::LinkId l : m.route) {
+      busy_[l] += serialization;
+      record_activity(l, events_.now(), events_.now() + serialization);
+    }
     events_.schedule_after(serialization, std::move(on_release));
     events_.schedule_after(serialization + route_latency(topo_, m.route), std::move(on_arrival));
   }
@@ -191,19 +196,74 @@ class Congestion final : public Network {
 
 }  // namespace
 
-NetworkKind parse_network(std::string_view name) {
-  if (name == "analytical") return NetworkKind::Analytical;
-  if (name == "analytical-congestion") return NetworkKind::AnalyticalCongestion;
-  throw Error(fmt::format("unknown network '{}' (analytical, analytical-congestion)", name));
+NetworkReport Network::report() const {
+  NetworkReport r;
+  const std::vector<Time> busy = link_busy();
+  r.links.resize(busy.size());
+  for (size_t l = 0; l < busy.size(); ++l) {
+    r.links[l].name = topo_.describe_link(static_cast<topo::LinkId>(l));
+    r.links[l].busy = busy[l];
+    if (!activity_.empty()) r.links[l].activity = activity_[l];
+  }
+  return r;
 }
 
-std::string_view to_string(NetworkKind k) {
-  return k == NetworkKind::Analytical ? "analytical" : "analytical-congestion";
+std::vector<double> utilization_over_time(const std::vector<Interval>& activity, Time end, int bins) {
+  std::vector<double> out(std::max(bins, 0), 0.0);
+  if (end <= 0 || bins <= 0) return out;
+  const double width = static_cast<double>(end) / bins;
+  for (const Interval& iv : activity) {
+    const Time a = std::max<Time>(iv.start, 0), b = std::min(iv.end, end);
+    for (int k = std::min(bins - 1, static_cast<int>(a / width)); k < bins && k * width < b; ++k) {
+      const double lo = std::max(static_cast<double>(a), k * width), hi = std::min(static_cast<double>(b), (k + 1) * width);
+      if (hi > lo) out[k] += (hi - lo) / width;
+    }
+  }
+  for (double& u : out) u = std::min(u, 1.0);
+  return out;
 }
 
-std::unique_ptr<Network> make_network(NetworkKind kind, const topo::Topology& t, EventQueue& events) {
-  if (kind == NetworkKind::Analytical) return std::make_unique<Analytical>(t, events);
-  return std::make_unique<Congestion>(t, events);
+namespace {
+template <class Enum, size_t N>
+Enum parse_name(std::string_view what, std::string_view name, const std::array<std::pair<Enum, std::string_view>, N>& names) {
+  for (const auto& [value, text] : names)
+    if (text == name) return value;
+  std::string known;
+  for (const auto& [value, text] : names) known += fmt::format("{}{}", known.empty() ? "" : ", ", text);
+  throw Error(fmt::format("unknown {} '{}' ({})", what, name, known));
+}
+template <class Enum, size_t N>
+std::string_view name_of(Enum e, const std::array<std::pair<Enum, std::string_view>, N>& names) {
+  for (const auto& [value, text] : names)
+    if (value == e) return text;
+  return "?";
+}
+constexpr std::array<std::pair<NetworkKind, std::string_view>, 3> kNetworks{
+    {{NetworkKind::Analytical, "analytical"}, {NetworkKind::AnalyticalCongestion, "analytical-congestion"}, {NetworkKind::Packet, "packet"}}};
+constexpr std::array<std::pair<PacketConfig::Routing, std::string_view>, 2> kRoutings{
+    {{PacketConfig::Routing::Source, "source"}, {PacketConfig::Routing::Ecmp, "ecmp"}}};
+constexpr std::array<std::pair<PacketConfig::Arbitration, std::string_view>, 2> kArbitrations{
+    {{PacketConfig::Arbitration::RoundRobin, "round-robin"}, {PacketConfig::Arbitration::FixedPriority, "fixed-priority"}}};
+}  // namespace
+
+NetworkKind parse_network(std::string_view name) { return parse_name("network", name, kNetworks); }
+std::string_view to_string(NetworkKind k) { return name_of(k, kNetworks); }
+PacketConfig::Routing parse_routing(std::string_view name) { return parse_name("routing", name, kRoutings); }
+std::string_view to_string(PacketConfig::Routing r) { return name_of(r, kRoutings); }
+PacketConfig::Arbitration parse_arbitration(std::string_view name) { return parse_name("arbitration", name, kArbitrations); }
+std::string_view to_string(PacketConfig::Arbitration a) { return name_of(a, kArbitrations); }
+
+std::unique_ptr<Network> make_network(NetworkKind kind, const topo::Topology& t, EventQueue& events,
+                                      const PacketConfig& packet) {
+  switch (kind) {
+    case NetworkKind::Analytical:
+      return std::make_unique<Analytical>(t, events);
+    case NetworkKind::AnalyticalCongestion:
+      return std::make_unique<Congestion>(t, events);
+    case NetworkKind::Packet:
+      break;
+  }
+  return std::make_unique<PacketNetwork>(t, events, packet);
 }
 
 }  // namespace tenet::sim

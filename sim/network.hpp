@@ -6,9 +6,12 @@
 //                          max-min fairly, recomputed whenever a message starts or ends; the
 //                          summed latency is added once, after the last byte (pipelined across
 //                          hops, not store-and-forward).
-// A packet-level backend slots in behind the same interface.
+//   packet                 packet level (sim/packet_network.hpp): messages split into packets
+//                          that cross the route hop by hop through finite, credit-controlled
+//                          buffers, with arbitration at every contended output port.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <span>
@@ -26,6 +29,48 @@ struct Message {
   std::span<const topo::LinkId> route;  // valid during send(); a backend copies what it keeps
 };
 
+// Options of the packet-level backend (the others ignore them).
+struct PacketConfig {
+  enum class Routing { Source, Ecmp };
+  enum class Arbitration { RoundRobin, FixedPriority };
+  Bytes mtu = 4096;    // payload bytes per packet
+  Bytes header = 0;    // bytes added to every packet on the wire
+  Bytes buffer = 0;    // per input port; 0: enough for the port's credit round trip (see PacketNetwork)
+  bool cut_through = false;  // forward a packet once its header has arrived
+  // Source: the route each message carries (the algorithm's, or the topology layer's deterministic
+  // shortest path). Ecmp: each message is a flow hashed onto one of the least-cost routes.
+  Routing routing = Routing::Source;
+  Arbitration arbitration = Arbitration::RoundRobin;
+};
+PacketConfig::Routing parse_routing(std::string_view name);
+PacketConfig::Arbitration parse_arbitration(std::string_view name);
+std::string_view to_string(PacketConfig::Routing r);
+std::string_view to_string(PacketConfig::Arbitration a);
+
+struct Interval {
+  Time start = 0, end = 0;
+};
+
+struct LinkReport {
+  std::string name;          // "link 3 (npu0 -> sw0)"
+  Time busy = 0;             // time it carried data
+  uint64_t packets = 0;      // packets it carried (packet backend)
+  Bytes buffer = 0;          // its receiving port's buffer (packet backend)
+  Bytes deepest_queue = 0;   // the most that buffer ever held
+  uint64_t credit_stalls = 0;  // times the port had a packet to send but no credit for it
+  Time stall_time = 0;         // time spent so
+  std::vector<Interval> activity;  // merged busy intervals, when kept (Network::keep_activity)
+};
+
+struct NetworkReport {
+  bool packet_level = false;
+  uint64_t messages = 0, packets = 0, packet_hops = 0, credit_stalls = 0;
+  std::vector<LinkReport> links;
+};
+
+// Fraction of each of `bins` equal slices of [0, end) that `activity` covers.
+std::vector<double> utilization_over_time(const std::vector<Interval>& activity, Time end, int bins);
+
 class Network {
  public:
   Network(const topo::Topology& t, EventQueue& events) : topo_(t), events_(events), busy_(t.num_links(), 0) {}
@@ -37,16 +82,34 @@ class Network {
   // Per link, the time it carried data (for a shared link: the bytes it carried over its bandwidth).
   virtual std::vector<Time> link_busy() const { return busy_; }
   size_t num_links() const { return busy_.size(); }
+  // Keep every link's busy intervals for report() (costs memory per interval; off by default).
+  void keep_activity(bool on) { activity_.assign(on ? busy_.size() : 0, {}); }
+  // Per-link and total statistics so far.
+  virtual NetworkReport report() const;
+  // Throws tenet::Error when messages are still in the network although nothing is left to
+  // happen (a deadlock); call after the event queue ran dry.
+  virtual void check_drained() const {}
 
  protected:
+  void record_activity(topo::LinkId l, Time start, Time end) {
+    if (activity_.empty() || end <= start) return;
+    std::vector<Interval>& a = activity_[l];
+    if (!a.empty() && a.back().end >= start)
+      a.back().end = std::max(a.back().end, end);
+    else
+      a.push_back({start, end});
+  }
+
   const topo::Topology& topo_;
   EventQueue& events_;
   std::vector<Time> busy_;
+  std::vector<std::vector<Interval>> activity_;
 };
 
-enum class NetworkKind { Analytical, AnalyticalCongestion };
+enum class NetworkKind { Analytical, AnalyticalCongestion, Packet };
 NetworkKind parse_network(std::string_view name);
 std::string_view to_string(NetworkKind k);
-std::unique_ptr<Network> make_network(NetworkKind kind, const topo::Topology& t, EventQueue& events);
+std::unique_ptr<Network> make_network(NetworkKind kind, const topo::Topology& t, EventQueue& events,
+                                      const PacketConfig& packet = {});
 
 }  // namespace tenet::sim

@@ -58,7 +58,8 @@ class Simulator {
 
   SimResult run() {
     validate();
-    net_ = make_network(cfg_.network, t_, events_);
+    net_ = make_network(cfg_.network, t_, events_, cfg_.packet);
+    net_->keep_activity(cfg_.link_activity || cfg_.trace);
     stats_.assign(p_, {});
     compute_.assign(p_, {});
     comm_.assign(p_, {});
@@ -66,6 +67,7 @@ class Simulator {
       for (size_t i = 0; i < ranks_[r].nodes.size(); ++i)
         if (ranks_[r].pending[i] == 0) events_.schedule(0, [this, r, i] { begin(r, i); });
     events_.run();
+    net_->check_drained();
     report_stuck();
     SimResult out;
     for (int r = 0; r < p_; ++r) {
@@ -80,6 +82,7 @@ class Simulator {
     }
     out.ranks = stats_;
     out.link_busy = net_->link_busy();
+    out.network = net_->report();
     out.events = events_.executed();
     out.collectives = collectives_;
     out.trace = std::move(trace_);

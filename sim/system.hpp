@@ -28,6 +28,8 @@ namespace tenet::sim {
 
 struct SimConfig {
   NetworkKind network = NetworkKind::Analytical;
+  PacketConfig packet;          // for NetworkKind::Packet
+  bool link_activity = false;   // keep per-link busy intervals (always with `trace`)
   double peak_flops = 312e12;          // per NPU, FLOP/s (A100 BF16 dense)
   Bandwidth memory_bandwidth = 2'039'000'000'000;  // per NPU, B/s (A100 80 GB HBM2e)
   // Producer per collective: "tenet" (the synthesizer) or a baseline name; default "tenet".
@@ -58,6 +60,7 @@ struct SimResult {
   Time iteration = 0;  // the slowest rank's finish
   std::vector<RankStats> ranks;
   std::vector<Time> link_busy;
+  NetworkReport network;  // per-link statistics; busy intervals when kept
   uint64_t events = 0;
   int collectives = 0;
   std::vector<TraceSlice> trace;
