@@ -74,8 +74,11 @@ demo() {
   for algo in tenet ring; do
     log "one data-parallel ResNet-50 training iteration, All-Reduce by $algo: tenet sim"
     "$BUILD_DIR/cli/tenet" sim --workload resnet50 --topo "$DEMO_TOPOLOGY" --coll "all-reduce=$algo" \
-      --trace "out/demo/trace-$algo.json" | grep -E "iteration|exposed"
+      --trace "out/demo/trace-$algo.json" | grep -E "^iteration|exposed"
   done
+  log "the same iteration on the packet-level network (4 KiB packets, credit flow control): tenet sim --network packet"
+  "$BUILD_DIR/cli/tenet" sim --workload resnet50 --topo "$DEMO_TOPOLOGY" --network packet --links 4 |
+    grep -vE "^(workload|topology|collectives|events)"
 }
 
 bench() {

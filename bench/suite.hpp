@@ -11,7 +11,7 @@
 //   chunks: [1, 4]              # chunks per NPU
 //   restarts: 4                 # the synthesizer keeps the best of this many seeds
 //   networks: []                # simulator backends to replay every algorithm on, e.g.
-//                               # [analytical, analytical-congestion]
+//                               # [analytical, analytical-congestion, packet]
 //   quick: {sizes: [1MiB]}      # what --quick replaces (any of the keys above)
 //
 // `default_suite_yaml()` is the built-in suite. Errors name the file and line.

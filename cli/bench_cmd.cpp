@@ -117,7 +117,7 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--network", args.networks,
                   "Also replay every algorithm on these simulator backends (comma-separated:\n"
-                  "analytical, analytical-congestion); replaces the suite's `networks`")
+                  "analytical, analytical-congestion, packet with its defaults); replaces the suite's `networks`")
       ->delimiter(',');
   cmd->add_option("-j,--threads", args.threads, "Cases run concurrently; 0: all cores")->capture_default_str();
   cmd->add_flag("--print-default", args.print_default, "Print the built-in suite (a starting point for your own)");

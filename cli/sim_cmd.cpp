@@ -20,9 +20,89 @@ namespace {
 
 struct SimArgs {
   std::string workload, topology, network = "analytical", coll, trace, schedule = "1f1b";
-  int chunks = 4, tp = 1, pp = 1, microbatches = 1, in_flight = 0;
+  int chunks = 4, tp = 1, pp = 1, microbatches = 1, in_flight = 0, links = 8, bins = 24;
   bool json = false;
+  // Packet network options.
+  std::string mtu = "4KiB", header = "0B", buffer = "auto", routing = "source", arbitration = "round-robin";
+  bool cut_through = false;
+  std::vector<std::string> packet_flags_given;
 };
+
+// A size flag, its name in the error when it does not parse.
+Bytes size_flag(const std::string& flag, const std::string& text) {
+  try {
+    return parse_bytes(text);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: {}", flag, e.what()));
+  }
+}
+
+sim::PacketConfig packet_config(const SimArgs& args) {
+  sim::PacketConfig p;
+  p.mtu = size_flag("--mtu", args.mtu);
+  if (p.mtu < 1) throw Error("--mtu must be at least 1 B");
+  p.header = size_flag("--header", args.header);
+  if (args.buffer != "auto") {
+    p.buffer = size_flag("--buffer", args.buffer);
+    if (p.buffer < 1) throw Error("--buffer must be a size of at least one packet, or auto");
+  }
+  p.cut_through = args.cut_through;
+  p.routing = sim::parse_routing(args.routing);
+  p.arbitration = sim::parse_arbitration(args.arbitration);
+  return p;
+}
+
+// "▁▃█▇▁" from fractions in [0, 1].
+std::string sparkline(const std::vector<double>& values) {
+  static const char* const kBars[] = {" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+  std::string out;
+  for (double v : values) out += kBars[std::clamp(static_cast<int>(std::lround(v * 8)), 0, 8)];
+  return out;
+}
+
+void print_links(const sim::SimResult& r, int shown, int bins) {
+  const sim::NetworkReport& n = r.network;
+  std::vector<size_t> order;
+  for (size_t l = 0; l < n.links.size(); ++l)
+    if (n.links[l].busy > 0) order.push_back(l);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return n.links[a].busy > n.links[b].busy; });
+  if (order.empty() || shown == 0) return;
+  fmt::print("\nbusiest links (utilization over the iteration, {} slices of {})\n", bins,
+             format_time(r.iteration / std::max(bins, 1)));
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < order.size() && i < static_cast<size_t>(shown); ++i) {
+    const sim::LinkReport& k = n.links[order[i]];
+    std::vector<std::string> row{k.name, fmt::format("{:.1f} %", 100.0 * k.busy / std::max<Time>(r.iteration, 1)),
+                                 "|" + sparkline(sim::utilization_over_time(k.activity, r.iteration, bins)) + "|"};
+    if (n.packet_level)
+      for (std::string cell : {std::to_string(k.packets),
+                               fmt::format("{} / {}", format_bytes(k.deepest_queue), format_bytes(k.buffer)),
+                               fmt::format("{} ({})", k.credit_stalls, format_time(k.stall_time))})
+        row.push_back(cell);
+    rows.push_back(std::move(row));
+  }
+  std::vector<std::string> head{"link", "busy", "over time"};
+  if (n.packet_level)
+    for (const char* h : {"packets", "deepest queue / buffer", "credit stalls (time)"}) head.push_back(h);
+  std::vector<size_t> width(head.size());
+  for (size_t c = 0; c < head.size(); ++c) {
+    width[c] = head[c].size();
+    for (const auto& row : rows) width[c] = std::max(width[c], c == 2 ? static_cast<size_t>(bins) + 2 : row[c].size());
+  }
+  auto line = [&](const std::vector<std::string>& row) {
+    std::string out = " ";
+    for (size_t c = 0; c < row.size(); ++c) {
+      const size_t w = c == 2 ? static_cast<size_t>(bins) + 2 : row[c].size();
+      out += " " + row[c] + std::string(width[c] - std::min(width[c], w), ' ') + " ";
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    fmt::print("{}\n", out);
+  };
+  line(head);
+  for (const auto& row : rows) line(row);
+  if (order.size() > static_cast<size_t>(shown))
+    fmt::print("  ... {} more links carried data (--links N shows more)\n", order.size() - shown);
+}
 
 sim::PipelineSchedule parse_schedule(const std::string& s) {
   if (s == "1f1b") return sim::PipelineSchedule::OneFOneB;
@@ -69,6 +149,11 @@ void run_sim(const SimArgs& args) {
   }
   sim::SimConfig cfg;
   cfg.network = sim::parse_network(args.network);
+  if (cfg.network == sim::NetworkKind::Packet)
+    cfg.packet = packet_config(args);
+  else if (!args.packet_flags_given.empty())
+    throw Error(fmt::format("{} applies to --network packet only", args.packet_flags_given.front()));
+  cfg.link_activity = true;
   cfg.algorithms = parse_algorithms(args.coll);
   cfg.chunks_per_npu = args.chunks;
   cfg.trace = !args.trace.empty();
@@ -107,6 +192,26 @@ void run_sim(const SimArgs& args) {
     j["links_used"] = used;
     j["mean_link_utilization"] = used ? util_sum / used : 0;
     j["max_link_utilization"] = util_max;
+    const sim::NetworkReport& n = r.network;
+    if (n.packet_level) {
+      j["packets"] = n.packets;
+      j["packet_hops"] = n.packet_hops;
+      j["credit_stalls"] = n.credit_stalls;
+    }
+    auto& links = j["links"] = nlohmann::ordered_json::array();
+    for (const sim::LinkReport& k : n.links) {
+      if (k.busy == 0) continue;
+      nlohmann::ordered_json l{{"link", k.name}, {"busy_ps", k.busy}};
+      if (n.packet_level) {
+        l["packets"] = k.packets;
+        l["buffer_bytes"] = k.buffer;
+        l["deepest_queue_bytes"] = k.deepest_queue;
+        l["credit_stalls"] = k.credit_stalls;
+        l["stall_ps"] = k.stall_time;
+      }
+      l["utilization_over_time"] = sim::utilization_over_time(k.activity, r.iteration, args.bins);
+      links.push_back(std::move(l));
+    }
     fmt::print("{}\n", j.dump(2));
     return;
   }
@@ -118,7 +223,23 @@ void run_sim(const SimArgs& args) {
   fmt::print("collectives     {} run; links used {}, utilization mean {:.1f} %, max {:.1f} %\n", r.collectives, used,
              used ? 100 * util_sum / used : 0.0, 100 * util_max);
   fmt::print("events          {}\n", r.events);
+  if (r.network.packet_level) {
+    const sim::PacketConfig& p = cfg.packet;
+    fmt::print("packets         {} ({} MTU + {} header, {}), {} packet-hops, {} credit stalls\n", r.network.packets,
+               format_bytes(p.mtu), format_bytes(p.header), p.cut_through ? "cut-through" : "store-and-forward",
+               r.network.packet_hops, r.network.credit_stalls);
+    Bytes deepest = 0;
+    std::string where = "none";
+    for (const sim::LinkReport& k : r.network.links)
+      if (k.deepest_queue > deepest) {
+        deepest = k.deepest_queue;
+        where = fmt::format("{} (buffer {})", k.name, format_bytes(k.buffer));
+      }
+    fmt::print("deepest queue   {} at {}; {} routing, {} arbitration\n", format_bytes(deepest), where,
+               sim::to_string(p.routing), sim::to_string(p.arbitration));
+  }
   if (!args.trace.empty()) fmt::print("trace           {} (open in Perfetto)\n", args.trace);
+  print_links(r, args.links, args.bins);
 }
 
 }  // namespace
@@ -134,7 +255,40 @@ void add_sim_commands(CLI::App& app) {
                       fmt::format("{}", fmt::join(sim::model_presets(), ", ")))
       ->required();
   cmd->add_option("-t,--topo", args.topology, "Topology file or generator spec")->required();
-  cmd->add_option("-n,--network", args.network, "analytical or analytical-congestion")->capture_default_str();
+  cmd->add_option("-n,--network", args.network,
+                  "analytical (no contention), analytical-congestion (flows share links max-min fairly) or packet\n"
+                  "(packets through finite credit-controlled buffers; see the packet options)")
+      ->capture_default_str();
+  auto packet_flag = [](const std::string& name) {
+    return [name](const auto&) { args.packet_flags_given.push_back(name); };
+  };
+  cmd->add_option("--mtu", args.mtu, "Packet network: payload bytes per packet")
+      ->capture_default_str()
+      ->each(packet_flag("--mtu"));
+  cmd->add_option("--header", args.header, "Packet network: header bytes added to every packet on the wire")
+      ->capture_default_str()
+      ->each(packet_flag("--header"));
+  cmd->add_option("--buffer", args.buffer,
+                  "Packet network: input buffer per port (a size), or auto: 2 packets + the link's credit round\n"
+                  "trip (2 x latency x bandwidth), so that a lone stream is never held back")
+      ->capture_default_str()
+      ->each(packet_flag("--buffer"));
+  cmd->add_flag("--cut-through", args.cut_through,
+                "Packet network: forward a packet once its header has arrived (default: store-and-forward)")
+      ->each(packet_flag("--cut-through"));
+  cmd->add_option("--routing", args.routing,
+                  "Packet network: source (the algorithm's routes; shortest paths for sends) or ecmp (each\n"
+                  "message hashed onto one of the least-cost routes)")
+      ->capture_default_str()
+      ->each(packet_flag("--routing"));
+  cmd->add_option("--arbitration", args.arbitration,
+                  "Packet network: round-robin (fair over a port's inputs) or fixed-priority (lowest input first)")
+      ->capture_default_str()
+      ->each(packet_flag("--arbitration"));
+  cmd->add_option("--links", args.links, "Busiest links to list")->capture_default_str()->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--bins", args.bins, "Time slices of the per-link utilization over time")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   cmd->add_option("--coll", args.coll,
                   "Algorithm per collective: tenet (default), a baseline name, or an algorithm file (.json, .xml,\n"
                   "Chakra prefix), e.g. all-reduce=ring,all-gather=out/ag.json");

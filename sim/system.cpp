@@ -503,6 +503,24 @@ std::string trace_json(const SimResult& r) {
     events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", rank}, {"tid", 0}, {"args", {{"name", "compute"}}}});
     events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", rank}, {"tid", 1}, {"args", {{"name", "communication"}}}});
   }
+  // Per-link activity: one process for the network, a thread per link that carried data.
+  const int network_pid = ranks.empty() ? 0 : *ranks.rbegin() + 1;
+  bool any = false;
+  for (size_t l = 0; l < r.network.links.size(); ++l) {
+    const LinkReport& k = r.network.links[l];
+    if (k.activity.empty()) continue;
+    any = true;
+    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", network_pid}, {"tid", l}, {"args", {{"name", k.name}}}});
+    for (const Interval& iv : k.activity)
+      events.push_back({{"name", "busy"},
+                        {"ph", "X"},
+                        {"pid", network_pid},
+                        {"tid", l},
+                        {"ts", static_cast<double>(iv.start) / 1e6},
+                        {"dur", static_cast<double>(iv.end - iv.start) / 1e6}});
+  }
+  if (any)
+    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", network_pid}, {"args", {{"name", "network links"}}}});
   return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ns"}}.dump() + "\n";
 }
 

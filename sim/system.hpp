@@ -73,7 +73,8 @@ SimResult simulate(const topo::Topology& t, const std::vector<chakra::EtFile>& w
                    const std::string& name = "workload");
 
 // Chrome trace-event JSON (opens in Perfetto): a process per rank, compute and communication
-// threads, a slice per node.
+// threads, a slice per node; and a process for the network with a thread per link, a slice per
+// busy interval (when the network kept them).
 std::string trace_json(const SimResult& r);
 
 }  // namespace tenet::sim

@@ -143,6 +143,17 @@ check "sim missing workload" 2 "no Chakra ET files" -- "$T" sim --workload "$tmp
 check "sim file producer" 0 "iteration time" -- "$T" sim --workload resnet50 --topo "$TOPO" --coll "all-reduce=$tmp/e/algorithm.xml"
 check "sim hybrid" 0 "dp 2 x tp 2 x pp 2, 4 micro-batches, gpipe" -- "$T" sim --workload gpt3-175b --topo nvcluster:2x4 --tp 2 --pp 2 --microbatches 4 --schedule gpipe
 check "sim bad split" 2 "do not split into tensor 3" -- "$T" sim --workload gpt3-175b --topo nvcluster:2x4 --tp 3
+check "sim packet" 0 "credit stalls" -- "$T" sim --workload resnet50 --topo nvcluster:2x4 --network packet --trace "$tmp/ptrace.json"
+check "sim packet trace links" 0 "network links" -- cat "$tmp/ptrace.json"
+check "sim packet table" 0 "deepest queue / buffer" -- "$T" sim --workload resnet50 --topo switch:4 --network packet --cut-through --routing ecmp --arbitration fixed-priority --mtu 1KiB --header 64B --buffer 64KiB
+check "sim packet json" 0 '"packet_hops"' -- "$T" sim --workload resnet50 --topo switch:4 --network packet --json
+check "sim packet deadlock" 2 "packet network deadlock" -- "$T" sim --workload resnet50 --topo ring:8,router=true --network packet --buffer 4KiB --coll all-reduce=direct
+check "sim packet flag needs packet" 2 "--mtu applies to --network packet only" -- "$T" sim --workload resnet50 --topo ring:4 --mtu 1KiB
+check "sim packet mtu 0" 2 "--mtu must be at least 1 B" -- "$T" sim --workload resnet50 --topo ring:4 -n packet --mtu 0B
+check "sim packet header unit" 2 "--header: size '12' has no unit" -- "$T" sim --workload resnet50 --topo ring:4 -n packet --header 12
+check "sim packet small buffer" 2 "cannot hold one packet of 4 KiB" -- "$T" sim --workload resnet50 --topo ring:4 -n packet --buffer 1KiB
+check "sim packet routing" 2 "unknown routing 'bogus' (source, ecmp)" -- "$T" sim --workload resnet50 --topo ring:4 -n packet --routing bogus
+check "sim packet arbitration" 2 "unknown arbitration 'lottery'" -- "$T" sim --workload resnet50 --topo ring:4 -n packet --arbitration lottery
 check "workload gen hybrid" 0 "wrote 8 ranks" -- "$T" workload gen --model dlrm --dp 2 --tp 2 --pp 2 -o "$tmp/wl/dlrm"
 check "workload bad schedule" 2 "unknown pipeline schedule 'zigzag'" -- "$T" workload gen --schedule zigzag -o "$tmp/wl/z"
 check "workload bad model" 2 "unknown model 'alexnet'" -- "$T" workload gen --model alexnet -o "$tmp/wl/x"
