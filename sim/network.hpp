@@ -35,7 +35,9 @@ struct PacketConfig {
   enum class Arbitration { RoundRobin, FixedPriority };
   Bytes mtu = 4096;    // payload bytes per packet
   Bytes header = 0;    // bytes added to every packet on the wire
-  Bytes buffer = 0;    // per input port; 0: enough for the port's credit round trip (see PacketNetwork)
+  // Per input port, unless the topology gives the link its own (topo::Link::buffer); 0: enough
+  // for the port's credit round trip (see PacketNetwork).
+  Bytes buffer = 0;
   bool cut_through = false;  // forward a packet once its header has arrived
   // Source: the route each message carries (the algorithm's, or the topology layer's deterministic
   // shortest path). Ecmp: each message is a flow hashed onto one of the least-cost routes.

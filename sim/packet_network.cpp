@@ -34,11 +34,14 @@ PacketNetwork::PacketNetwork(const topo::Topology& t, EventQueue& events, const 
     const topo::Link& k = t.link(static_cast<topo::LinkId>(i));
     const Bytes round_trip = static_cast<Bytes>((static_cast<Int128>(2 * k.latency) * k.bandwidth + kPicosPerSecond - 1) /
                                                 kPicosPerSecond);
-    buffer_[i] = cfg_.buffer > 0 ? cfg_.buffer : (2 + (round_trip + packet - 1) / packet) * packet;
+    buffer_[i] = k.buffer > 0    ? k.buffer
+                 : cfg_.buffer > 0 ? cfg_.buffer
+                                   : (2 + (round_trip + packet - 1) / packet) * packet;
     if (buffer_[i] < packet)
-      throw Error(fmt::format("packet network: a buffer of {} cannot hold one packet of {} (MTU {} + header {})",
-                              format_bytes(buffer_[i]), format_bytes(packet), format_bytes(cfg_.mtu),
-                              format_bytes(cfg_.header)));
+      throw Error(fmt::format("packet network: a buffer of {}{} cannot hold one packet of {} (MTU {} + header {})",
+                              format_bytes(buffer_[i]),
+                              k.buffer > 0 ? fmt::format(" at {}", t.describe_link(static_cast<topo::LinkId>(i))) : "",
+                              format_bytes(packet), format_bytes(cfg_.mtu), format_bytes(cfg_.header)));
     full_serialization_[i] = transfer_time(packet, k.bandwidth);
   }
   credits_.assign(buffer_.begin(), buffer_.end());

@@ -1,5 +1,6 @@
 // Graphviz DOT, written and read with Boost.Graph. Nodes carry kind/router/reduce/multicast,
-// edges bw/lat/name and their link id, so that a written file reads back to the same topology.
+// edges bw/lat/name/buffer and their link id, so that a written file reads back to the same
+// topology.
 #include <fmt/format.h>
 
 // Boost's adjacency_list edge iterator trips GCC 12's -Wmaybe-uninitialized when inlined here.
@@ -21,7 +22,7 @@ struct DotNode {
   std::string name, kind, router, reduce, multicast, shape, index;
 };
 struct DotEdge {
-  std::string bw, lat, name, id, label;
+  std::string bw, lat, name, id, label, buffer;
 };
 using DotGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, DotNode, DotEdge>;
 
@@ -37,6 +38,7 @@ boost::dynamic_properties properties(DotGraph& g) {
   dp.property("bw", get(&DotEdge::bw, g));
   dp.property("lat", get(&DotEdge::lat, g));
   dp.property("name", get(&DotEdge::name, g));
+  dp.property("buffer", get(&DotEdge::buffer, g));
   dp.property("id", get(&DotEdge::id, g));
   dp.property("label", get(&DotEdge::label, g));
   return dp;
@@ -56,7 +58,8 @@ std::string to_dot(const Topology& t) {
   for (LinkId l = 0; l < t.num_links(); ++l) {
     const Link& k = t.link(l);
     std::string bw = canonical_bandwidth(k.bandwidth), lat = canonical_time(k.latency);
-    add_edge(k.src, k.dst, DotEdge{bw, lat, k.name, std::to_string(l), bw + " " + lat}, g);
+    add_edge(k.src, k.dst,
+             DotEdge{bw, lat, k.name, std::to_string(l), bw + " " + lat, k.buffer > 0 ? canonical_bytes(k.buffer) : ""}, g);
   }
   std::ostringstream out;
   boost::write_graphviz_dp(out, g, properties(g), "node_id");
@@ -119,6 +122,7 @@ Topology parse_dot(std::string_view text, const std::string& file) {
     Bandwidth bw;
     Time lat;
     std::string name;
+    Bytes buffer;
   };
   std::vector<Pending> links;
   long next_id = 0;
@@ -143,11 +147,16 @@ Topology parse_dot(std::string_view text, const std::string& file) {
     }
     links.push_back({id, handle[source(*it, g)], handle[target(*it, g)],
                      located([&] { return parse_bandwidth(e.bw); }),
-                     located([&] { return parse_time(e.lat); }), e.name});
+                     located([&] { return parse_time(e.lat); }), e.name,
+                     e.buffer.empty() ? 0 : located([&] {
+                       const Bytes b = parse_bytes(e.buffer);
+                       if (b < 1) throw Error("buffer must be at least 1 B (leave it out for the simulator's default)");
+                       return b;
+                     })});
   }
   // Edges come out grouped by source; their id attribute restores the original link order.
   std::stable_sort(links.begin(), links.end(), [](const Pending& a, const Pending& c) { return a.id < c.id; });
-  for (const Pending& p : links) b.add_link(p.src, p.dst, p.bw, p.lat, p.name, {file});
+  for (const Pending& p : links) b.set_link_buffer(b.add_link(p.src, p.dst, p.bw, p.lat, p.name, {file}), p.buffer);
   return b.build();
 }
 

@@ -69,6 +69,11 @@ class Reader {
   Time latency(const YAML::Node& n, const std::string& what) const {
     return with_location(n, [&] { return parse_time(scalar(n, what)); });
   }
+  Bytes buffer(const YAML::Node& n) const {
+    const Bytes b = with_location(n, [&] { return parse_bytes(scalar(n, "buffer")); });
+    if (b < 1) throw error(n, "buffer must be at least 1 B (leave it out for the simulator's default)");
+    return b;
+  }
   void only_keys(const YAML::Node& map, const std::string& what,
                  std::initializer_list<const char*> keys) const {
     if (!map.IsMap()) throw error(map, fmt::format("{} must be a map (key: value, ...)", what));
@@ -91,6 +96,7 @@ struct Defaults {
   Bandwidth bw = 0;
   Time lat = -1;
   bool bidirectional = true;
+  Bytes buffer = 0;
 };
 
 bool is_pattern(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
@@ -123,7 +129,7 @@ void read_links(const Reader& r, TopologyBuilder& b, const YAML::Node& links, co
   if (!links.IsSequence()) throw r.error(links, "links must be a list");
   for (const YAML::Node& l : links) {
     r.only_keys(l, "a link",
-                {"src", "dst", "bw", "lat", "bidirectional", "name", "count", "pairing"});
+                {"src", "dst", "bw", "lat", "bidirectional", "name", "count", "pairing", "buffer"});
     if (!l["src"]) throw r.error(l, "a link needs src");
     if (!l["dst"]) throw r.error(l, "a link needs dst");
     std::vector<NodeId> srcs = resolve_nodes(r, b, l["src"], "src");
@@ -133,6 +139,7 @@ void read_links(const Reader& r, TopologyBuilder& b, const YAML::Node& links, co
     if (bw <= 0) throw r.error(l, "link has no bw and defaults give none");
     if (lat < 0) throw r.error(l, "link has no lat and defaults give none");
     bool bidir = l["bidirectional"] ? r.boolean(l["bidirectional"], "bidirectional") : d.bidirectional;
+    const Bytes buffer = l["buffer"] ? r.buffer(l["buffer"]) : d.buffer;
     std::string name = l["name"] ? r.scalar(l["name"], "name") : "";
     int count = l["count"] ? static_cast<int>(r.whole(l["count"], "count", 1, 64)) : 1;
     std::string pairing = l["pairing"] ? r.scalar(l["pairing"], "pairing") : "all";
@@ -153,10 +160,8 @@ void read_links(const Reader& r, TopologyBuilder& b, const YAML::Node& links, co
     Location where = r.at(l);
     for (auto [s, t] : pairs)
       for (int k = 0; k < count; ++k) {
-        if (bidir)
-          b.add_bidirectional(s, t, bw, lat, name, where);
-        else
-          b.add_link(s, t, bw, lat, name, where);
+        const LinkId first = bidir ? b.add_bidirectional(s, t, bw, lat, name, where) : b.add_link(s, t, bw, lat, name, where);
+        for (LinkId k = first; k <= first + (bidir ? 1 : 0); ++k) b.set_link_buffer(k, buffer);
       }
   }
 }
@@ -205,7 +210,8 @@ Topology read_tenet(const Reader& r, const YAML::Node& root, std::string name) {
   if (root["name"]) name = r.scalar(root["name"], "name");
   Defaults d;
   if (const YAML::Node& dn = root["defaults"]) {
-    r.only_keys(dn, "defaults", {"bw", "lat", "bidirectional"});
+    r.only_keys(dn, "defaults", {"bw", "lat", "bidirectional", "buffer"});
+    if (dn["buffer"]) d.buffer = r.buffer(dn["buffer"]);
     if (dn["bw"]) d.bw = r.bandwidth(dn["bw"], "bw");
     if (dn["lat"]) d.lat = r.latency(dn["lat"], "lat");
     if (dn["bidirectional"]) d.bidirectional = r.boolean(dn["bidirectional"], "bidirectional");
@@ -342,11 +348,12 @@ nlohmann::ordered_json document(const Topology& t) {
     j["bw"] = canonical_bandwidth(k.bandwidth);
     j["lat"] = canonical_time(k.latency);
     if (!k.name.empty()) j["name"] = k.name;
+    if (k.buffer > 0) j["buffer"] = canonical_bytes(k.buffer);
     // The next link the other way with the same properties folds into one bidirectional entry;
     // only when adjacent, so that link ids survive the round trip.
     bool pair = l + 1 < t.num_links() && t.link(l + 1).src == k.dst && t.link(l + 1).dst == k.src &&
                 t.link(l + 1).bandwidth == k.bandwidth && t.link(l + 1).latency == k.latency &&
-                t.link(l + 1).name == k.name;
+                t.link(l + 1).name == k.name && t.link(l + 1).buffer == k.buffer;
     if (pair)
       ++l;
     else

@@ -42,6 +42,8 @@ NodeId TopologyBuilder::add_switch(std::string name, Location where) {
   return handle;
 }
 
+void TopologyBuilder::set_link_buffer(LinkId l, Bytes buffer) { links_.at(l).link.buffer = buffer; }
+
 Node& TopologyBuilder::node_props(NodeId handle) {
   return handle >= 0 ? npus_.at(handle).node : switches_.at(~handle).node;
 }
@@ -121,6 +123,7 @@ Topology TopologyBuilder::build() const {
       throw Error(fmt::format("{} has non-positive bandwidth {} B/s", label, l.bandwidth), where);
     if (l.latency < 0)
       throw Error(fmt::format("{} has negative latency {} ps", label, l.latency), where);
+    if (l.buffer < 0) throw Error(fmt::format("{} has a negative buffer of {} B", label, l.buffer), where);
     t.links_.push_back(std::move(l));
   }
   build_csr(n, t.links_, true, t.out_offsets_, t.out_links_);
@@ -168,7 +171,8 @@ Topology reversed(const Topology& t) {
     handle[v] = t.is_npu(v) ? b.add_npu(n.name, n.router) : b.add_switch(n.name);
     b.node_props(handle[v]) = n;
   }
-  for (const Link& l : t.links()) b.add_link(handle[l.dst], handle[l.src], l.bandwidth, l.latency, l.name);
+  for (const Link& l : t.links())
+    b.set_link_buffer(b.add_link(handle[l.dst], handle[l.src], l.bandwidth, l.latency, l.name), l.buffer);
   b.set_levels(t.levels());
   b.set_grid(t.grid());
   return b.build();

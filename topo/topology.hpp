@@ -35,6 +35,9 @@ struct Link {
   Bandwidth bandwidth = 0;  // bytes per second
   Time latency = 0;         // picoseconds
   std::string name;         // optional
+  // Bytes of buffer at the receiving port, for the packet-level simulator; 0: its default.
+  // Not part of the fingerprint (it does not change what an algorithm may do).
+  Bytes buffer = 0;
 };
 
 class TopologyBuilder;
@@ -110,6 +113,8 @@ class TopologyBuilder {
   // Returns a switch handle: ~index (negative). Pass it to add_link; ids are fixed in build().
   NodeId add_switch(std::string name = "", Location where = {});
   Node& node_props(NodeId handle);
+  // The receiving port's buffer of a link added before (see Link::buffer); checked in build().
+  void set_link_buffer(LinkId l, Bytes buffer);
   const std::string& name_of(NodeId handle) const {
     return handle >= 0 ? npus_.at(handle).node.name : switches_.at(~handle).node.name;
   }

@@ -13,6 +13,7 @@
 #include "tests/synth/test_support.hpp"
 #include "topo/error.hpp"
 #include "topo/generators.hpp"
+#include "topo/io.hpp"
 #include "topo/routing.hpp"
 
 namespace tenet::sim {
@@ -352,6 +353,34 @@ TEST(PacketNetwork, UnusableConfigurationsAreRefusedClearly) {
   EXPECT_THAT([] { parse_routing("random"); }, ::testing::ThrowsMessage<Error>(HasSubstr("(source, ecmp)")));
   EXPECT_EQ(parse_arbitration("fixed-priority"), PacketConfig::Arbitration::FixedPriority);
   EXPECT_THAT([] { parse_arbitration("rr"); }, ::testing::ThrowsMessage<Error>(HasSubstr("(round-robin, fixed-priority)")));
+}
+
+TEST(PacketNetwork, ATopologyLinkBufferWinsOverTheDefault) {
+  const auto t = topo::parse_yaml(R"(
+npus: 2
+switches: [sw]
+defaults: {bw: 50GB/s, lat: 1us}
+links:
+  - {src: 0, dst: sw, buffer: 16KiB}
+  - {src: sw, dst: 1}
+)");
+  EventQueue q;
+  PacketNetwork automatic(t, q, {});
+  EXPECT_EQ(automatic.buffer(0), 16 * 1024);
+  EXPECT_EQ(automatic.buffer(1), 16 * 1024);
+  EXPECT_EQ(automatic.buffer(2), (2 + 25) * 4096) << "2 packets + 100,000 B of round trip in whole packets";
+  PacketConfig cfg;
+  cfg.buffer = 64 * 1024;
+  PacketNetwork given(t, q, cfg);
+  EXPECT_EQ(given.buffer(0), 16 * 1024);
+  EXPECT_EQ(given.buffer(2), 64 * 1024);
+  cfg.mtu = 32 * 1024;
+  EXPECT_THAT([&] { PacketNetwork net(t, q, cfg); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("a buffer of 16 KiB at link 0 (npu0 -> sw) cannot hold")));
+  // The small buffer throttles a stream to one window per credit round trip.
+  const Outcome o = run_flows(t, {{0, 1, Bytes{1} << 20, route_of(t, 0, 1)}}, NetworkKind::Packet);
+  EXPECT_GT(o.report.links[0].credit_stalls, 0u);
+  EXPECT_GT(o.arrival[0], 2 * transfer_time(Bytes{1} << 20, 50'000'000'000));
 }
 
 TEST(PacketNetwork, UtilizationOverTimeSplitsBusyIntervalsIntoBins) {

@@ -84,6 +84,12 @@ const Bad kBad[] = {
     {"dot: not a graph", ".dot", "this is not dot\n", 0, "not valid DOT"},
     {"dot: edge without bw", ".dot", "digraph G {\n a [kind=npu];\n b [kind=npu];\n a -> b [lat=\"1us\"];\n b -> a [lat=\"1us\"];\n}\n",
      0, "edge a -> b: an edge needs bw and lat"},
+    {"buffer without unit", ".yaml", "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us, buffer: 4096}\n", 3,
+     "has no unit"},
+    {"zero buffer", ".yaml", "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us}\ndefaults: {buffer: 0B}\n", 4,
+     "buffer must be at least 1 B"},
+    {"dot: bad buffer", ".dot", "digraph G {\n a [kind=npu];\n b [kind=npu];\n a -> b [bw=\"1GB/s\", lat=\"1us\", buffer=\"lots\"];\n b -> a [bw=\"1GB/s\", lat=\"1us\"];\n}\n",
+     0, "edge a -> b"},
     {"dot: bad kind", ".dot", "digraph G {\n a [kind=router];\n}\n", 0, "node 'a': kind must be npu or switch"},
 };
 

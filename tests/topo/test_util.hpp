@@ -28,6 +28,7 @@ inline void expect_same_topology(const Topology& a, const Topology& b, const std
     EXPECT_EQ(a.link(l).bandwidth, b.link(l).bandwidth) << what << " link " << l;
     EXPECT_EQ(a.link(l).latency, b.link(l).latency) << what << " link " << l;
     EXPECT_EQ(a.link(l).name, b.link(l).name) << what << " link " << l;
+    EXPECT_EQ(a.link(l).buffer, b.link(l).buffer) << what << " link " << l;
   }
   EXPECT_EQ(a.fingerprint(), b.fingerprint()) << what;
 }
