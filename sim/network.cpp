@@ -43,7 +43,11 @@ class Analytical final : public Network {
 class Congestion final : public Network {
  public:
   Congestion(const topo::Topology& t, EventQueue& events)
-      : Network(t, events), flows_on_(t.num_links()), carried_(t.num_links(), 0.0) {}
+      : Network(t, events),
+        flows_on_(t.num_links()),
+        carried_(t.num_links(), 0.0),
+        rate_sum_(t.num_links(), 0.0),
+        rate_since_(t.num_links(), 0) {}
   std::string_view name() const override { return "analytical-congestion"; }
 
   std::vector<Time> link_busy() const override {
@@ -127,6 +131,12 @@ class Congestion final : public Network {
           }
       }
     for (int id : comp_flows_) settle(flows_[id]);
+    // Each link's utilization so far was constant since its last re-share: record it.
+    for (topo::LinkId l : comp_links_) {
+      record_activity(l, rate_since_[l], events_.now(),
+                      std::min(1.0, rate_sum_[l] / static_cast<double>(topo_.link(l).bandwidth)));
+      rate_since_[l] = events_.now();
+    }
     // Progressive filling over the component.
     std::sort(comp_links_.begin(), comp_links_.end());
     std::vector<double> capacity(comp_links_.size());
@@ -160,6 +170,10 @@ class Congestion final : public Network {
         }
       }
     }
+    for (topo::LinkId l : comp_links_) {
+      rate_sum_[l] = 0;
+      for (int id : flows_on_[l]) rate_sum_[l] += flows_[id].rate;
+    }
     for (int id : comp_flows_) {
       Flow& f = flows_[id];
       const int version = ++f.version;
@@ -188,6 +202,8 @@ class Congestion final : public Network {
   std::vector<int> free_;
   std::vector<std::vector<int>> flows_on_;
   std::vector<double> carried_;  // bytes per link
+  std::vector<double> rate_sum_;  // bytes per second per link, since rate_since_
+  std::vector<Time> rate_since_;
   std::vector<uint64_t> link_mark_, flow_mark_;
   std::vector<topo::LinkId> comp_links_;
   std::vector<int> comp_flows_;
@@ -216,7 +232,7 @@ std::vector<double> utilization_over_time(const std::vector<Interval>& activity,
     const Time a = std::max<Time>(iv.start, 0), b = std::min(iv.end, end);
     for (int k = std::min(bins - 1, static_cast<int>(a / width)); k < bins && k * width < b; ++k) {
       const double lo = std::max(static_cast<double>(a), k * width), hi = std::min(static_cast<double>(b), (k + 1) * width);
-      if (hi > lo) out[k] += (hi - lo) / width;
+      if (hi > lo) out[k] += iv.share * (hi - lo) / width;
     }
   }
   for (double& u : out) u = std::min(u, 1.0);

@@ -51,6 +51,7 @@ std::string_view to_string(PacketConfig::Arbitration a);
 
 struct Interval {
   Time start = 0, end = 0;
+  double share = 1.0;  // of the link's bandwidth in use (below 1 only on analytical-congestion)
 };
 
 struct LinkReport {
@@ -61,7 +62,7 @@ struct LinkReport {
   Bytes deepest_queue = 0;   // the most that buffer ever held
   uint64_t credit_stalls = 0;  // times the port had a packet to send but no credit for it
   Time stall_time = 0;         // time spent so
-  std::vector<Interval> activity;  // merged busy intervals, when kept (Network::keep_activity)
+  std::vector<Interval> activity;  // busy intervals in time order, when kept (Network::keep_activity)
 };
 
 struct NetworkReport {
@@ -93,13 +94,14 @@ class Network {
   virtual void check_drained() const {}
 
  protected:
-  void record_activity(topo::LinkId l, Time start, Time end) {
-    if (activity_.empty() || end <= start) return;
+  // Adjacent or overlapping intervals of equal share merge; starts must not decrease.
+  void record_activity(topo::LinkId l, Time start, Time end, double share = 1.0) {
+    if (activity_.empty() || end <= start || share <= 0) return;
     std::vector<Interval>& a = activity_[l];
-    if (!a.empty() && a.back().end >= start)
+    if (!a.empty() && a.back().end >= start && a.back().share == share)
       a.back().end = std::max(a.back().end, end);
     else
-      a.push_back({start, end});
+      a.push_back({start, end, share});
   }
 
   const topo::Topology& topo_;

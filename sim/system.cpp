@@ -512,7 +512,7 @@ std::string trace_json(const SimResult& r) {
     any = true;
     events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", network_pid}, {"tid", l}, {"args", {{"name", k.name}}}});
     for (const Interval& iv : k.activity)
-      events.push_back({{"name", "busy"},
+      events.push_back({{"name", iv.share < 1 ? fmt::format("{:.0f} % busy", 100 * iv.share) : std::string("busy")},
                         {"ph", "X"},
                         {"pid", network_pid},
                         {"tid", l},

@@ -194,6 +194,15 @@ TEST(PacketNetwork, IncastSharesTheReceiverLinkAndBackPressuresTheSenders) {
   for (Time a : analytical.arrival) EXPECT_EQ(a, alone + 2'000'000);
   EXPECT_EQ(analytical.report.credit_stalls, 0u);
 
+  // The flow-level model shares the receiver's link: a quarter each, all the time.
+  const Outcome flow = run_flows(t, flows, NetworkKind::AnalyticalCongestion);
+  const std::vector<Interval>& sender = flow.report.links[flows[0].route.front()].activity;
+  ASSERT_FALSE(sender.empty());
+  EXPECT_DOUBLE_EQ(sender[0].share, 1.0 / kSenders);
+  EXPECT_GE(sender[0].end, kSenders * alone - 10) << "(the flows end picoseconds apart)";
+  EXPECT_THAT(utilization_over_time(flow.report.links[into_receiver].activity, kSenders * alone, 4),
+              ::testing::Each(::testing::DoubleNear(1.0, 1e-9)));
+
   // Fixed priority serves the lowest input link first: senders finish one after another.
   PacketConfig fixed;
   fixed.arbitration = PacketConfig::Arbitration::FixedPriority;
@@ -388,6 +397,7 @@ TEST(PacketNetwork, UtilizationOverTimeSplitsBusyIntervalsIntoBins) {
   EXPECT_THAT(utilization_over_time(busy, 400, 4), ::testing::ElementsAre(0.5, 0.5, 0.0, 0.1));
   EXPECT_THAT(utilization_over_time(busy, 200, 2), ::testing::ElementsAre(0.5, 0.5));
   EXPECT_THAT(utilization_over_time({}, 0, 3), ::testing::ElementsAre(0.0, 0.0, 0.0));
+  EXPECT_THAT(utilization_over_time({{0, 100, 0.5}, {100, 200, 0.25}}, 200, 2), ::testing::ElementsAre(0.5, 0.25));
 }
 
 }  // namespace
