@@ -131,12 +131,14 @@ class Congestion final : public Network {
           }
       }
     for (int id : comp_flows_) settle(flows_[id]);
-    // Each link's utilization so far was constant since its last re-share: record it.
-    for (topo::LinkId l : comp_links_) {
-      record_activity(l, rate_since_[l], events_.now(),
-                      std::min(1.0, rate_sum_[l] / static_cast<double>(topo_.link(l).bandwidth)));
-      rate_since_[l] = events_.now();
-    }
+    // Each link's utilization was constant since its last re-share: record it (when kept).
+    const bool keeping = !activity_.empty();
+    if (keeping)
+      for (topo::LinkId l : comp_links_) {
+        record_activity(l, rate_since_[l], events_.now(),
+                        std::min(1.0, rate_sum_[l] / static_cast<double>(topo_.link(l).bandwidth)));
+        rate_since_[l] = events_.now();
+      }
     // Progressive filling over the component.
     std::sort(comp_links_.begin(), comp_links_.end());
     std::vector<double> capacity(comp_links_.size());
@@ -170,10 +172,11 @@ class Congestion final : public Network {
         }
       }
     }
-    for (topo::LinkId l : comp_links_) {
-      rate_sum_[l] = 0;
-      for (int id : flows_on_[l]) rate_sum_[l] += flows_[id].rate;
-    }
+    if (keeping)
+      for (topo::LinkId l : comp_links_) {
+        rate_sum_[l] = 0;
+        for (int id : flows_on_[l]) rate_sum_[l] += flows_[id].rate;
+      }
     for (int id : comp_flows_) {
       Flow& f = flows_[id];
       const int version = ++f.version;
