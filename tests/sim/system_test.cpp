@@ -162,6 +162,50 @@ TEST(Simulator, IncastSlowsDownOnlyWithCongestion) {
   EXPECT_NEAR(static_cast<double>(shared), static_cast<double>(3 * one + 2 * 500'000), 10.0);  // each gets 1/3
 }
 
+// The same on the packet network: a send crosses the switch in the pipelined time (one packet's
+// serialisation more than analytical, for the second hop), and the incast shares the downlink.
+TEST(Simulator, PacketNetworkRunsWorkloadsAndReportsPackets) {
+  const auto t = topo::generate("switch:4,bw=50GB/s,lat=0.5us");
+  Workload one(4);
+  one.send(0, 3, 7, 1 << 20);
+  one.recv(3, 0, 7, 1 << 20);
+  const SimResult alone = simulate(t, one.files, ring_config(NetworkKind::Packet));
+  const Time packet = transfer_time(4096, 50'000'000'000);
+  EXPECT_EQ(alone.iteration, 256 * packet + packet + 2 * 500'000);
+  EXPECT_TRUE(alone.network.packet_level);
+  EXPECT_EQ(alone.network.packets, 256u);
+  EXPECT_EQ(alone.network.packet_hops, 512u);
+  Workload incast(4);
+  for (int s = 1; s < 4; ++s) {
+    incast.send(s, 0, s, 1 << 20);
+    incast.recv(0, s, s, 1 << 20);
+  }
+  const SimResult shared = simulate(t, incast.files, ring_config(NetworkKind::Packet));
+  EXPECT_NEAR(static_cast<double>(shared.iteration), static_cast<double>(3 * 256 * packet + packet + 2 * 500'000),
+              3.0 * packet);
+  EXPECT_GT(shared.network.credit_stalls, 0u);
+  // Ring All-Reduce inside a workload: the closed form, as on the analytical network.
+  Workload ar(4);
+  for (int r = 0; r < 4; ++r) ar.all_reduce(r, Bytes{4} << 20);
+  EXPECT_EQ(simulate(t, ar.files, ring_config(NetworkKind::Packet)).iteration,
+            simulate(t, ar.files, ring_config(NetworkKind::Analytical)).iteration + 6 * packet)
+      << "each of the 2(p-1) steps crosses the switch: one packet more each";
+}
+
+TEST(Simulator, PacketDeadlocksAreErrorsNamingTheCycle) {
+  const auto t = topo::generate("ring:6,router=true");
+  Workload w(6);
+  for (int r = 0; r < 6; ++r) {  // two hops clockwise, everyone at once
+    w.send(r, (r + 2) % 6, 1, 1 << 20);
+    w.recv((r + 2) % 6, r, 1, 1 << 20);
+  }
+  SimConfig c = ring_config(NetworkKind::Packet);
+  EXPECT_NO_THROW(simulate(t, w.files, c));
+  c.packet.buffer = 4096;
+  EXPECT_THAT([&] { simulate(t, w.files, c); },
+              ::testing::ThrowsMessage<Error>(::testing::AllOf(HasSubstr("packet network deadlock"), HasSubstr("back to link"))));
+}
+
 TEST(Simulator, GeneratedDataParallelIterationRuns) {
   const auto t = topo::generate("nvcluster:2x4");
   const auto w = data_parallel(model_preset("resnet50"), 8);
