@@ -149,8 +149,8 @@ void PacketNetwork::try_send(topo::LinkId l) {
   std::vector<Credit>& back = returning_[l];
   size_t& head = returning_head_[l];
   while (head < back.size() && back[head].at <= now) credits_[l] += back[head++].bytes;
-  if (head == back.size()) {
-    back.clear();
+  if (head == back.size() || (head >= 64 && 2 * head >= back.size())) {  // drop what was taken
+    back.erase(back.begin(), back.begin() + static_cast<std::ptrdiff_t>(head));
     head = 0;
   }
   // Arbitration.
