@@ -71,7 +71,8 @@ struct NetworkReport {
   std::vector<LinkReport> links;
 };
 
-// Fraction of each of `bins` equal slices of [0, end) that `activity` covers.
+// Per each of `bins` equal slices of [0, end): the fraction of the link's bandwidth `activity` used
+// (each interval weighted by its share), at most 1.
 std::vector<double> utilization_over_time(const std::vector<Interval>& activity, Time end, int bins);
 
 class Network {
