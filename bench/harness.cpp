@@ -36,17 +36,6 @@ double seconds_since(std::chrono::steady_clock::time_point begin) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
 }
 
-Time replay(const topo::Topology& t, const synth::Algorithm& a, sim::NetworkKind kind) {
-  sim::EventQueue q;
-  auto net = sim::make_network(kind, t, q);
-  Time finish = 0;
-  sim::CollectiveRun run(a, *net, q, [&] { finish = q.now(); });
-  run.start();
-  q.run();
-  net->check_drained();
-  return finish;
-}
-
 std::vector<std::string> algorithms_for(const Suite& s, synth::CollectiveKind kind) {
   std::vector<std::string> out;
   for (const std::string& a : s.algorithms)
@@ -87,7 +76,7 @@ std::vector<Result> run_case(const Suite& s, const Case& c) {
         r.note = fmt::format("{} violations; first: {}", rep.violation_count,
                              rep.violations.empty() ? "" : rep.violations.front().message);
       }
-      for (sim::NetworkKind n : s.networks) r.simulated.push_back(replay(t, a, n));
+      for (sim::NetworkKind n : s.networks) r.simulated.push_back(sim::replay(t, a, n));
     } catch (const synth::NotApplicable& e) {
       r.status = "not-applicable";
       r.note = e.message();

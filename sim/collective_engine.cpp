@@ -78,6 +78,18 @@ CollectiveRun::CollectiveRun(const synth::Algorithm& a, Network& net, EventQueue
   }
 }
 
+Time replay(const topo::Topology& t, const synth::Algorithm& a, NetworkKind kind, const PacketConfig& packet) {
+  EventQueue events;
+  auto net = make_network(kind, t, events, packet);
+  Time finish = 0;
+  CollectiveRun run(a, *net, events, [&] { finish = events.now(); });
+  run.start();
+  events.run();
+  net->check_drained();
+  if (!run.done()) throw Error("the algorithm's replay stopped before its last transfer arrived");
+  return finish;
+}
+
 void CollectiveRun::start() {
   if (remaining_ == 0) {
     events_.schedule_after(0, on_done_);

@@ -38,4 +38,8 @@ class CollectiveRun {
   size_t remaining_ = 0;
 };
 
+// Replays `a` alone on a fresh network of the given kind and returns the time its last transfer
+// arrived. Throws tenet::Error when the network deadlocks (see Network::check_drained).
+Time replay(const topo::Topology& t, const synth::Algorithm& a, NetworkKind kind, const PacketConfig& packet = {});
+
 }  // namespace tenet::sim

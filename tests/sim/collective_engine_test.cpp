@@ -13,17 +13,6 @@
 namespace tenet::sim {
 namespace {
 
-Time replay(const topo::Topology& t, const synth::Algorithm& a, NetworkKind kind) {
-  EventQueue events;
-  auto net = make_network(kind, t, events);
-  Time done = -1;
-  CollectiveRun run(a, *net, events, [&] { done = events.now(); });
-  run.start();
-  events.run();
-  EXPECT_TRUE(run.done());
-  return done;
-}
-
 // Alone on an uncongested network, any algorithm replays in exactly its timed collective time.
 TEST(CollectiveEngine, ReplaysTheTimingModelExactlyOnAnalytical) {
   std::mt19937_64 rng(11);

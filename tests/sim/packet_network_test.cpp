@@ -147,13 +147,7 @@ TEST(PacketNetwork, RingAllReduceIsWithinOnePercentOfTheClosedForm) {
   for (Bytes n : {Bytes{8} << 20, Bytes{64} << 20, Bytes{1'000'000}}) {
     const auto c = synth::Collective::over_all(t, synth::CollectiveKind::AllReduce);
     const synth::Algorithm a = synth::make_baseline({synth::BaselineKind::Ring, {}}, t, c, c.chunk_bytes_for(n));
-    EventQueue q;
-    auto net = make_network(NetworkKind::Packet, t, q);
-    Time done = -1;
-    CollectiveRun run(a, *net, q, [&] { done = q.now(); });
-    run.start();
-    q.run();
-    net->check_drained();
+    const Time done = replay(t, a, NetworkKind::Packet);
     const double closed = 2.0 * 7 * (500'000 + static_cast<double>(a.chunk_bytes) / 50e9 * 1e12);  // 2(p-1)(a + n/p b)
     EXPECT_NEAR(static_cast<double>(done) / closed, 1.0, 0.01) << n << " bytes";
   }
@@ -226,13 +220,7 @@ TEST(PacketNetwork, SynthesizedAlgorithmsLandWithinTwoPercentOfTheirSynthesizedT
       const auto t = topo::generate(spec);
       const auto c = synth::Collective::over_all(t, kind, 2);
       const synth::Algorithm a = synth::synthesize(t, c, c.chunk_bytes_for(Bytes{64} << 20));
-      EventQueue q;
-      auto net = make_network(NetworkKind::Packet, t, q);
-      Time done = -1;
-      CollectiveRun run(a, *net, q, [&] { done = q.now(); });
-      run.start();
-      q.run();
-      net->check_drained();
+      const Time done = replay(t, a, NetworkKind::Packet);
       const double ratio = static_cast<double>(done) / static_cast<double>(a.claimed_time);
       EXPECT_NEAR(ratio, 1.0, 0.02) << synth::to_string(kind) << " on " << spec;
       seen.emplace_back(fmt::format("{} {}", synth::to_string(kind), spec), ratio);
