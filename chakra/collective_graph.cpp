@@ -113,6 +113,7 @@ std::vector<EtFile> to_collective_graph(const Algorithm& a, const topo::Topology
     set_uint(s, "tenet_transfer", static_cast<uint64_t>(id));
     set_uint(s, "tenet_chunk", static_cast<uint64_t>(x.chunk));
     set_uint(s, "tenet_op", x.op == Op::Reduce ? 1 : 0);
+    if (x.rate > 0) set_uint(s, "tenet_rate", static_cast<uint64_t>(x.rate));
     std::vector<uint64_t> data;
     if (auto it = last_arrival.find(key(src, x.chunk)); it != last_arrival.end()) data.push_back(done_node[it->second]);
     for (TransferId d : a.deps(id)) {
@@ -470,7 +471,8 @@ Algorithm from_collective_graph(const std::vector<EtFile>& files, const topo::To
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
     a.add(static_cast<ChunkId>(*int_attr(s, "tenet_chunk")), src, dst, route,
-          int_attr(s, "tenet_op").value_or(0) ? Op::Reduce : Op::Copy, deps);
+          int_attr(s, "tenet_op").value_or(0) ? Op::Reduce : Op::Copy, deps, -1, -1,
+          static_cast<Bandwidth>(int_attr(s, "tenet_rate").value_or(0)));
   }
   return a;
 }

@@ -269,9 +269,10 @@ void add_sim_commands(CLI::App& app) {
       ->capture_default_str()
       ->each(packet_flag("--header"));
   cmd->add_option("--buffer", args.buffer,
-                  "Packet network: input buffer per port (a size), or auto: 2 packets + the link's credit round\n"
-                  "trip (2 x latency x bandwidth), so that a lone stream is never held back; a link's own\n"
-                  "`buffer` in the topology file takes precedence")
+                  "Packet network: input buffer per port (a size), or auto: the link's credit round trip\n"
+                  "(2 x latency x bandwidth) + 1 packet + at a switch one packet per multiple the link is faster\n"
+                  "than the slowest link out, so that the link runs at full rate; a link's own `buffer` in the\n"
+                  "topology file takes precedence")
       ->capture_default_str()
       ->each(packet_flag("--buffer"));
   cmd->add_flag("--cut-through", args.cut_through,

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "sim/packet_network.hpp"
+#include "synth/timing.hpp"
 #include "topo/error.hpp"
 
 namespace tenet::sim {
@@ -26,10 +27,13 @@ class Analytical final : public Network {
   void send(Message m, std::function<void()> on_release, std::function<void()> on_arrival) override {
     Bandwidth narrowest = std::numeric_limits<Bandwidth>::max();
     for (topo::LinkId l : m.route) narrowest = std::min(narrowest, topo_.link(l).bandwidth);
-    const Time serialization = m.route.empty() ? 0 : transfer_time(m.bytes, narrowest);
+    const Bandwidth rate = m.rate > 0 ? std::min(m.rate, narrowest) : narrowest;
+    const Time serialization = m.route.empty() ? 0 : transfer_time(m.bytes, rate);
     for (topo::LinkId l : m.route) {
-      busy_[l] += serialization;
-      record_activity(l, events_.now(), events_.now() + serialization);
+      const Bandwidth bw = topo_.link(l).bandwidth;
+      busy_[l] += synth::busy_share(serialization, rate, bw);
+      record_activity(l, events_.now(), events_.now() + serialization,
+                      rate >= bw ? 1.0 : static_cast<double>(rate) / static_cast<double>(bw));
     }
     events_.schedule_after(serialization, std::move(on_release));
     events_.schedule_after(serialization + route_latency(topo_, m.route), std::move(on_arrival));
@@ -76,6 +80,8 @@ class Congestion final : public Network {
     f.route.assign(m.route.begin(), m.route.end());
     f.left = static_cast<double>(m.bytes);
     f.rate = 0;
+    f.cap = static_cast<double>(m.rate);
+    if (m.rate > 0) ++capped_;
     f.settled = events_.now();
     ++f.version;
     f.on_release = std::move(on_release);
@@ -90,6 +96,7 @@ class Congestion final : public Network {
     std::vector<topo::LinkId> route;
     double left = 0;  // bytes still to send, as of `settled`
     double rate = 0;  // bytes per second
+    double cap = 0;   // its own rate, never exceeded; 0: none
     Time settled = 0;
     int version = 0;
     std::function<void()> on_release, on_arrival;
@@ -152,6 +159,16 @@ class Congestion final : public Network {
     }
     ++stamp_;  // flow_mark_ == stamp_ now means "rate fixed"
     size_t left = comp_flows_.size();
+    auto freeze = [&](int id, double rate) {
+      flow_mark_[id] = stamp_;
+      --left;
+      flows_[id].rate = rate;
+      for (topo::LinkId l : flows_[id].route) {
+        const auto i = index(l);
+        capacity[i] -= rate;
+        --unfrozen[i];
+      }
+    };
     while (left > 0) {
       double share = std::numeric_limits<double>::infinity();
       size_t at = 0;
@@ -160,17 +177,20 @@ class Congestion final : public Network {
           share = capacity[i] / unfrozen[i];
           at = i;
         }
-      for (int id : flows_on_[comp_links_[at]]) {
-        if (flow_mark_[id] == stamp_) continue;
-        flow_mark_[id] = stamp_;
-        --left;
-        flows_[id].rate = share;
-        for (topo::LinkId l : flows_[id].route) {
-          const auto i = index(l);
-          capacity[i] -= share;
-          --unfrozen[i];
-        }
+      // A flow whose own rate is below the fair share is a bottleneck of its own.
+      int capped = -1;
+      if (capped_ > 0)
+        for (int id : comp_flows_)
+          if (flow_mark_[id] != stamp_ && flows_[id].cap > 0 && flows_[id].cap < share) {
+            share = flows_[id].cap;
+            capped = id;
+          }
+      if (capped >= 0) {
+        freeze(capped, share);
+        continue;
       }
+      for (int id : flows_on_[comp_links_[at]])
+        if (flow_mark_[id] != stamp_) freeze(id, share);
     }
     if (keeping)
       for (topo::LinkId l : comp_links_) {
@@ -190,6 +210,7 @@ class Congestion final : public Network {
     if (!f.active || f.version != version) return;  // a stale estimate
     settle(f);
     f.active = false;
+    if (f.cap > 0) --capped_;
     for (topo::LinkId l : f.route) std::erase(flows_on_[l], id);
     events_.schedule_after(0, std::move(f.on_release));
     events_.schedule_after(route_latency(topo_, f.route), std::move(f.on_arrival));
@@ -211,6 +232,7 @@ class Congestion final : public Network {
   std::vector<topo::LinkId> comp_links_;
   std::vector<int> comp_flows_;
   uint64_t stamp_ = 0;
+  int64_t capped_ = 0;  // active flows with a rate of their own
 };
 
 }  // namespace

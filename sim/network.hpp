@@ -1,11 +1,12 @@
 // Network backends of the simulator, behind one interface (chosen by `--network`):
-//   analytical             no contention: a message of b bytes keeps its route's links for
-//                          b / (the narrowest bandwidth) and arrives the summed latency after that
-//                          (ASTRA-sim's congestion-unaware backend, and the shared link model).
+//   analytical             no contention: a message of b bytes at rate r (by default the narrowest
+//                          bandwidth on its route) holds r of its route's links for b / r and
+//                          arrives the summed latency after that (ASTRA-sim's congestion-unaware
+//                          backend, and the shared link model).
 //   analytical-congestion  flow level: concurrent messages share every link of their routes
-//                          max-min fairly, recomputed whenever a message starts or ends; the
-//                          summed latency is added once, after the last byte (pipelined across
-//                          hops, not store-and-forward).
+//                          max-min fairly (a message never above its own rate), recomputed
+//                          whenever a message starts or ends; the summed latency is added once,
+//                          after the last byte (pipelined across hops, not store-and-forward).
 //   packet                 packet level (sim/packet_network.hpp): messages split into packets
 //                          that cross the route hop by hop through finite, credit-controlled
 //                          buffers, with arbitration at every contended output port.
@@ -27,6 +28,8 @@ struct Message {
   topo::NodeId src = 0, dst = 0;
   Bytes bytes = 0;
   std::span<const topo::LinkId> route;  // valid during send(); a backend copies what it keeps
+  // Bytes per second it moves at, at most the route's narrowest bandwidth; 0: that bandwidth.
+  Bandwidth rate = 0;
 };
 
 // Options of the packet-level backend (the others ignore them).
@@ -80,6 +83,7 @@ class Network {
   Network(const topo::Topology& t, EventQueue& events) : topo_(t), events_(events), busy_(t.num_links(), 0) {}
   virtual ~Network() = default;
   virtual std::string_view name() const = 0;
+  const topo::Topology& topology() const { return topo_; }
   // Starts `m` now. `on_release` runs when its last byte has left the route's links (the next
   // message in order may use them); `on_arrival` when it has fully arrived at m.dst.
   virtual void send(Message m, std::function<void()> on_release, std::function<void()> on_arrival) = 0;
@@ -95,11 +99,12 @@ class Network {
   virtual void check_drained() const {}
 
  protected:
-  // Adjacent or overlapping intervals of equal share merge; starts must not decrease.
+  // Adjacent intervals of equal share merge, and overlapping ones of the whole link; starts must
+  // not decrease. (Concurrent transfers sharing a link overlap and add up.)
   void record_activity(topo::LinkId l, Time start, Time end, double share = 1.0) {
     if (activity_.empty() || end <= start || share <= 0) return;
     std::vector<Interval>& a = activity_[l];
-    if (!a.empty() && a.back().end >= start && a.back().share == share)
+    if (!a.empty() && a.back().share == share && (a.back().end == start || (share >= 1.0 && a.back().end > start)))
       a.back().end = std::max(a.back().end, end);
     else
       a.push_back({start, end, share});

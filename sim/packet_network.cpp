@@ -34,9 +34,15 @@ PacketNetwork::PacketNetwork(const topo::Topology& t, EventQueue& events, const 
     const topo::Link& k = t.link(static_cast<topo::LinkId>(i));
     const Bytes round_trip = static_cast<Bytes>((static_cast<Int128>(2 * k.latency) * k.bandwidth + kPicosPerSecond - 1) /
                                                 kPicosPerSecond);
+    // A packet holds its space until its last byte has left the receiving node again: on the
+    // slowest way out, `fan_out` packets arrive at this link's rate meanwhile.
+    Bandwidth slowest_out = k.bandwidth;
+    if (t.passes_through(k.dst))
+      for (topo::LinkId o : t.out_links(k.dst)) slowest_out = std::min(slowest_out, t.link(o).bandwidth);
+    const Bytes fan_out = (k.bandwidth + slowest_out - 1) / slowest_out;
     buffer_[i] = k.buffer > 0    ? k.buffer
                  : cfg_.buffer > 0 ? cfg_.buffer
-                                   : (2 + (round_trip + packet - 1) / packet) * packet;
+                                   : (1 + fan_out + (round_trip + packet - 1) / packet) * packet;
     if (buffer_[i] < packet)
       throw Error(fmt::format("packet network: a buffer of {}{} cannot hold one packet of {} (MTU {} + header {})",
                               format_bytes(buffer_[i]),
@@ -93,6 +99,7 @@ void PacketNetwork::send(Message m, std::function<void()> on_release, std::funct
   g.unsent = m.bytes == 0 ? 1 : (m.bytes + cfg_.mtu - 1) / cfg_.mtu;
   g.on_first_link = 0;
   g.unarrived = g.unsent;
+  g.pace = m.rate > 0 && m.rate < topo_.link(g.route[0]).bandwidth ? m.rate : 0;
   g.on_release = std::move(on_release);
   g.on_arrival = std::move(on_arrival);
   const topo::LinkId first = g.route[0];
@@ -210,7 +217,15 @@ void PacketNetwork::try_send(topo::LinkId l) {
     --g.unsent;
     ++g.on_first_link;
     packets_[p] = Packet{slot, 0, bytes, -1, 0};
-    if (g.unsent == 0) withdraw(l, from);
+    if (g.unsent == 0) {
+      withdraw(l, from);
+    } else if (g.pace > 0) {  // the next packet waits until the message's rate allows it
+      withdraw(l, from);
+      events_.schedule_after(transfer_time(bytes - cfg_.header, g.pace), [this, l, from] {
+        request(l, from);
+        kick(l);
+      });
+    }
   }
   transmit(l, p);
 }

@@ -19,14 +19,18 @@
 //     blocking) and the messages the node itself injects, round-robin (fair) or by fixed
 //     priority (input links by id, then the node's own messages).
 // A message is released when its last packet has left the first link (the next message on that
-// link may start), and arrives when its last packet has fully arrived at its destination.
+// link may start), and arrives when its last packet has fully arrived at its destination. A
+// message with a rate of its own below its first link's bandwidth is paced: its source injects
+// a packet no sooner than the previous one's payload takes at that rate.
 //
-// Default buffers hold 2 packets plus the link's credit round trip (2 x latency x bandwidth),
-// rounded up to whole packets: enough that a lone stream is never slowed by flow control (a
-// packet's credit comes back 2 serialisations and 2 latencies after it was taken), so on an
-// uncongested route a
-// message takes exactly the pipelined time: the first packet pays every hop's serialisation and
-// latency, the rest stream behind it at the narrowest link.
+// Default buffers hold the link's credit round trip (2 x latency x bandwidth) rounded up to whole
+// packets, one packet more, and at a pass-through node ceil(bandwidth / its slowest link out)
+// packets: a packet keeps its space until its last byte has left the node again, and that many
+// arrive meanwhile when it leaves on a slower link (a fat uplink fanning out to thin NICs). This is
+// enough that flow control never slows a link running at its full rate, whether one stream or
+// several thinner ones fill it; so on an uncongested route a message takes exactly the pipelined
+// time: the first packet pays every hop's serialisation and latency, the rest stream behind it at
+// the narrowest link.
 //
 // When the event queue runs dry while packets are still in buffers, check_drained() finds the
 // cycle of full buffers that holds them (each waits for credit from the next) and reports it.
@@ -60,6 +64,7 @@ class PacketNetwork final : public Network {
     int64_t unsent = 0;          // packets not yet cut
     int64_t on_first_link = 0;   // packets cut whose first hop has not finished
     int64_t unarrived = 0;       // packets not yet at the destination
+    Bandwidth pace = 0;          // its own rate, below the first link's bandwidth; 0: none
     std::function<void()> on_release, on_arrival;
   };
   struct Packet {

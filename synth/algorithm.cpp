@@ -19,7 +19,8 @@ LinkModel parse_link_model(std::string_view name) {
 }
 
 TransferId Algorithm::add(ChunkId chunk, NodeId src, NodeId dst, std::span<const LinkId> route,
-                          Op op, std::span<const TransferId> deps, Time start, Time end) {
+                          Op op, std::span<const TransferId> deps, Time start, Time end,
+                          Bandwidth rate) {
   if (transfers_.size() >= static_cast<size_t>(std::numeric_limits<TransferId>::max()) ||
       route_pool_.size() + route.size() > std::numeric_limits<uint32_t>::max() ||
       deps_pool_.size() + deps.size() > std::numeric_limits<uint32_t>::max())
@@ -31,6 +32,7 @@ TransferId Algorithm::add(ChunkId chunk, NodeId src, NodeId dst, std::span<const
   t.op = op;
   t.start = start;
   t.end = end;
+  t.rate = rate;
   t.route_begin = static_cast<uint32_t>(route_pool_.size());
   t.route_size = static_cast<uint32_t>(route.size());
   route_pool_.insert(route_pool_.end(), route.begin(), route.end());
@@ -45,7 +47,11 @@ TransferSpec Algorithm::spec(TransferId id) const {
   const Transfer& t = transfers_[id];
   auto r = route(id);
   auto d = deps(id);
-  return {t.chunk, t.src, t.dst, t.op, {r.begin(), r.end()}, {d.begin(), d.end()}, t.start, t.end};
+  return {t.chunk, t.src, t.dst, t.op, {r.begin(), r.end()}, {d.begin(), d.end()}, t.start, t.end, t.rate};
+}
+
+bool Algorithm::has_rates() const {
+  return std::any_of(transfers_.begin(), transfers_.end(), [](const Transfer& t) { return t.rate != 0; });
 }
 
 void Algorithm::clear_times() {

@@ -13,6 +13,11 @@
 // its chunk at its source as left by the transfers listed before it, so it starts after every
 // earlier-listed arrival of that chunk at that source. Transfers that share a link use it in list
 // order. Times (picoseconds) are optional; synth::time assigns them under the link model.
+//
+// Rate: a transfer moves at a rate of bytes per second, by default (0) the narrowest bandwidth on
+// its route; a producer may set a lower one (two rings sharing one link at half rate each). Under
+// the pipelined model a link carries any set of concurrent transfers whose rates sum to at most
+// its bandwidth, so a 100 GB/s spine carries four 25 GB/s NIC streams at once.
 #pragma once
 
 #include <cstdint>
@@ -35,11 +40,14 @@ enum class Op : uint8_t {
   Reduce,  // the destination's copy becomes its reduction with the chunk as sent
 };
 
-// How a transfer of b bytes over a route occupies its links (see ../shared/DESIGN.md):
-//   Pipelined: every link of the route is busy for b / B_min; the chunk arrives the summed
-//              latency after that. Links stream transfers back to back.
-//   Hold:      every link of the route is busy for the whole transfer, latency + b / B_min (the
-//              public TACOS code's model, kept for side-by-side comparison).
+// How a transfer of b bytes at rate r over a route occupies its links (see ../shared/DESIGN.md):
+//   Pipelined: rate-shared. The transfer holds r of every link of its route for b / r and
+//              arrives the summed latency after its last byte leaves. A link carries concurrent
+//              transfers whose rates sum to at most its bandwidth; it admits them in list order.
+//              Where every transfer runs at its links' full bandwidth this is plain back-to-back
+//              streaming.
+//   Hold:      every link of the route is busy, for one transfer alone, for the whole transfer,
+//              latency + b / r (the public TACOS code's model, kept for side-by-side comparison).
 enum class LinkModel : uint8_t { Pipelined, Hold };
 
 std::string_view to_string(Op op);
@@ -51,6 +59,7 @@ struct Transfer {
   NodeId src = 0, dst = 0;
   Op op = Op::Copy;
   Time start = -1, end = -1;  // -1 until timed
+  Bandwidth rate = 0;         // bytes per second; 0: the narrowest bandwidth on the route
   // Slices of the algorithm's route and dependency pools.
   uint32_t route_begin = 0, route_size = 0;
   uint32_t deps_begin = 0, deps_size = 0;
@@ -64,6 +73,7 @@ struct TransferSpec {
   std::vector<LinkId> route;
   std::vector<TransferId> deps;
   Time start = -1, end = -1;
+  Bandwidth rate = 0;
 };
 
 class Algorithm {
@@ -78,9 +88,9 @@ class Algorithm {
 
   TransferId add(ChunkId chunk, NodeId src, NodeId dst, std::span<const LinkId> route,
                  Op op = Op::Copy, std::span<const TransferId> deps = {}, Time start = -1,
-                 Time end = -1);
+                 Time end = -1, Bandwidth rate = 0);
   TransferId add(const TransferSpec& t) {
-    return add(t.chunk, t.src, t.dst, t.route, t.op, t.deps, t.start, t.end);
+    return add(t.chunk, t.src, t.dst, t.route, t.op, t.deps, t.start, t.end, t.rate);
   }
 
   size_t size() const { return transfers_.size(); }
@@ -99,6 +109,8 @@ class Algorithm {
     transfers_[id].start = start;
     transfers_[id].end = end;
   }
+  void set_rate(TransferId id, Bandwidth rate) { transfers_[id].rate = rate; }
+  bool has_rates() const;  // some transfer sets its own rate
   void clear_times();
   void reserve(size_t transfers, size_t route_links, size_t deps);
 

@@ -27,9 +27,10 @@ std::string to_json(const Algorithm& a) {
     const Transfer& x = a[id];
     out += fmt::format(
         "{}\n    {{\"id\": {}, \"chunk\": {}, \"src\": {}, \"dst\": {}, \"op\": \"{}\", \"route\": [{}], "
-        "\"deps\": [{}], \"start_ps\": {}, \"end_ps\": {}}}",
+        "\"deps\": [{}], \"start_ps\": {}, \"end_ps\": {}{}}}",
         id ? "," : "", id, x.chunk, x.src, x.dst, to_string(x.op), fmt::join(a.route(id), ", "),
-        fmt::join(a.deps(id), ", "), time(x.start), time(x.end));
+        fmt::join(a.deps(id), ", "), time(x.start), time(x.end),
+        x.rate != 0 ? fmt::format(", \"rate_Bps\": {}", x.rate) : std::string());
   }
   out += a.size() ? "\n  ]\n}\n" : "]\n}\n";
   return out;
@@ -104,9 +105,9 @@ Algorithm parse_algorithm_json(std::string_view text, const std::string& file) {
   if (r.string(r.field(doc, "format", "format"), "format") != "tenet-algorithm")
     r.fail("format", "not a Tenet algorithm (\"format\" must be \"tenet-algorithm\")");
   const int64_t version = r.integer(r.field(doc, "version", "version"), "version", 0, 1'000'000);
-  if (version != kAlgorithmFormatVersion)
-    r.fail("version", fmt::format("unsupported version {} (this Tenet reads version {})", version,
-                                  kAlgorithmFormatVersion));
+  if (version < kOldestAlgorithmFormatVersion || version > kAlgorithmFormatVersion)
+    r.fail("version", fmt::format("unsupported version {} (this Tenet reads versions {} to {})", version,
+                                  kOldestAlgorithmFormatVersion, kAlgorithmFormatVersion));
   Algorithm a;
   if (doc.contains("name")) a.name = r.string(doc["name"], "name");
   const json& c = r.field(doc, "collective", "collective");
@@ -194,7 +195,12 @@ Algorithm parse_algorithm_json(std::string_view text, const std::string& file) {
     const Time end = x.contains("end_ps") ? r.time(x["end_ps"], at + ".end_ps") : -1;
     if ((start < 0) != (end < 0)) r.fail(at, "start_ps and end_ps must both be given or both be null");
     if (start >= 0 && end < start) r.fail(at + ".end_ps", "ends before it starts");
-    a.add(chunk, src, dst, route, op, deps, start, end);
+    Bandwidth rate = 0;
+    if (x.contains("rate_Bps")) {
+      if (version < 2) r.fail(at + ".rate_Bps", "rates need version 2 of the format");
+      rate = r.integer(x["rate_Bps"], at + ".rate_Bps", 1, int64_t{1'000'000'000'000'000});
+    }
+    a.add(chunk, src, dst, route, op, deps, start, end, rate);
   }
   return a;
 }

@@ -1,7 +1,7 @@
-// The algorithm JSON format, version 1 (documented in README.md, "Algorithm files"):
+// The algorithm JSON format, version 2 (documented in README.md, "Algorithm files"):
 //
 // {
-//   "format": "tenet-algorithm", "version": 1,
+//   "format": "tenet-algorithm", "version": 2,
 //   "name": "ring",
 //   "collective": {"kind": "all-gather", "ranks": [0, 1, 2, 3], "chunks_per_npu": 1, "root": 0},
 //   "topology": {"name": "ring:4", "fingerprint": "18d287d1cc0c7e05"},
@@ -11,10 +11,12 @@
 //   "transfers": [
 //     {"id": 0, "chunk": 0, "src": 0, "dst": 1, "op": "copy", "route": [0], "deps": [],
 //      "start_ps": 0, "end_ps": 20971520},      (times null when not timed)
+//     {"id": 1, ..., "rate_Bps": 25000000000},  (only when the producer set the transfer's rate)
 //     ...
 //   ]
 // }
 //
+// Version 2 added the optional per-transfer rate; version 1 files (no rates) are still read.
 // Writing then reading gives back exactly the same algorithm. Reading checks the structure and
 // everything that needs no topology (types, signs, chunk ids, dependency ids); the verifier checks
 // the rest against the topology.
@@ -27,7 +29,8 @@
 
 namespace tenet::synth {
 
-inline constexpr int kAlgorithmFormatVersion = 1;
+inline constexpr int kAlgorithmFormatVersion = 2;
+inline constexpr int kOldestAlgorithmFormatVersion = 1;
 
 std::string to_json(const Algorithm& a);
 Algorithm parse_algorithm_json(std::string_view text, const std::string& file = "<string>");

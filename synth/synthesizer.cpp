@@ -39,11 +39,13 @@ namespace {
 
 using ChannelId = int32_t;
 
-// A way for one NPU to send to another: a direct link, or a route through switches.
+// A way for one NPU to send to another: a direct link, or a route through switches. It moves a
+// chunk at `rate`, the narrowest bandwidth on its route, holding that much of every link on it.
 struct Channel {
   NodeId src, dst;
   uint32_t route_begin, route_size;
   Time duration, occupancy;
+  Bandwidth rate;
 };
 
 class ChannelGraph {
@@ -137,7 +139,7 @@ class ChannelGraph {
   void add(NodeId u, NodeId v, std::span<const LinkId> route, Bytes bytes, LinkModel model) {
     const RouteCost cost = route_cost(t_, route, bytes, model);
     channels_.push_back({u, v, static_cast<uint32_t>(routes_.size()), static_cast<uint32_t>(route.size()),
-                         cost.duration, cost.occupancy});
+                         cost.duration, cost.occupancy, cost.rate});
     routes_.insert(routes_.end(), route.begin(), route.end());
   }
   template <typename Keys>
@@ -172,10 +174,14 @@ struct Raw {
 };
 
 // The event loop shared by both matchers: arrivals and link releases in time order; after each
-// instant's events, the dirty channels are matched, fastest first.
+// instant's events, the dirty channels are matched, fastest first. A link carries concurrent
+// transfers whose rates sum to at most its bandwidth (under `hold`, one transfer at a time).
 class EventLoop {
  public:
-  EventLoop(const topo::Topology& t, const ChannelGraph& g) : g_(g), link_free_(t.num_links(), 0), dirty_flag_(g.size(), 0) {
+  EventLoop(const topo::Topology& t, const ChannelGraph& g, LinkModel model)
+      : g_(g), hold_(model == LinkModel::Hold), spare_(t.num_links()), dirty_flag_(g.size(), 0) {
+    // Under hold a link serves one transfer at a time: count it as 1 unit that a transfer takes.
+    for (LinkId l = 0; l < t.num_links(); ++l) spare_[l] = hold_ ? 1 : t.link(l).bandwidth;
     for (ChannelId c = 1; c < static_cast<ChannelId>(g.size()); ++c) uniform_ = uniform_ && g[c].duration == g[0].duration;
     for (ChannelId c = 0; c < static_cast<ChannelId>(g.size()); ++c) routed_ = routed_ || g[c].route_size > 1;
     npus_ = t.num_npus();
@@ -207,24 +213,17 @@ class EventLoop {
   void mark_all_dirty() {
     for (ChannelId c = 0; c < static_cast<ChannelId>(g_.size()); ++c) mark_dirty(c);
   }
-  // When every link of the channel is free.
-  Time free_time(const Channel& c) const {
-    Time f = 0;
-    for (LinkId l : g_.route(c)) f = std::max(f, link_free_[l]);
-    return f;
-  }
-  bool free_at(const Channel& c, Time t) const {
+  // Whether every link of the channel has the channel's rate to spare now.
+  bool free_now(const Channel& c) const {
     for (LinkId l : g_.route(c))
-      if (link_free_[l] > t) return false;
+      if (spare_[l] < held(c)) return false;
     return true;
   }
-  // Occupies the channel's links from `t`; returns the arrival time.
+  // Occupies the channel's links from `t` (now); returns the arrival time.
   Time occupy(ChannelId id, Time t, int32_t transfer) {
     const Channel& c = g_[id];
-    for (LinkId l : g_.route(c)) {
-      link_free_[l] = t + c.occupancy;
-      push(free_class_[id], {t + c.occupancy, 1, l});
-    }
+    for (LinkId l : g_.route(c)) spare_[l] -= held(c);
+    push(free_class_[id], {t + c.occupancy, 1, id});
     push(arrival_class_[id], {t + c.duration, 0, transfer});
     return t + c.duration;
   }
@@ -241,8 +240,12 @@ class EventLoop {
         const Event e = pop();
         if (e.kind == 0) {
           arrive(e.id);
-        } else if (link_free_[e.id] <= now) {
-          for (ChannelId c : g_.on_link(e.id)) mark_dirty(c);
+        } else {  // the channel's transfer releases its links
+          const Channel& ch = g_[e.id];
+          for (LinkId l : g_.route(ch)) {
+            spare_[l] += held(ch);
+            for (ChannelId c : g_.on_link(l)) mark_dirty(c);
+          }
         }
       }
       process(now, match);
@@ -252,7 +255,7 @@ class EventLoop {
  private:
   struct Event {
     Time time;
-    int kind;  // 0 arrival (id = transfer), 1 link free (id = link)
+    int kind;  // 0 arrival (id = transfer), 1 release of a channel's links (id = channel)
     int32_t id;
     bool operator>(const Event& o) const {
       if (time != o.time) return time > o.time;
@@ -319,7 +322,7 @@ class EventLoop {
     for (ChannelId c : batch_) dirty_flag_[c] = 0;
     bool matched = false;
     for (ChannelId c : batch_)
-      if (free_at(g_[c], now)) matched = match(c, now) || matched;
+      if (free_now(g_[c])) matched = match(c, now) || matched;
     if (matched) ++round_;  // the shift rotates from one round of matches to the next
   }
 
@@ -328,7 +331,10 @@ class EventLoop {
   bool routed_ = false;  // some channels go through switches
   int npus_ = 0;
   int64_t round_ = 0;
-  std::vector<Time> link_free_;
+  Bandwidth held(const Channel& c) const { return hold_ ? 1 : c.rate; }
+
+  bool hold_;
+  std::vector<Bandwidth> spare_;  // per link: bandwidth not held now (hold: 1 when free)
   std::vector<char> dirty_flag_;
   std::vector<ChannelId> dirty_, batch_;
   std::vector<int> arrival_class_, free_class_;  // per channel, its FIFO for each kind of event
@@ -384,7 +390,7 @@ class Spreader {
   }
 
   std::vector<Raw> run() {
-    EventLoop loop(t_, g_);
+    EventLoop loop(t_, g_, opt_.link_model);
     const int64_t total = std::max<int64_t>(1, remaining_);
     raw_.reserve(static_cast<size_t>(remaining_));
     int64_t reported = 0;
@@ -563,7 +569,7 @@ class Router {
   }
 
   std::vector<Raw> run() {
-    EventLoop loop(t_, g_);
+    EventLoop loop(t_, g_, opt_.link_model);
     int64_t remaining = static_cast<int64_t>(items_.size());
     const int64_t total = std::max<int64_t>(1, remaining);
     loop.mark_all_dirty();

@@ -4,13 +4,15 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
+#include "synth/link_ledger.hpp"
 #include "topo/error.hpp"
 
 namespace tenet::synth {
 
 RouteCost route_cost(const topo::Topology& t, std::span<const LinkId> route, Bytes bytes,
-                     LinkModel model) {
+                     LinkModel model, Bandwidth rate) {
   if (route.empty()) throw Error("a transfer's route is empty");
   RouteCost c;
   c.bottleneck = std::numeric_limits<Bandwidth>::max();
@@ -20,9 +22,51 @@ RouteCost route_cost(const topo::Topology& t, std::span<const LinkId> route, Byt
     c.bottleneck = std::min(c.bottleneck, t.link(l).bandwidth);
     c.latency += t.link(l).latency;
   }
-  const Time serialization = transfer_time(bytes, c.bottleneck);
+  if (rate < 0 || rate > c.bottleneck)
+    throw Error(fmt::format("rate {} is {} the narrowest bandwidth on its route, {}", format_bandwidth(rate),
+                            rate < 0 ? "negative, not up to" : "above", format_bandwidth(c.bottleneck)));
+  c.rate = rate == 0 ? c.bottleneck : rate;
+  const Time serialization = transfer_time(bytes, c.rate);
   c.duration = serialization + c.latency;
   c.occupancy = model == LinkModel::Pipelined ? serialization : c.duration;
+  return c;
+}
+
+RouteCoster::RouteCoster(const topo::Topology& t, Bytes bytes, LinkModel model)
+    : t_(t), bytes_(bytes), model_(model), bandwidth_(t.num_links()), latency_(t.num_links()) {
+  for (LinkId l = 0; l < t.num_links(); ++l) {
+    bandwidth_[l] = t.link(l).bandwidth;
+    latency_[l] = t.link(l).latency;
+  }
+}
+
+RouteCost RouteCoster::operator()(std::span<const LinkId> route, Bandwidth rate) {
+  RouteCost c;
+  c.bottleneck = std::numeric_limits<Bandwidth>::max();
+  for (LinkId l : route) {
+    if (l < 0 || l >= static_cast<LinkId>(bandwidth_.size()))
+      return route_cost(t_, route, bytes_, model_, rate);  // throws the error
+    c.bottleneck = std::min(c.bottleneck, bandwidth_[l]);
+    c.latency += latency_[l];
+  }
+  if (route.empty() || rate < 0 || rate > c.bottleneck) return route_cost(t_, route, bytes_, model_, rate);
+  c.rate = rate == 0 ? c.bottleneck : rate;
+  Time serialization;
+  if (c.rate == rates_[0]) {
+    serialization = times_[0];
+  } else if (c.rate == rates_[1]) {
+    serialization = times_[1];
+    std::swap(rates_[0], rates_[1]);
+    std::swap(times_[0], times_[1]);
+  } else {
+    serialization = transfer_time(bytes_, c.rate);
+    rates_[1] = rates_[0];
+    times_[1] = times_[0];
+    rates_[0] = c.rate;
+    times_[0] = serialization;
+  }
+  c.duration = serialization + c.latency;
+  c.occupancy = model_ == LinkModel::Pipelined ? serialization : c.duration;
   return c;
 }
 
@@ -32,7 +76,9 @@ TimingResult compute_times(const topo::Topology& t, const Algorithm& a, std::spa
   const size_t n = a.size();
   TimingResult result;
   result.link_busy.assign(t.num_links(), 0);
-  std::vector<Time> link_free(t.num_links(), 0);
+  LinkLedger ledger(t);
+  RouteCoster coster(t, a.chunk_bytes, a.link_model);
+  const bool hold = a.link_model == LinkModel::Hold;
   // When each (node, chunk) last received data, for the implicit data dependency.
   std::vector<Time> ready(static_cast<size_t>(t.num_nodes()) * chunks, 0);
   for (TransferId id = 0; id < static_cast<TransferId>(n); ++id) {
@@ -50,15 +96,18 @@ TimingResult compute_times(const topo::Topology& t, const Algorithm& a, std::spa
     }
     RouteCost cost;
     try {
-      cost = route_cost(t, a.route(id), a.chunk_bytes, a.link_model);
+      cost = coster(a.route(id), x.rate);
     } catch (const Error& e) {
       throw Error(where() + e.message());
     }
-    for (LinkId l : a.route(id)) start = std::max(start, link_free[l]);
+    // Links only get freer after their latest admission, so one pass finds the earliest start.
+    // Under hold a transfer takes the whole of every link.
+    const Bandwidth held = hold ? std::numeric_limits<Bandwidth>::max() : cost.rate;
+    for (LinkId l : a.route(id)) start = ledger.earliest(l, start, held);
     const Time end = start + cost.duration;
     for (LinkId l : a.route(id)) {
-      link_free[l] = start + cost.occupancy;
-      result.link_busy[l] += cost.occupancy;
+      ledger.admit(l, start, start + cost.occupancy, held);
+      result.link_busy[l] += busy_share(cost.occupancy, held, ledger.capacity(l));
     }
     Time& r = ready[static_cast<size_t>(x.dst) * chunks + x.chunk];
     r = std::max(r, end);

@@ -2,8 +2,10 @@
 //
 // synth::time assigns every transfer its start and end: a transfer starts as soon as its explicit
 // dependencies have ended, every earlier-listed arrival of its chunk at its source has ended, and
-// every link of its route is free; links serve transfers in list order. Deterministic, one pass,
-// O(transfers + route links + dependencies).
+// every link of its route has its rate to spare (pipelined: rates of concurrent transfers sum to at
+// most the link's bandwidth; hold: the link is free); links admit transfers in list order.
+// Deterministic, one pass, O((transfers + route links) log(concurrent transfers per link) +
+// dependencies).
 #pragma once
 
 #include <span>
@@ -15,18 +17,49 @@
 namespace tenet::synth {
 
 struct RouteCost {
-  Time occupancy = 0;   // how long each link of the route is busy
+  Time occupancy = 0;   // how long each link of the route is held
   Time duration = 0;    // from start to arrival
-  Bandwidth bottleneck = 0;
+  Bandwidth bottleneck = 0;  // the narrowest bandwidth on the route
+  Bandwidth rate = 0;   // what the transfer moves at: its own rate, or the bottleneck
   Time latency = 0;     // summed over the route
 };
-// Throws tenet::Error for an empty route or a link id out of range.
+// `rate` 0 means the bottleneck. Throws tenet::Error for an empty route, a link id out of range,
+// or a rate that is negative or above the route's bottleneck.
 RouteCost route_cost(const topo::Topology& t, std::span<const LinkId> route, Bytes bytes,
-                     LinkModel model);
+                     LinkModel model, Bandwidth rate = 0);
+// route_cost for many transfers of one chunk size, fast: per-link bandwidth and latency in flat
+// arrays, and the serialization time at the last two rates remembered (the 128-bit division is
+// the costly part, and an algorithm moves its chunks at a handful of rates). Same results and
+// errors as route_cost.
+class RouteCoster {
+ public:
+  RouteCoster(const topo::Topology& t, Bytes bytes, LinkModel model);
+  RouteCost operator()(std::span<const LinkId> route, Bandwidth rate = 0);
+
+ private:
+  const topo::Topology& t_;
+  Bytes bytes_;
+  LinkModel model_;
+  std::vector<Bandwidth> bandwidth_;
+  std::vector<Time> latency_;
+  Bandwidth rates_[2] = {-1, -1};
+  Time times_[2] = {0, 0};
+};
+
+// How much of link `l`'s bandwidth a transfer at `rate` holds under `model` (hold: all of it).
+inline Bandwidth held_rate(const topo::Topology& t, LinkId l, Bandwidth rate, LinkModel model) {
+  return model == LinkModel::Hold ? t.link(l).bandwidth : rate;
+}
+// The time-equivalent of what a transfer holding `rate` of a link of bandwidth `bandwidth` for
+// `occupancy` carries over it: occupancy x rate / bandwidth (the link's busy time, when shared).
+inline Time busy_share(Time occupancy, Bandwidth rate, Bandwidth bandwidth) {
+  if (rate >= bandwidth) return occupancy;
+  return static_cast<Time>(static_cast<Int128>(occupancy) * rate / bandwidth);
+}
 
 struct TimingResult {
   Time collective_time = 0;      // the latest arrival
-  std::vector<Time> link_busy;   // per link, summed occupancy
+  std::vector<Time> link_busy;   // per link, summed occupancy weighted by the share of bandwidth held
 };
 
 // Assigns start/end to every transfer of `a` (overwriting what was there) and sets

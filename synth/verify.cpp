@@ -21,13 +21,14 @@ std::string_view to_string(ViolationKind k) {
     case ViolationKind::DependencyOrder: return "dependency-order";
     case ViolationKind::DependencyViolated: return "dependency-violated";
     case ViolationKind::SourceLacksData: return "source-lacks-data";
-    case ViolationKind::LinkOverlap: return "link-overlap";
+    case ViolationKind::LinkOverbooked: return "link-overbooked";
     case ViolationKind::TooShort: return "too-short";
     case ViolationKind::DoubleCount: return "double-count";
     case ViolationKind::Overwrite: return "overwrite";
     case ViolationKind::ReduceIntoNothing: return "reduce-into-nothing";
     case ViolationKind::PostconditionUnmet: return "postcondition-unmet";
     case ViolationKind::TimeMismatch: return "time-mismatch";
+    case ViolationKind::BadRate: return "bad-rate";
   }
   return "?";
 }
@@ -145,6 +146,13 @@ class Verifier {
       NodeId at = x.src;
       for (size_t i = 0; i < route.size(); ++i) {
         const LinkId l = route[i];
+        if (std::find(route.begin(), route.begin() + static_cast<std::ptrdiff_t>(i), l) !=
+            route.begin() + static_cast<std::ptrdiff_t>(i)) {
+          bad(ViolationKind::BrokenRoute, l, -1, [&] {
+            return fmt::format("route crosses link {} twice: a route is a path", l);
+          });
+          break;
+        }
         if (l < 0 || l >= t_.num_links()) {
           bad(ViolationKind::BrokenRoute, l, -1, [&] {
             return fmt::format("link {} does not exist (the topology has {} links)", l, t_.num_links());
@@ -172,6 +180,19 @@ class Verifier {
         bad(ViolationKind::BrokenRoute, route.back(), at, [&] {
           return fmt::format("route ends at {}, not at its destination {}", node_name(at), node_name(x.dst));
         });
+      if (valid_[id] && x.rate != 0) {
+        Bandwidth narrowest = t_.link(route[0]).bandwidth;
+        LinkId where = route[0];
+        for (LinkId l : route)
+          if (t_.link(l).bandwidth < narrowest) narrowest = t_.link(where = l).bandwidth;
+        if (x.rate < 0 || x.rate > narrowest)
+          bad(ViolationKind::BadRate, where, -1, [&] {
+            return x.rate < 0 ? fmt::format("its rate {} B/s is negative", x.rate)
+                              : fmt::format("moves at {}, faster than {} on its route allows ({})",
+                                            format_bandwidth(x.rate), t_.describe_link(where),
+                                            format_bandwidth(narrowest));
+          });
+      }
     }
     return std::all_of(valid_.begin(), valid_.end(), [](char v) { return v != 0; });
   }
@@ -264,16 +285,19 @@ class Verifier {
 
   void check_durations_and_dependencies() {
     occupancy_.assign(n_, 0);
+    rate_.assign(n_, 0);
+    RouteCoster coster(t_, a_.chunk_bytes, a_.link_model);
     for (TransferId id = 0; id < n_; ++id) {
       if (!valid_[id]) continue;
-      const RouteCost c = route_cost(t_, a_.route(id), a_.chunk_bytes, a_.link_model);
+      const RouteCost c = coster(a_.route(id), a_[id].rate);
       occupancy_[id] = c.occupancy;
+      rate_[id] = c.rate;
       if (end_[id] - start_[id] < c.duration)
         violate(ViolationKind::TooShort, id, a_[id].chunk, a_.route(id)[0], -1, start_[id], [&] {
-          return fmt::format("{}: takes {} but the {} link model needs {} ({} over {} plus {} latency)",
+          return fmt::format("{}: takes {} but the {} link model needs {} ({} at {} plus {} latency)",
                              who(id), format_time(end_[id] - start_[id]), to_string(a_.link_model),
                              format_time(c.duration), format_bytes(a_.chunk_bytes),
-                             format_bandwidth(c.bottleneck), format_time(c.latency));
+                             format_bandwidth(c.rate), format_time(c.latency));
         });
       for (TransferId d : a_.deps(id))
         if (d >= 0 && d < n_ && start_[id] < end_[d])
@@ -284,7 +308,9 @@ class Verifier {
     }
   }
 
-  // Per link, occupancy intervals [start, start + occupancy) must not intersect.
+  // Per link, at every instant the rates held over [start, start + occupancy) must sum to at most
+  // its bandwidth (under `hold` a transfer holds all of it). A sweep over starts and ends, ends
+  // first at the same instant.
   void check_links() {
     std::vector<int64_t> offset(t_.num_links() + 1, 0);
     for (TransferId id = 0; id < n_; ++id)
@@ -298,25 +324,90 @@ class Verifier {
       if (valid_[id])
         for (LinkId l : a_.route(id)) {
           on_link[next[l]++] = id;
-          r_.link_busy[l] += occupancy_[id];
+          r_.link_busy[l] += busy_share(occupancy_[id], held(l, id), t_.link(l).bandwidth);
         }
+    // Starts and ends per link, each sorted (they usually are already: list order is time order).
+    std::vector<std::pair<Time, TransferId>> starts, ends;
+    std::vector<TransferId>& holders = holders_;
+    std::vector<int32_t> position;  // in `holders` (allocated when a link is shared)
     auto earlier = [&](TransferId x, TransferId y) {
       return start_[x] != start_[y] ? start_[x] < start_[y] : x < y;
     };
     for (LinkId l = 0; l < t_.num_links(); ++l) {
+      const Bandwidth capacity = t_.link(l).bandwidth;
       auto first = on_link.begin() + offset[l], last = on_link.begin() + offset[l + 1];
-      if (!std::is_sorted(first, last, earlier)) std::sort(first, last, earlier);
-      TransferId busy = -1;  // the transfer whose occupancy ends last so far
-      for (auto it = first; it != last; ++it) {
-        if (busy >= 0 && start_[*it] < start_[busy] + occupancy_[busy])
-          violate(ViolationKind::LinkOverlap, *it, a_[*it].chunk, l, -1, start_[*it], [&] {
-            return fmt::format("{} and transfer {} both use {} at {} (it is busy until {})", who(*it), busy,
-                               t_.describe_link(l), format_time(start_[*it]),
-                               format_time(start_[busy] + occupancy_[busy]));
-          });
-        if (busy < 0 || start_[*it] + occupancy_[*it] > start_[busy] + occupancy_[busy]) busy = *it;
+      if (std::all_of(first, last, [&](TransferId id) { return held(l, id) >= capacity; })) {
+        // Every transfer takes the whole link (always, on homogeneous topologies): no two may
+        // overlap, which one scan in start order checks.
+        if (!std::is_sorted(first, last, earlier)) std::sort(first, last, earlier);
+        TransferId busy = -1;  // the transfer whose occupancy ends last so far
+        for (auto it = first; it != last; ++it) {
+          if (occupancy_[*it] <= 0) continue;
+          if (busy >= 0 && start_[*it] < start_[busy] + occupancy_[busy]) {
+            holders.assign(1, busy);
+            overbooked(l, *it, capacity, capacity);
+          }
+          if (busy < 0 || start_[*it] + occupancy_[*it] > start_[busy] + occupancy_[busy]) busy = *it;
+        }
+        holders.clear();
+        continue;
       }
+      if (position.empty()) position.assign(n_, -1);
+      starts.clear();
+      ends.clear();
+      for (int64_t i = offset[l]; i < offset[l + 1]; ++i) {
+        const TransferId id = on_link[i];
+        if (occupancy_[id] <= 0) continue;  // holds nothing
+        starts.emplace_back(start_[id], id);
+        ends.emplace_back(start_[id] + occupancy_[id], id);
+      }
+      if (!std::is_sorted(starts.begin(), starts.end())) std::sort(starts.begin(), starts.end());
+      if (!std::is_sorted(ends.begin(), ends.end())) std::sort(ends.begin(), ends.end());
+      Bandwidth used = 0;
+      size_t i = 0, j = 0;
+      while (i < starts.size()) {
+        if (j < ends.size() && ends[j].first <= starts[i].first) {  // ends first at the same instant
+          const TransferId id = ends[j++].second;
+          used -= held(l, id);
+          const int32_t p = position[id];
+          holders[p] = holders.back();
+          position[holders[p]] = p;
+          holders.pop_back();
+          position[id] = -1;
+          continue;
+        }
+        const TransferId id = starts[i++].second;
+        const Bandwidth rate = held(l, id);
+        if (used + rate > capacity) overbooked(l, id, used, rate);
+        used += rate;
+        position[id] = static_cast<int32_t>(holders.size());
+        holders.push_back(id);
+      }
+      for (TransferId id : holders) position[id] = -1;
+      holders.clear();
     }
+  }
+
+  Bandwidth held(LinkId l, TransferId id) const { return held_rate(t_, l, rate_[id], a_.link_model); }
+
+  void overbooked(LinkId l, TransferId id, Bandwidth used, Bandwidth rate) {
+    violate(ViolationKind::LinkOverbooked, id, a_[id].chunk, l, -1, start_[id], [&] {
+      std::vector<TransferId> others = holders_;
+      std::sort(others.begin(), others.end());
+      std::string list;
+      for (size_t i = 0; i < others.size() && i < 4; ++i) list += fmt::format("{}{}", i ? ", " : "", others[i]);
+      if (others.size() > 4) list += fmt::format(" and {} more", others.size() - 4);
+      if (a_.link_model == LinkModel::Hold)
+        return fmt::format("{} starts on {} at {} while transfer{} {} still hold{} it (the hold model gives a "
+                           "link to one transfer at a time)", who(id), t_.describe_link(l),
+                           format_time(start_[id]), others.size() > 1 ? "s" : "", list,
+                           others.size() > 1 ? "" : "s");
+      return fmt::format("{} starts on {} at {} needing {} while transfer{} {} already hold{} {}: {} of its {}",
+                         who(id), t_.describe_link(l), format_time(start_[id]), format_bandwidth(rate),
+                         others.size() > 1 ? "s" : "", list, others.size() > 1 ? "" : "s",
+                         format_bandwidth(used), format_bandwidth(used + rate),
+                         format_bandwidth(t_.link(l).bandwidth));
+    });
   }
 
   // Replays the transfers in time order: arrivals before departures at the same instant.
@@ -532,6 +623,8 @@ class Verifier {
   const int64_t chunks_;
   std::vector<char> valid_, started_;
   std::vector<Time> start_, end_, occupancy_;
+  std::vector<Bandwidth> rate_;  // per transfer, what it moves at
+  std::vector<TransferId> holders_;  // while checking a link: the transfers holding it
   bool reducing_ = false;
   std::vector<int> rank_of_;
   std::vector<bool> holds_, consumed_;

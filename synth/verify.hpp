@@ -1,7 +1,8 @@
 // The verifier: symbolic execution of an algorithm that trusts nothing it claims.
 //
-// It checks every route against the topology, every dependency, every link's occupancy and every
-// transfer's duration under the link model, then replays the transfers in time order tracking,
+// It checks every route against the topology, every dependency, every link's load (at every instant
+// the rates on a link sum to at most its bandwidth; under `hold` one transfer at a time) and every
+// transfer's rate and duration under the link model, then replays the transfers in time order tracking,
 // for every node and chunk, whose contributions the node holds: a source must hold its chunk when
 // the transfer starts; a reduction must not count a rank twice; a copy must not destroy a partial
 // result that was never sent on; at the end every postcondition must hold. Each violation names
@@ -28,15 +29,16 @@ enum class ViolationKind : uint8_t {
   DependencyOrder,     // a dependency on a transfer listed later (the IR lists in dependency order)
   DependencyViolated,  // starts before a dependency has ended
   SourceLacksData,     // the source does not hold the chunk when the transfer starts
-  LinkOverlap,         // two transfers on one link at once
+  LinkOverbooked,      // at some instant a link carries more than its bandwidth (hold: two transfers)
   TooShort,            // shorter than the link model allows
   DoubleCount,         // a reduction counts some rank twice
   Overwrite,           // a copy destroys a partial result that was never sent on
   ReduceIntoNothing,   // a reduction into a node that holds no copy of the chunk
   PostconditionUnmet,  // a rank lacks a chunk, or holds it not fully reduced
   TimeMismatch,        // the claimed collective time differs from the schedule's
+  BadRate,             // a transfer's own rate is negative or above its route's narrowest link
 };
-inline constexpr int kViolationKinds = 15;
+inline constexpr int kViolationKinds = 16;
 std::string_view to_string(ViolationKind k);
 
 enum class WarningKind : uint8_t {
@@ -80,7 +82,7 @@ struct Report {
   Time claimed_time = -1;    // what the algorithm claims, or -1
   Time model_time = -1;      // the timing model's (synth::time) for the same transfers, or -1
   LowerBound bound;          // when computed
-  std::vector<Time> link_busy;  // per link
+  std::vector<Time> link_busy;  // per link, occupancy weighted by the share of bandwidth held
   int links_used = 0;
   double mean_utilization = 0, max_utilization = 0;  // over used links, busy / collective time
 

@@ -216,22 +216,23 @@ enum class Mutation {
   DuplicateReduce,
   SendBeforeArrival,
   SwapChunk,
-  OverlapOnLink,
+  OverbookLink,
   MissingLink,
   DependencyCycle,
   TooShort,
   PostconditionUnmet,
   ClaimWrongTime,
+  RateTooHigh,
 };
 constexpr Mutation kMutations[] = {
-    Mutation::DropTransfer,  Mutation::DuplicateReduce, Mutation::SendBeforeArrival, Mutation::SwapChunk,
-    Mutation::OverlapOnLink, Mutation::MissingLink,     Mutation::DependencyCycle,   Mutation::TooShort,
-    Mutation::PostconditionUnmet, Mutation::ClaimWrongTime};
+    Mutation::DropTransfer, Mutation::DuplicateReduce, Mutation::SendBeforeArrival, Mutation::SwapChunk,
+    Mutation::OverbookLink, Mutation::MissingLink,     Mutation::DependencyCycle,   Mutation::TooShort,
+    Mutation::PostconditionUnmet, Mutation::ClaimWrongTime, Mutation::RateTooHigh};
 const char* name(Mutation m) {
   const char* names[] = {"drop a transfer",  "duplicate a reduce", "send before arrival", "swap a chunk id",
-                         "overlap on a link", "use a missing link", "add a dependency cycle",
+                         "overbook a link", "use a missing link", "add a dependency cycle",
                          "claim a too-short transfer", "leave a postcondition unmet",
-                         "claim a wrong collective time"};
+                         "claim a wrong collective time", "move faster than the route"};
   return names[static_cast<int>(m)];
 }
 
@@ -244,12 +245,13 @@ std::set<ViolationKind> expected(Mutation m) {
     case Mutation::SendBeforeArrival: return {K::SourceLacksData};
     case Mutation::SwapChunk:
       return {K::SourceLacksData, K::PostconditionUnmet, K::DoubleCount, K::Overwrite, K::ReduceIntoNothing};
-    case Mutation::OverlapOnLink: return {K::LinkOverlap};
+    case Mutation::OverbookLink: return {K::LinkOverbooked};
     case Mutation::MissingLink: return {K::BrokenRoute};
     case Mutation::DependencyCycle: return {K::DependencyCycle};
     case Mutation::TooShort: return {K::TooShort};
     case Mutation::PostconditionUnmet: return {K::PostconditionUnmet};
     case Mutation::ClaimWrongTime: return {K::TimeMismatch};
+    case Mutation::RateTooHigh: return {K::BadRate};
   }
   return {};
 }
@@ -321,17 +323,27 @@ std::optional<Algorithm> mutate(const topo::Topology& t, const Algorithm& a, Mut
       s[i].chunk = other >= s[i].chunk ? other + 1 : other;
       return with_transfers(a, s);
     }
-    case Mutation::OverlapOnLink: {
+    case Mutation::OverbookLink: {
+      // Two transfers on one link whose rates together exceed it: start the later with the earlier.
+      auto held = [&](TransferId k, LinkId l) {
+        return held_rate(t, l, route_cost(t, s[k].route, a.chunk_bytes, a.link_model, s[k].rate).rate, a.link_model);
+      };
       for (TransferId j = n - 1; j > 0; --j)
         for (TransferId i = 0; i < j; ++i)
           for (LinkId l : s[j].route)
-            if (std::find(s[i].route.begin(), s[i].route.end(), l) != s[i].route.end()) {
+            if (std::find(s[i].route.begin(), s[i].route.end(), l) != s[i].route.end() &&
+                held(i, l) + held(j, l) > t.link(l).bandwidth) {
               Time shift = s[j].start - s[i].start;
               s[j].start -= shift;
               s[j].end -= shift;
               return with_transfers(a, s);
             }
       return std::nullopt;
+    }
+    case Mutation::RateTooHigh: {
+      TransferId i = static_cast<TransferId>(rng() % n);
+      s[i].rate = route_cost(t, s[i].route, a.chunk_bytes, a.link_model).bottleneck + 1 + static_cast<Bandwidth>(rng() % 1000);
+      return with_transfers(a, s);
     }
     case Mutation::MissingLink: {
       TransferId i = static_cast<TransferId>(rng() % n);

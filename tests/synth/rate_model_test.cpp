@@ -1,0 +1,223 @@
+// The rate-shared link model: a link carries concurrent transfers whose rates sum to at most its
+// bandwidth; a transfer moves at the narrowest bandwidth on its route unless its producer sets a
+// lower rate; links admit transfers in list order.
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "synth/algorithm_json.hpp"
+#include "synth/baselines.hpp"
+#include "synth/link_ledger.hpp"
+#include "synth/producers.hpp"
+#include "synth/synthesizer.hpp"
+#include "synth/timing.hpp"
+#include "synth/verify.hpp"
+#include "tests/synth/test_support.hpp"
+#include "topo/generators.hpp"
+#include "topo/io.hpp"
+#include "topo/routing.hpp"
+
+namespace tenet::synth {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::link_between;
+
+constexpr Bytes kChunk = 1 << 20;
+constexpr Time kLat = 500'000;  // 0.5 us, every link of the generators below
+const Time kSer25 = transfer_time(kChunk, 25'000'000'000);
+
+Algorithm empty(const topo::Topology& t, CollectiveKind kind, int chunks_per_npu = 1) {
+  Algorithm a;
+  a.collective = Collective::over_all(t, kind, chunks_per_npu);
+  a.chunk_bytes = kChunk;
+  return a;
+}
+
+std::vector<LinkId> route(const topo::Topology& t, NodeId u, NodeId v) {
+  auto r = topo::Router(t).route(u, v);
+  EXPECT_TRUE(r.has_value());
+  return r->links;
+}
+
+// Five NPUs under each of two leaves, 25 GB/s NICs, one 100 GB/s spine: the spine carries four
+// NIC streams at once; a fifth waits for the first to finish, then streams beside the rest.
+TEST(RateShared, AFatLinkCarriesSeveralThinStreamsAtOnce) {
+  const auto t = topo::generate("leafspine:2x5,spines=1,bw=25GB/s/100GB/s,lat=0.5us");
+  Algorithm a = empty(t, CollectiveKind::AllToAll);
+  for (NodeId i = 0; i < 5; ++i) a.add(0, i, i + 5, route(t, i, i + 5));
+  const TimingResult r = time(t, a);
+  for (TransferId i = 0; i < 4; ++i) {
+    EXPECT_EQ(a[i].start, 0) << i;
+    EXPECT_EQ(a[i].end, kSer25 + 4 * kLat) << i;
+  }
+  EXPECT_EQ(a[4].start, kSer25);
+  EXPECT_EQ(a[4].end, 2 * kSer25 + 4 * kLat);
+  // The uplink leaf0 -> spine carried five streams at a quarter of its bandwidth each.
+  const LinkId up = link_between(t, 11, 10);  // leaf0 -> spine0
+  EXPECT_EQ(r.link_busy[up], 5 * (kSer25 / 4));
+  const Report rep = verify(t, a, {.lower_bound = false});
+  EXPECT_EQ(rep.count(ViolationKind::LinkOverbooked), 0u);
+  EXPECT_EQ(rep.count(ViolationKind::TooShort), 0u);
+}
+
+// A producer may set a lower rate: two transfers share a link at half its bandwidth each.
+TEST(RateShared, ProducerRatesLetTransfersShareALink) {
+  const auto t = topo::generate("line:2,bw=50GB/s,lat=0.5us");
+  const LinkId l = link_between(t, 0, 1);
+  Algorithm a = empty(t, CollectiveKind::AllGather, 3);
+  a.add(0, 0, 1, std::span(&l, 1), Op::Copy, {}, -1, -1, 25'000'000'000);
+  a.add(1, 0, 1, std::span(&l, 1), Op::Copy, {}, -1, -1, 25'000'000'000);
+  a.add(2, 0, 1, std::span(&l, 1));  // the whole link: after both
+  time(t, a);
+  EXPECT_EQ(a[0].start, 0);
+  EXPECT_EQ(a[1].start, 0);
+  EXPECT_EQ(a[0].end, kSer25 + kLat);
+  EXPECT_EQ(a[2].start, kSer25);
+  EXPECT_EQ(a[2].end, kSer25 + transfer_time(kChunk, 50'000'000'000) + kLat);
+  const Report rep = verify(t, a, {.lower_bound = false});
+  EXPECT_EQ(rep.count(ViolationKind::LinkOverbooked), 0u);
+  // Under hold a link serves one transfer at a time, whatever the rates.
+  a.link_model = LinkModel::Hold;
+  time(t, a);
+  EXPECT_EQ(a[1].start, kSer25 + kLat);
+}
+
+// Links admit transfers in list order: a later transfer does not overtake an earlier one on a
+// shared link even when it is ready first and would fit.
+TEST(RateShared, LinksAdmitTransfersInListOrder) {
+  const auto t = topo::generate("line:3,bw=50GB/s,lat=0.5us");
+  const LinkId a01 = link_between(t, 0, 1), a12 = link_between(t, 1, 2);
+  Algorithm a = empty(t, CollectiveKind::AllGather);
+  const Time ser50 = transfer_time(kChunk, 50'000'000'000);
+  a.add(0, 0, 1, std::span(&a01, 1));                                       // chunk 0 reaches npu1
+  a.add(0, 1, 2, std::span(&a12, 1), Op::Copy, {}, -1, -1, 25'000'000'000);  // waits for it
+  a.add(1, 1, 2, std::span(&a12, 1), Op::Copy, {}, -1, -1, 25'000'000'000);  // ready at 0, listed after
+  time(t, a);
+  EXPECT_EQ(a[1].start, ser50 + kLat);
+  EXPECT_EQ(a[2].start, ser50 + kLat);  // admitted with the one before it, beside it
+}
+
+TEST(RateShared, TheLedgerRetiresTheEarliestHoldersFirst) {
+  const auto t = topo::generate("line:2,bw=100GB/s");
+  LinkLedger ledger(t);
+  constexpr Bandwidth G = 1'000'000'000;
+  ledger.admit(0, 0, 50, 40 * G);
+  ledger.admit(0, 10, 30, 40 * G);
+  ledger.admit(0, 20, 40, 10 * G);
+  EXPECT_EQ(ledger.earliest(0, 25, 10 * G), 25);   // 90 GB/s in use: 10 spare
+  EXPECT_EQ(ledger.earliest(0, 25, 30 * G), 30);   // the one ending at 30 frees 40
+  EXPECT_EQ(ledger.earliest(0, 30, 60 * G), 40);   // then the one ending at 40
+  EXPECT_EQ(ledger.earliest(0, 40, 100 * G), 50);  // the whole link: after the last
+  ledger.admit(0, 50, 60, 100 * G);
+  EXPECT_EQ(ledger.earliest(0, 5, 10 * G), 60);    // never before the latest admission's end here
+}
+
+TEST(RateShared, ARateAboveTheRouteIsAnErrorAndAViolation) {
+  const auto t = topo::generate("line:2,bw=50GB/s");
+  const LinkId l = link_between(t, 0, 1);
+  Algorithm a = empty(t, CollectiveKind::AllGather);
+  a.add(0, 0, 1, std::span(&l, 1), Op::Copy, {}, -1, -1, 60'000'000'000);
+  a.add(1, 1, 0, std::span(&l, 1));
+  EXPECT_THAT([&] { time(t, a); }, ::testing::ThrowsMessage<Error>(HasSubstr("transfer 0: rate 60 GB/s is above")));
+  const Report r = verify(t, a, {.lower_bound = false});
+  ASSERT_EQ(r.count(ViolationKind::BadRate), 1u);
+  EXPECT_THAT(r.violations[0].message, HasSubstr("moves at 60 GB/s, faster than"));
+}
+
+TEST(RateShared, AnOverbookedLinkNamesTheLinkTheInstantAndTheTransfers) {
+  const auto t = topo::generate("leafspine:2x5,spines=1,bw=25GB/s/100GB/s,lat=0.5us");
+  Algorithm a = empty(t, CollectiveKind::AllToAll);
+  for (NodeId i = 0; i < 5; ++i) {
+    const auto r = route(t, i, i + 5);
+    a.add(0, i, i + 5, r, Op::Copy, {}, 0, kSer25 + 4 * kLat);  // all five at once: 125 of 100 GB/s
+  }
+  a.claimed_time = kSer25 + 4 * kLat;
+  const Report r = verify(t, a, {.lower_bound = false});
+  ASSERT_GE(r.count(ViolationKind::LinkOverbooked), 1u);
+  const Violation& v = r.violations[0];
+  EXPECT_EQ(v.transfer, 4);
+  EXPECT_EQ(v.time, 0);
+  EXPECT_THAT(v.message, HasSubstr("needing 25 GB/s while transfers 0, 1, 2, 3 already hold 100 GB/s: 125 GB/s of its 100 GB/s"));
+  EXPECT_THAT(v.message, HasSubstr("leaf0 -> spine0"));
+}
+
+TEST(RateShared, JsonCarriesRatesAndStillReadsVersionOne) {
+  const auto t = topo::generate("line:2,bw=50GB/s");
+  const LinkId l = link_between(t, 0, 1);
+  Algorithm a = empty(t, CollectiveKind::AllGather);
+  a.add(0, 0, 1, std::span(&l, 1), Op::Copy, {}, -1, -1, 12'500'000'000);
+  a.add(1, 1, 0, std::span(&l, 1));
+  time(t, a);
+  const std::string text = to_json(a);
+  EXPECT_THAT(text, HasSubstr("\"version\": 2"));
+  EXPECT_THAT(text, HasSubstr("\"rate_Bps\": 12500000000"));
+  const Algorithm b = parse_algorithm_json(text);
+  EXPECT_EQ(b[0].rate, 12'500'000'000);
+  EXPECT_EQ(b[1].rate, 0);
+  EXPECT_EQ(to_json(b), text);
+  // Version 1 (no rates) reads as before; a rate needs version 2; a rate must be positive.
+  std::string v1 = text;
+  v1.replace(v1.find("\"version\": 2"), 12, "\"version\": 1");
+  EXPECT_THAT([&] { parse_algorithm_json(v1, "old.json"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("rates need version 2")));
+  std::string plain = to_json(with_transfers(a, {a.spec(1)}));
+  plain.replace(plain.find("\"version\": 2"), 12, "\"version\": 1");
+  EXPECT_EQ(parse_algorithm_json(plain).size(), 1u);
+  std::string zero = text;
+  zero.replace(zero.find("12500000000"), 11, "0");
+  EXPECT_THAT([&] { parse_algorithm_json(zero, "zero.json"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("out of range")));
+}
+
+// The case: one 100 GB/s spine is never slower than four 25 GB/s spines (the same
+// capacity), for any collective, producer and size on an 8-NPU leaf-spine.
+TEST(RateShared, OneFatSpineIsNeverSlowerThanFourThinOnes) {
+  const auto fat = topo::generate("leafspine:2x4,spines=1,bw=25GB/s/100GB/s");
+  const auto thin = topo::generate("leafspine:2x4,spines=4,bw=25GB/s/25GB/s");
+  int compared = 0;
+  for (CollectiveKind kind : kAllCollectives)
+    for (Bytes size : {Bytes{1} << 20, Bytes{64} << 20})
+      for (int k : {1, 4})
+        for (const std::string& name : algorithm_names(kind)) {
+          Collective c = Collective::over_all(fat, kind, k);
+          const Bytes chunk = c.chunk_bytes_for(size);
+          Algorithm on_fat, on_thin;
+          try {
+            on_fat = make_algorithm(name, fat, c, chunk);
+            on_thin = make_algorithm(name, thin, c, chunk);
+          } catch (const NotApplicable&) {
+            continue;
+          }
+          EXPECT_LE(on_fat.claimed_time, on_thin.claimed_time)
+              << name << " " << to_string(kind) << " " << format_bytes(size) << " k=" << k;
+          ASSERT_TRUE(verify(fat, on_fat, {.max_reported = 3, .lower_bound = false}).correct()) << name;
+          ++compared;
+        }
+  EXPECT_GT(compared, 100);
+  // And the synthesizer reaches the cut bound (plus latencies) on the fat spine, as ring does.
+  Collective ag = Collective::over_all(fat, CollectiveKind::AllGather, 4);
+  const Algorithm a = synthesize(fat, ag, ag.chunk_bytes_for(Bytes{64} << 20));
+  const Algorithm ring = make_baseline({BaselineKind::Ring, {}}, fat, ag, ag.chunk_bytes_for(Bytes{64} << 20));
+  EXPECT_LE(a.claimed_time, ring.claimed_time);
+  EXPECT_LT(static_cast<double>(a.claimed_time) / lower_bound(fat, ag, a.chunk_bytes).total, 1.001);
+}
+
+// The 16-GPU pod of examples/: its two 50 GB/s spines merged into one 100 GB/s spine are never
+// slower for the synthesizer.
+TEST(RateShared, ThePodWithOneFatSpineIsNoSlowerThanWithTwoThinOnes) {
+  const std::string dir = std::string(TENET_SOURCE_DIR) + "/examples/topologies/";
+  const auto two = topo::load(dir + "pod-2spine.yaml");
+  const auto one = topo::load(dir + "pod-1spine.yaml");
+  for (CollectiveKind kind : {CollectiveKind::AllGather, CollectiveKind::ReduceScatter, CollectiveKind::AllReduce})
+    for (int k : {1, 4}) {
+      Collective c = Collective::over_all(two, kind, k);
+      const Bytes chunk = c.chunk_bytes_for(Bytes{64} << 20);
+      const Algorithm a1 = synthesize(one, c, chunk), a2 = synthesize(two, c, chunk);
+      EXPECT_LE(a1.claimed_time, a2.claimed_time) << to_string(kind) << " k=" << k;
+      EXPECT_TRUE(verify(one, a1, {.max_reported = 3, .lower_bound = false}).correct());
+    }
+}
+
+}  // namespace
+}  // namespace tenet::synth
