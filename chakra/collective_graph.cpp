@@ -461,7 +461,7 @@ Algorithm from_collective_graph(const std::vector<EtFile>& files, const topo::To
     for (uint64_t d : s.data_deps())
       if (auto it = mine.find(d); it != mine.end() && it->second < static_cast<TransferId>(i)) deps.push_back(it->second);
     // A control dependency on an earlier send over the same first link only orders the two, which
-    // the IR's list order already does (a link serves transfers in list order); others are kept.
+    // the IR's list order already does (a sender's port serves its transfers in list order); others are kept.
     for (uint64_t d : s.ctrl_deps())
       if (auto it = mine.find(d); it != mine.end() && it->second < static_cast<TransferId>(i)) {
         const Transfer& prev = a[it->second];

@@ -51,8 +51,22 @@ size_t EventQueue::next_source() const {
   return best;
 }
 
+bool EventQueue::run_deferred() {
+  if (deferred_.empty()) return false;
+  running_.swap(deferred_);
+  for (Action& a : running_) {
+    ++executed_;
+    a();
+  }
+  running_.clear();
+  return true;
+}
+
 bool EventQueue::step() {
   const size_t from = next_source();
+  // The instant is over when the next event lies later (or there is none).
+  if (!deferred_.empty() && (from > kFifos || (from == kFifos ? heap_.top().at : fifos_[from].front().at) > now_))
+    return run_deferred();
   if (from > kFifos) return false;
   Event e;
   if (from == kFifos) {
@@ -71,8 +85,14 @@ bool EventQueue::step() {
 }
 
 Time EventQueue::run(Time until) {
-  for (size_t from = next_source(); from <= kFifos; from = next_source()) {
+  for (;;) {
+    const size_t from = next_source();
+    if (from > kFifos) {
+      if (!run_deferred()) break;
+      continue;
+    }
     const Time at = from == kFifos ? heap_.top().at : fifos_[from].front().at;
+    if (at > now_ && run_deferred()) continue;
     if (at > until) break;
     step();
   }

@@ -21,12 +21,15 @@ class EventQueue {
   using Action = std::function<void()>;
 
   Time now() const { return now_; }
-  bool empty() const { return pending_ == 0; }
+  bool empty() const { return pending_ == 0 && deferred_.empty(); }
   size_t pending() const { return pending_; }
   uint64_t executed() const { return executed_; }
 
   // Runs `action` at absolute time `at` (>= now()). Throws tenet::Error when `at` is in the past.
   void schedule(Time at, Action action);
+  // Runs `action` once every event of the current instant has run (including those scheduled for
+  // it meanwhile), before time advances: for decisions that must see the whole instant.
+  void at_end_of_instant(Action action) { deferred_.push_back(std::move(action)); }
   void schedule_after(Time delay, Action action) { schedule(now_ + delay, std::move(action)); }
 
   // Runs the earliest event; false when none is left.
@@ -68,6 +71,10 @@ class EventQueue {
   // Where the next event is: a FIFO's index, or kFifos for the heap; nothing when empty.
   size_t next_source() const;
 
+  // Runs the actions deferred to the end of the current instant; false when there are none.
+  bool run_deferred();
+
+  std::vector<Action> deferred_, running_;
   std::priority_queue<Event, std::vector<Event>, Later> heap_;
   std::vector<Fifo> fifos_;
   size_t pending_ = 0;

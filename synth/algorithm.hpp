@@ -11,8 +11,9 @@
 // Order: transfers are listed in dependency order; a transfer may depend only on transfers listed
 // before it. Besides its explicit dependencies, a transfer's data dependency is implicit: it reads
 // its chunk at its source as left by the transfers listed before it, so it starts after every
-// earlier-listed arrival of that chunk at that source. Transfers that share a link use it in list
-// order. Times (picoseconds) are optional; synth::time assigns them under the link model.
+// earlier-listed arrival of that chunk at that source. Transfers that leave over the same first
+// link use it in list order. Times (picoseconds) are optional; synth::time assigns them under the
+// link model.
 //
 // Rate: a transfer moves at a rate of bytes per second, by default (0) the narrowest bandwidth on
 // its route; a producer may set a lower one (two rings sharing one link at half rate each). Under
@@ -43,7 +44,8 @@ enum class Op : uint8_t {
 // How a transfer of b bytes at rate r over a route occupies its links (see ../shared/DESIGN.md):
 //   Pipelined: rate-shared. The transfer holds r of every link of its route for b / r and
 //              arrives the summed latency after its last byte leaves. A link carries concurrent
-//              transfers whose rates sum to at most its bandwidth; it admits them in list order.
+//              transfers whose rates sum to at most its bandwidth. A sender's port (a transfer's
+//              first link) admits its transfers in list order; see link_admission.hpp.
 //              Where every transfer runs at its links' full bandwidth this is plain back-to-back
 //              streaming.
 //   Hold:      every link of the route is busy, for one transfer alone, for the whole transfer,

@@ -170,15 +170,25 @@ class Builder {
 
   const std::vector<LinkId>& pick(const Hop& h) const { return h.routes[h.next++ % h.routes.size()]; }
 
-  // One hop: direct links (all parallel ones), else a route through pass-through nodes.
+  // One hop: direct links (all parallel ones), else the equal-cost routes through pass-through
+  // nodes. Successive sends over the hop take them in turn, starting from one picked by a hash of
+  // the pair (per-flow ECMP, deterministic), so a collective's flows spread over the routes.
   std::optional<Hop> hop(NodeId u, NodeId v) {
     Hop h{v, {}};
     for (LinkId l : t_.out_links(u))
       if (t_.link(l).dst == v) h.routes.push_back({l});
-    if (h.routes.empty())
-      if (auto r = router_.route(u, v)) h.routes.push_back(r->links);
+    if (h.routes.empty()) {
+      for (topo::Route& r : router_.equal_cost_routes(u, v)) h.routes.push_back(std::move(r.links));
+      if (h.routes.size() > 1) h.next = flow_hash(u, v) % h.routes.size();
+    }
     if (h.routes.empty()) return std::nullopt;
     return h;
+  }
+  static uint64_t flow_hash(NodeId u, NodeId v) {  // splitmix64's finaliser
+    uint64_t x = (static_cast<uint64_t>(u) << 32 | static_cast<uint32_t>(v)) + 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
   }
 
   const std::vector<Hop>& path(NodeId from, NodeId to) {

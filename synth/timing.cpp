@@ -6,6 +6,7 @@
 #include <limits>
 #include <utility>
 
+#include "synth/link_admission.hpp"
 #include "synth/link_ledger.hpp"
 #include "topo/error.hpp"
 
@@ -70,10 +71,32 @@ RouteCost RouteCoster::operator()(std::span<const LinkId> route, Bandwidth rate)
   return c;
 }
 
-TimingResult compute_times(const topo::Topology& t, const Algorithm& a, std::span<Time> starts,
-                           std::span<Time> ends) {
+namespace {
+
+// Checks what the timing needs (chunk, node and dependency ids) and tells whether some route has
+// more than one link.
+bool check_and_find_routed(const topo::Topology& t, const Algorithm& a) {
   const int64_t chunks = a.collective.num_chunks();
-  const size_t n = a.size();
+  bool routed = false;
+  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
+    const Transfer& x = a[id];
+    auto where = [&] { return fmt::format("transfer {}: ", id); };
+    if (x.chunk < 0 || x.chunk >= chunks)
+      throw Error(where() + fmt::format("chunk {} out of range (0..{})", x.chunk, chunks - 1));
+    if (x.src < 0 || x.src >= t.num_nodes() || x.dst < 0 || x.dst >= t.num_nodes())
+      throw Error(where() + "source or destination is not a node of the topology");
+    for (TransferId d : a.deps(id))
+      if (d < 0 || d >= id)
+        throw Error(where() + fmt::format("depends on transfer {}, which is not listed before it", d));
+    routed = routed || x.route_size > 1;
+  }
+  return routed;
+}
+
+// Every route is one link: a link's transfers are all its sender's, admitted in list order, so
+// one pass in list order finds every start (a link only gets freer after its latest admission).
+TimingResult one_pass(const topo::Topology& t, const Algorithm& a, std::span<Time> starts, std::span<Time> ends) {
+  const int64_t chunks = a.collective.num_chunks();
   TimingResult result;
   result.link_busy.assign(t.num_links(), 0);
   LinkLedger ledger(t);
@@ -81,26 +104,16 @@ TimingResult compute_times(const topo::Topology& t, const Algorithm& a, std::spa
   const bool hold = a.link_model == LinkModel::Hold;
   // When each (node, chunk) last received data, for the implicit data dependency.
   std::vector<Time> ready(static_cast<size_t>(t.num_nodes()) * chunks, 0);
-  for (TransferId id = 0; id < static_cast<TransferId>(n); ++id) {
+  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
     const Transfer& x = a[id];
-    auto where = [&] { return fmt::format("transfer {}: ", id); };
-    if (x.chunk < 0 || x.chunk >= chunks)
-      throw Error(where() + fmt::format("chunk {} out of range (0..{})", x.chunk, chunks - 1));
-    if (x.src < 0 || x.src >= t.num_nodes() || x.dst < 0 || x.dst >= t.num_nodes())
-      throw Error(where() + "source or destination is not a node of the topology");
     Time start = ready[static_cast<size_t>(x.src) * chunks + x.chunk];
-    for (TransferId d : a.deps(id)) {
-      if (d < 0 || d >= id)
-        throw Error(where() + fmt::format("depends on transfer {}, which is not listed before it", d));
-      start = std::max(start, ends[d]);
-    }
+    for (TransferId d : a.deps(id)) start = std::max(start, ends[d]);
     RouteCost cost;
     try {
       cost = coster(a.route(id), x.rate);
     } catch (const Error& e) {
-      throw Error(where() + e.message());
+      throw Error(fmt::format("transfer {}: {}", id, e.message()));
     }
-    // Links only get freer after their latest admission, so one pass finds the earliest start.
     // Under hold a transfer takes the whole of every link.
     const Bandwidth held = hold ? std::numeric_limits<Bandwidth>::max() : cost.rate;
     for (LinkId l : a.route(id)) start = ledger.earliest(l, start, held);
@@ -116,6 +129,70 @@ TimingResult compute_times(const topo::Topology& t, const Algorithm& a, std::spa
     result.collective_time = std::max(result.collective_time, end);
   }
   return result;
+}
+
+// Routes through switches or router NPUs: links shared by several senders admit by capacity in
+// order of readiness (synth/link_admission.hpp), so the schedule unfolds event by event.
+TimingResult event_driven(const topo::Topology& t, const Algorithm& a, std::span<Time> starts, std::span<Time> ends) {
+  TimingResult result;
+  result.link_busy.assign(t.num_links(), 0);
+  const ArrivalGraph graph(a);
+  LinkAdmission admission(t, a);
+  RouteCoster coster(t, a.chunk_bytes, a.link_model);
+  const bool hold = a.link_model == LinkModel::Hold;
+  struct Event {
+    Time at;
+    TransferId id;
+    bool arrival;
+    bool operator>(const Event& o) const { return at != o.at ? at > o.at : id > o.id; }
+  };
+  std::vector<Event> events;
+  auto push = [&](Event e) {
+    events.push_back(e);
+    std::push_heap(events.begin(), events.end(), std::greater<Event>());
+  };
+  std::vector<int32_t> waiting(a.size());
+  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id)
+    if ((waiting[id] = graph.waits_for(id)) == 0) admission.dependencies_met(id);
+  Time now = 0;
+  size_t started = 0;
+  auto start = [&](TransferId id) {
+    const RouteCost cost = coster(a.route(id), a[id].rate);
+    starts[id] = now;
+    ends[id] = now + cost.duration;
+    ++started;
+    const Bandwidth held = hold ? std::numeric_limits<Bandwidth>::max() : cost.rate;
+    for (LinkId l : a.route(id)) result.link_busy[l] += busy_share(cost.occupancy, held, t.link(l).bandwidth);
+    result.collective_time = std::max(result.collective_time, ends[id]);
+    push({now + cost.occupancy, id, false});
+    push({ends[id], id, true});
+  };
+  admission.admit(start);
+  while (!events.empty()) {
+    now = events.front().at;
+    while (!events.empty() && events.front().at == now) {
+      std::pop_heap(events.begin(), events.end(), std::greater<Event>());
+      const Event e = events.back();
+      events.pop_back();
+      if (!e.arrival) {
+        admission.released(e.id);
+      } else {
+        for (TransferId u : graph.users(e.id))
+          if (--waiting[u] == 0) admission.dependencies_met(u);
+      }
+    }
+    admission.admit(start);
+  }
+  if (started != a.size())  // cannot happen: dependencies point backwards and every rate fits an idle link
+    throw Error(fmt::format("timing stopped with {} of {} transfers never started", a.size() - started, a.size()));
+  return result;
+}
+
+}  // namespace
+
+TimingResult compute_times(const topo::Topology& t, const Algorithm& a, std::span<Time> starts,
+                           std::span<Time> ends) {
+  return check_and_find_routed(t, a) ? event_driven(t, a, starts, ends) : one_pass(t, a, starts, ends);
 }
 
 TimingResult time(const topo::Topology& t, Algorithm& a) {

@@ -1,11 +1,15 @@
 // Timing: the shared link cost model (../shared/DESIGN.md) applied to an algorithm.
 //
 // synth::time assigns every transfer its start and end: a transfer starts as soon as its explicit
-// dependencies have ended, every earlier-listed arrival of its chunk at its source has ended, and
-// every link of its route has its rate to spare (pipelined: rates of concurrent transfers sum to at
-// most the link's bandwidth; hold: the link is free); links admit transfers in list order.
-// Deterministic, one pass, O((transfers + route links) log(concurrent transfers per link) +
-// dependencies).
+// dependencies have ended, every earlier-listed arrival of its chunk at its source has ended, the
+// transfer listed before it with the same first link (its sender's port) has started, and every
+// link of its route has its rate to spare (pipelined: rates of concurrent transfers sum to at most
+// the link's bandwidth; hold: the link is free). Links further along a route (a switch's uplink)
+// admit transfers from different senders by capacity in order of readiness: see
+// synth/link_admission.hpp for the exact rule, which the simulator's replay shares.
+// Deterministic. When every route is a single link, one pass in list order,
+// O((transfers + dependencies) log(concurrent transfers per link)); otherwise event by event,
+// O(transfers log transfers).
 #pragma once
 
 #include <span>

@@ -1,0 +1,176 @@
+#include "synth/link_admission.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <climits>
+
+#include "synth/timing.hpp"
+#include "topo/error.hpp"
+
+namespace tenet::synth {
+
+ArrivalGraph::ArrivalGraph(const Algorithm& a) {
+  const auto n = static_cast<TransferId>(a.size());
+  waits_.assign(n, 0);
+  offset_.assign(n + 1, 0);
+  // The dependency edges (dependency -> user) are walked twice, straight into CSR lists: the
+  // first pass counts them per dependency, the second places them. Arrivals so far per
+  // (node, chunk) are kept as chains: the last one, and each one's predecessor.
+  NodeId nodes = 0;
+  for (const Transfer& x : a.transfers()) nodes = std::max({nodes, x.src + 1, x.dst + 1});
+  const int64_t chunks = a.collective.num_chunks();
+  std::vector<TransferId> last_arrival(static_cast<size_t>(nodes) * chunks);
+  std::vector<TransferId> previous_arrival(n);
+  auto slot = [&](NodeId v, ChunkId c) { return static_cast<size_t>(v) * chunks + c; };
+  auto walk = [&](auto&& edge) {
+    std::fill(last_arrival.begin(), last_arrival.end(), -1);
+    for (TransferId id = 0; id < n; ++id) {
+      const Transfer& x = a[id];
+      for (TransferId d : a.deps(id))
+        if (d >= 0 && d < id) edge(d, id);
+      if (x.chunk >= 0 && x.chunk < chunks && x.src >= 0)
+        for (TransferId d = last_arrival[slot(x.src, x.chunk)]; d >= 0; d = previous_arrival[d]) edge(d, id);
+      previous_arrival[id] = -1;
+      if (x.chunk >= 0 && x.chunk < chunks && x.dst >= 0) {
+        TransferId& last = last_arrival[slot(x.dst, x.chunk)];
+        previous_arrival[id] = last;
+        last = id;
+      }
+    }
+  };
+  walk([this](TransferId from, TransferId to) {
+    ++offset_[from + 1];
+    ++waits_[to];
+  });
+  int64_t total = 0;
+  for (TransferId i = 0; i <= n; ++i) {
+    total += offset_[i];
+    if (total > INT32_MAX) throw Error("algorithm too large to replay: over 2^31 dependencies");
+    offset_[i] = static_cast<int32_t>(total);
+  }
+  users_.resize(offset_[n]);
+  // Placing an edge advances its dependency's start by one; afterwards every start sits where the
+  // next dependency's list begins, so shifting the array by one restores the offsets.
+  walk([this](TransferId from, TransferId to) { users_[offset_[from]++] = to; });
+  std::copy_backward(offset_.begin(), offset_.end() - 1, offset_.end());
+  offset_[0] = 0;
+}
+
+LinkAdmission::LinkAdmission(const topo::Topology& t, const Algorithm& a)
+    : a_(a), hold_(a.link_model == LinkModel::Hold) {
+  const auto n = static_cast<TransferId>(a.size());
+  const int links = t.num_links();
+  rate_.resize(n);
+  capacity_.resize(links);
+  for (LinkId l = 0; l < links; ++l) capacity_[l] = t.link(l).bandwidth;
+  used_.assign(links, 0);
+  std::vector<int64_t> count(links + 1, 0);
+  RouteCoster cost(t, a.chunk_bytes, a.link_model);
+  for (TransferId id = 0; id < n; ++id) {
+    try {
+      rate_[id] = cost(a.route(id), a[id].rate).rate;
+    } catch (const Error& e) {
+      throw Error(fmt::format("transfer {}: {}", id, e.message()));
+    }
+    ++count[a.route(id)[0] + 1];
+  }
+  first_offset_.resize(links + 1);
+  for (int l = 0; l <= links; ++l) {
+    if (l > 0) count[l] += count[l - 1];
+    first_offset_[l] = static_cast<int32_t>(count[l]);
+  }
+  first_list_.resize(n);
+  std::vector<int32_t> next(first_offset_.begin(), first_offset_.end() - 1);
+  for (TransferId id = 0; id < n; ++id) first_list_[next[a.route(id)[0]]++] = id;
+  admitted_.assign(links, 0);
+  waiters_.resize(links);
+  deps_met_.assign(n, 0);
+  freed_mark_.assign(links, 0);
+}
+
+void LinkAdmission::push(Heap& h, TransferId id) {
+  h.push_back(id);
+  std::push_heap(h.begin(), h.end(), std::greater<TransferId>());
+}
+
+TransferId LinkAdmission::pop(Heap& h) {
+  std::pop_heap(h.begin(), h.end(), std::greater<TransferId>());
+  const TransferId id = h.back();
+  h.pop_back();
+  return id;
+}
+
+void LinkAdmission::dependencies_met(TransferId id) {
+  deps_met_[id] = 1;
+  const LinkId first = a_.route(id)[0];
+  if (first_list_[first_offset_[first] + admitted_[first]] == id) push(candidates_, id);
+}
+
+void LinkAdmission::next_on_first_link(LinkId l) {
+  const int32_t at = first_offset_[l] + admitted_[l];
+  if (at < first_offset_[l + 1] && deps_met_[first_list_[at]] == 1) push(candidates_, first_list_[at]);
+}
+
+void LinkAdmission::released(TransferId id) {
+  for (LinkId l : a_.route(id)) {
+    used_[l] -= held(l, id);
+    if (!freed_mark_[l]) {
+      freed_mark_[l] = 1;
+      freed_.push_back(l);
+    }
+  }
+}
+
+size_t LinkAdmission::waiting() const {
+  return static_cast<size_t>(std::count(deps_met_.begin(), deps_met_.end(), 1));
+}
+
+void LinkAdmission::admit_all(void (*call)(void*, TransferId), void* start) {
+  std::vector<LinkId>& wake = wake_;
+  wake.swap(freed_);
+  freed_.clear();
+  for (LinkId l : wake) freed_mark_[l] = 0;
+  if (wake.size() > 1) std::sort(wake.begin(), wake.end());
+  for (;;) {
+    // Wake, per link that freed capacity, as many waiters (in priority order) as its room takes.
+    for (LinkId l : wake) {
+      if (waiters_[l].empty()) continue;
+      Bandwidth room = capacity_[l] - used_[l];
+      while (!waiters_[l].empty()) {
+        const Bandwidth h = held(l, waiters_[l].front());
+        if (h > room) break;
+        room -= h;
+        push(candidates_, pop(waiters_[l]));
+      }
+    }
+    if (candidates_.empty()) break;
+    while (!candidates_.empty()) {
+      const TransferId id = pop(candidates_);
+      const auto route = a_.route(id);
+      LinkId blocked = -1;
+      for (LinkId l : route)
+        if (used_[l] + held(l, id) > capacity_[l]) {
+          blocked = l;
+          break;
+        }
+      if (blocked >= 0) {
+        push(waiters_[blocked], id);
+        continue;
+      }
+      for (LinkId l : route) used_[l] += held(l, id);
+      deps_met_[id] = 2;
+      ++admitted_[route[0]];
+      call(start, id);
+      next_on_first_link(route[0]);
+    }
+    // A woken waiter parked on another link left room for the next ones: wake again.
+    std::erase_if(wake, [&](LinkId l) {
+      return waiters_[l].empty() || held(l, waiters_[l].front()) > capacity_[l] - used_[l];
+    });
+    if (wake.empty()) break;
+  }
+  wake.clear();
+}
+
+}  // namespace tenet::synth

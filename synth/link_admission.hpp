@@ -1,0 +1,91 @@
+// Replaying an algorithm event by event under the rate-shared link model: the one rule that both
+// synth::time (with analytical arrivals and releases) and the simulator's collective engine
+// (with whatever network decides them) follow, so the two agree exactly on the analytical network.
+//
+// A transfer is *eligible* once its dependencies have arrived (explicit ones, and every
+// earlier-listed arrival of its chunk at its source) and the transfer listed before it with the
+// same first link has been admitted: a sender's port serves its transfers in list order (what an
+// MSCCL thread block or an NCCL channel does). An eligible transfer is *admitted* when every link
+// of its route has its rate to spare (under `hold`, is free). At each instant, after every arrival
+// and release of that instant, eligible transfers are considered in list order. One that does not
+// fit waits on the first link of its route lacking capacity and is reconsidered when that link
+// frees capacity. Links other than a transfer's first (a switch's uplink, a router NPU's port)
+// impose no order: a transfer that is ready uses their spare capacity even when an earlier-listed
+// one from another sender is not ready yet (no head-of-line blocking across senders), as a
+// network shares a link among flows. Where producers list transfers in start order (the
+// synthesizer does), admission follows that order.
+#pragma once
+
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "synth/algorithm.hpp"
+#include "topo/topology.hpp"
+
+namespace tenet::synth {
+
+// Who waits for each transfer's arrival: its explicit users, and the transfers that read its
+// chunk where it lands (the implicit data dependency), as CSR lists; and how many arrivals each
+// transfer waits for. Built in two passes straight into 32-bit lists.
+class ArrivalGraph {
+ public:
+  explicit ArrivalGraph(const Algorithm& a);
+  std::span<const TransferId> users(TransferId id) const {
+    return {users_.data() + offset_[id], static_cast<size_t>(offset_[id + 1] - offset_[id])};
+  }
+  int32_t waits_for(TransferId id) const { return waits_[id]; }
+
+ private:
+  std::vector<int32_t> offset_, waits_;
+  std::vector<TransferId> users_;
+};
+
+class LinkAdmission {
+ public:
+  // Throws tenet::Error for a link id out of range, an empty route, or a rate that is negative
+  // or above the route's narrowest bandwidth.
+  LinkAdmission(const topo::Topology& t, const Algorithm& a);
+
+  // `id`'s dependencies have all arrived (once per transfer).
+  void dependencies_met(TransferId id);
+  // `id` has left its links (its last byte is out); its share of them is free again.
+  void released(TransferId id);
+  // After every event of an instant: admits what fits, in list order, calling start(id) for each
+  // admitted transfer (which then holds its share of its links).
+  template <typename Start>
+  void admit(Start&& start) {
+    using F = std::remove_reference_t<Start>;
+    admit_all([](void* f, TransferId id) { (*static_cast<F*>(f))(id); }, &start);
+  }
+  // Something may be admitted at the next admit().
+  bool has_candidates() const { return !candidates_.empty() || !freed_.empty(); }
+  // What `id` moves at: its own rate, or its route's narrowest bandwidth.
+  Bandwidth rate(TransferId id) const { return rate_[id]; }
+  // Transfers eligible but not admitted (for diagnosing a replay that stops).
+  size_t waiting() const;
+
+ private:
+  using Heap = std::vector<TransferId>;  // min-heaps: list order
+  static void push(Heap& h, TransferId id);
+  static TransferId pop(Heap& h);
+
+  void admit_all(void (*call)(void*, TransferId), void* start);
+  Bandwidth held(topo::LinkId l, TransferId id) const { return hold_ ? capacity_[l] : rate_[id]; }
+  void next_on_first_link(topo::LinkId l);
+
+  const Algorithm& a_;
+  bool hold_;
+  std::vector<Bandwidth> rate_, capacity_, used_;
+  std::vector<char> deps_met_;
+  // Per link: the transfers whose first link it is, in list order (CSR), and how many it admitted.
+  std::vector<int32_t> first_offset_, admitted_;
+  std::vector<TransferId> first_list_;
+  std::vector<Heap> waiters_;  // per link
+  Heap candidates_;
+  std::vector<topo::LinkId> freed_;  // links that freed capacity since the last admit()
+  std::vector<topo::LinkId> wake_;   // admit()'s working list
+  std::vector<char> freed_mark_;
+};
+
+}  // namespace tenet::synth
