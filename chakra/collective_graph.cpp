@@ -114,6 +114,7 @@ std::vector<EtFile> to_collective_graph(const Algorithm& a, const topo::Topology
     set_uint(s, "tenet_chunk", static_cast<uint64_t>(x.chunk));
     set_uint(s, "tenet_op", x.op == Op::Reduce ? 1 : 0);
     if (x.rate > 0) set_uint(s, "tenet_rate", static_cast<uint64_t>(x.rate));
+    if (x.channel > 0) set_uint(s, "tenet_channel", x.channel);
     std::vector<uint64_t> data;
     if (auto it = last_arrival.find(key(src, x.chunk)); it != last_arrival.end()) data.push_back(done_node[it->second]);
     for (TransferId d : a.deps(id)) {
@@ -472,7 +473,8 @@ Algorithm from_collective_graph(const std::vector<EtFile>& files, const topo::To
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
     a.add(static_cast<ChunkId>(*int_attr(s, "tenet_chunk")), src, dst, route,
           int_attr(s, "tenet_op").value_or(0) ? Op::Reduce : Op::Copy, deps, -1, -1,
-          static_cast<Bandwidth>(int_attr(s, "tenet_rate").value_or(0)));
+          static_cast<Bandwidth>(int_attr(s, "tenet_rate").value_or(0)),
+          static_cast<uint16_t>(std::clamp<int64_t>(int_attr(s, "tenet_channel").value_or(0), 0, 65535)));
   }
   return a;
 }

@@ -20,7 +20,7 @@ namespace tenet::cli {
 namespace {
 
 struct SynthArgs {
-  std::string topology, collective = "all-reduce", size = "256MiB", chunks = "1", output = "out";
+  std::string topology, collective = "all-reduce", size = "256MiB", chunks = "auto", output = "out", channels;
   std::string priority = "scarce", link_model = "pipelined", algo = "tenet", reduce_bw = "0";
   std::vector<std::string> emit{"json"};
   uint64_t seed = 1;
@@ -72,15 +72,16 @@ void run_synth(const SynthArgs& args) {
   const auto begin = std::chrono::steady_clock::now();
   synth::Algorithm a;
   std::string chunk_note;
-  if (args.algo == "tenet" && args.chunks == "auto") {
-    synth::ChunkingResult r = synth::synthesize_auto_chunks(t, c, size, o);
+  const std::string algo = synth::with_channels(args.algo, args.channels);
+  if (args.chunks == "auto") {
+    synth::ChunkingResult r = synth::make_algorithm_auto_chunks(algo, t, c, size, o);
     a = std::move(r.algorithm);
     std::string tried;
     for (auto [k, time] : r.tried) tried += fmt::format("{}{}: {}", tried.empty() ? "" : ", ", k, format_time(time));
     chunk_note = fmt::format(" (auto; tried {})", tried);
   } else {
     c.chunks_per_npu = parse_chunks(args.chunks, 1);
-    a = synth::make_algorithm(args.algo, t, c, c.chunk_bytes_for(size), o);
+    a = synth::make_algorithm(algo, t, c, c.chunk_bytes_for(size), o);
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
 
@@ -124,18 +125,23 @@ void compare_all(const SynthArgs& args) {
   c.root = args.root;
   const Bytes size = parse_bytes(args.size);
   if (size < 1) throw Error("--size must be at least 1 byte");
-  const int k = parse_chunks(args.chunks, 4);
+  const bool auto_chunks = args.chunks == "auto";
+  const int k = parse_chunks(args.chunks, 1);
   c.chunks_per_npu = k;
   c.validate(t);
   const synth::SynthOptions o = options_from(args);
   const Bytes chunk = c.chunk_bytes_for(size);
 
   std::vector<Row> rows;
-  for (const std::string& name : synth::algorithm_names(c.kind)) {
+  for (const std::string& base : synth::algorithm_names(c.kind)) {
+    const std::string name = synth::with_channels(base, args.channels);
     Row row{name, {}, {}, {}, 0};
     const auto begin = std::chrono::steady_clock::now();
     try {
-      row.algorithm = synth::make_algorithm(name, t, c, chunk, o);
+      if (auto_chunks)
+        row.algorithm = synth::make_algorithm_auto_chunks(name, t, c, size, o).algorithm;
+      else
+        row.algorithm = synth::make_algorithm(name, t, c, chunk, o);
       row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
       row.report = synth::verify(t, *row.algorithm, {.max_reported = 3});
     } catch (const synth::NotApplicable& e) {
@@ -146,7 +152,7 @@ void compare_all(const SynthArgs& args) {
 
   std::filesystem::create_directories(args.output);
   const Time tenet_time = rows[0].report ? rows[0].report->collective_time : 0;
-  bench::Table table({"algorithm", "time", "ratio to bound", "busbw", "tenet speed-up", "verified", "transfers"});
+  bench::Table table({"algorithm", "time", "ratio to bound", "busbw", "tenet speed-up", "verified", "chunks/NPU", "transfers"});
   std::vector<std::string> notes;
   for (const Row& r : rows) {
     if (!r.algorithm) {
@@ -160,15 +166,19 @@ void compare_all(const SynthArgs& args) {
                    format_bandwidth(static_cast<Bandwidth>(busbw)),
                    fmt::format("{:.3f}x", static_cast<double>(rep.collective_time) / std::max<Time>(1, tenet_time)),
                    rep.correct() ? "correct" : fmt::format("INCORRECT ({})", rep.violation_count),
-                   std::to_string(r.algorithm->size())});
+                   std::to_string(r.algorithm->collective.chunks_per_npu), std::to_string(r.algorithm->size())});
     std::string file = r.name;
     std::replace(file.begin(), file.end(), ':', '_');
     std::replace(file.begin(), file.end(), ',', '_');
     synth::save_algorithm(*r.algorithm, (std::filesystem::path(args.output) / (file + ".json")).string());
     if (!rep.correct()) verb_exit_code() = 1;
   }
-  fmt::print("{} of {} on {} ({} NPUs), {} chunks of {} per NPU, {} links\n", synth::to_string(c.kind),
-             format_bytes(size), t.name(), t.num_npus(), k, format_bytes(chunk), args.link_model);
+  if (auto_chunks)
+    fmt::print("{} of {} on {} ({} NPUs), chunks per NPU picked per algorithm (auto), {} links\n",
+               synth::to_string(c.kind), format_bytes(size), t.name(), t.num_npus(), args.link_model);
+  else
+    fmt::print("{} of {} on {} ({} NPUs), {} chunks of {} per NPU, {} links\n", synth::to_string(c.kind),
+               format_bytes(size), t.name(), t.num_npus(), k, format_bytes(chunk), args.link_model);
   if (rows[0].report)
     fmt::print("lower bound {} ({})\n\n", format_time(rows[0].report->bound.total), rows[0].report->bound.label);
   fmt::print("{}", table.markdown());
@@ -192,8 +202,14 @@ void add_synth_command(CLI::App& app) {
                   "Collective size with a unit (NCCL's convention: the buffer for all-reduce, the output per "
                   "rank for all-gather, ...)")
       ->capture_default_str();
-  cmd->add_option("-k,--chunks-per-npu", args.chunks, "Chunks per NPU, or auto to pick the fastest")
+  cmd->add_option("-k,--chunks-per-npu", args.chunks,
+                  "Chunks per NPU, or auto: try 1, 2, 4, ... and keep the fastest (stops when doubling stops\n"
+                  "helping twice, at 64, or past about 8M transfers)")
       ->capture_default_str();
+  cmd->add_option("--channels", args.channels,
+                  "Channels of ring, bidir-ring and tree (NCCL's): a count, or auto (default): as many as the\n"
+                  "topology feeds (one per NIC/rail across servers, one per set of disjoint links otherwise).\n"
+                  "ring:1 is the single ring; a name like ring:4 sets its own");
   cmd->add_option("--root", args.root, "Root rank of broadcast, reduce, gather, scatter")->capture_default_str();
   cmd->add_option("--seed", args.seed, "Seed for the tie-breaks (runs are reproducible)")->capture_default_str();
   cmd->add_option("--restarts", args.restarts, "Run this many seeds on all cores and keep the fastest")
@@ -203,8 +219,8 @@ void add_synth_command(CLI::App& app) {
   cmd->add_option("--link-model", args.link_model, "pipelined (default) or hold (the public TACOS code's)")
       ->capture_default_str();
   cmd->add_option("-a,--algo", args.algo,
-                  "tenet (the synthesizer), ring, bidir-ring, direct, rhd, dbt, bruck, hierarchical[:ring,direct,...],\n"
-                  "or all: every applicable one, compared in a table")
+                  "tenet (the synthesizer), ring[:N], bidir-ring[:N], direct, rhd, dbt, tree[:N], bruck,\n"
+                  "hierarchical[:ring,direct,...], nvls, or all: every applicable one, compared in a table")
       ->capture_default_str();
   cmd->add_option("-o,--output", args.output, "Output folder")->capture_default_str();
   cmd->add_option("--emit", args.emit,

@@ -20,7 +20,7 @@ LinkModel parse_link_model(std::string_view name) {
 
 TransferId Algorithm::add(ChunkId chunk, NodeId src, NodeId dst, std::span<const LinkId> route,
                           Op op, std::span<const TransferId> deps, Time start, Time end,
-                          Bandwidth rate) {
+                          Bandwidth rate, uint16_t channel) {
   if (transfers_.size() >= static_cast<size_t>(std::numeric_limits<TransferId>::max()) ||
       route_pool_.size() + route.size() > std::numeric_limits<uint32_t>::max() ||
       deps_pool_.size() + deps.size() > std::numeric_limits<uint32_t>::max())
@@ -33,6 +33,7 @@ TransferId Algorithm::add(ChunkId chunk, NodeId src, NodeId dst, std::span<const
   t.start = start;
   t.end = end;
   t.rate = rate;
+  t.channel = channel;
   t.route_begin = static_cast<uint32_t>(route_pool_.size());
   t.route_size = static_cast<uint32_t>(route.size());
   route_pool_.insert(route_pool_.end(), route.begin(), route.end());
@@ -47,7 +48,7 @@ TransferSpec Algorithm::spec(TransferId id) const {
   const Transfer& t = transfers_[id];
   auto r = route(id);
   auto d = deps(id);
-  return {t.chunk, t.src, t.dst, t.op, {r.begin(), r.end()}, {d.begin(), d.end()}, t.start, t.end, t.rate};
+  return {t.chunk, t.src, t.dst, t.op, {r.begin(), r.end()}, {d.begin(), d.end()}, t.start, t.end, t.rate, t.channel};
 }
 
 bool Algorithm::has_rates() const {

@@ -15,6 +15,10 @@
 // link use it in list order. Times (picoseconds) are optional; synth::time assigns them under the
 // link model.
 //
+// Channel: transfers that leave over the same first link in the same channel are served in list
+// order; different channels are independent queues sharing the links (NCCL's and MSCCL's
+// channels). Default 0.
+//
 // Rate: a transfer moves at a rate of bytes per second, by default (0) the narrowest bandwidth on
 // its route; a producer may set a lower one (two rings sharing one link at half rate each). Under
 // the pipelined model a link carries any set of concurrent transfers whose rates sum to at most
@@ -60,6 +64,9 @@ struct Transfer {
   ChunkId chunk = 0;
   NodeId src = 0, dst = 0;
   Op op = Op::Copy;
+  // A sender's port serves each channel's transfers in list order; channels (NCCL's, MSCCL's) are
+  // independent queues that share the links by capacity.
+  uint16_t channel = 0;
   Time start = -1, end = -1;  // -1 until timed
   Bandwidth rate = 0;         // bytes per second; 0: the narrowest bandwidth on the route
   // Slices of the algorithm's route and dependency pools.
@@ -76,6 +83,7 @@ struct TransferSpec {
   std::vector<TransferId> deps;
   Time start = -1, end = -1;
   Bandwidth rate = 0;
+  uint16_t channel = 0;
 };
 
 class Algorithm {
@@ -90,9 +98,9 @@ class Algorithm {
 
   TransferId add(ChunkId chunk, NodeId src, NodeId dst, std::span<const LinkId> route,
                  Op op = Op::Copy, std::span<const TransferId> deps = {}, Time start = -1,
-                 Time end = -1, Bandwidth rate = 0);
+                 Time end = -1, Bandwidth rate = 0, uint16_t channel = 0);
   TransferId add(const TransferSpec& t) {
-    return add(t.chunk, t.src, t.dst, t.route, t.op, t.deps, t.start, t.end, t.rate);
+    return add(t.chunk, t.src, t.dst, t.route, t.op, t.deps, t.start, t.end, t.rate, t.channel);
   }
 
   size_t size() const { return transfers_.size(); }
@@ -112,6 +120,7 @@ class Algorithm {
     transfers_[id].end = end;
   }
   void set_rate(TransferId id, Bandwidth rate) { transfers_[id].rate = rate; }
+  void set_channel(TransferId id, uint16_t channel) { transfers_[id].channel = channel; }
   bool has_rates() const;  // some transfer sets its own rate
   void clear_times();
   void reserve(size_t transfers, size_t route_links, size_t deps);

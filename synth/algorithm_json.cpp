@@ -30,7 +30,8 @@ std::string to_json(const Algorithm& a) {
         "\"deps\": [{}], \"start_ps\": {}, \"end_ps\": {}{}}}",
         id ? "," : "", id, x.chunk, x.src, x.dst, to_string(x.op), fmt::join(a.route(id), ", "),
         fmt::join(a.deps(id), ", "), time(x.start), time(x.end),
-        x.rate != 0 ? fmt::format(", \"rate_Bps\": {}", x.rate) : std::string());
+        std::string(x.rate != 0 ? fmt::format(", \"rate_Bps\": {}", x.rate) : "") +
+            (x.channel != 0 ? fmt::format(", \"channel\": {}", x.channel) : ""));
   }
   out += a.size() ? "\n  ]\n}\n" : "]\n}\n";
   return out;
@@ -200,7 +201,12 @@ Algorithm parse_algorithm_json(std::string_view text, const std::string& file) {
       if (version < 2) r.fail(at + ".rate_Bps", "rates need version 2 of the format");
       rate = r.integer(x["rate_Bps"], at + ".rate_Bps", 1, int64_t{1'000'000'000'000'000});
     }
-    a.add(chunk, src, dst, route, op, deps, start, end, rate);
+    int64_t channel = 0;
+    if (x.contains("channel")) {
+      if (version < 2) r.fail(at + ".channel", "channels need version 2 of the format");
+      channel = r.integer(x["channel"], at + ".channel", 0, 65535);
+    }
+    a.add(chunk, src, dst, route, op, deps, start, end, rate, static_cast<uint16_t>(channel));
   }
   return a;
 }

@@ -11,12 +11,12 @@
 //   "transfers": [
 //     {"id": 0, "chunk": 0, "src": 0, "dst": 1, "op": "copy", "route": [0], "deps": [],
 //      "start_ps": 0, "end_ps": 20971520},      (times null when not timed)
-//     {"id": 1, ..., "rate_Bps": 25000000000},  (only when the producer set the transfer's rate)
+//     {"id": 1, ..., "rate_Bps": 25000000000, "channel": 3},  (each only when not the default)
 //     ...
 //   ]
 // }
 //
-// Version 2 added the optional per-transfer rate; version 1 files (no rates) are still read.
+// Version 2 added the optional per-transfer rate and channel; version 1 files (no rates) are still read.
 // Writing then reading gives back exactly the same algorithm. Reading checks the structure and
 // everything that needs no topology (types, signs, chunk ids, dependency ids); the verifier checks
 // the rest against the topology.

@@ -4,12 +4,16 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <charconv>
 #include <functional>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <unordered_map>
 
+#include "synth/ring_channels.hpp"
 #include "synth/timing.hpp"
+#include "topo/analysis.hpp"
 #include "topo/error.hpp"
 #include "topo/routing.hpp"
 
@@ -22,17 +26,23 @@ std::string_view to_string(BaselineKind k) {
     case BaselineKind::Direct: return "direct";
     case BaselineKind::Rhd: return "rhd";
     case BaselineKind::Dbt: return "dbt";
+    case BaselineKind::Tree: return "tree";
     case BaselineKind::Bruck: return "bruck";
     case BaselineKind::Hierarchical: return "hierarchical";
+    case BaselineKind::Nvls: return "nvls";
   }
   return "?";
 }
 
 const std::vector<BaselineKind>& all_baselines() {
-  static const std::vector<BaselineKind> all{BaselineKind::Ring, BaselineKind::BidirRing, BaselineKind::Direct,
-                                             BaselineKind::Rhd,  BaselineKind::Dbt,       BaselineKind::Bruck,
-                                             BaselineKind::Hierarchical};
+  static const std::vector<BaselineKind> all{
+      BaselineKind::Ring, BaselineKind::BidirRing, BaselineKind::Direct,       BaselineKind::Rhd, BaselineKind::Dbt,
+      BaselineKind::Tree, BaselineKind::Bruck,     BaselineKind::Hierarchical, BaselineKind::Nvls};
   return all;
+}
+
+bool has_channels(BaselineKind kind) {
+  return kind == BaselineKind::Ring || kind == BaselineKind::BidirRing || kind == BaselineKind::Tree;
 }
 
 std::string BaselineSpec::name() const {
@@ -41,6 +51,7 @@ std::string BaselineSpec::name() const {
     s += i ? ',' : ':';
     s += to_string(per_dimension[i]);
   }
+  if (channels > 0) s += fmt::format(":{}", channels);
   return s;
 }
 
@@ -56,8 +67,20 @@ BaselineSpec parse_baseline(std::string_view text) {
   const size_t colon = text.find(':');
   spec.kind = one(text.substr(0, colon));
   if (colon == std::string_view::npos) return spec;
+  if (has_channels(spec.kind)) {
+    const std::string_view count = text.substr(colon + 1);
+    if (count == "auto") return spec;
+    int n = 0;
+    const auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), n);
+    if (ec != std::errc() || end != count.data() + count.size() || n < 1 || n > kMaxChannels)
+      throw Error(fmt::format("'{}': the channel count after '{}:' must be auto or a whole number from 1 to {}",
+                              text, to_string(spec.kind), kMaxChannels));
+    spec.channels = n;
+    return spec;
+  }
   if (spec.kind != BaselineKind::Hierarchical)
-    throw Error(fmt::format("only hierarchical takes per-dimension algorithms, not '{}'", text));
+    throw Error(fmt::format("only hierarchical takes per-dimension algorithms and only ring, bidir-ring and tree "
+                            "a channel count, not '{}'", text));
   std::string_view rest = text.substr(colon + 1);
   while (!rest.empty()) {
     const size_t comma = rest.find(',');
@@ -82,8 +105,10 @@ bool supports(BaselineKind b, CollectiveKind c) {
              c == C::Scatter;
     case BaselineKind::Rhd: return c == C::AllGather || c == C::ReduceScatter || c == C::AllReduce;
     case BaselineKind::Dbt: return c == C::AllReduce || c == C::Broadcast || c == C::Reduce;
+    case BaselineKind::Tree: return c == C::AllReduce;
     case BaselineKind::Bruck: return c == C::AllGather;
     case BaselineKind::Hierarchical: return c == C::AllGather || c == C::ReduceScatter || c == C::AllReduce;
+    case BaselineKind::Nvls: return c == C::AllReduce;
   }
   return false;
 }
@@ -123,13 +148,32 @@ class Builder {
       std::sort(d.begin(), d.end());
       d.erase(std::unique(d.begin(), d.end()), d.end());
       const std::vector<LinkId>& route = pick(hops[i]);
-      last = a_.add(c, at, hops[i].to, route, i + 1 == hops.size() ? op : Op::Copy, d);
+      last = a_.add(c, at, hops[i].to, route, i + 1 == hops.size() ? op : Op::Copy, d, -1, -1, 0, channel_);
       if (i == 0) first_hop_ = last;
       last_[key(hops[i].to, c)] = last;
       arrivals_[hops[i].to].push_back(last);
       at = hops[i].to;
     }
     return last;
+  }
+
+  // Sends chunk c over one given route (no relays) at `rate` (0: the route's bottleneck), after
+  // `deps` and the chunk's last arrival at `from`.
+  TransferId send_on(ChunkId c, NodeId from, NodeId to, const std::vector<LinkId>& route, Op op,
+                     std::vector<TransferId> deps = {}, Bandwidth rate = 0, int channel = -1) {
+    if (channel < 0) channel = channel_;
+    if (auto g = gates_.find(from); g != gates_.end()) deps.insert(deps.end(), g->second.begin(), g->second.end());
+    if (TransferId before = last_arrival(from, c); before >= 0) deps.push_back(before);
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    Bandwidth narrowest = std::numeric_limits<Bandwidth>::max();
+    for (LinkId l : route) narrowest = std::min(narrowest, t_.link(l).bandwidth);
+    const TransferId id = a_.add(c, from, to, route, op, deps, -1, -1, rate > 0 && rate < narrowest ? rate : 0,
+                                 static_cast<uint16_t>(channel));
+    first_hop_ = id;
+    last_[key(to, c)] = id;
+    arrivals_[to].push_back(id);
+    return id;
   }
 
   // The first transfer of the last send (the one that leaves its source; differs from the returned
@@ -148,6 +192,9 @@ class Builder {
     for (auto it = arrivals_[v].rbegin(); it != arrivals_[v].rend() && *it >= mark; ++it) out.push_back(*it);
     return out;
   }
+  // The channel of the sends that follow (NCCL's channels: independent queues at every port).
+  void set_channel(int channel) { channel_ = static_cast<uint16_t>(channel); }
+
   // Until cleared, every send from `v` also waits for `deps` (a phase barrier).
   void gate(NodeId v, std::vector<TransferId> deps) { gates_[v] = std::move(deps); }
   void clear_gates() { gates_.clear(); }
@@ -244,6 +291,7 @@ class Builder {
   std::unordered_map<NodeId, std::vector<NodeId>> neighbours_;
   std::unordered_map<NodeId, std::vector<TransferId>> gates_;
   TransferId first_hop_ = -1;
+  uint16_t channel_ = 0;
 };
 
 // ---- Ring orders ----------------------------------------------------------------------------
@@ -521,32 +569,55 @@ std::vector<int> binary_tree(int p) {
 
 // All-Reduce of `chunks` over a tree (parent of each member): reduce towards the root, then
 // broadcast back, chunk by chunk in waves so the chunks pipeline.
-void tree_all_reduce(Builder& b, const std::vector<NodeId>& group, const std::vector<int>& parent,
-                     const std::vector<ChunkId>& chunks) {
-  const int p = static_cast<int>(group.size());
-  std::vector<int> depth(p, 0);
-  int max_depth = 0;
-  for (int i = 0; i < p; ++i) {
-    for (int at = i; parent[at] >= 0; at = parent[at]) ++depth[i];
-    max_depth = std::max(max_depth, depth[i]);
+// One tree of a (double) tree All-Reduce: its members, each one's parent (-1 for the root), the
+// chunks it carries and its channel.
+struct TreeJob {
+  std::vector<NodeId> group;
+  std::vector<int> parent;
+  std::vector<ChunkId> chunks;
+  int channel = 0;
+};
+
+// All-Reduce over trees: reduce towards each root, then broadcast back, chunk by chunk in waves so
+// the chunks pipeline. The trees' waves are listed interleaved (wave w of every tree, then wave
+// w + 1), so trees sharing a port progress together.
+void trees_all_reduce(Builder& b, const std::vector<TreeJob>& jobs) {
+  std::vector<std::vector<int>> depth(jobs.size());
+  int max_depth = 0, max_k = 0;
+  for (size_t t = 0; t < jobs.size(); ++t) {
+    const int p = static_cast<int>(jobs[t].group.size());
+    depth[t].assign(p, 0);
+    for (int i = 0; i < p; ++i) {
+      for (int at = i; jobs[t].parent[at] >= 0; at = jobs[t].parent[at]) ++depth[t][i];
+      max_depth = std::max(max_depth, depth[t][i]);
+    }
+    max_k = std::max(max_k, static_cast<int>(jobs[t].chunks.size()));
   }
-  const int k = static_cast<int>(chunks.size());
   // Up: the deepest first within a wave; a node sends chunk j after its children's chunk j arrived.
-  for (int wave = 0; wave < k + max_depth; ++wave)
-    for (int dd = max_depth; dd >= 1; --dd) {
-      const int j = wave - (max_depth - dd);
-      if (j < 0 || j >= k) continue;
-      for (int i = 0; i < p; ++i)
-        if (depth[i] == dd) b.send(chunks[j], group[i], group[parent[i]], Op::Reduce);
+  for (int wave = 0; wave < max_k + max_depth; ++wave)
+    for (size_t t = 0; t < jobs.size(); ++t) {
+      const TreeJob& job = jobs[t];
+      b.set_channel(job.channel);
+      for (int dd = max_depth; dd >= 1; --dd) {
+        const int j = wave - (max_depth - dd);
+        if (j < 0 || j >= static_cast<int>(job.chunks.size())) continue;
+        for (size_t i = 0; i < job.group.size(); ++i)
+          if (depth[t][i] == dd) b.send(job.chunks[j], job.group[i], job.group[job.parent[i]], Op::Reduce);
+      }
     }
   // Down.
-  for (int wave = 0; wave < k + max_depth; ++wave)
-    for (int dd = 1; dd <= max_depth; ++dd) {
-      const int j = wave - (dd - 1);
-      if (j < 0 || j >= k) continue;
-      for (int i = 0; i < p; ++i)
-        if (depth[i] == dd) b.send(chunks[j], group[parent[i]], group[i], Op::Copy);
+  for (int wave = 0; wave < max_k + max_depth; ++wave)
+    for (size_t t = 0; t < jobs.size(); ++t) {
+      const TreeJob& job = jobs[t];
+      b.set_channel(job.channel);
+      for (int dd = 1; dd <= max_depth; ++dd) {
+        const int j = wave - (dd - 1);
+        if (j < 0 || j >= static_cast<int>(job.chunks.size())) continue;
+        for (size_t i = 0; i < job.group.size(); ++i)
+          if (depth[t][i] == dd) b.send(job.chunks[j], job.group[job.parent[i]], job.group[i], Op::Copy);
+      }
     }
+  b.set_channel(0);
 }
 
 // Binomial tree rooted at group[root]: round by round (masks 1, 2, 4, ...), each node sending its
@@ -579,9 +650,96 @@ std::vector<ChunkId> all_chunks(const Collective& c) {
   return v;
 }
 
+// Splits `n` items among channels in proportion to their rates (largest remainder, ties to the
+// earlier channel): how many each gets.
+std::vector<int> share_by_rate(int n, const std::vector<RingChannel>& rings) {
+  Bandwidth total = 0;
+  for (const RingChannel& r : rings) total += r.rate;
+  std::vector<int> count(rings.size(), 0);
+  std::vector<std::pair<Int128, int>> rest;
+  int given = 0;
+  for (size_t i = 0; i < rings.size(); ++i) {
+    const Int128 exact = static_cast<Int128>(n) * rings[i].rate;
+    count[i] = static_cast<int>(exact / total);
+    given += count[i];
+    rest.emplace_back(-(exact % total), static_cast<int>(i));
+  }
+  std::sort(rest.begin(), rest.end());
+  for (int k = 0; given < n; ++k, ++given) ++count[rest[k % rest.size()].second];
+  return count;
+}
+
+// A ring phase on one channel: Reduce-Scatter (reduce) or All-Gather along its ring, blocks placed
+// by ring position, chunks pipelining from step to step (NCCL), every send at the channel's rate.
+void channel_ring_steps(Builder& b, const RingChannel& ring, int channel, const Blocks& blocks, bool reduce) {
+  const int p = static_cast<int>(ring.order.size());
+  for (int s = 0; s + 1 < p; ++s)
+    for (int i = 0; i < p; ++i)
+      for (ChunkId c : blocks[wrap(i - (reduce ? s + 1 : s), p)])
+        b.send_on(c, ring.order[i], ring.order[(i + 1) % p], ring.routes[i], reduce ? Op::Reduce : Op::Copy, {},
+                  ring.rate, channel);
+}
+
+// NCCL-style rings with channels (see ring_channels.hpp); false when no ring over adjacent members
+// exists (the single-ring path with relays takes over).
+bool channel_rings(Builder& b, const Topology& t, const Collective& c, bool bidir, int channels) {
+  const std::vector<RingChannel> rings = find_ring_channels(t, c.ranks, channels, bidir);
+  if (rings.empty()) return false;
+  const int p = c.num_ranks();
+  // Which chunks each channel carries: of every rank's block (of the whole set for Broadcast and
+  // Reduce), a share in proportion to the channel's rate.
+  auto split_chunks = [&](const std::vector<ChunkId>& chunks) {
+    const std::vector<int> count = share_by_rate(static_cast<int>(chunks.size()), rings);
+    std::vector<std::vector<ChunkId>> out(rings.size());
+    size_t at = 0;
+    for (size_t ch = 0; ch < rings.size(); ++ch)
+      for (int k = 0; k < count[ch]; ++k) out[ch].push_back(chunks[at++]);
+    return out;
+  };
+  if (c.kind == CollectiveKind::Broadcast || c.kind == CollectiveKind::Reduce) {
+    const std::vector<std::vector<ChunkId>> per = split_chunks(all_chunks(c));
+    const NodeId root = c.ranks[c.root];
+    for (size_t ch = 0; ch < rings.size(); ++ch) {
+      if (per[ch].empty()) continue;
+      const RingChannel& ring = rings[ch];
+      const int r0 = static_cast<int>(std::find(ring.order.begin(), ring.order.end(), root) - ring.order.begin());
+      // Broadcast: the chain starts at the root; Reduce: it ends there. Hop h of the chain is ring
+      // hop `first + h`.
+      const int first = c.kind == CollectiveKind::Broadcast ? r0 : (r0 + 1) % p;
+      const int k = static_cast<int>(per[ch].size());
+      for (int wave = 0; wave < k + p - 2; ++wave)
+        for (int h = 0; h + 1 < p; ++h) {
+          const int j = wave - h;
+          if (j < 0 || j >= k) continue;
+          const int at = (first + h) % p;
+          b.send_on(per[ch][j], ring.order[at], ring.order[(at + 1) % p], ring.routes[at],
+                    c.kind == CollectiveKind::Reduce ? Op::Reduce : Op::Copy, {}, ring.rate, static_cast<int>(ch));
+        }
+    }
+    return true;
+  }
+  const Blocks by_rank = rank_blocks(c);
+  std::vector<std::vector<std::vector<ChunkId>>> per_rank(p);  // [rank][channel]
+  for (int r = 0; r < p; ++r) per_rank[r] = split_chunks(by_rank[r]);
+  std::vector<Blocks> blocks(rings.size(), Blocks(p));  // [channel][ring position]
+  for (size_t ch = 0; ch < rings.size(); ++ch)
+    for (int i = 0; i < p; ++i) {
+      const int r = static_cast<int>(std::find(c.ranks.begin(), c.ranks.end(), rings[ch].order[i]) - c.ranks.begin());
+      blocks[ch][i] = per_rank[r][ch];
+    }
+  const bool rs = c.kind == CollectiveKind::ReduceScatter || c.kind == CollectiveKind::AllReduce;
+  const bool ag = c.kind == CollectiveKind::AllGather || c.kind == CollectiveKind::AllReduce;
+  if (rs)
+    for (size_t ch = 0; ch < rings.size(); ++ch) channel_ring_steps(b, rings[ch], static_cast<int>(ch), blocks[ch], true);
+  if (ag)
+    for (size_t ch = 0; ch < rings.size(); ++ch) channel_ring_steps(b, rings[ch], static_cast<int>(ch), blocks[ch], false);
+  return true;
+}
+
 // Rings: rank blocks placed along the ring order. Bidirectional: the first half of each block's
-// chunks goes one way, the rest the other way.
-void ring(Builder& b, const Topology& t, const Collective& c, bool bidir) {
+// chunks goes one way, the rest the other way. With channels other than 1: channel_rings.
+void ring(Builder& b, const Topology& t, const Collective& c, bool bidir, int channels) {
+  if (channels != 1 && channel_rings(b, t, c, bidir, channels)) return;
   std::vector<NodeId> order = ring_order(t, c.ranks);
   std::vector<int> position(t.num_npus(), -1);
   for (int i = 0; i < static_cast<int>(order.size()); ++i) position[order[i]] = i;
@@ -718,12 +876,96 @@ void dbt(Builder& b, const Collective& c) {
     const size_t half = (chunks.size() + 1) / 2;
     std::vector<NodeId> shifted(p);
     for (int i = 0; i < p; ++i) shifted[i] = c.ranks[(i + 1) % p];
-    tree_all_reduce(b, c.ranks, parent, {chunks.begin(), chunks.begin() + static_cast<std::ptrdiff_t>(half)});
-    tree_all_reduce(b, shifted, parent, {chunks.begin() + static_cast<std::ptrdiff_t>(half), chunks.end()});
+    trees_all_reduce(b, {{c.ranks, parent, {chunks.begin(), chunks.begin() + static_cast<std::ptrdiff_t>(half)}, 0},
+                         {shifted, parent, {chunks.begin() + static_cast<std::ptrdiff_t>(half), chunks.end()}, 1}});
     return;
   }
   Steps st{b};
   binomial(b, c.ranks, c.root, all_chunks(c), c.kind == CollectiveKind::Reduce, st);
+}
+
+// NCCL's tree All-Reduce: per channel, a double binary tree across servers whose nodes are the
+// servers' head GPUs (channel c's head is GPU c of every server, so each channel crosses the
+// network on its own NIC), and a chain from the head through the server's other GPUs. Half of a
+// channel's chunks go up and down each of the two trees. On a topology without servers every NPU
+// is a server of one, and the channels' trees are rotated.
+void nccl_tree(Builder& b, const Topology& t, const Collective& c, int channels) {
+  std::vector<std::vector<NodeId>> servers = topo::detect_servers(t);
+  {
+    std::vector<NodeId> all, members = c.ranks;
+    for (const auto& sv : servers) all.insert(all.end(), sv.begin(), sv.end());
+    std::sort(all.begin(), all.end());
+    std::sort(members.begin(), members.end());
+    if (all != members) servers.clear();
+  }
+  if (servers.empty())
+    for (NodeId v : c.ranks) servers.push_back({v});
+  const int count = static_cast<int>(servers.size()), g = static_cast<int>(servers[0].size());
+  if (channels == 0) channels = g;
+  const std::vector<int> up = binary_tree(count);
+  const std::vector<ChunkId> chunks = all_chunks(c);
+  const int n = static_cast<int>(chunks.size());
+  std::vector<TreeJob> jobs;
+  for (int ch = 0; ch < channels; ++ch) {
+    const std::vector<ChunkId> mine(chunks.begin() + static_cast<std::ptrdiff_t>(static_cast<int64_t>(n) * ch / channels),
+                                    chunks.begin() + static_cast<std::ptrdiff_t>(static_cast<int64_t>(n) * (ch + 1) / channels));
+    if (mine.empty()) continue;
+    const int head = ch % g;
+    const int rotate = g == 1 ? 2 * ch : 0;  // flat: each channel's trees over a rotated order
+    for (int tree = 0; tree < 2; ++tree) {
+      // Server i sits at tree position (i + shift) mod count: the second tree is the first shifted
+      // by one, so leaves of one are inner nodes of the other.
+      const int shift = (tree + rotate) % count;
+      std::vector<NodeId> group;
+      std::vector<int> parent;
+      std::vector<int> head_at(count);  // group index of each tree position's head
+      for (int pos = 0; pos < count; ++pos) {
+        const auto& server = servers[(pos + count - shift) % count];
+        head_at[pos] = static_cast<int>(group.size());
+        for (int k = 0; k < g; ++k) {
+          group.push_back(server[(head + k) % g]);
+          parent.push_back(k == 0 ? -1 : static_cast<int>(group.size()) - 2);
+        }
+      }
+      for (int pos = 0; pos < count; ++pos)
+        if (up[pos] >= 0) parent[head_at[pos]] = head_at[up[pos]];
+      const size_t half = (mine.size() + 1) / 2;
+      const std::vector<ChunkId> part = tree == 0 ? std::vector<ChunkId>(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(half))
+                                                  : std::vector<ChunkId>(mine.begin() + static_cast<std::ptrdiff_t>(half), mine.end());
+      if (!part.empty()) jobs.push_back({group, parent, part, 2 * ch + tree});
+    }
+  }
+  trees_all_reduce(b, jobs);
+}
+
+// NCCL's NVLS All-Reduce: every rank reduces each chunk into a reduce-capable switch linked to all
+// of them (the switch's accumulator starts empty), which sends every reduced chunk back to every
+// rank.
+void nvls(Builder& b, const Topology& t, const Collective& c) {
+  NodeId hub = -1;
+  std::vector<LinkId> up(c.num_ranks(), -1), down(c.num_ranks(), -1);
+  for (NodeId s = t.num_npus(); s < t.num_nodes() && hub < 0; ++s) {
+    if (!t.node(s).can_reduce) continue;
+    bool all = true;
+    for (int r = 0; r < c.num_ranks() && all; ++r) {
+      up[r] = down[r] = -1;
+      for (LinkId l : t.out_links(c.ranks[r]))
+        if (t.link(l).dst == s && up[r] < 0) up[r] = l;
+      for (LinkId l : t.in_links(c.ranks[r]))
+        if (t.link(l).src == s && down[r] < 0) down[r] = l;
+      all = up[r] >= 0 && down[r] >= 0;
+    }
+    if (all) hub = s;
+  }
+  if (hub < 0)
+    throw NotApplicable("no reduce-capable switch is linked to every rank (mark an NVSwitch `reduce: true` in the "
+                        "topology file, as NVLink SHARP switches are)");
+  for (ChunkId ch = 0; ch < c.num_chunks(); ++ch) {
+    std::vector<TransferId> reduced;
+    for (int r = 0; r < c.num_ranks(); ++r)
+      reduced.push_back(b.send_on(ch, c.ranks[r], hub, {up[r]}, Op::Reduce));
+    for (int r = 0; r < c.num_ranks(); ++r) b.send_on(ch, hub, c.ranks[r], {down[r]}, Op::Copy, reduced);
+  }
 }
 
 void bruck(Builder& b, const Collective& c) {
@@ -747,20 +989,33 @@ void bruck(Builder& b, const Collective& c) {
 }
 
 void hierarchical(Builder& b, const Topology& t, const Collective& c, std::vector<BaselineKind> per_dim) {
-  const std::vector<int>& levels = t.levels();
-  if (levels.size() < 2)
-    throw NotApplicable("the topology has no dimensions: generate it with ' x ' between specs, load an "
-                        "ASTRA-sim network.yml, or give a topology file `dimensions`");
+  // Coordinates of every NPU, first dimension fastest: from the topology's dimensions (NPU ids in
+  // mixed radix), or from detected servers (position in the server, then the server).
+  std::vector<int> levels = t.levels();
+  std::vector<int64_t> slot_of(t.num_npus());  // NPU -> its mixed-radix index
+  if (levels.size() >= 2) {
+    for (NodeId v = 0; v < t.num_npus(); ++v) slot_of[v] = v;
+  } else {
+    const std::vector<std::vector<NodeId>> servers = topo::detect_servers(t);
+    if (servers.empty())
+      throw NotApplicable("the topology has no dimensions and no servers (NPUs joined by faster links than the "
+                          "rest): generate it with ' x ' between specs, load an ASTRA-sim network.yml, or give a "
+                          "topology file `dimensions`");
+    levels = {static_cast<int>(servers[0].size()), static_cast<int>(servers.size())};
+    for (size_t s = 0; s < servers.size(); ++s)
+      for (size_t k = 0; k < servers[s].size(); ++k)
+        slot_of[servers[s][k]] = static_cast<int64_t>(s * servers[s].size() + k);
+  }
   if (c.num_ranks() != t.num_npus())
     throw NotApplicable("hierarchical runs over every NPU of the topology, not a subset");
-  for (int r = 0; r < c.num_ranks(); ++r)
-    if (c.ranks[r] != r) throw NotApplicable("hierarchical needs rank r on NPU r");
+  std::vector<NodeId> npu_at(t.num_npus());
+  for (NodeId v = 0; v < t.num_npus(); ++v) npu_at[slot_of[v]] = v;
   const size_t dims = levels.size();
   if (per_dim.empty()) per_dim.assign(dims, BaselineKind::Ring);
   if (per_dim.size() == 1) per_dim.assign(dims, per_dim[0]);
   if (per_dim.size() != dims)
     throw Error(fmt::format("hierarchical names {} algorithms for {} dimensions", per_dim.size(), dims));
-  // Coordinates of NPU x, first dimension fastest.
+  // Coordinate d of the NPU at mixed-radix index x.
   auto coord = [&](int64_t x, size_t d) {
     for (size_t e = 0; e < d; ++e) x /= levels[e];
     return static_cast<int>(x % levels[d]);
@@ -778,10 +1033,10 @@ void hierarchical(Builder& b, const Topology& t, const Collective& c, std::vecto
     for (int64_t base = 0; base < t.num_npus(); ++base) {
       if (coord(base, d) != 0) continue;
       std::vector<NodeId> line(p);
-      for (int j = 0; j < p; ++j) line[j] = static_cast<NodeId>(base + j * stride[d]);
+      for (int j = 0; j < p; ++j) line[j] = npu_at[base + j * stride[d]];
       Blocks blocks(p);
       for (ChunkId ch = 0; ch < c.num_chunks(); ++ch) {
-        const int owner = c.origin(ch);
+        const int64_t owner = slot_of[c.ranks[c.origin(ch)]];
         bool same = true;
         for (size_t e = 0; e < d && same; ++e) same = coord(owner, e) == coord(base, e);
         if (same) blocks[coord(owner, d)].push_back(ch);
@@ -830,12 +1085,14 @@ Algorithm make_baseline(const BaselineSpec& spec, const topo::Topology& t, const
     throw NotApplicable(fmt::format("{} has no {} algorithm", to_string(spec.kind), to_string(c.kind)));
   Builder b(t, c, chunk_bytes, model, spec.name());
   switch (spec.kind) {
-    case BaselineKind::Ring: ring(b, t, c, false); break;
-    case BaselineKind::BidirRing: ring(b, t, c, true); break;
+    case BaselineKind::Ring: ring(b, t, c, false, spec.channels); break;
+    case BaselineKind::BidirRing: ring(b, t, c, true, spec.channels); break;
     case BaselineKind::Direct: direct(b, c); break;
     case BaselineKind::Rhd: rhd(b, c); break;
     case BaselineKind::Dbt: dbt(b, c); break;
+    case BaselineKind::Tree: nccl_tree(b, t, c, spec.channels); break;
     case BaselineKind::Bruck: bruck(b, c); break;
+    case BaselineKind::Nvls: nvls(b, t, c); break;
     case BaselineKind::Hierarchical: hierarchical(b, t, c, spec.per_dimension); break;
   }
   return b.finish();

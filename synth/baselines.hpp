@@ -2,9 +2,13 @@
 // topology, so that the verifier, timing, exporters and benchmarks treat them exactly like
 // synthesized ones.
 //
-//   ring          All-Gather, Reduce-Scatter, All-Reduce; Broadcast and Reduce as a pipelined chain
-//   bidir-ring    two rings in opposite directions, each with half the chunks (an odd chunk count
-//                 gives the first ring one more)
+//   ring          All-Gather, Reduce-Scatter, All-Reduce; Broadcast and Reduce as a pipelined chain.
+//                 With channels, as NCCL: several rings over links of their own where the topology
+//                 has them (synth/ring_channels.hpp: one per NIC/rail across servers, one per set
+//                 of disjoint links otherwise), the chunks split among them in proportion to their
+//                 rates, each pipelined. ring:1 is a single ring.
+//   bidir-ring    rings in pairs, one each way round (one pair with ring:1-style single rings: half
+//                 the chunks each way; an odd chunk count gives the first one more)
 //   direct        every pair talks directly: Reduce-Scatter by sending each block to its owner,
 //                 All-Gather by sending one's block to everyone; pairwise All-to-All; flat Gather
 //                 and Scatter
@@ -12,9 +16,17 @@
 //                 power-of-two count, All-Reduce for any count (MPICH: the first 2r ranks pair up)
 //   dbt           double binary tree All-Reduce (two complementary trees, half the chunks each,
 //                 pipelined); binomial-tree Broadcast and Reduce
+//   tree          NCCL's tree All-Reduce: a double binary tree across servers, a chain inside each
+//                 server, per channel entering each server at another GPU (its own NIC); on a flat
+//                 topology every NPU is its own server (then it is dbt with channels)
+//   nvls          in-network All-Reduce (NCCL's NVLS on NVSwitch): every NPU reduces its chunks
+//                 into a reduce-capable switch it is linked to, which sends the results back
 //   bruck         Bruck All-Gather
 //   hierarchical  multi-dimensional: Reduce-Scatter dimension by dimension, then All-Gather back,
-//                 with an algorithm per dimension: hierarchical:ring,direct
+//                 with an algorithm per dimension: hierarchical:ring,direct. Over the topology's
+//                 dimensions, or, without any, over detected servers (topo::detect_servers) as
+//                 NCCL does: Reduce-Scatter inside each server, All-Reduce across servers per rail
+//                 (GPU i of every server), All-Gather inside each server
 //
 // Logical sends between NPUs that are not linked follow a route through switches and router
 // NPUs, or else explicit relays through NPUs. A relay holds one copy per chunk, so a partial
@@ -33,17 +45,21 @@
 
 namespace tenet::synth {
 
-enum class BaselineKind : uint8_t { Ring, BidirRing, Direct, Rhd, Dbt, Bruck, Hierarchical };
+enum class BaselineKind : uint8_t { Ring, BidirRing, Direct, Rhd, Dbt, Tree, Bruck, Hierarchical, Nvls };
 
 struct BaselineSpec {
   BaselineKind kind = BaselineKind::Ring;
   std::vector<BaselineKind> per_dimension;  // hierarchical only: ring, direct or rhd per level
-  std::string name() const;                 // "ring", "hierarchical:ring,direct"
+  int channels = 0;                         // ring, bidir-ring, tree: 0 = as many as the topology feeds
+  std::string name() const;                 // "ring", "ring:4", "hierarchical:ring,direct"
 };
 
 std::string_view to_string(BaselineKind k);
-// "ring", "bidir-ring", "direct", "rhd", "dbt", "bruck", "hierarchical[:a,b,...]".
+// "ring[:N|auto]", "bidir-ring[:N|auto]", "direct", "rhd", "dbt", "tree[:N|auto]", "bruck",
+// "hierarchical[:a,b,...]", "nvls". N is the channel count (ring:1 is the single ring).
 BaselineSpec parse_baseline(std::string_view text);
+// Whether `kind` takes a channel count.
+bool has_channels(BaselineKind kind);
 const std::vector<BaselineKind>& all_baselines();
 bool supports(BaselineKind b, CollectiveKind c);
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <unordered_map>
 
 #include "synth/timing.hpp"
 #include "topo/error.hpp"
@@ -65,25 +66,27 @@ LinkAdmission::LinkAdmission(const topo::Topology& t, const Algorithm& a)
   capacity_.resize(links);
   for (LinkId l = 0; l < links; ++l) capacity_[l] = t.link(l).bandwidth;
   used_.assign(links, 0);
-  std::vector<int64_t> count(links + 1, 0);
   RouteCoster cost(t, a.chunk_bytes, a.link_model);
+  // Queues: one per (first link, channel), numbered in order of first use.
+  queue_of_.resize(n);
+  std::unordered_map<uint64_t, int32_t> queue_id;
   for (TransferId id = 0; id < n; ++id) {
     try {
       rate_[id] = cost(a.route(id), a[id].rate).rate;
     } catch (const Error& e) {
       throw Error(fmt::format("transfer {}: {}", id, e.message()));
     }
-    ++count[a.route(id)[0] + 1];
+    const uint64_t key = static_cast<uint64_t>(a.route(id)[0]) << 16 | a[id].channel;
+    queue_of_[id] = queue_id.try_emplace(key, static_cast<int32_t>(queue_id.size())).first->second;
   }
-  first_offset_.resize(links + 1);
-  for (int l = 0; l <= links; ++l) {
-    if (l > 0) count[l] += count[l - 1];
-    first_offset_[l] = static_cast<int32_t>(count[l]);
-  }
-  first_list_.resize(n);
-  std::vector<int32_t> next(first_offset_.begin(), first_offset_.end() - 1);
-  for (TransferId id = 0; id < n; ++id) first_list_[next[a.route(id)[0]]++] = id;
-  admitted_.assign(links, 0);
+  const size_t queues = queue_id.size();
+  queue_offset_.assign(queues + 1, 0);
+  for (TransferId id = 0; id < n; ++id) ++queue_offset_[queue_of_[id] + 1];
+  for (size_t q = 0; q < queues; ++q) queue_offset_[q + 1] += queue_offset_[q];
+  queue_list_.resize(n);
+  std::vector<int32_t> next(queue_offset_.begin(), queue_offset_.end() - 1);
+  for (TransferId id = 0; id < n; ++id) queue_list_[next[queue_of_[id]]++] = id;
+  admitted_.assign(queues, 0);
   waiters_.resize(links);
   deps_met_.assign(n, 0);
   freed_mark_.assign(links, 0);
@@ -103,13 +106,13 @@ TransferId LinkAdmission::pop(Heap& h) {
 
 void LinkAdmission::dependencies_met(TransferId id) {
   deps_met_[id] = 1;
-  const LinkId first = a_.route(id)[0];
-  if (first_list_[first_offset_[first] + admitted_[first]] == id) push(candidates_, id);
+  const int32_t q = queue_of_[id];
+  if (queue_list_[queue_offset_[q] + admitted_[q]] == id) push(candidates_, id);
 }
 
-void LinkAdmission::next_on_first_link(LinkId l) {
-  const int32_t at = first_offset_[l] + admitted_[l];
-  if (at < first_offset_[l + 1] && deps_met_[first_list_[at]] == 1) push(candidates_, first_list_[at]);
+void LinkAdmission::next_on_route(int32_t q) {
+  const int32_t at = queue_offset_[q] + admitted_[q];
+  if (at < queue_offset_[q + 1] && deps_met_[queue_list_[at]] == 1) push(candidates_, queue_list_[at]);
 }
 
 void LinkAdmission::released(TransferId id) {
@@ -160,9 +163,9 @@ void LinkAdmission::admit_all(void (*call)(void*, TransferId), void* start) {
       }
       for (LinkId l : route) used_[l] += held(l, id);
       deps_met_[id] = 2;
-      ++admitted_[route[0]];
+      ++admitted_[queue_of_[id]];
       call(start, id);
-      next_on_first_link(route[0]);
+      next_on_route(queue_of_[id]);
     }
     // A woken waiter parked on another link left room for the next ones: wake again.
     std::erase_if(wake, [&](LinkId l) {

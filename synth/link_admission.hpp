@@ -4,16 +4,17 @@
 //
 // A transfer is *eligible* once its dependencies have arrived (explicit ones, and every
 // earlier-listed arrival of its chunk at its source) and the transfer listed before it with the
-// same first link has been admitted: a sender's port serves its transfers in list order (what an
-// MSCCL thread block or an NCCL channel does). An eligible transfer is *admitted* when every link
-// of its route has its rate to spare (under `hold`, is free). At each instant, after every arrival
-// and release of that instant, eligible transfers are considered in list order. One that does not
-// fit waits on the first link of its route lacking capacity and is reconsidered when that link
-// frees capacity. Links other than a transfer's first (a switch's uplink, a router NPU's port)
-// impose no order: a transfer that is ready uses their spare capacity even when an earlier-listed
-// one from another sender is not ready yet (no head-of-line blocking across senders), as a
-// network shares a link among flows. Where producers list transfers in start order (the
-// synthesizer does), admission follows that order.
+// same first link and channel has been admitted: a sender's port serves each channel's transfers
+// in list order (NCCL's channels and MSCCL's are independent queues that share the port by
+// capacity). An eligible transfer is *admitted* when every link of its route has its rate to
+// spare (under `hold`, is free). At each instant, after every arrival and release of that instant,
+// eligible transfers are considered in list order. One that does not fit waits on the first link
+// of its route lacking capacity and is reconsidered when that link frees capacity. Links further
+// along a route (a switch's uplink, a router NPU's port) impose no order across senders: a ready
+// transfer uses their spare capacity even if an earlier-listed one from another sender is not
+// ready yet, as a network shares a link among flows (a strict list order there would make a
+// 100 GB/s spine slower than four 25 GB/s spines). Where a producer lists transfers in start
+// order (the synthesizer does), admission follows its order.
 #pragma once
 
 #include <span>
@@ -72,15 +73,15 @@ class LinkAdmission {
 
   void admit_all(void (*call)(void*, TransferId), void* start);
   Bandwidth held(topo::LinkId l, TransferId id) const { return hold_ ? capacity_[l] : rate_[id]; }
-  void next_on_first_link(topo::LinkId l);
+  void next_on_route(int32_t queue);
 
   const Algorithm& a_;
   bool hold_;
   std::vector<Bandwidth> rate_, capacity_, used_;
   std::vector<char> deps_met_;
-  // Per link: the transfers whose first link it is, in list order (CSR), and how many it admitted.
-  std::vector<int32_t> first_offset_, admitted_;
-  std::vector<TransferId> first_list_;
+  // Per queue (first link, channel): its transfers in list order (CSR), and how many it admitted.
+  std::vector<int32_t> queue_of_, queue_offset_, admitted_;
+  std::vector<TransferId> queue_list_;
   std::vector<Heap> waiters_;  // per link
   Heap candidates_;
   std::vector<topo::LinkId> freed_;  // links that freed capacity since the last admit()

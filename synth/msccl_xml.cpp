@@ -169,7 +169,9 @@ std::string to_msccl_xml(const Algorithm& a, const MscclOptions& options) {
     for (int r = 0; r < p; ++r)
       for (int j = 0; j < k; ++j) local_copy(r, {'i', r * k + j}, {'o', r * k + j});
 
-  std::map<std::pair<int, int>, int> channel;  // (src rank, dst rank) -> current channel
+  // (src rank, dst rank, IR channel) -> current channel: the IR's channels become MSCCL's, and a
+  // channel whose thread blocks are full moves on to the next.
+  std::map<std::tuple<int, int, int>, int> channel;
   std::vector<StepRef> send_step(a.size()), recv_step(a.size());
   for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
     const Transfer& x = a[id];
@@ -184,7 +186,7 @@ std::string to_msccl_xml(const Algorithm& a, const MscclOptions& options) {
       if (rank(a[d].dst) == from) send_deps.push_back(recv_step[d]);
       if (rank(a[d].src) == from) send_deps.push_back(send_step[d]);
     }
-    int& chan = channel.try_emplace({from, to}, 0).first->second;
+    int& chan = channel.try_emplace({from, to, x.channel}, std::min<int>(x.channel, kMaxChannels - 1)).first->second;
     const int need_send = static_cast<int>(std::max<size_t>(1, send_deps.size())),
               need_recv = static_cast<int>(std::max<size_t>(1, recv_deps.size()));
     while (!gpus[from].room(to, -1, chan, need_send) || !gpus[to].room(-1, from, chan, need_recv))
@@ -528,7 +530,9 @@ Algorithm parse_msccl_xml(std::string_view text, const topo::Topology& t, const 
         // storing; the chunk's identity is the same).
         std::sort(deps.begin(), deps.end());
         deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-        const TransferId id = a.add(ch, recv, x.gpu, route(recv, x.gpu), reduce ? Op::Reduce : Op::Copy, deps);
+        const int chan = std::get<2>(peers.at({steps[from].gpu, steps[from].tb}));
+        const TransferId id = a.add(ch, recv, x.gpu, route(recv, x.gpu), reduce ? Op::Reduce : Op::Copy, deps, -1, -1,
+                                    0, static_cast<uint16_t>(chan));
         send_of.emplace_back(steps[from].gpu, steps[from].tb, steps[from].s);
         step_transfers[i].push_back(id);
         step_transfers[from].push_back(id);

@@ -882,17 +882,19 @@ Algorithm synthesize(const topo::Topology& t, const Collective& c, Bytes chunk_b
   return std::move(*results[best]);
 }
 
-ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Bytes total_bytes,
-                                      const SynthOptions& o, int max_chunks_per_npu) {
+ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per_npu,
+                             const std::function<Algorithm(const Collective&, Bytes)>& make) {
   ChunkingResult best;
   int worse = 0;
   for (int k = 1; k <= max_chunks_per_npu; k *= 2) {
     c.chunks_per_npu = k;
     const Bytes chunk = c.chunk_bytes_for(total_bytes);
     if (chunk < 1) break;
-    SynthOptions quiet = o;
-    quiet.progress = nullptr;
-    Algorithm a = synthesize(t, c, chunk, quiet);
+    // Affordable: about every chunk crossing to every other rank (twice for All-Reduce).
+    const int64_t estimate = c.num_chunks() * static_cast<int64_t>(c.num_ranks() - 1) *
+                             (c.kind == CollectiveKind::AllReduce ? 2 : 1);
+    if (k > 1 && estimate > kAutoChunkTransferBudget) break;
+    Algorithm a = make(c, chunk);
     best.tried.emplace_back(k, a.claimed_time);
     if (best.tried.size() == 1 || a.claimed_time < best.algorithm.claimed_time) {
       best.algorithm = std::move(a);
@@ -903,6 +905,14 @@ ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Byt
     }
   }
   return best;
+}
+
+ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Bytes total_bytes,
+                                      const SynthOptions& o, int max_chunks_per_npu) {
+  SynthOptions quiet = o;
+  quiet.progress = nullptr;
+  return best_chunking(c, total_bytes, max_chunks_per_npu,
+                       [&](const Collective& cc, Bytes chunk) { return synthesize(t, cc, chunk, quiet); });
 }
 
 }  // namespace tenet::synth

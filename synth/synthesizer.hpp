@@ -57,7 +57,12 @@ struct ChunkingResult {
 };
 // Picks the chunks per NPU (1, 2, 4, ... up to max_chunks_per_npu) that minimizes the collective
 // time for `total_bytes` (NCCL's size convention, see Collective::chunk_bytes_for): fewer chunks
-// pay less latency, more chunks pipeline better. Stops once doubling stops helping twice.
+// pay less latency, more chunks pipeline better. Stops once doubling stops helping twice, or when
+// the algorithm would have more than about kAutoChunkTransferBudget transfers.
+inline constexpr int64_t kAutoChunkTransferBudget = int64_t{1} << 23;
+// The same search for any producer `make(collective, chunk_bytes)`.
+ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per_npu,
+                             const std::function<Algorithm(const Collective&, Bytes)>& make);
 ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Bytes total_bytes,
                                       const SynthOptions& options = {}, int max_chunks_per_npu = 64);
 

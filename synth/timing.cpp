@@ -74,7 +74,7 @@ RouteCost RouteCoster::operator()(std::span<const LinkId> route, Bandwidth rate)
 namespace {
 
 // Checks what the timing needs (chunk, node and dependency ids) and tells whether some route has
-// more than one link.
+// more than one link or some transfer a channel of its own (then a link has several queues).
 bool check_and_find_routed(const topo::Topology& t, const Algorithm& a) {
   const int64_t chunks = a.collective.num_chunks();
   bool routed = false;
@@ -88,12 +88,12 @@ bool check_and_find_routed(const topo::Topology& t, const Algorithm& a) {
     for (TransferId d : a.deps(id))
       if (d < 0 || d >= id)
         throw Error(where() + fmt::format("depends on transfer {}, which is not listed before it", d));
-    routed = routed || x.route_size > 1;
+    routed = routed || x.route_size > 1 || x.channel != 0;
   }
   return routed;
 }
 
-// Every route is one link: a link's transfers are all its sender's, admitted in list order, so
+// Every route is one link, one channel: a link's transfers are one queue, admitted in list order, so
 // one pass in list order finds every start (a link only gets freer after its latest admission).
 TimingResult one_pass(const topo::Topology& t, const Algorithm& a, std::span<Time> starts, std::span<Time> ends) {
   const int64_t chunks = a.collective.num_chunks();

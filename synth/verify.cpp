@@ -520,6 +520,12 @@ class Verifier {
       consumed_[d] = false;
       return;
     }
+    if (content_[d] == kNothing && t_.is_switch(x.dst)) {
+      // A reduce-capable switch's accumulator starts empty: the first contribution just lands.
+      own(d, x.dst) = incoming;
+      consumed_[d] = false;
+      return;
+    }
     if (content_[d] == kNothing) {
       violate(ViolationKind::ReduceIntoNothing, id, x.chunk, -1, x.dst, end_[id], [&] {
         return fmt::format("{}: reduces into {}, which holds no copy of chunk {} to reduce into", who(id),

@@ -1,6 +1,9 @@
 #include "topo/analysis.hpp"
 
+#include <algorithm>
+
 #include <boost/graph/breadth_first_search.hpp>
+#include <boost/pending/disjoint_sets.hpp>
 #include <boost/graph/dijkstra_shortest_paths.hpp>
 #include <boost/graph/strong_components.hpp>
 #include <boost/property_map/function_property_map.hpp>
@@ -104,6 +107,35 @@ int strong_component_count(const Topology& t) {
   std::vector<int> comp(t.num_nodes());
   return static_cast<int>(boost::strong_components(
       g, boost::make_iterator_property_map(comp.begin(), get(boost::vertex_index, g))));
+}
+
+std::vector<std::vector<NodeId>> detect_servers(const Topology& t) {
+  const int n = t.num_npus();
+  if (n < 4) return {};
+  std::vector<Bandwidth> speeds;
+  for (const Link& l : t.links()) speeds.push_back(l.bandwidth);
+  std::sort(speeds.begin(), speeds.end(), std::greater<>());
+  speeds.erase(std::unique(speeds.begin(), speeds.end()), speeds.end());
+  for (Bandwidth threshold : speeds) {
+    boost::disjoint_sets_with_storage<> sets(t.num_nodes());
+    for (const Link& l : t.links())
+      if (l.bandwidth >= threshold) sets.union_set(l.src, l.dst);
+    std::vector<int> group_of(t.num_nodes(), -1);
+    std::vector<std::vector<NodeId>> groups;
+    for (NodeId v = 0; v < n; ++v) {
+      const auto root = sets.find_set(v);
+      if (group_of[root] < 0) {
+        group_of[root] = static_cast<int>(groups.size());
+        groups.emplace_back();
+      }
+      groups[group_of[root]].push_back(v);
+    }
+    const size_t size = groups[0].size();
+    if (size == static_cast<size_t>(n)) return {};  // everything joined: no slower level below
+    if (size < 2) continue;
+    if (std::all_of(groups.begin(), groups.end(), [&](const auto& g) { return g.size() == size; })) return groups;
+  }
+  return {};
 }
 
 Bandwidth ingress_bandwidth(const Topology& t, NodeId n) {

@@ -32,6 +32,13 @@ Diameter npu_diameter(const Topology& t);
 // Number of strongly connected components of the whole graph (switches included).
 int strong_component_count(const Topology& t);
 
+// Servers: NPUs joined by their fastest links (NVLink or an NVSwitch inside a box) behind a slower
+// network. For link bandwidths from the highest down, the NPUs joined through links at least that
+// fast (through any nodes) form groups; the first bandwidth at which every NPU is in a group of
+// the same size s, with 2 <= s < N, gives the servers, each sorted by id, in order of their first
+// NPU. Empty when no bandwidth splits the NPUs that way (a flat or homogeneous topology).
+std::vector<std::vector<NodeId>> detect_servers(const Topology& t);
+
 Bandwidth ingress_bandwidth(const Topology& t, NodeId n);  // sum over incoming links
 Bandwidth egress_bandwidth(const Topology& t, NodeId n);   // sum over outgoing links
 
