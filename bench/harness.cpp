@@ -46,7 +46,7 @@ std::vector<std::string> algorithms_for(const Suite& s, synth::CollectiveKind ki
 
 std::vector<Result> run_case(const Suite& s, const Case& c) {
   const topo::Topology& t = c.topology->topology;
-  synth::Collective coll = synth::Collective::over_all(t, c.kind, c.chunks);
+  synth::Collective coll = synth::Collective::over_all(t, c.kind, std::max(1, c.chunks));
   const Bytes chunk = coll.chunk_bytes_for(c.size);
   std::vector<Result> out;
   for (const std::string& name : algorithms_for(s, c.kind)) {
@@ -61,7 +61,9 @@ std::vector<Result> run_case(const Suite& s, const Case& c) {
     try {
       synth::SynthOptions o;
       o.restarts = s.restarts;
-      const synth::Algorithm a = synth::make_algorithm(name, t, coll, chunk, o);
+      const synth::Algorithm a = c.chunks == 0 ? synth::make_algorithm_auto_chunks(name, t, coll, c.size, o).algorithm
+                                               : synth::make_algorithm(name, t, coll, chunk, o);
+      r.chunks_used = a.collective.chunks_per_npu;
       r.build_seconds = seconds_since(begin);
       const synth::Report rep = synth::verify(t, a, {.max_reported = 1});
       r.time = rep.collective_time;
@@ -90,7 +92,7 @@ std::vector<Result> run_case(const Suite& s, const Case& c) {
 }
 
 std::string case_key(const Result& r) {
-  return fmt::format("{} | {} | {} | {} chunks", r.topology, synth::to_string(r.collective), format_bytes(r.size), r.chunks);
+  return fmt::format("{} | {} | {} | {} chunks", r.topology, synth::to_string(r.collective), format_bytes(r.size), r.chunks_label());
 }
 
 double geomean(const std::vector<double>& v) {
@@ -174,7 +176,7 @@ std::vector<std::vector<std::string>> read_csv(std::string_view text) {
   return rows;
 }
 
-const std::vector<std::string> kColumns{"topology", "npus", "collective", "size_bytes", "chunks_per_npu", "algorithm",
+const std::vector<std::string> kColumns{"topology", "npus", "collective", "size_bytes", "chunks_per_npu", "chunks_used", "algorithm",
                                         "status", "time_ps", "lower_bound_ps", "ratio_to_bound", "busbw_GBps",
                                         "build_s", "transfers", "note"};
 
@@ -255,7 +257,8 @@ std::string results_csv(const Suite& suite, const std::vector<Result>& results) 
                                  std::to_string(r.npus),
                                  std::string(synth::to_string(r.collective)),
                                  std::to_string(r.size),
-                                 std::to_string(r.chunks),
+                                 r.chunks_label(),
+                                 std::to_string(r.chunks_used),
                                  r.algorithm,
                                  r.status,
                                  timed ? std::to_string(r.time) : "",
@@ -319,7 +322,7 @@ std::string report_markdown(const Suite& suite, const std::vector<Result>& resul
       auto it = algs.find("tenet");
       const Result* tenet = it != algs.end() && it->second->ok() ? it->second : nullptr;
       std::vector<std::string> row{std::string(synth::to_string(any.collective)), format_bytes(any.size),
-                                   std::to_string(any.chunks), tenet ? format_time(tenet->bound) : "",
+                                   any.chunks_label(), tenet ? format_time(tenet->bound) : "",
                                    tenet ? format_time(tenet->time) : (it != algs.end() ? it->second->status : "-"),
                                    tenet ? fmt::format("{:.3f}", tenet->ratio()) : ""};
       for (const std::string& b : su.baselines) {
@@ -379,7 +382,8 @@ bool write_plots(const Suite& suite, const std::vector<Result>& results, const s
           "\nset output 'time-{0}.svg'\nset title \"{1}: {2} ({3} chunks per NPU)\" noenhanced\n"
           "set logscale xy\nset xlabel 'size (bytes)'\nset ylabel 'collective time (us)'\nset key left top noenhanced\n"
           "plot for [i=2:{4}] '{0}.dat' using 1:i with linespoints title columnheader(i)\nunset logscale\n",
-          name, topo.label, synth::to_string(k), suite.chunks.front(), algs.size() + 1);
+          name, topo.label, synth::to_string(k), suite.chunks.front() == 0 ? std::string("auto") : std::to_string(suite.chunks.front()),
+          algs.size() + 1);
     }
   // Speed-up bars: the geometric mean per topology and baseline.
   const SpeedUps su = speed_ups(results);
@@ -416,7 +420,7 @@ std::vector<std::string> regressions(std::string_view old_csv, const std::string
   auto key = [](std::string_view topology, std::string_view coll, std::string_view size, std::string_view chunks,
                 std::string_view alg) { return fmt::format("{}|{}|{}|{}|{}", topology, coll, size, chunks, alg); };
   for (const Result& r : results)
-    now[key(r.topology, synth::to_string(r.collective), std::to_string(r.size), std::to_string(r.chunks), r.algorithm)] = &r;
+    now[key(r.topology, synth::to_string(r.collective), std::to_string(r.size), r.chunks_label(), r.algorithm)] = &r;
   std::vector<std::string> out;
   for (size_t line = 1; line < rows.size(); ++line) {
     const auto& row = rows[line];

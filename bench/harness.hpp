@@ -17,7 +17,8 @@ struct Result {
   int npus = 0;
   synth::CollectiveKind collective{};
   Bytes size = 0;
-  int chunks = 1;  // per NPU
+  int chunks = 1;       // per NPU as the suite asked; 0: auto (picked per algorithm)
+  int chunks_used = 1;  // what the algorithm ran with
   std::string algorithm;
   // ok, incorrect (the verifier found violations: a failure of the run), not-applicable, error
   std::string status;
@@ -30,6 +31,7 @@ struct Result {
   std::vector<Time> simulated;  // per suite network, the replayed time
 
   bool ok() const { return status == "ok"; }
+  std::string chunks_label() const { return chunks == 0 ? "auto" : std::to_string(chunks); }
   double ratio() const { return bound > 0 ? static_cast<double>(time) / static_cast<double>(bound) : 0.0; }
 };
 

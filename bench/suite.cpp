@@ -37,7 +37,7 @@ topologies:
 collectives: [all-reduce, all-gather, reduce-scatter, all-to-all]
 sizes: [1MiB, 16MiB, 256MiB, 1GiB]
 algorithms: all
-chunks: [4]
+chunks: [auto]
 restarts: 2
 networks: []
 quick:
@@ -180,7 +180,8 @@ Suite parse_suite(std::string_view text, const std::string& file, bool quick) {
     }
   }
   if (YAML::Node n = get("chunks"))
-    for (const YAML::Node& c : items(n, file, "chunks")) s.chunks.push_back(whole_number(c, file, "chunks", 1, 4096));
+    for (const YAML::Node& c : items(n, file, "chunks"))
+      s.chunks.push_back(c.IsScalar() && c.Scalar() == "auto" ? 0 : whole_number(c, file, "chunks", 1, 4096));
   else
     s.chunks = {1};
   if (YAML::Node n = get("restarts")) s.restarts = whole_number(n, file, "restarts", 1, 1024);

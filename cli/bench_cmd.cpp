@@ -69,7 +69,7 @@ void run_bench(const BenchArgs& args) {
   for (const bench::Result& r : results) {
     if (r.ok() || r.status == "not-applicable") continue;
     const std::string line = fmt::format("FAILED {} on {} {} {} ({} chunks/NPU): {}: {}", r.algorithm, r.topology,
-                                         synth::to_string(r.collective), format_bytes(r.size), r.chunks, r.status, r.note);
+                                         synth::to_string(r.collective), format_bytes(r.size), r.chunks_label(), r.status, r.note);
     if (color) fmt::print(fmt::fg(fmt::color::red), "{}\n", line);
     else fmt::print("{}\n", line);
   }

@@ -10,6 +10,8 @@
 #include "topo/bounds.hpp"
 #include "topo/generators.hpp"
 #include "topo/io.hpp"
+#include "topo/presets.hpp"
+#include "topo/io.hpp"
 
 namespace tenet::cli {
 namespace {
@@ -120,6 +122,18 @@ void list_generators(bool markdown) {
       "and router=true (NPUs forward traffic without storing it). Join specs with ' x ' to\n"
       "build a hierarchy, e.g. 'ring:8,bw=300GB/s x switch:4,bw=50GB/s' (first dimension fastest).\n"
       "Aliases: fully-connected = fc, fattree = leafspine.\n");
+  fmt::print("\nSystem presets (calibrated to published measurements; examples/systems/<name>.yaml),\n"
+             "usable wherever a topology is, e.g. --topo dgx-h100:\n");
+  for (const topo::Preset& p : topo::presets()) {
+    const topo::Topology t = topo::load(std::string(p.name));
+    std::string figures;
+    for (const topo::PublishedFigure& f : t.calibration().published)
+      figures += fmt::format("{}{} {} {}", figures.empty() ? "" : "; ", f.collective, f.algorithm,
+                             format_bandwidth(f.busbw));
+    fmt::print("{:<14} {} NPUs, {}\n", p.name, t.num_npus(),
+               figures.empty() ? "no published figure (" + t.calibration().source + ")"
+                               : "calibrated to busbw " + figures);
+  }
 }
 
 }  // namespace

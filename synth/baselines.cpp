@@ -203,6 +203,16 @@ class Builder {
   bool adjacent(NodeId u, NodeId v) { return path(u, v).size() == 1; }
 
   Algorithm finish() {
+    // A calibrated system may say this algorithm reaches only part of its links' rate.
+    if (const double e = t_.calibration().efficiency_of(a_.name); e < 1.0)
+      for (TransferId id = 0; id < static_cast<TransferId>(a_.size()); ++id) {
+        Bandwidth rate = a_[id].rate;
+        if (rate == 0) {
+          rate = std::numeric_limits<Bandwidth>::max();
+          for (LinkId l : a_.route(id)) rate = std::min(rate, t_.link(l).bandwidth);
+        }
+        a_.set_rate(id, std::max<Bandwidth>(1, static_cast<Bandwidth>(static_cast<double>(rate) * e)));
+      }
     time(t_, a_);
     return std::move(a_);
   }

@@ -287,6 +287,7 @@ std::vector<RingChannel> search_rings(const topo::Topology& t, const std::vector
       if (!ring && c == 0) servers.clear();  // no such ring: search instead
     }
     if (servers.empty()) ring = search.widest();
+    if (!servers.empty() && ring && ring->rate <= 0) continue;  // its NICs are taken: the next one
     if (!ring || ring->rate <= 0) break;
     if (first == 0) first = ring->rate;
     if (ring->rate * 16 < first) break;

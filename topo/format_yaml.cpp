@@ -69,6 +69,12 @@ class Reader {
   Time latency(const YAML::Node& n, const std::string& what) const {
     return with_location(n, [&] { return parse_time(scalar(n, what)); });
   }
+  // A fraction in (0, 1]: a link's efficiency (what of its line rate it delivers).
+  double fraction(const YAML::Node& n, const std::string& what) const {
+    const double v = number(n, what);
+    if (!(v > 0 && v <= 1)) throw error(n, fmt::format("{} must lie in (0, 1], got {}", what, scalar(n, what)));
+    return v;
+  }
   Bytes buffer(const YAML::Node& n) const {
     const Bytes b = with_location(n, [&] { return parse_bytes(scalar(n, "buffer")); });
     if (b < 1) throw error(n, "buffer must be at least 1 B (leave it out for the simulator's default)");
@@ -97,7 +103,13 @@ struct Defaults {
   Time lat = -1;
   bool bidirectional = true;
   Bytes buffer = 0;
+  double efficiency = 1.0;
 };
+
+// Line rate x efficiency, rounded to whole bytes per second.
+Bandwidth effective(Bandwidth bw, double efficiency) {
+  return efficiency == 1.0 ? bw : std::max<Bandwidth>(1, std::llround(static_cast<double>(bw) * efficiency));
+}
 
 bool is_pattern(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
 
@@ -129,7 +141,7 @@ void read_links(const Reader& r, TopologyBuilder& b, const YAML::Node& links, co
   if (!links.IsSequence()) throw r.error(links, "links must be a list");
   for (const YAML::Node& l : links) {
     r.only_keys(l, "a link",
-                {"src", "dst", "bw", "lat", "bidirectional", "name", "count", "pairing", "buffer"});
+                {"src", "dst", "bw", "lat", "bidirectional", "name", "count", "pairing", "buffer", "efficiency"});
     if (!l["src"]) throw r.error(l, "a link needs src");
     if (!l["dst"]) throw r.error(l, "a link needs dst");
     std::vector<NodeId> srcs = resolve_nodes(r, b, l["src"], "src");
@@ -137,6 +149,7 @@ void read_links(const Reader& r, TopologyBuilder& b, const YAML::Node& links, co
     Bandwidth bw = l["bw"] ? r.bandwidth(l["bw"], "bw") : d.bw;
     Time lat = l["lat"] ? r.latency(l["lat"], "lat") : d.lat;
     if (bw <= 0) throw r.error(l, "link has no bw and defaults give none");
+    bw = effective(bw, l["efficiency"] ? r.fraction(l["efficiency"], "efficiency") : d.efficiency);
     if (lat < 0) throw r.error(l, "link has no lat and defaults give none");
     bool bidir = l["bidirectional"] ? r.boolean(l["bidirectional"], "bidirectional") : d.bidirectional;
     const Bytes buffer = l["buffer"] ? r.buffer(l["buffer"]) : d.buffer;
@@ -203,15 +216,47 @@ Topology read_astra(const Reader& r, const YAML::Node& root, const std::string& 
   return r.with_location(root, [&] { return b.build(); });
 }
 
+Calibration read_calibration(const Reader& r, const YAML::Node& n) {
+  r.only_keys(n, "calibration", {"source", "algorithms", "published"});
+  Calibration c;
+  if (n["source"]) c.source = r.scalar(n["source"], "source");
+  if (const YAML::Node& algos = n["algorithms"]) {
+    if (!algos.IsMap()) throw r.error(algos, "calibration.algorithms must map algorithm names to efficiencies");
+    for (const auto& kv : algos)
+      c.algorithm_efficiency.emplace_back(kv.first.Scalar(), r.fraction(kv.second, "an algorithm's efficiency"));
+  }
+  if (const YAML::Node& pub = n["published"]) {
+    if (!pub.IsSequence()) throw r.error(pub, "calibration.published must be a list");
+    for (const YAML::Node& f : pub) {
+      r.only_keys(f, "a published figure", {"collective", "algorithm", "sizes", "busbw", "source"});
+      for (const char* k : {"collective", "algorithm", "sizes", "busbw"})
+        if (!f[k]) throw r.error(f, fmt::format("a published figure needs {}", k));
+      PublishedFigure p;
+      p.collective = r.scalar(f["collective"], "collective");
+      p.algorithm = r.scalar(f["algorithm"], "algorithm");
+      const YAML::Node& sizes = f["sizes"];
+      if (!sizes.IsSequence() || sizes.size() != 2) throw r.error(sizes, "sizes must be [smallest, largest]");
+      p.min_bytes = r.with_location(sizes[0], [&] { return parse_bytes(r.scalar(sizes[0], "size")); });
+      p.max_bytes = r.with_location(sizes[1], [&] { return parse_bytes(r.scalar(sizes[1], "size")); });
+      if (p.min_bytes < 1 || p.max_bytes < p.min_bytes) throw r.error(sizes, "sizes must be [smallest, largest], at least 1 B");
+      p.busbw = r.bandwidth(f["busbw"], "busbw");
+      if (f["source"]) p.source = r.scalar(f["source"], "source");
+      c.published.push_back(std::move(p));
+    }
+  }
+  return c;
+}
+
 Topology read_tenet(const Reader& r, const YAML::Node& root, std::string name) {
   r.only_keys(root, "the topology",
               {"name", "description", "defaults", "generator", "npus", "switches", "groups", "links",
-               "dimensions"});
+               "dimensions", "calibration"});
   if (root["name"]) name = r.scalar(root["name"], "name");
   Defaults d;
   if (const YAML::Node& dn = root["defaults"]) {
-    r.only_keys(dn, "defaults", {"bw", "lat", "bidirectional", "buffer"});
+    r.only_keys(dn, "defaults", {"bw", "lat", "bidirectional", "buffer", "efficiency"});
     if (dn["buffer"]) d.buffer = r.buffer(dn["buffer"]);
+    if (dn["efficiency"]) d.efficiency = r.fraction(dn["efficiency"], "efficiency");
     if (dn["bw"]) d.bw = r.bandwidth(dn["bw"], "bw");
     if (dn["lat"]) d.lat = r.latency(dn["lat"], "lat");
     if (dn["bidirectional"]) d.bidirectional = r.boolean(dn["bidirectional"], "bidirectional");
@@ -276,6 +321,7 @@ Topology read_tenet(const Reader& r, const YAML::Node& root, std::string name) {
     }
   }
   if (const YAML::Node& links = root["links"]) read_links(r, b, links, d);
+  if (const YAML::Node& cal = root["calibration"]) b.set_calibration(read_calibration(r, cal));
   if (const YAML::Node& dims = root["dimensions"]) {
     if (!dims.IsSequence()) throw r.error(dims, "dimensions must be a list of NPU counts");
     std::vector<int> levels;
@@ -360,6 +406,26 @@ nlohmann::ordered_json document(const Topology& t) {
       j["bidirectional"] = false;
     links.push_back(j);
   }
+  const Calibration& c = t.calibration();
+  if (!c.empty()) {
+    auto& cal = doc["calibration"] = nlohmann::ordered_json::object();
+    if (!c.source.empty()) cal["source"] = c.source;
+    if (!c.algorithm_efficiency.empty()) {
+      auto& algos = cal["algorithms"] = nlohmann::ordered_json::object();
+      for (const auto& [name, e] : c.algorithm_efficiency) algos[name] = e;
+    }
+    if (!c.published.empty()) {
+      auto& pub = cal["published"] = nlohmann::ordered_json::array();
+      for (const PublishedFigure& f : c.published) {
+        nlohmann::ordered_json j{{"collective", f.collective},
+                                 {"algorithm", f.algorithm},
+                                 {"sizes", {canonical_bytes(f.min_bytes), canonical_bytes(f.max_bytes)}},
+                                 {"busbw", canonical_bandwidth(f.busbw)}};
+        if (!f.source.empty()) j["source"] = f.source;
+        pub.push_back(j);
+      }
+    }
+  }
   return doc;
 }
 
@@ -372,8 +438,8 @@ void emit(YAML::Emitter& out, const nlohmann::ordered_json& j, bool flow) {
     }
     out << YAML::EndMap;
   } else if (j.is_array()) {
-    out << YAML::Block << YAML::BeginSeq;
-    for (const auto& v : j) emit(out, v, /*flow=*/v.is_object());
+    out << (flow ? YAML::Flow : YAML::Block) << YAML::BeginSeq;
+    for (const auto& v : j) emit(out, v, /*flow=*/flow || v.is_object());
     out << YAML::EndSeq;
   } else if (j.is_string()) {
     out << j.get<std::string>();

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "topo/generators.hpp"
+#include "topo/presets.hpp"
 
 namespace tenet::topo {
 
@@ -65,8 +66,10 @@ Topology load_file(const std::string& path) {
 
 Topology load(const std::string& path_or_spec) {
   std::error_code ec;
-  if (!std::filesystem::exists(path_or_spec, ec) && looks_like_spec(path_or_spec))
-    return generate(path_or_spec);
+  if (!std::filesystem::exists(path_or_spec, ec)) {
+    if (looks_like_spec(path_or_spec)) return generate(path_or_spec);
+    if (auto text = preset_text(path_or_spec)) return parse_yaml(*text, "preset " + path_or_spec);
+  }
   return load_file(path_or_spec);
 }
 

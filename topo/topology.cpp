@@ -147,6 +147,7 @@ Topology TopologyBuilder::build() const {
   if (!levels_.empty() && product(levels_) != t.num_npus_)
     throw Error(fmt::format("dimensions multiply to {} NPUs, but the topology has {}", product(levels_), t.num_npus_));
   t.levels_ = levels_;
+  t.calibration_ = calibration_;
   if (!grid_.empty() && product(grid_) == t.num_npus_) t.grid_ = grid_;
 
   uint64_t h = 0xcbf29ce484222325ULL;
@@ -163,6 +164,13 @@ Topology TopologyBuilder::build() const {
   return t;
 }
 
+double Calibration::efficiency_of(std::string_view algorithm) const {
+  algorithm = algorithm.substr(0, algorithm.find(':'));
+  for (const auto& [name, e] : algorithm_efficiency)
+    if (name == algorithm) return e;
+  return 1.0;
+}
+
 Topology reversed(const Topology& t) {
   TopologyBuilder b(t.name() + " (reversed)");
   std::vector<NodeId> handle(t.num_nodes());
@@ -175,6 +183,7 @@ Topology reversed(const Topology& t) {
     b.set_link_buffer(b.add_link(handle[l.dst], handle[l.src], l.bandwidth, l.latency, l.name), l.buffer);
   b.set_levels(t.levels());
   b.set_grid(t.grid());
+  b.set_calibration(t.calibration());
   return b.build();
 }
 

@@ -40,6 +40,29 @@ struct Link {
   Bytes buffer = 0;
 };
 
+// A published measurement a system preset is calibrated against (see Calibration).
+struct PublishedFigure {
+  std::string collective;  // "all-reduce", ...
+  std::string algorithm;   // the Tenet producer that models what was measured: "ring", "nvls", ...
+  Bytes min_bytes = 0, max_bytes = 0;  // the message sizes the figure holds for
+  Bandwidth busbw = 0;                 // NCCL's bus bandwidth
+  std::string source;                  // where it was published
+};
+
+// How a system description was calibrated to measurements, stated in its file rather than hidden
+// in code: link efficiencies (already applied to the links' bandwidths) come from the file's
+// `efficiency` keys; `algorithm_efficiency` is the fraction of its links' rate a producer reaches
+// on this system (NCCL's per-algorithm bus efficiency, e.g. NVLS below the links' rate because of
+// the switch's reduction); `published` lists the figures it was fitted to.
+struct Calibration {
+  std::string source;
+  std::vector<std::pair<std::string, double>> algorithm_efficiency;
+  std::vector<PublishedFigure> published;
+  bool empty() const { return source.empty() && algorithm_efficiency.empty() && published.empty(); }
+  // The efficiency of `algorithm` (a producer name before any ':'), 1 when none is given.
+  double efficiency_of(std::string_view algorithm) const;
+};
+
 class TopologyBuilder;
 
 class Topology {
@@ -87,10 +110,13 @@ class Topology {
   // find rings that follow the links.
   const std::vector<int>& levels() const { return levels_; }
   const std::vector<int>& grid() const { return grid_; }
+  // Calibration of a system preset (empty for most topologies; not part of the fingerprint).
+  const Calibration& calibration() const { return calibration_; }
 
  private:
   friend class TopologyBuilder;
   std::string name_;
+  Calibration calibration_;
   std::vector<int> levels_, grid_;
   int num_npus_ = 0;
   std::vector<Node> nodes_;
@@ -137,6 +163,7 @@ class TopologyBuilder {
   // Records structure (see Topology::levels and grid); checked against the NPU count in build().
   void set_levels(std::vector<int> levels) { levels_ = std::move(levels); }
   void set_grid(std::vector<int> grid) { grid_ = std::move(grid); }
+  void set_calibration(Calibration c) { calibration_ = std::move(c); }
 
   // Validates and builds. Throws tenet::Error naming the offending node or link (and the file
   // location it came from, when known): self-loops, non-positive bandwidth, negative latency,
@@ -157,6 +184,7 @@ class TopologyBuilder {
   std::vector<PendingLink> links_;
   std::unordered_map<std::string, NodeId> by_name_;  // name -> NPU id or switch handle
   std::vector<int> levels_, grid_;
+  Calibration calibration_;
 };
 
 // The same nodes with every link turned around (same ids, bandwidths and latencies): Reduce-Scatter

@@ -152,7 +152,7 @@ TEST(Harness, ReportsCsvPlotsAndRegressions) {
   std::vector<Result> results = run_suite(s);
   const std::string csv = results_csv(s, results);
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
-            "topology,npus,collective,size_bytes,chunks_per_npu,algorithm,status,time_ps,lower_bound_ps,ratio_to_bound,"
+            "topology,npus,collective,size_bytes,chunks_per_npu,chunks_used,algorithm,status,time_ps,lower_bound_ps,ratio_to_bound,"
             "busbw_GBps,build_s,transfers,note,sim_analytical_ps");
   EXPECT_EQ(static_cast<size_t>(std::count(csv.begin(), csv.end(), '\n')), results.size() + 1);
 

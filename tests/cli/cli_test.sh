@@ -168,7 +168,7 @@ done
 check "bench csv sim column" 0 "sim_analytical_ps" -- head -1 "$tmp/b1/results.csv"
 check "bench same as before" 0 "no regressions against" -- "$T" bench "$tmp/tiny.yaml" -o "$tmp/b2" --compare-to "$tmp/b1/results.csv"
 # Pretend ring used to be faster: its first row's time becomes 1 ps.
-awk -F, 'BEGIN{OFS=","} $6=="ring" && $7=="ok" && !done {$8=1; done=1} {print}' "$tmp/b1/results.csv" > "$tmp/old.csv"
+awk -F, 'BEGIN{OFS=","} $7=="ring" && $8=="ok" && !done {$9=1; done=1} {print}' "$tmp/b1/results.csv" > "$tmp/old.csv"
 check "bench regression" 4 "slower collective" -- "$T" bench "$tmp/tiny.yaml" -o "$tmp/b3" --compare-to "$tmp/old.csv"
 check "bench compare missing" 2 "cannot open file" -- "$T" bench "$tmp/tiny.yaml" -o "$tmp/b4" --compare-to "$tmp/none.csv"
 printf 'a,b\n1,2\n' > "$tmp/notresults.csv"

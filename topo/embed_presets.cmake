@@ -1,0 +1,15 @@
+# Writes OUT, a C++ file holding every system preset (the YAML files in IN, separated by '|') as
+# tenet::topo::detail::kPresets: {name, text}. Run by topo/CMakeLists.txt at build time.
+string(REPLACE "|" ";" IN "${IN}")
+set(body "// Generated from examples/systems by topo/embed_presets.cmake. Do not edit.\n")
+string(APPEND body "#include \"topo/presets.hpp\"\n\nnamespace tenet::topo::detail {\n")
+string(APPEND body "const std::vector<Preset> kPresets = {\n")
+foreach(file IN LISTS IN)
+  get_filename_component(name "${file}" NAME_WE)
+  file(READ "${file}" text)
+  string(APPEND body "  {\"${name}\", R\"TENET_PRESET(${text})TENET_PRESET\"},\n")
+endforeach()
+string(APPEND body "};\n}  // namespace tenet::topo::detail\n")
+file(WRITE "${OUT}.tmp" "${body}")
+file(COPY_FILE "${OUT}.tmp" "${OUT}" ONLY_IF_DIFFERENT)
+file(REMOVE "${OUT}.tmp")
