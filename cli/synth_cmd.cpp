@@ -21,7 +21,7 @@ namespace {
 
 struct SynthArgs {
   std::string topology, collective = "all-reduce", size = "256MiB", chunks = "auto", output = "out", channels;
-  std::string priority = "scarce", link_model = "pipelined", algo = "tenet", reduce_bw = "0";
+  std::string priority = "scarce", link_model = "pipelined", algo = "tenet", reduce_bw = "0", method = "auto";
   std::vector<std::string> emit{"json"};
   uint64_t seed = 1;
   int restarts = 1, root = 0;
@@ -44,6 +44,7 @@ synth::SynthOptions options_from(const SynthArgs& args) {
   o.restarts = args.restarts;
   o.priority = synth::parse_chunk_priority(args.priority);
   o.link_model = synth::parse_link_model(args.link_model);
+  o.method = synth::parse_synth_method(args.method);
   return o;
 }
 
@@ -106,8 +107,8 @@ void run_synth(const SynthArgs& args) {
              format_bandwidth(static_cast<Bandwidth>(busbw)));
   fmt::print("transfers       {}\n", a.size());
   if (args.algo == "tenet")
-    fmt::print("synthesis       {:.3f} s (seed {}, {} restart{}, {} priority)\n", seconds, args.seed, args.restarts,
-               args.restarts == 1 ? "" : "s", args.priority);
+    fmt::print("synthesis       {:.3f} s (seed {}, {} restart{}, {} priority; method: {})\n", seconds, args.seed,
+               args.restarts, args.restarts == 1 ? "" : "s", args.priority, a.method);
   else
     fmt::print("algorithm       {} (built in {:.3f} s)\n", a.name, seconds);
   fmt::print("verified        {}\n", r.correct() ? "correct" : fmt::format("INCORRECT ({} violations)", r.violation_count));
@@ -217,6 +218,11 @@ void add_synth_command(CLI::App& app) {
   cmd->add_option("--priority", args.priority, "Which chunk a link carries: scarce, rarest, random or lowest")
       ->capture_default_str();
   cmd->add_option("--link-model", args.link_model, "pipelined (default) or hold (the public TACOS code's)")
+      ->capture_default_str();
+  cmd->add_option("--method", args.method,
+                  "How the synthesizer builds the schedule: auto (every way that applies, the fastest kept),\n"
+                  "matcher (the link-chunk matcher alone), plan-matcher (the matcher routing chunks along the\n"
+                  "flow plan's trees), plan-pipeline (the flow plan's trees as pipelines at their fluid rates)")
       ->capture_default_str();
   cmd->add_option("-a,--algo", args.algo,
                   "tenet (the synthesizer), ring[:N], bidir-ring[:N], direct, rhd, dbt, tree[:N], bruck,\n"

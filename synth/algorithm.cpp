@@ -80,6 +80,7 @@ Time Algorithm::makespan() const {
 Algorithm with_transfers(const Algorithm& a, const std::vector<TransferSpec>& specs) {
   Algorithm out;
   out.name = a.name;
+  out.method = a.method;
   out.collective = a.collective;
   out.topology_fingerprint = a.topology_fingerprint;
   out.topology_name = a.topology_name;

@@ -89,6 +89,7 @@ struct TransferSpec {
 class Algorithm {
  public:
   std::string name;                   // producer: "tenet", "ring", ...
+  std::string method;                 // how the producer made it, when it has several ways (informational)
   Collective collective;
   uint64_t topology_fingerprint = 0;  // Topology::fingerprint() of the topology it was made for
   std::string topology_name;          // informational

@@ -16,6 +16,7 @@ std::string to_json(const Algorithm& a) {
   out.reserve(256 + a.size() * 110);
   out += fmt::format("{{\n  \"format\": \"tenet-algorithm\",\n  \"version\": {},\n", kAlgorithmFormatVersion);
   out += fmt::format("  \"name\": {},\n", json(a.name).dump());
+  if (!a.method.empty()) out += fmt::format("  \"method\": {},\n", json(a.method).dump());
   out += fmt::format("  \"collective\": {{\"kind\": \"{}\", \"ranks\": {}, \"chunks_per_npu\": {}, \"root\": {}}},\n",
                      to_string(c.kind), json(c.ranks).dump(), c.chunks_per_npu, c.root);
   out += fmt::format("  \"topology\": {{\"name\": {}, \"fingerprint\": \"{:016x}\"}},\n",
@@ -111,6 +112,7 @@ Algorithm parse_algorithm_json(std::string_view text, const std::string& file) {
                                   kOldestAlgorithmFormatVersion, kAlgorithmFormatVersion));
   Algorithm a;
   if (doc.contains("name")) a.name = r.string(doc["name"], "name");
+  if (doc.contains("method")) a.method = r.string(doc["method"], "method");
   const json& c = r.field(doc, "collective", "collective");
   if (!c.is_object()) r.fail("collective", "expected an object");
   try {

@@ -7,17 +7,39 @@
 #include <bit>
 #include <limits>
 #include <map>
+#include <mutex>
+#include <set>
+#include <tuple>
 #include <numeric>
 #include <optional>
 #include <queue>
 #include <random>
 #include <thread>
 
+#include "synth/baselines.hpp"
+#include "synth/lower_bound.hpp"
 #include "synth/timing.hpp"
+#include "synth/tree_packing.hpp"
 #include "topo/error.hpp"
 #include "topo/routing.hpp"
 
 namespace tenet::synth {
+
+std::string_view to_string(SynthMethod m) {
+  switch (m) {
+    case SynthMethod::Auto: return "auto";
+    case SynthMethod::Matcher: return "matcher";
+    case SynthMethod::PlanMatcher: return "plan-matcher";
+    case SynthMethod::PlanPipeline: return "plan-pipeline";
+  }
+  return "?";
+}
+
+SynthMethod parse_synth_method(std::string_view name) {
+  for (SynthMethod m : {SynthMethod::Auto, SynthMethod::Matcher, SynthMethod::PlanMatcher, SynthMethod::PlanPipeline})
+    if (to_string(m) == name) return m;
+  throw Error(fmt::format("unknown method '{}' (auto, matcher, plan-matcher or plan-pipeline)", name));
+}
 
 std::string_view to_string(ChunkPriority p) {
   switch (p) {
@@ -76,12 +98,22 @@ class ChannelGraph {
           if (u != v && !has[static_cast<size_t>(u) * t.num_npus() + v])
             if (auto r = router.route(u, v)) add(u, v, r->links, chunk_bytes, model);
     }
-    csr(out_offset_, out_, [&](const Channel& c) { return std::vector<int>{c.src}; }, t.num_npus());
-    csr(in_offset_, in_, [&](const Channel& c) { return std::vector<int>{c.dst}; }, t.num_npus());
-    csr(link_offset_, on_link_, [&](const Channel& c) {
-      auto r = route(c);
-      return std::vector<int>(r.begin(), r.end());
-    }, t.num_links());
+    finish();
+  }
+
+  // Only the given ways (src, dst, route), each once: the channels of a flow plan.
+  ChannelGraph(const topo::Topology& t, Bytes chunk_bytes, LinkModel model,
+               const std::vector<std::tuple<NodeId, NodeId, std::vector<LinkId>>>& ways)
+      : t_(t) {
+    for (const auto& [u, v, route] : ways) add(u, v, route, chunk_bytes, model);
+    finish();
+  }
+
+  // The channel from u to v over `route`, or -1.
+  ChannelId find(NodeId u, NodeId v, std::span<const LinkId> route) const {
+    for (ChannelId c : out(u))
+      if (channels_[c].dst == v && std::ranges::equal(this->route(channels_[c]), route)) return c;
+    return -1;
   }
 
   size_t size() const { return channels_.size(); }
@@ -142,6 +174,14 @@ class ChannelGraph {
                          cost.duration, cost.occupancy, cost.rate});
     routes_.insert(routes_.end(), route.begin(), route.end());
   }
+  void finish() {
+    csr(out_offset_, out_, [&](const Channel& c) { return std::vector<int>{c.src}; }, t_.num_npus());
+    csr(in_offset_, in_, [&](const Channel& c) { return std::vector<int>{c.dst}; }, t_.num_npus());
+    csr(link_offset_, on_link_, [&](const Channel& c) {
+      auto r = route(c);
+      return std::vector<int>(r.begin(), r.end());
+    }, t_.num_links());
+  }
   template <typename Keys>
   void csr(std::vector<int64_t>& offset, std::vector<ChannelId>& ids, Keys keys, int n) {
     offset.assign(n + 1, 0);
@@ -171,6 +211,8 @@ struct Raw {
   ChannelId channel;
   Time start, end;
   int32_t dep;
+  Bandwidth rate = 0;  // its own rate (a pinned flow-plan pipeline), or 0
+  uint16_t queue = 0;  // its channel in the IR (a tree of the pipeline), or 0
 };
 
 // The event loop shared by both matchers: arrivals and link releases in time order; after each
@@ -303,15 +345,14 @@ class EventLoop {
       // shift (dst - src - round) mod N makes each round's greedy matching the perfect shift
       // permutation on a star, and rotates the shift from round to round.
       const int n = npus_;
-      const int64_t round = round_;
-      auto shift = [&](ChannelId c) {
-        return static_cast<int>(((g_[c].dst - g_[c].src - round) % n + 2 * n) % n);
-      };
-      std::sort(dirty_.begin(), dirty_.end(), [&](ChannelId a, ChannelId b) {
-        if (g_[a].duration != g_[b].duration) return g_[a].duration < g_[b].duration;
-        const int sa = shift(a), sb = shift(b);
-        return sa != sb ? sa < sb : a < b;
-      });
+      const int64_t round = round_ % n;
+      keyed_.clear();
+      for (ChannelId c : dirty_) {
+        const int shift = static_cast<int>(((g_[c].dst - g_[c].src - round) % n + 2 * n) % n);
+        keyed_.push_back({g_[c].duration, static_cast<int64_t>(shift) << 32 | static_cast<uint32_t>(c)});
+      }
+      std::sort(keyed_.begin(), keyed_.end());
+      for (size_t i = 0; i < keyed_.size(); ++i) dirty_[i] = static_cast<ChannelId>(keyed_[i].second & 0xffffffff);
     } else if (!uniform_) {
       std::sort(dirty_.begin(), dirty_.end(), [&](ChannelId a, ChannelId b) {
         return g_[a].duration != g_[b].duration ? g_[a].duration < g_[b].duration : a < b;
@@ -337,6 +378,7 @@ class EventLoop {
   std::vector<Bandwidth> spare_;  // per link: bandwidth not held now (hold: 1 when free)
   std::vector<char> dirty_flag_;
   std::vector<ChannelId> dirty_, batch_;
+  std::vector<std::pair<Time, int64_t>> keyed_;  // (duration, shift and channel): the routed order
   std::vector<int> arrival_class_, free_class_;  // per channel, its FIFO for each kind of event
   std::vector<Fifo> fifos_;
   std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heads_;
@@ -411,7 +453,7 @@ class Spreader {
     };
     auto match = [&](ChannelId id, Time now) {
       const Channel& ch = g_[id];
-      const int p = mixed_ ? pick_ahead(ch, now) : pick(ch);
+      const int p = !allowed_.empty() ? pick_planned(id) : mixed_ ? pick_ahead(ch, now) : pick(ch);
       if (p < 0) return false;
       want_[ch.dst * words_ + p / 64] &= ~(uint64_t{1} << (p % 64));
       if (mixed_) spread_estimate(ch.dst, p, now + ch.duration);
@@ -427,7 +469,33 @@ class Spreader {
     return std::move(raw_);
   }
 
+  // Under a flow plan: channel `id` may carry chunk c only if c's tree delivers c to the channel's
+  // destination over it.
+  void allow(ChannelId id, ChunkId c) {
+    if (allowed_.empty()) {
+      allowed_.assign(g_.size() * static_cast<size_t>(words_), 0);
+      mixed_ = false;  // the plan decides which chunks cross which links
+    }
+    const int p = perm_[c];
+    allowed_[static_cast<size_t>(id) * words_ + p / 64] |= uint64_t{1} << (p % 64);
+  }
+
  private:
+  // The rarest chunk (fewest holders) the plan lets this channel carry, the lowest id of equals.
+  int pick_planned(ChannelId id) const {
+    const Channel& ch = g_[id];
+    const uint64_t* h = &holds_[ch.src * words_];
+    const uint64_t* w = &want_[ch.dst * words_];
+    const uint64_t* a = &allowed_[static_cast<size_t>(id) * words_];
+    int best = -1;
+    for (int i = 0; i < words_; ++i)
+      for (uint64_t m = h[i] & w[i] & a[i]; m; m &= m - 1) {
+        const int p = i * 64 + std::countr_zero(m);
+        if (best < 0 || count_[p] < count_[best]) best = p;
+      }
+    return best;
+  }
+
   // The best chunk (permuted id) the channel's source holds and its destination wants, or -1.
   // Through switches, where every pair has its own channel and relaying costs an extra
   // crossing, the source's own data goes first.
@@ -549,6 +617,7 @@ class Spreader {
   int64_t remaining_ = 0;
   mutable std::vector<const uint64_t*> suppliers_;
   bool mixed_ = false;           // channels of different speeds: pick_ahead
+  std::vector<uint64_t> allowed_;  // under a flow plan: per channel, the chunks it may carry
   std::vector<Time> far_;        // N x N fastest channel-path durations (kNever: unreachable)
   std::vector<Estimate> best_;   // per NPU and permuted chunk
 };
@@ -756,7 +825,7 @@ Algorithm build(const topo::Topology& t, const ChannelGraph& g, std::vector<Raw>
     for (const Raw& r : raw) {
       const Channel& ch = g[r.channel];
       a.add(r.chunk, ch.src, ch.dst, g.route(ch), Op::Copy,
-            r.dep >= 0 ? std::span(&r.dep, 1) : std::span<const TransferId>());
+            r.dep >= 0 ? std::span(&r.dep, 1) : std::span<const TransferId>(), -1, -1, r.rate, r.queue);
     }
     return a;
   }
@@ -794,28 +863,177 @@ Algorithm build(const topo::Topology& t, const ChannelGraph& g, std::vector<Raw>
       else deps.push_back(it->second);
     }
     std::sort(deps.begin(), deps.end());
-    a.add(r.chunk, ch.dst, ch.src, route, op, deps);
+    a.add(r.chunk, ch.dst, ch.src, route, op, deps, -1, -1, r.rate, r.queue);
   }
   return a;
 }
 
-Algorithm synthesize_plan(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, const SynthOptions& o) {
+// The flow plan of a topology (trees for All-Gather over every NPU), computed once per topology.
+const TreePacking* plan_of(const topo::Topology& t) {
+  static std::mutex lock;
+  static std::map<uint64_t, std::optional<TreePacking>> cache;
+  std::lock_guard<std::mutex> guard(lock);
+  auto it = cache.find(t.fingerprint());
+  if (it == cache.end()) it = cache.emplace(t.fingerprint(), pack_spanning_trees(t)).first;
+  return it->second ? &*it->second : nullptr;
+}
+
+// The forward problem of `c` run on `ft` (t or its reverse), under the flow plan when `planned`.
+// Nothing when planned but no plan applies (a subset of NPUs, not a spread, no plan found).
+using Method = SynthMethod;
+
+// The flow plan's trees as pipelines: every tree streams its chunks down its arcs at its fluid
+// rate (copies x unit / U, so that the rates on every link sum to at most its bandwidth), each
+// tree a channel of its own, the transfers listed in the order the fluid schedule starts them.
+// With `last_first`, each tree streams its chunks in reverse order (the All-Gather half of an
+// All-Reduce: the reversed Reduce-Scatter pipelines finish their last chunks first).
+std::vector<Raw> plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const TreePacking& packing,
+                               const std::vector<int>& tree_of, Bytes chunk_bytes, bool last_first) {
+  const int n = ft.num_npus();
+  struct Item {
+    double key;
+    int tree, depth;
+    NodeId v;
+    ChunkId chunk;
+    int j;
+  };
+  std::vector<Item> items;
+  std::vector<int> index_in_tree(packing.trees.size(), 0);
+  std::vector<std::vector<int>> depth(packing.trees.size());
+  for (size_t i = 0; i < packing.trees.size(); ++i) {
+    const PackedTree& tr = packing.trees[i];
+    depth[i].assign(n, 0);
+    for (NodeId v = 0; v < n; ++v)
+      for (NodeId at = v; tr.parent[at] >= 0; at = tr.parent[at]) ++depth[i][v];
+  }
+  std::vector<int> per_tree(packing.trees.size(), 0);
+  for (int i : tree_of) ++per_tree[i];
+  for (ChunkId ch = 0; ch < static_cast<ChunkId>(tree_of.size()); ++ch) {
+    const int i = tree_of[ch];
+    const PackedTree& tr = packing.trees[i];
+    const int j = last_first ? per_tree[i] - 1 - index_in_tree[i]++ : index_in_tree[i]++;
+    for (NodeId v = 0; v < n; ++v)
+      if (v != tr.root) items.push_back({static_cast<double>(j + depth[i][v] - 1) / tr.copies, i, depth[i][v], v, ch, j});
+  }
+  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+    if (a.key != b.key) return a.key < b.key;
+    if (a.depth != b.depth) return a.depth < b.depth;
+    return a.tree < b.tree;
+  });
+  std::vector<Raw> raw;
+  raw.reserve(items.size());
+  std::map<std::pair<NodeId, ChunkId>, int32_t> brought;
+  const double per_copy = static_cast<double>(packing.unit) / packing.congestion;
+  for (const Item& it : items) {
+    const PackedTree& tr = packing.trees[it.tree];
+    const auto& routes = tr.routes[it.v];
+    const ChannelId id = g.find(tr.parent[it.v], it.v, routes[it.j % routes.size()]);
+    const Bandwidth rate = std::max<Bandwidth>(1, static_cast<Bandwidth>(per_copy * tr.copies));
+    const Time ser = transfer_time(chunk_bytes, rate);
+    auto dep = brought.find({tr.parent[it.v], it.chunk});
+    // The fluid start, but never before the chunk has arrived (the reversal orders by these times).
+    Time start = static_cast<Time>(it.key * static_cast<double>(ser) * tr.copies);
+    if (dep != brought.end()) start = std::max(start, raw[dep->second].end);
+    raw.push_back({it.chunk, id, start, start + ser + (g[id].duration - transfer_time(chunk_bytes, g[id].rate)),
+                   dep == brought.end() ? -1 : dep->second,
+                   rate < g[id].rate ? rate : 0, static_cast<uint16_t>(1 + it.tree % 65535)});
+    brought[{it.v, it.chunk}] = static_cast<int32_t>(raw.size()) - 1;
+  }
+  return raw;
+}
+
+std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
+                                         const SynthOptions& o, Method method, bool last_first = false) {
+  const bool planned = method != Method::Matcher;
   const Plan plan = plan_for(c.kind);
   Collective forward = c;
   forward.kind = forward_kind(c.kind);
-  if (!plan.reversed) {
-    ChannelGraph g(t, chunk_bytes, o.link_model, o.ecmp_routes);
-    return build(t, g, run_forward(t, g, forward, o), plan, c, chunk_bytes, o);
+  std::optional<topo::Topology> reversed;
+  if (plan.reversed) reversed = topo::reversed(t);
+  const topo::Topology& ft = plan.reversed ? *reversed : t;
+  if (!planned) {
+    ChannelGraph g(ft, chunk_bytes, o.link_model, o.ecmp_routes);
+    return build(t, g, run_forward(ft, g, forward, o), plan, c, chunk_bytes, o);
   }
-  const topo::Topology rt = topo::reversed(t);
-  ChannelGraph g(rt, chunk_bytes, o.link_model, o.ecmp_routes);
-  return build(t, g, run_forward(rt, g, forward, o), plan, c, chunk_bytes, o);
+  if (forward.kind != CollectiveKind::AllGather || forward.num_ranks() != ft.num_npus()) return std::nullopt;
+  const TreePacking* packing = plan_of(ft);
+  if (!packing) return std::nullopt;
+  // The chunks of each root go to its trees in proportion to their copies.
+  const ChunkId chunks = forward.num_chunks();
+  std::vector<int> tree_of(chunks, -1), seen(forward.num_ranks(), 0);
+  std::vector<std::vector<int>> trees_of(ft.num_npus());
+  for (size_t i = 0; i < packing->trees.size(); ++i) trees_of[packing->trees[i].root].push_back(static_cast<int>(i));
+  for (ChunkId ch = 0; ch < chunks; ++ch) {
+    const int r = forward.origin(ch);
+    const int64_t slot = static_cast<int64_t>(seen[r]++) * packing->k / forward.chunks_per_npu;  // in [0, k)
+    int64_t below = 0;
+    for (int i : trees_of[forward.ranks[r]]) {
+      below += packing->trees[i].copies;
+      if (slot < below) {
+        tree_of[ch] = i;
+        break;
+      }
+    }
+  }
+  std::vector<std::tuple<NodeId, NodeId, std::vector<LinkId>>> ways;
+  std::set<std::tuple<NodeId, NodeId, std::vector<LinkId>>> distinct;
+  for (const PackedTree& tr : packing->trees)
+    for (NodeId v = 0; v < ft.num_npus(); ++v)
+      for (const auto& route : tr.routes[v])
+        if (distinct.emplace(tr.parent[v], v, route).second) ways.emplace_back(tr.parent[v], v, route);
+  ChannelGraph g(ft, chunk_bytes, o.link_model, ways);
+  if (method == Method::PlanPipeline) {
+    Algorithm a = build(t, g, plan_pipeline(ft, g, *packing, tree_of, chunk_bytes, last_first), plan, c, chunk_bytes, o);
+    a.method = fmt::format("flow-plan pipelines ({} trees, {} per NPU, at their fluid rates)", packing->trees.size(),
+                           packing->k);
+    return a;
+  }
+  Spreader s(ft, g, chunks, o);
+  for (ChunkId ch = 0; ch < chunks; ++ch) {
+    s.hold(forward.ranks[forward.origin(ch)], ch);
+    const PackedTree& tr = packing->trees[tree_of[ch]];
+    for (NodeId v = 0; v < ft.num_npus(); ++v) {
+      if (v == tr.root) continue;
+      s.need(v, ch);
+      for (const auto& route : tr.routes[v]) s.allow(g.find(tr.parent[v], v, route), ch);
+    }
+  }
+  Algorithm a = build(t, g, s.run(), plan, c, chunk_bytes, o);
+  a.method = fmt::format("matcher on a flow plan ({} trees, {} per NPU)", packing->trees.size(), packing->k);
+  return a;
 }
 
-Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, const SynthOptions& o) {
+// A's reduction phase then B's spreading phase, each chunk's spreading waiting for its own reduction.
+Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorithm first, const Algorithm& second) {
+  const auto offset = static_cast<TransferId>(first.size());
+  // The reductions that complete each chunk at its owner.
+  std::vector<std::vector<TransferId>> completing(c.num_chunks());
+  for (TransferId i = 0; i < offset; ++i)
+    if (first[i].dst == c.ranks[c.origin(first[i].chunk)]) completing[first[i].chunk].push_back(i);
+  first.collective = c;
+  // The spreading phase in channels of its own, so that a port does not hold its first sends back
+  // until the reduction phase's last ones there have gone.
+  int channels = 0;
+  for (const Transfer& x : first.transfers()) channels = std::max(channels, x.channel + 1);
+  std::vector<TransferId> deps;
+  for (TransferId i = 0; i < static_cast<TransferId>(second.size()); ++i) {
+    const Transfer& x = second[i];
+    deps.clear();
+    for (TransferId d : second.deps(i)) deps.push_back(d + offset);
+    if (x.src == c.ranks[c.origin(x.chunk)]) deps.insert(deps.end(), completing[x.chunk].begin(), completing[x.chunk].end());
+    first.add(x.chunk, x.src, x.dst, second.route(i), Op::Copy, deps, -1, -1, x.rate,
+              static_cast<uint16_t>(std::min(65535, x.channel + channels)));
+  }
+  time(t, first);
+  return first;
+}
+
+// One method: the plain matcher, or the matcher on the flow plan. Nothing when the plan does not apply.
+std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
+                                         const SynthOptions& o, Method planned) {
   if (c.kind != CollectiveKind::AllReduce) {
-    Algorithm a = synthesize_plan(t, c, chunk_bytes, o);
-    time(t, a);
+    std::optional<Algorithm> a = synthesize_plan(t, c, chunk_bytes, o, planned);
+    if (a) time(t, *a);
     return a;
   }
   // Reduce-Scatter, then All-Gather; each chunk's All-Gather waits only for its own reduction.
@@ -824,25 +1042,65 @@ Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes ch
   ag.kind = CollectiveKind::AllGather;
   SynthOptions half = o;
   if (o.progress) half.progress = [&](double f) { o.progress(f / 2); };
-  Algorithm first = synthesize_plan(t, rs, chunk_bytes, half);
+  std::optional<Algorithm> first = synthesize_plan(t, rs, chunk_bytes, half, planned);
+  if (!first) return std::nullopt;
   if (o.progress) half.progress = [&](double f) { o.progress(0.5 + f / 2); };
-  const Algorithm second = synthesize_plan(t, ag, chunk_bytes, half);
-  const auto offset = static_cast<TransferId>(first.size());
-  // The reductions that complete each chunk at its owner.
-  std::vector<std::vector<TransferId>> completing(c.num_chunks());
-  for (TransferId i = 0; i < offset; ++i)
-    if (first[i].dst == c.ranks[c.origin(first[i].chunk)]) completing[first[i].chunk].push_back(i);
-  first.collective = c;
-  std::vector<TransferId> deps;
-  for (TransferId i = 0; i < static_cast<TransferId>(second.size()); ++i) {
-    const Transfer& x = second[i];
-    deps.clear();
-    for (TransferId d : second.deps(i)) deps.push_back(d + offset);
-    if (x.src == c.ranks[c.origin(x.chunk)]) deps.insert(deps.end(), completing[x.chunk].begin(), completing[x.chunk].end());
-    first.add(x.chunk, x.src, x.dst, second.route(i), Op::Copy, deps);
+  std::optional<Algorithm> second = synthesize_plan(t, ag, chunk_bytes, half, planned, /*last_first=*/true);
+  if (!second) return std::nullopt;
+  Algorithm a = join_all_reduce(t, c, std::move(*first), *second);
+  a.method = second->method;
+  return a;
+}
+
+bool mixed_speeds(const topo::Topology& t) {
+  for (const topo::Link& l : t.links())
+    if (l.bandwidth != t.link(0).bandwidth) return true;
+  return false;
+}
+
+// Every method that applies, the fastest kept (ties to the first): the plain matcher; on
+// mixed-speed topologies the matcher under `hold` re-timed under the pipelined model (hold keeps
+// slow links from taking chunks a faster way would bring, which the pipelined greedy misjudges);
+// and the matcher on the flow plan.
+Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, const SynthOptions& o) {
+  const bool any = o.method == Method::Auto;
+  std::optional<Algorithm> best;
+  auto consider = [&](std::optional<Algorithm> a, std::string method) {
+    if (a && (!best || a->claimed_time < best->claimed_time)) {
+      best = std::move(*a);
+      best->method = std::move(method);
+    }
+  };
+  if (any || o.method == Method::Matcher) consider(synthesize_with(t, c, chunk_bytes, o, Method::Matcher), "matcher");
+  if ((any || o.method == Method::Matcher) && o.link_model == LinkModel::Pipelined && mixed_speeds(t)) {
+    SynthOptions hold = o;
+    hold.link_model = LinkModel::Hold;
+    hold.progress = nullptr;
+    std::optional<Algorithm> a = synthesize_with(t, c, chunk_bytes, hold, Method::Matcher);
+    a->link_model = LinkModel::Pipelined;
+    time(t, *a);
+    consider(std::move(a), "matcher under hold, re-timed");
   }
-  time(t, first);
-  return first;
+  // The flow plan, where it applies and the matcher is not at the bound already.
+  const bool spread = c.kind == CollectiveKind::AllGather || c.kind == CollectiveKind::ReduceScatter ||
+                      c.kind == CollectiveKind::AllReduce;
+  if (!any || (spread && c.num_ranks() == t.num_npus() && t.num_npus() <= PackingOptions{}.max_npus &&
+               static_cast<double>(best->claimed_time) >
+                   1.005 * static_cast<double>(lower_bound(t, c, chunk_bytes).total))) {
+    SynthOptions quiet = o;
+    quiet.progress = nullptr;
+    for (Method m : {Method::PlanMatcher, Method::PlanPipeline})
+      if (any || o.method == m)
+        if (std::optional<Algorithm> a = synthesize_with(t, c, chunk_bytes, quiet, m)) {
+          std::string method = a->method;
+          consider(std::move(a), method);
+        }
+  }
+  if (!best)
+    throw NotApplicable(fmt::format("method {}: no flow plan for this collective on this topology (plans cover "
+                                    "All-Gather, Reduce-Scatter and All-Reduce over every NPU, up to {} NPUs)",
+                                    to_string(o.method), PackingOptions{}.max_npus));
+  return std::move(*best);
 }
 
 }  // namespace
@@ -911,8 +1169,37 @@ ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Byt
                                       const SynthOptions& o, int max_chunks_per_npu) {
   SynthOptions quiet = o;
   quiet.progress = nullptr;
-  return best_chunking(c, total_bytes, max_chunks_per_npu,
-                       [&](const Collective& cc, Bytes chunk) { return synthesize(t, cc, chunk, quiet); });
+  ChunkingResult best = best_chunking(c, total_bytes, max_chunks_per_npu,
+                                      [&](const Collective& cc, Bytes chunk) { return synthesize(t, cc, chunk, quiet); });
+  // The flow plan's pipelines pay their fill and drain once per chunk count: they keep gaining
+  // from more chunks where the matcher no longer does. Keep doubling for them alone.
+  if (o.method != SynthMethod::Auto && o.method != SynthMethod::PlanPipeline) return best;
+  quiet.method = SynthMethod::PlanPipeline;
+  int k = 1;
+  for (const auto& [tried, time] : best.tried) k = std::max(k, tried);
+  Time previous = -1;  // the pipelines' time at the last count
+  for (k *= 2; k <= kMaxPipelineChunksPerNpu; k *= 2) {
+    c.chunks_per_npu = k;
+    const Bytes chunk = c.chunk_bytes_for(total_bytes);
+    const int64_t estimate = c.num_chunks() * static_cast<int64_t>(c.num_ranks() - 1) *
+                             (c.kind == CollectiveKind::AllReduce ? 2 : 1);
+    if (chunk < 1 || estimate > kAutoChunkTransferBudget) break;
+    Algorithm a;
+    try {
+      a = synthesize(t, c, chunk, quiet);
+    } catch (const NotApplicable&) {
+      break;  // no plan here
+    }
+    best.tried.emplace_back(k, a.claimed_time);
+    const bool gaining = previous < 0 || static_cast<double>(a.claimed_time) < 0.99 * static_cast<double>(previous);
+    previous = a.claimed_time;
+    if (a.claimed_time < best.algorithm.claimed_time) {
+      best.algorithm = std::move(a);
+      best.chunks_per_npu = k;
+    }
+    if (!gaining) break;  // under 1 % from doubling: enough
+  }
+  return best;
 }
 
 }  // namespace tenet::synth

@@ -35,7 +35,18 @@ enum class ChunkPriority : uint8_t {
 std::string_view to_string(ChunkPriority p);
 ChunkPriority parse_chunk_priority(std::string_view name);
 
+// How the synthesizer builds its schedule. Auto tries every way that applies and keeps the fastest.
+enum class SynthMethod : uint8_t {
+  Auto,
+  Matcher,       // the link-chunk matcher alone (and, on mixed-speed links, its `hold` schedule re-timed)
+  PlanMatcher,   // the matcher, routing every chunk along its tree of the flow plan
+  PlanPipeline,  // the flow plan's trees as pipelines at their fluid rates
+};
+std::string_view to_string(SynthMethod m);
+SynthMethod parse_synth_method(std::string_view name);
+
 struct SynthOptions {
+  SynthMethod method = SynthMethod::Auto;
   uint64_t seed = 1;
   int restarts = 1;  // seeds seed, seed+1, ...; run on all cores; the fastest wins (ties: lowest seed)
   ChunkPriority priority = ChunkPriority::Scarce;
@@ -60,6 +71,8 @@ struct ChunkingResult {
 // pay less latency, more chunks pipeline better. Stops once doubling stops helping twice, or when
 // the algorithm would have more than about kAutoChunkTransferBudget transfers.
 inline constexpr int64_t kAutoChunkTransferBudget = int64_t{1} << 23;
+// Beyond max_chunks_per_npu, the flow plan's pipelines alone are tried up to this many.
+inline constexpr int kMaxPipelineChunksPerNpu = 1024;
 // The same search for any producer `make(collective, chunk_bytes)`.
 ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per_npu,
                              const std::function<Algorithm(const Collective&, Bytes)>& make);

@@ -204,19 +204,21 @@ TEST(RateShared, OneFatSpineIsNeverSlowerThanFourThinOnes) {
 }
 
 // The 16-GPU pod of examples/: its two 50 GB/s spines merged into one 100 GB/s spine are never
-// slower for the synthesizer.
+// slower for the synthesizer (chunks per NPU picked as `tenet synth` does), and both reach the
+// bound's neighbourhood.
 TEST(RateShared, ThePodWithOneFatSpineIsNoSlowerThanWithTwoThinOnes) {
   const std::string dir = std::string(TENET_SOURCE_DIR) + "/examples/topologies/";
   const auto two = topo::load(dir + "pod-2spine.yaml");
   const auto one = topo::load(dir + "pod-1spine.yaml");
-  for (CollectiveKind kind : {CollectiveKind::AllGather, CollectiveKind::ReduceScatter, CollectiveKind::AllReduce})
-    for (int k : {1, 4}) {
-      Collective c = Collective::over_all(two, kind, k);
-      const Bytes chunk = c.chunk_bytes_for(Bytes{64} << 20);
-      const Algorithm a1 = synthesize(one, c, chunk), a2 = synthesize(two, c, chunk);
-      EXPECT_LE(a1.claimed_time, a2.claimed_time) << to_string(kind) << " k=" << k;
-      EXPECT_TRUE(verify(one, a1, {.max_reported = 3, .lower_bound = false}).correct());
-    }
+  for (CollectiveKind kind : {CollectiveKind::AllGather, CollectiveKind::ReduceScatter, CollectiveKind::AllReduce}) {
+    const Collective c = Collective::over_all(two, kind);
+    const ChunkingResult a1 = synthesize_auto_chunks(one, c, Bytes{64} << 20);
+    const ChunkingResult a2 = synthesize_auto_chunks(two, c, Bytes{64} << 20);
+    EXPECT_LE(a1.algorithm.claimed_time, a2.algorithm.claimed_time) << to_string(kind);
+    const Report r = verify(one, a1.algorithm, {.max_reported = 3});
+    EXPECT_TRUE(r.correct());
+    EXPECT_LT(r.ratio(), 1.05) << to_string(kind) << " " << a1.algorithm.method;
+  }
 }
 
 }  // namespace

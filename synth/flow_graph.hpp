@@ -1,0 +1,43 @@
+// A small dynamic max-flow graph for planning (tree packing): arcs come and go, capacities change,
+// and max-flow values are asked many times. Integer capacities; kInfinite stands for unbounded.
+//
+// Backed by LEMON's Preflow; LEMON 1.3 does not compile as C++20 (see topo/min_cut.hpp), so the
+// implementation is its own C++17 translation unit behind this plain interface.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace tenet::synth {
+
+class FlowGraph {
+ public:
+  using Cap = int64_t;
+  static constexpr Cap kInfinite = Cap{1} << 50;
+
+  explicit FlowGraph(int nodes = 0);
+  ~FlowGraph();
+  FlowGraph(const FlowGraph& other);
+  FlowGraph& operator=(const FlowGraph&) = delete;
+
+  int add_node();
+  int num_nodes() const;
+  // The capacity of arc u -> v, 0 when there is none.
+  Cap capacity(int u, int v) const;
+  // Sets (creating or, for 0, removing) arc u -> v.
+  void set_capacity(int u, int v, Cap c);
+  // Nodes with an arc from u (to v), in increasing order.
+  std::vector<int> successors(int u) const;
+  std::vector<int> predecessors(int v) const;
+  // Removes every arc of node u (the node stays, isolated).
+  void isolate(int u);
+  // The maximum flow value from s to t.
+  Cap max_flow(int s, int t) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tenet::synth
