@@ -220,9 +220,10 @@ void add_synth_command(CLI::App& app) {
   cmd->add_option("--link-model", args.link_model, "pipelined (default) or hold (the public TACOS code's)")
       ->capture_default_str();
   cmd->add_option("--method", args.method,
-                  "How the synthesizer builds the schedule: auto (every way that applies, the fastest kept),\n"
-                  "matcher (the link-chunk matcher alone), plan-matcher (the matcher routing chunks along the\n"
-                  "flow plan's trees), plan-pipeline (the flow plan's trees as pipelines at their fluid rates)")
+                  "How the synthesizer builds the schedule: auto (every way that applies and every baseline,\n"
+                  "the fastest kept: never slower than any baseline), matcher (the link-chunk matcher alone),\n"
+                  "plan-matcher (the matcher routing chunks along the flow plan's trees), plan-pipeline (the\n"
+                  "flow plan's trees as pipelines at their fluid rates); the output says which one won")
       ->capture_default_str();
   cmd->add_option("-a,--algo", args.algo,
                   "tenet (the synthesizer), ring[:N], bidir-ring[:N], direct, rhd, dbt, tree[:N], bruck,\n"

@@ -49,13 +49,21 @@ LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk
       b.latency = farthest(t, m, m);
       b.label = "RS+AG bound";
       break;
+    case CollectiveKind::Broadcast:
+      b.bandwidth = topo::broadcast_cut_bound(t, root.front(), m).time(k_bytes);
+      b.latency = farthest(t, root, m);
+      b.label = "cut bound (from the root)";
+      break;
+    case CollectiveKind::Reduce:
+      b.bandwidth = topo::broadcast_cut_bound(topo::reversed(t), root.front(), m).time(k_bytes);
+      b.latency = farthest(t, m, root);
+      b.label = "cut bound (to the root)";
+      break;
     default: {
       // Bytes each member must receive and send.
       auto need = [&](int r, bool receive) -> Bytes {
         const bool is_root = r == c.root;
         switch (c.kind) {
-          case CollectiveKind::Broadcast: return receive ? (is_root ? 0 : k_bytes) : (is_root ? k_bytes : 0);
-          case CollectiveKind::Reduce: return receive ? (is_root ? k_bytes : 0) : (is_root ? 0 : k_bytes);
           case CollectiveKind::Gather: return receive ? (is_root ? (p - 1) * k_bytes : 0) : (is_root ? 0 : k_bytes);
           case CollectiveKind::Scatter: return receive ? (is_root ? 0 : k_bytes) : (is_root ? (p - 1) * k_bytes : 0);
           default: return (p - 1) * k_bytes;  // All-to-All, both ways
@@ -66,9 +74,9 @@ LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk
         if (need(r, true) > 0) b.bandwidth = std::max(b.bandwidth, transfer_time(need(r, true), in));
         if (need(r, false) > 0) b.bandwidth = std::max(b.bandwidth, transfer_time(need(r, false), out));
       }
-      if (c.kind == CollectiveKind::Broadcast || c.kind == CollectiveKind::Scatter)
+      if (c.kind == CollectiveKind::Scatter)
         b.latency = farthest(t, root, m);
-      else if (c.kind == CollectiveKind::Reduce || c.kind == CollectiveKind::Gather)
+      else if (c.kind == CollectiveKind::Gather)
         b.latency = farthest(t, m, root);
       else
         b.latency = farthest(t, m, m);

@@ -3,7 +3,8 @@
 //   Reduce-Scatter: the cut bound on the reversed topology.
 //   All-Reduce: Reduce-Scatter plus All-Gather ("RS+AG bound": not a bound on algorithms that
 //   reduce inside the network).
-//   Broadcast, Reduce, Gather, Scatter, All-to-All: what each member must receive over its
+//   Broadcast: the cut bound from the root (topo::broadcast_cut_bound); Reduce: the same reversed.
+//   Gather, Scatter, All-to-All: what each member must receive over its
 //   incoming links and send over its outgoing links.
 // To the bandwidth term, one link latency is added (the last byte still has to cross a link);
 // the result is never below the latency bound (the farthest pair that must communicate).
@@ -21,7 +22,7 @@ struct LowerBound {
   Time latency = 0;    // the farthest pair that must communicate (latency-weighted)
   Time min_link_latency = 0;
   Time total = 0;      // max(bandwidth + min_link_latency, latency)
-  std::string label;   // "cut bound", "RS+AG bound", "ingress/egress bound"
+  std::string label;   // "cut bound", "RS+AG bound", "cut bound (from the root)", "ingress/egress bound"
 };
 
 LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk_bytes);

@@ -20,6 +20,7 @@
 #include "synth/lower_bound.hpp"
 #include "synth/timing.hpp"
 #include "synth/tree_packing.hpp"
+#include "topo/analysis.hpp"
 #include "topo/error.hpp"
 #include "topo/routing.hpp"
 
@@ -868,13 +869,16 @@ Algorithm build(const topo::Topology& t, const ChannelGraph& g, std::vector<Raw>
   return a;
 }
 
-// The flow plan of a topology (trees for All-Gather over every NPU), computed once per topology.
-const TreePacking* plan_of(const topo::Topology& t) {
+// The flow plan of a topology (trees for All-Gather over every NPU, or for Broadcast from `root`),
+// computed once per topology and root.
+const TreePacking* plan_of(const topo::Topology& t, NodeId root = -1) {
   static std::mutex lock;
-  static std::map<uint64_t, std::optional<TreePacking>> cache;
+  static std::map<std::pair<uint64_t, NodeId>, std::optional<TreePacking>> cache;
   std::lock_guard<std::mutex> guard(lock);
-  auto it = cache.find(t.fingerprint());
-  if (it == cache.end()) it = cache.emplace(t.fingerprint(), pack_spanning_trees(t)).first;
+  auto it = cache.find({t.fingerprint(), root});
+  if (it == cache.end())
+    it = cache.emplace(std::pair(t.fingerprint(), root), root < 0 ? pack_spanning_trees(t) : pack_broadcast_trees(t, root))
+             .first;
   return it->second ? &*it->second : nullptr;
 }
 
@@ -955,8 +959,10 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
     ChannelGraph g(ft, chunk_bytes, o.link_model, o.ecmp_routes);
     return build(t, g, run_forward(ft, g, forward, o), plan, c, chunk_bytes, o);
   }
-  if (forward.kind != CollectiveKind::AllGather || forward.num_ranks() != ft.num_npus()) return std::nullopt;
-  const TreePacking* packing = plan_of(ft);
+  const bool broadcast = forward.kind == CollectiveKind::Broadcast;
+  if ((!broadcast && forward.kind != CollectiveKind::AllGather) || forward.num_ranks() != ft.num_npus())
+    return std::nullopt;
+  const TreePacking* packing = plan_of(ft, broadcast ? forward.ranks[forward.root] : -1);
   if (!packing) return std::nullopt;
   // The chunks of each root go to its trees in proportion to their copies.
   const ChunkId chunks = forward.num_chunks();
@@ -984,8 +990,8 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
   ChannelGraph g(ft, chunk_bytes, o.link_model, ways);
   if (method == Method::PlanPipeline) {
     Algorithm a = build(t, g, plan_pipeline(ft, g, *packing, tree_of, chunk_bytes, last_first), plan, c, chunk_bytes, o);
-    a.method = fmt::format("flow-plan pipelines ({} trees, {} per NPU, at their fluid rates)", packing->trees.size(),
-                           packing->k);
+    a.method = fmt::format("flow-plan pipelines ({} trees, {} per {}, at their fluid rates)", packing->trees.size(),
+                           packing->k, broadcast ? "root" : "NPU");
     return a;
   }
   Spreader s(ft, g, chunks, o);
@@ -999,7 +1005,8 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
     }
   }
   Algorithm a = build(t, g, s.run(), plan, c, chunk_bytes, o);
-  a.method = fmt::format("matcher on a flow plan ({} trees, {} per NPU)", packing->trees.size(), packing->k);
+  a.method = fmt::format("matcher on a flow plan ({} trees, {} per {})", packing->trees.size(), packing->k,
+                         broadcast ? "root" : "NPU");
   return a;
 }
 
@@ -1072,18 +1079,22 @@ Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes ch
     }
   };
   if (any || o.method == Method::Matcher) consider(synthesize_with(t, c, chunk_bytes, o, Method::Matcher), "matcher");
-  if ((any || o.method == Method::Matcher) && o.link_model == LinkModel::Pipelined && mixed_speeds(t)) {
+  if (any && o.link_model == LinkModel::Pipelined && mixed_speeds(t)) {
+    // The best schedule under hold, re-timed: the pipelined model is never more constrained, so
+    // this keeps pipelined results no worse than hold ones.
     SynthOptions hold = o;
     hold.link_model = LinkModel::Hold;
     hold.progress = nullptr;
-    std::optional<Algorithm> a = synthesize_with(t, c, chunk_bytes, hold, Method::Matcher);
-    a->link_model = LinkModel::Pipelined;
-    time(t, *a);
-    consider(std::move(a), "matcher under hold, re-timed");
+    Algorithm a = synthesize_once(t, c, chunk_bytes, hold);
+    a.link_model = LinkModel::Pipelined;
+    time(t, a);
+    std::string method = a.method + " under hold, re-timed";
+    consider(std::move(a), std::move(method));
   }
   // The flow plan, where it applies and the matcher is not at the bound already.
   const bool spread = c.kind == CollectiveKind::AllGather || c.kind == CollectiveKind::ReduceScatter ||
-                      c.kind == CollectiveKind::AllReduce;
+                      c.kind == CollectiveKind::AllReduce || c.kind == CollectiveKind::Broadcast ||
+                      c.kind == CollectiveKind::Reduce;
   if (!any || (spread && c.num_ranks() == t.num_npus() && t.num_npus() <= PackingOptions{}.max_npus &&
                static_cast<double>(best->claimed_time) >
                    1.005 * static_cast<double>(lower_bound(t, c, chunk_bytes).total))) {
@@ -1098,10 +1109,44 @@ Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes ch
   }
   if (!best)
     throw NotApplicable(fmt::format("method {}: no flow plan for this collective on this topology (plans cover "
-                                    "All-Gather, Reduce-Scatter and All-Reduce over every NPU, up to {} NPUs)",
+                                    "All-Gather, Reduce-Scatter, All-Reduce, Broadcast and Reduce over every NPU, up to {} NPUs)",
                                     to_string(o.method), PackingOptions{}.max_npus));
   return std::move(*best);
 }
+
+}  // namespace
+
+namespace {
+
+// Every baseline that applies to `c` on `t` (NotApplicable ones skipped), made by `make`. Direct,
+// halving-doubling and Bruck talk to far ranks: where NPUs would relay for them (a torus), they
+// multiply their transfers by the hop count (gigabytes at 1024 NPUs) and are never the fastest,
+// so they are left out there.
+void for_each_baseline(const topo::Topology& t, const Collective& c,
+                       const std::function<void(const BaselineSpec&)>& make) {
+  std::optional<bool> joined;
+  for (BaselineKind b : all_baselines()) {
+    if (!supports(b, c.kind)) continue;
+    if (b == BaselineKind::Direct || b == BaselineKind::Rhd || b == BaselineKind::Bruck) {
+      if (!joined) joined = topo::npus_joined_pairwise(t, c.ranks);
+      if (!*joined) continue;
+    }
+    try {
+      make(BaselineSpec{b, {}});
+    } catch (const NotApplicable&) {
+    }
+  }
+}
+
+// `candidate` in place of `best` when it is faster, as tenet's own, saying which baseline it is.
+void keep_if_faster(Algorithm& best, Algorithm candidate, const BaselineSpec& spec) {
+  if (candidate.claimed_time >= best.claimed_time) return;
+  candidate.method = "baseline " + spec.name();
+  candidate.name = best.name;
+  best = std::move(candidate);
+}
+
+Algorithm synthesize_restarts(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, const SynthOptions& o);
 
 }  // namespace
 
@@ -1109,7 +1154,17 @@ Algorithm synthesize(const topo::Topology& t, const Collective& c, Bytes chunk_b
   c.validate(t);
   if (chunk_bytes < 1) throw Error("chunk size must be at least 1 byte");
   if (o.restarts < 1) throw Error("restarts must be at least 1");
-  if (o.restarts == 1) return synthesize_once(t, c, chunk_bytes, o);
+  Algorithm best = o.restarts == 1 ? synthesize_once(t, c, chunk_bytes, o) : synthesize_restarts(t, c, chunk_bytes, o);
+  if (o.method == SynthMethod::Auto && o.baselines)
+    for_each_baseline(t, c, [&](const BaselineSpec& spec) {
+      keep_if_faster(best, make_baseline(spec, t, c, chunk_bytes, o.link_model), spec);
+    });
+  return best;
+}
+
+namespace {
+
+Algorithm synthesize_restarts(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, const SynthOptions& o) {
   // Seeds seed .. seed+K-1 on all cores; the fastest wins, ties to the lowest seed.
   const int k = o.restarts;
   std::vector<std::optional<Algorithm>> results(k);
@@ -1140,6 +1195,14 @@ Algorithm synthesize(const topo::Topology& t, const Collective& c, Bytes chunk_b
   return std::move(*results[best]);
 }
 
+// About how many transfers an algorithm for `c` has: every chunk crossing to every other rank
+// (twice for All-Reduce).
+int64_t transfer_estimate(const Collective& c) {
+  return c.num_chunks() * static_cast<int64_t>(c.num_ranks() - 1) * (c.kind == CollectiveKind::AllReduce ? 2 : 1);
+}
+
+}  // namespace
+
 ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per_npu,
                              const std::function<Algorithm(const Collective&, Bytes)>& make) {
   ChunkingResult best;
@@ -1148,10 +1211,7 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
     c.chunks_per_npu = k;
     const Bytes chunk = c.chunk_bytes_for(total_bytes);
     if (chunk < 1) break;
-    // Affordable: about every chunk crossing to every other rank (twice for All-Reduce).
-    const int64_t estimate = c.num_chunks() * static_cast<int64_t>(c.num_ranks() - 1) *
-                             (c.kind == CollectiveKind::AllReduce ? 2 : 1);
-    if (k > 1 && estimate > kAutoChunkTransferBudget) break;
+    if (k > 1 && transfer_estimate(c) > kAutoChunkTransferBudget) break;
     Algorithm a = make(c, chunk);
     best.tried.emplace_back(k, a.claimed_time);
     if (best.tried.size() == 1 || a.claimed_time < best.algorithm.claimed_time) {
@@ -1169,8 +1229,17 @@ ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Byt
                                       const SynthOptions& o, int max_chunks_per_npu) {
   SynthOptions quiet = o;
   quiet.progress = nullptr;
+  quiet.baselines = false;  // each baseline gets its own chunk search below, the one benchmarks run
   ChunkingResult best = best_chunking(c, total_bytes, max_chunks_per_npu,
                                       [&](const Collective& cc, Bytes chunk) { return synthesize(t, cc, chunk, quiet); });
+  if (o.method == SynthMethod::Auto && o.baselines)
+    for_each_baseline(t, c, [&](const BaselineSpec& spec) {
+      ChunkingResult r = best_chunking(c, total_bytes, max_chunks_per_npu, [&](const Collective& cc, Bytes chunk) {
+        return make_baseline(spec, t, cc, chunk, o.link_model);
+      });
+      if (r.algorithm.claimed_time < best.algorithm.claimed_time) best.chunks_per_npu = r.chunks_per_npu;
+      keep_if_faster(best.algorithm, std::move(r.algorithm), spec);
+    });
   // The flow plan's pipelines pay their fill and drain once per chunk count: they keep gaining
   // from more chunks where the matcher no longer does. Keep doubling for them alone.
   if (o.method != SynthMethod::Auto && o.method != SynthMethod::PlanPipeline) return best;
@@ -1178,12 +1247,10 @@ ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Byt
   int k = 1;
   for (const auto& [tried, time] : best.tried) k = std::max(k, tried);
   Time previous = -1;  // the pipelines' time at the last count
-  for (k *= 2; k <= kMaxPipelineChunksPerNpu; k *= 2) {
+  for (k *= 2; k <= (1 << 20); k *= 2) {
     c.chunks_per_npu = k;
     const Bytes chunk = c.chunk_bytes_for(total_bytes);
-    const int64_t estimate = c.num_chunks() * static_cast<int64_t>(c.num_ranks() - 1) *
-                             (c.kind == CollectiveKind::AllReduce ? 2 : 1);
-    if (chunk < 1 || estimate > kAutoChunkTransferBudget) break;
+    if (chunk < 1 || transfer_estimate(c) > kPipelineTransferBudget) break;
     Algorithm a;
     try {
       a = synthesize(t, c, chunk, quiet);

@@ -52,6 +52,11 @@ struct SynthOptions {
   ChunkPriority priority = ChunkPriority::Scarce;
   LinkModel link_model = LinkModel::Pipelined;
   int ecmp_routes = 8;  // equal-cost routes through switches kept per NPU pair
+  // With method Auto, also build every baseline that applies (with its channels as the topology
+  // feeds them) and return the fastest when it beats the synthesized one: tenet is then never
+  // slower than any baseline, and Algorithm::method says "baseline ring". The result keeps the
+  // name "tenet".
+  bool baselines = true;
   // Called now and then with the fraction done (0..1), from the calling thread.
   std::function<void(double)> progress;
 };
@@ -71,8 +76,10 @@ struct ChunkingResult {
 // pay less latency, more chunks pipeline better. Stops once doubling stops helping twice, or when
 // the algorithm would have more than about kAutoChunkTransferBudget transfers.
 inline constexpr int64_t kAutoChunkTransferBudget = int64_t{1} << 23;
-// Beyond max_chunks_per_npu, the flow plan's pipelines alone are tried up to this many.
-inline constexpr int kMaxPipelineChunksPerNpu = 1024;
+// Beyond max_chunks_per_npu, the flow plan's pipelines alone are tried while doubling gains 1 %,
+// up to about this many transfers (a pipeline's fill grows with its trees' depth: a Broadcast down
+// trees 7 deep wants thousands of chunks to come within 1 % of the bound).
+inline constexpr int64_t kPipelineTransferBudget = int64_t{1} << 19;
 // The same search for any producer `make(collective, chunk_bytes)`.
 ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per_npu,
                              const std::function<Algorithm(const Collective&, Bytes)>& make);

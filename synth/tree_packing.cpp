@@ -2,13 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <set>
+#include <tuple>
 
 #include "synth/flow_graph.hpp"
+#include "topo/bounds.hpp"
 
 namespace tenet::synth {
 namespace {
@@ -20,7 +21,8 @@ struct OutOfBudget {};  // or no plan: the caller falls back to the plain matche
 
 class Packer {
  public:
-  Packer(const topo::Topology& t, const PackingOptions& o) : t_(t), o_(o), n_(t.num_npus()), nodes_(t.num_nodes()) {
+  Packer(const topo::Topology& t, const PackingOptions& o, std::vector<NodeId> roots)
+      : t_(t), o_(o), n_(t.num_npus()), nodes_(t.num_nodes()), roots_(std::move(roots)) {
     // Per ordered pair of nodes, the summed bandwidth of its links, in units of their gcd.
     std::map<std::pair<int, int>, Bandwidth> bw;
     for (LinkId l = 0; l < t.num_links(); ++l) {
@@ -30,7 +32,10 @@ class Packer {
     }
     Bandwidth g = 0;
     for (const auto& [uv, b] : bw) g = std::gcd(g, b);
-    for (const auto& [uv, b] : bw) base_.emplace_back(uv, b / g);
+    for (const auto& [uv, b] : bw) {
+      base_.emplace_back(uv, b / g);
+      largest_ = std::max(largest_, b / g);
+    }
     unit_ = g;
   }
 
@@ -38,12 +43,14 @@ class Packer {
     try {
       return pack();
     } catch (const OutOfBudget&) {
-      if (std::getenv("TENET_DEBUG_PACK")) fprintf(stderr, "pack failed after %lld flows, stage %d\n", (long long)flows_, stage_);
       return std::nullopt;
     }
   }
 
  private:
+  // Units every NPU must be able to receive from the super source: k from each root.
+  Cap need(int k) const { return static_cast<Cap>(roots_.size()) * k; }
+
   Cap flow(const FlowGraph& f, int s, int t) {
     if (++flows_ > o_.max_flow_budget) throw OutOfBudget{};
     return f.max_flow(s, t);
@@ -53,15 +60,57 @@ class Packer {
   FlowGraph graph(double u, int k) const {
     FlowGraph f(nodes_ + 1);
     for (const auto& [uv, b] : base_) f.set_capacity(uv.first, uv.second, static_cast<Cap>(std::floor(u * static_cast<double>(b) + 1e-9)));
-    for (int v = 0; v < n_; ++v) f.set_capacity(nodes_, v, k);
+    for (NodeId r : roots_) f.set_capacity(nodes_, r, k);
     return f;
   }
 
   bool feasible(double u, int k) {
     const FlowGraph f = graph(u, k);
     for (int v = 0; v < n_; ++v)
-      if (flow(f, nodes_, v) < static_cast<Cap>(n_) * k) return false;
+      if (flow(f, nodes_, v) < need(k)) return false;
     return true;
+  }
+
+  // The optimum (ForestColl, section 5), or within PackingOptions::near of it. With the cut bound
+  // a / B (B in units: a members behind B units of out-capacity; for one root, a = 1 and B its
+  // connectivity), k = B / g and U = a / g for g = gcd(a, B) give whole-number capacities U x b
+  // that admit k trees per root exactly at the bound. Fewer trees pipeline better, so first the
+  // least k up to max_k for which U = k a / B still admits k trees (capacities rounded down), then
+  // k = 2 max_k, 4 max_k, ... up to max_exact_k, exact or within `near`: when the bandwidths have
+  // a tiny common divisor (GB/s next to GiB/s), B / g is huge, but rounding down costs a cut at
+  // most one unit per arc, which a few hundred units per tree make negligible.
+  std::optional<std::pair<int, double>> near_optimum() {
+    Cap a = 1, b = 0;
+    if (roots_.size() == 1) {
+      b = connectivity();
+    } else {
+      const topo::CutBound cut = topo::allgather_cut_bound(t_);
+      a = cut.members_inside;
+      b = cut.out_bandwidth / unit_;
+    }
+    if (a <= 0 || b <= 0) return std::nullopt;
+    const double rate = static_cast<double>(a) / static_cast<double>(b);
+    for (int k = 1; k <= o_.max_k; ++k)
+      if (feasible(rate * k, k)) return std::pair(k, rate * k);
+    const Cap g = std::gcd(a, b);
+    const bool exact_fits = static_cast<double>(a / g) * static_cast<double>(largest_) < 1e15;
+    for (int k = 2 * o_.max_k; k <= o_.max_exact_k; k *= 2) {
+      if (b / g <= k && exact_fits && feasible(static_cast<double>(a / g), static_cast<int>(b / g)))
+        return std::pair(static_cast<int>(b / g), static_cast<double>(a / g));
+      const double u = rate * k * (1 + o_.near);
+      if (feasible(u, k)) return std::pair(k, u);
+    }
+    return std::nullopt;
+  }
+
+  // The least max-flow in units from the (single) root to any NPU.
+  int connectivity() {
+    FlowGraph f = graph(1, 0);
+    f.set_capacity(nodes_, roots_.front(), kInf);
+    Cap least = kInf;
+    for (int v = 0; v < n_; ++v)
+      if (v != roots_.front()) least = std::min(least, flow(f, nodes_, v));
+    return static_cast<int>(std::min<Cap>(least, std::numeric_limits<int>::max()));
   }
 
   // The least U (within 1e-6 relative) for k trees per root.
@@ -75,7 +124,8 @@ class Packer {
         if (uv.second == v) in += b;
       least_in = least_in < 0 ? in : std::min(least_in, in);
     }
-    hi = static_cast<double>((n_ - 1) * k) / static_cast<double>(std::max<Cap>(1, least_in));
+    hi = static_cast<double>(need(k) - k) / static_cast<double>(std::max<Cap>(1, least_in));
+    if (hi <= 0) hi = static_cast<double>(k) / static_cast<double>(std::max<Cap>(1, least_in));
     while (!feasible(hi, k)) {
       lo = hi;
       hi *= 2;
@@ -92,19 +142,22 @@ class Packer {
     if (n_ < 2 || n_ > o_.max_npus) return std::nullopt;
     // 1. k and U.
     int k = 1;
-    double u = least_congestion(1);
-    for (int next = 2; next <= o_.max_k; next *= 2) {
-      const double v = least_congestion(next);
-      if (v / next >= u / k * (1 - 1e-3)) break;  // no longer worth more trees
-      k = next;
-      u = v;
+    double u = 0;
+    if (auto exact = near_optimum()) {
+      std::tie(k, u) = *exact;
+    } else {
+      u = least_congestion(1);
+      for (int next = 2; next <= o_.max_k; next *= 2) {
+        const double v = least_congestion(next);
+        if (v / next >= u / k * (1 - 1e-3)) break;  // no longer worth more trees
+        k = next;
+        u = v;
+      }
     }
-    stage_ = 1;
     FlowGraph f = graph(u, k);
     // 2. Split switches off.
     split_switches(f, k);
     for (int w = n_; w <= nodes_; ++w) f.isolate(w);  // switches and the super source
-    stage_ = 2;
     // 3. Trees.
     TreePacking out;
     out.k = k;
@@ -115,14 +168,40 @@ class Packer {
     return out;
   }
 
+  // Splitting-off is complete only at a switch whose capacity in equals its capacity out
+  // (Bang-Jensen, Frank and Jackson). Capacity beyond that on the heavier side cannot all be used
+  // at once, so arcs there give up what no NPU's connectivity needs, one at a time: with the
+  // arc's capacity c, the max-flow to v is min(A_v + c, F_v) (A_v: the arc at zero), so
+  // c = max over v of (need - A_v) keeps every NPU at `need`.
+  void balance(FlowGraph& f, int w, Cap need) {
+    Cap in = 0, out = 0;
+    for (int u : f.predecessors(w)) in += f.capacity(u, w);
+    for (int t : f.successors(w)) out += f.capacity(w, t);
+    const bool heavy_in = in > out;
+    Cap excess = heavy_in ? in - out : out - in;
+    for (int x : heavy_in ? f.predecessors(w) : f.successors(w)) {
+      if (excess == 0) break;
+      const int from = heavy_in ? x : w, to = heavy_in ? w : x;
+      const Cap c = f.capacity(from, to);
+      if (c == 0) continue;
+      f.set_capacity(from, to, 0);
+      Cap least = 0;
+      for (int v = 0; v < n_; ++v) least = std::max(least, need - flow(f, nodes_, v));
+      const Cap keep = std::max(least, c - excess);
+      f.set_capacity(from, to, keep);
+      excess -= c - keep;
+    }
+  }
+
   // ForestColl's removeSwitchNodes: for each switch w, in-neighbour u and out-neighbour t, split
   // off as much of (u -> w, w -> t) into u -> t as keeps every NPU's connectivity from the source.
   void split_switches(FlowGraph& f, int k) {
     const int s = nodes_;
-    const Cap need = static_cast<Cap>(n_) * k;
+    const Cap need = this->need(k);
     // A switch already split (done) takes no arc again: what it could not split is lost capacity.
     std::vector<char> done(nodes_ + 1, 0);
     for (int w = nodes_ - 1; w >= n_; --w) {
+      balance(f, w, need);
       for (int u : f.predecessors(w)) {
         if (u == s || done[u]) continue;
         // Passes over the out-arcs until u -> w is split off entirely (a split elsewhere can make an
@@ -179,17 +258,6 @@ class Packer {
         }
       }
       done[w] = 1;
-      if (std::getenv("TENET_DEBUG_PACK")) {
-        Cap in = 0, out = 0;
-        for (int u : f.predecessors(w)) in += f.capacity(u, w);
-        for (int t : f.successors(w)) out += f.capacity(w, t);
-        if (in || out) {
-          fprintf(stderr, "switch %d left in %lld out %lld (k %d):", w, (long long)in, (long long)out, k);
-          for (int u : f.predecessors(w)) fprintf(stderr, " %d->w %lld", u, (long long)f.capacity(u, w));
-          for (int t : f.successors(w)) fprintf(stderr, " w->%d %lld", t, (long long)f.capacity(w, t));
-          fprintf(stderr, "\n");
-        }
-      }
     }
   }
 
@@ -198,65 +266,78 @@ class Packer {
     int copies;
     std::vector<std::pair<int, int>> edges;
     std::vector<char> in;
-    int source;  // its node in the flow graph (arcs to every node of the tree)
+    int source;            // its node in the flow graph (arcs to every node of the tree)
+    std::vector<int> bfs;  // its nodes, breadth first
+    size_t next = 0;       // the first of them not yet expanded
   };
 
-  // ForestColl's BranchingGenerator: grow each tree arc by arc (breadth first), giving an arc to as
-  // many of the tree's copies as the others can still be completed with.
+  // ForestColl's BranchingGenerator: grow the trees arc by arc, giving an arc to as many of a
+  // tree's copies as the others can still be completed with. The trees grow together, a breadth-
+  // first level each in turn, so that none is left only the long ways round (a chunk's time down
+  // a pipeline grows with the tree's depth).
   void build_trees(FlowGraph& f, int k, TreePacking& out) {
     std::vector<Tree> trees;
-    std::vector<int> queue;
-    auto add_tree = [&](NodeId root, int copies, const std::vector<std::pair<int, int>>& edges, const std::vector<char>& in) {
-      Tree tr{root, copies, edges, in, f.add_node()};
+    std::vector<char> active;
+    auto add_tree = [&](Tree tr) {
+      tr.source = f.add_node();
       for (int v = 0; v < n_; ++v)
-        if (in[v]) f.set_capacity(tr.source, v, kInf);
+        if (tr.in[v]) f.set_capacity(tr.source, v, kInf);
       trees.push_back(std::move(tr));
-      queue.push_back(static_cast<int>(trees.size()) - 1);
+      active.push_back(1);
     };
-    for (NodeId r = 0; r < n_; ++r) {
+    for (NodeId r : roots_) {
       std::vector<char> in(n_, 0);
       in[r] = 1;
-      add_tree(r, k, {}, in);
+      add_tree(Tree{r, k, {}, std::move(in), -1, {r}, 0});
     }
-    std::vector<char> active(trees.size(), 1);
-    for (size_t qi = 0; qi < queue.size(); ++qi) {
-      const int id = queue[qi];
-      std::vector<int> bfs;
-      for (int v = 0; v < n_; ++v)
-        if (trees[id].in[v]) bfs.push_back(v);
-      for (size_t bi = 0; bi < bfs.size(); ++bi) {
-        const int x = bfs[bi];
-        for (int y : f.successors(x)) {
-          if (y >= n_ || trees[id].in[y]) continue;
-          // How many copies of this tree may use x -> y.
-          Cap others = 0;
-          for (size_t j = 0; j < trees.size(); ++j)
-            if (static_cast<int>(j) != id && active[j]) {
-              f.set_capacity(x, trees[j].source, trees[j].copies);
-              others += trees[j].copies;
+    // How many copies of tree `id` may use x -> y.
+    auto fitting = [&](size_t id, int x, int y) {
+      Cap others = 0;
+      for (size_t j = 0; j < trees.size(); ++j)
+        if (j != id && active[j]) {
+          f.set_capacity(x, trees[j].source, trees[j].copies);
+          others += trees[j].copies;
+        }
+      const Cap copies = std::min<Cap>({trees[id].copies, f.capacity(x, y), flow(f, x, y) - others});
+      for (size_t j = 0; j < trees.size(); ++j)
+        if (j != id && active[j]) f.set_capacity(x, trees[j].source, 0);
+      return copies;
+    };
+    for (bool growing = true; growing;) {
+      growing = false;
+      for (size_t id = 0; id < trees.size(); ++id) {
+        if (!active[id]) continue;
+        const size_t level_end = trees[id].bfs.size();
+        if (trees[id].next == level_end) {
+          f.isolate(trees[id].source);
+          active[id] = 0;
+          // A tree that cannot span every NPU means the splitting left capacity stranded at a
+          // switch: no plan then.
+          if (level_end != static_cast<size_t>(n_)) throw OutOfBudget{};
+          continue;
+        }
+        growing = true;
+        for (; trees[id].next < level_end; ++trees[id].next) {
+          const int x = trees[id].bfs[trees[id].next];
+          for (int y : f.successors(x)) {
+            if (y >= n_ || trees[id].in[y]) continue;
+            const Cap copies = fitting(id, x, y);
+            if (copies <= 0) continue;
+            if (copies < trees[id].copies) {
+              // The rest of the copies go on as a tree of their own, from here.
+              Tree rest = trees[id];
+              rest.copies -= static_cast<int>(copies);
+              add_tree(std::move(rest));
+              trees[id].copies = static_cast<int>(copies);
             }
-          const Cap copies = std::min<Cap>({trees[id].copies, f.capacity(x, y), flow(f, x, y) - others});
-          for (size_t j = 0; j < trees.size(); ++j)
-            if (static_cast<int>(j) != id && active[j]) f.set_capacity(x, trees[j].source, 0);
-          if (copies <= 0) continue;
-          bfs.push_back(y);
-          if (copies < trees[id].copies) {
-            const Tree copy = trees[id];
-            add_tree(copy.root, copy.copies - static_cast<int>(copies), copy.edges, copy.in);
-            active.push_back(1);
-            trees[id].copies = static_cast<int>(copies);
+            trees[id].edges.emplace_back(x, y);
+            trees[id].in[y] = 1;
+            trees[id].bfs.push_back(y);
+            f.set_capacity(trees[id].source, y, kInf);
+            f.set_capacity(x, y, f.capacity(x, y) - copies);
           }
-          trees[id].edges.emplace_back(x, y);
-          trees[id].in[y] = 1;
-          f.set_capacity(trees[id].source, y, kInf);
-          f.set_capacity(x, y, f.capacity(x, y) - copies);
         }
       }
-      f.isolate(trees[id].source);
-      active[id] = 0;
-      // A tree that cannot span every NPU means the splitting left capacity stranded at a switch
-      // (unbalanced in and out): no plan then.
-      if (std::count(trees[id].in.begin(), trees[id].in.end(), 1) != n_) throw OutOfBudget{};
     }
     std::stable_sort(trees.begin(), trees.end(), [](const Tree& a, const Tree& b) { return a.root < b.root; });
     for (const Tree& tr : trees) {
@@ -307,15 +388,22 @@ class Packer {
   std::map<std::pair<int, int>, std::vector<LinkId>> links_;
   std::map<std::pair<int, int>, std::map<int, Cap>> split_;
   std::map<std::pair<int, int>, std::vector<std::vector<LinkId>>> path_memo_;
+  std::vector<NodeId> roots_;
   int64_t flows_ = 0;
-  int stage_ = 0;
   Bandwidth unit_ = 0;
+  Bandwidth largest_ = 0;  // the largest capacity in units
 };
 
 }  // namespace
 
 std::optional<TreePacking> pack_spanning_trees(const topo::Topology& t, const PackingOptions& options) {
-  return Packer(t, options).run();
+  std::vector<NodeId> roots(t.num_npus());
+  std::iota(roots.begin(), roots.end(), 0);
+  return Packer(t, options, std::move(roots)).run();
+}
+
+std::optional<TreePacking> pack_broadcast_trees(const topo::Topology& t, NodeId root, const PackingOptions& options) {
+  return Packer(t, options, {root}).run();
 }
 
 }  // namespace tenet::synth

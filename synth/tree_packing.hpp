@@ -6,8 +6,10 @@
 // them with max-flow computations, in three steps:
 //   1. the least congestion U for k trees per root: link capacities floor(U x bandwidth) (in units
 //      of the bandwidths' greatest common divisor) admit them iff every NPU can receive N x k units
-//      from a super source feeding k to each NPU (Edmonds' branching theorem; N max-flows a test);
-//      k is doubled from 1 while U/k improves;
+//      from a super source feeding k to each NPU (Edmonds' branching theorem; N max-flows a test).
+//      The optimum U/k is the cut bound a/B itself (B in units), reached with k = B/g and U = a/g
+//      for g = gcd(a, B), or with fewer trees; the fewest are searched, within 0.1 % of the
+//      optimum when the exact k is huge; failing all that, k is doubled from 1 while U/k improves;
 //   2. switches removed by splitting off pairs of arcs (u -> w, w -> t) into direct logical arcs
 //      u -> t, as much as keeps every NPU's connectivity (the splitting-off theorem; two max-flow
 //      tests per NPU), remembering which physical paths each logical arc stands for;
@@ -43,7 +45,9 @@ struct TreePacking {
 };
 
 struct PackingOptions {
-  int max_k = 16;
+  int max_k = 16;          // trees per root tried one by one for the exact optimum, then doubled
+  int max_exact_k = 1024;  // up to this many, exact or within `near` of the optimum;
+  double near = 1e-3;      // beyond, the best of 1, 2, 4, ... max_k trees per root
   int64_t max_flow_budget = 400'000;  // give up (nothing) beyond this many max-flow computations
   int max_npus = 128;
 };
@@ -51,5 +55,9 @@ struct PackingOptions {
 // Trees spanning every NPU of `t`, k units per NPU, or nothing when the topology is too large for
 // the budget.
 std::optional<TreePacking> pack_spanning_trees(const topo::Topology& t, const PackingOptions& options = {});
+// The same from one root (Broadcast; Reduce on the reversed topology): k trees spanning every NPU,
+// the most data per unit of time the root can get to every NPU (Edmonds' arborescence packing).
+std::optional<TreePacking> pack_broadcast_trees(const topo::Topology& t, NodeId root,
+                                                const PackingOptions& options = {});
 
 }  // namespace tenet::synth

@@ -71,6 +71,30 @@ std::optional<std::pair<NodeId, NodeId>> first_unreachable_npu_pair(const Topolo
   return std::nullopt;
 }
 
+bool npus_joined_pairwise(const Topology& t, const std::vector<NodeId>& npus) {
+  std::vector<int> seen(t.num_nodes(), -1);
+  std::vector<NodeId> stack;
+  for (size_t i = 0; i < npus.size(); ++i) {
+    const NodeId src = npus[i];
+    seen[src] = static_cast<int>(i);
+    stack.assign(1, src);
+    while (!stack.empty()) {
+      const NodeId u = stack.back();
+      stack.pop_back();
+      if (u != src && !t.passes_through(u)) continue;  // an NPU ends a route
+      for (LinkId l : t.out_links(u)) {
+        const NodeId v = t.link(l).dst;
+        if (seen[v] == static_cast<int>(i)) continue;
+        seen[v] = static_cast<int>(i);
+        stack.push_back(v);
+      }
+    }
+    for (NodeId v : npus)
+      if (seen[v] != static_cast<int>(i)) return false;
+  }
+  return true;
+}
+
 std::vector<int> hop_distances(const Topology& t, NodeId src) {
   return bfs_hops(detail::boost_view(t), src);
 }

@@ -14,6 +14,11 @@ namespace tenet::topo {
 // Paths may pass through any node: NPUs relay explicitly, switches forward. O(V + E).
 std::optional<std::pair<NodeId, NodeId>> first_unreachable_npu_pair(const Topology& t);
 
+// Whether every NPU of `npus` reaches every other through links and pass-through nodes only
+// (switches, router NPUs): no NPU would have to store and forward for another. One search per NPU,
+// stopping at the first that misses one.
+bool npus_joined_pairwise(const Topology& t, const std::vector<NodeId>& npus);
+
 inline constexpr int kUnreachable = -1;
 // Hop counts from `src` to every node (kUnreachable where none), through any node.
 std::vector<int> hop_distances(const Topology& t, NodeId src);

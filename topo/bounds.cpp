@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <optional>
 
 #include "topo/analysis.hpp"
 #include "topo/min_cut.hpp"
@@ -122,6 +123,37 @@ CutBound allgather_cut_bound(const Topology& t, std::span<const NodeId> members)
     best = std::move(c);
   }
   return best;
+}
+
+CutBound broadcast_cut_bound(const Topology& t, NodeId root, std::span<const NodeId> members) {
+  const std::vector<NodeId> m = member_list(t, members);
+  if (!std::binary_search(m.begin(), m.end(), root))
+    throw Error(fmt::format("broadcast root {} is not a member", root));
+  std::vector<std::pair<int, int>> arcs;
+  for (const Link& l : t.links()) arcs.emplace_back(l.src, l.dst);
+  detail::MinCutGraph g(t.num_nodes(), arcs);
+  for (LinkId l = 0; l < t.num_links(); ++l) g.set_capacity(l, static_cast<double>(t.link(l).bandwidth));
+  std::vector<char> is_member(t.num_nodes(), 0), side;
+  for (NodeId v : m) is_member[v] = 1;
+  auto as_bound = [&](const std::vector<char>& in_set) {
+    CutBound c = make_bound(t, in_set, is_member, 1);
+    c.members_inside = 1;
+    return c;
+  };
+  // Hao-Orlin's cheapest set around the root serves when it leaves a member out; otherwise one
+  // Preflow per member.
+  g.min_cut_from(root, side);
+  bool cuts_off_member = false;
+  for (NodeId v : m) cuts_off_member = cuts_off_member || !side[v];
+  if (cuts_off_member) return as_bound(side);
+  std::optional<CutBound> best;
+  for (NodeId v : m) {
+    if (v == root) continue;
+    g.min_st_cut(root, v, side);
+    CutBound c = as_bound(side);
+    if (!best || c.out_bandwidth < best->out_bandwidth) best = std::move(c);
+  }
+  return *best;
 }
 
 }  // namespace tenet::topo

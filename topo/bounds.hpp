@@ -38,4 +38,11 @@ CutBound allgather_cut_bound(const Topology& t, std::span<const NodeId> members 
 // The ingress bound: the member whose incoming bandwidth is the smallest.
 CutBound allgather_ingress_bound(const Topology& t, std::span<const NodeId> members = {});
 
+// The Broadcast cut bound: every member v must get all M bytes from `root` across every set S with
+// root in S and v outside, so T* = M / min over v of mincut(root, v) (Edmonds: the bound is
+// reachable by packing arborescences). The result has members_inside = num_members = 1, so that
+// time(M) is M / B+(S). Reduce has the same bound on the reversed topology. `members` defaults to
+// all NPUs and must hold the root and one other member.
+CutBound broadcast_cut_bound(const Topology& t, NodeId root, std::span<const NodeId> members = {});
+
 }  // namespace tenet::topo

@@ -19,17 +19,11 @@ constexpr Bytes kChunk = 1 << 20;
 constexpr Time kLat = 500'000;
 const Time kSer = transfer_time(kChunk, 50'000'000'000);  // 1 MiB at 50 GB/s
 
-std::string violations(const Report& r) {
-  std::string s;
-  for (const Violation& v : r.violations) s += "\n  " + v.message;
-  return s;
-}
-
 Time run(const char* algo, const char* spec, CollectiveKind kind, int k = 1, LinkModel m = LinkModel::Pipelined) {
   const auto t = topo::generate(spec);
   const Algorithm a = make_baseline(parse_baseline(algo), t, Collective::over_all(t, kind, k), kChunk, m);
   const Report r = verify(t, a, {.max_reported = 5, .lower_bound = false});
-  EXPECT_TRUE(r.correct()) << algo << " on " << spec << violations(r);
+  EXPECT_TRUE(r.correct()) << algo << " on " << spec << testing::violation_text(r);
   return a.claimed_time;
 }
 
@@ -51,7 +45,7 @@ TEST(Baselines, VerifyOrSayWhyNotEverywhere) {
         try {
           const Algorithm a = make_baseline({b, {}}, t, c, kChunk);
           const Report r = verify(t, a, {.max_reported = 5, .lower_bound = false});
-          EXPECT_TRUE(r.correct()) << to_string(b) << " " << to_string(kind) << " on " << input << violations(r);
+          EXPECT_TRUE(r.correct()) << to_string(b) << " " << to_string(kind) << " on " << input << testing::violation_text(r);
           ++built;
         } catch (const NotApplicable& e) {
           EXPECT_FALSE(e.message().empty());
@@ -77,7 +71,7 @@ TEST(Baselines, RandomTopologiesAndCommunicators) {
         try {
           const Algorithm a = make_baseline({b, {}}, t, c, 1 + static_cast<Bytes>(rng() % 100000));
           const Report r = verify(t, a, {.max_reported = 5, .lower_bound = false});
-          ASSERT_TRUE(r.correct()) << to_string(b) << " " << c.describe() << violations(r);
+          ASSERT_TRUE(r.correct()) << to_string(b) << " " << c.describe() << testing::violation_text(r);
           ++built;
         } catch (const NotApplicable&) {
         }

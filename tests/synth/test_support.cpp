@@ -183,4 +183,17 @@ Algorithm tree_algorithm(const Topology& t, const Collective& c, Bytes chunk_byt
   return a;
 }
 
+std::string replaced(std::string text, std::string_view from, std::string_view to) {
+  const size_t at = text.find(from);
+  if (at == std::string::npos) throw std::logic_error("test fixture: text to replace not found");
+  return text.substr(0, at) + std::string(to) + text.substr(at + from.size());
+}
+
+std::string violation_text(const Report& r) {
+  std::string s;
+  for (const Violation& v : r.violations) s += "\n  " + v.message;
+  for (const Warning& w : r.warnings) s += "\n  warning: " + w.message;
+  return s;
+}
+
 }  // namespace tenet::synth::testing

@@ -4,8 +4,11 @@
 #pragma once
 
 #include <random>
+#include <string>
+#include <string_view>
 
 #include "synth/algorithm.hpp"
+#include "synth/verify.hpp"
 #include "topo/topology.hpp"
 
 namespace tenet::synth::testing {
@@ -23,6 +26,13 @@ Collective random_collective(std::mt19937_64& rng, const topo::Topology& t, int 
 // under `model`.
 Algorithm tree_algorithm(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
                          LinkModel model = LinkModel::Pipelined);
+
+// `text` with the first `from` replaced by `to`; throws when `from` is not there (tests that edit
+// a valid file into a broken one must not silently test the valid one).
+std::string replaced(std::string text, std::string_view from, std::string_view to);
+
+// The violations' and warnings' messages, one per line, for a failure message.
+std::string violation_text(const Report& r);
 
 // The first link from u to v.
 LinkId link_between(const topo::Topology& t, NodeId u, NodeId v);

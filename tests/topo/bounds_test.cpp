@@ -75,8 +75,30 @@ TEST(CutBound, Communicator) {
   EXPECT_THROW(allgather_cut_bound(t, std::vector<NodeId>{3, 3}), Error);
 }
 
+// Broadcast: the cut around the root, not just the root's egress or a member's ingress.
+TEST(BroadcastCutBound, TwoIslands) {
+  // Two fully connected islands of 4 joined by one 10 GB/s link each way: everything the far
+  // island gets crosses it.
+  TopologyBuilder b;
+  for (int i = 0; i < 8; ++i) b.add_npu();
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 8; ++j)
+      if (i != j && i / 4 == j / 4) b.add_link(i, j, kB, 0);
+  b.add_link(3, 4, 10'000'000'000, 0);
+  b.add_link(4, 3, 10'000'000'000, 0);
+  const Topology t = b.build();
+  const CutBound c = broadcast_cut_bound(t, 0);
+  EXPECT_EQ(c.out_bandwidth, 10'000'000'000);
+  EXPECT_EQ(c.time(kM), expect_time(kM, 1, 1, 10'000'000'000));
+  // A communicator inside the first island only needs the island's links: 3 ways out of the root.
+  const std::vector<NodeId> island{0, 1, 2, 3};
+  EXPECT_EQ(broadcast_cut_bound(t, 0, island).out_bandwidth, 3 * kB);
+  EXPECT_THROW(broadcast_cut_bound(t, 5, island), Error);
+}
+
 // Exhaustive check: on small random digraphs (NPUs, switches, random bandwidths, asymmetric), the
-// parametric min-cut finds the same maximum ratio as enumerating every node set.
+// parametric min-cut finds the same maximum ratio as enumerating every node set, and the Broadcast
+// bound the same least cut around the root.
 TEST(CutBound, EqualsBruteForceOnRandomTopologies) {
   std::mt19937_64 rng(20261122);
   int checked = 0;
@@ -114,6 +136,20 @@ TEST(CutBound, EqualsBruteForceOnRandomTopologies) {
         best_b = out;
       }
     }
+    // Broadcast from a random root: the least out-bandwidth of a set holding the root but not
+    // every NPU.
+    const NodeId root = static_cast<NodeId>(rng() % npus);
+    Bandwidth least = 0;
+    for (uint32_t mask = 1; mask < (1u << n); ++mask) {
+      int a = 0;
+      for (int v = 0; v < npus; ++v) a += (mask >> v) & 1;
+      if (!((mask >> root) & 1) || a == npus) continue;
+      Bandwidth out = 0;
+      for (const Link& l : t.links())
+        if (((mask >> l.src) & 1) && !((mask >> l.dst) & 1)) out += l.bandwidth;
+      if (least == 0 || out < least) least = out;
+    }
+    ASSERT_EQ(broadcast_cut_bound(t, root).out_bandwidth, least) << "seed " << seed << ", root " << root;
     const CutBound c = allgather_cut_bound(t);
     ASSERT_EQ(static_cast<Int128>(c.members_inside) * best_b,
               static_cast<Int128>(best_a) * c.out_bandwidth)
