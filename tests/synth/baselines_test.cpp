@@ -152,6 +152,23 @@ TEST(BaselineClosedForms, HierarchicalOnMultiDimensionalTopologies) {
   run("hierarchical:rhd", "hypercube:16", CollectiveKind::AllGather);
 }
 
+// NCCL's double binary tree, flat (every NPU a server of one) on fc:7: each tree is the balanced
+// binary tree of depth d = 2, the second shifted by one, so a link carries one tree's reduction up
+// and the other's broadcast down, C chunks in all (m0 = ceil(C/2) on the first tree, m1 on the
+// second). Once m1 covers the 2d - 1 hops the first broadcast chunk needs, those links are busy
+// end to end: hold C(alpha + s), pipelined C s + alpha. With C = 7 (m1 = 3) the tree's own
+// pipeline is the longer: (2d + m0 - 1)(alpha + s) and 2d alpha + (2d + m0 - 1) s.
+TEST(BaselineClosedForms, DoubleBinaryTreeOnFullyConnected) {
+  const int d = 2;
+  EXPECT_EQ(run("tree:1", "fc:7", CollectiveKind::AllReduce, 1, LinkModel::Hold), (2 * d + 4 - 1) * (kLat + kSer));
+  EXPECT_EQ(run("tree:1", "fc:7", CollectiveKind::AllReduce, 1), 2 * d * kLat + (2 * d + 4 - 1) * kSer);
+  for (int k : {2, 4, 8}) {
+    const int chunks = 7 * k;
+    EXPECT_EQ(run("tree:1", "fc:7", CollectiveKind::AllReduce, k, LinkModel::Hold), chunks * (kLat + kSer)) << k;
+    EXPECT_EQ(run("tree:1", "fc:7", CollectiveKind::AllReduce, k), chunks * kSer + kLat) << k;
+  }
+}
+
 TEST(Baselines, RingOrdersFollowTheTopology) {
   for (const char* spec : {"mesh2d:4x4", "mesh2d:6x3", "torus2d:4x4", "hypercube:16", "mesh3d:2x3x2", "dgx1"}) {
     const auto t = topo::generate(spec);
