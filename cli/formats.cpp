@@ -14,11 +14,12 @@ namespace tenet::cli {
 std::vector<std::string> export_algorithm(const synth::Algorithm& a, const topo::Topology& t,
                                           const std::vector<std::string>& formats, const std::string& dir,
                                           Bandwidth reduce_bandwidth) {
-  // Everything is produced in memory first, so an unexportable algorithm leaves no file behind.
+  // Everything that can fail is produced in memory first, so an unexportable algorithm leaves no
+  // file behind; the JSON, which cannot, is streamed (it runs to gigabytes at 1024 NPUs).
   std::vector<std::pair<std::string, std::string>> files;
-  bool chakra_wanted = false;
+  bool chakra_wanted = false, json_wanted = false;
   for (const std::string& f : formats) {
-    if (f == "json") files.emplace_back("algorithm.json", synth::to_json(a));
+    if (f == "json") json_wanted = true;
     else if (f == "msccl-xml") files.emplace_back("algorithm.xml", synth::to_msccl_xml(a));
     else if (f == "chakra") chakra_wanted = true;
     else throw Error(fmt::format("unknown format '{}' (json, msccl-xml, chakra)", f));
@@ -27,6 +28,10 @@ std::vector<std::string> export_algorithm(const synth::Algorithm& a, const topo:
   if (chakra_wanted) graph = chakra::to_collective_graph(a, t, {reduce_bandwidth});
   std::filesystem::create_directories(dir);
   std::vector<std::string> written;
+  if (json_wanted) {
+    written.push_back((std::filesystem::path(dir) / "algorithm.json").string());
+    synth::save_algorithm(a, written.back());
+  }
   for (const auto& [name, text] : files) {
     const std::string path = (std::filesystem::path(dir) / name).string();
     topo::write_file_atomically(path, text);

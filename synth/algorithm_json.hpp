@@ -22,6 +22,7 @@
 // the rest against the topology.
 #pragma once
 
+#include <iosfwd>
 #include <string>
 #include <string_view>
 
@@ -33,6 +34,8 @@ inline constexpr int kAlgorithmFormatVersion = 2;
 inline constexpr int kOldestAlgorithmFormatVersion = 1;
 
 std::string to_json(const Algorithm& a);
+// The same text onto a stream, a megabyte at a time (no whole copy in memory).
+void write_json(const Algorithm& a, std::ostream& out);
 Algorithm parse_algorithm_json(std::string_view text, const std::string& file = "<string>");
 Algorithm load_algorithm(const std::string& path);
 // Atomic: written to a temporary file, then renamed.

@@ -1138,6 +1138,18 @@ void for_each_baseline(const topo::Topology& t, const Collective& c,
   }
 }
 
+int64_t transfer_estimate(const Collective& c);
+
+// Whether the baselines may still beat `best` by more than it costs to build them (see
+// SynthOptions::baselines).
+bool portfolio_worth_it(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, const Algorithm& best) {
+  if (transfer_estimate(c) <= kPortfolioTransferBudget) return true;
+  for (topo::NodeId v = 0; v < t.num_nodes(); ++v)
+    if (t.node(v).can_reduce) return true;  // nvls may beat the RS+AG bound
+  const Time bound = lower_bound(t, c, chunk_bytes).total;
+  return static_cast<double>(best.claimed_time) > static_cast<double>(bound) * (1 + kPortfolioSlack);
+}
+
 // `candidate` in place of `best` when it is faster, as tenet's own, saying which baseline it is.
 void keep_if_faster(Algorithm& best, Algorithm candidate, const BaselineSpec& spec) {
   if (candidate.claimed_time >= best.claimed_time) return;
@@ -1155,7 +1167,7 @@ Algorithm synthesize(const topo::Topology& t, const Collective& c, Bytes chunk_b
   if (chunk_bytes < 1) throw Error("chunk size must be at least 1 byte");
   if (o.restarts < 1) throw Error("restarts must be at least 1");
   Algorithm best = o.restarts == 1 ? synthesize_once(t, c, chunk_bytes, o) : synthesize_restarts(t, c, chunk_bytes, o);
-  if (o.method == SynthMethod::Auto && o.baselines)
+  if (o.method == SynthMethod::Auto && o.baselines && portfolio_worth_it(t, c, chunk_bytes, best))
     for_each_baseline(t, c, [&](const BaselineSpec& spec) {
       keep_if_faster(best, make_baseline(spec, t, c, chunk_bytes, o.link_model), spec);
     });
@@ -1232,7 +1244,8 @@ ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Byt
   quiet.baselines = false;  // each baseline gets its own chunk search below, the one benchmarks run
   ChunkingResult best = best_chunking(c, total_bytes, max_chunks_per_npu,
                                       [&](const Collective& cc, Bytes chunk) { return synthesize(t, cc, chunk, quiet); });
-  if (o.method == SynthMethod::Auto && o.baselines)
+  if (o.method == SynthMethod::Auto && o.baselines &&
+      portfolio_worth_it(t, best.algorithm.collective, best.algorithm.chunk_bytes, best.algorithm))
     for_each_baseline(t, c, [&](const BaselineSpec& spec) {
       ChunkingResult r = best_chunking(c, total_bytes, max_chunks_per_npu, [&](const Collective& cc, Bytes chunk) {
         return make_baseline(spec, t, cc, chunk, o.link_model);

@@ -55,7 +55,9 @@ struct SynthOptions {
   // With method Auto, also build every baseline that applies (with its channels as the topology
   // feeds them) and return the fastest when it beats the synthesized one: tenet is then never
   // slower than any baseline, and Algorithm::method says "baseline ring". The result keeps the
-  // name "tenet".
+  // name "tenet". Where the baselines would be large (over kPortfolioTransferBudget transfers)
+  // and the synthesized result is already within kPortfolioSlack of the lower bound (which no
+  // baseline can beat without in-network reduction), they are not built.
   bool baselines = true;
   // Called now and then with the fraction done (0..1), from the calling thread.
   std::function<void(double)> progress;
@@ -80,6 +82,9 @@ inline constexpr int64_t kAutoChunkTransferBudget = int64_t{1} << 23;
 // up to about this many transfers (a pipeline's fill grows with its trees' depth: a Broadcast down
 // trees 7 deep wants thousands of chunks to come within 1 % of the bound).
 inline constexpr int64_t kPipelineTransferBudget = int64_t{1} << 19;
+// See SynthOptions::baselines.
+inline constexpr int64_t kPortfolioTransferBudget = int64_t{1} << 18;
+inline constexpr double kPortfolioSlack = 2e-3;
 // The same search for any producer `make(collective, chunk_bytes)`.
 ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per_npu,
                              const std::function<Algorithm(const Collective&, Bytes)>& make);

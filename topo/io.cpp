@@ -26,15 +26,26 @@ std::string read_file(const std::string& path) {
 }
 
 void write_file_atomically(const std::string& path, std::string_view content) {
+  write_file_atomically(path, [&](std::ostream& out) { out.write(content.data(), static_cast<std::streamsize>(content.size())); });
+}
+
+void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
   std::filesystem::path target(path);
   std::filesystem::path tmp = target;
   tmp += fmt::format(".tmp.{}", ::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw Error("cannot write file (does its folder exist?)", {path});
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    try {
+      write(out);
+    } catch (...) {
+      out.close();
+      std::filesystem::remove(tmp);
+      throw;
+    }
     out.flush();
     if (!out) {
+      out.close();
       std::filesystem::remove(tmp);
       throw Error("write failed", {path});
     }

@@ -6,6 +6,8 @@
 // The Tenet format is documented in README.md ("Topology files").
 #pragma once
 
+#include <functional>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 
@@ -30,6 +32,8 @@ void save(const Topology& t, const std::string& path);
 
 // Writes `content` to `path` atomically (temporary + rename). Throws tenet::Error on failure.
 void write_file_atomically(const std::string& path, std::string_view content);
+// The same for content `write` puts on a stream (large outputs, never whole in memory).
+void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
 std::string read_file(const std::string& path);
 
 }  // namespace tenet::topo
