@@ -82,7 +82,7 @@ class ChannelGraph {
     topo::Router router(t);
     if (t.num_switches() > 0) {
       for (NodeId u = 0; u < t.num_npus(); ++u) {
-        auto routes = router.switch_routes_from(u, ecmp);
+        auto routes = router.quickest_switch_routes_from(u, chunk_bytes, ecmp);
         for (NodeId v = 0; v < t.num_npus(); ++v)
           for (const topo::Route& r : routes[v]) add(u, v, r.links, chunk_bytes, model);
       }
@@ -1109,7 +1109,8 @@ Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes ch
   }
   if (!best)
     throw NotApplicable(fmt::format("method {}: no flow plan for this collective on this topology (plans cover "
-                                    "All-Gather, Reduce-Scatter, All-Reduce, Broadcast and Reduce over every NPU, up to {} NPUs)",
+                                    "All-Gather, Reduce-Scatter, All-Reduce, Broadcast and Reduce over every NPU, up to {} NPUs, and "
+                                    "need every switch split off completely, which fails on some irregular fabrics)",
                                     to_string(o.method), PackingOptions{}.max_npus));
   return std::move(*best);
 }

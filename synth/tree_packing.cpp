@@ -18,6 +18,7 @@ using Cap = FlowGraph::Cap;
 constexpr Cap kInf = FlowGraph::kInfinite;
 
 struct OutOfBudget {};  // or no plan: the caller falls back to the plain matcher
+struct Stranded {};     // a tree could not span every NPU
 
 class Packer {
  public:
@@ -43,6 +44,8 @@ class Packer {
     try {
       return pack();
     } catch (const OutOfBudget&) {
+      return std::nullopt;
+    } catch (const Stranded&) {
       return std::nullopt;
     }
   }
@@ -154,18 +157,30 @@ class Packer {
         u = v;
       }
     }
-    FlowGraph f = graph(u, k);
-    // 2. Split switches off.
-    split_switches(f, k);
-    for (int w = n_; w <= nodes_; ++w) f.isolate(w);  // switches and the super source
-    // 3. Trees.
-    TreePacking out;
-    out.k = k;
-    out.congestion = u;
-    out.unit = unit_;
-    build_trees(f, k, out);
-    out.max_flows = flows_;
-    return out;
+    // Splitting at the exact optimum can leave capacity stranded at a switch (the splitting is
+    // greedy, switch by switch) so that some tree cannot span; a little more capacity usually
+    // frees it: 0.1 %, 0.2 %, 0.4 %, 0.8 %, then no plan.
+    for (int attempt = 0;; ++attempt) {
+      try {
+        FlowGraph f = graph(u, k);
+        split_.clear();
+        path_memo_.clear();
+        // 2. Split switches off.
+        split_switches(f, k);
+        for (int w = n_; w <= nodes_; ++w) f.isolate(w);  // switches and the super source
+        // 3. Trees.
+        TreePacking out;
+        out.k = k;
+        out.congestion = u;
+        out.unit = unit_;
+        build_trees(f, k, out);
+        out.max_flows = flows_;
+        return out;
+      } catch (const Stranded&) {
+        if (attempt == 3) throw;
+        u *= 1 + 1e-3 * (1 << attempt);
+      }
+    }
   }
 
   // Splitting-off is complete only at a switch whose capacity in equals its capacity out
@@ -313,7 +328,7 @@ class Packer {
           active[id] = 0;
           // A tree that cannot span every NPU means the splitting left capacity stranded at a
           // switch: no plan then.
-          if (level_end != static_cast<size_t>(n_)) throw OutOfBudget{};
+          if (level_end != static_cast<size_t>(n_)) throw Stranded{};
           continue;
         }
         growing = true;
@@ -349,7 +364,7 @@ class Packer {
       for (auto [x, y] : tr.edges) {
         p.parent[y] = x;
         p.routes[y] = paths(x, y);
-        if (p.routes[y].empty()) throw OutOfBudget{};  // an arc whose every expansion loops: no plan
+        if (p.routes[y].empty()) throw Stranded{};  // an arc whose every expansion loops: no plan
       }
       out.trees.push_back(std::move(p));
     }

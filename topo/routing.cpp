@@ -1,5 +1,6 @@
 #include "topo/routing.hpp"
 
+#include <algorithm>
 #include <boost/graph/dijkstra_shortest_paths.hpp>
 #include <boost/graph/filtered_graph.hpp>
 #include <boost/property_map/function_property_map.hpp>
@@ -104,13 +105,13 @@ std::vector<Route> Router::equal_cost_routes(NodeId src, NodeId dst, int limit) 
   return out;
 }
 
-std::vector<std::vector<Route>> Router::switch_routes_from(NodeId src, int limit) const {
+std::vector<std::vector<Route>> Router::switch_routes_from(NodeId src, int limit, Bandwidth min_bandwidth) const {
   const Topology& t = topo_;
   BoostGraph g = detail::boost_view(t);
   // Only links leaving the source or a switch: routes whose interior nodes are all switches.
   auto keep = [&](const BoostEdge& e) {
-    NodeId from = t.link(g[e]).src;
-    return from == src || t.is_switch(from);
+    const Link& k = t.link(g[e]);
+    return (k.src == src || t.is_switch(k.src)) && k.bandwidth >= min_bandwidth;
   };
   boost::filtered_graph<BoostGraph, std::function<bool(const BoostEdge&)>> fg(g, keep);
   const std::vector<Cost> dist = least_costs_over(t, g, fg, src);
@@ -118,7 +119,7 @@ std::vector<std::vector<Route>> Router::switch_routes_from(NodeId src, int limit
   // backwards from each NPU over such links, smallest link ids first, and reverse.
   auto tight = [&](LinkId l) {
     const Link& k = t.link(l);
-    return (k.src == src || t.is_switch(k.src)) && dist[k.src] != kInfinity &&
+    return (k.src == src || t.is_switch(k.src)) && k.bandwidth >= min_bandwidth && dist[k.src] != kInfinity &&
            CostPlus()(dist[k.src], Cost{k.latency, 1}) == dist[k.dst];
   };
   std::vector<std::vector<Route>> out(t.num_npus());
@@ -142,6 +143,43 @@ std::vector<std::vector<Route>> Router::switch_routes_from(NodeId src, int limit
     walk(walk, v);
     std::sort(found.begin(), found.end());
     for (auto& links : found) out[v].push_back(make_route(t, std::move(links)));
+  }
+  return out;
+}
+
+std::vector<std::vector<Route>> Router::quickest_switch_routes_from(NodeId src, Bytes bytes, int limit) const {
+  const Topology& t = topo_;
+  auto cost = [&](const Route& r) { return r.latency + transfer_time(bytes, r.bottleneck); };
+  std::vector<std::vector<Route>> out = switch_routes_from(src, limit);
+  std::vector<Time> least(t.num_npus(), std::numeric_limits<Time>::max());
+  for (NodeId v = 0; v < t.num_npus(); ++v)
+    for (const Route& r : out[v]) least[v] = std::min(least[v], cost(r));
+  // The quickest routes where they beat every least-latency one.
+  std::vector<Bandwidth> widths;
+  for (const Link& k : t.links())
+    if (k.src == src || t.is_switch(k.src)) widths.push_back(k.bandwidth);
+  std::sort(widths.begin(), widths.end());
+  widths.erase(std::unique(widths.begin(), widths.end()), widths.end());
+  std::vector<std::vector<Route>> quicker(t.num_npus());
+  for (size_t i = 1; i < widths.size(); ++i) {  // the narrowest width is every link: done above
+    std::vector<std::vector<Route>> routes = switch_routes_from(src, limit, widths[i]);
+    for (NodeId v = 0; v < t.num_npus(); ++v)
+      for (Route& r : routes[v]) {
+        const Time c = cost(r);
+        if (c > least[v]) continue;
+        if (c < least[v]) {
+          least[v] = c;
+          quicker[v].clear();
+        }
+        const auto same = [&](const Route& x) { return x.links == r.links; };
+        if (static_cast<int>(quicker[v].size()) < limit && std::none_of(out[v].begin(), out[v].end(), same) &&
+            std::none_of(quicker[v].begin(), quicker[v].end(), same))
+          quicker[v].push_back(std::move(r));
+      }
+  }
+  for (NodeId v = 0; v < t.num_npus(); ++v) {
+    out[v].insert(out[v].end(), std::make_move_iterator(quicker[v].begin()), std::make_move_iterator(quicker[v].end()));
+    std::sort(out[v].begin(), out[v].end(), [](const Route& x, const Route& y) { return x.links < y.links; });
   }
   return out;
 }

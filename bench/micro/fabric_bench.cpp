@@ -1,0 +1,121 @@
+// Quality on random heterogeneous switched fabrics (issue: fabric-optimal synthesis). For each of
+// N seeded random fabrics and each collective the flow plan covers, `tenet synth -s 256MiB -k
+// auto` as the CLI runs it (every method and baseline, the fastest kept), verified, and its ratio
+// to the lower bound. Reports the distribution (median, 95th percentile, worst) per collective as
+// counters, and prints the worst cases with their seeds so they can be rerun:
+//   tenet_micro_bench --benchmark_filter=RandomFabrics
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "synth/lower_bound.hpp"
+#include "synth/synthesizer.hpp"
+#include "synth/verify.hpp"
+#include "topo/topology.hpp"
+
+namespace {
+
+using namespace tenet;
+
+// A fabric as clusters are cabled, with the irregularity real ones have: 6-16 NPUs, 1-4 switches
+// joined by a random tree of switch-to-switch links (plus a spare one now and then); every NPU on
+// one or two switches, and some NPU pairs joined directly (NVLink-like). Bandwidths 25-400 GB/s on
+// NPU ports and 50-800 GB/s between switches, latencies 0.1-2 us; every link both ways, each way
+// with its own bandwidth now and then (asymmetric NICs).
+topo::Topology random_fabric(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  auto pick = [&](int lo, int hi) { return lo + static_cast<int>(rng() % static_cast<uint64_t>(hi - lo + 1)); };
+  auto gbps = [&](int lo, int hi) { return Bandwidth{1'000'000'000} * pick(lo, hi); };
+  auto lat = [&] { return Time{100'000} * pick(1, 20); };
+  const int npus = pick(6, 16), switches = pick(1, 4);
+  topo::TopologyBuilder b(fmt::format("random-fabric-{}", seed));
+  std::vector<topo::NodeId> npu, sw;
+  for (int i = 0; i < npus; ++i) npu.push_back(b.add_npu());
+  for (int j = 0; j < switches; ++j) sw.push_back(b.add_switch());
+  auto both = [&](topo::NodeId x, topo::NodeId y, int lo, int hi) {
+    const Bandwidth forward = gbps(lo, hi);
+    const Time latency = lat();
+    b.add_link(x, y, forward, latency);
+    b.add_link(y, x, rng() % 4 == 0 ? gbps(lo, hi) : forward, latency);
+  };
+  for (int j = 1; j < switches; ++j) both(sw[j], sw[rng() % j], 50, 800);
+  if (switches > 2 && rng() % 2) both(sw[0], sw[switches - 1], 50, 800);
+  for (topo::NodeId v : npu) {
+    const int first = pick(0, switches - 1);
+    both(v, sw[first], 25, 400);
+    if (switches > 1 && rng() % 3 == 0) both(v, sw[(first + pick(1, switches - 1)) % switches], 25, 400);
+  }
+  const int direct = pick(0, npus);
+  for (int k = 0; k < direct; ++k) {
+    const topo::NodeId x = npu[rng() % npus], y = npu[rng() % npus];
+    if (x != y) both(x, y, 25, 400);
+  }
+  return b.build();
+}
+
+double percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5))];
+}
+
+struct Case {
+  double ratio;
+  uint64_t seed;
+  synth::CollectiveKind kind;
+  std::string method;
+  int chunks;
+};
+
+void BM_RandomFabrics(benchmark::State& state) {
+  const int fabrics = static_cast<int>(state.range(0));
+  constexpr Bytes kSize = Bytes{256} << 20;
+  const synth::CollectiveKind kinds[] = {synth::CollectiveKind::AllGather, synth::CollectiveKind::ReduceScatter,
+                                         synth::CollectiveKind::AllReduce, synth::CollectiveKind::Broadcast,
+                                         synth::CollectiveKind::Reduce};
+  std::vector<Case> cases;
+  int incorrect = 0;
+  for (auto _ : state) {
+    cases.clear();
+    for (uint64_t seed = 1; seed <= static_cast<uint64_t>(fabrics); ++seed) {
+      const topo::Topology t = random_fabric(seed);
+      for (synth::CollectiveKind kind : kinds) {
+        const synth::ChunkingResult r = synth::synthesize_auto_chunks(t, synth::Collective::over_all(t, kind), kSize);
+        const synth::Algorithm& a = r.algorithm;
+        if (!synth::verify(t, a, {.max_reported = 1, .lower_bound = false}).correct()) ++incorrect;
+        const Time bound = synth::lower_bound(t, a.collective, a.chunk_bytes).total;
+        cases.push_back({static_cast<double>(a.claimed_time) / static_cast<double>(bound), seed, kind, a.method,
+                         r.chunks_per_npu});
+      }
+    }
+  }
+  auto report = [&](const std::string& name, const std::vector<double>& ratios) {
+    state.counters[name + "_median"] = percentile(ratios, 0.5);
+    state.counters[name + "_p95"] = percentile(ratios, 0.95);
+    state.counters[name + "_worst"] = *std::max_element(ratios.begin(), ratios.end());
+  };
+  std::vector<double> all;
+  for (synth::CollectiveKind kind : kinds) {
+    std::vector<double> ratios;
+    for (const Case& c : cases)
+      if (c.kind == kind) ratios.push_back(c.ratio);
+    report(std::string(synth::to_string(kind)), ratios);
+    all.insert(all.end(), ratios.begin(), ratios.end());
+  }
+  report("all", all);
+  state.counters["within_1.02"] =
+      static_cast<double>(std::count_if(all.begin(), all.end(), [](double r) { return r <= 1.02; })) /
+      static_cast<double>(all.size());
+  state.counters["incorrect"] = incorrect;
+  std::sort(cases.begin(), cases.end(), [](const Case& x, const Case& y) { return x.ratio > y.ratio; });
+  fmt::print(stderr, "RandomFabrics: the worst cases (rerun: random_fabric(seed) in bench/micro/fabric_bench.cpp)\n");
+  for (size_t i = 0; i < std::min<size_t>(8, cases.size()); ++i)
+    fmt::print(stderr, "  seed {:3}  {:14}  ratio {:.4f}  k={}  {}\n", cases[i].seed, synth::to_string(cases[i].kind),
+               cases[i].ratio, cases[i].chunks, cases[i].method);
+}
+BENCHMARK(BM_RandomFabrics)->Arg(200)->Unit(benchmark::kSecond)->Iterations(1);
+
+}  // namespace
