@@ -927,11 +927,21 @@ std::vector<Raw> plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, 
   std::vector<Raw> raw;
   raw.reserve(items.size());
   std::map<std::pair<NodeId, ChunkId>, int32_t> brought;
+  // Per tree and NPU, how many chunks each of its routes took: the next goes to the route furthest
+  // below its share.
+  std::map<std::pair<int, NodeId>, std::vector<int>> taken;
   const double per_copy = static_cast<double>(packing.unit) / packing.congestion;
   for (const Item& it : items) {
     const PackedTree& tr = packing.trees[it.tree];
     const auto& routes = tr.routes[it.v];
-    const ChannelId id = g.find(tr.parent[it.v], it.v, routes[it.j % routes.size()]);
+    const auto& shares = tr.shares[it.v];
+    std::vector<int>& counts = taken[{it.tree, it.v}];
+    counts.resize(routes.size(), 0);
+    size_t pick = 0;
+    for (size_t r = 1; r < routes.size(); ++r)
+      if ((counts[r] + 1) / shares[r] < (counts[pick] + 1) / shares[pick]) pick = r;
+    ++counts[pick];
+    const ChannelId id = g.find(tr.parent[it.v], it.v, routes[pick]);
     const Bandwidth rate = std::max<Bandwidth>(1, static_cast<Bandwidth>(per_copy * tr.copies));
     const Time ser = transfer_time(chunk_bytes, rate);
     auto dep = brought.find({tr.parent[it.v], it.chunk});
@@ -964,22 +974,22 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
     return std::nullopt;
   const TreePacking* packing = plan_of(ft, broadcast ? forward.ranks[forward.root] : -1);
   if (!packing) return std::nullopt;
-  // The chunks of each root go to its trees in proportion to their copies.
+  // The chunks of each root go to its trees in proportion to their copies, as seats to parties by
+  // Jefferson's (D'Hondt's) method: each next chunk to the tree whose (chunks + 1) / copies is
+  // least, which makes the slowest tree's chunks / copies (its time at its fluid rate) least. A
+  // tree of one copy among hundreds may get none: rounding to it would make it the slowest.
   const ChunkId chunks = forward.num_chunks();
-  std::vector<int> tree_of(chunks, -1), seen(forward.num_ranks(), 0);
+  std::vector<int> tree_of(chunks, -1), dealt(packing->trees.size(), 0);
   std::vector<std::vector<int>> trees_of(ft.num_npus());
   for (size_t i = 0; i < packing->trees.size(); ++i) trees_of[packing->trees[i].root].push_back(static_cast<int>(i));
   for (ChunkId ch = 0; ch < chunks; ++ch) {
-    const int r = forward.origin(ch);
-    const int64_t slot = static_cast<int64_t>(seen[r]++) * packing->k / forward.chunks_per_npu;  // in [0, k)
-    int64_t below = 0;
-    for (int i : trees_of[forward.ranks[r]]) {
-      below += packing->trees[i].copies;
-      if (slot < below) {
-        tree_of[ch] = i;
-        break;
-      }
-    }
+    int best = -1;
+    for (int i : trees_of[forward.ranks[forward.origin(ch)]])
+      if (best < 0 || int64_t{dealt[i] + 1} * packing->trees[best].copies <
+                          int64_t{dealt[best] + 1} * packing->trees[i].copies)
+        best = i;
+    tree_of[ch] = best;
+    ++dealt[best];
   }
   std::vector<std::tuple<NodeId, NodeId, std::vector<LinkId>>> ways;
   std::set<std::tuple<NodeId, NodeId, std::vector<LinkId>>> distinct;
@@ -1231,8 +1241,8 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
       best.algorithm = std::move(a);
       best.chunks_per_npu = k;
       worse = 0;
-    } else if (++worse == 2) {
-      break;
+    } else if (++worse >= 2 && transfer_estimate(c) > kAutoChunkCheapTransfers) {
+      break;  // small algorithms try every count: their times need not fall steadily
     }
   }
   return best;

@@ -75,9 +75,11 @@ struct ChunkingResult {
 };
 // Picks the chunks per NPU (1, 2, 4, ... up to max_chunks_per_npu) that minimizes the collective
 // time for `total_bytes` (NCCL's size convention, see Collective::chunk_bytes_for): fewer chunks
-// pay less latency, more chunks pipeline better. Stops once doubling stops helping twice, or when
-// the algorithm would have more than about kAutoChunkTransferBudget transfers.
+// pay less latency, more chunks pipeline better. Stops once doubling stops helping twice (unless
+// the algorithm is still small: about kAutoChunkCheapTransfers transfers, where a lucky count can
+// hide a better one further on), or when it would have more than about kAutoChunkTransferBudget.
 inline constexpr int64_t kAutoChunkTransferBudget = int64_t{1} << 23;
+inline constexpr int64_t kAutoChunkCheapTransfers = int64_t{1} << 15;
 // Beyond max_chunks_per_npu, the flow plan's pipelines alone are tried while doubling gains 1 %,
 // up to about this many transfers (a pipeline's fill grows with its trees' depth: a Broadcast down
 // trees 7 deep wants thousands of chunks to come within 1 % of the bound).

@@ -163,6 +163,7 @@ class Packer {
     for (int attempt = 0;; ++attempt) {
       try {
         FlowGraph f = graph(u, k);
+        u_ = u;
         split_.clear();
         path_memo_.clear();
         // 2. Split switches off.
@@ -361,37 +362,50 @@ class Packer {
       p.copies = tr.copies;
       p.parent.assign(n_, -1);
       p.routes.resize(n_);
+      p.shares.resize(n_);
       for (auto [x, y] : tr.edges) {
         p.parent[y] = x;
-        p.routes[y] = paths(x, y);
+        for (auto& [route, share] : paths(x, y)) {
+          p.routes[y].push_back(route);
+          p.shares[y].push_back(share);
+        }
         if (p.routes[y].empty()) throw Stranded{};  // an arc whose every expansion loops: no plan
       }
       out.trees.push_back(std::move(p));
     }
   }
 
-  // The physical routes a logical arc x -> y stands for: its own links, and through each switch it
-  // was split off at, the routes to it and on from it.
-  std::vector<std::vector<LinkId>> paths(int x, int y) {
+  // The physical routes a logical arc x -> y stands for, with the share of its capacity each
+  // carries: its own links (by bandwidth), and through each switch it was split off at (by the
+  // amount split there), the routes to it and on from it (their shares multiplied).
+  using Weighted = std::vector<std::pair<std::vector<LinkId>, double>>;
+  Weighted paths(int x, int y) {
     auto memo = path_memo_.find({x, y});
     if (memo != path_memo_.end()) return memo->second;
     path_memo_[{x, y}] = {};  // while expanding: a cycle back here finds no route
-    std::vector<std::vector<LinkId>> out;
+    Weighted out;
+    double total = 0;
     if (auto it = links_.find({x, y}); it != links_.end())
-      for (LinkId l : it->second) out.push_back({l});
+      for (LinkId l : it->second) {
+        out.push_back({{l}, u_ * static_cast<double>(t_.link(l).bandwidth) / static_cast<double>(unit_)});
+        total += out.back().second;
+      }
     if (auto it = split_.find({x, y}); it != split_.end())
       for (const auto& [w, amount] : it->second) {
-        const auto first = paths(x, w), second = paths(w, y);
-        for (const auto& a : first)
-          for (const auto& b : second) {
+        const Weighted first = paths(x, w), second = paths(w, y);
+        for (const auto& [a, share_a] : first)
+          for (const auto& [b, share_b] : second) {
             if (out.size() >= 32) break;
             std::vector<LinkId> route = a;
             route.insert(route.end(), b.begin(), b.end());
             // A route is a path: no link twice.
             std::set<LinkId> seen(route.begin(), route.end());
-            if (seen.size() == route.size()) out.push_back(std::move(route));
+            if (seen.size() != route.size()) continue;
+            out.push_back({std::move(route), static_cast<double>(amount) * share_a * share_b});
+            total += out.back().second;
           }
       }
+    for (auto& [route, share] : out) share = total > 0 ? share / total : 1.0 / static_cast<double>(out.size());
     path_memo_[{x, y}] = out;
     return out;
   }
@@ -402,9 +416,10 @@ class Packer {
   std::vector<std::pair<std::pair<int, int>, Cap>> base_;
   std::map<std::pair<int, int>, std::vector<LinkId>> links_;
   std::map<std::pair<int, int>, std::map<int, Cap>> split_;
-  std::map<std::pair<int, int>, std::vector<std::vector<LinkId>>> path_memo_;
+  std::map<std::pair<int, int>, Weighted> path_memo_;
   std::vector<NodeId> roots_;
   int64_t flows_ = 0;
+  double u_ = 0;  // the capacities' scale: a link of b units has capacity U b
   Bandwidth unit_ = 0;
   Bandwidth largest_ = 0;  // the largest capacity in units
 };

@@ -32,8 +32,11 @@ struct PackedTree {
   int copies = 0;               // how many of the root's k tree units it is: in the fluid optimum it
                                 // streams at copies x unit / U on every arc
   std::vector<NodeId> parent;   // per NPU, -1 at the root
-  // Per NPU v other than the root: the physical routes from parent[v] to v the tree may use.
+  // Per NPU v other than the root: the physical routes from parent[v] to v the tree may use, and
+  // the share of the arc's capacity each stands for (the splits that made it, summing to 1): a
+  // tree's chunks take them in those proportions.
   std::vector<std::vector<std::vector<LinkId>>> routes;
+  std::vector<std::vector<double>> shares;
 };
 
 struct TreePacking {
