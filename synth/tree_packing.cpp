@@ -158,8 +158,9 @@ class Packer {
       }
     }
     // Splitting at the exact optimum can leave capacity stranded at a switch (the splitting is
-    // greedy, switch by switch) so that some tree cannot span; a little more capacity usually
-    // frees it: 0.1 %, 0.2 %, 0.4 %, 0.8 %, then no plan.
+    // greedy, switch by switch) so that some tree cannot span. Then the splits are checked
+    // directly (every NPU's max-flow) instead of by ForestColl's pairwise conditions, and then a
+    // little more capacity is given: 0.1 %, 0.2 %, 0.4 %, 0.8 %; then no plan.
     for (int attempt = 0;; ++attempt) {
       try {
         FlowGraph f = graph(u, k);
@@ -167,7 +168,7 @@ class Packer {
         split_.clear();
         path_memo_.clear();
         // 2. Split switches off.
-        split_switches(f, k);
+        split_switches(f, k, /*direct=*/attempt == 1);
         for (int w = n_; w <= nodes_; ++w) f.isolate(w);  // switches and the super source
         // 3. Trees.
         TreePacking out;
@@ -178,8 +179,8 @@ class Packer {
         out.max_flows = flows_;
         return out;
       } catch (const Stranded&) {
-        if (attempt == 3) throw;
-        u *= 1 + 1e-3 * (1 << attempt);
+        if (attempt == 5) throw;
+        if (attempt >= 1) u *= 1 + 1e-3 * (1 << (attempt - 1));
       }
     }
   }
@@ -209,9 +210,33 @@ class Packer {
     }
   }
 
+  // The most of (u -> w, w -> t), at most `most`, that can be split off into u -> t with every
+  // NPU still receiving `need` from the source: checked directly, a max-flow per NPU per step of a
+  // binary search (the fallback when the pairwise conditions below leave capacity stranded).
+  Cap largest_direct_split(FlowGraph& f, int u, int w, int t, Cap most, Cap need) {
+    auto fits = [&](Cap m) {
+      f.set_capacity(u, w, f.capacity(u, w) - m);
+      f.set_capacity(w, t, f.capacity(w, t) - m);
+      if (u != t) f.set_capacity(u, t, f.capacity(u, t) + m);
+      bool ok = true;
+      for (int v = 0; v < n_ && ok; ++v) ok = flow(f, nodes_, v) >= need;
+      f.set_capacity(u, w, f.capacity(u, w) + m);
+      f.set_capacity(w, t, f.capacity(w, t) + m);
+      if (u != t) f.set_capacity(u, t, f.capacity(u, t) - m);
+      return ok;
+    };
+    if (most <= 0 || fits(most)) return std::max<Cap>(most, 0);
+    Cap lo = 0, hi = most;  // fits(lo), not fits(hi)
+    while (hi - lo > 1) {
+      const Cap mid = lo + (hi - lo) / 2;
+      (fits(mid) ? lo : hi) = mid;
+    }
+    return lo;
+  }
+
   // ForestColl's removeSwitchNodes: for each switch w, in-neighbour u and out-neighbour t, split
   // off as much of (u -> w, w -> t) into u -> t as keeps every NPU's connectivity from the source.
-  void split_switches(FlowGraph& f, int k) {
+  void split_switches(FlowGraph& f, int k, bool direct) {
     const int s = nodes_;
     const Cap need = this->need(k);
     // A switch already split (done) takes no arc again: what it could not split is lost capacity.
@@ -235,6 +260,9 @@ class Packer {
           if (f.capacity(u, w) == 0) break;
           if (t == s || done[t] || f.capacity(w, t) == 0) continue;
           Cap m = std::min({f.capacity(u, w), f.capacity(w, t), t == u ? f.capacity(u, w) : share});
+          if (direct) {
+            m = largest_direct_split(f, u, w, t, m, need);
+          } else {
           // (a) u must still reach w: flow u -> w with u -> s, u -> t and every other NPU -> w free.
           const Cap ut = f.capacity(u, t);
           f.set_capacity(u, s, kInf);
@@ -264,6 +292,7 @@ class Packer {
             f.set_capacity(w, s, 0);
           }
           if (u != t) f.set_capacity(u, t, ut);
+          }
           if (m <= 0) continue;
           progress = true;
           if (u != t) split_[{u, t}][w] += m;

@@ -77,5 +77,35 @@ TEST(Routing, DeterministicAcrossCalls) {
   EXPECT_EQ(r.equal_cost_routes(0, 15, 100).size(), 4u);  // one per spine
 }
 
+// NPU 0 reaches NPU 1 through sw0 on a thin 36 GB/s link (1 us in all) or through sw1 on 200 GB/s
+// links (2.4 us): for 1 KiB the least-latency route alone is quickest; for 32 MiB the wide route
+// (168 us against 932 us) joins it, and a route that only adds latency never does.
+TEST(Routing, QuickestRoutesJoinTheLeastLatencyOnesForLargeMessages) {
+  TopologyBuilder b;
+  b.add_npu();
+  b.add_npu();
+  const NodeId sw0 = b.add_switch(), sw1 = b.add_switch(), sw2 = b.add_switch();
+  b.add_link(0, sw0, 36'000'000'000, 500'000);
+  b.add_link(sw0, 1, 200'000'000'000, 500'000);
+  b.add_link(0, sw1, 200'000'000'000, 1'400'000);
+  b.add_link(sw1, 1, 200'000'000'000, 1'000'000);
+  b.add_link(0, sw2, 36'000'000'000, 2'000'000);  // slower and as thin as sw0's: never
+  b.add_link(sw2, 1, 36'000'000'000, 2'000'000);
+  b.add_link(1, 0, 1'000'000'000, 1'000'000);  // the way back, which the routes from 0 never use
+  const Topology t = b.build();
+  const Router r(t);
+  const auto small = r.quickest_switch_routes_from(0, 1024, 8);
+  ASSERT_EQ(small[1].size(), 1u);
+  EXPECT_EQ(small[1][0].latency, 1'000'000);
+  const auto large = r.quickest_switch_routes_from(0, Bytes{32} << 20, 8);
+  ASSERT_EQ(large[1].size(), 2u);
+  EXPECT_EQ(large[1][0].latency + large[1][1].latency, 1'000'000 + 2'400'000);
+  for (const Route& route : large[1]) EXPECT_NE(route.latency, 4'000'000);
+  // The narrow-link filter: over links of at least 200 GB/s only the wide route is left.
+  const auto wide = r.switch_routes_from(0, 8, 200'000'000'000);
+  ASSERT_EQ(wide[1].size(), 1u);
+  EXPECT_EQ(wide[1][0].bottleneck, 200'000'000'000);
+}
+
 }  // namespace
 }  // namespace tenet::topo
