@@ -38,7 +38,7 @@ collectives: [all-reduce, all-gather, reduce-scatter, all-to-all]
 sizes: [1MiB, 16MiB, 256MiB, 1GiB]
 algorithms: all
 chunks: [auto]
-restarts: 2
+restarts: 1
 networks: []
 quick:
   topologies: [ring:8, torus2d:4x4, switch:8, "nvcluster:2x8,net=rail"]
