@@ -882,8 +882,6 @@ const TreePacking* plan_of(const topo::Topology& t, NodeId root = -1) {
   return it->second ? &*it->second : nullptr;
 }
 
-// The forward problem of `c` run on `ft` (t or its reverse), under the flow plan when `planned`.
-// Nothing when planned but no plan applies (a subset of NPUs, not a spread, no plan found).
 using Method = SynthMethod;
 
 // The flow plan's trees as pipelines: every tree streams its chunks down its arcs at its fluid
@@ -926,16 +924,18 @@ std::vector<Raw> plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, 
   });
   std::vector<Raw> raw;
   raw.reserve(items.size());
-  std::map<std::pair<NodeId, ChunkId>, int32_t> brought;
+  // Per NPU and chunk, the transfer that brought it there, or -1.
+  const size_t chunks = tree_of.size();
+  std::vector<int32_t> brought(static_cast<size_t>(n) * chunks, -1);
   // Per tree and NPU, how many chunks each of its routes took: the next goes to the route furthest
   // below its share.
-  std::map<std::pair<int, NodeId>, std::vector<int>> taken;
+  std::vector<std::vector<int>> taken(packing.trees.size() * static_cast<size_t>(n));
   const double per_copy = static_cast<double>(packing.unit) / packing.congestion;
   for (const Item& it : items) {
     const PackedTree& tr = packing.trees[it.tree];
     const auto& routes = tr.routes[it.v];
     const auto& shares = tr.shares[it.v];
-    std::vector<int>& counts = taken[{it.tree, it.v}];
+    std::vector<int>& counts = taken[static_cast<size_t>(it.tree) * n + it.v];
     counts.resize(routes.size(), 0);
     size_t pick = 0;
     for (size_t r = 1; r < routes.size(); ++r)
@@ -944,18 +944,19 @@ std::vector<Raw> plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, 
     const ChannelId id = g.find(tr.parent[it.v], it.v, routes[pick]);
     const Bandwidth rate = std::max<Bandwidth>(1, static_cast<Bandwidth>(per_copy * tr.copies));
     const Time ser = transfer_time(chunk_bytes, rate);
-    auto dep = brought.find({tr.parent[it.v], it.chunk});
+    const int32_t dep = brought[static_cast<size_t>(tr.parent[it.v]) * chunks + it.chunk];
     // The fluid start, but never before the chunk has arrived (the reversal orders by these times).
     Time start = static_cast<Time>(it.key * static_cast<double>(ser) * tr.copies);
-    if (dep != brought.end()) start = std::max(start, raw[dep->second].end);
-    raw.push_back({it.chunk, id, start, start + ser + (g[id].duration - transfer_time(chunk_bytes, g[id].rate)),
-                   dep == brought.end() ? -1 : dep->second,
+    if (dep >= 0) start = std::max(start, raw[dep].end);
+    raw.push_back({it.chunk, id, start, start + ser + (g[id].duration - transfer_time(chunk_bytes, g[id].rate)), dep,
                    rate < g[id].rate ? rate : 0, static_cast<uint16_t>(1 + it.tree % 65535)});
-    brought[{it.v, it.chunk}] = static_cast<int32_t>(raw.size()) - 1;
+    brought[static_cast<size_t>(it.v) * chunks + it.chunk] = static_cast<int32_t>(raw.size()) - 1;
   }
   return raw;
 }
 
+// The forward problem of `c` run on `ft` (t or its reverse), under the flow plan when `planned`.
+// Nothing when planned but no plan applies (a subset of NPUs, not a spread, no plan found).
 std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
                                          const SynthOptions& o, Method method, bool last_first = false) {
   const bool planned = method != Method::Matcher;
@@ -1149,7 +1150,11 @@ void for_each_baseline(const topo::Topology& t, const Collective& c,
   }
 }
 
-int64_t transfer_estimate(const Collective& c);
+// About how many transfers an algorithm for `c` has: every chunk crossing to every other rank
+// (twice for All-Reduce).
+int64_t transfer_estimate(const Collective& c) {
+  return c.num_chunks() * static_cast<int64_t>(c.num_ranks() - 1) * (c.kind == CollectiveKind::AllReduce ? 2 : 1);
+}
 
 // Whether the baselines may still beat `best` by more than it costs to build them (see
 // SynthOptions::baselines).
@@ -1218,11 +1223,6 @@ Algorithm synthesize_restarts(const topo::Topology& t, const Collective& c, Byte
   return std::move(*results[best]);
 }
 
-// About how many transfers an algorithm for `c` has: every chunk crossing to every other rank
-// (twice for All-Reduce).
-int64_t transfer_estimate(const Collective& c) {
-  return c.num_chunks() * static_cast<int64_t>(c.num_ranks() - 1) * (c.kind == CollectiveKind::AllReduce ? 2 : 1);
-}
 
 }  // namespace
 
