@@ -18,7 +18,7 @@ PACKAGES=(
   libboost-graph-dev liblemon-dev
   libprotobuf-dev protobuf-compiler
   libfmt-dev libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libpugixml-dev
-  gnuplot-nox
+  gnuplot-nox jq
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 

@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "bench/table.hpp"
@@ -20,6 +21,7 @@
 #include "synth/producers.hpp"
 #include "synth/verify.hpp"
 #include "topo/error.hpp"
+#include "topo/generators.hpp"
 #include "topo/io.hpp"
 
 namespace tenet::bench {
@@ -133,26 +135,60 @@ std::optional<double> mean_of(const Samples& samples, const std::string& topolog
   return geomean(cell->second);
 }
 
+// Every algorithm the suite runs, in a fixed order: tenet, then the baselines as the suite's
+// collectives list them. Columns and plot colours follow it, whatever ran first.
+std::vector<std::string> algorithm_order(const Suite& s) {
+  std::vector<std::string> out{"tenet"};
+  for (synth::CollectiveKind k : s.collectives)
+    for (const std::string& a : algorithms_for(s, k))
+      if (std::find(out.begin(), out.end(), a) == out.end()) out.push_back(a);
+  return out;
+}
+
 // Tenet's speed-up over every baseline, per topology (in suite order) and baseline name.
 struct SpeedUps {
-  std::vector<std::string> baselines;  // in first-seen order
+  std::vector<std::string> baselines;  // in algorithm_order
   Samples per_topology;
 };
 
-SpeedUps speed_ups(const std::vector<Result>& results) {
+SpeedUps speed_ups(const Suite& suite, const std::vector<Result>& results) {
   SpeedUps s;
   std::map<std::string, const Result*> tenet;  // by case
   for (const Result& r : results)
     if (r.algorithm == "tenet" && r.ok()) tenet[case_key(r)] = &r;
+  std::set<std::string> seen;
   for (const Result& r : results) {
     if (r.algorithm == "tenet" || !r.ok()) continue;
-    if (std::find(s.baselines.begin(), s.baselines.end(), r.algorithm) == s.baselines.end())
-      s.baselines.push_back(r.algorithm);
+    seen.insert(r.algorithm);
     auto it = tenet.find(case_key(r));
     if (it == tenet.end() || it->second->time <= 0) continue;
     s.per_topology[r.topology][r.algorithm].push_back(static_cast<double>(r.time) / static_cast<double>(it->second->time));
   }
+  for (const std::string& a : algorithm_order(suite))
+    if (a != "tenet" && seen.count(a)) s.baselines.push_back(a);
+  for (const Result& r : results)  // an algorithm the suite does not list (cannot happen today)
+    if (seen.count(r.algorithm) && std::find(s.baselines.begin(), s.baselines.end(), r.algorithm) == s.baselines.end())
+      s.baselines.push_back(r.algorithm);
   return s;
+}
+
+// What plots and headings call a topology: its name when the suite gave a file path (not
+// "../topologies/leaf-spine.json"), else the label (a spec, a preset, an inline topology's name).
+std::string display_name(const SuiteTopology& t) {
+  const std::filesystem::path p(t.label);
+  const bool path_like = t.label.find('/') != std::string::npos ||
+                         (p.has_extension() && !topo::looks_like_spec(t.label));
+  return path_like ? t.topology.name() : t.label;
+}
+
+// An algorithm's colour, the same in every plot (its place in algorithm_order).
+std::string colour_of(const Suite& suite, const std::string& algorithm) {
+  static constexpr const char* kPalette[] = {"#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
+                                             "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#637939"};
+  const std::vector<std::string> order = algorithm_order(suite);
+  const auto it = std::find(order.begin(), order.end(), algorithm);
+  const size_t i = it == order.end() ? order.size() : static_cast<size_t>(it - order.begin());
+  return kPalette[i % std::size(kPalette)];
 }
 
 // Minimal RFC 4180 reader for results.csv (quoted cells, doubled quotes).
@@ -193,18 +229,18 @@ const std::vector<std::string> kColumns{"topology", "npus", "collective", "size_
                                         "status", "time_ps", "lower_bound_ps", "ratio_to_bound", "busbw_GBps",
                                         "build_s", "transfers", "note"};
 
-// A clustered bar chart: a group per topology, a bar per column, each the geometric mean of
-// its values; writes <name>.dat and appends the plot to the gnuplot script `gp`.
+// A clustered bar chart: a group per topology, a bar per column (coloured as everywhere), each the
+// geometric mean of its values; writes <name>.dat and appends the plot to the gnuplot script `gp`.
 void bar_chart(const Suite& suite, const std::filesystem::path& plots, std::string& gp, const std::string& name,
                const std::string& title, const std::string& ylabel, const std::string& yrange,
-               const std::vector<std::string>& columns,
-               const Samples& values) {
+               const std::vector<std::string>& columns, const Samples& values, const std::string& comment = "") {
   if (columns.empty()) return;
-  std::string data = "topology";
+  std::string data = comment.empty() ? "" : "# " + comment + "\n";
+  data += "topology";
   for (const std::string& c : columns) data += fmt::format(" \"{}\"", c);
   data += "\n";
   for (const SuiteTopology& topo : suite.topologies) {
-    data += fmt::format("\"{}\"", topo.label);
+    data += fmt::format("\"{}\"", display_name(topo));
     for (const std::string& c : columns) {
       const auto mean = mean_of(values, topo.label, c);
       data += mean ? fmt::format(" {:.4f}", *mean) : " ?";
@@ -213,11 +249,14 @@ void bar_chart(const Suite& suite, const std::filesystem::path& plots, std::stri
   }
   topo::write_file_atomically((plots / (name + ".dat")).string(), data);
   gp += fmt::format(
-      "\nset output '{0}.svg'\nset title '{1}' noenhanced\nset style data histograms\n"
+      "\nset output '{0}.svg'\nset title \"{1}\" noenhanced\nset style data histograms\n"
       "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\nset xtics rotate by -30 noenhanced\n"
-      "set xlabel ''\nset ylabel '{2}'\nset yrange {3}\nset key outside right noenhanced\n"
-      "plot for [i=2:{4}] '{0}.dat' using i:xtic(1) title columnheader(i)\n",
-      name, title, ylabel, yrange, columns.size() + 1);
+      "set xlabel ''\nset ylabel '{2}'\nset yrange {3}\nset key outside right noenhanced\nplot ",
+      name, title, ylabel, yrange);
+  for (size_t i = 0; i < columns.size(); ++i)
+    gp += fmt::format("{}'{}.dat' using {}:xtic(1) lc rgb '{}' title columnheader({})", i ? ", \\\n     " : "", name,
+                      i + 2, colour_of(suite, columns[i]), i + 2);
+  gp += "\nset yrange [*:*]\nset xtics norotate autofreq\n";
 }
 
 }  // namespace
@@ -289,12 +328,12 @@ std::string results_csv(const Suite& suite, const std::vector<Result>& results) 
 }
 
 std::string summary_markdown(const Suite& suite, const std::vector<Result>& results) {
-  const SpeedUps su = speed_ups(results);
+  const SpeedUps su = speed_ups(suite, results);
   std::vector<std::string> header{"topology"};
   for (const std::string& b : su.baselines) header.push_back("vs " + b);
   Table t(header);
   for (const SuiteTopology& topo : suite.topologies) {
-    std::vector<std::string> row{topo.label};
+    std::vector<std::string> row{display_name(topo)};
     for (const std::string& b : su.baselines) {
       const auto mean = mean_of(su.per_topology, topo.label, b);
       row.push_back(mean ? fmt::format("{:.2f}x", *mean) : "n/a");
@@ -305,10 +344,14 @@ std::string summary_markdown(const Suite& suite, const std::vector<Result>& resu
 }
 
 std::string report_markdown(const Suite& suite, const std::vector<Result>& results) {
-  const SpeedUps su = speed_ups(results);
+  const SpeedUps su = speed_ups(suite, results);
   std::string out = fmt::format("# Tenet benchmark: {}\n\n", suite.name);
   out += "Times under the pipelined link cost model. Speed-up = the baseline's time / the synthesizer's "
-         "(above 1: tenet is faster); n/a = the baseline does not apply. Every algorithm was verified.\n\n";
+         "(above 1: tenet is faster); n/a = the baseline does not apply. busbw is nccl-tests' bus bandwidth "
+         "(algbw times 2(p-1)/p for All-Reduce, (p-1)/p for All-Gather, Reduce-Scatter and All-to-All).";
+  if (!suite.networks.empty())
+    out += " `sim <network>` columns: the synthesizer's algorithm replayed on that simulator backend.";
+  out += " Every algorithm was verified.\n\n";
   out += "## Summary: the synthesizer's geometric-mean speed-up\n\n" + summary_markdown(suite, results) + "\n";
   std::vector<std::string> failures;
   for (const Result& r : results)
@@ -318,7 +361,8 @@ std::string report_markdown(const Suite& suite, const std::vector<Result>& resul
   if (!failures.empty()) out += "## Failures\n\n" + fmt::format("{}\n\n", fmt::join(failures, "\n"));
 
   for (const SuiteTopology& topo : suite.topologies) {
-    std::vector<std::string> header{"collective", "size", "chunks/NPU", "lower bound", "tenet", "tenet / bound"};
+    std::vector<std::string> header{"collective", "size", "chunks/NPU", "lower bound", "tenet", "tenet / bound", "tenet busbw"};
+    for (sim::NetworkKind n : suite.networks) header.push_back(fmt::format("sim {}", sim::to_string(n)));
     for (const std::string& b : su.baselines) header.push_back(b);
     Table t(header);
     std::map<std::string, std::map<std::string, const Result*>> by_case;
@@ -337,7 +381,10 @@ std::string report_markdown(const Suite& suite, const std::vector<Result>& resul
       std::vector<std::string> row{std::string(synth::to_string(any.collective)), format_bytes(any.size),
                                    any.chunks_label(), tenet ? format_time(tenet->bound) : "",
                                    tenet ? format_time(tenet->time) : (it != algs.end() ? it->second->status : "-"),
-                                   tenet ? fmt::format("{:.3f}", tenet->ratio()) : ""};
+                                   tenet ? fmt::format("{:.3f}", tenet->ratio()) : "",
+                                   tenet ? format_bandwidth(static_cast<Bandwidth>(tenet->busbw)) : ""};
+      for (size_t n = 0; n < suite.networks.size(); ++n)
+        row.push_back(tenet && n < tenet->simulated.size() ? format_time(tenet->simulated[n]) : "");
       for (const std::string& b : su.baselines) {
         auto bt = algs.find(b);
         if (bt == algs.end() || bt->second->status == "not-applicable")
@@ -351,16 +398,45 @@ std::string report_markdown(const Suite& suite, const std::vector<Result>& resul
       }
       t.add_row(std::move(row));
     }
-    std::vector<std::string> mean{"geometric mean", "", "", "", "", ""};
+    std::vector<std::string> mean(header.size() - su.baselines.size(), "");
+    mean[0] = "geometric mean";
     for (const std::string& b : su.baselines) {
       const auto m = mean_of(su.per_topology, topo.label, b);
       mean.push_back(m ? fmt::format("{:.2f}x", *m) : "n/a");
     }
     t.add_row(std::move(mean));
-    out += fmt::format("## {} ({} NPUs)\n\n", topo.label, topo.topology.num_npus()) + t.markdown() + "\n";
+    const std::string heading = display_name(topo) == topo.label ? topo.label : fmt::format("{} ({})", display_name(topo), topo.label);
+    out += fmt::format("## {} ({} NPUs)\n\n", heading, topo.topology.num_npus()) + t.markdown() + "\n";
   }
   return out;
 }
+
+namespace {
+
+// gnuplot's x tics at the suite's sizes, written as people write them ("1 MiB", not 1x10^6).
+std::string size_tics(const Suite& suite) {
+  std::vector<std::string> tics;
+  for (Bytes b : suite.sizes) tics.push_back(fmt::format("\"{}\" {}", format_bytes(b), b));
+  return fmt::format("set xtics ({})\n", fmt::join(tics, ", "));
+}
+
+// One line chart over sizes: column 2 of `name`.dat is the bound (dashed black), then one
+// column per algorithm in its colour.
+void size_chart(const Suite& suite, std::string& gp, const std::string& name, const std::string& output,
+                const std::string& title, const std::string& ylabel, bool log_y, const std::string& bound_title,
+                const std::vector<std::string>& algs) {
+  gp += fmt::format("\nset output '{}.svg'\nset title \"{}\" noenhanced\n{}\nset xlabel 'size'\nset ylabel '{}'\n"
+                    "set key {} noenhanced\n{}",
+                    output, title, log_y ? "set logscale xy" : "set logscale x\nset yrange [0:*]", ylabel,
+                    log_y ? "left top" : "right bottom", size_tics(suite));
+  gp += fmt::format("plot '{}.dat' using 1:2 with lines dt 2 lw 2 lc rgb '#000000' title '{}'", name, bound_title);
+  for (size_t i = 0; i < algs.size(); ++i)
+    gp += fmt::format(", \\\n     '{}.dat' using 1:{} with linespoints pt 7 lw 2 lc rgb '{}' title '{}'", name, i + 3,
+                      colour_of(suite, algs[i]), algs[i]);
+  gp += "\nunset logscale\nset yrange [*:*]\nset xtics autofreq\n";
+}
+
+}  // namespace
 
 bool write_plots(const Suite& suite, const std::vector<Result>& results, const std::string& dir) {
   const std::filesystem::path plots = std::filesystem::path(dir) / "plots";
@@ -370,48 +446,99 @@ bool write_plots(const Suite& suite, const std::vector<Result>& results, const s
       "set terminal svg size 900,520 dynamic enhanced font 'sans,11' background rgb 'white'\n"
       "set datafile missing '?'\n"
       "set grid\n";
-  // Time versus size, one line per algorithm, for each topology and collective.
+  // File names from the topologies' display names, made unique.
+  std::map<std::string, std::string> file_of;  // label -> slug
+  std::set<std::string> used;
+  for (const SuiteTopology& topo : suite.topologies) {
+    std::string base = slug(display_name(topo)), name = base;
+    for (int i = 2; used.count(name); ++i) name = fmt::format("{}-{}", base, i);
+    used.insert(name);
+    file_of[topo.label] = name;
+  }
+  // Time and busbw versus size, a line per algorithm and the lower bound, for each topology,
+  // collective and chunk count.
   for (const SuiteTopology& topo : suite.topologies)
-    for (synth::CollectiveKind k : suite.collectives) {
-      std::vector<std::string> algs;
-      std::map<Bytes, std::map<std::string, double>> points;
-      for (const Result& r : results) {
-        if (r.topology != topo.label || r.collective != k || !r.ok() || r.chunks != suite.chunks.front()) continue;
-        if (std::find(algs.begin(), algs.end(), r.algorithm) == algs.end()) algs.push_back(r.algorithm);
-        points[r.size][r.algorithm] = static_cast<double>(r.time) / 1e6;  // us
+    for (synth::CollectiveKind k : suite.collectives)
+      for (int chunks : suite.chunks) {
+        std::vector<std::string> algs;
+        std::map<Bytes, std::map<std::string, const Result*>> points;
+        std::map<Bytes, Time> bound;
+        for (const Result& r : results) {
+          if (r.topology != topo.label || r.collective != k || !r.ok() || r.chunks != chunks) continue;
+          points[r.size][r.algorithm] = &r;
+          if (!bound.count(r.size) || r.algorithm == "tenet") bound[r.size] = r.bound;
+        }
+        for (const std::string& a : algorithm_order(suite))
+          for (const auto& [size, by_alg] : points)
+            if (by_alg.count(a) && std::find(algs.begin(), algs.end(), a) == algs.end()) algs.push_back(a);
+        if (algs.empty()) continue;
+        const int ranks = topo.topology.num_npus();
+        const double factor = synth::bus_bandwidth_factor(k, ranks);
+        const std::string chunk_label = chunks == 0 ? "auto" : std::to_string(chunks);
+        const std::string name = fmt::format("{}-{}-k{}", file_of[topo.label], synth::to_string(k), chunk_label);
+        std::string time_data = "size_bytes \"lower bound\"", busbw_data = "size_bytes \"bound\"";
+        for (const std::string& a : algs) {
+          time_data += fmt::format(" \"{}\"", a);
+          busbw_data += fmt::format(" \"{}\"", a);
+        }
+        time_data += "\n";
+        busbw_data += "\n";
+        for (const auto& [size, by_alg] : points) {
+          const double bound_s = static_cast<double>(bound[size]) / static_cast<double>(kPicosPerSecond);
+          time_data += fmt::format("{} {:.6g}", size, static_cast<double>(bound[size]) / 1e6);
+          busbw_data += fmt::format("{} {:.6g}", size, bound_s > 0 ? static_cast<double>(size) / bound_s * factor / 1e9 : 0.0);
+          for (const std::string& a : algs) {
+            auto it = by_alg.find(a);
+            time_data += it != by_alg.end() ? fmt::format(" {:.6g}", static_cast<double>(it->second->time) / 1e6) : " ?";
+            busbw_data += it != by_alg.end() ? fmt::format(" {:.6g}", it->second->busbw / 1e9) : " ?";
+          }
+          time_data += "\n";
+          busbw_data += "\n";
+        }
+        topo::write_file_atomically((plots / (name + ".dat")).string(), time_data);
+        topo::write_file_atomically((plots / (name + "-busbw.dat")).string(), busbw_data);
+        const std::string what = fmt::format("{}: {} ({} chunk{} per NPU)", display_name(topo), synth::to_string(k),
+                                             chunk_label, chunks == 1 ? "" : "s");
+        size_chart(suite, gp, name, "time-" + name, what, "collective time (us)", true, "lower bound", algs);
+        size_chart(suite, gp, name + "-busbw", "busbw-" + name, what + ", bus bandwidth", "busbw (GB/s)", false,
+                   "bus bandwidth at the lower bound", algs);
       }
-      if (algs.empty()) continue;
-      const std::string name = slug(topo.label) + "-" + std::string(synth::to_string(k));
-      std::string data = "size_bytes";
-      for (const std::string& a : algs) data += fmt::format(" \"{}\"", a);
-      data += "\n";
-      for (const auto& [size, by_alg] : points) {
-        data += std::to_string(size);
-        for (const std::string& a : algs) data += by_alg.count(a) ? fmt::format(" {:.6g}", by_alg.at(a)) : " ?";
-        data += "\n";
-      }
-      topo::write_file_atomically((plots / (name + ".dat")).string(), data);
-      gp += fmt::format(
-          "\nset output 'time-{0}.svg'\nset title \"{1}: {2} ({3} chunks per NPU)\" noenhanced\n"
-          "set logscale xy\nset xlabel 'size (bytes)'\nset ylabel 'collective time (us)'\nset key left top noenhanced\n"
-          "plot for [i=2:{4}] '{0}.dat' using 1:i with linespoints title columnheader(i)\nunset logscale\n",
-          name, topo.label, synth::to_string(k), suite.chunks.front() == 0 ? std::string("auto") : std::to_string(suite.chunks.front()),
-          algs.size() + 1);
-    }
-  // Speed-up bars: the geometric mean per topology and baseline.
-  const SpeedUps su = speed_ups(results);
+  // Speed-up bars: the geometric mean per topology and baseline (each over the cases both ran).
+  const SpeedUps su = speed_ups(suite, results);
   bar_chart(suite, plots, gp, "speedup", "Synthesized vs baselines: geometric-mean speed-up", "speed-up of tenet (x)",
             "[0:*]", su.baselines, su.per_topology);
-  // Percent of the lower bound each algorithm reaches (geometric mean over a topology's cases).
-  std::vector<std::string> algs;
-  Samples pct;
-  for (const Result& r : results) {
-    if (!r.ok() || r.time <= 0) continue;
-    if (std::find(algs.begin(), algs.end(), r.algorithm) == algs.end()) algs.push_back(r.algorithm);
-    pct[r.topology][r.algorithm].push_back(100.0 * static_cast<double>(r.bound) / static_cast<double>(r.time));
+  // Percent of the lower bound, per collective: on each topology, only the cases that every
+  // algorithm shown for it ran, so that the bars compare the same work.
+  for (synth::CollectiveKind k : suite.collectives) {
+    Samples pct;
+    std::vector<std::string> shown;
+    size_t compared = 0;
+    for (const SuiteTopology& topo : suite.topologies) {
+      std::map<std::string, std::map<std::string, const Result*>> by_alg;  // algorithm -> case -> result
+      std::set<std::string> cases;
+      for (const Result& r : results)
+        if (r.topology == topo.label && r.collective == k && r.ok() && r.time > 0) {
+          by_alg[r.algorithm][case_key(r)] = &r;
+          cases.insert(case_key(r));
+        }
+      std::set<std::string> common = cases;
+      for (const auto& [alg, by_case] : by_alg)
+        for (auto it = common.begin(); it != common.end();) it = by_case.count(*it) ? std::next(it) : common.erase(it);
+      compared += common.size();
+      for (const auto& [alg, by_case] : by_alg)
+        for (const std::string& c : common) {
+          const Result& r = *by_case.at(c);
+          pct[topo.label][alg].push_back(100.0 * static_cast<double>(r.bound) / static_cast<double>(r.time));
+        }
+    }
+    for (const std::string& a : algorithm_order(suite))
+      for (const auto& [topology, by_alg] : pct)
+        if (by_alg.count(a) && std::find(shown.begin(), shown.end(), a) == shown.end()) shown.push_back(a);
+    bar_chart(suite, plots, gp, fmt::format("bound-{}", synth::to_string(k)),
+              fmt::format("{}: percent of the lower bound (geometric mean over common cases)", synth::to_string(k)),
+              "lower bound / time (%)", "[0:105]", shown, pct,
+              fmt::format("{} cases in all, each run by every algorithm of its topology", compared));
   }
-  bar_chart(suite, plots, gp, "bound", "Percent of the lower bound reached (geometric mean; 100 = optimal)",
-            "lower bound / time (%)", "[0:105]", algs, pct);
   topo::write_file_atomically((plots / "plots.gp").string(), gp);
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) return false;
   std::string escaped;
@@ -419,8 +546,8 @@ bool write_plots(const Suite& suite, const std::vector<Result>& results, const s
   return std::system(fmt::format("cd '{}' && gnuplot plots.gp 2>/dev/null", escaped).c_str()) == 0;
 }
 
-std::vector<std::string> regressions(std::string_view old_csv, const std::string& old_file,
-                                     const std::vector<Result>& results, double speed_tolerance) {
+Regressions regressions(std::string_view old_csv, const std::string& old_file, const std::vector<Result>& results,
+                        double speed_tolerance) {
   const auto rows = read_csv(old_csv);
   if (rows.empty()) throw Error("empty results file", Location(old_file));
   const std::vector<std::string>& header = rows.front();
@@ -434,7 +561,7 @@ std::vector<std::string> regressions(std::string_view old_csv, const std::string
                 std::string_view alg) { return fmt::format("{}|{}|{}|{}|{}", topology, coll, size, chunks, alg); };
   for (const Result& r : results)
     now[key(r.topology, synth::to_string(r.collective), std::to_string(r.size), r.chunks_label(), r.algorithm)] = &r;
-  std::vector<std::string> out;
+  Regressions out;
   for (size_t line = 1; line < rows.size(); ++line) {
     const auto& row = rows[line];
     if (row.size() != header.size())
@@ -447,18 +574,18 @@ std::vector<std::string> regressions(std::string_view old_csv, const std::string
     const std::string what = fmt::format("{} on {}", r.algorithm, case_key(r));
     const std::string& old_status = cell("status");
     if (old_status == "ok" && !r.ok()) {
-      out.push_back(fmt::format("{}: was ok, now {} ({})", what, r.status, r.note));
+      out.worse.push_back(fmt::format("{}: was ok, now {} ({})", what, r.status, r.note));
       continue;
     }
     if (old_status != "ok" || !r.ok()) continue;
     try {
       const Time old_time = std::stoll(cell("time_ps"));
       if (r.time > old_time)
-        out.push_back(fmt::format("{}: slower collective: {} -> {} (+{:.2f}%)", what, format_time(old_time),
+        out.worse.push_back(fmt::format("{}: slower collective: {} -> {} (+{:.2f}%)", what, format_time(old_time),
                                   format_time(r.time), 100.0 * static_cast<double>(r.time - old_time) / static_cast<double>(old_time)));
       const double old_build = std::stod(cell("build_s"));
       if (r.build_seconds > old_build * (1 + speed_tolerance) && r.build_seconds > old_build + 0.05)
-        out.push_back(fmt::format("{}: slower to build: {:.3f} s -> {:.3f} s", what, old_build, r.build_seconds));
+        out.slower_builds.push_back(fmt::format("{}: slower to build: {:.3f} s -> {:.3f} s", what, old_build, r.build_seconds));
     } catch (const std::logic_error&) {
       throw Error("time_ps and build_s must be numbers", Location(old_file, static_cast<int>(line + 1)));
     }

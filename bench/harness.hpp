@@ -56,10 +56,13 @@ std::string report_markdown(const Suite& suite, const std::vector<Result>& resul
 // bound). Returns whether gnuplot ran.
 bool write_plots(const Suite& suite, const std::vector<Result>& results, const std::string& dir);
 
-// What got worse against an earlier results.csv (`old_file` names it in errors): a longer
-// collective time, a verdict lost, a case that no longer runs, or a build more than
-// (1 + speed_tolerance) times and 50 ms slower. One sentence each.
-std::vector<std::string> regressions(std::string_view old_csv, const std::string& old_file,
-                                     const std::vector<Result>& results, double speed_tolerance = 1.0);
+// What got worse against an earlier results.csv (`old_file` names it in errors), one sentence each.
+struct Regressions {
+  std::vector<std::string> worse;          // a longer collective time, a verdict lost, a case that no longer runs
+  std::vector<std::string> slower_builds;  // builds more than (1 + speed_tolerance) times and 50 ms slower:
+                                           // wall-clock times, which machine load alone can double
+};
+Regressions regressions(std::string_view old_csv, const std::string& old_file, const std::vector<Result>& results,
+                        double speed_tolerance = 1.0);
 
 }  // namespace tenet::bench

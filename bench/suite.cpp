@@ -10,6 +10,7 @@
 #include "topo/error.hpp"
 #include "topo/generators.hpp"
 #include "topo/io.hpp"
+#include "topo/presets.hpp"
 
 namespace tenet::bench {
 namespace {
@@ -104,14 +105,17 @@ SuiteTopology parse_topology(const YAML::Node& n, const std::string& file) {
   }
   const std::string s = scalar(n, file, "topologies");
   std::string target = s;
-  const bool is_file = std::filesystem::exists(s) || !topo::looks_like_spec(s);  // as topo::load decides
+  const bool is_file = std::filesystem::exists(s) || (!topo::looks_like_spec(s) && !topo::preset_text(s));  // as topo::load decides
   if (is_file && std::filesystem::path(s).is_relative() && !file.empty() && file.front() != '<')
     target = (std::filesystem::path(file).parent_path() / s).string();
-  if (is_file && !std::filesystem::exists(target))
-    throw Error(fmt::format("topology '{}': no such file (a generator spec looks like torus2d:4x4; quote specs "
-                            "with commas inside a [...] list)",
-                            s),
+  if (is_file && !std::filesystem::exists(target)) {
+    const std::string why = topo::not_a_topology(s);
+    throw Error(why.empty() ? fmt::format("topology '{}': no such file (a generator spec looks like torus2d:4x4; quote "
+                                          "specs with commas inside a [...] list)",
+                                          s)
+                            : why,
                 where(file, n));
+  }
   try {
     return {s, topo::load(target)};
   } catch (const Error& e) {
@@ -183,7 +187,7 @@ Suite parse_suite(std::string_view text, const std::string& file, bool quick) {
     for (const YAML::Node& c : items(n, file, "chunks"))
       s.chunks.push_back(c.IsScalar() && c.Scalar() == "auto" ? 0 : whole_number(c, file, "chunks", 1, 4096));
   else
-    s.chunks = {1};
+    s.chunks = {0};  // auto, as tenet synth and tenet sim default to
   if (YAML::Node n = get("restarts")) s.restarts = whole_number(n, file, "restarts", 1, 1024);
   if (YAML::Node n = get("networks"); n && !(n.IsSequence() && n.size() == 0))
     for (const YAML::Node& x : items(n, file, "networks"))

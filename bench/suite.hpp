@@ -8,7 +8,7 @@
 //   collectives: [all-reduce, all-gather]
 //   sizes: [1MiB, 64MiB, 1GiB]
 //   algorithms: all             # or a list: tenet, ring, bidir-ring, direct, rhd, dbt, bruck, ...
-//   chunks: [1, 4, auto]        # chunks per NPU; auto: each algorithm picks its own (1, 2, 4, ...)
+//   chunks: [1, 4, auto]        # chunks per NPU; auto (the default): each algorithm picks its own (1, 2, 4, ...)
 //   restarts: 4                 # the synthesizer keeps the best of this many seeds
 //   networks: []                # simulator backends to replay every algorithm on, e.g.
 //                               # [analytical, analytical-congestion, packet]

@@ -19,7 +19,7 @@ namespace {
 struct BenchArgs {
   std::string suite, output = "out/bench", compare_to;
   std::vector<std::string> networks;
-  bool quick = false, print_default = false;
+  bool quick = false, print_default = false, fail_on_build_time = false;
   int threads = 0;
   double speed_tolerance = 1.0;
 };
@@ -81,14 +81,21 @@ void run_bench(const BenchArgs& args) {
   if (failed > 0) verb_exit_code() = 3;
 
   if (!args.compare_to.empty()) {
-    const std::vector<std::string> worse =
-        bench::regressions(old_csv, args.compare_to, results, args.speed_tolerance);
+    const bench::Regressions found = bench::regressions(old_csv, args.compare_to, results, args.speed_tolerance);
+    std::vector<std::string> worse = found.worse;
+    if (args.fail_on_build_time) worse.insert(worse.end(), found.slower_builds.begin(), found.slower_builds.end());
     if (worse.empty()) {
       fmt::print("no regressions against {}\n", args.compare_to);
     } else {
       fmt::print("{} regression{} against {}:\n", worse.size(), worse.size() == 1 ? "" : "s", args.compare_to);
       for (const std::string& w : worse) fmt::print("  {}\n", w);
       if (verb_exit_code() == 0) verb_exit_code() = 4;
+    }
+    if (!args.fail_on_build_time && !found.slower_builds.empty()) {
+      fmt::print("warning: {} build{} slower than --speed-tolerance allows (wall-clock, so machine load counts; "
+                 "--fail-on-build-time makes these regressions):\n",
+                 found.slower_builds.size(), found.slower_builds.size() == 1 ? "" : "s");
+      for (const std::string& w : found.slower_builds) fmt::print("  {}\n", w);
     }
   }
 }
@@ -111,10 +118,13 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("-o,--output", args.output, "Output folder")->capture_default_str();
   cmd->add_option("--compare-to", args.compare_to,
                   "An earlier results.csv: print what got worse (slower collectives, lost verdicts, cases that\n"
-                  "no longer run, builds over (1 + tolerance) times slower) and exit 4 if anything did");
+                  "no longer run) and exit 4 if anything did; builds over (1 + tolerance) times slower are\n"
+                  "warnings (wall-clock build times move with machine load) unless --fail-on-build-time");
   cmd->add_option("--speed-tolerance", args.speed_tolerance,
                   "Build-time slack for --compare-to (1.0: flag builds over twice as slow)")
       ->capture_default_str();
+  cmd->add_flag("--fail-on-build-time", args.fail_on_build_time,
+                "With --compare-to: slower builds are regressions too (exit 4), not warnings");
   cmd->add_option("--network", args.networks,
                   "Also replay every algorithm on these simulator backends (comma-separated:\n"
                   "analytical, analytical-congestion, packet with its defaults); replaces the suite's `networks`")

@@ -22,6 +22,9 @@ void add_export_commands(CLI::App& app);
 void add_sim_commands(CLI::App& app);
 void add_bench_command(CLI::App& app);
 
+// --chunks-per-npu: a whole number in [1, 4096], or auto (then `when_auto`).
+int parse_chunks(const std::string& text, int when_auto);
+
 // "0" or a bandwidth with a unit.
 Bandwidth parse_reduce_bandwidth(const std::string& text);
 

@@ -41,8 +41,10 @@ void add_export_commands(CLI::App& app) {
   exp->callback([] {
     const topo::Topology t = topo::load(topology);
     const synth::Algorithm a = load_any_algorithm(input, t);
-    for (const std::string& path : export_algorithm(a, t, split_commas(formats), output, parse_reduce_bandwidth(reduce_bw)))
-      fmt::print("wrote {}\n", path);
+    const Exported e = export_algorithm(a, t, split_commas(formats), output, parse_reduce_bandwidth(reduce_bw));
+    for (const std::string& path : e.written) fmt::print("wrote {}\n", path);
+    for (const auto& [format, why] : e.skipped) fmt::print(stderr, "not written: {}: {}\n", format, why);
+    if (e.written.empty()) verb_exit_code() = 2;  // nothing asked for could be written
   });
 
   CLI::App* ch = app.add_subcommand("chakra", "Inspect Chakra execution traces (ET files)");

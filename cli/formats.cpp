@@ -11,23 +11,30 @@
 
 namespace tenet::cli {
 
-std::vector<std::string> export_algorithm(const synth::Algorithm& a, const topo::Topology& t,
-                                          const std::vector<std::string>& formats, const std::string& dir,
-                                          Bandwidth reduce_bandwidth) {
-  // Everything that can fail is produced in memory first, so an unexportable algorithm leaves no
-  // file behind; the JSON, which cannot, is streamed (it runs to gigabytes at 1024 NPUs).
+Exported export_algorithm(const synth::Algorithm& a, const topo::Topology& t, const std::vector<std::string>& formats,
+                          const std::string& dir, Bandwidth reduce_bandwidth) {
+  for (const std::string& f : formats)
+    if (f != "json" && f != "msccl-xml" && f != "chakra")
+      throw Error(fmt::format("unknown format '{}' (json, msccl-xml, chakra)", f));
+  // Every format that can refuse the algorithm is produced in memory first, so a refused format
+  // leaves no partial file; the JSON, which cannot refuse, is streamed (gigabytes at 1024 NPUs).
+  Exported out;
   std::vector<std::pair<std::string, std::string>> files;
   bool chakra_wanted = false, json_wanted = false;
   for (const std::string& f : formats) {
-    if (f == "json") json_wanted = true;
-    else if (f == "msccl-xml") files.emplace_back("algorithm.xml", synth::to_msccl_xml(a));
-    else if (f == "chakra") chakra_wanted = true;
-    else throw Error(fmt::format("unknown format '{}' (json, msccl-xml, chakra)", f));
+    try {
+      if (f == "json") json_wanted = true;
+      else if (f == "msccl-xml") files.emplace_back("algorithm.xml", synth::to_msccl_xml(a));
+      else if (f == "chakra") {
+        chakra::to_collective_graph(a, t, {reduce_bandwidth});  // refuses here, before any file
+        chakra_wanted = true;
+      }
+    } catch (const Error& e) {
+      out.skipped.emplace_back(f, e.what());
+    }
   }
-  std::vector<chakra::EtFile> graph;
-  if (chakra_wanted) graph = chakra::to_collective_graph(a, t, {reduce_bandwidth});
   std::filesystem::create_directories(dir);
-  std::vector<std::string> written;
+  std::vector<std::string>& written = out.written;
   if (json_wanted) {
     written.push_back((std::filesystem::path(dir) / "algorithm.json").string());
     synth::save_algorithm(a, written.back());
@@ -42,7 +49,7 @@ std::vector<std::string> export_algorithm(const synth::Algorithm& a, const topo:
                                                 {reduce_bandwidth});
     written.insert(written.end(), paths.begin(), paths.end());
   }
-  return written;
+  return out;
 }
 
 }  // namespace tenet::cli

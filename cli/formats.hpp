@@ -12,10 +12,15 @@ namespace tenet::cli {
 
 using chakra::load_any_algorithm;  // reading lives in chakra/, which the simulator uses too
 
-// Writes `a` in each of `formats` ("json", "msccl-xml", "chakra") into `dir`; returns the paths.
-// Throws tenet::Error for an unknown format.
-std::vector<std::string> export_algorithm(const synth::Algorithm& a, const topo::Topology& t,
-                                          const std::vector<std::string>& formats, const std::string& dir,
-                                          Bandwidth reduce_bandwidth);
+struct Exported {
+  std::vector<std::string> written;                          // paths
+  std::vector<std::pair<std::string, std::string>> skipped;  // format, why it cannot hold this algorithm
+};
+
+// Writes `a` in each of `formats` ("json", "msccl-xml", "chakra") into `dir`. A format that cannot
+// express this algorithm (MSCCL-XML has no broadcast, ...) is skipped with the reason and the others
+// are still written. Throws tenet::Error, before writing anything, for an unknown format.
+Exported export_algorithm(const synth::Algorithm& a, const topo::Topology& t, const std::vector<std::string>& formats,
+                          const std::string& dir, Bandwidth reduce_bandwidth);
 
 }  // namespace tenet::cli

@@ -7,6 +7,7 @@
 #include <exception>
 
 #include "cli/commands.hpp"
+#include "cli/suggest_args.hpp"
 #include "topo/error.hpp"
 
 int main(int argc, char** argv) {
@@ -26,8 +27,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    const std::vector<std::string> hints = tenet::cli::argument_hints(app, argc, argv);
+    for (const std::string& h : hints) fmt::print(stderr, "error: {}\n", h);
+    if (hints.empty()) app.exit(e);
+    return 2;
   } catch (const tenet::Error& e) {
     std::fflush(stdout);
     fmt::print(stderr, "error: {}\n", e.what());

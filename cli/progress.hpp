@@ -1,10 +1,12 @@
 // A progress bar on stderr, shown only when stderr is a terminal and the run has taken over a
-// second; erased when done.
+// second. `done()` (or the destructor) erases it; call it before printing results, so that no
+// output line starts after the bar's last frame.
 #pragma once
 
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -14,22 +16,33 @@ namespace tenet::cli {
 class ProgressBar {
  public:
   explicit ProgressBar(std::string what) : what_(std::move(what)), tty_(::isatty(STDERR_FILENO)), begin_(std::chrono::steady_clock::now()) {}
-  ~ProgressBar() {
-    if (drawn_) fmt::print(stderr, "\r{:70}\r", "");
+  ~ProgressBar() { done(); }
+  ProgressBar(const ProgressBar&) = delete;
+  ProgressBar& operator=(const ProgressBar&) = delete;
+
+  void done() {
+    if (drawn_) fmt::print(stderr, "\r{}\r", std::string(width_, ' '));
+    std::fflush(stderr);
+    drawn_ = false;
+    finished_ = true;
   }
   void operator()(double fraction) {
-    if (!tty_) return;
+    if (!tty_ || finished_) return;
     auto elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin_).count();
     if (elapsed < 1.0) return;
     const int width = 40, done = static_cast<int>(fraction * width);
-    fmt::print(stderr, "\r{} [{}{}] {:3.0f}%  {:.1f} s", what_, std::string(done, '#'),
-               std::string(width - done, '.'), 100 * fraction, elapsed);
+    const std::string frame = fmt::format("{} [{}{}] {:3.0f}%  {:.1f} s", what_, std::string(done, '#'),
+                                          std::string(width - done, '.'), 100 * fraction, elapsed);
+    width_ = std::max(width_, frame.size());
+    fmt::print(stderr, "\r{}", frame);
+    std::fflush(stderr);
     drawn_ = true;
   }
 
  private:
   std::string what_;
-  bool tty_, drawn_ = false;
+  bool tty_, drawn_ = false, finished_ = false;
+  size_t width_ = 0;
   std::chrono::steady_clock::time_point begin_;
 };
 

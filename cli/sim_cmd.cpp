@@ -14,13 +14,16 @@
 #include "sim/workload.hpp"
 #include "synth/baselines.hpp"
 #include "topo/io.hpp"
+#include "topo/suggest.hpp"
 
 namespace tenet::cli {
 namespace {
 
 struct SimArgs {
   std::string workload, topology, network = "analytical", coll, trace, schedule = "1f1b";
-  int chunks = 4, tp = 1, pp = 1, microbatches = 1, in_flight = 0, links = 8, bins = 24;
+  std::string chunks = "auto";
+  int tp = 1, pp = 1, microbatches = 1, in_flight = 0, links = 8, bins = 24;
+  int64_t batch = 0, sequence = 0;
   bool json = false;
   // Packet network options.
   std::string mtu = "4KiB", header = "0B", buffer = "auto", routing = "source", arbitration = "round-robin";
@@ -141,10 +144,19 @@ void run_sim(const SimArgs& args) {
   const auto& presets = sim::model_presets();
   if (std::find(presets.begin(), presets.end(), args.workload) != presets.end()) {
     const sim::Parallelism par = parallelism(t.num_npus(), args.tp, args.pp, args.microbatches, args.schedule);
-    workload = sim::training_iteration(sim::model_preset(args.workload), par);
-    name = fmt::format("{} (dp {} x tp {} x pp {}, {} micro-batch{}, {})", args.workload, par.dp, par.tp, par.pp,
-                       par.microbatches, par.microbatches == 1 ? "" : "es", args.schedule);
+    const sim::BatchShape shape = sim::batch_shape(args.workload, {args.batch, args.sequence});
+    workload = sim::training_iteration(sim::model_preset(args.workload, shape), par);
+    name = fmt::format("{} (dp {} x tp {} x pp {}, {} micro-batch{}, {}; {})", args.workload, par.dp, par.tp, par.pp,
+                       par.microbatches, par.microbatches == 1 ? "" : "es", args.schedule,
+                       sim::describe_batch(args.workload, shape, par.dp, par.microbatches));
   } else {
+    std::error_code ec;
+    if (args.workload.find('/') == std::string::npos && !std::filesystem::exists(chakra::et_path(args.workload, 0), ec))
+      throw Error(fmt::format("--workload '{}': not a model preset{} (presets: {}) and no Chakra ET files {}, {}, ...",
+                              args.workload, did_you_mean(args.workload, presets), fmt::join(presets, ", "),
+                              chakra::et_path(args.workload, 0), chakra::et_path(args.workload, 1)));
+    if (args.batch > 0 || args.sequence > 0)
+      throw Error("--batch and --seq-len shape a model preset; a Chakra ET workload carries its own sizes");
     workload = chakra::read_prefix(args.workload);
   }
   sim::SimConfig cfg;
@@ -155,12 +167,13 @@ void run_sim(const SimArgs& args) {
     throw Error(fmt::format("{} applies to --network packet only", args.packet_flags_given.front()));
   cfg.link_activity = true;
   cfg.algorithms = parse_algorithms(args.coll);
-  cfg.chunks_per_npu = args.chunks;
+  cfg.chunks_per_npu = parse_chunks(args.chunks, 0);
   cfg.trace = !args.trace.empty();
   cfg.max_in_flight = args.in_flight;
   ProgressBar bar("simulating");
   cfg.progress = [&](double f) { bar(f); };
   const sim::SimResult r = sim::simulate(t, workload, cfg, name);
+  bar.done();
   if (!args.trace.empty()) topo::write_file_atomically(args.trace, sim::trace_json(r));
 
   Time compute_max = 0, comm_max = 0, exposed_max = 0;
@@ -294,9 +307,11 @@ void add_sim_commands(CLI::App& app) {
   cmd->add_option("--coll", args.coll,
                   "Algorithm per collective: tenet (default), a baseline name, or an algorithm file (.json, .xml,\n"
                   "Chakra prefix), e.g. all-reduce=ring,all-gather=out/ag.json");
-  cmd->add_option("-k,--chunks-per-npu", args.chunks, "Chunks per NPU of every collective's algorithm")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 4096));
+  cmd->add_option("-k,--chunks-per-npu", args.chunks,
+                  "Chunks per NPU of every collective's algorithm (1-4096), or auto: per collective and size,\n"
+                  "try 1, 2, 4, ... and keep the fastest, as `tenet synth -k auto` does (stops when doubling\n"
+                  "stops helping twice, at 64, or before a collective would pass about 32K transfers)")
+      ->capture_default_str();
   cmd->add_option("--tp", args.tp, "Tensor-parallel degree, for a preset")->capture_default_str()->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--pp", args.pp, "Pipeline stages, for a preset (data parallel over the rest)")
       ->capture_default_str()
@@ -305,6 +320,11 @@ void add_sim_commands(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 16));
   cmd->add_option("--schedule", args.schedule, "Pipeline schedule: gpipe or 1f1b")->capture_default_str();
+  cmd->add_option("--batch", args.batch,
+                  "For a preset: samples per data-parallel replica and iteration (default: the preset's own:\n"
+                  "resnet50 64 images, dlrm 2048 queries, transformers 1 sequence); the output states the\n"
+                  "effective (global) batch");
+  cmd->add_option("--seq-len", args.sequence, "For a transformer preset: tokens per sequence (default 2048)");
   cmd->add_option("--in-flight", args.in_flight,
                   "Sends and collectives a rank may have in flight at once (0: no limit; ASTRA-sim: 1)")
       ->capture_default_str()
@@ -315,6 +335,7 @@ void add_sim_commands(CLI::App& app) {
 
   static std::string model = "resnet50", output = "out/workload/workload", schedule = "1f1b";
   static int dp = 8, tp = 1, pp = 1, microbatches = 1;
+  static int64_t batch = 0, sequence = 0;
   CLI::App* wl = app.add_subcommand("workload", "Generate Chakra ET training workloads");
   wl->require_subcommand(1);
   CLI::App* gen = wl->add_subcommand(
@@ -330,14 +351,21 @@ void add_sim_commands(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 16));
   gen->add_option("--schedule", schedule, "Pipeline schedule: gpipe or 1f1b")->capture_default_str();
+  gen->add_option("--batch", batch,
+                  "Samples per data-parallel replica and iteration (default: the preset's own: resnet50 64\n"
+                  "images, dlrm 2048 queries, transformers 1 sequence); the effective batch is this x --dp");
+  gen->add_option("--seq-len", sequence, "Tokens per sequence, for a transformer (default 2048)");
   gen->add_option("-o,--output", output, "Output prefix")->capture_default_str();
   gen->callback([] {
-    const auto files = sim::training_iteration(sim::model_preset(model),
+    const sim::BatchShape shape = sim::batch_shape(model, {batch, sequence});
+    const auto files = sim::training_iteration(sim::model_preset(model, shape),
                                                sim::Parallelism{dp, tp, pp, microbatches, parse_schedule(schedule)});
     const auto folder = std::filesystem::path(output).parent_path();
     if (!folder.empty()) std::filesystem::create_directories(folder);
     for (size_t r = 0; r < files.size(); ++r) chakra::write_et(chakra::et_path(output, static_cast<int>(r)), files[r]);
-    fmt::print("wrote {} ranks: {}\n", files.size(), chakra::et_path(output, 0));
+    fmt::print("wrote {} ranks: {} ... {}\n", files.size(), chakra::et_path(output, 0),
+               chakra::et_path(output, static_cast<int>(files.size()) - 1));
+    fmt::print("{} (dp {} x tp {} x pp {}): {}\n", model, dp, tp, pp, sim::describe_batch(model, shape, dp, microbatches));
   });
 }
 

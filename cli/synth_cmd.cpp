@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "cli/commands.hpp"
@@ -22,21 +23,12 @@ namespace {
 struct SynthArgs {
   std::string topology, collective = "all-reduce", size = "256MiB", chunks = "auto", output = "out", channels;
   std::string priority = "scarce", link_model = "pipelined", algo = "tenet", reduce_bw = "0", method = "auto";
+  std::string min_size, max_size;
   std::vector<std::string> emit{"json"};
   uint64_t seed = 1;
-  int restarts = 1, root = 0;
+  int restarts = 1, root = 0, step_factor = 2;
+  bool json = false, csv = false;
 };
-
-// --chunks-per-npu: a whole number in [1, 4096], or auto (then `when_auto`).
-int parse_chunks(const std::string& text, int when_auto) {
-  if (text == "auto") return when_auto;
-  int k = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), k);
-  if (ec != std::errc() || end != text.data() + text.size())
-    throw Error(fmt::format("--chunks-per-npu must be a whole number or auto, not '{}'", text));
-  if (k < 1 || k > 4096) throw Error("--chunks-per-npu must lie in [1, 4096]");
-  return k;
-}
 
 synth::SynthOptions options_from(const SynthArgs& args) {
   synth::SynthOptions o;
@@ -48,153 +40,298 @@ synth::SynthOptions options_from(const SynthArgs& args) {
   return o;
 }
 
-// One producer's result, for the comparison table.
+// One algorithm built for one size: a row of the comparison table or of a size sweep.
 struct Row {
   std::string name;
+  Bytes size = 0;
   std::optional<synth::Algorithm> algorithm;
   std::optional<synth::Report> report;
   std::string not_applicable;
+  std::vector<std::pair<int, Time>> tried;  // -k auto: chunks per NPU tried, and their times
   double seconds = 0;
+
+  double algbw() const {  // bytes per second
+    return static_cast<double>(size) / (static_cast<double>(report->collective_time) / kPicosPerSecond);
+  }
 };
 
-void compare_all(const SynthArgs& args);
-
-void run_synth(const SynthArgs& args) {
-  if (args.algo == "all") return compare_all(args);
-  const topo::Topology t = topo::load(args.topology);
-  synth::Collective c = synth::Collective::over_all(t, synth::parse_collective(args.collective));
-  c.root = args.root;
-  const Bytes size = parse_bytes(args.size);
-  if (size < 1) throw Error("--size must be at least 1 byte");
-  synth::SynthOptions o = options_from(args);
-  ProgressBar bar("synthesizing");
-  o.progress = [&](double f) { bar(f); };
-
-  const auto begin = std::chrono::steady_clock::now();
-  synth::Algorithm a;
-  std::string chunk_note;
-  const std::string algo = synth::with_channels(args.algo, args.channels);
-  if (args.chunks == "auto") {
-    synth::ChunkingResult r = synth::make_algorithm_auto_chunks(algo, t, c, size, o);
-    a = std::move(r.algorithm);
-    std::string tried;
-    for (auto [k, time] : r.tried) tried += fmt::format("{}{}: {}", tried.empty() ? "" : ", ", k, format_time(time));
-    chunk_note = fmt::format(" (auto; tried {})", tried);
-  } else {
-    c.chunks_per_npu = parse_chunks(args.chunks, 1);
-    a = synth::make_algorithm(algo, t, c, c.chunk_bytes_for(size), o);
+// The sizes to run: --size, or the sweep -b .. -e by factor -f (nccl-tests' flags).
+std::vector<Bytes> sizes_of(const SynthArgs& args) {
+  auto at_least_one = [](const char* flag, const std::string& text) {
+    const Bytes b = parse_bytes(text);
+    if (b < 1) throw Error(fmt::format("{} must be at least 1 byte", flag));
+    return b;
+  };
+  if (args.min_size.empty() && args.max_size.empty()) return {at_least_one("--size", args.size)};
+  if (args.min_size.empty() || args.max_size.empty())
+    throw Error("a size sweep needs both -b/--min-size and -e/--max-size (e.g. -b 1MiB -e 1GiB -f 2)");
+  const Bytes lo = at_least_one("--min-size", args.min_size), hi = at_least_one("--max-size", args.max_size);
+  if (hi < lo) throw Error(fmt::format("--max-size {} is below --min-size {}", format_bytes(hi), format_bytes(lo)));
+  if (args.step_factor < 2) throw Error("--step-factor must be a whole number of at least 2");
+  std::vector<Bytes> out;
+  for (Bytes b = lo; b <= hi; b *= args.step_factor) {
+    out.push_back(b);
+    if (out.size() > 64) throw Error("the size sweep has over 64 sizes: raise --step-factor or narrow the range");
+    if (b > hi / args.step_factor) break;
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  return out;
+}
 
-  const synth::Report r = synth::verify(t, a, {.max_reported = 5});
-  std::vector<std::string> formats{"json"};
-  for (const std::string& f : args.emit)
-    if (!f.empty() && f != "json") formats.push_back(f);
-  const std::vector<std::string> written = export_algorithm(a, t, formats, args.output, parse_reduce_bandwidth(args.reduce_bw));
-  const std::string path = written.front();
+Row build_row(const SynthArgs& args, const std::string& name, const topo::Topology& t, synth::Collective c,
+              Bytes size, const synth::SynthOptions& o) {
+  Row row{name, size, {}, {}, {}, {}, 0};
+  const auto begin = std::chrono::steady_clock::now();
+  try {
+    if (args.chunks == "auto") {
+      synth::ChunkingResult r = synth::make_algorithm_auto_chunks(name, t, c, size, o);
+      row.algorithm = std::move(r.algorithm);
+      row.tried = std::move(r.tried);
+    } else {
+      c.chunks_per_npu = parse_chunks(args.chunks, 1);
+      row.algorithm = synth::make_algorithm(name, t, c, c.chunk_bytes_for(size), o);
+    }
+    row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    row.report = synth::verify(t, *row.algorithm, {.max_reported = 5});
+  } catch (const synth::NotApplicable& e) {
+    if (args.algo != "all") throw;  // asked for by name: an error
+    row.not_applicable = e.message();
+  }
+  return row;
+}
 
-  const double algbw = static_cast<double>(size) / (static_cast<double>(r.collective_time) / kPicosPerSecond);
+std::string gbps(double bytes_per_second) { return fmt::format("{:.3f}", bytes_per_second / 1e9); }
+
+// The detailed summary of one algorithm for one size, as text or JSON.
+void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row, const Exported& exported) {
+  const synth::Algorithm& a = *row.algorithm;
+  const synth::Report& r = *row.report;
+  const synth::Collective& c = a.collective;
+  const double algbw = row.algbw();
   const double busbw = algbw * synth::bus_bandwidth_factor(c.kind, c.num_ranks());
+  if (args.json) {
+    nlohmann::ordered_json j;
+    j["topology"] = t.name();
+    j["npus"] = t.num_npus();
+    j["collective"] = synth::to_string(c.kind);
+    j["size_bytes"] = row.size;
+    j["algorithm"] = a.name;
+    j["method"] = a.method;
+    j["chunks_per_npu"] = c.chunks_per_npu;
+    j["chunk_bytes"] = a.chunk_bytes;
+    if (!row.tried.empty()) {
+      auto& tried = j["chunks_tried"] = nlohmann::ordered_json::array();
+      for (auto [k, time] : row.tried) tried.push_back({{"chunks_per_npu", k}, {"time_ps", time}});
+    }
+    j["link_model"] = synth::to_string(a.link_model);
+    j["time_ps"] = r.collective_time;
+    j["lower_bound_ps"] = r.bound.total;
+    j["lower_bound_kind"] = r.bound.label;
+    j["lower_bound_terms"] = synth::describe(r.bound);
+    j["ratio_to_bound"] = r.ratio();
+    j["algbw_GBps"] = algbw / 1e9;
+    j["busbw_GBps"] = busbw / 1e9;
+    j["transfers"] = a.size();
+    j["build_s"] = row.seconds;
+    j["seed"] = args.seed;
+    j["restarts"] = args.restarts;
+    j["verified"] = r.correct();
+    j["violations"] = r.violation_count;
+    j["written"] = exported.written;
+    auto& skipped = j["not_written"] = nlohmann::ordered_json::object();
+    for (const auto& [format, why] : exported.skipped) skipped[format] = why;
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  std::string chunk_note;
+  if (!row.tried.empty()) {
+    std::string tried;
+    for (auto [k, time] : row.tried) tried += fmt::format("{}{}: {}", tried.empty() ? "" : ", ", k, format_time(time));
+    chunk_note = fmt::format(" (auto; tried {})", tried);
+  }
   fmt::print("topology        {} ({} NPUs, {} switches, {} links)\n", t.name(), t.num_npus(), t.num_switches(),
              t.num_links());
-  fmt::print("collective      {} of {}, {} chunks of {}{}\n", synth::to_string(c.kind), format_bytes(size),
-             a.collective.num_chunks(), format_bytes(a.chunk_bytes), chunk_note);
+  fmt::print("collective      {} of {}, {} chunks of {}{}\n", synth::to_string(c.kind), format_bytes(row.size),
+             c.num_chunks(), format_bytes(a.chunk_bytes), chunk_note);
   fmt::print("collective time {}  ({} link model)\n", format_time(r.collective_time), synth::to_string(a.link_model));
-  fmt::print("lower bound     {}  ({} {} + {} latency)\n", format_time(r.bound.total), r.bound.label,
-             format_time(r.bound.bandwidth), format_time(r.bound.min_link_latency));
+  fmt::print("lower bound     {}  ({})\n", format_time(r.bound.total), synth::describe(r.bound));
   fmt::print("ratio           {:.4f}\n", r.ratio());
   fmt::print("algbw / busbw   {} / {}\n", format_bandwidth(static_cast<Bandwidth>(algbw)),
              format_bandwidth(static_cast<Bandwidth>(busbw)));
   fmt::print("transfers       {}\n", a.size());
   if (args.algo == "tenet")
-    fmt::print("synthesis       {:.3f} s (seed {}, {} restart{}, {} priority; method: {})\n", seconds, args.seed,
+    fmt::print("synthesis       {:.3f} s (seed {}, {} restart{}, {} priority; method: {})\n", row.seconds, args.seed,
                args.restarts, args.restarts == 1 ? "" : "s", args.priority, a.method);
   else
-    fmt::print("algorithm       {} (built in {:.3f} s)\n", a.name, seconds);
+    fmt::print("algorithm       {} (built in {:.3f} s)\n", a.name, row.seconds);
   fmt::print("verified        {}\n", r.correct() ? "correct" : fmt::format("INCORRECT ({} violations)", r.violation_count));
-  fmt::print("wrote           {}\n", path);
-  for (size_t i = 1; i < written.size(); ++i) fmt::print("                {}\n", written[i]);
-  if (!r.correct()) {
-    for (const synth::Violation& v : r.violations) fmt::print(stderr, "  [{}] {}\n", synth::to_string(v.kind), v.message);
-    verb_exit_code() = 1;  // an internal failure: the synthesizer produced something wrong
-  }
+  for (size_t i = 0; i < exported.written.size(); ++i)
+    fmt::print("{:16}{}\n", i == 0 ? "wrote" : "", exported.written[i]);
+  for (const auto& [format, why] : exported.skipped) fmt::print("not written     {}: {}\n", format, why);
 }
 
-void compare_all(const SynthArgs& args) {
-  const topo::Topology t = topo::load(args.topology);
-  synth::Collective c = synth::Collective::over_all(t, synth::parse_collective(args.collective));
-  c.root = args.root;
-  const Bytes size = parse_bytes(args.size);
-  if (size < 1) throw Error("--size must be at least 1 byte");
-  const bool auto_chunks = args.chunks == "auto";
-  const int k = parse_chunks(args.chunks, 1);
-  c.chunks_per_npu = k;
-  c.validate(t);
-  const synth::SynthOptions o = options_from(args);
-  const Bytes chunk = c.chunk_bytes_for(size);
-
-  std::vector<Row> rows;
-  for (const std::string& base : synth::algorithm_names(c.kind)) {
-    const std::string name = synth::with_channels(base, args.channels);
-    Row row{name, {}, {}, {}, 0};
-    const auto begin = std::chrono::steady_clock::now();
-    try {
-      if (auto_chunks)
-        row.algorithm = synth::make_algorithm_auto_chunks(name, t, c, size, o).algorithm;
-      else
-        row.algorithm = synth::make_algorithm(name, t, c, chunk, o);
-      row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-      row.report = synth::verify(t, *row.algorithm, {.max_reported = 3});
-    } catch (const synth::NotApplicable& e) {
-      row.not_applicable = e.message();
-    }
-    rows.push_back(std::move(row));
-  }
-
-  std::filesystem::create_directories(args.output);
-  const Time tenet_time = rows[0].report ? rows[0].report->collective_time : 0;
-  bench::Table table({"algorithm", "time", "ratio to bound", "busbw", "tenet speed-up", "verified", "chunks/NPU", "transfers"});
+// Many rows (--algo all and/or a size sweep): a table per size group, as text, CSV or JSON.
+void print_rows(const SynthArgs& args, const topo::Topology& t, const synth::Collective& c,
+                const std::vector<Row>& rows, const std::vector<std::string>& files) {
+  const bool sweep = rows.front().size != rows.back().size;
+  auto tenet_time = [&](Bytes size) -> Time {
+    for (const Row& r : rows)
+      if (r.size == size && r.name == "tenet" && r.report) return r.report->collective_time;
+    return 0;
+  };
+  const bool speed_ups = args.algo == "all";
+  std::vector<std::string> header{"size", "algorithm", "time", "lower bound", "ratio to bound", "algbw", "busbw"};
+  if (speed_ups) header.push_back("tenet speed-up");
+  for (const char* h : {"verified", "chunks/NPU", "transfers", "build (s)"}) header.push_back(h);
+  bench::Table text(header), csv({"size_bytes", "algorithm", "status", "time_ps", "lower_bound_ps", "ratio_to_bound",
+                                  "algbw_GBps", "busbw_GBps", "tenet_speed_up", "chunks_per_npu", "transfers", "build_s",
+                                  "file", "note"});
+  nlohmann::ordered_json rows_json = nlohmann::ordered_json::array();
   std::vector<std::string> notes;
-  for (const Row& r : rows) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
     if (!r.algorithm) {
-      notes.push_back(fmt::format("{}: does not apply: {}", r.name, r.not_applicable));
+      notes.push_back(fmt::format("{}{}: does not apply: {}", r.name, sweep ? " at " + format_bytes(r.size) : "", r.not_applicable));
+      csv.add_row({std::to_string(r.size), r.name, "not-applicable", "", "", "", "", "", "", "", "", "", "", r.not_applicable});
+      rows_json.push_back({{"size_bytes", r.size}, {"algorithm", r.name}, {"status", "not-applicable"}, {"note", r.not_applicable}});
       continue;
     }
     const synth::Report& rep = *r.report;
-    const double algbw = static_cast<double>(size) / (static_cast<double>(rep.collective_time) / kPicosPerSecond);
-    const double busbw = algbw * synth::bus_bandwidth_factor(c.kind, c.num_ranks());
-    table.add_row({r.name, format_time(rep.collective_time), fmt::format("{:.4f}", rep.ratio()),
-                   format_bandwidth(static_cast<Bandwidth>(busbw)),
-                   fmt::format("{:.3f}x", static_cast<double>(rep.collective_time) / std::max<Time>(1, tenet_time)),
-                   rep.correct() ? "correct" : fmt::format("INCORRECT ({})", rep.violation_count),
-                   std::to_string(r.algorithm->collective.chunks_per_npu), std::to_string(r.algorithm->size())});
-    std::string file = r.name;
-    std::replace(file.begin(), file.end(), ':', '_');
-    std::replace(file.begin(), file.end(), ',', '_');
-    synth::save_algorithm(*r.algorithm, (std::filesystem::path(args.output) / (file + ".json")).string());
-    if (!rep.correct()) verb_exit_code() = 1;
+    const double algbw = r.algbw(), busbw = algbw * synth::bus_bandwidth_factor(c.kind, c.num_ranks());
+    const Time tt = tenet_time(r.size);
+    const double speed_up = tt > 0 ? static_cast<double>(rep.collective_time) / static_cast<double>(tt) : 0;
+    const int k = r.algorithm->collective.chunks_per_npu;
+    std::vector<std::string> cells{format_bytes(r.size), r.name, format_time(rep.collective_time), format_time(rep.bound.total),
+                                   fmt::format("{:.4f}", rep.ratio()), format_bandwidth(static_cast<Bandwidth>(algbw)),
+                                   format_bandwidth(static_cast<Bandwidth>(busbw))};
+    if (speed_ups) cells.push_back(tt > 0 ? fmt::format("{:.3f}x", speed_up) : "");
+    for (std::string cell : {rep.correct() ? std::string("correct") : fmt::format("INCORRECT ({})", rep.violation_count),
+                             std::to_string(k), std::to_string(r.algorithm->size()), fmt::format("{:.3f}", r.seconds)})
+      cells.push_back(std::move(cell));
+    text.add_row(std::move(cells));
+    const std::string status = rep.correct() ? "ok" : "incorrect";
+    csv.add_row({std::to_string(r.size), r.name, status, std::to_string(rep.collective_time), std::to_string(rep.bound.total),
+                 fmt::format("{:.4f}", rep.ratio()), gbps(algbw), gbps(busbw), tt > 0 ? fmt::format("{:.4f}", speed_up) : "",
+                 std::to_string(k), std::to_string(r.algorithm->size()), fmt::format("{:.4f}", r.seconds), files[i], ""});
+    nlohmann::ordered_json j{{"size_bytes", r.size},
+                             {"algorithm", r.name},
+                             {"status", status},
+                             {"time_ps", rep.collective_time},
+                             {"lower_bound_ps", rep.bound.total},
+                             {"lower_bound_kind", rep.bound.label},
+                             {"ratio_to_bound", rep.ratio()},
+                             {"algbw_GBps", algbw / 1e9},
+                             {"busbw_GBps", busbw / 1e9}};
+    if (tt > 0) j["tenet_speed_up"] = speed_up;
+    j["chunks_per_npu"] = k;
+    j["transfers"] = r.algorithm->size();
+    j["build_s"] = r.seconds;
+    j["violations"] = rep.violation_count;
+    j["file"] = files[i];
+    rows_json.push_back(std::move(j));
   }
-  if (auto_chunks)
-    fmt::print("{} of {} on {} ({} NPUs), chunks per NPU picked per algorithm (auto), {} links\n",
-               synth::to_string(c.kind), format_bytes(size), t.name(), t.num_npus(), args.link_model);
-  else
-    fmt::print("{} of {} on {} ({} NPUs), {} chunks of {} per NPU, {} links\n", synth::to_string(c.kind),
-               format_bytes(size), t.name(), t.num_npus(), k, format_bytes(chunk), args.link_model);
-  if (rows[0].report)
-    fmt::print("lower bound {} ({})\n\n", format_time(rows[0].report->bound.total), rows[0].report->bound.label);
-  fmt::print("{}", table.markdown());
+  if (args.json) {
+    nlohmann::ordered_json j;
+    j["topology"] = t.name();
+    j["npus"] = t.num_npus();
+    j["collective"] = synth::to_string(c.kind);
+    j["chunks_per_npu"] = args.chunks;
+    j["link_model"] = args.link_model;
+    j["rows"] = std::move(rows_json);
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  if (args.csv) {
+    fmt::print("{}", csv.csv());
+    return;
+  }
+  const std::string chunks = args.chunks == "auto" ? "chunks per NPU picked per algorithm and size (auto)"
+                                                   : fmt::format("{} chunks per NPU", args.chunks);
+  fmt::print("{} on {} ({} NPUs), {}, {} links\n", synth::to_string(c.kind), t.name(), t.num_npus(), chunks, args.link_model);
+  fmt::print("busbw = algbw x {} (nccl-tests' bus bandwidth for {} over {} ranks)\n\n",
+             fmt::format("{:.4g}", synth::bus_bandwidth_factor(c.kind, c.num_ranks())), synth::to_string(c.kind), c.num_ranks());
+  fmt::print("{}", text.markdown());
   for (const std::string& n : notes) fmt::print("{}\n", n);
-  fmt::print("wrote one <algorithm>.json per row to {}\n", args.output);
+  fmt::print("wrote one algorithm file per row to {}\n", args.output);
+}
+
+void run_synth(const SynthArgs& args) {
+  const topo::Topology t = topo::load(args.topology);
+  synth::Collective c = synth::Collective::over_all(t, synth::parse_collective(args.collective));
+  c.root = args.root;
+  const std::vector<Bytes> sizes = sizes_of(args);
+  if (args.chunks != "auto") c.chunks_per_npu = parse_chunks(args.chunks, 1);
+  c.validate(t);
+  if (args.json && args.csv) throw Error("--json and --csv: pick one");
+  const std::vector<std::string> names = args.algo == "all" ? synth::algorithm_names(c.kind) : std::vector<std::string>{args.algo};
+  const bool one = names.size() == 1 && sizes.size() == 1;
+  std::vector<std::string> formats{"json"};
+  for (const std::string& f : args.emit)
+    if (!f.empty() && f != "json") formats.push_back(f);
+  if (!one && formats.size() > 1)
+    throw Error("--emit exports one algorithm: drop --algo all or the size sweep, or export a row's file with `tenet export`");
+  synth::SynthOptions o = options_from(args);
+
+  std::vector<Row> rows;
+  {
+    ProgressBar bar("synthesizing");
+    const size_t total = sizes.size() * names.size();
+    for (Bytes size : sizes)
+      for (const std::string& base : names) {
+        const size_t done = rows.size();
+        o.progress = [&](double f) { bar((static_cast<double>(done) + f) / static_cast<double>(total)); };
+        rows.push_back(build_row(args, synth::with_channels(base, args.channels), t, c, size, o));
+        bar(static_cast<double>(rows.size()) / static_cast<double>(total));
+      }
+  }
+
+  bool all_correct = true;
+  for (const Row& r : rows)
+    if (r.report && !r.report->correct()) all_correct = false;
+  if (one) {
+    const Exported exported = export_algorithm(*rows[0].algorithm, t, formats, args.output, parse_reduce_bandwidth(args.reduce_bw));
+    if (args.csv) print_rows(args, t, c, rows, exported.written);
+    else print_one(args, t, rows[0], exported);
+  } else {
+    std::filesystem::create_directories(args.output);
+    std::vector<std::string> files;
+    for (const Row& r : rows) {
+      std::string file = r.name;
+      std::replace(file.begin(), file.end(), ':', '_');
+      std::replace(file.begin(), file.end(), ',', '_');
+      if (sizes.size() > 1) file += "-" + canonical_bytes(r.size);
+      files.push_back(r.algorithm ? (std::filesystem::path(args.output) / (file + ".json")).string() : "");
+      if (r.algorithm) synth::save_algorithm(*r.algorithm, files.back());
+    }
+    print_rows(args, t, c, rows, files);
+  }
+  if (!all_correct) {
+    for (const Row& r : rows)
+      if (r.report)
+        for (const synth::Violation& v : r.report->violations)
+          fmt::print(stderr, "  {} [{}] {}\n", r.name, synth::to_string(v.kind), v.message);
+    verb_exit_code() = 1;  // an internal failure: a producer built something wrong
+  }
 }
 
 }  // namespace
+
+int parse_chunks(const std::string& text, int when_auto) {
+  if (text == "auto") return when_auto;
+  int k = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), k);
+  if (ec != std::errc() || end != text.data() + text.size())
+    throw Error(fmt::format("--chunks-per-npu must be a whole number or auto, not '{}'", text));
+  if (k < 1 || k > 4096) throw Error("--chunks-per-npu must lie in [1, 4096]");
+  return k;
+}
 
 void add_synth_command(CLI::App& app) {
   static SynthArgs args;
   CLI::App* cmd = app.add_subcommand(
       "synth",
-      "Synthesize a topology-aware collective algorithm with the TEN link-chunk matcher, verify it,\n"
-      "and write it to <output>/algorithm.json");
+      "Synthesize a topology-aware collective algorithm with the TEN link-chunk matcher (or build a\n"
+      "baseline), verify it, and write it to <output>/algorithm.json. With --algo all, every applicable\n"
+      "algorithm in a table (<output>/<algorithm>.json each); with -b/-e, a size sweep.");
   cmd->add_option("-t,--topo", args.topology, "Topology file or generator spec")->required();
   cmd->add_option("-c,--coll", args.collective,
                   "all-gather, reduce-scatter, all-reduce, broadcast, reduce, gather, scatter, all-to-all")
@@ -203,6 +340,11 @@ void add_synth_command(CLI::App& app) {
                   "Collective size with a unit (NCCL's convention: the buffer for all-reduce, the output per "
                   "rank for all-gather, ...)")
       ->capture_default_str();
+  cmd->add_option("-b,--min-size", args.min_size,
+                  "Size sweep as nccl-tests runs it: from this size to --max-size, multiplying by --step-factor;\n"
+                  "a row per size (and per algorithm with --algo all) with time, algbw and busbw");
+  cmd->add_option("-e,--max-size", args.max_size, "Size sweep: the largest size");
+  cmd->add_option("-f,--step-factor", args.step_factor, "Size sweep: the factor between sizes")->capture_default_str();
   cmd->add_option("-k,--chunks-per-npu", args.chunks,
                   "Chunks per NPU, or auto: try 1, 2, 4, ... and keep the fastest (stops when doubling stops\n"
                   "helping twice, at 64, or past about 8M transfers)")
@@ -230,6 +372,9 @@ void add_synth_command(CLI::App& app) {
                   "hierarchical[:ring,direct,...], nvls, or all: every applicable one, compared in a table")
       ->capture_default_str();
   cmd->add_option("-o,--output", args.output, "Output folder")->capture_default_str();
+  cmd->add_flag("--json", args.json,
+                "Print the summary as JSON (with --algo all or a size sweep: the table's rows)");
+  cmd->add_flag("--csv", args.csv, "Print the result rows as CSV (one per algorithm and size)");
   cmd->add_option("--emit", args.emit,
                   "Formats to write besides algorithm.json: chakra, msccl-xml (comma-separated)")
       ->delimiter(',')

@@ -64,8 +64,7 @@ int run_verify(const VerifyArgs& args) {
     fmt::print("time          {}{}\n", format_time(r.collective_time), claimed);
   }
   if (r.bound.total > 0)
-    fmt::print("lower bound   {} ({} {} + {} latency); ratio {:.4f}\n", format_time(r.bound.total), r.bound.label,
-               format_time(r.bound.bandwidth), format_time(r.bound.min_link_latency), r.ratio());
+    fmt::print("lower bound   {} ({}); ratio {:.4f}\n", format_time(r.bound.total), synth::describe(r.bound), r.ratio());
   if (r.links_used > 0)
     fmt::print("links         {} of {} used; utilization mean {:.1f} %, max {:.1f} %\n", r.links_used,
                t.num_links(), 100 * r.mean_utilization, 100 * r.max_utilization);

@@ -10,6 +10,7 @@
 #include "sim/packet_network.hpp"
 #include "synth/timing.hpp"
 #include "topo/error.hpp"
+#include "topo/suggest.hpp"
 
 namespace tenet::sim {
 namespace {
@@ -270,8 +271,12 @@ Enum parse_name(std::string_view what, std::string_view name, const std::array<s
   for (const auto& [value, text] : names)
     if (text == name) return value;
   std::string known;
-  for (const auto& [value, text] : names) known += fmt::format("{}{}", known.empty() ? "" : ", ", text);
-  throw Error(fmt::format("unknown {} '{}' ({})", what, name, known));
+  std::vector<std::string> candidates;
+  for (const auto& [value, text] : names) {
+    known += fmt::format("{}{}", known.empty() ? "" : ", ", text);
+    candidates.emplace_back(text);
+  }
+  throw Error(fmt::format("unknown {} '{}'{} ({})", what, name, did_you_mean(name, candidates), known));
 }
 template <class Enum, size_t N>
 std::string_view name_of(Enum e, const std::array<std::pair<Enum, std::string_view>, N>& names) {

@@ -386,7 +386,7 @@ class Simulator {
     synth::Collective c;
     c.kind = m.kind;
     for (int r : m.members) c.ranks.push_back(r);
-    c.chunks_per_npu = cfg_.chunks_per_npu;
+    c.chunks_per_npu = std::max(1, cfg_.chunks_per_npu);
     c.root = std::clamp(m.root, 0, static_cast<int>(m.members.size()) - 1);
     auto it = cfg_.algorithms.find(m.kind);
     const std::string producer = it == cfg_.algorithms.end() ? "tenet" : it->second;
@@ -403,6 +403,13 @@ class Simulator {
         throw Error(fmt::format("{}: {} is {} over NPUs {}, but the workload runs {} over ranks {}", name_, producer,
                                 a->collective.describe(), fmt::join(a->collective.ranks, ","), synth::to_string(c.kind),
                                 fmt::join(c.ranks, ",")));
+    } else if (cfg_.chunks_per_npu == 0) {
+      int most = 1;  // an iteration builds many collectives: keep each affordable
+      for (c.chunks_per_npu = 2; most < 64 && synth::transfer_estimate(c) <= synth::kSimAutoChunkTransfers; c.chunks_per_npu *= 2)
+        most = c.chunks_per_npu;
+      c.chunks_per_npu = 1;
+      a = std::make_unique<synth::Algorithm>(
+          synth::make_algorithm_auto_chunks(producer, t_, c, std::max<Bytes>(1, m.size), {}, most).algorithm);
     } else {
       a = std::make_unique<synth::Algorithm>(synth::make_algorithm(producer, t_, c, chunk));
     }

@@ -34,6 +34,8 @@ struct SimConfig {
   Bandwidth memory_bandwidth = 2'039'000'000'000;  // per NPU, B/s (A100 80 GB HBM2e)
   // Producer per collective: "tenet" (the synthesizer) or a baseline name; default "tenet".
   std::map<synth::CollectiveKind, std::string> algorithms;
+  // Chunks per NPU of every collective's algorithm; 0: auto (1, 2, 4, ... as `tenet synth -k auto`
+  // picks them, per collective and size, up to about synth::kSimAutoChunkTransfers transfers).
   int chunks_per_npu = 4;
   // Communication operations (sends and collectives) a rank may have in flight at once; further
   // ones wait in the order they became ready. 0: no limit (ASTRA-sim runs one at a time: 1).

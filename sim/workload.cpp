@@ -6,6 +6,7 @@
 #include <map>
 
 #include "topo/error.hpp"
+#include "topo/suggest.hpp"
 
 namespace tenet::sim {
 
@@ -28,11 +29,46 @@ Model transformer(const std::string& name, int layers, double d, double tokens) 
 
 }  // namespace
 
-Model model_preset(const std::string& name) {
+namespace {
+bool has_sequences(const std::string& preset) { return preset == "gpt3-175b" || preset == "transformer-1t"; }
+const char* sample_word(const std::string& preset) {
+  return preset == "resnet50" ? "images" : preset == "dlrm" ? "queries" : "sequences";
+}
+}  // namespace
+
+BatchShape batch_shape(const std::string& preset, BatchShape asked) {
+  model_preset(preset);  // an unknown name fails here
+  for (int64_t v : {asked.batch, asked.sequence})
+    if (v < 0 || v > (int64_t{1} << 24)) throw Error(fmt::format("batch size and sequence length must lie in [1, 2^24], not {}", v));
+  if (asked.sequence > 0 && !has_sequences(preset))
+    throw Error(fmt::format("{} has no sequence length (the transformers do: gpt3-175b, transformer-1t)", preset));
+  BatchShape s;
+  s.batch = asked.batch > 0 ? asked.batch : preset == "resnet50" ? 64 : preset == "dlrm" ? 2048 : 1;
+  s.sequence = has_sequences(preset) ? (asked.sequence > 0 ? asked.sequence : 2048) : 0;
+  return s;
+}
+
+std::string describe_batch(const std::string& preset, BatchShape shape, int dp, int microbatches) {
+  const BatchShape s = batch_shape(preset, shape);
+  std::string out = fmt::format("batch {} per replica x {} replica{} = {} {} per iteration", s.batch, dp,
+                                dp == 1 ? "" : "s", s.batch * dp, sample_word(preset));
+  if (s.sequence > 0) out += fmt::format(" of {} tokens ({} tokens)", s.sequence, s.batch * dp * s.sequence);
+  if (microbatches > 1) {
+    if (s.batch % microbatches == 0)
+      out += fmt::format(", micro-batch {}", s.batch / microbatches);
+    else
+      out += fmt::format(", micro-batch {:.3g} (the batch does not split evenly into {} micro-batches)",
+                         static_cast<double>(s.batch) / microbatches, microbatches);
+  }
+  return out;
+}
+
+Model model_preset(const std::string& name, BatchShape shape) {
   Model m{name, {}};
   if (name == "resnet50") {
     // 25.6 M parameters (fp32), ~4.1 GFLOP per image forward, batch 64; backward twice forward.
-    const double forward = 4.1e9 * 64;
+    const double images = static_cast<double>(shape.batch > 0 ? shape.batch : 64);
+    const double forward = 4.1e9 * images;
     const struct {
       const char* stage;
       double params_m, share;
@@ -40,15 +76,16 @@ Model model_preset(const std::string& name) {
                   {"layer4", 14.96, 0.18}, {"fc", 2.05, 0.02}};
     for (const auto& s : stages)
       m.layers.push_back({s.stage, static_cast<Bytes>(s.params_m * 1e6 * 4), forward * s.share, 2 * forward * s.share,
-                          static_cast<Bytes>(64 * 4e6 * s.share), 0});
+                          static_cast<Bytes>(images * 4e6 * s.share), 0});
     return m;
   }
-  if (name == "gpt3-175b") return transformer(name, 96, 12288, 2048);
-  if (name == "transformer-1t") return transformer(name, 128, 25600, 2048);
+  const double tokens = static_cast<double>(std::max<int64_t>(shape.batch, 1) * (shape.sequence > 0 ? shape.sequence : 2048));
+  if (name == "gpt3-175b") return transformer(name, 96, 12288, tokens);
+  if (name == "transformer-1t") return transformer(name, 128, 25600, tokens);
   if (name == "dlrm") {
     // Bottom MLP, 26 embedding tables of 10 M x 128 fp32 rows looked up for a batch of 2048 and
     // exchanged by All-to-All (model parallel), top MLP; the MLPs are data parallel.
-    const double batch = 2048;
+    const double batch = static_cast<double>(shape.batch > 0 ? shape.batch : 2048);
     m.layers.push_back({"bottom-mlp", static_cast<Bytes>(0.5e6 * 4), 2 * 0.5e6 * batch, 4 * 0.5e6 * batch,
                         static_cast<Bytes>(batch * 128 * 4), 0});
     m.layers.push_back({"embeddings", 0, 26 * batch * 128, 26 * batch * 128, static_cast<Bytes>(26 * batch * 128 * 4),
@@ -57,7 +94,8 @@ Model model_preset(const std::string& name) {
                         static_cast<Bytes>(batch * 4), 0});
     return m;
   }
-  throw Error(fmt::format("unknown model '{}' (known: {})", name, fmt::join(model_presets(), ", ")));
+  throw Error(fmt::format("unknown model '{}'{} (known: {})", name, did_you_mean(name, model_presets()),
+                          fmt::join(model_presets(), ", ")));
 }
 
 namespace {

@@ -37,13 +37,27 @@ struct Model {
   std::vector<Layer> layers;
 };
 
-// "resnet50" (25.6 M parameters in fp32, batch 64 per rank, grouped in 5 stages), "gpt3-175b"
+// "resnet50" (25.6 M parameters in fp32, batch 64 per replica, grouped in 5 stages), "gpt3-175b"
 // (96 transformer layers of 1.8 G fp16 parameters, 2048 tokens per replica), "transformer-1t"
 // (128 layers of 7.9 G parameters) and "dlrm" (MLPs plus embedding tables exchanged by
 // All-to-All). Approximate: published parameter counts and the 2/4 FLOPs-per-parameter-per-token
 // rule, not a profile.
 const std::vector<std::string>& model_presets();
-Model model_preset(const std::string& name);
+
+// A preset's per-replica work: `batch` samples (images, sequences, queries) per data-parallel
+// replica and iteration, of `sequence` tokens each (transformers only). 0: the preset's own
+// (resnet50 64, dlrm 2048, transformers 1 sequence of 2048 tokens).
+struct BatchShape {
+  int64_t batch = 0;
+  int64_t sequence = 0;
+};
+// The shape `preset` runs with for `asked` (defaults filled in); throws tenet::Error for a
+// sequence length on a model without sequences, or values out of [1, 2^24].
+BatchShape batch_shape(const std::string& preset, BatchShape asked);
+// "batch 64 per replica x 8 replicas = 512 images per iteration (micro-batch 16)".
+std::string describe_batch(const std::string& preset, BatchShape shape, int dp, int microbatches);
+
+Model model_preset(const std::string& name, BatchShape shape = {});
 
 enum class PipelineSchedule { GPipe, OneFOneB };
 

@@ -16,6 +16,7 @@
 #include "topo/analysis.hpp"
 #include "topo/error.hpp"
 #include "topo/routing.hpp"
+#include "topo/suggest.hpp"
 
 namespace tenet::synth {
 
@@ -59,9 +60,9 @@ BaselineSpec parse_baseline(std::string_view text) {
   auto one = [](std::string_view name) {
     for (BaselineKind k : all_baselines())
       if (to_string(k) == name) return k;
-    std::vector<std::string_view> known;
-    for (BaselineKind k : all_baselines()) known.push_back(to_string(k));
-    throw Error(fmt::format("unknown algorithm '{}' (known: tenet, {})", name, fmt::join(known, ", ")));
+    std::vector<std::string> known{"tenet"};
+    for (BaselineKind k : all_baselines()) known.emplace_back(to_string(k));
+    throw Error(fmt::format("unknown algorithm '{}'{} (known: {})", name, did_you_mean(name, known), fmt::join(known, ", ")));
   };
   BaselineSpec spec;
   const size_t colon = text.find(':');

@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "topo/error.hpp"
+#include "topo/suggest.hpp"
 
 namespace tenet::synth {
 
@@ -31,11 +32,13 @@ CollectiveKind parse_collective(std::string_view name) {
   };
   std::string want = squash(name);
   std::string known;
+  std::vector<std::string> names;
   for (CollectiveKind k : kAllCollectives) {
     if (squash(to_string(k)) == want) return k;
     known += (known.empty() ? "" : ", ") + std::string(to_string(k));
+    names.emplace_back(to_string(k));
   }
-  throw Error(fmt::format("unknown collective '{}' (known: {})", name, known));
+  throw Error(fmt::format("unknown collective '{}'{} (known: {})", name, did_you_mean(name, names), known));
 }
 
 bool is_rooted(CollectiveKind k) {

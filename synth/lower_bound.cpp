@@ -1,5 +1,7 @@
 #include "synth/lower_bound.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 #include <mutex>
@@ -118,6 +120,12 @@ LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk
   std::lock_guard lock(mutex);
   memo = {fingerprint, c, chunk_bytes, b};
   return b;
+}
+
+std::string describe(const LowerBound& b) {
+  const std::string terms = fmt::format("{} {} + {} latency", b.label, format_time(b.bandwidth), format_time(b.min_link_latency));
+  if (b.total == b.bandwidth + b.min_link_latency) return terms;
+  return fmt::format("latency of the farthest pair that must communicate; {} is less", terms);
 }
 
 }  // namespace tenet::synth

@@ -27,4 +27,9 @@ struct LowerBound {
 
 LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk_bytes);
 
+// The terms that make up `b.total`, in words whose numbers add up: "RS+AG bound 1.2 ms + 700 ns
+// latency", or, when the farthest pair's latency is larger, "latency of the farthest pair that must
+// communicate (RS+AG bound 240 ps + 700 ns latency is less)".
+std::string describe(const LowerBound& b);
+
 }  // namespace tenet::synth

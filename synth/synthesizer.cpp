@@ -26,6 +26,10 @@
 
 namespace tenet::synth {
 
+int64_t transfer_estimate(const Collective& c) {
+  return c.num_chunks() * static_cast<int64_t>(c.num_ranks() - 1) * (c.kind == CollectiveKind::AllReduce ? 2 : 1);
+}
+
 std::string_view to_string(SynthMethod m) {
   switch (m) {
     case SynthMethod::Auto: return "auto";
@@ -1150,11 +1154,6 @@ void for_each_baseline(const topo::Topology& t, const Collective& c,
   }
 }
 
-// About how many transfers an algorithm for `c` has: every chunk crossing to every other rank
-// (twice for All-Reduce).
-int64_t transfer_estimate(const Collective& c) {
-  return c.num_chunks() * static_cast<int64_t>(c.num_ranks() - 1) * (c.kind == CollectiveKind::AllReduce ? 2 : 1);
-}
 
 // Whether the baselines may still beat `best` by more than it costs to build them (see
 // SynthOptions::baselines).

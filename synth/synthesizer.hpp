@@ -87,6 +87,12 @@ inline constexpr int64_t kPipelineTransferBudget = int64_t{1} << 19;
 // See SynthOptions::baselines.
 inline constexpr int64_t kPortfolioTransferBudget = int64_t{1} << 18;
 inline constexpr double kPortfolioSlack = 2e-3;
+// About how many transfers an algorithm for `c` has: every chunk crossing to every other rank
+// (twice for All-Reduce).
+int64_t transfer_estimate(const Collective& c);
+// The chunks-per-NPU limit of an automatic choice inside a simulation, where every collective of
+// an iteration is built: doubling stops before the estimate passes this (tenet sim -k auto).
+inline constexpr int64_t kSimAutoChunkTransfers = int64_t{1} << 15;
 // The same search for any producer `make(collective, chunk_bytes)`.
 ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per_npu,
                              const std::function<Algorithm(const Collective&, Bytes)>& make);

@@ -1,5 +1,7 @@
 #include "topo/generators.hpp"
 
+#include "topo/suggest.hpp"
+
 #include <fmt/format.h>
 
 #include <charconv>
@@ -250,9 +252,13 @@ const Generator& find_generator(const GeneratorSpec& s) {
   for (const Generator& g : table())
     if (g.info.name == s.generator) return g;
   std::string names;
-  for (const Generator& g : table()) names += (names.empty() ? "" : ", ") + g.info.name;
-  throw Error(fmt::format("unknown generator '{}' (known: {}; `tenet topo generators` lists them)",
-                          s.generator, names));
+  std::vector<std::string> known;
+  for (const Generator& g : table()) {
+    names += (names.empty() ? "" : ", ") + g.info.name;
+    known.push_back(g.info.name);
+  }
+  throw Error(fmt::format("unknown generator '{}'{} (known: {}; `tenet topo generators` lists them)", s.generator,
+                          did_you_mean(s.generator, known), names));
 }
 
 std::string_view trim(std::string_view s) {

@@ -12,6 +12,7 @@
 
 #include "topo/generators.hpp"
 #include "topo/presets.hpp"
+#include "topo/suggest.hpp"
 
 namespace tenet::topo {
 
@@ -75,11 +76,42 @@ Topology load_file(const std::string& path) {
   return parse_yaml(text, path);
 }
 
+std::string not_a_topology(const std::string& text) {
+  std::vector<std::string> names;
+  for (const GeneratorInfo& g : generators()) names.push_back(g.name);
+  names.emplace_back("fattree");
+  names.emplace_back("fully-connected");
+  const size_t cut = std::min(text.find(':'), text.find(','));
+  const std::string head(text.substr(0, cut));
+  const bool path_like = text.find('/') != std::string::npos || std::filesystem::path(text).has_extension();
+  if (cut != std::string::npos && !path_like) {
+    // "torus:4x4": a spec with a generator name that does not exist.
+    std::string near;
+    for (const std::string& n : nearest(head, names))
+      for (const GeneratorInfo& g : generators())
+        if (g.name == n) near += fmt::format("{}{} (e.g. {})", near.empty() ? "" : ", ", n, g.example);
+    return fmt::format("'{}' is not a file, and as a generator spec: no generator '{}'{}; `tenet topo generators` "
+                       "lists them all",
+                       text, head, near.empty() ? "" : "; nearest: " + near);
+  }
+  if (!path_like) {
+    // A bare word: a preset or a spec without its shape?
+    std::vector<std::string> words = names;
+    for (const Preset& p : presets()) words.emplace_back(p.name);
+    std::string presets_list;
+    for (const Preset& p : presets()) presets_list += fmt::format("{}{}", presets_list.empty() ? "" : ", ", p.name);
+    return fmt::format("'{}' is not a file, a system preset ({}) or a generator spec (such as torus2d:4x4){}", text,
+                       presets_list, did_you_mean(head, words));
+  }
+  return "";
+}
+
 Topology load(const std::string& path_or_spec) {
   std::error_code ec;
   if (!std::filesystem::exists(path_or_spec, ec)) {
     if (looks_like_spec(path_or_spec)) return generate(path_or_spec);
     if (auto text = preset_text(path_or_spec)) return parse_yaml(*text, "preset " + path_or_spec);
+    if (const std::string why = not_a_topology(path_or_spec); !why.empty()) throw Error(why);
   }
   return load_file(path_or_spec);
 }

@@ -15,7 +15,11 @@
 
 namespace tenet::topo {
 
-// A file path or a generator spec. Errors name the file and line.
+// Why `text` names no topology, when it looks like a mistyped spec or preset rather than a path
+// (with the nearest generators or presets); "" when it looks like a path.
+std::string not_a_topology(const std::string& text);
+
+// A file path, a generator spec or a system preset. Errors name the file and line.
 Topology load(const std::string& path_or_spec);
 Topology load_file(const std::string& path);
 // Parses text in the Tenet or ASTRA-sim format; `file` is used in error messages.

@@ -27,7 +27,9 @@ Bandwidth parse_bandwidth(std::string_view text);
 // "0.5us", "500ns", "2ms", "1s", "250ps". Rounded to whole picoseconds; must lie in [0, 1 hour].
 Time parse_time(std::string_view text);
 
-// Human-readable forms with units, e.g. "64 MiB", "50 GB/s", "1.5 us".
+// Human-readable forms with units, e.g. "64 MiB", "50 GB/s", "1.5 us". Sizes always in binary
+// units (KiB, MiB, ...; exact bytes below 1 MiB when not a whole number of KiB), bandwidths in
+// decimal ones (as vendors quote links).
 std::string format_bytes(Bytes bytes);
 std::string format_bandwidth(Bandwidth bw);
 std::string format_time(Time ps);

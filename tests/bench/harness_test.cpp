@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
+#include <map>
 #include <set>
+#include <sstream>
 
 #include <algorithm>
 #include <filesystem>
@@ -75,7 +78,7 @@ TEST(Suite, ReadsInlineAndFileTopologiesRelativeToTheSuite) {
   EXPECT_EQ(s.topologies[1].topology.num_npus(), 3);
   EXPECT_EQ(s.name, "suite");
   EXPECT_EQ(s.algorithms, std::vector<std::string>{"all"});
-  EXPECT_EQ(s.chunks, std::vector<int>{1});
+  EXPECT_EQ(s.chunks, std::vector<int>{0});  // auto, as tenet synth and tenet sim default to
   std::filesystem::remove_all(dir);
 }
 
@@ -161,6 +164,11 @@ TEST(Harness, ReportsCsvPlotsAndRegressions) {
   EXPECT_NE(report.find("## switch:4 (4 NPUs)"), std::string::npos);
   EXPECT_NE(report.find("geometric mean"), std::string::npos);
   EXPECT_EQ(report.find("Failures"), std::string::npos);
+  // The synthesizer's busbw and replayed time per case; baselines in the fixed order.
+  const size_t busbw_at = report.find("| tenet busbw "), sim_at = report.find("| sim analytical ", busbw_at),
+               ring_at = report.find("ring ", sim_at);
+  EXPECT_TRUE(busbw_at != std::string::npos && sim_at != std::string::npos && ring_at != std::string::npos) << report;
+  EXPECT_NE(report.find("| vs ring | vs bidir-ring | vs direct | vs rhd |"), std::string::npos) << report.substr(0, 2000);
   // Tenet's speed-up over ring on ring:4, All-Gather 16 MiB, 1 chunk: printed as the ratio of the times.
   const Result *tenet = nullptr, *ring = nullptr;
   for (const Result& r : results)
@@ -174,7 +182,7 @@ TEST(Harness, ReportsCsvPlotsAndRegressions) {
             std::string::npos);
 
   // Against itself: nothing got worse.
-  EXPECT_TRUE(regressions(csv, "old.csv", results).empty());
+  EXPECT_TRUE(regressions(csv, "old.csv", results).worse.empty());
   // A run where ring got slower and the synthesizer failed on one case.
   std::vector<Result> worse = results;
   size_t changed = 0;
@@ -186,7 +194,7 @@ TEST(Harness, ReportsCsvPlotsAndRegressions) {
   }
   worse[0].status = "error";
   worse[0].note = "boom";
-  const auto found = regressions(csv, "old.csv", worse);
+  const auto found = regressions(csv, "old.csv", worse).worse;
   ASSERT_EQ(found.size(), 2u) << fmt::format("{}", fmt::join(found, "\n"));
   EXPECT_NE(found[0].find("now error (boom)"), std::string::npos) << found[0];
   EXPECT_NE(found[1].find("slower collective"), std::string::npos) << found[1];
@@ -207,13 +215,74 @@ TEST(Harness, ReportsCsvPlotsAndRegressions) {
 
   const auto dir = std::filesystem::temp_directory_path() / ("tenet_plots_" + std::to_string(::getpid()));
   const bool rendered = write_plots(s, results, dir.string());
-  for (const char* f : {"plots.gp", "speedup.dat", "bound.dat", "ring_4-all-reduce.dat", "switch_4-all-gather.dat"})
+  // Every chunk count gets its time and busbw plots, not the first only.
+  for (const char* f : {"plots.gp", "speedup.dat", "bound-all-reduce.dat", "bound-all-gather.dat", "ring_4-all-reduce-k1.dat",
+                        "ring_4-all-reduce-k2.dat", "switch_4-all-gather-k2.dat", "switch_4-all-gather-k2-busbw.dat"})
     EXPECT_TRUE(std::filesystem::exists(dir / "plots" / f)) << f;
+  const std::string gp = topo::read_file((dir / "plots" / "plots.gp").string());
+  // A bound line on every size plot; sizes written as sizes; one colour per algorithm everywhere.
+  EXPECT_NE(gp.find("'ring_4-all-reduce-k2.dat' using 1:2 with lines dt 2 lw 2 lc rgb '#000000' title 'lower bound'"),
+            std::string::npos) << gp;
+  EXPECT_NE(gp.find("set xtics (\"64 KiB\" 65536, \"16 MiB\" 16777216)"), std::string::npos);
+  std::map<std::string, std::set<std::string>> colours;  // algorithm -> colours it was drawn in
+  for (size_t at = gp.find("lc rgb '"); at != std::string::npos; at = gp.find("lc rgb '", at + 1)) {
+    const std::string colour = gp.substr(at + 8, 7);
+    const size_t title = gp.find("title '", at), end = gp.find('\'', title + 7);
+    if (title != std::string::npos && gp.find('\n', at) > title) colours[gp.substr(title + 7, end - title - 7)].insert(colour);
+  }
+  EXPECT_GE(colours.size(), 5u);
+  for (const auto& [alg, used] : colours) EXPECT_EQ(used.size(), 1u) << alg << " is drawn in several colours";
   if (rendered) {
     EXPECT_TRUE(std::filesystem::exists(dir / "plots" / "speedup.svg"));
-    EXPECT_TRUE(std::filesystem::exists(dir / "plots" / "time-ring_4-all-reduce.svg"));
+    EXPECT_TRUE(std::filesystem::exists(dir / "plots" / "time-ring_4-all-reduce-k1.svg"));
+    EXPECT_TRUE(std::filesystem::exists(dir / "plots" / "busbw-ring_4-all-reduce-k2.svg"));
   }
   std::filesystem::remove_all(dir);
+}
+
+// The percent-of-bound bars compare every algorithm on the same cases: when a baseline fails on one
+// case, that case leaves every algorithm's mean on that topology (else the synthesizer would be
+// averaged over harder cases than the baseline).
+TEST(Harness, BoundChartsCompareCommonCasesOnly) {
+  const Suite s = parse_suite(kSmall, "small.yaml");
+  std::vector<Result> results = run_suite(s);
+  const auto is_case = [](const Result& r) {
+    return r.topology == "switch:4" && r.collective == synth::CollectiveKind::AllReduce && r.size == (Bytes{64} << 10) &&
+           r.chunks == 1;
+  };
+  for (Result& r : results)
+    if (is_case(r) && r.algorithm == "rhd") r.status = "error";
+  // The expected means: over the switch:4 All-Reduce cases other than the failed one.
+  std::map<std::string, std::vector<double>> pct;
+  for (const Result& r : results)
+    if (r.topology == "switch:4" && r.collective == synth::CollectiveKind::AllReduce && r.ok() && !is_case(r))
+      pct[r.algorithm].push_back(100.0 * static_cast<double>(r.bound) / static_cast<double>(r.time));
+  ASSERT_EQ(pct["tenet"].size(), 3u);
+  const auto dir = std::filesystem::temp_directory_path() / ("tenet_bound_" + std::to_string(::getpid()));
+  write_plots(s, results, dir.string());
+  const std::string dat = topo::read_file((dir / "plots" / "bound-all-reduce.dat").string());
+  std::filesystem::remove_all(dir);
+  ASSERT_NE(dat.find("\ntopology "), std::string::npos) << dat;
+  const size_t header = dat.find("\ntopology ") + 1;
+  std::vector<std::string> columns;
+  const std::string head = dat.substr(header, dat.find('\n', header) - header);
+  for (size_t q = head.find('"'); q != std::string::npos; q = head.find('"', head.find('"', q + 1) + 1))
+    columns.push_back(head.substr(q + 1, head.find('"', q + 1) - q - 1));
+  const size_t row = dat.find("\"switch:4\"");
+  ASSERT_NE(row, std::string::npos) << dat;
+  std::istringstream cells(dat.substr(row + 10, dat.find('\n', row) - row - 10));
+  size_t compared = 0;
+  for (const std::string& c : columns) {
+    std::string cell;
+    cells >> cell;
+    if (!pct.count(c)) continue;
+    ++compared;
+    double log_sum = 0;
+    for (double v : pct[c]) log_sum += std::log(v);
+    EXPECT_NEAR(std::stod(cell), std::exp(log_sum / static_cast<double>(pct[c].size())), 1e-3) << c;
+  }
+  EXPECT_EQ(compared, 7u) << dat;  // tenet, ring, bidir-ring, direct, rhd, dbt, tree: each checked
+  EXPECT_NE(std::find(columns.begin(), columns.end(), "rhd"), columns.end()) << dat;
 }
 
 }  // namespace

@@ -94,6 +94,44 @@ check "synth bad model" 2 "unknown link model" -- "$T" synth --topo ring:4 --lin
 check "synth bad priority" 2 "unknown chunk priority" -- "$T" synth --topo ring:4 --priority best -o "$tmp/x"
 if [[ -e $tmp/x ]]; then echo "FAIL bad synth left output"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
 
+# What a new user mistypes: the nearest verb, flag, generator, preset or name is suggested.
+check "typo verb" 2 "unknown command 'sythn' (did you mean 'synth'?)" -- "$T" sythn --topo ring:4
+check "typo sub verb" 2 "unknown command 'infoo' (did you mean 'info'?)" -- "$T" topo infoo ring:4
+check "typo flag" 2 "unknown option '--colll' of \`tenet synth\` (did you mean '--coll'?)" -- "$T" synth --colll all-reduce --topo ring:4 -o "$tmp/x"
+check "typo flag after short value" 2 "did you mean '--size'?" -- "$T" synth --topo ring:4 -k4 --sizee 1MiB -o "$tmp/x"
+check "typo generator" 2 "no generator 'torus'; nearest: torus2d (e.g. torus2d:" -- "$T" synth --topo torus:4x4 -o "$tmp/x"
+check "typo preset" 2 "did you mean 'dgx-h100'" -- "$T" topo info dgx-h10
+check "typo workload" 2 "not a model preset (did you mean 'gpt3-175b'?) (presets: resnet50, gpt3-175b" -- "$T" sim -w gpt3 --topo ring:4
+check "typo collective" 2 "did you mean 'all-gather'?" -- "$T" synth --topo ring:4 -c all-gahter -o "$tmp/x"
+check "typo algorithm" 2 "did you mean 'ring'?" -- "$T" synth --topo ring:4 -a rign -o "$tmp/x"
+check "typo in suite" 2 "no generator 'torus'; nearest: torus2d" -- "$T" bench <(printf 'topologies: [torus:4x4]\ncollectives: [all-reduce]\nsizes: [1MiB]\n') -o "$tmp/x"
+if [[ -e $tmp/x ]]; then echo "FAIL a typo left output"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+
+# Summaries for machines: --json parses and carries the numbers; --csv has a row per algorithm.
+"$T" synth --topo ring:8 --coll all-gather --size 16MiB -k 2 --json -o "$tmp/j1" > "$tmp/j1.json"
+check "synth json" 0 "" -- jq -e '.verified == true and .chunks_per_npu == 2 and .time_ps >= .lower_bound_ps and (.written | length) == 1' "$tmp/j1.json"
+"$T" synth --topo switch:6 --coll all-reduce --size 16MiB --algo all --json -o "$tmp/j2" > "$tmp/j2.json"
+check "synth all json" 0 "" -- jq -e '(.rows | map(select(.algorithm == "tenet"))[0].tenet_speed_up) == 1 and (.rows | map(select(.status == "not-applicable")) | length) >= 1 and (.rows | map(select(.status == "ok")) | all(.busbw_GBps > 0))' "$tmp/j2.json"
+"$T" synth --topo switch:6 --coll all-reduce --size 16MiB --algo all --csv -o "$tmp/j3" > "$tmp/j3.csv"
+check "synth all csv header" 0 "size_bytes,algorithm,status,time_ps,lower_bound_ps,ratio_to_bound,algbw_GBps,busbw_GBps" -- head -1 "$tmp/j3.csv"
+if [[ $(grep -c '^16777216,' "$tmp/j3.csv") -eq $(jq '.rows | length' "$tmp/j2.json") ]]; then pass=$((pass + 1)); else
+  echo "FAIL csv and json rows differ"; fail=$((fail + 1)); fi
+check "synth json and csv" 2 "pick one" -- "$T" synth --topo ring:4 --json --csv -o "$tmp/x"
+
+# nccl-tests-style size sweeps: a row per size, busbw = algbw x 2(p-1)/p for All-Reduce.
+"$T" synth --topo ring:8 --coll all-reduce -b 1MiB -e 64MiB -f 4 --csv -o "$tmp/sw" > "$tmp/sw.csv"
+if [[ $(cut -d, -f1 "$tmp/sw.csv" | tr '\n' ' ') == "size_bytes 1048576 4194304 16777216 67108864 " ]]; then pass=$((pass + 1)); else
+  echo "FAIL sweep sizes: $(cut -d, -f1 "$tmp/sw.csv" | tr '\n' ' ')"; fail=$((fail + 1)); fi
+check "sweep busbw" 0 "" -- awk -F, 'NR > 1 { r = $8 / $7; if (r < 1.7499 || r > 1.7501) exit 1 }' "$tmp/sw.csv"
+check "sweep files" 0 "" -- test -s "$tmp/sw/tenet-1MiB.json" -a -s "$tmp/sw/tenet-64MiB.json"
+check "sweep table" 0 "| 64 MiB | tenet" -- "$T" synth --topo ring:8 --coll all-reduce -b 1MiB -e 64MiB -f 4 -o "$tmp/sw2"
+check "sweep needs both" 2 "needs both -b/--min-size and -e/--max-size" -- "$T" synth --topo ring:8 -b 1MiB -o "$tmp/x"
+check "sweep backwards" 2 "is below --min-size" -- "$T" synth --topo ring:8 -b 1GiB -e 1MiB -o "$tmp/x"
+check "sweep emit" 2 "--emit exports one algorithm" -- "$T" synth --topo ring:8 -b 1MiB -e 4MiB --emit chakra -o "$tmp/x"
+
+# The lower bound's parts add up to it (latency-bound at tiny sizes).
+check "bound parts" 0 "latency of the farthest pair that must communicate; RS+AG bound" -- "$T" synth --topo torus2d:4x4 --coll all-reduce --size 4KiB -k 1 -o "$tmp/lb"
+
 # baselines: --algo picks the producer; --algo all compares every applicable one.
 check "algo ring" 0 "algorithm       ring" -- "$T" synth --topo ring:8 --coll all-reduce --algo ring -o "$tmp/b1"
 check "algo ring verifies" 0 "CORRECT" -- "$T" verify "$tmp/b1/algorithm.json" --topo ring:8
@@ -101,6 +139,7 @@ check "algo hierarchical" 0 "hierarchical:ring,direct" -- "$T" synth --topo "rin
 check "algo all table" 0 "| bidir-ring" -- "$T" synth --topo switch:6 --coll all-reduce --algo all -o "$tmp/b3"
 check "algo all not applicable" 0 "hierarchical: does not apply" -- "$T" synth --topo switch:6 --coll all-reduce --algo all -o "$tmp/b3"
 check "algo all files" 0 "" -- test -s "$tmp/b3/ring.json" -a -s "$tmp/b3/tenet.json"
+check "algo all sizes one family" 0 "" -- bash -c "! '$T' synth --topo switch:6 --coll all-gather --size 1MB --algo all -k 1 -o '$tmp/b3b' | grep -E '[0-9] (KB|MB|GB)( |\$)'"
 check "algo not applicable" 2 "power-of-two rank count, not 6" -- "$T" synth --topo switch:6 --coll all-gather --algo rhd -o "$tmp/b4"
 check "algo unknown" 2 "unknown algorithm 'butterfly'" -- "$T" synth --topo ring:4 --algo butterfly -o "$tmp/b5"
 check "algo unsupported" 2 "bruck has no all-reduce" -- "$T" synth --topo ring:4 --algo bruck -o "$tmp/b6"
@@ -121,8 +160,12 @@ check "chakra dump" 0 '"COMM_SEND_NODE"' -- "$T" chakra dump "$tmp/e/chakra/algo
 check "chakra dot" 0 "digraph" -- "$T" chakra dot "$tmp/e/chakra/algorithm.0.et"
 check "export" 0 "algorithm.xml" -- "$T" export "$tmp/e/algorithm.json" --topo "$TOPO" --format msccl-xml -o "$tmp/x1"
 check "export bad format" 2 "unknown format 'pdf'" -- "$T" export "$tmp/e/algorithm.json" --topo "$TOPO" --format pdf -o "$tmp/x2"
-check "export unsupported" 2 "supports all-reduce" -- "$T" synth --topo ring:4 --coll broadcast --emit msccl-xml -o "$tmp/x3"
-if [[ -e $tmp/x3/algorithm.json ]]; then echo "FAIL a refused export left files"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+# A format that cannot hold the algorithm is skipped with the reason; everything else is written.
+check "export unsupported" 0 "not written     msccl-xml: MSCCL-XML export supports all-reduce" -- "$T" synth --topo ring:4 --coll broadcast --emit chakra,msccl-xml -o "$tmp/x3"
+check "export unsupported wrote json" 0 "CORRECT" -- "$T" verify "$tmp/x3/algorithm.json" --topo ring:4
+check "export unsupported wrote chakra" 0 "CORRECT" -- "$T" verify "$tmp/x3/chakra/algorithm" --topo ring:4
+if [[ -e $tmp/x3/algorithm.xml ]]; then echo "FAIL a refused format left a file"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+check "export only unsupported" 2 "not written: msccl-xml" -- "$T" export "$tmp/x3/algorithm.json" --topo ring:4 --format msccl-xml -o "$tmp/x4"
 head -c 40 "$tmp/e/chakra/algorithm.0.et" > "$tmp/cut.0.et"
 check "chakra truncated" 2 "truncated" -- "$T" chakra dump "$tmp/cut.0.et"
 check "chakra check missing" 2 "no Chakra ET files" -- "$T" chakra check "$tmp/none"
@@ -135,6 +178,11 @@ check "sim ring" 0 "collectives     5 run" -- "$T" sim --workload resnet50 --top
 check "sim congestion" 0 "analytical-congestion network" -- "$T" sim --workload resnet50 --topo switch:8 --network analytical-congestion
 check "sim json" 0 '"iteration_ps"' -- "$T" sim --workload resnet50 --topo switch:4 --json
 check "workload gen" 0 "wrote 4 ranks" -- "$T" workload gen --model resnet50 --dp 4 -o "$tmp/wl/resnet"
+check "workload gen batch" 0 "batch 8 per replica x 2 replicas = 16 sequences per iteration of 4096 tokens (65536 tokens), micro-batch 2" -- "$T" workload gen --model gpt3-175b --dp 2 --tp 2 --pp 2 --microbatches 4 --batch 8 --seq-len 4096 -o "$tmp/wl/g"
+check "workload gen default batch" 0 "batch 64 per replica x 4 replicas = 256 images per iteration" -- "$T" workload gen --model resnet50 --dp 4 -o "$tmp/wl/r2"
+check "workload seq on cnn" 2 "resnet50 has no sequence length" -- "$T" workload gen --model resnet50 --seq-len 128 -o "$tmp/wl/r3"
+check "sim batch" 0 "batch 128 per replica x 4 replicas = 512 images" -- "$T" sim --workload resnet50 --topo switch:4 --batch 128
+check "sim batch on et" 2 "carries its own sizes" -- "$T" sim --workload "$tmp/wl/resnet" --topo ring:4 --batch 128
 check "sim et workload" 0 "4 ranks" -- "$T" sim --workload "$tmp/wl/resnet" --topo ring:4
 check "sim too few npus" 2 "4 ranks, but the topology has 2 NPUs" -- "$T" sim --workload "$tmp/wl/resnet" --topo ring:2
 check "sim bad network" 2 "unknown network 'ethernet'" -- "$T" sim --workload resnet50 --topo ring:4 --network ethernet
@@ -170,6 +218,11 @@ check "bench same as before" 0 "no regressions against" -- "$T" bench "$tmp/tiny
 # Pretend ring used to be faster: its first row's time becomes 1 ps.
 awk -F, 'BEGIN{OFS=","} $7=="ring" && $8=="ok" && !done {$9=1; done=1} {print}' "$tmp/b1/results.csv" > "$tmp/old.csv"
 check "bench regression" 4 "slower collective" -- "$T" bench "$tmp/tiny.yaml" -o "$tmp/b3" --compare-to "$tmp/old.csv"
+# A build that got slower (machine load can do that) warns; it fails only when asked. (Old build
+# times of -1 s make every build "slower", past the 50 ms floor.)
+awk -F, 'BEGIN{OFS=","} NR > 1 && $8=="ok" {$13=-1} {print}' "$tmp/b1/results.csv" > "$tmp/fastbuild.csv"
+check "bench build time warns" 0 "warning: " -- "$T" bench "$tmp/tiny.yaml" -o "$tmp/b3b" --compare-to "$tmp/fastbuild.csv" --speed-tolerance 0
+check "bench build time fails when asked" 4 "slower to build" -- "$T" bench "$tmp/tiny.yaml" -o "$tmp/b3c" --compare-to "$tmp/fastbuild.csv" --speed-tolerance 0 --fail-on-build-time
 check "bench compare missing" 2 "cannot open file" -- "$T" bench "$tmp/tiny.yaml" -o "$tmp/b4" --compare-to "$tmp/none.csv"
 printf 'a,b\n1,2\n' > "$tmp/notresults.csv"
 check "bench compare not results" 2 "no 'topology' column" -- "$T" bench "$tmp/tiny.yaml" -o "$tmp/b5" --compare-to "$tmp/notresults.csv"
@@ -177,6 +230,11 @@ printf 'topologies: [ring:4]\ncollectives: [all-reduce]\nsizes: [1MiB]\nchunks: 
 check "bench bad suite" 2 "error: $tmp/bad-suite.yaml:4:" -- "$T" bench "$tmp/bad-suite.yaml" -o "$tmp/b6"
 if [[ -e $tmp/b6 ]]; then echo "FAIL bad suite left output"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
 check "bench bad network" 2 "unknown network" -- "$T" bench "$tmp/tiny.yaml" -o "$tmp/b7" --network ethernet
+# chunks: auto in a suite, and a suite without chunks runs auto too.
+printf 'topologies: [ring:4]\ncollectives: [all-gather]\nsizes: [1MiB]\nalgorithms: [tenet, ring]\nchunks: [auto, 2]\n' > "$tmp/auto.yaml"
+check "bench chunks auto" 0 "4 algorithms verified correct" -- "$T" bench "$tmp/auto.yaml" -o "$tmp/b9"
+check "bench auto rows" 0 "ring:4,4,all-gather,1048576,auto," -- cat "$tmp/b9/results.csv"
+check "bench auto plots" 0 "" -- test -s "$tmp/b9/plots/ring_4-all-gather-kauto.dat" -a -s "$tmp/b9/plots/ring_4-all-gather-k2.dat"
 "$T" bench --print-default > "$tmp/default.yaml"
 check "bench default quick" 0 "default (quick)" -- "$T" bench "$tmp/default.yaml" --quick -o "$tmp/b8"
 

@@ -338,10 +338,10 @@ TEST(PacketNetwork, UnusableConfigurationsAreRefusedClearly) {
   refused(c, "header must lie between");
   c = {};
   c.buffer = 4000;
-  refused(c, "a buffer of 4 KB cannot hold one packet of 4 KiB (MTU 4 KiB + header 0 B)");
+  refused(c, "a buffer of 4000 B cannot hold one packet of 4 KiB (MTU 4 KiB + header 0 B)");
   c.header = 64;
   c.buffer = 4096;
-  refused(c, "a buffer of 4 KiB cannot hold one packet of 4.16 KB (MTU 4 KiB + header 64 B)");
+  refused(c, "a buffer of 4 KiB cannot hold one packet of 4160 B (MTU 4 KiB + header 64 B)");
   EXPECT_EQ(parse_network("packet"), NetworkKind::Packet);
   EXPECT_EQ(to_string(NetworkKind::Packet), "packet");
   EXPECT_THAT([] { parse_network("ns3"); }, ::testing::ThrowsMessage<Error>(HasSubstr(
