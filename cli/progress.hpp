@@ -1,5 +1,5 @@
 // A progress bar on stderr, shown only when stderr is a terminal and the run has taken over a
-// second. `done()` (or the destructor) erases it; call it before printing results, so that no
+// second (TENET_PROGRESS_AFTER=<seconds> changes that; the tests use 0). `done()` (or the destructor) erases it; call it before printing results, so that no
 // output line starts after the bar's last frame.
 #pragma once
 
@@ -9,13 +9,17 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace tenet::cli {
 
 class ProgressBar {
  public:
-  explicit ProgressBar(std::string what) : what_(std::move(what)), tty_(::isatty(STDERR_FILENO)), begin_(std::chrono::steady_clock::now()) {}
+  explicit ProgressBar(std::string what)
+      : what_(std::move(what)), tty_(::isatty(STDERR_FILENO)), begin_(std::chrono::steady_clock::now()) {
+    if (const char* after = std::getenv("TENET_PROGRESS_AFTER")) after_ = std::atof(after);
+  }
   ~ProgressBar() { done(); }
   ProgressBar(const ProgressBar&) = delete;
   ProgressBar& operator=(const ProgressBar&) = delete;
@@ -29,7 +33,12 @@ class ProgressBar {
   void operator()(double fraction) {
     if (!tty_ || finished_) return;
     auto elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin_).count();
-    if (elapsed < 1.0) return;
+    if (elapsed < after_) return;
+    // Redraw when the percentage moves or a quarter second has passed, not on every call.
+    const int percent = static_cast<int>(100 * fraction);
+    if (drawn_ && percent == percent_ && elapsed < drawn_at_ + 0.25) return;
+    percent_ = percent;
+    drawn_at_ = elapsed;
     const int width = 40, done = static_cast<int>(fraction * width);
     const std::string frame = fmt::format("{} [{}{}] {:3.0f}%  {:.1f} s", what_, std::string(done, '#'),
                                           std::string(width - done, '.'), 100 * fraction, elapsed);
@@ -43,6 +52,8 @@ class ProgressBar {
   std::string what_;
   bool tty_, drawn_ = false, finished_ = false;
   size_t width_ = 0;
+  double after_ = 1.0, drawn_at_ = 0;
+  int percent_ = -1;
   std::chrono::steady_clock::time_point begin_;
 };
 

@@ -129,6 +129,14 @@ check "sweep needs both" 2 "needs both -b/--min-size and -e/--max-size" -- "$T" 
 check "sweep backwards" 2 "is below --min-size" -- "$T" synth --topo ring:8 -b 1GiB -e 1MiB -o "$tmp/x"
 check "sweep emit" 2 "--emit exports one algorithm" -- "$T" synth --topo ring:8 -b 1MiB -e 4MiB --emit chakra -o "$tmp/x"
 
+# The progress bar (on a terminal) is erased before the summary: no output line starts after its
+# last frame. `script` gives the command a terminal.
+if command -v script > /dev/null; then
+  TENET_PROGRESS_AFTER=0 script -qec "'$T' synth --topo torus2d:4x4 --coll all-gather --size 16MiB -k 2 -o '$tmp/pb'" /dev/null > "$tmp/pb.txt"
+  if grep -q "synthesizing \[" "$tmp/pb.txt" && grep -q $'\r *\rtopology  ' "$tmp/pb.txt" && ! grep -q '[0-9] stopology' "$tmp/pb.txt"; then
+    pass=$((pass + 1)); else echo "FAIL progress bar not erased: $(head -c 300 "$tmp/pb.txt" | od -c | head -5)"; fail=$((fail + 1)); fi
+fi
+
 # The lower bound's parts add up to it (latency-bound at tiny sizes).
 check "bound parts" 0 "latency of the farthest pair that must communicate; RS+AG bound" -- "$T" synth --topo torus2d:4x4 --coll all-reduce --size 4KiB -k 1 -o "$tmp/lb"
 
