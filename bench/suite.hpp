@@ -51,7 +51,7 @@ Suite parse_suite(std::string_view text, const std::string& file, bool quick = f
 Suite load_suite(const std::string& path, bool quick = false);
 // The built-in suite (`tenet bench` without a file): rings, 2-D/3-D meshes and tori, a
 // hypercube, a switch, a leaf-spine fat-tree, NVSwitch nodes on rails, a heterogeneous mesh and
-// two islands joined by a slow link; 1 MiB to 1 GiB. Its quick form runs in well under a minute.
+// two islands joined by a slow link; 1 MiB to 1 GiB. Its quick form (16 cases) runs in about 6 s on 2 cores.
 std::string_view default_suite_yaml();
 
 }  // namespace tenet::bench

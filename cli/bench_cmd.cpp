@@ -109,12 +109,13 @@ void add_bench_command(CLI::App& app) {
       "Compare the synthesizer with every applicable baseline over a suite of topologies x\n"
       "collectives x sizes x chunk counts. Every algorithm is verified; a failure is a failure of\n"
       "the run. Writes <output>/results.csv, report.md (tables with tenet's speed-up and geometric\n"
-      "means) and plots/ (gnuplot SVGs when gnuplot is installed).\n"
+      "means) and plots/ (gnuplot SVGs when gnuplot is installed). A suite without `chunks` runs auto\n"
+      "(each algorithm picks its chunks per NPU), as tenet synth and tenet sim do by default.\n"
       "Exit codes: 0 done, 2 bad input, 3 an algorithm failed verification or errored,\n"
       "4 regressions against --compare-to.");
   cmd->add_option("suite", args.suite,
                   "Suite YAML file (see --print-default for the format); default: the built-in suite");
-  cmd->add_flag("--quick", args.quick, "Run the suite's quick subset (the built-in one takes well under a minute)");
+  cmd->add_flag("--quick", args.quick, "Run the suite's quick subset (the built-in one: 16 cases, about 6 s on 2 cores)");
   cmd->add_option("-o,--output", args.output, "Output folder")->capture_default_str();
   cmd->add_option("--compare-to", args.compare_to,
                   "An earlier results.csv: print what got worse (slower collectives, lost verdicts, cases that\n"

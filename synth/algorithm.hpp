@@ -45,7 +45,7 @@ enum class Op : uint8_t {
   Reduce,  // the destination's copy becomes its reduction with the chunk as sent
 };
 
-// How a transfer of b bytes at rate r over a route occupies its links (see ../shared/DESIGN.md):
+// How a transfer of b bytes at rate r over a route occupies its links (see docs/design.md):
 //   Pipelined: rate-shared. The transfer holds r of every link of its route for b / r and
 //              arrives the summed latency after its last byte leaves. A link carries concurrent
 //              transfers whose rates sum to at most its bandwidth. A sender's port (a transfer's

@@ -1,4 +1,4 @@
-// The rate-shared link model's bookkeeping (see algorithm.hpp and ../shared/DESIGN.md).
+// The rate-shared link model's bookkeeping (see algorithm.hpp and docs/design.md).
 //
 // Per link, the transfers admitted so far that still hold part of its bandwidth. A link admits
 // transfers in non-decreasing time (list order), so after its latest admission a link's load only

@@ -1,4 +1,4 @@
-// Timing: the shared link cost model (../shared/DESIGN.md) applied to an algorithm.
+// Timing: the shared link cost model (docs/design.md) applied to an algorithm.
 //
 // synth::time assigns every transfer its start and end: a transfer starts as soon as its explicit
 // dependencies have ended, every earlier-listed arrival of its chunk at its source has ended, the

@@ -217,6 +217,12 @@ check "workload bad model" 2 "unknown model 'alexnet'" -- "$T" workload gen --mo
 # tenet bench: a small suite, its outputs, malformed suites, --compare-to regressions.
 printf 'name: tiny\ntopologies: [ring:4, switch:4]\ncollectives: [all-reduce, all-gather]\nsizes: [1MiB, 64MiB]\nalgorithms: all\nchunks: [1, 2]\n' > "$tmp/tiny.yaml"
 check "bench help" 0 "4 regressions against --compare-to" -- "$T" bench --help
+# --help and the README say the same about --quick, and every verb states the chunks default.
+check "bench help quick" 0 "16 cases, about 6 s on 2 cores" -- "$T" bench --help
+check "readme quick" 0 "16 cases, about 6 s on 2 cores" -- cat "$SRC/README.md"
+check "synth help chunks" 0 "auto: try 1, 2, 4" -- "$T" synth --help
+check "sim help chunks" 0 "or auto: per collective and size" -- "$T" sim --help
+check "sim help chunks default" 0 "=auto" -- bash -c "'$T' sim --help | grep -A1 -- '--chunks-per-npu'"
 check "bench tiny" 0 "verified correct" -- "$T" bench "$tmp/tiny.yaml" -o "$tmp/b1" --network analytical
 for f in results.csv report.md plots/plots.gp plots/speedup.dat; do
   if [[ -s $tmp/b1/$f ]]; then pass=$((pass + 1)); else echo "FAIL bench wrote no $f"; fail=$((fail + 1)); fi
