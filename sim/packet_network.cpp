@@ -44,10 +44,10 @@ PacketNetwork::PacketNetwork(const topo::Topology& t, EventQueue& events, const 
                  : cfg_.buffer > 0 ? cfg_.buffer
                                    : (1 + fan_out + (round_trip + packet - 1) / packet) * packet;
     if (buffer_[i] < packet)
-      throw Error(fmt::format("packet network: a buffer of {}{} cannot hold one packet of {} (MTU {} + header {})",
-                              format_bytes(buffer_[i]),
+      throw Error(fmt::format("packet network: a buffer of {} B{} cannot hold one packet of {} B (MTU {} + header {})",
+                              buffer_[i],  // exact: the two differ by a few bytes
                               k.buffer > 0 ? fmt::format(" at {}", t.describe_link(static_cast<topo::LinkId>(i))) : "",
-                              format_bytes(packet), format_bytes(cfg_.mtu), format_bytes(cfg_.header)));
+                              packet, format_bytes(cfg_.mtu), format_bytes(cfg_.header)));
     full_serialization_[i] = transfer_time(packet, k.bandwidth);
   }
   credits_.assign(buffer_.begin(), buffer_.end());

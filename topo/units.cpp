@@ -131,9 +131,8 @@ Time parse_time(std::string_view text) {
 
 std::string format_bytes(Bytes bytes) {
   // One unit family everywhere (binary: the sizes people pick are powers of two), so a column of
-  // chunk sizes never mixes "46.17 KB" with "60 KiB". Below 1 MiB, a size that is no whole number of
-  // KiB is exact in bytes ("4000 B", not "3.906 KiB").
-  if (bytes < 1024 || (bytes < 1048576 && bytes % 1024 != 0)) return fmt::format("{} B", bytes);
+  // chunk sizes never mixes "46.17 KB" with "60 KiB"; four significant digits ("45.09 KiB").
+  if (bytes < 1024) return fmt::format("{} B", bytes);
   return human(static_cast<double>(bytes), kByteUnits, 5, 8);
 }
 std::string format_bandwidth(Bandwidth bw) {

@@ -28,8 +28,8 @@ Bandwidth parse_bandwidth(std::string_view text);
 Time parse_time(std::string_view text);
 
 // Human-readable forms with units, e.g. "64 MiB", "50 GB/s", "1.5 us". Sizes always in binary
-// units (KiB, MiB, ...; exact bytes below 1 MiB when not a whole number of KiB), bandwidths in
-// decimal ones (as vendors quote links).
+// units (KiB, MiB, ..., four significant digits), bandwidths in decimal ones (as vendors quote
+// links).
 std::string format_bytes(Bytes bytes);
 std::string format_bandwidth(Bandwidth bw);
 std::string format_time(Time ps);

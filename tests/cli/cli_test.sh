@@ -207,7 +207,7 @@ check "sim packet deadlock" 2 "packet network deadlock" -- "$T" sim --workload r
 check "sim packet flag needs packet" 2 "--mtu applies to --network packet only" -- "$T" sim --workload resnet50 --topo ring:4 --mtu 1KiB
 check "sim packet mtu 0" 2 "--mtu must be at least 1 B" -- "$T" sim --workload resnet50 --topo ring:4 -n packet --mtu 0B
 check "sim packet header unit" 2 "--header: size '12' has no unit" -- "$T" sim --workload resnet50 --topo ring:4 -n packet --header 12
-check "sim packet small buffer" 2 "cannot hold one packet of 4 KiB" -- "$T" sim --workload resnet50 --topo ring:4 -n packet --buffer 1KiB
+check "sim packet small buffer" 2 "a buffer of 1024 B cannot hold one packet of 4096 B" -- "$T" sim --workload resnet50 --topo ring:4 -n packet --buffer 1KiB
 check "sim packet routing" 2 "unknown routing 'bogus' (source, ecmp)" -- "$T" sim --workload resnet50 --topo ring:4 -n packet --routing bogus
 check "sim packet arbitration" 2 "unknown arbitration 'lottery'" -- "$T" sim --workload resnet50 --topo ring:4 -n packet --arbitration lottery
 check "workload gen hybrid" 0 "wrote 8 ranks" -- "$T" workload gen --model dlrm --dp 2 --tp 2 --pp 2 -o "$tmp/wl/dlrm"

@@ -338,10 +338,10 @@ TEST(PacketNetwork, UnusableConfigurationsAreRefusedClearly) {
   refused(c, "header must lie between");
   c = {};
   c.buffer = 4000;
-  refused(c, "a buffer of 4000 B cannot hold one packet of 4 KiB (MTU 4 KiB + header 0 B)");
+  refused(c, "a buffer of 4000 B cannot hold one packet of 4096 B (MTU 4 KiB + header 0 B)");
   c.header = 64;
   c.buffer = 4096;
-  refused(c, "a buffer of 4 KiB cannot hold one packet of 4160 B (MTU 4 KiB + header 64 B)");
+  refused(c, "a buffer of 4096 B cannot hold one packet of 4160 B (MTU 4 KiB + header 64 B)");
   EXPECT_EQ(parse_network("packet"), NetworkKind::Packet);
   EXPECT_EQ(to_string(NetworkKind::Packet), "packet");
   EXPECT_THAT([] { parse_network("ns3"); }, ::testing::ThrowsMessage<Error>(HasSubstr(
@@ -373,7 +373,7 @@ links:
   EXPECT_EQ(given.buffer(2), 64 * 1024);
   cfg.mtu = 32 * 1024;
   EXPECT_THAT([&] { PacketNetwork net(t, q, cfg); },
-              ::testing::ThrowsMessage<Error>(HasSubstr("a buffer of 16 KiB at link 0 (npu0 -> sw) cannot hold")));
+              ::testing::ThrowsMessage<Error>(HasSubstr("a buffer of 16384 B at link 0 (npu0 -> sw) cannot hold")));
   // The small buffer throttles a stream to one window per credit round trip.
   const Outcome o = run_flows(t, {{0, 1, Bytes{1} << 20, route_of(t, 0, 1)}}, NetworkKind::Packet);
   EXPECT_GT(o.report.links[0].credit_stalls, 0u);

@@ -75,10 +75,10 @@ TEST(Units, CanonicalFormsParseBackExactly) {
 
 TEST(Units, HumanForms) {
   EXPECT_EQ(format_bytes(1LL << 30), "1 GiB");
-  // One unit family: binary always; sizes below 1 MiB that are no whole KiB stay exact in bytes.
+  // One unit family: binary always, to four significant digits.
   EXPECT_EQ(format_bytes(60 << 10), "60 KiB");
-  EXPECT_EQ(format_bytes(46170), "46170 B");
-  EXPECT_EQ(format_bytes(1'000'000), "1000000 B");
+  EXPECT_EQ(format_bytes(46170), "45.09 KiB");
+  EXPECT_EQ(format_bytes(1'000'000), "976.6 KiB");
   EXPECT_EQ(format_bytes(1'000'000'000), "953.7 MiB");
   EXPECT_EQ(format_bytes(512), "512 B");
   EXPECT_EQ(format_bandwidth(50'000'000'000), "50 GB/s");
