@@ -234,7 +234,7 @@ void print_rows(const SynthArgs& args, const topo::Topology& t, const synth::Col
     j["topology"] = t.name();
     j["npus"] = t.num_npus();
     j["collective"] = synth::to_string(c.kind);
-    j["chunks_per_npu"] = args.chunks;
+    j["chunks_per_npu_asked"] = args.chunks;  // "auto" or a count; each row says what it ran with
     j["link_model"] = args.link_model;
     j["rows"] = std::move(rows_json);
     fmt::print("{}\n", j.dump(2));
