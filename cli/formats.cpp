@@ -11,8 +11,25 @@
 
 namespace tenet::cli {
 
+void add_msccl_flags(CLI::App* cmd, std::string& runtime, std::string& protocol) {
+  cmd->add_option("--msccl-runtime", runtime,
+                  "MSCCL-XML for: executor (Azure/msccl-executor-nccl: coll reducescatter, 64 steps per thread\n"
+                  "block) or legacy (microsoft/msccl: reduce_scatter, 256 steps, 216 thread blocks)")
+      ->capture_default_str();
+  cmd->add_option("--msccl-proto", protocol, "MSCCL-XML protocol: Simple, LL or LL128")->capture_default_str();
+}
+
+synth::MscclOptions msccl_options(const std::string& runtime, const std::string& protocol) {
+  if (protocol != "Simple" && protocol != "LL" && protocol != "LL128")
+    throw Error(fmt::format("unknown MSCCL protocol '{}' (Simple, LL, LL128)", protocol));
+  synth::MscclOptions o;
+  o.runtime = synth::parse_msccl_runtime(runtime);
+  o.protocol = protocol;
+  return o;
+}
+
 Exported export_algorithm(const synth::Algorithm& a, const topo::Topology& t, const std::vector<std::string>& formats,
-                          const std::string& dir, Bandwidth reduce_bandwidth) {
+                          const std::string& dir, Bandwidth reduce_bandwidth, const synth::MscclOptions& msccl) {
   for (const std::string& f : formats)
     if (f != "json" && f != "msccl-xml" && f != "chakra")
       throw Error(fmt::format("unknown format '{}' (json, msccl-xml, chakra)", f));
@@ -24,7 +41,7 @@ Exported export_algorithm(const synth::Algorithm& a, const topo::Topology& t, co
   for (const std::string& f : formats) {
     try {
       if (f == "json") json_wanted = true;
-      else if (f == "msccl-xml") files.emplace_back("algorithm.xml", synth::to_msccl_xml(a));
+      else if (f == "msccl-xml") files.emplace_back("algorithm.xml", synth::to_msccl_xml(a, msccl));
       else if (f == "chakra") {
         chakra::to_collective_graph(a, t, {reduce_bandwidth});  // refuses here, before any file
         chakra_wanted = true;

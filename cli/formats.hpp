@@ -1,11 +1,13 @@
 // Writing algorithms in every format: Tenet JSON, MSCCL-XML, Chakra collective graphs.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
 
 #include "chakra/algorithm_files.hpp"
 #include "synth/algorithm.hpp"
+#include "synth/msccl_xml.hpp"
 #include "topo/topology.hpp"
 
 namespace tenet::cli {
@@ -21,6 +23,10 @@ struct Exported {
 // express this algorithm (MSCCL-XML has no broadcast, ...) is skipped with the reason and the others
 // are still written. Throws tenet::Error, before writing anything, for an unknown format.
 Exported export_algorithm(const synth::Algorithm& a, const topo::Topology& t, const std::vector<std::string>& formats,
-                          const std::string& dir, Bandwidth reduce_bandwidth);
+                          const std::string& dir, Bandwidth reduce_bandwidth, const synth::MscclOptions& msccl = {});
+
+// --msccl-runtime and --msccl-proto on a verb that exports.
+void add_msccl_flags(CLI::App* cmd, std::string& runtime, std::string& protocol);
+synth::MscclOptions msccl_options(const std::string& runtime, const std::string& protocol);
 
 }  // namespace tenet::cli

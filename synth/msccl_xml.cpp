@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <numeric>
 #include <sstream>
 #include <unordered_map>
 
@@ -15,7 +16,13 @@
 namespace tenet::synth {
 namespace {
 
-constexpr int kMaxSteps = 64, kMaxBlocksPerChannel = 32, kMaxChannels = 32;
+constexpr int kMaxBlocksPerChannel = 32, kMaxChannels = 32;
+// Thread-block steps and thread blocks per GPU each runtime accepts (executor: its default build's
+// MSCCL_MAX_NUM_STEPS; legacy: MSCCL_MAX_NUM_STEPS 256, 108 * 2 thread blocks).
+struct RuntimeLimits {
+  int steps, blocks;
+};
+RuntimeLimits limits_of(MscclRuntime r) { return r == MscclRuntime::Legacy ? RuntimeLimits{256, 216} : RuntimeLimits{64, 1024}; }
 
 struct Slot {
   char buf = 'i';  // 'i' input, 'o' output, 's' scratch
@@ -23,11 +30,11 @@ struct Slot {
   bool operator<(const Slot& o) const { return buf != o.buf ? buf < o.buf : off < o.off; }
 };
 
-std::string_view coll_name(CollectiveKind k) {
+std::string_view coll_name(CollectiveKind k, MscclRuntime runtime) {
   switch (k) {
     case CollectiveKind::AllReduce: return "allreduce";
     case CollectiveKind::AllGather: return "allgather";
-    case CollectiveKind::ReduceScatter: return "reducescatter";
+    case CollectiveKind::ReduceScatter: return runtime == MscclRuntime::Legacy ? "reduce_scatter" : "reducescatter";
     case CollectiveKind::AllToAll: return "alltoall";
     default: return "";
   }
@@ -81,6 +88,7 @@ struct Gpu {
   std::map<Slot, StepRef> written;                  // the last step that wrote each slot
   std::map<Slot, std::vector<StepRef>> read;         // the steps that read it since
   std::vector<int> per_channel = std::vector<int>(kMaxChannels, 0);
+  RuntimeLimits limits{64, 1024};
   int block(int send, int recv, int chan) {
     auto [it, added] = index.emplace(std::tuple(send, recv, chan), static_cast<int>(blocks.size()));
     if (added) {
@@ -91,8 +99,9 @@ struct Gpu {
   }
   bool room(int send, int recv, int chan, int steps) const {
     auto it = index.find(std::tuple(send, recv, chan));
-    if (it == index.end()) return per_channel[chan] < kMaxBlocksPerChannel && steps <= kMaxSteps;
-    return static_cast<int>(blocks[it->second].steps.size()) + steps <= kMaxSteps;
+    if (it == index.end())
+      return per_channel[chan] < kMaxBlocksPerChannel && static_cast<int>(blocks.size()) < limits.blocks && steps <= limits.steps;
+    return static_cast<int>(blocks[it->second].steps.size()) + steps <= limits.steps;
   }
   // Appends a step to block `tb` that waits for `deps` (other blocks' steps; earlier steps of the
   // same block are waited for by order): the first as the step's own dependency, the rest as nops.
@@ -134,7 +143,10 @@ struct Gpu {
 
 std::string to_msccl_xml(const Algorithm& a, const MscclOptions& options) {
   const Collective& c = a.collective;
-  const std::string_view coll = coll_name(c.kind);
+  const std::string_view coll = coll_name(c.kind, options.runtime);
+  const RuntimeLimits limits = limits_of(options.runtime);
+  if (options.min_bytes < 0 || options.max_bytes <= options.min_bytes)
+    throw Error(fmt::format("MSCCL-XML size range [{}, {}] is empty", options.min_bytes, options.max_bytes));
   if (coll.empty())
     throw Error(fmt::format("MSCCL-XML export supports all-reduce, all-gather, reduce-scatter and all-to-all, not {}",
                             to_string(c.kind)));
@@ -147,6 +159,7 @@ std::string to_msccl_xml(const Algorithm& a, const MscclOptions& options) {
   auto rank = [&](NodeId v) { return v < static_cast<int>(rank_of.size()) ? rank_of[v] : -1; };
   Layout layout(c);
   std::vector<Gpu> gpus(p);
+  for (Gpu& g : gpus) g.limits = limits;
   // Local copies into the output buffer: own chunks first (All-Gather), chunks to oneself
   // (All-to-All).
   auto local_copy = [&](int r, Slot from, Slot to) {
@@ -193,7 +206,7 @@ std::string to_msccl_xml(const Algorithm& a, const MscclOptions& options) {
       if (++chan == kMaxChannels)
         throw Error(fmt::format("MSCCL-XML: the algorithm needs more than {} channels of {} thread blocks of {} steps "
                                 "(rank {} to rank {}); the runtime would not load it",
-                                kMaxChannels, kMaxBlocksPerChannel, kMaxSteps, from, to));
+                                kMaxChannels, kMaxBlocksPerChannel, limits.steps, from, to));
     const int stb = gpus[from].block(to, -1, chan), rtb = gpus[to].block(-1, from, chan);
     send_step[id] = gpus[from].append(stb, {"s", src, dst}, send_deps);
     gpus[from].did_read(src, send_step[id]);
@@ -219,8 +232,8 @@ std::string to_msccl_xml(const Algorithm& a, const MscclOptions& options) {
   const bool in_place = c.kind == CollectiveKind::AllReduce;
   algo.append_attribute("inplace") = in_place ? 1 : 0;
   algo.append_attribute("outofplace") = in_place ? 0 : 1;
-  algo.append_attribute("minBytes") = 0;
-  algo.append_attribute("maxBytes") = 0;
+  algo.append_attribute("minBytes") = static_cast<long long>(options.min_bytes);
+  algo.append_attribute("maxBytes") = static_cast<long long>(options.max_bytes);
   for (int r = 0; r < p; ++r) {
     pugi::xml_node gpu = algo.append_child("gpu");
     gpu.append_attribute("id") = r;
@@ -261,7 +274,8 @@ std::string to_msccl_xml(const Algorithm& a, const MscclOptions& options) {
   doc.prepend_child(pugi::node_comment).set_value(
       fmt::format(" tenet chunk_bytes={} order: {} ", a.chunk_bytes, order).c_str());
   std::ostringstream out;
-  doc.save(out, "  ");
+  // No `<?xml ...?>` declaration: both runtimes' tokenizers stop at it ("expected >, got '?'").
+  doc.save(out, "  ", pugi::format_default | pugi::format_no_declaration);
   return out.str();
 }
 
@@ -278,7 +292,24 @@ struct XmlStep {
 
 }  // namespace
 
+MscclRuntime parse_msccl_runtime(std::string_view name) {
+  if (name == "executor") return MscclRuntime::Executor;
+  if (name == "legacy") return MscclRuntime::Legacy;
+  throw Error(fmt::format("unknown MSCCL runtime '{}' (executor: Azure/msccl-executor-nccl; legacy: microsoft/msccl)", name));
+}
+
 Algorithm parse_msccl_xml(std::string_view text, const topo::Topology& t, const std::string& file) {
+  MscclImport in = import_msccl_xml(text, t, file);
+  if (!in.buffer_problems.empty())
+    throw Error(fmt::format("its buffers end wrong ({} problem{}; `tenet verify` lists them): {}", in.buffer_problems.size(),
+                            in.buffer_problems.size() == 1 ? "" : "s", in.buffer_problems.front()),
+                {file});
+  return std::move(in.algorithm);
+}
+
+MscclImport import_msccl_xml(std::string_view text, const topo::Topology& t, const std::string& file) {
+  MscclImport result;
+  std::vector<std::string>& warnings = result.warnings;
   pugi::xml_document doc;
   const std::string buffer(text);
   auto line_of = [&](ptrdiff_t offset) {
@@ -306,9 +337,15 @@ Algorithm parse_msccl_xml(std::string_view text, const topo::Topology& t, const 
       throw fail(n, fmt::format("<{}> attribute {}='{}' is not a whole number", n.name(), name, v));
     }
   };
-  for (const char* required : {"minBytes", "maxBytes", "inplace", "outofplace"})
-    if (!algo.attribute(required))
-      throw fail(algo, fmt::format("<algo> lacks {}: the MSCCL runtime would ignore this file", required));
+  // What each runtime requires (msccl-tools writes some only): warnings, not errors.
+  for (const char* legacy : {"name", "proto", "inplace"})
+    if (!algo.attribute(legacy))
+      warnings.push_back(fmt::format("<algo> lacks {}: the legacy runtime (microsoft/msccl) would not load this file", legacy));
+  for (const char* executor : {"proto", "minBytes", "maxBytes", "outofplace"})
+    if (!algo.attribute(executor))
+      warnings.push_back(fmt::format("<algo> lacks {}: the executor runtime (msccl-executor-nccl) would not load this file",
+                                     executor));
+  const bool in_place = algo.attribute("inplace") && attr_int(algo, "inplace") != 0;
   const int p = attr_int(algo, "ngpus"), per_loop = attr_int(algo, "nchunksperloop");
   if (p < 2) throw fail(algo, "ngpus must be at least 2");
   if (p > t.num_npus()) throw fail(algo, fmt::format("ngpus is {}, but the topology has {} NPUs", p, t.num_npus()));
@@ -317,12 +354,23 @@ Algorithm parse_msccl_xml(std::string_view text, const topo::Topology& t, const 
   a.name = algo.attribute("name").value();
   if (coll == "allreduce") a.collective.kind = CollectiveKind::AllReduce;
   else if (coll == "allgather") a.collective.kind = CollectiveKind::AllGather;
-  else if (coll == "reducescatter") a.collective.kind = CollectiveKind::ReduceScatter;
+  else if (coll == "reducescatter" || coll == "reduce_scatter") a.collective.kind = CollectiveKind::ReduceScatter;
   else if (coll == "alltoall") a.collective.kind = CollectiveKind::AllToAll;
-  else throw fail(algo, fmt::format("coll='{}' cannot be imported (allreduce, allgather, reducescatter, alltoall)", coll));
-  if (per_loop < p || per_loop % p != 0)
+  else
+    throw fail(algo, fmt::format("coll='{}' cannot be imported (allreduce, allgather, reducescatter or reduce_scatter, "
+                                 "alltoall)",
+                                 coll));
+  if (in_place && a.collective.kind == CollectiveKind::AllToAll)
+    throw fail(algo, "an in-place All-to-All cannot be imported (its output overwrites input still to be sent)");
+  // All-Reduce chunks belong to no rank, so MSCCL's may number fewer than the GPUs (msccl-tools'
+  // allreduce_a100_ncv4: 2 chunks on 4 GPUs); the IR wants a multiple of the ranks, so each XML
+  // chunk becomes `split` IR chunks that travel together.
+  int split = 1;
+  if (per_loop < 1) throw fail(algo, fmt::format("nchunksperloop {} must be at least 1", per_loop));
+  if (a.collective.kind == CollectiveKind::AllReduce) split = p / std::gcd(per_loop, p);
+  else if (per_loop < p || per_loop % p != 0)
     throw fail(algo, fmt::format("nchunksperloop {} is not a multiple of ngpus {}", per_loop, p));
-  const int k = per_loop / p;
+  const int k = per_loop * split / p;
   for (int r = 0; r < p; ++r) a.collective.ranks.push_back(r);
   a.collective.chunks_per_npu = k;
   // MSCCL-XML carries no size (the runtime picks it per call) nor a global order; Tenet's exports
@@ -348,6 +396,18 @@ Algorithm parse_msccl_xml(std::string_view text, const topo::Topology& t, const 
   }
   a.topology_name = t.name();
 
+  // In place, the input and output buffers are one: All-Reduce's output is its input, All-Gather's
+  // input is its own block of the output, Reduce-Scatter's output is its own block of the input.
+  // Every slot is named by its place in the buffer that holds the whole.
+  auto canon = [&](int gpu, Slot s) -> Slot {
+    if (!in_place) return s;
+    switch (a.collective.kind) {
+      case CollectiveKind::AllReduce: return s.buf == 'o' ? Slot{'i', s.off} : s;
+      case CollectiveKind::AllGather: return s.buf == 'i' ? Slot{'o', gpu * k + s.off} : s;
+      case CollectiveKind::ReduceScatter: return s.buf == 'o' ? Slot{'i', gpu * k + s.off} : s;
+      default: return s;
+    }
+  };
   // Steps, and what each buffer slot of each GPU holds at the start.
   std::vector<XmlStep> steps;
   std::map<std::tuple<int, int>, std::tuple<int, int, int>> peers;  // (gpu, tb) -> (send, recv, chan)
@@ -357,7 +417,7 @@ Algorithm parse_msccl_xml(std::string_view text, const topo::Topology& t, const 
     for (int off = 0; off < per_loop; ++off) {
       switch (a.collective.kind) {
         case CollectiveKind::AllGather:
-          if (off < k) holds[r][{'i', off}] = r * k + off;
+          if (off < k) holds[r][canon(r, {'i', off})] = r * k + off;
           break;
         case CollectiveKind::AllToAll: holds[r][{'i', off}] = (r * p + off / k) * k + off % k; break;
         default: holds[r][{'i', off}] = off;
@@ -382,7 +442,6 @@ Algorithm parse_msccl_xml(std::string_view text, const topo::Topology& t, const 
         static const std::vector<std::string> known = {"s", "r", "rcs", "rrs", "rrc", "rrcs", "cpy", "re", "nop"};
         if (std::find(known.begin(), known.end(), x.type) == known.end())
           throw fail(st, fmt::format("unknown step type '{}' (s, r, rcs, rrs, rrc, rrcs, cpy, re, nop)", x.type));
-        if (x.type == "re") throw fail(st, "local reductions ('re') cannot be represented in Tenet's IR (one copy of a chunk per node)");
         auto buf = [&](const char* name) {
           const std::string v = st.attribute(name).value();
           if (v != "i" && v != "o" && v != "s") throw fail(st, fmt::format("{}='{}' is not i, o or s", name, v));
@@ -397,7 +456,7 @@ Algorithm parse_msccl_xml(std::string_view text, const topo::Topology& t, const 
         x.depid = attr_int(st, "depid");
         x.deps = attr_int(st, "deps");
         const bool sends = x.type == "s" || x.type == "rcs" || x.type == "rrs" || x.type == "rrcs";
-        const bool receives = x.type != "s" && x.type != "cpy" && x.type != "nop";
+        const bool receives = x.type != "s" && x.type != "cpy" && x.type != "nop" && x.type != "re";
         if (sends && send < 0) throw fail(st, fmt::format("a '{}' step in a thread block with no send peer", x.type));
         if (receives && recv < 0) throw fail(st, fmt::format("a '{}' step in a thread block with no receive peer", x.type));
         step_at[{id, tid, x.s}] = steps.size();
@@ -424,7 +483,7 @@ Algorithm parse_msccl_xml(std::string_view text, const topo::Topology& t, const 
     for (size_t i : list) {
       const XmlStep& x = steps[i];
       if (x.type == "s" || x.type == "rcs" || x.type == "rrs" || x.type == "rrcs") sends[{x.gpu, send, ch}].push_back(i);
-      if (x.type != "s" && x.type != "cpy" && x.type != "nop") recvs[{recv, x.gpu, ch}].push_back(i);
+      if (x.type != "s" && x.type != "cpy" && x.type != "nop" && x.type != "re") recvs[{recv, x.gpu, ch}].push_back(i);
     }
   }
   for (size_t i = 0; i < n; ++i)
@@ -470,7 +529,13 @@ Algorithm parse_msccl_xml(std::string_view text, const topo::Topology& t, const 
   std::map<size_t, std::vector<ChunkId>> carried;  // sending step -> chunks it carried
   std::vector<std::tuple<int, int, int>> send_of;   // per transfer, its send step (gpu, tb, s)
   std::map<size_t, std::vector<TransferId>> step_transfers;  // step -> transfers it sent or received
-  std::vector<std::map<Slot, TransferId>> writer(p);
+  std::vector<std::map<Slot, std::vector<TransferId>>> writer(p);  // the transfers that last wrote each slot
+  std::vector<std::map<Slot, std::pair<int, int>>> written_by(p);  // slot -> (tb, s) of its last write
+  // Received, then reduced into the GPU's copy by a 're' step: (transfer, position of the 're').
+  std::vector<std::pair<TransferId, size_t>> reduced_later;
+  std::vector<size_t> send_position;  // per transfer, the position of its send step in `order`
+  std::vector<size_t> position_of(n);
+  for (size_t q = 0; q < order.size(); ++q) position_of[order[q]] = q;
   topo::Router router(t);
   auto route = [&](NodeId u, NodeId v) {
     for (LinkId l : t.out_links(u))
@@ -485,7 +550,7 @@ Algorithm parse_msccl_xml(std::string_view text, const topo::Topology& t, const 
     XmlStep& x = steps[i];
     const int recv = std::get<1>(peers[{x.gpu, x.tb}]);
     auto content = [&](Slot s, int j) -> ChunkId {
-      auto it = holds[x.gpu].find({s.buf, s.off + j});
+      auto it = holds[x.gpu].find(canon(x.gpu, {s.buf, s.off + j}));
       if (it == holds[x.gpu].end())
         throw Error(fmt::format("gpu {} tb {} step {} reads {}[{}], which holds no data at that point", x.gpu, x.tb, x.s,
                                 s.buf, s.off + j),
@@ -493,7 +558,26 @@ Algorithm parse_msccl_xml(std::string_view text, const topo::Topology& t, const 
       return it->second;
     };
     if (x.type == "cpy") {
-      for (int j = 0; j < x.cnt; ++j) holds[x.gpu][{x.dst.buf, x.dst.off + j}] = content(x.src, j);
+      for (int j = 0; j < x.cnt; ++j) {
+        const Slot to = canon(x.gpu, {x.dst.buf, x.dst.off + j});
+        holds[x.gpu][to] = content(x.src, j);
+        written_by[x.gpu][to] = {x.tb, x.s};
+      }
+      continue;
+    }
+    if (x.type == "re") {
+      // A local reduction of the same chunk: in the IR, the transfer that brought the source
+      // slot's data reduces into the GPU's copy (one copy of a chunk per node).
+      for (int j = 0; j < x.cnt; ++j) {
+        const ChunkId from = content(x.src, j), into = content(x.dst, j);
+        if (from != into)
+          throw Error(fmt::format("gpu {} tb {} step {} reduces chunk {} ({}[{}]) into chunk {} ({}[{}]): different data",
+                                  x.gpu, x.tb, x.s, from, x.src.buf, x.src.off + j, into, x.dst.buf, x.dst.off + j),
+                      {file, line_of(static_cast<ptrdiff_t>(x.line))});
+        if (auto w = writer[x.gpu].find(canon(x.gpu, {x.src.buf, x.src.off + j})); w != writer[x.gpu].end())
+          for (TransferId id : w->second) reduced_later.emplace_back(id, position_of[i]);
+        written_by[x.gpu][canon(x.gpu, {x.dst.buf, x.dst.off + j})] = {x.tb, x.s};
+      }
       continue;
     }
     if (x.type == "nop") continue;
@@ -523,21 +607,29 @@ Algorithm parse_msccl_xml(std::string_view text, const topo::Topology& t, const 
       for (int j = 0; j < x.cnt; ++j) {
         const ChunkId ch = carried.at(from)[j];
         std::vector<TransferId> deps = explicit_deps;
-        const Slot src_slot{steps[from].type == "s" ? steps[from].src.buf : steps[from].dst.buf,
-                            (steps[from].type == "s" ? steps[from].src.off : steps[from].dst.off) + j};
-        if (auto w = writer[steps[from].gpu].find(src_slot); w != writer[steps[from].gpu].end()) deps.push_back(w->second);
+        const Slot src_slot = canon(steps[from].gpu, {steps[from].type == "s" ? steps[from].src.buf : steps[from].dst.buf,
+                                                      (steps[from].type == "s" ? steps[from].src.off : steps[from].dst.off) + j});
+        if (auto w = writer[steps[from].gpu].find(src_slot); w != writer[steps[from].gpu].end())
+          deps.insert(deps.end(), w->second.begin(), w->second.end());
         // In the IR the receiving node keeps what arrives (rrs too, which MSCCL passes on without
         // storing; the chunk's identity is the same).
         std::sort(deps.begin(), deps.end());
         deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
         const int chan = std::get<2>(peers.at({steps[from].gpu, steps[from].tb}));
-        const TransferId id = a.add(ch, recv, x.gpu, route(recv, x.gpu), reduce ? Op::Reduce : Op::Copy, deps, -1, -1,
-                                    0, static_cast<uint16_t>(chan));
-        send_of.emplace_back(steps[from].gpu, steps[from].tb, steps[from].s);
-        step_transfers[i].push_back(id);
-        step_transfers[from].push_back(id);
-        holds[x.gpu][{x.dst.buf, x.dst.off + j}] = ch;
-        writer[x.gpu][{x.dst.buf, x.dst.off + j}] = id;
+        const Slot to = canon(x.gpu, {x.dst.buf, x.dst.off + j});
+        std::vector<TransferId> ids;
+        for (int part = 0; part < split; ++part) {
+          const TransferId id = a.add(ch * split + part, recv, x.gpu, route(recv, x.gpu), reduce ? Op::Reduce : Op::Copy,
+                                      deps, -1, -1, 0, static_cast<uint16_t>(chan));
+          send_of.emplace_back(steps[from].gpu, steps[from].tb, steps[from].s);
+          send_position.push_back(position_of[from]);
+          step_transfers[i].push_back(id);
+          step_transfers[from].push_back(id);
+          ids.push_back(id);
+        }
+        holds[x.gpu][to] = ch;
+        writer[x.gpu][to] = std::move(ids);
+        written_by[x.gpu][to] = {x.tb, x.s};
       }
     }
     if (x.type == "s" || x.type == "rcs" || x.type == "rrs" || x.type == "rrcs") {
@@ -547,28 +639,84 @@ Algorithm parse_msccl_xml(std::string_view text, const topo::Topology& t, const 
       carried[i] = std::move(chunks);
     }
   }
-  if (tenet_order.empty()) return a;
+  // The buffers, slot by slot, against the collective's postcondition: a receive into the wrong
+  // offset delivers the chunk to the GPU but leaves the output wrong.
+  for (int r = 0; r < p; ++r) {
+    auto expect = [&](Slot s, ChunkId want) {
+      const Slot at = canon(r, s);
+      auto it = holds[r].find(at);
+      std::string by;
+      if (auto w = written_by[r].find(at); w != written_by[r].end())
+        by = fmt::format(" (last written by tb {} step {})", w->second.first, w->second.second);
+      if (it == holds[r].end())
+        result.buffer_problems.push_back(fmt::format("gpu {}: {}[{}] ends holding no data, not chunk {}", r, s.buf, s.off, want));
+      else if (it->second != want)
+        result.buffer_problems.push_back(
+            fmt::format("gpu {}: {}[{}] ends holding chunk {}{}, not chunk {}", r, s.buf, s.off, it->second, by, want));
+    };
+    switch (a.collective.kind) {
+      case CollectiveKind::AllReduce:
+        for (int c = 0; c < per_loop; ++c) expect({in_place ? 'i' : 'o', c}, c);
+        break;
+      case CollectiveKind::AllGather:
+        for (int c = 0; c < per_loop; ++c) expect({'o', c}, c);
+        break;
+      case CollectiveKind::ReduceScatter:
+        for (int j = 0; j < k; ++j) expect({'o', j}, r * k + j);
+        break;
+      case CollectiveKind::AllToAll:
+        for (int s = 0; s < p; ++s)
+          for (int j = 0; j < k; ++j) expect({'o', s * k + j}, (s * p + r) * k + j);
+        break;
+      default: break;
+    }
+  }
+  if (!reduced_later.empty()) {
+    // In the IR a reduction happens when its data arrives, into the one copy the GPU has. That is
+    // MSCCL's meaning only if the GPU sends the chunk on after its 're' exactly when the IR lists
+    // the send after the arrival: a GPU that sends its own contribution after the data to reduce
+    // has arrived (an exchange in which both sides reduce) needs two copies, which the IR lacks.
+    std::map<std::pair<NodeId, ChunkId>, std::vector<TransferId>> sent_from;
+    for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) sent_from[{a[id].src, a[id].chunk}].push_back(id);
+    for (auto [id, re_position] : reduced_later)
+      for (TransferId other : sent_from[{a[id].dst, a[id].chunk}])
+        if ((other > id) != (send_position[other] > re_position))
+          throw Error(fmt::format("gpu {} sends chunk {} {} reducing into it what gpu {} sent, but Tenet's IR (one copy "
+                                  "of a chunk per GPU, reduced when data arrives) orders it the other way: this "
+                                  "program keeps two copies of the chunk, which the IR cannot represent",
+                                  a[id].dst, a[id].chunk, send_position[other] > re_position ? "after" : "before",
+                                  a[id].src),
+                      {file});
+    std::vector<TransferSpec> specs;
+    for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) specs.push_back(a.spec(id));
+    for (auto [id, re_position] : reduced_later) specs[id].op = Op::Reduce;
+    a = with_transfers(a, specs);
+  }
+  result.algorithm = std::move(a);
+  if (tenet_order.empty()) return result;
+  Algorithm& imported = result.algorithm;
   // Put the transfers back in the exporter's order (their dependencies keep pointing earlier).
   std::vector<std::pair<int64_t, TransferId>> keyed;
-  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
+  for (TransferId id = 0; id < static_cast<TransferId>(imported.size()); ++id) {
     auto it = tenet_order.find(send_of[id]);
-    if (it == tenet_order.end()) return a;  // not Tenet's order after all
+    if (it == tenet_order.end()) return result;  // not Tenet's order after all
     keyed.emplace_back(it->second, id);
   }
   std::sort(keyed.begin(), keyed.end());
-  std::vector<TransferId> position(a.size());
+  std::vector<TransferId> position(imported.size());
   for (size_t k = 0; k < keyed.size(); ++k) position[keyed[k].second] = static_cast<TransferId>(k);
   // A dependency that now points forward came from a slot written twice with the same chunk (a
   // relay that also keeps it): the earlier arrival, which the IR's implicit data dependency
   // covers, is the one that matters.
   std::vector<TransferSpec> specs;
   for (auto [key, id] : keyed) {
-    TransferSpec spec = a.spec(id);
+    TransferSpec spec = imported.spec(id);
     for (TransferId& d : spec.deps) d = position[d];
     std::erase_if(spec.deps, [&](TransferId d) { return d >= static_cast<TransferId>(specs.size()); });
     specs.push_back(std::move(spec));
   }
-  return with_transfers(a, specs);
+  imported = with_transfers(imported, specs);
+  return result;
 }
 
 }  // namespace tenet::synth

@@ -29,6 +29,7 @@ std::string_view to_string(ViolationKind k) {
     case ViolationKind::PostconditionUnmet: return "postcondition-unmet";
     case ViolationKind::TimeMismatch: return "time-mismatch";
     case ViolationKind::BadRate: return "bad-rate";
+    case ViolationKind::BufferSlotWrong: return "buffer-slot-wrong";
   }
   return "?";
 }

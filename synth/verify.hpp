@@ -37,8 +37,9 @@ enum class ViolationKind : uint8_t {
   PostconditionUnmet,  // a rank lacks a chunk, or holds it not fully reduced
   TimeMismatch,        // the claimed collective time differs from the schedule's
   BadRate,             // a transfer's own rate is negative or above its route's narrowest link
+  BufferSlotWrong,     // MSCCL-XML: an output slot ends holding the wrong chunk or none (import_msccl_xml)
 };
-inline constexpr int kViolationKinds = 16;
+inline constexpr int kViolationKinds = 17;
 std::string_view to_string(ViolationKind k);
 
 enum class WarningKind : uint8_t {

@@ -18,9 +18,23 @@ TEST(MscclXml, WritesWhatTheRuntimeNeeds) {
   const auto t = topo::generate("ring:4");
   const Algorithm a = synthesize(t, Collective::over_all(t, CollectiveKind::AllReduce), 1 << 20);
   const std::string xml = to_msccl_xml(a);
-  for (const char* must : {"minBytes=\"0\"", "maxBytes=\"0\"", "inplace=\"1\"", "outofplace=\"0\"", "coll=\"allreduce\"",
-                           "ngpus=\"4\"", "nchunksperloop=\"4\"", "proto=\"Simple\"", "type=\"rrc\""})
+  // Both runtimes' tokenizers stop at an XML declaration (microsoft/msccl src/graph/xml.cc and
+  // msccl-executor-nccl's copy: "expected >, got '?'"); a file for both needs all ten attributes,
+  // and maxBytes 0 is never picked by the legacy runtime (it needs nBytes < maxBytes).
+  EXPECT_EQ(xml.find("<?xml"), std::string::npos);
+  EXPECT_EQ(xml.find('\t'), std::string::npos);
+  EXPECT_EQ(xml.find('\''), std::string::npos);
+  for (const char* must : {"name=\"", "minBytes=\"0\"", "maxBytes=\"1099511627776\"", "inplace=\"1\"", "outofplace=\"0\"",
+                           "coll=\"allreduce\"", "ngpus=\"4\"", "nchunksperloop=\"4\"", "proto=\"Simple\"",
+                           "nchannels=\"", "type=\"rrc\""})
     EXPECT_THAT(xml, HasSubstr(must));
+  const Algorithm rs = synthesize(t, Collective::over_all(t, CollectiveKind::ReduceScatter), 1 << 20);
+  EXPECT_THAT(to_msccl_xml(rs), HasSubstr("coll=\"reducescatter\""));
+  MscclOptions legacy, ll128;
+  legacy.runtime = MscclRuntime::Legacy;
+  ll128.protocol = "LL128";
+  EXPECT_THAT(to_msccl_xml(rs, legacy), HasSubstr("coll=\"reduce_scatter\""));
+  EXPECT_THAT(to_msccl_xml(a, ll128), HasSubstr("proto=\"LL128\""));
   const Algorithm ag = synthesize(t, Collective::over_all(t, CollectiveKind::AllGather, 2), 1 << 20);
   EXPECT_THAT(to_msccl_xml(ag), HasSubstr("outofplace=\"1\""));
   EXPECT_THAT(to_msccl_xml(ag), HasSubstr("i_chunks=\"2\" o_chunks=\"8\""));
@@ -59,6 +73,179 @@ TEST(MscclXml, ImportsForeignProgramsWithCompoundSteps) {
   EXPECT_TRUE(r.correct()) << (r.violations.empty() ? "" : r.violations[0].message);
 }
 
+// Programs as msccl-tools writes them (microsoft/msccl-tools examples: allgather_ring.py,
+// allreduce_a100_allpairs.py; its XML carries name proto nchannels nchunksperloop ngpus coll
+// inplace and nothing else, and runs All-Gather in place), generated here.
+std::string step(int s, const char* type, char sb, int so, char db, int d, int cnt = 1, int depid = -1, int deps = -1) {
+  return fmt::format(R"(<step s="{}" type="{}" srcbuf="{}" srcoff="{}" dstbuf="{}" dstoff="{}" cnt="{}" depid="{}" deps="{}" hasdep="0"/>)",
+                     s, type, sb, so, db, d, cnt, depid, deps);
+}
+
+// A ring All-Gather in place on p GPUs, `channels` rings each carrying 1/channels of every block.
+std::string ring_allgather_in_place(int p, int channels, const std::string& proto) {
+  const int k = channels;
+  std::string xml = fmt::format(R"(<algo name="allgather_ring" proto="{}" nchannels="{}" nchunksperloop="{}" ngpus="{}" coll="allgather" inplace="1">)",
+                                proto, channels, p * k, p);
+  for (int r = 0; r < p; ++r) {
+    xml += fmt::format("\n  <gpu id=\"{}\" i_chunks=\"{}\" o_chunks=\"{}\" s_chunks=\"0\">", r, k, p * k);
+    for (int ch = 0; ch < channels; ++ch) {
+      xml += fmt::format("\n    <tb id=\"{}\" send=\"{}\" recv=\"{}\" chan=\"{}\">", ch, (r + 1) % p, (r + p - 1) % p, ch);
+      // Own slice (read through the in-place input), then receive-copy-send around the ring.
+      xml += step(0, "s", 'i', ch, 'o', r * k + ch);
+      for (int j = 1; j < p; ++j) {
+        const int from = (r + p - j) % p;
+        xml += step(j, j + 1 < p ? "rcs" : "r", 'o', from * k + ch, 'o', from * k + ch);
+      }
+      xml += "</tb>";
+    }
+    xml += "</gpu>";
+  }
+  return xml + "\n</algo>\n";
+}
+
+// msccl-tools' all-pairs All-Reduce: every GPU sends each peer that peer's chunk, reduces what it
+// receives into its own chunk with local 're' steps, and sends the result to every peer.
+std::string allpairs_allreduce(int p) {
+  std::string xml = fmt::format(R"(<algo name="allreduce_allpairs" proto="LL" nchannels="1" nchunksperloop="{}" ngpus="{}" coll="allreduce" inplace="1">)",
+                                p, p);
+  for (int r = 0; r < p; ++r) {
+    xml += fmt::format("\n  <gpu id=\"{}\" i_chunks=\"{}\" o_chunks=\"0\" s_chunks=\"{}\">", r, p, p);
+    const int local = p - 1;  // thread blocks 0..p-2 talk to the peers, the last reduces locally
+    std::vector<int> peers;
+    for (int q = 0; q < p; ++q)
+      if (q != r) peers.push_back(q);
+    for (int b = 0; b < p - 1; ++b) {
+      const int q = peers[b];
+      xml += fmt::format("<tb id=\"{}\" send=\"{}\" recv=\"{}\" chan=\"0\">", b, q, q);
+      xml += step(0, "s", 'i', q, 's', r) + step(1, "r", 'i', r, 's', q) + step(2, "s", 'i', r, 'i', r, 1, local, p - 2) +
+             step(3, "r", 'i', q, 'i', q);
+      xml += "</tb>";
+    }
+    xml += fmt::format("<tb id=\"{}\" send=\"-1\" recv=\"-1\" chan=\"0\">", local);
+    for (int b = 0; b < p - 1; ++b) xml += step(b, "re", 's', peers[b], 'i', r, 1, b, 1);
+    xml += "</tb></gpu>";
+  }
+  return xml + "\n</algo>\n";
+}
+
+TEST(MscclXml, ImportsWhatMscclToolsWrites) {
+  for (int channels : {1, 2, 4, 8})
+    for (const char* proto : {"Simple", "LL", "LL128"}) {
+      const auto t = topo::generate("ring:4,bidir=false");
+      const MscclImport in = import_msccl_xml(ring_allgather_in_place(4, channels, proto), t, "ring.xml");
+      EXPECT_TRUE(in.buffer_problems.empty()) << in.buffer_problems.front();
+      EXPECT_THAT(in.warnings, ::testing::Contains(HasSubstr("lacks maxBytes: the executor runtime")));
+      EXPECT_EQ(in.algorithm.size(), static_cast<size_t>(4 * 3 * channels));
+      const Report r = verify(t, in.algorithm, {.max_reported = 3, .lower_bound = false});
+      EXPECT_TRUE(r.correct()) << channels << " " << proto << ": " << r.violations[0].message;
+    }
+  for (int p : {3, 4, 8}) {
+    const auto t = topo::generate(fmt::format("fc:{}", p));
+    const MscclImport in = import_msccl_xml(allpairs_allreduce(p), t, "allpairs.xml");
+    EXPECT_TRUE(in.buffer_problems.empty()) << in.buffer_problems.front();
+    const Report r = verify(t, in.algorithm, {.max_reported = 3, .lower_bound = false});
+    EXPECT_TRUE(r.correct()) << p << ": " << r.violations[0].message;
+    size_t reduces = 0;
+    for (const Transfer& x : in.algorithm.transfers()) reduces += x.op == Op::Reduce;
+    EXPECT_EQ(reduces, static_cast<size_t>(p * (p - 1)));  // every contribution, reduced by an 're'
+  }
+  // An All-Reduce with fewer chunks than GPUs (msccl-tools' allreduce_a100_ncv4: 2 chunks on 4):
+  // reduce both into GPU 0 (rrc), then send the result back.
+  {
+    std::string xml = R"(<algo name="ar2" proto="Simple" nchannels="1" nchunksperloop="2" ngpus="4" coll="allreduce" inplace="1">)";
+    xml += "<gpu id=\"0\" i_chunks=\"2\" o_chunks=\"0\" s_chunks=\"0\">";
+    for (int q = 1; q < 4; ++q) {
+      const int other1 = q % 3, other2 = (q + 1) % 3;  // the other two thread blocks
+      xml += fmt::format("<tb id=\"{}\" send=\"{}\" recv=\"{}\" chan=\"0\">", q - 1, q, q) +
+             step(0, "rrc", 'i', 0, 'i', 0, 2) + step(1, "nop", 'i', 0, 'i', 0, 0, other1, 0) +
+             step(2, "s", 'i', 0, 'i', 0, 2, other2, 0) + "</tb>";
+    }
+    xml += "</gpu>";
+    for (int q = 1; q < 4; ++q)
+      xml += fmt::format("<gpu id=\"{}\" i_chunks=\"2\" o_chunks=\"0\" s_chunks=\"0\"><tb id=\"0\" send=\"0\" recv=\"0\" chan=\"0\">", q) +
+             step(0, "s", 'i', 0, 'i', 0, 2) + step(1, "r", 'i', 0, 'i', 0, 2) + "</tb></gpu>";
+    xml += "</algo>";
+    const auto star = topo::generate("switch:4");
+    const MscclImport in = import_msccl_xml(xml, star, "ar2.xml");
+    EXPECT_TRUE(in.buffer_problems.empty()) << in.buffer_problems.front();
+    EXPECT_EQ(in.algorithm.collective.chunks_per_npu, 1);  // each XML chunk is two IR chunks
+    EXPECT_EQ(in.algorithm.size(), 2u * 2u * 3u * 2u);
+    const Report r = verify(star, in.algorithm, {.max_reported = 3, .lower_bound = false});
+    EXPECT_TRUE(r.correct()) << r.violations[0].message;
+  }
+  // reduce_scatter (msccl-tools', the legacy runtime's) and reducescatter (the executor's).
+  const auto t = topo::generate("ring:4");
+  const Algorithm rs = synthesize(t, Collective::over_all(t, CollectiveKind::ReduceScatter), 1 << 20);
+  std::string xml = to_msccl_xml(rs);
+  xml.replace(xml.find("reducescatter"), 13, "reduce_scatter");
+  EXPECT_TRUE(verify(t, parse_msccl_xml(xml, t), {.lower_bound = false}).correct());
+}
+
+// A verifier that trusts nothing follows the buffers: each mutant of a correct export is rejected,
+// by a clear error or by a buffer slot (or the IR) that ends wrong.
+TEST(MscclXml, BufferMutantsAreRejected) {
+  const auto t = topo::generate("ring:8");
+  const Algorithm ag = make_baseline({BaselineKind::Ring, {}}, t, Collective::over_all(t, CollectiveKind::AllGather), 1 << 20);
+  const std::string good = to_msccl_xml(ag);
+  {
+    const MscclImport in = import_msccl_xml(good, t);
+    ASSERT_TRUE(in.buffer_problems.empty()) << in.buffer_problems.front();
+    ASSERT_TRUE(verify(t, in.algorithm, {.lower_bound = false}).correct());
+  }
+  // The n-th occurrence of `what` (a step's attribute text) replaced.
+  auto mutate = [&](const std::string& what, const std::string& with, int nth = 0) {
+    std::string x = good;
+    size_t at = x.find(what);
+    for (int i = 0; i < nth && at != std::string::npos; ++i) at = x.find(what, at + 1);
+    if (at == std::string::npos) return std::string();
+    return x.replace(at, what.size(), with);
+  };
+  auto rejected = [&](const std::string& xml, std::string& why) {
+    if (xml.empty()) return (why = "mutation not applicable", false);
+    try {
+      const MscclImport in = import_msccl_xml(xml, t);
+      if (!in.buffer_problems.empty()) return (why = in.buffer_problems.front(), true);
+      const Report r = verify(t, in.algorithm, {.max_reported = 1, .lower_bound = false});
+      if (!r.correct()) return (why = r.violations[0].message, true);
+      return (why = "accepted", false);
+    } catch (const Error& e) {
+      return (why = e.what(), true);
+    }
+  };
+  std::vector<std::pair<std::string, std::string>> mutants = {
+      {"wrong dstoff of a receive", mutate(R"(type="r" srcbuf="o" srcoff="1" dstbuf="o" dstoff="1")", R"(type="r" srcbuf="o" srcoff="1" dstbuf="o" dstoff="0")")},
+      {"wrong dstoff, second receive", mutate(R"(type="r" srcbuf="o" srcoff="2" dstbuf="o" dstoff="2")", R"(type="r" srcbuf="o" srcoff="2" dstbuf="o" dstoff="5")")},
+      {"wrong srcoff of a send", mutate(R"(type="s" srcbuf="o" srcoff="7")", R"(type="s" srcbuf="o" srcoff="6")")},
+      {"wrong srcoff of the first send", mutate(R"(type="s" srcbuf="i" srcoff="0" dstbuf="o" dstoff="0")", R"(type="s" srcbuf="o" srcoff="3" dstbuf="o" dstoff="0")")},
+      {"local copy to the wrong slot", mutate(R"(type="cpy" srcbuf="i" srcoff="0" dstbuf="o" dstoff="3")", R"(type="cpy" srcbuf="i" srcoff="0" dstbuf="o" dstoff="4")")},
+      {"wrong cnt", mutate(R"(cnt="1" depid="-1")", R"(cnt="2" depid="-1")", 5)},
+      {"receive into input", mutate(R"(type="r" srcbuf="o" srcoff="1" dstbuf="o")", R"(type="r" srcbuf="o" srcoff="1" dstbuf="i")")},
+      {"missing step", mutate(R"(type="cpy")", R"(type="nop")")},
+      {"extra step", mutate(R"(<step s="0" type="cpy" srcbuf="i" srcoff="0" dstbuf="o" dstoff="3")",
+                            R"(<step s="0" type="cpy" srcbuf="i" srcoff="0" dstbuf="o" dstoff="3" cnt="1" depid="-1" deps="-1" hasdep="0"/><step s="9" type="cpy" srcbuf="o" srcoff="2" dstbuf="o" dstoff="3")")},
+  };
+  // Two receives that swap their slots (gpu 0 gets chunk 6 into o[5] and chunk 5 into o[6]).
+  std::string swapped = mutate(R"(<step s="1" type="r" srcbuf="o" srcoff="6" dstbuf="o" dstoff="6")",
+                               R"(<step s="1" type="r" srcbuf="o" srcoff="6" dstbuf="o" dstoff="X")");
+  if (!swapped.empty()) {
+    const std::string second = R"(<step s="2" type="r" srcbuf="o" srcoff="5" dstbuf="o" dstoff="5")";
+    swapped.replace(swapped.find(second), second.size(), R"(<step s="2" type="r" srcbuf="o" srcoff="5" dstbuf="o" dstoff="6")");
+    swapped.replace(swapped.find(R"(dstoff="X")"), 10, R"(dstoff="5")");
+  }
+  mutants.emplace_back("swapped slots of two receives", swapped);
+  ASSERT_EQ(mutants.size(), 10u);
+  for (const auto& [name, xml] : mutants) {
+    std::string why;
+    EXPECT_TRUE(rejected(xml, why)) << name << ": " << why;
+  }
+  // The first one, as `tenet verify` words it: the GPU, the slot, what it holds, who wrote it.
+  const MscclImport wrong = import_msccl_xml(mutants[0].second, t);
+  EXPECT_THAT(wrong.buffer_problems, ::testing::Contains(HasSubstr("gpu 0: o[0] ends holding chunk 1 (last written by tb 2 step 6), not chunk 0")))
+      << (wrong.buffer_problems.empty() ? "" : wrong.buffer_problems[0]);
+  EXPECT_THAT([&] { parse_msccl_xml(mutants[0].second, t, "m.xml"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("m.xml: its buffers end wrong")));
+}
+
 TEST(MscclXml, MalformedFilesGiveClearErrors) {
   const auto t = topo::generate("ring:4");
   auto error = [&](const std::string& xml) {
@@ -72,8 +259,9 @@ TEST(MscclXml, MalformedFilesGiveClearErrors) {
   const std::string head = R"(<algo name="x" proto="Simple" nchannels="1" nchunksperloop="4" ngpus="4" coll="allreduce" inplace="1" outofplace="0" minBytes="0" maxBytes="0">)";
   EXPECT_THAT(error("<algo"), HasSubstr("a.xml:1: not valid XML"));
   EXPECT_THAT(error("<notalgo/>"), HasSubstr("no <algo> element"));
-  EXPECT_THAT(error(R"(<algo ngpus="4" nchunksperloop="4" coll="allreduce" inplace="1" outofplace="0" minBytes="0"/>)"),
-              HasSubstr("lacks maxBytes: the MSCCL runtime would ignore this file"));
+  const MscclImport bare = import_msccl_xml(R"(<algo ngpus="4" nchunksperloop="4" coll="allreduce" inplace="1"/>)", t);
+  EXPECT_THAT(bare.warnings, ::testing::Contains(HasSubstr("lacks maxBytes: the executor runtime")));
+  EXPECT_THAT(bare.warnings, ::testing::Contains(HasSubstr("lacks name: the legacy runtime")));
   EXPECT_THAT(error(head + "\n<gpu id=\"0\"><tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n<step s=\"0\" type=\"teleport\"/></tb></gpu></algo>"),
               HasSubstr("a.xml:3: unknown step type 'teleport'"));
   EXPECT_THAT(error(head + "<gpu id=\"0\"><tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\"><step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\"/></tb></gpu></algo>"),
@@ -81,9 +269,9 @@ TEST(MscclXml, MalformedFilesGiveClearErrors) {
   EXPECT_THAT(error(head + "<gpu id=\"9\"/></algo>"), HasSubstr("gpu id 9 is outside 0..3"));
   EXPECT_THAT(error(head + "<gpu id=\"0\"><tb id=\"0\" send=\"0\" recv=\"-1\" chan=\"0\"/></gpu></algo>"),
               HasSubstr("peer is its own GPU"));
-  EXPECT_THAT(error(head + "<gpu id=\"0\"><tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"0\"><step s=\"0\" type=\"re\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\"/></tb></gpu></algo>"),
-              HasSubstr("local reductions ('re') cannot be represented"));
-  EXPECT_THAT(error(R"(<algo name="x" nchunksperloop="6" ngpus="4" coll="allreduce" inplace="1" outofplace="0" minBytes="0" maxBytes="0"/>)"),
+  EXPECT_THAT(error(head + "<gpu id=\"0\"><tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"0\"><step s=\"0\" type=\"re\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\"/></tb></gpu></algo>"),
+              HasSubstr("reduces chunk 0 (i[0]) into chunk 1 (i[1]): different data"));
+  EXPECT_THAT(error(R"(<algo name="x" nchunksperloop="6" ngpus="4" coll="allgather" inplace="0" outofplace="1" minBytes="0" maxBytes="0"/>)"),
               HasSubstr("nchunksperloop 6 is not a multiple of ngpus 4"));
   EXPECT_THAT(error(R"(<algo name="x" nchunksperloop="4" ngpus="four" coll="allreduce" inplace="1" outofplace="0" minBytes="0" maxBytes="0"/>)"),
               HasSubstr("ngpus='four' is not a whole number"));
