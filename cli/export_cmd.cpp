@@ -26,7 +26,7 @@ Bandwidth parse_reduce_bandwidth(const std::string& text) { return text == "0" ?
 
 void add_export_commands(CLI::App& app) {
   static std::string input, topology, formats = "chakra,msccl-xml,json", output = "out/export", reduce_bw = "0";
-  static std::string msccl_runtime = "executor", msccl_proto = "Simple";
+  static MscclFlags msccl_flags;
   CLI::App* exp = app.add_subcommand(
       "export",
       "Write an algorithm as Chakra ET collective graphs (for ASTRA-sim), MSCCL-XML (for the MSCCL runtime)\n"
@@ -39,9 +39,9 @@ void add_export_commands(CLI::App& app) {
   exp->add_option("--reduce-bw", reduce_bw,
                   "Reduction bandwidth for Chakra COMP nodes (e.g. 500GB/s); 0: reductions take no time")
       ->capture_default_str();
-  add_msccl_flags(exp, msccl_runtime, msccl_proto);
+  add_msccl_flags(exp, msccl_flags);
   exp->callback([] {
-    const synth::MscclOptions msccl = msccl_options(msccl_runtime, msccl_proto);
+    const synth::MscclOptions msccl = msccl_options(msccl_flags);
     const topo::Topology t = topo::load(topology);
     const synth::Algorithm a = load_any_algorithm(input, t);
     const Exported e = export_algorithm(a, t, split_commas(formats), output, parse_reduce_bandwidth(reduce_bw), msccl);

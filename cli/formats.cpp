@@ -11,20 +11,36 @@
 
 namespace tenet::cli {
 
-void add_msccl_flags(CLI::App* cmd, std::string& runtime, std::string& protocol) {
-  cmd->add_option("--msccl-runtime", runtime,
+void add_msccl_flags(CLI::App* cmd, MscclFlags& flags) {
+  cmd->add_option("--msccl-runtime", flags.runtime,
                   "MSCCL-XML for: executor (Azure/msccl-executor-nccl: coll reducescatter, 64 steps per thread\n"
                   "block) or legacy (microsoft/msccl: reduce_scatter, 256 steps, 216 thread blocks)")
       ->capture_default_str();
-  cmd->add_option("--msccl-proto", protocol, "MSCCL-XML protocol: Simple, LL or LL128")->capture_default_str();
+  cmd->add_option("--msccl-proto", flags.protocol, "MSCCL-XML protocol: Simple, LL or LL128")->capture_default_str();
+  cmd->add_option("--msccl-min-bytes", flags.min_bytes, "MSCCL-XML: the smallest call size the runtime may pick it for")
+      ->capture_default_str();
+  cmd->add_option("--msccl-max-bytes", flags.max_bytes,
+                  "MSCCL-XML: the largest call size (the legacy runtime reads it as exclusive and never picks 0)")
+      ->capture_default_str();
 }
 
-synth::MscclOptions msccl_options(const std::string& runtime, const std::string& protocol) {
-  if (protocol != "Simple" && protocol != "LL" && protocol != "LL128")
-    throw Error(fmt::format("unknown MSCCL protocol '{}' (Simple, LL, LL128)", protocol));
+synth::MscclOptions msccl_options(const MscclFlags& flags) {
+  if (flags.protocol != "Simple" && flags.protocol != "LL" && flags.protocol != "LL128")
+    throw Error(fmt::format("unknown MSCCL protocol '{}' (Simple, LL, LL128)", flags.protocol));
   synth::MscclOptions o;
-  o.runtime = synth::parse_msccl_runtime(runtime);
-  o.protocol = protocol;
+  o.runtime = synth::parse_msccl_runtime(flags.runtime);
+  o.protocol = flags.protocol;
+  auto size = [](const char* flag, const std::string& text) {
+    try {
+      return parse_bytes(text);
+    } catch (const Error& e) {
+      throw Error(fmt::format("{}: {}", flag, e.what()));
+    }
+  };
+  o.min_bytes = size("--msccl-min-bytes", flags.min_bytes);
+  o.max_bytes = size("--msccl-max-bytes", flags.max_bytes);
+  if (o.max_bytes <= o.min_bytes)
+    throw Error(fmt::format("--msccl-max-bytes {} must exceed --msccl-min-bytes {}", flags.max_bytes, flags.min_bytes));
   return o;
 }
 

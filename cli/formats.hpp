@@ -25,8 +25,11 @@ struct Exported {
 Exported export_algorithm(const synth::Algorithm& a, const topo::Topology& t, const std::vector<std::string>& formats,
                           const std::string& dir, Bandwidth reduce_bandwidth, const synth::MscclOptions& msccl = {});
 
-// --msccl-runtime and --msccl-proto on a verb that exports.
-void add_msccl_flags(CLI::App* cmd, std::string& runtime, std::string& protocol);
-synth::MscclOptions msccl_options(const std::string& runtime, const std::string& protocol);
+// --msccl-runtime, --msccl-proto, --msccl-min-bytes, --msccl-max-bytes on a verb that exports.
+struct MscclFlags {
+  std::string runtime = "executor", protocol = "Simple", min_bytes = "0B", max_bytes = "1TiB";
+};
+void add_msccl_flags(CLI::App* cmd, MscclFlags& flags);
+synth::MscclOptions msccl_options(const MscclFlags& flags);
 
 }  // namespace tenet::cli

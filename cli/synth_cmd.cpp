@@ -23,7 +23,8 @@ namespace {
 struct SynthArgs {
   std::string topology, collective = "all-reduce", size = "256MiB", chunks = "auto", output = "out", channels;
   std::string priority = "scarce", link_model = "pipelined", algo = "tenet", reduce_bw = "0", method = "auto";
-  std::string min_size, max_size, msccl_runtime = "executor", msccl_proto = "Simple";
+  std::string min_size, max_size;
+  MscclFlags msccl;
   std::vector<std::string> emit{"json"};
   uint64_t seed = 1;
   int restarts = 1, root = 0, step_factor = 2;
@@ -262,7 +263,7 @@ void run_synth(const SynthArgs& args) {
   if (args.chunks != "auto") c.chunks_per_npu = parse_chunks(args.chunks, 1);
   c.validate(t);
   if (args.json && args.csv) throw Error("--json and --csv: pick one");
-  const synth::MscclOptions msccl = msccl_options(args.msccl_runtime, args.msccl_proto);  // bad flags fail before the work
+  const synth::MscclOptions msccl = msccl_options(args.msccl);  // bad flags fail before the work
   const std::vector<std::string> names = args.algo == "all" ? synth::algorithm_names(c.kind) : std::vector<std::string>{args.algo};
   const bool one = names.size() == 1 && sizes.size() == 1;
   std::vector<std::string> formats{"json"};
@@ -383,7 +384,7 @@ void add_synth_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--reduce-bw", args.reduce_bw, "Reduction bandwidth for Chakra COMP nodes; 0: no time")
       ->capture_default_str();
-  add_msccl_flags(cmd, args.msccl_runtime, args.msccl_proto);
+  add_msccl_flags(cmd, args.msccl);
   cmd->callback([] { run_synth(args); });
 }
 

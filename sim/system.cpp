@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cmath>
 #include <deque>
 #include <limits>
@@ -403,6 +404,13 @@ class Simulator {
         throw Error(fmt::format("{}: {} is {} over NPUs {}, but the workload runs {} over ranks {}", name_, producer,
                                 a->collective.describe(), fmt::join(a->collective.ranks, ","), synth::to_string(c.kind),
                                 fmt::join(c.ranks, ",")));
+      if (std::filesystem::path(producer).extension() == ".xml") {
+        // The MSCCL runtime runs an XML algorithm for any size in its range, its chunks scaled to
+        // the call: so does the simulator (a Tenet JSON or Chakra file is made for one size).
+        a->chunk_bytes = std::max<Bytes>(1, a->collective.chunk_bytes_for(m.size));
+        a->clear_times();
+        a->claimed_time = -1;
+      }
     } else if (cfg_.chunks_per_npu == 0) {
       int most = 1;  // an iteration builds many collectives: keep each affordable
       for (c.chunks_per_npu = 2; most < 64 && synth::transfer_estimate(c) <= synth::kSimAutoChunkTransfers; c.chunks_per_npu *= 2)

@@ -4,6 +4,7 @@
 #include <pugixml.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <map>
 #include <numeric>
@@ -17,6 +18,7 @@ namespace tenet::synth {
 namespace {
 
 constexpr int kMaxBlocksPerChannel = 32, kMaxChannels = 32;
+constexpr ChunkId kGarbage = -1;  // a slot's content when it was copied from a slot never written
 // Thread-block steps and thread blocks per GPU each runtime accepts (executor: its default build's
 // MSCCL_MAX_NUM_STEPS; legacy: MSCCL_MAX_NUM_STEPS 256, 108 * 2 thread blocks).
 struct RuntimeLimits {
@@ -76,6 +78,9 @@ struct Step {
 struct Block {
   int send = -1, recv = -1, chan = 0;
   std::vector<Step> steps;
+  // Per step, a vector clock: for each thread block of the GPU, its latest step known to have
+  // completed when this step completes (-1: none; the block itself: this step).
+  std::vector<std::vector<int>> clocks;
 };
 struct StepRef {
   int tb, s;
@@ -92,7 +97,7 @@ struct Gpu {
   int block(int send, int recv, int chan) {
     auto [it, added] = index.emplace(std::tuple(send, recv, chan), static_cast<int>(blocks.size()));
     if (added) {
-      blocks.push_back({send, recv, chan, {}});
+      blocks.push_back({send, recv, chan, {}, {}});
       ++per_channel[chan];
     }
     return it->second;
@@ -103,13 +108,45 @@ struct Gpu {
       return per_channel[chan] < kMaxBlocksPerChannel && static_cast<int>(blocks.size()) < limits.blocks && steps <= limits.steps;
     return static_cast<int>(blocks[it->second].steps.size()) + steps <= limits.steps;
   }
-  // Appends a step to block `tb` that waits for `deps` (other blocks' steps; earlier steps of the
-  // same block are waited for by order): the first as the step's own dependency, the rest as nops.
+  // The dependencies a step of block `tb` (-1: a block still to be made) must state: a thread
+  // block runs its steps in order, so its own earlier steps, all but the latest step of each
+  // other block, and steps no later than one an earlier step of this block already waited for
+  // are implied. (Every dependency past the first costs a nop step, and the runtimes load at most
+  // 4095 XML nodes per rank.)
+  static int at(const std::vector<int>& clock, int tb) { return tb < static_cast<int>(clock.size()) ? clock[tb] : -1; }
+  const std::vector<int>& clock_of(StepRef r) const { return blocks[r.tb].clocks[r.s]; }
+  std::vector<StepRef> pruned(int tb, std::vector<StepRef> deps) const {
+    std::map<int, int> latest;
+    for (const StepRef& d : deps)
+      if (d.tb != tb) latest[d.tb] = std::max(latest.count(d.tb) ? latest[d.tb] : -1, d.s);
+    static const std::vector<int> kNone;
+    const std::vector<int>& known = tb >= 0 && !blocks[tb].clocks.empty() ? blocks[tb].clocks.back() : kNone;
+    std::vector<StepRef> out;
+    for (auto [other, s] : latest) {
+      bool implied = at(known, other) >= s;  // an earlier step of this block waited for it
+      for (auto [by, by_s] : latest)         // another dependency completes after it
+        if (!implied && by != other) implied = at(clock_of({by, by_s}), other) >= s;
+      if (!implied) out.push_back({other, s});
+    }
+    return out;
+  }
+  int needed(int send, int recv, int chan, const std::vector<StepRef>& deps) const {
+    auto it = index.find(std::tuple(send, recv, chan));
+    return static_cast<int>(std::max<size_t>(1, pruned(it == index.end() ? -1 : it->second, deps).size()));
+  }
+  // Appends a step to block `tb` that waits for `deps` (other blocks' steps): the first as the
+  // step's own dependency, the rest as nops.
   StepRef append(int tb, Step step, std::vector<StepRef> deps) {
-    std::erase_if(deps, [&](const StepRef& d) { return d.tb == tb; });
-    std::sort(deps.begin(), deps.end(), [](const StepRef& x, const StepRef& y) { return std::tie(x.tb, x.s) < std::tie(y.tb, y.s); });
-    deps.erase(std::unique(deps.begin(), deps.end(), [](const StepRef& x, const StepRef& y) { return x.tb == y.tb && x.s == y.s; }), deps.end());
+    deps = pruned(tb, std::move(deps));
+    std::vector<int> clock = blocks[tb].clocks.empty() ? std::vector<int>() : blocks[tb].clocks.back();
+    clock.resize(blocks.size(), -1);
+    for (const StepRef& d : deps) {
+      const std::vector<int>& other = clock_of(d);
+      for (size_t b = 0; b < other.size(); ++b) clock[b] = std::max(clock[b], other[b]);
+    }
     for (size_t i = 1; i < deps.size(); ++i) {
+      clock[tb] = static_cast<int>(blocks[tb].steps.size());
+      blocks[tb].clocks.push_back(clock);
       blocks[deps[i].tb].steps[deps[i].s].hasdep = true;
       blocks[tb].steps.push_back({"nop", {}, {}, deps[i].tb, deps[i].s, false});
     }
@@ -118,6 +155,8 @@ struct Gpu {
       step.depid = deps[0].tb;
       step.deps = deps[0].s;
     }
+    clock[tb] = static_cast<int>(blocks[tb].steps.size());
+    blocks[tb].clocks.push_back(std::move(clock));
     blocks[tb].steps.push_back(std::move(step));
     return {tb, static_cast<int>(blocks[tb].steps.size()) - 1};
   }
@@ -164,13 +203,13 @@ std::string to_msccl_xml(const Algorithm& a, const MscclOptions& options) {
   // (All-to-All).
   auto local_copy = [&](int r, Slot from, Slot to) {
     Gpu& g = gpus[r];
+    std::vector<StepRef> deps = g.before_read(from), more = g.before_write(to);
+    deps.insert(deps.end(), more.begin(), more.end());
     int chan = 0;
-    while (!g.room(-1, -1, chan, 1)) {
+    while (!g.room(-1, -1, chan, g.needed(-1, -1, chan, deps))) {
       if (++chan == kMaxChannels) throw Error("MSCCL-XML: local copies exceed the runtime's thread block limits");
     }
     const int tb = g.block(-1, -1, chan);
-    std::vector<StepRef> deps = g.before_read(from), more = g.before_write(to);
-    deps.insert(deps.end(), more.begin(), more.end());
     StepRef ref = g.append(tb, {"cpy", from, to}, deps);
     g.did_read(from, ref);
     g.did_write(to, ref);
@@ -186,6 +225,23 @@ std::string to_msccl_xml(const Algorithm& a, const MscclOptions& options) {
   // channel whose thread blocks are full moves on to the next.
   std::map<std::tuple<int, int, int>, int> channel;
   std::vector<StepRef> send_step(a.size()), recv_step(a.size());
+  // Parallel links between a pair (DGX-1's doubled NVLinks) are lanes: the transfers on each get
+  // their own channel, hence their own thread blocks, so that the runtime runs them side by side.
+  std::map<std::pair<NodeId, NodeId>, std::vector<LinkId>> lanes;  // pair -> first links used, sorted
+  int ir_channels = 1;
+  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
+    ir_channels = std::max(ir_channels, a[id].channel + 1);
+    if (a.route(id).size() == 1) lanes[{a[id].src, a[id].dst}].push_back(a.route(id)[0]);
+  }
+  for (auto& [pair, links] : lanes) {
+    std::sort(links.begin(), links.end());
+    links.erase(std::unique(links.begin(), links.end()), links.end());
+  }
+  auto lane_of = [&](TransferId id) -> int {
+    if (a.route(id).size() != 1) return 0;
+    const auto& links = lanes[{a[id].src, a[id].dst}];
+    return static_cast<int>(std::lower_bound(links.begin(), links.end(), a.route(id)[0]) - links.begin());
+  };
   for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
     const Transfer& x = a[id];
     const int from = rank(x.src), to = rank(x.dst);
@@ -199,10 +255,10 @@ std::string to_msccl_xml(const Algorithm& a, const MscclOptions& options) {
       if (rank(a[d].dst) == from) send_deps.push_back(recv_step[d]);
       if (rank(a[d].src) == from) send_deps.push_back(send_step[d]);
     }
-    int& chan = channel.try_emplace({from, to, x.channel}, std::min<int>(x.channel, kMaxChannels - 1)).first->second;
-    const int need_send = static_cast<int>(std::max<size_t>(1, send_deps.size())),
-              need_recv = static_cast<int>(std::max<size_t>(1, recv_deps.size()));
-    while (!gpus[from].room(to, -1, chan, need_send) || !gpus[to].room(-1, from, chan, need_recv))
+    const int lane = lane_of(id), first = x.channel + lane * ir_channels;
+    int& chan = channel.try_emplace({from, to, first}, std::min<int>(first, kMaxChannels - 1)).first->second;
+    while (!gpus[from].room(to, -1, chan, gpus[from].needed(to, -1, chan, send_deps)) ||
+           !gpus[to].room(-1, from, chan, gpus[to].needed(-1, from, chan, recv_deps)))
       if (++chan == kMaxChannels)
         throw Error(fmt::format("MSCCL-XML: the algorithm needs more than {} channels of {} thread blocks of {} steps "
                                 "(rank {} to rank {}); the runtime would not load it",
@@ -220,6 +276,16 @@ std::string to_msccl_xml(const Algorithm& a, const MscclOptions& options) {
   int channels = 1;
   for (const Gpu& g : gpus)
     for (const Block& b : g.blocks) channels = std::max(channels, b.chan + 1);
+  // Both runtimes store at most 4095 XML nodes per rank: the <algo>, every <gpu>, and this rank's
+  // thread blocks and steps (microsoft/msccl src/graph/xml.h MAX_NODES, and the executor's copy).
+  for (int r = 0; r < p; ++r) {
+    size_t nodes = 1 + static_cast<size_t>(p) + gpus[r].blocks.size();
+    for (const Block& b : gpus[r].blocks) nodes += b.steps.size();
+    if (nodes > 4095)
+      throw Error(fmt::format("MSCCL-XML: rank {} needs {} XML nodes (its thread blocks and steps, every <gpu>); both "
+                              "runtimes load at most 4095 per rank: export with fewer chunks per NPU",
+                              r, nodes));
+  }
   pugi::xml_document doc;
   pugi::xml_node algo = doc.append_child("algo");
   algo.append_attribute("name") = (options.name.empty() ? a.name : options.name).c_str();
@@ -271,8 +337,15 @@ std::string to_msccl_xml(const Algorithm& a, const MscclOptions& options) {
   order.reserve(a.size() * 8);
   for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id)
     order += fmt::format("{}{}.{}.{}", id ? " " : "", rank(a[id].src), send_step[id].tb, send_step[id].s);
+  // The lane (which of parallel links) of each transfer that has a choice, by send step.
+  std::string lane_note;
+  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id)
+    if (const int lane = lane_of(id); lane > 0)
+      lane_note += fmt::format(" {}.{}.{}={}", rank(a[id].src), send_step[id].tb, send_step[id].s, lane);
   doc.prepend_child(pugi::node_comment).set_value(
-      fmt::format(" tenet chunk_bytes={} order: {} ", a.chunk_bytes, order).c_str());
+      fmt::format(" tenet chunk_bytes={}{} order: {} ", a.chunk_bytes, lane_note.empty() ? "" : " lanes:" + lane_note + " ;",
+                  order)
+          .c_str());
   std::ostringstream out;
   // No `<?xml ...?>` declaration: both runtimes' tokenizers stop at it ("expected >, got '?'").
   doc.save(out, "  ", pugi::format_default | pugi::format_no_declaration);
@@ -377,6 +450,7 @@ MscclImport import_msccl_xml(std::string_view text, const topo::Topology& t, con
   // leave both in a comment.
   a.chunk_bytes = 1 << 20;
   std::map<std::tuple<int, int, int>, int64_t> tenet_order;  // send step (gpu, tb, s) -> position
+  std::map<std::tuple<int, int, int>, int> tenet_lane;       // send step (gpu, tb, s) -> lane, when not 0
   for (pugi::xml_node n = doc.first_child(); n; n = n.next_sibling()) {
     if (n.type() != pugi::node_comment) continue;
     std::istringstream note(n.value());
@@ -384,7 +458,19 @@ MscclImport import_msccl_xml(std::string_view text, const topo::Topology& t, con
     note >> word;
     if (word != "tenet") continue;
     while (note >> word) {
-      if (word.rfind("chunk_bytes=", 0) == 0) a.chunk_bytes = std::stoll(word.substr(12));
+      if (word.rfind("chunk_bytes=", 0) == 0) {
+        const std::string v = word.substr(12);
+        int64_t bytes = 0;
+        const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), bytes);
+        if (ec != std::errc() || end != v.data() + v.size() || bytes < 1)
+          throw fail(n, fmt::format("Tenet's note says chunk_bytes={}, which is not a positive whole number", v));
+        a.chunk_bytes = bytes;
+      }
+      if (word == "lanes:")
+        for (std::string ref; note >> ref && ref != ";";) {
+          int g = 0, tb = 0, st = 0, lane = 0;
+          if (std::sscanf(ref.c_str(), "%d.%d.%d=%d", &g, &tb, &st, &lane) == 4) tenet_lane[{g, tb, st}] = lane;
+        }
       if (word == "order:") {
         int64_t position = 0;
         for (std::string ref; note >> ref; ++position) {
@@ -537,9 +623,22 @@ MscclImport import_msccl_xml(std::string_view text, const topo::Topology& t, con
   std::vector<size_t> position_of(n);
   for (size_t q = 0; q < order.size(); ++q) position_of[order[q]] = q;
   topo::Router router(t);
-  auto route = [&](NodeId u, NodeId v) {
+  // Which of parallel links a message takes: Tenet's note says; otherwise the pair's channels are
+  // dealt over its links in order (msccl-tools puts each link's traffic on its own channel).
+  std::map<std::pair<int, int>, std::vector<int>> pair_channels;  // (from, to) -> channels used, sorted
+  for (const auto& [key, list] : sends) pair_channels[{std::get<0>(key), std::get<1>(key)}].push_back(std::get<2>(key));
+  auto lane_for = [&](const XmlStep& send_step, int to) {
+    if (auto it = tenet_lane.find({send_step.gpu, send_step.tb, send_step.s}); it != tenet_lane.end()) return it->second;
+    if (!tenet_order.empty()) return 0;  // Tenet's file: no note means the first lane
+    const auto& chans = pair_channels[{send_step.gpu, to}];
+    const int chan = std::get<2>(peers.at({send_step.gpu, send_step.tb}));
+    return static_cast<int>(std::lower_bound(chans.begin(), chans.end(), chan) - chans.begin());
+  };
+  auto route = [&](NodeId u, NodeId v, int lane) {
+    std::vector<LinkId> direct;
     for (LinkId l : t.out_links(u))
-      if (t.link(l).dst == v) return std::vector<LinkId>{l};
+      if (t.link(l).dst == v) direct.push_back(l);
+    if (!direct.empty()) return std::vector<LinkId>{direct[static_cast<size_t>(lane) % direct.size()]};
     auto r = router.route(u, v);
     if (!r)
       throw Error(fmt::format("gpus {} and {} are not joined by a link or a route through switches or router NPUs", u, v),
@@ -551,10 +650,14 @@ MscclImport import_msccl_xml(std::string_view text, const topo::Topology& t, con
     const int recv = std::get<1>(peers[{x.gpu, x.tb}]);
     auto content = [&](Slot s, int j) -> ChunkId {
       auto it = holds[x.gpu].find(canon(x.gpu, {s.buf, s.off + j}));
-      if (it == holds[x.gpu].end())
-        throw Error(fmt::format("gpu {} tb {} step {} reads {}[{}], which holds no data at that point", x.gpu, x.tb, x.s,
-                                s.buf, s.off + j),
-                    {file, line_of(static_cast<ptrdiff_t>(x.line))});
+      if (it == holds[x.gpu].end() || it->second == kGarbage) {
+        // The runtime would move whatever the buffer holds: an incorrect program (exit 3 in
+        // `tenet verify`), not an unreadable file. What it writes is garbage too.
+        result.buffer_problems.push_back(fmt::format("gpu {} tb {} step {} reads {}[{}], which holds no data at that point "
+                                                     "(line {})",
+                                                     x.gpu, x.tb, x.s, s.buf, s.off + j, line_of(static_cast<ptrdiff_t>(x.line))));
+        return kGarbage;
+      }
       return it->second;
     };
     if (x.type == "cpy") {
@@ -570,6 +673,10 @@ MscclImport import_msccl_xml(std::string_view text, const topo::Topology& t, con
       // slot's data reduces into the GPU's copy (one copy of a chunk per node).
       for (int j = 0; j < x.cnt; ++j) {
         const ChunkId from = content(x.src, j), into = content(x.dst, j);
+        if (from == kGarbage || into == kGarbage) {
+          holds[x.gpu][canon(x.gpu, {x.dst.buf, x.dst.off + j})] = kGarbage;
+          continue;
+        }
         if (from != into)
           throw Error(fmt::format("gpu {} tb {} step {} reduces chunk {} ({}[{}]) into chunk {} ({}[{}]): different data",
                                   x.gpu, x.tb, x.s, from, x.src.buf, x.src.off + j, into, x.dst.buf, x.dst.off + j),
@@ -606,6 +713,11 @@ MscclImport import_msccl_xml(std::string_view text, const topo::Topology& t, con
       }
       for (int j = 0; j < x.cnt; ++j) {
         const ChunkId ch = carried.at(from)[j];
+        if (ch == kGarbage) {  // reported where it was read; no transfer in the IR
+          holds[x.gpu][canon(x.gpu, {x.dst.buf, x.dst.off + j})] = kGarbage;
+          writer[x.gpu].erase(canon(x.gpu, {x.dst.buf, x.dst.off + j}));
+          continue;
+        }
         std::vector<TransferId> deps = explicit_deps;
         const Slot src_slot = canon(steps[from].gpu, {steps[from].type == "s" ? steps[from].src.buf : steps[from].dst.buf,
                                                       (steps[from].type == "s" ? steps[from].src.off : steps[from].dst.off) + j});
@@ -619,7 +731,8 @@ MscclImport import_msccl_xml(std::string_view text, const topo::Topology& t, con
         const Slot to = canon(x.gpu, {x.dst.buf, x.dst.off + j});
         std::vector<TransferId> ids;
         for (int part = 0; part < split; ++part) {
-          const TransferId id = a.add(ch * split + part, recv, x.gpu, route(recv, x.gpu), reduce ? Op::Reduce : Op::Copy,
+          const TransferId id = a.add(ch * split + part, recv, x.gpu, route(recv, x.gpu, lane_for(steps[from], x.gpu)),
+                                      reduce ? Op::Reduce : Op::Copy,
                                       deps, -1, -1, 0, static_cast<uint16_t>(chan));
           send_of.emplace_back(steps[from].gpu, steps[from].tb, steps[from].s);
           send_position.push_back(position_of[from]);
@@ -648,8 +761,9 @@ MscclImport import_msccl_xml(std::string_view text, const topo::Topology& t, con
       std::string by;
       if (auto w = written_by[r].find(at); w != written_by[r].end())
         by = fmt::format(" (last written by tb {} step {})", w->second.first, w->second.second);
-      if (it == holds[r].end())
-        result.buffer_problems.push_back(fmt::format("gpu {}: {}[{}] ends holding no data, not chunk {}", r, s.buf, s.off, want));
+      if (it == holds[r].end() || it->second == kGarbage)
+        result.buffer_problems.push_back(fmt::format("gpu {}: {}[{}] ends holding no data{}, not chunk {}", r, s.buf, s.off,
+                                                     it == holds[r].end() ? "" : " (only what was never written)", want));
       else if (it->second != want)
         result.buffer_problems.push_back(
             fmt::format("gpu {}: {}[{}] ends holding chunk {}{}, not chunk {}", r, s.buf, s.off, it->second, by, want));

@@ -167,6 +167,36 @@ check "chakra check" 0 "8 ranks" -- "$T" chakra check "$tmp/e/chakra/algorithm"
 check "chakra dump" 0 '"COMM_SEND_NODE"' -- "$T" chakra dump "$tmp/e/chakra/algorithm.0.et"
 check "chakra dot" 0 "digraph" -- "$T" chakra dot "$tmp/e/chakra/algorithm.0.et"
 check "export" 0 "algorithm.xml" -- "$T" export "$tmp/e/algorithm.json" --topo "$TOPO" --format msccl-xml -o "$tmp/x1"
+# MSCCL-XML: no declaration (both runtimes' tokenizers reject it), per-runtime names, buffers verified.
+"$T" synth --topo ring:8 --coll all-gather --algo ring -k 1 --emit msccl-xml -o "$tmp/mx" > /dev/null
+check "xml no declaration" 0 "<!-- tenet" -- head -c 10 "$tmp/mx/algorithm.xml"
+check "xml legacy name" 0 'coll="reduce_scatter"' -- bash -c "'$T' synth --topo switch:4 --coll reduce-scatter --emit msccl-xml --msccl-runtime legacy -o '$tmp/mx2' > /dev/null && cat '$tmp/mx2/algorithm.xml'"
+check "xml bad runtime" 2 "unknown MSCCL runtime 'nccl'" -- "$T" synth --topo switch:4 --emit msccl-xml --msccl-runtime nccl -o "$tmp/x"
+check "xml size range" 0 'maxBytes="67108864"' -- bash -c "'$T' synth --topo ring:4 --coll all-gather --emit msccl-xml --msccl-max-bytes 64MiB -o '$tmp/mx3' > /dev/null && cat '$tmp/mx3/algorithm.xml'"
+check "xml empty size range" 2 "must exceed --msccl-min-bytes" -- "$T" synth --topo ring:4 --emit msccl-xml --msccl-max-bytes 0B -o "$tmp/x"
+check "xml bad proto" 2 "unknown MSCCL protocol 'fast'" -- "$T" export "$tmp/mx/algorithm.json" --topo ring:8 --format msccl-xml --msccl-proto fast -o "$tmp/x"
+# One receive's dstoff changed: the chunk still reaches the GPU, but the output buffer is wrong.
+awk '/type="r" srcbuf="o" srcoff="1" dstbuf="o" dstoff="1"/ && !done {sub(/dstoff="1"/, "dstoff=\"0\""); done=1} {print}' "$tmp/mx/algorithm.xml" > "$tmp/mx/wrong.xml"
+check "xml wrong dstoff" 3 "[buffer-slot-wrong] gpu 0: o[0] ends holding chunk 1" -- "$T" verify "$tmp/mx/wrong.xml" --topo ring:8
+awk '/type="s" srcbuf="i" srcoff="0"/ && !done {sub(/srcbuf="i" srcoff="0"/, "srcbuf=\"o\" srcoff=\"5\""); done=1} {print}' "$tmp/mx/algorithm.xml" > "$tmp/mx/unwritten.xml"
+check "xml reads unwritten" 3 "which holds no data at that point" -- "$T" verify "$tmp/mx/unwritten.xml" --topo ring:8
+# What msccl-tools writes (no minBytes, maxBytes, outofplace; in-place All-Gather): imported with a warning.
+{ printf '<algo name="ag" proto="LL" nchannels="1" nchunksperloop="3" ngpus="3" coll="allgather" inplace="1">\n'
+  for r in 0 1 2; do
+    printf '<gpu id="%d" i_chunks="1" o_chunks="3" s_chunks="0"><tb id="0" send="%d" recv="%d" chan="0">\n' $r $(((r + 1) % 3)) $(((r + 2) % 3))
+    printf '<step s="0" type="s" srcbuf="i" srcoff="0" dstbuf="o" dstoff="%d" cnt="1" depid="-1" deps="-1" hasdep="0"/>\n' $r
+    printf '<step s="1" type="rcs" srcbuf="o" srcoff="%d" dstbuf="o" dstoff="%d" cnt="1" depid="-1" deps="-1" hasdep="0"/>\n' $(((r + 2) % 3)) $(((r + 2) % 3))
+    printf '<step s="2" type="r" srcbuf="o" srcoff="%d" dstbuf="o" dstoff="%d" cnt="1" depid="-1" deps="-1" hasdep="0"/>\n' $(((r + 1) % 3)) $(((r + 1) % 3))
+    printf '</tb></gpu>\n'
+  done
+  printf '</algo>\n'; } > "$tmp/mx/msccl-tools.xml"
+check "xml msccl-tools" 0 "CORRECT" -- "$T" verify "$tmp/mx/msccl-tools.xml" --topo "ring:3,bidir=false"
+check "xml msccl-tools warns" 0 "lacks minBytes: the executor runtime" -- "$T" verify "$tmp/mx/msccl-tools.xml" --topo "ring:3,bidir=false"
+# Parallel links (DGX-1's doubled NVLinks) survive the round trip: the same time.
+"$T" synth --topo dgx1 --coll all-reduce --size 64MiB -k 4 --emit msccl-xml -o "$tmp/dgx" > /dev/null
+if [[ "$("$T" verify "$tmp/dgx/algorithm.json" --topo dgx1 --json | jq .collective_time_ps)" == \
+      "$("$T" verify "$tmp/dgx/algorithm.xml" --topo dgx1 --json | jq .collective_time_ps)" ]]; then pass=$((pass + 1)); else
+  echo "FAIL dgx1 MSCCL-XML round trip changed the time"; fail=$((fail + 1)); fi
 check "export bad format" 2 "unknown format 'pdf'" -- "$T" export "$tmp/e/algorithm.json" --topo "$TOPO" --format pdf -o "$tmp/x2"
 # A format that cannot hold the algorithm is skipped with the reason; everything else is written.
 check "export unsupported" 0 "not written     msccl-xml: MSCCL-XML export supports all-reduce" -- "$T" synth --topo ring:4 --coll broadcast --emit chakra,msccl-xml -o "$tmp/x3"

@@ -6,6 +6,8 @@
 
 #include "sim/workload.hpp"
 #include "synth/algorithm_json.hpp"
+#include "synth/msccl_xml.hpp"
+#include "topo/io.hpp"
 #include "tests/topo/test_util.hpp"
 #include "synth/baselines.hpp"
 #include "synth/synthesizer.hpp"
@@ -123,6 +125,22 @@ TEST(Simulator, RunsAlgorithmFilesAsTheyAre) {
   synth::save_algorithm(ag, dir.file("ag.json"));
   cfg.algorithms[synth::CollectiveKind::AllReduce] = dir.file("ag.json");
   EXPECT_THAT([&] { simulate(t, w.files, cfg); }, ::testing::ThrowsMessage<Error>(HasSubstr("but the workload runs all-reduce")));
+}
+
+// MSCCL-XML is picked per call and scaled to its size, as the MSCCL runtime does: an export made
+// at 1 MiB chunks runs a 64 MiB All-Reduce in the time the same schedule takes at 64 MiB.
+TEST(Simulator, ScalesMscclXmlToTheCollectiveSize) {
+  topo::testing::TempDir dir;
+  const auto t = topo::generate("ring:4");
+  const synth::Collective c = synth::Collective::over_all(t, synth::CollectiveKind::AllReduce, 2);
+  const synth::Algorithm small = synth::make_baseline({synth::BaselineKind::BidirRing, {}}, t, c, 1 << 20);
+  topo::write_file_atomically(dir.file("ar.xml"), synth::to_msccl_xml(small));
+  const synth::Algorithm big = synth::make_baseline({synth::BaselineKind::BidirRing, {}}, t, c, c.chunk_bytes_for(64 << 20));
+  Workload w(4);
+  for (int r = 0; r < 4; ++r) w.all_reduce(r, 64 << 20);
+  SimConfig cfg;
+  cfg.algorithms[synth::CollectiveKind::AllReduce] = dir.file("ar.xml");
+  EXPECT_EQ(simulate(t, w.files, cfg).iteration, big.claimed_time);
 }
 
 TEST(Simulator, InFlightLimitSerializesCommunication) {
