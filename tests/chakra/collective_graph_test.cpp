@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "synth/baselines.hpp"
+#include "tests/synth/msccl_runtime_rules.hpp"
 #include "synth/msccl_xml.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/verify.hpp"
@@ -64,8 +65,14 @@ TEST(RoundTrip, ChakraAndMscclXmlKeepTheAlgorithmAndItsTime) {
       const auto read = read_prefix(prefix);
       EXPECT_THAT(check_collective_graph(read, prefix), ::testing::IsEmpty()) << what;
       expect_same_outcome(t, a, from_collective_graph(read, t, prefix), what + " via Chakra");
-      // MSCCL-XML.
-      expect_same_outcome(t, a, synth::parse_msccl_xml(synth::to_msccl_xml(a), t), what + " via MSCCL-XML");
+      // MSCCL-XML, for either runtime, held to both loaders' rules.
+      for (synth::MscclRuntime runtime : {synth::MscclRuntime::Executor, synth::MscclRuntime::Legacy}) {
+        synth::MscclOptions o;
+        o.runtime = runtime;
+        const std::string xml = synth::to_msccl_xml(a, o);
+        EXPECT_THAT(synth::testing::msccl_runtime_problems(xml, runtime), ::testing::IsEmpty()) << what;
+        expect_same_outcome(t, a, synth::parse_msccl_xml(xml, t), what + " via MSCCL-XML");
+      }
       ++checked;
     }
   }

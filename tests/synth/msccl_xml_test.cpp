@@ -7,6 +7,7 @@
 #include "synth/baselines.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/verify.hpp"
+#include "tests/synth/msccl_runtime_rules.hpp"
 #include "topo/generators.hpp"
 
 namespace tenet::synth {
@@ -38,6 +39,52 @@ TEST(MscclXml, WritesWhatTheRuntimeNeeds) {
   const Algorithm ag = synthesize(t, Collective::over_all(t, CollectiveKind::AllGather, 2), 1 << 20);
   EXPECT_THAT(to_msccl_xml(ag), HasSubstr("outofplace=\"1\""));
   EXPECT_THAT(to_msccl_xml(ag), HasSubstr("i_chunks=\"2\" o_chunks=\"8\""));
+}
+
+// The checker the exports are held to, checked itself: each rule it implements catches its case.
+TEST(MscclXml, RuntimeRulesCatchWhatTheLoadersReject) {
+  const auto t = topo::generate("ring:4");
+  const std::string good = to_msccl_xml(synthesize(t, Collective::over_all(t, CollectiveKind::AllGather), 1 << 20));
+  EXPECT_THAT(testing::msccl_runtime_problems(good, MscclRuntime::Executor), ::testing::IsEmpty());
+  auto broken = [&](const std::string& from, const std::string& to) {
+    std::string x = good;
+    const size_t at = x.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? x : x.replace(at, from.size(), to);
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"<?xml version=\"1.0\"?>\n" + good, "an XML declaration"},
+      {broken("<algo ", "<algo\t"), "a tab"},
+      {broken("proto=\"Simple\"", "proto='Simple'"), "a single quote"},
+      {broken(" minBytes=\"0\"", ""), "<algo> lacks minBytes"},
+      {broken("maxBytes=\"1099511627776\"", "maxBytes=\"0\""), "maxBytes not above minBytes"},
+      {broken("coll=\"allgather\"", "coll=\"allgathr\""), "coll 'allgathr'"},
+      {broken("<step s=\"0\"", "<step s=\"1\""), "out of order"},
+      {broken("cnt=\"1\"", "cnt=\"72\""), "cnt 72"},
+      {broken("<tb id=\"0\"", "<tb\nid=\"0\""), "a line break inside a tag"},
+  };
+  for (const auto& [xml, why] : cases)
+    EXPECT_THAT(testing::msccl_runtime_problems(xml, MscclRuntime::Executor), ::testing::Contains(HasSubstr(why))) << why;
+  EXPECT_THAT(testing::msccl_runtime_problems(broken("coll=\"allgather\"", "coll=\"reducescatter\""), MscclRuntime::Legacy),
+              ::testing::Contains(HasSubstr("unknown to this runtime")));
+}
+
+// Exports that used to exceed the 4095 nodes per rank: dependencies implied by thread-block order
+// or by another dependency are no longer written as nops.
+TEST(MscclXml, LargeExportsStayWithinTheLoadersLimits) {
+  const auto fc = topo::generate("fc:64");
+  const std::string ar = to_msccl_xml(synthesize(fc, Collective::over_all(fc, CollectiveKind::AllReduce), 1 << 20));
+  EXPECT_THAT(testing::msccl_runtime_problems(ar, MscclRuntime::Executor), ::testing::IsEmpty());
+  const auto ring = topo::generate("ring:8");
+  const Algorithm deep = make_baseline({BaselineKind::Ring, {}}, ring, Collective::over_all(ring, CollectiveKind::AllReduce, 128), 1 << 16);
+  const std::string xml = to_msccl_xml(deep);
+  EXPECT_THAT(testing::msccl_runtime_problems(xml, MscclRuntime::Executor), ::testing::IsEmpty());
+  EXPECT_EQ(verify(ring, parse_msccl_xml(xml, ring), {.lower_bound = false}).collective_time, deep.claimed_time);
+  // And what cannot fit is refused with the count, not written.
+  const Algorithm deeper = make_baseline({BaselineKind::Ring, {}}, ring, Collective::over_all(ring, CollectiveKind::AllReduce, 512), 1 << 16);
+  EXPECT_THAT([&] { to_msccl_xml(deeper); },
+              ::testing::ThrowsMessage<Error>(::testing::AnyOf(HasSubstr("at most 4095 per rank"),
+                                                               HasSubstr("the runtime would not load it"))));
 }
 
 TEST(MscclXml, RefusesWhatTheRuntimeWouldNotLoad) {
@@ -128,7 +175,118 @@ std::string allpairs_allreduce(int p) {
   return xml + "\n</algo>\n";
 }
 
+// msccl-tools' allgather_recursive_doubling: at level d each GPU swaps its 2^d-chunk block with
+// GPU r ^ 2^d in one step of cnt 2^d (out of place, after a local copy).
+std::string recursive_doubling_allgather(int p) {
+  std::string xml = fmt::format(R"(<algo name="allgather_recursive_doubling" proto="Simple" nchannels="1" nchunksperloop="{}" ngpus="{}" coll="allgather" inplace="0" outofplace="1" minBytes="0" maxBytes="0">)",
+                                p, p);
+  for (int r = 0; r < p; ++r) {
+    xml += fmt::format("<gpu id=\"{}\" i_chunks=\"1\" o_chunks=\"{}\" s_chunks=\"0\"><tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"0\">", r, p) +
+           step(0, "cpy", 'i', 0, 'o', r) + "</tb>";
+    int level = 0;
+    for (int span = 1; span < p; span *= 2, ++level) {
+      const int peer = r ^ span, mine = r / span * span, theirs = peer / span * span;
+      // Wait for the local copy, then for the previous level's receive.
+      xml += fmt::format("<tb id=\"{}\" send=\"{}\" recv=\"{}\" chan=\"0\">", level + 1, peer, peer) +
+             step(0, "s", 'o', mine, 'o', mine, span, level == 0 ? 0 : level, level == 0 ? 0 : 1) +
+             step(1, "r", 'o', theirs, 'o', theirs, span) + "</tb>";
+    }
+    xml += "</gpu>";
+  }
+  return xml + "</algo>";
+}
+
+// msccl-tools' alltoall_a100_two_step on 2 nodes of g GPUs: GPU (n, l) sends what goes to the
+// other node to its counterpart (m, l) in one step (into scratch), which forwards each chunk to
+// its destination inside node m; chunks for its own node go directly.
+std::string two_step_alltoall(int g) {
+  const int p = 2 * g;
+  std::string xml = fmt::format(R"(<algo name="alltoall_two_step" proto="Simple" nchannels="1" nchunksperloop="{}" ngpus="{}" coll="alltoall" inplace="0" outofplace="1" minBytes="0" maxBytes="0">)",
+                                p, p);
+  for (int r = 0; r < p; ++r) {
+    const int n = r / g, l = r % g, m = 1 - n, counterpart = m * g + l;
+    xml += fmt::format("<gpu id=\"{}\" i_chunks=\"{}\" o_chunks=\"{}\" s_chunks=\"{}\">", r, p, p, g);
+    int tb = 0;
+    const int cross = 0;  // thread block 0 talks to the other node
+    xml += fmt::format("<tb id=\"{}\" send=\"{}\" recv=\"{}\" chan=\"0\">", tb++, counterpart, counterpart) +
+           step(0, "s", 'i', m * g, 's', 0, g) + step(1, "r", 'i', n * g, 's', 0, g) + "</tb>";
+    for (int q = 0; q < g; ++q) {
+      if (q == l) continue;
+      const int peer = n * g + q;
+      xml += fmt::format("<tb id=\"{}\" send=\"{}\" recv=\"{}\" chan=\"0\">", tb++, peer, peer) +
+             step(0, "s", 'i', peer, 'o', r) + step(1, "r", 'i', r, 'o', peer) +
+             step(2, "s", 's', q, 'o', m * g + l, 1, cross, 1) + step(3, "r", 's', l, 'o', m * g + q) + "</tb>";
+    }
+    xml += fmt::format("<tb id=\"{}\" send=\"-1\" recv=\"-1\" chan=\"0\">", tb) + step(0, "cpy", 'i', r, 'o', r) +
+           step(1, "cpy", 's', l, 'o', counterpart, 1, cross, 1) + "</tb></gpu>";
+  }
+  return xml + "</algo>";
+}
+
+// msccl-tools' hierarchical_allreduce on 2 nodes of g GPUs, in place: GPU (n, l) reduces chunks l
+// and l + g inside its node (rrc from each local peer), reduces chunk l (node 0) or l + g (node 1)
+// across nodes with its counterpart, which sends the result back, and then gives its two chunks
+// to every local peer.
+std::string hierarchical_allreduce(int g) {
+  const int p = 2 * g;
+  std::string xml = fmt::format(R"(<algo name="hierarchical_allreduce" proto="Simple" nchannels="1" nchunksperloop="{}" ngpus="{}" coll="allreduce" inplace="1">)",
+                                p, p);
+  for (int r = 0; r < p; ++r) {
+    const int n = r / g, l = r % g, counterpart = (1 - n) * g + l;
+    const int cross = g - 1, cross_last = (g - 1) + 3;  // its thread block and last step
+    xml += fmt::format("<gpu id=\"{}\" i_chunks=\"{}\" o_chunks=\"0\" s_chunks=\"0\">", r, p);
+    int tb = 0;
+    for (int q = 0; q < g; ++q) {
+      if (q == l) continue;
+      const int peer = n * g + q;
+      xml += fmt::format("<tb id=\"{}\" send=\"{}\" recv=\"{}\" chan=\"0\">", tb++, peer, peer) +
+             step(0, "s", 'i', q, 'i', q) + step(1, "s", 'i', q + g, 'i', q + g) + step(2, "rrc", 'i', l, 'i', l) +
+             step(3, "rrc", 'i', l + g, 'i', l + g) + step(4, "s", 'i', l, 'i', l, 1, cross, cross_last) +
+             step(5, "s", 'i', l + g, 'i', l + g) + step(6, "r", 'i', q, 'i', q) + step(7, "r", 'i', q + g, 'i', q + g) + "</tb>";
+    }
+    // Across nodes: wait for the node's partials, send the one the other node reduces, reduce ours,
+    // send the result back, receive theirs.
+    const int ours = n == 0 ? l : l + g, theirs = n == 0 ? l + g : l;
+    xml += fmt::format("<tb id=\"{}\" send=\"{}\" recv=\"{}\" chan=\"0\">", cross, counterpart, counterpart);
+    for (int b = 0; b < g - 1; ++b) xml += step(b, "nop", 'i', 0, 'i', 0, 0, b, 3);
+    xml += step(g - 1, "s", 'i', theirs, 'i', theirs) + step(g, "rrc", 'i', ours, 'i', ours) +
+           step(g + 1, "s", 'i', ours, 'i', ours) + step(g + 2, "r", 'i', theirs, 'i', theirs) + "</tb></gpu>";
+  }
+  return xml + "</algo>";
+}
+
 TEST(MscclXml, ImportsWhatMscclToolsWrites) {
+  for (int g : {2, 4}) {
+    const auto t = topo::generate(fmt::format("fc:{},bw=300GB/s x ring:2,bw=50GB/s", g));
+    const MscclImport in = import_msccl_xml(hierarchical_allreduce(g), t, "hier.xml");
+    EXPECT_TRUE(in.buffer_problems.empty()) << in.buffer_problems.front();
+    const Report r = verify(t, in.algorithm, {.max_reported = 3, .lower_bound = false});
+    EXPECT_TRUE(r.correct()) << g << ": " << r.violations[0].message;
+    EXPECT_EQ(in.algorithm.size(), static_cast<size_t>(2 * g * (4 * (g - 1) + 2)));
+  }
+  for (int p : {2, 4, 8}) {
+    const auto t = topo::generate(fmt::format("hypercube:{}", p));
+    const MscclImport in = import_msccl_xml(recursive_doubling_allgather(p), t, "rd.xml");
+    EXPECT_TRUE(in.buffer_problems.empty()) << in.buffer_problems.front();
+    EXPECT_EQ(in.algorithm.size(), static_cast<size_t>(p * (p - 1)));  // cnt 2^d steps expanded
+    const Report r = verify(t, in.algorithm, {.max_reported = 3, .lower_bound = false});
+    EXPECT_TRUE(r.correct()) << p << ": " << r.violations[0].message;
+  }
+  for (int g : {2, 4}) {
+    const auto t = topo::generate(fmt::format("fc:{}", 2 * g));
+    const std::string xml = two_step_alltoall(g);
+    const MscclImport in = import_msccl_xml(xml, t, "a2a.xml");
+    EXPECT_TRUE(in.buffer_problems.empty()) << in.buffer_problems.front();
+    EXPECT_EQ(in.algorithm.size(), static_cast<size_t>(2 * g * (g + 2 * (g - 1))));  // cross, forwarded, direct
+    const Report r = verify(t, in.algorithm, {.max_reported = 3, .lower_bound = false});
+    EXPECT_TRUE(r.correct()) << g << ": " << r.violations[0].message;
+    // Forwarding the wrong scratch slot delivers a chunk to the wrong GPU's output: caught.
+    std::string wrong = xml;
+    const std::string forward = step(2, "s", 's', 1, 'o', g, 1, 0, 1);  // gpu 0 forwards s[1] to gpu 1
+    ASSERT_NE(wrong.find(forward), std::string::npos);
+    wrong.replace(wrong.find(forward), forward.size(), step(2, "s", 's', 0, 'o', g, 1, 0, 1));
+    EXPECT_FALSE(import_msccl_xml(wrong, t).buffer_problems.empty());
+  }
   for (int channels : {1, 2, 4, 8})
     for (const char* proto : {"Simple", "LL", "LL128"}) {
       const auto t = topo::generate("ring:4,bidir=false");
