@@ -620,6 +620,7 @@ MscclImport import_msccl_xml(std::string_view text, const topo::Topology& t, con
   // Received, then reduced into the GPU's copy by a 're' step: (transfer, position of the 're').
   std::vector<std::pair<TransferId, size_t>> reduced_later;
   std::vector<size_t> send_position;  // per transfer, the position of its send step in `order`
+  std::vector<size_t> land_position;  // per transfer, where its data takes effect: its receive (or a later re step)
   std::vector<size_t> position_of(n);
   for (size_t q = 0; q < order.size(); ++q) position_of[order[q]] = q;
   topo::Router router(t);
@@ -736,6 +737,7 @@ MscclImport import_msccl_xml(std::string_view text, const topo::Topology& t, con
                                       deps, -1, -1, 0, static_cast<uint16_t>(chan));
           send_of.emplace_back(steps[from].gpu, steps[from].tb, steps[from].s);
           send_position.push_back(position_of[from]);
+          land_position.push_back(position_of[i]);
           step_transfers[i].push_back(id);
           step_transfers[from].push_back(id);
           ids.push_back(id);
@@ -785,35 +787,45 @@ MscclImport import_msccl_xml(std::string_view text, const topo::Topology& t, con
       default: break;
     }
   }
-  if (!reduced_later.empty()) {
-    // In the IR a reduction happens when its data arrives, into the one copy the GPU has. That is
-    // MSCCL's meaning only if the GPU sends the chunk on after its 're' exactly when the IR lists
-    // the send after the arrival: a GPU that sends its own contribution after the data to reduce
-    // has arrived (an exchange in which both sides reduce) needs two copies, which the IR lacks.
+  // In the IR a GPU holds one copy of a chunk, changed when data arrives, and a send carries the
+  // copy as the transfers listed before it left it. That is the program's meaning only if every
+  // send of a chunk from a GPU comes after exactly the arrivals (or 're' steps) that precede it in
+  // the program: a GPU that sends its own contribution after the data to reduce with it has
+  // arrived (an exchange in which both sides reduce) keeps two copies, which the IR cannot hold.
+  auto check_one_copy = [&](const Algorithm& alg, const std::vector<size_t>& sent_at, const std::vector<size_t>& landed_at) {
     std::map<std::pair<NodeId, ChunkId>, std::vector<TransferId>> sent_from;
-    for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) sent_from[{a[id].src, a[id].chunk}].push_back(id);
-    for (auto [id, re_position] : reduced_later)
-      for (TransferId other : sent_from[{a[id].dst, a[id].chunk}])
-        if ((other > id) != (send_position[other] > re_position))
-          throw Error(fmt::format("gpu {} sends chunk {} {} reducing into it what gpu {} sent, but Tenet's IR (one copy "
-                                  "of a chunk per GPU, reduced when data arrives) orders it the other way: this "
-                                  "program keeps two copies of the chunk, which the IR cannot represent",
-                                  a[id].dst, a[id].chunk, send_position[other] > re_position ? "after" : "before",
-                                  a[id].src),
+    for (TransferId id = 0; id < static_cast<TransferId>(alg.size()); ++id) sent_from[{alg[id].src, alg[id].chunk}].push_back(id);
+    for (TransferId id = 0; id < static_cast<TransferId>(alg.size()); ++id)
+      for (TransferId other : sent_from[{alg[id].dst, alg[id].chunk}])
+        if ((other > id) != (sent_at[other] >= landed_at[id]))  // a compound step sends what it received
+          throw Error(fmt::format("gpu {} sends chunk {} {} what gpu {} sent it takes effect, but Tenet's IR (one copy of "
+                                  "a chunk per GPU, changed when data arrives) orders it the other way: this program "
+                                  "keeps two copies of the chunk, which the IR cannot represent",
+                                  alg[id].dst, alg[id].chunk, sent_at[other] >= landed_at[id] ? "after" : "before",
+                                  alg[id].src),
                       {file});
+  };
+  for (auto [id, re_position] : reduced_later) land_position[id] = re_position;
+  if (!reduced_later.empty()) {
     std::vector<TransferSpec> specs;
     for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) specs.push_back(a.spec(id));
     for (auto [id, re_position] : reduced_later) specs[id].op = Op::Reduce;
     a = with_transfers(a, specs);
   }
   result.algorithm = std::move(a);
-  if (tenet_order.empty()) return result;
+  if (tenet_order.empty()) {
+    check_one_copy(result.algorithm, send_position, land_position);
+    return result;
+  }
   Algorithm& imported = result.algorithm;
   // Put the transfers back in the exporter's order (their dependencies keep pointing earlier).
   std::vector<std::pair<int64_t, TransferId>> keyed;
   for (TransferId id = 0; id < static_cast<TransferId>(imported.size()); ++id) {
     auto it = tenet_order.find(send_of[id]);
-    if (it == tenet_order.end()) return result;  // not Tenet's order after all
+    if (it == tenet_order.end()) {  // not Tenet's order after all
+      check_one_copy(result.algorithm, send_position, land_position);
+      return result;
+    }
     keyed.emplace_back(it->second, id);
   }
   std::sort(keyed.begin(), keyed.end());
@@ -830,6 +842,12 @@ MscclImport import_msccl_xml(std::string_view text, const topo::Topology& t, con
     specs.push_back(std::move(spec));
   }
   imported = with_transfers(imported, specs);
+  std::vector<size_t> sent_at(keyed.size()), landed_at(keyed.size());
+  for (size_t k = 0; k < keyed.size(); ++k) {
+    sent_at[k] = send_position[keyed[k].second];
+    landed_at[k] = land_position[keyed[k].second];
+  }
+  check_one_copy(imported, sent_at, landed_at);
   return result;
 }
 
