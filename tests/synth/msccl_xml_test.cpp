@@ -331,6 +331,19 @@ TEST(MscclXml, ImportsWhatMscclToolsWrites) {
     const Report r = verify(star, in.algorithm, {.max_reported = 3, .lower_bound = false});
     EXPECT_TRUE(r.correct()) << r.violations[0].message;
   }
+  // A swap in which both GPUs reduce (send the own data, then rrc the other's) is a correct
+  // 2-GPU All-Reduce in MSCCL, but needs two copies of each chunk: refused with the reason, not
+  // imported as something else.
+  {
+    std::string swap = R"(<algo name="swap" proto="Simple" nchannels="1" nchunksperloop="2" ngpus="2" coll="allreduce" inplace="1">)";
+    for (int r = 0; r < 2; ++r)
+      swap += fmt::format("<gpu id=\"{}\" i_chunks=\"2\" o_chunks=\"0\" s_chunks=\"0\"><tb id=\"0\" send=\"{}\" recv=\"{}\" chan=\"0\">", r, 1 - r, 1 - r) +
+              step(0, "s", 'i', 0, 'i', 0, 2) + step(1, "rrc", 'i', 0, 'i', 0, 2) + "</tb></gpu>";
+    swap += "</algo>";
+    const auto pair = topo::generate("ring:2");
+    EXPECT_THAT([&] { import_msccl_xml(swap, pair, "swap.xml"); },
+                ::testing::ThrowsMessage<Error>(HasSubstr("keeps two copies of the chunk, which the IR cannot represent")));
+  }
   // reduce_scatter (msccl-tools', the legacy runtime's) and reducescatter (the executor's).
   const auto t = topo::generate("ring:4");
   const Algorithm rs = synthesize(t, Collective::over_all(t, CollectiveKind::ReduceScatter), 1 << 20);
