@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -107,14 +108,19 @@ std::vector<EtFile> to_collective_graph(const Algorithm& a, const topo::Topology
                               id, t.node(x.src).name, t.node(x.dst).name, t.node(src < 0 ? x.src : x.dst).name));
     const int64_t tag = id + 1;
     Node& s = new_node(src, ChakraProtoMsg::COMM_SEND_NODE, fmt::format("send chunk {} to {}", x.chunk, dst));
-    set_uint(s, "comm_dst", static_cast<uint64_t>(dst));
-    set_uint(s, "comm_size", static_cast<uint64_t>(bytes));
-    set_uint(s, "comm_tag", static_cast<uint64_t>(tag));
-    set_uint(s, "tenet_transfer", static_cast<uint64_t>(id));
-    set_uint(s, "tenet_chunk", static_cast<uint64_t>(x.chunk));
-    set_uint(s, "tenet_op", x.op == Op::Reduce ? 1 : 0);
-    if (x.rate > 0) set_uint(s, "tenet_rate", static_cast<uint64_t>(x.rate));
-    if (x.channel > 0) set_uint(s, "tenet_channel", x.channel);
+    set_int(s, "comm_dst", static_cast<int64_t>(dst));
+    set_int(s, "comm_size", static_cast<int64_t>(bytes));
+    set_int(s, "comm_tag", static_cast<int64_t>(tag));
+    set_int(s, "tenet_transfer", static_cast<int64_t>(id));
+    set_int(s, "tenet_chunk", static_cast<int64_t>(x.chunk));
+    set_int(s, "tenet_op", x.op == Op::Reduce ? 1 : 0);
+    if (x.rate > 0) set_int(s, "tenet_rate", static_cast<int64_t>(x.rate));
+    if (x.channel > 0) set_int(s, "tenet_channel", x.channel);
+    {  // the route, so that importing on the same topology gives back the same links (and lanes)
+      std::string route;
+      for (LinkId l : a.route(id)) route += fmt::format("{}{}", route.empty() ? "" : ",", l);
+      set_string(s.add_attr(), "tenet_route", route);
+    }
     std::vector<uint64_t> data;
     if (auto it = last_arrival.find(key(src, x.chunk)); it != last_arrival.end()) data.push_back(done_node[it->second]);
     for (TransferId d : a.deps(id)) {
@@ -130,20 +136,20 @@ std::vector<EtFile> to_collective_graph(const Algorithm& a, const topo::Topology
     send_node[id] = s.id();
 
     Node& rcv = new_node(dst, ChakraProtoMsg::COMM_RECV_NODE, fmt::format("recv chunk {} from {}", x.chunk, src));
-    set_uint(rcv, "comm_src", static_cast<uint64_t>(src));
-    set_uint(rcv, "comm_size", static_cast<uint64_t>(bytes));
-    set_uint(rcv, "comm_tag", static_cast<uint64_t>(tag));
-    set_uint(rcv, "tenet_transfer", static_cast<uint64_t>(id));
+    set_int(rcv, "comm_src", static_cast<int64_t>(src));
+    set_int(rcv, "comm_size", static_cast<int64_t>(bytes));
+    set_int(rcv, "comm_tag", static_cast<int64_t>(tag));
+    set_int(rcv, "tenet_transfer", static_cast<int64_t>(id));
     done_node[id] = rcv.id();
-    if (x.op == Op::Reduce) {
+    if (x.op == Op::Reduce && options.reduce_bandwidth > 0) {  // at 0 a reduction takes no time: no node
       const uint64_t recv_id = rcv.id();
       Node& comp = new_node(dst, ChakraProtoMsg::COMP_NODE, fmt::format("reduce chunk {}", x.chunk));
       comp.add_data_deps(recv_id);
-      const double micros = options.reduce_bandwidth > 0 ? static_cast<double>(bytes) * 1e6 / options.reduce_bandwidth : 0;
+      const double micros = static_cast<double>(bytes) * 1e6 / static_cast<double>(options.reduce_bandwidth);
       comp.set_duration_micros(static_cast<uint64_t>(std::ceil(micros)));
-      set_uint(comp, "num_ops", static_cast<uint64_t>(bytes / 4));
-      set_uint(comp, "tensor_size", static_cast<uint64_t>(bytes));
-      set_uint(comp, "tenet_transfer", static_cast<uint64_t>(id));
+      set_int(comp, "num_ops", static_cast<int64_t>(bytes / 4));
+      set_int(comp, "tensor_size", static_cast<int64_t>(bytes));
+      set_int(comp, "tenet_transfer", static_cast<int64_t>(id));
       done_node[id] = comp.id();
     }
     last_arrival[key(dst, x.chunk)] = id;
@@ -397,7 +403,12 @@ Algorithm from_collective_graph(const std::vector<EtFile>& files, const topo::To
   a.chunk_bytes = meta_int(meta, "tenet_chunk_bytes").value_or(0);
   a.name = meta_string(meta, "tenet_name").value_or("chakra");
   a.link_model = synth::parse_link_model(meta_string(meta, "tenet_link_model").value_or("pipelined"));
-  a.topology_fingerprint = std::stoull(meta_string(meta, "tenet_fingerprint").value_or("0"), nullptr, 16);
+  {
+    const std::string fp = meta_string(meta, "tenet_fingerprint").value_or("0");
+    const auto [end, ec] = std::from_chars(fp.data(), fp.data() + fp.size(), a.topology_fingerprint, 16);
+    if (ec != std::errc() || end != fp.data() + fp.size())
+      throw Error(fmt::format("tenet_fingerprint '{}' in the metadata is not a hexadecimal number", fp), {et_path(prefix, 0)});
+  }
   a.topology_name = t.name();
   if (auto ranks = meta_string(meta, "tenet_ranks")) {
     std::stringstream in(*ranks);
@@ -439,23 +450,60 @@ Algorithm from_collective_graph(const std::vector<EtFile>& files, const topo::To
         if (auto it = owner[r].find(n.data_deps(0)); it != owner[r].end()) owner[r][n.id()] = it->second;
   topo::Router router(t);
   std::vector<TransferId> deps;
+  // Routes: Tenet's own (tenet_route) when the file was made for this topology; otherwise the
+  // equal-cost route of a pair (parallel links, spines) that has carried the least so far (busiest
+  // link, then total), so that the load spreads.
+  const bool same_topology = a.topology_fingerprint == t.fingerprint();
+  std::map<std::pair<NodeId, NodeId>, std::vector<topo::Route>> spread;  // pair -> its equal-cost routes
+  std::vector<int64_t> carried(static_cast<size_t>(t.num_links()), 0);  // messages per link so far
+  size_t from_file = 0, spread_out = 0;
+  auto file_route = [&](const Node& s, NodeId src, NodeId dst) -> std::vector<LinkId> {
+    const auto text = same_topology ? string_attr(s, "tenet_route") : std::nullopt;
+    if (!text || text->empty()) return {};
+    std::vector<LinkId> route;
+    std::stringstream in(*text);
+    for (std::string item; std::getline(in, item, ',');) {
+      LinkId l = -1;
+      const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), l);
+      if (ec != std::errc() || end != item.data() + item.size() || l < 0 || l >= t.num_links()) return {};
+      route.push_back(l);
+    }
+    // It must lead from src to dst, link to link.
+    NodeId at = src;
+    for (LinkId l : route) {
+      if (t.link(l).src != at) return {};
+      at = t.link(l).dst;
+    }
+    return at == dst ? route : std::vector<LinkId>{};
+  };
   for (size_t i = 0; i < items.size(); ++i) {
     const Node& s = files[items[i].send.rank].nodes[items[i].send.index];
     const NodeId src = a.collective.ranks[items[i].send.rank], dst = a.collective.ranks[items[i].recv.rank];
-    std::vector<LinkId> route;
-    for (LinkId l : t.out_links(src))
-      if (t.link(l).dst == dst) {
-        route = {l};
-        break;
-      }
-    if (route.empty()) {
-      auto r = router.route(src, dst);
-      if (!r)
+    std::vector<LinkId> route = file_route(s, src, dst);
+    if (!route.empty()) {
+      ++from_file;
+    } else {
+      auto& routes = spread[{src, dst}];
+      if (routes.empty()) routes = router.equal_cost_routes(src, dst);
+      if (routes.empty())
         throw Error(fmt::format("{}: node {}: ranks {} and {} are not joined by a link or a route through switches or "
                                 "router NPUs in this topology",
                                 et_path(prefix, items[i].send.rank), s.id(), items[i].send.rank, items[i].recv.rank),
                     {prefix});
-      route = r->links;
+      // The busiest link, then the total (the links all routes share tie on the first).
+      auto load = [&](const topo::Route& r) {
+        int64_t most = 0, sum = 0;
+        for (LinkId l : r.links) {
+          most = std::max(most, carried[static_cast<size_t>(l)]);
+          sum += carried[static_cast<size_t>(l)];
+        }
+        return std::pair(most, sum);
+      };
+      route = std::min_element(routes.begin(), routes.end(),
+                               [&](const topo::Route& x, const topo::Route& y) { return load(x) < load(y); })
+                  ->links;
+      for (LinkId l : route) ++carried[static_cast<size_t>(l)];
+      ++spread_out;
     }
     deps.clear();
     const auto& mine = owner[items[i].send.rank];
@@ -476,6 +524,11 @@ Algorithm from_collective_graph(const std::vector<EtFile>& files, const topo::To
           static_cast<Bandwidth>(int_attr(s, "tenet_rate").value_or(0)),
           static_cast<uint16_t>(std::clamp<int64_t>(int_attr(s, "tenet_channel").value_or(0), 0, 65535)));
   }
+  a.method = spread_out == 0 ? "routes from the file (tenet_route)"
+             : from_file == 0
+                 ? "routes chosen on import: of each pair's equal-cost routes, the least loaded so far (the file names none "
+                   "for this topology)"
+                 : fmt::format("routes from the file for {} messages, chosen on import for {}", from_file, spread_out);
   return a;
 }
 

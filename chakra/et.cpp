@@ -12,6 +12,7 @@
 #include <boost/graph/graphviz.hpp>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "topo/error.hpp"
@@ -104,10 +105,18 @@ bool has_attr(const Node& n, std::string_view name) {
   return false;
 }
 
-void set_uint(Node& n, const std::string& name, uint64_t value) {
+void set_int(Node& n, const std::string& name, int64_t value) {
   auto* a = n.add_attr();
   a->set_name(name);
-  a->set_uint64_val(value);
+  if (name == "comm_src" || name == "comm_dst" || name == "comm_tag" || name == "comm_priority") {
+    if (value < std::numeric_limits<int32_t>::min() || value > std::numeric_limits<int32_t>::max())
+      throw Error(fmt::format("{} {} does not fit Chakra's int32 attribute", name, value));
+    a->set_int32_val(static_cast<int32_t>(value));
+  } else if (name == "tensor_size") {
+    a->set_uint64_val(static_cast<uint64_t>(value));
+  } else {
+    a->set_int64_val(value);
+  }
 }
 
 void set_string(ChakraProtoMsg::AttributeProto* a, const std::string& name, const std::string& value) {

@@ -32,7 +32,10 @@ bool is_prefix(const std::string& prefix);
 std::optional<int64_t> int_attr(const Node& n, std::string_view name);
 std::optional<std::string> string_attr(const Node& n, std::string_view name);
 bool has_attr(const Node& n, std::string_view name);
-void set_uint(Node& n, const std::string& name, uint64_t value);
+// An integer attribute typed as the Chakra convention has it (its PyTorch converter, ASTRA-sim's
+// example ETs and microbenchmark generator; older feeders read exactly these types): int32 for
+// comm_src, comm_dst, comm_tag and comm_priority, uint64 for tensor_size, int64 otherwise.
+void set_int(Node& n, const std::string& name, int64_t value);
 void set_string(ChakraProtoMsg::AttributeProto* a, const std::string& name, const std::string& value);
 
 // JSON like Chakra's jsonizer: {"metadata": {...}, "nodes": [...]}.

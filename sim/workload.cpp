@@ -134,8 +134,8 @@ class Generator {
                       const std::vector<int>& group, uint64_t after) {
     chakra::Node& n = node(r, ChakraProtoMsg::COMM_COLL_NODE, name);
     n.add_data_deps(after);
-    chakra::set_uint(n, "comm_type", static_cast<uint64_t>(type));
-    chakra::set_uint(n, "comm_size", static_cast<uint64_t>(std::max<Bytes>(size, 1)));
+    chakra::set_int(n, "comm_type", static_cast<int64_t>(type));
+    chakra::set_int(n, "comm_size", static_cast<int64_t>(std::max<Bytes>(size, 1)));
     chakra::set_string(n.add_attr(), "tenet_ranks", group_string(group));
     return n.id();
   }
@@ -152,8 +152,8 @@ class Generator {
     int64_t chain = -1;  // the compute stream's order
     auto compute = [&](const std::string& name, double flops, Bytes bytes, std::vector<uint64_t> deps) {
       chakra::Node& n = node(r, ChakraProtoMsg::COMP_NODE, name);
-      chakra::set_uint(n, "num_ops", static_cast<uint64_t>(flops));
-      chakra::set_uint(n, "tensor_size", static_cast<uint64_t>(std::max<Bytes>(bytes, 1)));
+      chakra::set_int(n, "num_ops", static_cast<int64_t>(flops));
+      chakra::set_int(n, "tensor_size", static_cast<int64_t>(std::max<Bytes>(bytes, 1)));
       for (uint64_t dep : deps) n.add_data_deps(dep);
       if (chain >= 0) n.add_ctrl_deps(static_cast<uint64_t>(chain));
       chain = static_cast<int64_t>(n.id());
@@ -166,9 +166,9 @@ class Generator {
       std::vector<uint64_t> in;
       if (p > 0) {
         chakra::Node& rv = node(r, ChakraProtoMsg::COMM_RECV_NODE, fmt::format("recv activations mb{}", mb));
-        chakra::set_uint(rv, "comm_src", static_cast<uint64_t>(rank_of(t, p - 1, d)));
-        chakra::set_uint(rv, "comm_size", static_cast<uint64_t>(std::max<Bytes>(m_.layers[first - 1].activations / mbs, 1)));
-        chakra::set_uint(rv, "comm_tag", tag(mb, 0, p));
+        chakra::set_int(rv, "comm_src", static_cast<int64_t>(rank_of(t, p - 1, d)));
+        chakra::set_int(rv, "comm_size", static_cast<int64_t>(std::max<Bytes>(m_.layers[first - 1].activations / mbs, 1)));
+        chakra::set_int(rv, "comm_tag", tag(mb, 0, p));
         in.push_back(rv.id());
       }
       for (size_t l = first; l < last; ++l) {
@@ -186,9 +186,9 @@ class Generator {
       if (p + 1 < par_.pp) {
         chakra::Node& s = node(r, ChakraProtoMsg::COMM_SEND_NODE, fmt::format("send activations mb{}", mb));
         s.add_data_deps(in[0]);
-        chakra::set_uint(s, "comm_dst", static_cast<uint64_t>(rank_of(t, p + 1, d)));
-        chakra::set_uint(s, "comm_size", static_cast<uint64_t>(std::max<Bytes>(boundary, 1)));
-        chakra::set_uint(s, "comm_tag", tag(mb, 0, p + 1));
+        chakra::set_int(s, "comm_dst", static_cast<int64_t>(rank_of(t, p + 1, d)));
+        chakra::set_int(s, "comm_size", static_cast<int64_t>(std::max<Bytes>(boundary, 1)));
+        chakra::set_int(s, "comm_tag", tag(mb, 0, p + 1));
       }
       forward_out_[mb] = in[0];
     };
@@ -196,9 +196,9 @@ class Generator {
       std::vector<uint64_t> in{forward_out_[mb]};
       if (p + 1 < par_.pp) {
         chakra::Node& rv = node(r, ChakraProtoMsg::COMM_RECV_NODE, fmt::format("recv gradients mb{}", mb));
-        chakra::set_uint(rv, "comm_src", static_cast<uint64_t>(rank_of(t, p + 1, d)));
-        chakra::set_uint(rv, "comm_size", static_cast<uint64_t>(std::max<Bytes>(boundary, 1)));
-        chakra::set_uint(rv, "comm_tag", tag(mb, 1, p));
+        chakra::set_int(rv, "comm_src", static_cast<int64_t>(rank_of(t, p + 1, d)));
+        chakra::set_int(rv, "comm_size", static_cast<int64_t>(std::max<Bytes>(boundary, 1)));
+        chakra::set_int(rv, "comm_tag", tag(mb, 1, p));
         in.push_back(rv.id());
       }
       for (size_t l = last; l-- > first;) {
@@ -219,9 +219,9 @@ class Generator {
       if (p > 0) {
         chakra::Node& s = node(r, ChakraProtoMsg::COMM_SEND_NODE, fmt::format("send gradients mb{}", mb));
         s.add_data_deps(in[0]);
-        chakra::set_uint(s, "comm_dst", static_cast<uint64_t>(rank_of(t, p - 1, d)));
-        chakra::set_uint(s, "comm_size", static_cast<uint64_t>(std::max<Bytes>(m_.layers[first - 1].activations / mbs, 1)));
-        chakra::set_uint(s, "comm_tag", tag(mb, 1, p - 1));
+        chakra::set_int(s, "comm_dst", static_cast<int64_t>(rank_of(t, p - 1, d)));
+        chakra::set_int(s, "comm_size", static_cast<int64_t>(std::max<Bytes>(m_.layers[first - 1].activations / mbs, 1)));
+        chakra::set_int(s, "comm_tag", tag(mb, 1, p - 1));
       }
     };
     forward_out_.assign(mbs, 0);

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "synth/baselines.hpp"
 #include "tests/synth/msccl_runtime_rules.hpp"
@@ -14,6 +16,7 @@
 #include "tests/topo/test_util.hpp"
 #include "topo/generators.hpp"
 #include "topo/io.hpp"
+#include "topo/routing.hpp"
 
 namespace tenet::chakra {
 namespace {
@@ -79,6 +82,77 @@ TEST(RoundTrip, ChakraAndMscclXmlKeepTheAlgorithmAndItsTime) {
   EXPECT_GT(checked, 30);
 }
 
+// Parallel links (DGX-1's doubled NVLinks) and spines keep their routes through Chakra: the same
+// time after JSON -> Chakra -> IR. A file without Tenet's routes (or made for another topology)
+// gets each pair's equal-cost routes in turn, not always the first, and the import says so.
+TEST(RoundTrip, ChakraKeepsRoutesAndLanes) {
+  for (const char* spec : {"dgx1", "leafspine:2x4,spines=2"}) {
+    const auto t = topo::generate(spec);
+    const auto c = synth::Collective::over_all(t, CollectiveKind::AllReduce, 2);
+    const Algorithm a = synth::synthesize(t, c, kChunk);
+    auto files = to_collective_graph(a, t);
+    const Algorithm back = from_collective_graph(files, t, "x");
+    EXPECT_EQ(synth::verify(t, back, {.lower_bound = false}).collective_time, a.claimed_time) << spec;
+    EXPECT_THAT(back.method, HasSubstr("routes from the file"));
+    for (auto& f : files)
+      for (auto& n : f.nodes)
+        for (int i = n.attr_size() - 1; i >= 0; --i)
+          if (n.attr(i).name() == "tenet_route") n.mutable_attr()->DeleteSubrange(i, 1);
+    const Algorithm spread = from_collective_graph(files, t, "x");
+    EXPECT_THAT(spread.method, HasSubstr("the least loaded so far"));
+    EXPECT_TRUE(synth::verify(t, spread, {.lower_bound = false}).correct()) << spec;
+    std::map<std::pair<topo::NodeId, topo::NodeId>, std::set<topo::LinkId>> first_links;
+    for (synth::TransferId id = 0; id < static_cast<synth::TransferId>(spread.size()); ++id)
+      first_links[{spread[id].src, spread[id].dst}].insert(spread.route(id)[0]);
+    // Every link a route could take carries messages: no lane or spine left idle.
+    std::set<topo::LinkId> used;
+    for (synth::TransferId id = 0; id < static_cast<synth::TransferId>(spread.size()); ++id)
+      for (topo::LinkId l : spread.route(id)) used.insert(l);
+    std::set<topo::LinkId> usable;
+    for (const auto& [pair, links] : first_links)
+      for (const auto& r : topo::Router(t).equal_cost_routes(pair.first, pair.second))
+        for (topo::LinkId l : r.links) usable.insert(l);
+    EXPECT_EQ(used, usable) << spec;
+  }
+}
+
+// Attribute value types as the Chakra convention has them (older feeders read exactly these):
+// int32 ranks and tags, int64 sizes and types; no COMP node when reductions take no time.
+TEST(Chakra, AttributeTypesFollowTheConvention) {
+  const auto t = topo::generate("ring:4");
+  const Algorithm a = synth::synthesize(t, synth::Collective::over_all(t, CollectiveKind::AllReduce), kChunk);
+  auto type_of = [](const Node& n, const std::string& name) {
+    for (const auto& at : n.attr())
+      if (at.name() == name) return at.value_case();
+    return ChakraProtoMsg::AttributeProto::VALUE_NOT_SET;
+  };
+  size_t sends = 0, comps = 0;
+  for (const EtFile& f : to_collective_graph(a, t))
+    for (const Node& n : f.nodes) {
+      if (n.type() == ChakraProtoMsg::COMM_SEND_NODE) {
+        ++sends;
+        EXPECT_EQ(type_of(n, "comm_dst"), ChakraProtoMsg::AttributeProto::kInt32Val);
+        EXPECT_EQ(type_of(n, "comm_tag"), ChakraProtoMsg::AttributeProto::kInt32Val);
+        EXPECT_EQ(type_of(n, "comm_size"), ChakraProtoMsg::AttributeProto::kInt64Val);
+      }
+      if (n.type() == ChakraProtoMsg::COMM_RECV_NODE) {
+        EXPECT_EQ(type_of(n, "comm_src"), ChakraProtoMsg::AttributeProto::kInt32Val);
+      }
+      comps += n.type() == ChakraProtoMsg::COMP_NODE;
+    }
+  EXPECT_GT(sends, 0u);
+  EXPECT_EQ(comps, 0u);  // --reduce-bw 0: reductions take no time, and ASTRA-sim would charge 1 ns each
+  size_t with_bandwidth = 0;
+  for (const EtFile& f : to_collective_graph(a, t, {.reduce_bandwidth = 500'000'000'000}))
+    for (const Node& n : f.nodes)
+      if (n.type() == ChakraProtoMsg::COMP_NODE) {
+        ++with_bandwidth;
+        EXPECT_EQ(type_of(n, "num_ops"), ChakraProtoMsg::AttributeProto::kInt64Val);
+        EXPECT_EQ(type_of(n, "tensor_size"), ChakraProtoMsg::AttributeProto::kUint64Val);
+      }
+  EXPECT_GT(with_bandwidth, 0u);
+}
+
 TEST(Chakra, WritesSystemJsonAndNetworkYml) {
   topo::testing::TempDir dir;
   const auto t = topo::generate("ring:4,bw=50GB/s,lat=0.5us x switch:2,bw=25GB/s,lat=1us");
@@ -113,9 +187,9 @@ EtFile one_send(uint64_t tag, uint64_t size, uint64_t dst) {
   Node& n = f.nodes.emplace_back();
   n.set_id(0);
   n.set_type(ChakraProtoMsg::COMM_SEND_NODE);
-  set_uint(n, "comm_dst", dst);
-  set_uint(n, "comm_size", size);
-  set_uint(n, "comm_tag", tag);
+  set_int(n, "comm_dst", dst);
+  set_int(n, "comm_size", size);
+  set_int(n, "comm_tag", tag);
   return f;
 }
 EtFile one_recv(uint64_t tag, uint64_t size, uint64_t src) {
@@ -124,9 +198,9 @@ EtFile one_recv(uint64_t tag, uint64_t size, uint64_t src) {
   Node& n = f.nodes.emplace_back();
   n.set_id(0);
   n.set_type(ChakraProtoMsg::COMM_RECV_NODE);
-  set_uint(n, "comm_src", src);
-  set_uint(n, "comm_size", size);
-  set_uint(n, "comm_tag", tag);
+  set_int(n, "comm_src", src);
+  set_int(n, "comm_size", size);
+  set_int(n, "comm_tag", tag);
   return f;
 }
 

@@ -43,22 +43,22 @@ struct Workload {
   }
   uint64_t all_reduce(int r, Bytes size, std::vector<uint64_t> data = {}) {
     uint64_t id = add(r, ChakraProtoMsg::COMM_COLL_NODE, "all-reduce", data);
-    chakra::set_uint(files[r].nodes.back(), "comm_type", ChakraProtoMsg::ALL_REDUCE);
-    chakra::set_uint(files[r].nodes.back(), "comm_size", static_cast<uint64_t>(size));
+    chakra::set_int(files[r].nodes.back(), "comm_type", ChakraProtoMsg::ALL_REDUCE);
+    chakra::set_int(files[r].nodes.back(), "comm_size", static_cast<int64_t>(size));
     return id;
   }
   uint64_t send(int r, int dst, int tag, Bytes size) {
     uint64_t id = add(r, ChakraProtoMsg::COMM_SEND_NODE, "send");
-    chakra::set_uint(files[r].nodes.back(), "comm_dst", static_cast<uint64_t>(dst));
-    chakra::set_uint(files[r].nodes.back(), "comm_tag", static_cast<uint64_t>(tag));
-    chakra::set_uint(files[r].nodes.back(), "comm_size", static_cast<uint64_t>(size));
+    chakra::set_int(files[r].nodes.back(), "comm_dst", static_cast<int64_t>(dst));
+    chakra::set_int(files[r].nodes.back(), "comm_tag", static_cast<int64_t>(tag));
+    chakra::set_int(files[r].nodes.back(), "comm_size", static_cast<int64_t>(size));
     return id;
   }
   uint64_t recv(int r, int src, int tag, Bytes size) {
     uint64_t id = add(r, ChakraProtoMsg::COMM_RECV_NODE, "recv");
-    chakra::set_uint(files[r].nodes.back(), "comm_src", static_cast<uint64_t>(src));
-    chakra::set_uint(files[r].nodes.back(), "comm_tag", static_cast<uint64_t>(tag));
-    chakra::set_uint(files[r].nodes.back(), "comm_size", static_cast<uint64_t>(size));
+    chakra::set_int(files[r].nodes.back(), "comm_src", static_cast<int64_t>(src));
+    chakra::set_int(files[r].nodes.back(), "comm_tag", static_cast<int64_t>(tag));
+    chakra::set_int(files[r].nodes.back(), "comm_size", static_cast<int64_t>(size));
     return id;
   }
 };
