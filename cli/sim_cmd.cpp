@@ -198,6 +198,7 @@ void run_sim(const SimArgs& args) {
     j["iteration_ps"] = r.iteration;
     j["collectives"] = r.collectives;
     j["events"] = r.events;
+    j["warnings"] = r.warnings;
     auto& ranks = j["ranks"] = nlohmann::ordered_json::array();
     for (const sim::RankStats& s : r.ranks)
       ranks.push_back({{"finish_ps", s.finish}, {"compute_ps", s.compute}, {"communication_ps", s.communication},
@@ -252,6 +253,7 @@ void run_sim(const SimArgs& args) {
                sim::to_string(p.routing), sim::to_string(p.arbitration));
   }
   if (!args.trace.empty()) fmt::print("trace           {} (open in Perfetto)\n", args.trace);
+  for (const std::string& w : r.warnings) fmt::print("warning         {}\n", w);
   print_links(r, args.links, args.bins);
 }
 

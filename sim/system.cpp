@@ -86,6 +86,7 @@ class Simulator {
     out.network = net_->report();
     out.events = events_.executed();
     out.collectives = collectives_;
+    out.warnings = warnings_;
     out.trace = std::move(trace_);
     return out;
   }
@@ -404,12 +405,21 @@ class Simulator {
         throw Error(fmt::format("{}: {} is {} over NPUs {}, but the workload runs {} over ranks {}", name_, producer,
                                 a->collective.describe(), fmt::join(a->collective.ranks, ","), synth::to_string(c.kind),
                                 fmt::join(c.ranks, ",")));
+      const Bytes wanted = std::max<Bytes>(1, a->collective.chunk_bytes_for(m.size));
       if (std::filesystem::path(producer).extension() == ".xml") {
         // The MSCCL runtime runs an XML algorithm for any size in its range, its chunks scaled to
-        // the call: so does the simulator (a Tenet JSON or Chakra file is made for one size).
-        a->chunk_bytes = std::max<Bytes>(1, a->collective.chunk_bytes_for(m.size));
+        // the call: so does the simulator.
+        a->chunk_bytes = wanted;
         a->clear_times();
         a->claimed_time = -1;
+      } else if (a->chunk_bytes != wanted) {
+        // A Tenet JSON or Chakra file is made for one size and runs as it is, as ASTRA-sim runs a
+        // custom collective's ET whatever the workload's comm_size: say so.
+        warnings_.push_back(fmt::format("{} of {} ran {} as it is: {} chunks of {}, where this size has {} of {} "
+                                        "(ASTRA-sim runs custom collectives the same way; export per size to match)",
+                                        synth::to_string(c.kind), format_bytes(m.size), producer,
+                                        a->collective.num_chunks(), format_bytes(a->chunk_bytes), a->collective.num_chunks(),
+                                        format_bytes(wanted)));
       }
     } else if (cfg_.chunks_per_npu == 0) {
       int most = 1;  // an iteration builds many collectives: keep each affordable
@@ -491,6 +501,7 @@ class Simulator {
   std::unordered_map<uint64_t, std::vector<topo::LinkId>> routes_;
   std::vector<TraceSlice> trace_;
   int collectives_ = 0;
+  std::vector<std::string> warnings_;
   size_t total_nodes_ = 0, done_nodes_ = 0;
 };
 

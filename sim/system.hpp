@@ -66,6 +66,9 @@ struct SimResult {
   uint64_t events = 0;
   int collectives = 0;
   std::vector<TraceSlice> trace;
+  // What the user should know about how the run was made, one sentence each (e.g. an algorithm
+  // file made for another size than the collective it ran).
+  std::vector<std::string> warnings;
 };
 
 // Throws tenet::Error for an inconsistent workload: more ranks than NPUs, a peer or group member

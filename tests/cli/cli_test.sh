@@ -227,6 +227,8 @@ check "sim bad network" 2 "unknown network 'ethernet'" -- "$T" sim --workload re
 check "sim bad coll" 2 "unknown algorithm 'fast'" -- "$T" sim --workload resnet50 --topo ring:4 --coll all-reduce=fast
 check "sim missing workload" 2 "no Chakra ET files" -- "$T" sim --workload "$tmp/nothing" --topo ring:4
 check "sim file producer" 0 "iteration time" -- "$T" sim --workload resnet50 --topo "$TOPO" --coll "all-reduce=$tmp/e/algorithm.xml"
+check "sim file one size" 0 "warning         all-reduce of" -- "$T" sim --workload resnet50 --topo "$TOPO" --coll "all-reduce=$tmp/e/algorithm.json"
+check "sim xml scaled" 0 "iteration time" -- bash -c "! '$T' sim --workload resnet50 --topo '$TOPO' --coll 'all-reduce=$tmp/e/algorithm.xml' | grep -q warning && echo 'iteration time'"
 check "sim hybrid" 0 "dp 2 x tp 2 x pp 2, 4 micro-batches, gpipe" -- "$T" sim --workload gpt3-175b --topo nvcluster:2x4 --tp 2 --pp 2 --microbatches 4 --schedule gpipe
 check "sim bad split" 2 "do not split into tensor 3" -- "$T" sim --workload gpt3-175b --topo nvcluster:2x4 --tp 3
 check "sim packet" 0 "credit stalls" -- "$T" sim --workload resnet50 --topo nvcluster:2x4 --network packet --trace "$tmp/ptrace.json"

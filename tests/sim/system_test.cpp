@@ -120,7 +120,10 @@ TEST(Simulator, RunsAlgorithmFilesAsTheyAre) {
   for (int r = 0; r < 4; ++r) w.all_reduce(r, 123);  // the file's size wins, as in ASTRA-sim
   SimConfig cfg;
   cfg.algorithms[synth::CollectiveKind::AllReduce] = dir.file("ar.json");
-  EXPECT_EQ(simulate(t, w.files, cfg).iteration, a.claimed_time);
+  const SimResult ran = simulate(t, w.files, cfg);
+  EXPECT_EQ(ran.iteration, a.claimed_time);
+  ASSERT_EQ(ran.warnings.size(), 1u);  // not silently: the file was made for another size
+  EXPECT_THAT(ran.warnings[0], HasSubstr("ran " + dir.file("ar.json") + " as it is: 8 chunks of 1 MiB"));
   const synth::Algorithm ag = synth::synthesize(t, synth::Collective::over_all(t, synth::CollectiveKind::AllGather), 1024);
   synth::save_algorithm(ag, dir.file("ag.json"));
   cfg.algorithms[synth::CollectiveKind::AllReduce] = dir.file("ag.json");
