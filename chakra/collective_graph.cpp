@@ -94,9 +94,15 @@ std::vector<EtFile> to_collective_graph(const Algorithm& a, const topo::Topology
   };
   // Per transfer: its send node, and the node at the destination after which the data is there.
   std::vector<uint64_t> send_node(a.size()), done_node(a.size());
-  std::unordered_map<uint64_t, TransferId> last_arrival;  // (rank, chunk) -> transfer
-  std::unordered_map<LinkId, TransferId> last_on_link;
-  auto key = [](int r, ChunkId ch) { return (static_cast<uint64_t>(r) << 32) | static_cast<uint32_t>(ch); };
+  // Flat tables (a 1024-NPU All-Gather has a million transfers): the last arrival of each chunk
+  // at each rank, and the last send over each link; -1 for none.
+  const size_t chunks = static_cast<size_t>(c.num_chunks());
+  std::vector<TransferId> last_arrival(static_cast<size_t>(p) * chunks, -1);
+  std::vector<TransferId> last_on_link(static_cast<size_t>(t.num_links()), -1);
+  auto key = [&](int r, ChunkId ch) { return static_cast<size_t>(r) * chunks + static_cast<size_t>(ch); };
+  std::vector<uint64_t> data;
+  std::string route;
+  for (EtFile& f : files) f.nodes.reserve(2 * a.size() / static_cast<size_t>(std::max(p, 1)) + 16);
   const Bytes bytes = a.chunk_bytes;
   for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
     const Transfer& x = a[id];
@@ -116,13 +122,15 @@ std::vector<EtFile> to_collective_graph(const Algorithm& a, const topo::Topology
     set_int(s, "tenet_op", x.op == Op::Reduce ? 1 : 0);
     if (x.rate > 0) set_int(s, "tenet_rate", static_cast<int64_t>(x.rate));
     if (x.channel > 0) set_int(s, "tenet_channel", x.channel);
-    {  // the route, so that importing on the same topology gives back the same links (and lanes)
-      std::string route;
-      for (LinkId l : a.route(id)) route += fmt::format("{}{}", route.empty() ? "" : ",", l);
-      set_string(s.add_attr(), "tenet_route", route);
+    // The route, so that importing on the same topology gives back the same links (and lanes).
+    route.clear();
+    for (LinkId l : a.route(id)) {
+      if (!route.empty()) route += ',';
+      route += std::to_string(l);
     }
-    std::vector<uint64_t> data;
-    if (auto it = last_arrival.find(key(src, x.chunk)); it != last_arrival.end()) data.push_back(done_node[it->second]);
+    set_string(s.add_attr(), "tenet_route", route);
+    data.clear();
+    if (const TransferId last = last_arrival[key(src, x.chunk)]; last >= 0) data.push_back(done_node[last]);
     for (TransferId d : a.deps(id)) {
       if (rank_of[a[d].dst] == src) data.push_back(done_node[d]);
       else if (rank_of[a[d].src] == src) data.push_back(send_node[d]);
@@ -131,8 +139,10 @@ std::vector<EtFile> to_collective_graph(const Algorithm& a, const topo::Topology
     data.erase(std::unique(data.begin(), data.end()), data.end());
     for (uint64_t d : data) s.add_data_deps(d);
     const LinkId first = a.route(id).empty() ? -1 : a.route(id)[0];
-    if (auto it = last_on_link.find(first); first >= 0 && it != last_on_link.end()) s.add_ctrl_deps(send_node[it->second]);
-    last_on_link[first] = id;
+    if (first >= 0) {
+      if (const TransferId prev = last_on_link[static_cast<size_t>(first)]; prev >= 0) s.add_ctrl_deps(send_node[prev]);
+      last_on_link[static_cast<size_t>(first)] = id;
+    }
     send_node[id] = s.id();
 
     Node& rcv = new_node(dst, ChakraProtoMsg::COMM_RECV_NODE, fmt::format("recv chunk {} from {}", x.chunk, src));
@@ -216,7 +226,11 @@ std::optional<std::string> astra_network_yml(const topo::Topology& t) {
 
 std::vector<std::string> write_collective_graph(const Algorithm& a, const topo::Topology& t, const std::string& dir,
                                                 const std::string& stem, const GraphOptions& options) {
-  const std::vector<EtFile> files = to_collective_graph(a, t, options);
+  return write_collective_graph(to_collective_graph(a, t, options), a, t, dir, stem);
+}
+
+std::vector<std::string> write_collective_graph(const std::vector<EtFile>& files, const Algorithm& a,
+                                                const topo::Topology& t, const std::string& dir, const std::string& stem) {
   std::filesystem::create_directories(dir);
   std::vector<std::string> written;
   const std::string prefix = (std::filesystem::path(dir) / stem).string();

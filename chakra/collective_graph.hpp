@@ -39,6 +39,10 @@ std::vector<EtFile> to_collective_graph(const synth::Algorithm& a, const topo::T
 std::vector<std::string> write_collective_graph(const synth::Algorithm& a, const topo::Topology& t,
                                                 const std::string& dir, const std::string& stem,
                                                 const GraphOptions& options = {});
+// The same for a graph already built from `a` by to_collective_graph.
+std::vector<std::string> write_collective_graph(const std::vector<EtFile>& files, const synth::Algorithm& a,
+                                                const topo::Topology& t, const std::string& dir,
+                                                const std::string& stem);
 
 synth::Algorithm from_collective_graph(const std::vector<EtFile>& files, const topo::Topology& t,
                                        const std::string& prefix);

@@ -54,12 +54,13 @@ Exported export_algorithm(const synth::Algorithm& a, const topo::Topology& t, co
   Exported out;
   std::vector<std::pair<std::string, std::string>> files;
   bool chakra_wanted = false, json_wanted = false;
+  std::vector<chakra::EtFile> graph;
   for (const std::string& f : formats) {
     try {
       if (f == "json") json_wanted = true;
       else if (f == "msccl-xml") files.emplace_back("algorithm.xml", synth::to_msccl_xml(a, msccl));
       else if (f == "chakra") {
-        chakra::to_collective_graph(a, t, {reduce_bandwidth});  // refuses here, before any file
+        graph = chakra::to_collective_graph(a, t, {reduce_bandwidth});  // refuses here, before any file
         chakra_wanted = true;
       }
     } catch (const Error& e) {
@@ -78,8 +79,7 @@ Exported export_algorithm(const synth::Algorithm& a, const topo::Topology& t, co
     written.push_back(path);
   }
   if (chakra_wanted) {
-    auto paths = chakra::write_collective_graph(a, t, (std::filesystem::path(dir) / "chakra").string(), "algorithm",
-                                                {reduce_bandwidth});
+    auto paths = chakra::write_collective_graph(graph, a, t, (std::filesystem::path(dir) / "chakra").string(), "algorithm");
     written.insert(written.end(), paths.begin(), paths.end());
   }
   return out;
