@@ -1,6 +1,7 @@
 // A progress bar on stderr, shown only when stderr is a terminal and the run has taken over a
-// second (TENET_PROGRESS_AFTER=<seconds> changes that; the tests use 0). `done()` (or the destructor) erases it; call it before printing results, so that no
-// output line starts after the bar's last frame.
+// second (TENET_PROGRESS_AFTER=<seconds> changes that; the tests use 0). `done()` (or the
+// destructor) erases it: call it before printing results, so that no output line starts after
+// the bar's last frame.
 #pragma once
 
 #include <fmt/format.h>

@@ -95,6 +95,11 @@ std::string not_a_topology(const std::string& text) {
                        text, head, near.empty() ? "" : "; nearest: " + near);
   }
   if (!path_like) {
+    for (const GeneratorInfo& g : generators())
+      if (g.name == head)
+        return fmt::format("'{}' is a generator without its shape: write it like {} (`tenet topo generators` lists "
+                           "every generator's shape and keys)",
+                           text, g.example);
     // A bare word: a preset or a spec without its shape?
     std::vector<std::string> words = names;
     for (const Preset& p : presets()) words.emplace_back(p.name);
