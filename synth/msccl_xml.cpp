@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <sstream>
@@ -78,9 +79,9 @@ struct Step {
 struct Block {
   int send = -1, recv = -1, chan = 0;
   std::vector<Step> steps;
-  // Per step, a vector clock: for each thread block of the GPU, its latest step known to have
-  // completed when this step completes (-1: none; the block itself: this step).
-  std::vector<std::vector<int>> clocks;
+  // Per step, a sparse vector clock: (thread block, its latest step known to have completed when
+  // this step completes), sorted by block; the block itself appears with this step.
+  std::vector<std::vector<std::pair<int, int>>> clocks;
 };
 struct StepRef {
   int tb, s;
@@ -113,14 +114,43 @@ struct Gpu {
   // other block, and steps no later than one an earlier step of this block already waited for
   // are implied. (Every dependency past the first costs a nop step, and the runtimes load at most
   // 4095 XML nodes per rank.)
-  static int at(const std::vector<int>& clock, int tb) { return tb < static_cast<int>(clock.size()) ? clock[tb] : -1; }
-  const std::vector<int>& clock_of(StepRef r) const { return blocks[r.tb].clocks[r.s]; }
+  using Clock = std::vector<std::pair<int, int>>;
+  // A clock keeps at most this many blocks (those of the latest steps): forgetting one only
+  // prunes less, and it bounds the memory of exports with a thousand thread blocks per GPU.
+  static constexpr size_t kClockEntries = 32;
+  static int at(const Clock& clock, int tb) {
+    auto it = std::lower_bound(clock.begin(), clock.end(), std::pair(tb, std::numeric_limits<int>::min()));
+    return it != clock.end() && it->first == tb ? it->second : -1;
+  }
+  static void merge(Clock& into, const Clock& other) {
+    Clock out;
+    out.reserve(into.size() + other.size());
+    size_t i = 0, j = 0;
+    while (i < into.size() || j < other.size()) {
+      if (j == other.size() || (i < into.size() && into[i].first < other[j].first)) out.push_back(into[i++]);
+      else if (i == into.size() || other[j].first < into[i].first) out.push_back(other[j++]);
+      else {
+        out.emplace_back(into[i].first, std::max(into[i].second, other[j].second));
+        ++i;
+        ++j;
+      }
+    }
+    if (out.size() > kClockEntries) {  // keep the blocks with the latest steps
+      std::nth_element(out.begin(), out.begin() + kClockEntries, out.end(),
+                       [](const auto& x, const auto& y) { return x.second > y.second; });
+      out.resize(kClockEntries);
+      std::sort(out.begin(), out.end());
+    }
+    into = std::move(out);
+  }
+  static void set(Clock& clock, int tb, int s) { merge(clock, Clock{{tb, s}}); }
+  const Clock& clock_of(StepRef r) const { return blocks[r.tb].clocks[r.s]; }
   std::vector<StepRef> pruned(int tb, std::vector<StepRef> deps) const {
     std::map<int, int> latest;
     for (const StepRef& d : deps)
       if (d.tb != tb) latest[d.tb] = std::max(latest.count(d.tb) ? latest[d.tb] : -1, d.s);
-    static const std::vector<int> kNone;
-    const std::vector<int>& known = tb >= 0 && !blocks[tb].clocks.empty() ? blocks[tb].clocks.back() : kNone;
+    static const Clock kNone;
+    const Clock& known = tb >= 0 && !blocks[tb].clocks.empty() ? blocks[tb].clocks.back() : kNone;
     std::vector<StepRef> out;
     for (auto [other, s] : latest) {
       bool implied = at(known, other) >= s;  // an earlier step of this block waited for it
@@ -138,14 +168,10 @@ struct Gpu {
   // step's own dependency, the rest as nops.
   StepRef append(int tb, Step step, std::vector<StepRef> deps) {
     deps = pruned(tb, std::move(deps));
-    std::vector<int> clock = blocks[tb].clocks.empty() ? std::vector<int>() : blocks[tb].clocks.back();
-    clock.resize(blocks.size(), -1);
-    for (const StepRef& d : deps) {
-      const std::vector<int>& other = clock_of(d);
-      for (size_t b = 0; b < other.size(); ++b) clock[b] = std::max(clock[b], other[b]);
-    }
+    Clock clock = blocks[tb].clocks.empty() ? Clock() : blocks[tb].clocks.back();
+    for (const StepRef& d : deps) merge(clock, clock_of(d));
     for (size_t i = 1; i < deps.size(); ++i) {
-      clock[tb] = static_cast<int>(blocks[tb].steps.size());
+      set(clock, tb, static_cast<int>(blocks[tb].steps.size()));
       blocks[tb].clocks.push_back(clock);
       blocks[deps[i].tb].steps[deps[i].s].hasdep = true;
       blocks[tb].steps.push_back({"nop", {}, {}, deps[i].tb, deps[i].s, false});
@@ -155,7 +181,7 @@ struct Gpu {
       step.depid = deps[0].tb;
       step.deps = deps[0].s;
     }
-    clock[tb] = static_cast<int>(blocks[tb].steps.size());
+    set(clock, tb, static_cast<int>(blocks[tb].steps.size()));
     blocks[tb].clocks.push_back(std::move(clock));
     blocks[tb].steps.push_back(std::move(step));
     return {tb, static_cast<int>(blocks[tb].steps.size()) - 1};
