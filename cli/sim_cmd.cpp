@@ -338,6 +338,8 @@ void add_sim_commands(CLI::App& app) {
   static std::string model = "resnet50", output = "out/workload/workload", schedule = "1f1b";
   static int dp = 8, tp = 1, pp = 1, microbatches = 1;
   static int64_t batch = 0, sequence = 0;
+  static std::string coll, size = "1GiB";
+  static int npus = 0, root = 0;
   CLI::App* wl = app.add_subcommand("workload", "Generate Chakra ET training workloads");
   wl->require_subcommand(1);
   CLI::App* gen = wl->add_subcommand(
@@ -358,7 +360,28 @@ void add_sim_commands(CLI::App& app) {
                   "images, dlrm 2048 queries, transformers 1 sequence); the effective batch is this x --dp");
   gen->add_option("--seq-len", sequence, "Tokens per sequence, for a transformer (default 2048)");
   gen->add_option("-o,--output", output, "Output prefix")->capture_default_str();
-  gen->callback([] {
+  gen->add_option("-c,--coll", coll,
+                  "Instead of a model: one collective per rank (all-reduce, all-gather, ...), the microbenchmark\n"
+                  "workload ASTRA-sim's examples have; with --size and --npus");
+  gen->add_option("-s,--size", size, "With --coll: the collective's size (NCCL's convention)")->capture_default_str();
+  gen->add_option("-n,--npus", npus, "With --coll: the ranks")->check(CLI::Range(2, 1 << 20));
+  gen->add_option("--root", root, "With --coll: the root of a rooted collective")->capture_default_str();
+  gen->callback([gen] {
+    if (!coll.empty()) {
+      for (const char* flag : {"--model", "--dp", "--tp", "--pp", "--microbatches", "--schedule", "--batch", "--seq-len"})
+        if (gen->count(flag) > 0) throw Error(fmt::format("{} shapes a model preset; --coll writes one collective", flag));
+      if (npus < 2) throw Error("--coll needs --npus (the ranks, at least 2)");
+      const synth::CollectiveKind kind = synth::parse_collective(coll);
+      const Bytes bytes = parse_bytes(size);
+      const auto files = sim::collective_microbenchmark(kind, bytes, npus, root);
+      const auto folder = std::filesystem::path(output).parent_path();
+      if (!folder.empty()) std::filesystem::create_directories(folder);
+      for (size_t r = 0; r < files.size(); ++r) chakra::write_et(chakra::et_path(output, static_cast<int>(r)), files[r]);
+      fmt::print("wrote {} ranks: {} ... {}: one {} of {} each (a COMM_COLL node, as ASTRA-sim's microbenchmarks)\n",
+                 files.size(), chakra::et_path(output, 0), chakra::et_path(output, npus - 1), synth::to_string(kind),
+                 format_bytes(bytes));
+      return;
+    }
     const sim::BatchShape shape = sim::batch_shape(model, {batch, sequence});
     const auto files = sim::training_iteration(sim::model_preset(model, shape),
                                                sim::Parallelism{dp, tp, pp, microbatches, parse_schedule(schedule)});

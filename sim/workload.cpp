@@ -262,4 +262,38 @@ std::vector<chakra::EtFile> training_iteration(const Model& m, const Parallelism
   return Generator(m, par).run();
 }
 
+std::vector<chakra::EtFile> collective_microbenchmark(synth::CollectiveKind kind, Bytes size, int ranks, int root) {
+  if (ranks < 2) throw Error(fmt::format("a collective needs at least 2 ranks, not {}", ranks));
+  if (size < 1) throw Error("a collective moves at least 1 byte");
+  if (root < 0 || root >= ranks) throw Error(fmt::format("root {} is not one of the {} ranks", root, ranks));
+  ChakraProtoMsg::CollectiveCommType type = ChakraProtoMsg::ALL_REDUCE;
+  switch (kind) {
+    case synth::CollectiveKind::AllReduce: type = ChakraProtoMsg::ALL_REDUCE; break;
+    case synth::CollectiveKind::AllGather: type = ChakraProtoMsg::ALL_GATHER; break;
+    case synth::CollectiveKind::ReduceScatter: type = ChakraProtoMsg::REDUCE_SCATTER; break;
+    case synth::CollectiveKind::AllToAll: type = ChakraProtoMsg::ALL_TO_ALL; break;
+    case synth::CollectiveKind::Broadcast: type = ChakraProtoMsg::BROADCAST; break;
+    case synth::CollectiveKind::Reduce: type = ChakraProtoMsg::REDUCE; break;
+    case synth::CollectiveKind::Gather: type = ChakraProtoMsg::GATHER; break;
+    case synth::CollectiveKind::Scatter: type = ChakraProtoMsg::SCATTER; break;
+  }
+  const bool rooted = kind == synth::CollectiveKind::Broadcast || kind == synth::CollectiveKind::Reduce ||
+                      kind == synth::CollectiveKind::Gather || kind == synth::CollectiveKind::Scatter;
+  std::vector<chakra::EtFile> files(static_cast<size_t>(ranks));
+  for (chakra::EtFile& f : files) {
+    f.metadata.set_version("0.0.4");
+    chakra::Node& n = f.nodes.emplace_back();
+    n.set_id(0);
+    n.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+    n.set_name(fmt::format("{} of {}", synth::to_string(kind), format_bytes(size)));
+    auto* cpu = n.add_attr();
+    cpu->set_name("is_cpu_op");
+    cpu->set_bool_val(false);
+    chakra::set_int(n, "comm_type", static_cast<int64_t>(type));
+    chakra::set_int(n, "comm_size", static_cast<int64_t>(size));
+    if (rooted) chakra::set_int(n, "root", root);
+  }
+  return files;
+}
+
 }  // namespace tenet::sim

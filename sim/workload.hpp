@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "chakra/et.hpp"
+#include "synth/collective.hpp"
 #include "topo/units.hpp"
 
 namespace tenet::sim {
@@ -70,6 +71,11 @@ struct Parallelism {
 
 // Throws tenet::Error when PP exceeds the layers or a count is below 1.
 std::vector<chakra::EtFile> training_iteration(const Model& m, const Parallelism& par);
+// One collective on every rank, as ASTRA-sim's microbenchmark workloads are: a single COMM_COLL
+// node per rank (comm_type, comm_size in NCCL's size convention, is_cpu_op false, root for the
+// rooted collectives), usable by `tenet sim` and ASTRA-sim alike.
+std::vector<chakra::EtFile> collective_microbenchmark(synth::CollectiveKind kind, Bytes size, int ranks, int root = 0);
+
 inline std::vector<chakra::EtFile> data_parallel(const Model& m, int ranks) {
   return training_iteration(m, Parallelism{ranks, 1, 1, 1, PipelineSchedule::OneFOneB});
 }

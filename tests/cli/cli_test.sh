@@ -217,6 +217,15 @@ check "sim ring" 0 "collectives     5 run" -- "$T" sim --workload resnet50 --top
 check "sim congestion" 0 "analytical-congestion network" -- "$T" sim --workload resnet50 --topo switch:8 --network analytical-congestion
 check "sim json" 0 '"iteration_ps"' -- "$T" sim --workload resnet50 --topo switch:4 --json
 check "workload gen" 0 "wrote 4 ranks" -- "$T" workload gen --model resnet50 --dp 4 -o "$tmp/wl/resnet"
+# One collective per rank (ASTRA-sim's microbenchmark form): tenet sim runs it in the collective's own time.
+check "workload gen coll" 0 "one all-reduce of 64 MiB each" -- "$T" workload gen --coll all-reduce --size 64MiB --npus 8 -o "$tmp/mb/ar"
+if [[ "$("$T" sim -w "$tmp/mb/ar" -t ring:8 --coll all-reduce=ring -k 1 | grep 'iteration time' | awk '{print $3, $4}')" == \
+      "$("$T" synth -t ring:8 -c all-reduce -s 64MiB -a ring -k 1 -o "$tmp/mbs" | grep 'collective time' | awk '{print $3, $4}')" ]]; then
+  pass=$((pass + 1)); else echo "FAIL microbenchmark time differs from the collective's"; fail=$((fail + 1)); fi
+check "workload gen coll type" 0 '"int64_val": "0"' -- "$T" chakra dump "$tmp/mb/ar.0.et"
+check "workload gen coll and model" 2 "--dp shapes a model preset" -- "$T" workload gen --coll all-reduce --npus 8 --dp 2 -o "$tmp/mb/x"
+check "workload gen coll needs npus" 2 "--coll needs --npus" -- "$T" workload gen --coll all-gather -o "$tmp/mb/x"
+check "workload gen coll root" 2 "root 9 is not one of the 4 ranks" -- "$T" workload gen --coll broadcast --npus 4 --root 9 -o "$tmp/mb/x"
 check "workload gen batch" 0 "batch 8 per replica x 2 replicas = 16 sequences per iteration of 4096 tokens (65536 tokens), micro-batch 2" -- "$T" workload gen --model gpt3-175b --dp 2 --tp 2 --pp 2 --microbatches 4 --batch 8 --seq-len 4096 -o "$tmp/wl/g"
 check "workload gen default batch" 0 "batch 64 per replica x 4 replicas = 256 images per iteration" -- "$T" workload gen --model resnet50 --dp 4 -o "$tmp/wl/r2"
 check "workload seq on cnn" 2 "resnet50 has no sequence length" -- "$T" workload gen --model resnet50 --seq-len 128 -o "$tmp/wl/r3"
