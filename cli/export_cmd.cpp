@@ -47,6 +47,7 @@ void add_export_commands(CLI::App& app) {
     const Exported e = export_algorithm(a, t, split_commas(formats), output, parse_reduce_bandwidth(reduce_bw), msccl);
     for (const std::string& path : e.written) fmt::print("wrote {}\n", path);
     for (const auto& [format, why] : e.skipped) fmt::print(stderr, "not written: {}: {}\n", format, why);
+    for (const std::string& w : e.warnings) fmt::print(stderr, "warning: {}\n", w);
     if (e.written.empty()) verb_exit_code() = 2;  // nothing asked for could be written
   });
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "chakra/collective_graph.hpp"
@@ -62,6 +64,17 @@ Exported export_algorithm(const synth::Algorithm& a, const topo::Topology& t, co
       else if (f == "chakra") {
         graph = chakra::to_collective_graph(a, t, {reduce_bandwidth});  // refuses here, before any file
         chakra_wanted = true;
+        const bool reduces = std::any_of(a.transfers().begin(), a.transfers().end(),
+                                         [](const synth::Transfer& x) { return x.op == synth::Op::Reduce; });
+        if (reduce_bandwidth > 0 && reduces) {
+          // ASTRA-sim reads COMP durations in whole microseconds (duration_micros).
+          const double micros = static_cast<double>(a.chunk_bytes) * 1e6 / static_cast<double>(reduce_bandwidth);
+          if (micros != std::ceil(micros))
+            out.warnings.push_back(fmt::format(
+                "chakra: a reduction of {} at {} takes {:.4g} us; duration_micros holds whole microseconds, so each "
+                "COMP node says {} us",
+                format_bytes(a.chunk_bytes), format_bandwidth(reduce_bandwidth), micros, std::ceil(micros)));
+        }
       }
     } catch (const Error& e) {
       out.skipped.emplace_back(f, e.what());

@@ -17,6 +17,7 @@ using chakra::load_any_algorithm;  // reading lives in chakra/, which the simula
 struct Exported {
   std::vector<std::string> written;                          // paths
   std::vector<std::pair<std::string, std::string>> skipped;  // format, why it cannot hold this algorithm
+  std::vector<std::string> warnings;                         // what a written format could not say exactly
 };
 
 // Writes `a` in each of `formats` ("json", "msccl-xml", "chakra") into `dir`. A format that cannot

@@ -140,6 +140,7 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row, c
     j["written"] = exported.written;
     auto& skipped = j["not_written"] = nlohmann::ordered_json::object();
     for (const auto& [format, why] : exported.skipped) skipped[format] = why;
+    j["warnings"] = exported.warnings;
     fmt::print("{}\n", j.dump(2));
     return;
   }
@@ -168,6 +169,7 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row, c
   for (size_t i = 0; i < exported.written.size(); ++i)
     fmt::print("{:16}{}\n", i == 0 ? "wrote" : "", exported.written[i]);
   for (const auto& [format, why] : exported.skipped) fmt::print("not written     {}: {}\n", format, why);
+  for (const std::string& w : exported.warnings) fmt::print("warning         {}\n", w);
 }
 
 // Many rows (--algo all and/or a size sweep): a table per size group, as text, CSV or JSON.

@@ -156,6 +156,7 @@ check "algo unsupported" 2 "bruck has no all-reduce" -- "$T" synth --topo ring:4
 # export and Chakra tools: both formats come back verified with the same time.
 TOPO="ring:4 x switch:2"
 check "synth emit" 0 "algorithm.xml" -- "$T" synth --topo "$TOPO" --coll all-reduce --size 8MiB -k 2 --emit chakra,msccl-xml -o "$tmp/e"
+check "emit reduce rounding" 0 "duration_micros holds whole microseconds, so each COMP node says 2 us" -- "$T" synth --topo "$TOPO" --coll all-reduce --size 8MiB -k 2 --emit chakra --reduce-bw 500GB/s -o "$tmp/e2"
 check "emit network.yml" 0 "" -- test -s "$tmp/e/chakra/network.yml" -a -s "$tmp/e/chakra/system.json" -a -s "$tmp/e/chakra/algorithm.7.et"
 time_of() { "$T" verify "$1" --topo "$TOPO" --json | grep '"collective_time_ps"'; }
 if [[ "$(time_of "$tmp/e/algorithm.json")" == "$(time_of "$tmp/e/chakra/algorithm")" && \
