@@ -83,7 +83,11 @@ std::string not_a_topology(const std::string& text) {
   names.emplace_back("fully-connected");
   const size_t cut = std::min(text.find(':'), text.find(','));
   const std::string head(text.substr(0, cut));
-  const bool path_like = text.find('/') != std::string::npos || std::filesystem::path(text).has_extension();
+  // A path has a '/' before any spec punctuation, or a topology file's extension ("bw=50GB/s" and
+  // "lat=0.5us" inside a spec are neither).
+  const std::string ext = lower_extension(text);
+  const bool path_like = head.find('/') != std::string::npos || ext == ".yaml" || ext == ".yml" || ext == ".json" ||
+                         ext == ".dot" || ext == ".gv";
   if (cut != std::string::npos && !path_like) {
     // "torus:4x4": a spec with a generator name that does not exist.
     std::string near;

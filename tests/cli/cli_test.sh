@@ -99,6 +99,7 @@ check "typo verb" 2 "unknown command 'sythn' (did you mean 'synth'?)" -- "$T" sy
 check "typo sub verb" 2 "unknown command 'infoo' (did you mean 'info'?)" -- "$T" topo infoo ring:4
 check "typo flag" 2 "unknown option '--colll' of \`tenet synth\` (did you mean '--coll'?)" -- "$T" synth --colll all-reduce --topo ring:4 -o "$tmp/x"
 check "typo flag after short value" 2 "did you mean '--size'?" -- "$T" synth --topo ring:4 -k4 --sizee 1MiB -o "$tmp/x"
+check "typo generator with units" 2 "no generator 'rign'; nearest: ring" -- "$T" topo info "rign:4,bw=50GB/s,lat=0.5us"
 check "typo generator" 2 "no generator 'torus'; nearest: torus2d (e.g. torus2d:" -- "$T" synth --topo torus:4x4 -o "$tmp/x"
 check "generator without shape" 2 "'torus2d' is a generator without its shape: write it like torus2d:" -- "$T" topo info torus2d
 check "typo preset" 2 "did you mean 'dgx-h100'" -- "$T" topo info dgx-h10
