@@ -181,15 +181,21 @@ std::string display_name(const SuiteTopology& t) {
   return path_like ? t.topology.name() : t.label;
 }
 
-// An algorithm's colour, the same in every plot (its place in algorithm_order).
-std::string colour_of(const Suite& suite, const std::string& algorithm) {
-  static constexpr const char* kPalette[] = {"#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
-                                             "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#637939"};
-  const std::vector<std::string> order = algorithm_order(suite);
-  const auto it = std::find(order.begin(), order.end(), algorithm);
-  const size_t i = it == order.end() ? order.size() : static_cast<size_t>(it - order.begin());
-  return kPalette[i % std::size(kPalette)];
-}
+// Each algorithm's colour, the same in every plot (its place in algorithm_order).
+class Colours {
+ public:
+  explicit Colours(const Suite& suite) : order_(algorithm_order(suite)) {}
+  const std::vector<std::string>& order() const { return order_; }
+  std::string of(const std::string& algorithm) const {
+    static constexpr const char* kPalette[] = {"#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
+                                               "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#637939"};
+    const auto it = std::find(order_.begin(), order_.end(), algorithm);
+    return kPalette[static_cast<size_t>(it - order_.begin()) % std::size(kPalette)];
+  }
+
+ private:
+  std::vector<std::string> order_;
+};
 
 // Minimal RFC 4180 reader for results.csv (quoted cells, doubled quotes).
 std::vector<std::vector<std::string>> read_csv(std::string_view text) {
@@ -231,7 +237,8 @@ const std::vector<std::string> kColumns{"topology", "npus", "collective", "size_
 
 // A clustered bar chart: a group per topology, a bar per column (coloured as everywhere), each the
 // geometric mean of its values; writes <name>.dat and appends the plot to the gnuplot script `gp`.
-void bar_chart(const Suite& suite, const std::filesystem::path& plots, std::string& gp, const std::string& name,
+void bar_chart(const Suite& suite, const Colours& colours, const std::filesystem::path& plots, std::string& gp,
+               const std::string& name,
                const std::string& title, const std::string& ylabel, const std::string& yrange,
                const std::vector<std::string>& columns, const Samples& values, const std::string& comment = "") {
   if (columns.empty()) return;
@@ -255,7 +262,7 @@ void bar_chart(const Suite& suite, const std::filesystem::path& plots, std::stri
       name, title, ylabel, yrange);
   for (size_t i = 0; i < columns.size(); ++i)
     gp += fmt::format("{}'{}.dat' using {}:xtic(1) lc rgb '{}' title columnheader({})", i ? ", \\\n     " : "", name,
-                      i + 2, colour_of(suite, columns[i]), i + 2);
+                      i + 2, colours.of(columns[i]), i + 2);
   gp += "\nset yrange [*:*]\nset xtics norotate autofreq\n";
 }
 
@@ -422,7 +429,8 @@ std::string size_tics(const Suite& suite) {
 
 // One line chart over sizes: column 2 of `name`.dat is the bound (dashed black), then one
 // column per algorithm in its colour.
-void size_chart(const Suite& suite, std::string& gp, const std::string& name, const std::string& output,
+void size_chart(const Suite& suite, const Colours& colours, std::string& gp, const std::string& name,
+                const std::string& output,
                 const std::string& title, const std::string& ylabel, bool log_y, const std::string& bound_title,
                 const std::vector<std::string>& algs) {
   gp += fmt::format("\nset output '{}.svg'\nset title \"{}\" noenhanced\n{}\nset xlabel 'size'\nset ylabel '{}'\n"
@@ -432,7 +440,7 @@ void size_chart(const Suite& suite, std::string& gp, const std::string& name, co
   gp += fmt::format("plot '{}.dat' using 1:2 with lines dt 2 lw 2 lc rgb '#000000' title '{}'", name, bound_title);
   for (size_t i = 0; i < algs.size(); ++i)
     gp += fmt::format(", \\\n     '{}.dat' using 1:{} with linespoints pt 7 lw 2 lc rgb '{}' title '{}'", name, i + 3,
-                      colour_of(suite, algs[i]), algs[i]);
+                      colours.of(algs[i]), algs[i]);
   gp += "\nunset logscale\nset yrange [*:*]\nset xtics autofreq\n";
 }
 
@@ -441,6 +449,7 @@ void size_chart(const Suite& suite, std::string& gp, const std::string& name, co
 bool write_plots(const Suite& suite, const std::vector<Result>& results, const std::string& dir) {
   const std::filesystem::path plots = std::filesystem::path(dir) / "plots";
   std::filesystem::create_directories(plots);
+  const Colours colours(suite);
   std::string gp =
       "# Renders the benchmark's plots: gnuplot plots.gp (in this folder).\n"
       "set terminal svg size 900,520 dynamic enhanced font 'sans,11' background rgb 'white'\n"
@@ -468,7 +477,7 @@ bool write_plots(const Suite& suite, const std::vector<Result>& results, const s
           points[r.size][r.algorithm] = &r;
           if (!bound.count(r.size) || r.algorithm == "tenet") bound[r.size] = r.bound;
         }
-        for (const std::string& a : algorithm_order(suite))
+        for (const std::string& a : colours.order())
           for (const auto& [size, by_alg] : points)
             if (by_alg.count(a) && std::find(algs.begin(), algs.end(), a) == algs.end()) algs.push_back(a);
         if (algs.empty()) continue;
@@ -499,13 +508,13 @@ bool write_plots(const Suite& suite, const std::vector<Result>& results, const s
         topo::write_file_atomically((plots / (name + "-busbw.dat")).string(), busbw_data);
         const std::string what = fmt::format("{}: {} ({} chunk{} per NPU)", display_name(topo), synth::to_string(k),
                                              chunk_label, chunks == 1 ? "" : "s");
-        size_chart(suite, gp, name, "time-" + name, what, "collective time (us)", true, "lower bound", algs);
-        size_chart(suite, gp, name + "-busbw", "busbw-" + name, what + ", bus bandwidth", "busbw (GB/s)", false,
+        size_chart(suite, colours, gp, name, "time-" + name, what, "collective time (us)", true, "lower bound", algs);
+        size_chart(suite, colours, gp, name + "-busbw", "busbw-" + name, what + ", bus bandwidth", "busbw (GB/s)", false,
                    "bus bandwidth at the lower bound", algs);
       }
   // Speed-up bars: the geometric mean per topology and baseline (each over the cases both ran).
   const SpeedUps su = speed_ups(suite, results);
-  bar_chart(suite, plots, gp, "speedup", "Synthesized vs baselines: geometric-mean speed-up", "speed-up of tenet (x)",
+  bar_chart(suite, colours, plots, gp, "speedup", "Synthesized vs baselines: geometric-mean speed-up", "speed-up of tenet (x)",
             "[0:*]", su.baselines, su.per_topology);
   // Percent of the lower bound, per collective: on each topology, only the cases that every
   // algorithm shown for it ran, so that the bars compare the same work.
@@ -531,10 +540,10 @@ bool write_plots(const Suite& suite, const std::vector<Result>& results, const s
           pct[topo.label][alg].push_back(100.0 * static_cast<double>(r.bound) / static_cast<double>(r.time));
         }
     }
-    for (const std::string& a : algorithm_order(suite))
+    for (const std::string& a : colours.order())
       for (const auto& [topology, by_alg] : pct)
         if (by_alg.count(a) && std::find(shown.begin(), shown.end(), a) == shown.end()) shown.push_back(a);
-    bar_chart(suite, plots, gp, fmt::format("bound-{}", synth::to_string(k)),
+    bar_chart(suite, colours, plots, gp, fmt::format("bound-{}", synth::to_string(k)),
               fmt::format("{}: percent of the lower bound (geometric mean over common cases)", synth::to_string(k)),
               "lower bound / time (%)", "[0:105]", shown, pct,
               fmt::format("{} cases in all, each run by every algorithm of its topology", compared));

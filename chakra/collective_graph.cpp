@@ -63,6 +63,10 @@ std::optional<int64_t> meta_int(const ChakraProtoMsg::GlobalMetadata& m, std::st
 
 }  // namespace
 
+double reduction_micros(Bytes bytes, Bandwidth reduce_bandwidth) {
+  return static_cast<double>(bytes) * 1e6 / static_cast<double>(reduce_bandwidth);
+}
+
 std::vector<EtFile> to_collective_graph(const Algorithm& a, const topo::Topology& t, const GraphOptions& options) {
   const Collective& c = a.collective;
   const int p = c.num_ranks();
@@ -155,7 +159,7 @@ std::vector<EtFile> to_collective_graph(const Algorithm& a, const topo::Topology
       const uint64_t recv_id = rcv.id();
       Node& comp = new_node(dst, ChakraProtoMsg::COMP_NODE, fmt::format("reduce chunk {}", x.chunk));
       comp.add_data_deps(recv_id);
-      const double micros = static_cast<double>(bytes) * 1e6 / static_cast<double>(options.reduce_bandwidth);
+      const double micros = reduction_micros(bytes, options.reduce_bandwidth);
       comp.set_duration_micros(static_cast<uint64_t>(std::ceil(micros)));
       set_int(comp, "num_ops", static_cast<int64_t>(bytes / 4));
       set_int(comp, "tensor_size", static_cast<int64_t>(bytes));

@@ -28,6 +28,10 @@ struct GraphOptions {
   Bandwidth reduce_bandwidth = 0;  // bytes per second of a local reduction; 0: reductions take no time
 };
 
+// How long reducing `bytes` takes at `reduce_bandwidth` (> 0), in microseconds; a COMP node's
+// duration_micros holds this rounded up to a whole number.
+double reduction_micros(Bytes bytes, Bandwidth reduce_bandwidth);
+
 // Throws tenet::Error when the algorithm uses an endpoint that is not a rank (a relay outside the
 // communicator, an in-network reduction) or needs more than 500,000,000 tags.
 std::vector<EtFile> to_collective_graph(const synth::Algorithm& a, const topo::Topology& t,

@@ -25,6 +25,9 @@ void add_bench_command(CLI::App& app);
 // --chunks-per-npu: a whole number in [1, 4096], or auto (then `when_auto`).
 int parse_chunks(const std::string& text, int when_auto);
 
+// A size flag's value; its name in the error when it does not parse.
+Bytes size_flag(const std::string& flag, const std::string& text);
+
 // "0" or a bandwidth with a unit.
 Bandwidth parse_reduce_bandwidth(const std::string& text);
 

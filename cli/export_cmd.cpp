@@ -24,6 +24,14 @@ std::vector<std::string> split_commas(const std::string& s) {
 
 Bandwidth parse_reduce_bandwidth(const std::string& text) { return text == "0" ? 0 : parse_bandwidth(text); }
 
+Bytes size_flag(const std::string& flag, const std::string& text) {
+  try {
+    return parse_bytes(text);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: {}", flag, e.what()));
+  }
+}
+
 void add_export_commands(CLI::App& app) {
   static std::string input, topology, formats = "chakra,msccl-xml,json", output = "out/export", reduce_bw = "0";
   static MscclFlags msccl_flags;

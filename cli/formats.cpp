@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "chakra/collective_graph.hpp"
+#include "cli/commands.hpp"
 #include "synth/algorithm_json.hpp"
 #include "synth/msccl_xml.hpp"
 #include "topo/io.hpp"
@@ -32,15 +33,8 @@ synth::MscclOptions msccl_options(const MscclFlags& flags) {
   synth::MscclOptions o;
   o.runtime = synth::parse_msccl_runtime(flags.runtime);
   o.protocol = flags.protocol;
-  auto size = [](const char* flag, const std::string& text) {
-    try {
-      return parse_bytes(text);
-    } catch (const Error& e) {
-      throw Error(fmt::format("{}: {}", flag, e.what()));
-    }
-  };
-  o.min_bytes = size("--msccl-min-bytes", flags.min_bytes);
-  o.max_bytes = size("--msccl-max-bytes", flags.max_bytes);
+  o.min_bytes = size_flag("--msccl-min-bytes", flags.min_bytes);
+  o.max_bytes = size_flag("--msccl-max-bytes", flags.max_bytes);
   if (o.max_bytes <= o.min_bytes)
     throw Error(fmt::format("--msccl-max-bytes {} must exceed --msccl-min-bytes {}", flags.max_bytes, flags.min_bytes));
   return o;
@@ -68,7 +62,7 @@ Exported export_algorithm(const synth::Algorithm& a, const topo::Topology& t, co
                                          [](const synth::Transfer& x) { return x.op == synth::Op::Reduce; });
         if (reduce_bandwidth > 0 && reduces) {
           // ASTRA-sim reads COMP durations in whole microseconds (duration_micros).
-          const double micros = static_cast<double>(a.chunk_bytes) * 1e6 / static_cast<double>(reduce_bandwidth);
+          const double micros = chakra::reduction_micros(a.chunk_bytes, reduce_bandwidth);
           if (micros != std::ceil(micros))
             out.warnings.push_back(fmt::format(
                 "chakra: a reduction of {} at {} takes {:.4g} us; duration_micros holds whole microseconds, so each "

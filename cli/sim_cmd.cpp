@@ -31,15 +31,6 @@ struct SimArgs {
   std::vector<std::string> packet_flags_given;
 };
 
-// A size flag, its name in the error when it does not parse.
-Bytes size_flag(const std::string& flag, const std::string& text) {
-  try {
-    return parse_bytes(text);
-  } catch (const Error& e) {
-    throw Error(fmt::format("{}: {}", flag, e.what()));
-  }
-}
-
 sim::PacketConfig packet_config(const SimArgs& args) {
   sim::PacketConfig p;
   p.mtu = size_flag("--mtu", args.mtu);
@@ -367,16 +358,19 @@ void add_sim_commands(CLI::App& app) {
   gen->add_option("-n,--npus", npus, "With --coll: the ranks")->check(CLI::Range(2, 1 << 20));
   gen->add_option("--root", root, "With --coll: the root of a rooted collective")->capture_default_str();
   gen->callback([gen] {
+    auto write_ranks = [](const std::vector<chakra::EtFile>& files) {  // <output>.<rank>.et
+      const auto folder = std::filesystem::path(output).parent_path();
+      if (!folder.empty()) std::filesystem::create_directories(folder);
+      for (size_t r = 0; r < files.size(); ++r) chakra::write_et(chakra::et_path(output, static_cast<int>(r)), files[r]);
+    };
     if (!coll.empty()) {
       for (const char* flag : {"--model", "--dp", "--tp", "--pp", "--microbatches", "--schedule", "--batch", "--seq-len"})
         if (gen->count(flag) > 0) throw Error(fmt::format("{} shapes a model preset; --coll writes one collective", flag));
       if (npus < 2) throw Error("--coll needs --npus (the ranks, at least 2)");
       const synth::CollectiveKind kind = synth::parse_collective(coll);
-      const Bytes bytes = parse_bytes(size);
+      const Bytes bytes = size_flag("--size", size);
       const auto files = sim::collective_microbenchmark(kind, bytes, npus, root);
-      const auto folder = std::filesystem::path(output).parent_path();
-      if (!folder.empty()) std::filesystem::create_directories(folder);
-      for (size_t r = 0; r < files.size(); ++r) chakra::write_et(chakra::et_path(output, static_cast<int>(r)), files[r]);
+      write_ranks(files);
       fmt::print("wrote {} ranks: {} ... {}: one {} of {} each (a COMM_COLL node, as ASTRA-sim's microbenchmarks)\n",
                  files.size(), chakra::et_path(output, 0), chakra::et_path(output, npus - 1), synth::to_string(kind),
                  format_bytes(bytes));
@@ -385,9 +379,7 @@ void add_sim_commands(CLI::App& app) {
     const sim::BatchShape shape = sim::batch_shape(model, {batch, sequence});
     const auto files = sim::training_iteration(sim::model_preset(model, shape),
                                                sim::Parallelism{dp, tp, pp, microbatches, parse_schedule(schedule)});
-    const auto folder = std::filesystem::path(output).parent_path();
-    if (!folder.empty()) std::filesystem::create_directories(folder);
-    for (size_t r = 0; r < files.size(); ++r) chakra::write_et(chakra::et_path(output, static_cast<int>(r)), files[r]);
+    write_ranks(files);
     fmt::print("wrote {} ranks: {} ... {}\n", files.size(), chakra::et_path(output, 0),
                chakra::et_path(output, static_cast<int>(files.size()) - 1));
     fmt::print("{} (dp {} x tp {} x pp {}): {}\n", model, dp, tp, pp, sim::describe_batch(model, shape, dp, microbatches));

@@ -832,48 +832,45 @@ MscclImport import_msccl_xml(std::string_view text, const topo::Topology& t, con
                       {file});
   };
   for (auto [id, re_position] : reduced_later) land_position[id] = re_position;
-  if (!reduced_later.empty()) {
+  // The final order: the exporter's when Tenet's note names every transfer's send step (so that
+  // importing gives back the same schedule), else the order of import.
+  std::vector<TransferId> order_of(a.size());  // final position -> transfer
+  std::iota(order_of.begin(), order_of.end(), TransferId{0});
+  bool reorder = !tenet_order.empty();
+  std::vector<int64_t> exporter_position(reorder ? a.size() : 0);
+  for (TransferId id = 0; reorder && id < static_cast<TransferId>(a.size()); ++id) {
+    auto it = tenet_order.find(send_of[id]);
+    reorder = it != tenet_order.end();
+    if (reorder) exporter_position[id] = it->second;
+  }
+  if (reorder)
+    std::stable_sort(order_of.begin(), order_of.end(),
+                     [&](TransferId x, TransferId y) { return exporter_position[x] < exporter_position[y]; });
+  if (reorder || !reduced_later.empty()) {
+    std::vector<TransferId> position(a.size());
+    for (size_t k = 0; k < order_of.size(); ++k) position[order_of[k]] = static_cast<TransferId>(k);
+    std::vector<char> reduced(a.size(), 0);
+    for (auto [id, re_position] : reduced_later) reduced[id] = 1;
+    // A dependency that now points forward came from a slot written twice with the same chunk (a
+    // relay that also keeps it): the earlier arrival, which the IR's implicit data dependency
+    // covers, is the one that matters.
     std::vector<TransferSpec> specs;
-    for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) specs.push_back(a.spec(id));
-    for (auto [id, re_position] : reduced_later) specs[id].op = Op::Reduce;
+    for (TransferId id : order_of) {
+      TransferSpec spec = a.spec(id);
+      if (reduced[id]) spec.op = Op::Reduce;
+      for (TransferId& d : spec.deps) d = position[d];
+      std::erase_if(spec.deps, [&](TransferId d) { return d >= static_cast<TransferId>(specs.size()); });
+      specs.push_back(std::move(spec));
+    }
     a = with_transfers(a, specs);
   }
+  std::vector<size_t> sent_at(order_of.size()), landed_at(order_of.size());
+  for (size_t k = 0; k < order_of.size(); ++k) {
+    sent_at[k] = send_position[order_of[k]];
+    landed_at[k] = land_position[order_of[k]];
+  }
+  check_one_copy(a, sent_at, landed_at);
   result.algorithm = std::move(a);
-  if (tenet_order.empty()) {
-    check_one_copy(result.algorithm, send_position, land_position);
-    return result;
-  }
-  Algorithm& imported = result.algorithm;
-  // Put the transfers back in the exporter's order (their dependencies keep pointing earlier).
-  std::vector<std::pair<int64_t, TransferId>> keyed;
-  for (TransferId id = 0; id < static_cast<TransferId>(imported.size()); ++id) {
-    auto it = tenet_order.find(send_of[id]);
-    if (it == tenet_order.end()) {  // not Tenet's order after all
-      check_one_copy(result.algorithm, send_position, land_position);
-      return result;
-    }
-    keyed.emplace_back(it->second, id);
-  }
-  std::sort(keyed.begin(), keyed.end());
-  std::vector<TransferId> position(imported.size());
-  for (size_t k = 0; k < keyed.size(); ++k) position[keyed[k].second] = static_cast<TransferId>(k);
-  // A dependency that now points forward came from a slot written twice with the same chunk (a
-  // relay that also keeps it): the earlier arrival, which the IR's implicit data dependency
-  // covers, is the one that matters.
-  std::vector<TransferSpec> specs;
-  for (auto [key, id] : keyed) {
-    TransferSpec spec = imported.spec(id);
-    for (TransferId& d : spec.deps) d = position[d];
-    std::erase_if(spec.deps, [&](TransferId d) { return d >= static_cast<TransferId>(specs.size()); });
-    specs.push_back(std::move(spec));
-  }
-  imported = with_transfers(imported, specs);
-  std::vector<size_t> sent_at(keyed.size()), landed_at(keyed.size());
-  for (size_t k = 0; k < keyed.size(); ++k) {
-    sent_at[k] = send_position[keyed[k].second];
-    landed_at[k] = land_position[keyed[k].second];
-  }
-  check_one_copy(imported, sent_at, landed_at);
   return result;
 }
 
