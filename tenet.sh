@@ -19,6 +19,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler
   libfmt-dev libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libpugixml-dev
   gnuplot-nox jq
+  libopenmpi-dev openmpi-bin
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 

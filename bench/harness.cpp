@@ -1,9 +1,9 @@
 #include "bench/harness.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -11,12 +11,15 @@
 #include <exception>
 #include <filesystem>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
-#include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "bench/table.hpp"
+#include "chakra/et.hpp"
+#include "sim/system.hpp"
+#include "sim/workload.hpp"
 #include "sim/collective_engine.hpp"
 #include "synth/producers.hpp"
 #include "synth/verify.hpp"
@@ -104,6 +107,138 @@ std::vector<Result> run_case(const Suite& s, const Case& c) {
         tenet->build_seconds = build;
       }
   return out;
+}
+
+struct SimCase {
+  const SuiteTopology* topology;
+  const SuiteWorkload* workload;
+  sim::NetworkKind network;
+  std::string algorithm;
+};
+
+SimRun run_simulation(const SimCase& c) {
+  const topo::Topology& t = c.topology->topology;
+  const SuiteWorkload& w = *c.workload;
+  SimRun r;
+  r.topology = c.topology->label;
+  r.npus = t.num_npus();
+  r.workload = w.label;
+  r.network = c.network;
+  r.algorithm = c.algorithm;
+  const auto begin = std::chrono::steady_clock::now();
+  try {
+    std::vector<chakra::EtFile> workload;
+    if (!w.preset.empty()) {
+      if (t.num_npus() % (static_cast<int64_t>(w.tp) * w.pp) != 0) {
+        r.status = "not-applicable";
+        r.note = fmt::format("{} NPUs do not split into tensor {} x pipeline {} groups", t.num_npus(), w.tp, w.pp);
+        return r;
+      }
+      workload = sim::training_iteration(sim::model_preset(w.preset, sim::batch_shape(w.preset, w.shape)),
+                                         sim::layout(t.num_npus(), w.tp, w.pp, w.microbatches, w.schedule));
+    } else {
+      workload = chakra::read_prefix(w.prefix);
+    }
+    sim::SimConfig cfg;
+    cfg.network = c.network;
+    cfg.chunks_per_npu = 0;  // auto, as tenet sim defaults to
+    // The producer for every collective the workload runs that it applies to; tenet for the others.
+    std::set<synth::CollectiveKind> used;
+    for (const chakra::EtFile& f : workload)
+      for (const chakra::Node& n : f.nodes)
+        if (n.type() == ChakraProtoMsg::COMM_COLL_NODE)
+          if (const auto type = chakra::int_attr(n, "comm_type"))
+            if (const auto kind = sim::collective_of_comm_type(*type)) used.insert(*kind);
+    std::vector<std::string> by_tenet;
+    for (synth::CollectiveKind k : used) {
+      if (c.algorithm == "tenet") continue;
+      const auto names = synth::algorithm_names(k);
+      if (std::find(names.begin(), names.end(), c.algorithm) != names.end())
+        cfg.algorithms[k] = c.algorithm;
+      else
+        by_tenet.emplace_back(synth::to_string(k));
+    }
+    const sim::SimResult res = sim::simulate(t, workload, cfg, w.label);
+    r.status = "ok";
+    r.iteration = res.iteration;
+    for (const sim::RankStats& s : res.ranks) {
+      r.compute = std::max(r.compute, s.compute);
+      r.communication = std::max(r.communication, s.communication);
+      r.exposed = std::max(r.exposed, s.exposed);
+    }
+    r.collectives = res.collectives;
+    r.events = res.events;
+    for (Time b : res.link_busy)
+      if (res.iteration > 0)
+        r.max_link_utilization = std::max(r.max_link_utilization, static_cast<double>(b) / static_cast<double>(res.iteration));
+    std::vector<std::string> notes = res.warnings;
+    if (!by_tenet.empty())
+      notes.insert(notes.begin(), fmt::format("{} by tenet ({} does not apply)", fmt::join(by_tenet, ", "), c.algorithm));
+    r.note = fmt::format("{}", fmt::join(notes, "; "));
+  } catch (const synth::NotApplicable& e) {  // the producer cannot run one of the workload's collectives here
+    r.status = "not-applicable";
+    r.note = e.message();
+  } catch (const std::exception& e) {
+    r.status = "error";
+    r.note = e.what();
+  }
+  r.seconds = seconds_since(begin);
+  return r;
+}
+
+nlohmann::json to_json(const Result& r) {
+  return {{"topology", r.topology}, {"npus", r.npus}, {"collective", synth::to_string(r.collective)},
+          {"size", r.size}, {"chunks", r.chunks}, {"chunks_used", r.chunks_used}, {"algorithm", r.algorithm},
+          {"status", r.status}, {"note", r.note}, {"time", r.time}, {"bound", r.bound}, {"busbw", r.busbw},
+          {"build_seconds", r.build_seconds}, {"transfers", r.transfers}, {"simulated", r.simulated}};
+}
+
+Result result_from_json(const nlohmann::json& j) {
+  Result r;
+  j.at("topology").get_to(r.topology);
+  j.at("npus").get_to(r.npus);
+  r.collective = synth::parse_collective(j.at("collective").get<std::string>());
+  j.at("size").get_to(r.size);
+  j.at("chunks").get_to(r.chunks);
+  j.at("chunks_used").get_to(r.chunks_used);
+  j.at("algorithm").get_to(r.algorithm);
+  j.at("status").get_to(r.status);
+  j.at("note").get_to(r.note);
+  j.at("time").get_to(r.time);
+  j.at("bound").get_to(r.bound);
+  j.at("busbw").get_to(r.busbw);
+  j.at("build_seconds").get_to(r.build_seconds);
+  j.at("transfers").get_to(r.transfers);
+  j.at("simulated").get_to(r.simulated);
+  return r;
+}
+
+nlohmann::json to_json(const SimRun& r) {
+  return {{"topology", r.topology}, {"npus", r.npus}, {"workload", r.workload}, {"network", sim::to_string(r.network)},
+          {"algorithm", r.algorithm}, {"status", r.status}, {"note", r.note}, {"iteration", r.iteration},
+          {"compute", r.compute}, {"communication", r.communication}, {"exposed", r.exposed},
+          {"collectives", r.collectives}, {"events", r.events}, {"max_link_utilization", r.max_link_utilization},
+          {"seconds", r.seconds}};
+}
+
+SimRun sim_run_from_json(const nlohmann::json& j) {
+  SimRun r;
+  j.at("topology").get_to(r.topology);
+  j.at("npus").get_to(r.npus);
+  j.at("workload").get_to(r.workload);
+  r.network = sim::parse_network(j.at("network").get<std::string>());
+  j.at("algorithm").get_to(r.algorithm);
+  j.at("status").get_to(r.status);
+  j.at("note").get_to(r.note);
+  j.at("iteration").get_to(r.iteration);
+  j.at("compute").get_to(r.compute);
+  j.at("communication").get_to(r.communication);
+  j.at("exposed").get_to(r.exposed);
+  j.at("collectives").get_to(r.collectives);
+  j.at("events").get_to(r.events);
+  j.at("max_link_utilization").get_to(r.max_link_utilization);
+  j.at("seconds").get_to(r.seconds);
+  return r;
 }
 
 std::string case_key(const Result& r) {
@@ -197,40 +332,6 @@ class Colours {
   std::vector<std::string> order_;
 };
 
-// Minimal RFC 4180 reader for results.csv (quoted cells, doubled quotes).
-std::vector<std::vector<std::string>> read_csv(std::string_view text) {
-  std::vector<std::vector<std::string>> rows(1);
-  std::string cell;
-  bool quoted = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char ch = text[i];
-    if (quoted) {
-      if (ch == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        cell += '"';
-        ++i;
-      } else if (ch == '"') {
-        quoted = false;
-      } else {
-        cell += ch;
-      }
-    } else if (ch == '"') {
-      quoted = true;
-    } else if (ch == ',') {
-      rows.back().push_back(std::move(cell));
-      cell.clear();
-    } else if (ch == '\n') {
-      rows.back().push_back(std::move(cell));
-      cell.clear();
-      rows.emplace_back();
-    } else if (ch != '\r') {
-      cell += ch;
-    }
-  }
-  if (!cell.empty() || !rows.back().empty()) rows.back().push_back(std::move(cell));
-  if (rows.back().empty()) rows.pop_back();
-  return rows;
-}
-
 const std::vector<std::string> kColumns{"topology", "npus", "collective", "size_bytes", "chunks_per_npu", "chunks_used", "algorithm",
                                         "status", "time_ps", "lower_bound_ps", "ratio_to_bound", "busbw_GBps",
                                         "build_s", "transfers", "note"};
@@ -268,41 +369,63 @@ void bar_chart(const Suite& suite, const Colours& colours, const std::filesystem
 
 }  // namespace
 
-std::vector<Result> run_suite(const Suite& suite, const HarnessOptions& options) {
+SuiteResults run_suite(const Suite& suite, const HarnessOptions& options) {
   std::vector<Case> cases;
   for (const SuiteTopology& t : suite.topologies)
     for (synth::CollectiveKind k : suite.collectives)
       for (Bytes size : suite.sizes)
         for (int chunks : suite.chunks) cases.push_back({&t, k, size, chunks});
-  std::vector<std::vector<Result>> per_case(cases.size());
-  std::atomic<size_t> next{0}, done{0};
-  std::mutex progress_mutex;
-  std::exception_ptr failure;  // the first exception a case let escape, rethrown after the join
-  auto work = [&] {
-    for (size_t i = next++; i < cases.size(); i = next++) {
-      try {
-        per_case[i] = run_case(suite, cases[i]);
-      } catch (...) {
-        std::lock_guard lock(progress_mutex);
-        if (!failure) failure = std::current_exception();
-      }
-      const size_t finished = ++done;
-      if (options.progress) {
-        std::lock_guard lock(progress_mutex);
-        options.progress(static_cast<double>(finished) / static_cast<double>(cases.size()));
-      }
+  std::vector<SimCase> sims;
+  for (const SuiteTopology& t : suite.topologies)
+    for (const SuiteWorkload& w : suite.workloads)
+      for (sim::NetworkKind n : suite.sim_networks())
+        for (const std::string& a : suite.sim_algorithms) sims.push_back({&t, &w, n, a});
+
+  // Items: the cases, then the simulations. Each returns its rows as JSON, so that a row computed
+  // on another MPI process arrives exactly as computed here.
+  const size_t count = cases.size() + sims.size();
+  auto run = [&](size_t i) -> std::string {
+    if (i < cases.size()) {
+      nlohmann::json rows = nlohmann::json::array();
+      for (const Result& r : run_case(suite, cases[i])) rows.push_back(to_json(r));
+      return rows.dump();
     }
+    return to_json(run_simulation(sims[i - cases.size()])).dump();
   };
-  const int threads = std::max(1, std::min<int>(options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency()),
-                                                static_cast<int>(cases.size())));
-  std::vector<std::thread> pool;
-  for (int i = 1; i < threads; ++i) pool.emplace_back(work);
-  work();
-  for (std::thread& th : pool) th.join();
-  if (failure) std::rethrow_exception(failure);
-  std::vector<Result> out;
-  for (auto& rs : per_case)
-    for (Result& r : rs) out.push_back(std::move(r));
+  auto describe = [&](size_t i) {
+    if (i < cases.size()) {
+      const Case& c = cases[i];
+      return fmt::format("{} | {} | {} | {} chunks", c.topology->label, synth::to_string(c.kind), format_bytes(c.size),
+                         c.chunks == 0 ? "auto" : std::to_string(c.chunks));
+    }
+    const SimCase& c = sims[i - cases.size()];
+    return fmt::format("{} | {} | {} network | {}", c.topology->label, c.workload->label, sim::to_string(c.network),
+                       c.algorithm);
+  };
+  // Dealing order, most expensive first: a rough estimate (transfers grow with the square of the
+  // NPUs, with the chunks, and All-to-All's with one more factor of NPUs); outputs do not depend on it.
+  std::vector<double> cost;
+  for (const Case& c : cases) {
+    const double n = c.topology->topology.num_npus();
+    cost.push_back(n * n * std::max(c.chunks, 4) * static_cast<double>(algorithms_for(suite, c.kind).size()) *
+                   (c.kind == synth::CollectiveKind::AllToAll ? n : 1.0));
+  }
+  for (const SimCase& c : sims) {
+    const double n = c.topology->topology.num_npus();
+    cost.push_back(n * n * 64);
+  }
+  static const Processes alone{Processes::Alone{}};
+  const std::vector<std::string> outputs =
+      run_items(options.processes ? *options.processes : alone, count, run, describe,
+                {.threads = options.threads, .progress = options.progress, .cost = std::move(cost)}, options.stats);
+  SuiteResults out;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const nlohmann::json j = nlohmann::json::parse(outputs[i]);
+    if (i < cases.size())
+      for (const nlohmann::json& r : j) out.cases.push_back(result_from_json(r));
+    else
+      out.simulations.push_back(sim_run_from_json(j));
+  }
   return out;
 }
 
@@ -332,6 +455,73 @@ std::string results_csv(const Suite& suite, const std::vector<Result>& results) 
     t.add_row(std::move(row));
   }
   return t.csv();
+}
+
+std::string simulations_csv(const std::vector<SimRun>& runs) {
+  Table t({"topology", "npus", "workload", "network", "algorithm", "status", "iteration_ps", "compute_ps",
+           "communication_ps", "exposed_communication_ps", "collectives", "events", "max_link_utilization", "sim_s",
+           "note"});
+  for (const SimRun& r : runs) {
+    auto when_ok = [&](const std::string& v) { return r.ok() ? v : std::string(); };
+    t.add_row({r.topology, std::to_string(r.npus), r.workload, std::string(sim::to_string(r.network)), r.algorithm,
+               r.status, when_ok(std::to_string(r.iteration)), when_ok(std::to_string(r.compute)),
+               when_ok(std::to_string(r.communication)), when_ok(std::to_string(r.exposed)),
+               when_ok(std::to_string(r.collectives)), when_ok(std::to_string(r.events)),
+               when_ok(fmt::format("{:.4f}", r.max_link_utilization)), fmt::format("{:.4f}", r.seconds), r.note});
+  }
+  return t.csv();
+}
+
+std::string simulations_markdown(const Suite& suite, const std::vector<SimRun>& runs) {
+  if (runs.empty()) return "";
+  std::string out =
+      "# Training iterations\n\n"
+      "Each workload simulated on each topology and network backend, its collectives produced by each "
+      "sim-algorithm (tenet where that one does not apply): the iteration time, and beside each other "
+      "producer its iteration / tenet's (above 1x: tenet is faster). Exposed: communication while the compute "
+      "stream is idle (the maximum over ranks); busiest link: its busy time over the iteration.\n\n";
+  for (const SuiteTopology& topo : suite.topologies)
+    for (const SuiteWorkload& w : suite.workloads) {
+      const bool has_tenet = std::find(suite.sim_algorithms.begin(), suite.sim_algorithms.end(), "tenet") !=
+                             suite.sim_algorithms.end();
+      std::vector<std::string> header{"network"};
+      for (const std::string& a : suite.sim_algorithms) header.push_back(a);
+      if (has_tenet)
+        for (const char* h : {"tenet exposed", "tenet busiest link"}) header.push_back(h);
+      Table t(header);
+      for (sim::NetworkKind n : suite.sim_networks()) {
+        std::map<std::string, const SimRun*> by_alg;
+        for (const SimRun& r : runs)
+          if (r.topology == topo.label && r.workload == w.label && r.network == n) by_alg[r.algorithm] = &r;
+        const auto it = by_alg.find("tenet");
+        const SimRun* tenet = it != by_alg.end() && it->second->ok() && it->second->iteration > 0 ? it->second : nullptr;
+        std::vector<std::string> row{std::string(sim::to_string(n))};
+        for (const std::string& a : suite.sim_algorithms) {
+          const auto o = by_alg.find(a);
+          if (o == by_alg.end() || !o->second->ok())
+            row.push_back(o == by_alg.end() ? "-" : o->second->status);
+          else if (!tenet || a == "tenet")
+            row.push_back(format_time(o->second->iteration));
+          else
+            row.push_back(fmt::format("{} ({:.2f}x)", format_time(o->second->iteration),
+                                      static_cast<double>(o->second->iteration) / static_cast<double>(tenet->iteration)));
+        }
+        if (has_tenet) {
+          row.push_back(tenet ? format_time(tenet->exposed) : "");
+          row.push_back(tenet ? fmt::format("{:.1f} %", 100 * tenet->max_link_utilization) : "");
+        }
+        t.add_row(std::move(row));
+      }
+      out += fmt::format("## {} on {} ({} NPUs)\n\n", w.label, display_name(topo), topo.topology.num_npus()) +
+             t.markdown() + "\n";
+    }
+  std::vector<std::string> failures;
+  for (const SimRun& r : runs)
+    if (!r.ok())
+      failures.push_back(fmt::format("- {} on {} ({} network, {}): {}: {}", r.workload, r.topology,
+                                     sim::to_string(r.network), r.algorithm, r.status, r.note));
+  if (!failures.empty()) out += "## Simulations that did not run\n\n" + fmt::format("{}\n", fmt::join(failures, "\n"));
+  return out;
 }
 
 std::string summary_markdown(const Suite& suite, const std::vector<Result>& results) {
@@ -557,7 +747,7 @@ bool write_plots(const Suite& suite, const std::vector<Result>& results, const s
 
 Regressions regressions(std::string_view old_csv, const std::string& old_file, const std::vector<Result>& results,
                         double speed_tolerance) {
-  const auto rows = read_csv(old_csv);
+  const auto rows = parse_csv(old_csv);
   if (rows.empty()) throw Error("empty results file", Location(old_file));
   const std::vector<std::string>& header = rows.front();
   std::map<std::string, size_t> col;

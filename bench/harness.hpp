@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/pool.hpp"
 #include "bench/suite.hpp"
 
 namespace tenet::bench {
@@ -35,13 +36,42 @@ struct Result {
   double ratio() const { return bound > 0 ? static_cast<double>(time) / static_cast<double>(bound) : 0.0; }
 };
 
-struct HarnessOptions {
-  int threads = 0;  // cases run concurrently; 0: all cores
-  std::function<void(double)> progress;
+// One training iteration of a suite workload on a topology, network backend and collective producer.
+struct SimRun {
+  std::string topology;  // the suite's label
+  int npus = 0;
+  std::string workload;  // the suite's label
+  sim::NetworkKind network{};
+  std::string algorithm;  // producer of every collective it applies to; tenet produces the others
+  std::string status;     // ok, not-applicable (the layout does not fit the topology), error
+  std::string note;       // the simulator's warnings, collectives produced by tenet instead, or the error
+  Time iteration = 0;
+  Time compute = 0, communication = 0, exposed = 0;  // the maximum over ranks
+  int collectives = 0;
+  uint64_t events = 0;
+  double max_link_utilization = 0;  // busy time / iteration of the busiest link
+  double seconds = 0;               // wall-clock time of the simulation
+
+  bool ok() const { return status == "ok"; }
 };
 
-// Results in suite order: topology, collective, size, chunks, then algorithm.
-std::vector<Result> run_suite(const Suite& suite, const HarnessOptions& options = {});
+struct SuiteResults {
+  std::vector<Result> cases;           // in suite order: topology, collective, size, chunks, then algorithm
+  std::vector<SimRun> simulations;     // in suite order: topology, workload, network, then sim-algorithm
+};
+
+struct HarnessOptions {
+  int threads = 0;  // cases run concurrently per process; 0: all cores (shared among a host's MPI processes)
+  std::function<void(double)> progress;
+  // The run's processes (an MPI world, see bench/pool.hpp); nullptr: this process alone.
+  const Processes* processes = nullptr;
+  PoolStats* stats = nullptr;  // filled on rank 0 when given
+};
+
+// Every case and simulation of the suite. In an MPI run, rank 0 returns them all and the other
+// ranks an empty SuiteResults (they ran their share). A case that throws (every algorithm's own
+// errors are caught into its row) stops the run: see run_items.
+SuiteResults run_suite(const Suite& suite, const HarnessOptions& options = {});
 
 // One row per case and algorithm; times in picoseconds (exact), bandwidths in GB/s (1e9 B/s).
 std::string results_csv(const Suite& suite, const std::vector<Result>& results);
@@ -50,6 +80,13 @@ std::string summary_markdown(const Suite& suite, const std::vector<Result>& resu
 // The summary, then a table per topology: each case's lower bound, the synthesizer's time and its speed-up over
 // every baseline, with the geometric mean per baseline; then a summary over topologies.
 std::string report_markdown(const Suite& suite, const std::vector<Result>& results);
+
+// One row per simulation: iteration, compute, communication and exposed communication (per rank,
+// the maximum) in picoseconds, the busiest link's utilization, wall-clock seconds.
+std::string simulations_csv(const std::vector<SimRun>& runs);
+// A table per topology and workload: the iteration per network backend and producer, and tenet's
+// speed-up over every other producer (their iteration / tenet's).
+std::string simulations_markdown(const Suite& suite, const std::vector<SimRun>& runs);
 
 // Writes <dir>/plots/: data files, plots.gp, and, when gnuplot is installed, SVGs (time versus
 // size per algorithm for each topology and collective, speed-up bars, percent of the lower

@@ -3,14 +3,20 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
+#include "chakra/et.hpp"
+#include "sim/workload.hpp"
 #include "synth/baselines.hpp"
 #include "topo/error.hpp"
 #include "topo/generators.hpp"
 #include "topo/io.hpp"
 #include "topo/presets.hpp"
+#include "topo/suggest.hpp"
 
 namespace tenet::bench {
 namespace {
@@ -48,8 +54,8 @@ quick:
   restarts: 1
 )";
 
-const std::set<std::string> kKeys{"name", "topologies", "collectives", "sizes", "algorithms",
-                                  "chunks", "restarts", "networks", "quick"};
+const std::set<std::string> kKeys{"name",     "topologies", "collectives", "sizes",          "algorithms", "chunks",
+                                  "restarts", "networks",   "workloads",   "sim-algorithms", "quick"};
 
 Location where(const std::string& file, const YAML::Node& n) {
   const YAML::Mark m = n.Mark();
@@ -94,6 +100,12 @@ auto at(const YAML::Node& n, const std::string& file, F&& parse) {
   }
 }
 
+// A path written in the suite, relative to the suite file's folder.
+std::string anchored(const std::string& path, const std::string& file) {
+  if (std::filesystem::path(path).is_absolute() || file.empty() || file.front() == '<') return path;
+  return (std::filesystem::path(file).parent_path() / path).string();
+}
+
 SuiteTopology parse_topology(const YAML::Node& n, const std::string& file) {
   if (n.IsMap()) {
     YAML::Emitter out;
@@ -104,10 +116,8 @@ SuiteTopology parse_topology(const YAML::Node& n, const std::string& file) {
     return {t.name(), std::move(t)};
   }
   const std::string s = scalar(n, file, "topologies");
-  std::string target = s;
   const bool is_file = std::filesystem::exists(s) || (!topo::looks_like_spec(s) && !topo::preset_text(s));  // as topo::load decides
-  if (is_file && std::filesystem::path(s).is_relative() && !file.empty() && file.front() != '<')
-    target = (std::filesystem::path(file).parent_path() / s).string();
+  const std::string target = is_file ? anchored(s, file) : s;
   if (is_file && !std::filesystem::exists(target)) {
     const std::string why = topo::not_a_topology(s);
     throw Error(why.empty() ? fmt::format("topology '{}': no such file (a generator spec looks like torus2d:4x4; quote "
@@ -122,6 +132,71 @@ SuiteTopology parse_topology(const YAML::Node& n, const std::string& file) {
     if (!e.where().file.empty()) throw;  // an error inside that file says where itself
     throw Error(fmt::format("topology '{}': {}", s, e.message()), where(file, n));
   }
+}
+
+SuiteWorkload chakra_workload(const YAML::Node& n, const std::string& prefix, const std::string& file) {
+  SuiteWorkload w;
+  w.label = prefix;
+  w.prefix = anchored(prefix, file);
+  if (!chakra::is_prefix(w.prefix)) {
+    const auto& presets = sim::model_presets();
+    throw Error(fmt::format("workload '{}': not a model preset{} (presets: {}) and no Chakra ET file {}", prefix,
+                            did_you_mean(prefix, presets), fmt::join(presets, ", "), chakra::et_path(w.prefix, 0)),
+                where(file, n));
+  }
+  return w;
+}
+
+SuiteWorkload parse_workload(const YAML::Node& n, const std::string& file) {
+  const auto& presets = sim::model_presets();
+  if (n.IsScalar()) {
+    if (std::find(presets.begin(), presets.end(), n.Scalar()) == presets.end())
+      return chakra_workload(n, n.Scalar(), file);
+    SuiteWorkload w;
+    w.label = w.preset = n.Scalar();
+    return w;
+  }
+  if (!n.IsMap())
+    throw Error("a workload is a model preset, a Chakra ET prefix, or a map such as {model: gpt3-175b, tp: 8} or "
+                "{chakra: traces/rank}",
+                where(file, n));
+  static const std::set<std::string> keys{"model", "chakra", "name", "tp", "pp", "microbatches", "schedule", "batch", "seq-len"};
+  for (const auto& kv : n)
+    if (!keys.count(kv.first.Scalar()))
+      throw Error(fmt::format("unknown workload key '{}'{} (known: model, chakra, name, tp, pp, microbatches, schedule, "
+                              "batch, seq-len)",
+                              kv.first.Scalar(), did_you_mean(kv.first.Scalar(), std::vector<std::string>(keys.begin(), keys.end()))),
+                  where(file, kv.first));
+  if (static_cast<bool>(n["model"]) == static_cast<bool>(n["chakra"]))
+    throw Error("a workload map names exactly one of 'model' (a preset) and 'chakra' (an ET prefix)", where(file, n));
+  SuiteWorkload w;
+  if (n["chakra"]) {
+    for (const char* k : {"tp", "pp", "microbatches", "schedule", "batch", "seq-len"})
+      if (n[k])
+        throw Error(fmt::format("'{}' shapes a model preset; a Chakra ET workload carries its own layout and sizes", k),
+                    where(file, n[k]));
+    w = chakra_workload(n["chakra"], scalar(n["chakra"], file, "chakra"), file);
+  } else {
+    w.preset = scalar(n["model"], file, "model");
+    at(n["model"], file, [&] { return sim::model_preset(w.preset); });  // a known preset
+    if (n["tp"]) w.tp = whole_number(n["tp"], file, "tp", 1, 1 << 20);
+    if (n["pp"]) w.pp = whole_number(n["pp"], file, "pp", 1, 1 << 20);
+    if (n["microbatches"]) w.microbatches = whole_number(n["microbatches"], file, "microbatches", 1, 1 << 20);
+    if (n["schedule"])
+      w.schedule = at(n["schedule"], file, [&] { return sim::parse_schedule(scalar(n["schedule"], file, "schedule")); });
+    if (n["batch"]) w.shape.batch = whole_number(n["batch"], file, "batch", 1, 1 << 24);
+    if (n["seq-len"]) w.shape.sequence = whole_number(n["seq-len"], file, "seq-len", 1, 1 << 24);
+    at(n, file, [&] { return sim::batch_shape(w.preset, w.shape); });  // a sequence length only for transformers
+    w.label = w.preset;
+    if (w.tp > 1) w.label += fmt::format(" tp{}", w.tp);
+    if (w.pp > 1) w.label += fmt::format(" pp{}", w.pp);
+    if (w.microbatches > 1) w.label += fmt::format(" mb{}", w.microbatches);
+    if (w.schedule == sim::PipelineSchedule::GPipe) w.label += " gpipe";
+    if (w.shape.batch > 0) w.label += fmt::format(" batch{}", w.shape.batch);
+    if (w.shape.sequence > 0) w.label += fmt::format(" seq{}", w.shape.sequence);
+  }
+  if (n["name"]) w.label = scalar(n["name"], file, "name");
+  return w;
 }
 
 }  // namespace
@@ -139,9 +214,9 @@ Suite parse_suite(std::string_view text, const std::string& file, bool quick) {
   for (const auto& kv : root) {
     const std::string key = kv.first.Scalar();
     if (!kKeys.count(key))
-      throw Error(fmt::format("unknown key '{}' (known: name, topologies, collectives, sizes, algorithms, chunks, "
-                              "restarts, networks, quick)",
-                              key),
+      throw Error(fmt::format("unknown key '{}'{} (known: name, topologies, collectives, sizes, algorithms, chunks, "
+                              "restarts, networks, workloads, sim-algorithms, quick)",
+                              key, did_you_mean(key, std::vector<std::string>(kKeys.begin(), kKeys.end()))),
                   where(file, kv.first));
   }
   YAML::Node q = root["quick"];
@@ -166,12 +241,33 @@ Suite parse_suite(std::string_view text, const std::string& file, bool quick) {
   if (quick) s.name += " (quick)";
   for (const YAML::Node& n : items(required("topologies"), file, "topologies"))
     s.topologies.push_back(parse_topology(n, file));
-  for (const YAML::Node& n : items(required("collectives"), file, "collectives"))
-    s.collectives.push_back(at(n, file, [&] { return synth::parse_collective(scalar(n, file, "collectives")); }));
-  for (const YAML::Node& n : items(required("sizes"), file, "sizes")) {
-    const Bytes b = at(n, file, [&] { return parse_bytes(scalar(n, file, "sizes")); });
-    if (b < 1) throw Error("a size must be at least 1 byte", where(file, n));
-    s.sizes.push_back(b);
+  if (YAML::Node n = get("workloads"); n && !(n.IsSequence() && n.size() == 0)) {
+    for (const YAML::Node& w : items(n, file, "workloads")) {
+      s.workloads.push_back(parse_workload(w, file));
+      for (size_t i = 0; i + 1 < s.workloads.size(); ++i)
+        if (s.workloads[i].label == s.workloads.back().label)
+          throw Error(fmt::format("two workloads are called '{}' (give one a 'name')", s.workloads.back().label),
+                      where(file, w));
+    }
+  }
+  if (YAML::Node n = get("sim-algorithms")) {
+    s.sim_algorithms.clear();
+    for (const YAML::Node& x : items(n, file, "sim-algorithms")) {
+      const std::string a = scalar(x, file, "sim-algorithms");
+      if (a != "tenet") at(x, file, [&] { return synth::parse_baseline(a); });
+      if (std::find(s.sim_algorithms.begin(), s.sim_algorithms.end(), a) == s.sim_algorithms.end())
+        s.sim_algorithms.push_back(a);
+    }
+  }
+  // Collectives and sizes: required unless the suite only simulates workloads.
+  if (s.workloads.empty() || get("collectives") || get("sizes")) {
+    for (const YAML::Node& n : items(required("collectives"), file, "collectives"))
+      s.collectives.push_back(at(n, file, [&] { return synth::parse_collective(scalar(n, file, "collectives")); }));
+    for (const YAML::Node& n : items(required("sizes"), file, "sizes")) {
+      const Bytes b = at(n, file, [&] { return parse_bytes(scalar(n, file, "sizes")); });
+      if (b < 1) throw Error("a size must be at least 1 byte", where(file, n));
+      s.sizes.push_back(b);
+    }
   }
   YAML::Node algos = get("algorithms");
   if (!algos) {

@@ -12,8 +12,15 @@
 //   restarts: 4                 # the synthesizer keeps the best of this many seeds
 //   networks: []                # simulator backends to replay every algorithm on, e.g.
 //                               # [analytical, analytical-congestion, packet]
+//   workloads:                  # training iterations to simulate on every topology (optional)
+//     - resnet50                # a model preset, data-parallel over every NPU
+//     - {model: gpt3-175b, tp: 8, pp: 2, microbatches: 8, schedule: 1f1b, batch: 16, seq-len: 2048}
+//     - {chakra: traces/rank}   # a Chakra ET prefix (<prefix>.<rank>.et), relative to the suite file
+//   sim-algorithms: [tenet, ring]  # producers of the workloads' collectives, one simulation each
 //   quick: {sizes: [1MiB]}      # what --quick replaces (any of the keys above)
 //
+// A suite has collectives (and sizes), workloads, or both. Workloads run on every topology, network
+// (`networks`, default analytical) and sim-algorithm.
 // `default_suite_yaml()` is the built-in suite. Errors name the file and line.
 #pragma once
 
@@ -22,6 +29,7 @@
 #include <vector>
 
 #include "sim/network.hpp"
+#include "sim/workload.hpp"
 #include "synth/collective.hpp"
 #include "topo/topology.hpp"
 
@@ -30,6 +38,15 @@ namespace tenet::bench {
 struct SuiteTopology {
   std::string label;  // the spec, the path as written, or the inline topology's name
   topo::Topology topology;
+};
+
+struct SuiteWorkload {
+  std::string label;   // the preset with its layout ("gpt3-175b tp8 pp2 mb8"), or the prefix as written
+  std::string preset;  // a model preset, or empty for a Chakra ET prefix
+  std::string prefix;  // the Chakra ET prefix, relative paths anchored at the suite file
+  sim::BatchShape shape;
+  int tp = 1, pp = 1, microbatches = 1;
+  sim::PipelineSchedule schedule = sim::PipelineSchedule::OneFOneB;
 };
 
 struct Suite {
@@ -41,8 +58,17 @@ struct Suite {
   std::vector<int> chunks;
   int restarts = 1;
   std::vector<sim::NetworkKind> networks;
+  std::vector<SuiteWorkload> workloads;
+  std::vector<std::string> sim_algorithms{"tenet", "ring"};
 
   size_t num_cases() const { return topologies.size() * collectives.size() * sizes.size() * chunks.size(); }
+  // The backends workloads run on: `networks`, or analytical when it is empty.
+  std::vector<sim::NetworkKind> sim_networks() const {
+    return networks.empty() ? std::vector<sim::NetworkKind>{sim::NetworkKind::Analytical} : networks;
+  }
+  size_t num_simulations() const {
+    return topologies.size() * workloads.size() * sim_networks().size() * sim_algorithms.size();
+  }
 };
 
 // Parses a suite; `file` names it in errors and anchors relative topology paths. With `quick`,

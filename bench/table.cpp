@@ -65,4 +65,37 @@ std::string Table::csv() const {
   return out;
 }
 
+std::vector<std::vector<std::string>> parse_csv(std::string_view text) {
+  std::vector<std::vector<std::string>> rows(1);
+  std::string cell;
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (quoted) {
+      if (ch == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        cell += '"';
+        ++i;
+      } else if (ch == '"') {
+        quoted = false;
+      } else {
+        cell += ch;
+      }
+    } else if (ch == '"') {
+      quoted = true;
+    } else if (ch == ',') {
+      rows.back().push_back(std::move(cell));
+      cell.clear();
+    } else if (ch == '\n') {
+      rows.back().push_back(std::move(cell));
+      cell.clear();
+      rows.emplace_back();
+    } else if (ch != '\r') {
+      cell += ch;
+    }
+  }
+  if (!cell.empty() || !rows.back().empty()) rows.back().push_back(std::move(cell));
+  if (rows.back().empty()) rows.pop_back();
+  return rows;
+}
+
 }  // namespace tenet::bench

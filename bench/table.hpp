@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tenet::bench {
@@ -22,5 +23,9 @@ class Table {
   std::vector<std::string> header_;
   std::vector<std::vector<std::string>> rows_;
 };
+
+// The rows of an RFC 4180 CSV text (quoted cells, doubled quotes; what Table::csv writes), the
+// header first.
+std::vector<std::vector<std::string>> parse_csv(std::string_view text);
 
 }  // namespace tenet::bench

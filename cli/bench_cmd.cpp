@@ -1,11 +1,14 @@
 // tenet bench [SUITE.yaml] [--quick] [-o out/bench] [--compare-to old/results.csv]
 #include <fmt/color.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <numeric>
+#include <optional>
 
 #include "bench/harness.hpp"
 #include "cli/commands.hpp"
@@ -24,11 +27,8 @@ struct BenchArgs {
   double speed_tolerance = 1.0;
 };
 
-void run_bench(const BenchArgs& args) {
-  if (args.print_default) {
-    fmt::print("{}", bench::default_suite_yaml());
-    return;
-  }
+// Reads the suite and the flags; throws tenet::Error on bad input.
+bench::Suite prepare(const BenchArgs& args, bool lead, std::string& old_csv) {
   bench::Suite suite = args.suite.empty() ? bench::parse_suite(bench::default_suite_yaml(), "<default suite>", args.quick)
                                           : bench::load_suite(args.suite, args.quick);
   if (!args.networks.empty()) {
@@ -36,24 +36,97 @@ void run_bench(const BenchArgs& args) {
     for (const std::string& n : args.networks) suite.networks.push_back(sim::parse_network(n));
   }
   // Read the old results before any work, so a bad path fails fast.
-  const std::string old_csv = args.compare_to.empty() ? "" : topo::read_file(args.compare_to);
+  if (lead && !args.compare_to.empty()) old_csv = topo::read_file(args.compare_to);
   if (args.threads < 0) throw Error("--threads must be 0 (all cores) or more");
+  return suite;
+}
 
-  fmt::print("suite {}: {} topologies, {} cases\n", suite.name, suite.topologies.size(), suite.num_cases());
-  std::fflush(stdout);
-  const auto begin = std::chrono::steady_clock::now();
-  std::vector<bench::Result> results;
-  {
-    ProgressBar bar("benchmarking");
-    results = bench::run_suite(suite, {.threads = args.threads, .progress = [&](double f) { bar(f); }});
+// "3 processes (MPI, 2 hosts) x 1 thread each" or "1 process x 2 threads".
+std::string describe_workers(const bench::PoolStats& st) {
+  const bool same = std::all_of(st.threads.begin(), st.threads.end(), [&](int t) { return t == st.threads.front(); });
+  const std::string threads = same ? fmt::format("{} thread{}{}", st.threads.front(), st.threads.front() == 1 ? "" : "s",
+                                                 st.processes > 1 ? " each" : "")
+                                   : fmt::format("{} threads in all", std::accumulate(st.threads.begin(), st.threads.end(), 0));
+  return fmt::format("{} process{}{} x {}", st.processes, st.processes == 1 ? "" : "es", st.processes > 1 ? " (MPI)" : "",
+                     threads);
+}
+
+void run_bench(const BenchArgs& args) {
+  if (args.print_default) {
+    fmt::print("{}", bench::default_suite_yaml());
+    return;
   }
+  const bench::Processes procs;  // joins the MPI job when mpirun or srun started this process
+  const bool lead = procs.rank() == 0;
+  if (!procs.warning().empty() && lead) fmt::print(stderr, "warning: {}\n", procs.warning());
+  if (!lead && !procs.distributed()) return;  // started by an MPI launcher, but without MPI: rank 0 runs it all
+
+  // Every rank reads the suite; they agree that all could before any work is dealt.
+  std::string old_csv;
+  bench::Suite suite;
+  std::exception_ptr bad_input;
+  try {
+    suite = prepare(args, lead, old_csv);
+  } catch (...) {
+    bad_input = std::current_exception();
+  }
+  if (const std::vector<int> failed = procs.failed_ranks(!bad_input); !failed.empty()) {
+    if (bad_input && (lead || failed.front() != 0)) {
+      if (lead) std::rethrow_exception(bad_input);
+      try {
+        std::rethrow_exception(bad_input);
+      } catch (const std::exception& e) {
+        throw Error(fmt::format("rank {}: {}", procs.rank(), e.what()));
+      }
+    }
+    if (lead) throw Error(fmt::format("the run could not start on rank{} {} (their errors above)",
+                                      failed.size() == 1 ? "" : "s", fmt::join(failed, ", ")));
+    verb_exit_code() = 2;  // rank 0 said why
+    return;
+  }
+
+  if (lead) {
+    fmt::print("suite {}: {} topologies, {} cases{}{}\n", suite.name, suite.topologies.size(), suite.num_cases(),
+               suite.workloads.empty() ? "" : fmt::format(", {} simulations", suite.num_simulations()),
+               procs.distributed() ? fmt::format(", over {} MPI processes", procs.size()) : "");
+    std::fflush(stdout);
+  }
+  const auto begin = std::chrono::steady_clock::now();
+  bench::SuiteResults all;
+  bench::PoolStats stats;
+  try {
+    std::optional<ProgressBar> bar;
+    if (lead) bar.emplace("benchmarking");
+    all = bench::run_suite(suite, {.threads = args.threads,
+                                   .progress = [&](double f) { if (bar) (*bar)(f); },
+                                   .processes = &procs,
+                                   .stats = &stats});
+  } catch (const bench::RemoteFailure&) {
+    verb_exit_code() = 1;  // rank 0 reports the case that failed
+    return;
+  }
+  if (!lead) return;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  const std::vector<bench::Result>& results = all.cases;
 
   std::filesystem::create_directories(args.output);
   const std::filesystem::path dir(args.output);
-  topo::write_file_atomically((dir / "results.csv").string(), bench::results_csv(suite, results));
-  topo::write_file_atomically((dir / "report.md").string(), bench::report_markdown(suite, results));
-  const bool plotted = bench::write_plots(suite, results, args.output);
+  std::vector<std::string> written;
+  if (suite.num_cases() > 0) {
+    topo::write_file_atomically((dir / "results.csv").string(), bench::results_csv(suite, results));
+    written.push_back((dir / "results.csv").string());
+  }
+  if (!all.simulations.empty()) {
+    topo::write_file_atomically((dir / "simulations.csv").string(), bench::simulations_csv(all.simulations));
+    written.push_back((dir / "simulations.csv").string());
+  }
+  topo::write_file_atomically(
+      (dir / "report.md").string(),
+      (suite.num_cases() > 0 ? bench::report_markdown(suite, results) + "\n" : "") +
+          bench::simulations_markdown(suite, all.simulations));
+  written.push_back((dir / "report.md").string());
+  const bool plotted = suite.num_cases() > 0 && bench::write_plots(suite, results, args.output);
+  if (suite.num_cases() > 0) written.push_back((dir / "plots").string() + (plotted ? " (SVG)" : ""));
 
   size_t ok = 0, failed = 0, not_applicable = 0;
   const bool color = ::isatty(STDOUT_FILENO);
@@ -62,10 +135,28 @@ void run_bench(const BenchArgs& args) {
     else if (r.status == "not-applicable") ++not_applicable;
     else ++failed;
   }
-  fmt::print("{} algorithms verified correct, {} not applicable, {} failed, in {:.1f} s\n\n", ok, not_applicable,
-             failed, seconds);
-  fmt::print("Synthesized vs baselines (geometric-mean speed-up per topology; above 1x: tenet is faster):\n\n{}\n",
-             bench::summary_markdown(suite, results));
+  size_t sims_ok = 0, sims_failed = 0, sims_not_applicable = 0;
+  for (const bench::SimRun& r : all.simulations) {
+    if (r.ok()) ++sims_ok;
+    else if (r.status == "not-applicable") ++sims_not_applicable;
+    else ++sims_failed;
+  }
+  if (suite.num_cases() > 0)
+    fmt::print("{} algorithms verified correct, {} not applicable, {} failed\n", ok, not_applicable, failed);
+  if (!all.simulations.empty())
+    fmt::print("{} simulations ran, {} not applicable, {} failed\n", sims_ok, sims_not_applicable, sims_failed);
+  fmt::print("in {:.1f} s on {}\n", seconds, describe_workers(stats));
+  if (procs.distributed()) {
+    std::vector<std::string> per_rank;
+    for (size_t r = 0; r < stats.items.size(); ++r)
+      per_rank.push_back(fmt::format("{} ({:.1f} s)", stats.items[r], stats.busy_seconds[r]));
+    fmt::print("cases (busy seconds) per rank: {}\n", fmt::join(per_rank, ", "));
+  }
+  fmt::print("\n");
+  if (suite.num_cases() > 0)
+    fmt::print("Synthesized vs baselines (geometric-mean speed-up per topology; above 1x: tenet is faster):\n\n{}\n",
+               bench::summary_markdown(suite, results));
+  if (!all.simulations.empty()) fmt::print("{}\n", bench::simulations_markdown(suite, all.simulations));
   for (const bench::Result& r : results) {
     if (r.ok() || r.status == "not-applicable") continue;
     const std::string line = fmt::format("FAILED {} on {} {} {} ({} chunks/NPU): {}: {}", r.algorithm, r.topology,
@@ -73,12 +164,18 @@ void run_bench(const BenchArgs& args) {
     if (color) fmt::print(fmt::fg(fmt::color::red), "{}\n", line);
     else fmt::print("{}\n", line);
   }
-  fmt::print("wrote {}, {}, {}{}\n", (dir / "results.csv").string(), (dir / "report.md").string(),
-             (dir / "plots").string(), plotted ? " (SVG)" : "");
-  if (!plotted)
+  for (const bench::SimRun& r : all.simulations) {
+    if (r.ok() || r.status == "not-applicable") continue;
+    const std::string line = fmt::format("FAILED simulation of {} on {} ({} network, {}): {}", r.workload, r.topology,
+                                         sim::to_string(r.network), r.algorithm, r.note);
+    if (color) fmt::print(fmt::fg(fmt::color::red), "{}\n", line);
+    else fmt::print("{}\n", line);
+  }
+  fmt::print("wrote {}\n", fmt::join(written, ", "));
+  if (suite.num_cases() > 0 && !plotted)
     fmt::print("gnuplot is not installed (Debian: gnuplot-nox): wrote the plot data and plots.gp only; "
                "render with `cd {} && gnuplot plots.gp`\n", (dir / "plots").string());
-  if (failed > 0) verb_exit_code() = 3;
+  if (failed > 0 || sims_failed > 0) verb_exit_code() = 3;
 
   if (!args.compare_to.empty()) {
     const bench::Regressions found = bench::regressions(old_csv, args.compare_to, results, args.speed_tolerance);
@@ -111,7 +208,12 @@ void add_bench_command(CLI::App& app) {
       "the run. Writes <output>/results.csv, report.md (tables with tenet's speed-up and geometric\n"
       "means) and plots/ (gnuplot SVGs when gnuplot is installed). A suite without `chunks` runs auto\n"
       "(each algorithm picks its chunks per NPU), as tenet synth and tenet sim do by default.\n"
-      "Exit codes: 0 done, 2 bad input, 3 an algorithm failed verification or errored,\n"
+      "A suite may also list workloads (model presets with parallelism layouts, Chakra ET prefixes):\n"
+      "each is simulated on every topology, network backend and sim-algorithm (simulations.csv).\n"
+      "Under MPI (`mpirun -n K tenet bench ...`, `srun --mpi=pmix tenet bench ...`) rank 0 deals the\n"
+      "cases to every process, most expensive first, and alone writes the same files a single process\n"
+      "would (only build_s and sim_s, wall-clock times, differ).\n"
+      "Exit codes: 0 done, 2 bad input, 3 an algorithm failed verification or a simulation errored,\n"
       "4 regressions against --compare-to.");
   cmd->add_option("suite", args.suite,
                   "Suite YAML file (see --print-default for the format); default: the built-in suite");
@@ -130,7 +232,10 @@ void add_bench_command(CLI::App& app) {
                   "Also replay every algorithm on these simulator backends (comma-separated:\n"
                   "analytical, analytical-congestion, packet with its defaults); replaces the suite's `networks`")
       ->delimiter(',');
-  cmd->add_option("-j,--threads", args.threads, "Cases run concurrently; 0: all cores")->capture_default_str();
+  cmd->add_option("-j,--threads", args.threads,
+                  "Cases run concurrently per process; 0: all cores (under MPI, shared among the\n"
+                  "processes on each host)")
+      ->capture_default_str();
   cmd->add_flag("--print-default", args.print_default, "Print the built-in suite (a starting point for your own)");
   cmd->callback([] { run_bench(args); });
 }

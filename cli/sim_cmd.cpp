@@ -98,19 +98,6 @@ void print_links(const sim::SimResult& r, int shown, int bins) {
     fmt::print("  ... {} more links carried data (--links N shows more)\n", order.size() - shown);
 }
 
-sim::PipelineSchedule parse_schedule(const std::string& s) {
-  if (s == "1f1b") return sim::PipelineSchedule::OneFOneB;
-  if (s == "gpipe") return sim::PipelineSchedule::GPipe;
-  throw Error(fmt::format("unknown pipeline schedule '{}' (gpipe or 1f1b)", s));
-}
-
-// Tensor and pipeline degrees from the flags; data parallel over what is left of `npus`.
-sim::Parallelism parallelism(int npus, int tp, int pp, int microbatches, const std::string& schedule) {
-  if (npus % (tp * pp) != 0)
-    throw Error(fmt::format("{} NPUs do not split into tensor {} x pipeline {} groups", npus, tp, pp));
-  return {npus / (tp * pp), tp, pp, microbatches, parse_schedule(schedule)};
-}
-
 // "all-reduce=ring,all-gather=tenet"
 std::map<synth::CollectiveKind, std::string> parse_algorithms(const std::string& text) {
   std::map<synth::CollectiveKind, std::string> out;
@@ -134,7 +121,8 @@ void run_sim(const SimArgs& args) {
   std::string name = args.workload;
   const auto& presets = sim::model_presets();
   if (std::find(presets.begin(), presets.end(), args.workload) != presets.end()) {
-    const sim::Parallelism par = parallelism(t.num_npus(), args.tp, args.pp, args.microbatches, args.schedule);
+    const sim::Parallelism par =
+        sim::layout(t.num_npus(), args.tp, args.pp, args.microbatches, sim::parse_schedule(args.schedule));
     const sim::BatchShape shape = sim::batch_shape(args.workload, {args.batch, args.sequence});
     workload = sim::training_iteration(sim::model_preset(args.workload, shape), par);
     name = fmt::format("{} (dp {} x tp {} x pp {}, {} micro-batch{}, {}; {})", args.workload, par.dp, par.tp, par.pp,
@@ -378,7 +366,7 @@ void add_sim_commands(CLI::App& app) {
     }
     const sim::BatchShape shape = sim::batch_shape(model, {batch, sequence});
     const auto files = sim::training_iteration(sim::model_preset(model, shape),
-                                               sim::Parallelism{dp, tp, pp, microbatches, parse_schedule(schedule)});
+                                               sim::Parallelism{dp, tp, pp, microbatches, sim::parse_schedule(schedule)});
     write_ranks(files);
     fmt::print("wrote {} ranks: {} ... {}\n", files.size(), chakra::et_path(output, 0),
                chakra::et_path(output, static_cast<int>(files.size()) - 1));

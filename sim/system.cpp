@@ -25,21 +25,6 @@ namespace {
 
 using chakra::Node;
 
-std::optional<synth::CollectiveKind> collective_of(int64_t comm_type) {
-  switch (comm_type) {
-    case ChakraProtoMsg::ALL_REDUCE: return synth::CollectiveKind::AllReduce;
-    case ChakraProtoMsg::REDUCE: return synth::CollectiveKind::Reduce;
-    case ChakraProtoMsg::ALL_GATHER: return synth::CollectiveKind::AllGather;
-    case ChakraProtoMsg::GATHER: return synth::CollectiveKind::Gather;
-    case ChakraProtoMsg::SCATTER: return synth::CollectiveKind::Scatter;
-    case ChakraProtoMsg::BROADCAST: return synth::CollectiveKind::Broadcast;
-    case ChakraProtoMsg::ALL_TO_ALL: return synth::CollectiveKind::AllToAll;
-    case ChakraProtoMsg::REDUCE_SCATTER:
-    case ChakraProtoMsg::REDUCE_SCATTER_BLOCK: return synth::CollectiveKind::ReduceScatter;
-    default: return std::nullopt;  // BARRIER: no data; handled as a meeting point
-  }
-}
-
 // Measure of the union of intervals, and of `a` minus `b` (both lists of [start, end)).
 Time measure(std::vector<std::pair<Time, Time>> v) {
   std::sort(v.begin(), v.end());
@@ -358,7 +343,7 @@ class Simulator {
     if (!meeting) {
       meeting = std::make_unique<Meeting>();
       meeting->members = members;
-      const auto kind = collective_of(*chakra::int_attr(n, "comm_type"));
+      const auto kind = collective_of_comm_type(*chakra::int_attr(n, "comm_type"));
       meeting->barrier = !kind;
       if (kind) meeting->kind = *kind;
       meeting->size = *chakra::int_attr(n, "comm_size");
@@ -506,6 +491,21 @@ class Simulator {
 };
 
 }  // namespace
+
+std::optional<synth::CollectiveKind> collective_of_comm_type(int64_t comm_type) {
+  switch (comm_type) {
+    case ChakraProtoMsg::ALL_REDUCE: return synth::CollectiveKind::AllReduce;
+    case ChakraProtoMsg::REDUCE: return synth::CollectiveKind::Reduce;
+    case ChakraProtoMsg::ALL_GATHER: return synth::CollectiveKind::AllGather;
+    case ChakraProtoMsg::GATHER: return synth::CollectiveKind::Gather;
+    case ChakraProtoMsg::SCATTER: return synth::CollectiveKind::Scatter;
+    case ChakraProtoMsg::BROADCAST: return synth::CollectiveKind::Broadcast;
+    case ChakraProtoMsg::ALL_TO_ALL: return synth::CollectiveKind::AllToAll;
+    case ChakraProtoMsg::REDUCE_SCATTER:
+    case ChakraProtoMsg::REDUCE_SCATTER_BLOCK: return synth::CollectiveKind::ReduceScatter;
+    default: return std::nullopt;  // BARRIER: no data; handled as a meeting point
+  }
+}
 
 SimResult simulate(const topo::Topology& t, const std::vector<chakra::EtFile>& workload, const SimConfig& config,
                    const std::string& name) {

@@ -16,6 +16,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,10 @@ struct SimResult {
 // (a receive with no matching send, a collective some member never reaches): those are named.
 SimResult simulate(const topo::Topology& t, const std::vector<chakra::EtFile>& workload, const SimConfig& config,
                    const std::string& name = "workload");
+
+// The Tenet collective a Chakra comm_type names (REDUCE_SCATTER and REDUCE_SCATTER_BLOCK are both
+// Reduce-Scatter); nothing for BARRIER and unknown types.
+std::optional<synth::CollectiveKind> collective_of_comm_type(int64_t comm_type);
 
 // Chrome trace-event JSON (opens in Perfetto): a process per rank, compute and communication
 // threads, a slice per node; and a process for the network with a thread per link, a slice per

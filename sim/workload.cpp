@@ -252,6 +252,19 @@ class Generator {
 
 }  // namespace
 
+PipelineSchedule parse_schedule(const std::string& name) {
+  if (name == "1f1b") return PipelineSchedule::OneFOneB;
+  if (name == "gpipe") return PipelineSchedule::GPipe;
+  throw Error(fmt::format("unknown pipeline schedule '{}' (gpipe or 1f1b)", name));
+}
+
+Parallelism layout(int npus, int tp, int pp, int microbatches, PipelineSchedule schedule) {
+  const int64_t group = static_cast<int64_t>(tp) * pp;  // 64 bits: tp = pp = 65536 must not wrap to 0
+  if (tp < 1 || pp < 1 || npus % group != 0)
+    throw Error(fmt::format("{} NPUs do not split into tensor {} x pipeline {} groups", npus, tp, pp));
+  return {npus / (tp * pp), tp, pp, microbatches, schedule};
+}
+
 std::vector<chakra::EtFile> training_iteration(const Model& m, const Parallelism& par) {
   if (par.dp < 1 || par.tp < 1 || par.pp < 1 || par.microbatches < 1)
     throw Error("data-, tensor- and pipeline-parallel degrees and micro-batches must be at least 1");

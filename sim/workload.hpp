@@ -69,6 +69,12 @@ struct Parallelism {
   int ranks() const { return dp * tp * pp; }
 };
 
+// "gpipe" or "1f1b"; throws tenet::Error naming both otherwise.
+PipelineSchedule parse_schedule(const std::string& name);
+// Tensor and pipeline degrees as given, data parallel over what is left of `npus`; throws
+// tenet::Error when `npus` does not split into TP x PP groups.
+Parallelism layout(int npus, int tp, int pp, int microbatches, PipelineSchedule schedule);
+
 // Throws tenet::Error when PP exceeds the layers or a count is below 1.
 std::vector<chakra::EtFile> training_iteration(const Model& m, const Parallelism& par);
 // One collective on every rank, as ASTRA-sim's microbenchmark workloads are: a single COMM_COLL

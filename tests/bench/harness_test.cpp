@@ -108,7 +108,7 @@ TEST(Suite, MalformedSuitesNameTheLine) {
 
 TEST(Harness, EveryAlgorithmIsVerifiedAndReplaysInItsTime) {
   const Suite s = parse_suite(kSmall, "small.yaml");
-  const std::vector<Result> results = run_suite(s, on(2));
+  const std::vector<Result> results = run_suite(s, on(2)).cases;
   ASSERT_EQ(s.num_cases(), 16u);
   int ok = 0;
   std::set<std::string> seen_tenet;
@@ -141,7 +141,7 @@ TEST(Harness, EveryAlgorithmIsVerifiedAndReplaysInItsTime) {
 
 TEST(Harness, ResultsDoNotDependOnTheThreadCount) {
   const Suite s = parse_suite(kSmall, "small.yaml");
-  const std::vector<Result> one = run_suite(s, on(1)), two = run_suite(s, on(2));
+  const std::vector<Result> one = run_suite(s, on(1)).cases, two = run_suite(s, on(2)).cases;
   ASSERT_EQ(one.size(), two.size());
   for (size_t i = 0; i < one.size(); ++i) {
     EXPECT_EQ(one[i].algorithm, two[i].algorithm);
@@ -152,7 +152,7 @@ TEST(Harness, ResultsDoNotDependOnTheThreadCount) {
 
 TEST(Harness, ReportsCsvPlotsAndRegressions) {
   const Suite s = parse_suite(kSmall, "small.yaml");
-  std::vector<Result> results = run_suite(s);
+  std::vector<Result> results = run_suite(s).cases;
   const std::string csv = results_csv(s, results);
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "topology,npus,collective,size_bytes,chunks_per_npu,chunks_used,algorithm,status,time_ps,lower_bound_ps,ratio_to_bound,"
@@ -245,7 +245,7 @@ TEST(Harness, ReportsCsvPlotsAndRegressions) {
 // averaged over harder cases than the baseline).
 TEST(Harness, BoundChartsCompareCommonCasesOnly) {
   const Suite s = parse_suite(kSmall, "small.yaml");
-  std::vector<Result> results = run_suite(s);
+  std::vector<Result> results = run_suite(s).cases;
   const auto is_case = [](const Result& r) {
     return r.topology == "switch:4" && r.collective == synth::CollectiveKind::AllReduce && r.size == (Bytes{64} << 10) &&
            r.chunks == 1;

@@ -1,0 +1,173 @@
+// Suites that list workloads: parsing (presets with layouts, Chakra prefixes, errors with the
+// suite's line) and the simulations tenet bench runs (the same iteration as tenet sim).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "bench/harness.hpp"
+#include "bench/table.hpp"
+#include "chakra/et.hpp"
+#include "sim/system.hpp"
+#include "sim/workload.hpp"
+#include "topo/error.hpp"
+#include "topo/generators.hpp"
+#include "topo/io.hpp"
+
+namespace tenet::bench {
+namespace {
+
+void expect_error(const std::string& text, int line, const std::string& what) {
+  try {
+    parse_suite(text, "suite.yaml");
+    ADD_FAILURE() << "no error for:\n" << text;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where().file, "suite.yaml") << e.what();
+    EXPECT_EQ(e.where().line, line) << e.what();
+    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+  }
+}
+
+HarnessOptions on(int threads) {
+  HarnessOptions o;
+  o.threads = threads;
+  return o;
+}
+
+TEST(SimulationSuite, ReadsPresetsLayoutsAndChakraPrefixes) {
+  const auto dir = std::filesystem::temp_directory_path() / ("tenet_simsuite_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "traces");
+  const auto files = sim::collective_microbenchmark(synth::CollectiveKind::AllGather, Bytes{1} << 20, 4);
+  for (size_t r = 0; r < files.size(); ++r)
+    chakra::write_et(chakra::et_path((dir / "traces" / "ag").string(), static_cast<int>(r)), files[r]);
+  topo::write_file_atomically((dir / "suite.yaml").string(), R"(topologies: [ring:4]
+workloads:
+  - resnet50
+  - {model: gpt3-175b, tp: 2, pp: 2, microbatches: 4, schedule: gpipe, batch: 8, seq-len: 1024}
+  - traces/ag
+  - {chakra: traces/ag, name: all-gather-1MiB}
+networks: [analytical, packet]
+sim-algorithms: [tenet, ring, ring]
+)");
+  const Suite s = load_suite((dir / "suite.yaml").string());
+  EXPECT_TRUE(s.collectives.empty());  // a simulation-only suite needs no collectives or sizes
+  EXPECT_EQ(s.num_cases(), 0u);
+  ASSERT_EQ(s.workloads.size(), 4u);
+  EXPECT_EQ(s.workloads[0].label, "resnet50");
+  EXPECT_EQ(s.workloads[0].preset, "resnet50");
+  const SuiteWorkload& gpt = s.workloads[1];
+  EXPECT_EQ(gpt.label, "gpt3-175b tp2 pp2 mb4 gpipe batch8 seq1024");
+  EXPECT_EQ(gpt.tp, 2);
+  EXPECT_EQ(gpt.pp, 2);
+  EXPECT_EQ(gpt.microbatches, 4);
+  EXPECT_EQ(gpt.schedule, sim::PipelineSchedule::GPipe);
+  EXPECT_EQ(gpt.shape.batch, 8);
+  EXPECT_EQ(gpt.shape.sequence, 1024);
+  EXPECT_EQ(s.workloads[2].label, "traces/ag");
+  EXPECT_EQ(s.workloads[2].prefix, (dir / "traces" / "ag").string());  // relative to the suite file
+  EXPECT_EQ(s.workloads[3].label, "all-gather-1MiB");
+  EXPECT_EQ(s.sim_algorithms, (std::vector<std::string>{"tenet", "ring"}));
+  EXPECT_EQ(s.num_simulations(), 1u * 4 * 2 * 2);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SimulationSuite, MalformedWorkloadsNameTheLine) {
+  const std::string head = "topologies: [ring:4]\n";
+  expect_error(head + "workloads:\n  - resnet\n", 3, "did you mean 'resnet50'");
+  expect_error(head + "workloads:\n  - traces/none\n", 3, "no Chakra ET file traces/none.0.et");
+  expect_error(head + "workloads:\n  - {model: gpt3-175b, tp: two}\n", 3, "'tp' must be a whole number");
+  expect_error(head + "workloads:\n  - {model: gpt3-175b, pp: 0}\n", 3, "'pp' must lie in");
+  expect_error(head + "workloads:\n  - {model: resnet50, seq-len: 128}\n", 3, "no sequence length");
+  expect_error(head + "workloads:\n  - {model: gpt3-175b, schedule: zigzag}\n", 3, "gpipe or 1f1b");
+  expect_error(head + "workloads:\n  - {model: gpt3-175b, tensor: 8}\n", 3, "unknown workload key 'tensor'");
+  expect_error(head + "workloads:\n  - {chakra: x, model: resnet50}\n", 3, "exactly one of 'model'");
+  expect_error(head + "workloads:\n  - {name: nothing}\n", 3, "exactly one of 'model'");
+  expect_error(head + "workloads:\n  - [resnet50]\n", 3, "a workload is a model preset");
+  expect_error(head + "workloads:\n  - resnet50\n  - {model: resnet50}\n", 4, "two workloads are called 'resnet50'");
+  expect_error(head + "workloads: [resnet50]\nsim-algorithms: [tenet, rnig]\n", 3, "rnig");
+  expect_error(head + "workloads: [resnet50]\ncollectives: [all-reduce]\n", 0, "no 'sizes'");
+  expect_error(head + "sizes: [1MiB]\n", 0, "no 'collectives'");
+  expect_error(head + "collectives: [all-reduce]\nsizes: [1MiB]\nworkload: [resnet50]\n", 4,
+               "unknown key 'workload' (did you mean 'workloads'?)");
+}
+
+TEST(SimulationSuite, EachSimulationIsTheIterationTenetSimReports) {
+  const Suite s = parse_suite(R"(topologies: ["nvcluster:2x4,net=rail", ring:6]
+workloads:
+  - resnet50
+  - {model: gpt3-175b, tp: 4, batch: 1, seq-len: 256}
+networks: [analytical, analytical-congestion]
+sim-algorithms: [tenet, ring]
+)",
+                              "sims.yaml");
+  const SuiteResults all = run_suite(s, on(2));
+  EXPECT_TRUE(all.cases.empty());
+  ASSERT_EQ(all.simulations.size(), s.num_simulations());
+  ASSERT_EQ(all.simulations.size(), 2u * 2 * 2 * 2);
+  size_t i = 0;
+  for (const SuiteTopology& t : s.topologies)
+    for (const SuiteWorkload& w : s.workloads)
+      for (sim::NetworkKind n : s.sim_networks())
+        for (const std::string& a : s.sim_algorithms) {
+          const SimRun& r = all.simulations[i++];  // in suite order
+          EXPECT_EQ(r.topology, t.label);
+          EXPECT_EQ(r.workload, w.label);
+          EXPECT_EQ(r.network, n);
+          EXPECT_EQ(r.algorithm, a);
+          if (t.topology.num_npus() % w.tp != 0) {  // 6 NPUs do not split into tensor-parallel groups of 4
+            EXPECT_EQ(r.status, "not-applicable") << r.note;
+            EXPECT_NE(r.note.find("do not split"), std::string::npos) << r.note;
+            continue;
+          }
+          ASSERT_TRUE(r.ok()) << r.note;
+          // What tenet sim computes for the same workload, network and producer.
+          sim::SimConfig cfg;
+          cfg.network = n;
+          cfg.chunks_per_npu = 0;
+          if (a != "tenet") cfg.algorithms[synth::CollectiveKind::AllReduce] = a;
+          const auto workload = sim::training_iteration(sim::model_preset(w.preset, sim::batch_shape(w.preset, w.shape)),
+                                                        sim::layout(t.topology.num_npus(), w.tp, w.pp, 1, w.schedule));
+          const sim::SimResult expected = sim::simulate(t.topology, workload, cfg);
+          EXPECT_EQ(r.iteration, expected.iteration) << r.workload << " on " << r.topology << " " << a;
+          EXPECT_EQ(r.collectives, expected.collectives);
+          EXPECT_GT(r.compute, 0);
+          EXPECT_LE(r.exposed, r.communication);
+          EXPECT_GT(r.max_link_utilization, 0);
+        }
+  // On ring:6 the ring All-Reduce is what tenet finds too.
+  for (size_t k = 0; k + 1 < all.simulations.size(); k += 2) {  // tenet, then ring, per network
+    const SimRun &tenet = all.simulations[k], &ring = all.simulations[k + 1];
+    if (tenet.topology == "ring:6" && tenet.workload == "resnet50") {
+      ASSERT_EQ(ring.algorithm, "ring");
+      EXPECT_EQ(tenet.iteration, ring.iteration);
+    }
+  }
+
+  // simulations.csv: a row per simulation, times only where one ran.
+  const auto rows = parse_csv(simulations_csv(all.simulations));
+  ASSERT_EQ(rows.size(), 1 + all.simulations.size());
+  EXPECT_EQ(rows[0][6], "iteration_ps");
+  for (size_t k = 0; k < all.simulations.size(); ++k) {
+    EXPECT_EQ(rows[k + 1][5], all.simulations[k].status);
+    EXPECT_EQ(rows[k + 1][6], all.simulations[k].ok() ? std::to_string(all.simulations[k].iteration) : "");
+  }
+  const std::string md = simulations_markdown(s, all.simulations);
+  EXPECT_NE(md.find("## gpt3-175b tp4 batch1 seq256 on nvcluster:2x4,net=rail (8 NPUs)"), std::string::npos) << md;
+  EXPECT_NE(md.find("| network"), std::string::npos);
+  EXPECT_NE(md.find("not-applicable: 6 NPUs do not split"), std::string::npos) << md;
+}
+
+TEST(SimulationSuite, AProducerThatCannotRunACollectiveIsNotApplicable) {
+  // ring:8 has no link from npu3 to npu0: a ring over a tensor-parallel group {0..3} cannot close.
+  const Suite s = parse_suite("topologies: [ring:8]\nworkloads: [{model: gpt3-175b, tp: 4, batch: 1, seq-len: 128}]\n"
+                              "sim-algorithms: [tenet, ring]\n",
+                              "s.yaml");
+  const SuiteResults all = run_suite(s, on(1));
+  ASSERT_EQ(all.simulations.size(), 2u);
+  EXPECT_TRUE(all.simulations[0].ok()) << all.simulations[0].note;
+  EXPECT_EQ(all.simulations[1].status, "not-applicable");
+  EXPECT_FALSE(all.simulations[1].note.empty());
+}
+
+}  // namespace
+}  // namespace tenet::bench
