@@ -49,64 +49,68 @@ std::vector<std::string> algorithms_for(const Suite& s, synth::CollectiveKind ki
   return out;
 }
 
-std::vector<Result> run_case(const Suite& s, const Case& c) {
+Result run_algorithm(const Suite& s, const Case& c, const std::string& name) {
   const topo::Topology& t = c.topology->topology;
-  synth::Collective coll = synth::Collective::over_all(t, c.kind, std::max(1, c.chunks));
-  const Bytes chunk = coll.chunk_bytes_for(c.size);
-  std::vector<Result> out;
-  for (const std::string& name : algorithms_for(s, c.kind)) {
-    Result r;
-    r.topology = c.topology->label;
-    r.npus = t.num_npus();
-    r.collective = c.kind;
-    r.size = c.size;
-    r.chunks = c.chunks;
-    r.algorithm = name;
-    const auto begin = std::chrono::steady_clock::now();
-    try {
-      synth::SynthOptions o;
-      o.restarts = s.restarts;
-      o.baselines = false;  // the portfolio is applied below, from the baselines' own rows
-      const synth::Algorithm a = c.chunks == 0 ? synth::make_algorithm_auto_chunks(name, t, coll, c.size, o).algorithm
-                                               : synth::make_algorithm(name, t, coll, chunk, o);
-      r.chunks_used = a.collective.chunks_per_npu;
-      r.build_seconds = seconds_since(begin);
-      const synth::Report rep = synth::verify(t, a, {.max_reported = 1});
-      r.time = rep.collective_time;
-      r.bound = rep.bound.total;
-      r.transfers = a.size();
-      const double seconds = static_cast<double>(r.time) / static_cast<double>(kPicosPerSecond);
-      r.busbw = seconds > 0 ? static_cast<double>(c.size) / seconds * synth::bus_bandwidth_factor(c.kind, coll.num_ranks()) : 0;
-      if (rep.correct()) {
-        r.status = "ok";
-      } else {
-        r.status = "incorrect";
-        r.note = fmt::format("{} violations; first: {}", rep.violation_count,
-                             rep.violations.empty() ? "" : rep.violations.front().message);
-      }
-      for (sim::NetworkKind n : s.networks) r.simulated.push_back(sim::replay(t, a, n));
-    } catch (const synth::NotApplicable& e) {
-      r.status = "not-applicable";
-      r.note = e.message();
-    } catch (const std::exception& e) {
-      r.status = "error";
-      r.note = e.what();
+  Result r;
+  r.topology = c.topology->label;
+  r.npus = t.num_npus();
+  r.collective = c.kind;
+  r.size = c.size;
+  r.chunks = c.chunks;
+  r.algorithm = name;
+  const auto begin = std::chrono::steady_clock::now();
+  try {
+    const synth::Collective coll = synth::Collective::over_all(t, c.kind, std::max(1, c.chunks));
+    synth::SynthOptions o;
+    o.restarts = s.restarts;
+    o.baselines = false;  // the portfolio is applied by take_fastest, from the baselines' own rows
+    const synth::Algorithm a = c.chunks == 0 ? synth::make_algorithm_auto_chunks(name, t, coll, c.size, o).algorithm
+                                             : synth::make_algorithm(name, t, coll, coll.chunk_bytes_for(c.size), o);
+    r.chunks_used = a.collective.chunks_per_npu;
+    r.build_seconds = seconds_since(begin);
+    const synth::Report rep = synth::verify(t, a, {.max_reported = 1});
+    r.time = rep.collective_time;
+    r.bound = rep.bound.total;
+    r.transfers = a.size();
+    const double seconds = static_cast<double>(r.time) / static_cast<double>(kPicosPerSecond);
+    r.busbw = seconds > 0 ? static_cast<double>(c.size) / seconds * synth::bus_bandwidth_factor(c.kind, coll.num_ranks()) : 0;
+    if (rep.correct()) {
+      r.status = "ok";
+    } else {
+      r.status = "incorrect";
+      r.note = fmt::format("{} violations; first: {}", rep.violation_count,
+                           rep.violations.empty() ? "" : rep.violations.front().message);
     }
-    out.push_back(std::move(r));
+    for (sim::NetworkKind n : s.networks) r.simulated.push_back(sim::replay(t, a, n));
+  } catch (const synth::NotApplicable& e) {
+    r.status = "not-applicable";
+    r.note = e.message();
+  } catch (const std::exception& e) {
+    r.status = "error";
+    r.note = e.what();
   }
-  // As `tenet synth` does (SynthOptions::baselines), the synthesizer's row is the fastest of its own
-  // schedule and every baseline's, which this case has built already.
-  auto tenet = std::find_if(out.begin(), out.end(), [](const Result& r) { return r.algorithm == "tenet"; });
-  if (tenet != out.end() && tenet->ok())
-    for (const Result& b : out)
-      if (b.algorithm != "tenet" && b.ok() && b.time < tenet->time) {
-        const double build = tenet->build_seconds;
-        *tenet = b;
-        tenet->algorithm = "tenet";
-        tenet->note = "baseline " + b.algorithm;
-        tenet->build_seconds = build;
-      }
-  return out;
+  return r;
+}
+
+// As `tenet synth` does (SynthOptions::baselines), the synthesizer's row of a case is the fastest
+// of its own schedule and every baseline's, which the case has built already.
+void take_fastest(std::vector<Result>& case_rows) {
+  auto tenet = std::find_if(case_rows.begin(), case_rows.end(), [](const Result& r) { return r.algorithm == "tenet"; });
+  if (tenet == case_rows.end() || !tenet->ok()) return;
+  for (const Result& b : case_rows)
+    if (b.algorithm != "tenet" && b.ok() && b.time < tenet->time) {
+      const double build = tenet->build_seconds;
+      *tenet = b;
+      tenet->algorithm = "tenet";
+      tenet->note = "baseline " + b.algorithm;
+      tenet->build_seconds = build;
+    }
+}
+
+// The key of a row of results.csv: topology, collective, size in bytes, chunks label, algorithm.
+std::string row_key(std::string_view topology, std::string_view collective, std::string_view size, std::string_view chunks,
+                    std::string_view algorithm) {
+  return fmt::format("{}|{}|{}|{}|{}", topology, collective, size, chunks, algorithm);
 }
 
 struct SimCase {
@@ -367,64 +371,118 @@ void bar_chart(const Suite& suite, const Colours& colours, const std::filesystem
   gp += "\nset yrange [*:*]\nset xtics norotate autofreq\n";
 }
 
+// An earlier results.csv, checked: its header has the columns both readers use, every row its width.
+struct OldResults {
+  std::vector<std::vector<std::string>> rows;  // the header first
+  std::map<std::string, size_t> col;
+  const std::string& cell(size_t line, const char* column) const { return rows[line][col.at(column)]; }
+};
+
+OldResults read_old_results(std::string_view old_csv, const std::string& old_file) {
+  OldResults old{parse_csv(old_csv), {}};
+  if (old.rows.empty()) throw Error("empty results file", Location(old_file));
+  const std::vector<std::string>& header = old.rows.front();
+  for (size_t i = 0; i < header.size(); ++i) old.col[header[i]] = i;
+  for (const char* c : {"topology", "collective", "size_bytes", "chunks_per_npu", "algorithm", "status", "time_ps", "build_s"})
+    if (!old.col.count(c))
+      throw Error(fmt::format("not a tenet bench results.csv: no '{}' column", c), Location(old_file, 1));
+  for (size_t line = 1; line < old.rows.size(); ++line)
+    if (old.rows[line].size() != header.size())
+      throw Error(fmt::format("{} cells where the header has {}", old.rows[line].size(), header.size()),
+                  Location(old_file, static_cast<int>(line + 1)));
+  return old;
+}
+
 }  // namespace
 
 SuiteResults run_suite(const Suite& suite, const HarnessOptions& options) {
+  // Items: every algorithm of every case (the unit of work: one case's baselines together can take
+  // a minute), then the simulations.
   std::vector<Case> cases;
   for (const SuiteTopology& t : suite.topologies)
     for (synth::CollectiveKind k : suite.collectives)
       for (Bytes size : suite.sizes)
         for (int chunks : suite.chunks) cases.push_back({&t, k, size, chunks});
+  struct Item {
+    size_t c;
+    std::string algorithm;
+  };
+  std::vector<Item> items;
+  for (size_t c = 0; c < cases.size(); ++c)
+    for (const std::string& name : algorithms_for(suite, cases[c].kind)) items.push_back({c, name});
   std::vector<SimCase> sims;
   for (const SuiteTopology& t : suite.topologies)
     for (const SuiteWorkload& w : suite.workloads)
       for (sim::NetworkKind n : suite.sim_networks())
         for (const std::string& a : suite.sim_algorithms) sims.push_back({&t, &w, n, a});
 
-  // Items: the cases, then the simulations. Each returns its rows as JSON, so that a row computed
-  // on another MPI process arrives exactly as computed here.
-  const size_t count = cases.size() + sims.size();
+  // Each item returns its row as JSON, so that a row computed on another MPI process arrives
+  // exactly as computed here.
   auto run = [&](size_t i) -> std::string {
-    if (i < cases.size()) {
-      nlohmann::json rows = nlohmann::json::array();
-      for (const Result& r : run_case(suite, cases[i])) rows.push_back(to_json(r));
-      return rows.dump();
-    }
-    return to_json(run_simulation(sims[i - cases.size()])).dump();
+    if (i < items.size()) return to_json(run_algorithm(suite, cases[items[i].c], items[i].algorithm)).dump();
+    return to_json(run_simulation(sims[i - items.size()])).dump();
   };
   auto describe = [&](size_t i) {
-    if (i < cases.size()) {
-      const Case& c = cases[i];
-      return fmt::format("{} | {} | {} | {} chunks", c.topology->label, synth::to_string(c.kind), format_bytes(c.size),
-                         c.chunks == 0 ? "auto" : std::to_string(c.chunks));
+    if (i < items.size()) {
+      const Case& c = cases[items[i].c];
+      return fmt::format("{} | {} | {} | {} chunks | {}", c.topology->label, synth::to_string(c.kind), format_bytes(c.size),
+                         c.chunks == 0 ? "auto" : std::to_string(c.chunks), items[i].algorithm);
     }
-    const SimCase& c = sims[i - cases.size()];
+    const SimCase& c = sims[i - items.size()];
     return fmt::format("{} | {} | {} network | {}", c.topology->label, c.workload->label, sim::to_string(c.network),
                        c.algorithm);
   };
-  // Dealing order, most expensive first: a rough estimate (transfers grow with the square of the
-  // NPUs, with the chunks, and All-to-All's with one more factor of NPUs); outputs do not depend on it.
+  // Dealing order, most expensive first: the build seconds an earlier run measured (items it did
+  // not have go first), else an estimate (transfers grow with the square of the NPUs and with the
+  // chunks; All-to-All's with one more factor of NPUs). Outputs do not depend on it.
   std::vector<double> cost;
-  for (const Case& c : cases) {
+  const bool measured = options.costs && !options.costs->empty();
+  double most = 0;
+  if (measured)
+    for (const auto& [key, seconds] : *options.costs) most = std::max(most, seconds);
+  for (const Item& item : items) {
+    const Case& c = cases[item.c];
     const double n = c.topology->topology.num_npus();
-    cost.push_back(n * n * std::max(c.chunks, 4) * static_cast<double>(algorithms_for(suite, c.kind).size()) *
-                   (c.kind == synth::CollectiveKind::AllToAll ? n : 1.0));
+    if (!measured) {
+      cost.push_back(n * n * std::max(c.chunks, 4) * (c.kind == synth::CollectiveKind::AllToAll ? n : 1.0));
+      continue;
+    }
+    const auto it = options.costs->find(row_key(c.topology->label, synth::to_string(c.kind), std::to_string(c.size),
+                                                c.chunks == 0 ? "auto" : std::to_string(c.chunks), item.algorithm));
+    cost.push_back(it != options.costs->end() ? it->second : most);
   }
   for (const SimCase& c : sims) {
     const double n = c.topology->topology.num_npus();
-    cost.push_back(n * n * 64);
+    cost.push_back(measured ? most : n * n * 64);
   }
   static const Processes alone{Processes::Alone{}};
   const std::vector<std::string> outputs =
-      run_items(options.processes ? *options.processes : alone, count, run, describe,
+      run_items(options.processes ? *options.processes : alone, items.size() + sims.size(), run, describe,
                 {.threads = options.threads, .progress = options.progress, .cost = std::move(cost)}, options.stats);
   SuiteResults out;
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const nlohmann::json j = nlohmann::json::parse(outputs[i]);
-    if (i < cases.size())
-      for (const nlohmann::json& r : j) out.cases.push_back(result_from_json(r));
-    else
-      out.simulations.push_back(sim_run_from_json(j));
+  if (outputs.empty()) return out;  // another rank's share was run; rank 0 has the rows
+  for (size_t i = 0; i < items.size();) {  // a case's rows, then its portfolio
+    std::vector<Result> rows;
+    for (const size_t c = items[i].c; i < items.size() && items[i].c == c; ++i)
+      rows.push_back(result_from_json(nlohmann::json::parse(outputs[i])));
+    take_fastest(rows);
+    for (Result& r : rows) out.cases.push_back(std::move(r));
+  }
+  for (size_t i = items.size(); i < outputs.size(); ++i)
+    out.simulations.push_back(sim_run_from_json(nlohmann::json::parse(outputs[i])));
+  return out;
+}
+
+KnownCosts known_costs(std::string_view old_csv, const std::string& old_file) {
+  const OldResults old = read_old_results(old_csv, old_file);
+  KnownCosts out;
+  for (size_t line = 1; line < old.rows.size(); ++line) {
+    const std::string& build = old.cell(line, "build_s");
+    char* end = nullptr;
+    const double seconds = std::strtod(build.c_str(), &end);
+    if (build.empty() || *end != '\0') continue;  // not-applicable rows have none
+    out[row_key(old.cell(line, "topology"), old.cell(line, "collective"), old.cell(line, "size_bytes"),
+                old.cell(line, "chunks_per_npu"), old.cell(line, "algorithm"))] = seconds;
   }
   return out;
 }
@@ -747,26 +805,15 @@ bool write_plots(const Suite& suite, const std::vector<Result>& results, const s
 
 Regressions regressions(std::string_view old_csv, const std::string& old_file, const std::vector<Result>& results,
                         double speed_tolerance) {
-  const auto rows = parse_csv(old_csv);
-  if (rows.empty()) throw Error("empty results file", Location(old_file));
-  const std::vector<std::string>& header = rows.front();
-  std::map<std::string, size_t> col;
-  for (size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
-  for (const char* c : {"topology", "collective", "size_bytes", "chunks_per_npu", "algorithm", "status", "time_ps", "build_s"})
-    if (!col.count(c))
-      throw Error(fmt::format("not a tenet bench results.csv: no '{}' column", c), Location(old_file, 1));
+  const OldResults old = read_old_results(old_csv, old_file);
+  const auto& rows = old.rows;
   std::map<std::string, const Result*> now;
-  auto key = [](std::string_view topology, std::string_view coll, std::string_view size, std::string_view chunks,
-                std::string_view alg) { return fmt::format("{}|{}|{}|{}|{}", topology, coll, size, chunks, alg); };
+  const auto& key = row_key;
   for (const Result& r : results)
     now[key(r.topology, synth::to_string(r.collective), std::to_string(r.size), r.chunks_label(), r.algorithm)] = &r;
   Regressions out;
   for (size_t line = 1; line < rows.size(); ++line) {
-    const auto& row = rows[line];
-    if (row.size() != header.size())
-      throw Error(fmt::format("{} cells where the header has {}", row.size(), header.size()),
-                  Location(old_file, static_cast<int>(line + 1)));
-    auto cell = [&](const char* c) -> const std::string& { return row[col.at(c)]; };
+    auto cell = [&](const char* c) -> const std::string& { return old.cell(line, c); };
     auto it = now.find(key(cell("topology"), cell("collective"), cell("size_bytes"), cell("chunks_per_npu"), cell("algorithm")));
     if (it == now.end()) continue;  // not in this run's suite
     const Result& r = *it->second;

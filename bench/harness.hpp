@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -60,12 +61,19 @@ struct SuiteResults {
   std::vector<SimRun> simulations;     // in suite order: topology, workload, network, then sim-algorithm
 };
 
+// Per case and algorithm (topology|collective|size_bytes|chunks|algorithm), the build seconds an
+// earlier results.csv measured; `old_file` names it in errors (a missing column, a short row).
+using KnownCosts = std::map<std::string, double>;
+KnownCosts known_costs(std::string_view old_csv, const std::string& old_file);
+
 struct HarnessOptions {
   int threads = 0;  // cases run concurrently per process; 0: all cores (shared among a host's MPI processes)
   std::function<void(double)> progress;
   // The run's processes (an MPI world, see bench/pool.hpp); nullptr: this process alone.
   const Processes* processes = nullptr;
   PoolStats* stats = nullptr;  // filled on rank 0 when given
+  // Earlier build times: the most expensive are dealt first (without them: an estimate).
+  const KnownCosts* costs = nullptr;
 };
 
 // Every case and simulation of the suite. In an MPI run, rank 0 returns them all and the other

@@ -34,7 +34,7 @@ const char* first_env(std::initializer_list<const char*> names) {
   return nullptr;
 }
 const char* launcher_rank() { return first_env({"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}); }
-const char* launcher_size() { return first_env({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}); }
+[[maybe_unused]] const char* launcher_size() { return first_env({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}); }
 
 std::string this_host() {
   char name[256] = {};
@@ -220,11 +220,20 @@ bool built_with_mpi() {
 }
 
 Processes::Processes() {
-  const char* size = launcher_size();
-  const bool launched = launcher_rank() != nullptr;
-  if (!launched) return;
+  if (!launcher_rank()) {
+    // srun without an MPI plugin starts K copies that know only their Slurm task number: without
+    // this, each would run the whole suite into the same folder.
+    const char* task = std::getenv("SLURM_PROCID");
+    const char* tasks = std::getenv("SLURM_NTASKS");
+    if (task && tasks && std::atoi(tasks) > 1) {
+      rank_ = std::atoi(task);
+      warning_ = fmt::format("started by srun as one of {} tasks without an MPI plugin (srun --mpi=pmix): task 0 "
+                             "runs every case, the others exit",
+                             tasks);
+    }
+    return;
+  }
 #ifdef TENET_WITH_MPI
-  (void)size;
   int provided = 0;
   MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
   initialized_ = true;
@@ -237,7 +246,7 @@ Processes::Processes() {
   MPI_Comm_free(&local);
 #else
   rank_ = std::atoi(launcher_rank());
-  if (size && std::atoi(size) > 1)
+  if (const char* size = launcher_size(); size && std::atoi(size) > 1)
     warning_ = fmt::format("started by an MPI launcher as one of {} processes, but this tenet was built without MPI "
                            "(Debian: libopenmpi-dev, then rebuild): rank 0 runs every case, the others exit",
                            size);

@@ -11,7 +11,8 @@
 //
 // MPI is optional at build time (TENET_WITH_MPI: Debian's libopenmpi-dev). It is initialized only
 // when a launcher started the process (mpirun's, PMI's or PMIx's environment variables), so a
-// plain `tenet bench` never touches it.
+// plain `tenet bench` never touches it. Started K times without MPI (a build without it, or srun
+// without an MPI plugin), rank 0 runs everything and the others exit, with a warning.
 #pragma once
 
 #include <cstddef>

@@ -28,7 +28,7 @@ struct BenchArgs {
 };
 
 // Reads the suite and the flags; throws tenet::Error on bad input.
-bench::Suite prepare(const BenchArgs& args, bool lead, std::string& old_csv) {
+bench::Suite prepare(const BenchArgs& args, bool lead, std::string& old_csv, bench::KnownCosts& costs) {
   bench::Suite suite = args.suite.empty() ? bench::parse_suite(bench::default_suite_yaml(), "<default suite>", args.quick)
                                           : bench::load_suite(args.suite, args.quick);
   if (!args.networks.empty()) {
@@ -36,7 +36,10 @@ bench::Suite prepare(const BenchArgs& args, bool lead, std::string& old_csv) {
     for (const std::string& n : args.networks) suite.networks.push_back(sim::parse_network(n));
   }
   // Read the old results before any work, so a bad path fails fast.
-  if (lead && !args.compare_to.empty()) old_csv = topo::read_file(args.compare_to);
+  if (lead && !args.compare_to.empty()) {
+    old_csv = topo::read_file(args.compare_to);
+    costs = bench::known_costs(old_csv, args.compare_to);  // checks the file too, before any work
+  }
   if (args.threads < 0) throw Error("--threads must be 0 (all cores) or more");
   return suite;
 }
@@ -63,10 +66,11 @@ void run_bench(const BenchArgs& args) {
 
   // Every rank reads the suite; they agree that all could before any work is dealt.
   std::string old_csv;
+  bench::KnownCosts costs;
   bench::Suite suite;
   std::exception_ptr bad_input;
   try {
-    suite = prepare(args, lead, old_csv);
+    suite = prepare(args, lead, old_csv, costs);
   } catch (...) {
     bad_input = std::current_exception();
   }
@@ -100,7 +104,8 @@ void run_bench(const BenchArgs& args) {
     all = bench::run_suite(suite, {.threads = args.threads,
                                    .progress = [&](double f) { if (bar) (*bar)(f); },
                                    .processes = &procs,
-                                   .stats = &stats});
+                                   .stats = &stats,
+                                   .costs = &costs});
   } catch (const bench::RemoteFailure&) {
     verb_exit_code() = 1;  // rank 0 reports the case that failed
     return;
@@ -150,7 +155,7 @@ void run_bench(const BenchArgs& args) {
     std::vector<std::string> per_rank;
     for (size_t r = 0; r < stats.items.size(); ++r)
       per_rank.push_back(fmt::format("{} ({:.1f} s)", stats.items[r], stats.busy_seconds[r]));
-    fmt::print("cases (busy seconds) per rank: {}\n", fmt::join(per_rank, ", "));
+    fmt::print("items (busy seconds) per rank: {}\n", fmt::join(per_rank, ", "));
   }
   fmt::print("\n");
   if (suite.num_cases() > 0)
@@ -222,7 +227,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--compare-to", args.compare_to,
                   "An earlier results.csv: print what got worse (slower collectives, lost verdicts, cases that\n"
                   "no longer run) and exit 4 if anything did; builds over (1 + tolerance) times slower are\n"
-                  "warnings (wall-clock build times move with machine load) unless --fail-on-build-time");
+                  "warnings (wall-clock build times move with machine load) unless --fail-on-build-time.\n"
+                  "Its build times also order the work: the slowest cases are dealt first");
   cmd->add_option("--speed-tolerance", args.speed_tolerance,
                   "Build-time slack for --compare-to (1.0: flag builds over twice as slow)")
       ->capture_default_str();

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include <algorithm>
 #include <filesystem>
@@ -147,6 +148,49 @@ TEST(Harness, ResultsDoNotDependOnTheThreadCount) {
     EXPECT_EQ(one[i].algorithm, two[i].algorithm);
     EXPECT_EQ(one[i].time, two[i].time);
     EXPECT_EQ(one[i].status, two[i].status);
+  }
+}
+
+TEST(Harness, EarlierBuildTimesOrderTheWorkNotTheResults) {
+  const Suite s = parse_suite(kSmall, "small.yaml");
+  const std::vector<Result> first = run_suite(s, on(2)).cases;
+  const KnownCosts costs = known_costs(results_csv(s, first), "old.csv");
+  size_t timed = 0;
+  for (const Result& r : first) {
+    const auto it = costs.find(fmt::format("{}|{}|{}|{}|{}", r.topology, synth::to_string(r.collective), r.size,
+                                           r.chunks_label(), r.algorithm));
+    if (r.status == "not-applicable") {
+      EXPECT_EQ(it, costs.end());  // no build time to learn from
+      continue;
+    }
+    ++timed;
+    ASSERT_NE(it, costs.end()) << r.algorithm << " on " << r.topology;
+    EXPECT_NEAR(it->second, r.build_seconds, 1e-4);  // results.csv keeps 4 decimals
+  }
+  EXPECT_EQ(costs.size(), timed);
+  // Dealt in another order, the rows are the same.
+  HarnessOptions o = on(2);
+  o.costs = &costs;
+  const std::vector<Result> second = run_suite(s, o).cases;
+  ASSERT_EQ(second.size(), first.size());
+  for (size_t i = 0; i < first.size(); ++i) {
+    EXPECT_EQ(second[i].algorithm, first[i].algorithm);
+    EXPECT_EQ(second[i].time, first[i].time);
+    EXPECT_EQ(second[i].note, first[i].note);
+  }
+  // A file that is not a results.csv is refused before any work, with its line.
+  for (const auto& [text, line, what] :
+       std::vector<std::tuple<std::string, int, std::string>>{{"topology,npus\nring:4,4\n", 1, "no 'collective' column"},
+                                                              {results_csv(s, first) + "ring:4,4\n", 1 + static_cast<int>(first.size()) + 1, "cells where the header has"},
+                                                              {"", 0, "empty results file"}}) {
+    try {
+      known_costs(text, "old.csv");
+      ADD_FAILURE() << "no error for " << text;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.where().file, "old.csv");
+      EXPECT_EQ(e.where().line, line) << e.what();
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
   }
 }
 

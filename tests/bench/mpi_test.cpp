@@ -84,7 +84,7 @@ sim-algorithms: [tenet, ring]
   ASSERT_EQ(three.status, 0) << three.out << three.err;
   EXPECT_NE(three.out.find("over 3 MPI processes"), std::string::npos) << three.out;
   EXPECT_NE(three.out.find("on 3 processes (MPI) x 1 thread each"), std::string::npos) << three.out;
-  EXPECT_NE(three.out.find("cases (busy seconds) per rank: "), std::string::npos) << three.out;
+  EXPECT_NE(three.out.find("items (busy seconds) per rank: "), std::string::npos) << three.out;
   EXPECT_NE(one.out.find("on 1 process x 1 thread"), std::string::npos) << one.out;
 
   const auto a = rows_without(dir_ / "one" / "results.csv", "build_s");
