@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -256,9 +257,12 @@ double geomean(const std::vector<double>& v) {
   return std::exp(s / static_cast<double>(v.size()));
 }
 
+// A file-name-safe form of `s`; names over 80 characters keep their first 64 and a hash of the
+// whole (file systems refuse names over 255 bytes, and plot names add to the topology's).
 std::string slug(std::string s) {
   for (char& ch : s)
     if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '.') ch = '_';
+  if (s.size() > 80) s = fmt::format("{}-{:016x}", s.substr(0, 64), std::hash<std::string>{}(s));
   return s;
 }
 
@@ -696,7 +700,7 @@ void size_chart(const Suite& suite, const Colours& colours, std::string& gp, con
 
 bool write_plots(const Suite& suite, const std::vector<Result>& results, const std::string& dir) {
   const std::filesystem::path plots = std::filesystem::path(dir) / "plots";
-  std::filesystem::create_directories(plots);
+  topo::make_directories(plots.string());
   const Colours colours(suite);
   std::string gp =
       "# Renders the benchmark's plots: gnuplot plots.gp (in this folder).\n"

@@ -15,6 +15,7 @@
 #include "topo/error.hpp"
 #include "topo/generators.hpp"
 #include "topo/io.hpp"
+#include "topo/limits.hpp"
 #include "topo/presets.hpp"
 #include "topo/suggest.hpp"
 
@@ -281,7 +282,7 @@ Suite parse_suite(std::string_view text, const std::string& file, bool quick) {
   }
   if (YAML::Node n = get("chunks"))
     for (const YAML::Node& c : items(n, file, "chunks"))
-      s.chunks.push_back(c.IsScalar() && c.Scalar() == "auto" ? 0 : whole_number(c, file, "chunks", 1, 4096));
+      s.chunks.push_back(c.IsScalar() && c.Scalar() == "auto" ? 0 : whole_number(c, file, "chunks", 1, topo::kMaxChunksPerNpu));
   else
     s.chunks = {0};  // auto, as tenet synth and tenet sim default to
   if (YAML::Node n = get("restarts")) s.restarts = whole_number(n, file, "restarts", 1, 1024);

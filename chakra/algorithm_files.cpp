@@ -1,7 +1,7 @@
 #include "chakra/algorithm_files.hpp"
 
 #include <filesystem>
-#include <regex>
+#include <cctype>
 
 #include "chakra/collective_graph.hpp"
 #include "synth/algorithm_json.hpp"
@@ -11,10 +11,15 @@
 namespace tenet::chakra {
 namespace {
 
+// "<prefix>.<rank>.et" -> "<prefix>"; anything else unchanged. (A scan: std::regex recursed per
+// character and overflowed the stack on 100,000-character names.)
 std::string prefix_of(const std::string& path) {
-  static const std::regex one_file(R"((.*)\.[0-9]+\.et)");
-  std::smatch m;
-  return std::regex_match(path, m, one_file) ? std::string(m[1]) : path;
+  if (path.size() < 5 || path.compare(path.size() - 3, 3, ".et") != 0) return path;
+  size_t i = path.size() - 3;
+  const size_t digits_end = i;
+  while (i > 0 && std::isdigit(static_cast<unsigned char>(path[i - 1]))) --i;
+  if (i == digits_end || i == 0 || path[i - 1] != '.') return path;
+  return path.substr(0, i - 1);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "topo/error.hpp"
 #include "topo/generators.hpp"
 #include "topo/io.hpp"
+#include "topo/limits.hpp"
 #include "topo/routing.hpp"
 
 namespace tenet::chakra {
@@ -235,7 +236,7 @@ std::vector<std::string> write_collective_graph(const Algorithm& a, const topo::
 
 std::vector<std::string> write_collective_graph(const std::vector<EtFile>& files, const Algorithm& a,
                                                 const topo::Topology& t, const std::string& dir, const std::string& stem) {
-  std::filesystem::create_directories(dir);
+  topo::make_directories(dir);
   std::vector<std::string> written;
   const std::string prefix = (std::filesystem::path(dir) / stem).string();
   for (size_t r = 0; r < files.size(); ++r) {
@@ -416,9 +417,16 @@ Algorithm from_collective_graph(const std::vector<EtFile>& files, const topo::To
                 {prefix});
   Algorithm a;
   a.collective.kind = synth::parse_collective(*kind);
-  a.collective.chunks_per_npu = static_cast<int>(meta_int(meta, "tenet_chunks_per_npu").value_or(1));
-  a.collective.root = static_cast<int>(meta_int(meta, "tenet_root").value_or(0));
-  a.chunk_bytes = meta_int(meta, "tenet_chunk_bytes").value_or(0);
+  // Metadata values checked before anything is sized by them.
+  auto meta_in = [&](std::string_view name, int64_t otherwise, int64_t lo, int64_t hi) {
+    const int64_t v = meta_int(meta, name).value_or(otherwise);
+    if (v < lo || v > hi)
+      throw Error(fmt::format("{} {} in the metadata is outside [{}, {}]", name, v, lo, hi), {et_path(prefix, 0)});
+    return v;
+  };
+  a.collective.chunks_per_npu = static_cast<int>(meta_in("tenet_chunks_per_npu", 1, 1, topo::kMaxChunksPerNpu));
+  a.collective.root = static_cast<int>(meta_in("tenet_root", 0, 0, static_cast<int64_t>(files.size()) - 1));
+  a.chunk_bytes = meta_in("tenet_chunk_bytes", 0, 0, int64_t{1} << 50);
   a.name = meta_string(meta, "tenet_name").value_or("chakra");
   a.link_model = synth::parse_link_model(meta_string(meta, "tenet_link_model").value_or("pipelined"));
   {

@@ -114,7 +114,7 @@ void run_bench(const BenchArgs& args) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   const std::vector<bench::Result>& results = all.cases;
 
-  std::filesystem::create_directories(args.output);
+  topo::make_directories(args.output);
   const std::filesystem::path dir(args.output);
   std::vector<std::string> written;
   if (suite.num_cases() > 0) {

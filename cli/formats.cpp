@@ -74,7 +74,7 @@ Exported export_algorithm(const synth::Algorithm& a, const topo::Topology& t, co
       out.skipped.emplace_back(f, e.what());
     }
   }
-  std::filesystem::create_directories(dir);
+  topo::make_directories(dir);
   std::vector<std::string>& written = out.written;
   if (json_wanted) {
     written.push_back((std::filesystem::path(dir) / "algorithm.json").string());

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 
 #include "cli/commands.hpp"
 #include "cli/suggest_args.hpp"
@@ -36,9 +37,14 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     fmt::print(stderr, "error: {}\n", e.what());
     return 2;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path the user gave that the system refused (not a folder, too long, no permission).
+    std::fflush(stdout);
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 2;
   } catch (const std::exception& e) {
     std::fflush(stdout);
-    fmt::print(stderr, "internal error: {}\n", e.what());
+    fmt::print(stderr, "internal error: {} (please report it with the command that caused it)\n", e.what());
     return 1;
   }
   return tenet::cli::verb_exit_code();

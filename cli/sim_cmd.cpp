@@ -27,6 +27,7 @@ struct SimArgs {
   bool json = false;
   // Packet network options.
   std::string mtu = "4KiB", header = "0B", buffer = "auto", routing = "source", arbitration = "round-robin";
+  uint64_t max_packets = sim::PacketConfig{}.max_packets;
   bool cut_through = false;
   std::vector<std::string> packet_flags_given;
 };
@@ -43,6 +44,7 @@ sim::PacketConfig packet_config(const SimArgs& args) {
   p.cut_through = args.cut_through;
   p.routing = sim::parse_routing(args.routing);
   p.arbitration = sim::parse_arbitration(args.arbitration);
+  p.max_packets = args.max_packets;
   return p;
 }
 
@@ -281,6 +283,12 @@ void add_sim_commands(CLI::App& app) {
                   "Packet network: round-robin (fair over a port's inputs) or fixed-priority (lowest input first)")
       ->capture_default_str()
       ->each(packet_flag("--arbitration"));
+  cmd->add_option("--max-packets", args.max_packets,
+                  "Packet network: stop with an error past this many packets (a run cuts about 7 million a\n"
+                  "second on one core)")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 50))
+      ->each(packet_flag("--max-packets"));
   cmd->add_option("--links", args.links, "Busiest links to list")->capture_default_str()->check(CLI::Range(0, 1 << 20));
   cmd->add_option("--bins", args.bins, "Time slices of the per-link utilization over time")
       ->capture_default_str()
@@ -348,7 +356,7 @@ void add_sim_commands(CLI::App& app) {
   gen->callback([gen] {
     auto write_ranks = [](const std::vector<chakra::EtFile>& files) {  // <output>.<rank>.et
       const auto folder = std::filesystem::path(output).parent_path();
-      if (!folder.empty()) std::filesystem::create_directories(folder);
+      if (!folder.empty()) topo::make_directories(folder);
       for (size_t r = 0; r < files.size(); ++r) chakra::write_et(chakra::et_path(output, static_cast<int>(r)), files[r]);
     };
     if (!coll.empty()) {

@@ -16,6 +16,7 @@
 #include "synth/producers.hpp"
 #include "synth/verify.hpp"
 #include "topo/io.hpp"
+#include "topo/limits.hpp"
 
 namespace tenet::cli {
 namespace {
@@ -297,7 +298,7 @@ void run_synth(const SynthArgs& args) {
     if (args.csv) print_rows(args, t, c, rows, exported.written);
     else print_one(args, t, rows[0], exported);
   } else {
-    std::filesystem::create_directories(args.output);
+    topo::make_directories(args.output);
     std::vector<std::string> files;
     for (const Row& r : rows) {
       std::string file = r.name;
@@ -326,7 +327,8 @@ int parse_chunks(const std::string& text, int when_auto) {
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), k);
   if (ec != std::errc() || end != text.data() + text.size())
     throw Error(fmt::format("--chunks-per-npu must be a whole number or auto, not '{}'", text));
-  if (k < 1 || k > 4096) throw Error("--chunks-per-npu must lie in [1, 4096]");
+  if (k < 1 || k > topo::kMaxChunksPerNpu)
+    throw Error(fmt::format("--chunks-per-npu must lie in [1, {}]", topo::kMaxChunksPerNpu));
   return k;
 }
 

@@ -9,9 +9,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <queue>
 #include <vector>
 
+#include "topo/error.hpp"
 #include "topo/units.hpp"
 
 namespace tenet::sim {
@@ -30,7 +32,12 @@ class EventQueue {
   // Runs `action` once every event of the current instant has run (including those scheduled for
   // it meanwhile), before time advances: for decisions that must see the whole instant.
   void at_end_of_instant(Action action) { deferred_.push_back(std::move(action)); }
-  void schedule_after(Time delay, Action action) { schedule(now_ + delay, std::move(action)); }
+  // Throws tenet::Error when now() + delay would pass 2^63 ps (106 days of simulated time).
+  void schedule_after(Time delay, Action action) {
+    if (delay > std::numeric_limits<Time>::max() - now_)
+      throw Error("simulated time would pass 2^63 ps (106 days): an event is too far in the future");
+    schedule(now_ + delay, std::move(action));
+  }
 
   // Runs the earliest event; false when none is left.
   bool step();

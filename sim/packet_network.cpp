@@ -97,6 +97,11 @@ void PacketNetwork::send(Message m, std::function<void()> on_release, std::funct
   g.route = std::move(route);
   g.left = m.bytes;
   g.unsent = m.bytes == 0 ? 1 : (m.bytes + cfg_.mtu - 1) / cfg_.mtu;
+  packets_planned_ += static_cast<uint64_t>(g.unsent);
+  if (packets_planned_ > cfg_.max_packets)
+    throw Error(fmt::format("packet network: over {} packets to simulate ({} for this {} message at a {} MTU); raise "
+                            "--mtu, or --max-packets to run it anyway (about 7 million packets a second)",
+                            cfg_.max_packets, g.unsent, format_bytes(m.bytes), format_bytes(cfg_.mtu)));
   g.on_first_link = 0;
   g.unarrived = g.unsent;
   g.pace = m.rate > 0 && m.rate < topo_.link(g.route[0]).bandwidth ? m.rate : 0;

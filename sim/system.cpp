@@ -25,6 +25,9 @@ namespace {
 
 using chakra::Node;
 
+constexpr uint64_t kMaxNodeMicros = 86'400'000'000;  // one day: 2^63 ps is 106 days for the whole run
+constexpr int64_t kMaxBytes = int64_t{1} << 50;
+
 // Measure of the union of intervals, and of `a` minus `b` (both lists of [start, end)).
 Time measure(std::vector<std::pair<Time, Time>> v) {
   std::sort(v.begin(), v.end());
@@ -155,6 +158,13 @@ class Simulator {
       if (!v) throw error(r, n, fmt::format("{} needs the attribute {}", ChakraProtoMsg::NodeType_Name(n.type()), attr));
       if (*v < 0 || *v >= p_) throw error(r, n, fmt::format("{} {} is not a rank of the workload (0..{})", attr, *v, p_ - 1));
     };
+    // Sizes and durations checked before any time is computed from them: a comm_size of 2^64 - 1
+    // reads as -1, and duration_micros near 2^63 wraps when turned into picoseconds.
+    if (n.duration_micros() > kMaxNodeMicros)
+      throw error(r, n, fmt::format("duration_micros {} is over the limit of {} (a day)", n.duration_micros(), kMaxNodeMicros));
+    for (const char* attr : {"comm_size", "tensor_size"})
+      if (const auto v = chakra::int_attr(n, attr); v && (*v < 0 || *v > kMaxBytes))
+        throw error(r, n, fmt::format("{} {} is outside [0, 2^50] bytes", attr, static_cast<uint64_t>(*v)));
     switch (n.type()) {
       case ChakraProtoMsg::COMP_NODE:
       case ChakraProtoMsg::MEM_LOAD_NODE:

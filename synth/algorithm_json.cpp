@@ -155,6 +155,8 @@ Algorithm parse_algorithm_json(std::string_view text, const std::string& file) {
   json doc;
   try {
     doc = json::parse(text);
+  } catch (const json::out_of_range& e) {  // a number past double's range: 1e999
+    throw Error(fmt::format("a number is out of range: {}", e.what()), {file});
   } catch (const json::parse_error& e) {
     // Turn the byte offset into a line and column.
     int line = 1, column = 1;

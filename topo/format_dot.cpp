@@ -13,6 +13,7 @@
 #include <boost/property_map/dynamic_property_map.hpp>
 #include <sstream>
 
+#include "topo/limits.hpp"
 #include "topo/io.hpp"
 
 namespace tenet::topo {
@@ -67,6 +68,7 @@ std::string to_dot(const Topology& t) {
 }
 
 Topology parse_dot(std::string_view text, const std::string& file) {
+  check_nesting(text, file);  // Boost's Graphviz parser recurses per subgraph level
   DotGraph g;
   boost::dynamic_properties dp = properties(g);
   std::istringstream in{std::string(text)};

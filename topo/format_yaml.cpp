@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "topo/limits.hpp"
 #include "topo/generators.hpp"
 #include "topo/io.hpp"
 
@@ -337,6 +338,7 @@ Topology read_tenet(const Reader& r, const YAML::Node& root, std::string name) {
 
 Topology parse_yaml(std::string_view text, const std::string& file) {
   Reader r(file);
+  check_nesting(text, file);  // yaml-cpp recurses per level
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));

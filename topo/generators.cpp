@@ -1,12 +1,13 @@
 #include "topo/generators.hpp"
 
+#include "topo/limits.hpp"
 #include "topo/suggest.hpp"
 
 #include <fmt/format.h>
 
 #include <charconv>
 #include <functional>
-#include <regex>
+#include <cctype>
 
 namespace tenet::topo {
 namespace {
@@ -129,6 +130,8 @@ const std::vector<Generator>& table() {
                   "fc:8,bw=25GB/s", ""},
                  {1}, 1, "50GB/s", "0.5us", {}, first,
                  [](const Params& p, Emitter& e) {
+                   const int64_t n = p.dim(0);
+                   check_limit(n * (n - 1), kMaxLinks, "links");  // quadratic: refused before building any
                    for (int i = 0; i < p.dim(0); ++i)
                      for (int j = i + 1; j < p.dim(0); ++j) e.bi(e.npu(i), e.npu(j), p.b(0), p.l(0));
                  }});
@@ -285,12 +288,18 @@ std::vector<std::string> split_levels(const std::string& v) {
   return out;
 }
 
+// Splits at " x " (an 'x' with whitespace on both sides). A scan, not std::regex: libstdc++'s
+// regex recurses per character and overflowed the stack on a spec with 40,000 spaces.
 std::vector<std::string> split_hierarchy(std::string_view text) {
-  static const std::regex sep("\\s+x\\s+");
-  std::string s(text);
+  auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
   std::vector<std::string> parts;
-  for (std::sregex_token_iterator it(s.begin(), s.end(), sep, -1), end; it != end; ++it)
-    parts.push_back(std::string(trim(it->str())));
+  size_t begin = 0;
+  for (size_t i = 1; i + 1 < text.size(); ++i)
+    if (text[i] == 'x' && space(text[i - 1]) && space(text[i + 1])) {
+      parts.emplace_back(trim(text.substr(begin, i - begin)));
+      begin = i + 1;
+    }
+  parts.emplace_back(trim(text.substr(begin)));
   return parts;
 }
 

@@ -59,6 +59,15 @@ void write_file_atomically(const std::string& path, const std::function<void(std
   }
 }
 
+void make_directories(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (!ec) return;
+  if (std::filesystem::exists(path) && !std::filesystem::is_directory(path))
+    throw Error("cannot create the output folder: a file of that name exists", {path});
+  throw Error(fmt::format("cannot create the output folder: {}", ec.message()), {path});
+}
+
 namespace {
 
 std::string lower_extension(const std::string& path) {

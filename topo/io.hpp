@@ -39,5 +39,8 @@ void write_file_atomically(const std::string& path, std::string_view content);
 // The same for content `write` puts on a stream (large outputs, never whole in memory).
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
 std::string read_file(const std::string& path);
+// Creates an output folder and its parents; throws tenet::Error naming it when it cannot (a file of
+// that name, no permission, a name too long) instead of std::filesystem's exception.
+void make_directories(const std::string& path);
 
 }  // namespace tenet::topo

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "topo/analysis.hpp"
+#include "topo/limits.hpp"
 
 namespace tenet::topo {
 
@@ -24,7 +25,22 @@ NodeId Topology::find_node(std::string_view name) const {
   return it == by_name_.end() ? -1 : it->second;
 }
 
+namespace {
+
+// Names end up in JSON, Markdown and file names: they must be text.
+void check_text(const std::string& name, std::string_view what, const Location& where) {
+  size_t bad = 0;
+  if (!valid_utf8(name, &bad))
+    throw Error(fmt::format("{} is not valid UTF-8 (byte 0x{:02X} at offset {})", what,
+                            static_cast<unsigned char>(name[bad]), bad),
+                where);
+}
+
+}  // namespace
+
 NodeId TopologyBuilder::add_npu(std::string name, bool router, Location where) {
+  check_limit(num_npus() + num_switches() + 1, kMaxNodes, "nodes", where);
+  check_text(name, "a node name", where);
   NodeId id = static_cast<NodeId>(npus_.size());
   if (name.empty()) name = fmt::format("npu{}", id);
   if (!by_name_.emplace(name, id).second)
@@ -34,6 +50,8 @@ NodeId TopologyBuilder::add_npu(std::string name, bool router, Location where) {
 }
 
 NodeId TopologyBuilder::add_switch(std::string name, Location where) {
+  check_limit(num_npus() + num_switches() + 1, kMaxNodes, "nodes", where);
+  check_text(name, "a node name", where);
   NodeId handle = ~static_cast<NodeId>(switches_.size());
   if (name.empty()) name = fmt::format("sw{}", switches_.size());
   if (!by_name_.emplace(name, handle).second)
@@ -50,6 +68,8 @@ Node& TopologyBuilder::node_props(NodeId handle) {
 
 LinkId TopologyBuilder::add_link(NodeId src, NodeId dst, Bandwidth bw, Time latency,
                                  std::string name, Location where) {
+  check_limit(static_cast<int64_t>(links_.size()) + 1, kMaxLinks, "links", where);
+  check_text(name, "a link name", where);
   links_.push_back({Link{src, dst, bw, latency, std::move(name)}, std::move(where)});
   return static_cast<LinkId>(links_.size() - 1);
 }
@@ -94,6 +114,7 @@ void build_csr(int num_nodes, const std::vector<Link>& links, bool by_src,
 }  // namespace
 
 Topology TopologyBuilder::build() const {
+  check_text(name_, "the topology's name", {});
   Topology t;
   t.name_ = name_;
   t.num_npus_ = num_npus();

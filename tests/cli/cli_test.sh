@@ -300,5 +300,33 @@ for f in "$SRC"/examples/topologies/*; do
   check "example $(basename "$f")" 0 "cut bound" -- "$T" topo info "$f"
 done
 
+# Issue 23's reproducers, each rebuilt here: a clear error (exit 2), never a crash, a hang or an
+# "internal error".
+deep() { printf "%0.s$1" $(seq 2000); }
+printf 'digraph g { %s %s }\n' "$(deep '{')" "$(deep '}')" > "$tmp/deep.dot"
+check "deep dot" 2 "deep.dot:1: nested deeper than Tenet's limit of 256" -- "$T" topo info "$tmp/deep.dot"
+printf '{"name": %s%s}\n' "$(deep '[')" "$(deep ']')" > "$tmp/deep.json"
+check "deep json" 2 "nested deeper" -- "$T" topo info "$tmp/deep.json"
+check "spec of spaces" 0 "cut bound" -- "$T" topo info "ring:$(printf '%0.s ' $(seq 40000))4"
+check "hierarchy of spaces" 0 "cut bound" -- "$T" topo info "ring:2$(printf '%0.s ' $(seq 40000))x switch:2"
+check "long --coll" 2 "error:" -- "$T" sim -w resnet50 -t ring:4 --coll "all-reduce=$(printf '%0.sr' $(seq 100000))"
+check "long algorithm file" 2 "error:" -- "$T" verify "$(printf '%0.sa' $(seq 100000)).7.et" --topo ring:4
+check "tp x pp wraps" 2 "do not split into tensor 65536 x pipeline 65536" -- "$T" sim -w resnet50 -t ring:4 --tp 65536 --pp 65536
+printf 'name: "\xff\xfe"\nnpus: [a, b]\nlinks: [{src: a, dst: b, bw: 1GB/s, lat: 1us}]\n' > "$tmp/utf8.yaml"
+check "invalid utf-8" 2 "name is not valid UTF-8 (byte 0xFF at offset 0)" -- "$T" synth --topo "$tmp/utf8.yaml" --coll all-gather --size 1MiB --json -o "$tmp/u8"
+touch "$tmp/a-file"
+check "-o is a file" 2 "cannot create the output folder: a file of that name exists" -- "$T" synth --topo ring:4 --coll all-gather --size 1MiB -o "$tmp/a-file"
+check "fc:20000" 2 "399980000 links is over Tenet's limit of 4194304" -- "$T" topo info fc:20000
+check "packet budget" 2 "raise --mtu, or --max-packets" -- "$T" sim -w resnet50 -t ring:4 --network packet --mtu 1B --max-packets 100000
+"$T" synth --topo ring:4 --coll all-gather --size 1MiB -k 1 -o "$tmp/r23" > /dev/null
+sed 's/"collective_time_ps": [0-9]*/"collective_time_ps": 1e999/' "$tmp/r23/algorithm.json" > "$tmp/1e999.json"
+check "1e999" 2 "a number is out of range" -- "$T" verify "$tmp/1e999.json" --topo ring:4
+"$T" export "$tmp/r23/algorithm.json" --topo ring:4 --format msccl-xml -o "$tmp/r23" > /dev/null
+sed 's/nchunksperloop="4"/nchunksperloop="2000000000"/' "$tmp/r23/algorithm.xml" > "$tmp/loop.xml"
+check "nchunksperloop 2e9" 2 "over Tenet's limit of 4096" -- "$T" verify "$tmp/loop.xml" --topo ring:4
+printf 'topologies:\n  - {name: %s, npus: [a, b], links: [{src: a, dst: b, bw: 1GB/s, lat: 1us}]}\ncollectives: [all-gather]\nsizes: [1MiB]\n' \
+  "$(printf '%0.sn' $(seq 300))" > "$tmp/long-name.yaml"
+check "300-character topology name" 0 "wrote" -- "$T" bench "$tmp/long-name.yaml" -o "$tmp/b-long"
+
 echo "cli: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]

@@ -319,6 +319,18 @@ TEST(Simulator, InconsistentWorkloadsFailClearlyAndNeverHang) {
   EXPECT_THAT(error(dangling), HasSubstr("depends on node 7, which is not in this rank's graph"));
   Workload too_many(5);
   EXPECT_THAT(error(too_many), HasSubstr("5 ranks, but the topology has 4 NPUs"));
+  // Sizes and durations that would wrap (issue 23): refused before any time is computed.
+  Workload huge(2);
+  huge.send(0, 1, 1, -1);  // what a uint64 comm_size of 2^64 - 1 reads as
+  huge.recv(1, 0, 1, 64);
+  EXPECT_THAT(error(huge), HasSubstr("comm_size 18446744073709551615 is outside [0, 2^50] bytes"));
+  Workload forever(1);
+  forever.compute(0, (Time{1} << 62) / kMicro);
+  EXPECT_THAT(error(forever), HasSubstr("is over the limit of 86400000000 (a day)"));
+  // A day per node is allowed, but 200 days in sequence pass 2^63 ps: an error, not a wrap.
+  Workload long_run(1);
+  for (int i = 0; i < 200; ++i) long_run.compute(0, 86'400'000'000, i ? std::vector<uint64_t>{uint64_t(i - 1)} : std::vector<uint64_t>{});
+  EXPECT_THAT(error(long_run), HasSubstr("simulated time would pass 2^63 ps"));
 }
 
 }  // namespace

@@ -1,0 +1,30 @@
+// Input limits, in one place: what Tenet refuses to build before it allocates, with a message that
+// names the limit, instead of running out of memory or stack. Generous for real clusters (a 32K-NPU
+// torus has ~200K links); far below what a typo such as fc:20000 (400M links) asks for.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "topo/error.hpp"
+
+namespace tenet::topo {
+
+inline constexpr int64_t kMaxNodes = int64_t{1} << 20;  // NPUs and switches of a topology
+inline constexpr int64_t kMaxLinks = int64_t{1} << 22;  // directed links of a topology
+inline constexpr int kMaxNesting = 256;                  // brackets, braces, levels in a topology file
+inline constexpr int kMaxChunksPerNpu = 4096;            // --chunks-per-npu, suites, imported algorithms
+
+// Throws tenet::Error("<count> <what> is over the limit of <limit> ...") at `where` when count > limit.
+void check_limit(int64_t count, int64_t limit, std::string_view what, const Location& where = {});
+
+// Throws tenet::Error at the file and line where brackets, braces or parentheses (outside double
+// quotes) nest deeper than kMaxNesting: the YAML and Graphviz parsers recurse per level.
+void check_nesting(std::string_view text, const std::string& file);
+
+// Whether `text` is valid UTF-8 (no overlong forms, surrogates or code points past U+10FFFF); when not,
+// the offset of the first bad byte in `bad_at`.
+bool valid_utf8(std::string_view text, size_t* bad_at = nullptr);
+
+}  // namespace tenet::topo
