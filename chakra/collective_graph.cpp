@@ -439,7 +439,15 @@ Algorithm from_collective_graph(const std::vector<EtFile>& files, const topo::To
   if (auto ranks = meta_string(meta, "tenet_ranks")) {
     std::stringstream in(*ranks);
     std::string item;
-    while (std::getline(in, item, ',')) a.collective.ranks.push_back(static_cast<NodeId>(std::stol(item)));
+    while (std::getline(in, item, ',')) {
+      int npu = -1;
+      const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), npu);
+      if (ec != std::errc() || end != item.data() + item.size() || npu < 0 || npu >= t.num_npus())
+        throw Error(fmt::format("tenet_ranks in the metadata names '{}', not an NPU of the topology (0..{})", item,
+                                t.num_npus() - 1),
+                    {et_path(prefix, 0)});
+      a.collective.ranks.push_back(npu);
+    }
   } else {
     for (int r = 0; r < p; ++r) a.collective.ranks.push_back(r);
   }

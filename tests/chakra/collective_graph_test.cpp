@@ -82,6 +82,31 @@ TEST(RoundTrip, ChakraAndMscclXmlKeepTheAlgorithmAndItsTime) {
   EXPECT_GT(checked, 30);
 }
 
+// Metadata is checked before anything is sized by it (issue 23: std::stol threw out of the import,
+// and a claimed 2^27 chunks per NPU allocated gigabytes).
+TEST(RoundTrip, MetadataOutOfRangeIsAnErrorNamingIt) {
+  const auto t = topo::generate("ring:4");
+  const Algorithm a = synth::synthesize(t, synth::Collective::over_all(t, CollectiveKind::AllGather, 1), kChunk);
+  auto with_meta = [&](const std::string& name, const std::string& text, int64_t value) {
+    auto files = to_collective_graph(a, t);
+    for (auto& attr : *files[0].metadata.mutable_attr())
+      if (attr.name() == name) {
+        if (attr.value_case() == ChakraProtoMsg::AttributeProto::kStringVal) attr.set_string_val(text);
+        else attr.set_int64_val(value);
+      }
+    try {
+      from_collective_graph(files, t, "g");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_THAT(with_meta("tenet_ranks", "0,x,2,3", 0), HasSubstr("tenet_ranks in the metadata names 'x', not an NPU"));
+  EXPECT_THAT(with_meta("tenet_ranks", "0,1,2,99999999999", 0), HasSubstr("names '99999999999'"));
+  EXPECT_THAT(with_meta("tenet_chunks_per_npu", "", int64_t{1} << 27), HasSubstr("tenet_chunks_per_npu 134217728 in the metadata is outside [1, 4096]"));
+  EXPECT_THAT(with_meta("tenet_chunk_bytes", "", -5), HasSubstr("tenet_chunk_bytes -5 in the metadata is outside"));
+}
+
 // Parallel links (DGX-1's doubled NVLinks) and spines keep their routes through Chakra: the same
 // time after JSON -> Chakra -> IR. A file without Tenet's routes (or made for another topology)
 // gets each pair's equal-cost routes in turn, not always the first, and the import says so.
