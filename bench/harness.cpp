@@ -143,6 +143,11 @@ SimRun run_simulation(const SimCase& c) {
                                          sim::layout(t.num_npus(), w.tp, w.pp, w.microbatches, w.schedule));
     } else {
       workload = chakra::read_prefix(w.prefix);
+      if (static_cast<int64_t>(workload.size()) > t.num_npus()) {
+        r.status = "not-applicable";
+        r.note = fmt::format("the trace has {} ranks, the topology {} NPUs", workload.size(), t.num_npus());
+        return r;
+      }
     }
     sim::SimConfig cfg;
     cfg.network = c.network;

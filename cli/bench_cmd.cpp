@@ -41,10 +41,11 @@ bench::Suite prepare(const BenchArgs& args, bool lead, std::string& old_csv, ben
     costs = bench::known_costs(old_csv, args.compare_to);  // checks the file too, before any work
   }
   if (args.threads < 0) throw Error("--threads must be 0 (all cores) or more");
+  if (lead) topo::make_directories(args.output);  // a bad -o fails now, not after the run
   return suite;
 }
 
-// "3 processes (MPI, 2 hosts) x 1 thread each" or "1 process x 2 threads".
+// "3 processes (MPI) x 1 thread each" or "1 process x 2 threads".
 std::string describe_workers(const bench::PoolStats& st) {
   const bool same = std::all_of(st.threads.begin(), st.threads.end(), [&](int t) { return t == st.threads.front(); });
   const std::string threads = same ? fmt::format("{} thread{}{}", st.threads.front(), st.threads.front() == 1 ? "" : "s",
@@ -114,7 +115,6 @@ void run_bench(const BenchArgs& args) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   const std::vector<bench::Result>& results = all.cases;
 
-  topo::make_directories(args.output);
   const std::filesystem::path dir(args.output);
   std::vector<std::string> written;
   if (suite.num_cases() > 0) {

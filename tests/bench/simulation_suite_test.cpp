@@ -169,5 +169,27 @@ TEST(SimulationSuite, AProducerThatCannotRunACollectiveIsNotApplicable) {
   EXPECT_FALSE(all.simulations[1].note.empty());
 }
 
+TEST(SimulationSuite, ATraceRunsWhereItFits) {
+  const auto dir = std::filesystem::temp_directory_path() / ("tenet_simtrace_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto files = sim::collective_microbenchmark(synth::CollectiveKind::AllGather, Bytes{1} << 20, 4);
+  for (size_t r = 0; r < files.size(); ++r)
+    chakra::write_et(chakra::et_path((dir / "ag").string(), static_cast<int>(r)), files[r]);
+  topo::write_file_atomically((dir / "s.yaml").string(), "topologies: [ring:2, ring:4]\nworkloads: [ag]\n"
+                                                         "sim-algorithms: [ring]\n");
+  const SuiteResults all = run_suite(load_suite((dir / "s.yaml").string()), on(1));
+  ASSERT_EQ(all.simulations.size(), 2u);
+  EXPECT_EQ(all.simulations[0].status, "not-applicable");
+  EXPECT_EQ(all.simulations[0].note, "the trace has 4 ranks, the topology 2 NPUs");
+  ASSERT_TRUE(all.simulations[1].ok()) << all.simulations[1].note;
+  // What tenet sim reports for the trace with --coll all-gather=ring (auto chunks).
+  sim::SimConfig cfg;
+  cfg.chunks_per_npu = 0;
+  cfg.algorithms[synth::CollectiveKind::AllGather] = "ring";
+  EXPECT_EQ(all.simulations[1].iteration, sim::simulate(topo::generate("ring:4"), files, cfg).iteration);
+  EXPECT_EQ(all.simulations[1].collectives, 1);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace tenet::bench
