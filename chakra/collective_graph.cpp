@@ -76,6 +76,19 @@ std::vector<EtFile> to_collective_graph(const Algorithm& a, const topo::Topology
   if (static_cast<int64_t>(a.size()) >= kMaxTag)
     throw Error(fmt::format("{} transfers need more tags than ASTRA-sim allows (500,000,000)", a.size()));
 
+  // Which export the files belong to: a digest of the algorithm (the same for a re-export of the same
+  // one), so that a folder mixing ranks of two exports (a killed run, another algorithm written
+  // over part of it) is refused by the check and the import.
+  uint64_t digest = 1469598103934665603ULL;  // FNV-1a
+  auto mix = [&](int64_t v) {
+    for (int i = 0; i < 8; ++i) digest = (digest ^ static_cast<uint64_t>((v >> (8 * i)) & 0xff)) * 1099511628211ULL;
+  };
+  mix(p), mix(c.chunks_per_npu), mix(a.chunk_bytes), mix(static_cast<int64_t>(a.size()));
+  for (synth::TransferId id = 0; id < static_cast<synth::TransferId>(a.size()); ++id) {
+    const synth::Transfer& x = a[id];
+    mix(x.src), mix(x.dst), mix(x.chunk), mix(x.start), mix(x.end);
+  }
+  const std::string set_id = fmt::format("{:016x}", digest);
   std::vector<EtFile> files(p);
   for (int r = 0; r < p; ++r) {
     auto& m = files[r].metadata;
@@ -89,6 +102,7 @@ std::vector<EtFile> to_collective_graph(const Algorithm& a, const topo::Topology
     add_string(m, "tenet_fingerprint", fmt::format("{:016x}", a.topology_fingerprint));
     add_string(m, "tenet_name", a.name);
     add_int(m, "tenet_rank", r);
+    add_string(m, "tenet_set", set_id);
   }
   auto new_node = [&](int r, ChakraProtoMsg::NodeType type, std::string name) -> Node& {
     Node& n = files[r].nodes.emplace_back();
@@ -243,6 +257,10 @@ std::vector<std::string> write_collective_graph(const std::vector<EtFile>& files
     write_et(et_path(prefix, static_cast<int>(r)), files[r]);
     written.push_back(et_path(prefix, static_cast<int>(r)));
   }
+  // Ranks an earlier, larger export left behind would read as part of this one: remove them.
+  std::error_code ec;
+  for (int r = static_cast<int>(files.size()); std::filesystem::remove(et_path(prefix, r), ec); ++r) {
+  }
   if (auto key = astra_key(a.collective.kind)) {
     nlohmann::ordered_json sys;
     sys["scheduling-policy"] = "LIFO";
@@ -338,6 +356,14 @@ Pairing pair_up(const std::vector<EtFile>& files, const std::string& prefix) {
 
 std::vector<std::string> check_collective_graph(const std::vector<EtFile>& files, const std::string& prefix) {
   std::vector<std::string> problems;
+  // Tenet's exports name their set: every rank must come from the same one.
+  if (!files.empty())
+    if (const auto set = meta_string(files[0].metadata, "tenet_set"))
+      for (size_t r = 1; r < files.size(); ++r)
+        if (const auto other = meta_string(files[r].metadata, "tenet_set").value_or("none"); other != *set)
+          problems.push_back(fmt::format("{}: from another export than rank 0 (tenet_set {}, rank 0's {}): a folder "
+                                         "mixing two runs",
+                                         et_path(prefix, static_cast<int>(r)), other, *set));
   for (size_t r = 0; r < files.size(); ++r) {
     const std::string file = et_path(prefix, static_cast<int>(r));
     const auto& nodes = files[r].nodes;

@@ -21,6 +21,13 @@
 namespace tenet::chakra {
 namespace {
 
+// The tenet_set a file's metadata names ("" when none).
+std::string meta_string_for_test(const EtFile& f) {
+  for (const auto& a : f.metadata.attr())
+    if (a.name() == "tenet_set") return a.string_val();
+  return "";
+}
+
 using ::testing::HasSubstr;
 using synth::Algorithm;
 using synth::CollectiveKind;
@@ -262,6 +269,35 @@ TEST(ChakraCheck, CatchesEveryRule) {
   EXPECT_THAT(problems({comp}), HasSubstr("COMP_NODE needs the attribute num_ops"));
 }
 
+// Outputs whole (issue 23): a folder mixing the ranks of two exports is refused, and a smaller
+// export removes the ranks a larger one left behind.
+TEST(ChakraFiles, ExportsNameTheirSetAndReplaceEarlierOnes) {
+  topo::testing::TempDir dir;
+  const auto t8 = topo::generate("ring:8");
+  const Algorithm one = synth::synthesize(t8, synth::Collective::over_all(t8, CollectiveKind::AllGather, 1), kChunk);
+  const Algorithm two = synth::synthesize(t8, synth::Collective::over_all(t8, CollectiveKind::AllGather, 2), kChunk);
+  const std::string out = dir.file("out"), prefix = out + "/g";
+  write_collective_graph(one, t8, out, "g");
+  EXPECT_TRUE(check_collective_graph(read_prefix(prefix), prefix).empty());
+  const auto first = read_prefix(prefix);
+  write_collective_graph(two, t8, out, "g");  // the same export twice names the same set
+  write_et(et_path(prefix, 3), first[3]);     // rank 3 of the earlier export: what a killed run leaves
+  const auto problems = check_collective_graph(read_prefix(prefix), prefix);
+  ASSERT_FALSE(problems.empty());  // and the pairing problems it causes
+  EXPECT_THAT(problems[0], HasSubstr("g.3.et: from another export than rank 0"));
+  EXPECT_THAT([&] { from_collective_graph(read_prefix(prefix), t8, prefix); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("a folder mixing two runs")));
+  write_collective_graph(one, t8, out, "g");
+  EXPECT_EQ(meta_string_for_test(read_prefix(prefix)[0]), meta_string_for_test(first[0]));  // deterministic
+  // A 4-rank export over the 8-rank one: ranks 4..7 are gone, the set reads whole.
+  const auto t4 = topo::generate("ring:4");
+  write_collective_graph(synth::synthesize(t4, synth::Collective::over_all(t4, CollectiveKind::AllGather, 1), kChunk), t4,
+                         out, "g");
+  EXPECT_EQ(read_prefix(prefix).size(), 4u);
+  EXPECT_FALSE(std::filesystem::exists(et_path(prefix, 4)));
+  EXPECT_TRUE(check_collective_graph(read_prefix(prefix), prefix).empty());
+}
+
 TEST(ChakraFiles, MalformedInputsGiveClearErrors) {
   topo::testing::TempDir dir;
   const auto t = topo::generate("ring:4");
@@ -278,8 +314,13 @@ TEST(ChakraFiles, MalformedInputsGiveClearErrors) {
   EXPECT_THAT([&] { read_et(write("cut.0.et", bytes.substr(0, bytes.size() - 3))); },
               ::testing::ThrowsMessage<Error>(HasSubstr("truncated or corrupt")));
   EXPECT_THAT([&] { read_et(write("empty.0.et", "")); }, ::testing::ThrowsMessage<Error>(HasSubstr("empty file")));
-  // A node whose id field (1) has the wrong wire type (length-delimited instead of varint).
-  std::string bad_type = bytes.substr(0, static_cast<unsigned char>(bytes[0]) + 1) + std::string{3, 0x0a, 0x01, 0x41};
+  // A node whose first tag has wire type 7, which does not exist. (The metadata's length prefix is
+  // a varint: decoded, not taken from one byte.)
+  size_t length = 0, head = 0;  // the GlobalMetadata's length prefix, a varint
+  for (int shift = 0; static_cast<unsigned char>(bytes[head]) & 0x80; shift += 7, ++head)
+    length |= static_cast<size_t>(bytes[head] & 0x7f) << shift;
+  length |= static_cast<size_t>(bytes[head] & 0x7f) << (7 * head);
+  std::string bad_type = bytes.substr(0, head + 1 + length) + std::string{2, 0x0f, 0x01};
   EXPECT_THAT([&] { read_et(write("types.0.et", bad_type)); }, ::testing::ThrowsMessage<Error>(HasSubstr("cannot read node")));
   EXPECT_THAT([&] { read_prefix(dir.file("nothing")); }, ::testing::ThrowsMessage<Error>(HasSubstr("no Chakra ET files")));
   // A graph from another producer: its structure can be checked, but not which data moves.
