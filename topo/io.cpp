@@ -1,8 +1,11 @@
 #include "topo/io.hpp"
 
 #include <fmt/format.h>
+#include <signal.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -62,7 +65,25 @@ void write_file_atomically(const std::string& path, const std::function<void(std
 void make_directories(const std::string& path) {
   std::error_code ec;
   std::filesystem::create_directories(path, ec);
-  if (!ec) return;
+  if (!ec) {
+    // Temporary files of runs that were killed before renaming them (`<name>.tmp.<pid>` whose
+    // process is gone): the folder is being written again, so they go.
+    for (auto it = std::filesystem::directory_iterator(path, ec); !ec && it != std::filesystem::directory_iterator();
+         it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      const size_t dot = name.rfind(".tmp.");
+      if (dot == std::string::npos || dot + 5 >= name.size()) continue;
+      int pid = 0;
+      const char* digits = name.data() + dot + 5;
+      const auto [end, bad] = std::from_chars(digits, name.data() + name.size(), pid);
+      if (bad != std::errc() || end != name.data() + name.size() || pid <= 0) continue;
+      if (::kill(pid, 0) != 0 && errno == ESRCH) {
+        std::error_code ignored;
+        std::filesystem::remove(it->path(), ignored);
+      }
+    }
+    return;
+  }
   if (std::filesystem::exists(path) && !std::filesystem::is_directory(path))
     throw Error("cannot create the output folder: a file of that name exists", {path});
   throw Error(fmt::format("cannot create the output folder: {}", ec.message()), {path});

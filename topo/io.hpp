@@ -40,7 +40,8 @@ void write_file_atomically(const std::string& path, std::string_view content);
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
 std::string read_file(const std::string& path);
 // Creates an output folder and its parents; throws tenet::Error naming it when it cannot (a file of
-// that name, no permission, a name too long) instead of std::filesystem's exception.
+// that name, no permission, a name too long) instead of std::filesystem's exception. Removes the
+// `<name>.tmp.<pid>` files that killed runs of write_file_atomically left in it.
 void make_directories(const std::string& path);
 
 }  // namespace tenet::topo

@@ -327,6 +327,16 @@ check "nchunksperloop 2e9" 2 "over Tenet's limit of 4096" -- "$T" verify "$tmp/l
 printf 'topologies:\n  - {name: %s, npus: [a, b], links: [{src: a, dst: b, bw: 1GB/s, lat: 1us}]}\ncollectives: [all-gather]\nsizes: [1MiB]\n' \
   "$(printf '%0.sn' $(seq 300))" > "$tmp/long-name.yaml"
 check "300-character topology name" 0 "wrote" -- "$T" bench "$tmp/long-name.yaml" -o "$tmp/b-long"
+# A temporary file of a killed run (its process gone) is removed when the folder is written again;
+# one of a live process is not.
+mkdir -p "$tmp/tmps"
+sleep 60 & live=$!
+bash -c 'exit 0' & dead=$!; wait $dead
+touch "$tmp/tmps/algorithm.json.tmp.$dead" "$tmp/tmps/algorithm.json.tmp.$live"
+check "stale tmp" 0 "" -- "$T" synth --topo ring:4 --coll all-gather --size 1MiB -o "$tmp/tmps"
+if [[ -e $tmp/tmps/algorithm.json.tmp.$dead || ! -e $tmp/tmps/algorithm.json.tmp.$live ]]; then
+  echo "FAIL stale tmp files: $(ls "$tmp/tmps")"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+kill $live 2> /dev/null
 
 echo "cli: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]
