@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Tenet's one entry point: ./tenet.sh deps | build | test | demo | bench
+# Tenet's one entry point: ./tenet.sh deps | build | test | demo | bench | sanitize
 #   deps   install the Debian packages Tenet needs (only those missing; needs root for that)
 #   build  configure and build (Release) into ./build
 #   test   deps + build + every test (ctest); exits non-zero on any failure
 #   demo   deps + build + the main job on an embedded default topology
 #   bench  deps + build + the Google Benchmark microbenchmarks and `tenet bench --quick`
+#   sanitize  deps + an AddressSanitizer + UndefinedBehaviorSanitizer build in build-sanitize, and every test
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
@@ -94,6 +95,20 @@ bench() {
   "$BUILD_DIR/cli/tenet" bench --quick -o out/bench
 }
 
+sanitize() {
+  local dir=${TENET_SANITIZE_DIR:-build-sanitize}
+  log "building with -fsanitize=address,undefined in $dir"
+  mkdir -p "$dir"
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+    > "$dir/configure.log" 2>&1 || { cat "$dir/configure.log" >&2; return 1; }
+  cmake --build "$dir" --parallel "$JOBS"
+  log "testing under the sanitizers"
+  # Leak checking is off: Open MPI's and protobuf's process-lifetime allocations are not leaks.
+  (cd "$dir" && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --output-on-failure --parallel "$JOBS")
+}
+
 usage() {
   sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
 }
@@ -106,6 +121,7 @@ case "$verb" in
   test) deps && build && run_tests ;;
   demo) deps && build && demo ;;
   bench) deps && build && bench "$@" ;;
+  sanitize) deps && sanitize ;;
   -h|--help|help) usage ;;
   *) usage >&2; exit 2 ;;
 esac
