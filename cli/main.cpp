@@ -6,10 +6,25 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <string>
+#include <string_view>
 
 #include "cli/commands.hpp"
 #include "cli/suggest_args.hpp"
 #include "topo/error.hpp"
+
+namespace {
+
+// An error message as printed: one that echoes a huge input (a 100,000-character flag value) keeps
+// its start and end, not a screenful of it.
+std::string shortened(std::string_view message) {
+  constexpr size_t kHead = 1000, kTail = 200;
+  if (message.size() <= kHead + kTail + 100) return std::string(message);
+  return fmt::format("{} [... {} characters ...] {}", message.substr(0, kHead), message.size() - kHead - kTail,
+                     message.substr(message.size() - kTail));
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -35,16 +50,17 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const tenet::Error& e) {
     std::fflush(stdout);
-    fmt::print(stderr, "error: {}\n", e.what());
+    fmt::print(stderr, "error: {}\n", shortened(e.what()));
     return 2;
   } catch (const std::filesystem::filesystem_error& e) {
     // A path the user gave that the system refused (not a folder, too long, no permission).
     std::fflush(stdout);
-    fmt::print(stderr, "error: {}\n", e.what());
+    fmt::print(stderr, "error: {}\n", shortened(e.what()));
     return 2;
   } catch (const std::exception& e) {
     std::fflush(stdout);
-    fmt::print(stderr, "internal error: {} (please report it with the command that caused it)\n", e.what());
+    fmt::print(stderr, "internal error: {} (please report it with the command that caused it)\n",
+               shortened(e.what()));
     return 1;
   }
   return tenet::cli::verb_exit_code();

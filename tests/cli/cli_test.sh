@@ -310,6 +310,9 @@ check "deep json" 2 "nested deeper" -- "$T" topo info "$tmp/deep.json"
 check "spec of spaces" 0 "cut bound" -- "$T" topo info "ring:$(printf '%0.s ' $(seq 40000))4"
 check "hierarchy of spaces" 0 "cut bound" -- "$T" topo info "ring:2$(printf '%0.s ' $(seq 40000))x switch:2"
 check "long --coll" 2 "error:" -- "$T" sim -w resnet50 -t ring:4 --coll "all-reduce=$(printf '%0.sr' $(seq 100000))"
+long_error=$("$T" sim -w resnet50 -t ring:4 --coll "all-reduce=$(printf '%0.sr' $(seq 100000))" 2>&1)
+if [[ ${#long_error} -lt 2000 && $long_error == *"characters ..."* ]]; then pass=$((pass + 1)); else
+  echo "FAIL a 100,000-character input is echoed whole (${#long_error} characters)"; fail=$((fail + 1)); fi
 check "long algorithm file" 2 "error:" -- "$T" verify "$(printf '%0.sa' $(seq 100000)).7.et" --topo ring:4
 check "tp x pp wraps" 2 "do not split into tensor 65536 x pipeline 65536" -- "$T" sim -w resnet50 -t ring:4 --tp 65536 --pp 65536
 printf 'name: "\xff\xfe"\nnpus: [a, b]\nlinks: [{src: a, dst: b, bw: 1GB/s, lat: 1us}]\n' > "$tmp/utf8.yaml"
