@@ -29,6 +29,14 @@
 #include "topo/io.hpp"
 
 namespace tenet::bench {
+
+// How a row travels from the process that computed it to rank 0 (bench/pool.hpp): every field, as
+// JSON (integers exact, doubles round-tripped; enums as their numbers).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Result, topology, npus, collective, size, chunks, chunks_used, algorithm, status, note,
+                                   time, bound, busbw, build_seconds, transfers, simulated)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SimRun, topology, npus, workload, network, algorithm, status, note, iteration, compute,
+                                   communication, exposed, collectives, events, max_link_utilization, seconds)
+
 namespace {
 
 struct Case {
@@ -134,13 +142,15 @@ SimRun run_simulation(const SimCase& c) {
   try {
     std::vector<chakra::EtFile> workload;
     if (!w.preset.empty()) {
-      if (t.num_npus() % (static_cast<int64_t>(w.tp) * w.pp) != 0) {
+      sim::Parallelism par;
+      try {
+        par = sim::layout(t.num_npus(), w.tp, w.pp, w.microbatches, w.schedule);
+      } catch (const Error& e) {  // the layout does not fit this topology
         r.status = "not-applicable";
-        r.note = fmt::format("{} NPUs do not split into tensor {} x pipeline {} groups", t.num_npus(), w.tp, w.pp);
+        r.note = e.message();
         return r;
       }
-      workload = sim::training_iteration(sim::model_preset(w.preset, sim::batch_shape(w.preset, w.shape)),
-                                         sim::layout(t.num_npus(), w.tp, w.pp, w.microbatches, w.schedule));
+      workload = sim::training_iteration(sim::model_preset(w.preset, sim::batch_shape(w.preset, w.shape)), par);
     } else {
       workload = chakra::read_prefix(w.prefix);
       if (static_cast<int64_t>(workload.size()) > t.num_npus()) {
@@ -193,61 +203,6 @@ SimRun run_simulation(const SimCase& c) {
     r.note = e.what();
   }
   r.seconds = seconds_since(begin);
-  return r;
-}
-
-nlohmann::json to_json(const Result& r) {
-  return {{"topology", r.topology}, {"npus", r.npus}, {"collective", synth::to_string(r.collective)},
-          {"size", r.size}, {"chunks", r.chunks}, {"chunks_used", r.chunks_used}, {"algorithm", r.algorithm},
-          {"status", r.status}, {"note", r.note}, {"time", r.time}, {"bound", r.bound}, {"busbw", r.busbw},
-          {"build_seconds", r.build_seconds}, {"transfers", r.transfers}, {"simulated", r.simulated}};
-}
-
-Result result_from_json(const nlohmann::json& j) {
-  Result r;
-  j.at("topology").get_to(r.topology);
-  j.at("npus").get_to(r.npus);
-  r.collective = synth::parse_collective(j.at("collective").get<std::string>());
-  j.at("size").get_to(r.size);
-  j.at("chunks").get_to(r.chunks);
-  j.at("chunks_used").get_to(r.chunks_used);
-  j.at("algorithm").get_to(r.algorithm);
-  j.at("status").get_to(r.status);
-  j.at("note").get_to(r.note);
-  j.at("time").get_to(r.time);
-  j.at("bound").get_to(r.bound);
-  j.at("busbw").get_to(r.busbw);
-  j.at("build_seconds").get_to(r.build_seconds);
-  j.at("transfers").get_to(r.transfers);
-  j.at("simulated").get_to(r.simulated);
-  return r;
-}
-
-nlohmann::json to_json(const SimRun& r) {
-  return {{"topology", r.topology}, {"npus", r.npus}, {"workload", r.workload}, {"network", sim::to_string(r.network)},
-          {"algorithm", r.algorithm}, {"status", r.status}, {"note", r.note}, {"iteration", r.iteration},
-          {"compute", r.compute}, {"communication", r.communication}, {"exposed", r.exposed},
-          {"collectives", r.collectives}, {"events", r.events}, {"max_link_utilization", r.max_link_utilization},
-          {"seconds", r.seconds}};
-}
-
-SimRun sim_run_from_json(const nlohmann::json& j) {
-  SimRun r;
-  j.at("topology").get_to(r.topology);
-  j.at("npus").get_to(r.npus);
-  j.at("workload").get_to(r.workload);
-  r.network = sim::parse_network(j.at("network").get<std::string>());
-  j.at("algorithm").get_to(r.algorithm);
-  j.at("status").get_to(r.status);
-  j.at("note").get_to(r.note);
-  j.at("iteration").get_to(r.iteration);
-  j.at("compute").get_to(r.compute);
-  j.at("communication").get_to(r.communication);
-  j.at("exposed").get_to(r.exposed);
-  j.at("collectives").get_to(r.collectives);
-  j.at("events").get_to(r.events);
-  j.at("max_link_utilization").get_to(r.max_link_utilization);
-  j.at("seconds").get_to(r.seconds);
   return r;
 }
 
@@ -428,8 +383,8 @@ SuiteResults run_suite(const Suite& suite, const HarnessOptions& options) {
   // Each item returns its row as JSON, so that a row computed on another MPI process arrives
   // exactly as computed here.
   auto run = [&](size_t i) -> std::string {
-    if (i < items.size()) return to_json(run_algorithm(suite, cases[items[i].c], items[i].algorithm)).dump();
-    return to_json(run_simulation(sims[i - items.size()])).dump();
+    if (i < items.size()) return nlohmann::json(run_algorithm(suite, cases[items[i].c], items[i].algorithm)).dump();
+    return nlohmann::json(run_simulation(sims[i - items.size()])).dump();
   };
   auto describe = [&](size_t i) {
     if (i < items.size()) {
@@ -473,12 +428,12 @@ SuiteResults run_suite(const Suite& suite, const HarnessOptions& options) {
   for (size_t i = 0; i < items.size();) {  // a case's rows, then its portfolio
     std::vector<Result> rows;
     for (const size_t c = items[i].c; i < items.size() && items[i].c == c; ++i)
-      rows.push_back(result_from_json(nlohmann::json::parse(outputs[i])));
+      rows.push_back(nlohmann::json::parse(outputs[i]).get<Result>());
     take_fastest(rows);
     for (Result& r : rows) out.cases.push_back(std::move(r));
   }
   for (size_t i = items.size(); i < outputs.size(); ++i)
-    out.simulations.push_back(sim_run_from_json(nlohmann::json::parse(outputs[i])));
+    out.simulations.push_back(nlohmann::json::parse(outputs[i]).get<SimRun>());
   return out;
 }
 

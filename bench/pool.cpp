@@ -169,8 +169,11 @@ struct Ledger {
     return order[k];
   }
 
-  void record(size_t item, int rank, Outcome&& o, const PoolOptions& options) {
+  // Keeps the outcome of `item` run by `rank`, counts it in `stats` and reports progress.
+  void record(size_t item, int rank, Outcome&& o, PoolStats& stats, const PoolOptions& options) {
     std::lock_guard lock(mutex);
+    ++stats.items[static_cast<size_t>(rank)];
+    stats.busy_seconds[static_cast<size_t>(rank)] += o.seconds;
     if (o.failure != Failure::None) {
       if (!failure) failure = FirstFailure{item, rank, o.failure, std::move(o.output)};
       stop = true;
@@ -210,14 +213,6 @@ std::string encode(int64_t item, const Outcome& o) {
 #endif
 
 }  // namespace
-
-bool built_with_mpi() {
-#ifdef TENET_WITH_MPI
-  return true;
-#else
-  return false;
-#endif
-}
 
 Processes::Processes() {
   if (!launcher_rank()) {
@@ -343,14 +338,7 @@ std::vector<std::string> run_items(const Processes& procs, size_t count, const s
   ledger.outputs.resize(count);
   st.items.assign(st.threads.size(), 0);
   st.busy_seconds.assign(st.threads.size(), 0.0);
-  auto record = [&](size_t item, int rank, Outcome&& o) {
-    {
-      std::lock_guard lock(ledger.mutex);
-      ++st.items[static_cast<size_t>(rank)];
-      st.busy_seconds[static_cast<size_t>(rank)] += o.seconds;
-    }
-    ledger.record(item, rank, std::move(o), options);
-  };
+  auto record = [&](size_t item, int rank, Outcome&& o) { ledger.record(item, rank, std::move(o), st, options); };
   auto worker = [&] {
     const AltStack alt;
     while (const auto item = ledger.take()) record(*item, 0, attempt(*item, run, describe, where));

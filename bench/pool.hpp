@@ -55,9 +55,6 @@ class Processes {
   std::string warning_;
 };
 
-// Whether this tenet was built with MPI.
-bool built_with_mpi();
-
 struct PoolOptions {
   int threads = 0;  // per process; 0: Processes::default_threads()
   std::function<void(double)> progress;  // on rank 0: the fraction of items done

@@ -1,4 +1,5 @@
 #include "bench/harness.hpp"
+#include "tests/bench/suite_test_support.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -21,23 +22,8 @@
 namespace tenet::bench {
 namespace {
 
-// Parses `text` and expects a tenet::Error at `line` whose message contains `what`.
-void expect_error(const std::string& text, int line, const std::string& what) {
-  try {
-    parse_suite(text, "suite.yaml");
-    ADD_FAILURE() << "no error for:\n" << text;
-  } catch (const Error& e) {
-    EXPECT_EQ(e.where().file, "suite.yaml") << e.what();
-    EXPECT_EQ(e.where().line, line) << e.what();
-    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
-  }
-}
-
-HarnessOptions on(int threads) {
-  HarnessOptions o;
-  o.threads = threads;
-  return o;
-}
+using testing::on;
+constexpr auto expect_error = testing::expect_suite_error;
 
 constexpr const char* kSmall = R"(name: small
 topologies: [ring:4, switch:4]

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "bench/harness.hpp"
+#include "tests/bench/suite_test_support.hpp"
 #include "bench/table.hpp"
 #include "chakra/et.hpp"
 #include "sim/system.hpp"
@@ -17,22 +18,8 @@
 namespace tenet::bench {
 namespace {
 
-void expect_error(const std::string& text, int line, const std::string& what) {
-  try {
-    parse_suite(text, "suite.yaml");
-    ADD_FAILURE() << "no error for:\n" << text;
-  } catch (const Error& e) {
-    EXPECT_EQ(e.where().file, "suite.yaml") << e.what();
-    EXPECT_EQ(e.where().line, line) << e.what();
-    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
-  }
-}
-
-HarnessOptions on(int threads) {
-  HarnessOptions o;
-  o.threads = threads;
-  return o;
-}
+using testing::on;
+constexpr auto expect_error = testing::expect_suite_error;
 
 TEST(SimulationSuite, ReadsPresetsLayoutsAndChakraPrefixes) {
   const auto dir = std::filesystem::temp_directory_path() / ("tenet_simsuite_" + std::to_string(::getpid()));
