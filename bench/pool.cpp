@@ -232,6 +232,9 @@ Processes::Processes() {
   int provided = 0;
   MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
   initialized_ = true;
+  // Finalized at exit, after main() has printed any error: MPI_Finalize waits for every rank, so no
+  // rank's exit can make the launcher kill rank 0 before it has said why the run failed.
+  std::atexit([] { MPI_Finalize(); });
   serialized_ = provided >= MPI_THREAD_SERIALIZED;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
@@ -245,12 +248,6 @@ Processes::Processes() {
     warning_ = fmt::format("started by an MPI launcher as one of {} processes, but this tenet was built without MPI "
                            "(Debian: libopenmpi-dev, then rebuild): rank 0 runs every case, the others exit",
                            size);
-#endif
-}
-
-Processes::~Processes() {
-#ifdef TENET_WITH_MPI
-  if (initialized_) MPI_Finalize();
 #endif
 }
 

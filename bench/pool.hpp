@@ -22,14 +22,13 @@
 
 namespace tenet::bench {
 
-// The processes of a run: this one alone, or an MPI world. Not copyable; finalizes MPI when it
-// initialized it.
+// The processes of a run: this one alone, or an MPI world. Not copyable; when it initialized MPI,
+// MPI is finalized at exit (after main() has reported any error).
 class Processes {
  public:
   Processes();  // initializes MPI when launched by an MPI launcher and built with MPI
   struct Alone {};
   explicit Processes(Alone) {}  // this process only, whatever launched it
-  ~Processes();
   Processes(const Processes&) = delete;
   Processes& operator=(const Processes&) = delete;
 
