@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Tenet's one entry point: ./tenet.sh deps | build | test | demo | bench | sanitize
+# Tenet's one entry point: ./tenet.sh deps | build | test | demo | bench | sanitize | fuzz
 #   deps   install the Debian packages Tenet needs (only those missing; needs root for that)
 #   build  configure and build (Release) into ./build
 #   test   deps + build + every test (ctest); exits non-zero on any failure
 #   demo   deps + build + the main job on an embedded default topology
 #   bench  deps + build + the Google Benchmark microbenchmarks and `tenet bench --quick`
 #   sanitize  deps + an AddressSanitizer + UndefinedBehaviorSanitizer build in build-sanitize, and every test
+#   fuzz [HARNESS|all] [SECONDS]  clang + libFuzzer build in build-fuzz; runs each harness SECONDS
+#            (default 60) on its growing corpus; findings land in build-fuzz/findings/<harness>/
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
@@ -24,11 +26,14 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 
+# Only for `./tenet.sh fuzz`: clang and its libFuzzer runtime.
+FUZZ_PACKAGES=(clang libclang-rt-dev)
+
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
 deps() {
   local missing=()
-  for p in "${PACKAGES[@]}"; do
+  for p in "${PACKAGES[@]}" "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   if [[ ${#missing[@]} -eq 0 ]]; then
@@ -109,8 +114,48 @@ sanitize() {
     ctest --output-on-failure --parallel "$JOBS")
 }
 
+fuzz() {
+  local which=${1:-all} seconds=${2:-60} dir=${TENET_FUZZ_DIR:-build-fuzz}
+  local harnesses=(topology_yaml topology_dot topology_spec algorithm_json msccl_xml chakra_et workload bench_suite)
+  if [[ $which != all ]]; then
+    [[ " ${harnesses[*]} " == *" $which "* ]] ||
+      { echo "error: unknown harness '$which' (harnesses: all ${harnesses[*]})" >&2; return 2; }
+    harnesses=("$which")
+  fi
+  [[ $seconds =~ ^[0-9]+$ && $seconds -gt 0 ]] ||
+    { echo "error: SECONDS must be a positive whole number, not '$seconds'" >&2; return 2; }
+  log "building the fuzz harnesses with clang + libFuzzer + ASan/UBSan in $dir"
+  mkdir -p "$dir"
+  CC=clang CXX=clang++ cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENET_FUZZER=ON -DTENET_MPI=OFF \
+    > "$dir/configure.log" 2>&1 || { cat "$dir/configure.log" >&2; return 1; }
+  cmake --build "$dir" --parallel "$JOBS" --target tenet_fuzz_all
+  "$dir/tests/fuzz/tenet_fuzz_seeds" "$dir/seeds" > /dev/null
+  log "fuzzing ${harnesses[*]}: ${seconds} s each, $JOBS at a time"
+  local h running=0 failed=0
+  for h in "${harnesses[@]}"; do
+    mkdir -p "$dir/corpus/$h" "$dir/findings/$h"
+    local inputs=("$dir/corpus/$h" "$dir/seeds/$h")
+    [[ -d tests/fuzz/regressions/$h ]] && inputs+=("tests/fuzz/regressions/$h")
+    # -timeout: an input that runs 30 s is a finding (a hang); -rss_limit_mb: so is 4 GiB.
+    ASAN_OPTIONS=detect_leaks=0 "$dir/tests/fuzz/tenet_fuzz_$h" -max_total_time="$seconds" -timeout=30 \
+      -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$dir/findings/$h/" "${inputs[@]}" \
+      > "$dir/findings/$h.log" 2>&1 &
+    running=$((running + 1))
+    if [[ $running -ge $JOBS ]]; then wait -n || failed=1; running=$((running - 1)); fi
+  done
+  while [[ $running -gt 0 ]]; do wait -n || failed=1; running=$((running - 1)); done
+  for h in "${harnesses[@]}"; do
+    local runs found
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/findings/$h.log" | tail -n 1)
+    found=$(find "$dir/findings/$h" -type f | wc -l)
+    printf '%-16s %12s executions  %3d findings  (%s)\n' "$h" "${runs:-?}" "$found" "$dir/findings/$h.log"
+    [[ $found -eq 0 ]] || failed=1
+  done
+  [[ $failed -eq 0 ]] || { echo "fuzz: findings (reproduce: $dir/tests/fuzz/tenet_fuzz_<harness> FILE)" >&2; return 1; }
+}
+
 usage() {
-  sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 verb=${1:-}
@@ -122,6 +167,7 @@ case "$verb" in
   demo) deps && build && demo ;;
   bench) deps && build && bench "$@" ;;
   sanitize) deps && sanitize ;;
+  fuzz) deps "${FUZZ_PACKAGES[@]}" && fuzz "$@" ;;
   -h|--help|help) usage ;;
   *) usage >&2; exit 2 ;;
 esac

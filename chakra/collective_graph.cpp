@@ -15,6 +15,7 @@
 #include "topo/error.hpp"
 #include "topo/generators.hpp"
 #include "topo/io.hpp"
+#include "topo/output_folder.hpp"
 #include "topo/limits.hpp"
 #include "topo/routing.hpp"
 
@@ -250,17 +251,23 @@ std::vector<std::string> write_collective_graph(const Algorithm& a, const topo::
 
 std::vector<std::string> write_collective_graph(const std::vector<EtFile>& files, const Algorithm& a,
                                                 const topo::Topology& t, const std::string& dir, const std::string& stem) {
-  topo::make_directories(dir);
-  std::vector<std::string> written;
-  const std::string prefix = (std::filesystem::path(dir) / stem).string();
-  for (size_t r = 0; r < files.size(); ++r) {
-    write_et(et_path(prefix, static_cast<int>(r)), files[r]);
-    written.push_back(et_path(prefix, static_cast<int>(r)));
-  }
-  // Ranks an earlier, larger export left behind would read as part of this one: remove them.
+  topo::OutputFolder out(dir);
+  stage_collective_graph(files, a, t, out, "", stem);
+  return out.commit();
+}
+
+void stage_collective_graph(const std::vector<EtFile>& files, const Algorithm& a, const topo::Topology& t,
+                            topo::OutputFolder& out, const std::string& subdir, const std::string& stem) {
+  const auto rel = [&](const std::string& name) { return (std::filesystem::path(subdir) / name).string(); };
+  const std::string prefix = rel(stem);
+  for (size_t r = 0; r < files.size(); ++r) write_et(out.stage(et_path(prefix, static_cast<int>(r))), files[r]);
+  // Ranks an earlier, larger export left behind would read as part of this one: they go.
   std::error_code ec;
-  for (int r = static_cast<int>(files.size()); std::filesystem::remove(et_path(prefix, r), ec); ++r) {
-  }
+  for (int r = static_cast<int>(files.size()); std::filesystem::exists(out.final_path(et_path(prefix, r)), ec); ++r)
+    out.remove_at_commit(et_path(prefix, r));
+  // So do an earlier export's system.json and network.yml that this one does not replace.
+  out.remove_at_commit(rel("system.json"));
+  out.remove_at_commit(rel("network.yml"));
   if (auto key = astra_key(a.collective.kind)) {
     nlohmann::ordered_json sys;
     sys["scheduling-policy"] = "LIFO";
@@ -271,16 +278,9 @@ std::vector<std::string> write_collective_graph(const std::vector<EtFile>& files
     sys["collective-optimization"] = "localBWAware";
     sys["local-mem-bw"] = 1600;
     sys["boost-mode"] = 0;
-    const std::string path = (std::filesystem::path(dir) / "system.json").string();
-    topo::write_file_atomically(path, sys.dump(2) + "\n");
-    written.push_back(path);
+    topo::write_file_atomically(out.stage(rel("system.json")), sys.dump(2) + "\n");
   }
-  if (auto yml = astra_network_yml(t)) {
-    const std::string path = (std::filesystem::path(dir) / "network.yml").string();
-    topo::write_file_atomically(path, *yml);
-    written.push_back(path);
-  }
-  return written;
+  if (auto yml = astra_network_yml(t)) topo::write_file_atomically(out.stage(rel("network.yml")), *yml);
 }
 
 namespace {

@@ -20,6 +20,7 @@
 
 #include "chakra/et.hpp"
 #include "synth/algorithm.hpp"
+#include "topo/output_folder.hpp"
 #include "topo/topology.hpp"
 
 namespace tenet::chakra {
@@ -43,10 +44,15 @@ std::vector<EtFile> to_collective_graph(const synth::Algorithm& a, const topo::T
 std::vector<std::string> write_collective_graph(const synth::Algorithm& a, const topo::Topology& t,
                                                 const std::string& dir, const std::string& stem,
                                                 const GraphOptions& options = {});
-// The same for a graph already built from `a` by to_collective_graph.
+// The same for a graph already built from `a` by to_collective_graph. The set is written whole
+// (topo::OutputFolder): a rank of an earlier, larger export, and its system.json/network.yml, go.
 std::vector<std::string> write_collective_graph(const std::vector<EtFile>& files, const synth::Algorithm& a,
                                                 const topo::Topology& t, const std::string& dir,
                                                 const std::string& stem);
+
+// The same files staged in `out` under `subdir` (committed with the rest of a command's output).
+void stage_collective_graph(const std::vector<EtFile>& files, const synth::Algorithm& a, const topo::Topology& t,
+                            topo::OutputFolder& out, const std::string& subdir, const std::string& stem);
 
 synth::Algorithm from_collective_graph(const std::vector<EtFile>& files, const topo::Topology& t,
                                        const std::string& prefix);

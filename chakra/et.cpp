@@ -5,6 +5,7 @@
 // Boost's adjacency_list edge iterator trips GCC 12's -Wmaybe-uninitialized when inlined here.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/util/delimited_message_util.h>
 #include <google/protobuf/util/json_util.h>
 
@@ -17,15 +18,15 @@
 
 #include "topo/error.hpp"
 #include "topo/io.hpp"
+#include "topo/output_folder.hpp"
 
 namespace tenet::chakra {
 
 std::string et_path(const std::string& prefix, int rank) { return fmt::format("{}.{}.et", prefix, rank); }
 
-EtFile read_et(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open Chakra ET file (does it exist?)", {path});
-  google::protobuf::io::IstreamInputStream stream(&in);
+namespace {
+
+EtFile parse_stream(google::protobuf::io::ZeroCopyInputStream& stream, const std::string& path) {
   EtFile f;
   bool clean_eof = false;
   if (!google::protobuf::util::ParseDelimitedFromZeroCopyStream(&f.metadata, &stream, &clean_eof))
@@ -45,15 +46,33 @@ EtFile read_et(const std::string& path) {
   return f;
 }
 
-void write_et(const std::string& path, const EtFile& file) {
+}  // namespace
+
+EtFile read_et(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot open Chakra ET file (does it exist?)", {path});
+  google::protobuf::io::IstreamInputStream stream(&in);
+  return parse_stream(stream, path);
+}
+
+EtFile parse_et(std::string_view bytes, const std::string& path) {
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
+    throw Error("an in-memory Chakra ET file is limited to 2 GiB; read it from a file", {path});
+  google::protobuf::io::ArrayInputStream stream(bytes.data(), static_cast<int>(bytes.size()));
+  return parse_stream(stream, path);
+}
+
+std::string serialize_et(const EtFile& file, const std::string& path) {
   std::ostringstream out;
   if (!google::protobuf::util::SerializeDelimitedToOstream(file.metadata, &out))
     throw Error("cannot serialize the GlobalMetadata message", {path});
   for (const Node& n : file.nodes)
     if (!google::protobuf::util::SerializeDelimitedToOstream(n, &out))
       throw Error(fmt::format("cannot serialize node {}", n.id()), {path});
-  topo::write_file_atomically(path, out.str());
+  return std::move(out).str();
 }
+
+void write_et(const std::string& path, const EtFile& file) { topo::write_file_atomically(path, serialize_et(file, path)); }
 
 bool is_prefix(const std::string& prefix) {
   std::error_code ec;
@@ -61,6 +80,9 @@ bool is_prefix(const std::string& prefix) {
 }
 
 std::vector<EtFile> read_prefix(const std::string& prefix) {
+  // Every rank of one commit (topo/output_folder.hpp): no Tenet export replaces ranks meanwhile.
+  const std::string folder = std::filesystem::path(prefix).parent_path().string();
+  topo::FolderReadLock lock(folder.empty() ? "." : folder);
   std::vector<EtFile> files;
   for (int r = 0;; ++r) {
     std::error_code ec;

@@ -21,8 +21,12 @@ struct EtFile {
 std::string et_path(const std::string& prefix, int rank);
 // Throws tenet::Error naming the file and the message that could not be read.
 EtFile read_et(const std::string& path);
+// The same from bytes in memory; `path` names them in errors.
+EtFile parse_et(std::string_view bytes, const std::string& path = "<bytes>");
 // Written to a temporary file and renamed.
 void write_et(const std::string& path, const EtFile& file);
+// The bytes write_et writes; `path` names the file in errors.
+std::string serialize_et(const EtFile& file, const std::string& path = "<bytes>");
 // <prefix>.0.et, <prefix>.1.et, ... up to the first missing rank; at least one must exist.
 std::vector<EtFile> read_prefix(const std::string& prefix);
 // Whether <prefix>.0.et exists.

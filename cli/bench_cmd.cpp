@@ -15,6 +15,7 @@
 #include "cli/progress.hpp"
 #include "topo/error.hpp"
 #include "topo/io.hpp"
+#include "topo/output_folder.hpp"
 
 namespace tenet::cli {
 namespace {
@@ -115,23 +116,31 @@ void run_bench(const BenchArgs& args) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   const std::vector<bench::Result>& results = all.cases;
 
-  const std::filesystem::path dir(args.output);
+  // The report is one set (topo/output_folder.hpp): results.csv, simulations.csv, report.md and
+  // plots/ of this run, committed together; those of an earlier run that this one does not write go.
+  topo::OutputFolder folder(args.output);
   std::vector<std::string> written;
+  for (const char* stale : {"results.csv", "simulations.csv", "report.md"}) folder.remove_at_commit(stale);
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator(folder.final_path("plots"), ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
+    if (it->is_regular_file()) folder.remove_at_commit("plots/" + it->path().filename().string());
   if (suite.num_cases() > 0) {
-    topo::write_file_atomically((dir / "results.csv").string(), bench::results_csv(suite, results));
-    written.push_back((dir / "results.csv").string());
+    topo::write_file_atomically(folder.stage("results.csv"), bench::results_csv(suite, results));
+    written.push_back(folder.final_path("results.csv"));
   }
   if (!all.simulations.empty()) {
-    topo::write_file_atomically((dir / "simulations.csv").string(), bench::simulations_csv(all.simulations));
-    written.push_back((dir / "simulations.csv").string());
+    topo::write_file_atomically(folder.stage("simulations.csv"), bench::simulations_csv(all.simulations));
+    written.push_back(folder.final_path("simulations.csv"));
   }
   topo::write_file_atomically(
-      (dir / "report.md").string(),
+      folder.stage("report.md"),
       (suite.num_cases() > 0 ? bench::report_markdown(suite, results) + "\n" : "") +
           bench::simulations_markdown(suite, all.simulations));
-  written.push_back((dir / "report.md").string());
-  const bool plotted = suite.num_cases() > 0 && bench::write_plots(suite, results, args.output);
-  if (suite.num_cases() > 0) written.push_back((dir / "plots").string() + (plotted ? " (SVG)" : ""));
+  written.push_back(folder.final_path("report.md"));
+  const bool plotted = suite.num_cases() > 0 && bench::write_plots(suite, results, folder.staging_dir());
+  if (suite.num_cases() > 0) written.push_back(folder.final_path("plots") + (plotted ? " (SVG)" : ""));
+  folder.commit();
 
   size_t ok = 0, failed = 0, not_applicable = 0;
   const bool color = ::isatty(STDOUT_FILENO);
@@ -179,7 +188,7 @@ void run_bench(const BenchArgs& args) {
   fmt::print("wrote {}\n", fmt::join(written, ", "));
   if (suite.num_cases() > 0 && !plotted)
     fmt::print("gnuplot is not installed (Debian: gnuplot-nox): wrote the plot data and plots.gp only; "
-               "render with `cd {} && gnuplot plots.gp`\n", (dir / "plots").string());
+               "render with `cd {} && gnuplot plots.gp`\n", folder.final_path("plots"));
   if (failed > 0 || sims_failed > 0) verb_exit_code() = 3;
 
   if (!args.compare_to.empty()) {

@@ -11,6 +11,7 @@
 #include "synth/algorithm_json.hpp"
 #include "synth/msccl_xml.hpp"
 #include "topo/io.hpp"
+#include "topo/output_folder.hpp"
 
 namespace tenet::cli {
 
@@ -74,21 +75,13 @@ Exported export_algorithm(const synth::Algorithm& a, const topo::Topology& t, co
       out.skipped.emplace_back(f, e.what());
     }
   }
-  topo::make_directories(dir);
-  std::vector<std::string>& written = out.written;
-  if (json_wanted) {
-    written.push_back((std::filesystem::path(dir) / "algorithm.json").string());
-    synth::save_algorithm(a, written.back());
-  }
-  for (const auto& [name, text] : files) {
-    const std::string path = (std::filesystem::path(dir) / name).string();
-    topo::write_file_atomically(path, text);
-    written.push_back(path);
-  }
-  if (chakra_wanted) {
-    auto paths = chakra::write_collective_graph(graph, a, t, (std::filesystem::path(dir) / "chakra").string(), "algorithm");
-    written.insert(written.end(), paths.begin(), paths.end());
-  }
+  // Every file of this export is committed together (topo/output_folder.hpp): a failure or a kill
+  // before the commit leaves the folder's earlier files as they were.
+  topo::OutputFolder folder(dir);
+  if (json_wanted) synth::save_algorithm(a, folder.stage("algorithm.json"));
+  for (const auto& [name, text] : files) topo::write_file_atomically(folder.stage(name), text);
+  if (chakra_wanted) chakra::stage_collective_graph(graph, a, t, folder, "chakra", "algorithm");
+  out.written = folder.commit();
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include "sim/workload.hpp"
 #include "synth/baselines.hpp"
 #include "topo/io.hpp"
+#include "topo/output_folder.hpp"
 #include "topo/suggest.hpp"
 
 namespace tenet::cli {
@@ -355,9 +356,16 @@ void add_sim_commands(CLI::App& app) {
   gen->add_option("--root", root, "With --coll: the root of a rooted collective")->capture_default_str();
   gen->callback([gen] {
     auto write_ranks = [](const std::vector<chakra::EtFile>& files) {  // <output>.<rank>.et
-      const auto folder = std::filesystem::path(output).parent_path();
-      if (!folder.empty()) topo::make_directories(folder);
-      for (size_t r = 0; r < files.size(); ++r) chakra::write_et(chakra::et_path(output, static_cast<int>(r)), files[r]);
+      // The ranks are one set (topo/output_folder.hpp): written whole, a larger earlier set's extra ranks go.
+      const std::filesystem::path path(output);
+      topo::OutputFolder folder(path.parent_path().empty() ? "." : path.parent_path().string());
+      const std::string stem = path.filename().string();
+      for (size_t r = 0; r < files.size(); ++r)
+        chakra::write_et(folder.stage(chakra::et_path(stem, static_cast<int>(r))), files[r]);
+      std::error_code ec;
+      for (int r = static_cast<int>(files.size()); std::filesystem::exists(chakra::et_path(output, r), ec); ++r)
+        folder.remove_at_commit(chakra::et_path(stem, r));
+      folder.commit();
     };
     if (!coll.empty()) {
       for (const char* flag : {"--model", "--dp", "--tp", "--pp", "--microbatches", "--schedule", "--batch", "--seq-len"})

@@ -16,6 +16,7 @@
 #include "synth/producers.hpp"
 #include "synth/verify.hpp"
 #include "topo/io.hpp"
+#include "topo/output_folder.hpp"
 #include "topo/limits.hpp"
 
 namespace tenet::cli {
@@ -292,22 +293,29 @@ void run_synth(const SynthArgs& args) {
   bool all_correct = true;
   for (const Row& r : rows)
     if (r.report && !r.report->correct()) all_correct = false;
+  // A run that fails writes nothing: its output folder keeps what it held (whole or absent).
   if (one) {
-    const Exported exported = export_algorithm(*rows[0].algorithm, t, formats, args.output, parse_reduce_bandwidth(args.reduce_bw),
-                                               msccl);
+    Exported exported;
+    if (all_correct)
+      exported = export_algorithm(*rows[0].algorithm, t, formats, args.output, parse_reduce_bandwidth(args.reduce_bw), msccl);
+    else
+      for (const std::string& f : formats) exported.skipped.emplace_back(f, "the algorithm is INCORRECT (see below)");
     if (args.csv) print_rows(args, t, c, rows, exported.written);
     else print_one(args, t, rows[0], exported);
   } else {
-    topo::make_directories(args.output);
+    std::optional<topo::OutputFolder> folder;
+    if (all_correct) folder.emplace(args.output);
     std::vector<std::string> files;
     for (const Row& r : rows) {
       std::string file = r.name;
       std::replace(file.begin(), file.end(), ':', '_');
       std::replace(file.begin(), file.end(), ',', '_');
       if (sizes.size() > 1) file += "-" + canonical_bytes(r.size);
-      files.push_back(r.algorithm ? (std::filesystem::path(args.output) / (file + ".json")).string() : "");
-      if (r.algorithm) synth::save_algorithm(*r.algorithm, files.back());
+      file += ".json";
+      files.push_back(r.algorithm && folder ? folder->final_path(file) : "");
+      if (r.algorithm && folder) synth::save_algorithm(*r.algorithm, folder->stage(file));
     }
+    if (folder) folder->commit();
     print_rows(args, t, c, rows, files);
   }
   if (!all_correct) {

@@ -148,7 +148,8 @@ class Generator {
     for (int k = 0; k < par_.tp; ++k) tp_group.push_back(rank_of(k, p, d));
     for (int k = 0; k < par_.dp; ++k) dp_group.push_back(rank_of(t, p, k));
     for (int k = 0; k < par_.ranks(); ++k) all.push_back(k);
-    const auto [first, last] = stage(p);
+    const std::pair<size_t, size_t> layers = stage(p);
+    const size_t first = layers.first, last = layers.second;  // not a structured binding: clang 14 cannot capture one
     int64_t chain = -1;  // the compute stream's order
     auto compute = [&](const std::string& name, double flops, Bytes bytes, std::vector<uint64_t> deps) {
       chakra::Node& n = node(r, ChakraProtoMsg::COMP_NODE, name);

@@ -1,11 +1,8 @@
 #include "topo/io.hpp"
 
 #include <fmt/format.h>
-#include <signal.h>
 #include <yaml-cpp/yaml.h>
 
-#include <cerrno>
-#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +12,7 @@
 
 #include "topo/generators.hpp"
 #include "topo/presets.hpp"
+#include "topo/output_folder.hpp"
 #include "topo/suggest.hpp"
 
 namespace tenet::topo {
@@ -22,6 +20,9 @@ namespace tenet::topo {
 std::string read_file(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw Error("is a directory, not a file", {path});
+  // A folder a killed Tenet run was committing into is completed first (topo/output_folder.hpp).
+  const std::string folder = std::filesystem::path(path).parent_path().string();
+  FolderReadLock lock(folder.empty() ? "." : folder);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open file (does it exist?)", {path});
   std::ostringstream s;
@@ -66,22 +67,7 @@ void make_directories(const std::string& path) {
   std::error_code ec;
   std::filesystem::create_directories(path, ec);
   if (!ec) {
-    // Temporary files of runs that were killed before renaming them (`<name>.tmp.<pid>` whose
-    // process is gone): the folder is being written again, so they go.
-    for (auto it = std::filesystem::directory_iterator(path, ec); !ec && it != std::filesystem::directory_iterator();
-         it.increment(ec)) {
-      const std::string name = it->path().filename().string();
-      const size_t dot = name.rfind(".tmp.");
-      if (dot == std::string::npos || dot + 5 >= name.size()) continue;
-      int pid = 0;
-      const char* digits = name.data() + dot + 5;
-      const auto [end, bad] = std::from_chars(digits, name.data() + name.size(), pid);
-      if (bad != std::errc() || end != name.data() + name.size() || pid <= 0) continue;
-      if (::kill(pid, 0) != 0 && errno == ESRCH) {
-        std::error_code ignored;
-        std::filesystem::remove(it->path(), ignored);
-      }
-    }
+    settle_folder(path);  // what killed runs left: journals completed, stages and temporaries removed
     return;
   }
   if (std::filesystem::exists(path) && !std::filesystem::is_directory(path))

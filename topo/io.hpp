@@ -40,8 +40,9 @@ void write_file_atomically(const std::string& path, std::string_view content);
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
 std::string read_file(const std::string& path);
 // Creates an output folder and its parents; throws tenet::Error naming it when it cannot (a file of
-// that name, no permission, a name too long) instead of std::filesystem's exception. Removes the
-// `<name>.tmp.<pid>` files that killed runs of write_file_atomically left in it.
+// that name, no permission, a name too long) instead of std::filesystem's exception. Settles it
+// (topo/output_folder.hpp): removes what killed runs left (`<name>.tmp.<pid>` files, staging
+// folders) and completes their decided commits.
 void make_directories(const std::string& path);
 
 }  // namespace tenet::topo

@@ -127,7 +127,8 @@ Topology TopologyBuilder::build() const {
 
   t.links_.reserve(links_.size());
   for (size_t i = 0; i < links_.size(); ++i) {
-    const auto& [link, where] = links_[i];
+    const auto& link = links_[i].link;
+    const auto& where = links_[i].where;  // not a structured binding: clang 14 cannot capture one
     auto endpoint = [&](NodeId h, const char* role) {
       bool known = h >= 0 ? h < num_npus() : ~h < num_switches();
       if (!known)

@@ -1,0 +1,20 @@
+// Algorithm files (algorithm.json), as `tenet verify`, `export` and `sim --coll` read them.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "synth/algorithm_json.hpp"
+#include "synth/verify.hpp"
+#include "tests/fuzz/fuzz.hpp"
+#include "tests/fuzz/topologies.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  return tenet::fuzz::run(data, size, [](std::string_view text) {
+    const tenet::synth::Algorithm a = tenet::synth::parse_algorithm_json(text, "fuzz.json");
+    int npus = 0;
+    for (auto r : a.collective.ranks) npus = std::max(npus, static_cast<int>(r) + 1);
+    // Verified on a topology of about its size (any mismatch must be an error, not a crash).
+    (void)tenet::synth::verify(tenet::fuzz::fully_connected(npus), a, {.max_reported = 20, .lower_bound = false});
+    tenet::fuzz::must("reading back to_json", [&] { (void)tenet::synth::parse_algorithm_json(tenet::synth::to_json(a), "back.json"); });
+  });
+}
