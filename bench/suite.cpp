@@ -117,9 +117,10 @@ SuiteTopology parse_topology(const YAML::Node& n, const std::string& file) {
     return {t.name(), std::move(t)};
   }
   const std::string s = scalar(n, file, "topologies");
-  const bool is_file = std::filesystem::exists(s) || (!topo::looks_like_spec(s) && !topo::preset_text(s));  // as topo::load decides
+  std::error_code ec;  // a name too long for a path is not a file either
+  const bool is_file = std::filesystem::exists(s, ec) || (!topo::looks_like_spec(s) && !topo::preset_text(s));  // as topo::load decides
   const std::string target = is_file ? anchored(s, file) : s;
-  if (is_file && !std::filesystem::exists(target)) {
+  if (is_file && !std::filesystem::exists(target, ec)) {
     const std::string why = topo::not_a_topology(s);
     throw Error(why.empty() ? fmt::format("topology '{}': no such file (a generator spec looks like torus2d:4x4; quote "
                                           "specs with commas inside a [...] list)",

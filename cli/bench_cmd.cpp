@@ -124,7 +124,7 @@ void run_bench(const BenchArgs& args) {
   std::error_code ec;
   for (auto it = std::filesystem::directory_iterator(folder.final_path("plots"), ec);
        !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
-    if (it->is_regular_file()) folder.remove_at_commit("plots/" + it->path().filename().string());
+    if (it->is_regular_file(ec)) folder.remove_at_commit("plots/" + it->path().filename().string());
   if (suite.num_cases() > 0) {
     topo::write_file_atomically(folder.stage("results.csv"), bench::results_csv(suite, results));
     written.push_back(folder.final_path("results.csv"));

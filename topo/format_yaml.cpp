@@ -31,6 +31,10 @@ class Reader {
   }
   std::string scalar(const YAML::Node& n, const std::string& what) const {
     if (!n.IsScalar()) throw error(n, fmt::format("{} must be a single value", what));
+    // Every string kept (names, descriptions, sources) is printed again, in JSON too.
+    if (size_t at = 0; !valid_utf8(n.Scalar(), &at))
+      throw error(n, fmt::format("{} is not valid UTF-8 (byte 0x{:02X} at offset {})", what,
+                                 static_cast<unsigned char>(n.Scalar()[at]), at));
     return n.Scalar();
   }
   int64_t whole(const YAML::Node& n, const std::string& what, int64_t lo, int64_t hi) const {

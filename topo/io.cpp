@@ -70,7 +70,7 @@ void make_directories(const std::string& path) {
     settle_folder(path);  // what killed runs left: journals completed, stages and temporaries removed
     return;
   }
-  if (std::filesystem::exists(path) && !std::filesystem::is_directory(path))
+  if (std::error_code e; std::filesystem::exists(path, e) && !std::filesystem::is_directory(path, e))
     throw Error("cannot create the output folder: a file of that name exists", {path});
   throw Error(fmt::format("cannot create the output folder: {}", ec.message()), {path});
 }

@@ -163,7 +163,7 @@ std::vector<std::string> OutputFolder::commit() {
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(stage_dir_, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec))
-    if (it->is_regular_file()) on_disk.insert(fs::relative(it->path(), stage_dir_).string());
+    if (std::error_code kind; it->is_regular_file(kind)) on_disk.insert(it->path().lexically_relative(stage_dir_).string());
   if (ec) throw Error(fmt::format("cannot list the staging folder: {}", ec.message()), {stage_dir_});
   for (const std::string& s : staged_)
     if (on_disk.erase(s)) moves.push_back(s);
@@ -171,14 +171,15 @@ std::vector<std::string> OutputFolder::commit() {
   // What would block a rename is found now, while the old set is still whole.
   for (const std::string& rel : moves) {
     const fs::path to = fs::path(dir_) / rel;
-    fs::create_directories(to.parent_path(), ec);
-    if (ec || !fs::is_directory(to.parent_path())) {
+    std::error_code made, probe;
+    fs::create_directories(to.parent_path(), made);
+    if (made || !fs::is_directory(to.parent_path(), probe)) {
       fs::path blocker = to.parent_path();  // the file that stands where a folder goes, if one does
-      while (blocker.has_parent_path() && !fs::exists(blocker)) blocker = blocker.parent_path();
+      while (blocker.has_parent_path() && blocker != blocker.parent_path() && !fs::exists(blocker, probe))
+        blocker = blocker.parent_path();
+      const bool file = fs::exists(blocker, probe) && !fs::is_directory(blocker, probe);
       throw Error(fmt::format("cannot create folder {}: {}", to.parent_path().string(),
-                              fs::exists(blocker) && !fs::is_directory(blocker)
-                                  ? fmt::format("{} is a file", blocker.string())
-                                  : ec.message()),
+                              file ? fmt::format("{} is a file", blocker.string()) : made.message()),
                   {dir_});
     }
     if (fs::is_directory(to, ec)) throw Error(fmt::format("cannot write {}: a folder of that name exists", to.string()), {dir_});

@@ -13,7 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       return;
     }
     const tenet::topo::Topology t = tenet::topo::load(spec);
-    if (t.num_nodes() <= 4096)
+    // Reading back is checked where it is quick (yaml-cpp takes seconds per 100,000 links).
+    if (t.num_links() <= 20000)
       tenet::fuzz::must("reading back to_yaml", [&] { (void)tenet::topo::parse_yaml(tenet::topo::to_yaml(t), "back.yaml"); });
   });
 }
