@@ -259,12 +259,7 @@ std::vector<std::string> write_collective_graph(const std::vector<EtFile>& files
 void stage_collective_graph(const std::vector<EtFile>& files, const Algorithm& a, const topo::Topology& t,
                             topo::OutputFolder& out, const std::string& subdir, const std::string& stem) {
   const auto rel = [&](const std::string& name) { return (std::filesystem::path(subdir) / name).string(); };
-  const std::string prefix = rel(stem);
-  for (size_t r = 0; r < files.size(); ++r) write_et(out.stage(et_path(prefix, static_cast<int>(r))), files[r]);
-  // Ranks an earlier, larger export left behind would read as part of this one: they go.
-  std::error_code ec;
-  for (int r = static_cast<int>(files.size()); std::filesystem::exists(out.final_path(et_path(prefix, r)), ec); ++r)
-    out.remove_at_commit(et_path(prefix, r));
+  stage_et_set(files, out, rel(stem));  // ranks of an earlier, larger export go
   // So do an earlier export's system.json and network.yml that this one does not replace.
   out.remove_at_commit(rel("system.json"));
   out.remove_at_commit(rel("network.yml"));

@@ -74,6 +74,13 @@ std::string serialize_et(const EtFile& file, const std::string& path) {
 
 void write_et(const std::string& path, const EtFile& file) { topo::write_file_atomically(path, serialize_et(file, path)); }
 
+void stage_et_set(const std::vector<EtFile>& files, topo::OutputFolder& out, const std::string& prefix) {
+  for (size_t r = 0; r < files.size(); ++r) write_et(out.stage(et_path(prefix, static_cast<int>(r))), files[r]);
+  std::error_code ec;
+  for (int r = static_cast<int>(files.size()); std::filesystem::exists(out.final_path(et_path(prefix, r)), ec); ++r)
+    out.remove_at_commit(et_path(prefix, r));
+}
+
 bool is_prefix(const std::string& prefix) {
   std::error_code ec;
   return std::filesystem::exists(et_path(prefix, 0), ec);

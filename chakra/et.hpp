@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "et_def.pb.h"
+#include "topo/output_folder.hpp"
 
 namespace tenet::chakra {
 
@@ -27,6 +28,10 @@ EtFile parse_et(std::string_view bytes, const std::string& path = "<bytes>");
 void write_et(const std::string& path, const EtFile& file);
 // The bytes write_et writes; `path` names the file in errors.
 std::string serialize_et(const EtFile& file, const std::string& path = "<bytes>");
+// Stages <prefix>.<rank>.et for every file in `out` (prefix relative to its folder), and marks the
+// higher ranks an earlier, larger set left there for removal at the commit (they would read as
+// part of this set).
+void stage_et_set(const std::vector<EtFile>& files, topo::OutputFolder& out, const std::string& prefix);
 // <prefix>.0.et, <prefix>.1.et, ... up to the first missing rank; at least one must exist.
 std::vector<EtFile> read_prefix(const std::string& prefix);
 // Whether <prefix>.0.et exists.

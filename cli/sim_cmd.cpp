@@ -359,12 +359,7 @@ void add_sim_commands(CLI::App& app) {
       // The ranks are one set (topo/output_folder.hpp): written whole, a larger earlier set's extra ranks go.
       const std::filesystem::path path(output);
       topo::OutputFolder folder(path.parent_path().empty() ? "." : path.parent_path().string());
-      const std::string stem = path.filename().string();
-      for (size_t r = 0; r < files.size(); ++r)
-        chakra::write_et(folder.stage(chakra::et_path(stem, static_cast<int>(r))), files[r]);
-      std::error_code ec;
-      for (int r = static_cast<int>(files.size()); std::filesystem::exists(chakra::et_path(output, r), ec); ++r)
-        folder.remove_at_commit(chakra::et_path(stem, r));
+      chakra::stage_et_set(files, folder, path.filename().string());
       folder.commit();
     };
     if (!coll.empty()) {

@@ -1,4 +1,4 @@
-// Graphviz DOT, written and read with Boost.Graph. Nodes carry kind/router/reduce/multicast,
+// Graphviz DOT, read with Boost.Graph (written here, every value quoted: see to_dot). Nodes carry kind/router/reduce/multicast,
 // edges bw/lat/name/buffer and their link id, so that a written file reads back to the same
 // topology.
 #include <fmt/format.h>
@@ -47,24 +47,35 @@ boost::dynamic_properties properties(DotGraph& g) {
 
 }  // namespace
 
+// Written here, read with Boost: Boost 1.74's write_graphviz leaves a value that looks like an
+// identifier unquoted (boost/graph/graphviz.hpp, escape_dot_string), so a node or link named
+// `edge`, `node`, `graph`, `subgraph` or `strict` made a file its own reader refuses (found by
+// tests/fuzz/topology_dot). Every value is quoted here.
+std::string dot_string(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + '"';
+}
+
 std::string to_dot(const Topology& t) {
-  DotGraph g;
-  for (const Node& n : t.nodes()) {
-    bool sw = n.kind == NodeKind::Switch;
-    add_vertex(DotNode{n.name, sw ? "switch" : "npu", n.router ? "true" : "false",
-                       n.can_reduce ? "true" : "false", n.can_multicast ? "true" : "false",
-                       sw ? "box" : "ellipse", std::to_string(num_vertices(g))},
-               g);
+  std::string out = "digraph G {\n";
+  for (NodeId i = 0; i < t.num_nodes(); ++i) {
+    const Node& n = t.node(i);
+    const bool sw = n.kind == NodeKind::Switch;
+    out += fmt::format("{} [index={}, kind={}, multicast={}, reduce={}, router={}, shape={}];\n", dot_string(n.name), i,
+                       sw ? "switch" : "npu", n.can_multicast, n.can_reduce, n.router, sw ? "box" : "ellipse");
   }
   for (LinkId l = 0; l < t.num_links(); ++l) {
     const Link& k = t.link(l);
-    std::string bw = canonical_bandwidth(k.bandwidth), lat = canonical_time(k.latency);
-    add_edge(k.src, k.dst,
-             DotEdge{bw, lat, k.name, std::to_string(l), bw + " " + lat, k.buffer > 0 ? canonical_bytes(k.buffer) : ""}, g);
+    const std::string bw = canonical_bandwidth(k.bandwidth), lat = canonical_time(k.latency);
+    out += fmt::format("{}->{} [buffer={}, bw={}, id={}, label={}, lat={}, name={}];\n", dot_string(t.node(k.src).name),
+                       dot_string(t.node(k.dst).name), dot_string(k.buffer > 0 ? canonical_bytes(k.buffer) : ""),
+                       dot_string(bw), l, dot_string(bw + " " + lat), dot_string(lat), dot_string(k.name));
   }
-  std::ostringstream out;
-  boost::write_graphviz_dp(out, g, properties(g), "node_id");
-  return out.str();
+  return out + "}\n";
 }
 
 Topology parse_dot(std::string_view text, const std::string& file) {
@@ -81,6 +92,13 @@ Topology parse_dot(std::string_view text, const std::string& file) {
   TopologyBuilder b(std::filesystem::path(file).stem().string());
   const auto n = num_vertices(g);
   if (n == 0) throw Error("the graph has no nodes", {file});
+  // DOT keeps "\\" in a quoted string as two characters (only \" is an escape); Graphviz shows it
+  // as one backslash, and to_dot writes a name's backslash so (a name may end in one).
+  auto unescape = [](std::string& name) {
+    for (size_t i = name.find("\\\\"); i != std::string::npos; i = name.find("\\\\", i + 1)) name.erase(i, 1);
+  };
+  for (size_t v = 0; v < n; ++v) unescape(g[v].name);
+  for (auto [it, end] = edges(g); it != end; ++it) unescape(g[*it].name);
   std::vector<NodeId> handle(n);
   auto flag = [&](const std::string& v, const std::string& what, const std::string& node) {
     if (v.empty() || v == "false") return false;

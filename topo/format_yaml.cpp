@@ -228,7 +228,7 @@ Calibration read_calibration(const Reader& r, const YAML::Node& n) {
   if (const YAML::Node& algos = n["algorithms"]) {
     if (!algos.IsMap()) throw r.error(algos, "calibration.algorithms must map algorithm names to efficiencies");
     for (const auto& kv : algos)
-      c.algorithm_efficiency.emplace_back(kv.first.Scalar(), r.fraction(kv.second, "an algorithm's efficiency"));
+      c.algorithm_efficiency.emplace_back(r.scalar(kv.first, "an algorithm name"), r.fraction(kv.second, "an algorithm's efficiency"));
   }
   if (const YAML::Node& pub = n["published"]) {
     if (!pub.IsSequence()) throw r.error(pub, "calibration.published must be a list");

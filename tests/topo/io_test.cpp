@@ -44,6 +44,25 @@ TEST(RoundTrip, YamlJsonAndDotReproduceEveryTopology) {
   }
 }
 
+// Names that are DOT keywords or hold quotes and backslashes survive DOT (Boost's writer left
+// keywords bare, which its own reader refuses: found by tests/fuzz/topology_dot).
+TEST(RoundTrip, DotQuotesNamesThatAreKeywordsOrHoldQuotes) {
+  const Topology t = parse_yaml(R"(
+name: t
+defaults: {bw: 2GB/s, lat: 1us}
+npus: [node, "a\\", "q\"uote", strict, "back\\slash"]
+switches: [graph]
+links:
+  - {src: node, dst: "a\\", bw: 1GB/s, name: edge}
+  - {src: "q\"uote", dst: strict, bw: 1GB/s, name: "x\\"}
+  - {src: "back\\slash", dst: graph, name: digraph}
+  - {src: graph, dst: node, name: subgraph}
+  - {src: graph, dst: "q\"uote"}
+  - {src: graph, dst: "a\\"}
+)");
+  expect_same_topology(t, parse_dot(to_dot(t)), "dot");
+}
+
 TEST(TenetFormat, DefaultsGroupsPatternsAndFlags) {
   const Topology t = parse_yaml(R"(
 name: demo
