@@ -6,8 +6,8 @@
 #   demo   deps + build + the main job on an embedded default topology
 #   bench  deps + build + the Google Benchmark microbenchmarks and `tenet bench --quick`
 #   sanitize  deps + an AddressSanitizer + UndefinedBehaviorSanitizer build in build-sanitize, and every test
-#   fuzz [HARNESS|all] [SECONDS]  clang + libFuzzer build in build-fuzz; runs each harness SECONDS
-#            (default 60) on its growing corpus; findings land in build-fuzz/findings/<harness>/
+#   fuzz [HARNESS[,HARNESS...]|all] [SECONDS]  clang + libFuzzer build in build-fuzz; each harness SECONDS
+#            (default 60) on its growing corpus; this run's findings in build-fuzz/findings/<harness>/
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
@@ -118,9 +118,13 @@ fuzz() {
   local which=${1:-all} seconds=${2:-60} dir=${TENET_FUZZ_DIR:-build-fuzz}
   local harnesses=(topology_yaml topology_dot topology_spec algorithm_json msccl_xml chakra_et workload bench_suite)
   if [[ $which != all ]]; then
-    [[ " ${harnesses[*]} " == *" $which "* ]] ||
-      { echo "error: unknown harness '$which' (harnesses: all ${harnesses[*]})" >&2; return 2; }
-    harnesses=("$which")
+    local asked=() h
+    IFS=, read -r -a asked <<< "$which"
+    for h in "${asked[@]}"; do
+      [[ " ${harnesses[*]} " == *" $h "* ]] ||
+        { echo "error: unknown harness '$h' (harnesses: all ${harnesses[*]})" >&2; return 2; }
+    done
+    harnesses=("${asked[@]}")
   fi
   [[ $seconds =~ ^[0-9]+$ && $seconds -gt 0 ]] ||
     { echo "error: SECONDS must be a positive whole number, not '$seconds'" >&2; return 2; }
@@ -133,6 +137,7 @@ fuzz() {
   log "fuzzing ${harnesses[*]}: ${seconds} s each, $JOBS at a time"
   local h running=0 failed=0
   for h in "${harnesses[@]}"; do
+    rm -rf "$dir/findings/$h"  # this run's findings only (keep a fixed one in tests/fuzz/regressions/)
     mkdir -p "$dir/corpus/$h" "$dir/findings/$h"
     local inputs=("$dir/corpus/$h" "$dir/seeds/$h")
     [[ -d tests/fuzz/regressions/$h ]] && inputs+=("tests/fuzz/regressions/$h")
@@ -145,10 +150,14 @@ fuzz() {
   done
   while [[ $running -gt 0 ]]; do wait -n || failed=1; running=$((running - 1)); done
   for h in "${harnesses[@]}"; do
-    local runs found
+    local runs secs found slow
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/findings/$h.log" | tail -n 1)
-    found=$(find "$dir/findings/$h" -type f | wc -l)
-    printf '%-16s %12s executions  %3d findings  (%s)\n' "$h" "${runs:-?}" "$found" "$dir/findings/$h.log"
+    secs=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$dir/findings/$h.log" | tail -n 1)
+    # crash-, timeout-, oom-, leak- files are findings; slow-unit- files (over 10 s) are noted only.
+    found=$(find "$dir/findings/$h" -type f ! -name 'slow-unit-*' | wc -l)
+    slow=$(find "$dir/findings/$h" -type f -name 'slow-unit-*' | wc -l)
+    printf '%-16s %12s executions in %5s s  %3d findings  %3d slow inputs  (%s)\n' "$h" "${runs:-?}" "${secs:-?}" \
+      "$found" "$slow" "$dir/findings/$h.log"
     [[ $found -eq 0 ]] || failed=1
   done
   [[ $failed -eq 0 ]] || { echo "fuzz: findings (reproduce: $dir/tests/fuzz/tenet_fuzz_<harness> FILE)" >&2; return 1; }
