@@ -116,7 +116,21 @@ Bandwidth effective(Bandwidth bw, double efficiency) {
   return efficiency == 1.0 ? bw : std::max<Bandwidth>(1, std::llround(static_cast<double>(bw) * efficiency));
 }
 
-bool is_pattern(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+// A backslash escapes the next character (fnmatch's rule): "gpu\\*" names the node called gpu*.
+bool is_pattern(const std::string& s) { return s.find_first_of("*?[\\") != std::string::npos; }
+
+// How a link names a node so that it reads back as exactly that node: as is, unless the name
+// holds pattern characters or is all digits (an NPU index), which are then escaped.
+std::string node_reference(const std::string& name) {
+  const bool digits = !name.empty() && std::all_of(name.begin(), name.end(), ::isdigit);
+  if (!digits && name.find_first_of("*?[\\") == std::string::npos) return name;
+  std::string out;
+  for (char c : name) {
+    if (c == '*' || c == '?' || c == '[' || c == '\\' || (digits && out.empty())) out += '\\';
+    out += c;
+  }
+  return out;
+}
 
 // Every node handle whose name matches a reference: an NPU index, a name, or a glob pattern.
 std::vector<NodeId> resolve_nodes(const Reader& r, const TopologyBuilder& b, const YAML::Node& n,
@@ -395,8 +409,8 @@ nlohmann::ordered_json document(const Topology& t) {
   for (LinkId l = 0; l < t.num_links(); ++l) {
     const Link& k = t.link(l);
     nlohmann::ordered_json j;
-    j["src"] = t.node(k.src).name;
-    j["dst"] = t.node(k.dst).name;
+    j["src"] = node_reference(t.node(k.src).name);
+    j["dst"] = node_reference(t.node(k.dst).name);
     j["bw"] = canonical_bandwidth(k.bandwidth);
     j["lat"] = canonical_time(k.latency);
     if (!k.name.empty()) j["name"] = k.name;

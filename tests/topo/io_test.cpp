@@ -44,23 +44,33 @@ TEST(RoundTrip, YamlJsonAndDotReproduceEveryTopology) {
   }
 }
 
-// Names that are DOT keywords or hold quotes and backslashes survive DOT (Boost's writer left
-// keywords bare, which its own reader refuses: found by tests/fuzz/topology_dot).
-TEST(RoundTrip, DotQuotesNamesThatAreKeywordsOrHoldQuotes) {
+// Names that look like syntax survive every format: DOT keywords (Boost's writer left them bare,
+// which its own reader refuses: found by tests/fuzz/topology_dot), quotes and backslashes, glob
+// characters and all-digit names (a link names them escaped, or they would read as a pattern or
+// an NPU index: found by tests/fuzz/topology_yaml).
+TEST(RoundTrip, NamesThatLookLikeSyntaxSurviveEveryFormat) {
   const Topology t = parse_yaml(R"(
 name: t
 defaults: {bw: 2GB/s, lat: 1us}
-npus: [node, "a\\", "q\"uote", strict, "back\\slash"]
+npus: [node, "a\\", "q\"uote", strict, "back\\slash", "gpu*", "7", "x?[y]"]
 switches: [graph]
 links:
-  - {src: node, dst: "a\\", bw: 1GB/s, name: edge}
+  - {src: node, dst: "a\\\\", bw: 1GB/s, name: edge}
   - {src: "q\"uote", dst: strict, bw: 1GB/s, name: "x\\"}
-  - {src: "back\\slash", dst: graph, name: digraph}
+  - {src: "back\\\\slash", dst: graph, name: digraph}
   - {src: graph, dst: node, name: subgraph}
   - {src: graph, dst: "q\"uote"}
-  - {src: graph, dst: "a\\"}
+  - {src: graph, dst: "a\\\\"}
+  - {src: "gpu\\*", dst: graph}
+  - {src: "\\7", dst: graph}
+  - {src: "x\\?\\[y]", dst: graph}
 )");
+  EXPECT_EQ(t.num_links(), 2 * 9);
+  EXPECT_EQ(t.link(12).src, t.find_node("gpu*"));
+  EXPECT_EQ(t.link(14).src, t.find_node("7"));
   expect_same_topology(t, parse_dot(to_dot(t)), "dot");
+  expect_same_topology(t, parse_yaml(to_yaml(t)), "yaml");
+  expect_same_topology(t, parse_yaml(to_json(t)), "json");
 }
 
 TEST(TenetFormat, DefaultsGroupsPatternsAndFlags) {
