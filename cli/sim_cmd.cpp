@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
 #include "chakra/algorithm_files.hpp"
+#include "sim/recorded_trace.hpp"
 #include "sim/system.hpp"
 #include "sim/workload.hpp"
 #include "synth/baselines.hpp"
@@ -23,6 +25,8 @@ namespace {
 struct SimArgs {
   std::string workload, topology, network = "analytical", coll, trace, schedule = "1f1b";
   std::string chunks = "auto";
+  std::string deps = "auto", comm_groups;
+  int replicate = 0;
   int tp = 1, pp = 1, microbatches = 1, in_flight = 0, links = 8, bins = 24;
   int64_t batch = 0, sequence = 0;
   bool json = false;
@@ -122,8 +126,11 @@ void run_sim(const SimArgs& args) {
   const topo::Topology t = topo::load(args.topology);
   std::vector<chakra::EtFile> workload;
   std::string name = args.workload;
+  std::optional<sim::TraceSummary> summary;  // for a Chakra ET workload
   const auto& presets = sim::model_presets();
   if (std::find(presets.begin(), presets.end(), args.workload) != presets.end()) {
+    if (args.deps != "auto" || args.replicate > 0 || !args.comm_groups.empty())
+      throw Error("--deps, --replicate and --comm-groups apply to a Chakra ET workload, not to a model preset");
     const sim::Parallelism par =
         sim::layout(t.num_npus(), args.tp, args.pp, args.microbatches, sim::parse_schedule(args.schedule));
     const sim::BatchShape shape = sim::batch_shape(args.workload, {args.batch, args.sequence});
@@ -140,27 +147,48 @@ void run_sim(const SimArgs& args) {
     if (args.batch > 0 || args.sequence > 0)
       throw Error("--batch and --seq-len shape a model preset; a Chakra ET workload carries its own sizes");
     workload = chakra::read_prefix(args.workload);
+    sim::TraceOptions options;
+    options.deps = sim::parse_deps_mode(args.deps);
+    options.replicate = args.replicate;
+    if (!args.comm_groups.empty()) options.groups = sim::read_comm_groups(args.comm_groups);
+    summary = sim::prepare_trace(workload, options, name);
   }
   sim::SimConfig cfg;
   cfg.network = sim::parse_network(args.network);
-  if (cfg.network == sim::NetworkKind::Packet)
+  if (cfg.network == sim::NetworkKind::Packet) {
     cfg.packet = packet_config(args);
-  else if (!args.packet_flags_given.empty())
-    throw Error(fmt::format("{} applies to --network packet only", args.packet_flags_given.front()));
+  } else {
+    for (const std::string& flag : args.packet_flags_given)
+      if (flag != "--routing" || cfg.network != sim::NetworkKind::AnalyticalCongestion)
+        throw Error(fmt::format("{} applies to --network packet{} only", flag,
+                                flag == "--routing" ? " and analytical-congestion" : ""));
+    cfg.packet.routing = sim::parse_routing(args.routing);
+  }
   cfg.link_activity = true;
   cfg.algorithms = parse_algorithms(args.coll);
   cfg.chunks_per_npu = parse_chunks(args.chunks, 0);
   cfg.trace = !args.trace.empty();
   cfg.max_in_flight = args.in_flight;
+  if (cfg.network == sim::NetworkKind::Packet) {
+    // A long packet run says so before it starts (one over --max-packets is refused by simulate()).
+    const uint64_t packets = sim::estimate_packets(workload, cfg.packet.mtu);
+    const double seconds = static_cast<double>(packets) / sim::kPacketsPerSecond;
+    if (seconds > 5 && packets <= cfg.packet.max_packets)
+      fmt::print(stderr, "packet network: about {} packets to simulate at a {} MTU, about {:.0f} s at {:.0f} million a "
+                 "second (--mtu {} cuts them to about {})\n",
+                 packets, format_bytes(cfg.packet.mtu), seconds, sim::kPacketsPerSecond / 1e6,
+                 format_bytes(cfg.packet.mtu * 16), packets / 16);
+  }
   ProgressBar bar("simulating");
   cfg.progress = [&](double f) { bar(f); };
   const sim::SimResult r = sim::simulate(t, workload, cfg, name);
   bar.done();
   if (!args.trace.empty()) topo::write_file_atomically(args.trace, sim::trace_json(r));
 
-  Time compute_max = 0, comm_max = 0, exposed_max = 0;
+  Time compute_max = 0, cpu_max = 0, comm_max = 0, exposed_max = 0;
   for (const sim::RankStats& s : r.ranks) {
     compute_max = std::max(compute_max, s.compute);
+    cpu_max = std::max(cpu_max, s.cpu);
     comm_max = std::max(comm_max, s.communication);
     exposed_max = std::max(exposed_max, s.exposed);
   }
@@ -181,9 +209,30 @@ void run_sim(const SimArgs& args) {
     j["collectives"] = r.collectives;
     j["events"] = r.events;
     j["warnings"] = r.warnings;
+    if (summary) {
+      auto& tr = j["trace"];
+      tr["rank_files"] = summary->ranks_recorded;
+      tr["ranks"] = summary->ranks;
+      tr["from_pytorch"] = summary->from_pytorch;
+      tr["dependencies"] = summary->deps == sim::DepsMode::Data ? "data" : "all";
+      tr["nodes"] = summary->nodes;
+      tr["node_types"] = summary->node_types;
+      tr["cpu_operators"] = summary->cpu_ops;
+      tr["gpu_kernels"] = summary->gpu_kernels;
+      tr["gpu_streams"] = summary->gpu_streams;
+      tr["collectives"] = summary->collectives;
+      tr["process_groups"] = summary->groups;
+      tr["control_dependencies_dropped"] = summary->ctrl_deps_dropped;
+      tr["absent_dependencies_dropped"] = summary->absent_deps_dropped;
+      tr["notes"] = summary->notes;
+    }
+    auto& over = j["overloaded_links"] = nlohmann::ordered_json::array();
+    for (const sim::LinkReport& k : r.network.links)
+      if (k.peak_demand > 1.0)
+        over.push_back({{"link", k.name}, {"peak_demand", k.peak_demand}, {"first_over_ps", k.peak_demand_at}});
     auto& ranks = j["ranks"] = nlohmann::ordered_json::array();
     for (const sim::RankStats& s : r.ranks)
-      ranks.push_back({{"finish_ps", s.finish}, {"compute_ps", s.compute}, {"communication_ps", s.communication},
+      ranks.push_back({{"finish_ps", s.finish}, {"compute_ps", s.compute}, {"cpu_ps", s.cpu}, {"communication_ps", s.communication},
                        {"exposed_communication_ps", s.exposed}});
     j["links_used"] = used;
     j["mean_link_utilization"] = used ? util_sum / used : 0;
@@ -213,9 +262,11 @@ void run_sim(const SimArgs& args) {
   }
   fmt::print("workload        {}, {} ranks\n", name, r.ranks.size());
   fmt::print("topology        {} ({} NPUs), {} network\n", t.name(), t.num_npus(), args.network);
+  if (summary) fmt::print("{}", sim::describe(*summary));
   fmt::print("iteration time  {}\n", format_time(r.iteration));
-  fmt::print("per rank (max)  compute {}, communication {}, exposed communication {}\n", format_time(compute_max),
-             format_time(comm_max), format_time(exposed_max));
+  fmt::print("per rank (max)  compute {}, {}communication {}, exposed communication {}\n", format_time(compute_max),
+             cpu_max > 0 ? fmt::format("CPU {}, ", format_time(cpu_max)) : std::string(), format_time(comm_max),
+             format_time(exposed_max));
   fmt::print("collectives     {} run; links used {}, utilization mean {:.1f} %, max {:.1f} %\n", r.collectives, used,
              used ? 100 * util_sum / used : 0.0, 100 * util_max);
   fmt::print("events          {}\n", r.events);
@@ -276,8 +327,9 @@ void add_sim_commands(CLI::App& app) {
                 "Packet network: forward a packet once its header has arrived (default: store-and-forward)")
       ->each(packet_flag("--cut-through"));
   cmd->add_option("--routing", args.routing,
-                  "Packet network: source (the algorithm's routes; shortest paths for sends) or ecmp (each\n"
-                  "message hashed onto one of the least-cost routes)")
+                  "Packet and analytical-congestion networks: source (the algorithm's routes; shortest paths\n"
+                  "for sends) or ecmp (each message a flow hashed onto one of the least-cost routes, as\n"
+                  "switches spread flows; an algorithm's own routes are not kept)")
       ->capture_default_str()
       ->each(packet_flag("--routing"));
   cmd->add_option("--arbitration", args.arbitration,
@@ -319,6 +371,18 @@ void add_sim_commands(CLI::App& app) {
                   "Sends and collectives a rank may have in flight at once (0: no limit; ASTRA-sim: 1)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--deps", args.deps,
+                  "For a Chakra ET workload: which dependencies order nodes: all (data and control), data\n"
+                  "(data only, as ASTRA-sim's feeder), or auto (data for a trace from Chakra's PyTorch\n"
+                  "converter, whose control dependencies name operator parents; all otherwise). Dependencies\n"
+                  "on nodes that are not in the rank's file are dropped and counted")
+      ->capture_default_str();
+  cmd->add_option("--replicate", args.replicate,
+                  "Run a one-rank Chakra ET trace as N data-parallel ranks (every collective spans all N)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--comm-groups", args.comm_groups,
+                  "ASTRA-sim communicator-group JSON ({\"1\": [0, 1], ...}) naming the ranks of the pg_name\n"
+                  "process groups the trace's collectives use (the trace's own process-group table wins)");
   cmd->add_option("--trace", args.trace, "Write a Chrome trace-event timeline (Perfetto) to this file");
   cmd->add_flag("--json", args.json, "Print JSON for machines");
   cmd->callback([] { run_sim(args); });

@@ -21,9 +21,14 @@ Time route_latency(const topo::Topology& t, std::span<const topo::LinkId> route)
   return l;
 }
 
+// No contention: every message moves at its own rate whatever else shares its links. What it would
+// have needed is still measured: per link, the rates of the messages on it at once (a heap of their
+// end times), so a report can say where the model's time is optimistic.
 class Analytical final : public Network {
  public:
-  using Network::Network;
+  Analytical(const topo::Topology& t, EventQueue& events)
+      : Network(t, events), on_link_(t.num_links()), demand_(t.num_links(), 0), peak_(t.num_links(), 0),
+        peak_at_(t.num_links(), -1) {}
   std::string_view name() const override { return "analytical"; }
   void send(Message m, std::function<void()> on_release, std::function<void()> on_arrival) override {
     Bandwidth narrowest = std::numeric_limits<Bandwidth>::max();
@@ -32,6 +37,7 @@ class Analytical final : public Network {
     const Time serialization = m.route.empty() ? 0 : transfer_time(m.bytes, rate);
     for (topo::LinkId l : m.route) {
       const Bandwidth bw = topo_.link(l).bandwidth;
+      if (serialization > 0) demand(l, rate, events_.now() + serialization);
       busy_[l] += synth::busy_share(serialization, rate, bw);
       record_activity(l, events_.now(), events_.now() + serialization,
                       rate >= bw ? 1.0 : static_cast<double>(rate) / static_cast<double>(bw));
@@ -39,6 +45,39 @@ class Analytical final : public Network {
     events_.schedule_after(serialization, std::move(on_release));
     events_.schedule_after(serialization + route_latency(topo_, m.route), std::move(on_arrival));
   }
+
+  NetworkReport report() const override {
+    NetworkReport r = Network::report();
+    for (size_t l = 0; l < r.links.size(); ++l) {
+      r.links[l].peak_demand =
+          static_cast<double>(peak_[l]) / static_cast<double>(topo_.link(static_cast<topo::LinkId>(l)).bandwidth);
+      r.links[l].peak_demand_at = std::max<Time>(peak_at_[l], 0);
+    }
+    return r;
+  }
+
+ private:
+  // Adds a message of `rate` on link `l` until `end`; those that ended by now leave first.
+  void demand(topo::LinkId l, Bandwidth rate, Time end) {
+    auto& on = on_link_[l];
+    const auto later = [](const std::pair<Time, Bandwidth>& a, const std::pair<Time, Bandwidth>& b) { return a.first > b.first; };
+    while (!on.empty() && on.front().first <= events_.now()) {
+      demand_[l] -= on.front().second;
+      std::pop_heap(on.begin(), on.end(), later);
+      on.pop_back();
+    }
+    on.emplace_back(end, rate);
+    std::push_heap(on.begin(), on.end(), later);
+    demand_[l] += rate;
+    if (demand_[l] > peak_[l]) {
+      peak_[l] = demand_[l];
+      if (demand_[l] > topo_.link(l).bandwidth && peak_at_[l] < 0) peak_at_[l] = events_.now();
+    }
+  }
+
+  std::vector<std::vector<std::pair<Time, Bandwidth>>> on_link_;  // (end, rate), a min-heap by end
+  std::vector<Bandwidth> demand_, peak_;
+  std::vector<Time> peak_at_;
 };
 
 // Flow-level sharing: every active message gets its max-min fair rate over its route's links
@@ -47,8 +86,9 @@ class Analytical final : public Network {
 // changes. Completion events carry the flow's version, so a rate change makes older ones stale.
 class Congestion final : public Network {
  public:
-  Congestion(const topo::Topology& t, EventQueue& events)
+  Congestion(const topo::Topology& t, EventQueue& events, PacketConfig::Routing routing)
       : Network(t, events),
+        ecmp_(routing == PacketConfig::Routing::Ecmp ? std::make_unique<EcmpRoutes>(t) : nullptr),
         flows_on_(t.num_links()),
         carried_(t.num_links(), 0.0),
         rate_sum_(t.num_links(), 0.0),
@@ -78,7 +118,10 @@ class Congestion final : public Network {
       flows_.emplace_back();
     }
     Flow& f = flows_[id];
-    f.route.assign(m.route.begin(), m.route.end());
+    if (ecmp_)
+      f.route = ecmp_->pick(m, messages_++);
+    else
+      f.route.assign(m.route.begin(), m.route.end());
     f.left = static_cast<double>(m.bytes);
     f.rate = 0;
     f.cap = static_cast<double>(m.rate);
@@ -223,6 +266,8 @@ class Congestion final : public Network {
     reshare_around(route);
   }
 
+  std::unique_ptr<EcmpRoutes> ecmp_;  // with --routing ecmp
+  uint64_t messages_ = 0;
   std::vector<Flow> flows_;
   std::vector<int> free_;
   std::vector<std::vector<int>> flows_on_;
@@ -236,7 +281,23 @@ class Congestion final : public Network {
   int64_t capped_ = 0;  // active flows with a rate of their own
 };
 
+uint64_t mix(uint64_t x) {  // splitmix64's finaliser: a well-spread hash of a flow's identity
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
 }  // namespace
+
+std::vector<topo::LinkId> EcmpRoutes::pick(const Message& m, uint64_t flow) {
+  if (m.route.empty()) return {};
+  auto [it, added] = routes_.try_emplace({m.src, m.dst});
+  if (added) it->second = router_.equal_cost_routes(m.src, m.dst);
+  if (it->second.empty()) return {m.route.begin(), m.route.end()};
+  const uint64_t h = mix(flow ^ (static_cast<uint64_t>(m.src) << 40) ^ (static_cast<uint64_t>(m.dst) << 20));
+  return it->second[h % it->second.size()].links;
+}
 
 NetworkReport Network::report() const {
   NetworkReport r;
@@ -305,7 +366,7 @@ std::unique_ptr<Network> make_network(NetworkKind kind, const topo::Topology& t,
     case NetworkKind::Analytical:
       return std::make_unique<Analytical>(t, events);
     case NetworkKind::AnalyticalCongestion:
-      return std::make_unique<Congestion>(t, events);
+      return std::make_unique<Congestion>(t, events, packet.routing);
     case NetworkKind::Packet:
       break;
   }

@@ -19,7 +19,11 @@
 #include <string>
 #include <vector>
 
+#include <map>
+#include <utility>
+
 #include "sim/event_queue.hpp"
+#include "topo/routing.hpp"
 #include "topo/topology.hpp"
 
 namespace tenet::sim {
@@ -43,7 +47,8 @@ struct PacketConfig {
   Bytes buffer = 0;
   bool cut_through = false;  // forward a packet once its header has arrived
   // Source: the route each message carries (the algorithm's, or the topology layer's deterministic
-  // shortest path). Ecmp: each message is a flow hashed onto one of the least-cost routes.
+  // shortest path). Ecmp: each message is a flow hashed onto one of the least-cost routes. Also
+  // read by analytical-congestion.
   Routing routing = Routing::Source;
   Arbitration arbitration = Arbitration::RoundRobin;
   // Packets a run may cut in all (about 7 million a second on one core): past it the run stops with
@@ -54,6 +59,19 @@ PacketConfig::Routing parse_routing(std::string_view name);
 PacketConfig::Arbitration parse_arbitration(std::string_view name);
 std::string_view to_string(PacketConfig::Routing r);
 std::string_view to_string(PacketConfig::Arbitration a);
+
+// Per-flow ECMP: message number `flow` from src to dst hashed onto one of the least-cost routes
+// between them (topo::Router::equal_cost_routes, cached per pair); a message without a route, or
+// between nodes with no route through switches, keeps its own.
+class EcmpRoutes {
+ public:
+  explicit EcmpRoutes(const topo::Topology& t) : router_(t) {}
+  std::vector<topo::LinkId> pick(const Message& m, uint64_t flow);
+
+ private:
+  topo::Router router_;
+  std::map<std::pair<topo::NodeId, topo::NodeId>, std::vector<topo::Route>> routes_;
+};
 
 struct Interval {
   Time start = 0, end = 0;
@@ -69,6 +87,10 @@ struct LinkReport {
   uint64_t credit_stalls = 0;  // times the port had a packet to send but no credit for it
   Time stall_time = 0;         // time spent so
   std::vector<Interval> activity;  // busy intervals in time order, when kept (Network::keep_activity)
+  // analytical only: the most bandwidth asked of the link at once, as a share of its own (above 1:
+  // the contention-free model let concurrent messages overrun it), and when that first happened.
+  double peak_demand = 0;
+  Time peak_demand_at = 0;
 };
 
 struct NetworkReport {

@@ -8,19 +8,8 @@
 #include "topo/error.hpp"
 
 namespace tenet::sim {
-namespace {
-
-uint64_t mix(uint64_t x) {  // splitmix64's finaliser: a well-spread hash of a flow's identity
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
-
 PacketNetwork::PacketNetwork(const topo::Topology& t, EventQueue& events, const PacketConfig& config)
-    : Network(t, events), cfg_(config), router_(t) {
+    : Network(t, events), cfg_(config), ecmp_(t) {
   if (cfg_.mtu < 1 || cfg_.mtu > (Bytes{1} << 30))
     throw Error(fmt::format("packet network: the MTU must lie between 1 B and 1 GiB, got {} B", cfg_.mtu));
   if (cfg_.header < 0 || cfg_.header > (Bytes{1} << 20))
@@ -70,11 +59,7 @@ PacketNetwork::PacketNetwork(const topo::Topology& t, EventQueue& events, const 
 std::vector<topo::LinkId> PacketNetwork::pick_route(const Message& m) {
   if (cfg_.routing == PacketConfig::Routing::Source || m.route.empty())
     return {m.route.begin(), m.route.end()};
-  auto [it, added] = ecmp_.try_emplace({m.src, m.dst});
-  if (added) it->second = router_.equal_cost_routes(m.src, m.dst);
-  if (it->second.empty()) return {m.route.begin(), m.route.end()};
-  const uint64_t flow = mix(messages_ ^ (static_cast<uint64_t>(m.src) << 40) ^ (static_cast<uint64_t>(m.dst) << 20));
-  return it->second[flow % it->second.size()].links;
+  return ecmp_.pick(m, messages_);
 }
 
 void PacketNetwork::send(Message m, std::function<void()> on_release, std::function<void()> on_arrival) {

@@ -120,8 +120,7 @@ class PacketNetwork final : public Network {
   std::vector<topo::LinkId> kicks_;
   bool kicking_ = false;
   uint64_t messages_ = 0, packets_made_ = 0, hops_ = 0, packets_planned_ = 0;
-  topo::Router router_;
-  std::map<std::pair<topo::NodeId, topo::NodeId>, std::vector<topo::Route>> ecmp_;
+  EcmpRoutes ecmp_;
 };
 
 }  // namespace tenet::sim

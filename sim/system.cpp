@@ -12,6 +12,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
 
 #include "chakra/algorithm_files.hpp"
@@ -51,6 +52,7 @@ class Simulator {
     net_->keep_activity(cfg_.link_activity || cfg_.trace);
     stats_.assign(p_, {});
     compute_.assign(p_, {});
+    cpu_.assign(p_, {});
     comm_.assign(p_, {});
     for (int r = 0; r < p_; ++r)
       for (size_t i = 0; i < ranks_[r].nodes.size(); ++i)
@@ -62,6 +64,7 @@ class Simulator {
     for (int r = 0; r < p_; ++r) {
       RankStats& s = stats_[r];
       s.compute = measure(compute_[r]);
+      s.cpu = measure(cpu_[r]);
       s.communication = measure(comm_[r]);
       // Exposed: communication in flight while the compute stream is idle.
       std::vector<std::pair<Time, Time>> both = comm_[r];
@@ -72,6 +75,7 @@ class Simulator {
     out.ranks = stats_;
     out.link_busy = net_->link_busy();
     out.network = net_->report();
+    warn_overload(out.network);
     out.events = events_.executed();
     out.collectives = collectives_;
     out.warnings = warnings_;
@@ -87,8 +91,8 @@ class Simulator {
     std::vector<int> pending;
     std::vector<char> done;
     std::vector<Time> started;
-    std::deque<size_t> ready_compute;
-    bool computing = false;
+    std::deque<size_t> ready_compute, ready_cpu;
+    bool computing = false, cpu_busy = false;
     std::deque<size_t> waiting_comm;  // sends and collectives waiting for the in-flight limit
     std::vector<char> counts_in_flight;
     int in_flight = 0;
@@ -169,7 +173,8 @@ class Simulator {
       case ChakraProtoMsg::COMP_NODE:
       case ChakraProtoMsg::MEM_LOAD_NODE:
       case ChakraProtoMsg::MEM_STORE_NODE:
-      case ChakraProtoMsg::METADATA_NODE: break;
+      case ChakraProtoMsg::METADATA_NODE:
+      case ChakraProtoMsg::INVALID_NODE: break;
       case ChakraProtoMsg::COMM_SEND_NODE:
         peer("comm_dst");
         if (!chakra::int_attr(n, "comm_tag") || !chakra::int_attr(n, "comm_size")) throw error(r, n, "a send needs comm_tag and comm_size");
@@ -181,6 +186,9 @@ class Simulator {
       case ChakraProtoMsg::COMM_COLL_NODE:
         if (!chakra::int_attr(n, "comm_type") || !chakra::int_attr(n, "comm_size"))
           throw error(r, n, "a collective needs comm_type and comm_size");
+        if (const int64_t type = *chakra::int_attr(n, "comm_type");
+            type != ChakraProtoMsg::BARRIER && !collective_of_comm_type(type))
+          throw error(r, n, fmt::format("comm_type {} is no Chakra collective (ALL_REDUCE 0 ... BARRIER 9)", type));
         for (int m : group_of(r, n)) (void)m;
         break;
       default: throw error(r, n, fmt::format("cannot run a node of type {}", ChakraProtoMsg::NodeType_Name(n.type())));
@@ -214,12 +222,19 @@ class Simulator {
     rk.started[i] = events_.now();
     switch (n.type()) {
       case ChakraProtoMsg::COMP_NODE:
+        if (chakra::int_attr(n, "is_cpu_op").value_or(0) != 0) {
+          rk.ready_cpu.push_back(i);
+          next_cpu(r);
+          break;
+        }
+        [[fallthrough]];
       case ChakraProtoMsg::MEM_LOAD_NODE:
       case ChakraProtoMsg::MEM_STORE_NODE:
         rk.ready_compute.push_back(i);
         next_compute(r);
         break;
-      case ChakraProtoMsg::METADATA_NODE: finish(r, i); break;
+      case ChakraProtoMsg::METADATA_NODE:
+      case ChakraProtoMsg::INVALID_NODE: finish(r, i); break;
       case ChakraProtoMsg::COMM_RECV_NODE: receive(r, i, n); break;
       case ChakraProtoMsg::COMM_SEND_NODE:
       case ChakraProtoMsg::COMM_COLL_NODE:
@@ -267,9 +282,27 @@ class Simulator {
     events_.schedule_after(d, [this, r, i, start] {
       ranks_[r].computing = false;
       compute_[r].emplace_back(start, events_.now());
-      record(r, i, true, start);
+      record(r, i, Stream::Compute, start);
       finish(r, i);
       next_compute(r);
+    });
+  }
+
+  // A host operator replays its recorded duration (ASTRA-sim: Workload::issue_replay, 0 as 1 ns).
+  void next_cpu(int r) {
+    Rank& rk = ranks_[r];
+    if (rk.cpu_busy || rk.ready_cpu.empty()) return;
+    const size_t i = rk.ready_cpu.front();
+    rk.ready_cpu.pop_front();
+    rk.cpu_busy = true;
+    const Time start = events_.now();
+    const uint64_t micros = rk.nodes[i]->duration_micros();
+    events_.schedule_after(micros > 0 ? static_cast<Time>(micros) * 1'000'000 : 1000, [this, r, i, start] {
+      ranks_[r].cpu_busy = false;
+      cpu_[r].emplace_back(start, events_.now());
+      record(r, i, Stream::Cpu, start);
+      finish(r, i);
+      next_cpu(r);
     });
   }
 
@@ -316,7 +349,7 @@ class Simulator {
     net_->send({r, dst, *chakra::int_attr(n, "comm_size"), route(r, dst)}, [] {},
                [this, r, i, key, start] {
                  comm_[r].emplace_back(start, events_.now());
-                 record(r, i, false, start);
+                 record(r, i, Stream::Communication, start);
                  finish(r, i);
                  auto& waiting = receivers_[key];
                  if (waiting.empty()) {
@@ -341,7 +374,7 @@ class Simulator {
 
   void complete_receive(int r, size_t i) {
     comm_[r].emplace_back(ranks_[r].started[i], events_.now());
-    record(r, i, false, ranks_[r].started[i]);
+    record(r, i, Stream::Communication, ranks_[r].started[i]);
     finish(r, i);
   }
 
@@ -366,7 +399,7 @@ class Simulator {
     auto all_done = [this, m] {
       for (auto [rr, ri] : m->arrived) {
         comm_[rr].emplace_back(ranks_[rr].started[ri], events_.now());
-        record(rr, ri, false, ranks_[rr].started[ri]);
+        record(rr, ri, Stream::Communication, ranks_[rr].started[ri]);
         finish(rr, ri);
       }
     };
@@ -377,6 +410,23 @@ class Simulator {
     const synth::Algorithm& a = algorithm(*m);
     m->run = std::make_unique<CollectiveRun>(a, *net_, events_, all_done);
     m->run->start();
+  }
+
+  // The analytical network lets concurrent messages overrun a link; say where, and how far.
+  void warn_overload(const NetworkReport& n) {
+    size_t over = 0, worst = 0;
+    for (size_t l = 0; l < n.links.size(); ++l)
+      if (n.links[l].peak_demand > 1.0) {
+        ++over;
+        if (n.links[l].peak_demand > n.links[worst].peak_demand || n.links[worst].peak_demand <= 1.0) worst = l;
+      }
+    if (over == 0) return;
+    const LinkReport& k = n.links[worst];
+    warnings_.push_back(fmt::format("analytical network: {} link{} asked for more than {} bandwidth at once (most: {} at "
+                                    "{:.0f} %, first over at {}); this network does not share links, so the time is "
+                                    "optimistic: --network analytical-congestion shares them",
+                                    over, over == 1 ? " was" : "s were", over == 1 ? "its" : "their", k.name,
+                                    100 * k.peak_demand, format_time(k.peak_demand_at)));
   }
 
   const synth::Algorithm& algorithm(const Meeting& m) {
@@ -429,10 +479,10 @@ class Simulator {
     return *cache_.emplace(key, std::move(a)).first->second;
   }
 
-  void record(int r, size_t i, bool compute, Time start) {
+  void record(int r, size_t i, Stream stream, Time start) {
     if (!cfg_.trace) return;
     const Node& n = *ranks_[r].nodes[i];
-    trace_.push_back({r, compute, n.name().empty() ? ChakraProtoMsg::NodeType_Name(n.type()) : n.name(), start, events_.now()});
+    trace_.push_back({r, stream, n.name().empty() ? ChakraProtoMsg::NodeType_Name(n.type()) : n.name(), start, events_.now()});
   }
 
   void finish(int r, size_t i) {
@@ -487,7 +537,7 @@ class Simulator {
   std::unique_ptr<Network> net_;
   std::vector<Rank> ranks_;
   std::vector<RankStats> stats_;
-  std::vector<std::vector<std::pair<Time, Time>>> compute_, comm_;
+  std::vector<std::vector<std::pair<Time, Time>>> compute_, cpu_, comm_;
   std::map<MsgKey, int> delivered_;
   std::map<MsgKey, std::deque<std::pair<int, size_t>>> receivers_;
   std::map<std::pair<std::string, int>, int> seen_;
@@ -517,27 +567,96 @@ std::optional<synth::CollectiveKind> collective_of_comm_type(int64_t comm_type) 
   }
 }
 
+uint64_t estimate_packets(const std::vector<chakra::EtFile>& workload, Bytes mtu) {
+  const double p_all = static_cast<double>(workload.size());
+  double packets = 0;
+  for (const chakra::EtFile& f : workload)
+    for (const Node& n : f.nodes) {
+      const double size = static_cast<double>(std::max<int64_t>(0, chakra::int_attr(n, "comm_size").value_or(0)));
+      if (n.type() == ChakraProtoMsg::COMM_SEND_NODE) {
+        packets += std::ceil(size / static_cast<double>(mtu));
+      } else if (n.type() == ChakraProtoMsg::COMM_COLL_NODE) {
+        const auto kind = collective_of_comm_type(chakra::int_attr(n, "comm_type").value_or(ChakraProtoMsg::BARRIER));
+        if (!kind) continue;
+        double p = p_all;
+        if (auto ranks = chakra::string_attr(n, "tenet_ranks"))
+          p = static_cast<double>(std::count(ranks->begin(), ranks->end(), ',') + 1);
+        if (p < 2) continue;
+        const double share = (*kind == synth::CollectiveKind::AllReduce ? 2.0 : 1.0) * size * (p - 1) / p;
+        packets += std::ceil(share / static_cast<double>(mtu));
+      }
+    }
+  return packets >= 1.8e19 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(packets);
+}
+
 SimResult simulate(const topo::Topology& t, const std::vector<chakra::EtFile>& workload, const SimConfig& config,
                    const std::string& name) {
   if (workload.empty()) throw Error(fmt::format("{}: the workload has no ranks", name));
+  if (config.network == NetworkKind::Packet && config.packet.mtu > 0) {
+    const uint64_t packets = estimate_packets(workload, config.packet.mtu);
+    if (packets > config.packet.max_packets) {
+      Bytes mtu = config.packet.mtu;  // the power-of-two multiple of the MTU that fits
+      while (mtu < (Bytes{1} << 30) && static_cast<double>(packets) * static_cast<double>(config.packet.mtu) /
+                                               static_cast<double>(mtu) > static_cast<double>(config.packet.max_packets))
+        mtu *= 2;
+      throw Error(fmt::format("{}: packet network: about {} packets to simulate at a {} MTU, over the limit of {} "
+                              "(about {} at {:.0f} million packets a second): raise --mtu to {} (about {} packets), or "
+                              "--max-packets to run it anyway",
+                              name, packets, format_bytes(config.packet.mtu), config.packet.max_packets,
+                              format_time(static_cast<Time>(std::min(1e18, static_cast<double>(packets) / kPacketsPerSecond *
+                                                                               static_cast<double>(kPicosPerSecond)))),
+                              kPacketsPerSecond / 1e6, format_bytes(mtu),
+                              static_cast<uint64_t>(static_cast<double>(packets) * static_cast<double>(config.packet.mtu) /
+                                                    static_cast<double>(mtu))));
+    }
+  }
   return Simulator(t, workload, config, name).run();
 }
 
 std::string trace_json(const SimResult& r) {
   nlohmann::json events = nlohmann::json::array();
-  for (const TraceSlice& s : r.trace)
+  // Track ids per rank: 0 compute, 1 CPU, 2 + k the k-th communication lane. A slice goes to the
+  // first lane free at its start, so slices of one lane never overlap (Perfetto nests by time).
+  std::vector<size_t> order(r.trace.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::tie(r.trace[a].rank, r.trace[a].start) < std::tie(r.trace[b].rank, r.trace[b].start);
+  });
+  std::map<int, std::vector<Time>> lanes;  // per rank: when each communication lane is free again
+  std::map<int, std::set<int>> tracks;
+  for (size_t i : order) {
+    const TraceSlice& s = r.trace[i];
+    int tid = s.stream == Stream::Compute ? 0 : 1;
+    if (s.stream == Stream::Communication) {
+      std::vector<Time>& free_at = lanes[s.rank];
+      size_t lane = 0;
+      while (lane < free_at.size() && free_at[lane] > s.start) ++lane;
+      if (lane == free_at.size()) free_at.push_back(0);
+      free_at[lane] = s.end;
+      tid = 2 + static_cast<int>(lane);
+    }
+    tracks[s.rank].insert(tid);
     events.push_back({{"name", s.name},
                       {"ph", "X"},
                       {"pid", s.rank},
-                      {"tid", s.compute ? 0 : 1},
+                      {"tid", tid},
                       {"ts", static_cast<double>(s.start) / 1e6},
                       {"dur", static_cast<double>(s.end - s.start) / 1e6}});
+  }
   std::set<int> ranks;
-  for (const TraceSlice& s : r.trace) ranks.insert(s.rank);
-  for (int rank : ranks) {
+  for (const auto& [rank, tids] : tracks) {
+    ranks.insert(rank);
     events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", rank}, {"args", {{"name", fmt::format("rank {}", rank)}}}});
-    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", rank}, {"tid", 0}, {"args", {{"name", "compute"}}}});
-    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", rank}, {"tid", 1}, {"args", {{"name", "communication"}}}});
+    for (int tid : tids)
+      events.push_back({{"name", "thread_name"},
+                        {"ph", "M"},
+                        {"pid", rank},
+                        {"tid", tid},
+                        {"args",
+                         {{"name", tid == 0   ? std::string("compute")
+                                   : tid == 1 ? std::string("CPU")
+                                   : tid == 2 ? std::string("communication")
+                                              : fmt::format("communication {}", tid - 1)}}}});
   }
   // Per-link activity: one process for the network, a thread per link that carried data.
   const int network_pid = ranks.empty() ? 0 : *ranks.rbegin() + 1;

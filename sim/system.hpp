@@ -4,7 +4,10 @@
 // Per rank, a node starts once its data and control dependencies are done. COMP nodes take their
 // duration_micros, or a roofline of num_ops against peak_flops and tensor_size against memory
 // bandwidth; MEM_LOAD / MEM_STORE take tensor_size over memory bandwidth; compute and memory
-// nodes of a rank run one at a time (one compute stream), in the order they became ready.
+// nodes of a rank run one at a time (one compute stream), in the order they became ready. COMP
+// nodes marked `is_cpu_op` are host operators: they run their duration_micros (1 ns for 0, no
+// roofline) on the rank's CPU stream, one at a time, beside the GPU's (as ASTRA-sim's hardware
+// resource model runs them). INVALID nodes finish at once.
 // COMM_SEND / COMM_RECV pair by (tag, source, destination) in order; a message takes the
 // topology's route and both ends finish when it has arrived. COMM_COLL nodes (comm_type,
 // comm_size; the ranks of `tenet_ranks` when given, else every rank) meet in order per group: when
@@ -48,13 +51,16 @@ struct SimConfig {
 struct RankStats {
   Time finish = 0;
   Time compute = 0;         // busy time of the compute stream
+  Time cpu = 0;             // busy time of the CPU stream (is_cpu_op nodes)
   Time communication = 0;   // time with any communication in flight
   Time exposed = 0;         // communication in flight while the compute stream is idle
 };
 
+enum class Stream { Compute, Cpu, Communication };
+
 struct TraceSlice {
   int rank;
-  bool compute;  // compute stream or communication
+  Stream stream;
   std::string name;
   Time start, end;
 };
@@ -73,17 +79,29 @@ struct SimResult {
 };
 
 // Throws tenet::Error for an inconsistent workload: more ranks than NPUs, a peer or group member
-// that is not a rank, a dependency cycle, a node type it cannot run, or nodes that can never run
+// that is not a rank, a dependency on a node not in the rank's graph (sim/recorded_trace.hpp drops
+// those from recorded traces), a dependency cycle, a node type or comm_type it cannot run, or nodes
+// that can never run
 // (a receive with no matching send, a collective some member never reaches): those are named.
 SimResult simulate(const topo::Topology& t, const std::vector<chakra::EtFile>& workload, const SimConfig& config,
                    const std::string& name = "workload");
+
+// About how many packets `--network packet` cuts for `workload` at `mtu` payload bytes per packet:
+// each send's bytes, and what each rank of every collective sends at least (2 S (p - 1) / p for
+// All-Reduce, S (p - 1) / p for the others, S in NCCL's size convention, p the group's ranks), over
+// the MTU. An estimate from below: algorithms that relay chunks send more.
+uint64_t estimate_packets(const std::vector<chakra::EtFile>& workload, Bytes mtu);
+// Packets the packet network simulates per second on one core (measured: `./tenet.sh bench
+// --benchmark_filter=Packet`), for estimates shown to users.
+inline constexpr double kPacketsPerSecond = 7e6;
 
 // The Tenet collective a Chakra comm_type names (REDUCE_SCATTER and REDUCE_SCATTER_BLOCK are both
 // Reduce-Scatter); nothing for BARRIER and unknown types.
 std::optional<synth::CollectiveKind> collective_of_comm_type(int64_t comm_type);
 
-// Chrome trace-event JSON (opens in Perfetto): a process per rank, compute and communication
-// threads, a slice per node; and a process for the network with a thread per link, a slice per
+// Chrome trace-event JSON (opens in Perfetto): a process per rank with a compute and a CPU track,
+// and as many communication tracks as the rank had operations in flight at once (slices on one
+// track never overlap, so they nest correctly); a slice per node; and a process for the network with a thread per link, a slice per
 // busy interval (when the network kept them).
 std::string trace_json(const SimResult& r);
 

@@ -240,7 +240,7 @@ check "sim bad coll" 2 "unknown algorithm 'fast'" -- "$T" sim --workload resnet5
 check "sim missing workload" 2 "no Chakra ET files" -- "$T" sim --workload "$tmp/nothing" --topo ring:4
 check "sim file producer" 0 "iteration time" -- "$T" sim --workload resnet50 --topo "$TOPO" --coll "all-reduce=$tmp/e/algorithm.xml"
 check "sim file one size" 0 "warning         all-reduce of" -- "$T" sim --workload resnet50 --topo "$TOPO" --coll "all-reduce=$tmp/e/algorithm.json"
-check "sim xml scaled" 0 "iteration time" -- bash -c "! '$T' sim --workload resnet50 --topo '$TOPO' --coll 'all-reduce=$tmp/e/algorithm.xml' | grep -q warning && echo 'iteration time'"
+check "sim xml scaled" 0 "iteration time" -- bash -c "! '$T' sim --workload resnet50 --topo '$TOPO' --coll 'all-reduce=$tmp/e/algorithm.xml' | grep -q 'warning         all-reduce' && echo 'iteration time'"
 check "sim hybrid" 0 "dp 2 x tp 2 x pp 2, 4 micro-batches, gpipe" -- "$T" sim --workload gpt3-175b --topo nvcluster:2x4 --tp 2 --pp 2 --microbatches 4 --schedule gpipe
 check "sim bad split" 2 "do not split into tensor 3" -- "$T" sim --workload gpt3-175b --topo nvcluster:2x4 --tp 3
 check "sim packet" 0 "credit stalls" -- "$T" sim --workload resnet50 --topo nvcluster:2x4 --network packet --trace "$tmp/ptrace.json"
@@ -252,6 +252,20 @@ check "sim packet flag needs packet" 2 "--mtu applies to --network packet only" 
 check "sim packet mtu 0" 2 "--mtu must be at least 1 B" -- "$T" sim --workload resnet50 --topo ring:4 -n packet --mtu 0B
 check "sim packet header unit" 2 "--header: size '12' has no unit" -- "$T" sim --workload resnet50 --topo ring:4 -n packet --header 12
 check "sim packet small buffer" 2 "a buffer of 1024 B cannot hold one packet of 4096 B" -- "$T" sim --workload resnet50 --topo ring:4 -n packet --buffer 1KiB
+# Recorded traces (sim/recorded_trace.hpp): flags, summary, the analytical overload warning, ECMP.
+check "sim trace summary" 0 "dependencies    data and control" -- "$T" sim --workload "$tmp/wl/resnet" --topo ring:4
+check "sim overload warning" 0 "warning         analytical network: 16 links were asked for more than their bandwidth" -- "$T" sim --workload resnet50 --topo switch:8
+check "sim overload json" 0 '"overloaded_links"' -- "$T" sim --workload resnet50 --topo switch:8 --json
+check "sim replicate preset" 2 "--deps, --replicate and --comm-groups apply to a Chakra ET workload" -- "$T" sim --workload resnet50 --topo ring:4 --replicate 2
+check "sim replicate many ranks" 2 "--replicate runs a one-rank trace as N ranks, but it has 4 rank files" -- "$T" sim --workload "$tmp/wl/resnet" --topo ring:8 --replicate 8
+check "sim replicate zero" 2 "--replicate" -- "$T" sim --workload "$tmp/wl/resnet" --topo ring:8 --replicate 0
+check "sim deps bad" 2 "unknown dependency mode 'ctrl' (auto, all, data)" -- "$T" sim --workload "$tmp/wl/resnet" --topo ring:4 --deps ctrl
+check "sim comm groups missing" 2 "none.json" -- "$T" sim --workload "$tmp/wl/resnet" --topo ring:4 --comm-groups "$tmp/none.json"
+echo '{"1": [0, 1' > "$tmp/groups.json"
+check "sim comm groups bad" 2 "groups.json: not JSON" -- "$T" sim --workload "$tmp/wl/resnet" --topo ring:4 --comm-groups "$tmp/groups.json"
+check "sim routing congestion" 0 "iteration time" -- "$T" sim --workload resnet50 --topo leafspine:2x4,spines=2 --network analytical-congestion --routing ecmp
+check "sim packet refused up front" 2 "about 198180864 packets to simulate at a 4 KiB MTU, over the limit of 10000000 (about 28.31 s at 7 million packets a second): raise --mtu to 128 KiB" -- "$T" sim --workload gpt3-175b --topo nvcluster:2x4 --tp 4 --network packet --max-packets 10000000
+check "sim routing analytical" 2 "--routing applies to --network packet and analytical-congestion only" -- "$T" sim --workload resnet50 --topo ring:4 --routing ecmp
 check "sim packet routing" 2 "unknown routing 'bogus' (source, ecmp)" -- "$T" sim --workload resnet50 --topo ring:4 -n packet --routing bogus
 check "sim packet arbitration" 2 "unknown arbitration 'lottery'" -- "$T" sim --workload resnet50 --topo ring:4 -n packet --arbitration lottery
 check "workload gen hybrid" 0 "wrote 8 ranks" -- "$T" workload gen --model dlrm --dp 2 --tp 2 --pp 2 -o "$tmp/wl/dlrm"
@@ -320,7 +334,7 @@ check "invalid utf-8" 2 "name is not valid UTF-8 (byte 0xFF at offset 0)" -- "$T
 touch "$tmp/a-file"
 check "-o is a file" 2 "cannot create the output folder: a file of that name exists" -- "$T" synth --topo ring:4 --coll all-gather --size 1MiB -o "$tmp/a-file"
 check "fc:20000" 2 "399980000 links is over Tenet's limit of 4194304" -- "$T" topo info fc:20000
-check "packet budget" 2 "raise --mtu, or --max-packets" -- "$T" sim -w resnet50 -t ring:4 --network packet --mtu 1B --max-packets 100000
+check "packet budget" 2 "over the limit of 100000 (about 87.6 s at 7 million packets a second): raise --mtu to 8 KiB" -- "$T" sim -w resnet50 -t ring:4 --network packet --mtu 1B --max-packets 100000
 "$T" synth --topo ring:4 --coll all-gather --size 1MiB -k 1 -o "$tmp/r23" > /dev/null
 sed 's/"collective_time_ps": [0-9]*/"collective_time_ps": 1e999/' "$tmp/r23/algorithm.json" > "$tmp/1e999.json"
 check "1e999" 2 "a number is out of range" -- "$T" verify "$tmp/1e999.json" --topo ring:4

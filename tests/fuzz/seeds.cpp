@@ -13,6 +13,7 @@
 #include "chakra/collective_graph.hpp"
 #include "chakra/et.hpp"
 #include "sim/workload.hpp"
+#include "tests/sim/pytorch_trace.hpp"
 #include "synth/algorithm_json.hpp"
 #include "synth/msccl_xml.hpp"
 #include "synth/producers.hpp"
@@ -92,6 +93,7 @@ void workloads() {
   seed("workload", "allreduce", ranks_bytes(sim::collective_microbenchmark(synth::CollectiveKind::AllReduce, 1 << 20, 4)));
   seed("workload", "alltoall", ranks_bytes(sim::collective_microbenchmark(synth::CollectiveKind::AllToAll, 1 << 16, 2)));
   seed("workload", "resnet50", ranks_bytes(sim::data_parallel(sim::model_preset("resnet50"), 2)));
+  seed("workload", "pytorch", ranks_bytes(testing::pytorch_like_trace(2)));  // a process-group table, CPU operators
   seed("workload", "gpt3-tp2-pp2",
        ranks_bytes(sim::training_iteration(sim::model_preset("gpt3-175b"),
                                            sim::layout(4, 2, 2, 2, sim::PipelineSchedule::OneFOneB))));

@@ -4,6 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+#include <set>
+
 #include "sim/workload.hpp"
 #include "synth/algorithm_json.hpp"
 #include "synth/msccl_xml.hpp"
@@ -178,9 +181,94 @@ TEST(Simulator, IncastSlowsDownOnlyWithCongestion) {
     w.recv(0, s, s, 1 << 20);
   }
   const Time one = transfer_time(1 << 20, 50'000'000'000);
-  EXPECT_EQ(simulate(t, w.files, ring_config(NetworkKind::Analytical)).iteration, one + 2 * 500'000);
-  const Time shared = simulate(t, w.files, ring_config(NetworkKind::AnalyticalCongestion)).iteration;
-  EXPECT_NEAR(static_cast<double>(shared), static_cast<double>(3 * one + 2 * 500'000), 10.0);  // each gets 1/3
+  const SimResult free = simulate(t, w.files, ring_config(NetworkKind::Analytical));
+  EXPECT_EQ(free.iteration, one + 2 * 500'000);
+  // The analytical network says where it let the messages overrun a link: the receiver's downlink.
+  ASSERT_EQ(free.warnings.size(), 1u);
+  EXPECT_THAT(free.warnings[0], HasSubstr("analytical network: 1 link was asked for more than its bandwidth at once "
+                                          "(most: link 1 (sw0 -> npu0) at 300 %, first over at 0 ps)"));
+  EXPECT_THAT(free.warnings[0], HasSubstr("--network analytical-congestion shares them"));
+  int over = 0;
+  for (const LinkReport& k : free.network.links) over += k.peak_demand > 1.0;
+  EXPECT_EQ(over, 1);
+  const SimResult shared = simulate(t, w.files, ring_config(NetworkKind::AnalyticalCongestion));
+  EXPECT_NEAR(static_cast<double>(shared.iteration), static_cast<double>(3 * one + 2 * 500'000), 10.0);  // each gets 1/3
+  EXPECT_TRUE(shared.warnings.empty());
+  // One message after the other never overruns anything.
+  Workload serial(2);
+  const uint64_t prev = serial.send(0, 1, 1, 1 << 20);
+  serial.recv(1, 0, 1, 1 << 20);
+  serial.add(0, ChakraProtoMsg::COMM_SEND_NODE, "send", {prev});
+  chakra::set_int(serial.files[0].nodes.back(), "comm_dst", 1);
+  chakra::set_int(serial.files[0].nodes.back(), "comm_tag", 2);
+  chakra::set_int(serial.files[0].nodes.back(), "comm_size", 1 << 20);
+  serial.recv(1, 0, 2, 1 << 20);
+  EXPECT_TRUE(simulate(t, serial.files, ring_config(NetworkKind::Analytical)).warnings.empty());
+}
+
+// analytical-congestion with --routing ecmp spreads messages over both spines of a leaf-spine;
+// source routing sends every message between two leaves through the same spine.
+TEST(Simulator, CongestionSpreadsFlowsOverEqualCostRoutes) {
+  const auto t = topo::generate("leafspine:2x4,spines=2");
+  Workload w(8);
+  for (int s = 0; s < 4; ++s)
+    for (int k = 0; k < 4; ++k) {
+      w.send(s, 4 + k, s * 4 + k, 1 << 20);
+      w.recv(4 + k, s, s * 4 + k, 1 << 20);
+    }
+  auto spines_used = [&](PacketConfig::Routing routing) {
+    SimConfig c = ring_config(NetworkKind::AnalyticalCongestion);
+    c.packet.routing = routing;
+    const SimResult r = simulate(t, w.files, c);
+    std::set<std::string> spines;
+    for (const LinkReport& k : r.network.links)
+      if (k.busy > 0 && k.name.find("spine") != std::string::npos)
+        spines.insert(k.name.substr(k.name.find("spine"), 6));
+    return std::make_pair(spines.size(), r.iteration);
+  };
+  const auto [source_spines, source_time] = spines_used(PacketConfig::Routing::Source);
+  const auto [ecmp_spines, ecmp_time] = spines_used(PacketConfig::Routing::Ecmp);
+  EXPECT_EQ(source_spines, 1u);
+  EXPECT_EQ(ecmp_spines, 2u);
+  EXPECT_LT(ecmp_time, source_time);
+}
+
+// A packet run past --max-packets is refused before it starts, with the estimate and an MTU that fits.
+TEST(Simulator, PacketRunsOverTheLimitAreRefusedUpFront) {
+  const auto workload = collective_microbenchmark(synth::CollectiveKind::AllReduce, Bytes{1} << 30, 8);
+  // 8 ranks x 2 x 1 GiB x 7/8 over 4 KiB packets.
+  EXPECT_EQ(estimate_packets(workload, 4096), 3'670'016u);
+  SimConfig c = ring_config(NetworkKind::Packet);
+  c.packet.max_packets = uint64_t{1} << 20;
+  try {
+    simulate(topo::generate("switch:8"), workload, c, "ar");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("ar: packet network: about 3670016 packets to simulate at a 4 KiB MTU, over the "
+                                    "limit of 1048576 (about 524.3 ms at 7 million packets a second): raise --mtu to "
+                                    "16 KiB (about 917504 packets), or --max-packets"));
+  }
+}
+
+// Overlapping communication of one rank goes to separate Perfetto tracks; CPU operators to their own.
+TEST(Simulator, TraceGivesOverlappingCommunicationTracksOfTheirOwn) {
+  const auto t = topo::generate("switch:4,bw=50GB/s,lat=0.5us");
+  Workload w(4);
+  for (int d = 1; d < 4; ++d) {
+    w.send(0, d, d, (1 << 20) * d);
+    w.recv(d, 0, d, (1 << 20) * d);
+  }
+  SimConfig c = ring_config();
+  c.trace = true;
+  const nlohmann::json j = nlohmann::json::parse(trace_json(simulate(t, w.files, c)));
+  std::set<int> tracks;
+  for (const auto& e : j["traceEvents"])
+    if (e["ph"] == "X" && e["pid"] == 0) tracks.insert(e["tid"].get<int>());
+  EXPECT_EQ(tracks, (std::set<int>{2, 3, 4}));  // three sends in flight at once: three lanes
+  std::set<std::string> names;
+  for (const auto& e : j["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == 0) names.insert(e["args"]["name"].get<std::string>());
+  EXPECT_EQ(names, (std::set<std::string>{"communication", "communication 2", "communication 3"}));
 }
 
 // The same on the packet network: a send crosses the switch in the pipelined time (one packet's
