@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
 #include "chakra/algorithm_files.hpp"
+#include "sim/astra_system.hpp"
 #include "sim/recorded_trace.hpp"
 #include "sim/system.hpp"
 #include "sim/workload.hpp"
@@ -25,8 +26,9 @@ namespace {
 struct SimArgs {
   std::string workload, topology, network = "analytical", coll, trace, schedule = "1f1b";
   std::string chunks = "auto";
-  std::string deps = "auto", comm_groups;
+  std::string deps = "auto", comm_groups, system;
   int replicate = 0;
+  bool chunks_given = false, in_flight_given = false;
   int tp = 1, pp = 1, microbatches = 1, in_flight = 0, links = 8, bins = 24;
   int64_t batch = 0, sequence = 0;
   bool json = false;
@@ -167,8 +169,20 @@ void run_sim(const SimArgs& args) {
   cfg.link_activity = true;
   cfg.algorithms = parse_algorithms(args.coll);
   cfg.chunks_per_npu = parse_chunks(args.chunks, 0);
+  std::vector<std::string> system_notes;
+  if (!args.system.empty()) {
+    // ASTRA-sim's settings, under the flags given on the command line.
+    const sim::AstraSystem sys = sim::read_astra_system(args.system);
+    for (const auto& [kind, algo] : sys.algorithms) cfg.algorithms.try_emplace(kind, algo);
+    if (sys.chunks_per_npu > 0 && !args.chunks_given) cfg.chunks_per_npu = sys.chunks_per_npu;
+    if (sys.peak_flops > 0) cfg.peak_flops = sys.peak_flops;
+    if (sys.memory_bandwidth > 0) cfg.memory_bandwidth = sys.memory_bandwidth;
+    system_notes = sys.notes;
+    if (!args.in_flight_given)
+      system_notes.push_back("one send or collective in flight per rank, as ASTRA-sim runs them (--in-flight N to change)");
+  }
   cfg.trace = !args.trace.empty();
-  cfg.max_in_flight = args.in_flight;
+  cfg.max_in_flight = args.system.empty() || args.in_flight_given ? args.in_flight : 1;
   if (cfg.network == sim::NetworkKind::Packet) {
     // A long packet run says so before it starts (one over --max-packets is refused by simulate()).
     const uint64_t packets = sim::estimate_packets(workload, cfg.packet.mtu);
@@ -226,6 +240,12 @@ void run_sim(const SimArgs& args) {
       tr["absent_dependencies_dropped"] = summary->absent_deps_dropped;
       tr["notes"] = summary->notes;
     }
+    if (!args.system.empty()) {
+      auto& sys = j["system"];
+      sys["file"] = args.system;
+      for (const auto& [kind, algo] : cfg.algorithms) sys["algorithms"][std::string(synth::to_string(kind))] = algo;
+      sys["notes"] = system_notes;
+    }
     auto& over = j["overloaded_links"] = nlohmann::ordered_json::array();
     for (const sim::LinkReport& k : r.network.links)
       if (k.peak_demand > 1.0)
@@ -263,6 +283,12 @@ void run_sim(const SimArgs& args) {
   fmt::print("workload        {}, {} ranks\n", name, r.ranks.size());
   fmt::print("topology        {} ({} NPUs), {} network\n", t.name(), t.num_npus(), args.network);
   if (summary) fmt::print("{}", sim::describe(*summary));
+  if (!args.system.empty()) {
+    std::vector<std::string> algos;
+    for (const auto& [kind, algo] : cfg.algorithms) algos.push_back(fmt::format("{} {}", synth::to_string(kind), algo));
+    fmt::print("system          {}: {}\n", args.system, fmt::join(algos, ", "));
+    for (const std::string& n : system_notes) fmt::print("system note     {}\n", n);
+  }
   fmt::print("iteration time  {}\n", format_time(r.iteration));
   fmt::print("per rank (max)  compute {}, {}communication {}, exposed communication {}\n", format_time(compute_max),
              cpu_max > 0 ? fmt::format("CPU {}, ", format_time(cpu_max)) : std::string(), format_time(comm_max),
@@ -353,7 +379,8 @@ void add_sim_commands(CLI::App& app) {
                   "Chunks per NPU of every collective's algorithm (1-4096), or auto: per collective and size,\n"
                   "try 1, 2, 4, ... and keep the fastest, as `tenet synth -k auto` does (stops when doubling\n"
                   "stops helping twice, at 64, or before a collective would pass about 32K transfers)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([](const std::string&) { args.chunks_given = true; });
   cmd->add_option("--tp", args.tp, "Tensor-parallel degree, for a preset")->capture_default_str()->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--pp", args.pp, "Pipeline stages, for a preset (data parallel over the rest)")
       ->capture_default_str()
@@ -370,7 +397,14 @@ void add_sim_commands(CLI::App& app) {
   cmd->add_option("--in-flight", args.in_flight,
                   "Sends and collectives a rank may have in flight at once (0: no limit; ASTRA-sim: 1)")
       ->capture_default_str()
-      ->check(CLI::Range(0, 1 << 20));
+      ->check(CLI::Range(0, 1 << 20))
+      ->each([](const std::string&) { args.in_flight_given = true; });
+  cmd->add_option("--system", args.system,
+                  "ASTRA-sim system configuration (system.json): its collective implementations become\n"
+                  "Tenet's baselines (ring -> ring:1, direct, halvingDoubling -> rhd, doubleBinaryTree -> dbt;\n"
+                  "per dimension -> hierarchical), its custom ones algorithm files, preferred-dataset-splits\n"
+                  "-k, peak-perf and local-mem-bw the roofline, one operation in flight per rank; --coll, -k\n"
+                  "and --in-flight given here win; keys Tenet does not model are listed");
   cmd->add_option("--deps", args.deps,
                   "For a Chakra ET workload: which dependencies order nodes: all (data and control), data\n"
                   "(data only, as ASTRA-sim's feeder), or auto (data for a trace from Chakra's PyTorch\n"

@@ -265,6 +265,16 @@ echo '{"1": [0, 1' > "$tmp/groups.json"
 check "sim comm groups bad" 2 "groups.json: not JSON" -- "$T" sim --workload "$tmp/wl/resnet" --topo ring:4 --comm-groups "$tmp/groups.json"
 check "sim routing congestion" 0 "iteration time" -- "$T" sim --workload resnet50 --topo leafspine:2x4,spines=2 --network analytical-congestion --routing ecmp
 check "sim packet refused up front" 2 "about 198180864 packets to simulate at a 4 KiB MTU, over the limit of 10000000 (about 28.31 s at 7 million packets a second): raise --mtu to 128 KiB" -- "$T" sim --workload gpt3-175b --topo nvcluster:2x4 --tp 4 --network packet --max-packets 10000000
+# ASTRA-sim inputs as they are: a microbenchmark ET set, a network.yml and a system.json.
+mkdir -p "$tmp/astra" && "$T" workload gen --coll all-reduce --npus 8 --size 1MiB -o "$tmp/astra/ar" > /dev/null
+printf 'topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n' > "$tmp/astra/ring8.yml"
+printf '{"scheduling-policy": "LIFO", "endpoint-delay": 10, "preferred-dataset-splits": 4,\n "all-reduce-implementation": ["ring"], "local-mem-bw": 1600}\n' > "$tmp/astra/system.json"
+check "sim astra system" 0 "system          $tmp/astra/system.json: all-reduce ring:1" -- "$T" sim --workload "$tmp/astra/ar" --topo "$tmp/astra/ring8.yml" --system "$tmp/astra/system.json"
+check "sim astra system notes" 0 "system note     endpoint-delay 10: not modelled by Tenet" -- "$T" sim --workload "$tmp/astra/ar" --topo "$tmp/astra/ring8.yml" --system "$tmp/astra/system.json"
+check "sim astra system json" 0 '"ring:1"' -- "$T" sim --workload "$tmp/astra/ar" --topo "$tmp/astra/ring8.yml" --system "$tmp/astra/system.json" --json
+printf '{"all-reduce-implementation-custom": ["%s/astra/nothing"]}\n' "$tmp" > "$tmp/astra/custom.json"
+check "sim astra custom missing" 2 "names no Chakra ET set" -- "$T" sim --workload "$tmp/astra/ar" --topo "$tmp/astra/ring8.yml" --system "$tmp/astra/custom.json"
+check "sim astra bad impl" 2 "unknown collective implementation 'ringg'" -- bash -c "echo '{\"all-reduce-implementation\": [\"ringg\"]}' > '$tmp/astra/bad.json' && '$T' sim --workload '$tmp/astra/ar' --topo '$tmp/astra/ring8.yml' --system '$tmp/astra/bad.json'"
 check "sim routing analytical" 2 "--routing applies to --network packet and analytical-congestion only" -- "$T" sim --workload resnet50 --topo ring:4 --routing ecmp
 check "sim packet routing" 2 "unknown routing 'bogus' (source, ecmp)" -- "$T" sim --workload resnet50 --topo ring:4 -n packet --routing bogus
 check "sim packet arbitration" 2 "unknown arbitration 'lottery'" -- "$T" sim --workload resnet50 --topo ring:4 -n packet --arbitration lottery

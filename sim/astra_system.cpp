@@ -1,0 +1,168 @@
+#include "sim/astra_system.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "chakra/et.hpp"
+#include "topo/error.hpp"
+#include "topo/io.hpp"
+#include "topo/limits.hpp"
+
+namespace tenet::sim {
+namespace {
+
+using Json = nlohmann::json;
+
+struct Implementation {
+  std::string tenet;  // the baseline for one dimension: ring, direct, rhd, dbt
+  bool whole = false; // the one* forms: a single dimension over every NPU
+};
+
+// ASTRA-sim's names (astraccl/CollectiveImplLookup.cc upstream); direct and oneDirect may carry a
+// window size ("direct4"), which Tenet's direct does not limit.
+Implementation implementation(const std::string& path, const std::string& key, const std::string& name) {
+  auto directs = [&](const std::string& prefix) {
+    if (name.rfind(prefix, 0) != 0) return false;
+    const std::string window = name.substr(prefix.size());
+    return window.empty() || window.find_first_not_of("0123456789") == std::string::npos;
+  };
+  if (name == "ring") return {"ring", false};
+  if (name == "oneRing") return {"ring", true};
+  if (name == "halvingDoubling") return {"rhd", false};
+  if (name == "oneHalvingDoubling") return {"rhd", true};
+  if (name == "doubleBinaryTree") return {"dbt", false};
+  if (directs("oneDirect")) return {"direct", true};
+  if (directs("direct")) return {"direct", false};
+  throw Error(fmt::format("{}: {}: unknown collective implementation '{}' (ASTRA-sim's: ring, oneRing, direct, "
+                          "oneDirect, halvingDoubling, oneHalvingDoubling, doubleBinaryTree)",
+                          path, key, name));
+}
+
+const Json& require(const std::string& path, const Json& j, const std::string& key, bool (Json::*is)() const noexcept,
+                    const char* what) {
+  const Json& v = j.at(key);
+  if (!(v.*is)()) throw Error(fmt::format("{}: {}: expected {}, got {}", path, key, what, v.dump()));
+  return v;
+}
+
+}  // namespace
+
+AstraSystem read_astra_system(const std::string& path) {
+  const std::string text = topo::read_file(path);
+  topo::check_nesting(text, path);
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const Json::exception& e) {
+    throw Error(fmt::format("{}: not JSON: {}", path, e.what()));
+  }
+  if (!j.is_object()) throw Error(fmt::format("{}: an ASTRA-sim system configuration is a JSON object", path));
+  AstraSystem s;
+  std::set<std::string> read;
+  const std::vector<std::pair<synth::CollectiveKind, std::string>> kinds{
+      {synth::CollectiveKind::AllReduce, "all-reduce"},
+      {synth::CollectiveKind::AllGather, "all-gather"},
+      {synth::CollectiveKind::ReduceScatter, "reduce-scatter"},
+      {synth::CollectiveKind::AllToAll, "all-to-all"}};
+  for (const auto& [kind, name] : kinds) {
+    const std::string key = name + "-implementation", custom = key + "-custom";
+    if (j.contains(custom)) {
+      read.insert(custom);
+      const Json& v = require(path, j, custom, &Json::is_array, "a list of one Chakra prefix");
+      if (v.size() != 1 || !v[0].is_string())
+        throw Error(fmt::format("{}: {}: expected one Chakra prefix (one ET set covers every dimension), got {}", path,
+                                custom, v.dump()));
+      const std::string prefix = v[0].get<std::string>();
+      if (!chakra::is_prefix(prefix))  // ASTRA-sim reads it relative to where it runs, as here
+        throw Error(fmt::format("{}: {}: '{}' names no Chakra ET set ({} is missing)", path, custom, prefix,
+                                chakra::et_path(prefix, 0)));
+      s.algorithms[kind] = prefix;
+      if (j.contains(key)) {
+        read.insert(key);
+        s.notes.push_back(fmt::format("{} wins over {}", custom, key));
+      }
+      continue;
+    }
+    if (!j.contains(key)) continue;
+    read.insert(key);
+    const Json& v = require(path, j, key, &Json::is_array, "a list of implementations, one per dimension");
+    if (v.empty()) throw Error(fmt::format("{}: {}: the list is empty", path, key));
+    std::vector<Implementation> dims;
+    for (const Json& item : v) {
+      if (!item.is_string()) throw Error(fmt::format("{}: {}: {} is not an implementation name", path, key, item.dump()));
+      dims.push_back(implementation(path, key, item.get<std::string>()));
+    }
+    if (kind == synth::CollectiveKind::AllToAll) {
+      s.algorithms[kind] = "direct";
+      if (dims.size() != 1 || dims[0].tenet != "direct")
+        s.notes.push_back(fmt::format("{} {}: Tenet's All-to-All baseline is direct (pairwise), which runs instead", key,
+                                      v.dump()));
+      continue;
+    }
+    if (dims.size() == 1 || dims[0].whole) {
+      if (dims.size() > 1) s.notes.push_back(fmt::format("{} {}: {} over every NPU, the rest unused", key, v.dump(), dims[0].tenet));
+      s.algorithms[kind] = dims[0].tenet == "ring" ? "ring:1" : dims[0].tenet;
+      continue;
+    }
+    std::vector<std::string> per;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      std::string impl = dims[d].tenet;
+      if (impl == "dbt") {
+        s.notes.push_back(fmt::format("{}: doubleBinaryTree in dimension {}: Tenet's hierarchical runs ring, direct or "
+                                      "rhd per dimension; ring runs there",
+                                      key, d + 1));
+        impl = "ring";
+      }
+      per.push_back(impl);
+    }
+    s.algorithms[kind] = fmt::format("hierarchical:{}", fmt::join(per, ","));
+  }
+  if (j.contains("preferred-dataset-splits")) {
+    read.insert("preferred-dataset-splits");
+    const Json& v = require(path, j, "preferred-dataset-splits", &Json::is_number_integer, "a whole number");
+    if (v.get<int64_t>() < 1 || v.get<int64_t>() > topo::kMaxChunksPerNpu)
+      throw Error(fmt::format("{}: preferred-dataset-splits: {} is outside 1..{}", path, v.dump(), topo::kMaxChunksPerNpu));
+    s.chunks_per_npu = v.get<int>();
+    s.notes.push_back(fmt::format("preferred-dataset-splits {}: chunks per NPU of every collective (-k {})",
+                                  s.chunks_per_npu, s.chunks_per_npu));
+  }
+  const bool roofline = j.contains("roofline-enabled") && j["roofline-enabled"].is_number() && j["roofline-enabled"] != 0;
+  if (j.contains("roofline-enabled")) {
+    read.insert("roofline-enabled");
+    require(path, j, "roofline-enabled", &Json::is_number, "0 or 1");
+  }
+  if (j.contains("peak-perf")) {
+    read.insert("peak-perf");
+    const double tflops = require(path, j, "peak-perf", &Json::is_number, "TFLOP/s").get<double>();
+    if (!(tflops > 0 && tflops < 1e9)) throw Error(fmt::format("{}: peak-perf: {} TFLOP/s is not a peak", path, tflops));
+    if (roofline)
+      s.peak_flops = tflops * 1e12;
+    else
+      s.notes.push_back("peak-perf without roofline-enabled: ASTRA-sim replays durations, and so does Tenet where a "
+                        "node has one");
+  }
+  if (j.contains("local-mem-bw")) {
+    read.insert("local-mem-bw");
+    const double gbps = require(path, j, "local-mem-bw", &Json::is_number, "GB/s").get<double>();
+    if (!(gbps > 0 && gbps < 1e9)) throw Error(fmt::format("{}: local-mem-bw: {} GB/s is not a bandwidth", path, gbps));
+    s.memory_bandwidth = static_cast<Bandwidth>(gbps * 1e9);
+    s.notes.push_back(fmt::format("local-mem-bw {} GB/s: the memory bandwidth of the roofline and of MEM nodes", gbps));
+  }
+  // Known to ASTRA-sim, not modelled by Tenet: named with their values.
+  for (const char* key : {"endpoint-delay", "scheduling-policy", "active-chunks-per-dimension", "collective-optimization",
+                          "intra-dimension-scheduling", "inter-dimension-scheduling", "local-reduction-delay",
+                          "model-shared-bus", "boost-mode", "replay-only", "track-local-mem", "local-mem-trace-filename",
+                          "trace-enabled", "L", "o", "g", "G"})
+    if (j.contains(key)) {
+      read.insert(key);
+      s.notes.push_back(fmt::format("{} {}: not modelled by Tenet", key, j[key].dump()));
+    }
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (!read.count(it.key())) s.notes.push_back(fmt::format("unknown key '{}': ignored", it.key()));
+  return s;
+}
+
+}  // namespace tenet::sim
