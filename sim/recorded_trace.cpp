@@ -265,7 +265,7 @@ std::string describe(const TraceSummary& s) {
     std::vector<std::string> groups;
     for (const auto& [g, members] : s.groups)
       groups.push_back(fmt::format("'{}' ({} rank{})", g, members.size(), members.size() == 1 ? "" : "s"));
-    out += fmt::format("collective nodes {}{}\n", fmt::join(colls, ", "),
+    out += fmt::format("collectives     {} (nodes in the rank files){}\n", fmt::join(colls, ", "),
                        groups.empty() ? std::string() : fmt::format("; process groups {}", fmt::join(groups, ", ")));
   }
   out += fmt::format("dependencies    {}\n", s.deps == DepsMode::Data ? "data only (--deps data)" : "data and control");
