@@ -26,7 +26,7 @@ namespace {
 struct SimArgs {
   std::string workload, topology, network = "analytical", coll, trace, schedule = "1f1b";
   std::string chunks = "auto";
-  std::string deps = "auto", comm_groups, system;
+  std::string deps = "auto", comm_groups, system, remote_memory;
   int replicate = 0;
   bool chunks_given = false, in_flight_given = false;
   int tp = 1, pp = 1, microbatches = 1, in_flight = 0, links = 8, bins = 24;
@@ -181,6 +181,11 @@ void run_sim(const SimArgs& args) {
     if (!args.in_flight_given)
       system_notes.push_back("one send or collective in flight per rank, as ASTRA-sim runs them (--in-flight N to change)");
   }
+  if (!args.remote_memory.empty()) {
+    sim::AstraRemoteMemory mem = sim::read_astra_remote_memory(args.remote_memory);
+    cfg.remote_memory = mem.memory;
+    for (std::string& n : mem.notes) system_notes.push_back(fmt::format("{}: {}", args.remote_memory, n));
+  }
   cfg.trace = !args.trace.empty();
   cfg.max_in_flight = args.system.empty() || args.in_flight_given ? args.in_flight : 1;
   if (cfg.network == sim::NetworkKind::Packet) {
@@ -240,9 +245,10 @@ void run_sim(const SimArgs& args) {
       tr["absent_dependencies_dropped"] = summary->absent_deps_dropped;
       tr["notes"] = summary->notes;
     }
-    if (!args.system.empty()) {
+    if (!args.system.empty() || !args.remote_memory.empty()) {
       auto& sys = j["system"];
-      sys["file"] = args.system;
+      if (!args.system.empty()) sys["file"] = args.system;
+      if (!args.remote_memory.empty()) sys["remote_memory"] = args.remote_memory;
       for (const auto& [kind, algo] : cfg.algorithms) sys["algorithms"][std::string(synth::to_string(kind))] = algo;
       sys["notes"] = system_notes;
     }
@@ -283,10 +289,16 @@ void run_sim(const SimArgs& args) {
   fmt::print("workload        {}, {} ranks\n", name, r.ranks.size());
   fmt::print("topology        {} ({} NPUs), {} network\n", t.name(), t.num_npus(), args.network);
   if (summary) fmt::print("{}", sim::describe(*summary));
-  if (!args.system.empty()) {
+  if (!args.system.empty() || !args.remote_memory.empty()) {
     std::vector<std::string> algos;
     for (const auto& [kind, algo] : cfg.algorithms) algos.push_back(fmt::format("{} {}", synth::to_string(kind), algo));
-    fmt::print("system          {}: {}\n", args.system, fmt::join(algos, ", "));
+    if (!args.system.empty()) fmt::print("system          {}: {}\n", args.system, fmt::join(algos, ", "));
+    if (cfg.remote_memory)
+      fmt::print("remote memory   {}: {} + bytes / {} per access, one memory {}\n", args.remote_memory,
+                 format_time(cfg.remote_memory->latency), format_bandwidth(cfg.remote_memory->bandwidth),
+                 cfg.remote_memory->kind == sim::RemoteMemory::Kind::Pool      ? std::string("for all NPUs")
+                 : cfg.remote_memory->kind == sim::RemoteMemory::Kind::PerNode ? fmt::format("per {} NPUs", cfg.remote_memory->npus_per_node)
+                                                                               : std::string("per NPU"));
     for (const std::string& n : system_notes) fmt::print("system note     {}\n", n);
   }
   fmt::print("iteration time  {}\n", format_time(r.iteration));
@@ -399,6 +411,10 @@ void add_sim_commands(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 20))
       ->each([](const std::string&) { args.in_flight_given = true; });
+  cmd->add_option("--remote-memory", args.remote_memory,
+                  "ASTRA-sim remote-memory configuration (memory-type, remote-mem-latency ns, remote-mem-bw\n"
+                  "GB/s): MEM_LOAD/MEM_STORE nodes take latency + bytes / bandwidth at their memory (per NPU,\n"
+                  "per node of num-npus-per-node NPUs, or one pool), one access at a time, instead of local memory");
   cmd->add_option("--system", args.system,
                   "ASTRA-sim system configuration (system.json): its collective implementations become\n"
                   "Tenet's baselines (ring -> ring:1, direct, halvingDoubling -> rhd, doubleBinaryTree -> dbt;\n"

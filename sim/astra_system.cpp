@@ -48,9 +48,7 @@ const Json& require(const std::string& path, const Json& j, const std::string& k
   return v;
 }
 
-}  // namespace
-
-AstraSystem read_astra_system(const std::string& path) {
+Json read_object(const std::string& path, const char* what) {
   const std::string text = topo::read_file(path);
   topo::check_nesting(text, path);
   Json j;
@@ -59,7 +57,60 @@ AstraSystem read_astra_system(const std::string& path) {
   } catch (const Json::exception& e) {
     throw Error(fmt::format("{}: not JSON: {}", path, e.what()));
   }
-  if (!j.is_object()) throw Error(fmt::format("{}: an ASTRA-sim system configuration is a JSON object", path));
+  if (!j.is_object()) throw Error(fmt::format("{}: an ASTRA-sim {} is a JSON object", path, what));
+  return j;
+}
+
+}  // namespace
+
+AstraRemoteMemory read_astra_remote_memory(const std::string& path) {
+  const Json j = read_object(path, "remote-memory configuration");
+  AstraRemoteMemory out;
+  std::set<std::string> read{"memory-type"};
+  if (!j.contains("memory-type")) throw Error(fmt::format("{}: memory-type is missing", path));
+  const std::string type = require(path, j, "memory-type", &Json::is_string, "a memory type").get<std::string>();
+  RemoteMemory m;
+  if (type == "NO_MEMORY_EXPANSION") {
+    out.notes.push_back("NO_MEMORY_EXPANSION: MEM nodes use local memory");
+  } else if (type == "PER_NPU_MEMORY_EXPANSION") {
+    m.kind = RemoteMemory::Kind::PerNpu;
+  } else if (type == "PER_NODE_MEMORY_EXPANSION") {
+    m.kind = RemoteMemory::Kind::PerNode;
+  } else if (type == "MEMORY_POOL") {
+    m.kind = RemoteMemory::Kind::Pool;
+  } else {
+    throw Error(fmt::format("{}: memory-type: unknown '{}' (NO_MEMORY_EXPANSION, PER_NPU_MEMORY_EXPANSION, "
+                            "PER_NODE_MEMORY_EXPANSION, MEMORY_POOL)",
+                            path, type));
+  }
+  auto number = [&](const char* key, double lo, double hi) {
+    read.insert(key);
+    if (!j.contains(key)) throw Error(fmt::format("{}: {} is missing (memory-type {})", path, key, type));
+    const double v = require(path, j, key, &Json::is_number, "a number").get<double>();
+    if (!(v >= lo && v <= hi)) throw Error(fmt::format("{}: {}: {} is outside [{}, {}]", path, key, j.at(key).dump(), lo, hi));
+    return v;
+  };
+  if (type != "NO_MEMORY_EXPANSION") {
+    m.latency = static_cast<Time>(number("remote-mem-latency", 0, 1e12) * 1000);  // ns
+    m.bandwidth = static_cast<Bandwidth>(number("remote-mem-bw", 1e-9, 1e9) * 1e9);  // GB/s, as ASTRA-sim: 10^9 B/s
+    if (m.bandwidth < 1) throw Error(fmt::format("{}: remote-mem-bw: below 1 B/s", path));
+    if (m.kind == RemoteMemory::Kind::PerNode) {
+      m.npus_per_node = static_cast<int>(number("num-npus-per-node", 1, static_cast<double>(topo::kMaxNodes)));
+      if (j.contains("num-nodes")) {
+        read.insert("num-nodes");
+        out.notes.push_back(fmt::format("num-nodes {}: nodes are the workload's ranks in groups of {}", j["num-nodes"].dump(),
+                                        m.npus_per_node));
+      }
+    }
+    out.memory = m;
+  }
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (!read.count(it.key())) out.notes.push_back(fmt::format("unknown key '{}': ignored", it.key()));
+  return out;
+}
+
+AstraSystem read_astra_system(const std::string& path) {
+  const Json j = read_object(path, "system configuration");
   AstraSystem s;
   std::set<std::string> read;
   const std::vector<std::pair<synth::CollectiveKind, std::string>> kinds{

@@ -23,6 +23,9 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
+#include "sim/system.hpp"
 #include "synth/collective.hpp"
 #include "topo/units.hpp"
 
@@ -35,6 +38,16 @@ struct AstraSystem {
   Bandwidth memory_bandwidth = 0; // B/s; 0: not given
   std::vector<std::string> notes; // what is read differently from ASTRA-sim, or not at all
 };
+
+// ASTRA-sim's remote-memory configuration (its analytical remote-memory backend): memory-type
+// NO_MEMORY_EXPANSION (nothing: MEM nodes use local memory), PER_NPU_MEMORY_EXPANSION,
+// PER_NODE_MEMORY_EXPANSION (num-npus-per-node NPUs share one) or MEMORY_POOL (one for all);
+// remote-mem-latency in ns, remote-mem-bw in GB/s. Other keys are named in `notes`.
+struct AstraRemoteMemory {
+  std::optional<RemoteMemory> memory;
+  std::vector<std::string> notes;
+};
+AstraRemoteMemory read_astra_remote_memory(const std::string& path);
 
 // Throws tenet::Error naming the file and key for malformed JSON, a value of the wrong type, or an
 // implementation name ASTRA-sim would not accept either.

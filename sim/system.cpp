@@ -230,6 +230,10 @@ class Simulator {
         [[fallthrough]];
       case ChakraProtoMsg::MEM_LOAD_NODE:
       case ChakraProtoMsg::MEM_STORE_NODE:
+        if (cfg_.remote_memory && n.type() != ChakraProtoMsg::COMP_NODE) {
+          remote_access(r, i);
+          break;
+        }
         rk.ready_compute.push_back(i);
         next_compute(r);
         break;
@@ -285,6 +289,23 @@ class Simulator {
       record(r, i, Stream::Compute, start);
       finish(r, i);
       next_compute(r);
+    });
+  }
+
+  // A remote-memory access: its memory serves requests one at a time, in arrival order.
+  void remote_access(int r, size_t i) {
+    const RemoteMemory& m = *cfg_.remote_memory;
+    Time& free_at = memory_free_at_[m.memory_of(r)];
+    const Bytes bytes = chakra::int_attr(*ranks_[r].nodes[i], "tensor_size").value_or(0);
+    const Time start = std::max(free_at, events_.now());
+    const Time serve = transfer_time(bytes, m.bandwidth);  // throws past 2^63 ps
+    if (serve > std::numeric_limits<Time>::max() - start - m.latency)
+      throw error(r, *ranks_[r].nodes[i], "the remote-memory access would end past 2^63 ps");
+    const Time end = start + m.latency + serve;
+    free_at = end;
+    events_.schedule(end, [this, r, i, start] {
+      record(r, i, Stream::Memory, start);
+      finish(r, i);
     });
   }
 
@@ -538,6 +559,7 @@ class Simulator {
   std::vector<Rank> ranks_;
   std::vector<RankStats> stats_;
   std::vector<std::vector<std::pair<Time, Time>>> compute_, cpu_, comm_;
+  std::map<int, Time> memory_free_at_;  // per remote memory: when it is free
   std::map<MsgKey, int> delivered_;
   std::map<MsgKey, std::deque<std::pair<int, size_t>>> receivers_;
   std::map<std::pair<std::string, int>, int> seen_;
@@ -615,7 +637,7 @@ SimResult simulate(const topo::Topology& t, const std::vector<chakra::EtFile>& w
 
 std::string trace_json(const SimResult& r) {
   nlohmann::json events = nlohmann::json::array();
-  // Track ids per rank: 0 compute, 1 CPU, 2 + k the k-th communication lane. A slice goes to the
+  // Track ids per rank: 0 compute, 1 CPU, 2 remote memory, 3 + k the k-th communication lane. A slice goes to the
   // first lane free at its start, so slices of one lane never overlap (Perfetto nests by time).
   std::vector<size_t> order(r.trace.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -626,14 +648,14 @@ std::string trace_json(const SimResult& r) {
   std::map<int, std::set<int>> tracks;
   for (size_t i : order) {
     const TraceSlice& s = r.trace[i];
-    int tid = s.stream == Stream::Compute ? 0 : 1;
+    int tid = s.stream == Stream::Compute ? 0 : s.stream == Stream::Cpu ? 1 : 2;
     if (s.stream == Stream::Communication) {
       std::vector<Time>& free_at = lanes[s.rank];
       size_t lane = 0;
       while (lane < free_at.size() && free_at[lane] > s.start) ++lane;
       if (lane == free_at.size()) free_at.push_back(0);
       free_at[lane] = s.end;
-      tid = 2 + static_cast<int>(lane);
+      tid = 3 + static_cast<int>(lane);
     }
     tracks[s.rank].insert(tid);
     events.push_back({{"name", s.name},
@@ -655,8 +677,9 @@ std::string trace_json(const SimResult& r) {
                         {"args",
                          {{"name", tid == 0   ? std::string("compute")
                                    : tid == 1 ? std::string("CPU")
-                                   : tid == 2 ? std::string("communication")
-                                              : fmt::format("communication {}", tid - 1)}}}});
+                                   : tid == 2 ? std::string("remote memory")
+                                   : tid == 3 ? std::string("communication")
+                                              : fmt::format("communication {}", tid - 2)}}}});
   }
   // Per-link activity: one process for the network, a thread per link that carried data.
   const int network_pid = ranks.empty() ? 0 : *ranks.rbegin() + 1;

@@ -4,7 +4,8 @@
 // Per rank, a node starts once its data and control dependencies are done. COMP nodes take their
 // duration_micros, or a roofline of num_ops against peak_flops and tensor_size against memory
 // bandwidth; MEM_LOAD / MEM_STORE take tensor_size over memory bandwidth; compute and memory
-// nodes of a rank run one at a time (one compute stream), in the order they became ready. COMP
+// nodes of a rank run one at a time (one compute stream), in the order they became ready (with
+// SimConfig::remote_memory, MEM nodes queue at their remote memory instead). COMP
 // nodes marked `is_cpu_op` are host operators: they run their duration_micros (1 ns for 0, no
 // roofline) on the rank's CPU stream, one at a time, beside the GPU's (as ASTRA-sim's hardware
 // resource model runs them). INVALID nodes finish at once.
@@ -30,12 +31,27 @@
 
 namespace tenet::sim {
 
+// Remote (expanded) memory, as ASTRA-sim's analytical remote-memory backend models it
+// (`--remote-memory mem.json`): a MEM_LOAD / MEM_STORE node takes latency + tensor_size / bandwidth
+// and a memory serves one request at a time, in arrival order; there is one memory per NPU, per
+// node of `npus_per_node` NPUs, or one pool for all.
+struct RemoteMemory {
+  enum class Kind { PerNpu, PerNode, Pool };
+  Kind kind = Kind::PerNpu;
+  Time latency = 0;
+  Bandwidth bandwidth = 0;  // B/s
+  int npus_per_node = 1;    // Kind::PerNode
+  int memory_of(int rank) const { return kind == Kind::Pool ? 0 : kind == Kind::PerNode ? rank / npus_per_node : rank; }
+};
+
 struct SimConfig {
   NetworkKind network = NetworkKind::Analytical;
   PacketConfig packet;          // for NetworkKind::Packet
   bool link_activity = false;   // keep per-link busy intervals (always with `trace`)
   double peak_flops = 312e12;          // per NPU, FLOP/s (A100 BF16 dense)
   Bandwidth memory_bandwidth = 2'039'000'000'000;  // per NPU, B/s (A100 80 GB HBM2e)
+  // MEM nodes go to remote memory instead of the compute stream (local memory) when set.
+  std::optional<RemoteMemory> remote_memory;
   // Producer per collective: "tenet" (the synthesizer) or a baseline name; default "tenet".
   std::map<synth::CollectiveKind, std::string> algorithms;
   // Chunks per NPU of every collective's algorithm; 0: auto (1, 2, 4, ... as `tenet synth -k auto`
@@ -56,7 +72,7 @@ struct RankStats {
   Time exposed = 0;         // communication in flight while the compute stream is idle
 };
 
-enum class Stream { Compute, Cpu, Communication };
+enum class Stream { Compute, Cpu, Memory, Communication };
 
 struct TraceSlice {
   int rank;
@@ -99,8 +115,8 @@ inline constexpr double kPacketsPerSecond = 7e6;
 // Reduce-Scatter); nothing for BARRIER and unknown types.
 std::optional<synth::CollectiveKind> collective_of_comm_type(int64_t comm_type);
 
-// Chrome trace-event JSON (opens in Perfetto): a process per rank with a compute and a CPU track,
-// and as many communication tracks as the rank had operations in flight at once (slices on one
+// Chrome trace-event JSON (opens in Perfetto): a process per rank with a compute, a CPU and a
+// remote-memory track, and as many communication tracks as the rank had operations in flight at once (slices on one
 // track never overlap, so they nest correctly); a slice per node; and a process for the network with a thread per link, a slice per
 // busy interval (when the network kept them).
 std::string trace_json(const SimResult& r);

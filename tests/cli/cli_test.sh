@@ -275,6 +275,10 @@ check "sim astra system json" 0 '"ring:1"' -- "$T" sim --workload "$tmp/astra/ar
 printf '{"all-reduce-implementation-custom": ["%s/astra/nothing"]}\n' "$tmp" > "$tmp/astra/custom.json"
 check "sim astra custom missing" 2 "names no Chakra ET set" -- "$T" sim --workload "$tmp/astra/ar" --topo "$tmp/astra/ring8.yml" --system "$tmp/astra/custom.json"
 check "sim astra bad impl" 2 "unknown collective implementation 'ringg'" -- bash -c "echo '{\"all-reduce-implementation\": [\"ringg\"]}' > '$tmp/astra/bad.json' && '$T' sim --workload '$tmp/astra/ar' --topo '$tmp/astra/ring8.yml' --system '$tmp/astra/bad.json'"
+printf '{"memory-type": "MEMORY_POOL", "remote-mem-latency": 100, "remote-mem-bw": 50}\n' > "$tmp/astra/mem.json"
+check "sim remote memory" 0 "remote memory   $tmp/astra/mem.json: 100 ns + bytes / 50 GB/s per access, one memory for all NPUs" -- "$T" sim --workload "$tmp/astra/ar" --topo "$tmp/astra/ring8.yml" --remote-memory "$tmp/astra/mem.json"
+printf '{"memory-type": "CXL"}\n' > "$tmp/astra/badmem.json"
+check "sim remote memory bad" 2 "badmem.json: memory-type: unknown 'CXL'" -- "$T" sim --workload "$tmp/astra/ar" --topo "$tmp/astra/ring8.yml" --remote-memory "$tmp/astra/badmem.json"
 check "sim routing analytical" 2 "--routing applies to --network packet and analytical-congestion only" -- "$T" sim --workload resnet50 --topo ring:4 --routing ecmp
 check "sim packet routing" 2 "unknown routing 'bogus' (source, ecmp)" -- "$T" sim --workload resnet50 --topo ring:4 -n packet --routing bogus
 check "sim packet arbitration" 2 "unknown arbitration 'lottery'" -- "$T" sim --workload resnet50 --topo ring:4 -n packet --arbitration lottery

@@ -120,5 +120,50 @@ TEST_F(AstraSystemTest, SettingsRunTheNamedBaselines) {
   EXPECT_EQ(with_system, simulate(t, collective_microbenchmark(CollectiveKind::AllReduce, 1 << 20, 8), ring).iteration);
 }
 
+// Remote memory: latency + bytes / bandwidth per access, one access at a time per memory.
+TEST_F(AstraSystemTest, RemoteMemoryServesOneAccessAtATimePerMemory) {
+  // Two ranks load 1 MiB each from remote memory at 1 GB/s (ASTRA-sim: 10^9 B/s) after 100 ns.
+  std::vector<chakra::EtFile> w(2);
+  for (auto& f : w) {
+    chakra::Node& n = f.nodes.emplace_back();
+    n.set_id(1);
+    n.set_type(ChakraProtoMsg::MEM_LOAD_NODE);
+    chakra::set_int(n, "tensor_size", 1 << 20);
+  }
+  const Time one = 100'000 + 1'048'576'000;  // ps
+  auto run = [&](const std::string& json) {
+    SimConfig c;
+    c.remote_memory = read_astra_remote_memory(write(json)).memory;
+    return simulate(topo::generate("ring:2"), w, c).iteration;
+  };
+  const std::string timing = R"("remote-mem-latency": 100, "remote-mem-bw": 1)";
+  EXPECT_EQ(run(R"({"memory-type": "PER_NPU_MEMORY_EXPANSION", )" + timing + "}"), one);
+  EXPECT_EQ(run(R"({"memory-type": "MEMORY_POOL", )" + timing + "}"), 2 * one);
+  EXPECT_EQ(run(R"({"memory-type": "PER_NODE_MEMORY_EXPANSION", "num-npus-per-node": 2, )" + timing + "}"), 2 * one);
+  EXPECT_EQ(run(R"({"memory-type": "PER_NODE_MEMORY_EXPANSION", "num-npus-per-node": 1, )" + timing + "}"), one);
+  // No expansion: local memory (the compute stream at the memory bandwidth), as without the file.
+  EXPECT_FALSE(read_astra_remote_memory(write(R"({"memory-type": "NO_MEMORY_EXPANSION"})")).memory);
+  EXPECT_EQ(run(R"({"memory-type": "NO_MEMORY_EXPANSION"})"), simulate(topo::generate("ring:2"), w, SimConfig{}).iteration);
+
+  auto bad = [&](const std::string& json) {
+    try {
+      read_astra_remote_memory(write(json));
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_THAT(bad(R"({"memory-type": "HBM"})"), HasSubstr("memory-type: unknown 'HBM'"));
+  EXPECT_THAT(bad(R"({"memory-type": "MEMORY_POOL", "remote-mem-latency": 100})"),
+              HasSubstr("remote-mem-bw is missing (memory-type MEMORY_POOL)"));
+  EXPECT_THAT(bad(R"({"memory-type": "MEMORY_POOL", "remote-mem-latency": -1, "remote-mem-bw": 1})"),
+              HasSubstr("remote-mem-latency: -1 is outside"));
+  EXPECT_THAT(bad(R"({"memory-type": "PER_NODE_MEMORY_EXPANSION", )" + timing + "}"),
+              HasSubstr("num-npus-per-node is missing"));
+  EXPECT_THAT(bad(R"({"remote-mem-bw": 1})"), HasSubstr("memory-type is missing"));
+  EXPECT_THAT(read_astra_remote_memory(write(R"({"memory-type": "MEMORY_POOL", "x": 1, )" + timing + "}")).notes,
+              Contains("unknown key 'x': ignored"));
+}
+
 }  // namespace
 }  // namespace tenet::sim

@@ -264,7 +264,7 @@ TEST(Simulator, TraceGivesOverlappingCommunicationTracksOfTheirOwn) {
   std::set<int> tracks;
   for (const auto& e : j["traceEvents"])
     if (e["ph"] == "X" && e["pid"] == 0) tracks.insert(e["tid"].get<int>());
-  EXPECT_EQ(tracks, (std::set<int>{2, 3, 4}));  // three sends in flight at once: three lanes
+  EXPECT_EQ(tracks, (std::set<int>{3, 4, 5}));  // three sends in flight at once: three lanes
   std::set<std::string> names;
   for (const auto& e : j["traceEvents"])
     if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == 0) names.insert(e["args"]["name"].get<std::string>());
