@@ -3,8 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <mutex>
+#include <utility>
+
+#include <boost/pending/disjoint_sets.hpp>
 
 #include "topo/analysis.hpp"
 #include "topo/bounds.hpp"
@@ -24,6 +28,113 @@ Time farthest(const topo::Topology& t, const std::vector<topo::NodeId>& from,
     for (topo::NodeId v : to) worst = std::max(worst, d[v]);
   }
   return worst;
+}
+
+// All-to-All: every byte from s to t crosses the links of some s-t path. For any link weights w,
+// sum_l w_l bytes_l >= k sum_{s != t} d_w(s, t) (d_w the w-shortest distance) and
+// sum_l w_l bytes_l <= T sum_l w_l bw_l (no link carries more than its bandwidth), so
+// T >= k sum d_w / sum_l w_l bw_l: the dual of the maximum concurrent flow, evaluated at w = 1 (hop
+// counts over the total bandwidth) and w = 1 / bw (link time over the number of links). `k` is the
+// bytes each member sends each other member. Returns {time, label} of the larger.
+std::pair<Time, const char*> all_to_all_distance_bound(const topo::Topology& t, const std::vector<topo::NodeId>& m,
+                                                       Bytes k) {
+  Int128 hops = 0;
+  double link_time = 0;  // seconds per byte, summed over the pairs
+  for (topo::NodeId s : m) {
+    const std::vector<int> h = topo::hop_distances(t, s);
+    const std::vector<double> w = topo::link_time_distances(t, s);
+    for (topo::NodeId d : m)
+      if (d != s && h[d] > 0) {
+        hops += h[d];
+        link_time += w[d];
+      }
+  }
+  Int128 total_bandwidth = 0;
+  for (const topo::Link& l : t.links()) total_bandwidth += l.bandwidth;
+  if (total_bandwidth == 0 || t.num_links() == 0) return {0, "hop-count bound"};
+  const Int128 by_hops = (static_cast<Int128>(k) * hops * kPicosPerSecond + total_bandwidth - 1) / total_bandwidth;
+  // Rounded down a hair: a double sum must not lift the bound above the exact value.
+  const double by_time = std::floor(static_cast<double>(k) * link_time / static_cast<double>(t.num_links()) *
+                                    static_cast<double>(kPicosPerSecond) * (1 - 1e-9));
+  const Time a = static_cast<Time>(std::min<Int128>(by_hops, std::numeric_limits<Time>::max() / 2));
+  const Time b = static_cast<Time>(std::min(by_time, static_cast<double>(std::numeric_limits<Time>::max() / 2)));
+  return a >= b ? std::pair{a, "hop-count bound"} : std::pair{b, "link-time bound"};
+}
+
+// The time to move |S ∩ m| x |m \ S| x k bytes out of a set S over `out` B/s, and as many in over
+// `in` (0 when S holds no member or every member, or nothing leaves it).
+Time cut_time(int64_t inside, int64_t p, Bytes k, Int128 out, Int128 in) {
+  if (inside == 0 || inside == p || out == 0 || in == 0) return 0;
+  const Int128 bytes = static_cast<Int128>(inside) * (p - inside) * k;
+  Time best = 0;
+  for (const Int128 cap : {out, in}) {
+    const Int128 ps = (bytes * kPicosPerSecond + cap - 1) / cap;
+    best = std::max(best, static_cast<Time>(std::min<Int128>(ps, std::numeric_limits<Time>::max() / 2)));
+  }
+  return best;
+}
+
+// All-to-All out of groups of NPUs: for each link bandwidth b of the topology, the components of the
+// links at least b wide (taken both ways); a component S holding some members but not all must send
+// |S ∩ m| x |m \ S| x k bytes over the links leaving it, and receive as much over those entering.
+// (Servers behind their NICs, racks behind their uplinks, islands joined by a thin bridge.)
+Time all_to_all_island_bound(const topo::Topology& t, const std::vector<topo::NodeId>& m, Bytes k) {
+  std::vector<Bandwidth> widths;
+  for (const topo::Link& l : t.links()) widths.push_back(l.bandwidth);
+  std::sort(widths.begin(), widths.end());
+  widths.erase(std::unique(widths.begin(), widths.end()), widths.end());
+  if (widths.size() > 64) {  // keep the work linear in the topology: 64 thresholds, spread over the widths
+    std::vector<Bandwidth> some;
+    for (size_t i = 0; i < 64; ++i) some.push_back(widths[i * widths.size() / 64]);
+    widths = std::move(some);
+  }
+  std::vector<char> member(t.num_nodes(), 0);
+  for (topo::NodeId v : m) member[v] = 1;
+  const int64_t p = static_cast<int64_t>(m.size());
+  const int n = t.num_nodes();
+  Time best = 0;
+  for (size_t w = 1; w < widths.size(); ++w) {  // the narrowest width joins everything
+    boost::disjoint_sets_with_storage<> islands(n);
+    for (const topo::Link& l : t.links())
+      if (l.bandwidth >= widths[w]) islands.union_set(l.src, l.dst);
+    std::vector<int64_t> members(n, 0);
+    std::vector<Int128> out(n, 0), in(n, 0);
+    for (topo::NodeId v = 0; v < n; ++v)
+      if (member[v]) ++members[islands.find_set(v)];
+    for (const topo::Link& l : t.links()) {
+      const auto a = islands.find_set(l.src), b = islands.find_set(l.dst);
+      if (a == b) continue;
+      out[a] += l.bandwidth;
+      in[b] += l.bandwidth;
+    }
+    for (int c = 0; c < n; ++c) best = std::max(best, cut_time(members[c], p, k, out[c], in[c]));
+  }
+  // And each switch with the NPUs linked to it (a rack behind its leaf's uplinks, a server behind
+  // its NICs).
+  std::vector<char> inside(n, 0);
+  std::vector<topo::NodeId> set;
+  for (topo::NodeId v = t.num_npus(); v < n; ++v) {
+    set.assign(1, v);
+    for (topo::LinkId l : t.out_links(v))
+      if (t.is_npu(t.link(l).dst)) set.push_back(t.link(l).dst);
+    for (topo::LinkId l : t.in_links(v))
+      if (t.is_npu(t.link(l).src)) set.push_back(t.link(l).src);
+    for (topo::NodeId u : set) inside[u] = 1;
+    int64_t count = 0;
+    Int128 out = 0, in = 0;
+    for (topo::NodeId u : set) {
+      if (inside[u] != 1) continue;  // listed twice
+      inside[u] = 2;
+      count += member[u];
+      for (topo::LinkId l : t.out_links(u))
+        if (!inside[t.link(l).dst]) out += t.link(l).bandwidth;
+      for (topo::LinkId l : t.in_links(u))
+        if (!inside[t.link(l).src]) in += t.link(l).bandwidth;
+    }
+    for (topo::NodeId u : set) inside[u] = 0;
+    best = std::max(best, cut_time(count, p, k, out, in));
+  }
+  return best;
 }
 
 }  // namespace
@@ -78,13 +189,24 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
         if (need(r, true) > 0) b.bandwidth = std::max(b.bandwidth, transfer_time(need(r, true), in));
         if (need(r, false) > 0) b.bandwidth = std::max(b.bandwidth, transfer_time(need(r, false), out));
       }
-      if (c.kind == CollectiveKind::Scatter)
-        b.latency = farthest(t, root, m);
-      else if (c.kind == CollectiveKind::Gather)
-        b.latency = farthest(t, m, root);
-      else
-        b.latency = farthest(t, m, m);
       b.label = "ingress/egress bound";
+      if (c.kind == CollectiveKind::Scatter) {
+        b.latency = farthest(t, root, m);
+      } else if (c.kind == CollectiveKind::Gather) {
+        b.latency = farthest(t, m, root);
+      } else {
+        b.latency = farthest(t, m, m);
+        // Path lengths: on multi-hop topologies far above what the NPUs' own links allow.
+        const auto [distance, label] = all_to_all_distance_bound(t, m, k_bytes);
+        if (distance > b.bandwidth) {
+          b.bandwidth = distance;
+          b.label = label;
+        }
+        if (const Time cut = all_to_all_island_bound(t, m, k_bytes); cut > b.bandwidth) {
+          b.bandwidth = cut;
+          b.label = "group cut bound";
+        }
+      }
     }
   }
   b.min_link_latency = std::numeric_limits<Time>::max();

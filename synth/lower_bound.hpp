@@ -4,8 +4,12 @@
 //   All-Reduce: Reduce-Scatter plus All-Gather ("RS+AG bound": not a bound on algorithms that
 //   reduce inside the network).
 //   Broadcast: the cut bound from the root (topo::broadcast_cut_bound); Reduce: the same reversed.
-//   Gather, Scatter, All-to-All: what each member must receive over its
-//   incoming links and send over its outgoing links.
+//   Gather, Scatter: what each member must receive over its incoming links and send over its
+//   outgoing links. All-to-All: the same, or the distance bound where larger (every byte crosses the
+//   links of a path: "hop-count bound", bytes x hops over the total bandwidth, or "link-time
+//   bound", bytes x link time (1 / bandwidth) along shortest paths over the number of links), or
+//   the cut around a group of NPUs ("group cut bound": the components of the links at least b wide,
+//   for each width b, and each switch with the NPUs linked to it).
 // To the bandwidth term, one link latency is added (the last byte still has to cross a link);
 // the result is never below the latency bound (the farthest pair that must communicate).
 #pragma once
@@ -22,7 +26,8 @@ struct LowerBound {
   Time latency = 0;    // the farthest pair that must communicate (latency-weighted)
   Time min_link_latency = 0;
   Time total = 0;      // max(bandwidth + min_link_latency, latency)
-  std::string label;   // "cut bound", "RS+AG bound", "cut bound (from the root)", "ingress/egress bound"
+  std::string label;   // "cut bound", "RS+AG bound", "cut bound (from the root)", "ingress/egress bound",
+                       // "hop-count bound", "link-time bound", "group cut bound"
 };
 
 LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk_bytes);

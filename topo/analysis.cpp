@@ -103,6 +103,20 @@ std::vector<Time> latency_distances(const Topology& t, NodeId src) {
   return dijkstra_latency(t, detail::boost_view(t), src);
 }
 
+std::vector<double> link_time_distances(const Topology& t, NodeId src) {
+  const BoostGraph g = detail::boost_view(t);
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> dist(num_vertices(g), inf);
+  auto weight = boost::make_function_property_map<detail::BoostEdge, double>(
+      [&](const detail::BoostEdge& e) { return 1.0 / static_cast<double>(t.link(g[e]).bandwidth); });
+  boost::dijkstra_shortest_paths(
+      g, static_cast<detail::BoostVertex>(src),
+      boost::weight_map(weight).distance_map(boost::make_iterator_property_map(dist.begin(), get(boost::vertex_index, g))));
+  for (double& d : dist)
+    if (d == inf) d = -1;
+  return dist;
+}
+
 Diameter npu_diameter(const Topology& t) {
   BoostGraph g = detail::boost_view(t);
   Diameter d;

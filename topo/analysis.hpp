@@ -24,6 +24,9 @@ inline constexpr int kUnreachable = -1;
 std::vector<int> hop_distances(const Topology& t, NodeId src);
 // Latency-weighted shortest distances from `src` (ps; -1 where unreachable), through any node.
 std::vector<Time> latency_distances(const Topology& t, NodeId src);
+// Shortest distances from `src` with each link weighted by 1 / its bandwidth (seconds per byte: the
+// least link time a byte spends on its way; -1 where unreachable), through any node.
+std::vector<double> link_time_distances(const Topology& t, NodeId src);
 
 struct Diameter {
   int hops = 0;        // the largest hop distance between two NPUs

@@ -1,0 +1,97 @@
+// The All-to-All lower bound (synth/lower_bound.hpp): hand-computed values on regular topologies,
+// and never above a verified algorithm's time on random ones.
+#include "synth/lower_bound.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "synth/producers.hpp"
+#include "synth/verify.hpp"
+#include "tests/synth/test_support.hpp"
+#include "topo/generators.hpp"
+#include "topo/io.hpp"
+
+namespace tenet::synth {
+namespace {
+
+constexpr Bytes kChunk = 1 << 20;           // each member sends each other this much (k = 1)
+constexpr Bandwidth kBw = 50'000'000'000;  // the generators' default link bandwidth
+
+LowerBound all_to_all(const topo::Topology& t) {
+  return lower_bound(t, Collective::over_all(t, CollectiveKind::AllToAll), kChunk);
+}
+Time seconds_of(double bytes, double bandwidth) { return static_cast<Time>(std::ceil(bytes / bandwidth * 1e12)); }
+
+TEST(AllToAllBound, HopCountsOnRingsAndTori) {
+  // Bidirectional ring of 8: from each NPU the others are 1, 2, 3, 4, 3, 2, 1 hops away (16); 16
+  // links. 8 x 16 x k bytes of link traffic over 16 links: 8 k / B, where the NPUs' own links
+  // allow 7 k / 2B.
+  LowerBound b = all_to_all(topo::generate("ring:8"));
+  EXPECT_EQ(b.label, "hop-count bound");
+  EXPECT_EQ(b.bandwidth, seconds_of(8.0 * kChunk, kBw));
+  // 4x4 torus: 16 x 32 hops over 64 links: 8 k / B.
+  b = all_to_all(topo::generate("torus2d:4x4"));
+  EXPECT_EQ(b.label, "hop-count bound");
+  EXPECT_EQ(b.bandwidth, seconds_of(8.0 * kChunk, kBw));
+  // 8x8x8 torus: 3 x 16 x 64 hops from each NPU over 6 links each: 512 k / B. With 512 MiB per
+  // rank (k = 1 MiB) at 50 GB/s that is 10.74 ms, where the NPUs' links allow 1.79 ms.
+  b = all_to_all(topo::generate("torus3d:8x8x8"));
+  EXPECT_EQ(b.label, "hop-count bound");
+  EXPECT_EQ(b.bandwidth, seconds_of(512.0 * kChunk, kBw));
+}
+
+TEST(AllToAllBound, OneHopTopologiesKeepTheNpuBound) {
+  // Fully connected and a switch: every byte crosses one link (two through the switch, over twice
+  // the links): the distance bound equals what each NPU's own links allow.
+  for (const char* spec : {"fc:8", "switch:8"}) {
+    const LowerBound b = all_to_all(topo::generate(spec));
+    EXPECT_EQ(b.label, "ingress/egress bound") << spec;
+    EXPECT_EQ(b.bandwidth, seconds_of(7.0 * kChunk, spec == std::string("fc:8") ? 7.0 * kBw : kBw)) << spec;
+  }
+}
+
+TEST(AllToAllBound, IslandsJoinedByABridge) {
+  // Two islands of 4 NPUs joined by one 25 GB/s link each way: 4 x 4 x k bytes cross it each way.
+  const auto t = topo::load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/two-islands.yaml");
+  const LowerBound b = all_to_all(t);
+  EXPECT_EQ(b.label, "group cut bound");
+  EXPECT_EQ(b.bandwidth, seconds_of(16.0 * kChunk, 25e9));
+}
+
+TEST(AllToAllBound, RacksBehindOversubscribedUplinks) {
+  // leafspine:4x8,spines=2: 8 NPUs per leaf at 50 GB/s, two 50 GB/s uplinks per leaf (2:1). A rack
+  // sends 8 x 24 x k bytes to the others over 100 GB/s.
+  const auto t = topo::generate("leafspine:4x8,spines=2");
+  const LowerBound b = all_to_all(t);
+  EXPECT_EQ(b.label, "group cut bound");
+  EXPECT_EQ(b.bandwidth, seconds_of(8.0 * 24 * kChunk, 100e9));
+}
+
+TEST(AllToAllBound, NeverAboveAVerifiedAlgorithm) {
+  std::mt19937_64 rng(1818);
+  int checked = 0;
+  for (int i = 0; i < 40; ++i) {
+    const topo::Topology t = testing::random_topology(rng, 9);
+    const Collective c = Collective::over_all(t, CollectiveKind::AllToAll, 1 + static_cast<int>(rng() % 2));
+    const Bytes chunk = Bytes{1} << (8 + rng() % 14);
+    const LowerBound b = lower_bound(t, c, chunk);
+    for (const char* producer : {"tenet", "direct"}) {
+      Algorithm a;
+      try {
+        a = make_algorithm(producer, t, c, chunk);
+      } catch (const NotApplicable&) {
+        continue;
+      }
+      const Report r = verify(t, a, {.max_reported = 3, .lower_bound = false});
+      ASSERT_TRUE(r.correct()) << i << " " << producer << testing::violation_text(r);
+      EXPECT_GE(a.claimed_time, b.total) << "topology " << i << " " << producer << ": " << describe(b);
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 60);
+}
+
+}  // namespace
+}  // namespace tenet::synth
