@@ -61,24 +61,39 @@ std::pair<Time, const char*> all_to_all_distance_bound(const topo::Topology& t, 
   return a >= b ? std::pair{a, "hop-count bound"} : std::pair{b, "link-time bound"};
 }
 
-// The time to move |S ∩ m| x |m \ S| x k bytes out of a set S over `out` B/s, and as many in over
-// `in` (0 when S holds no member or every member, or nothing leaves it).
-Time cut_time(int64_t inside, int64_t p, Bytes k, Int128 out, Int128 in) {
-  if (inside == 0 || inside == p || out == 0 || in == 0) return 0;
-  const Int128 bytes = static_cast<Int128>(inside) * (p - inside) * k;
+// The bandwidth term a group S of nodes sets (0 when it sets none): holding `inside` of the p
+// members (the root among them or not), it must send `send` bytes over the `out` B/s of links
+// leaving it and receive `receive` over the `in` B/s entering. All-to-All: |S ∩ m| x |m \ S| x k
+// each way. Gather: the members outside the root's side send their k bytes across. Scatter: the
+// same the other way.
+Time group_time(CollectiveKind kind, int64_t inside, bool has_root, int64_t p, Bytes k, Int128 out, Int128 in) {
+  Int128 send = 0, receive = 0;
+  switch (kind) {
+    case CollectiveKind::Gather:
+      (has_root ? receive : send) = static_cast<Int128>(has_root ? p - inside : inside) * k;
+      break;
+    case CollectiveKind::Scatter:
+      (has_root ? send : receive) = static_cast<Int128>(has_root ? p - inside : inside) * k;
+      break;
+    default:
+      if (inside > 0 && inside < p) send = receive = static_cast<Int128>(inside) * (p - inside) * k;
+  }
   Time best = 0;
-  for (const Int128 cap : {out, in}) {
+  for (const auto& [bytes, cap] : {std::pair{send, out}, std::pair{receive, in}}) {
+    if (bytes == 0 || cap == 0) continue;
     const Int128 ps = (bytes * kPicosPerSecond + cap - 1) / cap;
     best = std::max(best, static_cast<Time>(std::min<Int128>(ps, std::numeric_limits<Time>::max() / 2)));
   }
   return best;
 }
 
-// All-to-All out of groups of NPUs: for each link bandwidth b of the topology, the components of the
-// links at least b wide (taken both ways); a component S holding some members but not all must send
-// |S ∩ m| x |m \ S| x k bytes over the links leaving it, and receive as much over those entering.
-// (Servers behind their NICs, racks behind their uplinks, islands joined by a thin bridge.)
-Time all_to_all_island_bound(const topo::Topology& t, const std::vector<topo::NodeId>& m, Bytes k) {
+// Group cuts for All-to-All, Gather and Scatter (see group_time) over two families of groups: for
+// each link bandwidth b of the topology, the components of the links at least b wide (taken both
+// ways), and each switch with the NPUs linked to it. (Servers behind their NICs, racks behind their
+// uplinks, islands joined by a thin bridge.)
+Time group_cut_bound(const topo::Topology& t, const Collective& c, Bytes k) {
+  const std::vector<topo::NodeId>& m = c.ranks;
+  const topo::NodeId root = m[c.root];
   std::vector<Bandwidth> widths;
   for (const topo::Link& l : t.links()) widths.push_back(l.bandwidth);
   std::sort(widths.begin(), widths.end());
@@ -107,10 +122,11 @@ Time all_to_all_island_bound(const topo::Topology& t, const std::vector<topo::No
       out[a] += l.bandwidth;
       in[b] += l.bandwidth;
     }
-    for (int c = 0; c < n; ++c) best = std::max(best, cut_time(members[c], p, k, out[c], in[c]));
+    const auto root_island = static_cast<int>(islands.find_set(root));
+    for (int i = 0; i < n; ++i)
+      if (members[i] > 0 || i == root_island)
+        best = std::max(best, group_time(c.kind, members[i], i == root_island, p, k, out[i], in[i]));
   }
-  // And each switch with the NPUs linked to it (a rack behind its leaf's uplinks, a server behind
-  // its NICs).
   std::vector<char> inside(n, 0);
   std::vector<topo::NodeId> set;
   for (topo::NodeId v = t.num_npus(); v < n; ++v) {
@@ -131,8 +147,9 @@ Time all_to_all_island_bound(const topo::Topology& t, const std::vector<topo::No
       for (topo::LinkId l : t.in_links(u))
         if (!inside[t.link(l).src]) in += t.link(l).bandwidth;
     }
+    const bool has_root = inside[root] != 0;
     for (topo::NodeId u : set) inside[u] = 0;
-    best = std::max(best, cut_time(count, p, k, out, in));
+    if (count > 0) best = std::max(best, group_time(c.kind, count, has_root, p, k, out, in));
   }
   return best;
 }
@@ -202,10 +219,10 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
           b.bandwidth = distance;
           b.label = label;
         }
-        if (const Time cut = all_to_all_island_bound(t, m, k_bytes); cut > b.bandwidth) {
-          b.bandwidth = cut;
-          b.label = "group cut bound";
-        }
+      }
+      if (const Time cut = group_cut_bound(t, c, k_bytes); cut > b.bandwidth) {
+        b.bandwidth = cut;
+        b.label = "group cut bound";
       }
     }
   }

@@ -5,7 +5,8 @@
 //   reduce inside the network).
 //   Broadcast: the cut bound from the root (topo::broadcast_cut_bound); Reduce: the same reversed.
 //   Gather, Scatter: what each member must receive over its incoming links and send over its
-//   outgoing links. All-to-All: the same, or the distance bound where larger (every byte crosses the
+//   outgoing links, or what a group of NPUs ("group cut bound", below) must let in or out on the
+//   root's side. All-to-All: the same, or the distance bound where larger (every byte crosses the
 //   links of a path: "hop-count bound", bytes x hops over the total bandwidth, or "link-time
 //   bound", bytes x link time (1 / bandwidth) along shortest paths over the number of links), or
 //   the cut around a group of NPUs ("group cut bound": the components of the links at least b wide,
