@@ -100,6 +100,9 @@ void settle_folder(const std::string& dir, bool writing) {
     for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
       const std::string name = it->path().filename().string();
       if (gone(pid_after(name, kJournal, true))) journals.push_back(it->path());
+      // A journal's own temporary (".tenet-commit.<pid>.tmp.<pid>"): the run was killed while
+      // deciding, before any rename, so the folder holds the old set and a reader may drop it too.
+      else if (name.starts_with(kJournal) && gone(pid_after(name, kTmp, false))) others.push_back(it->path());
       else if (writing && (gone(pid_after(name, kStage, true)) || gone(pid_after(name, kTmp, false))))
         others.push_back(it->path());
     }

@@ -55,7 +55,7 @@ kill_case() {
     if [[ $got == "$want_old" ]]; then old_seen=$((old_seen + 1))
     elif [[ $got == "$want_new" ]]; then new_seen=$((new_seen + 1))
     else
-      echo "FAIL $name: killed after ${delay} ms, the folder is neither set:"; diff <(echo "$want_new") <(echo "$got") | head -8
+      echo "FAIL $name: killed after ${delay} ms, the folder is neither set:"; diff <(echo "$want_new") <(echo "$got") | head -40
       fail=$((fail + 1))
       return
     fi

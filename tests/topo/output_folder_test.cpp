@@ -122,6 +122,19 @@ TEST(OutputFolder, WhatAKilledRunLeftBeforeCommittingGoes) {
   EXPECT_EQ(read_file(dir + "/a.json"), "old");
 }
 
+// Killed while writing its journal (the kill -9 test caught this): the commit was never decided,
+// so the folder holds the old set, and even a reader drops the half-written journal.
+TEST(OutputFolder, AJournalKilledWhileBeingWrittenIsDroppedByAReader) {
+  TempDir tmp;
+  const std::string dir = tmp.file("out");
+  const std::string pid = std::to_string(dead_pid());
+  fs::create_directories(dir);
+  write_file_atomically(dir + "/a.json", "old");
+  write_file_atomically(dir + "/.tenet-commit." + pid + ".tmp." + pid, "");
+  EXPECT_EQ(read_file(dir + "/a.json"), "old");
+  EXPECT_EQ(listing(dir), (std::set<std::string>{"a.json"}));
+}
+
 TEST(OutputFolder, AnUnreadableJournalIsAClearError) {
   TempDir tmp;
   const std::string dir = tmp.file("out");
