@@ -174,9 +174,12 @@ void run_sim(const SimArgs& args) {
     // ASTRA-sim's settings, under the flags given on the command line.
     const sim::AstraSystem sys = sim::read_astra_system(args.system);
     for (const auto& [kind, algo] : sys.algorithms) cfg.algorithms.try_emplace(kind, algo);
-    if (sys.chunks_per_npu > 0 && !args.chunks_given) cfg.chunks_per_npu = sys.chunks_per_npu;
+    // Dataset splits for the collectives that still run ASTRA-sim's native algorithm (not --coll).
+    for (const auto& [kind, splits] : sys.dataset_splits)
+      if (cfg.algorithms[kind] == sys.algorithms.at(kind)) cfg.dataset_splits[kind] = splits;
     if (sys.peak_flops > 0) cfg.peak_flops = sys.peak_flops;
     if (sys.memory_bandwidth > 0) cfg.memory_bandwidth = sys.memory_bandwidth;
+    cfg.endpoints = sys.endpoints;
     system_notes = sys.notes;
     if (!args.in_flight_given)
       system_notes.push_back("one send or collective in flight per rank, as ASTRA-sim runs them (--in-flight N to change)");
@@ -418,9 +421,11 @@ void add_sim_commands(CLI::App& app) {
   cmd->add_option("--system", args.system,
                   "ASTRA-sim system configuration (system.json): its collective implementations become\n"
                   "Tenet's baselines (ring -> ring:1, direct, halvingDoubling -> rhd, doubleBinaryTree -> dbt;\n"
-                  "per dimension -> hierarchical), its custom ones algorithm files, preferred-dataset-splits\n"
-                  "-k, peak-perf and local-mem-bw the roofline, one operation in flight per rank; --coll, -k\n"
-                  "and --in-flight given here win; keys Tenet does not model are listed");
+                  "per dimension -> hierarchical), its custom ones algorithm files; the native collectives run\n"
+                  "as preferred-dataset-splits pieces, active-chunks-per-dimension at a time, one chunk per NPU\n"
+                  "each; endpoint-delay (default 10 ns) at both ends of each message, reductions read twice and\n"
+                  "written once at local-mem-bw; peak-perf and local-mem-bw the roofline; one operation in\n"
+                  "flight per rank. --coll and --in-flight given here win; keys Tenet does not model are listed");
   cmd->add_option("--deps", args.deps,
                   "For a Chakra ET workload: which dependencies order nodes: all (data and control), data\n"
                   "(data only, as ASTRA-sim's feeder), or auto (data for a trace from Chakra's PyTorch\n"
@@ -484,9 +489,13 @@ void add_sim_commands(CLI::App& app) {
       const Bytes bytes = size_flag("--size", size);
       const auto files = sim::collective_microbenchmark(kind, bytes, npus, root);
       write_ranks(files);
-      fmt::print("wrote {} ranks: {} ... {}: one {} of {} each (a COMM_COLL node, as ASTRA-sim's microbenchmarks)\n",
+      const Bytes comm_size = sim::comm_size_of_collective_bytes(kind, bytes, npus);
+      fmt::print("wrote {} ranks: {} ... {}: one {} of {} each (a COMM_COLL node, as ASTRA-sim's microbenchmarks){}\n",
                  files.size(), chakra::et_path(output, 0), chakra::et_path(output, npus - 1), synth::to_string(kind),
-                 format_bytes(bytes));
+                 format_bytes(bytes),
+                 comm_size == bytes ? std::string()
+                                    : fmt::format("; comm_size {}, each rank's input, as Chakra and ASTRA-sim count it",
+                                                  format_bytes(comm_size)));
       return;
     }
     const sim::BatchShape shape = sim::batch_shape(model, {batch, sequence});

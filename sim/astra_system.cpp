@@ -1,5 +1,7 @@
 #include "sim/astra_system.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -113,6 +115,7 @@ AstraSystem read_astra_system(const std::string& path) {
   const Json j = read_object(path, "system configuration");
   AstraSystem s;
   std::set<std::string> read;
+  std::set<synth::CollectiveKind> custom_kinds;
   const std::vector<std::pair<synth::CollectiveKind, std::string>> kinds{
       {synth::CollectiveKind::AllReduce, "all-reduce"},
       {synth::CollectiveKind::AllGather, "all-gather"},
@@ -131,6 +134,7 @@ AstraSystem read_astra_system(const std::string& path) {
         throw Error(fmt::format("{}: {}: '{}' names no Chakra ET set ({} is missing)", path, custom, prefix,
                                 chakra::et_path(prefix, 0)));
       s.algorithms[kind] = prefix;
+      custom_kinds.insert(kind);
       if (j.contains(key)) {
         read.insert(key);
         s.notes.push_back(fmt::format("{} wins over {}", custom, key));
@@ -147,10 +151,12 @@ AstraSystem read_astra_system(const std::string& path) {
       dims.push_back(implementation(path, key, item.get<std::string>()));
     }
     if (kind == synth::CollectiveKind::AllToAll) {
-      s.algorithms[kind] = "direct";
-      if (dims.size() != 1 || dims[0].tenet != "direct")
-        s.notes.push_back(fmt::format("{} {}: Tenet's All-to-All baseline is direct (pairwise), which runs instead", key,
-                                      v.dump()));
+      const bool supported = dims.size() == 1 && (dims[0].tenet == "ring" || dims[0].tenet == "direct");
+      s.algorithms[kind] = supported && dims[0].tenet == "ring" ? "ring:1" : "direct";
+      if (!supported)
+        s.notes.push_back(fmt::format("{} {}: Tenet's All-to-All baselines are ring (one dimension) and direct "
+                                      "(pairwise); direct runs instead",
+                                      key, v.dump()));
       continue;
     }
     if (dims.size() == 1 || dims[0].whole) {
@@ -171,15 +177,36 @@ AstraSystem read_astra_system(const std::string& path) {
     }
     s.algorithms[kind] = fmt::format("hierarchical:{}", fmt::join(per, ","));
   }
-  if (j.contains("preferred-dataset-splits")) {
-    read.insert("preferred-dataset-splits");
-    const Json& v = require(path, j, "preferred-dataset-splits", &Json::is_number_integer, "a whole number");
+  // Native implementations split each collective (Sys::generate_collective upstream); custom ones
+  // run whole, as there.
+  // A whole number in 1..kMaxChunksPerNpu, or `fallback` when absent.
+  const auto count = [&](const char* key, int fallback) {
+    if (!j.contains(key)) return fallback;
+    read.insert(key);
+    const Json& v = require(path, j, key, &Json::is_number_integer, "a whole number");
     if (v.get<int64_t>() < 1 || v.get<int64_t>() > topo::kMaxChunksPerNpu)
-      throw Error(fmt::format("{}: preferred-dataset-splits: {} is outside 1..{}", path, v.dump(), topo::kMaxChunksPerNpu));
-    s.chunks_per_npu = v.get<int>();
-    s.notes.push_back(fmt::format("preferred-dataset-splits {}: chunks per NPU of every collective (-k {})",
-                                  s.chunks_per_npu, s.chunks_per_npu));
-  }
+      throw Error(fmt::format("{}: {}: {} is outside 1..{}", path, key, v.dump(), topo::kMaxChunksPerNpu));
+    return v.get<int>();
+  };
+  SimConfig::Splits splits;
+  splits.splits = count("preferred-dataset-splits", 1);
+  splits.active = count("active-chunks-per-dimension", 1);
+  if (!j.contains("preferred-dataset-splits"))
+    s.notes.push_back("no preferred-dataset-splits: ASTRA-sim divides by it (it requires the key); Tenet runs each "
+                      "collective whole");
+  bool several_dimensions = false;
+  for (const auto& [kind, algo] : s.algorithms)
+    if (!custom_kinds.count(kind)) {
+      s.dataset_splits[kind] = splits;
+      several_dimensions |= algo.starts_with("hierarchical");
+    }
+  if (!s.dataset_splits.empty())
+    s.notes.push_back(fmt::format("preferred-dataset-splits {}, active-chunks-per-dimension {}: the native collectives run "
+                                  "as {} pieces, {} at a time, each whole (one chunk per NPU){}",
+                                  splits.splits, splits.active, splits.splits, splits.active,
+                                  several_dimensions ? "; ASTRA-sim overlaps one piece's dimensions with the next "
+                                                       "piece's, Tenet runs pieces in turn (an upper bound)"
+                                                     : ""));
   const bool roofline = j.contains("roofline-enabled") && j["roofline-enabled"].is_number() && j["roofline-enabled"] != 0;
   if (j.contains("roofline-enabled")) {
     read.insert("roofline-enabled");
@@ -200,10 +227,25 @@ AstraSystem read_astra_system(const std::string& path) {
     const double gbps = require(path, j, "local-mem-bw", &Json::is_number, "GB/s").get<double>();
     if (!(gbps > 0 && gbps < 1e9)) throw Error(fmt::format("{}: local-mem-bw: {} GB/s is not a bandwidth", path, gbps));
     s.memory_bandwidth = static_cast<Bandwidth>(gbps * 1e9);
-    s.notes.push_back(fmt::format("local-mem-bw {} GB/s: the memory bandwidth of the roofline and of MEM nodes", gbps));
+    s.endpoints.reduce_memory_bandwidth = s.memory_bandwidth;
+    s.notes.push_back(fmt::format("local-mem-bw {} GB/s: the memory bandwidth of the roofline, of MEM nodes and of "
+                                  "collectives' reductions (three passes over each reduced chunk)",
+                                  gbps));
+  } else {
+    // PacketBundle::call divides by local_mem_bw, 0 when absent: ASTRA-sim's reductions then take
+    // an undefined time (a double infinity cast to an integer).
+    s.notes.push_back("no local-mem-bw: ASTRA-sim's reductions divide by zero without it; Tenet's are free");
   }
+  if (j.contains("endpoint-delay")) {
+    read.insert("endpoint-delay");
+    const double ns = require(path, j, "endpoint-delay", &Json::is_number, "ns").get<double>();
+    if (!(ns >= 0 && ns <= 3.6e12)) throw Error(fmt::format("{}: endpoint-delay: {} ns is not a delay", path, ns));
+    s.endpoints.delay = static_cast<Time>(std::llround(ns * 1000));
+  }
+  s.notes.push_back(fmt::format("endpoint-delay {}: at each end of every message of a collective{}",
+                                format_time(s.endpoints.delay), j.contains("endpoint-delay") ? "" : " (ASTRA-sim's default)"));
   // Known to ASTRA-sim, not modelled by Tenet: named with their values.
-  for (const char* key : {"endpoint-delay", "scheduling-policy", "active-chunks-per-dimension", "collective-optimization",
+  for (const char* key : {"scheduling-policy", "collective-optimization",
                           "intra-dimension-scheduling", "inter-dimension-scheduling", "local-reduction-delay",
                           "model-shared-bus", "boost-mode", "replay-only", "track-local-mem", "local-mem-trace-filename",
                           "trace-enabled", "L", "o", "g", "G"})

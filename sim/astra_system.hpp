@@ -8,14 +8,19 @@
 //                           ring, as ASTRA-sim runs it), direct[N] / oneDirect[N] -> direct,
 //                           halvingDoubling / oneHalvingDoubling -> rhd, doubleBinaryTree -> dbt;
 //                           several dimensions -> hierarchical:<ring|direct|rhd per dimension>.
-//                           All-to-All runs Tenet's direct (pairwise) whatever is named.
+//                           All-to-All: ring (store and forward) or direct (pairwise); direct for
+//                           anything else, with a note.
 //   <coll>-implementation-custom  [prefix]: that Chakra collective graph, as an algorithm file.
-//   preferred-dataset-splits      chunks per NPU of those algorithms (-k).
+//   preferred-dataset-splits      pieces each native collective runs as, one after another, each
+//   active-chunks-per-dimension   with one chunk per NPU, this many at once (SimConfig::dataset_splits).
 //   roofline-enabled, peak-perf   the roofline's peak (TFLOP/s) when enabled.
-//   local-mem-bw                  memory bandwidth (GB/s) of the roofline and MEM nodes.
+//   local-mem-bw                  memory bandwidth (GB/s) of the roofline and MEM nodes, and of
+//                                 the reductions of collectives (three passes per reduced chunk).
+//   endpoint-delay                ns each message of a collective spends at each endpoint (ASTRA-sim's
+//                                 default when absent: 10 ns); see sim::EndpointModel.
 // Every rank runs one send or collective at a time (ASTRA-sim's hardware resource model) unless
-// --in-flight says otherwise. Keys Tenet does not model (endpoint-delay, scheduling-policy,
-// active-chunks-per-dimension, collective-optimization, ...) and unknown keys are named in notes,
+// --in-flight says otherwise. Keys Tenet does not model (scheduling-policy,
+// collective-optimization, ...) and unknown keys are named in notes,
 // never dropped silently.
 #pragma once
 
@@ -31,11 +36,16 @@
 
 namespace tenet::sim {
 
+// ASTRA-sim's endpoint-delay when system.json does not set it (astra-sim/system/Sys.cc, Sys::Sys).
+inline constexpr Time kAstraDefaultEndpointDelay = 10'000;  // 10 ns in ps
+
 struct AstraSystem {
   std::map<synth::CollectiveKind, std::string> algorithms;  // Tenet producer per collective
-  int chunks_per_npu = 0;         // from preferred-dataset-splits; 0: not given
+  // preferred-dataset-splits and active-chunks-per-dimension, for the kinds that run natively.
+  std::map<synth::CollectiveKind, SimConfig::Splits> dataset_splits;
   double peak_flops = 0;          // FLOP/s; 0: not given
   Bandwidth memory_bandwidth = 0; // B/s; 0: not given
+  EndpointModel endpoints{kAstraDefaultEndpointDelay, 0};  // endpoint-delay, local-mem-bw for reductions
   std::vector<std::string> notes; // what is read differently from ASTRA-sim, or not at all
 };
 

@@ -10,8 +10,21 @@ namespace tenet::sim {
 
 using synth::TransferId;
 
-CollectiveRun::CollectiveRun(const synth::Algorithm& a, Network& net, EventQueue& events, std::function<void()> on_done)
-    : a_(a), net_(net), events_(events), on_done_(std::move(on_done)), graph_(a), admission_(net.topology(), a) {
+Time EndpointModel::after_arrival(Bytes bytes, bool reduced) const {
+  Time t = delay;
+  if (reduced && reduce_memory_bandwidth > 0) t += 3 * transfer_time(bytes, reduce_memory_bandwidth);
+  return t;
+}
+
+CollectiveRun::CollectiveRun(const synth::Algorithm& a, Network& net, EventQueue& events, std::function<void()> on_done,
+                             EndpointModel endpoints)
+    : a_(a),
+      net_(net),
+      events_(events),
+      on_done_(std::move(on_done)),
+      endpoints_(endpoints),
+      graph_(a),
+      admission_(net.topology(), a) {
   remaining_ = a.size();
   waiting_.resize(a.size());
   for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) waiting_[id] = graph_.waits_for(id);
@@ -32,6 +45,14 @@ Time replay(const topo::Topology& t, const synth::Algorithm& a, NetworkKind kind
 void CollectiveRun::start() {
   if (remaining_ == 0) {
     events_.schedule_after(0, on_done_);
+    return;
+  }
+  if (endpoints_.delay > 0) {
+    events_.schedule_after(endpoints_.delay, [this] {
+      for (TransferId id = 0; id < static_cast<TransferId>(a_.size()); ++id)
+        if (waiting_[id] == 0) admission_.dependencies_met(id);
+      changed();
+    });
     return;
   }
   for (TransferId id = 0; id < static_cast<TransferId>(a_.size()); ++id)
@@ -64,9 +85,17 @@ void CollectiveRun::issue(TransferId id) {
         changed();
       },
       [this, id] {
-        for (TransferId u : graph_.users(id)) satisfied(u);
-        if (--remaining_ == 0) on_done_();
+        if (endpoints_.active())
+          events_.schedule_after(endpoints_.after_arrival(a_.chunk_bytes, a_[id].op == synth::Op::Reduce),
+                                 [this, id] { arrived(id); });
+        else
+          arrived(id);
       });
+}
+
+void CollectiveRun::arrived(TransferId id) {
+  for (TransferId u : graph_.users(id)) satisfied(u);
+  if (--remaining_ == 0) on_done_();
 }
 
 }  // namespace tenet::sim

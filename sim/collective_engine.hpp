@@ -19,11 +19,30 @@
 
 namespace tenet::sim {
 
+// What the endpoints add to a collective, as ASTRA-sim's system layer charges it (off by default:
+// then a collective replays in exactly its synthesized time). ASTRA-sim hands every message of a
+// native collective between the NPU and its memory bus, `endpoint-delay` ns each way
+// (astra-sim/system/MemBus.cc, send_from_NPU_to_MA / send_from_MA_to_NPU), and a message that is
+// reduced is read twice and written once at `local-mem-bw` (astra-sim/system/PacketBundle.cc,
+// PacketBundle::call). In a dependency graph that is: the first sends leave `delay` after the
+// collective starts, an arrival feeds the transfers that wait for it `delay` later (plus three
+// passes of the chunk over `reduce_memory_bandwidth` when it is reduced), and the collective ends
+// `delay` after its last arrival.
+struct EndpointModel {
+  Time delay = 0;
+  Bandwidth reduce_memory_bandwidth = 0;  // B/s; 0: reductions are free
+  bool active() const { return delay > 0 || reduce_memory_bandwidth > 0; }
+  // When the data of an arrival of `bytes` is usable, after it arrived.
+  Time after_arrival(Bytes bytes, bool reduced) const;
+};
+
 class CollectiveRun {
  public:
-  // `on_done` runs when the last transfer has arrived (right away for an empty algorithm).
+  // `on_done` runs when the last transfer has arrived (right away for an empty algorithm), or
+  // `endpoints.delay` later.
   // Throws tenet::Error when a transfer's route or rate cannot be replayed on the network's topology.
-  CollectiveRun(const synth::Algorithm& a, Network& net, EventQueue& events, std::function<void()> on_done);
+  CollectiveRun(const synth::Algorithm& a, Network& net, EventQueue& events, std::function<void()> on_done,
+                EndpointModel endpoints = {});
   void start();
   bool done() const { return remaining_ == 0; }
 
@@ -31,11 +50,13 @@ class CollectiveRun {
   void satisfied(synth::TransferId id);  // one dependency of `id` has arrived
   void changed();                        // admission may now admit something: decide at the end of the instant
   void issue(synth::TransferId id);
+  void arrived(synth::TransferId id);
 
   const synth::Algorithm& a_;
   Network& net_;
   EventQueue& events_;
   std::function<void()> on_done_;
+  EndpointModel endpoints_;
   synth::ArrivalGraph graph_;
   synth::LinkAdmission admission_;
   std::vector<int32_t> waiting_;  // arrivals each transfer still waits for

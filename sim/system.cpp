@@ -104,7 +104,8 @@ class Simulator {
     bool barrier = false;
     Bytes size = 0;
     int root = 0;
-    std::unique_ptr<CollectiveRun> run;
+    std::vector<std::unique_ptr<CollectiveRun>> runs;  // one per dataset split
+    size_t started = 0, finished = 0;
   };
 
   Error error(int r, const Node& n, const std::string& what) const {
@@ -410,7 +411,9 @@ class Simulator {
       const auto kind = collective_of_comm_type(*chakra::int_attr(n, "comm_type"));
       meeting->barrier = !kind;
       if (kind) meeting->kind = *kind;
-      meeting->size = *chakra::int_attr(n, "comm_size");
+      meeting->size = kind ? collective_bytes_of_comm_size(*kind, *chakra::int_attr(n, "comm_size"),
+                                                           static_cast<int>(members.size()))
+                           : 0;
       meeting->root = static_cast<int>(chakra::int_attr(n, "root").value_or(0));
     }
     meeting->arrived.emplace_back(r, i);
@@ -428,10 +431,44 @@ class Simulator {
       events_.schedule_after(0, all_done);
       return;
     }
-    const synth::Algorithm& a = algorithm(*m);
-    m->run = std::make_unique<CollectiveRun>(a, *net_, events_, all_done);
-    m->run->start();
+    // ASTRA-sim's dataset splits: pieces of the collective one after another (`active` at once).
+    auto split = cfg_.dataset_splits.find(m->kind);
+    size_t pieces = 1;
+    Bytes piece_size = m->size;
+    int active = 1;
+    if (split != cfg_.dataset_splits.end() && split->second.splits > 1) {
+      const int p = static_cast<int>(m->members.size());
+      const bool all_gather = m->kind == synth::CollectiveKind::AllGather;
+      // Sys::generate_collective and determine_chunk_size upstream: pieces of comm_size / splits
+      // (at least a byte per NPU of the system, All-Gather aside), as many as cover comm_size.
+      Bytes comm = comm_size_is_per_rank(m->kind) ? m->size / p : m->size;  // an uneven All-Gather rounds down
+      Bytes chunk = comm / split->second.splits;
+      if (!all_gather && chunk < p_) {
+        chunk = p_;
+        comm = chunk * split->second.splits;
+      }
+      chunk = std::max<Bytes>(chunk, 1);
+      pieces = static_cast<size_t>((comm + chunk - 1) / chunk);
+      piece_size = collective_bytes_of_comm_size(m->kind, chunk, p);
+      active = std::max(1, split->second.active);
+    }
+    const synth::Algorithm& a = algorithm(*m, piece_size);
+    // Endpoint costs belong to ASTRA-sim's native collectives (MemBus, PacketBundle); a custom one
+    // sends straight from the NPU (CustomAlgorithm::issue upstream), and so does one given by --coll.
+    const EndpointModel endpoints = split != cfg_.dataset_splits.end() ? cfg_.endpoints : EndpointModel{};
+    for (size_t i = 0; i < pieces; ++i)
+      m->runs.push_back(std::make_unique<CollectiveRun>(
+          a, *net_, events_,
+          [this, m, all_done] {
+            if (++m->finished == m->runs.size())
+              all_done();
+            else if (m->started < m->runs.size())
+              m->runs[m->started++]->start();
+          },
+          endpoints));
+    while (m->started < m->runs.size() && m->started < static_cast<size_t>(active)) m->runs[m->started++]->start();
   }
+
 
   // The analytical network lets concurrent messages overrun a link; say where, and how far.
   void warn_overload(const NetworkReport& n) {
@@ -450,18 +487,20 @@ class Simulator {
                                     100 * k.peak_demand, format_time(k.peak_demand_at)));
   }
 
-  const synth::Algorithm& algorithm(const Meeting& m) {
+  const synth::Algorithm& algorithm(const Meeting& m, Bytes size) {
     synth::Collective c;
     c.kind = m.kind;
     for (int r : m.members) c.ranks.push_back(r);
-    c.chunks_per_npu = std::max(1, cfg_.chunks_per_npu);
+    // ASTRA-sim's native algorithms (kinds with dataset splits) send each piece whole.
+    const bool native = cfg_.dataset_splits.count(m.kind) > 0;
+    c.chunks_per_npu = native ? 1 : std::max(1, cfg_.chunks_per_npu);
     c.root = std::clamp(m.root, 0, static_cast<int>(m.members.size()) - 1);
     auto it = cfg_.algorithms.find(m.kind);
     const std::string producer = it == cfg_.algorithms.end() ? "tenet" : it->second;
-    const std::string key = fmt::format("{}|{}|{}|{}", synth::to_string(m.kind), fmt::join(m.members, ","), m.size, producer);
+    const std::string key = fmt::format("{}|{}|{}|{}", synth::to_string(m.kind), fmt::join(m.members, ","), size, producer);
     auto cached = cache_.find(key);
     if (cached != cache_.end()) return *cached->second;
-    const Bytes chunk = std::max<Bytes>(1, c.chunk_bytes_for(m.size));
+    const Bytes chunk = std::max<Bytes>(1, c.chunk_bytes_for(size));
     std::unique_ptr<synth::Algorithm> a;
     if (chakra::names_algorithm_file(producer)) {
       // An algorithm file is made for one size (as ASTRA-sim's custom collectives are): it runs as
@@ -471,7 +510,7 @@ class Simulator {
         throw Error(fmt::format("{}: {} is {} over NPUs {}, but the workload runs {} over ranks {}", name_, producer,
                                 a->collective.describe(), fmt::join(a->collective.ranks, ","), synth::to_string(c.kind),
                                 fmt::join(c.ranks, ",")));
-      const Bytes wanted = std::max<Bytes>(1, a->collective.chunk_bytes_for(m.size));
+      const Bytes wanted = std::max<Bytes>(1, a->collective.chunk_bytes_for(size));
       if (std::filesystem::path(producer).extension() == ".xml") {
         // The MSCCL runtime runs an XML algorithm for any size in its range, its chunks scaled to
         // the call: so does the simulator.
@@ -483,17 +522,17 @@ class Simulator {
         // custom collective's ET whatever the workload's comm_size: say so.
         warnings_.push_back(fmt::format("{} of {} ran {} as it is: {} chunks of {}, where this size has {} of {} "
                                         "(ASTRA-sim runs custom collectives the same way; export per size to match)",
-                                        synth::to_string(c.kind), format_bytes(m.size), producer,
+                                        synth::to_string(c.kind), format_bytes(size), producer,
                                         a->collective.num_chunks(), format_bytes(a->chunk_bytes), a->collective.num_chunks(),
                                         format_bytes(wanted)));
       }
-    } else if (cfg_.chunks_per_npu == 0) {
+    } else if (cfg_.chunks_per_npu == 0 && !native) {
       int most = 1;  // an iteration builds many collectives: keep each affordable
       for (c.chunks_per_npu = 2; most < 64 && synth::transfer_estimate(c) <= synth::kSimAutoChunkTransfers; c.chunks_per_npu *= 2)
         most = c.chunks_per_npu;
       c.chunks_per_npu = 1;
       a = std::make_unique<synth::Algorithm>(
-          synth::make_algorithm_auto_chunks(producer, t_, c, std::max<Bytes>(1, m.size), {}, most).algorithm);
+          synth::make_algorithm_auto_chunks(producer, t_, c, std::max<Bytes>(1, size), {}, most).algorithm);
     } else {
       a = std::make_unique<synth::Algorithm>(synth::make_algorithm(producer, t_, c, chunk));
     }
@@ -589,6 +628,22 @@ std::optional<synth::CollectiveKind> collective_of_comm_type(int64_t comm_type) 
   }
 }
 
+Bytes collective_bytes_of_comm_size(synth::CollectiveKind kind, Bytes comm_size, int ranks) {
+  if (!comm_size_is_per_rank(kind)) return comm_size;
+  // Sizes are limited to topo::kMaxBytes (2^60) where they are read; saturate rather than wrap.
+  return comm_size > std::numeric_limits<Bytes>::max() / std::max(ranks, 1) ? std::numeric_limits<Bytes>::max()
+                                                                            : comm_size * ranks;
+}
+
+Bytes comm_size_of_collective_bytes(synth::CollectiveKind kind, Bytes bytes, int ranks) {
+  if (!comm_size_is_per_rank(kind)) return bytes;
+  if (ranks < 1 || bytes % ranks != 0)
+    throw Error(fmt::format("{} of {} over {} ranks: Chakra's comm_size is each rank's input ({}/{}), so the size must "
+                            "be a multiple of {}",
+                            synth::to_string(kind), format_bytes(bytes), ranks, format_bytes(bytes), ranks, ranks));
+  return bytes / ranks;
+}
+
 uint64_t estimate_packets(const std::vector<chakra::EtFile>& workload, Bytes mtu) {
   const double p_all = static_cast<double>(workload.size());
   double packets = 0;
@@ -604,7 +659,8 @@ uint64_t estimate_packets(const std::vector<chakra::EtFile>& workload, Bytes mtu
         if (auto ranks = chakra::string_attr(n, "tenet_ranks"))
           p = static_cast<double>(std::count(ranks->begin(), ranks->end(), ',') + 1);
         if (p < 2) continue;
-        const double share = (*kind == synth::CollectiveKind::AllReduce ? 2.0 : 1.0) * size * (p - 1) / p;
+        const double share =
+            (*kind == synth::CollectiveKind::AllReduce ? 2.0 : 1.0) * (comm_size_is_per_rank(*kind) ? size * p : size) * (p - 1) / p;
         packets += std::ceil(share / static_cast<double>(mtu));
       }
     }

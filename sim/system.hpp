@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "chakra/et.hpp"
+#include "sim/collective_engine.hpp"
 #include "sim/network.hpp"
 #include "synth/collective.hpp"
 #include "topo/topology.hpp"
@@ -60,6 +61,22 @@ struct SimConfig {
   // Communication operations (sends and collectives) a rank may have in flight at once; further
   // ones wait in the order they became ready. 0: no limit (ASTRA-sim runs one at a time: 1).
   int max_in_flight = 0;
+  // What the endpoints add to every collective of a kind in dataset_splits (ASTRA-sim's
+  // endpoint-delay and reductions through local memory for its native collectives; see
+  // sim/collective_engine.hpp). Other kinds run as ASTRA-sim runs custom collectives, without them.
+  // Default: nothing, so a collective takes exactly its algorithm's time.
+  EndpointModel endpoints;
+  // ASTRA-sim's dataset splits (preferred-dataset-splits, active-chunks-per-dimension): a collective
+  // of these kinds runs as `splits` collectives of 1/splits of its size (in Chakra's comm_size
+  // convention, at least one byte per NPU of the workload for all but All-Gather, as
+  // Sys::determine_chunk_size upstream), at most `active` at once, in order. Absent kinds: one run.
+  // Present kinds run their algorithm with one chunk per NPU, whatever chunks_per_npu says
+  // (ASTRA-sim's native algorithms send each piece whole).
+  struct Splits {
+    int splits = 1;
+    int active = 1;
+  };
+  std::map<synth::CollectiveKind, Splits> dataset_splits;
   bool trace = false;  // keep the per-node timeline
   std::function<void(double)> progress;  // called with the fraction of nodes done, now and then
 };
@@ -114,6 +131,19 @@ inline constexpr double kPacketsPerSecond = 7e6;
 // The Tenet collective a Chakra comm_type names (REDUCE_SCATTER and REDUCE_SCATTER_BLOCK are both
 // Reduce-Scatter); nothing for BARRIER and unknown types.
 std::optional<synth::CollectiveKind> collective_of_comm_type(int64_t comm_type);
+
+// Chakra's comm_size is what each rank puts in: its PyTorch converter sums a node's input tensors
+// (src/converter/pytorch_node.py, PyTorchNode.comm_size), and ASTRA-sim's ring gathers comm_size
+// bytes from every rank (astraccl/native_collectives/collective_algorithm/Ring.cc:
+// final_data_size = data_size * nodes_in_ring). For All-Gather and Gather that is 1/p of the
+// collective's size in Tenet's (NCCL's) convention, the output; for every other collective the two
+// agree. These convert between them for a group of `ranks`.
+inline bool comm_size_is_per_rank(synth::CollectiveKind kind) {
+  return kind == synth::CollectiveKind::AllGather || kind == synth::CollectiveKind::Gather;
+}
+Bytes collective_bytes_of_comm_size(synth::CollectiveKind kind, Bytes comm_size, int ranks);
+// Throws tenet::Error when an All-Gather or Gather of `bytes` does not split evenly over the ranks.
+Bytes comm_size_of_collective_bytes(synth::CollectiveKind kind, Bytes bytes, int ranks);
 
 // Chrome trace-event JSON (opens in Perfetto): a process per rank with a compute, a CPU and a
 // remote-memory track, and as many communication tracks as the rank had operations in flight at once (slices on one

@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include "sim/system.hpp"
 #include "topo/error.hpp"
 #include "topo/suggest.hpp"
 
@@ -293,6 +294,7 @@ std::vector<chakra::EtFile> collective_microbenchmark(synth::CollectiveKind kind
   }
   const bool rooted = kind == synth::CollectiveKind::Broadcast || kind == synth::CollectiveKind::Reduce ||
                       kind == synth::CollectiveKind::Gather || kind == synth::CollectiveKind::Scatter;
+  const Bytes per_rank = comm_size_of_collective_bytes(kind, size, ranks);
   std::vector<chakra::EtFile> files(static_cast<size_t>(ranks));
   for (chakra::EtFile& f : files) {
     f.metadata.set_version("0.0.4");
@@ -304,7 +306,7 @@ std::vector<chakra::EtFile> collective_microbenchmark(synth::CollectiveKind kind
     cpu->set_name("is_cpu_op");
     cpu->set_bool_val(false);
     chakra::set_int(n, "comm_type", static_cast<int64_t>(type));
-    chakra::set_int(n, "comm_size", static_cast<int64_t>(size));
+    chakra::set_int(n, "comm_size", static_cast<int64_t>(per_rank));
     if (rooted) chakra::set_int(n, "root", root);
   }
   return files;

@@ -78,8 +78,10 @@ Parallelism layout(int npus, int tp, int pp, int microbatches, PipelineSchedule 
 // Throws tenet::Error when PP exceeds the layers or a count is below 1.
 std::vector<chakra::EtFile> training_iteration(const Model& m, const Parallelism& par);
 // One collective on every rank, as ASTRA-sim's microbenchmark workloads are: a single COMM_COLL
-// node per rank (comm_type, comm_size in NCCL's size convention, is_cpu_op false, root for the
-// rooted collectives), usable by `tenet sim` and ASTRA-sim alike.
+// node per rank (comm_type, comm_size in Chakra's convention: each rank's input, `size` / ranks for
+// All-Gather and Gather, `size` for the others; is_cpu_op false, root for the rooted collectives),
+// usable by `tenet sim` and ASTRA-sim alike. `size` is in NCCL's convention (the All-Gather's
+// output); throws tenet::Error when an All-Gather or Gather of `size` does not split over `ranks`.
 std::vector<chakra::EtFile> collective_microbenchmark(synth::CollectiveKind kind, Bytes size, int ranks, int root = 0);
 
 inline std::vector<chakra::EtFile> data_parallel(const Model& m, int ranks) {

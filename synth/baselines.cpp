@@ -99,6 +99,8 @@ bool supports(BaselineKind b, CollectiveKind c) {
   using C = CollectiveKind;
   switch (b) {
     case BaselineKind::Ring:
+      return c == C::AllGather || c == C::ReduceScatter || c == C::AllReduce || c == C::Broadcast || c == C::Reduce ||
+             c == C::AllToAll;
     case BaselineKind::BidirRing:
       return c == C::AllGather || c == C::ReduceScatter || c == C::AllReduce || c == C::Broadcast || c == C::Reduce;
     case BaselineKind::Direct:
@@ -749,7 +751,34 @@ bool channel_rings(Builder& b, const Topology& t, const Collective& c, bool bidi
 
 // Rings: rank blocks placed along the ring order. Bidirectional: the first half of each block's
 // chunks goes one way, the rest the other way. With channels other than 1: channel_rings.
+// Ring All-to-All, store and forward (ASTRA-sim's native ring All-to-All: astraccl/
+// native_collectives/collective_algorithm/Ring.cc, p(p-1)/2 messages per rank): the data for the
+// rank d places on crosses d links. In round r = 1 .. p-1 every rank forwards, nearest destination
+// first, the p - r blocks that came from r - 1 places back (its own in round 1); each message is a
+// step that waits for the message the rank received in the step before (a chain, as there: a
+// receive releases the next send).
+void ring_all_to_all(Builder& b, const Topology& t, const Collective& c) {
+  const std::vector<NodeId> order = ring_order(t, c.ranks);
+  const int p = static_cast<int>(order.size());
+  std::vector<int> rank_of(t.num_nodes(), -1);
+  for (int r = 0; r < p; ++r) rank_of[c.ranks[r]] = r;
+  const Blocks blocks = rank_blocks(c);
+  Steps st{b};
+  for (int round = 1; round < p; ++round)
+    for (int j = 0; j + round < p; ++j) {
+      st.begin();  // records no sends: a step waits for the previous step's arrivals only
+      for (int i = 0; i < p; ++i) {
+        const int origin = wrap(i - (round - 1), p), dest = wrap(origin + round + j, p);
+        const NodeId from = order[i], to = order[wrap(i + 1, p)];
+        const std::vector<TransferId> deps = st.deps(from);
+        for (ChunkId ch : blocks[rank_of[order[origin]]])
+          if (c.needed_by(ch) == rank_of[order[dest]]) b.send(ch, from, to, Op::Copy, deps);
+      }
+    }
+}
+
 void ring(Builder& b, const Topology& t, const Collective& c, bool bidir, int channels) {
+  if (c.kind == CollectiveKind::AllToAll) return ring_all_to_all(b, t, c);
   if (channels != 1 && channel_rings(b, t, c, bidir, channels)) return;
   std::vector<NodeId> order = ring_order(t, c.ranks);
   std::vector<int> position(t.num_npus(), -1);

@@ -6,7 +6,8 @@
 //                 With channels, as NCCL: several rings over links of their own where the topology
 //                 has them (synth/ring_channels.hpp: one per NIC/rail across servers, one per set
 //                 of disjoint links otherwise), the chunks split among them in proportion to their
-//                 rates, each pipelined. ring:1 is a single ring.
+//                 rates, each pipelined. ring:1 is a single ring. All-to-All on one ring, store and
+//                 forward, one message at a time (ASTRA-sim's native ring All-to-All).
 //   bidir-ring    rings in pairs, one each way round (one pair with ring:1-style single rings: half
 //                 the chunks each way; an odd chunk count gives the first one more)
 //   direct        every pair talks directly: Reduce-Scatter by sending each block to its owner,

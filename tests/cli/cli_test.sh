@@ -227,6 +227,10 @@ if [[ "$("$T" sim -w "$tmp/mb/ar" -t ring:8 --coll all-reduce=ring -k 1 | grep '
 check "workload gen coll type" 0 '"int64_val": "0"' -- "$T" chakra dump "$tmp/mb/ar.0.et"
 check "workload gen coll and model" 2 "--dp shapes a model preset" -- "$T" workload gen --coll all-reduce --npus 8 --dp 2 -o "$tmp/mb/x"
 check "workload gen coll needs npus" 2 "--coll needs --npus" -- "$T" workload gen --coll all-gather -o "$tmp/mb/x"
+# All-Gather sizes in NCCL's convention (the output); Chakra's comm_size is each rank's input.
+check "workload gen all-gather" 0 "one all-gather of 8 MiB each (a COMM_COLL node, as ASTRA-sim's microbenchmarks); comm_size 1 MiB, each rank's input" -- "$T" workload gen --coll all-gather --size 8MiB --npus 8 -o "$tmp/mb/ag"
+check "workload gen all-gather comm_size" 0 '"int64_val": "1048576"' -- "$T" chakra dump "$tmp/mb/ag.0.et"
+check "workload gen all-gather uneven" 2 "all-gather of 1000 B over 3 ranks: Chakra's comm_size is each rank's input (1000 B/3), so the size must be a multiple of 3" -- "$T" workload gen --coll all-gather --size 1000B --npus 3 -o "$tmp/mb/x"
 check "workload gen coll root" 2 "root 9 is not one of the 4 ranks" -- "$T" workload gen --coll broadcast --npus 4 --root 9 -o "$tmp/mb/x"
 check "workload gen batch" 0 "batch 8 per replica x 2 replicas = 16 sequences per iteration of 4096 tokens (65536 tokens), micro-batch 2" -- "$T" workload gen --model gpt3-175b --dp 2 --tp 2 --pp 2 --microbatches 4 --batch 8 --seq-len 4096 -o "$tmp/wl/g"
 check "workload gen default batch" 0 "batch 64 per replica x 4 replicas = 256 images per iteration" -- "$T" workload gen --model resnet50 --dp 4 -o "$tmp/wl/r2"
@@ -270,7 +274,7 @@ mkdir -p "$tmp/astra" && "$T" workload gen --coll all-reduce --npus 8 --size 1Mi
 printf 'topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n' > "$tmp/astra/ring8.yml"
 printf '{"scheduling-policy": "LIFO", "endpoint-delay": 10, "preferred-dataset-splits": 4,\n "all-reduce-implementation": ["ring"], "local-mem-bw": 1600}\n' > "$tmp/astra/system.json"
 check "sim astra system" 0 "system          $tmp/astra/system.json: all-reduce ring:1" -- "$T" sim --workload "$tmp/astra/ar" --topo "$tmp/astra/ring8.yml" --system "$tmp/astra/system.json"
-check "sim astra system notes" 0 "system note     endpoint-delay 10: not modelled by Tenet" -- "$T" sim --workload "$tmp/astra/ar" --topo "$tmp/astra/ring8.yml" --system "$tmp/astra/system.json"
+check "sim astra system notes" 0 "system note     endpoint-delay 10 ns: at each end of every message of a collective" -- "$T" sim --workload "$tmp/astra/ar" --topo "$tmp/astra/ring8.yml" --system "$tmp/astra/system.json"
 check "sim astra system json" 0 '"ring:1"' -- "$T" sim --workload "$tmp/astra/ar" --topo "$tmp/astra/ring8.yml" --system "$tmp/astra/system.json" --json
 printf '{"all-reduce-implementation-custom": ["%s/astra/nothing"]}\n' "$tmp" > "$tmp/astra/custom.json"
 check "sim astra custom missing" 2 "names no Chakra ET set" -- "$T" sim --workload "$tmp/astra/ar" --topo "$tmp/astra/ring8.yml" --system "$tmp/astra/custom.json"

@@ -50,6 +50,33 @@ TEST(CollectiveEngine, RingAllReduceOnARingIsTheClosedFormOnBothBackends) {
   EXPECT_NEAR(static_cast<double>(replay(t, a, NetworkKind::AnalyticalCongestion)), static_cast<double>(closed), 14.0);
 }
 
+// ASTRA-sim's endpoints (EndpointModel): its ring All-Reduce on 8 NPUs sends 2(p-1) messages in a
+// chain; the first leaves D after the start, each arrival feeds the next send D later (plus three
+// passes over local memory in the p-1 reducing steps), and the collective ends D after the last
+// arrival: 15 D + 14 L + 7 P.
+TEST(CollectiveEngine, EndpointDelayAndReductionsAreTheClosedForm) {
+  const auto t = topo::generate("ring:8,bw=50GB/s,lat=0.5us");
+  const synth::Algorithm a = synth::make_baseline(synth::parse_baseline("ring:1"), t,
+                                                  synth::Collective::over_all(t, synth::CollectiveKind::AllReduce), 1 << 17);
+  const Time L = 500'000 + transfer_time(a.chunk_bytes, 50'000'000'000);
+  const Time D = 10'000;
+  const Bandwidth mem = 1'600'000'000'000;
+  const Time P = 3 * transfer_time(a.chunk_bytes, mem);
+  const auto run = [&](EndpointModel m) {
+    EventQueue events;
+    auto net = make_network(NetworkKind::Analytical, t, events);
+    Time finish = -1;
+    CollectiveRun r(a, *net, events, [&] { finish = events.now(); }, m);
+    r.start();
+    events.run();
+    return finish;
+  };
+  EXPECT_EQ(run({}), 14 * L);
+  EXPECT_EQ(run({D, 0}), 15 * D + 14 * L);
+  EXPECT_EQ(run({D, mem}), 15 * D + 14 * L + 7 * P);
+  EXPECT_EQ(run({0, mem}), 14 * L + 7 * P);
+}
+
 // Links shared by rate: on the 16-GPU pod (a 100 GB/s spine carrying four 25 GB/s NIC streams)
 // the three networks agree on a synthesized All-Gather: analytical exactly, the flow-level and
 // packet-level networks within 2 % (nothing else contends).
