@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "synth/timing.hpp"
 #include "topo/error.hpp"
 #include "topo/generators.hpp"
 #include "topo/io.hpp"
@@ -69,6 +70,12 @@ double reduction_micros(Bytes bytes, Bandwidth reduce_bandwidth) {
   return static_cast<double>(bytes) * 1e6 / static_cast<double>(reduce_bandwidth);
 }
 
+LinkWaits parse_link_waits(std::string_view name) {
+  if (name == "bytes") return LinkWaits::Bytes;
+  if (name == "queue") return LinkWaits::Queue;
+  throw Error(fmt::format("unknown link-wait encoding '{}' (bytes, queue)", name));
+}
+
 std::vector<EtFile> to_collective_graph(const Algorithm& a, const topo::Topology& t, const GraphOptions& options) {
   const Collective& c = a.collective;
   const int p = c.num_ranks();
@@ -114,11 +121,29 @@ std::vector<EtFile> to_collective_graph(const Algorithm& a, const topo::Topology
   };
   // Per transfer: its send node, and the node at the destination after which the data is there.
   std::vector<uint64_t> send_node(a.size()), done_node(a.size());
-  // Flat tables (a 1024-NPU All-Gather has a million transfers): the last arrival of each chunk
-  // at each rank, and the last send over each link; -1 for none.
+  // Flat table (a 1024-NPU All-Gather has a million transfers): the last arrival of each chunk at
+  // each rank; -1 for none.
   const size_t chunks = static_cast<size_t>(c.num_chunks());
   std::vector<TransferId> last_arrival(static_cast<size_t>(p) * chunks, -1);
-  std::vector<TransferId> last_on_link(static_cast<size_t>(t.num_links()), -1);
+  // For LinkWaits::Bytes: Tenet's arrival of every transfer, and when its data is usable at the
+  // destination (after the reduction's COMP node, when there is one): a send's wait is its
+  // arrival less when its dependencies were met less what the message itself takes.
+  const bool pad = options.link_waits == LinkWaits::Bytes;
+  std::vector<Time> end, usable;
+  std::optional<synth::RouteCoster> coster;
+  if (pad) {
+    end.resize(a.size());
+    bool timed = true;
+    for (const Transfer& x : a.transfers()) timed = timed && x.end >= 0;
+    if (timed) {
+      for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) end[id] = a[id].end;
+    } else {
+      std::vector<Time> start(a.size());
+      synth::compute_times(t, a, start, end);
+    }
+    usable = end;
+    coster.emplace(t, a.chunk_bytes, a.link_model);
+  }
   auto key = [&](int r, ChunkId ch) { return static_cast<size_t>(r) * chunks + static_cast<size_t>(ch); };
   std::vector<uint64_t> data;
   std::string route;
@@ -135,7 +160,6 @@ std::vector<EtFile> to_collective_graph(const Algorithm& a, const topo::Topology
     const int64_t tag = id + 1;
     Node& s = new_node(src, ChakraProtoMsg::COMM_SEND_NODE, fmt::format("send chunk {} to {}", x.chunk, dst));
     set_int(s, "comm_dst", static_cast<int64_t>(dst));
-    set_int(s, "comm_size", static_cast<int64_t>(bytes));
     set_int(s, "comm_tag", static_cast<int64_t>(tag));
     set_int(s, "tenet_transfer", static_cast<int64_t>(id));
     set_int(s, "tenet_chunk", static_cast<int64_t>(x.chunk));
@@ -158,16 +182,31 @@ std::vector<EtFile> to_collective_graph(const Algorithm& a, const topo::Topology
     std::sort(data.begin(), data.end());
     data.erase(std::unique(data.begin(), data.end()), data.end());
     for (uint64_t d : data) s.add_data_deps(d);
-    const LinkId first = a.route(id).empty() ? -1 : a.route(id)[0];
-    if (first >= 0) {
-      if (const TransferId prev = last_on_link[static_cast<size_t>(first)]; prev >= 0) s.add_ctrl_deps(send_node[prev]);
-      last_on_link[static_cast<size_t>(first)] = id;
-    }
     send_node[id] = s.id();
+    Bytes size = bytes;
+    if (pad) {
+      // When the dependencies above are met, in Tenet's schedule (a send completes at arrival).
+      Time ready = 0;
+      if (const TransferId last = last_arrival[key(src, x.chunk)]; last >= 0) ready = usable[last];
+      for (TransferId d : a.deps(id)) {
+        if (rank_of[a[d].dst] == src) ready = std::max(ready, usable[d]);
+        else if (rank_of[a[d].src] == src) ready = std::max(ready, end[d]);
+      }
+      const synth::RouteCost cost = (*coster)(a.route(id));
+      const Time wait = end[id] - ready - cost.latency - transfer_time(bytes, cost.bottleneck);
+      if (wait > 0) {
+        const Bytes extra = static_cast<Bytes>(static_cast<Int128>(wait) * cost.bottleneck / 1'000'000'000'000);
+        if (extra > 0) {
+          size += extra;
+          set_int(s, "tenet_wait_bytes", static_cast<int64_t>(extra));
+        }
+      }
+    }
+    set_int(s, "comm_size", static_cast<int64_t>(size));
 
     Node& rcv = new_node(dst, ChakraProtoMsg::COMM_RECV_NODE, fmt::format("recv chunk {} from {}", x.chunk, src));
     set_int(rcv, "comm_src", static_cast<int64_t>(src));
-    set_int(rcv, "comm_size", static_cast<int64_t>(bytes));
+    set_int(rcv, "comm_size", static_cast<int64_t>(size));
     set_int(rcv, "comm_tag", static_cast<int64_t>(tag));
     set_int(rcv, "tenet_transfer", static_cast<int64_t>(id));
     done_node[id] = rcv.id();
@@ -177,6 +216,7 @@ std::vector<EtFile> to_collective_graph(const Algorithm& a, const topo::Topology
       comp.add_data_deps(recv_id);
       const double micros = reduction_micros(bytes, options.reduce_bandwidth);
       comp.set_duration_micros(static_cast<uint64_t>(std::ceil(micros)));
+      if (pad) usable[id] = end[id] + static_cast<Time>(std::ceil(micros)) * 1'000'000;
       set_int(comp, "num_ops", static_cast<int64_t>(bytes / 4));
       set_int(comp, "tensor_size", static_cast<int64_t>(bytes));
       set_int(comp, "tenet_transfer", static_cast<int64_t>(id));
@@ -185,63 +225,6 @@ std::vector<EtFile> to_collective_graph(const Algorithm& a, const topo::Topology
     last_arrival[key(dst, x.chunk)] = id;
   }
   return files;
-}
-
-std::optional<std::string> astra_network_yml(const topo::Topology& t) {
-  const std::vector<int>& levels = t.levels();
-  if (levels.empty() || levels.size() > 4 || t.num_npus() > 4096) return std::nullopt;
-  const size_t dims = levels.size();
-  std::vector<int64_t> stride(dims, 1);
-  for (size_t d = 1; d < dims; ++d) stride[d] = stride[d - 1] * levels[d - 1];
-  // Bandwidth and latency per dimension, from NPU 0's link towards the next NPU of its line
-  // (directly, or through a switch).
-  std::vector<topo::Link> probe(dims);
-  for (size_t d = 0; d < dims; ++d) {
-    if (levels[d] < 2) return std::nullopt;
-    const NodeId next = static_cast<NodeId>(stride[d]);
-    bool found = false;
-    for (LinkId l : t.out_links(0)) {
-      const NodeId w = t.link(l).dst;
-      bool reaches = w == next;
-      if (t.is_switch(w))
-        for (LinkId m : t.out_links(w)) reaches = reaches || t.link(m).dst == next;
-      if (reaches) {
-        probe[d] = t.link(l);
-        found = true;
-        break;
-      }
-    }
-    if (!found) return std::nullopt;
-  }
-  const char* kinds[] = {"ring", "fc", "switch"};
-  const char* names[] = {"Ring", "FullyConnected", "Switch"};
-  std::vector<int> choice(dims, 0);
-  for (;;) {
-    std::string spec;
-    for (size_t d = 0; d < dims; ++d)
-      spec += fmt::format("{}{}:{},bw={}B/s,lat={}ps", d ? " x " : "", kinds[choice[d]], levels[d],
-                          probe[d].bandwidth, probe[d].latency);
-    try {
-      if (topo::generate(spec).fingerprint() == t.fingerprint()) {
-        std::vector<std::string> kind, count, bw, lat;
-        for (size_t d = 0; d < dims; ++d) {
-          kind.push_back(names[choice[d]]);
-          count.push_back(std::to_string(levels[d]));
-          bw.push_back(fmt::format("{:.17g}", static_cast<double>(probe[d].bandwidth) / 1073741824.0));
-          lat.push_back(fmt::format("{:.17g}", static_cast<double>(probe[d].latency) / 1000.0));
-        }
-        return fmt::format(
-            "# ASTRA-sim network configuration written by Tenet for '{}'.\n"
-            "# Bandwidth in GB/s as ASTRA-sim reads it (2^30 bytes per second), latency in ns.\n"
-            "topology: [ {} ]\nnpus_count: [ {} ]\nbandwidth: [ {} ]\nlatency: [ {} ]\n",
-            t.name(), fmt::join(kind, ", "), fmt::join(count, ", "), fmt::join(bw, ", "), fmt::join(lat, ", "));
-      }
-    } catch (const Error&) {
-    }
-    size_t d = 0;
-    while (d < dims && ++choice[d] == 3) choice[d++] = 0;
-    if (d == dims) return std::nullopt;
-  }
 }
 
 std::vector<std::string> write_collective_graph(const Algorithm& a, const topo::Topology& t, const std::string& dir,

@@ -5,9 +5,11 @@
 // destination (ranks of the communicator; a multi-hop route is one message the network routes),
 // matched by a tag unique per message; a reduction adds a COMP node after the receive, lasting
 // bytes / reduce_bandwidth (no time when 0). A send depends on the receive (or reduction) that
-// brought its chunk and on its explicit dependencies at that rank; sends that share a first link
-// keep their order through control dependencies. Tenet's own attributes (tenet_chunk, tenet_op,
-// tenet_transfer; the collective in the metadata) ride along; ASTRA-sim ignores them.
+// brought its chunk and on its explicit dependencies at that rank, and on nothing else: ASTRA-sim
+// completes a send when its message arrives, so ordering the sends of a link by dependencies
+// would cost a latency each (the time a send waits for its link is carried as LinkWaits says).
+// Tenet's own attributes (tenet_chunk, tenet_op, tenet_transfer, tenet_route; the collective in
+// the metadata) ride along; ASTRA-sim ignores them.
 //
 // Import: sends and receives are paired by (tag, source, destination) in order, as ASTRA-sim
 // pairs them. Routes come from the topology. Chunk identities come from the tenet attributes; a
@@ -18,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "chakra/astra_analytical.hpp"
 #include "chakra/et.hpp"
 #include "synth/algorithm.hpp"
 #include "topo/output_folder.hpp"
@@ -25,8 +28,26 @@
 
 namespace tenet::chakra {
 
+// What a send that waits for its link (its sender's port busy with earlier transfers, a link
+// shared by rate) carries. ASTRA-sim's networks differ here: the congestion-unaware analytical one
+// (its examples' backend) has no link queue, so a message leaves when its dependencies are met and
+// takes latency + bytes / bandwidth whatever else is in flight; the congestion-aware analytical,
+// ns-3 and htsim networks queue messages at links.
+enum class LinkWaits {
+  // Each message carries its wait as extra bytes (wait x its route's bandwidth, on the send and the
+  // receive alike; tenet_wait_bytes says how many), so on the congestion-unaware network every
+  // message arrives when Tenet's schedule says and the collective takes Tenet's time.
+  Bytes,
+  // Each message carries its chunk only and leaves when its data is there, for networks that
+  // queue at links (the order in which they serve it is theirs).
+  Queue,
+};
+// "bytes" or "queue"; throws tenet::Error otherwise.
+LinkWaits parse_link_waits(std::string_view name);
+
 struct GraphOptions {
   Bandwidth reduce_bandwidth = 0;  // bytes per second of a local reduction; 0: reductions take no time
+  LinkWaits link_waits = LinkWaits::Bytes;
 };
 
 // How long reducing `bytes` takes at `reduce_bandwidth` (> 0), in microseconds; a COMP node's
@@ -60,9 +81,5 @@ synth::Algorithm from_collective_graph(const std::vector<EtFile>& files, const t
 // The reader rules ASTRA-sim enforces, and pairing across ranks: every problem found, as a
 // sentence naming the file and node. Empty when the graph is fine.
 std::vector<std::string> check_collective_graph(const std::vector<EtFile>& files, const std::string& prefix);
-
-// ASTRA-sim's network.yml for the topology when its levels are Ring, FullyConnected or Switch
-// dimensions with one bandwidth and latency each (checked by rebuilding it), else nothing.
-std::optional<std::string> astra_network_yml(const topo::Topology& t);
 
 }  // namespace tenet::chakra

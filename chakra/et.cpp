@@ -101,24 +101,26 @@ std::vector<EtFile> read_prefix(const std::string& prefix) {
   return files;
 }
 
-std::optional<int64_t> int_attr(const Node& n, std::string_view name) {
-  for (const auto& a : n.attr()) {
-    if (a.name() != name) continue;
-    switch (a.value_case()) {
-      case ChakraProtoMsg::AttributeProto::kInt32Val: return a.int32_val();
-      case ChakraProtoMsg::AttributeProto::kInt64Val: return a.int64_val();
-      case ChakraProtoMsg::AttributeProto::kUint32Val: return a.uint32_val();
-      case ChakraProtoMsg::AttributeProto::kUint64Val: return static_cast<int64_t>(a.uint64_val());
-      case ChakraProtoMsg::AttributeProto::kSint32Val: return a.sint32_val();
-      case ChakraProtoMsg::AttributeProto::kSint64Val: return a.sint64_val();
-      case ChakraProtoMsg::AttributeProto::kFixed32Val: return a.fixed32_val();
-      case ChakraProtoMsg::AttributeProto::kFixed64Val: return static_cast<int64_t>(a.fixed64_val());
-      case ChakraProtoMsg::AttributeProto::kSfixed32Val: return a.sfixed32_val();
-      case ChakraProtoMsg::AttributeProto::kSfixed64Val: return a.sfixed64_val();
-      case ChakraProtoMsg::AttributeProto::kBoolVal: return a.bool_val() ? 1 : 0;
-      default: return std::nullopt;
-    }
+std::optional<int64_t> int_value(const ChakraProtoMsg::AttributeProto& a) {
+  switch (a.value_case()) {
+    case ChakraProtoMsg::AttributeProto::kInt32Val: return a.int32_val();
+    case ChakraProtoMsg::AttributeProto::kInt64Val: return a.int64_val();
+    case ChakraProtoMsg::AttributeProto::kUint32Val: return a.uint32_val();
+    case ChakraProtoMsg::AttributeProto::kUint64Val: return static_cast<int64_t>(a.uint64_val());
+    case ChakraProtoMsg::AttributeProto::kSint32Val: return a.sint32_val();
+    case ChakraProtoMsg::AttributeProto::kSint64Val: return a.sint64_val();
+    case ChakraProtoMsg::AttributeProto::kFixed32Val: return a.fixed32_val();
+    case ChakraProtoMsg::AttributeProto::kFixed64Val: return static_cast<int64_t>(a.fixed64_val());
+    case ChakraProtoMsg::AttributeProto::kSfixed32Val: return a.sfixed32_val();
+    case ChakraProtoMsg::AttributeProto::kSfixed64Val: return a.sfixed64_val();
+    case ChakraProtoMsg::AttributeProto::kBoolVal: return a.bool_val() ? 1 : 0;
+    default: return std::nullopt;
   }
+}
+
+std::optional<int64_t> int_attr(const Node& n, std::string_view name) {
+  for (const auto& a : n.attr())
+    if (a.name() == name) return int_value(a);
   return std::nullopt;
 }
 

@@ -39,6 +39,8 @@ bool is_prefix(const std::string& prefix);
 
 // An integer attribute of any integer type (int32/64, uint32/64, sint32/64, fixed, bool), or nothing.
 std::optional<int64_t> int_attr(const Node& n, std::string_view name);
+// One attribute's value as an integer, whatever integer type it was written with.
+std::optional<int64_t> int_value(const ChakraProtoMsg::AttributeProto& a);
 std::optional<std::string> string_attr(const Node& n, std::string_view name);
 bool has_attr(const Node& n, std::string_view name);
 // An integer attribute typed as the Chakra convention has it (its PyTorch converter, ASTRA-sim's

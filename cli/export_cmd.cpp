@@ -33,8 +33,9 @@ Bytes size_flag(const std::string& flag, const std::string& text) {
 }
 
 void add_export_commands(CLI::App& app) {
-  static std::string input, topology, formats = "chakra,msccl-xml,json", output = "out/export", reduce_bw = "0";
+  static std::string input, topology, formats = "chakra,msccl-xml,json", output = "out/export";
   static MscclFlags msccl_flags;
+  static ChakraFlags chakra_flags;
   CLI::App* exp = app.add_subcommand(
       "export",
       "Write an algorithm as Chakra ET collective graphs (for ASTRA-sim), MSCCL-XML (for the MSCCL runtime)\n"
@@ -44,16 +45,16 @@ void add_export_commands(CLI::App& app) {
   exp->add_option("-t,--topo", topology, "Topology file or generator spec")->required();
   exp->add_option("-f,--format", formats, "Comma-separated: chakra, msccl-xml, json")->capture_default_str();
   exp->add_option("-o,--output", output, "Output folder")->capture_default_str();
-  exp->add_option("--reduce-bw", reduce_bw,
-                  "Reduction bandwidth for Chakra COMP nodes (e.g. 500GB/s); 0: reductions take no time")
-      ->capture_default_str();
+  add_chakra_flags(exp, chakra_flags);
   add_msccl_flags(exp, msccl_flags);
   exp->callback([] {
     const synth::MscclOptions msccl = msccl_options(msccl_flags);
+    chakra_options(chakra_flags);  // bad flags before any work
     const topo::Topology t = topo::load(topology);
     const synth::Algorithm a = load_any_algorithm(input, t);
-    const Exported e = export_algorithm(a, t, split_commas(formats), output, parse_reduce_bandwidth(reduce_bw), msccl);
+    const Exported e = export_algorithm(a, t, split_commas(formats), output, chakra_options(chakra_flags), msccl);
     for (const std::string& path : e.written) fmt::print("wrote {}\n", path);
+    if (e.astra_time >= 0) fmt::print("chakra: {}\n", describe_astra_time(e));
     for (const auto& [format, why] : e.skipped) fmt::print(stderr, "not written: {}: {}\n", format, why);
     for (const std::string& w : e.warnings) fmt::print(stderr, "warning: {}\n", w);
     if (e.written.empty()) verb_exit_code() = 2;  // nothing asked for could be written

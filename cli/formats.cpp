@@ -10,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "synth/algorithm_json.hpp"
 #include "synth/msccl_xml.hpp"
+#include "synth/timing.hpp"
 #include "topo/io.hpp"
 #include "topo/output_folder.hpp"
 
@@ -41,8 +42,40 @@ synth::MscclOptions msccl_options(const MscclFlags& flags) {
   return o;
 }
 
+void add_chakra_flags(CLI::App* cmd, ChakraFlags& flags) {
+  cmd->add_option("--reduce-bw", flags.reduce_bw,
+                  "Reduction bandwidth for Chakra COMP nodes (e.g. 500GB/s); 0: reductions take no time, no COMP node")
+      ->capture_default_str();
+  cmd->add_option("--chakra-waits", flags.waits,
+                  "What a Chakra send that waits for its link carries: bytes (the wait as extra bytes, so that\n"
+                  "ASTRA-sim's analytical network, which has no link queues, delivers every message when Tenet\n"
+                  "says) or queue (its chunk only, for networks that queue at links: congestion-aware, ns-3)")
+      ->capture_default_str();
+}
+
+chakra::GraphOptions chakra_options(const ChakraFlags& flags) {
+  chakra::GraphOptions o;
+  o.reduce_bandwidth = parse_reduce_bandwidth(flags.reduce_bw);
+  try {
+    o.link_waits = chakra::parse_link_waits(flags.waits);
+  } catch (const Error& e) {
+    throw Error(fmt::format("--chakra-waits: {}", e.what()));
+  }
+  return o;
+}
+
+std::string describe_astra_time(const Exported& e) {
+  if (e.astra_time < 0) return "";
+  const double ratio = e.claimed_time > 0 ? static_cast<double>(e.astra_time) / static_cast<double>(e.claimed_time) : 1;
+  return fmt::format("{} on ASTRA-sim's analytical network (congestion-unaware{}; Tenet: {}, ratio {:.4f})",
+                     format_time(e.astra_time),
+                     e.astra_on_dimensions ? "" : ", on Tenet's routes: the topology has no ASTRA-sim dimensions",
+                     format_time(e.claimed_time), ratio);
+}
+
 Exported export_algorithm(const synth::Algorithm& a, const topo::Topology& t, const std::vector<std::string>& formats,
-                          const std::string& dir, Bandwidth reduce_bandwidth, const synth::MscclOptions& msccl) {
+                          const std::string& dir, const chakra::GraphOptions& chakra, const synth::MscclOptions& msccl) {
+  const Bandwidth reduce_bandwidth = chakra.reduce_bandwidth;
   for (const std::string& f : formats)
     if (f != "json" && f != "msccl-xml" && f != "chakra")
       throw Error(fmt::format("unknown format '{}' (json, msccl-xml, chakra)", f));
@@ -57,8 +90,19 @@ Exported export_algorithm(const synth::Algorithm& a, const topo::Topology& t, co
       if (f == "json") json_wanted = true;
       else if (f == "msccl-xml") files.emplace_back("algorithm.xml", synth::to_msccl_xml(a, msccl));
       else if (f == "chakra") {
-        graph = chakra::to_collective_graph(a, t, {reduce_bandwidth});  // refuses here, before any file
+        graph = chakra::to_collective_graph(a, t, chakra);  // refuses here, before any file
         chakra_wanted = true;
+        // What ASTRA-sim will report for it (an emulation of its custom collectives; see
+        // chakra/astra_analytical.hpp), beside Tenet's own time.
+        const chakra::AstraRun run = chakra::run_as_astra_sim(graph, t);
+        out.astra_time = run.time;
+        out.astra_on_dimensions = run.on_dimensions;
+        if (a.claimed_time >= 0) {
+          out.claimed_time = a.claimed_time;
+        } else {
+          std::vector<Time> start(a.size()), end(a.size());
+          out.claimed_time = synth::compute_times(t, a, start, end).collective_time;
+        }
         const bool reduces = std::any_of(a.transfers().begin(), a.transfers().end(),
                                          [](const synth::Transfer& x) { return x.op == synth::Op::Reduce; });
         if (reduce_bandwidth > 0 && reduces) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "chakra/algorithm_files.hpp"
+#include "chakra/collective_graph.hpp"
 #include "synth/algorithm.hpp"
 #include "synth/msccl_xml.hpp"
 #include "topo/topology.hpp"
@@ -18,13 +19,27 @@ struct Exported {
   std::vector<std::string> written;                          // paths
   std::vector<std::pair<std::string, std::string>> skipped;  // format, why it cannot hold this algorithm
   std::vector<std::string> warnings;                         // what a written format could not say exactly
+  // The Chakra graph run as ASTRA-sim runs it on its analytical network (congestion-unaware), and
+  // Tenet's time for the algorithm; -1 when no graph was written.
+  Time astra_time = -1, claimed_time = -1;
+  bool astra_on_dimensions = true;
 };
 
 // Writes `a` in each of `formats` ("json", "msccl-xml", "chakra") into `dir`. A format that cannot
 // express this algorithm (MSCCL-XML has no broadcast, ...) is skipped with the reason and the others
 // are still written. Throws tenet::Error, before writing anything, for an unknown format.
 Exported export_algorithm(const synth::Algorithm& a, const topo::Topology& t, const std::vector<std::string>& formats,
-                          const std::string& dir, Bandwidth reduce_bandwidth, const synth::MscclOptions& msccl = {});
+                          const std::string& dir, const chakra::GraphOptions& chakra = {},
+                          const synth::MscclOptions& msccl = {});
+// One line on what ASTRA-sim makes of the Chakra graph `e` holds ("" when none was written).
+std::string describe_astra_time(const Exported& e);
+
+// --reduce-bw and --chakra-waits on a verb that exports Chakra graphs.
+struct ChakraFlags {
+  std::string reduce_bw = "0", waits = "bytes";
+};
+void add_chakra_flags(CLI::App* cmd, ChakraFlags& flags);
+chakra::GraphOptions chakra_options(const ChakraFlags& flags);
 
 // --msccl-runtime, --msccl-proto, --msccl-min-bytes, --msccl-max-bytes on a verb that exports.
 struct MscclFlags {

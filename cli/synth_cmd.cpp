@@ -24,9 +24,10 @@ namespace {
 
 struct SynthArgs {
   std::string topology, collective = "all-reduce", size = "256MiB", chunks = "auto", output = "out", channels;
-  std::string priority = "scarce", link_model = "pipelined", algo = "tenet", reduce_bw = "0", method = "auto";
+  std::string priority = "scarce", link_model = "pipelined", algo = "tenet", method = "auto";
   std::string min_size, max_size;
   MscclFlags msccl;
+  ChakraFlags chakra;
   std::vector<std::string> emit{"json"};
   uint64_t seed = 1;
   int restarts = 1, root = 0, step_factor = 2;
@@ -143,6 +144,7 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row, c
     auto& skipped = j["not_written"] = nlohmann::ordered_json::object();
     for (const auto& [format, why] : exported.skipped) skipped[format] = why;
     j["warnings"] = exported.warnings;
+    if (exported.astra_time >= 0) j["astra_sim_ps"] = exported.astra_time;
     fmt::print("{}\n", j.dump(2));
     return;
   }
@@ -170,6 +172,7 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row, c
   fmt::print("verified        {}\n", r.correct() ? "correct" : fmt::format("INCORRECT ({} violations)", r.violation_count));
   for (size_t i = 0; i < exported.written.size(); ++i)
     fmt::print("{:16}{}\n", i == 0 ? "wrote" : "", exported.written[i]);
+  if (exported.astra_time >= 0) fmt::print("ASTRA-sim       {}\n", describe_astra_time(exported));
   for (const auto& [format, why] : exported.skipped) fmt::print("not written     {}: {}\n", format, why);
   for (const std::string& w : exported.warnings) fmt::print("warning         {}\n", w);
 }
@@ -297,7 +300,7 @@ void run_synth(const SynthArgs& args) {
   if (one) {
     Exported exported;
     if (all_correct)
-      exported = export_algorithm(*rows[0].algorithm, t, formats, args.output, parse_reduce_bandwidth(args.reduce_bw), msccl);
+      exported = export_algorithm(*rows[0].algorithm, t, formats, args.output, chakra_options(args.chakra), msccl);
     else
       for (const std::string& f : formats) exported.skipped.emplace_back(f, "the algorithm is INCORRECT (see below)");
     if (args.csv) print_rows(args, t, c, rows, exported.written);
@@ -394,8 +397,7 @@ void add_synth_command(CLI::App& app) {
                   "Formats to write besides algorithm.json: chakra, msccl-xml (comma-separated)")
       ->delimiter(',')
       ->capture_default_str();
-  cmd->add_option("--reduce-bw", args.reduce_bw, "Reduction bandwidth for Chakra COMP nodes; 0: no time")
-      ->capture_default_str();
+  add_chakra_flags(cmd, args.chakra);
   add_msccl_flags(cmd, args.msccl);
   cmd->callback([] { run_synth(args); });
 }

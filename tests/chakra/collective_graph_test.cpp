@@ -201,6 +201,11 @@ TEST(Chakra, WritesSystemJsonAndNetworkYml) {
   // No network.yml for what ASTRA-sim's dimensions cannot say.
   EXPECT_FALSE(astra_network_yml(topo::generate("dgx1")));
   EXPECT_TRUE(astra_network_yml(topo::generate("fc:4 x ring:3")));
+  // Rings of rings up to the order of links: a torus and a hypercube are ASTRA-sim dimensions too.
+  EXPECT_THAT(astra_network_yml(topo::generate("torus2d:4x8")).value_or(""),
+              HasSubstr("topology: [ Ring, Ring ]\nnpus_count: [ 4, 8 ]"));
+  EXPECT_THAT(astra_network_yml(topo::generate("hypercube:8")).value_or(""), HasSubstr("npus_count: [ 2, 2, 2 ]"));
+  EXPECT_FALSE(astra_network_yml(topo::generate("mesh2d:4x4")));
 }
 
 TEST(Chakra, RefusesWhatItCannotExpress) {

@@ -159,6 +159,12 @@ TOPO="ring:4 x switch:2"
 check "synth emit" 0 "algorithm.xml" -- "$T" synth --topo "$TOPO" --coll all-reduce --size 8MiB -k 2 --emit chakra,msccl-xml -o "$tmp/e"
 check "emit reduce rounding" 0 "duration_micros holds whole microseconds, so each COMP node says 2 us" -- "$T" synth --topo "$TOPO" --coll all-reduce --size 8MiB -k 2 --emit chakra --reduce-bw 500GB/s -o "$tmp/e2"
 check "emit network.yml" 0 "" -- test -s "$tmp/e/chakra/network.yml" -a -s "$tmp/e/chakra/system.json" -a -s "$tmp/e/chakra/algorithm.7.et"
+# What ASTRA-sim will report (its analytical network run as chakra/astra_analytical.hpp emulates it).
+check "emit astra time" 0 "on ASTRA-sim's analytical network (congestion-unaware; Tenet: 1.322 ms, ratio 1.0000)" -- "$T" synth --topo torus2d:8x8 --coll all-gather --size 256MiB -k 4 --emit chakra -o "$tmp/e5"
+check "emit astra json" 0 '"astra_sim_ps"' -- "$T" synth --topo switch:8 --coll all-reduce --size 1MiB --emit chakra --json -o "$tmp/e6"
+check "export queue" 0 "chakra: " -- "$T" export "$tmp/e6/algorithm.json" --topo switch:8 --format chakra --chakra-waits queue -o "$tmp/e7"
+check "export bad waits" 2 "--chakra-waits: unknown link-wait encoding 'chain' (bytes, queue)" -- "$T" export "$tmp/e6/algorithm.json" --topo switch:8 --chakra-waits chain -o "$tmp/e8"
+check "export bad waits wrote nothing" 1 "" -- test -e "$tmp/e8"
 time_of() { "$T" verify "$1" --topo "$TOPO" --json | grep '"collective_time_ps"'; }
 if [[ "$(time_of "$tmp/e/algorithm.json")" == "$(time_of "$tmp/e/chakra/algorithm")" && \
       "$(time_of "$tmp/e/algorithm.json")" == "$(time_of "$tmp/e/algorithm.xml")" ]]; then pass=$((pass + 1)); else

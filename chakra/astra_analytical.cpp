@@ -1,0 +1,345 @@
+#include "chakra/astra_analytical.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <queue>
+#include <sstream>
+#include <tuple>
+#include <unordered_map>
+
+#include "topo/error.hpp"
+#include "topo/generators.hpp"
+#include "topo/routing.hpp"
+
+namespace tenet::chakra {
+
+using Node = ChakraProtoMsg::Node;
+using topo::LinkId;
+using topo::NodeId;
+
+std::optional<std::vector<AstraDimension>> astra_dimensions(const topo::Topology& t) {
+  const std::vector<int>& levels = t.levels();
+  if (levels.empty() || levels.size() > 4 || t.num_npus() > 4096) return std::nullopt;
+  const size_t dims = levels.size();
+  std::vector<int64_t> stride(dims, 1);
+  for (size_t d = 1; d < dims; ++d) stride[d] = stride[d - 1] * levels[d - 1];
+  // Bandwidth and latency per dimension, from NPU 0's link towards the next NPU of its line
+  // (directly, or through a switch).
+  std::vector<topo::Link> probe(dims);
+  for (size_t d = 0; d < dims; ++d) {
+    if (levels[d] < 2) return std::nullopt;
+    const NodeId next = static_cast<NodeId>(stride[d]);
+    bool found = false;
+    for (LinkId l : t.out_links(0)) {
+      const NodeId w = t.link(l).dst;
+      bool reaches = w == next;
+      if (t.is_switch(w))
+        for (LinkId m : t.out_links(w)) reaches = reaches || t.link(m).dst == next;
+      if (reaches) {
+        probe[d] = t.link(l);
+        found = true;
+        break;
+      }
+    }
+    if (!found) return std::nullopt;
+  }
+  // The same network up to the order of links (a torus and rings of rings list theirs
+  // differently): node kinds and the sorted links with their bandwidth and latency.
+  using Key = std::tuple<NodeId, NodeId, Bandwidth, Time>;
+  const auto shape = [](const topo::Topology& x) {
+    std::vector<Key> links;
+    links.reserve(static_cast<size_t>(x.num_links()));
+    for (LinkId l = 0; l < x.num_links(); ++l) links.emplace_back(x.link(l).src, x.link(l).dst, x.link(l).bandwidth, x.link(l).latency);
+    std::sort(links.begin(), links.end());
+    std::vector<bool> passes;
+    for (NodeId n = 0; n < x.num_nodes(); ++n) passes.push_back(x.passes_through(n));
+    return std::tuple(x.num_npus(), x.num_switches(), passes, links);
+  };
+  const auto wanted = shape(t);
+  using Kind = AstraDimension::Kind;
+  const Kind kinds[] = {Kind::Ring, Kind::FullyConnected, Kind::Switch};
+  const char* specs[] = {"ring", "fc", "switch"};
+  std::vector<int> choice(dims, 0);
+  for (;;) {
+    std::string spec;
+    for (size_t d = 0; d < dims; ++d)
+      spec += fmt::format("{}{}:{},bw={}B/s,lat={}ps", d ? " x " : "", specs[choice[d]], levels[d], probe[d].bandwidth,
+                          probe[d].latency);
+    try {
+      if (const topo::Topology g = topo::generate(spec); g.fingerprint() == t.fingerprint() || shape(g) == wanted) {
+        std::vector<AstraDimension> out;
+        for (size_t d = 0; d < dims; ++d) out.push_back({kinds[choice[d]], levels[d], probe[d].bandwidth, probe[d].latency});
+        return out;
+      }
+    } catch (const Error&) {
+    }
+    size_t d = 0;
+    while (d < dims && ++choice[d] == 3) choice[d++] = 0;
+    if (d == dims) return std::nullopt;
+  }
+}
+
+namespace {
+
+// As ASTRA-sim reads network.yml: bandwidth in GB/s of 2^30 B/s, latency in ns, both doubles.
+double gbps(Bandwidth b) { return static_cast<double>(b) / 1073741824.0; }
+double latency_ns(Time ps) { return static_cast<double>(ps) / 1000.0; }
+
+}  // namespace
+
+std::optional<std::string> astra_network_yml(const topo::Topology& t) {
+  const auto dims = astra_dimensions(t);
+  if (!dims) return std::nullopt;
+  std::vector<std::string> kind, count, bw, lat;
+  for (const AstraDimension& d : *dims) {
+    kind.push_back(d.kind == AstraDimension::Kind::Ring             ? "Ring"
+                   : d.kind == AstraDimension::Kind::FullyConnected ? "FullyConnected"
+                                                                    : "Switch");
+    count.push_back(std::to_string(d.npus));
+    bw.push_back(fmt::format("{:.17g}", gbps(d.bandwidth)));
+    lat.push_back(fmt::format("{:.17g}", latency_ns(d.latency)));
+  }
+  return fmt::format(
+      "# ASTRA-sim network configuration written by Tenet for '{}'.\n"
+      "# Bandwidth in GB/s as ASTRA-sim reads it (2^30 bytes per second), latency in ns.\n"
+      "topology: [ {} ]\nnpus_count: [ {} ]\nbandwidth: [ {} ]\nlatency: [ {} ]\n",
+      t.name(), fmt::join(kind, ", "), fmt::join(count, ", "), fmt::join(bw, ", "), fmt::join(lat, ", "));
+}
+
+AstraMessageTime::AstraMessageTime(const topo::Topology& t) : t_(t), dims_(astra_dimensions(t)) {}
+
+Time AstraMessageTime::operator()(NodeId src, NodeId dst, Bytes bytes) const {
+  double delay_ns = 0;
+  if (dims_) {
+    // MultiDimTopology::send: the first dimension whose address differs; BasicTopology's
+    // compute_communication_delay: hops x latency + bytes / (GB/s x 2^30 / 10^9 B/ns).
+    int64_t a = src, b = dst;
+    for (const AstraDimension& d : *dims_) {
+      const int64_t x = a % d.npus, y = b % d.npus;
+      a /= d.npus, b /= d.npus;
+      if (x == y) continue;
+      int hops = 1;
+      if (d.kind == AstraDimension::Kind::Switch) hops = 2;
+      if (d.kind == AstraDimension::Kind::Ring) {
+        const int64_t clockwise = (y - x + d.npus) % d.npus;
+        hops = static_cast<int>(std::min(clockwise, d.npus - clockwise));
+      }
+      const double bandwidth_bpns = gbps(d.bandwidth) * (1 << 30) / (1'000'000'000);
+      delay_ns = hops * latency_ns(d.latency) + static_cast<double>(bytes) / bandwidth_bpns;
+      break;
+    }
+  } else {
+    const auto route = topo::Router(t_).route(src, dst);
+    if (!route)
+      throw Error(fmt::format("{} and {} are not joined by a route", t_.node(src).name, t_.node(dst).name));
+    delay_ns = latency_ns(route->latency) + static_cast<double>(bytes) / (static_cast<double>(route->bottleneck) / 1e9);
+  }
+  return static_cast<Time>(static_cast<uint64_t>(delay_ns)) * 1000;  // EventTime: whole ns, truncated
+}
+
+AstraRun run_as_astra_sim(const std::vector<EtFile>& files, const topo::Topology& t) {
+  const int p = static_cast<int>(files.size());
+  AstraRun out;
+  out.finish.assign(static_cast<size_t>(p), 0);
+  // Ranks to NPUs.
+  std::vector<NodeId> npu(static_cast<size_t>(p));
+  for (int r = 0; r < p; ++r) npu[r] = r;
+  if (p > 0)
+    for (const auto& a : files[0].metadata.attr())
+      if (a.name() == "tenet_ranks" && a.has_string_val()) {
+        std::stringstream in(a.string_val());
+        std::string item;
+        for (int r = 0; std::getline(in, item, ',') && r < p; ++r) {
+          NodeId v = -1;
+          const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+          if (ec != std::errc() || end != item.data() + item.size() || v < 0 || v >= t.num_npus())
+            throw Error(fmt::format("tenet_ranks names '{}', not an NPU of the topology", item));
+          npu[r] = v;
+        }
+      }
+  for (int r = 0; r < p; ++r)
+    if (npu[r] >= t.num_npus()) throw Error(fmt::format("rank {} has no NPU in a topology of {}", r, t.num_npus()));
+  const AstraMessageTime message_time(t);
+  out.on_dimensions = message_time.dimensions();
+
+  // Nodes of every rank in one numbering (rank r's node i is first[r] + i), each decoded once.
+  std::vector<size_t> first(static_cast<size_t>(p) + 1, 0);
+  for (int r = 0; r < p; ++r) first[r + 1] = first[r] + files[r].nodes.size();
+  const size_t total = first[p];
+  struct Info {
+    int rank = 0;
+    int peer = -1;        // comm_dst of a send, comm_src of a receive
+    int64_t size = 0, tag = 0;
+    int32_t key = -1;     // the message key's dense id (sends and receives)
+    ChakraProtoMsg::NodeType type = ChakraProtoMsg::INVALID_NODE;
+  };
+  std::vector<Info> info(total);
+  auto node = [&](size_t g) -> const Node& { return files[info[g].rank].nodes[g - first[info[g].rank]]; };
+  for (int r = 0; r < p; ++r)
+    for (size_t i = 0; i < files[r].nodes.size(); ++i) {
+      const Node& n = files[r].nodes[i];
+      Info& x = info[first[r] + i];
+      x.rank = r;
+      x.type = n.type();
+      const bool send = n.type() == ChakraProtoMsg::COMM_SEND_NODE, recv = n.type() == ChakraProtoMsg::COMM_RECV_NODE;
+      if (!send && !recv) continue;
+      bool has_peer = false, has_size = false, has_tag = false;
+      for (const auto& a : n.attr()) {  // one pass (int_attr scans per name); the first of a name counts
+        const std::string& name = a.name();
+        const bool peer = name == (send ? "comm_dst" : "comm_src"), size = name == "comm_size", tag = name == "comm_tag";
+        if (!(peer && !has_peer) && !(size && !has_size) && !(tag && !has_tag)) continue;
+        const auto v = int_value(a);
+        if (!v) continue;
+        if (peer) x.peer = static_cast<int>(std::clamp<int64_t>(*v, -1, p)), has_peer = true;
+        if (size) x.size = *v, has_size = true;
+        if (tag) x.tag = *v, has_tag = true;
+      }
+      if (!has_peer || !has_size || !has_tag)
+        throw Error(fmt::format("rank {} node {}: a {} needs comm_{}, comm_size and comm_tag", r, n.id(),
+                                send ? "send" : "receive", send ? "dst" : "src"));
+      if (x.peer < 0 || x.peer >= p || x.peer == r)
+        throw Error(fmt::format("rank {} node {}: comm_{} is not another rank", r, n.id(), send ? "dst" : "src"));
+    }
+  // Message keys (tag, source, destination, size): ASTRA-sim pairs the i-th send of a key with its
+  // i-th receive, in the order they are issued. Dense ids by sorting; per key, flat slots.
+  using Key = std::tuple<int64_t, int, int, int64_t>;
+  auto key_of = [&](size_t g) {
+    const Info& x = info[g];
+    const bool send = x.type == ChakraProtoMsg::COMM_SEND_NODE;
+    return Key{x.tag, send ? x.rank : x.peer, send ? x.peer : x.rank, x.size};
+  };
+  std::vector<std::pair<Key, size_t>> keyed;
+  for (size_t g = 0; g < total; ++g)
+    if (info[g].peer >= 0) keyed.emplace_back(key_of(g), g);
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<size_t> comm;
+  comm.reserve(keyed.size());
+  for (const auto& k : keyed) comm.push_back(k.second);
+  std::vector<size_t> slot_begin{0};  // per key: where its slots start
+  std::vector<int32_t> sends_of, receives_of;
+  for (size_t j = 0; j < comm.size(); ++j) {
+    if (j == 0 || keyed[j].first != keyed[j - 1].first) {
+      sends_of.push_back(0), receives_of.push_back(0);
+      if (j > 0) slot_begin.push_back(slot_begin.back() + static_cast<size_t>(std::max(sends_of.end()[-2], receives_of.end()[-2])));
+    }
+    info[comm[j]].key = static_cast<int32_t>(sends_of.size() - 1);
+    ++(info[comm[j]].type == ChakraProtoMsg::COMM_SEND_NODE ? sends_of.back() : receives_of.back());
+  }
+  if (!sends_of.empty()) slot_begin.push_back(slot_begin.back() + static_cast<size_t>(std::max(sends_of.back(), receives_of.back())));
+  keyed = {};
+  const size_t slots = slot_begin.back();
+  std::vector<Time> arrival(slots, -1), posted(slots, -1);  // per slot: the message's arrival; when its receive was issued
+  std::vector<size_t> receiver(slots, 0);
+  std::vector<int32_t> sends_issued(sends_of.size(), 0), receives_issued(sends_of.size(), 0);
+
+  // Dependencies: per node the count left, and its dependents (CSR).
+  std::vector<int32_t> waiting(total, 0);
+  std::vector<size_t> dep_begin(total + 1, 0), deps;
+  {
+    std::vector<std::pair<size_t, size_t>> edges;  // (on, node)
+    for (int r = 0; r < p; ++r) {
+      const auto& nodes = files[r].nodes;
+      // Node ids are usually their positions (Tenet writes them so); otherwise a map.
+      bool dense = true;
+      for (size_t i = 0; i < nodes.size() && dense; ++i) dense = nodes[i].id() == i;
+      std::unordered_map<uint64_t, size_t> index;
+      if (!dense)
+        for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i].id()] = i;
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        auto depend = [&](uint64_t on) {
+          size_t at = on;
+          if (!dense) {
+            auto it = index.find(on);
+            at = it == index.end() ? nodes.size() : it->second;
+          }
+          if (at >= nodes.size())
+            throw Error(fmt::format("rank {} node {}: depends on node {}, which is not in the file", r, nodes[i].id(), on));
+          edges.emplace_back(first[r] + at, first[r] + i);
+          ++waiting[first[r] + i];
+        };
+        for (uint64_t d : nodes[i].data_deps()) depend(d);
+        for (uint64_t d : nodes[i].ctrl_deps()) depend(d);
+      }
+    }
+    for (const auto& e : edges) ++dep_begin[e.first + 1];
+    for (size_t g = 0; g < total; ++g) dep_begin[g + 1] += dep_begin[g];
+    deps.resize(edges.size());
+    std::vector<size_t> fill(dep_begin.begin(), dep_begin.end() - 1);
+    for (const auto& e : edges) deps[fill[e.first]++] = e.second;
+  }
+
+  struct Event {
+    Time at;
+    uint64_t seq;
+    size_t node;
+    bool operator>(const Event& o) const { return std::tie(at, seq) > std::tie(o.at, o.seq); }
+  };
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+  uint64_t seq = 0;
+  auto complete_at = [&](Time at, size_t g) { events.push({at, seq++, g}); };
+  auto issue = [&](size_t g, Time now) {
+    const Info& x = info[g];
+    switch (x.type) {
+      case ChakraProtoMsg::COMM_SEND_NODE: {
+        const Time at = now + message_time(npu[x.rank], npu[x.peer], std::max<int64_t>(x.size, 1));
+        ++out.messages;
+        complete_at(at, g);
+        const size_t slot = slot_begin[x.key] + static_cast<size_t>(sends_issued[x.key]++);
+        arrival[slot] = at;
+        if (posted[slot] >= 0) complete_at(std::max(at, posted[slot]), receiver[slot]);
+        break;
+      }
+      case ChakraProtoMsg::COMM_RECV_NODE: {
+        const size_t slot = slot_begin[x.key] + static_cast<size_t>(receives_issued[x.key]++);
+        posted[slot] = now;
+        receiver[slot] = g;
+        if (arrival[slot] >= 0) complete_at(std::max(now, arrival[slot]), g);
+        break;
+      }
+      case ChakraProtoMsg::COMP_NODE: {
+        // CustomAlgorithm::issue: duration_micros in ns, or 1 ns.
+        const uint64_t micros = node(g).duration_micros();
+        complete_at(now + (micros != 0 ? static_cast<Time>(micros) * 1'000'000 : 1'000), g);
+        break;
+      }
+      default: {
+        const Node& n = node(g);
+        throw Error(fmt::format("rank {} node {} ('{}'): a {} node; ASTRA-sim's custom collectives run sends, receives "
+                                "and COMP nodes only, and would never finish this one",
+                                x.rank, n.id(), n.name(), ChakraProtoMsg::NodeType_Name(n.type())));
+      }
+    }
+  };
+  for (size_t g = 0; g < total; ++g)
+    if (waiting[g] == 0) issue(g, 0);
+  size_t done = 0;
+  while (!events.empty()) {
+    const Event e = events.top();
+    events.pop();
+    ++done;
+    const int r = info[e.node].rank;
+    out.finish[r] = std::max(out.finish[r], e.at);
+    out.time = std::max(out.time, e.at);
+    for (size_t j = dep_begin[e.node]; j < dep_begin[e.node + 1]; ++j)
+      if (--waiting[deps[j]] == 0) issue(deps[j], e.at);
+  }
+  if (done != total) {
+    for (size_t g = 0; g < total; ++g) {
+      const bool unmatched = info[g].type == ChakraProtoMsg::COMM_RECV_NODE && waiting[g] == 0 &&
+                             sends_of[info[g].key] < receives_of[info[g].key];
+      if (waiting[g] > 0 || unmatched)
+        throw Error(fmt::format("{} of {} nodes never complete, e.g. rank {} node {} ('{}'): {}; ASTRA-sim would "
+                                "wait forever",
+                                total - done, total, info[g].rank, node(g).id(), node(g).name(),
+                                waiting[g] > 0 ? "a dependency never completes" : "no send matches this receive"));
+    }
+    throw Error(fmt::format("{} of {} nodes never complete; ASTRA-sim would wait forever", total - done, total));
+  }
+  return out;
+}
+
+}  // namespace tenet::chakra

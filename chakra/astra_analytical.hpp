@@ -1,0 +1,70 @@
+// ASTRA-sim's analytical network, congestion-unaware (the backend its examples and Tenet's
+// exports run on), and how ASTRA-sim runs a Chakra collective graph on it as a custom collective.
+//
+// The network (astra-network-analytical, congestion_unaware/): a topology of dimensions, each a
+// Ring, FullyConnected or Switch with one bandwidth (GB/s read as 2^30 B/s) and one latency (ns).
+// A message goes in the first dimension where its endpoints' addresses differ and takes
+//   hops x latency + bytes / bandwidth,  truncated to whole nanoseconds,
+// (Ring: the shorter way round; FullyConnected: 1 hop; Switch: 2), whatever else is in flight: no
+// link is shared, nothing queues.
+//
+// A custom collective (astra-sim/system/astraccl/custom_collectives/CustomAlgorithm.cc) issues
+// every node whose data and control dependencies have completed. A COMM_SEND completes when its
+// message arrives (CommonNetworkApi::process_chunk_arrival calls the send handler then), a
+// COMM_RECV when the message matched to it by (tag, source, destination, size), in order, has
+// arrived and it was issued; a COMP_NODE takes duration_micros, or 1 ns without one.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chakra/et.hpp"
+#include "topo/topology.hpp"
+
+namespace tenet::chakra {
+
+struct AstraDimension {
+  enum class Kind { Ring, FullyConnected, Switch };
+  Kind kind = Kind::Ring;
+  int npus = 0;
+  Bandwidth bandwidth = 0;  // B/s
+  Time latency = 0;         // per hop
+};
+
+// The topology as ASTRA-sim dimensions (first dimension fastest, as Tenet numbers NPUs), when its
+// levels are Ring, FullyConnected or Switch dimensions with one bandwidth and latency each
+// (checked by rebuilding it from them), else nothing.
+std::optional<std::vector<AstraDimension>> astra_dimensions(const topo::Topology& t);
+
+// ASTRA-sim's network.yml for the topology, when astra_dimensions has it.
+std::optional<std::string> astra_network_yml(const topo::Topology& t);
+
+// Message times as ASTRA-sim's congestion-unaware analytical network gives them, in whole ns (as
+// picoseconds). On a topology that is not expressible as dimensions, a message takes Tenet's
+// least-cost route (latency + bytes / narrowest bandwidth), truncated the same way.
+class AstraMessageTime {
+ public:
+  explicit AstraMessageTime(const topo::Topology& t);
+  Time operator()(topo::NodeId src, topo::NodeId dst, Bytes bytes) const;
+  bool dimensions() const { return dims_.has_value(); }
+
+ private:
+  const topo::Topology& t_;
+  std::optional<std::vector<AstraDimension>> dims_;
+};
+
+struct AstraRun {
+  Time time = 0;              // the last node's completion, ps (whole ns)
+  std::vector<Time> finish;   // per rank
+  int64_t messages = 0;
+  bool on_dimensions = true;  // false: the topology has no ASTRA-sim dimensions; Tenet's routes timed it
+};
+
+// Runs a collective graph (a rank's ET per file; ranks map to NPUs by the tenet_ranks metadata
+// when present, else rank r is NPU r) as ASTRA-sim runs a custom collective on its analytical
+// network. Throws tenet::Error when a node never issues (a dependency cycle, a receive no send
+// matches: ASTRA-sim would wait forever) or the graph references what is not there.
+AstraRun run_as_astra_sim(const std::vector<EtFile>& files, const topo::Topology& t);
+
+}  // namespace tenet::chakra
