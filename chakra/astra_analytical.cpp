@@ -11,6 +11,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "topo/analysis.hpp"
 #include "topo/error.hpp"
 #include "topo/generators.hpp"
 #include "topo/routing.hpp"
@@ -21,9 +22,17 @@ using Node = ChakraProtoMsg::Node;
 using topo::LinkId;
 using topo::NodeId;
 
-std::optional<std::vector<AstraDimension>> astra_dimensions(const topo::Topology& t) {
+std::optional<std::vector<AstraDimension>> astra_dimensions(const topo::Topology& t, std::string* why) {
+  const auto none = [&](std::string reason) {
+    if (why) *why = std::move(reason);
+    return std::nullopt;
+  };
   const std::vector<int>& levels = t.levels();
-  if (levels.empty() || levels.size() > 4 || t.num_npus() > 4096) return std::nullopt;
+  if (levels.empty())
+    return none("it has no dimensions (neither a generator of rings, meshes, switches and their products, nor a file "
+                "with `dimensions`)");
+  if (levels.size() > 4) return none(fmt::format("it has {} dimensions; ASTRA-sim takes up to 4", levels.size()));
+  if (t.num_npus() > 4096) return none(fmt::format("{} NPUs is more than Tenet maps (4096)", t.num_npus()));
   const size_t dims = levels.size();
   std::vector<int64_t> stride(dims, 1);
   for (size_t d = 1; d < dims; ++d) stride[d] = stride[d - 1] * levels[d - 1];
@@ -31,7 +40,7 @@ std::optional<std::vector<AstraDimension>> astra_dimensions(const topo::Topology
   // (directly, or through a switch).
   std::vector<topo::Link> probe(dims);
   for (size_t d = 0; d < dims; ++d) {
-    if (levels[d] < 2) return std::nullopt;
+    if (levels[d] < 2) return none(fmt::format("dimension {} has {} NPU", d + 1, levels[d]));
     const NodeId next = static_cast<NodeId>(stride[d]);
     bool found = false;
     for (LinkId l : t.out_links(0)) {
@@ -45,7 +54,9 @@ std::optional<std::vector<AstraDimension>> astra_dimensions(const topo::Topology
         break;
       }
     }
-    if (!found) return std::nullopt;
+    if (!found)
+      return none(fmt::format("NPU 0 has no link to NPU {}, its neighbour in dimension {} (directly or through a switch)",
+                              next, d + 1));
   }
   // The same network up to the order of links (a torus and rings of rings list theirs
   // differently): node kinds and the sorted links with their bandwidth and latency.
@@ -79,8 +90,20 @@ std::optional<std::vector<AstraDimension>> astra_dimensions(const topo::Topology
     }
     size_t d = 0;
     while (d < dims && ++choice[d] == 3) choice[d++] = 0;
-    if (d == dims) return std::nullopt;
+    if (d == dims)
+      return none(fmt::format("no choice of Ring, FullyConnected or Switch for its dimensions ({}) rebuilds it: its links "
+                              "differ (a mesh's open ends, mixed bandwidths or latencies within a dimension, extra links)",
+                              fmt::join(levels, "x")));
   }
+}
+
+std::vector<AstraDimension> nearest_astra_dimensions(const topo::Topology& t) {
+  Bandwidth least = 0;
+  for (NodeId n = 0; n < t.num_npus(); ++n) {
+    const Bandwidth b = topo::egress_bandwidth(t, n);
+    least = n == 0 ? b : std::min(least, b);
+  }
+  return {{AstraDimension::Kind::Switch, t.num_npus(), std::max<Bandwidth>(least, 1), topo::npu_diameter(t).latency / 2}};
 }
 
 namespace {
@@ -91,11 +114,9 @@ double latency_ns(Time ps) { return static_cast<double>(ps) / 1000.0; }
 
 }  // namespace
 
-std::optional<std::string> astra_network_yml(const topo::Topology& t) {
-  const auto dims = astra_dimensions(t);
-  if (!dims) return std::nullopt;
+std::string astra_network_yml(const std::vector<AstraDimension>& dims, const std::string& comment) {
   std::vector<std::string> kind, count, bw, lat;
-  for (const AstraDimension& d : *dims) {
+  for (const AstraDimension& d : dims) {
     kind.push_back(d.kind == AstraDimension::Kind::Ring             ? "Ring"
                    : d.kind == AstraDimension::Kind::FullyConnected ? "FullyConnected"
                                                                     : "Switch");
@@ -104,13 +125,20 @@ std::optional<std::string> astra_network_yml(const topo::Topology& t) {
     lat.push_back(fmt::format("{:.17g}", latency_ns(d.latency)));
   }
   return fmt::format(
-      "# ASTRA-sim network configuration written by Tenet for '{}'.\n"
+      "# {}\n"
       "# Bandwidth in GB/s as ASTRA-sim reads it (2^30 bytes per second), latency in ns.\n"
       "topology: [ {} ]\nnpus_count: [ {} ]\nbandwidth: [ {} ]\nlatency: [ {} ]\n",
-      t.name(), fmt::join(kind, ", "), fmt::join(count, ", "), fmt::join(bw, ", "), fmt::join(lat, ", "));
+      comment, fmt::join(kind, ", "), fmt::join(count, ", "), fmt::join(bw, ", "), fmt::join(lat, ", "));
+}
+
+std::optional<std::string> astra_network_yml(const topo::Topology& t) {
+  const auto dims = astra_dimensions(t);
+  if (!dims) return std::nullopt;
+  return astra_network_yml(*dims, fmt::format("ASTRA-sim network configuration written by Tenet for '{}'.", t.name()));
 }
 
 AstraMessageTime::AstraMessageTime(const topo::Topology& t) : t_(t), dims_(astra_dimensions(t)) {}
+AstraMessageTime::AstraMessageTime(const topo::Topology& t, std::vector<AstraDimension> dims) : t_(t), dims_(std::move(dims)) {}
 
 Time AstraMessageTime::operator()(NodeId src, NodeId dst, Bytes bytes) const {
   double delay_ns = 0;
@@ -141,7 +169,7 @@ Time AstraMessageTime::operator()(NodeId src, NodeId dst, Bytes bytes) const {
   return static_cast<Time>(static_cast<uint64_t>(delay_ns)) * 1000;  // EventTime: whole ns, truncated
 }
 
-AstraRun run_as_astra_sim(const std::vector<EtFile>& files, const topo::Topology& t) {
+AstraRun run_as_astra_sim(const std::vector<EtFile>& files, const topo::Topology& t, const std::vector<AstraDimension>* dims) {
   const int p = static_cast<int>(files.size());
   AstraRun out;
   out.finish.assign(static_cast<size_t>(p), 0);
@@ -163,7 +191,7 @@ AstraRun run_as_astra_sim(const std::vector<EtFile>& files, const topo::Topology
       }
   for (int r = 0; r < p; ++r)
     if (npu[r] >= t.num_npus()) throw Error(fmt::format("rank {} has no NPU in a topology of {}", r, t.num_npus()));
-  const AstraMessageTime message_time(t);
+  const AstraMessageTime message_time = dims ? AstraMessageTime(t, *dims) : AstraMessageTime(t);
   out.on_dimensions = message_time.dimensions();
 
   // Nodes of every rank in one numbering (rank r's node i is first[r] + i), each decoded once.

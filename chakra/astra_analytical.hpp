@@ -35,10 +35,16 @@ struct AstraDimension {
 // The topology as ASTRA-sim dimensions (first dimension fastest, as Tenet numbers NPUs), when its
 // levels are Ring, FullyConnected or Switch dimensions with one bandwidth and latency each
 // (checked by rebuilding it from them), else nothing.
-std::optional<std::vector<AstraDimension>> astra_dimensions(const topo::Topology& t);
+// `why`, when given, gets the reason when there are none.
+std::optional<std::vector<AstraDimension>> astra_dimensions(const topo::Topology& t, std::string* why = nullptr);
+// The nearest ASTRA-sim network for a topology that has none: one Switch dimension of all its
+// NPUs, at the least NPU egress bandwidth, with half the largest NPU-to-NPU latency per hop.
+std::vector<AstraDimension> nearest_astra_dimensions(const topo::Topology& t);
 
 // ASTRA-sim's network.yml for the topology, when astra_dimensions has it.
 std::optional<std::string> astra_network_yml(const topo::Topology& t);
+// network.yml for these dimensions; `comment` goes on the first line.
+std::string astra_network_yml(const std::vector<AstraDimension>& dims, const std::string& comment);
 
 // Message times as ASTRA-sim's congestion-unaware analytical network gives them, in whole ns (as
 // picoseconds). On a topology that is not expressible as dimensions, a message takes Tenet's
@@ -46,6 +52,8 @@ std::optional<std::string> astra_network_yml(const topo::Topology& t);
 class AstraMessageTime {
  public:
   explicit AstraMessageTime(const topo::Topology& t);
+  // On these dimensions (a network.yml written for the topology, maybe the nearest one).
+  AstraMessageTime(const topo::Topology& t, std::vector<AstraDimension> dims);
   Time operator()(topo::NodeId src, topo::NodeId dst, Bytes bytes) const;
   bool dimensions() const { return dims_.has_value(); }
 
@@ -65,6 +73,8 @@ struct AstraRun {
 // when present, else rank r is NPU r) as ASTRA-sim runs a custom collective on its analytical
 // network. Throws tenet::Error when a node never issues (a dependency cycle, a receive no send
 // matches: ASTRA-sim would wait forever) or the graph references what is not there.
-AstraRun run_as_astra_sim(const std::vector<EtFile>& files, const topo::Topology& t);
+// `dims`: the network.yml ASTRA-sim runs on, when not the topology's own dimensions.
+AstraRun run_as_astra_sim(const std::vector<EtFile>& files, const topo::Topology& t,
+                          const std::vector<AstraDimension>* dims = nullptr);
 
 }  // namespace tenet::chakra

@@ -34,17 +34,6 @@ using topo::NodeId;
 
 constexpr int64_t kMaxTag = 500'000'000;
 
-// ASTRA-sim's names for the collectives it can run with a custom implementation.
-std::optional<std::string> astra_key(synth::CollectiveKind k) {
-  switch (k) {
-    case synth::CollectiveKind::AllReduce: return "all-reduce";
-    case synth::CollectiveKind::AllGather: return "all-gather";
-    case synth::CollectiveKind::ReduceScatter: return "reduce-scatter";
-    case synth::CollectiveKind::AllToAll: return "all-to-all";
-    default: return std::nullopt;
-  }
-}
-
 void add_string(ChakraProtoMsg::GlobalMetadata& m, const std::string& name, const std::string& value) {
   set_string(m.add_attr(), name, value);
 }
@@ -65,6 +54,16 @@ std::optional<int64_t> meta_int(const ChakraProtoMsg::GlobalMetadata& m, std::st
 }
 
 }  // namespace
+
+std::optional<std::string> astra_collective_name(synth::CollectiveKind k) {
+  switch (k) {
+    case synth::CollectiveKind::AllReduce: return "all-reduce";
+    case synth::CollectiveKind::AllGather: return "all-gather";
+    case synth::CollectiveKind::ReduceScatter: return "reduce-scatter";
+    case synth::CollectiveKind::AllToAll: return "all-to-all";
+    default: return std::nullopt;
+  }
+}
 
 double reduction_micros(Bytes bytes, Bandwidth reduce_bandwidth) {
   return static_cast<double>(bytes) * 1e6 / static_cast<double>(reduce_bandwidth);
@@ -246,7 +245,7 @@ void stage_collective_graph(const std::vector<EtFile>& files, const Algorithm& a
   // So do an earlier export's system.json and network.yml that this one does not replace.
   out.remove_at_commit(rel("system.json"));
   out.remove_at_commit(rel("network.yml"));
-  if (auto key = astra_key(a.collective.kind)) {
+  if (auto key = astra_collective_name(a.collective.kind)) {
     nlohmann::ordered_json sys;
     sys["scheduling-policy"] = "LIFO";
     sys["endpoint-delay"] = 10;

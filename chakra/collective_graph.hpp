@@ -50,6 +50,10 @@ struct GraphOptions {
   LinkWaits link_waits = LinkWaits::Bytes;
 };
 
+// ASTRA-sim's name of a collective it runs as a custom implementation ("all-reduce", "all-gather",
+// "reduce-scatter", "all-to-all"), or nothing.
+std::optional<std::string> astra_collective_name(synth::CollectiveKind k);
+
 // How long reducing `bytes` takes at `reduce_bandwidth` (> 0), in microseconds; a COMP node's
 // duration_micros holds this rounded up to a whole number.
 double reduction_micros(Bytes bytes, Bandwidth reduce_bandwidth);

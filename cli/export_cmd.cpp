@@ -43,18 +43,18 @@ void add_export_commands(CLI::App& app) {
       "expressible as ASTRA-sim dimensions, a network.yml.");
   exp->add_option("algorithm", input, "Algorithm: .json, .xml, or a Chakra prefix")->required();
   exp->add_option("-t,--topo", topology, "Topology file or generator spec")->required();
-  exp->add_option("-f,--format", formats, "Comma-separated: chakra, msccl-xml, json")->capture_default_str();
+  exp->add_option("-f,--format", formats, "Comma-separated: chakra, msccl-xml, json, astra-sim (a folder ASTRA-sim runs as it is, with run.sh)")->capture_default_str();
   exp->add_option("-o,--output", output, "Output folder")->capture_default_str();
   add_chakra_flags(exp, chakra_flags);
   add_msccl_flags(exp, msccl_flags);
   exp->callback([] {
-    const synth::MscclOptions msccl = msccl_options(msccl_flags);
-    chakra_options(chakra_flags);  // bad flags before any work
+    const ExportOptions options = export_options(chakra_flags, msccl_flags);  // bad flags before any work
     const topo::Topology t = topo::load(topology);
     const synth::Algorithm a = load_any_algorithm(input, t);
-    const Exported e = export_algorithm(a, t, split_commas(formats), output, chakra_options(chakra_flags), msccl);
+    const Exported e = export_algorithm(a, t, split_commas(formats), output, options);
     for (const std::string& path : e.written) fmt::print("wrote {}\n", path);
     if (e.astra_time >= 0) fmt::print("chakra: {}\n", describe_astra_time(e));
+    for (const std::string& n : e.astra_notes) fmt::print("astra-sim: {}\n", n);
     for (const auto& [format, why] : e.skipped) fmt::print(stderr, "not written: {}: {}\n", format, why);
     for (const std::string& w : e.warnings) fmt::print(stderr, "warning: {}\n", w);
     if (e.written.empty()) verb_exit_code() = 2;  // nothing asked for could be written

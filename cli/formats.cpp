@@ -8,6 +8,7 @@
 
 #include "chakra/collective_graph.hpp"
 #include "cli/commands.hpp"
+#include "sim/astra_bundle.hpp"
 #include "synth/algorithm_json.hpp"
 #include "synth/msccl_xml.hpp"
 #include "synth/timing.hpp"
@@ -51,16 +52,23 @@ void add_chakra_flags(CLI::App* cmd, ChakraFlags& flags) {
                   "ASTRA-sim's analytical network, which has no link queues, delivers every message when Tenet\n"
                   "says) or queue (its chunk only, for networks that queue at links: congestion-aware, ns-3)")
       ->capture_default_str();
+  cmd->add_option("--astra-workload", flags.astra_workload,
+                  "For the astra-sim format: a Chakra ET workload (prefix) to run with the algorithm, one rank per\n"
+                  "NPU; default: one collective per rank at the algorithm's size");
 }
 
-chakra::GraphOptions chakra_options(const ChakraFlags& flags) {
-  chakra::GraphOptions o;
-  o.reduce_bandwidth = parse_reduce_bandwidth(flags.reduce_bw);
+ExportOptions export_options(const ChakraFlags& chakra, const MscclFlags& msccl) {
+  ExportOptions o;
+  o.msccl = msccl_options(msccl);
+  o.chakra.reduce_bandwidth = parse_reduce_bandwidth(chakra.reduce_bw);
   try {
-    o.link_waits = chakra::parse_link_waits(flags.waits);
+    o.chakra.link_waits = chakra::parse_link_waits(chakra.waits);
   } catch (const Error& e) {
     throw Error(fmt::format("--chakra-waits: {}", e.what()));
   }
+  if (!chakra.astra_workload.empty() && !chakra::is_prefix(chakra.astra_workload))
+    throw Error(fmt::format("--astra-workload: no Chakra ET files {}", chakra::et_path(chakra.astra_workload, 0)));
+  o.astra_workload = chakra.astra_workload;
   return o;
 }
 
@@ -74,11 +82,13 @@ std::string describe_astra_time(const Exported& e) {
 }
 
 Exported export_algorithm(const synth::Algorithm& a, const topo::Topology& t, const std::vector<std::string>& formats,
-                          const std::string& dir, const chakra::GraphOptions& chakra, const synth::MscclOptions& msccl) {
+                          const std::string& dir, const ExportOptions& options) {
+  const chakra::GraphOptions& chakra = options.chakra;
+  const synth::MscclOptions& msccl = options.msccl;
   const Bandwidth reduce_bandwidth = chakra.reduce_bandwidth;
   for (const std::string& f : formats)
-    if (f != "json" && f != "msccl-xml" && f != "chakra")
-      throw Error(fmt::format("unknown format '{}' (json, msccl-xml, chakra)", f));
+    if (f != "json" && f != "msccl-xml" && f != "chakra" && f != "astra-sim")
+      throw Error(fmt::format("unknown format '{}' (json, msccl-xml, chakra, astra-sim)", f));
   // Every format that can refuse the algorithm is produced in memory first, so a refused format
   // leaves no partial file; the JSON, which cannot refuse, is streamed (gigabytes at 1024 NPUs).
   Exported out;
@@ -125,6 +135,21 @@ Exported export_algorithm(const synth::Algorithm& a, const topo::Topology& t, co
   if (json_wanted) synth::save_algorithm(a, folder.stage("algorithm.json"));
   for (const auto& [name, text] : files) topo::write_file_atomically(folder.stage(name), text);
   if (chakra_wanted) chakra::stage_collective_graph(graph, a, t, folder, "chakra", "algorithm");
+  if (std::find(formats.begin(), formats.end(), "astra-sim") != formats.end()) {
+    try {
+      sim::AstraBundleOptions bo;
+      bo.graph = chakra;
+      bo.workload = options.astra_workload;
+      const sim::AstraBundle b = sim::stage_astra_bundle(a, t, folder, "astra-sim", bo);
+      out.astra_notes = b.notes;
+      out.astra_notes.push_back(fmt::format("run it: {}/astra-sim/run.sh (ASTRA_SIM names the binary); the collective "
+                                            "there: {} (Tenet: {}){}",
+                                            dir, format_time(b.collective.time), format_time(b.claimed_time),
+                                            b.exact_network ? "" : " on the nearest network"));
+    } catch (const Error& e) {
+      out.skipped.emplace_back("astra-sim", e.what());
+    }
+  }
   out.written = folder.commit();
   return out;
 }

@@ -23,23 +23,24 @@ struct Exported {
   // Tenet's time for the algorithm; -1 when no graph was written.
   Time astra_time = -1, claimed_time = -1;
   bool astra_on_dimensions = true;
+  std::vector<std::string> astra_notes;  // about the astra-sim folder, when written
 };
 
-// Writes `a` in each of `formats` ("json", "msccl-xml", "chakra") into `dir`. A format that cannot
+// Writes `a` in each of `formats` ("json", "msccl-xml", "chakra", "astra-sim": a folder ASTRA-sim
+// runs as it is, sim/astra_bundle.hpp) into `dir`. A format that cannot
 // express this algorithm (MSCCL-XML has no broadcast, ...) is skipped with the reason and the others
 // are still written. Throws tenet::Error, before writing anything, for an unknown format.
+struct ExportOptions {
+  chakra::GraphOptions chakra;
+  synth::MscclOptions msccl;
+  std::string astra_workload;  // for "astra-sim": a Chakra ET workload prefix; empty: the collective alone
+};
 Exported export_algorithm(const synth::Algorithm& a, const topo::Topology& t, const std::vector<std::string>& formats,
-                          const std::string& dir, const chakra::GraphOptions& chakra = {},
-                          const synth::MscclOptions& msccl = {});
+                          const std::string& dir, const ExportOptions& options = {});
 // One line on what ASTRA-sim makes of the Chakra graph `e` holds ("" when none was written).
 std::string describe_astra_time(const Exported& e);
 
-// --reduce-bw and --chakra-waits on a verb that exports Chakra graphs.
-struct ChakraFlags {
-  std::string reduce_bw = "0", waits = "bytes";
-};
-void add_chakra_flags(CLI::App* cmd, ChakraFlags& flags);
-chakra::GraphOptions chakra_options(const ChakraFlags& flags);
+
 
 // --msccl-runtime, --msccl-proto, --msccl-min-bytes, --msccl-max-bytes on a verb that exports.
 struct MscclFlags {
@@ -47,5 +48,13 @@ struct MscclFlags {
 };
 void add_msccl_flags(CLI::App* cmd, MscclFlags& flags);
 synth::MscclOptions msccl_options(const MscclFlags& flags);
+
+// --reduce-bw, --chakra-waits and --astra-workload on a verb that exports Chakra graphs.
+struct ChakraFlags {
+  std::string reduce_bw = "0", waits = "bytes", astra_workload;
+};
+void add_chakra_flags(CLI::App* cmd, ChakraFlags& flags);
+// Every export option from the flags; throws tenet::Error naming a bad flag.
+ExportOptions export_options(const ChakraFlags& chakra, const MscclFlags& msccl);
 
 }  // namespace tenet::cli

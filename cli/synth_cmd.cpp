@@ -173,6 +173,7 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row, c
   for (size_t i = 0; i < exported.written.size(); ++i)
     fmt::print("{:16}{}\n", i == 0 ? "wrote" : "", exported.written[i]);
   if (exported.astra_time >= 0) fmt::print("ASTRA-sim       {}\n", describe_astra_time(exported));
+  for (const std::string& n : exported.astra_notes) fmt::print("astra-sim       {}\n", n);
   for (const auto& [format, why] : exported.skipped) fmt::print("not written     {}: {}\n", format, why);
   for (const std::string& w : exported.warnings) fmt::print("warning         {}\n", w);
 }
@@ -270,7 +271,7 @@ void run_synth(const SynthArgs& args) {
   if (args.chunks != "auto") c.chunks_per_npu = parse_chunks(args.chunks, 1);
   c.validate(t);
   if (args.json && args.csv) throw Error("--json and --csv: pick one");
-  const synth::MscclOptions msccl = msccl_options(args.msccl);  // bad flags fail before the work
+  const ExportOptions export_opts = export_options(args.chakra, args.msccl);  // bad flags fail before the work
   const std::vector<std::string> names = args.algo == "all" ? synth::algorithm_names(c.kind) : std::vector<std::string>{args.algo};
   const bool one = names.size() == 1 && sizes.size() == 1;
   std::vector<std::string> formats{"json"};
@@ -300,7 +301,7 @@ void run_synth(const SynthArgs& args) {
   if (one) {
     Exported exported;
     if (all_correct)
-      exported = export_algorithm(*rows[0].algorithm, t, formats, args.output, chakra_options(args.chakra), msccl);
+      exported = export_algorithm(*rows[0].algorithm, t, formats, args.output, export_opts);
     else
       for (const std::string& f : formats) exported.skipped.emplace_back(f, "the algorithm is INCORRECT (see below)");
     if (args.csv) print_rows(args, t, c, rows, exported.written);
@@ -394,7 +395,7 @@ void add_synth_command(CLI::App& app) {
                 "Print the summary as JSON (with --algo all or a size sweep: the table's rows)");
   cmd->add_flag("--csv", args.csv, "Print the result rows as CSV (one per algorithm and size)");
   cmd->add_option("--emit", args.emit,
-                  "Formats to write besides algorithm.json: chakra, msccl-xml (comma-separated)")
+                  "Formats to write besides algorithm.json: chakra, msccl-xml, astra-sim (comma-separated)")
       ->delimiter(',')
       ->capture_default_str();
   add_chakra_flags(cmd, args.chakra);

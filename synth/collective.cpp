@@ -132,20 +132,17 @@ int Collective::needed_by(ChunkId c) const {
   return -1;
 }
 
-int64_t Collective::chunk_bytes_for(int64_t total) const {
-  const int64_t p = num_ranks(), k = chunks_per_npu;
-  int64_t pieces = 0;
+int64_t Collective::pieces() const {
   switch (kind) {
-    case CollectiveKind::AllGather:
-    case CollectiveKind::Gather:
-    case CollectiveKind::ReduceScatter:
-    case CollectiveKind::Scatter:
-    case CollectiveKind::AllReduce:
-    case CollectiveKind::AllToAll: pieces = p * k; break;
     case CollectiveKind::Broadcast:
-    case CollectiveKind::Reduce: pieces = k; break;
+    case CollectiveKind::Reduce: return chunks_per_npu;
+    default: return static_cast<int64_t>(num_ranks()) * chunks_per_npu;
   }
-  return (total + pieces - 1) / pieces;
+}
+
+int64_t Collective::chunk_bytes_for(int64_t total) const {
+  const int64_t n = pieces();
+  return (total + n - 1) / n;
 }
 
 void Collective::validate(const topo::Topology& t) const {

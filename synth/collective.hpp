@@ -86,6 +86,8 @@ struct Collective {
   // buffer for All-Reduce, Broadcast and Reduce, and what each rank sends for All-to-All.
   // Rounded up to whole bytes.
   int64_t chunk_bytes_for(int64_t total) const;
+  // How many chunks a collective of that size is cut into (chunk_bytes x pieces() is its size).
+  int64_t pieces() const;
 
   // Throws tenet::Error unless the ranks are distinct NPUs of `t`, there are at least two, the
   // root is a rank and chunks_per_npu >= 1.

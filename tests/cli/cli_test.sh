@@ -165,6 +165,12 @@ check "emit astra json" 0 '"astra_sim_ps"' -- "$T" synth --topo switch:8 --coll 
 check "export queue" 0 "chakra: " -- "$T" export "$tmp/e6/algorithm.json" --topo switch:8 --format chakra --chakra-waits queue -o "$tmp/e7"
 check "export bad waits" 2 "--chakra-waits: unknown link-wait encoding 'chain' (bytes, queue)" -- "$T" export "$tmp/e6/algorithm.json" --topo switch:8 --chakra-waits chain -o "$tmp/e8"
 check "export bad waits wrote nothing" 1 "" -- test -e "$tmp/e8"
+# A folder ASTRA-sim runs as it is (sim/astra_bundle.hpp).
+check "export astra-sim" 0 "astra-sim: run it: $tmp/e9/astra-sim/run.sh (ASTRA_SIM names the binary); the collective there:" -- "$T" export "$tmp/e6/algorithm.json" --topo switch:8 --format astra-sim -o "$tmp/e9"
+check "export astra-sim run.sh" 0 "" -- test -x "$tmp/e9/astra-sim/run.sh" -a -s "$tmp/e9/astra-sim/workload/all_reduce.7.et" -a -s "$tmp/e9/astra-sim/collective/algorithm.7.et" -a -s "$tmp/e9/astra-sim/network.yml"
+check "export astra-sim fake binary" 0 "--workload-configuration=workload/all_reduce --system-configuration=system.json" -- env ASTRA_SIM=echo "$tmp/e9/astra-sim/run.sh"
+check "export astra-sim broadcast" 0 "not written     astra-sim: ASTRA-sim runs custom all-reduce, all-gather, reduce-scatter and all-to-all only, not broadcast" -- "$T" synth --topo ring:4 --coll broadcast -k 1 --emit astra-sim -o "$tmp/e10"
+check "export astra-sim workload missing" 2 "--astra-workload: no Chakra ET files $tmp/none.0.et" -- "$T" export "$tmp/e6/algorithm.json" --topo switch:8 --format astra-sim --astra-workload "$tmp/none" -o "$tmp/e11"
 time_of() { "$T" verify "$1" --topo "$TOPO" --json | grep '"collective_time_ps"'; }
 if [[ "$(time_of "$tmp/e/algorithm.json")" == "$(time_of "$tmp/e/chakra/algorithm")" && \
       "$(time_of "$tmp/e/algorithm.json")" == "$(time_of "$tmp/e/algorithm.xml")" ]]; then pass=$((pass + 1)); else

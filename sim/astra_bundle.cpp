@@ -1,0 +1,148 @@
+#include "sim/astra_bundle.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "chakra/et.hpp"
+#include "sim/system.hpp"
+#include "sim/workload.hpp"
+#include "synth/timing.hpp"
+#include "topo/error.hpp"
+#include "topo/io.hpp"
+
+namespace tenet::sim {
+
+namespace fs = std::filesystem;
+
+AstraBundle stage_astra_bundle(const synth::Algorithm& a, const topo::Topology& t, topo::OutputFolder& out,
+                               const std::string& subdir, const AstraBundleOptions& options) {
+  const synth::Collective& c = a.collective;
+  const auto name = chakra::astra_collective_name(c.kind);
+  if (!name)
+    throw Error(fmt::format("ASTRA-sim runs custom all-reduce, all-gather, reduce-scatter and all-to-all only, not {}",
+                            synth::to_string(c.kind)));
+  const int p = c.num_ranks();
+  bool everyone = p == t.num_npus();
+  for (int r = 0; r < p; ++r) everyone = everyone && c.ranks[r] == r;
+  if (!everyone)
+    throw Error(fmt::format("the {} spans NPUs {} of the {}; ASTRA-sim runs a custom collective over every NPU of its "
+                            "network, rank r on NPU r",
+                            synth::to_string(c.kind), fmt::join(c.ranks, ","), t.num_npus()));
+  AstraBundle bundle;
+  const std::vector<chakra::EtFile> graph = chakra::to_collective_graph(a, t, options.graph);
+
+  // The network: the topology's dimensions, or the nearest (then ASTRA-sim's times are its own).
+  std::string why;
+  std::optional<std::vector<chakra::AstraDimension>> dims = chakra::astra_dimensions(t, &why);
+  std::string yml;
+  if (dims) {
+    yml = chakra::astra_network_yml(*dims, fmt::format("ASTRA-sim network configuration written by Tenet for '{}'.", t.name()));
+  } else {
+    bundle.exact_network = false;
+    dims = chakra::nearest_astra_dimensions(t);
+    const chakra::AstraDimension& d = dims->front();
+    const std::string nearest =
+        fmt::format("one Switch of {} NPUs at {} (the least NPU egress) and {} per hop (half the largest NPU-to-NPU latency)",
+                    d.npus, format_bandwidth(d.bandwidth), format_time(d.latency));
+    bundle.notes.push_back(fmt::format("network.yml: '{}' is not ASTRA-sim dimensions: {}; written instead: the nearest, {}",
+                                       t.name(), why, nearest));
+    yml = chakra::astra_network_yml(*dims, fmt::format("The nearest ASTRA-sim network to '{}' (not the same: {}): {}.",
+                                                       t.name(), why, nearest));
+  }
+  bundle.collective = chakra::run_as_astra_sim(graph, t, &*dims);
+  if (a.claimed_time >= 0) {
+    bundle.claimed_time = a.claimed_time;
+  } else {
+    std::vector<Time> start(a.size()), end(a.size());
+    bundle.claimed_time = synth::compute_times(t, a, start, end).collective_time;
+  }
+
+  // The workload: the collective alone (ASTRA-sim's microbenchmark form), or the one given.
+  std::vector<chakra::EtFile> workload;
+  std::string stem;
+  const Bytes size = a.chunk_bytes * c.pieces();
+  if (options.workload.empty()) {
+    workload = collective_microbenchmark(c.kind, size, p, c.root);
+    stem = *name;
+    std::replace(stem.begin(), stem.end(), '-', '_');
+  } else {
+    workload = chakra::read_prefix(options.workload);
+    if (static_cast<int>(workload.size()) != t.num_npus())
+      throw Error(fmt::format("the workload has {} ranks and the topology {} NPUs; ASTRA-sim runs one rank per NPU",
+                              workload.size(), t.num_npus()),
+                  {options.workload});
+    stem = fs::path(options.workload).filename().string();
+    int64_t other_sizes = 0, same = 0;
+    for (const chakra::Node& n : workload[0].nodes)
+      if (n.type() == ChakraProtoMsg::COMM_COLL_NODE)
+        if (auto type = chakra::int_attr(n, "comm_type"); type && collective_of_comm_type(*type) == c.kind) {
+          const auto bytes = chakra::int_attr(n, "comm_size");
+          ++(bytes && collective_bytes_of_comm_size(c.kind, *bytes, p) == size ? same : other_sizes);
+        }
+    if (same + other_sizes == 0)
+      bundle.notes.push_back(fmt::format("the workload holds no {} (rank 0): the algorithm will not run",
+                                         synth::to_string(c.kind)));
+    if (other_sizes > 0)
+      bundle.notes.push_back(fmt::format(
+          "{} of the workload's {} {}s (rank 0) are not of {}: ASTRA-sim runs the custom collective as it is, whatever "
+          "their comm_size (export one per size to match)",
+          other_sizes, same + other_sizes, synth::to_string(c.kind), format_bytes(size)));
+  }
+
+  const auto rel = [&](const std::string& file) { return (fs::path(subdir) / file).string(); };
+  chakra::stage_et_set(graph, out, rel("collective/algorithm"));
+  chakra::stage_et_set(workload, out, rel("workload/" + stem));
+  // system.json: ASTRA-sim reads every key below (astra-sim/system/Sys.cc, Sys::initialize_sys).
+  const SimConfig defaults;
+  const double peak = options.peak_flops > 0 ? options.peak_flops : defaults.peak_flops;
+  const Bandwidth memory = options.memory_bandwidth > 0 ? options.memory_bandwidth : defaults.memory_bandwidth;
+  nlohmann::ordered_json sys;
+  sys["scheduling-policy"] = "LIFO";
+  sys["endpoint-delay"] = 10;
+  sys["active-chunks-per-dimension"] = 1;
+  // 1: Sys::generate_collective sizes a collective's DataSet for size / chunk streams but gives a
+  // custom implementation one stream (astra-sim/system/Sys.cc, upstream 518bd51, around line 677),
+  // so with more splits a custom collective never finishes (checked: 4 hangs, 1 runs).
+  sys["preferred-dataset-splits"] = 1;
+  for (auto kind : {synth::CollectiveKind::AllReduce, synth::CollectiveKind::AllGather,
+                    synth::CollectiveKind::ReduceScatter, synth::CollectiveKind::AllToAll}) {
+    const std::string key = *chakra::astra_collective_name(kind);
+    if (kind == c.kind) sys[key + "-implementation-custom"] = nlohmann::ordered_json::array({"collective/algorithm"});
+    else sys[key + "-implementation"] = std::vector<std::string>(dims->size(), "ring");
+  }
+  sys["collective-optimization"] = "localBWAware";
+  sys["local-mem-bw"] = static_cast<double>(memory) / 1e9;  // GB/s of 10^9 B/s
+  sys["boost-mode"] = 0;
+  sys["roofline-enabled"] = 1;
+  sys["peak-perf"] = peak / 1e12;  // TFLOP/s
+  topo::write_file_atomically(out.stage(rel("system.json")), sys.dump(2) + "\n");
+  topo::write_file_atomically(out.stage(rel("network.yml")), yml);
+  topo::write_file_atomically(out.stage(rel("remote_memory.json")), "{\n  \"memory-type\": \"NO_MEMORY_EXPANSION\"\n}\n");
+  const std::string script = out.stage(rel("run.sh"));
+  topo::write_file_atomically(
+      script,
+      fmt::format("#!/bin/sh\n"
+                  "# Runs {} ({} on '{}', written by Tenet) in ASTRA-sim's analytical network, congestion-unaware.\n"
+                  "# Tenet's time for the collective: {}; run as ASTRA-sim runs it: {}{}.\n"
+                  "# ASTRA_SIM names the binary (default: AstraSim_Analytical_Congestion_Unaware on the PATH); the\n"
+                  "# custom collective's path in system.json is relative to this folder, so it runs from here.\n"
+                  "set -e\n"
+                  "cd \"$(dirname \"$0\")\"\n"
+                  "exec \"${{ASTRA_SIM:-AstraSim_Analytical_Congestion_Unaware}}\" \\\n"
+                  "  --workload-configuration=workload/{} \\\n"
+                  "  --system-configuration=system.json \\\n"
+                  "  --network-configuration=network.yml \\\n"
+                  "  --remote-memory-configuration=remote_memory.json \"$@\"\n",
+                  options.workload.empty() ? fmt::format("one {} of {}", synth::to_string(c.kind), format_bytes(size))
+                                           : fmt::format("the workload {}", stem),
+                  a.name, t.name(), format_time(bundle.claimed_time), format_time(bundle.collective.time),
+                  bundle.exact_network ? "" : " (on the nearest network)", stem));
+  fs::permissions(script, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add);
+  return bundle;
+}
+
+}  // namespace tenet::sim
