@@ -14,7 +14,6 @@
 #include "topo/analysis.hpp"
 #include "topo/error.hpp"
 #include "topo/generators.hpp"
-#include "topo/routing.hpp"
 
 namespace tenet::chakra {
 
@@ -137,7 +136,9 @@ std::optional<std::string> astra_network_yml(const topo::Topology& t) {
   return astra_network_yml(*dims, fmt::format("ASTRA-sim network configuration written by Tenet for '{}'.", t.name()));
 }
 
-AstraMessageTime::AstraMessageTime(const topo::Topology& t) : t_(t), dims_(astra_dimensions(t)) {}
+AstraMessageTime::AstraMessageTime(const topo::Topology& t) : t_(t), dims_(astra_dimensions(t)) {
+  if (!dims_) router_.emplace(t);
+}
 AstraMessageTime::AstraMessageTime(const topo::Topology& t, std::vector<AstraDimension> dims) : t_(t), dims_(std::move(dims)) {}
 
 Time AstraMessageTime::operator()(NodeId src, NodeId dst, Bytes bytes) const {
@@ -161,10 +162,16 @@ Time AstraMessageTime::operator()(NodeId src, NodeId dst, Bytes bytes) const {
       break;
     }
   } else {
-    const auto route = topo::Router(t_).route(src, dst);
-    if (!route)
-      throw Error(fmt::format("{} and {} are not joined by a route", t_.node(src).name, t_.node(dst).name));
-    delay_ns = latency_ns(route->latency) + static_cast<double>(bytes) / (static_cast<double>(route->bottleneck) / 1e9);
+    auto [it, fresh] = routes_.try_emplace(static_cast<int64_t>(src) * t_.num_nodes() + dst);
+    if (fresh) {
+      const auto route = router_->route(src, dst);
+      if (!route) {
+        routes_.erase(it);
+        throw Error(fmt::format("{} and {} are not joined by a route", t_.node(src).name, t_.node(dst).name));
+      }
+      it->second = {route->latency, route->bottleneck};
+    }
+    delay_ns = latency_ns(it->second.first) + static_cast<double>(bytes) / (static_cast<double>(it->second.second) / 1e9);
   }
   return static_cast<Time>(static_cast<uint64_t>(delay_ns)) * 1000;  // EventTime: whole ns, truncated
 }

@@ -17,9 +17,11 @@
 
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "chakra/et.hpp"
+#include "topo/routing.hpp"
 #include "topo/topology.hpp"
 
 namespace tenet::chakra {
@@ -60,6 +62,9 @@ class AstraMessageTime {
  private:
   const topo::Topology& t_;
   std::optional<std::vector<AstraDimension>> dims_;
+  // Without dimensions: the route of each pair, found once.
+  std::optional<topo::Router> router_;
+  mutable std::unordered_map<int64_t, std::pair<Time, Bandwidth>> routes_;  // src * nodes + dst -> latency, bottleneck
 };
 
 struct AstraRun {

@@ -31,6 +31,7 @@ struct SynthArgs {
   std::vector<std::string> emit{"json"};
   uint64_t seed = 1;
   int restarts = 1, root = 0, step_factor = 2;
+  std::string ranks;  // --ranks: a process group; empty: every NPU
   bool json = false, csv = false;
 };
 
@@ -105,6 +106,42 @@ Row build_row(const SynthArgs& args, const std::string& name, const topo::Topolo
 
 std::string gbps(double bytes_per_second) { return fmt::format("{:.3f}", bytes_per_second / 1e9); }
 
+// "0-7", "0-1016:8", "0,5,9": the group as runs of equal steps.
+std::string describe_ranks(const std::vector<topo::NodeId>& ranks) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i + 1;
+    const int64_t step = j < ranks.size() ? ranks[j] - ranks[i] : 1;
+    while (step > 0 && j < ranks.size() && ranks[j] - ranks[j - 1] == step) ++j;
+    if (j - i >= 3) {
+      parts.push_back(step == 1 ? fmt::format("{}-{}", ranks[i], ranks[j - 1])
+                                : fmt::format("{}-{}:{}", ranks[i], ranks[j - 1], step));
+      i = j;
+    } else {
+      parts.push_back(std::to_string(ranks[i++]));
+    }
+  }
+  return fmt::format("{}", fmt::join(parts, ","));
+}
+
+// Whether NPUs outside the group took part: as relays (a transfer to or from one) or on routes.
+std::string non_members(const topo::Topology& t, const synth::Algorithm& a) {
+  std::vector<char> member(static_cast<size_t>(t.num_nodes()), 0);
+  for (topo::NodeId r : a.collective.ranks) member[static_cast<size_t>(r)] = 1;
+  int64_t relayed = 0, routed = 0;
+  for (synth::TransferId id = 0; id < static_cast<synth::TransferId>(a.size()); ++id) {
+    relayed += !member[static_cast<size_t>(a[id].src)] || !member[static_cast<size_t>(a[id].dst)];
+    bool through = false;
+    for (topo::LinkId l : a.route(id)) {
+      const topo::NodeId w = t.link(l).dst;
+      through = through || (w != a[id].dst && t.is_npu(w) && !member[static_cast<size_t>(w)]);
+    }
+    routed += through;
+  }
+  if (relayed == 0 && routed == 0) return "no other NPU relays or routes its data";
+  return fmt::format("other NPUs relay {} transfers and route {}", relayed, routed);
+}
+
 // The detailed summary of one algorithm for one size, as text or JSON.
 void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row, const Exported& exported) {
   const synth::Algorithm& a = *row.algorithm;
@@ -117,6 +154,7 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row, c
     j["topology"] = t.name();
     j["npus"] = t.num_npus();
     j["collective"] = synth::to_string(c.kind);
+    j["ranks"] = c.ranks;
     j["size_bytes"] = row.size;
     j["algorithm"] = a.name;
     j["method"] = a.method;
@@ -156,6 +194,8 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row, c
   }
   fmt::print("topology        {} ({} NPUs, {} switches, {} links)\n", t.name(), t.num_npus(), t.num_switches(),
              t.num_links());
+  if (c.num_ranks() != t.num_npus() || !std::is_sorted(c.ranks.begin(), c.ranks.end()))
+    fmt::print("group           {} NPUs: {}; {}\n", c.num_ranks(), describe_ranks(c.ranks), non_members(t, a));
   fmt::print("collective      {} of {}, {} chunks of {}{}\n", synth::to_string(c.kind), format_bytes(row.size),
              c.num_chunks(), format_bytes(a.chunk_bytes), chunk_note);
   fmt::print("collective time {}  ({} link model)\n", format_time(r.collective_time), synth::to_string(a.link_model));
@@ -266,6 +306,7 @@ void print_rows(const SynthArgs& args, const topo::Topology& t, const synth::Col
 void run_synth(const SynthArgs& args) {
   const topo::Topology t = topo::load(args.topology);
   synth::Collective c = synth::Collective::over_all(t, synth::parse_collective(args.collective));
+  if (!args.ranks.empty()) c.ranks = synth::parse_ranks(args.ranks, t.num_npus());
   c.root = args.root;
   const std::vector<Bytes> sizes = sizes_of(args);
   if (args.chunks != "auto") c.chunks_per_npu = parse_chunks(args.chunks, 1);
@@ -372,7 +413,11 @@ void add_synth_command(CLI::App& app) {
                   "Channels of ring, bidir-ring and tree (NCCL's): a count, or auto (default): as many as the\n"
                   "topology feeds (one per NIC/rail across servers, one per set of disjoint links otherwise).\n"
                   "ring:1 is the single ring; a name like ring:4 sets its own");
-  cmd->add_option("--root", args.root, "Root rank of broadcast, reduce, gather, scatter")->capture_default_str();
+  cmd->add_option("--root", args.root, "Root rank of broadcast, reduce, gather, scatter (an index into --ranks)")
+      ->capture_default_str();
+  cmd->add_option("--ranks", args.ranks,
+                  "A process group: the NPUs that take part, e.g. 0-7 (a server), 0-1023:8 (one NPU per server,\n"
+                  "a rail), 0,8,16 or 0-3,8-11; the lower bound is the group's. Default: every NPU");
   cmd->add_option("--seed", args.seed, "Seed for the tie-breaks (runs are reproducible)")->capture_default_str();
   cmd->add_option("--restarts", args.restarts, "Run this many seeds on all cores and keep the fastest")
       ->capture_default_str();

@@ -1,5 +1,7 @@
 #include "synth/collective.hpp"
 
+#include <charconv>
+
 #include <fmt/format.h>
 
 #include <cctype>
@@ -130,6 +132,48 @@ int Collective::needed_by(ChunkId c) const {
     case CollectiveKind::AllToAll: return (c / chunks_per_npu) % num_ranks();
   }
   return -1;
+}
+
+std::vector<topo::NodeId> parse_ranks(std::string_view list, int npus) {
+  std::vector<topo::NodeId> out;
+  std::vector<char> named(static_cast<size_t>(std::max(npus, 0)), 0);
+  // A whole number at the front of `s`, consumed.
+  const auto number = [](std::string_view& s, std::string_view item) {
+    int64_t v = -1;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end == s.data() || v < 0)
+      throw Error(fmt::format("--ranks: '{}' is not a rank, a range a-b or a strided range a-b:step", item));
+    s.remove_prefix(static_cast<size_t>(end - s.data()));
+    return v;
+  };
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t comma = std::min(list.find(',', start), list.size());
+    const std::string_view item = list.substr(start, comma - start);
+    std::string_view rest = item;
+    const int64_t first = number(rest, item);
+    int64_t last = first, step = 1;
+    if (!rest.empty() && rest.front() == '-') {
+      rest.remove_prefix(1);
+      last = number(rest, item);
+      if (!rest.empty() && rest.front() == ':') {
+        rest.remove_prefix(1);
+        step = number(rest, item);
+      }
+    }
+    if (!rest.empty()) throw Error(fmt::format("--ranks: '{}' is not a rank, a range a-b or a strided range a-b:step", item));
+    if (last < first) throw Error(fmt::format("--ranks: '{}' runs backwards", item));
+    if (step < 1) throw Error(fmt::format("--ranks: '{}' has a step below 1", item));
+    if (last >= npus) throw Error(fmt::format("--ranks: '{}' names NPU {}, and the topology has NPUs 0..{}", item, last, npus - 1));
+    for (int64_t r = first; r <= last; r += step) {
+      if (named[static_cast<size_t>(r)]) throw Error(fmt::format("--ranks: NPU {} is named twice ('{}')", r, item));
+      named[static_cast<size_t>(r)] = 1;
+      out.push_back(static_cast<topo::NodeId>(r));
+    }
+    start = comma + 1;
+  }
+  if (out.size() < 2) throw Error(fmt::format("--ranks: '{}' names {} NPU; a collective needs at least 2", list, out.size()));
+  return out;
 }
 
 int64_t Collective::pieces() const {

@@ -50,6 +50,12 @@ inline constexpr std::array kAllCollectives{
 std::string_view to_string(CollectiveKind k);
 CollectiveKind parse_collective(std::string_view name);
 
+// A process group's NPUs from a list of items joined by commas: `5` (one NPU), `0-7` (a range,
+// both ends included), `0-1023:8` (every 8th of a range). In the order given. Throws tenet::Error
+// naming the item for anything else, an NPU outside 0..npus-1, an NPU named twice, or fewer than
+// two NPUs.
+std::vector<topo::NodeId> parse_ranks(std::string_view list, int npus);
+
 // Whether the collective has a root (broadcast, reduce, gather, scatter).
 bool is_rooted(CollectiveKind k);
 // busbw = algbw * factor for n ranks: All-Reduce 2(n-1)/n; Reduce-Scatter, All-Gather and

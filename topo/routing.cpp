@@ -64,7 +64,12 @@ Route make_route(const Topology& t, std::vector<LinkId> links) {
 
 }  // namespace
 
-Router::Router(const Topology& t) : topo_(t) {}
+struct Router::Views {
+  BoostGraph forward, reversed;
+};
+
+Router::Router(const Topology& t)
+    : topo_(t), views_(std::make_shared<const Views>(Views{detail::boost_view(t), detail::boost_view(t, true)})) {}
 
 std::optional<Route> Router::route(NodeId src, NodeId dst) const {
   std::vector<Route> r = equal_cost_routes(src, dst, 1);
@@ -75,9 +80,9 @@ std::optional<Route> Router::route(NodeId src, NodeId dst) const {
 std::vector<Route> Router::equal_cost_routes(NodeId src, NodeId dst, int limit) const {
   std::vector<Route> out;
   if (src == dst || limit <= 0) return out;
-  std::vector<Cost> from_src = least_costs(topo_, detail::boost_view(topo_), src, dst);
+  std::vector<Cost> from_src = least_costs(topo_, views_->forward, src, dst);
   if (from_src[dst] == kInfinity) return out;
-  std::vector<Cost> to_dst = least_costs(topo_, detail::boost_view(topo_, true), dst, src);
+  std::vector<Cost> to_dst = least_costs(topo_, views_->reversed, dst, src);
   const Cost best = from_src[dst];
   // A link u->v lies on a least-cost route iff cost(src,u) + w + cost(v,dst) == best. Walk those
   // links depth-first in link-id order, which yields routes in lexicographic order.
@@ -107,7 +112,7 @@ std::vector<Route> Router::equal_cost_routes(NodeId src, NodeId dst, int limit) 
 
 std::vector<std::vector<Route>> Router::switch_routes_from(NodeId src, int limit, Bandwidth min_bandwidth) const {
   const Topology& t = topo_;
-  BoostGraph g = detail::boost_view(t);
+  const BoostGraph& g = views_->forward;
   // Only links leaving the source or a switch: routes whose interior nodes are all switches.
   auto keep = [&](const BoostEdge& e) {
     const Link& k = t.link(g[e]);

@@ -5,6 +5,7 @@
 // deterministic route is the first of them.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -44,6 +45,10 @@ class Router {
 
  private:
   const Topology& topo_;
+  // The topology as Boost graphs (forward, reversed), built once per Router: every query uses them,
+  // and a synthesizer asks thousands of queries of one topology.
+  struct Views;
+  std::shared_ptr<const Views> views_;
 };
 
 }  // namespace tenet::topo

@@ -165,6 +165,12 @@ check "emit astra json" 0 '"astra_sim_ps"' -- "$T" synth --topo switch:8 --coll 
 check "export queue" 0 "chakra: " -- "$T" export "$tmp/e6/algorithm.json" --topo switch:8 --format chakra --chakra-waits queue -o "$tmp/e7"
 check "export bad waits" 2 "--chakra-waits: unknown link-wait encoding 'chain' (bytes, queue)" -- "$T" export "$tmp/e6/algorithm.json" --topo switch:8 --chakra-waits chain -o "$tmp/e8"
 check "export bad waits wrote nothing" 1 "" -- test -e "$tmp/e8"
+# Process groups.
+check "synth ranks" 0 "group           4 NPUs: 0-24:8; no other NPU relays or routes its data" -- "$T" synth --topo nvcluster:4x8,net=rail --ranks 0-31:8 --coll all-reduce --size 64MiB -k 1 -o "$tmp/grp"
+check "synth ranks json" 0 '"ranks": [' -- "$T" synth --topo ring:8 --ranks 2,3,4 --coll all-gather --size 1MiB -k 1 --json -o "$tmp/grp2"
+check "synth ranks verify" 0 "CORRECT" -- "$T" verify "$tmp/grp2/algorithm.json" --topo ring:8
+check "synth ranks bad" 2 "--ranks: '0-9' names NPU 9, and the topology has NPUs 0..7" -- "$T" synth --topo ring:8 --ranks 0-9 -o "$tmp/grp3"
+check "synth ranks bad wrote nothing" 1 "" -- test -e "$tmp/grp3"
 # A folder ASTRA-sim runs as it is (sim/astra_bundle.hpp).
 check "export astra-sim" 0 "astra-sim: run it: $tmp/e9/astra-sim/run.sh (ASTRA_SIM names the binary); the collective there:" -- "$T" export "$tmp/e6/algorithm.json" --topo switch:8 --format astra-sim -o "$tmp/e9"
 check "export astra-sim run.sh" 0 "" -- test -x "$tmp/e9/astra-sim/run.sh" -a -s "$tmp/e9/astra-sim/workload/all_reduce.7.et" -a -s "$tmp/e9/astra-sim/collective/algorithm.7.et" -a -s "$tmp/e9/astra-sim/network.yml"
