@@ -34,14 +34,14 @@ EtFile parse_stream(google::protobuf::io::ZeroCopyInputStream& stream, const std
                           : "cannot read the GlobalMetadata message (truncated, or not a Chakra ET file)",
                 {path});
   for (;;) {
-    Node n;
+    Node& n = f.nodes.emplace_back();  // parsed in place, on the file's arena
     if (!google::protobuf::util::ParseDelimitedFromZeroCopyStream(&n, &stream, &clean_eof)) {
+      f.nodes.erase(f.nodes.begin() + static_cast<std::ptrdiff_t>(f.nodes.size() - 1));
       if (clean_eof) break;
       throw Error(fmt::format("cannot read node message #{} (truncated or corrupt; {} nodes read before it)",
                               f.nodes.size(), f.nodes.size()),
                   {path});
     }
-    f.nodes.push_back(std::move(n));
   }
   return f;
 }
