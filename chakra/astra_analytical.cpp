@@ -176,13 +176,12 @@ Time AstraMessageTime::operator()(NodeId src, NodeId dst, Bytes bytes) const {
   return static_cast<Time>(static_cast<uint64_t>(delay_ns)) * 1000;  // EventTime: whole ns, truncated
 }
 
-AstraRun run_as_astra_sim(const std::vector<EtFile>& files, const topo::Topology& t, const std::vector<AstraDimension>* dims) {
+AstraGraph astra_graph(const std::vector<EtFile>& files, const topo::Topology& t) {
   const int p = static_cast<int>(files.size());
-  AstraRun out;
-  out.finish.assign(static_cast<size_t>(p), 0);
+  AstraGraph g;
   // Ranks to NPUs.
-  std::vector<NodeId> npu(static_cast<size_t>(p));
-  for (int r = 0; r < p; ++r) npu[r] = r;
+  g.npu.resize(static_cast<size_t>(p));
+  for (int r = 0; r < p; ++r) g.npu[r] = r;
   if (p > 0)
     for (const auto& a : files[0].metadata.attr())
       if (a.name() == "tenet_ranks" && a.has_string_val()) {
@@ -193,33 +192,23 @@ AstraRun run_as_astra_sim(const std::vector<EtFile>& files, const topo::Topology
           const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
           if (ec != std::errc() || end != item.data() + item.size() || v < 0 || v >= t.num_npus())
             throw Error(fmt::format("tenet_ranks names '{}', not an NPU of the topology", item));
-          npu[r] = v;
+          g.npu[r] = v;
         }
       }
   for (int r = 0; r < p; ++r)
-    if (npu[r] >= t.num_npus()) throw Error(fmt::format("rank {} has no NPU in a topology of {}", r, t.num_npus()));
-  const AstraMessageTime message_time = dims ? AstraMessageTime(t, *dims) : AstraMessageTime(t);
-  out.on_dimensions = message_time.dimensions();
-
+    if (g.npu[r] >= t.num_npus()) throw Error(fmt::format("rank {} has no NPU in a topology of {}", r, t.num_npus()));
   // Nodes of every rank in one numbering (rank r's node i is first[r] + i), each decoded once.
-  std::vector<size_t> first(static_cast<size_t>(p) + 1, 0);
-  for (int r = 0; r < p; ++r) first[r + 1] = first[r] + files[r].nodes.size();
-  const size_t total = first[p];
-  struct Info {
-    int rank = 0;
-    int peer = -1;        // comm_dst of a send, comm_src of a receive
-    int64_t size = 0, tag = 0;
-    int32_t key = -1;     // the message key's dense id (sends and receives)
-    ChakraProtoMsg::NodeType type = ChakraProtoMsg::INVALID_NODE;
-  };
-  std::vector<Info> info(total);
-  auto node = [&](size_t g) -> const Node& { return files[info[g].rank].nodes[g - first[info[g].rank]]; };
+  g.first.assign(static_cast<size_t>(p) + 1, 0);
+  for (int r = 0; r < p; ++r) g.first[r + 1] = g.first[r] + files[r].nodes.size();
+  g.nodes.resize(g.first[p]);
   for (int r = 0; r < p; ++r)
     for (size_t i = 0; i < files[r].nodes.size(); ++i) {
       const Node& n = files[r].nodes[i];
-      Info& x = info[first[r] + i];
+      AstraGraph::Node& x = g.nodes[g.first[r] + i];
       x.rank = r;
       x.type = n.type();
+      x.id = n.id();
+      x.micros = n.duration_micros();
       const bool send = n.type() == ChakraProtoMsg::COMM_SEND_NODE, recv = n.type() == ChakraProtoMsg::COMM_RECV_NODE;
       if (!send && !recv) continue;
       bool has_peer = false, has_size = false, has_tag = false;
@@ -239,30 +228,69 @@ AstraRun run_as_astra_sim(const std::vector<EtFile>& files, const topo::Topology
       if (x.peer < 0 || x.peer >= p || x.peer == r)
         throw Error(fmt::format("rank {} node {}: comm_{} is not another rank", r, n.id(), send ? "dst" : "src"));
     }
+  // Dependencies, data and control alike (ASTRA-sim's feeder waits for both), CSR.
+  g.dep_begin.assign(g.first[p] + 1, 0);
+  for (int r = 0; r < p; ++r) {
+    const auto& nodes = files[r].nodes;
+    // Node ids are usually their positions (Tenet writes them so); otherwise a map.
+    bool dense = true;
+    for (size_t i = 0; i < nodes.size() && dense; ++i) dense = nodes[i].id() == i;
+    std::unordered_map<uint64_t, size_t> index;
+    if (!dense)
+      for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i].id()] = i;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      auto depend = [&](uint64_t on) {
+        size_t at = on;
+        if (!dense) {
+          auto it = index.find(on);
+          at = it == index.end() ? nodes.size() : it->second;
+        }
+        if (at >= nodes.size())
+          throw Error(fmt::format("rank {} node {}: depends on node {}, which is not in the file", r, nodes[i].id(), on));
+        g.deps.push_back(g.first[r] + at);
+      };
+      for (uint64_t d : nodes[i].data_deps()) depend(d);
+      for (uint64_t d : nodes[i].ctrl_deps()) depend(d);
+      g.dep_begin[g.first[r] + i + 1] = g.deps.size();
+    }
+  }
+  return g;
+}
+
+AstraRun run_as_astra_sim(const std::vector<EtFile>& files, const topo::Topology& t, const std::vector<AstraDimension>* dims) {
+  return run_as_astra_sim(astra_graph(files, t), t, dims);
+}
+
+AstraRun run_as_astra_sim(const AstraGraph& g, const topo::Topology& t, const std::vector<AstraDimension>* dims) {
+  const int p = static_cast<int>(g.npu.size());
+  const size_t total = g.nodes.size();
+  AstraRun out;
+  out.finish.assign(static_cast<size_t>(p), 0);
+  const AstraMessageTime message_time = dims ? AstraMessageTime(t, *dims) : AstraMessageTime(t);
+  out.on_dimensions = message_time.dimensions();
+
   // Message keys (tag, source, destination, size): ASTRA-sim pairs the i-th send of a key with its
   // i-th receive, in the order they are issued. Dense ids by sorting; per key, flat slots.
   using Key = std::tuple<int64_t, int, int, int64_t>;
-  auto key_of = [&](size_t g) {
-    const Info& x = info[g];
+  auto key_of = [&](size_t n) {
+    const AstraGraph::Node& x = g.nodes[n];
     const bool send = x.type == ChakraProtoMsg::COMM_SEND_NODE;
     return Key{x.tag, send ? x.rank : x.peer, send ? x.peer : x.rank, x.size};
   };
   std::vector<std::pair<Key, size_t>> keyed;
-  for (size_t g = 0; g < total; ++g)
-    if (info[g].peer >= 0) keyed.emplace_back(key_of(g), g);
+  for (size_t n = 0; n < total; ++n)
+    if (g.nodes[n].peer >= 0) keyed.emplace_back(key_of(n), n);
   std::sort(keyed.begin(), keyed.end());
-  std::vector<size_t> comm;
-  comm.reserve(keyed.size());
-  for (const auto& k : keyed) comm.push_back(k.second);
+  std::vector<int32_t> key(total, -1);
   std::vector<size_t> slot_begin{0};  // per key: where its slots start
   std::vector<int32_t> sends_of, receives_of;
-  for (size_t j = 0; j < comm.size(); ++j) {
+  for (size_t j = 0; j < keyed.size(); ++j) {
     if (j == 0 || keyed[j].first != keyed[j - 1].first) {
+      if (j > 0) slot_begin.push_back(slot_begin.back() + static_cast<size_t>(std::max(sends_of.back(), receives_of.back())));
       sends_of.push_back(0), receives_of.push_back(0);
-      if (j > 0) slot_begin.push_back(slot_begin.back() + static_cast<size_t>(std::max(sends_of.end()[-2], receives_of.end()[-2])));
     }
-    info[comm[j]].key = static_cast<int32_t>(sends_of.size() - 1);
-    ++(info[comm[j]].type == ChakraProtoMsg::COMM_SEND_NODE ? sends_of.back() : receives_of.back());
+    key[keyed[j].second] = static_cast<int32_t>(sends_of.size() - 1);
+    ++(g.nodes[keyed[j].second].type == ChakraProtoMsg::COMM_SEND_NODE ? sends_of.back() : receives_of.back());
   }
   if (!sends_of.empty()) slot_begin.push_back(slot_begin.back() + static_cast<size_t>(std::max(sends_of.back(), receives_of.back())));
   keyed = {};
@@ -271,40 +299,17 @@ AstraRun run_as_astra_sim(const std::vector<EtFile>& files, const topo::Topology
   std::vector<size_t> receiver(slots, 0);
   std::vector<int32_t> sends_issued(sends_of.size(), 0), receives_issued(sends_of.size(), 0);
 
-  // Dependencies: per node the count left, and its dependents (CSR).
+  // Dependents of every node (the graph lists dependencies), and how many each node waits for.
   std::vector<int32_t> waiting(total, 0);
-  std::vector<size_t> dep_begin(total + 1, 0), deps;
+  std::vector<size_t> user_begin(total + 1, 0), users(g.deps.size());
+  for (size_t on : g.deps) ++user_begin[on + 1];
+  for (size_t n = 0; n < total; ++n) user_begin[n + 1] += user_begin[n];
   {
-    std::vector<std::pair<size_t, size_t>> edges;  // (on, node)
-    for (int r = 0; r < p; ++r) {
-      const auto& nodes = files[r].nodes;
-      // Node ids are usually their positions (Tenet writes them so); otherwise a map.
-      bool dense = true;
-      for (size_t i = 0; i < nodes.size() && dense; ++i) dense = nodes[i].id() == i;
-      std::unordered_map<uint64_t, size_t> index;
-      if (!dense)
-        for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i].id()] = i;
-      for (size_t i = 0; i < nodes.size(); ++i) {
-        auto depend = [&](uint64_t on) {
-          size_t at = on;
-          if (!dense) {
-            auto it = index.find(on);
-            at = it == index.end() ? nodes.size() : it->second;
-          }
-          if (at >= nodes.size())
-            throw Error(fmt::format("rank {} node {}: depends on node {}, which is not in the file", r, nodes[i].id(), on));
-          edges.emplace_back(first[r] + at, first[r] + i);
-          ++waiting[first[r] + i];
-        };
-        for (uint64_t d : nodes[i].data_deps()) depend(d);
-        for (uint64_t d : nodes[i].ctrl_deps()) depend(d);
-      }
+    std::vector<size_t> fill(user_begin.begin(), user_begin.end() - 1);
+    for (size_t n = 0; n < total; ++n) {
+      waiting[n] = static_cast<int32_t>(g.dep_begin[n + 1] - g.dep_begin[n]);
+      for (size_t d = g.dep_begin[n]; d < g.dep_begin[n + 1]; ++d) users[fill[g.deps[d]]++] = n;
     }
-    for (const auto& e : edges) ++dep_begin[e.first + 1];
-    for (size_t g = 0; g < total; ++g) dep_begin[g + 1] += dep_begin[g];
-    deps.resize(edges.size());
-    std::vector<size_t> fill(dep_begin.begin(), dep_begin.end() - 1);
-    for (const auto& e : edges) deps[fill[e.first]++] = e.second;
   }
 
   struct Event {
@@ -315,62 +320,57 @@ AstraRun run_as_astra_sim(const std::vector<EtFile>& files, const topo::Topology
   };
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
   uint64_t seq = 0;
-  auto complete_at = [&](Time at, size_t g) { events.push({at, seq++, g}); };
-  auto issue = [&](size_t g, Time now) {
-    const Info& x = info[g];
+  auto complete_at = [&](Time at, size_t n) { events.push({at, seq++, n}); };
+  auto issue = [&](size_t n, Time now) {
+    const AstraGraph::Node& x = g.nodes[n];
     switch (x.type) {
       case ChakraProtoMsg::COMM_SEND_NODE: {
-        const Time at = now + message_time(npu[x.rank], npu[x.peer], std::max<int64_t>(x.size, 1));
+        const Time at = now + message_time(g.npu[x.rank], g.npu[x.peer], std::max<int64_t>(x.size, 1));
         ++out.messages;
-        complete_at(at, g);
-        const size_t slot = slot_begin[x.key] + static_cast<size_t>(sends_issued[x.key]++);
+        complete_at(at, n);
+        const size_t slot = slot_begin[key[n]] + static_cast<size_t>(sends_issued[key[n]]++);
         arrival[slot] = at;
         if (posted[slot] >= 0) complete_at(std::max(at, posted[slot]), receiver[slot]);
         break;
       }
       case ChakraProtoMsg::COMM_RECV_NODE: {
-        const size_t slot = slot_begin[x.key] + static_cast<size_t>(receives_issued[x.key]++);
+        const size_t slot = slot_begin[key[n]] + static_cast<size_t>(receives_issued[key[n]]++);
         posted[slot] = now;
-        receiver[slot] = g;
-        if (arrival[slot] >= 0) complete_at(std::max(now, arrival[slot]), g);
+        receiver[slot] = n;
+        if (arrival[slot] >= 0) complete_at(std::max(now, arrival[slot]), n);
         break;
       }
-      case ChakraProtoMsg::COMP_NODE: {
+      case ChakraProtoMsg::COMP_NODE:
         // CustomAlgorithm::issue: duration_micros in ns, or 1 ns.
-        const uint64_t micros = node(g).duration_micros();
-        complete_at(now + (micros != 0 ? static_cast<Time>(micros) * 1'000'000 : 1'000), g);
+        complete_at(now + (x.micros != 0 ? static_cast<Time>(x.micros) * 1'000'000 : 1'000), n);
         break;
-      }
-      default: {
-        const Node& n = node(g);
-        throw Error(fmt::format("rank {} node {} ('{}'): a {} node; ASTRA-sim's custom collectives run sends, receives "
-                                "and COMP nodes only, and would never finish this one",
-                                x.rank, n.id(), n.name(), ChakraProtoMsg::NodeType_Name(n.type())));
-      }
+      default:
+        throw Error(fmt::format("rank {} node {}: a {} node; ASTRA-sim's custom collectives run sends, receives and COMP "
+                                "nodes only, and would never finish this one",
+                                x.rank, x.id, ChakraProtoMsg::NodeType_Name(x.type)));
     }
   };
-  for (size_t g = 0; g < total; ++g)
-    if (waiting[g] == 0) issue(g, 0);
+  for (size_t n = 0; n < total; ++n)
+    if (waiting[n] == 0) issue(n, 0);
   size_t done = 0;
   while (!events.empty()) {
     const Event e = events.top();
     events.pop();
     ++done;
-    const int r = info[e.node].rank;
+    const int r = g.nodes[e.node].rank;
     out.finish[r] = std::max(out.finish[r], e.at);
     out.time = std::max(out.time, e.at);
-    for (size_t j = dep_begin[e.node]; j < dep_begin[e.node + 1]; ++j)
-      if (--waiting[deps[j]] == 0) issue(deps[j], e.at);
+    for (size_t j = user_begin[e.node]; j < user_begin[e.node + 1]; ++j)
+      if (--waiting[users[j]] == 0) issue(users[j], e.at);
   }
   if (done != total) {
-    for (size_t g = 0; g < total; ++g) {
-      const bool unmatched = info[g].type == ChakraProtoMsg::COMM_RECV_NODE && waiting[g] == 0 &&
-                             sends_of[info[g].key] < receives_of[info[g].key];
-      if (waiting[g] > 0 || unmatched)
-        throw Error(fmt::format("{} of {} nodes never complete, e.g. rank {} node {} ('{}'): {}; ASTRA-sim would "
-                                "wait forever",
-                                total - done, total, info[g].rank, node(g).id(), node(g).name(),
-                                waiting[g] > 0 ? "a dependency never completes" : "no send matches this receive"));
+    for (size_t n = 0; n < total; ++n) {
+      const bool unmatched = g.nodes[n].type == ChakraProtoMsg::COMM_RECV_NODE && waiting[n] == 0 &&
+                             sends_of[key[n]] < receives_of[key[n]];
+      if (waiting[n] > 0 || unmatched)
+        throw Error(fmt::format("{} of {} nodes never complete, e.g. rank {} node {}: {}; ASTRA-sim would wait forever",
+                                total - done, total, g.nodes[n].rank, g.nodes[n].id,
+                                waiting[n] > 0 ? "a dependency never completes" : "no send matches this receive"));
     }
     throw Error(fmt::format("{} of {} nodes never complete; ASTRA-sim would wait forever", total - done, total));
   }

@@ -74,11 +74,32 @@ struct AstraRun {
   bool on_dimensions = true;  // false: the topology has no ASTRA-sim dimensions; Tenet's routes timed it
 };
 
-// Runs a collective graph (a rank's ET per file; ranks map to NPUs by the tenet_ranks metadata
-// when present, else rank r is NPU r) as ASTRA-sim runs a custom collective on its analytical
-// network. Throws tenet::Error when a node never issues (a dependency cycle, a receive no send
-// matches: ASTRA-sim would wait forever) or the graph references what is not there.
-// `dims`: the network.yml ASTRA-sim runs on, when not the topology's own dimensions.
+// A collective graph as the emulation needs it: per node what it does and what it waits for.
+struct AstraGraph {
+  struct Node {
+    ChakraProtoMsg::NodeType type = ChakraProtoMsg::INVALID_NODE;
+    int rank = 0;
+    int peer = -1;             // comm_dst of a send, comm_src of a receive
+    int64_t size = 0, tag = 0;
+    uint64_t micros = 0;       // duration_micros
+    uint64_t id = 0;           // the node's id in its file
+  };
+  std::vector<topo::NodeId> npu;  // per rank
+  std::vector<size_t> first;      // per rank: the index of its first node; ranks + 1 entries
+  std::vector<Node> nodes;        // every rank's, in file order
+  std::vector<size_t> dep_begin;  // per node: its dependencies (indices into nodes) in deps, CSR
+  std::vector<size_t> deps;
+};
+// Decodes ET files (ranks map to NPUs by the tenet_ranks metadata when present, else rank r is NPU
+// r). Throws tenet::Error naming the rank and node for a send or receive without its attributes or
+// a dependency on a node that is not in the file.
+AstraGraph astra_graph(const std::vector<EtFile>& files, const topo::Topology& t);
+
+// Runs a collective graph as ASTRA-sim runs a custom collective on its analytical network. Throws
+// tenet::Error when a node never completes (a dependency cycle, a receive no send matches: ASTRA-sim
+// would wait forever). `dims`: the network.yml ASTRA-sim runs on, when not the topology's own
+// dimensions.
+AstraRun run_as_astra_sim(const AstraGraph& g, const topo::Topology& t, const std::vector<AstraDimension>* dims = nullptr);
 AstraRun run_as_astra_sim(const std::vector<EtFile>& files, const topo::Topology& t,
                           const std::vector<AstraDimension>* dims = nullptr);
 

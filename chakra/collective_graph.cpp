@@ -75,11 +75,12 @@ LinkWaits parse_link_waits(std::string_view name) {
   throw Error(fmt::format("unknown link-wait encoding '{}' (bytes, queue)", name));
 }
 
-std::vector<EtFile> to_collective_graph(const Algorithm& a, const topo::Topology& t, const GraphOptions& options) {
+CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topology& t, const GraphOptions& options)
+    : a_(a), t_(t), options_(options) {
   const Collective& c = a.collective;
   const int p = c.num_ranks();
-  std::vector<int> rank_of(t.num_nodes(), -1);
-  for (int r = 0; r < p; ++r) rank_of[c.ranks[r]] = r;
+  rank_of_.assign(static_cast<size_t>(t.num_nodes()), -1);
+  for (int r = 0; r < p; ++r) rank_of_[c.ranks[r]] = r;
   if (static_cast<int64_t>(a.size()) >= kMaxTag)
     throw Error(fmt::format("{} transfers need more tags than ASTRA-sim allows (500,000,000)", a.size()));
 
@@ -95,35 +96,18 @@ std::vector<EtFile> to_collective_graph(const Algorithm& a, const topo::Topology
     const synth::Transfer& x = a[id];
     mix(x.src), mix(x.dst), mix(x.chunk), mix(x.start), mix(x.end);
   }
-  const std::string set_id = fmt::format("{:016x}", digest);
-  std::vector<EtFile> files(p);
-  for (int r = 0; r < p; ++r) {
-    auto& m = files[r].metadata;
-    m.set_version("0.0.4");
-    add_string(m, "tenet_collective", std::string(synth::to_string(c.kind)));
-    add_string(m, "tenet_ranks", fmt::format("{}", fmt::join(c.ranks, ",")));
-    add_int(m, "tenet_chunks_per_npu", c.chunks_per_npu);
-    add_int(m, "tenet_root", c.root);
-    add_int(m, "tenet_chunk_bytes", a.chunk_bytes);
-    add_string(m, "tenet_link_model", std::string(synth::to_string(a.link_model)));
-    add_string(m, "tenet_fingerprint", fmt::format("{:016x}", a.topology_fingerprint));
-    add_string(m, "tenet_name", a.name);
-    add_int(m, "tenet_rank", r);
-    add_string(m, "tenet_set", set_id);
-  }
-  auto new_node = [&](int r, ChakraProtoMsg::NodeType type, std::string name) -> Node& {
-    Node& n = files[r].nodes.emplace_back();
-    n.set_id(files[r].nodes.size() - 1);
-    n.set_type(type);
-    n.set_name(std::move(name));
-    return n;
-  };
-  // Per transfer: its send node, and the node at the destination after which the data is there.
-  std::vector<uint64_t> send_node(a.size()), done_node(a.size());
+  set_id_ = fmt::format("{:016x}", digest);
+
+  const size_t n = a.size();
+  send_id_.resize(n), recv_id_.resize(n), size_.assign(n, a.chunk_bytes);
+  dep_begin_.assign(n + 1, 0);
+  std::vector<uint32_t> next_id(static_cast<size_t>(p), 0);  // per rank: the next node id
+  std::vector<size_t> items_per_rank(static_cast<size_t>(p) + 1, 0);
   // Flat table (a 1024-NPU All-Gather has a million transfers): the last arrival of each chunk at
   // each rank; -1 for none.
   const size_t chunks = static_cast<size_t>(c.num_chunks());
   std::vector<TransferId> last_arrival(static_cast<size_t>(p) * chunks, -1);
+  auto key = [&](int r, ChunkId ch) { return static_cast<size_t>(r) * chunks + static_cast<size_t>(ch); };
   // For LinkWaits::Bytes: Tenet's arrival of every transfer, and when its data is usable at the
   // destination (after the reduction's COMP node, when there is one): a send's wait is its
   // arrival less when its dependencies were met less what the message itself takes.
@@ -131,98 +115,181 @@ std::vector<EtFile> to_collective_graph(const Algorithm& a, const topo::Topology
   std::vector<Time> end, usable;
   std::optional<synth::RouteCoster> coster;
   if (pad) {
-    end.resize(a.size());
+    end.resize(n);
     bool timed = true;
     for (const Transfer& x : a.transfers()) timed = timed && x.end >= 0;
     if (timed) {
-      for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) end[id] = a[id].end;
+      for (TransferId id = 0; id < static_cast<TransferId>(n); ++id) end[id] = a[id].end;
     } else {
-      std::vector<Time> start(a.size());
+      std::vector<Time> start(n);
       synth::compute_times(t, a, start, end);
     }
     usable = end;
     coster.emplace(t, a.chunk_bytes, a.link_model);
   }
-  auto key = [&](int r, ChunkId ch) { return static_cast<size_t>(r) * chunks + static_cast<size_t>(ch); };
-  std::vector<uint64_t> data;
-  std::string route;
-  for (EtFile& f : files) f.nodes.reserve(2 * a.size() / static_cast<size_t>(std::max(p, 1)) + 16);
-  const Bytes bytes = a.chunk_bytes;
-  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
+  const double micros = comp() ? std::ceil(reduction_micros(a.chunk_bytes, options.reduce_bandwidth)) : 0;
+  std::vector<uint32_t> data;
+  for (TransferId id = 0; id < static_cast<TransferId>(n); ++id) {
     const Transfer& x = a[id];
-    const int src = rank_of.at(x.src), dst = rank_of.at(x.dst);
+    const int src = rank_of_.at(x.src), dst = rank_of_.at(x.dst);
     if (src < 0 || dst < 0)
       throw Error(fmt::format("transfer {} goes {} -> {}, and {} is not a rank: a collective graph has nodes for "
                               "ranks only (relays outside the communicator and in-network reduction cannot be "
                               "expressed)",
                               id, t.node(x.src).name, t.node(x.dst).name, t.node(src < 0 ? x.src : x.dst).name));
-    const int64_t tag = id + 1;
-    Node& s = new_node(src, ChakraProtoMsg::COMM_SEND_NODE, fmt::format("send chunk {} to {}", x.chunk, dst));
-    set_int(s, "comm_dst", static_cast<int64_t>(dst));
-    set_int(s, "comm_tag", static_cast<int64_t>(tag));
-    set_int(s, "tenet_transfer", static_cast<int64_t>(id));
-    set_int(s, "tenet_chunk", static_cast<int64_t>(x.chunk));
-    set_int(s, "tenet_op", x.op == Op::Reduce ? 1 : 0);
-    if (x.rate > 0) set_int(s, "tenet_rate", static_cast<int64_t>(x.rate));
-    if (x.channel > 0) set_int(s, "tenet_channel", x.channel);
-    // The route, so that importing on the same topology gives back the same links (and lanes).
-    route.clear();
-    for (LinkId l : a.route(id)) {
-      if (!route.empty()) route += ',';
-      route += std::to_string(l);
-    }
-    set_string(s.add_attr(), "tenet_route", route);
+    // The send depends on the arrival that brought its chunk and on its dependencies at this rank.
     data.clear();
-    if (const TransferId last = last_arrival[key(src, x.chunk)]; last >= 0) data.push_back(done_node[last]);
+    if (const TransferId last = last_arrival[key(src, x.chunk)]; last >= 0) data.push_back(done_id(last));
     for (TransferId d : a.deps(id)) {
-      if (rank_of[a[d].dst] == src) data.push_back(done_node[d]);
-      else if (rank_of[a[d].src] == src) data.push_back(send_node[d]);
+      if (rank_of_[a[d].dst] == src) data.push_back(done_id(d));
+      else if (rank_of_[a[d].src] == src) data.push_back(send_id_[d]);
     }
     std::sort(data.begin(), data.end());
     data.erase(std::unique(data.begin(), data.end()), data.end());
-    for (uint64_t d : data) s.add_data_deps(d);
-    send_node[id] = s.id();
-    Bytes size = bytes;
+    deps_.insert(deps_.end(), data.begin(), data.end());
+    dep_begin_[id + 1] = deps_.size();
+    send_id_[id] = next_id[src]++;
+    recv_id_[id] = next_id[dst]++;
+    if (comp() && x.op == Op::Reduce) ++next_id[dst];  // the COMP node after the receive
+    ++items_per_rank[src + 1], ++items_per_rank[dst + 1];
     if (pad) {
       // When the dependencies above are met, in Tenet's schedule (a send completes at arrival).
       Time ready = 0;
       if (const TransferId last = last_arrival[key(src, x.chunk)]; last >= 0) ready = usable[last];
       for (TransferId d : a.deps(id)) {
-        if (rank_of[a[d].dst] == src) ready = std::max(ready, usable[d]);
-        else if (rank_of[a[d].src] == src) ready = std::max(ready, end[d]);
+        if (rank_of_[a[d].dst] == src) ready = std::max(ready, usable[d]);
+        else if (rank_of_[a[d].src] == src) ready = std::max(ready, end[d]);
       }
       const synth::RouteCost cost = (*coster)(a.route(id));
-      const Time wait = end[id] - ready - cost.latency - transfer_time(bytes, cost.bottleneck);
-      if (wait > 0) {
-        const Bytes extra = static_cast<Bytes>(static_cast<Int128>(wait) * cost.bottleneck / 1'000'000'000'000);
-        if (extra > 0) {
-          size += extra;
-          set_int(s, "tenet_wait_bytes", static_cast<int64_t>(extra));
-        }
-      }
-    }
-    set_int(s, "comm_size", static_cast<int64_t>(size));
-
-    Node& rcv = new_node(dst, ChakraProtoMsg::COMM_RECV_NODE, fmt::format("recv chunk {} from {}", x.chunk, src));
-    set_int(rcv, "comm_src", static_cast<int64_t>(src));
-    set_int(rcv, "comm_size", static_cast<int64_t>(size));
-    set_int(rcv, "comm_tag", static_cast<int64_t>(tag));
-    set_int(rcv, "tenet_transfer", static_cast<int64_t>(id));
-    done_node[id] = rcv.id();
-    if (x.op == Op::Reduce && options.reduce_bandwidth > 0) {  // at 0 a reduction takes no time: no node
-      const uint64_t recv_id = rcv.id();
-      Node& comp = new_node(dst, ChakraProtoMsg::COMP_NODE, fmt::format("reduce chunk {}", x.chunk));
-      comp.add_data_deps(recv_id);
-      const double micros = reduction_micros(bytes, options.reduce_bandwidth);
-      comp.set_duration_micros(static_cast<uint64_t>(std::ceil(micros)));
-      if (pad) usable[id] = end[id] + static_cast<Time>(std::ceil(micros)) * 1'000'000;
-      set_int(comp, "num_ops", static_cast<int64_t>(bytes / 4));
-      set_int(comp, "tensor_size", static_cast<int64_t>(bytes));
-      set_int(comp, "tenet_transfer", static_cast<int64_t>(id));
-      done_node[id] = comp.id();
+      const Time wait = end[id] - ready - cost.latency - transfer_time(a.chunk_bytes, cost.bottleneck);
+      if (wait > 0) size_[id] += static_cast<Bytes>(static_cast<Int128>(wait) * cost.bottleneck / 1'000'000'000'000);
+      if (comp() && x.op == Op::Reduce) usable[id] = end[id] + static_cast<Time>(micros) * 1'000'000;
     }
     last_arrival[key(dst, x.chunk)] = id;
   }
+  // Per rank, its transfers in the order their nodes were numbered: 2 id (send) or 2 id + 1 (receive).
+  for (int r = 0; r < p; ++r) items_per_rank[r + 1] += items_per_rank[r];
+  item_begin_ = items_per_rank;
+  items_.resize(item_begin_.back());
+  std::vector<size_t> fill(item_begin_.begin(), item_begin_.end() - 1);
+  for (TransferId id = 0; id < static_cast<TransferId>(n); ++id) {
+    items_[fill[rank_of_[a[id].src]]++] = 2 * static_cast<int64_t>(id);
+    items_[fill[rank_of_[a[id].dst]]++] = 2 * static_cast<int64_t>(id) + 1;
+  }
+}
+
+EtFile CollectiveGraphPlan::rank(int r) const {
+  const Collective& c = a_.collective;
+  EtFile f;
+  auto& m = f.metadata;
+  m.set_version("0.0.4");
+  add_string(m, "tenet_collective", std::string(synth::to_string(c.kind)));
+  add_string(m, "tenet_ranks", fmt::format("{}", fmt::join(c.ranks, ",")));
+  add_int(m, "tenet_chunks_per_npu", c.chunks_per_npu);
+  add_int(m, "tenet_root", c.root);
+  add_int(m, "tenet_chunk_bytes", a_.chunk_bytes);
+  add_string(m, "tenet_link_model", std::string(synth::to_string(a_.link_model)));
+  add_string(m, "tenet_fingerprint", fmt::format("{:016x}", a_.topology_fingerprint));
+  add_string(m, "tenet_name", a_.name);
+  add_int(m, "tenet_rank", r);
+  add_string(m, "tenet_set", set_id_);
+  auto new_node = [&](ChakraProtoMsg::NodeType type, std::string name) -> Node& {
+    Node& n = f.nodes.emplace_back();
+    n.set_id(f.nodes.size() - 1);
+    n.set_type(type);
+    n.set_name(std::move(name));
+    return n;
+  };
+  f.nodes.reserve(item_begin_[r + 1] - item_begin_[r]);
+  std::string route;
+  for (size_t i = item_begin_[r]; i < item_begin_[r + 1]; ++i) {
+    const TransferId id = static_cast<TransferId>(items_[i] / 2);
+    const Transfer& x = a_[id];
+    const int src = rank_of_[x.src], dst = rank_of_[x.dst];
+    const int64_t tag = id + 1;
+    if (items_[i] % 2 == 0) {
+      Node& s = new_node(ChakraProtoMsg::COMM_SEND_NODE, fmt::format("send chunk {} to {}", x.chunk, dst));
+      set_int(s, "comm_dst", static_cast<int64_t>(dst));
+      set_int(s, "comm_tag", tag);
+      set_int(s, "tenet_transfer", static_cast<int64_t>(id));
+      set_int(s, "tenet_chunk", static_cast<int64_t>(x.chunk));
+      set_int(s, "tenet_op", x.op == Op::Reduce ? 1 : 0);
+      if (x.rate > 0) set_int(s, "tenet_rate", static_cast<int64_t>(x.rate));
+      if (x.channel > 0) set_int(s, "tenet_channel", x.channel);
+      // The route, so that importing on the same topology gives back the same links (and lanes).
+      route.clear();
+      for (LinkId l : a_.route(id)) {
+        if (!route.empty()) route += ',';
+        route += std::to_string(l);
+      }
+      set_string(s.add_attr(), "tenet_route", route);
+      for (size_t d = dep_begin_[id]; d < dep_begin_[id + 1]; ++d) s.add_data_deps(deps_[d]);
+      if (size_[id] != a_.chunk_bytes) set_int(s, "tenet_wait_bytes", static_cast<int64_t>(size_[id] - a_.chunk_bytes));
+      set_int(s, "comm_size", static_cast<int64_t>(size_[id]));
+    } else {
+      Node& rcv = new_node(ChakraProtoMsg::COMM_RECV_NODE, fmt::format("recv chunk {} from {}", x.chunk, src));
+      set_int(rcv, "comm_src", static_cast<int64_t>(src));
+      set_int(rcv, "comm_size", static_cast<int64_t>(size_[id]));
+      set_int(rcv, "comm_tag", tag);
+      set_int(rcv, "tenet_transfer", static_cast<int64_t>(id));
+      if (comp() && x.op == Op::Reduce) {  // at 0 a reduction takes no time: no node
+        const uint64_t recv_id = rcv.id();
+        Node& reduce = new_node(ChakraProtoMsg::COMP_NODE, fmt::format("reduce chunk {}", x.chunk));
+        reduce.add_data_deps(recv_id);
+        reduce.set_duration_micros(static_cast<uint64_t>(std::ceil(reduction_micros(a_.chunk_bytes, options_.reduce_bandwidth))));
+        set_int(reduce, "num_ops", static_cast<int64_t>(a_.chunk_bytes / 4));
+        set_int(reduce, "tensor_size", static_cast<int64_t>(a_.chunk_bytes));
+        set_int(reduce, "tenet_transfer", static_cast<int64_t>(id));
+      }
+    }
+  }
+  return f;
+}
+
+AstraGraph CollectiveGraphPlan::astra_graph() const {
+  const int p = num_ranks();
+  AstraGraph g;
+  g.npu.assign(a_.collective.ranks.begin(), a_.collective.ranks.end());
+  g.first.assign(static_cast<size_t>(p) + 1, 0);
+  for (int r = 0; r < p; ++r) {
+    size_t count = item_begin_[r + 1] - item_begin_[r];
+    if (comp())
+      for (size_t i = item_begin_[r]; i < item_begin_[r + 1]; ++i)
+        count += items_[i] % 2 == 1 && a_[static_cast<TransferId>(items_[i] / 2)].op == Op::Reduce;
+    g.first[r + 1] = g.first[r] + count;
+  }
+  g.nodes.resize(g.first[p]);
+  g.dep_begin.assign(g.first[p] + 1, 0);
+  const uint64_t micros = comp() ? static_cast<uint64_t>(std::ceil(reduction_micros(a_.chunk_bytes, options_.reduce_bandwidth))) : 0;
+  for (int r = 0; r < p; ++r) {
+    size_t at = g.first[r];
+    for (size_t i = item_begin_[r]; i < item_begin_[r + 1]; ++i) {
+      const TransferId id = static_cast<TransferId>(items_[i] / 2);
+      const Transfer& x = a_[id];
+      const int64_t tag = id + 1;
+      if (items_[i] % 2 == 0) {
+        g.nodes[at] = {ChakraProtoMsg::COMM_SEND_NODE, r, rank_of_[x.dst], static_cast<int64_t>(size_[id]), tag, 0, send_id_[id]};
+        for (size_t d = dep_begin_[id]; d < dep_begin_[id + 1]; ++d) g.deps.push_back(g.first[r] + deps_[d]);
+        g.dep_begin[++at] = g.deps.size();
+      } else {
+        g.nodes[at] = {ChakraProtoMsg::COMM_RECV_NODE, r, rank_of_[x.src], static_cast<int64_t>(size_[id]), tag, 0, recv_id_[id]};
+        g.dep_begin[++at] = g.deps.size();
+        if (comp() && x.op == Op::Reduce) {
+          g.nodes[at] = {ChakraProtoMsg::COMP_NODE, r, -1, 0, 0, micros, recv_id_[id] + 1};
+          g.deps.push_back(g.first[r] + recv_id_[id]);
+          g.dep_begin[++at] = g.deps.size();
+        }
+      }
+    }
+  }
+  return g;
+}
+
+std::vector<EtFile> to_collective_graph(const Algorithm& a, const topo::Topology& t, const GraphOptions& options) {
+  const CollectiveGraphPlan plan(a, t, options);
+  std::vector<EtFile> files;
+  files.reserve(static_cast<size_t>(plan.num_ranks()));
+  for (int r = 0; r < plan.num_ranks(); ++r) files.push_back(plan.rank(r));
   return files;
 }
 
@@ -240,8 +307,19 @@ std::vector<std::string> write_collective_graph(const std::vector<EtFile>& files
 
 void stage_collective_graph(const std::vector<EtFile>& files, const Algorithm& a, const topo::Topology& t,
                             topo::OutputFolder& out, const std::string& subdir, const std::string& stem) {
+  stage_et_set(files, out, (std::filesystem::path(subdir) / stem).string());  // ranks of an earlier, larger export go
+  stage_astra_files(a, t, out, subdir, stem);
+}
+
+void stage_collective_graph(const CollectiveGraphPlan& plan, const Algorithm& a, const topo::Topology& t,
+                            topo::OutputFolder& out, const std::string& subdir, const std::string& stem) {
+  stage_et_set(plan.num_ranks(), [&](int r) { return plan.rank(r); }, out, (std::filesystem::path(subdir) / stem).string());
+  stage_astra_files(a, t, out, subdir, stem);
+}
+
+void stage_astra_files(const Algorithm& a, const topo::Topology& t, topo::OutputFolder& out, const std::string& subdir,
+                       const std::string& stem) {
   const auto rel = [&](const std::string& name) { return (std::filesystem::path(subdir) / name).string(); };
-  stage_et_set(files, out, rel(stem));  // ranks of an earlier, larger export go
   // So do an earlier export's system.json and network.yml that this one does not replace.
   out.remove_at_commit(rel("system.json"));
   out.remove_at_commit(rel("network.yml"));

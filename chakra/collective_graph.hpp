@@ -58,8 +58,38 @@ std::optional<std::string> astra_collective_name(synth::CollectiveKind k);
 // duration_micros holds this rounded up to a whole number.
 double reduction_micros(Bytes bytes, Bandwidth reduce_bandwidth);
 
+// The collective graph of an algorithm, planned: which node each transfer becomes on which rank,
+// its dependencies and what it carries, without the nodes themselves (a few integers per transfer).
+// A rank's ET is built from it on demand, so that an export holds one rank at a time (a 1024-NPU
+// All-Gather is a million transfers, two million nodes). Keeps references to `a` and `t`.
 // Throws tenet::Error when the algorithm uses an endpoint that is not a rank (a relay outside the
 // communicator, an in-network reduction) or needs more than 500,000,000 tags.
+class CollectiveGraphPlan {
+ public:
+  CollectiveGraphPlan(const synth::Algorithm& a, const topo::Topology& t, const GraphOptions& options = {});
+  int num_ranks() const { return a_.collective.num_ranks(); }
+  EtFile rank(int r) const;
+  // The graph as run_as_astra_sim takes it (the same nodes, ids and sizes as the ETs).
+  AstraGraph astra_graph() const;
+
+ private:
+  bool comp() const { return options_.reduce_bandwidth > 0; }  // reductions get a COMP node
+  uint32_t done_id(synth::TransferId id) const {  // the node after which the data is at the destination
+    return recv_id_[id] + (comp() && a_[id].op == synth::Op::Reduce ? 1 : 0);
+  }
+  const synth::Algorithm& a_;
+  const topo::Topology& t_;
+  GraphOptions options_;
+  std::vector<int> rank_of_;  // NPU -> rank, -1 for none
+  std::string set_id_;
+  std::vector<uint32_t> send_id_, recv_id_;  // per transfer: its nodes' ids at the source and destination
+  std::vector<Bytes> size_;                  // per transfer: comm_size (the chunk and any wait)
+  std::vector<size_t> dep_begin_;            // per transfer: its send's data dependencies (node ids), CSR
+  std::vector<uint32_t> deps_;
+  std::vector<size_t> item_begin_;           // per rank: its transfers in node order (2 id: send, 2 id + 1: receive)
+  std::vector<int64_t> items_;
+};
+
 std::vector<EtFile> to_collective_graph(const synth::Algorithm& a, const topo::Topology& t,
                                         const GraphOptions& options = {});
 
@@ -78,6 +108,12 @@ std::vector<std::string> write_collective_graph(const std::vector<EtFile>& files
 // The same files staged in `out` under `subdir` (committed with the rest of a command's output).
 void stage_collective_graph(const std::vector<EtFile>& files, const synth::Algorithm& a, const topo::Topology& t,
                             topo::OutputFolder& out, const std::string& subdir, const std::string& stem);
+// The same from a plan, one rank at a time.
+void stage_collective_graph(const CollectiveGraphPlan& plan, const synth::Algorithm& a, const topo::Topology& t,
+                            topo::OutputFolder& out, const std::string& subdir, const std::string& stem);
+// system.json (naming <stem> as the custom implementation) and network.yml, where they apply.
+void stage_astra_files(const synth::Algorithm& a, const topo::Topology& t, topo::OutputFolder& out,
+                       const std::string& subdir, const std::string& stem);
 
 synth::Algorithm from_collective_graph(const std::vector<EtFile>& files, const topo::Topology& t,
                                        const std::string& prefix);

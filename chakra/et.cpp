@@ -74,11 +74,23 @@ std::string serialize_et(const EtFile& file, const std::string& path) {
 
 void write_et(const std::string& path, const EtFile& file) { topo::write_file_atomically(path, serialize_et(file, path)); }
 
+namespace {
+// Ranks from `from` up that an earlier, larger set left under `prefix` go at the commit.
+void remove_higher_ranks(topo::OutputFolder& out, const std::string& prefix, int from) {
+  std::error_code ec;
+  for (int r = from; std::filesystem::exists(out.final_path(et_path(prefix, r)), ec); ++r)
+    out.remove_at_commit(et_path(prefix, r));
+}
+}  // namespace
+
+void stage_et_set(int ranks, const std::function<EtFile(int)>& rank, topo::OutputFolder& out, const std::string& prefix) {
+  for (int r = 0; r < ranks; ++r) write_et(out.stage(et_path(prefix, r)), rank(r));
+  remove_higher_ranks(out, prefix, ranks);
+}
+
 void stage_et_set(const std::vector<EtFile>& files, topo::OutputFolder& out, const std::string& prefix) {
   for (size_t r = 0; r < files.size(); ++r) write_et(out.stage(et_path(prefix, static_cast<int>(r))), files[r]);
-  std::error_code ec;
-  for (int r = static_cast<int>(files.size()); std::filesystem::exists(out.final_path(et_path(prefix, r)), ec); ++r)
-    out.remove_at_commit(et_path(prefix, r));
+  remove_higher_ranks(out, prefix, static_cast<int>(files.size()));
 }
 
 bool is_prefix(const std::string& prefix) {

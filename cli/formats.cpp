@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 
 #include "chakra/collective_graph.hpp"
 #include "cli/commands.hpp"
@@ -94,17 +95,17 @@ Exported export_algorithm(const synth::Algorithm& a, const topo::Topology& t, co
   Exported out;
   std::vector<std::pair<std::string, std::string>> files;
   bool chakra_wanted = false, json_wanted = false;
-  std::vector<chakra::EtFile> graph;
+  std::optional<chakra::CollectiveGraphPlan> graph;
   for (const std::string& f : formats) {
     try {
       if (f == "json") json_wanted = true;
       else if (f == "msccl-xml") files.emplace_back("algorithm.xml", synth::to_msccl_xml(a, msccl));
       else if (f == "chakra") {
-        graph = chakra::to_collective_graph(a, t, chakra);  // refuses here, before any file
+        graph.emplace(a, t, chakra);  // refuses here, before any file
         chakra_wanted = true;
         // What ASTRA-sim will report for it (an emulation of its custom collectives; see
         // chakra/astra_analytical.hpp), beside Tenet's own time.
-        const chakra::AstraRun run = chakra::run_as_astra_sim(graph, t);
+        const chakra::AstraRun run = chakra::run_as_astra_sim(graph->astra_graph(), t);
         out.astra_time = run.time;
         out.astra_on_dimensions = run.on_dimensions;
         if (a.claimed_time >= 0) {
@@ -134,7 +135,7 @@ Exported export_algorithm(const synth::Algorithm& a, const topo::Topology& t, co
   topo::OutputFolder folder(dir);
   if (json_wanted) synth::save_algorithm(a, folder.stage("algorithm.json"));
   for (const auto& [name, text] : files) topo::write_file_atomically(folder.stage(name), text);
-  if (chakra_wanted) chakra::stage_collective_graph(graph, a, t, folder, "chakra", "algorithm");
+  if (chakra_wanted) chakra::stage_collective_graph(*graph, a, t, folder, "chakra", "algorithm");
   if (std::find(formats.begin(), formats.end(), "astra-sim") != formats.end()) {
     try {
       sim::AstraBundleOptions bo;

@@ -33,7 +33,7 @@ AstraBundle stage_astra_bundle(const synth::Algorithm& a, const topo::Topology& 
                             "network, rank r on NPU r",
                             synth::to_string(c.kind), fmt::join(c.ranks, ","), t.num_npus()));
   AstraBundle bundle;
-  const std::vector<chakra::EtFile> graph = chakra::to_collective_graph(a, t, options.graph);
+  const chakra::CollectiveGraphPlan graph(a, t, options.graph);
 
   // The network: the topology's dimensions, or the nearest (then ASTRA-sim's times are its own).
   std::string why;
@@ -53,7 +53,7 @@ AstraBundle stage_astra_bundle(const synth::Algorithm& a, const topo::Topology& 
     yml = chakra::astra_network_yml(*dims, fmt::format("The nearest ASTRA-sim network to '{}' (not the same: {}): {}.",
                                                        t.name(), why, nearest));
   }
-  bundle.collective = chakra::run_as_astra_sim(graph, t, &*dims);
+  bundle.collective = chakra::run_as_astra_sim(graph.astra_graph(), t, &*dims);
   if (a.claimed_time >= 0) {
     bundle.claimed_time = a.claimed_time;
   } else {
@@ -94,7 +94,7 @@ AstraBundle stage_astra_bundle(const synth::Algorithm& a, const topo::Topology& 
   }
 
   const auto rel = [&](const std::string& file) { return (fs::path(subdir) / file).string(); };
-  chakra::stage_et_set(graph, out, rel("collective/algorithm"));
+  chakra::stage_et_set(graph.num_ranks(), [&](int r) { return graph.rank(r); }, out, rel("collective/algorithm"));
   chakra::stage_et_set(workload, out, rel("workload/" + stem));
   // system.json: ASTRA-sim reads every key below (astra-sim/system/Sys.cc, Sys::initialize_sys).
   const SimConfig defaults;

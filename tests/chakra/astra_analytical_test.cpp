@@ -144,6 +144,31 @@ TEST(AstraAnalytical, ExportsTakeTheClaimedTimeInASTRASim) {
   EXPECT_GT(padded, 0);  // sends that wait for their link carry the wait
 }
 
+// The plan's own graph (what exports emulate, without building ETs) runs exactly as its ET files,
+// with reductions as COMP nodes too (here each fits in a wait its send had for its link, so even
+// then ASTRA-sim takes Tenet's time); and its ranks are the files to_collective_graph writes.
+TEST(AstraAnalytical, ThePlanRunsAsItsFiles) {
+  for (const char* spec : {"ring:4 x switch:2", "switch:8"}) {
+    const auto t = topo::generate(spec);
+    synth::Collective c = synth::Collective::over_all(t, CollectiveKind::AllReduce);
+    c.chunks_per_npu = 2;
+    synth::Algorithm a = synth::make_algorithm("tenet", t, c, c.chunk_bytes_for(4 << 20));
+    synth::time(t, a);
+    for (Bandwidth reduce : {Bandwidth{0}, Bandwidth{100'000'000'000}}) {
+      GraphOptions o;
+      o.reduce_bandwidth = reduce;
+      const CollectiveGraphPlan plan(a, t, o);
+      const std::vector<EtFile> files = to_collective_graph(a, t, o);
+      ASSERT_EQ(plan.num_ranks(), 8);
+      EXPECT_EQ(serialize_et(plan.rank(5)), serialize_et(files[5]));
+      const AstraRun from_plan = run_as_astra_sim(plan.astra_graph(), t), from_files = run_as_astra_sim(files, t);
+      EXPECT_EQ(from_plan.time, from_files.time) << spec << " reduce " << reduce;
+      EXPECT_EQ(from_plan.finish, from_files.finish);
+      EXPECT_EQ(from_plan.messages, from_files.messages);
+    }
+  }
+}
+
 // LinkWaits::Queue: every message its chunk and nothing else, for networks that queue at links.
 TEST(AstraAnalytical, QueueKeepsTheChunkSize) {
   const auto t = topo::generate("switch:8");
