@@ -76,7 +76,7 @@ LinkWaits parse_link_waits(std::string_view name) {
 }
 
 CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topology& t, const GraphOptions& options)
-    : a_(a), t_(t), options_(options) {
+    : a_(a), options_(options) {
   const Collective& c = a.collective;
   const int p = c.num_ranks();
   rank_of_.assign(static_cast<size_t>(t.num_nodes()), -1);

@@ -61,7 +61,7 @@ double reduction_micros(Bytes bytes, Bandwidth reduce_bandwidth);
 // The collective graph of an algorithm, planned: which node each transfer becomes on which rank,
 // its dependencies and what it carries, without the nodes themselves (a few integers per transfer).
 // A rank's ET is built from it on demand, so that an export holds one rank at a time (a 1024-NPU
-// All-Gather is a million transfers, two million nodes). Keeps references to `a` and `t`.
+// All-Gather is a million transfers, two million nodes). Keeps a reference to `a`.
 // Throws tenet::Error when the algorithm uses an endpoint that is not a rank (a relay outside the
 // communicator, an in-network reduction) or needs more than 500,000,000 tags.
 class CollectiveGraphPlan {
@@ -78,7 +78,6 @@ class CollectiveGraphPlan {
     return recv_id_[id] + (comp() && a_[id].op == synth::Op::Reduce ? 1 : 0);
   }
   const synth::Algorithm& a_;
-  const topo::Topology& t_;
   GraphOptions options_;
   std::vector<int> rank_of_;  // NPU -> rank, -1 for none
   std::string set_id_;

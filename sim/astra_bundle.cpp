@@ -18,6 +18,15 @@ namespace tenet::sim {
 
 namespace fs = std::filesystem;
 
+namespace {
+// `text` as one word for sh: in single quotes, each ' written as '\''.
+std::string shell_quoted(const std::string& text) {
+  std::string out = "'";
+  for (char ch : text) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+}  // namespace
+
 AstraBundle stage_astra_bundle(const synth::Algorithm& a, const topo::Topology& t, topo::OutputFolder& out,
                                const std::string& subdir, const AstraBundleOptions& options) {
   const synth::Collective& c = a.collective;
@@ -133,14 +142,14 @@ AstraBundle stage_astra_bundle(const synth::Algorithm& a, const topo::Topology& 
                   "set -e\n"
                   "cd \"$(dirname \"$0\")\"\n"
                   "exec \"${{ASTRA_SIM:-AstraSim_Analytical_Congestion_Unaware}}\" \\\n"
-                  "  --workload-configuration=workload/{} \\\n"
+                  "  --workload-configuration={} \\\n"
                   "  --system-configuration=system.json \\\n"
                   "  --network-configuration=network.yml \\\n"
                   "  --remote-memory-configuration=remote_memory.json \"$@\"\n",
                   options.workload.empty() ? fmt::format("one {} of {}", synth::to_string(c.kind), format_bytes(size))
                                            : fmt::format("the workload {}", stem),
                   a.name, t.name(), format_time(bundle.claimed_time), format_time(bundle.collective.time),
-                  bundle.exact_network ? "" : " (on the nearest network)", stem));
+                  bundle.exact_network ? "" : " (on the nearest network)", shell_quoted("workload/" + stem)));
   fs::permissions(script, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add);
   return bundle;
 }

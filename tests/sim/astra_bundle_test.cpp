@@ -76,7 +76,7 @@ TEST(AstraBundle, HoldsEverythingASTRASimNeeds) {
   EXPECT_THAT(topo::read_file((dir / "network.yml").string()), HasSubstr("topology: [ Ring, Switch ]"));
   EXPECT_THAT(topo::read_file((dir / "remote_memory.json").string()), HasSubstr("NO_MEMORY_EXPANSION"));
   const std::string run = topo::read_file((dir / "run.sh").string());
-  EXPECT_THAT(run, HasSubstr("--workload-configuration=workload/all_gather"));
+  EXPECT_THAT(run, HasSubstr("--workload-configuration='workload/all_gather'"));
   EXPECT_THAT(run, HasSubstr("${ASTRA_SIM:-AstraSim_Analytical_Congestion_Unaware}"));
   EXPECT_NE(fs::status(dir / "run.sh").permissions() & fs::perms::owner_exec, fs::perms::none);
 }
@@ -101,14 +101,16 @@ TEST(AstraBundle, AGivenWorkloadRunsWithTheAlgorithm) {
   const auto t = topo::generate("switch:4");
   const synth::Algorithm a = algorithm(t, CollectiveKind::AllReduce, 1 << 20, 1);
   const auto wl = data_parallel(model_preset("resnet50"), 4);
-  for (size_t r = 0; r < wl.size(); ++r) chakra::write_et(chakra::et_path(tmp.file("r"), static_cast<int>(r)), wl[r]);
+  const std::string name = "it's a run";  // run.sh quotes it for sh
+  for (size_t r = 0; r < wl.size(); ++r) chakra::write_et(chakra::et_path(tmp.file(name), static_cast<int>(r)), wl[r]);
   AstraBundleOptions o;
-  o.workload = tmp.file("r");
+  o.workload = tmp.file(name);
   const AstraBundle b = write_bundle(tmp, a, t, o);
-  EXPECT_EQ(chakra::read_prefix(tmp.file("out/astra-sim/workload/r")).size(), 4u);
+  EXPECT_EQ(chakra::read_prefix(tmp.file("out/astra-sim/workload/" + name)).size(), 4u);
   EXPECT_THAT(b.notes, ::testing::Contains(HasSubstr("all-reduces (rank 0) are not of 1 MiB: ASTRA-sim runs the custom "
                                                      "collective as it is")));
-  EXPECT_THAT(topo::read_file(tmp.file("out/astra-sim/run.sh")), HasSubstr("--workload-configuration=workload/r "));
+  EXPECT_THAT(topo::read_file(tmp.file("out/astra-sim/run.sh")),
+              HasSubstr("--workload-configuration='workload/it'\\''s a run' "));
 }
 
 TEST(AstraBundle, WhatASTRASimCannotRunIsRefused) {
