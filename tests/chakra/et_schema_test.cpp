@@ -3,8 +3,10 @@
 #include <google/protobuf/util/delimited_message_util.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
+#include "chakra/et.hpp"
 #include "et_def.pb.h"
 
 namespace {
@@ -73,6 +75,41 @@ TEST(ChakraSchema, DelimitedFileFramingRoundTrips) {
   Node extra;
   EXPECT_FALSE(google::protobuf::util::ParseDelimitedFromZeroCopyStream(&extra, &in, &eof));
   EXPECT_TRUE(eof);
+}
+
+}  // namespace
+
+// chakra::NodeList (an ET's nodes on a protobuf arena): used like a vector of Node, its nodes never
+// move, a copy is deep and independent, and files read back node for node.
+namespace {
+
+TEST(NodeList, BehavesLikeAVectorWhoseNodesStayPut) {
+  tenet::chakra::EtFile f;
+  Node& first = f.nodes.emplace_back();
+  first.set_id(0);
+  first.set_name("first");
+  for (uint64_t i = 1; i < 1000; ++i) f.nodes.emplace_back().set_id(i);  // the pointer vector grows
+  EXPECT_EQ(first.name(), "first");                                        // the node did not move
+  Node& again = f.nodes.emplace_back(f.nodes[0]);                          // a copy of one of its own
+  EXPECT_EQ(again.name(), "first");
+  EXPECT_EQ(f.nodes.size(), 1001u);
+  uint64_t sum = 0;
+  for (const Node& n : f.nodes) sum += n.id();
+  EXPECT_EQ(sum, 999u * 1000 / 2);
+  tenet::chakra::EtFile copy = f;  // deep: its own arena
+  copy.nodes[0].set_name("changed");
+  EXPECT_EQ(f.nodes[0].name(), "first");
+  f.nodes.erase(f.nodes.begin());
+  EXPECT_EQ(f.nodes.size(), 1000u);
+  EXPECT_EQ(f.nodes.at(0).id(), 1u);
+  EXPECT_EQ(copy.nodes.size(), 1001u);
+  tenet::chakra::EtFile moved = std::move(copy);
+  EXPECT_EQ(moved.nodes[0].name(), "changed");
+  const auto back = tenet::chakra::parse_et(tenet::chakra::serialize_et(moved));
+  ASSERT_EQ(back.nodes.size(), moved.nodes.size());
+  EXPECT_EQ(back.nodes.back().name(), "first");
+  EXPECT_TRUE(std::equal(back.nodes.begin(), back.nodes.end(), moved.nodes.begin(),
+                         [](const Node& x, const Node& y) { return x.id() == y.id(); }));
 }
 
 }  // namespace
