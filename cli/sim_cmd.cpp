@@ -107,9 +107,10 @@ void print_links(const sim::SimResult& r, int shown, int bins) {
     fmt::print("  ... {} more links carried data (--links N shows more)\n", order.size() - shown);
 }
 
-// "all-reduce=ring,all-gather=tenet"
-std::map<synth::CollectiveKind, std::string> parse_algorithms(const std::string& text) {
-  std::map<synth::CollectiveKind, std::string> out;
+// "all-reduce=ring,all-gather=tenet"; a collective named again with algorithm files only
+// ("all-reduce=ar-1MiB.json,all-reduce=ar-64MiB.json"): one file per size, each call running the
+// nearest.
+void parse_algorithms(const std::string& text, sim::SimConfig& cfg) {
   std::stringstream in(text);
   for (std::string item; std::getline(in, item, ',');) {
     if (item.empty()) continue;
@@ -118,10 +119,19 @@ std::map<synth::CollectiveKind, std::string> parse_algorithms(const std::string&
       throw Error(fmt::format("--coll takes collective=algorithm pairs, e.g. all-reduce=ring; got '{}'", item));
     const auto kind = synth::parse_collective(item.substr(0, eq));
     const std::string algo = item.substr(eq + 1);
-    if (algo != "tenet" && !chakra::names_algorithm_file(algo)) synth::parse_baseline(algo);  // checked now
-    out[kind] = algo;
+    const bool file = chakra::names_algorithm_file(algo);
+    if (algo != "tenet" && !file) synth::parse_baseline(algo);  // checked now
+    auto [at, fresh] = cfg.algorithms.try_emplace(kind, algo);
+    if (!fresh) {
+      if (!file || !chakra::names_algorithm_file(at->second))
+        throw Error(fmt::format("--coll names {} twice ('{}' and '{}'): a collective may repeat only with algorithm "
+                                "files, one per size",
+                                synth::to_string(kind), at->second, algo));
+      auto& sized = cfg.sized_files[kind];
+      if (sized.empty()) sized.push_back(at->second);
+      sized.push_back(algo);
+    }
   }
-  return out;
 }
 
 void run_sim(const SimArgs& args) {
@@ -167,7 +177,7 @@ void run_sim(const SimArgs& args) {
     cfg.packet.routing = sim::parse_routing(args.routing);
   }
   cfg.link_activity = true;
-  cfg.algorithms = parse_algorithms(args.coll);
+  parse_algorithms(args.coll, cfg);
   cfg.chunks_per_npu = parse_chunks(args.chunks, 0);
   std::vector<std::string> system_notes;
   if (!args.system.empty()) {
@@ -389,7 +399,9 @@ void add_sim_commands(CLI::App& app) {
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--coll", args.coll,
                   "Algorithm per collective: tenet (default), a baseline name, or an algorithm file (.json, .xml,\n"
-                  "Chakra prefix), e.g. all-reduce=ring,all-gather=out/ag.json");
+                  "Chakra prefix), e.g. all-reduce=ring,all-gather=out/ag.json; a collective named again with\n"
+                  "files (all-reduce=ar-1MiB.json,all-reduce=ar-64MiB.json) runs, per call, the file made for the\n"
+                  "nearest size");
   cmd->add_option("-k,--chunks-per-npu", args.chunks,
                   "Chunks per NPU of every collective's algorithm (1-4096), or auto: per collective and size,\n"
                   "try 1, 2, 4, ... and keep the fastest, as `tenet synth -k auto` does (stops when doubling\n"

@@ -496,7 +496,9 @@ class Simulator {
     c.chunks_per_npu = native ? 1 : std::max(1, cfg_.chunks_per_npu);
     c.root = std::clamp(m.root, 0, static_cast<int>(m.members.size()) - 1);
     auto it = cfg_.algorithms.find(m.kind);
-    const std::string producer = it == cfg_.algorithms.end() ? "tenet" : it->second;
+    std::string producer = it == cfg_.algorithms.end() ? "tenet" : it->second;
+    if (auto files = cfg_.sized_files.find(m.kind); files != cfg_.sized_files.end() && !files->second.empty())
+      producer = nearest_file(files->second, size);
     const std::string key = fmt::format("{}|{}|{}|{}", synth::to_string(m.kind), fmt::join(m.members, ","), size, producer);
     auto cached = cache_.find(key);
     if (cached != cache_.end()) return *cached->second;
@@ -537,6 +539,25 @@ class Simulator {
       a = std::make_unique<synth::Algorithm>(synth::make_algorithm(producer, t_, c, chunk));
     }
     return *cache_.emplace(key, std::move(a)).first->second;
+  }
+
+  // Of algorithm files made for one size each, the one whose size is nearest `size` by ratio (the
+  // larger on a tie). Each file is read once.
+  std::string nearest_file(const std::vector<std::string>& files, Bytes size) {
+    std::string best;
+    double best_distance = 0;
+    Bytes best_size = 0;
+    for (const std::string& f : files) {
+      auto [it, fresh] = file_sizes_.try_emplace(f, 0);
+      if (fresh) {
+        const synth::Algorithm a = chakra::load_any_algorithm(f, t_);
+        it->second = std::max<Bytes>(1, a.chunk_bytes * a.collective.pieces());
+      }
+      const double distance = std::abs(std::log(static_cast<double>(it->second) / static_cast<double>(std::max<Bytes>(size, 1))));
+      if (best.empty() || distance < best_distance || (distance == best_distance && it->second > best_size))
+        best = f, best_distance = distance, best_size = it->second;
+    }
+    return best;
   }
 
   void record(int r, size_t i, Stream stream, Time start) {
@@ -604,6 +625,7 @@ class Simulator {
   std::map<std::pair<std::string, int>, int> seen_;
   std::map<std::pair<std::string, int>, std::unique_ptr<Meeting>> meetings_;
   std::unordered_map<std::string, std::unique_ptr<synth::Algorithm>> cache_;
+  std::unordered_map<std::string, Bytes> file_sizes_;  // algorithm file -> the size it was made for
   std::unordered_map<uint64_t, std::vector<topo::LinkId>> routes_;
   std::vector<TraceSlice> trace_;
   int collectives_ = 0;

@@ -55,6 +55,11 @@ struct SimConfig {
   std::optional<RemoteMemory> remote_memory;
   // Producer per collective: "tenet" (the synthesizer) or a baseline name; default "tenet".
   std::map<synth::CollectiveKind, std::string> algorithms;
+  // Several algorithm files for one collective (--coll all-reduce=a.json,all-reduce=b.json), each
+  // made for one size: a call runs the one made for the size nearest its own (by ratio, as NCCL's
+  // tuner and MSCCL's size ranges choose by size), and says so when it is not the same size.
+  // Overrides `algorithms` for its kinds.
+  std::map<synth::CollectiveKind, std::vector<std::string>> sized_files;
   // Chunks per NPU of every collective's algorithm; 0: auto (1, 2, 4, ... as `tenet synth -k auto`
   // picks them, per collective and size, up to about synth::kSimAutoChunkTransfers transfers).
   int chunks_per_npu = 4;

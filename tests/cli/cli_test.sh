@@ -243,6 +243,14 @@ if [[ "$("$T" sim -w "$tmp/mb/ar" -t ring:8 --coll all-reduce=ring -k 1 | grep '
       "$("$T" synth -t ring:8 -c all-reduce -s 64MiB -a ring -k 1 -o "$tmp/mbs" | grep 'collective time' | awk '{print $3, $4}')" ]]; then
   pass=$((pass + 1)); else echo "FAIL microbenchmark time differs from the collective's"; fail=$((fail + 1)); fi
 check "workload gen coll type" 0 '"int64_val": "0"' -- "$T" chakra dump "$tmp/mb/ar.0.et"
+# One algorithm file per size for a collective (the 64 MiB call runs the 64 MiB file); only files
+# may repeat.
+"$T" synth --topo ring:8 --coll all-reduce --size 1MiB -k 1 -o "$tmp/ps1" > /dev/null
+"$T" synth --topo ring:8 --coll all-reduce --size 64MiB -k 1 -o "$tmp/ps64" > /dev/null
+check "sim coll per size" 0 "iteration time" -- "$T" sim -w "$tmp/mb/ar" -t ring:8 --coll "all-reduce=$tmp/ps64/algorithm.json,all-reduce=$tmp/ps1/algorithm.json"
+if "$T" sim -w "$tmp/mb/ar" -t ring:8 --coll "all-reduce=$tmp/ps64/algorithm.json,all-reduce=$tmp/ps1/algorithm.json" | grep -q "as it is"; then
+  echo "FAIL sim coll per size: the 1 MiB call did not run the 1 MiB file"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+check "sim coll twice" 2 "--coll names all-reduce twice ('ring' and 'tenet'): a collective may repeat only with algorithm files, one per size" -- "$T" sim -w "$tmp/mb/ar" -t ring:8 --coll all-reduce=ring,all-reduce=tenet
 check "workload gen coll and model" 2 "--dp shapes a model preset" -- "$T" workload gen --coll all-reduce --npus 8 --dp 2 -o "$tmp/mb/x"
 check "workload gen coll needs npus" 2 "--coll needs --npus" -- "$T" workload gen --coll all-gather -o "$tmp/mb/x"
 # All-Gather sizes in NCCL's convention (the output); Chakra's comm_size is each rank's input.

@@ -133,6 +133,35 @@ TEST(Simulator, RunsAlgorithmFilesAsTheyAre) {
   EXPECT_THAT([&] { simulate(t, w.files, cfg); }, ::testing::ThrowsMessage<Error>(HasSubstr("but the workload runs all-reduce")));
 }
 
+// Several files for one collective, one per size: each call runs the file made for the size
+// nearest its own (by ratio), and only a call of another size says so.
+TEST(Simulator, PicksTheAlgorithmFileForTheNearestSize) {
+  topo::testing::TempDir dir;
+  const auto t = topo::generate("ring:4");
+  const synth::Collective c = synth::Collective::over_all(t, synth::CollectiveKind::AllReduce, 2);
+  const synth::Algorithm small = synth::make_baseline({synth::BaselineKind::BidirRing, {}}, t, c, c.chunk_bytes_for(1 << 20));
+  const synth::Algorithm big = synth::make_baseline({synth::BaselineKind::Ring, {}}, t, c, c.chunk_bytes_for(64 << 20));
+  synth::save_algorithm(small, dir.file("ar-1MiB.json"));
+  synth::save_algorithm(big, dir.file("ar-64MiB.json"));
+  SimConfig cfg;
+  cfg.algorithms[synth::CollectiveKind::AllReduce] = dir.file("ar-1MiB.json");
+  cfg.sized_files[synth::CollectiveKind::AllReduce] = {dir.file("ar-1MiB.json"), dir.file("ar-64MiB.json")};
+  const auto run = [&](Bytes size) {
+    Workload w(4);
+    for (int r = 0; r < 4; ++r) w.all_reduce(r, size);
+    return simulate(t, w.files, cfg);
+  };
+  const SimResult one = run(1 << 20), sixty_four = run(64 << 20), four = run(4 << 20), thirty_two = run(32 << 20);
+  EXPECT_EQ(one.iteration, small.claimed_time);
+  EXPECT_TRUE(one.warnings.empty());
+  EXPECT_EQ(sixty_four.iteration, big.claimed_time);
+  EXPECT_TRUE(sixty_four.warnings.empty());
+  EXPECT_EQ(four.iteration, small.claimed_time);  // 4x from 1 MiB, 16x from 64 MiB
+  ASSERT_EQ(four.warnings.size(), 1u);
+  EXPECT_THAT(four.warnings[0], HasSubstr("ran " + dir.file("ar-1MiB.json") + " as it is"));
+  EXPECT_EQ(thirty_two.iteration, big.claimed_time);
+}
+
 // MSCCL-XML is picked per call and scaled to its size, as the MSCCL runtime does: an export made
 // at 1 MiB chunks runs a 64 MiB All-Reduce in the time the same schedule takes at 64 MiB.
 TEST(Simulator, ScalesMscclXmlToTheCollectiveSize) {
