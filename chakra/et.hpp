@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "et_def.pb.h"
@@ -60,10 +61,15 @@ class NodeList {
     if (this != &other) *this = NodeList(other);
     return *this;
   }
-  NodeList(NodeList&&) noexcept = default;
-  NodeList& operator=(NodeList&&) noexcept = default;
+  NodeList(NodeList&& other) noexcept : arena_(std::move(other.arena_)), nodes_(std::exchange(other.nodes_, {})) {}
+  NodeList& operator=(NodeList&& other) noexcept {
+    arena_ = std::move(other.arena_);
+    nodes_ = std::exchange(other.nodes_, {});
+    return *this;
+  }
 
   Node& emplace_back() {
+    if (!arena_) arena_ = std::make_unique<google::protobuf::Arena>();  // moved from: a fresh arena
     nodes_.push_back(google::protobuf::Arena::CreateMessage<Node>(arena_.get()));
     return *nodes_.back();
   }

@@ -105,6 +105,9 @@ TEST(NodeList, BehavesLikeAVectorWhoseNodesStayPut) {
   EXPECT_EQ(copy.nodes.size(), 1001u);
   tenet::chakra::EtFile moved = std::move(copy);
   EXPECT_EQ(moved.nodes[0].name(), "changed");
+  EXPECT_TRUE(copy.nodes.empty());        // NOLINT(bugprone-use-after-move): moved from, empty
+  copy.nodes.emplace_back().set_id(7);    // and usable again, on an arena of its own
+  EXPECT_EQ(copy.nodes.back().id(), 7u);
   const auto back = tenet::chakra::parse_et(tenet::chakra::serialize_et(moved));
   ASSERT_EQ(back.nodes.size(), moved.nodes.size());
   EXPECT_EQ(back.nodes.back().name(), "first");
