@@ -127,7 +127,7 @@ CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topolog
     usable = end;
     coster.emplace(t, a.chunk_bytes, a.link_model);
   }
-  const double micros = comp() ? std::ceil(reduction_micros(a.chunk_bytes, options.reduce_bandwidth)) : 0;
+  if (comp()) comp_micros_ = static_cast<uint64_t>(std::ceil(reduction_micros(a.chunk_bytes, options.reduce_bandwidth)));
   std::vector<uint32_t> data;
   for (TransferId id = 0; id < static_cast<TransferId>(n); ++id) {
     const Transfer& x = a[id];
@@ -163,7 +163,7 @@ CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topolog
       const synth::RouteCost cost = (*coster)(a.route(id));
       const Time wait = end[id] - ready - cost.latency - transfer_time(a.chunk_bytes, cost.bottleneck);
       if (wait > 0) size_[id] += static_cast<Bytes>(static_cast<Int128>(wait) * cost.bottleneck / 1'000'000'000'000);
-      if (comp() && x.op == Op::Reduce) usable[id] = end[id] + static_cast<Time>(micros) * 1'000'000;
+      if (comp() && x.op == Op::Reduce) usable[id] = end[id] + static_cast<Time>(comp_micros_) * 1'000'000;
     }
     last_arrival[key(dst, x.chunk)] = id;
   }
@@ -236,7 +236,7 @@ EtFile CollectiveGraphPlan::rank(int r) const {
         const uint64_t recv_id = rcv.id();
         Node& reduce = new_node(ChakraProtoMsg::COMP_NODE, fmt::format("reduce chunk {}", x.chunk));
         reduce.add_data_deps(recv_id);
-        reduce.set_duration_micros(static_cast<uint64_t>(std::ceil(reduction_micros(a_.chunk_bytes, options_.reduce_bandwidth))));
+        reduce.set_duration_micros(comp_micros_);
         set_int(reduce, "num_ops", static_cast<int64_t>(a_.chunk_bytes / 4));
         set_int(reduce, "tensor_size", static_cast<int64_t>(a_.chunk_bytes));
         set_int(reduce, "tenet_transfer", static_cast<int64_t>(id));
@@ -260,7 +260,6 @@ AstraGraph CollectiveGraphPlan::astra_graph() const {
   }
   g.nodes.resize(g.first[p]);
   g.dep_begin.assign(g.first[p] + 1, 0);
-  const uint64_t micros = comp() ? static_cast<uint64_t>(std::ceil(reduction_micros(a_.chunk_bytes, options_.reduce_bandwidth))) : 0;
   for (int r = 0; r < p; ++r) {
     size_t at = g.first[r];
     for (size_t i = item_begin_[r]; i < item_begin_[r + 1]; ++i) {
@@ -275,7 +274,7 @@ AstraGraph CollectiveGraphPlan::astra_graph() const {
         g.nodes[at] = {ChakraProtoMsg::COMM_RECV_NODE, r, rank_of_[x.src], static_cast<int64_t>(size_[id]), tag, 0, recv_id_[id]};
         g.dep_begin[++at] = g.deps.size();
         if (comp() && x.op == Op::Reduce) {
-          g.nodes[at] = {ChakraProtoMsg::COMP_NODE, r, -1, 0, 0, micros, recv_id_[id] + 1};
+          g.nodes[at] = {ChakraProtoMsg::COMP_NODE, r, -1, 0, 0, comp_micros_, recv_id_[id] + 1};
           g.deps.push_back(g.first[r] + recv_id_[id]);
           g.dep_begin[++at] = g.deps.size();
         }

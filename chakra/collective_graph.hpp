@@ -79,6 +79,7 @@ class CollectiveGraphPlan {
   }
   const synth::Algorithm& a_;
   GraphOptions options_;
+  uint64_t comp_micros_ = 0;  // a reduction's COMP duration, whole microseconds (duration_micros)
   std::vector<int> rank_of_;  // NPU -> rank, -1 for none
   std::string set_id_;
   std::vector<uint32_t> send_id_, recv_id_;  // per transfer: its nodes' ids at the source and destination

@@ -108,12 +108,7 @@ Exported export_algorithm(const synth::Algorithm& a, const topo::Topology& t, co
         const chakra::AstraRun run = chakra::run_as_astra_sim(graph->astra_graph(), t);
         out.astra_time = run.time;
         out.astra_on_dimensions = run.on_dimensions;
-        if (a.claimed_time >= 0) {
-          out.claimed_time = a.claimed_time;
-        } else {
-          std::vector<Time> start(a.size()), end(a.size());
-          out.claimed_time = synth::compute_times(t, a, start, end).collective_time;
-        }
+        out.claimed_time = synth::collective_time(t, a);
         const bool reduces = std::any_of(a.transfers().begin(), a.transfers().end(),
                                          [](const synth::Transfer& x) { return x.op == synth::Op::Reduce; });
         if (reduce_bandwidth > 0 && reduces) {

@@ -63,12 +63,7 @@ AstraBundle stage_astra_bundle(const synth::Algorithm& a, const topo::Topology& 
                                                        t.name(), why, nearest));
   }
   bundle.collective = chakra::run_as_astra_sim(graph.astra_graph(), t, &*dims);
-  if (a.claimed_time >= 0) {
-    bundle.claimed_time = a.claimed_time;
-  } else {
-    std::vector<Time> start(a.size()), end(a.size());
-    bundle.claimed_time = synth::compute_times(t, a, start, end).collective_time;
-  }
+  bundle.claimed_time = synth::collective_time(t, a);
 
   // The workload: the collective alone (ASTRA-sim's microbenchmark form), or the one given.
   std::vector<chakra::EtFile> workload;

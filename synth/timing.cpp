@@ -204,4 +204,10 @@ TimingResult time(const topo::Topology& t, Algorithm& a) {
   return result;
 }
 
+Time collective_time(const topo::Topology& t, const Algorithm& a) {
+  if (a.claimed_time >= 0) return a.claimed_time;
+  std::vector<Time> start(a.size()), end(a.size());
+  return compute_times(t, a, start, end).collective_time;
+}
+
 }  // namespace tenet::synth

@@ -73,5 +73,7 @@ TimingResult time(const topo::Topology& t, Algorithm& a);
 // The same, writing the times into `start` and `end` (sized a.size()) and leaving `a` alone.
 TimingResult compute_times(const topo::Topology& t, const Algorithm& a, std::span<Time> start,
                            std::span<Time> end);
+// The algorithm's time: what it claims, or, when it claims none, what compute_times gives.
+Time collective_time(const topo::Topology& t, const Algorithm& a);
 
 }  // namespace tenet::synth
