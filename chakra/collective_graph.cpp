@@ -127,7 +127,7 @@ CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topolog
     usable = end;
     coster.emplace(t, a.chunk_bytes, a.link_model);
   }
-  if (comp()) comp_micros_ = static_cast<uint64_t>(std::ceil(reduction_micros(a.chunk_bytes, options.reduce_bandwidth)));
+  if (comp()) comp_micros_ = static_cast<uint64_t>(std::ceil(reduction_micros(a.chunk_bytes, a.reduce_bandwidth)));
   std::vector<uint32_t> data;
   for (TransferId id = 0; id < static_cast<TransferId>(n); ++id) {
     const Transfer& x = a[id];
@@ -189,6 +189,7 @@ EtFile CollectiveGraphPlan::rank(int r) const {
   add_int(m, "tenet_root", c.root);
   add_int(m, "tenet_chunk_bytes", a_.chunk_bytes);
   add_string(m, "tenet_link_model", std::string(synth::to_string(a_.link_model)));
+  if (a_.reduce_bandwidth > 0) add_int(m, "tenet_reduce_bandwidth", a_.reduce_bandwidth);
   add_string(m, "tenet_fingerprint", fmt::format("{:016x}", a_.topology_fingerprint));
   add_string(m, "tenet_name", a_.name);
   add_int(m, "tenet_rank", r);
@@ -509,6 +510,7 @@ Algorithm from_collective_graph(const std::vector<EtFile>& files, const topo::To
   a.chunk_bytes = meta_in("tenet_chunk_bytes", 0, 0, int64_t{1} << 50);
   a.name = meta_string(meta, "tenet_name").value_or("chakra");
   a.link_model = synth::parse_link_model(meta_string(meta, "tenet_link_model").value_or("pipelined"));
+  a.reduce_bandwidth = meta_in("tenet_reduce_bandwidth", 0, 0, int64_t{1'000'000'000'000'000});
   {
     const std::string fp = meta_string(meta, "tenet_fingerprint").value_or("0");
     const auto [end, ec] = std::from_chars(fp.data(), fp.data() + fp.size(), a.topology_fingerprint, 16);

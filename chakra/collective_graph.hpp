@@ -3,8 +3,10 @@
 //
 // Export: one ET per rank. A transfer becomes a COMM_SEND at its source and a COMM_RECV at its
 // destination (ranks of the communicator; a multi-hop route is one message the network routes),
-// matched by a tag unique per message; a reduction adds a COMP node after the receive, lasting
-// bytes / reduce_bandwidth (no time when 0). A send depends on the receive (or reduction) that
+// matched by a tag unique per message; when the algorithm's reductions take time
+// (Algorithm::reduce_bandwidth), a reduction adds a COMP node after the receive lasting its time,
+// rounded up to whole microseconds (duration_micros; a custom collective's COMP node has no other
+// way to say its time: ASTRA-sim's roofline times workload COMP nodes only). A send depends on the receive (or reduction) that
 // brought its chunk and on its explicit dependencies at that rank, and on nothing else: ASTRA-sim
 // completes a send when its message arrives, so ordering the sends of a link by dependencies
 // would cost a latency each (the time a send waits for its link is carried as LinkWaits says).
@@ -46,7 +48,6 @@ enum class LinkWaits {
 LinkWaits parse_link_waits(std::string_view name);
 
 struct GraphOptions {
-  Bandwidth reduce_bandwidth = 0;  // bytes per second of a local reduction; 0: reductions take no time
   LinkWaits link_waits = LinkWaits::Bytes;
 };
 
@@ -73,7 +74,7 @@ class CollectiveGraphPlan {
   AstraGraph astra_graph() const;
 
  private:
-  bool comp() const { return options_.reduce_bandwidth > 0; }  // reductions get a COMP node
+  bool comp() const { return a_.reduce_bandwidth > 0; }  // reductions get a COMP node
   uint32_t done_id(synth::TransferId id) const {  // the node after which the data is at the destination
     return recv_id_[id] + (comp() && a_[id].op == synth::Op::Reduce ? 1 : 0);
   }

@@ -28,7 +28,7 @@ int parse_chunks(const std::string& text, int when_auto);
 // A size flag's value; its name in the error when it does not parse.
 Bytes size_flag(const std::string& flag, const std::string& text);
 
-// "0" or a bandwidth with a unit.
+// --reduce-bw: "0" or a bandwidth with a unit; the flag's name in the error when it does not parse.
 Bandwidth parse_reduce_bandwidth(const std::string& text);
 
 }  // namespace tenet::cli

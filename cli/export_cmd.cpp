@@ -22,7 +22,14 @@ std::vector<std::string> split_commas(const std::string& s) {
 
 }  // namespace
 
-Bandwidth parse_reduce_bandwidth(const std::string& text) { return text == "0" ? 0 : parse_bandwidth(text); }
+Bandwidth parse_reduce_bandwidth(const std::string& text) {
+  if (text == "0") return 0;
+  try {
+    return parse_bandwidth(text);
+  } catch (const Error& e) {
+    throw Error(fmt::format("--reduce-bw: {}", e.what()));
+  }
+}
 
 Bytes size_flag(const std::string& flag, const std::string& text) {
   try {

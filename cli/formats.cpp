@@ -46,8 +46,10 @@ synth::MscclOptions msccl_options(const MscclFlags& flags) {
 
 void add_chakra_flags(CLI::App* cmd, ChakraFlags& flags) {
   cmd->add_option("--reduce-bw", flags.reduce_bw,
-                  "Reduction bandwidth for Chakra COMP nodes (e.g. 500GB/s); 0: reductions take no time, no COMP node")
-      ->capture_default_str();
+                  "How fast an NPU reduces a received chunk into its own (e.g. 500GB/s): each reduction takes\n"
+                  "chunk / this, part of the algorithm's time (its claim, `tenet verify`, `tenet sim`) and a Chakra\n"
+                  "COMP node (in whole microseconds). 0: reductions take no time (no COMP node). synth: default 0;\n"
+                  "export: default the algorithm's own (reduce_Bps in its JSON), given: exported re-timed with it");
   cmd->add_option("--chakra-waits", flags.waits,
                   "What a Chakra send that waits for its link carries: bytes (the wait as extra bytes, so that\n"
                   "ASTRA-sim's analytical network, which has no link queues, delivers every message when Tenet\n"
@@ -61,7 +63,7 @@ void add_chakra_flags(CLI::App* cmd, ChakraFlags& flags) {
 ExportOptions export_options(const ChakraFlags& chakra, const MscclFlags& msccl) {
   ExportOptions o;
   o.msccl = msccl_options(msccl);
-  o.chakra.reduce_bandwidth = parse_reduce_bandwidth(chakra.reduce_bw);
+  if (!chakra.reduce_bw.empty()) o.reduce_bandwidth = parse_reduce_bandwidth(chakra.reduce_bw);
   try {
     o.chakra.link_waits = chakra::parse_link_waits(chakra.waits);
   } catch (const Error& e) {
@@ -82,24 +84,42 @@ std::string describe_astra_time(const Exported& e) {
                      format_time(e.claimed_time), ratio);
 }
 
-Exported export_algorithm(const synth::Algorithm& a, const topo::Topology& t, const std::vector<std::string>& formats,
+Exported export_algorithm(const synth::Algorithm& given, const topo::Topology& t, const std::vector<std::string>& formats,
                           const std::string& dir, const ExportOptions& options) {
   const chakra::GraphOptions& chakra = options.chakra;
   const synth::MscclOptions& msccl = options.msccl;
-  const Bandwidth reduce_bandwidth = chakra.reduce_bandwidth;
   for (const std::string& f : formats)
     if (f != "json" && f != "msccl-xml" && f != "chakra" && f != "astra-sim")
       throw Error(fmt::format("unknown format '{}' (json, msccl-xml, chakra, astra-sim)", f));
+  Exported out;
+  // --reduce-bw other than the algorithm's own: a copy re-timed with it.
+  std::optional<synth::Algorithm> retimed;
+  if (options.reduce_bandwidth && *options.reduce_bandwidth != given.reduce_bandwidth) {
+    retimed = given;
+    synth::set_reduce_bandwidth(t, *retimed, *options.reduce_bandwidth);
+    if (retimed->reduce_bandwidth != given.reduce_bandwidth)
+      out.warnings.push_back(fmt::format("re-timed with reductions at {}: {} (the file says {})",
+                                         *options.reduce_bandwidth == 0 ? std::string("no cost") : format_bandwidth(*options.reduce_bandwidth),
+                                         format_time(retimed->claimed_time), format_time(synth::collective_time(t, given))));
+  }
+  const synth::Algorithm& a = retimed ? *retimed : given;
+  const Bandwidth reduce_bandwidth = a.reduce_bandwidth;
   // Every format that can refuse the algorithm is produced in memory first, so a refused format
   // leaves no partial file; the JSON, which cannot refuse, is streamed (gigabytes at 1024 NPUs).
-  Exported out;
   std::vector<std::pair<std::string, std::string>> files;
   bool chakra_wanted = false, json_wanted = false;
   std::optional<chakra::CollectiveGraphPlan> graph;
   for (const std::string& f : formats) {
     try {
       if (f == "json") json_wanted = true;
-      else if (f == "msccl-xml") files.emplace_back("algorithm.xml", synth::to_msccl_xml(a, msccl));
+      else if (f == "msccl-xml") {
+        files.emplace_back("algorithm.xml", synth::to_msccl_xml(a, msccl));
+        if (reduce_bandwidth > 0)
+          out.warnings.push_back(fmt::format("msccl-xml: the reduction time ({} at {}) is not in the file: the MSCCL "
+                                             "runtime reduces at its own speed, and Tenet reads the file back with "
+                                             "reductions that take no time",
+                                             format_time(a.reduction_time()), format_bandwidth(reduce_bandwidth)));
+      }
       else if (f == "chakra") {
         graph.emplace(a, t, chakra);  // refuses here, before any file
         chakra_wanted = true;

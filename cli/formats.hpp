@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ struct Exported {
 // express this algorithm (MSCCL-XML has no broadcast, ...) is skipped with the reason and the others
 // are still written. Throws tenet::Error, before writing anything, for an unknown format.
 struct ExportOptions {
+  // --reduce-bw when given: the algorithm is exported re-timed with its reductions at this rate
+  // (Algorithm::reduce_bandwidth); otherwise with its own.
+  std::optional<Bandwidth> reduce_bandwidth;
   chakra::GraphOptions chakra;
   synth::MscclOptions msccl;
   std::string astra_workload;  // for "astra-sim": a Chakra ET workload prefix; empty: the collective alone
@@ -51,7 +55,7 @@ synth::MscclOptions msccl_options(const MscclFlags& flags);
 
 // --reduce-bw, --chakra-waits and --astra-workload on a verb that exports Chakra graphs.
 struct ChakraFlags {
-  std::string reduce_bw = "0", waits = "bytes", astra_workload;
+  std::string reduce_bw, waits = "bytes", astra_workload;  // reduce_bw "": not given
 };
 void add_chakra_flags(CLI::App* cmd, ChakraFlags& flags);
 // Every export option from the flags; throws tenet::Error naming a bad flag.

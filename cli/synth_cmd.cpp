@@ -165,6 +165,10 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row, c
       for (auto [k, time] : row.tried) tried.push_back({{"chunks_per_npu", k}, {"time_ps", time}});
     }
     j["link_model"] = synth::to_string(a.link_model);
+    if (a.reduce_bandwidth > 0) {
+      j["reduce_Bps"] = a.reduce_bandwidth;
+      j["reduction_ps"] = a.reduction_time();
+    }
     j["time_ps"] = r.collective_time;
     j["lower_bound_ps"] = r.bound.total;
     j["lower_bound_kind"] = r.bound.label;
@@ -198,7 +202,10 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row, c
     fmt::print("group           {} NPUs: {}; {}\n", c.num_ranks(), describe_ranks(c.ranks), non_members(t, a));
   fmt::print("collective      {} of {}, {} chunks of {}{}\n", synth::to_string(c.kind), format_bytes(row.size),
              c.num_chunks(), format_bytes(a.chunk_bytes), chunk_note);
-  fmt::print("collective time {}  ({} link model)\n", format_time(r.collective_time), synth::to_string(a.link_model));
+  fmt::print("collective time {}  ({} link model{})\n", format_time(r.collective_time), synth::to_string(a.link_model),
+             a.reduce_bandwidth > 0 ? fmt::format("; each reduction {} at {}", format_time(a.reduction_time()),
+                                                  format_bandwidth(a.reduce_bandwidth))
+                                    : "");
   fmt::print("lower bound     {}  ({})\n", format_time(r.bound.total), synth::describe(r.bound));
   fmt::print("ratio           {:.4f}\n", r.ratio());
   fmt::print("algbw / busbw   {} / {}\n", format_bandwidth(static_cast<Bandwidth>(algbw)),
@@ -321,6 +328,7 @@ void run_synth(const SynthArgs& args) {
   if (!one && formats.size() > 1)
     throw Error("--emit exports one algorithm: drop --algo all or the size sweep, or export a row's file with `tenet export`");
   synth::SynthOptions o = options_from(args);
+  o.reduce_bandwidth = export_opts.reduce_bandwidth.value_or(0);
 
   std::vector<Row> rows;
   {

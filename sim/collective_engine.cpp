@@ -23,6 +23,7 @@ CollectiveRun::CollectiveRun(const synth::Algorithm& a, Network& net, EventQueue
       events_(events),
       on_done_(std::move(on_done)),
       endpoints_(endpoints),
+      reduction_(a.reduction_time()),
       graph_(a),
       admission_(net.topology(), a) {
   remaining_ = a.size();
@@ -85,9 +86,12 @@ void CollectiveRun::issue(TransferId id) {
         changed();
       },
       [this, id] {
-        if (endpoints_.active())
-          events_.schedule_after(endpoints_.after_arrival(a_.chunk_bytes, a_[id].op == synth::Op::Reduce),
-                                 [this, id] { arrived(id); });
+        // Usable after the reduction, if any (Algorithm::reduce_bandwidth), and what the endpoints add.
+        const bool reduced = a_[id].op == synth::Op::Reduce;
+        const Time after = (reduced ? reduction_ : 0) +
+                           (endpoints_.active() ? endpoints_.after_arrival(a_.chunk_bytes, reduced) : 0);
+        if (after > 0)
+          events_.schedule_after(after, [this, id] { arrived(id); });
         else
           arrived(id);
       });

@@ -3,7 +3,7 @@
 // dependencies and every earlier-listed arrival of its chunk at its source have arrived, the
 // transfer listed before it from the same sender port has been issued, and every link of its route
 // has its rate to spare (issued, unreleased transfers hold theirs); at each instant, eligible
-// transfers go in list order. On the analytical network this is exactly the
+// transfers go in list order. A reduced chunk counts as arrived once reduced (Algorithm::reduce_bandwidth). On the analytical network this is exactly the
 // timing model, so an algorithm replays in its synthesized time; on a congested network the same
 // admission holds and the network decides the times.
 #pragma once
@@ -57,6 +57,7 @@ class CollectiveRun {
   EventQueue& events_;
   std::function<void()> on_done_;
   EndpointModel endpoints_;
+  Time reduction_;  // how long a reduction takes at its destination (Algorithm::reduce_bandwidth)
   synth::ArrivalGraph graph_;
   synth::LinkAdmission admission_;
   std::vector<int32_t> waiting_;  // arrivals each transfer still waits for

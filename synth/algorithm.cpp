@@ -73,7 +73,9 @@ bool Algorithm::fully_timed() const {
 
 Time Algorithm::makespan() const {
   Time m = 0;
-  for (const Transfer& t : transfers_) m = std::max(m, t.end);
+  const Time reduction = reduction_time();
+  for (TransferId id = 0; id < static_cast<TransferId>(transfers_.size()); ++id)
+    m = std::max(m, usable_at(id, transfers_[id].end, reduction));
   return m;
 }
 
@@ -87,6 +89,7 @@ Algorithm with_transfers(const Algorithm& a, const std::vector<TransferSpec>& sp
   out.chunk_bytes = a.chunk_bytes;
   out.link_model = a.link_model;
   out.claimed_time = a.claimed_time;
+  out.reduce_bandwidth = a.reduce_bandwidth;
   for (const TransferSpec& s : specs) out.add(s);
   return out;
 }

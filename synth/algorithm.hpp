@@ -23,6 +23,13 @@
 // its route; a producer may set a lower one (two rings sharing one link at half rate each). Under
 // the pipelined model a link carries any set of concurrent transfers whose rates sum to at most
 // its bandwidth, so a 100 GB/s spine carries four 25 GB/s NIC streams at once.
+//
+// Reductions: an algorithm may say how fast its destinations reduce (`reduce_bandwidth`). A reduced
+// chunk is then usable at its destination chunk_bytes / reduce_bandwidth after it arrived: what
+// depends on it (explicitly, or by reading the chunk there) waits for that, and the collective
+// ends when its last arrival is usable. Reductions of different chunks overlap (as a collective's
+// reduction kernels do, and as ASTRA-sim runs a custom collective's COMP nodes). 0: reductions
+// take no time.
 #pragma once
 
 #include <cstdint>
@@ -96,6 +103,15 @@ class Algorithm {
   Bytes chunk_bytes = 0;
   LinkModel link_model = LinkModel::Pipelined;
   Time claimed_time = -1;             // the producer's collective time, or -1
+  Bandwidth reduce_bandwidth = 0;     // B/s a destination reduces a received chunk at; 0: no time
+
+  // How long a reduction of one chunk takes (0 when reductions take no time).
+  Time reduction_time() const { return reduce_bandwidth > 0 ? transfer_time(chunk_bytes, reduce_bandwidth) : 0; }
+  // When transfer `id`'s data is usable at its destination, given the time `end` it arrived: a
+  // reduction's time later for a reduction. `reduction` is reduction_time(), computed once by callers.
+  Time usable_at(TransferId id, Time end, Time reduction) const {
+    return transfers_[id].op == Op::Reduce ? end + reduction : end;
+  }
 
   TransferId add(ChunkId chunk, NodeId src, NodeId dst, std::span<const LinkId> route,
                  Op op = Op::Copy, std::span<const TransferId> deps = {}, Time start = -1,
@@ -127,7 +143,7 @@ class Algorithm {
   void reserve(size_t transfers, size_t route_links, size_t deps);
 
   bool fully_timed() const;  // every transfer has start and end
-  Time makespan() const;     // the latest end, 0 when empty; needs times
+  Time makespan() const;     // the latest end (its data usable: reductions included), 0 when empty; needs times
 
  private:
   std::vector<Transfer> transfers_;

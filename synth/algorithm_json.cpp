@@ -56,6 +56,7 @@ void write_to(const Algorithm& a, Sink& out) {
   out.put(fmt::format("  \"topology\": {{\"name\": {}, \"fingerprint\": \"{:016x}\"}},\n",
                       json(a.topology_name).dump(), a.topology_fingerprint));
   out.put(fmt::format("  \"chunk_bytes\": {},\n  \"link_model\": \"{}\",\n", a.chunk_bytes, to_string(a.link_model)));
+  if (a.reduce_bandwidth > 0) out.put(fmt::format("  \"reduce_Bps\": {},\n", a.reduce_bandwidth));
   out.put("  \"collective_time_ps\": ");
   time(a.claimed_time);
   out.put(",\n  \"transfers\": [");
@@ -227,6 +228,8 @@ Algorithm parse_algorithm_json(std::string_view text, const std::string& file) {
       r.fail("link_model", e.message());
     }
   }
+  if (doc.contains("reduce_Bps"))
+    a.reduce_bandwidth = r.integer(doc["reduce_Bps"], "reduce_Bps", 0, int64_t{1'000'000'000'000'000});
   a.claimed_time = doc.contains("collective_time_ps") ? r.time(doc["collective_time_ps"], "collective_time_ps") : -1;
 
   const json& transfers = r.array(r.field(doc, "transfers", "transfers"), "transfers");

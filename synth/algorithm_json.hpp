@@ -7,6 +7,7 @@
 //   "topology": {"name": "ring:4", "fingerprint": "18d287d1cc0c7e05"},
 //   "chunk_bytes": 1048576,
 //   "link_model": "pipelined",
+//   "reduce_Bps": 500000000000,                (only when reductions take time: Algorithm::reduce_bandwidth)
 //   "collective_time_ps": 62914560,            (or null)
 //   "transfers": [
 //     {"id": 0, "chunk": 0, "src": 0, "dst": 1, "op": "copy", "route": [0], "deps": [],

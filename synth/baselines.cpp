@@ -205,7 +205,9 @@ class Builder {
   // NPUs linked to v directly or through pass-through nodes (the ring search's neighbours).
   bool adjacent(NodeId u, NodeId v) { return path(u, v).size() == 1; }
 
-  Algorithm finish() {
+  Algorithm finish(Bandwidth reduce_bandwidth) {
+    if (std::any_of(a_.transfers().begin(), a_.transfers().end(), [](const Transfer& x) { return x.op == Op::Reduce; }))
+      a_.reduce_bandwidth = reduce_bandwidth;
     // A calibrated system may say this algorithm reaches only part of its links' rate.
     if (const double e = t_.calibration().efficiency_of(a_.name); e < 1.0)
       for (TransferId id = 0; id < static_cast<TransferId>(a_.size()); ++id) {
@@ -1118,7 +1120,8 @@ void hierarchical(Builder& b, const Topology& t, const Collective& c, std::vecto
 }  // namespace
 
 Algorithm make_baseline(const BaselineSpec& spec, const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
-                        LinkModel model) {
+                        LinkModel model, Bandwidth reduce_bandwidth) {
+  if (reduce_bandwidth < 0) throw Error(fmt::format("negative reduction bandwidth ({} B/s)", reduce_bandwidth));
   c.validate(t);
   if (chunk_bytes < 1) throw Error("chunk size must be at least 1 byte");
   if (!supports(spec.kind, c.kind))
@@ -1135,7 +1138,7 @@ Algorithm make_baseline(const BaselineSpec& spec, const topo::Topology& t, const
     case BaselineKind::Nvls: nvls(b, t, c); break;
     case BaselineKind::Hierarchical: hierarchical(b, t, c, spec.per_dimension); break;
   }
-  return b.finish();
+  return b.finish(reduce_bandwidth);
 }
 
 }  // namespace tenet::synth

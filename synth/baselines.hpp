@@ -70,9 +70,10 @@ class NotApplicable : public Error {
   using Error::Error;
 };
 
-// The baseline's algorithm, timed by synth::time.
+// The baseline's algorithm, timed by synth::time, its reductions (if any) taking chunk_bytes /
+// reduce_bandwidth each (0: no time; Algorithm::reduce_bandwidth).
 Algorithm make_baseline(const BaselineSpec& spec, const topo::Topology& t, const Collective& c,
-                        Bytes chunk_bytes, LinkModel model = LinkModel::Pipelined);
+                        Bytes chunk_bytes, LinkModel model = LinkModel::Pipelined, Bandwidth reduce_bandwidth = 0);
 
 // An order of `npus` around a ring that follows the topology: consecutive NPUs (and the last and
 // the first) linked or joined through switches/routers when possible (a Hamiltonian cycle from

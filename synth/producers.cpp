@@ -7,7 +7,7 @@ namespace tenet::synth {
 Algorithm make_algorithm(std::string_view name, const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
                          const SynthOptions& options) {
   if (name == "tenet") return synthesize(t, c, chunk_bytes, options);
-  return make_baseline(parse_baseline(name), t, c, chunk_bytes, options.link_model);
+  return make_baseline(parse_baseline(name), t, c, chunk_bytes, options.link_model, options.reduce_bandwidth);
 }
 
 ChunkingResult make_algorithm_auto_chunks(std::string_view name, const topo::Topology& t, const Collective& c,
@@ -15,7 +15,7 @@ ChunkingResult make_algorithm_auto_chunks(std::string_view name, const topo::Top
   if (name == "tenet") return synthesize_auto_chunks(t, c, total_bytes, options, max_chunks_per_npu);
   const BaselineSpec spec = parse_baseline(name);
   return best_chunking(c, total_bytes, max_chunks_per_npu, [&](const Collective& cc, Bytes chunk) {
-    return make_baseline(spec, t, cc, chunk, options.link_model);
+    return make_baseline(spec, t, cc, chunk, options.link_model, options.reduce_bandwidth);
   });
 }
 

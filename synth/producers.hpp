@@ -11,8 +11,8 @@
 
 namespace tenet::synth {
 
-// Builds `name` for `c` on `t`. Baselines use options.link_model; the synthesizer all of
-// `options`. Throws NotApplicable when a baseline cannot run it, tenet::Error for an unknown name.
+// Builds `name` for `c` on `t`. Baselines use options.link_model and options.reduce_bandwidth; the
+// synthesizer all of `options`. Throws NotApplicable when a baseline cannot run it, tenet::Error for an unknown name.
 Algorithm make_algorithm(std::string_view name, const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
                          const SynthOptions& options = {});
 

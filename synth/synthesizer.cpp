@@ -1088,6 +1088,7 @@ Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes ch
   const bool any = o.method == Method::Auto;
   std::optional<Algorithm> best;
   auto consider = [&](std::optional<Algorithm> a, std::string method) {
+    if (a) set_reduce_bandwidth(t, *a, o.reduce_bandwidth);
     if (a && (!best || a->claimed_time < best->claimed_time)) {
       best = std::move(*a);
       best->method = std::move(method);
@@ -1184,7 +1185,7 @@ Algorithm synthesize(const topo::Topology& t, const Collective& c, Bytes chunk_b
   Algorithm best = o.restarts == 1 ? synthesize_once(t, c, chunk_bytes, o) : synthesize_restarts(t, c, chunk_bytes, o);
   if (o.method == SynthMethod::Auto && o.baselines && portfolio_worth_it(t, c, chunk_bytes, best))
     for_each_baseline(t, c, [&](const BaselineSpec& spec) {
-      keep_if_faster(best, make_baseline(spec, t, c, chunk_bytes, o.link_model), spec);
+      keep_if_faster(best, make_baseline(spec, t, c, chunk_bytes, o.link_model, o.reduce_bandwidth), spec);
     });
   return best;
 }
@@ -1258,7 +1259,7 @@ ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Byt
       portfolio_worth_it(t, best.algorithm.collective, best.algorithm.chunk_bytes, best.algorithm))
     for_each_baseline(t, c, [&](const BaselineSpec& spec) {
       ChunkingResult r = best_chunking(c, total_bytes, max_chunks_per_npu, [&](const Collective& cc, Bytes chunk) {
-        return make_baseline(spec, t, cc, chunk, o.link_model);
+        return make_baseline(spec, t, cc, chunk, o.link_model, o.reduce_bandwidth);
       });
       if (r.algorithm.claimed_time < best.algorithm.claimed_time) best.chunks_per_npu = r.chunks_per_npu;
       keep_if_faster(best.algorithm, std::move(r.algorithm), spec);

@@ -52,6 +52,10 @@ struct SynthOptions {
   ChunkPriority priority = ChunkPriority::Scarce;
   LinkModel link_model = LinkModel::Pipelined;
   int ecmp_routes = 8;  // equal-cost routes through switches kept per NPU pair
+  // How fast a destination reduces a received chunk (Algorithm::reduce_bandwidth; 0: no time). The
+  // result is timed with it, and so is every candidate the portfolio compares; the matcher itself
+  // schedules as if reductions took no time.
+  Bandwidth reduce_bandwidth = 0;
   // With method Auto, also build every baseline that applies (with its channels as the topology
   // feeds them) and return the fastest when it beats the synthesized one: tenet is then never
   // slower than any baseline, and Algorithm::method says "baseline ring". The result keeps the

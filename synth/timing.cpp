@@ -104,10 +104,11 @@ TimingResult one_pass(const topo::Topology& t, const Algorithm& a, std::span<Tim
   const bool hold = a.link_model == LinkModel::Hold;
   // When each (node, chunk) last received data, for the implicit data dependency.
   std::vector<Time> ready(static_cast<size_t>(t.num_nodes()) * chunks, 0);
+  const Time reduction = a.reduction_time();
   for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
     const Transfer& x = a[id];
     Time start = ready[static_cast<size_t>(x.src) * chunks + x.chunk];
-    for (TransferId d : a.deps(id)) start = std::max(start, ends[d]);
+    for (TransferId d : a.deps(id)) start = std::max(start, a.usable_at(d, ends[d], reduction));
     RouteCost cost;
     try {
       cost = coster(a.route(id), x.rate);
@@ -122,11 +123,12 @@ TimingResult one_pass(const topo::Topology& t, const Algorithm& a, std::span<Tim
       ledger.admit(l, start, start + cost.occupancy, held);
       result.link_busy[l] += busy_share(cost.occupancy, held, ledger.capacity(l));
     }
+    const Time usable = a.usable_at(id, end, reduction);
     Time& r = ready[static_cast<size_t>(x.dst) * chunks + x.chunk];
-    r = std::max(r, end);
+    r = std::max(r, usable);
     starts[id] = start;
     ends[id] = end;
-    result.collective_time = std::max(result.collective_time, end);
+    result.collective_time = std::max(result.collective_time, usable);
   }
   return result;
 }
@@ -140,6 +142,7 @@ TimingResult event_driven(const topo::Topology& t, const Algorithm& a, std::span
   LinkAdmission admission(t, a);
   RouteCoster coster(t, a.chunk_bytes, a.link_model);
   const bool hold = a.link_model == LinkModel::Hold;
+  const Time reduction = a.reduction_time();
   struct Event {
     Time at;
     TransferId id;
@@ -163,9 +166,10 @@ TimingResult event_driven(const topo::Topology& t, const Algorithm& a, std::span
     ++started;
     const Bandwidth held = hold ? std::numeric_limits<Bandwidth>::max() : cost.rate;
     for (LinkId l : a.route(id)) result.link_busy[l] += busy_share(cost.occupancy, held, t.link(l).bandwidth);
-    result.collective_time = std::max(result.collective_time, ends[id]);
+    const Time usable = a.usable_at(id, ends[id], reduction);  // what waits for it waits for this
+    result.collective_time = std::max(result.collective_time, usable);
     push({now + cost.occupancy, id, false});
-    push({ends[id], id, true});
+    push({usable, id, true});
   };
   admission.admit(start);
   while (!events.empty()) {
@@ -208,6 +212,15 @@ Time collective_time(const topo::Topology& t, const Algorithm& a) {
   if (a.claimed_time >= 0) return a.claimed_time;
   std::vector<Time> start(a.size()), end(a.size());
   return compute_times(t, a, start, end).collective_time;
+}
+
+void set_reduce_bandwidth(const topo::Topology& t, Algorithm& a, Bandwidth reduce_bandwidth) {
+  if (reduce_bandwidth < 0) throw Error(fmt::format("negative reduction bandwidth ({} B/s)", reduce_bandwidth));
+  if (a.reduce_bandwidth == reduce_bandwidth) return;
+  if (std::none_of(a.transfers().begin(), a.transfers().end(), [](const Transfer& x) { return x.op == Op::Reduce; }))
+    return;
+  a.reduce_bandwidth = reduce_bandwidth;
+  time(t, a);
 }
 
 }  // namespace tenet::synth

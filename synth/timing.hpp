@@ -1,7 +1,8 @@
 // Timing: the shared link cost model (docs/design.md) applied to an algorithm.
 //
 // synth::time assigns every transfer its start and end: a transfer starts as soon as its explicit
-// dependencies have ended, every earlier-listed arrival of its chunk at its source has ended, the
+// dependencies have ended, every earlier-listed arrival of its chunk at its source has ended (a
+// reduction's data is usable its reduction time later, see Algorithm::reduce_bandwidth), the
 // transfer listed before it with the same first link (its sender's port) has started, and every
 // link of its route has its rate to spare (pipelined: rates of concurrent transfers sum to at most
 // the link's bandwidth; hold: the link is free). Links further along a route (a switch's uplink)
@@ -62,7 +63,7 @@ inline Time busy_share(Time occupancy, Bandwidth rate, Bandwidth bandwidth) {
 }
 
 struct TimingResult {
-  Time collective_time = 0;      // the latest arrival
+  Time collective_time = 0;      // the latest arrival, when its data is usable (reductions included)
   std::vector<Time> link_busy;   // per link, summed occupancy weighted by the share of bandwidth held
 };
 
@@ -75,5 +76,8 @@ TimingResult compute_times(const topo::Topology& t, const Algorithm& a, std::spa
                            std::span<Time> end);
 // The algorithm's time: what it claims, or, when it claims none, what compute_times gives.
 Time collective_time(const topo::Topology& t, const Algorithm& a);
+// Gives `a`'s reductions `reduce_bandwidth` (0: no time; see Algorithm::reduce_bandwidth) and re-times
+// it (synth::time) when that changes its schedule. An algorithm without reductions is left alone.
+void set_reduce_bandwidth(const topo::Topology& t, Algorithm& a, Bandwidth reduce_bandwidth);
 
 }  // namespace tenet::synth

@@ -54,7 +54,7 @@ class Verifier {
  public:
   Verifier(const topo::Topology& t, const Algorithm& a, const VerifyOptions& o, Report& r)
       : t_(t), a_(a), opt_(o), r_(r), n_(static_cast<TransferId>(a.size())),
-        chunks_(a.collective.num_chunks()) {}
+        chunks_(a.collective.num_chunks()), reduction_(a.reduce_bandwidth > 0 ? a.reduction_time() : 0) {}
 
   void run() {
     r_.transfers = a_.size();
@@ -70,6 +70,10 @@ class Verifier {
       warn(WarningKind::FingerprintMismatch, -1, [&] {
         return fmt::format("the algorithm was made for topology {:016x} ('{}'), not this one ({:016x})",
                            a_.topology_fingerprint, a_.topology_name, t_.fingerprint());
+      });
+    if (a_.reduce_bandwidth < 0)
+      violate(ViolationKind::BadReference, -1, -1, -1, -1, -1, [&] {
+        return fmt::format("the reduction bandwidth is negative ({} B/s)", a_.reduce_bandwidth);
       });
     const bool structure_ok = check_structure();
     const bool order_ok = check_dependency_order();
@@ -301,8 +305,14 @@ class Verifier {
                              format_bandwidth(c.rate), format_time(c.latency));
         });
       for (TransferId d : a_.deps(id))
-        if (d >= 0 && d < n_ && start_[id] < end_[d])
+        if (d >= 0 && d < n_ && start_[id] < usable(d))
           violate(ViolationKind::DependencyViolated, id, a_[id].chunk, -1, -1, start_[id], [&] {
+            if (usable(d) != end_[d])
+              return fmt::format("{}: starts at {}, before transfer {} it depends on has been reduced at {} "
+                                 "(it arrives at {}; a reduction of {} at {} takes {})",
+                                 who(id), format_time(start_[id]), d, format_time(usable(d)), format_time(end_[d]),
+                                 format_bytes(a_.chunk_bytes), format_bandwidth(a_.reduce_bandwidth),
+                                 format_time(reduction_));
             return fmt::format("{}: starts at {}, before transfer {} it depends on ends at {}", who(id),
                                format_time(start_[id]), d, format_time(end_[d]));
           });
@@ -437,7 +447,7 @@ class Verifier {
     for (TransferId id = 0; id < n_; ++id)
       if (valid_[id]) {
         starts.emplace_back(start_[id], id);
-        ends.emplace_back(end_[id], id);
+        ends.emplace_back(usable(id), id);  // a reduced chunk is there once the reduction is done
       }
     if (!std::is_sorted(starts.begin(), starts.end())) std::sort(starts.begin(), starts.end());
     if (!std::is_sorted(ends.begin(), ends.end())) std::sort(ends.begin(), ends.end());
@@ -479,8 +489,9 @@ class Verifier {
     const Transfer& x = a_[id];
     for (TransferId k = 0; k < n_; ++k) {
       if (!valid_[k] || a_[k].dst != x.src || a_[k].chunk != x.chunk) continue;
-      if (end_[k] > start_[id])
-        return fmt::format("; it arrives there at {} (transfer {})", format_time(end_[k]), k);
+      if (usable(k) > start_[id])
+        return fmt::format("; it {} there at {} (transfer {})", usable(k) == end_[k] ? "arrives" : "is reduced",
+                           format_time(usable(k)), k);
       if (!started_[k])
         return fmt::format("; transfer {}, which was to bring it, never had it either", k);
     }
@@ -588,7 +599,7 @@ class Verifier {
 
   void summarize(bool can_model) {
     for (TransferId id = 0; id < n_; ++id)
-      if (valid_[id]) r_.collective_time = std::max(r_.collective_time, end_[id]);
+      if (valid_[id]) r_.collective_time = std::max(r_.collective_time, usable(id));
     if (a_.claimed_time >= 0 && a_.claimed_time != r_.collective_time)
       violate(ViolationKind::TimeMismatch, -1, -1, -1, -1, a_.claimed_time, [&] {
         return fmt::format("the algorithm claims a collective time of {} but its transfers finish at {}",
@@ -622,12 +633,16 @@ class Verifier {
     }
   }
 
+  // When transfer `id`'s data is usable where it lands: its arrival, or its reduction's end.
+  Time usable(TransferId id) const { return a_.usable_at(id, end_[id], reduction_); }
+
   const topo::Topology& t_;
   const Algorithm& a_;
   const VerifyOptions& opt_;
   Report& r_;
   const TransferId n_;
   const int64_t chunks_;
+  const Time reduction_;  // how long a reduction takes (Algorithm::reduce_bandwidth)
   std::vector<char> valid_, started_;
   std::vector<Time> start_, end_, occupancy_;
   std::vector<Bandwidth> rate_;  // per transfer, what it moves at

@@ -155,8 +155,8 @@ TEST(AstraAnalytical, ThePlanRunsAsItsFiles) {
     synth::Algorithm a = synth::make_algorithm("tenet", t, c, c.chunk_bytes_for(4 << 20));
     synth::time(t, a);
     for (Bandwidth reduce : {Bandwidth{0}, Bandwidth{100'000'000'000}}) {
-      GraphOptions o;
-      o.reduce_bandwidth = reduce;
+      synth::set_reduce_bandwidth(t, a, reduce);
+      const GraphOptions o;
       const CollectiveGraphPlan plan(a, t, o);
       const std::vector<EtFile> files = to_collective_graph(a, t, o);
       ASSERT_EQ(plan.num_ranks(), 8);

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "synth/baselines.hpp"
+#include "synth/timing.hpp"
 #include "tests/synth/msccl_runtime_rules.hpp"
 #include "synth/msccl_xml.hpp"
 #include "synth/synthesizer.hpp"
@@ -175,7 +176,9 @@ TEST(Chakra, AttributeTypesFollowTheConvention) {
   EXPECT_GT(sends, 0u);
   EXPECT_EQ(comps, 0u);  // --reduce-bw 0: reductions take no time, and ASTRA-sim would charge 1 ns each
   size_t with_bandwidth = 0;
-  for (const EtFile& f : to_collective_graph(a, t, {.reduce_bandwidth = 500'000'000'000}))
+  synth::Algorithm reducing = a;
+  synth::set_reduce_bandwidth(t, reducing, 500'000'000'000);
+  for (const EtFile& f : to_collective_graph(reducing, t))
     for (const Node& n : f.nodes)
       if (n.type() == ChakraProtoMsg::COMP_NODE) {
         ++with_bandwidth;

@@ -158,6 +158,12 @@ check "algo unsupported" 2 "bruck has no all-reduce" -- "$T" synth --topo ring:4
 TOPO="ring:4 x switch:2"
 check "synth emit" 0 "algorithm.xml" -- "$T" synth --topo "$TOPO" --coll all-reduce --size 8MiB -k 2 --emit chakra,msccl-xml -o "$tmp/e"
 check "emit reduce rounding" 0 "duration_micros holds whole microseconds, so each COMP node says 2 us" -- "$T" synth --topo "$TOPO" --coll all-reduce --size 8MiB -k 2 --emit chakra --reduce-bw 500GB/s -o "$tmp/e2"
+check "reduce-bw claim" 0 "each reduction 1.049 us at 500 GB/s" -- "$T" synth --topo "$TOPO" --coll all-reduce --size 8MiB -k 2 --reduce-bw 500GB/s -o "$tmp/rb"
+check "reduce-bw json" 0 '"reduce_Bps": 500000000000' -- cat "$tmp/rb/algorithm.json"
+check "reduce-bw verify" 0 "CORRECT" -- "$T" verify "$tmp/rb/algorithm.json" --topo "$TOPO"
+check "reduce-bw re-timed" 0 "re-timed with reductions at no cost" -- "$T" export "$tmp/rb/algorithm.json" --topo "$TOPO" -f json,msccl-xml --reduce-bw 0 -o "$tmp/rb0"
+check "reduce-bw msccl" 0 "msccl-xml: the reduction time (1.049 us at 500 GB/s) is not in the file" -- "$T" export "$tmp/rb/algorithm.json" --topo "$TOPO" -f msccl-xml -o "$tmp/rbx"
+check "reduce-bw bad" 2 "--reduce-bw: " -- "$T" synth --topo "$TOPO" --coll all-reduce --size 8MiB --reduce-bw fast -o "$tmp/rbb"
 check "emit network.yml" 0 "" -- test -s "$tmp/e/chakra/network.yml" -a -s "$tmp/e/chakra/system.json" -a -s "$tmp/e/chakra/algorithm.7.et"
 # What ASTRA-sim will report (its analytical network run as chakra/astra_analytical.hpp emulates it).
 check "emit astra time" 0 "on ASTRA-sim's analytical network (congestion-unaware; Tenet: 1.322 ms, ratio 1.0000)" -- "$T" synth --topo torus2d:8x8 --coll all-gather --size 256MiB -k 4 --emit chakra -o "$tmp/e5"
