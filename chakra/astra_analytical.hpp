@@ -85,8 +85,7 @@ struct AstraGraph {
     uint64_t id = 0;           // the node's id in its file
   };
   std::vector<topo::NodeId> npu;  // per rank
-  std::vector<size_t> first;      // per rank: the index of its first node; ranks + 1 entries
-  std::vector<Node> nodes;        // every rank's, in file order
+  std::vector<Node> nodes;        // every rank's, in any order (dependencies name them by index)
   std::vector<size_t> dep_begin;  // per node: its dependencies (indices into nodes) in deps, CSR
   std::vector<size_t> deps;
 };

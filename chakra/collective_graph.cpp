@@ -248,38 +248,44 @@ EtFile CollectiveGraphPlan::rank(int r) const {
 }
 
 AstraGraph CollectiveGraphPlan::astra_graph() const {
+  // Nodes in transfer order (a send, its receive, the reduction's COMP node): the emulation meets
+  // them roughly in that order, so it walks memory forwards instead of jumping between ranks.
   const int p = num_ranks();
+  const size_t n = a_.size();
   AstraGraph g;
   g.npu.assign(a_.collective.ranks.begin(), a_.collective.ranks.end());
-  g.first.assign(static_cast<size_t>(p) + 1, 0);
+  // Where each rank's node ids land: global index of (rank r, id i) at local_begin[r] + i.
+  std::vector<size_t> local_begin(static_cast<size_t>(p) + 1, 0);
   for (int r = 0; r < p; ++r) {
     size_t count = item_begin_[r + 1] - item_begin_[r];
     if (comp())
       for (size_t i = item_begin_[r]; i < item_begin_[r + 1]; ++i)
         count += items_[i] % 2 == 1 && a_[static_cast<TransferId>(items_[i] / 2)].op == Op::Reduce;
-    g.first[r + 1] = g.first[r] + count;
+    local_begin[r + 1] = local_begin[r] + count;
   }
-  g.nodes.resize(g.first[p]);
-  g.dep_begin.assign(g.first[p] + 1, 0);
-  for (int r = 0; r < p; ++r) {
-    size_t at = g.first[r];
-    for (size_t i = item_begin_[r]; i < item_begin_[r + 1]; ++i) {
-      const TransferId id = static_cast<TransferId>(items_[i] / 2);
-      const Transfer& x = a_[id];
-      const int64_t tag = id + 1;
-      if (items_[i] % 2 == 0) {
-        g.nodes[at] = {ChakraProtoMsg::COMM_SEND_NODE, r, rank_of_[x.dst], static_cast<int64_t>(size_[id]), tag, 0, send_id_[id]};
-        for (size_t d = dep_begin_[id]; d < dep_begin_[id + 1]; ++d) g.deps.push_back(g.first[r] + deps_[d]);
-        g.dep_begin[++at] = g.deps.size();
-      } else {
-        g.nodes[at] = {ChakraProtoMsg::COMM_RECV_NODE, r, rank_of_[x.src], static_cast<int64_t>(size_[id]), tag, 0, recv_id_[id]};
-        g.dep_begin[++at] = g.deps.size();
-        if (comp() && x.op == Op::Reduce) {
-          g.nodes[at] = {ChakraProtoMsg::COMP_NODE, r, -1, 0, 0, comp_micros_, recv_id_[id] + 1};
-          g.deps.push_back(g.first[r] + recv_id_[id]);
-          g.dep_begin[++at] = g.deps.size();
-        }
-      }
+  std::vector<size_t> global(local_begin[p]);
+  g.nodes.reserve(local_begin[p]);
+  g.dep_begin.reserve(local_begin[p] + 1);
+  g.dep_begin.push_back(0);
+  g.deps.reserve(deps_.size() + n);
+  auto place = [&](AstraGraph::Node node) {
+    global[local_begin[node.rank] + node.id] = g.nodes.size();
+    g.nodes.push_back(node);
+  };
+  for (TransferId id = 0; id < static_cast<TransferId>(n); ++id) {
+    const Transfer& x = a_[id];
+    const int src = rank_of_[x.src], dst = rank_of_[x.dst];
+    const int64_t tag = id + 1;
+    // Its dependencies are nodes of earlier transfers at the sender, placed already.
+    for (size_t d = dep_begin_[id]; d < dep_begin_[id + 1]; ++d) g.deps.push_back(global[local_begin[src] + deps_[d]]);
+    place({ChakraProtoMsg::COMM_SEND_NODE, src, dst, static_cast<int64_t>(size_[id]), tag, 0, send_id_[id]});
+    g.dep_begin.push_back(g.deps.size());
+    place({ChakraProtoMsg::COMM_RECV_NODE, dst, src, static_cast<int64_t>(size_[id]), tag, 0, recv_id_[id]});
+    g.dep_begin.push_back(g.deps.size());
+    if (comp() && x.op == Op::Reduce) {
+      g.deps.push_back(g.nodes.size() - 1);  // after the receive
+      place({ChakraProtoMsg::COMP_NODE, dst, -1, 0, 0, comp_micros_, recv_id_[id] + 1});
+      g.dep_begin.push_back(g.deps.size());
     }
   }
   return g;

@@ -13,8 +13,13 @@
 #include <boost/graph/graphviz.hpp>
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
+#include <condition_variable>
 #include <limits>
+#include <mutex>
+#include <optional>
 #include <sstream>
+#include <thread>
 
 #include "topo/error.hpp"
 #include "topo/io.hpp"
@@ -84,7 +89,61 @@ void remove_higher_ranks(topo::OutputFolder& out, const std::string& prefix, int
 }  // namespace
 
 void stage_et_set(int ranks, const std::function<EtFile(int)>& rank, topo::OutputFolder& out, const std::string& prefix) {
-  for (int r = 0; r < ranks; ++r) write_et(out.stage(et_path(prefix, r)), rank(r));
+  // Ranks are built and serialized on every core (a 1024-NPU export is two million nodes), a few
+  // ahead of this thread, which stages them in rank order (OutputFolder is not shared).
+  const int threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, std::max(1, ranks));
+  const int ahead = 2 * threads;  // serialized ranks waiting to be written, at most
+  std::vector<std::optional<std::string>> bytes(static_cast<size_t>(ranks));
+  std::mutex m;
+  std::condition_variable cv;
+  int next = 0, written = 0;
+  std::exception_ptr error;
+  auto work = [&] {
+    for (;;) {
+      int r;
+      {
+        std::unique_lock lock(m);
+        cv.wait(lock, [&] { return next >= ranks || error || next < written + ahead; });
+        if (next >= ranks || error) return;
+        r = next++;
+      }
+      try {
+        std::string b = serialize_et(rank(r), et_path(prefix, r));
+        const std::lock_guard lock(m);
+        bytes[r] = std::move(b);
+      } catch (...) {
+        const std::lock_guard lock(m);
+        if (!error) error = std::current_exception();
+      }
+      cv.notify_all();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int i = 0; i < threads; ++i) pool.emplace_back(work);
+  try {
+    for (int r = 0; r < ranks; ++r) {
+      std::string b;
+      {
+        std::unique_lock lock(m);
+        cv.wait(lock, [&] { return bytes[r].has_value() || error; });
+        if (error) break;
+        b = std::move(*bytes[r]);
+        bytes[r].reset();
+      }
+      topo::write_file_atomically(out.stage(et_path(prefix, r)), b);
+      {
+        const std::lock_guard lock(m);
+        written = r + 1;
+      }
+      cv.notify_all();
+    }
+  } catch (...) {
+    const std::lock_guard lock(m);
+    if (!error) error = std::current_exception();
+  }
+  cv.notify_all();
+  for (std::thread& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
   remove_higher_ranks(out, prefix, ranks);
 }
 

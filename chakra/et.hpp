@@ -114,7 +114,8 @@ std::string serialize_et(const EtFile& file, const std::string& path = "<bytes>"
 // higher ranks an earlier, larger set left there for removal at the commit (they would read as
 // part of this set).
 void stage_et_set(const std::vector<EtFile>& files, topo::OutputFolder& out, const std::string& prefix);
-// The same for `ranks` files made one at a time by `rank(r)` (each written, then dropped).
+// The same for `ranks` files made by `rank(r)` on every core, a few ranks ahead of the writing (each
+// written, then dropped); `rank` is called from several threads at once.
 void stage_et_set(int ranks, const std::function<EtFile(int)>& rank, topo::OutputFolder& out, const std::string& prefix);
 // <prefix>.0.et, <prefix>.1.et, ... up to the first missing rank; at least one must exist.
 std::vector<EtFile> read_prefix(const std::string& prefix);

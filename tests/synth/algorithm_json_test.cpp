@@ -23,6 +23,7 @@ void expect_same(const Algorithm& a, const Algorithm& b) {
   EXPECT_EQ(a.chunk_bytes, b.chunk_bytes);
   EXPECT_EQ(a.link_model, b.link_model);
   EXPECT_EQ(a.claimed_time, b.claimed_time);
+  EXPECT_EQ(a.reduce_bandwidth, b.reduce_bandwidth);
   ASSERT_EQ(a.size(), b.size());
   for (TransferId i = 0; i < static_cast<TransferId>(a.size()); ++i) {
     TransferSpec x = a.spec(i), y = b.spec(i);
@@ -34,6 +35,8 @@ void expect_same(const Algorithm& a, const Algorithm& b) {
     EXPECT_EQ(x.deps, y.deps);
     EXPECT_EQ(x.start, y.start);
     EXPECT_EQ(x.end, y.end);
+    EXPECT_EQ(x.rate, y.rate);
+    EXPECT_EQ(x.channel, y.channel);
   }
 }
 
@@ -46,6 +49,11 @@ TEST(AlgorithmJson, RoundTripsExactly) {
                                           i % 2 ? LinkModel::Hold : LinkModel::Pipelined);
     a.name = "tree \"quoted\" \\ name";
     if (i % 3 == 0) a.clear_times();
+    if (i % 4 == 1) {  // version 2's rates and channels, and a reduction bandwidth
+      for (TransferId id = 0; id < static_cast<TransferId>(a.size()); id += 3) a.set_channel(id, static_cast<uint16_t>(id % 5));
+      if (a.size() > 0) a.set_rate(0, 1'000'000);
+      a.reduce_bandwidth = 123'456'789;
+    }
     const std::string text = to_json(a);
     expect_same(a, parse_algorithm_json(text));
     EXPECT_EQ(to_json(parse_algorithm_json(text)), text);
@@ -72,6 +80,31 @@ std::string valid_prefix(const std::string& transfers, const std::string& extra 
   return R"({"format": "tenet-algorithm", "version": 1,
  "collective": {"kind": "all-gather", "ranks": [0, 1], "chunks_per_npu": 1},
  "chunk_bytes": 1024, )" + extra + R"("transfers": )" + transfers + "}";
+}
+
+// The reader streams the transfers: keys may come in any order (the transfers before the
+// collective they need), and fields it does not know, however nested, are skipped.
+TEST(AlgorithmJson, KeysInAnyOrderAndUnknownFieldsSkipped) {
+  const Algorithm a = parse_algorithm_json(R"({"transfers": [
+      {"note": {"deep": [[1, 2], {"x": null}]}, "chunk": 1, "src": 1, "dst": 0, "route": [3], "deps": [],
+       "start_ps": null, "end_ps": null, "op": "copy", "extra": [1, [2, [3]]]},
+      {"chunk": 0, "src": 0, "dst": 1, "route": [2], "deps": [0], "start_ps": 5, "end_ps": 9, "rate_Bps": 7, "channel": 2}],
+    "chunk_bytes": 64, "transfers_note": [1], "collective": {"ranks": [0, 1], "kind": "all-gather", "chunks_per_npu": 1},
+    "version": 2, "format": "tenet-algorithm"})");
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[0].chunk, 1);
+  EXPECT_EQ(a.route(0)[0], 3);
+  EXPECT_EQ(a[0].start, -1);
+  EXPECT_EQ(a.deps(1)[0], 0);
+  EXPECT_EQ(a[1].rate, 7);
+  EXPECT_EQ(a[1].channel, 2);
+  EXPECT_EQ(a[1].end, 9);
+  EXPECT_EQ(a.chunk_bytes, 64);
+  // Deep nesting anywhere is read without recursion.
+  const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  EXPECT_THAT([&] { parse_algorithm_json(valid_prefix("[]", "\"x\": " + deep + ", ")); }, ::testing::Not(::testing::Throws<std::exception>()));
+  EXPECT_THAT([&] { parse_algorithm_json(valid_prefix("[{\"chunk\": 0, \"src\": 0, \"dst\": 1, \"route\": [0], \"x\": " + deep + "}]")); },
+              ::testing::Not(::testing::Throws<std::exception>()));
 }
 
 TEST(AlgorithmJson, MalformedFilesGiveClearErrors) {
@@ -108,6 +141,20 @@ TEST(AlgorithmJson, MalformedFilesGiveClearErrors) {
       {"ids out of order", valid_prefix(R"([{"id": 3, "chunk": 0, "src": 0, "dst": 1, "route": [0]}])"),
        "ids must count up"},
       {"bad link model", valid_prefix("[]", R"("link_model": "teleport", )"), "unknown link model"},
+      {"transfer not an object", valid_prefix("[5]"), "transfers[0]: expected an object, got 5"},
+      {"nested route", valid_prefix(R"([{"chunk": 0, "src": 0, "dst": 1, "route": [[0]]}])"),
+       "transfers[0].route[0]: expected a whole number, got a list"},
+      {"route element", valid_prefix(R"([{"chunk": 0, "src": 0, "dst": 1, "route": [0, "x"]}])"),
+       "transfers[0].route[1]: expected a whole number, got \"x\""},
+      {"object as chunk", valid_prefix(R"([{"chunk": {"a": [1]}, "src": 0, "dst": 1, "route": [0]}])"),
+       "transfers[0].chunk: expected a whole number, got an object"},
+      {"negative dependency", valid_prefix(R"([{"chunk": 0, "src": 0, "dst": 1, "route": [0], "deps": [-1]}])"),
+       "transfers[0].deps[0]: -1 is out of range"},
+      {"missing route", valid_prefix(R"([{"chunk": 0, "src": 0, "dst": 1}])"), "transfers[0]: missing \"route\""},
+      {"huge number", valid_prefix(R"([{"chunk": 1e999, "src": 0, "dst": 1, "route": [0]}])"), "a number is out of range"},
+      {"the head's problem first", R"({"format": "tenet-algorithm", "version": 9, "transfers": [{"chunk": "x"}]})",
+       "unsupported version 9"},
+      {"negative reduction bandwidth", valid_prefix("[]", R"("reduce_Bps": -2, )"), "reduce_Bps: -2 is out of range"},
       {"zero chunk bytes", valid_prefix("[]").replace(valid_prefix("[]").find("1024"), 4, "0"),
        "chunk_bytes: 0 is out of range"},
   };

@@ -1,0 +1,429 @@
+// Reading the algorithm JSON (synth/algorithm_json.hpp) with nlohmann's SAX parser. The small head
+// (format, collective, topology, ...) becomes a json value, checked as a document; the transfers
+// (a million at 1024 NPUs) go straight from the parser's events into compact records, so they
+// never exist as a DOM (which took 1.4 GB and five seconds for a 158 MB file).
+#include <fmt/format.h>
+
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "synth/algorithm_json.hpp"
+#include "topo/io.hpp"
+
+namespace tenet::synth {
+namespace {
+
+using nlohmann::json;
+
+// Checks on json values, failing with the value's path in the document.
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+  Error error(const std::string& path, const std::string& what) const { return Error(what, {file_, 0, 0, path}); }
+  [[noreturn]] void fail(const std::string& path, const std::string& what) const { throw error(path, what); }
+  const json& field(const json& obj, const char* key, const std::string& path) const {
+    auto it = obj.find(key);
+    if (it == obj.end()) fail(path, fmt::format("missing \"{}\"", key));
+    return *it;
+  }
+  int64_t integer(const json& v, const std::string& path, int64_t lo, int64_t hi) const {
+    if (!v.is_number_integer()) fail(path, fmt::format("expected a whole number, got {}", v.dump()));
+    return in_range(v.is_number_unsigned() ? saturate(v.get<uint64_t>()) : v.get<int64_t>(), path, lo, hi);
+  }
+  int64_t in_range(int64_t x, const std::string& path, int64_t lo, int64_t hi) const {
+    if (x < lo || x > hi) fail(path, fmt::format("{} is out of range [{}, {}]", x, lo, hi));
+    return x;
+  }
+  static int64_t saturate(uint64_t x) { return x > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(x); }
+  std::string string(const json& v, const std::string& path) const {
+    if (!v.is_string()) fail(path, fmt::format("expected a string, got {}", v.dump()));
+    return v.get<std::string>();
+  }
+  const json& array(const json& v, const std::string& path) const {
+    if (!v.is_array()) fail(path, fmt::format("expected a list, got {}", v.dump().substr(0, 40)));
+    return v;
+  }
+  Time time(const json& v, const std::string& path) const {
+    if (v.is_null()) return -1;
+    if (v.is_number_integer() && v.get<int64_t>() < 0)
+      fail(path, fmt::format("negative time {} ps", v.get<int64_t>()));
+    return integer(v, path, 0, std::numeric_limits<Time>::max());
+  }
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+};
+
+// A transfer as read, before the checks that need the whole file (chunk ids need the collective,
+// dependency ids the number of transfers).
+struct RawTransfer {
+  enum Has : uint8_t { kChunk = 1, kSrc = 2, kDst = 4, kRoute = 8, kStart = 16, kEnd = 32, kRate = 64, kChannel = 128 };
+  uint8_t has = 0;
+  Op op = Op::Copy;
+  uint16_t channel = 0;
+  NodeId src = 0, dst = 0;
+  int64_t chunk = 0;
+  Time start = -1, end = -1;
+  Bandwidth rate = 0;
+  uint32_t route_begin = 0, route_size = 0, deps_begin = 0, deps_size = 0;
+};
+
+// The SAX handler (nlohmann::json_sax): the head into `head`, the transfers into `transfers` and
+// the two pools. The first problem in a transfer is kept and reported once the head has been
+// checked, as a document reader would; a syntax error ends the parse at once.
+class Sax {
+ public:
+  using number_integer_t = json::number_integer_t;
+  using number_unsigned_t = json::number_unsigned_t;
+  using number_float_t = json::number_float_t;
+  using string_t = json::string_t;
+  using binary_t = json::binary_t;
+
+  Sax(const Reader& r, std::string_view text) : r_(r), text_(text) {}
+
+  json head;
+  bool streamed = false;  // "transfers" was a list, read into the records below
+  std::vector<RawTransfer> transfers;
+  std::vector<LinkId> route_pool;
+  std::vector<TransferId> deps_pool;
+  std::optional<Error> problem;  // the first problem in a transfer
+  int64_t first_versioned = -1;   // the first transfer with a rate or channel (version 2)
+
+  bool null() { return scalar(json(nullptr)); }
+  bool boolean(bool v) { return scalar(json(v)); }
+  bool number_integer(number_integer_t v) { return integer(v, json(v)); }
+  bool number_unsigned(number_unsigned_t v) { return integer(Reader::saturate(v), json(v)); }
+  bool number_float(number_float_t v, const string_t&) { return scalar(json(v)); }
+  bool string(string_t& v) { return scalar(json(std::move(v))); }
+  bool binary(binary_t&) { return scalar(json()); }  // not in JSON text
+
+  bool start_object(std::size_t) { return open(true); }
+  bool end_object() { return close(); }
+  bool start_array(std::size_t) { return open(false); }
+  bool end_array() { return close(); }
+
+  bool key(string_t& k) {
+    if (state_ == State::Head) {
+      key_ = std::move(k);
+    } else if (state_ == State::Transfer) {
+      field_ = k == "id" ? Field::Id : k == "chunk" ? Field::Chunk : k == "src" ? Field::Src : k == "dst" ? Field::Dst
+             : k == "op" ? Field::Op : k == "route" ? Field::Route : k == "deps" ? Field::Deps
+             : k == "start_ps" ? Field::Start : k == "end_ps" ? Field::End : k == "rate_Bps" ? Field::Rate
+             : k == "channel" ? Field::Channel : Field::Other;
+      field_name_ = std::move(k);
+    }
+    return true;
+  }
+
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) {
+    if (dynamic_cast<const json::out_of_range*>(&e))  // a number past double's range: 1e999
+      throw Error(fmt::format("a number is out of range: {}", e.what()), {r_.file()});
+    int line = 1, column = 1;  // the byte offset as a line and column
+    for (size_t i = 0; i + 1 < position && i < text_.size(); ++i) {
+      if (text_[i] == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+    const std::string what = e.what();
+    const size_t at = what.find("syntax error");
+    throw Error(fmt::format("not valid JSON: {}", at == std::string::npos ? what : what.substr(at)),
+                {r_.file(), line, column});
+  }
+
+ private:
+  enum class State : uint8_t { Head, TransferList, Transfer, List, Skip };
+  enum class Field : uint8_t { Id, Chunk, Src, Dst, Op, Route, Deps, Start, End, Rate, Channel, Other };
+
+  std::string at() const { return fmt::format("transfers[{}]", transfers.size()); }
+  std::string path() const { return fmt::format("{}.{}", at(), field_name_); }
+  void note(const std::string& where, const std::string& what) {
+    if (!problem) problem = r_.error(where, what);
+  }
+
+  // A value in the head: into the object or list being built, or the document itself.
+  json& put(json v) {
+    if (stack_.empty()) {
+      head = std::move(v);
+      return head;
+    }
+    json& top = *stack_.back();
+    if (top.is_object()) return top[key_] = std::move(v);
+    top.push_back(std::move(v));
+    return top.back();
+  }
+
+  bool open(bool object) {
+    switch (state_) {
+      case State::Head:
+        if (!object && stack_.size() == 1 && stack_.back()->is_object() && key_ == "transfers") {
+          put(json::array());  // a placeholder: the records hold them
+          streamed = true;
+          state_ = State::TransferList;
+          return true;
+        }
+        stack_.push_back(&put(object ? json::object() : json::array()));
+        return true;
+      case State::TransferList:
+        if (object) {
+          state_ = State::Transfer;
+          x_ = RawTransfer{};
+          x_.route_begin = static_cast<uint32_t>(route_pool.size());
+          x_.deps_begin = static_cast<uint32_t>(deps_pool.size());
+          return true;
+        }
+        note(at(), "expected an object, got a list");
+        break;
+      case State::Transfer:
+        if (!object && (field_ == Field::Route || field_ == Field::Deps)) {
+          if (field_ == Field::Route) x_.has |= RawTransfer::kRoute;
+          state_ = State::List;
+          return true;
+        }
+        if (field_ != Field::Other) note(path(), wanted(fmt::format("an {}", object ? "object" : "list")));
+        break;
+      case State::List:
+        note(fmt::format("{}[{}]", path(), listed()), fmt::format("expected a whole number, got {}", object ? "an object" : "a list"));
+        break;
+      case State::Skip:
+        ++skip_depth_;
+        return true;
+    }
+    skip_return_ = state_;
+    state_ = State::Skip;
+    skip_depth_ = 1;
+    return true;
+  }
+
+  bool close() {
+    switch (state_) {
+      case State::Head:
+        stack_.pop_back();
+        return true;
+      case State::TransferList:
+        state_ = State::Head;
+        return true;
+      case State::Transfer:
+        if (!problem && transfers.size() >= static_cast<size_t>(std::numeric_limits<TransferId>::max()))
+          note(at(), "too many transfers (over 2^31)");
+        x_.route_size = static_cast<uint32_t>(route_pool.size() - x_.route_begin);
+        x_.deps_size = static_cast<uint32_t>(deps_pool.size() - x_.deps_begin);
+        if ((x_.has & (RawTransfer::kRate | RawTransfer::kChannel)) && first_versioned < 0)
+          first_versioned = static_cast<int64_t>(transfers.size());
+        transfers.push_back(x_);
+        state_ = State::TransferList;
+        return true;
+      case State::List:
+        state_ = State::Transfer;
+        return true;
+      case State::Skip:
+        if (--skip_depth_ == 0) state_ = skip_return_;
+        return true;
+    }
+    return true;
+  }
+
+  // What a field of a transfer wants, and what it got instead.
+  std::string wanted(const std::string& got) const {
+    const char* want = field_ == Field::Op ? "a string" : field_ == Field::Route || field_ == Field::Deps ? "a list" : "a whole number";
+    return fmt::format("expected {}, got {}", want, got);
+  }
+  size_t listed() const {
+    return field_ == Field::Route ? route_pool.size() - x_.route_begin : deps_pool.size() - x_.deps_begin;
+  }
+
+  bool scalar(json v) {
+    switch (state_) {
+      case State::Head:
+        put(std::move(v));
+        return true;
+      case State::TransferList:
+        note(at(), fmt::format("expected an object, got {}", v.dump()));
+        return true;
+      case State::Transfer:
+        if (field_ == Field::Op && v.is_string()) {
+          const std::string& o = v.get_ref<const std::string&>();
+          if (o == "reduce") x_.op = Op::Reduce;
+          else if (o == "copy") x_.op = Op::Copy;
+          else note(path(), fmt::format("unknown op '{}' (copy or reduce)", o));
+        } else if ((field_ == Field::Start || field_ == Field::End) && v.is_null()) {
+          x_.has |= field_ == Field::Start ? RawTransfer::kStart : RawTransfer::kEnd;  // given as not timed
+        } else if (field_ != Field::Other) {
+          note(path(), wanted(v.dump()));
+        }
+        return true;
+      case State::List:
+        note(fmt::format("{}[{}]", path(), listed()), fmt::format("expected a whole number, got {}", v.dump()));
+        return true;
+      case State::Skip:
+        return true;
+    }
+    return true;
+  }
+
+  // v within [lo, hi], or the problem noted.
+  bool within(int64_t v, int64_t lo, int64_t hi, const char* unit = "") {
+    if (v >= lo && v <= hi) return true;
+    note(state_ == State::List ? fmt::format("{}[{}]", path(), listed()) : path(),
+         v < 0 && *unit ? fmt::format("negative time {} {}", v, unit) : fmt::format("{} is out of range [{}, {}]", v, lo, hi));
+    return false;
+  }
+
+  bool integer(int64_t v, json as_json) {
+    if (state_ == State::Head || state_ == State::TransferList || state_ == State::Skip) return scalar(std::move(as_json));
+    if (state_ == State::List) {
+      if (within(v, 0, INT32_MAX)) {
+        if (field_ == Field::Route) route_pool.push_back(static_cast<LinkId>(v));
+        else deps_pool.push_back(static_cast<TransferId>(v));
+      }
+      return true;
+    }
+    switch (field_) {
+      case Field::Id:
+        if (within(v, 0, INT64_MAX) && v != static_cast<int64_t>(transfers.size()))
+          note(path(), fmt::format("transfer ids must count up from 0 in list order: expected {}", transfers.size()));
+        break;
+      case Field::Chunk:
+        if (within(v, 0, INT64_MAX)) x_.chunk = v, x_.has |= RawTransfer::kChunk;
+        break;
+      case Field::Src:
+        if (within(v, 0, INT32_MAX)) x_.src = static_cast<NodeId>(v), x_.has |= RawTransfer::kSrc;
+        break;
+      case Field::Dst:
+        if (within(v, 0, INT32_MAX)) x_.dst = static_cast<NodeId>(v), x_.has |= RawTransfer::kDst;
+        break;
+      case Field::Start:
+        if (within(v, 0, std::numeric_limits<Time>::max(), "ps")) x_.start = v, x_.has |= RawTransfer::kStart;
+        break;
+      case Field::End:
+        if (within(v, 0, std::numeric_limits<Time>::max(), "ps")) x_.end = v, x_.has |= RawTransfer::kEnd;
+        break;
+      case Field::Rate:
+        if (within(v, 1, int64_t{1'000'000'000'000'000})) x_.rate = v, x_.has |= RawTransfer::kRate;
+        break;
+      case Field::Channel:
+        if (within(v, 0, 65535)) x_.channel = static_cast<uint16_t>(v), x_.has |= RawTransfer::kChannel;
+        break;
+      case Field::Op:
+      case Field::Route:
+      case Field::Deps: note(path(), wanted(as_json.dump())); break;
+      case Field::Other: break;
+    }
+    return true;
+  }
+
+  const Reader& r_;
+  std::string_view text_;
+  State state_ = State::Head, skip_return_ = State::Head;
+  int skip_depth_ = 0;
+  std::vector<json*> stack_;  // the head's open objects and lists
+  std::string key_;           // the head's pending key
+  Field field_ = Field::Other;
+  std::string field_name_;
+  RawTransfer x_;
+};
+
+}  // namespace
+
+Algorithm parse_algorithm_json(std::string_view text, const std::string& file) {
+  Reader r(file);
+  Sax sax(r, text);
+  json::sax_parse(text.begin(), text.end(), &sax);
+  const json& doc = sax.head;
+  if (!doc.is_object()) r.fail("", "expected a JSON object at the top");
+  if (r.string(r.field(doc, "format", "format"), "format") != "tenet-algorithm")
+    r.fail("format", "not a Tenet algorithm (\"format\" must be \"tenet-algorithm\")");
+  const int64_t version = r.integer(r.field(doc, "version", "version"), "version", 0, 1'000'000);
+  if (version < kOldestAlgorithmFormatVersion || version > kAlgorithmFormatVersion)
+    r.fail("version", fmt::format("unsupported version {} (this Tenet reads versions {} to {})", version,
+                                  kOldestAlgorithmFormatVersion, kAlgorithmFormatVersion));
+  Algorithm a;
+  if (doc.contains("name")) a.name = r.string(doc["name"], "name");
+  if (doc.contains("method")) a.method = r.string(doc["method"], "method");
+  const json& c = r.field(doc, "collective", "collective");
+  if (!c.is_object()) r.fail("collective", "expected an object");
+  try {
+    a.collective.kind = parse_collective(r.string(r.field(c, "kind", "collective.kind"), "collective.kind"));
+  } catch (const Error& e) {
+    r.fail("collective.kind", e.message());
+  }
+  const json& ranks = r.array(r.field(c, "ranks", "collective.ranks"), "collective.ranks");
+  for (size_t i = 0; i < ranks.size(); ++i)
+    a.collective.ranks.push_back(static_cast<NodeId>(
+        r.integer(ranks[i], fmt::format("collective.ranks[{}]", i), 0, std::numeric_limits<NodeId>::max())));
+  if (a.collective.ranks.size() < 2) r.fail("collective.ranks", "a collective needs at least 2 ranks");
+  a.collective.chunks_per_npu = static_cast<int>(
+      r.integer(r.field(c, "chunks_per_npu", "collective.chunks_per_npu"), "collective.chunks_per_npu", 1, 1 << 20));
+  a.collective.root = c.contains("root")
+                          ? static_cast<int>(r.integer(c["root"], "collective.root", 0, a.collective.num_ranks() - 1))
+                          : 0;
+  if (static_cast<int64_t>(a.collective.num_ranks()) * a.collective.num_ranks() * a.collective.chunks_per_npu >
+      (int64_t{1} << 31))
+    r.fail("collective", "too many chunks (over 2^31)");
+  if (doc.contains("topology")) {
+    const json& t = doc["topology"];
+    if (!t.is_object()) r.fail("topology", "expected an object");
+    if (t.contains("name")) a.topology_name = r.string(t["name"], "topology.name");
+    if (t.contains("fingerprint")) {
+      std::string hex = r.string(t["fingerprint"], "topology.fingerprint");
+      try {
+        size_t used = 0;
+        a.topology_fingerprint = std::stoull(hex, &used, 16);
+        if (used != hex.size()) throw std::invalid_argument(hex);
+      } catch (const std::exception&) {
+        r.fail("topology.fingerprint", fmt::format("'{}' is not a hexadecimal fingerprint", hex));
+      }
+    }
+  }
+  a.chunk_bytes = r.integer(r.field(doc, "chunk_bytes", "chunk_bytes"), "chunk_bytes", 1, int64_t{1} << 50);
+  if (doc.contains("link_model")) {
+    try {
+      a.link_model = parse_link_model(r.string(doc["link_model"], "link_model"));
+    } catch (const Error& e) {
+      r.fail("link_model", e.message());
+    }
+  }
+  if (doc.contains("reduce_Bps"))
+    a.reduce_bandwidth = r.integer(doc["reduce_Bps"], "reduce_Bps", 0, int64_t{1'000'000'000'000'000});
+  a.claimed_time = doc.contains("collective_time_ps") ? r.time(doc["collective_time_ps"], "collective_time_ps") : -1;
+
+  r.array(r.field(doc, "transfers", "transfers"), "transfers");
+  if (sax.problem) throw *sax.problem;
+  // What needs the whole file: chunk ids against the collective, dependencies against the count.
+  const int64_t chunks = a.collective.num_chunks();
+  const int64_t n = static_cast<int64_t>(sax.transfers.size());
+  if (version < 2 && sax.first_versioned >= 0) {
+    const RawTransfer& x = sax.transfers[sax.first_versioned];
+    r.fail(fmt::format("transfers[{}].{}", sax.first_versioned, x.has & RawTransfer::kRate ? "rate_Bps" : "channel"),
+           fmt::format("{} need version 2 of the format", x.has & RawTransfer::kRate ? "rates" : "channels"));
+  }
+  a.reserve(sax.transfers.size(), sax.route_pool.size(), sax.deps_pool.size());
+  for (int64_t i = 0; i < n; ++i) {
+    const RawTransfer& x = sax.transfers[i];
+    auto at = [&] { return fmt::format("transfers[{}]", i); };
+    for (auto [bit, name] : {std::pair{RawTransfer::kChunk, "chunk"}, {RawTransfer::kSrc, "src"},
+                             {RawTransfer::kDst, "dst"}, {RawTransfer::kRoute, "route"}})
+      if (!(x.has & bit)) r.fail(at(), fmt::format("missing \"{}\"", name));
+    if (x.chunk >= chunks)
+      r.fail(at() + ".chunk", fmt::format("chunk {} is out of range: the collective has chunks 0..{}", x.chunk, chunks - 1));
+    const std::span<const TransferId> deps(sax.deps_pool.data() + x.deps_begin, x.deps_size);
+    for (size_t k = 0; k < deps.size(); ++k)
+      if (deps[k] >= n)
+        r.fail(fmt::format("{}.deps[{}]", at(), k), fmt::format("transfer {} does not exist ({} transfers)", deps[k], n));
+    if ((x.start < 0) != (x.end < 0)) r.fail(at(), "start_ps and end_ps must both be given or both be null");
+    if (x.start >= 0 && x.end < x.start) r.fail(at() + ".end_ps", "ends before it starts");
+    a.add(static_cast<ChunkId>(x.chunk), x.src, x.dst, {sax.route_pool.data() + x.route_begin, x.route_size}, x.op,
+          deps, x.start, x.end, x.rate, x.channel);
+  }
+  return a;
+}
+
+Algorithm load_algorithm(const std::string& path) {
+  return parse_algorithm_json(topo::read_file(path), path);
+}
+
+}  // namespace tenet::synth
