@@ -11,7 +11,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (t.num_links() > 100000) return;
     (void)tenet::topo::to_json(t);
     (void)tenet::topo::to_dot(t);
-    if (t.num_links() > 20000) return;
+    // Reading back through yaml-cpp is the slow part: an 8,732-NPU ASTRA-sim ring (17,464 links,
+    // regressions/topology_yaml/astra-ring-8732-npus.yml) took 2.8 s under the sanitizers, and 37 s
+    // when the fuzzer shared its core with a build, which libFuzzer reported as a hang.
+    if (t.num_links() > 4000) return;
     tenet::fuzz::must("reading back to_yaml", [&] {
       if (tenet::topo::parse_yaml(tenet::topo::to_yaml(t), "back.yaml").fingerprint() != t.fingerprint()) {
         std::fprintf(stderr, "fuzz: to_yaml read back as another topology\n");
