@@ -1,14 +1,19 @@
-// Chakra export of a synthesized All-Gather of about a million transfers (torus2d:32x32, one chunk
-// per NPU: 1,047,552 transfers), by phase: planning the collective graph, building and serializing
-// every rank's ET one at a time, and running it as ASTRA-sim runs it (what every export prints).
+// `tenet export` of a synthesized All-Gather of about a million transfers (torus2d:32x32, one chunk
+// per NPU: 1,047,552 transfers), by phase: reading the algorithm JSON, planning the collective
+// graph, building and serializing every rank's ET (one at a time, and on every core into an output
+// folder, as the export does), and running it as ASTRA-sim runs it (what every export prints).
 #include <benchmark/benchmark.h>
 
 #include "chakra/astra_analytical.hpp"
 #include "chakra/collective_graph.hpp"
 #include "chakra/et.hpp"
+#include "synth/algorithm_json.hpp"
 #include "synth/producers.hpp"
 #include "synth/timing.hpp"
 #include "topo/generators.hpp"
+#include "topo/output_folder.hpp"
+
+#include <filesystem>
 
 namespace {
 
@@ -27,6 +32,16 @@ const Case& the_case() {
   static const Case c;
   return c;
 }
+
+// The algorithm file read back (about 158 MB of JSON): SAX, no document.
+void BM_AlgorithmJsonRead(benchmark::State& state) {
+  const Case& c = the_case();
+  const std::string text = synth::to_json(c.a);
+  for (auto _ : state) benchmark::DoNotOptimize(synth::parse_algorithm_json(text).size());
+  state.counters["MB"] = static_cast<double>(text.size()) / 1e6;
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(c.a.size()));
+}
+BENCHMARK(BM_AlgorithmJsonRead)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
 
 // Planning: node ids, sizes (with link waits) and dependencies of every transfer.
 void BM_ChakraPlan(benchmark::State& state) {
@@ -49,6 +64,21 @@ void BM_ChakraRanks(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(c.a.size()));
 }
 BENCHMARK(BM_ChakraRanks)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
+
+// The export's way: ranks built on every core, written into an output folder, committed.
+void BM_ChakraStageFolder(benchmark::State& state) {
+  const Case& c = the_case();
+  const chakra::CollectiveGraphPlan plan(c.a, c.t);
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "tenet_chakra_bench";
+  for (auto _ : state) {
+    topo::OutputFolder out(dir.string());
+    chakra::stage_et_set(plan.num_ranks(), [&](int r) { return plan.rank(r); }, out, "algorithm");
+    out.commit();
+  }
+  std::filesystem::remove_all(dir);
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(c.a.size()));
+}
+BENCHMARK(BM_ChakraStageFolder)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
 
 // What ASTRA-sim will report (every export prints it): the plan's graph, emulated.
 void BM_ChakraAstraEmulation(benchmark::State& state) {
