@@ -240,7 +240,7 @@ class Builder {
     for (LinkId l : t_.out_links(u))
       if (t_.link(l).dst == v) h.routes.push_back({l});
     if (h.routes.empty()) {
-      for (topo::Route& r : router_.equal_cost_routes(u, v)) h.routes.push_back(std::move(r.links));
+      for (topo::Route& r : routes_.equal_cost_routes(u, v)) h.routes.push_back(std::move(r.links));
       if (h.routes.size() > 1) h.next = flow_hash(u, v) % h.routes.size();
     }
     if (h.routes.empty()) return std::nullopt;
@@ -299,6 +299,7 @@ class Builder {
 
   const Topology& t_;
   topo::Router router_;
+  topo::RouteCache routes_{router_};
   Algorithm a_;
   std::unordered_map<uint64_t, TransferId> last_;
   std::vector<std::vector<TransferId>> arrivals_;

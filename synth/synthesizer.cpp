@@ -18,6 +18,7 @@
 
 #include "synth/baselines.hpp"
 #include "synth/lower_bound.hpp"
+#include "synth/team_relay.hpp"
 #include "synth/timing.hpp"
 #include "synth/tree_packing.hpp"
 #include "topo/analysis.hpp"
@@ -1176,13 +1177,72 @@ void keep_if_faster(Algorithm& best, Algorithm candidate, const BaselineSpec& sp
 
 Algorithm synthesize_restarts(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, const SynthOptions& o);
 
+// A group whose members' server mates sit idle, borrowing them (synth/team_relay.hpp); nothing when
+// the group has none to borrow or its chunks do not split into the team's slices. Each slice's
+// sub-collective is synthesized (without borrowing again) where it is small; else it is the
+// baseline fastest on the first slice (on a rail's switch: direct or halving-doubling), since the
+// matcher's work for a group still grows with the whole cluster (a 128-member rail group of a
+// 1024-NPU cluster takes it seconds, and there are as many sub-groups as mates).
+constexpr int64_t kRelaySubSynthesisTransfers = 4096;
+bool relay_enough(const topo::Topology& t, const Algorithm& a) {
+  const Time bound = lower_bound(t, a.collective, a.chunk_bytes).total;
+  return static_cast<double>(a.claimed_time) <= kRelayEnough * static_cast<double>(bound);
+}
+std::optional<Algorithm> relay_synthesize(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
+                                          const SynthOptions& o) {
+  const auto teams = relay_teams(t, c);
+  if (!teams || c.chunks_per_npu % static_cast<int>(teams->front().size()) != 0) return std::nullopt;
+  std::string how;
+  std::optional<BaselineSpec> chosen;
+  auto sub = [&](const Collective& sc) {
+    if (transfer_estimate(sc) <= kRelaySubSynthesisTransfers) {
+      SynthOptions inner = o;
+      inner.team_relay = false;
+      inner.progress = nullptr;
+      Algorithm a = synthesize(t, sc, chunk_bytes, inner);
+      if (how.empty()) how = a.method;
+      return a;
+    }
+    if (!chosen) {
+      std::optional<Algorithm> fastest;
+      for_each_baseline(t, sc, [&](const BaselineSpec& spec) {
+        Algorithm a = make_baseline(spec, t, sc, chunk_bytes, o.link_model, o.reduce_bandwidth);
+        if (!fastest || a.claimed_time < fastest->claimed_time) fastest = std::move(a), chosen = spec;
+      });
+      if (!fastest) throw NotApplicable("no baseline applies to the slices' sub-groups");
+      how = "baseline " + chosen->name();
+      return std::move(*fastest);
+    }
+    return make_baseline(*chosen, t, sc, chunk_bytes, o.link_model, o.reduce_bandwidth);
+  };
+  std::optional<Algorithm> relayed;
+  try {
+    relayed = team_relay(t, c, chunk_bytes, o.link_model, sub);
+  } catch (const NotApplicable&) {
+    return std::nullopt;
+  }
+  if (!relayed) return std::nullopt;
+  set_reduce_bandwidth(t, *relayed, o.reduce_bandwidth);
+  relayed->method = fmt::format("team relay: {} idle server mates per member carry slices of its data; each slice's "
+                                "sub-group by {}", teams->front().size() - 1, how);
+  return relayed;
+}
+
 }  // namespace
 
 Algorithm synthesize(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, const SynthOptions& o) {
   c.validate(t);
   if (chunk_bytes < 1) throw Error("chunk size must be at least 1 byte");
   if (o.restarts < 1) throw Error("restarts must be at least 1");
+  // A group with idle server mates: the team relay first; near the bound it is the answer (the
+  // matcher's work for a large group grows with the whole cluster).
+  std::optional<Algorithm> relayed;
+  if (o.method == SynthMethod::Auto && o.team_relay && c.num_ranks() < t.num_npus()) {
+    relayed = relay_synthesize(t, c, chunk_bytes, o);
+    if (relayed && relay_enough(t, *relayed)) return std::move(*relayed);
+  }
   Algorithm best = o.restarts == 1 ? synthesize_once(t, c, chunk_bytes, o) : synthesize_restarts(t, c, chunk_bytes, o);
+  if (relayed && relayed->claimed_time < best.claimed_time) best = std::move(*relayed);
   if (o.method == SynthMethod::Auto && o.baselines && portfolio_worth_it(t, c, chunk_bytes, best))
     for_each_baseline(t, c, [&](const BaselineSpec& spec) {
       keep_if_faster(best, make_baseline(spec, t, c, chunk_bytes, o.link_model, o.reduce_bandwidth), spec);
@@ -1227,20 +1287,22 @@ Algorithm synthesize_restarts(const topo::Topology& t, const Collective& c, Byte
 }  // namespace
 
 ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per_npu,
-                             const std::function<Algorithm(const Collective&, Bytes)>& make) {
+                             const std::function<Algorithm(const Collective&, Bytes)>& make, int first,
+                             const std::function<bool(const Algorithm&)>& enough) {
   ChunkingResult best;
   int worse = 0;
-  for (int k = 1; k <= max_chunks_per_npu; k *= 2) {
+  for (int k = first; k <= max_chunks_per_npu; k *= 2) {
     c.chunks_per_npu = k;
     const Bytes chunk = c.chunk_bytes_for(total_bytes);
     if (chunk < 1) break;
-    if (k > 1 && transfer_estimate(c) > kAutoChunkTransferBudget) break;
+    if (k > first && transfer_estimate(c) > kAutoChunkTransferBudget) break;
     Algorithm a = make(c, chunk);
     best.tried.emplace_back(k, a.claimed_time);
     if (best.tried.size() == 1 || a.claimed_time < best.algorithm.claimed_time) {
       best.algorithm = std::move(a);
       best.chunks_per_npu = k;
       worse = 0;
+      if (enough && enough(best.algorithm)) break;
     } else if (++worse >= 2 && transfer_estimate(c) > kAutoChunkCheapTransfers) {
       break;  // small algorithms try every count: their times need not fall steadily
     }
@@ -1253,6 +1315,22 @@ ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Byt
   SynthOptions quiet = o;
   quiet.progress = nullptr;
   quiet.baselines = false;  // each baseline gets its own chunk search below, the one benchmarks run
+  // A group with idle server mates: the team relay first, at multiples of the team size; near the
+  // bound, nothing else is searched (the matcher's work for a large group grows with the cluster).
+  if (o.method == SynthMethod::Auto && o.team_relay && c.num_ranks() < t.num_npus())
+    if (const auto teams = relay_teams(t, c); teams && static_cast<int>(teams->front().size()) <= max_chunks_per_npu) {
+      try {
+        ChunkingResult relayed = best_chunking(
+            c, total_bytes, max_chunks_per_npu,
+            [&](const Collective& cc, Bytes chunk) {
+              if (std::optional<Algorithm> a = relay_synthesize(t, cc, chunk, quiet)) return std::move(*a);
+              throw NotApplicable("no team relay");
+            },
+            static_cast<int>(teams->front().size()), [&](const Algorithm& a) { return relay_enough(t, a); });
+        if (relay_enough(t, relayed.algorithm)) return relayed;
+      } catch (const NotApplicable&) {
+      }
+    }
   ChunkingResult best = best_chunking(c, total_bytes, max_chunks_per_npu,
                                       [&](const Collective& cc, Bytes chunk) { return synthesize(t, cc, chunk, quiet); });
   if (o.method == SynthMethod::Auto && o.baselines &&

@@ -63,6 +63,9 @@ struct SynthOptions {
   // and the synthesized result is already within kPortfolioSlack of the lower bound (which no
   // baseline can beat without in-network reduction), they are not built.
   bool baselines = true;
+  // With method Auto, for a group whose members each have idle server mates (a data-parallel group
+  // on one rail), also the composition that borrows them (synth/team_relay.hpp), kept when faster.
+  bool team_relay = true;
   // Called now and then with the fraction done (0..1), from the calling thread.
   std::function<void(double)> progress;
 };
@@ -98,8 +101,14 @@ int64_t transfer_estimate(const Collective& c);
 // an iteration is built: doubling stops before the estimate passes this (tenet sim -k auto).
 inline constexpr int64_t kSimAutoChunkTransfers = int64_t{1} << 15;
 // The same search for any producer `make(collective, chunk_bytes)`.
+// `first`: the first count tried (then 2 x first, ...); `enough`, when given, ends the search at the
+// first algorithm it accepts.
 ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per_npu,
-                             const std::function<Algorithm(const Collective&, Bytes)>& make);
+                             const std::function<Algorithm(const Collective&, Bytes)>& make, int first = 1,
+                             const std::function<bool(const Algorithm&)>& enough = {});
+// A group's team relay (SynthOptions::team_relay) within this of the lower bound ends the search for
+// chunk counts: the matcher alone is not tried for it.
+inline constexpr double kRelayEnough = 1.05;
 ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Bytes total_bytes,
                                       const SynthOptions& options = {}, int max_chunks_per_npu = 64);
 

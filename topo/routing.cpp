@@ -5,6 +5,7 @@
 #include <boost/graph/filtered_graph.hpp>
 #include <boost/property_map/function_property_map.hpp>
 #include <limits>
+#include <unordered_map>
 
 #include "topo/boost_view.hpp"
 
@@ -77,37 +78,80 @@ std::optional<Route> Router::route(NodeId src, NodeId dst) const {
   return std::move(r.front());
 }
 
-std::vector<Route> Router::equal_cost_routes(NodeId src, NodeId dst, int limit) const {
+namespace {
+
+// The least-cost routes from src to dst, given the least costs from src and to dst over
+// pass-through interiors: a link u->v lies on one iff cost(src,u) + w + cost(v,dst) == best. Walks
+// those links depth-first in link-id order, which yields routes in lexicographic order.
+std::vector<Route> routes_between(const Topology& t, NodeId src, NodeId dst, int limit, const std::vector<Cost>& from_src,
+                                  const std::vector<Cost>& to_dst) {
   std::vector<Route> out;
-  if (src == dst || limit <= 0) return out;
-  std::vector<Cost> from_src = least_costs(topo_, views_->forward, src, dst);
   if (from_src[dst] == kInfinity) return out;
-  std::vector<Cost> to_dst = least_costs(topo_, views_->reversed, dst, src);
   const Cost best = from_src[dst];
-  // A link u->v lies on a least-cost route iff cost(src,u) + w + cost(v,dst) == best. Walk those
-  // links depth-first in link-id order, which yields routes in lexicographic order.
   std::vector<LinkId> path;
   auto on_route = [&](LinkId l) {
-    const Link& k = topo_.link(l);
-    if (k.dst != dst && !topo_.passes_through(k.dst)) return false;
+    const Link& k = t.link(l);
+    if (k.dst != dst && !t.passes_through(k.dst)) return false;
     if (from_src[k.src] == kInfinity || to_dst[k.dst] == kInfinity) return false;
     return CostPlus()(CostPlus()(from_src[k.src], Cost{k.latency, 1}), to_dst[k.dst]) == best;
   };
   auto walk = [&](auto&& self, NodeId at) -> void {
     if (static_cast<int>(out.size()) >= limit) return;
     if (at == dst) {
-      out.push_back(make_route(topo_, path));
+      out.push_back(make_route(t, path));
       return;
     }
-    for (LinkId l : topo_.out_links(at)) {
+    for (LinkId l : t.out_links(at)) {
       if (!on_route(l)) continue;
       path.push_back(l);
-      self(self, topo_.link(l).dst);
+      self(self, t.link(l).dst);
       path.pop_back();
     }
   };
   walk(walk, src);
   return out;
+}
+
+}  // namespace
+
+std::vector<Route> Router::equal_cost_routes(NodeId src, NodeId dst, int limit) const {
+  if (src == dst || limit <= 0) return {};
+  std::vector<Cost> from_src = least_costs(topo_, views_->forward, src, dst);
+  if (from_src[dst] == kInfinity) return {};
+  return routes_between(topo_, src, dst, limit, from_src, least_costs(topo_, views_->reversed, dst, src));
+}
+
+struct RouteCache::Impl {
+  const Router& router;
+  std::unordered_map<NodeId, std::vector<Cost>> from, to;
+};
+
+RouteCache::RouteCache(const Router& r) : impl_(std::make_unique<Impl>(Impl{r, {}, {}})) {}
+RouteCache::~RouteCache() = default;
+
+std::vector<Route> RouteCache::equal_cost_routes(NodeId src, NodeId dst, int limit) {
+  if (src == dst || limit <= 0) return {};
+  const Topology& t = impl_->router.topo_;
+  const Router::Views& views = *impl_->router.views_;
+  // Least costs from `end` to every node, or (reversed) from every node to `end`, over routes whose
+  // interior nodes pass traffic through. Per pair, Router::equal_cost_routes keeps the other end as
+  // a vertex too; a route through it costs at least the pair's best, so it never lies on one.
+  auto costs = [&](NodeId end, bool reversed) {
+    const BoostGraph& g = reversed ? views.reversed : views.forward;
+    auto keep = [&t, &g, end, reversed](const BoostEdge& e) {
+      const Link& k = t.link(g[e]);
+      const NodeId leaving = reversed ? k.dst : k.src;  // the node the search continues from
+      return leaving == end || t.passes_through(leaving);
+    };
+    boost::filtered_graph<BoostGraph, std::function<bool(const BoostEdge&)>> fg(g, keep);
+    return least_costs_over(t, g, fg, end);
+  };
+  auto from = impl_->from.find(src);
+  if (from == impl_->from.end()) from = impl_->from.emplace(src, costs(src, false)).first;
+  if (from->second[dst] == kInfinity) return {};
+  auto to = impl_->to.find(dst);
+  if (to == impl_->to.end()) to = impl_->to.emplace(dst, costs(dst, true)).first;
+  return routes_between(t, src, dst, limit, from->second, to->second);
 }
 
 std::vector<std::vector<Route>> Router::switch_routes_from(NodeId src, int limit, Bandwidth min_bandwidth) const {

@@ -44,11 +44,26 @@ class Router {
   std::vector<std::vector<Route>> quickest_switch_routes_from(NodeId src, Bytes bytes, int limit = 8) const;
 
  private:
+  friend class RouteCache;
   const Topology& topo_;
   // The topology as Boost graphs (forward, reversed), built once per Router: every query uses them,
   // and a synthesizer asks thousands of queries of one topology.
   struct Views;
   std::shared_ptr<const Views> views_;
+};
+
+// Router::equal_cost_routes for many pairs among a few sources and destinations (a baseline's
+// direct sends): the search from each source and the one to each destination are done once, not
+// twice per pair. The same routes. Not for use from several threads at once.
+class RouteCache {
+ public:
+  explicit RouteCache(const Router& r);  // keeps a reference
+  ~RouteCache();
+  std::vector<Route> equal_cost_routes(NodeId src, NodeId dst, int limit = 16);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace tenet::topo

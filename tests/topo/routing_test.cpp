@@ -107,5 +107,31 @@ TEST(Routing, QuickestRoutesJoinTheLeastLatencyOnesForLargeMessages) {
   EXPECT_EQ(wide[1][0].bottleneck, 200'000'000'000);
 }
 
+// The cache's routes are the router's, route for route, in the same order: on fabrics with
+// many equal-cost routes (fat-tree, leaf-spine, dragonfly), router NPUs, parallel links and
+// mixed latencies, for every pair of NPUs and a limit that cuts the list short.
+TEST(Routing, RouteCacheGivesTheRoutersRoutes) {
+  for (const char* spec : {"nvcluster:4x4,net=fattree", "leafspine:4x4,spines=3", "dragonfly:3x3x2", "dgx1",
+                           "mesh2d:3x3,router=true", "torus2d:3x4", "ring:3,bw=25GB/s,lat=1us x switch:3,bw=50GB/s,lat=0.5us"}) {
+    const Topology t = generate(spec);
+    const Router r(t);
+    RouteCache cache(r);
+    int compared = 0;
+    for (NodeId a = 0; a < t.num_npus(); ++a)
+      for (NodeId b = 0; b < t.num_npus(); ++b)
+        for (int limit : {16, 2}) {
+          const std::vector<Route> want = r.equal_cost_routes(a, b, limit), got = cache.equal_cost_routes(a, b, limit);
+          ASSERT_EQ(got.size(), want.size()) << spec << " " << a << "->" << b;
+          for (size_t i = 0; i < want.size(); ++i) {
+            EXPECT_EQ(got[i].links, want[i].links) << spec << " " << a << "->" << b;
+            EXPECT_EQ(got[i].latency, want[i].latency);
+            EXPECT_EQ(got[i].bottleneck, want[i].bottleneck);
+          }
+          compared += !want.empty();
+        }
+    EXPECT_GT(compared, t.num_npus()) << spec;
+  }
+}
+
 }  // namespace
 }  // namespace tenet::topo

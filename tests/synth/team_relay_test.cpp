@@ -1,0 +1,91 @@
+// Groups that borrow their members' idle server mates (synth/team_relay.hpp).
+#include "synth/team_relay.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "synth/baselines.hpp"
+#include "synth/lower_bound.hpp"
+#include "synth/synthesizer.hpp"
+#include "synth/verify.hpp"
+#include "topo/generators.hpp"
+
+namespace tenet::synth {
+namespace {
+
+// Every 8th NPU from `first`: one member per server of an nvcluster, on one rail.
+Collective rail_group(const topo::Topology& t, CollectiveKind kind, int first, int chunks_per_npu) {
+  Collective c;
+  c.kind = kind;
+  for (topo::NodeId v = first; v < t.num_npus(); v += 8) c.ranks.push_back(v);
+  c.chunks_per_npu = chunks_per_npu;
+  return c;
+}
+
+TEST(TeamRelay, TeamsAreEachMembersIdleServerMates) {
+  const auto t = topo::generate("nvcluster:4x8,net=rail");
+  const auto teams = relay_teams(t, rail_group(t, CollectiveKind::AllReduce, 2, 8));
+  ASSERT_TRUE(teams);
+  ASSERT_EQ(teams->size(), 4u);
+  EXPECT_EQ((*teams)[1], (std::vector<topo::NodeId>{10, 8, 9, 11, 12, 13, 14, 15}));
+  // Nothing to borrow: two members in a server, every NPU a member, a flat topology, a rooted
+  // collective.
+  Collective two = rail_group(t, CollectiveKind::AllReduce, 0, 8);
+  two.ranks.push_back(1);
+  EXPECT_FALSE(relay_teams(t, two));
+  EXPECT_FALSE(relay_teams(t, Collective::over_all(t, CollectiveKind::AllReduce, 8)));
+  const auto flat = topo::generate("switch:8");
+  EXPECT_FALSE(relay_teams(flat, Collective{CollectiveKind::AllGather, {0, 3}, 8, 0}));
+  EXPECT_FALSE(relay_teams(t, rail_group(t, CollectiveKind::Broadcast, 0, 8)));
+  // Chunks that do not split into the team's 8 slices.
+  EXPECT_FALSE(team_relay(t, rail_group(t, CollectiveKind::AllReduce, 0, 4), 1 << 20, LinkModel::Pipelined,
+                          [&](const Collective& sc) { return make_baseline({BaselineKind::Ring, {}}, t, sc, 1 << 20); }));
+}
+
+// Verified on rail and fat-tree clusters of several sizes, for each collective and rail; on rail
+// clusters faster than the group's ring, which cannot leave its rail (on a fat-tree the group's
+// own NICs already reach every spine, and borrowing gains nothing: the synthesizer keeps the
+// faster).
+TEST(TeamRelay, VerifiedAndFasterThanTheGroupAlone) {
+  int checked = 0;
+  for (const char* spec : {"nvcluster:2x8,net=rail", "nvcluster:4x8,net=rail", "nvcluster:4x8,net=fattree",
+                           "nvcluster:3x8,net=rail,bw=300GB/s/25GB/s"}) {
+    const auto t = topo::generate(spec);
+    for (CollectiveKind kind : {CollectiveKind::AllGather, CollectiveKind::ReduceScatter, CollectiveKind::AllReduce})
+      for (int first : {0, 5})
+        for (int k : {8, 16}) {
+          const Collective c = rail_group(t, kind, first, k);
+          const Bytes chunk = c.chunk_bytes_for(64 << 20);
+          const std::optional<Algorithm> a = team_relay(t, c, chunk, LinkModel::Pipelined, [&](const Collective& sc) {
+            return make_baseline({BaselineKind::Ring, {}}, t, sc, chunk);
+          });
+          const std::string what = fmt::format("{} from {} k={} on {}", to_string(kind), first, k, spec);
+          ASSERT_TRUE(a) << what;
+          const Report r = verify(t, *a);
+          ASSERT_TRUE(r.correct()) << what << ": " << (r.violations.empty() ? "" : r.violations[0].message);
+          EXPECT_EQ(r.collective_time, a->claimed_time) << what;
+          const Algorithm alone = make_baseline({BaselineKind::Ring, {}}, t, c, chunk);
+          if (std::string(spec).find("rail") != std::string::npos) EXPECT_LT(a->claimed_time, alone.claimed_time) << what;
+          ++checked;
+        }
+  }
+  EXPECT_EQ(checked, 48);
+}
+
+// The synthesizer's automatic choice for a data-parallel group: near the group's bound, which
+// counts every NIC of the servers (one rail alone is 8x from it).
+TEST(TeamRelay, DataParallelGroupReachesItsBound) {
+  const auto t = topo::generate("nvcluster:16x8,net=rail");
+  for (CollectiveKind kind : {CollectiveKind::AllReduce, CollectiveKind::AllGather}) {
+    const Collective c = rail_group(t, kind, 0, 1);
+    const ChunkingResult best = synthesize_auto_chunks(t, c, 256 << 20);
+    const Report r = verify(t, best.algorithm);
+    ASSERT_TRUE(r.correct()) << to_string(kind);
+    const Time bound = lower_bound(t, best.algorithm.collective, best.algorithm.chunk_bytes).total;
+    EXPECT_LE(static_cast<double>(r.collective_time), kRelayEnough * static_cast<double>(bound)) << to_string(kind);
+    EXPECT_NE(best.algorithm.method.find("team relay"), std::string::npos) << best.algorithm.method;
+  }
+}
+
+}  // namespace
+}  // namespace tenet::synth
