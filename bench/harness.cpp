@@ -69,7 +69,8 @@ Result run_algorithm(const Suite& s, const Case& c, const std::string& name) {
   r.algorithm = name;
   const auto begin = std::chrono::steady_clock::now();
   try {
-    const synth::Collective coll = synth::Collective::over_all(t, c.kind, std::max(1, c.chunks));
+    synth::Collective coll = synth::Collective::over_all(t, c.kind, std::max(1, c.chunks));
+    if (!c.topology->ranks.empty()) coll.ranks = c.topology->ranks;
     synth::SynthOptions o;
     o.restarts = s.restarts;
     o.baselines = false;  // the portfolio is applied by take_fastest, from the baselines' own rows
@@ -406,7 +407,7 @@ SuiteResults run_suite(const Suite& suite, const HarnessOptions& options) {
     for (const auto& [key, seconds] : *options.costs) most = std::max(most, seconds);
   for (const Item& item : items) {
     const Case& c = cases[item.c];
-    const double n = c.topology->topology.num_npus();
+    const double n = c.topology->num_ranks();
     if (!measured) {
       cost.push_back(n * n * std::max(c.chunks, 4) * (c.kind == synth::CollectiveKind::AllToAll ? n : 1.0));
       continue;
@@ -625,7 +626,8 @@ std::string report_markdown(const Suite& suite, const std::vector<Result>& resul
     }
     t.add_row(std::move(mean));
     const std::string heading = display_name(topo) == topo.label ? topo.label : fmt::format("{} ({})", display_name(topo), topo.label);
-    out += fmt::format("## {} ({} NPUs)\n\n", heading, topo.topology.num_npus()) + t.markdown() + "\n";
+    const std::string group = topo.ranks.empty() ? "" : fmt::format("; the collectives over a group of {}", topo.ranks.size());
+    out += fmt::format("## {} ({} NPUs{})\n\n", heading, topo.topology.num_npus(), group) + t.markdown() + "\n";
   }
   return out;
 }
@@ -693,7 +695,7 @@ bool write_plots(const Suite& suite, const std::vector<Result>& results, const s
           for (const auto& [size, by_alg] : points)
             if (by_alg.count(a) && std::find(algs.begin(), algs.end(), a) == algs.end()) algs.push_back(a);
         if (algs.empty()) continue;
-        const int ranks = topo.topology.num_npus();
+        const int ranks = topo.num_ranks();
         const double factor = synth::bus_bandwidth_factor(k, ranks);
         const std::string chunk_label = chunks == 0 ? "auto" : std::to_string(chunks);
         const std::string name = fmt::format("{}-{}-k{}", file_of[topo.label], synth::to_string(k), chunk_label);

@@ -108,6 +108,21 @@ std::string anchored(const std::string& path, const std::string& file) {
 }
 
 SuiteTopology parse_topology(const YAML::Node& n, const std::string& file) {
+  if (n.IsMap() && n["ranks"]) {  // a process group: {topology: ..., ranks: LIST}
+    for (const auto& kv : n)
+      if (const std::string key = kv.first.Scalar(); key != "topology" && key != "ranks")
+        throw Error(fmt::format("unknown key '{}' in a process group entry (topology, ranks)", key), where(file, kv.first));
+    if (!n["topology"]) throw Error("a process group entry needs 'topology' beside 'ranks'", where(file, n));
+    SuiteTopology g = parse_topology(n["topology"], file);
+    const std::string list = scalar(n["ranks"], file, "ranks");
+    try {
+      g.ranks = synth::parse_ranks(list, g.topology.num_npus());
+    } catch (const Error& e) {
+      throw Error(fmt::format("ranks of {}: {}", g.label, e.message()), where(file, n["ranks"]));
+    }
+    g.label += " ranks " + list;
+    return g;
+  }
   if (n.IsMap()) {
     YAML::Emitter out;
     out << n;

@@ -5,6 +5,8 @@
 //     - torus2d:4x4             # or a Tenet topology written inline as a map
 //     - ../topologies/leaf-spine.json
 //     - {name: pair, npus: [a, b], links: [{src: a, dst: b, bw: 25GB/s, lat: 1us}]}
+//     - {topology: "nvcluster:4x8,net=rail", ranks: "0-31:8"}  # a process group (tenet synth --ranks):
+//                               # the collectives run over it; workloads over the whole topology
 //   collectives: [all-reduce, all-gather]
 //   sizes: [1MiB, 64MiB, 1GiB]
 //   algorithms: all             # or a list: tenet, ring, bidir-ring, direct, rhd, dbt, bruck, ...
@@ -36,8 +38,11 @@
 namespace tenet::bench {
 
 struct SuiteTopology {
-  std::string label;  // the spec, the path as written, or the inline topology's name
+  std::string label;  // the spec, the path as written, or the inline topology's name; " ranks LIST" for a group
   topo::Topology topology;
+  std::vector<topo::NodeId> ranks;  // the collectives' process group; empty: every NPU
+  // The number of ranks of its collectives.
+  int num_ranks() const { return ranks.empty() ? topology.num_npus() : static_cast<int>(ranks.size()); }
 };
 
 struct SuiteWorkload {

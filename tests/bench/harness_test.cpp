@@ -93,6 +93,44 @@ TEST(Suite, MalformedSuitesNameTheLine) {
                6, "c");
 }
 
+// A topology entry may name a process group; its collectives run over the group (tenet synth
+// --ranks), and a group of one NPU per server beats the ring of its rail by borrowing the servers'
+// other NICs.
+TEST(Suite, ProcessGroupEntries) {
+  const Suite s = parse_suite(R"(topologies:
+  - ring:4
+  - {topology: "nvcluster:2x8,net=rail", ranks: "0-15:8"}
+collectives: [all-reduce, all-gather]
+sizes: [64MiB]
+algorithms: [tenet, ring]
+chunks: [8]
+)",
+                              "groups.yaml");
+  ASSERT_EQ(s.topologies.size(), 2u);
+  EXPECT_EQ(s.topologies[1].label, "nvcluster:2x8,net=rail ranks 0-15:8");
+  EXPECT_EQ(s.topologies[1].ranks, (std::vector<topo::NodeId>{0, 8}));
+  EXPECT_EQ(s.topologies[1].num_ranks(), 2);
+  const SuiteResults all = run_suite(s, on(2));
+  int group_rows = 0;
+  for (const Result& r : all.cases) {
+    ASSERT_TRUE(r.ok()) << r.topology << " " << r.algorithm << ": " << r.note;
+    if (r.topology != s.topologies[1].label) continue;
+    ++group_rows;
+    if (r.algorithm != "tenet") continue;
+    const auto ring = std::find_if(all.cases.begin(), all.cases.end(), [&](const Result& x) {
+      return x.topology == r.topology && x.collective == r.collective && x.algorithm == "ring";
+    });
+    ASSERT_NE(ring, all.cases.end());
+    EXPECT_LT(r.time * 2, ring->time) << synth::to_string(r.collective);  // 8 NICs, not 1
+  }
+  EXPECT_EQ(group_rows, 4);
+  expect_error("topologies:\n  - {topology: ring:4, ranks: \"0-9\"}\ncollectives: [all-reduce]\nsizes: [1MiB]\n", 2,
+               "ranks of ring:4");
+  expect_error("topologies:\n  - {ranks: \"0-1\"}\ncollectives: [all-reduce]\nsizes: [1MiB]\n", 2, "needs 'topology'");
+  expect_error("topologies:\n  - {topology: ring:4, ranks: \"0-1\", size: 2}\ncollectives: [all-reduce]\nsizes: [1MiB]\n", 2,
+               "unknown key 'size'");
+}
+
 TEST(Harness, EveryAlgorithmIsVerifiedAndReplaysInItsTime) {
   const Suite s = parse_suite(kSmall, "small.yaml");
   const std::vector<Result> results = run_suite(s, on(2)).cases;
