@@ -129,7 +129,7 @@ SuiteTopology parse_topology(const YAML::Node& n, const std::string& file) {
     const int line = n.Mark().line;
     // Pad with blank lines so errors inside the inline topology carry the suite's line numbers.
     topo::Topology t = topo::parse_yaml(std::string(static_cast<size_t>(std::max(line, 0)), '\n') + out.c_str(), file);
-    return {t.name(), std::move(t)};
+    return {t.name(), std::move(t), {}};
   }
   const std::string s = scalar(n, file, "topologies");
   std::error_code ec;  // a name too long for a path is not a file either
@@ -144,7 +144,7 @@ SuiteTopology parse_topology(const YAML::Node& n, const std::string& file) {
                 where(file, n));
   }
   try {
-    return {s, topo::load(target)};
+    return {s, topo::load(target), {}};
   } catch (const Error& e) {
     if (!e.where().file.empty()) throw;  // an error inside that file says where itself
     throw Error(fmt::format("topology '{}': {}", s, e.message()), where(file, n));

@@ -1218,7 +1218,7 @@ std::optional<Algorithm> relay_synthesize(const topo::Topology& t, const Collect
   std::optional<Algorithm> relayed;
   try {
     relayed = team_relay(t, c, chunk_bytes, o.link_model, sub);
-  } catch (const NotApplicable&) {
+  } catch (const Error&) {  // a slice's sub-group has no algorithm (NotApplicable, unreachable mates)
     return std::nullopt;
   }
   if (!relayed) return std::nullopt;

@@ -56,9 +56,10 @@ std::optional<Algorithm> team_relay(const topo::Topology& t, const Collective& c
   // The slices' sub-collectives first: when each needs a chunk at a mate, and when the chunk is
   // final there, order the hand-overs (a ring wants its chunks in its own order, not the member's).
   const size_t chunks = static_cast<size_t>(c.num_chunks());
-  auto at = [&](int i, int s, ChunkId ch) { return static_cast<size_t>(i * team_size + s) * chunks + static_cast<size_t>(ch); };
+  // Per member i and chunk: the chunk's slice names the mate (chunk ch is slice (ch % k) % T).
+  auto at = [&](int i, int /*slice*/, ChunkId ch) { return static_cast<size_t>(i) * chunks + static_cast<size_t>(ch); };
   std::vector<Algorithm> subs;
-  std::vector<Time> need(static_cast<size_t>(m * team_size) * chunks, std::numeric_limits<Time>::max());
+  std::vector<Time> need(static_cast<size_t>(m) * chunks, std::numeric_limits<Time>::max());
   std::vector<Time> ready(need.size(), 0);
   std::vector<int> rank_of(static_cast<size_t>(t.num_nodes()), -1);
   for (int s = 0; s < team_size; ++s) {
@@ -71,12 +72,14 @@ std::optional<Algorithm> team_relay(const topo::Topology& t, const Collective& c
     for (int i = 0; i < m; ++i) rank_of[static_cast<size_t>(sc.ranks[i])] = i;
     for (TransferId id = 0; id < static_cast<TransferId>(sa.size()); ++id) {
       const Transfer& x = sa[id];
+      // A relay outside the slice's mates may be a member or another slice's mate, whose copy of
+      // the chunk it would overwrite: not composed.
+      if (rank_of[static_cast<size_t>(x.src)] < 0 || rank_of[static_cast<size_t>(x.dst)] < 0) return std::nullopt;
       const ChunkId ch = chunk(x.chunk / slice_chunks, x.chunk % slice_chunks, s);
-      if (const int i = rank_of[static_cast<size_t>(x.src)]; i >= 0) need[at(i, s, ch)] = std::min(need[at(i, s, ch)], x.start);
-      if (const int i = rank_of[static_cast<size_t>(x.dst)]; i >= 0) {
-        need[at(i, s, ch)] = std::min(need[at(i, s, ch)], x.start);
-        ready[at(i, s, ch)] = std::max(ready[at(i, s, ch)], x.end);
-      }
+      const int from = rank_of[static_cast<size_t>(x.src)], to = rank_of[static_cast<size_t>(x.dst)];
+      need[at(from, s, ch)] = std::min(need[at(from, s, ch)], x.start);
+      need[at(to, s, ch)] = std::min(need[at(to, s, ch)], x.start);
+      ready[at(to, s, ch)] = std::max(ready[at(to, s, ch)], x.end);
     }
     for (int i = 0; i < m; ++i) rank_of[static_cast<size_t>(sc.ranks[i])] = -1;
   }

@@ -30,7 +30,8 @@ std::optional<std::vector<std::vector<topo::NodeId>>> relay_teams(const topo::To
 
 // The composition above for `c` (its chunks_per_npu a multiple of the team size, else nothing),
 // with `sub(sub_collective)` making the collective of each slice's mates (chunk j of the
-// sub-collective's rank r is chunk (j % k') * T + s of rank r, k' = k / T); timed.
+// sub-collective's rank r is chunk (j % k') * T + s of rank r, k' = k / T; timed, and among the
+// mates alone: nothing when it relays through other NPUs). The result is timed.
 std::optional<Algorithm> team_relay(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
                                     LinkModel model, const std::function<Algorithm(const Collective&)>& sub);
 
