@@ -119,8 +119,8 @@ void stage_et_set(int ranks, const std::function<EtFile(int)>& rank, topo::Outpu
     }
   };
   std::vector<std::thread> pool;
-  for (int i = 0; i < threads; ++i) pool.emplace_back(work);
-  try {
+  try {  // a thread that cannot start is an error like any other: the started ones are joined
+    for (int i = 0; i < threads; ++i) pool.emplace_back(work);
     for (int r = 0; r < ranks; ++r) {
       std::string b;
       {

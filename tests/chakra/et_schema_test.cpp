@@ -4,10 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <sstream>
 
 #include "chakra/et.hpp"
 #include "et_def.pb.h"
+#include "tests/topo/test_util.hpp"
+#include "topo/error.hpp"
+#include "topo/output_folder.hpp"
 
 namespace {
 
@@ -113,6 +117,40 @@ TEST(NodeList, BehavesLikeAVectorWhoseNodesStayPut) {
   EXPECT_EQ(back.nodes.back().name(), "first");
   EXPECT_TRUE(std::equal(back.nodes.begin(), back.nodes.end(), moved.nodes.begin(),
                          [](const Node& x, const Node& y) { return x.id() == y.id(); }));
+}
+
+// Ranks staged on every core land in rank order, each the file rank(r) makes; a rank that fails
+// fails the set, and nothing is committed.
+TEST(EtSet, StagedOnEveryCoreInRankOrder) {
+  tenet::topo::testing::TempDir dir;
+  auto rank_file = [](int r) {
+    tenet::chakra::EtFile f;
+    for (int i = 0; i <= r % 5; ++i) {
+      Node& n = f.nodes.emplace_back();
+      n.set_id(static_cast<uint64_t>(i));
+      n.set_name("rank " + std::to_string(r));
+    }
+    return f;
+  };
+  {
+    tenet::topo::OutputFolder out(dir.file("set"));
+    tenet::chakra::stage_et_set(37, rank_file, out, "algo");
+    out.commit();
+  }
+  const auto files = tenet::chakra::read_prefix(dir.file("set/algo"));
+  ASSERT_EQ(files.size(), 37u);
+  for (int r = 0; r < 37; ++r) {
+    ASSERT_EQ(files[static_cast<size_t>(r)].nodes.size(), static_cast<size_t>(r % 5 + 1));
+    EXPECT_EQ(files[static_cast<size_t>(r)].nodes[0].name(), "rank " + std::to_string(r));
+  }
+  {
+    tenet::topo::OutputFolder out(dir.file("failed"));
+    EXPECT_THROW(tenet::chakra::stage_et_set(
+                     40, [&](int r) { return r == 23 ? throw tenet::Error("rank 23 cannot be built") : rank_file(r); },
+                     out, "algo"),
+                 tenet::Error);
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.file("failed/algo.0.et")));
 }
 
 }  // namespace
