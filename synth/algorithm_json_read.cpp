@@ -162,6 +162,8 @@ class Sax {
       case State::Head:
         if (!object && stack_.size() == 1 && stack_.back()->is_object() && key_ == "transfers") {
           put(json::array());  // a placeholder: the records hold them
+          // A second "transfers" replaces the first, as a document's last duplicate key does.
+          transfers.clear(), route_pool.clear(), deps_pool.clear(), first_versioned = -1, problem.reset();
           streamed = true;
           state_ = State::TransferList;
           return true;

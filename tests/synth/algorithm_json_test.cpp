@@ -100,6 +100,10 @@ TEST(AlgorithmJson, KeysInAnyOrderAndUnknownFieldsSkipped) {
   EXPECT_EQ(a[1].channel, 2);
   EXPECT_EQ(a[1].end, 9);
   EXPECT_EQ(a.chunk_bytes, 64);
+  // A second "transfers" replaces the first (a JSON document keeps a duplicate key's last value).
+  const Algorithm twice = parse_algorithm_json(valid_prefix(R"([{"chunk": "bad"}], "transfers": [{"chunk": 1, "src": 1, "dst": 0, "route": [0]}])"));
+  ASSERT_EQ(twice.size(), 1u);
+  EXPECT_EQ(twice[0].chunk, 1);
   // Deep nesting anywhere is read without recursion.
   const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
   EXPECT_THAT([&] { parse_algorithm_json(valid_prefix("[]", "\"x\": " + deep + ", ")); }, ::testing::Not(::testing::Throws<std::exception>()));
