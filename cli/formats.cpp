@@ -94,11 +94,12 @@ Exported export_algorithm(const synth::Algorithm& given, const topo::Topology& t
   Exported out;
   // --reduce-bw other than the algorithm's own: a copy re-timed with it.
   std::optional<synth::Algorithm> retimed;
-  if (options.reduce_bandwidth && *options.reduce_bandwidth != given.reduce_bandwidth) {
+  const bool reduces = std::any_of(given.transfers().begin(), given.transfers().end(),
+                                   [](const synth::Transfer& x) { return x.op == synth::Op::Reduce; });
+  if (options.reduce_bandwidth && *options.reduce_bandwidth != given.reduce_bandwidth && reduces) {
     retimed = given;
     synth::set_reduce_bandwidth(t, *retimed, *options.reduce_bandwidth);
-    if (retimed->reduce_bandwidth != given.reduce_bandwidth)
-      out.warnings.push_back(fmt::format("re-timed with reductions at {}: {} (the file says {})",
+    out.warnings.push_back(fmt::format("re-timed with reductions at {}: {} (the file says {})",
                                          *options.reduce_bandwidth == 0 ? std::string("no cost") : format_bandwidth(*options.reduce_bandwidth),
                                          format_time(retimed->claimed_time), format_time(synth::collective_time(t, given))));
   }
@@ -129,8 +130,6 @@ Exported export_algorithm(const synth::Algorithm& given, const topo::Topology& t
         out.astra_time = run.time;
         out.astra_on_dimensions = run.on_dimensions;
         out.claimed_time = synth::collective_time(t, a);
-        const bool reduces = std::any_of(a.transfers().begin(), a.transfers().end(),
-                                         [](const synth::Transfer& x) { return x.op == synth::Op::Reduce; });
         if (reduce_bandwidth > 0 && reduces) {
           // ASTRA-sim reads COMP durations in whole microseconds (duration_micros).
           const double micros = chakra::reduction_micros(a.chunk_bytes, reduce_bandwidth);

@@ -57,7 +57,7 @@ std::optional<Algorithm> team_relay(const topo::Topology& t, const Collective& c
   // final there, order the hand-overs (a ring wants its chunks in its own order, not the member's).
   const size_t chunks = static_cast<size_t>(c.num_chunks());
   // Per member i and chunk: the chunk's slice names the mate (chunk ch is slice (ch % k) % T).
-  auto at = [&](int i, int /*slice*/, ChunkId ch) { return static_cast<size_t>(i) * chunks + static_cast<size_t>(ch); };
+  auto at = [&](int i, ChunkId ch) { return static_cast<size_t>(i) * chunks + static_cast<size_t>(ch); };
   std::vector<Algorithm> subs;
   std::vector<Time> need(static_cast<size_t>(m) * chunks, std::numeric_limits<Time>::max());
   std::vector<Time> ready(need.size(), 0);
@@ -77,9 +77,9 @@ std::optional<Algorithm> team_relay(const topo::Topology& t, const Collective& c
       if (rank_of[static_cast<size_t>(x.src)] < 0 || rank_of[static_cast<size_t>(x.dst)] < 0) return std::nullopt;
       const ChunkId ch = chunk(x.chunk / slice_chunks, x.chunk % slice_chunks, s);
       const int from = rank_of[static_cast<size_t>(x.src)], to = rank_of[static_cast<size_t>(x.dst)];
-      need[at(from, s, ch)] = std::min(need[at(from, s, ch)], x.start);
-      need[at(to, s, ch)] = std::min(need[at(to, s, ch)], x.start);
-      ready[at(to, s, ch)] = std::max(ready[at(to, s, ch)], x.end);
+      need[at(from, ch)] = std::min(need[at(from, ch)], x.start);
+      need[at(to, ch)] = std::min(need[at(to, ch)], x.start);
+      ready[at(to, ch)] = std::max(ready[at(to, ch)], x.end);
     }
     for (int i = 0; i < m; ++i) rank_of[static_cast<size_t>(sc.ranks[i])] = -1;
   }
@@ -104,7 +104,7 @@ std::optional<Algorithm> team_relay(const topo::Topology& t, const Collective& c
     for (int origin = 0; origin < m; ++origin)
       if (wanted(origin))
         for (int q = 0; q < slice_chunks; ++q)
-          for (int s = 1; s < team_size; ++s) items.push_back({when[at(i, s, chunk(origin, q, s))], s, chunk(origin, q, s)});
+          for (int s = 1; s < team_size; ++s) items.push_back({when[at(i, chunk(origin, q, s))], s, chunk(origin, q, s)});
     std::sort(items.begin(), items.end());
     for (const Item& it : items) emit(it.s, it.ch);
   };
@@ -114,7 +114,7 @@ std::optional<Algorithm> team_relay(const topo::Topology& t, const Collective& c
   for (int i = 0; i < m; ++i)
     through_mates(
         i, [&](int origin) { return c.kind != CollectiveKind::AllGather || origin == i; }, need,
-        [&](int s, ChunkId ch) { handed[at(i, s, ch)] = a.add(ch, (*teams)[i][0], (*teams)[i][s], to_mate[i * team_size + s]); });
+        [&](int s, ChunkId ch) { handed[at(i, ch)] = a.add(ch, (*teams)[i][0], (*teams)[i][s], to_mate[i * team_size + s]); });
   // 2. Each slice's mates among themselves.
   std::vector<TransferId> deps;
   for (int s = 0; s < team_size; ++s) {
@@ -128,7 +128,7 @@ std::optional<Algorithm> team_relay(const topo::Topology& t, const Collective& c
       for (TransferId d : sa.deps(id)) deps.push_back(base + d);
       // Whatever lands on a mate waits until the mate holds the member's chunk.
       if (const int i = rank_of[static_cast<size_t>(x.dst)]; s > 0 && i >= 0)
-        if (const TransferId h = handed[at(i, s, ch)]; h >= 0) deps.push_back(h);
+        if (const TransferId h = handed[at(i, ch)]; h >= 0) deps.push_back(h);
       a.add(ch, x.src, x.dst, sa.route(id), x.op, deps, -1, -1, x.rate, x.channel);
     }
     for (int i = 0; i < m; ++i) rank_of[static_cast<size_t>((*teams)[i][s])] = -1;
