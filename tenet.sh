@@ -18,7 +18,7 @@ DEMO_TOPOLOGY="nvcluster:2x8,net=rail,bw=450GB/s/50GB/s,lat=0.25us/1us"
 
 PACKAGES=(
   cmake g++ make
-  libboost-graph-dev liblemon-dev
+  libboost-graph-dev liblemon-dev libglpk-dev
   libprotobuf-dev protobuf-compiler
   libfmt-dev libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libpugixml-dev
   gnuplot-nox jq

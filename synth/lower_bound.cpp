@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <utility>
 
@@ -12,6 +13,7 @@
 
 #include "topo/analysis.hpp"
 #include "topo/bounds.hpp"
+#include "topo/flow_bound.hpp"
 
 namespace tenet::synth {
 namespace {
@@ -154,6 +156,53 @@ Time group_cut_bound(const topo::Topology& t, const Collective& c, Bytes k) {
   return best;
 }
 
+// The maximum-concurrent-flow bound (topo/flow_bound.hpp) of All-to-All, Gather or Scatter with
+// `k` bytes per member pair: solved once per topology, group and root for a unit of bytes (the
+// bound is linear in them), then scaled. Returns {time, label}.
+std::pair<Time, std::string> flow_bound(const topo::Topology& t, const Collective& c, Bytes k) {
+  struct Key {
+    uint64_t fingerprint;
+    CollectiveKind kind;
+    int root;
+    std::vector<topo::NodeId> ranks;
+    auto operator<=>(const Key&) const = default;
+  };
+  struct Unit {
+    double seconds = 0;  // the bound for one unit of bytes per pair
+    std::string label;
+  };
+  constexpr Bytes kUnit = Bytes{1} << 20;
+  static std::mutex mutex;
+  static std::map<Key, Unit> cache;
+  Key key{t.fingerprint(), c.kind, is_rooted(c.kind) ? c.root : 0, c.ranks};
+  Unit unit;
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = cache.find(key); it != cache.end()) unit = it->second;
+  }
+  if (unit.label.empty()) {
+    std::vector<topo::Demand> demands;
+    const topo::NodeId root = c.ranks[c.root];
+    for (topo::NodeId v : c.ranks) {
+      if (c.kind == CollectiveKind::AllToAll) {
+        for (topo::NodeId u : c.ranks)
+          if (u != v) demands.push_back({v, u, kUnit});
+      } else if (v != root) {
+        demands.push_back(c.kind == CollectiveKind::Gather ? topo::Demand{v, root, kUnit} : topo::Demand{root, v, kUnit});
+      }
+    }
+    const topo::FlowBound b = topo::concurrent_flow_bound(t, demands);
+    unit.seconds = b.weights.empty() ? 0 : topo::flow_dual_bound(t, demands, b.weights);
+    unit.label = fmt::format("max-concurrent-flow bound ({})", b.method);
+    std::lock_guard lock(mutex);
+    cache.emplace(std::move(key), unit);
+  }
+  const double ps = std::floor(unit.seconds * static_cast<double>(k) / static_cast<double>(kUnit) *
+                               static_cast<double>(kPicosPerSecond) * (1 - 1e-9));
+  return {static_cast<Time>(std::clamp(ps, 0.0, static_cast<double>(std::numeric_limits<Time>::max() / 2))),
+          unit.label};
+}
+
 }  // namespace
 
 namespace {
@@ -223,6 +272,12 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
       if (const Time cut = group_cut_bound(t, c, k_bytes); cut > b.bandwidth) {
         b.bandwidth = cut;
         b.label = "group cut bound";
+      }
+      // Every bound above is the flow LP's dual at some link weights; the LP's own (or the best
+      // multiplicative weights find) is at least as high where it is solved exactly.
+      if (auto [flow, label] = flow_bound(t, c, k_bytes); flow > b.bandwidth) {
+        b.bandwidth = flow;
+        b.label = std::move(label);
       }
     }
   }

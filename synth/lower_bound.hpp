@@ -10,7 +10,11 @@
 //   links of a path: "hop-count bound", bytes x hops over the total bandwidth, or "link-time
 //   bound", bytes x link time (1 / bandwidth) along shortest paths over the number of links), or
 //   the cut around a group of NPUs ("group cut bound": the components of the links at least b wide,
-//   for each width b, and each switch with the NPUs linked to it).
+//   for each width b, and each switch with the NPUs linked to it). Gather, Scatter and All-to-All
+//   also get the maximum-concurrent-flow bound (topo/flow_bound.hpp), of which every bound
+//   above is a special case: exact where the LP is small enough to solve ("max-concurrent-flow
+//   bound (LP)"), else the best link weights multiplicative weights find in a second's work
+//   ("max-concurrent-flow bound (multiplicative weights, R rounds)"); the largest bound wins.
 // To the bandwidth term, one link latency is added (the last byte still has to cross a link);
 // the result is never below the latency bound (the farthest pair that must communicate).
 #pragma once
@@ -28,7 +32,8 @@ struct LowerBound {
   Time min_link_latency = 0;
   Time total = 0;      // max(bandwidth + min_link_latency, latency)
   std::string label;   // "cut bound", "RS+AG bound", "cut bound (from the root)", "ingress/egress bound",
-                       // "hop-count bound", "link-time bound", "group cut bound"
+                       // "hop-count bound", "link-time bound", "group cut bound",
+                       // "max-concurrent-flow bound (LP)", "max-concurrent-flow bound (multiplicative weights, R rounds)"
 };
 
 LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk_bytes);

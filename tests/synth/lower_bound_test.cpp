@@ -59,6 +59,15 @@ TEST(AllToAllBound, OneHopTopologiesKeepTheNpuBound) {
   }
 }
 
+TEST(AllToAllBound, MeshBisectionFromTheFlowLp) {
+  // 4x4 mesh: 8 x 8 pairs cross the 4 middle links each way (16 k / B); hop counts give only
+  // 640 k over 48 links (13.3 k / B), and no group of the other families is the half.
+  const LowerBound b = all_to_all(topo::generate("mesh2d:4x4"));
+  EXPECT_EQ(b.label, "max-concurrent-flow bound (LP)");
+  EXPECT_NEAR(static_cast<double>(b.bandwidth), static_cast<double>(seconds_of(16.0 * kChunk, kBw)), 1e-6 * b.bandwidth);
+  EXPECT_LE(b.bandwidth, seconds_of(16.0 * kChunk, kBw));
+}
+
 TEST(AllToAllBound, IslandsJoinedByABridge) {
   // Two islands of 4 NPUs joined by one 25 GB/s link each way: 4 x 4 x k bytes cross it each way.
   const auto t = topo::load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/two-islands.yaml");

@@ -1,0 +1,65 @@
+// The maximum-concurrent-flow lower bound for a traffic pattern (All-to-All, All-to-Allv, Gather,
+// Scatter, any matrix of bytes from NPU to NPU).
+//
+// However an algorithm moves the bytes, each demand's bytes cross the links of paths from its
+// source to its destination, and no link carries more than its bandwidth: the time T is at least
+// the optimum of the multicommodity-flow LP
+//   minimise T  subject to  a flow of every demand, with sum over demands of flow(e) <= T * B(e).
+// Its dual gives the bound's certificate: for any link weights w >= 0,
+//   T >= sum over demands of bytes * dist_w(src, dst) / sum over links of w(e) * B(e),
+// with dist_w the w-shortest distance (through any node: NPUs relay, switches forward). Weights
+// that are 1 give the hop-count bound, 1/B the link-time bound, the indicator of a cut's links
+// the cut bound: every bound of that family is one choice of w, and the LP's duals are the best.
+//
+// How w is found (FlowBound::method says which):
+//   "LP": the LP solved exactly (LEMON's LP interface over GLPK) when commodities x links is small
+//         enough; its capacity rows' duals are w. Commodities are grouped by source, or by
+//         destination when there are fewer destinations (a Gather is one commodity).
+//   "multiplicative weights": beyond that, rounds that route every demand on w-shortest paths and
+//         raise each link's weight by how much it is overloaded (Garg and Koenemann's scheme),
+//         from the better of w = 1 and w = 1/B; the best w seen is kept. The averaged routing is a
+//         feasible flow, so the LP optimum lies between the bound and its time (`upper`).
+// Either way the returned time is the dual bound of the w found, evaluated here with exact
+// shortest paths and rounded down: it is a lower bound however inexact the solver was.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "topo/topology.hpp"
+#include "topo/units.hpp"
+
+namespace tenet::topo {
+
+struct Demand {
+  NodeId src = 0, dst = 0;
+  Bytes bytes = 0;
+};
+
+struct FlowBoundOptions {
+  // Solve the LP when commodities x links is at most this (an 8x8 mesh All-to-All is 14,336 and
+  // takes GLPK 0.6 s; a 64-NPU 3D torus, 24,576, takes 3 s).
+  long long max_lp_size = 16'384;
+  // Multiplicative-weights budget, in link relaxations (one round is commodities x links; about
+  // 13 ns each): 60M is under a second.
+  long long max_relaxations = 60'000'000;
+  // Multiplicative weights stop once the bound is within this fraction of the flow's time.
+  double target_gap = 0.01;
+};
+
+struct FlowBound {
+  Time time = 0;       // the bandwidth term: a lower bound on the time to deliver every demand, ps
+  Time upper = -1;     // the time of a fractional flow found (LP optimum <= upper), or -1
+  std::string method;  // "LP", "multiplicative weights (R rounds)", or "none" (no demand)
+  std::vector<double> weights;  // w per link, the certificate (empty for "none")
+};
+
+// Demands whose endpoints are equal or that are not reachable are ignored; bytes must be >= 0.
+FlowBound concurrent_flow_bound(const Topology& t, std::span<const Demand> demands,
+                                const FlowBoundOptions& options = {});
+
+// The dual bound of a given w (seconds; 0 when no weighted link has bandwidth), computed as above.
+double flow_dual_bound(const Topology& t, std::span<const Demand> demands, std::span<const double> weights);
+
+}  // namespace tenet::topo
