@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <atomic>
+#include <deque>
 #include <bit>
 #include <limits>
 #include <map>
@@ -28,7 +31,13 @@
 namespace tenet::synth {
 
 int64_t transfer_estimate(const Collective& c) {
-  return c.num_chunks() * static_cast<int64_t>(c.num_ranks() - 1) * (c.kind == CollectiveKind::AllReduce ? 2 : 1);
+  switch (c.kind) {
+    case CollectiveKind::AllToAll:
+    case CollectiveKind::Scatter:
+    case CollectiveKind::Gather: return c.num_chunks();  // each to one rank (relays add their hops)
+    case CollectiveKind::AllReduce: return c.num_chunks() * static_cast<int64_t>(c.num_ranks() - 1) * 2;
+    default: return c.num_chunks() * static_cast<int64_t>(c.num_ranks() - 1);
+  }
 }
 
 std::string_view to_string(SynthMethod m) {
@@ -66,6 +75,8 @@ ChunkPriority parse_chunk_priority(std::string_view name) {
 namespace {
 
 using ChannelId = int32_t;
+constexpr int64_t kRoutedMatcherWork = int64_t{1} << 26;
+constexpr double kRoutedEnough = 1.005;
 
 // A way for one NPU to send to another: a direct link, or a route through switches. It moves a
 // chunk at `rate`, the narrowest bandwidth on its route, holding that much of every link on it.
@@ -629,18 +640,20 @@ class Spreader {
 };
 
 // Routes chunks that each have one destination (Scatter, All-to-All) along shortest channel paths,
-// the chunk with the longest way still to go first.
+// the chunk with the longest way still to go first (ties: the one waiting longest). An NPU's
+// waiting chunks are kept by destination, so a match looks at destinations, not chunks.
 class Router {
  public:
   Router(const topo::Topology& t, const ChannelGraph& g, const SynthOptions& o) : t_(t), g_(g), opt_(o), outbox_(t.num_npus()) {}
 
   void add(ChunkId c, NodeId at, NodeId target) {
     if (at == target) return;
-    if (dist_to_.find(target) == dist_to_.end()) dist_to_[target] = g_.hops(target, true);
+    if (dist_to_.empty()) dist_to_.resize(t_.num_npus());
+    if (dist_to_[target].empty()) dist_to_[target] = g_.hops(target, true);
     if (dist_to_[target][at] < 0)
       throw Error(fmt::format("synthesis is stuck: NPU {} cannot reach NPU {} through channels", at, target));
     items_.push_back({c, target, -1});
-    outbox_[at].push_back(static_cast<int32_t>(items_.size() - 1));
+    wait(at, static_cast<int32_t>(items_.size() - 1));
   }
 
   std::vector<Raw> run() {
@@ -659,25 +672,29 @@ class Router {
           opt_.progress(1.0 - static_cast<double>(remaining) / total);
         return;
       }
-      outbox_[v].push_back(item_of[x]);
+      wait(v, item_of[x]);
       for (ChannelId c : g_.out(v)) loop.mark_dirty(c);
     };
     auto match = [&](ChannelId id, Time now) {
       const Channel& ch = g_[id];
       auto& box = outbox_[ch.src];
-      int best = -1, best_left = -1;
-      for (size_t i = 0; i < box.size(); ++i) {
-        const Item& it = items_[box[i]];
-        const std::vector<int>& d = dist_to_.at(it.target);
+      size_t best = box.size();
+      int best_left = -1;
+      for (size_t b = 0; b < box.size(); ++b) {
+        const std::vector<int>& d = dist_to_[box[b].target];
         if (d[ch.dst] < 0 || d[ch.dst] >= d[ch.src]) continue;  // not on a shortest way
-        if (d[ch.src] > best_left) {
-          best = static_cast<int>(i);
+        if (d[ch.src] > best_left || (d[ch.src] == best_left && box[b].items.front().first < box[best].items.front().first)) {
+          best = b;
           best_left = d[ch.src];
         }
       }
-      if (best < 0) return false;
-      const int32_t item = box[best];
-      box.erase(box.begin() + best);
+      if (best == box.size()) return false;
+      const int32_t item = box[best].items.front().second;
+      box[best].items.pop_front();
+      if (box[best].items.empty()) {
+        box[best] = std::move(box.back());
+        box.pop_back();
+      }
       const int32_t x = static_cast<int32_t>(raw_.size());
       raw_.push_back({items_[item].chunk, id, now, 0, items_[item].last});
       item_of.push_back(item);
@@ -695,12 +712,226 @@ class Router {
     NodeId target;
     int32_t last;  // the raw transfer that brought it where it is, or -1
   };
+  struct Waiting {
+    NodeId target;
+    std::deque<std::pair<int64_t, int32_t>> items;  // (when it began waiting, item), oldest first
+  };
+  void wait(NodeId at, int32_t item) {
+    const NodeId target = items_[item].target;
+    auto& box = outbox_[at];
+    auto it = std::find_if(box.begin(), box.end(), [&](const Waiting& w) { return w.target == target; });
+    if (it == box.end()) it = box.insert(box.end(), Waiting{target, {}});
+    it->items.push_back({seq_++, item});
+  }
+
   const topo::Topology& t_;
   const ChannelGraph& g_;
   const SynthOptions& opt_;
-  std::vector<std::vector<int32_t>> outbox_;
+  std::vector<std::vector<Waiting>> outbox_;  // per NPU, its waiting chunks by destination (in no order)
+  int64_t seq_ = 0;
   std::vector<Item> items_;
-  std::map<NodeId, std::vector<int>> dist_to_;
+  std::vector<std::vector<int>> dist_to_;  // per destination, hop distances to it (filled when first needed)
+  std::vector<Raw> raw_;
+};
+
+// Ways for routed chunks (All-to-All, Scatter) that spread their load over the links as the
+// multicommodity-flow optimum does (topo/flow_bound.hpp), chosen by congestion: each chunk takes
+// a shortest way over channels whose length is the sum over its links of
+//   (1 / bandwidth) x exp(gamma x load / (bandwidth x horizon)),
+// the load being the bytes routed over the link (by every other chunk) and `horizon` the time the
+// bound allows (Garg and Koenemann's lengths: a link that carries its whole share costs e^8 times
+// an idle one). Rounds go over the chunks' index within their pair, sources take turns, and a
+// source's chunks follow one shortest-way tree per batch (up to 64 batches per source over all
+// rounds), so that a source's own links are balanced too. A single pass routes early sources as if the
+// later ones did not exist (a 4x4x4 torus: the busiest link 1.38x the bound), so three more passes
+// rip each batch up and route it again among everyone else's load (negotiated congestion, as FPGA
+// routers do): 1.06x at one chunk per pair, 1.004x at 16.
+struct ChunkWays {
+  std::vector<int64_t> offset;  // chunk i's ways are ways[offset[i] .. offset[i + 1])
+  std::vector<ChannelId> ways;
+  std::span<const ChannelId> of(size_t i) const {
+    return {ways.data() + offset[i], static_cast<size_t>(offset[i + 1] - offset[i])};
+  }
+};
+
+ChunkWays flow_ways(const topo::Topology& t, const ChannelGraph& g, const std::vector<std::array<NodeId, 2>>& ends,
+                    const std::vector<int>& round_of, Bytes chunk_bytes, double horizon_seconds) {
+  constexpr double kGamma = 8.0;
+  constexpr int kPasses = 4;
+  // Shortest-way trees per source and pass, over all rounds: 64, fewer where that would cost more
+  // than about 2e8 channel relaxations (512 NPUs of a 3D torus: 32).
+  const int trees_per_source = static_cast<int>(std::clamp<int64_t>(
+      int64_t{200'000'000} / (int64_t{t.num_npus()} * kPasses * std::max<int64_t>(1, static_cast<int64_t>(g.size()))), 8, 64));
+  const int n = t.num_npus();
+  std::vector<double> load(t.num_links(), 0.0);
+  std::vector<double> length(g.size());
+  auto refresh = [&](ChannelId c) {
+    double len = 0;
+    for (LinkId l : g.route(g[c])) {
+      const double bw = static_cast<double>(t.link(l).bandwidth);
+      len += std::exp(std::min(50.0, kGamma * load[l] / (bw * horizon_seconds))) / bw;
+    }
+    length[c] = len;
+  };
+  for (ChannelId c = 0; c < static_cast<ChannelId>(g.size()); ++c) refresh(c);
+  // Chunks by round and source.
+  int rounds = 0;
+  for (int r : round_of) rounds = std::max(rounds, r + 1);
+  const int batches = std::max(1, trees_per_source / rounds);
+  std::vector<std::vector<std::vector<int32_t>>> by(rounds, std::vector<std::vector<int32_t>>(n));
+  for (size_t i = 0; i < ends.size(); ++i) by[round_of[i]][ends[i][0]].push_back(static_cast<int32_t>(i));
+  std::vector<std::vector<ChannelId>> way(ends.size());
+  std::vector<double> dist(n);
+  std::vector<ChannelId> via(n);
+  std::vector<char> touched(g.size(), 0);
+  std::vector<ChannelId> stale;
+  std::vector<int64_t> wanted(n, 0);  // == stamp: a destination of the batch not yet settled
+  int64_t stamp = 0;
+  using Item = std::pair<double, NodeId>;
+  std::vector<ChannelId> path;
+  // Adds (sign 1) or removes (-1) the chunks' ways' load, and refreshes the lengths it changes.
+  auto carry = [&](std::span<const int32_t> chunks, double sign) {
+    for (int32_t i : chunks)
+      for (ChannelId c : way[i])
+        for (LinkId l : g.route(g[c])) {
+          load[l] += sign * static_cast<double>(chunk_bytes);
+          for (ChannelId o : g.on_link(l))
+            if (!touched[o]) {
+              touched[o] = 1;
+              stale.push_back(o);
+            }
+        }
+    for (ChannelId o : stale) {
+      touched[o] = 0;
+      refresh(o);
+    }
+    stale.clear();
+  };
+  for (int pass = 0; pass < kPasses; ++pass)
+    for (int r = 0; r < rounds; ++r)
+      for (int k = 0; k < n; ++k) {
+        const NodeId s = static_cast<NodeId>((k + (static_cast<int64_t>(r) + pass) * 7919) % n);  // sources take turns
+        const std::vector<int32_t>& mine = by[r][s];
+        const size_t batch = std::max<size_t>(1, (mine.size() + batches - 1) / batches);
+        for (size_t b0 = 0; b0 < mine.size(); b0 += batch) {
+          const std::span<const int32_t> these(mine.data() + b0, std::min(batch, mine.size() - b0));
+          if (pass > 0) carry(these, -1);  // rip up, then route again among everyone else's load
+          std::fill(dist.begin(), dist.end(), std::numeric_limits<double>::infinity());
+          std::fill(via.begin(), via.end(), -1);
+          std::priority_queue<Item, std::vector<Item>, std::greater<Item>> q;
+          dist[s] = 0;
+          q.push({0, s});
+          // Until every destination of the batch is settled.
+          ++stamp;
+          int unsettled = 0;
+          for (int32_t i : these)
+            if (wanted[ends[i][1]] != stamp) {
+              wanted[ends[i][1]] = stamp;
+              ++unsettled;
+            }
+          while (!q.empty() && unsettled > 0) {
+            auto [d, u] = q.top();
+            q.pop();
+            if (d > dist[u]) continue;
+            if (wanted[u] == stamp) {
+              wanted[u] = 0;
+              --unsettled;
+            }
+            for (ChannelId c : g.out(u))
+              if (d + length[c] < dist[g[c].dst]) {
+                dist[g[c].dst] = d + length[c];
+                via[g[c].dst] = c;
+                q.push({dist[g[c].dst], g[c].dst});
+              }
+          }
+          for (int32_t i : these) {
+            path.clear();
+            for (NodeId v = ends[i][1]; v != s; v = g[via[v]].src) {
+              if (via[v] < 0) throw Error(fmt::format("synthesis is stuck: NPU {} cannot reach NPU {} through channels", s, ends[i][1]));
+              path.push_back(via[v]);
+            }
+            way[i].assign(path.rbegin(), path.rend());
+          }
+          carry(these, 1);
+        }
+      }
+  ChunkWays out;
+  out.offset.push_back(0);
+  for (const auto& w : way) {
+    out.ways.insert(out.ways.end(), w.begin(), w.end());
+    out.offset.push_back(static_cast<int64_t>(out.ways.size()));
+  }
+  return out;
+}
+
+// The matcher along fixed ways: each channel, when free, sends the waiting chunk whose way has the
+// most time left (its congestion-free duration), ties to the lowest chunk.
+class WayRouter {
+ public:
+  WayRouter(const topo::Topology& t, const ChannelGraph& g, const SynthOptions& o, std::vector<ChunkId> chunks,
+            ChunkWays ways)
+      : t_(t), g_(g), opt_(o), chunks_(std::move(chunks)), ways_(std::move(ways)), waiting_(g.size()) {}
+
+  std::vector<Raw> run() {
+    const size_t items = chunks_.size();
+    pos_.assign(items, 0);
+    last_.assign(items, -1);
+    left_.assign(items, 0);
+    for (size_t i = 0; i < items; ++i)
+      for (ChannelId c : ways_.of(i)) left_[i] += g_[c].duration;
+    EventLoop loop(t_, g_, opt_.link_model);
+    int64_t remaining = 0;
+    for (size_t i = 0; i < items; ++i)
+      if (!ways_.of(i).empty()) {
+        ++remaining;
+        enqueue(static_cast<int32_t>(i));
+      }
+    const int64_t total = std::max<int64_t>(1, remaining);
+    loop.mark_all_dirty();
+    std::vector<int32_t> item_of;  // per raw transfer
+    auto arrive = [&](int32_t x) {
+      const int32_t i = item_of[x];
+      last_[i] = x;
+      if (++pos_[i] == static_cast<int>(ways_.of(i).size())) {
+        --remaining;
+        if (opt_.progress && remaining % (total / 100 + 1) == 0) opt_.progress(1.0 - static_cast<double>(remaining) / total);
+        return;
+      }
+      loop.mark_dirty(enqueue(i));
+    };
+    auto match = [&](ChannelId id, Time now) {
+      auto& q = waiting_[id];
+      if (q.empty()) return false;
+      const int32_t i = -q.top().second;
+      q.pop();
+      left_[i] -= g_[id].duration;
+      const int32_t x = static_cast<int32_t>(raw_.size());
+      raw_.push_back({chunks_[i], id, now, 0, last_[i]});
+      item_of.push_back(i);
+      raw_.back().end = loop.occupy(id, now, x);
+      return true;
+    };
+    loop.run(arrive, match);
+    if (remaining > 0) throw Error(fmt::format("synthesis is stuck: {} chunks never reach their destination", remaining));
+    return std::move(raw_);
+  }
+
+ private:
+  ChannelId enqueue(int32_t i) {
+    const ChannelId c = ways_.of(i)[pos_[i]];
+    waiting_[c].push({left_[i], -i});
+    return c;
+  }
+  const topo::Topology& t_;
+  const ChannelGraph& g_;
+  const SynthOptions& opt_;
+  std::vector<ChunkId> chunks_;
+  ChunkWays ways_;
+  // Per channel, the chunks waiting to take it: (time left, -item), the largest first.
+  std::vector<std::priority_queue<std::pair<Time, int32_t>>> waiting_;
+  std::vector<int> pos_;
+  std::vector<int32_t> last_;
+  std::vector<Time> left_;
   std::vector<Raw> raw_;
 };
 
@@ -975,6 +1206,26 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
     ChannelGraph g(ft, chunk_bytes, o.link_model, o.ecmp_routes);
     return build(t, g, run_forward(ft, g, forward, o), plan, c, chunk_bytes, o);
   }
+  if (plan.shape == Shape::Route) {  // the flow plan of routed chunks: ways spread as the flow optimum spreads
+    if (method != Method::PlanMatcher) return std::nullopt;
+    ChannelGraph g(ft, chunk_bytes, o.link_model, o.ecmp_routes);
+    std::vector<ChunkId> chunks;
+    std::vector<std::array<NodeId, 2>> ends;
+    std::vector<int> round_of;
+    for (ChunkId ch = 0; ch < forward.num_chunks(); ++ch) {
+      const NodeId from = forward.ranks[forward.origin(ch)], to = forward.ranks[forward.needed_by(ch)];
+      if (from == to) continue;
+      chunks.push_back(ch);
+      ends.push_back({from, to});
+      round_of.push_back(ch % forward.chunks_per_npu);
+    }
+    const double horizon = std::max<double>(1, static_cast<double>(lower_bound(ft, forward, chunk_bytes).bandwidth)) /
+                           static_cast<double>(kPicosPerSecond);
+    WayRouter r(ft, g, o, std::move(chunks), flow_ways(ft, g, ends, round_of, chunk_bytes, horizon));
+    Algorithm a = build(t, g, r.run(), plan, c, chunk_bytes, o);
+    a.method = "matcher on ways spread like the flow optimum";
+    return a;
+  }
   const bool broadcast = forward.kind == CollectiveKind::Broadcast;
   if ((!broadcast && forward.kind != CollectiveKind::AllGather) || forward.num_ranks() != ft.num_npus())
     return std::nullopt;
@@ -1095,7 +1346,14 @@ Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes ch
       best->method = std::move(method);
     }
   };
-  if (any || o.method == Method::Matcher) consider(synthesize_with(t, c, chunk_bytes, o, Method::Matcher), "matcher");
+  const bool routed = c.kind == CollectiveKind::AllToAll || c.kind == CollectiveKind::Scatter ||
+                      c.kind == CollectiveKind::Gather;
+  // The plain matcher compares, at every match, the destinations of the chunks waiting at an NPU:
+  // for large routed collectives (512 NPUs: 2^27 chunk-destinations) the ways spread like the flow
+  // optimum are both better and far cheaper, and are the only ones built.
+  const bool matcher_affordable = !routed || static_cast<int64_t>(c.num_chunks()) * c.num_ranks() <= kRoutedMatcherWork;
+  if ((any && matcher_affordable) || o.method == Method::Matcher)
+    consider(synthesize_with(t, c, chunk_bytes, o, Method::Matcher), "matcher");
   if (any && o.link_model == LinkModel::Pipelined && mixed_speeds(t)) {
     // The best schedule under hold, re-timed: the pipelined model is never more constrained, so
     // this keeps pipelined results no worse than hold ones.
@@ -1112,7 +1370,7 @@ Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes ch
   const bool spread = c.kind == CollectiveKind::AllGather || c.kind == CollectiveKind::ReduceScatter ||
                       c.kind == CollectiveKind::AllReduce || c.kind == CollectiveKind::Broadcast ||
                       c.kind == CollectiveKind::Reduce;
-  if (!any || (spread && c.num_ranks() == t.num_npus() && t.num_npus() <= PackingOptions{}.max_npus &&
+  if (!best || !any || ((routed || (spread && c.num_ranks() == t.num_npus() && t.num_npus() <= PackingOptions{}.max_npus)) &&
                static_cast<double>(best->claimed_time) >
                    1.005 * static_cast<double>(lower_bound(t, c, chunk_bytes).total))) {
     SynthOptions quiet = o;
@@ -1125,9 +1383,10 @@ Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes ch
         }
   }
   if (!best)
-    throw NotApplicable(fmt::format("method {}: no flow plan for this collective on this topology (plans cover "
+    throw NotApplicable(fmt::format("method {}: no flow plan for this collective on this topology (tree plans cover "
                                     "All-Gather, Reduce-Scatter, All-Reduce, Broadcast and Reduce over every NPU, up to {} NPUs, and "
-                                    "need every switch split off completely, which fails on some irregular fabrics)",
+                                    "need every switch split off completely, which fails on some irregular fabrics; "
+                                    "All-to-All, Scatter and Gather have plan-matcher only)",
                                     to_string(o.method), PackingOptions{}.max_npus));
   return std::move(*best);
 }
@@ -1145,6 +1404,11 @@ void for_each_baseline(const topo::Topology& t, const Collective& c,
   std::optional<bool> joined;
   for (BaselineKind b : all_baselines()) {
     if (!supports(b, c.kind)) continue;
+    // A ring All-to-All carries each chunk half way round on average: beyond the synthesizer's own
+    // budget (512 NPUs: 67M transfers) it is not built.
+    if (b == BaselineKind::Ring && c.kind == CollectiveKind::AllToAll &&
+        static_cast<double>(c.num_chunks()) * c.num_ranks() / 2 > static_cast<double>(kAutoChunkTransferBudget))
+      continue;
     if (b == BaselineKind::Direct || b == BaselineKind::Rhd || b == BaselineKind::Bruck) {
       if (!joined) joined = topo::npus_joined_pairwise(t, c.ranks);
       if (!*joined) continue;
@@ -1184,10 +1448,12 @@ Algorithm synthesize_restarts(const topo::Topology& t, const Collective& c, Byte
 // matcher's work for a group still grows with the whole cluster (a 128-member rail group of a
 // 1024-NPU cluster takes it seconds, and there are as many sub-groups as mates).
 constexpr int64_t kRelaySubSynthesisTransfers = 4096;
-bool relay_enough(const topo::Topology& t, const Algorithm& a) {
+// Whether `a` is within `factor` of its lower bound.
+bool within_bound(const topo::Topology& t, const Algorithm& a, double factor) {
   const Time bound = lower_bound(t, a.collective, a.chunk_bytes).total;
-  return static_cast<double>(a.claimed_time) <= kRelayEnough * static_cast<double>(bound);
+  return static_cast<double>(a.claimed_time) <= factor * static_cast<double>(bound);
 }
+bool relay_enough(const topo::Topology& t, const Algorithm& a) { return within_bound(t, a, kRelayEnough); }
 std::optional<Algorithm> relay_synthesize(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
                                           const SynthOptions& o) {
   const auto teams = relay_teams(t, c);
@@ -1291,12 +1557,15 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
                              const std::function<bool(const Algorithm&)>& enough) {
   ChunkingResult best;
   int worse = 0;
+  double per_chunk = 1;  // transfers per chunk of the last algorithm made (relays' hops, ...)
   for (int k = first; k <= max_chunks_per_npu; k *= 2) {
     c.chunks_per_npu = k;
     const Bytes chunk = c.chunk_bytes_for(total_bytes);
     if (chunk < 1) break;
-    if (k > first && transfer_estimate(c) > kAutoChunkTransferBudget) break;
+    const double estimate = std::max(static_cast<double>(transfer_estimate(c)), per_chunk * c.num_chunks());
+    if (k > first && estimate > static_cast<double>(kAutoChunkTransferBudget)) break;
     Algorithm a = make(c, chunk);
+    per_chunk = static_cast<double>(a.size()) / std::max(1, c.num_chunks());
     best.tried.emplace_back(k, a.claimed_time);
     if (best.tried.size() == 1 || a.claimed_time < best.algorithm.claimed_time) {
       best.algorithm = std::move(a);
@@ -1305,6 +1574,8 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
       if (enough && enough(best.algorithm)) break;
     } else if (++worse >= 2 && transfer_estimate(c) > kAutoChunkCheapTransfers) {
       break;  // small algorithms try every count: their times need not fall steadily
+    } else if (static_cast<double>(a.size()) * 2 > static_cast<double>(kAutoChunkTransferBudget) / 4) {
+      break;  // large ones stop at the first count that does not help
     }
   }
   return best;
@@ -1331,8 +1602,14 @@ ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Byt
       } catch (const NotApplicable&) {
       }
     }
-  ChunkingResult best = best_chunking(c, total_bytes, max_chunks_per_npu,
-                                      [&](const Collective& cc, Bytes chunk) { return synthesize(t, cc, chunk, quiet); });
+  // Routed collectives stop at the first count within kRoutedEnough of the bound: every count
+  // costs them two routings of every chunk (the matcher's and the flow ways), on mixed speeds four.
+  const bool routed = c.kind == CollectiveKind::AllToAll || c.kind == CollectiveKind::Scatter ||
+                      c.kind == CollectiveKind::Gather;
+  ChunkingResult best = best_chunking(
+      c, total_bytes, max_chunks_per_npu, [&](const Collective& cc, Bytes chunk) { return synthesize(t, cc, chunk, quiet); },
+      1, routed ? std::function<bool(const Algorithm&)>([&](const Algorithm& a) { return within_bound(t, a, kRoutedEnough); })
+                : nullptr);
   if (o.method == SynthMethod::Auto && o.baselines &&
       portfolio_worth_it(t, best.algorithm.collective, best.algorithm.chunk_bytes, best.algorithm))
     for_each_baseline(t, c, [&](const BaselineSpec& spec) {

@@ -8,7 +8,9 @@
 // to N^2 pairs; who-holds-what is a bitset per NPU.
 //
 // All-Gather and Broadcast spread chunks (non-member NPUs on shortest paths between members act as
-// relays). Scatter and All-to-All route each chunk to its one destination along shortest paths.
+// relays). Scatter and All-to-All route each chunk to its one destination: along shortest paths
+// (the plain matcher), or along ways chosen beforehand to spread the load over the links as the
+// multicommodity-flow optimum does (plan-matcher; see topo/flow_bound.hpp).
 // Reduce-Scatter, Reduce and Gather are All-Gather, Broadcast and Scatter synthesized on the
 // reversed topology and reversed in time (sends become reductions). All-Reduce is Reduce-Scatter
 // followed by All-Gather, each chunk's All-Gather starting as soon as it is reduced.
@@ -39,7 +41,8 @@ ChunkPriority parse_chunk_priority(std::string_view name);
 enum class SynthMethod : uint8_t {
   Auto,
   Matcher,       // the link-chunk matcher alone (and, on mixed-speed links, its `hold` schedule re-timed)
-  PlanMatcher,   // the matcher, routing every chunk along its tree of the flow plan
+  PlanMatcher,   // the matcher, routing every chunk along its tree of the flow plan (All-to-All,
+                 // Scatter, Gather: along its way spread like the flow optimum)
   PlanPipeline,  // the flow plan's trees as pipelines at their fluid rates
 };
 std::string_view to_string(SynthMethod m);
@@ -84,7 +87,8 @@ struct ChunkingResult {
 // time for `total_bytes` (NCCL's size convention, see Collective::chunk_bytes_for): fewer chunks
 // pay less latency, more chunks pipeline better. Stops once doubling stops helping twice (unless
 // the algorithm is still small: about kAutoChunkCheapTransfers transfers, where a lucky count can
-// hide a better one further on), or when it would have more than about kAutoChunkTransferBudget.
+// hide a better one further on), or when it would have more than about kAutoChunkTransferBudget
+// (transfer_estimate, or the last count's transfers per chunk when more: relays' hops).
 inline constexpr int64_t kAutoChunkTransferBudget = int64_t{1} << 23;
 inline constexpr int64_t kAutoChunkCheapTransfers = int64_t{1} << 15;
 // Beyond max_chunks_per_npu, the flow plan's pipelines alone are tried while doubling gains 1 %,
@@ -94,8 +98,8 @@ inline constexpr int64_t kPipelineTransferBudget = int64_t{1} << 19;
 // See SynthOptions::baselines.
 inline constexpr int64_t kPortfolioTransferBudget = int64_t{1} << 18;
 inline constexpr double kPortfolioSlack = 2e-3;
-// About how many transfers an algorithm for `c` has: every chunk crossing to every other rank
-// (twice for All-Reduce).
+// About how many transfers an algorithm for `c` has at least: every chunk crossing to every other
+// rank (twice for All-Reduce), or to its one rank (All-to-All, Scatter, Gather).
 int64_t transfer_estimate(const Collective& c);
 // The chunks-per-NPU limit of an automatic choice inside a simulation, where every collective of
 // an iteration is built: doubling stops before the estimate passes this (tenet sim -k auto).

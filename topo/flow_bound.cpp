@@ -192,6 +192,20 @@ FlowBound concurrent_flow_bound(const Topology& t, std::span<const Demand> deman
       averaged = std::max(averaged, total_load[l] / static_cast<double>(round) / bw);
     }
     upper = std::min(upper, averaged);
+    if (round == 1 && congestion > 0) {
+      // The links this first routing loads most, as a cut: weight 1 on every link loaded to at
+      // least theta of the most, 0 elsewhere (the long dimension of a 16x8x8 torus, which
+      // multiplicative weights take many rounds to single out).
+      std::vector<double> cut(m);
+      for (double theta : {1.0, 0.9, 0.75, 0.5}) {
+        for (LinkId l = 0; l < m; ++l)
+          cut[l] = load[l] / static_cast<double>(t.link(l).bandwidth) >= theta * congestion * (1 - 1e-12) ? 1.0 : 0.0;
+        if (const double b = dual_bound(t, g, c, cut, nullptr); b > best) {
+          best = b;
+          best_w = cut;
+        }
+      }
+    }
     if (congestion <= 0 || best >= (1 - options.target_gap) * upper) break;
     // Raise the weights of the links this routing overloads, most for the most loaded; an
     // exponent that shrinks with the rounds lets the weights settle.

@@ -17,8 +17,10 @@
 //         destination when there are fewer destinations (a Gather is one commodity).
 //   "multiplicative weights": beyond that, rounds that route every demand on w-shortest paths and
 //         raise each link's weight by how much it is overloaded (Garg and Koenemann's scheme),
-//         from the better of w = 1 and w = 1/B; the best w seen is kept. The averaged routing is a
-//         feasible flow, so the LP optimum lies between the bound and its time (`upper`).
+//         from the better of w = 1 and w = 1/B; the best w seen is kept, and so is the best cut
+//         among the links the first routing loads most (at least 50-100 % of the most loaded).
+//         The averaged routing is a feasible flow, so the LP optimum lies between the bound and
+//         its time (`upper`).
 // Either way the returned time is the dual bound of the w found, evaluated here with exact
 // shortest paths and rounded down: it is a lower bound however inexact the solver was.
 #pragma once
