@@ -186,6 +186,7 @@ EtFile CollectiveGraphPlan::rank(int r) const {
   add_string(m, "tenet_collective", std::string(synth::to_string(c.kind)));
   add_string(m, "tenet_ranks", fmt::format("{}", fmt::join(c.ranks, ",")));
   add_int(m, "tenet_chunks_per_npu", c.chunks_per_npu);
+  if (c.uneven()) add_string(m, "tenet_pair_units", fmt::format("{}", fmt::join(c.pair_units, ",")));  // All-to-Allv
   add_int(m, "tenet_root", c.root);
   add_int(m, "tenet_chunk_bytes", a_.chunk_bytes);
   add_string(m, "tenet_link_model", std::string(synth::to_string(a_.link_model)));
@@ -541,6 +542,26 @@ Algorithm from_collective_graph(const std::vector<EtFile>& files, const topo::To
   }
   if (static_cast<int>(a.collective.ranks.size()) != p)
     throw Error(fmt::format("the metadata names {} ranks but there are {} files", a.collective.ranks.size(), p), {prefix});
+  if (auto units = meta_string(meta, "tenet_pair_units")) {  // All-to-Allv: P x P units, row-major
+    std::vector<int32_t> matrix;
+    std::stringstream in(*units);
+    std::string item;
+    while (std::getline(in, item, ',')) {
+      int32_t u = -1;
+      const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), u);
+      if (ec != std::errc() || end != item.data() + item.size() || u < 0)
+        throw Error(fmt::format("tenet_pair_units in the metadata holds '{}', not a count of units", item), {et_path(prefix, 0)});
+      matrix.push_back(u);
+    }
+    if (a.collective.kind != synth::CollectiveKind::AllToAll)
+      throw Error(fmt::format("tenet_pair_units in the metadata of a {}: a traffic matrix is for all-to-all",
+                              synth::to_string(a.collective.kind)), {et_path(prefix, 0)});
+    try {
+      a.collective.set_pair_units(std::move(matrix));
+    } catch (const Error& e) {
+      throw Error(fmt::format("tenet_pair_units in the metadata: {}", e.message()), {et_path(prefix, 0)});
+    }
+  }
   a.collective.validate(t);
 
   // Transfers in the order the sends carry (tenet_transfer), each from its pair.

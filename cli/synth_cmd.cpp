@@ -18,6 +18,7 @@
 #include "topo/io.hpp"
 #include "topo/output_folder.hpp"
 #include "topo/limits.hpp"
+#include "synth/traffic.hpp"
 
 namespace tenet::cli {
 namespace {
@@ -32,8 +33,34 @@ struct SynthArgs {
   uint64_t seed = 1;
   int restarts = 1, root = 0, step_factor = 2;
   std::string ranks;  // --ranks: a process group; empty: every NPU
+  // All-to-Allv: a traffic matrix file, or a generator (--skew zipf:S, --hot-experts K).
+  std::string traffic, skew;
+  int hot_experts = 0;
+  bool size_given = false;
   bool json = false, csv = false;
 };
+
+// All-to-Allv: the traffic --traffic, --skew or --hot-experts give, or nothing.
+std::optional<synth::Traffic> traffic_of(const SynthArgs& args, const synth::Collective& c) {
+  const int given = !args.traffic.empty() + !args.skew.empty() + (args.hot_experts != 0);
+  if (given == 0) return std::nullopt;
+  if (given > 1) throw Error("--traffic, --skew and --hot-experts each give the traffic: pick one");
+  if (c.kind != synth::CollectiveKind::AllToAll)
+    throw Error(fmt::format("--traffic, --skew and --hot-experts are for -c all-to-all (uneven: all-to-allv), not {}",
+                            synth::to_string(c.kind)));
+  if (!args.min_size.empty() || !args.max_size.empty())
+    throw Error("an all-to-allv's sizes come from its traffic: no size sweep (-b/-e)");
+  if (!args.traffic.empty()) {
+    if (args.size_given) throw Error("--traffic gives every pair's bytes: drop -s/--size");
+    return synth::read_traffic(args.traffic, c.num_ranks());
+  }
+  const Bytes per_rank = parse_bytes(args.size);
+  if (!args.skew.empty()) {
+    if (!args.skew.starts_with("zipf:")) throw Error(fmt::format("--skew '{}': expected zipf:S, e.g. zipf:1.2", args.skew));
+    return synth::generate_traffic(args.skew, c.num_ranks(), per_rank, args.seed);
+  }
+  return synth::generate_traffic(fmt::format("hot:{}", args.hot_experts), c.num_ranks(), per_rank, args.seed);
+}
 
 synth::SynthOptions options_from(const SynthArgs& args) {
   synth::SynthOptions o;
@@ -82,18 +109,21 @@ std::vector<Bytes> sizes_of(const SynthArgs& args) {
   return out;
 }
 
+// `size` is the row's size as printed; the producers get `unit` (All-to-Allv: a unit's bytes; else
+// the size itself).
 Row build_row(const SynthArgs& args, const std::string& name, const topo::Topology& t, synth::Collective c,
-              Bytes size, const synth::SynthOptions& o) {
+              Bytes size, const synth::SynthOptions& o, Bytes unit = -1) {
   Row row{name, size, {}, {}, {}, {}, 0};
+  if (unit < 0) unit = size;
   const auto begin = std::chrono::steady_clock::now();
   try {
     if (args.chunks == "auto") {
-      synth::ChunkingResult r = synth::make_algorithm_auto_chunks(name, t, c, size, o);
+      synth::ChunkingResult r = synth::make_algorithm_auto_chunks(name, t, c, unit, o);
       row.algorithm = std::move(r.algorithm);
       row.tried = std::move(r.tried);
     } else {
       c.chunks_per_npu = parse_chunks(args.chunks, 1);
-      row.algorithm = synth::make_algorithm(name, t, c, c.chunk_bytes_for(size), o);
+      row.algorithm = synth::make_algorithm(name, t, c, c.chunk_bytes_for(unit), o);
     }
     row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     row.report = synth::verify(t, *row.algorithm, {.max_reported = 5});
@@ -153,9 +183,13 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row, c
     nlohmann::ordered_json j;
     j["topology"] = t.name();
     j["npus"] = t.num_npus();
-    j["collective"] = synth::to_string(c.kind);
+    j["collective"] = c.uneven() ? "all-to-allv" : synth::to_string(c.kind);
     j["ranks"] = c.ranks;
     j["size_bytes"] = row.size;
+    if (c.uneven()) {
+      j["unit_bytes"] = c.chunks_per_npu * a.chunk_bytes;
+      j["pair_units"] = c.pair_units;
+    }
     j["algorithm"] = a.name;
     j["method"] = a.method;
     j["chunks_per_npu"] = c.chunks_per_npu;
@@ -200,8 +234,14 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row, c
              t.num_links());
   if (c.num_ranks() != t.num_npus() || !std::is_sorted(c.ranks.begin(), c.ranks.end()))
     fmt::print("group           {} NPUs: {}; {}\n", c.num_ranks(), describe_ranks(c.ranks), non_members(t, a));
-  fmt::print("collective      {} of {}, {} chunks of {}{}\n", synth::to_string(c.kind), format_bytes(row.size),
-             c.num_chunks(), format_bytes(a.chunk_bytes), chunk_note);
+  if (c.uneven())
+    fmt::print("collective      all-to-allv, {} units of {} ({} in all; the busiest rank sends {}), {} chunks of {}{}\n",
+               c.total_units(), format_bytes(c.chunks_per_npu * a.chunk_bytes),
+               format_bytes(c.total_units() * c.chunks_per_npu * a.chunk_bytes), format_bytes(row.size), c.num_chunks(),
+               format_bytes(a.chunk_bytes), chunk_note);
+  else
+    fmt::print("collective      {} of {}, {} chunks of {}{}\n", synth::to_string(c.kind), format_bytes(row.size),
+               c.num_chunks(), format_bytes(a.chunk_bytes), chunk_note);
   fmt::print("collective time {}  ({} link model{})\n", format_time(r.collective_time), synth::to_string(a.link_model),
              a.reduce_bandwidth > 0 ? fmt::format("; each reduction {} at {}", format_time(a.reduction_time()),
                                                   format_bandwidth(a.reduce_bandwidth))
@@ -315,9 +355,25 @@ void run_synth(const SynthArgs& args) {
   synth::Collective c = synth::Collective::over_all(t, synth::parse_collective(args.collective));
   if (!args.ranks.empty()) c.ranks = synth::parse_ranks(args.ranks, t.num_npus());
   c.root = args.root;
-  const std::vector<Bytes> sizes = sizes_of(args);
+  std::vector<Bytes> sizes = sizes_of(args);
   if (args.chunks != "auto") c.chunks_per_npu = parse_chunks(args.chunks, 1);
   c.validate(t);
+  Bytes unit = -1;  // All-to-Allv: the bytes of a unit
+  std::string padding_note;
+  if (std::optional<synth::Traffic> traffic = traffic_of(args, c)) {
+    // At most 64 units per pair on average (and 2^20 in all): chunk counts stay what the matcher can take.
+    const int64_t p = c.num_ranks();
+    const synth::TrafficUnits u = synth::to_units(*traffic, std::min<int64_t>(64 * p * p, std::max<int64_t>(p * p, 1 << 20)));
+    c.set_pair_units(u.units);
+    c.validate(t);
+    unit = u.unit_bytes;
+    sizes = {traffic->most_sent()};
+    if (u.padding > 0)
+      padding_note = fmt::format("the traffic is carried in units of {}: rounding every pair up to whole units adds {} "
+                                 "({:.2f} % of {})", format_bytes(u.unit_bytes), format_bytes(u.padding),
+                                 100.0 * static_cast<double>(u.padding) / static_cast<double>(traffic->total()),
+                                 format_bytes(traffic->total()));
+  }
   if (args.json && args.csv) throw Error("--json and --csv: pick one");
   const ExportOptions export_opts = export_options(args.chakra, args.msccl);  // bad flags fail before the work
   const std::vector<std::string> names = args.algo == "all" ? synth::algorithm_names(c.kind) : std::vector<std::string>{args.algo};
@@ -338,7 +394,7 @@ void run_synth(const SynthArgs& args) {
       for (const std::string& base : names) {
         const size_t done = rows.size();
         o.progress = [&](double f) { bar((static_cast<double>(done) + f) / static_cast<double>(total)); };
-        rows.push_back(build_row(args, synth::with_channels(base, args.channels), t, c, size, o));
+        rows.push_back(build_row(args, synth::with_channels(base, args.channels), t, c, size, o, unit));
         bar(static_cast<double>(rows.size()) / static_cast<double>(total));
       }
   }
@@ -354,7 +410,10 @@ void run_synth(const SynthArgs& args) {
     else
       for (const std::string& f : formats) exported.skipped.emplace_back(f, "the algorithm is INCORRECT (see below)");
     if (args.csv) print_rows(args, t, c, rows, exported.written);
-    else print_one(args, t, rows[0], exported);
+    else {
+      if (!padding_note.empty()) exported.warnings.push_back(padding_note);
+      print_one(args, t, rows[0], exported);
+    }
   } else {
     std::optional<topo::OutputFolder> folder;
     if (all_correct) folder.emplace(args.output);
@@ -370,6 +429,7 @@ void run_synth(const SynthArgs& args) {
     }
     if (folder) folder->commit();
     print_rows(args, t, c, rows, files);
+    if (!padding_note.empty()) fmt::print(stderr, "warning: {}\n", padding_note);
   }
   if (!all_correct) {
     for (const Row& r : rows)
@@ -406,8 +466,20 @@ void add_synth_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("-s,--size", args.size,
                   "Collective size with a unit (NCCL's convention: the buffer for all-reduce, the output per "
-                  "rank for all-gather, ...)")
-      ->capture_default_str();
+                  "rank for all-gather, ...; with --skew or --hot-experts what each rank sends)")
+      ->capture_default_str()
+      ->each([](const std::string&) { args.size_given = true; });
+  cmd->add_option("--traffic", args.traffic,
+                  "All-to-Allv: a file of the bytes each rank sends each other rank (CSV: one row per source\n"
+                  "rank, one entry per destination; or JSON {\"bytes\": [[...]]}); plain numbers are bytes,\n"
+                  "sizes like 4MiB work too; the diagonal is 0. Replaces -s.")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--skew", args.skew,
+                  "All-to-Allv from a mixture-of-experts layer: zipf:S deals each rank's -s bytes (in 4096\n"
+                  "tokens) to experts whose popularity falls as 1/rank^S, in an order --seed picks");
+  cmd->add_option("--hot-experts", args.hot_experts,
+                  "All-to-Allv: K experts (chosen by --seed) draw half of every rank's -s bytes, the rest the other half")
+      ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("-b,--min-size", args.min_size,
                   "Size sweep as nccl-tests runs it: from this size to --max-size, multiplying by --step-factor;\n"
                   "a row per size (and per algorithm with --algo all) with time, algbw and busbw");

@@ -51,8 +51,9 @@ void write_to(const Algorithm& a, Sink& out) {
   out.put(fmt::format("{{\n  \"format\": \"tenet-algorithm\",\n  \"version\": {},\n", kAlgorithmFormatVersion));
   out.put(fmt::format("  \"name\": {},\n", json(a.name).dump()));
   if (!a.method.empty()) out.put(fmt::format("  \"method\": {},\n", json(a.method).dump()));
-  out.put(fmt::format("  \"collective\": {{\"kind\": \"{}\", \"ranks\": {}, \"chunks_per_npu\": {}, \"root\": {}}},\n",
-                      to_string(c.kind), json(c.ranks).dump(), c.chunks_per_npu, c.root));
+  out.put(fmt::format("  \"collective\": {{\"kind\": \"{}\", \"ranks\": {}, \"chunks_per_npu\": {}, \"root\": {}{}}},\n",
+                      to_string(c.kind), json(c.ranks).dump(), c.chunks_per_npu, c.root,
+                      c.uneven() ? fmt::format(", \"pair_units\": {}", json(c.pair_units).dump()) : ""));
   out.put(fmt::format("  \"topology\": {{\"name\": {}, \"fingerprint\": \"{:016x}\"}},\n",
                       json(a.topology_name).dump(), a.topology_fingerprint));
   out.put(fmt::format("  \"chunk_bytes\": {},\n  \"link_model\": \"{}\",\n", a.chunk_bytes, to_string(a.link_model)));

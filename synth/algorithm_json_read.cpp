@@ -366,6 +366,22 @@ Algorithm parse_algorithm_json(std::string_view text, const std::string& file) {
   if (static_cast<int64_t>(a.collective.num_ranks()) * a.collective.num_ranks() * a.collective.chunks_per_npu >
       (int64_t{1} << 31))
     r.fail("collective", "too many chunks (over 2^31)");
+  if (c.contains("pair_units")) {  // All-to-Allv: P x P units, row-major
+    const json& units = r.array(c["pair_units"], "collective.pair_units");
+    std::vector<int32_t> matrix;
+    for (size_t i = 0; i < units.size(); ++i)
+      matrix.push_back(static_cast<int32_t>(
+          r.integer(units[i], fmt::format("collective.pair_units[{}]", i), 0, std::numeric_limits<int32_t>::max())));
+    if (a.collective.kind != CollectiveKind::AllToAll)
+      r.fail("collective.pair_units", fmt::format("a traffic matrix is for all-to-all, not {}", to_string(a.collective.kind)));
+    try {
+      a.collective.set_pair_units(std::move(matrix));
+    } catch (const Error& e) {
+      r.fail("collective.pair_units", e.message());
+    }
+    if (static_cast<double>(a.collective.total_units()) * a.collective.chunks_per_npu > static_cast<double>(int64_t{1} << 31))
+      r.fail("collective", "too many chunks (over 2^31)");
+  }
   if (doc.contains("topology")) {
     const json& t = doc["topology"];
     if (!t.is_object()) r.fail("topology", "expected an object");

@@ -1127,6 +1127,10 @@ Algorithm make_baseline(const BaselineSpec& spec, const topo::Topology& t, const
   if (chunk_bytes < 1) throw Error("chunk size must be at least 1 byte");
   if (!supports(spec.kind, c.kind))
     throw NotApplicable(fmt::format("{} has no {} algorithm", to_string(spec.kind), to_string(c.kind)));
+  // All-to-Allv: ring and direct (pairwise) move each rank's blocks whatever their sizes; Bruck and
+  // the per-dimension compositions assume equal blocks.
+  if (c.uneven() && spec.kind != BaselineKind::Ring && spec.kind != BaselineKind::Direct)
+    throw NotApplicable(fmt::format("{} has no all-to-allv (uneven) algorithm; ring and direct have", to_string(spec.kind)));
   Builder b(t, c, chunk_bytes, model, spec.name());
   switch (spec.kind) {
     case BaselineKind::Ring: ring(b, t, c, false, spec.channels); break;

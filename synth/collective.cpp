@@ -1,5 +1,6 @@
 #include "synth/collective.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -75,8 +76,42 @@ Collective Collective::over_all(const topo::Topology& t, CollectiveKind kind, in
   return c;
 }
 
+void Collective::set_pair_units(std::vector<int32_t> units) {
+  const size_t p = ranks.size();
+  if (units.size() != p * p)
+    throw Error(fmt::format("an All-to-Allv over {} ranks needs a {} x {} traffic matrix, got {} entries", p, p, p,
+                            units.size()));
+  std::vector<int64_t> offset(units.size() + 1, 0);
+  for (size_t i = 0; i < units.size(); ++i) {
+    if (units[i] < 0) throw Error(fmt::format("traffic from rank {} to rank {} is negative", i / p, i % p));
+    if (units[i] > 0 && i / p == i % p) throw Error(fmt::format("traffic from rank {} to itself", i / p));
+    offset[i + 1] = offset[i] + units[i];
+  }
+  if (offset.back() == 0) throw Error("the All-to-Allv traffic matrix sends nothing");
+  kind = CollectiveKind::AllToAll;
+  pair_units = std::move(units);
+  unit_offset = std::move(offset);
+}
+
+int64_t Collective::units_sent(int r) const {
+  const size_t p = ranks.size();
+  return unit_offset.empty() ? 0 : unit_offset[(r + 1) * p] - unit_offset[r * p];
+}
+
+int64_t Collective::most_units_sent() const {
+  int64_t most = 0;
+  for (int r = 0; r < num_ranks(); ++r) most = std::max(most, units_sent(r));
+  return most;
+}
+
+int64_t Collective::pair_of(ChunkId c) const {
+  const int64_t unit = c / chunks_per_npu;
+  return std::upper_bound(unit_offset.begin(), unit_offset.end(), unit) - unit_offset.begin() - 1;
+}
+
 int Collective::num_chunks() const {
   const int p = num_ranks(), k = chunks_per_npu;
+  if (uneven()) return static_cast<int>(total_units() * k);
   switch (kind) {
     case CollectiveKind::Broadcast:
     case CollectiveKind::Reduce: return k;
@@ -91,7 +126,7 @@ int Collective::origin(ChunkId c) const {
     case CollectiveKind::Broadcast:
     case CollectiveKind::Reduce:
     case CollectiveKind::Scatter: return root;
-    case CollectiveKind::AllToAll: return c / k / p;
+    case CollectiveKind::AllToAll: return uneven() ? static_cast<int>(pair_of(c) / p) : c / k / p;
     default: return c / k;
   }
 }
@@ -106,7 +141,7 @@ bool Collective::initially_holds(int rank, ChunkId c) const {
 }
 
 bool Collective::finally_needs(int rank, ChunkId c) const {
-  const int p = num_ranks(), k = chunks_per_npu;
+  const int k = chunks_per_npu;
   switch (kind) {
     case CollectiveKind::AllGather:
     case CollectiveKind::AllReduce:
@@ -115,7 +150,7 @@ bool Collective::finally_needs(int rank, ChunkId c) const {
     case CollectiveKind::Scatter: return c / k == rank;
     case CollectiveKind::Reduce:
     case CollectiveKind::Gather: return rank == root;
-    case CollectiveKind::AllToAll: return (c / k) % p == rank;
+    case CollectiveKind::AllToAll: return needed_by(c) == rank;
   }
   return false;
 }
@@ -129,7 +164,8 @@ int Collective::needed_by(ChunkId c) const {
     case CollectiveKind::Scatter: return c / chunks_per_npu;
     case CollectiveKind::Reduce:
     case CollectiveKind::Gather: return root;
-    case CollectiveKind::AllToAll: return (c / chunks_per_npu) % num_ranks();
+    case CollectiveKind::AllToAll:
+      return static_cast<int>((uneven() ? pair_of(c) : c / chunks_per_npu) % num_ranks());
   }
   return -1;
 }
@@ -177,6 +213,7 @@ std::vector<topo::NodeId> parse_ranks(std::string_view list, int npus) {
 }
 
 int64_t Collective::pieces() const {
+  if (uneven()) return chunks_per_npu;  // a unit
   switch (kind) {
     case CollectiveKind::Broadcast:
     case CollectiveKind::Reduce: return chunks_per_npu;
@@ -204,9 +241,22 @@ void Collective::validate(const topo::Topology& t) const {
     throw Error(fmt::format("root {} is not a rank (0..{})", root, num_ranks() - 1));
   if (static_cast<int64_t>(num_ranks()) * num_ranks() * chunks_per_npu > (int64_t{1} << 31))
     throw Error("too many chunks (over 2^31)");
+  if (uneven()) {
+    if (kind != CollectiveKind::AllToAll) throw Error(fmt::format("a traffic matrix is for all-to-all, not {}", to_string(kind)));
+    const size_t p = ranks.size();
+    if (pair_units.size() != p * p || unit_offset.size() != p * p + 1)
+      throw Error(fmt::format("the All-to-Allv traffic matrix has {} entries for {} ranks (needs {} x {})",
+                              pair_units.size(), p, p, p));
+    if (static_cast<double>(total_units()) * chunks_per_npu > static_cast<double>(int64_t{1} << 31))
+      throw Error(fmt::format("too many chunks: {} units of traffic x {} chunks each is over 2^31", total_units(),
+                              chunks_per_npu));
+  }
 }
 
 std::string Collective::describe() const {
+  if (uneven())
+    return fmt::format("all-to-allv over {} ranks, {} units of traffic (a rank sends at most {}), {} chunk{} per unit",
+                       num_ranks(), total_units(), most_units_sent(), chunks_per_npu, chunks_per_npu == 1 ? "" : "s");
   std::string s = fmt::format("{} over {} ranks, {} chunk{} per NPU", to_string(kind), num_ranks(),
                               chunks_per_npu, chunks_per_npu == 1 ? "" : "s");
   if (is_rooted(kind)) s += fmt::format(", root rank {}", root);

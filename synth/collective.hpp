@@ -15,6 +15,9 @@
 //   Reduce                 k chunks; after, the root holds each reduced over all ranks.
 //   All-to-All             P*P*k chunks; chunk c = (s*P + d)*k + j is rank s's data for rank d.
 //                          Before: on rank s. After: on rank d.
+//   All-to-Allv            (uneven; pair_units set) rank s sends rank d u(s,d) units of data, a
+//                          unit being k chunks: the pairs' chunks follow each other, pair (s, d)
+//                          in row-major order, u(s,d)*k chunks each. Before on s, after on d.
 #pragma once
 
 #include <array>
@@ -67,8 +70,23 @@ bool reduces(CollectiveKind k);
 struct Collective {
   CollectiveKind kind = CollectiveKind::AllGather;
   std::vector<topo::NodeId> ranks;  // rank r is NPU ranks[r]; distinct NPUs
-  int chunks_per_npu = 1;           // k >= 1
+  int chunks_per_npu = 1;           // k >= 1 (All-to-Allv: chunks per unit)
   int root = 0;                     // a rank; used by the rooted collectives only
+  // All-to-Allv: units rank s sends rank d at [s * P + d] (the diagonal 0), and their running sum
+  // (unit_offset[i] = units of the pairs before pair i; P*P + 1 entries). Empty otherwise. Set
+  // both with set_pair_units.
+  std::vector<int32_t> pair_units;
+  std::vector<int64_t> unit_offset;
+
+  // Makes this an All-to-Allv with the given P x P unit matrix (row = source). Throws
+  // tenet::Error for a matrix of the wrong size, a negative entry, traffic from a rank to itself,
+  // or no traffic at all.
+  void set_pair_units(std::vector<int32_t> units);
+  bool uneven() const { return !pair_units.empty(); }
+  // All-to-Allv: units rank r sends in all; the most any rank sends; units in all.
+  int64_t units_sent(int r) const;
+  int64_t most_units_sent() const;
+  int64_t total_units() const { return unit_offset.empty() ? 0 : unit_offset.back(); }
 
   // Over every NPU of `t`, ranks in NPU order.
   static Collective over_all(const topo::Topology& t, CollectiveKind kind, int chunks_per_npu = 1,
@@ -89,16 +107,18 @@ struct Collective {
 
   // Bytes per chunk for a collective of `total` bytes, NCCL's convention for `total`: the output
   // per rank for All-Gather and Gather, the input per rank for Reduce-Scatter and Scatter, the
-  // buffer for All-Reduce, Broadcast and Reduce, and what each rank sends for All-to-All.
-  // Rounded up to whole bytes.
+  // buffer for All-Reduce, Broadcast and Reduce, and what each rank sends for All-to-All (for
+  // All-to-Allv: the bytes of one unit). Rounded up to whole bytes.
   int64_t chunk_bytes_for(int64_t total) const;
   // How many chunks a collective of that size is cut into (chunk_bytes x pieces() is its size).
   int64_t pieces() const;
 
   // Throws tenet::Error unless the ranks are distinct NPUs of `t`, there are at least two, the
-  // root is a rank and chunks_per_npu >= 1.
+  // root is a rank, chunks_per_npu >= 1 and an All-to-Allv's matrix fits its ranks.
   void validate(const topo::Topology& t) const;
   std::string describe() const;  // "all-gather over 8 ranks, 2 chunks per NPU"
+  // All-to-Allv: the pair (s * P + d) chunk c belongs to.
+  int64_t pair_of(ChunkId c) const;
 };
 
 }  // namespace tenet::synth

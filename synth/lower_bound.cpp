@@ -165,6 +165,7 @@ std::pair<Time, std::string> flow_bound(const topo::Topology& t, const Collectiv
     CollectiveKind kind;
     int root;
     std::vector<topo::NodeId> ranks;
+    std::vector<int32_t> pair_units;
     auto operator<=>(const Key&) const = default;
   };
   struct Unit {
@@ -174,7 +175,7 @@ std::pair<Time, std::string> flow_bound(const topo::Topology& t, const Collectiv
   constexpr Bytes kUnit = Bytes{1} << 20;
   static std::mutex mutex;
   static std::map<Key, Unit> cache;
-  Key key{t.fingerprint(), c.kind, is_rooted(c.kind) ? c.root : 0, c.ranks};
+  Key key{t.fingerprint(), c.kind, is_rooted(c.kind) ? c.root : 0, c.ranks, c.pair_units};
   Unit unit;
   {
     std::lock_guard lock(mutex);
@@ -183,7 +184,11 @@ std::pair<Time, std::string> flow_bound(const topo::Topology& t, const Collectiv
   if (unit.label.empty()) {
     std::vector<topo::Demand> demands;
     const topo::NodeId root = c.ranks[c.root];
-    for (topo::NodeId v : c.ranks) {
+    const int p = c.num_ranks();
+    if (c.uneven())  // All-to-Allv: `k` is the bytes of a unit
+      for (int i = 0; i < p * p; ++i)
+        if (c.pair_units[i] > 0) demands.push_back({c.ranks[i / p], c.ranks[i % p], c.pair_units[i] * kUnit});
+    for (topo::NodeId v : c.uneven() ? std::vector<topo::NodeId>{} : c.ranks) {
       if (c.kind == CollectiveKind::AllToAll) {
         for (topo::NodeId u : c.ranks)
           if (u != v) demands.push_back({v, u, kUnit});
@@ -240,6 +245,32 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
       b.latency = farthest(t, m, root);
       b.label = "cut bound (to the root)";
       break;
+    case CollectiveKind::AllToAll:
+      if (c.uneven()) {  // All-to-Allv: each rank's own links, and the flow bound (k_bytes: a unit)
+        for (int r = 0; r < p; ++r) {
+          Int128 out = 0, in = 0;
+          for (int d = 0; d < p; ++d) {
+            out += c.pair_units[static_cast<size_t>(r) * p + d];
+            in += c.pair_units[static_cast<size_t>(d) * p + r];
+          }
+          const Bandwidth bin = topo::ingress_bandwidth(t, m[r]), bout = topo::egress_bandwidth(t, m[r]);
+          if (in > 0) b.bandwidth = std::max(b.bandwidth, transfer_time(static_cast<Bytes>(in * k_bytes), bin));
+          if (out > 0) b.bandwidth = std::max(b.bandwidth, transfer_time(static_cast<Bytes>(out * k_bytes), bout));
+        }
+        b.label = "ingress/egress bound";
+        for (int r = 0; r < p; ++r) {  // the farthest pair that exchanges anything
+          std::vector<topo::NodeId> to;
+          for (int d = 0; d < p; ++d)
+            if (c.pair_units[static_cast<size_t>(r) * p + d] > 0) to.push_back(m[d]);
+          if (!to.empty()) b.latency = std::max(b.latency, farthest(t, {m[r]}, to));
+        }
+        if (auto [flow, label] = flow_bound(t, c, k_bytes); flow > b.bandwidth) {
+          b.bandwidth = flow;
+          b.label = std::move(label);
+        }
+        break;
+      }
+      [[fallthrough]];
     default: {
       // Bytes each member must receive and send.
       auto need = [&](int r, bool receive) -> Bytes {
@@ -307,7 +338,7 @@ LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk
     std::lock_guard lock(mutex);
     if (memo.chunk_bytes == chunk_bytes && memo.fingerprint == fingerprint && memo.collective.kind == c.kind &&
         memo.collective.root == c.root && memo.collective.chunks_per_npu == c.chunks_per_npu &&
-        memo.collective.ranks == c.ranks)
+        memo.collective.ranks == c.ranks && memo.collective.pair_units == c.pair_units)
       return memo.bound;
   }
   LowerBound b = compute(t, c, chunk_bytes);

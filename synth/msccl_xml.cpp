@@ -216,6 +216,9 @@ std::string to_msccl_xml(const Algorithm& a, const MscclOptions& options) {
   if (coll.empty())
     throw Error(fmt::format("MSCCL-XML export supports all-reduce, all-gather, reduce-scatter and all-to-all, not {}",
                             to_string(c.kind)));
+  if (c.uneven())  // the runtime's alltoall cuts every rank's buffer into P equal blocks
+    throw Error("MSCCL-XML cannot express an all-to-allv (uneven traffic): the MSCCL runtime's alltoall gives every "
+                "pair an equal block of the buffer; export it as Chakra or JSON");
   const int p = c.num_ranks(), k = c.chunks_per_npu;
   std::vector<int> rank_of;
   for (int r = 0; r < p; ++r) {

@@ -177,6 +177,20 @@ check "synth ranks json" 0 '"ranks": [' -- "$T" synth --topo ring:8 --ranks 2,3,
 check "synth ranks verify" 0 "CORRECT" -- "$T" verify "$tmp/grp2/algorithm.json" --topo ring:8
 check "synth ranks bad" 2 "--ranks: '0-9' names NPU 9, and the topology has NPUs 0..7" -- "$T" synth --topo ring:8 --ranks 0-9 -o "$tmp/grp3"
 check "synth ranks bad wrote nothing" 1 "" -- test -e "$tmp/grp3"
+# All-to-Allv: generated (Zipf, hot experts) and from a file; bad files name their line.
+check "synth a2av zipf" 0 "all-to-allv, " -- "$T" synth --topo switch:8 --coll all-to-all --size 8MiB --skew zipf:1.2 -k 1 -o "$tmp/a2av"
+check "synth a2av verify" 0 "CORRECT" -- "$T" verify "$tmp/a2av/algorithm.json" --topo switch:8
+check "synth a2av hot json" 0 '"collective": "all-to-allv"' -- "$T" synth --topo ring:4 --coll all-to-all --size 1MiB --hot-experts 1 -k 1 --json -o "$tmp/a2av2"
+printf '0,1MiB,0,0\n0,0,2MiB,0\n0,0,0,4096\n512KiB,0,0,0\n' > "$tmp/traffic.csv"
+check "synth a2av file" 0 "the busiest rank sends 2 MiB" -- "$T" synth --topo ring:4 --coll all-to-all --traffic "$tmp/traffic.csv" -k 1 -o "$tmp/a2av3"
+printf '0,1,0,0\n0,0,2,0\n0,0,0\n1,0,0,0\n' > "$tmp/bad-traffic.csv"
+check "synth a2av bad file" 2 "bad-traffic.csv:3: 3 entries, expected 4" -- "$T" synth --topo ring:4 --coll all-to-all --traffic "$tmp/bad-traffic.csv" -o "$tmp/a2av4"
+check "synth a2av bad wrote nothing" 1 "" -- test -e "$tmp/a2av4"
+check "synth a2av file and size" 2 "--traffic gives every pair's bytes: drop -s/--size" -- "$T" synth --topo ring:4 --coll all-to-all --traffic "$tmp/traffic.csv" -s 1MiB -o "$tmp/a2av4"
+check "synth a2av wrong coll" 2 "are for -c all-to-all" -- "$T" synth --topo ring:4 --coll all-gather --skew zipf:1 -o "$tmp/a2av4"
+check "synth a2av bad skew" 2 "--skew 'hot:2': expected zipf:S" -- "$T" synth --topo ring:4 --coll all-to-all --skew hot:2 -o "$tmp/a2av4"
+check "synth a2av two sources" 2 "pick one" -- "$T" synth --topo ring:4 --coll all-to-all --skew zipf:1 --hot-experts 1 -o "$tmp/a2av4"
+check "synth a2av msccl refused" 0 "MSCCL-XML cannot express an all-to-allv" -- "$T" synth --topo ring:4 --coll all-to-all --traffic "$tmp/traffic.csv" -k 1 --emit msccl-xml -o "$tmp/a2av5"
 # A folder ASTRA-sim runs as it is (sim/astra_bundle.hpp).
 check "export astra-sim" 0 "astra-sim: run it: $tmp/e9/astra-sim/run.sh (ASTRA_SIM names the binary); the collective there:" -- "$T" export "$tmp/e6/algorithm.json" --topo switch:8 --format astra-sim -o "$tmp/e9"
 check "export astra-sim run.sh" 0 "" -- test -x "$tmp/e9/astra-sim/run.sh" -a -s "$tmp/e9/astra-sim/workload/all_reduce.7.et" -a -s "$tmp/e9/astra-sim/collective/algorithm.7.et" -a -s "$tmp/e9/astra-sim/network.yml"

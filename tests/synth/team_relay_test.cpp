@@ -35,7 +35,9 @@ TEST(TeamRelay, TeamsAreEachMembersIdleServerMates) {
   EXPECT_FALSE(relay_teams(t, two));
   EXPECT_FALSE(relay_teams(t, Collective::over_all(t, CollectiveKind::AllReduce, 8)));
   const auto flat = topo::generate("switch:8");
-  EXPECT_FALSE(relay_teams(flat, Collective{CollectiveKind::AllGather, {0, 3}, 8, 0}));
+  Collective pair = Collective::over_all(flat, CollectiveKind::AllGather, 8);
+  pair.ranks = {0, 3};
+  EXPECT_FALSE(relay_teams(flat, pair));
   EXPECT_FALSE(relay_teams(t, rail_group(t, CollectiveKind::Broadcast, 0, 8)));
   // Chunks that do not split into the team's 8 slices.
   EXPECT_FALSE(team_relay(t, rail_group(t, CollectiveKind::AllReduce, 0, 4), 1 << 20, LinkModel::Pipelined,
