@@ -361,9 +361,7 @@ void run_synth(const SynthArgs& args) {
   Bytes unit = -1;  // All-to-Allv: the bytes of a unit
   std::string padding_note;
   if (std::optional<synth::Traffic> traffic = traffic_of(args, c)) {
-    // At most 64 units per pair on average (and 2^20 in all): chunk counts stay what the matcher can take.
-    const int64_t p = c.num_ranks();
-    const synth::TrafficUnits u = synth::to_units(*traffic, std::min<int64_t>(64 * p * p, std::max<int64_t>(p * p, 1 << 20)));
+    const synth::TrafficUnits u = synth::to_units(*traffic, synth::default_max_units(c.num_ranks()));
     c.set_pair_units(u.units);
     c.validate(t);
     unit = u.unit_bytes;

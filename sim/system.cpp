@@ -18,6 +18,7 @@
 #include "chakra/algorithm_files.hpp"
 #include "sim/collective_engine.hpp"
 #include "synth/producers.hpp"
+#include "synth/traffic.hpp"
 #include "topo/error.hpp"
 #include "topo/routing.hpp"
 
@@ -104,6 +105,7 @@ class Simulator {
     bool barrier = false;
     Bytes size = 0;
     int root = 0;
+    std::string traffic;  // an All-to-All's uneven traffic (tenet_traffic: zipf:S, hot:K), or empty
     std::vector<std::unique_ptr<CollectiveRun>> runs;  // one per dataset split
     size_t started = 0, finished = 0;
   };
@@ -415,6 +417,7 @@ class Simulator {
                                                            static_cast<int>(members.size()))
                            : 0;
       meeting->root = static_cast<int>(chakra::int_attr(n, "root").value_or(0));
+      if (kind == synth::CollectiveKind::AllToAll) meeting->traffic = chakra::string_attr(n, "tenet_traffic").value_or("");
     }
     meeting->arrived.emplace_back(r, i);
     if (meeting->arrived.size() < meeting->members.size()) return;
@@ -499,9 +502,23 @@ class Simulator {
     std::string producer = it == cfg_.algorithms.end() ? "tenet" : it->second;
     if (auto files = cfg_.sized_files.find(m.kind); files != cfg_.sized_files.end() && !files->second.empty())
       producer = nearest_file(files->second, size);
-    const std::string key = fmt::format("{}|{}|{}|{}", synth::to_string(m.kind), fmt::join(m.members, ","), size, producer);
+    const std::string key =
+        fmt::format("{}|{}|{}|{}|{}", synth::to_string(m.kind), fmt::join(m.members, ","), size, producer, m.traffic);
     auto cached = cache_.find(key);
     if (cached != cache_.end()) return *cached->second;
+    if (!m.traffic.empty()) {
+      // An uneven All-to-All (a mixture-of-experts layer): every rank sends `size` bytes, dealt to
+      // the others as the traffic spec says; the producers get a unit's bytes (synth/traffic.hpp).
+      try {
+        const synth::Traffic traffic = synth::generate_traffic(m.traffic, c.num_ranks(), size, 1);
+        const synth::TrafficUnits u = synth::to_units(traffic, synth::default_max_units(c.num_ranks()));
+        c.set_pair_units(u.units);
+        size = u.unit_bytes;
+      } catch (const Error& e) {
+        throw Error(fmt::format("{}: all-to-all of {} over {} ranks with traffic '{}': {}", name_, format_bytes(size),
+                                c.num_ranks(), m.traffic, e.message()));
+      }
+    }
     const Bytes chunk = std::max<Bytes>(1, c.chunk_bytes_for(size));
     std::unique_ptr<synth::Algorithm> a;
     if (chakra::names_algorithm_file(producer)) {

@@ -12,7 +12,7 @@
 namespace tenet::sim {
 
 const std::vector<std::string>& model_presets() {
-  static const std::vector<std::string> names{"resnet50", "gpt3-175b", "transformer-1t", "dlrm"};
+  static const std::vector<std::string> names{"resnet50", "gpt3-175b", "transformer-1t", "dlrm", "moe-gpt"};
   return names;
 }
 
@@ -31,7 +31,9 @@ Model transformer(const std::string& name, int layers, double d, double tokens) 
 }  // namespace
 
 namespace {
-bool has_sequences(const std::string& preset) { return preset == "gpt3-175b" || preset == "transformer-1t"; }
+bool has_sequences(const std::string& preset) {
+  return preset == "gpt3-175b" || preset == "transformer-1t" || preset == "moe-gpt";
+}
 const char* sample_word(const std::string& preset) {
   return preset == "resnet50" ? "images" : preset == "dlrm" ? "queries" : "sequences";
 }
@@ -42,7 +44,7 @@ BatchShape batch_shape(const std::string& preset, BatchShape asked) {
   for (int64_t v : {asked.batch, asked.sequence})
     if (v < 0 || v > (int64_t{1} << 24)) throw Error(fmt::format("batch size and sequence length must lie in [1, 2^24], not {}", v));
   if (asked.sequence > 0 && !has_sequences(preset))
-    throw Error(fmt::format("{} has no sequence length (the transformers do: gpt3-175b, transformer-1t)", preset));
+    throw Error(fmt::format("{} has no sequence length (the transformers do: gpt3-175b, transformer-1t, moe-gpt)", preset));
   BatchShape s;
   s.batch = asked.batch > 0 ? asked.batch : preset == "resnet50" ? 64 : preset == "dlrm" ? 2048 : 1;
   s.sequence = has_sequences(preset) ? (asked.sequence > 0 ? asked.sequence : 2048) : 0;
@@ -83,6 +85,22 @@ Model model_preset(const std::string& name, BatchShape shape) {
   const double tokens = static_cast<double>(std::max<int64_t>(shape.batch, 1) * (shape.sequence > 0 ? shape.sequence : 2048));
   if (name == "gpt3-175b") return transformer(name, 96, 12288, tokens);
   if (name == "transformer-1t") return transformer(name, 128, 25600, tokens);
+  if (name == "moe-gpt") {
+    // Width d = 2048 fp16. Attention (4 d^2 parameters) is data parallel; each token's feed-forward
+    // runs on 2 of the experts (8 d^2 each), which live on their ranks (expert parallel: their
+    // gradients are not All-Reduced). Dispatch sends each token's activations (d x 2 bytes) to its
+    // 2 experts; combine brings them back: one All-to-All per layer and direction, Zipf(1.2).
+    const double d = 2048;
+    Model moe = transformer(name, 24, d, tokens);
+    for (Layer& l : moe.layers) {
+      l.parameters = static_cast<Bytes>(4 * d * d * 2);
+      l.forward_flops = 2 * (4 * d * d + 2 * 8 * d * d) * tokens;
+      l.backward_flops = 2 * l.forward_flops;
+      l.all_to_all = static_cast<Bytes>(2 * tokens * d * 2);
+      l.traffic = "zipf:1.2";
+    }
+    return moe;
+  }
   if (name == "dlrm") {
     // Bottom MLP, 26 embedding tables of 10 M x 128 fp32 rows looked up for a batch of 2048 and
     // exchanged by All-to-All (model parallel), top MLP; the MLPs are data parallel.
@@ -132,12 +150,13 @@ class Generator {
   static std::string group_string(const std::vector<int>& g) { return fmt::format("{}", fmt::join(g, ",")); }
 
   uint64_t collective(int r, ChakraProtoMsg::CollectiveCommType type, const std::string& name, Bytes size,
-                      const std::vector<int>& group, uint64_t after) {
+                      const std::vector<int>& group, uint64_t after, const std::string& traffic = "") {
     chakra::Node& n = node(r, ChakraProtoMsg::COMM_COLL_NODE, name);
     n.add_data_deps(after);
     chakra::set_int(n, "comm_type", static_cast<int64_t>(type));
     chakra::set_int(n, "comm_size", static_cast<int64_t>(std::max<Bytes>(size, 1)));
     chakra::set_string(n.add_attr(), "tenet_ranks", group_string(group));
+    if (!traffic.empty()) chakra::set_string(n.add_attr(), "tenet_traffic", traffic);
     return n.id();
   }
 
@@ -182,7 +201,7 @@ class Generator {
                            layer.activations / mbs, tp_group, out);
         if (layer.all_to_all > 0)
           out = collective(r, ChakraProtoMsg::ALL_TO_ALL, fmt::format("all-to-all fwd {} mb{}", layer.name, mb),
-                           layer.all_to_all / mbs, all, out);
+                           layer.all_to_all / mbs, all, out, layer.traffic);
         in = {out};
       }
       if (p + 1 < par_.pp) {
@@ -207,7 +226,7 @@ class Generator {
         const Layer& layer = m_.layers[l];
         if (layer.all_to_all > 0)
           in = {collective(r, ChakraProtoMsg::ALL_TO_ALL, fmt::format("all-to-all bwd {} mb{}", layer.name, mb),
-                           layer.all_to_all / mbs, all, in.back())};
+                           layer.all_to_all / mbs, all, in.back(), layer.traffic)};
         uint64_t out = compute(fmt::format("bwd {} mb{}", layer.name, mb), layer.backward_flops / split,
                                layer.activations / static_cast<Bytes>(split), in);
         if (par_.tp > 1)

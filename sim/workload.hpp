@@ -31,6 +31,10 @@ struct Layer {
   // Bytes each rank sends every other rank in an All-to-All after this layer's forward (and
   // before its backward), e.g. embedding lookups; 0 for none.
   Bytes all_to_all = 0;
+  // How uneven that All-to-All is: empty for even, else a generator of synth/traffic.hpp (zipf:S,
+  // hot:K) that Tenet's simulator deals each rank's bytes by (the collective's `tenet_traffic`
+  // attribute; ASTRA-sim, which has no All-to-Allv, runs it even).
+  std::string traffic = {};
 };
 
 struct Model {
@@ -40,9 +44,11 @@ struct Model {
 
 // "resnet50" (25.6 M parameters in fp32, batch 64 per replica, grouped in 5 stages), "gpt3-175b"
 // (96 transformer layers of 1.8 G fp16 parameters, 2048 tokens per replica), "transformer-1t"
-// (128 layers of 7.9 G parameters) and "dlrm" (MLPs plus embedding tables exchanged by
-// All-to-All). Approximate: published parameter counts and the 2/4 FLOPs-per-parameter-per-token
-// rule, not a profile.
+// (128 layers of 7.9 G parameters), "dlrm" (MLPs plus embedding tables exchanged by All-to-All)
+// and "moe-gpt" (24 layers of width 2048 whose feed-forward is a top-2 mixture of experts: every
+// layer dispatches its tokens to the experts and combines them back by All-to-All over every rank,
+// skewed as Zipf(1.2), DeepSpeed-MoE's GPT 1.3B base). Approximate: published parameter counts and
+// the 2/4 FLOPs-per-parameter-per-token rule, not a profile.
 const std::vector<std::string>& model_presets();
 
 // A preset's per-replica work: `batch` samples (images, sequences, queries) per data-parallel

@@ -173,6 +173,11 @@ Traffic generate_traffic(std::string_view spec, int ranks, Bytes per_rank, uint6
   return t;
 }
 
+int64_t default_max_units(int ranks) {
+  const int64_t pairs = static_cast<int64_t>(ranks) * ranks;
+  return std::min<int64_t>(64 * pairs, std::max<int64_t>(pairs, int64_t{1} << 20));
+}
+
 TrafficUnits to_units(const Traffic& t, int64_t max_units) {
   Bytes g = 0;
   for (Bytes b : t.bytes) g = std::gcd(g, b);

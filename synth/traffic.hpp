@@ -44,5 +44,8 @@ struct TrafficUnits {
   Bytes padding = 0;
 };
 TrafficUnits to_units(const Traffic& t, int64_t max_units);
+// The cap `tenet synth` and `tenet sim` use: 64 units per pair on average (at least one per pair,
+// at most 2^20 in all), which keeps chunk counts what the matcher can take.
+int64_t default_max_units(int ranks);
 
 }  // namespace tenet::synth

@@ -14,6 +14,7 @@
 #include "tests/topo/test_util.hpp"
 #include "synth/baselines.hpp"
 #include "synth/synthesizer.hpp"
+#include "synth/traffic.hpp"
 #include "topo/generators.hpp"
 
 namespace tenet::sim {
@@ -448,6 +449,53 @@ TEST(Simulator, InconsistentWorkloadsFailClearlyAndNeverHang) {
   Workload long_run(1);
   for (int i = 0; i < 200; ++i) long_run.compute(0, 86'400'000'000, i ? std::vector<uint64_t>{uint64_t(i - 1)} : std::vector<uint64_t>{});
   EXPECT_THAT(error(long_run), HasSubstr("simulated time would pass 2^63 ps"));
+}
+
+}  // namespace
+}  // namespace tenet::sim
+
+namespace tenet::sim {
+namespace {
+
+// An All-to-All whose node carries tenet_traffic (a mixture-of-experts layer's skew) runs as the
+// All-to-Allv that traffic spec makes, in exactly that algorithm's synthesized time, and slower
+// than the even All-to-All of the same bytes (the hot experts' links carry more).
+TEST(Simulator, UnevenAllToAllRunsTheTrafficItsNodeNames) {
+  const auto t = topo::generate("switch:8");
+  const Bytes size = Bytes{8} << 20;  // what each rank sends
+  auto run = [&](const std::string& traffic) {
+    auto files = collective_microbenchmark(synth::CollectiveKind::AllToAll, size, 8);
+    if (!traffic.empty())
+      for (auto& f : files)
+        for (auto& n : f.nodes)
+          if (n.type() == ChakraProtoMsg::COMM_COLL_NODE) chakra::set_string(n.add_attr(), "tenet_traffic", traffic);
+    SimConfig cfg;
+    cfg.chunks_per_npu = 1;
+    return simulate(t, files, cfg).iteration;
+  };
+  const synth::TrafficUnits u =
+      synth::to_units(synth::generate_traffic("zipf:1.2", 8, size, 1), synth::default_max_units(8));
+  synth::Collective c = synth::Collective::over_all(t, synth::CollectiveKind::AllToAll);
+  c.set_pair_units(u.units);
+  const synth::Algorithm a = synth::synthesize(t, c, c.chunk_bytes_for(u.unit_bytes));
+  const Time uneven = run("zipf:1.2");
+  EXPECT_EQ(uneven, a.claimed_time);
+  EXPECT_GT(uneven, run(""));
+  EXPECT_THAT([&] { run("zipf:x"); }, ::testing::ThrowsMessage<Error>(HasSubstr("with traffic 'zipf:x'")));
+}
+
+TEST(Workload, MixtureOfExpertsAllToAllsAreSkewed) {
+  const Model m = model_preset("moe-gpt", batch_shape("moe-gpt", {}));
+  ASSERT_EQ(m.layers.size(), 24u);
+  for (const Layer& l : m.layers) {
+    EXPECT_EQ(l.traffic, "zipf:1.2");
+    EXPECT_GT(l.all_to_all, 0);
+  }
+  const auto files = training_iteration(m, layout(4, 1, 1, 1, PipelineSchedule::OneFOneB));
+  int skewed = 0;
+  for (const auto& n : files[0].nodes)
+    if (chakra::string_attr(n, "tenet_traffic") == std::optional<std::string>("zipf:1.2")) ++skewed;
+  EXPECT_EQ(skewed, 48);  // dispatch/combine forward and backward: 2 per layer
 }
 
 }  // namespace
