@@ -186,7 +186,8 @@ EtFile CollectiveGraphPlan::rank(int r) const {
   add_string(m, "tenet_collective", std::string(synth::to_string(c.kind)));
   add_string(m, "tenet_ranks", fmt::format("{}", fmt::join(c.ranks, ",")));
   add_int(m, "tenet_chunks_per_npu", c.chunks_per_npu);
-  if (c.uneven()) add_string(m, "tenet_pair_units", fmt::format("{}", fmt::join(c.pair_units, ",")));  // All-to-Allv
+  // All-to-Allv: the P x P unit matrix, in rank 0's file only (the import reads rank 0's metadata).
+  if (c.uneven() && r == 0) add_string(m, "tenet_pair_units", fmt::format("{}", fmt::join(c.pair_units, ",")));
   add_int(m, "tenet_root", c.root);
   add_int(m, "tenet_chunk_bytes", a_.chunk_bytes);
   add_string(m, "tenet_link_model", std::string(synth::to_string(a_.link_model)));

@@ -88,7 +88,8 @@ struct ChunkingResult {
 // pay less latency, more chunks pipeline better. Stops once doubling stops helping twice (unless
 // the algorithm is still small: about kAutoChunkCheapTransfers transfers, where a lucky count can
 // hide a better one further on), or when it would have more than about kAutoChunkTransferBudget
-// (transfer_estimate, or the last count's transfers per chunk when more: relays' hops).
+// (transfer_estimate, or the last count's transfers per chunk when more: relays' hops). An
+// algorithm of over 1M transfers stops at the first count that does not help.
 inline constexpr int64_t kAutoChunkTransferBudget = int64_t{1} << 23;
 inline constexpr int64_t kAutoChunkCheapTransfers = int64_t{1} << 15;
 // Beyond max_chunks_per_npu, the flow plan's pipelines alone are tried while doubling gains 1 %,
