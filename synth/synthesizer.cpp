@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <atomic>
-#include <deque>
 #include <bit>
+#include <cmath>
+#include <deque>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -742,10 +742,10 @@ class Router {
 // bound allows (Garg and Koenemann's lengths: a link that carries its whole share costs e^8 times
 // an idle one). Rounds go over the chunks' index within their pair, sources take turns, and a
 // source's chunks follow one shortest-way tree per batch (up to 64 batches per source over all
-// rounds), so that a source's own links are balanced too. A single pass routes early sources as if the
-// later ones did not exist (a 4x4x4 torus: the busiest link 1.38x the bound), so three more passes
-// rip each batch up and route it again among everyone else's load (negotiated congestion, as FPGA
-// routers do): 1.06x at one chunk per pair, 1.004x at 16.
+// rounds), so that a source's own links are balanced too. A single pass routes early sources as if
+// the later ones did not exist (a 4x4x4 torus: the busiest link 1.38x the bound), so three more
+// passes rip each batch up and route it again among everyone else's load (negotiated congestion,
+// as FPGA routers do): the busiest link 1.06x the bound at one chunk per pair, 1.004x at 16.
 struct ChunkWays {
   std::vector<int64_t> offset;  // chunk i's ways are ways[offset[i] .. offset[i + 1])
   std::vector<ChannelId> ways;
