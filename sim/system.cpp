@@ -19,6 +19,7 @@
 #include "sim/collective_engine.hpp"
 #include "synth/producers.hpp"
 #include "synth/traffic.hpp"
+#include "topo/analysis.hpp"
 #include "topo/error.hpp"
 #include "topo/routing.hpp"
 
@@ -554,7 +555,14 @@ class Simulator {
       o.team_relay = cfg_.network == NetworkKind::Analytical;
       if (cfg_.chunks_per_npu == 0 && !native) {
         int most = 1;  // an iteration builds many collectives: keep each affordable
-        for (c.chunks_per_npu = 2; most < 64 && synth::transfer_estimate(c) <= synth::kSimAutoChunkTransfers; c.chunks_per_npu *= 2)
+        // A routed chunk (All-to-All, Scatter, Gather) is a transfer per hop: half the diameter
+        // on average.
+        const bool routed = c.kind == synth::CollectiveKind::AllToAll || c.kind == synth::CollectiveKind::Scatter ||
+                            c.kind == synth::CollectiveKind::Gather;
+        if (routed && half_diameter_ == 0) half_diameter_ = std::max(1, topo::npu_diameter(t_).hops / 2);
+        const int64_t hops = routed ? half_diameter_ : 1;
+        for (c.chunks_per_npu = 2; most < 64 && synth::transfer_estimate(c) * hops <= synth::kSimAutoChunkTransfers;
+             c.chunks_per_npu *= 2)
           most = c.chunks_per_npu;
         c.chunks_per_npu = 1;
         a = std::make_unique<synth::Algorithm>(
@@ -650,6 +658,7 @@ class Simulator {
   std::map<std::pair<std::string, int>, int> seen_;
   std::map<std::pair<std::string, int>, std::unique_ptr<Meeting>> meetings_;
   std::unordered_map<std::string, std::unique_ptr<synth::Algorithm>> cache_;
+  int half_diameter_ = 0;  // half the NPUs' hop diameter, once a routed collective needs it
   std::unordered_map<std::string, Bytes> file_sizes_;  // algorithm file -> the size it was made for
   std::unordered_map<uint64_t, std::vector<topo::LinkId>> routes_;
   std::vector<TraceSlice> trace_;
