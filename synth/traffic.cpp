@@ -24,6 +24,7 @@ Bytes entry_bytes(std::string_view text) {
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), b);
   if (ec == std::errc() && end == text.data() + text.size()) {
     if (b < 0) throw Error(fmt::format("'{}' is negative", text));
+    if (b > (Bytes{1} << 60)) throw Error(fmt::format("'{}' is more than 2^60 bytes", text));
     return b;
   }
   if (text.empty()) throw Error("an empty entry");
@@ -56,7 +57,10 @@ Traffic read_json(const std::string& path, const std::string& text, int ranks) {
     for (int d = 0; d < ranks; ++d) {
       const nlohmann::json& e = rows[s][d];
       try {
-        if (e.is_number_unsigned()) t.bytes.push_back(e.get<Bytes>());
+        if (e.is_number_unsigned()) {
+          if (e.get<uint64_t>() > (uint64_t{1} << 60)) throw Error("more than 2^60 bytes");
+          t.bytes.push_back(static_cast<Bytes>(e.get<uint64_t>()));
+        }
         else if (e.is_string()) t.bytes.push_back(entry_bytes(e.get<std::string>()));
         else throw Error("expected a whole number of bytes or a size such as \"4MiB\"");
       } catch (const Error& err) {
@@ -110,17 +114,22 @@ Bytes Traffic::most_sent() const {
   return most;
 }
 
+Traffic parse_traffic(std::string_view text, const std::string& path, int ranks) {
+  if (ranks < 1) throw Error(fmt::format("a traffic matrix for {} ranks", ranks), {path});
+  const std::string copy(text);
+  const size_t first = copy.find_first_not_of(" \t\r\n");
+  Traffic t = first != std::string::npos && (copy[first] == '[' || copy[first] == '{') ? read_json(path, copy, ranks)
+                                                                                      : read_csv(path, copy, ranks);
+  check(t, path);
+  return t;
+}
+
 Traffic read_traffic(const std::string& path, int ranks) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open the traffic matrix", {path});
   std::stringstream buffer;
   buffer << in.rdbuf();
-  const std::string text = buffer.str();
-  const size_t first = text.find_first_not_of(" \t\r\n");
-  Traffic t = first != std::string::npos && (text[first] == '[' || text[first] == '{') ? read_json(path, text, ranks)
-                                                                                      : read_csv(path, text, ranks);
-  check(t, path);
-  return t;
+  return parse_traffic(buffer.str(), path, ranks);
 }
 
 Traffic generate_traffic(std::string_view spec, int ranks, Bytes per_rank, uint64_t seed) {
@@ -183,8 +192,8 @@ TrafficUnits to_units(const Traffic& t, int64_t max_units) {
   for (Bytes b : t.bytes) g = std::gcd(g, b);
   TrafficUnits out;
   out.unit_bytes = std::max<Bytes>(g, 1);
-  auto count = [&](Bytes unit) {
-    int64_t n = 0;
+  auto count = [&](Bytes unit) {  // in 128 bits: 64 pairs of 2^60 bytes in units of 1 overflow 64
+    Int128 n = 0;
     for (Bytes b : t.bytes) n += (b + unit - 1) / unit;
     return n;
   };

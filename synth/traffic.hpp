@@ -32,6 +32,8 @@ struct Traffic {
 // Throws tenet::Error naming the file and line for anything but a ranks x ranks matrix of
 // non-negative sizes with a zero diagonal and some traffic.
 Traffic read_traffic(const std::string& path, int ranks);
+// The same for a file's text; `path` names it in errors.
+Traffic parse_traffic(std::string_view text, const std::string& path, int ranks);
 // "zipf:1.2" or "hot:4" (see above); `seed` orders the experts.
 Traffic generate_traffic(std::string_view spec, int ranks, Bytes per_rank, uint64_t seed);
 

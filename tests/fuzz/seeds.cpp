@@ -17,6 +17,7 @@
 #include "synth/algorithm_json.hpp"
 #include "synth/msccl_xml.hpp"
 #include "synth/producers.hpp"
+#include "synth/synthesizer.hpp"
 #include "tests/fuzz/topologies.hpp"
 #include "topo/generators.hpp"
 #include "topo/io.hpp"
@@ -87,6 +88,20 @@ void algorithms() {
     } catch (const Error&) {  // an endpoint that is not a rank
     }
   }
+  // An All-to-Allv: its unit matrix in the JSON and in Chakra's metadata.
+  const topo::Topology t = topo::generate("fc:3");
+  synth::Collective v = synth::Collective::over_all(t, synth::CollectiveKind::AllToAll);
+  v.set_pair_units({0, 2, 1, 0, 0, 3, 1, 0, 0});
+  const synth::Algorithm a = synth::synthesize(t, v, 4096);
+  seed("algorithm_json", "alltoallv.json", synth::to_json(a));
+  seed("chakra_et", "alltoallv", ranks_bytes(chakra::to_collective_graph(a, t)));
+}
+
+// Traffic matrices: the first byte is the rank count less one.
+void traffic() {
+  seed("traffic", "csv3", std::string(1, '\x02') + "# bytes\n0,1MiB,4096\n10,0,0\n0,2KiB,0\n");
+  seed("traffic", "json2", std::string(1, '\x01') + "{\"bytes\": [[0, 5], [\"1KiB\", 0]]}");
+  seed("traffic", "json4", std::string(1, '\x03') + "[[0,1,2,3],[4,0,5,6],[7,8,0,9],[1,1,1,0]]");
 }
 
 void workloads() {
@@ -121,6 +136,7 @@ int main(int argc, char** argv) {
     algorithms();
     workloads();
     suites();
+    traffic();
   } catch (const tenet::Error& e) {
     std::fprintf(stderr, "tenet_fuzz_seeds: %s\n", e.what());
     return 1;
