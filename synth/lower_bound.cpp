@@ -200,6 +200,7 @@ std::pair<Time, std::string> flow_bound(const topo::Topology& t, const Collectiv
     unit.seconds = b.weights.empty() ? 0 : topo::flow_dual_bound(t, demands, b.weights);
     unit.label = fmt::format("max-concurrent-flow bound ({})", b.method);
     std::lock_guard lock(mutex);
+    if (cache.size() >= 64) cache.clear();  // a sweep over many groups must not keep every matrix
     cache.emplace(std::move(key), unit);
   }
   const double ps = std::floor(unit.seconds * static_cast<double>(k) / static_cast<double>(kUnit) *
@@ -254,8 +255,9 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
             in += c.pair_units[static_cast<size_t>(d) * p + r];
           }
           const Bandwidth bin = topo::ingress_bandwidth(t, m[r]), bout = topo::egress_bandwidth(t, m[r]);
-          if (in > 0) b.bandwidth = std::max(b.bandwidth, transfer_time(static_cast<Bytes>(in * k_bytes), bin));
-          if (out > 0) b.bandwidth = std::max(b.bandwidth, transfer_time(static_cast<Bytes>(out * k_bytes), bout));
+          auto bytes = [&](Int128 units) { return static_cast<Bytes>(std::min<Int128>(units * k_bytes, Int128{1} << 62)); };
+          if (in > 0) b.bandwidth = std::max(b.bandwidth, transfer_time(bytes(in), bin));
+          if (out > 0) b.bandwidth = std::max(b.bandwidth, transfer_time(bytes(out), bout));
         }
         b.label = "ingress/egress bound";
         for (int r = 0; r < p; ++r) {  // the farthest pair that exchanges anything
