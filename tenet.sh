@@ -116,7 +116,7 @@ sanitize() {
 
 fuzz() {
   local which=${1:-all} seconds=${2:-60} dir=${TENET_FUZZ_DIR:-build-fuzz}
-  local harnesses=(topology_yaml topology_dot topology_spec algorithm_json msccl_xml chakra_et workload bench_suite)
+  local harnesses=(topology_yaml topology_dot topology_spec algorithm_json msccl_xml chakra_et workload bench_suite traffic)
   if [[ $which != all ]]; then
     local asked=() h
     IFS=, read -r -a asked <<< "$which"
