@@ -44,7 +44,7 @@ Traffic read_json(const std::string& path, const std::string& text, int ranks) {
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // a parse error, or a number out of range (3e508)
     throw Error(fmt::format("not JSON: {}", e.what()), {path});
   }
   const nlohmann::json& rows = doc.is_object() && doc.contains("bytes") ? doc["bytes"] : doc;
