@@ -89,14 +89,15 @@ Model model_preset(const std::string& name, BatchShape shape) {
     // Width d = 2048 fp16. Attention (4 d^2 parameters) is data parallel; each token's feed-forward
     // runs on 2 of the experts (8 d^2 each), which live on their ranks (expert parallel: their
     // gradients are not All-Reduced). Dispatch sends each token's activations (d x 2 bytes) to its
-    // 2 experts; combine brings them back: one All-to-All per layer and direction, Zipf(1.2).
+    // 2 experts and combine brings them back: the layer's one All-to-All after its forward (and
+    // before its backward) carries both, Zipf(1.2) skewed.
     const double d = 2048;
     Model moe = transformer(name, 24, d, tokens);
     for (Layer& l : moe.layers) {
       l.parameters = static_cast<Bytes>(4 * d * d * 2);
       l.forward_flops = 2 * (4 * d * d + 2 * 8 * d * d) * tokens;
       l.backward_flops = 2 * l.forward_flops;
-      l.all_to_all = static_cast<Bytes>(2 * tokens * d * 2);
+      l.all_to_all = static_cast<Bytes>(2 * 2 * tokens * d * 2);  // (dispatch + combine) x top-2 x d x fp16
       l.traffic = "zipf:1.2";
     }
     return moe;

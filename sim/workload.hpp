@@ -46,8 +46,8 @@ struct Model {
 // (96 transformer layers of 1.8 G fp16 parameters, 2048 tokens per replica), "transformer-1t"
 // (128 layers of 7.9 G parameters), "dlrm" (MLPs plus embedding tables exchanged by All-to-All)
 // and "moe-gpt" (24 layers of width 2048 whose feed-forward is a top-2 mixture of experts: every
-// layer dispatches its tokens to the experts and combines them back by All-to-All over every rank,
-// skewed as Zipf(1.2), DeepSpeed-MoE's GPT 1.3B base). Approximate: published parameter counts and
+// layer's dispatch and combine ride one All-to-All over every rank after its forward and one
+// before its backward, skewed as Zipf(1.2); DeepSpeed-MoE's GPT 1.3B base). Approximate: published parameter counts and
 // the 2/4 FLOPs-per-parameter-per-token rule, not a profile.
 const std::vector<std::string>& model_presets();
 

@@ -495,7 +495,7 @@ TEST(Workload, MixtureOfExpertsAllToAllsAreSkewed) {
   int skewed = 0;
   for (const auto& n : files[0].nodes)
     if (chakra::string_attr(n, "tenet_traffic") == std::optional<std::string>("zipf:1.2")) ++skewed;
-  EXPECT_EQ(skewed, 48);  // dispatch/combine forward and backward: 2 per layer
+  EXPECT_EQ(skewed, 48);  // one All-to-All per layer after its forward, one before its backward
 }
 
 }  // namespace
