@@ -557,8 +557,7 @@ class Simulator {
         int most = 1;  // an iteration builds many collectives: keep each affordable
         // A routed chunk (All-to-All, Scatter, Gather) is a transfer per hop: half the diameter
         // on average.
-        const bool routed = c.kind == synth::CollectiveKind::AllToAll || c.kind == synth::CollectiveKind::Scatter ||
-                            c.kind == synth::CollectiveKind::Gather;
+        const bool routed = synth::one_destination(c.kind);
         if (routed && half_diameter_ == 0) half_diameter_ = std::max(1, topo::npu_diameter(t_).hops / 2);
         const int64_t hops = routed ? half_diameter_ : 1;
         for (c.chunks_per_npu = 2; most < 64 && synth::transfer_estimate(c) * hops <= synth::kSimAutoChunkTransfers;

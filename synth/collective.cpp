@@ -61,6 +61,10 @@ double bus_bandwidth_factor(CollectiveKind k, int ranks) {
   }
 }
 
+bool one_destination(CollectiveKind k) {
+  return k == CollectiveKind::AllToAll || k == CollectiveKind::Scatter || k == CollectiveKind::Gather;
+}
+
 bool reduces(CollectiveKind k) {
   return k == CollectiveKind::ReduceScatter || k == CollectiveKind::AllReduce ||
          k == CollectiveKind::Reduce;

@@ -66,6 +66,9 @@ bool is_rooted(CollectiveKind k);
 double bus_bandwidth_factor(CollectiveKind k, int ranks);
 // Whether the collective combines contributions (Reduce-Scatter, All-Reduce, Reduce).
 bool reduces(CollectiveKind k);
+// Whether each chunk is needed by one rank only, so that it is routed rather than spread
+// (All-to-All, Scatter, Gather).
+bool one_destination(CollectiveKind k);
 
 struct Collective {
   CollectiveKind kind = CollectiveKind::AllGather;

@@ -183,21 +183,22 @@ std::pair<Time, std::string> flow_bound(const topo::Topology& t, const Collectiv
   }
   if (unit.label.empty()) {
     std::vector<topo::Demand> demands;
-    const topo::NodeId root = c.ranks[c.root];
     const int p = c.num_ranks();
-    if (c.uneven())  // All-to-Allv: `k` is the bytes of a unit
-      for (int i = 0; i < p * p; ++i)
-        if (c.pair_units[i] > 0) demands.push_back({c.ranks[i / p], c.ranks[i % p], c.pair_units[i] * kUnit});
-    for (topo::NodeId v : c.uneven() ? std::vector<topo::NodeId>{} : c.ranks) {
-      if (c.kind == CollectiveKind::AllToAll) {
-        for (topo::NodeId u : c.ranks)
-          if (u != v) demands.push_back({v, u, kUnit});
-      } else if (v != root) {
-        demands.push_back(c.kind == CollectiveKind::Gather ? topo::Demand{v, root, kUnit} : topo::Demand{root, v, kUnit});
+    for (int s = 0; s < p; ++s)
+      for (int d = 0; d < p; ++d) {
+        Bytes bytes = 0;
+        switch (c.kind) {
+          case CollectiveKind::AllToAll:  // All-to-Allv: `k` is the bytes of a unit
+            bytes = c.uneven() ? c.pair_units[static_cast<size_t>(s) * p + d] * kUnit : kUnit;
+            break;
+          case CollectiveKind::Gather: bytes = d == c.root ? kUnit : 0; break;
+          default: bytes = s == c.root ? kUnit : 0;  // Scatter
+        }
+        if (s != d && bytes > 0) demands.push_back({c.ranks[s], c.ranks[d], bytes});
       }
-    }
+    // The bound is rounded down to the picosecond: scaled, it stays a bound.
     const topo::FlowBound b = topo::concurrent_flow_bound(t, demands);
-    unit.seconds = b.weights.empty() ? 0 : topo::flow_dual_bound(t, demands, b.weights);
+    unit.seconds = static_cast<double>(b.time) / static_cast<double>(kPicosPerSecond);
     unit.label = fmt::format("max-concurrent-flow bound ({})", b.method);
     std::lock_guard lock(mutex);
     if (cache.size() >= 64) cache.clear();  // a sweep over many groups must not keep every matrix

@@ -31,13 +31,8 @@
 namespace tenet::synth {
 
 int64_t transfer_estimate(const Collective& c) {
-  switch (c.kind) {
-    case CollectiveKind::AllToAll:
-    case CollectiveKind::Scatter:
-    case CollectiveKind::Gather: return c.num_chunks();  // each to one rank (relays add their hops)
-    case CollectiveKind::AllReduce: return c.num_chunks() * static_cast<int64_t>(c.num_ranks() - 1) * 2;
-    default: return c.num_chunks() * static_cast<int64_t>(c.num_ranks() - 1);
-  }
+  if (one_destination(c.kind)) return c.num_chunks();  // relays add their hops
+  return c.num_chunks() * static_cast<int64_t>(c.num_ranks() - 1) * (c.kind == CollectiveKind::AllReduce ? 2 : 1);
 }
 
 std::string_view to_string(SynthMethod m) {
@@ -401,6 +396,15 @@ class EventLoop {
   std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heads_;
 };
 
+// Channel `id` carries chunk `c` from `now`, `dep` having brought it to the channel's source (-1:
+// held from the start): the matchers' one way to send. Returns the transfer's index.
+int32_t send(std::vector<Raw>& raw, EventLoop& loop, ChunkId c, ChannelId id, Time now, int32_t dep) {
+  const auto x = static_cast<int32_t>(raw.size());
+  raw.push_back({c, id, now, 0, dep});
+  raw.back().end = loop.occupy(id, now, x);
+  return x;
+}
+
 // Spreads chunks: every NPU ends with the chunks it needs (All-Gather, Broadcast; relays need
 // everything). Chunk ids are permuted by the seed so that ties break differently per seed.
 class Spreader {
@@ -475,9 +479,7 @@ class Spreader {
       want_[ch.dst * words_ + p / 64] &= ~(uint64_t{1} << (p % 64));
       if (mixed_) spread_estimate(ch.dst, p, now + ch.duration);
       const ChunkId c = unperm_[p];
-      const int32_t x = static_cast<int32_t>(raw_.size());
-      raw_.push_back({c, id, now, 0, brought_[static_cast<size_t>(ch.src) * chunks_ + c]});
-      raw_.back().end = loop.occupy(id, now, x);
+      send(raw_, loop, c, id, now, brought_[static_cast<size_t>(ch.src) * chunks_ + c]);
       return true;
     };
     loop.run(arrive, match);
@@ -695,10 +697,8 @@ class Router {
         box[best] = std::move(box.back());
         box.pop_back();
       }
-      const int32_t x = static_cast<int32_t>(raw_.size());
-      raw_.push_back({items_[item].chunk, id, now, 0, items_[item].last});
       item_of.push_back(item);
-      raw_.back().end = loop.occupy(id, now, x);
+      send(raw_, loop, items_[item].chunk, id, now, items_[item].last);
       return true;
     };
     loop.run(arrive, match);
@@ -905,10 +905,8 @@ class WayRouter {
       const int32_t i = -q.top().second;
       q.pop();
       left_[i] -= g_[id].duration;
-      const int32_t x = static_cast<int32_t>(raw_.size());
-      raw_.push_back({chunks_[i], id, now, 0, last_[i]});
       item_of.push_back(i);
-      raw_.back().end = loop.occupy(id, now, x);
+      send(raw_, loop, chunks_[i], id, now, last_[i]);
       return true;
     };
     loop.run(arrive, match);
@@ -1346,8 +1344,7 @@ Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes ch
       best->method = std::move(method);
     }
   };
-  const bool routed = c.kind == CollectiveKind::AllToAll || c.kind == CollectiveKind::Scatter ||
-                      c.kind == CollectiveKind::Gather;
+  const bool routed = one_destination(c.kind);
   // The plain matcher compares, at every match, the destinations of the chunks waiting at an NPU:
   // for large routed collectives (512 NPUs: 2^27 chunk-destinations) the ways spread like the flow
   // optimum are both better and far cheaper, and are the only ones built.
@@ -1604,8 +1601,7 @@ ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Byt
     }
   // Routed collectives stop at the first count within kRoutedEnough of the bound: every count
   // costs them two routings of every chunk (the matcher's and the flow ways), on mixed speeds four.
-  const bool routed = c.kind == CollectiveKind::AllToAll || c.kind == CollectiveKind::Scatter ||
-                      c.kind == CollectiveKind::Gather;
+  const bool routed = one_destination(c.kind);
   ChunkingResult best = best_chunking(
       c, total_bytes, max_chunks_per_npu, [&](const Collective& cc, Bytes chunk) { return synthesize(t, cc, chunk, quiet); },
       1, routed ? std::function<bool(const Algorithm&)>([&](const Algorithm& a) { return within_bound(t, a, kRoutedEnough); })
