@@ -20,7 +20,7 @@ PACKAGES=(
   cmake g++ make
   libboost-graph-dev liblemon-dev libglpk-dev
   libprotobuf-dev protobuf-compiler
-  libfmt-dev libcli11-dev nlohmann-json3-dev libyaml-cpp-dev libpugixml-dev
+  libfmt-dev libcli11-dev nlohmann-json3-dev libsimdjson-dev libyaml-cpp-dev libpugixml-dev
   gnuplot-nox jq
   libopenmpi-dev openmpi-bin
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -1,5 +1,6 @@
 #include "chakra/collective_graph.hpp"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -178,10 +179,9 @@ CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topolog
   }
 }
 
-EtFile CollectiveGraphPlan::rank(int r) const {
+ChakraProtoMsg::GlobalMetadata CollectiveGraphPlan::metadata(int r) const {
   const Collective& c = a_.collective;
-  EtFile f;
-  auto& m = f.metadata;
+  ChakraProtoMsg::GlobalMetadata m;
   m.set_version("0.0.4");
   add_string(m, "tenet_collective", std::string(synth::to_string(c.kind)));
   add_string(m, "tenet_ranks", fmt::format("{}", fmt::join(c.ranks, ",")));
@@ -196,57 +196,111 @@ EtFile CollectiveGraphPlan::rank(int r) const {
   add_string(m, "tenet_name", a_.name);
   add_int(m, "tenet_rank", r);
   add_string(m, "tenet_set", set_id_);
-  auto new_node = [&](ChakraProtoMsg::NodeType type, std::string name) -> Node& {
-    Node& n = f.nodes.emplace_back();
-    n.set_id(f.nodes.size() - 1);
+  return m;
+}
+
+namespace {
+
+// Where for_each_node puts the nodes: Node messages, each handed to `emit` ...
+template <class Emit>
+struct MessageNodes {
+  Node& n;
+  Emit emit;
+  void start(uint64_t id, std::string_view name, ChakraProtoMsg::NodeType type) {
+    n.Clear();  // keeps the attributes' memory for the next node
+    n.set_id(id);
+    n.set_name(name.data(), name.size());
     n.set_type(type);
-    n.set_name(std::move(name));
-    return n;
-  };
-  f.nodes.reserve(item_begin_[r + 1] - item_begin_[r]);
-  std::string route;
+  }
+  void data_dep(uint64_t d) { n.add_data_deps(d); }
+  void duration_micros(uint64_t micros) { n.set_duration_micros(micros); }
+  void attr(std::string_view name, int64_t value) { set_int(n, name, value); }
+  void attr(std::string_view name, std::string_view value) { set_string(n.add_attr(), name, value); }
+  void finish() { emit(n); }
+};
+
+// ... or their bytes, encoded straight into a rank's file (the same bytes).
+struct EncodedNodes : NodeEncoder {
+  std::string& out;
+  explicit EncodedNodes(std::string& o) : out(o) {}
+  void finish() { NodeEncoder::finish(out); }
+};
+
+}  // namespace
+
+template <class Nodes>
+void CollectiveGraphPlan::for_each_node(int r, Nodes& n) const {
+  uint64_t next_id = 0;
+  fmt::memory_buffer name, route;
   for (size_t i = item_begin_[r]; i < item_begin_[r + 1]; ++i) {
     const TransferId id = static_cast<TransferId>(items_[i] / 2);
     const Transfer& x = a_[id];
     const int src = rank_of_[x.src], dst = rank_of_[x.dst];
     const int64_t tag = id + 1;
+    name.clear();
     if (items_[i] % 2 == 0) {
-      Node& s = new_node(ChakraProtoMsg::COMM_SEND_NODE, fmt::format("send chunk {} to {}", x.chunk, dst));
-      set_int(s, "comm_dst", static_cast<int64_t>(dst));
-      set_int(s, "comm_tag", tag);
-      set_int(s, "tenet_transfer", static_cast<int64_t>(id));
-      set_int(s, "tenet_chunk", static_cast<int64_t>(x.chunk));
-      set_int(s, "tenet_op", x.op == Op::Reduce ? 1 : 0);
-      if (x.rate > 0) set_int(s, "tenet_rate", static_cast<int64_t>(x.rate));
-      if (x.channel > 0) set_int(s, "tenet_channel", x.channel);
+      fmt::format_to(std::back_inserter(name), FMT_COMPILE("send chunk {} to {}"), x.chunk, dst);
+      n.start(next_id++, {name.data(), name.size()}, ChakraProtoMsg::COMM_SEND_NODE);
+      for (size_t d = dep_begin_[id]; d < dep_begin_[id + 1]; ++d) n.data_dep(deps_[d]);
+      n.attr("comm_dst", static_cast<int64_t>(dst));
+      n.attr("comm_tag", tag);
+      n.attr("tenet_transfer", static_cast<int64_t>(id));
+      n.attr("tenet_chunk", static_cast<int64_t>(x.chunk));
+      if (x.op == Op::Reduce) n.attr("tenet_op", int64_t{1});  // absent: a copy
+      if (x.rate > 0) n.attr("tenet_rate", static_cast<int64_t>(x.rate));
+      if (x.channel > 0) n.attr("tenet_channel", static_cast<int64_t>(x.channel));
       // The route, so that importing on the same topology gives back the same links (and lanes).
       route.clear();
       for (LinkId l : a_.route(id)) {
-        if (!route.empty()) route += ',';
-        route += std::to_string(l);
+        if (route.size()) route.push_back(',');
+        fmt::format_to(std::back_inserter(route), FMT_COMPILE("{}"), l);
       }
-      set_string(s.add_attr(), "tenet_route", route);
-      for (size_t d = dep_begin_[id]; d < dep_begin_[id + 1]; ++d) s.add_data_deps(deps_[d]);
-      if (size_[id] != a_.chunk_bytes) set_int(s, "tenet_wait_bytes", static_cast<int64_t>(size_[id] - a_.chunk_bytes));
-      set_int(s, "comm_size", static_cast<int64_t>(size_[id]));
+      n.attr("tenet_route", std::string_view(route.data(), route.size()));
+      if (size_[id] != a_.chunk_bytes) n.attr("tenet_wait_bytes", static_cast<int64_t>(size_[id] - a_.chunk_bytes));
+      n.attr("comm_size", static_cast<int64_t>(size_[id]));
+      n.finish();
     } else {
-      Node& rcv = new_node(ChakraProtoMsg::COMM_RECV_NODE, fmt::format("recv chunk {} from {}", x.chunk, src));
-      set_int(rcv, "comm_src", static_cast<int64_t>(src));
-      set_int(rcv, "comm_size", static_cast<int64_t>(size_[id]));
-      set_int(rcv, "comm_tag", tag);
-      set_int(rcv, "tenet_transfer", static_cast<int64_t>(id));
+      fmt::format_to(std::back_inserter(name), FMT_COMPILE("recv chunk {} from {}"), x.chunk, src);
+      const uint64_t recv_id = next_id++;
+      n.start(recv_id, {name.data(), name.size()}, ChakraProtoMsg::COMM_RECV_NODE);
+      n.attr("comm_src", static_cast<int64_t>(src));
+      n.attr("comm_size", static_cast<int64_t>(size_[id]));
+      n.attr("comm_tag", tag);  // the send carries the transfer's identity; a receive its tag only
+      n.finish();
       if (comp() && x.op == Op::Reduce) {  // at 0 a reduction takes no time: no node
-        const uint64_t recv_id = rcv.id();
-        Node& reduce = new_node(ChakraProtoMsg::COMP_NODE, fmt::format("reduce chunk {}", x.chunk));
-        reduce.add_data_deps(recv_id);
-        reduce.set_duration_micros(comp_micros_);
-        set_int(reduce, "num_ops", static_cast<int64_t>(a_.chunk_bytes / 4));
-        set_int(reduce, "tensor_size", static_cast<int64_t>(a_.chunk_bytes));
-        set_int(reduce, "tenet_transfer", static_cast<int64_t>(id));
+        name.clear();
+        fmt::format_to(std::back_inserter(name), FMT_COMPILE("reduce chunk {}"), x.chunk);
+        n.start(next_id++, {name.data(), name.size()}, ChakraProtoMsg::COMP_NODE);
+        n.data_dep(recv_id);
+        n.duration_micros(comp_micros_);
+        n.attr("num_ops", static_cast<int64_t>(a_.chunk_bytes / 4));
+        n.attr("tensor_size", static_cast<int64_t>(a_.chunk_bytes));
+        n.attr("tenet_transfer", static_cast<int64_t>(id));
+        n.finish();
       }
     }
   }
+}
+
+EtFile CollectiveGraphPlan::rank(int r) const {
+  EtFile f;
+  f.metadata = metadata(r);
+  f.nodes.reserve(item_begin_[r + 1] - item_begin_[r]);
+  Node scratch;
+  auto keep = [&](const Node& n) { f.nodes.push_back(n); };
+  MessageNodes<decltype(keep)> nodes{scratch, keep};
+  for_each_node(r, nodes);
   return f;
+}
+
+std::string CollectiveGraphPlan::rank_bytes(int r) const {
+  EtWriter out;
+  out.metadata(metadata(r));
+  std::string bytes = std::move(out).bytes();
+  bytes.reserve(bytes.size() + 128 * (item_begin_[r + 1] - item_begin_[r]));  // about a node's size each
+  EncodedNodes nodes(bytes);
+  for_each_node(r, nodes);
+  return bytes;
 }
 
 AstraGraph CollectiveGraphPlan::astra_graph() const {
@@ -321,7 +375,7 @@ void stage_collective_graph(const std::vector<EtFile>& files, const Algorithm& a
 
 void stage_collective_graph(const CollectiveGraphPlan& plan, const Algorithm& a, const topo::Topology& t,
                             topo::OutputFolder& out, const std::string& subdir, const std::string& stem) {
-  stage_et_set(plan.num_ranks(), [&](int r) { return plan.rank(r); }, out, (std::filesystem::path(subdir) / stem).string());
+  stage_et_set(plan.num_ranks(), [&](int r) { return plan.rank_bytes(r); }, out, (std::filesystem::path(subdir) / stem).string());
   stage_astra_files(a, t, out, subdir, stem);
 }
 

@@ -10,8 +10,8 @@
 // brought its chunk and on its explicit dependencies at that rank, and on nothing else: ASTRA-sim
 // completes a send when its message arrives, so ordering the sends of a link by dependencies
 // would cost a latency each (the time a send waits for its link is carried as LinkWaits says).
-// Tenet's own attributes (tenet_chunk, tenet_op, tenet_transfer, tenet_route; the collective in
-// the metadata) ride along; ASTRA-sim ignores them.
+// Tenet's own attributes ride along on the sends (tenet_transfer, tenet_chunk, tenet_route, tenet_op
+// for a reduction; the collective in the metadata); ASTRA-sim ignores them.
 //
 // Import: sends and receives are paired by (tag, source, destination) in order, as ASTRA-sim
 // pairs them. Routes come from the topology. Chunk identities come from the tenet attributes; a
@@ -70,11 +70,18 @@ class CollectiveGraphPlan {
   CollectiveGraphPlan(const synth::Algorithm& a, const topo::Topology& t, const GraphOptions& options = {});
   int num_ranks() const { return a_.collective.num_ranks(); }
   EtFile rank(int r) const;
+  // The bytes of rank r's ET file (serialize_et(rank(r)), built without holding its nodes).
+  std::string rank_bytes(int r) const;
   // The graph as run_as_astra_sim takes it (the same nodes, ids and sizes as the ETs).
   AstraGraph astra_graph() const;
 
  private:
   bool comp() const { return a_.reduce_bandwidth > 0; }  // reductions get a COMP node
+  ChakraProtoMsg::GlobalMetadata metadata(int r) const;
+  // Rank r's nodes in order, each made by `nodes` (start, data_dep, duration_micros, attr, finish):
+  // Node messages or their bytes.
+  template <class Nodes>
+  void for_each_node(int r, Nodes& nodes) const;
   uint32_t done_id(synth::TransferId id) const {  // the node after which the data is at the destination
     return recv_id_[id] + (comp() && a_[id].op == synth::Op::Reduce ? 1 : 0);
   }

@@ -4,6 +4,8 @@
 
 // Boost's adjacency_list edge iterator trips GCC 12's -Wmaybe-uninitialized when inlined here.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/util/delimited_message_util.h>
@@ -68,13 +70,34 @@ EtFile parse_et(std::string_view bytes, const std::string& path) {
 }
 
 std::string serialize_et(const EtFile& file, const std::string& path) {
-  std::ostringstream out;
-  if (!google::protobuf::util::SerializeDelimitedToOstream(file.metadata, &out))
-    throw Error("cannot serialize the GlobalMetadata message", {path});
-  for (const Node& n : file.nodes)
-    if (!google::protobuf::util::SerializeDelimitedToOstream(n, &out))
-      throw Error(fmt::format("cannot serialize node {}", n.id()), {path});
-  return std::move(out).str();
+  EtWriter out(path);
+  out.metadata(file.metadata);
+  for (const Node& n : file.nodes) out.node(n);
+  return std::move(out).bytes();
+}
+
+EtWriter::EtWriter(std::string path) : path_(std::move(path)) {}
+
+void EtWriter::metadata(const ChakraProtoMsg::GlobalMetadata& m) {
+  if (!append(m)) throw Error("cannot serialize the GlobalMetadata message (over 2 GiB)", {path_});
+}
+
+void EtWriter::node(const Node& n) {
+  if (!append(n)) throw Error(fmt::format("cannot serialize node {} (over 2 GiB)", n.id()), {path_});
+}
+
+bool EtWriter::append(const google::protobuf::MessageLite& m) {
+  // Length-delimited as google::protobuf::util::SerializeDelimitedToOstream writes it (the size as a
+  // varint, then the message), straight into the buffer.
+  const size_t size = m.ByteSizeLong();
+  if (size > static_cast<size_t>(std::numeric_limits<int>::max())) return false;
+  const size_t at = bytes_.size();
+  const size_t head = google::protobuf::io::CodedOutputStream::VarintSize32(static_cast<uint32_t>(size));
+  bytes_.resize(at + head + size);
+  auto* p = reinterpret_cast<uint8_t*>(bytes_.data() + at);
+  p = google::protobuf::io::CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(size), p);
+  m.SerializeWithCachedSizesToArray(p);
+  return true;
 }
 
 void write_et(const std::string& path, const EtFile& file) { topo::write_file_atomically(path, serialize_et(file, path)); }
@@ -88,7 +111,7 @@ void remove_higher_ranks(topo::OutputFolder& out, const std::string& prefix, int
 }
 }  // namespace
 
-void stage_et_set(int ranks, const std::function<EtFile(int)>& rank, topo::OutputFolder& out, const std::string& prefix) {
+void stage_et_set(int ranks, const std::function<std::string(int)>& rank, topo::OutputFolder& out, const std::string& prefix) {
   // Ranks are built and serialized on every core (a 1024-NPU export is two million nodes), a few
   // ahead of this thread, which stages them in rank order (OutputFolder is not shared).
   const int threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, std::max(1, ranks));
@@ -108,7 +131,7 @@ void stage_et_set(int ranks, const std::function<EtFile(int)>& rank, topo::Outpu
         r = next++;
       }
       try {
-        std::string b = serialize_et(rank(r), et_path(prefix, r));
+        std::string b = rank(r);
         const std::lock_guard lock(m);
         bytes[r] = std::move(b);
       } catch (...) {
@@ -207,23 +230,105 @@ bool has_attr(const Node& n, std::string_view name) {
   return false;
 }
 
-void set_int(Node& n, const std::string& name, int64_t value) {
+IntField int_field_of(std::string_view name) {
+  if (name == "comm_src" || name == "comm_dst" || name == "comm_tag" || name == "comm_priority") return IntField::Int32;
+  return name == "tensor_size" ? IntField::Uint64 : IntField::Int64;
+}
+
+namespace {
+void check_int32(std::string_view name, int64_t value) {
+  if (value < std::numeric_limits<int32_t>::min() || value > std::numeric_limits<int32_t>::max())
+    throw Error(fmt::format("{} {} does not fit Chakra's int32 attribute", name, value));
+}
+}  // namespace
+
+void set_int(Node& n, std::string_view name, int64_t value) {
   auto* a = n.add_attr();
-  a->set_name(name);
-  if (name == "comm_src" || name == "comm_dst" || name == "comm_tag" || name == "comm_priority") {
-    if (value < std::numeric_limits<int32_t>::min() || value > std::numeric_limits<int32_t>::max())
-      throw Error(fmt::format("{} {} does not fit Chakra's int32 attribute", name, value));
-    a->set_int32_val(static_cast<int32_t>(value));
-  } else if (name == "tensor_size") {
-    a->set_uint64_val(static_cast<uint64_t>(value));
-  } else {
-    a->set_int64_val(value);
+  a->set_name(name.data(), name.size());
+  switch (int_field_of(name)) {
+    case IntField::Int32:
+      check_int32(name, value);
+      a->set_int32_val(static_cast<int32_t>(value));
+      break;
+    case IntField::Uint64: a->set_uint64_val(static_cast<uint64_t>(value)); break;
+    case IntField::Int64: a->set_int64_val(value); break;
   }
 }
 
-void set_string(ChakraProtoMsg::AttributeProto* a, const std::string& name, const std::string& value) {
-  a->set_name(name);
-  a->set_string_val(value);
+namespace {
+using google::protobuf::internal::WireFormatLite;
+using Coded = google::protobuf::io::CodedOutputStream;
+
+void put_varint(std::string& s, uint64_t v) {
+  uint8_t buffer[10];
+  const uint8_t* end = Coded::WriteVarint64ToArray(v, buffer);
+  s.append(reinterpret_cast<const char*>(buffer), static_cast<size_t>(end - buffer));
+}
+void put_tag(std::string& s, int field, WireFormatLite::WireType type) { put_varint(s, WireFormatLite::MakeTag(field, type)); }
+void put_bytes(std::string& s, int field, std::string_view bytes) {  // length-delimited
+  put_tag(s, field, WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
+  put_varint(s, bytes.size());
+  s.append(bytes);
+}
+void put_int(std::string& s, int field, uint64_t v) {  // a varint field (int32 and enums sign-extended)
+  put_tag(s, field, WireFormatLite::WIRETYPE_VARINT);
+  put_varint(s, v);
+}
+}  // namespace
+
+void NodeEncoder::start(uint64_t id, std::string_view name, ChakraProtoMsg::NodeType type) {
+  id_ = id, type_ = type, duration_ = 0;
+  name_.assign(name);
+  attrs_.clear(), deps_.clear();
+}
+
+void NodeEncoder::attr(std::string_view name, int64_t value) {
+  body_.clear();
+  if (!name.empty()) put_bytes(body_, ChakraProtoMsg::AttributeProto::kNameFieldNumber, name);
+  switch (int_field_of(name)) {  // a oneof member: written even when 0
+    case IntField::Int32:
+      check_int32(name, value);
+      put_int(body_, ChakraProtoMsg::AttributeProto::kInt32ValFieldNumber, static_cast<uint64_t>(value));
+      break;
+    case IntField::Uint64:
+      put_int(body_, ChakraProtoMsg::AttributeProto::kUint64ValFieldNumber, static_cast<uint64_t>(value));
+      break;
+    case IntField::Int64:
+      put_int(body_, ChakraProtoMsg::AttributeProto::kInt64ValFieldNumber, static_cast<uint64_t>(value));
+      break;
+  }
+  put_bytes(attrs_, ChakraProtoMsg::Node::kAttrFieldNumber, body_);
+}
+
+void NodeEncoder::attr(std::string_view name, std::string_view value) {
+  body_.clear();
+  if (!name.empty()) put_bytes(body_, ChakraProtoMsg::AttributeProto::kNameFieldNumber, name);
+  put_bytes(body_, ChakraProtoMsg::AttributeProto::kStringValFieldNumber, value);
+  put_bytes(attrs_, ChakraProtoMsg::Node::kAttrFieldNumber, body_);
+}
+
+void NodeEncoder::finish(std::string& out) {
+  // Node's fields in number order, each only when set (proto3), as its serializer writes them.
+  body_.clear();
+  if (id_ != 0) put_int(body_, ChakraProtoMsg::Node::kIdFieldNumber, id_);
+  if (!name_.empty()) put_bytes(body_, ChakraProtoMsg::Node::kNameFieldNumber, name_);
+  if (type_ != 0) put_int(body_, ChakraProtoMsg::Node::kTypeFieldNumber, static_cast<uint64_t>(static_cast<int64_t>(type_)));
+  if (!deps_.empty()) {  // packed
+    size_t size = 0;
+    for (uint64_t d : deps_) size += Coded::VarintSize64(d);
+    put_tag(body_, ChakraProtoMsg::Node::kDataDepsFieldNumber, WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
+    put_varint(body_, size);
+    for (uint64_t d : deps_) put_varint(body_, d);
+  }
+  if (duration_ != 0) put_int(body_, ChakraProtoMsg::Node::kDurationMicrosFieldNumber, duration_);
+  body_ += attrs_;
+  put_varint(out, body_.size());
+  out += body_;
+}
+
+void set_string(ChakraProtoMsg::AttributeProto* a, std::string_view name, std::string_view value) {
+  a->set_name(name.data(), name.size());
+  a->set_string_val(value.data(), value.size());
 }
 
 std::string dump_json(const EtFile& file) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <future>
 #include <optional>
 
 #include "chakra/collective_graph.hpp"
@@ -110,6 +111,7 @@ Exported export_algorithm(const synth::Algorithm& given, const topo::Topology& t
   std::vector<std::pair<std::string, std::string>> files;
   bool chakra_wanted = false, json_wanted = false;
   std::optional<chakra::CollectiveGraphPlan> graph;
+  std::future<chakra::AstraRun> emulation;  // declared after `graph`, which it reads: destroyed (waited for) first
   for (const std::string& f : formats) {
     try {
       if (f == "json") json_wanted = true;
@@ -125,10 +127,8 @@ Exported export_algorithm(const synth::Algorithm& given, const topo::Topology& t
         graph.emplace(a, t, chakra);  // refuses here, before any file
         chakra_wanted = true;
         // What ASTRA-sim will report for it (an emulation of its custom collectives; see
-        // chakra/astra_analytical.hpp), beside Tenet's own time.
-        const chakra::AstraRun run = chakra::run_as_astra_sim(graph->astra_graph(), t);
-        out.astra_time = run.time;
-        out.astra_on_dimensions = run.on_dimensions;
+        // chakra/astra_analytical.hpp), beside Tenet's own time: run while the files are written.
+        emulation = std::async(std::launch::async, [&] { return chakra::run_as_astra_sim(graph->astra_graph(), t); });
         out.claimed_time = synth::collective_time(t, a);
         if (reduce_bandwidth > 0 && reduces) {
           // ASTRA-sim reads COMP durations in whole microseconds (duration_micros).
@@ -163,6 +163,16 @@ Exported export_algorithm(const synth::Algorithm& given, const topo::Topology& t
                                             b.exact_network ? "" : " on the nearest network"));
     } catch (const Error& e) {
       out.skipped.emplace_back("astra-sim", e.what());
+    }
+  }
+  if (emulation.valid()) {
+    try {
+      const chakra::AstraRun run = emulation.get();
+      out.astra_time = run.time;
+      out.astra_on_dimensions = run.on_dimensions;
+    } catch (const Error& e) {  // ASTRA-sim could not run the graph: the chakra files are not written
+      folder.drop("chakra");
+      out.skipped.emplace_back("chakra", e.what());
     }
   }
   out.written = folder.commit();

@@ -98,7 +98,7 @@ AstraBundle stage_astra_bundle(const synth::Algorithm& a, const topo::Topology& 
   }
 
   const auto rel = [&](const std::string& file) { return (fs::path(subdir) / file).string(); };
-  chakra::stage_et_set(graph.num_ranks(), [&](int r) { return graph.rank(r); }, out, rel("collective/algorithm"));
+  chakra::stage_et_set(graph.num_ranks(), [&](int r) { return graph.rank_bytes(r); }, out, rel("collective/algorithm"));
   chakra::stage_et_set(workload, out, rel("workload/" + stem));
   // system.json: ASTRA-sim reads every key below (astra-sim/system/Sys.cc, Sys::initialize_sys).
   const SimConfig defaults;

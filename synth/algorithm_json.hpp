@@ -24,6 +24,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -37,7 +38,14 @@ inline constexpr int kOldestAlgorithmFormatVersion = 1;
 std::string to_json(const Algorithm& a);
 // The same text onto a stream, a megabyte at a time (no whole copy in memory).
 void write_json(const Algorithm& a, std::ostream& out);
+// `file` names the text in errors.
 Algorithm parse_algorithm_json(std::string_view text, const std::string& file = "<string>");
+// The two readers parse_algorithm_json combines (see synth/algorithm_json_read.cpp), apart for tests:
+// the fast one (simdjson) gives the algorithm or nothing, for a file it leaves to the reference one
+// (nlohmann's SAX parser), whose result and error messages are authoritative. The fast one reads the
+// transfers in slices of about `slice_bytes`.
+std::optional<Algorithm> parse_algorithm_json_fast(std::string_view text, size_t slice_bytes = size_t{4} << 20);
+Algorithm parse_algorithm_json_reference(std::string_view text, const std::string& file = "<string>");
 Algorithm load_algorithm(const std::string& path);
 // Atomic: written to a temporary file, then renamed.
 void save_algorithm(const Algorithm& a, const std::string& path);

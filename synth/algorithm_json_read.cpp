@@ -1,8 +1,16 @@
-// Reading the algorithm JSON (synth/algorithm_json.hpp) with nlohmann's SAX parser. The small head
-// (format, collective, topology, ...) becomes a json value, checked as a document; the transfers
-// (a million at 1024 NPUs) go straight from the parser's events into compact records, so they
-// never exist as a DOM (which took 1.4 GB and five seconds for a 158 MB file).
+// Reading the algorithm JSON (synth/algorithm_json.hpp).
+//
+// Two readers make the same records. The fast one is simdjson's DOM parser, which validates the
+// whole text as strictly as nlohmann does at about 1 GB/s (a 1024-NPU algorithm is 158 MB: 0.2 s
+// rather than 1.4 s). It takes only files as they should be; for anything else (a syntax error, a
+// problem in a transfer, a key given twice in a transfer, a nesting deeper than simdjson allows)
+// the reference reader reads the file again, and its result and messages are the ones given. The
+// reference reader is nlohmann's SAX parser: the small head (format, collective, topology, ...)
+// becomes a json value, checked as a document; the transfers go straight from the parser's events
+// into compact records, so they never exist as a DOM (which took 1.4 GB and five seconds for a
+// 158 MB file).
 #include <fmt/format.h>
+#include <simdjson.h>
 
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -70,10 +78,56 @@ struct RawTransfer {
   uint32_t route_begin = 0, route_size = 0, deps_begin = 0, deps_size = 0;
 };
 
+// The fields of a transfer, and the range of each whole-number one (route and deps items: [0, 2^31)).
+enum class Field : uint8_t { Id, Chunk, Src, Dst, Op, Route, Deps, Start, End, Rate, Channel, Other };
+struct Range {
+  int64_t lo, hi;
+};
+constexpr Range kItemRange{0, INT32_MAX};
+constexpr Range range_of(Field f) {
+  switch (f) {
+    case Field::Src:
+    case Field::Dst: return {0, INT32_MAX};
+    case Field::Rate: return {1, int64_t{1'000'000'000'000'000}};
+    case Field::Channel: return {0, 65535};
+    default: return {0, INT64_MAX};  // id, chunk, times
+  }
+}
+Field field_of(std::string_view n) {  // compared by length first: ten million keys at 1024 NPUs
+  return n == "id" ? Field::Id : n == "chunk" ? Field::Chunk : n == "src" ? Field::Src : n == "dst" ? Field::Dst
+       : n == "op" ? Field::Op : n == "route" ? Field::Route : n == "deps" ? Field::Deps
+       : n == "start_ps" ? Field::Start : n == "end_ps" ? Field::End : n == "rate_Bps" ? Field::Rate
+       : n == "channel" ? Field::Channel : Field::Other;
+}
+// A whole-number field's value into the record (its range checked by the caller).
+void set_field(RawTransfer& x, Field f, int64_t v) {
+  switch (f) {
+    case Field::Chunk: x.chunk = v, x.has |= RawTransfer::kChunk; break;
+    case Field::Src: x.src = static_cast<NodeId>(v), x.has |= RawTransfer::kSrc; break;
+    case Field::Dst: x.dst = static_cast<NodeId>(v), x.has |= RawTransfer::kDst; break;
+    case Field::Start: x.start = v, x.has |= RawTransfer::kStart; break;
+    case Field::End: x.end = v, x.has |= RawTransfer::kEnd; break;
+    case Field::Rate: x.rate = v, x.has |= RawTransfer::kRate; break;
+    case Field::Channel: x.channel = static_cast<uint16_t>(v), x.has |= RawTransfer::kChannel; break;
+    default: break;
+  }
+}
+
+// What a reader makes of a file, before the checks that need all of it: the head as a json value,
+// the transfers as records with their routes and dependencies in two pools.
+struct Parsed {
+  json head;
+  std::vector<RawTransfer> transfers;
+  std::vector<LinkId> route_pool;
+  std::vector<TransferId> deps_pool;
+  std::optional<Error> problem;  // the first problem in a transfer
+  int64_t first_versioned = -1;   // the first transfer with a rate or channel (version 2)
+};
+
 // The SAX handler (nlohmann::json_sax): the head into `head`, the transfers into `transfers` and
 // the two pools. The first problem in a transfer is kept and reported once the head has been
 // checked, as a document reader would; a syntax error ends the parse at once.
-class Sax {
+class Sax : public Parsed {
  public:
   using number_integer_t = json::number_integer_t;
   using number_unsigned_t = json::number_unsigned_t;
@@ -83,20 +137,20 @@ class Sax {
 
   Sax(const Reader& r, std::string_view text) : r_(r), text_(text) {}
 
-  json head;
-  bool streamed = false;  // "transfers" was a list, read into the records below
-  std::vector<RawTransfer> transfers;
-  std::vector<LinkId> route_pool;
-  std::vector<TransferId> deps_pool;
-  std::optional<Error> problem;  // the first problem in a transfer
-  int64_t first_versioned = -1;   // the first transfer with a rate or channel (version 2)
-
   bool null() { return scalar(json(nullptr)); }
   bool boolean(bool v) { return scalar(json(v)); }
   bool number_integer(number_integer_t v) { return integer(v, json(v)); }
   bool number_unsigned(number_unsigned_t v) { return integer(Reader::saturate(v), json(v)); }
   bool number_float(number_float_t v, const string_t&) { return scalar(json(v)); }
-  bool string(string_t& v) { return scalar(json(std::move(v))); }
+  bool string(string_t& v) {
+    if (state_ == State::Transfer && field_ == Field::Op) {  // every transfer has one: no json value made
+      if (v == "copy") x_.op = Op::Copy;
+      else if (v == "reduce") x_.op = Op::Reduce;
+      else note(path(), fmt::format("unknown op '{}' (copy or reduce)", v));
+      return true;
+    }
+    return scalar(json(std::move(v)));
+  }
   bool binary(binary_t&) { return scalar(json()); }  // not in JSON text
 
   bool start_object(std::size_t) { return open(true); }
@@ -108,10 +162,7 @@ class Sax {
     if (state_ == State::Head) {
       key_ = std::move(k);
     } else if (state_ == State::Transfer) {
-      field_ = k == "id" ? Field::Id : k == "chunk" ? Field::Chunk : k == "src" ? Field::Src : k == "dst" ? Field::Dst
-             : k == "op" ? Field::Op : k == "route" ? Field::Route : k == "deps" ? Field::Deps
-             : k == "start_ps" ? Field::Start : k == "end_ps" ? Field::End : k == "rate_Bps" ? Field::Rate
-             : k == "channel" ? Field::Channel : Field::Other;
+      field_ = field_of(k);
       field_name_ = std::move(k);
     }
     return true;
@@ -137,7 +188,6 @@ class Sax {
 
  private:
   enum class State : uint8_t { Head, TransferList, Transfer, List, Skip };
-  enum class Field : uint8_t { Id, Chunk, Src, Dst, Op, Route, Deps, Start, End, Rate, Channel, Other };
 
   std::string at() const { return fmt::format("transfers[{}]", transfers.size()); }
   std::string path() const { return fmt::format("{}.{}", at(), field_name_); }
@@ -164,7 +214,6 @@ class Sax {
           put(json::array());  // a placeholder: the records hold them
           // A second "transfers" replaces the first, as a document's last duplicate key does.
           transfers.clear(), route_pool.clear(), deps_pool.clear(), first_versioned = -1, problem.reset();
-          streamed = true;
           state_ = State::TransferList;
           return true;
         }
@@ -247,12 +296,7 @@ class Sax {
         note(at(), fmt::format("expected an object, got {}", v.dump()));
         return true;
       case State::Transfer:
-        if (field_ == Field::Op && v.is_string()) {
-          const std::string& o = v.get_ref<const std::string&>();
-          if (o == "reduce") x_.op = Op::Reduce;
-          else if (o == "copy") x_.op = Op::Copy;
-          else note(path(), fmt::format("unknown op '{}' (copy or reduce)", o));
-        } else if ((field_ == Field::Start || field_ == Field::End) && v.is_null()) {
+        if ((field_ == Field::Start || field_ == Field::End) && v.is_null()) {
           x_.has |= field_ == Field::Start ? RawTransfer::kStart : RawTransfer::kEnd;  // given as not timed
         } else if (field_ != Field::Other) {
           note(path(), wanted(v.dump()));
@@ -267,18 +311,19 @@ class Sax {
     return true;
   }
 
-  // v within [lo, hi], or the problem noted.
-  bool within(int64_t v, int64_t lo, int64_t hi, const char* unit = "") {
-    if (v >= lo && v <= hi) return true;
+  // v within its range, or the problem noted.
+  bool within(int64_t v, Range range, const char* unit = "") {
+    if (v >= range.lo && v <= range.hi) return true;
     note(state_ == State::List ? fmt::format("{}[{}]", path(), listed()) : path(),
-         v < 0 && *unit ? fmt::format("negative time {} {}", v, unit) : fmt::format("{} is out of range [{}, {}]", v, lo, hi));
+         v < 0 && *unit ? fmt::format("negative time {} {}", v, unit)
+                        : fmt::format("{} is out of range [{}, {}]", v, range.lo, range.hi));
     return false;
   }
 
   bool integer(int64_t v, json as_json) {
     if (state_ == State::Head || state_ == State::TransferList || state_ == State::Skip) return scalar(std::move(as_json));
     if (state_ == State::List) {
-      if (within(v, 0, INT32_MAX)) {
+      if (within(v, kItemRange)) {
         if (field_ == Field::Route) route_pool.push_back(static_cast<LinkId>(v));
         else deps_pool.push_back(static_cast<TransferId>(v));
       }
@@ -286,34 +331,16 @@ class Sax {
     }
     switch (field_) {
       case Field::Id:
-        if (within(v, 0, INT64_MAX) && v != static_cast<int64_t>(transfers.size()))
+        if (within(v, range_of(field_)) && v != static_cast<int64_t>(transfers.size()))
           note(path(), fmt::format("transfer ids must count up from 0 in list order: expected {}", transfers.size()));
-        break;
-      case Field::Chunk:
-        if (within(v, 0, INT64_MAX)) x_.chunk = v, x_.has |= RawTransfer::kChunk;
-        break;
-      case Field::Src:
-        if (within(v, 0, INT32_MAX)) x_.src = static_cast<NodeId>(v), x_.has |= RawTransfer::kSrc;
-        break;
-      case Field::Dst:
-        if (within(v, 0, INT32_MAX)) x_.dst = static_cast<NodeId>(v), x_.has |= RawTransfer::kDst;
-        break;
-      case Field::Start:
-        if (within(v, 0, std::numeric_limits<Time>::max(), "ps")) x_.start = v, x_.has |= RawTransfer::kStart;
-        break;
-      case Field::End:
-        if (within(v, 0, std::numeric_limits<Time>::max(), "ps")) x_.end = v, x_.has |= RawTransfer::kEnd;
-        break;
-      case Field::Rate:
-        if (within(v, 1, int64_t{1'000'000'000'000'000})) x_.rate = v, x_.has |= RawTransfer::kRate;
-        break;
-      case Field::Channel:
-        if (within(v, 0, 65535)) x_.channel = static_cast<uint16_t>(v), x_.has |= RawTransfer::kChannel;
         break;
       case Field::Op:
       case Field::Route:
       case Field::Deps: note(path(), wanted(as_json.dump())); break;
       case Field::Other: break;
+      default:
+        if (within(v, range_of(field_), field_ == Field::Start || field_ == Field::End ? "ps" : "")) set_field(x_, field_, v);
+        break;
     }
     return true;
   }
@@ -331,10 +358,160 @@ class Sax {
 
 }  // namespace
 
-Algorithm parse_algorithm_json(std::string_view text, const std::string& file) {
-  Reader r(file);
-  Sax sax(r, text);
-  json::sax_parse(text.begin(), text.end(), &sax);
+// simdjson's DOM parse (see the top): the records, or nothing for a file the reference reader must
+// read. `padded`: SIMDJSON_PADDING bytes after `text` may be read (else it is copied).
+// The head becomes json values as nlohmann would make them (whole numbers >= 0 unsigned).
+json to_nlohmann(simdjson::dom::element e) {
+  using T = simdjson::dom::element_type;
+  switch (e.type()) {
+    case T::ARRAY: {
+      json list = json::array();
+      for (simdjson::dom::element x : simdjson::dom::array(e)) list.push_back(to_nlohmann(x));
+      return list;
+    }
+    case T::OBJECT: {
+      json object = json::object();
+      for (simdjson::dom::key_value_pair kv : simdjson::dom::object(e)) object[std::string(kv.key)] = to_nlohmann(kv.value);
+      return object;
+    }
+    case T::INT64: {
+      const int64_t v = int64_t(e);
+      return v >= 0 ? json(static_cast<uint64_t>(v)) : json(v);
+    }
+    case T::UINT64: return json(uint64_t(e));
+    case T::DOUBLE: return json(double(e));
+    case T::STRING: return json(std::string(std::string_view(e)));
+    case T::BOOL: return json(bool(e));
+    case T::NULL_VALUE: return json(nullptr);
+  }
+  return json();
+}
+
+bool read_transfers_fast(simdjson::dom::array list, Parsed& p) {
+  for (simdjson::dom::element item : list) {
+    simdjson::dom::object o;
+    if (item.get_object().get(o)) return false;
+    if (p.transfers.size() >= static_cast<size_t>(std::numeric_limits<TransferId>::max())) return false;
+    RawTransfer x;
+    x.route_begin = static_cast<uint32_t>(p.route_pool.size());
+    x.deps_begin = static_cast<uint32_t>(p.deps_pool.size());
+    unsigned seen = 0;
+    for (simdjson::dom::key_value_pair kv : o) {
+      const Field f = field_of(kv.key);
+      if (f == Field::Other) continue;  // unknown fields are skipped, whatever they hold
+      if (seen & (1u << static_cast<unsigned>(f))) return false;
+      seen |= 1u << static_cast<unsigned>(f);
+      if (f == Field::Op) {
+        std::string_view op;
+        if (kv.value.get_string().get(op)) return false;
+        if (op == "copy") x.op = Op::Copy;
+        else if (op == "reduce") x.op = Op::Reduce;
+        else return false;
+      } else if (f == Field::Route || f == Field::Deps) {
+        simdjson::dom::array items;
+        if (kv.value.get_array().get(items)) return false;
+        for (simdjson::dom::element e : items) {
+          int64_t v = 0;
+          if (e.get_int64().get(v) || v < kItemRange.lo || v > kItemRange.hi) return false;
+          if (f == Field::Route) p.route_pool.push_back(static_cast<LinkId>(v));
+          else p.deps_pool.push_back(static_cast<TransferId>(v));
+        }
+        if (f == Field::Route) x.has |= RawTransfer::kRoute;
+      } else if ((f == Field::Start || f == Field::End) && kv.value.is_null()) {
+        x.has |= f == Field::Start ? RawTransfer::kStart : RawTransfer::kEnd;  // given as not timed
+      } else {
+        int64_t v = 0;
+        if (kv.value.get_int64().get(v) || v < range_of(f).lo || v > range_of(f).hi) return false;
+        if (f == Field::Id && v != static_cast<int64_t>(p.transfers.size())) return false;
+        set_field(x, f, v);
+      }
+    }
+    x.route_size = static_cast<uint32_t>(p.route_pool.size() - x.route_begin);
+    x.deps_size = static_cast<uint32_t>(p.deps_pool.size() - x.deps_begin);
+    if ((x.has & (RawTransfer::kRate | RawTransfer::kChannel)) && p.first_versioned < 0)
+      p.first_versioned = static_cast<int64_t>(p.transfers.size());
+    p.transfers.push_back(x);
+  }
+  return true;
+}
+
+// simdjson's parser reused over one slice of the text at a time, as a list: "[" slice "]".
+class Slices {
+ public:
+  // The value of the slice text[b, e) made a list, or an error.
+  simdjson::simdjson_result<simdjson::dom::element> parse(std::string_view text, size_t b, size_t e) {
+    buffer_.assign(1, '[');
+    buffer_.append(text.substr(b, e - b));
+    buffer_.push_back(']');
+    buffer_.reserve(buffer_.size() + simdjson::SIMDJSON_PADDING);  // what the parser may read past the end
+    return parser_.parse(buffer_.data(), buffer_.size(), false);
+  }
+
+ private:
+  simdjson::dom::parser parser_;
+  std::string buffer_;
+};
+
+// The fast reader (see the top). It reads a file laid out as Tenet writes it, the transfers the
+// last field of the top object, in slices of a few megabytes (so that simdjson's parser, which
+// needs several times the text's size, reuses a few tens of megabytes instead of taking half a
+// gigabyte), and is nothing for anything it does not take as it is. The slices are cut where
+// the text reads "}," then "{" (between two transfers), without knowing whether that is inside
+// a string or deeper in the file: a wrong cut leaves a slice whose string or brackets are not
+// closed, which does not parse, so the reader gives up rather than read anything wrong.
+std::optional<Parsed> read_fast(std::string_view text, size_t slice_bytes) {
+  constexpr std::string_view kWhite = " \t\r\n", kKey = "\"transfers\": [";
+  // The list's brackets: `"transfers": [` last, then `]` and `}` at the end.
+  const size_t key = text.rfind(kKey);
+  const size_t brace = text.find_last_not_of(kWhite);
+  if (key == std::string_view::npos || brace == std::string_view::npos || text[brace] != '}' || brace == 0)
+    return std::nullopt;
+  const size_t open = key + kKey.size() - 1, close = text.find_last_not_of(kWhite, brace - 1);
+  if (close == std::string_view::npos || text[close] != ']' || close <= open) return std::nullopt;
+
+  // The head: the text with the list emptied. Its last field must be "transfers", once: otherwise
+  // the brackets found are not the list's.
+  Slices slices;
+  const std::string head_text = std::string(text.substr(0, open + 1)) + std::string(text.substr(close));
+  simdjson::dom::parser head_parser;
+  simdjson::dom::object top;
+  if (head_parser.parse(head_text).get_object().get(top)) return std::nullopt;
+  Parsed p;
+  bool last_is_list = false;
+  for (simdjson::dom::key_value_pair kv : top) {
+    last_is_list = false;
+    if (kv.key == "transfers") {
+      simdjson::dom::array list;
+      if (p.head.contains("transfers") || kv.value.get_array().get(list) || list.size() != 0) return std::nullopt;
+      p.head["transfers"] = json::array();  // a placeholder: the records hold them
+      last_is_list = true;
+    } else {
+      p.head[std::string(kv.key)] = to_nlohmann(kv.value);  // a key given twice: the last, as nlohmann has it
+    }
+  }
+  if (!last_is_list) return std::nullopt;
+
+  // The items, a slice at a time; every slice but the last ends before a comma, and holds items.
+  for (size_t b = open + 1; b < close;) {
+    size_t e = close;
+    for (size_t at = b + std::max<size_t>(slice_bytes, 1); at < close; ++at) {
+      at = text.find("},", at);
+      if (at == std::string_view::npos || at >= close) break;
+      if (const size_t next = text.find_first_not_of(kWhite, at + 2); next < close && text[next] == '{') {
+        e = at + 1;
+        break;
+      }
+    }
+    simdjson::dom::array items;
+    if (slices.parse(text, b, e).get_array().get(items) || (e < close && items.size() == 0)) return std::nullopt;
+    if (!read_transfers_fast(items, p)) return std::nullopt;
+    b = e + 1;  // past the comma
+  }
+  return p;
+}
+
+// The checks that need the whole file, and the algorithm.
+Algorithm build(const Reader& r, const Parsed& sax) {
   const json& doc = sax.head;
   if (!doc.is_object()) r.fail("", "expected a JSON object at the top");
   if (r.string(r.field(doc, "format", "format"), "format") != "tenet-algorithm")
@@ -440,8 +617,31 @@ Algorithm parse_algorithm_json(std::string_view text, const std::string& file) {
   return a;
 }
 
+Algorithm parse_algorithm_json_reference(std::string_view text, const std::string& file) {
+  Reader r(file);
+  Sax sax(r, text);
+  json::sax_parse(text.begin(), text.end(), &sax);
+  return build(r, sax);
+}
+
+std::optional<Algorithm> parse_algorithm_json_fast(std::string_view text, size_t slice_bytes) {
+  std::optional<Parsed> parsed = read_fast(text, slice_bytes);
+  if (!parsed) return std::nullopt;
+  try {
+    return build(Reader("<fast>"), *parsed);
+  } catch (const Error&) {
+    return std::nullopt;  // the reference reader says why, in its words
+  }
+}
+
+Algorithm parse_algorithm_json(std::string_view text, const std::string& file) {
+  if (std::optional<Algorithm> a = parse_algorithm_json_fast(text)) return std::move(*a);
+  return parse_algorithm_json_reference(text, file);
+}
+
 Algorithm load_algorithm(const std::string& path) {
-  return parse_algorithm_json(topo::read_file(path), path);
+  const topo::FileBytes bytes(path);
+  return parse_algorithm_json(bytes.view(), path);
 }
 
 }  // namespace tenet::synth

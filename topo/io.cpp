@@ -8,6 +8,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "topo/generators.hpp"
@@ -25,9 +28,45 @@ std::string read_file(const std::string& path) {
   FolderReadLock lock(folder.empty() ? "." : folder);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open file (does it exist?)", {path});
+  // A regular file is read at once into a string of its size (a 1024-NPU algorithm is 160 MB:
+  // through a stringstream it was copied twice, growing); a pipe or a device as a stream.
+  if (const auto size = std::filesystem::file_size(path, ec); !ec && std::filesystem::is_regular_file(path, ec)) {
+    std::string text(size, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(size));
+    if (static_cast<uintmax_t>(in.gcount()) == size && in.peek() == std::char_traits<char>::eof()) return text;
+    // It changed while being read: read it again as a stream.
+    in.clear();
+    in.seekg(0);
+  }
   std::ostringstream s;
   s << in.rdbuf();
+  if (in.bad()) throw Error("cannot read file", {path});
   return s.str();
+}
+
+FileBytes::FileBytes(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(path, ec)) {
+    const std::string folder = std::filesystem::path(path).parent_path().string();
+    FolderReadLock lock(folder.empty() ? "." : folder);  // as read_file: a killed commit completed first
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw Error("cannot open file (does it exist?)", {path});
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+      void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      if (p != MAP_FAILED) {
+        map_ = p;
+        size_ = static_cast<size_t>(st.st_size);
+      }
+    }
+    ::close(fd);
+    if (map_) return;
+  }
+  text_ = read_file(path);  // empty, a pipe, a device, a file system without mmap
+}
+
+FileBytes::~FileBytes() {
+  if (map_) ::munmap(map_, size_);
 }
 
 void write_file_atomically(const std::string& path, std::string_view content) {

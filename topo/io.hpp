@@ -39,6 +39,24 @@ void write_file_atomically(const std::string& path, std::string_view content);
 // The same for content `write` puts on a stream (large outputs, never whole in memory).
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
 std::string read_file(const std::string& path);
+
+// A file's bytes, read-only, for large inputs (a 1024-NPU algorithm is 160 MB): a regular file is
+// mapped (no copy, no zeroed buffer), anything else read whole (read_file). Errors as read_file's.
+// The mapping shows the file as it was opened: Tenet replaces its outputs by renaming, never in
+// place (a file truncated in place by another program while mapped would fault).
+class FileBytes {
+ public:
+  explicit FileBytes(const std::string& path);
+  ~FileBytes();
+  FileBytes(const FileBytes&) = delete;
+  FileBytes& operator=(const FileBytes&) = delete;
+  std::string_view view() const { return map_ ? std::string_view(static_cast<const char*>(map_), size_) : text_; }
+
+ private:
+  void* map_ = nullptr;
+  size_t size_ = 0;
+  std::string text_;  // when not mapped
+};
 // Creates an output folder and its parents; throws tenet::Error naming it when it cannot (a file of
 // that name, no permission, a name too long) instead of std::filesystem's exception. Settles it
 // (topo/output_folder.hpp): removes what killed runs left (`<name>.tmp.<pid>` files, staging

@@ -157,6 +157,19 @@ std::string OutputFolder::final_path(const std::string& relative) const { return
 
 void OutputFolder::remove_at_commit(const std::string& relative) { stale_.push_back(relative); }
 
+void OutputFolder::drop(const std::string& relative) {
+  const fs::path at = fs::path(relative).lexically_normal();
+  auto under = [&](const std::string& p) {
+    const fs::path rel = fs::path(p).lexically_normal().lexically_relative(at);
+    return !rel.empty() && *rel.begin() != "..";
+  };
+  std::erase_if(staged_, under);
+  std::erase_if(stale_, under);
+  std::error_code ec;
+  fs::remove_all(fs::path(stage_dir_) / at, ec);
+  if (ec) throw Error(fmt::format("cannot remove staged files: {}", ec.message()), {(fs::path(stage_dir_) / at).string()});
+}
+
 std::vector<std::string> OutputFolder::commit() {
   if (committed_) throw Error("internal: an output folder was committed twice", {dir_});
   // Every file in the stage, those named by stage() first in their order, then the others (files

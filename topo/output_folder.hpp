@@ -38,6 +38,9 @@ class OutputFolder {
   std::string final_path(const std::string& relative) const;
   // At commit, remove <dir>/<relative> unless this set writes it (a stale file of an earlier set).
   void remove_at_commit(const std::string& relative);
+  // Takes back what was staged, and marked for removal, at `relative` or under it (a format that
+  // turned out unwritable after its files were staged): the folder keeps what it had there.
+  void drop(const std::string& relative);
   // Commits the set (steps 1-3 above); returns the final paths of the staged files, in the order
   // they were staged. Throws tenet::Error naming the file that blocks it (a folder where a file
   // goes, no permission); before step 1 that leaves the old set untouched.

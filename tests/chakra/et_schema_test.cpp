@@ -81,6 +81,27 @@ TEST(ChakraSchema, DelimitedFileFramingRoundTrips) {
   EXPECT_TRUE(eof);
 }
 
+// EtWriter (which the exports use) frames messages byte for byte as protobuf's own delimited writer
+// does, for lengths of one varint byte and of several.
+TEST(ChakraSchema, EtWriterWritesWhatProtobufsDelimitedWriterWrites) {
+  std::ostringstream want;
+  tenet::chakra::EtWriter got;
+  GlobalMetadata meta;
+  meta.set_version("0.0.4");
+  ASSERT_TRUE(google::protobuf::util::SerializeDelimitedToOstream(meta, &want));
+  got.metadata(meta);
+  for (const size_t name : {size_t{0}, size_t{5}, size_t{126}, size_t{200}, size_t{20000}}) {
+    Node n;
+    n.set_id(name);
+    n.set_name(std::string(name, 'x'));
+    for (uint64_t d = 0; d < name % 7; ++d) n.add_data_deps(d);
+    tenet::chakra::set_int(n, "comm_size", static_cast<int64_t>(name) << 20);
+    ASSERT_TRUE(google::protobuf::util::SerializeDelimitedToOstream(n, &want));
+    got.node(n);
+  }
+  EXPECT_EQ(std::move(got).bytes(), want.str());
+}
+
 }  // namespace
 
 // chakra::NodeList (an ET's nodes on a protobuf arena): used like a vector of Node, its nodes never
@@ -134,7 +155,7 @@ TEST(EtSet, StagedOnEveryCoreInRankOrder) {
   };
   {
     tenet::topo::OutputFolder out(dir.file("set"));
-    tenet::chakra::stage_et_set(37, rank_file, out, "algo");
+    tenet::chakra::stage_et_set(37, [&](int r) { return tenet::chakra::serialize_et(rank_file(r)); }, out, "algo");
     out.commit();
   }
   const auto files = tenet::chakra::read_prefix(dir.file("set/algo"));
@@ -146,7 +167,9 @@ TEST(EtSet, StagedOnEveryCoreInRankOrder) {
   {
     tenet::topo::OutputFolder out(dir.file("failed"));
     EXPECT_THROW(tenet::chakra::stage_et_set(
-                     40, [&](int r) { return r == 23 ? throw tenet::Error("rank 23 cannot be built") : rank_file(r); },
+                     40, [&](int r) {
+                       return r == 23 ? throw tenet::Error("rank 23 cannot be built") : tenet::chakra::serialize_et(rank_file(r));
+                     },
                      out, "algo"),
                  tenet::Error);
   }

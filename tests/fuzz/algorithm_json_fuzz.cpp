@@ -10,6 +10,15 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   return tenet::fuzz::run(data, size, [](std::string_view text) {
+    // The fast reader, with a cut at every "}," + "{": what it takes, the reference reader must read
+    // the same (it declines everything else).
+    if (const auto fast = tenet::synth::parse_algorithm_json_fast(text, 1)) {
+      const std::string want = tenet::synth::to_json(*fast);
+      tenet::fuzz::must("the reference reader agreeing with the fast one", [&] {
+        if (tenet::synth::to_json(tenet::synth::parse_algorithm_json_reference(text, "fuzz.json")) != want)
+          throw tenet::Error("the two readers read different algorithms");
+      });
+    }
     const tenet::synth::Algorithm a = tenet::synth::parse_algorithm_json(text, "fuzz.json");
     int npus = 0;
     for (auto r : a.collective.ranks) npus = std::max(npus, static_cast<int>(r) + 1);

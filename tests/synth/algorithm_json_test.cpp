@@ -60,6 +60,62 @@ TEST(AlgorithmJson, RoundTripsExactly) {
   }
 }
 
+// The fast reader (simdjson, in slices) gives what the reference reader (nlohmann's SAX parser)
+// gives, or declines; never anything else. Slices of a byte put a cut at every "}," followed by
+// "{" in the text, inside strings and nested fields included, where it must decline.
+TEST(AlgorithmJson, TheFastReaderAgreesWithTheReferenceOrDeclines) {
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 30; ++i) {
+    auto t = testing::random_topology(rng);
+    Collective c = testing::random_collective(rng, t);
+    Algorithm a = testing::tree_algorithm(t, c, 1 + static_cast<Bytes>(rng() % 1000000),
+                                          i % 2 ? LinkModel::Hold : LinkModel::Pipelined);
+    a.name = i % 5 == 0 ? "a \"transfers\": [ name" : "tree";
+    if (i % 3 == 0) a.clear_times();
+    if (i % 4 == 1) {
+      for (TransferId id = 0; id < static_cast<TransferId>(a.size()); id += 3) a.set_channel(id, static_cast<uint16_t>(id % 5));
+      if (a.size() > 0) a.set_rate(0, 1'000'000);
+      a.reduce_bandwidth = 123'456'789;
+    }
+    const std::string text = to_json(a);
+    for (const size_t slice : {size_t{1}, size_t{100}, size_t{4096}, size_t{4} << 20}) {
+      const std::optional<Algorithm> fast = parse_algorithm_json_fast(text, slice);
+      ASSERT_TRUE(fast.has_value()) << "Tenet's own file declined, slices of " << slice;  // taken as it is
+      expect_same(*fast, parse_algorithm_json_reference(text));
+      EXPECT_EQ(to_json(*fast), text);
+    }
+  }
+  const std::string t0 = R"({"id": 0, "chunk": 0, "src": 0, "dst": 1, "op": "copy", "route": [0], "deps": [])";
+  const std::string t1 = R"({"id": 1, "chunk": 1, "src": 1, "dst": 0, "op": "copy", "route": [1], "deps": [0]})";
+  const std::string head = R"({"format": "tenet-algorithm", "version": 2, "collective": {"kind": "all-gather",
+    "ranks": [0, 1], "chunks_per_npu": 1}, "chunk_bytes": 1024, "transfers": [)";
+  struct Case {
+    const char* name;
+    std::string text;
+    bool fast_at_one_byte;  // taken by the fast reader with a cut at every "}," + "{"
+  };
+  const std::vector<Case> cases = {
+      {"plain", head + t0 + "},\n" + t1 + "]}", true},
+      {"a cut inside a string", head + t0 + R"(, "note": "}, {\"id\": 1"},)" + t1 + "]}", false},
+      {"a cut inside an unknown field", head + t0 + R"(, "extra": [{"a": 1}, {"b": [2]}]},)" + t1 + "]}", false},
+      {"the head after the transfers", head + t0 + "}, " + t1 + R"(], "name": "late"})", false},
+      {"a key ending in transfers after them", head + t0 + "}, " + t1 + R"(], "x\"transfers": [1]})", false},
+      {"a key ending in transfers, empty", head + R"(], "x\"transfers": []})", false},
+      {"no transfers", head + "]}", true},
+  };
+  for (const Case& k : cases) {
+    const Algorithm want = parse_algorithm_json_reference(k.text);  // every case is a valid file
+    for (const size_t slice : {size_t{1}, size_t{2}, size_t{7}, size_t{4} << 20}) {
+      const std::optional<Algorithm> fast = parse_algorithm_json_fast(k.text, slice);
+      if (fast) expect_same(*fast, want);
+      if (slice == 1) {
+        EXPECT_EQ(fast.has_value(), k.fast_at_one_byte) << k.name;
+      }
+    }
+    expect_same(parse_algorithm_json(k.text), want);  // whichever reader read it
+  }
+}
+
 TEST(AlgorithmJson, SaveIsAtomicAndLoads) {
   topo::testing::TempDir dir;
   std::mt19937_64 rng(9);

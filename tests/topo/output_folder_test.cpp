@@ -2,9 +2,11 @@
 #include "topo/output_folder.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <set>
 #include <string>
@@ -54,6 +56,62 @@ TEST(OutputFolder, CommitsTheSetAndRemovesWhatItReplaces) {
   EXPECT_EQ(paths, (std::vector<std::string>{dir + "/a.json", dir + "/chakra/g.0.et", dir + "/chakra/g.1.et"}));
   EXPECT_EQ(read_file(dir + "/a.json"), "new");
   EXPECT_EQ(listing(dir), (std::set<std::string>{"a.json", "chakra", "chakra/g.0.et", "chakra/g.1.et", "notes.txt"}));
+}
+
+// A format dropped after staging (the export's ASTRA-sim emulation refused the graph) leaves its
+// part of the folder as it was, stale files included, and the rest of the set commits.
+TEST(OutputFolder, ADroppedPartIsNeitherWrittenNorCleared) {
+  TempDir tmp;
+  const std::string dir = tmp.file("out");
+  fs::create_directories(dir + "/chakra");
+  write_file_atomically(dir + "/chakra/g.5.et", "old rank 5");
+  write_file_atomically(dir + "/chakra/system.json", "old system");
+  OutputFolder out(dir);
+  write_file_atomically(out.stage("a.json"), "new");
+  write_file_atomically(out.stage("chakra/g.0.et"), "rank 0");
+  write_file_atomically(fs::path(out.staging_dir()) / "chakra" / "g.1.et", "rank 1");  // beside, not named
+  write_file_atomically(out.stage("chakraX/keep"), "not under chakra/");
+  out.remove_at_commit("chakra/g.5.et");
+  out.remove_at_commit("./chakra/system.json");
+  out.drop("chakra");
+  EXPECT_EQ(out.commit(), (std::vector<std::string>{dir + "/a.json", dir + "/chakraX/keep"}));
+  EXPECT_EQ(listing(dir), (std::set<std::string>{"a.json", "chakra", "chakra/g.5.et", "chakra/system.json", "chakraX",
+                                                 "chakraX/keep"}));
+  EXPECT_EQ(read_file(dir + "/chakra/g.5.et"), "old rank 5");
+}
+
+// Reading files whole: read_file, and FileBytes (mapped when regular), give the bytes of a file,
+// an empty one, and a pipe, and name the path when there is no file to read.
+TEST(ReadFile, GivesTheBytesOrACleanError) {
+  TempDir tmp;
+  std::string bytes(100'000, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 7 % 251);
+  write_file_atomically(tmp.file("big"), bytes);
+  write_file_atomically(tmp.file("empty"), "");
+  EXPECT_EQ(read_file(tmp.file("big")), bytes);
+  EXPECT_EQ(FileBytes(tmp.file("big")).view(), bytes);
+  EXPECT_EQ(read_file(tmp.file("empty")), "");
+  EXPECT_EQ(FileBytes(tmp.file("empty")).view(), "");
+  const std::string fifo = tmp.file("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    FILE* f = std::fopen(fifo.c_str(), "w");
+    std::fputs("through a pipe", f);
+    std::fclose(f);
+    ::_exit(0);
+  }
+  EXPECT_EQ(FileBytes(fifo).view(), "through a pipe");
+  ::waitpid(child, nullptr, 0);
+  std::filesystem::create_directories(tmp.file("folder"));
+  for (const std::string& path : {tmp.file("missing"), tmp.file("folder")}) {
+    try {
+      FileBytes b(path);
+      ADD_FAILURE() << path << " was read";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(OutputFolder, NotCommittedLeavesTheFolderAsItWas) {
