@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <charconv>
-#include <functional>
 #include <cmath>
+#include <functional>
 #include <boost/heap/d_ary_heap.hpp>
 #include <limits>
 #include <sstream>

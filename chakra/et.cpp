@@ -5,11 +5,11 @@
 // Boost's adjacency_list edge iterator trips GCC 12's -Wmaybe-uninitialized when inlined here.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/wire_format_lite.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/util/delimited_message_util.h>
 #include <google/protobuf/util/json_util.h>
+#include <google/protobuf/wire_format_lite.h>
 
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/graphviz.hpp>

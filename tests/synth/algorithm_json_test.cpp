@@ -102,6 +102,10 @@ TEST(AlgorithmJson, TheFastReaderAgreesWithTheReferenceOrDeclines) {
       {"a key ending in transfers after them", head + t0 + "}, " + t1 + R"(], "x\"transfers": [1]})", false},
       {"a key ending in transfers, empty", head + R"(], "x\"transfers": []})", false},
       {"no transfers", head + "]}", true},
+      {"minified", R"({"format":"tenet-algorithm","version":2,"collective":{"kind":"all-gather","ranks":[0,1],)"
+                   R"("chunks_per_npu":1},"chunk_bytes":1024,"transfers":[)" + t0 + "}," + t1 + "]}",
+       true},
+      {"a transfers key deeper, last", head + t0 + "}, " + t1 + R"(], "x": {"transfers": []}})", false},
   };
   for (const Case& k : cases) {
     const Algorithm want = parse_algorithm_json_reference(k.text);  // every case is a valid file
