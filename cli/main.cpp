@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <new>
 #include <string>
 #include <string_view>
 
@@ -56,6 +57,13 @@ int main(int argc, char** argv) {
     // A path the user gave that the system refused (not a folder, too long, no permission).
     std::fflush(stdout);
     fmt::print(stderr, "error: {}\n", shortened(e.what()));
+    return 2;
+  } catch (const std::bad_alloc&) {
+    // What the up-front estimates (topo::check_memory) did not foresee.
+    std::fflush(stdout);
+    fmt::print(stderr,
+               "error: out of memory: the run needs more than this machine has (fewer ranks or chunks per NPU "
+               "need less)\n");
     return 2;
   } catch (const std::exception& e) {
     std::fflush(stdout);

@@ -117,12 +117,17 @@ Row build_row(const SynthArgs& args, const std::string& name, const topo::Topolo
   if (unit < 0) unit = size;
   const auto begin = std::chrono::steady_clock::now();
   try {
+    if (args.chunks != "auto") c.chunks_per_npu = parse_chunks(args.chunks, 1);
+    const int64_t transfers = synth::transfer_estimate(c);  // -k auto: at 1 chunk per NPU, the fewest
+    topo::check_memory(static_cast<uint64_t>(transfers) * synth::kSynthBytesPerTransfer,
+                       fmt::format("{} for {} over {} ranks ({} chunks per NPU: about {} transfers)", name,
+                                   synth::to_string(c.kind), c.num_ranks(), c.chunks_per_npu, transfers),
+                       "synthesize for fewer ranks (--ranks), or fewer chunks per NPU (-k)");
     if (args.chunks == "auto") {
       synth::ChunkingResult r = synth::make_algorithm_auto_chunks(name, t, c, unit, o);
       row.algorithm = std::move(r.algorithm);
       row.tried = std::move(r.tried);
     } else {
-      c.chunks_per_npu = parse_chunks(args.chunks, 1);
       row.algorithm = synth::make_algorithm(name, t, c, c.chunk_bytes_for(unit), o);
     }
     row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();

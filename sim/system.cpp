@@ -21,6 +21,7 @@
 #include "synth/traffic.hpp"
 #include "topo/analysis.hpp"
 #include "topo/error.hpp"
+#include "topo/limits.hpp"
 #include "topo/routing.hpp"
 
 namespace tenet::sim {
@@ -193,31 +194,54 @@ class Simulator {
         if (const int64_t type = *chakra::int_attr(n, "comm_type");
             type != ChakraProtoMsg::BARRIER && !collective_of_comm_type(type))
           throw error(r, n, fmt::format("comm_type {} is no Chakra collective (ALL_REDUCE 0 ... BARRIER 9)", type));
-        for (int m : group_of(r, n)) (void)m;
+        (void)group_of(r, n);
         break;
       default: throw error(r, n, fmt::format("cannot run a node of type {}", ChakraProtoMsg::NodeType_Name(n.type())));
     }
   }
 
-  std::vector<int> group_of(int r, const Node& n) const {
-    std::vector<int> members;
-    if (auto s = chakra::string_attr(n, "tenet_ranks")) {
-      std::stringstream in(*s);
-      for (std::string item; std::getline(in, item, ',');) {
-        int m = -1;
-        try {
-          m = std::stoi(item);
-        } catch (const std::exception&) {
+  // A collective's group: its ranks in the node's order, and an id for the meetings (the same
+  // ranks written another way are the same group). Parsed once per distinct tenet_ranks text:
+  // every rank of a 16,384-rank collective names the same 16,384, and parsing them per rank was
+  // minutes of work before the first event.
+  struct Group {
+    int id = 0;
+    std::vector<int> members, sorted;
+  };
+  const Group& group_of(int r, const Node& n) const {
+    const auto text = chakra::string_attr(n, "tenet_ranks");
+    const std::string key = text ? *text : std::string("*");  // "*": no tenet_ranks, every rank
+    auto known = group_texts_.find(key);
+    if (known == group_texts_.end()) {
+      std::vector<int> members;
+      if (text) {
+        std::stringstream in(*text);
+        for (std::string item; std::getline(in, item, ',');) {
+          int m = -1;
+          try {
+            m = std::stoi(item);
+          } catch (const std::exception&) {
+          }
+          if (m < 0 || m >= p_) throw error(r, n, fmt::format("group member '{}' is not a rank of the workload", item));
+          members.push_back(m);
         }
-        if (m < 0 || m >= p_) throw error(r, n, fmt::format("group member '{}' is not a rank of the workload", item));
-        members.push_back(m);
+      } else {
+        for (int m = 0; m < p_; ++m) members.push_back(m);
       }
-      if (std::find(members.begin(), members.end(), r) == members.end())
-        throw error(r, n, "the collective's group does not include this rank");
-    } else {
-      for (int m = 0; m < p_; ++m) members.push_back(m);
+      auto [it, fresh] = groups_.try_emplace(members);
+      Group& g = it->second;
+      if (fresh) {
+        g.id = static_cast<int>(groups_.size()) - 1;
+        g.members = std::move(members);
+        g.sorted = g.members;
+        std::sort(g.sorted.begin(), g.sorted.end());
+      }
+      known = group_texts_.emplace(key, &g).first;
     }
-    return members;
+    const Group& g = *known->second;
+    if (!std::binary_search(g.sorted.begin(), g.sorted.end(), r))
+      throw error(r, n, "the collective's group does not include this rank");
+    return g;
   }
 
   void begin(int r, size_t i) {
@@ -404,10 +428,10 @@ class Simulator {
   }
 
   void meet(int r, size_t i, const Node& n) {
-    std::vector<int> members = group_of(r, n);
-    std::string group = fmt::format("{}", fmt::join(members, ","));
-    const int k = seen_[{group, r}]++;
-    auto& meeting = meetings_[{group, k}];
+    const Group& group = group_of(r, n);
+    const std::vector<int>& members = group.members;
+    const int k = seen_[{group.id, r}]++;
+    auto& meeting = meetings_[{group.id, k}];
     if (!meeting) {
       meeting = std::make_unique<Meeting>();
       meeting->members = members;
@@ -553,13 +577,19 @@ class Simulator {
       // analytical network gets it.
       synth::SynthOptions o;
       o.team_relay = cfg_.network == NetworkKind::Analytical;
+      // A routed chunk (All-to-All, Scatter, Gather) is a transfer per hop: half the diameter on
+      // average.
+      const bool routed = synth::one_destination(c.kind);
+      if (routed && half_diameter_ == 0) half_diameter_ = std::max(1, topo::npu_diameter(t_).hops / 2);
+      const int64_t hops = routed ? half_diameter_ : 1;
+      const int64_t transfers = synth::transfer_estimate(c) * hops;  // at the fewest chunks tried
+      topo::check_memory(static_cast<uint64_t>(transfers) * synth::kSimBytesPerTransfer,
+                         fmt::format("{}: {} of {} over {} ranks ({} chunks per NPU: about {} transfers)", name_,
+                                     synth::to_string(c.kind), format_bytes(size), c.num_ranks(), c.chunks_per_npu,
+                                     transfers),
+                         "simulate fewer ranks, or fewer chunks per NPU (-k)");
       if (cfg_.chunks_per_npu == 0 && !native) {
         int most = 1;  // an iteration builds many collectives: keep each affordable
-        // A routed chunk (All-to-All, Scatter, Gather) is a transfer per hop: half the diameter
-        // on average.
-        const bool routed = synth::one_destination(c.kind);
-        if (routed && half_diameter_ == 0) half_diameter_ = std::max(1, topo::npu_diameter(t_).hops / 2);
-        const int64_t hops = routed ? half_diameter_ : 1;
         for (c.chunks_per_npu = 2; most < 64 && synth::transfer_estimate(c) * hops <= synth::kSimAutoChunkTransfers;
              c.chunks_per_npu *= 2)
           most = c.chunks_per_npu;
@@ -654,8 +684,10 @@ class Simulator {
   std::map<int, Time> memory_free_at_;  // per remote memory: when it is free
   std::map<MsgKey, int> delivered_;
   std::map<MsgKey, std::deque<std::pair<int, size_t>>> receivers_;
-  std::map<std::pair<std::string, int>, int> seen_;
-  std::map<std::pair<std::string, int>, std::unique_ptr<Meeting>> meetings_;
+  mutable std::map<std::vector<int>, Group> groups_;                   // by members, in order
+  mutable std::unordered_map<std::string, const Group*> group_texts_;  // by tenet_ranks text
+  std::map<std::pair<int, int>, int> seen_;                  // (group id, rank) -> its collectives so far
+  std::map<std::pair<int, int>, std::unique_ptr<Meeting>> meetings_;  // (group id, k)
   std::unordered_map<std::string, std::unique_ptr<synth::Algorithm>> cache_;
   int half_diameter_ = 0;  // half the NPUs' hop diameter, once a routed collective needs it
   std::unordered_map<std::string, Bytes> file_sizes_;  // algorithm file -> the size it was made for

@@ -2,7 +2,60 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <optional>
+
+#include "topo/units.hpp"
+
 namespace tenet::topo {
+
+namespace {
+
+// The first number in a file (a cgroup's memory.max: "max" for none), or nothing.
+std::optional<uint64_t> read_number(const char* path) {
+  std::ifstream in(path);
+  uint64_t v = 0;
+  if (in >> v) return v;
+  return std::nullopt;
+}
+
+}  // namespace
+
+uint64_t available_memory() {
+  if (const char* forced = std::getenv("TENET_MEMORY"); forced && *forced) {
+    try {
+      return static_cast<uint64_t>(parse_bytes(forced));
+    } catch (const Error& e) {
+      throw Error(fmt::format("TENET_MEMORY='{}': {}", forced, e.message()));
+    }
+  }
+  uint64_t available = 0;
+  std::ifstream meminfo("/proc/meminfo");
+  for (std::string key; meminfo >> key;) {
+    uint64_t kib = 0;
+    if (key == "MemAvailable:" && meminfo >> kib) {
+      available = kib * 1024;
+      break;
+    }
+    meminfo.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  const auto max = read_number("/sys/fs/cgroup/memory.max"), current = read_number("/sys/fs/cgroup/memory.current");
+  if (max && current) {
+    const uint64_t left = *max > *current ? *max - *current : 0;
+    available = available == 0 ? left : std::min(available, left);
+  }
+  return available;
+}
+
+void check_memory(uint64_t bytes, std::string_view what, std::string_view remedy) {
+  const uint64_t available = available_memory();
+  if (available == 0 || bytes <= available) return;
+  auto size = [](uint64_t b) { return format_bytes(static_cast<Bytes>(std::min<uint64_t>(b, uint64_t{1} << 62))); };
+  throw Error(fmt::format("{} would need about {} of memory, and {} are available{}; {}", what, size(bytes),
+                          size(available), std::getenv("TENET_MEMORY") ? " (TENET_MEMORY)" : "", remedy));
+}
 
 void check_limit(int64_t count, int64_t limit, std::string_view what, const Location& where) {
   if (count > limit)

@@ -23,6 +23,15 @@ void check_limit(int64_t count, int64_t limit, std::string_view what, const Loca
 // quotes) nest deeper than kMaxNesting: the YAML and Graphviz parsers recurse per level.
 void check_nesting(std::string_view text, const std::string& file);
 
+// Memory this process may still take, in bytes: /proc/meminfo's MemAvailable, or less when a
+// cgroup limit (memory.max less memory.current, a container's) leaves less. The environment
+// variable TENET_MEMORY (a size: "8GiB") sets it instead. 0 when unknown.
+uint64_t available_memory();
+// Throws tenet::Error when `bytes`, an estimate of what `what` will hold, is more than
+// available_memory() (when known): the estimate, the memory there is, and what to change, instead
+// of running for minutes into std::bad_alloc.
+void check_memory(uint64_t bytes, std::string_view what, std::string_view remedy);
+
 // Whether `text` is valid UTF-8 (no overlong forms, surrogates or code points past U+10FFFF); when not,
 // the offset of the first bad byte in `bad_at`.
 bool valid_utf8(std::string_view text, size_t* bad_at = nullptr);

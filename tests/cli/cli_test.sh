@@ -263,6 +263,13 @@ if [[ "$("$T" sim -w "$tmp/mb/ar" -t ring:8 --coll all-reduce=ring -k 1 | grep '
       "$("$T" synth -t ring:8 -c all-reduce -s 64MiB -a ring -k 1 -o "$tmp/mbs" | grep 'collective time' | awk '{print $3, $4}')" ]]; then
   pass=$((pass + 1)); else echo "FAIL microbenchmark time differs from the collective's"; fail=$((fail + 1)); fi
 check "workload gen coll type" 0 '"int64_val": "0"' -- "$T" chakra dump "$tmp/mb/ar.0.et"
+# A run that cannot fit in memory is refused up front with the estimate (TENET_MEMORY stands in for
+# a small machine; 16,384 ranks of a ring All-Reduce would need about 60 GiB).
+check "sim memory estimate" 2 "all-reduce of 64 MiB over 8 ranks (8 chunks per NPU: about 896 transfers) would need about 105 KiB of memory, and 4 KiB are available (TENET_MEMORY); simulate fewer ranks" -- env TENET_MEMORY=4KiB "$T" sim -w "$tmp/mb/ar" -t ring:8 --coll all-reduce=ring -k 8
+check "synth memory estimate" 2 "would need about" -- env TENET_MEMORY=1KiB "$T" synth -t ring:8 -c all-gather -s 64MiB -k 4 -o "$tmp/mem"
+[[ -e "$tmp/mem" ]] && { echo "FAIL synth memory estimate: wrote $tmp/mem"; fail=$((fail + 1)); } || pass=$((pass + 1))
+check "memory override bad" 2 "TENET_MEMORY='lots'" -- env TENET_MEMORY=lots "$T" synth -t ring:8 -c all-gather -s 64MiB -k 4 -o "$tmp/mem"
+check "memory fits" 0 "collective time" -- env TENET_MEMORY=1GiB "$T" synth -t ring:8 -c all-gather -s 64MiB -k 4 -o "$tmp/mem2"
 # One algorithm file per size for a collective (the 64 MiB call runs the 64 MiB file); only files
 # may repeat.
 "$T" synth --topo ring:8 --coll all-reduce --size 1MiB -k 1 -o "$tmp/ps1" > /dev/null

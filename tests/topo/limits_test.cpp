@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "topo/generators.hpp"
@@ -19,6 +21,24 @@ std::string error_of(const auto& f) {
     return e.what();
   }
   return "no error";
+}
+
+// The memory check: what the machine has (MemAvailable, or TENET_MEMORY), an estimate over it
+// refused with both numbers and the remedy, a bad TENET_MEMORY named.
+TEST(Limits, MemoryEstimatesOverWhatIsAvailableAreRefused) {
+  const char* before = std::getenv("TENET_MEMORY");
+  const std::string saved = before ? before : "";
+  ::unsetenv("TENET_MEMORY");
+  EXPECT_GT(available_memory(), uint64_t{1} << 20);  // Linux says how much
+  ::setenv("TENET_MEMORY", "2GiB", 1);
+  EXPECT_EQ(available_memory(), uint64_t{2} << 30);
+  EXPECT_NO_THROW(check_memory(uint64_t{2} << 30, "a run", "use less"));
+  EXPECT_EQ(error_of([] { check_memory(uint64_t{3} << 30, "a run of 9 transfers", "use less"); }),
+            "a run of 9 transfers would need about 3 GiB of memory, and 2 GiB are available (TENET_MEMORY); use less");
+  ::setenv("TENET_MEMORY", "lots", 1);
+  EXPECT_NE(error_of([] { (void)available_memory(); }).find("TENET_MEMORY='lots'"), std::string::npos);
+  if (before) ::setenv("TENET_MEMORY", saved.c_str(), 1);
+  else ::unsetenv("TENET_MEMORY");
 }
 
 TEST(Limits, Utf8) {
