@@ -10,6 +10,7 @@
 #include <limits>
 #include <set>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <tuple>
@@ -209,9 +210,8 @@ class Simulator {
     std::vector<int> members, sorted;
   };
   const Group& group_of(int r, const Node& n) const {
-    const auto text = chakra::string_attr(n, "tenet_ranks");
-    const std::string key = text ? *text : std::string("*");  // "*": no tenet_ranks, every rank
-    auto known = group_texts_.find(key);
+    const auto text = chakra::string_attr(n, "tenet_ranks");  // none: every rank
+    auto known = group_texts_.find(text);
     if (known == group_texts_.end()) {
       std::vector<int> members;
       if (text) {
@@ -236,7 +236,7 @@ class Simulator {
         g.sorted = g.members;
         std::sort(g.sorted.begin(), g.sorted.end());
       }
-      known = group_texts_.emplace(key, &g).first;
+      known = group_texts_.emplace(text, &g).first;
     }
     const Group& g = *known->second;
     if (!std::binary_search(g.sorted.begin(), g.sorted.end(), r))
@@ -685,7 +685,7 @@ class Simulator {
   std::map<MsgKey, int> delivered_;
   std::map<MsgKey, std::deque<std::pair<int, size_t>>> receivers_;
   mutable std::map<std::vector<int>, Group> groups_;                   // by members, in order
-  mutable std::unordered_map<std::string, const Group*> group_texts_;  // by tenet_ranks text
+  mutable std::map<std::optional<std::string>, const Group*> group_texts_;  // by tenet_ranks text, if any
   std::map<std::pair<int, int>, int> seen_;                  // (group id, rank) -> its collectives so far
   std::map<std::pair<int, int>, std::unique_ptr<Meeting>> meetings_;  // (group id, k)
   std::unordered_map<std::string, std::unique_ptr<synth::Algorithm>> cache_;
