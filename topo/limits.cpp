@@ -53,8 +53,9 @@ void check_memory(uint64_t bytes, std::string_view what, std::string_view remedy
   const uint64_t available = available_memory();
   if (available == 0 || bytes <= available) return;
   auto size = [](uint64_t b) { return format_bytes(static_cast<Bytes>(std::min<uint64_t>(b, uint64_t{1} << 62))); };
+  const char* forced = std::getenv("TENET_MEMORY");
   throw Error(fmt::format("{} would need about {} of memory, and {} are available{}; {}", what, size(bytes),
-                          size(available), std::getenv("TENET_MEMORY") ? " (TENET_MEMORY)" : "", remedy));
+                          size(available), forced && *forced ? " (TENET_MEMORY)" : "", remedy));
 }
 
 void check_limit(int64_t count, int64_t limit, std::string_view what, const Location& where) {
