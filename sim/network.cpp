@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "sim/packet_network.hpp"
 #include "synth/timing.hpp"
@@ -46,7 +47,7 @@ class Analytical final : public Network {
     events_.schedule_after(serialization + route_latency(topo_, m.route), std::move(on_arrival));
   }
 
-  NetworkReport report() const override {
+  NetworkReport report() override {
     NetworkReport r = Network::report();
     for (size_t l = 0; l < r.links.size(); ++l) {
       r.links[l].peak_demand =
@@ -299,14 +300,14 @@ std::vector<topo::LinkId> EcmpRoutes::pick(const Message& m, uint64_t flow) {
   return it->second[h % it->second.size()].links;
 }
 
-NetworkReport Network::report() const {
+NetworkReport Network::report() {
   NetworkReport r;
   const std::vector<Time> busy = link_busy();
   r.links.resize(busy.size());
   for (size_t l = 0; l < busy.size(); ++l) {
     r.links[l].name = topo_.describe_link(static_cast<topo::LinkId>(l));
     r.links[l].busy = busy[l];
-    if (!activity_.empty()) r.links[l].activity = activity_[l];
+    if (!activity_.empty()) r.links[l].activity = std::exchange(activity_[l], {});  // handed over, not copied
   }
   return r;
 }

@@ -309,7 +309,7 @@ void PacketNetwork::deliver(int32_t p, int32_t hop) {
   on_arrival();
 }
 
-NetworkReport PacketNetwork::report() const {
+NetworkReport PacketNetwork::report() {
   NetworkReport r = Network::report();
   r.packet_level = true;
   r.messages = messages_;

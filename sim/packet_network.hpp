@@ -52,7 +52,7 @@ class PacketNetwork final : public Network {
   PacketNetwork(const topo::Topology& t, EventQueue& events, const PacketConfig& config);
   std::string_view name() const override { return "packet"; }
   void send(Message m, std::function<void()> on_release, std::function<void()> on_arrival) override;
-  NetworkReport report() const override;
+  NetworkReport report() override;
   void check_drained() const override;
   // The buffer of the port receiving link `l`.
   Bytes buffer(topo::LinkId l) const { return buffer_[l]; }
