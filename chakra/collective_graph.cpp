@@ -221,9 +221,9 @@ struct MessageNodes {
 
 // ... or their bytes, encoded straight into a rank's file (the same bytes).
 struct EncodedNodes : NodeEncoder {
-  std::string& out;
-  explicit EncodedNodes(std::string& o) : out(o) {}
-  void finish() { NodeEncoder::finish(out); }
+  EtWriter& out;
+  explicit EncodedNodes(EtWriter& o) : out(o) {}
+  void finish() { out.node(*this); }
 };
 
 }  // namespace
@@ -295,12 +295,11 @@ EtFile CollectiveGraphPlan::rank(int r) const {
 
 std::string CollectiveGraphPlan::rank_bytes(int r) const {
   EtWriter out;
+  out.reserve(128 * (item_begin_[r + 1] - item_begin_[r]));  // about a node's size each
   out.metadata(metadata(r));
-  std::string bytes = std::move(out).bytes();
-  bytes.reserve(bytes.size() + 128 * (item_begin_[r + 1] - item_begin_[r]));  // about a node's size each
-  EncodedNodes nodes(bytes);
+  EncodedNodes nodes(out);
   for_each_node(r, nodes);
-  return bytes;
+  return std::move(out).bytes();
 }
 
 AstraGraph CollectiveGraphPlan::astra_graph() const {

@@ -86,6 +86,8 @@ void EtWriter::node(const Node& n) {
   if (!append(n)) throw Error(fmt::format("cannot serialize node {} (over 2 GiB)", n.id()), {path_});
 }
 
+void EtWriter::node(NodeEncoder& encoded) { encoded.finish(bytes_); }
+
 bool EtWriter::append(const google::protobuf::MessageLite& m) {
   // Length-delimited as google::protobuf::util::SerializeDelimitedToOstream writes it (the size as a
   // varint, then the message), straight into the buffer.

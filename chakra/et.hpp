@@ -108,11 +108,13 @@ EtFile read_et(const std::string& path);
 EtFile parse_et(std::string_view bytes, const std::string& path = "<bytes>");
 // A rank's ET file built message by message: the bytes write_et writes (each message length-delimited,
 // serialized straight into one buffer).
+class NodeEncoder;
 class EtWriter {
  public:
   explicit EtWriter(std::string path = "<bytes>");  // names the file in errors
   void metadata(const ChakraProtoMsg::GlobalMetadata& m);
   void node(const Node& n);
+  void node(NodeEncoder& encoded);  // the node `encoded` holds (NodeEncoder::finish)
   void reserve(size_t bytes) { bytes_.reserve(bytes); }
   std::string bytes() && { return std::move(bytes_); }
 

@@ -6,12 +6,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <numeric>
 #include <random>
 #include <sstream>
 
 #include "topo/error.hpp"
+#include "topo/io.hpp"
 
 namespace tenet::synth {
 namespace {
@@ -124,13 +124,7 @@ Traffic parse_traffic(std::string_view text, const std::string& path, int ranks)
   return t;
 }
 
-Traffic read_traffic(const std::string& path, int ranks) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open the traffic matrix", {path});
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse_traffic(buffer.str(), path, ranks);
-}
+Traffic read_traffic(const std::string& path, int ranks) { return parse_traffic(topo::read_file(path), path, ranks); }
 
 Traffic generate_traffic(std::string_view spec, int ranks, Bytes per_rank, uint64_t seed) {
   constexpr int kTokens = 4096;

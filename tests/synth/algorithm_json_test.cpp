@@ -40,20 +40,27 @@ void expect_same(const Algorithm& a, const Algorithm& b) {
   }
 }
 
+// The i-th of a series of random algorithms named `name`: either link model, every third untimed,
+// every fourth with version 2's rates and channels and a reduction bandwidth.
+Algorithm random_algorithm(std::mt19937_64& rng, int i, std::string name) {
+  auto t = testing::random_topology(rng);
+  Collective c = testing::random_collective(rng, t);
+  Algorithm a = testing::tree_algorithm(t, c, 1 + static_cast<Bytes>(rng() % 1000000),
+                                        i % 2 ? LinkModel::Hold : LinkModel::Pipelined);
+  a.name = std::move(name);
+  if (i % 3 == 0) a.clear_times();
+  if (i % 4 == 1) {
+    for (TransferId id = 0; id < static_cast<TransferId>(a.size()); id += 3) a.set_channel(id, static_cast<uint16_t>(id % 5));
+    if (a.size() > 0) a.set_rate(0, 1'000'000);
+    a.reduce_bandwidth = 123'456'789;
+  }
+  return a;
+}
+
 TEST(AlgorithmJson, RoundTripsExactly) {
   std::mt19937_64 rng(5);
   for (int i = 0; i < 40; ++i) {
-    auto t = testing::random_topology(rng);
-    Collective c = testing::random_collective(rng, t);
-    Algorithm a = testing::tree_algorithm(t, c, 1 + static_cast<Bytes>(rng() % 1000000),
-                                          i % 2 ? LinkModel::Hold : LinkModel::Pipelined);
-    a.name = "tree \"quoted\" \\ name";
-    if (i % 3 == 0) a.clear_times();
-    if (i % 4 == 1) {  // version 2's rates and channels, and a reduction bandwidth
-      for (TransferId id = 0; id < static_cast<TransferId>(a.size()); id += 3) a.set_channel(id, static_cast<uint16_t>(id % 5));
-      if (a.size() > 0) a.set_rate(0, 1'000'000);
-      a.reduce_bandwidth = 123'456'789;
-    }
+    const Algorithm a = random_algorithm(rng, i, "tree \"quoted\" \\ name");
     const std::string text = to_json(a);
     expect_same(a, parse_algorithm_json(text));
     EXPECT_EQ(to_json(parse_algorithm_json(text)), text);
@@ -66,17 +73,7 @@ TEST(AlgorithmJson, RoundTripsExactly) {
 TEST(AlgorithmJson, TheFastReaderAgreesWithTheReferenceOrDeclines) {
   std::mt19937_64 rng(11);
   for (int i = 0; i < 30; ++i) {
-    auto t = testing::random_topology(rng);
-    Collective c = testing::random_collective(rng, t);
-    Algorithm a = testing::tree_algorithm(t, c, 1 + static_cast<Bytes>(rng() % 1000000),
-                                          i % 2 ? LinkModel::Hold : LinkModel::Pipelined);
-    a.name = i % 5 == 0 ? "a \"transfers\": [ name" : "tree";
-    if (i % 3 == 0) a.clear_times();
-    if (i % 4 == 1) {
-      for (TransferId id = 0; id < static_cast<TransferId>(a.size()); id += 3) a.set_channel(id, static_cast<uint16_t>(id % 5));
-      if (a.size() > 0) a.set_rate(0, 1'000'000);
-      a.reduce_bandwidth = 123'456'789;
-    }
+    const Algorithm a = random_algorithm(rng, i, i % 5 == 0 ? "a \"transfers\": [ name" : "tree");
     const std::string text = to_json(a);
     for (const size_t slice : {size_t{1}, size_t{100}, size_t{4096}, size_t{4} << 20}) {
       const std::optional<Algorithm> fast = parse_algorithm_json_fast(text, slice);
