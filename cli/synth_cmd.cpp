@@ -512,7 +512,9 @@ void add_synth_command(CLI::App& app) {
                   "How the synthesizer builds the schedule: auto (every way that applies and every baseline,\n"
                   "the fastest kept: never slower than any baseline), matcher (the link-chunk matcher alone),\n"
                   "plan-matcher (the matcher routing chunks along the flow plan's trees), plan-pipeline (the\n"
-                  "flow plan's trees as pipelines at their fluid rates); the output says which one won")
+                  "flow plan's trees as pipelines at their fluid rates), server-plan (on clusters of servers:\n"
+                  "each chunk crosses the scale-out network once per server on its rail, then spreads over\n"
+                  "the server's NVSwitch, every way at its share of the links); the output says which one won")
       ->capture_default_str();
   cmd->add_option("-a,--algo", args.algo,
                   "tenet (the synthesizer), ring[:N], bidir-ring[:N], direct, rhd, dbt, tree[:N], bruck,\n"

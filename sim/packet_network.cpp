@@ -90,6 +90,8 @@ void PacketNetwork::send(Message m, std::function<void()> on_release, std::funct
   g.on_first_link = 0;
   g.unarrived = g.unsent;
   g.pace = m.rate > 0 && m.rate < topo_.link(g.route[0]).bandwidth ? m.rate : 0;
+  g.paced_from = -1;
+  g.paced = 0;
   g.on_release = std::move(on_release);
   g.on_arrival = std::move(on_arrival);
   const topo::LinkId first = g.route[0];
@@ -209,12 +211,20 @@ void PacketNetwork::try_send(topo::LinkId l) {
     packets_[p] = Packet{slot, 0, bytes, -1, 0};
     if (g.unsent == 0) {
       withdraw(l, from);
-    } else if (g.pace > 0) {  // the next packet waits until the message's rate allows it
-      withdraw(l, from);
-      events_.schedule_after(transfer_time(bytes - cfg_.header, g.pace), [this, l, from] {
-        request(l, from);
-        kick(l);
-      });
+    } else if (g.pace > 0) {
+      // The next packet waits until the message's rate allows it, counted from its first packet: a
+      // packet held back by other traffic on the link does not slow every later one (a token
+      // bucket, as NICs pace), so the message keeps its rate on a link its peers fill exactly.
+      if (g.paced_from < 0) g.paced_from = events_.now();
+      g.paced += bytes - cfg_.header;
+      const Time next = g.paced_from + transfer_time(g.paced, g.pace);
+      if (next > events_.now()) {
+        withdraw(l, from);
+        events_.schedule_after(next - events_.now(), [this, l, from] {
+          request(l, from);
+          kick(l);
+        });
+      }
     }
   }
   transmit(l, p);

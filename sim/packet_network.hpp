@@ -65,6 +65,8 @@ class PacketNetwork final : public Network {
     int64_t on_first_link = 0;   // packets cut whose first hop has not finished
     int64_t unarrived = 0;       // packets not yet at the destination
     Bandwidth pace = 0;          // its own rate, below the first link's bandwidth; 0: none
+    Time paced_from = -1;        // when its first packet left (paced messages)
+    Bytes paced = 0;             // payload cut so far (paced messages)
     std::function<void()> on_release, on_arrival;
   };
   struct Packet {

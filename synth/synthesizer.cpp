@@ -21,6 +21,7 @@
 
 #include "synth/baselines.hpp"
 #include "synth/lower_bound.hpp"
+#include "synth/server_plan.hpp"
 #include "synth/team_relay.hpp"
 #include "synth/timing.hpp"
 #include "synth/tree_packing.hpp"
@@ -41,14 +42,16 @@ std::string_view to_string(SynthMethod m) {
     case SynthMethod::Matcher: return "matcher";
     case SynthMethod::PlanMatcher: return "plan-matcher";
     case SynthMethod::PlanPipeline: return "plan-pipeline";
+    case SynthMethod::ServerPlan: return "server-plan";
   }
   return "?";
 }
 
 SynthMethod parse_synth_method(std::string_view name) {
-  for (SynthMethod m : {SynthMethod::Auto, SynthMethod::Matcher, SynthMethod::PlanMatcher, SynthMethod::PlanPipeline})
+  for (SynthMethod m : {SynthMethod::Auto, SynthMethod::Matcher, SynthMethod::PlanMatcher, SynthMethod::PlanPipeline,
+                        SynthMethod::ServerPlan})
     if (to_string(m) == name) return m;
-  throw Error(fmt::format("unknown method '{}' (auto, matcher, plan-matcher or plan-pipeline)", name));
+  throw Error(fmt::format("unknown method '{}' (auto, matcher, plan-matcher, plan-pipeline or server-plan)", name));
 }
 
 std::string_view to_string(ChunkPriority p) {
@@ -72,6 +75,9 @@ namespace {
 using ChannelId = int32_t;
 constexpr int64_t kRoutedMatcherWork = int64_t{1} << 26;
 constexpr double kRoutedEnough = 1.005;
+// A server plan's matcher: at most this many words of way-chunk bitsets, and of bitset words scanned.
+constexpr int64_t kServerPlanWords = int64_t{1} << 25;
+constexpr int64_t kServerPlanWork = int64_t{1} << 32;
 
 // A way for one NPU to send to another: a direct link, or a route through switches. It moves a
 // chunk at `rate`, the narrowest bandwidth on its route, holding that much of every link on it.
@@ -80,6 +86,7 @@ struct Channel {
   uint32_t route_begin, route_size;
   Time duration, occupancy;
   Bandwidth rate;
+  bool pinned = false;  // moves at a rate below its route's narrowest bandwidth: a share of a fat link
 };
 
 class ChannelGraph {
@@ -118,6 +125,12 @@ class ChannelGraph {
                const std::vector<std::tuple<NodeId, NodeId, std::vector<LinkId>>>& ways)
       : t_(t) {
     for (const auto& [u, v, route] : ways) add(u, v, route, chunk_bytes, model);
+    finish();
+  }
+  // The ways of a server plan, channel i being way i, each at its own rate.
+  ChannelGraph(const topo::Topology& t, Bytes chunk_bytes, LinkModel model, const std::vector<ServerWay>& ways)
+      : t_(t) {
+    for (const ServerWay& w : ways) add(w.src, w.dst, w.route, chunk_bytes, model, w.rate);
     finish();
   }
 
@@ -180,10 +193,10 @@ class ChannelGraph {
   }
 
  private:
-  void add(NodeId u, NodeId v, std::span<const LinkId> route, Bytes bytes, LinkModel model) {
-    const RouteCost cost = route_cost(t_, route, bytes, model);
+  void add(NodeId u, NodeId v, std::span<const LinkId> route, Bytes bytes, LinkModel model, Bandwidth rate = 0) {
+    const RouteCost cost = route_cost(t_, route, bytes, model, rate);
     channels_.push_back({u, v, static_cast<uint32_t>(routes_.size()), static_cast<uint32_t>(route.size()),
-                         cost.duration, cost.occupancy, cost.rate});
+                         cost.duration, cost.occupancy, cost.rate, cost.rate < cost.bottleneck});
     routes_.insert(routes_.end(), route.begin(), route.end());
   }
   void finish() {
@@ -258,6 +271,7 @@ class EventLoop {
     fifos_.resize(2 * delays.size());
   }
 
+  const Channel& channel(ChannelId id) const { return g_[id]; }
   void mark_dirty(ChannelId c) {
     if (!dirty_flag_[c]) {
       dirty_flag_[c] = 1;
@@ -402,6 +416,7 @@ int32_t send(std::vector<Raw>& raw, EventLoop& loop, ChunkId c, ChannelId id, Ti
   const auto x = static_cast<int32_t>(raw.size());
   raw.push_back({c, id, now, 0, dep});
   raw.back().end = loop.occupy(id, now, x);
+  if (loop.channel(id).pinned) raw.back().rate = loop.channel(id).rate;
   return x;
 }
 
@@ -1227,6 +1242,30 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
   const bool broadcast = forward.kind == CollectiveKind::Broadcast;
   if ((!broadcast && forward.kind != CollectiveKind::AllGather) || forward.num_ranks() != ft.num_npus())
     return std::nullopt;
+  if (method == Method::ServerPlan) {
+    if (broadcast) return std::nullopt;
+    const std::optional<ServerPlan> servers = plan_servers(ft, chunk_bytes, o.link_model, o.ecmp_routes);
+    // The matcher keeps a bitset of chunks per way and scans one per match.
+    const int64_t words = (forward.num_chunks() + 63) / 64;
+    if (!servers || static_cast<int64_t>(servers->ways().size()) * words > kServerPlanWords ||
+        transfer_estimate(forward) * words > kServerPlanWork)
+      return std::nullopt;
+    ChannelGraph g(ft, chunk_bytes, o.link_model, servers->ways());
+    Spreader s(ft, g, forward.num_chunks(), o);
+    for (ChunkId ch = 0; ch < forward.num_chunks(); ++ch) {
+      const NodeId root = forward.ranks[forward.origin(ch)];
+      s.hold(root, ch);
+      for (NodeId v = 0; v < ft.num_npus(); ++v)
+        if (v != root) {
+          s.need(v, ch);
+          s.allow(servers->way(root, v), ch);
+        }
+    }
+    Algorithm a = build(t, g, s.run(), plan, c, chunk_bytes, o);
+    a.method = fmt::format("matcher on a server plan ({} servers of {}: rails, then NVSwitch)",
+                           servers->servers().size(), servers->servers()[0].size());
+    return a;
+  }
   const TreePacking* packing = plan_of(ft, broadcast ? forward.ranks[forward.root] : -1);
   if (!packing) return std::nullopt;
   // The chunks of each root go to its trees in proportion to their copies, as seats to parties by
@@ -1367,22 +1406,33 @@ Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes ch
   const bool spread = c.kind == CollectiveKind::AllGather || c.kind == CollectiveKind::ReduceScatter ||
                       c.kind == CollectiveKind::AllReduce || c.kind == CollectiveKind::Broadcast ||
                       c.kind == CollectiveKind::Reduce;
-  if (!best || !any || ((routed || (spread && c.num_ranks() == t.num_npus() && t.num_npus() <= PackingOptions{}.max_npus)) &&
-               static_cast<double>(best->claimed_time) >
-                   1.005 * static_cast<double>(lower_bound(t, c, chunk_bytes).total))) {
-    SynthOptions quiet = o;
-    quiet.progress = nullptr;
-    for (Method m : {Method::PlanMatcher, Method::PlanPipeline})
-      if (any || o.method == m)
-        if (std::optional<Algorithm> a = synthesize_with(t, c, chunk_bytes, quiet, m)) {
-          std::string method = a->method;
-          consider(std::move(a), method);
-        }
+  // The server plan first: it is cheap, and where it reaches the bound the trees are not needed.
+  const bool whole = spread && c.num_ranks() == t.num_npus();
+  const bool trees = whole && t.num_npus() <= PackingOptions{}.max_npus;
+  const bool servers = whole && c.kind != CollectiveKind::Broadcast && c.kind != CollectiveKind::Reduce &&
+                       !topo::detect_servers(t).empty();
+  std::optional<Time> bound;
+  auto short_of_bound = [&] {
+    if (!bound) bound = lower_bound(t, c, chunk_bytes).total;
+    return static_cast<double>(best->claimed_time) > 1.005 * static_cast<double>(*bound);
+  };
+  SynthOptions quiet = o;
+  quiet.progress = nullptr;
+  for (Method m : {Method::ServerPlan, Method::PlanMatcher, Method::PlanPipeline}) {
+    if (!(any || o.method == m)) continue;
+    const bool applies = routed || (m == Method::ServerPlan ? servers : trees);
+    if (best && any && !(applies && short_of_bound())) continue;
+    if (std::optional<Algorithm> a = synthesize_with(t, c, chunk_bytes, quiet, m)) {
+      std::string method = a->method;
+      consider(std::move(a), method);
+    }
   }
   if (!best)
     throw NotApplicable(fmt::format("method {}: no flow plan for this collective on this topology (tree plans cover "
                                     "All-Gather, Reduce-Scatter, All-Reduce, Broadcast and Reduce over every NPU, up to {} NPUs, and "
                                     "need every switch split off completely, which fails on some irregular fabrics; "
+                                    "server plans cover All-Gather, Reduce-Scatter and All-Reduce over every NPU of a "
+                                    "cluster of equal servers (NPUs joined by their fastest links); "
                                     "All-to-All, Scatter and Gather have plan-matcher only)",
                                     to_string(o.method), PackingOptions{}.max_npus));
   return std::move(*best);

@@ -44,6 +44,7 @@ enum class SynthMethod : uint8_t {
   PlanMatcher,   // the matcher, routing every chunk along its tree of the flow plan (All-to-All,
                  // Scatter, Gather: along its way spread like the flow optimum)
   PlanPipeline,  // the flow plan's trees as pipelines at their fluid rates
+  ServerPlan,    // the matcher on the hierarchical plan of a cluster of servers (synth/server_plan.hpp)
 };
 std::string_view to_string(SynthMethod m);
 SynthMethod parse_synth_method(std::string_view name);

