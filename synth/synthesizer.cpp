@@ -1665,31 +1665,34 @@ ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Byt
       if (r.algorithm.claimed_time < best.algorithm.claimed_time) best.chunks_per_npu = r.chunks_per_npu;
       keep_if_faster(best.algorithm, std::move(r.algorithm), spec);
     });
-  // The flow plan's pipelines pay their fill and drain once per chunk count: they keep gaining
-  // from more chunks where the matcher no longer does. Keep doubling for them alone.
-  if (o.method != SynthMethod::Auto && o.method != SynthMethod::PlanPipeline) return best;
-  quiet.method = SynthMethod::PlanPipeline;
-  int k = 1;
-  for (const auto& [tried, time] : best.tried) k = std::max(k, tried);
-  Time previous = -1;  // the pipelines' time at the last count
-  for (k *= 2; k <= (1 << 20); k *= 2) {
-    c.chunks_per_npu = k;
-    const Bytes chunk = c.chunk_bytes_for(total_bytes);
-    if (chunk < 1 || transfer_estimate(c) > kPipelineTransferBudget) break;
-    Algorithm a;
-    try {
-      a = synthesize(t, c, chunk, quiet);
-    } catch (const NotApplicable&) {
-      break;  // no plan here
+  // The flow plan's pipelines and the server plan (whose ways stream at a fraction of their links'
+  // bandwidth) pay their fill and drain once per chunk count: they keep gaining from more chunks
+  // where the matcher no longer does. Keep doubling for them alone.
+  int largest = 1;
+  for (const auto& [tried, time] : best.tried) largest = std::max(largest, tried);
+  for (SynthMethod m : {SynthMethod::PlanPipeline, SynthMethod::ServerPlan}) {
+    if (o.method != SynthMethod::Auto && o.method != m) continue;
+    quiet.method = m;
+    Time previous = -1;  // the method's time at the last count
+    for (int k = 2 * largest; k <= (1 << 20); k *= 2) {
+      c.chunks_per_npu = k;
+      const Bytes chunk = c.chunk_bytes_for(total_bytes);
+      if (chunk < 1 || transfer_estimate(c) > kPipelineTransferBudget) break;
+      Algorithm a;
+      try {
+        a = synthesize(t, c, chunk, quiet);
+      } catch (const NotApplicable&) {
+        break;  // no plan here
+      }
+      best.tried.emplace_back(k, a.claimed_time);
+      const bool gaining = previous < 0 || static_cast<double>(a.claimed_time) < 0.99 * static_cast<double>(previous);
+      previous = a.claimed_time;
+      if (a.claimed_time < best.algorithm.claimed_time) {
+        best.algorithm = std::move(a);
+        best.chunks_per_npu = k;
+      }
+      if (!gaining) break;  // under 1 % from doubling: enough
     }
-    best.tried.emplace_back(k, a.claimed_time);
-    const bool gaining = previous < 0 || static_cast<double>(a.claimed_time) < 0.99 * static_cast<double>(previous);
-    previous = a.claimed_time;
-    if (a.claimed_time < best.algorithm.claimed_time) {
-      best.algorithm = std::move(a);
-      best.chunks_per_npu = k;
-    }
-    if (!gaining) break;  // under 1 % from doubling: enough
   }
   return best;
 }

@@ -15,6 +15,7 @@
 #include "synth/lower_bound.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/verify.hpp"
+#include "topo/generators.hpp"
 #include "topo/topology.hpp"
 
 namespace {
@@ -118,5 +119,35 @@ void BM_RandomFabrics(benchmark::State& state) {
                cases[i].ratio, cases[i].chunks, cases[i].method);
 }
 BENCHMARK(BM_RandomFabrics)->Arg(200)->Unit(benchmark::kSecond)->Iterations(1);
+
+// Clusters of NVSwitch servers (the server plan's home): All-Gather, Reduce-Scatter and All-Reduce
+// of 256 MiB, -k auto as `tenet synth` runs it, verified; each ratio to the bound as a counter
+// (e.g. `rail4x8_all-gather`) and the winning method on stderr.
+//   tenet_micro_bench --benchmark_filter=ClusterQuality
+void BM_ClusterQuality(benchmark::State& state) {
+  const std::pair<const char*, const char*> clusters[] = {{"rail2x8", "nvcluster:2x8,net=rail"},
+                                                          {"rail4x8", "nvcluster:4x8,net=rail"},
+                                                          {"fattree4x8", "nvcluster:4x8,net=fattree"},
+                                                          {"rail8x8", "nvcluster:8x8,net=rail"}};
+  int incorrect = 0;
+  for (auto _ : state)
+    for (const auto& [label, spec] : clusters) {
+      const topo::Topology t = topo::generate(spec);
+      for (synth::CollectiveKind kind : {synth::CollectiveKind::AllGather, synth::CollectiveKind::ReduceScatter,
+                                         synth::CollectiveKind::AllReduce}) {
+        const synth::ChunkingResult r =
+            synth::synthesize_auto_chunks(t, synth::Collective::over_all(t, kind), Bytes{256} << 20);
+        const synth::Algorithm& a = r.algorithm;
+        if (!synth::verify(t, a, {.max_reported = 1, .lower_bound = false}).correct()) ++incorrect;
+        const double ratio = static_cast<double>(a.claimed_time) /
+                             static_cast<double>(synth::lower_bound(t, a.collective, a.chunk_bytes).total);
+        state.counters[fmt::format("{}_{}", label, synth::to_string(kind))] = ratio;
+        fmt::print(stderr, "ClusterQuality: {:26} {:14} ratio {:.4f}  k={}  {}\n", spec, synth::to_string(kind), ratio,
+                   r.chunks_per_npu, a.method);
+      }
+    }
+  state.counters["incorrect"] = incorrect;
+}
+BENCHMARK(BM_ClusterQuality)->Unit(benchmark::kSecond)->Iterations(1);
 
 }  // namespace
