@@ -47,24 +47,31 @@ std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_byte
       if (static_cast<int>(s) != p.server_of_[u])
         needs.push_back({u, p.servers_[s][p.local_of_[u]], 1.0, &p.rail_[u * count + s]});
 
+  // Candidate routes: the NPUs' direct links and the routes through switches, one route search per
+  // source for all its ways.
+  topo::Router router(t);
+  std::vector<std::vector<size_t>> needs_of(n);
+  for (size_t i = 0; i < needs.size(); ++i) needs_of[needs[i].u].push_back(i);
+  std::vector<std::vector<std::vector<LinkId>>> candidates_of(needs.size());
+  for (NodeId u = 0; u < n; ++u) {
+    const auto from_u = t.num_switches() > 0
+                            ? router.quickest_switch_routes_from(u, chunk_bytes, ecmp)
+                            : std::vector<std::vector<topo::Route>>(n);
+    for (size_t i : needs_of[u]) {
+      for (LinkId l : t.out_links(u))
+        if (t.link(l).dst == needs[i].v) candidates_of[i].push_back({l});
+      for (const topo::Route& r : from_u[needs[i].v]) candidates_of[i].push_back(r.links);
+      if (candidates_of[i].empty()) return std::nullopt;
+    }
+  }
+
   // Each way takes the candidate route that keeps its busiest link least loaded (load over
   // bandwidth, with the way's own load added), the first such in the candidates' order.
-  topo::Router router(t);
   std::vector<double> link_load(t.num_links(), 0);
   std::vector<double> way_load;
-  NodeId routed_from = -1;
-  std::vector<std::vector<topo::Route>> from_u;
-  for (const Need& need : needs) {
-    if (need.u != routed_from) {
-      from_u = t.num_switches() > 0 ? router.quickest_switch_routes_from(need.u, chunk_bytes, ecmp)
-                                    : std::vector<std::vector<topo::Route>>(n);
-      routed_from = need.u;
-    }
-    std::vector<std::vector<LinkId>> candidates;
-    for (LinkId l : t.out_links(need.u))
-      if (t.link(l).dst == need.v) candidates.push_back({l});
-    for (const topo::Route& r : from_u[need.v]) candidates.push_back(r.links);
-    if (candidates.empty()) return std::nullopt;
+  for (size_t i = 0; i < needs.size(); ++i) {
+    const Need& need = needs[i];
+    auto& candidates = candidates_of[i];
     size_t best = 0;
     double best_cost = std::numeric_limits<double>::infinity();
     for (size_t c = 0; c < candidates.size(); ++c) {

@@ -1363,6 +1363,13 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   return a;
 }
 
+// Whether a server plan may apply: a spread over every NPU of a cluster of servers.
+bool server_plan_applies(const topo::Topology& t, const Collective& c) {
+  const bool spread = c.kind == CollectiveKind::AllGather || c.kind == CollectiveKind::ReduceScatter ||
+                      c.kind == CollectiveKind::AllReduce;
+  return spread && c.num_ranks() == t.num_npus() && !topo::detect_servers(t).empty();
+}
+
 bool mixed_speeds(const topo::Topology& t) {
   for (const topo::Link& l : t.links())
     if (l.bandwidth != t.link(0).bandwidth) return true;
@@ -1409,8 +1416,7 @@ Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes ch
   // The server plan first: it is cheap, and where it reaches the bound the trees are not needed.
   const bool whole = spread && c.num_ranks() == t.num_npus();
   const bool trees = whole && t.num_npus() <= PackingOptions{}.max_npus;
-  const bool servers = whole && c.kind != CollectiveKind::Broadcast && c.kind != CollectiveKind::Reduce &&
-                       !topo::detect_servers(t).empty();
+  const bool servers = server_plan_applies(t, c);
   std::optional<Time> bound;
   auto short_of_bound = [&] {
     if (!bound) bound = lower_bound(t, c, chunk_bytes).total;
@@ -1672,6 +1678,7 @@ ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Byt
   for (const auto& [tried, time] : best.tried) largest = std::max(largest, tried);
   for (SynthMethod m : {SynthMethod::PlanPipeline, SynthMethod::ServerPlan}) {
     if (o.method != SynthMethod::Auto && o.method != m) continue;
+    if (m == SynthMethod::ServerPlan && !server_plan_applies(t, c)) continue;
     quiet.method = m;
     Time previous = -1;  // the method's time at the last count
     for (int k = 2 * largest; k <= (1 << 20); k *= 2) {
