@@ -239,6 +239,8 @@ void run_sim(const SimArgs& args) {
     j["network"] = args.network;
     j["iteration_ps"] = r.iteration;
     j["collectives"] = r.collectives;
+    j["algorithms_made"] = r.algorithms_made;
+    j["algorithms_renamed"] = r.algorithms_renamed;
     j["events"] = r.events;
     j["warnings"] = r.warnings;
     if (summary) {
@@ -320,6 +322,9 @@ void run_sim(const SimArgs& args) {
              format_time(exposed_max));
   fmt::print("collectives     {} run; links used {}, utilization mean {:.1f} %, max {:.1f} %\n", r.collectives, used,
              used ? 100 * util_sum / used : 0.0, 100 * util_max);
+  if (r.algorithms_made + r.algorithms_renamed > 0)
+    fmt::print("algorithms      {} made, {} renamed from a group of the same shape\n", r.algorithms_made,
+               r.algorithms_renamed);
   fmt::print("events          {}\n", r.events);
   if (r.network.packet_level) {
     const sim::PacketConfig& p = cfg.packet;

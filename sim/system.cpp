@@ -18,6 +18,7 @@
 
 #include "chakra/algorithm_files.hpp"
 #include "sim/collective_engine.hpp"
+#include "synth/group_map.hpp"
 #include "synth/producers.hpp"
 #include "synth/traffic.hpp"
 #include "topo/analysis.hpp"
@@ -82,6 +83,8 @@ class Simulator {
     warn_overload(out.network);
     out.events = events_.executed();
     out.collectives = collectives_;
+    out.algorithms_renamed = renamed_;
+    out.algorithms_made = static_cast<int64_t>(cache_.size()) - renamed_;
     out.warnings = warnings_;
     out.trace = std::move(trace_);
     return out;
@@ -527,10 +530,24 @@ class Simulator {
     std::string producer = it == cfg_.algorithms.end() ? "tenet" : it->second;
     if (auto files = cfg_.sized_files.find(m.kind); files != cfg_.sized_files.end() && !files->second.empty())
       producer = nearest_file(files->second, size);
-    const std::string key =
-        fmt::format("{}|{}|{}|{}|{}", synth::to_string(m.kind), fmt::join(m.members, ","), size, producer, m.traffic);
+    const std::string key = fmt::format("{}|{}|{}|{}|{}|{}", synth::to_string(m.kind), fmt::join(m.members, ","), c.root,
+                                        size, producer, m.traffic);
     auto cached = cache_.find(key);
     if (cached != cache_.end()) return *cached->second;
+    // Groups of one shape (every tensor-parallel group of a rail cluster, every data-parallel group
+    // on one rail) share one algorithm: one made for another group of the shape is renamed to this
+    // one when it can be (synth/group_map.hpp: the same transfers over links of the same
+    // properties, so it is correct and takes the same time). An algorithm file names its ranks.
+    const bool from_file = chakra::names_algorithm_file(producer);
+    const std::string shape = fmt::format("{}|{}|{}|{}|{}|{}", synth::to_string(m.kind), m.members.size(), c.root, size,
+                                          producer, m.traffic);
+    if (!from_file && cfg_.rename_groups)
+      if (auto made = shapes_.find(shape); made != shapes_.end())
+        for (const synth::Algorithm* other : made->second)
+          if (auto renamed = synth::map_to_group(t_, *other, c.ranks)) {
+            ++renamed_;
+            return *cache_.emplace(key, std::make_unique<synth::Algorithm>(std::move(*renamed))).first->second;
+          }
     if (!m.traffic.empty()) {
       // An uneven All-to-All (a mixture-of-experts layer): every rank sends `size` bytes, dealt to
       // the others as the traffic spec says; the producers get a unit's bytes (synth/traffic.hpp).
@@ -546,7 +563,7 @@ class Simulator {
     }
     const Bytes chunk = std::max<Bytes>(1, c.chunk_bytes_for(size));
     std::unique_ptr<synth::Algorithm> a;
-    if (chakra::names_algorithm_file(producer)) {
+    if (from_file) {
       // An algorithm file is made for one size (as ASTRA-sim's custom collectives are): it runs as
       // it is, whatever comm_size says, but its collective and ranks must be this meeting's.
       a = std::make_unique<synth::Algorithm>(chakra::load_any_algorithm(producer, t_));
@@ -600,7 +617,11 @@ class Simulator {
         a = std::make_unique<synth::Algorithm>(synth::make_algorithm(producer, t_, c, chunk, o));
       }
     }
-    return *cache_.emplace(key, std::move(a)).first->second;
+    const synth::Algorithm& made = *cache_.emplace(key, std::move(a)).first->second;
+    // A shape whose groups do not rename into each other keeps a few of its algorithms to try.
+    if (std::vector<const synth::Algorithm*>& same = shapes_[shape]; !from_file && cfg_.rename_groups && same.size() < kShapeTries)
+      same.push_back(&made);
+    return made;
   }
 
   // Of algorithm files made for one size each, the one whose size is nearest `size` by ratio (the
@@ -689,6 +710,9 @@ class Simulator {
   std::map<std::pair<int, int>, int> seen_;                  // (group id, rank) -> its collectives so far
   std::map<std::pair<int, int>, std::unique_ptr<Meeting>> meetings_;  // (group id, k)
   std::unordered_map<std::string, std::unique_ptr<synth::Algorithm>> cache_;
+  static constexpr size_t kShapeTries = 4;
+  std::unordered_map<std::string, std::vector<const synth::Algorithm*>> shapes_;  // made, not renamed, per shape
+  int64_t renamed_ = 0;  // algorithms renamed from another group's
   int half_diameter_ = 0;  // half the NPUs' hop diameter, once a routed collective needs it
   std::unordered_map<std::string, Bytes> file_sizes_;  // algorithm file -> the size it was made for
   std::unordered_map<uint64_t, std::vector<topo::LinkId>> routes_;

@@ -63,6 +63,10 @@ struct SimConfig {
   // Chunks per NPU of every collective's algorithm; 0: auto (1, 2, 4, ... as `tenet synth -k auto`
   // picks them, per collective and size, up to about synth::kSimAutoChunkTransfers transfers).
   int chunks_per_npu = 4;
+  // Groups of one shape (every tensor-parallel group of a rail cluster) run one algorithm, made for
+  // the first and renamed for the others (synth/group_map.hpp; same transfers over links of the
+  // same properties, same time). false: every group's own (for comparison).
+  bool rename_groups = true;
   // Communication operations (sends and collectives) a rank may have in flight at once; further
   // ones wait in the order they became ready. 0: no limit (ASTRA-sim runs one at a time: 1).
   int max_in_flight = 0;
@@ -110,6 +114,9 @@ struct SimResult {
   NetworkReport network;  // per-link statistics; busy intervals when kept
   uint64_t events = 0;
   int collectives = 0;
+  // Algorithms the collectives ran: made (synthesized, built or read), and renamed from one made
+  // for another group of the same shape (synth/group_map.hpp).
+  int64_t algorithms_made = 0, algorithms_renamed = 0;
   std::vector<TraceSlice> trace;
   // What the user should know about how the run was made, one sentence each (e.g. an algorithm
   // file made for another size than the collective it ran).

@@ -55,6 +55,14 @@ bool Algorithm::has_rates() const {
   return std::any_of(transfers_.begin(), transfers_.end(), [](const Transfer& t) { return t.rate != 0; });
 }
 
+void Algorithm::rename(std::span<const NodeId> nodes, std::span<const LinkId> links) {
+  for (Transfer& t : transfers_) {
+    t.src = nodes[static_cast<size_t>(t.src)];
+    t.dst = nodes[static_cast<size_t>(t.dst)];
+  }
+  for (LinkId& l : route_pool_) l = links[static_cast<size_t>(l)];
+}
+
 void Algorithm::clear_times() {
   for (Transfer& t : transfers_) t.start = t.end = -1;
   claimed_time = -1;

@@ -139,6 +139,9 @@ class Algorithm {
   void set_rate(TransferId id, Bandwidth rate) { transfers_[id].rate = rate; }
   void set_channel(TransferId id, uint16_t channel) { transfers_[id].channel = channel; }
   bool has_rates() const;  // some transfer sets its own rate
+  // Renames the nodes and links every transfer names: node n becomes nodes[n], link l links[l]
+  // (for a topology of the same shape: synth/group_map.hpp). Every named one must have a name.
+  void rename(std::span<const NodeId> nodes, std::span<const LinkId> links);
   void clear_times();
   void reserve(size_t transfers, size_t route_links, size_t deps);
 

@@ -22,6 +22,7 @@
 #include "synth/baselines.hpp"
 #include "synth/lower_bound.hpp"
 #include "synth/server_plan.hpp"
+#include "synth/group_map.hpp"
 #include "synth/team_relay.hpp"
 #include "synth/timing.hpp"
 #include "synth/tree_packing.hpp"
@@ -1511,17 +1512,26 @@ std::optional<Algorithm> relay_synthesize(const topo::Topology& t, const Collect
                                           const SynthOptions& o) {
   const auto teams = relay_teams(t, c);
   if (!teams || c.chunks_per_npu % static_cast<int>(teams->front().size()) != 0) return std::nullopt;
-  std::string how;
+  // The slices' sub-groups are usually one shape (mates of one position, on one rail): the first
+  // one's algorithm is renamed for the others where it can be (synth/group_map.hpp).
+  std::optional<Algorithm> first;
+  auto renamed_first = [&](const Collective& sc) -> std::optional<Algorithm> {
+    return first ? map_to_group(t, *first, sc.ranks) : std::nullopt;
+  };
+  std::string synthesized_how;
+  auto synthesized = [&](const Collective& sc) {
+    if (std::optional<Algorithm> a = renamed_first(sc)) return std::move(*a);
+    SynthOptions inner = o;
+    inner.team_relay = false;
+    inner.progress = nullptr;
+    Algorithm a = synthesize(t, sc, chunk_bytes, inner);
+    if (synthesized_how.empty()) synthesized_how = a.method;
+    if (!first) first = a;
+    return a;
+  };
   std::optional<BaselineSpec> chosen;
-  auto sub = [&](const Collective& sc) {
-    if (transfer_estimate(sc) <= kRelaySubSynthesisTransfers) {
-      SynthOptions inner = o;
-      inner.team_relay = false;
-      inner.progress = nullptr;
-      Algorithm a = synthesize(t, sc, chunk_bytes, inner);
-      if (how.empty()) how = a.method;
-      return a;
-    }
+  auto baseline = [&](const Collective& sc) {
+    if (std::optional<Algorithm> a = renamed_first(sc)) return std::move(*a);
     if (!chosen) {
       std::optional<Algorithm> fastest;
       for_each_baseline(t, sc, [&](const BaselineSpec& spec) {
@@ -1529,21 +1539,34 @@ std::optional<Algorithm> relay_synthesize(const topo::Topology& t, const Collect
         if (!fastest || a.claimed_time < fastest->claimed_time) fastest = std::move(a), chosen = spec;
       });
       if (!fastest) throw NotApplicable("no baseline applies to the slices' sub-groups");
-      how = "baseline " + chosen->name();
+      first = *fastest;
       return std::move(*fastest);
     }
     return make_baseline(*chosen, t, sc, chunk_bytes, o.link_model, o.reduce_bandwidth);
   };
+  // Small sub-groups are synthesized, and composed with the baseline fastest on the first slice as
+  // well: the faster composition stays (a sub-collective faster alone may compose slower, its
+  // chunks wanted in another order than the hand-overs can follow). Large ones get the baseline.
   std::optional<Algorithm> relayed;
-  try {
-    relayed = team_relay(t, c, chunk_bytes, o.link_model, sub);
-  } catch (const Error&) {  // a slice's sub-group has no algorithm (NotApplicable, unreachable mates)
-    return std::nullopt;
-  }
+  std::string how;
+  auto compose = [&](const std::function<Algorithm(const Collective&)>& sub, const std::string& label) {
+    first.reset();
+    try {
+      std::optional<Algorithm> a = team_relay(t, c, chunk_bytes, o.link_model, sub);
+      if (a && (!relayed || a->claimed_time < relayed->claimed_time)) relayed = std::move(a), how = label;
+    } catch (const Error&) {  // a slice's sub-group has no algorithm (NotApplicable, unreachable mates)
+    }
+  };
+  Collective first_slice = c;
+  for (size_t i = 0; i < first_slice.ranks.size(); ++i) first_slice.ranks[i] = (*teams)[i][0];
+  first_slice.chunks_per_npu = c.chunks_per_npu / static_cast<int>(teams->front().size());
+  if (transfer_estimate(first_slice) <= kRelaySubSynthesisTransfers) compose(synthesized, "");
+  compose(baseline, "baseline");
   if (!relayed) return std::nullopt;
   set_reduce_bandwidth(t, *relayed, o.reduce_bandwidth);
   relayed->method = fmt::format("team relay: {} idle server mates per member carry slices of its data; each slice's "
-                                "sub-group by {}", teams->front().size() - 1, how);
+                                "sub-group by {}",
+                                teams->front().size() - 1, how.empty() ? synthesized_how : "baseline " + chosen->name());
   return relayed;
 }
 
@@ -1559,6 +1582,14 @@ Algorithm synthesize(const topo::Topology& t, const Collective& c, Bytes chunk_b
   if (o.method == SynthMethod::Auto && o.team_relay && c.num_ranks() < t.num_npus()) {
     relayed = relay_synthesize(t, c, chunk_bytes, o);
     if (relayed && relay_enough(t, *relayed)) return std::move(*relayed);
+  }
+  // A group in a much larger cluster works in its part of it (synth/group_map.hpp).
+  if (const std::optional<GroupPart> part = group_part(t, c)) {
+    SynthOptions inner = o;
+    inner.team_relay = false;  // the part has no idle mates
+    Algorithm best = part->lift(synthesize(part->topology, part->collective, chunk_bytes, inner), t, c.ranks);
+    if (relayed && relayed->claimed_time < best.claimed_time) best = std::move(*relayed);
+    return best;
   }
   Algorithm best = o.restarts == 1 ? synthesize_once(t, c, chunk_bytes, o) : synthesize_restarts(t, c, chunk_bytes, o);
   if (relayed && relayed->claimed_time < best.claimed_time) best = std::move(*relayed);

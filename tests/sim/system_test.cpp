@@ -380,6 +380,26 @@ TEST(Workloads, HybridLayoutsAlwaysComplete) {
           }
 }
 
+// A hybrid-parallel iteration on a rail cluster: the tensor-parallel groups (one per server) and
+// the data-parallel groups (one per rail) are two shapes (one size each), so two algorithms are
+// made and the rest renamed; the iteration takes to the picosecond what it takes with every
+// group's own.
+TEST(Workloads, SameShapeGroupsShareOneAlgorithm) {
+  const auto t = topo::generate("nvcluster:4x4,net=rail");
+  const auto files = training_iteration(four_layers(), {4, 4, 1, 2, PipelineSchedule::OneFOneB});
+  SimConfig cfg;
+  cfg.chunks_per_npu = 4;
+  const SimResult shared = simulate(t, files, cfg);
+  cfg.rename_groups = false;
+  const SimResult own = simulate(t, files, cfg);
+  EXPECT_EQ(shared.algorithms_made, 2);      // one TP, one DP
+  EXPECT_EQ(shared.algorithms_renamed, 3 + 3);  // the other TP and DP groups
+  EXPECT_EQ(own.algorithms_made, 4 + 4);
+  EXPECT_EQ(own.algorithms_renamed, 0);
+  EXPECT_EQ(shared.iteration, own.iteration);
+  EXPECT_EQ(shared.collectives, own.collectives);
+}
+
 TEST(Workloads, NodeCountsFollowTheLayout) {
   // dp 2 x tp 2 x pp 2, 2 micro-batches: each rank has 2 layers; per micro-batch a TP All-Reduce
   // per layer forward and backward, one pipeline message each way; one DP All-Reduce per layer.
