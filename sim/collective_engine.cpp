@@ -27,8 +27,8 @@ CollectiveRun::CollectiveRun(const synth::Algorithm& a, Network& net, EventQueue
       graph_(a),
       admission_(net.topology(), a) {
   remaining_ = a.size();
-  waiting_.resize(a.size());
-  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) waiting_[id] = graph_.waits_for(id);
+  waiting_.resize(static_cast<size_t>(graph_.size()));
+  for (int32_t id = 0; id < graph_.size(); ++id) waiting_[id] = graph_.waits_for(id);
 }
 
 Time replay(const topo::Topology& t, const synth::Algorithm& a, NetworkKind kind, const PacketConfig& packet) {
@@ -61,12 +61,6 @@ void CollectiveRun::start() {
   changed();
 }
 
-void CollectiveRun::satisfied(TransferId id) {
-  if (--waiting_[id] == 0) {
-    admission_.dependencies_met(id);
-    changed();
-  }
-}
 
 void CollectiveRun::changed() {
   if (deciding_) return;
@@ -98,7 +92,12 @@ void CollectiveRun::issue(TransferId id) {
 }
 
 void CollectiveRun::arrived(TransferId id) {
-  for (TransferId u : graph_.users(id)) satisfied(u);
+  bool ready = false;
+  graph_.arrived(id, waiting_, [&](TransferId u) {
+    admission_.dependencies_met(u);
+    ready = true;
+  });
+  if (ready) changed();
   if (--remaining_ == 0) on_done_();
 }
 

@@ -47,7 +47,6 @@ class CollectiveRun {
   bool done() const { return remaining_ == 0; }
 
  private:
-  void satisfied(synth::TransferId id);  // one dependency of `id` has arrived
   void changed();                        // admission may now admit something: decide at the end of the instant
   void issue(synth::TransferId id);
   void arrived(synth::TransferId id);

@@ -13,47 +13,69 @@ namespace tenet::synth {
 
 ArrivalGraph::ArrivalGraph(const Algorithm& a) {
   const auto n = static_cast<TransferId>(a.size());
-  waits_.assign(n, 0);
-  offset_.assign(n + 1, 0);
+  transfers_ = n;
   // The dependency edges (dependency -> user) are walked twice, straight into CSR lists: the
-  // first pass counts them per dependency, the second places them. Arrivals so far per
-  // (node, chunk) are kept as chains: the last one, and each one's predecessor.
+  // first pass counts them per dependency (and numbers the joins), the second places them. Per
+  // (node, chunk): the arrival or join that stands for every arrival there so far, and the
+  // arrivals since, as a chain (the last one, and each one's predecessor).
   NodeId nodes = 0;
   for (const Transfer& x : a.transfers()) nodes = std::max({nodes, x.src + 1, x.dst + 1});
   const int64_t chunks = a.collective.num_chunks();
-  std::vector<TransferId> last_arrival(static_cast<size_t>(nodes) * chunks);
+  std::vector<int32_t> standing(static_cast<size_t>(nodes) * chunks), since(standing.size());
   std::vector<TransferId> previous_arrival(n);
   auto slot = [&](NodeId v, ChunkId c) { return static_cast<size_t>(v) * chunks + c; };
   auto walk = [&](auto&& edge) {
-    std::fill(last_arrival.begin(), last_arrival.end(), -1);
+    std::fill(standing.begin(), standing.end(), -1);
+    std::fill(since.begin(), since.end(), -1);
+    int64_t next_join = n;
     for (TransferId id = 0; id < n; ++id) {
       const Transfer& x = a[id];
       for (TransferId d : a.deps(id))
         if (d >= 0 && d < id) edge(d, id);
-      if (x.chunk >= 0 && x.chunk < chunks && x.src >= 0)
-        for (TransferId d = last_arrival[slot(x.src, x.chunk)]; d >= 0; d = previous_arrival[d]) edge(d, id);
+      if (x.chunk >= 0 && x.chunk < chunks && x.src >= 0) {
+        const size_t s = slot(x.src, x.chunk);
+        if (since[s] >= 0) {  // arrivals since the standing one: one alone stands for itself
+          if (standing[s] < 0 && previous_arrival[since[s]] < 0) {
+            standing[s] = since[s];
+          } else {
+            if (next_join >= INT32_MAX) throw Error("algorithm too large to replay: over 2^31 transfers and joins");
+            const auto join = static_cast<int32_t>(next_join++);
+            if (standing[s] >= 0) edge(standing[s], join);
+            for (TransferId d = since[s]; d >= 0; d = previous_arrival[d]) edge(d, join);
+            standing[s] = join;
+          }
+          since[s] = -1;
+        }
+        if (standing[s] >= 0) edge(standing[s], id);
+      }
       previous_arrival[id] = -1;
       if (x.chunk >= 0 && x.chunk < chunks && x.dst >= 0) {
-        TransferId& last = last_arrival[slot(x.dst, x.chunk)];
+        int32_t& last = since[slot(x.dst, x.chunk)];
         previous_arrival[id] = last;
         last = id;
       }
     }
   };
-  walk([this](TransferId from, TransferId to) {
+  offset_.assign(static_cast<size_t>(n) + 1, 0);
+  waits_.assign(n, 0);
+  walk([this](int32_t from, int32_t to) {
+    if (static_cast<size_t>(to) >= waits_.size()) {  // a new join
+      waits_.resize(static_cast<size_t>(to) + 1, 0);
+      offset_.resize(static_cast<size_t>(to) + 2, 0);
+    }
     ++offset_[from + 1];
     ++waits_[to];
   });
   int64_t total = 0;
-  for (TransferId i = 0; i <= n; ++i) {
+  for (size_t i = 0; i < offset_.size(); ++i) {
     total += offset_[i];
     if (total > INT32_MAX) throw Error("algorithm too large to replay: over 2^31 dependencies");
     offset_[i] = static_cast<int32_t>(total);
   }
-  users_.resize(offset_[n]);
+  users_.resize(static_cast<size_t>(offset_.back()));
   // Placing an edge advances its dependency's start by one; afterwards every start sits where the
   // next dependency's list begins, so shifting the array by one restores the offsets.
-  walk([this](TransferId from, TransferId to) { users_[offset_[from]++] = to; });
+  walk([this](int32_t from, int32_t to) { users_[offset_[from]++] = to; });
   std::copy_backward(offset_.begin(), offset_.end() - 1, offset_.end());
   offset_[0] = 0;
 }

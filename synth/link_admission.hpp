@@ -27,19 +27,38 @@
 namespace tenet::synth {
 
 // Who waits for each transfer's arrival: its explicit users, and the transfers that read its
-// chunk where it lands (the implicit data dependency), as CSR lists; and how many arrivals each
-// transfer waits for. Built in two passes straight into 32-bit lists.
+// chunk where it lands (the implicit data dependency); and how many arrivals each transfer waits
+// for. Where a chunk arrives at a node several times (reductions into it) and leaves it several
+// times, the arrivals so far are joined: a join node waits for them (and for the join before it)
+// and each departure waits for the join, so the graph grows with arrivals plus departures, not
+// their product (an All-Reduce's 1024-NPU server plan: over a hundred of each per node and chunk).
+// Joins are numbered after the transfers; a join has arrived once all it waits for has. Built in
+// two passes straight into 32-bit CSR lists.
 class ArrivalGraph {
  public:
   explicit ArrivalGraph(const Algorithm& a);
-  std::span<const TransferId> users(TransferId id) const {
-    return {users_.data() + offset_[id], static_cast<size_t>(offset_[id + 1] - offset_[id])};
+  // Transfers and joins: the length of a table of waits.
+  int32_t size() const { return static_cast<int32_t>(waits_.size()); }
+  // Arrivals (transfers or joins) that transfer or join `id` waits for.
+  int32_t waits_for(int32_t id) const { return waits_[id]; }
+  // Transfer `id` has arrived: counts it off in `waiting` (initialised from waits_for, size()
+  // entries) and calls ready(u) for each transfer u left waiting for nothing (joins pass on at once).
+  template <typename Ready>
+  void arrived(TransferId id, std::span<int32_t> waiting, Ready&& ready) const {
+    for (int32_t i = offset_[id]; i < offset_[id + 1]; ++i) {
+      const int32_t u = users_[i];
+      if (--waiting[u] != 0) continue;
+      if (u < transfers_)
+        ready(u);
+      else
+        arrived(u, waiting, ready);
+    }
   }
-  int32_t waits_for(TransferId id) const { return waits_[id]; }
 
  private:
+  int32_t transfers_ = 0;
   std::vector<int32_t> offset_, waits_;
-  std::vector<TransferId> users_;
+  std::vector<int32_t> users_;
 };
 
 class LinkAdmission {

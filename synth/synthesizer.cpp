@@ -252,6 +252,14 @@ class EventLoop {
     for (LinkId l = 0; l < t.num_links(); ++l) spare_[l] = hold_ ? 1 : t.link(l).bandwidth;
     for (ChannelId c = 1; c < static_cast<ChannelId>(g.size()); ++c) uniform_ = uniform_ && g[c].duration == g[0].duration;
     for (ChannelId c = 0; c < static_cast<ChannelId>(g.size()); ++c) routed_ = routed_ || g[c].route_size > 1;
+    // Channels whose rates fit every link they share at once (a server plan's ways at their fluid
+    // shares) never wait for each other: a release frees its own channel only.
+    independent_ = !hold_;
+    for (LinkId l = 0; independent_ && l < t.num_links(); ++l) {
+      Bandwidth sum = 0;
+      for (ChannelId c : g.on_link(l)) sum += held(g[c]);
+      independent_ = sum <= spare_[l];
+    }
     npus_ = t.num_npus();
     // Events scheduled `delay` after now are pushed in time order for a fixed delay: one FIFO per
     // distinct delay (and kind), and a small heap of the FIFOs' heads, instead of one big heap.
@@ -313,8 +321,10 @@ class EventLoop {
           const Channel& ch = g_[e.id];
           for (LinkId l : g_.route(ch)) {
             spare_[l] += held(ch);
-            for (ChannelId c : g_.on_link(l)) mark_dirty(c);
+            if (!independent_)
+              for (ChannelId c : g_.on_link(l)) mark_dirty(c);
           }
+          if (independent_) mark_dirty(e.id);
         }
       }
       process(now, match);
@@ -397,6 +407,7 @@ class EventLoop {
   const ChannelGraph& g_;
   bool uniform_ = true;  // every channel equally fast: match in the order they became dirty
   bool routed_ = false;  // some channels go through switches
+  bool independent_ = false;  // the channels' rates fit every link at once
   int npus_ = 0;
   int64_t round_ = 0;
   Bandwidth held(const Channel& c) const { return hold_ ? 1 : c.rate; }
@@ -482,7 +493,9 @@ class Spreader {
       ++count_[p];
       brought_[static_cast<size_t>(v) * chunks_ + r.chunk] = x;
       --remaining_;
-      for (ChannelId c : g_.out(v)) loop.mark_dirty(c);
+      // Under a plan only the channels it lets carry this chunk can want it now.
+      for (ChannelId c : g_.out(v))
+        if (allowed_.empty() || allowed_[static_cast<size_t>(c) * words_ + p / 64] >> (p % 64) & 1) loop.mark_dirty(c);
       if (opt_.progress && total - remaining_ - reported >= total / 100 + 1) {
         reported = total - remaining_;
         opt_.progress(static_cast<double>(reported) / total);

@@ -154,9 +154,10 @@ TimingResult event_driven(const topo::Topology& t, const Algorithm& a, std::span
     events.push_back(e);
     std::push_heap(events.begin(), events.end(), std::greater<Event>());
   };
-  std::vector<int32_t> waiting(a.size());
+  std::vector<int32_t> waiting(static_cast<size_t>(graph.size()));
+  for (int32_t id = 0; id < graph.size(); ++id) waiting[id] = graph.waits_for(id);
   for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id)
-    if ((waiting[id] = graph.waits_for(id)) == 0) admission.dependencies_met(id);
+    if (waiting[id] == 0) admission.dependencies_met(id);
   Time now = 0;
   size_t started = 0;
   auto start = [&](TransferId id) {
@@ -181,8 +182,7 @@ TimingResult event_driven(const topo::Topology& t, const Algorithm& a, std::span
       if (!e.arrival) {
         admission.released(e.id);
       } else {
-        for (TransferId u : graph.users(e.id))
-          if (--waiting[u] == 0) admission.dependencies_met(u);
+        graph.arrived(e.id, waiting, [&](TransferId u) { admission.dependencies_met(u); });
       }
     }
     admission.admit(start);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "synth/collective.hpp"
 #include "synth/lower_bound.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/verify.hpp"
@@ -149,5 +150,28 @@ void BM_ClusterQuality(benchmark::State& state) {
   state.counters["incorrect"] = incorrect;
 }
 BENCHMARK(BM_ClusterQuality)->Unit(benchmark::kSecond)->Iterations(1);
+
+// Process groups of a 1024-NPU rail cluster (issue: process groups and scale): All-Reduce of
+// 256 MiB, -k auto as `tenet synth --ranks` runs it, over a tensor-parallel group (a server,
+// 0-7), a data-parallel group of the GPT-3 layout (every 64th NPU) and one of every server
+// (0-1023:8). Each iteration times the synthesis, which is what a user waits for beyond the
+// topology; the ratio to the group's bound is a counter, the method on stderr.
+//   tenet_micro_bench --benchmark_filter=GroupSynthesis
+void BM_GroupSynthesis(benchmark::State& state) {
+  static const topo::Topology t = topo::generate("nvcluster:128x8,net=rail");
+  const char* const groups[] = {"0-7", "0-1023:64", "0-1023:8"};
+  const char* ranks = groups[state.range(0)];
+  synth::Collective c = synth::Collective::over_all(t, synth::CollectiveKind::AllReduce);
+  c.ranks = synth::parse_ranks(ranks, t.num_npus());
+  synth::ChunkingResult r;
+  for (auto _ : state) r = synth::synthesize_auto_chunks(t, c, Bytes{256} << 20);
+  const synth::Algorithm& a = r.algorithm;
+  state.counters["incorrect"] = synth::verify(t, a, {.max_reported = 1, .lower_bound = false}).correct() ? 0 : 1;
+  state.counters["ratio"] = static_cast<double>(a.claimed_time) /
+                            static_cast<double>(synth::lower_bound(t, a.collective, a.chunk_bytes).total);
+  state.SetLabel(ranks);
+  fmt::print(stderr, "GroupSynthesis: {:10} k={} {}\n", ranks, r.chunks_per_npu, a.method);
+}
+BENCHMARK(BM_GroupSynthesis)->DenseRange(0, 2)->Unit(benchmark::kSecond)->Iterations(1);
 
 }  // namespace

@@ -95,6 +95,25 @@ void BM_Gpt3Hybrid1024Congestion(benchmark::State& state) {
 }
 BENCHMARK(BM_Gpt3Hybrid1024Congestion)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
 
+// The same iteration with synthesized collectives for every group (Tenet's default producer, -k
+// auto) on the analytical network, as `tenet sim -w gpt3-175b --tp 8 --pp 8 --microbatches 4
+// --topo nvcluster:128x8,net=rail` runs it: synthesis included (one algorithm per group shape,
+// the others renamed). The target: under 30 s.
+void BM_Gpt3Hybrid1024Synthesized(benchmark::State& state) {
+  const auto t = topo::generate("nvcluster:128x8,net=rail");
+  const auto w = sim::training_iteration(sim::model_preset("gpt3-175b"),
+                                         {16, 8, 8, 4, sim::PipelineSchedule::OneFOneB});
+  sim::SimConfig cfg;
+  cfg.chunks_per_npu = 0;  // auto
+  sim::SimResult r;
+  for (auto _ : state) r = sim::simulate(t, w, cfg);
+  state.counters["events"] = static_cast<double>(r.events);
+  state.counters["algorithms_made"] = static_cast<double>(r.algorithms_made);
+  state.counters["algorithms_renamed"] = static_cast<double>(r.algorithms_renamed);
+  state.counters["simulated_ms"] = static_cast<double>(r.iteration) / 1e9;
+}
+BENCHMARK(BM_Gpt3Hybrid1024Synthesized)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
+
 }  // namespace
 
 namespace {

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "synth/baselines.hpp"
+#include "synth/link_admission.hpp"
+#include "synth/verify.hpp"
 #include "tests/synth/test_support.hpp"
 #include "topo/generators.hpp"
 
@@ -115,6 +118,40 @@ TEST(Timing, RejectsBadReferences) {
   b.add(0, 0, 1, std::span(&l, 1), Op::Copy, std::span(&later, 1));
   b.add(1, 1, 0, std::span(&l, 1));
   EXPECT_THROW(time(t, b), Error);
+}
+
+}  // namespace
+}  // namespace tenet::synth
+
+namespace tenet::synth {
+namespace {
+
+// A direct All-Reduce: every rank's chunk arrives at its owner from every other rank (reductions)
+// and then leaves it for every other rank. The arrival graph joins the arrivals instead of linking
+// each to each departure (1024 ranks: 1G edges before), and the times are the verifier's, which
+// follows the data dependencies its own way.
+TEST(Timing, ManyArrivalsAndDeparturesOfAChunkAreJoined) {
+  const auto t = topo::generate("switch:32");
+  const Algorithm a = make_baseline({BaselineKind::Direct, {}}, t,
+                                    Collective::over_all(t, CollectiveKind::AllReduce, 1), 1 << 20);
+  const ArrivalGraph graph(a);
+  EXPECT_GT(graph.size(), static_cast<int32_t>(a.size())) << "no joins";
+  EXPECT_LT(graph.size(), static_cast<int32_t>(a.size()) + 32 * 32);
+  const Report r = verify(t, a);
+  ASSERT_TRUE(r.correct()) << testing::violation_text(r);
+  EXPECT_EQ(r.collective_time, a.claimed_time);
+  // Replayed through the joins: every transfer ready exactly once, after all it waits for.
+  std::vector<int32_t> waiting(static_cast<size_t>(graph.size()));
+  for (int32_t id = 0; id < graph.size(); ++id) waiting[id] = graph.waits_for(id);
+  std::vector<int> ready(a.size(), 0);
+  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) ready[id] = waiting[id] == 0;
+  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
+    ASSERT_EQ(ready[id], 1) << "transfer " << id << " not ready when its turn in list order came";
+    graph.arrived(id, waiting, [&](TransferId u) {
+      EXPECT_GT(u, id);
+      ++ready[u];
+    });
+  }
 }
 
 }  // namespace
