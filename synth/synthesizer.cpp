@@ -281,6 +281,9 @@ class EventLoop {
   }
 
   const Channel& channel(ChannelId id) const { return g_[id]; }
+  // Whether dirty channels are matched in the order they were marked (else sorted by speed and,
+  // through switches, by shift): then which were marked, and when, changes the schedule.
+  bool matches_in_marking_order() const { return uniform_ && !routed_; }
   void mark_dirty(ChannelId c) {
     if (!dirty_flag_[c]) {
       dirty_flag_[c] = 1;
@@ -481,6 +484,14 @@ class Spreader {
 
   std::vector<Raw> run() {
     EventLoop loop(t_, g_, opt_.link_model);
+    live_words_ = (words_ + 63) / 64;
+    live_.assign(g_.size() * static_cast<size_t>(live_words_), 0);
+    for (ChannelId c = 0; c < static_cast<ChannelId>(g_.size()); ++c) {
+      const uint64_t* h = &holds_[static_cast<size_t>(g_[c].src) * words_];
+      const uint64_t* w = &want_[static_cast<size_t>(g_[c].dst) * words_];
+      for (int i = 0; i < words_; ++i)
+        if (h[i] & w[i]) live_[static_cast<size_t>(c) * live_words_ + i / 64] |= uint64_t{1} << (i % 64);
+    }
     const int64_t total = std::max<int64_t>(1, remaining_);
     raw_.reserve(static_cast<size_t>(remaining_));
     int64_t reported = 0;
@@ -493,9 +504,13 @@ class Spreader {
       ++count_[p];
       brought_[static_cast<size_t>(v) * chunks_ + r.chunk] = x;
       --remaining_;
-      // Under a plan only the channels it lets carry this chunk can want it now.
-      for (ChannelId c : g_.out(v))
-        if (allowed_.empty() || allowed_[static_cast<size_t>(c) * words_ + p / 64] >> (p % 64) & 1) loop.mark_dirty(c);
+      // Under a plan only the channels it lets carry this chunk can want it now (where the loop
+      // matches in the order channels were marked, all are marked, as that order decides).
+      const bool filter = !allowed_.empty() && !loop.matches_in_marking_order();
+      for (ChannelId c : g_.out(v)) {
+        wake_word(c, p);
+        if (!filter || allowed_[static_cast<size_t>(c) * words_ + p / 64] >> (p % 64) & 1) loop.mark_dirty(c);
+      }
       if (opt_.progress && total - remaining_ - reported >= total / 100 + 1) {
         reported = total - remaining_;
         opt_.progress(static_cast<double>(reported) / total);
@@ -503,7 +518,7 @@ class Spreader {
     };
     auto match = [&](ChannelId id, Time now) {
       const Channel& ch = g_[id];
-      const int p = !allowed_.empty() ? pick_planned(id) : mixed_ ? pick_ahead(ch, now) : pick(ch);
+      const int p = !allowed_.empty() ? pick_planned(id) : mixed_ ? pick_ahead(id, now) : pick(id);
       if (p < 0) return false;
       want_[ch.dst * words_ + p / 64] &= ~(uint64_t{1} << (p % 64));
       if (mixed_) spread_estimate(ch.dst, p, now + ch.duration);
@@ -536,35 +551,63 @@ class Spreader {
     const uint64_t* w = &want_[ch.dst * words_];
     const uint64_t* a = &allowed_[static_cast<size_t>(id) * words_];
     int best = -1;
-    for (int i = 0; i < words_; ++i)
-      for (uint64_t m = h[i] & w[i] & a[i]; m; m &= m - 1) {
+    for_each_live(id, h, w, [&](int i, uint64_t hw) {
+      for (uint64_t m = hw & a[i]; m; m &= m - 1) {
         const int p = i * 64 + std::countr_zero(m);
         if (best < 0 || count_[p] < count_[best]) best = p;
       }
+    });
     return best;
+  }
+
+  // Calls f(i, h[i] & w[i]) for every word i where channel `id`'s source holds chunks its
+  // destination wants, in increasing i: the words its summary marks live (a superset, kept by
+  // arrivals), forgetting those found empty. A match looks at a few words, not all of them
+  // (4096 chunks: 64 words per channel and match on a 64x64 torus).
+  template <typename F>
+  void for_each_live(ChannelId id, const uint64_t* h, const uint64_t* w, F&& f) const {
+    uint64_t* s = &live_[static_cast<size_t>(id) * live_words_];
+    for (int j = 0; j < live_words_; ++j)
+      for (uint64_t bits = s[j]; bits; bits &= bits - 1) {
+        const int i = j * 64 + std::countr_zero(bits);
+        if (const uint64_t m = h[i] & w[i]) {
+          f(i, m);
+        } else {
+          s[j] &= ~(uint64_t{1} << (i % 64));
+        }
+      }
+  }
+  // Chunk p has come to the source of `id`: its word is live if the destination wants p.
+  void wake_word(ChannelId id, int p) {
+    if (want_[static_cast<size_t>(g_[id].dst) * words_ + p / 64] >> (p % 64) & 1)
+      live_[static_cast<size_t>(id) * live_words_ + p / 4096] |= uint64_t{1} << (p / 64 % 64);
   }
 
   // The best chunk (permuted id) the channel's source holds and its destination wants, or -1.
   // Through switches, where every pair has its own channel and relaying costs an extra
   // crossing, the source's own data goes first.
-  int pick(const Channel& ch) const {
+  int pick(ChannelId id) const {
+    const Channel& ch = g_[id];
     const NodeId u = ch.src, v = ch.dst;
     const uint64_t* h = &holds_[u * words_];
     const uint64_t* w = &want_[v * words_];
     if (ch.route_size > 1 && !own_.empty()) {
       const uint64_t* mine = &own_[u * words_];
       int best = -1;
-      for (int i = 0; i < words_; ++i)
-        for (uint64_t m = h[i] & w[i] & mine[i]; m; m &= m - 1) {
+      for_each_live(id, h, w, [&](int i, uint64_t hw) {
+        for (uint64_t m = hw & mine[i]; m; m &= m - 1) {
           const int p = i * 64 + std::countr_zero(m);
           if (best < 0 || count_[p] < count_[best]) best = p;
         }
+      });
       if (best >= 0) return best;
     }
     if (opt_.priority == ChunkPriority::Random || opt_.priority == ChunkPriority::Lowest) {
-      for (int i = 0; i < words_; ++i)
-        if (uint64_t m = h[i] & w[i]) return i * 64 + std::countr_zero(m);
-      return -1;
+      int first = -1;
+      for_each_live(id, h, w, [&](int i, uint64_t hw) {
+        if (first < 0) first = i * 64 + std::countr_zero(hw);
+      });
+      return first;
     }
     // Who else could deliver to v: the sources of v's other in-channels (at most 64).
     suppliers_.clear();
@@ -572,9 +615,7 @@ class Spreader {
       for (ChannelId c : g_.in(v))
         if (g_[c].src != u && suppliers_.size() < 64) suppliers_.push_back(&holds_[g_[c].src * words_]);
     int best = -1, best_level = 8;
-    for (int i = 0; i < words_; ++i) {
-      const uint64_t m = h[i] & w[i];
-      if (!m) continue;
+    for_each_live(id, h, w, [&](int i, uint64_t m) {
       // Per candidate bit, how many other suppliers hold it: a 3-bit counter sliced over three
       // words (saturating at 7), so one pass over the suppliers serves all 64 chunks of the word.
       uint64_t c0 = 0, c1 = 0, c2 = 0;
@@ -599,21 +640,22 @@ class Spreader {
         }
         break;
       }
-    }
+    });
     return best;
   }
 
   // On mixed-speed topologies: the chunk this channel delivers furthest ahead of the best other
   // supplier (congestion-free estimates; chunks nobody else can bring soon come first), ties to
   // the priority order. Keeps slow links for chunks that cannot arrive faster another way.
-  int pick_ahead(const Channel& ch, Time now) const {
+  int pick_ahead(ChannelId id, Time now) const {
+    const Channel& ch = g_[id];
     const uint64_t* h = &holds_[ch.src * words_];
     const uint64_t* w = &want_[ch.dst * words_];
     const Time mine = now + ch.duration;
     int best = -1;
     Time best_lead = 0;
-    for (int i = 0; i < words_; ++i)
-      for (uint64_t m = h[i] & w[i]; m; m &= m - 1) {
+    for_each_live(id, h, w, [&](int i, uint64_t hw) {
+      for (uint64_t m = hw; m; m &= m - 1) {
         const int p = i * 64 + std::countr_zero(m);
         const Estimate& e = best_[static_cast<size_t>(ch.dst) * chunks_ + p];
         const Time other = e.from == ch.src ? e.second : e.first;
@@ -623,6 +665,7 @@ class Spreader {
           best_lead = lead;
         }
       }
+    });
     return best;
   }
 
@@ -666,6 +709,8 @@ class Spreader {
   mutable std::vector<const uint64_t*> suppliers_;
   bool mixed_ = false;           // channels of different speeds: pick_ahead
   std::vector<uint64_t> allowed_;  // under a flow plan: per channel, the chunks it may carry
+  int live_words_ = 0;
+  mutable std::vector<uint64_t> live_;  // per channel, the words of h & w that may be nonzero
   std::vector<Time> far_;        // N x N fastest channel-path durations (kNever: unreachable)
   std::vector<Estimate> best_;   // per NPU and permuted chunk
 };
