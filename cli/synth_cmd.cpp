@@ -13,6 +13,8 @@
 #include "cli/formats.hpp"
 #include "cli/progress.hpp"
 #include "synth/algorithm_json.hpp"
+#include "synth/group_map.hpp"
+#include "synth/lower_bound.hpp"
 #include "synth/producers.hpp"
 #include "synth/verify.hpp"
 #include "topo/io.hpp"
@@ -177,6 +179,13 @@ std::string non_members(const topo::Topology& t, const synth::Algorithm& a) {
   return fmt::format("other NPUs relay {} transfers and route {}", relayed, routed);
 }
 
+// A group's bound within its part of the topology (synth/group_map.hpp: its members and the
+// switches they reach, where the synthesizer works for it in a much larger cluster), or -1.
+Time part_bound(const topo::Topology& t, const synth::Algorithm& a) {
+  const std::optional<synth::GroupPart> part = synth::group_part(t, a.collective);
+  return part ? synth::lower_bound(part->topology, part->collective, a.chunk_bytes).total : -1;
+}
+
 // The detailed summary of one algorithm for one size, as text or JSON.
 void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row, const Exported& exported) {
   const synth::Algorithm& a = *row.algorithm;
@@ -184,6 +193,7 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row, c
   const synth::Collective& c = a.collective;
   const double algbw = row.algbw();
   const double busbw = algbw * synth::bus_bandwidth_factor(c.kind, c.num_ranks());
+  const Time in_part = part_bound(t, a);
   if (args.json) {
     nlohmann::ordered_json j;
     j["topology"] = t.name();
@@ -213,6 +223,7 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row, c
     j["lower_bound_kind"] = r.bound.label;
     j["lower_bound_terms"] = synth::describe(r.bound);
     j["ratio_to_bound"] = r.ratio();
+    if (in_part > 0) j["group_part_lower_bound_ps"] = in_part;
     j["algbw_GBps"] = algbw / 1e9;
     j["busbw_GBps"] = busbw / 1e9;
     j["transfers"] = a.size();
@@ -253,6 +264,10 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row, c
                                     : "");
   fmt::print("lower bound     {}  ({})\n", format_time(r.bound.total), synth::describe(r.bound));
   fmt::print("ratio           {:.4f}\n", r.ratio());
+  if (in_part > 0)
+    fmt::print("in its part     bound {}, ratio {:.4f} (the group's members and the switches they reach: without "
+               "other groups' NPUs)\n",
+               format_time(in_part), static_cast<double>(r.collective_time) / static_cast<double>(in_part));
   fmt::print("algbw / busbw   {} / {}\n", format_bandwidth(static_cast<Bandwidth>(algbw)),
              format_bandwidth(static_cast<Bandwidth>(busbw)));
   fmt::print("transfers       {}\n", a.size());
