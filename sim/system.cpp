@@ -594,6 +594,7 @@ class Simulator {
       // analytical network gets it.
       synth::SynthOptions o;
       o.team_relay = cfg_.network == NetworkKind::Analytical;
+      o.auto_chunk_transfers = synth::kSimAutoChunkTransfers;  // as made: relays' hops and hand-overs count
       // A routed chunk (All-to-All, Scatter, Gather) is a transfer per hop: half the diameter on
       // average.
       const bool routed = synth::one_destination(c.kind);

@@ -14,9 +14,12 @@ ChunkingResult make_algorithm_auto_chunks(std::string_view name, const topo::Top
                                           Bytes total_bytes, const SynthOptions& options, int max_chunks_per_npu) {
   if (name == "tenet") return synthesize_auto_chunks(t, c, total_bytes, options, max_chunks_per_npu);
   const BaselineSpec spec = parse_baseline(name);
-  return best_chunking(c, total_bytes, max_chunks_per_npu, [&](const Collective& cc, Bytes chunk) {
-    return make_baseline(spec, t, cc, chunk, options.link_model, options.reduce_bandwidth);
-  });
+  return best_chunking(
+      c, total_bytes, max_chunks_per_npu,
+      [&](const Collective& cc, Bytes chunk) {
+        return make_baseline(spec, t, cc, chunk, options.link_model, options.reduce_bandwidth);
+      },
+      1, nullptr, options.auto_chunk_transfers > 0 ? options.auto_chunk_transfers : kAutoChunkTransferBudget);
 }
 
 std::string with_channels(std::string_view name, std::string_view channels) {

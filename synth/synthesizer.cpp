@@ -1560,6 +1560,7 @@ Algorithm synthesize_restarts(const topo::Topology& t, const Collective& c, Byte
 // matcher's work for a group still grows with the whole cluster (a 128-member rail group of a
 // 1024-NPU cluster takes it seconds, and there are as many sub-groups as mates).
 constexpr int64_t kRelaySubSynthesisTransfers = 4096;
+constexpr double kRelayBaselineTie = 1.01;
 // Whether `a` is within `factor` of its lower bound.
 bool within_bound(const topo::Topology& t, const Algorithm& a, double factor) {
   const Time bound = lower_bound(t, a.collective, a.chunk_bytes).total;
@@ -1587,24 +1588,10 @@ std::optional<Algorithm> relay_synthesize(const topo::Topology& t, const Collect
     if (!first) first = a;
     return a;
   };
-  std::optional<BaselineSpec> chosen;
-  auto baseline = [&](const Collective& sc) {
-    if (std::optional<Algorithm> a = renamed_first(sc)) return std::move(*a);
-    if (!chosen) {
-      std::optional<Algorithm> fastest;
-      for_each_baseline(t, sc, [&](const BaselineSpec& spec) {
-        Algorithm a = make_baseline(spec, t, sc, chunk_bytes, o.link_model, o.reduce_bandwidth);
-        if (!fastest || a.claimed_time < fastest->claimed_time) fastest = std::move(a), chosen = spec;
-      });
-      if (!fastest) throw NotApplicable("no baseline applies to the slices' sub-groups");
-      first = *fastest;
-      return std::move(*fastest);
-    }
-    return make_baseline(*chosen, t, sc, chunk_bytes, o.link_model, o.reduce_bandwidth);
-  };
-  // Small sub-groups are synthesized, and composed with the baseline fastest on the first slice as
-  // well: the faster composition stays (a sub-collective faster alone may compose slower, its
-  // chunks wanted in another order than the hand-overs can follow). Large ones get the baseline.
+  // Small sub-groups are synthesized; every sub-group size gets the baselines fastest alone on the
+  // first slice (within 1 % of the fastest: a ring and direct often tie alone and compose very
+  // differently, the ring wanting its chunks in an order the hand-overs cannot follow). Each is
+  // composed, and the fastest composition stays.
   std::optional<Algorithm> relayed;
   std::string how;
   auto compose = [&](const std::function<Algorithm(const Collective&)>& sub, const std::string& label) {
@@ -1619,12 +1606,31 @@ std::optional<Algorithm> relay_synthesize(const topo::Topology& t, const Collect
   for (size_t i = 0; i < first_slice.ranks.size(); ++i) first_slice.ranks[i] = (*teams)[i][0];
   first_slice.chunks_per_npu = c.chunks_per_npu / static_cast<int>(teams->front().size());
   if (transfer_estimate(first_slice) <= kRelaySubSynthesisTransfers) compose(synthesized, "");
-  compose(baseline, "baseline");
+  std::vector<std::pair<BaselineSpec, Time>> alone;
+  try {
+    for_each_baseline(t, first_slice, [&](const BaselineSpec& spec) {
+      alone.emplace_back(spec, make_baseline(spec, t, first_slice, chunk_bytes, o.link_model, o.reduce_bandwidth).claimed_time);
+    });
+  } catch (const Error&) {  // the members cannot reach each other without other NPUs
+  }
+  Time fastest = std::numeric_limits<Time>::max();
+  for (const auto& [spec, time] : alone) fastest = std::min(fastest, time);
+  for (const auto& [spec, time] : alone) {
+    if (static_cast<double>(time) > kRelayBaselineTie * static_cast<double>(fastest)) continue;
+    compose(
+        [&](const Collective& sc) {
+          if (std::optional<Algorithm> a = renamed_first(sc)) return std::move(*a);
+          Algorithm a = make_baseline(spec, t, sc, chunk_bytes, o.link_model, o.reduce_bandwidth);
+          if (!first) first = a;
+          return a;
+        },
+        "baseline " + spec.name());
+  }
   if (!relayed) return std::nullopt;
   set_reduce_bandwidth(t, *relayed, o.reduce_bandwidth);
   relayed->method = fmt::format("team relay: {} idle server mates per member carry slices of its data; each slice's "
                                 "sub-group by {}",
-                                teams->front().size() - 1, how.empty() ? synthesized_how : "baseline " + chosen->name());
+                                teams->front().size() - 1, how.empty() ? synthesized_how : how);
   return relayed;
 }
 
@@ -1696,7 +1702,7 @@ Algorithm synthesize_restarts(const topo::Topology& t, const Collective& c, Byte
 
 ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per_npu,
                              const std::function<Algorithm(const Collective&, Bytes)>& make, int first,
-                             const std::function<bool(const Algorithm&)>& enough) {
+                             const std::function<bool(const Algorithm&)>& enough, int64_t transfer_budget) {
   ChunkingResult best;
   int worse = 0;
   double per_chunk = 1;  // transfers per chunk of the last algorithm made (relays' hops, ...)
@@ -1705,7 +1711,7 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
     const Bytes chunk = c.chunk_bytes_for(total_bytes);
     if (chunk < 1) break;
     const double estimate = std::max(static_cast<double>(transfer_estimate(c)), per_chunk * c.num_chunks());
-    if (k > first && estimate > static_cast<double>(kAutoChunkTransferBudget)) break;
+    if (k > first && estimate > static_cast<double>(transfer_budget)) break;
     Algorithm a = make(c, chunk);
     per_chunk = static_cast<double>(a.size()) / std::max(1, c.num_chunks());
     best.tried.emplace_back(k, a.claimed_time);
@@ -1716,7 +1722,7 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
       if (enough && enough(best.algorithm)) break;
     } else if (++worse >= 2 && transfer_estimate(c) > kAutoChunkCheapTransfers) {
       break;  // small algorithms try every count: their times need not fall steadily
-    } else if (static_cast<double>(a.size()) * 2 > static_cast<double>(kAutoChunkTransferBudget) / 4) {
+    } else if (static_cast<double>(a.size()) * 2 > static_cast<double>(transfer_budget) / 4) {
       break;  // large ones stop at the first count that does not help
     }
   }
@@ -1728,6 +1734,7 @@ ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Byt
   SynthOptions quiet = o;
   quiet.progress = nullptr;
   quiet.baselines = false;  // each baseline gets its own chunk search below, the one benchmarks run
+  const int64_t budget = o.auto_chunk_transfers > 0 ? o.auto_chunk_transfers : kAutoChunkTransferBudget;
   // A group with idle server mates: the team relay first, at multiples of the team size; near the
   // bound, nothing else is searched (the matcher's work for a large group grows with the cluster).
   if (o.method == SynthMethod::Auto && o.team_relay && c.num_ranks() < t.num_npus())
@@ -1739,7 +1746,13 @@ ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Byt
               if (std::optional<Algorithm> a = relay_synthesize(t, cc, chunk, quiet)) return std::move(*a);
               throw NotApplicable("no team relay");
             },
-            static_cast<int>(teams->front().size()), [&](const Algorithm& a) { return relay_enough(t, a); });
+            static_cast<int>(teams->front().size()), [&, previous = Time{-1}](const Algorithm& a) mutable {
+              // Called with each new fastest: stop near the bound, or once doubling stops paying.
+              const bool slowing = previous > 0 && static_cast<double>(previous) < kRelayGain * static_cast<double>(a.claimed_time);
+              previous = a.claimed_time;
+              return within_bound(t, a, kRelayClose) || (relay_enough(t, a) && slowing);
+            },
+            budget);
         if (relay_enough(t, relayed.algorithm)) return relayed;
       } catch (const NotApplicable&) {
       }
@@ -1750,13 +1763,15 @@ ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Byt
   ChunkingResult best = best_chunking(
       c, total_bytes, max_chunks_per_npu, [&](const Collective& cc, Bytes chunk) { return synthesize(t, cc, chunk, quiet); },
       1, routed ? std::function<bool(const Algorithm&)>([&](const Algorithm& a) { return within_bound(t, a, kRoutedEnough); })
-                : nullptr);
+                : nullptr,
+      budget);
   if (o.method == SynthMethod::Auto && o.baselines &&
       portfolio_worth_it(t, best.algorithm.collective, best.algorithm.chunk_bytes, best.algorithm))
     for_each_baseline(t, c, [&](const BaselineSpec& spec) {
-      ChunkingResult r = best_chunking(c, total_bytes, max_chunks_per_npu, [&](const Collective& cc, Bytes chunk) {
-        return make_baseline(spec, t, cc, chunk, o.link_model, o.reduce_bandwidth);
-      });
+      ChunkingResult r = best_chunking(
+          c, total_bytes, max_chunks_per_npu,
+          [&](const Collective& cc, Bytes chunk) { return make_baseline(spec, t, cc, chunk, o.link_model, o.reduce_bandwidth); },
+          1, nullptr, budget);
       if (r.algorithm.claimed_time < best.algorithm.claimed_time) best.chunks_per_npu = r.chunks_per_npu;
       keep_if_faster(best.algorithm, std::move(r.algorithm), spec);
     });

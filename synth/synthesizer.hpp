@@ -70,6 +70,10 @@ struct SynthOptions {
   // With method Auto, for a group whose members each have idle server mates (a data-parallel group
   // on one rail), also the composition that borrows them (synth/team_relay.hpp), kept when faster.
   bool team_relay = true;
+  // Chunk-count searches (synthesize_auto_chunks) stop before an algorithm would pass about this
+  // many transfers (as made so far: relays and hand-overs included); 0: kAutoChunkTransferBudget.
+  // The simulator, which builds and replays many, sets kSimAutoChunkTransfers.
+  int64_t auto_chunk_transfers = 0;
   // Called now and then with the fraction done (0..1), from the calling thread.
   std::function<void(double)> progress;
 };
@@ -117,10 +121,14 @@ inline constexpr int64_t kSimAutoChunkTransfers = int64_t{1} << 15;
 // first algorithm it accepts.
 ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per_npu,
                              const std::function<Algorithm(const Collective&, Bytes)>& make, int first = 1,
-                             const std::function<bool(const Algorithm&)>& enough = {});
+                             const std::function<bool(const Algorithm&)>& enough = {},
+                             int64_t transfer_budget = kAutoChunkTransferBudget);
 // A group's team relay (SynthOptions::team_relay) within this of the lower bound ends the search for
-// chunk counts: the matcher alone is not tried for it.
+// chunk counts (the matcher alone is not tried for it) once it is within kRelayClose of the bound or
+// doubling the chunks gained less than kRelayGain.
 inline constexpr double kRelayEnough = 1.05;
+inline constexpr double kRelayClose = 1.02;
+inline constexpr double kRelayGain = 1.005;
 ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Bytes total_bytes,
                                       const SynthOptions& options = {}, int max_chunks_per_npu = 64);
 
