@@ -494,11 +494,13 @@ void ring_steps(Builder& b, const std::vector<NodeId>& order, const Blocks& bloc
   const int p = static_cast<int>(order.size());
   for (int s = 0; s + 1 < p; ++s) {
     if (steps) steps->begin();
-    std::map<NodeId, std::vector<TransferId>> sent;
+    std::map<NodeId, std::vector<TransferId>> sent;  // for `steps` only
     for (int i = 0; i < p; ++i) {
       const std::vector<TransferId> deps = steps ? steps->deps(order[i]) : std::vector<TransferId>{};
-      for (ChunkId c : blocks[wrap(i - dir * (reduce ? s + 1 : s), p)])
-        { b.send(c, order[i], order[wrap(i + dir, p)], reduce ? Op::Reduce : Op::Copy, deps); sent[order[i]].push_back(b.first_hop()); }
+      for (ChunkId c : blocks[wrap(i - dir * (reduce ? s + 1 : s), p)]) {
+        b.send(c, order[i], order[wrap(i + dir, p)], reduce ? Op::Reduce : Op::Copy, deps);
+        if (steps) sent[order[i]].push_back(b.first_hop());
+      }
     }
     if (steps)
       for (auto& [v, ids] : sent) steps->record(v, ids);
