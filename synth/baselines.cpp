@@ -9,7 +9,6 @@
 #include <limits>
 #include <map>
 #include <numeric>
-#include <tuple>
 #include <unordered_map>
 
 #include "synth/ring_channels.hpp"
@@ -202,22 +201,24 @@ class Builder {
   // dependency, not 512 per send; hierarchical on nvcluster:128x8 made 6.7 GB of them).
   std::vector<TransferId> last_per_queue(std::vector<TransferId> d) const {
     if (d.size() < 2) return d;
-    auto key = [&](TransferId id) {
-      const Transfer& x = a_[id];
-      const auto route = a_.route(id);
-      return std::tuple(route.empty() ? -1 : route.front(), route.empty() ? -1 : route.back(), route.size(), x.channel,
-                        x.rate, x.op, id);
+    // Same queue and same transfer shape: channel, rate, op and the whole route.
+    auto compare = [&](TransferId x, TransferId y) {
+      const Transfer &p = a_[x], &q = a_[y];
+      if (p.channel != q.channel) return p.channel < q.channel ? -1 : 1;
+      if (p.rate != q.rate) return p.rate < q.rate ? -1 : 1;
+      if (p.op != q.op) return p.op < q.op ? -1 : 1;
+      const auto r = a_.route(x), u = a_.route(y);
+      if (const auto c = std::lexicographical_compare_three_way(r.begin(), r.end(), u.begin(), u.end()); c != 0)
+        return c < 0 ? -1 : 1;
+      return 0;
     };
-    std::sort(d.begin(), d.end(), [&](TransferId x, TransferId y) { return key(x) < key(y); });
+    std::sort(d.begin(), d.end(), [&](TransferId x, TransferId y) {
+      const int c = compare(x, y);
+      return c != 0 ? c < 0 : x < y;
+    });
     std::vector<TransferId> out;
-    for (size_t i = 0; i < d.size(); ++i) {
-      if (i + 1 < d.size()) {
-        auto here = key(d[i]), next = key(d[i + 1]);
-        std::get<6>(here) = std::get<6>(next) = 0;
-        if (here == next) continue;  // a later one of the same queue follows
-      }
-      out.push_back(d[i]);
-    }
+    for (size_t i = 0; i < d.size(); ++i)
+      if (i + 1 == d.size() || compare(d[i], d[i + 1]) != 0) out.push_back(d[i]);  // the last of its queue
     std::sort(out.begin(), out.end());
     return out;
   }
