@@ -81,7 +81,7 @@ struct Row {
   std::optional<synth::Algorithm> algorithm;
   std::optional<synth::Report> report;
   std::string not_applicable;
-  std::vector<std::pair<int, Time>> tried;  // -k auto: chunks per NPU tried, and their times
+  std::vector<synth::ChunkingResult::Try> tried;  // -k auto: chunks per NPU tried, and their times
   double seconds = 0;
 
   double algbw() const {  // bytes per second
@@ -211,7 +211,11 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row, c
     j["chunk_bytes"] = a.chunk_bytes;
     if (!row.tried.empty()) {
       auto& tried = j["chunks_tried"] = nlohmann::ordered_json::array();
-      for (auto [k, time] : row.tried) tried.push_back({{"chunks_per_npu", k}, {"time_ps", time}});
+      for (const auto& x : row.tried) {
+        nlohmann::ordered_json one = {{"chunks_per_npu", x.chunks_per_npu}, {"time_ps", x.time}};
+        if (!x.method.empty()) one["method_alone"] = x.method;
+        tried.push_back(std::move(one));
+      }
     }
     j["link_model"] = synth::to_string(a.link_model);
     if (a.reduce_bandwidth > 0) {
@@ -242,8 +246,15 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row, c
   }
   std::string chunk_note;
   if (!row.tried.empty()) {
+    // "1: 2 ms, 2: 1.5 ms; plan-pipeline alone 128: 1.2 ms, 256: 1.1 ms"
     std::string tried;
-    for (auto [k, time] : row.tried) tried += fmt::format("{}{}: {}", tried.empty() ? "" : ", ", k, format_time(time));
+    std::string_view method;
+    for (const auto& x : row.tried) {
+      const bool switched = x.method != method;
+      tried += fmt::format("{}{}{}: {}", tried.empty() ? "" : switched ? "; " : ", ",
+                           switched ? fmt::format("{} alone ", x.method) : "", x.chunks_per_npu, format_time(x.time));
+      method = x.method;
+    }
     chunk_note = fmt::format(" (auto; tried {})", tried);
   }
   fmt::print("topology        {} ({} NPUs, {} switches, {} links)\n", t.name(), t.num_npus(), t.num_switches(),

@@ -1714,7 +1714,7 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
     if (k > first && estimate > static_cast<double>(transfer_budget)) break;
     Algorithm a = make(c, chunk);
     per_chunk = static_cast<double>(a.size()) / std::max(1, c.num_chunks());
-    best.tried.emplace_back(k, a.claimed_time);
+    best.tried.push_back({k, a.claimed_time, {}});
     if (best.tried.size() == 1 || a.claimed_time < best.algorithm.claimed_time) {
       best.algorithm = std::move(a);
       best.chunks_per_npu = k;
@@ -1779,7 +1779,7 @@ ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Byt
   // bandwidth) pay their fill and drain once per chunk count: they keep gaining from more chunks
   // where the matcher no longer does. Keep doubling for them alone.
   int largest = 1;
-  for (const auto& [tried, time] : best.tried) largest = std::max(largest, tried);
+  for (const ChunkingResult::Try& tried : best.tried) largest = std::max(largest, tried.chunks_per_npu);
   for (SynthMethod m : {SynthMethod::PlanPipeline, SynthMethod::ServerPlan}) {
     if (o.method != SynthMethod::Auto && o.method != m) continue;
     if (m == SynthMethod::ServerPlan && !server_plan_applies(t, c)) continue;
@@ -1795,7 +1795,7 @@ ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Byt
       } catch (const NotApplicable&) {
         break;  // no plan here
       }
-      best.tried.emplace_back(k, a.claimed_time);
+      best.tried.push_back({k, a.claimed_time, to_string(m)});
       const bool gaining = previous < 0 || static_cast<double>(a.claimed_time) < 0.99 * static_cast<double>(previous);
       previous = a.claimed_time;
       if (a.claimed_time < best.algorithm.claimed_time) {

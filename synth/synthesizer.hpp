@@ -86,7 +86,12 @@ Algorithm synthesize(const topo::Topology& t, const Collective& c, Bytes chunk_b
 struct ChunkingResult {
   Algorithm algorithm;
   int chunks_per_npu = 1;
-  std::vector<std::pair<int, Time>> tried;  // (chunks per NPU, collective time)
+  struct Try {
+    int chunks_per_npu = 0;
+    Time time = 0;
+    std::string_view method;  // empty: the whole search; else the one method tried alone at that count
+  };
+  std::vector<Try> tried;
 };
 // Picks the chunks per NPU (1, 2, 4, ... up to max_chunks_per_npu) that minimizes the collective
 // time for `total_bytes` (NCCL's size convention, see Collective::chunk_bytes_for): fewer chunks

@@ -140,7 +140,7 @@ TEST(Synthesizer, AutoChunkingPicksTheFastest) {
   const auto t = topo::generate("torus2d:4x4");
   const ChunkingResult r = synthesize_auto_chunks(t, Collective::over_all(t, CollectiveKind::AllReduce), 64 << 20);
   ASSERT_GE(r.tried.size(), 2u);
-  for (auto [k, time] : r.tried) EXPECT_GE(time, r.algorithm.claimed_time) << k;
+  for (const ChunkingResult::Try& x : r.tried) EXPECT_GE(x.time, r.algorithm.claimed_time) << x.chunks_per_npu;
   EXPECT_EQ(r.algorithm.collective.chunks_per_npu, r.chunks_per_npu);
   EXPECT_TRUE(verify(t, r.algorithm).correct());
 }
