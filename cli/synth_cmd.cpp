@@ -180,10 +180,20 @@ std::string non_members(const topo::Topology& t, const synth::Algorithm& a) {
 }
 
 // A group's bound within its part of the topology (synth/group_map.hpp: its members and the
-// switches they reach, where the synthesizer works for it in a much larger cluster), or -1.
+// switches they reach, where the synthesizer works for it in a much larger cluster), when the
+// algorithm stays in it (no other NPU sends, receives or forwards: a team relay borrows them), or -1.
 Time part_bound(const topo::Topology& t, const synth::Algorithm& a) {
   const std::optional<synth::GroupPart> part = synth::group_part(t, a.collective);
-  return part ? synth::lower_bound(part->topology, part->collective, a.chunk_bytes).total : -1;
+  if (!part) return -1;
+  std::vector<char> member(static_cast<size_t>(t.num_nodes()), 0);
+  for (topo::NodeId r : a.collective.ranks) member[static_cast<size_t>(r)] = 1;
+  auto outside = [&](topo::NodeId v) { return t.is_npu(v) && !member[static_cast<size_t>(v)]; };
+  for (synth::TransferId id = 0; id < static_cast<synth::TransferId>(a.size()); ++id) {
+    if (outside(a[id].src) || outside(a[id].dst)) return -1;
+    for (topo::LinkId l : a.route(id))
+      if (outside(t.link(l).dst)) return -1;
+  }
+  return synth::lower_bound(part->topology, part->collective, a.chunk_bytes).total;
 }
 
 // The detailed summary of one algorithm for one size, as text or JSON.
