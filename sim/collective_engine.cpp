@@ -27,8 +27,7 @@ CollectiveRun::CollectiveRun(const synth::Algorithm& a, Network& net, EventQueue
       graph_(a),
       admission_(net.topology(), a) {
   remaining_ = a.size();
-  waiting_.resize(static_cast<size_t>(graph_.size()));
-  for (int32_t id = 0; id < graph_.size(); ++id) waiting_[id] = graph_.waits_for(id);
+  waiting_ = graph_.waits();
 }
 
 Time replay(const topo::Topology& t, const synth::Algorithm& a, NetworkKind kind, const PacketConfig& packet) {

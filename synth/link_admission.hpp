@@ -39,10 +39,11 @@ class ArrivalGraph {
   explicit ArrivalGraph(const Algorithm& a);
   // Transfers and joins: the length of a table of waits.
   int32_t size() const { return static_cast<int32_t>(waits_.size()); }
-  // Arrivals (transfers or joins) that transfer or join `id` waits for.
-  int32_t waits_for(int32_t id) const { return waits_[id]; }
-  // Transfer `id` has arrived: counts it off in `waiting` (initialised from waits_for, size()
-  // entries) and calls ready(u) for each transfer u left waiting for nothing (joins pass on at once).
+  // Per transfer and join, how many arrivals (transfers or joins) it waits for (size() entries):
+  // a replay's counts to tick off.
+  const std::vector<int32_t>& waits() const { return waits_; }
+  // Transfer `id` has arrived: counts it off in `waiting` (a copy of waits()) and calls ready(u)
+  // for each transfer u left waiting for nothing (joins pass on at once).
   template <typename Ready>
   void arrived(TransferId id, std::span<int32_t> waiting, Ready&& ready) const {
     for (int32_t i = offset_[id]; i < offset_[id + 1]; ++i) {

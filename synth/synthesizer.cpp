@@ -1594,8 +1594,10 @@ std::optional<Algorithm> relay_synthesize(const topo::Topology& t, const Collect
   // composed, and the fastest composition stays.
   std::optional<Algorithm> relayed;
   std::string how;
-  auto compose = [&](const std::function<Algorithm(const Collective&)>& sub, const std::string& label) {
-    first.reset();
+  // `seed`: the first slice's algorithm when already made.
+  auto compose = [&](const std::function<Algorithm(const Collective&)>& sub, const std::string& label,
+                     std::optional<Algorithm> seed) {
+    first = std::move(seed);
     try {
       std::optional<Algorithm> a = team_relay(t, c, chunk_bytes, o.link_model, sub);
       if (a && (!relayed || a->claimed_time < relayed->claimed_time)) relayed = std::move(a), how = label;
@@ -1605,26 +1607,24 @@ std::optional<Algorithm> relay_synthesize(const topo::Topology& t, const Collect
   Collective first_slice = c;
   for (size_t i = 0; i < first_slice.ranks.size(); ++i) first_slice.ranks[i] = (*teams)[i][0];
   first_slice.chunks_per_npu = c.chunks_per_npu / static_cast<int>(teams->front().size());
-  if (transfer_estimate(first_slice) <= kRelaySubSynthesisTransfers) compose(synthesized, "");
-  std::vector<std::pair<BaselineSpec, Time>> alone;
+  if (transfer_estimate(first_slice) <= kRelaySubSynthesisTransfers) compose(synthesized, "", std::nullopt);
+  std::vector<std::pair<BaselineSpec, Algorithm>> alone;  // every baseline on the first slice
   try {
     for_each_baseline(t, first_slice, [&](const BaselineSpec& spec) {
-      alone.emplace_back(spec, make_baseline(spec, t, first_slice, chunk_bytes, o.link_model, o.reduce_bandwidth).claimed_time);
+      alone.emplace_back(spec, make_baseline(spec, t, first_slice, chunk_bytes, o.link_model, o.reduce_bandwidth));
     });
   } catch (const Error&) {  // the members cannot reach each other without other NPUs
   }
   Time fastest = std::numeric_limits<Time>::max();
-  for (const auto& [spec, time] : alone) fastest = std::min(fastest, time);
-  for (const auto& [spec, time] : alone) {
-    if (static_cast<double>(time) > kRelayBaselineTie * static_cast<double>(fastest)) continue;
+  for (const auto& [spec, a] : alone) fastest = std::min(fastest, a.claimed_time);
+  for (auto& [spec, a] : alone) {
+    if (static_cast<double>(a.claimed_time) > kRelayBaselineTie * static_cast<double>(fastest)) continue;
     compose(
         [&](const Collective& sc) {
-          if (std::optional<Algorithm> a = renamed_first(sc)) return std::move(*a);
-          Algorithm a = make_baseline(spec, t, sc, chunk_bytes, o.link_model, o.reduce_bandwidth);
-          if (!first) first = a;
-          return a;
+          if (std::optional<Algorithm> renamed = renamed_first(sc)) return std::move(*renamed);
+          return make_baseline(spec, t, sc, chunk_bytes, o.link_model, o.reduce_bandwidth);
         },
-        "baseline " + spec.name());
+        "baseline " + spec.name(), std::move(a));
   }
   if (!relayed) return std::nullopt;
   set_reduce_bandwidth(t, *relayed, o.reduce_bandwidth);
@@ -1734,7 +1734,7 @@ ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Byt
   SynthOptions quiet = o;
   quiet.progress = nullptr;
   quiet.baselines = false;  // each baseline gets its own chunk search below, the one benchmarks run
-  const int64_t budget = o.auto_chunk_transfers > 0 ? o.auto_chunk_transfers : kAutoChunkTransferBudget;
+  const int64_t budget = o.auto_chunk_transfers;
   // A group with idle server mates: the team relay first, at multiples of the team size; near the
   // bound, nothing else is searched (the matcher's work for a large group grows with the cluster).
   if (o.method == SynthMethod::Auto && o.team_relay && c.num_ranks() < t.num_npus())

@@ -49,6 +49,9 @@ enum class SynthMethod : uint8_t {
 std::string_view to_string(SynthMethod m);
 SynthMethod parse_synth_method(std::string_view name);
 
+// See best_chunking below.
+inline constexpr int64_t kAutoChunkTransferBudget = int64_t{1} << 23;
+
 struct SynthOptions {
   SynthMethod method = SynthMethod::Auto;
   uint64_t seed = 1;
@@ -71,9 +74,9 @@ struct SynthOptions {
   // on one rail), also the composition that borrows them (synth/team_relay.hpp), kept when faster.
   bool team_relay = true;
   // Chunk-count searches (synthesize_auto_chunks) stop before an algorithm would pass about this
-  // many transfers (as made so far: relays and hand-overs included); 0: kAutoChunkTransferBudget.
-  // The simulator, which builds and replays many, sets kSimAutoChunkTransfers.
-  int64_t auto_chunk_transfers = 0;
+  // many transfers (as made so far: relays and hand-overs included). The simulator, which builds
+  // and replays many, sets kSimAutoChunkTransfers.
+  int64_t auto_chunk_transfers = kAutoChunkTransferBudget;
   // Called now and then with the fraction done (0..1), from the calling thread.
   std::function<void(double)> progress;
 };
@@ -98,9 +101,9 @@ struct ChunkingResult {
 // pay less latency, more chunks pipeline better. Stops once doubling stops helping twice (unless
 // the algorithm is still small: about kAutoChunkCheapTransfers transfers, where a lucky count can
 // hide a better one further on), or when it would have more than about kAutoChunkTransferBudget
-// (transfer_estimate, or the last count's transfers per chunk when more: relays' hops). An
-// algorithm of over 1M transfers stops at the first count that does not help.
-inline constexpr int64_t kAutoChunkTransferBudget = int64_t{1} << 23;
+// (SynthOptions::auto_chunk_transfers; transfer_estimate, or the last count's transfers per chunk
+// when more: relays' hops). An algorithm of over 1M transfers stops at the first count that does
+// not help.
 inline constexpr int64_t kAutoChunkCheapTransfers = int64_t{1} << 15;
 // Beyond max_chunks_per_npu, the flow plan's pipelines alone are tried while doubling gains 1 %,
 // up to about this many transfers (a pipeline's fill grows with its trees' depth: a Broadcast down

@@ -154,8 +154,7 @@ TimingResult event_driven(const topo::Topology& t, const Algorithm& a, std::span
     events.push_back(e);
     std::push_heap(events.begin(), events.end(), std::greater<Event>());
   };
-  std::vector<int32_t> waiting(static_cast<size_t>(graph.size()));
-  for (int32_t id = 0; id < graph.size(); ++id) waiting[id] = graph.waits_for(id);
+  std::vector<int32_t> waiting = graph.waits();
   for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id)
     if (waiting[id] == 0) admission.dependencies_met(id);
   Time now = 0;

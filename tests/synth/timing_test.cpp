@@ -141,8 +141,7 @@ TEST(Timing, ManyArrivalsAndDeparturesOfAChunkAreJoined) {
   ASSERT_TRUE(r.correct()) << testing::violation_text(r);
   EXPECT_EQ(r.collective_time, a.claimed_time);
   // Replayed through the joins: every transfer ready exactly once, after all it waits for.
-  std::vector<int32_t> waiting(static_cast<size_t>(graph.size()));
-  for (int32_t id = 0; id < graph.size(); ++id) waiting[id] = graph.waits_for(id);
+  std::vector<int32_t> waiting = graph.waits();
   std::vector<int> ready(a.size(), 0);
   for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) ready[id] = waiting[id] == 0;
   for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
