@@ -615,6 +615,7 @@ class Simulator {
         a = std::make_unique<synth::Algorithm>(
             synth::make_algorithm_auto_chunks(producer, t_, c, std::max<Bytes>(1, size), o, most).algorithm);
       } else {
+        o.time_baselines = false;  // replayed below, with everything else in flight
         a = std::make_unique<synth::Algorithm>(synth::make_algorithm(producer, t_, c, chunk, o));
       }
     }

@@ -242,7 +242,7 @@ class Builder {
   // NPUs linked to v directly or through pass-through nodes (the ring search's neighbours).
   bool adjacent(NodeId u, NodeId v) { return path(u, v).size() == 1; }
 
-  Algorithm finish(Bandwidth reduce_bandwidth) {
+  Algorithm finish(Bandwidth reduce_bandwidth, bool timed) {
     if (std::any_of(a_.transfers().begin(), a_.transfers().end(), [](const Transfer& x) { return x.op == Op::Reduce; }))
       a_.reduce_bandwidth = reduce_bandwidth;
     // A calibrated system may say this algorithm reaches only part of its links' rate.
@@ -255,7 +255,7 @@ class Builder {
         }
         a_.set_rate(id, std::max<Bandwidth>(1, static_cast<Bandwidth>(static_cast<double>(rate) * e)));
       }
-    time(t_, a_);
+    if (timed) time(t_, a_);
     return std::move(a_);
   }
 
@@ -1177,7 +1177,7 @@ void hierarchical(Builder& b, const Topology& t, const Collective& c, std::vecto
 }  // namespace
 
 Algorithm make_baseline(const BaselineSpec& spec, const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
-                        LinkModel model, Bandwidth reduce_bandwidth) {
+                        LinkModel model, Bandwidth reduce_bandwidth, bool timed) {
   if (reduce_bandwidth < 0) throw Error(fmt::format("negative reduction bandwidth ({} B/s)", reduce_bandwidth));
   c.validate(t);
   if (chunk_bytes < 1) throw Error("chunk size must be at least 1 byte");
@@ -1199,7 +1199,7 @@ Algorithm make_baseline(const BaselineSpec& spec, const topo::Topology& t, const
     case BaselineKind::Nvls: nvls(b, t, c); break;
     case BaselineKind::Hierarchical: hierarchical(b, t, c, spec.per_dimension); break;
   }
-  return b.finish(reduce_bandwidth);
+  return b.finish(reduce_bandwidth, timed);
 }
 
 }  // namespace tenet::synth

@@ -71,9 +71,12 @@ class NotApplicable : public Error {
 };
 
 // The baseline's algorithm, timed by synth::time, its reductions (if any) taking chunk_bytes /
-// reduce_bandwidth each (0: no time; Algorithm::reduce_bandwidth).
+// reduce_bandwidth each (0: no time; Algorithm::reduce_bandwidth). With `timed` false it is left
+// untimed (no start or end, claimed_time -1): for a caller that replays it anyway, as the simulator
+// does (timing a 1024-rank ring took as long as building it).
 Algorithm make_baseline(const BaselineSpec& spec, const topo::Topology& t, const Collective& c,
-                        Bytes chunk_bytes, LinkModel model = LinkModel::Pipelined, Bandwidth reduce_bandwidth = 0);
+                        Bytes chunk_bytes, LinkModel model = LinkModel::Pipelined, Bandwidth reduce_bandwidth = 0,
+                        bool timed = true);
 
 // An order of `npus` around a ring that follows the topology: consecutive NPUs (and the last and
 // the first) linked or joined through switches/routers when possible (a Hamiltonian cycle from

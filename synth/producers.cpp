@@ -7,7 +7,8 @@ namespace tenet::synth {
 Algorithm make_algorithm(std::string_view name, const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
                          const SynthOptions& options) {
   if (name == "tenet") return synthesize(t, c, chunk_bytes, options);
-  return make_baseline(parse_baseline(name), t, c, chunk_bytes, options.link_model, options.reduce_bandwidth);
+  return make_baseline(parse_baseline(name), t, c, chunk_bytes, options.link_model, options.reduce_bandwidth,
+                       options.time_baselines);
 }
 
 ChunkingResult make_algorithm_auto_chunks(std::string_view name, const topo::Topology& t, const Collective& c,

@@ -159,12 +159,14 @@ class CycleSearch {
       if (way.to == j && w_.left(way.route) >= threshold_) return true;
     return false;
   }
+  // The unvisited members v has a usable way to, counted up to kWarnsdorffCap (beyond that the
+  // rule's choice is by member order anyway: see extend).
   int onward(int v) const {
     int n = 0;
     int last = -1;
     for (const Ways::Way& way : w_.from(v))
       if (way.to != last && !visited_[way.to] && w_.left(way.route) >= threshold_) {
-        ++n;
+        if (++n == kWarnsdorffCap) break;
         last = way.to;
       }
     return n;
@@ -178,7 +180,8 @@ class CycleSearch {
     int last = -1;
     for (const Ways::Way& way : w_.from(u))
       if (way.to != last && !visited_[way.to] && w_.left(way.route) >= threshold_) {
-        options.emplace_back(onward(way.to), way.to);
+        const bool counted = static_cast<int>(options.size()) < kWarnsdorffCap;
+        options.emplace_back(counted ? onward(way.to) : kWarnsdorffCap, way.to);
         last = way.to;
       }
     std::sort(options.begin(), options.end());
@@ -200,6 +203,12 @@ class CycleSearch {
     return false;
   }
 
+  // Warnsdorff's rule counts the onward choices of the first kWarnsdorffCap members a step can go
+  // to, up to as many; the others rank as having that many. Below it (a ring, torus, mesh, a switch
+  // of up to 65 NPUs) the rule is exact; above it (every member of a large switch reaches every
+  // other) every choice has plenty, and counting them all made a step cost members^2 (a ring over
+  // switch:1024 took 5 s to find). Every choice is still tried, so no cycle is lost.
+  static constexpr int kWarnsdorffCap = 64;
   Ways& w_;
   std::vector<char> visited_;
   std::vector<int> order_;

@@ -77,6 +77,9 @@ struct SynthOptions {
   // many transfers (as made so far: relays and hand-overs included). The simulator, which builds
   // and replays many, sets kSimAutoChunkTransfers.
   int64_t auto_chunk_transfers = kAutoChunkTransferBudget;
+  // Whether a baseline built by name (make_algorithm) comes timed; the simulator, which replays it
+  // anyway, asks for it untimed (make_baseline's `timed`). The synthesizer's results are always timed.
+  bool time_baselines = true;
   // Called now and then with the fraction done (0..1), from the calling thread.
   std::function<void(double)> progress;
 };

@@ -157,12 +157,19 @@ std::vector<Route> RouteCache::equal_cost_routes(NodeId src, NodeId dst, int lim
 std::vector<std::vector<Route>> Router::switch_routes_from(NodeId src, int limit, Bandwidth min_bandwidth) const {
   const Topology& t = topo_;
   const BoostGraph& g = views_->forward;
-  // Only links leaving the source or a switch: routes whose interior nodes are all switches.
-  auto keep = [&](const BoostEdge& e) {
-    const Link& k = t.link(g[e]);
-    return (k.src == src || t.is_switch(k.src)) && k.bandwidth >= min_bandwidth;
+  // Only links leaving the source or a switch: routes whose interior nodes are all switches. (A
+  // plain struct, not a std::function: the filter runs on every edge Dijkstra looks at.)
+  struct Keep {
+    const Topology* t = nullptr;
+    const BoostGraph* g = nullptr;
+    NodeId src = 0;
+    Bandwidth min_bandwidth = 0;
+    bool operator()(const BoostEdge& e) const {
+      const Link& k = t->link((*g)[e]);
+      return (k.src == src || t->is_switch(k.src)) && k.bandwidth >= min_bandwidth;
+    }
   };
-  boost::filtered_graph<BoostGraph, std::function<bool(const BoostEdge&)>> fg(g, keep);
+  boost::filtered_graph<BoostGraph, Keep> fg(g, Keep{&t, &g, src, min_bandwidth});
   const std::vector<Cost> dist = least_costs_over(t, g, fg, src);
   // A link x->y lies on a least-cost route iff x may forward and dist(x) + w == dist(y). Walk
   // backwards from each NPU over such links, smallest link ids first, and reverse.
@@ -171,6 +178,18 @@ std::vector<std::vector<Route>> Router::switch_routes_from(NodeId src, int limit
     return (k.src == src || t.is_switch(k.src)) && k.bandwidth >= min_bandwidth && dist[k.src] != kInfinity &&
            CostPlus()(dist[k.src], Cost{k.latency, 1}) == dist[k.dst];
   };
+  // The tight links into each node, in in_links order, found once (a walk that scanned every link
+  // into a switch per destination was quadratic in the switch's ports per source).
+  const int nodes = t.num_nodes();
+  std::vector<int> first(static_cast<size_t>(nodes) + 1, 0);
+  std::vector<LinkId> into;
+  for (NodeId at = 0; at < nodes; ++at) {
+    first[at] = static_cast<int>(into.size());
+    if (dist[at] == kInfinity) continue;
+    for (LinkId l : t.in_links(at))
+      if (tight(l)) into.push_back(l);
+  }
+  first[nodes] = static_cast<int>(into.size());
   std::vector<std::vector<Route>> out(t.num_npus());
   std::vector<LinkId> path;
   for (NodeId v = 0; v < t.num_npus(); ++v) {
@@ -182,8 +201,8 @@ std::vector<std::vector<Route>> Router::switch_routes_from(NodeId src, int limit
         found.emplace_back(path.rbegin(), path.rend());
         return;
       }
-      for (LinkId l : t.in_links(at)) {
-        if (!tight(l)) continue;
+      for (int i = first[at]; i < first[at + 1]; ++i) {
+        const LinkId l = into[i];
         path.push_back(l);
         self(self, t.link(l).src);
         path.pop_back();

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <random>
 
+#include "synth/timing.hpp"
 #include "synth/verify.hpp"
 #include "tests/synth/test_support.hpp"
 #include "topo/generators.hpp"
@@ -114,6 +115,46 @@ TEST(BaselineClosedForms, MultiChannelRings) {
   // Chains per channel: Broadcast on the bidirectional ring, k = 2, one chunk each way:
   // (p - 2 + 1)(alpha + ser) under hold, as a single chain of one chunk.
   EXPECT_EQ(run("ring", "ring:8", CollectiveKind::Broadcast, 2, LinkModel::Hold), (p - 1) * (kLat + kSer));
+}
+
+// A ring over a switch of 300 NPUs (past the ring search's exact Warnsdorff counting, where every
+// member reaches every other): one ring at the NPU links' full rate, 2(p-1) steps of two hops.
+TEST(BaselineClosedForms, RingOverALargeSwitch) {
+  const int p = 300;
+  const auto t = topo::generate("switch:300,bw=50GB/s,lat=0.5us");
+  const Algorithm a = make_baseline(parse_baseline("ring"), t, Collective::over_all(t, CollectiveKind::AllReduce), kChunk);
+  EXPECT_EQ(a.claimed_time, 2 * (p - 1) * (2 * kLat + kSer));
+  EXPECT_TRUE(verify(t, a, {.max_reported = 5, .lower_bound = false}).correct());
+}
+
+// Untimed (for a caller that replays it, as the simulator does): the same transfers, no times.
+TEST(Baselines, UntimedIsTheSameAlgorithmWithoutTimes) {
+  const auto t = topo::generate("nvcluster:2x4,net=rail");
+  int compared = 0;
+  for (BaselineKind kind : all_baselines()) {
+    const std::string algo = BaselineSpec{kind, {}}.name();
+    const Collective c = Collective::over_all(t, CollectiveKind::AllReduce, 2);
+    Algorithm timed;
+    try {
+      timed = make_baseline(parse_baseline(algo), t, c, kChunk);
+    } catch (const Error&) {
+      continue;  // does not apply here
+    }
+    ++compared;
+    const Algorithm untimed = make_baseline(parse_baseline(algo), t, c, kChunk, LinkModel::Pipelined, 0, false);
+    EXPECT_EQ(untimed.claimed_time, -1) << algo;
+    ASSERT_EQ(untimed.size(), timed.size()) << algo;
+    for (TransferId id = 0; id < static_cast<TransferId>(timed.size()); ++id) {
+      TransferSpec x = timed.spec(id);
+      x.start = x.end = -1;
+      const TransferSpec y = untimed.spec(id);
+      EXPECT_TRUE(x.chunk == y.chunk && x.src == y.src && x.dst == y.dst && x.op == y.op && x.route == y.route &&
+                  x.deps == y.deps && x.rate == y.rate && x.channel == y.channel && y.start == -1 && y.end == -1)
+          << algo << " transfer " << id;
+    }
+    EXPECT_EQ(collective_time(t, untimed), timed.claimed_time) << algo;
+  }
+  EXPECT_GE(compared, 5);
 }
 
 TEST(BaselineClosedForms, DirectOnFullyConnected) {
