@@ -502,7 +502,6 @@ class Spreader {
       const int p = perm_[r.chunk];
       holds_[v * words_ + p / 64] |= uint64_t{1} << (p % 64);
       ++count_[p];
-      brought_[static_cast<size_t>(v) * chunks_ + r.chunk] = x;
       --remaining_;
       // Under a plan only the channels it lets carry this chunk can want it now (where the loop
       // matches in the order channels were marked, all are marked, as that order decides).
@@ -523,13 +522,38 @@ class Spreader {
       want_[ch.dst * words_ + p / 64] &= ~(uint64_t{1} << (p % 64));
       if (mixed_) spread_estimate(ch.dst, p, now + ch.duration);
       const ChunkId c = unperm_[p];
-      send(raw_, loop, c, id, now, brought_[static_cast<size_t>(ch.src) * chunks_ + c]);
+      send(raw_, loop, c, id, now, -1);  // its dependency: found after the loop (link_dependencies)
       return true;
     };
     loop.run(arrive, match);
     if (remaining_ > 0) throw Error(fmt::format("synthesis is stuck: {} chunk deliveries cannot be made through "
                                                 "the topology's links and switch routes", remaining_));
+    link_dependencies();
     return std::move(raw_);
+  }
+
+  // Each send depends on the transfer that brought its chunk to its source (none where the source
+  // held it from the start). A node gets a chunk once (it stops wanting it when a send to it is
+  // matched), and a send leaves only after that arrival: so the one delivery to (source, chunk) is
+  // it. Found here, in two passes over the list, rather than looked up in the (node, chunk) table
+  // per match, where the lookup missed the cache every time (a 32x32 torus's table is 4 MB, a
+  // 64x64 torus's 64 MB).
+  void link_dependencies() {
+    const auto n = static_cast<int32_t>(raw_.size());
+    auto at = [&](int32_t x, bool source) -> int32_t& {
+      const Channel& ch = g_[raw_[x].channel];
+      return brought_[static_cast<size_t>(source ? ch.src : ch.dst) * chunks_ + raw_[x].chunk];
+    };
+    constexpr int32_t kAhead = 16;  // prefetch distance: the table is far larger than the caches
+    for (int32_t x = 0; x < n; ++x) {
+      if (x + kAhead < n) __builtin_prefetch(&at(x + kAhead, false), 1);
+      at(x, false) = x;
+    }
+    for (int32_t x = 0; x < n; ++x) {
+      if (x + kAhead < n) __builtin_prefetch(&at(x + kAhead, true));
+      const int32_t y = at(x, true);
+      raw_[x].dep = y >= 0 && y < x && raw_[y].end <= raw_[x].start ? y : -1;
+    }
   }
 
   // Under a flow plan: channel `id` may carry chunk c only if c's tree delivers c to the channel's

@@ -93,6 +93,8 @@ bool check_and_find_routed(const topo::Topology& t, const Algorithm& a) {
   return routed;
 }
 
+constexpr TransferId kReadyPrefetch = 16;
+
 // Every route is one link, one channel: a link's transfers are one queue, admitted in list order, so
 // one pass in list order finds every start (a link only gets freer after its latest admission).
 TimingResult one_pass(const topo::Topology& t, const Algorithm& a, std::span<Time> starts, std::span<Time> ends) {
@@ -105,8 +107,21 @@ TimingResult one_pass(const topo::Topology& t, const Algorithm& a, std::span<Tim
   // When each (node, chunk) last received data, for the implicit data dependency.
   std::vector<Time> ready(static_cast<size_t>(t.num_nodes()) * chunks, 0);
   const Time reduction = a.reduction_time();
-  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
+  const auto n = static_cast<TransferId>(a.size());
+  for (TransferId id = 0; id < n; ++id) {
     const Transfer& x = a[id];
+    // (node, chunk) is all over the table (8 MB for 1024 NPUs x 1024 chunks), and a dependency
+    // anywhere earlier in the list: ask for what a transfer a few ahead reads, so that the loads
+    // overlap instead of each waiting on memory (a 32x32 torus All-Gather: 0.22 s -> 0.1 s).
+    if (id + kReadyPrefetch < n) {
+      const Transfer& ahead = a[id + kReadyPrefetch];
+      __builtin_prefetch(&ready[static_cast<size_t>(ahead.src) * chunks + ahead.chunk]);
+      __builtin_prefetch(&ready[static_cast<size_t>(ahead.dst) * chunks + ahead.chunk], 1);
+      for (TransferId d : a.deps(id + kReadyPrefetch)) {
+        __builtin_prefetch(&ends[d]);
+        __builtin_prefetch(&a[d]);
+      }
+    }
     Time start = ready[static_cast<size_t>(x.src) * chunks + x.chunk];
     for (TransferId d : a.deps(id)) start = std::max(start, a.usable_at(d, ends[d], reduction));
     RouteCost cost;
