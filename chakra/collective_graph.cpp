@@ -105,9 +105,11 @@ CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topolog
   std::vector<uint32_t> next_id(static_cast<size_t>(p), 0);  // per rank: the next node id
   std::vector<size_t> items_per_rank(static_cast<size_t>(p) + 1, 0);
   // Flat table (a 1024-NPU All-Gather has a million transfers): the last arrival of each chunk at
-  // each rank; -1 for none.
+  // each rank, -1 for none, and before each arrival the one it followed there: a send reads its
+  // chunk as every earlier arrival left it (the IR's implicit data dependency; an All-Reduce's
+  // owner sends a chunk on after every reduction into it), so it depends on all of them.
   const size_t chunks = static_cast<size_t>(c.num_chunks());
-  std::vector<TransferId> last_arrival(static_cast<size_t>(p) * chunks, -1);
+  std::vector<TransferId> last_arrival(static_cast<size_t>(p) * chunks, -1), earlier_arrival(n, -1);
   auto key = [&](int r, ChunkId ch) { return static_cast<size_t>(r) * chunks + static_cast<size_t>(ch); };
   // For LinkWaits::Bytes: Tenet's arrival of every transfer, and when its data is usable at the
   // destination (after the reduction's COMP node, when there is one): a send's wait is its
@@ -140,7 +142,7 @@ CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topolog
                               id, t.node(x.src).name, t.node(x.dst).name, t.node(src < 0 ? x.src : x.dst).name));
     // The send depends on the arrival that brought its chunk and on its dependencies at this rank.
     data.clear();
-    if (const TransferId last = last_arrival[key(src, x.chunk)]; last >= 0) data.push_back(done_id(last));
+    for (TransferId e = last_arrival[key(src, x.chunk)]; e >= 0; e = earlier_arrival[e]) data.push_back(done_id(e));
     for (TransferId d : a.deps(id)) {
       if (rank_of_[a[d].dst] == src) data.push_back(done_id(d));
       else if (rank_of_[a[d].src] == src) data.push_back(send_id_[d]);
@@ -156,7 +158,7 @@ CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topolog
     if (pad) {
       // When the dependencies above are met, in Tenet's schedule (a send completes at arrival).
       Time ready = 0;
-      if (const TransferId last = last_arrival[key(src, x.chunk)]; last >= 0) ready = usable[last];
+      for (TransferId e = last_arrival[key(src, x.chunk)]; e >= 0; e = earlier_arrival[e]) ready = std::max(ready, usable[e]);
       for (TransferId d : a.deps(id)) {
         if (rank_of_[a[d].dst] == src) ready = std::max(ready, usable[d]);
         else if (rank_of_[a[d].src] == src) ready = std::max(ready, end[d]);
@@ -166,6 +168,7 @@ CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topolog
       if (wait > 0) size_[id] += static_cast<Bytes>(static_cast<Int128>(wait) * cost.bottleneck / 1'000'000'000'000);
       if (comp() && x.op == Op::Reduce) usable[id] = end[id] + static_cast<Time>(comp_micros_) * 1'000'000;
     }
+    earlier_arrival[id] = last_arrival[key(dst, x.chunk)];
     last_arrival[key(dst, x.chunk)] = id;
   }
   // Per rank, its transfers in the order their nodes were numbered: 2 id (send) or 2 id + 1 (receive).

@@ -261,6 +261,11 @@ class EventLoop {
       independent_ = sum <= spare_[l];
     }
     npus_ = t.num_npus();
+    if (routed_) {  // (dst - src) mod N per channel: the routed order's shift before the round
+      shift_.resize(g.size());
+      for (ChannelId c = 0; c < static_cast<ChannelId>(g.size()); ++c)
+        shift_[c] = static_cast<int>(((g[c].dst - g[c].src) % npus_ + npus_) % npus_);
+    }
     // Events scheduled `delay` after now are pushed in time order for a fixed delay: one FIFO per
     // distinct delay (and kind), and a small heap of the FIFOs' heads, instead of one big heap.
     std::vector<Time> delays;
@@ -386,13 +391,34 @@ class EventLoop {
       // permutation on a star, and rotates the shift from round to round.
       const int n = npus_;
       const int64_t round = round_ % n;
-      keyed_.clear();
-      for (ChannelId c : dirty_) {
-        const int shift = static_cast<int>(((g_[c].dst - g_[c].src - round) % n + 2 * n) % n);
-        keyed_.push_back({g_[c].duration, static_cast<int64_t>(shift) << 32 | static_cast<uint32_t>(c)});
+      auto shift_of = [&](ChannelId c) {
+        const int s = shift_[c] - static_cast<int>(round);
+        return s < 0 ? s + n : s;
+      };
+      if (uniform_ && dirty_.size() > static_cast<size_t>(n)) {
+        // Every channel equally fast (a homogeneous switched fabric, where thousands are dirty
+        // each instant): the dirty channels in id order (from the flags when they are many), then
+        // a stable counting sort by shift: the general sort's order below at a fraction of its cost.
+        if (dirty_.size() * 16 >= g_.size()) {
+          dirty_.clear();
+          for (ChannelId c = 0; c < static_cast<ChannelId>(g_.size()); ++c)
+            if (dirty_flag_[c]) dirty_.push_back(c);
+        } else {
+          std::sort(dirty_.begin(), dirty_.end());
+        }
+        bucket_start_.assign(static_cast<size_t>(n) + 1, 0);
+        for (ChannelId c : dirty_) ++bucket_start_[shift_of(c) + 1];
+        std::partial_sum(bucket_start_.begin(), bucket_start_.end(), bucket_start_.begin());
+        sorted_.resize(dirty_.size());
+        for (ChannelId c : dirty_) sorted_[bucket_start_[shift_of(c)]++] = c;
+        dirty_.swap(sorted_);
+      } else {
+        keyed_.clear();
+        for (ChannelId c : dirty_)
+          keyed_.push_back({g_[c].duration, static_cast<int64_t>(shift_of(c)) << 32 | static_cast<uint32_t>(c)});
+        std::sort(keyed_.begin(), keyed_.end());
+        for (size_t i = 0; i < keyed_.size(); ++i) dirty_[i] = static_cast<ChannelId>(keyed_[i].second & 0xffffffff);
       }
-      std::sort(keyed_.begin(), keyed_.end());
-      for (size_t i = 0; i < keyed_.size(); ++i) dirty_[i] = static_cast<ChannelId>(keyed_[i].second & 0xffffffff);
     } else if (!uniform_) {
       std::sort(dirty_.begin(), dirty_.end(), [&](ChannelId a, ChannelId b) {
         return g_[a].duration != g_[b].duration ? g_[a].duration < g_[b].duration : a < b;
@@ -420,6 +446,9 @@ class EventLoop {
   std::vector<char> dirty_flag_;
   std::vector<ChannelId> dirty_, batch_;
   std::vector<std::pair<Time, int64_t>> keyed_;  // (duration, shift and channel): the routed order
+  std::vector<int> shift_;               // per channel, (dst - src) mod N (routed only)
+  std::vector<int32_t> bucket_start_;    // the routed order's counting sort by shift
+  std::vector<ChannelId> sorted_;
   std::vector<int> arrival_class_, free_class_;  // per channel, its FIFO for each kind of event
   std::vector<Fifo> fifos_;
   std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heads_;
@@ -1400,10 +1429,9 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
 // A's reduction phase then B's spreading phase, each chunk's spreading waiting for its own reduction.
 Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorithm first, const Algorithm& second) {
   const auto offset = static_cast<TransferId>(first.size());
-  // The reductions that complete each chunk at its owner.
-  std::vector<std::vector<TransferId>> completing(c.num_chunks());
-  for (TransferId i = 0; i < offset; ++i)
-    if (first[i].dst == c.ranks[c.origin(first[i].chunk)]) completing[first[i].chunk].push_back(i);
+  // A chunk's All-Gather leaves its owner after every reduction into it there: listed before it,
+  // they are its implicit data dependencies (algorithm.hpp). (Listing them on each send from the
+  // owner made N^3 dependencies on a switch: a 1 GB algorithm.json for 512 NPUs.)
   first.collective = c;
   // The spreading phase in channels of its own, so that a port does not hold its first sends back
   // until the reduction phase's last ones there have gone.
@@ -1414,7 +1442,6 @@ Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorith
     const Transfer& x = second[i];
     deps.clear();
     for (TransferId d : second.deps(i)) deps.push_back(d + offset);
-    if (x.src == c.ranks[c.origin(x.chunk)]) deps.insert(deps.end(), completing[x.chunk].begin(), completing[x.chunk].end());
     first.add(x.chunk, x.src, x.dst, second.route(i), Op::Copy, deps, -1, -1, x.rate,
               static_cast<uint16_t>(std::min(65535, x.channel + channels)));
   }
@@ -1781,21 +1808,25 @@ ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Byt
       } catch (const NotApplicable&) {
       }
     }
-  // Routed collectives stop at the first count within kRoutedEnough of the bound: every count
-  // costs them two routings of every chunk (the matcher's and the flow ways), on mixed speeds four.
+  // Every search stops at the first count within kChunkSearchSlack of the bound (a 512-NPU switch's
+  // All-Reduce is there at 1 chunk per NPU, and each doubling cost twice the last: 133 s for three
+  // counts). Routed collectives stop already within kRoutedEnough: every count costs them two
+  // routings of every chunk (the matcher's and the flow ways), on mixed speeds four.
   const bool routed = one_destination(c.kind);
+  const bool in_network = std::any_of(t.nodes().begin(), t.nodes().end(), [](const topo::Node& v) { return v.can_reduce; });
+  const std::function<bool(const Algorithm&)> at_bound = [&](const Algorithm& a) {
+    return (routed && within_bound(t, a, kRoutedEnough)) || (!in_network && within_bound(t, a, 1 + kChunkSearchSlack));
+  };
   ChunkingResult best = best_chunking(
       c, total_bytes, max_chunks_per_npu, [&](const Collective& cc, Bytes chunk) { return synthesize(t, cc, chunk, quiet); },
-      1, routed ? std::function<bool(const Algorithm&)>([&](const Algorithm& a) { return within_bound(t, a, kRoutedEnough); })
-                : nullptr,
-      budget);
+      1, at_bound, budget);
   if (o.method == SynthMethod::Auto && o.baselines &&
       portfolio_worth_it(t, best.algorithm.collective, best.algorithm.chunk_bytes, best.algorithm))
     for_each_baseline(t, c, [&](const BaselineSpec& spec) {
       ChunkingResult r = best_chunking(
           c, total_bytes, max_chunks_per_npu,
           [&](const Collective& cc, Bytes chunk) { return make_baseline(spec, t, cc, chunk, o.link_model, o.reduce_bandwidth); },
-          1, nullptr, budget);
+          1, at_bound, budget);
       if (r.algorithm.claimed_time < best.algorithm.claimed_time) best.chunks_per_npu = r.chunks_per_npu;
       keep_if_faster(best.algorithm, std::move(r.algorithm), spec);
     });
@@ -1806,6 +1837,9 @@ ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Byt
   for (const ChunkingResult::Try& tried : best.tried) largest = std::max(largest, tried.chunks_per_npu);
   for (SynthMethod m : {SynthMethod::PlanPipeline, SynthMethod::ServerPlan}) {
     if (o.method != SynthMethod::Auto && o.method != m) continue;
+    // (An All-Reduce's pipelines may beat the RS+AG bound, which is no bound for reductions down
+    // trees: mesh2d:3x5 at 0.86 of it.)
+    if (o.method == SynthMethod::Auto && c.kind != CollectiveKind::AllReduce && at_bound(best.algorithm)) break;
     if (m == SynthMethod::ServerPlan && !server_plan_applies(t, c)) continue;
     quiet.method = m;
     Time previous = -1;  // the method's time at the last count

@@ -106,8 +106,13 @@ struct ChunkingResult {
 // hide a better one further on), or when it would have more than about kAutoChunkTransferBudget
 // (SynthOptions::auto_chunk_transfers; transfer_estimate, or the last count's transfers per chunk
 // when more: relays' hops). An algorithm of over 1M transfers stops at the first count that does
-// not help.
+// not help. synthesize_auto_chunks also stops, for every method and baseline it searches, at the
+// first count within kChunkSearchSlack of the lower bound (which holds for any count: no other
+// can gain more), unless a node reduces in the network (the All-Reduce bound is not one there);
+// an All-Reduce still tries the flow plan's pipelines at more chunks (trees of reductions can beat
+// the RS+AG bound: lower_bound.hpp).
 inline constexpr int64_t kAutoChunkCheapTransfers = int64_t{1} << 15;
+inline constexpr double kChunkSearchSlack = 1e-3;
 // Beyond max_chunks_per_npu, the flow plan's pipelines alone are tried while doubling gains 1 %,
 // up to about this many transfers (a pipeline's fill grows with its trees' depth: a Broadcast down
 // trees 7 deep wants thousands of chunks to come within 1 % of the bound).

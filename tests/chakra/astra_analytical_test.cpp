@@ -11,6 +11,7 @@
 #include "synth/timing.hpp"
 #include "topo/error.hpp"
 #include "topo/generators.hpp"
+#include "topo/io.hpp"
 
 namespace tenet::chakra {
 namespace {
@@ -142,6 +143,40 @@ TEST(AstraAnalytical, ExportsTakeTheClaimedTimeInASTRASim) {
   }
   EXPECT_GT(checked, 300);
   EXPECT_GT(padded, 0);  // sends that wait for their link carry the wait
+}
+
+// A send reads its chunk as every earlier arrival left it (the IR's implicit data dependency): an
+// All-Reduce through npu1, whose reductions from npu0 (5 us away) and npu2 (0.5 us) are listed in
+// that order, sends each chunk back only after both. Its Chakra sends wait for both receives, not
+// only for the last listed one (which arrives first: the export then ran 4.5 us early).
+TEST(AstraAnalytical, SendsWaitForEveryEarlierArrivalOfTheirChunk) {
+  using topo::LinkId;
+  using topo::NodeId;
+  const topo::Topology t = topo::parse_yaml(
+      "npus: 3\nlinks:\n  - {src: 0, dst: 1, bw: 50GB/s, lat: 5us}\n  - {src: 2, dst: 1, bw: 50GB/s, lat: 0.5us}\n");
+  synth::Algorithm a;
+  a.collective = synth::Collective::over_all(t, CollectiveKind::AllReduce);
+  a.chunk_bytes = 1024;
+  auto link = [&](NodeId x, NodeId y) {
+    for (LinkId l : t.out_links(x))
+      if (t.link(l).dst == y) return l;
+    return LinkId{-1};
+  };
+  for (synth::ChunkId c = 0; c < 3; ++c) {
+    for (NodeId v : {0, 2}) {
+      const LinkId l = link(v, 1);
+      a.add(c, v, 1, std::span(&l, 1), synth::Op::Reduce);
+    }
+    for (NodeId v : {0, 2}) {
+      const LinkId l = link(1, v);
+      a.add(c, 1, v, std::span(&l, 1));
+    }
+  }
+  const Time claim = synth::time(t, a).collective_time;
+  // Messages that carry only their chunk (no wait padded in, which would hide a missing dependency).
+  const AstraRun run = run_as_astra_sim(to_collective_graph(a, t, {.link_waits = LinkWaits::Queue}), t);
+  EXPECT_LE(run.time, claim);
+  EXPECT_GE(run.time, claim - claim / 100) << "ASTRA-sim " << run.time << " ps, Tenet " << claim << " ps";
 }
 
 // The plan's own graph (what exports emulate, without building ETs) runs exactly as its ET files,
