@@ -410,7 +410,8 @@ void add_sim_commands(CLI::App& app) {
   cmd->add_option("-k,--chunks-per-npu", args.chunks,
                   "Chunks per NPU of every collective's algorithm (1-4096), or auto: per collective and size,\n"
                   "try 1, 2, 4, ... and keep the fastest, as `tenet synth -k auto` does (stops when doubling\n"
-                  "stops helping twice, at 64, or before a collective would pass about 32K transfers)")
+                  "stops helping twice, at 64 (Broadcast and Reduce: 64 x the ranks), or before a collective would pass about "
+                  "32K transfers)")
       ->capture_default_str()
       ->each([](const std::string&) { args.chunks_given = true; });
   cmd->add_option("--tp", args.tp, "Tensor-parallel degree, for a preset")->capture_default_str()->check(CLI::Range(1, 1 << 20));

@@ -526,7 +526,8 @@ void add_synth_command(CLI::App& app) {
   cmd->add_option("-f,--step-factor", args.step_factor, "Size sweep: the factor between sizes")->capture_default_str();
   cmd->add_option("-k,--chunks-per-npu", args.chunks,
                   "Chunks per NPU, or auto: try 1, 2, 4, ... and keep the fastest (stops when doubling stops\n"
-                  "helping twice, at 64, or past about 8M transfers)")
+                  "helping twice, at 64 (Broadcast and Reduce: 64 x the ranks, their chunks being the root's alone), or past "
+                  "about 8M transfers)")
       ->capture_default_str();
   cmd->add_option("--channels", args.channels,
                   "Channels of ring, bidir-ring and tree (NCCL's): a count, or auto (default): as many as the\n"

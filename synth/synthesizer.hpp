@@ -101,7 +101,9 @@ struct ChunkingResult {
 };
 // Picks the chunks per NPU (1, 2, 4, ... up to max_chunks_per_npu) that minimizes the collective
 // time for `total_bytes` (NCCL's size convention, see Collective::chunk_bytes_for): fewer chunks
-// pay less latency, more chunks pipeline better. Stops once doubling stops helping twice (unless
+// pay less latency, more chunks pipeline better (Broadcast and Reduce, whose k chunks are the root's
+// alone, up to max_chunks_per_npu x the ranks, as many chunks as an All-Gather would have, at most
+// topo::kMaxChunksPerNpu). Stops once doubling stops helping twice (unless
 // the algorithm is still small: about kAutoChunkCheapTransfers transfers, where a lucky count can
 // hide a better one further on), or when it would have more than about kAutoChunkTransferBudget
 // (SynthOptions::auto_chunk_transfers; transfer_estimate, or the last count's transfers per chunk
