@@ -262,10 +262,18 @@ class EventLoop {
       independent_ = sum <= spare_[l];
     }
     npus_ = t.num_npus();
-    if (routed_) {  // (dst - src) mod N per channel: the routed order's shift before the round
+    if (routed_) {  // per channel, its duration's rank and (dst - src) mod N: the routed order's keys
       shift_.resize(g.size());
       for (ChannelId c = 0; c < static_cast<ChannelId>(g.size()); ++c)
         shift_[c] = static_cast<int>(((g[c].dst - g[c].src) % npus_ + npus_) % npus_);
+      std::vector<Time> durations;
+      for (ChannelId c = 0; c < static_cast<ChannelId>(g.size()); ++c) durations.push_back(g[c].duration);
+      std::sort(durations.begin(), durations.end());
+      durations.erase(std::unique(durations.begin(), durations.end()), durations.end());
+      speeds_ = static_cast<int>(durations.size());
+      speed_.resize(g.size());
+      for (ChannelId c = 0; c < static_cast<ChannelId>(g.size()); ++c)
+        speed_[c] = static_cast<int>(std::lower_bound(durations.begin(), durations.end(), g[c].duration) - durations.begin());
     }
     // Events scheduled `delay` after now are pushed in time order for a fixed delay: one FIFO per
     // distinct delay (and kind), and a small heap of the FIFOs' heads, instead of one big heap.
@@ -396,10 +404,12 @@ class EventLoop {
         const int s = shift_[c] - static_cast<int>(round);
         return s < 0 ? s + n : s;
       };
-      if (uniform_ && dirty_.size() > static_cast<size_t>(n)) {
-        // Every channel equally fast (a homogeneous switched fabric, where thousands are dirty
+      const size_t buckets = static_cast<size_t>(speeds_) * n;
+      if (dirty_.size() > static_cast<size_t>(n) && buckets <= 4 * dirty_.size()) {
+        // Few distinct channel speeds (a switched fabric, where thousands of channels are dirty
         // each instant): the dirty channels in id order (from the flags when they are many), then
-        // a stable counting sort by shift: the general sort's order below at a fraction of its cost.
+        // a stable counting sort by (speed, shift): the general sort's order below at a fraction of
+        // its cost.
         if (dirty_.size() * 16 >= g_.size()) {
           dirty_.clear();
           for (ChannelId c = 0; c < static_cast<ChannelId>(g_.size()); ++c)
@@ -407,11 +417,12 @@ class EventLoop {
         } else {
           std::sort(dirty_.begin(), dirty_.end());
         }
-        bucket_start_.assign(static_cast<size_t>(n) + 1, 0);
-        for (ChannelId c : dirty_) ++bucket_start_[shift_of(c) + 1];
+        auto bucket = [&](ChannelId c) { return static_cast<size_t>(speed_[c]) * n + shift_of(c); };
+        bucket_start_.assign(buckets + 1, 0);
+        for (ChannelId c : dirty_) ++bucket_start_[bucket(c) + 1];
         std::partial_sum(bucket_start_.begin(), bucket_start_.end(), bucket_start_.begin());
         sorted_.resize(dirty_.size());
-        for (ChannelId c : dirty_) sorted_[bucket_start_[shift_of(c)]++] = c;
+        for (ChannelId c : dirty_) sorted_[bucket_start_[bucket(c)]++] = c;
         dirty_.swap(sorted_);
       } else {
         keyed_.clear();
@@ -448,7 +459,9 @@ class EventLoop {
   std::vector<ChannelId> dirty_, batch_;
   std::vector<std::pair<Time, int64_t>> keyed_;  // (duration, shift and channel): the routed order
   std::vector<int> shift_;               // per channel, (dst - src) mod N (routed only)
-  std::vector<int32_t> bucket_start_;    // the routed order's counting sort by shift
+  std::vector<int> speed_;               // per channel, its duration's rank among the distinct ones (routed only)
+  int speeds_ = 1;
+  std::vector<int64_t> bucket_start_;    // the routed order's counting sort by (speed, shift)
   std::vector<ChannelId> sorted_;
   std::vector<int> arrival_class_, free_class_;  // per channel, its FIFO for each kind of event
   std::vector<Fifo> fifos_;
