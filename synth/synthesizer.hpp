@@ -110,9 +110,10 @@ struct ChunkingResult {
 // when more: relays' hops). An algorithm of over 1M transfers stops at the first count that does
 // not help. synthesize_auto_chunks also stops, for every method and baseline it searches, at the
 // first count within kChunkSearchSlack of the lower bound (which holds for any count: no other
-// can gain more), unless a node reduces in the network (the All-Reduce bound is not one there);
-// an All-Reduce still tries the flow plan's pipelines at more chunks (trees of reductions can beat
-// the RS+AG bound: lower_bound.hpp).
+// can gain more), unless a node reduces in the network. An All-Reduce's RS+AG bound is no bound
+// for reductions down trees or over asymmetric links (lower_bound.hpp): there the matcher's and the
+// baselines' counts stop at it all the same (more counts cost twice as much each and rarely get
+// below it), and the flow plan's pipelines, which do, still go on to more chunks.
 inline constexpr int64_t kAutoChunkCheapTransfers = int64_t{1} << 15;
 inline constexpr double kChunkSearchSlack = 1e-3;
 // Beyond max_chunks_per_npu, the flow plan's pipelines alone are tried while doubling gains 1 %,
