@@ -136,14 +136,22 @@ std::vector<Route> RouteCache::equal_cost_routes(NodeId src, NodeId dst, int lim
   // Least costs from `end` to every node, or (reversed) from every node to `end`, over routes whose
   // interior nodes pass traffic through. Per pair, Router::equal_cost_routes keeps the other end as
   // a vertex too; a route through it costs at least the pair's best, so it never lies on one.
+  // (A plain struct, not a std::function: the filter runs on every edge Dijkstra looks at, and a
+  // ring over 4096 NPUs asks for 8192 searches.)
+  struct Keep {
+    const Topology* t = nullptr;
+    const BoostGraph* g = nullptr;
+    NodeId end = 0;
+    bool reversed = false;
+    bool operator()(const BoostEdge& e) const {
+      const Link& k = t->link((*g)[e]);
+      const NodeId leaving = reversed ? k.dst : k.src;  // the node the search continues from
+      return leaving == end || t->passes_through(leaving);
+    }
+  };
   auto costs = [&](NodeId end, bool reversed) {
     const BoostGraph& g = reversed ? views.reversed : views.forward;
-    auto keep = [&t, &g, end, reversed](const BoostEdge& e) {
-      const Link& k = t.link(g[e]);
-      const NodeId leaving = reversed ? k.dst : k.src;  // the node the search continues from
-      return leaving == end || t.passes_through(leaving);
-    };
-    boost::filtered_graph<BoostGraph, std::function<bool(const BoostEdge&)>> fg(g, keep);
+    boost::filtered_graph<BoostGraph, Keep> fg(g, Keep{&t, &g, end, reversed});
     return least_costs_over(t, g, fg, end);
   };
   auto from = impl_->from.find(src);
