@@ -1332,8 +1332,17 @@ std::vector<Raw> plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, 
 
 // The forward problem of `c` run on `ft` (t or its reverse), under the flow plan when `planned`.
 // Nothing when planned but no plan applies (a subset of NPUs, not a spread, no plan found).
+// The plain matcher's work (SynthOptions::matcher_work): each of about N x N x k deliveries wakes
+// the channels through the links it frees, which through switches are about every channel per NPU.
+double matcher_work(const ChannelGraph& g, const Collective& forward) {
+  return static_cast<double>(g.size()) * static_cast<double>(transfer_estimate(forward)) /
+         static_cast<double>(std::max(1, forward.num_ranks()));
+}
+
+// `work_budget` (the plain matcher only; 0: none): nothing when matcher_work is over it.
 std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
-                                         const SynthOptions& o, Method method, bool last_first = false) {
+                                         const SynthOptions& o, Method method, bool last_first = false,
+                                         double work_budget = 0) {
   const bool planned = method != Method::Matcher;
   const Plan plan = plan_for(c.kind);
   Collective forward = c;
@@ -1343,6 +1352,7 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
   const topo::Topology& ft = plan.reversed ? *reversed : t;
   if (!planned) {
     ChannelGraph g(ft, chunk_bytes, o.link_model, o.ecmp_routes);
+    if (work_budget > 0 && matcher_work(g, forward) > work_budget) return std::nullopt;
     return build(t, g, run_forward(ft, g, forward, o), plan, c, chunk_bytes, o);
   }
   if (plan.shape == Shape::Route) {  // the flow plan of routed chunks: ways spread as the flow optimum spreads
@@ -1465,9 +1475,9 @@ Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorith
 
 // One method: the plain matcher, or the matcher on the flow plan. Nothing when the plan does not apply.
 std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
-                                         const SynthOptions& o, Method planned) {
+                                         const SynthOptions& o, Method planned, double work_budget = 0) {
   if (c.kind != CollectiveKind::AllReduce) {
-    std::optional<Algorithm> a = synthesize_plan(t, c, chunk_bytes, o, planned);
+    std::optional<Algorithm> a = synthesize_plan(t, c, chunk_bytes, o, planned, false, work_budget);
     if (a) time(t, *a);
     return a;
   }
@@ -1477,7 +1487,7 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   ag.kind = CollectiveKind::AllGather;
   SynthOptions half = o;
   if (o.progress) half.progress = [&](double f) { o.progress(f / 2); };
-  std::optional<Algorithm> first = synthesize_plan(t, rs, chunk_bytes, half, planned);
+  std::optional<Algorithm> first = synthesize_plan(t, rs, chunk_bytes, half, planned, false, work_budget);
   if (!first) return std::nullopt;
   if (o.progress) half.progress = [&](double f) { o.progress(0.5 + f / 2); };
   std::optional<Algorithm> second = synthesize_plan(t, ag, chunk_bytes, half, planned, /*last_first=*/true);
@@ -1500,6 +1510,9 @@ bool mixed_speeds(const topo::Topology& t) {
   return false;
 }
 
+void for_each_baseline(const topo::Topology& t, const Collective& c,
+                       const std::function<void(const BaselineSpec&)>& make);
+
 // Every method that applies, the fastest kept (ties to the first): the plain matcher; on
 // mixed-speed topologies the matcher under `hold` re-timed under the pipelined model (hold keeps
 // slow links from taking chunks a faster way would bring, which the pipelined greedy misjudges);
@@ -1519,8 +1532,14 @@ Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes ch
   // for large routed collectives (512 NPUs: 2^27 chunk-destinations) the ways spread like the flow
   // optimum are both better and far cheaper, and are the only ones built.
   const bool matcher_affordable = !routed || static_cast<int64_t>(c.num_chunks()) * c.num_ranks() <= kRoutedMatcherWork;
-  if ((any && matcher_affordable) || o.method == Method::Matcher)
-    consider(synthesize_with(t, c, chunk_bytes, o, Method::Matcher), "matcher");
+  // Where the plain matcher's work is over SynthOptions::matcher_work, `auto` leaves it to the
+  // plans, else to the baselines (below); --method matcher runs it whatever it costs.
+  bool matcher_over_budget = false;
+  if ((any && matcher_affordable) || o.method == Method::Matcher) {
+    std::optional<Algorithm> a = synthesize_with(t, c, chunk_bytes, o, Method::Matcher, any ? o.matcher_work : 0);
+    matcher_over_budget = !a;
+    consider(std::move(a), "matcher");
+  }
   if (any && o.link_model == LinkModel::Pipelined && mixed_speeds(t)) {
     // The best schedule under hold, re-timed: the pipelined model is never more constrained, so
     // this keeps pipelined results no worse than hold ones.
@@ -1556,6 +1575,16 @@ Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes ch
       std::string method = a->method;
       consider(std::move(a), method);
     }
+  }
+  if (!best && matcher_over_budget) {
+    for_each_baseline(t, c, [&](const BaselineSpec& spec) {
+      Algorithm a = make_baseline(spec, t, c, chunk_bytes, o.link_model, o.reduce_bandwidth);
+      a.name = "tenet";
+      consider(std::move(a), fmt::format("baseline {} (auto leaves the plain matcher out on a fabric this large: "
+                                         "--method matcher runs it)",
+                                         spec.name()));
+    });
+    if (!best) consider(synthesize_with(t, c, chunk_bytes, o, Method::Matcher), "matcher");
   }
   if (!best)
     throw NotApplicable(fmt::format("method {}: no flow plan for this collective on this topology (tree plans cover "

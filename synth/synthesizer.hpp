@@ -77,6 +77,12 @@ struct SynthOptions {
   // many transfers (as made so far: relays and hand-overs included). The simulator, which builds
   // and replays many, sets kSimAutoChunkTransfers.
   int64_t auto_chunk_transfers = kAutoChunkTransferBudget;
+  // With method Auto, the plain matcher is left out where its work is over this many channel wakes
+  // (channels x the deliveries per NPU, per phase): the plans run, else the baselines, and the
+  // method says so. A 512-NPU switch's All-Reduce half is 1.3e8 (6 s); a 1024-NPU switch's 1.1e9
+  // and a 512-NPU leaf-spine's with 8 routes per pair 1.0e9 (over two minutes per chunk count),
+  // where direct and ring reach the bound (1.0001) in 13 s and 11 s.
+  double matcher_work = 4e8;
   // Whether a baseline built by name (make_algorithm) comes timed; the simulator, which replays it
   // anyway, asks for it untimed (make_baseline's `timed`). The synthesizer's results are always timed.
   bool time_baselines = true;

@@ -170,6 +170,24 @@ TEST(Synthesizer, AllReduceDependenciesStayLinear) {
   EXPECT_TRUE(verify(t, a).correct());
 }
 
+// Auto leaves the plain matcher out where its work is over SynthOptions::matcher_work (here made
+// tiny): a plan where one applies, else (here: over 128 NPUs, no servers) the fastest baseline,
+// saying so; --method matcher still runs it.
+TEST(Synthesizer, MatcherOverItsWorkBudgetGivesWayToBaselines) {
+  const auto t = topo::generate("switch:130");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
+  SynthOptions o;
+  o.matcher_work = 1;
+  const Algorithm a = synthesize(t, c, kChunk, o);
+  EXPECT_NE(a.method.find("auto leaves the plain matcher out"), std::string::npos) << a.method;
+  EXPECT_EQ(a.name, "tenet");
+  EXPECT_TRUE(verify(t, a).correct());
+  o.method = SynthMethod::Matcher;
+  EXPECT_EQ(synthesize(t, c, kChunk, o).method, "matcher");
+  // The default budget keeps it here.
+  EXPECT_EQ(synthesize(t, c, kChunk).method.find("auto leaves"), std::string::npos);
+}
+
 TEST(Synthesizer, ExamplesVerify) {
   for (const auto& e : std::filesystem::directory_iterator(std::string(TENET_SOURCE_DIR) + "/examples/topologies")) {
     const auto t = topo::load(e.path().string());
