@@ -1330,8 +1330,6 @@ std::vector<Raw> plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, 
   return raw;
 }
 
-// The forward problem of `c` run on `ft` (t or its reverse), under the flow plan when `planned`.
-// Nothing when planned but no plan applies (a subset of NPUs, not a spread, no plan found).
 // The plain matcher's work (SynthOptions::matcher_work): each of about N x N x k deliveries wakes
 // the channels through the links it frees, which through switches are about every channel per NPU.
 double matcher_work(const ChannelGraph& g, const Collective& forward) {
@@ -1339,7 +1337,9 @@ double matcher_work(const ChannelGraph& g, const Collective& forward) {
          static_cast<double>(std::max(1, forward.num_ranks()));
 }
 
-// `work_budget` (the plain matcher only; 0: none): nothing when matcher_work is over it.
+// The forward problem of `c` run on `ft` (t or its reverse), under the flow plan when `planned`.
+// Nothing when planned but no plan applies (a subset of NPUs, not a spread, no plan found), or
+// for the plain matcher when its work is over `work_budget` (0: none).
 std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
                                          const SynthOptions& o, Method method, bool last_first = false,
                                          double work_budget = 0) {
