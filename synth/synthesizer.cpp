@@ -485,7 +485,7 @@ class Spreader {
   Spreader(const topo::Topology& t, const ChannelGraph& g, int chunks, const SynthOptions& o)
       : t_(t), g_(g), n_(t.num_npus()), chunks_(chunks), words_((chunks + 63) / 64), opt_(o),
         holds_(static_cast<size_t>(n_) * words_, 0), want_(holds_.size(), 0), count_(chunks, 0),
-        brought_(static_cast<size_t>(n_) * chunks, -1), perm_(chunks), unperm_(chunks) {
+        perm_(chunks), unperm_(chunks) {
     std::iota(perm_.begin(), perm_.end(), 0);
     if (o.priority != ChunkPriority::Lowest) {
       std::mt19937_64 rng(o.seed);
@@ -583,9 +583,10 @@ class Spreader {
   // 64x64 torus's 64 MB).
   void link_dependencies() {
     const auto n = static_cast<int32_t>(raw_.size());
+    std::vector<int32_t> brought(static_cast<size_t>(n_) * chunks_, -1);  // per (node, chunk): its delivery
     auto at = [&](int32_t x, bool source) -> int32_t& {
       const Channel& ch = g_[raw_[x].channel];
-      return brought_[static_cast<size_t>(source ? ch.src : ch.dst) * chunks_ + raw_[x].chunk];
+      return brought[static_cast<size_t>(source ? ch.src : ch.dst) * chunks_ + raw_[x].chunk];
     };
     constexpr int32_t kAhead = 16;  // prefetch distance: the table is far larger than the caches
     for (int32_t x = 0; x < n; ++x) {
@@ -767,7 +768,6 @@ class Spreader {
   const SynthOptions& opt_;
   std::vector<uint64_t> holds_, want_;
   std::vector<int> count_;
-  std::vector<int32_t> brought_;
   std::vector<int> perm_, unperm_;
   std::vector<NodeId> origin_;  // per permuted chunk, its first holder
   std::vector<uint64_t> own_;   // per NPU, the chunks it held from the start

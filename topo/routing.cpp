@@ -172,19 +172,17 @@ std::vector<std::vector<Route>> Router::switch_routes_from(NodeId src, int limit
     const BoostGraph* g = nullptr;
     NodeId src = 0;
     Bandwidth min_bandwidth = 0;
-    bool operator()(const BoostEdge& e) const {
-      const Link& k = t->link((*g)[e]);
-      return (k.src == src || t->is_switch(k.src)) && k.bandwidth >= min_bandwidth;
-    }
+    bool forwards(const Link& k) const { return (k.src == src || t->is_switch(k.src)) && k.bandwidth >= min_bandwidth; }
+    bool operator()(const BoostEdge& e) const { return forwards(t->link((*g)[e])); }
   };
-  boost::filtered_graph<BoostGraph, Keep> fg(g, Keep{&t, &g, src, min_bandwidth});
+  const Keep keep{&t, &g, src, min_bandwidth};
+  boost::filtered_graph<BoostGraph, Keep> fg(g, keep);
   const std::vector<Cost> dist = least_costs_over(t, g, fg, src);
   // A link x->y lies on a least-cost route iff x may forward and dist(x) + w == dist(y). Walk
   // backwards from each NPU over such links, smallest link ids first, and reverse.
   auto tight = [&](LinkId l) {
     const Link& k = t.link(l);
-    return (k.src == src || t.is_switch(k.src)) && k.bandwidth >= min_bandwidth && dist[k.src] != kInfinity &&
-           CostPlus()(dist[k.src], Cost{k.latency, 1}) == dist[k.dst];
+    return keep.forwards(k) && dist[k.src] != kInfinity && CostPlus()(dist[k.src], Cost{k.latency, 1}) == dist[k.dst];
   };
   // The tight links into each node, in in_links order, found once (a walk that scanned every link
   // into a switch per destination was quadratic in the switch's ports per source).
