@@ -70,8 +70,10 @@ void print_links(const sim::SimResult& r, int shown, int bins) {
     if (n.links[l].busy > 0) order.push_back(l);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return n.links[a].busy > n.links[b].busy; });
   if (order.empty() || shown == 0) return;
-  fmt::print("\nbusiest links (utilization over the iteration, {} slices of {})\n", bins,
-             format_time(r.iteration / std::max(bins, 1)));
+  // Past Network::kExactActivity busy intervals the network sums them into finer slices of its own.
+  fmt::print("\nbusiest links (utilization over the iteration, {} slices of {}{})\n", bins,
+             format_time(r.iteration / std::max(bins, 1)),
+             n.activity_slice > 0 ? fmt::format(", from activity summed per {}", format_time(n.activity_slice)) : "");
   std::vector<std::vector<std::string>> rows;
   for (size_t i = 0; i < order.size() && i < static_cast<size_t>(shown); ++i) {
     const sim::LinkReport& k = n.links[order[i]];
@@ -241,6 +243,8 @@ void run_sim(const SimArgs& args) {
     j["collectives"] = r.collectives;
     j["algorithms_made"] = r.algorithms_made;
     j["algorithms_renamed"] = r.algorithms_renamed;
+    j["ring_plans"] = r.ring_plans;
+    j["activity_slice_ps"] = r.network.activity_slice;  // 0: utilization from exact busy intervals
     j["events"] = r.events;
     j["warnings"] = r.warnings;
     if (summary) {
@@ -325,6 +329,8 @@ void run_sim(const SimArgs& args) {
   if (r.algorithms_made + r.algorithms_renamed > 0)
     fmt::print("algorithms      {} made, {} renamed from a group of the same shape\n", r.algorithms_made,
                r.algorithms_renamed);
+  if (r.ring_plans > 0)
+    fmt::print("ring plans      {} (rings replayed from their plan, transfers computed as they run)\n", r.ring_plans);
   fmt::print("events          {}\n", r.events);
   if (r.network.packet_level) {
     const sim::PacketConfig& p = cfg.packet;

@@ -16,25 +16,165 @@ Time EndpointModel::after_arrival(Bytes bytes, bool reduced) const {
   return t;
 }
 
-CollectiveRun::CollectiveRun(const synth::Algorithm& a, Network& net, EventQueue& events, std::function<void()> on_done,
-                             EndpointModel endpoints)
-    : a_(a),
-      net_(net),
-      events_(events),
-      on_done_(std::move(on_done)),
-      endpoints_(endpoints),
-      reduction_(a.reduction_time()),
-      graph_(a),
-      admission_(net.topology(), a) {
-  remaining_ = a.size();
-  waiting_ = graph_.waits();
-}
+// What both kinds of run share; Run<Source> below is the one implementation.
+class CollectiveRun::Replay {
+ public:
+  virtual ~Replay() = default;
+  virtual void start() = 0;
+  virtual bool done() const = 0;
+};
 
-Time replay(const topo::Topology& t, const synth::Algorithm& a, NetworkKind kind, const PacketConfig& packet) {
+namespace {
+
+// An algorithm's list: its arrival graph counts each transfer's dependencies off.
+class ListSource {
+ public:
+  using Queues = synth::TransferQueues;
+  ListSource(const topo::Topology& t, const synth::Algorithm& a)
+      : a_(a), graph_(a), waiting_(graph_.waits()), queues_(t, a) {}
+  const Queues& queues() const { return queues_; }
+  bool hold() const { return a_.link_model == synth::LinkModel::Hold; }
+  size_t size() const { return a_.size(); }
+  Bytes chunk_bytes() const { return a_.chunk_bytes; }
+  Time reduction_time() const { return a_.reduction_time(); }
+  template <typename F>
+  void first(F&& f) const {
+    for (TransferId id = 0; id < static_cast<TransferId>(a_.size()); ++id)
+      if (waiting_[id] == 0) f(id);
+  }
+  template <typename F>
+  void arrived(TransferId id, F&& f) {
+    graph_.arrived(id, waiting_, f);
+  }
+  Message message(TransferId id, bool& reduced) const {
+    const synth::Transfer& x = a_[id];
+    reduced = x.op == synth::Op::Reduce;
+    return Message{x.src, x.dst, a_.chunk_bytes, a_.route(id), x.rate};
+  }
+
+ private:
+  const synth::Algorithm& a_;
+  synth::ArrivalGraph graph_;
+  std::vector<int32_t> waiting_;  // arrivals each transfer still waits for
+  Queues queues_;
+};
+
+// A ring plan: each transfer waits for one arrival, which names it (RingPlan::user).
+class PlanSource {
+ public:
+  using Queues = synth::RingPlan;
+  PlanSource(const topo::Topology&, const synth::RingPlan& plan) : plan_(plan) {}
+  const Queues& queues() const { return plan_; }
+  bool hold() const { return plan_.link_model() == synth::LinkModel::Hold; }
+  size_t size() const { return static_cast<size_t>(plan_.size()); }
+  Bytes chunk_bytes() const { return plan_.chunk_bytes(); }
+  Time reduction_time() const { return plan_.reduction_time(); }
+  template <typename F>
+  void first(F&& f) const {
+    plan_.first_sends(f);
+  }
+  template <typename F>
+  void arrived(TransferId id, F&& f) const {
+    if (const TransferId u = plan_.user(id); u >= 0) f(u);
+  }
+  Message message(TransferId id, bool& reduced) const {
+    const synth::RingPlan::Send x = plan_.send(id);
+    reduced = x.op == synth::Op::Reduce;
+    return Message{x.src, x.dst, plan_.chunk_bytes(), x.route, x.rate};
+  }
+
+ private:
+  const synth::RingPlan& plan_;
+};
+
+template <typename Source>
+class Run final : public CollectiveRun::Replay {
+ public:
+  template <typename Made>
+  Run(const Made& made, Network& net, EventQueue& events, std::function<void()> on_done, EndpointModel endpoints)
+      : net_(net),
+        events_(events),
+        on_done_(std::move(on_done)),
+        endpoints_(endpoints),
+        source_(net.topology(), made),
+        reduction_(source_.reduction_time()),
+        admission_(net.topology(), source_.queues(), source_.hold()),
+        remaining_(source_.size()) {}
+
+  void start() override {
+    if (remaining_ == 0) {
+      events_.schedule_after(0, on_done_);
+      return;
+    }
+    auto begin = [this] {
+      source_.first([this](TransferId id) { admission_.dependencies_met(id); });
+      changed();
+    };
+    if (endpoints_.delay > 0)
+      events_.schedule_after(endpoints_.delay, begin);
+    else
+      begin();
+  }
+  bool done() const override { return remaining_ == 0; }
+
+ private:
+  // Admission may now admit something: decide at the end of the instant.
+  void changed() {
+    if (deciding_) return;
+    deciding_ = true;
+    events_.at_end_of_instant([this] {
+      deciding_ = false;
+      admission_.admit([this](TransferId id) { issue(id); });
+    });
+  }
+
+  void issue(TransferId id) {
+    bool reduced = false;
+    const Message m = source_.message(id, reduced);
+    net_.send(
+        m,
+        [this, id] {
+          admission_.released(id);
+          changed();
+        },
+        [this, id, reduced] {
+          // Usable after the reduction, if any (Algorithm::reduce_bandwidth), and what the endpoints add.
+          const Time after = (reduced ? reduction_ : 0) +
+                             (endpoints_.active() ? endpoints_.after_arrival(source_.chunk_bytes(), reduced) : 0);
+          if (after > 0)
+            events_.schedule_after(after, [this, id] { arrived(id); });
+          else
+            arrived(id);
+        });
+  }
+
+  void arrived(TransferId id) {
+    bool ready = false;
+    source_.arrived(id, [&](TransferId u) {
+      admission_.dependencies_met(u);
+      ready = true;
+    });
+    if (ready) changed();
+    if (--remaining_ == 0) on_done_();
+  }
+
+  Network& net_;
+  EventQueue& events_;
+  std::function<void()> on_done_;
+  EndpointModel endpoints_;
+  Source source_;
+  Time reduction_;  // how long a reduction takes at its destination (Algorithm::reduce_bandwidth)
+  synth::BasicLinkAdmission<typename Source::Queues> admission_;
+  bool deciding_ = false;  // an admission is scheduled for the end of this instant
+  size_t remaining_ = 0;
+};
+
+template <typename Made>
+Time replay_alone(const topo::Topology& t, const Made& made, NetworkKind kind, const PacketConfig& packet) {
   EventQueue events;
   auto net = make_network(kind, t, events, packet);
   Time finish = 0;
-  CollectiveRun run(a, *net, events, [&] { finish = events.now(); });
+  CollectiveRun run(made, *net, events, [&] { finish = events.now(); });
   run.start();
   events.run();
   net->check_drained();
@@ -42,62 +182,25 @@ Time replay(const topo::Topology& t, const synth::Algorithm& a, NetworkKind kind
   return finish;
 }
 
-void CollectiveRun::start() {
-  if (remaining_ == 0) {
-    events_.schedule_after(0, on_done_);
-    return;
-  }
-  if (endpoints_.delay > 0) {
-    events_.schedule_after(endpoints_.delay, [this] {
-      for (TransferId id = 0; id < static_cast<TransferId>(a_.size()); ++id)
-        if (waiting_[id] == 0) admission_.dependencies_met(id);
-      changed();
-    });
-    return;
-  }
-  for (TransferId id = 0; id < static_cast<TransferId>(a_.size()); ++id)
-    if (waiting_[id] == 0) admission_.dependencies_met(id);
-  changed();
+}  // namespace
+
+CollectiveRun::CollectiveRun(const synth::Algorithm& a, Network& net, EventQueue& events, std::function<void()> on_done,
+                             EndpointModel endpoints)
+    : replay_(std::make_unique<Run<ListSource>>(a, net, events, std::move(on_done), endpoints)) {}
+
+CollectiveRun::CollectiveRun(const synth::RingPlan& plan, Network& net, EventQueue& events, std::function<void()> on_done,
+                             EndpointModel endpoints)
+    : replay_(std::make_unique<Run<PlanSource>>(plan, net, events, std::move(on_done), endpoints)) {}
+
+CollectiveRun::~CollectiveRun() = default;
+void CollectiveRun::start() { replay_->start(); }
+bool CollectiveRun::done() const { return replay_->done(); }
+
+Time replay(const topo::Topology& t, const synth::Algorithm& a, NetworkKind kind, const PacketConfig& packet) {
+  return replay_alone(t, a, kind, packet);
 }
-
-
-void CollectiveRun::changed() {
-  if (deciding_) return;
-  deciding_ = true;
-  events_.at_end_of_instant([this] {
-    deciding_ = false;
-    admission_.admit([this](TransferId id) { issue(id); });
-  });
-}
-
-void CollectiveRun::issue(TransferId id) {
-  const synth::Transfer& x = a_[id];
-  net_.send(
-      Message{x.src, x.dst, a_.chunk_bytes, a_.route(id), x.rate},
-      [this, id] {
-        admission_.released(id);
-        changed();
-      },
-      [this, id] {
-        // Usable after the reduction, if any (Algorithm::reduce_bandwidth), and what the endpoints add.
-        const bool reduced = a_[id].op == synth::Op::Reduce;
-        const Time after = (reduced ? reduction_ : 0) +
-                           (endpoints_.active() ? endpoints_.after_arrival(a_.chunk_bytes, reduced) : 0);
-        if (after > 0)
-          events_.schedule_after(after, [this, id] { arrived(id); });
-        else
-          arrived(id);
-      });
-}
-
-void CollectiveRun::arrived(TransferId id) {
-  bool ready = false;
-  graph_.arrived(id, waiting_, [&](TransferId u) {
-    admission_.dependencies_met(u);
-    ready = true;
-  });
-  if (ready) changed();
-  if (--remaining_ == 0) on_done_();
+Time replay(const topo::Topology& t, const synth::RingPlan& plan, NetworkKind kind, const PacketConfig& packet) {
+  return replay_alone(t, plan, kind, packet);
 }
 
 }  // namespace tenet::sim

@@ -16,6 +16,7 @@
 #include "sim/network.hpp"
 #include "synth/algorithm.hpp"
 #include "synth/link_admission.hpp"
+#include "synth/ring_plan.hpp"
 
 namespace tenet::sim {
 
@@ -43,29 +44,24 @@ class CollectiveRun {
   // Throws tenet::Error when a transfer's route or rate cannot be replayed on the network's topology.
   CollectiveRun(const synth::Algorithm& a, Network& net, EventQueue& events, std::function<void()> on_done,
                 EndpointModel endpoints = {});
+  // A ring plan's transfers computed as they go (synth/ring_plan.hpp): the same replay as its
+  // materialized algorithm's, in memory for its members, not its transfers. `plan` must outlive
+  // the run.
+  CollectiveRun(const synth::RingPlan& plan, Network& net, EventQueue& events, std::function<void()> on_done,
+                EndpointModel endpoints = {});
+  ~CollectiveRun();
   void start();
-  bool done() const { return remaining_ == 0; }
+  bool done() const;
+
+  class Replay;  // what both kinds of run share: issuing, arrivals, the end
 
  private:
-  void changed();                        // admission may now admit something: decide at the end of the instant
-  void issue(synth::TransferId id);
-  void arrived(synth::TransferId id);
-
-  const synth::Algorithm& a_;
-  Network& net_;
-  EventQueue& events_;
-  std::function<void()> on_done_;
-  EndpointModel endpoints_;
-  Time reduction_;  // how long a reduction takes at its destination (Algorithm::reduce_bandwidth)
-  synth::ArrivalGraph graph_;
-  synth::LinkAdmission admission_;
-  std::vector<int32_t> waiting_;  // arrivals each transfer still waits for
-  bool deciding_ = false;         // an admission is scheduled for the end of this instant
-  size_t remaining_ = 0;
+  std::unique_ptr<Replay> replay_;
 };
 
-// Replays `a` alone on a fresh network of the given kind and returns the time its last transfer
-// arrived. Throws tenet::Error when the network deadlocks (see Network::check_drained).
+// Replays `a` (or `plan`) alone on a fresh network of the given kind and returns the time its last
+// transfer arrived. Throws tenet::Error when the network deadlocks (see Network::check_drained).
 Time replay(const topo::Topology& t, const synth::Algorithm& a, NetworkKind kind, const PacketConfig& packet = {});
+Time replay(const topo::Topology& t, const synth::RingPlan& plan, NetworkKind kind, const PacketConfig& packet = {});
 
 }  // namespace tenet::sim

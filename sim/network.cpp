@@ -300,14 +300,48 @@ std::vector<topo::LinkId> EcmpRoutes::pick(const Message& m, uint64_t flow) {
   return it->second[h % it->second.size()].links;
 }
 
+void Network::to_slices() {
+  slice_ = 1;
+  shift_ = 0;
+  while (slice_ * kActivitySlices < latest_) slice_ = Time{1} << ++shift_;
+  slices_.resize(activity_.size());
+  for (size_t l = 0; l < activity_.size(); ++l) {
+    for (const Interval& iv : activity_[l]) add_to_slices(static_cast<topo::LinkId>(l), iv.start, iv.end, iv.share);
+    activity_[l] = {};
+  }
+}
+
+void Network::add_to_slices(topo::LinkId l, Time start, Time end, double share) {
+  // Past the last slice: twice as wide, every link's pairs summed.
+  while (end > slice_ * kActivitySlices) {
+    for (std::vector<double>& s : slices_) {
+      if (s.empty()) continue;
+      for (int k = 0; k < kActivitySlices / 2; ++k) s[k] = s[2 * k] + s[2 * k + 1];
+      std::fill(s.begin() + kActivitySlices / 2, s.end(), 0.0);
+    }
+    slice_ = Time{1} << ++shift_;
+  }
+  std::vector<double>& s = slices_[l];
+  if (s.empty()) s.assign(kActivitySlices, 0.0);
+  for (Time k = start >> shift_; k * slice_ < end; ++k)
+    s[k] += share * static_cast<double>(std::min(end, (k + 1) * slice_) - std::max(start, k * slice_));
+}
+
 NetworkReport Network::report() {
   NetworkReport r;
   const std::vector<Time> busy = link_busy();
   r.links.resize(busy.size());
+  r.activity_slice = slice_;
   for (size_t l = 0; l < busy.size(); ++l) {
     r.links[l].name = topo_.describe_link(static_cast<topo::LinkId>(l));
     r.links[l].busy = busy[l];
     if (!activity_.empty()) r.links[l].activity = std::exchange(activity_[l], {});  // handed over, not copied
+    if (slice_ > 0 && !slices_[l].empty()) {
+      for (int k = 0; k < kActivitySlices; ++k)
+        if (slices_[l][k] > 0)
+          r.links[l].activity.push_back({k * slice_, (k + 1) * slice_, slices_[l][k] / static_cast<double>(slice_)});
+      slices_[l] = {};
+    }
   }
   return r;
 }

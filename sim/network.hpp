@@ -95,6 +95,12 @@ struct LinkReport {
 
 struct NetworkReport {
   bool packet_level = false;
+  // 0: every link's activity is its exact busy intervals. Otherwise the run kept more than
+  // Network::kExactActivity of them and summed each link's into slices of this width instead (at
+  // most Network::kActivitySlices over the run, so a utilization over 24 slices of the run rests on
+  // at least 21 of them each): each interval of activity is then one such slice, its share the
+  // slice's mean utilization.
+  Time activity_slice = 0;
   uint64_t messages = 0, packets = 0, packet_hops = 0, credit_stalls = 0;
   std::vector<LinkReport> links;
 };
@@ -115,8 +121,20 @@ class Network {
   // Per link, the time it carried data (for a shared link: the bytes it carried over its bandwidth).
   virtual std::vector<Time> link_busy() const { return busy_; }
   size_t num_links() const { return busy_.size(); }
-  // Keep every link's busy intervals for report() (costs memory per interval; off by default).
-  void keep_activity(bool on) { activity_.assign(on ? busy_.size() : 0, {}); }
+  // Keep every link's busy intervals for report() (off by default): exactly up to kExactActivity
+  // intervals in all (24 B each), then summed per link into at most kActivitySlices slices of the
+  // run (8 KiB per link), widening as the run goes on (a 4096-rank ring All-Reduce made 33 million
+  // intervals, 800 MB).
+  void keep_activity(bool on) {
+    activity_.assign(on ? busy_.size() : 0, {});
+    slices_.clear();
+    slice_ = 0;
+    shift_ = 0;
+    kept_ = 0;
+    latest_ = 0;
+  }
+  static constexpr size_t kExactActivity = size_t{1} << 21;
+  static constexpr int kActivitySlices = 1024;
   // Per-link and total statistics so far. The activity kept is handed over, not copied (a 4096-rank
   // ring All-Reduce keeps 800 MB of it): a later report holds only what came after.
   virtual NetworkReport report();
@@ -129,17 +147,30 @@ class Network {
   // not decrease. (Concurrent transfers sharing a link overlap and add up.)
   void record_activity(topo::LinkId l, Time start, Time end, double share = 1.0) {
     if (activity_.empty() || end <= start || share <= 0) return;
+    if (slice_ > 0) return add_to_slices(l, start, end, share);
+    latest_ = std::max(latest_, end);
     std::vector<Interval>& a = activity_[l];
-    if (!a.empty() && a.back().share == share && (a.back().end == start || (share >= 1.0 && a.back().end > start)))
+    if (!a.empty() && a.back().share == share && (a.back().end == start || (share >= 1.0 && a.back().end > start))) {
       a.back().end = std::max(a.back().end, end);
-    else
+    } else {
       a.push_back({start, end, share});
+      if (++kept_ > kExactActivity) to_slices();
+    }
   }
 
   const topo::Topology& topo_;
   EventQueue& events_;
   std::vector<Time> busy_;
   std::vector<std::vector<Interval>> activity_;
+
+ private:
+  void to_slices();  // from exact intervals to slices
+  void add_to_slices(topo::LinkId l, Time start, Time end, double share);
+  size_t kept_ = 0;  // exact intervals kept
+  Time latest_ = 0;  // the latest end of them
+  Time slice_ = 0;   // 0: exact; else the slices' width, 2^shift_ picoseconds
+  int shift_ = 0;
+  std::vector<std::vector<double>> slices_;  // per link (empty until used): busy time x share per slice
 };
 
 enum class NetworkKind { Analytical, AnalyticalCongestion, Packet };

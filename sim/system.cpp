@@ -85,6 +85,7 @@ class Simulator {
     out.collectives = collectives_;
     out.algorithms_renamed = renamed_;
     out.algorithms_made = static_cast<int64_t>(cache_.size()) - renamed_;
+    out.ring_plans = std::count_if(plans_.begin(), plans_.end(), [](const auto& p) { return p.second != nullptr; });
     out.warnings = warnings_;
     out.trace = std::move(trace_);
     return out;
@@ -483,20 +484,21 @@ class Simulator {
       piece_size = collective_bytes_of_comm_size(m->kind, chunk, p);
       active = std::max(1, split->second.active);
     }
-    const synth::Algorithm& a = algorithm(*m, piece_size);
+    const synth::RingPlan* plan = ring_plan(*m, piece_size);
+    const synth::Algorithm* a = plan ? nullptr : &algorithm(*m, piece_size);
     // Endpoint costs belong to ASTRA-sim's native collectives (MemBus, PacketBundle); a custom one
     // sends straight from the NPU (CustomAlgorithm::issue upstream), and so does one given by --coll.
     const EndpointModel endpoints = split != cfg_.dataset_splits.end() ? cfg_.endpoints : EndpointModel{};
-    for (size_t i = 0; i < pieces; ++i)
-      m->runs.push_back(std::make_unique<CollectiveRun>(
-          a, *net_, events_,
-          [this, m, all_done] {
-            if (++m->finished == m->runs.size())
-              all_done();
-            else if (m->started < m->runs.size())
-              m->runs[m->started++]->start();
-          },
-          endpoints));
+    for (size_t i = 0; i < pieces; ++i) {
+      auto on_done = [this, m, all_done] {
+        if (++m->finished == m->runs.size())
+          all_done();
+        else if (m->started < m->runs.size())
+          m->runs[m->started++]->start();
+      };
+      m->runs.push_back(plan ? std::make_unique<CollectiveRun>(*plan, *net_, events_, on_done, endpoints)
+                             : std::make_unique<CollectiveRun>(*a, *net_, events_, on_done, endpoints));
+    }
     while (m->started < m->runs.size() && m->started < static_cast<size_t>(active)) m->runs[m->started++]->start();
   }
 
@@ -516,6 +518,42 @@ class Simulator {
                                     "optimistic: --network analytical-congestion shares them",
                                     over, over == 1 ? " was" : "s were", over == 1 ? "its" : "their", k.name,
                                     100 * k.peak_demand, format_time(k.peak_demand_at)));
+  }
+
+  // The meeting's ring as a plan (SimConfig::lazy_rings), or null: cached per collective, group,
+  // root, size and producer, as algorithms are.
+  const synth::RingPlan* ring_plan(const Meeting& m, Bytes size) {
+    if (!cfg_.lazy_rings || !m.traffic.empty() || cfg_.sized_files.count(m.kind) > 0) return nullptr;
+    const bool native = cfg_.dataset_splits.count(m.kind) > 0;
+    if (cfg_.chunks_per_npu == 0 && !native) return nullptr;  // -k auto: the chunk search times algorithms
+    auto it = cfg_.algorithms.find(m.kind);
+    if (it == cfg_.algorithms.end() || chakra::names_algorithm_file(it->second)) return nullptr;
+    const std::string& producer = it->second;
+    const std::string key = fmt::format("{}|{}|{}|{}|{}", synth::to_string(m.kind), fmt::join(m.members, ","), m.root,
+                                        size, producer);
+    if (auto cached = plans_.find(key); cached != plans_.end()) return cached->second.get();
+    std::unique_ptr<synth::RingPlan> plan;
+    synth::BaselineSpec spec;
+    try {
+      spec = synth::parse_baseline(producer);
+    } catch (const Error&) {
+      return plans_.emplace(key, nullptr).first->second.get();  // "tenet", or a name algorithm() explains
+    }
+    synth::Collective c;
+    c.kind = m.kind;
+    for (int r : m.members) c.ranks.push_back(r);
+    c.chunks_per_npu = native ? 1 : cfg_.chunks_per_npu;
+    c.root = std::clamp(m.root, 0, static_cast<int>(m.members.size()) - 1);
+    if (auto made = synth::ring_plan(spec, t_, c, std::max<Bytes>(1, c.chunk_bytes_for(size)))) {
+      // A replay keeps a byte per transfer (BasicLinkAdmission's state), the rest per member.
+      topo::check_memory(static_cast<uint64_t>(made->size()),
+                         fmt::format("{}: ring plan of {} of {} over {} ranks ({} chunks per NPU: {} transfers)", name_,
+                                     synth::to_string(c.kind), format_bytes(size), c.num_ranks(), c.chunks_per_npu,
+                                     made->size()),
+                         "simulate fewer ranks, or fewer chunks per NPU (-k)");
+      plan = std::make_unique<synth::RingPlan>(std::move(*made));
+    }
+    return plans_.emplace(key, std::move(plan)).first->second.get();
   }
 
   const synth::Algorithm& algorithm(const Meeting& m, Bytes size) {
@@ -712,6 +750,7 @@ class Simulator {
   std::map<std::pair<int, int>, int> seen_;                  // (group id, rank) -> its collectives so far
   std::map<std::pair<int, int>, std::unique_ptr<Meeting>> meetings_;  // (group id, k)
   std::unordered_map<std::string, std::unique_ptr<synth::Algorithm>> cache_;
+  std::unordered_map<std::string, std::unique_ptr<synth::RingPlan>> plans_;  // null: no plan for it
   static constexpr size_t kShapeTries = 4;
   std::unordered_map<std::string, std::vector<const synth::Algorithm*>> shapes_;  // made, not renamed, per shape
   int64_t renamed_ = 0;  // algorithms renamed from another group's

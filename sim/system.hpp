@@ -67,6 +67,10 @@ struct SimConfig {
   // the first and renamed for the others (synth/group_map.hpp; same transfers over links of the
   // same properties, same time). false: every group's own (for comparison).
   bool rename_groups = true;
+  // A ring or bidir-ring Reduce-Scatter, All-Gather or All-Reduce with a fixed chunk count replays
+  // from its plan (synth/ring_plan.hpp), its transfers computed as they go: the same times, in
+  // memory for its members, not its p^2 transfers. false: materialized (for comparison).
+  bool lazy_rings = true;
   // Communication operations (sends and collectives) a rank may have in flight at once; further
   // ones wait in the order they became ready. 0: no limit (ASTRA-sim runs one at a time: 1).
   int max_in_flight = 0;
@@ -114,9 +118,9 @@ struct SimResult {
   NetworkReport network;  // per-link statistics; busy intervals when kept
   uint64_t events = 0;
   int collectives = 0;
-  // Algorithms the collectives ran: made (synthesized, built or read), and renamed from one made
-  // for another group of the same shape (synth/group_map.hpp).
-  int64_t algorithms_made = 0, algorithms_renamed = 0;
+  // Algorithms the collectives ran: made (synthesized, built or read), renamed from one made for
+  // another group of the same shape (synth/group_map.hpp), and ring plans (SimConfig::lazy_rings).
+  int64_t algorithms_made = 0, algorithms_renamed = 0, ring_plans = 0;
   std::vector<TraceSlice> trace;
   // What the user should know about how the run was made, one sentence each (e.g. an algorithm
   // file made for another size than the collective it ran).

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "synth/ring_channels.hpp"
+#include "synth/ring_plan.hpp"
 #include "synth/timing.hpp"
 #include "topo/analysis.hpp"
 #include "topo/error.hpp"
@@ -120,11 +121,100 @@ namespace {
 
 using topo::Topology;
 
+// How logical NPU-to-NPU sends cross the topology: per pair of NPUs, the hops of its path (one
+// when the two are linked, directly or through switches or router NPUs; else relays over NPUs),
+// each with its routes.
+class Hops {
+ public:
+  explicit Hops(const Topology& t) : t_(t), router_(t) {}
+  struct Hop {
+    NodeId to;
+    std::vector<std::vector<LinkId>> routes;  // parallel links: used in turn
+    mutable size_t next = 0;
+  };
+  // A route of the hop for the next send over it: its routes in turn.
+  static const std::vector<LinkId>& pick(const Hop& h) { return h.routes[h.next++ % h.routes.size()]; }
+
+  // The hops from `from` to `to` (cached: sends over a pair share its hops' turns). Throws
+  // NotApplicable when there is no way.
+  const std::vector<Hop>& path(NodeId from, NodeId to) {
+    const uint64_t k = static_cast<uint64_t>(from) << 32 | static_cast<uint32_t>(to);
+    auto it = paths_.find(k);
+    if (it != paths_.end()) return it->second;
+    std::vector<Hop> hops;
+    if (auto h = hop(from, to)) {
+      hops.push_back(std::move(*h));
+    } else {
+      // Relays: a shortest path over NPUs that can reach each other directly or through switches.
+      std::vector<NodeId> parent(t_.num_npus(), -1);
+      std::vector<NodeId> queue{from};
+      parent[from] = from;
+      for (size_t i = 0; i < queue.size() && parent[to] < 0; ++i)
+        for (NodeId w : npu_neighbours(queue[i]))
+          if (parent[w] < 0) {
+            parent[w] = queue[i];
+            queue.push_back(w);
+          }
+      if (parent[to] < 0)
+        throw NotApplicable(fmt::format("no way from {} to {}", t_.node(from).name, t_.node(to).name));
+      std::vector<NodeId> chain{to};
+      while (chain.back() != from) chain.push_back(parent[chain.back()]);
+      std::reverse(chain.begin(), chain.end());
+      for (size_t i = 0; i + 1 < chain.size(); ++i) hops.push_back(*hop(chain[i], chain[i + 1]));
+    }
+    return paths_.emplace(k, std::move(hops)).first->second;
+  }
+
+ private:
+  // One hop: direct links (all parallel ones), else the equal-cost routes through pass-through
+  // nodes. Successive sends over the hop take them in turn, starting from one picked by a hash of
+  // the pair (per-flow ECMP, deterministic), so a collective's flows spread over the routes.
+  std::optional<Hop> hop(NodeId u, NodeId v) {
+    Hop h{v, {}};
+    for (LinkId l : t_.out_links(u))
+      if (t_.link(l).dst == v) h.routes.push_back({l});
+    if (h.routes.empty()) {
+      for (topo::Route& r : routes_.equal_cost_routes(u, v)) h.routes.push_back(std::move(r.links));
+      if (h.routes.size() > 1) h.next = flow_hash(u, v) % h.routes.size();
+    }
+    if (h.routes.empty()) return std::nullopt;
+    return h;
+  }
+  static uint64_t flow_hash(NodeId u, NodeId v) {  // splitmix64's finaliser
+    uint64_t x = (static_cast<uint64_t>(u) << 32 | static_cast<uint32_t>(v)) + 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  }
+
+  const std::vector<NodeId>& npu_neighbours(NodeId u) {
+    auto it = neighbours_.find(u);
+    if (it != neighbours_.end()) return it->second;
+    std::vector<NodeId> n;
+    for (LinkId l : t_.out_links(u))
+      if (t_.is_npu(t_.link(l).dst)) n.push_back(t_.link(l).dst);
+    if (t_.num_switches() > 0) {
+      auto routes = router_.switch_routes_from(u, 1);
+      for (NodeId v = 0; v < t_.num_npus(); ++v)
+        if (!routes[v].empty()) n.push_back(v);
+    }
+    std::sort(n.begin(), n.end());
+    n.erase(std::unique(n.begin(), n.end()), n.end());
+    return neighbours_.emplace(u, std::move(n)).first->second;
+  }
+
+  const Topology& t_;
+  topo::Router router_;
+  topo::RouteCache routes_{router_};
+  std::unordered_map<uint64_t, std::vector<Hop>> paths_;
+  std::unordered_map<NodeId, std::vector<NodeId>> neighbours_;
+};
+
 // Turns logical NPU-to-NPU sends into transfers, and remembers what arrived where.
 class Builder {
  public:
   Builder(const Topology& t, const Collective& c, Bytes chunk_bytes, LinkModel model, std::string name)
-      : t_(t), router_(t), arrivals_(t.num_nodes()) {
+      : t_(t), hops_(t), arrivals_(t.num_nodes()) {
     // The last arrival per (node, chunk): a flat table where it is small (every ring, tree and
     // halving-doubling; a hash lookup per send was a tenth of building a 1024-rank ring), else a
     // hash map (an All-to-All's N^2 chunks).
@@ -142,7 +232,7 @@ class Builder {
   // Sends chunk c from NPU `from` to NPU `to`. It waits for `deps` and for the chunk's last
   // arrival at `from`. Returns the transfer that arrives at `to`.
   TransferId send(ChunkId c, NodeId from, NodeId to, Op op, std::vector<TransferId> deps = {}) {
-    const std::vector<Hop>& hops = path(from, to);
+    const std::vector<Hops::Hop>& hops = hops_.path(from, to);
     if (op == Op::Reduce && hops.size() > 1)
       throw NotApplicable(fmt::format(
           "{} and {} are neither linked nor joined through switches or router NPUs: the partial "
@@ -156,7 +246,7 @@ class Builder {
       if (TransferId before = last_arrival(at, c); before >= 0) d.push_back(before);
       std::sort(d.begin(), d.end());
       d.erase(std::unique(d.begin(), d.end()), d.end());
-      const std::vector<LinkId>& route = pick(hops[i]);
+      const std::vector<LinkId>& route = Hops::pick(hops[i]);
       last = a_.add(c, at, hops[i].to, route, i + 1 == hops.size() ? op : Op::Copy, d, -1, -1, 0, channel_);
       if (i == 0) first_hop_ = last;
       set_last_arrival(hops[i].to, c, last);
@@ -240,7 +330,7 @@ class Builder {
   void clear_gates() { gates_.clear(); }
 
   // NPUs linked to v directly or through pass-through nodes (the ring search's neighbours).
-  bool adjacent(NodeId u, NodeId v) { return path(u, v).size() == 1; }
+  bool adjacent(NodeId u, NodeId v) { return hops_.path(u, v).size() == 1; }
 
   Algorithm finish(Bandwidth reduce_bandwidth, bool timed) {
     if (std::any_of(a_.transfers().begin(), a_.transfers().end(), [](const Transfer& x) { return x.op == Op::Reduce; }))
@@ -260,11 +350,6 @@ class Builder {
   }
 
  private:
-  struct Hop {
-    NodeId to;
-    std::vector<std::vector<LinkId>> routes;  // parallel links: used in turn
-    mutable size_t next = 0;
-  };
   static uint64_t key(NodeId v, ChunkId c) { return (static_cast<uint64_t>(v) << 32) | static_cast<uint32_t>(c); }
   size_t flat(NodeId v, ChunkId c) const {
     return static_cast<size_t>(v) * static_cast<size_t>(chunks_) + static_cast<size_t>(c);
@@ -277,83 +362,13 @@ class Builder {
   }
   static constexpr int64_t kFlatLastArrivals = int64_t{1} << 24;
 
-  const std::vector<LinkId>& pick(const Hop& h) const { return h.routes[h.next++ % h.routes.size()]; }
-
-  // One hop: direct links (all parallel ones), else the equal-cost routes through pass-through
-  // nodes. Successive sends over the hop take them in turn, starting from one picked by a hash of
-  // the pair (per-flow ECMP, deterministic), so a collective's flows spread over the routes.
-  std::optional<Hop> hop(NodeId u, NodeId v) {
-    Hop h{v, {}};
-    for (LinkId l : t_.out_links(u))
-      if (t_.link(l).dst == v) h.routes.push_back({l});
-    if (h.routes.empty()) {
-      for (topo::Route& r : routes_.equal_cost_routes(u, v)) h.routes.push_back(std::move(r.links));
-      if (h.routes.size() > 1) h.next = flow_hash(u, v) % h.routes.size();
-    }
-    if (h.routes.empty()) return std::nullopt;
-    return h;
-  }
-  static uint64_t flow_hash(NodeId u, NodeId v) {  // splitmix64's finaliser
-    uint64_t x = (static_cast<uint64_t>(u) << 32 | static_cast<uint32_t>(v)) + 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-  }
-
-  const std::vector<Hop>& path(NodeId from, NodeId to) {
-    const uint64_t k = key(from, to);
-    auto it = paths_.find(k);
-    if (it != paths_.end()) return it->second;
-    std::vector<Hop> hops;
-    if (auto h = hop(from, to)) {
-      hops.push_back(std::move(*h));
-    } else {
-      // Relays: a shortest path over NPUs that can reach each other directly or through switches.
-      std::vector<NodeId> parent(t_.num_npus(), -1);
-      std::vector<NodeId> queue{from};
-      parent[from] = from;
-      for (size_t i = 0; i < queue.size() && parent[to] < 0; ++i)
-        for (NodeId w : npu_neighbours(queue[i]))
-          if (parent[w] < 0) {
-            parent[w] = queue[i];
-            queue.push_back(w);
-          }
-      if (parent[to] < 0)
-        throw NotApplicable(fmt::format("no way from {} to {}", t_.node(from).name, t_.node(to).name));
-      std::vector<NodeId> chain{to};
-      while (chain.back() != from) chain.push_back(parent[chain.back()]);
-      std::reverse(chain.begin(), chain.end());
-      for (size_t i = 0; i + 1 < chain.size(); ++i) hops.push_back(*hop(chain[i], chain[i + 1]));
-    }
-    return paths_.emplace(k, std::move(hops)).first->second;
-  }
-
-  const std::vector<NodeId>& npu_neighbours(NodeId u) {
-    auto it = neighbours_.find(u);
-    if (it != neighbours_.end()) return it->second;
-    std::vector<NodeId> n;
-    for (LinkId l : t_.out_links(u))
-      if (t_.is_npu(t_.link(l).dst)) n.push_back(t_.link(l).dst);
-    if (t_.num_switches() > 0) {
-      auto routes = router_.switch_routes_from(u, 1);
-      for (NodeId v = 0; v < t_.num_npus(); ++v)
-        if (!routes[v].empty()) n.push_back(v);
-    }
-    std::sort(n.begin(), n.end());
-    n.erase(std::unique(n.begin(), n.end()), n.end());
-    return neighbours_.emplace(u, std::move(n)).first->second;
-  }
-
   const Topology& t_;
-  topo::Router router_;
-  topo::RouteCache routes_{router_};
+  Hops hops_;
   Algorithm a_;
   int64_t chunks_ = 0;
   std::vector<TransferId> last_flat_;
   std::unordered_map<uint64_t, TransferId> last_;
   std::vector<std::vector<TransferId>> arrivals_;
-  std::unordered_map<uint64_t, std::vector<Hop>> paths_;
-  std::unordered_map<NodeId, std::vector<NodeId>> neighbours_;
   std::unordered_map<NodeId, std::vector<TransferId>> gates_;
   TransferId first_hop_ = -1;
   uint16_t channel_ = 0;
@@ -736,71 +751,101 @@ std::vector<int> share_by_rate(int n, const std::vector<RingChannel>& rings) {
   return count;
 }
 
-// A ring phase on one channel: Reduce-Scatter (reduce) or All-Gather along its ring, blocks placed
-// by ring position, chunks pipelining from step to step (NCCL), every send at the channel's rate.
-void channel_ring_steps(Builder& b, const RingChannel& ring, int channel, const Blocks& blocks, bool reduce) {
-  const int p = static_cast<int>(ring.order.size());
-  for (int s = 0; s + 1 < p; ++s)
-    for (int i = 0; i < p; ++i)
-      for (ChunkId c : blocks[wrap(i - (reduce ? s + 1 : s), p)])
-        b.send_on(c, ring.order[i], ring.order[(i + 1) % p], ring.routes[i], reduce ? Op::Reduce : Op::Copy, {},
-                  ring.rate, channel);
+// `chunks` dealt to the channels in order, each a share in proportion to its rate.
+std::vector<std::vector<ChunkId>> split_by_rate(const std::vector<ChunkId>& chunks, const std::vector<RingChannel>& rings) {
+  const std::vector<int> count = share_by_rate(static_cast<int>(chunks.size()), rings);
+  std::vector<std::vector<ChunkId>> out(rings.size());
+  size_t at = 0;
+  for (size_t ch = 0; ch < rings.size(); ++ch)
+    for (int k = 0; k < count[ch]; ++k) out[ch].push_back(chunks[at++]);
+  return out;
 }
 
-// NCCL-style rings with channels (see ring_channels.hpp); false when no ring over adjacent members
-// exists (the single-ring path with relays takes over).
-bool channel_rings(Builder& b, const Topology& t, const Collective& c, bool bidir, int channels) {
+// NCCL-style chains for Broadcast and Reduce over channel rings (see ring_channels.hpp): of the
+// chunks, a share in proportion to each channel's rate. False when no ring over adjacent members
+// exists (the single ring with relays takes over).
+bool channel_chains(Builder& b, const Topology& t, const Collective& c, bool bidir, int channels) {
   const std::vector<RingChannel> rings = find_ring_channels(t, c.ranks, channels, bidir);
   if (rings.empty()) return false;
   const int p = c.num_ranks();
-  // Which chunks each channel carries: of every rank's block (of the whole set for Broadcast and
-  // Reduce), a share in proportion to the channel's rate.
-  auto split_chunks = [&](const std::vector<ChunkId>& chunks) {
-    const std::vector<int> count = share_by_rate(static_cast<int>(chunks.size()), rings);
-    std::vector<std::vector<ChunkId>> out(rings.size());
-    size_t at = 0;
-    for (size_t ch = 0; ch < rings.size(); ++ch)
-      for (int k = 0; k < count[ch]; ++k) out[ch].push_back(chunks[at++]);
-    return out;
-  };
-  if (c.kind == CollectiveKind::Broadcast || c.kind == CollectiveKind::Reduce) {
-    const std::vector<std::vector<ChunkId>> per = split_chunks(all_chunks(c));
-    const NodeId root = c.ranks[c.root];
-    for (size_t ch = 0; ch < rings.size(); ++ch) {
-      if (per[ch].empty()) continue;
-      const RingChannel& ring = rings[ch];
-      const int r0 = static_cast<int>(std::find(ring.order.begin(), ring.order.end(), root) - ring.order.begin());
-      // Broadcast: the chain starts at the root; Reduce: it ends there. Hop h of the chain is ring
-      // hop `first + h`.
-      const int first = c.kind == CollectiveKind::Broadcast ? r0 : (r0 + 1) % p;
-      const int k = static_cast<int>(per[ch].size());
-      for (int wave = 0; wave < k + p - 2; ++wave)
-        for (int h = 0; h + 1 < p; ++h) {
-          const int j = wave - h;
-          if (j < 0 || j >= k) continue;
-          const int at = (first + h) % p;
-          b.send_on(per[ch][j], ring.order[at], ring.order[(at + 1) % p], ring.routes[at],
-                    c.kind == CollectiveKind::Reduce ? Op::Reduce : Op::Copy, {}, ring.rate, static_cast<int>(ch));
-        }
-    }
-    return true;
+  const std::vector<std::vector<ChunkId>> per = split_by_rate(all_chunks(c), rings);
+  const NodeId root = c.ranks[c.root];
+  for (size_t ch = 0; ch < rings.size(); ++ch) {
+    if (per[ch].empty()) continue;
+    const RingChannel& ring = rings[ch];
+    const int r0 = static_cast<int>(std::find(ring.order.begin(), ring.order.end(), root) - ring.order.begin());
+    // Broadcast: the chain starts at the root; Reduce: it ends there. Hop h of the chain is ring
+    // hop `first + h`.
+    const int first = c.kind == CollectiveKind::Broadcast ? r0 : (r0 + 1) % p;
+    const int k = static_cast<int>(per[ch].size());
+    for (int wave = 0; wave < k + p - 2; ++wave)
+      for (int h = 0; h + 1 < p; ++h) {
+        const int j = wave - h;
+        if (j < 0 || j >= k) continue;
+        const int at = (first + h) % p;
+        b.send_on(per[ch][j], ring.order[at], ring.order[(at + 1) % p], ring.routes[at],
+                  c.kind == CollectiveKind::Reduce ? Op::Reduce : Op::Copy, {}, ring.rate, static_cast<int>(ch));
+      }
   }
-  const Blocks by_rank = rank_blocks(c);
-  std::vector<std::vector<std::vector<ChunkId>>> per_rank(p);  // [rank][channel]
-  for (int r = 0; r < p; ++r) per_rank[r] = split_chunks(by_rank[r]);
-  std::vector<Blocks> blocks(rings.size(), Blocks(p));  // [channel][ring position]
-  for (size_t ch = 0; ch < rings.size(); ++ch)
-    for (int i = 0; i < p; ++i) {
-      const int r = static_cast<int>(std::find(c.ranks.begin(), c.ranks.end(), rings[ch].order[i]) - c.ranks.begin());
-      blocks[ch][i] = per_rank[r][ch];
-    }
-  const bool rs = c.kind == CollectiveKind::ReduceScatter || c.kind == CollectiveKind::AllReduce;
-  const bool ag = c.kind == CollectiveKind::AllGather || c.kind == CollectiveKind::AllReduce;
-  if (rs)
-    for (size_t ch = 0; ch < rings.size(); ++ch) channel_ring_steps(b, rings[ch], static_cast<int>(ch), blocks[ch], true);
-  if (ag)
-    for (size_t ch = 0; ch < rings.size(); ++ch) channel_ring_steps(b, rings[ch], static_cast<int>(ch), blocks[ch], false);
   return true;
+}
+
+// A ring Reduce-Scatter, All-Gather or All-Reduce as a plan (synth/ring_plan.hpp): NCCL-style
+// channel rings (channels other than 1) where the topology has them, each rank's block split among
+// them in proportion to their rates; else one ring along ring_order, and its reverse carrying the
+// second half of every block when bidirectional. nullopt where that ring needs NPUs to relay (its
+// neighbours are neither linked nor joined through switches): the ring baseline's relays take over.
+std::optional<RingPlan> plan_ring(const Topology& t, const Collective& c, Bytes chunk_bytes, LinkModel model,
+                                  Bandwidth reduce_bandwidth, bool bidir, int channels, const std::string& name) {
+  const int p = c.num_ranks();
+  if (p < 2) return std::nullopt;
+  const Blocks by_rank = rank_blocks(c);
+  std::vector<RingPlan::Lane> lanes;
+  const std::vector<RingChannel> rings = channels != 1 ? find_ring_channels(t, c.ranks, channels, bidir) : std::vector<RingChannel>{};
+  if (!rings.empty()) {
+    std::vector<int> rank_of(t.num_nodes(), -1);
+    for (int r = 0; r < p; ++r) rank_of[c.ranks[r]] = r;
+    std::vector<std::vector<std::vector<ChunkId>>> per_rank(p);  // [rank][channel]
+    for (int r = 0; r < p; ++r) per_rank[r] = split_by_rate(by_rank[r], rings);
+    for (size_t ch = 0; ch < rings.size(); ++ch) {
+      const RingChannel& ring = rings[ch];
+      RingPlan::Lane lane;
+      lane.order = ring.order;
+      lane.rate = ring.rate;
+      lane.channel = static_cast<uint16_t>(ch);
+      for (int i = 0; i < p; ++i) {
+        lane.hops.push_back({{ring.routes[i]}, 0});
+        lane.blocks.push_back(per_rank[rank_of[ring.order[i]]][ch]);
+      }
+      lanes.push_back(std::move(lane));
+    }
+  } else {
+    const std::vector<NodeId> order = ring_order(t, c.ranks);
+    std::vector<int> position(t.num_nodes(), -1);
+    for (int i = 0; i < p; ++i) position[order[i]] = i;
+    Hops hops(t);
+    for (int dir : {1, -1}) {
+      if (dir < 0 && !bidir) break;
+      RingPlan::Lane lane;
+      lane.order = order;
+      lane.dir = dir;
+      lane.blocks.resize(p);
+      for (int i = 0; i < p; ++i) {
+        const std::vector<Hops::Hop>& path = hops.path(order[i], order[wrap(i + dir, p)]);
+        if (path.size() != 1) return std::nullopt;
+        lane.hops.push_back({path[0].routes, static_cast<uint32_t>(path[0].next)});
+      }
+      for (int r = 0; r < p; ++r) {
+        const std::vector<ChunkId>& chunks = by_rank[r];
+        const auto half = static_cast<std::ptrdiff_t>(bidir ? (chunks.size() + 1) / 2 : chunks.size());
+        std::vector<ChunkId>& block = lane.blocks[position[c.ranks[r]]];
+        if (dir > 0) block.assign(chunks.begin(), chunks.begin() + half);
+        else block.assign(chunks.begin() + half, chunks.end());
+      }
+      lanes.push_back(std::move(lane));
+    }
+  }
+  return RingPlan(t, name, c, chunk_bytes, model, reduce_bandwidth, t.calibration().efficiency_of(name), std::move(lanes));
 }
 
 // Rings: rank blocks placed along the ring order. Bidirectional: the first half of each block's
@@ -838,7 +883,9 @@ void ring(Builder& b, const Topology& t, const Collective& c, bool bidir, int ch
   const size_t phases = c.kind == CollectiveKind::AllReduce ? 2 : 1;
   if (c.kind == CollectiveKind::AllGather || c.kind == CollectiveKind::ReduceScatter || c.kind == CollectiveKind::AllReduce)
     b.reserve(phases * static_cast<size_t>(c.num_ranks() - 1) * static_cast<size_t>(c.num_chunks()));
-  if (channels != 1 && channel_rings(b, t, c, bidir, channels)) return;
+  if (channels != 1 && (c.kind == CollectiveKind::Broadcast || c.kind == CollectiveKind::Reduce) &&
+      channel_chains(b, t, c, bidir, channels))
+    return;
   std::vector<NodeId> order = ring_order(t, c.ranks);
   std::vector<int> position(t.num_npus(), -1);
   for (int i = 0; i < static_cast<int>(order.size()); ++i) position[order[i]] = i;
@@ -1176,6 +1223,18 @@ void hierarchical(Builder& b, const Topology& t, const Collective& c, std::vecto
 
 }  // namespace
 
+std::optional<RingPlan> ring_plan(const BaselineSpec& spec, const topo::Topology& t, const Collective& c,
+                                  Bytes chunk_bytes, LinkModel model, Bandwidth reduce_bandwidth) {
+  if (spec.kind != BaselineKind::Ring && spec.kind != BaselineKind::BidirRing) return std::nullopt;
+  if (c.kind != CollectiveKind::AllGather && c.kind != CollectiveKind::ReduceScatter && c.kind != CollectiveKind::AllReduce)
+    return std::nullopt;
+  if (reduce_bandwidth < 0) throw Error(fmt::format("negative reduction bandwidth ({} B/s)", reduce_bandwidth));
+  c.validate(t);
+  if (chunk_bytes < 1) throw Error("chunk size must be at least 1 byte");
+  return plan_ring(t, c, chunk_bytes, model, reduce_bandwidth, spec.kind == BaselineKind::BidirRing, spec.channels,
+                   spec.name());
+}
+
 Algorithm make_baseline(const BaselineSpec& spec, const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
                         LinkModel model, Bandwidth reduce_bandwidth, bool timed) {
   if (reduce_bandwidth < 0) throw Error(fmt::format("negative reduction bandwidth ({} B/s)", reduce_bandwidth));
@@ -1187,6 +1246,11 @@ Algorithm make_baseline(const BaselineSpec& spec, const topo::Topology& t, const
   // the per-dimension compositions assume equal blocks.
   if (c.uneven() && spec.kind != BaselineKind::Ring && spec.kind != BaselineKind::Direct)
     throw NotApplicable(fmt::format("{} has no all-to-allv (uneven) algorithm; ring and direct have", to_string(spec.kind)));
+  if (auto plan = ring_plan(spec, t, c, chunk_bytes, model, reduce_bandwidth)) {
+    Algorithm a = plan->materialize(t);
+    if (timed) time(t, a);
+    return a;
+  }
   Builder b(t, c, chunk_bytes, model, spec.name());
   switch (spec.kind) {
     case BaselineKind::Ring: ring(b, t, c, false, spec.channels); break;

@@ -37,11 +37,13 @@
 // its steps in order, as their MPI implementations do.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "synth/algorithm.hpp"
+#include "synth/ring_plan.hpp"
 #include "topo/topology.hpp"
 
 namespace tenet::synth {
@@ -77,6 +79,13 @@ class NotApplicable : public Error {
 Algorithm make_baseline(const BaselineSpec& spec, const topo::Topology& t, const Collective& c,
                         Bytes chunk_bytes, LinkModel model = LinkModel::Pipelined, Bandwidth reduce_bandwidth = 0,
                         bool timed = true);
+
+// The ring or bidirectional ring (`spec`) Reduce-Scatter, All-Gather or All-Reduce as a plan
+// (synth/ring_plan.hpp): what make_baseline materializes, for a replay that computes transfers on
+// demand (the simulator's: a 4096-rank ring holds its members, not its 33.5 million transfers).
+// nullopt for other baselines and collectives, and where the ring needs NPUs to relay.
+std::optional<RingPlan> ring_plan(const BaselineSpec& spec, const topo::Topology& t, const Collective& c,
+                                  Bytes chunk_bytes, LinkModel model = LinkModel::Pipelined, Bandwidth reduce_bandwidth = 0);
 
 // An order of `npus` around a ring that follows the topology: consecutive NPUs (and the last and
 // the first) linked or joined through switches/routers when possible (a Hamiltonian cycle from

@@ -6,6 +6,7 @@
 #include <climits>
 #include <unordered_map>
 
+#include "synth/ring_plan.hpp"
 #include "synth/timing.hpp"
 #include "topo/error.hpp"
 
@@ -80,14 +81,10 @@ ArrivalGraph::ArrivalGraph(const Algorithm& a) {
   offset_[0] = 0;
 }
 
-LinkAdmission::LinkAdmission(const topo::Topology& t, const Algorithm& a)
-    : a_(a), hold_(a.link_model == LinkModel::Hold) {
+TransferQueues::TransferQueues(const topo::Topology& t, const Algorithm& a) : a_(a) {
   const auto n = static_cast<TransferId>(a.size());
   const int links = t.num_links();
   rate_.resize(n);
-  capacity_.resize(links);
-  for (LinkId l = 0; l < links; ++l) capacity_[l] = t.link(l).bandwidth;
-  used_.assign(links, 0);
   RouteCoster cost(t, a.chunk_bytes, a.link_model);
   // Queues: one per (first link, channel), numbered in order of first use; channel 0's by link in
   // a flat table (most transfers: a hash lookup each was a tenth of building a 1024-rank ring).
@@ -113,57 +110,74 @@ LinkAdmission::LinkAdmission(const topo::Topology& t, const Algorithm& a)
   queue_list_.resize(n);
   std::vector<int32_t> next(queue_offset_.begin(), queue_offset_.end() - 1);
   for (TransferId id = 0; id < n; ++id) queue_list_[next[queue_of_[id]]++] = id;
-  admitted_.assign(static_cast<size_t>(queues), 0);
+}
+
+template <typename Queues>
+BasicLinkAdmission<Queues>::BasicLinkAdmission(const topo::Topology& t, const Queues& q, bool hold) : q_(q), hold_(hold) {
+  const int links = t.num_links();
+  capacity_.resize(links);
+  for (LinkId l = 0; l < links; ++l) capacity_[l] = t.link(l).bandwidth;
+  used_.assign(links, 0);
+  admitted_.assign(static_cast<size_t>(q.num_queues()), 0);
   waiters_.resize(links);
-  deps_met_.assign(n, 0);
+  deps_met_.assign(static_cast<size_t>(q.size()), 0);
   freed_mark_.assign(links, 0);
 }
 
-void LinkAdmission::push(Heap& h, TransferId id) {
+template <typename Queues>
+void BasicLinkAdmission<Queues>::push(Heap& h, TransferId id) {
   h.push_back(id);
   std::push_heap(h.begin(), h.end(), std::greater<TransferId>());
 }
 
-TransferId LinkAdmission::pop(Heap& h) {
+template <typename Queues>
+TransferId BasicLinkAdmission<Queues>::pop(Heap& h) {
   std::pop_heap(h.begin(), h.end(), std::greater<TransferId>());
   const TransferId id = h.back();
   h.pop_back();
   return id;
 }
 
-void LinkAdmission::dependencies_met(TransferId id) {
+template <typename Queues>
+void BasicLinkAdmission<Queues>::dependencies_met(TransferId id) {
   deps_met_[id] = 1;
-  const int32_t q = queue_of_[id];
-  if (queue_list_[queue_offset_[q] + admitted_[q]] == id) push(candidates_, id);
+  const int32_t q = q_.queue_of(id);
+  if (q_.queue_entry(q, admitted_[q]) == id) push(candidates_, id);
 }
 
-void LinkAdmission::next_on_route(int32_t q) {
-  const int32_t at = queue_offset_[q] + admitted_[q];
-  if (at < queue_offset_[q + 1] && deps_met_[queue_list_[at]] == 1) push(candidates_, queue_list_[at]);
+template <typename Queues>
+void BasicLinkAdmission<Queues>::next_on_route(int32_t q) {
+  const TransferId next = q_.queue_entry(q, admitted_[q]);
+  if (next >= 0 && deps_met_[next] == 1) push(candidates_, next);
 }
 
-void LinkAdmission::released(TransferId id) {
-  for (LinkId l : a_.route(id)) {
+template <typename Queues>
+void BasicLinkAdmission<Queues>::released(TransferId id) {
+  for (LinkId l : q_.route(id)) {
     used_[l] -= held(l, id);
-    if (!freed_mark_[l]) {
+    // Only a link with waiters has any to wake: waiters join a link inside admit() alone, and a
+    // link that one joins there has no room left for it until something releases it again.
+    if (!freed_mark_[l] && !waiters_[l].empty()) {
       freed_mark_[l] = 1;
       freed_.push_back(l);
     }
   }
 }
 
-size_t LinkAdmission::waiting() const {
+template <typename Queues>
+size_t BasicLinkAdmission<Queues>::waiting() const {
   return static_cast<size_t>(std::count(deps_met_.begin(), deps_met_.end(), 1));
 }
 
-void LinkAdmission::admit_all(void (*call)(void*, TransferId), void* start) {
+template <typename Queues>
+void BasicLinkAdmission<Queues>::admit_all(void (*call)(void*, TransferId), void* start) {
   std::vector<LinkId>& wake = wake_;
   wake.swap(freed_);
   freed_.clear();
   for (LinkId l : wake) freed_mark_[l] = 0;
-  if (wake.size() > 1) std::sort(wake.begin(), wake.end());
   for (;;) {
-    // Wake, per link that freed capacity, as many waiters (in priority order) as its room takes.
+    // Wake, per link that freed capacity, as many waiters (in priority order) as its room takes
+    // (links in any order: each one's room and waiters are its own, and candidates go in list order).
     for (LinkId l : wake) {
       if (waiters_[l].empty()) continue;
       Bandwidth room = capacity_[l] - used_[l];
@@ -177,7 +191,7 @@ void LinkAdmission::admit_all(void (*call)(void*, TransferId), void* start) {
     if (candidates_.empty()) break;
     while (!candidates_.empty()) {
       const TransferId id = pop(candidates_);
-      const auto route = a_.route(id);
+      const auto route = q_.route(id);
       LinkId blocked = -1;
       for (LinkId l : route)
         if (used_[l] + held(l, id) > capacity_[l]) {
@@ -190,9 +204,10 @@ void LinkAdmission::admit_all(void (*call)(void*, TransferId), void* start) {
       }
       for (LinkId l : route) used_[l] += held(l, id);
       deps_met_[id] = 2;
-      ++admitted_[queue_of_[id]];
+      const int32_t q = q_.queue_of(id);
+      ++admitted_[q];
       call(start, id);
-      next_on_route(queue_of_[id]);
+      next_on_route(q);
     }
     // A woken waiter parked on another link left room for the next ones: wake again.
     std::erase_if(wake, [&](LinkId l) {
@@ -202,5 +217,8 @@ void LinkAdmission::admit_all(void (*call)(void*, TransferId), void* start) {
   }
   wake.clear();
 }
+
+template class BasicLinkAdmission<TransferQueues>;
+template class BasicLinkAdmission<RingPlan>;
 
 }  // namespace tenet::synth

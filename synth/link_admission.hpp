@@ -62,11 +62,37 @@ class ArrivalGraph {
   std::vector<int32_t> users_;
 };
 
-class LinkAdmission {
+// An algorithm's transfers as admission reads them: each one's route and rate, and its queue (one
+// per first link and channel) in list order.
+class TransferQueues {
  public:
   // Throws tenet::Error for a link id out of range, an empty route, or a rate that is negative
   // or above the route's narrowest bandwidth.
-  LinkAdmission(const topo::Topology& t, const Algorithm& a);
+  TransferQueues(const topo::Topology& t, const Algorithm& a);
+  TransferId size() const { return static_cast<TransferId>(rate_.size()); }
+  std::span<const LinkId> route(TransferId id) const { return a_.route(id); }
+  Bandwidth rate(TransferId id) const { return rate_[id]; }
+  int32_t num_queues() const { return static_cast<int32_t>(queue_offset_.size()) - 1; }
+  int32_t queue_of(TransferId id) const { return queue_of_[id]; }
+  // The n-th transfer of queue q, or -1 past its end.
+  TransferId queue_entry(int32_t q, int32_t n) const {
+    const int32_t at = queue_offset_[q] + n;
+    return at < queue_offset_[q + 1] ? queue_list_[at] : -1;
+  }
+
+ private:
+  const Algorithm& a_;
+  std::vector<Bandwidth> rate_;
+  std::vector<int32_t> queue_of_, queue_offset_;  // CSR: per queue, its transfers in list order
+  std::vector<TransferId> queue_list_;
+};
+
+// The admission rule above over `Queues`: TransferQueues (an algorithm's list), or a plan that
+// computes its transfers on demand (synth/ring_plan.hpp's RingPlan), which the caller keeps alive.
+template <typename Queues>
+class BasicLinkAdmission {
+ public:
+  BasicLinkAdmission(const topo::Topology& t, const Queues& q, bool hold);
 
   // `id`'s dependencies have all arrived (once per transfer).
   void dependencies_met(TransferId id);
@@ -82,7 +108,7 @@ class LinkAdmission {
   // Something may be admitted at the next admit().
   bool has_candidates() const { return !candidates_.empty() || !freed_.empty(); }
   // What `id` moves at: its own rate, or its route's narrowest bandwidth.
-  Bandwidth rate(TransferId id) const { return rate_[id]; }
+  Bandwidth rate(TransferId id) const { return q_.rate(id); }
   // Transfers eligible but not admitted (for diagnosing a replay that stops).
   size_t waiting() const;
 
@@ -92,21 +118,34 @@ class LinkAdmission {
   static TransferId pop(Heap& h);
 
   void admit_all(void (*call)(void*, TransferId), void* start);
-  Bandwidth held(topo::LinkId l, TransferId id) const { return hold_ ? capacity_[l] : rate_[id]; }
+  Bandwidth held(topo::LinkId l, TransferId id) const { return hold_ ? capacity_[l] : q_.rate(id); }
   void next_on_route(int32_t queue);
 
-  const Algorithm& a_;
+  const Queues& q_;
   bool hold_;
-  std::vector<Bandwidth> rate_, capacity_, used_;
+  std::vector<Bandwidth> capacity_, used_;
   std::vector<char> deps_met_;
-  // Per queue (first link, channel): its transfers in list order (CSR), and how many it admitted.
-  std::vector<int32_t> queue_of_, queue_offset_, admitted_;
-  std::vector<TransferId> queue_list_;
+  std::vector<int32_t> admitted_;  // per queue: how many it admitted
   std::vector<Heap> waiters_;  // per link
   Heap candidates_;
   std::vector<topo::LinkId> freed_;  // links that freed capacity since the last admit()
   std::vector<topo::LinkId> wake_;   // admit()'s working list
   std::vector<char> freed_mark_;
+};
+
+namespace detail {
+struct OwnQueues {  // constructed before the admission that reads them
+  TransferQueues queues;
+};
+}  // namespace detail
+
+// Admission over an algorithm's list (what synth::time and the simulator's replay use).
+class LinkAdmission : private detail::OwnQueues, public BasicLinkAdmission<TransferQueues> {
+ public:
+  // Throws tenet::Error as TransferQueues does.
+  LinkAdmission(const topo::Topology& t, const Algorithm& a)
+      : detail::OwnQueues{TransferQueues(t, a)},
+        BasicLinkAdmission<TransferQueues>(t, queues, a.link_model == LinkModel::Hold) {}
 };
 
 }  // namespace tenet::synth

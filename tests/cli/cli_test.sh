@@ -266,8 +266,10 @@ if [[ "$("$T" sim -w "$tmp/mb/ar" -t ring:8 --coll all-reduce=ring -k 1 | grep '
   pass=$((pass + 1)); else echo "FAIL microbenchmark time differs from the collective's"; fail=$((fail + 1)); fi
 check "workload gen coll type" 0 '"int64_val": "0"' -- "$T" chakra dump "$tmp/mb/ar.0.et"
 # A run that cannot fit in memory is refused up front with the estimate (TENET_MEMORY stands in for
-# a small machine; 16,384 ranks of a ring All-Reduce would need about 60 GiB).
-check "sim memory estimate" 2 "all-reduce of 64 MiB over 8 ranks (8 chunks per NPU: about 896 transfers) would need about 105 KiB of memory, and 4 KiB are available (TENET_MEMORY); simulate fewer ranks" -- env TENET_MEMORY=4KiB "$T" sim -w "$tmp/mb/ar" -t ring:8 --coll all-reduce=ring -k 8
+# a small machine). A ring replays from its plan, a byte per transfer: it fits where its list does not.
+check "sim memory estimate" 2 "all-reduce of 64 MiB over 8 ranks (8 chunks per NPU: about 896 transfers) would need about 105 KiB of memory, and 4 KiB are available (TENET_MEMORY); simulate fewer ranks" -- env TENET_MEMORY=4KiB "$T" sim -w "$tmp/mb/ar" -t ring:8 --coll all-reduce=direct -k 8
+check "sim ring plan fits" 0 "ring plans      1" -- env TENET_MEMORY=4KiB "$T" sim -w "$tmp/mb/ar" -t ring:8 --coll all-reduce=ring -k 8
+check "sim ring plan estimate" 2 "ring plan of all-reduce of 64 MiB over 8 ranks (8 chunks per NPU: 896 transfers) would need about 896 B" -- env TENET_MEMORY=512B "$T" sim -w "$tmp/mb/ar" -t ring:8 --coll all-reduce=ring -k 8
 check "synth memory estimate" 2 "would need about" -- env TENET_MEMORY=1KiB "$T" synth -t ring:8 -c all-gather -s 64MiB -k 4 -o "$tmp/mem"
 [[ -e "$tmp/mem" ]] && { echo "FAIL synth memory estimate: wrote $tmp/mem"; fail=$((fail + 1)); } || pass=$((pass + 1))
 check "memory override bad" 2 "TENET_MEMORY='lots'" -- env TENET_MEMORY=lots "$T" synth -t ring:8 -c all-gather -s 64MiB -k 4 -o "$tmp/mem"

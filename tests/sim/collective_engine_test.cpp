@@ -40,6 +40,40 @@ TEST(CollectiveEngine, ReplaysTheTimingModelExactlyOnAnalytical) {
   EXPECT_GE(checked, 50);
 }
 
+// A ring plan (synth/ring_plan.hpp) replays exactly as the algorithm it materializes, on every
+// network and with the endpoints' costs.
+TEST(CollectiveEngine, RingPlansReplayAsTheirAlgorithms) {
+  int checked = 0;
+  for (const char* spec : {"ring:6", "switch:6", "leafspine:2x4,spines=2", "nvcluster:2x4,net=rail", "torus2d:3x3", "dgx1"})
+    for (const char* algo : {"ring", "bidir-ring:1", "ring:3"})
+      for (synth::CollectiveKind kind :
+           {synth::CollectiveKind::AllGather, synth::CollectiveKind::ReduceScatter, synth::CollectiveKind::AllReduce}) {
+        const auto t = topo::generate(spec);
+        const std::optional<synth::RingPlan> plan =
+            synth::ring_plan(synth::parse_baseline(algo), t, synth::Collective::over_all(t, kind, 2), 96 << 10);
+        ASSERT_TRUE(plan) << algo << " on " << spec;
+        const synth::Algorithm a = plan->materialize(t);
+        const std::string what = fmt::format("{} {} on {}", algo, synth::to_string(kind), spec);
+        for (NetworkKind net : {NetworkKind::Analytical, NetworkKind::AnalyticalCongestion, NetworkKind::Packet})
+          EXPECT_EQ(replay(t, *plan, net), replay(t, a, net)) << what << " on " << to_string(net);
+        const EndpointModel endpoints{.delay = 1'700'000, .reduce_memory_bandwidth = 900'000'000'000};
+        auto with_endpoints = [&](const auto& made) {
+          EventQueue events;
+          auto net = make_network(NetworkKind::Analytical, t, events);
+          Time finish = -1;
+          CollectiveRun run(made, *net, events, [&] { finish = events.now(); }, endpoints);
+          run.start();
+          events.run();
+          EXPECT_TRUE(run.done());
+          return finish;
+        };
+        EXPECT_EQ(with_endpoints(*plan), with_endpoints(a)) << what;
+        EXPECT_GT(with_endpoints(*plan), replay(t, a, NetworkKind::Analytical)) << what;
+        ++checked;
+      }
+  EXPECT_EQ(checked, 54);
+}
+
 TEST(CollectiveEngine, RingAllReduceOnARingIsTheClosedFormOnBothBackends) {
   const auto t = topo::generate("ring:8,bw=50GB/s,lat=0.5us");
   const synth::Algorithm a =

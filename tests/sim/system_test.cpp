@@ -90,6 +90,31 @@ TEST(Simulator, DataParallelWithoutOverlapIsComputePlusCommunication) {
   }
 }
 
+// Rings replayed from their plans (SimConfig::lazy_rings) give the same run as their algorithms.
+TEST(Simulator, RingPlansRunAsTheirAlgorithms) {
+  for (const char* spec : {"switch:8", "torus2d:3x3", "leafspine:2x4,spines=2"})
+    for (NetworkKind net : {NetworkKind::Analytical, NetworkKind::AnalyticalCongestion}) {
+      const auto t = topo::generate(spec);
+      Workload w(t.num_npus());
+      for (int r = 0; r < t.num_npus(); ++r) {
+        const uint64_t before = w.compute(r, 5 + r);
+        const uint64_t ar = w.all_reduce(r, 24 << 20, {before});
+        w.compute(r, 3, {ar});
+        w.all_reduce(r, 1 << 20, {ar});
+      }
+      SimConfig lazy = ring_config(net);
+      SimConfig listed = lazy;
+      listed.lazy_rings = false;
+      const SimResult a = simulate(t, w.files, lazy), b = simulate(t, w.files, listed);
+      EXPECT_EQ(a.ring_plans, 2) << spec;
+      EXPECT_EQ(b.ring_plans, 0) << spec;
+      EXPECT_EQ(a.iteration, b.iteration) << spec;
+      EXPECT_EQ(a.link_busy, b.link_busy) << spec;
+      EXPECT_EQ(a.events, b.events) << spec;
+      for (int r = 0; r < t.num_npus(); ++r) EXPECT_EQ(a.ranks[r].finish, b.ranks[r].finish) << spec << " rank " << r;
+    }
+}
+
 TEST(Simulator, OverlappedCommunicationIsHidden) {
   const auto t = topo::generate("ring:4,bw=50GB/s,lat=0.5us");
   Workload w(4);
