@@ -121,12 +121,13 @@ class Network {
   // Per link, the time it carried data (for a shared link: the bytes it carried over its bandwidth).
   virtual std::vector<Time> link_busy() const { return busy_; }
   size_t num_links() const { return busy_.size(); }
-  // Keep every link's busy intervals for report() (off by default): exactly up to kExactActivity
-  // intervals in all (24 B each), then summed per link into at most kActivitySlices slices of the
+  // Keep every link's busy intervals for report() (off by default): exactly up to `exact`
+  // intervals in all (24 B each; kExactActivity), then summed per link into at most kActivitySlices slices of the
   // run (8 KiB per link), widening as the run goes on (a 4096-rank ring All-Reduce made 33 million
   // intervals, 800 MB).
-  void keep_activity(bool on) {
+  void keep_activity(bool on, size_t exact = kExactActivity) {
     activity_.assign(on ? busy_.size() : 0, {});
+    exact_ = exact;
     slices_.clear();
     slice_ = 0;
     shift_ = 0;
@@ -154,7 +155,7 @@ class Network {
       a.back().end = std::max(a.back().end, end);
     } else {
       a.push_back({start, end, share});
-      if (++kept_ > kExactActivity) to_slices();
+      if (++kept_ > exact_) to_slices();
     }
   }
 
@@ -167,6 +168,7 @@ class Network {
   void to_slices();  // from exact intervals to slices
   void add_to_slices(topo::LinkId l, Time start, Time end, double share);
   size_t kept_ = 0;  // exact intervals kept
+  size_t exact_ = kExactActivity;
   Time latest_ = 0;  // the latest end of them
   Time slice_ = 0;   // 0: exact; else the slices' width, 2^shift_ picoseconds
   int shift_ = 0;

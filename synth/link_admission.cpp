@@ -153,8 +153,9 @@ void BasicLinkAdmission<Queues>::next_on_route(int32_t q) {
 
 template <typename Queues>
 void BasicLinkAdmission<Queues>::released(TransferId id) {
+  const Bandwidth rate = q_.rate(id);
   for (LinkId l : q_.route(id)) {
-    used_[l] -= held(l, id);
+    used_[l] -= held_at(l, rate);
     // Only a link with waiters has any to wake: waiters join a link inside admit() alone, and a
     // link that one joins there has no room left for it until something releases it again.
     if (!freed_mark_[l] && !waiters_[l].empty()) {
@@ -192,9 +193,10 @@ void BasicLinkAdmission<Queues>::admit_all(void (*call)(void*, TransferId), void
     while (!candidates_.empty()) {
       const TransferId id = pop(candidates_);
       const auto route = q_.route(id);
+      const Bandwidth rate = q_.rate(id);
       LinkId blocked = -1;
       for (LinkId l : route)
-        if (used_[l] + held(l, id) > capacity_[l]) {
+        if (used_[l] + held_at(l, rate) > capacity_[l]) {
           blocked = l;
           break;
         }
@@ -202,7 +204,7 @@ void BasicLinkAdmission<Queues>::admit_all(void (*call)(void*, TransferId), void
         push(waiters_[blocked], id);
         continue;
       }
-      for (LinkId l : route) used_[l] += held(l, id);
+      for (LinkId l : route) used_[l] += held_at(l, rate);
       deps_met_[id] = 2;
       const int32_t q = q_.queue_of(id);
       ++admitted_[q];

@@ -119,6 +119,8 @@ class BasicLinkAdmission {
 
   void admit_all(void (*call)(void*, TransferId), void* start);
   Bandwidth held(topo::LinkId l, TransferId id) const { return hold_ ? capacity_[l] : q_.rate(id); }
+  // The same, with the transfer's rate looked up once for its whole route.
+  Bandwidth held_at(topo::LinkId l, Bandwidth rate) const { return hold_ ? capacity_[l] : rate; }
   void next_on_route(int32_t queue);
 
   const Queues& q_;

@@ -126,6 +126,11 @@ class RingPlan {
       const Segment& seg = queue_segments_[e];
       const Group& g = groups_[seg.group];
       const int64_t sends = static_cast<int64_t>(lanes_[g.lane].order.size() - 1) * g.k;  // from the position
+      if (seg.period == 1) {  // one route (or one first link): every send
+        if (n < sends) return id_of(g, n / g.k, seg.position, n % g.k);
+        n -= static_cast<int32_t>(sends);
+        continue;
+      }
       // The position's sends n with n mod `period` among the segment's residues (sorted).
       int64_t length = 0;
       for (int r = 0; r < seg.residues; ++r)

@@ -74,6 +74,46 @@ TEST(CollectiveEngine, RingPlansReplayAsTheirAlgorithms) {
   EXPECT_EQ(checked, 54);
 }
 
+// Past its limit of exact busy intervals a network sums them per link into slices: the busy time
+// stays, and utilization over 24 slices of the run moves by at most two slices' worth (each of
+// the 24 spans more than 21 of them: 48/512 of it).
+TEST(CollectiveEngine, LinkActivityPastItsLimitIsSummedIntoSlices) {
+  for (const char* spec : {"ring:6", "torus2d:3x3"})
+    for (NetworkKind kind : {NetworkKind::Analytical, NetworkKind::AnalyticalCongestion}) {
+      const auto t = topo::generate(spec);
+      const synth::Algorithm a =
+          synth::synthesize(t, synth::Collective::over_all(t, synth::CollectiveKind::AllReduce, 4), 1 << 20);
+      auto run = [&](size_t exact) {
+        EventQueue events;
+        auto net = make_network(kind, t, events);
+        net->keep_activity(true, exact);
+        Time finish = 0;
+        CollectiveRun r(a, *net, events, [&] { finish = events.now(); });
+        r.start();
+        events.run();
+        return std::pair{finish, net->report()};
+      };
+      const auto [end, exact] = run(Network::kExactActivity);
+      const auto [end2, sliced] = run(5);
+      ASSERT_EQ(end, end2);
+      EXPECT_EQ(exact.activity_slice, 0);
+      ASSERT_GT(sliced.activity_slice, 0);
+      EXPECT_LE(sliced.activity_slice * Network::kActivitySlices, 2 * end);
+      for (size_t l = 0; l < exact.links.size(); ++l) {
+        auto busy = [](const std::vector<Interval>& v) {
+          double sum = 0;
+          for (const Interval& iv : v) sum += iv.share * static_cast<double>(iv.end - iv.start);
+          return sum;
+        };
+        EXPECT_NEAR(busy(sliced.links[l].activity), busy(exact.links[l].activity), 1e-6 * static_cast<double>(end))
+            << spec << " link " << l;
+        const std::vector<double> u = utilization_over_time(exact.links[l].activity, end, 24),
+                                  v = utilization_over_time(sliced.links[l].activity, end, 24);
+        for (int k = 0; k < 24; ++k) EXPECT_NEAR(u[k], v[k], 48.0 / 512) << spec << " link " << l << " slice " << k;
+      }
+    }
+}
+
 TEST(CollectiveEngine, RingAllReduceOnARingIsTheClosedFormOnBothBackends) {
   const auto t = topo::generate("ring:8,bw=50GB/s,lat=0.5us");
   const synth::Algorithm a =
