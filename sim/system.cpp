@@ -539,11 +539,7 @@ class Simulator {
     } catch (const Error&) {
       return plans_.emplace(key, nullptr).first->second.get();  // "tenet", or a name algorithm() explains
     }
-    synth::Collective c;
-    c.kind = m.kind;
-    for (int r : m.members) c.ranks.push_back(r);
-    c.chunks_per_npu = native ? 1 : cfg_.chunks_per_npu;
-    c.root = std::clamp(m.root, 0, static_cast<int>(m.members.size()) - 1);
+    const synth::Collective c = collective_of(m);
     if (auto made = synth::ring_plan(spec, t_, c, std::max<Bytes>(1, c.chunk_bytes_for(size)))) {
       // A replay keeps a byte per transfer (BasicLinkAdmission's state), the rest per member.
       topo::check_memory(static_cast<uint64_t>(made->size()),
@@ -556,7 +552,9 @@ class Simulator {
     return plans_.emplace(key, std::move(plan)).first->second.get();
   }
 
-  const synth::Algorithm& algorithm(const Meeting& m, Bytes size) {
+  // The meeting's collective over its members, with the configured chunks per NPU (1 for -k auto,
+  // where the chunk search starts).
+  synth::Collective collective_of(const Meeting& m) const {
     synth::Collective c;
     c.kind = m.kind;
     for (int r : m.members) c.ranks.push_back(r);
@@ -564,6 +562,12 @@ class Simulator {
     const bool native = cfg_.dataset_splits.count(m.kind) > 0;
     c.chunks_per_npu = native ? 1 : std::max(1, cfg_.chunks_per_npu);
     c.root = std::clamp(m.root, 0, static_cast<int>(m.members.size()) - 1);
+    return c;
+  }
+
+  const synth::Algorithm& algorithm(const Meeting& m, Bytes size) {
+    synth::Collective c = collective_of(m);
+    const bool native = cfg_.dataset_splits.count(m.kind) > 0;
     auto it = cfg_.algorithms.find(m.kind);
     std::string producer = it == cfg_.algorithms.end() ? "tenet" : it->second;
     if (auto files = cfg_.sized_files.find(m.kind); files != cfg_.sized_files.end() && !files->second.empty())

@@ -118,9 +118,9 @@ class BasicLinkAdmission {
   static TransferId pop(Heap& h);
 
   void admit_all(void (*call)(void*, TransferId), void* start);
-  Bandwidth held(topo::LinkId l, TransferId id) const { return hold_ ? capacity_[l] : q_.rate(id); }
-  // The same, with the transfer's rate looked up once for its whole route.
+  // What a transfer moving at `rate` holds of link l (its rate looked up once for its whole route).
   Bandwidth held_at(topo::LinkId l, Bandwidth rate) const { return hold_ ? capacity_[l] : rate; }
+  Bandwidth held(topo::LinkId l, TransferId id) const { return held_at(l, q_.rate(id)); }
   void next_on_route(int32_t queue);
 
   const Queues& q_;

@@ -15,6 +15,20 @@
 namespace tenet::sim {
 namespace {
 
+// `made` (an algorithm or a ring plan) alone on the analytical network with `endpoints`: when its
+// last transfer arrived (and the endpoints' delay after it).
+template <typename Made>
+Time run_alone(const topo::Topology& t, const Made& made, EndpointModel endpoints) {
+  EventQueue events;
+  auto net = make_network(NetworkKind::Analytical, t, events);
+  Time finish = -1;
+  CollectiveRun run(made, *net, events, [&] { finish = events.now(); }, endpoints);
+  run.start();
+  events.run();
+  EXPECT_TRUE(run.done());
+  return finish;
+}
+
 // Alone on an uncongested network, any algorithm replays in exactly its timed collective time.
 TEST(CollectiveEngine, ReplaysTheTimingModelExactlyOnAnalytical) {
   std::mt19937_64 rng(11);
@@ -57,18 +71,8 @@ TEST(CollectiveEngine, RingPlansReplayAsTheirAlgorithms) {
         for (NetworkKind net : {NetworkKind::Analytical, NetworkKind::AnalyticalCongestion, NetworkKind::Packet})
           EXPECT_EQ(replay(t, *plan, net), replay(t, a, net)) << what << " on " << to_string(net);
         const EndpointModel endpoints{.delay = 1'700'000, .reduce_memory_bandwidth = 900'000'000'000};
-        auto with_endpoints = [&](const auto& made) {
-          EventQueue events;
-          auto net = make_network(NetworkKind::Analytical, t, events);
-          Time finish = -1;
-          CollectiveRun run(made, *net, events, [&] { finish = events.now(); }, endpoints);
-          run.start();
-          events.run();
-          EXPECT_TRUE(run.done());
-          return finish;
-        };
-        EXPECT_EQ(with_endpoints(*plan), with_endpoints(a)) << what;
-        EXPECT_GT(with_endpoints(*plan), replay(t, a, NetworkKind::Analytical)) << what;
+        EXPECT_EQ(run_alone(t, *plan, endpoints), run_alone(t, a, endpoints)) << what;
+        EXPECT_GT(run_alone(t, *plan, endpoints), replay(t, a, NetworkKind::Analytical)) << what;
         ++checked;
       }
   EXPECT_EQ(checked, 54);
@@ -136,15 +140,7 @@ TEST(CollectiveEngine, EndpointDelayAndReductionsAreTheClosedForm) {
   const Time D = 10'000;
   const Bandwidth mem = 1'600'000'000'000;
   const Time P = 3 * transfer_time(a.chunk_bytes, mem);
-  const auto run = [&](EndpointModel m) {
-    EventQueue events;
-    auto net = make_network(NetworkKind::Analytical, t, events);
-    Time finish = -1;
-    CollectiveRun r(a, *net, events, [&] { finish = events.now(); }, m);
-    r.start();
-    events.run();
-    return finish;
-  };
+  const auto run = [&](EndpointModel m) { return run_alone(t, a, m); };
   EXPECT_EQ(run({}), 14 * L);
   EXPECT_EQ(run({D, 0}), 15 * D + 14 * L);
   EXPECT_EQ(run({D, mem}), 15 * D + 14 * L + 7 * P);
