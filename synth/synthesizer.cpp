@@ -529,12 +529,16 @@ class Spreader {
     EventLoop loop(t_, g_, opt_.link_model);
     live_words_ = (words_ + 63) / 64;
     live_.assign(g_.size() * static_cast<size_t>(live_words_), 0);
+    const bool planned = !allowed_.empty();
     for (ChannelId c = 0; c < static_cast<ChannelId>(g_.size()); ++c) {
       const uint64_t* h = &holds_[static_cast<size_t>(g_[c].src) * words_];
       const uint64_t* w = &want_[static_cast<size_t>(g_[c].dst) * words_];
+      const uint64_t* a = planned ? &allowed_[static_cast<size_t>(c) * words_] : nullptr;
       for (int i = 0; i < words_; ++i)
-        if (h[i] & w[i]) live_[static_cast<size_t>(c) * live_words_ + i / 64] |= uint64_t{1} << (i % 64);
+        if (h[i] & w[i] & (a ? a[i] : ~uint64_t{0}))
+          live_[static_cast<size_t>(c) * live_words_ + i / 64] |= uint64_t{1} << (i % 64);
     }
+    if (planned) index_allowed();
     const int64_t total = std::max<int64_t>(1, remaining_);
     raw_.reserve(static_cast<size_t>(remaining_));
     int64_t reported = 0;
@@ -548,10 +552,16 @@ class Spreader {
       --remaining_;
       // Under a plan only the channels it lets carry this chunk can want it now (where the loop
       // matches in the order channels were marked, all are marked, as that order decides).
-      const bool filter = !allowed_.empty() && !loop.matches_in_marking_order();
-      for (ChannelId c : g_.out(v)) {
-        wake_word(c, p);
-        if (!filter || allowed_[static_cast<size_t>(c) * words_ + p / 64] >> (p % 64) & 1) loop.mark_dirty(c);
+      if (planned && !loop.matches_in_marking_order()) {
+        for (ChannelId c : allowed_from(v, p)) {
+          wake_word(c, p);
+          loop.mark_dirty(c);
+        }
+      } else {
+        for (ChannelId c : g_.out(v)) {
+          wake_word(c, p);
+          loop.mark_dirty(c);
+        }
       }
       if (opt_.progress && total - remaining_ - reported >= total / 100 + 1) {
         reported = total - remaining_;
@@ -608,7 +618,9 @@ class Spreader {
       mixed_ = false;  // the plan decides which chunks cross which links
     }
     const int p = perm_[c];
-    allowed_[static_cast<size_t>(id) * words_ + p / 64] |= uint64_t{1} << (p % 64);
+    uint64_t& word = allowed_[static_cast<size_t>(id) * words_ + p / 64];
+    if (!(word >> (p % 64) & 1)) allowed_by_chunk_.push_back({p, id});
+    word |= uint64_t{1} << (p % 64);
   }
 
  private:
@@ -619,26 +631,55 @@ class Spreader {
     const uint64_t* w = &want_[ch.dst * words_];
     const uint64_t* a = &allowed_[static_cast<size_t>(id) * words_];
     int best = -1;
-    for_each_live(id, h, w, [&](int i, uint64_t hw) {
-      for (uint64_t m = hw & a[i]; m; m &= m - 1) {
+    for_each_live(id, h, w, [&](int i, uint64_t hwa) {
+      for (uint64_t m = hwa; m; m &= m - 1) {
         const int p = i * 64 + std::countr_zero(m);
         if (best < 0 || count_[p] < count_[best]) best = p;
       }
-    });
+    }, a);
     return best;
+  }
+
+  // Under a plan, an arrival of chunk p at v wakes only the channels out of v the plan lets carry
+  // p (a server plan's NPU has ~135 ways out, of which a chunk may take a few): per chunk its
+  // allowed channels sorted by (source, id), found by a binary search on the source.
+  void index_allowed() {
+    std::sort(allowed_by_chunk_.begin(), allowed_by_chunk_.end(), [&](const auto& x, const auto& y) {
+      if (x.first != y.first) return x.first < y.first;
+      const NodeId sx = g_[x.second].src, sy = g_[y.second].src;
+      return sx != sy ? sx < sy : x.second < y.second;
+    });
+    allowed_start_.assign(chunks_ + 1, 0);
+    allowed_src_.resize(allowed_by_chunk_.size());
+    allowed_id_.resize(allowed_by_chunk_.size());
+    for (size_t k = 0; k < allowed_by_chunk_.size(); ++k) {
+      ++allowed_start_[allowed_by_chunk_[k].first + 1];
+      allowed_src_[k] = g_[allowed_by_chunk_[k].second].src;
+      allowed_id_[k] = allowed_by_chunk_[k].second;
+    }
+    std::partial_sum(allowed_start_.begin(), allowed_start_.end(), allowed_start_.begin());
+    allowed_by_chunk_ = {};
+  }
+  std::span<const ChannelId> allowed_from(NodeId v, int p) const {
+    const auto first = allowed_src_.begin() + allowed_start_[p], last = allowed_src_.begin() + allowed_start_[p + 1];
+    const auto lo = std::lower_bound(first, last, v);
+    const auto hi = std::upper_bound(lo, last, v);
+    return {allowed_id_.data() + (lo - allowed_src_.begin()), static_cast<size_t>(hi - lo)};
   }
 
   // Calls f(i, h[i] & w[i]) for every word i where channel `id`'s source holds chunks its
   // destination wants, in increasing i: the words its summary marks live (a superset, kept by
   // arrivals), forgetting those found empty. A match looks at a few words, not all of them
-  // (4096 chunks: 64 words per channel and match on a 64x64 torus).
+  // (4096 chunks: 64 words per channel and match on a 64x64 torus). Under a plan, `a` is the
+  // channel's allowed chunks and f gets h[i] & w[i] & a[i]: a word stays live only while the
+  // channel may carry some chunk of it (the others come over other channels).
   template <typename F>
-  void for_each_live(ChannelId id, const uint64_t* h, const uint64_t* w, F&& f) const {
+  void for_each_live(ChannelId id, const uint64_t* h, const uint64_t* w, F&& f, const uint64_t* a = nullptr) const {
     uint64_t* s = &live_[static_cast<size_t>(id) * live_words_];
     for (int j = 0; j < live_words_; ++j)
       for (uint64_t bits = s[j]; bits; bits &= bits - 1) {
         const int i = j * 64 + std::countr_zero(bits);
-        if (const uint64_t m = h[i] & w[i]) {
+        if (const uint64_t m = h[i] & w[i] & (a ? a[i] : ~uint64_t{0})) {
           f(i, m);
         } else {
           s[j] &= ~(uint64_t{1} << (i % 64));
@@ -683,7 +724,17 @@ class Spreader {
       for (ChannelId c : g_.in(v))
         if (g_[c].src != u && suppliers_.size() < 64) suppliers_.push_back(&holds_[g_[c].src * words_]);
     int best = -1, best_level = 8;
+    auto better = [&](int p) {  // at best_level: the rarest, then u's own data, then the first
+      return count_[p] < count_[best] || (count_[p] == count_[best] && origin_[p] == u && origin_[best] != u);
+    };
     for_each_live(id, h, w, [&](int i, uint64_t m) {
+      if (best_level == 0) {  // only chunks no other supplier holds can still win: no counting
+        uint64_t held = 0;
+        for (const uint64_t* sup : suppliers_) held |= sup[i];
+        for (uint64_t at = m & ~held; at; at &= at - 1)
+          if (const int p = i * 64 + std::countr_zero(at); better(p)) best = p;
+        return;
+      }
       // Per candidate bit, how many other suppliers hold it: a 3-bit counter sliced over three
       // words (saturating at 7), so one pass over the suppliers serves all 64 chunks of the word.
       uint64_t c0 = 0, c1 = 0, c2 = 0;
@@ -700,8 +751,7 @@ class Spreader {
         if (!at) continue;
         for (; at; at &= at - 1) {  // the rarest among the scarcest, then u's own data
           const int p = i * 64 + std::countr_zero(at);
-          if (level < best_level || count_[p] < count_[best] ||
-              (count_[p] == count_[best] && origin_[p] == u && origin_[best] != u)) {
+          if (level < best_level || better(p)) {
             best = p;
             best_level = level;
           }
@@ -776,6 +826,10 @@ class Spreader {
   mutable std::vector<const uint64_t*> suppliers_;
   bool mixed_ = false;           // channels of different speeds: pick_ahead
   std::vector<uint64_t> allowed_;  // under a flow plan: per channel, the chunks it may carry
+  std::vector<std::pair<int, ChannelId>> allowed_by_chunk_;  // (permuted chunk, channel) as allowed, until run()
+  std::vector<int64_t> allowed_start_;  // per permuted chunk, its slice of the two below
+  std::vector<NodeId> allowed_src_;     // the allowed channels' sources, sorted per chunk
+  std::vector<ChannelId> allowed_id_;   // the allowed channels, in that order
   int live_words_ = 0;
   mutable std::vector<uint64_t> live_;  // per channel, the words of h & w that may be nonzero
   std::vector<Time> far_;        // N x N fastest channel-path durations (kNever: unreachable)
@@ -1535,8 +1589,10 @@ Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes ch
   // Where the plain matcher's work is over SynthOptions::matcher_work, `auto` leaves it to the
   // plans, else to the baselines (below); --method matcher runs it whatever it costs.
   bool matcher_over_budget = false;
+  const bool servers = server_plan_applies(t, c);
+  const double matcher_budget = servers ? std::min(o.matcher_work, o.matcher_work_beside_servers) : o.matcher_work;
   if ((any && matcher_affordable) || o.method == Method::Matcher) {
-    std::optional<Algorithm> a = synthesize_with(t, c, chunk_bytes, o, Method::Matcher, any ? o.matcher_work : 0);
+    std::optional<Algorithm> a = synthesize_with(t, c, chunk_bytes, o, Method::Matcher, any ? matcher_budget : 0);
     matcher_over_budget = !a;
     consider(std::move(a), "matcher");
   }
@@ -1559,7 +1615,6 @@ Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes ch
   // The server plan first: it is cheap, and where it reaches the bound the trees are not needed.
   const bool whole = spread && c.num_ranks() == t.num_npus();
   const bool trees = whole && t.num_npus() <= PackingOptions{}.max_npus;
-  const bool servers = server_plan_applies(t, c);
   std::optional<Time> bound;
   auto short_of_bound = [&] {
     if (!bound) bound = lower_bound(t, c, chunk_bytes).total;
@@ -1576,13 +1631,16 @@ Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes ch
       consider(std::move(a), method);
     }
   }
+  constexpr std::string_view kLeftOut = "auto leaves the plain matcher out";
+  if (best && matcher_over_budget && servers && best->method.find(kLeftOut) == std::string::npos)
+    best->method += fmt::format(" ({} beside a server plan on a cluster this large: --method matcher runs it)", kLeftOut);
   if (!best && matcher_over_budget) {
     for_each_baseline(t, c, [&](const BaselineSpec& spec) {
       Algorithm a = make_baseline(spec, t, c, chunk_bytes, o.link_model, o.reduce_bandwidth);
       a.name = "tenet";
-      consider(std::move(a), fmt::format("baseline {} (auto leaves the plain matcher out on a fabric this large: "
+      consider(std::move(a), fmt::format("baseline {} ({} on a fabric this large: "
                                          "--method matcher runs it)",
-                                         spec.name()));
+                                         spec.name(), kLeftOut));
     });
     if (!best) consider(synthesize_with(t, c, chunk_bytes, o, Method::Matcher), "matcher");
   }
@@ -1796,9 +1854,11 @@ Algorithm synthesize_restarts(const topo::Topology& t, const Collective& c, Byte
 
 ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per_npu,
                              const std::function<Algorithm(const Collective&, Bytes)>& make, int first,
-                             const std::function<bool(const Algorithm&)>& enough, int64_t transfer_budget) {
+                             const std::function<bool(const Algorithm&)>& enough, int64_t transfer_budget,
+                             Time to_beat) {
   ChunkingResult best;
   int worse = 0;
+  Time previous = -1;  // the time at the last count (half this one)
   double per_chunk = 1;  // transfers per chunk of the last algorithm made (relays' hops, ...)
   // Broadcast and Reduce cut the root's data alone (k chunks, not k per rank): they may go as far as
   // an All-Gather over the group would in chunks (a Broadcast down a few hops wants hundreds: 1.05x
@@ -1814,6 +1874,9 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
     Algorithm a = make(c, chunk);
     per_chunk = static_cast<double>(a.size()) / std::max(1, c.num_chunks());
     best.tried.push_back({k, a.claimed_time, {}});
+    const bool hopeless = to_beat > 0 && previous >= 0 && transfer_estimate(c) > kAutoChunkCheapTransfers &&
+                          2 * a.claimed_time - previous >= to_beat;
+    previous = a.claimed_time;
     if (best.tried.size() == 1 || a.claimed_time < best.algorithm.claimed_time) {
       best.algorithm = std::move(a);
       best.chunks_per_npu = k;
@@ -1824,6 +1887,7 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
     } else if (static_cast<double>(a.size()) * 2 > static_cast<double>(transfer_budget) / 4) {
       break;  // large ones stop at the first count that does not help
     }
+    if (hopeless) break;
   }
   return best;
 }
@@ -1874,7 +1938,7 @@ ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Byt
       ChunkingResult r = best_chunking(
           c, total_bytes, max_chunks_per_npu,
           [&](const Collective& cc, Bytes chunk) { return make_baseline(spec, t, cc, chunk, o.link_model, o.reduce_bandwidth); },
-          1, at_bound, budget);
+          1, at_bound, budget, best.algorithm.claimed_time);
       if (r.algorithm.claimed_time < best.algorithm.claimed_time) best.chunks_per_npu = r.chunks_per_npu;
       keep_if_faster(best.algorithm, std::move(r.algorithm), spec);
     });

@@ -83,6 +83,11 @@ struct SynthOptions {
   // and a 512-NPU leaf-spine's with 8 routes per pair 1.0e9 (over two minutes per chunk count),
   // where direct and ring reach the bound (1.0001) in 13 s and 11 s.
   double matcher_work = 4e8;
+  // The same where a server plan applies (a cluster of equal servers): there the plan, far cheaper,
+  // beat the plain matcher at every chunk count from 4 servers up (nvcluster 4x8 to 128x8, rail and
+  // fat-tree, All-Gather and All-Reduce), so the matcher gets only what it costs on small clusters
+  // (2e7 wakes, about 2 s): a 1024-NPU nvcluster:128x8 All-Reduce spent 92 of its 147 s on it.
+  double matcher_work_beside_servers = 2e7;
   // Whether a baseline built by name (make_algorithm) comes timed; the simulator, which replays it
   // anyway, asks for it untimed (make_baseline's `timed`). The synthesizer's results are always timed.
   bool time_baselines = true;
@@ -143,11 +148,14 @@ inline constexpr uint64_t kSynthBytesPerTransfer = 100;
 inline constexpr int64_t kSimAutoChunkTransfers = int64_t{1} << 15;
 // The same search for any producer `make(collective, chunk_bytes)`.
 // `first`: the first count tried (then 2 x first, ...); `enough`, when given, ends the search at the
-// first algorithm it accepts.
+// first algorithm it accepts. `to_beat`, when positive, ends a search of large algorithms (over
+// kAutoChunkCheapTransfers) once no count ahead can beat it as their times go: where a time is
+// T(k) = A + B/k + C·k (a fixed part, a fill that shrinks with the chunks, a per-chunk cost), every
+// count from 4k on takes at least A + 3C·k = 2·T(2k) - T(k), which two counts measure.
 ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per_npu,
                              const std::function<Algorithm(const Collective&, Bytes)>& make, int first = 1,
                              const std::function<bool(const Algorithm&)>& enough = {},
-                             int64_t transfer_budget = kAutoChunkTransferBudget);
+                             int64_t transfer_budget = kAutoChunkTransferBudget, Time to_beat = -1);
 // A group's team relay (SynthOptions::team_relay) within this of the lower bound ends the search for
 // chunk counts (the matcher alone is not tried for it) once it is within kRelayClose of the bound or
 // doubling the chunks gained less than kRelayGain.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <limits>
 #include <random>
 
 #include "synth/algorithm_json.hpp"
@@ -186,6 +187,56 @@ TEST(Synthesizer, MatcherOverItsWorkBudgetGivesWayToBaselines) {
   EXPECT_EQ(synthesize(t, c, kChunk, o).method, "matcher");
   // The default budget keeps it here.
   EXPECT_EQ(synthesize(t, c, kChunk).method.find("auto leaves"), std::string::npos);
+}
+
+// On a cluster of servers the plain matcher's budget is SynthOptions::matcher_work_beside_servers:
+// over it, auto keeps the plans (the server plan, the trees) and says it left the matcher out; the
+// default keeps the matcher on a small cluster (4 servers of 8).
+TEST(Synthesizer, MatcherBesideAServerPlanHasItsOwnBudget) {
+  const auto t = topo::generate("nvcluster:4x8,net=rail");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllReduce, 2);
+  SynthOptions o;
+  o.matcher_work_beside_servers = 1;
+  const Algorithm a = synthesize(t, c, kChunk, o);
+  EXPECT_TRUE(a.method.starts_with("matcher on a ")) << a.method;
+  EXPECT_NE(a.method.find("auto leaves the plain matcher out beside a server plan"), std::string::npos) << a.method;
+  EXPECT_TRUE(verify(t, a).correct());
+  EXPECT_EQ(synthesize(t, c, kChunk).method.find("auto leaves"), std::string::npos);
+  // Without servers the budget does not apply.
+  const auto ring = topo::generate("ring:8");
+  EXPECT_EQ(synthesize(ring, Collective::over_all(ring, CollectiveKind::AllReduce), kChunk, o).method, "matcher");
+}
+
+// A chunk search told a time to beat stops once the times so far say no count ahead can beat it.
+// Over random times T(k) = A + B/k + C k (B a multiple of every count, so exact), the search
+// never stops before a count that beats the time, and stops early where none can.
+TEST(BestChunking, StopsOnlyWhereNoCountAheadCanWin) {
+  const auto t = topo::generate("switch:256");  // 65,280 transfers at one chunk per NPU: a large search
+  const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
+  std::mt19937_64 rng(77);
+  int stopped_early = 0;
+  for (int i = 0; i < 500; ++i) {
+    const Time a = static_cast<Time>(rng() % 1'000'000), b = static_cast<Time>(rng() % 1000) << 12,
+               per = static_cast<Time>(rng() % 2000);
+    auto time_at = [&](int k) { return a + b / k + per * k; };
+    Time best = std::numeric_limits<Time>::max();
+    for (int k = 1; k <= 64; k *= 2) best = std::min(best, time_at(k));
+    const Time to_beat = best + static_cast<Time>(rng() % 400'000) - 200'000;
+    auto make = [&](const Collective& cc, Bytes) {
+      Algorithm x;
+      x.collective = cc;
+      x.claimed_time = time_at(cc.chunks_per_npu);
+      return x;
+    };
+    const ChunkingResult r = best_chunking(c, Bytes{1} << 30, 64, make, 1, {}, int64_t{1} << 40, to_beat);
+    const ChunkingResult all = best_chunking(c, Bytes{1} << 30, 64, make, 1, {}, int64_t{1} << 40);
+    ASSERT_LE(r.tried.size(), all.tried.size()) << i;
+    if (all.algorithm.claimed_time < to_beat) {
+      EXPECT_EQ(r.algorithm.claimed_time, all.algorithm.claimed_time) << i;
+    }
+    stopped_early += r.tried.size() < all.tried.size();
+  }
+  EXPECT_GT(stopped_early, 100);
 }
 
 TEST(Synthesizer, ExamplesVerify) {
