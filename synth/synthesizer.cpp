@@ -77,8 +77,8 @@ namespace {
 using ChannelId = int32_t;
 constexpr int64_t kRoutedMatcherWork = int64_t{1} << 26;
 constexpr double kRoutedEnough = 1.005;
-// A server plan's matcher: at most this many words of way-chunk bitsets, and of bitset words scanned.
-constexpr int64_t kServerPlanWords = int64_t{1} << 25;
+// A server plan's matcher: at most this many bitset words scanned (its allowed chunks take about
+// 24 B per transfer, Spreader::index_allowed).
 constexpr int64_t kServerPlanWork = int64_t{1} << 32;
 
 // A way for one NPU to send to another: a direct link, or a route through switches. It moves a
@@ -529,16 +529,17 @@ class Spreader {
     EventLoop loop(t_, g_, opt_.link_model);
     live_words_ = (words_ + 63) / 64;
     live_.assign(g_.size() * static_cast<size_t>(live_words_), 0);
-    const bool planned = !allowed_.empty();
+    const bool planned = planned_;
+    if (planned) index_allowed();
     for (ChannelId c = 0; c < static_cast<ChannelId>(g_.size()); ++c) {
+      if (planned && dense_row_[c] < 0) continue;  // a short list: scanned whole, no summary
       const uint64_t* h = &holds_[static_cast<size_t>(g_[c].src) * words_];
       const uint64_t* w = &want_[static_cast<size_t>(g_[c].dst) * words_];
-      const uint64_t* a = planned ? &allowed_[static_cast<size_t>(c) * words_] : nullptr;
+      const uint64_t* a = planned ? allowed_row(c) : nullptr;
       for (int i = 0; i < words_; ++i)
         if (h[i] & w[i] & (a ? a[i] : ~uint64_t{0}))
           live_[static_cast<size_t>(c) * live_words_ + i / 64] |= uint64_t{1} << (i % 64);
     }
-    if (planned) index_allowed();
     const int64_t total = std::max<int64_t>(1, remaining_);
     raw_.reserve(static_cast<size_t>(remaining_));
     int64_t reported = 0;
@@ -570,7 +571,7 @@ class Spreader {
     };
     auto match = [&](ChannelId id, Time now) {
       const Channel& ch = g_[id];
-      const int p = !allowed_.empty() ? pick_planned(id) : mixed_ ? pick_ahead(id, now) : pick(id);
+      const int p = planned ? pick_planned(id) : mixed_ ? pick_ahead(id, now) : pick(id);
       if (p < 0) return false;
       want_[ch.dst * words_ + p / 64] &= ~(uint64_t{1} << (p % 64));
       if (mixed_) spread_estimate(ch.dst, p, now + ch.duration);
@@ -613,14 +614,9 @@ class Spreader {
   // Under a flow plan: channel `id` may carry chunk c only if c's tree delivers c to the channel's
   // destination over it.
   void allow(ChannelId id, ChunkId c) {
-    if (allowed_.empty()) {
-      allowed_.assign(g_.size() * static_cast<size_t>(words_), 0);
-      mixed_ = false;  // the plan decides which chunks cross which links
-    }
-    const int p = perm_[c];
-    uint64_t& word = allowed_[static_cast<size_t>(id) * words_ + p / 64];
-    if (!(word >> (p % 64) & 1)) allowed_by_chunk_.push_back({p, id});
-    word |= uint64_t{1} << (p % 64);
+    planned_ = true;
+    mixed_ = false;  // the plan decides which chunks cross which links
+    allowed_by_chunk_.push_back({perm_[c], id});
   }
 
  private:
@@ -629,8 +625,15 @@ class Spreader {
     const Channel& ch = g_[id];
     const uint64_t* h = &holds_[ch.src * words_];
     const uint64_t* w = &want_[ch.dst * words_];
-    const uint64_t* a = &allowed_[static_cast<size_t>(id) * words_];
     int best = -1;
+    if (dense_row_[id] < 0) {  // its few chunks, in increasing id as the words would give them
+      for (int64_t k = list_start_[id]; k < list_start_[id + 1]; ++k) {
+        const int p = list_[k];
+        if ((h[p / 64] & w[p / 64]) >> (p % 64) & 1 && (best < 0 || count_[p] < count_[best])) best = p;
+      }
+      return best;
+    }
+    const uint64_t* a = allowed_row(id);
     for_each_live(id, h, w, [&](int i, uint64_t hwa) {
       for (uint64_t m = hwa; m; m &= m - 1) {
         const int p = i * 64 + std::countr_zero(m);
@@ -640,15 +643,37 @@ class Spreader {
     return best;
   }
 
-  // Under a plan, an arrival of chunk p at v wakes only the channels out of v the plan lets carry
-  // p (a server plan's NPU has ~135 ways out, of which a chunk may take a few): per chunk its
-  // allowed channels sorted by (source, id), found by a binary search on the source.
+  // A plan's allowed (chunk, channel) pairs, indexed both ways. Per chunk, its channels sorted by
+  // (source, id), found by a binary search on the source: an arrival of chunk p at v wakes only
+  // the channels out of v the plan lets carry p (a server plan's NPU has hundreds of ways out, of
+  // which a chunk may take a few). Per channel, its chunks as a bitset row where it may carry more
+  // chunks than the row has words, else as a sorted list (a server plan's rail way carries its
+  // root's few chunks: 4096 NPUs have 2.1M ways, whose rows would take 1.1 GB).
   void index_allowed() {
     std::sort(allowed_by_chunk_.begin(), allowed_by_chunk_.end(), [&](const auto& x, const auto& y) {
       if (x.first != y.first) return x.first < y.first;
       const NodeId sx = g_[x.second].src, sy = g_[y.second].src;
       return sx != sy ? sx < sy : x.second < y.second;
     });
+    allowed_by_chunk_.erase(std::unique(allowed_by_chunk_.begin(), allowed_by_chunk_.end()), allowed_by_chunk_.end());
+    std::vector<int64_t> per_channel(g_.size() + 1, 0);
+    for (const auto& [p, id] : allowed_by_chunk_) ++per_channel[id + 1];
+    dense_row_.assign(g_.size(), -1);
+    int rows = 0;
+    for (ChannelId id = 0; id < static_cast<ChannelId>(g_.size()); ++id) {
+      if (per_channel[id + 1] > words_) {
+        dense_row_[id] = rows++;
+        per_channel[id + 1] = 0;
+      }
+    }
+    std::partial_sum(per_channel.begin(), per_channel.end(), per_channel.begin());
+    list_start_ = per_channel;
+    list_.resize(per_channel.back());
+    rows_.assign(static_cast<size_t>(rows) * words_, 0);
+    for (const auto& [p, id] : allowed_by_chunk_) {  // in increasing p: each list comes out sorted
+      if (dense_row_[id] >= 0) rows_[static_cast<size_t>(dense_row_[id]) * words_ + p / 64] |= uint64_t{1} << (p % 64);
+      else list_[per_channel[id]++] = p;
+    }
     allowed_start_.assign(chunks_ + 1, 0);
     allowed_src_.resize(allowed_by_chunk_.size());
     allowed_id_.resize(allowed_by_chunk_.size());
@@ -660,6 +685,7 @@ class Spreader {
     std::partial_sum(allowed_start_.begin(), allowed_start_.end(), allowed_start_.begin());
     allowed_by_chunk_ = {};
   }
+  const uint64_t* allowed_row(ChannelId id) const { return &rows_[static_cast<size_t>(dense_row_[id]) * words_]; }
   std::span<const ChannelId> allowed_from(NodeId v, int p) const {
     const auto first = allowed_src_.begin() + allowed_start_[p], last = allowed_src_.begin() + allowed_start_[p + 1];
     const auto lo = std::lower_bound(first, last, v);
@@ -825,7 +851,11 @@ class Spreader {
   int64_t remaining_ = 0;
   mutable std::vector<const uint64_t*> suppliers_;
   bool mixed_ = false;           // channels of different speeds: pick_ahead
-  std::vector<uint64_t> allowed_;  // under a flow plan: per channel, the chunks it may carry
+  bool planned_ = false;           // under a flow plan: channels carry only the chunks it allows
+  std::vector<int> dense_row_;     // per channel, its row of rows_, or -1 for a list in list_
+  std::vector<uint64_t> rows_;     // bitset rows of the allowed chunks of channels that may carry many
+  std::vector<int64_t> list_start_;  // per channel, its slice of list_ (empty for a row)
+  std::vector<int> list_;          // the allowed (permuted) chunks of the other channels, increasing
   std::vector<std::pair<int, ChannelId>> allowed_by_chunk_;  // (permuted chunk, channel) as allowed, until run()
   std::vector<int64_t> allowed_start_;  // per permuted chunk, its slice of the two below
   std::vector<NodeId> allowed_src_;     // the allowed channels' sources, sorted per chunk
@@ -1435,10 +1465,9 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
   if (method == Method::ServerPlan) {
     if (broadcast) return std::nullopt;
     const std::optional<ServerPlan> servers = plan_servers(ft, chunk_bytes, o.link_model, o.ecmp_routes);
-    // The matcher keeps a bitset of chunks per way and scans one per match.
+    // A match scans at most a bitset of chunks of its way.
     const int64_t words = (forward.num_chunks() + 63) / 64;
-    if (!servers || static_cast<int64_t>(servers->ways().size()) * words > kServerPlanWords ||
-        transfer_estimate(forward) * words > kServerPlanWork)
+    if (!servers || transfer_estimate(forward) * words > kServerPlanWork)
       return std::nullopt;
     ChannelGraph g(ft, chunk_bytes, o.link_model, servers->ways());
     Spreader s(ft, g, forward.num_chunks(), o);
