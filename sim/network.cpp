@@ -305,6 +305,7 @@ void Network::to_slices() {
   shift_ = 0;
   while (slice_ * kActivitySlices < latest_) slice_ = Time{1} << ++shift_;
   slices_.resize(activity_.size());
+  pending_.assign(activity_.size(), {});
   for (size_t l = 0; l < activity_.size(); ++l) {
     for (const Interval& iv : activity_[l]) add_to_slices(static_cast<topo::LinkId>(l), iv.start, iv.end, iv.share);
     activity_[l] = {};
@@ -319,12 +320,28 @@ void Network::add_to_slices(topo::LinkId l, Time start, Time end, double share) 
       for (int k = 0; k < kActivitySlices / 2; ++k) s[k] = s[2 * k] + s[2 * k + 1];
       std::fill(s.begin() + kActivitySlices / 2, s.end(), 0.0);
     }
+    for (Pending& p : pending_)
+      if (p.slice >= 0) p.slice >>= 1;
     slice_ = Time{1} << ++shift_;
   }
+  Pending& p = pending_[l];
+  for (Time k = start >> shift_; k * slice_ < end; ++k) {
+    const double amount = share * static_cast<double>(std::min(end, (k + 1) * slice_) - std::max(start, k * slice_));
+    if (p.slice != k) {
+      flush_slice(l);
+      p.slice = k;
+    }
+    p.sum += amount;
+  }
+}
+
+void Network::flush_slice(topo::LinkId l) {
+  Pending& p = pending_[l];
+  if (p.slice < 0) return;
   std::vector<double>& s = slices_[l];
   if (s.empty()) s.assign(kActivitySlices, 0.0);
-  for (Time k = start >> shift_; k * slice_ < end; ++k)
-    s[k] += share * static_cast<double>(std::min(end, (k + 1) * slice_) - std::max(start, k * slice_));
+  s[p.slice] += p.sum;
+  p = {};
 }
 
 NetworkReport Network::report() {
@@ -336,6 +353,7 @@ NetworkReport Network::report() {
     r.links[l].name = topo_.describe_link(static_cast<topo::LinkId>(l));
     r.links[l].busy = busy[l];
     if (!activity_.empty()) r.links[l].activity = std::exchange(activity_[l], {});  // handed over, not copied
+    if (slice_ > 0) flush_slice(static_cast<topo::LinkId>(l));
     if (slice_ > 0 && !slices_[l].empty()) {
       for (int k = 0; k < kActivitySlices; ++k)
         if (slices_[l][k] > 0)

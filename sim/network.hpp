@@ -129,6 +129,7 @@ class Network {
     activity_.assign(on ? busy_.size() : 0, {});
     exact_ = exact;
     slices_.clear();
+    pending_.clear();
     slice_ = 0;
     shift_ = 0;
     kept_ = 0;
@@ -167,12 +168,22 @@ class Network {
  private:
   void to_slices();  // from exact intervals to slices
   void add_to_slices(topo::LinkId l, Time start, Time end, double share);
+  void flush_slice(topo::LinkId l);
   size_t kept_ = 0;  // exact intervals kept
   size_t exact_ = kExactActivity;
   Time latest_ = 0;  // the latest end of them
   Time slice_ = 0;   // 0: exact; else the slices' width, 2^shift_ picoseconds
   int shift_ = 0;
   std::vector<std::vector<double>> slices_;  // per link (empty until used): busy time x share per slice
+  // Per link, the slice its latest intervals fell in and their sum, not yet added to slices_: a
+  // link's intervals come in time order, so most land in the slice of the one before, and the
+  // slices (8 KiB per link, 64 MB for a 4096-NPU switch) are touched once per link and slice
+  // instead of missing the cache on every interval (a quarter of that ring All-Reduce's time).
+  struct Pending {
+    Time slice = -1;
+    double sum = 0;
+  };
+  std::vector<Pending> pending_;
 };
 
 enum class NetworkKind { Analytical, AnalyticalCongestion, Packet };
