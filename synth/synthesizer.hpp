@@ -83,10 +83,11 @@ struct SynthOptions {
   // and a 512-NPU leaf-spine's with 8 routes per pair 1.0e9 (over two minutes per chunk count),
   // where direct and ring reach the bound (1.0001) in 13 s and 11 s.
   double matcher_work = 4e8;
-  // The same where a server plan applies (a cluster of equal servers): there the plan, far cheaper,
-  // beat the plain matcher at every chunk count from 4 servers up (nvcluster 4x8 to 128x8, rail and
-  // fat-tree, All-Gather and All-Reduce), so the matcher gets only what it costs on small clusters
-  // (2e7 wakes, about 2 s): a 1024-NPU nvcluster:128x8 All-Reduce spent 92 of its 147 s on it.
+  // The same where a server plan applies (a cluster of equal servers): there the plans (the server
+  // plan, far cheaper, or the trees) beat the plain matcher at every chunk count from 4 servers up
+  // (nvcluster 4x8 to 32x8 and 128x8, rail and fat-tree, All-Gather and All-Reduce), so the matcher
+  // gets only what it costs on small clusters (2e7 wakes, about 2 s): a 1024-NPU nvcluster:128x8
+  // All-Reduce spent 92 of its 147 s on it.
   double matcher_work_beside_servers = 2e7;
   // Whether a baseline built by name (make_algorithm) comes timed; the simulator, which replays it
   // anyway, asks for it untimed (make_baseline's `timed`). The synthesizer's results are always timed.

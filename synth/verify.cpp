@@ -80,6 +80,8 @@ class Verifier {
     if (!establish_times(structure_ok && order_ok)) return;
     check_durations_and_dependencies();
     check_links();
+    occupancy_ = {};  // what only the links needed: 16 B per transfer (268 MB for a 64x64 torus)
+    rate_ = {};
     simulate();
     check_postconditions();
     summarize(structure_ok && order_ok);
@@ -270,16 +272,10 @@ class Verifier {
 
   // The schedule to check: the algorithm's own times, or the timing model's when it has none.
   bool establish_times(bool can_compute) {
+    if (a_.fully_timed()) return true;  // read from the algorithm (start_of, end_of), not copied
+    if (!can_compute) return false;  // the structural violations already explain why
     start_.resize(n_);
     end_.resize(n_);
-    if (a_.fully_timed()) {
-      for (TransferId id = 0; id < n_; ++id) {
-        start_[id] = a_[id].start;
-        end_[id] = a_[id].end;
-      }
-      return true;
-    }
-    if (!can_compute) return false;  // the structural violations already explain why
     compute_times(t_, a_, start_, end_);
     warn(WarningKind::TimesComputed, -1, [&] {
       return std::string("the algorithm carries no (or incomplete) times: verified the schedule the "
@@ -297,24 +293,24 @@ class Verifier {
       const RouteCost c = coster(a_.route(id), a_[id].rate);
       occupancy_[id] = c.occupancy;
       rate_[id] = c.rate;
-      if (end_[id] - start_[id] < c.duration)
-        violate(ViolationKind::TooShort, id, a_[id].chunk, a_.route(id)[0], -1, start_[id], [&] {
+      if (end_of(id) - start_of(id) < c.duration)
+        violate(ViolationKind::TooShort, id, a_[id].chunk, a_.route(id)[0], -1, start_of(id), [&] {
           return fmt::format("{}: takes {} but the {} link model needs {} ({} at {} plus {} latency)",
-                             who(id), format_time(end_[id] - start_[id]), to_string(a_.link_model),
+                             who(id), format_time(end_of(id) - start_of(id)), to_string(a_.link_model),
                              format_time(c.duration), format_bytes(a_.chunk_bytes),
                              format_bandwidth(c.rate), format_time(c.latency));
         });
       for (TransferId d : a_.deps(id))
-        if (d >= 0 && d < n_ && start_[id] < usable(d))
-          violate(ViolationKind::DependencyViolated, id, a_[id].chunk, -1, -1, start_[id], [&] {
-            if (usable(d) != end_[d])
+        if (d >= 0 && d < n_ && start_of(id) < usable(d))
+          violate(ViolationKind::DependencyViolated, id, a_[id].chunk, -1, -1, start_of(id), [&] {
+            if (usable(d) != end_of(d))
               return fmt::format("{}: starts at {}, before transfer {} it depends on has been reduced at {} "
                                  "(it arrives at {}; a reduction of {} at {} takes {})",
-                                 who(id), format_time(start_[id]), d, format_time(usable(d)), format_time(end_[d]),
+                                 who(id), format_time(start_of(id)), d, format_time(usable(d)), format_time(end_of(d)),
                                  format_bytes(a_.chunk_bytes), format_bandwidth(a_.reduce_bandwidth),
                                  format_time(reduction_));
             return fmt::format("{}: starts at {}, before transfer {} it depends on ends at {}", who(id),
-                               format_time(start_[id]), d, format_time(end_[d]));
+                               format_time(start_of(id)), d, format_time(end_of(d)));
           });
     }
   }
@@ -342,7 +338,7 @@ class Verifier {
     std::vector<TransferId>& holders = holders_;
     std::vector<int32_t> position;  // in `holders` (allocated when a link is shared)
     auto earlier = [&](TransferId x, TransferId y) {
-      return start_[x] != start_[y] ? start_[x] < start_[y] : x < y;
+      return start_of(x) != start_of(y) ? start_of(x) < start_of(y) : x < y;
     };
     for (LinkId l = 0; l < t_.num_links(); ++l) {
       const Bandwidth capacity = t_.link(l).bandwidth;
@@ -354,11 +350,11 @@ class Verifier {
         TransferId busy = -1;  // the transfer whose occupancy ends last so far
         for (auto it = first; it != last; ++it) {
           if (occupancy_[*it] <= 0) continue;
-          if (busy >= 0 && start_[*it] < start_[busy] + occupancy_[busy]) {
+          if (busy >= 0 && start_of(*it) < start_of(busy) + occupancy_[busy]) {
             holders.assign(1, busy);
             overbooked(l, *it, capacity, capacity);
           }
-          if (busy < 0 || start_[*it] + occupancy_[*it] > start_[busy] + occupancy_[busy]) busy = *it;
+          if (busy < 0 || start_of(*it) + occupancy_[*it] > start_of(busy) + occupancy_[busy]) busy = *it;
         }
         holders.clear();
         continue;
@@ -369,8 +365,8 @@ class Verifier {
       for (int64_t i = offset[l]; i < offset[l + 1]; ++i) {
         const TransferId id = on_link[i];
         if (occupancy_[id] <= 0) continue;  // holds nothing
-        starts.emplace_back(start_[id], id);
-        ends.emplace_back(start_[id] + occupancy_[id], id);
+        starts.emplace_back(start_of(id), id);
+        ends.emplace_back(start_of(id) + occupancy_[id], id);
       }
       if (!std::is_sorted(starts.begin(), starts.end())) std::sort(starts.begin(), starts.end());
       if (!std::is_sorted(ends.begin(), ends.end())) std::sort(ends.begin(), ends.end());
@@ -402,7 +398,7 @@ class Verifier {
   Bandwidth held(LinkId l, TransferId id) const { return held_rate(t_, l, rate_[id], a_.link_model); }
 
   void overbooked(LinkId l, TransferId id, Bandwidth used, Bandwidth rate) {
-    violate(ViolationKind::LinkOverbooked, id, a_[id].chunk, l, -1, start_[id], [&] {
+    violate(ViolationKind::LinkOverbooked, id, a_[id].chunk, l, -1, start_of(id), [&] {
       std::vector<TransferId> others = holders_;
       std::sort(others.begin(), others.end());
       std::string list;
@@ -411,10 +407,10 @@ class Verifier {
       if (a_.link_model == LinkModel::Hold)
         return fmt::format("{} starts on {} at {} while transfer{} {} still hold{} it (the hold model gives a "
                            "link to one transfer at a time)", who(id), t_.describe_link(l),
-                           format_time(start_[id]), others.size() > 1 ? "s" : "", list,
+                           format_time(start_of(id)), others.size() > 1 ? "s" : "", list,
                            others.size() > 1 ? "" : "s");
       return fmt::format("{} starts on {} at {} needing {} while transfer{} {} already hold{} {}: {} of its {}",
-                         who(id), t_.describe_link(l), format_time(start_[id]), format_bandwidth(rate),
+                         who(id), t_.describe_link(l), format_time(start_of(id)), format_bandwidth(rate),
                          others.size() > 1 ? "s" : "", list, others.size() > 1 ? "" : "s",
                          format_bandwidth(used), format_bandwidth(used + rate),
                          format_bandwidth(t_.link(l).bandwidth));
@@ -441,22 +437,41 @@ class Verifier {
     }
     started_.assign(n_, 0);
 
+    // Departures in start order and arrivals in usable order (ties by id). Where the list is in
+    // start order already (as producers write it), departures walk it without a sorted copy.
     std::vector<std::pair<Time, TransferId>> starts, ends;
-    starts.reserve(n_);
+    bool listed_in_start_order = true;
+    for (TransferId id = 0, last = -1; id < n_ && listed_in_start_order; ++id)
+      if (valid_[id]) {
+        listed_in_start_order = last < 0 || start_of(last) <= start_of(id);
+        last = id;
+      }
     ends.reserve(n_);
+    if (!listed_in_start_order) starts.reserve(n_);
     for (TransferId id = 0; id < n_; ++id)
       if (valid_[id]) {
-        starts.emplace_back(start_[id], id);
+        if (!listed_in_start_order) starts.emplace_back(start_of(id), id);
         ends.emplace_back(usable(id), id);  // a reduced chunk is there once the reduction is done
       }
     if (!std::is_sorted(starts.begin(), starts.end())) std::sort(starts.begin(), starts.end());
     if (!std::is_sorted(ends.begin(), ends.end())) std::sort(ends.begin(), ends.end());
+    TransferId next = 0;  // the next departure, walking the list
+    auto next_valid = [&] {
+      while (next < n_ && !valid_[next]) ++next;
+    };
+    next_valid();
     size_t i = 0, j = 0;
-    while (i < starts.size() || j < ends.size()) {
-      if (j < ends.size() && (i == starts.size() || ends[j].first <= starts[i].first))
+    auto departures_left = [&] { return listed_in_start_order ? next < n_ : i < starts.size(); };
+    auto next_start = [&] { return listed_in_start_order ? start_of(next) : starts[i].first; };
+    while (departures_left() || j < ends.size()) {
+      if (j < ends.size() && (!departures_left() || ends[j].first <= next_start())) {
         arrive(ends[j++].second);
-      else
+      } else if (listed_in_start_order) {
+        depart(next++);
+        next_valid();
+      } else {
         depart(starts[i++].second);
+      }
     }
   }
 
@@ -469,9 +484,9 @@ class Verifier {
     const size_t s = slot(x.src, x.chunk);
     const bool has = reducing_ ? content_[s] != kNothing : holds_[s];
     if (!has) {
-      violate(ViolationKind::SourceLacksData, id, x.chunk, -1, x.src, start_[id], [&] {
+      violate(ViolationKind::SourceLacksData, id, x.chunk, -1, x.src, start_of(id), [&] {
         return fmt::format("{}: {} does not hold chunk {} when the transfer starts at {}{}", who(id),
-                           node_name(x.src), x.chunk, format_time(start_[id]), arrival_hint(id));
+                           node_name(x.src), x.chunk, format_time(start_of(id)), arrival_hint(id));
       });
       return;
     }
@@ -489,8 +504,8 @@ class Verifier {
     const Transfer& x = a_[id];
     for (TransferId k = 0; k < n_; ++k) {
       if (!valid_[k] || a_[k].dst != x.src || a_[k].chunk != x.chunk) continue;
-      if (usable(k) > start_[id])
-        return fmt::format("; it {} there at {} (transfer {})", usable(k) == end_[k] ? "arrives" : "is reduced",
+      if (usable(k) > start_of(id))
+        return fmt::format("; it {} there at {} (transfer {})", usable(k) == end_of(k) ? "arrives" : "is reduced",
                            format_time(usable(k)), k);
       if (!started_[k])
         return fmt::format("; transfer {}, which was to bring it, never had it either", k);
@@ -520,7 +535,7 @@ class Verifier {
                                node_name(x.dst), x.chunk, old.str());
           });
         } else if (!incoming.includes(old) && !consumed_[d]) {
-          violate(ViolationKind::Overwrite, id, x.chunk, -1, x.dst, end_[id], [&] {
+          violate(ViolationKind::Overwrite, id, x.chunk, -1, x.dst, end_of(id), [&] {
             return fmt::format("{}: the copy overwrites {}'s chunk {} holding contributions {} with {} "
                                "before it was sent on; contributions {} are lost",
                                who(id), node_name(x.dst), x.chunk, old.str(), incoming.str(),
@@ -539,7 +554,7 @@ class Verifier {
       return;
     }
     if (content_[d] == kNothing) {
-      violate(ViolationKind::ReduceIntoNothing, id, x.chunk, -1, x.dst, end_[id], [&] {
+      violate(ViolationKind::ReduceIntoNothing, id, x.chunk, -1, x.dst, end_of(id), [&] {
         return fmt::format("{}: reduces into {}, which holds no copy of chunk {} to reduce into", who(id),
                            node_name(x.dst), x.chunk);
       });
@@ -548,7 +563,7 @@ class Verifier {
     RankSet& mine = own(d, x.dst);
     const int twice = mine.first_common(incoming);
     if (twice >= 0) {
-      violate(ViolationKind::DoubleCount, id, x.chunk, -1, x.dst, end_[id], [&] {
+      violate(ViolationKind::DoubleCount, id, x.chunk, -1, x.dst, end_of(id), [&] {
         return fmt::format("{}: counts rank {} twice: {} holds chunk {} with contributions {} and the "
                            "incoming partial carries {}", who(id), twice, node_name(x.dst), x.chunk,
                            mine.str(), incoming.str());
@@ -633,8 +648,11 @@ class Verifier {
     }
   }
 
+  // Transfer `id`'s times: the algorithm's own, or the timing model's where it has none.
+  Time start_of(TransferId id) const { return start_.empty() ? a_[id].start : start_[id]; }
+  Time end_of(TransferId id) const { return end_.empty() ? a_[id].end : end_[id]; }
   // When transfer `id`'s data is usable where it lands: its arrival, or its reduction's end.
-  Time usable(TransferId id) const { return a_.usable_at(id, end_[id], reduction_); }
+  Time usable(TransferId id) const { return a_.usable_at(id, end_of(id), reduction_); }
 
   const topo::Topology& t_;
   const Algorithm& a_;
@@ -644,7 +662,8 @@ class Verifier {
   const int64_t chunks_;
   const Time reduction_;  // how long a reduction takes (Algorithm::reduce_bandwidth)
   std::vector<char> valid_, started_;
-  std::vector<Time> start_, end_, occupancy_;
+  std::vector<Time> start_, end_;  // the timing model's times, where the algorithm has none
+  std::vector<Time> occupancy_;   // per transfer, how long it holds its links (until check_links is done)
   std::vector<Bandwidth> rate_;  // per transfer, what it moves at
   std::vector<TransferId> holders_;  // while checking a link: the transfers holding it
   bool reducing_ = false;

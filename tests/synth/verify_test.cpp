@@ -183,6 +183,34 @@ TEST(VerifySpecific, UntimedAlgorithmsAreTimedByTheModel) {
   EXPECT_EQ(r.collective_time, r.model_time);
 }
 
+// The verifier walks a list in start order without sorting a copy of it; a list that is not in
+// start order (independent transfers listed late first) is checked in start order all the same.
+TEST(VerifySpecific, ListsOutOfStartOrderAreCheckedInStartOrder) {
+  auto t = topo::generate("line:3");
+  const Time d = transfer_time(kChunk, t.link(link_between(t, 0, 1)).bandwidth) + t.link(link_between(t, 0, 1)).latency;
+  auto make = [&](bool late_first, Time relay_start) {
+    Algorithm a = base(t, CollectiveKind::Broadcast);
+    const LinkId l01 = link_between(t, 0, 1), l12 = link_between(t, 1, 2);
+    if (late_first) {  // the relay's send to 2 is listed first, without a dependency
+      a.add(0, 1, 2, std::span(&l12, 1), Op::Copy, {}, relay_start, relay_start + d);
+      a.add(0, 0, 1, std::span(&l01, 1), Op::Copy, {}, 0, d);
+    } else {
+      a.add(0, 0, 1, std::span(&l01, 1), Op::Copy, {}, 0, d);
+      a.add(0, 1, 2, std::span(&l12, 1), Op::Copy, {}, relay_start, relay_start + d);
+    }
+    a.claimed_time = relay_start + d;
+    return a;
+  };
+  for (bool late_first : {false, true}) {
+    const Report ok = verify(t, make(late_first, d));
+    EXPECT_TRUE(ok.correct()) << late_first << kinds(ok);
+    EXPECT_EQ(ok.collective_time, 2 * d);
+    // The relay sends before the chunk reaches it: caught whichever way the list is ordered.
+    const Report early = verify(t, make(late_first, d / 2));
+    EXPECT_EQ(early.count(ViolationKind::SourceLacksData), 1u) << late_first << kinds(early);
+  }
+}
+
 TEST(VerifySpecific, InvalidCollective) {
   auto t = topo::generate("line:2");
   Algorithm a = base(t, CollectiveKind::AllGather);
