@@ -547,11 +547,13 @@ void add_synth_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--method", args.method,
                   "How the synthesizer builds the schedule: auto (every way that applies and every baseline,\n"
-                  "the fastest kept: never slower than any baseline), matcher (the link-chunk matcher alone),\n"
-                  "plan-matcher (the matcher routing chunks along the flow plan's trees), plan-pipeline (the\n"
-                  "flow plan's trees as pipelines at their fluid rates), server-plan (on clusters of servers:\n"
-                  "each chunk crosses the scale-out network once per server on its rail, then spreads over\n"
-                  "the server's NVSwitch, every way at its share of the links); the output says which one won")
+                  "the fastest kept: never slower than any baseline; on large fabrics the plain matcher only\n"
+                  "where its work is affordable, and the output says when it was left out), matcher (the\n"
+                  "link-chunk matcher alone, whatever it costs), plan-matcher (the matcher routing chunks\n"
+                  "along the flow plan's trees), plan-pipeline (the flow plan's trees as pipelines at their\n"
+                  "fluid rates), server-plan (on clusters of servers: each chunk crosses the scale-out\n"
+                  "network once per server on its rail, then spreads over the server's NVSwitch, every way\n"
+                  "at its share of the links); the output says which one won")
       ->capture_default_str();
   cmd->add_option("-a,--algo", args.algo,
                   "tenet (the synthesizer), ring[:N], bidir-ring[:N], direct, rhd, dbt, tree[:N], bruck,\n"
