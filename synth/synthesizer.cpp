@@ -1847,30 +1847,44 @@ Algorithm synthesize(const topo::Topology& t, const Collective& c, Bytes chunk_b
 
 namespace {
 
-Algorithm synthesize_restarts(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, const SynthOptions& o) {
-  // Seeds seed .. seed+K-1 on all cores; the fastest wins, ties to the lowest seed.
-  const int k = o.restarts;
-  std::vector<std::optional<Algorithm>> results(k);
-  std::vector<std::exception_ptr> errors(k);
+// Calls job(0) .. job(n - 1) on up to `threads` threads (on the calling one when that is 1), then
+// rethrows the exception of the first job (by index) that threw.
+void side_by_side(int n, int threads, const std::function<void(int)>& job) {
+  std::vector<std::exception_ptr> errors(n);
   std::atomic<int> next{0};
   auto worker = [&] {
-    for (int i = next++; i < k; i = next++) {
-      SynthOptions mine = o;
-      mine.seed = o.seed + static_cast<uint64_t>(i);
-      mine.progress = nullptr;
+    for (int i = next++; i < n; i = next++) {
       try {
-        results[i] = synthesize_once(t, c, chunk_bytes, mine);
+        job(i);
       } catch (...) {
         errors[i] = std::current_exception();
       }
     }
   };
-  const int threads = std::max(1, std::min<int>(k, static_cast<int>(std::thread::hardware_concurrency())));
-  std::vector<std::thread> pool;
-  for (int i = 0; i < threads; ++i) pool.emplace_back(worker);
-  for (std::thread& th : pool) th.join();
+  threads = std::clamp(threads, 1, std::max(1, n));
+  if (threads == 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (int i = 0; i < threads; ++i) pool.emplace_back(worker);
+    for (std::thread& th : pool) th.join();
+  }
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);
+}
+
+int cores() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+
+Algorithm synthesize_restarts(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, const SynthOptions& o) {
+  // Seeds seed .. seed+K-1 on all cores; the fastest wins, ties to the lowest seed.
+  const int k = o.restarts;
+  std::vector<std::optional<Algorithm>> results(k);
+  side_by_side(k, cores(), [&](int i) {
+    SynthOptions mine = o;
+    mine.seed = o.seed + static_cast<uint64_t>(i);
+    mine.progress = nullptr;
+    results[i] = synthesize_once(t, c, chunk_bytes, mine);
+  });
   int best = 0;
   for (int i = 1; i < k; ++i)
     if (results[i]->claimed_time < results[best]->claimed_time) best = i;
@@ -1962,15 +1976,40 @@ ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Byt
       c, total_bytes, max_chunks_per_npu, [&](const Collective& cc, Bytes chunk) { return synthesize(t, cc, chunk, quiet); },
       1, at_bound, budget);
   if (o.method == SynthMethod::Auto && o.baselines &&
-      portfolio_worth_it(t, best.algorithm.collective, best.algorithm.chunk_bytes, best.algorithm))
-    for_each_baseline(t, c, [&](const BaselineSpec& spec) {
-      ChunkingResult r = best_chunking(
-          c, total_bytes, max_chunks_per_npu,
-          [&](const Collective& cc, Bytes chunk) { return make_baseline(spec, t, cc, chunk, o.link_model, o.reduce_bandwidth); },
-          1, at_bound, budget, best.algorithm.claimed_time);
-      if (r.algorithm.claimed_time < best.algorithm.claimed_time) best.chunks_per_npu = r.chunks_per_npu;
-      keep_if_faster(best.algorithm, std::move(r.algorithm), spec);
+      portfolio_worth_it(t, best.algorithm.collective, best.algorithm.chunk_bytes, best.algorithm)) {
+    // Each baseline's search is independent (its time to beat is tenet's), so they run side by
+    // side: as many as there are cores, and memory for one search each (its largest algorithm and
+    // its best so far). The fastest wins, ties to the first listed, whichever finishes first.
+    std::vector<BaselineSpec> specs;
+    for_each_baseline(t, c, [&](const BaselineSpec& spec) { specs.push_back(spec); });
+    const Time to_beat = best.algorithm.claimed_time;
+    const uint64_t per_search = 2 * kSynthBytesPerTransfer *
+                                static_cast<uint64_t>(std::max(transfer_estimate(c), std::min<int64_t>(budget, transfer_estimate(c) * max_chunks_per_npu)));
+    const uint64_t memory = topo::available_memory();
+    const int threads = memory == 0 ? 1 : static_cast<int>(std::min<uint64_t>(cores(), memory / std::max<uint64_t>(1, per_search)));
+    std::mutex m;
+    std::optional<std::pair<int, ChunkingResult>> fastest;
+    side_by_side(static_cast<int>(specs.size()), threads, [&](int i) {
+      ChunkingResult r;
+      try {
+        r = best_chunking(
+            c, total_bytes, max_chunks_per_npu,
+            [&](const Collective& cc, Bytes chunk) { return make_baseline(specs[i], t, cc, chunk, o.link_model, o.reduce_bandwidth); },
+            1, at_bound, budget, to_beat);
+      } catch (const NotApplicable&) {
+        return;
+      }
+      std::lock_guard lock(m);
+      const Time mine = r.algorithm.claimed_time;
+      if (!fastest || mine < fastest->second.algorithm.claimed_time ||
+          (mine == fastest->second.algorithm.claimed_time && i < fastest->first))
+        fastest.emplace(i, std::move(r));
     });
+    if (fastest) {
+      if (fastest->second.algorithm.claimed_time < best.algorithm.claimed_time) best.chunks_per_npu = fastest->second.chunks_per_npu;
+      keep_if_faster(best.algorithm, std::move(fastest->second.algorithm), specs[fastest->first]);
+    }
+  }
   // The flow plan's pipelines and the server plan (whose ways stream at a fraction of their links'
   // bandwidth) pay their fill and drain once per chunk count: they keep gaining from more chunks
   // where the matcher no longer does. Keep doubling for them alone.
