@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <random>
@@ -144,6 +145,26 @@ TEST(Synthesizer, AutoChunkingPicksTheFastest) {
   for (const ChunkingResult::Try& x : r.tried) EXPECT_GE(x.time, r.algorithm.claimed_time) << x.chunks_per_npu;
   EXPECT_EQ(r.algorithm.collective.chunks_per_npu, r.chunks_per_npu);
   EXPECT_TRUE(verify(t, r.algorithm).correct());
+}
+
+// The baselines' chunk searches run side by side (as many as cores and memory allow): the result
+// is the one a single thread gets (TENET_MEMORY of one byte leaves room for one search at a time),
+// whichever search finishes first.
+TEST(Synthesizer, AutoChunkingBaselinesSideBySideAreDeterministic) {
+  const char* before = std::getenv("TENET_MEMORY");
+  const std::string saved = before ? before : "";
+  for (const char* spec : {"leafspine:2x4,spines=2", "ring:16", "switch:8", "mesh2d:3x5"}) {
+    const auto t = topo::generate(spec);
+    const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
+    ::unsetenv("TENET_MEMORY");
+    const ChunkingResult side_by_side = synthesize_auto_chunks(t, c, 16 << 20);
+    ::setenv("TENET_MEMORY", "1B", 1);
+    const ChunkingResult one_at_a_time = synthesize_auto_chunks(t, c, 16 << 20);
+    EXPECT_EQ(to_json(side_by_side.algorithm), to_json(one_at_a_time.algorithm)) << spec;
+    EXPECT_EQ(side_by_side.chunks_per_npu, one_at_a_time.chunks_per_npu) << spec;
+  }
+  if (before) ::setenv("TENET_MEMORY", saved.c_str(), 1);
+  else ::unsetenv("TENET_MEMORY");
 }
 
 // A search that reached the bound stops there (a 512-NPU switch's All-Reduce spent 133 s on three
