@@ -555,7 +555,7 @@ class Spreader {
       // matches in the order channels were marked, all are marked, as that order decides).
       if (planned && !loop.matches_in_marking_order()) {
         for (ChannelId c : allowed_from(v, p)) {
-          wake_word(c, p);
+          if (dense_row_[c] >= 0) wake_word(c, p);  // a list is scanned whole: it keeps no summary
           loop.mark_dirty(c);
         }
       } else {

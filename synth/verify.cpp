@@ -337,9 +337,7 @@ class Verifier {
     std::vector<std::pair<Time, TransferId>> starts, ends;
     std::vector<TransferId>& holders = holders_;
     std::vector<int32_t> position;  // in `holders` (allocated when a link is shared)
-    auto earlier = [&](TransferId x, TransferId y) {
-      return start_of(x) != start_of(y) ? start_of(x) < start_of(y) : x < y;
-    };
+    auto earlier = [&](TransferId x, TransferId y) { return starts_before(x, y); };
     for (LinkId l = 0; l < t_.num_links(); ++l) {
       const Bandwidth capacity = t_.link(l).bandwidth;
       auto first = on_link.begin() + offset[l], last = on_link.begin() + offset[l + 1];
@@ -437,41 +435,26 @@ class Verifier {
     }
     started_.assign(n_, 0);
 
-    // Departures in start order and arrivals in usable order (ties by id). Where the list is in
-    // start order already (as producers write it), departures walk it without a sorted copy.
-    std::vector<std::pair<Time, TransferId>> starts, ends;
-    bool listed_in_start_order = true;
-    for (TransferId id = 0, last = -1; id < n_ && listed_in_start_order; ++id)
-      if (valid_[id]) {
-        listed_in_start_order = last < 0 || start_of(last) <= start_of(id);
-        last = id;
-      }
+    // Departures in start order (ids; the list order where producers wrote it in start order, as
+    // they do) and arrivals in usable order, ties by id.
+    std::vector<TransferId> departures;
+    std::vector<std::pair<Time, TransferId>> ends;
+    departures.reserve(n_);
     ends.reserve(n_);
-    if (!listed_in_start_order) starts.reserve(n_);
     for (TransferId id = 0; id < n_; ++id)
       if (valid_[id]) {
-        if (!listed_in_start_order) starts.emplace_back(start_of(id), id);
+        departures.push_back(id);
         ends.emplace_back(usable(id), id);  // a reduced chunk is there once the reduction is done
       }
-    if (!std::is_sorted(starts.begin(), starts.end())) std::sort(starts.begin(), starts.end());
+    auto earlier = [&](TransferId x, TransferId y) { return starts_before(x, y); };
+    if (!std::is_sorted(departures.begin(), departures.end(), earlier)) std::sort(departures.begin(), departures.end(), earlier);
     if (!std::is_sorted(ends.begin(), ends.end())) std::sort(ends.begin(), ends.end());
-    TransferId next = 0;  // the next departure, walking the list
-    auto next_valid = [&] {
-      while (next < n_ && !valid_[next]) ++next;
-    };
-    next_valid();
     size_t i = 0, j = 0;
-    auto departures_left = [&] { return listed_in_start_order ? next < n_ : i < starts.size(); };
-    auto next_start = [&] { return listed_in_start_order ? start_of(next) : starts[i].first; };
-    while (departures_left() || j < ends.size()) {
-      if (j < ends.size() && (!departures_left() || ends[j].first <= next_start())) {
+    while (i < departures.size() || j < ends.size()) {
+      if (j < ends.size() && (i == departures.size() || ends[j].first <= start_of(departures[i])))
         arrive(ends[j++].second);
-      } else if (listed_in_start_order) {
-        depart(next++);
-        next_valid();
-      } else {
-        depart(starts[i++].second);
-      }
+      else
+        depart(departures[i++]);
     }
   }
 
@@ -651,6 +634,9 @@ class Verifier {
   // Transfer `id`'s times: the algorithm's own, or the timing model's where it has none.
   Time start_of(TransferId id) const { return start_.empty() ? a_[id].start : start_[id]; }
   Time end_of(TransferId id) const { return end_.empty() ? a_[id].end : end_[id]; }
+  bool starts_before(TransferId x, TransferId y) const {
+    return start_of(x) != start_of(y) ? start_of(x) < start_of(y) : x < y;
+  }
   // When transfer `id`'s data is usable where it lands: its arrival, or its reduction's end.
   Time usable(TransferId id) const { return a_.usable_at(id, end_of(id), reduction_); }
 
