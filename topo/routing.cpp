@@ -24,20 +24,38 @@ struct CostPlus {
   }
 };
 
-// Least (latency, hops) costs from `from` over a (filtered) view of `g`.
+// Stops a search once its target's cost is final (throwing is Boost's way out of
+// dijkstra_shortest_paths).
+struct Reached {};
+struct StopAt : boost::default_dijkstra_visitor {
+  NodeId until = -1;
+  template <typename Vertex, typename Graph>
+  void examine_vertex(Vertex v, const Graph&) const {
+    if (static_cast<NodeId>(v) == until) throw Reached{};
+  }
+};
+
+// Least (latency, hops) costs from `from` over a (filtered) view of `g`. With `until`, the search
+// stops once that node's cost is final: the costs below it are final then too, every other one is
+// an upper bound (or infinity).
 template <typename View>
-std::vector<Cost> least_costs_over(const Topology& t, const BoostGraph& g, const View& view, NodeId from) {
+std::vector<Cost> least_costs_over(const Topology& t, const BoostGraph& g, const View& view, NodeId from,
+                                   NodeId until = -1) {
   std::vector<Cost> dist(t.num_nodes(), kInfinity);
   auto weight = boost::make_function_property_map<BoostEdge, Cost>(
       [&](const BoostEdge& e) { return Cost{t.link(g[e]).latency, 1}; });
-  boost::dijkstra_shortest_paths(
-      view, static_cast<detail::BoostVertex>(from),
-      boost::weight_map(weight)
-          .distance_map(boost::make_iterator_property_map(dist.begin(), get(boost::vertex_index, g)))
-          .distance_compare(std::less<Cost>())
-          .distance_combine(CostPlus())
-          .distance_inf(kInfinity)
-          .distance_zero(Cost{0, 0}));
+  try {
+    boost::dijkstra_shortest_paths(
+        view, static_cast<detail::BoostVertex>(from),
+        boost::weight_map(weight)
+            .distance_map(boost::make_iterator_property_map(dist.begin(), get(boost::vertex_index, g)))
+            .distance_compare(std::less<Cost>())
+            .distance_combine(CostPlus())
+            .distance_inf(kInfinity)
+            .distance_zero(Cost{0, 0})
+            .visitor(StopAt{{}, until}));
+  } catch (const Reached&) {
+  }
   return dist;
 }
 
@@ -121,45 +139,95 @@ std::vector<Route> Router::equal_cost_routes(NodeId src, NodeId dst, int limit) 
   return routes_between(topo_, src, dst, limit, from_src, least_costs(topo_, views_->reversed, dst, src));
 }
 
+// The cache keeps a source's search only once a second pair asks for it: a ring asks each source
+// once, and whole searches kept for every source and destination took 16 B x 2 x N^2 (8.6 GB for a
+// 16,384-NPU ring). A first pair's search stops at its destination. The routes come from the
+// costs from the source alone: a link u->v lies on a least-cost route iff it is tight (cost(u) + w
+// == cost(v)) and v is the destination or a pass-through node that reaches it over tight links.
 struct RouteCache::Impl {
   const Router& router;
-  std::unordered_map<NodeId, std::vector<Cost>> from, to;
+  std::unordered_map<NodeId, std::vector<Cost>> from;  // whole searches, of sources asked twice
+  std::unordered_map<NodeId, int> asked;               // sources asked once
+  std::vector<uint32_t> leads;                         // per node: the pair (stamp) it leads to the destination for
+  uint32_t stamp = 0;
 };
 
-RouteCache::RouteCache(const Router& r) : impl_(std::make_unique<Impl>(Impl{r, {}, {}})) {}
+RouteCache::RouteCache(const Router& r) : impl_(std::make_unique<Impl>(Impl{r, {}, {}, {}, 0})) {}
 RouteCache::~RouteCache() = default;
 
 std::vector<Route> RouteCache::equal_cost_routes(NodeId src, NodeId dst, int limit) {
   if (src == dst || limit <= 0) return {};
-  const Topology& t = impl_->router.topo_;
-  const Router::Views& views = *impl_->router.views_;
-  // Least costs from `end` to every node, or (reversed) from every node to `end`, over routes whose
-  // interior nodes pass traffic through. Per pair, Router::equal_cost_routes keeps the other end as
-  // a vertex too; a route through it costs at least the pair's best, so it never lies on one.
-  // (A plain struct, not a std::function: the filter runs on every edge Dijkstra looks at, and a
-  // ring over 4096 NPUs asks for 8192 searches.)
+  Impl& m = *impl_;
+  const Topology& t = m.router.topo_;
+  const BoostGraph& g = m.router.views_->forward;
+  // Least costs from `src` over routes whose interior nodes pass traffic through. (A plain struct,
+  // not a std::function: the filter runs on every edge Dijkstra looks at, and a ring over 4096
+  // NPUs asks for 4096 searches.)
   struct Keep {
     const Topology* t = nullptr;
     const BoostGraph* g = nullptr;
-    NodeId end = 0;
-    bool reversed = false;
+    NodeId src = 0;
     bool operator()(const BoostEdge& e) const {
-      const Link& k = t->link((*g)[e]);
-      const NodeId leaving = reversed ? k.dst : k.src;  // the node the search continues from
-      return leaving == end || t->passes_through(leaving);
+      const NodeId leaving = t->link((*g)[e]).src;
+      return leaving == src || t->passes_through(leaving);
     }
   };
-  auto costs = [&](NodeId end, bool reversed) {
-    const BoostGraph& g = reversed ? views.reversed : views.forward;
-    boost::filtered_graph<BoostGraph, Keep> fg(g, Keep{&t, &g, end, reversed});
-    return least_costs_over(t, g, fg, end);
+  const boost::filtered_graph<BoostGraph, Keep> fg(g, Keep{&t, &g, src});
+  std::vector<Cost> once;
+  const std::vector<Cost>* cost = nullptr;
+  if (auto it = m.from.find(src); it != m.from.end()) {
+    cost = &it->second;
+  } else if (auto [seen, first] = m.asked.try_emplace(src, 1); first) {
+    once = least_costs_over(t, g, fg, src, dst);
+    cost = &once;
+  } else {
+    m.asked.erase(seen);
+    cost = &m.from.emplace(src, least_costs_over(t, g, fg, src)).first->second;
+  }
+  const std::vector<Cost>& c = *cost;
+  if (c[dst] == kInfinity) return {};
+  auto tight = [&](LinkId l) {
+    const Link& k = t.link(l);
+    return (k.src == src || t.passes_through(k.src)) && c[k.src] != kInfinity &&
+           CostPlus()(c[k.src], Cost{k.latency, 1}) == c[k.dst];
   };
-  auto from = impl_->from.find(src);
-  if (from == impl_->from.end()) from = impl_->from.emplace(src, costs(src, false)).first;
-  if (from->second[dst] == kInfinity) return {};
-  auto to = impl_->to.find(dst);
-  if (to == impl_->to.end()) to = impl_->to.emplace(dst, costs(dst, true)).first;
-  return routes_between(t, src, dst, limit, from->second, to->second);
+  // The nodes that lead to `dst` over tight links, backwards from it.
+  if (m.leads.size() != static_cast<size_t>(t.num_nodes()) || m.stamp == UINT32_MAX) {
+    m.leads.assign(t.num_nodes(), 0);
+    m.stamp = 0;
+  }
+  const uint32_t pair = ++m.stamp;
+  std::vector<NodeId> todo{dst};
+  m.leads[dst] = pair;
+  while (!todo.empty()) {
+    const NodeId v = todo.back();
+    todo.pop_back();
+    for (LinkId l : t.in_links(v)) {
+      const NodeId u = t.link(l).src;
+      if (m.leads[u] == pair || !tight(l)) continue;
+      m.leads[u] = pair;
+      if (u != src) todo.push_back(u);
+    }
+  }
+  // Depth-first from `src` over those links in link-id order: routes in lexicographic order.
+  std::vector<Route> out;
+  std::vector<LinkId> path;
+  auto walk = [&](auto&& self, NodeId at) -> void {
+    if (static_cast<int>(out.size()) >= limit) return;
+    if (at == dst) {
+      out.push_back(make_route(t, path));
+      return;
+    }
+    for (LinkId l : t.out_links(at)) {
+      const NodeId v = t.link(l).dst;
+      if (m.leads[v] != pair || v == src || !tight(l)) continue;
+      path.push_back(l);
+      self(self, v);
+      path.pop_back();
+    }
+  };
+  walk(walk, src);
+  return out;
 }
 
 std::vector<std::vector<Route>> Router::switch_routes_from(NodeId src, int limit, Bandwidth min_bandwidth) const {

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
+#include "tests/synth/test_support.hpp"
 #include "topo/generators.hpp"
 
 namespace tenet::topo {
@@ -130,6 +133,39 @@ TEST(Routing, RouteCacheGivesTheRoutersRoutes) {
           compared += !want.empty();
         }
     EXPECT_GT(compared, t.num_npus()) << spec;
+  }
+}
+
+// A source asked once gets a search that stops at its destination, and the routes come from the
+// source's costs alone: the same routes as the router's, whether a pair is the first its source
+// asks for (a fresh cache per pair, as a ring asks) or a later one (the whole search kept).
+TEST(Routing, RouteCacheFirstPairsGiveTheRoutersRoutes) {
+  std::vector<Topology> topologies;
+  for (const char* spec : {"nvcluster:4x4,net=fattree", "leafspine:4x4,spines=3", "dragonfly:3x3x2", "dgx1",
+                           "mesh2d:3x3,router=true", "switch:6", "ring:3,bw=25GB/s,lat=1us x switch:3,bw=50GB/s,lat=0.5us"})
+    topologies.push_back(generate(spec));
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 40; ++i) topologies.push_back(synth::testing::random_topology(rng, 10));
+  for (const Topology& t : topologies) {
+    const Router r(t);
+    RouteCache ring(r);  // each source once, in ring order
+    for (NodeId a = 0; a < t.num_npus(); ++a)
+      for (NodeId b = 0; b < t.num_npus(); ++b) {
+        RouteCache fresh(r);
+        const std::vector<Route> want = r.equal_cost_routes(a, b, 16), first = fresh.equal_cost_routes(a, b, 16),
+                                 again = fresh.equal_cost_routes(a, b, 16),
+                                 ringed = b == (a + 1) % t.num_npus() ? ring.equal_cost_routes(a, b, 16) : want;
+        ASSERT_EQ(first.size(), want.size()) << t.name() << " " << a << "->" << b;
+        ASSERT_EQ(again.size(), want.size()) << t.name() << " " << a << "->" << b;
+        ASSERT_EQ(ringed.size(), want.size()) << t.name() << " " << a << "->" << b;
+        for (size_t k = 0; k < want.size(); ++k) {
+          EXPECT_EQ(first[k].links, want[k].links) << t.name() << " " << a << "->" << b;
+          EXPECT_EQ(again[k].links, want[k].links) << t.name() << " " << a << "->" << b;
+          EXPECT_EQ(ringed[k].links, want[k].links) << t.name() << " " << a << "->" << b;
+          EXPECT_EQ(first[k].latency, want[k].latency);
+          EXPECT_EQ(first[k].bottleneck, want[k].bottleneck);
+        }
+      }
   }
 }
 
