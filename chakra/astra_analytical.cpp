@@ -317,7 +317,7 @@ AstraRun run_as_astra_sim(const AstraGraph& g, const topo::Topology& t, const st
     ++(g.nodes[keyed[j]].type == ChakraProtoMsg::COMM_SEND_NODE ? sends_of.back() : receives_of.back());
   }
   if (!sends_of.empty()) slot_begin.push_back(slot_begin.back() + static_cast<size_t>(std::max(sends_of.back(), receives_of.back())));
-  keyed = {};
+  keyed = std::vector<size_t>();  // freed (`= {}` keeps the capacity)
   const size_t slots = slot_begin.back();
   std::vector<Time> arrival(slots, -1), posted(slots, -1);  // per slot: the message's arrival; when its receive was issued
   std::vector<size_t> receiver(slots, 0);

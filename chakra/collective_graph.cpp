@@ -250,7 +250,7 @@ void CollectiveGraphPlan::for_each_node(int r, Nodes& n) const {
       n.attr("tenet_transfer", static_cast<int64_t>(id));
       n.attr("tenet_chunk", static_cast<int64_t>(x.chunk));
       if (x.op == Op::Reduce) n.attr("tenet_op", int64_t{1});  // absent: a copy
-      if (x.rate > 0) n.attr("tenet_rate", static_cast<int64_t>(x.rate));
+      if (const Bandwidth rate = a_.rate(id); rate > 0) n.attr("tenet_rate", static_cast<int64_t>(rate));
       if (x.channel > 0) n.attr("tenet_channel", static_cast<int64_t>(x.channel));
       // The route, so that importing on the same topology gives back the same links (and lanes).
       route.clear();

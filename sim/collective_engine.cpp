@@ -49,7 +49,7 @@ class ListSource {
   Message message(TransferId id, bool& reduced) const {
     const synth::Transfer& x = a_[id];
     reduced = x.op == synth::Op::Reduce;
-    return Message{x.src, x.dst, a_.chunk_bytes, a_.route(id), x.rate};
+    return Message{x.src, x.dst, a_.chunk_bytes, a_.route(id), a_.rate(id)};
   }
 
  private:

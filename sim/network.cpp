@@ -308,7 +308,7 @@ void Network::to_slices() {
   pending_.assign(activity_.size(), {});
   for (size_t l = 0; l < activity_.size(); ++l) {
     for (const Interval& iv : activity_[l]) add_to_slices(static_cast<topo::LinkId>(l), iv.start, iv.end, iv.share);
-    activity_[l] = {};
+    activity_[l] = std::vector<Interval>();  // freed (`= {}` keeps the capacity)
   }
 }
 
@@ -358,7 +358,7 @@ NetworkReport Network::report() {
       for (int k = 0; k < kActivitySlices; ++k)
         if (slices_[l][k] > 0)
           r.links[l].activity.push_back({k * slice_, (k + 1) * slice_, slices_[l][k] / static_cast<double>(slice_)});
-      slices_[l] = {};
+      slices_[l] = std::vector<double>();
     }
   }
   return r;

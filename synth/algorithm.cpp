@@ -21,10 +21,12 @@ LinkModel parse_link_model(std::string_view name) {
 TransferId Algorithm::add(ChunkId chunk, NodeId src, NodeId dst, std::span<const LinkId> route,
                           Op op, std::span<const TransferId> deps, Time start, Time end,
                           Bandwidth rate, uint16_t channel) {
+  static_assert(sizeof(LinkId) == sizeof(int32_t) && sizeof(TransferId) == sizeof(int32_t));
   if (transfers_.size() >= static_cast<size_t>(std::numeric_limits<TransferId>::max()) ||
-      route_pool_.size() + route.size() > std::numeric_limits<uint32_t>::max() ||
-      deps_pool_.size() + deps.size() > std::numeric_limits<uint32_t>::max())
-    throw Error("algorithm too large (over 2^31 transfers or 2^32 route links or dependencies)");
+      pool_.size() + route.size() + deps.size() > std::numeric_limits<uint32_t>::max())
+    throw Error("algorithm too large (over 2^31 transfers or 2^32 route links and dependencies)");
+  if (route.size() > std::numeric_limits<uint16_t>::max())
+    throw Error(fmt::format("a route of {} links (at most {})", route.size(), std::numeric_limits<uint16_t>::max()));
   Transfer t;
   t.chunk = chunk;
   t.src = src;
@@ -32,14 +34,15 @@ TransferId Algorithm::add(ChunkId chunk, NodeId src, NodeId dst, std::span<const
   t.op = op;
   t.start = start;
   t.end = end;
-  t.rate = rate;
   t.channel = channel;
-  t.route_begin = static_cast<uint32_t>(route_pool_.size());
-  t.route_size = static_cast<uint32_t>(route.size());
-  route_pool_.insert(route_pool_.end(), route.begin(), route.end());
-  t.deps_begin = static_cast<uint32_t>(deps_pool_.size());
-  t.deps_size = static_cast<uint32_t>(deps.size());
-  deps_pool_.insert(deps_pool_.end(), deps.begin(), deps.end());
+  t.pool_begin = static_cast<uint32_t>(pool_.size());
+  t.route_size = static_cast<uint16_t>(route.size());
+  pool_.insert(pool_.end(), route.begin(), route.end());
+  pool_.insert(pool_.end(), deps.begin(), deps.end());
+  if (!rates_.empty() || rate != 0) {
+    rates_.resize(transfers_.size(), 0);
+    rates_.push_back(rate);
+  }
   transfers_.push_back(t);
   return static_cast<TransferId>(transfers_.size() - 1);
 }
@@ -48,11 +51,17 @@ TransferSpec Algorithm::spec(TransferId id) const {
   const Transfer& t = transfers_[id];
   auto r = route(id);
   auto d = deps(id);
-  return {t.chunk, t.src, t.dst, t.op, {r.begin(), r.end()}, {d.begin(), d.end()}, t.start, t.end, t.rate, t.channel};
+  return {t.chunk, t.src, t.dst, t.op, {r.begin(), r.end()}, {d.begin(), d.end()}, t.start, t.end, rate(id), t.channel};
 }
 
 bool Algorithm::has_rates() const {
-  return std::any_of(transfers_.begin(), transfers_.end(), [](const Transfer& t) { return t.rate != 0; });
+  return std::any_of(rates_.begin(), rates_.end(), [](Bandwidth r) { return r != 0; });
+}
+
+void Algorithm::set_rate(TransferId id, Bandwidth rate) {
+  if (rates_.empty() && rate == 0) return;
+  rates_.resize(transfers_.size(), 0);
+  rates_[id] = rate;
 }
 
 void Algorithm::rename(std::span<const NodeId> nodes, std::span<const LinkId> links) {
@@ -60,7 +69,8 @@ void Algorithm::rename(std::span<const NodeId> nodes, std::span<const LinkId> li
     t.src = nodes[static_cast<size_t>(t.src)];
     t.dst = nodes[static_cast<size_t>(t.dst)];
   }
-  for (LinkId& l : route_pool_) l = links[static_cast<size_t>(l)];
+  for (const Transfer& t : transfers_)
+    for (uint32_t i = t.pool_begin; i < t.pool_begin + t.route_size; ++i) pool_[i] = links[static_cast<size_t>(pool_[i])];
 }
 
 void Algorithm::clear_times() {
@@ -70,8 +80,7 @@ void Algorithm::clear_times() {
 
 void Algorithm::reserve(size_t transfers, size_t route_links, size_t deps) {
   transfers_.reserve(transfers);
-  route_pool_.reserve(route_links);
-  deps_pool_.reserve(deps);
+  pool_.reserve(route_links + deps);
 }
 
 bool Algorithm::fully_timed() const {

@@ -67,18 +67,19 @@ std::string_view to_string(Op op);
 std::string_view to_string(LinkModel m);
 LinkModel parse_link_model(std::string_view name);
 
+// 40 bytes: an N-rank All-Gather holds N^2 of them (16.8M on a 64x64 torus). A transfer's route and
+// then its dependencies lie in the algorithm's pool from `pool_begin` on, up to the next transfer's;
+// its rate, where any transfer has one, in a list beside.
 struct Transfer {
   ChunkId chunk = 0;
   NodeId src = 0, dst = 0;
-  Op op = Op::Copy;
+  uint32_t pool_begin = 0;
   // A sender's port serves each channel's transfers in list order; channels (NCCL's, MSCCL's) are
   // independent queues that share the links by capacity.
   uint16_t channel = 0;
+  uint16_t route_size = 0;
+  Op op = Op::Copy;
   Time start = -1, end = -1;  // -1 until timed
-  Bandwidth rate = 0;         // bytes per second; 0: the narrowest bandwidth on the route
-  // Slices of the algorithm's route and dependency pools.
-  uint32_t route_begin = 0, route_size = 0;
-  uint32_t deps_begin = 0, deps_size = 0;
 };
 
 // A transfer with its route and dependencies held by value: for building and editing.
@@ -125,18 +126,21 @@ class Algorithm {
   const std::vector<Transfer>& transfers() const { return transfers_; }
   std::span<const LinkId> route(TransferId id) const {
     const Transfer& t = transfers_[id];
-    return {route_pool_.data() + t.route_begin, t.route_size};
+    return {pool_.data() + t.pool_begin, t.route_size};
   }
   std::span<const TransferId> deps(TransferId id) const {
     const Transfer& t = transfers_[id];
-    return {deps_pool_.data() + t.deps_begin, t.deps_size};
+    const size_t end = static_cast<size_t>(id) + 1 < transfers_.size() ? transfers_[id + 1].pool_begin : pool_.size();
+    return {pool_.data() + t.pool_begin + t.route_size, end - t.pool_begin - t.route_size};
   }
+  // Bytes per second; 0: the narrowest bandwidth on the route.
+  Bandwidth rate(TransferId id) const { return rates_.empty() ? 0 : rates_[id]; }
   TransferSpec spec(TransferId id) const;
   void set_times(TransferId id, Time start, Time end) {
     transfers_[id].start = start;
     transfers_[id].end = end;
   }
-  void set_rate(TransferId id, Bandwidth rate) { transfers_[id].rate = rate; }
+  void set_rate(TransferId id, Bandwidth rate);
   void set_channel(TransferId id, uint16_t channel) { transfers_[id].channel = channel; }
   bool has_rates() const;  // some transfer sets its own rate
   // Renames the nodes and links every transfer names: node n becomes nodes[n], link l links[l]
@@ -150,8 +154,8 @@ class Algorithm {
 
  private:
   std::vector<Transfer> transfers_;
-  std::vector<LinkId> route_pool_;
-  std::vector<TransferId> deps_pool_;
+  std::vector<int32_t> pool_;     // per transfer, its route's links then its dependencies
+  std::vector<Bandwidth> rates_;  // per transfer, or empty while every rate is 0
 };
 
 // A copy of `a` whose transfers are `specs` (for editing: mutation tests, importers).

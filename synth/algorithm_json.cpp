@@ -81,9 +81,9 @@ void write_to(const Algorithm& a, Sink& out) {
     time(x.start);
     out.put(", \"end_ps\": ");
     time(x.end);
-    if (x.rate != 0) {
+    if (const Bandwidth rate = a.rate(id); rate != 0) {
       out.put(", \"rate_Bps\": ");
-      out.num(x.rate);
+      out.num(rate);
     }
     if (x.channel != 0) {
       out.put(", \"channel\": ");

@@ -295,7 +295,7 @@ class Builder {
     auto compare = [&](TransferId x, TransferId y) {
       const Transfer &p = a_[x], &q = a_[y];
       if (p.channel != q.channel) return p.channel < q.channel ? -1 : 1;
-      if (p.rate != q.rate) return p.rate < q.rate ? -1 : 1;
+      if (a_.rate(x) != a_.rate(y)) return a_.rate(x) < a_.rate(y) ? -1 : 1;
       if (p.op != q.op) return p.op < q.op ? -1 : 1;
       const auto r = a_.route(x), u = a_.route(y);
       if (const auto c = std::lexicographical_compare_three_way(r.begin(), r.end(), u.begin(), u.end()); c != 0)
@@ -338,7 +338,7 @@ class Builder {
     // A calibrated system may say this algorithm reaches only part of its links' rate.
     if (const double e = t_.calibration().efficiency_of(a_.name); e < 1.0)
       for (TransferId id = 0; id < static_cast<TransferId>(a_.size()); ++id) {
-        Bandwidth rate = a_[id].rate;
+        Bandwidth rate = a_.rate(id);
         if (rate == 0) {
           rate = std::numeric_limits<Bandwidth>::max();
           for (LinkId l : a_.route(id)) rate = std::min(rate, t_.link(l).bandwidth);

@@ -94,7 +94,7 @@ TransferQueues::TransferQueues(const topo::Topology& t, const Algorithm& a) : a_
   int32_t queues = 0;
   for (TransferId id = 0; id < n; ++id) {
     try {
-      rate_[id] = cost(a.route(id), a[id].rate).rate;
+      rate_[id] = cost(a.route(id), a.rate(id)).rate;
     } catch (const Error& e) {
       throw Error(fmt::format("transfer {}: {}", id, e.message()));
     }

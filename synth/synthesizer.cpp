@@ -236,10 +236,40 @@ class ChannelGraph {
 struct Raw {
   ChunkId chunk;
   ChannelId channel;
-  Time start, end;
   int32_t dep;
-  Bandwidth rate = 0;  // its own rate (a pinned flow-plan pipeline), or 0
   uint16_t queue = 0;  // its channel in the IR (a tree of the pipeline), or 0
+  Time start, end;
+  Bandwidth rate = 0;  // its own rate (a pinned flow-plan pipeline), or 0
+};
+static_assert(sizeof(Raw) <= 40, "the matcher holds one per transfer (16.8M on a 64x64 torus)");
+
+// The matcher's transfers, in blocks of 64K that build() gives back one by one as it turns them
+// into the algorithm, so that the two are never held whole at once (on a 64x64 torus All-Gather,
+// 671 MB of these and 805 MB of algorithm: the build was the command's peak).
+class RawList {
+ public:
+  static constexpr int kShift = 16;
+  static constexpr size_t kBlock = size_t{1} << kShift;
+  size_t size() const { return size_; }
+  Raw& operator[](size_t i) { return blocks_[i >> kShift][i & (kBlock - 1)]; }
+  const Raw& operator[](size_t i) const { return blocks_[i >> kShift][i & (kBlock - 1)]; }
+  Raw& back() { return (*this)[size_ - 1]; }
+  void push_back(const Raw& r) {
+    if ((size_ >> kShift) == blocks_.size()) blocks_.push_back(std::make_unique_for_overwrite<Raw[]>(kBlock));
+    (*this)[size_++] = r;
+  }
+  // Frees the block that ends with element i (call once i is the last of its block, or of all).
+  void release_through(size_t i) {
+    if ((i + 1) % kBlock == 0 || i + 1 == size_) blocks_[i >> kShift].reset();
+  }
+  template <typename F>
+  void for_each(F&& f) const {
+    for (size_t i = 0; i < size_; ++i) f((*this)[i]);
+  }
+
+ private:
+  std::vector<std::unique_ptr<Raw[]>> blocks_;
+  size_t size_ = 0;
 };
 
 // The event loop shared by both matchers: arrivals and link releases in time order; after each
@@ -470,9 +500,9 @@ class EventLoop {
 
 // Channel `id` carries chunk `c` from `now`, `dep` having brought it to the channel's source (-1:
 // held from the start): the matchers' one way to send. Returns the transfer's index.
-int32_t send(std::vector<Raw>& raw, EventLoop& loop, ChunkId c, ChannelId id, Time now, int32_t dep) {
+int32_t send(RawList& raw, EventLoop& loop, ChunkId c, ChannelId id, Time now, int32_t dep) {
   const auto x = static_cast<int32_t>(raw.size());
-  raw.push_back({c, id, now, 0, dep});
+  raw.push_back({.chunk = c, .channel = id, .dep = dep, .start = now, .end = 0});
   raw.back().end = loop.occupy(id, now, x);
   if (loop.channel(id).pinned) raw.back().rate = loop.channel(id).rate;
   return x;
@@ -525,7 +555,7 @@ class Spreader {
     }
   }
 
-  std::vector<Raw> run() {
+  RawList run() {
     EventLoop loop(t_, g_, opt_.link_model);
     live_words_ = (words_ + 63) / 64;
     live_.assign(g_.size() * static_cast<size_t>(live_words_), 0);
@@ -541,7 +571,6 @@ class Spreader {
           live_[static_cast<size_t>(c) * live_words_ + i / 64] |= uint64_t{1} << (i % 64);
     }
     const int64_t total = std::max<int64_t>(1, remaining_);
-    raw_.reserve(static_cast<size_t>(remaining_));
     int64_t reported = 0;
     loop.mark_all_dirty();
     auto arrive = [&](int32_t x) {
@@ -683,7 +712,7 @@ class Spreader {
       allowed_id_[k] = allowed_by_chunk_[k].second;
     }
     std::partial_sum(allowed_start_.begin(), allowed_start_.end(), allowed_start_.begin());
-    allowed_by_chunk_ = {};
+    allowed_by_chunk_ = std::vector<std::pair<int, ChannelId>>();  // freed (`= {}` keeps the capacity)
   }
   const uint64_t* allowed_row(ChannelId id) const { return &rows_[static_cast<size_t>(dense_row_[id]) * words_]; }
   std::span<const ChannelId> allowed_from(NodeId v, int p) const {
@@ -847,7 +876,7 @@ class Spreader {
   std::vector<int> perm_, unperm_;
   std::vector<NodeId> origin_;  // per permuted chunk, its first holder
   std::vector<uint64_t> own_;   // per NPU, the chunks it held from the start
-  std::vector<Raw> raw_;
+  RawList raw_;
   int64_t remaining_ = 0;
   mutable std::vector<const uint64_t*> suppliers_;
   bool mixed_ = false;           // channels of different speeds: pick_ahead
@@ -883,7 +912,7 @@ class Router {
     wait(at, static_cast<int32_t>(items_.size() - 1));
   }
 
-  std::vector<Raw> run() {
+  RawList run() {
     EventLoop loop(t_, g_, opt_.link_model);
     int64_t remaining = static_cast<int64_t>(items_.size());
     const int64_t total = std::max<int64_t>(1, remaining);
@@ -956,7 +985,7 @@ class Router {
   int64_t seq_ = 0;
   std::vector<Item> items_;
   std::vector<std::vector<int>> dist_to_;  // per destination, hop distances to it (filled when first needed)
-  std::vector<Raw> raw_;
+  RawList raw_;
 };
 
 // Ways for routed chunks (All-to-All, Scatter) that spread their load over the links as the
@@ -1097,7 +1126,7 @@ class WayRouter {
             ChunkWays ways)
       : t_(t), g_(g), opt_(o), chunks_(std::move(chunks)), ways_(std::move(ways)), waiting_(g.size()) {}
 
-  std::vector<Raw> run() {
+  RawList run() {
     const size_t items = chunks_.size();
     pos_.assign(items, 0);
     last_.assign(items, -1);
@@ -1155,7 +1184,7 @@ class WayRouter {
   std::vector<int> pos_;
   std::vector<int32_t> last_;
   std::vector<Time> left_;
-  std::vector<Raw> raw_;
+  RawList raw_;
 };
 
 // NPUs on shortest channel paths from any of `from` to any of `to`: the relays a spread needs.
@@ -1209,7 +1238,7 @@ CollectiveKind forward_kind(CollectiveKind k) {
   }
 }
 
-std::vector<Raw> run_forward(const topo::Topology& t, const ChannelGraph& g, const Collective& c,
+RawList run_forward(const topo::Topology& t, const ChannelGraph& g, const Collective& c,
                              const SynthOptions& o) {
   const int p = c.num_ranks();
   const ChunkId chunks = c.num_chunks();
@@ -1253,7 +1282,7 @@ Algorithm empty_algorithm(const topo::Topology& t, const Collective& c, Bytes ch
 // Drops what the matcher sent to relays (NPUs outside the communicator) that never went on to a
 // member: such a relay has nothing to pass back once the schedule is reversed, and forward it only
 // wasted a link. Children come after their parents, so one backward pass decides.
-std::vector<Raw> prune_relays(const ChannelGraph& g, std::vector<Raw> raw, const Collective& c, int npus) {
+RawList prune_relays(const ChannelGraph& g, RawList raw, const Collective& c, int npus) {
   std::vector<char> member(npus, 0);
   for (NodeId v : c.ranks) member[v] = 1;
   std::vector<char> keep(raw.size(), 0);
@@ -1262,7 +1291,7 @@ std::vector<Raw> prune_relays(const ChannelGraph& g, std::vector<Raw> raw, const
     if (keep[i] && raw[i].dep >= 0) keep[raw[i].dep] = 1;
   }
   std::vector<int32_t> index(raw.size(), -1);
-  std::vector<Raw> out;
+  RawList out;
   for (size_t i = 0; i < raw.size(); ++i)
     if (keep[i]) {
       index[i] = static_cast<int32_t>(out.size());
@@ -1272,20 +1301,22 @@ std::vector<Raw> prune_relays(const ChannelGraph& g, std::vector<Raw> raw, const
   return out;
 }
 
-Algorithm build(const topo::Topology& t, const ChannelGraph& g, std::vector<Raw> raw, const Plan& plan,
+Algorithm build(const topo::Topology& t, const ChannelGraph& g, RawList raw, const Plan& plan,
                 const Collective& c, Bytes chunk_bytes, const SynthOptions& o) {
   if (c.num_ranks() < t.num_npus()) raw = prune_relays(g, std::move(raw), c, t.num_npus());
   Algorithm a = empty_algorithm(t, c, chunk_bytes, o);
   const size_t n = raw.size();
   size_t route_links = 0;
-  for (const Raw& r : raw) route_links += g[r.channel].route_size;
+  raw.for_each([&](const Raw& r) { route_links += g[r.channel].route_size; });
   a.reserve(n, route_links, n);
   std::vector<LinkId> route;
   if (!plan.reversed) {  // already in start order; dep = the transfer that brought the chunk
-    for (const Raw& r : raw) {
+    for (size_t i = 0; i < n; ++i) {
+      const Raw& r = raw[i];
       const Channel& ch = g[r.channel];
       a.add(r.chunk, ch.src, ch.dst, g.route(ch), Op::Copy,
             r.dep >= 0 ? std::span(&r.dep, 1) : std::span<const TransferId>(), -1, -1, r.rate, r.queue);
+      raw.release_through(i);
     }
     return a;
   }
@@ -1297,8 +1328,9 @@ Algorithm build(const topo::Topology& t, const ChannelGraph& g, std::vector<Raw>
   std::vector<TransferId> index(n);
   for (size_t k = 0; k < n; ++k) index[order[k]] = static_cast<TransferId>(k);
   std::vector<int64_t> offset(n + 1, 0);  // children of each forward transfer
-  for (const Raw& r : raw)
+  raw.for_each([&](const Raw& r) {
     if (r.dep >= 0) ++offset[r.dep + 1];
+  });
   std::partial_sum(offset.begin(), offset.end(), offset.begin());
   std::vector<TransferId> children(offset.back());
   std::vector<int64_t> next(offset.begin(), offset.end() - 1);
@@ -1348,7 +1380,7 @@ using Method = SynthMethod;
 // tree a channel of its own, the transfers listed in the order the fluid schedule starts them.
 // With `last_first`, each tree streams its chunks in reverse order (the All-Gather half of an
 // All-Reduce: the reversed Reduce-Scatter pipelines finish their last chunks first).
-std::vector<Raw> plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const TreePacking& packing,
+RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const TreePacking& packing,
                                const std::vector<int>& tree_of, Bytes chunk_bytes, bool last_first) {
   const int n = ft.num_npus();
   struct Item {
@@ -1381,8 +1413,7 @@ std::vector<Raw> plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, 
     if (a.depth != b.depth) return a.depth < b.depth;
     return a.tree < b.tree;
   });
-  std::vector<Raw> raw;
-  raw.reserve(items.size());
+  RawList raw;
   // Per NPU and chunk, the transfer that brought it there, or -1.
   const size_t chunks = tree_of.size();
   std::vector<int32_t> brought(static_cast<size_t>(n) * chunks, -1);
@@ -1407,8 +1438,13 @@ std::vector<Raw> plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, 
     // The fluid start, but never before the chunk has arrived (the reversal orders by these times).
     Time start = static_cast<Time>(it.key * static_cast<double>(ser) * tr.copies);
     if (dep >= 0) start = std::max(start, raw[dep].end);
-    raw.push_back({it.chunk, id, start, start + ser + (g[id].duration - transfer_time(chunk_bytes, g[id].rate)), dep,
-                   rate < g[id].rate ? rate : 0, static_cast<uint16_t>(1 + it.tree % 65535)});
+    raw.push_back({.chunk = it.chunk,
+                   .channel = id,
+                   .dep = dep,
+                   .queue = static_cast<uint16_t>(1 + it.tree % 65535),
+                   .start = start,
+                   .end = start + ser + (g[id].duration - transfer_time(chunk_bytes, g[id].rate)),
+                   .rate = rate < g[id].rate ? rate : 0});
     brought[static_cast<size_t>(it.v) * chunks + it.chunk] = static_cast<int32_t>(raw.size()) - 1;
   }
   return raw;
@@ -1549,7 +1585,7 @@ Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorith
     const Transfer& x = second[i];
     deps.clear();
     for (TransferId d : second.deps(i)) deps.push_back(d + offset);
-    first.add(x.chunk, x.src, x.dst, second.route(i), Op::Copy, deps, -1, -1, x.rate,
+    first.add(x.chunk, x.src, x.dst, second.route(i), Op::Copy, deps, -1, -1, second.rate(i),
               static_cast<uint16_t>(std::min(65535, x.channel + channels)));
   }
   time(t, first);

@@ -129,7 +129,7 @@ std::optional<Algorithm> team_relay(const topo::Topology& t, const Collective& c
       // Whatever lands on a mate waits until the mate holds the member's chunk.
       if (const int i = rank_of[static_cast<size_t>(x.dst)]; s > 0 && i >= 0)
         if (const TransferId h = handed[at(i, ch)]; h >= 0) deps.push_back(h);
-      a.add(ch, x.src, x.dst, sa.route(id), x.op, deps, -1, -1, x.rate, x.channel);
+      a.add(ch, x.src, x.dst, sa.route(id), x.op, deps, -1, -1, sa.rate(id), x.channel);
     }
     for (int i = 0; i < m; ++i) rank_of[static_cast<size_t>((*teams)[i][s])] = -1;
   }

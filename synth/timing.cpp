@@ -95,9 +95,43 @@ bool check_and_find_routed(const topo::Topology& t, const Algorithm& a) {
 
 constexpr TransferId kReadyPrefetch = 16;
 
-// Every route is one link, one channel: a link's transfers are one queue, admitted in list order, so
-// one pass in list order finds every start (a link only gets freer after its latest admission).
-TimingResult one_pass(const topo::Topology& t, const Algorithm& a, std::span<Time> starts, std::span<Time> ends) {
+// Where the timing puts the times it finds, and reads back ends (a dependency's): two lists, the
+// algorithm itself (time(): no 16 B per transfer beside it, 268 MB for a 64x64 torus All-Gather), or
+// the ends alone (a collective time).
+struct SpanTimes {
+  std::span<Time> starts, ends;
+  void set(TransferId id, Time start, Time end) {
+    starts[id] = start;
+    ends[id] = end;
+  }
+  Time end(TransferId id) const { return ends[id]; }
+  const Time* end_address(TransferId id) const { return &ends[id]; }
+};
+struct IntoAlgorithm {
+  Algorithm& a;
+  void set(TransferId id, Time start, Time end) { a.set_times(id, start, end); }
+  Time end(TransferId id) const { return a[id].end; }
+  const Time* end_address(TransferId id) const { return &a[id].end; }
+};
+// The ends alone, and only from the first that differs from the algorithm's own (nothing at all for
+// an algorithm that carries the model's times, as everything synthesized does).
+struct EndsOnly {
+  const Algorithm& a;
+  std::vector<Time> ends;
+  void set(TransferId id, Time, Time end) {
+    if (ends.empty() && end == a[id].end) return;
+    if (ends.empty()) {
+      ends.resize(a.size());
+      for (TransferId x = 0; x < id; ++x) ends[x] = a[x].end;
+    }
+    ends[id] = end;
+  }
+  Time end(TransferId id) const { return ends.empty() ? a[id].end : ends[id]; }
+  const Time* end_address(TransferId id) const { return ends.empty() ? &a[id].end : &ends[id]; }
+};
+
+template <typename Times>
+TimingResult one_pass(const topo::Topology& t, const Algorithm& a, Times& times) {
   const int64_t chunks = a.collective.num_chunks();
   TimingResult result;
   result.link_busy.assign(t.num_links(), 0);
@@ -118,15 +152,15 @@ TimingResult one_pass(const topo::Topology& t, const Algorithm& a, std::span<Tim
       __builtin_prefetch(&ready[static_cast<size_t>(ahead.src) * chunks + ahead.chunk]);
       __builtin_prefetch(&ready[static_cast<size_t>(ahead.dst) * chunks + ahead.chunk], 1);
       for (TransferId d : a.deps(id + kReadyPrefetch)) {
-        __builtin_prefetch(&ends[d]);
+        __builtin_prefetch(times.end_address(d));
         __builtin_prefetch(&a[d]);
       }
     }
     Time start = ready[static_cast<size_t>(x.src) * chunks + x.chunk];
-    for (TransferId d : a.deps(id)) start = std::max(start, a.usable_at(d, ends[d], reduction));
+    for (TransferId d : a.deps(id)) start = std::max(start, a.usable_at(d, times.end(d), reduction));
     RouteCost cost;
     try {
-      cost = coster(a.route(id), x.rate);
+      cost = coster(a.route(id), a.rate(id));
     } catch (const Error& e) {
       throw Error(fmt::format("transfer {}: {}", id, e.message()));
     }
@@ -141,8 +175,7 @@ TimingResult one_pass(const topo::Topology& t, const Algorithm& a, std::span<Tim
     const Time usable = a.usable_at(id, end, reduction);
     Time& r = ready[static_cast<size_t>(x.dst) * chunks + x.chunk];
     r = std::max(r, usable);
-    starts[id] = start;
-    ends[id] = end;
+    times.set(id, start, end);
     result.collective_time = std::max(result.collective_time, usable);
   }
   return result;
@@ -150,7 +183,8 @@ TimingResult one_pass(const topo::Topology& t, const Algorithm& a, std::span<Tim
 
 // Routes through switches or router NPUs: links shared by several senders admit by capacity in
 // order of readiness (synth/link_admission.hpp), so the schedule unfolds event by event.
-TimingResult event_driven(const topo::Topology& t, const Algorithm& a, std::span<Time> starts, std::span<Time> ends) {
+template <typename Times>
+TimingResult event_driven(const topo::Topology& t, const Algorithm& a, Times& times) {
   TimingResult result;
   result.link_busy.assign(t.num_links(), 0);
   const ArrivalGraph graph(a);
@@ -175,13 +209,12 @@ TimingResult event_driven(const topo::Topology& t, const Algorithm& a, std::span
   Time now = 0;
   size_t started = 0;
   auto start = [&](TransferId id) {
-    const RouteCost cost = coster(a.route(id), a[id].rate);
-    starts[id] = now;
-    ends[id] = now + cost.duration;
+    const RouteCost cost = coster(a.route(id), a.rate(id));
+    times.set(id, now, now + cost.duration);
     ++started;
     const Bandwidth held = hold ? std::numeric_limits<Bandwidth>::max() : cost.rate;
     for (LinkId l : a.route(id)) result.link_busy[l] += busy_share(cost.occupancy, held, t.link(l).bandwidth);
-    const Time usable = a.usable_at(id, ends[id], reduction);  // what waits for it waits for this
+    const Time usable = a.usable_at(id, now + cost.duration, reduction);  // what waits for it waits for this
     result.collective_time = std::max(result.collective_time, usable);
     push({now + cost.occupancy, id, false});
     push({usable, id, true});
@@ -206,26 +239,33 @@ TimingResult event_driven(const topo::Topology& t, const Algorithm& a, std::span
   return result;
 }
 
+template <typename Times>
+TimingResult times_into(const topo::Topology& t, const Algorithm& a, Times& times) {
+  return check_and_find_routed(t, a) ? event_driven(t, a, times) : one_pass(t, a, times);
+}
+
 }  // namespace
 
 TimingResult compute_times(const topo::Topology& t, const Algorithm& a, std::span<Time> starts,
                            std::span<Time> ends) {
-  return check_and_find_routed(t, a) ? event_driven(t, a, starts, ends) : one_pass(t, a, starts, ends);
+  SpanTimes times{starts, ends};
+  return times_into(t, a, times);
 }
 
 TimingResult time(const topo::Topology& t, Algorithm& a) {
-  std::vector<Time> starts(a.size()), ends(a.size());
-  TimingResult result = compute_times(t, a, starts, ends);
-  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id)
-    a.set_times(id, starts[id], ends[id]);
+  IntoAlgorithm times{a};
+  TimingResult result = times_into(t, a, times);
   a.claimed_time = result.collective_time;
   return result;
 }
 
+Time model_time(const topo::Topology& t, const Algorithm& a) {
+  EndsOnly times{a, {}};
+  return times_into(t, a, times).collective_time;
+}
+
 Time collective_time(const topo::Topology& t, const Algorithm& a) {
-  if (a.claimed_time >= 0) return a.claimed_time;
-  std::vector<Time> start(a.size()), end(a.size());
-  return compute_times(t, a, start, end).collective_time;
+  return a.claimed_time >= 0 ? a.claimed_time : model_time(t, a);
 }
 
 void set_reduce_bandwidth(const topo::Topology& t, Algorithm& a, Bandwidth reduce_bandwidth) {

@@ -74,6 +74,8 @@ TimingResult time(const topo::Topology& t, Algorithm& a);
 // The same, writing the times into `start` and `end` (sized a.size()) and leaving `a` alone.
 TimingResult compute_times(const topo::Topology& t, const Algorithm& a, std::span<Time> start,
                            std::span<Time> end);
+// The collective time compute_times gives, without keeping the schedule (8 B per transfer, not 16).
+Time model_time(const topo::Topology& t, const Algorithm& a);
 // The algorithm's time: what it claims, or, when it claims none, what compute_times gives.
 Time collective_time(const topo::Topology& t, const Algorithm& a);
 // Gives `a`'s reductions `reduce_bandwidth` (0: no time; see Algorithm::reduce_bandwidth) and re-times

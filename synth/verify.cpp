@@ -80,8 +80,6 @@ class Verifier {
     if (!establish_times(structure_ok && order_ok)) return;
     check_durations_and_dependencies();
     check_links();
-    occupancy_ = {};  // what only the links needed: 16 B per transfer (268 MB for a 64x64 torus)
-    rate_ = {};
     simulate();
     check_postconditions();
     summarize(structure_ok && order_ok);
@@ -187,16 +185,16 @@ class Verifier {
         bad(ViolationKind::BrokenRoute, route.back(), at, [&] {
           return fmt::format("route ends at {}, not at its destination {}", node_name(at), node_name(x.dst));
         });
-      if (valid_[id] && x.rate != 0) {
+      if (const Bandwidth rate = a_.rate(id); valid_[id] && rate != 0) {
         Bandwidth narrowest = t_.link(route[0]).bandwidth;
         LinkId where = route[0];
         for (LinkId l : route)
           if (t_.link(l).bandwidth < narrowest) narrowest = t_.link(where = l).bandwidth;
-        if (x.rate < 0 || x.rate > narrowest)
+        if (rate < 0 || rate > narrowest)
           bad(ViolationKind::BadRate, where, -1, [&] {
-            return x.rate < 0 ? fmt::format("its rate {} B/s is negative", x.rate)
-                              : fmt::format("moves at {}, faster than {} on its route allows ({})",
-                                            format_bandwidth(x.rate), t_.describe_link(where),
+            return rate < 0 ? fmt::format("its rate {} B/s is negative", rate)
+                            : fmt::format("moves at {}, faster than {} on its route allows ({})",
+                                            format_bandwidth(rate), t_.describe_link(where),
                                             format_bandwidth(narrowest));
           });
       }
@@ -285,14 +283,10 @@ class Verifier {
   }
 
   void check_durations_and_dependencies() {
-    occupancy_.assign(n_, 0);
-    rate_.assign(n_, 0);
     RouteCoster coster(t_, a_.chunk_bytes, a_.link_model);
     for (TransferId id = 0; id < n_; ++id) {
       if (!valid_[id]) continue;
-      const RouteCost c = coster(a_.route(id), a_[id].rate);
-      occupancy_[id] = c.occupancy;
-      rate_[id] = c.rate;
+      const RouteCost c = coster(a_.route(id), a_.rate(id));
       if (end_of(id) - start_of(id) < c.duration)
         violate(ViolationKind::TooShort, id, a_[id].chunk, a_.route(id)[0], -1, start_of(id), [&] {
           return fmt::format("{}: takes {} but the {} link model needs {} ({} at {} plus {} latency)",
@@ -317,7 +311,8 @@ class Verifier {
 
   // Per link, at every instant the rates held over [start, start + occupancy) must sum to at most
   // its bandwidth (under `hold` a transfer holds all of it). A sweep over starts and ends, ends
-  // first at the same instant.
+  // first at the same instant. A transfer's occupancy and rate are worked out per link it uses,
+  // not kept per transfer (16 B each: 268 MB for a 64x64 torus All-Gather).
   void check_links() {
     std::vector<int64_t> offset(t_.num_links() + 1, 0);
     for (TransferId id = 0; id < n_; ++id)
@@ -325,75 +320,90 @@ class Verifier {
         for (LinkId l : a_.route(id)) ++offset[l + 1];
     std::partial_sum(offset.begin(), offset.end(), offset.begin());
     std::vector<TransferId> on_link(offset.back());
-    std::vector<int64_t> next(offset.begin(), offset.end() - 1);
+    {
+      std::vector<int64_t> next(offset.begin(), offset.end() - 1);
+      for (TransferId id = 0; id < n_; ++id)
+        if (valid_[id])
+          for (LinkId l : a_.route(id)) on_link[next[l]++] = id;
+    }
     r_.link_busy.assign(t_.num_links(), 0);
-    for (TransferId id = 0; id < n_; ++id)
-      if (valid_[id])
-        for (LinkId l : a_.route(id)) {
-          on_link[next[l]++] = id;
-          r_.link_busy[l] += busy_share(occupancy_[id], held(l, id), t_.link(l).bandwidth);
-        }
-    // Starts and ends per link, each sorted (they usually are already: list order is time order).
-    std::vector<std::pair<Time, TransferId>> starts, ends;
+    RouteCoster coster(t_, a_.chunk_bytes, a_.link_model);
+    struct Use {
+      Time start;
+      TransferId id;
+      Time occupancy;
+      Bandwidth held;
+    };
+    std::vector<Use> uses;
+    std::vector<std::pair<Time, int32_t>> ends;  // (end of occupancy, index in `uses`)
+    std::vector<int32_t> position, holding;      // per use, its place in `holders`; per holder, its use
     std::vector<TransferId>& holders = holders_;
-    std::vector<int32_t> position;  // in `holders` (allocated when a link is shared)
-    auto earlier = [&](TransferId x, TransferId y) { return starts_before(x, y); };
+    auto by_start = [](const Use& x, const Use& y) { return x.start != y.start ? x.start < y.start : x.id < y.id; };
     for (LinkId l = 0; l < t_.num_links(); ++l) {
       const Bandwidth capacity = t_.link(l).bandwidth;
-      auto first = on_link.begin() + offset[l], last = on_link.begin() + offset[l + 1];
-      if (std::all_of(first, last, [&](TransferId id) { return held(l, id) >= capacity; })) {
+      uses.clear();
+      bool whole = true;
+      for (int64_t i = offset[l]; i < offset[l + 1]; ++i) {
+        const TransferId id = on_link[i];
+        const RouteCost c = coster(a_.route(id), a_.rate(id));
+        const Bandwidth held = held_rate(t_, l, c.rate, a_.link_model);
+        r_.link_busy[l] += busy_share(c.occupancy, held, capacity);
+        uses.push_back({start_of(id), id, c.occupancy, held});
+        whole = whole && held >= capacity;
+      }
+      // In start order (usually already: list order is time order).
+      if (!std::is_sorted(uses.begin(), uses.end(), by_start)) std::sort(uses.begin(), uses.end(), by_start);
+      if (whole) {
         // Every transfer takes the whole link (always, on homogeneous topologies): no two may
         // overlap, which one scan in start order checks.
-        if (!std::is_sorted(first, last, earlier)) std::sort(first, last, earlier);
-        TransferId busy = -1;  // the transfer whose occupancy ends last so far
-        for (auto it = first; it != last; ++it) {
-          if (occupancy_[*it] <= 0) continue;
-          if (busy >= 0 && start_of(*it) < start_of(busy) + occupancy_[busy]) {
-            holders.assign(1, busy);
-            overbooked(l, *it, capacity, capacity);
+        const Use* busy = nullptr;  // the use whose occupancy ends last so far
+        for (const Use& u : uses) {
+          if (u.occupancy <= 0) continue;
+          if (busy && u.start < busy->start + busy->occupancy) {
+            holders.assign(1, busy->id);
+            overbooked(l, u.id, capacity, capacity);
           }
-          if (busy < 0 || start_of(*it) + occupancy_[*it] > start_of(busy) + occupancy_[busy]) busy = *it;
+          if (!busy || u.start + u.occupancy > busy->start + busy->occupancy) busy = &u;
         }
         holders.clear();
         continue;
       }
-      if (position.empty()) position.assign(n_, -1);
-      starts.clear();
       ends.clear();
-      for (int64_t i = offset[l]; i < offset[l + 1]; ++i) {
-        const TransferId id = on_link[i];
-        if (occupancy_[id] <= 0) continue;  // holds nothing
-        starts.emplace_back(start_of(id), id);
-        ends.emplace_back(start_of(id) + occupancy_[id], id);
-      }
-      if (!std::is_sorted(starts.begin(), starts.end())) std::sort(starts.begin(), starts.end());
+      for (size_t k = 0; k < uses.size(); ++k)
+        if (uses[k].occupancy > 0) ends.emplace_back(uses[k].start + uses[k].occupancy, static_cast<int32_t>(k));
       if (!std::is_sorted(ends.begin(), ends.end())) std::sort(ends.begin(), ends.end());
+      position.assign(uses.size(), -1);
+      holding.clear();
       Bandwidth used = 0;
       size_t i = 0, j = 0;
-      while (i < starts.size()) {
-        if (j < ends.size() && ends[j].first <= starts[i].first) {  // ends first at the same instant
-          const TransferId id = ends[j++].second;
-          used -= held(l, id);
-          const int32_t p = position[id];
-          holders[p] = holders.back();
-          position[holders[p]] = p;
-          holders.pop_back();
-          position[id] = -1;
+      while (i < uses.size()) {
+        if (uses[i].occupancy <= 0) {  // holds nothing
+          ++i;
           continue;
         }
-        const TransferId id = starts[i++].second;
-        const Bandwidth rate = held(l, id);
-        if (used + rate > capacity) overbooked(l, id, used, rate);
-        used += rate;
-        position[id] = static_cast<int32_t>(holders.size());
-        holders.push_back(id);
+        if (j < ends.size() && ends[j].first <= uses[i].start) {  // ends first at the same instant
+          const int32_t k = ends[j++].second;
+          used -= uses[k].held;
+          const int32_t p = position[k];
+          holders[p] = holders.back();
+          holding[p] = holding.back();
+          position[holding[p]] = p;
+          holders.pop_back();
+          holding.pop_back();
+          position[k] = -1;
+          continue;
+        }
+        const Use& u = uses[i];
+        if (used + u.held > capacity) overbooked(l, u.id, used, u.held);
+        used += u.held;
+        position[i] = static_cast<int32_t>(holders.size());
+        holders.push_back(u.id);
+        holding.push_back(static_cast<int32_t>(i));
+        ++i;
       }
-      for (TransferId id : holders) position[id] = -1;
       holders.clear();
     }
   }
-
-  Bandwidth held(LinkId l, TransferId id) const { return held_rate(t_, l, rate_[id], a_.link_model); }
 
   void overbooked(LinkId l, TransferId id, Bandwidth used, Bandwidth rate) {
     violate(ViolationKind::LinkOverbooked, id, a_[id].chunk, l, -1, start_of(id), [&] {
@@ -437,22 +447,21 @@ class Verifier {
 
     // Departures in start order (ids; the list order where producers wrote it in start order, as
     // they do) and arrivals in usable order, ties by id.
+    // (Ids alone, 4 B each, their times read where they are: 16.8M transfers on a 64x64 torus.)
     std::vector<TransferId> departures;
-    std::vector<std::pair<Time, TransferId>> ends;
     departures.reserve(n_);
-    ends.reserve(n_);
     for (TransferId id = 0; id < n_; ++id)
-      if (valid_[id]) {
-        departures.push_back(id);
-        ends.emplace_back(usable(id), id);  // a reduced chunk is there once the reduction is done
-      }
+      if (valid_[id]) departures.push_back(id);
+    std::vector<TransferId> arrivals = departures;
     auto earlier = [&](TransferId x, TransferId y) { return starts_before(x, y); };
+    // A reduced chunk is there once the reduction is done.
+    auto sooner = [&](TransferId x, TransferId y) { return usable(x) != usable(y) ? usable(x) < usable(y) : x < y; };
     if (!std::is_sorted(departures.begin(), departures.end(), earlier)) std::sort(departures.begin(), departures.end(), earlier);
-    if (!std::is_sorted(ends.begin(), ends.end())) std::sort(ends.begin(), ends.end());
+    if (!std::is_sorted(arrivals.begin(), arrivals.end(), sooner)) std::sort(arrivals.begin(), arrivals.end(), sooner);
     size_t i = 0, j = 0;
-    while (i < departures.size() || j < ends.size()) {
-      if (j < ends.size() && (i == departures.size() || ends[j].first <= start_of(departures[i])))
-        arrive(ends[j++].second);
+    while (i < departures.size() || j < arrivals.size()) {
+      if (j < arrivals.size() && (i == departures.size() || usable(arrivals[j]) <= start_of(departures[i])))
+        arrive(arrivals[j++]);
       else
         depart(departures[i++]);
     }
@@ -604,8 +613,7 @@ class Verifier {
                            format_time(a_.claimed_time), format_time(r_.collective_time));
       });
     if (can_model) {
-      std::vector<Time> s(n_), e(n_);
-      r_.model_time = compute_times(t_, a_, s, e).collective_time;
+      r_.model_time = model_time(t_, a_);
       if (r_.model_time < r_.collective_time)
         warn(WarningKind::Idle, -1, [&] {
           return fmt::format("the schedule finishes at {}; started as early as the timing model allows, "
@@ -649,8 +657,6 @@ class Verifier {
   const Time reduction_;  // how long a reduction takes (Algorithm::reduce_bandwidth)
   std::vector<char> valid_, started_;
   std::vector<Time> start_, end_;  // the timing model's times, where the algorithm has none
-  std::vector<Time> occupancy_;   // per transfer, how long it holds its links (until check_links is done)
-  std::vector<Bandwidth> rate_;  // per transfer, what it moves at
   std::vector<TransferId> holders_;  // while checking a link: the transfers holding it
   bool reducing_ = false;
   std::vector<int> rank_of_;

@@ -153,7 +153,7 @@ TEST(AlgorithmJson, KeysInAnyOrderAndUnknownFieldsSkipped) {
   EXPECT_EQ(a.route(0)[0], 3);
   EXPECT_EQ(a[0].start, -1);
   EXPECT_EQ(a.deps(1)[0], 0);
-  EXPECT_EQ(a[1].rate, 7);
+  EXPECT_EQ(a.rate(1), 7);
   EXPECT_EQ(a[1].channel, 2);
   EXPECT_EQ(a[1].end, 9);
   EXPECT_EQ(a.chunk_bytes, 64);

@@ -153,8 +153,8 @@ TEST(RateShared, JsonCarriesRatesAndStillReadsVersionOne) {
   EXPECT_THAT(text, HasSubstr("\"version\": 2"));
   EXPECT_THAT(text, HasSubstr("\"rate_Bps\": 12500000000"));
   const Algorithm b = parse_algorithm_json(text);
-  EXPECT_EQ(b[0].rate, 12'500'000'000);
-  EXPECT_EQ(b[1].rate, 0);
+  EXPECT_EQ(b.rate(0), 12'500'000'000);
+  EXPECT_EQ(b.rate(1), 0);
   EXPECT_EQ(to_json(b), text);
   // Version 1 (no rates) reads as before; a rate needs version 2; a rate must be positive.
   const std::string v1 = testing::replaced(text, "\"version\": 2", "\"version\": 1");
