@@ -183,6 +183,37 @@ TEST(VerifySpecific, UntimedAlgorithmsAreTimedByTheModel) {
   EXPECT_EQ(r.collective_time, r.model_time);
 }
 
+// A schedule that waits longer than it must verifies, with a warning giving the time the model
+// would reach. The model's times part from the algorithm's in the middle of the list (the
+// transfers before match them): what follows must wait for the model's end, not the algorithm's.
+TEST(VerifySpecific, IdleSchedulesGetTheModelsTime) {
+  auto t = topo::generate("line:4");
+  const Time d = transfer_time(kChunk, t.link(link_between(t, 0, 1)).bandwidth) + t.link(link_between(t, 0, 1)).latency;
+  Algorithm a = base(t, CollectiveKind::Broadcast);
+  const TransferId x = send(a, t, 0, 0, 1);
+  const TransferId y = send(a, t, 0, 1, 2, Op::Copy, {x});
+  send(a, t, 0, 2, 3, Op::Copy, {y});
+  a.set_times(0, 0, d);
+  a.set_times(1, 5 * d, 6 * d);  // could start at d
+  a.set_times(2, 6 * d, 7 * d);
+  a.claimed_time = 7 * d;
+  Report r = verify(t, a);
+  EXPECT_TRUE(r.correct()) << kinds(r);
+  EXPECT_EQ(r.collective_time, 7 * d);
+  EXPECT_EQ(r.model_time, 3 * d);
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0].kind, WarningKind::Idle);
+  EXPECT_EQ(collective_time(t, a), 7 * d);  // claimed
+  a.claimed_time = -1;
+  EXPECT_EQ(collective_time(t, a), 3 * d);  // the model's
+  // time() writes the model's times into the algorithm itself.
+  time(t, a);
+  EXPECT_EQ(a[1].start, d);
+  EXPECT_EQ(a[2].end, 3 * d);
+  EXPECT_EQ(a.claimed_time, 3 * d);
+  EXPECT_TRUE(verify(t, a).warnings.empty());
+}
+
 // The verifier walks a list in start order without sorting a copy of it; a list that is not in
 // start order (independent transfers listed late first) is checked in start order all the same.
 TEST(VerifySpecific, ListsOutOfStartOrderAreCheckedInStartOrder) {
