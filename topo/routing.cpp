@@ -139,52 +139,65 @@ std::vector<Route> Router::equal_cost_routes(NodeId src, NodeId dst, int limit) 
   return routes_between(topo_, src, dst, limit, from_src, least_costs(topo_, views_->reversed, dst, src));
 }
 
-// The cache keeps a source's search only once a second pair asks for it: a ring asks each source
-// once, and whole searches kept for every source and destination took 16 B x 2 x N^2 (8.6 GB for a
-// 16,384-NPU ring). A first pair's search stops at its destination. The routes come from the
-// costs from the source alone: a link u->v lies on a least-cost route iff it is tight (cost(u) + w
-// == cost(v)) and v is the destination or a pass-through node that reaches it over tight links.
+// The cache keeps whole searches only for ends asked for again: a ring asks each source and each
+// destination once, and whole searches kept for all of them took 16 B x 2 x N^2 (8.6 GB for a
+// 16,384-NPU ring). The first pair of a source and a destination searches from the source only
+// until the destination's cost is final, and takes the routes from those costs alone: a link u->v
+// lies on a least-cost route iff it is tight (cost(u) + w == cost(v)) and v is the destination or a
+// pass-through node that reaches it over tight links. An end asked for again (a direct All-to-All
+// asks each N - 1 times) gets whole searches from the source and to the destination, kept.
 struct RouteCache::Impl {
   const Router& router;
-  std::unordered_map<NodeId, std::vector<Cost>> from;  // whole searches, of sources asked twice
-  std::unordered_map<NodeId, int> asked;               // sources asked once
-  std::vector<uint32_t> leads;                         // per node: the pair (stamp) it leads to the destination for
+  std::unordered_map<NodeId, std::vector<Cost>> from, to;  // whole searches, kept
+  std::vector<char> asked_from, asked_to;                  // per node: asked for as a source, a destination
+  std::vector<uint32_t> leads;                             // per node: the pair (stamp) it leads to the destination for
   uint32_t stamp = 0;
 };
 
-RouteCache::RouteCache(const Router& r) : impl_(std::make_unique<Impl>(Impl{r, {}, {}, {}, 0})) {}
+RouteCache::RouteCache(const Router& r) : impl_(std::make_unique<Impl>(Impl{r, {}, {}, {}, {}, {}, 0})) {}
 RouteCache::~RouteCache() = default;
 
 std::vector<Route> RouteCache::equal_cost_routes(NodeId src, NodeId dst, int limit) {
   if (src == dst || limit <= 0) return {};
   Impl& m = *impl_;
   const Topology& t = m.router.topo_;
-  const BoostGraph& g = m.router.views_->forward;
-  // Least costs from `src` over routes whose interior nodes pass traffic through. (A plain struct,
-  // not a std::function: the filter runs on every edge Dijkstra looks at, and a ring over 4096
-  // NPUs asks for 4096 searches.)
+  const Router::Views& views = *m.router.views_;
+  // Least costs from `end` to every node, or (reversed) from every node to `end`, over routes whose
+  // interior nodes pass traffic through. Per pair, Router::equal_cost_routes keeps the other end as
+  // a vertex too; a route through it costs at least the pair's best, so it never lies on one.
+  // (A plain struct, not a std::function: the filter runs on every edge Dijkstra looks at, and a
+  // ring over 4096 NPUs asks for 4096 searches.)
   struct Keep {
     const Topology* t = nullptr;
     const BoostGraph* g = nullptr;
-    NodeId src = 0;
+    NodeId end = 0;
+    bool reversed = false;
     bool operator()(const BoostEdge& e) const {
-      const NodeId leaving = t->link((*g)[e]).src;
-      return leaving == src || t->passes_through(leaving);
+      const Link& k = t->link((*g)[e]);
+      const NodeId leaving = reversed ? k.dst : k.src;  // the node the search continues from
+      return leaving == end || t->passes_through(leaving);
     }
   };
-  const boost::filtered_graph<BoostGraph, Keep> fg(g, Keep{&t, &g, src});
-  std::vector<Cost> once;
-  const std::vector<Cost>* cost = nullptr;
-  if (auto it = m.from.find(src); it != m.from.end()) {
-    cost = &it->second;
-  } else if (auto [seen, first] = m.asked.try_emplace(src, 1); first) {
-    once = least_costs_over(t, g, fg, src, dst);
-    cost = &once;
-  } else {
-    m.asked.erase(seen);
-    cost = &m.from.emplace(src, least_costs_over(t, g, fg, src)).first->second;
+  auto costs = [&](NodeId end, bool reversed, NodeId until = -1) {
+    const BoostGraph& g = reversed ? views.reversed : views.forward;
+    boost::filtered_graph<BoostGraph, Keep> fg(g, Keep{&t, &g, end, reversed});
+    return least_costs_over(t, g, fg, end, until);
+  };
+  if (m.asked_from.empty()) {
+    m.asked_from.assign(t.num_nodes(), 0);
+    m.asked_to.assign(t.num_nodes(), 0);
   }
-  const std::vector<Cost>& c = *cost;
+  const bool again = m.asked_from[src] || m.asked_to[dst];
+  m.asked_from[src] = m.asked_to[dst] = 1;
+  if (again) {
+    auto from = m.from.find(src);
+    if (from == m.from.end()) from = m.from.emplace(src, costs(src, false)).first;
+    if (from->second[dst] == kInfinity) return {};
+    auto to = m.to.find(dst);
+    if (to == m.to.end()) to = m.to.emplace(dst, costs(dst, true)).first;
+    return routes_between(t, src, dst, limit, from->second, to->second);
+  }
+  const std::vector<Cost> c = costs(src, false, dst);
   if (c[dst] == kInfinity) return {};
   auto tight = [&](LinkId l) {
     const Link& k = t.link(l);
