@@ -140,10 +140,10 @@ inline constexpr double kPortfolioSlack = 2e-3;
 int64_t transfer_estimate(const Collective& c);
 // About what a run holds per transfer, for the memory check (topo::check_memory), on the low side
 // so that nothing that fits is refused: `tenet sim` held 153 B per transfer (ring All-Reduce over
-// 4096 ranks: 5.1 GB for 33.5M transfers), `tenet synth` 125 B (a 64x64 torus All-Gather: 2.1 GB
-// for 16.8M).
+// 4096 ranks: 5.1 GB for 33.5M transfers), `tenet synth` 58 B (a 64x64 torus All-Gather with -o:
+// 0.97 GB for 16.8M; 61 B on 48x48, 71 B on 32x32, where fixed costs weigh more).
 inline constexpr uint64_t kSimBytesPerTransfer = 120;
-inline constexpr uint64_t kSynthBytesPerTransfer = 100;
+inline constexpr uint64_t kSynthBytesPerTransfer = 52;
 // The chunks-per-NPU limit of an automatic choice inside a simulation, where every collective of
 // an iteration is built: doubling stops before the estimate passes this (tenet sim -k auto).
 inline constexpr int64_t kSimAutoChunkTransfers = int64_t{1} << 15;

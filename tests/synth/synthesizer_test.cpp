@@ -204,6 +204,15 @@ TEST(Synthesizer, MatcherOverItsWorkBudgetGivesWayToBaselines) {
   EXPECT_NE(a.method.find("auto leaves the plain matcher out"), std::string::npos) << a.method;
   EXPECT_EQ(a.name, "tenet");
   EXPECT_TRUE(verify(t, a).correct());
+  // Where two baselines would not fit in memory at once, each is timed and dropped and the fastest
+  // made again: the same algorithm.
+  const char* before = std::getenv("TENET_MEMORY");
+  const std::string saved = before ? before : "";
+  ::setenv("TENET_MEMORY", "1B", 1);
+  const Algorithm again = synthesize(t, c, kChunk, o);
+  if (before) ::setenv("TENET_MEMORY", saved.c_str(), 1);
+  else ::unsetenv("TENET_MEMORY");
+  EXPECT_EQ(to_json(again), to_json(a));
   o.method = SynthMethod::Matcher;
   EXPECT_EQ(synthesize(t, c, kChunk, o).method, "matcher");
   // The default budget keeps it here.
