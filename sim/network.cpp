@@ -315,6 +315,7 @@ void Network::to_slices() {
 void Network::add_to_slices(topo::LinkId l, Time start, Time end, double share) {
   // Past the last slice: twice as wide, every link's pairs summed.
   while (end > slice_ * kActivitySlices) {
+    drain_slices();
     for (std::vector<double>& s : slices_) {
       if (s.empty()) continue;
       for (int k = 0; k < kActivitySlices / 2; ++k) s[k] = s[2 * k] + s[2 * k + 1];
@@ -338,10 +339,24 @@ void Network::add_to_slices(topo::LinkId l, Time start, Time end, double share) 
 void Network::flush_slice(topo::LinkId l) {
   Pending& p = pending_[l];
   if (p.slice < 0) return;
-  std::vector<double>& s = slices_[l];
-  if (s.empty()) s.assign(kActivitySlices, 0.0);
-  s[p.slice] += p.sum;
+  flushes_.push_back({l, static_cast<int32_t>(p.slice), p.sum});
   p = {};
+  if (flushes_.size() >= 4096) drain_slices();
+}
+
+void Network::drain_slices() {
+  constexpr size_t kAhead = 16;
+  for (size_t i = 0; i < flushes_.size(); ++i) {
+    if (i + kAhead < flushes_.size()) {
+      const Flush& f = flushes_[i + kAhead];
+      if (!slices_[f.link].empty()) __builtin_prefetch(&slices_[f.link][f.slice], 1);
+    }
+    const Flush& f = flushes_[i];
+    std::vector<double>& s = slices_[f.link];
+    if (s.empty()) s.assign(kActivitySlices, 0.0);
+    s[f.slice] += f.sum;
+  }
+  flushes_.clear();
 }
 
 NetworkReport Network::report() {
@@ -349,11 +364,14 @@ NetworkReport Network::report() {
   const std::vector<Time> busy = link_busy();
   r.links.resize(busy.size());
   r.activity_slice = slice_;
+  if (slice_ > 0) {
+    for (size_t l = 0; l < busy.size(); ++l) flush_slice(static_cast<topo::LinkId>(l));
+    drain_slices();
+  }
   for (size_t l = 0; l < busy.size(); ++l) {
     r.links[l].name = topo_.describe_link(static_cast<topo::LinkId>(l));
     r.links[l].busy = busy[l];
     if (!activity_.empty()) r.links[l].activity = std::exchange(activity_[l], {});  // handed over, not copied
-    if (slice_ > 0) flush_slice(static_cast<topo::LinkId>(l));
     if (slice_ > 0 && !slices_[l].empty()) {
       for (int k = 0; k < kActivitySlices; ++k)
         if (slices_[l][k] > 0)

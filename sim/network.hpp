@@ -130,6 +130,7 @@ class Network {
     exact_ = exact;
     slices_.clear();
     pending_.clear();
+    flushes_.clear();
     slice_ = 0;
     shift_ = 0;
     kept_ = 0;
@@ -168,7 +169,8 @@ class Network {
  private:
   void to_slices();  // from exact intervals to slices
   void add_to_slices(topo::LinkId l, Time start, Time end, double share);
-  void flush_slice(topo::LinkId l);
+  void flush_slice(topo::LinkId l);  // queues the link's pending sum for its slice
+  void drain_slices();               // adds the queued sums to slices_
   size_t kept_ = 0;  // exact intervals kept
   size_t exact_ = kExactActivity;
   Time latest_ = 0;  // the latest end of them
@@ -184,6 +186,14 @@ class Network {
     double sum = 0;
   };
   std::vector<Pending> pending_;
+  // Sums on their way to slices_, added a few thousand at a time with the rows they touch asked for
+  // ahead: one at a time, each waited for its row (8 KiB per link, 64 MB for a 4096-NPU switch).
+  struct Flush {
+    topo::LinkId link;
+    int32_t slice;
+    double sum;
+  };
+  std::vector<Flush> flushes_;
 };
 
 enum class NetworkKind { Analytical, AnalyticalCongestion, Packet };
