@@ -24,6 +24,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,8 +44,10 @@ Algorithm parse_algorithm_json(std::string_view text, const std::string& file = 
 // The two readers parse_algorithm_json combines (see synth/algorithm_json_read.cpp), apart for tests:
 // the fast one (simdjson) gives the algorithm or nothing, for a file it leaves to the reference one
 // (nlohmann's SAX parser), whose result and error messages are authoritative. The fast one reads the
-// transfers in slices of about `slice_bytes`.
-std::optional<Algorithm> parse_algorithm_json_fast(std::string_view text, size_t slice_bytes = size_t{4} << 20);
+// transfers in slices of about `slice_bytes`, straight into the algorithm, and calls `done_with(b)`
+// once it no longer reads the text before b (a file's pages can go: load_algorithm).
+std::optional<Algorithm> parse_algorithm_json_fast(std::string_view text, size_t slice_bytes = size_t{4} << 20,
+                                                   const std::function<void(size_t)>& done_with = {});
 Algorithm parse_algorithm_json_reference(std::string_view text, const std::string& file = "<string>");
 Algorithm load_algorithm(const std::string& path);
 // Atomic: written to a temporary file, then renamed.

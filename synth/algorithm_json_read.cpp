@@ -13,9 +13,11 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 
 #include "synth/algorithm_json.hpp"
 #include "topo/io.hpp"
@@ -384,51 +386,66 @@ json to_nlohmann(simdjson::dom::element e) {
   return json();
 }
 
+void add_checked(const Reader& r, Algorithm& a, int64_t i, const RawTransfer& x, std::span<const LinkId> route,
+                 std::span<const TransferId> deps, int64_t chunks, std::optional<int64_t> n);
+
+// What the fast reader builds: the algorithm itself, its transfers added as they are read (no
+// records beside it: a 64x64 torus All-Gather's 16.8M took 1.1 GB).
+struct FastBuild {
+  Reader r{"<fast>"};
+  Algorithm a;
+  int64_t version = 0, chunks = 0;
+  std::vector<LinkId> route;
+  std::vector<TransferId> deps;
+};
+
 // The fast reader's transfers: false for anything the reference reader must look at.
-bool read_transfers_fast(simdjson::dom::array list, Parsed& p) {
+bool read_transfers_fast(simdjson::dom::array list, FastBuild& f) {
   for (simdjson::dom::element item : list) {
     simdjson::dom::object o;
     if (item.get_object().get(o)) return false;
-    if (p.transfers.size() >= static_cast<size_t>(std::numeric_limits<TransferId>::max())) return false;
+    const auto i = static_cast<int64_t>(f.a.size());
+    if (i >= std::numeric_limits<TransferId>::max()) return false;
     RawTransfer x;
-    x.route_begin = static_cast<uint32_t>(p.route_pool.size());
-    x.deps_begin = static_cast<uint32_t>(p.deps_pool.size());
+    f.route.clear();
+    f.deps.clear();
     unsigned seen = 0;
     for (simdjson::dom::key_value_pair kv : o) {
-      const Field f = field_of(kv.key);
-      if (f == Field::Other) continue;  // unknown fields are skipped, whatever they hold
-      if (seen & (1u << static_cast<unsigned>(f))) return false;
-      seen |= 1u << static_cast<unsigned>(f);
-      if (f == Field::Op) {
+      const Field field = field_of(kv.key);
+      if (field == Field::Other) continue;  // unknown fields are skipped, whatever they hold
+      if (seen & (1u << static_cast<unsigned>(field))) return false;
+      seen |= 1u << static_cast<unsigned>(field);
+      if (field == Field::Op) {
         std::string_view op;
         if (kv.value.get_string().get(op)) return false;
         if (op == "copy") x.op = Op::Copy;
         else if (op == "reduce") x.op = Op::Reduce;
         else return false;
-      } else if (f == Field::Route || f == Field::Deps) {
+      } else if (field == Field::Route || field == Field::Deps) {
         simdjson::dom::array items;
         if (kv.value.get_array().get(items)) return false;
         for (simdjson::dom::element e : items) {
           int64_t v = 0;
           if (e.get_int64().get(v) || v < kItemRange.lo || v > kItemRange.hi) return false;
-          if (f == Field::Route) p.route_pool.push_back(static_cast<LinkId>(v));
-          else p.deps_pool.push_back(static_cast<TransferId>(v));
+          if (field == Field::Route) f.route.push_back(static_cast<LinkId>(v));
+          else f.deps.push_back(static_cast<TransferId>(v));
         }
-        if (f == Field::Route) x.has |= RawTransfer::kRoute;
-      } else if ((f == Field::Start || f == Field::End) && kv.value.is_null()) {
-        x.has |= f == Field::Start ? RawTransfer::kStart : RawTransfer::kEnd;  // given as not timed
+        if (field == Field::Route) x.has |= RawTransfer::kRoute;
+      } else if ((field == Field::Start || field == Field::End) && kv.value.is_null()) {
+        x.has |= field == Field::Start ? RawTransfer::kStart : RawTransfer::kEnd;  // given as not timed
       } else {
         int64_t v = 0;
-        if (kv.value.get_int64().get(v) || v < range_of(f).lo || v > range_of(f).hi) return false;
-        if (f == Field::Id && v != static_cast<int64_t>(p.transfers.size())) return false;
-        set_field(x, f, v);
+        if (kv.value.get_int64().get(v) || v < range_of(field).lo || v > range_of(field).hi) return false;
+        if (field == Field::Id && v != i) return false;
+        set_field(x, field, v);
       }
     }
-    x.route_size = static_cast<uint32_t>(p.route_pool.size() - x.route_begin);
-    x.deps_size = static_cast<uint32_t>(p.deps_pool.size() - x.deps_begin);
-    if ((x.has & (RawTransfer::kRate | RawTransfer::kChannel)) && p.first_versioned < 0)
-      p.first_versioned = static_cast<int64_t>(p.transfers.size());
-    p.transfers.push_back(x);
+    if ((x.has & (RawTransfer::kRate | RawTransfer::kChannel)) && f.version < 2) return false;
+    try {
+      add_checked(f.r, f.a, i, x, f.route, f.deps, f.chunks, std::nullopt);
+    } catch (const Error&) {
+      return false;
+    }
   }
   return true;
 }
@@ -457,66 +474,12 @@ class Slices {
 // the text reads "}," then "{" (between two transfers), without knowing whether that is inside
 // a string or deeper in the file: a wrong cut leaves a slice whose string or brackets are not
 // closed, which does not parse, so the reader gives up rather than read anything wrong.
-std::optional<Parsed> read_fast(std::string_view text, size_t slice_bytes) {
-  constexpr std::string_view kWhite = " \t\r\n", kKey = "\"transfers\"";
-  // The list's brackets: `"transfers": [` last, then `]` and `}` at the end.
-  const size_t key = text.rfind(kKey);
-  if (key == std::string_view::npos) return std::nullopt;
-  const size_t colon = text.find_first_not_of(kWhite, key + kKey.size());
-  if (colon == std::string_view::npos || text[colon] != ':') return std::nullopt;
-  const size_t open = text.find_first_not_of(kWhite, colon + 1), brace = text.find_last_not_of(kWhite);
-  if (open == std::string_view::npos || text[open] != '[' || text[brace] != '}' || brace <= open) return std::nullopt;
-  const size_t close = text.find_last_not_of(kWhite, brace - 1);
-  if (text[close] != ']' || close <= open) return std::nullopt;
-
-  // The head: the text with the list emptied. Its last field must be "transfers", once: otherwise
-  // the brackets found are not the list's.
-  const std::string head_text = std::string(text.substr(0, open + 1)) + std::string(text.substr(close));
-  simdjson::dom::parser head_parser;
-  simdjson::dom::object top;
-  if (head_parser.parse(head_text).get_object().get(top)) return std::nullopt;
-  Parsed p;
-  bool last_is_list = false;
-  for (simdjson::dom::key_value_pair kv : top) {
-    last_is_list = false;
-    if (kv.key == "transfers") {
-      simdjson::dom::array list;
-      if (p.head.contains("transfers") || kv.value.get_array().get(list) || list.size() != 0) return std::nullopt;
-      p.head["transfers"] = json::array();  // a placeholder: the records hold them
-      last_is_list = true;
-    } else {
-      p.head[std::string(kv.key)] = to_nlohmann(kv.value);  // a key given twice: the last, as nlohmann has it
-    }
-  }
-  if (!last_is_list) return std::nullopt;
-
-  // The items, a slice at a time; every slice but the last ends before a comma, and holds items.
-  Slices slices;
-  for (size_t b = open + 1; b < close;) {
-    size_t e = close;
-    for (size_t at = b + std::max<size_t>(slice_bytes, 1); at < close; ++at) {
-      at = text.find("},", at);
-      if (at == std::string_view::npos || at >= close) break;
-      if (const size_t next = text.find_first_not_of(kWhite, at + 2); next < close && text[next] == '{') {
-        e = at + 1;
-        break;
-      }
-    }
-    simdjson::dom::array items;
-    if (slices.parse(text, b, e).get_array().get(items) || (e < close && items.size() == 0)) return std::nullopt;
-    if (!read_transfers_fast(items, p)) return std::nullopt;
-    b = e + 1;  // past the comma
-  }
-  return p;
-}
-
-// The checks that need the whole file, and the algorithm.
-Algorithm build(const Reader& r, const Parsed& sax) {
-  const json& doc = sax.head;
+// The head's checks: the algorithm without its transfers, and the format's version.
+Algorithm build_head(const Reader& r, const json& doc, int64_t& version) {
   if (!doc.is_object()) r.fail("", "expected a JSON object at the top");
   if (r.string(r.field(doc, "format", "format"), "format") != "tenet-algorithm")
     r.fail("format", "not a Tenet algorithm (\"format\" must be \"tenet-algorithm\")");
-  const int64_t version = r.integer(r.field(doc, "version", "version"), "version", 0, 1'000'000);
+  version = r.integer(r.field(doc, "version", "version"), "version", 0, 1'000'000);
   if (version < kOldestAlgorithmFormatVersion || version > kAlgorithmFormatVersion)
     r.fail("version", fmt::format("unsupported version {} (this Tenet reads versions {} to {})", version,
                                   kOldestAlgorithmFormatVersion, kAlgorithmFormatVersion));
@@ -587,34 +550,121 @@ Algorithm build(const Reader& r, const Parsed& sax) {
   a.claimed_time = doc.contains("collective_time_ps") ? r.time(doc["collective_time_ps"], "collective_time_ps") : -1;
 
   r.array(r.field(doc, "transfers", "transfers"), "transfers");
+  return a;
+}
+
+// Transfer i's dependencies against the count of transfers.
+void check_deps(const Reader& r, int64_t i, std::span<const TransferId> deps, int64_t n) {
+  for (size_t k = 0; k < deps.size(); ++k)
+    if (deps[k] >= n)
+      r.fail(fmt::format("transfers[{}].deps[{}]", i, k), fmt::format("transfer {} does not exist ({} transfers)", deps[k], n));
+}
+
+// A transfer's checks (its fields, its chunk against the head, its dependencies against the count
+// `n` when known, its times), then it is added.
+void add_checked(const Reader& r, Algorithm& a, int64_t i, const RawTransfer& x, std::span<const LinkId> route,
+                 std::span<const TransferId> deps, int64_t chunks, std::optional<int64_t> n) {
+  auto at = [&] { return fmt::format("transfers[{}]", i); };
+  for (auto [bit, name] : {std::pair{RawTransfer::kChunk, "chunk"}, {RawTransfer::kSrc, "src"},
+                           {RawTransfer::kDst, "dst"}, {RawTransfer::kRoute, "route"}})
+    if (!(x.has & bit)) r.fail(at(), fmt::format("missing \"{}\"", name));
+  if (x.chunk >= chunks)
+    r.fail(at() + ".chunk", fmt::format("chunk {} is out of range: the collective has chunks 0..{}", x.chunk, chunks - 1));
+  if (n) check_deps(r, i, deps, *n);
+  if ((x.start < 0) != (x.end < 0)) r.fail(at(), "start_ps and end_ps must both be given or both be null");
+  if (x.start >= 0 && x.end < x.start) r.fail(at() + ".end_ps", "ends before it starts");
+  a.add(static_cast<ChunkId>(x.chunk), x.src, x.dst, route, x.op, deps, x.start, x.end, x.rate, x.channel);
+}
+
+[[noreturn]] void fail_versioned(const Reader& r, int64_t i, const RawTransfer& x) {
+  r.fail(fmt::format("transfers[{}].{}", i, x.has & RawTransfer::kRate ? "rate_Bps" : "channel"),
+         fmt::format("{} need version 2 of the format", x.has & RawTransfer::kRate ? "rates" : "channels"));
+}
+
+// The checks that need the whole file, and the algorithm.
+Algorithm build(const Reader& r, const Parsed& sax) {
+  int64_t version = 0;
+  Algorithm a = build_head(r, sax.head, version);
   if (sax.problem) throw *sax.problem;
   // What needs the whole file: chunk ids against the collective, dependencies against the count.
   const int64_t chunks = a.collective.num_chunks();
   const int64_t n = static_cast<int64_t>(sax.transfers.size());
-  if (version < 2 && sax.first_versioned >= 0) {
-    const RawTransfer& x = sax.transfers[sax.first_versioned];
-    r.fail(fmt::format("transfers[{}].{}", sax.first_versioned, x.has & RawTransfer::kRate ? "rate_Bps" : "channel"),
-           fmt::format("{} need version 2 of the format", x.has & RawTransfer::kRate ? "rates" : "channels"));
-  }
+  if (version < 2 && sax.first_versioned >= 0) fail_versioned(r, sax.first_versioned, sax.transfers[sax.first_versioned]);
   a.reserve(sax.transfers.size(), sax.route_pool.size(), sax.deps_pool.size());
   for (int64_t i = 0; i < n; ++i) {
     const RawTransfer& x = sax.transfers[i];
-    auto at = [&] { return fmt::format("transfers[{}]", i); };
-    for (auto [bit, name] : {std::pair{RawTransfer::kChunk, "chunk"}, {RawTransfer::kSrc, "src"},
-                             {RawTransfer::kDst, "dst"}, {RawTransfer::kRoute, "route"}})
-      if (!(x.has & bit)) r.fail(at(), fmt::format("missing \"{}\"", name));
-    if (x.chunk >= chunks)
-      r.fail(at() + ".chunk", fmt::format("chunk {} is out of range: the collective has chunks 0..{}", x.chunk, chunks - 1));
     const std::span<const TransferId> deps(sax.deps_pool.data() + x.deps_begin, x.deps_size);
-    for (size_t k = 0; k < deps.size(); ++k)
-      if (deps[k] >= n)
-        r.fail(fmt::format("{}.deps[{}]", at(), k), fmt::format("transfer {} does not exist ({} transfers)", deps[k], n));
-    if ((x.start < 0) != (x.end < 0)) r.fail(at(), "start_ps and end_ps must both be given or both be null");
-    if (x.start >= 0 && x.end < x.start) r.fail(at() + ".end_ps", "ends before it starts");
-    a.add(static_cast<ChunkId>(x.chunk), x.src, x.dst, {sax.route_pool.data() + x.route_begin, x.route_size}, x.op,
-          deps, x.start, x.end, x.rate, x.channel);
+    add_checked(r, a, i, x, {sax.route_pool.data() + x.route_begin, x.route_size}, deps, chunks, n);
   }
   return a;
+}
+
+std::optional<Algorithm> read_fast(std::string_view text, size_t slice_bytes, const std::function<void(size_t)>& done_with) {
+  constexpr std::string_view kWhite = " \t\r\n", kKey = "\"transfers\"";
+  // The list's brackets: `"transfers": [` (its first mention: a search from the end would read
+  // through the whole list, every page of a 2.6 GB file, before anything is parsed), then `]` and
+  // `}` at the end.
+  const size_t key = text.find(kKey);
+  if (key == std::string_view::npos) return std::nullopt;
+  const size_t colon = text.find_first_not_of(kWhite, key + kKey.size());
+  if (colon == std::string_view::npos || text[colon] != ':') return std::nullopt;
+  const size_t open = text.find_first_not_of(kWhite, colon + 1), brace = text.find_last_not_of(kWhite);
+  if (open == std::string_view::npos || text[open] != '[' || text[brace] != '}' || brace <= open) return std::nullopt;
+  const size_t close = text.find_last_not_of(kWhite, brace - 1);
+  if (text[close] != ']' || close <= open) return std::nullopt;
+
+  // The head: the text with the list emptied. Its last field must be "transfers", once: otherwise
+  // the brackets found are not the list's.
+  const std::string head_text = std::string(text.substr(0, open + 1)) + std::string(text.substr(close));
+  simdjson::dom::parser head_parser;
+  simdjson::dom::object top;
+  if (head_parser.parse(head_text).get_object().get(top)) return std::nullopt;
+  json head;
+  bool last_is_list = false;
+  for (simdjson::dom::key_value_pair kv : top) {
+    last_is_list = false;
+    if (kv.key == "transfers") {
+      simdjson::dom::array list;
+      if (head.contains("transfers") || kv.value.get_array().get(list) || list.size() != 0) return std::nullopt;
+      head["transfers"] = json::array();  // a placeholder: the transfers are read below
+      last_is_list = true;
+    } else {
+      head[std::string(kv.key)] = to_nlohmann(kv.value);  // a key given twice: the last, as nlohmann has it
+    }
+  }
+  if (!last_is_list) return std::nullopt;
+  FastBuild f;
+  try {
+    f.a = build_head(f.r, head, f.version);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  f.chunks = f.a.collective.num_chunks();
+
+  // The items, a slice at a time; every slice but the last ends before a comma, and holds items.
+  Slices slices;
+  for (size_t b = open + 1; b < close;) {
+    size_t e = close;
+    for (size_t at = b + std::max<size_t>(slice_bytes, 1); at < close; ++at) {
+      at = text.find("},", at);
+      if (at == std::string_view::npos || at >= close) break;
+      if (const size_t next = text.find_first_not_of(kWhite, at + 2); next < close && text[next] == '{') {
+        e = at + 1;
+        break;
+      }
+    }
+    simdjson::dom::array items;
+    if (slices.parse(text, b, e).get_array().get(items) || (e < close && items.size() == 0)) return std::nullopt;
+    if (!read_transfers_fast(items, f)) return std::nullopt;
+    b = e + 1;  // past the comma
+    if (done_with) done_with(b);
+  }
+  // What needs every transfer: dependencies against the count.
+  const auto n = static_cast<int64_t>(f.a.size());
+  for (TransferId id = 0; id < n; ++id)
+    for (TransferId d : f.a.deps(id))
+      if (d >= n) return std::nullopt;
+  return std::move(f.a);
 }
 
 }  // namespace
@@ -626,14 +676,9 @@ Algorithm parse_algorithm_json_reference(std::string_view text, const std::strin
   return build(r, sax);
 }
 
-std::optional<Algorithm> parse_algorithm_json_fast(std::string_view text, size_t slice_bytes) {
-  std::optional<Parsed> parsed = read_fast(text, slice_bytes);
-  if (!parsed) return std::nullopt;
-  try {
-    return build(Reader("<fast>"), *parsed);
-  } catch (const Error&) {
-    return std::nullopt;  // the reference reader says why, in its words
-  }
+std::optional<Algorithm> parse_algorithm_json_fast(std::string_view text, size_t slice_bytes,
+                                                   const std::function<void(size_t)>& done_with) {
+  return read_fast(text, slice_bytes, done_with);  // nothing where the reference reader must say why, in its words
 }
 
 Algorithm parse_algorithm_json(std::string_view text, const std::string& file) {
@@ -643,7 +688,10 @@ Algorithm parse_algorithm_json(std::string_view text, const std::string& file) {
 
 Algorithm load_algorithm(const std::string& path) {
   const topo::FileBytes bytes(path);
-  return parse_algorithm_json(bytes.view(), path);
+  // The pages the fast reader is done with go as it goes (the reference reader maps them back).
+  if (std::optional<Algorithm> a = parse_algorithm_json_fast(bytes.view(), size_t{4} << 20, [&](size_t b) { bytes.release(b); }))
+    return std::move(*a);
+  return parse_algorithm_json_reference(bytes.view(), path);
 }
 
 }  // namespace tenet::synth

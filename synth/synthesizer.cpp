@@ -237,18 +237,22 @@ struct Raw {
   ChunkId chunk;
   ChannelId channel;
   int32_t dep;
-  uint16_t queue = 0;  // its channel in the IR (a tree of the pipeline), or 0
+  uint16_t queue;  // its channel in the IR (a tree of the pipeline), or 0
   Time start, end;
-  Bandwidth rate = 0;  // its own rate (a pinned flow-plan pipeline), or 0
+  Bandwidth rate;  // its own rate (a pinned flow-plan pipeline), or 0
 };
-static_assert(sizeof(Raw) <= 40, "the matcher holds one per transfer (16.8M on a 64x64 torus)");
+static_assert(sizeof(Raw) <= 40 && std::is_trivial_v<Raw>, "the matcher holds one per transfer (16.8M on a 64x64 torus)");
 
-// The matcher's transfers, in blocks of 64K that build() gives back one by one as it turns them
+// The matcher's transfers, in blocks of 1M that build() gives back one by one as it turns them
 // into the algorithm, so that the two are never held whole at once (on a 64x64 torus All-Gather,
-// 671 MB of these and 805 MB of algorithm: the build was the command's peak).
+// 671 MB of these and 805 MB of algorithm: the build was the command's peak). A block is 40 MB,
+// over the largest threshold at which glibc's malloc maps a block of its own (32 MiB), so a freed
+// block leaves memory: smaller ones came from the heap once the threshold had grown, and stayed
+// (a 128x128 torus held 22 GB at its build). Raw is trivial, so a block's pages are touched only
+// as it fills.
 class RawList {
  public:
-  static constexpr int kShift = 16;
+  static constexpr int kShift = 20;
   static constexpr size_t kBlock = size_t{1} << kShift;
   size_t size() const { return size_; }
   Raw& operator[](size_t i) { return blocks_[i >> kShift][i & (kBlock - 1)]; }
@@ -502,7 +506,7 @@ class EventLoop {
 // held from the start): the matchers' one way to send. Returns the transfer's index.
 int32_t send(RawList& raw, EventLoop& loop, ChunkId c, ChannelId id, Time now, int32_t dep) {
   const auto x = static_cast<int32_t>(raw.size());
-  raw.push_back({.chunk = c, .channel = id, .dep = dep, .start = now, .end = 0});
+  raw.push_back({.chunk = c, .channel = id, .dep = dep, .queue = 0, .start = now, .end = 0, .rate = 0});
   raw.back().end = loop.occupy(id, now, x);
   if (loop.channel(id).pinned) raw.back().rate = loop.channel(id).rate;
   return x;

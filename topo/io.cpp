@@ -53,10 +53,11 @@ FileBytes::FileBytes(const std::string& path) {
     if (fd < 0) throw Error("cannot open file (does it exist?)", {path});
     struct stat st {};
     if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-      void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
       if (p != MAP_FAILED) {
         map_ = p;
         size_ = static_cast<size_t>(st.st_size);
+        ::madvise(map_, size_, MADV_SEQUENTIAL);  // read ahead; only advice
       }
     }
     ::close(fd);
@@ -67,6 +68,12 @@ FileBytes::FileBytes(const std::string& path) {
 
 FileBytes::~FileBytes() {
   if (map_) ::munmap(map_, size_);
+}
+
+void FileBytes::release(size_t up_to) const {
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t end = std::min(up_to, size_) / page * page;
+  if (map_ && end > 0) ::madvise(map_, end, MADV_DONTNEED);
 }
 
 void write_file_atomically(const std::string& path, std::string_view content) {

@@ -51,6 +51,10 @@ class FileBytes {
   FileBytes(const FileBytes&) = delete;
   FileBytes& operator=(const FileBytes&) = delete;
   std::string_view view() const { return map_ ? std::string_view(static_cast<const char*>(map_), size_) : text_; }
+  // The reader is done with the text before `up_to` for now: a mapped file's pages there leave
+  // memory (and come back from the file if read again). A file is mapped, not read in, and its
+  // pages come as they are read: a 2.6 GB algorithm file is not held whole.
+  void release(size_t up_to) const;
 
  private:
   void* map_ = nullptr;

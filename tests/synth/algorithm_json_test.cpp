@@ -1,12 +1,16 @@
 #include "synth/algorithm_json.hpp"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <random>
 
+#include "synth/baselines.hpp"
 #include "tests/synth/test_support.hpp"
+#include "topo/generators.hpp"
+#include "topo/io.hpp"
 #include "tests/topo/test_util.hpp"
 
 namespace tenet::synth {
@@ -76,10 +80,16 @@ TEST(AlgorithmJson, TheFastReaderAgreesWithTheReferenceOrDeclines) {
     const Algorithm a = random_algorithm(rng, i, i % 5 == 0 ? "a \"transfers\": [ name" : "tree");
     const std::string text = to_json(a);
     for (const size_t slice : {size_t{1}, size_t{100}, size_t{4096}, size_t{4} << 20}) {
-      const std::optional<Algorithm> fast = parse_algorithm_json_fast(text, slice);
+      // It says how far it is done with the text (load_algorithm lets a file's pages go there):
+      // further each time, and never past the list it has read.
+      std::vector<size_t> done;
+      const std::optional<Algorithm> fast = parse_algorithm_json_fast(text, slice, [&](size_t b) { done.push_back(b); });
       ASSERT_TRUE(fast.has_value()) << "Tenet's own file declined, slices of " << slice;  // taken as it is
       expect_same(*fast, parse_algorithm_json_reference(text));
       EXPECT_EQ(to_json(*fast), text);
+      EXPECT_TRUE(std::is_sorted(done.begin(), done.end()));
+      if (!done.empty()) EXPECT_LE(done.back(), text.rfind(']') + 1);
+      if (slice == 1) EXPECT_EQ(done.size(), a.size());  // a cut between every two transfers
     }
   }
   const std::string t0 = R"({"id": 0, "chunk": 0, "src": 0, "dst": 1, "op": "copy", "route": [0], "deps": [])";
@@ -125,6 +135,32 @@ TEST(AlgorithmJson, SaveIsAtomicAndLoads) {
   save_algorithm(a, dir.file("a.json"));
   expect_same(a, load_algorithm(dir.file("a.json")));
   EXPECT_THROW(save_algorithm(a, dir.file("no/such/dir/a.json")), Error);
+}
+
+// A file over the fast reader's slices (4 MB) loads as it was saved, its pages let go as it is
+// read; one whose last transfer is broken is read again from the start by the reference reader
+// (the pages the fast one let go come back from the file) and named in its error.
+TEST(AlgorithmJson, LargeFilesLoadInSlices) {
+  topo::testing::TempDir dir;
+  const topo::Topology t = topo::generate("ring:64");
+  const Algorithm a = make_baseline(BaselineSpec{BaselineKind::Ring, {}},
+                                    t, Collective::over_all(t, CollectiveKind::AllGather, 32), 4096);
+  save_algorithm(a, dir.file("a.json"));
+  std::string text = topo::read_file(dir.file("a.json"));
+  ASSERT_GT(text.size(), size_t{9} << 20);
+  expect_same(a, load_algorithm(dir.file("a.json")));
+  const std::string copy = "\"op\": \"copy\"";
+  const size_t last = text.rfind(copy);
+  ASSERT_NE(last, std::string::npos);
+  text.replace(last, copy.size(), "\"op\": \"copx\"");
+  std::ofstream(dir.file("b.json"), std::ios::binary) << text;
+  try {
+    load_algorithm(dir.file("b.json"));
+    ADD_FAILURE() << "a broken last transfer loaded";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr(fmt::format("transfers[{}]", a.size() - 1)));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("b.json"));
+  }
 }
 
 struct Bad {
