@@ -92,6 +92,7 @@ struct TransferSpec {
   Time start = -1, end = -1;
   Bandwidth rate = 0;
   uint16_t channel = 0;
+  bool operator==(const TransferSpec&) const = default;
 };
 
 class Algorithm {

@@ -98,21 +98,12 @@ std::optional<Route> Router::route(NodeId src, NodeId dst) const {
 
 namespace {
 
-// The least-cost routes from src to dst, given the least costs from src and to dst over
-// pass-through interiors: a link u->v lies on one iff cost(src,u) + w + cost(v,dst) == best. Walks
-// those links depth-first in link-id order, which yields routes in lexicographic order.
-std::vector<Route> routes_between(const Topology& t, NodeId src, NodeId dst, int limit, const std::vector<Cost>& from_src,
-                                  const std::vector<Cost>& to_dst) {
+// The routes from src to dst over the links `on_route` takes, depth-first in link-id order, which
+// yields them in lexicographic order; at most `limit`.
+template <typename OnRoute>
+std::vector<Route> walk_routes(const Topology& t, NodeId src, NodeId dst, int limit, OnRoute&& on_route) {
   std::vector<Route> out;
-  if (from_src[dst] == kInfinity) return out;
-  const Cost best = from_src[dst];
   std::vector<LinkId> path;
-  auto on_route = [&](LinkId l) {
-    const Link& k = t.link(l);
-    if (k.dst != dst && !t.passes_through(k.dst)) return false;
-    if (from_src[k.src] == kInfinity || to_dst[k.dst] == kInfinity) return false;
-    return CostPlus()(CostPlus()(from_src[k.src], Cost{k.latency, 1}), to_dst[k.dst]) == best;
-  };
   auto walk = [&](auto&& self, NodeId at) -> void {
     if (static_cast<int>(out.size()) >= limit) return;
     if (at == dst) {
@@ -128,6 +119,20 @@ std::vector<Route> routes_between(const Topology& t, NodeId src, NodeId dst, int
   };
   walk(walk, src);
   return out;
+}
+
+// The least-cost routes from src to dst, given the least costs from src and to dst over
+// pass-through interiors: a link u->v lies on one iff cost(src,u) + w + cost(v,dst) == best.
+std::vector<Route> routes_between(const Topology& t, NodeId src, NodeId dst, int limit, const std::vector<Cost>& from_src,
+                                  const std::vector<Cost>& to_dst) {
+  if (from_src[dst] == kInfinity) return {};
+  const Cost best = from_src[dst];
+  return walk_routes(t, src, dst, limit, [&](LinkId l) {
+    const Link& k = t.link(l);
+    if (k.dst != dst && !t.passes_through(k.dst)) return false;
+    if (from_src[k.src] == kInfinity || to_dst[k.dst] == kInfinity) return false;
+    return CostPlus()(CostPlus()(from_src[k.src], Cost{k.latency, 1}), to_dst[k.dst]) == best;
+  });
 }
 
 }  // namespace
@@ -222,25 +227,11 @@ std::vector<Route> RouteCache::equal_cost_routes(NodeId src, NodeId dst, int lim
       if (u != src) todo.push_back(u);
     }
   }
-  // Depth-first from `src` over those links in link-id order: routes in lexicographic order.
-  std::vector<Route> out;
-  std::vector<LinkId> path;
-  auto walk = [&](auto&& self, NodeId at) -> void {
-    if (static_cast<int>(out.size()) >= limit) return;
-    if (at == dst) {
-      out.push_back(make_route(t, path));
-      return;
-    }
-    for (LinkId l : t.out_links(at)) {
-      const NodeId v = t.link(l).dst;
-      if (m.leads[v] != pair || v == src || !tight(l)) continue;
-      path.push_back(l);
-      self(self, v);
-      path.pop_back();
-    }
-  };
-  walk(walk, src);
-  return out;
+  // Depth-first from `src` over those links: routes in lexicographic order.
+  return walk_routes(t, src, dst, limit, [&](LinkId l) {
+    const NodeId v = t.link(l).dst;
+    return m.leads[v] == pair && v != src && tight(l);
+  });
 }
 
 std::vector<std::vector<Route>> Router::switch_routes_from(NodeId src, int limit, Bandwidth min_bandwidth) const {

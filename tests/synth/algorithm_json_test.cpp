@@ -88,8 +88,12 @@ TEST(AlgorithmJson, TheFastReaderAgreesWithTheReferenceOrDeclines) {
       expect_same(*fast, parse_algorithm_json_reference(text));
       EXPECT_EQ(to_json(*fast), text);
       EXPECT_TRUE(std::is_sorted(done.begin(), done.end()));
-      if (!done.empty()) EXPECT_LE(done.back(), text.rfind(']') + 1);
-      if (slice == 1) EXPECT_EQ(done.size(), a.size());  // a cut between every two transfers
+      if (!done.empty()) {
+        EXPECT_LE(done.back(), text.rfind(']') + 1);
+      }
+      if (slice == 1) {
+        EXPECT_EQ(done.size(), a.size());  // a cut between every two transfers
+      }
     }
   }
   const std::string t0 = R"({"id": 0, "chunk": 0, "src": 0, "dst": 1, "op": "copy", "route": [0], "deps": [])";
