@@ -67,9 +67,10 @@ struct TimingResult {
   std::vector<Time> link_busy;   // per link, summed occupancy weighted by the share of bandwidth held
 };
 
-// Assigns start/end to every transfer of `a` (overwriting what was there) and sets
-// a.claimed_time. Throws tenet::Error when a reference is out of range or a dependency does not
-// point to an earlier transfer.
+// Assigns start/end to every transfer of `a` (overwriting what was there, in place: no copy of the
+// schedule beside it) and sets a.claimed_time. Throws tenet::Error when a reference is out of range
+// or a dependency does not point to an earlier transfer (before any time is written), or a route
+// cannot be costed (then the transfers before it are timed already).
 TimingResult time(const topo::Topology& t, Algorithm& a);
 // The same, writing the times into `start` and `end` (sized a.size()) and leaving `a` alone.
 TimingResult compute_times(const topo::Topology& t, const Algorithm& a, std::span<Time> start,
