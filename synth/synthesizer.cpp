@@ -1242,8 +1242,7 @@ CollectiveKind forward_kind(CollectiveKind k) {
   }
 }
 
-RawList run_forward(const topo::Topology& t, const ChannelGraph& g, const Collective& c,
-                             const SynthOptions& o) {
+RawList run_forward(const topo::Topology& t, const ChannelGraph& g, const Collective& c, const SynthOptions& o) {
   const int p = c.num_ranks();
   const ChunkId chunks = c.num_chunks();
   if (plan_for(c.kind).shape == Shape::Route) {
@@ -1385,7 +1384,7 @@ using Method = SynthMethod;
 // With `last_first`, each tree streams its chunks in reverse order (the All-Gather half of an
 // All-Reduce: the reversed Reduce-Scatter pipelines finish their last chunks first).
 RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const TreePacking& packing,
-                               const std::vector<int>& tree_of, Bytes chunk_bytes, bool last_first) {
+                      const std::vector<int>& tree_of, Bytes chunk_bytes, bool last_first) {
   const int n = ft.num_npus();
   struct Item {
     double key;
