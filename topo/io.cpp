@@ -73,7 +73,9 @@ FileBytes::~FileBytes() {
 void FileBytes::release(size_t up_to) const {
   const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   const size_t end = std::min(up_to, size_) / page * page;
-  if (map_ && end > 0) ::madvise(map_, end, MADV_DONTNEED);
+  if (!map_ || end <= released_) return;
+  ::madvise(static_cast<char*>(map_) + released_, end - released_, MADV_DONTNEED);  // only what is new
+  released_ = end;
 }
 
 void write_file_atomically(const std::string& path, std::string_view content) {

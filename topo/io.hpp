@@ -59,6 +59,7 @@ class FileBytes {
  private:
   void* map_ = nullptr;
   size_t size_ = 0;
+  mutable size_t released_ = 0;  // pages before this are let go (release)
   std::string text_;  // when not mapped
 };
 // Creates an output folder and its parents; throws tenet::Error naming it when it cannot (a file of
