@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <nlohmann/json.hpp>
@@ -93,6 +94,7 @@ CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topolog
     for (int i = 0; i < 8; ++i) digest = (digest ^ static_cast<uint64_t>((v >> (8 * i)) & 0xff)) * 1099511628211ULL;
   };
   mix(p), mix(c.chunks_per_npu), mix(a.chunk_bytes), mix(static_cast<int64_t>(a.size()));
+  if (c.all_reduce_chunks > 0) mix(c.all_reduce_chunks);
   for (synth::TransferId id = 0; id < static_cast<synth::TransferId>(a.size()); ++id) {
     const synth::Transfer& x = a[id];
     mix(x.src), mix(x.dst), mix(x.chunk), mix(x.start), mix(x.end);
@@ -189,6 +191,7 @@ ChakraProtoMsg::GlobalMetadata CollectiveGraphPlan::metadata(int r) const {
   add_string(m, "tenet_collective", std::string(synth::to_string(c.kind)));
   add_string(m, "tenet_ranks", fmt::format("{}", fmt::join(c.ranks, ",")));
   add_int(m, "tenet_chunks_per_npu", c.chunks_per_npu);
+  if (c.all_reduce_chunks > 0) add_int(m, "tenet_chunks", c.all_reduce_chunks);  // All-Reduce: C chunks in all
   // All-to-Allv: the P x P unit matrix, in rank 0's file only (the import reads rank 0's metadata).
   if (c.uneven() && r == 0) add_string(m, "tenet_pair_units", fmt::format("{}", fmt::join(c.pair_units, ",")));
   add_int(m, "tenet_root", c.root);
@@ -570,6 +573,8 @@ Algorithm from_collective_graph(const std::vector<EtFile>& files, const topo::To
     return v;
   };
   a.collective.chunks_per_npu = static_cast<int>(meta_in("tenet_chunks_per_npu", 1, 1, topo::kMaxChunksPerNpu));
+  if (a.collective.kind == synth::CollectiveKind::AllReduce)
+    a.collective.all_reduce_chunks = static_cast<int>(meta_in("tenet_chunks", 0, 0, std::numeric_limits<int32_t>::max()));
   a.collective.root = static_cast<int>(meta_in("tenet_root", 0, 0, static_cast<int64_t>(files.size()) - 1));
   a.chunk_bytes = meta_in("tenet_chunk_bytes", 0, 0, int64_t{1} << 50);
   a.name = meta_string(meta, "tenet_name").value_or("chakra");

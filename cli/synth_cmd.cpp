@@ -120,10 +120,12 @@ Row build_row(const SynthArgs& args, const std::string& name, const topo::Topolo
   const auto begin = std::chrono::steady_clock::now();
   try {
     if (args.chunks != "auto") c.chunks_per_npu = parse_chunks(args.chunks, 1);
+    // Composed per level (an All-Reduce over servers: --method composed, or auto where flat synthesis
+    // is out of reach), the buffer is G*k chunks in all.
+    if (name == "tenet") c = synth::as_synthesized(t, c, o);
     const int64_t transfers = synth::transfer_estimate(c);  // -k auto: at 1 chunk per NPU, the fewest
     topo::check_memory(static_cast<uint64_t>(transfers) * synth::kSynthBytesPerTransfer,
-                       fmt::format("{} for {} over {} ranks ({} chunks per NPU: about {} transfers)", name,
-                                   synth::to_string(c.kind), c.num_ranks(), c.chunks_per_npu, transfers),
+                       fmt::format("{} for {} (about {} transfers)", name, c.describe(), transfers),
                        "synthesize for fewer ranks (--ranks), or fewer chunks per NPU (-k)");
     if (args.chunks == "auto") {
       synth::ChunkingResult r = synth::make_algorithm_auto_chunks(name, t, c, unit, o);
@@ -218,6 +220,7 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row, c
     j["algorithm"] = a.name;
     j["method"] = a.method;
     j["chunks_per_npu"] = c.chunks_per_npu;
+    if (c.all_reduce_chunks > 0) j["chunks"] = c.all_reduce_chunks;  // an All-Reduce in chunks in all (composed)
     j["chunk_bytes"] = a.chunk_bytes;
     if (!row.tried.empty()) {
       auto& tried = j["chunks_tried"] = nlohmann::ordered_json::array();
@@ -553,7 +556,10 @@ void add_synth_command(CLI::App& app) {
                   "along the flow plan's trees), plan-pipeline (the flow plan's trees as pipelines at their\n"
                   "fluid rates), server-plan (on clusters of servers: each chunk crosses the scale-out\n"
                   "network once per server on its rail, then spreads over the server's NVSwitch, every way\n"
-                  "at its share of the links); the output says which one won")
+                  "at its share of the links), composed (an All-Reduce over every NPU of a cluster of servers,\n"
+                  "per level: Reduce-Scatter in each server, All-Reduce across servers GPU by GPU, All-Gather\n"
+                  "in each server; -k counts the chunks per NPU inside a server, G*k in all; auto composes\n"
+                  "where flat synthesis is out of reach, as on 32,768 NPUs); the output says which one won")
       ->capture_default_str();
   cmd->add_option("-a,--algo", args.algo,
                   "tenet (the synthesizer), ring[:N], bidir-ring[:N], direct, rhd, dbt, tree[:N], bruck,\n"

@@ -53,7 +53,9 @@ void write_to(const Algorithm& a, Sink& out) {
   if (!a.method.empty()) out.put(fmt::format("  \"method\": {},\n", json(a.method).dump()));
   out.put(fmt::format("  \"collective\": {{\"kind\": \"{}\", \"ranks\": {}, \"chunks_per_npu\": {}, \"root\": {}{}}},\n",
                       to_string(c.kind), json(c.ranks).dump(), c.chunks_per_npu, c.root,
-                      c.uneven() ? fmt::format(", \"pair_units\": {}", json(c.pair_units).dump()) : ""));
+                      c.uneven()                 ? fmt::format(", \"pair_units\": {}", json(c.pair_units).dump())
+                      : c.all_reduce_chunks > 0 ? fmt::format(", \"chunks\": {}", c.all_reduce_chunks)
+                                                : ""));
   out.put(fmt::format("  \"topology\": {{\"name\": {}, \"fingerprint\": \"{:016x}\"}},\n",
                       json(a.topology_name).dump(), a.topology_fingerprint));
   out.put(fmt::format("  \"chunk_bytes\": {},\n  \"link_model\": \"{}\",\n", a.chunk_bytes, to_string(a.link_model)));

@@ -506,6 +506,13 @@ Algorithm build_head(const Reader& r, const json& doc, int64_t& version) {
   if (static_cast<int64_t>(a.collective.num_ranks()) * a.collective.num_ranks() * a.collective.chunks_per_npu >
       (int64_t{1} << 31))
     r.fail("collective", "too many chunks (over 2^31)");
+  if (c.contains("chunks")) {  // All-Reduce: C chunks in all
+    if (a.collective.kind != CollectiveKind::AllReduce)
+      r.fail("collective.chunks", fmt::format("a chunk count in all is for all-reduce; {} has its chunks per NPU",
+                                              to_string(a.collective.kind)));
+    a.collective.all_reduce_chunks =
+        static_cast<int>(r.integer(c["chunks"], "collective.chunks", 1, std::numeric_limits<int32_t>::max()));
+  }
   if (c.contains("pair_units")) {  // All-to-Allv: P x P units, row-major
     const json& units = r.array(c["pair_units"], "collective.pair_units");
     std::vector<int32_t> matrix;

@@ -1246,6 +1246,13 @@ Algorithm make_baseline(const BaselineSpec& spec, const topo::Topology& t, const
   // the per-dimension compositions assume equal blocks.
   if (c.uneven() && spec.kind != BaselineKind::Ring && spec.kind != BaselineKind::Direct)
     throw NotApplicable(fmt::format("{} has no all-to-allv (uneven) algorithm; ring and direct have", to_string(spec.kind)));
+  // An All-Reduce in C chunks in all (fewer than one per rank, or not a multiple): the trees and
+  // NVLS take any chunks; the others give each rank its block.
+  if (c.all_reduce_chunks > 0 && spec.kind != BaselineKind::Dbt && spec.kind != BaselineKind::Tree &&
+      spec.kind != BaselineKind::Nvls)
+    throw NotApplicable(fmt::format("{} gives every rank a block of the all-reduce: it needs k chunks per NPU, not {} "
+                                    "chunks in all",
+                                    spec.name(), c.all_reduce_chunks));
   if (auto plan = ring_plan(spec, t, c, chunk_bytes, model, reduce_bandwidth)) {
     Algorithm a = plan->materialize(t);
     if (timed) time(t, a);

@@ -115,6 +115,7 @@ int64_t Collective::pair_of(ChunkId c) const {
 
 int Collective::num_chunks() const {
   const int p = num_ranks(), k = chunks_per_npu;
+  if (all_reduce_chunks > 0) return all_reduce_chunks;
   if (uneven()) return static_cast<int>(total_units() * k);
   switch (kind) {
     case CollectiveKind::Broadcast:
@@ -131,6 +132,9 @@ int Collective::origin(ChunkId c) const {
     case CollectiveKind::Reduce:
     case CollectiveKind::Scatter: return root;
     case CollectiveKind::AllToAll: return uneven() ? static_cast<int>(pair_of(c) / p) : c / k / p;
+    // C chunks in all: rank r owns the r-th P-th of them, as c / k does for P*k.
+    case CollectiveKind::AllReduce:
+      return all_reduce_chunks > 0 ? static_cast<int>(static_cast<int64_t>(c) * p / all_reduce_chunks) : c / k;
     default: return c / k;
   }
 }
@@ -218,6 +222,7 @@ std::vector<topo::NodeId> parse_ranks(std::string_view list, int npus) {
 
 int64_t Collective::pieces() const {
   if (uneven()) return chunks_per_npu;  // a unit
+  if (all_reduce_chunks > 0) return all_reduce_chunks;
   switch (kind) {
     case CollectiveKind::Broadcast:
     case CollectiveKind::Reduce: return chunks_per_npu;
@@ -245,6 +250,9 @@ void Collective::validate(const topo::Topology& t) const {
     throw Error(fmt::format("root {} is not a rank (0..{})", root, num_ranks() - 1));
   if (static_cast<int64_t>(num_ranks()) * num_ranks() * chunks_per_npu > (int64_t{1} << 31))
     throw Error("too many chunks (over 2^31)");
+  if (all_reduce_chunks < 0) throw Error(fmt::format("chunks in all must be at least 1, got {}", all_reduce_chunks));
+  if (all_reduce_chunks > 0 && kind != CollectiveKind::AllReduce)
+    throw Error(fmt::format("a chunk count in all is for all-reduce; {} has its chunks per NPU", to_string(kind)));
   if (uneven()) {
     if (kind != CollectiveKind::AllToAll) throw Error(fmt::format("a traffic matrix is for all-to-all, not {}", to_string(kind)));
     const size_t p = ranks.size();
@@ -261,6 +269,9 @@ std::string Collective::describe() const {
   if (uneven())
     return fmt::format("all-to-allv over {} ranks, {} units of traffic (a rank sends at most {}), {} chunk{} per unit",
                        num_ranks(), total_units(), most_units_sent(), chunks_per_npu, chunks_per_npu == 1 ? "" : "s");
+  if (all_reduce_chunks > 0)
+    return fmt::format("{} over {} ranks in {} chunk{}", to_string(kind), num_ranks(), all_reduce_chunks,
+                       all_reduce_chunks == 1 ? "" : "s");
   std::string s = fmt::format("{} over {} ranks, {} chunk{} per NPU", to_string(kind), num_ranks(),
                               chunks_per_npu, chunks_per_npu == 1 ? "" : "s");
   if (is_rooted(kind)) s += fmt::format(", root rank {}", root);

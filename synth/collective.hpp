@@ -11,7 +11,9 @@
 //   Reduce-Scatter         P*k chunks.  Before: every rank holds every chunk with its own
 //                          contribution. After: rank c/k holds chunk c reduced over all ranks.
 //   All-Reduce             P*k chunks, as Reduce-Scatter, but every rank ends with every chunk
-//                          reduced over all ranks.
+//                          reduced over all ranks. Or C chunks in all (all_reduce_chunks): an
+//                          All-Reduce needs no chunk per rank, and with C < P it is not Omega(P^2)
+//                          transfers (trees, and the composition per level of synth/composed.hpp).
 //   Reduce                 k chunks; after, the root holds each reduced over all ranks.
 //   All-to-All             P*P*k chunks; chunk c = (s*P + d)*k + j is rank s's data for rank d.
 //                          Before: on rank s. After: on rank d.
@@ -75,6 +77,9 @@ struct Collective {
   std::vector<topo::NodeId> ranks;  // rank r is NPU ranks[r]; distinct NPUs
   int chunks_per_npu = 1;           // k >= 1 (All-to-Allv: chunks per unit)
   int root = 0;                     // a rank; used by the rooted collectives only
+  // All-Reduce only: when positive, the buffer is cut into this many chunks in all, whatever the
+  // rank count (chunks_per_npu then plays no part in the chunks). 0: P*k chunks.
+  int all_reduce_chunks = 0;
   // All-to-Allv: units rank s sends rank d at [s * P + d] (the diagonal 0), and their running sum
   // (unit_offset[i] = units of the pairs before pair i; P*P + 1 entries). Empty otherwise. Set
   // both with set_pair_units.
@@ -117,9 +122,10 @@ struct Collective {
   int64_t pieces() const;
 
   // Throws tenet::Error unless the ranks are distinct NPUs of `t`, there are at least two, the
-  // root is a rank, chunks_per_npu >= 1 and an All-to-Allv's matrix fits its ranks.
+  // root is a rank, chunks_per_npu >= 1, all_reduce_chunks is 0 or (for an All-Reduce) positive,
+  // and an All-to-Allv's matrix fits its ranks.
   void validate(const topo::Topology& t) const;
-  std::string describe() const;  // "all-gather over 8 ranks, 2 chunks per NPU"
+  std::string describe() const;  // "all-gather over 8 ranks, 2 chunks per NPU", "all-reduce over 8 ranks in 4 chunks"
   // All-to-Allv: the pair (s * P + d) chunk c belongs to.
   int64_t pair_of(ChunkId c) const;
 };

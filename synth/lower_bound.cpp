@@ -18,18 +18,54 @@
 namespace tenet::synth {
 namespace {
 
+// Past this many sources, farthest() samples them (kFarthestSamples, evenly spaced, and the one a
+// sweep back from the farthest destination finds): a search per source over a 32,768-NPU cluster
+// took 84 s. The farthest pair found is still a lower bound on the latency; on regular fabrics
+// (every source equally far from its farthest destination) it is the exact one.
+constexpr size_t kExactFarthestSources = 8192;
+constexpr size_t kFarthestSamples = 64;
+
 // The largest latency distance from any of `from` to any of `to` (through any nodes).
-Time farthest(const topo::Topology& t, const std::vector<topo::NodeId>& from,
-              const std::vector<topo::NodeId>& to) {
+Time farthest_uncached(const topo::Topology& t, const std::vector<topo::NodeId>& from,
+                       const std::vector<topo::NodeId>& to) {
+  const bool all = static_cast<int>(from.size()) == t.num_npus() && static_cast<int>(to.size()) == t.num_npus();
   // Every NPU to every NPU: the diameter, which skips Dijkstra when latencies are uniform.
-  if (static_cast<int>(from.size()) == t.num_npus() && static_cast<int>(to.size()) == t.num_npus())
-    return topo::npu_diameter(t).latency;
+  if (all && from.size() <= kExactFarthestSources) return topo::npu_diameter(t).latency;
   Time worst = 0;
-  for (topo::NodeId s : from) {
-    std::vector<Time> d = topo::latency_distances(t, s);
-    for (topo::NodeId v : to) worst = std::max(worst, d[v]);
+  topo::NodeId worst_to = to.front();
+  auto from_source = [&](topo::NodeId s) {
+    const std::vector<Time> d = topo::latency_distances(t, s);
+    for (topo::NodeId v : to)
+      if (d[v] > worst) worst = d[v], worst_to = v;
+  };
+  if (from.size() <= kExactFarthestSources) {
+    for (topo::NodeId s : from) from_source(s);
+    return worst;
   }
+  for (size_t i = 0; i < kFarthestSamples; ++i) from_source(from[i * from.size() / kFarthestSamples]);
+  // The sweep: the source farthest from the farthest destination found, searched too.
+  const std::vector<Time> back = topo::latency_distances(topo::reversed(t), worst_to);
+  topo::NodeId far = from.front();
+  for (topo::NodeId s : from)
+    if (back[s] > back[far]) far = s;
+  from_source(far);
   return worst;
+}
+
+// farthest_uncached, the last answer kept: a chunk-count search asks for the bound at every count.
+Time farthest(const topo::Topology& t, const std::vector<topo::NodeId>& from, const std::vector<topo::NodeId>& to) {
+  static std::mutex mutex;
+  static uint64_t fingerprint = 0;
+  static std::vector<topo::NodeId> memo_from, memo_to;
+  static Time memo = -1;
+  {
+    std::lock_guard lock(mutex);
+    if (memo >= 0 && fingerprint == t.fingerprint() && memo_from == from && memo_to == to) return memo;
+  }
+  const Time d = farthest_uncached(t, from, to);
+  std::lock_guard lock(mutex);
+  fingerprint = t.fingerprint(), memo_from = from, memo_to = to, memo = d;
+  return d;
 }
 
 // All-to-All: every byte from s to t crosses the links of some s-t path. For any link weights w,
@@ -231,12 +267,14 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
       b.latency = farthest(t, m, m);
       b.label = "cut bound (reversed)";
       break;
-    case CollectiveKind::AllReduce:
-      b.bandwidth = topo::allgather_cut_bound(topo::reversed(t), m).time(p * k_bytes) +
-                    topo::allgather_cut_bound(t, m).time(p * k_bytes);
+    case CollectiveKind::AllReduce: {
+      const Bytes buffer = static_cast<Bytes>(c.num_chunks()) * chunk_bytes;  // P*k chunks, or C in all
+      b.bandwidth = topo::allgather_cut_bound(topo::reversed(t), m).time(buffer) +
+                    topo::allgather_cut_bound(t, m).time(buffer);
       b.latency = farthest(t, m, m);
       b.label = "RS+AG bound";
       break;
+    }
     case CollectiveKind::Broadcast:
       b.bandwidth = topo::broadcast_cut_bound(t, root.front(), m).time(k_bytes);
       b.latency = farthest(t, root, m);
@@ -341,6 +379,7 @@ LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk
     std::lock_guard lock(mutex);
     if (memo.chunk_bytes == chunk_bytes && memo.fingerprint == fingerprint && memo.collective.kind == c.kind &&
         memo.collective.root == c.root && memo.collective.chunks_per_npu == c.chunks_per_npu &&
+        memo.collective.all_reduce_chunks == c.all_reduce_chunks &&
         memo.collective.ranks == c.ranks && memo.collective.pair_units == c.pair_units)
       return memo.bound;
   }

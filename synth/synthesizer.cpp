@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "synth/baselines.hpp"
+#include "synth/composed.hpp"
 #include "synth/lower_bound.hpp"
 #include "synth/server_plan.hpp"
 #include "synth/group_map.hpp"
@@ -38,6 +39,32 @@ int64_t transfer_estimate(const Collective& c) {
   return c.num_chunks() * static_cast<int64_t>(c.num_ranks() - 1) * (c.kind == CollectiveKind::AllReduce ? 2 : 1);
 }
 
+Collective composed_collective(const topo::Topology& t, Collective c) {
+  if (c.all_reduce_chunks > 0) return c;
+  if (const auto servers = composed_servers(t, c)) {
+    c.all_reduce_chunks = static_cast<int>(servers->front().size()) * c.chunks_per_npu;
+    c.chunks_per_npu = 1;
+  }
+  return c;
+}
+
+namespace {
+// Whether flat synthesis is out of reach for `c`: over kFlatTransferCap transfers at one chunk per
+// NPU. An All-Reduce over servers is then composed per level only (synth/composed.hpp).
+bool flat_out_of_reach(Collective c) {
+  c.chunks_per_npu = 1;
+  c.all_reduce_chunks = 0;
+  return transfer_estimate(c) > kFlatTransferCap;
+}
+}  // namespace
+
+Collective as_synthesized(const topo::Topology& t, const Collective& c, const SynthOptions& o) {
+  if (c.kind != CollectiveKind::AllReduce) return c;
+  if (o.method == SynthMethod::Composed || (o.method == SynthMethod::Auto && flat_out_of_reach(c)))
+    return composed_collective(t, c);
+  return c;
+}
+
 std::string_view to_string(SynthMethod m) {
   switch (m) {
     case SynthMethod::Auto: return "auto";
@@ -45,15 +72,16 @@ std::string_view to_string(SynthMethod m) {
     case SynthMethod::PlanMatcher: return "plan-matcher";
     case SynthMethod::PlanPipeline: return "plan-pipeline";
     case SynthMethod::ServerPlan: return "server-plan";
+    case SynthMethod::Composed: return "composed";
   }
   return "?";
 }
 
 SynthMethod parse_synth_method(std::string_view name) {
   for (SynthMethod m : {SynthMethod::Auto, SynthMethod::Matcher, SynthMethod::PlanMatcher, SynthMethod::PlanPipeline,
-                        SynthMethod::ServerPlan})
+                        SynthMethod::ServerPlan, SynthMethod::Composed})
     if (to_string(m) == name) return m;
-  throw Error(fmt::format("unknown method '{}' (auto, matcher, plan-matcher, plan-pipeline or server-plan)", name));
+  throw Error(fmt::format("unknown method '{}' (auto, matcher, plan-matcher, plan-pipeline, server-plan or composed)", name));
 }
 
 std::string_view to_string(ChunkPriority p) {
@@ -1870,10 +1898,124 @@ std::optional<Algorithm> relay_synthesize(const topo::Topology& t, const Collect
 
 }  // namespace
 
+namespace {
+
+// A rail's All-Reduce in a composition per level (synth/composed.hpp), and how to make it over
+// another rail.
+struct RailLevel {
+  Algorithm first;
+  std::function<Algorithm(const Collective&)> make;
+};
+
+// The ways a rail's All-Reduce of k chunks may go: the trees (dbt, tree) on the k chunks in all,
+// made in the rail's part of the cluster (its NPUs, their NVSwitches, its rail switch: the routes the
+// rail uses); and, where the k chunks split evenly among the rail's ranks, flat synthesis on one
+// chunk per rank (method auto, baselines included), repeated.
+std::vector<RailLevel> rail_levels(const topo::Topology& t, const Collective& rail, int k, Bytes chunk_bytes,
+                                   const SynthOptions& o, const SynthOptions& inner) {
+  std::vector<RailLevel> out;
+  const int p = rail.num_ranks();
+  if (k % p == 0) {
+    auto make = [&t, chunk_bytes, inner](const Collective& lc) { return synthesize(t, lc, chunk_bytes, inner); };
+    Collective flat = rail;
+    flat.chunks_per_npu = 1;
+    out.push_back({make(flat), make});
+  }
+  for (BaselineKind b : {BaselineKind::Dbt, BaselineKind::Tree}) {
+    auto make = [&t, chunk_bytes, spec = BaselineSpec{b, {}}, model = o.link_model,
+                 reduce = o.reduce_bandwidth](const Collective& lc) {
+      const std::optional<GroupPart> part = group_part(t, lc);
+      Algorithm a = part ? part->lift(make_baseline(spec, part->topology, part->collective, chunk_bytes, model, reduce), t,
+                                      lc.ranks)
+                         : make_baseline(spec, t, lc, chunk_bytes, model, reduce);
+      a.method = "baseline " + spec.name();
+      return a;
+    };
+    Collective trees = rail;
+    trees.all_reduce_chunks = k;
+    try {
+      out.push_back({make(trees), make});
+    } catch (const NotApplicable&) {
+    }
+  }
+  return out;
+}
+
+// Compositions larger than this are made with the rail level fastest alone only; smaller ones with
+// each rail level, the fastest composition kept (the phases overlap differently).
+constexpr int64_t kComposeEveryRailLevel = int64_t{1} << 20;
+
+// `c` composed per level (SynthMethod::Composed, or an All-Reduce given in chunks in all).
+Algorithm synthesize_composed(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, const SynthOptions& o) {
+  const auto servers = composed_servers(t, c);
+  if (!servers)
+    throw NotApplicable(
+        c.all_reduce_chunks > 0
+            ? fmt::format("an all-reduce in {} chunks in all is made per level on a cluster of servers (method "
+                          "composed), or by the dbt, tree and nvls baselines",
+                          c.all_reduce_chunks)
+            : std::string("method composed makes an all-reduce over every NPU of two or more servers (NPUs joined by "
+                          "their fastest links)"));
+  const int g = static_cast<int>(servers->front().size());
+  if (c.all_reduce_chunks > 0 && c.all_reduce_chunks % g != 0)
+    throw NotApplicable(fmt::format("a composition per level cuts the buffer into {} slices (one per NPU of a server): "
+                                    "{} chunks in all do not split into them",
+                                    g, c.all_reduce_chunks));
+  const int k = c.all_reduce_chunks > 0 ? c.all_reduce_chunks / g : c.chunks_per_npu;
+  SynthOptions inner = o;
+  inner.method = SynthMethod::Auto;
+  inner.team_relay = false;  // the mates are busy with their own slices
+  inner.progress = nullptr;
+  auto server_level = [&](CollectiveKind kind) {
+    Collective sc;
+    sc.kind = kind;
+    sc.ranks = servers->front();
+    return synthesize(t, sc, chunk_bytes, inner);
+  };
+  ComposedLevels levels{server_level(CollectiveKind::ReduceScatter), server_level(CollectiveKind::AllGather), {}};
+  Collective rail;
+  rail.kind = CollectiveKind::AllReduce;
+  for (const auto& server : *servers) rail.ranks.push_back(server.front());
+  std::vector<RailLevel> ways = rail_levels(t, rail, k, chunk_bytes, o, inner);
+  if (ways.empty()) throw NotApplicable(fmt::format("no algorithm for the all-reduce across servers ({})", rail.describe()));
+  Collective whole = c;
+  whole.all_reduce_chunks = g * k;
+  if (transfer_estimate(whole) > kComposeEveryRailLevel) {
+    // The way fastest alone over all k chunks (a flat one runs k / ranks times).
+    auto total = [&](const RailLevel& w) {
+      return static_cast<double>(w.first.claimed_time) * k / w.first.collective.num_chunks();
+    };
+    auto fastest = std::min_element(ways.begin(), ways.end(),
+                                    [&](const RailLevel& x, const RailLevel& y) { return total(x) < total(y); });
+    std::vector<RailLevel> one;
+    one.push_back(std::move(*fastest));
+    ways = std::move(one);
+  }
+  auto label = [](const Algorithm& a) { return a.method.empty() ? a.name : a.method; };
+  std::optional<Algorithm> best;
+  for (RailLevel& way : ways) {
+    levels.across = std::move(way.first);
+    std::optional<Algorithm> a = compose_all_reduce(t, c, k, chunk_bytes, o.link_model, levels, [&](const Collective& lc) {
+      return lc.kind == CollectiveKind::AllReduce ? way.make(lc) : synthesize(t, lc, chunk_bytes, inner);
+    });
+    if (!a || (best && a->claimed_time >= best->claimed_time)) continue;
+    a->method = fmt::format("composed: Reduce-Scatter in each server by {}; All-Reduce across servers, GPU by GPU, "
+                            "by {}; All-Gather in each server by {}",
+                            label(levels.reduce_scatter), label(levels.across), label(levels.all_gather));
+    best = std::move(a);
+  }
+  if (!best) throw NotApplicable("a level's algorithm relays through NPUs outside its server or rail: no composition");
+  set_reduce_bandwidth(t, *best, o.reduce_bandwidth);
+  return std::move(*best);
+}
+
+}  // namespace
+
 Algorithm synthesize(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, const SynthOptions& o) {
   c.validate(t);
   if (chunk_bytes < 1) throw Error("chunk size must be at least 1 byte");
   if (o.restarts < 1) throw Error("restarts must be at least 1");
+  if (o.method == SynthMethod::Composed || c.all_reduce_chunks > 0) return synthesize_composed(t, c, chunk_bytes, o);
   // A group with idle server mates: the team relay first; near the bound it is the answer (the
   // matcher's work for a large group grows with the whole cluster).
   std::optional<Algorithm> relayed;
@@ -1988,8 +2130,82 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
   return best;
 }
 
+namespace {
+
+// The composition per level at 1, 2, 4, ... chunks per NPU inside the servers: as best_chunking
+// does, up to the transfer budget, stopping within kChunkSearchSlack of the bound or once doubling
+// stops helping (twice for small algorithms, once past 1M transfers).
+ChunkingResult composed_auto_chunks(const topo::Topology& t, const Collective& c, Bytes total_bytes,
+                                    const SynthOptions& o, int max_chunks_per_npu) {
+  SynthOptions quiet = o;
+  quiet.progress = nullptr;
+  quiet.method = SynthMethod::Composed;
+  ChunkingResult best;
+  bool have = false;
+  int worse = 0;
+  // As many chunks in all as the flat search may make (k chunks per NPU inside a server of G are
+  // G*k in all, P*k flat).
+  const int64_t most_chunks = static_cast<int64_t>(max_chunks_per_npu) * c.num_ranks();
+  const auto servers = composed_servers(t, c);
+  if (!servers) synthesize_composed(t, c, 1, o);  // throws NotApplicable, saying why
+  const int64_t g = static_cast<int64_t>(servers->front().size());
+  for (int k = 1; g * k <= most_chunks; k *= 2) {
+    Collective cc = c;
+    cc.all_reduce_chunks = 0;
+    cc.chunks_per_npu = k;
+    cc = composed_collective(t, cc);
+    if (have && transfer_estimate(cc) > o.auto_chunk_transfers) break;
+    const Bytes chunk = cc.chunk_bytes_for(total_bytes);
+    if (chunk < 1) break;
+    if (o.progress) o.progress(0.05 + 0.9 * std::log2(k + 1) / std::log2(max_chunks_per_npu + 1));
+    Algorithm a = synthesize(t, cc, chunk, quiet);
+    best.tried.push_back({k, a.claimed_time, to_string(SynthMethod::Composed)});
+    if (!have || a.claimed_time < best.algorithm.claimed_time) {
+      best.algorithm = std::move(a);
+      best.chunks_per_npu = k;
+      have = true;
+      worse = 0;
+      if (within_bound(t, best.algorithm, 1 + kChunkSearchSlack)) break;
+    } else if (++worse >= 2 || transfer_estimate(cc) > (int64_t{1} << 20)) {
+      break;
+    }
+  }
+  return best;
+}
+
+ChunkingResult flat_auto_chunks(const topo::Topology& t, Collective c, Bytes total_bytes, const SynthOptions& o,
+                                int max_chunks_per_npu);
+
+}  // namespace
+
 ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Bytes total_bytes,
                                       const SynthOptions& o, int max_chunks_per_npu) {
+  const bool servers = composed_servers(t, c).has_value();
+  if (o.method == SynthMethod::Composed || (o.method == SynthMethod::Auto && servers && flat_out_of_reach(c))) {
+    if (!servers) synthesize_composed(t, c, 1, o);  // throws NotApplicable, saying why
+    return composed_auto_chunks(t, c, total_bytes, o, max_chunks_per_npu);
+  }
+  ChunkingResult best = flat_auto_chunks(t, c, total_bytes, o, max_chunks_per_npu);
+  // Where the flat search ends short of the bound (a cluster too large for more than one chunk
+  // per NPU), the composition may do better.
+  if (o.method == SynthMethod::Auto && servers && c.all_reduce_chunks == 0 && !within_bound(t, best.algorithm, kComposeAbove)) {
+    try {
+      ChunkingResult composed = composed_auto_chunks(t, c, total_bytes, o, max_chunks_per_npu);
+      best.tried.insert(best.tried.end(), composed.tried.begin(), composed.tried.end());
+      if (composed.algorithm.claimed_time < best.algorithm.claimed_time) {
+        best.algorithm = std::move(composed.algorithm);
+        best.chunks_per_npu = composed.chunks_per_npu;
+      }
+    } catch (const NotApplicable&) {
+    }
+  }
+  return best;
+}
+
+namespace {
+
+ChunkingResult flat_auto_chunks(const topo::Topology& t, Collective c, Bytes total_bytes, const SynthOptions& o,
+                                int max_chunks_per_npu) {
   SynthOptions quiet = o;
   quiet.progress = nullptr;
   quiet.baselines = false;  // each baseline gets its own chunk search below, the one benchmarks run
@@ -2103,5 +2319,7 @@ ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Byt
   }
   return best;
 }
+
+}  // namespace
 
 }  // namespace tenet::synth

@@ -45,6 +45,9 @@ enum class SynthMethod : uint8_t {
                  // Scatter, Gather: along its way spread like the flow optimum)
   PlanPipeline,  // the flow plan's trees as pipelines at their fluid rates
   ServerPlan,    // the matcher on the hierarchical plan of a cluster of servers (synth/server_plan.hpp)
+  Composed,      // an All-Reduce over a cluster of servers composed per level: Reduce-Scatter in each
+                 // server, All-Reduce across servers GPU by GPU, All-Gather in each server
+                 // (synth/composed.hpp); k chunks per NPU inside the servers, G*k in all
 };
 std::string_view to_string(SynthMethod m);
 SynthMethod parse_synth_method(std::string_view name);
@@ -138,6 +141,15 @@ inline constexpr double kPortfolioSlack = 2e-3;
 // About how many transfers an algorithm for `c` has at least: every chunk crossing to every other
 // rank (twice for All-Reduce), or to its one rank (All-to-All, Scatter, Gather).
 int64_t transfer_estimate(const Collective& c);
+// `c` as the composition per level makes it (SynthMethod::Composed): its chunks_per_npu k inside
+// the servers, G*k chunks in all (Collective::all_reduce_chunks); `c` unchanged where it does not
+// compose (synth/composed.hpp: an All-Reduce over every NPU of two or more servers).
+Collective composed_collective(const topo::Topology& t, Collective c);
+// `c` as `options.method` synthesizes it at its chunks_per_npu: composed (composed_collective)
+// where method composed does, or method auto would (an All-Reduce over servers too large to
+// synthesize flat: over kFlatTransferCap transfers at one chunk per NPU); else `c`.
+// Its transfer_estimate is what a run needs; its chunk_bytes_for, the chunk size for a total.
+Collective as_synthesized(const topo::Topology& t, const Collective& c, const SynthOptions& options);
 // About what a run holds per transfer, for the memory check (topo::check_memory), on the low side
 // so that nothing that fits is refused: `tenet sim` held 153 B per transfer (ring All-Reduce over
 // 4096 ranks: 5.1 GB for 33.5M transfers), `tenet synth` 58 B (a 64x64 torus All-Gather with -o:
@@ -163,6 +175,14 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
 inline constexpr double kRelayEnough = 1.05;
 inline constexpr double kRelayClose = 1.02;
 inline constexpr double kRelayGain = 1.005;
+// An All-Reduce over a cluster of servers (synth/composed.hpp) is also composed per level, at 1, 2,
+// 4, ... chunks per NPU inside the servers, where the flat search ends over kComposeAbove x the
+// bound (4096 NPUs: one chunk per NPU flat, 1.21x), and kept when faster; where flat synthesis is
+// out of reach (over kFlatTransferCap transfers at one chunk per NPU: an All-Reduce over 5,793
+// NPUs or more), only the composition is searched. The composition's tries say method "composed",
+// with k its chunks per NPU inside the servers.
+inline constexpr double kComposeAbove = 1.10;
+inline constexpr int64_t kFlatTransferCap = int64_t{1} << 26;
 ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Bytes total_bytes,
                                       const SynthOptions& options = {}, int max_chunks_per_npu = 64);
 

@@ -271,6 +271,10 @@ check "sim memory estimate" 2 "all-reduce of 64 MiB over 8 ranks (8 chunks per N
 check "sim ring plan fits" 0 "ring plans      1" -- env TENET_MEMORY=4KiB "$T" sim -w "$tmp/mb/ar" -t ring:8 --coll all-reduce=ring -k 8
 check "sim ring plan estimate" 2 "ring plan of all-reduce of 64 MiB over 8 ranks (8 chunks per NPU: 896 transfers) would need about 896 B" -- env TENET_MEMORY=512B "$T" sim -w "$tmp/mb/ar" -t ring:8 --coll all-reduce=ring -k 8
 check "synth memory estimate" 2 "would need about" -- env TENET_MEMORY=1KiB "$T" synth -t ring:8 -c all-gather -s 64MiB -k 4 -o "$tmp/mem"
+check "synth composed" 0 "composed: Reduce-Scatter in each server" -- "$T" synth -t nvcluster:2x4,net=rail -c all-reduce -s 1MiB --method composed -k 2 -o "$tmp/composed"
+check "synth composed chunks" 0 "8 chunks of 128 KiB" -- "$T" synth -t nvcluster:2x4,net=rail -c all-reduce -s 1MiB --method composed -k 2 -o "$tmp/composed"
+check "synth composed flat" 2 "method composed makes an all-reduce over every NPU of two or more servers" -- "$T" synth -t torus2d:4x4 -c all-reduce --method composed -o "$tmp/composed2"
+check "synth composed group" 2 "two or more servers" -- "$T" synth -t nvcluster:2x4,net=rail -c all-reduce --ranks 0-3 --method composed -o "$tmp/composed3"
 [[ -e "$tmp/mem" ]] && { echo "FAIL synth memory estimate: wrote $tmp/mem"; fail=$((fail + 1)); } || pass=$((pass + 1))
 check "memory override bad" 2 "TENET_MEMORY='lots'" -- env TENET_MEMORY=lots "$T" synth -t ring:8 -c all-gather -s 64MiB -k 4 -o "$tmp/mem"
 check "memory fits" 0 "collective time" -- env TENET_MEMORY=1GiB "$T" synth -t ring:8 -c all-gather -s 64MiB -k 4 -o "$tmp/mem2"
