@@ -503,9 +503,8 @@ Algorithm build_head(const Reader& r, const json& doc, int64_t& version) {
   a.collective.root = c.contains("root")
                           ? static_cast<int>(r.integer(c["root"], "collective.root", 0, a.collective.num_ranks() - 1))
                           : 0;
-  if (static_cast<int64_t>(a.collective.num_ranks()) * a.collective.num_ranks() * a.collective.chunks_per_npu >
-      (int64_t{1} << 31))
-    r.fail("collective", "too many chunks (over 2^31)");
+  if (a.collective.wide_chunks() >= (int64_t{1} << 31))
+    r.fail("collective", fmt::format("too many chunks ({}, over 2^31)", a.collective.wide_chunks()));
   if (c.contains("chunks")) {  // All-Reduce: C chunks in all
     if (a.collective.kind != CollectiveKind::AllReduce)
       r.fail("collective.chunks", fmt::format("a chunk count in all is for all-reduce; {} has its chunks per NPU",

@@ -125,6 +125,18 @@ int Collective::num_chunks() const {
   }
 }
 
+int64_t Collective::wide_chunks() const {
+  const int64_t p = num_ranks(), k = chunks_per_npu;
+  if (all_reduce_chunks > 0) return all_reduce_chunks;
+  if (uneven()) return total_units() * k;
+  switch (kind) {
+    case CollectiveKind::Broadcast:
+    case CollectiveKind::Reduce: return k;
+    case CollectiveKind::AllToAll: return p * p * k;
+    default: return p * k;
+  }
+}
+
 int Collective::origin(ChunkId c) const {
   const int p = num_ranks(), k = chunks_per_npu;
   switch (kind) {
@@ -248,8 +260,7 @@ void Collective::validate(const topo::Topology& t) const {
   }
   if (is_rooted(kind) && (root < 0 || root >= num_ranks()))
     throw Error(fmt::format("root {} is not a rank (0..{})", root, num_ranks() - 1));
-  if (static_cast<int64_t>(num_ranks()) * num_ranks() * chunks_per_npu > (int64_t{1} << 31))
-    throw Error("too many chunks (over 2^31)");
+  if (wide_chunks() >= (int64_t{1} << 31)) throw Error(fmt::format("too many chunks ({}, over 2^31)", wide_chunks()));
   if (all_reduce_chunks < 0) throw Error(fmt::format("chunks in all must be at least 1, got {}", all_reduce_chunks));
   if (all_reduce_chunks > 0 && kind != CollectiveKind::AllReduce)
     throw Error(fmt::format("a chunk count in all is for all-reduce; {} has its chunks per NPU", to_string(kind)));

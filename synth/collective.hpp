@@ -102,6 +102,8 @@ struct Collective {
 
   int num_ranks() const { return static_cast<int>(ranks.size()); }
   int num_chunks() const;
+  // num_chunks() in 64 bits, for the check that it fits (validate: at most 2^31 - 1).
+  int64_t wide_chunks() const;
   // The rank whose data the chunk is (for the reductions: the rank that owns the chunk at the end
   // of a Reduce-Scatter; the root for Reduce and Broadcast and Scatter).
   int origin(ChunkId c) const;

@@ -6,7 +6,9 @@
 
 #include <filesystem>
 #include <random>
+#include <set>
 
+#include "synth/lower_bound.hpp"
 #include "synth/timing.hpp"
 #include "synth/verify.hpp"
 #include "tests/synth/test_support.hpp"
@@ -208,6 +210,29 @@ TEST(BaselineClosedForms, DoubleBinaryTreeOnFullyConnected) {
     EXPECT_EQ(run("tree:1", "fc:7", CollectiveKind::AllReduce, k, LinkModel::Hold), chunks * (kLat + kSer)) << k;
     EXPECT_EQ(run("tree:1", "fc:7", CollectiveKind::AllReduce, k), chunks * kSer + kLat) << k;
   }
+}
+
+// The two trees of dbt are complementary: no rank has more than two children in both together
+// (counted from the algorithm: the ranks that reduce into it, per tree), so none takes in more
+// than two chunks for every one a tree reduces. A second tree shifted by one gave a rank three
+// wherever the count is not 2^n - 1, and every tree All-Reduce ran 1.5x its links' time.
+TEST(Baselines, DoubleBinaryTreesAreComplementary) {
+  for (int p : {3, 4, 5, 6, 7, 8, 12, 16, 31, 32, 33, 100, 255}) {
+    const auto t = topo::generate(fmt::format("switch:{}", p));
+    const Algorithm a = make_baseline({BaselineKind::Dbt, {}}, t, Collective::over_all(t, CollectiveKind::AllReduce, 2), 1024);
+    const int half = p;  // chunks 0..p-1 go up the first tree, the rest up the second
+    std::vector<std::set<NodeId>> children(2 * p);
+    for (const Transfer& x : a.transfers())
+      if (x.op == Op::Reduce) children[static_cast<size_t>((x.chunk < half ? 0 : p) + x.dst)].insert(x.src);
+    for (int v = 0; v < p; ++v)
+      EXPECT_LE(children[static_cast<size_t>(v)].size() + children[static_cast<size_t>(p + v)].size(), 2u)
+          << "rank " << v << " of " << p;
+  }
+  // On a 512-rank switch, the tree All-Reduce is within 1.3x of the bound (was 1.53x).
+  const auto t = topo::generate("switch:512");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
+  const Algorithm a = make_baseline({BaselineKind::Dbt, {}}, t, c, c.chunk_bytes_for(32 << 20));
+  EXPECT_LT(static_cast<double>(a.claimed_time) / static_cast<double>(lower_bound(t, c, a.chunk_bytes).total), 1.3);
 }
 
 TEST(Baselines, RingOrdersFollowTheTopology) {
