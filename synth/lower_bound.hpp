@@ -28,7 +28,7 @@ namespace tenet::synth {
 
 struct LowerBound {
   Time bandwidth = 0;  // the bandwidth term
-  Time latency = 0;    // the farthest pair that must communicate (latency-weighted; over 8,192
+  Time latency = 0;    // the farthest pair that must communicate (latency-weighted; over 4,096
                        // sources, the farthest found from a sample of them: still a bound)
   Time min_link_latency = 0;
   Time total = 0;      // max(bandwidth + min_link_latency, latency)
