@@ -603,7 +603,6 @@ class Simulator {
                                 c.num_ranks(), m.traffic, e.message()));
       }
     }
-    const Bytes chunk = std::max<Bytes>(1, c.chunk_bytes_for(size));
     std::unique_ptr<synth::Algorithm> a;
     if (from_file) {
       // An algorithm file is made for one size (as ASTRA-sim's custom collectives are): it runs as
@@ -639,6 +638,11 @@ class Simulator {
       o.auto_chunk_transfers = synth::kSimAutoChunkTransfers;  // as made: relays' hops and hand-overs count
       // A routed chunk (All-to-All, Scatter, Gather) is a transfer per hop: half the diameter on
       // average.
+      // An All-Reduce over a cluster too large to synthesize flat is composed per level
+      // (synth/composed.hpp): its chunks, and so its size estimate and chunk size, are the composition's.
+      if (producer == "tenet") c = synth::as_synthesized(t_, c, o);
+      // One such All-Reduce is the whole iteration's traffic: -k auto searches it as `tenet synth` does.
+      if (c.all_reduce_chunks > 0) o.auto_chunk_transfers = synth::kAutoChunkTransferBudget;
       const bool routed = synth::one_destination(c.kind);
       if (routed && half_diameter_ == 0) half_diameter_ = std::max(1, topo::npu_diameter(t_).hops / 2);
       const int64_t hops = routed ? half_diameter_ : 1;
@@ -658,7 +662,8 @@ class Simulator {
             synth::make_algorithm_auto_chunks(producer, t_, c, std::max<Bytes>(1, size), o, most).algorithm);
       } else {
         o.time_baselines = false;  // replayed below, with everything else in flight
-        a = std::make_unique<synth::Algorithm>(synth::make_algorithm(producer, t_, c, chunk, o));
+        a = std::make_unique<synth::Algorithm>(
+            synth::make_algorithm(producer, t_, c, std::max<Bytes>(1, c.chunk_bytes_for(size)), o));
       }
     }
     const synth::Algorithm& made = *cache_.emplace(key, std::move(a)).first->second;

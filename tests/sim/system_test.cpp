@@ -139,6 +139,23 @@ TEST(Simulator, ReplaysASynthesizedAllReduceInItsSynthesizedTime) {
   EXPECT_EQ(simulate(t, w.files, cfg).iteration, a.claimed_time);
 }
 
+// An All-Reduce over a cluster too large to synthesize flat (over 5,793 NPUs: 2^26 transfers at one
+// chunk per NPU, which the simulator refused up front) is composed per level (synth/composed.hpp),
+// -k counting the chunks per NPU inside a server, and replays in its synthesized time.
+TEST(Simulator, ComposesAllReducesTooLargeToSynthesizeFlat) {
+  const auto t = topo::generate("nvcluster:740x8,net=rail");
+  Workload w(t.num_npus());
+  for (int r = 0; r < t.num_npus(); ++r) w.all_reduce(r, 64 << 20);
+  SimConfig cfg;
+  cfg.chunks_per_npu = 2;
+  const synth::Collective c = synth::as_synthesized(
+      t, synth::Collective::over_all(t, synth::CollectiveKind::AllReduce, 2), synth::SynthOptions{});
+  ASSERT_EQ(c.all_reduce_chunks, 16);
+  const synth::Algorithm a = synth::synthesize(t, c, c.chunk_bytes_for(64 << 20));
+  EXPECT_EQ(a.method.rfind("composed", 0), 0u) << a.method;
+  EXPECT_EQ(simulate(t, w.files, cfg).iteration, a.claimed_time);
+}
+
 TEST(Simulator, RunsAlgorithmFilesAsTheyAre) {
   topo::testing::TempDir dir;
   const auto t = topo::generate("ring:4");
