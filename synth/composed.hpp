@@ -36,6 +36,12 @@ namespace tenet::synth {
 // otherwise.
 std::optional<std::vector<std::vector<topo::NodeId>>> composed_servers(const topo::Topology& t, const Collective& c);
 
+// The bandwidth that joins a server: the highest b at which its NPUs reach each other through links
+// at least b fast (its NVSwitch's, not its NICs'), as topo::detect_servers groups them. A server's
+// levels are made in its part of the cluster through such links alone (group_part's
+// min_bandwidth): a server's Reduce-Scatter has no business in the fabric behind its NICs.
+Bandwidth server_bandwidth(const topo::Topology& t, const std::vector<topo::NodeId>& server);
+
 // The levels of a composition, made once: for the first server (composed_servers' first) and the
 // first rail (GPU 0 of every server).
 struct ComposedLevels {

@@ -113,7 +113,7 @@ Algorithm GroupPart::lift(Algorithm a, const topo::Topology& whole, const std::v
   return a;
 }
 
-std::optional<GroupPart> group_part(const topo::Topology& t, const Collective& c) {
+std::optional<GroupPart> group_part(const topo::Topology& t, const Collective& c, Bandwidth min_bandwidth) {
   const int m = c.num_ranks();
   if (m >= t.num_npus() || m < 2) return std::nullopt;
   // The members, then the switches they reach through switches, breadth first.
@@ -126,6 +126,7 @@ std::optional<GroupPart> group_part(const topo::Topology& t, const Collective& c
   for (size_t i = 0; i < nodes.size() + switches.size(); ++i) {
     const NodeId v = i < nodes.size() ? nodes[i] : switches[i - nodes.size()];
     for (LinkId l : t.out_links(v)) {
+      if (t.link(l).bandwidth < min_bandwidth) continue;
       const NodeId w = t.link(l).dst;
       if (t.is_npu(w) && local[static_cast<size_t>(w)] < 0) {
         if (i < nodes.size()) return std::nullopt;  // a member linked to another NPU: that NPU is fabric
@@ -157,6 +158,8 @@ std::optional<GroupPart> group_part(const topo::Topology& t, const Collective& c
     const NodeId v = i < nodes.size() ? nodes[i] : switches[i - nodes.size()];
     for (LinkId l : t.out_links(v)) {
       const topo::Link& k = t.link(l);
+      if (k.bandwidth < min_bandwidth) continue;
+      // (Every switch a part node links to at min_bandwidth or more is in the part.)
       const bool inside = t.is_switch(k.dst) || (k.dst < t.num_npus() && local[static_cast<size_t>(k.dst)] >= 0);
       if (!inside) continue;
       const LinkId added = b.add_link(local[static_cast<size_t>(v)], local[static_cast<size_t>(k.dst)], k.bandwidth,

@@ -50,6 +50,8 @@ inline constexpr int kGroupPartShare = 4;
 // server's group in a cluster of 8 servers or more). Synthesis there costs what the group costs,
 // not what the cluster does; what it gives up is relaying through other groups' NPUs (the group's
 // lower bound still counts them). Nothing otherwise.
-std::optional<GroupPart> group_part(const topo::Topology& t, const Collective& c);
+// With `min_bandwidth`, only links at least that fast count: a server's part through its NVSwitch
+// alone, not its NICs and the fabric behind them (synth/composed.hpp's server levels).
+std::optional<GroupPart> group_part(const topo::Topology& t, const Collective& c, Bandwidth min_bandwidth = 0);
 
 }  // namespace tenet::synth

@@ -1966,11 +1966,20 @@ Algorithm synthesize_composed(const topo::Topology& t, const Collective& c, Byte
   inner.method = SynthMethod::Auto;
   inner.team_relay = false;  // the mates are busy with their own slices
   inner.progress = nullptr;
+  // A server's levels in its part through the links that join it (its NVSwitch, not the fabric
+  // behind its NICs: on a fat tree that part held every switch, and its flow plans took 80 % of
+  // the time), else on the whole topology.
+  const Bandwidth joined = server_bandwidth(t, servers->front());
+  auto in_server = [&](const Collective& sc) {
+    if (const std::optional<GroupPart> part = group_part(t, sc, joined))
+      return part->lift(synthesize(part->topology, part->collective, chunk_bytes, inner), t, sc.ranks);
+    return synthesize(t, sc, chunk_bytes, inner);
+  };
   auto server_level = [&](CollectiveKind kind) {
     Collective sc;
     sc.kind = kind;
     sc.ranks = servers->front();
-    return synthesize(t, sc, chunk_bytes, inner);
+    return in_server(sc);
   };
   ComposedLevels levels{server_level(CollectiveKind::ReduceScatter), server_level(CollectiveKind::AllGather), {}};
   Collective rail;
@@ -1996,7 +2005,7 @@ Algorithm synthesize_composed(const topo::Topology& t, const Collective& c, Byte
   for (RailLevel& way : ways) {
     levels.across = std::move(way.first);
     std::optional<Algorithm> a = compose_all_reduce(t, c, k, chunk_bytes, o.link_model, levels, [&](const Collective& lc) {
-      return lc.kind == CollectiveKind::AllReduce ? way.make(lc) : synthesize(t, lc, chunk_bytes, inner);
+      return lc.kind == CollectiveKind::AllReduce ? way.make(lc) : in_server(lc);
     });
     if (!a || (best && a->claimed_time >= best->claimed_time)) continue;
     a->method = fmt::format("composed: Reduce-Scatter in each server by {}; All-Reduce across servers, GPU by GPU, "

@@ -10,6 +10,7 @@
 #include "chakra/collective_graph.hpp"
 #include "synth/algorithm_json.hpp"
 #include "synth/baselines.hpp"
+#include "synth/group_map.hpp"
 #include "synth/lower_bound.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/verify.hpp"
@@ -158,6 +159,30 @@ TEST(Composed, PhasesOverlap) {
       static_cast<double>(many.claimed_time) / static_cast<double>(lower_bound(t, many.collective, many.chunk_bytes).total);
   EXPECT_LT(ratio, 1.1) << many.method;
   EXPECT_LT(many.claimed_time, few.claimed_time);
+}
+
+// A server's levels are made in its part through the links that join it (its NVSwitch): on a fat
+// tree, the server's part through any switch is the whole fabric (and its flow plans took 80 % of a
+// 2,048-NPU composition's time).
+TEST(Composed, ServerLevelsStayInsideTheServer) {
+  const auto t = topo::generate("nvcluster:4x8,net=fattree");
+  const auto servers = composed_servers(t, Collective::over_all(t, CollectiveKind::AllReduce));
+  ASSERT_TRUE(servers);
+  const Bandwidth joined = server_bandwidth(t, servers->front());
+  EXPECT_EQ(joined, t.link(t.out_links(0).front()).bandwidth);  // npu0's NVSwitch link, 450 GB/s
+  EXPECT_EQ(joined, Bandwidth{450'000'000'000});
+  Collective rs;
+  rs.kind = CollectiveKind::ReduceScatter;
+  rs.ranks = servers->front();
+  const auto part = group_part(t, rs, joined);
+  ASSERT_TRUE(part);
+  EXPECT_EQ(part->topology.num_nodes(), 9);  // 8 GPUs and their NVSwitch
+  EXPECT_FALSE(group_part(t, rs));           // through the fabric: over a quarter of the cluster
+  SynthOptions o;
+  o.method = SynthMethod::Composed;
+  const Algorithm a = synthesize(t, Collective::over_all(t, CollectiveKind::AllReduce, 2), 1 << 20, o);
+  EXPECT_NE(a.method.find("(9 of 48 nodes"), std::string::npos) << a.method;
+  EXPECT_TRUE(verify(t, a).correct());
 }
 
 TEST(Composed, OnlyClustersOfServersCompose) {
