@@ -14,9 +14,9 @@
 // (phase 2), and renamed for the others (synth/group_map.hpp; made again where no renaming is
 // found). The server levels run in loops of one chunk per NPU, so that slice chunk q is reduced
 // (and gathered) early for small q and the next level can start on it. The levels are listed one
-// after another: a transfer reads its chunk at its source as left
-// by the transfers listed before it (the IR's implicit data dependency), so each chunk's phase
-// starts where it is ready, chunk by chunk, with no barrier. Each phase's channels are its own
+// after another: a transfer reads its chunk at its source as left by the transfers listed before
+// it (the IR's implicit data dependency), so each chunk's phase starts where it is ready, chunk by
+// chunk, with no barrier. Each phase's channels are its own
 // (queues of their own on the links they share), so a server's All-Gather of early chunks does not
 // wait behind its Reduce-Scatter of late ones. The whole is then timed as one.
 #pragma once
