@@ -2152,6 +2152,7 @@ ChunkingResult composed_auto_chunks(const topo::Topology& t, const Collective& c
   ChunkingResult best;
   bool have = false;
   int worse = 0;
+  std::optional<std::string> why;  // the first count's reason for no composition
   // As many chunks in all as the flat search may make (k chunks per NPU inside a server of G are
   // G*k in all, P*k flat).
   const int64_t most_chunks = static_cast<int64_t>(max_chunks_per_npu) * c.num_ranks();
@@ -2167,7 +2168,15 @@ ChunkingResult composed_auto_chunks(const topo::Topology& t, const Collective& c
     const Bytes chunk = cc.chunk_bytes_for(total_bytes);
     if (chunk < 1) break;
     if (o.progress) o.progress(0.05 + 0.9 * std::log2(k + 1) / std::log2(max_chunks_per_npu + 1));
-    Algorithm a = synthesize(t, cc, chunk, quiet);
+    Algorithm a;
+    try {
+      a = synthesize(t, cc, chunk, quiet);
+    } catch (const NotApplicable& e) {
+      // A rail level may need more chunks (flat synthesis where they split among the rail's
+      // ranks, when the trees cannot run there): try the next count.
+      if (!why) why = e.message();
+      continue;
+    }
     best.tried.push_back({k, a.claimed_time, to_string(SynthMethod::Composed)});
     if (!have || a.claimed_time < best.algorithm.claimed_time) {
       best.algorithm = std::move(a);
@@ -2179,6 +2188,7 @@ ChunkingResult composed_auto_chunks(const topo::Topology& t, const Collective& c
       break;
     }
   }
+  if (!have) throw NotApplicable(why ? *why : std::string("no chunk count composes"));
   return best;
 }
 

@@ -185,6 +185,20 @@ TEST(Composed, ServerLevelsStayInsideTheServer) {
   EXPECT_TRUE(verify(t, a).correct());
 }
 
+// Where the trees cannot cross the servers (DGX-1 boxes on a switch: a tree's partial sums would have
+// to pass through NPUs with contributions of their own), the chunk search goes on to the counts at
+// which the rail's chunks split among its ranks and flat synthesis runs there.
+TEST(Composed, TheSearchGoesOnWhereACountDoesNotCompose) {
+  const auto t = topo::generate("dgx1:8 x switch:4");
+  SynthOptions o;
+  o.method = SynthMethod::Composed;
+  const ChunkingResult r = synthesize_auto_chunks(t, Collective::over_all(t, CollectiveKind::AllReduce), 64 << 20, o);
+  ASSERT_FALSE(r.tried.empty());
+  EXPECT_GT(r.tried.front().chunks_per_npu, 1);
+  const Report rep = verify(t, r.algorithm);
+  EXPECT_TRUE(rep.correct()) << testing::violation_text(rep);
+}
+
 TEST(Composed, OnlyClustersOfServersCompose) {
   SynthOptions o;
   o.method = SynthMethod::Composed;
