@@ -574,7 +574,8 @@ Algorithm from_collective_graph(const std::vector<EtFile>& files, const topo::To
   };
   a.collective.chunks_per_npu = static_cast<int>(meta_in("tenet_chunks_per_npu", 1, 1, topo::kMaxChunksPerNpu));
   if (a.collective.kind == synth::CollectiveKind::AllReduce)
-    a.collective.all_reduce_chunks = static_cast<int>(meta_in("tenet_chunks", 0, 0, std::numeric_limits<int32_t>::max()));
+    a.collective.all_reduce_chunks =
+        static_cast<int>(meta_in("tenet_chunks", 0, 0, std::numeric_limits<int32_t>::max()));
   a.collective.root = static_cast<int>(meta_in("tenet_root", 0, 0, static_cast<int64_t>(files.size()) - 1));
   a.chunk_bytes = meta_in("tenet_chunk_bytes", 0, 0, int64_t{1} << 50);
   a.name = meta_string(meta, "tenet_name").value_or("chakra");

@@ -636,13 +636,13 @@ class Simulator {
       synth::SynthOptions o;
       o.team_relay = cfg_.network == NetworkKind::Analytical;
       o.auto_chunk_transfers = synth::kSimAutoChunkTransfers;  // as made: relays' hops and hand-overs count
-      // A routed chunk (All-to-All, Scatter, Gather) is a transfer per hop: half the diameter on
-      // average.
       // An All-Reduce over a cluster too large to synthesize flat is composed per level
       // (synth/composed.hpp): its chunks, and so its size estimate and chunk size, are the composition's.
       if (producer == "tenet") c = synth::as_synthesized(t_, c, o);
       // One such All-Reduce is the whole iteration's traffic: -k auto searches it as `tenet synth` does.
       if (c.all_reduce_chunks > 0) o.auto_chunk_transfers = synth::kAutoChunkTransferBudget;
+      // A routed chunk (All-to-All, Scatter, Gather) is a transfer per hop: half the diameter on
+      // average.
       const bool routed = synth::one_destination(c.kind);
       if (routed && half_diameter_ == 0) half_diameter_ = std::max(1, topo::npu_diameter(t_).hops / 2);
       const int64_t hops = routed ? half_diameter_ : 1;

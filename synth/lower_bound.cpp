@@ -20,8 +20,9 @@ namespace {
 
 // Past this many sources, farthest() samples them (kFarthestSamples, evenly spaced, and the one a
 // sweep back from the farthest destination finds): a search per source took 84 s over a
-// 32,768-NPU cluster, and 12 s of a 8,192-NPU cluster's 33 s All-Reduce synthesis. The farthest pair found is still a lower bound on the latency; on regular fabrics
-// (every source equally far from its farthest destination) it is the exact one.
+// 32,768-NPU cluster, and 12 s of an 8,192-NPU cluster's 33 s All-Reduce synthesis. The farthest
+// pair found is still a lower bound on the latency; on regular fabrics (every source equally far
+// from its farthest destination) it is the exact one.
 constexpr size_t kExactFarthestSources = 4096;
 constexpr size_t kFarthestSamples = 64;
 

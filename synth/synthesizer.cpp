@@ -81,7 +81,8 @@ SynthMethod parse_synth_method(std::string_view name) {
   for (SynthMethod m : {SynthMethod::Auto, SynthMethod::Matcher, SynthMethod::PlanMatcher, SynthMethod::PlanPipeline,
                         SynthMethod::ServerPlan, SynthMethod::Composed})
     if (to_string(m) == name) return m;
-  throw Error(fmt::format("unknown method '{}' (auto, matcher, plan-matcher, plan-pipeline, server-plan or composed)", name));
+  throw Error(fmt::format(
+      "unknown method '{}' (auto, matcher, plan-matcher, plan-pipeline, server-plan or composed)", name));
 }
 
 std::string_view to_string(ChunkPriority p) {
@@ -1925,9 +1926,10 @@ std::vector<RailLevel> rail_levels(const topo::Topology& t, const Collective& ra
     auto make = [&t, chunk_bytes, spec = BaselineSpec{b, {}}, model = o.link_model,
                  reduce = o.reduce_bandwidth](const Collective& lc) {
       const std::optional<GroupPart> part = group_part(t, lc);
-      Algorithm a = part ? part->lift(make_baseline(spec, part->topology, part->collective, chunk_bytes, model, reduce), t,
-                                      lc.ranks)
-                         : make_baseline(spec, t, lc, chunk_bytes, model, reduce);
+      Algorithm a =
+          part ? part->lift(make_baseline(spec, part->topology, part->collective, chunk_bytes, model, reduce), t,
+                            lc.ranks)
+               : make_baseline(spec, t, lc, chunk_bytes, model, reduce);
       a.method = "baseline " + spec.name();
       return a;
     };
@@ -1986,7 +1988,8 @@ Algorithm synthesize_composed(const topo::Topology& t, const Collective& c, Byte
   rail.kind = CollectiveKind::AllReduce;
   for (const auto& server : *servers) rail.ranks.push_back(server.front());
   std::vector<RailLevel> ways = rail_levels(t, rail, k, chunk_bytes, o, inner);
-  if (ways.empty()) throw NotApplicable(fmt::format("no algorithm for the all-reduce across servers ({})", rail.describe()));
+  if (ways.empty())
+    throw NotApplicable(fmt::format("no algorithm for the all-reduce across servers ({})", rail.describe()));
   Collective whole = c;
   whole.all_reduce_chunks = g * k;
   if (transfer_estimate(whole) > kComposeEveryRailLevel) {
@@ -2004,9 +2007,10 @@ Algorithm synthesize_composed(const topo::Topology& t, const Collective& c, Byte
   std::optional<Algorithm> best;
   for (RailLevel& way : ways) {
     levels.across = std::move(way.first);
-    std::optional<Algorithm> a = compose_all_reduce(t, c, k, chunk_bytes, o.link_model, levels, [&](const Collective& lc) {
+    const LevelMaker remake = [&](const Collective& lc) {
       return lc.kind == CollectiveKind::AllReduce ? way.make(lc) : in_server(lc);
-    });
+    };
+    std::optional<Algorithm> a = compose_all_reduce(t, c, k, chunk_bytes, o.link_model, levels, remake);
     if (!a || (best && a->claimed_time >= best->claimed_time)) continue;
     a->method = fmt::format("composed: Reduce-Scatter in each server by {}; All-Reduce across servers, GPU by GPU, "
                             "by {}; All-Gather in each server by {}",
@@ -2164,7 +2168,7 @@ ChunkingResult composed_auto_chunks(const topo::Topology& t, const Collective& c
     cc.all_reduce_chunks = 0;
     cc.chunks_per_npu = k;
     cc = composed_collective(t, cc);
-    if (have && transfer_estimate(cc) > o.auto_chunk_transfers) break;
+    if (k > 1 && transfer_estimate(cc) > o.auto_chunk_transfers) break;  // the first count always runs
     const Bytes chunk = cc.chunk_bytes_for(total_bytes);
     if (chunk < 1) break;
     if (o.progress) o.progress(0.05 + 0.9 * std::log2(k + 1) / std::log2(max_chunks_per_npu + 1));
@@ -2207,7 +2211,8 @@ ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Byt
   ChunkingResult best = flat_auto_chunks(t, c, total_bytes, o, max_chunks_per_npu);
   // Where the flat search ends short of the bound (a cluster too large for more than one chunk
   // per NPU), the composition may do better.
-  if (o.method == SynthMethod::Auto && servers && c.all_reduce_chunks == 0 && !within_bound(t, best.algorithm, kComposeAbove)) {
+  if (o.method == SynthMethod::Auto && servers && c.all_reduce_chunks == 0 &&
+      !within_bound(t, best.algorithm, kComposeAbove)) {
     try {
       ChunkingResult composed = composed_auto_chunks(t, c, total_bytes, o, max_chunks_per_npu);
       best.tried.insert(best.tried.end(), composed.tried.begin(), composed.tried.end());

@@ -219,7 +219,8 @@ TEST(BaselineClosedForms, DoubleBinaryTreeOnFullyConnected) {
 TEST(Baselines, DoubleBinaryTreesAreComplementary) {
   for (int p : {3, 4, 5, 6, 7, 8, 12, 16, 31, 32, 33, 100, 255}) {
     const auto t = topo::generate(fmt::format("switch:{}", p));
-    const Algorithm a = make_baseline({BaselineKind::Dbt, {}}, t, Collective::over_all(t, CollectiveKind::AllReduce, 2), 1024);
+    const Algorithm a =
+        make_baseline({BaselineKind::Dbt, {}}, t, Collective::over_all(t, CollectiveKind::AllReduce, 2), 1024);
     const int half = p;  // chunks 0..p-1 go up the first tree, the rest up the second
     std::vector<std::set<NodeId>> children(2 * p);
     for (const Transfer& x : a.transfers())

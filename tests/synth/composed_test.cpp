@@ -94,8 +94,9 @@ TEST(AllReduceChunks, FilesKeepTheCount) {
   EXPECT_EQ(to_json(back), text);
   EXPECT_TRUE(verify(t, back).correct());
   // A count on another collective, or below 1, names the field.
-  for (const auto& [from, to] : {std::pair<std::string, std::string>{"\"kind\": \"all-reduce\"", "\"kind\": \"all-gather\""},
-                                 {"\"chunks\": 5", "\"chunks\": 0"}}) {
+  using Edit = std::pair<std::string, std::string>;
+  for (const auto& [from, to] : {Edit{"\"kind\": \"all-reduce\"", "\"kind\": \"all-gather\""},
+                                 Edit{"\"chunks\": 5", "\"chunks\": 0"}}) {
     try {
       parse_algorithm_json(testing::replaced(text, from, to));
       ADD_FAILURE() << "accepted " << to;
@@ -155,8 +156,8 @@ TEST(Composed, PhasesOverlap) {
     return synthesize(t, c, c.chunk_bytes_for(int64_t{1} << 28), o);
   };
   const Algorithm few = at(1), many = at(64);
-  const double ratio =
-      static_cast<double>(many.claimed_time) / static_cast<double>(lower_bound(t, many.collective, many.chunk_bytes).total);
+  const Time bound = lower_bound(t, many.collective, many.chunk_bytes).total;
+  const double ratio = static_cast<double>(many.claimed_time) / static_cast<double>(bound);
   EXPECT_LT(ratio, 1.1) << many.method;
   EXPECT_LT(many.claimed_time, few.claimed_time);
 }
