@@ -29,9 +29,10 @@ constexpr size_t kFarthestSamples = 64;
 // The largest latency distance from any of `from` to any of `to` (through any nodes).
 Time farthest_uncached(const topo::Topology& t, const std::vector<topo::NodeId>& from,
                        const std::vector<topo::NodeId>& to) {
-  const bool all = static_cast<int>(from.size()) == t.num_npus() && static_cast<int>(to.size()) == t.num_npus();
-  // Every NPU to every NPU: the diameter, which skips Dijkstra when latencies are uniform.
-  if (all && from.size() <= kExactFarthestSources) return topo::npu_diameter(t).latency;
+  // Every NPU to every NPU: the diameter (sampled the same way past kExactFarthestSources), which
+  // skips Dijkstra when latencies are uniform.
+  if (static_cast<int>(from.size()) == t.num_npus() && static_cast<int>(to.size()) == t.num_npus())
+    return topo::npu_diameter(t, static_cast<int>(kExactFarthestSources)).latency;
   Time worst = 0;
   topo::NodeId worst_to = to.front();
   auto from_source = [&](topo::NodeId s) {

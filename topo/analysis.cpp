@@ -117,18 +117,18 @@ std::vector<double> link_time_distances(const Topology& t, NodeId src) {
   return dist;
 }
 
-Diameter npu_diameter(const Topology& t) {
+Diameter npu_diameter(const Topology& t, int exact_up_to) {
   BoostGraph g = detail::boost_view(t);
   Diameter d;
   // With one latency everywhere, latency paths are hop paths: skip Dijkstra.
   bool uniform = true;
   for (const Link& l : t.links()) uniform = uniform && l.latency == t.link(0).latency;
-  for (NodeId s = 0; s < t.num_npus(); ++s) {
+  auto from = [&](NodeId s) {
     std::vector<int> hops = bfs_hops(g, s);
     std::vector<Time> lat;
     if (!uniform) lat = dijkstra_latency(t, g, s);
     for (NodeId v = 0; v < t.num_npus(); ++v) {
-      if (hops[v] > d.hops) d = {hops[v], d.latency, s, v, d.latency_from, d.latency_to};
+      if (hops[v] > d.hops) d = {hops[v], d.latency, s, v, d.latency_from, d.latency_to, d.sources};
       Time lv = uniform ? Time{hops[v]} * (t.num_links() ? t.link(0).latency : 0) : lat[v];
       if (lv > d.latency) {
         d.latency = lv;
@@ -136,7 +136,21 @@ Diameter npu_diameter(const Topology& t) {
         d.latency_to = v;
       }
     }
+    ++d.sources;
+  };
+  const int n = t.num_npus();
+  if (exact_up_to <= 0 || n <= exact_up_to) {
+    for (NodeId s = 0; s < n; ++s) from(s);
+    return d;
   }
+  constexpr int kSamples = 64;
+  for (int i = 0; i < kSamples; ++i) from(static_cast<NodeId>(static_cast<int64_t>(i) * n / kSamples));
+  // The sweep: the NPU farthest from the farthest NPU found, searched from too.
+  const std::vector<Time> back = dijkstra_latency(t, detail::boost_view(t, /*reversed=*/true), d.latency_to);
+  NodeId far = 0;
+  for (NodeId v = 0; v < n; ++v)
+    if (back[v] > back[far]) far = v;
+  from(far);
   return d;
 }
 

@@ -275,6 +275,7 @@ check "synth composed" 0 "composed: Reduce-Scatter in each server" -- "$T" synth
 check "synth composed chunks" 0 "8 chunks of 128 KiB" -- "$T" synth -t nvcluster:2x4,net=rail -c all-reduce -s 1MiB --method composed -k 2 -o "$tmp/composed"
 check "synth composed flat" 2 "method composed makes an all-reduce over every NPU of two or more servers" -- "$T" synth -t torus2d:4x4 -c all-reduce --method composed -o "$tmp/composed2"
 check "synth composed group" 2 "two or more servers" -- "$T" synth -t nvcluster:2x4,net=rail -c all-reduce --ranks 0-3 --method composed -o "$tmp/composed3"
+check "info sampled diameter" 0 "(searched from 65 of 4160 NPUs)" -- "$T" topo info nvcluster:520x8,net=rail
 [[ -e "$tmp/mem" ]] && { echo "FAIL synth memory estimate: wrote $tmp/mem"; fail=$((fail + 1)); } || pass=$((pass + 1))
 check "memory override bad" 2 "TENET_MEMORY='lots'" -- env TENET_MEMORY=lots "$T" synth -t ring:8 -c all-gather -s 64MiB -k 4 -o "$tmp/mem"
 check "memory fits" 0 "collective time" -- env TENET_MEMORY=1GiB "$T" synth -t ring:8 -c all-gather -s 64MiB -k 4 -o "$tmp/mem2"

@@ -174,5 +174,27 @@ TEST(Analysis, DistancesAndDiameterOnALine) {
   EXPECT_EQ(egress_bandwidth(t, 0), kBw);
 }
 
+// Past `exact_up_to` NPUs the diameter comes from 64 evenly spaced NPUs (0, 3, 6, ... of 200) and
+// one found by a sweep back: on a line whose ends are NPUs 1 and 2, no sample is an end, and the
+// sweep from the farthest NPU the samples found (2) finds the other end (1).
+TEST(Analysis, SampledDiameterSweepsBackToTheFarEnd) {
+  const int n = 200;
+  std::vector<NodeId> order{1, 0};
+  for (NodeId v = 3; v < n; ++v) order.push_back(v);
+  order.push_back(2);
+  TopologyBuilder b;
+  for (int i = 0; i < n; ++i) b.add_npu();
+  for (size_t i = 0; i + 1 < order.size(); ++i) b.add_bidirectional(order[i], order[i + 1], kBw, 1000);
+  const Topology t = b.build();
+  const Diameter exact = npu_diameter(t);
+  EXPECT_EQ(exact.sources, n);
+  EXPECT_EQ(exact.latency, (n - 1) * Time{1000});
+  const Diameter sampled = npu_diameter(t, 100);
+  EXPECT_EQ(sampled.sources, 65);
+  EXPECT_EQ(sampled.latency, exact.latency);
+  EXPECT_EQ(sampled.hops, exact.hops);
+  EXPECT_EQ(npu_diameter(t, n).sources, n);  // not past the limit: exact
+}
+
 }  // namespace
 }  // namespace tenet::topo
