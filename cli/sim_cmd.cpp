@@ -417,7 +417,9 @@ void add_sim_commands(CLI::App& app) {
                   "Chunks per NPU of every collective's algorithm (1-4096), or auto: per collective and size,\n"
                   "try 1, 2, 4, ... and keep the fastest, as `tenet synth -k auto` does (stops when doubling\n"
                   "stops helping twice, at 64 (Broadcast and Reduce: 64 x the ranks), or before a collective would pass about "
-                  "32K transfers)")
+                  "32K transfers).\nAn All-Reduce over a cluster of servers too large to synthesize flat (over 5,793 NPUs)\n"
+                  "is composed per level: k then counts chunks per NPU inside a server, and auto searches up\n"
+                  "to 8M transfers, as `tenet synth` does")
       ->capture_default_str()
       ->each([](const std::string&) { args.chunks_given = true; });
   cmd->add_option("--tp", args.tp, "Tensor-parallel degree, for a preset")->capture_default_str()->check(CLI::Range(1, 1 << 20));
