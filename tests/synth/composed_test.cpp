@@ -33,7 +33,7 @@ TEST(AllReduceChunks, ChunksInAllReplaceChunksPerNpu) {
   EXPECT_EQ(c.num_chunks(), 3);
   EXPECT_EQ(c.pieces(), 3);
   EXPECT_EQ(c.chunk_bytes_for(300), 100);
-  // Rank r owns the r-th eighth of the chunks: 0, 0, 0, 1, 2, 2, 2, 3... as c*P/C.
+  // Chunk c is rank c*P/C's (8 ranks, 3 chunks: ranks 0, 2 and 5), as c/k is for P*k chunks.
   EXPECT_EQ(c.origin(0), 0);
   EXPECT_EQ(c.origin(1), 2);
   EXPECT_EQ(c.origin(2), 5);
