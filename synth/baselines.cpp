@@ -1060,14 +1060,7 @@ void dbt(Builder& b, const Collective& c) {
 // channel's chunks go up and down each of the two trees. On a topology without servers every NPU
 // is a server of one, and the channels' trees are rotated.
 void nccl_tree(Builder& b, const Topology& t, const Collective& c, int channels) {
-  std::vector<std::vector<NodeId>> servers = topo::detect_servers(t);
-  {
-    std::vector<NodeId> all, members = c.ranks;
-    for (const auto& sv : servers) all.insert(all.end(), sv.begin(), sv.end());
-    std::sort(all.begin(), all.end());
-    std::sort(members.begin(), members.end());
-    if (all != members) servers.clear();
-  }
+  std::vector<std::vector<NodeId>> servers = topo::servers_of(t, c.ranks);
   if (servers.empty())
     for (NodeId v : c.ranks) servers.push_back({v});
   const int count = static_cast<int>(servers.size()), g = static_cast<int>(servers[0].size());

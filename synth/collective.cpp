@@ -113,18 +113,6 @@ int64_t Collective::pair_of(ChunkId c) const {
   return std::upper_bound(unit_offset.begin(), unit_offset.end(), unit) - unit_offset.begin() - 1;
 }
 
-int Collective::num_chunks() const {
-  const int p = num_ranks(), k = chunks_per_npu;
-  if (all_reduce_chunks > 0) return all_reduce_chunks;
-  if (uneven()) return static_cast<int>(total_units() * k);
-  switch (kind) {
-    case CollectiveKind::Broadcast:
-    case CollectiveKind::Reduce: return k;
-    case CollectiveKind::AllToAll: return p * p * k;
-    default: return p * k;
-  }
-}
-
 int64_t Collective::wide_chunks() const {
   const int64_t p = num_ranks(), k = chunks_per_npu;
   if (all_reduce_chunks > 0) return all_reduce_chunks;
@@ -136,6 +124,8 @@ int64_t Collective::wide_chunks() const {
     default: return p * k;
   }
 }
+
+int Collective::num_chunks() const { return static_cast<int>(wide_chunks()); }
 
 int Collective::origin(ChunkId c) const {
   const int p = num_ranks(), k = chunks_per_npu;

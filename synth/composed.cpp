@@ -3,9 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <functional>
-
-#include <boost/pending/disjoint_sets.hpp>
 
 #include "synth/group_map.hpp"
 #include "synth/timing.hpp"
@@ -13,31 +10,12 @@
 
 namespace tenet::synth {
 
-std::optional<std::vector<std::vector<topo::NodeId>>> composed_servers(const topo::Topology& t, const Collective& c) {
+std::optional<std::vector<std::vector<topo::NodeId>>> composed_servers(const topo::Topology& t, const Collective& c,
+                                                                       Bandwidth* joined) {
   if (c.kind != CollectiveKind::AllReduce || c.uneven()) return std::nullopt;
-  std::vector<std::vector<topo::NodeId>> servers = topo::detect_servers(t);
-  if (servers.size() < 2 || servers[0].size() < 2) return std::nullopt;
-  std::vector<topo::NodeId> all, members = c.ranks;
-  for (const auto& s : servers) all.insert(all.end(), s.begin(), s.end());
-  std::sort(all.begin(), all.end());
-  std::sort(members.begin(), members.end());
-  if (all != members) return std::nullopt;
+  std::vector<std::vector<topo::NodeId>> servers = topo::servers_of(t, c.ranks, joined);
+  if (servers.empty()) return std::nullopt;
   return servers;
-}
-
-Bandwidth server_bandwidth(const topo::Topology& t, const std::vector<topo::NodeId>& server) {
-  std::vector<Bandwidth> speeds;
-  for (const topo::Link& l : t.links()) speeds.push_back(l.bandwidth);
-  std::sort(speeds.begin(), speeds.end(), std::greater<>());
-  speeds.erase(std::unique(speeds.begin(), speeds.end()), speeds.end());
-  for (Bandwidth b : speeds) {
-    boost::disjoint_sets_with_storage<> sets(static_cast<size_t>(t.num_nodes()));
-    for (const topo::Link& l : t.links())
-      if (l.bandwidth >= b) sets.union_set(l.src, l.dst);
-    const auto root = sets.find_set(server.front());
-    if (std::all_of(server.begin(), server.end(), [&](topo::NodeId v) { return sets.find_set(v) == root; })) return b;
-  }
-  return 0;
 }
 
 namespace {

@@ -32,15 +32,12 @@
 namespace tenet::synth {
 
 // The servers (topo::detect_servers) an All-Reduce `c` composes over: when `c` is an All-Reduce
-// whose ranks are exactly the NPUs of two or more servers of two or more NPUs each. Nothing
-// otherwise.
-std::optional<std::vector<std::vector<topo::NodeId>>> composed_servers(const topo::Topology& t, const Collective& c);
-
-// The bandwidth that joins a server: the highest b at which its NPUs reach each other through links
-// at least b fast (its NVSwitch's, not its NICs'), as topo::detect_servers groups them. A server's
+// whose ranks are exactly the NPUs of the servers (topo::servers_of). Nothing otherwise. `joined`,
+// when given, receives the bandwidth that joins a server: its NVSwitch's, not its NICs'. A server's
 // levels are made in its part of the cluster through such links alone (group_part's
 // min_bandwidth): a server's Reduce-Scatter has no business in the fabric behind its NICs.
-Bandwidth server_bandwidth(const topo::Topology& t, const std::vector<topo::NodeId>& server);
+std::optional<std::vector<std::vector<topo::NodeId>>> composed_servers(const topo::Topology& t, const Collective& c,
+                                                                       Bandwidth* joined = nullptr);
 
 // The levels of a composition, made once: for the first server (composed_servers' first) and the
 // first rail (GPU 0 of every server).

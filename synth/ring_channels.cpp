@@ -268,15 +268,7 @@ std::vector<RingChannel> search_rings(const topo::Topology& t, const std::vector
   if (p < 2 || p > kMaxSearchedNpus) return {};
   Ways w(t, members);
   // Servers, when the members are exactly the NPUs of whole servers.
-  std::vector<std::vector<NodeId>> servers = topo::detect_servers(t);
-  {
-    std::vector<NodeId> all;
-    for (const auto& s : servers) all.insert(all.end(), s.begin(), s.end());
-    std::vector<NodeId> sorted = members;
-    std::sort(sorted.begin(), sorted.end());
-    std::sort(all.begin(), all.end());
-    if (all != sorted) servers.clear();
-  }
+  std::vector<std::vector<NodeId>> servers = topo::servers_of(t, members);
   const int limit = wanted > 0 ? std::min(wanted, kMaxChannels) : kMaxChannels;
   std::vector<RingChannel> rings;
   CycleSearch search(w);

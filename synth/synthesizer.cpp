@@ -1947,18 +1947,24 @@ std::vector<RailLevel> rail_levels(const topo::Topology& t, const Collective& ra
 // each rail level, the fastest composition kept (the phases overlap differently).
 constexpr int64_t kComposeEveryRailLevel = int64_t{1} << 20;
 
+// The servers `c` composes over (composed_servers), or NotApplicable saying why there are none.
+std::vector<std::vector<topo::NodeId>> servers_to_compose(const topo::Topology& t, const Collective& c,
+                                                          Bandwidth* joined = nullptr) {
+  if (auto servers = composed_servers(t, c, joined)) return std::move(*servers);
+  throw NotApplicable(
+      c.all_reduce_chunks > 0
+          ? fmt::format("an all-reduce in {} chunks in all is made per level on a cluster of servers (method "
+                        "composed), or by the dbt, tree and nvls baselines",
+                        c.all_reduce_chunks)
+          : std::string("method composed makes an all-reduce over every NPU of two or more servers (NPUs joined by "
+                        "their fastest links)"));
+}
+
 // `c` composed per level (SynthMethod::Composed, or an All-Reduce given in chunks in all).
 Algorithm synthesize_composed(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, const SynthOptions& o) {
-  const auto servers = composed_servers(t, c);
-  if (!servers)
-    throw NotApplicable(
-        c.all_reduce_chunks > 0
-            ? fmt::format("an all-reduce in {} chunks in all is made per level on a cluster of servers (method "
-                          "composed), or by the dbt, tree and nvls baselines",
-                          c.all_reduce_chunks)
-            : std::string("method composed makes an all-reduce over every NPU of two or more servers (NPUs joined by "
-                          "their fastest links)"));
-  const int g = static_cast<int>(servers->front().size());
+  Bandwidth joined = 0;
+  const auto servers = servers_to_compose(t, c, &joined);
+  const int g = static_cast<int>(servers.front().size());
   if (c.all_reduce_chunks > 0 && c.all_reduce_chunks % g != 0)
     throw NotApplicable(fmt::format("a composition per level cuts the buffer into {} slices (one per NPU of a server): "
                                     "{} chunks in all do not split into them",
@@ -1971,7 +1977,6 @@ Algorithm synthesize_composed(const topo::Topology& t, const Collective& c, Byte
   // A server's levels in its part through the links that join it (its NVSwitch, not the fabric
   // behind its NICs: on a fat tree that part held every switch, and its flow plans took 80 % of
   // the time), else on the whole topology.
-  const Bandwidth joined = server_bandwidth(t, servers->front());
   auto in_server = [&](const Collective& sc) {
     if (const std::optional<GroupPart> part = group_part(t, sc, joined))
       return part->lift(synthesize(part->topology, part->collective, chunk_bytes, inner), t, sc.ranks);
@@ -1980,13 +1985,13 @@ Algorithm synthesize_composed(const topo::Topology& t, const Collective& c, Byte
   auto server_level = [&](CollectiveKind kind) {
     Collective sc;
     sc.kind = kind;
-    sc.ranks = servers->front();
+    sc.ranks = servers.front();
     return in_server(sc);
   };
   ComposedLevels levels{server_level(CollectiveKind::ReduceScatter), server_level(CollectiveKind::AllGather), {}};
   Collective rail;
   rail.kind = CollectiveKind::AllReduce;
-  for (const auto& server : *servers) rail.ranks.push_back(server.front());
+  for (const auto& server : servers) rail.ranks.push_back(server.front());
   std::vector<RailLevel> ways = rail_levels(t, rail, k, chunk_bytes, o, inner);
   if (ways.empty())
     throw NotApplicable(fmt::format("no algorithm for the all-reduce across servers ({})", rail.describe()));
@@ -2160,9 +2165,7 @@ ChunkingResult composed_auto_chunks(const topo::Topology& t, const Collective& c
   // As many chunks in all as the flat search may make (k chunks per NPU inside a server of G are
   // G*k in all, P*k flat).
   const int64_t most_chunks = static_cast<int64_t>(max_chunks_per_npu) * c.num_ranks();
-  const auto servers = composed_servers(t, c);
-  if (!servers) synthesize_composed(t, c, 1, o);  // throws NotApplicable, saying why
-  const int64_t g = static_cast<int64_t>(servers->front().size());
+  const int64_t g = static_cast<int64_t>(servers_to_compose(t, c).front().size());
   for (int k = 1; g * k <= most_chunks; k *= 2) {
     Collective cc = c;
     cc.all_reduce_chunks = 0;
@@ -2205,7 +2208,7 @@ ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Byt
                                       const SynthOptions& o, int max_chunks_per_npu) {
   const bool servers = composed_servers(t, c).has_value();
   if (o.method == SynthMethod::Composed || (o.method == SynthMethod::Auto && servers && flat_out_of_reach(c))) {
-    if (!servers) synthesize_composed(t, c, 1, o);  // throws NotApplicable, saying why
+    if (!servers) servers_to_compose(t, c);  // throws NotApplicable, saying why
     return composed_auto_chunks(t, c, total_bytes, o, max_chunks_per_npu);
   }
   ChunkingResult best = flat_auto_chunks(t, c, total_bytes, o, max_chunks_per_npu);

@@ -161,7 +161,7 @@ int strong_component_count(const Topology& t) {
       g, boost::make_iterator_property_map(comp.begin(), get(boost::vertex_index, g))));
 }
 
-std::vector<std::vector<NodeId>> detect_servers(const Topology& t) {
+std::vector<std::vector<NodeId>> detect_servers(const Topology& t, Bandwidth* joined) {
   const int n = t.num_npus();
   if (n < 4) return {};
   std::vector<Bandwidth> speeds;
@@ -185,9 +185,22 @@ std::vector<std::vector<NodeId>> detect_servers(const Topology& t) {
     const size_t size = groups[0].size();
     if (size == static_cast<size_t>(n)) return {};  // everything joined: no slower level below
     if (size < 2) continue;
-    if (std::all_of(groups.begin(), groups.end(), [&](const auto& g) { return g.size() == size; })) return groups;
+    if (std::all_of(groups.begin(), groups.end(), [&](const auto& g) { return g.size() == size; })) {
+      if (joined) *joined = threshold;
+      return groups;
+    }
   }
   return {};
+}
+
+std::vector<std::vector<NodeId>> servers_of(const Topology& t, std::vector<NodeId> members, Bandwidth* joined) {
+  std::vector<std::vector<NodeId>> servers = detect_servers(t, joined);
+  std::vector<NodeId> all;
+  for (const auto& s : servers) all.insert(all.end(), s.begin(), s.end());
+  std::sort(all.begin(), all.end());
+  std::sort(members.begin(), members.end());
+  if (all != members) servers.clear();
+  return servers;
 }
 
 Bandwidth ingress_bandwidth(const Topology& t, NodeId n) {

@@ -48,8 +48,13 @@ int strong_component_count(const Topology& t);
 // network. For link bandwidths from the highest down, the NPUs joined through links at least that
 // fast (through any nodes) form groups; the first bandwidth at which every NPU is in a group of
 // the same size s, with 2 <= s < N, gives the servers, each sorted by id, in order of their first
-// NPU. Empty when no bandwidth splits the NPUs that way (a flat or homogeneous topology).
-std::vector<std::vector<NodeId>> detect_servers(const Topology& t);
+// NPU. Empty when no bandwidth splits the NPUs that way (a flat or homogeneous topology). `joined`,
+// when given, receives that bandwidth (the servers' NVSwitch links, not their NICs).
+std::vector<std::vector<NodeId>> detect_servers(const Topology& t, Bandwidth* joined = nullptr);
+// detect_servers, when its servers hold exactly `members` (in any order; a group that is whole
+// servers), else empty.
+std::vector<std::vector<NodeId>> servers_of(const Topology& t, std::vector<NodeId> members,
+                                            Bandwidth* joined = nullptr);
 
 Bandwidth ingress_bandwidth(const Topology& t, NodeId n);  // sum over incoming links
 Bandwidth egress_bandwidth(const Topology& t, NodeId n);   // sum over outgoing links

@@ -167,9 +167,9 @@ TEST(Composed, PhasesOverlap) {
 // 2,048-NPU composition's time).
 TEST(Composed, ServerLevelsStayInsideTheServer) {
   const auto t = topo::generate("nvcluster:4x8,net=fattree");
-  const auto servers = composed_servers(t, Collective::over_all(t, CollectiveKind::AllReduce));
+  Bandwidth joined = 0;
+  const auto servers = composed_servers(t, Collective::over_all(t, CollectiveKind::AllReduce), &joined);
   ASSERT_TRUE(servers);
-  const Bandwidth joined = server_bandwidth(t, servers->front());
   EXPECT_EQ(joined, t.link(t.out_links(0).front()).bandwidth);  // npu0's NVSwitch link, 450 GB/s
   EXPECT_EQ(joined, Bandwidth{450'000'000'000});
   Collective rs;
