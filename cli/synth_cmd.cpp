@@ -559,7 +559,10 @@ void add_synth_command(CLI::App& app) {
                   "at its share of the links), composed (an All-Reduce over every NPU of a cluster of servers,\n"
                   "per level: Reduce-Scatter in each server, All-Reduce across servers GPU by GPU, All-Gather\n"
                   "in each server; -k counts the chunks per NPU inside a server, G*k in all; auto composes\n"
-                  "where flat synthesis is out of reach, as on 32,768 NPUs); the output says which one won")
+                  "where flat synthesis is out of reach, as on 32,768 NPUs), symmetric (on a topology that\n"
+                  "looks the same from every NPU, a torus, ring or hypercube: rank 0's schedule on the links\n"
+                  "out of one NPU, moved to every NPU; All-Gather, Reduce-Scatter, All-Reduce; auto takes it\n"
+                  "first and keeps it at the bound); the output says which one won")
       ->capture_default_str();
   cmd->add_option("-a,--algo", args.algo,
                   "tenet (the synthesizer), ring[:N], bidir-ring[:N], direct, rhd, dbt, tree[:N], bruck,\n"

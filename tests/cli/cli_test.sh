@@ -275,6 +275,12 @@ check "synth composed" 0 "composed: Reduce-Scatter in each server" -- "$T" synth
 check "synth composed chunks" 0 "8 chunks of 128 KiB" -- "$T" synth -t nvcluster:2x4,net=rail -c all-reduce -s 1MiB --method composed -k 2 -o "$tmp/composed"
 check "synth composed flat" 2 "method composed makes an all-reduce over every NPU of two or more servers" -- "$T" synth -t torus2d:4x4 -c all-reduce --method composed -o "$tmp/composed2"
 check "synth composed group" 2 "two or more servers" -- "$T" synth -t nvcluster:2x4,net=rail -c all-reduce --ranks 0-3 --method composed -o "$tmp/composed3"
+check "synth symmetric" 0 "method: symmetric (rank 0's schedule on Z4 x Z4, moved to every NPU)" -- "$T" synth -t torus2d:4x4 -c all-reduce -k 4 --method symmetric -o "$tmp/symmetric"
+check "synth symmetric verified" 0 "verified        correct" -- "$T" synth -t hypercube:16 -c reduce-scatter -k 2 --method symmetric -o "$tmp/symmetric"
+check "synth symmetric auto" 0 "method: symmetric" -- "$T" synth -t torus2d:8x8 -c all-gather -s 256MiB -o "$tmp/symmetric"
+check "synth symmetric mesh" 2 "method symmetric: the topology does not look the same from every NPU" -- "$T" synth -t mesh2d:4x4 -c all-gather --method symmetric -o "$tmp/symmetric2"
+check "synth symmetric group" 2 "translation needs every NPU in the collective" -- "$T" synth -t torus2d:4x4 -c all-gather --ranks 0-3 --method symmetric -o "$tmp/symmetric3"
+check "synth symmetric all-to-all" 2 "translation covers All-Gather, Reduce-Scatter and All-Reduce" -- "$T" synth -t torus2d:4x4 -c all-to-all --method symmetric -o "$tmp/symmetric4"
 check "info sampled diameter" 0 "(searched from 65 of 4160 NPUs)" -- "$T" topo info nvcluster:520x8,net=rail
 [[ -e "$tmp/mem" ]] && { echo "FAIL synth memory estimate: wrote $tmp/mem"; fail=$((fail + 1)); } || pass=$((pass + 1))
 check "memory override bad" 2 "TENET_MEMORY='lots'" -- env TENET_MEMORY=lots "$T" synth -t ring:8 -c all-gather -s 64MiB -k 4 -o "$tmp/mem"

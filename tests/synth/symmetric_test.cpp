@@ -1,0 +1,210 @@
+// Topologies that look the same from every NPU (topo/symmetry.hpp), and synthesis by translation on
+// them (synth/symmetric.hpp).
+#include "synth/symmetric.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include "synth/baselines.hpp"
+#include "synth/lower_bound.hpp"
+#include "synth/synthesizer.hpp"
+#include "synth/verify.hpp"
+#include "test_support.hpp"
+#include "topo/generators.hpp"
+#include "topo/symmetry.hpp"
+
+namespace tenet::synth {
+namespace {
+
+constexpr Bytes kChunk = 1 << 20;
+
+// A w x h torus built link by link (NPU x + w*y), with `levels` recorded and, when `slow` >= 0,
+// that link at half bandwidth.
+topo::Topology hand_torus(int w, int h, bool record_levels, int slow = -1) {
+  topo::TopologyBuilder b("hand");
+  for (int i = 0; i < w * h; ++i) b.add_npu();
+  int link = 0;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const topo::NodeId v = x + w * y;
+      for (topo::NodeId u : {(x + 1) % w + w * y, x + w * ((y + 1) % h)}) {
+        b.add_link(v, u, link == slow ? 25e9 : 50e9, 500'000);
+        b.add_link(u, v, 50e9, 500'000);
+        link += 2;
+      }
+    }
+  if (record_levels) b.set_levels({w, h});
+  return b.build();
+}
+
+TEST(Translations, ATorusIsTheGroupOfItsDimensions) {
+  const auto t = topo::generate("torus2d:4x6,bw=50GB/s/100GB/s");
+  const std::optional<topo::Translations> tr = topo::translation_symmetry(t);
+  ASSERT_TRUE(tr);
+  EXPECT_EQ(tr->dims(), (std::vector<int>{4, 6}));
+  EXPECT_EQ(tr->describe(), "Z4 x Z6");
+  EXPECT_EQ(tr->num_slots(), 4);
+  EXPECT_TRUE(tr->reversible());
+  for (topo::NodeId x = 0; x < t.num_npus(); ++x) {
+    EXPECT_EQ(tr->shift(x, 0), x);
+    for (topo::NodeId s = 0; s < t.num_npus(); ++s)
+      for (int j = 0; j < tr->num_slots(); ++j) {
+        // Slot j moved by s is slot j of the moved NPU: same way, same bandwidth and latency.
+        const topo::Link& a = t.link(tr->link(x, j));
+        const topo::Link& b = t.link(tr->link(tr->shift(x, s), j));
+        EXPECT_EQ(b.src, tr->shift(x, s));
+        EXPECT_EQ(b.dst, tr->shift(a.dst, s));
+        EXPECT_EQ(a.bandwidth, b.bandwidth);
+        EXPECT_EQ(a.latency, b.latency);
+      }
+  }
+  for (topo::NodeId x : {0, 5, 23}) {
+    std::vector<topo::NodeId> stepped;
+    tr->for_each_shift(x, [&](topo::NodeId s, topo::NodeId moved) {
+      EXPECT_EQ(s, static_cast<topo::NodeId>(stepped.size()));
+      stepped.push_back(moved);
+    });
+    ASSERT_EQ(stepped.size(), 24u);
+    for (topo::NodeId s = 0; s < 24; ++s) EXPECT_EQ(stepped[s], tr->shift(x, s));
+  }
+  for (int j = 0; j < tr->num_slots(); ++j) {
+    const topo::Link& out = t.link(tr->link(0, j));
+    const topo::Link& back = t.link(tr->link(out.dst, tr->reverse(j)));
+    EXPECT_EQ(back.dst, 0);
+    EXPECT_EQ(back.bandwidth, out.bandwidth);
+  }
+}
+
+TEST(Translations, FoundOnlyWhereEveryLinkMoves) {
+  EXPECT_TRUE(topo::translation_symmetry(hand_torus(4, 3, true)));
+  EXPECT_FALSE(topo::translation_symmetry(hand_torus(4, 3, false)));     // no dimensions known
+  EXPECT_FALSE(topo::translation_symmetry(hand_torus(4, 3, true, 6)));   // one link slower
+  EXPECT_FALSE(topo::translation_symmetry(topo::generate("mesh2d:4x4")));  // edges differ
+  EXPECT_FALSE(topo::translation_symmetry(topo::generate("switch:8")));
+  EXPECT_FALSE(topo::translation_symmetry(topo::generate("nvcluster:2x4,net=rail")));
+  const auto cube = topo::translation_symmetry(topo::generate("hypercube:16"));
+  ASSERT_TRUE(cube);
+  EXPECT_EQ(cube->describe(), "Z2 x Z2 x Z2 x Z2");
+  // Dimensions of size 2 in a torus: two parallel links each way, each its own slot.
+  const auto thin = topo::translation_symmetry(topo::generate("torus2d:2x3"));
+  ASSERT_TRUE(thin);
+  EXPECT_TRUE(thin->reversible());
+  // A one-way ring moves onto itself, but has no way back.
+  topo::TopologyBuilder b("one-way");
+  for (int i = 0; i < 5; ++i) b.add_npu();
+  for (int i = 0; i < 5; ++i) b.add_link(i, (i + 1) % 5, 50e9, 0);
+  b.set_levels({5});
+  const auto one_way = topo::translation_symmetry(b.build());
+  ASSERT_TRUE(one_way);
+  EXPECT_EQ(one_way->num_slots(), 1);
+  EXPECT_FALSE(one_way->reversible());
+}
+
+// Every algorithm made by translation verifies, and claims the time the verifier finds, over
+// seeded random tori, rings and hypercubes of random bandwidth and latency per dimension, random
+// chunk counts, both link models, and ranks in a random order.
+TEST(Symmetric, VerifiedOnRandomSymmetricTopologies) {
+  std::mt19937_64 rng(4242);
+  auto pick = [&](int lo, int hi) { return lo + static_cast<int>(rng() % static_cast<uint64_t>(hi - lo + 1)); };
+  int made = 0;
+  for (int i = 0; i < 40; ++i) {
+    std::string spec;
+    switch (i % 4) {
+      case 0: spec = fmt::format("torus2d:{}x{}", pick(2, 6), pick(2, 6)); break;
+      case 1: spec = fmt::format("torus3d:{}x{}x{}", pick(2, 3), pick(2, 4), pick(2, 3)); break;
+      case 2: spec = fmt::format("ring:{}", pick(3, 12)); break;
+      default: spec = fmt::format("hypercube:{}", 1 << pick(2, 5)); break;
+    }
+    if (i % 4 < 2) {
+      std::vector<std::string> bw, lat;
+      for (int d = 0; d < i % 4 + 2; ++d) {
+        bw.push_back(fmt::format("{}GB/s", 25 * pick(1, 4)));
+        lat.push_back(fmt::format("{}ns", 100 * pick(0, 10)));
+      }
+      spec += fmt::format(",bw={},lat={}", fmt::join(bw, "/"), fmt::join(lat, "/"));
+    }
+    const auto t = topo::generate(spec);
+    for (CollectiveKind kind : {CollectiveKind::AllGather, CollectiveKind::ReduceScatter, CollectiveKind::AllReduce}) {
+      Collective c = Collective::over_all(t, kind, pick(1, 3));
+      std::shuffle(c.ranks.begin(), c.ranks.end(), rng);
+      const LinkModel model = i % 3 == 0 ? LinkModel::Hold : LinkModel::Pipelined;
+      std::string why;
+      const std::optional<Algorithm> a = synthesize_symmetric(t, c, kChunk, model, &why);
+      ASSERT_TRUE(a) << spec << ": " << why;
+      const Report r = verify(t, *a);
+      EXPECT_TRUE(r.correct()) << spec << " " << c.describe() << "\n" << testing::violation_text(r);
+      EXPECT_EQ(r.claimed_time, r.model_time) << spec << " " << c.describe();
+      EXPECT_TRUE(a->method.starts_with("symmetric")) << a->method;
+      ++made;
+    }
+  }
+  EXPECT_EQ(made, 120);
+}
+
+// Where a slot's share of a rank's chunks is whole, and there are chunks enough to send while
+// others are on their way (a link's latency), every slot stays busy from the first instant to the
+// last: the cut bound (plus, for All-Reduce, a few link latencies between its halves).
+TEST(Symmetric, ReachesTheBoundOnTori) {
+  for (const char* spec : {"torus2d:16x16", "torus3d:4x4x4", "ring:9", "hypercube:32"}) {
+    const auto t = topo::generate(spec);
+    const int slots = topo::translation_symmetry(t)->num_slots();
+    // k chunks per NPU with (N-1)k a multiple of the slots.
+    int k = 4;
+    while ((t.num_npus() - 1) * k % slots != 0) ++k;
+    for (CollectiveKind kind : {CollectiveKind::AllGather, CollectiveKind::AllReduce}) {
+      const Collective c = Collective::over_all(t, kind, k);
+      const std::optional<Algorithm> a = synthesize_symmetric(t, c, kChunk, LinkModel::Pipelined);
+      ASSERT_TRUE(a) << spec;
+      const Time bound = lower_bound(t, c, kChunk).total;
+      const double slack = kind == CollectiveKind::AllGather ? 1.001 : 1.002;
+      EXPECT_LE(static_cast<double>(a->claimed_time), slack * static_cast<double>(bound))
+          << spec << " " << c.describe() << ": " << a->claimed_time << " against " << bound;
+    }
+  }
+}
+
+TEST(Symmetric, AutoTakesItAtTheBoundAndSaysSo) {
+  const auto t = topo::generate("torus2d:16x16");
+  const Algorithm a = synthesize(t, Collective::over_all(t, CollectiveKind::AllGather, 4), kChunk);
+  EXPECT_EQ(a.method, "symmetric (rank 0's schedule on Z16 x Z16, moved to every NPU)");
+  EXPECT_TRUE(verify(t, a).correct());
+  // Short of the bound (ring:8 at one chunk: 7 chunks on 2 slots), the others run and tie to them.
+  const auto ring = topo::generate("ring:8");
+  EXPECT_FALSE(synthesize(ring, Collective::over_all(ring, CollectiveKind::AllGather), kChunk).method.starts_with("symmetric"));
+}
+
+TEST(Symmetric, SaysWhyItDoesNotApply) {
+  SynthOptions o;
+  o.method = SynthMethod::Symmetric;
+  auto message = [&](const topo::Topology& t, const Collective& c) -> std::string {
+    try {
+      synthesize(t, c, kChunk, o);
+    } catch (const NotApplicable& e) {
+      return e.what();
+    }
+    return "applied";
+  };
+  const auto mesh = topo::generate("mesh2d:4x4");
+  EXPECT_NE(message(mesh, Collective::over_all(mesh, CollectiveKind::AllGather)).find("does not look the same from every NPU"),
+            std::string::npos);
+  const auto torus = topo::generate("torus2d:4x4");
+  Collective group = Collective::over_all(torus, CollectiveKind::AllGather);
+  group.ranks = {0, 1, 2, 3};
+  EXPECT_NE(message(torus, group).find("every NPU"), std::string::npos);
+  EXPECT_NE(message(torus, Collective::over_all(torus, CollectiveKind::AllToAll)).find("covers All-Gather"), std::string::npos);
+  topo::TopologyBuilder b("one-way");
+  for (int i = 0; i < 4; ++i) b.add_npu();
+  for (int i = 0; i < 4; ++i) b.add_link(i, (i + 1) % 4, 50e9, 0);
+  b.set_levels({4});
+  const auto one_way = b.build();
+  EXPECT_NE(message(one_way, Collective::over_all(one_way, CollectiveKind::ReduceScatter)).find("no link back"),
+            std::string::npos);
+  EXPECT_EQ(message(one_way, Collective::over_all(one_way, CollectiveKind::AllGather)), "applied");
+}
+
+}  // namespace
+}  // namespace tenet::synth
