@@ -7,6 +7,7 @@
 #include "bench/table.hpp"
 #include "cli/commands.hpp"
 #include "topo/analysis.hpp"
+#include "topo/symmetry.hpp"
 #include "topo/bounds.hpp"
 #include "topo/generators.hpp"
 #include "topo/io.hpp"
@@ -49,6 +50,7 @@ void info(const std::string& input, const std::string& size_text, bool json) {
   // Past 4,096 NPUs from a sample of them (the exact one took 84 s on 32,768): at least this.
   const topo::Diameter d = topo::npu_diameter(t, kDiameterSources);
   const int components = topo::strong_component_count(t);
+  const std::optional<topo::Translations> symmetry = topo::translation_symmetry(t);
   topo::CutBound cut, ingress_b;
   if (t.num_npus() >= 2) {
     cut = topo::allgather_cut_bound(t);
@@ -67,6 +69,7 @@ void info(const std::string& input, const std::string& size_text, bool json) {
     j["diameter_latency_ps"] = d.latency;
     j["diameter_sources"] = d.sources;  // fewer than the NPUs: a sample, and the diameter at least this
     j["strong_components"] = components;
+    j["translations"] = symmetry ? symmetry->describe() : "";  // see topo/symmetry.hpp; "" when none
     j["npu_egress_bps"] = {{"min", egress.lo}, {"max", egress.hi}};
     j["npu_ingress_bps"] = {{"min", ingress.lo}, {"max", ingress.hi}};
     j["allgather_bytes"] = size;
@@ -100,6 +103,9 @@ void info(const std::string& input, const std::string& size_text, bool json) {
              sampled ? fmt::format(" (searched from {} of {} NPUs)", d.sources, t.num_npus()) : "");
   fmt::print("connectivity  every NPU reaches every other; {} strongly connected component{}\n",
              components, components == 1 ? "" : "s");
+  fmt::print("symmetry      {}\n", symmetry ? fmt::format("looks the same from every NPU: translations of {} (--method "
+                                                          "symmetric applies)", symmetry->describe())
+                                            : "none found (translations of its dimensions or servers)");
   if (t.num_npus() < 2) return;
   fmt::print("All-Gather of {} (output per NPU), lower bounds:\n", format_bytes(size));
   fmt::print("  cut bound      {}  (a set of {} nodes holding {} NPUs drains through {})\n",

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <map>
+#include <span>
 #include <limits>
 #include <numeric>
 #include <queue>
@@ -14,12 +17,59 @@ namespace tenet::synth {
 
 namespace {
 
-// A transfer of rank 0's schedule: `chunk` (0..k-1) from NPU `from` over its slot `slot`.
+// A way out of NPU 0: a link to an NPU, or a link to a switch and one on from it to an NPU. Moved
+// to NPU x it leaves x for x + to.
+struct Way {
+  topo::NodeId to = 0;
+  int links = 1;
+  std::array<int, 2> orbits{-1, -1};  // its links' orbits (topo::Translations::orbit)
+  Time busy = 0, delay = 0;           // how long a send holds its links; when it arrives
+  int group = 0;                      // ways on the same orbits decide together
+};
+
+std::vector<Way> ways_out(const topo::Topology& t, const topo::Translations& tr, Bytes chunk_bytes, LinkModel model) {
+  std::vector<Way> ways;
+  auto add = [&](topo::NodeId to, std::span<const LinkId> route) {
+    Way w;
+    w.to = to;
+    w.links = static_cast<int>(route.size());
+    Bandwidth narrowest = t.link(route[0]).bandwidth;
+    Time latency = 0;
+    for (int i = 0; i < w.links; ++i) {
+      w.orbits[i] = tr.orbit(route[i]);
+      narrowest = std::min(narrowest, t.link(route[i]).bandwidth);
+      latency += t.link(route[i]).latency;
+    }
+    const Time tx = transfer_time(chunk_bytes, narrowest);
+    w.delay = tx + latency;
+    w.busy = model == LinkModel::Hold ? w.delay : tx;
+    ways.push_back(w);
+  };
+  for (int j = 0; j < tr.num_out_slots(); ++j) {
+    const LinkId l = tr.out_link(0, j);
+    const topo::NodeId v = t.link(l).dst;
+    if (t.is_npu(v)) {
+      add(v, std::array{l});
+      continue;
+    }
+    for (LinkId m : t.out_links(v))
+      if (t.link(m).dst != 0) add(t.link(m).dst, std::array{l, m});
+  }
+  std::map<std::array<int, 2>, int> groups;
+  for (Way& w : ways) {
+    std::array<int, 2> key = w.orbits;
+    std::sort(key.begin(), key.end());
+    w.group = groups.emplace(key, static_cast<int>(groups.size())).first->second;
+  }
+  return ways;
+}
+
+// A transfer of rank 0's schedule: `chunk` (0..k-1) from NPU `from` over way `way`.
 struct Send {
   Time start = 0, end = 0;  // end: when it has arrived
   ChunkId chunk = 0;
   topo::NodeId from = 0;
-  int slot = 0;
+  int way = 0;
 };
 
 enum class Pick : uint8_t { Scarce, Waiting, Latest };
@@ -29,55 +79,58 @@ struct Schedule {
   Time makespan = 0;
 };
 
-// Rank 0's All-Gather on the slots (see symmetric.hpp), its chunks picked by `pick`.
-Schedule one_rank(const topo::Topology& t, const topo::Translations& tr, int k, Bytes chunk_bytes, LinkModel model,
-                  Pick pick) {
-  const int n = tr.num_npus(), slots = tr.num_slots();
+// Rank 0's All-Gather on the orbits (see symmetric.hpp), its chunks picked by `pick`.
+Schedule one_rank(const topo::Translations& tr, const std::vector<Way>& ways, int k, Pick pick) {
+  const int n = tr.num_npus(), count = static_cast<int>(ways.size());
   constexpr Time kNever = std::numeric_limits<Time>::max();
-  std::vector<Time> busy(slots), delay(slots);  // how long a send holds its slot; when it arrives
-  std::vector<topo::NodeId> to(static_cast<size_t>(slots) * n), from(static_cast<size_t>(slots) * n);
-  for (int j = 0; j < slots; ++j) {
-    const topo::Link& l = t.link(tr.link(0, j));
-    const Time tx = transfer_time(chunk_bytes, l.bandwidth);
-    delay[j] = tx + l.latency;
-    busy[j] = model == LinkModel::Hold ? delay[j] : tx;
-    for (topo::NodeId x = 0; x < n; ++x) {
-      const topo::NodeId y = t.link(tr.link(x, j)).dst;
-      to[static_cast<size_t>(j) * n + x] = y;
-      from[static_cast<size_t>(j) * n + y] = x;
-    }
+  constexpr int kRefreshes = 4;
+  // to[w * n + x]: where way w leads from x.
+  std::vector<topo::NodeId> to(static_cast<size_t>(count) * n);
+  for (int w = 0; w < count; ++w) {
+    topo::Translations::Walker walk(tr, ways[w].to);
+    for (topo::NodeId x = 0; x < n; ++x, walk.step()) to[static_cast<size_t>(w) * n + x] = walk.at();
   }
-  std::vector<char> reached(static_cast<size_t>(k) * n, 0);  // holds the chunk or has it coming
+  int groups = 0;
+  for (const Way& w : ways) groups = std::max(groups, w.group + 1);
+  std::vector<char> reached(static_cast<size_t>(k) * n, 0);    // holds the chunk or has it coming
+  std::vector<int32_t> supply(static_cast<size_t>(k) * n, 0);  // ways into it from NPUs so reached
   auto at = [n](ChunkId c, topo::NodeId x) { return static_cast<size_t>(c) * n + x; };
-  // The other slots' NPUs that could feed y chunk c over their link (scarce: fewer first).
-  auto suppliers = [&](ChunkId c, topo::NodeId y, int slot) {
-    int64_t count = 0;
-    for (int j = 0; j < slots; ++j)
-      if (j != slot && reached[at(c, from[static_cast<size_t>(j) * n + y])]) ++count;
-    return count;
-  };
 
   struct Candidate {
-    int64_t key = 0;  // what the pick ranks first (scarce: suppliers); then `order`, then `seq`
+    int64_t key = 0;  // what the pick ranks first (scarce: the target's other suppliers); then `order`, `seq`
     Time order = 0;
     Time ready = 0;
     int64_t seq = 0;
     ChunkId chunk = 0;
     topo::NodeId x = 0;
+    int way = 0;
+    int refreshed = 0;  // how often its key was found stale
   };
   auto later_ready = [](const Candidate& a, const Candidate& b) { return std::tie(a.ready, a.seq) > std::tie(b.ready, b.seq); };
   auto worse = [](const Candidate& a, const Candidate& b) { return std::tie(a.key, a.order, a.seq) > std::tie(b.key, b.order, b.seq); };
   using Pending = std::priority_queue<Candidate, std::vector<Candidate>, decltype(later_ready)>;
   using Ready = std::priority_queue<Candidate, std::vector<Candidate>, decltype(worse)>;
-  std::vector<Pending> pending(slots, Pending(later_ready));
-  std::vector<Ready> ready(slots, Ready(worse));
-  std::vector<Time> next(slots, 0), free(slots, 0);  // when each slot decides next; is free
+  std::vector<Pending> pending(groups, Pending(later_ready));
+  std::vector<Ready> ready(groups, Ready(worse));
+  std::vector<Time> next(groups, 0);            // when each group decides next
+  std::vector<Time> free(tr.num_orbits(), 0);  // when each orbit's links are free
+  std::vector<const Way*> first(groups);      // a way of each group: its orbits are the group's
+  for (const Way& w : ways) first[w.group] = &w;
+  auto free_at = [&](int g) {
+    Time f = 0;
+    for (int i = 0; i < first[g]->links; ++i) f = std::max(f, free[first[g]->orbits[i]]);
+    return f;
+  };
+  auto target = [&](const Candidate& c) { return to[static_cast<size_t>(c.way) * n + c.x]; };
   int64_t seq = 0;
   auto offer = [&](ChunkId c, topo::NodeId x, Time when) {
-    for (int j = 0; j < slots; ++j) {
-      if (reached[at(c, to[static_cast<size_t>(j) * n + x])]) continue;
-      pending[j].push(Candidate{0, 0, when, seq++, c, x});
-      next[j] = std::min(next[j], std::max(when, free[j]));
+    for (int w = 0; w < count; ++w) {
+      const topo::NodeId y = to[static_cast<size_t>(w) * n + x];
+      ++supply[at(c, y)];
+      if (reached[at(c, y)]) continue;
+      const int g = ways[w].group;
+      pending[g].push(Candidate{0, 0, when, seq++, c, x, w});
+      next[g] = std::min(next[g], std::max(when, free_at(g)));
     }
   };
   for (ChunkId c = 0; c < k; ++c) {
@@ -89,30 +142,36 @@ Schedule one_rank(const topo::Topology& t, const topo::Translations& tr, int k, 
   s.sends.reserve(static_cast<size_t>(n - 1) * k);
   const int64_t needed = static_cast<int64_t>(n - 1) * k;
   while (static_cast<int64_t>(s.sends.size()) < needed) {
-    const int j = static_cast<int>(std::min_element(next.begin(), next.end()) - next.begin());
-    const Time now = next[j];
+    const int g = static_cast<int>(std::min_element(next.begin(), next.end()) - next.begin());
+    const Time now = next[g];
     if (now == kNever) break;  // no NPU can feed another: cannot happen on a connected topology
-    const topo::NodeId* way = to.data() + static_cast<size_t>(j) * n;
-    while (!pending[j].empty() && pending[j].top().ready <= now) {
-      Candidate cand = pending[j].top();
-      pending[j].pop();
-      if (reached[at(cand.chunk, way[cand.x])]) continue;
+    if (const Time f = free_at(g); f > now) {
+      next[g] = f;  // another group took a link it shares
+      continue;
+    }
+    while (!pending[g].empty() && pending[g].top().ready <= now) {
+      Candidate cand = pending[g].top();
+      pending[g].pop();
+      const topo::NodeId y = target(cand);
+      if (reached[at(cand.chunk, y)]) continue;
       cand.order = pick == Pick::Latest ? -cand.ready : cand.ready;
-      if (pick == Pick::Scarce) cand.key = suppliers(cand.chunk, way[cand.x], j);
-      ready[j].push(cand);
+      if (pick == Pick::Scarce) cand.key = supply[at(cand.chunk, y)];
+      ready[g].push(cand);
     }
     std::optional<Candidate> chosen;
-    while (!ready[j].empty()) {
-      Candidate cand = ready[j].top();
-      ready[j].pop();
-      const topo::NodeId y = way[cand.x];
+    while (!ready[g].empty()) {
+      Candidate cand = ready[g].top();
+      ready[g].pop();
+      const topo::NodeId y = target(cand);
       if (reached[at(cand.chunk, y)]) continue;
-      if (pick == Pick::Scarce) {
-        // Suppliers only grow: a key still right is the least of all.
-        const int64_t key = suppliers(cand.chunk, y, j);
-        if (key > cand.key) {
-          cand.key = key;
-          ready[j].push(cand);
+      if (pick == Pick::Scarce && supply[at(cand.chunk, y)] > cand.key && cand.refreshed < kRefreshes) {
+        // Suppliers only grow: a key still right is the least of all, and so is one no worse
+        // than the next one's, right or not. (Past a few refreshes a key is taken as it is: on
+        // hundreds of ways, as on rails, every arrival raises thousands of keys.)
+        cand.key = supply[at(cand.chunk, y)];
+        ++cand.refreshed;
+        if (!ready[g].empty() && worse(cand, ready[g].top())) {
+          ready[g].push(cand);
           continue;
         }
       }
@@ -120,15 +179,17 @@ Schedule one_rank(const topo::Topology& t, const topo::Translations& tr, int k, 
       break;
     }
     if (!chosen) {
-      next[j] = pending[j].empty() ? kNever : pending[j].top().ready;
+      next[g] = pending[g].empty() ? kNever : std::max(now, pending[g].top().ready);
       continue;
     }
-    const topo::NodeId y = way[chosen->x];
+    const Way& way = ways[chosen->way];
+    const topo::NodeId y = target(*chosen);
     reached[at(chosen->chunk, y)] = 1;
-    s.sends.push_back(Send{now, now + delay[j], chosen->chunk, chosen->x, j});
-    s.makespan = std::max(s.makespan, now + delay[j]);
-    free[j] = next[j] = now + busy[j];
-    offer(chosen->chunk, y, now + delay[j]);
+    s.sends.push_back(Send{now, now + way.delay, chosen->chunk, chosen->x, chosen->way});
+    s.makespan = std::max(s.makespan, now + way.delay);
+    for (int i = 0; i < way.links; ++i) free[way.orbits[i]] = now + way.busy;
+    next[g] = now + way.busy;
+    offer(chosen->chunk, y, now + way.delay);
   }
   if (static_cast<int64_t>(s.sends.size()) < needed) s.makespan = kNever;
   return s;
@@ -149,14 +210,16 @@ std::optional<Algorithm> synthesize_symmetric(const topo::Topology& t, const Col
   if (c.num_ranks() != t.num_npus()) return no("translation needs every NPU in the collective");
   const std::optional<topo::Translations> tr = topo::translation_symmetry(t);
   if (!tr)
-    return no("the topology does not look the same from every NPU (translations of its dimensions carrying "
-              "every link to a link of the same bandwidth and latency, no switches)");
+    return no("the topology does not look the same from every NPU (translations of its dimensions, or of its "
+              "servers and their NPUs, carrying every link to a link of the same bandwidth and latency; switches "
+              "linked to NPUs only)");
   if (!gathers && !tr->reversible()) return no("some link has no link back of the same bandwidth and latency");
 
   const int k = c.chunks_per_npu;
+  const std::vector<Way> ways = ways_out(t, *tr, chunk_bytes, model);
   std::optional<Schedule> best;
   for (Pick pick : {Pick::Scarce, Pick::Waiting, Pick::Latest}) {
-    Schedule s = one_rank(t, *tr, k, chunk_bytes, model, pick);
+    Schedule s = one_rank(*tr, ways, k, pick);
     if (!best || s.makespan < best->makespan) best = std::move(s);
   }
   if (best->makespan == std::numeric_limits<Time>::max()) return no("some NPU cannot be reached");
@@ -171,42 +234,49 @@ std::optional<Algorithm> synthesize_symmetric(const topo::Topology& t, const Col
   const int p = c.num_ranks();
   std::vector<int> rank_of(t.num_npus());
   for (int r = 0; r < p; ++r) rank_of[c.ranks[r]] = r;
+  const bool direct = std::all_of(ways.begin(), ways.end(), [](const Way& w) { return w.links == 1; });
   const size_t per_phase = best->sends.size() * static_cast<size_t>(p);
   const size_t transfers = c.kind == CollectiveKind::AllReduce ? 2 * per_phase : per_phase;
-  a.reserve(transfers, transfers, 0);
+  a.reserve(transfers, transfers * (direct ? 1 : 2), 0);
+  // Calls f(s, route) with each send's route moved by every s.
+  auto moved = [&](const Send& send, auto&& f) {
+    const Way& way = ways[send.way];
+    topo::Translations::Walker from(*tr, send.from), to(*tr, tr->shift(send.from, way.to));
+    std::array<LinkId, 2> route{};
+    for (topo::NodeId s = 0; s < tr->num_npus(); ++s, from.step(), to.step()) {
+      route[0] = tr->link_of(way.orbits[0], from.at());
+      if (way.links == 2) route[1] = tr->link_of(way.orbits[1], to.at());
+      f(s, std::span<const LinkId>(route.data(), way.links));
+    }
+  };
   if (!gathers) {
-    // Reduce-Scatter: every send reversed in time, the last to arrive the first to leave; a
-    // chunk's reductions into an NPU then all come before the NPU passes it on.
+    // Reduce-Scatter: every send reversed in time, the last to arrive the first to leave, over the
+    // links back; a chunk's reductions into an NPU then all come before the NPU passes it on.
     std::vector<size_t> order(best->sends.size());
     std::iota(order.begin(), order.end(), size_t{0});
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t x, size_t y) { return best->sends[x].end > best->sends[y].end; });
-    for (size_t i : order) {
-      const Send& send = best->sends[i];
-      const int back = tr->reverse(send.slot);
-      tr->for_each_shift(t.link(tr->link(send.from, send.slot)).dst, [&](topo::NodeId s, topo::NodeId y) {
-        const LinkId l = tr->link(y, back);
-        a.add(rank_of[s] * k + send.chunk, y, t.link(l).dst, {&l, 1}, Op::Reduce);
-      });
-    }
-  }
-  if (gathers) {
-    // Every transfer at rank 0's time for it: the moved schedules keep their slots' order, so
-    // these are the times synth::time gives (the verifier checks them).
-    for (const Send& send : best->sends)
-      tr->for_each_shift(send.from, [&](topo::NodeId s, topo::NodeId x) {
-        const LinkId l = tr->link(x, send.slot);
-        a.add(rank_of[s] * k + send.chunk, x, t.link(l).dst, {&l, 1}, Op::Copy, {}, send.start, send.end);
-      });
-    a.claimed_time = best->makespan;
-  } else if (c.kind == CollectiveKind::AllReduce) {
-    for (const Send& send : best->sends)
-      tr->for_each_shift(send.from, [&](topo::NodeId s, topo::NodeId x) {
-        const LinkId l = tr->link(x, send.slot);
-        a.add(rank_of[s] * k + send.chunk, x, t.link(l).dst, {&l, 1}, Op::Copy, {}, -1, -1, 0, 1);
+    for (size_t i : order)
+      moved(best->sends[i], [&](topo::NodeId s, std::span<const LinkId> route) {
+        std::array<LinkId, 2> back{};
+        for (size_t h = 0; h < route.size(); ++h) back[route.size() - 1 - h] = tr->reverse(route[h]);
+        a.add(rank_of[s] * k + best->sends[i].chunk, t.link(back[0]).src, t.link(back[route.size() - 1]).dst,
+              std::span<const LinkId>(back.data(), route.size()), Op::Reduce);
       });
   }
-  if (!gathers) time(t, a);
+  if (c.kind != CollectiveKind::ReduceScatter) {
+    // On direct links (a torus), every transfer at rank 0's time for it: the moved schedules keep
+    // their slots' order, so these are the times synth::time gives (the verifier checks them).
+    const bool timed = gathers && direct;
+    const auto channel = static_cast<uint16_t>(gathers ? 0 : 1);
+    for (const Send& send : best->sends)
+      moved(send, [&](topo::NodeId s, std::span<const LinkId> route) {
+        a.add(rank_of[s] * k + send.chunk, t.link(route.front()).src, t.link(route.back()).dst, route, Op::Copy, {},
+              timed ? send.start : -1, timed ? send.end : -1, 0, channel);
+      });
+    if (timed) a.claimed_time = best->makespan;
+  }
+  if (a.claimed_time < 0) time(t, a);
   a.method = fmt::format("symmetric (rank 0's schedule on {}, moved to every NPU)", tr->describe());
   return a;
 }

@@ -1691,9 +1691,10 @@ Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes ch
     if (!symmetric && !any) throw NotApplicable(fmt::format("method symmetric: {}", why));
     if (symmetric) {
       set_reduce_bandwidth(t, *symmetric, o.reduce_bandwidth);
-      if (!any || static_cast<double>(symmetric->claimed_time) <=
-                      (1 + kChunkSearchSlack) * static_cast<double>(lower_bound(t, c, chunk_bytes).total))
-        return std::move(*symmetric);
+      const double ratio = static_cast<double>(symmetric->claimed_time) /
+                           static_cast<double>(lower_bound(t, c, chunk_bytes).total);
+      const bool large = static_cast<int64_t>(symmetric->size()) > kPortfolioTransferBudget;
+      if (!any || ratio <= 1 + kChunkSearchSlack || (large && ratio <= kSymmetricEnough)) return std::move(*symmetric);
     }
   }
   const bool routed = one_destination(c.kind);

@@ -4,7 +4,10 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 #include <tuple>
+
+#include "topo/analysis.hpp"
 
 namespace tenet::topo {
 
@@ -19,8 +22,27 @@ NodeId Translations::shift(NodeId x, NodeId s) const {
   return moved;
 }
 
+Translations::Walker::Walker(const Translations& tr, NodeId x)
+    : tr_(&tr), step_(tr.dims_.size(), 0), moved_(tr.dims_.size()), at_(x) {
+  for (size_t d = 0; d < tr.dims_.size(); ++d) moved_[d] = x / tr.strides_[d] % tr.dims_[d];
+}
+
+void Translations::Walker::step() {
+  for (size_t d = 0; d < moved_.size(); ++d) {
+    const int l = tr_->dims_[d];
+    if (++moved_[d] == l) {
+      moved_[d] = 0;
+      at_ -= (l - 1) * tr_->strides_[d];
+    } else {
+      at_ += tr_->strides_[d];
+    }
+    if (++step_[d] < l) return;
+    step_[d] = 0;  // back where it began: carry into the next dimension
+  }
+}
+
 bool Translations::reversible() const {
-  return std::none_of(reverse_.begin(), reverse_.end(), [](int r) { return r < 0; });
+  return std::none_of(reverse_.begin(), reverse_.end(), [](LinkId r) { return r < 0; });
 }
 
 std::string Translations::describe() const {
@@ -29,78 +51,177 @@ std::string Translations::describe() const {
   return fmt::format("{}", fmt::join(parts, " x "));
 }
 
-std::optional<Translations> translation_symmetry(const Topology& t) {
-  const std::vector<int>& dims = t.levels();
-  const int n = t.num_npus();
-  if (t.num_switches() != 0 || dims.empty() || n < 2) return std::nullopt;
-  int64_t product = 1;
-  for (int l : dims) {
-    if (l < 1) return std::nullopt;
-    product *= l;
-    if (product > n) return std::nullopt;
-  }
-  if (product != n) return std::nullopt;
-
+std::optional<Translations> Translations::over(const Topology& t, const std::vector<int>& dims) {
   Translations tr;
+  const int n = t.num_npus();
+  const int switches = t.num_switches();
   tr.dims_ = dims;
   tr.npus_ = n;
+  tr.strides_.clear();
   int stride = 1;
   for (int l : dims) {
     tr.strides_.push_back(stride);
     stride *= l;
   }
-  // Where y lies seen from x: the NPU that x -> 0 moves it to.
-  auto offset = [&](NodeId x, NodeId y) {
-    NodeId o = 0;
-    for (size_t d = 0; d < dims.size(); ++d) {
-      const int l = dims[d];
-      int c = y / tr.strides_[d] % l - x / tr.strides_[d] % l;
-      if (c < 0) c += l;
-      o += c * tr.strides_[d];
-    }
-    return o;
+  auto coordinate = [&](NodeId x, size_t d) { return x / tr.strides_[d] % dims[d]; };
+  // -x, coordinate by coordinate.
+  auto negated = [&](NodeId x) {
+    NodeId r = 0;
+    for (size_t d = 0; d < dims.size(); ++d) r += (dims[d] - coordinate(x, d)) % dims[d] * tr.strides_[d];
+    return r;
   };
-  using Key = std::tuple<NodeId, Bandwidth, Time, LinkId>;  // offset, bandwidth, latency, id
-  auto slots_of = [&](NodeId x) {
+
+  // Each switch by its NPUs; a switch linked to a switch, or two switches on the same NPUs, and
+  // the switches cannot be told apart by where their NPUs go.
+  std::vector<std::vector<NodeId>> npus_of(switches);
+  for (const Link& l : t.links()) {
+    if (t.is_switch(l.src) && t.is_switch(l.dst)) return std::nullopt;
+    if (t.is_switch(l.src)) npus_of[l.src - n].push_back(l.dst);
+    if (t.is_switch(l.dst)) npus_of[l.dst - n].push_back(l.src);
+  }
+  std::map<std::vector<NodeId>, NodeId> by_npus;
+  for (int w = 0; w < switches; ++w) {
+    std::vector<NodeId>& v = npus_of[w];
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    if (!by_npus.emplace(v, n + w).second) return std::nullopt;
+  }
+  // Every unit step of a dimension must move the topology onto itself: NPUs by the step, a
+  // switch onto the switch on its NPUs moved, every link onto a link of the same bandwidth and
+  // latency. Then so does every translation (they are sums of unit steps).
+  std::vector<std::vector<NodeId>> unit(dims.size(), std::vector<NodeId>(t.num_nodes()));  // per dimension, node -> node
+  for (size_t d = 0; d < dims.size(); ++d) {
+    for (NodeId x = 0; x < n; ++x) unit[d][x] = tr.shift(x, dims[d] > 1 ? tr.strides_[d] : 0);
+    for (int w = 0; w < switches; ++w) {
+      std::vector<NodeId> moved;
+      for (NodeId v : npus_of[w]) moved.push_back(unit[d][v]);
+      std::sort(moved.begin(), moved.end());
+      const auto it = by_npus.find(moved);
+      if (it == by_npus.end()) return std::nullopt;
+      unit[d][n + w] = it->second;
+    }
+    using Out = std::tuple<NodeId, Bandwidth, Time>;
+    for (NodeId u = 0; u < t.num_nodes(); ++u) {
+      std::vector<Out> mine, theirs;
+      for (LinkId l : t.out_links(u)) mine.emplace_back(unit[d][t.link(l).dst], t.link(l).bandwidth, t.link(l).latency);
+      for (LinkId l : t.out_links(unit[d][u])) theirs.emplace_back(t.link(l).dst, t.link(l).bandwidth, t.link(l).latency);
+      std::sort(mine.begin(), mine.end());
+      std::sort(theirs.begin(), theirs.end());
+      if (mine != theirs) return std::nullopt;
+    }
+  }
+  // Where each switch is seen from NPU 0 when seen from NPU x: the switch x moves onto... kept as
+  // the switch each translation s moves a first switch of its orbit onto (image[orbit][s]), and a
+  // translation that reaches each switch from its orbit's first.
+  std::vector<int> orbit_of(switches, -1);
+  std::vector<NodeId> reached_by(switches, 0);
+  std::vector<std::vector<NodeId>> image;
+  for (int w = 0; w < switches; ++w) {
+    if (orbit_of[w] >= 0) continue;
+    std::vector<NodeId> img(n, -1);
+    img[0] = n + w;
+    const int o = static_cast<int>(image.size());
+    orbit_of[w] = o;
+    reached_by[w] = 0;
+    // Translations in order: s = s' + a unit step of dimension d, for the first d where s has a
+    // non-zero coordinate; s' is smaller, so its image is known.
+    for (NodeId s = 1; s < n; ++s) {
+      size_t d = 0;
+      while (coordinate(s, d) == 0) ++d;
+      img[s] = unit[d][img[s - tr.strides_[d]]];
+      const int sw = img[s] - n;
+      if (orbit_of[sw] < 0) {
+        orbit_of[sw] = o;
+        reached_by[sw] = s;
+      }
+    }
+    image.push_back(std::move(img));
+  }
+  // v as seen from NPU x: an NPU's offset, a switch's image under -x.
+  auto seen_from = [&](NodeId x, NodeId v) {
+    if (t.is_npu(v)) return tr.shift(v, negated(x));
+    const int w = v - n;
+    return image[orbit_of[w]][tr.shift(reached_by[w], negated(x))];
+  };
+
+  using Key = std::tuple<NodeId, Bandwidth, Time, LinkId>;  // seen from the NPU, bandwidth, latency, id
+  auto slots_of = [&](NodeId x, bool out) {
     std::vector<Key> keys;
-    for (LinkId l : t.out_links(x)) {
+    for (LinkId l : out ? t.out_links(x) : t.in_links(x)) {
       const Link& link = t.link(l);
-      keys.emplace_back(offset(x, link.dst), link.bandwidth, link.latency, l);
+      const NodeId other = out ? link.dst : link.src;
+      if (!out && t.is_npu(other)) continue;  // an NPU's out-slot
+      keys.emplace_back(seen_from(x, other), link.bandwidth, link.latency, l);
     }
     std::sort(keys.begin(), keys.end());
     return keys;
   };
-  const std::vector<Key> first = slots_of(0);
-  tr.slots_ = static_cast<int>(first.size());
-  if (tr.slots_ == 0) return std::nullopt;
-  tr.links_.resize(static_cast<size_t>(n) * tr.slots_);
-  for (NodeId x = 0; x < n; ++x) {
-    const std::vector<Key> keys = x == 0 ? first : slots_of(x);
-    if (keys.size() != first.size()) return std::nullopt;
-    for (int j = 0; j < tr.slots_; ++j) {
-      if (std::get<0>(keys[j]) != std::get<0>(first[j]) || std::get<1>(keys[j]) != std::get<1>(first[j]) ||
-          std::get<2>(keys[j]) != std::get<2>(first[j]))
-        return std::nullopt;
-      tr.links_[static_cast<size_t>(x) * tr.slots_ + j] = std::get<3>(keys[j]);
-    }
-  }
-  // Slot j's way back: the slot leading to the opposite offset with the same bandwidth and
-  // latency, the p-th of such parallel slots for the p-th.
   auto same = [](const Key& a, const Key& b) {
     return std::get<0>(a) == std::get<0>(b) && std::get<1>(a) == std::get<1>(b) && std::get<2>(a) == std::get<2>(b);
   };
-  tr.reverse_.assign(tr.slots_, -1);
-  for (int j = 0; j < tr.slots_; ++j) {
-    int parallel = 0;
-    while (parallel < j && same(first[j - parallel - 1], first[j])) ++parallel;
-    const Key back{offset(std::get<0>(first[j]), 0), std::get<1>(first[j]), std::get<2>(first[j]), 0};
-    for (int i = 0; i < tr.slots_; ++i)
-      if (same(first[i], back) && (i == 0 || !same(first[i - 1], back))) {
-        if (i + parallel < tr.slots_ && same(first[i + parallel], back)) tr.reverse_[j] = i + parallel;
-        break;
+  tr.orbit_.assign(t.num_links(), -1);
+  for (bool out : {true, false}) {
+    const std::vector<Key> first = slots_of(0, out);
+    const int slots = static_cast<int>(first.size());
+    (out ? tr.out_ : tr.in_) = slots;
+    std::vector<LinkId>& table = out ? tr.out_links_ : tr.in_links_;
+    table.resize(static_cast<size_t>(n) * slots);
+    for (NodeId x = 0; x < n; ++x) {
+      const std::vector<Key> keys = x == 0 ? first : slots_of(x, out);
+      if (keys.size() != first.size()) return std::nullopt;
+      for (int j = 0; j < slots; ++j) {
+        if (!same(keys[j], first[j])) return std::nullopt;
+        const LinkId l = std::get<3>(keys[j]);
+        table[static_cast<size_t>(x) * slots + j] = l;
+        tr.orbit_[l] = out ? j : tr.out_ + j;
       }
+    }
   }
+  if (tr.out_ == 0) return std::nullopt;
+  // Each link's way back: the p-th link from its destination to its source of the same bandwidth
+  // and latency, for the p-th such link forth.
+  tr.reverse_.assign(t.num_links(), -1);
+  for (NodeId u = 0; u < t.num_nodes(); ++u)
+    for (LinkId l : t.out_links(u)) {
+      const Link& a = t.link(l);
+      int parallel = 0;
+      for (LinkId m : t.out_links(u)) {
+        if (m == l) break;
+        const Link& b = t.link(m);
+        parallel += b.dst == a.dst && b.bandwidth == a.bandwidth && b.latency == a.latency;
+      }
+      for (LinkId m : t.out_links(a.dst)) {
+        const Link& b = t.link(m);
+        if (b.dst == u && b.bandwidth == a.bandwidth && b.latency == a.latency && parallel-- == 0) {
+          tr.reverse_[l] = m;
+          break;
+        }
+      }
+    }
   return tr;
+}
+
+std::optional<Translations> translation_symmetry(const Topology& t) {
+  const int n = t.num_npus();
+  if (n < 2) return std::nullopt;
+  std::vector<std::vector<int>> candidates;
+  int64_t product = 1;
+  for (int l : t.levels()) product *= std::max(l, 0);
+  if (!t.levels().empty() && product == n) candidates.push_back(t.levels());
+  // A cluster of servers of consecutive NPUs: GPU fastest, then server.
+  if (t.num_switches() > 0) {
+    std::vector<std::vector<NodeId>> servers = detect_servers(t);
+    for (std::vector<NodeId>& server : servers) std::sort(server.begin(), server.end());
+    std::sort(servers.begin(), servers.end());
+    bool consecutive = !servers.empty();
+    for (size_t j = 0; consecutive && j < servers.size(); ++j)
+      for (size_t i = 0; consecutive && i < servers[j].size(); ++i)
+        consecutive = servers[j][i] == static_cast<NodeId>(j * servers[0].size() + i);
+    if (consecutive) candidates.push_back({static_cast<int>(servers[0].size()), static_cast<int>(servers.size())});
+  }
+  for (const std::vector<int>& dims : candidates)
+    if (std::optional<Translations> tr = Translations::over(t, dims)) return tr;
+  return std::nullopt;
 }
 
 }  // namespace tenet::topo

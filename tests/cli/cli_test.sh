@@ -31,6 +31,9 @@ check "unknown flag" 2 "" -- "$T" topo info ring:4 --bogus
 check "info spec" 0 "cut bound" -- "$T" topo info torus2d:4x4
 check "info example" 0 "6.857x" -- "$T" topo info "$SRC/examples/topologies/two-islands.yaml"
 check "info json" 0 '"cut_bound_ps"' -- "$T" topo info ring:8 --json
+check "info symmetry" 0 "looks the same from every NPU: translations of Z8 x Z4" -- "$T" topo info nvcluster:4x8,net=rail
+check "info no symmetry" 0 "symmetry      none found" -- "$T" topo info mesh2d:4x4
+check "info symmetry json" 0 '"translations": "Z4 x Z4"' -- "$T" topo info torus2d:4x4 --json
 check "info size" 0 "All-Gather of 64 MiB" -- "$T" topo info ring:8 --size 64MiB
 check "info size no unit" 2 "has no unit" -- "$T" topo info ring:8 --size 64
 check "generators" 0 "torus2d" -- "$T" topo generators

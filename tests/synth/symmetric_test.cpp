@@ -41,42 +41,62 @@ topo::Topology hand_torus(int w, int h, bool record_levels, int slow = -1) {
   return b.build();
 }
 
+// Every link moved by every translation is its orbit's link at its anchor moved: same bandwidth
+// and latency, its NPU end moved by the translation.
+void expect_moves(const topo::Topology& t, const topo::Translations& tr) {
+  for (LinkId l = 0; l < t.num_links(); ++l)
+    for (topo::NodeId s = 0; s < t.num_npus(); ++s) {
+      const topo::Link& a = t.link(l);
+      const LinkId m = tr.link_of(tr.orbit(l), tr.shift(tr.anchor(t, l), s));
+      const topo::Link& b = t.link(m);
+      ASSERT_EQ(b.bandwidth, a.bandwidth);
+      ASSERT_EQ(b.latency, a.latency);
+      if (t.is_npu(a.src)) {
+        ASSERT_EQ(b.src, tr.shift(a.src, s)) << t.describe_link(l);
+      }
+      if (t.is_npu(a.dst)) {
+        ASSERT_EQ(b.dst, tr.shift(a.dst, s)) << t.describe_link(l);
+      }
+      ASSERT_EQ(t.is_npu(b.src), t.is_npu(a.src));
+      ASSERT_EQ(t.is_npu(b.dst), t.is_npu(a.dst));
+    }
+}
+
 TEST(Translations, ATorusIsTheGroupOfItsDimensions) {
   const auto t = topo::generate("torus2d:4x6,bw=50GB/s/100GB/s");
   const std::optional<topo::Translations> tr = topo::translation_symmetry(t);
   ASSERT_TRUE(tr);
   EXPECT_EQ(tr->dims(), (std::vector<int>{4, 6}));
   EXPECT_EQ(tr->describe(), "Z4 x Z6");
-  EXPECT_EQ(tr->num_slots(), 4);
+  EXPECT_EQ(tr->num_out_slots(), 4);
+  EXPECT_EQ(tr->num_in_slots(), 0);
   EXPECT_TRUE(tr->reversible());
-  for (topo::NodeId x = 0; x < t.num_npus(); ++x) {
-    EXPECT_EQ(tr->shift(x, 0), x);
-    for (topo::NodeId s = 0; s < t.num_npus(); ++s)
-      for (int j = 0; j < tr->num_slots(); ++j) {
-        // Slot j moved by s is slot j of the moved NPU: same way, same bandwidth and latency.
-        const topo::Link& a = t.link(tr->link(x, j));
-        const topo::Link& b = t.link(tr->link(tr->shift(x, s), j));
-        EXPECT_EQ(b.src, tr->shift(x, s));
-        EXPECT_EQ(b.dst, tr->shift(a.dst, s));
-        EXPECT_EQ(a.bandwidth, b.bandwidth);
-        EXPECT_EQ(a.latency, b.latency);
-      }
-  }
+  expect_moves(t, *tr);
   for (topo::NodeId x : {0, 5, 23}) {
-    std::vector<topo::NodeId> stepped;
-    tr->for_each_shift(x, [&](topo::NodeId s, topo::NodeId moved) {
-      EXPECT_EQ(s, static_cast<topo::NodeId>(stepped.size()));
-      stepped.push_back(moved);
-    });
-    ASSERT_EQ(stepped.size(), 24u);
-    for (topo::NodeId s = 0; s < 24; ++s) EXPECT_EQ(stepped[s], tr->shift(x, s));
+    topo::Translations::Walker walk(*tr, x);
+    for (topo::NodeId s = 0; s < 24; ++s, walk.step()) EXPECT_EQ(walk.at(), tr->shift(x, s));
   }
-  for (int j = 0; j < tr->num_slots(); ++j) {
-    const topo::Link& out = t.link(tr->link(0, j));
-    const topo::Link& back = t.link(tr->link(out.dst, tr->reverse(j)));
-    EXPECT_EQ(back.dst, 0);
-    EXPECT_EQ(back.bandwidth, out.bandwidth);
+  for (LinkId l = 0; l < t.num_links(); ++l) {
+    const topo::Link& back = t.link(tr->reverse(l));
+    EXPECT_EQ(back.src, t.link(l).dst);
+    EXPECT_EQ(back.dst, t.link(l).src);
+    EXPECT_EQ(back.bandwidth, t.link(l).bandwidth);
   }
+}
+
+// A cluster of servers on rails: Z_G x Z_S, its NVSwitches and rails moved along.
+TEST(Translations, ServersOnRailsMoveWithTheirSwitches) {
+  const auto t = topo::generate("nvcluster:4x8,net=rail");
+  const std::optional<topo::Translations> tr = topo::translation_symmetry(t);
+  ASSERT_TRUE(tr);
+  EXPECT_EQ(tr->describe(), "Z8 x Z4");
+  EXPECT_EQ(tr->num_out_slots(), 2);  // to the NVSwitch, to the rail
+  EXPECT_EQ(tr->num_in_slots(), 2);
+  EXPECT_TRUE(tr->reversible());
+  expect_moves(t, *tr);
+  const auto one_switch = topo::translation_symmetry(topo::generate("switch:8"));
+  ASSERT_TRUE(one_switch);
+  EXPECT_EQ(one_switch->describe(), "Z8");
 }
 
 TEST(Translations, FoundOnlyWhereEveryLinkMoves) {
@@ -84,15 +104,17 @@ TEST(Translations, FoundOnlyWhereEveryLinkMoves) {
   EXPECT_FALSE(topo::translation_symmetry(hand_torus(4, 3, false)));     // no dimensions known
   EXPECT_FALSE(topo::translation_symmetry(hand_torus(4, 3, true, 6)));   // one link slower
   EXPECT_FALSE(topo::translation_symmetry(topo::generate("mesh2d:4x4")));  // edges differ
-  EXPECT_FALSE(topo::translation_symmetry(topo::generate("switch:8")));
-  EXPECT_FALSE(topo::translation_symmetry(topo::generate("nvcluster:2x4,net=rail")));
+  EXPECT_FALSE(topo::translation_symmetry(topo::generate("nvcluster:2x4,net=fattree")));  // switch to switch
+  EXPECT_FALSE(topo::translation_symmetry(topo::generate("dgx1")));
   const auto cube = topo::translation_symmetry(topo::generate("hypercube:16"));
   ASSERT_TRUE(cube);
   EXPECT_EQ(cube->describe(), "Z2 x Z2 x Z2 x Z2");
   // Dimensions of size 2 in a torus: two parallel links each way, each its own slot.
-  const auto thin = topo::translation_symmetry(topo::generate("torus2d:2x3"));
+  const auto thin_topology = topo::generate("torus2d:2x3");
+  const auto thin = topo::translation_symmetry(thin_topology);
   ASSERT_TRUE(thin);
   EXPECT_TRUE(thin->reversible());
+  expect_moves(thin_topology, *thin);
   // A one-way ring moves onto itself, but has no way back.
   topo::TopologyBuilder b("one-way");
   for (int i = 0; i < 5; ++i) b.add_npu();
@@ -100,28 +122,31 @@ TEST(Translations, FoundOnlyWhereEveryLinkMoves) {
   b.set_levels({5});
   const auto one_way = topo::translation_symmetry(b.build());
   ASSERT_TRUE(one_way);
-  EXPECT_EQ(one_way->num_slots(), 1);
+  EXPECT_EQ(one_way->num_out_slots(), 1);
   EXPECT_FALSE(one_way->reversible());
 }
 
 // Every algorithm made by translation verifies, and claims the time the verifier finds, over
-// seeded random tori, rings and hypercubes of random bandwidth and latency per dimension, random
-// chunk counts, both link models, and ranks in a random order.
+// seeded random tori, rings and hypercubes of random bandwidth and latency per dimension, switches
+// and clusters of servers on rails, random chunk counts, both link models, and ranks in a random
+// order.
 TEST(Symmetric, VerifiedOnRandomSymmetricTopologies) {
   std::mt19937_64 rng(4242);
   auto pick = [&](int lo, int hi) { return lo + static_cast<int>(rng() % static_cast<uint64_t>(hi - lo + 1)); };
   int made = 0;
-  for (int i = 0; i < 40; ++i) {
+  for (int i = 0; i < 60; ++i) {
     std::string spec;
-    switch (i % 4) {
+    switch (i % 6) {
       case 0: spec = fmt::format("torus2d:{}x{}", pick(2, 6), pick(2, 6)); break;
       case 1: spec = fmt::format("torus3d:{}x{}x{}", pick(2, 3), pick(2, 4), pick(2, 3)); break;
       case 2: spec = fmt::format("ring:{}", pick(3, 12)); break;
-      default: spec = fmt::format("hypercube:{}", 1 << pick(2, 5)); break;
+      case 3: spec = fmt::format("hypercube:{}", 1 << pick(2, 5)); break;
+      case 4: spec = fmt::format("switch:{}", pick(3, 12)); break;
+      default: spec = fmt::format("nvcluster:{}x{},net=rail", pick(2, 5), pick(2, 6)); break;
     }
-    if (i % 4 < 2) {
+    if (i % 6 < 2) {
       std::vector<std::string> bw, lat;
-      for (int d = 0; d < i % 4 + 2; ++d) {
+      for (int d = 0; d < i % 6 + 2; ++d) {
         bw.push_back(fmt::format("{}GB/s", 25 * pick(1, 4)));
         lat.push_back(fmt::format("{}ns", 100 * pick(0, 10)));
       }
@@ -142,7 +167,7 @@ TEST(Symmetric, VerifiedOnRandomSymmetricTopologies) {
       ++made;
     }
   }
-  EXPECT_EQ(made, 120);
+  EXPECT_EQ(made, 180);
 }
 
 // Where a slot's share of a rank's chunks is whole, and there are chunks enough to send while
@@ -151,7 +176,7 @@ TEST(Symmetric, VerifiedOnRandomSymmetricTopologies) {
 TEST(Symmetric, ReachesTheBoundOnTori) {
   for (const char* spec : {"torus2d:16x16", "torus3d:4x4x4", "ring:9", "hypercube:32"}) {
     const auto t = topo::generate(spec);
-    const int slots = topo::translation_symmetry(t)->num_slots();
+    const int slots = topo::translation_symmetry(t)->num_out_slots();
     // k chunks per NPU with (N-1)k a multiple of the slots.
     int k = 4;
     while ((t.num_npus() - 1) * k % slots != 0) ++k;

@@ -196,7 +196,8 @@ TEST(Synthesizer, AllReduceDependenciesStayLinear) {
 // tiny): a plan where one applies, else (here: over 128 NPUs, no servers) the fastest baseline,
 // saying so; --method matcher still runs it.
 TEST(Synthesizer, MatcherOverItsWorkBudgetGivesWayToBaselines) {
-  const auto t = topo::generate("switch:130");
+  // Two leaves (no translations: a switch alone would take the symmetric schedule at the bound).
+  const auto t = topo::generate("leafspine:2x65,spines=2");
   const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
   SynthOptions o;
   o.matcher_work = 1;
