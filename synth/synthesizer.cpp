@@ -1714,8 +1714,9 @@ Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes ch
     matcher_over_budget = !a;
     consider(std::move(a), "matcher");
   }
+  const bool beside_symmetric = symmetric.has_value();
   if (matcher_over_budget && symmetric) {
-    std::string method = symmetric->method + " (auto leaves the plain matcher out beside it here: --method matcher runs it)";
+    std::string method = symmetric->method;
     consider(std::move(symmetric), std::move(method));
     symmetric.reset();
   }
@@ -1755,8 +1756,9 @@ Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes ch
     }
   }
   constexpr std::string_view kLeftOut = "auto leaves the plain matcher out";
-  if (best && matcher_over_budget && servers && best->method.find(kLeftOut) == std::string::npos)
-    best->method += fmt::format(" ({} beside a server plan on a cluster this large: --method matcher runs it)", kLeftOut);
+  if (best && matcher_over_budget && (servers || beside_symmetric) && best->method.find(kLeftOut) == std::string::npos)
+    best->method += fmt::format(" ({} beside {}: --method matcher runs it)", kLeftOut,
+                                servers ? "a server plan on a cluster this large" : "a symmetric schedule here");
   if (!best && matcher_over_budget) {
     auto method = [&](const BaselineSpec& spec) {
       return fmt::format("baseline {} ({} on a fabric this large: --method matcher runs it)", spec.name(), kLeftOut);

@@ -202,6 +202,37 @@ TEST(Symmetric, AutoTakesItAtTheBoundAndSaysSo) {
   EXPECT_FALSE(synthesize(ring, Collective::over_all(ring, CollectiveKind::AllGather), kChunk).method.starts_with("symmetric"));
 }
 
+// Short of the bound, auto runs the others beside it; the plain matcher only within its own budget
+// there (SynthOptions::matcher_work_beside_symmetric), saying when it left it out.
+TEST(Symmetric, AutoBesideTheMatcherShortOfTheBound) {
+  const auto t = topo::generate("torus2d:4x4");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
+  const Time bound = lower_bound(t, c, 4096).total;
+  const Algorithm alone = *synthesize_symmetric(t, c, 4096, LinkModel::Pipelined);
+  ASSERT_GT(static_cast<double>(alone.claimed_time), 1.001 * static_cast<double>(bound));  // latency: short of it
+  SynthOptions o;
+  o.matcher_work_beside_symmetric = 1;
+  const Algorithm a = synthesize(t, c, 4096, o);
+  EXPECT_LE(a.claimed_time, alone.claimed_time);
+  EXPECT_TRUE(verify(t, a).correct());
+  EXPECT_NE(a.method.find("(auto leaves the plain matcher out beside a symmetric schedule here: --method matcher runs it)"),
+            std::string::npos)
+      << a.method;
+  EXPECT_EQ(synthesize(t, c, 4096).method.find("auto leaves"), std::string::npos);
+}
+
+// A large symmetric schedule (over kPortfolioTransferBudget transfers) within kSymmetricEnough of
+// the bound is auto's answer: a 512-NPU cluster on rails, where the server plan costs far more.
+TEST(Symmetric, AutoKeepsALargeScheduleNearTheBound) {
+  const auto t = topo::generate("nvcluster:64x8,net=rail");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
+  const Algorithm a = synthesize(t, c, kChunk);
+  EXPECT_EQ(a.method, "symmetric (rank 0's schedule on Z8 x Z64, moved to every NPU)");
+  EXPECT_GT(static_cast<int64_t>(a.size()), kPortfolioTransferBudget);
+  EXPECT_LE(static_cast<double>(a.claimed_time), kSymmetricEnough * static_cast<double>(lower_bound(t, c, kChunk).total));
+  EXPECT_TRUE(verify(t, a).correct());
+}
+
 TEST(Symmetric, SaysWhyItDoesNotApply) {
   SynthOptions o;
   o.method = SynthMethod::Symmetric;
