@@ -885,6 +885,11 @@ void ring_all_to_all(Builder& b, const Topology& t, const Collective& c) {
   std::vector<int> rank_of(t.num_nodes(), -1);
   for (int r = 0; r < p; ++r) rank_of[c.ranks[r]] = r;
   const Blocks blocks = rank_blocks(c);
+  // Each rank's chunks by the rank that needs them, in block order (a scan of the block per
+  // (origin, destination) pair was p^4 k tests: 74 % of a 256-rank All-to-All's synthesis).
+  std::vector<std::vector<ChunkId>> towards(static_cast<size_t>(p) * p);
+  for (int r = 0; r < p; ++r)
+    for (ChunkId ch : blocks[r]) towards[static_cast<size_t>(r) * p + c.needed_by(ch)].push_back(ch);
   Steps st{b};
   for (int round = 1; round < p; ++round)
     for (int j = 0; j + round < p; ++j) {
@@ -893,8 +898,8 @@ void ring_all_to_all(Builder& b, const Topology& t, const Collective& c) {
         const int origin = wrap(i - (round - 1), p), dest = wrap(origin + round + j, p);
         const NodeId from = order[i], to = order[wrap(i + 1, p)];
         const std::vector<TransferId> deps = st.deps(from);
-        for (ChunkId ch : blocks[rank_of[order[origin]]])
-          if (c.needed_by(ch) == rank_of[order[dest]]) b.send(ch, from, to, Op::Copy, deps);
+        for (ChunkId ch : towards[static_cast<size_t>(rank_of[order[origin]]) * p + rank_of[order[dest]]])
+          b.send(ch, from, to, Op::Copy, deps);
       }
     }
 }

@@ -80,18 +80,30 @@ struct Schedule {
 };
 
 // Rank 0's All-Gather on the orbits (see symmetric.hpp), its chunks picked by `pick`.
-Schedule one_rank(const topo::Translations& tr, const std::vector<Way>& ways, int k, Pick pick) {
-  const int n = tr.num_npus(), count = static_cast<int>(ways.size());
-  constexpr Time kNever = std::numeric_limits<Time>::max();
-  constexpr int kRefreshes = 4;
-  // to[w * n + x]: where way w leads from x.
-  std::vector<topo::NodeId> to(static_cast<size_t>(count) * n);
-  for (int w = 0; w < count; ++w) {
+// Where each way leads from each NPU: [w * n + x].
+std::vector<topo::NodeId> way_ends(const topo::Translations& tr, const std::vector<Way>& ways) {
+  const int n = tr.num_npus();
+  std::vector<topo::NodeId> to(ways.size() * static_cast<size_t>(n));
+  for (size_t w = 0; w < ways.size(); ++w) {
     topo::Translations::Walker walk(tr, ways[w].to);
-    for (topo::NodeId x = 0; x < n; ++x, walk.step()) to[static_cast<size_t>(w) * n + x] = walk.at();
+    for (topo::NodeId x = 0; x < n; ++x, walk.step()) to[w * n + x] = walk.at();
   }
+  return to;
+}
+
+int group_count(const std::vector<Way>& ways) {
   int groups = 0;
   for (const Way& w : ways) groups = std::max(groups, w.group + 1);
+  return groups;
+}
+
+constexpr Time kNever = std::numeric_limits<Time>::max();
+
+Schedule one_rank(const topo::Translations& tr, const std::vector<Way>& ways, int k, Pick pick) {
+  const int n = tr.num_npus(), count = static_cast<int>(ways.size());
+  constexpr int kRefreshes = 4;
+  const std::vector<topo::NodeId> to = way_ends(tr, ways);
+  const int groups = group_count(ways);
   std::vector<char> reached(static_cast<size_t>(k) * n, 0);    // holds the chunk or has it coming
   std::vector<int32_t> supply(static_cast<size_t>(k) * n, 0);  // ways into it from NPUs so reached
   auto at = [n](ChunkId c, topo::NodeId x) { return static_cast<size_t>(c) * n + x; };
@@ -195,6 +207,144 @@ Schedule one_rank(const topo::Translations& tr, const std::vector<Way>& ways, in
   return s;
 }
 
+// Rank 0's All-to-All on the orbits: each chunk to its destination along a way of fewest hops,
+// each hop over the way (of those that keep the path shortest) whose orbits carry the least so far,
+// destinations furthest first; then, whenever a group's orbits are free, the chunk ready there with
+// the most hops still to go. Send::chunk is the chunk's index in `chunks` (destination, copy).
+struct Routed {
+  Schedule schedule;
+  std::vector<std::pair<topo::NodeId, int>> chunks;
+};
+
+Routed one_rank_to_each(const topo::Translations& tr, const std::vector<Way>& ways, int k) {
+  const int n = tr.num_npus();
+  const std::vector<topo::NodeId> to = way_ends(tr, ways);
+  const int groups = group_count(ways);
+  auto end_of = [&](int w, topo::NodeId x) { return to[static_cast<size_t>(w) * n + x]; };
+  Routed r;
+  // Hops from NPU 0 (from x to d: hops[d - x]).
+  std::vector<int> hops(n, -1);
+  std::vector<topo::NodeId> queue{0};
+  hops[0] = 0;
+  for (size_t i = 0; i < queue.size(); ++i)
+    for (size_t w = 0; w < ways.size(); ++w)
+      if (const topo::NodeId y = end_of(static_cast<int>(w), queue[i]); hops[y] < 0) {
+        hops[y] = hops[queue[i]] + 1;
+        queue.push_back(y);
+      }
+  if (static_cast<int>(queue.size()) < n) {
+    r.schedule.makespan = kNever;
+    return r;
+  }
+  std::vector<topo::NodeId> order(queue.begin() + 1, queue.end());
+  std::stable_sort(order.begin(), order.end(), [&](topo::NodeId a, topo::NodeId b) { return hops[a] > hops[b]; });
+  std::vector<Time> load(tr.num_orbits(), 0);
+  std::vector<std::vector<int>> paths;  // per chunk, its ways
+  for (topo::NodeId d : order)
+    for (int q = 0; q < k; ++q) {
+      std::vector<int> path;
+      for (topo::NodeId x = 0; x != d;) {
+        const int left = hops[tr.shift(d, tr.negate(x))];
+        int best = -1;
+        Time best_load = kNever;
+        for (int w = 0; w < static_cast<int>(ways.size()); ++w) {
+          const topo::NodeId y = end_of(w, x);
+          if (hops[tr.shift(d, tr.negate(y))] != left - 1) continue;
+          Time most = 0;
+          for (int i = 0; i < ways[w].links; ++i) most = std::max(most, load[ways[w].orbits[i]] + ways[w].busy);
+          if (most < best_load) {
+            best = w;
+            best_load = most;
+          }
+        }
+        for (int i = 0; i < ways[best].links; ++i) load[ways[best].orbits[i]] += ways[best].busy;
+        path.push_back(best);
+        x = end_of(best, x);
+      }
+      r.chunks.emplace_back(d, q);
+      paths.push_back(std::move(path));
+    }
+
+  // The translations commute, so a chunk's ways lead to its destination in any order: each hop
+  // takes whichever of its remaining ways' orbits is free first.
+  struct Candidate {
+    int64_t left = 0;  // hops still to go, the most first
+    Time ready = 0;
+    int64_t seq = 0;
+    int chunk = 0;
+    int taken = 0;  // the chunk's hops taken when offered: stale once it has moved on
+    topo::NodeId x = 0;
+  };
+  auto later_ready = [](const Candidate& a, const Candidate& b) { return std::tie(a.ready, a.seq) > std::tie(b.ready, b.seq); };
+  auto worse = [](const Candidate& a, const Candidate& b) {
+    return std::make_tuple(-a.left, a.ready, a.seq) > std::make_tuple(-b.left, b.ready, b.seq);
+  };
+  using Pending = std::priority_queue<Candidate, std::vector<Candidate>, decltype(later_ready)>;
+  using Ready = std::priority_queue<Candidate, std::vector<Candidate>, decltype(worse)>;
+  std::vector<Pending> pending(groups, Pending(later_ready));
+  std::vector<Ready> ready(groups, Ready(worse));
+  std::vector<Time> next(groups, kNever), free(tr.num_orbits(), 0);
+  std::vector<const Way*> first(groups);
+  for (const Way& w : ways) first[w.group] = &w;
+  auto free_at = [&](int g) {
+    Time f = 0;
+    for (int i = 0; i < first[g]->links; ++i) f = std::max(f, free[first[g]->orbits[i]]);
+    return f;
+  };
+  std::vector<int> taken(paths.size(), 0);  // hops each chunk has taken; paths[c][taken..] are still to go
+  int64_t seq = 0, needed = 0;
+  auto offer = [&](int chunk, topo::NodeId x, Time when) {
+    const std::vector<int>& path = paths[chunk];
+    for (size_t i = taken[chunk]; i < path.size(); ++i) {
+      const int g = ways[path[i]].group;
+      bool seen = false;  // one candidate per group
+      for (size_t j = taken[chunk]; j < i && !seen; ++j) seen = ways[path[j]].group == g;
+      if (seen) continue;
+      pending[g].push(Candidate{static_cast<int64_t>(path.size()) - taken[chunk], when, seq++, chunk, taken[chunk], x});
+      next[g] = std::min(next[g], std::max(when, free_at(g)));
+    }
+  };
+  for (int c = 0; c < static_cast<int>(paths.size()); ++c) {
+    needed += static_cast<int64_t>(paths[c].size());
+    offer(c, 0, 0);
+  }
+  Schedule& s = r.schedule;
+  s.sends.reserve(static_cast<size_t>(needed));
+  while (static_cast<int64_t>(s.sends.size()) < needed) {
+    const int g = static_cast<int>(std::min_element(next.begin(), next.end()) - next.begin());
+    const Time now = next[g];
+    if (now == kNever) break;
+    if (const Time f = free_at(g); f > now) {
+      next[g] = f;
+      continue;
+    }
+    while (!pending[g].empty() && pending[g].top().ready <= now) {
+      if (pending[g].top().taken == taken[pending[g].top().chunk]) ready[g].push(pending[g].top());
+      pending[g].pop();
+    }
+    while (!ready[g].empty() && ready[g].top().taken != taken[ready[g].top().chunk]) ready[g].pop();
+    if (ready[g].empty()) {
+      next[g] = pending[g].empty() ? kNever : pending[g].top().ready;
+      continue;
+    }
+    const Candidate chosen = ready[g].top();
+    ready[g].pop();
+    std::vector<int>& path = paths[chosen.chunk];
+    size_t i = taken[chosen.chunk];
+    while (ways[path[i]].group != g) ++i;
+    std::swap(path[i], path[taken[chosen.chunk]]);
+    const int w = path[taken[chosen.chunk]++];
+    const Way& way = ways[w];
+    s.sends.push_back(Send{now, now + way.delay, chosen.chunk, chosen.x, w});
+    s.makespan = std::max(s.makespan, now + way.delay);
+    for (int o = 0; o < way.links; ++o) free[way.orbits[o]] = now + way.busy;
+    next[g] = now + way.busy;
+    if (taken[chosen.chunk] < static_cast<int>(path.size())) offer(chosen.chunk, end_of(w, chosen.x), now + way.delay);
+  }
+  if (static_cast<int64_t>(s.sends.size()) < needed) s.makespan = kNever;
+  return r;
+}
+
 }  // namespace
 
 std::optional<Algorithm> synthesize_symmetric(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
@@ -204,8 +354,10 @@ std::optional<Algorithm> synthesize_symmetric(const topo::Topology& t, const Col
     return std::nullopt;
   };
   const bool gathers = c.kind == CollectiveKind::AllGather;
-  if (!gathers && c.kind != CollectiveKind::ReduceScatter && c.kind != CollectiveKind::AllReduce)
-    return no("translation covers All-Gather, Reduce-Scatter and All-Reduce");
+  const bool to_each = c.kind == CollectiveKind::AllToAll;
+  if (!gathers && !to_each && c.kind != CollectiveKind::ReduceScatter && c.kind != CollectiveKind::AllReduce)
+    return no("translation covers All-Gather, Reduce-Scatter, All-Reduce and All-to-All");
+  if (c.uneven()) return no("translation needs the same traffic between every pair (an All-to-Allv has its own)");
   if (c.all_reduce_chunks > 0) return no("translation needs chunks per NPU, not chunks in all");
   if (c.num_ranks() != t.num_npus()) return no("translation needs every NPU in the collective");
   const std::optional<topo::Translations> tr = topo::translation_symmetry(t);
@@ -218,11 +370,17 @@ std::optional<Algorithm> synthesize_symmetric(const topo::Topology& t, const Col
   const int k = c.chunks_per_npu;
   const std::vector<Way> ways = ways_out(t, *tr, chunk_bytes, model);
   std::optional<Schedule> best;
-  for (Pick pick : {Pick::Scarce, Pick::Waiting, Pick::Latest}) {
-    Schedule s = one_rank(*tr, ways, k, pick);
-    if (!best || s.makespan < best->makespan) best = std::move(s);
+  Routed routed;
+  if (to_each) {
+    routed = one_rank_to_each(*tr, ways, k);
+    best = std::move(routed.schedule);
+  } else {
+    for (Pick pick : {Pick::Scarce, Pick::Waiting, Pick::Latest}) {
+      Schedule s = one_rank(*tr, ways, k, pick);
+      if (!best || s.makespan < best->makespan) best = std::move(s);
+    }
   }
-  if (best->makespan == std::numeric_limits<Time>::max()) return no("some NPU cannot be reached");
+  if (best->makespan == kNever) return no("some NPU cannot be reached");
 
   Algorithm a;
   a.name = "tenet";
@@ -249,7 +407,20 @@ std::optional<Algorithm> synthesize_symmetric(const topo::Topology& t, const Col
       f(s, std::span<const LinkId>(route.data(), way.links));
     }
   };
-  if (!gathers) {
+  if (to_each) {
+    // Chunk q from rank s to rank d is (s * P + d) * k + q; rank 0's send of its chunk for NPU e,
+    // moved by s, carries rank s's chunk for NPU e + s.
+    for (const Send& send : best->sends) {
+      const auto [d, q] = routed.chunks[send.chunk];
+      topo::Translations::Walker dest(*tr, d);
+      moved(send, [&](topo::NodeId s, std::span<const LinkId> route) {
+        const int64_t pair = static_cast<int64_t>(rank_of[s]) * p + rank_of[dest.at()];
+        dest.step();
+        a.add(static_cast<ChunkId>(pair * k + q), t.link(route.front()).src, t.link(route.back()).dst, route);
+      });
+    }
+  }
+  if (!gathers && !to_each) {
     // Reduce-Scatter: every send reversed in time, the last to arrive the first to leave, over the
     // links back; a chunk's reductions into an NPU then all come before the NPU passes it on.
     std::vector<size_t> order(best->sends.size());
@@ -264,7 +435,7 @@ std::optional<Algorithm> synthesize_symmetric(const topo::Topology& t, const Col
               std::span<const LinkId>(back.data(), route.size()), Op::Reduce);
       });
   }
-  if (c.kind != CollectiveKind::ReduceScatter) {
+  if (c.kind != CollectiveKind::ReduceScatter && !to_each) {
     // On direct links (a torus), every transfer at rank 0's time for it: the moved schedules keep
     // their slots' order, so these are the times synth::time gives (the verifier checks them).
     const bool timed = gathers && direct;

@@ -1,5 +1,6 @@
 // Synthesis by translation on topologies that look the same from every NPU (topo/symmetry.hpp:
-// tori, rings, hypercubes, of any bandwidth and latency per dimension).
+// tori, rings, hypercubes, of any bandwidth and latency per dimension; clusters of servers on
+// rails, and a switch alone).
 //
 // An All-Gather's schedule for rank 0's chunks, moved by the translation that takes NPU 0 to NPU
 // s, is a schedule for rank s's: each of its transfers over slot j (the j-th link out of an NPU)
@@ -15,11 +16,22 @@
 // the one that arrived last; all three are run (each O(N k S log)) and the fastest kept.
 //
 // A slot busy without a break from the first instant to the last carries (N-1)k/S chunks of rank
-// 0, which is the cut bound on a homogeneous torus: a 64x64 torus All-Gather is made at 1.000x.
+// 0, which is the cut bound on a homogeneous torus: a 64x64 torus All-Gather is made at 1.0006x
+// the bound (the cut bound plus one link latency).
+//
+// Through switches the same holds with ways (a link to a switch and one on to an NPU) for slots and
+// the orbits of links (every move of one link) as the serial queues: rank 0's transfers through any
+// NVSwitch share the orbit of "an NPU's link to its NVSwitch".
 //
 // Reduce-Scatter is the All-Gather reversed in time (sends become reductions over the links back,
 // which must exist with the same bandwidth and latency), and All-Reduce is Reduce-Scatter then
 // All-Gather (its own channel), each chunk's All-Gather leaving its owner once it is reduced there.
+//
+// All-to-All: each of rank 0's chunks goes to its destination along ways of fewest hops, each hop
+// over the way whose orbits carry least so far (destinations furthest first), which evens out the
+// orbits' loads; as the translations commute, a chunk's ways reach its destination in any order, so
+// whenever an orbit is free it takes, of the chunks ready there with a way left in it, the one with
+// the most hops still to go. On tori, hypercubes and servers on rails this is the hop-count bound.
 #pragma once
 
 #include <optional>
@@ -32,9 +44,10 @@
 namespace tenet::synth {
 
 // `c` synthesized by translation, timed under `model`, its method "symmetric (...)". Nothing,
-// with the reason in `why`, unless `c` is an All-Gather, Reduce-Scatter or All-Reduce over every
-// NPU of a topology with translations (topo::translation_symmetry; for Reduce-Scatter and
-// All-Reduce, every slot with one back) in chunks per NPU (not all_reduce_chunks).
+// with the reason in `why`, unless `c` is an All-Gather, Reduce-Scatter, All-Reduce or All-to-All
+// (not All-to-Allv) over every NPU of a topology with translations (topo::translation_symmetry;
+// for Reduce-Scatter and All-Reduce, every link with one back) in chunks per NPU (not
+// all_reduce_chunks).
 std::optional<Algorithm> synthesize_symmetric(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
                                               LinkModel model, std::string* why = nullptr);
 

@@ -50,7 +50,8 @@ enum class SynthMethod : uint8_t {
                  // (synth/composed.hpp); k chunks per NPU inside the servers, G*k in all
   Symmetric,     // on a topology that looks the same from every NPU (a torus, a ring, a hypercube),
                  // one rank's schedule on the links out of an NPU, moved to every other NPU
-                 // (synth/symmetric.hpp): All-Gather, Reduce-Scatter, All-Reduce over every NPU
+                 // (synth/symmetric.hpp): All-Gather, Reduce-Scatter, All-Reduce, All-to-All over
+                 // every NPU
 };
 std::string_view to_string(SynthMethod m);
 SynthMethod parse_synth_method(std::string_view name);

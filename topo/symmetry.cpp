@@ -22,6 +22,12 @@ NodeId Translations::shift(NodeId x, NodeId s) const {
   return moved;
 }
 
+NodeId Translations::negate(NodeId x) const {
+  NodeId r = 0;
+  for (size_t d = 0; d < dims_.size(); ++d) r += (dims_[d] - x / strides_[d] % dims_[d]) % dims_[d] * strides_[d];
+  return r;
+}
+
 Translations::Walker::Walker(const Translations& tr, NodeId x)
     : tr_(&tr), step_(tr.dims_.size(), 0), moved_(tr.dims_.size()), at_(x) {
   for (size_t d = 0; d < tr.dims_.size(); ++d) moved_[d] = x / tr.strides_[d] % tr.dims_[d];
@@ -64,12 +70,6 @@ std::optional<Translations> Translations::over(const Topology& t, const std::vec
     stride *= l;
   }
   auto coordinate = [&](NodeId x, size_t d) { return x / tr.strides_[d] % dims[d]; };
-  // -x, coordinate by coordinate.
-  auto negated = [&](NodeId x) {
-    NodeId r = 0;
-    for (size_t d = 0; d < dims.size(); ++d) r += (dims[d] - coordinate(x, d)) % dims[d] * tr.strides_[d];
-    return r;
-  };
 
   // Each switch by its NPUs; a switch linked to a switch, or two switches on the same NPUs, and
   // the switches cannot be told apart by where their NPUs go.
@@ -139,9 +139,9 @@ std::optional<Translations> Translations::over(const Topology& t, const std::vec
   }
   // v as seen from NPU x: an NPU's offset, a switch's image under -x.
   auto seen_from = [&](NodeId x, NodeId v) {
-    if (t.is_npu(v)) return tr.shift(v, negated(x));
+    if (t.is_npu(v)) return tr.shift(v, tr.negate(x));
     const int w = v - n;
-    return image[orbit_of[w]][tr.shift(reached_by[w], negated(x))];
+    return image[orbit_of[w]][tr.shift(reached_by[w], tr.negate(x))];
   };
 
   using Key = std::tuple<NodeId, Bandwidth, Time, LinkId>;  // seen from the NPU, bandwidth, latency, id

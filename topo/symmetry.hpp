@@ -44,6 +44,8 @@ class Translations {
   LinkId link_of(int orbit, NodeId x) const { return orbit < out_ ? out_link(x, orbit) : in_link(x, orbit - out_); }
   // x + s: NPU x moved by the translation that takes NPU 0 to NPU s.
   NodeId shift(NodeId x, NodeId s) const;
+  // -x: shift(x, negate(x)) is NPU 0.
+  NodeId negate(NodeId x) const;
   // Walks x + s for s = 0, 1, ... stepping coordinates (no division per NPU).
   class Walker {
    public:

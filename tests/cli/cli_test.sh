@@ -283,7 +283,8 @@ check "synth symmetric verified" 0 "verified        correct" -- "$T" synth -t hy
 check "synth symmetric auto" 0 "method: symmetric" -- "$T" synth -t torus2d:8x8 -c all-gather -s 256MiB -o "$tmp/symmetric"
 check "synth symmetric mesh" 2 "method symmetric: the topology does not look the same from every NPU" -- "$T" synth -t mesh2d:4x4 -c all-gather --method symmetric -o "$tmp/symmetric2"
 check "synth symmetric group" 2 "translation needs every NPU in the collective" -- "$T" synth -t torus2d:4x4 -c all-gather --ranks 0-3 --method symmetric -o "$tmp/symmetric3"
-check "synth symmetric all-to-all" 2 "translation covers All-Gather, Reduce-Scatter and All-Reduce" -- "$T" synth -t torus2d:4x4 -c all-to-all --method symmetric -o "$tmp/symmetric4"
+check "synth symmetric broadcast" 2 "translation covers All-Gather, Reduce-Scatter, All-Reduce and All-to-All" -- "$T" synth -t torus2d:4x4 -c broadcast --method symmetric -o "$tmp/symmetric4"
+check "synth symmetric all-to-all" 0 "verified        correct" -- "$T" synth -t torus2d:4x4 -c all-to-all -k 2 --method symmetric -o "$tmp/symmetric5"
 check "info sampled diameter" 0 "(searched from 65 of 4160 NPUs)" -- "$T" topo info nvcluster:520x8,net=rail
 [[ -e "$tmp/mem" ]] && { echo "FAIL synth memory estimate: wrote $tmp/mem"; fail=$((fail + 1)); } || pass=$((pass + 1))
 check "memory override bad" 2 "TENET_MEMORY='lots'" -- env TENET_MEMORY=lots "$T" synth -t ring:8 -c all-gather -s 64MiB -k 4 -o "$tmp/mem"
