@@ -47,6 +47,18 @@ TransferId Algorithm::add(ChunkId chunk, NodeId src, NodeId dst, std::span<const
   return static_cast<TransferId>(transfers_.size() - 1);
 }
 
+Algorithm empty_algorithm(std::string name, const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
+                          LinkModel model) {
+  Algorithm a;
+  a.name = std::move(name);
+  a.collective = c;
+  a.topology_fingerprint = t.fingerprint();
+  a.topology_name = t.name();
+  a.chunk_bytes = chunk_bytes;
+  a.link_model = model;
+  return a;
+}
+
 TransferSpec Algorithm::spec(TransferId id) const {
   const Transfer& t = transfers_[id];
   auto r = route(id);

@@ -159,6 +159,11 @@ class Algorithm {
   std::vector<Bandwidth> rates_;  // per transfer, or empty while every rate is 0
 };
 
+// An algorithm with no transfers yet: its producer's name, `c` on `t` (fingerprint and name), the
+// chunk size and the link model set.
+Algorithm empty_algorithm(std::string name, const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
+                          LinkModel model);
+
 // A copy of `a` whose transfers are `specs` (for editing: mutation tests, importers).
 Algorithm with_transfers(const Algorithm& a, const std::vector<TransferSpec>& specs);
 

@@ -221,12 +221,7 @@ class Builder {
     chunks_ = c.num_chunks();
     if (const int64_t slots = static_cast<int64_t>(t.num_nodes()) * chunks_; slots <= kFlatLastArrivals)
       last_flat_.assign(static_cast<size_t>(slots), -1);
-    a_.name = std::move(name);
-    a_.collective = c;
-    a_.topology_fingerprint = t.fingerprint();
-    a_.topology_name = t.name();
-    a_.chunk_bytes = chunk_bytes;
-    a_.link_model = model;
+    a_ = empty_algorithm(std::move(name), t, c, chunk_bytes, model);
   }
 
   // Sends chunk c from NPU `from` to NPU `to`. It waits for `deps` and for the chunk's last

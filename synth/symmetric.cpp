@@ -382,13 +382,7 @@ std::optional<Algorithm> synthesize_symmetric(const topo::Topology& t, const Col
   }
   if (best->makespan == kNever) return no("some NPU cannot be reached");
 
-  Algorithm a;
-  a.name = "tenet";
-  a.collective = c;
-  a.topology_fingerprint = t.fingerprint();
-  a.topology_name = t.name();
-  a.chunk_bytes = chunk_bytes;
-  a.link_model = model;
+  Algorithm a = empty_algorithm("tenet", t, c, chunk_bytes, model);
   const int p = c.num_ranks();
   std::vector<int> rank_of(t.num_npus());
   for (int r = 0; r < p; ++r) rank_of[c.ranks[r]] = r;

@@ -1300,14 +1300,7 @@ RawList run_forward(const topo::Topology& t, const ChannelGraph& g, const Collec
 }
 
 Algorithm empty_algorithm(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, const SynthOptions& o) {
-  Algorithm a;
-  a.name = "tenet";
-  a.collective = c;
-  a.topology_fingerprint = t.fingerprint();
-  a.topology_name = t.name();
-  a.chunk_bytes = chunk_bytes;
-  a.link_model = o.link_model;
-  return a;
+  return synth::empty_algorithm("tenet", t, c, chunk_bytes, o.link_model);
 }
 
 // The matcher's transfers as an (untimed) algorithm on `t`: as they are (forward), or, for the

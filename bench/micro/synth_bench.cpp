@@ -20,13 +20,10 @@ using namespace tenet;
 
 constexpr Bytes kChunk = 1 << 20;
 
-void run(benchmark::State& state, const std::string& spec, int k, synth::ChunkPriority priority) {
+// Synthesizes `kind` over every NPU of `spec` with k chunks of 1 MiB per NPU, as `o` says.
+void run(benchmark::State& state, const std::string& spec, synth::CollectiveKind kind, int k, const synth::SynthOptions& o) {
   const auto t = topo::generate(spec);
-  const auto c = synth::Collective::over_all(t, synth::CollectiveKind::AllGather, k);
-  synth::SynthOptions o;
-  o.priority = priority;
-  o.method = synth::SynthMethod::Matcher;  // the matcher's own speed and quality (auto takes the
-                                          // symmetric schedule on tori: the Symmetric cases below)
+  const auto c = synth::Collective::over_all(t, kind, k);
   Time time = 0;
   size_t transfers = 0;
   for (auto _ : state) {
@@ -38,6 +35,15 @@ void run(benchmark::State& state, const std::string& spec, int k, synth::ChunkPr
   state.counters["npus"] = t.num_npus();
   state.counters["transfers"] = static_cast<double>(transfers);
   state.counters["ratio"] = static_cast<double>(time) / b.total;
+}
+
+// The matcher's own speed and quality (auto takes the symmetric schedule on tori: the Symmetric
+// cases below).
+void run(benchmark::State& state, const std::string& spec, int k, synth::ChunkPriority priority) {
+  synth::SynthOptions o;
+  o.priority = priority;
+  o.method = synth::SynthMethod::Matcher;
+  run(state, spec, synth::CollectiveKind::AllGather, k, o);
 }
 
 // Spec strings with ':' cannot be macro tokens; name the cases instead.
@@ -71,20 +77,9 @@ const int speed_registered = register_speed();
 // (issue 17: the whole command under 10 s and 1 GiB; `tenet synth` measures that, with verification
 // and the 2.5 GB file) and a 1024-NPU cluster's All-Reduce on rails (issue 15: planned under 5 s).
 void Symmetric(benchmark::State& state, const char* spec, synth::CollectiveKind kind) {
-  const auto t = topo::generate(spec);
-  const auto c = synth::Collective::over_all(t, kind, 1);
   synth::SynthOptions o;
   o.method = synth::SynthMethod::Symmetric;
-  Time time = 0;
-  size_t transfers = 0;
-  for (auto _ : state) {
-    synth::Algorithm a = synth::synthesize(t, c, kChunk, o);
-    time = a.claimed_time;
-    transfers = a.size();
-  }
-  state.counters["npus"] = t.num_npus();
-  state.counters["transfers"] = static_cast<double>(transfers);
-  state.counters["ratio"] = static_cast<double>(time) / synth::lower_bound(t, c, kChunk).total;
+  run(state, spec, kind, 1, o);
 }
 BENCHMARK_CAPTURE(Symmetric, torus64x64_allgather_k1, "torus2d:64x64", synth::CollectiveKind::AllGather)
     ->Unit(benchmark::kMillisecond)
