@@ -79,7 +79,6 @@ struct Schedule {
   Time makespan = 0;
 };
 
-// Rank 0's All-Gather on the orbits (see symmetric.hpp), its chunks picked by `pick`.
 // Where each way leads from each NPU: [w * n + x].
 std::vector<topo::NodeId> way_ends(const topo::Translations& tr, const std::vector<Way>& ways) {
   const int n = tr.num_npus();
@@ -99,6 +98,7 @@ int group_count(const std::vector<Way>& ways) {
 
 constexpr Time kNever = std::numeric_limits<Time>::max();
 
+// Rank 0's All-Gather on the orbits (see symmetric.hpp), its chunks picked by `pick`.
 Schedule one_rank(const topo::Translations& tr, const std::vector<Way>& ways, int k, Pick pick) {
   const int n = tr.num_npus(), count = static_cast<int>(ways.size());
   constexpr int kRefreshes = 4;
@@ -109,7 +109,8 @@ Schedule one_rank(const topo::Translations& tr, const std::vector<Way>& ways, in
   auto at = [n](ChunkId c, topo::NodeId x) { return static_cast<size_t>(c) * n + x; };
 
   struct Candidate {
-    int64_t key = 0;  // what the pick ranks first (scarce: the target's other suppliers); then `order`, `seq`
+    int64_t key = 0;  // what the pick ranks first (scarce: the ways into the target from NPUs that have
+                      // its chunk or have it coming); then `order`, then `seq`
     Time order = 0;
     Time ready = 0;
     int64_t seq = 0;
@@ -365,7 +366,8 @@ std::optional<Algorithm> synthesize_symmetric(const topo::Topology& t, const Col
     return no("the topology does not look the same from every NPU (translations of its dimensions, or of its "
               "servers and their NPUs, carrying every link to a link of the same bandwidth and latency; switches "
               "linked to NPUs only)");
-  if (!gathers && !tr->reversible()) return no("some link has no link back of the same bandwidth and latency");
+  const bool reverses = c.kind == CollectiveKind::ReduceScatter || c.kind == CollectiveKind::AllReduce;
+  if (reverses && !tr->reversible()) return no("some link has no link back of the same bandwidth and latency");
 
   const int k = c.chunks_per_npu;
   const std::vector<Way> ways = ways_out(t, *tr, chunk_bytes, model);
@@ -414,7 +416,7 @@ std::optional<Algorithm> synthesize_symmetric(const topo::Topology& t, const Col
       });
     }
   }
-  if (!gathers && !to_each) {
+  if (reverses) {
     // Reduce-Scatter: every send reversed in time, the last to arrive the first to leave, over the
     // links back; a chunk's reductions into an NPU then all come before the NPU passes it on.
     std::vector<size_t> order(best->sends.size());

@@ -283,6 +283,7 @@ TEST(Symmetric, SaysWhyItDoesNotApply) {
   EXPECT_NE(message(one_way, Collective::over_all(one_way, CollectiveKind::ReduceScatter)).find("no link back"),
             std::string::npos);
   EXPECT_EQ(message(one_way, Collective::over_all(one_way, CollectiveKind::AllGather)), "applied");
+  EXPECT_EQ(message(one_way, Collective::over_all(one_way, CollectiveKind::AllToAll)), "applied");
 }
 
 }  // namespace
