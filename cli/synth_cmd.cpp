@@ -560,9 +560,10 @@ void add_synth_command(CLI::App& app) {
                   "per level: Reduce-Scatter in each server, All-Reduce across servers GPU by GPU, All-Gather\n"
                   "in each server; -k counts the chunks per NPU inside a server, G*k in all; auto composes\n"
                   "where flat synthesis is out of reach, as on 32,768 NPUs), symmetric (on a topology that\n"
-                  "looks the same from every NPU, a torus, ring or hypercube: rank 0's schedule on the links\n"
-                  "out of one NPU, moved to every NPU; All-Gather, Reduce-Scatter, All-Reduce, All-to-All; auto takes it\n"
-                  "first and keeps it at the bound); the output says which one won")
+                  "looks the same from every NPU, a torus, ring, hypercube or servers on rails: rank 0's\n"
+                  "schedule on the links out of one NPU, moved to every NPU; All-Gather, Reduce-Scatter,\n"
+                  "All-Reduce, All-to-All; auto tries it first and keeps it at the bound); the output says\n"
+                  "which one won")
       ->capture_default_str();
   cmd->add_option("-a,--algo", args.algo,
                   "tenet (the synthesizer), ring[:N], bidir-ring[:N], direct, rhd, dbt, tree[:N], bruck,\n"

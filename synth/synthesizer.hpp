@@ -48,7 +48,8 @@ enum class SynthMethod : uint8_t {
   Composed,      // an All-Reduce over a cluster of servers composed per level: Reduce-Scatter in each
                  // server, All-Reduce across servers GPU by GPU, All-Gather in each server
                  // (synth/composed.hpp); k chunks per NPU inside the servers, G*k in all
-  Symmetric,     // on a topology that looks the same from every NPU (a torus, a ring, a hypercube),
+  Symmetric,     // on a topology that looks the same from every NPU (a torus, ring or hypercube,
+                 // servers on rails, a switch),
                  // one rank's schedule on the links out of an NPU, moved to every other NPU
                  // (synth/symmetric.hpp): All-Gather, Reduce-Scatter, All-Reduce, All-to-All over
                  // every NPU
@@ -96,7 +97,8 @@ struct SynthOptions {
   // gets only what it costs on small clusters (2e7 wakes, about 2 s): a 1024-NPU nvcluster:128x8
   // All-Reduce spent 92 of its 147 s on it.
   double matcher_work_beside_servers = 2e7;
-  // The same where a symmetric schedule applies (synth/symmetric.hpp: a torus, ring or hypercube)
+  // The same where a symmetric schedule applies (synth/symmetric.hpp: a torus, ring, hypercube,
+  // servers on rails)
   // and is short of the bound: there it was as fast as the matcher or faster in 232 of 240 cases
   // (tori, rings and hypercubes of 16 to 256 NPUs, mixed speeds and latencies, All-Gather and
   // All-Reduce at 1 MiB to 256 MiB and 1 to 8 chunks per NPU), at most 2.9 % slower in the others,

@@ -71,8 +71,8 @@ std::optional<Translations> Translations::over(const Topology& t, const std::vec
   }
   auto coordinate = [&](NodeId x, size_t d) { return x / tr.strides_[d] % dims[d]; };
 
-  // Each switch by its NPUs; a switch linked to a switch, or two switches on the same NPUs, and
-  // the switches cannot be told apart by where their NPUs go.
+  // Each switch is known by its NPUs. With a switch linked to a switch, or two switches on the same
+  // NPUs, switches cannot be told apart by where their NPUs go: no translations then.
   std::vector<std::vector<NodeId>> npus_of(switches);
   for (const Link& l : t.links()) {
     if (t.is_switch(l.src) && t.is_switch(l.dst)) return std::nullopt;
@@ -110,9 +110,9 @@ std::optional<Translations> Translations::over(const Topology& t, const std::vec
       if (mine != theirs) return std::nullopt;
     }
   }
-  // Where each switch is seen from NPU 0 when seen from NPU x: the switch x moves onto... kept as
-  // the switch each translation s moves a first switch of its orbit onto (image[orbit][s]), and a
-  // translation that reaches each switch from its orbit's first.
+  // Switch w seen from NPU x is w moved by -x. Each orbit of switches keeps the switch every
+  // translation s moves its first switch onto (image[orbit][s]), and each switch a translation that
+  // reaches it from its orbit's first (reached_by): w moved by -x is image[orbit][reached_by[w] - x].
   std::vector<int> orbit_of(switches, -1);
   std::vector<NodeId> reached_by(switches, 0);
   std::vector<std::vector<NodeId>> image;
