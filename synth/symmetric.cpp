@@ -77,6 +77,10 @@ enum class Pick : uint8_t { Scarce, Waiting, Latest };
 struct Schedule {
   std::vector<Send> sends;  // in start order
   Time makespan = 0;
+  void add(const Send& send) {
+    sends.push_back(send);
+    makespan = std::max(makespan, send.end);
+  }
 };
 
 // Where each way leads from each NPU: [w * n + x].
@@ -97,6 +101,48 @@ int group_count(const std::vector<Way>& ways) {
 }
 
 constexpr Time kNever = std::numeric_limits<Time>::max();
+
+// The orbits' clock: when each orbit's links are free, and when each group of ways (ways over the
+// same orbits) decides next.
+class Clock {
+ public:
+  Clock(const std::vector<Way>& ways, int orbits)
+      : free_(orbits, 0), next_(group_count(ways), kNever), first_(next_.size()) {
+    for (const Way& w : ways) first_[w.group] = &w;
+  }
+  // Group g has something to send from `when` on: it decides then, or once its links are free.
+  void wake(int g, Time when) { next_[g] = std::min(next_[g], std::max(when, free_at(g))); }
+  // Group g has nothing to send before `when` (kNever: nothing until woken).
+  void sleep(int g, Time when) { next_[g] = when; }
+  // The group that decides next and when: the earliest whose links are free then. Nothing when no
+  // group has anything left to send.
+  std::optional<std::pair<int, Time>> next() {
+    for (;;) {
+      const int g = static_cast<int>(std::min_element(next_.begin(), next_.end()) - next_.begin());
+      const Time now = next_[g];
+      if (now == kNever) return std::nullopt;
+      if (const Time f = free_at(g); f > now) {
+        next_[g] = f;  // another group took a link it shares
+        continue;
+      }
+      return std::pair{g, now};
+    }
+  }
+  // `way` sends at `now`: its links are busy, and its group decides again once they are free.
+  void send(const Way& way, Time now) {
+    for (int i = 0; i < way.links; ++i) free_[way.orbits[i]] = now + way.busy;
+    next_[way.group] = now + way.busy;
+  }
+
+ private:
+  Time free_at(int g) const {
+    Time f = 0;
+    for (int i = 0; i < first_[g]->links; ++i) f = std::max(f, free_[first_[g]->orbits[i]]);
+    return f;
+  }
+  std::vector<Time> free_, next_;     // per orbit; per group
+  std::vector<const Way*> first_;     // a way of each group: its orbits are the group's
+};
 
 // Rank 0's All-Gather on the orbits (see symmetric.hpp), its chunks picked by `pick`.
 Schedule one_rank(const topo::Translations& tr, const std::vector<Way>& ways, int k, Pick pick) {
@@ -125,15 +171,7 @@ Schedule one_rank(const topo::Translations& tr, const std::vector<Way>& ways, in
   using Ready = std::priority_queue<Candidate, std::vector<Candidate>, decltype(worse)>;
   std::vector<Pending> pending(groups, Pending(later_ready));
   std::vector<Ready> ready(groups, Ready(worse));
-  std::vector<Time> next(groups, 0);            // when each group decides next
-  std::vector<Time> free(tr.num_orbits(), 0);  // when each orbit's links are free
-  std::vector<const Way*> first(groups);      // a way of each group: its orbits are the group's
-  for (const Way& w : ways) first[w.group] = &w;
-  auto free_at = [&](int g) {
-    Time f = 0;
-    for (int i = 0; i < first[g]->links; ++i) f = std::max(f, free[first[g]->orbits[i]]);
-    return f;
-  };
+  Clock clock(ways, tr.num_orbits());
   auto target = [&](const Candidate& c) { return to[static_cast<size_t>(c.way) * n + c.x]; };
   int64_t seq = 0;
   auto offer = [&](ChunkId c, topo::NodeId x, Time when) {
@@ -143,7 +181,7 @@ Schedule one_rank(const topo::Translations& tr, const std::vector<Way>& ways, in
       if (reached[at(c, y)]) continue;
       const int g = ways[w].group;
       pending[g].push(Candidate{0, 0, when, seq++, c, x, w});
-      next[g] = std::min(next[g], std::max(when, free_at(g)));
+      clock.wake(g, when);
     }
   };
   for (ChunkId c = 0; c < k; ++c) {
@@ -155,13 +193,9 @@ Schedule one_rank(const topo::Translations& tr, const std::vector<Way>& ways, in
   s.sends.reserve(static_cast<size_t>(n - 1) * k);
   const int64_t needed = static_cast<int64_t>(n - 1) * k;
   while (static_cast<int64_t>(s.sends.size()) < needed) {
-    const int g = static_cast<int>(std::min_element(next.begin(), next.end()) - next.begin());
-    const Time now = next[g];
-    if (now == kNever) break;  // no NPU can feed another: cannot happen on a connected topology
-    if (const Time f = free_at(g); f > now) {
-      next[g] = f;  // another group took a link it shares
-      continue;
-    }
+    const std::optional<std::pair<int, Time>> decides = clock.next();
+    if (!decides) break;  // no NPU can feed another: cannot happen on a connected topology
+    const auto [g, now] = *decides;
     while (!pending[g].empty() && pending[g].top().ready <= now) {
       Candidate cand = pending[g].top();
       pending[g].pop();
@@ -192,16 +226,14 @@ Schedule one_rank(const topo::Translations& tr, const std::vector<Way>& ways, in
       break;
     }
     if (!chosen) {
-      next[g] = pending[g].empty() ? kNever : std::max(now, pending[g].top().ready);
+      clock.sleep(g, pending[g].empty() ? kNever : std::max(now, pending[g].top().ready));
       continue;
     }
     const Way& way = ways[chosen->way];
     const topo::NodeId y = target(*chosen);
     reached[at(chosen->chunk, y)] = 1;
-    s.sends.push_back(Send{now, now + way.delay, chosen->chunk, chosen->x, chosen->way});
-    s.makespan = std::max(s.makespan, now + way.delay);
-    for (int i = 0; i < way.links; ++i) free[way.orbits[i]] = now + way.busy;
-    next[g] = now + way.busy;
+    s.add(Send{now, now + way.delay, chosen->chunk, chosen->x, chosen->way});
+    clock.send(way, now);
     offer(chosen->chunk, y, now + way.delay);
   }
   if (static_cast<int64_t>(s.sends.size()) < needed) s.makespan = kNever;
@@ -284,14 +316,7 @@ Routed one_rank_to_each(const topo::Translations& tr, const std::vector<Way>& wa
   using Ready = std::priority_queue<Candidate, std::vector<Candidate>, decltype(worse)>;
   std::vector<Pending> pending(groups, Pending(later_ready));
   std::vector<Ready> ready(groups, Ready(worse));
-  std::vector<Time> next(groups, kNever), free(tr.num_orbits(), 0);
-  std::vector<const Way*> first(groups);
-  for (const Way& w : ways) first[w.group] = &w;
-  auto free_at = [&](int g) {
-    Time f = 0;
-    for (int i = 0; i < first[g]->links; ++i) f = std::max(f, free[first[g]->orbits[i]]);
-    return f;
-  };
+  Clock clock(ways, tr.num_orbits());
   std::vector<int> taken(paths.size(), 0);  // hops each chunk has taken; paths[c][taken..] are still to go
   int64_t seq = 0, needed = 0;
   auto offer = [&](int chunk, topo::NodeId x, Time when) {
@@ -302,7 +327,7 @@ Routed one_rank_to_each(const topo::Translations& tr, const std::vector<Way>& wa
       for (size_t j = taken[chunk]; j < i && !seen; ++j) seen = ways[path[j]].group == g;
       if (seen) continue;
       pending[g].push(Candidate{static_cast<int64_t>(path.size()) - taken[chunk], when, seq++, chunk, taken[chunk], x});
-      next[g] = std::min(next[g], std::max(when, free_at(g)));
+      clock.wake(g, when);
     }
   };
   for (int c = 0; c < static_cast<int>(paths.size()); ++c) {
@@ -312,20 +337,16 @@ Routed one_rank_to_each(const topo::Translations& tr, const std::vector<Way>& wa
   Schedule& s = r.schedule;
   s.sends.reserve(static_cast<size_t>(needed));
   while (static_cast<int64_t>(s.sends.size()) < needed) {
-    const int g = static_cast<int>(std::min_element(next.begin(), next.end()) - next.begin());
-    const Time now = next[g];
-    if (now == kNever) break;
-    if (const Time f = free_at(g); f > now) {
-      next[g] = f;
-      continue;
-    }
+    const std::optional<std::pair<int, Time>> decides = clock.next();
+    if (!decides) break;
+    const auto [g, now] = *decides;
     while (!pending[g].empty() && pending[g].top().ready <= now) {
       if (pending[g].top().taken == taken[pending[g].top().chunk]) ready[g].push(pending[g].top());
       pending[g].pop();
     }
     while (!ready[g].empty() && ready[g].top().taken != taken[ready[g].top().chunk]) ready[g].pop();
     if (ready[g].empty()) {
-      next[g] = pending[g].empty() ? kNever : pending[g].top().ready;
+      clock.sleep(g, pending[g].empty() ? kNever : pending[g].top().ready);
       continue;
     }
     const Candidate chosen = ready[g].top();
@@ -336,10 +357,8 @@ Routed one_rank_to_each(const topo::Translations& tr, const std::vector<Way>& wa
     std::swap(path[i], path[taken[chosen.chunk]]);
     const int w = path[taken[chosen.chunk]++];
     const Way& way = ways[w];
-    s.sends.push_back(Send{now, now + way.delay, chosen.chunk, chosen.x, w});
-    s.makespan = std::max(s.makespan, now + way.delay);
-    for (int o = 0; o < way.links; ++o) free[way.orbits[o]] = now + way.busy;
-    next[g] = now + way.busy;
+    s.add(Send{now, now + way.delay, chosen.chunk, chosen.x, w});
+    clock.send(way, now);
     if (taken[chosen.chunk] < static_cast<int>(path.size())) offer(chosen.chunk, end_of(w, chosen.x), now + way.delay);
   }
   if (static_cast<int64_t>(s.sends.size()) < needed) s.makespan = kNever;
