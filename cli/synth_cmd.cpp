@@ -35,6 +35,7 @@ struct SynthArgs {
   uint64_t seed = 1;
   int restarts = 1, root = 0, step_factor = 2;
   std::string ranks;  // --ranks: a process group; empty: every NPU
+  bool no_borrow = false;  // --no-borrow: a group does not borrow idle NPUs (synth/team_relay.hpp)
   // All-to-Allv: a traffic matrix file, or a generator (--skew zipf:S, --hot-experts K).
   std::string traffic, skew;
   int hot_experts = 0;
@@ -71,6 +72,7 @@ synth::SynthOptions options_from(const SynthArgs& args) {
   o.priority = synth::parse_chunk_priority(args.priority);
   o.link_model = synth::parse_link_model(args.link_model);
   o.method = synth::parse_synth_method(args.method);
+  o.team_relay = o.borrow_servers = !args.no_borrow;
   return o;
 }
 
@@ -541,6 +543,11 @@ void add_synth_command(CLI::App& app) {
   cmd->add_option("--ranks", args.ranks,
                   "A process group: the NPUs that take part, e.g. 0-7 (a server), 0-1023:8 (one NPU per server,\n"
                   "a rail), 0,8,16 or 0-3,8-11; the lower bound is the group's. Default: every NPU");
+  cmd->add_flag("--no-borrow", args.no_borrow,
+                "A group does not borrow idle NPUs: its members' server mates and their NICs (a group of one\n"
+                "NPU per server), or the next server through its NICs (a group inside one server). Borrowing\n"
+                "reaches the group's bound alone; in training the other NPUs run their own groups (the\n"
+                "simulator never borrows another server)");
   cmd->add_option("--seed", args.seed, "Seed for the tie-breaks (runs are reproducible)")->capture_default_str();
   cmd->add_option("--restarts", args.restarts, "Run this many seeds on all cores and keep the fastest")
       ->capture_default_str();

@@ -635,6 +635,7 @@ class Simulator {
       // analytical network gets it.
       synth::SynthOptions o;
       o.team_relay = cfg_.network == NetworkKind::Analytical;
+      o.borrow_servers = false;  // every server runs its own group at the same time
       o.auto_chunk_transfers = synth::kSimAutoChunkTransfers;  // as made: relays' hops and hand-overs count
       // An All-Reduce over a cluster too large to synthesize flat is composed per level
       // (synth/composed.hpp): its chunks, and so its size estimate and chunk size, are the composition's.

@@ -81,6 +81,10 @@ struct SynthOptions {
   // With method Auto, for a group whose members each have idle server mates (a data-parallel group
   // on one rail), also the composition that borrows them (synth/team_relay.hpp), kept when faster.
   bool team_relay = true;
+  // With team_relay, a group inside one server (a tensor-parallel group) also borrows the next
+  // server's NPUs through its NICs. The simulator turns it off: there every server runs its own
+  // group at the same time.
+  bool borrow_servers = true;
   // Chunk-count searches (synthesize_auto_chunks) stop before an algorithm would pass about this
   // many transfers (as made so far: relays and hand-overs included). The simulator, which builds
   // and replays many, sets kSimAutoChunkTransfers.

@@ -178,6 +178,9 @@ check "export bad waits wrote nothing" 1 "" -- test -e "$tmp/e8"
 # Process groups.
 check "synth ranks" 0 "group           4 NPUs: 0-24:8; no other NPU relays or routes its data" -- "$T" synth --topo nvcluster:4x8,net=rail --ranks 0-31:8 --coll all-reduce --size 64MiB -k 1 -o "$tmp/grp"
 check "synth ranks in part" 0 "in its part     bound 4.176 ms, ratio 1.0001" -- "$T" synth --topo nvcluster:8x8,net=rail --ranks 8-15 --coll all-reduce --size 1GiB -k 4 -o "$tmp/grp4"
+# A server's group borrows the next server through its NICs (its bound counts them), unless told not to.
+check "synth ranks mirrors" 0 "group           8 NPUs: 8-15; other NPUs relay 360 transfers and route 0" -- "$T" synth --topo nvcluster:8x8,net=rail --ranks 8-15 --coll all-gather --size 256MiB -o "$tmp/grp5"
+check "synth ranks no borrow" 0 "in its part     bound 522.2 us, ratio 1.0005" -- "$T" synth --topo nvcluster:8x8,net=rail --ranks 8-15 --coll all-gather --size 256MiB --no-borrow -o "$tmp/grp6"
 check "synth ranks json" 0 '"ranks": [' -- "$T" synth --topo ring:8 --ranks 2,3,4 --coll all-gather --size 1MiB -k 1 --json -o "$tmp/grp2"
 check "synth ranks verify" 0 "CORRECT" -- "$T" verify "$tmp/grp2/algorithm.json" --topo ring:8
 check "synth ranks bad" 2 "--ranks: '0-9' names NPU 9, and the topology has NPUs 0..7" -- "$T" synth --topo ring:8 --ranks 0-9 -o "$tmp/grp3"
