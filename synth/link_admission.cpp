@@ -153,8 +153,8 @@ void BasicLinkAdmission<Queues>::next_on_route(int32_t q) {
 
 template <typename Queues>
 void BasicLinkAdmission<Queues>::released(TransferId id) {
-  const Bandwidth rate = q_.rate(id);
-  for (LinkId l : q_.route(id)) {
+  const auto [route, rate, queue] = q_.entry(id);
+  for (LinkId l : route) {
     used_[l] -= held_at(l, rate);
     // Only a link with waiters has any to wake: waiters join a link inside admit() alone, and a
     // link that one joins there has no room left for it until something releases it again.
@@ -192,8 +192,7 @@ void BasicLinkAdmission<Queues>::admit_all(void (*call)(void*, TransferId), void
     if (candidates_.empty()) break;
     while (!candidates_.empty()) {
       const TransferId id = pop(candidates_);
-      const auto route = q_.route(id);
-      const Bandwidth rate = q_.rate(id);
+      const auto [route, rate, q] = q_.entry(id);
       LinkId blocked = -1;
       for (LinkId l : route)
         if (used_[l] + held_at(l, rate) > capacity_[l]) {
@@ -206,7 +205,6 @@ void BasicLinkAdmission<Queues>::admit_all(void (*call)(void*, TransferId), void
       }
       for (LinkId l : route) used_[l] += held_at(l, rate);
       deps_met_[id] = 2;
-      const int32_t q = q_.queue_of(id);
       ++admitted_[q];
       call(start, id);
       next_on_route(q);

@@ -70,6 +70,13 @@ class TransferQueues {
   // or above the route's narrowest bandwidth.
   TransferQueues(const topo::Topology& t, const Algorithm& a);
   TransferId size() const { return static_cast<TransferId>(rate_.size()); }
+  // What admission reads of a transfer, at once.
+  struct Entry {
+    std::span<const LinkId> route;
+    Bandwidth rate;
+    int32_t queue;
+  };
+  Entry entry(TransferId id) const { return {a_.route(id), rate_[id], queue_of_[id]}; }
   std::span<const LinkId> route(TransferId id) const { return a_.route(id); }
   Bandwidth rate(TransferId id) const { return rate_[id]; }
   int32_t num_queues() const { return static_cast<int32_t>(queue_offset_.size()) - 1; }

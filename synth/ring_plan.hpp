@@ -86,6 +86,19 @@ class RingPlan {
     const Group& g = groups_[x.g];
     return lanes_[g.lane].hops[x.i].routes[route_index(g, x)];
   }
+  // What admission reads of a transfer, at once (TransferQueues::Entry): its route, the rate it
+  // moves at and its queue.
+  struct Entry {
+    std::span<const LinkId> route;
+    Bandwidth rate;
+    int32_t queue;
+  };
+  Entry entry(TransferId id) const {
+    const At x = at(id);
+    const Group& g = groups_[x.g];
+    const int r = route_index(g, x);
+    return {lanes_[g.lane].hops[x.i].routes[r], rate_[g.lane][x.i][r], g.queue[route_begin_[g.lane][x.i] + r]};
+  }
   // The rate it moves at: as listed, or its route's narrowest bandwidth (LinkAdmission::rate).
   Bandwidth rate(TransferId id) const {
     const At x = at(id);
@@ -174,6 +187,7 @@ class RingPlan {
     const Group& group = groups_[g];
     const int p = static_cast<int>(lanes_[group.lane].order.size());
     const TransferId r = id - group.base;
+    if (group.k == 1) return {g, static_cast<int>(r / p), static_cast<int>(r % p), 0};  // a division saved
     const TransferId q = r / group.k;
     return {g, static_cast<int>(q / p), static_cast<int>(q % p), static_cast<int>(r % group.k)};
   }
