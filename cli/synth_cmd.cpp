@@ -551,7 +551,11 @@ void add_synth_command(CLI::App& app) {
   cmd->add_option("--seed", args.seed, "Seed for the tie-breaks (runs are reproducible)")->capture_default_str();
   cmd->add_option("--restarts", args.restarts, "Run this many seeds on all cores and keep the fastest")
       ->capture_default_str();
-  cmd->add_option("--priority", args.priority, "Which chunk a link carries: scarce, rarest, random or lowest")
+  cmd->add_option("--priority", args.priority,
+                  "Which chunk a link carries: scarce (the one the destination's other in-links could\n"
+                  "bring least, then the rarest; on mixed speeds, the one it brings furthest ahead),\n"
+                  "rarest, random (seeded: a random one among the scarcest at every match, as TACOS\n"
+                  "picks; auto also tries it on mixed speeds) or lowest")
       ->capture_default_str();
   cmd->add_option("--link-model", args.link_model, "pipelined (default) or hold (the public TACOS code's)")
       ->capture_default_str();

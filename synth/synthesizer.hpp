@@ -31,7 +31,9 @@ enum class ChunkPriority : uint8_t {
   Scarce,  // the one the fewest of the destination's other in-neighbours could deliver, then
            // the rarest: keeps every in-link of a destination stocked with chunks only it brings
   Rarest,  // the one the fewest NPUs hold (spreads diversity, as BitTorrent does)
-  Random,  // a seeded random order (what TACOS does, but reproducible)
+  Random,  // at every match, a random one (seeded: reproducible) among the scarcest, as TACOS
+           // picks at random: parallel slow links then carry different chunks. On mixed speeds
+           // it replaces Scarce's look-ahead; `auto` tries it there beside Scarce
   Lowest,  // the lowest chunk id (a baseline for the measurements)
 };
 std::string_view to_string(ChunkPriority p);
@@ -65,6 +67,10 @@ struct SynthOptions {
   uint64_t seed = 1;
   int restarts = 1;  // seeds seed, seed+1, ...; run on all cores; the fastest wins (ties: lowest seed)
   ChunkPriority priority = ChunkPriority::Scarce;
+  // With priority Random: a slow channel leaves the last chunks its destination wants to faster
+  // ones that hold them, once those would bring everything the destination still wants before its
+  // own transfer arrived. `auto` runs Random both ways on mixed-speed links between NPUs.
+  bool slow_links_yield = false;
   LinkModel link_model = LinkModel::Pipelined;
   int ecmp_routes = 8;  // equal-cost routes through switches kept per NPU pair
   // How fast a destination reduces a received chunk (Algorithm::reduce_bandwidth; 0: no time). The
