@@ -154,7 +154,7 @@ struct ChunkingResult {
 // below it), and the flow plan's pipelines, which do, still go on to more chunks.
 inline constexpr int64_t kAutoChunkCheapTransfers = int64_t{1} << 15;
 inline constexpr double kChunkSearchSlack = 1e-3;
-// Beyond max_chunks_per_npu, the flow plan's pipelines alone are tried while doubling gains 1 %,
+// Beyond max_chunks_per_npu, the flow plan's pipelines alone are tried while doubling gains 0.5 %,
 // up to about this many transfers (a pipeline's fill grows with its trees' depth: a Broadcast down
 // trees 7 deep wants thousands of chunks to come within 1 % of the bound).
 inline constexpr int64_t kPipelineTransferBudget = int64_t{1} << 19;
