@@ -1528,10 +1528,11 @@ double matcher_work(const ChannelGraph& g, const Collective& forward) {
 // root's chunks dealt over its server, chunk c to the NPU at position c mod G (the root keeps its
 // own position's), each slice on along its rail to the NPU at that position in every other server,
 // and from there over each server's NVSwitch: every NIC carries each slice once, so all G NICs of
-// a server stream at once (the trees of the flow plan went up to ten hops deep there, and each hop
-// cost a chunk time and a latency: 1.025x the bound on nvcluster:4x8 rail, 1.039x on its fat
-// tree). The matcher decides when, over the channels each slice may take. Nothing where no servers
-// are found or the plan would allow over 2^24 (chunk, channel) pairs.
+// a server stream at once (the flow plan's trees are deep there, and every level costs a chunk
+// time and a latency of fill: on nvcluster:4x8 rail the last NIC of a server began 14 us after the
+// first, 1.025x the bound; 1.039x on its fat tree). The matcher decides when, over the ways each
+// chunk may take. Nothing where no server plan is found or the plan would allow over 2^26
+// (chunk, way) pairs.
 std::optional<Algorithm> broadcast_server_plan(const topo::Topology& t, const topo::Topology& ft, const Plan& plan,
                                                const Collective& c, const Collective& forward, Bytes chunk_bytes,
                                                const SynthOptions& o) {
@@ -1555,11 +1556,15 @@ std::optional<Algorithm> broadcast_server_plan(const topo::Topology& t, const to
   std::vector<ServerWay> ways;
   std::vector<double> volume;
   std::vector<int> mine(static_cast<size_t>(n) * n, -1);
+  bool missing = false;  // a pair the server plan has no way for (it has one for every pair used)
   auto use = [&](NodeId u, NodeId v, double share) {
     int& id = mine[static_cast<size_t>(u) * n + v];
     if (id < 0) {
       const int w = plan_way[static_cast<size_t>(u) * n + v];
-      if (w < 0) throw NotApplicable("no way between two NPUs of the server plan");
+      if (w < 0) {
+        missing = true;
+        return ChannelId{0};
+      }
       id = static_cast<int>(ways.size());
       ways.push_back(servers->ways()[w]);
       volume.push_back(0);
@@ -1595,6 +1600,7 @@ std::optional<Algorithm> broadcast_server_plan(const topo::Topology& t, const to
     for (int x = 0; x < g; ++x)
       if (x != r && x != d) from_root[d].push_back(use(at(home, d), at(home, x), slice + piece));
   }
+  if (missing) return std::nullopt;
   // Fluid rates: each way's share of its busiest link in proportion to the data it carries.
   std::vector<double> load(ft.num_links(), 0);
   for (size_t w = 0; w < ways.size(); ++w)
@@ -1862,6 +1868,7 @@ Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes ch
     SynthOptions hold = o;
     hold.link_model = LinkModel::Hold;
     hold.progress = nullptr;
+    hold.random_choice = false;  // run under pipelined below, where it is timed as it will run
     Algorithm a = synthesize_once(t, c, chunk_bytes, hold);
     a.link_model = LinkModel::Pipelined;
     time(t, a);
@@ -1897,11 +1904,12 @@ Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes ch
   // hold: 77.5 -> 45.3 ms; the bound is 44.3). At the end a slow link's last transfer may arrive
   // after the fast ones would have brought everything (that mesh's corner NPUs: 38 chunks over
   // the slow link where 37 fit), so it also runs with slow links yielding the last chunks
-  // (SynthOptions::slow_links_yield): 44.61 ms there, TACOS's own result (its schedule is not
-  // causal; this one is); the yield loses 0.6 % on TACOS's 8x5 mesh. Where the plans have not
+  // (SynthOptions::slow_links_yield): 44.61 ms there, TACOS's own result (its schedules need not
+  // be causal; this one is); the yield loses 0.6 % on TACOS's 8x5 mesh. Where the plans have not
   // reached the bound, both run and the faster is kept (200 random switched fabrics: the 95th
   // percentile 1.072 -> 1.056 of the bound, the worst 1.53 -> 1.33).
-  if (any && !matcher_over_budget && matcher_affordable && o.priority == ChunkPriority::Scarce && mixed_speeds(t) &&
+  if (any && o.random_choice && !matcher_over_budget && matcher_affordable && o.priority == ChunkPriority::Scarce &&
+      mixed_speeds(t) &&
       best && short_of_bound() &&
       !(symmetric && static_cast<double>(symmetric->claimed_time) <= 1.005 * static_cast<double>(*bound))) {
     SynthOptions random = quiet;

@@ -69,8 +69,12 @@ struct SynthOptions {
   ChunkPriority priority = ChunkPriority::Scarce;
   // With priority Random: a slow channel leaves the last chunks its destination wants to faster
   // ones that hold them, once those would bring everything the destination still wants before its
-  // own transfer arrived. `auto` runs Random both ways on mixed-speed links between NPUs.
+  // own transfer arrived. On mixed speeds, where the plans fall short of the bound, `auto` runs
+  // Random both ways beside Scarce.
   bool slow_links_yield = false;
+  // With method Auto and priority Scarce, on mixed speeds where the plans fall short of the bound,
+  // also the matcher with priority Random, slow links yielding and not (the faster kept).
+  bool random_choice = true;
   LinkModel link_model = LinkModel::Pipelined;
   int ecmp_routes = 8;  // equal-cost routes through switches kept per NPU pair
   // How fast a destination reduces a received chunk (Algorithm::reduce_bandwidth; 0: no time). The

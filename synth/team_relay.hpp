@@ -43,7 +43,7 @@ struct RelayTeams {
 // its place in the next server, in a rail-optimised cluster the one on its rail).
 std::optional<RelayTeams> relay_teams(const topo::Topology& t, const Collective& c, bool borrow_servers = true);
 
-// Slice s's chunks per NPU when k splits evenly over a team of `team_size`.
+// Slice s's chunks per NPU when k splits evenly over a team of `team_size` (else empty).
 std::vector<int> equal_slices(int k, int team_size);
 
 // The composition above for `c` over `teams`, slice s taking slices[s] of each rank's k chunks

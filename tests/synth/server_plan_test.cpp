@@ -169,7 +169,7 @@ TEST(ServerPlanSynthesis, NearTheBoundOnRailAndFatTreeClusters) {
 // Broadcast and Reduce: the root's chunks dealt over its server, each slice along its rail and
 // on over each server's NVSwitch (every NIC sends a slice once). 4096 chunks of 64 KiB, any root:
 // within 3 % of the bound on rail and fat-tree clusters (the rails' chain of servers costs its
-// latency: the flow plan's trees, up to ten hops deep, were 1.025x and 1.039x at their best).
+// latency; the flow plan's deep trees were 1.025x and 1.039x at their best).
 TEST(ServerPlanSynthesis, BroadcastAndReduceNearTheBound) {
   SynthOptions o;
   o.method = SynthMethod::ServerPlan;

@@ -142,7 +142,8 @@ TEST(SynthesizerQuality, WithinTwoPercentOfTheBoundOnRegularTopologies) {
 // tests/test_tacos_mesh_2d_hetero.cpp): All-Gather of a 1 GiB (4 GiB) output over a WxH mesh with
 // one bandwidth (GiB/s) along x and another along y, k chunks per NPU, under its hold model, where
 // it expects 8005.0, 8595.43 and 44612.47 us. Ours is as fast on each, and causal (TACOS's own
-// 7x10 schedule is not: it swaps a chunk that arrived twice for one its sender did not yet hold).
+// schedules are not always: a chunk that arrives where it already is becomes one the sender holds
+// at the arrival, which it may not have held when the transfer started).
 // The random choice among the scarcest spreads slow links over different chunks; on the 7x10
 // mesh the slow links also yield the last ones (SynthOptions::slow_links_yield).
 TEST(SynthesizerQuality, AsFastAsTacosOnItsHeterogeneousMeshes) {
