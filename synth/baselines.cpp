@@ -492,6 +492,38 @@ std::vector<NodeId> ring_order(const Topology& t, const std::vector<NodeId>& npu
   return order;
 }
 
+std::vector<int> binary_tree(int p) {
+  std::vector<int> parent(p, -1);
+  std::function<int(int, int, int)> build = [&](int lo, int hi, int up) -> int {
+    if (lo > hi) return -1;
+    const int mid = (lo + hi) / 2;
+    parent[mid] = up;
+    build(lo, mid - 1, mid);
+    build(mid + 1, hi, mid);
+    return mid;
+  };
+  build(0, p - 1, -1);
+  return parent;
+}
+
+// (Shifting the first tree by one, as before, gave a member two children in one tree and one in
+// the other wherever p is not 2^n - 1: three chunks in per step, every tree all-reduce 1.5x slower
+// than its links allow.)
+std::vector<int> complementary_positions(const std::vector<int>& parent) {
+  const int p = static_cast<int>(parent.size());
+  std::vector<int> children(p, 0);
+  for (int v : parent)
+    if (v >= 0) ++children[v];
+  std::vector<int> members(p), positions(p);
+  std::iota(members.begin(), members.end(), 0);
+  std::iota(positions.begin(), positions.end(), 0);
+  std::stable_sort(members.begin(), members.end(), [&](int x, int y) { return children[x] < children[y]; });
+  std::stable_sort(positions.begin(), positions.end(), [&](int x, int y) { return children[x] > children[y]; });
+  std::vector<int> at(p);
+  for (int i = 0; i < p; ++i) at[positions[i]] = members[i];
+  return at;
+}
+
 namespace {
 
 // ---- Group primitives -----------------------------------------------------------------------
@@ -628,44 +660,6 @@ Blocks rank_blocks(const Collective& c) {
 }
 
 // ---- Trees ----------------------------------------------------------------------------------
-
-// An in-order balanced binary tree over 0..p-1: parent of each index, -1 for the root.
-std::vector<int> binary_tree(int p) {
-  std::vector<int> parent(p, -1);
-  std::function<int(int, int, int)> build = [&](int lo, int hi, int up) -> int {
-    if (lo > hi) return -1;
-    const int mid = (lo + hi) / 2;
-    parent[mid] = up;
-    build(lo, mid - 1, mid);
-    build(mid + 1, hi, mid);
-    return mid;
-  };
-  build(0, p - 1, -1);
-  return parent;
-}
-
-// The second tree of a double binary tree: which member sits at each position of the same tree
-// shape (`parent`, over positions 0..p-1; the first tree puts member i at position i). Members with
-// the fewest children in the first tree take the positions with the most in the second (stable, so
-// neighbours stay near): the inner nodes of one are leaves of the other, and no member has more than
-// two children in both together, so none receives more than two chunks for every one the tree
-// reduces. (Shifting the first tree by one, as before, gave a member two children in one tree and
-// one in the other wherever p is not 2^n - 1: three chunks in per step, every tree all-reduce 1.5x
-// slower than its links allow.)
-std::vector<int> complementary_positions(const std::vector<int>& parent) {
-  const int p = static_cast<int>(parent.size());
-  std::vector<int> children(p, 0);
-  for (int v : parent)
-    if (v >= 0) ++children[v];
-  std::vector<int> members(p), positions(p);
-  std::iota(members.begin(), members.end(), 0);
-  std::iota(positions.begin(), positions.end(), 0);
-  std::stable_sort(members.begin(), members.end(), [&](int x, int y) { return children[x] < children[y]; });
-  std::stable_sort(positions.begin(), positions.end(), [&](int x, int y) { return children[x] > children[y]; });
-  std::vector<int> at(p);
-  for (int i = 0; i < p; ++i) at[positions[i]] = members[i];
-  return at;
-}
 
 // All-Reduce of `chunks` over a tree (parent of each member): reduce towards the root, then
 // broadcast back, chunk by chunk in waves so the chunks pipeline.

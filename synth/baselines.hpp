@@ -93,4 +93,13 @@ std::optional<RingPlan> ring_plan(const BaselineSpec& spec, const topo::Topology
 // close.
 std::vector<NodeId> ring_order(const topo::Topology& t, const std::vector<NodeId>& npus);
 
+// An in-order balanced binary tree over 0..p-1: the parent of each index, -1 for the root.
+std::vector<int> binary_tree(int p);
+// The second tree of a double binary tree: which member sits at each position of the same tree
+// shape (`parent`, over positions 0..p-1; the first tree puts member i at position i). Members with
+// the fewest children in the first tree take the positions with the most in the second (stable, so
+// neighbours stay near): the inner nodes of one are leaves of the other, and no member has more
+// than two children in both together.
+std::vector<int> complementary_positions(const std::vector<int>& parent);
+
 }  // namespace tenet::synth

@@ -313,7 +313,7 @@ class RawList {
 class EventLoop {
  public:
   EventLoop(const topo::Topology& t, const ChannelGraph& g, LinkModel model)
-      : g_(g), hold_(model == LinkModel::Hold), spare_(t.num_links()), dirty_flag_(g.size(), 0) {
+      : g_(g), hold_(model == LinkModel::Hold), spare_(t.num_links()), dirty_flag_(g.size(), 0), in_flight_(g.size(), 0) {
     // Under hold a link serves one transfer at a time: count it as 1 unit that a transfer takes.
     for (LinkId l = 0; l < t.num_links(); ++l) spare_[l] = hold_ ? 1 : t.link(l).bandwidth;
     for (ChannelId c = 1; c < static_cast<ChannelId>(g.size()); ++c) uniform_ = uniform_ && g[c].duration == g[0].duration;
@@ -383,6 +383,7 @@ class EventLoop {
     const Channel& c = g_[id];
     for (LinkId l : g_.route(c)) spare_[l] -= held(c);
     push(free_class_[id], {t + c.occupancy, 1, id});
+    ++in_flight_[id];
     push(arrival_class_[id], {t + c.duration, 0, transfer});
     return t + c.duration;
   }
@@ -401,6 +402,7 @@ class EventLoop {
           arrive(e.id);
         } else {  // the channel's transfer releases its links
           const Channel& ch = g_[e.id];
+          --in_flight_[e.id];
           for (LinkId l : g_.route(ch)) {
             spare_[l] += held(ch);
             if (!independent_)
@@ -506,7 +508,7 @@ class EventLoop {
     for (ChannelId c : batch_) dirty_flag_[c] = 0;
     bool matched = false;
     for (ChannelId c : batch_)
-      if (free_now(g_[c])) matched = match(c, now) || matched;
+      if (free_now(g_[c]) && !(g_[c].pinned && in_flight_[c] > 0)) matched = match(c, now) || matched;
     if (matched) ++round_;  // the shift rotates from one round of matches to the next
   }
 
@@ -521,6 +523,12 @@ class EventLoop {
   bool hold_;
   std::vector<Bandwidth> spare_;  // per link: bandwidth not held now (hold: 1 when free)
   std::vector<char> dirty_flag_;
+  // Per channel, its transfers holding their links. A pinned channel (a way at its fluid share
+  // of a fat link) carries one at a time: where the ways' rates fit every link at once, only a
+  // way's own release wakes it, and a way that doubled up on a link's spare capacity would hold
+  // its sibling off with nothing left to wake it (a Broadcast's double binary trees, two ways
+  // sharing a NIC, stopped with chunks undelivered).
+  std::vector<int32_t> in_flight_;
   std::vector<ChannelId> dirty_, batch_;
   std::vector<std::pair<Time, int64_t>> keyed_;  // (duration, shift and channel): the routed order
   std::vector<int> shift_;               // per channel, (dst - src) mod N (routed only)
@@ -1526,8 +1534,8 @@ double matcher_work(const ChannelGraph& g, const Collective& forward) {
 
 // A Broadcast over every NPU of a cluster of servers (Reduce: on the reversed topology): the
 // root's chunks dealt over its server, chunk c to the NPU at position c mod G (the root keeps its
-// own position's), each slice on along its rail to the NPU at that position in every other server,
-// and from there over each server's NVSwitch: every NIC carries each slice once, so all G NICs of
+// own position's), each slice on along its rail to the NPU at that position in every other server
+// (in a chain, or down double binary trees), and from there over each server's NVSwitch: every NIC carries each slice once, so all G NICs of
 // a server stream at once (the flow plan's trees are deep there, and every level costs a chunk
 // time and a latency of fill: on nvcluster:4x8 rail the last NIC of a server began 14 us after the
 // first, 1.025x the bound; 1.039x on its fat tree). The matcher decides when, over the ways each
@@ -1535,7 +1543,7 @@ double matcher_work(const ChannelGraph& g, const Collective& forward) {
 // (chunk, way) pairs.
 std::optional<Algorithm> broadcast_server_plan(const topo::Topology& t, const topo::Topology& ft, const Plan& plan,
                                                const Collective& c, const Collective& forward, Bytes chunk_bytes,
-                                               const SynthOptions& o) {
+                                               const SynthOptions& o, bool trees) {
   // The server plan's ways give the routes (balanced over the fabric's equal-cost ones).
   const std::optional<ServerPlan> servers = plan_servers(ft, chunk_bytes, o.link_model, o.ecmp_routes);
   if (!servers) return std::nullopt;
@@ -1573,16 +1581,30 @@ std::optional<Algorithm> broadcast_server_plan(const topo::Topology& t, const to
     return static_cast<ChannelId>(id);
   };
   const double slice = 1.0 / g, piece = slice / (g - 1);
-  // Outside the root's server, slice i goes along rail i from server to server, starting at the
-  // root's (each NIC sends it once), and the NPU at position i of each server hands it to the others.
-  std::vector<std::vector<ChannelId>> of_slice(g);
-  for (int i = 0; i < g; ++i)
-    for (int k = 0; k + 1 < count; ++k) {
-      const int sv = (home + k) % count, next = (home + k + 1) % count;
-      of_slice[i].push_back(use(at(sv, i), at(next, i), slice));
+  // Outside the root's server, slice i goes along rail i from the root's server: with `trees`,
+  // each half down one tree of a double binary tree over the other servers (synth/baselines.hpp),
+  // in which an inner node of one tree is a leaf of the other and no server has more than two
+  // children in both, so each NIC sends at most the slice once and the depth is log2 of the
+  // servers; else both halves along a chain from server to server (each NIC sends it once). The
+  // NPU at position i of each server hands the slice on inside it.
+  const int others = count - 1;
+  auto server = [&](int member) { return (home + 1 + member) % count; };  // member m of the trees
+  std::vector<int> shape(others), second(others);
+  for (int m = 0; m < others; ++m) shape[m] = m - 1, second[m] = m;  // the chain
+  if (trees) shape = binary_tree(others), second = complementary_positions(shape);
+  std::vector<std::array<std::vector<ChannelId>, 2>> of_half(g);  // per slice and half
+  std::vector<std::vector<ChannelId>> inside(g);                   // per slice, in the other servers
+  for (int i = 0; i < g; ++i) {
+    for (int half = 0; half < 2; ++half)
+      for (int pos = 0; pos < others; ++pos) {
+        const int member = half == 0 ? pos : second[pos];
+        const int from = shape[pos] < 0 ? home : server(half == 0 ? shape[pos] : second[shape[pos]]);
+        of_half[i][half].push_back(use(at(from, i), at(server(member), i), slice / 2));
+      }
+    for (int m = 0; m < others; ++m)
       for (int j = 0; j < g; ++j)
-        if (j != i) of_slice[i].push_back(use(at(next, i), at(next, j), slice));
-    }
+        if (j != i) inside[i].push_back(use(at(server(m), i), at(server(m), j), slice));
+  }
   // Inside the root's server, a chunk goes from the root to one NPU, which hands it to the others:
   // the NPU at its slice's position (which sends it on along the rail), or for the root's own slice
   // (which the root sends along its rail) each of the others in turn, so that the root's NVSwitch
@@ -1622,13 +1644,30 @@ std::optional<Algorithm> broadcast_server_plan(const topo::Topology& t, const to
     s.hold(root, ch);
     for (NodeId v = 0; v < n; ++v)
       if (v != root) s.need(v, ch);
-    for (ChannelId id : of_slice[ch % g]) s.allow(id, ch);
+    for (ChannelId id : inside[ch % g]) s.allow(id, ch);
+    for (ChannelId id : of_half[ch % g][(ch / g) % 2]) s.allow(id, ch);
     for (ChannelId id : from_root[distributor(ch)]) s.allow(id, ch);
   }
   Algorithm a = build(t, channels, s.run(), plan, c, chunk_bytes, o);
-  a.method = fmt::format("matcher on a server plan ({} servers of {}: the root's server, then rails, then NVSwitch)",
-                         count, g);
+  a.method = fmt::format("matcher on a server plan ({} servers of {}: the root's server, then {} on the rails, then "
+                         "NVSwitch)",
+                         count, g, trees ? "double binary trees" : "a chain");
   return a;
+}
+
+// The plan above with a chain along the rails and with double binary trees, the faster kept: the
+// chain's every hop costs a chunk of the whole slice, the trees' a chunk of half of it, over
+// log2 of the servers (nvcluster:4x8 rail Broadcast at 4096 chunks: chain 1.020x, trees 1.051x;
+// nvcluster:16x8 fat tree: chain 1.12x under auto, trees 1.064x).
+std::optional<Algorithm> broadcast_server_plan(const topo::Topology& t, const topo::Topology& ft, const Plan& plan,
+                                               const Collective& c, const Collective& forward, Bytes chunk_bytes,
+                                               const SynthOptions& o) {
+  std::optional<Algorithm> chain = broadcast_server_plan(t, ft, plan, c, forward, chunk_bytes, o, false);
+  if (!chain) return chain;
+  std::optional<Algorithm> trees = broadcast_server_plan(t, ft, plan, c, forward, chunk_bytes, o, true);
+  time(t, *chain);
+  if (trees) time(t, *trees);
+  return trees && trees->claimed_time < chain->claimed_time ? std::move(trees) : std::move(chain);
 }
 
 // The forward problem of `c` run on `ft` (t or its reverse), under the flow plan when `planned`.

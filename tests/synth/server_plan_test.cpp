@@ -192,6 +192,32 @@ TEST(ServerPlanSynthesis, BroadcastAndReduceNearTheBound) {
   }
 }
 
+// A Broadcast's rails carry either a chain or double binary trees (the faster kept), whose two
+// halves share each NIC at half its rate: every chunk count and root on clusters of 3-6 servers
+// is delivered and verifies (a way that took a second chunk on its NIC's spare capacity once held
+// its sibling off for good: "synthesis is stuck"). On 16 servers the trees win.
+TEST(ServerPlanSynthesis, BroadcastOverChainsOrTreesAlwaysCompletes) {
+  SynthOptions o;
+  o.method = SynthMethod::ServerPlan;
+  for (const char* spec : {"nvcluster:3x2,net=rail", "nvcluster:4x2,net=rail", "nvcluster:5x2,net=rail",
+                           "nvcluster:6x2,net=rail", "nvcluster:5x4,net=fattree"}) {
+    const topo::Topology t = topo::generate(spec);
+    for (int k : {4, 12, 24, 64})
+      for (int root : {0, t.num_npus() - 1}) {
+        Collective c = Collective::over_all(t, CollectiveKind::Broadcast, k);
+        c.root = root;
+        const std::string where = fmt::format("{} k={} from {}", spec, k, root);
+        const Algorithm a = synthesize(t, c, 1 << 16, o);
+        const Report r = verify(t, a, {.max_reported = 3});
+        EXPECT_TRUE(r.correct()) << where << testing::violation_text(r);
+      }
+  }
+  const topo::Topology t = topo::generate("nvcluster:16x8,net=rail");
+  const Collective c = Collective::over_all(t, CollectiveKind::Broadcast, 1024);
+  const Algorithm a = synthesize(t, c, c.chunk_bytes_for(64 << 20), o);
+  EXPECT_NE(a.method.find("double binary trees"), std::string::npos) << a.method;
+}
+
 // On random clusters, every collective the plan covers verifies (the verifier checks the rates
 // against link capacity too) and is never faster than the bound; auto is never slower than it.
 TEST(ServerPlanSynthesis, VerifiesOnRandomClusters) {
