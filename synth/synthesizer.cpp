@@ -313,7 +313,11 @@ class RawList {
 class EventLoop {
  public:
   EventLoop(const topo::Topology& t, const ChannelGraph& g, LinkModel model)
-      : g_(g), hold_(model == LinkModel::Hold), spare_(t.num_links()), dirty_flag_(g.size(), 0), in_flight_(g.size(), 0) {
+      : g_(g),
+        hold_(model == LinkModel::Hold),
+        spare_(t.num_links()),
+        dirty_flag_(g.size(), 0),
+        in_flight_(g.size(), 0) {
     // Under hold a link serves one transfer at a time: count it as 1 unit that a transfer takes.
     for (LinkId l = 0; l < t.num_links(); ++l) spare_[l] = hold_ ? 1 : t.link(l).bandwidth;
     for (ChannelId c = 1; c < static_cast<ChannelId>(g.size()); ++c) uniform_ = uniform_ && g[c].duration == g[0].duration;
@@ -874,7 +878,8 @@ class Spreader {
         break;
       }
     });
-    if (yield_ && best >= 0 && best_level > 0 && static_cast<double>(ch.duration) * others_rate_[id] >= static_cast<double>(wants_[v])) {
+    if (yield_ && best >= 0 && best_level > 0 &&
+        static_cast<double>(ch.duration) * others_rate_[id] >= static_cast<double>(wants_[v])) {
       faster_.clear();
       for (ChannelId c : g_.in(v))
         if (g_[c].duration < ch.duration) faster_.push_back(&holds_[g_[c].src * words_]);
@@ -1535,10 +1540,11 @@ double matcher_work(const ChannelGraph& g, const Collective& forward) {
 // A Broadcast over every NPU of a cluster of servers (Reduce: on the reversed topology): the
 // root's chunks dealt over its server, chunk c to the NPU at position c mod G (the root keeps its
 // own position's), each slice on along its rail to the NPU at that position in every other server
-// (in a chain, or down double binary trees), and from there over each server's NVSwitch: every NIC carries each slice once, so all G NICs of
-// a server stream at once (the flow plan's trees are deep there, and every level costs a chunk
-// time and a latency of fill: on nvcluster:4x8 rail the last NIC of a server began 14 us after the
-// first, 1.025x the bound; 1.039x on its fat tree). The matcher decides when, over the ways each
+// (in a chain, or down double binary trees), and from there over each server's NVSwitch: every
+// NIC carries each slice at most once, so all G NICs of a server stream at once (the flow plan's
+// trees are deep there, and every level costs a chunk time and a latency of fill: on
+// nvcluster:4x8 rail the last NIC of a server began 14 us after the first, 1.025x the bound;
+// 1.039x on its fat tree). The matcher decides when, over the ways each
 // chunk may take. Nothing where no server plan is found or the plan would allow over 2^26
 // (chunk, way) pairs.
 std::optional<Algorithm> broadcast_server_plan(const topo::Topology& t, const topo::Topology& ft, const Plan& plan,
