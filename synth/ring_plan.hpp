@@ -81,11 +81,7 @@ class RingPlan {
             listed_rate_[g.lane][x.i][r],
             lane.channel};
   }
-  std::span<const LinkId> route(TransferId id) const {
-    const At x = at(id);
-    const Group& g = groups_[x.g];
-    return lanes_[g.lane].hops[x.i].routes[route_index(g, x)];
-  }
+  std::span<const LinkId> route(TransferId id) const { return entry(id).route; }
   // What admission reads of a transfer, at once (TransferQueues::Entry): its route, the rate it
   // moves at and its queue.
   struct Entry {
@@ -100,11 +96,7 @@ class RingPlan {
     return {lanes_[g.lane].hops[x.i].routes[r], rate_[g.lane][x.i][r], g.queue[route_begin_[g.lane][x.i] + r]};
   }
   // The rate it moves at: as listed, or its route's narrowest bandwidth (LinkAdmission::rate).
-  Bandwidth rate(TransferId id) const {
-    const At x = at(id);
-    const Group& g = groups_[x.g];
-    return rate_[g.lane][x.i][route_index(g, x)];
-  }
+  Bandwidth rate(TransferId id) const { return entry(id).rate; }
   // The transfer that waits for `id`'s arrival (its chunk's next send from where it arrived), or -1.
   TransferId user(TransferId id) const {
     const At x = at(id);
@@ -128,11 +120,7 @@ class RingPlan {
 
   // Queues: transfers leaving over one first link in one channel, in list order (LinkAdmission).
   int32_t num_queues() const { return static_cast<int32_t>(queue_offset_.size()) - 1; }
-  int32_t queue_of(TransferId id) const {
-    const At x = at(id);
-    const Group& g = groups_[x.g];
-    return g.queue[route_begin_[g.lane][x.i] + route_index(g, x)];
-  }
+  int32_t queue_of(TransferId id) const { return entry(id).queue; }
   // The n-th transfer of queue q, or -1 past its end.
   TransferId queue_entry(int32_t q, int32_t n) const {
     for (int32_t e = queue_offset_[q]; e < queue_offset_[q + 1]; ++e) {

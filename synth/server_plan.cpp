@@ -90,21 +90,29 @@ std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_byte
     way_load.push_back(need.load);
   }
 
-  // Fluid rates: each way its share of its busiest link, in proportion to its load.
-  if (model == LinkModel::Pipelined)
-    for (size_t i = 0; i < p.ways_.size(); ++i) {
-      ServerWay& w = p.ways_[i];
-      double rate = std::numeric_limits<double>::infinity();
-      Bandwidth narrowest = std::numeric_limits<Bandwidth>::max();
-      for (LinkId l : w.route) {
-        const auto bw = t.link(l).bandwidth;
-        narrowest = std::min(narrowest, bw);
-        rate = std::min(rate, static_cast<double>(bw) * way_load[i] / link_load[l]);
-      }
-      const auto fluid = std::max<Bandwidth>(1, static_cast<Bandwidth>(rate));
-      w.rate = fluid < narrowest ? fluid : 0;
-    }
+  set_fluid_rates(t, model, p.ways_, way_load);
   return p;
+}
+
+void set_fluid_rates(const topo::Topology& t, LinkModel model, std::vector<ServerWay>& ways,
+                     const std::vector<double>& load) {
+  for (ServerWay& w : ways) w.rate = 0;
+  if (model != LinkModel::Pipelined) return;
+  std::vector<double> link_load(t.num_links(), 0);
+  for (size_t i = 0; i < ways.size(); ++i)
+    for (LinkId l : ways[i].route) link_load[l] += load[i];
+  for (size_t i = 0; i < ways.size(); ++i) {
+    ServerWay& w = ways[i];
+    double rate = std::numeric_limits<double>::infinity();
+    Bandwidth narrowest = std::numeric_limits<Bandwidth>::max();
+    for (LinkId l : w.route) {
+      const auto bw = t.link(l).bandwidth;
+      narrowest = std::min(narrowest, bw);
+      rate = std::min(rate, static_cast<double>(bw) * load[i] / link_load[l]);
+    }
+    const auto fluid = std::max<Bandwidth>(1, static_cast<Bandwidth>(rate));
+    w.rate = fluid < narrowest ? fluid : 0;
+  }
 }
 
 }  // namespace tenet::synth

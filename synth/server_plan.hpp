@@ -41,11 +41,15 @@ class ServerPlan {
     return servers_[server_of_[v]][local_of_[root]];
   }
   // The way from parent(root, v) to v (an index into ways()).
-  int way(NodeId root, NodeId v) const {
-    const NodeId u = parent(root, v);
+  int way(NodeId root, NodeId v) const { return way_between(parent(root, v), v); }
+  // The way from u to v, both in one server or at one position (on one rail), or -1.
+  int way_between(NodeId u, NodeId v) const {
     if (server_of_[u] == server_of_[v]) return intra_[static_cast<size_t>(u) * per_ + local_of_[v]];
-    return rail_[static_cast<size_t>(u) * servers_.size() + server_of_[v]];
+    if (local_of_[u] == local_of_[v]) return rail_[static_cast<size_t>(u) * servers_.size() + server_of_[v]];
+    return -1;
   }
+  int server_of(NodeId v) const { return server_of_[v]; }
+  int position(NodeId v) const { return local_of_[v]; }  // within its server
 
  private:
   friend std::optional<ServerPlan> plan_servers(const topo::Topology&, Bytes, LinkModel, int);
@@ -62,5 +66,11 @@ class ServerPlan {
 // transfer holds its links whole, so the ways keep their full rate.
 std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_bytes, LinkModel model,
                                        int ecmp = 8);
+
+// Fluid rates under `pipelined`: each way its share of its busiest link in proportion to the data
+// it carries (`load[i]`, in any unit), 0 where that is the route's narrowest bandwidth. Under `hold`
+// a transfer holds its links whole, so every way keeps its full rate (0).
+void set_fluid_rates(const topo::Topology& t, LinkModel model, std::vector<ServerWay>& ways,
+                     const std::vector<double>& load);
 
 }  // namespace tenet::synth

@@ -1544,43 +1544,28 @@ double matcher_work(const ChannelGraph& g, const Collective& forward) {
 // NIC carries each slice at most once, so all G NICs of a server stream at once (the flow plan's
 // trees are deep there, and every level costs a chunk time and a latency of fill: on
 // nvcluster:4x8 rail the last NIC of a server began 14 us after the first, 1.025x the bound;
-// 1.039x on its fat tree). The matcher decides when, over the ways each
-// chunk may take. Nothing where no server plan is found or the plan would allow over 2^26
-// (chunk, way) pairs.
+// 1.039x on its fat tree). The matcher decides when, over the ways each chunk may take. Nothing
+// where the plan would allow over 2^26 (chunk, way) pairs.
 std::optional<Algorithm> broadcast_server_plan(const topo::Topology& t, const topo::Topology& ft, const Plan& plan,
                                                const Collective& c, const Collective& forward, Bytes chunk_bytes,
-                                               const SynthOptions& o, bool trees) {
+                                               const SynthOptions& o, const ServerPlan& servers, bool trees) {
   // The server plan's ways give the routes (balanced over the fabric's equal-cost ones).
-  const std::optional<ServerPlan> servers = plan_servers(ft, chunk_bytes, o.link_model, o.ecmp_routes);
-  if (!servers) return std::nullopt;
-  const int n = ft.num_npus(), g = static_cast<int>(servers->servers()[0].size());
-  const int count = static_cast<int>(servers->servers().size());
-  std::vector<int> server_of(n, -1), position(n, -1), plan_way(static_cast<size_t>(n) * n, -1);
-  for (int sv = 0; sv < count; ++sv)
-    for (int i = 0; i < g; ++i) {
-      server_of[servers->servers()[sv][i]] = sv;
-      position[servers->servers()[sv][i]] = i;
-    }
-  for (size_t w = 0; w < servers->ways().size(); ++w)
-    plan_way[static_cast<size_t>(servers->ways()[w].src) * n + servers->ways()[w].dst] = static_cast<int>(w);
+  const int n = ft.num_npus(), g = static_cast<int>(servers.servers()[0].size());
+  const int count = static_cast<int>(servers.servers().size());
   const NodeId root = forward.ranks[forward.root];
-  const int home = server_of[root], r = position[root];
-  auto at = [&](int sv, int i) { return servers->servers()[sv][i]; };
-  // This plan's ways, each with the share of the root's data it carries (for its fluid rate).
+  const int home = servers.server_of(root), r = servers.position(root);
+  auto at = [&](int sv, int i) { return servers.servers()[sv][i]; };
+  // This plan's ways (each pair is one of the server plan's: in a server or on a rail), each with
+  // the share of the root's data it carries (for its fluid rate).
   std::vector<ServerWay> ways;
   std::vector<double> volume;
-  std::vector<int> mine(static_cast<size_t>(n) * n, -1);
-  bool missing = false;  // a pair the server plan has no way for (it has one for every pair used)
+  std::vector<int> mine(servers.ways().size(), -1);  // per way of the server plan, this plan's
   auto use = [&](NodeId u, NodeId v, double share) {
-    int& id = mine[static_cast<size_t>(u) * n + v];
+    const int w = servers.way_between(u, v);
+    int& id = mine[static_cast<size_t>(w)];
     if (id < 0) {
-      const int w = plan_way[static_cast<size_t>(u) * n + v];
-      if (w < 0) {
-        missing = true;
-        return ChannelId{0};
-      }
       id = static_cast<int>(ways.size());
-      ways.push_back(servers->ways()[w]);
+      ways.push_back(servers.ways()[static_cast<size_t>(w)]);
       volume.push_back(0);
     }
     volume[id] += share;
@@ -1628,20 +1613,7 @@ std::optional<Algorithm> broadcast_server_plan(const topo::Topology& t, const to
     for (int x = 0; x < g; ++x)
       if (x != r && x != d) from_root[d].push_back(use(at(home, d), at(home, x), slice + piece));
   }
-  if (missing) return std::nullopt;
-  // Fluid rates: each way's share of its busiest link in proportion to the data it carries.
-  std::vector<double> load(ft.num_links(), 0);
-  for (size_t w = 0; w < ways.size(); ++w)
-    for (LinkId l : ways[w].route) load[l] += volume[w];
-  for (size_t w = 0; w < ways.size(); ++w) {
-    double rate = std::numeric_limits<double>::max();
-    Bandwidth narrowest = std::numeric_limits<Bandwidth>::max();
-    for (LinkId l : ways[w].route) {
-      rate = std::min(rate, static_cast<double>(ft.link(l).bandwidth) * volume[w] / load[l]);
-      narrowest = std::min(narrowest, ft.link(l).bandwidth);
-    }
-    ways[w].rate = rate >= static_cast<double>(narrowest) ? 0 : std::max<Bandwidth>(1, static_cast<Bandwidth>(rate));
-  }
+  set_fluid_rates(ft, o.link_model, ways, volume);
   const ChunkId chunks = forward.num_chunks();
   if (static_cast<int64_t>(chunks) * (static_cast<int64_t>(count) * g + 2 * g) > (int64_t{1} << 26)) return std::nullopt;
   ChannelGraph channels(ft, chunk_bytes, o.link_model, ways);
@@ -1664,13 +1636,16 @@ std::optional<Algorithm> broadcast_server_plan(const topo::Topology& t, const to
 // The plan above with a chain along the rails and with double binary trees, the faster kept: the
 // chain's every hop costs a chunk of the whole slice, the trees' a chunk of half of it, over
 // log2 of the servers (Broadcast of 256 MiB under auto: on nvcluster:4x8 the chain, 1.0155x the
-// bound; on nvcluster:16x8 fat tree the trees, 1.062x, where the chain alone was 1.12x).
+// bound; on nvcluster:16x8 fat tree the trees, 1.062x, where the chain alone was 1.12x). Both on
+// one server plan's routes; nothing where there is none.
 std::optional<Algorithm> broadcast_server_plan(const topo::Topology& t, const topo::Topology& ft, const Plan& plan,
                                                const Collective& c, const Collective& forward, Bytes chunk_bytes,
                                                const SynthOptions& o) {
-  std::optional<Algorithm> chain = broadcast_server_plan(t, ft, plan, c, forward, chunk_bytes, o, false);
+  const std::optional<ServerPlan> servers = plan_servers(ft, chunk_bytes, o.link_model, o.ecmp_routes);
+  if (!servers) return std::nullopt;
+  std::optional<Algorithm> chain = broadcast_server_plan(t, ft, plan, c, forward, chunk_bytes, o, *servers, false);
   if (!chain) return chain;
-  std::optional<Algorithm> trees = broadcast_server_plan(t, ft, plan, c, forward, chunk_bytes, o, true);
+  std::optional<Algorithm> trees = broadcast_server_plan(t, ft, plan, c, forward, chunk_bytes, o, *servers, true);
   time(t, *chain);
   if (trees) time(t, *trees);
   return trees && trees->claimed_time < chain->claimed_time ? std::move(trees) : std::move(chain);
@@ -1928,10 +1903,11 @@ Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes ch
   const bool whole = spread && c.num_ranks() == t.num_npus();
   const bool trees = whole && t.num_npus() <= PackingOptions{}.max_npus;
   std::optional<Time> bound;
-  auto short_of_bound = [&] {
+  auto short_of = [&](const Algorithm& a) {  // over 0.5 % above the lower bound
     if (!bound) bound = lower_bound(t, c, chunk_bytes).total;
-    return static_cast<double>(best->claimed_time) > 1.005 * static_cast<double>(*bound);
+    return static_cast<double>(a.claimed_time) > 1.005 * static_cast<double>(*bound);
   };
+  auto short_of_bound = [&] { return short_of(*best); };
   SynthOptions quiet = o;
   quiet.progress = nullptr;
   for (Method m : {Method::ServerPlan, Method::PlanMatcher, Method::PlanPipeline}) {
@@ -1955,8 +1931,7 @@ Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes ch
   // percentile 1.072 -> 1.056 of the bound, the worst 1.53 -> 1.33).
   if (any && o.random_choice && !matcher_over_budget && matcher_affordable && o.priority == ChunkPriority::Scarce &&
       mixed_speeds(t) &&
-      best && short_of_bound() &&
-      !(symmetric && static_cast<double>(symmetric->claimed_time) <= 1.005 * static_cast<double>(*bound))) {
+      best && short_of_bound() && !(symmetric && !short_of(*symmetric))) {
     SynthOptions random = quiet;
     random.priority = ChunkPriority::Random;
     for (bool yield : {false, true}) {
