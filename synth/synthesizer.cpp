@@ -108,6 +108,9 @@ namespace {
 using ChannelId = int32_t;
 constexpr int64_t kRoutedMatcherWork = int64_t{1} << 26;
 constexpr double kRoutedEnough = 1.005;
+// Past the chunk search, the pipelines double their chunks alone once more after a count that
+// gained nothing, unless already within this of the bound.
+constexpr double kDoublingEnough = 1.005;
 // A server plan's matcher: at most this many bitset words scanned (its allowed chunks take about
 // 24 B per transfer, Spreader::index_allowed).
 constexpr int64_t kServerPlanWork = int64_t{1} << 32;
@@ -1382,7 +1385,8 @@ RawList prune_relays(const ChannelGraph& g, RawList raw, const Collective& c, in
 }
 
 Algorithm build(const topo::Topology& t, const ChannelGraph& g, RawList raw, const Plan& plan,
-                const Collective& c, Bytes chunk_bytes, const SynthOptions& o) {
+                const Collective& c, Bytes chunk_bytes, const SynthOptions& o,
+                const std::vector<int32_t>* pace = nullptr) {
   if (c.num_ranks() < t.num_npus()) raw = prune_relays(g, std::move(raw), c, t.num_npus());
   Algorithm a = empty_algorithm(t, c, chunk_bytes, o);
   const size_t n = raw.size();
@@ -1394,8 +1398,12 @@ Algorithm build(const topo::Topology& t, const ChannelGraph& g, RawList raw, con
     for (size_t i = 0; i < n; ++i) {
       const Raw& r = raw[i];
       const Channel& ch = g[r.channel];
+      std::array<TransferId, 2> deps{r.dep, pace ? (*pace)[i] : -1};
+      if (deps[0] > deps[1]) std::swap(deps[0], deps[1]);
+      const size_t from = deps[0] < 0 || deps[0] == deps[1] ? 1 : 0;
       a.add(r.chunk, ch.src, ch.dst, g.route(ch), Op::Copy,
-            r.dep >= 0 ? std::span(&r.dep, 1) : std::span<const TransferId>(), -1, -1, r.rate, r.queue);
+            deps[1] >= 0 ? std::span<const TransferId>(deps.data() + from, 2 - from) : std::span<const TransferId>(),
+            -1, -1, r.rate, r.queue);
       raw.release_through(i);
     }
     return a;
@@ -1407,15 +1415,19 @@ Algorithm build(const topo::Topology& t, const ChannelGraph& g, RawList raw, con
   std::stable_sort(order.begin(), order.end(), [&](int32_t x, int32_t y) { return raw[x].end > raw[y].end; });
   std::vector<TransferId> index(n);
   for (size_t k = 0; k < n; ++k) index[order[k]] = static_cast<TransferId>(k);
-  std::vector<int64_t> offset(n + 1, 0);  // children of each forward transfer
-  raw.for_each([&](const Raw& r) {
-    if (r.dep >= 0) ++offset[r.dep + 1];
-  });
+  // Children of each forward transfer: those it brought the chunk for, and those it paced.
+  std::vector<int64_t> offset(n + 1, 0);
+  for (size_t i = 0; i < n; ++i) {
+    if (raw[i].dep >= 0) ++offset[raw[i].dep + 1];
+    if (pace && (*pace)[i] >= 0 && (*pace)[i] != raw[i].dep) ++offset[(*pace)[i] + 1];
+  }
   std::partial_sum(offset.begin(), offset.end(), offset.begin());
   std::vector<TransferId> children(offset.back());
   std::vector<int64_t> next(offset.begin(), offset.end() - 1);
-  for (size_t i = 0; i < n; ++i)
+  for (size_t i = 0; i < n; ++i) {
     if (raw[i].dep >= 0) children[next[raw[i].dep]++] = index[i];
+    if (pace && (*pace)[i] >= 0 && (*pace)[i] != raw[i].dep) children[next[(*pace)[i]]++] = index[i];
+  }
   std::vector<char> member(t.num_nodes(), 0);
   for (NodeId v : c.ranks) member[v] = 1;
   // A node that holds nothing (a relay outside the communicator) takes its first partial as a
@@ -1460,8 +1472,21 @@ using Method = SynthMethod;
 // tree a channel of its own, the transfers listed in the order the fluid schedule starts them.
 // With `last_first`, each tree streams its chunks in reverse order (the All-Gather half of an
 // All-Reduce: the reversed Reduce-Scatter pipelines finish their last chunks first).
+// An arc split off at switches stands for several routes. Without `lanes`, a tree's chunks take
+// them in proportion to their shares of the arc, each at the tree's rate: short bursts, but the
+// trees on a route may burst at once beyond its capacity, and a route through a link thinner than
+// the tree's rate holds the tree back chunk after chunk (random-fabric-75's Broadcast: 1.30x the
+// bound). With `lanes`, in proportion to the tree's own lanes (PackedTree::lanes), at its rate
+// times the lane: the trees' streams fit every route at once (that Broadcast: 1.012x).
+// With `pace`, each stream (a tree's chunks to one NPU over one route) gets a pacing dependency:
+// a transfer waits for the arrival of the latest transfer of its stream that the fluid schedule
+// had delivered by its start. Without it a stream whose chunks are all there (at the root) runs
+// ahead while others share its links, and the one it crowds out falls behind for good (a
+// Reduce on random-fabric-192: 1.114x the bound unpaced, 1.051x paced). No variant wins
+// everywhere; the caller keeps the fastest. `pace` gets the dependency per transfer (-1: none).
 RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const TreePacking& packing,
-                      const std::vector<int>& tree_of, Bytes chunk_bytes, bool last_first) {
+                      const std::vector<int>& tree_of, Bytes chunk_bytes, bool last_first, bool lanes,
+                      std::vector<int32_t>* pace = nullptr) {
   const int n = ft.num_npus();
   struct Item {
     double key;
@@ -1500,20 +1525,29 @@ RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const Tre
   // Per tree and NPU, how many chunks each of its routes took: the next goes to the route furthest
   // below its share.
   std::vector<std::vector<int>> taken(packing.trees.size() * static_cast<size_t>(n));
+  // Per stream (tree, NPU, route): its transfers so far.
+  std::map<std::tuple<int, NodeId, size_t>, std::vector<int32_t>> streams;
+  if (pace) pace->clear();
   const double per_copy = static_cast<double>(packing.unit) / packing.congestion;
   for (const Item& it : items) {
     const PackedTree& tr = packing.trees[it.tree];
     const auto& routes = tr.routes[it.v];
-    const auto& shares = tr.shares[it.v];
+    const auto& shares = lanes ? tr.lanes[it.v] : tr.shares[it.v];
     std::vector<int>& counts = taken[static_cast<size_t>(it.tree) * n + it.v];
     counts.resize(routes.size(), 0);
     size_t pick = 0;
-    for (size_t r = 1; r < routes.size(); ++r)
-      if ((counts[r] + 1) / shares[r] < (counts[pick] + 1) / shares[pick]) pick = r;
+    while (shares[pick] <= 0) ++pick;
+    for (size_t r = pick + 1; r < routes.size(); ++r)
+      if (shares[r] > 0 && (counts[r] + 1) / shares[r] < (counts[pick] + 1) / shares[pick]) pick = r;
     ++counts[pick];
     const ChannelId id = g.find(tr.parent[it.v], it.v, routes[pick]);
-    const Bandwidth rate = std::max<Bandwidth>(1, static_cast<Bandwidth>(per_copy * tr.copies));
-    const Time ser = transfer_time(chunk_bytes, rate);
+    const Bandwidth tree_rate = std::max<Bandwidth>(1, static_cast<Bandwidth>(per_copy * tr.copies));
+    const Time ser = transfer_time(chunk_bytes, tree_rate);
+    // In lanes, a chunk goes at the tree's rate times its lane (at least half of it: a chunk in a
+    // lane of a few percent would take the whole stream's time, and its subtree would wait).
+    const Bandwidth rate =
+        lanes ? std::max<Bandwidth>(1, static_cast<Bandwidth>(per_copy * tr.copies * std::max(0.5, shares[pick])))
+              : tree_rate;
     const int32_t dep = brought[static_cast<size_t>(tr.parent[it.v]) * chunks + it.chunk];
     // The fluid start, but never before the chunk has arrived (the reversal orders by these times).
     Time start = static_cast<Time>(it.key * static_cast<double>(ser) * tr.copies);
@@ -1523,9 +1557,22 @@ RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const Tre
                    .dep = dep,
                    .queue = static_cast<uint16_t>(1 + it.tree % 65535),
                    .start = start,
-                   .end = start + ser + (g[id].duration - transfer_time(chunk_bytes, g[id].rate)),
+                   .end = start + transfer_time(chunk_bytes, rate) + (g[id].duration - transfer_time(chunk_bytes, g[id].rate)),
                    .rate = rate < g[id].rate ? rate : 0});
     brought[static_cast<size_t>(it.v) * chunks + it.chunk] = static_cast<int32_t>(raw.size()) - 1;
+    if (pace) {
+      // Starts need not rise along a stream (a chunk waits for its arrival): look back over the
+      // last 64 for the latest delivered in time.
+      std::vector<int32_t>& sent = streams[{it.tree, it.v, pick}];
+      int32_t x = -1;
+      for (size_t q = sent.size(); q-- > 0 && q + 64 >= sent.size();)
+        if (raw[sent[q]].end <= start) {
+          x = sent[q];
+          break;
+        }
+      pace->push_back(x);
+      sent.push_back(static_cast<int32_t>(raw.size()) - 1);
+    }
   }
   return raw;
 }
@@ -1651,12 +1698,17 @@ std::optional<Algorithm> broadcast_server_plan(const topo::Topology& t, const to
   return trees && trees->claimed_time < chain->claimed_time ? std::move(trees) : std::move(chain);
 }
 
+// The pipelines' variants (plan_pipeline): lanes x 2 + paced.
+constexpr int kPipelineVariants = 4;
+
 // The forward problem of `c` run on `ft` (t or its reverse), under the flow plan when `planned`.
 // Nothing when planned but no plan applies (a subset of NPUs, not a spread, no plan found), or
-// for the plain matcher when its work is over `work_budget` (0: none).
+// for the plain matcher when its work is over `work_budget` (0: none). The pipelines run
+// `variant` (or, at -1, every variant, the fastest kept; nothing where a variant in lanes would
+// be the one without).
 std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
                                          const SynthOptions& o, Method method, bool last_first = false,
-                                         double work_budget = 0) {
+                                         double work_budget = 0, int variant = -1) {
   const bool planned = method != Method::Matcher;
   const Plan plan = plan_for(c.kind);
   Collective forward = c;
@@ -1742,10 +1794,24 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
         if (distinct.emplace(tr.parent[v], v, route).second) ways.emplace_back(tr.parent[v], v, route);
   ChannelGraph g(ft, chunk_bytes, o.link_model, ways);
   if (method == Method::PlanPipeline) {
-    Algorithm a = build(t, g, plan_pipeline(ft, g, *packing, tree_of, chunk_bytes, last_first), plan, c, chunk_bytes, o);
-    a.method = fmt::format("flow-plan pipelines ({} trees, {} per {}, at their fluid rates)", packing->trees.size(),
-                           packing->k, broadcast ? "root" : "NPU");
-    return a;
+    std::optional<Algorithm> best;
+    // Lanes differ from shares only where an arc stands for several routes.
+    bool routed = false;
+    for (const PackedTree& tr : packing->trees)
+      for (const auto& routes : tr.routes) routed = routed || routes.size() > 1;
+    for (int v = std::max(0, variant); v < (variant < 0 ? kPipelineVariants : variant + 1); ++v) {
+      const bool lanes = v >= 2, paced = v % 2 == 1;
+      if (lanes && !routed) continue;
+      std::vector<int32_t> pace;
+      RawList raw = plan_pipeline(ft, g, *packing, tree_of, chunk_bytes, last_first, lanes, paced ? &pace : nullptr);
+      Algorithm a = build(t, g, std::move(raw), plan, c, chunk_bytes, o, paced ? &pace : nullptr);
+      if (variant < 0) time(t, a);
+      a.method = fmt::format("flow-plan pipelines ({} trees, {} per {}, at their fluid rates{}{})",
+                             packing->trees.size(), packing->k, broadcast ? "root" : "NPU", lanes ? ", in lanes" : "",
+                             paced ? ", paced" : "");
+      if (!best || a.claimed_time < best->claimed_time) best = std::move(a);
+    }
+    return best;
   }
   Spreader s(ft, g, chunks, o);
   for (ChunkId ch = 0; ch < chunks; ++ch) {
@@ -1791,7 +1857,7 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
                                          const SynthOptions& o, Method planned, double work_budget = 0) {
   if (c.kind != CollectiveKind::AllReduce) {
     std::optional<Algorithm> a = synthesize_plan(t, c, chunk_bytes, o, planned, false, work_budget);
-    if (a) time(t, *a);
+    if (a && planned != Method::PlanPipeline) time(t, *a);  // the pipelines were timed to pick one
     return a;
   }
   // Reduce-Scatter, then All-Gather; each chunk's All-Gather waits only for its own reduction.
@@ -1799,15 +1865,23 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   rs.kind = CollectiveKind::ReduceScatter;
   ag.kind = CollectiveKind::AllGather;
   SynthOptions half = o;
-  if (o.progress) half.progress = [&](double f) { o.progress(f / 2); };
-  std::optional<Algorithm> first = synthesize_plan(t, rs, chunk_bytes, half, planned, false, work_budget);
-  if (!first) return std::nullopt;
-  if (o.progress) half.progress = [&](double f) { o.progress(0.5 + f / 2); };
-  std::optional<Algorithm> second = synthesize_plan(t, ag, chunk_bytes, half, planned, /*last_first=*/true);
-  if (!second) return std::nullopt;
-  Algorithm a = join_all_reduce(t, c, std::move(*first), *second);
-  a.method = second->method;
-  return a;
+  // The pipelines run each variant in both halves, the fastest whole kept (a half fastest alone
+  // may join worse: pod-1spine.yaml, 1.0063x the bound with the plain pipelines, 1.0096x with the
+  // halves' fastest).
+  std::optional<Algorithm> best;
+  for (int v = 0; v < (planned == Method::PlanPipeline ? kPipelineVariants : 1); ++v) {
+    const int variant = planned == Method::PlanPipeline ? v : -1;
+    if (o.progress) half.progress = [&](double f) { o.progress(f / 2); };
+    std::optional<Algorithm> first = synthesize_plan(t, rs, chunk_bytes, half, planned, false, work_budget, variant);
+    if (!first) continue;
+    if (o.progress) half.progress = [&](double f) { o.progress(0.5 + f / 2); };
+    std::optional<Algorithm> second = synthesize_plan(t, ag, chunk_bytes, half, planned, /*last_first=*/true, 0, variant);
+    if (!second) continue;
+    Algorithm a = join_all_reduce(t, c, std::move(*first), *second);
+    a.method = second->method;
+    if (!best || a.claimed_time < best->claimed_time) best = std::move(a);
+  }
+  return best;
 }
 
 // Whether a server plan may apply: a spread over every NPU of a cluster of servers.
@@ -2574,7 +2648,13 @@ ChunkingResult flat_auto_chunks(const topo::Topology& t, Collective c, Bytes tot
     if (o.method == SynthMethod::Auto && c.kind != CollectiveKind::AllReduce && at_bound(best.algorithm)) break;
     if (m == SynthMethod::ServerPlan && !server_plan_applies(t, c)) continue;
     quiet.method = m;
-    Time previous = -1;  // the method's time at the last count
+    // The method's best time so far. The pipelines' times need not fall steadily (random-fabric-26
+    // All-Gather: 1.090x the bound at 128, 1.125x at 256, 1.009x at 512): past a count that does
+    // not gain they try one more, unless the best is within kDoublingEnough of the bound already
+    // (each count costs twice the last); the server plan, whose counts cost seconds on large
+    // clusters, stops there.
+    Time previous = -1;
+    int idle = 0;
     for (int k = 2 * largest; k <= (1 << 20); k *= 2) {
       c.chunks_per_npu = k;
       const Bytes chunk = c.chunk_bytes_for(total_bytes);
@@ -2587,12 +2667,18 @@ ChunkingResult flat_auto_chunks(const topo::Topology& t, Collective c, Bytes tot
       }
       best.tried.push_back({k, a.claimed_time, to_string(m)});
       const bool gaining = previous < 0 || static_cast<double>(a.claimed_time) < 0.995 * static_cast<double>(previous);
-      previous = a.claimed_time;
+      if (previous < 0 || a.claimed_time < previous) previous = a.claimed_time;
       if (a.claimed_time < best.algorithm.claimed_time) {
         best.algorithm = std::move(a);
         best.chunks_per_npu = k;
       }
-      if (!gaining) break;  // under 0.5 % from doubling: enough (switch-cluster.yaml Reduce: 1.0202 -> 1.0164)
+      if (gaining) {
+        idle = 0;
+        continue;
+      }
+      // Under 0.5 % from doubling: enough (switch-cluster.yaml Reduce: 1.0202 -> 1.0164).
+      const bool close = c.kind != CollectiveKind::AllReduce && within_bound(t, best.algorithm, kDoublingEnough);
+      if (++idle >= 2 || m != SynthMethod::PlanPipeline || close) break;
     }
   }
   return best;

@@ -160,13 +160,19 @@ class Packer {
     // Splitting at the exact optimum can leave capacity stranded at a switch (the splitting is
     // greedy, switch by switch) so that some tree cannot span. Then the splits are checked
     // directly (every NPU's max-flow) instead of by ForestColl's pairwise conditions, and then a
-    // little more capacity is given: 0.1 %, 0.2 %, 0.4 %, 0.8 %; then no plan.
+    // little more capacity is given: 0.1 %, 0.2 %, 0.4 %, 0.8 %. Failing that, twice the trees at
+    // twice the congestion (the same time): capacities in finer units, which a switch whose
+    // capacity in and out differ can balance where one or two units could not (random-fabric-75's
+    // Broadcast: no plan at k = 1, 2 trees at k = 2, 1.010x the bound); up to max_exact_k.
+    const double least_u = u;
+    int scale = 1;
     for (int attempt = 0;; ++attempt) {
       try {
         FlowGraph f = graph(u, k);
         u_ = u;
         split_.clear();
         path_memo_.clear();
+        arc_total_.clear();
         // 2. Split switches off.
         split_switches(f, k, /*direct=*/attempt == 1);
         for (int w = n_; w <= nodes_; ++w) f.isolate(w);  // switches and the super source
@@ -179,8 +185,15 @@ class Packer {
         out.max_flows = flows_;
         return out;
       } catch (const Stranded&) {
-        if (attempt == 5) throw;
-        if (attempt >= 1) u *= 1 + 1e-3 * (1 << (attempt - 1));
+        if (attempt == 5) {
+          if (2 * k > o_.max_exact_k) throw;
+          k *= 2;
+          scale *= 2;
+          u = least_u * scale;
+          attempt = -1;
+        } else if (attempt >= 1) {
+          u *= 1 + 1e-3 * (1 << (attempt - 1));
+        }
       }
     }
   }
@@ -402,6 +415,55 @@ class Packer {
       }
       out.trees.push_back(std::move(p));
     }
+    assign_lanes(out.trees);
+  }
+
+  // PackedTree::lanes: per logical arc, its routes' capacities (shares of the arc's) dealt to the
+  // trees on it, the most copies first, each to the route that fits it most tightly, or over the
+  // roomiest routes in turn when none fits it whole.
+  void assign_lanes(std::vector<PackedTree>& trees) {
+    std::map<std::pair<int, int>, std::vector<std::pair<int, size_t>>> on_arc;  // (copies, tree)
+    for (size_t i = 0; i < trees.size(); ++i) {
+      trees[i].lanes.resize(n_);
+      for (int v = 0; v < n_; ++v)
+        if (trees[i].parent[v] >= 0) on_arc[{trees[i].parent[v], v}].emplace_back(trees[i].copies, i);
+    }
+    for (auto& [arc, users] : on_arc) {
+      std::stable_sort(users.begin(), users.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+      const std::vector<double>& shares = trees[users.front().second].shares[arc.second];
+      double used = 0;
+      for (const auto& [copies, i] : users) used += copies;
+      const double total = std::max(arc_total_[arc], used);
+      std::vector<double> room(shares.size());
+      for (size_t r = 0; r < shares.size(); ++r) room[r] = shares[r] * total;
+      for (const auto& [copies, i] : users) {
+        std::vector<double>& lane = trees[i].lanes[arc.second];
+        lane.assign(shares.size(), 0.0);
+        double need = copies;
+        size_t fit = shares.size();
+        for (size_t r = 0; r < shares.size(); ++r)
+          if (room[r] >= need - 1e-9 && (fit == shares.size() || room[r] < room[fit])) fit = r;
+        if (fit < shares.size()) {
+          lane[fit] = need;
+          room[fit] -= need;
+          need = 0;
+        }
+        std::vector<size_t> order(shares.size());
+        std::iota(order.begin(), order.end(), 0);
+        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return room[a] > room[b]; });
+        for (size_t r : order) {
+          if (need <= 1e-9) break;
+          const double take = std::min(need, std::max(0.0, room[r]));
+          lane[r] += take;
+          room[r] -= take;
+          need -= take;
+        }
+        // Rounding left some over: in proportion to the shares.
+        if (need > 1e-9)
+          for (size_t r = 0; r < shares.size(); ++r) lane[r] += need * shares[r];
+        for (double& x : lane) x /= copies;
+      }
+    }
   }
 
   // The physical routes a logical arc x -> y stands for, with the share of its capacity each
@@ -436,6 +498,7 @@ class Packer {
       }
     for (auto& [route, share] : out) share = total > 0 ? share / total : 1.0 / static_cast<double>(out.size());
     path_memo_[{x, y}] = out;
+    arc_total_[{x, y}] = total;
     return out;
   }
 
@@ -446,6 +509,7 @@ class Packer {
   std::map<std::pair<int, int>, std::vector<LinkId>> links_;
   std::map<std::pair<int, int>, std::map<int, Cap>> split_;
   std::map<std::pair<int, int>, Weighted> path_memo_;
+  std::map<std::pair<int, int>, double> arc_total_;  // an arc's capacity in units, over its routes
   std::vector<NodeId> roots_;
   int64_t flows_ = 0;
   double u_ = 0;  // the capacities' scale: a link of b units has capacity U b

@@ -37,6 +37,11 @@ struct PackedTree {
   // tree's chunks take them in those proportions.
   std::vector<std::vector<std::vector<LinkId>>> routes;
   std::vector<std::vector<double>> shares;
+  // Per NPU v other than the root: this tree's own part of each of those routes (summing to 1).
+  // The trees that use an arc divide its routes' capacities among them, each on as few routes as
+  // fit its copies (best fit, the most copies first): streamed at `lanes` x its rate, every route
+  // carries its trees' streams at once within its capacity.
+  std::vector<std::vector<double>> lanes;
 };
 
 struct TreePacking {
