@@ -2648,13 +2648,16 @@ ChunkingResult flat_auto_chunks(const topo::Topology& t, Collective c, Bytes tot
     if (o.method == SynthMethod::Auto && c.kind != CollectiveKind::AllReduce && at_bound(best.algorithm)) break;
     if (m == SynthMethod::ServerPlan && !server_plan_applies(t, c)) continue;
     quiet.method = m;
-    // The method's best time so far. The pipelines' times need not fall steadily (random-fabric-26
-    // All-Gather: 1.090x the bound at 128, 1.125x at 256, 1.009x at 512): past a count that does
-    // not gain they try one more, unless the best is within kDoublingEnough of the bound already
-    // (each count costs twice the last); the server plan, whose counts cost seconds on large
-    // clusters, stops there.
-    Time previous = -1;
+    // The method's best time so far, and its time at the last count. The pipelines' times need
+    // not fall steadily (random-fabric-26 All-Gather: 1.090x the bound at 128, 1.125x at 256,
+    // 1.009x at 512): past a count that does not gain they try one more, unless the best is within
+    // kDoublingEnough of the bound already (each count costs twice the last); the server plan,
+    // whose counts cost seconds on large clusters, stops there. Once past such a count, they go on
+    // only while what the last doubling gained, gained again, would beat the fastest (ring:16
+    // All-Reduce: pipelines gaining 0.3-3 % a doubling up to 1024 chunks, never under the ring).
+    Time previous = -1, last = -1;
     int idle = 0;
+    bool extended = false;
     for (int k = 2 * largest; k <= (1 << 20); k *= 2) {
       c.chunks_per_npu = k;
       const Bytes chunk = c.chunk_bytes_for(total_bytes);
@@ -2666,19 +2669,24 @@ ChunkingResult flat_auto_chunks(const topo::Topology& t, Collective c, Bytes tot
         break;  // no plan here
       }
       best.tried.push_back({k, a.claimed_time, to_string(m)});
-      const bool gaining = previous < 0 || static_cast<double>(a.claimed_time) < 0.995 * static_cast<double>(previous);
-      if (previous < 0 || a.claimed_time < previous) previous = a.claimed_time;
-      if (a.claimed_time < best.algorithm.claimed_time) {
+      const Time now = a.claimed_time;
+      const bool gaining = previous < 0 || static_cast<double>(now) < 0.995 * static_cast<double>(previous);
+      if (previous < 0 || now < previous) previous = now;
+      if (now < best.algorithm.claimed_time) {
         best.algorithm = std::move(a);
         best.chunks_per_npu = k;
       }
+      const bool promising = last < 0 || 2 * now - last < best.algorithm.claimed_time;
+      last = now;
       if (gaining) {
         idle = 0;
+        if (extended && !promising) break;
         continue;
       }
       // Under 0.5 % from doubling: enough (switch-cluster.yaml Reduce: 1.0202 -> 1.0164).
       const bool close = c.kind != CollectiveKind::AllReduce && within_bound(t, best.algorithm, kDoublingEnough);
       if (++idle >= 2 || m != SynthMethod::PlanPipeline || close) break;
+      extended = true;
     }
   }
   return best;
