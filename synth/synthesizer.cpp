@@ -1698,8 +1698,18 @@ std::optional<Algorithm> broadcast_server_plan(const topo::Topology& t, const to
   return trees && trees->claimed_time < chain->claimed_time ? std::move(trees) : std::move(chain);
 }
 
-// The pipelines' variants (plan_pipeline): lanes x 2 + paced.
+bool mixed_speeds(const topo::Topology& t) {
+  for (const topo::Link& l : t.links())
+    if (l.bandwidth != t.link(0).bandwidth) return true;
+  return false;
+}
+
+// The pipelines' variants (plan_pipeline): lanes x 2 + paced. All four only on mixed speeds, where
+// trees share links at uneven rates (random fabrics: 90.0 -> 92.5 % within 1.02x of the bound);
+// elsewhere they gained under 0.2 % (issue 15's families: ring, tori, meshes, fc and hypercube
+// Broadcast 1.005 -> 1.003) for a timing of the whole algorithm each.
 constexpr int kPipelineVariants = 4;
+int pipeline_variants(const topo::Topology& t) { return mixed_speeds(t) ? kPipelineVariants : 1; }
 
 // The forward problem of `c` run on `ft` (t or its reverse), under the flow plan when `planned`.
 // Nothing when planned but no plan applies (a subset of NPUs, not a spread, no plan found), or
@@ -1799,7 +1809,7 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
     bool routed = false;
     for (const PackedTree& tr : packing->trees)
       for (const auto& routes : tr.routes) routed = routed || routes.size() > 1;
-    for (int v = std::max(0, variant); v < (variant < 0 ? kPipelineVariants : variant + 1); ++v) {
+    for (int v = std::max(0, variant); v < (variant < 0 ? pipeline_variants(t) : variant + 1); ++v) {
       const bool lanes = v >= 2, paced = v % 2 == 1;
       if (lanes && !routed) continue;
       std::vector<int32_t> pace;
@@ -1869,7 +1879,7 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   // may join worse: pod-1spine.yaml, 1.0063x the bound with the plain pipelines, 1.0096x with the
   // halves' fastest).
   std::optional<Algorithm> best;
-  for (int v = 0; v < (planned == Method::PlanPipeline ? kPipelineVariants : 1); ++v) {
+  for (int v = 0; v < (planned == Method::PlanPipeline ? pipeline_variants(t) : 1); ++v) {
     const int variant = planned == Method::PlanPipeline ? v : -1;
     if (o.progress) half.progress = [&](double f) { o.progress(f / 2); };
     std::optional<Algorithm> first = synthesize_plan(t, rs, chunk_bytes, half, planned, false, work_budget, variant);
@@ -1890,12 +1900,6 @@ bool server_plan_applies(const topo::Topology& t, const Collective& c) {
                       c.kind == CollectiveKind::AllReduce || c.kind == CollectiveKind::Broadcast ||
                       c.kind == CollectiveKind::Reduce;
   return spread && c.num_ranks() == t.num_npus() && !topo::detect_servers(t).empty();
-}
-
-bool mixed_speeds(const topo::Topology& t) {
-  for (const topo::Link& l : t.links())
-    if (l.bandwidth != t.link(0).bandwidth) return true;
-  return false;
 }
 
 void for_each_baseline(const topo::Topology& t, const Collective& c,
