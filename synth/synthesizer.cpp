@@ -1387,6 +1387,8 @@ RawList prune_relays(const ChannelGraph& g, RawList raw, const Collective& c, in
 Algorithm build(const topo::Topology& t, const ChannelGraph& g, RawList raw, const Plan& plan,
                 const Collective& c, Bytes chunk_bytes, const SynthOptions& o,
                 const std::vector<int32_t>* pace = nullptr) {
+  // `pace`: per transfer, one more it waits for (-1: none); from the pipelines, which run over
+  // every NPU, so never pruned.
   if (c.num_ranks() < t.num_npus()) raw = prune_relays(g, std::move(raw), c, t.num_npus());
   Algorithm a = empty_algorithm(t, c, chunk_bytes, o);
   const size_t n = raw.size();
