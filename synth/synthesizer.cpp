@@ -1527,15 +1527,16 @@ RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const Tre
   // Per tree and NPU, how many chunks each of its routes took: the next goes to the route furthest
   // below its share.
   std::vector<std::vector<int>> taken(packing.trees.size() * static_cast<size_t>(n));
-  // Per stream (tree, NPU, route): its transfers so far.
-  std::map<std::tuple<int, NodeId, size_t>, std::vector<int32_t>> streams;
+  // With `pace`, per tree and NPU, per route (a stream): its transfers so far.
+  std::vector<std::vector<std::vector<int32_t>>> streams(pace ? taken.size() : 0);
   if (pace) pace->clear();
   const double per_copy = static_cast<double>(packing.unit) / packing.congestion;
   for (const Item& it : items) {
     const PackedTree& tr = packing.trees[it.tree];
     const auto& routes = tr.routes[it.v];
     const auto& shares = lanes ? tr.lanes[it.v] : tr.shares[it.v];
-    std::vector<int>& counts = taken[static_cast<size_t>(it.tree) * n + it.v];
+    const size_t at = static_cast<size_t>(it.tree) * n + it.v;
+    std::vector<int>& counts = taken[at];
     counts.resize(routes.size(), 0);
     size_t pick = 0;
     while (shares[pick] <= 0) ++pick;
@@ -1565,7 +1566,8 @@ RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const Tre
     if (pace) {
       // Starts need not rise along a stream (a chunk waits for its arrival): look back over the
       // last 64 for the latest delivered in time.
-      std::vector<int32_t>& sent = streams[{it.tree, it.v, pick}];
+      streams[at].resize(routes.size());
+      std::vector<int32_t>& sent = streams[at][pick];
       int32_t x = -1;
       for (size_t q = sent.size(); q-- > 0 && q + 64 >= sent.size();)
         if (raw[sent[q]].end <= start) {

@@ -165,7 +165,7 @@ class Packer {
     // capacity in and out differ can balance where one or two units could not (random-fabric-75's
     // Broadcast: no plan at k = 1, 2 trees at k = 2, 1.010x the bound); up to max_exact_k.
     const double least_u = u;
-    int scale = 1;
+    const int least_k = k;
     for (int attempt = 0;; ++attempt) {
       try {
         FlowGraph f = graph(u, k);
@@ -188,8 +188,7 @@ class Packer {
         if (attempt == 5) {
           if (2 * k > o_.max_exact_k) throw;
           k *= 2;
-          scale *= 2;
-          u = least_u * scale;
+          u = least_u * (k / least_k);
           attempt = -1;
         } else if (attempt >= 1) {
           u *= 1 + 1e-3 * (1 << (attempt - 1));
@@ -446,21 +445,21 @@ class Packer {
         if (fit < shares.size()) {
           lane[fit] = need;
           room[fit] -= need;
-          need = 0;
+        } else {
+          std::vector<size_t> order(shares.size());
+          std::iota(order.begin(), order.end(), 0);
+          std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return room[a] > room[b]; });
+          for (size_t r : order) {
+            if (need <= 1e-9) break;
+            const double take = std::min(need, std::max(0.0, room[r]));
+            lane[r] += take;
+            room[r] -= take;
+            need -= take;
+          }
+          // Rounding left some over: in proportion to the shares.
+          if (need > 1e-9)
+            for (size_t r = 0; r < shares.size(); ++r) lane[r] += need * shares[r];
         }
-        std::vector<size_t> order(shares.size());
-        std::iota(order.begin(), order.end(), 0);
-        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return room[a] > room[b]; });
-        for (size_t r : order) {
-          if (need <= 1e-9) break;
-          const double take = std::min(need, std::max(0.0, room[r]));
-          lane[r] += take;
-          room[r] -= take;
-          need -= take;
-        }
-        // Rounding left some over: in proportion to the shares.
-        if (need > 1e-9)
-          for (size_t r = 0; r < shares.size(); ++r) lane[r] += need * shares[r];
         for (double& x : lane) x /= copies;
       }
     }
