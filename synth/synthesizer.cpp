@@ -271,7 +271,7 @@ struct Raw {
   ChunkId chunk;
   ChannelId channel;
   int32_t dep;
-  uint16_t queue;  // its channel in the IR (a tree of the pipeline), or 0
+  uint16_t queue;  // its channel in the IR (a stream of the pipeline), or 0
   Time start, end;
   Bandwidth rate;  // its own rate (a pinned flow-plan pipeline), or 0
 };
@@ -1470,8 +1470,12 @@ const TreePacking* plan_of(const topo::Topology& t, NodeId root = -1) {
 using Method = SynthMethod;
 
 // The flow plan's trees as pipelines: every tree streams its chunks down its arcs at its fluid
-// rate (copies x unit / U, so that the rates on every link sum to at most its bandwidth), each
-// tree a channel of its own, the transfers listed in the order the fluid schedule starts them.
+// rate (copies x unit / U, so that the rates on every link sum to at most its bandwidth), the
+// transfers listed in the order the fluid schedule starts them. Each stream (a tree's chunks from
+// one NPU to one child over one route) is a channel of its own: a sender serves a channel in list
+// order, and one channel per tree at an NPU held the tree's other streams behind a transfer whose
+// route was full (200 random switched fabrics' 40 first seeds: 21 of 200 cases faster, by up to
+// 15 % on All-Reduce, 3 slower by under 0.6 %).
 // With `last_first`, each tree streams its chunks in reverse order (the All-Gather half of an
 // All-Reduce: the reversed Reduce-Scatter pipelines finish their last chunks first).
 // An arc split off at switches stands for several routes. Without `lanes`, a tree's chunks take
@@ -1529,6 +1533,13 @@ RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const Tre
   std::vector<std::vector<int>> taken(packing.trees.size() * static_cast<size_t>(n));
   // With `pace`, per tree and NPU, per route (a stream): its transfers so far.
   std::vector<std::vector<std::vector<int32_t>>> streams(pace ? taken.size() : 0);
+  // Per tree and NPU, per route: its stream's channel (0: none yet). A queue is a sender's first
+  // link and channel, so streams that share a route's first link (or, reversed, its last) need
+  // different channels; each takes the lowest free at both (few channels, as MSCCL-XML wants: on
+  // direct links as many as trees share the link). Past 65535 streams on a link numbers repeat,
+  // which only joins streams into one queue.
+  std::vector<std::vector<uint16_t>> channel_of(taken.size());
+  std::vector<std::vector<char>> taken_at_first(static_cast<size_t>(ft.num_links())), taken_at_last(taken_at_first.size());
   if (pace) pace->clear();
   const double per_copy = static_cast<double>(packing.unit) / packing.congestion;
   for (const Item& it : items) {
@@ -1544,6 +1555,18 @@ RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const Tre
       if (shares[r] > 0 && (counts[r] + 1) / shares[r] < (counts[pick] + 1) / shares[pick]) pick = r;
     ++counts[pick];
     const ChannelId id = g.find(tr.parent[it.v], it.v, routes[pick]);
+    channel_of[at].resize(routes.size(), 0);
+    uint16_t& queue = channel_of[at][pick];
+    if (queue == 0) {
+      std::vector<char>& first = taken_at_first[static_cast<size_t>(routes[pick].front())];
+      std::vector<char>& last = taken_at_last[static_cast<size_t>(routes[pick].back())];
+      size_t free = 1;
+      while ((free < first.size() && first[free]) || (free < last.size() && last[free])) ++free;
+      first.resize(std::max(first.size(), free + 1), 0);
+      last.resize(std::max(last.size(), free + 1), 0);
+      first[free] = last[free] = 1;
+      queue = static_cast<uint16_t>(1 + (free - 1) % 65535);
+    }
     const Bandwidth tree_rate = std::max<Bandwidth>(1, static_cast<Bandwidth>(per_copy * tr.copies));
     const Time ser = transfer_time(chunk_bytes, tree_rate);
     // In lanes, a chunk goes at the tree's rate times its lane (at least half of it: a chunk in a
@@ -1558,7 +1581,7 @@ RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const Tre
     raw.push_back({.chunk = it.chunk,
                    .channel = id,
                    .dep = dep,
-                   .queue = static_cast<uint16_t>(1 + it.tree % 65535),
+                   .queue = queue,
                    .start = start,
                    .end = start + transfer_time(chunk_bytes, rate) + (g[id].duration - transfer_time(chunk_bytes, g[id].rate)),
                    .rate = rate < g[id].rate ? rate : 0});

@@ -12,6 +12,7 @@
 
 #include "synth/baselines.hpp"
 #include "synth/lower_bound.hpp"
+#include "synth/msccl_xml.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/tree_packing.hpp"
 #include "synth/verify.hpp"
@@ -213,6 +214,45 @@ TEST(FlowPlanSynthesis, PacedPipelinesKeepToTheirShare) {
     const Report rep = verify(t, a, {.max_reported = 3});
     EXPECT_TRUE(rep.correct()) << to_string(kind) << testing::violation_text(rep);
   }
+}
+
+// A sender serves each channel in list order, so the pipelines give every stream (a tree's
+// chunks from one NPU to one child over one route) a channel of its own: a queue (a first link and
+// a channel) carries one stream, forward and reversed. Per tree was one queue per tree at an NPU,
+// and a transfer waiting for a full route held the tree's streams to its other children (200
+// random fabrics' 40 first seeds: 21 cases faster, All-Reduce by up to 15 %). Channels are reused
+// across links, so a pipeline over direct links still exports to MSCCL-XML (32 channels at most).
+TEST(FlowPlanSynthesis, EveryStreamIsAQueueOfItsOwn) {
+  std::mt19937_64 rng(23);
+  SynthOptions o;
+  o.method = SynthMethod::PlanPipeline;
+  int checked = 0;
+  for (int i = 0; i < 12; ++i) {
+    const topo::Topology t = i == 0 ? topo::parse_yaml(kSharedSwitch) : random_topology(rng, 8);
+    for (CollectiveKind kind : {CollectiveKind::Broadcast, CollectiveKind::ReduceScatter}) {
+      const Collective c = Collective::over_all(t, kind, 8);
+      Algorithm a;
+      try {
+        a = synthesize(t, c, c.chunk_bytes_for(Bytes{64} << 20), o);
+      } catch (const NotApplicable&) {
+        continue;
+      }
+      ++checked;
+      std::map<std::pair<LinkId, int>, std::pair<NodeId, std::vector<LinkId>>> stream_of;  // queue -> (dst, route)
+      for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
+        const auto route = a.route(id);
+        const std::pair<NodeId, std::vector<LinkId>> stream{a[id].dst, {route.begin(), route.end()}};
+        const auto [it, fresh] = stream_of.try_emplace({route.front(), a[id].channel}, stream);
+        EXPECT_TRUE(fresh || it->second == stream)
+            << "topology " << i << " " << to_string(kind) << ": transfer " << id << " shares channel " << a[id].channel
+            << " of link " << route.front() << " with another stream";
+      }
+    }
+  }
+  EXPECT_GT(checked, 6);
+  const topo::Topology mesh = topo::generate("hetmesh2d:4x4");
+  const Collective c = Collective::over_all(mesh, CollectiveKind::AllGather, 8);
+  EXPECT_NO_THROW(to_msccl_xml(synthesize(mesh, c, c.chunk_bytes_for(Bytes{64} << 20), o)));
 }
 
 TEST(TreePacking, TooLargeGivesNothing) {
