@@ -75,6 +75,11 @@ struct SynthOptions {
   // With method Auto and priority Scarce, on mixed speeds where the plans fall short of the bound,
   // also the matcher with priority Random, slow links yielding and not (the faster kept).
   bool random_choice = true;
+  // The flow plan's pipelines on mixed speeds, where their other variants end far from the bound:
+  // also with each stream's chunks split, several at once at a fraction of its rate. The chunk
+  // search leaves them to the counts past its own, where the pipelines double alone (at few
+  // chunks the split's longer fill loses, and each is a timing of the whole algorithm).
+  bool split_pipelines = true;
   LinkModel link_model = LinkModel::Pipelined;
   int ecmp_routes = 8;  // equal-cost routes through switches kept per NPU pair
   // How fast a destination reduces a received chunk (Algorithm::reduce_bandwidth; 0: no time). The
