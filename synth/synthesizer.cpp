@@ -112,13 +112,14 @@ constexpr double kRoutedEnough = 1.005;
 // gained nothing, unless already within this of the bound.
 constexpr double kDoublingEnough = 1.005;
 // Past this of the bound, the pipelines' own doubling (past the chunk search) tries their split
-// variants, and goes on up to their transfer budget, gaining or not, (Issue 15's mark is 1.02; just over it, as the pods of
-// examples/ at 64 MiB are, 1.022x, both cost 1.6x the CPU and gained nothing.)
+// variants and goes on to its transfer budget, gaining or not (flat_auto_chunks). Issue 15's mark
+// is 1.02, but just over it (the pods of examples/ at 64 MiB, 1.022x) both cost 1.6x the CPU and
+// gained nothing.
 constexpr double kPipelinesPersist = 1.03;
-// ... while their last count came within this of the fastest (far behind it, as at small sizes
-// where the matcher's latency wins, more chunks only cost: the simulation suite's workloads took
-// twice the time).
+// ... while their last count came within this of the fastest: far behind it (at small sizes, where
+// the matcher's latency wins) more chunks only cost (the simulation suite's test took twice as long).
 constexpr double kPipelinesContend = 1.1;
+// ... and while their times still jump from count to count, or their chunks are of this or more.
 constexpr Bytes kPipelinesPersistChunk = 4096;
 // A server plan's matcher: at most this many bitset words scanned (its allowed chunks take about
 // 24 B per transfer, Spreader::index_allowed).
@@ -1553,7 +1554,8 @@ RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const Tre
   // direct links as many as trees share the link). Past 65535 streams on a link numbers repeat,
   // which only joins streams into one queue.
   std::vector<std::vector<uint16_t>> channel_of(taken.size());
-  std::vector<std::vector<char>> taken_at_first(static_cast<size_t>(ft.num_links())), taken_at_last(taken_at_first.size());
+  std::vector<std::vector<char>> taken_at_first(static_cast<size_t>(ft.num_links()));
+  std::vector<std::vector<char>> taken_at_last(taken_at_first.size());
   if (pace) pace->clear();
   const double per_copy = static_cast<double>(packing.unit) / packing.congestion;
   for (const Item& it : items) {
@@ -1752,8 +1754,8 @@ bool mixed_speeds(const topo::Topology& t) {
 // 1.02x of the bound); elsewhere they gained under 0.2 % (issue 15's families: ring, tori, meshes,
 // fc and hypercube Broadcast 1.005 -> 1.003) for a timing of the whole algorithm each. The split
 // ones only where the whole ones end over kPipelinesPersist of the bound: near it they lose a
-// little to their longer fill (random fabrics' 40 first seeds split everywhere: 37 of 200 cases
-// faster, 16 slower, 1.54x the CPU).
+// little to their longer fill (random fabrics' 40 first seeds, split instead of whole everywhere:
+// 37 of 200 cases faster, 16 slower, 1.54x the CPU).
 constexpr int kPipelineVariants = 4;
 constexpr int kPipelineSplit = 4;
 int pipeline_variants(const topo::Topology& t) { return mixed_speeds(t) ? kPipelineVariants : 1; }
@@ -2730,8 +2732,8 @@ ChunkingResult flat_auto_chunks(const topo::Topology& t, Collective c, Bytes tot
     Time previous = -1, last = -1;
     int idle = 0;
     bool extended = false;
-    // Where they are close to the fastest (within kPipelinesContend of it) but far from the
-    // bound, they also try their split variants.
+    // Where the fastest is far from the bound (over kPipelinesPersist of it) and they are close to
+    // it (within kPipelinesContend), they also try their split variants.
     auto contending = [&](Time time) {
       return static_cast<double>(time) <= kPipelinesContend * static_cast<double>(best.algorithm.claimed_time);
     };
@@ -2739,7 +2741,8 @@ ChunkingResult flat_auto_chunks(const topo::Topology& t, Collective c, Bytes tot
       c.chunks_per_npu = k;
       const Bytes chunk = c.chunk_bytes_for(total_bytes);
       if (chunk < 1 || transfer_estimate(c) > kPipelineTransferBudget) break;
-      quiet.split_pipelines = o.split_pipelines && (last < 0 || contending(last));
+      quiet.split_pipelines = o.split_pipelines && !within_bound(t, best.algorithm, kPipelinesPersist) &&
+                              (last < 0 || contending(last));
       Algorithm a;
       try {
         a = synthesize(t, c, chunk, quiet);
