@@ -256,7 +256,7 @@ TEST(FlowPlanSynthesis, EveryStreamIsAQueueOfItsOwn) {
 }
 
 // Seed 26 of the RandomFabrics benchmark: seven NPUs on three switches, a Reduce to npu0 whose
-// plan saturates npu5's uplinks (41 and 85 GB/s) and the root's. Streams that fall behind catch up
+// plan saturates npu5's uplinks (41 and 85 GB/s). Streams that fall behind catch up
 // two chunks at once and leave room too small for a whole chunk of another: 1.145x the bound at
 // 4096 chunks with whole chunks, 1.03x with four at a time at a quarter of the rate.
 const char* const kThreeSwitches = R"(npus: 7
