@@ -116,10 +116,12 @@ constexpr double kDoublingEnough = 1.005;
 // is 1.02, but just over it (the pods of examples/ at 64 MiB, 1.022x) both cost 1.6x the CPU and
 // gained nothing.
 constexpr double kPipelinesPersist = 1.03;
-// ... while their last count came within this of the fastest: far behind it (at small sizes, where
-// the matcher's latency wins) more chunks only cost (the simulation suite's test took twice as long).
+// ... while their last count came within this of the fastest: far behind it, more chunks only
+// cost.
 constexpr double kPipelinesContend = 1.1;
-// ... and while their times still jump from count to count, or their chunks are of this or more.
+// ... and while their times still jump from count to count, or their chunks are of this or more:
+// small chunks whose times settle far from the bound are latency, which more chunks do not remove
+// (without this, the simulation suite's test took twice as long).
 constexpr Bytes kPipelinesPersistChunk = 4096;
 // A server plan's matcher: at most this many bitset words scanned (its allowed chunks take about
 // 24 B per transfer, Spreader::index_allowed).
