@@ -1545,45 +1545,43 @@ RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const Tre
   // Per NPU and chunk, the transfer that brought it there, or -1.
   const size_t chunks = tree_of.size();
   std::vector<int32_t> brought(static_cast<size_t>(n) * chunks, -1);
-  // Per tree and NPU, how many chunks each of its routes took: the next goes to the route furthest
-  // below its share.
-  std::vector<std::vector<int>> taken(packing.trees.size() * static_cast<size_t>(n));
-  // With `pace`, per tree and NPU, per route (a stream): its transfers so far.
-  std::vector<std::vector<std::vector<int32_t>>> streams(pace ? taken.size() : 0);
-  // Per tree and NPU, per route: its stream's channel (0: none yet). A queue is a sender's first
-  // link and channel, so streams that share a route's first link (or, reversed, its last) need
-  // different channels; each takes the lowest free at both (few channels, as MSCCL-XML wants: on
-  // direct links as many as trees share the link). Past 65535 streams on a link numbers repeat,
-  // which only joins streams into one queue.
-  std::vector<std::vector<uint16_t>> channel_of(taken.size());
-  std::vector<std::vector<char>> taken_at_first(static_cast<size_t>(ft.num_links()));
-  std::vector<std::vector<char>> taken_at_last(taken_at_first.size());
+  // Per tree and NPU, per route: its stream. The next chunk goes to the route furthest below its
+  // share. A queue is a sender's first link and channel, so streams that share a route's first
+  // link (or, reversed, its last) need different channels; each takes the lowest free at both
+  // (few channels, as MSCCL-XML wants: on direct links as many as trees share the link). Past
+  // 65535 streams on a link numbers repeat, which only joins streams into one queue.
+  struct Stream {
+    int chunks = 0;
+    uint16_t channel = 0;  // 0: none yet
+    std::vector<int32_t> paced;  // with `pace`: its transfers so far
+  };
+  std::vector<std::vector<Stream>> streams(packing.trees.size() * static_cast<size_t>(n));
+  std::vector<std::vector<char>> channels_at_first(static_cast<size_t>(ft.num_links()));
+  std::vector<std::vector<char>> channels_at_last(channels_at_first.size());
   if (pace) pace->clear();
   const double per_copy = static_cast<double>(packing.unit) / packing.congestion;
   for (const Item& it : items) {
     const PackedTree& tr = packing.trees[it.tree];
     const auto& routes = tr.routes[it.v];
     const auto& shares = lanes ? tr.lanes[it.v] : tr.shares[it.v];
-    const size_t at = static_cast<size_t>(it.tree) * n + it.v;
-    std::vector<int>& counts = taken[at];
-    counts.resize(routes.size(), 0);
+    std::vector<Stream>& mine = streams[static_cast<size_t>(it.tree) * n + it.v];
+    mine.resize(routes.size());
     size_t pick = 0;
     while (shares[pick] <= 0) ++pick;
     for (size_t r = pick + 1; r < routes.size(); ++r)
-      if (shares[r] > 0 && (counts[r] + 1) / shares[r] < (counts[pick] + 1) / shares[pick]) pick = r;
-    ++counts[pick];
+      if (shares[r] > 0 && (mine[r].chunks + 1) / shares[r] < (mine[pick].chunks + 1) / shares[pick]) pick = r;
+    Stream& stream = mine[pick];
+    ++stream.chunks;
     const ChannelId id = g.find(tr.parent[it.v], it.v, routes[pick]);
-    channel_of[at].resize(routes.size(), 0);
-    uint16_t& queue = channel_of[at][pick];
-    if (queue == 0) {
-      std::vector<char>& first = taken_at_first[static_cast<size_t>(routes[pick].front())];
-      std::vector<char>& last = taken_at_last[static_cast<size_t>(routes[pick].back())];
+    if (stream.channel == 0) {
+      std::vector<char>& first = channels_at_first[static_cast<size_t>(routes[pick].front())];
+      std::vector<char>& last = channels_at_last[static_cast<size_t>(routes[pick].back())];
       size_t free = 1;
       while ((free < first.size() && first[free]) || (free < last.size() && last[free])) ++free;
       first.resize(std::max(first.size(), free + 1), 0);
       last.resize(std::max(last.size(), free + 1), 0);
       first[free] = last[free] = 1;
-      queue = static_cast<uint16_t>(1 + (free - 1) % 65535);
+      stream.channel = static_cast<uint16_t>(1 + (free - 1) % 65535);
     }
     const Bandwidth tree_rate = std::max<Bandwidth>(1, static_cast<Bandwidth>(per_copy * tr.copies));
     const Time ser = transfer_time(chunk_bytes, tree_rate);
@@ -1600,7 +1598,7 @@ RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const Tre
     raw.push_back({.chunk = it.chunk,
                    .channel = id,
                    .dep = dep,
-                   .queue = queue,
+                   .queue = stream.channel,
                    .start = start,
                    .end = start + transfer_time(chunk_bytes, rate) + (g[id].duration - transfer_time(chunk_bytes, g[id].rate)),
                    .rate = rate < g[id].rate ? rate : 0});
@@ -1608,8 +1606,7 @@ RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const Tre
     if (pace) {
       // Starts need not rise along a stream (a chunk waits for its arrival): look back over the
       // last 64 for the latest delivered in time.
-      streams[at].resize(routes.size());
-      std::vector<int32_t>& sent = streams[at][pick];
+      std::vector<int32_t>& sent = stream.paced;
       int32_t x = -1;
       for (size_t q = sent.size(); q-- > 0 && q + 64 >= sent.size();)
         if (raw[sent[q]].end <= start) {
@@ -1761,11 +1758,15 @@ bool mixed_speeds(const topo::Topology& t) {
 constexpr int kPipelineVariants = 4;
 constexpr int kPipelineSplit = 4;
 int pipeline_variants(const topo::Topology& t) { return mixed_speeds(t) ? kPipelineVariants : 1; }
-// Whether the split variants are worth a try after the whole ones made `best`.
-bool split_pipelines_worth(const topo::Topology& t, const Algorithm& best) {
-  if (!mixed_speeds(t)) return false;
-  const Time bound = lower_bound(t, best.collective, best.chunk_bytes).total;
-  return static_cast<double>(best.claimed_time) > kPipelinesPersist * static_cast<double>(bound);
+// Calls run(v) for each pipeline variant that applies: the whole ones, then, where they made
+// `best` over kPipelinesPersist of the bound (and SynthOptions::split_pipelines), the split ones.
+void for_each_pipeline_variant(const topo::Topology& t, const SynthOptions& o, const std::optional<Algorithm>& best,
+                               const std::function<void(int)>& run) {
+  for (int v = 0; v < pipeline_variants(t); ++v) run(v);
+  if (!best || !o.split_pipelines || !mixed_speeds(t)) return;
+  const Time bound = lower_bound(t, best->collective, best->chunk_bytes).total;
+  if (static_cast<double>(best->claimed_time) <= kPipelinesPersist * static_cast<double>(bound)) return;
+  for (int v = kPipelineVariants; v < 2 * kPipelineVariants; ++v) run(v);
 }
 
 // The forward problem of `c` run on `ft` (t or its reverse), under the flow plan when `planned`.
@@ -1882,13 +1883,10 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
                                        : "");
       if (!best || a.claimed_time < best->claimed_time) best = std::move(a);
     };
-    if (variant >= 0) {
+    if (variant >= 0)
       run(variant);
-    } else {
-      for (int v = 0; v < pipeline_variants(t); ++v) run(v);
-      if (best && o.split_pipelines && split_pipelines_worth(t, *best))
-        for (int v = kPipelineVariants; v < 2 * kPipelineVariants; ++v) run(v);
-    }
+    else
+      for_each_pipeline_variant(t, o, best, run);
     return best;
   }
   Spreader s(ft, g, chunks, o);
@@ -1958,10 +1956,10 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
     a.method = second->method;
     if (!best || a.claimed_time < best->claimed_time) best = std::move(a);
   };
-  const bool pipelines = planned == Method::PlanPipeline;
-  for (int v = 0; v < (pipelines ? pipeline_variants(t) : 1); ++v) run(pipelines ? v : -1);
-  if (pipelines && best && o.split_pipelines && split_pipelines_worth(t, *best))
-    for (int v = kPipelineVariants; v < 2 * kPipelineVariants; ++v) run(v);
+  if (planned == Method::PlanPipeline)
+    for_each_pipeline_variant(t, o, best, run);
+  else
+    run(-1);
   return best;
 }
 
