@@ -2171,6 +2171,24 @@ bool portfolio_worth_it(const topo::Topology& t, const Collective& c, Bytes chun
   return static_cast<double>(best.claimed_time) > static_cast<double>(bound) * (1 + kPortfolioSlack);
 }
 
+// The baseline, timed; CannotBeat when its time_floor says that it cannot be faster than `to_beat`
+// (then it is not timed: on 1024 NPUs, timing a ring or tree All-Reduce takes 2-4 times as long as
+// building it and its floor, and their floors are 9x and 1.03x tenet's time there). `enough`, when
+// given, is the chunk search's: a floor it would accept is timed anyway, so that the search stops
+// there as it would have.
+Algorithm baseline_to_beat(const BaselineSpec& spec, const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
+                           const SynthOptions& o, Time to_beat,
+                           const std::function<bool(const Algorithm&)>& enough = {}) {
+  Algorithm a = make_baseline(spec, t, c, chunk_bytes, o.link_model, o.reduce_bandwidth, false);
+  if (to_beat > 0)
+    if (const Time floor = time_floor(t, a); floor >= to_beat) {
+      a.claimed_time = floor;
+      if (!enough || !enough(a)) throw CannotBeat{floor, a.size()};
+    }
+  time(t, a);
+  return a;
+}
+
 // `candidate` in place of `best` when it is faster, as tenet's own, saying which baseline it is.
 void keep_if_faster(Algorithm& best, Algorithm candidate, const BaselineSpec& spec) {
   if (candidate.claimed_time >= best.claimed_time) return;
@@ -2450,7 +2468,10 @@ Algorithm synthesize(const topo::Topology& t, const Collective& c, Bytes chunk_b
   if (relayed && relayed->claimed_time < best.claimed_time) best = std::move(*relayed);
   if (o.method == SynthMethod::Auto && o.baselines && portfolio_worth_it(t, c, chunk_bytes, best))
     for_each_baseline(t, c, [&](const BaselineSpec& spec) {
-      keep_if_faster(best, make_baseline(spec, t, c, chunk_bytes, o.link_model, o.reduce_bandwidth), spec);
+      try {
+        keep_if_faster(best, baseline_to_beat(spec, t, c, chunk_bytes, o, best.claimed_time), spec);
+      } catch (const CannotBeat&) {
+      }
     });
   return best;
 }
@@ -2510,8 +2531,11 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
                              const std::function<bool(const Algorithm&)>& enough, int64_t transfer_budget,
                              Time to_beat) {
   ChunkingResult best;
+  bool have = false;
   int worse = 0;
   Time previous = -1;  // the time at the last count (half this one)
+  bool previous_floor = false;  // whether `previous` is a floor (CannotBeat), not a time
+  Time least_floor = -1;  // the lowest floor so far (CannotBeat)
   double per_chunk = 1;  // transfers per chunk of the last algorithm made (relays' hops, ...)
   // Broadcast and Reduce cut the root's data alone (k chunks, not k per rank): they may go as far as
   // an All-Gather over the group would in chunks (a Broadcast down a few hops wants hundreds: 1.05x
@@ -2524,24 +2548,59 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
     if (chunk < 1) break;
     const double estimate = std::max(static_cast<double>(transfer_estimate(c)), per_chunk * c.num_chunks());
     if (k > first && estimate > static_cast<double>(transfer_budget)) break;
-    Algorithm a = make(c, chunk);
-    per_chunk = static_cast<double>(a.size()) / std::max(1, c.num_chunks());
-    best.tried.push_back({k, a.claimed_time, {}});
-    const bool hopeless = to_beat > 0 && previous >= 0 && transfer_estimate(c) > kAutoChunkCheapTransfers &&
-                          2 * a.claimed_time - previous >= to_beat;
-    previous = a.claimed_time;
-    if (best.tried.size() == 1 || a.claimed_time < best.algorithm.claimed_time) {
+    Algorithm a;
+    Time now;
+    size_t transfers;
+    bool floor = false;
+    try {
+      a = make(c, chunk);
+      now = a.claimed_time;
+      transfers = a.size();
+      best.tried.push_back({k, now, {}});
+    } catch (const CannotBeat& e) {
+      now = e.floor;
+      transfers = e.transfers;
+      floor = true;
+    }
+    per_chunk = static_cast<double>(transfers) / std::max(1, c.num_chunks());
+    // (A floor and a time do not extrapolate together: one is below what the count takes.)
+    const bool hopeless = to_beat > 0 && previous >= 0 && previous_floor == floor &&
+                          transfer_estimate(c) > kAutoChunkCheapTransfers && 2 * now - previous >= to_beat;
+    previous = now;
+    previous_floor = floor;
+    // A time gains on the fastest time, a floor on the lowest floor: times and floors fall and rise
+    // with the chunks as times go (above), so either rising says that no count ahead beats what
+    // the search has, or to_beat.
+    const bool gained = floor ? least_floor < 0 || now < least_floor : !have || now < best.algorithm.claimed_time;
+    if (gained && floor) least_floor = now;
+    if (gained && !floor) {
       best.algorithm = std::move(a);
       best.chunks_per_npu = k;
+      have = true;
+    }
+    if (gained) {
       worse = 0;
-      if (enough && enough(best.algorithm)) break;
+      if (!floor && enough && enough(best.algorithm)) break;
     } else if (++worse >= 2 && transfer_estimate(c) > kAutoChunkCheapTransfers) {
       break;  // small algorithms try every count: their times need not fall steadily
-    } else if (static_cast<double>(a.size()) * 2 > static_cast<double>(transfer_budget) / 4) {
+    } else if (static_cast<double>(transfers) * 2 > static_cast<double>(transfer_budget) / 4) {
       break;  // large ones stop at the first count that does not help
     }
     if (hopeless) break;
+    // As times go (above), a doubling at most halves a count's time: at 2^j x to_beat or more, the
+    // next j counts cannot beat it. When they are all the budget allows, the search is over (a
+    // 1024-NPU ring All-Reduce: 9x tenet's time, floored, at 1 chunk per NPU).
+    if (to_beat > 0 && transfer_estimate(c) > kAutoChunkCheapTransfers) {
+      Collective next = c;
+      for (Time left = now; left >= to_beat && next.chunks_per_npu <= max_chunks_per_npu; left /= 2)
+        next.chunks_per_npu *= 2;
+      if (next.chunks_per_npu > max_chunks_per_npu ||
+          std::max(static_cast<double>(transfer_estimate(next)), per_chunk * next.num_chunks()) >
+              static_cast<double>(transfer_budget))
+        break;
+    }
   }
+  if (!have) throw NotApplicable(fmt::format("no chunk count beats {}", format_time(to_beat)));
   return best;
 }
 
@@ -2694,7 +2753,7 @@ ChunkingResult flat_auto_chunks(const topo::Topology& t, Collective c, Bytes tot
       try {
         r = best_chunking(
             c, total_bytes, max_chunks_per_npu,
-            [&](const Collective& cc, Bytes chunk) { return make_baseline(specs[i], t, cc, chunk, o.link_model, o.reduce_bandwidth); },
+            [&](const Collective& cc, Bytes chunk) { return baseline_to_beat(specs[i], t, cc, chunk, o, to_beat, at_bound); },
             1, at_bound, budget, to_beat);
       } catch (const NotApplicable&) {
         return;

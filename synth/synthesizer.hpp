@@ -202,7 +202,17 @@ inline constexpr int64_t kSimAutoChunkTransfers = int64_t{1} << 15;
 // first algorithm it accepts. `to_beat`, when positive, ends a search of large algorithms (over
 // kAutoChunkCheapTransfers) once no count ahead can beat it as their times go: where a time is
 // T(k) = A + B/k + C·k (a fixed part, a fill that shrinks with the chunks, a per-chunk cost), every
-// count from 4k on takes at least A + 3C·k = 2·T(2k) - T(k), which two counts measure.
+// count from 4k on takes at least A + 3C·k = 2·T(2k) - T(k), which two counts measure; and a
+// doubling at most halves a time (T(2k) >= T(k)/2), so a count at 2^j x to_beat ends the search
+// when the next j counts are all the budget allows.
+// `make` may throw CannotBeat for a count it proved no faster than `to_beat` without timing it
+// (synth::time_floor): the search goes on with that count's floor in place of its time, never
+// keeping it (floors are held to the same rules, among themselves), and throws NotApplicable when
+// every count threw.
+struct CannotBeat {
+  Time floor = 0;        // a lower bound on the count's time, at least to_beat
+  size_t transfers = 0;  // how many transfers its algorithm had
+};
 ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per_npu,
                              const std::function<Algorithm(const Collective&, Bytes)>& make, int first = 1,
                              const std::function<bool(const Algorithm&)>& enough = {},

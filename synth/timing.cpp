@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <unordered_map>
 #include <utility>
 
 #include "synth/link_admission.hpp"
@@ -262,6 +263,107 @@ TimingResult time(const topo::Topology& t, Algorithm& a) {
 Time model_time(const topo::Topology& t, const Algorithm& a) {
   EndsOnly times{a, {}};
   return times_into(t, a, times).collective_time;
+}
+
+namespace {
+
+// A time per (node, chunk): a table where it is not much larger than the algorithm, else a map
+// (a 1024-NPU All-to-All has a billion of them, and a million transfers per NPU at most).
+class CellTimes {
+ public:
+  CellTimes(int nodes, int64_t chunks, size_t transfers)
+      : chunks_(static_cast<uint64_t>(chunks)),
+        flat_(static_cast<uint64_t>(nodes) * chunks_ <= std::max<uint64_t>(4 * transfers, uint64_t{1} << 22)) {
+    if (flat_) table_.assign(static_cast<size_t>(nodes) * chunks_, 0);
+  }
+  Time& operator()(NodeId v, ChunkId c) {
+    const uint64_t i = static_cast<uint64_t>(v) * chunks_ + static_cast<uint64_t>(c);
+    return flat_ ? table_[i] : map_[i];
+  }
+  void clear() {
+    std::fill(table_.begin(), table_.end(), 0);
+    map_.clear();
+  }
+
+ private:
+  uint64_t chunks_;
+  bool flat_;
+  std::vector<Time> table_;
+  std::unordered_map<uint64_t, Time> map_;
+};
+
+}  // namespace
+
+Time time_floor(const topo::Topology& t, const Algorithm& a) {
+  check_and_find_routed(t, a);
+  const auto n = static_cast<TransferId>(a.size());
+  RouteCoster coster(t, a.chunk_bytes, a.link_model);
+  const bool hold = a.link_model == LinkModel::Hold;
+  const Time reduction = a.reduction_time();
+  const auto reduced = [&](TransferId id) { return a[id].op == Op::Reduce ? reduction : Time{0}; };
+  std::vector<Time> start(n), duration(n);
+  CellTimes ready(t.num_nodes(), a.collective.num_chunks(), a.size());  // (node, chunk): its last arrival usable
+  struct Queued {
+    Time start = 0, occupancy = 0;
+    Bandwidth rate = 0;
+  };
+  // (first link, channel): its last transfer. A table where it is small (links x channels), else a map.
+  int channels = 1;
+  for (const Transfer& x : a.transfers()) channels = std::max(channels, x.channel + 1);
+  const bool table = static_cast<int64_t>(t.num_links()) * channels <= std::max<int64_t>(n, int64_t{1} << 20);
+  std::vector<Queued> queue_table(table ? static_cast<size_t>(t.num_links()) * channels : 0);
+  std::unordered_map<uint64_t, Queued> queue_map;
+  std::vector<Time> head(t.num_links(), std::numeric_limits<Time>::max());
+  std::vector<Time> load(t.num_links(), 0);
+  Time floor = 0;
+  for (TransferId id = 0; id < n; ++id) {
+    const Transfer& x = a[id];
+    Time s = ready(x.src, x.chunk);
+    for (TransferId d : a.deps(id)) s = std::max(s, start[d] + duration[d] + reduced(d));
+    const std::span<const LinkId> route = a.route(id);
+    RouteCost cost;
+    try {
+      cost = coster(route, a.rate(id));
+    } catch (const Error& e) {
+      throw Error(fmt::format("transfer {}: {}", id, e.message()));
+    }
+    const Bandwidth held = hold ? std::numeric_limits<Bandwidth>::max() : cost.rate;
+    // The queue's last transfer started first; where both rates do not fit the link together, it
+    // also left the link first.
+    Queued& queue = table ? queue_table[static_cast<size_t>(route.front()) * channels + x.channel]
+                          : queue_map[(static_cast<uint64_t>(route.front()) << 16) | x.channel];
+    s = std::max(s, queue.start);
+    if (queue.rate > t.link(route.front()).bandwidth - std::min(held, t.link(route.front()).bandwidth))
+      s = std::max(s, queue.start + queue.occupancy);
+    queue = {s, cost.occupancy, held};
+    start[id] = s;
+    duration[id] = cost.duration;
+    for (LinkId l : route) {
+      head[l] = std::min(head[l], s);
+      load[l] += busy_share(cost.occupancy, held, t.link(l).bandwidth);
+    }
+    const Time usable = s + cost.duration + reduced(id);
+    Time& r = ready(x.dst, x.chunk);
+    r = std::max(r, usable);
+    floor = std::max(floor, usable);
+  }
+  // Backwards: what each transfer still has ahead once it ended (its reduction, then the longest
+  // chain of what waits for it), and per link the least of it.
+  std::vector<Time> after(n, 0);  // per transfer: the longest chain of its dependants, each at its own rate
+  ready.clear();  // now per (node, chunk): the longest chain leaving it later in the list
+  std::vector<Time> tail(t.num_links(), std::numeric_limits<Time>::max());
+  for (TransferId id = n - 1; id >= 0; --id) {
+    const Transfer& x = a[id];
+    const Time ahead = reduced(id) + std::max(after[id], ready(x.dst, x.chunk));
+    const Time chain = duration[id] + ahead;
+    for (TransferId d : a.deps(id)) after[d] = std::max(after[d], chain);
+    Time& r = ready(x.src, x.chunk);
+    r = std::max(r, chain);
+    for (LinkId l : a.route(id)) tail[l] = std::min(tail[l], ahead);
+  }
+  for (LinkId l = 0; l < t.num_links(); ++l)
+    if (load[l] > 0) floor = std::max(floor, head[l] + load[l] + tail[l]);
+  return floor;
 }
 
 Time collective_time(const topo::Topology& t, const Algorithm& a) {

@@ -6,9 +6,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <random>
 
 #include "synth/algorithm_json.hpp"
+#include "synth/baselines.hpp"
 #include "synth/lower_bound.hpp"
 #include "synth/timing.hpp"
 #include "synth/verify.hpp"
@@ -327,6 +329,67 @@ TEST(BestChunking, StopsOnlyWhereNoCountAheadCanWin) {
     stopped_early += r.tried.size() < all.tried.size();
   }
   EXPECT_GT(stopped_early, 100);
+}
+
+// Counts that throw CannotBeat (their floor, a lower bound on their time, at least the time to
+// beat) are never kept and do not end the search before a count that beats the time: over random
+// times T(k) = A + B/k + C k and floors F(k) = (uA + vB/k + wC k)/8 with u, v, w in 0..8, the search
+// finds what the full search finds whenever that beats the time, and throws NotApplicable where
+// every count threw.
+TEST(BestChunking, FloorsStandInForTimesThatCannotWin) {
+  const auto t = topo::generate("switch:256");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
+  std::mt19937_64 rng(78);
+  int floored = 0, all_floored = 0, won = 0;
+  for (int i = 0; i < 500; ++i) {
+    const Time a = static_cast<Time>(rng() % 1'000'000), b = static_cast<Time>(rng() % 1000) << 12,
+               per = static_cast<Time>(rng() % 2000);
+    const Time u = static_cast<Time>(rng() % 9), v = static_cast<Time>(rng() % 9), w = static_cast<Time>(rng() % 9);
+    auto time_at = [&](int k) { return a + b / k + per * k; };
+    auto floor_at = [&](int k) { return (u * a + v * b / k + w * per * k) / 8; };
+    Time best = std::numeric_limits<Time>::max();
+    for (int k = 1; k <= 64; k *= 2) best = std::min(best, time_at(k));
+    const Time to_beat = best + static_cast<Time>(rng() % 400'000) - 200'000;
+    bool threw = false;
+    auto make = [&](const Collective& cc, Bytes) {
+      EXPECT_LE(floor_at(cc.chunks_per_npu), time_at(cc.chunks_per_npu));
+      if (floor_at(cc.chunks_per_npu) >= to_beat) {
+        threw = true;
+        throw CannotBeat{floor_at(cc.chunks_per_npu), 0};
+      }
+      Algorithm x;
+      x.collective = cc;
+      x.claimed_time = time_at(cc.chunks_per_npu);
+      return x;
+    };
+    auto full = [&](const Collective& cc, Bytes) {
+      Algorithm x;
+      x.collective = cc;
+      x.claimed_time = time_at(cc.chunks_per_npu);
+      return x;
+    };
+    const ChunkingResult all = best_chunking(c, Bytes{1} << 30, 64, full, 1, {}, int64_t{1} << 40);
+    std::optional<ChunkingResult> r;
+    try {
+      r = best_chunking(c, Bytes{1} << 30, 64, make, 1, {}, int64_t{1} << 40, to_beat);
+    } catch (const NotApplicable&) {  // every count threw
+      ++all_floored;
+    }
+    floored += threw;
+    if (all.algorithm.claimed_time < to_beat) {
+      ASSERT_TRUE(r) << i;
+      EXPECT_EQ(r->algorithm.claimed_time, all.algorithm.claimed_time) << i;
+      won += threw;
+    } else if (r) {
+      EXPECT_GE(r->algorithm.claimed_time, to_beat) << i;
+    }
+    if (r) {
+      for (const ChunkingResult::Try& x : r->tried) EXPECT_LT(floor_at(x.chunks_per_npu), to_beat) << i;
+    }
+  }
+  EXPECT_GT(floored, 100);     // the floors were tried,
+  EXPECT_GT(all_floored, 20);  // some searches had nothing but floors,
+  EXPECT_GT(won, 20);          // and some found their winner past a floor
 }
 
 TEST(Synthesizer, ExamplesVerify) {

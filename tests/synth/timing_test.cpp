@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "synth/baselines.hpp"
 #include "synth/link_admission.hpp"
+#include "synth/synthesizer.hpp"
 #include "synth/verify.hpp"
 #include "tests/synth/test_support.hpp"
 #include "topo/generators.hpp"
@@ -71,6 +74,65 @@ TEST(Timing, PipelinedLinksStreamBackToBackHoldDoesNot) {
       EXPECT_EQ(a[i].end, i * gap + kSer + kLat);
     }
   }
+}
+
+// time_floor: on a ring All-Gather nothing contends, and the floor is the model's time; transfers
+// sharing one link count at its bandwidth, queued or not.
+TEST(TimeFloor, ExactWhereNothingContends) {
+  for (int n : {2, 4, 8}) {
+    auto t = topo::generate(fmt::format("ring:{},bidir=false,bw=50GB/s,lat=0.5us", n));
+    for (LinkModel m : {LinkModel::Pipelined, LinkModel::Hold})
+      EXPECT_EQ(time_floor(t, ring_allgather(t, n, m)), (n - 1) * (kLat + kSer)) << n;
+  }
+  auto t = topo::generate("line:2,bw=50GB/s,lat=0.5us");
+  LinkId l = link_between(t, 0, 1);
+  for (bool channels : {false, true}) {
+    Algorithm a;
+    a.collective = Collective::over_all(t, CollectiveKind::AllGather, 4);
+    a.chunk_bytes = kChunk;
+    for (ChunkId c = 0; c < 4; ++c)
+      a.add(c, 0, 1, std::span(&l, 1), Op::Copy, {}, -1, -1, 0, channels ? static_cast<uint16_t>(c) : uint16_t{0});
+    EXPECT_EQ(model_time(t, a), 4 * kSer + kLat);
+    // One queue: each waits for the one before to leave the link. Four: the link's load alone.
+    EXPECT_EQ(time_floor(t, a), channels ? 4 * kSer : 4 * kSer + kLat);
+  }
+}
+
+// time_floor never exceeds the model's time: over random topologies and collectives, for the test
+// producer's trees under both models, every baseline that applies, and tenet's own (pipelines at
+// their rates and channels included).
+TEST(TimeFloor, NeverAboveTheModelsTime) {
+  std::mt19937_64 rng(46);
+  int algorithms = 0, exact = 0;
+  for (int i = 0; i < 60; ++i) {
+    const topo::Topology t = testing::random_topology(rng);
+    const Collective c = testing::random_collective(rng, t, 4);
+    std::vector<Algorithm> made;
+    for (LinkModel m : {LinkModel::Pipelined, LinkModel::Hold}) made.push_back(testing::tree_algorithm(t, c, kChunk, m));
+    for (BaselineKind b : all_baselines()) {
+      try {
+        made.push_back(make_baseline(BaselineSpec{b, {}}, t, c, kChunk));
+      } catch (const NotApplicable&) {
+      }
+    }
+    for (SynthMethod m : {SynthMethod::Auto, SynthMethod::PlanPipeline}) {
+      SynthOptions o;
+      o.method = m;
+      try {
+        made.push_back(synthesize(t, c, kChunk, o));
+      } catch (const NotApplicable&) {
+      }
+    }
+    for (const Algorithm& a : made) {
+      const Time floor = time_floor(t, a), time = model_time(t, a);
+      EXPECT_LE(floor, time) << i << " " << a.name << " " << a.method << " " << to_string(c.kind);
+      EXPECT_GT(floor, 0);
+      ++algorithms;
+      exact += floor == time;
+    }
+  }
+  EXPECT_GT(algorithms, 150);
+  EXPECT_GT(exact, algorithms / 10);  // and it is often exact
 }
 
 TEST(Timing, MultiHopRoutesThroughASwitch) {
