@@ -78,11 +78,12 @@ TimingResult compute_times(const topo::Topology& t, const Algorithm& a, std::spa
 // The collective time compute_times gives, without keeping the schedule (8 B per transfer, not 16).
 Time model_time(const topo::Topology& t, const Algorithm& a);
 // A lower bound on model_time(t, a), in one pass each way and without timing the contention: the
-// longest chain of transfers at their own rates (explicit and chunk-arrival dependencies, and each
-// sender's queue starting in list order), and per link the earliest any of its transfers may
-// start, plus all they carry at its bandwidth, plus the least any of them still has ahead once it
-// ended. For pruning: an algorithm whose floor is at least a time to beat need not be timed.
-// Same checks and errors as compute_times.
+// longest chain of transfers at their own rates (explicit and chunk-arrival dependencies, each
+// sender's queue starting in list order, and a queue's next transfer leaving its first link after
+// the last where their rates do not fit it together), and per link the earliest any of its
+// transfers may start, plus all they carry at its bandwidth, plus the least any of them still has
+// ahead once it ended. Exact where nothing contends (a ring). For pruning: an algorithm whose floor
+// is at least a time to beat need not be timed. Same checks and errors as compute_times.
 Time time_floor(const topo::Topology& t, const Algorithm& a);
 // The algorithm's time: what it claims, or, when it claims none, what compute_times gives.
 Time collective_time(const topo::Topology& t, const Algorithm& a);

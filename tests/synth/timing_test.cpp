@@ -173,6 +173,7 @@ TEST(Timing, RejectsBadReferences) {
   LinkId bogus = 99;
   a.add(0, 0, 1, std::span(&bogus, 1));
   EXPECT_THROW(time(t, a), Error);
+  EXPECT_THROW(time_floor(t, a), Error);
   Algorithm b = a;
   b = with_transfers(a, {});
   TransferId later = 1;
@@ -180,6 +181,7 @@ TEST(Timing, RejectsBadReferences) {
   b.add(0, 0, 1, std::span(&l, 1), Op::Copy, std::span(&later, 1));
   b.add(1, 1, 0, std::span(&l, 1));
   EXPECT_THROW(time(t, b), Error);
+  EXPECT_THROW(time_floor(t, b), Error);
 }
 
 }  // namespace
