@@ -100,7 +100,7 @@ TEST(TimeFloor, ExactWhereNothingContends) {
 
 // time_floor never exceeds the model's time: over random topologies and collectives, for the test
 // producer's trees under both models, every baseline that applies, and tenet's own (pipelines at
-// their rates and channels included).
+// their rates and channels included), with reductions that take time or none.
 TEST(TimeFloor, NeverAboveTheModelsTime) {
   std::mt19937_64 rng(46);
   int algorithms = 0, exact = 0;
@@ -109,15 +109,18 @@ TEST(TimeFloor, NeverAboveTheModelsTime) {
     const Collective c = testing::random_collective(rng, t, 4);
     std::vector<Algorithm> made;
     for (LinkModel m : {LinkModel::Pipelined, LinkModel::Hold}) made.push_back(testing::tree_algorithm(t, c, kChunk, m));
+    // Reductions that take no time, or a chunk's time at 200 GB/s.
+    const Bandwidth reduce = i % 2 == 0 ? 0 : 200'000'000'000;
     for (BaselineKind b : all_baselines()) {
       try {
-        made.push_back(make_baseline(BaselineSpec{b, {}}, t, c, kChunk));
+        made.push_back(make_baseline(BaselineSpec{b, {}}, t, c, kChunk, LinkModel::Pipelined, reduce));
       } catch (const NotApplicable&) {
       }
     }
     for (SynthMethod m : {SynthMethod::Auto, SynthMethod::PlanPipeline}) {
       SynthOptions o;
       o.method = m;
+      o.reduce_bandwidth = reduce;
       try {
         made.push_back(synthesize(t, c, kChunk, o));
       } catch (const NotApplicable&) {
