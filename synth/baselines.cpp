@@ -312,23 +312,16 @@ class Builder {
       keyed.emplace_back(h, x);
     }
     std::sort(keyed.begin(), keyed.end());
-    std::vector<TransferId> out;
-    for (size_t i = 0, j; i < keyed.size(); i = j) {
-      bool one_shape = true;
-      for (j = i + 1; j < keyed.size() && keyed[j].first == keyed[i].first; ++j)
-        one_shape = one_shape && compare(keyed[i].second, keyed[j].second) == 0;
-      if (one_shape) {
-        out.push_back(keyed[j - 1].second);  // the last of its queue
-        continue;
+    std::vector<TransferId> out, last;  // `last`: per shape of a run, its latest so far
+    for (size_t i = 0, j = 0; i < keyed.size(); i = j) {
+      last.clear();
+      for (; j < keyed.size() && keyed[j].first == keyed[i].first; ++j) {
+        const TransferId x = keyed[j].second;
+        auto same = std::find_if(last.begin(), last.end(), [&](TransferId y) { return compare(x, y) == 0; });
+        if (same == last.end()) last.push_back(x);
+        else *same = x;  // ids rise along a run
       }
-      std::vector<TransferId> run;
-      for (size_t m = i; m < j; ++m) run.push_back(keyed[m].second);
-      std::sort(run.begin(), run.end(), [&](TransferId x, TransferId y) {
-        const int c = compare(x, y);
-        return c != 0 ? c < 0 : x < y;
-      });
-      for (size_t m = 0; m < run.size(); ++m)
-        if (m + 1 == run.size() || compare(run[m], run[m + 1]) != 0) out.push_back(run[m]);
+      out.insert(out.end(), last.begin(), last.end());  // the last of each queue
     }
     std::sort(out.begin(), out.end());
     return out;
