@@ -2748,7 +2748,10 @@ ChunkingResult flat_auto_chunks(const topo::Topology& t, Collective c, Bytes tot
                             : static_cast<int>(std::min<uint64_t>(cores(), memory / std::max<uint64_t>(1, per_search)));
     std::mutex m;
     std::optional<std::pair<int, ChunkingResult>> fastest;
-    side_by_side(static_cast<int>(specs.size()), threads, [&](int i) {
+    // Dealt last listed first: hierarchical and the trees build step by step and take the longest
+    // (nvcluster:128x8: 2.3 and 1.5 s of the four searches' 4.2 s), the rings are quick plans.
+    side_by_side(static_cast<int>(specs.size()), threads, [&](int job) {
+      const int i = static_cast<int>(specs.size()) - 1 - job;
       ChunkingResult r;
       try {
         r = best_chunking(
