@@ -2600,7 +2600,7 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
         break;
     }
   }
-  if (!have) throw NotApplicable(fmt::format("no chunk count beats {}", format_time(to_beat)));
+  if (!have && least_floor >= 0) throw NotApplicable(fmt::format("no chunk count beats {}", format_time(to_beat)));
   return best;
 }
 
