@@ -288,15 +288,10 @@ class Builder {
   std::vector<TransferId> last_per_queue(std::vector<TransferId> d) const {
     if (d.size() < 2) return d;
     // Same queue and same transfer shape: channel, rate, op and the whole route.
-    auto compare = [&](TransferId x, TransferId y) {
-      const Transfer &p = a_[x], &q = a_[y];
-      if (p.channel != q.channel) return p.channel < q.channel ? -1 : 1;
-      if (a_.rate(x) != a_.rate(y)) return a_.rate(x) < a_.rate(y) ? -1 : 1;
-      if (p.op != q.op) return p.op < q.op ? -1 : 1;
+    auto same_shape = [&](TransferId x, TransferId y) {
       const auto r = a_.route(x), u = a_.route(y);
-      if (const auto c = std::lexicographical_compare_three_way(r.begin(), r.end(), u.begin(), u.end()); c != 0)
-        return c < 0 ? -1 : 1;
-      return 0;
+      return a_[x].channel == a_[y].channel && a_.rate(x) == a_.rate(y) && a_[x].op == a_[y].op &&
+             std::equal(r.begin(), r.end(), u.begin(), u.end());
     };
     // Sorted by a hash of the shape, read once per transfer (a 1024-NPU hierarchical All-Reduce
     // has hundreds of arrivals of a few shapes per step: sorting by the shapes themselves was most
@@ -317,7 +312,7 @@ class Builder {
       last.clear();
       for (; j < keyed.size() && keyed[j].first == keyed[i].first; ++j) {
         const TransferId x = keyed[j].second;
-        auto same = std::find_if(last.begin(), last.end(), [&](TransferId y) { return compare(x, y) == 0; });
+        auto same = std::find_if(last.begin(), last.end(), [&](TransferId y) { return same_shape(x, y); });
         if (same == last.end()) last.push_back(x);
         else *same = x;  // ids rise along a run
       }

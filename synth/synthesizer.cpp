@@ -2572,15 +2572,16 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
     // with the chunks as times go (above), so either rising says that no count ahead beats what
     // the search has, or to_beat.
     const bool gained = floor ? least_floor < 0 || now < least_floor : !have || now < best.algorithm.claimed_time;
-    if (gained && floor) least_floor = now;
-    if (gained && !floor) {
-      best.algorithm = std::move(a);
-      best.chunks_per_npu = k;
-      have = true;
-    }
     if (gained) {
       worse = 0;
-      if (!floor && enough && enough(best.algorithm)) break;
+      if (floor) {
+        least_floor = now;
+      } else {
+        best.algorithm = std::move(a);
+        best.chunks_per_npu = k;
+        have = true;
+        if (enough && enough(best.algorithm)) break;
+      }
     } else if (++worse >= 2 && transfer_estimate(c) > kAutoChunkCheapTransfers) {
       break;  // small algorithms try every count: their times need not fall steadily
     } else if (static_cast<double>(transfers) * 2 > static_cast<double>(transfer_budget) / 4) {

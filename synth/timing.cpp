@@ -267,29 +267,29 @@ Time model_time(const topo::Topology& t, const Algorithm& a) {
 
 namespace {
 
-// A time per (node, chunk): a table where it is not much larger than the algorithm, else a map
-// (a 1024-NPU All-to-All has a billion of them, and a million transfers per NPU at most).
-class CellTimes {
+// A value per (row, column): a table where it has at most `flat_limit` cells, else a map (a
+// 1024-NPU All-to-All has a billion (node, chunk) cells, and a million transfers per NPU at most).
+template <typename T>
+class Grid {
  public:
-  CellTimes(int nodes, int64_t chunks, size_t transfers)
-      : chunks_(static_cast<uint64_t>(chunks)),
-        flat_(static_cast<uint64_t>(nodes) * chunks_ <= std::max<uint64_t>(4 * transfers, uint64_t{1} << 22)) {
-    if (flat_) table_.assign(static_cast<size_t>(nodes) * chunks_, 0);
+  Grid(uint64_t rows, uint64_t columns, uint64_t flat_limit)
+      : columns_(columns), flat_(rows * columns <= flat_limit) {
+    if (flat_) table_.assign(rows * columns, T{});
   }
-  Time& operator()(NodeId v, ChunkId c) {
-    const uint64_t i = static_cast<uint64_t>(v) * chunks_ + static_cast<uint64_t>(c);
+  T& operator()(uint64_t row, uint64_t column) {
+    const uint64_t i = row * columns_ + column;
     return flat_ ? table_[i] : map_[i];
   }
   void clear() {
-    std::fill(table_.begin(), table_.end(), 0);
+    std::fill(table_.begin(), table_.end(), T{});
     map_.clear();
   }
 
  private:
-  uint64_t chunks_;
+  uint64_t columns_;
   bool flat_;
-  std::vector<Time> table_;
-  std::unordered_map<uint64_t, Time> map_;
+  std::vector<T> table_;
+  std::unordered_map<uint64_t, T> map_;
 };
 
 }  // namespace
@@ -302,17 +302,17 @@ Time time_floor(const topo::Topology& t, const Algorithm& a) {
   const Time reduction = a.reduction_time();
   const auto reduced = [&](TransferId id) { return a[id].op == Op::Reduce ? reduction : Time{0}; };
   std::vector<Time> start(n), duration(n);
-  CellTimes ready(t.num_nodes(), a.collective.num_chunks(), a.size());  // (node, chunk): its last arrival usable
+  // (node, chunk): its last arrival usable.
+  Grid<Time> ready(static_cast<uint64_t>(t.num_nodes()), static_cast<uint64_t>(a.collective.num_chunks()),
+                   std::max<uint64_t>(4 * a.size(), uint64_t{1} << 22));
   struct Queued {
     Time start = 0, occupancy = 0;
     Bandwidth rate = 0;
   };
-  // (first link, channel): its last transfer. A table where it is small (links x channels), else a map.
-  int channels = 1;
-  for (const Transfer& x : a.transfers()) channels = std::max(channels, x.channel + 1);
-  const bool table = static_cast<int64_t>(t.num_links()) * channels <= std::max<int64_t>(n, int64_t{1} << 20);
-  std::vector<Queued> queue_table(table ? static_cast<size_t>(t.num_links()) * channels : 0);
-  std::unordered_map<uint64_t, Queued> queue_map;
+  uint64_t channels = 1;
+  for (const Transfer& x : a.transfers()) channels = std::max<uint64_t>(channels, x.channel + 1u);
+  // (first link, channel): its last transfer (24 B a cell: a table of at most one per transfer).
+  Grid<Queued> queued(static_cast<uint64_t>(t.num_links()), channels, std::max<uint64_t>(a.size(), uint64_t{1} << 20));
   std::vector<Time> head(t.num_links(), std::numeric_limits<Time>::max());
   std::vector<Time> load(t.num_links(), 0);
   Time floor = 0;
@@ -330,8 +330,7 @@ Time time_floor(const topo::Topology& t, const Algorithm& a) {
     const Bandwidth held = hold ? std::numeric_limits<Bandwidth>::max() : cost.rate;
     // The queue's last transfer started first; where both rates do not fit the link together, it
     // also left the link first.
-    Queued& queue = table ? queue_table[static_cast<size_t>(route.front()) * channels + x.channel]
-                          : queue_map[(static_cast<uint64_t>(route.front()) << 16) | x.channel];
+    Queued& queue = queued(static_cast<uint64_t>(route.front()), x.channel);
     s = std::max(s, queue.start);
     if (queue.rate > t.link(route.front()).bandwidth - std::min(held, t.link(route.front()).bandwidth))
       s = std::max(s, queue.start + queue.occupancy);
