@@ -7,6 +7,8 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <span>
 #include <utility>
 
 #include <boost/pending/disjoint_sets.hpp>
@@ -248,6 +250,38 @@ std::pair<Time, std::string> flow_bound(const topo::Topology& t, const Collectiv
           unit.label};
 }
 
+// The latency past a cut. A cut bound's time, B bytes over the C bytes per second of the links
+// leaving a set S, is the earliest the last of them can end crossing; its data still has to travel
+// on. Fix a destination v outside S that needs all B bytes: Broadcast and All-Gather, any member
+// outside (the data of the root, or of S's members); Reduce, the root (the contributions of a
+// member inside S); Reduce-Scatter, the destinations outside S (one member inside S contributes to
+// each of their chunks). For each chunk, the last transfer that carries it (or that member's share
+// of it) across the cut towards v is a transfer of its own (a transfer moves one chunk). Together
+// they move B bytes over links of C bytes per second from time 0, so the last of them ends its
+// crossing no earlier than B / C; its data reaches v no earlier than d(S, v) later, the latency
+// distance from the nearest node of S: a route arrives its whole latency after its last byte
+// leaves (hold: the same, the links held longer), and an NPU that relays sends on after the
+// arrival. So T >= B / C + d(S, v). Broadcast, All-Gather and Reduce take the farthest such v;
+// Reduce-Scatter the nearest destination outside S (the last chunk to cross can be its).
+// `inside` flags S's nodes; 0 when no target is outside S or reachable from it.
+Time past_cut(const topo::Topology& t, const std::vector<char>& inside, std::span<const topo::NodeId> targets,
+              bool nearest) {
+  std::vector<topo::NodeId> set;
+  for (topo::NodeId v = 0; v < t.num_nodes(); ++v)
+    if (inside[v]) set.push_back(v);
+  if (set.empty()) return 0;
+  const std::vector<Time> d = topo::latency_distances_from(t, set);
+  std::optional<Time> best;
+  for (topo::NodeId v : targets)
+    if (!inside[v] && d[v] >= 0) best = !best ? d[v] : nearest ? std::min(*best, d[v]) : std::max(*best, d[v]);
+  return best.value_or(0);
+}
+std::vector<char> flags(const topo::Topology& t, const std::vector<topo::NodeId>& set, bool complement = false) {
+  std::vector<char> in(t.num_nodes(), complement ? 1 : 0);
+  for (topo::NodeId v : set) in[v] = complement ? 0 : 1;
+  return in;
+}
+
 }  // namespace
 
 namespace {
@@ -259,16 +293,22 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
   const std::vector<topo::NodeId>& m = c.ranks;
   const std::vector<topo::NodeId> root{m[c.root]};
   switch (c.kind) {
-    case CollectiveKind::AllGather:
-      b.bandwidth = topo::allgather_cut_bound(t, m).time(p * k_bytes);
+    case CollectiveKind::AllGather: {
+      const topo::CutBound cut = topo::allgather_cut_bound(t, m);
+      b.bandwidth = cut.time(p * k_bytes);
+      b.cut_latency = past_cut(t, flags(t, cut.set), m, false);
       b.latency = farthest(t, m, m);
       b.label = "cut bound";
       break;
-    case CollectiveKind::ReduceScatter:
-      b.bandwidth = topo::allgather_cut_bound(topo::reversed(t), m).time(p * k_bytes);
+    }
+    case CollectiveKind::ReduceScatter: {  // the cut around the complement of the reversed bound's set
+      const topo::CutBound cut = topo::allgather_cut_bound(topo::reversed(t), m);
+      b.bandwidth = cut.time(p * k_bytes);
+      b.cut_latency = past_cut(t, flags(t, cut.set, true), m, true);
       b.latency = farthest(t, m, m);
       b.label = "cut bound (reversed)";
       break;
+    }
     case CollectiveKind::AllReduce: {
       const Bytes buffer = static_cast<Bytes>(c.num_chunks()) * chunk_bytes;  // P*k chunks, or C in all
       b.bandwidth = topo::allgather_cut_bound(topo::reversed(t), m).time(buffer) +
@@ -277,16 +317,29 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
       b.label = "RS+AG bound";
       break;
     }
-    case CollectiveKind::Broadcast:
-      b.bandwidth = topo::broadcast_cut_bound(t, root.front(), m).time(k_bytes);
+    case CollectiveKind::Broadcast: {
+      const topo::CutBound cut = topo::broadcast_cut_bound(t, root.front(), m);
+      b.bandwidth = cut.time(k_bytes);
       b.latency = farthest(t, root, m);
+      b.cut_latency = past_cut(t, flags(t, cut.set), m, false);
+      // The root alone is a cut too; where it is as narrow, the farthest member is past it.
+      if (topo::egress_bandwidth(t, root.front()) == cut.out_bandwidth) b.cut_latency = std::max(b.cut_latency, b.latency);
       b.label = "cut bound (from the root)";
       break;
-    case CollectiveKind::Reduce:
-      b.bandwidth = topo::broadcast_cut_bound(topo::reversed(t), root.front(), m).time(k_bytes);
+    }
+    case CollectiveKind::Reduce: {  // the cut around the complement of the reversed bound's set
+      const topo::CutBound cut = topo::broadcast_cut_bound(topo::reversed(t), root.front(), m, /*large_root_side=*/true);
+      b.bandwidth = cut.time(k_bytes);
       b.latency = farthest(t, m, root);
+      b.cut_latency = past_cut(t, flags(t, cut.set, true), root, false);
+      // Each member alone is a cut too; where one is as narrow, its way to the root is past it.
+      const std::vector<Time> to_root = topo::latency_distances_from(t, root, /*reversed=*/true);
+      for (topo::NodeId v : m)
+        if (v != root.front() && to_root[v] >= 0 && topo::egress_bandwidth(t, v) == cut.out_bandwidth)
+          b.cut_latency = std::max(b.cut_latency, to_root[v]);
       b.label = "cut bound (to the root)";
       break;
+    }
     case CollectiveKind::AllToAll:
       if (c.uneven()) {  // All-to-Allv: each rank's own links, and the flow bound (k_bytes: a unit)
         for (int r = 0; r < p; ++r) {
@@ -355,10 +408,13 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
       }
     }
   }
-  b.min_link_latency = std::numeric_limits<Time>::max();
-  for (const topo::Link& l : t.links()) b.min_link_latency = std::min(b.min_link_latency, l.latency);
-  if (t.num_links() == 0) b.min_link_latency = 0;
-  b.total = std::max(b.bandwidth + b.min_link_latency, b.latency);
+  // Every other bound: the last byte still crosses a link, at least the cheapest.
+  Time cheapest = std::numeric_limits<Time>::max();
+  for (const topo::Link& l : t.links()) cheapest = std::min(cheapest, l.latency);
+  if (t.num_links() == 0) cheapest = 0;
+  b.cut_latency = std::max(b.cut_latency, cheapest);
+  b.total = std::max(b.bandwidth + b.cut_latency, b.latency);
+  b.coarse = std::max(b.bandwidth + cheapest, b.latency);
   return b;
 }
 
@@ -392,8 +448,8 @@ LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk
 }
 
 std::string describe(const LowerBound& b) {
-  const std::string terms = fmt::format("{} {} + {} latency", b.label, format_time(b.bandwidth), format_time(b.min_link_latency));
-  if (b.total == b.bandwidth + b.min_link_latency) return terms;
+  const std::string terms = fmt::format("{} {} + {} latency", b.label, format_time(b.bandwidth), format_time(b.cut_latency));
+  if (b.total == b.bandwidth + b.cut_latency) return terms;
   return fmt::format("latency of the farthest pair that must communicate; {} is less", terms);
 }
 

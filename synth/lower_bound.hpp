@@ -15,8 +15,10 @@
 //   above is a special case: exact where the LP is small enough to solve ("max-concurrent-flow
 //   bound (LP)"), else the best link weights multiplicative weights find in a second's work
 //   ("max-concurrent-flow bound (multiplicative weights, R rounds)"); the largest bound wins.
-// To the bandwidth term, one link latency is added (the last byte still has to cross a link);
-// the result is never below the latency bound (the farthest pair that must communicate).
+// To the bandwidth term, the latency the last byte still travels is added: for the cut bounds
+// (All-Gather, Reduce-Scatter, Broadcast, Reduce) from the critical set to the member that needs
+// it (lower_bound.cpp, past_cut, says why this holds), otherwise one link's (the cheapest); the
+// result is never below the latency bound (the farthest pair that must communicate).
 #pragma once
 
 #include <string>
@@ -30,8 +32,14 @@ struct LowerBound {
   Time bandwidth = 0;  // the bandwidth term
   Time latency = 0;    // the farthest pair that must communicate (latency-weighted; over 4,096
                        // sources, the farthest found from a sample of them: still a bound)
-  Time min_link_latency = 0;
-  Time total = 0;      // max(bandwidth + min_link_latency, latency)
+  Time cut_latency = 0;  // how far the last byte still travels once across: past the binding cut (All-Gather,
+                         // Reduce-Scatter, Broadcast, Reduce), otherwise the cheapest link's latency
+  Time total = 0;      // max(bandwidth + cut_latency, latency)
+  // max(bandwidth + the cheapest link's latency, latency): the bound as it was before the latency
+  // past the cut counted. The synthesizer's thresholds for how far to search (kChunkSearchSlack,
+  // kPipelinesPersist, ...) were tuned against it and keep to it, so that the tighter bound changes
+  // what is reported, not what is built.
+  Time coarse = 0;
   std::string label;   // "cut bound", "RS+AG bound", "cut bound (from the root)", "ingress/egress bound",
                        // "hop-count bound", "link-time bound", "group cut bound",
                        // "max-concurrent-flow bound (LP)", "max-concurrent-flow bound (multiplicative weights, R rounds)"

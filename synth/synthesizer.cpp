@@ -1764,7 +1764,7 @@ void for_each_pipeline_variant(const topo::Topology& t, const SynthOptions& o, c
                                const std::function<void(int)>& run) {
   for (int v = 0; v < pipeline_variants(t); ++v) run(v);
   if (!best || !o.split_pipelines || !mixed_speeds(t)) return;
-  const Time bound = lower_bound(t, best->collective, best->chunk_bytes).total;
+  const Time bound = lower_bound(t, best->collective, best->chunk_bytes).coarse;
   if (static_cast<double>(best->claimed_time) <= kPipelinesPersist * static_cast<double>(bound)) return;
   for (int v = kPipelineVariants; v < 2 * kPipelineVariants; ++v) run(v);
 }
@@ -2001,7 +2001,7 @@ Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes ch
     if (symmetric) {
       set_reduce_bandwidth(t, *symmetric, o.reduce_bandwidth);
       const double ratio = static_cast<double>(symmetric->claimed_time) /
-                           static_cast<double>(lower_bound(t, c, chunk_bytes).total);
+                           static_cast<double>(lower_bound(t, c, chunk_bytes).coarse);
       const bool large = static_cast<int64_t>(symmetric->size()) > kPortfolioTransferBudget;
       if (!any || ratio <= 1 + kChunkSearchSlack || (large && ratio <= kSymmetricEnough)) return std::move(*symmetric);
     }
@@ -2051,7 +2051,7 @@ Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes ch
   const bool trees = whole && t.num_npus() <= PackingOptions{}.max_npus;
   std::optional<Time> bound;
   auto short_of = [&](const Algorithm& a) {  // over 0.5 % above the lower bound
-    if (!bound) bound = lower_bound(t, c, chunk_bytes).total;
+    if (!bound) bound = lower_bound(t, c, chunk_bytes).coarse;
     return static_cast<double>(a.claimed_time) > 1.005 * static_cast<double>(*bound);
   };
   auto short_of_bound = [&] { return short_of(*best); };
@@ -2167,7 +2167,7 @@ bool portfolio_worth_it(const topo::Topology& t, const Collective& c, Bytes chun
   if (transfer_estimate(c) <= kPortfolioTransferBudget) return true;
   for (topo::NodeId v = 0; v < t.num_nodes(); ++v)
     if (t.node(v).can_reduce) return true;  // nvls may beat the RS+AG bound
-  const Time bound = lower_bound(t, c, chunk_bytes).total;
+  const Time bound = lower_bound(t, c, chunk_bytes).coarse;
   return static_cast<double>(best.claimed_time) > static_cast<double>(bound) * (1 + kPortfolioSlack);
 }
 
@@ -2209,7 +2209,7 @@ constexpr int64_t kRelaySubSynthesisTransfers = 4096;
 constexpr double kRelayBaselineTie = 1.01;
 // Whether `a` is within `factor` of its lower bound.
 bool within_bound(const topo::Topology& t, const Algorithm& a, double factor) {
-  const Time bound = lower_bound(t, a.collective, a.chunk_bytes).total;
+  const Time bound = lower_bound(t, a.collective, a.chunk_bytes).coarse;
   return static_cast<double>(a.claimed_time) <= factor * static_cast<double>(bound);
 }
 bool relay_enough(const topo::Topology& t, const Algorithm& a) { return within_bound(t, a, kRelayEnough); }

@@ -160,7 +160,9 @@ struct ChunkingResult {
 // can gain more), unless a node reduces in the network. An All-Reduce's RS+AG bound is no bound
 // for reductions down trees or over asymmetric links (lower_bound.hpp): there the matcher's and the
 // baselines' counts stop at it all the same (more counts cost twice as much each and rarely get
-// below it), and the flow plan's pipelines, which do, still go on to more chunks.
+// below it), and the flow plan's pipelines, which do, still go on to more chunks. These thresholds,
+// and the others that measure a result against the bound, use LowerBound::coarse (the bound
+// without the latency past the cut) they were tuned against.
 inline constexpr int64_t kAutoChunkCheapTransfers = int64_t{1} << 15;
 inline constexpr double kChunkSearchSlack = 1e-3;
 // Beyond max_chunks_per_npu, the flow plan's pipelines alone are tried while doubling gains 0.5 %,

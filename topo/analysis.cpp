@@ -44,18 +44,23 @@ std::vector<int> bfs_hops(const BoostGraph& g, NodeId src) {
   return dist;
 }
 
-std::vector<Time> dijkstra_latency(const Topology& t, const BoostGraph& g, NodeId src) {
+// From the nearest of `sources` (each at distance 0).
+std::vector<Time> dijkstra_latency(const Topology& t, const BoostGraph& g, std::span<const NodeId> sources) {
   const Time inf = std::numeric_limits<Time>::max();
   std::vector<Time> dist(num_vertices(g), inf);
   auto weight = boost::make_function_property_map<detail::BoostEdge, Time>(
       [&](const detail::BoostEdge& e) { return t.link(g[e]).latency; });
-  boost::dijkstra_shortest_paths(
-      g, static_cast<detail::BoostVertex>(src),
-      boost::weight_map(weight).distance_map(
-          boost::make_iterator_property_map(dist.begin(), get(boost::vertex_index, g))));
+  const std::vector<detail::BoostVertex> from(sources.begin(), sources.end());
+  boost::dijkstra_shortest_paths(g, from.begin(), from.end(), boost::dummy_property_map(),
+                                 boost::make_iterator_property_map(dist.begin(), get(boost::vertex_index, g)), weight,
+                                 get(boost::vertex_index, g), std::less<Time>(), boost::closed_plus<Time>(inf), inf,
+                                 Time{0}, boost::default_dijkstra_visitor());
   for (Time& d : dist)
     if (d == inf) d = -1;
   return dist;
+}
+std::vector<Time> dijkstra_latency(const Topology& t, const BoostGraph& g, NodeId src) {
+  return dijkstra_latency(t, g, std::span<const NodeId>(&src, 1));
 }
 
 }  // namespace
@@ -101,6 +106,10 @@ std::vector<int> hop_distances(const Topology& t, NodeId src) {
 
 std::vector<Time> latency_distances(const Topology& t, NodeId src) {
   return dijkstra_latency(t, detail::boost_view(t), src);
+}
+
+std::vector<Time> latency_distances_from(const Topology& t, std::span<const NodeId> sources, bool reversed) {
+  return dijkstra_latency(t, detail::boost_view(t, reversed), sources);
 }
 
 std::vector<double> link_time_distances(const Topology& t, NodeId src) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -24,6 +25,8 @@ inline constexpr int kUnreachable = -1;
 std::vector<int> hop_distances(const Topology& t, NodeId src);
 // Latency-weighted shortest distances from `src` (ps; -1 where unreachable), through any node.
 std::vector<Time> latency_distances(const Topology& t, NodeId src);
+// The same from the nearest of `sources` (each at 0), or, `reversed`, to the nearest of them.
+std::vector<Time> latency_distances_from(const Topology& t, std::span<const NodeId> sources, bool reversed = false);
 // Shortest distances from `src` with each link weighted by 1 / its bandwidth (seconds per byte: the
 // least link time a byte spends on its way; -1 where unreachable), through any node.
 std::vector<double> link_time_distances(const Topology& t, NodeId src);

@@ -125,15 +125,13 @@ CutBound allgather_cut_bound(const Topology& t, std::span<const NodeId> members)
   return best;
 }
 
-CutBound broadcast_cut_bound(const Topology& t, NodeId root, std::span<const NodeId> members) {
+CutBound broadcast_cut_bound(const Topology& t, NodeId root, std::span<const NodeId> members, bool large_root_side) {
   const std::vector<NodeId> m = member_list(t, members);
   if (!std::binary_search(m.begin(), m.end(), root))
     throw Error(fmt::format("broadcast root {} is not a member", root));
   std::vector<std::pair<int, int>> arcs;
   for (const Link& l : t.links()) arcs.emplace_back(l.src, l.dst);
-  detail::MinCutGraph g(t.num_nodes(), arcs);
-  for (LinkId l = 0; l < t.num_links(); ++l) g.set_capacity(l, static_cast<double>(t.link(l).bandwidth));
-  std::vector<char> is_member(t.num_nodes(), 0), side;
+  std::vector<char> is_member(t.num_nodes(), 0);
   for (NodeId v : m) is_member[v] = 1;
   auto as_bound = [&](const std::vector<char>& in_set) {
     CutBound c = make_bound(t, in_set, is_member, 1);
@@ -142,18 +140,40 @@ CutBound broadcast_cut_bound(const Topology& t, NodeId root, std::span<const Nod
   };
   // Hao-Orlin's cheapest set around the root serves when it leaves a member out; otherwise one
   // Preflow per member.
-  g.min_cut_from(root, side);
+  auto least_cut = [&](detail::MinCutGraph& g) {
+    std::vector<char> side;
+    g.min_cut_from(root, side);
+    bool cuts_off_member = false;
+    for (NodeId v : m) cuts_off_member = cuts_off_member || !side[v];
+    if (cuts_off_member) return as_bound(side);
+    std::optional<CutBound> best;
+    for (NodeId v : m) {
+      if (v == root) continue;
+      g.min_st_cut(root, v, side);
+      CutBound c = as_bound(side);
+      if (!best || c.out_bandwidth < best->out_bandwidth) best = std::move(c);
+    }
+    return *best;
+  };
+  detail::MinCutGraph g(t.num_nodes(), arcs);
+  for (LinkId l = 0; l < t.num_links(); ++l) g.set_capacity(l, static_cast<double>(t.link(l).bandwidth));
+  CutBound best = least_cut(g);
+  if (!large_root_side || best.out_bandwidth == 0) return best;
+  // The tie-break: an arc of a hair's capacity from the root to every other node, so that of cuts
+  // equally narrow the one leaving fewer nodes out is cheaper. The hairs sum to a ten-thousandth
+  // of the narrowest link: where they would pick a wider cut, it is measured exactly and dropped.
+  Bandwidth narrowest = std::numeric_limits<Bandwidth>::max();
+  for (const Link& l : t.links()) narrowest = std::min(narrowest, l.bandwidth);
+  for (NodeId v = 0; v < t.num_nodes(); ++v)
+    if (v != root) arcs.emplace_back(root, v);
+  detail::MinCutGraph tie(t.num_nodes(), arcs);
+  for (LinkId l = 0; l < t.num_links(); ++l) tie.set_capacity(l, static_cast<double>(t.link(l).bandwidth));
+  const double hair = 1e-4 * static_cast<double>(narrowest) / t.num_nodes();
+  for (size_t a = t.num_links(); a < arcs.size(); ++a) tie.set_capacity(static_cast<int>(a), hair);
+  CutBound large = least_cut(tie);
   bool cuts_off_member = false;
-  for (NodeId v : m) cuts_off_member = cuts_off_member || !side[v];
-  if (cuts_off_member) return as_bound(side);
-  std::optional<CutBound> best;
-  for (NodeId v : m) {
-    if (v == root) continue;
-    g.min_st_cut(root, v, side);
-    CutBound c = as_bound(side);
-    if (!best || c.out_bandwidth < best->out_bandwidth) best = std::move(c);
-  }
-  return *best;
+  for (NodeId v : m) cuts_off_member = cuts_off_member || !std::binary_search(large.set.begin(), large.set.end(), v);
+  return cuts_off_member && large.out_bandwidth == best.out_bandwidth ? large : best;
 }
 
 }  // namespace tenet::topo

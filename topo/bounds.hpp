@@ -42,7 +42,11 @@ CutBound allgather_ingress_bound(const Topology& t, std::span<const NodeId> memb
 // root in S and v outside, so T* = M / min over v of mincut(root, v) (Edmonds: the bound is
 // reachable by packing arborescences). The result has members_inside = num_members = 1, so that
 // time(M) is M / B+(S). Reduce has the same bound on the reversed topology. `members` defaults to
-// all NPUs and must hold the root and one other member.
-CutBound broadcast_cut_bound(const Topology& t, NodeId root, std::span<const NodeId> members = {});
+// all NPUs and must hold the root and one other member. Of the cuts equally narrow, `set` is the
+// one Hao-Orlin (or Preflow) finds, or with `large_root_side` one whose root side holds as many
+// nodes as a tie-break finds (Reduce's bound measures the latency from the other side's nodes to
+// the root: the fewer, the farther; synth/lower_bound.cpp).
+CutBound broadcast_cut_bound(const Topology& t, NodeId root, std::span<const NodeId> members = {},
+                             bool large_root_side = false);
 
 }  // namespace tenet::topo
