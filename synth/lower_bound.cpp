@@ -296,6 +296,7 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
     case CollectiveKind::AllGather: {
       const topo::CutBound cut = topo::allgather_cut_bound(t, m);
       b.bandwidth = cut.time(p * k_bytes);
+      b.past_the_cut = true;
       b.cut_latency = past_cut(t, flags(t, cut.set), m, false);
       b.latency = farthest(t, m, m);
       b.label = "cut bound";
@@ -304,6 +305,7 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
     case CollectiveKind::ReduceScatter: {  // the cut around the complement of the reversed bound's set
       const topo::CutBound cut = topo::allgather_cut_bound(topo::reversed(t), m);
       b.bandwidth = cut.time(p * k_bytes);
+      b.past_the_cut = true;
       b.cut_latency = past_cut(t, flags(t, cut.set, true), m, true);
       b.latency = farthest(t, m, m);
       b.label = "cut bound (reversed)";
@@ -321,6 +323,7 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
       const topo::CutBound cut = topo::broadcast_cut_bound(t, root.front(), m);
       b.bandwidth = cut.time(k_bytes);
       b.latency = farthest(t, root, m);
+      b.past_the_cut = true;
       b.cut_latency = past_cut(t, flags(t, cut.set), m, false);
       // The root alone is a cut too; where it is as narrow, the farthest member is past it.
       if (topo::egress_bandwidth(t, root.front()) == cut.out_bandwidth) b.cut_latency = std::max(b.cut_latency, b.latency);
@@ -331,6 +334,7 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
       const topo::CutBound cut = topo::broadcast_cut_bound(topo::reversed(t), root.front(), m, /*large_root_side=*/true);
       b.bandwidth = cut.time(k_bytes);
       b.latency = farthest(t, m, root);
+      b.past_the_cut = true;
       b.cut_latency = past_cut(t, flags(t, cut.set, true), root, false);
       // Each member alone is a cut too; where one is as narrow, its way to the root is past it.
       const std::vector<Time> to_root = topo::latency_distances_from(t, root, /*reversed=*/true);
@@ -448,7 +452,8 @@ LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk
 }
 
 std::string describe(const LowerBound& b) {
-  const std::string terms = fmt::format("{} {} + {} latency", b.label, format_time(b.bandwidth), format_time(b.cut_latency));
+  const std::string terms = fmt::format("{} {} + {} latency{}", b.label, format_time(b.bandwidth), format_time(b.cut_latency),
+                                        b.past_the_cut ? " past the cut" : "");
   if (b.total == b.bandwidth + b.cut_latency) return terms;
   return fmt::format("latency of the farthest pair that must communicate; {} is less", terms);
 }

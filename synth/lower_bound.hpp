@@ -34,6 +34,7 @@ struct LowerBound {
                        // sources, the farthest found from a sample of them: still a bound)
   Time cut_latency = 0;  // how far the last byte still travels once across: past the binding cut (All-Gather,
                          // Reduce-Scatter, Broadcast, Reduce), otherwise the cheapest link's latency
+  bool past_the_cut = false;  // cut_latency is the latency past the binding cut
   Time total = 0;      // max(bandwidth + cut_latency, latency)
   // max(bandwidth + the cheapest link's latency, latency): the bound as it was before the latency
   // past the cut counted. The synthesizer's thresholds for how far to search (kChunkSearchSlack,
@@ -48,7 +49,7 @@ struct LowerBound {
 LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk_bytes);
 
 // The terms that make up `b.total`, in words whose numbers add up: "RS+AG bound 1.2 ms + 700 ns
-// latency", or, when the farthest pair's latency is larger, "latency of the farthest pair that must
+// latency", "cut bound 1.321 ms + 500 ns latency past the cut", or, when the farthest pair's latency is larger, "latency of the farthest pair that must
 // communicate (RS+AG bound 240 ps + 700 ns latency is less)".
 std::string describe(const LowerBound& b);
 
