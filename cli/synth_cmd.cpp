@@ -532,7 +532,8 @@ void add_synth_command(CLI::App& app) {
   cmd->add_option("-k,--chunks-per-npu", args.chunks,
                   "Chunks per NPU, or auto: try 1, 2, 4, ... and keep the fastest (stops when doubling stops\n"
                   "helping twice, at 64 (Broadcast and Reduce: 64 x the ranks, their chunks being the root's alone), or past "
-                  "about 8M transfers)")
+                  "about 8M transfers; past the last count the flow plan's pipelines, the server plan and a matcher\n"
+                  "that was fastest there go on doubling alone while it pays; the output lists every count tried)")
       ->capture_default_str();
   cmd->add_option("--channels", args.channels,
                   "Channels of ring, bidir-ring and tree (NCCL's): a count, or auto (default): as many as the\n"
