@@ -167,7 +167,8 @@ inline constexpr int64_t kAutoChunkCheapTransfers = int64_t{1} << 15;
 inline constexpr double kChunkSearchSlack = 1e-3;
 // Beyond max_chunks_per_npu, the flow plan's pipelines alone are tried while doubling gains 0.5 %,
 // up to about this many transfers (a pipeline's fill grows with its trees' depth: a Broadcast down
-// trees 7 deep wants thousands of chunks to come within 1 % of the bound).
+// trees 7 deep wants thousands of chunks to come within 1 % of the bound); so are the server plan
+// and, where one of them was the fastest at the last count, the plain matcher's variants.
 inline constexpr int64_t kPipelineTransferBudget = int64_t{1} << 19;
 // See SynthOptions::baselines.
 inline constexpr int64_t kPortfolioTransferBudget = int64_t{1} << 18;
