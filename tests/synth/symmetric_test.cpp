@@ -12,6 +12,7 @@
 #include "synth/baselines.hpp"
 #include "synth/lower_bound.hpp"
 #include "synth/synthesizer.hpp"
+#include "synth/timing.hpp"
 #include "synth/verify.hpp"
 #include "test_support.hpp"
 #include "topo/generators.hpp"
@@ -130,6 +131,8 @@ TEST(Translations, FoundOnlyWhereEveryLinkMoves) {
 // seeded random tori, rings and hypercubes of random bandwidth and latency per dimension, switches
 // and clusters of servers on rails, random chunk counts, both link models, and ranks in a random
 // order.
+// Verified, and timed (on the quotient: rank 0's sends, one link per orbit) exactly as synth::time
+// times the whole algorithm, transfer by transfer.
 TEST(Symmetric, VerifiedOnRandomSymmetricTopologies) {
   std::mt19937_64 rng(4242);
   auto pick = [&](int lo, int hi) { return lo + static_cast<int>(rng() % static_cast<uint64_t>(hi - lo + 1)); };
@@ -167,6 +170,13 @@ TEST(Symmetric, VerifiedOnRandomSymmetricTopologies) {
       EXPECT_TRUE(r.correct()) << spec << " " << c.describe() << "\n" << testing::violation_text(r);
       EXPECT_EQ(r.claimed_time, r.model_time) << spec << " " << c.describe();
       EXPECT_TRUE(a->method.starts_with("symmetric")) << a->method;
+      Algorithm whole = *a;
+      time(t, whole);
+      EXPECT_EQ(whole.claimed_time, a->claimed_time) << spec << " " << c.describe();
+      for (TransferId id = 0; id < static_cast<TransferId>(a->size()); ++id)
+        ASSERT_TRUE((*a)[id].start == whole[id].start && (*a)[id].end == whole[id].end)
+            << spec << " " << c.describe() << ": transfer " << id << " at " << (*a)[id].start << ".." << (*a)[id].end
+            << ", timed whole " << whole[id].start << ".." << whole[id].end;
       ++made;
     }
   }
