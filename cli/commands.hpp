@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "topo/limits.hpp"
 #include "topo/units.hpp"
 
 namespace tenet::cli {
@@ -22,8 +23,8 @@ void add_export_commands(CLI::App& app);
 void add_sim_commands(CLI::App& app);
 void add_bench_command(CLI::App& app);
 
-// --chunks-per-npu: a whole number in [1, 4096], or auto (then `when_auto`).
-int parse_chunks(const std::string& text, int when_auto);
+// --chunks-per-npu: a whole number in [1, most], or auto (then `when_auto`).
+int parse_chunks(const std::string& text, int when_auto, int most = topo::kMaxChunksPerNpu);
 
 // A size flag's value; its name in the error when it does not parse.
 Bytes size_flag(const std::string& flag, const std::string& text);

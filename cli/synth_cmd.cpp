@@ -121,7 +121,7 @@ Row build_row(const SynthArgs& args, const std::string& name, const topo::Topolo
   if (unit < 0) unit = size;
   const auto begin = std::chrono::steady_clock::now();
   try {
-    if (args.chunks != "auto") c.chunks_per_npu = parse_chunks(args.chunks, 1);
+    if (args.chunks != "auto") c.chunks_per_npu = parse_chunks(args.chunks, 1, topo::kMaxChunksPerNpuOfAlgorithm);
     // Composed per level (an All-Reduce over servers: --method composed, or auto where flat synthesis
     // is out of reach), the buffer is G*k chunks in all.
     if (name == "tenet") c = synth::as_synthesized(t, c, o);
@@ -402,7 +402,7 @@ void run_synth(const SynthArgs& args) {
   if (!args.ranks.empty()) c.ranks = synth::parse_ranks(args.ranks, t.num_npus());
   c.root = args.root;
   std::vector<Bytes> sizes = sizes_of(args);
-  if (args.chunks != "auto") c.chunks_per_npu = parse_chunks(args.chunks, 1);
+  if (args.chunks != "auto") c.chunks_per_npu = parse_chunks(args.chunks, 1, topo::kMaxChunksPerNpuOfAlgorithm);
   c.validate(t);
   Bytes unit = -1;  // All-to-Allv: the bytes of a unit
   std::string padding_note;
@@ -486,14 +486,14 @@ void run_synth(const SynthArgs& args) {
 
 }  // namespace
 
-int parse_chunks(const std::string& text, int when_auto) {
+int parse_chunks(const std::string& text, int when_auto, int most) {
   if (text == "auto") return when_auto;
   int k = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), k);
   if (ec != std::errc() || end != text.data() + text.size())
     throw Error(fmt::format("--chunks-per-npu must be a whole number or auto, not '{}'", text));
-  if (k < 1 || k > topo::kMaxChunksPerNpu)
-    throw Error(fmt::format("--chunks-per-npu must lie in [1, {}]", topo::kMaxChunksPerNpu));
+  if (k < 1 || k > most)
+    throw Error(fmt::format("--chunks-per-npu must lie in [1, {}]", most));
   return k;
 }
 

@@ -21,6 +21,7 @@
 
 #include "synth/algorithm_json.hpp"
 #include "topo/io.hpp"
+#include "topo/limits.hpp"
 
 namespace tenet::synth {
 namespace {
@@ -499,7 +500,8 @@ Algorithm build_head(const Reader& r, const json& doc, int64_t& version) {
         r.integer(ranks[i], fmt::format("collective.ranks[{}]", i), 0, std::numeric_limits<NodeId>::max())));
   if (a.collective.ranks.size() < 2) r.fail("collective.ranks", "a collective needs at least 2 ranks");
   a.collective.chunks_per_npu = static_cast<int>(
-      r.integer(r.field(c, "chunks_per_npu", "collective.chunks_per_npu"), "collective.chunks_per_npu", 1, 1 << 20));
+      r.integer(r.field(c, "chunks_per_npu", "collective.chunks_per_npu"), "collective.chunks_per_npu", 1,
+                topo::kMaxChunksPerNpuOfAlgorithm));
   a.collective.root = c.contains("root")
                           ? static_cast<int>(r.integer(c["root"], "collective.root", 0, a.collective.num_ranks() - 1))
                           : 0;

@@ -15,6 +15,9 @@ inline constexpr int64_t kMaxNodes = int64_t{1} << 20;  // NPUs and switches of 
 inline constexpr int64_t kMaxLinks = int64_t{1} << 22;  // directed links of a topology
 inline constexpr int kMaxNesting = 256;                  // brackets, braces, levels in a topology file
 inline constexpr int kMaxChunksPerNpu = 4096;            // --chunks-per-npu, suites, imported algorithms
+// An algorithm file's chunks per NPU, and `tenet synth -k`: -k auto's pipelines, server plan and
+// matcher double past kMaxChunksPerNpu while they gain, and what auto picked can be asked for.
+inline constexpr int kMaxChunksPerNpuOfAlgorithm = 1 << 20;
 
 // Throws tenet::Error("<count> <what> is over the limit of <limit> ...") at `where` when count > limit.
 void check_limit(int64_t count, int64_t limit, std::string_view what, const Location& where = {});

@@ -93,6 +93,10 @@ check "synth same seed same file" 0 "" -- cmp "$tmp/s1/algorithm.json" <("$T" sy
 check "synth bad coll" 2 "unknown collective 'all-sum'" -- "$T" synth --topo ring:4 --coll all-sum -o "$tmp/x"
 check "synth bad size" 2 "has no unit" -- "$T" synth --topo ring:4 --size 64 -o "$tmp/x"
 check "synth bad chunks" 2 "whole number or auto" -- "$T" synth --topo ring:4 -k lots -o "$tmp/x"
+check "synth chunks range" 2 "--chunks-per-npu must lie in [1, 1048576]" -- "$T" synth --topo ring:4 -k 0 -o "$tmp/x"
+check "synth chunks too many" 2 "--chunks-per-npu must lie in [1, 1048576]" -- "$T" synth --topo ring:4 -k 2000000 -o "$tmp/x"
+# -k auto's pipelines double past 4096 chunks (a Broadcast's are the root's): what it picks can be asked for.
+check "synth chunks past 4096" 0 "8192 chunks of 128 B" -- "$T" synth --topo ring:4 --coll broadcast --size 1MiB -k 8192 -o "$tmp/k8k"
 check "synth bad root" 2 "root 7 is not a rank" -- "$T" synth --topo ring:4 --coll broadcast --root 7 -o "$tmp/x"
 check "synth bad model" 2 "unknown link model" -- "$T" synth --topo ring:4 --link-model teleport -o "$tmp/x"
 check "synth bad priority" 2 "unknown chunk priority" -- "$T" synth --topo ring:4 --priority best -o "$tmp/x"
