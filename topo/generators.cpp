@@ -7,6 +7,7 @@
 
 #include <charconv>
 #include <functional>
+#include <random>
 #include <cctype>
 
 namespace tenet::topo {
@@ -45,6 +46,7 @@ struct Generator {
   std::vector<std::string> keys;  // extra keys
   std::function<int(const GeneratorSpec&)> npus;
   std::function<void(const Params&, Emitter&)> build;
+  bool draws_links = false;  // draws every link's bandwidth and latency (no bw=, lat=)
 };
 
 Error spec_error(const GeneratorSpec& s, const std::string& what) {
@@ -96,6 +98,39 @@ void leaf_spine(Emitter& e, int leaves, int per, int spines, Bandwidth down_bw, 
     for (NodeId s : spine) e.bi(leaf, s, up_bw, up_lat);
   }
 }
+
+// random-fabric:SEED. The draws, in order, are the RandomFabrics benchmark's since it began
+// (bench/micro/fabric_bench.cpp): the same seed gives the same fabric, link for link.
+struct RandomFabric {
+  explicit RandomFabric(int seed) : rng(static_cast<uint64_t>(seed)), npus(pick(6, 16)), switches(pick(1, 4)) {}
+  std::mt19937_64 rng;
+  int npus, switches;
+  int pick(int lo, int hi) { return lo + static_cast<int>(rng() % static_cast<uint64_t>(hi - lo + 1)); }
+  Bandwidth gbps(int lo, int hi) { return Bandwidth{1'000'000'000} * pick(lo, hi); }
+  void build(Emitter& e) {
+    std::vector<NodeId> sw;
+    for (int j = 0; j < switches; ++j) sw.push_back(e.sw(fmt::format("sw{}", j)));
+    // Both ways, one latency, each way its own bandwidth one time in four.
+    auto both = [&](NodeId x, NodeId y, int lo, int hi) {
+      const Bandwidth forward = gbps(lo, hi);
+      const Time latency = Time{100'000} * pick(1, 20);
+      e.uni(x, y, forward, latency);
+      e.uni(y, x, rng() % 4 == 0 ? gbps(lo, hi) : forward, latency);
+    };
+    for (int j = 1; j < switches; ++j) both(sw[j], sw[rng() % j], 50, 800);
+    if (switches > 2 && rng() % 2) both(sw[0], sw[switches - 1], 50, 800);
+    for (int i = 0; i < npus; ++i) {
+      const int first = pick(0, switches - 1);
+      both(e.npu(i), sw[first], 25, 400);
+      if (switches > 1 && rng() % 3 == 0) both(e.npu(i), sw[(first + pick(1, switches - 1)) % switches], 25, 400);
+    }
+    const int direct = pick(0, npus);
+    for (int k = 0; k < direct; ++k) {
+      const int x = static_cast<int>(rng() % npus), y = static_cast<int>(rng() % npus);
+      if (x != y) both(e.npu(x), e.npu(y), 25, 400);
+    }
+  }
+};
 
 const std::vector<Generator>& table() {
   static const std::vector<Generator> gens = [] {
@@ -246,6 +281,20 @@ const std::vector<Generator>& table() {
                      leaf_spine(e, nodes, per, per, p.b(1), p.l(1), p.b(1), p.l(1));
                    }
                  }});
+    g.push_back({{"random-fabric", "SEED",
+                  "a random heterogeneous switched fabric, the same for the same seed (the RandomFabrics "
+                  "benchmark's): 6-16 NPUs, 1-4 switches joined by a random tree (plus a spare link now and "
+                  "then), every NPU on one or two switches, some NPU pairs joined directly; 25-400 GB/s on "
+                  "NPU ports, 50-800 GB/s between switches, 0.1-2 us; every link both ways, now and then "
+                  "each way its own bandwidth",
+                  "random-fabric:184", ""},
+                 {1}, 1, "50GB/s", "0.5us", {}, [](const GeneratorSpec& s) { return RandomFabric(s.shape.at(0)).npus; },
+                 [](const Params& p, Emitter& e) {
+                   if (p.spec.options.count("bw") || p.spec.options.count("lat"))
+                     throw spec_error(p.spec, "a random fabric draws its own bandwidths and latencies (no bw= or lat=)");
+                   RandomFabric(p.dim(0)).build(e);
+                 },
+                 true});
     return g;
   }();
   return gens;
@@ -354,7 +403,7 @@ const std::vector<GeneratorInfo>& generators() {
     std::vector<GeneratorInfo> v;
     for (const Generator& g : table()) {
       v.push_back(g.info);
-      v.back().defaults = fmt::format("bw={},lat={}", g.default_bw, g.default_lat);
+      v.back().defaults = g.draws_links ? "none: drawn per link" : fmt::format("bw={},lat={}", g.default_bw, g.default_lat);
     }
     return v;
   }();

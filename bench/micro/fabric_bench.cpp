@@ -1,8 +1,10 @@
 // Quality on random heterogeneous switched fabrics (issue: fabric-optimal synthesis). For each of
 // N seeded random fabrics and each collective the flow plan covers, `tenet synth -s 256MiB -k
 // auto` as the CLI runs it (every method and baseline, the fastest kept), verified, and its ratio
-// to the lower bound. Reports the distribution (median, 95th percentile, worst) per collective as
-// counters, and prints the worst cases with their seeds so they can be rerun:
+// to the lower bound. The fabrics are the generator's random-fabric:1 .. random-fabric:N
+// (topo/generators.hpp). Reports the distribution (median, 95th percentile, worst) per collective
+// as counters, and prints the worst cases with their seeds so they can be rerun
+// (`tenet synth -t random-fabric:SEED ...`):
 //   tenet_micro_bench --benchmark_filter=RandomFabrics
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
@@ -22,42 +24,6 @@
 namespace {
 
 using namespace tenet;
-
-// A fabric as clusters are cabled, with the irregularity real ones have: 6-16 NPUs, 1-4 switches
-// joined by a random tree of switch-to-switch links (plus a spare one now and then); every NPU on
-// one or two switches, and some NPU pairs joined directly (NVLink-like). Bandwidths 25-400 GB/s on
-// NPU ports and 50-800 GB/s between switches, latencies 0.1-2 us; every link both ways, each way
-// with its own bandwidth now and then (asymmetric NICs).
-topo::Topology random_fabric(uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  auto pick = [&](int lo, int hi) { return lo + static_cast<int>(rng() % static_cast<uint64_t>(hi - lo + 1)); };
-  auto gbps = [&](int lo, int hi) { return Bandwidth{1'000'000'000} * pick(lo, hi); };
-  auto lat = [&] { return Time{100'000} * pick(1, 20); };
-  const int npus = pick(6, 16), switches = pick(1, 4);
-  topo::TopologyBuilder b(fmt::format("random-fabric-{}", seed));
-  std::vector<topo::NodeId> npu, sw;
-  for (int i = 0; i < npus; ++i) npu.push_back(b.add_npu());
-  for (int j = 0; j < switches; ++j) sw.push_back(b.add_switch());
-  auto both = [&](topo::NodeId x, topo::NodeId y, int lo, int hi) {
-    const Bandwidth forward = gbps(lo, hi);
-    const Time latency = lat();
-    b.add_link(x, y, forward, latency);
-    b.add_link(y, x, rng() % 4 == 0 ? gbps(lo, hi) : forward, latency);
-  };
-  for (int j = 1; j < switches; ++j) both(sw[j], sw[rng() % j], 50, 800);
-  if (switches > 2 && rng() % 2) both(sw[0], sw[switches - 1], 50, 800);
-  for (topo::NodeId v : npu) {
-    const int first = pick(0, switches - 1);
-    both(v, sw[first], 25, 400);
-    if (switches > 1 && rng() % 3 == 0) both(v, sw[(first + pick(1, switches - 1)) % switches], 25, 400);
-  }
-  const int direct = pick(0, npus);
-  for (int k = 0; k < direct; ++k) {
-    const topo::NodeId x = npu[rng() % npus], y = npu[rng() % npus];
-    if (x != y) both(x, y, 25, 400);
-  }
-  return b.build();
-}
 
 double percentile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
@@ -83,7 +49,7 @@ void BM_RandomFabrics(benchmark::State& state) {
   for (auto _ : state) {
     cases.clear();
     for (uint64_t seed = 1; seed <= static_cast<uint64_t>(fabrics); ++seed) {
-      const topo::Topology t = random_fabric(seed);
+      const topo::Topology t = topo::generate(fmt::format("random-fabric:{}", seed));
       for (synth::CollectiveKind kind : kinds) {
         const synth::ChunkingResult r = synth::synthesize_auto_chunks(t, synth::Collective::over_all(t, kind), kSize);
         const synth::Algorithm& a = r.algorithm;
@@ -114,7 +80,7 @@ void BM_RandomFabrics(benchmark::State& state) {
       static_cast<double>(all.size());
   state.counters["incorrect"] = incorrect;
   std::sort(cases.begin(), cases.end(), [](const Case& x, const Case& y) { return x.ratio > y.ratio; });
-  fmt::print(stderr, "RandomFabrics: the worst cases (rerun: random_fabric(seed) in bench/micro/fabric_bench.cpp)\n");
+  fmt::print(stderr, "RandomFabrics: the worst cases (rerun: tenet synth -t random-fabric:SEED -s 256MiB -c ...)\n");
   for (size_t i = 0; i < std::min<size_t>(8, cases.size()); ++i)
     fmt::print(stderr, "  seed {:3}  {:14}  ratio {:.4f}  k={}  {}\n", cases[i].seed, synth::to_string(cases[i].kind),
                cases[i].ratio, cases[i].chunks, cases[i].method);

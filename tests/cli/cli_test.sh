@@ -38,6 +38,8 @@ check "info size" 0 "All-Gather of 64 MiB" -- "$T" topo info ring:8 --size 64MiB
 check "info size no unit" 2 "has no unit" -- "$T" topo info ring:8 --size 64
 check "generators" 0 "torus2d" -- "$T" topo generators
 check "generators md" 0 "| generator" -- "$T" topo generators --markdown
+check "random fabric info" 0 "8 NPUs (0 with routers), 4 switches" -- "$T" topo info random-fabric:184
+check "random fabric no bw" 2 "draws its own bandwidths and latencies" -- "$T" topo info random-fabric:184,bw=50GB/s
 check "missing file" 2 "error: nope.yaml: cannot open file" -- "$T" topo info nope.yaml
 check "bad spec" 2 "error: in spec 'torus2d:4'" -- "$T" topo info torus2d:4
 

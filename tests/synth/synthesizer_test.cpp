@@ -331,56 +331,13 @@ TEST(BestChunking, StopsOnlyWhereNoCountAheadCanWin) {
   EXPECT_GT(stopped_early, 100);
 }
 
-// Counts that throw CannotBeat (their floor, a lower bound on their time, at least the time to
-// beat) are never kept and do not end the search before a count that beats the time: over random
-// times T(k) = A + B/k + C k and floors F(k) = (uA + vB/k + wC k)/8 with u, v, w in 0..8, the search
-// finds what the full search finds whenever that beats the time, and throws NotApplicable where
-// every count threw.
-// random_fabric(169) of bench/micro/fabric_bench.cpp (12 NPUs, 2 switches, mixed speeds).
-const char* const kRandomFabric169 = R"(name: random-fabric-169
-npus: 12
-switches:
-  - {name: sw0}
-  - {name: sw1}
-links:
-  - {src: sw1, dst: sw0, bw: 684GB/s, lat: 2us, bidirectional: false}
-  - {src: sw0, dst: sw1, bw: 404GB/s, lat: 2us, bidirectional: false}
-  - {src: npu0, dst: sw1, bw: 113GB/s, lat: 1600ns}
-  - {src: npu1, dst: sw0, bw: 349GB/s, lat: 1700ns, bidirectional: false}
-  - {src: sw0, dst: npu1, bw: 278GB/s, lat: 1700ns, bidirectional: false}
-  - {src: npu2, dst: sw1, bw: 284GB/s, lat: 1600ns}
-  - {src: npu3, dst: sw0, bw: 55GB/s, lat: 1800ns}
-  - {src: npu3, dst: sw1, bw: 393GB/s, lat: 1200ns}
-  - {src: npu4, dst: sw1, bw: 221GB/s, lat: 900ns}
-  - {src: npu4, dst: sw0, bw: 292GB/s, lat: 1400ns}
-  - {src: npu5, dst: sw0, bw: 148GB/s, lat: 300ns, bidirectional: false}
-  - {src: sw0, dst: npu5, bw: 330GB/s, lat: 300ns, bidirectional: false}
-  - {src: npu6, dst: sw1, bw: 51GB/s, lat: 1300ns}
-  - {src: npu7, dst: sw1, bw: 166GB/s, lat: 2us}
-  - {src: npu7, dst: sw0, bw: 35GB/s, lat: 1600ns}
-  - {src: npu8, dst: sw0, bw: 209GB/s, lat: 800ns}
-  - {src: npu9, dst: sw0, bw: 387GB/s, lat: 300ns}
-  - {src: npu10, dst: sw1, bw: 117GB/s, lat: 700ns}
-  - {src: npu11, dst: sw1, bw: 141GB/s, lat: 1600ns}
-  - {src: npu2, dst: npu7, bw: 395GB/s, lat: 300ns, bidirectional: false}
-  - {src: npu7, dst: npu2, bw: 280GB/s, lat: 300ns, bidirectional: false}
-  - {src: npu8, dst: npu10, bw: 77GB/s, lat: 1700ns, bidirectional: false}
-  - {src: npu10, dst: npu8, bw: 225GB/s, lat: 1700ns, bidirectional: false}
-  - {src: npu2, dst: npu11, bw: 158GB/s, lat: 1300ns}
-  - {src: npu10, dst: npu6, bw: 342GB/s, lat: 100ns, bidirectional: false}
-  - {src: npu6, dst: npu10, bw: 73GB/s, lat: 100ns, bidirectional: false}
-  - {src: npu10, dst: npu1, bw: 184GB/s, lat: 1us}
-  - {src: npu11, dst: npu9, bw: 270GB/s, lat: 200ns}
-  - {src: npu5, dst: npu0, bw: 133GB/s, lat: 1us, bidirectional: false}
-  - {src: npu0, dst: npu5, bw: 382GB/s, lat: 1us, bidirectional: false})";
-
 // The matcher's variants double alone past the search's last count where one of them was the
 // fastest there. A Broadcast over NPUs 0-7 of random fabric 169 (no flow plan for a group): the
 // search ends at 64 x 8 = 512 chunks, still gaining (336.6 us at 256, 336.2 at 512); at 1024 the
 // matcher takes 333.9 us, at 2048 335.9 (no gain: the doubling stops). Measured whole, that
 // fabric's Broadcast of 256 MiB went from 1.087x the bound (512 chunks) to 1.059x (1024).
 TEST(BestChunking, TheMatcherGoesOnPastTheLastCountWhileItGains) {
-  const topo::Topology t = topo::parse_yaml(kRandomFabric169);
+  const topo::Topology t = topo::generate("random-fabric:169");
   Collective c = Collective::over_all(t, CollectiveKind::Broadcast);
   c.ranks = {0, 1, 2, 3, 4, 5, 6, 7};
   const ChunkingResult r = synthesize_auto_chunks(t, c, 16 << 20);
@@ -398,6 +355,11 @@ TEST(BestChunking, TheMatcherGoesOnPastTheLastCountWhileItGains) {
   EXPECT_TRUE(report.correct()) << testing::violation_text(report);
 }
 
+// Counts that throw CannotBeat (their floor, a lower bound on their time, at least the time to
+// beat) are never kept and do not end the search before a count that beats the time: over random
+// times T(k) = A + B/k + C k and floors F(k) = (uA + vB/k + wC k)/8 with u, v, w in 0..8, the search
+// finds what the full search finds whenever that beats the time, and throws NotApplicable where
+// every count threw.
 TEST(BestChunking, FloorsStandInForTimesThatCannotWin) {
   const auto t = topo::generate("switch:256");
   const Collective c = Collective::over_all(t, CollectiveKind::AllGather);

@@ -3,7 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <string>
 
 #include "topo/analysis.hpp"
 
@@ -161,6 +163,55 @@ TEST(Generators, SpecErrorsSayWhatIsWrong) {
   EXPECT_THAT(spec_error("dgx1:4"), HasSubstr("exactly 8"));
   EXPECT_THAT(spec_error("torus2d:2000x2000"), HasSubstr("more than a million"));
   EXPECT_THAT(spec_error("ring:1000 x ring:1000 x ring:1000"), HasSubstr("more than a million"));
+  EXPECT_THAT(spec_error("random-fabric:3,bw=50GB/s"), HasSubstr("draws its own bandwidths and latencies"));
+  EXPECT_THAT(spec_error("random-fabric:3x4"), HasSubstr("shape must be SEED"));
+}
+
+// random-fabric:SEED is the RandomFabrics benchmark's fabric of that seed, link for link: seed 184
+// as the benchmark drew it (8 NPUs, 4 switches; the figures quoted for it stay true).
+TEST(Generators, RandomFabricIsTheBenchmarks) {
+  const Topology t = generate("random-fabric:184");
+  EXPECT_EQ(t.num_npus(), 8);
+  EXPECT_EQ(t.num_switches(), 4);
+  ASSERT_EQ(t.num_links(), 40);
+  auto expect = [&](LinkId l, const char* src, const char* dst, Bandwidth bw, Time lat) {
+    EXPECT_EQ(t.node(t.link(l).src).name, src) << l;
+    EXPECT_EQ(t.node(t.link(l).dst).name, dst) << l;
+    EXPECT_EQ(t.link(l).bandwidth, bw) << l;
+    EXPECT_EQ(t.link(l).latency, lat) << l;
+  };
+  expect(0, "sw1", "sw0", 482'000'000'000, 1'500'000);
+  expect(2, "sw2", "sw0", 447'000'000'000, 2'000'000);  // each way its own bandwidth
+  expect(3, "sw0", "sw2", 793'000'000'000, 2'000'000);
+  expect(6, "npu0", "sw3", 395'000'000'000, 2'000'000);
+  expect(36, "npu4", "npu2", 288'000'000'000, 1'700'000);  // a second pair of links between NPUs 2 and 4
+  expect(39, "npu0", "npu5", 182'000'000'000, 600'000);
+}
+
+// Every seed gives a fabric within the ranges the generator states, the same one each time, and
+// every link has one back.
+TEST(Generators, RandomFabricsStayInTheirRanges) {
+  for (int seed = 1; seed <= 200; ++seed) {
+    const std::string spec = "random-fabric:" + std::to_string(seed);
+    const Topology t = generate(spec);
+    EXPECT_GE(t.num_npus(), 6) << spec;
+    EXPECT_LE(t.num_npus(), 16) << spec;
+    EXPECT_GE(t.num_switches(), 1) << spec;
+    EXPECT_LE(t.num_switches(), 4) << spec;
+    EXPECT_EQ(strong_component_count(t), 1) << spec;
+    for (const Link& l : t.links()) {
+      const bool core = !t.is_npu(l.src) && !t.is_npu(l.dst);
+      EXPECT_GE(l.bandwidth, (core ? 50 : 25) * 1'000'000'000LL) << spec;
+      EXPECT_LE(l.bandwidth, (core ? 800 : 400) * 1'000'000'000LL) << spec;
+      EXPECT_GE(l.latency, 100'000) << spec;
+      EXPECT_LE(l.latency, 2'000'000) << spec;
+      const auto back = t.out_links(l.dst);
+      EXPECT_TRUE(std::any_of(back.begin(), back.end(), [&](LinkId b) { return t.link(b).dst == l.src; })) << spec;
+    }
+    const Topology again = generate(spec);
+    ASSERT_EQ(again.num_links(), t.num_links());
+    for (LinkId l = 0; l < t.num_links(); ++l) EXPECT_EQ(again.link(l).bandwidth, t.link(l).bandwidth);
+  }
 }
 
 }  // namespace
