@@ -368,7 +368,8 @@ Routed one_rank_to_each(const topo::Translations& tr, const std::vector<Way>& wa
 }  // namespace
 
 std::optional<Algorithm> synthesize_symmetric(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
-                                              LinkModel model, std::string* why) {
+                                              LinkModel model, std::string* why, Bandwidth reduce_bandwidth) {
+  if (reduce_bandwidth < 0) throw Error(fmt::format("negative reduction bandwidth ({} B/s)", reduce_bandwidth));
   auto no = [&](std::string reason) -> std::optional<Algorithm> {
     if (why) *why = std::move(reason);
     return std::nullopt;
@@ -478,10 +479,12 @@ std::optional<Algorithm> synthesize_symmetric(const topo::Topology& t, const Col
   // the algorithm (an All-Reduce on 1024 NPUs: 2K transfers, where timing the 2M took 0.9 s);
   // tests compare the two transfer by transfer on symmetric topologies.
   Algorithm quotient = empty_algorithm("tenet", t, c, chunk_bytes, model);
+  if (reverses) quotient.reduce_bandwidth = reduce_bandwidth;
   write(quotient, true);
   time(t, quotient);
 
   Algorithm a = empty_algorithm("tenet", t, c, chunk_bytes, model);
+  a.reduce_bandwidth = quotient.reduce_bandwidth;
   const bool direct = std::all_of(ways.begin(), ways.end(), [](const Way& w) { return w.links == 1; });
   const size_t transfers = quotient.size() * static_cast<size_t>(p);
   a.reserve(transfers, transfers * (direct ? 1 : 2), 0);

@@ -52,8 +52,10 @@ namespace tenet::synth {
 // with the reason in `why`, unless `c` is an All-Gather, Reduce-Scatter, All-Reduce or All-to-All
 // (not All-to-Allv) over every NPU of a topology with translations (topo::translation_symmetry;
 // for Reduce-Scatter and All-Reduce, every link with one back) in chunks per NPU (not
-// all_reduce_chunks).
+// all_reduce_chunks). Its reductions take chunk / `reduce_bandwidth` each (Algorithm::
+// reduce_bandwidth; 0: no time).
 std::optional<Algorithm> synthesize_symmetric(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
-                                              LinkModel model, std::string* why = nullptr);
+                                              LinkModel model, std::string* why = nullptr,
+                                              Bandwidth reduce_bandwidth = 0);
 
 }  // namespace tenet::synth

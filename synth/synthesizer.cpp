@@ -2002,7 +2002,7 @@ Algorithm synthesize_once(const topo::Topology& t, const Collective& c, Bytes ch
   std::optional<Algorithm> symmetric;
   if (any || o.method == Method::Symmetric) {
     std::string why;
-    symmetric = synthesize_symmetric(t, c, chunk_bytes, o.link_model, &why);
+    symmetric = synthesize_symmetric(t, c, chunk_bytes, o.link_model, &why, o.reduce_bandwidth);
     if (!symmetric && !any) throw NotApplicable(fmt::format("method symmetric: {}", why));
     if (symmetric) {
       set_reduce_bandwidth(t, *symmetric, o.reduce_bandwidth);

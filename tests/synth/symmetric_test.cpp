@@ -132,7 +132,7 @@ TEST(Translations, FoundOnlyWhereEveryLinkMoves) {
 // and clusters of servers on rails, random chunk counts, both link models, and ranks in a random
 // order.
 // Verified, and timed (on the quotient: rank 0's sends, one link per orbit) exactly as synth::time
-// times the whole algorithm, transfer by transfer.
+// times the whole algorithm, transfer by transfer, with reductions that take time or none.
 TEST(Symmetric, VerifiedOnRandomSymmetricTopologies) {
   std::mt19937_64 rng(4242);
   auto pick = [&](int lo, int hi) { return lo + static_cast<int>(rng() % static_cast<uint64_t>(hi - lo + 1)); };
@@ -162,7 +162,9 @@ TEST(Symmetric, VerifiedOnRandomSymmetricTopologies) {
       std::shuffle(c.ranks.begin(), c.ranks.end(), rng);
       const LinkModel model = i % 3 == 0 ? LinkModel::Hold : LinkModel::Pipelined;
       std::string why;
-      const std::optional<Algorithm> a = synthesize_symmetric(t, c, kChunk, model, &why);
+      // Reductions taking time (500 GB/s to 4 TB/s) on a third of the cases.
+      const Bandwidth reduce_bandwidth = i % 3 == 1 ? Bandwidth{500'000'000'000} * (1 + i % 8) : 0;
+      const std::optional<Algorithm> a = synthesize_symmetric(t, c, kChunk, model, &why, reduce_bandwidth);
       ASSERT_TRUE(a) << spec << ": " << why;
       VerifyOptions quick;
       quick.lower_bound = false;
