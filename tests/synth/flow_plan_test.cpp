@@ -131,36 +131,16 @@ TEST(TreePacking, FullyConnectedBroadcastUsesEveryLinkOutOfTheRoot) {
   EXPECT_DOUBLE_EQ(plan_ratio(*p), 1.0 / 350e9);
 }
 
-// Seed 75 of the RandomFabrics benchmark (bench/micro/fabric_bench.cpp): switches sw1 and sw2
+// Seed 75 of the RandomFabrics benchmark (random-fabric:75): switches sw1 and sw2
 // take in less than they send out (asymmetric NICs). At one tree (capacities of 0-3 units) sw0
 // cannot be split off completely and no plan was found; at two trees the units are fine enough.
 // The trees' pipelines then stream at the root's connectivity (1.30x the bound at the trees'
 // rate on every route: a chunk on the route through npu4's 28 GB/s uplink held its tree back;
 // in lanes, 1.01x).
-const char* const kUnbalancedSwitches = R"(npus: 7
-switches: [{name: sw0}, {name: sw1}, {name: sw2}]
-links:
-  - {src: sw1, dst: sw0, bw: 681GB/s, lat: 800ns}
-  - {src: sw2, dst: sw1, bw: 738GB/s, lat: 600ns, bidirectional: false}
-  - {src: sw1, dst: sw2, bw: 311GB/s, lat: 600ns, bidirectional: false}
-  - {src: npu0, dst: sw0, bw: 340GB/s, lat: 500ns}
-  - {src: npu1, dst: sw1, bw: 85GB/s, lat: 1800ns, bidirectional: false}
-  - {src: sw1, dst: npu1, bw: 278GB/s, lat: 1800ns, bidirectional: false}
-  - {src: npu1, dst: sw0, bw: 189GB/s, lat: 300ns}
-  - {src: npu2, dst: sw1, bw: 134GB/s, lat: 1200ns, bidirectional: false}
-  - {src: sw1, dst: npu2, bw: 231GB/s, lat: 1200ns, bidirectional: false}
-  - {src: npu3, dst: sw2, bw: 357GB/s, lat: 900ns}
-  - {src: npu4, dst: sw1, bw: 28GB/s, lat: 1us, bidirectional: false}
-  - {src: sw1, dst: npu4, bw: 250GB/s, lat: 1us, bidirectional: false}
-  - {src: npu4, dst: sw2, bw: 358GB/s, lat: 1400ns}
-  - {src: npu5, dst: sw2, bw: 297GB/s, lat: 700ns, bidirectional: false}
-  - {src: sw2, dst: npu5, bw: 214GB/s, lat: 700ns, bidirectional: false}
-  - {src: npu6, dst: sw2, bw: 47GB/s, lat: 1100ns}
-  - {src: npu6, dst: sw0, bw: 367GB/s, lat: 1200ns}
-)";
+const char* const kUnbalancedSwitches = "random-fabric:75";
 
 TEST(TreePacking, UnbalancedSwitchesSplitInFinerUnits) {
-  const topo::Topology t = topo::parse_yaml(kUnbalancedSwitches);
+  const topo::Topology t = topo::generate(kUnbalancedSwitches);
   const std::optional<TreePacking> p = pack_broadcast_trees(t, 0);
   ASSERT_TRUE(p);
   EXPECT_EQ(p->k, 2);
@@ -180,23 +160,10 @@ TEST(TreePacking, UnbalancedSwitchesSplitInFinerUnits) {
 // direct links. The All-Reduce's pipelines share the switch's links at fractional rates; unpaced,
 // a stream whose chunks are there runs ahead and crowds out one that falls behind for good
 // (1.017x the bound at best); paced, each stream keeps to its share (1.002x).
-const char* const kSharedSwitch = R"(npus: 6
-switches: [{name: sw0}]
-links:
-  - {src: npu0, dst: sw0, bw: 35GB/s, lat: 500ns}
-  - {src: npu1, dst: sw0, bw: 82GB/s, lat: 100ns, bidirectional: false}
-  - {src: sw0, dst: npu1, bw: 35GB/s, lat: 100ns, bidirectional: false}
-  - {src: npu2, dst: sw0, bw: 366GB/s, lat: 300ns}
-  - {src: npu3, dst: sw0, bw: 254GB/s, lat: 1us}
-  - {src: npu4, dst: sw0, bw: 395GB/s, lat: 1300ns}
-  - {src: npu5, dst: sw0, bw: 279GB/s, lat: 400ns}
-  - {src: npu4, dst: npu2, bw: 188GB/s, lat: 1400ns}
-  - {src: npu1, dst: npu0, bw: 360GB/s, lat: 700ns, bidirectional: false}
-  - {src: npu0, dst: npu1, bw: 124GB/s, lat: 700ns, bidirectional: false}
-)";
+const char* const kSharedSwitch = "random-fabric:5";
 
 TEST(FlowPlanSynthesis, PacedPipelinesKeepToTheirShare) {
-  const topo::Topology t = topo::parse_yaml(kSharedSwitch);
+  const topo::Topology t = topo::generate(kSharedSwitch);
   const ChunkingResult r =
       synthesize_auto_chunks(t, Collective::over_all(t, CollectiveKind::AllReduce), Bytes{256} << 20);
   const LowerBound b = lower_bound(t, r.algorithm.collective, r.algorithm.chunk_bytes);
@@ -228,7 +195,7 @@ TEST(FlowPlanSynthesis, EveryStreamIsAQueueOfItsOwn) {
   o.method = SynthMethod::PlanPipeline;
   int checked = 0;
   for (int i = 0; i < 12; ++i) {
-    const topo::Topology t = i == 0 ? topo::parse_yaml(kSharedSwitch) : random_topology(rng, 8);
+    const topo::Topology t = i == 0 ? topo::generate(kSharedSwitch) : random_topology(rng, 8);
     for (CollectiveKind kind : {CollectiveKind::Broadcast, CollectiveKind::ReduceScatter}) {
       const Collective c = Collective::over_all(t, kind, 8);
       Algorithm a;
@@ -259,36 +226,10 @@ TEST(FlowPlanSynthesis, EveryStreamIsAQueueOfItsOwn) {
 // plan saturates npu5's uplinks (41 and 85 GB/s). Streams that fall behind catch up
 // two chunks at once and leave room too small for a whole chunk of another: 1.145x the bound at
 // 4096 chunks with whole chunks, 1.03x with four at a time at a quarter of the rate.
-const char* const kThreeSwitches = R"(npus: 7
-switches: [{name: sw0}, {name: sw1}, {name: sw2}]
-links:
-  - {src: sw1, dst: sw0, bw: 360GB/s, lat: 400ns, bidirectional: false}
-  - {src: sw0, dst: sw1, bw: 666GB/s, lat: 400ns, bidirectional: false}
-  - {src: sw2, dst: sw1, bw: 106GB/s, lat: 500ns}
-  - {src: sw0, dst: sw2, bw: 506GB/s, lat: 500ns}
-  - {src: npu0, dst: sw0, bw: 96GB/s, lat: 1700ns, bidirectional: false}
-  - {src: sw0, dst: npu0, bw: 172GB/s, lat: 1700ns, bidirectional: false}
-  - {src: npu1, dst: sw0, bw: 215GB/s, lat: 1800ns, bidirectional: false}
-  - {src: sw0, dst: npu1, bw: 33GB/s, lat: 1800ns, bidirectional: false}
-  - {src: npu2, dst: sw2, bw: 185GB/s, lat: 1900ns}
-  - {src: npu3, dst: sw2, bw: 388GB/s, lat: 1100ns, bidirectional: false}
-  - {src: sw2, dst: npu3, bw: 61GB/s, lat: 1100ns, bidirectional: false}
-  - {src: npu3, dst: sw0, bw: 147GB/s, lat: 2us}
-  - {src: npu4, dst: sw1, bw: 318GB/s, lat: 2us}
-  - {src: npu4, dst: sw2, bw: 178GB/s, lat: 900ns}
-  - {src: npu5, dst: sw0, bw: 41GB/s, lat: 1400ns}
-  - {src: npu5, dst: sw2, bw: 85GB/s, lat: 600ns}
-  - {src: npu6, dst: sw0, bw: 367GB/s, lat: 800ns}
-  - {src: npu6, dst: npu1, bw: 270GB/s, lat: 800ns}
-  - {src: npu6, dst: npu2, bw: 34GB/s, lat: 1900ns, bidirectional: false}
-  - {src: npu2, dst: npu6, bw: 249GB/s, lat: 1900ns, bidirectional: false}
-  - {src: npu1, dst: npu4, bw: 280GB/s, lat: 300ns}
-  - {src: npu4, dst: npu6, bw: 72GB/s, lat: 300ns, bidirectional: false}
-  - {src: npu6, dst: npu4, bw: 394GB/s, lat: 300ns, bidirectional: false}
-)";
+const char* const kThreeSwitches = "random-fabric:26";
 
 TEST(FlowPlanSynthesis, SplitPipelinesFitTheRoomLeft) {
-  const topo::Topology t = topo::parse_yaml(kThreeSwitches);
+  const topo::Topology t = topo::generate(kThreeSwitches);
   SynthOptions o;
   o.method = SynthMethod::PlanPipeline;
   const Collective c = Collective::over_all(t, CollectiveKind::Reduce, 4096);
@@ -296,6 +237,23 @@ TEST(FlowPlanSynthesis, SplitPipelinesFitTheRoomLeft) {
   const LowerBound b = lower_bound(t, c, a.chunk_bytes);
   EXPECT_LE(static_cast<double>(a.claimed_time) / static_cast<double>(b.total), 1.04) << a.method;
   EXPECT_NE(a.method.find("4 chunks of a stream at once"), std::string::npos) << a.method;
+  const Report rep = verify(t, a, {.max_reported = 3});
+  EXPECT_TRUE(rep.correct()) << testing::violation_text(rep);
+}
+
+// Seed 184 of the RandomFabrics benchmark: a Broadcast from npu0 whose plan packs 292 tree units
+// (1 GB/s each) in 19 trees of 1 to dozens of copies. In quarters a chunk takes four of its
+// tree's chunk times per level: 131 us per level for a tree of one copy at 8192 chunks of 32 KiB.
+// Dealt in proportion to their copies the thin trees ended last (1.138x the bound); dealt by when
+// each chunk would reach a tree's last NPU, they take fewer, and the trees end together (1.076x).
+TEST(FlowPlanSynthesis, PipelinesDealChunksByWhenTheyWouldArrive) {
+  const topo::Topology t = topo::generate("random-fabric:184");
+  SynthOptions o;
+  o.method = SynthMethod::PlanPipeline;
+  const Collective c = Collective::over_all(t, CollectiveKind::Broadcast, 8192);
+  const Algorithm a = synthesize(t, c, c.chunk_bytes_for(Bytes{256} << 20), o);
+  const LowerBound b = lower_bound(t, c, a.chunk_bytes);
+  EXPECT_LE(static_cast<double>(a.claimed_time) / static_cast<double>(b.total), 1.09) << a.method;
   const Report rep = verify(t, a, {.max_reported = 3});
   EXPECT_TRUE(rep.correct()) << testing::violation_text(rep);
 }
