@@ -572,7 +572,8 @@ Algorithm from_collective_graph(const std::vector<EtFile>& files, const topo::To
       throw Error(fmt::format("{} {} in the metadata is outside [{}, {}]", name, v, lo, hi), {et_path(prefix, 0)});
     return v;
   };
-  a.collective.chunks_per_npu = static_cast<int>(meta_in("tenet_chunks_per_npu", 1, 1, topo::kMaxChunksPerNpu));
+  a.collective.chunks_per_npu =
+      static_cast<int>(meta_in("tenet_chunks_per_npu", 1, 1, topo::kMaxChunksPerNpuOfAlgorithm));
   if (a.collective.kind == synth::CollectiveKind::AllReduce)
     a.collective.all_reduce_chunks =
         static_cast<int>(meta_in("tenet_chunks", 0, 0, std::numeric_limits<int32_t>::max()));

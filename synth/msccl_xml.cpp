@@ -473,9 +473,9 @@ MscclImport import_msccl_xml(std::string_view text, const topo::Topology& t, con
   if (a.collective.kind == CollectiveKind::AllReduce) split = p / std::gcd(per_loop, p);
   else if (per_loop < p || per_loop % p != 0)
     throw fail(algo, fmt::format("nchunksperloop {} is not a multiple of ngpus {}", per_loop, p));
-  if (static_cast<int64_t>(per_loop) * split / p > topo::kMaxChunksPerNpu)
+  if (static_cast<int64_t>(per_loop) * split / p > topo::kMaxChunksPerNpuOfAlgorithm)
     throw fail(algo, fmt::format("nchunksperloop {} makes {} chunks per NPU, over Tenet's limit of {}", per_loop,
-                                 static_cast<int64_t>(per_loop) * split / p, topo::kMaxChunksPerNpu));
+                                 static_cast<int64_t>(per_loop) * split / p, topo::kMaxChunksPerNpuOfAlgorithm));
   const int k = per_loop * split / p;
   for (int r = 0; r < p; ++r) a.collective.ranks.push_back(r);
   a.collective.chunks_per_npu = k;

@@ -99,8 +99,9 @@ void leaf_spine(Emitter& e, int leaves, int per, int spines, Bandwidth down_bw, 
   }
 }
 
-// random-fabric:SEED. The draws, in order, are the RandomFabrics benchmark's since it began
-// (bench/micro/fabric_bench.cpp): the same seed gives the same fabric, link for link.
+// random-fabric:SEED. The draws, in order, are those the RandomFabrics benchmark
+// (bench/micro/fabric_bench.cpp) made with its own copy before it used this generator: the same
+// seed gives the fabric its figures since then quote, link for link.
 struct RandomFabric {
   explicit RandomFabric(int seed) : rng(static_cast<uint64_t>(seed)), npus(pick(6, 16)), switches(pick(1, 4)) {}
   std::mt19937_64 rng;

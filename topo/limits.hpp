@@ -14,9 +14,10 @@ namespace tenet::topo {
 inline constexpr int64_t kMaxNodes = int64_t{1} << 20;  // NPUs and switches of a topology
 inline constexpr int64_t kMaxLinks = int64_t{1} << 22;  // directed links of a topology
 inline constexpr int kMaxNesting = 256;                  // brackets, braces, levels in a topology file
-inline constexpr int kMaxChunksPerNpu = 4096;            // --chunks-per-npu, suites, imported algorithms
-// An algorithm file's chunks per NPU, and `tenet synth -k`: -k auto's pipelines, server plan and
-// matcher double past kMaxChunksPerNpu while they gain, and what auto picked can be asked for.
+inline constexpr int kMaxChunksPerNpu = 4096;            // tenet sim -k, suites, -k auto's search
+// An algorithm's chunks per NPU (Tenet JSON, Chakra ET and MSCCL-XML read back), and `tenet synth
+// -k`: -k auto's pipelines, server plan and matcher double past kMaxChunksPerNpu while they gain,
+// and what auto picked can be written, read back and asked for.
 inline constexpr int kMaxChunksPerNpuOfAlgorithm = 1 << 20;
 
 // Throws tenet::Error("<count> <what> is over the limit of <limit> ...") at `where` when count > limit.

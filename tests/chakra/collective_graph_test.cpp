@@ -111,7 +111,7 @@ TEST(RoundTrip, MetadataOutOfRangeIsAnErrorNamingIt) {
   };
   EXPECT_THAT(with_meta("tenet_ranks", "0,x,2,3", 0), HasSubstr("tenet_ranks in the metadata names 'x', not an NPU"));
   EXPECT_THAT(with_meta("tenet_ranks", "0,1,2,99999999999", 0), HasSubstr("names '99999999999'"));
-  EXPECT_THAT(with_meta("tenet_chunks_per_npu", "", int64_t{1} << 27), HasSubstr("tenet_chunks_per_npu 134217728 in the metadata is outside [1, 4096]"));
+  EXPECT_THAT(with_meta("tenet_chunks_per_npu", "", int64_t{1} << 27), HasSubstr("tenet_chunks_per_npu 134217728 in the metadata is outside [1, 1048576]"));
   EXPECT_THAT(with_meta("tenet_chunk_bytes", "", -5), HasSubstr("tenet_chunk_bytes -5 in the metadata is outside"));
 }
 
