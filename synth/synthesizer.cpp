@@ -1894,18 +1894,24 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
   // least, which makes the slowest tree's chunks / copies (its time at its fluid rate) least. A
   // tree of one copy among hundreds may get none: rounding to it would make it the slowest.
   const ChunkId chunks = forward.num_chunks();
-  std::vector<int> tree_of(chunks, -1), dealt(packing->trees.size(), 0);
   std::vector<std::vector<int>> trees_of(ft.num_npus());
   for (size_t i = 0; i < packing->trees.size(); ++i) trees_of[packing->trees[i].root].push_back(static_cast<int>(i));
-  for (ChunkId ch = 0; ch < chunks; ++ch) {
-    int best = -1;
-    for (int i : trees_of[forward.ranks[forward.origin(ch)]])
-      if (best < 0 || int64_t{dealt[i] + 1} * packing->trees[best].copies <
-                          int64_t{dealt[best] + 1} * packing->trees[i].copies)
-        best = i;
-    tree_of[ch] = best;
-    ++dealt[best];
-  }
+  // Each chunk in turn to the first of its root's trees that none is `before`, given how many
+  // each was dealt so far (before(i, j, dealt): tree i goes before tree j).
+  auto deal = [&](auto&& before) {
+    std::vector<int> dealing(chunks, -1), dealt(packing->trees.size(), 0);
+    for (ChunkId ch = 0; ch < chunks; ++ch) {
+      int best = -1;
+      for (int i : trees_of[forward.ranks[forward.origin(ch)]])
+        if (best < 0 || before(i, best, dealt)) best = i;
+      dealing[ch] = best;
+      ++dealt[best];
+    }
+    return dealing;
+  };
+  const std::vector<int> tree_of = deal([&](int i, int j, const std::vector<int>& dealt) {
+    return int64_t{dealt[i] + 1} * packing->trees[j].copies < int64_t{dealt[j] + 1} * packing->trees[i].copies;
+  });
   // The pipelines also deal by when a chunk would arrive (pipeline_fill): each next chunk of a
   // root to the tree where it would reach the tree's last NPU the earliest, at its fill plus a
   // chunk time at the tree's rate per chunk dealt before. Jefferson's method is that where the fill
@@ -1915,17 +1921,10 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
   // chunks by copies, 1.076x by arrival; 1.078x -> 1.042x at 65536. The pipelines time both and
   // keep the faster (200 random fabrics x 5 collectives: 66 cases faster, 12 slower, by under
   // 0.7 % but one 2 %, whose doubling stopped earlier; worst 1.078x -> 1.069x the bound).
-  auto deal_by_arrival = [&](const std::vector<Time>& fill, const std::vector<Time>& ser) {
-    std::vector<int> by_arrival(chunks, -1), taken(packing->trees.size(), 0);
-    for (ChunkId ch = 0; ch < chunks; ++ch) {
-      int best = -1;
-      Time soonest = 0;
-      for (int i : trees_of[forward.ranks[forward.origin(ch)]])
-        if (const Time at = fill[i] + taken[i] * ser[i]; best < 0 || at < soonest) best = i, soonest = at;
-      by_arrival[ch] = best;
-      ++taken[best];
-    }
-    return by_arrival;
+  auto deal_by_arrival = [&](const PipelineFill& fill) {
+    return deal([&](int i, int j, const std::vector<int>& dealt) {
+      return fill.last[i] + dealt[i] * fill.chunk_time[i] < fill.last[j] + dealt[j] * fill.chunk_time[j];
+    });
   };
   std::vector<std::tuple<NodeId, NodeId, std::vector<LinkId>>> ways;
   std::set<std::tuple<NodeId, NodeId, std::vector<LinkId>>> distinct;
@@ -1944,11 +1943,11 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
       const bool lanes = v % kPipelineVariants >= 2, paced = v % 2 == 1;
       const int split = v >= kPipelineVariants ? kPipelineSplit : 1;
       if (lanes && !routed) return;
-      const PipelineFill fill = pipeline_fill(ft, *packing, chunk_bytes, lanes, split);
-      const std::vector<int> by_arrival = deal_by_arrival(fill.last, fill.chunk_time);
       // Both dealings where they differ, timed, the faster kept. A variant asked for alone (an
       // All-Reduce's halves, timed joined) deals by arrival where split (a level costs four chunk
       // times), else by copies.
+      std::vector<int> by_arrival;
+      if (variant < 0 || split > 1) by_arrival = deal_by_arrival(pipeline_fill(ft, *packing, chunk_bytes, lanes, split));
       std::vector<const std::vector<int>*> dealings;
       if (variant >= 0) {
         dealings.push_back(split > 1 ? &by_arrival : &tree_of);
