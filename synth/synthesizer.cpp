@@ -1858,10 +1858,11 @@ bool mixed_speeds(const topo::Topology& t) {
 // little to their longer fill (random fabrics' 40 first seeds, split instead of whole everywhere:
 // 37 of 200 cases faster, 16 slower, 1.54x the CPU).
 // Each of the eight also *sped up* (v + kPipelineSpedUp; StreamSpeedup), on mixed speeds only (where
-// links the plan leaves room on lie beside saturated ones). Neither way wins everywhere (random
-// fabrics at one chunk count: 136 of 716 cases faster sped up, 24 slower; paced, a stream sped up
-// may wait on its pacing twice as often: random-fabric-5's Reduce-Scatter at 2048 chunks, 1.006x
-// the bound at the plan's rates, 1.10x sped up), so both are timed.
+// links the plan leaves room on lie beside saturated ones). Neither way wins everywhere (the
+// random fabrics with the unpaced variants sped up in place of the plan's rates, at the counts
+// both searches chose: 136 of 716 cases faster, 24 slower; sped up, the paced ones can lose badly:
+// random-fabric-5's Reduce-Scatter at 2048 chunks, 1.006x the bound at the plan's rates, 1.10x sped
+// up), so both are timed.
 constexpr int kPipelineVariants = 4;
 constexpr int kPipelineSplit = 4;
 constexpr int kPipelineSpedUp = 2 * kPipelineVariants;
