@@ -1487,6 +1487,10 @@ const TreePacking* plan_of(const topo::Topology& t, NodeId root = -1) {
 
 using Method = SynthMethod;
 
+// In lanes, a chunk goes at the tree's rate times its lane, but at least this of it: a chunk in a
+// lane of a few percent would take the whole stream's time, and its subtree would wait.
+constexpr double kLeastLane = 0.5;
+
 // How much faster than the plan's rates a pipeline's streams may go: per link, its bandwidth over
 // the rates the plan puts on it (the trees' rates times their shares of the arc's routes, or
 // their lanes), at least 1; a stream goes at its rate times the least of its route's factors, and
@@ -1498,7 +1502,8 @@ using Method = SynthMethod;
 // beside the plan's rates, the faster kept (for_each_pipeline_variant).
 class StreamSpeedup {
  public:
-  StreamSpeedup(const topo::Topology& ft, const TreePacking& packing, bool lanes, bool on = true)
+  // With `on` false, every factor is 1: the plan's rates.
+  StreamSpeedup(const topo::Topology& ft, const TreePacking& packing, bool lanes, bool on)
       : ft_(ft), factor_(ft.num_links(), 1.0) {
     if (!on) return;
     std::vector<double> planned(ft.num_links(), 0.0);
@@ -1523,8 +1528,9 @@ class StreamSpeedup {
       factor = std::min(factor, factor_[l]);
       narrowest = std::min(narrowest, ft_.link(l).bandwidth);
     }
-    // A hair under and rounded down: the sum over a link's streams stays within its bandwidth.
-    return std::max<Bandwidth>(1, std::min(narrowest, static_cast<Bandwidth>(rate * std::max(1.0, factor))));
+    // (Factors are at least 1, a hair under the link's room, and the rate rounds down: the sum over
+    // a link's streams stays within its bandwidth.)
+    return std::max<Bandwidth>(1, std::min(narrowest, static_cast<Bandwidth>(rate * factor)));
   }
 
  private:
@@ -1534,13 +1540,13 @@ class StreamSpeedup {
 
 // Per tree of a plan, as plan_pipeline streams it: `chunk_time`, a chunk's time at the tree's
 // rate (a chunk leaves the root each chunk time), and `last`, when its first chunk reaches its last
-// NPU (per arc, a chunk's time at the stream's rate, `split` times as long when split, plus the
-// latency of its slowest route).
+// NPU (per arc, a chunk's time at the stream's rate as `speedup` gives it, `split` times as long
+// when split, plus the latency of its slowest route).
 struct PipelineFill {
   std::vector<Time> chunk_time, last;
 };
 PipelineFill pipeline_fill(const topo::Topology& ft, const TreePacking& packing, Bytes chunk_bytes, bool lanes,
-                           int split, bool sped_up) {
+                           int split, const StreamSpeedup& speedup) {
   const int n = ft.num_npus();
   const double per_copy = static_cast<double>(packing.unit) / packing.congestion;
   auto time_at = [&](double rate) { return transfer_time(chunk_bytes, std::max<Bandwidth>(1, static_cast<Bandwidth>(rate))); };
@@ -1548,7 +1554,6 @@ PipelineFill pipeline_fill(const topo::Topology& ft, const TreePacking& packing,
   std::vector<Time> arrival(n);
   std::vector<char> known(n);
   std::vector<NodeId> path;
-  const StreamSpeedup speedup(ft, packing, lanes, sped_up);
   for (const PackedTree& tr : packing.trees) {
     const double rate = per_copy * tr.copies;
     f.chunk_time.push_back(time_at(rate));
@@ -1567,7 +1572,7 @@ PipelineFill pipeline_fill(const topo::Topology& ft, const TreePacking& packing,
           if (shares[r] <= 0) continue;
           Time latency = 0;
           for (LinkId l : tr.routes[u][r]) latency += ft.link(l).latency;
-          const double own = (lanes ? rate * std::max(0.5, shares[r]) : rate) / split;
+          const double own = (lanes ? rate * std::max(kLeastLane, shares[r]) : rate) / split;
           hop = std::max(hop, transfer_time(chunk_bytes, speedup(tr.routes[u][r], own)) + latency);
         }
         arrival[u] = arrival[tr.parent[u]] + hop;
@@ -1605,10 +1610,11 @@ PipelineFill pipeline_fill(const topo::Topology& ft, const TreePacking& packing,
 // ahead) left room too small for the next chunk of another, lost for good; smaller transfers fit
 // the room (random-fabric-26 Reduce, 4096 chunks: 1.145x the bound whole, 1.031x in quarters; the
 // fill takes `split` times as long). No variant wins everywhere; the caller keeps the fastest.
+// Each stream's rate goes through `speedup` (sped up, or the plan's own where it is off).
 // `pace` gets the dependency per transfer (-1: none).
 RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const TreePacking& packing,
                       const std::vector<int>& tree_of, Bytes chunk_bytes, bool last_first, bool lanes,
-                      int split, bool sped_up, std::vector<int32_t>* pace = nullptr) {
+                      int split, const StreamSpeedup& speedup, std::vector<int32_t>* pace = nullptr) {
   const int n = ft.num_npus();
   struct Item {
     double key;
@@ -1659,7 +1665,6 @@ RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const Tre
   std::vector<std::vector<char>> channels_at_last(channels_at_first.size());
   if (pace) pace->clear();
   const double per_copy = static_cast<double>(packing.unit) / packing.congestion;
-  const StreamSpeedup speedup(ft, packing, lanes, sped_up);
   for (const Item& it : items) {
     const PackedTree& tr = packing.trees[it.tree];
     const auto& routes = tr.routes[it.v];
@@ -1685,11 +1690,10 @@ RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const Tre
     }
     const Bandwidth tree_rate = std::max<Bandwidth>(1, static_cast<Bandwidth>(per_copy * tr.copies));
     const Time ser = transfer_time(chunk_bytes, tree_rate);
-    // In lanes, a chunk goes at the tree's rate times its lane (at least half of it: a chunk in a
-    // lane of a few percent would take the whole stream's time, and its subtree would wait).
-    // Split, a chunk takes `split` times as long at that rate over `split`.
+    // In lanes, a chunk goes at the tree's rate times its lane (kLeastLane). Split, a chunk takes
+    // `split` times as long at that rate over `split`.
     const Bandwidth whole =
-        lanes ? static_cast<Bandwidth>(per_copy * tr.copies * std::max(0.5, shares[pick])) : tree_rate;
+        lanes ? static_cast<Bandwidth>(per_copy * tr.copies * std::max(kLeastLane, shares[pick])) : tree_rate;
     const Bandwidth planned = std::max<Bandwidth>(1, whole / split);
     const Bandwidth rate = speedup(routes[pick], static_cast<double>(planned));
     const int32_t dep = brought[static_cast<size_t>(tr.parent[it.v]) * chunks + it.chunk];
@@ -2004,7 +2008,8 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
       const bool lanes = v % kPipelineVariants >= 2, paced = v % 2 == 1, sped_up = v >= kPipelineSpedUp;
       const int split = v % kPipelineSpedUp >= kPipelineVariants ? kPipelineSplit : 1;
       if (lanes && !routed) return;
-      if (sped_up && !StreamSpeedup(ft, *packing, lanes).any()) return;  // the same as at the plan's rates
+      const StreamSpeedup speedup(ft, *packing, lanes, sped_up);
+      if (sped_up && !speedup.any()) return;  // the same as at the plan's rates
       // Both dealings where they differ, timed, the faster kept; sped up, by arrival alone (its fill
       // is what the speed-up shortens). A variant asked for alone (an All-Reduce's halves, timed
       // joined) deals by arrival where split (a level costs four chunk times) or sped up, else by
@@ -2012,7 +2017,7 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
       const bool arrival_only = split > 1 || sped_up;
       std::vector<int> by_arrival;
       if (variant < 0 || arrival_only)
-        by_arrival = deal_by_arrival(pipeline_fill(ft, *packing, chunk_bytes, lanes, split, sped_up));
+        by_arrival = deal_by_arrival(pipeline_fill(ft, *packing, chunk_bytes, lanes, split, speedup));
       std::vector<const std::vector<int>*> dealings;
       if (variant >= 0 || sped_up) {
         dealings.push_back(arrival_only ? &by_arrival : &tree_of);
@@ -2023,7 +2028,7 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
       for (const std::vector<int>* dealing : dealings) {
         std::vector<int32_t> pace;
         RawList raw =
-            plan_pipeline(ft, g, *packing, *dealing, chunk_bytes, last_first, lanes, split, sped_up, paced ? &pace : nullptr);
+            plan_pipeline(ft, g, *packing, *dealing, chunk_bytes, last_first, lanes, split, speedup, paced ? &pace : nullptr);
         Algorithm a = build(t, g, std::move(raw), plan, c, chunk_bytes, o, paced ? &pace : nullptr);
         if (variant < 0) time(t, a);
         a.method = fmt::format("flow-plan pipelines ({} trees, {} per {}, at their fluid rates{}{}{}{}{})",
