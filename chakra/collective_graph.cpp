@@ -198,6 +198,7 @@ ChakraProtoMsg::GlobalMetadata CollectiveGraphPlan::metadata(int r) const {
   add_int(m, "tenet_chunk_bytes", a_.chunk_bytes);
   add_string(m, "tenet_link_model", std::string(synth::to_string(a_.link_model)));
   if (a_.reduce_bandwidth > 0) add_int(m, "tenet_reduce_bandwidth", a_.reduce_bandwidth);
+  if (a_.serial_channels) add_int(m, "tenet_serial_channels", 1);
   add_string(m, "tenet_fingerprint", fmt::format("{:016x}", a_.topology_fingerprint));
   add_string(m, "tenet_name", a_.name);
   add_int(m, "tenet_rank", r);
@@ -582,6 +583,7 @@ Algorithm from_collective_graph(const std::vector<EtFile>& files, const topo::To
   a.name = meta_string(meta, "tenet_name").value_or("chakra");
   a.link_model = synth::parse_link_model(meta_string(meta, "tenet_link_model").value_or("pipelined"));
   a.reduce_bandwidth = meta_in("tenet_reduce_bandwidth", 0, 0, int64_t{1'000'000'000'000'000});
+  a.serial_channels = meta_in("tenet_serial_channels", 0, 0, 1) == 1;
   {
     const std::string fp = meta_string(meta, "tenet_fingerprint").value_or("0");
     const auto [end, ec] = std::from_chars(fp.data(), fp.data() + fp.size(), a.topology_fingerprint, 16);

@@ -119,6 +119,7 @@ Algorithm with_transfers(const Algorithm& a, const std::vector<TransferSpec>& sp
   out.link_model = a.link_model;
   out.claimed_time = a.claimed_time;
   out.reduce_bandwidth = a.reduce_bandwidth;
+  out.serial_channels = a.serial_channels;
   for (const TransferSpec& s : specs) out.add(s);
   return out;
 }

@@ -17,7 +17,11 @@
 //
 // Channel: transfers that leave over the same first link in the same channel are served in list
 // order; different channels are independent queues sharing the links (NCCL's and MSCCL's
-// channels). Default 0.
+// channels). Default 0. A channel's transfers may be under way at once (the next is served once
+// the last has started), or, where the algorithm says its channels are serial
+// (`serial_channels`), one at a time: the next is served once the last has left the link (its
+// last byte is out), as an MSCCL threadblock sends, and as a stream at a fixed rate never goes
+// faster than its rate. Channel 0 is never serial.
 //
 // Rate: a transfer moves at a rate of bytes per second, by default (0) the narrowest bandwidth on
 // its route; a producer may set a lower one (two rings sharing one link at half rate each). Under
@@ -106,6 +110,7 @@ class Algorithm {
   LinkModel link_model = LinkModel::Pipelined;
   Time claimed_time = -1;             // the producer's collective time, or -1
   Bandwidth reduce_bandwidth = 0;     // B/s a destination reduces a received chunk at; 0: no time
+  bool serial_channels = false;       // a channel (other than 0) sends one transfer at a time (above)
 
   // How long a reduction of one chunk takes (0 when reductions take no time).
   Time reduction_time() const { return reduce_bandwidth > 0 ? transfer_time(chunk_bytes, reduce_bandwidth) : 0; }

@@ -60,6 +60,7 @@ void write_to(const Algorithm& a, Sink& out) {
                       json(a.topology_name).dump(), a.topology_fingerprint));
   out.put(fmt::format("  \"chunk_bytes\": {},\n  \"link_model\": \"{}\",\n", a.chunk_bytes, to_string(a.link_model)));
   if (a.reduce_bandwidth > 0) out.put(fmt::format("  \"reduce_Bps\": {},\n", a.reduce_bandwidth));
+  if (a.serial_channels) out.put("  \"channels\": \"serial\",\n");
   out.put("  \"collective_time_ps\": ");
   time(a.claimed_time);
   out.put(",\n  \"transfers\": [");

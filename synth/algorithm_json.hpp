@@ -8,6 +8,7 @@
 //   "chunk_bytes": 1048576,
 //   "link_model": "pipelined",
 //   "reduce_Bps": 500000000000,                (only when reductions take time: Algorithm::reduce_bandwidth)
+//   "channels": "serial",                      (only when they are: Algorithm::serial_channels; or "shared")
 //   "collective_time_ps": 62914560,            (or null)
 //   "transfers": [
 //     {"id": 0, "chunk": 0, "src": 0, "dst": 1, "op": "copy", "route": [0], "deps": [],

@@ -555,6 +555,12 @@ Algorithm build_head(const Reader& r, const json& doc, int64_t& version) {
   }
   if (doc.contains("reduce_Bps"))
     a.reduce_bandwidth = r.integer(doc["reduce_Bps"], "reduce_Bps", 0, int64_t{1'000'000'000'000'000});
+  if (doc.contains("channels")) {
+    const std::string channels = r.string(doc["channels"], "channels");
+    if (channels != "serial" && channels != "shared")
+      r.fail("channels", fmt::format("'{}' is neither 'shared' nor 'serial'", channels));
+    a.serial_channels = channels == "serial";
+  }
   a.claimed_time = doc.contains("collective_time_ps") ? r.time(doc["collective_time_ps"], "collective_time_ps") : -1;
 
   r.array(r.field(doc, "transfers", "transfers"), "transfers");

@@ -110,6 +110,9 @@ TransferQueues::TransferQueues(const topo::Topology& t, const Algorithm& a) : a_
   queue_list_.resize(n);
   std::vector<int32_t> next(queue_offset_.begin(), queue_offset_.end() - 1);
   for (TransferId id = 0; id < n; ++id) queue_list_[next[queue_of_[id]]++] = id;
+  serial_.assign(static_cast<size_t>(queues), 0);
+  if (a.serial_channels)
+    for (TransferId id = 0; id < n; ++id) serial_[queue_of_[id]] = a[id].channel != 0;
 }
 
 template <typename Queues>
@@ -119,6 +122,7 @@ BasicLinkAdmission<Queues>::BasicLinkAdmission(const topo::Topology& t, const Qu
   for (LinkId l = 0; l < links; ++l) capacity_[l] = t.link(l).bandwidth;
   used_.assign(links, 0);
   admitted_.assign(static_cast<size_t>(q.num_queues()), 0);
+  busy_.assign(static_cast<size_t>(q.num_queues()), 0);
   waiters_.resize(links);
   deps_met_.assign(static_cast<size_t>(q.size()), 0);
   freed_mark_.assign(links, 0);
@@ -142,7 +146,7 @@ template <typename Queues>
 void BasicLinkAdmission<Queues>::dependencies_met(TransferId id) {
   deps_met_[id] = 1;
   const int32_t q = q_.queue_of(id);
-  if (q_.queue_entry(q, admitted_[q]) == id) push(candidates_, id);
+  if (q_.queue_entry(q, admitted_[q]) == id && !busy_[q]) push(candidates_, id);
 }
 
 template <typename Queues>
@@ -154,6 +158,10 @@ void BasicLinkAdmission<Queues>::next_on_route(int32_t q) {
 template <typename Queues>
 void BasicLinkAdmission<Queues>::released(TransferId id) {
   const auto [route, rate, queue] = q_.entry(id);
+  if (q_.serial(queue)) {  // its queue's next may go now
+    busy_[queue] = 0;
+    next_on_route(queue);
+  }
   for (LinkId l : route) {
     used_[l] -= held_at(l, rate);
     // Only a link with waiters has any to wake: waiters join a link inside admit() alone, and a
@@ -207,7 +215,10 @@ void BasicLinkAdmission<Queues>::admit_all(void (*call)(void*, TransferId), void
       deps_met_[id] = 2;
       ++admitted_[q];
       call(start, id);
-      next_on_route(q);
+      if (q_.serial(q))
+        busy_[q] = 1;  // its queue's next waits for it to leave the link
+      else
+        next_on_route(q);
     }
     // A woken waiter parked on another link left room for the next ones: wake again.
     std::erase_if(wake, [&](LinkId l) {

@@ -6,10 +6,12 @@
 // earlier-listed arrival of its chunk at its source) and the transfer listed before it with the
 // same first link and channel has been admitted: a sender's port serves each channel's transfers
 // in list order (NCCL's channels and MSCCL's are independent queues that share the port by
-// capacity). An eligible transfer is *admitted* when every link of its route has its rate to
-// spare (under `hold`, is free). At each instant, after every arrival and release of that instant,
-// eligible transfers are considered in list order. One that does not fit waits on the first link
-// of its route lacking capacity and is reconsidered when that link frees capacity. Links further
+// capacity). In a serial queue (Algorithm::serial_channels) the transfer before it must also have
+// left the link (its last byte is out): one at a time. An eligible transfer is *admitted* when
+// every link of its route has its rate to spare (under `hold`, is free). At each instant, after
+// every arrival and release of that instant, eligible transfers are considered in list order. One
+// that does not fit waits on the first link of its route lacking capacity and is reconsidered when
+// that link frees capacity. Links further
 // along a route (a switch's uplink, a router NPU's port) impose no order across senders: a ready
 // transfer uses their spare capacity even if an earlier-listed one from another sender is not
 // ready yet, as a network shares a link among flows (a strict list order there would make a
@@ -81,6 +83,8 @@ class TransferQueues {
   Bandwidth rate(TransferId id) const { return rate_[id]; }
   int32_t num_queues() const { return static_cast<int32_t>(queue_offset_.size()) - 1; }
   int32_t queue_of(TransferId id) const { return queue_of_[id]; }
+  // Whether queue q sends one transfer at a time (Algorithm::serial_channels, a channel other than 0).
+  bool serial(int32_t q) const { return serial_[q] != 0; }
   // The n-th transfer of queue q, or -1 past its end.
   TransferId queue_entry(int32_t q, int32_t n) const {
     const int32_t at = queue_offset_[q] + n;
@@ -92,6 +96,7 @@ class TransferQueues {
   std::vector<Bandwidth> rate_;
   std::vector<int32_t> queue_of_, queue_offset_;  // CSR: per queue, its transfers in list order
   std::vector<TransferId> queue_list_;
+  std::vector<char> serial_;  // per queue
 };
 
 // The admission rule above over `Queues`: TransferQueues (an algorithm's list), or a plan that
@@ -135,6 +140,7 @@ class BasicLinkAdmission {
   std::vector<Bandwidth> capacity_, used_;
   std::vector<char> deps_met_;
   std::vector<int32_t> admitted_;  // per queue: how many it admitted
+  std::vector<char> busy_;         // per serial queue: one of its transfers is on its first link
   std::vector<Heap> waiters_;  // per link
   Heap candidates_;
   std::vector<topo::LinkId> freed_;  // links that freed capacity since the last admit()

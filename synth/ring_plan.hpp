@@ -120,6 +120,7 @@ class RingPlan {
 
   // Queues: transfers leaving over one first link in one channel, in list order (LinkAdmission).
   int32_t num_queues() const { return static_cast<int32_t>(queue_offset_.size()) - 1; }
+  bool serial(int32_t) const { return false; }  // (a ring's channels are shared: Algorithm::serial_channels)
   int32_t queue_of(TransferId id) const { return entry(id).queue; }
   // The n-th transfer of queue q, or -1 past its end.
   TransferId queue_entry(int32_t q, int32_t n) const {

@@ -1488,8 +1488,17 @@ const TreePacking* plan_of(const topo::Topology& t, NodeId root = -1) {
 using Method = SynthMethod;
 
 // In lanes, a chunk goes at the tree's rate times its lane, but at least this of it: a chunk in a
-// lane of a few percent would take the whole stream's time, and its subtree would wait.
+// lane of a few percent would take the whole stream's time, and its subtree would wait. (Not in
+// serial channels: there a stream over its lane would hold its route's other streams back.)
 constexpr double kLeastLane = 0.5;
+
+// How plan_pipeline streams a plan's trees (its comment says what each does).
+struct PipelineShape {
+  bool lanes = false;
+  int split = 1;
+  double least_lane = kLeastLane;
+  bool serial = false;
+};
 
 // How much faster than the plan's rates a pipeline's streams may go: per link, its bandwidth over
 // the rates the plan puts on it (the trees' rates times their shares of the arc's routes, or
@@ -1545,8 +1554,10 @@ class StreamSpeedup {
 struct PipelineFill {
   std::vector<Time> chunk_time, last;
 };
-PipelineFill pipeline_fill(const topo::Topology& ft, const TreePacking& packing, Bytes chunk_bytes, bool lanes,
-                           int split, const StreamSpeedup& speedup) {
+PipelineFill pipeline_fill(const topo::Topology& ft, const TreePacking& packing, Bytes chunk_bytes,
+                           const PipelineShape& shape, const StreamSpeedup& speedup) {
+  const bool lanes = shape.lanes;
+  const int split = shape.split;
   const int n = ft.num_npus();
   const double per_copy = static_cast<double>(packing.unit) / packing.congestion;
   auto time_at = [&](double rate) { return transfer_time(chunk_bytes, std::max<Bandwidth>(1, static_cast<Bandwidth>(rate))); };
@@ -1572,7 +1583,7 @@ PipelineFill pipeline_fill(const topo::Topology& ft, const TreePacking& packing,
           if (shares[r] <= 0) continue;
           Time latency = 0;
           for (LinkId l : tr.routes[u][r]) latency += ft.link(l).latency;
-          const double own = (lanes ? rate * std::max(kLeastLane, shares[r]) : rate) / split;
+          const double own = (lanes ? rate * std::max(shape.least_lane, shares[r]) : rate) / split;
           hop = std::max(hop, transfer_time(chunk_bytes, speedup(tr.routes[u][r], own)) + latency);
         }
         arrival[u] = arrival[tr.parent[u]] + hop;
@@ -1613,9 +1624,11 @@ PipelineFill pipeline_fill(const topo::Topology& ft, const TreePacking& packing,
 // Each stream's rate goes through `speedup` (sped up, or the plan's own where it is off).
 // `pace` gets the dependency per transfer (-1: none).
 RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const TreePacking& packing,
-                      const std::vector<int>& tree_of, Bytes chunk_bytes, bool last_first, bool lanes,
-                      int split, const StreamSpeedup& speedup, std::vector<int32_t>* pace = nullptr) {
+                      const std::vector<int>& tree_of, Bytes chunk_bytes, bool last_first, const PipelineShape& shape,
+                      const StreamSpeedup& speedup, std::vector<int32_t>* pace = nullptr) {
   const int n = ft.num_npus();
+  const bool lanes = shape.lanes;
+  const int split = shape.split;
   struct Item {
     double key;
     int tree, depth;
@@ -1690,10 +1703,10 @@ RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const Tre
     }
     const Bandwidth tree_rate = std::max<Bandwidth>(1, static_cast<Bandwidth>(per_copy * tr.copies));
     const Time ser = transfer_time(chunk_bytes, tree_rate);
-    // In lanes, a chunk goes at the tree's rate times its lane (kLeastLane). Split, a chunk takes
+    // In lanes, a chunk goes at the tree's rate times its lane (shape.least_lane). Split, a chunk takes
     // `split` times as long at that rate over `split`.
     const Bandwidth whole =
-        lanes ? static_cast<Bandwidth>(per_copy * tr.copies * std::max(kLeastLane, shares[pick])) : tree_rate;
+        lanes ? static_cast<Bandwidth>(per_copy * tr.copies * std::max(shape.least_lane, shares[pick])) : tree_rate;
     const Bandwidth planned = std::max<Bandwidth>(1, whole / split);
     const Bandwidth rate = speedup(routes[pick], static_cast<double>(planned));
     const int32_t dep = brought[static_cast<size_t>(tr.parent[it.v]) * chunks + it.chunk];
@@ -1870,20 +1883,51 @@ bool mixed_speeds(const topo::Topology& t) {
 constexpr int kPipelineVariants = 4;
 constexpr int kPipelineSplit = 4;
 constexpr int kPipelineSpedUp = 2 * kPipelineVariants;
+// Then, on mixed speeds, in serial channels (v = kPipelineSerial + w; Algorithm::serial_channels):
+// each stream sends one chunk at a time, so it never runs over its rate, and where the plan's
+// rates fit a link's bandwidth no stream waits on another's: the fluid schedule, bar the fill (a
+// chunk time per level). Lanes exact there (no kLeastLane, which over-fills a route: random-fabric
+// 177's Broadcast puts 1.84x a 108 GB/s link's bandwidth on it), whole or in lanes (w odd), at the
+// plan's rates or sped up (w >= 2); neither paced (a stream cannot run ahead) nor split.
+constexpr int kPipelineSerial = 4 * kPipelineVariants;
 int pipeline_variants(const topo::Topology& t) { return mixed_speeds(t) ? kPipelineVariants : 1; }
+// What variant v streams.
+struct PipelineVariant {
+  PipelineShape shape;
+  bool paced = false, sped_up = false;
+};
+PipelineVariant pipeline_variant(int v) {
+  PipelineVariant p;
+  if (v >= kPipelineSerial) {
+    const int w = v - kPipelineSerial;
+    p.shape = {.lanes = w % 2 == 1, .split = 1, .least_lane = 0, .serial = true};
+    p.sped_up = w >= 2;
+    return p;
+  }
+  p.shape = {.lanes = v % kPipelineVariants >= 2,
+             .split = v % kPipelineSpedUp >= kPipelineVariants ? kPipelineSplit : 1,
+             .least_lane = kLeastLane,
+             .serial = false};
+  p.paced = v % 2 == 1;
+  p.sped_up = v >= kPipelineSpedUp;
+  return p;
+}
 // Calls run(v) for each pipeline variant that applies: the whole ones (at the plan's rates, then sped
-// up), then, where they made `best` over kPipelinesPersist of the bound (and
-// SynthOptions::split_pipelines), the split ones.
+// up); then, where they made `best` over kPipelinesPersist of the bound (and
+// SynthOptions::split_pipelines), the split ones; then, on mixed speeds, the serial ones (last, so
+// that the split ones are tried wherever they were before them).
 void for_each_pipeline_variant(const topo::Topology& t, const SynthOptions& o, const std::optional<Algorithm>& best,
                                const std::function<void(int)>& run) {
   const bool mixed = mixed_speeds(t);
   for (int sped = 0; sped <= (mixed ? kPipelineSpedUp : 0); sped += kPipelineSpedUp)
     for (int v = 0; v < pipeline_variants(t); ++v) run(sped + v);
-  if (!best || !o.split_pipelines || !mixed) return;
-  const Time bound = lower_bound(t, best->collective, best->chunk_bytes).coarse;
-  if (static_cast<double>(best->claimed_time) <= kPipelinesPersist * static_cast<double>(bound)) return;
-  for (int sped = 0; sped <= kPipelineSpedUp; sped += kPipelineSpedUp)
-    for (int v = kPipelineVariants; v < 2 * kPipelineVariants; ++v) run(sped + v);
+  if (!mixed) return;
+  if (best && o.split_pipelines &&
+      static_cast<double>(best->claimed_time) >
+          kPipelinesPersist * static_cast<double>(lower_bound(t, best->collective, best->chunk_bytes).coarse))
+    for (int sped = 0; sped <= kPipelineSpedUp; sped += kPipelineSpedUp)
+      for (int v = kPipelineVariants; v < 2 * kPipelineVariants; ++v) run(sped + v);
+  for (int w = 0; w < 4; ++w) run(kPipelineSerial + w);
 }
 
 // The forward problem of `c` run on `ft` (t or its reverse), under the flow plan when `planned`.
@@ -2005,8 +2049,9 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
     for (const PackedTree& tr : packing->trees)
       for (const auto& routes : tr.routes) routed = routed || routes.size() > 1;
     auto run = [&](int v) {
-      const bool lanes = v % kPipelineVariants >= 2, paced = v % 2 == 1, sped_up = v >= kPipelineSpedUp;
-      const int split = v % kPipelineSpedUp >= kPipelineVariants ? kPipelineSplit : 1;
+      const PipelineVariant pv = pipeline_variant(v);
+      const bool lanes = pv.shape.lanes, paced = pv.paced, sped_up = pv.sped_up;
+      const int split = pv.shape.split;
       if (lanes && !routed) return;
       const StreamSpeedup speedup(ft, *packing, lanes, sped_up);
       if (sped_up && !speedup.any()) return;  // the same as at the plan's rates
@@ -2017,7 +2062,7 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
       const bool arrival_only = split > 1 || sped_up;
       std::vector<int> by_arrival;
       if (variant < 0 || arrival_only)
-        by_arrival = deal_by_arrival(pipeline_fill(ft, *packing, chunk_bytes, lanes, split, speedup));
+        by_arrival = deal_by_arrival(pipeline_fill(ft, *packing, chunk_bytes, pv.shape, speedup));
       std::vector<const std::vector<int>*> dealings;
       if (variant >= 0 || sped_up) {
         dealings.push_back(arrival_only ? &by_arrival : &tree_of);
@@ -2028,13 +2073,15 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
       for (const std::vector<int>* dealing : dealings) {
         std::vector<int32_t> pace;
         RawList raw =
-            plan_pipeline(ft, g, *packing, *dealing, chunk_bytes, last_first, lanes, split, speedup, paced ? &pace : nullptr);
+            plan_pipeline(ft, g, *packing, *dealing, chunk_bytes, last_first, pv.shape, speedup, paced ? &pace : nullptr);
         Algorithm a = build(t, g, std::move(raw), plan, c, chunk_bytes, o, paced ? &pace : nullptr);
+        a.serial_channels = pv.shape.serial;
         if (variant < 0) time(t, a);
-        a.method = fmt::format("flow-plan pipelines ({} trees, {} per {}, at their fluid rates{}{}{}{}{})",
+        a.method = fmt::format("flow-plan pipelines ({} trees, {} per {}, at their fluid rates{}{}{}{}{}{})",
                                packing->trees.size(), packing->k, broadcast ? "root" : "NPU",
                                sped_up ? " or faster where links have room" : "",
                                lanes ? ", in lanes" : "", paced ? ", paced" : "",
+                               pv.shape.serial ? ", a chunk of a stream at a time" : "",
                                split > 1 ? fmt::format(", {} chunks of a stream at once at 1/{} of its rate", split, split)
                                          : "",
                                dealing == &by_arrival && *dealing != tree_of ? ", dealt by arrival" : "");

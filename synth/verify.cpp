@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <unordered_map>
 
 #include "synth/rank_set.hpp"
 #include "synth/timing.hpp"
@@ -30,6 +31,7 @@ std::string_view to_string(ViolationKind k) {
     case ViolationKind::TimeMismatch: return "time-mismatch";
     case ViolationKind::BadRate: return "bad-rate";
     case ViolationKind::BufferSlotWrong: return "buffer-slot-wrong";
+    case ViolationKind::ChannelOverlap: return "channel-overlap";
   }
   return "?";
 }
@@ -80,6 +82,7 @@ class Verifier {
     if (!establish_times(structure_ok && order_ok)) return;
     check_durations_and_dependencies();
     check_links();
+    if (a_.serial_channels) check_serial_channels();
     simulate();
     check_postconditions();
     summarize(structure_ok && order_ok);
@@ -306,6 +309,29 @@ class Verifier {
             return fmt::format("{}: starts at {}, before transfer {} it depends on ends at {}", who(id),
                                format_time(start_of(id)), d, format_time(end_of(d)));
           });
+    }
+  }
+
+  // In serial channels (Algorithm::serial_channels), each transfer in a channel other than 0 starts
+  // once the one listed before it over the same first link in that channel has left the link.
+  void check_serial_channels() {
+    RouteCoster coster(t_, a_.chunk_bytes, a_.link_model);
+    std::unordered_map<uint64_t, TransferId> last;  // per (first link, channel): its latest transfer
+    for (TransferId id = 0; id < n_; ++id) {
+      if (!valid_[id] || a_[id].channel == 0) continue;
+      const uint64_t queue = static_cast<uint64_t>(a_.route(id)[0]) << 16 | a_[id].channel;
+      const auto [it, first] = last.try_emplace(queue, id);
+      if (first) continue;
+      const TransferId before = it->second;
+      it->second = id;
+      const Time left = start_of(before) + coster(a_.route(before), a_.rate(before)).occupancy;
+      if (start_of(id) < left)
+        violate(ViolationKind::ChannelOverlap, id, a_[id].chunk, a_.route(id)[0], -1, start_of(id), [&] {
+          return fmt::format("{}: starts at {} in serial channel {}, before transfer {} before it there has "
+                             "left link {} at {}",
+                             who(id), format_time(start_of(id)), a_[id].channel, before, a_.route(id)[0],
+                             format_time(left));
+        });
     }
   }
 

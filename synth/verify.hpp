@@ -38,8 +38,9 @@ enum class ViolationKind : uint8_t {
   TimeMismatch,        // the claimed collective time differs from the schedule's
   BadRate,             // a transfer's own rate is negative or above its route's narrowest link
   BufferSlotWrong,     // MSCCL-XML: an output slot ends holding the wrong chunk or none (import_msccl_xml)
+  ChannelOverlap,      // serial channels: starts before the one before it in its channel has left the link
 };
-inline constexpr int kViolationKinds = 17;
+inline constexpr int kViolationKinds = 18;
 std::string_view to_string(ViolationKind k);
 
 enum class WarningKind : uint8_t {

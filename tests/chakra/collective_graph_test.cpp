@@ -14,6 +14,7 @@
 #include "synth/msccl_xml.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/verify.hpp"
+#include "tests/synth/test_support.hpp"
 #include "tests/topo/test_util.hpp"
 #include "topo/generators.hpp"
 #include "topo/io.hpp"
@@ -118,6 +119,18 @@ TEST(RoundTrip, MetadataOutOfRangeIsAnErrorNamingIt) {
 // Parallel links (DGX-1's doubled NVLinks) and spines keep their routes through Chakra: the same
 // time after JSON -> Chakra -> IR. A file without Tenet's routes (or made for another topology)
 // gets each pair's equal-cost routes in turn, not always the first, and the import says so.
+// Serial channels (Algorithm::serial_channels) go in the metadata and come back; the time too.
+TEST(RoundTrip, ChakraKeepsSerialChannels) {
+  const auto t = topo::generate("ring:4,bidir=false,bw=50GB/s,lat=0.5us");
+  const Algorithm ring =
+      synth::make_baseline({synth::BaselineKind::Ring, {}}, t, synth::Collective::over_all(t, CollectiveKind::AllGather, 2), kChunk);
+  const Algorithm a = synth::testing::in_serial_channel(t, ring, 25'000'000'000);
+  const Algorithm back = from_collective_graph(to_collective_graph(a, t), t, "x");
+  EXPECT_TRUE(back.serial_channels);
+  EXPECT_EQ(synth::verify(t, back, {.lower_bound = false}).collective_time, a.claimed_time);
+  EXPECT_FALSE(from_collective_graph(to_collective_graph(ring, t), t, "x").serial_channels);
+}
+
 TEST(RoundTrip, ChakraKeepsRoutesAndLanes) {
   for (const char* spec : {"dgx1", "leafspine:2x4,spines=2"}) {
     const auto t = topo::generate(spec);

@@ -142,6 +142,79 @@ TEST(RateShared, AnOverbookedLinkNamesTheLinkTheInstantAndTheTransfers) {
   EXPECT_THAT(v.message, HasSubstr("leaf0 -> spine0"));
 }
 
+// Serial channels (Algorithm::serial_channels): a channel sends one transfer at a time, the next
+// once the last has left the link (an MSCCL threadblock; a stream that never goes over its rate).
+// Other channels, and channel 0, still share the link by rate.
+Algorithm quarter_rate_streams(const topo::Topology& t) {
+  const LinkId l = link_between(t, 0, 1);
+  Algorithm a = empty(t, CollectiveKind::AllGather, 6);
+  const Bandwidth quarter = 12'500'000'000;
+  for (ChunkId c = 0; c < 3; ++c) a.add(c, 0, 1, std::span(&l, 1), Op::Copy, {}, -1, -1, quarter, 1);
+  a.add(3, 0, 1, std::span(&l, 1), Op::Copy, {}, -1, -1, quarter, 2);
+  a.add(4, 0, 1, std::span(&l, 1), Op::Copy, {}, -1, -1, quarter, 0);
+  a.add(5, 0, 1, std::span(&l, 1), Op::Copy, {}, -1, -1, quarter, 0);
+  return a;
+}
+TEST(RateShared, SerialChannelsSendOneTransferAtATime) {
+  const auto t = topo::generate("line:2,bw=50GB/s,lat=0.5us");
+  const Time ser = transfer_time(kChunk, 12'500'000'000);
+  Algorithm a = quarter_rate_streams(t);
+  time(t, a);
+  // Shared: the first four fill the link at once; the last two wait for their room.
+  for (TransferId i = 0; i < 6; ++i) EXPECT_EQ(a[i].start, i < 4 ? 0 : ser) << i;
+  a.serial_channels = true;
+  const TimingResult r = time(t, a);
+  // Serial: channel 1's three go one after another; channel 2 and channel 0 go at once beside them.
+  const std::array<Time, 6> starts{0, ser, 2 * ser, 0, 0, 0};
+  for (TransferId i = 0; i < 6; ++i) {
+    EXPECT_EQ(a[i].start, starts[i]) << i;
+    EXPECT_EQ(a[i].end, starts[i] + ser + kLat) << i;
+  }
+  EXPECT_EQ(a.claimed_time, 3 * ser + kLat);
+  EXPECT_EQ(r.link_busy[link_between(t, 0, 1)], 6 * (ser / 4));
+  // (The six chunks are not an All-Gather: only the timing's checks apply.)
+  auto timing_violations = [&](const Algorithm& x) {
+    const Report rep = verify(t, x, {.lower_bound = false});
+    return rep.count(ViolationKind::TimeMismatch) + rep.count(ViolationKind::LinkOverbooked) +
+           rep.count(ViolationKind::TooShort) + rep.count(ViolationKind::BadRate) +
+           rep.count(ViolationKind::ChannelOverlap);
+  };
+  EXPECT_EQ(timing_violations(a), 0u);
+  EXPECT_EQ(verify(t, a, {.lower_bound = false}).collective_time, a.claimed_time);
+  // The floor stays a lower bound.
+  EXPECT_LE(time_floor(t, a), a.claimed_time);
+  // The shared channels' times claimed for serial ones: channel 1's second and third overlap the
+  // one before them.
+  Algorithm shared = quarter_rate_streams(t);
+  time(t, shared);
+  shared.serial_channels = true;
+  const Report rep = verify(t, shared, {.lower_bound = false});
+  EXPECT_EQ(rep.count(ViolationKind::ChannelOverlap), 2u);
+  EXPECT_EQ(timing_violations(shared), 2u);
+  EXPECT_THAT(testing::violation_text(rep),
+              HasSubstr("transfer 1 (chunk 1, npu0 -> npu1): starts at 0 ps in serial channel 1, before transfer 0"));
+}
+
+// JSON says which (only when serial), and reads back exactly; anything but the two is an error.
+TEST(RateShared, JsonCarriesSerialChannels) {
+  const auto t = topo::generate("line:2,bw=50GB/s,lat=0.5us");
+  Algorithm a = quarter_rate_streams(t);
+  time(t, a);
+  EXPECT_THAT(to_json(a), ::testing::Not(HasSubstr("\"channels\"")));
+  a.serial_channels = true;
+  time(t, a);
+  const std::string text = to_json(a);
+  EXPECT_THAT(text, HasSubstr("\"channels\": \"serial\""));
+  const Algorithm b = parse_algorithm_json(text);
+  EXPECT_TRUE(b.serial_channels);
+  EXPECT_EQ(to_json(b), text);
+  EXPECT_FALSE(parse_algorithm_json(testing::replaced(text, "\"serial\"", "\"shared\"")).serial_channels);
+  EXPECT_THAT([&] { parse_algorithm_json(testing::replaced(text, "\"serial\"", "\"one-by-one\""), "s.json"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("channels: 'one-by-one' is neither 'shared' nor 'serial'")));
+  EXPECT_THAT([&] { parse_algorithm_json(testing::replaced(text, "\"serial\"", "1"), "s.json"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("channels")));
+}
+
 TEST(RateShared, JsonCarriesRatesAndStillReadsVersionOne) {
   const auto t = topo::generate("line:2,bw=50GB/s");
   const LinkId l = link_between(t, 0, 1);

@@ -52,6 +52,19 @@ LinkId link_between(const Topology& t, NodeId u, NodeId v) {
   throw std::logic_error("no link between the nodes");
 }
 
+Algorithm in_serial_channel(const Topology& t, const Algorithm& a, Bandwidth rate) {
+  std::vector<TransferSpec> specs;
+  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
+    specs.push_back(a.spec(id));
+    specs.back().rate = rate;
+    specs.back().channel = 1;
+  }
+  Algorithm b = with_transfers(a, specs);
+  b.serial_channels = true;
+  time(t, b);
+  return b;
+}
+
 namespace {
 
 struct Hop {

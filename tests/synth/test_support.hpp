@@ -37,4 +37,8 @@ std::string violation_text(const Report& r);
 // The first link from u to v.
 LinkId link_between(const topo::Topology& t, NodeId u, NodeId v);
 
+// `a` with every transfer at `rate` in channel 1, its channels serial (Algorithm::serial_channels:
+// one transfer at a time per first link), timed.
+Algorithm in_serial_channel(const topo::Topology& t, const Algorithm& a, Bandwidth rate);
+
 }  // namespace tenet::synth::testing
