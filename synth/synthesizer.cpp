@@ -1672,6 +1672,7 @@ RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const Tre
     int chunks = 0;
     uint16_t channel = 0;  // 0: none yet
     std::vector<int32_t> paced;  // with `pace`: its transfers so far
+    Time free = 0;  // serial: when its last transfer leaves the link, at the plan's rate
   };
   std::vector<std::vector<Stream>> streams(packing.trees.size() * static_cast<size_t>(n));
   std::vector<std::vector<char>> channels_at_first(static_cast<size_t>(ft.num_links()));
@@ -1710,9 +1711,15 @@ RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const Tre
     const Bandwidth planned = std::max<Bandwidth>(1, whole / split);
     const Bandwidth rate = speedup(routes[pick], static_cast<double>(planned));
     const int32_t dep = brought[static_cast<size_t>(tr.parent[it.v]) * chunks + it.chunk];
-    // The fluid start, but never before the chunk has arrived (the reversal orders by these times).
+    // The fluid start, but never before the chunk has arrived (the reversal orders by these times),
+    // nor, in serial channels, before the stream's last chunk has left the link (random fabric
+    // 177's All-Reduce at 8192 chunks per NPU: 1.047x the bound without, 1.031x with).
     Time start = static_cast<Time>(it.key * static_cast<double>(ser) * tr.copies);
     if (dep >= 0) start = std::max(start, raw[dep].end);
+    if (shape.serial) {
+      start = std::max(start, stream.free);
+      stream.free = start + transfer_time(chunk_bytes, planned);
+    }
     raw.push_back({.chunk = it.chunk,
                    .channel = id,
                    .dep = dep,
