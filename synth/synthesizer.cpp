@@ -1498,6 +1498,10 @@ struct PipelineShape {
   int split = 1;
   double least_lane = kLeastLane;
   bool serial = false;
+  // A stream's rate, whole: its tree's, or in lanes its tree's times its lane (at least least_lane).
+  double stream_rate(double tree_rate, double lane) const {
+    return lanes ? tree_rate * std::max(least_lane, lane) : tree_rate;
+  }
 };
 
 // How much faster than the plan's rates a pipeline's streams may go: per link, its bandwidth over
@@ -1583,7 +1587,7 @@ PipelineFill pipeline_fill(const topo::Topology& ft, const TreePacking& packing,
           if (shares[r] <= 0) continue;
           Time latency = 0;
           for (LinkId l : tr.routes[u][r]) latency += ft.link(l).latency;
-          const double own = (lanes ? rate * std::max(shape.least_lane, shares[r]) : rate) / split;
+          const double own = shape.stream_rate(rate, shares[r]) / split;
           hop = std::max(hop, transfer_time(chunk_bytes, speedup(tr.routes[u][r], own)) + latency);
         }
         arrival[u] = arrival[tr.parent[u]] + hop;
@@ -1707,7 +1711,7 @@ RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const Tre
     // In lanes, a chunk goes at the tree's rate times its lane (shape.least_lane). Split, a chunk takes
     // `split` times as long at that rate over `split`.
     const Bandwidth whole =
-        lanes ? static_cast<Bandwidth>(per_copy * tr.copies * std::max(shape.least_lane, shares[pick])) : tree_rate;
+        lanes ? static_cast<Bandwidth>(shape.stream_rate(per_copy * tr.copies, shares[pick])) : tree_rate;
     const Bandwidth planned = std::max<Bandwidth>(1, whole / split);
     const Bandwidth rate = speedup(routes[pick], static_cast<double>(planned));
     const int32_t dep = brought[static_cast<size_t>(tr.parent[it.v]) * chunks + it.chunk];
