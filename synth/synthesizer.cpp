@@ -18,6 +18,7 @@
 #include <queue>
 #include <random>
 #include <thread>
+#include <utility>
 
 #include "synth/baselines.hpp"
 #include "synth/composed.hpp"
@@ -123,6 +124,13 @@ constexpr double kPipelinesContend = 1.1;
 // small chunks whose times settle far from the bound are latency, which more chunks do not remove
 // (without this, the simulation suite's test took twice as long).
 constexpr Bytes kPipelinesPersistChunk = 4096;
+// Past kPipelineTransferBudget, that doubling goes on with the kVariantsPast fastest pipeline
+// variants at the count before alone, up to kPipelineFastestTransferBudget, at a fraction of the
+// CPU all of them take (random-fabric-122 All-Gather at 4096 chunks: 3.3 s for two, 46 s for all
+// twenty). Below the budget all run, as their rankings move from count to count (there: sped up
+// whole at 512 chunks, split at 1024, split in lanes at 2048; random-fabric-177 All-Gather: a chunk
+// of a stream at a time 1.18x the fastest at 128 chunks, the fastest from 16384 on).
+constexpr size_t kVariantsPast = 2;
 // The matcher's variants as synthesize_once names them (the chunk search doubles the winning one
 // alone past its last count: flat_auto_chunks).
 constexpr std::string_view kRandomMatcher = "matcher (random choice among the scarcest chunks)";
@@ -1929,6 +1937,11 @@ PipelineVariant pipeline_variant(int v) {
 // that the split ones are tried wherever they were before them).
 void for_each_pipeline_variant(const topo::Topology& t, const SynthOptions& o, const std::optional<Algorithm>& best,
                                const std::function<void(int)>& run) {
+  if (o.pipeline_variants != 0) {
+    for (int v = 0; v < 32; ++v)
+      if ((o.pipeline_variants >> v & 1) != 0) run(v);
+    return;
+  }
   const bool mixed = mixed_speeds(t);
   for (int sped = 0; sped <= (mixed ? kPipelineSpedUp : 0); sped += kPipelineSpedUp)
     for (int v = 0; v < pipeline_variants(t); ++v) run(sped + v);
@@ -2081,6 +2094,7 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
         dealings.push_back(&tree_of);
         if (by_arrival != tree_of) dealings.push_back(&by_arrival);
       }
+      Time fastest = -1;
       for (const std::vector<int>* dealing : dealings) {
         std::vector<int32_t> pace;
         RawList raw =
@@ -2096,8 +2110,10 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
                                split > 1 ? fmt::format(", {} chunks of a stream at once at 1/{} of its rate", split, split)
                                          : "",
                                dealing == &by_arrival && *dealing != tree_of ? ", dealt by arrival" : "");
+        if (fastest < 0 || a.claimed_time < fastest) fastest = a.claimed_time;
         if (!best || a.claimed_time < best->claimed_time) best = std::move(a);
       }
+      if (variant < 0 && fastest >= 0 && o.on_pipeline_variant) o.on_pipeline_variant(v, fastest);
     };
     if (variant >= 0)
       run(variant);
@@ -2170,6 +2186,7 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
     if (!second) return;
     Algorithm a = join_all_reduce(t, c, std::move(*first), *second);
     a.method = second->method;
+    if (variant >= 0 && o.on_pipeline_variant) o.on_pipeline_variant(variant, a.claimed_time);
     if (!best || a.claimed_time < best->claimed_time) best = std::move(a);
   };
   if (planned == Method::PlanPipeline)
@@ -2822,6 +2839,16 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
 
 namespace {
 
+// The `n` fastest of these pipeline variants (variant -> time), as SynthOptions::pipeline_variants.
+uint32_t fastest_variants(const std::map<int, Time>& times, size_t n) {
+  std::vector<std::pair<Time, int>> fastest;
+  for (const auto& [v, time] : times) fastest.emplace_back(time, v);
+  std::sort(fastest.begin(), fastest.end());
+  uint32_t mask = 0;
+  for (size_t i = 0; i < fastest.size() && i < n; ++i) mask |= uint32_t{1} << fastest[i].second;
+  return mask;
+}
+
 // The composition per level at 1, 2, 4, ... chunks per NPU inside the servers: as best_chunking
 // does, up to the transfer budget, stopping within kChunkSearchSlack of the bound or once doubling
 // stops helping (twice for small algorithms, once past 1M transfers).
@@ -3040,12 +3067,22 @@ ChunkingResult flat_auto_chunks(const topo::Topology& t, Collective c, Bytes tot
     auto contending = [&](Time time) {
       return static_cast<double>(time) <= kPipelinesContend * static_cast<double>(best.algorithm.claimed_time);
     };
+    // The pipeline variants' times at the last count.
+    std::map<int, Time> variant_times;
+    quiet.on_pipeline_variant = [&](int v, Time time) { variant_times[v] = time; };
     for (int k = 2 * largest; k <= (1 << 20); k *= 2) {
       c.chunks_per_npu = k;
       const Bytes chunk = c.chunk_bytes_for(total_bytes);
-      if (chunk < 1 || transfer_estimate(c) > kPipelineTransferBudget) break;
+      if (chunk < 1) break;
+      if (transfer_estimate(c) > kPipelineTransferBudget) {
+        if (m != SynthMethod::PlanPipeline || variant_times.empty() ||
+            transfer_estimate(c) > kPipelineFastestTransferBudget)
+          break;
+        quiet.pipeline_variants = fastest_variants(variant_times, kVariantsPast);
+      }
       quiet.split_pipelines = o.split_pipelines && !within_bound(t, best.algorithm, kPipelinesPersist) &&
                               (last < 0 || contending(last));
+      variant_times.clear();
       Algorithm a;
       try {
         a = synthesize(t, c, chunk, quiet);
@@ -3082,6 +3119,8 @@ ChunkingResult flat_auto_chunks(const topo::Topology& t, Collective c, Bytes tot
       if ((++idle >= 2 && !far) || m != SynthMethod::PlanPipeline || close) break;
       extended = true;
     }
+    quiet.pipeline_variants = 0;
+    quiet.on_pipeline_variant = nullptr;
   }
   // The matcher's variants, doubling while a doubling gains 0.5 % on the fastest of them (their
   // times are not smooth: random-fabric-169 Broadcast 1.092 ms at 1024 chunks, 1.095 at 2048, 1.119

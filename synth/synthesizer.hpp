@@ -80,6 +80,14 @@ struct SynthOptions {
   // search leaves them to the counts past its own, where the pipelines double alone (at few
   // chunks the split's longer fill loses, and each is a timing of the whole algorithm).
   bool split_pipelines = true;
+  // With method PlanPipeline: only the flow plan's pipeline variants whose bits are set (bit v is
+  // variant v, an opaque number on_pipeline_variant reports), where they apply; 0: every variant
+  // that applies. The chunk search runs the two fastest at the count before alone past
+  // kPipelineTransferBudget.
+  uint32_t pipeline_variants = 0;
+  // Called with each pipeline variant timed and its time (the faster of its dealings; an
+  // All-Reduce's, its halves joined).
+  std::function<void(int variant, Time time)> on_pipeline_variant;
   LinkModel link_model = LinkModel::Pipelined;
   int ecmp_routes = 8;  // equal-cost routes through switches kept per NPU pair
   // How fast a destination reduces a received chunk (Algorithm::reduce_bandwidth; 0: no time). The
@@ -170,6 +178,10 @@ inline constexpr double kChunkSearchSlack = 1e-3;
 // trees 7 deep wants thousands of chunks to come within 1 % of the bound); so are the server plan
 // and, where one of them was the fastest at the last count, the plain matcher's variants.
 inline constexpr int64_t kPipelineTransferBudget = int64_t{1} << 19;
+// Past it, the pipelines' two fastest variants at the last count go on alone, up to about this
+// many transfers (all of them would cost ten times as much: random-fabric-122 All-Gather, whose 85
+// trees fill slowly, 1.046x the bound at 2048 chunks per NPU, 1.031x at 4096).
+inline constexpr int64_t kPipelineFastestTransferBudget = int64_t{1} << 20;
 // See SynthOptions::baselines.
 inline constexpr int64_t kPortfolioTransferBudget = int64_t{1} << 18;
 // With method Auto, a symmetric schedule (synth/symmetric.hpp) is the answer at the bound (within

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <bit>
 #include <map>
 #include <numeric>
 #include <random>
@@ -287,6 +288,53 @@ TEST(FlowPlanSynthesis, PipelinesInSerialChannelsKeepToTheirRates) {
   EXPECT_LE(p.ratio, 1.05) << p.algorithm.method;
   EXPECT_TRUE(p.algorithm.serial_channels) << p.algorithm.method;
   EXPECT_NE(p.algorithm.method.find("a chunk of a stream at a time"), std::string::npos) << p.algorithm.method;
+}
+
+// SynthOptions::pipeline_variants runs the variants asked for alone, each as it runs among all
+// (the chunk search's doubling past kPipelineTransferBudget runs the two fastest this way), and
+// on_pipeline_variant reports each one's time.
+// An All-Reduce's variants are timed with their halves joined.
+void expect_variants_run_alone(const topo::Topology& t, CollectiveKind kind, int chunks) {
+  SCOPED_TRACE(fmt::format("{} {} chunks", to_string(kind), chunks));
+  const Collective c = Collective::over_all(t, kind, chunks);
+  const Bytes chunk = c.chunk_bytes_for(Bytes{256} << 20);
+  SynthOptions o;
+  o.method = SynthMethod::PlanPipeline;
+  std::map<int, Time> all;
+  o.on_pipeline_variant = [&](int v, Time time) { EXPECT_TRUE(all.emplace(v, time).second) << "variant " << v; };
+  const Algorithm fastest = synthesize(t, c, chunk, o);
+  ASSERT_GE(all.size(), 4u);  // mixed speeds: whole, in lanes, paced, sped up, in serial channels
+  Time least = all.begin()->second;
+  int slowest = all.begin()->first;
+  for (const auto& [v, time] : all) {
+    least = std::min(least, time);
+    if (time > all.at(slowest)) slowest = v;
+  }
+  EXPECT_EQ(fastest.claimed_time, least);
+  // The slowest alone, then with the fastest.
+  int quickest = -1;
+  for (const auto& [v, time] : all)
+    if (time == least && quickest < 0) quickest = v;
+  for (const uint32_t mask : {uint32_t{1} << slowest, uint32_t{1} << slowest | uint32_t{1} << quickest}) {
+    std::map<int, Time> alone;
+    o.pipeline_variants = mask;
+    o.on_pipeline_variant = [&](int v, Time time) { alone.emplace(v, time); };
+    const Algorithm a = synthesize(t, c, chunk, o);
+    EXPECT_EQ(alone.size(), static_cast<size_t>(std::popcount(mask)));
+    for (const auto& [v, time] : alone) {
+      EXPECT_NE(mask >> v & 1, 0u) << "variant " << v << " was not asked for";
+      EXPECT_EQ(time, all.at(v)) << "variant " << v;
+    }
+    EXPECT_EQ(a.claimed_time, std::popcount(mask) == 1 ? all.at(slowest) : least);
+    const Report r = verify(t, a, {.max_reported = 3});
+    EXPECT_TRUE(r.correct()) << testing::violation_text(r);
+  }
+}
+
+TEST(FlowPlanSynthesis, PipelineVariantsRunAlone) {
+  const topo::Topology t = topo::generate("random-fabric:142");
+  expect_variants_run_alone(t, CollectiveKind::Broadcast, 256);
+  expect_variants_run_alone(t, CollectiveKind::AllReduce, 4);
 }
 
 TEST(TreePacking, TooLargeGivesNothing) {
