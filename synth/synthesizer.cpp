@@ -1909,6 +1909,10 @@ constexpr int kPipelineSpedUp = 2 * kPipelineVariants;
 // 177's Broadcast puts 1.84x a 108 GB/s link's bandwidth on it), whole or in lanes (w odd), at the
 // plan's rates or sped up (w >= 2); neither paced (a stream cannot run ahead) nor split.
 constexpr int kPipelineSerial = 4 * kPipelineVariants;
+// An All-Reduce's halves in turn, each its own fastest variant (synthesize_with), where together
+// they end over kInTurnOver of the RS+AG bound (issue 15's mark).
+constexpr int kPipelineInTurn = kPipelineSerial + 4;
+constexpr double kInTurnOver = 1.02;
 int pipeline_variants(const topo::Topology& t) { return mixed_speeds(t) ? kPipelineVariants : 1; }
 // What variant v streams.
 struct PipelineVariant {
@@ -1938,7 +1942,7 @@ PipelineVariant pipeline_variant(int v) {
 void for_each_pipeline_variant(const topo::Topology& t, const SynthOptions& o, const std::optional<Algorithm>& best,
                                const std::function<void(int)>& run) {
   if (o.pipeline_variants != 0) {
-    for (int v = 0; v < 32; ++v)
+    for (int v = 0; v < kPipelineInTurn; ++v)
       if ((o.pipeline_variants >> v & 1) != 0) run(v);
     return;
   }
@@ -2137,9 +2141,17 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
   return a;
 }
 
-// A's reduction phase then B's spreading phase, each chunk's spreading waiting for its own reduction.
-Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorithm first, const Algorithm& second) {
+// A's reduction phase then B's spreading phase, each chunk's spreading waiting for its own reduction
+// or, `in_turn`, for every reduction into its owner (the owner's last arrival in A: timed).
+Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorithm first, const Algorithm& second,
+                          bool in_turn = false) {
   const auto offset = static_cast<TransferId>(first.size());
+  std::vector<TransferId> last_in(static_cast<size_t>(t.num_nodes()), -1);
+  if (in_turn)
+    for (TransferId i = 0; i < offset; ++i) {
+      TransferId& last = last_in[static_cast<size_t>(first[i].dst)];
+      if (last < 0 || first[i].end > first[last].end) last = i;
+    }
   // A chunk's All-Gather leaves its owner after every reduction into it there: listed before it,
   // they are its implicit data dependencies (algorithm.hpp). (Listing them on each send from the
   // owner made N^3 dependencies on a switch: a 1 GB algorithm.json for 512 NPUs.)
@@ -2153,6 +2165,9 @@ Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorith
     const Transfer& x = second[i];
     deps.clear();
     for (TransferId d : second.deps(i)) deps.push_back(d + offset);
+    if (in_turn && x.src == second.collective.ranks[second.collective.origin(x.chunk)] &&
+        last_in[static_cast<size_t>(x.src)] >= 0)
+      deps.push_back(last_in[static_cast<size_t>(x.src)]);
     first.add(x.chunk, x.src, x.dst, second.route(i), Op::Copy, deps, -1, -1, second.rate(i),
               static_cast<uint16_t>(std::min(65535, x.channel + channels)));
   }
@@ -2189,10 +2204,52 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
     if (variant >= 0 && o.on_pipeline_variant) o.on_pipeline_variant(variant, a.claimed_time);
     if (!best || a.claimed_time < best->claimed_time) best = std::move(a);
   };
-  if (planned == Method::PlanPipeline)
-    for_each_pipeline_variant(t, o, best, run);
-  else
+  if (planned != Method::PlanPipeline) {
     run(-1);
+    return best;
+  }
+  for_each_pipeline_variant(t, o, best, run);
+  // The halves in turn (kPipelineInTurn): each its own fastest variant, each NPU's All-Gather
+  // starting once every reduction into it is done, so that neither half's streams crowd the
+  // other's out. The joined channels are serial where both halves' are, else timed both ways. On
+  // mixed speeds, where the pipelines together end over kInTurnOver of the RS+AG bound (below it
+  // they may overlap where in turn they cannot; and each count in turn costs as much again).
+  if (o.pipeline_variants != 0
+          ? (o.pipeline_variants >> kPipelineInTurn & 1) == 0
+          : !mixed_speeds(t) || (best && static_cast<double>(best->claimed_time) <=
+                                             kInTurnOver * static_cast<double>(lower_bound(t, c, chunk_bytes).coarse)))
+    return best;
+  half = o;
+  half.progress = nullptr;
+  half.on_pipeline_variant = nullptr;
+  half.pipeline_variants &= ~(uint32_t{1} << kPipelineInTurn);
+  std::optional<Algorithm> first = synthesize_plan(t, rs, chunk_bytes, half, planned, false, work_budget);
+  if (!first) return best;
+  std::optional<Algorithm> second = synthesize_plan(t, ag, chunk_bytes, half, planned, false, 0);
+  if (!second) return best;
+  // "flow-plan pipelines (...)": what is in the parentheses.
+  auto shape = [](const std::string& m) {
+    const size_t open = m.find('(');
+    return open == std::string::npos || m.back() != ')' ? m : m.substr(open + 1, m.size() - open - 2);
+  };
+  const std::string method = fmt::format("flow-plan pipelines, the halves in turn (Reduce-Scatter: {}; All-Gather: {})",
+                                         shape(first->method), shape(second->method));
+  const bool serial = first->serial_channels && second->serial_channels;
+  const bool both = first->serial_channels != second->serial_channels;
+  Algorithm a = join_all_reduce(t, c, std::move(*first), *second, /*in_turn=*/true);
+  if (a.serial_channels != serial) {
+    a.serial_channels = serial;
+    time(t, a);
+  }
+  if (both) {
+    Algorithm b = a;
+    b.serial_channels = !serial;
+    time(t, b);
+    if (b.claimed_time < a.claimed_time) a = std::move(b);
+  }
+  a.method = method;
+  if (o.on_pipeline_variant) o.on_pipeline_variant(kPipelineInTurn, a.claimed_time);
+  if (!best || a.claimed_time < best->claimed_time) best = std::move(a);
   return best;
 }
 

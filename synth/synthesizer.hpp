@@ -86,7 +86,8 @@ struct SynthOptions {
   // kPipelineTransferBudget.
   uint32_t pipeline_variants = 0;
   // Called with each pipeline variant timed and its time (the faster of its dealings; an
-  // All-Reduce's, its halves joined).
+  // All-Reduce's, its halves joined; an All-Reduce's halves in turn, each its own fastest, are a
+  // variant of their own).
   std::function<void(int variant, Time time)> on_pipeline_variant;
   LinkModel link_model = LinkModel::Pipelined;
   int ecmp_routes = 8;  // equal-cost routes through switches kept per NPU pair
