@@ -2211,9 +2211,10 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   for_each_pipeline_variant(t, o, best, run);
   // The halves in turn (kPipelineInTurn): each its own fastest variant, each NPU's All-Gather
   // starting once every reduction into it is done, so that neither half's streams crowd the
-  // other's out. The joined channels are serial where both halves' are, else timed both ways. On
-  // mixed speeds, where the pipelines together end over kInTurnOver of the RS+AG bound (below it
-  // they may overlap where in turn they cannot; and each count in turn costs as much again).
+  // other's out. The joined channels are serial where both halves' are, shared where neither's
+  // are, else timed both ways. On mixed speeds, where the pipelines together end over kInTurnOver
+  // of the RS+AG bound (below it they may overlap where in turn they cannot; and each count in
+  // turn costs as much again).
   if (o.pipeline_variants != 0
           ? (o.pipeline_variants >> kPipelineInTurn & 1) == 0
           : !mixed_speeds(t) || (best && static_cast<double>(best->claimed_time) <=
@@ -2234,16 +2235,11 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   };
   const std::string method = fmt::format("flow-plan pipelines, the halves in turn (Reduce-Scatter: {}; All-Gather: {})",
                                          shape(first->method), shape(second->method));
-  const bool serial = first->serial_channels && second->serial_channels;
   const bool both = first->serial_channels != second->serial_channels;
-  Algorithm a = join_all_reduce(t, c, std::move(*first), *second, /*in_turn=*/true);
-  if (a.serial_channels != serial) {
-    a.serial_channels = serial;
-    time(t, a);
-  }
+  Algorithm a = join_all_reduce(t, c, std::move(*first), *second, /*in_turn=*/true);  // the first's channels
   if (both) {
     Algorithm b = a;
-    b.serial_channels = !serial;
+    b.serial_channels = !a.serial_channels;
     time(t, b);
     if (b.claimed_time < a.claimed_time) a = std::move(b);
   }
