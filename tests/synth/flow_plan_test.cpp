@@ -338,9 +338,9 @@ TEST(FlowPlanSynthesis, PipelineVariantsRunAlone) {
 }
 
 // An All-Reduce's pipelines also run their halves in turn, each its own fastest variant (on mixed
-// speeds where the halves together end over the RS+AG bound): each NPU sends its own chunks' All-Gather
-// only once every reduction into it is done. Random fabric 184 at 8192 chunks per NPU: 1.028x the
-// bound together, 1.012x in turn.
+// speeds where the halves together end over 1.02x the RS+AG bound): each NPU sends its own chunks'
+// All-Gather only once every reduction into it is done. Random fabric 184 at 8192 chunks per NPU:
+// 1.028x the bound together, 1.012x in turn.
 TEST(FlowPlanSynthesis, AllReduceHalvesInTurn) {
   const topo::Topology t = topo::generate("random-fabric:177");
   const Collective c = Collective::over_all(t, CollectiveKind::AllReduce, 64);
