@@ -18,7 +18,6 @@
 #include <queue>
 #include <random>
 #include <thread>
-#include <utility>
 
 #include "synth/baselines.hpp"
 #include "synth/composed.hpp"
@@ -2215,26 +2214,25 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   // are, else timed both ways. On mixed speeds, where the pipelines together end over kInTurnOver
   // of the RS+AG bound (below it they may overlap where in turn they cannot; and each count in
   // turn costs as much again).
-  if (o.pipeline_variants != 0
-          ? (o.pipeline_variants >> kPipelineInTurn & 1) == 0
-          : !mixed_speeds(t) || (best && static_cast<double>(best->claimed_time) <=
-                                             kInTurnOver * static_cast<double>(lower_bound(t, c, chunk_bytes).coarse)))
-    return best;
-  half = o;
-  half.progress = nullptr;
-  half.on_pipeline_variant = nullptr;
-  half.pipeline_variants &= ~(uint32_t{1} << kPipelineInTurn);
-  std::optional<Algorithm> first = synthesize_plan(t, rs, chunk_bytes, half, planned, false, work_budget);
+  const bool asked = (o.pipeline_variants >> kPipelineInTurn & 1) != 0;
+  const bool far = mixed_speeds(t) && (!best || static_cast<double>(best->claimed_time) >
+                                                    kInTurnOver * static_cast<double>(lower_bound(t, c, chunk_bytes).coarse));
+  if (o.pipeline_variants != 0 ? !asked : !far) return best;
+  SynthOptions alone = o;  // each half's own variants
+  alone.progress = nullptr;
+  alone.on_pipeline_variant = nullptr;
+  alone.pipeline_variants &= ~(uint32_t{1} << kPipelineInTurn);
+  std::optional<Algorithm> first = synthesize_plan(t, rs, chunk_bytes, alone, planned, false, work_budget);
   if (!first) return best;
-  std::optional<Algorithm> second = synthesize_plan(t, ag, chunk_bytes, half, planned, false, 0);
+  std::optional<Algorithm> second = synthesize_plan(t, ag, chunk_bytes, alone, planned, false, 0);
   if (!second) return best;
   // "flow-plan pipelines (...)": what is in the parentheses.
-  auto shape = [](const std::string& m) {
+  auto inside = [](const std::string& m) {
     const size_t open = m.find('(');
     return open == std::string::npos || m.back() != ')' ? m : m.substr(open + 1, m.size() - open - 2);
   };
   const std::string method = fmt::format("flow-plan pipelines, the halves in turn (Reduce-Scatter: {}; All-Gather: {})",
-                                         shape(first->method), shape(second->method));
+                                         inside(first->method), inside(second->method));
   const bool both = first->serial_channels != second->serial_channels;
   Algorithm a = join_all_reduce(t, c, std::move(*first), *second, /*in_turn=*/true);  // the first's channels
   if (both) {
