@@ -1912,6 +1912,10 @@ constexpr int kPipelineSerial = 4 * kPipelineVariants;
 // they end over kInTurnOver of the RS+AG bound (issue 15's mark).
 constexpr int kPipelineInTurn = kPipelineSerial + 4;
 constexpr double kInTurnOver = 1.02;
+// The halves in turn report their own variants as these plus v (Reduce-Scatter, then All-Gather),
+// and run those whose bits are set (SynthOptions::pipeline_variants; none set: every one).
+constexpr int kInTurnHalf[2] = {kPipelineInTurn + 1, 2 * kPipelineInTurn + 1};
+constexpr uint64_t kWholeVariants = (uint64_t{1} << kPipelineInTurn) - 1;
 int pipeline_variants(const topo::Topology& t) { return mixed_speeds(t) ? kPipelineVariants : 1; }
 // What variant v streams.
 struct PipelineVariant {
@@ -2218,13 +2222,18 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   const bool far = mixed_speeds(t) && (!best || static_cast<double>(best->claimed_time) >
                                                     kInTurnOver * static_cast<double>(lower_bound(t, c, chunk_bytes).coarse));
   if (o.pipeline_variants != 0 ? !asked : !far) return best;
-  SynthOptions alone = o;  // each half's own variants
-  alone.progress = nullptr;
-  alone.on_pipeline_variant = nullptr;
-  alone.pipeline_variants &= ~(uint32_t{1} << kPipelineInTurn);
-  std::optional<Algorithm> first = synthesize_plan(t, rs, chunk_bytes, alone, planned, false, work_budget);
+  // Each half its own variants, reported as kInTurnHalf[h] + v.
+  auto alone = [&](int h) {
+    SynthOptions a = o;
+    a.progress = nullptr;
+    a.pipeline_variants = o.pipeline_variants >> kInTurnHalf[h] & kWholeVariants;
+    if (o.on_pipeline_variant)
+      a.on_pipeline_variant = [&o, h](int v, Time time) { o.on_pipeline_variant(kInTurnHalf[h] + v, time); };
+    return a;
+  };
+  std::optional<Algorithm> first = synthesize_plan(t, rs, chunk_bytes, alone(0), planned, false, work_budget);
   if (!first) return best;
-  std::optional<Algorithm> second = synthesize_plan(t, ag, chunk_bytes, alone, planned, false, 0);
+  std::optional<Algorithm> second = synthesize_plan(t, ag, chunk_bytes, alone(1), planned, false, 0);
   if (!second) return best;
   // "flow-plan pipelines (...)": what is in the parentheses.
   auto inside = [](const std::string& m) {
@@ -2727,6 +2736,25 @@ Algorithm synthesize_composed(const topo::Topology& t, const Collective& c, Byte
 
 }  // namespace
 
+uint64_t fastest_pipeline_variants(const std::map<int, Time>& times, size_t n) {
+  std::vector<std::pair<Time, int>> fastest;
+  std::array<std::pair<Time, int>, 2> halves{{{-1, -1}, {-1, -1}}};
+  for (const auto& [v, time] : times) {
+    const int h = v < kInTurnHalf[0] ? -1 : v < kInTurnHalf[1] ? 0 : 1;
+    if (h < 0)
+      fastest.emplace_back(time, v);
+    else if (halves[h].first < 0 || time < halves[h].first)
+      halves[h] = {time, v};
+  }
+  std::sort(fastest.begin(), fastest.end());
+  uint64_t mask = 0;
+  for (size_t i = 0; i < fastest.size() && i < n; ++i) mask |= uint64_t{1} << fastest[i].second;
+  if ((mask >> kPipelineInTurn & 1) != 0)
+    for (const auto& [time, v] : halves)
+      if (v >= 0) mask |= uint64_t{1} << v;
+  return mask;
+}
+
 Algorithm synthesize(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, const SynthOptions& o) {
   c.validate(t);
   if (chunk_bytes < 1) throw Error("chunk size must be at least 1 byte");
@@ -2890,15 +2918,6 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
 
 namespace {
 
-// The `n` fastest of these pipeline variants (variant -> time), as SynthOptions::pipeline_variants.
-uint32_t fastest_variants(const std::map<int, Time>& times, size_t n) {
-  std::vector<std::pair<Time, int>> fastest;
-  for (const auto& [v, time] : times) fastest.emplace_back(time, v);
-  std::sort(fastest.begin(), fastest.end());
-  uint32_t mask = 0;
-  for (size_t i = 0; i < fastest.size() && i < n; ++i) mask |= uint32_t{1} << fastest[i].second;
-  return mask;
-}
 
 // The composition per level at 1, 2, 4, ... chunks per NPU inside the servers: as best_chunking
 // does, up to the transfer budget, stopping within kChunkSearchSlack of the bound or once doubling
@@ -3129,7 +3148,7 @@ ChunkingResult flat_auto_chunks(const topo::Topology& t, Collective c, Bytes tot
         if (m != SynthMethod::PlanPipeline || variant_times.empty() ||
             transfer_estimate(c) > kPipelineFastestTransferBudget)
           break;
-        quiet.pipeline_variants = fastest_variants(variant_times, kVariantsPast);
+        quiet.pipeline_variants = fastest_pipeline_variants(variant_times, kVariantsPast);
       }
       quiet.split_pipelines = o.split_pipelines && !within_bound(t, best.algorithm, kPipelinesPersist) &&
                               (last < 0 || contending(last));

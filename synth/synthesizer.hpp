@@ -19,6 +19,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <vector>
 
 #include "synth/algorithm.hpp"
@@ -84,10 +85,11 @@ struct SynthOptions {
   // variant v, an opaque number on_pipeline_variant reports), where they apply; 0: every variant
   // that applies. The chunk search runs the two fastest at the count before alone past
   // kPipelineTransferBudget.
-  uint32_t pipeline_variants = 0;
+  uint64_t pipeline_variants = 0;
   // Called with each pipeline variant timed and its time (the faster of its dealings; an
   // All-Reduce's, its halves joined; an All-Reduce's halves in turn, each its own fastest, are a
-  // variant of their own).
+  // variant of their own, and each half's own variants are reported, and asked for, as variants of
+  // their own too).
   std::function<void(int variant, Time time)> on_pipeline_variant;
   LinkModel link_model = LinkModel::Pipelined;
   int ecmp_routes = 8;  // equal-cost routes through switches kept per NPU pair
@@ -183,6 +185,10 @@ inline constexpr int64_t kPipelineTransferBudget = int64_t{1} << 19;
 // many transfers (all of them would cost ten times as much: random-fabric-122 All-Gather, whose 85
 // trees fill slowly, 1.046x the bound at 2048 chunks per NPU, 1.031x at 4096).
 inline constexpr int64_t kPipelineFastestTransferBudget = int64_t{1} << 20;
+// The `n` fastest of these pipeline variants (variant -> time, as SynthOptions::on_pipeline_variant
+// reports them) as SynthOptions::pipeline_variants; where an All-Reduce's halves in turn are among
+// them, with each half's own fastest variant.
+uint64_t fastest_pipeline_variants(const std::map<int, Time>& times, size_t n);
 // See SynthOptions::baselines.
 inline constexpr int64_t kPortfolioTransferBudget = int64_t{1} << 18;
 // With method Auto, a symmetric schedule (synth/symmetric.hpp) is the answer at the bound (within
