@@ -1496,7 +1496,8 @@ using Method = SynthMethod;
 
 // In lanes, a chunk goes at the tree's rate times its lane, but at least this of it: a chunk in a
 // lane of a few percent would take the whole stream's time, and its subtree would wait. (Not in
-// serial channels: there a stream over its lane would hold its route's other streams back.)
+// serial channels: there a stream over its lane would hold its route's other streams back. They
+// drop the thin lanes where the tree's other routes have room for them instead: drop_thin_lanes.)
 constexpr double kLeastLane = 0.5;
 
 // How plan_pipeline streams a plan's trees (its comment says what each does).
@@ -2079,12 +2080,16 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
     bool routed = false;
     for (const PackedTree& tr : packing->trees)
       for (const auto& routes : tr.routes) routed = routed || routes.size() > 1;
+    // In serial channels, lanes are the plan's with the thin ones dropped (drop_thin_lanes, once).
+    std::optional<TreePacking> narrowed;
     auto run = [&](int v) {
       const PipelineVariant pv = pipeline_variant(v);
       const bool lanes = pv.shape.lanes, paced = pv.paced, sped_up = pv.sped_up;
       const int split = pv.shape.split;
       if (lanes && !routed) return;
-      const StreamSpeedup speedup(ft, *packing, lanes, sped_up);
+      if (lanes && pv.shape.serial && !narrowed) narrowed = drop_thin_lanes(ft, *packing);
+      const TreePacking& streamed = lanes && pv.shape.serial ? *narrowed : *packing;
+      const StreamSpeedup speedup(ft, streamed, lanes, sped_up);
       if (sped_up && !speedup.any()) return;  // the same as at the plan's rates
       // Both dealings where they differ, timed, the faster kept; sped up, by arrival alone (its fill
       // is what the speed-up shortens). A variant asked for alone (an All-Reduce's halves, timed
@@ -2093,7 +2098,7 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
       const bool arrival_only = split > 1 || sped_up;
       std::vector<int> by_arrival;
       if (variant < 0 || arrival_only)
-        by_arrival = deal_by_arrival(pipeline_fill(ft, *packing, chunk_bytes, pv.shape, speedup));
+        by_arrival = deal_by_arrival(pipeline_fill(ft, streamed, chunk_bytes, pv.shape, speedup));
       std::vector<const std::vector<int>*> dealings;
       if (variant >= 0 || sped_up) {
         dealings.push_back(arrival_only ? &by_arrival : &tree_of);
@@ -2105,7 +2110,7 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
       for (const std::vector<int>* dealing : dealings) {
         std::vector<int32_t> pace;
         RawList raw =
-            plan_pipeline(ft, g, *packing, *dealing, chunk_bytes, last_first, pv.shape, speedup, paced ? &pace : nullptr);
+            plan_pipeline(ft, g, streamed, *dealing, chunk_bytes, last_first, pv.shape, speedup, paced ? &pace : nullptr);
         Algorithm a = build(t, g, std::move(raw), plan, c, chunk_bytes, o, paced ? &pace : nullptr);
         a.serial_channels = pv.shape.serial;
         if (variant < 0) time(t, a);
