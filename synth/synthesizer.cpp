@@ -2151,36 +2151,78 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
 
 // A's reduction phase then B's spreading phase, each chunk's spreading waiting for its own reduction
 // or, `in_turn`, for every reduction into its owner (the owner's last arrival in A: timed).
+// How many times the halves in turn are joined again at most (join_all_reduce).
+constexpr int kInTurnRounds = 8;
+
+// The Reduce-Scatter `first` and the All-Gather `second` as one All-Reduce over `c`, timed. With
+// `in_turn`, each NPU sends its own chunks' All-Gather once every reduction into it has arrived:
+// each such send waits for the reductions into its NPU that ended last, first as the halves were
+// timed alone, then, joined again while one of them ends after a send it should precede, as timed
+// together (the All-Gather's traffic slows the reductions down; each round adds the one that ends
+// last, at most kInTurnRounds times). `serial` sets Algorithm::serial_channels.
 Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorithm first, const Algorithm& second,
-                          bool in_turn = false) {
+                          bool serial, bool in_turn = false) {
   const auto offset = static_cast<TransferId>(first.size());
-  std::vector<TransferId> last_in(static_cast<size_t>(t.num_nodes()), -1);
-  if (in_turn)
+  // Per NPU, the reductions into it its own All-Gather sends wait for.
+  std::vector<std::vector<TransferId>> waits(static_cast<size_t>(t.num_nodes()));
+  auto add_last = [&](const Algorithm& a) {
+    std::vector<TransferId> last(waits.size(), -1);
     for (TransferId i = 0; i < offset; ++i) {
-      TransferId& last = last_in[static_cast<size_t>(first[i].dst)];
-      if (last < 0 || first[i].end > first[last].end) last = i;
+      TransferId& l = last[static_cast<size_t>(a[i].dst)];
+      if (l < 0 || a[i].end > a[l].end) l = i;
     }
-  // A chunk's All-Gather leaves its owner after every reduction into it there: listed before it,
-  // they are its implicit data dependencies (algorithm.hpp). (Listing them on each send from the
-  // owner made N^3 dependencies on a switch: a 1 GB algorithm.json for 512 NPUs.)
-  first.collective = c;
+    bool added = false;
+    for (size_t v = 0; v < waits.size(); ++v)
+      if (last[v] >= 0 && std::find(waits[v].begin(), waits[v].end(), last[v]) == waits[v].end()) {
+        waits[v].push_back(last[v]);
+        added = true;
+      }
+    return added;
+  };
+  if (in_turn) add_last(first);
   // The spreading phase in channels of its own, so that a port does not hold its first sends back
   // until the reduction phase's last ones there have gone.
   int channels = 0;
   for (const Transfer& x : first.transfers()) channels = std::max(channels, x.channel + 1);
-  std::vector<TransferId> deps;
-  for (TransferId i = 0; i < static_cast<TransferId>(second.size()); ++i) {
+  auto own = [&](TransferId i) {
     const Transfer& x = second[i];
-    deps.clear();
-    for (TransferId d : second.deps(i)) deps.push_back(d + offset);
-    if (in_turn && x.src == second.collective.ranks[second.collective.origin(x.chunk)] &&
-        last_in[static_cast<size_t>(x.src)] >= 0)
-      deps.push_back(last_in[static_cast<size_t>(x.src)]);
-    first.add(x.chunk, x.src, x.dst, second.route(i), Op::Copy, deps, -1, -1, second.rate(i),
-              static_cast<uint16_t>(std::min(65535, x.channel + channels)));
+    return x.src == second.collective.ranks[second.collective.origin(x.chunk)];
+  };
+  auto join = [&] {
+    // A chunk's All-Gather leaves its owner after every reduction into it there: listed before it,
+    // they are its implicit data dependencies (algorithm.hpp). (Listing them on each send from the
+    // owner made N^3 dependencies on a switch: a 1 GB algorithm.json for 512 NPUs.)
+    Algorithm a = in_turn ? first : std::move(first);  // joined once unless in turn
+    a.collective = c;
+    a.serial_channels = serial;
+    std::vector<TransferId> deps;
+    for (TransferId i = 0; i < static_cast<TransferId>(second.size()); ++i) {
+      const Transfer& x = second[i];
+      deps.clear();
+      for (TransferId d : second.deps(i)) deps.push_back(d + offset);
+      if (in_turn && own(i))
+        for (TransferId w : waits[static_cast<size_t>(x.src)]) deps.push_back(w);
+      std::sort(deps.begin(), deps.end());
+      a.add(x.chunk, x.src, x.dst, second.route(i), Op::Copy, deps, -1, -1, second.rate(i),
+            static_cast<uint16_t>(std::min(65535, x.channel + channels)));
+    }
+    time(t, a);
+    return a;
+  };
+  Algorithm a = join();
+  for (int round = 0; in_turn && round < kInTurnRounds; ++round) {
+    // Whether some NPU sends one of its own chunks before a reduction into it has arrived.
+    std::vector<Time> sends(waits.size(), std::numeric_limits<Time>::max()), reduced(waits.size(), -1);
+    for (TransferId i = 0; i < offset; ++i)
+      reduced[static_cast<size_t>(a[i].dst)] = std::max(reduced[static_cast<size_t>(a[i].dst)], a[i].end);
+    for (TransferId i = 0; i < static_cast<TransferId>(second.size()); ++i)
+      if (own(i)) sends[static_cast<size_t>(second[i].src)] = std::min(sends[static_cast<size_t>(second[i].src)], a[offset + i].start);
+    bool early = false;
+    for (size_t v = 0; v < waits.size(); ++v) early = early || sends[v] < reduced[v];
+    if (!early || !add_last(a)) break;
+    a = join();
   }
-  time(t, first);
-  return first;
+  return a;
 }
 
 // One method: the plain matcher, or the matcher on the flow plan. Nothing when the plan does not apply.
@@ -2207,7 +2249,8 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
     if (o.progress) half.progress = [&](double f) { o.progress(0.5 + f / 2); };
     std::optional<Algorithm> second = synthesize_plan(t, ag, chunk_bytes, half, planned, /*last_first=*/true, 0, variant);
     if (!second) return;
-    Algorithm a = join_all_reduce(t, c, std::move(*first), *second);
+    const bool serial = first->serial_channels;
+    Algorithm a = join_all_reduce(t, c, std::move(*first), *second, serial);
     a.method = second->method;
     if (variant >= 0 && o.on_pipeline_variant) o.on_pipeline_variant(variant, a.claimed_time);
     if (!best || a.claimed_time < best->claimed_time) best = std::move(a);
@@ -2247,12 +2290,9 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   };
   const std::string method = fmt::format("flow-plan pipelines, the halves in turn (Reduce-Scatter: {}; All-Gather: {})",
                                          inside(first->method), inside(second->method));
-  const bool both = first->serial_channels != second->serial_channels;
-  Algorithm a = join_all_reduce(t, c, std::move(*first), *second, /*in_turn=*/true);  // the first's channels
-  if (both) {
-    Algorithm b = a;
-    b.serial_channels = !a.serial_channels;
-    time(t, b);
+  Algorithm a = join_all_reduce(t, c, *first, *second, first->serial_channels, /*in_turn=*/true);
+  if (first->serial_channels != second->serial_channels) {
+    Algorithm b = join_all_reduce(t, c, *first, *second, second->serial_channels, /*in_turn=*/true);
     if (b.claimed_time < a.claimed_time) a = std::move(b);
   }
   a.method = method;

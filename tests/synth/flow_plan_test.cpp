@@ -303,10 +303,39 @@ Pipelines verified_pipelines(const std::string& spec, CollectiveKind kind, int c
   return {std::move(a), ratio};
 }
 
+// Serial in lanes, their thin lanes dropped, are faster still there (1.007x); without them, the
+// fastest variants left are the split ones.
 TEST(FlowPlanSynthesis, SplitPipelinesFitTheRoomLeft) {
   const Pipelines p = verified_pipelines(kThreeSwitches, CollectiveKind::Reduce, 4096);
-  EXPECT_LE(p.ratio, 1.04) << p.algorithm.method;
-  EXPECT_NE(p.algorithm.method.find("4 chunks of a stream at once"), std::string::npos) << p.algorithm.method;
+  EXPECT_LE(p.ratio, 1.01) << p.algorithm.method;
+  EXPECT_NE(p.algorithm.method.find("in lanes, a chunk of a stream at a time"), std::string::npos) << p.algorithm.method;
+  const topo::Topology t = topo::generate(kThreeSwitches);
+  const Collective c = Collective::over_all(t, CollectiveKind::Reduce, 4096);
+  const Bytes chunk = c.chunk_bytes_for(Bytes{256} << 20);
+  SynthOptions o;
+  o.method = SynthMethod::PlanPipeline;
+  std::map<int, Time> all;
+  o.on_pipeline_variant = [&](int v, Time time) { all.emplace(v, time); };
+  synthesize(t, c, chunk, o);
+  o.on_pipeline_variant = nullptr;
+  // Every variant but the fastest, while the fastest left is in serial channels.
+  uint64_t mask = 0;
+  for (const auto& [v, time] : all) mask |= uint64_t{1} << v;
+  Algorithm a;
+  for (int round = 0; round < 4; ++round) {
+    int fastest = all.begin()->first;
+    for (const auto& [v, time] : all)
+      if (time < all.at(fastest)) fastest = v;
+    mask &= ~(uint64_t{1} << fastest);
+    all.erase(fastest);
+    o.pipeline_variants = mask;
+    a = synthesize(t, c, chunk, o);
+    if (!a.serial_channels) break;
+  }
+  EXPECT_NE(a.method.find("4 chunks of a stream at once"), std::string::npos) << a.method;
+  EXPECT_LE(static_cast<double>(a.claimed_time) / static_cast<double>(lower_bound(t, c, chunk).total), 1.04);
+  const Report r = verify(t, a, {.max_reported = 3});
+  EXPECT_TRUE(r.correct()) << testing::violation_text(r);
 }
 
 // Seed 184 of the RandomFabrics benchmark: a Broadcast from npu0 whose plan packs 292 tree units
