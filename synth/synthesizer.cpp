@@ -2149,17 +2149,16 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
   return a;
 }
 
-// A's reduction phase then B's spreading phase, each chunk's spreading waiting for its own reduction
-// or, `in_turn`, for every reduction into its owner (the owner's last arrival in A: timed).
 // How many times the halves in turn are joined again at most (join_all_reduce).
 constexpr int kInTurnRounds = 8;
 
-// The Reduce-Scatter `first` and the All-Gather `second` as one All-Reduce over `c`, timed. With
-// `in_turn`, each NPU sends its own chunks' All-Gather once every reduction into it has arrived:
-// each such send waits for the reductions into its NPU that ended last, first as the halves were
-// timed alone, then, joined again while one of them ends after a send it should precede, as timed
-// together (the All-Gather's traffic slows the reductions down; each round adds the one that ends
-// last, at most kInTurnRounds times). `serial` sets Algorithm::serial_channels.
+// The Reduce-Scatter `first` and the All-Gather `second` as one All-Reduce over `c`, timed: each
+// chunk's All-Gather waits for its own reduction, or, `in_turn`, each NPU sends its own chunks'
+// All-Gather once every reduction into it has arrived. Such a send waits for the reductions into
+// its NPU that end last: first as the halves were timed alone, then, joined again while one of them
+// ends after a send it should precede, as timed together (the All-Gather's traffic slows the
+// reductions down; each round adds the one that ends last, at most kInTurnRounds times). `serial`
+// sets Algorithm::serial_channels.
 Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorithm first, const Algorithm& second,
                           bool serial, bool in_turn = false) {
   const auto offset = static_cast<TransferId>(first.size());
@@ -2216,7 +2215,10 @@ Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorith
     for (TransferId i = 0; i < offset; ++i)
       reduced[static_cast<size_t>(a[i].dst)] = std::max(reduced[static_cast<size_t>(a[i].dst)], a[i].end);
     for (TransferId i = 0; i < static_cast<TransferId>(second.size()); ++i)
-      if (own(i)) sends[static_cast<size_t>(second[i].src)] = std::min(sends[static_cast<size_t>(second[i].src)], a[offset + i].start);
+      if (own(i)) {
+        Time& first_send = sends[static_cast<size_t>(second[i].src)];
+        first_send = std::min(first_send, a[offset + i].start);
+      }
     bool early = false;
     for (size_t v = 0; v < waits.size(); ++v) early = early || sends[v] < reduced[v];
     if (!early || !add_last(a)) break;
@@ -2962,7 +2964,6 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
 }
 
 namespace {
-
 
 // The composition per level at 1, 2, 4, ... chunks per NPU inside the servers: as best_chunking
 // does, up to the transfer budget, stopping within kChunkSearchSlack of the bound or once doubling
