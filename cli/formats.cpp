@@ -157,10 +157,15 @@ Exported export_algorithm(const synth::Algorithm& given, const topo::Topology& t
       bo.workload = options.astra_workload;
       const sim::AstraBundle b = sim::stage_astra_bundle(a, t, folder, "astra-sim", bo);
       out.astra_notes = b.notes;
-      out.astra_notes.push_back(fmt::format("run it: {}/astra-sim/run.sh (ASTRA_SIM names the binary); the collective "
-                                            "there: {} (Tenet: {}){}",
-                                            dir, format_time(b.collective.time), format_time(b.claimed_time),
-                                            b.exact_network ? "" : " on the nearest network"));
+      if (b.congestion_aware)
+        out.astra_notes.push_back(fmt::format("run it: {}/astra-sim/run.sh (ASTRA_SIM names the binary), on ASTRA-sim's "
+                                              "congestion-aware network, which Tenet does not emulate (Tenet: {})",
+                                              dir, format_time(b.claimed_time)));
+      else
+        out.astra_notes.push_back(fmt::format("run it: {}/astra-sim/run.sh (ASTRA_SIM names the binary); the collective "
+                                              "there: {} (Tenet: {}){}",
+                                              dir, format_time(b.collective.time), format_time(b.claimed_time),
+                                              b.exact_network ? "" : " on the nearest network"));
     } catch (const Error& e) {
       out.skipped.emplace_back("astra-sim", e.what());
     }

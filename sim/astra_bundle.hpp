@@ -39,6 +39,10 @@ struct AstraBundle {
   Time claimed_time = 0;           // Tenet's time for the algorithm
   chakra::AstraRun collective;     // the algorithm run as ASTRA-sim runs it, on network.yml
   bool exact_network = true;       // network.yml is the topology (not the nearest dimensions)
+  // With chakra::LinkWaits::Queue (every message its chunk, for networks that queue at links):
+  // run.sh runs ASTRA-sim's congestion-aware analytical network, which Tenet does not emulate
+  // (`collective` is then the congestion-unaware figure, not what run.sh gives).
+  bool congestion_aware = false;
 };
 
 // Stages the folder's files under `subdir` of `out`. Throws tenet::Error when ASTRA-sim cannot run
