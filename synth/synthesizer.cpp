@@ -2164,12 +2164,17 @@ Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorith
   const auto offset = static_cast<TransferId>(first.size());
   // Per NPU, the reductions into it its own All-Gather sends wait for.
   std::vector<std::vector<TransferId>> waits(static_cast<size_t>(t.num_nodes()));
-  auto add_last = [&](const Algorithm& a) {
+  // Per NPU, the reduction into it that ends last in `a` (-1: none).
+  auto last_into = [&](const Algorithm& a) {
     std::vector<TransferId> last(waits.size(), -1);
     for (TransferId i = 0; i < offset; ++i) {
       TransferId& l = last[static_cast<size_t>(a[i].dst)];
       if (l < 0 || a[i].end > a[l].end) l = i;
     }
+    return last;
+  };
+  // Adds those to `waits`: whether any was not there yet.
+  auto add = [&](const std::vector<TransferId>& last) {
     bool added = false;
     for (size_t v = 0; v < waits.size(); ++v)
       if (last[v] >= 0 && std::find(waits[v].begin(), waits[v].end(), last[v]) == waits[v].end()) {
@@ -2178,7 +2183,7 @@ Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorith
       }
     return added;
   };
-  if (in_turn) add_last(first);
+  if (in_turn) add(last_into(first));
   // The spreading phase in channels of its own, so that a port does not hold its first sends back
   // until the reduction phase's last ones there have gone.
   int channels = 0;
@@ -2211,17 +2216,16 @@ Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorith
   Algorithm a = join();
   for (int round = 0; in_turn && round < kInTurnRounds; ++round) {
     // Whether some NPU sends one of its own chunks before a reduction into it has arrived.
-    std::vector<Time> sends(waits.size(), std::numeric_limits<Time>::max()), reduced(waits.size(), -1);
-    for (TransferId i = 0; i < offset; ++i)
-      reduced[static_cast<size_t>(a[i].dst)] = std::max(reduced[static_cast<size_t>(a[i].dst)], a[i].end);
+    const std::vector<TransferId> last = last_into(a);
+    std::vector<Time> sends(waits.size(), std::numeric_limits<Time>::max());
     for (TransferId i = 0; i < static_cast<TransferId>(second.size()); ++i)
       if (own(i)) {
         Time& first_send = sends[static_cast<size_t>(second[i].src)];
         first_send = std::min(first_send, a[offset + i].start);
       }
     bool early = false;
-    for (size_t v = 0; v < waits.size(); ++v) early = early || sends[v] < reduced[v];
-    if (!early || !add_last(a)) break;
+    for (size_t v = 0; v < waits.size(); ++v) early = early || (last[v] >= 0 && sends[v] < a[last[v]].end);
+    if (!early || !add(last)) break;
     a = join();
   }
   return a;

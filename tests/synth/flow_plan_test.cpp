@@ -303,6 +303,36 @@ Pipelines verified_pipelines(const std::string& spec, CollectiveKind kind, int c
   return {std::move(a), ratio};
 }
 
+// The flow plan's pipelines for `c` (the variants in `mask`; 0: all), with each variant's time as
+// on_pipeline_variant reports it, the last one reported, and how many were reported twice.
+struct VariantRun {
+  Algorithm algorithm;
+  std::map<int, Time> times;
+  int last = -1;
+  int repeated = 0;
+};
+VariantRun run_variants(const topo::Topology& t, const Collective& c, Bytes chunk, uint64_t mask = 0) {
+  SynthOptions o;
+  o.method = SynthMethod::PlanPipeline;
+  o.pipeline_variants = mask;
+  VariantRun r;
+  o.on_pipeline_variant = [&](int v, Time time) {
+    r.repeated += r.times.emplace(v, time).second ? 0 : 1;
+    r.last = v;
+  };
+  r.algorithm = synthesize(t, c, chunk, o);
+  return r;
+}
+
+// `alone` ran exactly the variants of `mask`, each at its time in `all`.
+void expect_ran_alone(const VariantRun& alone, uint64_t mask, const std::map<int, Time>& all) {
+  EXPECT_EQ(alone.times.size(), static_cast<size_t>(std::popcount(mask)));
+  for (const auto& [v, time] : alone.times) {
+    EXPECT_NE(mask >> v & 1, 0u) << "variant " << v << " was not asked for";
+    EXPECT_EQ(time, all.at(v)) << "variant " << v;
+  }
+}
+
 // Serial in lanes, their thin lanes dropped, are faster still there (1.007x); without them, the
 // fastest variants left are the split ones.
 TEST(FlowPlanSynthesis, SplitPipelinesFitTheRoomLeft) {
@@ -312,12 +342,7 @@ TEST(FlowPlanSynthesis, SplitPipelinesFitTheRoomLeft) {
   const topo::Topology t = topo::generate(kThreeSwitches);
   const Collective c = Collective::over_all(t, CollectiveKind::Reduce, 4096);
   const Bytes chunk = c.chunk_bytes_for(Bytes{256} << 20);
-  SynthOptions o;
-  o.method = SynthMethod::PlanPipeline;
-  std::map<int, Time> all;
-  o.on_pipeline_variant = [&](int v, Time time) { all.emplace(v, time); };
-  synthesize(t, c, chunk, o);
-  o.on_pipeline_variant = nullptr;
+  std::map<int, Time> all = run_variants(t, c, chunk).times;
   // Every variant but the fastest, while the fastest left is in serial channels.
   uint64_t mask = 0;
   for (const auto& [v, time] : all) mask |= uint64_t{1} << v;
@@ -328,8 +353,7 @@ TEST(FlowPlanSynthesis, SplitPipelinesFitTheRoomLeft) {
       if (time < all.at(fastest)) fastest = v;
     mask &= ~(uint64_t{1} << fastest);
     all.erase(fastest);
-    o.pipeline_variants = mask;
-    a = synthesize(t, c, chunk, o);
+    a = run_variants(t, c, chunk, mask).algorithm;
     if (!a.serial_channels) break;
   }
   EXPECT_NE(a.method.find("4 chunks of a stream at once"), std::string::npos) << a.method;
@@ -390,18 +414,13 @@ void expect_variants_run_alone(const topo::Topology& t, CollectiveKind kind, int
   SCOPED_TRACE(fmt::format("{} {} chunks", to_string(kind), chunks));
   const Collective c = Collective::over_all(t, kind, chunks);
   const Bytes chunk = c.chunk_bytes_for(Bytes{256} << 20);
-  SynthOptions o;
-  o.method = SynthMethod::PlanPipeline;
-  std::map<int, Time> all;
-  int last = -1;
-  o.on_pipeline_variant = [&](int v, Time time) {
-    EXPECT_TRUE(all.emplace(v, time).second) << "variant " << v;
-    last = v;
-  };
-  const Algorithm fastest = synthesize(t, c, chunk, o);
+  const VariantRun run = run_variants(t, c, chunk);
+  EXPECT_EQ(run.repeated, 0);
+  const Algorithm& fastest = run.algorithm;
+  std::map<int, Time> all = run.times;
   // An All-Reduce's halves in turn come last, their halves' own variants numbered above them: not
   // whole collectives, left out here (AllReduceHalvesInTurn).
-  std::erase_if(all, [&](const auto& vt) { return vt.first > last; });
+  std::erase_if(all, [&](const auto& vt) { return vt.first > run.last; });
   ASSERT_GE(all.size(), 4u);  // mixed speeds: whole, in lanes, paced, sped up, in serial channels
   Time least = all.begin()->second;
   int slowest = all.begin()->first;
@@ -415,15 +434,9 @@ void expect_variants_run_alone(const topo::Topology& t, CollectiveKind kind, int
   for (const auto& [v, time] : all)
     if (time == least && quickest < 0) quickest = v;
   for (const uint64_t mask : {uint64_t{1} << slowest, uint64_t{1} << slowest | uint64_t{1} << quickest}) {
-    std::map<int, Time> alone;
-    o.pipeline_variants = mask;
-    o.on_pipeline_variant = [&](int v, Time time) { alone.emplace(v, time); };
-    const Algorithm a = synthesize(t, c, chunk, o);
-    EXPECT_EQ(alone.size(), static_cast<size_t>(std::popcount(mask)));
-    for (const auto& [v, time] : alone) {
-      EXPECT_NE(mask >> v & 1, 0u) << "variant " << v << " was not asked for";
-      EXPECT_EQ(time, all.at(v)) << "variant " << v;
-    }
+    const VariantRun alone = run_variants(t, c, chunk, mask);
+    expect_ran_alone(alone, mask, all);
+    const Algorithm& a = alone.algorithm;
     EXPECT_EQ(a.claimed_time, std::popcount(mask) == 1 ? all.at(slowest) : least);
     const Report r = verify(t, a, {.max_reported = 3});
     EXPECT_TRUE(r.correct()) << testing::violation_text(r);
@@ -444,17 +457,12 @@ TEST(FlowPlanSynthesis, AllReduceHalvesInTurn) {
   const topo::Topology t = topo::generate("random-fabric:177");
   const Collective c = Collective::over_all(t, CollectiveKind::AllReduce, 64);
   const Bytes chunk = c.chunk_bytes_for(Bytes{256} << 20);
-  SynthOptions o;
-  o.method = SynthMethod::PlanPipeline;
-  std::map<int, Time> all;
-  int in_turn = -1;
-  o.on_pipeline_variant = [&](int v, Time time) {
-    EXPECT_TRUE(all.emplace(v, time).second) << "variant " << v;
-    in_turn = v;
-  };
-  synthesize(t, c, chunk, o);
+  const VariantRun run = run_variants(t, c, chunk);
+  EXPECT_EQ(run.repeated, 0);
+  const std::map<int, Time>& all = run.times;
   // The halves in turn are reported last; before them, each half's own variants, numbered above
   // them.
+  const int in_turn = run.last;
   ASSERT_GE(in_turn, 0);
   std::map<int, Time> halves;
   for (const auto& [v, time] : all)
@@ -464,15 +472,9 @@ TEST(FlowPlanSynthesis, AllReduceHalvesInTurn) {
   const uint64_t mask = fastest_pipeline_variants(halves, 1);
   ASSERT_EQ(std::popcount(mask), 3);
   ASSERT_NE(mask >> in_turn & 1, 0u);
-  std::map<int, Time> alone;
-  o.pipeline_variants = mask;
-  o.on_pipeline_variant = [&](int v, Time time) { alone.emplace(v, time); };
-  const Algorithm a = synthesize(t, c, chunk, o);
-  EXPECT_EQ(alone.size(), 3u);
-  for (const auto& [v, time] : alone) {
-    EXPECT_NE(mask >> v & 1, 0u) << "variant " << v << " was not asked for";
-    EXPECT_EQ(time, all.at(v)) << "variant " << v;
-  }
+  const VariantRun alone = run_variants(t, c, chunk, mask);
+  expect_ran_alone(alone, mask, all);
+  const Algorithm& a = alone.algorithm;
   EXPECT_NE(a.method.find("the halves in turn (Reduce-Scatter: "), std::string::npos) << a.method;
   EXPECT_EQ(a.claimed_time, all.at(in_turn));
   const Report r = verify(t, a, {.max_reported = 3});
