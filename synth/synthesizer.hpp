@@ -183,7 +183,8 @@ inline constexpr double kChunkSearchSlack = 1e-3;
 inline constexpr int64_t kPipelineTransferBudget = int64_t{1} << 19;
 // Past it, the pipelines' two fastest variants at the last count go on alone, up to about this
 // many transfers (all of them would cost ten times as much: random-fabric-122 All-Gather, whose 85
-// trees fill slowly, 1.046x the bound at 2048 chunks per NPU, 1.031x at 4096).
+// trees fill slowly, 1.046x the bound at 2048 chunks per NPU, 1.031x at 4096). An All-Reduce's
+// pipelines still over 1.02x the bound count each half's transfers against both budgets.
 inline constexpr int64_t kPipelineFastestTransferBudget = int64_t{1} << 20;
 // The `n` fastest of these pipeline variants (variant -> time, as SynthOptions::on_pipeline_variant
 // reports them) as SynthOptions::pipeline_variants; where an All-Reduce's halves in turn are among
