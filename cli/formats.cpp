@@ -157,15 +157,13 @@ Exported export_algorithm(const synth::Algorithm& given, const topo::Topology& t
       bo.workload = options.astra_workload;
       const sim::AstraBundle b = sim::stage_astra_bundle(a, t, folder, "astra-sim", bo);
       out.astra_notes = b.notes;
-      if (b.congestion_aware)
-        out.astra_notes.push_back(fmt::format("run it: {}/astra-sim/run.sh (ASTRA_SIM names the binary), on ASTRA-sim's "
-                                              "congestion-aware network, which Tenet does not emulate (Tenet: {})",
-                                              dir, format_time(b.claimed_time)));
-      else
-        out.astra_notes.push_back(fmt::format("run it: {}/astra-sim/run.sh (ASTRA_SIM names the binary); the collective "
-                                              "there: {} (Tenet: {}){}",
-                                              dir, format_time(b.collective.time), format_time(b.claimed_time),
-                                              b.exact_network ? "" : " on the nearest network"));
+      const std::string there =
+          b.congestion_aware
+              ? fmt::format(", on ASTRA-sim's congestion-aware network, which Tenet does not emulate (Tenet: {})",
+                            format_time(b.claimed_time))
+              : fmt::format("; the collective there: {} (Tenet: {}){}", format_time(b.collective.time),
+                            format_time(b.claimed_time), b.exact_network ? "" : " on the nearest network");
+      out.astra_notes.push_back(fmt::format("run it: {}/astra-sim/run.sh (ASTRA_SIM names the binary){}", dir, there));
     } catch (const Error& e) {
       out.skipped.emplace_back("astra-sim", e.what());
     }
