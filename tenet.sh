@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tenet's one entry point: ./tenet.sh deps | build | test | demo | bench | sanitize | fuzz
+# Tenet's one entry point: ./tenet.sh deps | build | test | demo | bench | sanitize | fuzz | format
 #   deps   install the Debian packages Tenet needs (only those missing; needs root for that)
 #   build  configure and build (Release) into ./build
 #   test   deps + build + every test (ctest); exits non-zero on any failure
@@ -8,6 +8,7 @@
 #   sanitize  deps + an AddressSanitizer + UndefinedBehaviorSanitizer build in build-sanitize, and every test
 #   fuzz [HARNESS[,HARNESS...]|all] [SECONDS]  clang + libFuzzer build in build-fuzz; each harness SECONDS
 #            (default 60) on its growing corpus; this run's findings in build-fuzz/findings/<harness>/
+#   format [fix]  check every C++ file against .clang-format (Debian's clang-format); `fix` rewrites them
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
@@ -25,6 +26,9 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin
   libgtest-dev libgmock-dev libbenchmark-dev
 )
+
+# Only for `./tenet.sh format`: Debian's clang-format (the version .clang-format is checked with).
+FORMAT_PACKAGES=(clang-format)
 
 # Only for `./tenet.sh fuzz`: clang and its libFuzzer runtime.
 FUZZ_PACKAGES=(clang libclang-rt-dev)
@@ -163,8 +167,21 @@ fuzz() {
   [[ $failed -eq 0 ]] || { echo "fuzz: findings (reproduce: $dir/tests/fuzz/tenet_fuzz_<harness> FILE)" >&2; return 1; }
 }
 
+# Every C++ source of the repository, as .clang-format lays it out; `fix` rewrites them.
+format() {
+  local files
+  mapfile -t files < <(git ls-files '*.cpp' '*.hpp' 2>/dev/null || find . -path ./build -prune -o \( -name '*.cpp' -o -name '*.hpp' \) -print)
+  if [[ ${1:-} == fix ]]; then
+    clang-format -i "${files[@]}"
+    return 0
+  fi
+  log "checking the layout of ${#files[@]} C++ files against .clang-format ($(clang-format --version))"
+  clang-format --dry-run -Werror "${files[@]}" ||
+    { echo "error: files above differ from .clang-format's layout (./tenet.sh format fix rewrites them)" >&2; return 1; }
+}
+
 usage() {
-  sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 verb=${1:-}
@@ -177,6 +194,7 @@ case "$verb" in
   bench) deps && build && bench "$@" ;;
   sanitize) deps && sanitize ;;
   fuzz) deps "${FUZZ_PACKAGES[@]}" && fuzz "$@" ;;
+  format) deps "${FORMAT_PACKAGES[@]}" && format "$@" ;;
   -h|--help|help) usage ;;
   *) usage >&2; exit 2 ;;
 esac

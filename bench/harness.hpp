@@ -6,13 +6,28 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bench/pool.hpp"
 #include "bench/suite.hpp"
 
 namespace tenet::bench {
+
+// How an algorithm's run or a simulation ended. Code compares these; people and files (results.csv,
+// simulations.csv, the reports, the rows exchanged between processes) read their text (to_string).
+enum class ResultStatus {
+  Ok,
+  Incorrect,      // the verifier found violations: a failure of the run
+  NotApplicable,  // the algorithm does not apply to the case, or the workload to the topology
+  Error,
+};
+// "ok", "incorrect", "not-applicable", "error".
+std::string_view to_string(ResultStatus status);
+// The status whose text is `text` (as to_string writes it); nothing for any other text.
+std::optional<ResultStatus> parse_result_status(std::string_view text);
 
 struct Result {
   std::string topology;  // the suite's label
@@ -22,30 +37,34 @@ struct Result {
   int chunks = 1;       // per NPU as the suite asked; 0: auto (picked per algorithm)
   int chunks_used = 1;  // what the algorithm ran with
   std::string algorithm;
-  // ok, incorrect (the verifier found violations: a failure of the run), not-applicable, error
-  std::string status;
-  std::string note;        // why not applicable, the first violation, or the error
-  Time time = 0;           // collective time under the link cost model
-  Time bound = 0;          // the lower bound
-  double busbw = 0;        // bytes per second
+  ResultStatus status = ResultStatus::Error;  // until the run sets it
+  std::string note;          // why not applicable, the first violation, or the error
+  Time time = 0;             // collective time under the link cost model
+  Time bound = 0;            // the lower bound
+  double busbw = 0;          // bytes per second
   double build_seconds = 0;  // synthesis or construction
   size_t transfers = 0;
   std::vector<Time> simulated;  // per suite network, the replayed time
 
-  bool ok() const { return status == "ok"; }
+  bool ok() const { return status == ResultStatus::Ok; }
   std::string chunks_label() const { return chunks == 0 ? "auto" : std::to_string(chunks); }
-  double ratio() const { return bound > 0 ? static_cast<double>(time) / static_cast<double>(bound) : 0.0; }
+  double ratio() const {
+    return bound > 0 ? static_cast<double>(time) / static_cast<double>(bound) : 0.0;
+  }
 };
 
-// One training iteration of a suite workload on a topology, network backend and collective producer.
+// One training iteration of a suite workload on a topology, network backend and collective
+// producer.
 struct SimRun {
   std::string topology;  // the suite's label
   int npus = 0;
   std::string workload;  // the suite's label
   sim::NetworkKind network{};
   std::string algorithm;  // producer of every collective it applies to; tenet produces the others
-  std::string status;     // ok, not-applicable (the layout does not fit the topology), error
-  std::string note;       // the simulator's warnings, collectives produced by tenet instead, or the error
+  // Ok, NotApplicable (the layout does not fit the topology) or Error (until the run sets one).
+  ResultStatus status = ResultStatus::Error;
+  // The simulator's warnings, collectives produced by tenet instead, or the error.
+  std::string note;
   Time iteration = 0;
   Time compute = 0, communication = 0, exposed = 0;  // the maximum over ranks
   int collectives = 0;
@@ -53,12 +72,14 @@ struct SimRun {
   double max_link_utilization = 0;  // busy time / iteration of the busiest link
   double seconds = 0;               // wall-clock time of the simulation
 
-  bool ok() const { return status == "ok"; }
+  bool ok() const { return status == ResultStatus::Ok; }
 };
 
 struct SuiteResults {
-  std::vector<Result> cases;           // in suite order: topology, collective, size, chunks, then algorithm
-  std::vector<SimRun> simulations;     // in suite order: topology, workload, network, then sim-algorithm
+  // In suite order: topology, collective, size, chunks, then algorithm.
+  std::vector<Result> cases;
+  // In suite order: topology, workload, network, then sim-algorithm.
+  std::vector<SimRun> simulations;
 };
 
 // Per case and algorithm (topology|collective|size_bytes|chunks|algorithm), the build seconds an
@@ -67,7 +88,8 @@ using KnownCosts = std::map<std::string, double>;
 KnownCosts known_costs(std::string_view old_csv, const std::string& old_file);
 
 struct HarnessOptions {
-  int threads = 0;  // cases run concurrently per process; 0: all cores (shared among a host's MPI processes)
+  // Cases run concurrently per process; 0: all cores (shared among a host's MPI processes).
+  int threads = 0;
   std::function<void(double)> progress;
   // The run's processes (an MPI world, see bench/pool.hpp); nullptr: this process alone.
   const Processes* processes = nullptr;
@@ -85,8 +107,9 @@ SuiteResults run_suite(const Suite& suite, const HarnessOptions& options = {});
 std::string results_csv(const Suite& suite, const std::vector<Result>& results);
 // Per topology and baseline, the synthesizer's geometric-mean speed-up (a Markdown table).
 std::string summary_markdown(const Suite& suite, const std::vector<Result>& results);
-// The summary, then a table per topology: each case's lower bound, the synthesizer's time and its speed-up over
-// every baseline, with the geometric mean per baseline; then a summary over topologies.
+// The summary, then a table per topology: each case's lower bound, the synthesizer's time and its
+// speed-up over every baseline, with the geometric mean per baseline; then a summary over
+// topologies.
 std::string report_markdown(const Suite& suite, const std::vector<Result>& results);
 
 // One row per simulation: iteration, compute, communication and exposed communication (per rank,
@@ -103,11 +126,13 @@ bool write_plots(const Suite& suite, const std::vector<Result>& results, const s
 
 // What got worse against an earlier results.csv (`old_file` names it in errors), one sentence each.
 struct Regressions {
-  std::vector<std::string> worse;          // a longer collective time, a verdict lost, a case that no longer runs
-  std::vector<std::string> slower_builds;  // builds more than (1 + speed_tolerance) times and 50 ms slower:
-                                           // wall-clock times, which machine load alone can double
+  // A longer collective time, a verdict lost, a case that no longer runs.
+  std::vector<std::string> worse;
+  // Builds more than (1 + speed_tolerance) times and 50 ms slower: wall-clock times, which move
+  // with machine load.
+  std::vector<std::string> slower_builds;
 };
-Regressions regressions(std::string_view old_csv, const std::string& old_file, const std::vector<Result>& results,
-                        double speed_tolerance = 1.0);
+Regressions regressions(std::string_view old_csv, const std::string& old_file,
+                        const std::vector<Result>& results, double speed_tolerance = 1.0);
 
 }  // namespace tenet::bench

@@ -34,7 +34,9 @@ const char* first_env(std::initializer_list<const char*> names) {
   return nullptr;
 }
 const char* launcher_rank() { return first_env({"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}); }
-[[maybe_unused]] const char* launcher_size() { return first_env({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}); }
+[[maybe_unused]] const char* launcher_size() {
+  return first_env({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"});
+}
 
 std::string this_host() {
   char name[256] = {};
@@ -71,7 +73,8 @@ extern "C" void on_fatal_signal(int sig) {
     write_stderr("\n", 1);
   }
   ::signal(sig, SIG_DFL);
-  ::raise(sig);  // delivered when the handler returns: the process dies of the signal as it would have
+  ::raise(
+      sig);  // delivered when the handler returns: the process dies of the signal as it would have
 }
 
 constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
@@ -84,14 +87,16 @@ class CrashReports {
     sa.sa_handler = on_fatal_signal;
     sa.sa_flags = SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < std::size(kFatalSignals); ++i) ::sigaction(kFatalSignals[i], &sa, &previous_[i]);
+    for (size_t i = 0; i < std::size(kFatalSignals); ++i)
+      ::sigaction(kFatalSignals[i], &sa, &previous_[i]);
   }
   ~CrashReports() {
-    for (size_t i = 0; i < std::size(kFatalSignals); ++i) ::sigaction(kFatalSignals[i], &previous_[i], nullptr);
+    for (size_t i = 0; i < std::size(kFatalSignals); ++i)
+      ::sigaction(kFatalSignals[i], &previous_[i], nullptr);
   }
 
  private:
-  struct sigaction previous_[std::size(kFatalSignals)] {};
+  struct sigaction previous_[std::size(kFatalSignals)]{};
 };
 
 // A signal stack for the calling thread while it lives, so that a stack overflow can still be
@@ -127,7 +132,8 @@ struct Outcome {
 
 Outcome attempt(size_t item, const std::function<std::string(size_t)>& run,
                 const std::function<std::string(size_t)>& describe, const std::string& where) {
-  const std::string note = fmt::format("tenet bench{}: crashed while running case {}", where, describe(item));
+  const std::string note =
+      fmt::format("tenet bench{}: crashed while running case {}", where, describe(item));
   crash_note_length = std::min(note.size(), sizeof crash_note);
   std::memcpy(crash_note, note.data(), crash_note_length);
   const auto begin = std::chrono::steady_clock::now();
@@ -181,7 +187,8 @@ struct Ledger {
       outputs[item] = std::move(o.output);
     }
     ++done;
-    if (options.progress) options.progress(static_cast<double>(done) / static_cast<double>(outputs.size()));
+    if (options.progress)
+      options.progress(static_cast<double>(done) / static_cast<double>(outputs.size()));
   }
 };
 
@@ -189,7 +196,8 @@ std::vector<size_t> dealing_order(size_t count, const std::vector<double>& cost)
   std::vector<size_t> order(count);
   std::iota(order.begin(), order.end(), size_t{0});
   if (cost.size() == count)
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost[a] > cost[b]; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return cost[a] > cost[b]; });
   return order;
 }
 
@@ -222,9 +230,10 @@ Processes::Processes() {
     const char* tasks = std::getenv("SLURM_NTASKS");
     if (task && tasks && std::atoi(tasks) > 1) {
       rank_ = std::atoi(task);
-      warning_ = fmt::format("started by srun as one of {} tasks without an MPI plugin (srun --mpi=pmix): task 0 "
-                             "runs every case, the others exit",
-                             tasks);
+      warning_ = fmt::format(
+          "started by srun as one of {} tasks without an MPI plugin (srun --mpi=pmix): task 0 "
+          "runs every case, the others exit",
+          tasks);
     }
     return;
   }
@@ -245,9 +254,10 @@ Processes::Processes() {
 #else
   rank_ = std::atoi(launcher_rank());
   if (const char* size = launcher_size(); size && std::atoi(size) > 1)
-    warning_ = fmt::format("started by an MPI launcher as one of {} processes, but this tenet was built without MPI "
-                           "(Debian: libopenmpi-dev, then rebuild): rank 0 runs every case, the others exit",
-                           size);
+    warning_ = fmt::format(
+        "started by an MPI launcher as one of {} processes, but this tenet was built without MPI "
+        "(Debian: libopenmpi-dev, then rebuild): rank 0 runs every case, the others exit",
+        size);
 #endif
 }
 
@@ -272,20 +282,23 @@ std::vector<int> Processes::failed_ranks(bool ok) const {
   return failed;
 }
 
-std::vector<std::string> run_items(const Processes& procs, size_t count, const std::function<std::string(size_t)>& run,
-                                   const std::function<std::string(size_t)>& describe, const PoolOptions& options,
-                                   PoolStats* stats) {
+std::vector<std::string> run_items(const Processes& procs, size_t count,
+                                   const std::function<std::string(size_t)>& run,
+                                   const std::function<std::string(size_t)>& describe,
+                                   const PoolOptions& options, PoolStats* stats) {
   const CrashReports crash_reports;
   const int threads = options.threads > 0 ? options.threads : procs.default_threads();
   const std::string host = this_host();
-  const std::string where = procs.distributed() ? fmt::format(" (rank {} on {})", procs.rank(), host) : "";
+  const std::string where =
+      procs.distributed() ? fmt::format(" (rank {} on {})", procs.rank(), host) : "";
   PoolStats local_stats;
   PoolStats& st = stats ? *stats : local_stats;
   st = PoolStats{};
   st.processes = procs.size();
   // Rank 0 of a distributed run deals from its main thread and works on `threads` others; a single
   // process works on its main thread too.
-  int local_threads = std::max(1, std::min<int>(threads, static_cast<int>(std::max<size_t>(count, 1))));
+  int local_threads =
+      std::max(1, std::min<int>(threads, static_cast<int>(std::max<size_t>(count, 1))));
   st.threads = {local_threads};
   std::vector<std::string> hosts{host};
 
@@ -299,9 +312,11 @@ std::vector<std::string> run_items(const Processes& procs, size_t count, const s
     char name[MPI_MAX_PROCESSOR_NAME] = {};
     std::strncpy(name, host.c_str(), sizeof name - 1);
     std::vector<char> names(static_cast<size_t>(procs.size()) * MPI_MAX_PROCESSOR_NAME);
-    MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, MPI_COMM_WORLD);
+    MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names.data(), MPI_MAX_PROCESSOR_NAME,
+               MPI_CHAR, 0, MPI_COMM_WORLD);
     hosts.clear();
-    for (int r = 0; r < procs.size(); ++r) hosts.emplace_back(names.data() + static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME);
+    for (int r = 0; r < procs.size(); ++r)
+      hosts.emplace_back(names.data() + static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME);
     if (remote) {
       std::mutex mpi;  // one thread talks to rank 0 at a time (MPI_THREAD_SERIALIZED)
       auto worker = [&] {
@@ -311,7 +326,8 @@ std::vector<std::string> run_items(const Processes& procs, size_t count, const s
           int64_t item = -1;
           {
             std::lock_guard lock(mpi);
-            MPI_Send(msg.data(), static_cast<int>(msg.size()), MPI_CHAR, 0, kTagRequest, MPI_COMM_WORLD);
+            MPI_Send(msg.data(), static_cast<int>(msg.size()), MPI_CHAR, 0, kTagRequest,
+                     MPI_COMM_WORLD);
             MPI_Recv(&item, 1, MPI_INT64_T, 0, kTagReply, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
           }
           if (item < 0) return;
@@ -335,7 +351,9 @@ std::vector<std::string> run_items(const Processes& procs, size_t count, const s
   ledger.outputs.resize(count);
   st.items.assign(st.threads.size(), 0);
   st.busy_seconds.assign(st.threads.size(), 0.0);
-  auto record = [&](size_t item, int rank, Outcome&& o) { ledger.record(item, rank, std::move(o), st, options); };
+  auto record = [&](size_t item, int rank, Outcome&& o) {
+    ledger.record(item, rank, std::move(o), st, options);
+  };
   auto worker = [&] {
     const AltStack alt;
     while (const auto item = ledger.take()) record(*item, 0, attempt(*item, run, describe, where));
@@ -355,13 +373,15 @@ std::vector<std::string> run_items(const Processes& procs, size_t count, const s
       MPI_Status status;
       MPI_Iprobe(MPI_ANY_SOURCE, kTagRequest, MPI_COMM_WORLD, &arrived, &status);
       if (!arrived) {
-        std::this_thread::sleep_for(std::chrono::microseconds(500));  // no busy wait: rank 0's threads work too
+        std::this_thread::sleep_for(
+            std::chrono::microseconds(500));  // no busy wait: rank 0's threads work too
         continue;
       }
       int bytes = 0;
       MPI_Get_count(&status, MPI_CHAR, &bytes);
       std::string msg(static_cast<size_t>(bytes), '\0');
-      MPI_Recv(msg.data(), bytes, MPI_CHAR, status.MPI_SOURCE, kTagRequest, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Recv(msg.data(), bytes, MPI_CHAR, status.MPI_SOURCE, kTagRequest, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
       Header h{};
       std::memcpy(&h, msg.data(), sizeof h);
       if (h.item >= 0)
@@ -382,7 +402,9 @@ std::vector<std::string> run_items(const Processes& procs, size_t count, const s
   }
 #endif
   if (const auto& f = ledger.failure) {
-    const std::string at = procs.distributed() ? fmt::format(" (rank {} on {})", f->rank, hosts[static_cast<size_t>(f->rank)]) : "";
+    const std::string at = procs.distributed() ? fmt::format(" (rank {} on {})", f->rank,
+                                                             hosts[static_cast<size_t>(f->rank)])
+                                               : "";
     const std::string message = fmt::format("case {}{}: {}", describe(f->item), at, f->message);
     if (f->kind == Failure::Input) throw Error(message);
     throw std::runtime_error(message);

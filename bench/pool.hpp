@@ -55,7 +55,7 @@ class Processes {
 };
 
 struct PoolOptions {
-  int threads = 0;  // per process; 0: Processes::default_threads()
+  int threads = 0;                       // per process; 0: Processes::default_threads()
   std::function<void(double)> progress;  // on rank 0: the fraction of items done
   std::vector<double> cost;  // estimated cost per item (any unit), or empty: dealt in item order
 };
@@ -79,8 +79,9 @@ struct RemoteFailure {};
 // (for a tenet::Error) or std::runtime_error naming describe(i), and the rank and host when it
 // was not rank 0; the other ranks throw RemoteFailure. A crash (SIGSEGV, SIGFPE, SIGABRT, ...)
 // inside run(i) prints which item it was running, with rank and host, before the process dies.
-std::vector<std::string> run_items(const Processes& procs, size_t count, const std::function<std::string(size_t)>& run,
-                                   const std::function<std::string(size_t)>& describe, const PoolOptions& options = {},
-                                   PoolStats* stats = nullptr);
+std::vector<std::string> run_items(const Processes& procs, size_t count,
+                                   const std::function<std::string(size_t)>& run,
+                                   const std::function<std::string(size_t)>& describe,
+                                   const PoolOptions& options = {}, PoolStats* stats = nullptr);
 
 }  // namespace tenet::bench

@@ -11,7 +11,7 @@
 
 #include "chakra/et.hpp"
 #include "sim/workload.hpp"
-#include "synth/baselines.hpp"
+#include "synth/baselines/baselines.hpp"
 #include "topo/error.hpp"
 #include "topo/generators.hpp"
 #include "topo/io.hpp"
@@ -55,8 +55,9 @@ quick:
   restarts: 1
 )";
 
-const std::set<std::string> kKeys{"name",     "topologies", "collectives", "sizes",          "algorithms", "chunks",
-                                  "restarts", "networks",   "workloads",   "sim-algorithms", "quick"};
+const std::set<std::string> kKeys{"name",       "topologies",     "collectives", "sizes",
+                                  "algorithms", "chunks",         "restarts",    "networks",
+                                  "workloads",  "sim-algorithms", "quick"};
 
 Location where(const std::string& file, const YAML::Node& n) {
   const YAML::Mark m = n.Mark();
@@ -72,11 +73,13 @@ std::vector<YAML::Node> items(const YAML::Node& n, const std::string& file, std:
 }
 
 std::string scalar(const YAML::Node& n, const std::string& file, std::string_view key) {
-  if (!n.IsScalar()) throw Error(fmt::format("an entry of '{}' must be a single value", key), where(file, n));
+  if (!n.IsScalar())
+    throw Error(fmt::format("an entry of '{}' must be a single value", key), where(file, n));
   return n.Scalar();
 }
 
-int whole_number(const YAML::Node& n, const std::string& file, std::string_view key, int lo, int hi) {
+int whole_number(const YAML::Node& n, const std::string& file, std::string_view key, int lo,
+                 int hi) {
   const std::string s = scalar(n, file, key);
   int v = 0;
   try {
@@ -86,7 +89,8 @@ int whole_number(const YAML::Node& n, const std::string& file, std::string_view 
   } catch (const std::exception&) {
     throw Error(fmt::format("'{}' must be a whole number, not '{}'", key, s), where(file, n));
   }
-  if (v < lo || v > hi) throw Error(fmt::format("'{}' must lie in [{}, {}], not {}", key, lo, hi, v), where(file, n));
+  if (v < lo || v > hi)
+    throw Error(fmt::format("'{}' must lie in [{}, {}], not {}", key, lo, hi, v), where(file, n));
   return v;
 }
 
@@ -111,8 +115,10 @@ SuiteTopology parse_topology(const YAML::Node& n, const std::string& file) {
   if (n.IsMap() && n["ranks"]) {  // a process group: {topology: ..., ranks: LIST}
     for (const auto& kv : n)
       if (const std::string key = kv.first.Scalar(); key != "topology" && key != "ranks")
-        throw Error(fmt::format("unknown key '{}' in a process group entry (topology, ranks)", key), where(file, kv.first));
-    if (!n["topology"]) throw Error("a process group entry needs 'topology' beside 'ranks'", where(file, n));
+        throw Error(fmt::format("unknown key '{}' in a process group entry (topology, ranks)", key),
+                    where(file, kv.first));
+    if (!n["topology"])
+      throw Error("a process group entry needs 'topology' beside 'ranks'", where(file, n));
     SuiteTopology g = parse_topology(n["topology"], file);
     const std::string list = scalar(n["ranks"], file, "ranks");
     try {
@@ -128,20 +134,26 @@ SuiteTopology parse_topology(const YAML::Node& n, const std::string& file) {
     out << n;
     const int line = n.Mark().line;
     // Pad with blank lines so errors inside the inline topology carry the suite's line numbers.
-    topo::Topology t = topo::parse_yaml(std::string(static_cast<size_t>(std::max(line, 0)), '\n') + out.c_str(), file);
+    topo::Topology t = topo::parse_yaml(
+        std::string(static_cast<size_t>(std::max(line, 0)), '\n') + out.c_str(), file);
     return {t.name(), std::move(t), {}};
   }
   const std::string s = scalar(n, file, "topologies");
   std::error_code ec;  // a name too long for a path is not a file either
-  const bool is_file = std::filesystem::exists(s, ec) || (!topo::looks_like_spec(s) && !topo::preset_text(s));  // as topo::load decides
+  const bool is_file =
+      std::filesystem::exists(s, ec) ||
+      (!topo::looks_like_spec(s) && !topo::preset_text(s));  // as topo::load decides
   const std::string target = is_file ? anchored(s, file) : s;
   if (is_file && !std::filesystem::exists(target, ec)) {
     const std::string why = topo::not_a_topology(s);
-    throw Error(why.empty() ? fmt::format("topology '{}': no such file (a generator spec looks like torus2d:4x4; quote "
-                                          "specs with commas inside a [...] list)",
-                                          s)
-                            : why,
-                where(file, n));
+    throw Error(
+        why.empty()
+            ? fmt::format(
+                  "topology '{}': no such file (a generator spec looks like torus2d:4x4; quote "
+                  "specs with commas inside a [...] list)",
+                  s)
+            : why,
+        where(file, n));
   }
   try {
     return {s, topo::load(target), {}};
@@ -151,15 +163,18 @@ SuiteTopology parse_topology(const YAML::Node& n, const std::string& file) {
   }
 }
 
-SuiteWorkload chakra_workload(const YAML::Node& n, const std::string& prefix, const std::string& file) {
+SuiteWorkload chakra_workload(const YAML::Node& n, const std::string& prefix,
+                              const std::string& file) {
   SuiteWorkload w;
   w.label = prefix;
   w.prefix = anchored(prefix, file);
   if (!chakra::is_prefix(w.prefix)) {
     const auto& presets = sim::model_presets();
-    throw Error(fmt::format("workload '{}': not a model preset{} (presets: {}) and no Chakra ET file {}", prefix,
-                            did_you_mean(prefix, presets), fmt::join(presets, ", "), chakra::et_path(w.prefix, 0)),
-                where(file, n));
+    throw Error(
+        fmt::format("workload '{}': not a model preset{} (presets: {}) and no Chakra ET file {}",
+                    prefix, did_you_mean(prefix, presets), fmt::join(presets, ", "),
+                    chakra::et_path(w.prefix, 0)),
+        where(file, n));
   }
   return w;
 }
@@ -174,36 +189,51 @@ SuiteWorkload parse_workload(const YAML::Node& n, const std::string& file) {
     return w;
   }
   if (!n.IsMap())
-    throw Error("a workload is a model preset, a Chakra ET prefix, or a map such as {model: gpt3-175b, tp: 8} or "
-                "{chakra: traces/rank}",
-                where(file, n));
-  static const std::set<std::string> keys{"model", "chakra", "name", "tp", "pp", "microbatches", "schedule", "batch", "seq-len"};
+    throw Error(
+        "a workload is a model preset, a Chakra ET prefix, or a map such as {model: gpt3-175b, tp: "
+        "8} or "
+        "{chakra: traces/rank}",
+        where(file, n));
+  static const std::set<std::string> keys{"model",        "chakra",   "name",  "tp",     "pp",
+                                          "microbatches", "schedule", "batch", "seq-len"};
   for (const auto& kv : n)
     if (!keys.count(kv.first.Scalar()))
-      throw Error(fmt::format("unknown workload key '{}'{} (known: model, chakra, name, tp, pp, microbatches, schedule, "
+      throw Error(fmt::format("unknown workload key '{}'{} (known: model, chakra, name, tp, pp, "
+                              "microbatches, schedule, "
                               "batch, seq-len)",
-                              kv.first.Scalar(), did_you_mean(kv.first.Scalar(), std::vector<std::string>(keys.begin(), keys.end()))),
+                              kv.first.Scalar(),
+                              did_you_mean(kv.first.Scalar(),
+                                           std::vector<std::string>(keys.begin(), keys.end()))),
                   where(file, kv.first));
   if (static_cast<bool>(n["model"]) == static_cast<bool>(n["chakra"]))
-    throw Error("a workload map names exactly one of 'model' (a preset) and 'chakra' (an ET prefix)", where(file, n));
+    throw Error(
+        "a workload map names exactly one of 'model' (a preset) and 'chakra' (an ET prefix)",
+        where(file, n));
   SuiteWorkload w;
   if (n["chakra"]) {
     for (const char* k : {"tp", "pp", "microbatches", "schedule", "batch", "seq-len"})
       if (n[k])
-        throw Error(fmt::format("'{}' shapes a model preset; a Chakra ET workload carries its own layout and sizes", k),
-                    where(file, n[k]));
+        throw Error(
+            fmt::format(
+                "'{}' shapes a model preset; a Chakra ET workload carries its own layout and sizes",
+                k),
+            where(file, n[k]));
     w = chakra_workload(n["chakra"], scalar(n["chakra"], file, "chakra"), file);
   } else {
     w.preset = scalar(n["model"], file, "model");
     at(n["model"], file, [&] { return sim::model_preset(w.preset); });  // a known preset
     if (n["tp"]) w.tp = whole_number(n["tp"], file, "tp", 1, 1 << 20);
     if (n["pp"]) w.pp = whole_number(n["pp"], file, "pp", 1, 1 << 20);
-    if (n["microbatches"]) w.microbatches = whole_number(n["microbatches"], file, "microbatches", 1, 1 << 20);
+    if (n["microbatches"])
+      w.microbatches = whole_number(n["microbatches"], file, "microbatches", 1, 1 << 20);
     if (n["schedule"])
-      w.schedule = at(n["schedule"], file, [&] { return sim::parse_schedule(scalar(n["schedule"], file, "schedule")); });
+      w.schedule = at(n["schedule"], file,
+                      [&] { return sim::parse_schedule(scalar(n["schedule"], file, "schedule")); });
     if (n["batch"]) w.shape.batch = whole_number(n["batch"], file, "batch", 1, 1 << 24);
     if (n["seq-len"]) w.shape.sequence = whole_number(n["seq-len"], file, "seq-len", 1, 1 << 24);
-    at(n, file, [&] { return sim::batch_shape(w.preset, w.shape); });  // a sequence length only for transformers
+    at(n, file, [&] {
+      return sim::batch_shape(w.preset, w.shape);
+    });  // a sequence length only for transformers
     w.label = w.preset;
     if (w.tp > 1) w.label += fmt::format(" tp{}", w.tp);
     if (w.pp > 1) w.label += fmt::format(" pp{}", w.pp);
@@ -225,23 +255,30 @@ Suite parse_suite(std::string_view text, const std::string& file, bool quick) {
   try {
     root = YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
-    throw Error(fmt::format("not valid YAML: {}", e.msg), {file, e.mark.line + 1, e.mark.column + 1});
+    throw Error(fmt::format("not valid YAML: {}", e.msg),
+                {file, e.mark.line + 1, e.mark.column + 1});
   }
-  if (!root.IsMap()) throw Error("a suite is a YAML map with topologies, collectives, sizes, ...", where(file, root));
+  if (!root.IsMap())
+    throw Error("a suite is a YAML map with topologies, collectives, sizes, ...",
+                where(file, root));
   for (const auto& kv : root) {
     const std::string key = kv.first.Scalar();
     if (!kKeys.count(key))
-      throw Error(fmt::format("unknown key '{}'{} (known: name, topologies, collectives, sizes, algorithms, chunks, "
-                              "restarts, networks, workloads, sim-algorithms, quick)",
-                              key, did_you_mean(key, std::vector<std::string>(kKeys.begin(), kKeys.end()))),
-                  where(file, kv.first));
+      throw Error(
+          fmt::format("unknown key '{}'{} (known: name, topologies, collectives, sizes, "
+                      "algorithms, chunks, "
+                      "restarts, networks, workloads, sim-algorithms, quick)",
+                      key, did_you_mean(key, std::vector<std::string>(kKeys.begin(), kKeys.end()))),
+          where(file, kv.first));
   }
   YAML::Node q = root["quick"];
   if (q && !q.IsMap()) throw Error("'quick' must be a map of the keys it replaces", where(file, q));
   if (q)
     for (const auto& kv : q)
-      if (!kKeys.count(kv.first.Scalar()) || kv.first.Scalar() == "quick" || kv.first.Scalar() == "name")
-        throw Error(fmt::format("'{}' cannot be replaced by quick", kv.first.Scalar()), where(file, kv.first));
+      if (!kKeys.count(kv.first.Scalar()) || kv.first.Scalar() == "quick" ||
+          kv.first.Scalar() == "name")
+        throw Error(fmt::format("'{}' cannot be replaced by quick", kv.first.Scalar()),
+                    where(file, kv.first));
   auto get = [&](const char* key) -> YAML::Node {
     if (quick && q && q[key]) return q[key];
     return root[key];
@@ -263,7 +300,8 @@ Suite parse_suite(std::string_view text, const std::string& file, bool quick) {
       s.workloads.push_back(parse_workload(w, file));
       for (size_t i = 0; i + 1 < s.workloads.size(); ++i)
         if (s.workloads[i].label == s.workloads.back().label)
-          throw Error(fmt::format("two workloads are called '{}' (give one a 'name')", s.workloads.back().label),
+          throw Error(fmt::format("two workloads are called '{}' (give one a 'name')",
+                                  s.workloads.back().label),
                       where(file, w));
     }
   }
@@ -279,7 +317,8 @@ Suite parse_suite(std::string_view text, const std::string& file, bool quick) {
   // Collectives and sizes: required unless the suite only simulates workloads.
   if (s.workloads.empty() || get("collectives") || get("sizes")) {
     for (const YAML::Node& n : items(required("collectives"), file, "collectives"))
-      s.collectives.push_back(at(n, file, [&] { return synth::parse_collective(scalar(n, file, "collectives")); }));
+      s.collectives.push_back(
+          at(n, file, [&] { return synth::parse_collective(scalar(n, file, "collectives")); }));
     for (const YAML::Node& n : items(required("sizes"), file, "sizes")) {
       const Bytes b = at(n, file, [&] { return parse_bytes(scalar(n, file, "sizes")); });
       if (b < 1) throw Error("a size must be at least 1 byte", where(file, n));
@@ -298,16 +337,21 @@ Suite parse_suite(std::string_view text, const std::string& file, bool quick) {
   }
   if (YAML::Node n = get("chunks"))
     for (const YAML::Node& c : items(n, file, "chunks"))
-      s.chunks.push_back(c.IsScalar() && c.Scalar() == "auto" ? 0 : whole_number(c, file, "chunks", 1, topo::kMaxChunksPerNpu));
+      s.chunks.push_back(c.IsScalar() && c.Scalar() == "auto"
+                             ? 0
+                             : whole_number(c, file, "chunks", 1, topo::kMaxChunksPerNpu));
   else
     s.chunks = {0};  // auto, as tenet synth and tenet sim default to
   if (YAML::Node n = get("restarts")) s.restarts = whole_number(n, file, "restarts", 1, 1024);
   if (YAML::Node n = get("networks"); n && !(n.IsSequence() && n.size() == 0))
     for (const YAML::Node& x : items(n, file, "networks"))
-      s.networks.push_back(at(x, file, [&] { return sim::parse_network(scalar(x, file, "networks")); }));
+      s.networks.push_back(
+          at(x, file, [&] { return sim::parse_network(scalar(x, file, "networks")); }));
   return s;
 }
 
-Suite load_suite(const std::string& path, bool quick) { return parse_suite(topo::read_file(path), path, quick); }
+Suite load_suite(const std::string& path, bool quick) {
+  return parse_suite(topo::read_file(path), path, quick);
+}
 
 }  // namespace tenet::bench

@@ -14,7 +14,8 @@ class Table {
   void add_row(std::vector<std::string> row);
   size_t rows() const { return rows_.size(); }
 
-  // GitHub Markdown with columns padded to line up; numbers (cells starting with a digit) right-aligned.
+  // GitHub Markdown with columns padded to line up; numbers (cells starting with a digit)
+  // right-aligned.
   std::string markdown() const;
   // RFC 4180 CSV: cells with commas, quotes or newlines are quoted, quotes doubled.
   std::string csv() const;

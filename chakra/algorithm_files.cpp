@@ -1,11 +1,11 @@
 #include "chakra/algorithm_files.hpp"
 
-#include <filesystem>
 #include <cctype>
+#include <filesystem>
 
 #include "chakra/collective_graph.hpp"
-#include "synth/algorithm_json.hpp"
-#include "synth/msccl_xml.hpp"
+#include "synth/formats/algorithm_json.hpp"
+#include "synth/formats/msccl_xml.hpp"
 #include "topo/io.hpp"
 
 namespace tenet::chakra {

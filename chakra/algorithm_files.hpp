@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "synth/algorithm.hpp"
+#include "synth/ir/algorithm.hpp"
 #include "topo/topology.hpp"
 
 namespace tenet::chakra {

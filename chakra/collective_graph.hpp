@@ -1,17 +1,17 @@
 // Algorithms as Chakra collective graphs, as ASTRA-sim's custom collectives load them
-// (shared/reference/chakra-et.md), and back.
+// and back.
 //
 // Export: one ET per rank. A transfer becomes a COMM_SEND at its source and a COMM_RECV at its
 // destination (ranks of the communicator; a multi-hop route is one message the network routes),
 // matched by a tag unique per message; when the algorithm's reductions take time
 // (Algorithm::reduce_bandwidth), a reduction adds a COMP node after the receive lasting its time,
 // rounded up to whole microseconds (duration_micros; a custom collective's COMP node has no other
-// way to say its time: ASTRA-sim's roofline times workload COMP nodes only). A send depends on the receive (or reduction) that
-// brought its chunk and on its explicit dependencies at that rank, and on nothing else: ASTRA-sim
-// completes a send when its message arrives, so ordering the sends of a link by dependencies
-// would cost a latency each (the time a send waits for its link is carried as LinkWaits says).
-// Tenet's own attributes ride along on the sends (tenet_transfer, tenet_chunk, tenet_route, tenet_op
-// for a reduction; the collective in the metadata); ASTRA-sim ignores them.
+// way to say its time: ASTRA-sim's roofline times workload COMP nodes only). A send depends on the
+// receive (or reduction) that brought its chunk and on its explicit dependencies at that rank, and
+// on nothing else: ASTRA-sim completes a send when its message arrives, so ordering the sends of a
+// link by dependencies would cost a latency each (the time a send waits for its link is carried as
+// LinkWaits says). Tenet's own attributes ride along on the sends (tenet_transfer, tenet_chunk,
+// tenet_route, tenet_op for a reduction; the collective in the metadata); ASTRA-sim ignores them.
 //
 // Import: sends and receives are paired by (tag, source, destination) in order, as ASTRA-sim
 // pairs them. Routes come from the topology. Chunk identities come from the tenet attributes; a
@@ -22,9 +22,9 @@
 #include <string>
 #include <vector>
 
-#include "chakra/astra_analytical.hpp"
 #include "chakra/et.hpp"
-#include "synth/algorithm.hpp"
+#include "chakra/node_graph.hpp"
+#include "synth/ir/algorithm.hpp"
 #include "topo/output_folder.hpp"
 #include "topo/topology.hpp"
 
@@ -51,10 +51,6 @@ struct GraphOptions {
   LinkWaits link_waits = LinkWaits::Bytes;
 };
 
-// ASTRA-sim's name of a collective it runs as a custom implementation ("all-reduce", "all-gather",
-// "reduce-scatter", "all-to-all"), or nothing.
-std::optional<std::string> astra_collective_name(synth::CollectiveKind k);
-
 // How long reducing `bytes` takes at `reduce_bandwidth` (> 0), in microseconds; a COMP node's
 // duration_micros holds this rounded up to a whole number.
 double reduction_micros(Bytes bytes, Bandwidth reduce_bandwidth);
@@ -67,13 +63,15 @@ double reduction_micros(Bytes bytes, Bandwidth reduce_bandwidth);
 // communicator, an in-network reduction) or needs more than 500,000,000 tags.
 class CollectiveGraphPlan {
  public:
-  CollectiveGraphPlan(const synth::Algorithm& a, const topo::Topology& t, const GraphOptions& options = {});
+  CollectiveGraphPlan(const synth::Algorithm& a, const topo::Topology& t,
+                      const GraphOptions& options = {});
   int num_ranks() const { return a_.collective.num_ranks(); }
   EtFile rank(int r) const;
   // The bytes of rank r's ET file (serialize_et(rank(r)), built without holding its nodes).
   std::string rank_bytes(int r) const;
-  // The graph as run_as_astra_sim takes it (the same nodes, ids and sizes as the ETs).
-  AstraGraph astra_graph() const;
+  // The graph flattened (the same nodes, ids and sizes as the ETs), in transfer order: a send, its
+  // receive, the reduction's COMP node.
+  NodeGraph node_graph() const;
 
  private:
   bool comp() const { return a_.reduce_bandwidth > 0; }  // reductions get a COMP node
@@ -82,7 +80,8 @@ class CollectiveGraphPlan {
   // Node messages or their bytes.
   template <class Nodes>
   void for_each_node(int r, Nodes& nodes) const;
-  uint32_t done_id(synth::TransferId id) const {  // the node after which the data is at the destination
+  uint32_t done_id(
+      synth::TransferId id) const {  // the node after which the data is at the destination
     return recv_id_[id] + (comp() && a_[id].op == synth::Op::Reduce ? 1 : 0);
   }
   const synth::Algorithm& a_;
@@ -90,44 +89,42 @@ class CollectiveGraphPlan {
   uint64_t comp_micros_ = 0;  // a reduction's COMP duration, whole microseconds (duration_micros)
   std::vector<int> rank_of_;  // NPU -> rank, -1 for none
   std::string set_id_;
-  std::vector<uint32_t> send_id_, recv_id_;  // per transfer: its nodes' ids at the source and destination
-  std::vector<Bytes> size_;                  // per transfer: comm_size (the chunk and any wait)
-  std::vector<size_t> dep_begin_;            // per transfer: its send's data dependencies (node ids), CSR
+  std::vector<uint32_t> send_id_,
+      recv_id_;                    // per transfer: its nodes' ids at the source and destination
+  std::vector<Bytes> size_;        // per transfer: comm_size (the chunk and any wait)
+  std::vector<size_t> dep_begin_;  // per transfer: its send's data dependencies (node ids), CSR
   std::vector<uint32_t> deps_;
-  std::vector<size_t> item_begin_;           // per rank: its transfers in node order (2 id: send, 2 id + 1: receive)
+  std::vector<size_t>
+      item_begin_;  // per rank: its transfers in node order (2 id: send, 2 id + 1: receive)
   std::vector<int64_t> items_;
 };
 
 std::vector<EtFile> to_collective_graph(const synth::Algorithm& a, const topo::Topology& t,
                                         const GraphOptions& options = {});
 
-// Writes <dir>/<stem>.<rank>.et, <dir>/system.json (the custom implementation for this
-// collective), and <dir>/network.yml when the topology is expressible as ASTRA-sim dimensions.
-// Returns the paths written.
+// Writes <dir>/<stem>.<rank>.et and returns the paths written. The set is written whole
+// (topo::OutputFolder): a rank of an earlier, larger export goes. ASTRA-sim's system.json and
+// network.yml beside them: astra/et_set.hpp.
 std::vector<std::string> write_collective_graph(const synth::Algorithm& a, const topo::Topology& t,
                                                 const std::string& dir, const std::string& stem,
                                                 const GraphOptions& options = {});
-// The same for a graph already built from `a` by to_collective_graph. The set is written whole
-// (topo::OutputFolder): a rank of an earlier, larger export, and its system.json/network.yml, go.
-std::vector<std::string> write_collective_graph(const std::vector<EtFile>& files, const synth::Algorithm& a,
-                                                const topo::Topology& t, const std::string& dir,
-                                                const std::string& stem);
+// The same for a graph already built by to_collective_graph.
+std::vector<std::string> write_collective_graph(const std::vector<EtFile>& files,
+                                                const std::string& dir, const std::string& stem);
 
 // The same files staged in `out` under `subdir` (committed with the rest of a command's output).
-void stage_collective_graph(const std::vector<EtFile>& files, const synth::Algorithm& a, const topo::Topology& t,
-                            topo::OutputFolder& out, const std::string& subdir, const std::string& stem);
+void stage_collective_graph(const std::vector<EtFile>& files, topo::OutputFolder& out,
+                            const std::string& subdir, const std::string& stem);
 // The same from a plan, one rank at a time.
-void stage_collective_graph(const CollectiveGraphPlan& plan, const synth::Algorithm& a, const topo::Topology& t,
-                            topo::OutputFolder& out, const std::string& subdir, const std::string& stem);
-// system.json (naming <stem> as the custom implementation) and network.yml, where they apply.
-void stage_astra_files(const synth::Algorithm& a, const topo::Topology& t, topo::OutputFolder& out,
-                       const std::string& subdir, const std::string& stem);
+void stage_collective_graph(const CollectiveGraphPlan& plan, topo::OutputFolder& out,
+                            const std::string& subdir, const std::string& stem);
 
 synth::Algorithm from_collective_graph(const std::vector<EtFile>& files, const topo::Topology& t,
                                        const std::string& prefix);
 
 // The reader rules ASTRA-sim enforces, and pairing across ranks: every problem found, as a
 // sentence naming the file and node. Empty when the graph is fine.
-std::vector<std::string> check_collective_graph(const std::vector<EtFile>& files, const std::string& prefix);
+std::vector<std::string> check_collective_graph(const std::vector<EtFile>& files,
+                                                const std::string& prefix);
 
 }  // namespace tenet::chakra

@@ -11,12 +11,12 @@
 #include <google/protobuf/util/json_util.h>
 #include <google/protobuf/wire_format_lite.h>
 
+#include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/graphviz.hpp>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
-#include <algorithm>
-#include <condition_variable>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -29,7 +29,9 @@
 
 namespace tenet::chakra {
 
-std::string et_path(const std::string& prefix, int rank) { return fmt::format("{}.{}.et", prefix, rank); }
+std::string et_path(const std::string& prefix, int rank) {
+  return fmt::format("{}.{}.et", prefix, rank);
+}
 
 namespace {
 
@@ -37,17 +39,20 @@ EtFile parse_stream(google::protobuf::io::ZeroCopyInputStream& stream, const std
   EtFile f;
   bool clean_eof = false;
   if (!google::protobuf::util::ParseDelimitedFromZeroCopyStream(&f.metadata, &stream, &clean_eof))
-    throw Error(clean_eof ? "empty file: expected a GlobalMetadata message and nodes"
-                          : "cannot read the GlobalMetadata message (truncated, or not a Chakra ET file)",
+    throw Error(clean_eof
+                    ? "empty file: expected a GlobalMetadata message and nodes"
+                    : "cannot read the GlobalMetadata message (truncated, or not a Chakra ET file)",
                 {path});
   for (;;) {
     Node& n = f.nodes.emplace_back();  // parsed in place, on the file's arena
     if (!google::protobuf::util::ParseDelimitedFromZeroCopyStream(&n, &stream, &clean_eof)) {
       f.nodes.erase(f.nodes.begin() + static_cast<std::ptrdiff_t>(f.nodes.size() - 1));
       if (clean_eof) break;
-      throw Error(fmt::format("cannot read node message #{} (truncated or corrupt; {} nodes read before it)",
-                              f.nodes.size(), f.nodes.size()),
-                  {path});
+      throw Error(
+          fmt::format(
+              "cannot read node message #{} (truncated or corrupt; {} nodes read before it)",
+              f.nodes.size(), f.nodes.size()),
+          {path});
     }
   }
   return f;
@@ -83,18 +88,20 @@ void EtWriter::metadata(const ChakraProtoMsg::GlobalMetadata& m) {
 }
 
 void EtWriter::node(const Node& n) {
-  if (!append(n)) throw Error(fmt::format("cannot serialize node {} (over 2 GiB)", n.id()), {path_});
+  if (!append(n))
+    throw Error(fmt::format("cannot serialize node {} (over 2 GiB)", n.id()), {path_});
 }
 
 void EtWriter::node(NodeEncoder& encoded) { encoded.finish(bytes_); }
 
 bool EtWriter::append(const google::protobuf::MessageLite& m) {
-  // Length-delimited as google::protobuf::util::SerializeDelimitedToOstream writes it (the size as a
-  // varint, then the message), straight into the buffer.
+  // Length-delimited as google::protobuf::util::SerializeDelimitedToOstream writes it (the size as
+  // a varint, then the message), straight into the buffer.
   const size_t size = m.ByteSizeLong();
   if (size > static_cast<size_t>(std::numeric_limits<int>::max())) return false;
   const size_t at = bytes_.size();
-  const size_t head = google::protobuf::io::CodedOutputStream::VarintSize32(static_cast<uint32_t>(size));
+  const size_t head =
+      google::protobuf::io::CodedOutputStream::VarintSize32(static_cast<uint32_t>(size));
   bytes_.resize(at + head + size);
   auto* p = reinterpret_cast<uint8_t*>(bytes_.data() + at);
   p = google::protobuf::io::CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(size), p);
@@ -102,7 +109,9 @@ bool EtWriter::append(const google::protobuf::MessageLite& m) {
   return true;
 }
 
-void write_et(const std::string& path, const EtFile& file) { topo::write_file_atomically(path, serialize_et(file, path)); }
+void write_et(const std::string& path, const EtFile& file) {
+  topo::write_file_atomically(path, serialize_et(file, path));
+}
 
 namespace {
 // Ranks from `from` up that an earlier, larger set left under `prefix` go at the commit.
@@ -113,10 +122,12 @@ void remove_higher_ranks(topo::OutputFolder& out, const std::string& prefix, int
 }
 }  // namespace
 
-void stage_et_set(int ranks, const std::function<std::string(int)>& rank, topo::OutputFolder& out, const std::string& prefix) {
+void stage_et_set(int ranks, const std::function<std::string(int)>& rank, topo::OutputFolder& out,
+                  const std::string& prefix) {
   // Ranks are built and serialized on every core (a 1024-NPU export is two million nodes), a few
   // ahead of this thread, which stages them in rank order (OutputFolder is not shared).
-  const int threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, std::max(1, ranks));
+  const int threads =
+      std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, std::max(1, ranks));
   const int ahead = 2 * threads;  // serialized ranks waiting to be written, at most
   std::vector<std::optional<std::string>> bytes(static_cast<size_t>(ranks));
   std::mutex m;
@@ -172,8 +183,10 @@ void stage_et_set(int ranks, const std::function<std::string(int)>& rank, topo::
   remove_higher_ranks(out, prefix, ranks);
 }
 
-void stage_et_set(const std::vector<EtFile>& files, topo::OutputFolder& out, const std::string& prefix) {
-  for (size_t r = 0; r < files.size(); ++r) write_et(out.stage(et_path(prefix, static_cast<int>(r))), files[r]);
+void stage_et_set(const std::vector<EtFile>& files, topo::OutputFolder& out,
+                  const std::string& prefix) {
+  for (size_t r = 0; r < files.size(); ++r)
+    write_et(out.stage(et_path(prefix, static_cast<int>(r))), files[r]);
   remove_higher_ranks(out, prefix, static_cast<int>(files.size()));
 }
 
@@ -193,24 +206,37 @@ std::vector<EtFile> read_prefix(const std::string& prefix) {
     files.push_back(read_et(et_path(prefix, r)));
   }
   if (files.empty())
-    throw Error(fmt::format("no Chakra ET files: expected {} (and .1.et, ...)", et_path(prefix, 0)), {prefix});
+    throw Error(fmt::format("no Chakra ET files: expected {} (and .1.et, ...)", et_path(prefix, 0)),
+                {prefix});
   return files;
 }
 
 std::optional<int64_t> int_value(const ChakraProtoMsg::AttributeProto& a) {
   switch (a.value_case()) {
-    case ChakraProtoMsg::AttributeProto::kInt32Val: return a.int32_val();
-    case ChakraProtoMsg::AttributeProto::kInt64Val: return a.int64_val();
-    case ChakraProtoMsg::AttributeProto::kUint32Val: return a.uint32_val();
-    case ChakraProtoMsg::AttributeProto::kUint64Val: return static_cast<int64_t>(a.uint64_val());
-    case ChakraProtoMsg::AttributeProto::kSint32Val: return a.sint32_val();
-    case ChakraProtoMsg::AttributeProto::kSint64Val: return a.sint64_val();
-    case ChakraProtoMsg::AttributeProto::kFixed32Val: return a.fixed32_val();
-    case ChakraProtoMsg::AttributeProto::kFixed64Val: return static_cast<int64_t>(a.fixed64_val());
-    case ChakraProtoMsg::AttributeProto::kSfixed32Val: return a.sfixed32_val();
-    case ChakraProtoMsg::AttributeProto::kSfixed64Val: return a.sfixed64_val();
-    case ChakraProtoMsg::AttributeProto::kBoolVal: return a.bool_val() ? 1 : 0;
-    default: return std::nullopt;
+    case ChakraProtoMsg::AttributeProto::kInt32Val:
+      return a.int32_val();
+    case ChakraProtoMsg::AttributeProto::kInt64Val:
+      return a.int64_val();
+    case ChakraProtoMsg::AttributeProto::kUint32Val:
+      return a.uint32_val();
+    case ChakraProtoMsg::AttributeProto::kUint64Val:
+      return static_cast<int64_t>(a.uint64_val());
+    case ChakraProtoMsg::AttributeProto::kSint32Val:
+      return a.sint32_val();
+    case ChakraProtoMsg::AttributeProto::kSint64Val:
+      return a.sint64_val();
+    case ChakraProtoMsg::AttributeProto::kFixed32Val:
+      return a.fixed32_val();
+    case ChakraProtoMsg::AttributeProto::kFixed64Val:
+      return static_cast<int64_t>(a.fixed64_val());
+    case ChakraProtoMsg::AttributeProto::kSfixed32Val:
+      return a.sfixed32_val();
+    case ChakraProtoMsg::AttributeProto::kSfixed64Val:
+      return a.sfixed64_val();
+    case ChakraProtoMsg::AttributeProto::kBoolVal:
+      return a.bool_val() ? 1 : 0;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -222,7 +248,8 @@ std::optional<int64_t> int_attr(const Node& n, std::string_view name) {
 
 std::optional<std::string> string_attr(const Node& n, std::string_view name) {
   for (const auto& a : n.attr())
-    if (a.name() == name && a.value_case() == ChakraProtoMsg::AttributeProto::kStringVal) return a.string_val();
+    if (a.name() == name && a.value_case() == ChakraProtoMsg::AttributeProto::kStringVal)
+      return a.string_val();
   return std::nullopt;
 }
 
@@ -233,7 +260,8 @@ bool has_attr(const Node& n, std::string_view name) {
 }
 
 IntField int_field_of(std::string_view name) {
-  if (name == "comm_src" || name == "comm_dst" || name == "comm_tag" || name == "comm_priority") return IntField::Int32;
+  if (name == "comm_src" || name == "comm_dst" || name == "comm_tag" || name == "comm_priority")
+    return IntField::Int32;
   return name == "tensor_size" ? IntField::Uint64 : IntField::Int64;
 }
 
@@ -252,8 +280,12 @@ void set_int(Node& n, std::string_view name, int64_t value) {
       check_int32(name, value);
       a->set_int32_val(static_cast<int32_t>(value));
       break;
-    case IntField::Uint64: a->set_uint64_val(static_cast<uint64_t>(value)); break;
-    case IntField::Int64: a->set_int64_val(value); break;
+    case IntField::Uint64:
+      a->set_uint64_val(static_cast<uint64_t>(value));
+      break;
+    case IntField::Int64:
+      a->set_int64_val(value);
+      break;
   }
 }
 
@@ -266,13 +298,16 @@ void put_varint(std::string& s, uint64_t v) {
   const uint8_t* end = Coded::WriteVarint64ToArray(v, buffer);
   s.append(reinterpret_cast<const char*>(buffer), static_cast<size_t>(end - buffer));
 }
-void put_tag(std::string& s, int field, WireFormatLite::WireType type) { put_varint(s, WireFormatLite::MakeTag(field, type)); }
+void put_tag(std::string& s, int field, WireFormatLite::WireType type) {
+  put_varint(s, WireFormatLite::MakeTag(field, type));
+}
 void put_bytes(std::string& s, int field, std::string_view bytes) {  // length-delimited
   put_tag(s, field, WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
   put_varint(s, bytes.size());
   s.append(bytes);
 }
-void put_int(std::string& s, int field, uint64_t v) {  // a varint field (int32 and enums sign-extended)
+void put_int(std::string& s, int field,
+             uint64_t v) {  // a varint field (int32 and enums sign-extended)
   put_tag(s, field, WireFormatLite::WIRETYPE_VARINT);
   put_varint(s, v);
 }
@@ -290,13 +325,16 @@ void NodeEncoder::attr(std::string_view name, int64_t value) {
   switch (int_field_of(name)) {  // a oneof member: written even when 0
     case IntField::Int32:
       check_int32(name, value);
-      put_int(body_, ChakraProtoMsg::AttributeProto::kInt32ValFieldNumber, static_cast<uint64_t>(value));
+      put_int(body_, ChakraProtoMsg::AttributeProto::kInt32ValFieldNumber,
+              static_cast<uint64_t>(value));
       break;
     case IntField::Uint64:
-      put_int(body_, ChakraProtoMsg::AttributeProto::kUint64ValFieldNumber, static_cast<uint64_t>(value));
+      put_int(body_, ChakraProtoMsg::AttributeProto::kUint64ValFieldNumber,
+              static_cast<uint64_t>(value));
       break;
     case IntField::Int64:
-      put_int(body_, ChakraProtoMsg::AttributeProto::kInt64ValFieldNumber, static_cast<uint64_t>(value));
+      put_int(body_, ChakraProtoMsg::AttributeProto::kInt64ValFieldNumber,
+              static_cast<uint64_t>(value));
       break;
   }
   put_bytes(attrs_, ChakraProtoMsg::Node::kAttrFieldNumber, body_);
@@ -314,11 +352,14 @@ void NodeEncoder::finish(std::string& out) {
   body_.clear();
   if (id_ != 0) put_int(body_, ChakraProtoMsg::Node::kIdFieldNumber, id_);
   if (!name_.empty()) put_bytes(body_, ChakraProtoMsg::Node::kNameFieldNumber, name_);
-  if (type_ != 0) put_int(body_, ChakraProtoMsg::Node::kTypeFieldNumber, static_cast<uint64_t>(static_cast<int64_t>(type_)));
+  if (type_ != 0)
+    put_int(body_, ChakraProtoMsg::Node::kTypeFieldNumber,
+            static_cast<uint64_t>(static_cast<int64_t>(type_)));
   if (!deps_.empty()) {  // packed
     size_t size = 0;
     for (uint64_t d : deps_) size += Coded::VarintSize64(d);
-    put_tag(body_, ChakraProtoMsg::Node::kDataDepsFieldNumber, WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
+    put_tag(body_, ChakraProtoMsg::Node::kDataDepsFieldNumber,
+            WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
     put_varint(body_, size);
     for (uint64_t d : deps_) put_varint(body_, d);
   }

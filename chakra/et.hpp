@@ -1,5 +1,5 @@
 // Chakra execution-trace files: one per rank, `<prefix>.<rank>.et`, a length-delimited
-// GlobalMetadata followed by length-delimited Nodes (shared/reference/chakra-et.md).
+// GlobalMetadata followed by length-delimited Nodes, as Chakra's own reader and writer frame them.
 #pragma once
 
 #include <google/protobuf/arena.h>
@@ -20,8 +20,8 @@ namespace tenet::chakra {
 
 using ChakraProtoMsg::Node;
 
-// A rank's nodes, on a protobuf arena of their own: a million nodes with their attributes are then a
-// few large allocations, built and freed at once, instead of tens of millions of small ones (a
+// A rank's nodes, on a protobuf arena of their own: a million nodes with their attributes are then
+// a few large allocations, built and freed at once, instead of tens of millions of small ones (a
 // 1M-transfer export spent most of its time in malloc and free). Used like a vector of Node.
 class NodeList {
  public:
@@ -61,7 +61,8 @@ class NodeList {
     if (this != &other) *this = NodeList(other);
     return *this;
   }
-  NodeList(NodeList&& other) noexcept : arena_(std::move(other.arena_)), nodes_(std::exchange(other.nodes_, {})) {}
+  NodeList(NodeList&& other) noexcept
+      : arena_(std::move(other.arena_)), nodes_(std::exchange(other.nodes_, {})) {}
   NodeList& operator=(NodeList&& other) noexcept {
     arena_ = std::move(other.arena_);
     nodes_ = std::exchange(other.nodes_, {});
@@ -73,7 +74,9 @@ class NodeList {
     nodes_.push_back(google::protobuf::Arena::CreateMessage<Node>(arena_.get()));
     return *nodes_.back();
   }
-  Node& emplace_back(const Node& n) { return emplace_back() = n; }  // `n` may be one of ours: nodes never move
+  Node& emplace_back(const Node& n) {
+    return emplace_back() = n;
+  }  // `n` may be one of ours: nodes never move
   void push_back(const Node& n) { emplace_back(n); }
   void reserve(size_t n) { nodes_.reserve(n); }
   size_t size() const { return nodes_.size(); }
@@ -106,8 +109,8 @@ std::string et_path(const std::string& prefix, int rank);
 EtFile read_et(const std::string& path);
 // The same from bytes in memory; `path` names them in errors.
 EtFile parse_et(std::string_view bytes, const std::string& path = "<bytes>");
-// A rank's ET file built message by message: the bytes write_et writes (each message length-delimited,
-// serialized straight into one buffer).
+// A rank's ET file built message by message: the bytes write_et writes (each message
+// length-delimited, serialized straight into one buffer).
 class NodeEncoder;
 class EtWriter {
  public:
@@ -153,17 +156,20 @@ std::string serialize_et(const EtFile& file, const std::string& path = "<bytes>"
 // Stages <prefix>.<rank>.et for every file in `out` (prefix relative to its folder), and marks the
 // higher ranks an earlier, larger set left there for removal at the commit (they would read as
 // part of this set).
-void stage_et_set(const std::vector<EtFile>& files, topo::OutputFolder& out, const std::string& prefix);
+void stage_et_set(const std::vector<EtFile>& files, topo::OutputFolder& out,
+                  const std::string& prefix);
 // The same for `ranks` files whose bytes `rank(r)` makes (serialize_et, EtWriter), on every core, a
 // few ranks ahead of the writing (each written, then dropped); `rank` is called from several
 // threads at once.
-void stage_et_set(int ranks, const std::function<std::string(int)>& rank, topo::OutputFolder& out, const std::string& prefix);
+void stage_et_set(int ranks, const std::function<std::string(int)>& rank, topo::OutputFolder& out,
+                  const std::string& prefix);
 // <prefix>.0.et, <prefix>.1.et, ... up to the first missing rank; at least one must exist.
 std::vector<EtFile> read_prefix(const std::string& prefix);
 // Whether <prefix>.0.et exists.
 bool is_prefix(const std::string& prefix);
 
-// An integer attribute of any integer type (int32/64, uint32/64, sint32/64, fixed, bool), or nothing.
+// An integer attribute of any integer type (int32/64, uint32/64, sint32/64, fixed, bool), or
+// nothing.
 std::optional<int64_t> int_attr(const Node& n, std::string_view name);
 // One attribute's value as an integer, whatever integer type it was written with.
 std::optional<int64_t> int_value(const ChakraProtoMsg::AttributeProto& a);

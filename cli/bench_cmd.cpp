@@ -29,8 +29,10 @@ struct BenchArgs {
 };
 
 // Reads the suite and the flags; throws tenet::Error on bad input.
-bench::Suite prepare(const BenchArgs& args, bool lead, std::string& old_csv, bench::KnownCosts& costs) {
-  bench::Suite suite = args.suite.empty() ? bench::parse_suite(bench::default_suite_yaml(), "<default suite>", args.quick)
+bench::Suite prepare(const BenchArgs& args, bool lead, std::string& old_csv,
+                     bench::KnownCosts& costs) {
+  bench::Suite suite = args.suite.empty() ? bench::parse_suite(bench::default_suite_yaml(),
+                                                               "<default suite>", args.quick)
                                           : bench::load_suite(args.suite, args.quick);
   if (!args.networks.empty()) {
     suite.networks.clear();
@@ -48,12 +50,204 @@ bench::Suite prepare(const BenchArgs& args, bool lead, std::string& old_csv, ben
 
 // "3 processes (MPI) x 1 thread each" or "1 process x 2 threads".
 std::string describe_workers(const bench::PoolStats& st) {
-  const bool same = std::all_of(st.threads.begin(), st.threads.end(), [&](int t) { return t == st.threads.front(); });
-  const std::string threads = same ? fmt::format("{} thread{}{}", st.threads.front(), st.threads.front() == 1 ? "" : "s",
-                                                 st.processes > 1 ? " each" : "")
-                                   : fmt::format("{} threads in all", std::accumulate(st.threads.begin(), st.threads.end(), 0));
-  return fmt::format("{} process{}{} x {}", st.processes, st.processes == 1 ? "" : "es", st.processes > 1 ? " (MPI)" : "",
-                     threads);
+  const bool same = std::all_of(st.threads.begin(), st.threads.end(),
+                                [&](int t) { return t == st.threads.front(); });
+  const std::string threads =
+      same ? fmt::format("{} thread{}{}", st.threads.front(), st.threads.front() == 1 ? "" : "s",
+                         st.processes > 1 ? " each" : "")
+           : fmt::format("{} threads in all",
+                         std::accumulate(st.threads.begin(), st.threads.end(), 0));
+  return fmt::format("{} process{}{} x {}", st.processes, st.processes == 1 ? "" : "es",
+                     st.processes > 1 ? " (MPI)" : "", threads);
+}
+
+// Every rank reads the suite; they agree that all could before any work is dealt. False when one
+// could not: rank 0 throws its own error or names the ranks that failed; another rank throws its
+// own error, or, when rank 0 failed (and says why), sets exit code 2.
+bool prepare_everywhere(const BenchArgs& args, const bench::Processes& procs, bench::Suite& suite,
+                        std::string& old_csv, bench::KnownCosts& costs) {
+  const bool lead = procs.rank() == 0;
+  std::exception_ptr bad_input;
+  try {
+    suite = prepare(args, lead, old_csv, costs);
+  } catch (...) {
+    bad_input = std::current_exception();
+  }
+  const std::vector<int> failed = procs.failed_ranks(!bad_input);
+  if (failed.empty()) return true;
+  if (bad_input && (lead || failed.front() != 0)) {
+    if (lead) std::rethrow_exception(bad_input);
+    try {
+      std::rethrow_exception(bad_input);
+    } catch (const std::exception& e) {
+      throw Error(fmt::format("rank {}: {}", procs.rank(), e.what()));
+    }
+  }
+  if (lead)
+    throw Error(fmt::format("the run could not start on rank{} {} (their errors above)",
+                            failed.size() == 1 ? "" : "s", fmt::join(failed, ", ")));
+  verb_exit_code() = 2;  // rank 0 said why
+  return false;
+}
+
+// Runs the suite on every rank (rank 0 shows the progress); false when it failed on another rank,
+// which rank 0 reports.
+bool run_everywhere(const BenchArgs& args, const bench::Processes& procs, const bench::Suite& suite,
+                    const bench::KnownCosts& costs, bench::SuiteResults& all,
+                    bench::PoolStats& stats) {
+  try {
+    std::optional<ProgressBar> bar;
+    if (procs.rank() == 0) bar.emplace("benchmarking");
+    const auto progress = [&](double f) {
+      if (bar) (*bar)(f);
+    };
+    all = bench::run_suite(suite, {.threads = args.threads,
+                                   .progress = progress,
+                                   .processes = &procs,
+                                   .stats = &stats,
+                                   .costs = &costs});
+  } catch (const bench::RemoteFailure&) {
+    verb_exit_code() = 1;  // rank 0 reports the case that failed
+    return false;
+  }
+  return true;
+}
+
+// What write_report wrote: the paths to print, whether gnuplot rendered the plots, their folder.
+struct Written {
+  std::vector<std::string> files;
+  bool plotted = false;
+  std::string plots;
+};
+
+// The report is one set (topo/output_folder.hpp): results.csv, simulations.csv, report.md and
+// plots/ of this run, committed together; those of an earlier run that this one does not write go.
+Written write_report(const std::string& output, const bench::Suite& suite,
+                     const bench::SuiteResults& all) {
+  const std::vector<bench::Result>& results = all.cases;
+  topo::OutputFolder folder(output);
+  Written written;
+  for (const char* stale : {"results.csv", "simulations.csv", "report.md"})
+    folder.remove_at_commit(stale);
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator(folder.final_path("plots"), ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
+    if (it->is_regular_file(ec)) folder.remove_at_commit("plots/" + it->path().filename().string());
+  if (suite.num_cases() > 0) {
+    topo::write_file_atomically(folder.stage("results.csv"), bench::results_csv(suite, results));
+    written.files.push_back(folder.final_path("results.csv"));
+  }
+  if (!all.simulations.empty()) {
+    topo::write_file_atomically(folder.stage("simulations.csv"),
+                                bench::simulations_csv(all.simulations));
+    written.files.push_back(folder.final_path("simulations.csv"));
+  }
+  topo::write_file_atomically(
+      folder.stage("report.md"),
+      (suite.num_cases() > 0 ? bench::report_markdown(suite, results) + "\n" : "") +
+          bench::simulations_markdown(suite, all.simulations));
+  written.files.push_back(folder.final_path("report.md"));
+  written.plotted =
+      suite.num_cases() > 0 && bench::write_plots(suite, results, folder.staging_dir());
+  if (suite.num_cases() > 0)
+    written.files.push_back(folder.final_path("plots") + (written.plotted ? " (SVG)" : ""));
+  folder.commit();
+  written.plots = folder.final_path("plots");
+  return written;
+}
+
+// How many rows ran (and, for cases, verified correct), did not apply, or failed.
+struct Tally {
+  size_t ok = 0, failed = 0, not_applicable = 0;
+};
+
+template <typename Row>
+Tally tally(const std::vector<Row>& rows) {
+  Tally t;
+  for (const Row& r : rows) {
+    if (r.ok())
+      ++t.ok;
+    else if (r.status == bench::ResultStatus::NotApplicable)
+      ++t.not_applicable;
+    else
+      ++t.failed;
+  }
+  return t;
+}
+
+// The counts, the time and workers, the summary of speed-ups and the simulations' tables.
+void print_summary(const bench::Suite& suite, const bench::SuiteResults& all, const Tally& cases,
+                   const Tally& sims, double seconds, const bench::Processes& procs,
+                   const bench::PoolStats& stats) {
+  if (suite.num_cases() > 0)
+    fmt::print("{} algorithms verified correct, {} not applicable, {} failed\n", cases.ok,
+               cases.not_applicable, cases.failed);
+  if (!all.simulations.empty())
+    fmt::print("{} simulations ran, {} not applicable, {} failed\n", sims.ok, sims.not_applicable,
+               sims.failed);
+  fmt::print("in {:.1f} s on {}\n", seconds, describe_workers(stats));
+  if (procs.distributed()) {
+    std::vector<std::string> per_rank;
+    for (size_t r = 0; r < stats.items.size(); ++r)
+      per_rank.push_back(fmt::format("{} ({:.1f} s)", stats.items[r], stats.busy_seconds[r]));
+    fmt::print("items (busy seconds) per rank: {}\n", fmt::join(per_rank, ", "));
+  }
+  fmt::print("\n");
+  if (suite.num_cases() > 0)
+    fmt::print(
+        "Synthesized vs baselines (geometric-mean speed-up per topology; above 1x: tenet is "
+        "faster):\n\n{}\n",
+        bench::summary_markdown(suite, all.cases));
+  if (!all.simulations.empty())
+    fmt::print("{}\n", bench::simulations_markdown(suite, all.simulations));
+}
+
+// A line per failed algorithm or simulation, in red on a terminal.
+void print_failures(const bench::SuiteResults& all) {
+  const bool color = ::isatty(STDOUT_FILENO);
+  auto print_line = [&](const std::string& line) {
+    if (color)
+      fmt::print(fmt::fg(fmt::color::red), "{}\n", line);
+    else
+      fmt::print("{}\n", line);
+  };
+  for (const bench::Result& r : all.cases) {
+    if (r.ok() || r.status == bench::ResultStatus::NotApplicable) continue;
+    print_line(fmt::format("FAILED {} on {} {} {} ({} chunks/NPU): {}: {}", r.algorithm, r.topology,
+                           synth::to_string(r.collective), format_bytes(r.size), r.chunks_label(),
+                           bench::to_string(r.status), r.note));
+  }
+  for (const bench::SimRun& r : all.simulations) {
+    if (r.ok() || r.status == bench::ResultStatus::NotApplicable) continue;
+    print_line(fmt::format("FAILED simulation of {} on {} ({} network, {}): {}", r.workload,
+                           r.topology, sim::to_string(r.network), r.algorithm, r.note));
+  }
+}
+
+// --compare-to: what got worse (exit code 4 unless an earlier failure set one), and the slower
+// builds as warnings unless --fail-on-build-time.
+void print_regressions(const BenchArgs& args, const std::string& old_csv,
+                       const std::vector<bench::Result>& results) {
+  const bench::Regressions found =
+      bench::regressions(old_csv, args.compare_to, results, args.speed_tolerance);
+  std::vector<std::string> worse = found.worse;
+  if (args.fail_on_build_time)
+    worse.insert(worse.end(), found.slower_builds.begin(), found.slower_builds.end());
+  if (worse.empty()) {
+    fmt::print("no regressions against {}\n", args.compare_to);
+  } else {
+    fmt::print("{} regression{} against {}:\n", worse.size(), worse.size() == 1 ? "" : "s",
+               args.compare_to);
+    for (const std::string& w : worse) fmt::print("  {}\n", w);
+    if (verb_exit_code() == 0) verb_exit_code() = 4;
+  }
+  if (!args.fail_on_build_time && !found.slower_builds.empty()) {
+    fmt::print(
+        "warning: {} build{} slower than --speed-tolerance allows (wall-clock, so machine load "
+        "counts; --fail-on-build-time makes these regressions):\n",
+        found.slower_builds.size(), found.slower_builds.size() == 1 ? "" : "s");
+    for (const std::string& w : found.slower_builds) fmt::print("  {}\n", w);
+  }
 }
 
 void run_bench(const BenchArgs& args) {
@@ -64,194 +258,90 @@ void run_bench(const BenchArgs& args) {
   const bench::Processes procs;  // joins the MPI job when mpirun or srun started this process
   const bool lead = procs.rank() == 0;
   if (!procs.warning().empty() && lead) fmt::print(stderr, "warning: {}\n", procs.warning());
-  if (!lead && !procs.distributed()) return;  // started by an MPI launcher, but without MPI: rank 0 runs it all
+  // Started by an MPI launcher, but without MPI: rank 0 runs it all.
+  if (!lead && !procs.distributed()) return;
 
-  // Every rank reads the suite; they agree that all could before any work is dealt.
   std::string old_csv;
   bench::KnownCosts costs;
   bench::Suite suite;
-  std::exception_ptr bad_input;
-  try {
-    suite = prepare(args, lead, old_csv, costs);
-  } catch (...) {
-    bad_input = std::current_exception();
-  }
-  if (const std::vector<int> failed = procs.failed_ranks(!bad_input); !failed.empty()) {
-    if (bad_input && (lead || failed.front() != 0)) {
-      if (lead) std::rethrow_exception(bad_input);
-      try {
-        std::rethrow_exception(bad_input);
-      } catch (const std::exception& e) {
-        throw Error(fmt::format("rank {}: {}", procs.rank(), e.what()));
-      }
-    }
-    if (lead) throw Error(fmt::format("the run could not start on rank{} {} (their errors above)",
-                                      failed.size() == 1 ? "" : "s", fmt::join(failed, ", ")));
-    verb_exit_code() = 2;  // rank 0 said why
-    return;
-  }
-
+  if (!prepare_everywhere(args, procs, suite, old_csv, costs)) return;
   if (lead) {
-    fmt::print("suite {}: {} topologies, {} cases{}{}\n", suite.name, suite.topologies.size(), suite.num_cases(),
-               suite.workloads.empty() ? "" : fmt::format(", {} simulations", suite.num_simulations()),
-               procs.distributed() ? fmt::format(", over {} MPI processes", procs.size()) : "");
+    fmt::print(
+        "suite {}: {} topologies, {} cases{}{}\n", suite.name, suite.topologies.size(),
+        suite.num_cases(),
+        suite.workloads.empty() ? "" : fmt::format(", {} simulations", suite.num_simulations()),
+        procs.distributed() ? fmt::format(", over {} MPI processes", procs.size()) : "");
     std::fflush(stdout);
   }
   const auto begin = std::chrono::steady_clock::now();
   bench::SuiteResults all;
   bench::PoolStats stats;
-  try {
-    std::optional<ProgressBar> bar;
-    if (lead) bar.emplace("benchmarking");
-    all = bench::run_suite(suite, {.threads = args.threads,
-                                   .progress = [&](double f) { if (bar) (*bar)(f); },
-                                   .processes = &procs,
-                                   .stats = &stats,
-                                   .costs = &costs});
-  } catch (const bench::RemoteFailure&) {
-    verb_exit_code() = 1;  // rank 0 reports the case that failed
-    return;
-  }
+  if (!run_everywhere(args, procs, suite, costs, all, stats)) return;
   if (!lead) return;
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-  const std::vector<bench::Result>& results = all.cases;
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
 
-  // The report is one set (topo/output_folder.hpp): results.csv, simulations.csv, report.md and
-  // plots/ of this run, committed together; those of an earlier run that this one does not write go.
-  topo::OutputFolder folder(args.output);
-  std::vector<std::string> written;
-  for (const char* stale : {"results.csv", "simulations.csv", "report.md"}) folder.remove_at_commit(stale);
-  std::error_code ec;
-  for (auto it = std::filesystem::directory_iterator(folder.final_path("plots"), ec);
-       !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
-    if (it->is_regular_file(ec)) folder.remove_at_commit("plots/" + it->path().filename().string());
-  if (suite.num_cases() > 0) {
-    topo::write_file_atomically(folder.stage("results.csv"), bench::results_csv(suite, results));
-    written.push_back(folder.final_path("results.csv"));
-  }
-  if (!all.simulations.empty()) {
-    topo::write_file_atomically(folder.stage("simulations.csv"), bench::simulations_csv(all.simulations));
-    written.push_back(folder.final_path("simulations.csv"));
-  }
-  topo::write_file_atomically(
-      folder.stage("report.md"),
-      (suite.num_cases() > 0 ? bench::report_markdown(suite, results) + "\n" : "") +
-          bench::simulations_markdown(suite, all.simulations));
-  written.push_back(folder.final_path("report.md"));
-  const bool plotted = suite.num_cases() > 0 && bench::write_plots(suite, results, folder.staging_dir());
-  if (suite.num_cases() > 0) written.push_back(folder.final_path("plots") + (plotted ? " (SVG)" : ""));
-  folder.commit();
-
-  size_t ok = 0, failed = 0, not_applicable = 0;
-  const bool color = ::isatty(STDOUT_FILENO);
-  for (const bench::Result& r : results) {
-    if (r.ok()) ++ok;
-    else if (r.status == "not-applicable") ++not_applicable;
-    else ++failed;
-  }
-  size_t sims_ok = 0, sims_failed = 0, sims_not_applicable = 0;
-  for (const bench::SimRun& r : all.simulations) {
-    if (r.ok()) ++sims_ok;
-    else if (r.status == "not-applicable") ++sims_not_applicable;
-    else ++sims_failed;
-  }
-  if (suite.num_cases() > 0)
-    fmt::print("{} algorithms verified correct, {} not applicable, {} failed\n", ok, not_applicable, failed);
-  if (!all.simulations.empty())
-    fmt::print("{} simulations ran, {} not applicable, {} failed\n", sims_ok, sims_not_applicable, sims_failed);
-  fmt::print("in {:.1f} s on {}\n", seconds, describe_workers(stats));
-  if (procs.distributed()) {
-    std::vector<std::string> per_rank;
-    for (size_t r = 0; r < stats.items.size(); ++r)
-      per_rank.push_back(fmt::format("{} ({:.1f} s)", stats.items[r], stats.busy_seconds[r]));
-    fmt::print("items (busy seconds) per rank: {}\n", fmt::join(per_rank, ", "));
-  }
-  fmt::print("\n");
-  if (suite.num_cases() > 0)
-    fmt::print("Synthesized vs baselines (geometric-mean speed-up per topology; above 1x: tenet is faster):\n\n{}\n",
-               bench::summary_markdown(suite, results));
-  if (!all.simulations.empty()) fmt::print("{}\n", bench::simulations_markdown(suite, all.simulations));
-  for (const bench::Result& r : results) {
-    if (r.ok() || r.status == "not-applicable") continue;
-    const std::string line = fmt::format("FAILED {} on {} {} {} ({} chunks/NPU): {}: {}", r.algorithm, r.topology,
-                                         synth::to_string(r.collective), format_bytes(r.size), r.chunks_label(), r.status, r.note);
-    if (color) fmt::print(fmt::fg(fmt::color::red), "{}\n", line);
-    else fmt::print("{}\n", line);
-  }
-  for (const bench::SimRun& r : all.simulations) {
-    if (r.ok() || r.status == "not-applicable") continue;
-    const std::string line = fmt::format("FAILED simulation of {} on {} ({} network, {}): {}", r.workload, r.topology,
-                                         sim::to_string(r.network), r.algorithm, r.note);
-    if (color) fmt::print(fmt::fg(fmt::color::red), "{}\n", line);
-    else fmt::print("{}\n", line);
-  }
-  fmt::print("wrote {}\n", fmt::join(written, ", "));
-  if (suite.num_cases() > 0 && !plotted)
-    fmt::print("gnuplot is not installed (Debian: gnuplot-nox): wrote the plot data and plots.gp only; "
-               "render with `cd {} && gnuplot plots.gp`\n", folder.final_path("plots"));
-  if (failed > 0 || sims_failed > 0) verb_exit_code() = 3;
-
-  if (!args.compare_to.empty()) {
-    const bench::Regressions found = bench::regressions(old_csv, args.compare_to, results, args.speed_tolerance);
-    std::vector<std::string> worse = found.worse;
-    if (args.fail_on_build_time) worse.insert(worse.end(), found.slower_builds.begin(), found.slower_builds.end());
-    if (worse.empty()) {
-      fmt::print("no regressions against {}\n", args.compare_to);
-    } else {
-      fmt::print("{} regression{} against {}:\n", worse.size(), worse.size() == 1 ? "" : "s", args.compare_to);
-      for (const std::string& w : worse) fmt::print("  {}\n", w);
-      if (verb_exit_code() == 0) verb_exit_code() = 4;
-    }
-    if (!args.fail_on_build_time && !found.slower_builds.empty()) {
-      fmt::print("warning: {} build{} slower than --speed-tolerance allows (wall-clock, so machine load counts; "
-                 "--fail-on-build-time makes these regressions):\n",
-                 found.slower_builds.size(), found.slower_builds.size() == 1 ? "" : "s");
-      for (const std::string& w : found.slower_builds) fmt::print("  {}\n", w);
-    }
-  }
+  const Written written = write_report(args.output, suite, all);
+  const Tally cases = tally(all.cases), sims = tally(all.simulations);
+  print_summary(suite, all, cases, sims, seconds, procs, stats);
+  print_failures(all);
+  fmt::print("wrote {}\n", fmt::join(written.files, ", "));
+  if (suite.num_cases() > 0 && !written.plotted)
+    fmt::print(
+        "gnuplot is not installed (Debian: gnuplot-nox): wrote the plot data and plots.gp only; "
+        "render with `cd {} && gnuplot plots.gp`\n",
+        written.plots);
+  if (cases.failed > 0 || sims.failed > 0) verb_exit_code() = 3;
+  if (!args.compare_to.empty()) print_regressions(args, old_csv, all.cases);
 }
+
+// The help texts that span lines, as printed.
+constexpr const char* kBenchHelp =
+    R"(Compare the synthesizer with every applicable baseline over a suite of topologies x
+collectives x sizes x chunk counts. Every algorithm is verified; a failure is a failure of
+the run. Writes <output>/results.csv, report.md (tables with tenet's speed-up and geometric
+means) and plots/ (gnuplot SVGs when gnuplot is installed). A suite without `chunks` runs auto
+(each algorithm picks its chunks per NPU), as tenet synth and tenet sim do by default.
+A suite may also list workloads (model presets with parallelism layouts, Chakra ET prefixes):
+each is simulated on every topology, network backend and sim-algorithm (simulations.csv).
+Under MPI (`mpirun -n K tenet bench ...`, `srun --mpi=pmix tenet bench ...`) rank 0 deals the
+cases to every process, most expensive first, and alone writes the same files a single process
+would (only build_s and sim_s, wall-clock times, differ).
+Exit codes: 0 done, 2 bad input, 3 an algorithm failed verification or a simulation errored,
+4 regressions against --compare-to.)";
+constexpr const char* kCompareToHelp =
+    R"(An earlier results.csv: print what got worse (slower collectives, lost verdicts, cases that
+no longer run) and exit 4 if anything did; builds over (1 + tolerance) times slower are
+warnings (wall-clock build times move with machine load) unless --fail-on-build-time.
+Its build times also order the work: the slowest cases are dealt first)";
+constexpr const char* kNetworkHelp =
+    R"(Also replay every algorithm on these simulator backends (comma-separated:
+analytical, analytical-congestion, packet with its defaults); replaces the suite's `networks`)";
+constexpr const char* kThreadsHelp =
+    R"(Cases run concurrently per process; 0: all cores (under MPI, shared among the
+processes on each host))";
 
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
   static BenchArgs args;
-  CLI::App* cmd = app.add_subcommand(
-      "bench",
-      "Compare the synthesizer with every applicable baseline over a suite of topologies x\n"
-      "collectives x sizes x chunk counts. Every algorithm is verified; a failure is a failure of\n"
-      "the run. Writes <output>/results.csv, report.md (tables with tenet's speed-up and geometric\n"
-      "means) and plots/ (gnuplot SVGs when gnuplot is installed). A suite without `chunks` runs auto\n"
-      "(each algorithm picks its chunks per NPU), as tenet synth and tenet sim do by default.\n"
-      "A suite may also list workloads (model presets with parallelism layouts, Chakra ET prefixes):\n"
-      "each is simulated on every topology, network backend and sim-algorithm (simulations.csv).\n"
-      "Under MPI (`mpirun -n K tenet bench ...`, `srun --mpi=pmix tenet bench ...`) rank 0 deals the\n"
-      "cases to every process, most expensive first, and alone writes the same files a single process\n"
-      "would (only build_s and sim_s, wall-clock times, differ).\n"
-      "Exit codes: 0 done, 2 bad input, 3 an algorithm failed verification or a simulation errored,\n"
-      "4 regressions against --compare-to.");
-  cmd->add_option("suite", args.suite,
-                  "Suite YAML file (see --print-default for the format); default: the built-in suite");
-  cmd->add_flag("--quick", args.quick, "Run the suite's quick subset (the built-in one: 16 cases, about 6 s on 2 cores)");
+  CLI::App* cmd = app.add_subcommand("bench", kBenchHelp);
+  cmd->add_option(
+      "suite", args.suite,
+      "Suite YAML file (see --print-default for the format); default: the built-in suite");
+  cmd->add_flag("--quick", args.quick,
+                "Run the suite's quick subset (the built-in one: 16 cases, about 6 s on 2 cores)");
   cmd->add_option("-o,--output", args.output, "Output folder")->capture_default_str();
-  cmd->add_option("--compare-to", args.compare_to,
-                  "An earlier results.csv: print what got worse (slower collectives, lost verdicts, cases that\n"
-                  "no longer run) and exit 4 if anything did; builds over (1 + tolerance) times slower are\n"
-                  "warnings (wall-clock build times move with machine load) unless --fail-on-build-time.\n"
-                  "Its build times also order the work: the slowest cases are dealt first");
+  cmd->add_option("--compare-to", args.compare_to, kCompareToHelp);
   cmd->add_option("--speed-tolerance", args.speed_tolerance,
                   "Build-time slack for --compare-to (1.0: flag builds over twice as slow)")
       ->capture_default_str();
   cmd->add_flag("--fail-on-build-time", args.fail_on_build_time,
                 "With --compare-to: slower builds are regressions too (exit 4), not warnings");
-  cmd->add_option("--network", args.networks,
-                  "Also replay every algorithm on these simulator backends (comma-separated:\n"
-                  "analytical, analytical-congestion, packet with its defaults); replaces the suite's `networks`")
-      ->delimiter(',');
-  cmd->add_option("-j,--threads", args.threads,
-                  "Cases run concurrently per process; 0: all cores (under MPI, shared among the\n"
-                  "processes on each host)")
-      ->capture_default_str();
-  cmd->add_flag("--print-default", args.print_default, "Print the built-in suite (a starting point for your own)");
+  cmd->add_option("--network", args.networks, kNetworkHelp)->delimiter(',');
+  cmd->add_option("-j,--threads", args.threads, kThreadsHelp)->capture_default_str();
+  cmd->add_flag("--print-default", args.print_default,
+                "Print the built-in suite (a starting point for your own)");
   cmd->callback([] { run_bench(args); });
 }
 

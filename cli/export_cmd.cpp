@@ -6,6 +6,7 @@
 #include "chakra/collective_graph.hpp"
 #include "cli/commands.hpp"
 #include "cli/formats.hpp"
+#include "export/export.hpp"
 #include "topo/io.hpp"
 
 namespace tenet::cli {
@@ -43,26 +44,33 @@ void add_export_commands(CLI::App& app) {
   static std::string input, topology, formats = "chakra,msccl-xml,json", output = "out/export";
   static MscclFlags msccl_flags;
   static ChakraFlags chakra_flags;
-  CLI::App* exp = app.add_subcommand(
-      "export",
-      "Write an algorithm as Chakra ET collective graphs (for ASTRA-sim), MSCCL-XML (for the MSCCL runtime)\n"
-      "and/or Tenet JSON. Chakra output goes to <dir>/chakra/ with a system.json and, when the topology is\n"
-      "expressible as ASTRA-sim dimensions, a network.yml.");
+  CLI::App* exp = app.add_subcommand("export",
+                                     "Write an algorithm as Chakra ET collective graphs (for "
+                                     "ASTRA-sim), MSCCL-XML (for the MSCCL runtime)\n"
+                                     "and/or Tenet JSON. Chakra output goes to <dir>/chakra/ with "
+                                     "a system.json and, when the topology is\n"
+                                     "expressible as ASTRA-sim dimensions, a network.yml.");
   exp->add_option("algorithm", input, "Algorithm: .json, .xml, or a Chakra prefix")->required();
   exp->add_option("-t,--topo", topology, "Topology file or generator spec")->required();
-  exp->add_option("-f,--format", formats, "Comma-separated: chakra, msccl-xml, json, astra-sim (a folder ASTRA-sim runs as it is, with run.sh)")->capture_default_str();
+  exp->add_option("-f,--format", formats,
+                  "Comma-separated: chakra, msccl-xml, json, astra-sim (a folder ASTRA-sim runs as "
+                  "it is, with run.sh)")
+      ->capture_default_str();
   exp->add_option("-o,--output", output, "Output folder")->capture_default_str();
   add_chakra_flags(exp, chakra_flags);
   add_msccl_flags(exp, msccl_flags);
   exp->callback([] {
-    const ExportOptions options = export_options(chakra_flags, msccl_flags);  // bad flags before any work
+    const exporting::ExportOptions options =
+        export_options(chakra_flags, msccl_flags);  // bad flags before any work
     const topo::Topology t = topo::load(topology);
     const synth::Algorithm a = load_any_algorithm(input, t);
-    const Exported e = export_algorithm(a, t, split_commas(formats), output, options);
+    const exporting::Exported e =
+        exporting::export_algorithm(a, t, split_commas(formats), output, options);
     for (const std::string& path : e.written) fmt::print("wrote {}\n", path);
-    if (e.astra_time >= 0) fmt::print("chakra: {}\n", describe_astra_time(e));
+    if (e.astra_time >= 0) fmt::print("chakra: {}\n", exporting::describe_astra_time(e));
     for (const std::string& n : e.astra_notes) fmt::print("astra-sim: {}\n", n);
-    for (const auto& [format, why] : e.skipped) fmt::print(stderr, "not written: {}: {}\n", format, why);
+    for (const auto& [format, why] : e.skipped)
+      fmt::print(stderr, "not written: {}: {}\n", format, why);
     for (const std::string& w : e.warnings) fmt::print(stderr, "warning: {}\n", w);
     if (e.written.empty()) verb_exit_code() = 2;  // nothing asked for could be written
   });
@@ -73,14 +81,17 @@ void add_export_commands(CLI::App& app) {
   CLI::App* dump = ch->add_subcommand("dump", "Print an ET file as JSON (like Chakra's jsonizer)");
   dump->add_option("file", file, "An .et file")->required();
   dump->callback([] { fmt::print("{}", chakra::dump_json(chakra::read_et(file))); });
-  CLI::App* dot = ch->add_subcommand("dot", "Print an ET file as a Graphviz graph (like Chakra's visualizer)");
+  CLI::App* dot =
+      ch->add_subcommand("dot", "Print an ET file as a Graphviz graph (like Chakra's visualizer)");
   dot->add_option("file", file, "An .et file")->required();
   dot->callback([] { fmt::print("{}", chakra::to_dot(chakra::read_et(file))); });
-  CLI::App* check = ch->add_subcommand(
-      "check",
-      "Check the ET files <prefix>.0.et ... against ASTRA-sim's reader rules: unique ids, dependencies inside\n"
-      "the file, acyclic, required attributes, tags, and sends and receives that pair up with equal sizes.\n"
-      "Exit 0 when fine, 3 with problems, 2 for unreadable input.");
+  CLI::App* check =
+      ch->add_subcommand("check",
+                         "Check the ET files <prefix>.0.et ... against ASTRA-sim's reader rules: "
+                         "unique ids, dependencies inside\n"
+                         "the file, acyclic, required attributes, tags, and sends and receives "
+                         "that pair up with equal sizes.\n"
+                         "Exit 0 when fine, 3 with problems, 2 for unreadable input.");
   check->add_option("prefix", prefix, "The files' prefix")->required();
   check->callback([] {
     const auto files = chakra::read_prefix(prefix);
@@ -88,7 +99,9 @@ void add_export_commands(CLI::App& app) {
     size_t nodes = 0;
     for (const auto& f : files) nodes += f.nodes.size();
     fmt::print("{} ranks, {} nodes: {}\n", files.size(), nodes,
-               problems.empty() ? "fine" : fmt::format("{} problem{}", problems.size(), problems.size() == 1 ? "" : "s"));
+               problems.empty()
+                   ? "fine"
+                   : fmt::format("{} problem{}", problems.size(), problems.size() == 1 ? "" : "s"));
     for (const std::string& p : problems) fmt::print("  {}\n", p);
     if (!problems.empty()) verb_exit_code() = 3;
   });

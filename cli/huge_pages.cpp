@@ -2,8 +2,8 @@
 //
 // A 1024-NPU synthesis holds a few vectors of tens to hundreds of megabytes (transfers, routes,
 // the matcher's events). On kernels whose transparent huge pages are in `madvise` mode (Debian's
-// default), each 4 KiB page of them costs a page fault when first touched: measured on
-// `tenet synth --topo torus2d:32x32 -c all-gather -k 1`, 0.45 s of its 1.6 s CPU. glibc asks for
+// default), each 4 KiB page of them costs a page fault when first touched, a large share of a
+// synthesis' CPU. glibc asks for
 // huge pages only when told to (the glibc.malloc.hugetlb tunable, read at process start), so the
 // binary's operator new advises them itself for blocks of 4 MiB and more; memory still comes from
 // and returns to malloc, so everything else (sanitizers included) sees plain malloc and free.
@@ -41,7 +41,9 @@ void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
     return nullptr;
   }
 }
-void* operator new[](std::size_t n, const std::nothrow_t& tag) noexcept { return operator new(n, tag); }
+void* operator new[](std::size_t n, const std::nothrow_t& tag) noexcept {
+  return operator new(n, tag);
+}
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }

@@ -21,8 +21,8 @@ namespace {
 std::string shortened(std::string_view message) {
   constexpr size_t kHead = 1000, kTail = 200;
   if (message.size() <= kHead + kTail + 100) return std::string(message);
-  return fmt::format("{} [... {} characters ...] {}", message.substr(0, kHead), message.size() - kHead - kTail,
-                     message.substr(message.size() - kTail));
+  return fmt::format("{} [... {} characters ...] {}", message.substr(0, kHead),
+                     message.size() - kHead - kTail, message.substr(message.size() - kTail));
 }
 
 }  // namespace
@@ -62,7 +62,8 @@ int main(int argc, char** argv) {
     // What the up-front estimates (topo::check_memory) did not foresee.
     std::fflush(stdout);
     fmt::print(stderr,
-               "error: out of memory: the run needs more than this machine has (fewer ranks or chunks per NPU "
+               "error: out of memory: the run needs more than this machine has (fewer ranks or "
+               "chunks per NPU "
                "need less)\n");
     return 2;
   } catch (const std::exception& e) {

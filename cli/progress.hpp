@@ -18,7 +18,9 @@ namespace tenet::cli {
 class ProgressBar {
  public:
   explicit ProgressBar(std::string what)
-      : what_(std::move(what)), tty_(::isatty(STDERR_FILENO)), begin_(std::chrono::steady_clock::now()) {
+      : what_(std::move(what)),
+        tty_(::isatty(STDERR_FILENO)),
+        begin_(std::chrono::steady_clock::now()) {
     if (const char* after = std::getenv("TENET_PROGRESS_AFTER")) after_ = std::atof(after);
   }
   ~ProgressBar() { done(); }
@@ -41,8 +43,9 @@ class ProgressBar {
     percent_ = percent;
     drawn_at_ = elapsed;
     const int width = 40, done = static_cast<int>(fraction * width);
-    const std::string frame = fmt::format("{} [{}{}] {:3.0f}%  {:.1f} s", what_, std::string(done, '#'),
-                                          std::string(width - done, '.'), 100 * fraction, elapsed);
+    const std::string frame =
+        fmt::format("{} [{}{}] {:3.0f}%  {:.1f} s", what_, std::string(done, '#'),
+                    std::string(width - done, '.'), 100 * fraction, elapsed);
     width_ = std::max(width_, frame.size());
     fmt::print(stderr, "\r{}", frame);
     std::fflush(stderr);

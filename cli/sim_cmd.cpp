@@ -8,14 +8,14 @@
 #include <optional>
 #include <sstream>
 
+#include "astra/system_json.hpp"
+#include "chakra/algorithm_files.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
-#include "chakra/algorithm_files.hpp"
-#include "sim/astra_system.hpp"
 #include "sim/recorded_trace.hpp"
 #include "sim/system.hpp"
 #include "sim/workload.hpp"
-#include "synth/baselines.hpp"
+#include "synth/baselines/baselines.hpp"
 #include "topo/io.hpp"
 #include "topo/output_folder.hpp"
 #include "topo/suggest.hpp"
@@ -33,7 +33,8 @@ struct SimArgs {
   int64_t batch = 0, sequence = 0;
   bool json = false;
   // Packet network options.
-  std::string mtu = "4KiB", header = "0B", buffer = "auto", routing = "source", arbitration = "round-robin";
+  std::string mtu = "4KiB", header = "0B", buffer = "auto", routing = "source",
+              arbitration = "round-robin";
   uint64_t max_packets = sim::PacketConfig{}.max_packets;
   bool cut_through = false;
   std::vector<std::string> packet_flags_given;
@@ -68,31 +69,38 @@ void print_links(const sim::SimResult& r, int shown, int bins) {
   std::vector<size_t> order;
   for (size_t l = 0; l < n.links.size(); ++l)
     if (n.links[l].busy > 0) order.push_back(l);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return n.links[a].busy > n.links[b].busy; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return n.links[a].busy > n.links[b].busy; });
   if (order.empty() || shown == 0) return;
   // Past Network::kExactActivity busy intervals the network sums them into finer slices of its own.
   fmt::print("\nbusiest links (utilization over the iteration, {} slices of {}{})\n", bins,
              format_time(r.iteration / std::max(bins, 1)),
-             n.activity_slice > 0 ? fmt::format(", from activity summed per {}", format_time(n.activity_slice)) : "");
+             n.activity_slice > 0
+                 ? fmt::format(", from activity summed per {}", format_time(n.activity_slice))
+                 : "");
   std::vector<std::vector<std::string>> rows;
   for (size_t i = 0; i < order.size() && i < static_cast<size_t>(shown); ++i) {
     const sim::LinkReport& k = n.links[order[i]];
-    std::vector<std::string> row{k.name, fmt::format("{:.1f} %", 100.0 * k.busy / std::max<Time>(r.iteration, 1)),
-                                 "|" + sparkline(sim::utilization_over_time(k.activity, r.iteration, bins)) + "|"};
+    std::vector<std::string> row{
+        k.name, fmt::format("{:.1f} %", 100.0 * k.busy / std::max<Time>(r.iteration, 1)),
+        "|" + sparkline(sim::utilization_over_time(k.activity, r.iteration, bins)) + "|"};
     if (n.packet_level)
-      for (std::string cell : {std::to_string(k.packets),
-                               fmt::format("{} / {}", format_bytes(k.deepest_queue), format_bytes(k.buffer)),
-                               fmt::format("{} ({})", k.credit_stalls, format_time(k.stall_time))})
+      for (std::string cell :
+           {std::to_string(k.packets),
+            fmt::format("{} / {}", format_bytes(k.deepest_queue), format_bytes(k.buffer)),
+            fmt::format("{} ({})", k.credit_stalls, format_time(k.stall_time))})
         row.push_back(cell);
     rows.push_back(std::move(row));
   }
   std::vector<std::string> head{"link", "busy", "over time"};
   if (n.packet_level)
-    for (const char* h : {"packets", "deepest queue / buffer", "credit stalls (time)"}) head.push_back(h);
+    for (const char* h : {"packets", "deepest queue / buffer", "credit stalls (time)"})
+      head.push_back(h);
   std::vector<size_t> width(head.size());
   for (size_t c = 0; c < head.size(); ++c) {
     width[c] = head[c].size();
-    for (const auto& row : rows) width[c] = std::max(width[c], c == 2 ? static_cast<size_t>(bins) + 2 : row[c].size());
+    for (const auto& row : rows)
+      width[c] = std::max(width[c], c == 2 ? static_cast<size_t>(bins) + 2 : row[c].size());
   }
   auto line = [&](const std::vector<std::string>& row) {
     std::string out = " ";
@@ -118,7 +126,8 @@ void parse_algorithms(const std::string& text, sim::SimConfig& cfg) {
     if (item.empty()) continue;
     const size_t eq = item.find('=');
     if (eq == std::string::npos)
-      throw Error(fmt::format("--coll takes collective=algorithm pairs, e.g. all-reduce=ring; got '{}'", item));
+      throw Error(fmt::format(
+          "--coll takes collective=algorithm pairs, e.g. all-reduce=ring; got '{}'", item));
     const auto kind = synth::parse_collective(item.substr(0, eq));
     const std::string algo = item.substr(eq + 1);
     const bool file = chakra::names_algorithm_file(algo);
@@ -126,9 +135,10 @@ void parse_algorithms(const std::string& text, sim::SimConfig& cfg) {
     auto [at, fresh] = cfg.algorithms.try_emplace(kind, algo);
     if (!fresh) {
       if (!file || !chakra::names_algorithm_file(at->second))
-        throw Error(fmt::format("--coll names {} twice ('{}' and '{}'): a collective may repeat only with algorithm "
-                                "files, one per size",
-                                synth::to_string(kind), at->second, algo));
+        throw Error(fmt::format(
+            "--coll names {} twice ('{}' and '{}'): a collective may repeat only with algorithm "
+            "files, one per size",
+            synth::to_string(kind), at->second, algo));
       auto& sized = cfg.sized_files[kind];
       if (sized.empty()) sized.push_back(at->second);
       sized.push_back(algo);
@@ -136,37 +146,54 @@ void parse_algorithms(const std::string& text, sim::SimConfig& cfg) {
   }
 }
 
-void run_sim(const SimArgs& args) {
-  const topo::Topology t = topo::load(args.topology);
-  std::vector<chakra::EtFile> workload;
-  std::string name = args.workload;
+// The workload to simulate: a model preset's training iteration, or Chakra ET files.
+struct SimWorkload {
+  std::vector<chakra::EtFile> files;
+  std::string name;
   std::optional<sim::TraceSummary> summary;  // for a Chakra ET workload
+};
+
+SimWorkload load_workload(const SimArgs& args, const topo::Topology& t) {
+  SimWorkload w;
+  w.name = args.workload;
   const auto& presets = sim::model_presets();
   if (std::find(presets.begin(), presets.end(), args.workload) != presets.end()) {
     if (args.deps != "auto" || args.replicate > 0 || !args.comm_groups.empty())
-      throw Error("--deps, --replicate and --comm-groups apply to a Chakra ET workload, not to a model preset");
-    const sim::Parallelism par =
-        sim::layout(t.num_npus(), args.tp, args.pp, args.microbatches, sim::parse_schedule(args.schedule));
+      throw Error(
+          "--deps, --replicate and --comm-groups apply to a Chakra ET workload, not to a model "
+          "preset");
+    const sim::Parallelism par = sim::layout(t.num_npus(), args.tp, args.pp, args.microbatches,
+                                             sim::parse_schedule(args.schedule));
     const sim::BatchShape shape = sim::batch_shape(args.workload, {args.batch, args.sequence});
-    workload = sim::training_iteration(sim::model_preset(args.workload, shape), par);
-    name = fmt::format("{} (dp {} x tp {} x pp {}, {} micro-batch{}, {}; {})", args.workload, par.dp, par.tp, par.pp,
-                       par.microbatches, par.microbatches == 1 ? "" : "es", args.schedule,
-                       sim::describe_batch(args.workload, shape, par.dp, par.microbatches));
+    w.files = sim::training_iteration(sim::model_preset(args.workload, shape), par);
+    w.name = fmt::format("{} (dp {} x tp {} x pp {}, {} micro-batch{}, {}; {})", args.workload,
+                         par.dp, par.tp, par.pp, par.microbatches,
+                         par.microbatches == 1 ? "" : "es", args.schedule,
+                         sim::describe_batch(args.workload, shape, par.dp, par.microbatches));
   } else {
     std::error_code ec;
-    if (args.workload.find('/') == std::string::npos && !std::filesystem::exists(chakra::et_path(args.workload, 0), ec))
-      throw Error(fmt::format("--workload '{}': not a model preset{} (presets: {}) and no Chakra ET files {}, {}, ...",
-                              args.workload, did_you_mean(args.workload, presets), fmt::join(presets, ", "),
-                              chakra::et_path(args.workload, 0), chakra::et_path(args.workload, 1)));
+    if (args.workload.find('/') == std::string::npos &&
+        !std::filesystem::exists(chakra::et_path(args.workload, 0), ec))
+      throw Error(fmt::format(
+          "--workload '{}': not a model preset{} (presets: {}) and no Chakra ET files {}, {}, ...",
+          args.workload, did_you_mean(args.workload, presets), fmt::join(presets, ", "),
+          chakra::et_path(args.workload, 0), chakra::et_path(args.workload, 1)));
     if (args.batch > 0 || args.sequence > 0)
-      throw Error("--batch and --seq-len shape a model preset; a Chakra ET workload carries its own sizes");
-    workload = chakra::read_prefix(args.workload);
+      throw Error(
+          "--batch and --seq-len shape a model preset; a Chakra ET workload carries its own sizes");
+    w.files = chakra::read_prefix(args.workload);
     sim::TraceOptions options;
     options.deps = sim::parse_deps_mode(args.deps);
     options.replicate = args.replicate;
     if (!args.comm_groups.empty()) options.groups = sim::read_comm_groups(args.comm_groups);
-    summary = sim::prepare_trace(workload, options, name);
+    w.summary = sim::prepare_trace(w.files, options, w.name);
   }
+  return w;
+}
+
+// The simulator's settings: the flags, with ASTRA-sim's system.json and remote-memory file (when
+// given) merged under them. `system_notes` gets what reading those files found.
+sim::SimConfig sim_config(const SimArgs& args, std::vector<std::string>& system_notes) {
   sim::SimConfig cfg;
   cfg.network = sim::parse_network(args.network);
   if (cfg.network == sim::NetworkKind::Packet) {
@@ -181,162 +208,188 @@ void run_sim(const SimArgs& args) {
   cfg.link_activity = true;
   parse_algorithms(args.coll, cfg);
   cfg.chunks_per_npu = parse_chunks(args.chunks, 0);
-  std::vector<std::string> system_notes;
-  if (!args.system.empty()) {
-    // ASTRA-sim's settings, under the flags given on the command line.
-    const sim::AstraSystem sys = sim::read_astra_system(args.system);
-    for (const auto& [kind, algo] : sys.algorithms) cfg.algorithms.try_emplace(kind, algo);
-    // Dataset splits for the collectives that still run ASTRA-sim's native algorithm (not --coll).
-    for (const auto& [kind, splits] : sys.dataset_splits)
-      if (cfg.algorithms[kind] == sys.algorithms.at(kind)) cfg.dataset_splits[kind] = splits;
-    if (sys.peak_flops > 0) cfg.peak_flops = sys.peak_flops;
-    if (sys.memory_bandwidth > 0) cfg.memory_bandwidth = sys.memory_bandwidth;
-    cfg.endpoints = sys.endpoints;
-    system_notes = sys.notes;
-    if (!args.in_flight_given)
-      system_notes.push_back("one send or collective in flight per rank, as ASTRA-sim runs them (--in-flight N to change)");
-  }
+  cfg.max_in_flight = args.in_flight;
+  if (!args.system.empty())  // ASTRA-sim's settings, under the flags given on the command line
+    system_notes =
+        astra::apply_astra_system(astra::read_astra_system(args.system), cfg, args.in_flight_given);
   if (!args.remote_memory.empty()) {
-    sim::AstraRemoteMemory mem = sim::read_astra_remote_memory(args.remote_memory);
-    cfg.remote_memory = mem.memory;
-    for (std::string& n : mem.notes) system_notes.push_back(fmt::format("{}: {}", args.remote_memory, n));
+    const astra::AstraRemoteMemory mem = astra::read_astra_remote_memory(args.remote_memory);
+    for (const std::string& n : astra::apply_astra_remote_memory(mem, cfg))
+      system_notes.push_back(fmt::format("{}: {}", args.remote_memory, n));
   }
   cfg.trace = !args.trace.empty();
-  cfg.max_in_flight = args.system.empty() || args.in_flight_given ? args.in_flight : 1;
-  if (cfg.network == sim::NetworkKind::Packet) {
-    // A long packet run says so before it starts (one over --max-packets is refused by simulate()).
-    const uint64_t packets = sim::estimate_packets(workload, cfg.packet.mtu);
-    const double seconds = static_cast<double>(packets) / sim::kPacketsPerSecond;
-    if (seconds > 5 && packets <= cfg.packet.max_packets)
-      fmt::print(stderr, "packet network: about {} packets to simulate at a {} MTU, about {:.0f} s at {:.0f} million a "
-                 "second (--mtu {} cuts them to about {})\n",
-                 packets, format_bytes(cfg.packet.mtu), seconds, sim::kPacketsPerSecond / 1e6,
-                 format_bytes(cfg.packet.mtu * 16), packets / 16);
-  }
-  ProgressBar bar("simulating");
-  cfg.progress = [&](double f) { bar(f); };
-  const sim::SimResult r = sim::simulate(t, workload, cfg, name);
-  bar.done();
-  if (!args.trace.empty()) topo::write_file_atomically(args.trace, sim::trace_json(r));
+  return cfg;
+}
 
+// A long packet run says so before it starts (one over --max-packets is refused by simulate()).
+void say_packet_estimate(const std::vector<chakra::EtFile>& workload,
+                         const sim::PacketConfig& packet) {
+  const uint64_t packets = sim::estimate_packets(workload, packet.mtu);
+  const double seconds = static_cast<double>(packets) / sim::kPacketsPerSecond;
+  if (seconds > 5 && packets <= packet.max_packets)
+    fmt::print(stderr,
+               "packet network: about {} packets to simulate at a {} MTU, about {:.0f} s at {:.0f} "
+               "million a "
+               "second (--mtu {} cuts them to about {})\n",
+               packets, format_bytes(packet.mtu), seconds, sim::kPacketsPerSecond / 1e6,
+               format_bytes(packet.mtu * 16), packets / 16);
+}
+
+// Per rank maxima, and the utilization of the links that carried data.
+struct SimTotals {
   Time compute_max = 0, cpu_max = 0, comm_max = 0, exposed_max = 0;
-  for (const sim::RankStats& s : r.ranks) {
-    compute_max = std::max(compute_max, s.compute);
-    cpu_max = std::max(cpu_max, s.cpu);
-    comm_max = std::max(comm_max, s.communication);
-    exposed_max = std::max(exposed_max, s.exposed);
-  }
   double util_sum = 0, util_max = 0;
   int used = 0;
+};
+
+SimTotals totals_of(const sim::SimResult& r) {
+  SimTotals s;
+  for (const sim::RankStats& k : r.ranks) {
+    s.compute_max = std::max(s.compute_max, k.compute);
+    s.cpu_max = std::max(s.cpu_max, k.cpu);
+    s.comm_max = std::max(s.comm_max, k.communication);
+    s.exposed_max = std::max(s.exposed_max, k.exposed);
+  }
   for (Time b : r.link_busy)
     if (b > 0) {
       const double u = r.iteration > 0 ? static_cast<double>(b) / r.iteration : 0;
-      util_sum += u;
-      util_max = std::max(util_max, u);
-      ++used;
+      s.util_sum += u;
+      s.util_max = std::max(s.util_max, u);
+      ++s.used;
     }
-  if (args.json) {
-    nlohmann::ordered_json j;
-    j["workload"] = name;
-    j["network"] = args.network;
-    j["iteration_ps"] = r.iteration;
-    j["collectives"] = r.collectives;
-    j["algorithms_made"] = r.algorithms_made;
-    j["algorithms_renamed"] = r.algorithms_renamed;
-    j["ring_plans"] = r.ring_plans;
-    j["activity_slice_ps"] = r.network.activity_slice;  // 0: utilization from exact busy intervals
-    j["events"] = r.events;
-    j["warnings"] = r.warnings;
-    if (summary) {
-      auto& tr = j["trace"];
-      tr["rank_files"] = summary->ranks_recorded;
-      tr["ranks"] = summary->ranks;
-      tr["from_pytorch"] = summary->from_pytorch;
-      tr["dependencies"] = summary->deps == sim::DepsMode::Data ? "data" : "all";
-      tr["nodes"] = summary->nodes;
-      tr["node_types"] = summary->node_types;
-      tr["cpu_operators"] = summary->cpu_ops;
-      tr["gpu_kernels"] = summary->gpu_kernels;
-      tr["gpu_streams"] = summary->gpu_streams;
-      tr["collectives"] = summary->collectives;
-      tr["process_groups"] = summary->groups;
-      tr["control_dependencies_dropped"] = summary->ctrl_deps_dropped;
-      tr["absent_dependencies_dropped"] = summary->absent_deps_dropped;
-      tr["notes"] = summary->notes;
-    }
-    if (!args.system.empty() || !args.remote_memory.empty()) {
-      auto& sys = j["system"];
-      if (!args.system.empty()) sys["file"] = args.system;
-      if (!args.remote_memory.empty()) sys["remote_memory"] = args.remote_memory;
-      for (const auto& [kind, algo] : cfg.algorithms) sys["algorithms"][std::string(synth::to_string(kind))] = algo;
-      sys["notes"] = system_notes;
-    }
-    auto& over = j["overloaded_links"] = nlohmann::ordered_json::array();
-    for (const sim::LinkReport& k : r.network.links)
-      if (k.peak_demand > 1.0)
-        over.push_back({{"link", k.name}, {"peak_demand", k.peak_demand}, {"first_over_ps", k.peak_demand_at}});
-    auto& ranks = j["ranks"] = nlohmann::ordered_json::array();
-    for (const sim::RankStats& s : r.ranks)
-      ranks.push_back({{"finish_ps", s.finish}, {"compute_ps", s.compute}, {"cpu_ps", s.cpu}, {"communication_ps", s.communication},
-                       {"exposed_communication_ps", s.exposed}});
-    j["links_used"] = used;
-    j["mean_link_utilization"] = used ? util_sum / used : 0;
-    j["max_link_utilization"] = util_max;
-    const sim::NetworkReport& n = r.network;
+  return s;
+}
+
+nlohmann::ordered_json trace_summary_json(const sim::TraceSummary& summary) {
+  nlohmann::ordered_json tr;
+  tr["rank_files"] = summary.ranks_recorded;
+  tr["ranks"] = summary.ranks;
+  tr["from_pytorch"] = summary.from_pytorch;
+  tr["dependencies"] = summary.deps == sim::DepsMode::Data ? "data" : "all";
+  tr["nodes"] = summary.nodes;
+  tr["node_types"] = summary.node_types;
+  tr["cpu_operators"] = summary.cpu_ops;
+  tr["gpu_kernels"] = summary.gpu_kernels;
+  tr["gpu_streams"] = summary.gpu_streams;
+  tr["collectives"] = summary.collectives;
+  tr["process_groups"] = summary.groups;
+  tr["control_dependencies_dropped"] = summary.ctrl_deps_dropped;
+  tr["absent_dependencies_dropped"] = summary.absent_deps_dropped;
+  tr["notes"] = summary.notes;
+  return tr;
+}
+
+// The links that carried data, with their utilization over the iteration in `bins` slices.
+nlohmann::ordered_json links_json(const sim::SimResult& r, int bins) {
+  const sim::NetworkReport& n = r.network;
+  auto links = nlohmann::ordered_json::array();
+  for (const sim::LinkReport& k : n.links) {
+    if (k.busy == 0) continue;
+    nlohmann::ordered_json l{{"link", k.name}, {"busy_ps", k.busy}};
     if (n.packet_level) {
-      j["packets"] = n.packets;
-      j["packet_hops"] = n.packet_hops;
-      j["credit_stalls"] = n.credit_stalls;
+      l["packets"] = k.packets;
+      l["buffer_bytes"] = k.buffer;
+      l["deepest_queue_bytes"] = k.deepest_queue;
+      l["credit_stalls"] = k.credit_stalls;
+      l["stall_ps"] = k.stall_time;
     }
-    auto& links = j["links"] = nlohmann::ordered_json::array();
-    for (const sim::LinkReport& k : n.links) {
-      if (k.busy == 0) continue;
-      nlohmann::ordered_json l{{"link", k.name}, {"busy_ps", k.busy}};
-      if (n.packet_level) {
-        l["packets"] = k.packets;
-        l["buffer_bytes"] = k.buffer;
-        l["deepest_queue_bytes"] = k.deepest_queue;
-        l["credit_stalls"] = k.credit_stalls;
-        l["stall_ps"] = k.stall_time;
-      }
-      l["utilization_over_time"] = sim::utilization_over_time(k.activity, r.iteration, args.bins);
-      links.push_back(std::move(l));
-    }
-    fmt::print("{}\n", j.dump(2));
-    return;
+    l["utilization_over_time"] = sim::utilization_over_time(k.activity, r.iteration, bins);
+    links.push_back(std::move(l));
   }
-  fmt::print("workload        {}, {} ranks\n", name, r.ranks.size());
+  return links;
+}
+
+void print_json(const SimArgs& args, const SimWorkload& w, const sim::SimConfig& cfg,
+                const std::vector<std::string>& system_notes, const sim::SimResult& r,
+                const SimTotals& s) {
+  nlohmann::ordered_json j;
+  j["workload"] = w.name;
+  j["network"] = args.network;
+  j["iteration_ps"] = r.iteration;
+  j["collectives"] = r.collectives;
+  j["algorithms_made"] = r.algorithms_made;
+  j["algorithms_renamed"] = r.algorithms_renamed;
+  j["ring_plans"] = r.ring_plans;
+  j["activity_slice_ps"] = r.network.activity_slice;  // 0: utilization from exact busy intervals
+  j["events"] = r.events;
+  j["warnings"] = r.warnings;
+  if (w.summary) j["trace"] = trace_summary_json(*w.summary);
+  if (!args.system.empty() || !args.remote_memory.empty()) {
+    auto& sys = j["system"];
+    if (!args.system.empty()) sys["file"] = args.system;
+    if (!args.remote_memory.empty()) sys["remote_memory"] = args.remote_memory;
+    for (const auto& [kind, algo] : cfg.algorithms)
+      sys["algorithms"][std::string(synth::to_string(kind))] = algo;
+    sys["notes"] = system_notes;
+  }
+  auto& over = j["overloaded_links"] = nlohmann::ordered_json::array();
+  for (const sim::LinkReport& k : r.network.links)
+    if (k.peak_demand > 1.0)
+      over.push_back(
+          {{"link", k.name}, {"peak_demand", k.peak_demand}, {"first_over_ps", k.peak_demand_at}});
+  auto& ranks = j["ranks"] = nlohmann::ordered_json::array();
+  for (const sim::RankStats& k : r.ranks)
+    ranks.push_back({{"finish_ps", k.finish},
+                     {"compute_ps", k.compute},
+                     {"cpu_ps", k.cpu},
+                     {"communication_ps", k.communication},
+                     {"exposed_communication_ps", k.exposed}});
+  j["links_used"] = s.used;
+  j["mean_link_utilization"] = s.used ? s.util_sum / s.used : 0;
+  j["max_link_utilization"] = s.util_max;
+  const sim::NetworkReport& n = r.network;
+  if (n.packet_level) {
+    j["packets"] = n.packets;
+    j["packet_hops"] = n.packet_hops;
+    j["credit_stalls"] = n.credit_stalls;
+  }
+  j["links"] = links_json(r, args.bins);
+  fmt::print("{}\n", j.dump(2));
+}
+
+void print_text(const SimArgs& args, const topo::Topology& t, const SimWorkload& w,
+                const sim::SimConfig& cfg, const std::vector<std::string>& system_notes,
+                const sim::SimResult& r, const SimTotals& s) {
+  fmt::print("workload        {}, {} ranks\n", w.name, r.ranks.size());
   fmt::print("topology        {} ({} NPUs), {} network\n", t.name(), t.num_npus(), args.network);
-  if (summary) fmt::print("{}", sim::describe(*summary));
+  if (w.summary) fmt::print("{}", sim::describe(*w.summary));
   if (!args.system.empty() || !args.remote_memory.empty()) {
     std::vector<std::string> algos;
-    for (const auto& [kind, algo] : cfg.algorithms) algos.push_back(fmt::format("{} {}", synth::to_string(kind), algo));
-    if (!args.system.empty()) fmt::print("system          {}: {}\n", args.system, fmt::join(algos, ", "));
+    for (const auto& [kind, algo] : cfg.algorithms)
+      algos.push_back(fmt::format("{} {}", synth::to_string(kind), algo));
+    if (!args.system.empty())
+      fmt::print("system          {}: {}\n", args.system, fmt::join(algos, ", "));
     if (cfg.remote_memory)
-      fmt::print("remote memory   {}: {} + bytes / {} per access, one memory {}\n", args.remote_memory,
-                 format_time(cfg.remote_memory->latency), format_bandwidth(cfg.remote_memory->bandwidth),
-                 cfg.remote_memory->kind == sim::RemoteMemory::Kind::Pool      ? std::string("for all NPUs")
-                 : cfg.remote_memory->kind == sim::RemoteMemory::Kind::PerNode ? fmt::format("per {} NPUs", cfg.remote_memory->npus_per_node)
-                                                                               : std::string("per NPU"));
+      fmt::print(
+          "remote memory   {}: {} + bytes / {} per access, one memory {}\n", args.remote_memory,
+          format_time(cfg.remote_memory->latency), format_bandwidth(cfg.remote_memory->bandwidth),
+          cfg.remote_memory->kind == sim::RemoteMemory::Kind::Pool ? std::string("for all NPUs")
+          : cfg.remote_memory->kind == sim::RemoteMemory::Kind::PerNode
+              ? fmt::format("per {} NPUs", cfg.remote_memory->npus_per_node)
+              : std::string("per NPU"));
     for (const std::string& n : system_notes) fmt::print("system note     {}\n", n);
   }
   fmt::print("iteration time  {}\n", format_time(r.iteration));
-  fmt::print("per rank (max)  compute {}, {}communication {}, exposed communication {}\n", format_time(compute_max),
-             cpu_max > 0 ? fmt::format("CPU {}, ", format_time(cpu_max)) : std::string(), format_time(comm_max),
-             format_time(exposed_max));
-  fmt::print("collectives     {} run; links used {}, utilization mean {:.1f} %, max {:.1f} %\n", r.collectives, used,
-             used ? 100 * util_sum / used : 0.0, 100 * util_max);
+  fmt::print("per rank (max)  compute {}, {}communication {}, exposed communication {}\n",
+             format_time(s.compute_max),
+             s.cpu_max > 0 ? fmt::format("CPU {}, ", format_time(s.cpu_max)) : std::string(),
+             format_time(s.comm_max), format_time(s.exposed_max));
+  fmt::print("collectives     {} run; links used {}, utilization mean {:.1f} %, max {:.1f} %\n",
+             r.collectives, s.used, s.used ? 100 * s.util_sum / s.used : 0.0, 100 * s.util_max);
   if (r.algorithms_made + r.algorithms_renamed > 0)
-    fmt::print("algorithms      {} made, {} renamed from a group of the same shape\n", r.algorithms_made,
-               r.algorithms_renamed);
+    fmt::print("algorithms      {} made, {} renamed from a group of the same shape\n",
+               r.algorithms_made, r.algorithms_renamed);
   if (r.ring_plans > 0)
-    fmt::print("ring plans      {} (rings replayed from their plan, transfers computed as they run)\n", r.ring_plans);
+    fmt::print(
+        "ring plans      {} (rings replayed from their plan, transfers computed as they run)\n",
+        r.ring_plans);
   fmt::print("events          {}\n", r.events);
   if (r.network.packet_level) {
     const sim::PacketConfig& p = cfg.packet;
-    fmt::print("packets         {} ({} MTU + {} header, {}), {} packet-hops, {} credit stalls\n", r.network.packets,
-               format_bytes(p.mtu), format_bytes(p.header), p.cut_through ? "cut-through" : "store-and-forward",
-               r.network.packet_hops, r.network.credit_stalls);
+    fmt::print("packets         {} ({} MTU + {} header, {}), {} packet-hops, {} credit stalls\n",
+               r.network.packets, format_bytes(p.mtu), format_bytes(p.header),
+               p.cut_through ? "cut-through" : "store-and-forward", r.network.packet_hops,
+               r.network.credit_stalls);
     Bytes deepest = 0;
     std::string where = "none";
     for (const sim::LinkReport& k : r.network.links)
@@ -344,130 +397,230 @@ void run_sim(const SimArgs& args) {
         deepest = k.deepest_queue;
         where = fmt::format("{} (buffer {})", k.name, format_bytes(k.buffer));
       }
-    fmt::print("deepest queue   {} at {}; {} routing, {} arbitration\n", format_bytes(deepest), where,
-               sim::to_string(p.routing), sim::to_string(p.arbitration));
+    fmt::print("deepest queue   {} at {}; {} routing, {} arbitration\n", format_bytes(deepest),
+               where, sim::to_string(p.routing), sim::to_string(p.arbitration));
   }
   if (!args.trace.empty()) fmt::print("trace           {} (open in Perfetto)\n", args.trace);
-  for (const std::string& w : r.warnings) fmt::print("warning         {}\n", w);
+  for (const std::string& warning : r.warnings) fmt::print("warning         {}\n", warning);
   print_links(r, args.links, args.bins);
 }
 
-}  // namespace
+void run_sim(const SimArgs& args) {
+  const topo::Topology t = topo::load(args.topology);
+  const SimWorkload w = load_workload(args, t);
+  std::vector<std::string> system_notes;
+  sim::SimConfig cfg = sim_config(args, system_notes);
+  if (cfg.network == sim::NetworkKind::Packet) say_packet_estimate(w.files, cfg.packet);
+  ProgressBar bar("simulating");
+  cfg.progress = [&](double f) { bar(f); };
+  const sim::SimResult r = sim::simulate(t, w.files, cfg, w.name);
+  bar.done();
+  if (!args.trace.empty()) topo::write_file_atomically(args.trace, sim::trace_json(r));
+  if (args.json)
+    print_json(args, w, cfg, system_notes, r, totals_of(r));
+  else
+    print_text(args, t, w, cfg, system_notes, r, totals_of(r));
+}
 
-void add_sim_commands(CLI::App& app) {
-  static SimArgs args;
-  CLI::App* cmd = app.add_subcommand(
-      "sim",
-      "Simulate a training iteration: Chakra ET workload in, iteration time out, with every collective\n"
-      "run by a synthesized or baseline algorithm on a network model");
+// What to simulate, and on which topology.
+void add_workload_flags(CLI::App* cmd, SimArgs& args) {
   cmd->add_option("-w,--workload", args.workload,
-                  "Chakra ET prefix (<prefix>.<rank>.et), or a model preset run data-parallel over every NPU: " +
+                  "Chakra ET prefix (<prefix>.<rank>.et), or a model preset run data-parallel over "
+                  "every NPU: " +
                       fmt::format("{}", fmt::join(sim::model_presets(), ", ")))
       ->required();
   cmd->add_option("-t,--topo", args.topology, "Topology file or generator spec")->required();
+}
+
+// The network model, and the options of the packet network.
+void add_network_flags(CLI::App* cmd, SimArgs& args) {
   cmd->add_option("-n,--network", args.network,
-                  "analytical (no contention), analytical-congestion (flows share links max-min fairly) or packet\n"
+                  "analytical (no contention), analytical-congestion (flows share links max-min "
+                  "fairly) or packet\n"
                   "(packets through finite credit-controlled buffers; see the packet options)")
       ->capture_default_str();
-  auto packet_flag = [](const std::string& name) {
-    return [name](const auto&) { args.packet_flags_given.push_back(name); };
+  auto packet_flag = [&args](const std::string& name) {
+    return [&args, name](const auto&) { args.packet_flags_given.push_back(name); };
   };
   cmd->add_option("--mtu", args.mtu, "Packet network: payload bytes per packet")
       ->capture_default_str()
       ->each(packet_flag("--mtu"));
-  cmd->add_option("--header", args.header, "Packet network: header bytes added to every packet on the wire")
+  cmd->add_option("--header", args.header,
+                  "Packet network: header bytes added to every packet on the wire")
       ->capture_default_str()
       ->each(packet_flag("--header"));
-  cmd->add_option("--buffer", args.buffer,
-                  "Packet network: input buffer per port (a size), or auto: the link's credit round trip\n"
-                  "(2 x latency x bandwidth) + 1 packet + at a switch one packet per multiple the link is faster\n"
-                  "than the slowest link out, so that the link runs at full rate; a link's own `buffer` in the\n"
-                  "topology file takes precedence")
+  cmd->add_option(
+         "--buffer", args.buffer,
+         "Packet network: input buffer per port (a size), or auto: the link's credit round trip\n"
+         "(2 x latency x bandwidth) + 1 packet + at a switch one packet per multiple the link is "
+         "faster\n"
+         "than the slowest link out, so that the link runs at full rate; a link's own `buffer` in "
+         "the\n"
+         "topology file takes precedence")
       ->capture_default_str()
       ->each(packet_flag("--buffer"));
   cmd->add_flag("--cut-through", args.cut_through,
-                "Packet network: forward a packet once its header has arrived (default: store-and-forward)")
+                "Packet network: forward a packet once its header has arrived (default: "
+                "store-and-forward)")
       ->each(packet_flag("--cut-through"));
-  cmd->add_option("--routing", args.routing,
-                  "Packet and analytical-congestion networks: source (the algorithm's routes; shortest paths\n"
-                  "for sends) or ecmp (each message a flow hashed onto one of the least-cost routes, as\n"
-                  "switches spread flows; an algorithm's own routes are not kept)")
+  cmd->add_option(
+         "--routing", args.routing,
+         "Packet and analytical-congestion networks: source (the algorithm's routes; shortest "
+         "paths\n"
+         "for sends) or ecmp (each message a flow hashed onto one of the least-cost routes, as\n"
+         "switches spread flows; an algorithm's own routes are not kept)")
       ->capture_default_str()
       ->each(packet_flag("--routing"));
   cmd->add_option("--arbitration", args.arbitration,
-                  "Packet network: round-robin (fair over a port's inputs) or fixed-priority (lowest input first)")
+                  "Packet network: round-robin (fair over a port's inputs) or fixed-priority "
+                  "(lowest input first)")
       ->capture_default_str()
       ->each(packet_flag("--arbitration"));
-  cmd->add_option("--max-packets", args.max_packets,
-                  "Packet network: stop with an error past this many packets (a run cuts about 7 million a\n"
-                  "second on one core)")
+  cmd->add_option(
+         "--max-packets", args.max_packets,
+         "Packet network: stop with an error past this many packets (a run cuts about 7 million a\n"
+         "second on one core)")
       ->capture_default_str()
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 50))
       ->each(packet_flag("--max-packets"));
-  cmd->add_option("--links", args.links, "Busiest links to list")->capture_default_str()->check(CLI::Range(0, 1 << 20));
+}
+
+// The busiest links' table.
+void add_link_flags(CLI::App* cmd, SimArgs& args) {
+  cmd->add_option("--links", args.links, "Busiest links to list")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 20));
   cmd->add_option("--bins", args.bins, "Time slices of the per-link utilization over time")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
-  cmd->add_option("--coll", args.coll,
-                  "Algorithm per collective: tenet (default), a baseline name, or an algorithm file (.json, .xml,\n"
-                  "Chakra prefix), e.g. all-reduce=ring,all-gather=out/ag.json; a collective named again with\n"
-                  "files (all-reduce=ar-1MiB.json,all-reduce=ar-64MiB.json) runs, per call, the file made for the\n"
-                  "nearest size");
+}
+
+// The algorithm of every collective.
+void add_algorithm_flags(CLI::App* cmd, SimArgs& args) {
+  cmd->add_option(
+      "--coll", args.coll,
+      "Algorithm per collective: tenet (default), a baseline name, or an algorithm file (.json, "
+      ".xml,\n"
+      "Chakra prefix), e.g. all-reduce=ring,all-gather=out/ag.json; a collective named again with\n"
+      "files (all-reduce=ar-1MiB.json,all-reduce=ar-64MiB.json) runs, per call, the file made for "
+      "the\n"
+      "nearest size");
   cmd->add_option("-k,--chunks-per-npu", args.chunks,
-                  "Chunks per NPU of every collective's algorithm (1-4096), or auto: per collective and size,\n"
-                  "try 1, 2, 4, ... and keep the fastest, as `tenet synth -k auto` does (stops when doubling\n"
-                  "stops helping twice, at 64 (Broadcast and Reduce: 64 x the ranks), or before a collective would pass about "
-                  "32K transfers).\nAn All-Reduce over a cluster of servers too large to synthesize flat (over 5,793 NPUs)\n"
-                  "is composed per level: k then counts chunks per NPU inside a server, and auto searches up\n"
+                  "Chunks per NPU of every collective's algorithm (1-4096), or auto: per "
+                  "collective and size,\n"
+                  "try 1, 2, 4, ... and keep the fastest, as `tenet synth -k auto` does (stops "
+                  "when doubling\n"
+                  "stops helping twice, at 64 (Broadcast and Reduce: 64 x the ranks), or before a "
+                  "collective would pass about "
+                  "32K transfers).\nAn All-Reduce over a cluster of servers too large to "
+                  "synthesize flat (over 5,793 NPUs)\n"
+                  "is composed per level: k then counts chunks per NPU inside a server, and auto "
+                  "searches up\n"
                   "to 8M transfers, as `tenet synth` does")
       ->capture_default_str()
-      ->each([](const std::string&) { args.chunks_given = true; });
-  cmd->add_option("--tp", args.tp, "Tensor-parallel degree, for a preset")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+      ->each([&args](const std::string&) { args.chunks_given = true; });
+}
+
+// The shape of a model preset's training iteration.
+void add_preset_flags(CLI::App* cmd, SimArgs& args) {
+  cmd->add_option("--tp", args.tp, "Tensor-parallel degree, for a preset")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--pp", args.pp, "Pipeline stages, for a preset (data parallel over the rest)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--microbatches", args.microbatches, "Micro-batches per iteration, for a preset")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 16));
-  cmd->add_option("--schedule", args.schedule, "Pipeline schedule: gpipe or 1f1b")->capture_default_str();
-  cmd->add_option("--batch", args.batch,
-                  "For a preset: samples per data-parallel replica and iteration (default: the preset's own:\n"
-                  "resnet50 64 images, dlrm 2048 queries, transformers 1 sequence); the output states the\n"
-                  "effective (global) batch");
-  cmd->add_option("--seq-len", args.sequence, "For a transformer preset: tokens per sequence (default 2048)");
-  cmd->add_option("--in-flight", args.in_flight,
-                  "Sends and collectives a rank may have in flight at once (0: no limit; ASTRA-sim: 1)")
+  cmd->add_option("--schedule", args.schedule, "Pipeline schedule: gpipe or 1f1b")
+      ->capture_default_str();
+  cmd->add_option(
+      "--batch", args.batch,
+      "For a preset: samples per data-parallel replica and iteration (default: the preset's own:\n"
+      "resnet50 64 images, dlrm 2048 queries, transformers 1 sequence); the output states the\n"
+      "effective (global) batch");
+  cmd->add_option("--seq-len", args.sequence,
+                  "For a transformer preset: tokens per sequence (default 2048)");
+}
+
+// ASTRA-sim's system settings.
+void add_system_flags(CLI::App* cmd, SimArgs& args) {
+  cmd->add_option(
+         "--in-flight", args.in_flight,
+         "Sends and collectives a rank may have in flight at once (0: no limit; ASTRA-sim: 1)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 20))
-      ->each([](const std::string&) { args.in_flight_given = true; });
-  cmd->add_option("--remote-memory", args.remote_memory,
-                  "ASTRA-sim remote-memory configuration (memory-type, remote-mem-latency ns, remote-mem-bw\n"
-                  "GB/s): MEM_LOAD/MEM_STORE nodes take latency + bytes / bandwidth at their memory (per NPU,\n"
-                  "per node of num-npus-per-node NPUs, or one pool), one access at a time, instead of local memory");
-  cmd->add_option("--system", args.system,
-                  "ASTRA-sim system configuration (system.json): its collective implementations become\n"
-                  "Tenet's baselines (ring -> ring:1, direct, halvingDoubling -> rhd, doubleBinaryTree -> dbt;\n"
-                  "per dimension -> hierarchical), its custom ones algorithm files; the native collectives run\n"
-                  "as preferred-dataset-splits pieces, active-chunks-per-dimension at a time, one chunk per NPU\n"
-                  "each; endpoint-delay (default 10 ns) at both ends of each message, reductions read twice and\n"
-                  "written once at local-mem-bw; peak-perf and local-mem-bw the roofline; one operation in\n"
-                  "flight per rank. --coll and --in-flight given here win; keys Tenet does not model are listed");
-  cmd->add_option("--deps", args.deps,
-                  "For a Chakra ET workload: which dependencies order nodes: all (data and control), data\n"
-                  "(data only, as ASTRA-sim's feeder), or auto (data for a trace from Chakra's PyTorch\n"
-                  "converter, whose control dependencies name operator parents; all otherwise). Dependencies\n"
-                  "on nodes that are not in the rank's file are dropped and counted")
-      ->capture_default_str();
-  cmd->add_option("--replicate", args.replicate,
-                  "Run a one-rank Chakra ET trace as N data-parallel ranks (every collective spans all N)")
-      ->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--comm-groups", args.comm_groups,
-                  "ASTRA-sim communicator-group JSON ({\"1\": [0, 1], ...}) naming the ranks of the pg_name\n"
-                  "process groups the trace's collectives use (the trace's own process-group table wins)");
-  cmd->add_option("--trace", args.trace, "Write a Chrome trace-event timeline (Perfetto) to this file");
-  cmd->add_flag("--json", args.json, "Print JSON for machines");
-  cmd->callback([] { run_sim(args); });
+      ->each([&args](const std::string&) { args.in_flight_given = true; });
+  cmd->add_option(
+      "--remote-memory", args.remote_memory,
+      "ASTRA-sim remote-memory configuration (memory-type, remote-mem-latency ns, remote-mem-bw\n"
+      "GB/s): MEM_LOAD/MEM_STORE nodes take latency + bytes / bandwidth at their memory (per NPU,\n"
+      "per node of num-npus-per-node NPUs, or one pool), one access at a time, instead of local "
+      "memory");
+  cmd->add_option(
+      "--system", args.system,
+      "ASTRA-sim system configuration (system.json): its collective implementations become\n"
+      "Tenet's baselines (ring -> ring:1, direct, halvingDoubling -> rhd, doubleBinaryTree -> "
+      "dbt;\n"
+      "per dimension -> hierarchical), its custom ones algorithm files; the native collectives "
+      "run\n"
+      "as preferred-dataset-splits pieces, active-chunks-per-dimension at a time, one chunk per "
+      "NPU\n"
+      "each; endpoint-delay (default 10 ns) at both ends of each message, reductions read twice "
+      "and\n"
+      "written once at local-mem-bw; peak-perf and local-mem-bw the roofline; one operation in\n"
+      "flight per rank. --coll and --in-flight given here win; keys Tenet does not model are "
+      "listed");
+}
 
+// How a Chakra ET workload is read.
+void add_trace_flags(CLI::App* cmd, SimArgs& args) {
+  cmd->add_option(
+         "--deps", args.deps,
+         "For a Chakra ET workload: which dependencies order nodes: all (data and control), data\n"
+         "(data only, as ASTRA-sim's feeder), or auto (data for a trace from Chakra's PyTorch\n"
+         "converter, whose control dependencies name operator parents; all otherwise). "
+         "Dependencies\n"
+         "on nodes that are not in the rank's file are dropped and counted")
+      ->capture_default_str();
+  cmd->add_option(
+         "--replicate", args.replicate,
+         "Run a one-rank Chakra ET trace as N data-parallel ranks (every collective spans all N)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option(
+      "--comm-groups", args.comm_groups,
+      "ASTRA-sim communicator-group JSON ({\"1\": [0, 1], ...}) naming the ranks of the pg_name\n"
+      "process groups the trace's collectives use (the trace's own process-group table wins)");
+}
+
+// What is written besides the summary.
+void add_output_flags(CLI::App* cmd, SimArgs& args) {
+  cmd->add_option("--trace", args.trace,
+                  "Write a Chrome trace-event timeline (Perfetto) to this file");
+  cmd->add_flag("--json", args.json, "Print JSON for machines");
+}
+
+// `tenet sim`: its flags in the order --help lists them.
+void add_sim_command(CLI::App& app) {
+  static SimArgs args;
+  CLI::App* cmd =
+      app.add_subcommand("sim",
+                         "Simulate a training iteration: Chakra ET workload in, iteration time "
+                         "out, with every collective\n"
+                         "run by a synthesized or baseline algorithm on a network model");
+  add_workload_flags(cmd, args);
+  add_network_flags(cmd, args);
+  add_link_flags(cmd, args);
+  add_algorithm_flags(cmd, args);
+  add_preset_flags(cmd, args);
+  add_system_flags(cmd, args);
+  add_trace_flags(cmd, args);
+  add_output_flags(cmd, args);
+  cmd->callback([] { run_sim(args); });
+}
+
+// `tenet workload gen`.
+void add_workload_gen_command(CLI::App& app) {
   static std::string model = "resnet50", output = "out/workload/workload", schedule = "1f1b";
   static int dp = 8, tp = 1, pp = 1, microbatches = 1;
   static int64_t batch = 0, sequence = 0;
@@ -475,63 +628,90 @@ void add_sim_commands(CLI::App& app) {
   static int npus = 0, root = 0;
   CLI::App* wl = app.add_subcommand("workload", "Generate Chakra ET training workloads");
   wl->require_subcommand(1);
-  CLI::App* gen = wl->add_subcommand(
-      "gen",
-      "Write a training iteration of a model preset, data x tensor x pipeline parallel, as <output>.<rank>.et\n"
-      "(rank = t + TP * (p + PP * d))");
-  gen->add_option("-m,--model", model, fmt::format("Model preset: {}", fmt::join(sim::model_presets(), ", ")))
+  CLI::App* gen = wl->add_subcommand("gen",
+                                     "Write a training iteration of a model preset, data x tensor "
+                                     "x pipeline parallel, as <output>.<rank>.et\n"
+                                     "(rank = t + TP * (p + PP * d))");
+  gen->add_option("-m,--model", model,
+                  fmt::format("Model preset: {}", fmt::join(sim::model_presets(), ", ")))
       ->capture_default_str();
-  gen->add_option("--dp", dp, "Data-parallel replicas")->capture_default_str()->check(CLI::Range(1, 1 << 20));
-  gen->add_option("--tp", tp, "Tensor-parallel degree")->capture_default_str()->check(CLI::Range(1, 1 << 20));
-  gen->add_option("--pp", pp, "Pipeline stages")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  gen->add_option("--dp", dp, "Data-parallel replicas")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  gen->add_option("--tp", tp, "Tensor-parallel degree")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  gen->add_option("--pp", pp, "Pipeline stages")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
   gen->add_option("--microbatches", microbatches, "Micro-batches per iteration")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 16));
-  gen->add_option("--schedule", schedule, "Pipeline schedule: gpipe or 1f1b")->capture_default_str();
-  gen->add_option("--batch", batch,
-                  "Samples per data-parallel replica and iteration (default: the preset's own: resnet50 64\n"
-                  "images, dlrm 2048 queries, transformers 1 sequence); the effective batch is this x --dp");
+  gen->add_option("--schedule", schedule, "Pipeline schedule: gpipe or 1f1b")
+      ->capture_default_str();
+  gen->add_option(
+      "--batch", batch,
+      "Samples per data-parallel replica and iteration (default: the preset's own: resnet50 64\n"
+      "images, dlrm 2048 queries, transformers 1 sequence); the effective batch is this x --dp");
   gen->add_option("--seq-len", sequence, "Tokens per sequence, for a transformer (default 2048)");
   gen->add_option("-o,--output", output, "Output prefix")->capture_default_str();
   gen->add_option("-c,--coll", coll,
-                  "Instead of a model: one collective per rank (all-reduce, all-gather, ...), the microbenchmark\n"
+                  "Instead of a model: one collective per rank (all-reduce, all-gather, ...), the "
+                  "microbenchmark\n"
                   "workload ASTRA-sim's examples have; with --size and --npus");
-  gen->add_option("-s,--size", size, "With --coll: the collective's size (NCCL's convention)")->capture_default_str();
+  gen->add_option("-s,--size", size, "With --coll: the collective's size (NCCL's convention)")
+      ->capture_default_str();
   gen->add_option("-n,--npus", npus, "With --coll: the ranks")->check(CLI::Range(2, 1 << 20));
-  gen->add_option("--root", root, "With --coll: the root of a rooted collective")->capture_default_str();
+  gen->add_option("--root", root, "With --coll: the root of a rooted collective")
+      ->capture_default_str();
   gen->callback([gen] {
     auto write_ranks = [](const std::vector<chakra::EtFile>& files) {  // <output>.<rank>.et
-      // The ranks are one set (topo/output_folder.hpp): written whole, a larger earlier set's extra ranks go.
+      // The ranks are one set (topo/output_folder.hpp): written whole, a larger earlier set's extra
+      // ranks go.
       const std::filesystem::path path(output);
       topo::OutputFolder folder(path.parent_path().empty() ? "." : path.parent_path().string());
       chakra::stage_et_set(files, folder, path.filename().string());
       folder.commit();
     };
     if (!coll.empty()) {
-      for (const char* flag : {"--model", "--dp", "--tp", "--pp", "--microbatches", "--schedule", "--batch", "--seq-len"})
-        if (gen->count(flag) > 0) throw Error(fmt::format("{} shapes a model preset; --coll writes one collective", flag));
+      for (const char* flag : {"--model", "--dp", "--tp", "--pp", "--microbatches", "--schedule",
+                               "--batch", "--seq-len"})
+        if (gen->count(flag) > 0)
+          throw Error(fmt::format("{} shapes a model preset; --coll writes one collective", flag));
       if (npus < 2) throw Error("--coll needs --npus (the ranks, at least 2)");
       const synth::CollectiveKind kind = synth::parse_collective(coll);
       const Bytes bytes = size_flag("--size", size);
       const auto files = sim::collective_microbenchmark(kind, bytes, npus, root);
       write_ranks(files);
       const Bytes comm_size = sim::comm_size_of_collective_bytes(kind, bytes, npus);
-      fmt::print("wrote {} ranks: {} ... {}: one {} of {} each (a COMM_COLL node, as ASTRA-sim's microbenchmarks){}\n",
-                 files.size(), chakra::et_path(output, 0), chakra::et_path(output, npus - 1), synth::to_string(kind),
-                 format_bytes(bytes),
-                 comm_size == bytes ? std::string()
-                                    : fmt::format("; comm_size {}, each rank's input, as Chakra and ASTRA-sim count it",
-                                                  format_bytes(comm_size)));
+      fmt::print(
+          "wrote {} ranks: {} ... {}: one {} of {} each (a COMM_COLL node, as ASTRA-sim's "
+          "microbenchmarks){}\n",
+          files.size(), chakra::et_path(output, 0), chakra::et_path(output, npus - 1),
+          synth::to_string(kind), format_bytes(bytes),
+          comm_size == bytes
+              ? std::string()
+              : fmt::format("; comm_size {}, each rank's input, as Chakra and ASTRA-sim count it",
+                            format_bytes(comm_size)));
       return;
     }
     const sim::BatchShape shape = sim::batch_shape(model, {batch, sequence});
-    const auto files = sim::training_iteration(sim::model_preset(model, shape),
-                                               sim::Parallelism{dp, tp, pp, microbatches, sim::parse_schedule(schedule)});
+    const auto files = sim::training_iteration(
+        sim::model_preset(model, shape),
+        sim::Parallelism{dp, tp, pp, microbatches, sim::parse_schedule(schedule)});
     write_ranks(files);
     fmt::print("wrote {} ranks: {} ... {}\n", files.size(), chakra::et_path(output, 0),
                chakra::et_path(output, static_cast<int>(files.size()) - 1));
-    fmt::print("{} (dp {} x tp {} x pp {}): {}\n", model, dp, tp, pp, sim::describe_batch(model, shape, dp, microbatches));
+    fmt::print("{} (dp {} x tp {} x pp {}): {}\n", model, dp, tp, pp,
+               sim::describe_batch(model, shape, dp, microbatches));
   });
+}
+
+}  // namespace
+
+void add_sim_commands(CLI::App& app) {
+  add_sim_command(app);
+  add_workload_gen_command(app);
 }
 
 }  // namespace tenet::cli

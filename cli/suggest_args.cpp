@@ -33,19 +33,21 @@ std::vector<std::string> argument_hints(const CLI::App& app, int argc, const cha
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--") break;
-    if (arg.size() > 1 && arg[0] == '-' && !(arg.size() > 1 && std::isdigit(static_cast<unsigned char>(arg[1])))) {
+    if (arg.size() > 1 && arg[0] == '-' &&
+        !(arg.size() > 1 && std::isdigit(static_cast<unsigned char>(arg[1])))) {
       const size_t eq = arg.find('=');
       const bool is_long = arg.rfind("--", 0) == 0;
       const std::string name = is_long ? arg.substr(0, eq) : arg.substr(0, 2);
       // A cluster of short flags (-kauto, -v) names its first letter.
       const std::string lookup = is_long ? name.substr(2) : name.substr(1, 1);
       const CLI::Option* o = nullptr;
-      for (const CLI::App* a = current; a && !o; a = a->get_parent())  // fallthrough options live on parents
+      for (const CLI::App* a = current; a && !o;
+           a = a->get_parent())  // fallthrough options live on parents
         o = a->get_option_no_throw(is_long ? "--" + lookup : "-" + lookup);
       if (!o) {
         const std::string verb = command_path(current);
-        hints.push_back(fmt::format("unknown option '{}' of `{}`{}; `{} --help` lists its options", name, verb,
-                                    did_you_mean(name, flag_names(*current)), verb));
+        hints.push_back(fmt::format("unknown option '{}' of `{}`{}; `{} --help` lists its options",
+                                    name, verb, did_you_mean(name, flag_names(*current)), verb));
         continue;
       }
       // Skip the value of an option that takes one, unless attached (--size=1MiB, -k4).
@@ -66,8 +68,9 @@ std::vector<std::string> argument_hints(const CLI::App& app, int argc, const cha
       std::vector<std::string> verbs;
       for (const CLI::App* sub : current->get_subcommands([](const CLI::App*) { return true; }))
         verbs.push_back(sub->get_name());
-      hints.push_back(fmt::format("unknown command '{}'{} (`{}` has: {})", arg, did_you_mean(arg, verbs),
-                                  command_path(current), fmt::join(verbs, ", ")));
+      hints.push_back(fmt::format("unknown command '{}'{} (`{}` has: {})", arg,
+                                  did_you_mean(arg, verbs), command_path(current),
+                                  fmt::join(verbs, ", ")));
       break;  // what follows belongs to a command we do not know
     }
     positional_seen = true;

@@ -8,25 +8,26 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "cli/commands.hpp"
 #include "bench/table.hpp"
+#include "cli/commands.hpp"
 #include "cli/formats.hpp"
 #include "cli/progress.hpp"
-#include "synth/algorithm_json.hpp"
-#include "synth/group_map.hpp"
-#include "synth/lower_bound.hpp"
+#include "synth/bounds/lower_bound.hpp"
+#include "synth/formats/algorithm_json.hpp"
+#include "synth/groups/group_map.hpp"
+#include "synth/ir/traffic.hpp"
 #include "synth/producers.hpp"
-#include "synth/verify.hpp"
+#include "synth/verify/verify.hpp"
 #include "topo/io.hpp"
-#include "topo/output_folder.hpp"
 #include "topo/limits.hpp"
-#include "synth/traffic.hpp"
+#include "topo/output_folder.hpp"
 
 namespace tenet::cli {
 namespace {
 
 struct SynthArgs {
-  std::string topology, collective = "all-reduce", size = "256MiB", chunks = "auto", output = "out", channels;
+  std::string topology, collective = "all-reduce", size = "256MiB", chunks = "auto", output = "out",
+                        channels;
   std::string priority = "scarce", link_model = "pipelined", algo = "tenet", method = "auto";
   std::string min_size, max_size;
   MscclFlags msccl;
@@ -35,7 +36,8 @@ struct SynthArgs {
   uint64_t seed = 1;
   int restarts = 1, root = 0, step_factor = 2;
   std::string ranks;  // --ranks: a process group; empty: every NPU
-  bool no_borrow = false;  // --no-borrow: a group does not borrow idle NPUs (synth/team_relay.hpp)
+  bool no_borrow =
+      false;  // --no-borrow: a group does not borrow idle NPUs (synth/groups/team_relay.hpp)
   // All-to-Allv: a traffic matrix file, or a generator (--skew zipf:S, --hot-experts K).
   std::string traffic, skew;
   int hot_experts = 0;
@@ -49,8 +51,9 @@ std::optional<synth::Traffic> traffic_of(const SynthArgs& args, const synth::Col
   if (given == 0) return std::nullopt;
   if (given > 1) throw Error("--traffic, --skew and --hot-experts each give the traffic: pick one");
   if (c.kind != synth::CollectiveKind::AllToAll)
-    throw Error(fmt::format("--traffic, --skew and --hot-experts are for -c all-to-all (uneven: all-to-allv), not {}",
-                            synth::to_string(c.kind)));
+    throw Error(fmt::format(
+        "--traffic, --skew and --hot-experts are for -c all-to-all (uneven: all-to-allv), not {}",
+        synth::to_string(c.kind)));
   if (!args.min_size.empty() || !args.max_size.empty())
     throw Error("an all-to-allv's sizes come from its traffic: no size sweep (-b/-e)");
   if (!args.traffic.empty()) {
@@ -59,10 +62,12 @@ std::optional<synth::Traffic> traffic_of(const SynthArgs& args, const synth::Col
   }
   const Bytes per_rank = parse_bytes(args.size);
   if (!args.skew.empty()) {
-    if (!args.skew.starts_with("zipf:")) throw Error(fmt::format("--skew '{}': expected zipf:S, e.g. zipf:1.2", args.skew));
+    if (!args.skew.starts_with("zipf:"))
+      throw Error(fmt::format("--skew '{}': expected zipf:S, e.g. zipf:1.2", args.skew));
     return synth::generate_traffic(args.skew, c.num_ranks(), per_rank, args.seed);
   }
-  return synth::generate_traffic(fmt::format("hot:{}", args.hot_experts), c.num_ranks(), per_rank, args.seed);
+  return synth::generate_traffic(fmt::format("hot:{}", args.hot_experts), c.num_ranks(), per_rank,
+                                 args.seed);
 }
 
 synth::SynthOptions options_from(const SynthArgs& args) {
@@ -87,7 +92,8 @@ struct Row {
   double seconds = 0;
 
   double algbw() const {  // bytes per second
-    return static_cast<double>(size) / (static_cast<double>(report->collective_time) / kPicosPerSecond);
+    return static_cast<double>(size) /
+           (static_cast<double>(report->collective_time) / kPicosPerSecond);
   }
 };
 
@@ -100,14 +106,19 @@ std::vector<Bytes> sizes_of(const SynthArgs& args) {
   };
   if (args.min_size.empty() && args.max_size.empty()) return {at_least_one("--size", args.size)};
   if (args.min_size.empty() || args.max_size.empty())
-    throw Error("a size sweep needs both -b/--min-size and -e/--max-size (e.g. -b 1MiB -e 1GiB -f 2)");
-  const Bytes lo = at_least_one("--min-size", args.min_size), hi = at_least_one("--max-size", args.max_size);
-  if (hi < lo) throw Error(fmt::format("--max-size {} is below --min-size {}", format_bytes(hi), format_bytes(lo)));
+    throw Error(
+        "a size sweep needs both -b/--min-size and -e/--max-size (e.g. -b 1MiB -e 1GiB -f 2)");
+  const Bytes lo = at_least_one("--min-size", args.min_size),
+              hi = at_least_one("--max-size", args.max_size);
+  if (hi < lo)
+    throw Error(
+        fmt::format("--max-size {} is below --min-size {}", format_bytes(hi), format_bytes(lo)));
   if (args.step_factor < 2) throw Error("--step-factor must be a whole number of at least 2");
   std::vector<Bytes> out;
   for (Bytes b = lo; b <= hi; b *= args.step_factor) {
     out.push_back(b);
-    if (out.size() > 64) throw Error("the size sweep has over 64 sizes: raise --step-factor or narrow the range");
+    if (out.size() > 64)
+      throw Error("the size sweep has over 64 sizes: raise --step-factor or narrow the range");
     if (b > hi / args.step_factor) break;
   }
   return out;
@@ -115,17 +126,19 @@ std::vector<Bytes> sizes_of(const SynthArgs& args) {
 
 // `size` is the row's size as printed; the producers get `unit` (All-to-Allv: a unit's bytes; else
 // the size itself).
-Row build_row(const SynthArgs& args, const std::string& name, const topo::Topology& t, synth::Collective c,
-              Bytes size, const synth::SynthOptions& o, Bytes unit = -1) {
+Row build_row(const SynthArgs& args, const std::string& name, const topo::Topology& t,
+              synth::Collective c, Bytes size, const synth::SynthOptions& o, Bytes unit = -1) {
   Row row{name, size, {}, {}, {}, {}, 0};
   if (unit < 0) unit = size;
   const auto begin = std::chrono::steady_clock::now();
   try {
-    if (args.chunks != "auto") c.chunks_per_npu = parse_chunks(args.chunks, 1, topo::kMaxChunksPerNpuOfAlgorithm);
-    // Composed per level (an All-Reduce over servers: --method composed, or auto where flat synthesis
-    // is out of reach), the buffer is G*k chunks in all.
+    if (args.chunks != "auto")
+      c.chunks_per_npu = parse_chunks(args.chunks, 1, topo::kMaxChunksPerNpuOfAlgorithm);
+    // Composed per level (an All-Reduce over servers: --method composed, or auto where flat
+    // synthesis is out of reach), the buffer is G*k chunks in all.
     if (name == "tenet") c = synth::as_synthesized(t, c, o);
-    const int64_t transfers = synth::transfer_estimate(c);  // -k auto: at 1 chunk per NPU, the fewest
+    const int64_t transfers =
+        synth::transfer_estimate(c);  // -k auto: at 1 chunk per NPU, the fewest
     topo::check_memory(static_cast<uint64_t>(transfers) * synth::kSynthBytesPerTransfer,
                        fmt::format("{} for {} (about {} transfers)", name, c.describe(), transfers),
                        "synthesize for fewer ranks (--ranks), or fewer chunks per NPU (-k)");
@@ -183,9 +196,10 @@ std::string non_members(const topo::Topology& t, const synth::Algorithm& a) {
   return fmt::format("other NPUs relay {} transfers and route {}", relayed, routed);
 }
 
-// A group's bound within its part of the topology (synth/group_map.hpp: its members and the
+// A group's bound within its part of the topology (synth/groups/group_map.hpp: its members and the
 // switches they reach, where the synthesizer works for it in a much larger cluster), when the
-// algorithm stays in it (no other NPU sends, receives or forwards: a team relay borrows them), or -1.
+// algorithm stays in it (no other NPU sends, receives or forwards: a team relay borrows them), or
+// -1.
 Time part_bound(const topo::Topology& t, const synth::Algorithm& a) {
   const std::optional<synth::GroupPart> part = synth::group_part(t, a.collective);
   if (!part) return -1;
@@ -201,7 +215,8 @@ Time part_bound(const topo::Topology& t, const synth::Algorithm& a) {
 }
 
 // The detailed summary of one algorithm for one size, as text or JSON.
-void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row, const Exported& exported) {
+void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row,
+               const exporting::Exported& exported) {
   const synth::Algorithm& a = *row.algorithm;
   const synth::Report& r = *row.report;
   const synth::Collective& c = a.collective;
@@ -222,13 +237,14 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row, c
     j["algorithm"] = a.name;
     j["method"] = a.method;
     j["chunks_per_npu"] = c.chunks_per_npu;
-    if (c.all_reduce_chunks > 0) j["chunks"] = c.all_reduce_chunks;  // an All-Reduce in chunks in all (composed)
+    if (c.all_reduce_chunks > 0)
+      j["chunks"] = c.all_reduce_chunks;  // an All-Reduce in chunks in all (composed)
     j["chunk_bytes"] = a.chunk_bytes;
     if (!row.tried.empty()) {
       auto& tried = j["chunks_tried"] = nlohmann::ordered_json::array();
       for (const auto& x : row.tried) {
         nlohmann::ordered_json one = {{"chunks_per_npu", x.chunks_per_npu}, {"time_ps", x.time}};
-        if (!x.method.empty()) one["method_alone"] = x.method;
+        if (x.alone) one["method_alone"] = synth::to_string(*x.alone);
         tried.push_back(std::move(one));
       }
     }
@@ -263,51 +279,68 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row, c
   if (!row.tried.empty()) {
     // "1: 2 ms, 2: 1.5 ms; plan-pipeline alone 128: 1.2 ms, 256: 1.1 ms"
     std::string tried;
-    std::string_view method;
+    std::optional<synth::SynthMethod> alone;
     for (const auto& x : row.tried) {
-      const bool switched = x.method != method;
-      tried += fmt::format("{}{}{}: {}", tried.empty() ? "" : switched ? "; " : ", ",
-                           switched ? fmt::format("{} alone ", x.method) : "", x.chunks_per_npu, format_time(x.time));
-      method = x.method;
+      const bool switched = x.alone != alone;
+      tried += fmt::format(
+          "{}{}{}: {}",
+          tried.empty() ? ""
+          : switched    ? "; "
+                        : ", ",
+          switched && x.alone ? fmt::format("{} alone ", synth::to_string(*x.alone)) : "",
+          x.chunks_per_npu, format_time(x.time));
+      alone = x.alone;
     }
     chunk_note = fmt::format(" (auto; tried {})", tried);
   }
-  fmt::print("topology        {} ({} NPUs, {} switches, {} links)\n", t.name(), t.num_npus(), t.num_switches(),
-             t.num_links());
+  fmt::print("topology        {} ({} NPUs, {} switches, {} links)\n", t.name(), t.num_npus(),
+             t.num_switches(), t.num_links());
   if (c.num_ranks() != t.num_npus() || !std::is_sorted(c.ranks.begin(), c.ranks.end()))
-    fmt::print("group           {} NPUs: {}; {}\n", c.num_ranks(), describe_ranks(c.ranks), non_members(t, a));
+    fmt::print("group           {} NPUs: {}; {}\n", c.num_ranks(), describe_ranks(c.ranks),
+               non_members(t, a));
   if (c.uneven())
-    fmt::print("collective      all-to-allv, {} units of {} ({} in all; the busiest rank sends {}), {} chunks of {}{}\n",
-               c.total_units(), format_bytes(c.chunks_per_npu * a.chunk_bytes),
-               format_bytes(c.total_units() * c.chunks_per_npu * a.chunk_bytes), format_bytes(row.size), c.num_chunks(),
-               format_bytes(a.chunk_bytes), chunk_note);
+    fmt::print(
+        "collective      all-to-allv, {} units of {} ({} in all; the busiest rank sends {}), {} "
+        "chunks of {}{}\n",
+        c.total_units(), format_bytes(c.chunks_per_npu * a.chunk_bytes),
+        format_bytes(c.total_units() * c.chunks_per_npu * a.chunk_bytes), format_bytes(row.size),
+        c.num_chunks(), format_bytes(a.chunk_bytes), chunk_note);
   else
-    fmt::print("collective      {} of {}, {} chunks of {}{}\n", synth::to_string(c.kind), format_bytes(row.size),
-               c.num_chunks(), format_bytes(a.chunk_bytes), chunk_note);
-  fmt::print("collective time {}  ({} link model{})\n", format_time(r.collective_time), synth::to_string(a.link_model),
-             a.reduce_bandwidth > 0 ? fmt::format("; each reduction {} at {}", format_time(a.reduction_time()),
-                                                  format_bandwidth(a.reduce_bandwidth))
-                                    : "");
+    fmt::print("collective      {} of {}, {} chunks of {}{}\n", synth::to_string(c.kind),
+               format_bytes(row.size), c.num_chunks(), format_bytes(a.chunk_bytes), chunk_note);
+  fmt::print("collective time {}  ({} link model{})\n", format_time(r.collective_time),
+             synth::to_string(a.link_model),
+             a.reduce_bandwidth > 0
+                 ? fmt::format("; each reduction {} at {}", format_time(a.reduction_time()),
+                               format_bandwidth(a.reduce_bandwidth))
+                 : "");
   fmt::print("lower bound     {}  ({})\n", format_time(r.bound.total), synth::describe(r.bound));
   fmt::print("ratio           {:.4f}\n", r.ratio());
   if (in_part > 0)
-    fmt::print("in its part     bound {}, ratio {:.4f} (the group's members and the switches they reach: without "
-               "other groups' NPUs)\n",
-               format_time(in_part), static_cast<double>(r.collective_time) / static_cast<double>(in_part));
+    fmt::print(
+        "in its part     bound {}, ratio {:.4f} (the group's members and the switches they reach: "
+        "without "
+        "other groups' NPUs)\n",
+        format_time(in_part),
+        static_cast<double>(r.collective_time) / static_cast<double>(in_part));
   fmt::print("algbw / busbw   {} / {}\n", format_bandwidth(static_cast<Bandwidth>(algbw)),
              format_bandwidth(static_cast<Bandwidth>(busbw)));
   fmt::print("transfers       {}\n", a.size());
   if (args.algo == "tenet")
-    fmt::print("synthesis       {:.3f} s (seed {}, {} restart{}, {} priority; method: {})\n", row.seconds, args.seed,
-               args.restarts, args.restarts == 1 ? "" : "s", args.priority, a.method);
+    fmt::print("synthesis       {:.3f} s (seed {}, {} restart{}, {} priority; method: {})\n",
+               row.seconds, args.seed, args.restarts, args.restarts == 1 ? "" : "s", args.priority,
+               a.method);
   else
     fmt::print("algorithm       {} (built in {:.3f} s)\n", a.name, row.seconds);
-  fmt::print("verified        {}\n", r.correct() ? "correct" : fmt::format("INCORRECT ({} violations)", r.violation_count));
+  fmt::print("verified        {}\n",
+             r.correct() ? "correct" : fmt::format("INCORRECT ({} violations)", r.violation_count));
   for (size_t i = 0; i < exported.written.size(); ++i)
     fmt::print("{:16}{}\n", i == 0 ? "wrote" : "", exported.written[i]);
-  if (exported.astra_time >= 0) fmt::print("ASTRA-sim       {}\n", describe_astra_time(exported));
+  if (exported.astra_time >= 0)
+    fmt::print("ASTRA-sim       {}\n", exporting::describe_astra_time(exported));
   for (const std::string& n : exported.astra_notes) fmt::print("astra-sim       {}\n", n);
-  for (const auto& [format, why] : exported.skipped) fmt::print("not written     {}: {}\n", format, why);
+  for (const auto& [format, why] : exported.skipped)
+    fmt::print("not written     {}: {}\n", format, why);
   for (const std::string& w : exported.warnings) fmt::print("warning         {}\n", w);
 }
 
@@ -321,39 +354,55 @@ void print_rows(const SynthArgs& args, const topo::Topology& t, const synth::Col
     return 0;
   };
   const bool speed_ups = args.algo == "all";
-  std::vector<std::string> header{"size", "algorithm", "time", "lower bound", "ratio to bound", "algbw", "busbw"};
+  std::vector<std::string> header{"size",           "algorithm", "time", "lower bound",
+                                  "ratio to bound", "algbw",     "busbw"};
   if (speed_ups) header.push_back("tenet speed-up");
   for (const char* h : {"verified", "chunks/NPU", "transfers", "build (s)"}) header.push_back(h);
-  bench::Table text(header), csv({"size_bytes", "algorithm", "status", "time_ps", "lower_bound_ps", "ratio_to_bound",
-                                  "algbw_GBps", "busbw_GBps", "tenet_speed_up", "chunks_per_npu", "transfers", "build_s",
-                                  "file", "note"});
+  bench::Table text(header), csv({"size_bytes", "algorithm", "status", "time_ps", "lower_bound_ps",
+                                  "ratio_to_bound", "algbw_GBps", "busbw_GBps", "tenet_speed_up",
+                                  "chunks_per_npu", "transfers", "build_s", "file", "note"});
   nlohmann::ordered_json rows_json = nlohmann::ordered_json::array();
   std::vector<std::string> notes;
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     if (!r.algorithm) {
-      notes.push_back(fmt::format("{}{}: does not apply: {}", r.name, sweep ? " at " + format_bytes(r.size) : "", r.not_applicable));
-      csv.add_row({std::to_string(r.size), r.name, "not-applicable", "", "", "", "", "", "", "", "", "", "", r.not_applicable});
-      rows_json.push_back({{"size_bytes", r.size}, {"algorithm", r.name}, {"status", "not-applicable"}, {"note", r.not_applicable}});
+      notes.push_back(fmt::format("{}{}: does not apply: {}", r.name,
+                                  sweep ? " at " + format_bytes(r.size) : "", r.not_applicable));
+      csv.add_row({std::to_string(r.size), r.name, "not-applicable", "", "", "", "", "", "", "", "",
+                   "", "", r.not_applicable});
+      rows_json.push_back({{"size_bytes", r.size},
+                           {"algorithm", r.name},
+                           {"status", "not-applicable"},
+                           {"note", r.not_applicable}});
       continue;
     }
     const synth::Report& rep = *r.report;
-    const double algbw = r.algbw(), busbw = algbw * synth::bus_bandwidth_factor(c.kind, c.num_ranks());
+    const double algbw = r.algbw(),
+                 busbw = algbw * synth::bus_bandwidth_factor(c.kind, c.num_ranks());
     const Time tt = tenet_time(r.size);
-    const double speed_up = tt > 0 ? static_cast<double>(rep.collective_time) / static_cast<double>(tt) : 0;
+    const double speed_up =
+        tt > 0 ? static_cast<double>(rep.collective_time) / static_cast<double>(tt) : 0;
     const int k = r.algorithm->collective.chunks_per_npu;
-    std::vector<std::string> cells{format_bytes(r.size), r.name, format_time(rep.collective_time), format_time(rep.bound.total),
-                                   fmt::format("{:.4f}", rep.ratio()), format_bandwidth(static_cast<Bandwidth>(algbw)),
+    std::vector<std::string> cells{format_bytes(r.size),
+                                   r.name,
+                                   format_time(rep.collective_time),
+                                   format_time(rep.bound.total),
+                                   fmt::format("{:.4f}", rep.ratio()),
+                                   format_bandwidth(static_cast<Bandwidth>(algbw)),
                                    format_bandwidth(static_cast<Bandwidth>(busbw))};
     if (speed_ups) cells.push_back(tt > 0 ? fmt::format("{:.3f}x", speed_up) : "");
-    for (std::string cell : {rep.correct() ? std::string("correct") : fmt::format("INCORRECT ({})", rep.violation_count),
-                             std::to_string(k), std::to_string(r.algorithm->size()), fmt::format("{:.3f}", r.seconds)})
+    for (std::string cell :
+         {rep.correct() ? std::string("correct")
+                        : fmt::format("INCORRECT ({})", rep.violation_count),
+          std::to_string(k), std::to_string(r.algorithm->size()), fmt::format("{:.3f}", r.seconds)})
       cells.push_back(std::move(cell));
     text.add_row(std::move(cells));
     const std::string status = rep.correct() ? "ok" : "incorrect";
-    csv.add_row({std::to_string(r.size), r.name, status, std::to_string(rep.collective_time), std::to_string(rep.bound.total),
-                 fmt::format("{:.4f}", rep.ratio()), gbps(algbw), gbps(busbw), tt > 0 ? fmt::format("{:.4f}", speed_up) : "",
-                 std::to_string(k), std::to_string(r.algorithm->size()), fmt::format("{:.4f}", r.seconds), files[i], ""});
+    csv.add_row({std::to_string(r.size), r.name, status, std::to_string(rep.collective_time),
+                 std::to_string(rep.bound.total), fmt::format("{:.4f}", rep.ratio()), gbps(algbw),
+                 gbps(busbw), tt > 0 ? fmt::format("{:.4f}", speed_up) : "", std::to_string(k),
+                 std::to_string(r.algorithm->size()), fmt::format("{:.4f}", r.seconds), files[i],
+                 ""});
     nlohmann::ordered_json j{{"size_bytes", r.size},
                              {"algorithm", r.name},
                              {"status", status},
@@ -386,11 +435,14 @@ void print_rows(const SynthArgs& args, const topo::Topology& t, const synth::Col
     fmt::print("{}", csv.csv());
     return;
   }
-  const std::string chunks = args.chunks == "auto" ? "chunks per NPU picked per algorithm and size (auto)"
-                                                   : fmt::format("{} chunks per NPU", args.chunks);
-  fmt::print("{} on {} ({} NPUs), {}, {} links\n", synth::to_string(c.kind), t.name(), t.num_npus(), chunks, args.link_model);
+  const std::string chunks = args.chunks == "auto"
+                                 ? "chunks per NPU picked per algorithm and size (auto)"
+                                 : fmt::format("{} chunks per NPU", args.chunks);
+  fmt::print("{} on {} ({} NPUs), {}, {} links\n", synth::to_string(c.kind), t.name(), t.num_npus(),
+             chunks, args.link_model);
   fmt::print("busbw = algbw x {} (nccl-tests' bus bandwidth for {} over {} ranks)\n\n",
-             fmt::format("{:.4g}", synth::bus_bandwidth_factor(c.kind, c.num_ranks())), synth::to_string(c.kind), c.num_ranks());
+             fmt::format("{:.4g}", synth::bus_bandwidth_factor(c.kind, c.num_ranks())),
+             synth::to_string(c.kind), c.num_ranks());
   fmt::print("{}", text.markdown());
   for (const std::string& n : notes) fmt::print("{}\n", n);
   fmt::print("wrote one algorithm file per row to {}\n", args.output);
@@ -402,31 +454,39 @@ void run_synth(const SynthArgs& args) {
   if (!args.ranks.empty()) c.ranks = synth::parse_ranks(args.ranks, t.num_npus());
   c.root = args.root;
   std::vector<Bytes> sizes = sizes_of(args);
-  if (args.chunks != "auto") c.chunks_per_npu = parse_chunks(args.chunks, 1, topo::kMaxChunksPerNpuOfAlgorithm);
+  if (args.chunks != "auto")
+    c.chunks_per_npu = parse_chunks(args.chunks, 1, topo::kMaxChunksPerNpuOfAlgorithm);
   c.validate(t);
   Bytes unit = -1;  // All-to-Allv: the bytes of a unit
   std::string padding_note;
   if (std::optional<synth::Traffic> traffic = traffic_of(args, c)) {
-    const synth::TrafficUnits u = synth::to_units(*traffic, synth::default_max_units(c.num_ranks()));
+    const synth::TrafficUnits u =
+        synth::to_units(*traffic, synth::default_max_units(c.num_ranks()));
     c.set_pair_units(u.units);
     c.validate(t);
     unit = u.unit_bytes;
     sizes = {traffic->most_sent()};
     if (u.padding > 0)
-      padding_note = fmt::format("the traffic is carried in units of {}: rounding every pair up to whole units adds {} "
-                                 "({:.2f} % of {})", format_bytes(u.unit_bytes), format_bytes(u.padding),
-                                 100.0 * static_cast<double>(u.padding) / static_cast<double>(traffic->total()),
-                                 format_bytes(traffic->total()));
+      padding_note = fmt::format(
+          "the traffic is carried in units of {}: rounding every pair up to whole units adds {} "
+          "({:.2f} % of {})",
+          format_bytes(u.unit_bytes), format_bytes(u.padding),
+          100.0 * static_cast<double>(u.padding) / static_cast<double>(traffic->total()),
+          format_bytes(traffic->total()));
   }
   if (args.json && args.csv) throw Error("--json and --csv: pick one");
-  const ExportOptions export_opts = export_options(args.chakra, args.msccl);  // bad flags fail before the work
-  const std::vector<std::string> names = args.algo == "all" ? synth::algorithm_names(c.kind) : std::vector<std::string>{args.algo};
+  const exporting::ExportOptions export_opts =
+      export_options(args.chakra, args.msccl);  // bad flags fail before the work
+  const std::vector<std::string> names =
+      args.algo == "all" ? synth::algorithm_names(c.kind) : std::vector<std::string>{args.algo};
   const bool one = names.size() == 1 && sizes.size() == 1;
   std::vector<std::string> formats{"json"};
   for (const std::string& f : args.emit)
     if (!f.empty() && f != "json") formats.push_back(f);
   if (!one && formats.size() > 1)
-    throw Error("--emit exports one algorithm: drop --algo all or the size sweep, or export a row's file with `tenet export`");
+    throw Error(
+        "--emit exports one algorithm: drop --algo all or the size sweep, or export a row's file "
+        "with `tenet export`");
   synth::SynthOptions o = options_from(args);
   o.reduce_bandwidth = export_opts.reduce_bandwidth.value_or(0);
 
@@ -437,8 +497,11 @@ void run_synth(const SynthArgs& args) {
     for (Bytes size : sizes)
       for (const std::string& base : names) {
         const size_t done = rows.size();
-        o.progress = [&](double f) { bar((static_cast<double>(done) + f) / static_cast<double>(total)); };
-        rows.push_back(build_row(args, synth::with_channels(base, args.channels), t, c, size, o, unit));
+        o.progress = [&](double f) {
+          bar((static_cast<double>(done) + f) / static_cast<double>(total));
+        };
+        rows.push_back(
+            build_row(args, synth::with_channels(base, args.channels), t, c, size, o, unit));
         bar(static_cast<double>(rows.size()) / static_cast<double>(total));
       }
   }
@@ -448,12 +511,15 @@ void run_synth(const SynthArgs& args) {
     if (r.report && !r.report->correct()) all_correct = false;
   // A run that fails writes nothing: its output folder keeps what it held (whole or absent).
   if (one) {
-    Exported exported;
+    exporting::Exported exported;
     if (all_correct)
-      exported = export_algorithm(*rows[0].algorithm, t, formats, args.output, export_opts);
+      exported =
+          exporting::export_algorithm(*rows[0].algorithm, t, formats, args.output, export_opts);
     else
-      for (const std::string& f : formats) exported.skipped.emplace_back(f, "the algorithm is INCORRECT (see below)");
-    if (args.csv) print_rows(args, t, c, rows, exported.written);
+      for (const std::string& f : formats)
+        exported.skipped.emplace_back(f, "the algorithm is INCORRECT (see below)");
+    if (args.csv)
+      print_rows(args, t, c, rows, exported.written);
     else {
       if (!padding_note.empty()) exported.warnings.push_back(padding_note);
       print_one(args, t, rows[0], exported);
@@ -492,8 +558,7 @@ int parse_chunks(const std::string& text, int when_auto, int most) {
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), k);
   if (ec != std::errc() || end != text.data() + text.size())
     throw Error(fmt::format("--chunks-per-npu must be a whole number or auto, not '{}'", text));
-  if (k < 1 || k > most)
-    throw Error(fmt::format("--chunks-per-npu must lie in [1, {}]", most));
+  if (k < 1 || k > most) throw Error(fmt::format("--chunks-per-npu must lie in [1, {}]", most));
   return k;
 }
 
@@ -501,92 +566,125 @@ void add_synth_command(CLI::App& app) {
   static SynthArgs args;
   CLI::App* cmd = app.add_subcommand(
       "synth",
-      "Synthesize a topology-aware collective algorithm with the TEN link-chunk matcher (or build a\n"
-      "baseline), verify it, and write it to <output>/algorithm.json. With --algo all, every applicable\n"
+      "Synthesize a topology-aware collective algorithm with the TEN link-chunk matcher (or build "
+      "a\n"
+      "baseline), verify it, and write it to <output>/algorithm.json. With --algo all, every "
+      "applicable\n"
       "algorithm in a table (<output>/<algorithm>.json each); with -b/-e, a size sweep.");
   cmd->add_option("-t,--topo", args.topology, "Topology file or generator spec")->required();
-  cmd->add_option("-c,--coll", args.collective,
-                  "all-gather, reduce-scatter, all-reduce, broadcast, reduce, gather, scatter, all-to-all")
+  cmd->add_option(
+         "-c,--coll", args.collective,
+         "all-gather, reduce-scatter, all-reduce, broadcast, reduce, gather, scatter, all-to-all")
       ->capture_default_str();
   cmd->add_option("-s,--size", args.size,
-                  "Collective size with a unit (NCCL's convention: the buffer for all-reduce, the output per "
+                  "Collective size with a unit (NCCL's convention: the buffer for all-reduce, the "
+                  "output per "
                   "rank for all-gather, ...; with --skew or --hot-experts what each rank sends)")
       ->capture_default_str()
       ->each([](const std::string&) { args.size_given = true; });
   cmd->add_option("--traffic", args.traffic,
-                  "All-to-Allv: a file of the bytes each rank sends each other rank (CSV: one row per source\n"
-                  "rank, one entry per destination; or JSON {\"bytes\": [[...]]}); plain numbers are bytes,\n"
+                  "All-to-Allv: a file of the bytes each rank sends each other rank (CSV: one row "
+                  "per source\n"
+                  "rank, one entry per destination; or JSON {\"bytes\": [[...]]}); plain numbers "
+                  "are bytes,\n"
                   "sizes like 4MiB work too; the diagonal is 0. Replaces -s.")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--skew", args.skew,
-                  "All-to-Allv from a mixture-of-experts layer: zipf:S deals each rank's -s bytes (in 4096\n"
-                  "tokens) to experts whose popularity falls as 1/rank^S, in an order --seed picks");
+  cmd->add_option(
+      "--skew", args.skew,
+      "All-to-Allv from a mixture-of-experts layer: zipf:S deals each rank's -s bytes (in 4096\n"
+      "tokens) to experts whose popularity falls as 1/rank^S, in an order --seed picks");
   cmd->add_option("--hot-experts", args.hot_experts,
-                  "All-to-Allv: K experts (chosen by --seed) draw half of every rank's -s bytes, the rest the other half")
+                  "All-to-Allv: K experts (chosen by --seed) draw half of every rank's -s bytes, "
+                  "the rest the other half")
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("-b,--min-size", args.min_size,
-                  "Size sweep as nccl-tests runs it: from this size to --max-size, multiplying by --step-factor;\n"
+                  "Size sweep as nccl-tests runs it: from this size to --max-size, multiplying by "
+                  "--step-factor;\n"
                   "a row per size (and per algorithm with --algo all) with time, algbw and busbw");
   cmd->add_option("-e,--max-size", args.max_size, "Size sweep: the largest size");
-  cmd->add_option("-f,--step-factor", args.step_factor, "Size sweep: the factor between sizes")->capture_default_str();
+  cmd->add_option("-f,--step-factor", args.step_factor, "Size sweep: the factor between sizes")
+      ->capture_default_str();
   cmd->add_option("-k,--chunks-per-npu", args.chunks,
-                  "Chunks per NPU, or auto: try 1, 2, 4, ... and keep the fastest (stops when doubling stops\n"
-                  "helping twice, at 64 (Broadcast and Reduce: 64 x the ranks, their chunks being the root's alone), or past "
-                  "about 8M transfers; past the last count the flow plan's pipelines, the server plan and a matcher\n"
-                  "that was fastest there go on doubling alone while it pays; the output lists every count tried)")
+                  "Chunks per NPU, or auto: try 1, 2, 4, ... and keep the fastest (stops when "
+                  "doubling stops\n"
+                  "helping twice, at 64 (Broadcast and Reduce: 64 x the ranks, their chunks being "
+                  "the root's alone), or past "
+                  "about 8M transfers; past the last count the flow plan's pipelines, the server "
+                  "plan and a matcher\n"
+                  "that was fastest there go on doubling alone while it pays; the output lists "
+                  "every count tried)")
       ->capture_default_str();
-  cmd->add_option("--channels", args.channels,
-                  "Channels of ring, bidir-ring and tree (NCCL's): a count, or auto (default): as many as the\n"
-                  "topology feeds (one per NIC/rail across servers, one per set of disjoint links otherwise).\n"
-                  "ring:1 is the single ring; a name like ring:4 sets its own");
-  cmd->add_option("--root", args.root, "Root rank of broadcast, reduce, gather, scatter (an index into --ranks)")
+  cmd->add_option(
+      "--channels", args.channels,
+      "Channels of ring, bidir-ring and tree (NCCL's): a count, or auto (default): as many as the\n"
+      "topology feeds (one per NIC/rail across servers, one per set of disjoint links otherwise).\n"
+      "ring:1 is the single ring; a name like ring:4 sets its own");
+  cmd->add_option("--root", args.root,
+                  "Root rank of broadcast, reduce, gather, scatter (an index into --ranks)")
       ->capture_default_str();
-  cmd->add_option("--ranks", args.ranks,
-                  "A process group: the NPUs that take part, e.g. 0-7 (a server), 0-1023:8 (one NPU per server,\n"
-                  "a rail), 0,8,16 or 0-3,8-11; the lower bound is the group's. Default: every NPU");
-  cmd->add_flag("--no-borrow", args.no_borrow,
-                "A group does not borrow idle NPUs: its members' server mates and their NICs (a group of one\n"
-                "NPU per server), or the next server through its NICs (a group inside one server). Borrowing\n"
-                "reaches the group's bound alone; in training the other NPUs run their own groups (the\n"
-                "simulator never borrows another server)");
-  cmd->add_option("--seed", args.seed, "Seed for the tie-breaks (runs are reproducible)")->capture_default_str();
-  cmd->add_option("--restarts", args.restarts, "Run this many seeds on all cores and keep the fastest")
+  cmd->add_option(
+      "--ranks", args.ranks,
+      "A process group: the NPUs that take part, e.g. 0-7 (a server), 0-1023:8 (one NPU per "
+      "server,\n"
+      "a rail), 0,8,16 or 0-3,8-11; the lower bound is the group's. Default: every NPU");
+  cmd->add_flag(
+      "--no-borrow", args.no_borrow,
+      "A group does not borrow idle NPUs: its members' server mates and their NICs (a group of "
+      "one\n"
+      "NPU per server), or the next server through its NICs (a group inside one server). "
+      "Borrowing\n"
+      "reaches the group's bound alone; in training the other NPUs run their own groups (the\n"
+      "simulator never borrows another server)");
+  cmd->add_option("--seed", args.seed, "Seed for the tie-breaks (runs are reproducible)")
       ->capture_default_str();
-  cmd->add_option("--priority", args.priority,
-                  "Which chunk a link carries: scarce (the one the destination's other in-links could\n"
-                  "bring least, then the rarest; on mixed speeds, the one it brings furthest ahead),\n"
-                  "rarest, random (seeded: a random one among the scarcest at every match, as TACOS\n"
-                  "picks; auto also tries it on mixed speeds) or lowest")
+  cmd->add_option("--restarts", args.restarts,
+                  "Run this many seeds on all cores and keep the fastest")
       ->capture_default_str();
-  cmd->add_option("--link-model", args.link_model, "pipelined (default) or hold (the public TACOS code's)")
+  cmd->add_option(
+         "--priority", args.priority,
+         "Which chunk a link carries: scarce (the one the destination's other in-links could\n"
+         "bring least, then the rarest; on mixed speeds, the one it brings furthest ahead),\n"
+         "rarest, random (seeded: a random one among the scarcest at every match, as TACOS\n"
+         "picks; auto also tries it on mixed speeds) or lowest")
       ->capture_default_str();
-  cmd->add_option("--method", args.method,
-                  "How the synthesizer builds the schedule: auto (every way that applies and every baseline,\n"
-                  "the fastest kept: never slower than any baseline; on large fabrics the plain matcher only\n"
-                  "where its work is affordable, and the output says when it was left out), matcher (the\n"
-                  "link-chunk matcher alone, whatever it costs), plan-matcher (the matcher routing chunks\n"
-                  "along the flow plan's trees), plan-pipeline (the flow plan's trees as pipelines at their\n"
-                  "fluid rates), server-plan (on clusters of servers: each chunk crosses the scale-out\n"
-                  "network once per server on its rail, then spreads over the server's NVSwitch, every way\n"
-                  "at its share of the links), composed (an All-Reduce over every NPU of a cluster of servers,\n"
-                  "per level: Reduce-Scatter in each server, All-Reduce across servers GPU by GPU, All-Gather\n"
-                  "in each server; -k counts the chunks per NPU inside a server, G*k in all; auto composes\n"
-                  "where flat synthesis is out of reach, as on 32,768 NPUs), symmetric (on a topology that\n"
-                  "looks the same from every NPU, a torus, ring, hypercube or servers on rails: rank 0's\n"
-                  "schedule on the links out of one NPU, moved to every NPU; All-Gather, Reduce-Scatter,\n"
-                  "All-Reduce, All-to-All; auto tries it first and keeps it at the bound); the output says\n"
-                  "which one won")
+  cmd->add_option("--link-model", args.link_model,
+                  "pipelined (default) or hold (the public TACOS code's)")
       ->capture_default_str();
-  cmd->add_option("-a,--algo", args.algo,
-                  "tenet (the synthesizer), ring[:N], bidir-ring[:N], direct, rhd, dbt, tree[:N], bruck,\n"
-                  "hierarchical[:ring,direct,...], nvls, or all: every applicable one, compared in a table")
+  cmd->add_option(
+         "--method", args.method,
+         "How the synthesizer builds the schedule: auto (every way that applies and every "
+         "baseline,\n"
+         "the fastest kept: never slower than any baseline; on large fabrics the plain matcher "
+         "only\n"
+         "where its work is affordable, and the output says when it was left out), matcher (the\n"
+         "link-chunk matcher alone, whatever it costs), plan-matcher (the matcher routing chunks\n"
+         "along the flow plan's trees), plan-pipeline (the flow plan's trees as pipelines at "
+         "their\n"
+         "fluid rates), server-plan (on clusters of servers: each chunk crosses the scale-out\n"
+         "network once per server on its rail, then spreads over the server's NVSwitch, every way\n"
+         "at its share of the links), composed (an All-Reduce over every NPU of a cluster of "
+         "servers,\n"
+         "per level: Reduce-Scatter in each server, All-Reduce across servers GPU by GPU, "
+         "All-Gather\n"
+         "in each server; -k counts the chunks per NPU inside a server, G*k in all; auto composes\n"
+         "where flat synthesis is out of reach, as on 32,768 NPUs), symmetric (on a topology that\n"
+         "looks the same from every NPU, a torus, ring, hypercube or servers on rails: rank 0's\n"
+         "schedule on the links out of one NPU, moved to every NPU; All-Gather, Reduce-Scatter,\n"
+         "All-Reduce, All-to-All; auto tries it first and keeps it at the bound); the output says\n"
+         "which one won")
+      ->capture_default_str();
+  cmd->add_option(
+         "-a,--algo", args.algo,
+         "tenet (the synthesizer), ring[:N], bidir-ring[:N], direct, rhd, dbt, tree[:N], bruck,\n"
+         "hierarchical[:ring,direct,...], nvls, or all: every applicable one, compared in a table")
       ->capture_default_str();
   cmd->add_option("-o,--output", args.output, "Output folder")->capture_default_str();
   cmd->add_flag("--json", args.json,
                 "Print the summary as JSON (with --algo all or a size sweep: the table's rows)");
   cmd->add_flag("--csv", args.csv, "Print the result rows as CSV (one per algorithm and size)");
-  cmd->add_option("--emit", args.emit,
-                  "Formats to write besides algorithm.json: chakra, msccl-xml, astra-sim (comma-separated)")
+  cmd->add_option(
+         "--emit", args.emit,
+         "Formats to write besides algorithm.json: chakra, msccl-xml, astra-sim (comma-separated)")
       ->delimiter(',')
       ->capture_default_str();
   add_chakra_flags(cmd, args.chakra);

@@ -7,12 +7,11 @@
 #include "bench/table.hpp"
 #include "cli/commands.hpp"
 #include "topo/analysis.hpp"
-#include "topo/symmetry.hpp"
 #include "topo/bounds.hpp"
 #include "topo/generators.hpp"
 #include "topo/io.hpp"
 #include "topo/presets.hpp"
-#include "topo/io.hpp"
+#include "topo/symmetry.hpp"
 
 namespace tenet::cli {
 namespace {
@@ -47,7 +46,7 @@ void info(const std::string& input, const std::string& size_text, bool json) {
     link_bw.add(static_cast<double>(l.bandwidth));
     link_lat.add(static_cast<double>(l.latency));
   }
-  // Past 4,096 NPUs from a sample of them (the exact one took 84 s on 32,768): at least this.
+  // Past 4,096 NPUs from a sample of them (the exact one is quadratic): at least this.
   const topo::Diameter d = topo::npu_diameter(t, kDiameterSources);
   const int components = topo::strong_component_count(t);
   const std::optional<topo::Translations> symmetry = topo::translation_symmetry(t);
@@ -67,9 +66,11 @@ void info(const std::string& input, const std::string& size_text, bool json) {
     j["links"] = t.num_links();
     j["diameter_hops"] = d.hops;
     j["diameter_latency_ps"] = d.latency;
-    j["diameter_sources"] = d.sources;  // fewer than the NPUs: a sample, and the diameter at least this
+    j["diameter_sources"] =
+        d.sources;  // fewer than the NPUs: a sample, and the diameter at least this
     j["strong_components"] = components;
-    j["translations"] = symmetry ? symmetry->describe() : "";  // see topo/symmetry.hpp; "" when none
+    j["translations"] =
+        symmetry ? symmetry->describe() : "";  // see topo/symmetry.hpp; "" when none
     j["npu_egress_bps"] = {{"min", egress.lo}, {"max", egress.hi}};
     j["npu_ingress_bps"] = {{"min", ingress.lo}, {"max", ingress.hi}};
     j["allgather_bytes"] = size;
@@ -97,15 +98,17 @@ void info(const std::string& input, const std::string& size_text, bool json) {
   fmt::print("NPU egress    {} .. {}\n", bw(egress.lo), bw(egress.hi));
   fmt::print("NPU ingress   {} .. {}\n", bw(ingress.lo), bw(ingress.hi));
   const bool sampled = d.sources < t.num_npus();
-  fmt::print("diameter      {}{} hops ({} -> {}); {} latency ({} -> {}){}\n", sampled ? "at least " : "", d.hops,
-             t.node(d.hops_from).name, t.node(d.hops_to).name, format_time(d.latency),
-             t.node(d.latency_from).name, t.node(d.latency_to).name,
+  fmt::print("diameter      {}{} hops ({} -> {}); {} latency ({} -> {}){}\n",
+             sampled ? "at least " : "", d.hops, t.node(d.hops_from).name, t.node(d.hops_to).name,
+             format_time(d.latency), t.node(d.latency_from).name, t.node(d.latency_to).name,
              sampled ? fmt::format(" (searched from {} of {} NPUs)", d.sources, t.num_npus()) : "");
   fmt::print("connectivity  every NPU reaches every other; {} strongly connected component{}\n",
              components, components == 1 ? "" : "s");
-  fmt::print("symmetry      {}\n", symmetry ? fmt::format("looks the same from every NPU: translations of {} (--method "
-                                                          "symmetric applies)", symmetry->describe())
-                                            : "none found (translations of its dimensions or servers)");
+  fmt::print("symmetry      {}\n",
+             symmetry ? fmt::format("looks the same from every NPU: translations of {} (--method "
+                                    "symmetric applies)",
+                                    symmetry->describe())
+                      : "none found (translations of its dimensions or servers)");
   if (t.num_npus() < 2) return;
   fmt::print("All-Gather of {} (output per NPU), lower bounds:\n", format_bytes(size));
   fmt::print("  cut bound      {}  (a set of {} nodes holding {} NPUs drains through {})\n",
@@ -132,10 +135,12 @@ void list_generators(bool markdown) {
       "\nSpecs: <generator>:<shape>[,key=value...]. Every generator takes bw=<bandwidth> and\n"
       "lat=<time> (one value, or one per dimension/level joined by '/', e.g. bw=80GiB/s/35GiB/s)\n"
       "and router=true (NPUs forward traffic without storing it). Join specs with ' x ' to\n"
-      "build a hierarchy, e.g. 'ring:8,bw=300GB/s x switch:4,bw=50GB/s' (first dimension fastest).\n"
+      "build a hierarchy, e.g. 'ring:8,bw=300GB/s x switch:4,bw=50GB/s' (first dimension "
+      "fastest).\n"
       "Aliases: fully-connected = fc, fattree = leafspine.\n");
-  fmt::print("\nSystem presets (calibrated to published measurements; examples/systems/<name>.yaml),\n"
-             "usable wherever a topology is, e.g. --topo dgx-h100:\n");
+  fmt::print(
+      "\nSystem presets (calibrated to published measurements; examples/systems/<name>.yaml),\n"
+      "usable wherever a topology is, e.g. --topo dgx-h100:\n");
   for (const topo::Preset& p : topo::presets()) {
     const topo::Topology t = topo::load(std::string(p.name));
     std::string figures;
@@ -170,7 +175,8 @@ void add_topo_commands(CLI::App& app) {
   CLI::App* convert = topo->add_subcommand(
       "convert", "Convert a topology (file or spec) to Tenet YAML, Tenet JSON or Graphviz DOT");
   convert->add_option("input", input, "Topology file or generator spec")->required();
-  convert->add_option("-o,--output", output, "Output file; format by extension: .yaml .yml .json .dot")
+  convert
+      ->add_option("-o,--output", output, "Output file; format by extension: .yaml .yml .json .dot")
       ->required();
   convert->callback([] {
     topo::Topology t = topo::load(input);
@@ -179,7 +185,8 @@ void add_topo_commands(CLI::App& app) {
                t.num_switches(), t.num_links());
   });
 
-  CLI::App* gens = topo->add_subcommand("generators", "List topology generators with an example each");
+  CLI::App* gens =
+      topo->add_subcommand("generators", "List topology generators with an example each");
   gens->add_flag("--markdown", markdown, "Print a Markdown table");
   gens->callback([] { list_generators(markdown); });
 }

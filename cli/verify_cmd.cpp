@@ -6,9 +6,9 @@
 
 #include "cli/commands.hpp"
 #include "cli/formats.hpp"
-#include "synth/algorithm_json.hpp"
-#include "synth/msccl_xml.hpp"
-#include "synth/verify.hpp"
+#include "synth/formats/algorithm_json.hpp"
+#include "synth/formats/msccl_xml.hpp"
+#include "synth/verify/verify.hpp"
 #include "topo/io.hpp"
 
 namespace tenet::cli {
@@ -25,7 +25,8 @@ int run_verify(const VerifyArgs& args) {
   const bool xml = std::filesystem::path(args.algorithm).extension() == ".xml";
   synth::MscclImport imported;
   if (xml) imported = synth::import_msccl_xml(topo::read_file(args.algorithm), t, args.algorithm);
-  const synth::Algorithm a = xml ? std::move(imported.algorithm) : load_any_algorithm(args.algorithm, t);
+  const synth::Algorithm a =
+      xml ? std::move(imported.algorithm) : load_any_algorithm(args.algorithm, t);
   synth::VerifyOptions options;
   options.max_reported = args.verbose || args.json ? 100'000 : 10;
   synth::Report r = synth::verify(t, a, options);
@@ -35,7 +36,8 @@ int run_verify(const VerifyArgs& args) {
     if (r.violations.size() < options.max_reported)
       r.violations.push_back({synth::ViolationKind::BufferSlotWrong, -1, -1, -1, -1, -1, problem});
   }
-  for (const std::string& w : imported.warnings) fmt::print(stderr, "warning: {}: {}\n", args.algorithm, w);
+  for (const std::string& w : imported.warnings)
+    fmt::print(stderr, "warning: {}: {}\n", args.algorithm, w);
 
   if (args.json) {
     nlohmann::ordered_json j;
@@ -43,12 +45,15 @@ int run_verify(const VerifyArgs& args) {
     j["violations"] = r.violation_count;
     nlohmann::ordered_json kinds = nlohmann::ordered_json::object();
     for (int k = 0; k < synth::kViolationKinds; ++k)
-      if (r.counts[k]) kinds[std::string(synth::to_string(static_cast<synth::ViolationKind>(k)))] = r.counts[k];
+      if (r.counts[k])
+        kinds[std::string(synth::to_string(static_cast<synth::ViolationKind>(k)))] = r.counts[k];
     j["violations_by_kind"] = kinds;
     j["transfers"] = r.transfers;
     j["collective_time_ps"] = r.collective_time;
-    j["claimed_time_ps"] = r.claimed_time < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(r.claimed_time);
-    j["model_time_ps"] = r.model_time < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(r.model_time);
+    j["claimed_time_ps"] =
+        r.claimed_time < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(r.claimed_time);
+    j["model_time_ps"] =
+        r.model_time < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(r.model_time);
     j["lower_bound_ps"] = r.bound.total;
     j["lower_bound_kind"] = r.bound.label;
     j["ratio"] = r.ratio();
@@ -57,43 +62,54 @@ int run_verify(const VerifyArgs& args) {
     j["max_link_utilization"] = r.max_utilization;
     auto& list = j["violation_list"] = nlohmann::ordered_json::array();
     for (const synth::Violation& v : r.violations)
-      list.push_back({{"kind", synth::to_string(v.kind)}, {"transfer", v.transfer}, {"chunk", v.chunk},
-                      {"link", v.link}, {"node", v.node}, {"time_ps", v.time}, {"message", v.message}});
+      list.push_back({{"kind", synth::to_string(v.kind)},
+                      {"transfer", v.transfer},
+                      {"chunk", v.chunk},
+                      {"link", v.link},
+                      {"node", v.node},
+                      {"time_ps", v.time},
+                      {"message", v.message}});
     auto& warnings = j["warnings"] = nlohmann::ordered_json::array();
     for (const synth::Warning& w : r.warnings)
-      warnings.push_back({{"kind", synth::to_string(w.kind)}, {"transfer", w.transfer}, {"message", w.message}});
+      warnings.push_back(
+          {{"kind", synth::to_string(w.kind)}, {"transfer", w.transfer}, {"message", w.message}});
     fmt::print("{}\n", j.dump(2));
     return r.correct() ? 0 : 3;
   }
 
   fmt::print("algorithm     {}: {}, {} per chunk, {} links, {} transfers\n",
-             a.name.empty() ? "(unnamed)" : a.name, a.collective.describe(), format_bytes(a.chunk_bytes),
-             synth::to_string(a.link_model), r.transfers);
-  fmt::print("verdict       {}  ({} violation{}, {} warning{})\n", r.correct() ? "CORRECT" : "INCORRECT",
-             r.violation_count, r.violation_count == 1 ? "" : "s", r.warning_count,
-             r.warning_count == 1 ? "" : "s");
+             a.name.empty() ? "(unnamed)" : a.name, a.collective.describe(),
+             format_bytes(a.chunk_bytes), synth::to_string(a.link_model), r.transfers);
+  fmt::print("verdict       {}  ({} violation{}, {} warning{})\n",
+             r.correct() ? "CORRECT" : "INCORRECT", r.violation_count,
+             r.violation_count == 1 ? "" : "s", r.warning_count, r.warning_count == 1 ? "" : "s");
   if (r.collective_time > 0 || r.transfers > 0) {
-    std::string claimed = r.claimed_time >= 0 ? fmt::format(", claimed {}", format_time(r.claimed_time)) : "";
+    std::string claimed =
+        r.claimed_time >= 0 ? fmt::format(", claimed {}", format_time(r.claimed_time)) : "";
     fmt::print("time          {}{}\n", format_time(r.collective_time), claimed);
   }
   if (r.bound.total > 0)
-    fmt::print("lower bound   {} ({}); ratio {:.4f}\n", format_time(r.bound.total), synth::describe(r.bound), r.ratio());
+    fmt::print("lower bound   {} ({}); ratio {:.4f}\n", format_time(r.bound.total),
+               synth::describe(r.bound), r.ratio());
   if (r.links_used > 0)
-    fmt::print("links         {} of {} used; utilization mean {:.1f} %, max {:.1f} %\n", r.links_used,
-               t.num_links(), 100 * r.mean_utilization, 100 * r.max_utilization);
+    fmt::print("links         {} of {} used; utilization mean {:.1f} %, max {:.1f} %\n",
+               r.links_used, t.num_links(), 100 * r.mean_utilization, 100 * r.max_utilization);
   if (!r.violations.empty()) {
     fmt::print("violations by kind:");
     for (int k = 0; k < synth::kViolationKinds; ++k)
-      if (r.counts[k]) fmt::print(" {} {}", synth::to_string(static_cast<synth::ViolationKind>(k)), r.counts[k]);
+      if (r.counts[k])
+        fmt::print(" {} {}", synth::to_string(static_cast<synth::ViolationKind>(k)), r.counts[k]);
     fmt::print("\n");
     for (const synth::Violation& v : r.violations)
       fmt::print("  [{}] {}\n", synth::to_string(v.kind), v.message);
     if (r.violation_count > r.violations.size())
-      fmt::print("  ... and {} more (--verbose shows all)\n", r.violation_count - r.violations.size());
+      fmt::print("  ... and {} more (--verbose shows all)\n",
+                 r.violation_count - r.violations.size());
   }
   if (!r.warnings.empty()) {
     fmt::print("warnings:\n");
-    for (const synth::Warning& w : r.warnings) fmt::print("  [{}] {}\n", synth::to_string(w.kind), w.message);
+    for (const synth::Warning& w : r.warnings)
+      fmt::print("  [{}] {}\n", synth::to_string(w.kind), w.message);
     if (r.warning_count > r.warnings.size())
       fmt::print("  ... and {} more (--verbose shows all)\n", r.warning_count - r.warnings.size());
   }
@@ -107,12 +123,15 @@ void add_verify_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "verify",
       "Check an algorithm: routes, dependencies, link occupancy, durations, and by symbolic\n"
-      "execution that every chunk is where it should be and every reduction counts each rank once.\n"
+      "execution that every chunk is where it should be and every reduction counts each rank "
+      "once.\n"
       "Exit 0 when correct, 3 when incorrect, 2 for bad input.");
-  cmd->add_option("algorithm", args.algorithm,
-                  "Algorithm: Tenet JSON (.json), MSCCL-XML (.xml), or a Chakra prefix (<prefix>.0.et ...)")
+  cmd->add_option(
+         "algorithm", args.algorithm,
+         "Algorithm: Tenet JSON (.json), MSCCL-XML (.xml), or a Chakra prefix (<prefix>.0.et ...)")
       ->required();
-  cmd->add_option("-t,--topo", args.topology, "Topology file or generator spec it runs on")->required();
+  cmd->add_option("-t,--topo", args.topology, "Topology file or generator spec it runs on")
+      ->required();
   cmd->add_flag("-v,--verbose", args.verbose, "List every violation and warning");
   cmd->add_flag("--json", args.json, "Print JSON for machines");
   cmd->callback([] { verb_exit_code() = run_verify(args); });

@@ -12,7 +12,8 @@ using synth::TransferId;
 
 Time EndpointModel::after_arrival(Bytes bytes, bool reduced) const {
   Time t = delay;
-  if (reduced && reduce_memory_bandwidth > 0) t += 3 * transfer_time(bytes, reduce_memory_bandwidth);
+  if (reduced && reduce_memory_bandwidth > 0)
+    t += 3 * transfer_time(bytes, reduce_memory_bandwidth);
   return t;
 }
 
@@ -91,7 +92,8 @@ template <typename Source>
 class Run final : public CollectiveRun::Replay {
  public:
   template <typename Made>
-  Run(const Made& made, Network& net, EventQueue& events, std::function<void()> on_done, EndpointModel endpoints)
+  Run(const Made& made, Network& net, EventQueue& events, std::function<void()> on_done,
+      EndpointModel endpoints)
       : net_(net),
         events_(events),
         on_done_(std::move(on_done)),
@@ -138,9 +140,11 @@ class Run final : public CollectiveRun::Replay {
           changed();
         },
         [this, id, reduced] {
-          // Usable after the reduction, if any (Algorithm::reduce_bandwidth), and what the endpoints add.
-          const Time after = (reduced ? reduction_ : 0) +
-                             (endpoints_.active() ? endpoints_.after_arrival(source_.chunk_bytes(), reduced) : 0);
+          // Usable after the reduction, if any (Algorithm::reduce_bandwidth), and what the
+          // endpoints add.
+          const Time after =
+              (reduced ? reduction_ : 0) +
+              (endpoints_.active() ? endpoints_.after_arrival(source_.chunk_bytes(), reduced) : 0);
           if (after > 0)
             events_.schedule_after(after, [this, id] { arrived(id); });
           else
@@ -170,7 +174,8 @@ class Run final : public CollectiveRun::Replay {
 };
 
 template <typename Made>
-Time replay_alone(const topo::Topology& t, const Made& made, NetworkKind kind, const PacketConfig& packet) {
+Time replay_alone(const topo::Topology& t, const Made& made, NetworkKind kind,
+                  const PacketConfig& packet) {
   EventQueue events;
   auto net = make_network(kind, t, events, packet);
   Time finish = 0;
@@ -184,22 +189,25 @@ Time replay_alone(const topo::Topology& t, const Made& made, NetworkKind kind, c
 
 }  // namespace
 
-CollectiveRun::CollectiveRun(const synth::Algorithm& a, Network& net, EventQueue& events, std::function<void()> on_done,
-                             EndpointModel endpoints)
+CollectiveRun::CollectiveRun(const synth::Algorithm& a, Network& net, EventQueue& events,
+                             std::function<void()> on_done, EndpointModel endpoints)
     : replay_(std::make_unique<Run<ListSource>>(a, net, events, std::move(on_done), endpoints)) {}
 
-CollectiveRun::CollectiveRun(const synth::RingPlan& plan, Network& net, EventQueue& events, std::function<void()> on_done,
-                             EndpointModel endpoints)
-    : replay_(std::make_unique<Run<PlanSource>>(plan, net, events, std::move(on_done), endpoints)) {}
+CollectiveRun::CollectiveRun(const synth::RingPlan& plan, Network& net, EventQueue& events,
+                             std::function<void()> on_done, EndpointModel endpoints)
+    : replay_(std::make_unique<Run<PlanSource>>(plan, net, events, std::move(on_done), endpoints)) {
+}
 
 CollectiveRun::~CollectiveRun() = default;
 void CollectiveRun::start() { replay_->start(); }
 bool CollectiveRun::done() const { return replay_->done(); }
 
-Time replay(const topo::Topology& t, const synth::Algorithm& a, NetworkKind kind, const PacketConfig& packet) {
+Time replay(const topo::Topology& t, const synth::Algorithm& a, NetworkKind kind,
+            const PacketConfig& packet) {
   return replay_alone(t, a, kind, packet);
 }
-Time replay(const topo::Topology& t, const synth::RingPlan& plan, NetworkKind kind, const PacketConfig& packet) {
+Time replay(const topo::Topology& t, const synth::RingPlan& plan, NetworkKind kind,
+            const PacketConfig& packet) {
   return replay_alone(t, plan, kind, packet);
 }
 

@@ -1,11 +1,12 @@
 // Replays an Algorithm on a simulated network, admitting transfers by the rule of
-// synth/link_admission.hpp (the one synth::time follows): a transfer is issued when its
+// synth/cost/link_admission.hpp (the one synth::time follows): a transfer is issued when its
 // dependencies and every earlier-listed arrival of its chunk at its source have arrived, the
 // transfer listed before it from the same sender port has been issued, and every link of its route
 // has its rate to spare (issued, unreleased transfers hold theirs); at each instant, eligible
-// transfers go in list order. A reduced chunk counts as arrived once reduced (Algorithm::reduce_bandwidth). On the analytical network this is exactly the
-// timing model, so an algorithm replays in its synthesized time; on a congested network the same
-// admission holds and the network decides the times.
+// transfers go in list order. A reduced chunk counts as arrived once reduced
+// (Algorithm::reduce_bandwidth). On the analytical network this is exactly the timing model, so an
+// algorithm replays in its synthesized time; on a congested network the same admission holds and
+// the network decides the times.
 #pragma once
 
 #include <cstdint>
@@ -14,9 +15,9 @@
 #include <vector>
 
 #include "sim/network.hpp"
-#include "synth/algorithm.hpp"
-#include "synth/link_admission.hpp"
-#include "synth/ring_plan.hpp"
+#include "synth/cost/link_admission.hpp"
+#include "synth/ir/algorithm.hpp"
+#include "synth/ir/ring_plan.hpp"
 
 namespace tenet::sim {
 
@@ -41,14 +42,15 @@ class CollectiveRun {
  public:
   // `on_done` runs when the last transfer has arrived (right away for an empty algorithm), or
   // `endpoints.delay` later.
-  // Throws tenet::Error when a transfer's route or rate cannot be replayed on the network's topology.
-  CollectiveRun(const synth::Algorithm& a, Network& net, EventQueue& events, std::function<void()> on_done,
-                EndpointModel endpoints = {});
-  // A ring plan's transfers computed as they go (synth/ring_plan.hpp): the same replay as its
+  // Throws tenet::Error when a transfer's route or rate cannot be replayed on the network's
+  // topology.
+  CollectiveRun(const synth::Algorithm& a, Network& net, EventQueue& events,
+                std::function<void()> on_done, EndpointModel endpoints = {});
+  // A ring plan's transfers computed as they go (synth/ir/ring_plan.hpp): the same replay as its
   // materialized algorithm's, in memory for its members, not its transfers. `plan` must outlive
   // the run.
-  CollectiveRun(const synth::RingPlan& plan, Network& net, EventQueue& events, std::function<void()> on_done,
-                EndpointModel endpoints = {});
+  CollectiveRun(const synth::RingPlan& plan, Network& net, EventQueue& events,
+                std::function<void()> on_done, EndpointModel endpoints = {});
   ~CollectiveRun();
   void start();
   bool done() const;
@@ -61,7 +63,9 @@ class CollectiveRun {
 
 // Replays `a` (or `plan`) alone on a fresh network of the given kind and returns the time its last
 // transfer arrived. Throws tenet::Error when the network deadlocks (see Network::check_drained).
-Time replay(const topo::Topology& t, const synth::Algorithm& a, NetworkKind kind, const PacketConfig& packet = {});
-Time replay(const topo::Topology& t, const synth::RingPlan& plan, NetworkKind kind, const PacketConfig& packet = {});
+Time replay(const topo::Topology& t, const synth::Algorithm& a, NetworkKind kind,
+            const PacketConfig& packet = {});
+Time replay(const topo::Topology& t, const synth::RingPlan& plan, NetworkKind kind,
+            const PacketConfig& packet = {});
 
 }  // namespace tenet::sim

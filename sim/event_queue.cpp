@@ -11,7 +11,8 @@ namespace tenet::sim {
 void EventQueue::Fifo::push_back(Event e) {
   if (size_ == slots_.size()) {
     std::vector<Event> grown(std::max<size_t>(64, slots_.size() * 2));
-    for (size_t i = 0; i < size_; ++i) grown[i] = std::move(slots_[(head_ + i) & (slots_.size() - 1)]);
+    for (size_t i = 0; i < size_; ++i)
+      grown[i] = std::move(slots_[(head_ + i) & (slots_.size() - 1)]);
     slots_ = std::move(grown);
     head_ = 0;
   }
@@ -65,7 +66,8 @@ bool EventQueue::run_deferred() {
 bool EventQueue::step() {
   const size_t from = next_source();
   // The instant is over when the next event lies later (or there is none).
-  if (!deferred_.empty() && (from > kFifos || (from == kFifos ? heap_.top().at : fifos_[from].front().at) > now_))
+  if (!deferred_.empty() &&
+      (from > kFifos || (from == kFifos ? heap_.top().at : fifos_[from].front().at) > now_))
     return run_deferred();
   if (from > kFifos) return false;
   Event e;

@@ -35,7 +35,8 @@ class EventQueue {
   // Throws tenet::Error when now() + delay would pass 2^63 ps (106 days of simulated time).
   void schedule_after(Time delay, Action action) {
     if (delay > std::numeric_limits<Time>::max() - now_)
-      throw Error("simulated time would pass 2^63 ps (106 days): an event is too far in the future");
+      throw Error(
+          "simulated time would pass 2^63 ps (106 days): an event is too far in the future");
     schedule(now_ + delay, std::move(action));
   }
 

@@ -40,8 +40,8 @@ struct Message {
 struct PacketConfig {
   enum class Routing { Source, Ecmp };
   enum class Arbitration { RoundRobin, FixedPriority };
-  Bytes mtu = 4096;    // payload bytes per packet
-  Bytes header = 0;    // bytes added to every packet on the wire
+  Bytes mtu = 4096;  // payload bytes per packet
+  Bytes header = 0;  // bytes added to every packet on the wire
   // Per input port, unless the topology gives the link its own (topo::Link::buffer); 0: enough
   // for the port's credit round trip (see PacketNetwork).
   Bytes buffer = 0;
@@ -79,14 +79,15 @@ struct Interval {
 };
 
 struct LinkReport {
-  std::string name;          // "link 3 (npu0 -> sw0)"
-  Time busy = 0;             // time it carried data
-  uint64_t packets = 0;      // packets it carried (packet backend)
-  Bytes buffer = 0;          // its receiving port's buffer (packet backend)
-  Bytes deepest_queue = 0;   // the most that buffer ever held
+  std::string name;            // "link 3 (npu0 -> sw0)"
+  Time busy = 0;               // time it carried data
+  uint64_t packets = 0;        // packets it carried (packet backend)
+  Bytes buffer = 0;            // its receiving port's buffer (packet backend)
+  Bytes deepest_queue = 0;     // the most that buffer ever held
   uint64_t credit_stalls = 0;  // times the port had a packet to send but no credit for it
   Time stall_time = 0;         // time spent so
-  std::vector<Interval> activity;  // busy intervals in time order, when kept (Network::keep_activity)
+  std::vector<Interval>
+      activity;  // busy intervals in time order, when kept (Network::keep_activity)
   // analytical only: the most bandwidth asked of the link at once, as a share of its own (above 1:
   // the contention-free model let concurrent messages overrun it), and when that first happened.
   double peak_demand = 0;
@@ -107,24 +108,28 @@ struct NetworkReport {
 
 // Per each of `bins` equal slices of [0, end): the fraction of the link's bandwidth `activity` used
 // (each interval weighted by its share), at most 1.
-std::vector<double> utilization_over_time(const std::vector<Interval>& activity, Time end, int bins);
+std::vector<double> utilization_over_time(const std::vector<Interval>& activity, Time end,
+                                          int bins);
 
 class Network {
  public:
-  Network(const topo::Topology& t, EventQueue& events) : topo_(t), events_(events), busy_(t.num_links(), 0) {}
+  Network(const topo::Topology& t, EventQueue& events)
+      : topo_(t), events_(events), busy_(t.num_links(), 0) {}
   virtual ~Network() = default;
   virtual std::string_view name() const = 0;
   const topo::Topology& topology() const { return topo_; }
   // Starts `m` now. `on_release` runs when its last byte has left the route's links (the next
   // message in order may use them); `on_arrival` when it has fully arrived at m.dst.
-  virtual void send(Message m, std::function<void()> on_release, std::function<void()> on_arrival) = 0;
-  // Per link, the time it carried data (for a shared link: the bytes it carried over its bandwidth).
+  virtual void send(Message m, std::function<void()> on_release,
+                    std::function<void()> on_arrival) = 0;
+  // Per link, the time it carried data (for a shared link: the bytes it carried over its
+  // bandwidth).
   virtual std::vector<Time> link_busy() const { return busy_; }
   size_t num_links() const { return busy_.size(); }
   // Keep every link's busy intervals for report() (off by default): exactly up to `exact`
-  // intervals in all (24 B each; kExactActivity), then summed per link into at most kActivitySlices slices of the
-  // run (8 KiB per link), widening as the run goes on (a 4096-rank ring All-Reduce made 33 million
-  // intervals, 800 MB).
+  // intervals in all (24 B each; kExactActivity), then summed per link into at most kActivitySlices
+  // slices of the run (8 KiB per link), widening as the run goes on (a 4096-rank ring All-Reduce
+  // made 33 million intervals, 800 MB).
   void keep_activity(bool on, size_t exact = kExactActivity) {
     activity_.assign(on ? busy_.size() : 0, {});
     exact_ = exact;
@@ -153,7 +158,8 @@ class Network {
     if (slice_ > 0) return add_to_slices(l, start, end, share);
     latest_ = std::max(latest_, end);
     std::vector<Interval>& a = activity_[l];
-    if (!a.empty() && a.back().share == share && (a.back().end == start || (share >= 1.0 && a.back().end > start))) {
+    if (!a.empty() && a.back().share == share &&
+        (a.back().end == start || (share >= 1.0 && a.back().end > start))) {
       a.back().end = std::max(a.back().end, end);
     } else {
       a.push_back({start, end, share});
@@ -171,16 +177,17 @@ class Network {
   void add_to_slices(topo::LinkId l, Time start, Time end, double share);
   void flush_slice(topo::LinkId l);  // queues the link's pending sum for its slice
   void drain_slices();               // adds the queued sums to slices_
-  size_t kept_ = 0;  // exact intervals kept
+  size_t kept_ = 0;                  // exact intervals kept
   size_t exact_ = kExactActivity;
   Time latest_ = 0;  // the latest end of them
   Time slice_ = 0;   // 0: exact; else the slices' width, 2^shift_ picoseconds
   int shift_ = 0;
-  std::vector<std::vector<double>> slices_;  // per link (empty until used): busy time x share per slice
+  std::vector<std::vector<double>>
+      slices_;  // per link (empty until used): busy time x share per slice
   // Per link, the slice its latest intervals fell in and their sum, not yet added to slices_: a
   // link's intervals come in time order, so most land in the slice of the one before, and the
   // slices (8 KiB per link, 64 MB for a 4096-NPU switch) are touched once per link and slice
-  // instead of missing the cache on every interval (a quarter of that ring All-Reduce's time).
+  // instead of missing the cache on every interval.
   struct Pending {
     Time slice = -1;
     double sum = 0;

@@ -8,35 +8,41 @@
 #include "topo/error.hpp"
 
 namespace tenet::sim {
-PacketNetwork::PacketNetwork(const topo::Topology& t, EventQueue& events, const PacketConfig& config)
+PacketNetwork::PacketNetwork(const topo::Topology& t, EventQueue& events,
+                             const PacketConfig& config)
     : Network(t, events), cfg_(config), ecmp_(t) {
   if (cfg_.mtu < 1 || cfg_.mtu > (Bytes{1} << 30))
-    throw Error(fmt::format("packet network: the MTU must lie between 1 B and 1 GiB, got {} B", cfg_.mtu));
+    throw Error(
+        fmt::format("packet network: the MTU must lie between 1 B and 1 GiB, got {} B", cfg_.mtu));
   if (cfg_.header < 0 || cfg_.header > (Bytes{1} << 20))
-    throw Error(fmt::format("packet network: the header must lie between 0 B and 1 MiB, got {} B", cfg_.header));
-  if (cfg_.buffer < 0) throw Error(fmt::format("packet network: negative buffer size {} B", cfg_.buffer));
+    throw Error(fmt::format("packet network: the header must lie between 0 B and 1 MiB, got {} B",
+                            cfg_.header));
+  if (cfg_.buffer < 0)
+    throw Error(fmt::format("packet network: negative buffer size {} B", cfg_.buffer));
   const Bytes packet = cfg_.mtu + cfg_.header;
   const size_t links = t.num_links();
   buffer_.resize(links);
   full_serialization_.resize(links);
   for (size_t i = 0; i < links; ++i) {
     const topo::Link& k = t.link(static_cast<topo::LinkId>(i));
-    const Bytes round_trip = static_cast<Bytes>((static_cast<Int128>(2 * k.latency) * k.bandwidth + kPicosPerSecond - 1) /
-                                                kPicosPerSecond);
+    const Bytes round_trip = static_cast<Bytes>(
+        (static_cast<Int128>(2 * k.latency) * k.bandwidth + kPicosPerSecond - 1) / kPicosPerSecond);
     // A packet holds its space until its last byte has left the receiving node again: on the
     // slowest way out, `fan_out` packets arrive at this link's rate meanwhile.
     Bandwidth slowest_out = k.bandwidth;
     if (t.passes_through(k.dst))
-      for (topo::LinkId o : t.out_links(k.dst)) slowest_out = std::min(slowest_out, t.link(o).bandwidth);
+      for (topo::LinkId o : t.out_links(k.dst))
+        slowest_out = std::min(slowest_out, t.link(o).bandwidth);
     const Bytes fan_out = (k.bandwidth + slowest_out - 1) / slowest_out;
-    buffer_[i] = k.buffer > 0    ? k.buffer
+    buffer_[i] = k.buffer > 0      ? k.buffer
                  : cfg_.buffer > 0 ? cfg_.buffer
                                    : (1 + fan_out + (round_trip + packet - 1) / packet) * packet;
     if (buffer_[i] < packet)
-      throw Error(fmt::format("packet network: a buffer of {} B{} cannot hold one packet of {} B (MTU {} + header {})",
-                              buffer_[i],  // exact: the two differ by a few bytes
-                              k.buffer > 0 ? fmt::format(" at {}", t.describe_link(static_cast<topo::LinkId>(i))) : "",
-                              packet, format_bytes(cfg_.mtu), format_bytes(cfg_.header)));
+      throw Error(fmt::format(
+          "packet network: a buffer of {} B{} cannot hold one packet of {} B (MTU {} + header {})",
+          buffer_[i],  // exact: the two differ by a few bytes
+          k.buffer > 0 ? fmt::format(" at {}", t.describe_link(static_cast<topo::LinkId>(i))) : "",
+          packet, format_bytes(cfg_.mtu), format_bytes(cfg_.header)));
     full_serialization_[i] = transfer_time(packet, k.bandwidth);
   }
   credits_.assign(buffer_.begin(), buffer_.end());
@@ -62,7 +68,8 @@ std::vector<topo::LinkId> PacketNetwork::pick_route(const Message& m) {
   return ecmp_.pick(m, messages_);
 }
 
-void PacketNetwork::send(Message m, std::function<void()> on_release, std::function<void()> on_arrival) {
+void PacketNetwork::send(Message m, std::function<void()> on_release,
+                         std::function<void()> on_arrival) {
   ++messages_;
   std::vector<topo::LinkId> route = pick_route(m);
   if (route.empty()) {
@@ -84,9 +91,10 @@ void PacketNetwork::send(Message m, std::function<void()> on_release, std::funct
   g.unsent = m.bytes == 0 ? 1 : (m.bytes + cfg_.mtu - 1) / cfg_.mtu;
   packets_planned_ += static_cast<uint64_t>(g.unsent);
   if (packets_planned_ > cfg_.max_packets)
-    throw Error(fmt::format("packet network: over {} packets to simulate ({} for this {} message at a {} MTU); raise "
-                            "--mtu, or --max-packets to run it anyway (about 7 million packets a second)",
-                            cfg_.max_packets, g.unsent, format_bytes(m.bytes), format_bytes(cfg_.mtu)));
+    throw Error(fmt::format(
+        "packet network: over {} packets to simulate ({} for this {} message at a {} MTU); raise "
+        "--mtu, or --max-packets to run it anyway (about 7 million packets a second)",
+        cfg_.max_packets, g.unsent, format_bytes(m.bytes), format_bytes(cfg_.mtu)));
   g.on_first_link = 0;
   g.unarrived = g.unsent;
   g.pace = m.rate > 0 && m.rate < topo_.link(g.route[0]).bandwidth ? m.rate : 0;
@@ -159,16 +167,18 @@ void PacketNetwork::try_send(topo::LinkId l) {
     first = std::min(first, k);
     if (k > last_served_[l]) after = std::min(after, k);
   }
-  const Key from =
-      cfg_.arbitration == PacketConfig::Arbitration::RoundRobin && after != std::numeric_limits<Key>::max() ? after
-                                                                                                              : first;
+  const Key from = cfg_.arbitration == PacketConfig::Arbitration::RoundRobin &&
+                           after != std::numeric_limits<Key>::max()
+                       ? after
+                       : first;
   const int32_t bytes = packet_bytes(from);
   if (credits_[l] < bytes) {
     if (stalled_since_[l] < 0) {
       stalled_since_[l] = now;
       ++stalls_[l];
     }
-    if (!wakeup_pending_[l]) {  // wake up when enough credit will have come back, if any is on its way
+    if (!wakeup_pending_[l]) {  // wake up when enough credit will have come back, if any is on its
+                                // way
       int64_t have = credits_[l];
       for (size_t i = head; i < back.size(); ++i)
         if ((have += back[i].bytes) >= bytes) {
@@ -249,7 +259,8 @@ void PacketNetwork::transmit(topo::LinkId l, int32_t p) {
     events_.schedule(end + k.latency, [this, p, hop] { deliver(p, hop); });
   } else {
     x.tail = end + k.latency;
-    const Time at = cfg_.cut_through ? now + transfer_time(cfg_.header, k.bandwidth) + k.latency : x.tail;
+    const Time at =
+        cfg_.cut_through ? now + transfer_time(cfg_.header, k.bandwidth) + k.latency : x.tail;
     events_.schedule(at, [this, p, hop] { arrive(p, hop); });
   }
 }
@@ -331,7 +342,8 @@ NetworkReport PacketNetwork::report() {
     k.buffer = buffer_[l];
     k.deepest_queue = deepest_[l];
     k.credit_stalls = stalls_[l];
-    k.stall_time = stall_time_[l] + (stalled_since_[l] >= 0 ? events_.now() - stalled_since_[l] : 0);
+    k.stall_time =
+        stall_time_[l] + (stalled_since_[l] >= 0 ? events_.now() - stalled_since_[l] : 0);
     r.credit_stalls += k.credit_stalls;
   }
   return r;
@@ -342,8 +354,9 @@ void PacketNetwork::check_drained() const {
   for (const auto& r : requests_) injecting = injecting || !r.empty();
   if (live_packets_ == 0 && !injecting) return;
   int64_t messages = static_cast<int64_t>(msgs_.size() - free_msgs_.size());
-  throw Error(fmt::format("packet network deadlock at {}: {} packets of {} messages can never move. {}",
-                          format_time(events_.now()), live_packets_, messages, describe_cycle()));
+  throw Error(
+      fmt::format("packet network deadlock at {}: {} packets of {} messages can never move. {}",
+                  format_time(events_.now()), live_packets_, messages, describe_cycle()));
 }
 
 // Every stalled port waits for credit from the buffer it feeds; that buffer's head waits for the
@@ -361,19 +374,23 @@ std::string PacketNetwork::describe_cycle() const {
     seen[cur] = static_cast<int>(path.size());
     path.push_back(cur);
     const int32_t h = queue_head_[cur];
-    if (h < 0) return fmt::format("The port of {} waits for credit, but its buffer is empty (an internal error).",
-                                  topo_.describe_link(cur));
+    if (h < 0)
+      return fmt::format(
+          "The port of {} waits for credit, but its buffer is empty (an internal error).",
+          topo_.describe_link(cur));
     cur = msgs_[packets_[h].msg].route[packets_[h].hop];
   }
-  std::string text = "Its packets wait in a cycle of full buffers, each head for credit from the next: ";
+  std::string text =
+      "Its packets wait in a cycle of full buffers, each head for credit from the next: ";
   for (size_t i = seen[cur]; i < path.size(); ++i) {
     const topo::LinkId l = path[i];
-    text += fmt::format("{} (buffer {} of {} full) -> ", topo_.describe_link(l), format_bytes(occupancy_[l]),
-                        format_bytes(buffer_[l]));
+    text += fmt::format("{} (buffer {} of {} full) -> ", topo_.describe_link(l),
+                        format_bytes(occupancy_[l]), format_bytes(buffer_[l]));
   }
-  text += fmt::format("back to link {}. Larger buffers, shorter routes or routes without a cyclic dependency "
-                      "avoid it.",
-                      cur);
+  text += fmt::format(
+      "back to link {}. Larger buffers, shorter routes or routes without a cyclic dependency "
+      "avoid it.",
+      cur);
   return text;
 }
 

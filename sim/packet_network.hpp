@@ -60,13 +60,13 @@ class PacketNetwork final : public Network {
  private:
   struct Msg {
     std::vector<topo::LinkId> route;
-    Bytes left = 0;              // payload bytes not yet cut into packets
-    int64_t unsent = 0;          // packets not yet cut
-    int64_t on_first_link = 0;   // packets cut whose first hop has not finished
-    int64_t unarrived = 0;       // packets not yet at the destination
-    Bandwidth pace = 0;          // its own rate, below the first link's bandwidth; 0: none
-    Time paced_from = -1;        // when its first packet left (paced messages)
-    Bytes paced = 0;             // payload cut so far (paced messages)
+    Bytes left = 0;             // payload bytes not yet cut into packets
+    int64_t unsent = 0;         // packets not yet cut
+    int64_t on_first_link = 0;  // packets cut whose first hop has not finished
+    int64_t unarrived = 0;      // packets not yet at the destination
+    Bandwidth pace = 0;         // its own rate, below the first link's bandwidth; 0: none
+    Time paced_from = -1;       // when its first packet left (paced messages)
+    Bytes paced = 0;            // payload cut so far (paced messages)
     std::function<void()> on_release, on_arrival;
   };
   struct Packet {
@@ -89,9 +89,9 @@ class PacketNetwork final : public Network {
   void kick(topo::LinkId l);  // an output port may be able to send
   void try_send(topo::LinkId l);
   void transmit(topo::LinkId l, int32_t p);
-  void tx_done(int32_t p, int32_t hop);    // its last byte has left route[hop]
-  void arrive(int32_t p, int32_t hop);     // it has arrived (its header, cut-through) over route[hop]
-  void deliver(int32_t p, int32_t hop);    // it has fully arrived at its destination
+  void tx_done(int32_t p, int32_t hop);  // its last byte has left route[hop]
+  void arrive(int32_t p, int32_t hop);   // it has arrived (its header, cut-through) over route[hop]
+  void deliver(int32_t p, int32_t hop);  // it has fully arrived at its destination
   void return_credit(topo::LinkId l, int64_t bytes, Time at);
   void request(topo::LinkId out, Key from);
   void withdraw(topo::LinkId out, Key from);
@@ -110,10 +110,10 @@ class PacketNetwork final : public Network {
   std::vector<int64_t> credits_;
   std::vector<std::vector<Credit>> returning_;  // credits on their way back, in time order
   std::vector<size_t> returning_head_;
-  std::vector<Time> free_at_;                   // the port finishes its current packet
-  std::vector<std::vector<Key>> requests_;      // inputs with a packet for this port
+  std::vector<Time> free_at_;               // the port finishes its current packet
+  std::vector<std::vector<Key>> requests_;  // inputs with a packet for this port
   std::vector<Key> last_served_;
-  std::vector<Time> stalled_since_;             // -1: not stalled
+  std::vector<Time> stalled_since_;  // -1: not stalled
   std::vector<char> wakeup_pending_;
   std::vector<int32_t> queue_head_, queue_tail_;  // the receiving buffer's packets
   std::vector<int64_t> occupancy_, deepest_;

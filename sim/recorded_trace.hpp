@@ -49,18 +49,18 @@ struct TraceOptions {
 };
 
 struct TraceSummary {
-  int ranks_recorded = 0;  // rank files read
-  int ranks = 0;           // ranks simulated
-  bool from_pytorch = false;  // written by Chakra's PyTorch converter
+  int ranks_recorded = 0;         // rank files read
+  int ranks = 0;                  // ranks simulated
+  bool from_pytorch = false;      // written by Chakra's PyTorch converter
   DepsMode deps = DepsMode::All;  // the mode used
   int64_t nodes = 0;
   std::map<std::string, int64_t> node_types;  // "COMP_NODE" -> count, over every rank
-  int64_t cpu_ops = 0;       // COMP (and host-side COMM) nodes with is_cpu_op
-  int64_t gpu_kernels = 0;   // other COMP nodes
-  int gpu_streams = 0;       // distinct `stream` values of GPU kernels (they run one at a time)
-  std::map<std::string, int64_t> collectives;  // "all-reduce" -> count
+  int64_t cpu_ops = 0;                        // COMP (and host-side COMM) nodes with is_cpu_op
+  int64_t gpu_kernels = 0;                    // other COMP nodes
+  int gpu_streams = 0;  // distinct `stream` values of GPU kernels (they run one at a time)
+  std::map<std::string, int64_t> collectives;      // "all-reduce" -> count
   std::map<std::string, std::vector<int>> groups;  // process groups the collectives used
-  int64_t ctrl_deps_dropped = 0;   // control dependencies not followed (DepsMode::Data)
+  int64_t ctrl_deps_dropped = 0;    // control dependencies not followed (DepsMode::Data)
   int64_t absent_deps_dropped = 0;  // dependencies on nodes that are not in their rank's file
   // One sentence per thing the simulation leaves out or reads differently from the recording.
   std::vector<std::string> notes;
@@ -68,7 +68,8 @@ struct TraceSummary {
 
 // Rewrites `w` in place as described above; throws tenet::Error naming the rank and node for a
 // process group it cannot resolve, or for --replicate on a trace of more than one rank.
-TraceSummary prepare_trace(std::vector<chakra::EtFile>& w, const TraceOptions& options, const std::string& name);
+TraceSummary prepare_trace(std::vector<chakra::EtFile>& w, const TraceOptions& options,
+                           const std::string& name);
 
 // Reads an ASTRA-sim communicator-group file: {"<group id>": [ranks...], ...}.
 std::map<std::string, std::vector<int>> read_comm_groups(const std::string& path);

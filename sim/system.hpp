@@ -27,7 +27,7 @@
 #include "chakra/et.hpp"
 #include "sim/collective_engine.hpp"
 #include "sim/network.hpp"
-#include "synth/collective.hpp"
+#include "synth/ir/collective.hpp"
 #include "topo/topology.hpp"
 
 namespace tenet::sim {
@@ -42,14 +42,16 @@ struct RemoteMemory {
   Time latency = 0;
   Bandwidth bandwidth = 0;  // B/s
   int npus_per_node = 1;    // Kind::PerNode
-  int memory_of(int rank) const { return kind == Kind::Pool ? 0 : kind == Kind::PerNode ? rank / npus_per_node : rank; }
+  int memory_of(int rank) const {
+    return kind == Kind::Pool ? 0 : kind == Kind::PerNode ? rank / npus_per_node : rank;
+  }
 };
 
 struct SimConfig {
   NetworkKind network = NetworkKind::Analytical;
-  PacketConfig packet;          // for NetworkKind::Packet
-  bool link_activity = false;   // keep per-link busy intervals (always with `trace`)
-  double peak_flops = 312e12;          // per NPU, FLOP/s (A100 BF16 dense)
+  PacketConfig packet;         // for NetworkKind::Packet
+  bool link_activity = false;  // keep per-link busy intervals (always with `trace`)
+  double peak_flops = 312e12;  // per NPU, FLOP/s (A100 BF16 dense)
   Bandwidth memory_bandwidth = 2'039'000'000'000;  // per NPU, B/s (A100 80 GB HBM2e)
   // MEM nodes go to remote memory instead of the compute stream (local memory) when set.
   std::optional<RemoteMemory> remote_memory;
@@ -64,11 +66,11 @@ struct SimConfig {
   // picks them, per collective and size, up to about synth::kSimAutoChunkTransfers transfers).
   int chunks_per_npu = 4;
   // Groups of one shape (every tensor-parallel group of a rail cluster) run one algorithm, made for
-  // the first and renamed for the others (synth/group_map.hpp; same transfers over links of the
-  // same properties, same time). false: every group's own (for comparison).
+  // the first and renamed for the others (synth/groups/group_map.hpp; same transfers over links of
+  // the same properties, same time). false: every group's own (for comparison).
   bool rename_groups = true;
   // A ring or bidir-ring Reduce-Scatter, All-Gather or All-Reduce with a fixed chunk count replays
-  // from its plan (synth/ring_plan.hpp), its transfers computed as they go: the same times, in
+  // from its plan (synth/ir/ring_plan.hpp), its transfers computed as they go: the same times, in
   // memory for its members, not its p^2 transfers. false: materialized (for comparison).
   bool lazy_rings = true;
   // Communication operations (sends and collectives) a rank may have in flight at once; further
@@ -79,9 +81,9 @@ struct SimConfig {
   // sim/collective_engine.hpp). Other kinds run as ASTRA-sim runs custom collectives, without them.
   // Default: nothing, so a collective takes exactly its algorithm's time.
   EndpointModel endpoints;
-  // ASTRA-sim's dataset splits (preferred-dataset-splits, active-chunks-per-dimension): a collective
-  // of these kinds runs as `splits` collectives of 1/splits of its size (in Chakra's comm_size
-  // convention, at least one byte per NPU of the workload for all but All-Gather, as
+  // ASTRA-sim's dataset splits (preferred-dataset-splits, active-chunks-per-dimension): a
+  // collective of these kinds runs as `splits` collectives of 1/splits of its size (in Chakra's
+  // comm_size convention, at least one byte per NPU of the workload for all but All-Gather, as
   // Sys::determine_chunk_size upstream), at most `active` at once, in order. Absent kinds: one run.
   // Present kinds run their algorithm with one chunk per NPU, whatever chunks_per_npu says
   // (ASTRA-sim's native algorithms send each piece whole).
@@ -90,16 +92,16 @@ struct SimConfig {
     int active = 1;
   };
   std::map<synth::CollectiveKind, Splits> dataset_splits;
-  bool trace = false;  // keep the per-node timeline
+  bool trace = false;                    // keep the per-node timeline
   std::function<void(double)> progress;  // called with the fraction of nodes done, now and then
 };
 
 struct RankStats {
   Time finish = 0;
-  Time compute = 0;         // busy time of the compute stream
-  Time cpu = 0;             // busy time of the CPU stream (is_cpu_op nodes)
-  Time communication = 0;   // time with any communication in flight
-  Time exposed = 0;         // communication in flight while the compute stream is idle
+  Time compute = 0;        // busy time of the compute stream
+  Time cpu = 0;            // busy time of the CPU stream (is_cpu_op nodes)
+  Time communication = 0;  // time with any communication in flight
+  Time exposed = 0;        // communication in flight while the compute stream is idle
 };
 
 enum class Stream { Compute, Cpu, Memory, Communication };
@@ -119,7 +121,8 @@ struct SimResult {
   uint64_t events = 0;
   int collectives = 0;
   // Algorithms the collectives ran: made (synthesized, built or read), renamed from one made for
-  // another group of the same shape (synth/group_map.hpp), and ring plans (SimConfig::lazy_rings).
+  // another group of the same shape (synth/groups/group_map.hpp), and ring plans
+  // (SimConfig::lazy_rings).
   int64_t algorithms_made = 0, algorithms_renamed = 0, ring_plans = 0;
   std::vector<TraceSlice> trace;
   // What the user should know about how the run was made, one sentence each (e.g. an algorithm
@@ -132,8 +135,8 @@ struct SimResult {
 // those from recorded traces), a dependency cycle, a node type or comm_type it cannot run, or nodes
 // that can never run
 // (a receive with no matching send, a collective some member never reaches): those are named.
-SimResult simulate(const topo::Topology& t, const std::vector<chakra::EtFile>& workload, const SimConfig& config,
-                   const std::string& name = "workload");
+SimResult simulate(const topo::Topology& t, const std::vector<chakra::EtFile>& workload,
+                   const SimConfig& config, const std::string& name = "workload");
 
 // About how many packets `--network packet` cuts for `workload` at `mtu` payload bytes per packet:
 // each send's bytes, and what each rank of every collective sends at least (2 S (p - 1) / p for
@@ -162,9 +165,9 @@ Bytes collective_bytes_of_comm_size(synth::CollectiveKind kind, Bytes comm_size,
 Bytes comm_size_of_collective_bytes(synth::CollectiveKind kind, Bytes bytes, int ranks);
 
 // Chrome trace-event JSON (opens in Perfetto): a process per rank with a compute, a CPU and a
-// remote-memory track, and as many communication tracks as the rank had operations in flight at once (slices on one
-// track never overlap, so they nest correctly); a slice per node; and a process for the network with a thread per link, a slice per
-// busy interval (when the network kept them).
+// remote-memory track, and as many communication tracks as the rank had operations in flight at
+// once (slices on one track never overlap, so they nest correctly); a slice per node; and a process
+// for the network with a thread per link, a slice per busy interval (when the network kept them).
 std::string trace_json(const SimResult& r);
 
 }  // namespace tenet::sim

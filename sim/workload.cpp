@@ -12,7 +12,8 @@
 namespace tenet::sim {
 
 const std::vector<std::string>& model_presets() {
-  static const std::vector<std::string> names{"resnet50", "gpt3-175b", "transformer-1t", "dlrm", "moe-gpt"};
+  static const std::vector<std::string> names{"resnet50", "gpt3-175b", "transformer-1t", "dlrm",
+                                              "moe-gpt"};
   return names;
 }
 
@@ -23,8 +24,9 @@ Model transformer(const std::string& name, int layers, double d, double tokens) 
   Model m{name, {}};
   const double params = 12.0 * d * d;
   for (int l = 0; l < layers; ++l)
-    m.layers.push_back({fmt::format("layer{}", l), static_cast<Bytes>(params * 2), 2 * params * tokens,
-                        4 * params * tokens, static_cast<Bytes>(tokens * d * 2), 0});
+    m.layers.push_back({fmt::format("layer{}", l), static_cast<Bytes>(params * 2),
+                        2 * params * tokens, 4 * params * tokens,
+                        static_cast<Bytes>(tokens * d * 2), 0});
   return m;
 }
 
@@ -42,9 +44,12 @@ const char* sample_word(const std::string& preset) {
 BatchShape batch_shape(const std::string& preset, BatchShape asked) {
   model_preset(preset);  // an unknown name fails here
   for (int64_t v : {asked.batch, asked.sequence})
-    if (v < 0 || v > (int64_t{1} << 24)) throw Error(fmt::format("batch size and sequence length must lie in [1, 2^24], not {}", v));
+    if (v < 0 || v > (int64_t{1} << 24))
+      throw Error(fmt::format("batch size and sequence length must lie in [1, 2^24], not {}", v));
   if (asked.sequence > 0 && !has_sequences(preset))
-    throw Error(fmt::format("{} has no sequence length (the transformers do: gpt3-175b, transformer-1t, moe-gpt)", preset));
+    throw Error(fmt::format(
+        "{} has no sequence length (the transformers do: gpt3-175b, transformer-1t, moe-gpt)",
+        preset));
   BatchShape s;
   s.batch = asked.batch > 0 ? asked.batch : preset == "resnet50" ? 64 : preset == "dlrm" ? 2048 : 1;
   s.sequence = has_sequences(preset) ? (asked.sequence > 0 ? asked.sequence : 2048) : 0;
@@ -53,15 +58,17 @@ BatchShape batch_shape(const std::string& preset, BatchShape asked) {
 
 std::string describe_batch(const std::string& preset, BatchShape shape, int dp, int microbatches) {
   const BatchShape s = batch_shape(preset, shape);
-  std::string out = fmt::format("batch {} per replica x {} replica{} = {} {} per iteration", s.batch, dp,
-                                dp == 1 ? "" : "s", s.batch * dp, sample_word(preset));
-  if (s.sequence > 0) out += fmt::format(" of {} tokens ({} tokens)", s.sequence, s.batch * dp * s.sequence);
+  std::string out = fmt::format("batch {} per replica x {} replica{} = {} {} per iteration",
+                                s.batch, dp, dp == 1 ? "" : "s", s.batch * dp, sample_word(preset));
+  if (s.sequence > 0)
+    out += fmt::format(" of {} tokens ({} tokens)", s.sequence, s.batch * dp * s.sequence);
   if (microbatches > 1) {
     if (s.batch % microbatches == 0)
       out += fmt::format(", micro-batch {}", s.batch / microbatches);
     else
-      out += fmt::format(", micro-batch {:.3g} (the batch does not split evenly into {} micro-batches)",
-                         static_cast<double>(s.batch) / microbatches, microbatches);
+      out += fmt::format(
+          ", micro-batch {:.3g} (the batch does not split evenly into {} micro-batches)",
+          static_cast<double>(s.batch) / microbatches, microbatches);
   }
   return out;
 }
@@ -75,14 +82,18 @@ Model model_preset(const std::string& name, BatchShape shape) {
     const struct {
       const char* stage;
       double params_m, share;
-    } stages[] = {{"conv1+layer1", 0.22, 0.20}, {"layer2", 1.22, 0.25}, {"layer3", 7.10, 0.35},
-                  {"layer4", 14.96, 0.18}, {"fc", 2.05, 0.02}};
+    } stages[] = {{"conv1+layer1", 0.22, 0.20},
+                  {"layer2", 1.22, 0.25},
+                  {"layer3", 7.10, 0.35},
+                  {"layer4", 14.96, 0.18},
+                  {"fc", 2.05, 0.02}};
     for (const auto& s : stages)
-      m.layers.push_back({s.stage, static_cast<Bytes>(s.params_m * 1e6 * 4), forward * s.share, 2 * forward * s.share,
-                          static_cast<Bytes>(images * 4e6 * s.share), 0});
+      m.layers.push_back({s.stage, static_cast<Bytes>(s.params_m * 1e6 * 4), forward * s.share,
+                          2 * forward * s.share, static_cast<Bytes>(images * 4e6 * s.share), 0});
     return m;
   }
-  const double tokens = static_cast<double>(std::max<int64_t>(shape.batch, 1) * (shape.sequence > 0 ? shape.sequence : 2048));
+  const double tokens = static_cast<double>(std::max<int64_t>(shape.batch, 1) *
+                                            (shape.sequence > 0 ? shape.sequence : 2048));
   if (name == "gpt3-175b") return transformer(name, 96, 12288, tokens);
   if (name == "transformer-1t") return transformer(name, 128, 25600, tokens);
   if (name == "moe-gpt") {
@@ -97,7 +108,8 @@ Model model_preset(const std::string& name, BatchShape shape) {
       l.parameters = static_cast<Bytes>(4 * d * d * 2);
       l.forward_flops = 2 * (4 * d * d + 2 * 8 * d * d) * tokens;
       l.backward_flops = 2 * l.forward_flops;
-      l.all_to_all = static_cast<Bytes>(2 * 2 * tokens * d * 2);  // (dispatch + combine) x top-2 x d x fp16
+      l.all_to_all =
+          static_cast<Bytes>(2 * 2 * tokens * d * 2);  // (dispatch + combine) x top-2 x d x fp16
       l.traffic = "zipf:1.2";
     }
     return moe;
@@ -106,16 +118,17 @@ Model model_preset(const std::string& name, BatchShape shape) {
     // Bottom MLP, 26 embedding tables of 10 M x 128 fp32 rows looked up for a batch of 2048 and
     // exchanged by All-to-All (model parallel), top MLP; the MLPs are data parallel.
     const double batch = static_cast<double>(shape.batch > 0 ? shape.batch : 2048);
-    m.layers.push_back({"bottom-mlp", static_cast<Bytes>(0.5e6 * 4), 2 * 0.5e6 * batch, 4 * 0.5e6 * batch,
-                        static_cast<Bytes>(batch * 128 * 4), 0});
-    m.layers.push_back({"embeddings", 0, 26 * batch * 128, 26 * batch * 128, static_cast<Bytes>(26 * batch * 128 * 4),
+    m.layers.push_back({"bottom-mlp", static_cast<Bytes>(0.5e6 * 4), 2 * 0.5e6 * batch,
+                        4 * 0.5e6 * batch, static_cast<Bytes>(batch * 128 * 4), 0});
+    m.layers.push_back({"embeddings", 0, 26 * batch * 128, 26 * batch * 128,
+                        static_cast<Bytes>(26 * batch * 128 * 4),
                         static_cast<Bytes>(26 * batch * 128 * 4)});
-    m.layers.push_back({"top-mlp", static_cast<Bytes>(2.5e6 * 4), 2 * 2.5e6 * batch, 4 * 2.5e6 * batch,
-                        static_cast<Bytes>(batch * 4), 0});
+    m.layers.push_back({"top-mlp", static_cast<Bytes>(2.5e6 * 4), 2 * 2.5e6 * batch,
+                        4 * 2.5e6 * batch, static_cast<Bytes>(batch * 4), 0});
     return m;
   }
-  throw Error(fmt::format("unknown model '{}'{} (known: {})", name, did_you_mean(name, model_presets()),
-                          fmt::join(model_presets(), ", ")));
+  throw Error(fmt::format("unknown model '{}'{} (known: {})", name,
+                          did_you_mean(name, model_presets()), fmt::join(model_presets(), ", ")));
 }
 
 namespace {
@@ -148,10 +161,13 @@ class Generator {
     n.set_name(name);
     return n;
   }
-  static std::string group_string(const std::vector<int>& g) { return fmt::format("{}", fmt::join(g, ",")); }
+  static std::string group_string(const std::vector<int>& g) {
+    return fmt::format("{}", fmt::join(g, ","));
+  }
 
-  uint64_t collective(int r, ChakraProtoMsg::CollectiveCommType type, const std::string& name, Bytes size,
-                      const std::vector<int>& group, uint64_t after, const std::string& traffic = "") {
+  uint64_t collective(int r, ChakraProtoMsg::CollectiveCommType type, const std::string& name,
+                      Bytes size, const std::vector<int>& group, uint64_t after,
+                      const std::string& traffic = "") {
     chakra::Node& n = node(r, ChakraProtoMsg::COMM_COLL_NODE, name);
     n.add_data_deps(after);
     chakra::set_int(n, "comm_type", static_cast<int64_t>(type));
@@ -170,9 +186,11 @@ class Generator {
     for (int k = 0; k < par_.dp; ++k) dp_group.push_back(rank_of(t, p, k));
     for (int k = 0; k < par_.ranks(); ++k) all.push_back(k);
     const std::pair<size_t, size_t> layers = stage(p);
-    const size_t first = layers.first, last = layers.second;  // not a structured binding: clang 14 cannot capture one
-    int64_t chain = -1;  // the compute stream's order
-    auto compute = [&](const std::string& name, double flops, Bytes bytes, std::vector<uint64_t> deps) {
+    const size_t first = layers.first,
+                 last = layers.second;  // not a structured binding: clang 14 cannot capture one
+    int64_t chain = -1;                 // the compute stream's order
+    auto compute = [&](const std::string& name, double flops, Bytes bytes,
+                       std::vector<uint64_t> deps) {
       chakra::Node& n = node(r, ChakraProtoMsg::COMP_NODE, name);
       chakra::set_int(n, "num_ops", static_cast<int64_t>(flops));
       chakra::set_int(n, "tensor_size", static_cast<int64_t>(std::max<Bytes>(bytes, 1)));
@@ -182,31 +200,40 @@ class Generator {
       return n.id();
     };
     // Pipeline messages: tag = ((micro-batch * 2 + direction) * PP + stage) * TP + t, per replica.
-    auto tag = [&](int mb, int dir, int s) { return static_cast<uint64_t>(((mb * 2 + dir) * par_.pp + s) * par_.tp + t + 1); };
+    auto tag = [&](int mb, int dir, int s) {
+      return static_cast<uint64_t>(((mb * 2 + dir) * par_.pp + s) * par_.tp + t + 1);
+    };
     const Bytes boundary = m_.layers[last - 1].activations / static_cast<Bytes>(mbs);
     auto forward = [&](int mb) {
       std::vector<uint64_t> in;
       if (p > 0) {
-        chakra::Node& rv = node(r, ChakraProtoMsg::COMM_RECV_NODE, fmt::format("recv activations mb{}", mb));
+        chakra::Node& rv =
+            node(r, ChakraProtoMsg::COMM_RECV_NODE, fmt::format("recv activations mb{}", mb));
         chakra::set_int(rv, "comm_src", static_cast<int64_t>(rank_of(t, p - 1, d)));
-        chakra::set_int(rv, "comm_size", static_cast<int64_t>(std::max<Bytes>(m_.layers[first - 1].activations / mbs, 1)));
+        chakra::set_int(
+            rv, "comm_size",
+            static_cast<int64_t>(std::max<Bytes>(m_.layers[first - 1].activations / mbs, 1)));
         chakra::set_int(rv, "comm_tag", tag(mb, 0, p));
         in.push_back(rv.id());
       }
       for (size_t l = first; l < last; ++l) {
         const Layer& layer = m_.layers[l];
-        uint64_t out = compute(fmt::format("fwd {} mb{}", layer.name, mb), layer.forward_flops / split,
-                               layer.activations / static_cast<Bytes>(split), in);
+        uint64_t out =
+            compute(fmt::format("fwd {} mb{}", layer.name, mb), layer.forward_flops / split,
+                    layer.activations / static_cast<Bytes>(split), in);
         if (par_.tp > 1)
-          out = collective(r, ChakraProtoMsg::ALL_REDUCE, fmt::format("tp all-reduce fwd {} mb{}", layer.name, mb),
+          out = collective(r, ChakraProtoMsg::ALL_REDUCE,
+                           fmt::format("tp all-reduce fwd {} mb{}", layer.name, mb),
                            layer.activations / mbs, tp_group, out);
         if (layer.all_to_all > 0)
-          out = collective(r, ChakraProtoMsg::ALL_TO_ALL, fmt::format("all-to-all fwd {} mb{}", layer.name, mb),
+          out = collective(r, ChakraProtoMsg::ALL_TO_ALL,
+                           fmt::format("all-to-all fwd {} mb{}", layer.name, mb),
                            layer.all_to_all / mbs, all, out, layer.traffic);
         in = {out};
       }
       if (p + 1 < par_.pp) {
-        chakra::Node& s = node(r, ChakraProtoMsg::COMM_SEND_NODE, fmt::format("send activations mb{}", mb));
+        chakra::Node& s =
+            node(r, ChakraProtoMsg::COMM_SEND_NODE, fmt::format("send activations mb{}", mb));
         s.add_data_deps(in[0]);
         chakra::set_int(s, "comm_dst", static_cast<int64_t>(rank_of(t, p + 1, d)));
         chakra::set_int(s, "comm_size", static_cast<int64_t>(std::max<Bytes>(boundary, 1)));
@@ -217,7 +244,8 @@ class Generator {
     auto backward = [&](int mb) {
       std::vector<uint64_t> in{forward_out_[mb]};
       if (p + 1 < par_.pp) {
-        chakra::Node& rv = node(r, ChakraProtoMsg::COMM_RECV_NODE, fmt::format("recv gradients mb{}", mb));
+        chakra::Node& rv =
+            node(r, ChakraProtoMsg::COMM_RECV_NODE, fmt::format("recv gradients mb{}", mb));
         chakra::set_int(rv, "comm_src", static_cast<int64_t>(rank_of(t, p + 1, d)));
         chakra::set_int(rv, "comm_size", static_cast<int64_t>(std::max<Bytes>(boundary, 1)));
         chakra::set_int(rv, "comm_tag", tag(mb, 1, p));
@@ -226,12 +254,15 @@ class Generator {
       for (size_t l = last; l-- > first;) {
         const Layer& layer = m_.layers[l];
         if (layer.all_to_all > 0)
-          in = {collective(r, ChakraProtoMsg::ALL_TO_ALL, fmt::format("all-to-all bwd {} mb{}", layer.name, mb),
+          in = {collective(r, ChakraProtoMsg::ALL_TO_ALL,
+                           fmt::format("all-to-all bwd {} mb{}", layer.name, mb),
                            layer.all_to_all / mbs, all, in.back(), layer.traffic)};
-        uint64_t out = compute(fmt::format("bwd {} mb{}", layer.name, mb), layer.backward_flops / split,
-                               layer.activations / static_cast<Bytes>(split), in);
+        uint64_t out =
+            compute(fmt::format("bwd {} mb{}", layer.name, mb), layer.backward_flops / split,
+                    layer.activations / static_cast<Bytes>(split), in);
         if (par_.tp > 1)
-          out = collective(r, ChakraProtoMsg::ALL_REDUCE, fmt::format("tp all-reduce bwd {} mb{}", layer.name, mb),
+          out = collective(r, ChakraProtoMsg::ALL_REDUCE,
+                           fmt::format("tp all-reduce bwd {} mb{}", layer.name, mb),
                            layer.activations / mbs, tp_group, out);
         in = {out};
         if (mb == last_backward_ && par_.dp > 1 && layer.parameters > 0)
@@ -239,10 +270,13 @@ class Generator {
                      layer.parameters / par_.tp, dp_group, out);
       }
       if (p > 0) {
-        chakra::Node& s = node(r, ChakraProtoMsg::COMM_SEND_NODE, fmt::format("send gradients mb{}", mb));
+        chakra::Node& s =
+            node(r, ChakraProtoMsg::COMM_SEND_NODE, fmt::format("send gradients mb{}", mb));
         s.add_data_deps(in[0]);
         chakra::set_int(s, "comm_dst", static_cast<int64_t>(rank_of(t, p - 1, d)));
-        chakra::set_int(s, "comm_size", static_cast<int64_t>(std::max<Bytes>(m_.layers[first - 1].activations / mbs, 1)));
+        chakra::set_int(
+            s, "comm_size",
+            static_cast<int64_t>(std::max<Bytes>(m_.layers[first - 1].activations / mbs, 1)));
         chakra::set_int(s, "comm_tag", tag(mb, 1, p - 1));
       }
     };
@@ -281,39 +315,63 @@ PipelineSchedule parse_schedule(const std::string& name) {
 }
 
 Parallelism layout(int npus, int tp, int pp, int microbatches, PipelineSchedule schedule) {
-  const int64_t group = static_cast<int64_t>(tp) * pp;  // 64 bits: tp = pp = 65536 must not wrap to 0
+  const int64_t group =
+      static_cast<int64_t>(tp) * pp;  // 64 bits: tp = pp = 65536 must not wrap to 0
   if (tp < 1 || pp < 1 || npus % group != 0)
-    throw Error(fmt::format("{} NPUs do not split into tensor {} x pipeline {} groups", npus, tp, pp));
+    throw Error(
+        fmt::format("{} NPUs do not split into tensor {} x pipeline {} groups", npus, tp, pp));
   return {npus / (tp * pp), tp, pp, microbatches, schedule};
 }
 
 std::vector<chakra::EtFile> training_iteration(const Model& m, const Parallelism& par) {
   if (par.dp < 1 || par.tp < 1 || par.pp < 1 || par.microbatches < 1)
-    throw Error("data-, tensor- and pipeline-parallel degrees and micro-batches must be at least 1");
+    throw Error(
+        "data-, tensor- and pipeline-parallel degrees and micro-batches must be at least 1");
   if (m.layers.empty()) throw Error(fmt::format("model '{}' has no layers", m.name));
   if (static_cast<size_t>(par.pp) > m.layers.size())
-    throw Error(fmt::format("{} pipeline stages for {} layers: a stage needs at least one layer", par.pp, m.layers.size()));
-  if (static_cast<int64_t>(par.dp) * par.tp * par.pp > 1'000'000) throw Error("more than a million ranks");
+    throw Error(fmt::format("{} pipeline stages for {} layers: a stage needs at least one layer",
+                            par.pp, m.layers.size()));
+  if (static_cast<int64_t>(par.dp) * par.tp * par.pp > 1'000'000)
+    throw Error("more than a million ranks");
   return Generator(m, par).run();
 }
 
-std::vector<chakra::EtFile> collective_microbenchmark(synth::CollectiveKind kind, Bytes size, int ranks, int root) {
+std::vector<chakra::EtFile> collective_microbenchmark(synth::CollectiveKind kind, Bytes size,
+                                                      int ranks, int root) {
   if (ranks < 2) throw Error(fmt::format("a collective needs at least 2 ranks, not {}", ranks));
   if (size < 1) throw Error("a collective moves at least 1 byte");
-  if (root < 0 || root >= ranks) throw Error(fmt::format("root {} is not one of the {} ranks", root, ranks));
+  if (root < 0 || root >= ranks)
+    throw Error(fmt::format("root {} is not one of the {} ranks", root, ranks));
   ChakraProtoMsg::CollectiveCommType type = ChakraProtoMsg::ALL_REDUCE;
   switch (kind) {
-    case synth::CollectiveKind::AllReduce: type = ChakraProtoMsg::ALL_REDUCE; break;
-    case synth::CollectiveKind::AllGather: type = ChakraProtoMsg::ALL_GATHER; break;
-    case synth::CollectiveKind::ReduceScatter: type = ChakraProtoMsg::REDUCE_SCATTER; break;
-    case synth::CollectiveKind::AllToAll: type = ChakraProtoMsg::ALL_TO_ALL; break;
-    case synth::CollectiveKind::Broadcast: type = ChakraProtoMsg::BROADCAST; break;
-    case synth::CollectiveKind::Reduce: type = ChakraProtoMsg::REDUCE; break;
-    case synth::CollectiveKind::Gather: type = ChakraProtoMsg::GATHER; break;
-    case synth::CollectiveKind::Scatter: type = ChakraProtoMsg::SCATTER; break;
+    case synth::CollectiveKind::AllReduce:
+      type = ChakraProtoMsg::ALL_REDUCE;
+      break;
+    case synth::CollectiveKind::AllGather:
+      type = ChakraProtoMsg::ALL_GATHER;
+      break;
+    case synth::CollectiveKind::ReduceScatter:
+      type = ChakraProtoMsg::REDUCE_SCATTER;
+      break;
+    case synth::CollectiveKind::AllToAll:
+      type = ChakraProtoMsg::ALL_TO_ALL;
+      break;
+    case synth::CollectiveKind::Broadcast:
+      type = ChakraProtoMsg::BROADCAST;
+      break;
+    case synth::CollectiveKind::Reduce:
+      type = ChakraProtoMsg::REDUCE;
+      break;
+    case synth::CollectiveKind::Gather:
+      type = ChakraProtoMsg::GATHER;
+      break;
+    case synth::CollectiveKind::Scatter:
+      type = ChakraProtoMsg::SCATTER;
+      break;
   }
-  const bool rooted = kind == synth::CollectiveKind::Broadcast || kind == synth::CollectiveKind::Reduce ||
-                      kind == synth::CollectiveKind::Gather || kind == synth::CollectiveKind::Scatter;
+  const bool rooted =
+      kind == synth::CollectiveKind::Broadcast || kind == synth::CollectiveKind::Reduce ||
+      kind == synth::CollectiveKind::Gather || kind == synth::CollectiveKind::Scatter;
   const Bytes per_rank = comm_size_of_collective_bytes(kind, size, ranks);
   std::vector<chakra::EtFile> files(static_cast<size_t>(ranks));
   for (chakra::EtFile& f : files) {

@@ -17,17 +17,17 @@
 #include <vector>
 
 #include "chakra/et.hpp"
-#include "synth/collective.hpp"
+#include "synth/ir/collective.hpp"
 #include "topo/units.hpp"
 
 namespace tenet::sim {
 
 struct Layer {
   std::string name;
-  Bytes parameters = 0;       // gradient bytes to All-Reduce
-  double forward_flops = 0;   // per replica per iteration
+  Bytes parameters = 0;      // gradient bytes to All-Reduce
+  double forward_flops = 0;  // per replica per iteration
   double backward_flops = 0;
-  Bytes activations = 0;      // the layer's output per replica per iteration
+  Bytes activations = 0;  // the layer's output per replica per iteration
   // Bytes each rank sends every other rank in an All-to-All after this layer's forward (and
   // before its backward), e.g. embedding lookups; 0 for none.
   Bytes all_to_all = 0;
@@ -47,8 +47,8 @@ struct Model {
 // (128 layers of 7.9 G parameters), "dlrm" (MLPs plus embedding tables exchanged by All-to-All)
 // and "moe-gpt" (24 layers of width 2048 whose feed-forward is a top-2 mixture of experts: every
 // layer's dispatch and combine ride one All-to-All over every rank after its forward and one
-// before its backward, skewed as Zipf(1.2); DeepSpeed-MoE's GPT 1.3B base). Approximate: published parameter counts and
-// the 2/4 FLOPs-per-parameter-per-token rule, not a profile.
+// before its backward, skewed as Zipf(1.2); DeepSpeed-MoE's GPT 1.3B base). Approximate: published
+// parameter counts and the 2/4 FLOPs-per-parameter-per-token rule, not a profile.
 const std::vector<std::string>& model_presets();
 
 // A preset's per-replica work: `batch` samples (images, sequences, queries) per data-parallel
@@ -88,7 +88,8 @@ std::vector<chakra::EtFile> training_iteration(const Model& m, const Parallelism
 // All-Gather and Gather, `size` for the others; is_cpu_op false, root for the rooted collectives),
 // usable by `tenet sim` and ASTRA-sim alike. `size` is in NCCL's convention (the All-Gather's
 // output); throws tenet::Error when an All-Gather or Gather of `size` does not split over `ranks`.
-std::vector<chakra::EtFile> collective_microbenchmark(synth::CollectiveKind kind, Bytes size, int ranks, int root = 0);
+std::vector<chakra::EtFile> collective_microbenchmark(synth::CollectiveKind kind, Bytes size,
+                                                      int ranks, int root = 0);
 
 inline std::vector<chakra::EtFile> data_parallel(const Model& m, int ranks) {
   return training_iteration(m, Parallelism{ranks, 1, 1, 1, PipelineSchedule::OneFOneB});

@@ -4,16 +4,18 @@
 
 namespace tenet::synth {
 
-Algorithm make_algorithm(std::string_view name, const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
-                         const SynthOptions& options) {
+Algorithm make_algorithm(std::string_view name, const topo::Topology& t, const Collective& c,
+                         Bytes chunk_bytes, const SynthOptions& options) {
   if (name == "tenet") return synthesize(t, c, chunk_bytes, options);
-  return make_baseline(parse_baseline(name), t, c, chunk_bytes, options.link_model, options.reduce_bandwidth,
-                       options.time_baselines);
+  return make_baseline(parse_baseline(name), t, c, chunk_bytes, options.link_model,
+                       options.reduce_bandwidth, options.time_baselines);
 }
 
-ChunkingResult make_algorithm_auto_chunks(std::string_view name, const topo::Topology& t, const Collective& c,
-                                          Bytes total_bytes, const SynthOptions& options, int max_chunks_per_npu) {
-  if (name == "tenet") return synthesize_auto_chunks(t, c, total_bytes, options, max_chunks_per_npu);
+ChunkingResult make_algorithm_auto_chunks(std::string_view name, const topo::Topology& t,
+                                          const Collective& c, Bytes total_bytes,
+                                          const SynthOptions& options, int max_chunks_per_npu) {
+  if (name == "tenet")
+    return synthesize_auto_chunks(t, c, total_bytes, options, max_chunks_per_npu);
   const BaselineSpec spec = parse_baseline(name);
   return best_chunking(
       c, total_bytes, max_chunks_per_npu,
@@ -24,7 +26,8 @@ ChunkingResult make_algorithm_auto_chunks(std::string_view name, const topo::Top
 }
 
 std::string with_channels(std::string_view name, std::string_view channels) {
-  if (channels.empty() || name == "tenet" || name.find(':') != std::string_view::npos) return std::string(name);
+  if (channels.empty() || name == "tenet" || name.find(':') != std::string_view::npos)
+    return std::string(name);
   if (!has_channels(parse_baseline(name).kind)) return std::string(name);
   return fmt::format("{}:{}", name, channels);
 }

@@ -20,9 +20,13 @@
 
 #include <functional>
 #include <map>
+#include <optional>
+#include <variant>
 #include <vector>
 
-#include "synth/algorithm.hpp"
+#include "synth/ir/algorithm.hpp"
+#include "synth/ir/outcome.hpp"
+#include "synth/tuning.hpp"
 #include "topo/topology.hpp"
 
 namespace tenet::synth {
@@ -43,30 +47,30 @@ ChunkPriority parse_chunk_priority(std::string_view name);
 // How the synthesizer builds its schedule. Auto tries every way that applies and keeps the fastest.
 enum class SynthMethod : uint8_t {
   Auto,
-  Matcher,       // the link-chunk matcher alone (and, on mixed-speed links, its `hold` schedule re-timed)
+  Matcher,       // the link-chunk matcher alone (and, on mixed-speed links, its `hold` schedule
+                 // re-timed)
   PlanMatcher,   // the matcher, routing every chunk along its tree of the flow plan (All-to-All,
                  // Scatter, Gather: along its way spread like the flow optimum)
   PlanPipeline,  // the flow plan's trees as pipelines at their fluid rates
-  ServerPlan,    // the matcher on the hierarchical plan of a cluster of servers (synth/server_plan.hpp)
-  Composed,      // an All-Reduce over a cluster of servers composed per level: Reduce-Scatter in each
-                 // server, All-Reduce across servers GPU by GPU, All-Gather in each server
-                 // (synth/composed.hpp); k chunks per NPU inside the servers, G*k in all
-  Symmetric,     // on a topology that looks the same from every NPU (a torus, ring or hypercube,
-                 // servers on rails, a switch),
-                 // one rank's schedule on the links out of an NPU, moved to every other NPU
-                 // (synth/symmetric.hpp): All-Gather, Reduce-Scatter, All-Reduce, All-to-All over
-                 // every NPU
+  ServerPlan,    // the matcher on the hierarchical plan of a cluster of servers
+                 // (synth/plans/server_plan.hpp)
+  Composed,   // an All-Reduce over a cluster of servers composed per level: Reduce-Scatter in each
+              // server, All-Reduce across servers GPU by GPU, All-Gather in each server
+              // (synth/groups/composed.hpp); k chunks per NPU inside the servers, G*k in all
+  Symmetric,  // on a topology that looks the same from every NPU (a torus, ring or hypercube,
+              // servers on rails, a switch),
+              // one rank's schedule on the links out of an NPU, moved to every other NPU
+              // (synth/plans/symmetric.hpp): All-Gather, Reduce-Scatter, All-Reduce, All-to-All
+              // over every NPU
 };
 std::string_view to_string(SynthMethod m);
 SynthMethod parse_synth_method(std::string_view name);
 
-// See best_chunking below.
-inline constexpr int64_t kAutoChunkTransferBudget = int64_t{1} << 23;
-
 struct SynthOptions {
   SynthMethod method = SynthMethod::Auto;
   uint64_t seed = 1;
-  int restarts = 1;  // seeds seed, seed+1, ...; run on all cores; the fastest wins (ties: lowest seed)
+  int restarts =
+      1;  // seeds seed, seed+1, ...; run on all cores; the fastest wins (ties: lowest seed)
   ChunkPriority priority = ChunkPriority::Scarce;
   // With priority Random: a slow channel leaves the last chunks its destination wants to faster
   // ones that hold them, once those would bring everything the destination still wants before its
@@ -105,7 +109,8 @@ struct SynthOptions {
   // baseline can beat without in-network reduction), they are not built.
   bool baselines = true;
   // With method Auto, for a group whose members each have idle server mates (a data-parallel group
-  // on one rail), also the composition that borrows them (synth/team_relay.hpp), kept when faster.
+  // on one rail), also the composition that borrows them (synth/groups/team_relay.hpp), kept when
+  // faster.
   bool team_relay = true;
   // With team_relay, a group inside one server (a tensor-parallel group) also borrows the next
   // server's NPUs through its NICs. The simulator turns it off: there every server runs its own
@@ -117,35 +122,32 @@ struct SynthOptions {
   int64_t auto_chunk_transfers = kAutoChunkTransferBudget;
   // With method Auto, the plain matcher is left out where its work is over this many channel wakes
   // (channels x the deliveries per NPU, per phase): the plans run, else the baselines, and the
-  // method says so. A 512-NPU switch's All-Reduce half is 1.3e8 (6 s); a 1024-NPU switch's 1.1e9
-  // and a 512-NPU leaf-spine's with 8 routes per pair 1.0e9 (over two minutes per chunk count),
-  // where direct and ring reach the bound (1.0001) in 13 s and 11 s.
+  // method says so (docs/tuning.md says why this many).
   double matcher_work = 4e8;
   // The same where a server plan applies (a cluster of equal servers): there the plans (the server
-  // plan, far cheaper, or the trees) beat the plain matcher at every chunk count from 4 servers up
-  // (nvcluster 4x8 to 32x8 and 128x8, rail and fat-tree, All-Gather and All-Reduce), so the matcher
-  // gets only what it costs on small clusters (2e7 wakes, about 2 s): a 1024-NPU nvcluster:128x8
-  // All-Reduce spent 92 of its 147 s on it.
+  // plan, far cheaper, or the trees) beat the plain matcher from 4 servers up, so the matcher gets
+  // only what it costs on small clusters.
   double matcher_work_beside_servers = 2e7;
-  // The same where a symmetric schedule applies (synth/symmetric.hpp: a torus, ring, hypercube,
-  // servers on rails)
-  // and is short of the bound: there it was as fast as the matcher or faster in 232 of 240 cases
-  // (tori, rings and hypercubes of 16 to 256 NPUs, mixed speeds and latencies, All-Gather and
-  // All-Reduce at 1 MiB to 256 MiB and 1 to 8 chunks per NPU), at most 2.9 % slower in the others,
-  // all of them small; on a 16x16 torus at 1 MiB it is 1.025x the bound at 32 chunks per NPU, where
-  // the matcher is 1.097x and takes 1.7 s. So the matcher gets 2e6 wakes (about 0.3 s).
+  // The same where a symmetric schedule applies (synth/plans/symmetric.hpp: a torus, ring,
+  // hypercube, servers on rails) and is short of the bound: there it is about as good as the
+  // matcher, at a fraction of its work.
   double matcher_work_beside_symmetric = 2e6;
   // Whether a baseline built by name (make_algorithm) comes timed; the simulator, which replays it
-  // anyway, asks for it untimed (make_baseline's `timed`). The synthesizer's results are always timed.
+  // anyway, asks for it untimed (make_baseline's `timed`). The synthesizer's results are always
+  // timed.
   bool time_baselines = true;
   // Called now and then with the fraction done (0..1), from the calling thread.
   std::function<void(double)> progress;
 };
 
 // Synthesizes `c` on `t` with chunks of `chunk_bytes`. Throws tenet::Error for an invalid
-// collective, or when some NPU cannot be reached through the channels.
+// collective, or when some NPU cannot be reached through the channels, and NotApplicable (a
+// tenet::Error) when the method asked for does not apply.
 Algorithm synthesize(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
                      const SynthOptions& options = {});
+// The same, with "does not apply" as a value (NotMade says why).
+Made<Algorithm> try_synthesize(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
+                               const SynthOptions& options = {});
 
 struct ChunkingResult {
   Algorithm algorithm;
@@ -153,17 +155,18 @@ struct ChunkingResult {
   struct Try {
     int chunks_per_npu = 0;
     Time time = 0;
-    std::string_view method;  // empty: the whole search; else the one method tried alone at that count
+    std::optional<SynthMethod>
+        alone;  // none: the whole search; else the one method tried alone at that count
   };
   std::vector<Try> tried;
 };
 // Picks the chunks per NPU (1, 2, 4, ... up to max_chunks_per_npu) that minimizes the collective
 // time for `total_bytes` (NCCL's size convention, see Collective::chunk_bytes_for): fewer chunks
-// pay less latency, more chunks pipeline better (Broadcast and Reduce, whose k chunks are the root's
-// alone, up to max_chunks_per_npu x the ranks, as many chunks as an All-Gather would have, at most
-// topo::kMaxChunksPerNpu). Stops once doubling stops helping twice (unless
-// the algorithm is still small: about kAutoChunkCheapTransfers transfers, where a lucky count can
-// hide a better one further on), or when it would have more than about kAutoChunkTransferBudget
+// pay less latency, more chunks pipeline better (Broadcast and Reduce, whose k chunks are the
+// root's alone, up to max_chunks_per_npu x the ranks, as many chunks as an All-Gather would have,
+// at most topo::kMaxChunksPerNpu). Stops once doubling stops helping twice (unless the algorithm is
+// still small: about kAutoChunkCheapTransfers transfers, where a lucky count can hide a better one
+// further on), or when it would have more than about kAutoChunkTransferBudget
 // (SynthOptions::auto_chunk_transfers; transfer_estimate, or the last count's transfers per chunk
 // when more: relays' hops). An algorithm of over 1M transfers stops at the first count that does
 // not help. synthesize_auto_chunks also stops, for every method and baseline it searches, at the
@@ -173,88 +176,68 @@ struct ChunkingResult {
 // baselines' counts stop at it all the same (more counts cost twice as much each and rarely get
 // below it), and the flow plan's pipelines, which do, still go on to more chunks. These thresholds,
 // and the others that measure a result against the bound, use LowerBound::coarse (the bound
-// without the latency past the cut) they were tuned against.
-inline constexpr int64_t kAutoChunkCheapTransfers = int64_t{1} << 15;
-inline constexpr double kChunkSearchSlack = 1e-3;
-// Beyond max_chunks_per_npu, the flow plan's pipelines alone are tried while doubling gains 0.5 %,
-// up to about this many transfers (a pipeline's fill grows with its trees' depth: a Broadcast down
-// trees 7 deep wants thousands of chunks to come within 1 % of the bound); so are the server plan
-// and, where one of them was the fastest at the last count, the plain matcher's variants.
-inline constexpr int64_t kPipelineTransferBudget = int64_t{1} << 19;
-// Past it, the pipelines' two fastest variants at the last count go on alone, up to about this
-// many transfers (all of them would cost ten times as much: random-fabric-122 All-Gather, whose 85
-// trees fill slowly, 1.046x the bound at 2048 chunks per NPU, 1.031x at 4096). An All-Reduce's
-// pipelines still over 1.02x the bound count each half's transfers against both budgets.
-inline constexpr int64_t kPipelineFastestTransferBudget = int64_t{1} << 20;
+// without the latency past the cut) they were tuned against. Beyond max_chunks_per_npu, the flow
+// plan's pipelines, the server plan and, where one of them was the fastest at the last count, the
+// plain matcher's variants double alone (synth/tuning.hpp: kPipelineTransferBudget and after).
 // The `n` fastest of these pipeline variants (variant -> time, as SynthOptions::on_pipeline_variant
 // reports them) as SynthOptions::pipeline_variants; where an All-Reduce's halves in turn are among
 // them, with each half's own fastest variant.
 uint64_t fastest_pipeline_variants(const std::map<int, Time>& times, size_t n);
-// See SynthOptions::baselines.
-inline constexpr int64_t kPortfolioTransferBudget = int64_t{1} << 18;
-// With method Auto, a symmetric schedule (synth/symmetric.hpp) is the answer at the bound (within
-// kChunkSearchSlack), and, where it is large (over kPortfolioTransferBudget transfers), within
-// kSymmetricEnough of it: there the other methods cost ten to a hundred times as much and did no
-// better (nvcluster rail clusters of 64 to 512 servers: the server plan 1.016x to 1.21x where the
-// symmetric schedule is 1.009x to 1.011x; a 4096-NPU cluster's server plan alone took 100 s).
-inline constexpr double kSymmetricEnough = 1.02;
-inline constexpr double kPortfolioSlack = 2e-3;
 // About how many transfers an algorithm for `c` has at least: every chunk crossing to every other
 // rank (twice for All-Reduce), or to its one rank (All-to-All, Scatter, Gather).
 int64_t transfer_estimate(const Collective& c);
 // `c` as the composition per level makes it (SynthMethod::Composed): its chunks_per_npu k inside
 // the servers, G*k chunks in all (Collective::all_reduce_chunks); `c` unchanged where it does not
-// compose (synth/composed.hpp: an All-Reduce over every NPU of two or more servers).
+// compose (synth/groups/composed.hpp: an All-Reduce over every NPU of two or more servers).
 Collective composed_collective(const topo::Topology& t, Collective c);
 // `c` as `options.method` synthesizes it at its chunks_per_npu: composed (composed_collective)
 // where method composed does, or method auto would (an All-Reduce over servers too large to
 // synthesize flat: over kFlatTransferCap transfers at one chunk per NPU); else `c`.
 // Its transfer_estimate is what a run needs; its chunk_bytes_for, the chunk size for a total.
-Collective as_synthesized(const topo::Topology& t, const Collective& c, const SynthOptions& options);
-// About what a run holds per transfer, for the memory check (topo::check_memory), on the low side
-// so that nothing that fits is refused: `tenet sim` held 153 B per transfer (ring All-Reduce over
-// 4096 ranks: 5.1 GB for 33.5M transfers), `tenet synth` 58 B (a 64x64 torus All-Gather with -o:
-// 0.97 GB for 16.8M; 61 B on 48x48, 71 B on 32x32, where fixed costs weigh more).
-inline constexpr uint64_t kSimBytesPerTransfer = 120;
-inline constexpr uint64_t kSynthBytesPerTransfer = 52;
-// The chunks-per-NPU limit of an automatic choice inside a simulation, where every collective of
-// an iteration is built: doubling stops before the estimate passes this (tenet sim -k auto).
-inline constexpr int64_t kSimAutoChunkTransfers = int64_t{1} << 15;
+Collective as_synthesized(const topo::Topology& t, const Collective& c,
+                          const SynthOptions& options);
 // The same search for any producer `make(collective, chunk_bytes)`.
-// `first`: the first count tried (then 2 x first, ...); `enough`, when given, ends the search at the
-// first algorithm it accepts. `to_beat`, when positive, ends a search of large algorithms (over
+// `first`: the first count tried (then 2 x first, ...); `enough`, when given, ends the search at
+// the first algorithm it accepts. `to_beat`, when positive, ends a search of large algorithms (over
 // kAutoChunkCheapTransfers) once no count ahead can beat it as their times go: where a time is
 // T(k) = A + B/k + C·k (a fixed part, a fill that shrinks with the chunks, a per-chunk cost), every
 // count from 4k on takes at least A + 3C·k = 2·T(2k) - T(k), which two counts measure; and a
 // doubling at most halves a time (T(2k) >= T(k)/2), so a count at 2^j x to_beat ends the search
 // when the next j counts are all the budget allows.
-// `make` may throw CannotBeat for a count it proved no faster than `to_beat` without timing it
-// (synth::time_floor): the search goes on with that count's floor in place of its time, never
-// keeping it (floors are held to the same rules, among themselves), and throws NotApplicable when
-// every count threw.
+// `make` returns, for a count, its algorithm; or CannotBeat when it proved the count no faster than
+// `to_beat` without timing it (synth::time_floor): the search goes on with that count's floor in
+// place of its time, never keeping it (floors are held to the same rules, among themselves); or
+// NotMade when it does not apply, which ends the search. best_chunking throws NotApplicable when
+// `make` made nothing (NotMade, or a floor at every count); search_chunks says so as a value.
 struct CannotBeat {
   Time floor = 0;        // a lower bound on the count's time, at least to_beat
   size_t transfers = 0;  // how many transfers its algorithm had
 };
+using ChunkMade = std::variant<Algorithm, CannotBeat, NotMade>;
+using ChunkMaker = std::function<ChunkMade(const Collective&, Bytes)>;
 ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per_npu,
-                             const std::function<Algorithm(const Collective&, Bytes)>& make, int first = 1,
+                             const ChunkMaker& make, int first = 1,
                              const std::function<bool(const Algorithm&)>& enough = {},
                              int64_t transfer_budget = kAutoChunkTransferBudget, Time to_beat = -1);
-// A group's team relay (SynthOptions::team_relay) within this of the lower bound ends the search for
-// chunk counts (the matcher alone is not tried for it) once it is within kRelayClose of the bound or
-// doubling the chunks gained less than kRelayGain.
-inline constexpr double kRelayEnough = 1.05;
-inline constexpr double kRelayClose = 1.02;
-inline constexpr double kRelayGain = 1.005;
-// An All-Reduce over a cluster of servers (synth/composed.hpp) is also composed per level, at 1, 2,
-// 4, ... chunks per NPU inside the servers, where the flat search ends over kComposeAbove x the
-// bound (4096 NPUs: one chunk per NPU flat, 1.21x), and kept when faster; where flat synthesis is
-// out of reach (over kFlatTransferCap transfers at one chunk per NPU: an All-Reduce over 5,793
-// NPUs or more), only the composition is searched. The composition's tries say method "composed",
-// with k its chunks per NPU inside the servers.
-inline constexpr double kComposeAbove = 1.10;
-inline constexpr int64_t kFlatTransferCap = int64_t{1} << 26;
+Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chunks_per_npu,
+                                   const ChunkMaker& make, int first = 1,
+                                   const std::function<bool(const Algorithm&)>& enough = {},
+                                   int64_t transfer_budget = kAutoChunkTransferBudget,
+                                   Time to_beat = -1);
+// An All-Reduce over a cluster of servers (synth/groups/composed.hpp) is also composed per level,
+// at 1, 2, 4, ... chunks per NPU inside the servers, where the flat search ends over kComposeAbove
+// x the bound, and kept when faster; where flat synthesis is out of reach (over kFlatTransferCap
+// transfers at one chunk per NPU), only the composition is searched. The composition's tries say
+// method "composed", with k its chunks per NPU inside the servers. A group's team relay
+// (SynthOptions::team_relay) within kRelayEnough of the bound ends the search once it is within
+// kRelayClose or doubling the chunks gained less than kRelayGain.
 ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Bytes total_bytes,
-                                      const SynthOptions& options = {}, int max_chunks_per_npu = 64);
+                                      const SynthOptions& options = {},
+                                      int max_chunks_per_npu = 64);
+// The same, with "does not apply" as a value (NotMade says why) where synthesize_auto_chunks throws
+// NotApplicable.
+Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collective c,
+                                                Bytes total_bytes, const SynthOptions& options = {},
+                                                int max_chunks_per_npu = 64);
 
 }  // namespace tenet::synth

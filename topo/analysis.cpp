@@ -2,8 +2,10 @@
 
 #include <algorithm>
 
-#include <boost/graph/breadth_first_search.hpp>
+// disjoint_sets first: it finds get() on raw pointers only when the graph headers come after it.
 #include <boost/pending/disjoint_sets.hpp>
+
+#include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/dijkstra_shortest_paths.hpp>
 #include <boost/graph/strong_components.hpp>
 #include <boost/property_map/function_property_map.hpp>
@@ -45,16 +47,18 @@ std::vector<int> bfs_hops(const BoostGraph& g, NodeId src) {
 }
 
 // From the nearest of `sources` (each at distance 0).
-std::vector<Time> dijkstra_latency(const Topology& t, const BoostGraph& g, std::span<const NodeId> sources) {
+std::vector<Time> dijkstra_latency(const Topology& t, const BoostGraph& g,
+                                   std::span<const NodeId> sources) {
   const Time inf = std::numeric_limits<Time>::max();
   std::vector<Time> dist(num_vertices(g), inf);
   auto weight = boost::make_function_property_map<detail::BoostEdge, Time>(
       [&](const detail::BoostEdge& e) { return t.link(g[e]).latency; });
   const std::vector<detail::BoostVertex> from(sources.begin(), sources.end());
-  boost::dijkstra_shortest_paths(g, from.begin(), from.end(), boost::dummy_property_map(),
-                                 boost::make_iterator_property_map(dist.begin(), get(boost::vertex_index, g)), weight,
-                                 get(boost::vertex_index, g), std::less<Time>(), boost::closed_plus<Time>(inf), inf,
-                                 Time{0}, boost::default_dijkstra_visitor());
+  boost::dijkstra_shortest_paths(
+      g, from.begin(), from.end(), boost::dummy_property_map(),
+      boost::make_iterator_property_map(dist.begin(), get(boost::vertex_index, g)), weight,
+      get(boost::vertex_index, g), std::less<Time>(), boost::closed_plus<Time>(inf), inf, Time{0},
+      boost::default_dijkstra_visitor());
   for (Time& d : dist)
     if (d == inf) d = -1;
   return dist;
@@ -108,7 +112,8 @@ std::vector<Time> latency_distances(const Topology& t, NodeId src) {
   return dijkstra_latency(t, detail::boost_view(t), src);
 }
 
-std::vector<Time> latency_distances_from(const Topology& t, std::span<const NodeId> sources, bool reversed) {
+std::vector<Time> latency_distances_from(const Topology& t, std::span<const NodeId> sources,
+                                         bool reversed) {
   return dijkstra_latency(t, detail::boost_view(t, reversed), sources);
 }
 
@@ -116,11 +121,14 @@ std::vector<double> link_time_distances(const Topology& t, NodeId src) {
   const BoostGraph g = detail::boost_view(t);
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<double> dist(num_vertices(g), inf);
-  auto weight = boost::make_function_property_map<detail::BoostEdge, double>(
-      [&](const detail::BoostEdge& e) { return 1.0 / static_cast<double>(t.link(g[e]).bandwidth); });
+  auto weight =
+      boost::make_function_property_map<detail::BoostEdge, double>([&](const detail::BoostEdge& e) {
+        return 1.0 / static_cast<double>(t.link(g[e]).bandwidth);
+      });
   boost::dijkstra_shortest_paths(
       g, static_cast<detail::BoostVertex>(src),
-      boost::weight_map(weight).distance_map(boost::make_iterator_property_map(dist.begin(), get(boost::vertex_index, g))));
+      boost::weight_map(weight).distance_map(
+          boost::make_iterator_property_map(dist.begin(), get(boost::vertex_index, g))));
   for (double& d : dist)
     if (d == inf) d = -1;
   return dist;
@@ -153,9 +161,11 @@ Diameter npu_diameter(const Topology& t, int exact_up_to) {
     return d;
   }
   constexpr int kSamples = 64;
-  for (int i = 0; i < kSamples; ++i) from(static_cast<NodeId>(static_cast<int64_t>(i) * n / kSamples));
+  for (int i = 0; i < kSamples; ++i)
+    from(static_cast<NodeId>(static_cast<int64_t>(i) * n / kSamples));
   // The sweep: the NPU farthest from the farthest NPU found, searched from too.
-  const std::vector<Time> back = dijkstra_latency(t, detail::boost_view(t, /*reversed=*/true), d.latency_to);
+  const std::vector<Time> back =
+      dijkstra_latency(t, detail::boost_view(t, /*reversed=*/true), d.latency_to);
   NodeId far = 0;
   for (NodeId v = 0; v < n; ++v)
     if (back[v] > back[far]) far = v;
@@ -194,7 +204,8 @@ std::vector<std::vector<NodeId>> detect_servers(const Topology& t, Bandwidth* jo
     const size_t size = groups[0].size();
     if (size == static_cast<size_t>(n)) return {};  // everything joined: no slower level below
     if (size < 2) continue;
-    if (std::all_of(groups.begin(), groups.end(), [&](const auto& g) { return g.size() == size; })) {
+    if (std::all_of(groups.begin(), groups.end(),
+                    [&](const auto& g) { return g.size() == size; })) {
       if (joined) *joined = threshold;
       return groups;
     }
@@ -202,7 +213,8 @@ std::vector<std::vector<NodeId>> detect_servers(const Topology& t, Bandwidth* jo
   return {};
 }
 
-std::vector<std::vector<NodeId>> servers_of(const Topology& t, std::vector<NodeId> members, Bandwidth* joined) {
+std::vector<std::vector<NodeId>> servers_of(const Topology& t, std::vector<NodeId> members,
+                                            Bandwidth* joined) {
   std::vector<std::vector<NodeId>> servers = detect_servers(t, joined);
   std::vector<NodeId> all;
   for (const auto& s : servers) all.insert(all.end(), s.begin(), s.end());

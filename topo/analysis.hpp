@@ -26,22 +26,23 @@ std::vector<int> hop_distances(const Topology& t, NodeId src);
 // Latency-weighted shortest distances from `src` (ps; -1 where unreachable), through any node.
 std::vector<Time> latency_distances(const Topology& t, NodeId src);
 // The same from the nearest of `sources` (each at 0), or, `reversed`, to the nearest of them.
-std::vector<Time> latency_distances_from(const Topology& t, std::span<const NodeId> sources, bool reversed = false);
+std::vector<Time> latency_distances_from(const Topology& t, std::span<const NodeId> sources,
+                                         bool reversed = false);
 // Shortest distances from `src` with each link weighted by 1 / its bandwidth (seconds per byte: the
 // least link time a byte spends on its way; -1 where unreachable), through any node.
 std::vector<double> link_time_distances(const Topology& t, NodeId src);
 
 struct Diameter {
-  int hops = 0;        // the largest hop distance between two NPUs
-  Time latency = 0;    // the largest latency distance between two NPUs
+  int hops = 0;      // the largest hop distance between two NPUs
+  Time latency = 0;  // the largest latency distance between two NPUs
   NodeId hops_from = 0, hops_to = 0;
   NodeId latency_from = 0, latency_to = 0;
-  int sources = 0;     // the NPUs searched from: every NPU, or a sample (then a lower bound)
+  int sources = 0;  // the NPUs searched from: every NPU, or a sample (then a lower bound)
 };
 // Over NPU pairs only. One BFS and one Dijkstra per NPU; with more than `exact_up_to` NPUs (0: no
 // limit), from 64 evenly spaced NPUs and the one farthest from the farthest NPU they found (a sweep
 // back): distances at most the diameter, and on regular fabrics (every NPU equally far from its
-// farthest) the diameter itself. A search per NPU took 84 s on 32,768 NPUs.
+// farthest) the diameter itself. A search per NPU grows as the square of the NPUs.
 Diameter npu_diameter(const Topology& t, int exact_up_to = 0);
 
 // Number of strongly connected components of the whole graph (switches included).

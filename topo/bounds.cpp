@@ -125,7 +125,8 @@ CutBound allgather_cut_bound(const Topology& t, std::span<const NodeId> members)
   return best;
 }
 
-CutBound broadcast_cut_bound(const Topology& t, NodeId root, std::span<const NodeId> members, bool large_root_side) {
+CutBound broadcast_cut_bound(const Topology& t, NodeId root, std::span<const NodeId> members,
+                             bool large_root_side) {
   const std::vector<NodeId> m = member_list(t, members);
   if (!std::binary_search(m.begin(), m.end(), root))
     throw Error(fmt::format("broadcast root {} is not a member", root));
@@ -156,7 +157,8 @@ CutBound broadcast_cut_bound(const Topology& t, NodeId root, std::span<const Nod
     return *best;
   };
   detail::MinCutGraph g(t.num_nodes(), arcs);
-  for (LinkId l = 0; l < t.num_links(); ++l) g.set_capacity(l, static_cast<double>(t.link(l).bandwidth));
+  for (LinkId l = 0; l < t.num_links(); ++l)
+    g.set_capacity(l, static_cast<double>(t.link(l).bandwidth));
   CutBound best = least_cut(g);
   if (!large_root_side || best.out_bandwidth == 0) return best;
   // The tie-break: an arc of a hair's capacity from the root to every other node, so that of cuts
@@ -167,12 +169,14 @@ CutBound broadcast_cut_bound(const Topology& t, NodeId root, std::span<const Nod
   for (NodeId v = 0; v < t.num_nodes(); ++v)
     if (v != root) arcs.emplace_back(root, v);
   detail::MinCutGraph tie(t.num_nodes(), arcs);
-  for (LinkId l = 0; l < t.num_links(); ++l) tie.set_capacity(l, static_cast<double>(t.link(l).bandwidth));
+  for (LinkId l = 0; l < t.num_links(); ++l)
+    tie.set_capacity(l, static_cast<double>(t.link(l).bandwidth));
   const double hair = 1e-4 * static_cast<double>(narrowest) / t.num_nodes();
   for (size_t a = t.num_links(); a < arcs.size(); ++a) tie.set_capacity(static_cast<int>(a), hair);
   CutBound large = least_cut(tie);
   bool cuts_off_member = false;
-  for (NodeId v : m) cuts_off_member = cuts_off_member || !std::binary_search(large.set.begin(), large.set.end(), v);
+  for (NodeId v : m)
+    cuts_off_member = cuts_off_member || !std::binary_search(large.set.begin(), large.set.end(), v);
   return cuts_off_member && large.out_bandwidth == best.out_bandwidth ? large : best;
 }
 

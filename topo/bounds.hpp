@@ -1,6 +1,6 @@
 // Lower bounds on collective time, from the topology alone.
 //
-// All-Gather cut bound (ForestColl; see shared/reference/cost-models.md): with N member NPUs and
+// All-Gather cut bound (as ForestColl states it): with N member NPUs and
 // an All-Gather output of M bytes, every set S of nodes that holds some but not all members must
 // let the data of its members out through its outgoing links, so
 //   T* = (M/N) * max over S of |S ∩ members| / B+(S),
@@ -19,10 +19,10 @@ namespace tenet::topo {
 // A bound of the form (M/N) * members_inside / out_bandwidth, kept as integers so that its time
 // for any size is exact to the picosecond.
 struct CutBound {
-  std::vector<NodeId> set;    // S, the critical node set (sorted ids)
-  int members_inside = 0;     // |S ∩ members|
+  std::vector<NodeId> set;      // S, the critical node set (sorted ids)
+  int members_inside = 0;       // |S ∩ members|
   Bandwidth out_bandwidth = 0;  // B+(S), bytes per second
-  int num_members = 0;        // N
+  int num_members = 0;          // N
 
   // The bound for an All-Gather whose output is `output_bytes` per NPU, rounded up to the ps.
   Time time(Bytes output_bytes) const;
@@ -45,7 +45,7 @@ CutBound allgather_ingress_bound(const Topology& t, std::span<const NodeId> memb
 // all NPUs and must hold the root and one other member. Of the cuts equally narrow, `set` is the
 // one Hao-Orlin (or Preflow) finds, or with `large_root_side` one whose root side holds as many
 // nodes as a tie-break finds (Reduce's bound measures the latency from the other side's nodes to
-// the root: the fewer, the farther; synth/lower_bound.cpp).
+// the root: the fewer, the farther; synth/bounds/lower_bound.cpp).
 CutBound broadcast_cut_bound(const Topology& t, NodeId root, std::span<const NodeId> members = {},
                              bool large_root_side = false);
 

@@ -33,8 +33,9 @@ Commodities group(const Topology& t, std::span<const Demand> demands) {
   for (const Demand& d : demands) {
     if (d.src == d.dst || d.bytes <= 0) continue;
     if (d.src < 0 || d.src >= t.num_nodes() || d.dst < 0 || d.dst >= t.num_nodes())
-      throw Error(fmt::format("flow bound: a demand from node {} to node {} names a node the topology does not have",
-                              d.src, d.dst));
+      throw Error(fmt::format(
+          "flow bound: a demand from node {} to node {} names a node the topology does not have",
+          d.src, d.dst));
     by_src[d.src][d.dst] += static_cast<double>(d.bytes);
     by_dst[d.dst][d.src] += static_cast<double>(d.bytes);
   }
@@ -58,7 +59,9 @@ struct Tree {
 struct TreeVisitor : boost::default_dijkstra_visitor {
   Tree* tree;
   explicit TreeVisitor(Tree* t) : tree(t) {}
-  void examine_vertex(detail::BoostVertex v, const BoostGraph&) { tree->order.push_back(static_cast<NodeId>(v)); }
+  void examine_vertex(detail::BoostVertex v, const BoostGraph&) {
+    tree->order.push_back(static_cast<NodeId>(v));
+  }
   void edge_relaxed(const BoostEdge& e, const BoostGraph& g) { tree->via[target(e, g)] = g[e]; }
 };
 
@@ -67,25 +70,27 @@ void shortest_tree(const BoostGraph& g, NodeId root, std::span<const double> w, 
   tree.dist.assign(num_vertices(g), inf);
   tree.via.assign(num_vertices(g), -1);
   tree.order.clear();
-  auto weight = boost::make_function_property_map<BoostEdge, double>([&](const BoostEdge& e) { return w[g[e]]; });
-  boost::dijkstra_shortest_paths(
-      g, static_cast<detail::BoostVertex>(root),
-      boost::weight_map(weight)
-          .distance_map(boost::make_iterator_property_map(tree.dist.begin(), get(boost::vertex_index, g)))
-          .visitor(TreeVisitor(&tree)));
+  auto weight = boost::make_function_property_map<BoostEdge, double>(
+      [&](const BoostEdge& e) { return w[g[e]]; });
+  boost::dijkstra_shortest_paths(g, static_cast<detail::BoostVertex>(root),
+                                 boost::weight_map(weight)
+                                     .distance_map(boost::make_iterator_property_map(
+                                         tree.dist.begin(), get(boost::vertex_index, g)))
+                                     .visitor(TreeVisitor(&tree)));
 }
 
 // sum of w(e) B(e), in bytes per second of weight.
 double weighted_capacity(const Topology& t, std::span<const double> w) {
   double alpha = 0;
-  for (LinkId l = 0; l < t.num_links(); ++l) alpha += w[l] * static_cast<double>(t.link(l).bandwidth);
+  for (LinkId l = 0; l < t.num_links(); ++l)
+    alpha += w[l] * static_cast<double>(t.link(l).bandwidth);
   return alpha;
 }
 
 // The dual bound of w in seconds, and (when `load` is given) the load of routing every demand
 // on its w-shortest path.
-double dual_bound(const Topology& t, const BoostGraph& g, const Commodities& c, std::span<const double> w,
-                  std::vector<double>* load) {
+double dual_bound(const Topology& t, const BoostGraph& g, const Commodities& c,
+                  std::span<const double> w, std::vector<double>* load) {
   const double alpha = weighted_capacity(t, w);
   if (alpha <= 0) return 0;
   Tree tree;
@@ -135,25 +140,29 @@ std::vector<double> lp_weights(const Topology& t, const Commodities& c) {
 
 Time to_picos_down(double seconds) {
   const double ps = std::floor(seconds * static_cast<double>(kPicosPerSecond) * (1 - 1e-9));
-  return static_cast<Time>(std::clamp(ps, 0.0, static_cast<double>(std::numeric_limits<Time>::max() / 2)));
+  return static_cast<Time>(
+      std::clamp(ps, 0.0, static_cast<double>(std::numeric_limits<Time>::max() / 2)));
 }
 
 }  // namespace
 
-double flow_dual_bound(const Topology& t, std::span<const Demand> demands, std::span<const double> weights) {
+double flow_dual_bound(const Topology& t, std::span<const Demand> demands,
+                       std::span<const double> weights) {
   if (static_cast<int>(weights.size()) != t.num_links())
-    throw Error(fmt::format("flow bound: {} link weights for {} links", weights.size(), t.num_links()));
+    throw Error(
+        fmt::format("flow bound: {} link weights for {} links", weights.size(), t.num_links()));
   const Commodities c = group(t, demands);
   const BoostGraph g = detail::boost_view(t, c.by_destination);
   return dual_bound(t, g, c, weights, nullptr);
 }
 
-FlowBound concurrent_flow_bound(const Topology& t, std::span<const Demand> demands, const FlowBoundOptions& options) {
+FlowBound concurrent_flow_bound(const Topology& t, std::span<const Demand> demands,
+                                const FlowBoundOptions& options) {
   FlowBound result;
   const Commodities c = group(t, demands);
   const int m = t.num_links();
   if (c.roots.empty() || m == 0) {
-    result.method = "none";
+    result.method = FlowMethod::None;
     return result;
   }
   const BoostGraph g = detail::boost_view(t, c.by_destination);
@@ -161,7 +170,7 @@ FlowBound concurrent_flow_bound(const Topology& t, std::span<const Demand> deman
   if (size <= options.max_lp_size) {
     if (std::vector<double> w = lp_weights(t, c); !w.empty()) {
       result.time = to_picos_down(dual_bound(t, g, c, w, nullptr));
-      result.method = "LP";
+      result.method = FlowMethod::Lp;
       result.weights = std::move(w);
       return result;
     }
@@ -172,7 +181,8 @@ FlowBound concurrent_flow_bound(const Topology& t, std::span<const Demand> deman
   if (dual_bound(t, g, c, by_time, nullptr) > dual_bound(t, g, c, w, nullptr)) w = by_time;
   double best = 0;
   std::vector<double> best_w = w, load(m), total_load(m, 0.0);
-  const long long rounds = std::max<long long>(1, options.max_relaxations / std::max<long long>(1, size));
+  const long long rounds =
+      std::max<long long>(1, options.max_relaxations / std::max<long long>(1, size));
   long long round = 0;
   double upper = std::numeric_limits<double>::infinity();
   while (round < rounds) {
@@ -199,7 +209,10 @@ FlowBound concurrent_flow_bound(const Topology& t, std::span<const Demand> deman
       std::vector<double> cut(m);
       for (double theta : {1.0, 0.9, 0.75, 0.5}) {
         for (LinkId l = 0; l < m; ++l)
-          cut[l] = load[l] / static_cast<double>(t.link(l).bandwidth) >= theta * congestion * (1 - 1e-12) ? 1.0 : 0.0;
+          cut[l] =
+              load[l] / static_cast<double>(t.link(l).bandwidth) >= theta * congestion * (1 - 1e-12)
+                  ? 1.0
+                  : 0.0;
         if (const double b = dual_bound(t, g, c, cut, nullptr); b > best) {
           best = b;
           best_w = cut;
@@ -218,10 +231,25 @@ FlowBound concurrent_flow_bound(const Topology& t, std::span<const Demand> deman
     for (double& x : w) x /= top;  // keep them finite
   }
   result.time = to_picos_down(best);
-  result.upper = std::isfinite(upper) ? static_cast<Time>(std::ceil(upper * static_cast<double>(kPicosPerSecond))) : -1;
-  result.method = fmt::format("multiplicative weights ({} round{})", round, round == 1 ? "" : "s");
+  result.upper = std::isfinite(upper)
+                     ? static_cast<Time>(std::ceil(upper * static_cast<double>(kPicosPerSecond)))
+                     : -1;
+  result.method = FlowMethod::MultiplicativeWeights;
+  result.rounds = round;
   result.weights = std::move(best_w);
   return result;
+}
+
+std::string describe(const FlowBound& b) {
+  switch (b.method) {
+    case FlowMethod::None:
+      return "none";
+    case FlowMethod::Lp:
+      return "LP";
+    case FlowMethod::MultiplicativeWeights:
+      return fmt::format("multiplicative weights ({} round{})", b.rounds, b.rounds == 1 ? "" : "s");
+  }
+  return "?";
 }
 
 }  // namespace tenet::topo

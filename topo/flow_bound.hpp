@@ -40,28 +40,39 @@ struct Demand {
 };
 
 struct FlowBoundOptions {
-  // Solve the LP when commodities x links is at most this (an 8x8 mesh All-to-All is 14,336 and
-  // takes GLPK 0.6 s; a 64-NPU 3D torus, 24,576, takes 3 s).
+  // Solve the LP when commodities x links is at most this (an 8x8 mesh All-to-All is 14,336; a
+  // 64-NPU 3D torus, 24,576, is past it: GLPK's time grows quickly with the size).
   long long max_lp_size = 16'384;
-  // Multiplicative-weights budget, in link relaxations (one round is commodities x links; about
-  // 13 ns each): 60M is under a second.
+  // Multiplicative-weights budget, in link relaxations (one round is commodities x links): about
+  // a second's work.
   long long max_relaxations = 60'000'000;
   // Multiplicative weights stop once the bound is within this fraction of the flow's time.
   double target_gap = 0.01;
 };
 
-struct FlowBound {
-  Time time = 0;       // the bandwidth term: a lower bound on the time to deliver every demand, ps
-  Time upper = -1;     // the time of a fractional flow found (LP optimum <= upper), or -1
-  std::string method;  // "LP", "multiplicative weights (R rounds)", or "none" (no demand)
-  std::vector<double> weights;  // w per link, the certificate (empty for "none")
+// How a FlowBound's weights were found.
+enum class FlowMethod : uint8_t {
+  None,                   // no demand: nothing to bound
+  Lp,                     // the LP optimum
+  MultiplicativeWeights,  // multiplicative-weight rounds (FlowBound::rounds)
 };
+
+struct FlowBound {
+  Time time = 0;    // the bandwidth term: a lower bound on the time to deliver every demand, ps
+  Time upper = -1;  // the time of a fractional flow found (LP optimum <= upper), or -1
+  FlowMethod method = FlowMethod::None;
+  int rounds = 0;               // with MultiplicativeWeights
+  std::vector<double> weights;  // w per link, the certificate (empty for None)
+};
+// "LP", "multiplicative weights (R rounds)", or "none".
+std::string describe(const FlowBound& b);
 
 // Demands whose endpoints are equal or that are not reachable are ignored; bytes must be >= 0.
 FlowBound concurrent_flow_bound(const Topology& t, std::span<const Demand> demands,
                                 const FlowBoundOptions& options = {});
 
 // The dual bound of a given w (seconds; 0 when no weighted link has bandwidth), computed as above.
-double flow_dual_bound(const Topology& t, std::span<const Demand> demands, std::span<const double> weights);
+double flow_dual_bound(const Topology& t, std::span<const Demand> demands,
+                       std::span<const double> weights);
 
 }  // namespace tenet::topo

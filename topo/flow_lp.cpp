@@ -1,8 +1,8 @@
 // Compiled as C++17: see flow_lp.hpp.
 #include "topo/flow_lp.hpp"
 
-#include <cmath>
 #include <lemon/lp.h>
+#include <cmath>
 
 namespace tenet::topo::detail {
 

@@ -1,20 +1,20 @@
-// Graphviz DOT, read with Boost.Graph (written here, every value quoted: see to_dot). Nodes carry kind/router/reduce/multicast,
-// edges bw/lat/name/buffer and their link id, so that a written file reads back to the same
-// topology.
+// Graphviz DOT, read with Boost.Graph (written here, every value quoted: see to_dot). Nodes carry
+// kind/router/reduce/multicast, edges bw/lat/name/buffer and their link id, so that a written file
+// reads back to the same topology.
 #include <fmt/format.h>
 
 // Boost's adjacency_list edge iterator trips GCC 12's -Wmaybe-uninitialized when inlined here.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 #include <boost/graph/adjacency_list.hpp>
-#include <filesystem>
-#include <numeric>
 #include <boost/graph/graphviz.hpp>
 #include <boost/property_map/dynamic_property_map.hpp>
+#include <filesystem>
+#include <numeric>
 #include <sstream>
 
-#include "topo/limits.hpp"
 #include "topo/io.hpp"
+#include "topo/limits.hpp"
 
 namespace tenet::topo {
 namespace {
@@ -25,7 +25,8 @@ struct DotNode {
 struct DotEdge {
   std::string bw, lat, name, id, label, buffer;
 };
-using DotGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, DotNode, DotEdge>;
+using DotGraph =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, DotNode, DotEdge>;
 
 boost::dynamic_properties properties(DotGraph& g) {
   boost::dynamic_properties dp(boost::ignore_other_properties);
@@ -65,15 +66,17 @@ std::string to_dot(const Topology& t) {
   for (NodeId i = 0; i < t.num_nodes(); ++i) {
     const Node& n = t.node(i);
     const bool sw = n.kind == NodeKind::Switch;
-    out += fmt::format("{} [index={}, kind={}, multicast={}, reduce={}, router={}, shape={}];\n", dot_string(n.name), i,
-                       sw ? "switch" : "npu", n.can_multicast, n.can_reduce, n.router, sw ? "box" : "ellipse");
+    out += fmt::format("{} [index={}, kind={}, multicast={}, reduce={}, router={}, shape={}];\n",
+                       dot_string(n.name), i, sw ? "switch" : "npu", n.can_multicast, n.can_reduce,
+                       n.router, sw ? "box" : "ellipse");
   }
   for (LinkId l = 0; l < t.num_links(); ++l) {
     const Link& k = t.link(l);
     const std::string bw = canonical_bandwidth(k.bandwidth), lat = canonical_time(k.latency);
-    out += fmt::format("{}->{} [buffer={}, bw={}, id={}, label={}, lat={}, name={}];\n", dot_string(t.node(k.src).name),
-                       dot_string(t.node(k.dst).name), dot_string(k.buffer > 0 ? canonical_bytes(k.buffer) : ""),
-                       dot_string(bw), l, dot_string(bw + " " + lat), dot_string(lat), dot_string(k.name));
+    out += fmt::format("{}->{} [buffer={}, bw={}, id={}, label={}, lat={}, name={}];\n",
+                       dot_string(t.node(k.src).name), dot_string(t.node(k.dst).name),
+                       dot_string(k.buffer > 0 ? canonical_bytes(k.buffer) : ""), dot_string(bw), l,
+                       dot_string(bw + " " + lat), dot_string(lat), dot_string(k.name));
   }
   return out + "}\n";
 }
@@ -84,8 +87,7 @@ Topology parse_dot(std::string_view text, const std::string& file) {
   boost::dynamic_properties dp = properties(g);
   std::istringstream in{std::string(text)};
   try {
-    if (!boost::read_graphviz(in, g, dp, "node_id"))
-      throw Error("not a Graphviz graph", {file});
+    if (!boost::read_graphviz(in, g, dp, "node_id")) throw Error("not a Graphviz graph", {file});
   } catch (const boost::graph_exception& e) {
     throw Error(fmt::format("not valid DOT: {}", e.what()), {file});
   }
@@ -95,7 +97,8 @@ Topology parse_dot(std::string_view text, const std::string& file) {
   // DOT keeps "\\" in a quoted string as two characters (only \" is an escape); Graphviz shows it
   // as one backslash, and to_dot writes a name's backslash so (a name may end in one).
   auto unescape = [](std::string& name) {
-    for (size_t i = name.find("\\\\"); i != std::string::npos; i = name.find("\\\\", i + 1)) name.erase(i, 1);
+    for (size_t i = name.find("\\\\"); i != std::string::npos; i = name.find("\\\\", i + 1))
+      name.erase(i, 1);
   };
   for (size_t v = 0; v < n; ++v) unescape(g[v].name);
   for (auto [it, end] = edges(g); it != end; ++it) unescape(g[*it].name);
@@ -103,7 +106,8 @@ Topology parse_dot(std::string_view text, const std::string& file) {
   auto flag = [&](const std::string& v, const std::string& what, const std::string& node) {
     if (v.empty() || v == "false") return false;
     if (v == "true") return true;
-    throw Error(fmt::format("{} must be true or false, not '{}'", what, v), {file, 0, 0, "node '" + node + "'"});
+    throw Error(fmt::format("{} must be true or false, not '{}'", what, v),
+                {file, 0, 0, "node '" + node + "'"});
   };
   // Boost hands nodes back in its own order; the index attribute (when every node has one)
   // restores the original numbering.
@@ -119,7 +123,8 @@ Topology parse_dot(std::string_view text, const std::string& file) {
     }
   }
   if (indexed)
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t c) { return index[a] < index[c]; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t c) { return index[a] < index[c]; });
   for (int pass = 0; pass < 2; ++pass)  // NPUs first, then switches
     for (size_t v : order) {
       const DotNode& d = g[v];
@@ -148,7 +153,8 @@ Topology parse_dot(std::string_view text, const std::string& file) {
   long next_id = 0;
   for (auto [it, end] = edges(g); it != end; ++it) {
     const DotEdge& e = g[*it];
-    std::string where = fmt::format("edge {} -> {}", g[source(*it, g)].name, g[target(*it, g)].name);
+    std::string where =
+        fmt::format("edge {} -> {}", g[source(*it, g)].name, g[target(*it, g)].name);
     auto located = [&](auto&& f) {
       try {
         return f();
@@ -156,7 +162,8 @@ Topology parse_dot(std::string_view text, const std::string& file) {
         throw Error(err.message(), {file, 0, 0, where});
       }
     };
-    if (e.bw.empty() || e.lat.empty()) throw Error("an edge needs bw and lat attributes", {file, 0, 0, where});
+    if (e.bw.empty() || e.lat.empty())
+      throw Error("an edge needs bw and lat attributes", {file, 0, 0, where});
     long id = next_id++;
     if (!e.id.empty()) {
       try {
@@ -165,18 +172,21 @@ Topology parse_dot(std::string_view text, const std::string& file) {
         throw Error(fmt::format("id must be a whole number, not '{}'", e.id), {file, 0, 0, where});
       }
     }
-    links.push_back({id, handle[source(*it, g)], handle[target(*it, g)],
-                     located([&] { return parse_bandwidth(e.bw); }),
-                     located([&] { return parse_time(e.lat); }), e.name,
-                     e.buffer.empty() ? 0 : located([&] {
-                       const Bytes b = parse_bytes(e.buffer);
-                       if (b < 1) throw Error("buffer must be at least 1 B (leave it out for the simulator's default)");
-                       return b;
-                     })});
+    links.push_back(
+        {id, handle[source(*it, g)], handle[target(*it, g)],
+         located([&] { return parse_bandwidth(e.bw); }), located([&] { return parse_time(e.lat); }),
+         e.name, e.buffer.empty() ? 0 : located([&] {
+           const Bytes b = parse_bytes(e.buffer);
+           if (b < 1)
+             throw Error("buffer must be at least 1 B (leave it out for the simulator's default)");
+           return b;
+         })});
   }
   // Edges come out grouped by source; their id attribute restores the original link order.
-  std::stable_sort(links.begin(), links.end(), [](const Pending& a, const Pending& c) { return a.id < c.id; });
-  for (const Pending& p : links) b.set_link_buffer(b.add_link(p.src, p.dst, p.bw, p.lat, p.name, {file}), p.buffer);
+  std::stable_sort(links.begin(), links.end(),
+                   [](const Pending& a, const Pending& c) { return a.id < c.id; });
+  for (const Pending& p : links)
+    b.set_link_buffer(b.add_link(p.src, p.dst, p.bw, p.lat, p.name, {file}), p.buffer);
   return b.build();
 }
 

@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "topo/limits.hpp"
 #include "topo/generators.hpp"
 #include "topo/io.hpp"
+#include "topo/limits.hpp"
 
 namespace tenet::topo {
 namespace {
@@ -43,7 +43,8 @@ class Reader {
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec != std::errc() || p != s.data() + s.size())
       throw error(n, fmt::format("{} must be a whole number, not '{}'", what, s));
-    if (v < lo || v > hi) throw error(n, fmt::format("{} must lie in [{}, {}], got {}", what, lo, hi, v));
+    if (v < lo || v > hi)
+      throw error(n, fmt::format("{} must lie in [{}, {}], got {}", what, lo, hi, v));
     return v;
   }
   double number(const YAML::Node& n, const std::string& what) const {
@@ -77,12 +78,14 @@ class Reader {
   // A fraction in (0, 1]: a link's efficiency (what of its line rate it delivers).
   double fraction(const YAML::Node& n, const std::string& what) const {
     const double v = number(n, what);
-    if (!(v > 0 && v <= 1)) throw error(n, fmt::format("{} must lie in (0, 1], got {}", what, scalar(n, what)));
+    if (!(v > 0 && v <= 1))
+      throw error(n, fmt::format("{} must lie in (0, 1], got {}", what, scalar(n, what)));
     return v;
   }
   Bytes buffer(const YAML::Node& n) const {
     const Bytes b = with_location(n, [&] { return parse_bytes(scalar(n, "buffer")); });
-    if (b < 1) throw error(n, "buffer must be at least 1 B (leave it out for the simulator's default)");
+    if (b < 1)
+      throw error(n, "buffer must be at least 1 B (leave it out for the simulator's default)");
     return b;
   }
   void only_keys(const YAML::Node& map, const std::string& what,
@@ -113,7 +116,9 @@ struct Defaults {
 
 // Line rate x efficiency, rounded to whole bytes per second.
 Bandwidth effective(Bandwidth bw, double efficiency) {
-  return efficiency == 1.0 ? bw : std::max<Bandwidth>(1, std::llround(static_cast<double>(bw) * efficiency));
+  return efficiency == 1.0
+             ? bw
+             : std::max<Bandwidth>(1, std::llround(static_cast<double>(bw) * efficiency));
 }
 
 // A backslash escapes the next character (fnmatch's rule): "gpu\\*" names the node called gpu*.
@@ -138,7 +143,8 @@ std::vector<NodeId> resolve_nodes(const Reader& r, const TopologyBuilder& b, con
   std::string ref = r.scalar(n, what);
   if (!ref.empty() && std::all_of(ref.begin(), ref.end(), ::isdigit)) {
     int64_t id = r.whole(n, what, 0, b.num_npus() - 1 < 0 ? 0 : b.num_npus() - 1);
-    if (id >= b.num_npus()) throw r.error(n, fmt::format("unknown node {}: there are no NPUs", ref));
+    if (id >= b.num_npus())
+      throw r.error(n, fmt::format("unknown node {}: there are no NPUs", ref));
     return {static_cast<NodeId>(id)};
   }
   if (!is_pattern(ref)) {
@@ -160,7 +166,8 @@ void read_links(const Reader& r, TopologyBuilder& b, const YAML::Node& links, co
   if (!links.IsSequence()) throw r.error(links, "links must be a list");
   for (const YAML::Node& l : links) {
     r.only_keys(l, "a link",
-                {"src", "dst", "bw", "lat", "bidirectional", "name", "count", "pairing", "buffer", "efficiency"});
+                {"src", "dst", "bw", "lat", "bidirectional", "name", "count", "pairing", "buffer",
+                 "efficiency"});
     if (!l["src"]) throw r.error(l, "a link needs src");
     if (!l["dst"]) throw r.error(l, "a link needs dst");
     std::vector<NodeId> srcs = resolve_nodes(r, b, l["src"], "src");
@@ -170,7 +177,8 @@ void read_links(const Reader& r, TopologyBuilder& b, const YAML::Node& links, co
     if (bw <= 0) throw r.error(l, "link has no bw and defaults give none");
     bw = effective(bw, l["efficiency"] ? r.fraction(l["efficiency"], "efficiency") : d.efficiency);
     if (lat < 0) throw r.error(l, "link has no lat and defaults give none");
-    bool bidir = l["bidirectional"] ? r.boolean(l["bidirectional"], "bidirectional") : d.bidirectional;
+    bool bidir =
+        l["bidirectional"] ? r.boolean(l["bidirectional"], "bidirectional") : d.bidirectional;
     const Bytes buffer = l["buffer"] ? r.buffer(l["buffer"]) : d.buffer;
     std::string name = l["name"] ? r.scalar(l["name"], "name") : "";
     int count = l["count"] ? static_cast<int>(r.whole(l["count"], "count", 1, 64)) : 1;
@@ -192,7 +200,8 @@ void read_links(const Reader& r, TopologyBuilder& b, const YAML::Node& links, co
     Location where = r.at(l);
     for (auto [s, t] : pairs)
       for (int k = 0; k < count; ++k) {
-        const LinkId first = bidir ? b.add_bidirectional(s, t, bw, lat, name, where) : b.add_link(s, t, bw, lat, name, where);
+        const LinkId first = bidir ? b.add_bidirectional(s, t, bw, lat, name, where)
+                                   : b.add_link(s, t, bw, lat, name, where);
         for (LinkId k = first; k <= first + (bidir ? 1 : 0); ++k) b.set_link_buffer(k, buffer);
       }
   }
@@ -208,12 +217,15 @@ Topology read_astra(const Reader& r, const YAML::Node& root, const std::string& 
   if (dims == 0) throw r.error(root["topology"], "topology lists no dimension");
   for (const char* k : {"npus_count", "bandwidth", "latency"})
     if (root[k].size() != dims)
-      throw r.error(root[k], fmt::format("'{}' has {} entries but topology has {}", k,
-                                         root[k].size(), dims));
+      throw r.error(
+          root[k], fmt::format("'{}' has {} entries but topology has {}", k, root[k].size(), dims));
   std::string spec;
   for (size_t d = 0; d < dims; ++d) {
     std::string kind = r.scalar(root["topology"][d], "topology");
-    std::string gen = kind == "Ring" ? "ring" : kind == "FullyConnected" ? "fc" : kind == "Switch" ? "switch" : "";
+    std::string gen = kind == "Ring"             ? "ring"
+                      : kind == "FullyConnected" ? "fc"
+                      : kind == "Switch"         ? "switch"
+                                                 : "";
     if (gen.empty())
       throw r.error(root["topology"][d],
                     fmt::format("unknown dimension '{}' (Ring, FullyConnected or Switch)", kind));
@@ -222,7 +234,7 @@ Topology read_astra(const Reader& r, const YAML::Node& root, const std::string& 
     double ns = r.number(root["latency"][d], "latency");
     if (gbs <= 0) throw r.error(root["bandwidth"][d], "bandwidth must be positive (GB/s)");
     if (ns < 0) throw r.error(root["latency"][d], "latency must not be negative (ns)");
-    // ASTRA-sim reads "GB/s" as 2^30 bytes per second (see shared/reference/chakra-et.md).
+    // ASTRA-sim reads "GB/s" as 2^30 bytes per second (its analytical network's Bandwidth unit).
     Bandwidth bw = static_cast<Bandwidth>(std::llround(gbs * 1073741824.0));
     Time lat = static_cast<Time>(std::llround(ns * 1000.0));
     spec += fmt::format("{}{}:{},bw={}B/s,lat={}ps", d ? " x " : "", gen, n, bw, lat);
@@ -240,9 +252,11 @@ Calibration read_calibration(const Reader& r, const YAML::Node& n) {
   Calibration c;
   if (n["source"]) c.source = r.scalar(n["source"], "source");
   if (const YAML::Node& algos = n["algorithms"]) {
-    if (!algos.IsMap()) throw r.error(algos, "calibration.algorithms must map algorithm names to efficiencies");
+    if (!algos.IsMap())
+      throw r.error(algos, "calibration.algorithms must map algorithm names to efficiencies");
     for (const auto& kv : algos)
-      c.algorithm_efficiency.emplace_back(r.scalar(kv.first, "an algorithm name"), r.fraction(kv.second, "an algorithm's efficiency"));
+      c.algorithm_efficiency.emplace_back(r.scalar(kv.first, "an algorithm name"),
+                                          r.fraction(kv.second, "an algorithm's efficiency"));
   }
   if (const YAML::Node& pub = n["published"]) {
     if (!pub.IsSequence()) throw r.error(pub, "calibration.published must be a list");
@@ -254,10 +268,14 @@ Calibration read_calibration(const Reader& r, const YAML::Node& n) {
       p.collective = r.scalar(f["collective"], "collective");
       p.algorithm = r.scalar(f["algorithm"], "algorithm");
       const YAML::Node& sizes = f["sizes"];
-      if (!sizes.IsSequence() || sizes.size() != 2) throw r.error(sizes, "sizes must be [smallest, largest]");
-      p.min_bytes = r.with_location(sizes[0], [&] { return parse_bytes(r.scalar(sizes[0], "size")); });
-      p.max_bytes = r.with_location(sizes[1], [&] { return parse_bytes(r.scalar(sizes[1], "size")); });
-      if (p.min_bytes < 1 || p.max_bytes < p.min_bytes) throw r.error(sizes, "sizes must be [smallest, largest], at least 1 B");
+      if (!sizes.IsSequence() || sizes.size() != 2)
+        throw r.error(sizes, "sizes must be [smallest, largest]");
+      p.min_bytes =
+          r.with_location(sizes[0], [&] { return parse_bytes(r.scalar(sizes[0], "size")); });
+      p.max_bytes =
+          r.with_location(sizes[1], [&] { return parse_bytes(r.scalar(sizes[1], "size")); });
+      if (p.min_bytes < 1 || p.max_bytes < p.min_bytes)
+        throw r.error(sizes, "sizes must be [smallest, largest], at least 1 B");
       p.busbw = r.bandwidth(f["busbw"], "busbw");
       if (f["source"]) p.source = r.scalar(f["source"], "source");
       c.published.push_back(std::move(p));
@@ -268,8 +286,8 @@ Calibration read_calibration(const Reader& r, const YAML::Node& n) {
 
 Topology read_tenet(const Reader& r, const YAML::Node& root, std::string name) {
   r.only_keys(root, "the topology",
-              {"name", "description", "defaults", "generator", "npus", "switches", "groups", "links",
-               "dimensions", "calibration"});
+              {"name", "description", "defaults", "generator", "npus", "switches", "groups",
+               "links", "dimensions", "calibration"});
   if (root["name"]) name = r.scalar(root["name"], "name");
   Defaults d;
   if (const YAML::Node& dn = root["defaults"]) {
@@ -320,7 +338,8 @@ Topology read_tenet(const Reader& r, const YAML::Node& root, std::string name) {
           std::string nm = s["name"] ? r.scalar(s["name"], "name") : "";
           NodeId h = r.with_location(s, [&] { return b.add_switch(nm, r.at(s)); });
           if (s["reduce"]) b.node_props(h).can_reduce = r.boolean(s["reduce"], "reduce");
-          if (s["multicast"]) b.node_props(h).can_multicast = r.boolean(s["multicast"], "multicast");
+          if (s["multicast"])
+            b.node_props(h).can_multicast = r.boolean(s["multicast"], "multicast");
         }
       }
     } else {
@@ -336,7 +355,8 @@ Topology read_tenet(const Reader& r, const YAML::Node& root, std::string name) {
       std::string spec = r.scalar(g["spec"], "spec");
       int64_t count = g["count"] ? r.whole(g["count"], "count", 1, 100'000) : 1;
       for (int64_t i = 0; i < count; ++i)
-        r.with_location(g["spec"], [&] { return generate_into(b, spec, fmt::format("{}{}/", nm, i)); });
+        r.with_location(g["spec"],
+                        [&] { return generate_into(b, spec, fmt::format("{}{}/", nm, i)); });
     }
   }
   if (const YAML::Node& links = root["links"]) read_links(r, b, links, d);
@@ -344,7 +364,8 @@ Topology read_tenet(const Reader& r, const YAML::Node& root, std::string name) {
   if (const YAML::Node& dims = root["dimensions"]) {
     if (!dims.IsSequence()) throw r.error(dims, "dimensions must be a list of NPU counts");
     std::vector<int> levels;
-    for (const YAML::Node& x : dims) levels.push_back(static_cast<int>(r.whole(x, "dimensions", 1, 1'000'000)));
+    for (const YAML::Node& x : dims)
+      levels.push_back(static_cast<int>(r.whole(x, "dimensions", 1, 1'000'000)));
     b.set_levels(levels);
     return r.with_location(dims, [&] { return b.build(); });
   }
@@ -361,7 +382,8 @@ Topology parse_yaml(std::string_view text, const std::string& file) {
   try {
     root = YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
-    throw Error(fmt::format("not valid YAML/JSON: {}", e.msg), {file, e.mark.line + 1, e.mark.column + 1});
+    throw Error(fmt::format("not valid YAML/JSON: {}", e.msg),
+                {file, e.mark.line + 1, e.mark.column + 1});
   }
   if (!root || root.IsNull()) throw Error("the file is empty: expected a topology", {file});
   if (!root.IsMap()) throw r.error(root, "expected a map at the top (npus, switches, links, ...)");
@@ -437,10 +459,11 @@ nlohmann::ordered_json document(const Topology& t) {
     if (!c.published.empty()) {
       auto& pub = cal["published"] = nlohmann::ordered_json::array();
       for (const PublishedFigure& f : c.published) {
-        nlohmann::ordered_json j{{"collective", f.collective},
-                                 {"algorithm", f.algorithm},
-                                 {"sizes", {canonical_bytes(f.min_bytes), canonical_bytes(f.max_bytes)}},
-                                 {"busbw", canonical_bandwidth(f.busbw)}};
+        nlohmann::ordered_json j{
+            {"collective", f.collective},
+            {"algorithm", f.algorithm},
+            {"sizes", {canonical_bytes(f.min_bytes), canonical_bytes(f.max_bytes)}},
+            {"busbw", canonical_bandwidth(f.busbw)}};
         if (!f.source.empty()) j["source"] = f.source;
         pub.push_back(j);
       }

@@ -5,10 +5,10 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <charconv>
 #include <functional>
 #include <random>
-#include <cctype>
 
 namespace tenet::topo {
 namespace {
@@ -103,10 +103,13 @@ void leaf_spine(Emitter& e, int leaves, int per, int spines, Bandwidth down_bw, 
 // (bench/micro/fabric_bench.cpp) made with its own copy before it used this generator: the same
 // seed gives the fabric its figures since then quote, link for link.
 struct RandomFabric {
-  explicit RandomFabric(int seed) : rng(static_cast<uint64_t>(seed)), npus(pick(6, 16)), switches(pick(1, 4)) {}
+  explicit RandomFabric(int seed)
+      : rng(static_cast<uint64_t>(seed)), npus(pick(6, 16)), switches(pick(1, 4)) {}
   std::mt19937_64 rng;
   int npus, switches;
-  int pick(int lo, int hi) { return lo + static_cast<int>(rng() % static_cast<uint64_t>(hi - lo + 1)); }
+  int pick(int lo, int hi) {
+    return lo + static_cast<int>(rng() % static_cast<uint64_t>(hi - lo + 1));
+  }
   Bandwidth gbps(int lo, int hi) { return Bandwidth{1'000'000'000} * pick(lo, hi); }
   void build(Emitter& e) {
     std::vector<NodeId> sw;
@@ -123,7 +126,8 @@ struct RandomFabric {
     for (int i = 0; i < npus; ++i) {
       const int first = pick(0, switches - 1);
       both(e.npu(i), sw[first], 25, 400);
-      if (switches > 1 && rng() % 3 == 0) both(e.npu(i), sw[(first + pick(1, switches - 1)) % switches], 25, 400);
+      if (switches > 1 && rng() % 3 == 0)
+        both(e.npu(i), sw[(first + pick(1, switches - 1)) % switches], 25, 400);
     }
     const int direct = pick(0, npus);
     for (int k = 0; k < direct; ++k) {
@@ -139,7 +143,12 @@ const std::vector<Generator>& table() {
     auto first = [](const GeneratorSpec& s) { return s.shape.at(0); };
     g.push_back({{"ring", "N", "N NPUs in a ring; bidir=false for one direction only",
                   "ring:8,bw=50GB/s,lat=0.5us", "bidir=true|false"},
-                 {1}, 1, "50GB/s", "0.5us", {"bidir"}, first,
+                 {1},
+                 1,
+                 "50GB/s",
+                 "0.5us",
+                 {"bidir"},
+                 first,
                  [](const Params& p, Emitter& e) {
                    int n = p.dim(0);
                    std::string bidir = p.opt("bidir", "true");
@@ -158,21 +167,39 @@ const std::vector<Generator>& table() {
                    }
                  }});
     g.push_back({{"line", "N", "N NPUs in a bidirectional chain", "line:4", ""},
-                 {1}, 1, "50GB/s", "0.5us", {}, first,
+                 {1},
+                 1,
+                 "50GB/s",
+                 "0.5us",
+                 {},
+                 first,
                  [](const Params& p, Emitter& e) {
-                   for (int i = 0; i + 1 < p.dim(0); ++i) e.bi(e.npu(i), e.npu(i + 1), p.b(0), p.l(0));
+                   for (int i = 0; i + 1 < p.dim(0); ++i)
+                     e.bi(e.npu(i), e.npu(i + 1), p.b(0), p.l(0));
                  }});
     g.push_back({{"fc", "N", "fully connected: one link each way between every pair of NPUs",
                   "fc:8,bw=25GB/s", ""},
-                 {1}, 1, "50GB/s", "0.5us", {}, first,
+                 {1},
+                 1,
+                 "50GB/s",
+                 "0.5us",
+                 {},
+                 first,
                  [](const Params& p, Emitter& e) {
                    const int64_t n = p.dim(0);
-                   check_limit(n * (n - 1), kMaxLinks, "links");  // quadratic: refused before building any
+                   check_limit(n * (n - 1), kMaxLinks,
+                               "links");  // quadratic: refused before building any
                    for (int i = 0; i < p.dim(0); ++i)
-                     for (int j = i + 1; j < p.dim(0); ++j) e.bi(e.npu(i), e.npu(j), p.b(0), p.l(0));
+                     for (int j = i + 1; j < p.dim(0); ++j)
+                       e.bi(e.npu(i), e.npu(j), p.b(0), p.l(0));
                  }});
     g.push_back({{"switch", "N", "N NPUs on one switch (a star)", "switch:16,bw=100GB/s", ""},
-                 {1}, 1, "50GB/s", "0.5us", {}, first,
+                 {1},
+                 1,
+                 "50GB/s",
+                 "0.5us",
+                 {},
+                 first,
                  [](const Params& p, Emitter& e) {
                    NodeId s = e.sw("sw0");
                    for (int i = 0; i < p.dim(0); ++i) e.bi(e.npu(i), s, p.b(0), p.l(0));
@@ -180,7 +207,12 @@ const std::vector<Generator>& table() {
     auto grid_gen = [&](const char* name, size_t dims, bool wrap, const char* desc,
                         const char* example, const char* bw) {
       g.push_back({{name, dims == 2 ? "AxB" : "AxBxC", desc, example, ""},
-                   {dims}, dims, bw, "0.5us", {}, product,
+                   {dims},
+                   dims,
+                   bw,
+                   "0.5us",
+                   {},
+                   product,
                    [wrap](const Params& p, Emitter& e) { grid(p, e, wrap); }});
     };
     grid_gen("mesh2d", 2, false, "2-D mesh; per-dimension bw/lat with '/'",
@@ -193,29 +225,46 @@ const std::vector<Generator>& table() {
              "heterogeneous 2-D mesh: x links faster than y links (defaults 100GB/s/25GB/s)",
              "hetmesh2d:4x4,bw=100GB/s/25GB/s", "100GB/s/25GB/s");
     g.push_back({{"hypercube", "N", "hypercube of N = 2^k NPUs", "hypercube:64", ""},
-                 {1}, 1, "50GB/s", "0.5us", {}, first,
+                 {1},
+                 1,
+                 "50GB/s",
+                 "0.5us",
+                 {},
+                 first,
                  [](const Params& p, Emitter& e) {
                    int n = p.dim(0);
-                   if (n & (n - 1)) throw spec_error(p.spec, fmt::format("{} is not a power of two", n));
+                   if (n & (n - 1))
+                     throw spec_error(p.spec, fmt::format("{} is not a power of two", n));
                    for (int i = 0; i < n; ++i)
                      for (int bit = 1; bit < n; bit <<= 1)
                        if (!(i & bit)) e.bi(e.npu(i), e.npu(i | bit), p.b(0), p.l(0));
                  }});
-    g.push_back({{"leafspine", "LxP",
-                  "two-level leaf-spine: L leaf switches with P NPUs each, every leaf linked to "
-                  "every spine; spines=S (default P, non-blocking); bw/lat per level NPU-leaf/leaf-spine",
-                  "leafspine:4x8,spines=4,bw=100GB/s/50GB/s", "spines=S"},
-                 {2}, 2, "50GB/s", "0.5us", {"spines"}, product,
-                 [](const Params& p, Emitter& e) {
-                   leaf_spine(e, p.dim(0), p.dim(1), p.int_opt("spines", p.dim(1)), p.b(0), p.l(0),
-                              p.b(1), p.l(1));
-                 }});
+    g.push_back(
+        {{"leafspine", "LxP",
+          "two-level leaf-spine: L leaf switches with P NPUs each, every leaf linked to "
+          "every spine; spines=S (default P, non-blocking); bw/lat per level NPU-leaf/leaf-spine",
+          "leafspine:4x8,spines=4,bw=100GB/s/50GB/s", "spines=S"},
+         {2},
+         2,
+         "50GB/s",
+         "0.5us",
+         {"spines"},
+         product,
+         [](const Params& p, Emitter& e) {
+           leaf_spine(e, p.dim(0), p.dim(1), p.int_opt("spines", p.dim(1)), p.b(0), p.l(0), p.b(1),
+                      p.l(1));
+         }});
     g.push_back({{"dragonfly", "GxAxP",
                   "dragonfly: G groups of A router switches with P NPUs each; routers of a group "
                   "fully connected, one global link per pair of groups; bw/lat per level "
                   "terminal/local/global",
                   "dragonfly:4x4x2,bw=100GB/s/50GB/s/25GB/s", ""},
-                 {3}, 3, "50GB/s", "0.5us", {}, product,
+                 {3},
+                 3,
+                 "50GB/s",
+                 "0.5us",
+                 {},
+                 product,
                  [](const Params& p, Emitter& e) {
                    int groups = p.dim(0), routers = p.dim(1), per = p.dim(2);
                    std::vector<std::vector<NodeId>> r(groups);
@@ -227,32 +276,44 @@ const std::vector<Generator>& table() {
                      }
                    for (int gi = 0; gi < groups; ++gi)
                      for (int a = 0; a < routers; ++a)
-                       for (int c = a + 1; c < routers; ++c) e.bi(r[gi][a], r[gi][c], p.b(1), p.l(1));
+                       for (int c = a + 1; c < routers; ++c)
+                         e.bi(r[gi][a], r[gi][c], p.b(1), p.l(1));
                    // Group gi's k-th global link (k counting the other groups in order) leaves from
                    // router k mod A.
-                   auto port = [&](int from, int to) { return (to < from ? to : to - 1) % routers; };
+                   auto port = [&](int from, int to) {
+                     return (to < from ? to : to - 1) % routers;
+                   };
                    for (int gi = 0; gi < groups; ++gi)
                      for (int gj = gi + 1; gj < groups; ++gj)
                        e.bi(r[gi][port(gi, gj)], r[gj][port(gj, gi)], p.b(2), p.l(2));
                  }});
-    g.push_back({{"dgx1", "8",
-                  "DGX-1 (V100) hybrid cube-mesh: 8 NPUs, 6 NVLinks each, some pairs doubled",
-                  "dgx1:8,bw=25GB/s", ""},
-                 {0, 1}, 1, "25GB/s", "0.7us", {}, [](const GeneratorSpec&) { return 8; },
-                 [](const Params& p, Emitter& e) {
-                   if (!p.spec.shape.empty() && p.dim(0) != 8)
-                     throw spec_error(p.spec, "a DGX-1 has exactly 8 NPUs");
-                   // NVLink counts between GPU pairs, as nvidia-smi topo -m shows on a DGX-1V.
-                   const int links[][3] = {{0, 1, 1}, {0, 2, 1}, {0, 3, 2}, {0, 4, 2}, {1, 2, 2},
-                                           {1, 3, 1}, {1, 5, 2}, {2, 3, 2}, {2, 6, 1}, {3, 7, 1},
-                                           {4, 5, 1}, {4, 6, 1}, {4, 7, 2}, {5, 6, 2}, {5, 7, 1},
-                                           {6, 7, 2}};
-                   for (const auto& [a, b, count] : links)
-                     for (int k = 0; k < count; ++k) e.bi(e.npu(a), e.npu(b), p.b(0), p.l(0));
-                 }});
+    g.push_back(
+        {{"dgx1", "8", "DGX-1 (V100) hybrid cube-mesh: 8 NPUs, 6 NVLinks each, some pairs doubled",
+          "dgx1:8,bw=25GB/s", ""},
+         {0, 1},
+         1,
+         "25GB/s",
+         "0.7us",
+         {},
+         [](const GeneratorSpec&) { return 8; },
+         [](const Params& p, Emitter& e) {
+           if (!p.spec.shape.empty() && p.dim(0) != 8)
+             throw spec_error(p.spec, "a DGX-1 has exactly 8 NPUs");
+           // NVLink counts between GPU pairs, as nvidia-smi topo -m shows on a DGX-1V.
+           const int links[][3] = {{0, 1, 1}, {0, 2, 1}, {0, 3, 2}, {0, 4, 2}, {1, 2, 2}, {1, 3, 1},
+                                   {1, 5, 2}, {2, 3, 2}, {2, 6, 1}, {3, 7, 1}, {4, 5, 1}, {4, 6, 1},
+                                   {4, 7, 2}, {5, 6, 2}, {5, 7, 1}, {6, 7, 2}};
+           for (const auto& [a, b, count] : links)
+             for (int k = 0; k < count; ++k) e.bi(e.npu(a), e.npu(b), p.b(0), p.l(0));
+         }});
     g.push_back({{"nvswitch", "G", "one NVSwitch node: G NPUs on one switch (default 450GB/s)",
                   "nvswitch:8", ""},
-                 {1}, 1, "450GB/s", "0.25us", {}, first,
+                 {1},
+                 1,
+                 "450GB/s",
+                 "0.25us",
+                 {},
+                 first,
                  [](const Params& p, Emitter& e) {
                    NodeId s = e.sw("nvswitch");
                    for (int i = 0; i < p.dim(0); ++i) e.bi(e.npu(i), s, p.b(0), p.l(0));
@@ -262,7 +323,12 @@ const std::vector<Generator>& table() {
                   "switches, NPU k of every node on rail k) or net=fattree (a leaf per node, G "
                   "spines); bw/lat per level nvlink/network",
                   "nvcluster:4x8,net=rail,bw=450GB/s/50GB/s", "net=rail|fattree"},
-                 {2}, 2, "450GB/s/50GB/s", "0.25us/1us", {"net"}, product,
+                 {2},
+                 2,
+                 "450GB/s/50GB/s",
+                 "0.25us/1us",
+                 {"net"},
+                 product,
                  [](const Params& p, Emitter& e) {
                    int nodes = p.dim(0), per = p.dim(1);
                    std::string net = p.opt("net", "rail");
@@ -276,26 +342,35 @@ const std::vector<Generator>& table() {
                    if (net == "rail") {
                      for (int k = 0; k < per; ++k) {
                        NodeId rail = e.sw(fmt::format("rail{}", k));
-                       for (int n = 0; n < nodes; ++n) e.bi(e.npu(n * per + k), rail, p.b(1), p.l(1));
+                       for (int n = 0; n < nodes; ++n)
+                         e.bi(e.npu(n * per + k), rail, p.b(1), p.l(1));
                      }
                    } else {
                      leaf_spine(e, nodes, per, per, p.b(1), p.l(1), p.b(1), p.l(1));
                    }
                  }});
-    g.push_back({{"random-fabric", "SEED",
-                  "a random heterogeneous switched fabric, the same for the same seed (the RandomFabrics "
-                  "benchmark's): 6-16 NPUs, 1-4 switches joined by a random tree (plus a spare link now and "
-                  "then), every NPU on one or two switches, some NPU pairs joined directly; 25-400 GB/s on "
-                  "NPU ports, 50-800 GB/s between switches, 0.1-2 us; every link both ways, now and then "
-                  "each way its own bandwidth",
-                  "random-fabric:184", ""},
-                 {1}, 1, "50GB/s", "0.5us", {}, [](const GeneratorSpec& s) { return RandomFabric(s.shape.at(0)).npus; },
-                 [](const Params& p, Emitter& e) {
-                   if (p.spec.options.count("bw") || p.spec.options.count("lat"))
-                     throw spec_error(p.spec, "a random fabric draws its own bandwidths and latencies (no bw= or lat=)");
-                   RandomFabric(p.dim(0)).build(e);
-                 },
-                 true});
+    g.push_back(
+        {{"random-fabric", "SEED",
+          "a random heterogeneous switched fabric, the same for the same seed (the RandomFabrics "
+          "benchmark's): 6-16 NPUs, 1-4 switches joined by a random tree (plus a spare link now "
+          "and "
+          "then), every NPU on one or two switches, some NPU pairs joined directly; 25-400 GB/s on "
+          "NPU ports, 50-800 GB/s between switches, 0.1-2 us; every link both ways, now and then "
+          "each way its own bandwidth",
+          "random-fabric:184", ""},
+         {1},
+         1,
+         "50GB/s",
+         "0.5us",
+         {},
+         [](const GeneratorSpec& s) { return RandomFabric(s.shape.at(0)).npus; },
+         [](const Params& p, Emitter& e) {
+           if (p.spec.options.count("bw") || p.spec.options.count("lat"))
+             throw spec_error(
+                 p.spec, "a random fabric draws its own bandwidths and latencies (no bw= or lat=)");
+           RandomFabric(p.dim(0)).build(e);
+         },
+         true});
     return g;
   }();
   return gens;
@@ -310,8 +385,9 @@ const Generator& find_generator(const GeneratorSpec& s) {
     names += (names.empty() ? "" : ", ") + g.info.name;
     known.push_back(g.info.name);
   }
-  throw Error(fmt::format("unknown generator '{}'{} (known: {}; `tenet topo generators` lists them)", s.generator,
-                          did_you_mean(s.generator, known), names));
+  throw Error(
+      fmt::format("unknown generator '{}'{} (known: {}; `tenet topo generators` lists them)",
+                  s.generator, did_you_mean(s.generator, known), names));
 }
 
 std::string_view trim(std::string_view s) {
@@ -367,8 +443,8 @@ ParsedDim parse_dim(const std::string& text) {
     const Generator& gen = find_generator(spec);
     if (std::find(gen.shape_dims.begin(), gen.shape_dims.end(), spec.shape.size()) ==
         gen.shape_dims.end())
-      throw spec_error(spec, fmt::format("shape must be {} (example: {})", gen.info.shape,
-                                         gen.info.example));
+      throw spec_error(
+          spec, fmt::format("shape must be {} (example: {})", gen.info.shape, gen.info.example));
     for (const auto& [key, value] : spec.options)
       if (key != "bw" && key != "lat" && key != "router" &&
           std::find(gen.keys.begin(), gen.keys.end(), key) == gen.keys.end())
@@ -386,7 +462,8 @@ ParsedDim parse_dim(const std::string& text) {
     for (const std::string& v : levels("bw", gen.default_bw)) dim.bw.push_back(parse_bandwidth(v));
     for (const std::string& v : levels("lat", gen.default_lat)) dim.lat.push_back(parse_time(v));
     std::string router = spec.options.count("router") ? spec.options.at("router") : "false";
-    if (router != "true" && router != "false") throw spec_error(spec, "router must be true or false");
+    if (router != "true" && router != "false")
+      throw spec_error(spec, "router must be true or false");
     int64_t n = 1;
     for (int d : spec.shape) n = std::min<int64_t>(n * d, 1'000'000'000);
     if (n > 1'000'000) throw spec_error(spec, "more than a million NPUs");
@@ -404,7 +481,8 @@ const std::vector<GeneratorInfo>& generators() {
     std::vector<GeneratorInfo> v;
     for (const Generator& g : table()) {
       v.push_back(g.info);
-      v.back().defaults = g.draws_links ? "none: drawn per link" : fmt::format("bw={},lat={}", g.default_bw, g.default_lat);
+      v.back().defaults = g.draws_links ? "none: drawn per link"
+                                        : fmt::format("bw={},lat={}", g.default_bw, g.default_lat);
     }
     return v;
   }();
@@ -429,15 +507,16 @@ GeneratorSpec parse_generator_spec(std::string_view text) {
       auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
       if (part.empty() || ec != std::errc() || p != part.data() + part.size() || v < 1 ||
           v > 1'000'000)
-        throw Error(fmt::format("spec '{}': shape '{}' must be positive whole numbers joined by 'x'",
-                                text, shape));
+        throw Error(fmt::format(
+            "spec '{}': shape '{}' must be positive whole numbers joined by 'x'", text, shape));
       s.shape.push_back(v);
       start = i + 1;
     }
   }
   while (comma != std::string_view::npos) {
     size_t next = t.find(',', comma + 1);
-    std::string_view kv = trim(t.substr(comma + 1, next == std::string_view::npos ? next : next - comma - 1));
+    std::string_view kv =
+        trim(t.substr(comma + 1, next == std::string_view::npos ? next : next - comma - 1));
     size_t eq = kv.find('=');
     if (eq == std::string_view::npos || eq == 0 || eq + 1 == kv.size())
       throw Error(fmt::format("spec '{}': '{}' is not key=value", text, kv));

@@ -17,11 +17,11 @@
 namespace tenet::topo {
 
 struct GeneratorInfo {
-  std::string name;         // "torus2d"
-  std::string shape;        // "AxB"
-  std::string description;  // one line
-  std::string example;      // a spec that works
-  std::string keys;         // the keys it accepts beyond bw, lat, router
+  std::string name;           // "torus2d"
+  std::string shape;          // "AxB"
+  std::string description;    // one line
+  std::string example;        // a spec that works
+  std::string keys;           // the keys it accepts beyond bw, lat, router
   std::string defaults = {};  // "bw=50GB/s,lat=0.5us", filled in by generators()
 };
 const std::vector<GeneratorInfo>& generators();

@@ -3,19 +3,19 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "topo/generators.hpp"
-#include "topo/presets.hpp"
 #include "topo/output_folder.hpp"
+#include "topo/presets.hpp"
 #include "topo/suggest.hpp"
 
 namespace tenet::topo {
@@ -30,10 +30,12 @@ std::string read_file(const std::string& path) {
   if (!in) throw Error("cannot open file (does it exist?)", {path});
   // A regular file is read at once into a string of its size (a 1024-NPU algorithm is 160 MB:
   // through a stringstream it was copied twice, growing); a pipe or a device as a stream.
-  if (const auto size = std::filesystem::file_size(path, ec); !ec && std::filesystem::is_regular_file(path, ec)) {
+  if (const auto size = std::filesystem::file_size(path, ec);
+      !ec && std::filesystem::is_regular_file(path, ec)) {
     std::string text(size, '\0');
     in.read(text.data(), static_cast<std::streamsize>(size));
-    if (static_cast<uintmax_t>(in.gcount()) == size && in.peek() == std::char_traits<char>::eof()) return text;
+    if (static_cast<uintmax_t>(in.gcount()) == size && in.peek() == std::char_traits<char>::eof())
+      return text;
     // It changed while being read: read it again as a stream.
     in.clear();
     in.seekg(0);
@@ -48,7 +50,8 @@ FileBytes::FileBytes(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_regular_file(path, ec)) {
     const std::string folder = std::filesystem::path(path).parent_path().string();
-    FolderReadLock lock(folder.empty() ? "." : folder);  // as read_file: a killed commit completed first
+    FolderReadLock lock(folder.empty() ? "."
+                                       : folder);  // as read_file: a killed commit completed first
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw Error("cannot open file (does it exist?)", {path});
     struct stat st {};
@@ -74,15 +77,19 @@ void FileBytes::release(size_t up_to) const {
   const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   const size_t end = std::min(up_to, size_) / page * page;
   if (!map_ || end <= released_) return;
-  ::madvise(static_cast<char*>(map_) + released_, end - released_, MADV_DONTNEED);  // only what is new
+  ::madvise(static_cast<char*>(map_) + released_, end - released_,
+            MADV_DONTNEED);  // only what is new
   released_ = end;
 }
 
 void write_file_atomically(const std::string& path, std::string_view content) {
-  write_file_atomically(path, [&](std::ostream& out) { out.write(content.data(), static_cast<std::streamsize>(content.size())); });
+  write_file_atomically(path, [&](std::ostream& out) {
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+  });
 }
 
-void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
+void write_file_atomically(const std::string& path,
+                           const std::function<void(std::ostream&)>& write) {
   std::filesystem::path target(path);
   std::filesystem::path tmp = target;
   tmp += fmt::format(".tmp.{}", ::getpid());
@@ -115,10 +122,12 @@ void make_directories(const std::string& path) {
   std::error_code ec;
   std::filesystem::create_directories(path, ec);
   if (!ec) {
-    settle_folder(path);  // what killed runs left: journals completed, stages and temporaries removed
+    settle_folder(
+        path);  // what killed runs left: journals completed, stages and temporaries removed
     return;
   }
-  if (std::error_code e; std::filesystem::exists(path, e) && !std::filesystem::is_directory(path, e))
+  if (std::error_code e;
+      std::filesystem::exists(path, e) && !std::filesystem::is_directory(path, e))
     throw Error("cannot create the output folder: a file of that name exists", {path});
   throw Error(fmt::format("cannot create the output folder: {}", ec.message()), {path});
 }
@@ -150,31 +159,37 @@ std::string not_a_topology(const std::string& text) {
   // A path has a '/' before any spec punctuation, or a topology file's extension ("bw=50GB/s" and
   // "lat=0.5us" inside a spec are neither).
   const std::string ext = lower_extension(text);
-  const bool path_like = head.find('/') != std::string::npos || ext == ".yaml" || ext == ".yml" || ext == ".json" ||
-                         ext == ".dot" || ext == ".gv";
+  const bool path_like = head.find('/') != std::string::npos || ext == ".yaml" || ext == ".yml" ||
+                         ext == ".json" || ext == ".dot" || ext == ".gv";
   if (cut != std::string::npos && !path_like) {
     // "torus:4x4": a spec with a generator name that does not exist.
     std::string near;
     for (const std::string& n : nearest(head, names))
       for (const GeneratorInfo& g : generators())
-        if (g.name == n) near += fmt::format("{}{} (e.g. {})", near.empty() ? "" : ", ", n, g.example);
-    return fmt::format("'{}' is not a file, and as a generator spec: no generator '{}'{}; `tenet topo generators` "
-                       "lists them all",
-                       text, head, near.empty() ? "" : "; nearest: " + near);
+        if (g.name == n)
+          near += fmt::format("{}{} (e.g. {})", near.empty() ? "" : ", ", n, g.example);
+    return fmt::format(
+        "'{}' is not a file, and as a generator spec: no generator '{}'{}; `tenet topo generators` "
+        "lists them all",
+        text, head, near.empty() ? "" : "; nearest: " + near);
   }
   if (!path_like) {
     for (const GeneratorInfo& g : generators())
       if (g.name == head)
-        return fmt::format("'{}' is a generator without its shape: write it like {} (`tenet topo generators` lists "
-                           "every generator's shape and keys)",
-                           text, g.example);
+        return fmt::format(
+            "'{}' is a generator without its shape: write it like {} (`tenet topo generators` "
+            "lists "
+            "every generator's shape and keys)",
+            text, g.example);
     // A bare word: a preset or a spec without its shape?
     std::vector<std::string> words = names;
     for (const Preset& p : presets()) words.emplace_back(p.name);
     std::string presets_list;
-    for (const Preset& p : presets()) presets_list += fmt::format("{}{}", presets_list.empty() ? "" : ", ", p.name);
-    return fmt::format("'{}' is not a file, a system preset ({}) or a generator spec (such as torus2d:4x4){}", text,
-                       presets_list, did_you_mean(head, words));
+    for (const Preset& p : presets())
+      presets_list += fmt::format("{}{}", presets_list.empty() ? "" : ", ", p.name);
+    return fmt::format(
+        "'{}' is not a file, a system preset ({}) or a generator spec (such as torus2d:4x4){}",
+        text, presets_list, did_you_mean(head, words));
   }
   return "";
 }

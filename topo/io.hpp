@@ -3,7 +3,7 @@
 // Inputs: the Tenet format in YAML or JSON (.yaml, .yml, .json), ASTRA-sim's network.yml (a YAML
 // map with `topology` and `npus_count`), Graphviz DOT as written by to_dot (.dot, .gv), or a
 // generator spec string (see generators.hpp). Outputs: Tenet YAML, Tenet JSON, DOT.
-// The Tenet format is documented in README.md ("Topology files").
+// The Tenet format is documented in docs/formats.md ("Topology files").
 #pragma once
 
 #include <functional>
@@ -37,7 +37,8 @@ void save(const Topology& t, const std::string& path);
 // Writes `content` to `path` atomically (temporary + rename). Throws tenet::Error on failure.
 void write_file_atomically(const std::string& path, std::string_view content);
 // The same for content `write` puts on a stream (large outputs, never whole in memory).
-void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
+void write_file_atomically(const std::string& path,
+                           const std::function<void(std::ostream&)>& write);
 std::string read_file(const std::string& path);
 
 // A file's bytes, read-only, for large inputs (a 1024-NPU algorithm is 160 MB): a regular file is
@@ -50,7 +51,9 @@ class FileBytes {
   ~FileBytes();
   FileBytes(const FileBytes&) = delete;
   FileBytes& operator=(const FileBytes&) = delete;
-  std::string_view view() const { return map_ ? std::string_view(static_cast<const char*>(map_), size_) : text_; }
+  std::string_view view() const {
+    return map_ ? std::string_view(static_cast<const char*>(map_), size_) : text_;
+  }
   // The reader is done with the text before `up_to` for now: a mapped file's pages there leave
   // memory (and come back from the file if read again). A file is mapped, not read in, and its
   // pages come as they are read: a 2.6 GB algorithm file is not held whole.
@@ -60,7 +63,7 @@ class FileBytes {
   void* map_ = nullptr;
   size_t size_ = 0;
   mutable size_t released_ = 0;  // pages before this are let go (release)
-  std::string text_;  // when not mapped
+  std::string text_;             // when not mapped
 };
 // Creates an output folder and its parents; throws tenet::Error naming it when it cannot (a file of
 // that name, no permission, a name too long) instead of std::filesystem's exception. Settles it

@@ -41,7 +41,8 @@ uint64_t available_memory() {
     }
     meminfo.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
   }
-  const auto max = read_number("/sys/fs/cgroup/memory.max"), current = read_number("/sys/fs/cgroup/memory.current");
+  const auto max = read_number("/sys/fs/cgroup/memory.max"),
+             current = read_number("/sys/fs/cgroup/memory.current");
   if (max && current) {
     const uint64_t left = *max > *current ? *max - *current : 0;
     available = available == 0 ? left : std::min(available, left);
@@ -52,15 +53,20 @@ uint64_t available_memory() {
 void check_memory(uint64_t bytes, std::string_view what, std::string_view remedy) {
   const uint64_t available = available_memory();
   if (available == 0 || bytes <= available) return;
-  auto size = [](uint64_t b) { return format_bytes(static_cast<Bytes>(std::min<uint64_t>(b, uint64_t{1} << 62))); };
+  auto size = [](uint64_t b) {
+    return format_bytes(static_cast<Bytes>(std::min<uint64_t>(b, uint64_t{1} << 62)));
+  };
   const char* forced = std::getenv("TENET_MEMORY");
-  throw Error(fmt::format("{} would need about {} of memory, and {} are available{}; {}", what, size(bytes),
-                          size(available), forced && *forced ? " (TENET_MEMORY)" : "", remedy));
+  throw Error(fmt::format("{} would need about {} of memory, and {} are available{}; {}", what,
+                          size(bytes), size(available), forced && *forced ? " (TENET_MEMORY)" : "",
+                          remedy));
 }
 
 void check_limit(int64_t count, int64_t limit, std::string_view what, const Location& where) {
   if (count > limit)
-    throw Error(fmt::format("{} {} is over Tenet's limit of {} (topo/limits.hpp)", count, what, limit), where);
+    throw Error(
+        fmt::format("{} {} is over Tenet's limit of {} (topo/limits.hpp)", count, what, limit),
+        where);
 }
 
 void check_nesting(std::string_view text, const std::string& file) {
@@ -70,13 +76,16 @@ void check_nesting(std::string_view text, const std::string& file) {
     const char c = text[i];
     if (c == '\n') ++line;
     if (quoted) {
-      if (c == '\\') ++i;
-      else if (c == '"') quoted = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        quoted = false;
     } else if (c == '"') {
       quoted = true;
     } else if (c == '[' || c == '{' || c == '(') {
       if (++depth > kMaxNesting)
-        throw Error(fmt::format("nested deeper than Tenet's limit of {} levels (topo/limits.hpp)", kMaxNesting),
+        throw Error(fmt::format("nested deeper than Tenet's limit of {} levels (topo/limits.hpp)",
+                                kMaxNesting),
                     Location(file, line));
     } else if ((c == ']' || c == '}' || c == ')') && depth > 0) {
       --depth;

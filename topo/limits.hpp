@@ -13,14 +13,15 @@ namespace tenet::topo {
 
 inline constexpr int64_t kMaxNodes = int64_t{1} << 20;  // NPUs and switches of a topology
 inline constexpr int64_t kMaxLinks = int64_t{1} << 22;  // directed links of a topology
-inline constexpr int kMaxNesting = 256;                  // brackets, braces, levels in a topology file
-inline constexpr int kMaxChunksPerNpu = 4096;            // tenet sim -k, suites, -k auto's search
+inline constexpr int kMaxNesting = 256;        // brackets, braces, levels in a topology file
+inline constexpr int kMaxChunksPerNpu = 4096;  // tenet sim -k, suites, -k auto's search
 // An algorithm's chunks per NPU (Tenet JSON, Chakra ET and MSCCL-XML read back), and `tenet synth
 // -k`: -k auto's pipelines, server plan and matcher double past kMaxChunksPerNpu while they gain,
 // and what auto picked can be written, read back and asked for.
 inline constexpr int kMaxChunksPerNpuOfAlgorithm = 1 << 20;
 
-// Throws tenet::Error("<count> <what> is over the limit of <limit> ...") at `where` when count > limit.
+// Throws tenet::Error("<count> <what> is over the limit of <limit> ...") at `where` when count >
+// limit.
 void check_limit(int64_t count, int64_t limit, std::string_view what, const Location& where = {});
 
 // Throws tenet::Error at the file and line where brackets, braces or parentheses (outside double
@@ -36,8 +37,8 @@ uint64_t available_memory();
 // of running for minutes into std::bad_alloc.
 void check_memory(uint64_t bytes, std::string_view what, std::string_view remedy);
 
-// Whether `text` is valid UTF-8 (no overlong forms, surrogates or code points past U+10FFFF); when not,
-// the offset of the first bad byte in `bad_at`.
+// Whether `text` is valid UTF-8 (no overlong forms, surrogates or code points past U+10FFFF); when
+// not, the offset of the first bad byte in `bad_at`.
 bool valid_utf8(std::string_view text, size_t* bad_at = nullptr);
 
 }  // namespace tenet::topo

@@ -1,10 +1,10 @@
 // Compiled as C++17: see min_cut.hpp.
 #include "topo/min_cut.hpp"
 
-#include <algorithm>
 #include <lemon/hao_orlin.h>
 #include <lemon/preflow.h>
 #include <lemon/static_graph.h>
+#include <algorithm>
 #include <numeric>
 
 namespace tenet::topo::detail {

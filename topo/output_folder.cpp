@@ -26,7 +26,8 @@ constexpr std::string_view kStage = ".tenet-stage.", kJournal = ".tenet-commit."
 
 // The pid at the end of `name` after `marker` ("x.tmp.123" -> 123), or 0.
 int pid_after(const std::string& name, std::string_view marker, bool prefix) {
-  const size_t at = prefix ? (name.starts_with(marker) ? 0 : std::string::npos) : name.rfind(marker);
+  const size_t at =
+      prefix ? (name.starts_with(marker) ? 0 : std::string::npos) : name.rfind(marker);
   if (at == std::string::npos || at + marker.size() >= name.size()) return 0;
   int pid = 0;
   const char* digits = name.data() + at + marker.size();
@@ -39,7 +40,8 @@ bool gone(int pid) { return pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH; }
 // flock(2) on the folder itself (no lock file is left behind).
 class FolderLock {
  public:
-  FolderLock(const std::string& dir, int operation) : fd_(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+  FolderLock(const std::string& dir, int operation)
+      : fd_(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
     if (fd_ >= 0)
       while (::flock(fd_, operation) != 0 && errno == EINTR) {
       }
@@ -58,14 +60,16 @@ class FolderLock {
 // A journal names files inside its folder only: relative, no "..", and a stage of ours.
 void check_journal(const nlohmann::json& journal, const fs::path& file) {
   const std::string stage = journal.at("stage").get<std::string>();
-  if (pid_after(stage, kStage, true) == 0) throw Error(fmt::format("commit journal names '{}' as its stage", stage), {file.string()});
+  if (pid_after(stage, kStage, true) == 0)
+    throw Error(fmt::format("commit journal names '{}' as its stage", stage), {file.string()});
   for (const char* list : {"move", "remove"})
     for (const auto& rel : journal.at(list)) {
       const fs::path p(rel.get<std::string>());
       bool inside = !p.empty() && p.is_relative();
       for (const auto& part : p) inside = inside && part != ".." && part != ".";
       if (!inside)
-        throw Error(fmt::format("commit journal names '{}', which is not a file inside its folder", p.string()),
+        throw Error(fmt::format("commit journal names '{}', which is not a file inside its folder",
+                                p.string()),
                     {file.string()});
     }
 }
@@ -80,10 +84,12 @@ void apply(const fs::path& dir, const fs::path& stage, const nlohmann::json& jou
     fs::create_directories(to.parent_path(), ec);
     fs::rename(from, to, ec);
     if (ec)
-      throw Error(fmt::format("cannot move {} into place: {} (the folder now mixes two runs; the commit journal "
-                              "{} completes it once that is fixed)",
-                              to.string(), ec.message(), kJournal),
-                  {dir.string()});
+      throw Error(
+          fmt::format(
+              "cannot move {} into place: {} (the folder now mixes two runs; the commit journal "
+              "{} completes it once that is fixed)",
+              to.string(), ec.message(), kJournal),
+          {dir.string()});
   }
   for (const auto& rel : journal.at("remove")) {
     std::error_code ec;
@@ -97,18 +103,22 @@ void settle_folder(const std::string& dir, bool writing) {
   std::error_code ec;
   auto dead_leftovers = [&] {
     std::vector<fs::path> journals, others;
-    for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
+         it.increment(ec)) {
       const std::string name = it->path().filename().string();
       if (gone(pid_after(name, kJournal, true))) journals.push_back(it->path());
       // A journal's own temporary (".tenet-commit.<pid>.tmp.<pid>"): the run was killed while
       // deciding, before any rename, so the folder holds the old set and a reader may drop it too.
-      else if (name.starts_with(kJournal) && gone(pid_after(name, kTmp, false))) others.push_back(it->path());
-      else if (writing && (gone(pid_after(name, kStage, true)) || gone(pid_after(name, kTmp, false))))
+      else if (name.starts_with(kJournal) && gone(pid_after(name, kTmp, false)))
+        others.push_back(it->path());
+      else if (writing &&
+               (gone(pid_after(name, kStage, true)) || gone(pid_after(name, kTmp, false))))
         others.push_back(it->path());
     }
     return std::pair{journals, others};
   };
-  if (auto [journals, others] = dead_leftovers(); journals.empty() && others.empty()) return;  // the usual case
+  if (auto [journals, others] = dead_leftovers(); journals.empty() && others.empty())
+    return;  // the usual case
   FolderLock lock(dir, LOCK_EX);
   auto [journals, others] = dead_leftovers();  // again, under the lock
   for (const fs::path& j : journals) {
@@ -119,14 +129,17 @@ void settle_folder(const std::string& dir, bool writing) {
       check_journal(journal, j);
       apply(dir, fs::path(dir) / journal.at("stage").get<std::string>(), journal);
     } catch (const nlohmann::json::exception& e) {
-      throw Error(fmt::format("unreadable commit journal of a killed run ({}): the folder may mix two runs", e.what()),
-                  {j.string()});
+      throw Error(
+          fmt::format("unreadable commit journal of a killed run ({}): the folder may mix two runs",
+                      e.what()),
+          {j.string()});
     }
     fs::remove_all(fs::path(dir) / journal.at("stage").get<std::string>(), ec);
     fs::remove(j, ec);
   }
   for (const fs::path& p : others)
-    if (fs::exists(p, ec)) fs::remove_all(p, ec);  // a journal above may have taken its stage already
+    if (fs::exists(p, ec))
+      fs::remove_all(p, ec);  // a journal above may have taken its stage already
 }
 
 OutputFolder::OutputFolder(std::string dir) : dir_(std::move(dir)) {
@@ -135,7 +148,8 @@ OutputFolder::OutputFolder(std::string dir) : dir_(std::move(dir)) {
   std::error_code ec;
   fs::remove_all(stage_dir_, ec);  // a stage of this process's earlier set that was not committed
   if (!fs::create_directory(stage_dir_, ec) || ec)
-    throw Error(fmt::format("cannot write in the output folder: {}", ec ? ec.message() : "exists"), {dir_});
+    throw Error(fmt::format("cannot write in the output folder: {}", ec ? ec.message() : "exists"),
+                {dir_});
 }
 
 OutputFolder::~OutputFolder() {
@@ -148,12 +162,17 @@ std::string OutputFolder::stage(const std::string& relative) {
   const fs::path p = fs::path(stage_dir_) / relative;
   std::error_code ec;
   fs::create_directories(p.parent_path(), ec);
-  if (ec) throw Error(fmt::format("cannot create a staging folder: {}", ec.message()), {p.parent_path().string()});
-  if (std::find(staged_.begin(), staged_.end(), relative) == staged_.end()) staged_.push_back(relative);
+  if (ec)
+    throw Error(fmt::format("cannot create a staging folder: {}", ec.message()),
+                {p.parent_path().string()});
+  if (std::find(staged_.begin(), staged_.end(), relative) == staged_.end())
+    staged_.push_back(relative);
   return p.string();
 }
 
-std::string OutputFolder::final_path(const std::string& relative) const { return (fs::path(dir_) / relative).string(); }
+std::string OutputFolder::final_path(const std::string& relative) const {
+  return (fs::path(dir_) / relative).string();
+}
 
 void OutputFolder::remove_at_commit(const std::string& relative) { stale_.push_back(relative); }
 
@@ -167,7 +186,9 @@ void OutputFolder::drop(const std::string& relative) {
   std::erase_if(stale_, under);
   std::error_code ec;
   fs::remove_all(fs::path(stage_dir_) / at, ec);
-  if (ec) throw Error(fmt::format("cannot remove staged files: {}", ec.message()), {(fs::path(stage_dir_) / at).string()});
+  if (ec)
+    throw Error(fmt::format("cannot remove staged files: {}", ec.message()),
+                {(fs::path(stage_dir_) / at).string()});
 }
 
 std::vector<std::string> OutputFolder::commit() {
@@ -177,10 +198,12 @@ std::vector<std::string> OutputFolder::commit() {
   std::vector<std::string> moves;
   std::set<std::string> on_disk;
   std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(stage_dir_, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec))
-    if (std::error_code kind; it->is_regular_file(kind)) on_disk.insert(it->path().lexically_relative(stage_dir_).string());
-  if (ec) throw Error(fmt::format("cannot list the staging folder: {}", ec.message()), {stage_dir_});
+  for (auto it = fs::recursive_directory_iterator(stage_dir_, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+    if (std::error_code kind; it->is_regular_file(kind))
+      on_disk.insert(it->path().lexically_relative(stage_dir_).string());
+  if (ec)
+    throw Error(fmt::format("cannot list the staging folder: {}", ec.message()), {stage_dir_});
   for (const std::string& s : staged_)
     if (on_disk.erase(s)) moves.push_back(s);
   moves.insert(moves.end(), on_disk.begin(), on_disk.end());
@@ -191,14 +214,18 @@ std::vector<std::string> OutputFolder::commit() {
     fs::create_directories(to.parent_path(), made);
     if (made || !fs::is_directory(to.parent_path(), probe)) {
       fs::path blocker = to.parent_path();  // the file that stands where a folder goes, if one does
-      while (blocker.has_parent_path() && blocker != blocker.parent_path() && !fs::exists(blocker, probe))
+      while (blocker.has_parent_path() && blocker != blocker.parent_path() &&
+             !fs::exists(blocker, probe))
         blocker = blocker.parent_path();
       const bool file = fs::exists(blocker, probe) && !fs::is_directory(blocker, probe);
-      throw Error(fmt::format("cannot create folder {}: {}", to.parent_path().string(),
-                              file ? fmt::format("{} is a file", blocker.string()) : made.message()),
-                  {dir_});
+      throw Error(
+          fmt::format("cannot create folder {}: {}", to.parent_path().string(),
+                      file ? fmt::format("{} is a file", blocker.string()) : made.message()),
+          {dir_});
     }
-    if (fs::is_directory(to, ec)) throw Error(fmt::format("cannot write {}: a folder of that name exists", to.string()), {dir_});
+    if (fs::is_directory(to, ec))
+      throw Error(fmt::format("cannot write {}: a folder of that name exists", to.string()),
+                  {dir_});
   }
   nlohmann::json journal;
   journal["stage"] = fs::path(stage_dir_).filename().string();
@@ -208,10 +235,11 @@ std::vector<std::string> OutputFolder::commit() {
     if (std::find(moves.begin(), moves.end(), rel) == moves.end()) journal["remove"].push_back(rel);
 
   FolderLock lock(dir_, LOCK_EX);
-  const std::string journal_path = (fs::path(dir_) / fmt::format("{}{}", kJournal, ::getpid())).string();
+  const std::string journal_path =
+      (fs::path(dir_) / fmt::format("{}{}", kJournal, ::getpid())).string();
   write_file_atomically(journal_path, journal.dump());  // step 1: decided
-  apply(dir_, stage_dir_, journal);                      // step 2
-  fs::remove(journal_path, ec);                          // step 3
+  apply(dir_, stage_dir_, journal);                     // step 2
+  fs::remove(journal_path, ec);                         // step 3
   fs::remove_all(stage_dir_, ec);
   committed_ = true;
   std::vector<std::string> paths;
@@ -226,7 +254,8 @@ FolderReadLock::FolderReadLock(const std::string& dir) {
   fs::path absolute = fs::absolute(here, ec).lexically_normal();  // "/a/b/." -> "/a/b/"
   if (!absolute.has_filename()) absolute = absolute.parent_path();
   std::vector<fs::path> folders{here};
-  if (absolute.has_relative_path()) folders.insert(folders.begin(), absolute.parent_path());  // not for "/"
+  if (absolute.has_relative_path())
+    folders.insert(folders.begin(), absolute.parent_path());  // not for "/"
   for (const fs::path& d : folders) {
     settle_folder(d.string(), false);
     FolderLock lock(d.string(), LOCK_SH);

@@ -39,21 +39,22 @@ struct StopAt : boost::default_dijkstra_visitor {
 // stops once that node's cost is final: the costs below it are final then too, every other one is
 // an upper bound (or infinity).
 template <typename View>
-std::vector<Cost> least_costs_over(const Topology& t, const BoostGraph& g, const View& view, NodeId from,
-                                   NodeId until = -1) {
+std::vector<Cost> least_costs_over(const Topology& t, const BoostGraph& g, const View& view,
+                                   NodeId from, NodeId until = -1) {
   std::vector<Cost> dist(t.num_nodes(), kInfinity);
-  auto weight = boost::make_function_property_map<BoostEdge, Cost>(
-      [&](const BoostEdge& e) { return Cost{t.link(g[e]).latency, 1}; });
+  auto weight = boost::make_function_property_map<BoostEdge, Cost>([&](const BoostEdge& e) {
+    return Cost{t.link(g[e]).latency, 1};
+  });
   try {
-    boost::dijkstra_shortest_paths(
-        view, static_cast<detail::BoostVertex>(from),
-        boost::weight_map(weight)
-            .distance_map(boost::make_iterator_property_map(dist.begin(), get(boost::vertex_index, g)))
-            .distance_compare(std::less<Cost>())
-            .distance_combine(CostPlus())
-            .distance_inf(kInfinity)
-            .distance_zero(Cost{0, 0})
-            .visitor(StopAt{{}, until}));
+    boost::dijkstra_shortest_paths(view, static_cast<detail::BoostVertex>(from),
+                                   boost::weight_map(weight)
+                                       .distance_map(boost::make_iterator_property_map(
+                                           dist.begin(), get(boost::vertex_index, g)))
+                                       .distance_compare(std::less<Cost>())
+                                       .distance_combine(CostPlus())
+                                       .distance_inf(kInfinity)
+                                       .distance_zero(Cost{0, 0})
+                                       .visitor(StopAt{{}, until}));
   } catch (const Reached&) {
   }
   return dist;
@@ -88,7 +89,9 @@ struct Router::Views {
 };
 
 Router::Router(const Topology& t)
-    : topo_(t), views_(std::make_shared<const Views>(Views{detail::boost_view(t), detail::boost_view(t, true)})) {}
+    : topo_(t),
+      views_(std::make_shared<const Views>(
+          Views{detail::boost_view(t), detail::boost_view(t, true)})) {}
 
 std::optional<Route> Router::route(NodeId src, NodeId dst) const {
   std::vector<Route> r = equal_cost_routes(src, dst, 1);
@@ -101,7 +104,8 @@ namespace {
 // The routes from src to dst over the links `on_route` takes, depth-first in link-id order, which
 // yields them in lexicographic order; at most `limit`.
 template <typename OnRoute>
-std::vector<Route> walk_routes(const Topology& t, NodeId src, NodeId dst, int limit, OnRoute&& on_route) {
+std::vector<Route> walk_routes(const Topology& t, NodeId src, NodeId dst, int limit,
+                               OnRoute&& on_route) {
   std::vector<Route> out;
   std::vector<LinkId> path;
   auto walk = [&](auto&& self, NodeId at) -> void {
@@ -123,7 +127,8 @@ std::vector<Route> walk_routes(const Topology& t, NodeId src, NodeId dst, int li
 
 // The least-cost routes from src to dst, given the least costs from src and to dst over
 // pass-through interiors: a link u->v lies on one iff cost(src,u) + w + cost(v,dst) == best.
-std::vector<Route> routes_between(const Topology& t, NodeId src, NodeId dst, int limit, const std::vector<Cost>& from_src,
+std::vector<Route> routes_between(const Topology& t, NodeId src, NodeId dst, int limit,
+                                  const std::vector<Cost>& from_src,
                                   const std::vector<Cost>& to_dst) {
   if (from_src[dst] == kInfinity) return {};
   const Cost best = from_src[dst];
@@ -141,7 +146,8 @@ std::vector<Route> Router::equal_cost_routes(NodeId src, NodeId dst, int limit) 
   if (src == dst || limit <= 0) return {};
   std::vector<Cost> from_src = least_costs(topo_, views_->forward, src, dst);
   if (from_src[dst] == kInfinity) return {};
-  return routes_between(topo_, src, dst, limit, from_src, least_costs(topo_, views_->reversed, dst, src));
+  return routes_between(topo_, src, dst, limit, from_src,
+                        least_costs(topo_, views_->reversed, dst, src));
 }
 
 // The cache keeps whole searches only for ends asked for again: a ring asks each source and each
@@ -154,12 +160,13 @@ std::vector<Route> Router::equal_cost_routes(NodeId src, NodeId dst, int limit) 
 struct RouteCache::Impl {
   const Router& router;
   std::unordered_map<NodeId, std::vector<Cost>> from, to;  // whole searches, kept
-  std::vector<char> asked_from, asked_to;                  // per node: asked for as a source, a destination
-  std::vector<uint32_t> leads;                             // per node: the pair (stamp) it leads to the destination for
+  std::vector<char> asked_from, asked_to;  // per node: asked for as a source, a destination
+  std::vector<uint32_t> leads;  // per node: the pair (stamp) it leads to the destination for
   uint32_t stamp = 0;
 };
 
-RouteCache::RouteCache(const Router& r) : impl_(std::make_unique<Impl>(Impl{r, {}, {}, {}, {}, {}, 0})) {}
+RouteCache::RouteCache(const Router& r)
+    : impl_(std::make_unique<Impl>(Impl{r, {}, {}, {}, {}, {}, 0})) {}
 RouteCache::~RouteCache() = default;
 
 std::vector<Route> RouteCache::equal_cost_routes(NodeId src, NodeId dst, int limit) {
@@ -234,7 +241,8 @@ std::vector<Route> RouteCache::equal_cost_routes(NodeId src, NodeId dst, int lim
   });
 }
 
-std::vector<std::vector<Route>> Router::switch_routes_from(NodeId src, int limit, Bandwidth min_bandwidth) const {
+std::vector<std::vector<Route>> Router::switch_routes_from(NodeId src, int limit,
+                                                           Bandwidth min_bandwidth) const {
   const Topology& t = topo_;
   const BoostGraph& g = views_->forward;
   // Only links leaving the source or a switch: routes whose interior nodes are all switches. (A
@@ -244,7 +252,9 @@ std::vector<std::vector<Route>> Router::switch_routes_from(NodeId src, int limit
     const BoostGraph* g = nullptr;
     NodeId src = 0;
     Bandwidth min_bandwidth = 0;
-    bool forwards(const Link& k) const { return (k.src == src || t->is_switch(k.src)) && k.bandwidth >= min_bandwidth; }
+    bool forwards(const Link& k) const {
+      return (k.src == src || t->is_switch(k.src)) && k.bandwidth >= min_bandwidth;
+    }
     bool operator()(const BoostEdge& e) const { return forwards(t->link((*g)[e])); }
   };
   const Keep keep{&t, &g, src, min_bandwidth};
@@ -254,7 +264,8 @@ std::vector<std::vector<Route>> Router::switch_routes_from(NodeId src, int limit
   // backwards from each NPU over such links, smallest link ids first, and reverse.
   auto tight = [&](LinkId l) {
     const Link& k = t.link(l);
-    return keep.forwards(k) && dist[k.src] != kInfinity && CostPlus()(dist[k.src], Cost{k.latency, 1}) == dist[k.dst];
+    return keep.forwards(k) && dist[k.src] != kInfinity &&
+           CostPlus()(dist[k.src], Cost{k.latency, 1}) == dist[k.dst];
   };
   // The tight links into each node, in in_links order, found once (a walk that scanned every link
   // into a switch per destination was quadratic in the switch's ports per source).
@@ -293,7 +304,8 @@ std::vector<std::vector<Route>> Router::switch_routes_from(NodeId src, int limit
   return out;
 }
 
-std::vector<std::vector<Route>> Router::quickest_switch_routes_from(NodeId src, Bytes bytes, int limit) const {
+std::vector<std::vector<Route>> Router::quickest_switch_routes_from(NodeId src, Bytes bytes,
+                                                                    int limit) const {
   const Topology& t = topo_;
   auto cost = [&](const Route& r) { return r.latency + transfer_time(bytes, r.bottleneck); };
   std::vector<std::vector<Route>> out = switch_routes_from(src, limit);
@@ -318,14 +330,17 @@ std::vector<std::vector<Route>> Router::quickest_switch_routes_from(NodeId src, 
           quicker[v].clear();
         }
         const auto same = [&](const Route& x) { return x.links == r.links; };
-        if (static_cast<int>(quicker[v].size()) < limit && std::none_of(out[v].begin(), out[v].end(), same) &&
+        if (static_cast<int>(quicker[v].size()) < limit &&
+            std::none_of(out[v].begin(), out[v].end(), same) &&
             std::none_of(quicker[v].begin(), quicker[v].end(), same))
           quicker[v].push_back(std::move(r));
       }
   }
   for (NodeId v = 0; v < t.num_npus(); ++v) {
-    out[v].insert(out[v].end(), std::make_move_iterator(quicker[v].begin()), std::make_move_iterator(quicker[v].end()));
-    std::sort(out[v].begin(), out[v].end(), [](const Route& x, const Route& y) { return x.links < y.links; });
+    out[v].insert(out[v].end(), std::make_move_iterator(quicker[v].begin()),
+                  std::make_move_iterator(quicker[v].end()));
+    std::sort(out[v].begin(), out[v].end(),
+              [](const Route& x, const Route& y) { return x.links < y.links; });
   }
   return out;
 }

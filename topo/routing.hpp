@@ -34,14 +34,16 @@ class Router {
   // there are more), sorted by link ids.
   // One shortest-path search for all destinations. result[v] is empty when there is none.
   // Links narrower than `min_bandwidth` are left out.
-  std::vector<std::vector<Route>> switch_routes_from(NodeId src, int limit = 8, Bandwidth min_bandwidth = 0) const;
+  std::vector<std::vector<Route>> switch_routes_from(NodeId src, int limit = 8,
+                                                     Bandwidth min_bandwidth = 0) const;
   // The least-latency routes, and with them the quickest ones for a message of `bytes` where they
   // are quicker: least latency + bytes / bottleneck (a slightly longer way round a thin link wins
   // for large messages). Those are the least-latency routes over the links of at least b, for
   // each bandwidth b in the topology (the quickest-path algorithm of Chen and Chin): a quickest
   // route is a least-latency route over the links at least as wide as its own bottleneck. At most
   // `limit` of each kind, sorted by link ids.
-  std::vector<std::vector<Route>> quickest_switch_routes_from(NodeId src, Bytes bytes, int limit = 8) const;
+  std::vector<std::vector<Route>> quickest_switch_routes_from(NodeId src, Bytes bytes,
+                                                              int limit = 8) const;
 
  private:
   friend class RouteCache;

@@ -10,7 +10,8 @@ namespace tenet {
 
 size_t edit_distance(std::string_view a, std::string_view b) {
   auto same = [](char x, char y) {
-    return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+    return std::tolower(static_cast<unsigned char>(x)) ==
+           std::tolower(static_cast<unsigned char>(y));
   };
   // Three rows: two back for transpositions.
   std::vector<size_t> prev2(b.size() + 1), prev(b.size() + 1), row(b.size() + 1);
@@ -18,7 +19,8 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   for (size_t i = 1; i <= a.size(); ++i) {
     row[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
-      row[j] = std::min({prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (same(a[i - 1], b[j - 1]) ? 0 : 1)});
+      row[j] =
+          std::min({prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (same(a[i - 1], b[j - 1]) ? 0 : 1)});
       if (i > 1 && j > 1 && same(a[i - 1], b[j - 2]) && same(a[i - 2], b[j - 1]))
         row[j] = std::min(row[j], prev2[j - 2] + 1);
     }
@@ -28,7 +30,8 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   return prev[b.size()];
 }
 
-std::vector<std::string> nearest(std::string_view typed, std::span<const std::string> candidates, size_t limit) {
+std::vector<std::string> nearest(std::string_view typed, std::span<const std::string> candidates,
+                                 size_t limit) {
   if (typed.empty()) return {};
   const size_t allowed = typed.size() <= 3 ? 1 : std::max<size_t>(2, typed.size() / 3);
   auto starts = [](std::string_view s, std::string_view prefix) {
@@ -43,14 +46,17 @@ std::vector<std::string> nearest(std::string_view typed, std::span<const std::st
     if (d > allowed && typed.size() >= 3 && (starts(c, typed) || starts(typed, c))) d = allowed;
     if (d <= allowed) scored.emplace_back(d, c);
   }
-  std::stable_sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::stable_sort(scored.begin(), scored.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
   std::vector<std::string> out;
   for (auto& [d, c] : scored)
-    if (out.size() < limit && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(std::move(c));
+    if (out.size() < limit && std::find(out.begin(), out.end(), c) == out.end())
+      out.push_back(std::move(c));
   return out;
 }
 
-std::string did_you_mean(std::string_view typed, std::span<const std::string> candidates, size_t limit) {
+std::string did_you_mean(std::string_view typed, std::span<const std::string> candidates,
+                         size_t limit) {
   const std::vector<std::string> near = nearest(typed, candidates, limit);
   if (near.empty()) return "";
   std::string list;

@@ -24,7 +24,8 @@ NodeId Translations::shift(NodeId x, NodeId s) const {
 
 NodeId Translations::negate(NodeId x) const {
   NodeId r = 0;
-  for (size_t d = 0; d < dims_.size(); ++d) r += (dims_[d] - x / strides_[d] % dims_[d]) % dims_[d] * strides_[d];
+  for (size_t d = 0; d < dims_.size(); ++d)
+    r += (dims_[d] - x / strides_[d] % dims_[d]) % dims_[d] * strides_[d];
   return r;
 }
 
@@ -89,7 +90,8 @@ std::optional<Translations> Translations::over(const Topology& t, const std::vec
   // Every unit step of a dimension must move the topology onto itself: NPUs by the step, a
   // switch onto the switch on its NPUs moved, every link onto a link of the same bandwidth and
   // latency. Then so does every translation (they are sums of unit steps).
-  std::vector<std::vector<NodeId>> unit(dims.size(), std::vector<NodeId>(t.num_nodes()));  // per dimension, node -> node
+  std::vector<std::vector<NodeId>> unit(
+      dims.size(), std::vector<NodeId>(t.num_nodes()));  // per dimension, node -> node
   for (size_t d = 0; d < dims.size(); ++d) {
     for (NodeId x = 0; x < n; ++x) unit[d][x] = tr.shift(x, dims[d] > 1 ? tr.strides_[d] : 0);
     for (int w = 0; w < switches; ++w) {
@@ -103,8 +105,10 @@ std::optional<Translations> Translations::over(const Topology& t, const std::vec
     using Out = std::tuple<NodeId, Bandwidth, Time>;
     for (NodeId u = 0; u < t.num_nodes(); ++u) {
       std::vector<Out> mine, theirs;
-      for (LinkId l : t.out_links(u)) mine.emplace_back(unit[d][t.link(l).dst], t.link(l).bandwidth, t.link(l).latency);
-      for (LinkId l : t.out_links(unit[d][u])) theirs.emplace_back(t.link(l).dst, t.link(l).bandwidth, t.link(l).latency);
+      for (LinkId l : t.out_links(u))
+        mine.emplace_back(unit[d][t.link(l).dst], t.link(l).bandwidth, t.link(l).latency);
+      for (LinkId l : t.out_links(unit[d][u]))
+        theirs.emplace_back(t.link(l).dst, t.link(l).bandwidth, t.link(l).latency);
       std::sort(mine.begin(), mine.end());
       std::sort(theirs.begin(), theirs.end());
       if (mine != theirs) return std::nullopt;
@@ -112,7 +116,8 @@ std::optional<Translations> Translations::over(const Topology& t, const std::vec
   }
   // Switch w seen from NPU x is w moved by -x. Each orbit of switches keeps the switch every
   // translation s moves its first switch onto (image[orbit][s]), and each switch a translation that
-  // reaches it from its orbit's first (reached_by): w moved by -x is image[orbit][reached_by[w] - x].
+  // reaches it from its orbit's first (reached_by): w moved by -x is image[orbit][reached_by[w] -
+  // x].
   std::vector<int> orbit_of(switches, -1);
   std::vector<NodeId> reached_by(switches, 0);
   std::vector<std::vector<NodeId>> image;
@@ -144,7 +149,8 @@ std::optional<Translations> Translations::over(const Topology& t, const std::vec
     return image[orbit_of[w]][tr.shift(reached_by[w], tr.negate(x))];
   };
 
-  using Key = std::tuple<NodeId, Bandwidth, Time, LinkId>;  // seen from the NPU, bandwidth, latency, id
+  using Key =
+      std::tuple<NodeId, Bandwidth, Time, LinkId>;  // seen from the NPU, bandwidth, latency, id
   auto slots_of = [&](NodeId x, bool out) {
     std::vector<Key> keys;
     for (LinkId l : out ? t.out_links(x) : t.in_links(x)) {
@@ -157,7 +163,8 @@ std::optional<Translations> Translations::over(const Topology& t, const std::vec
     return keys;
   };
   auto same = [](const Key& a, const Key& b) {
-    return std::get<0>(a) == std::get<0>(b) && std::get<1>(a) == std::get<1>(b) && std::get<2>(a) == std::get<2>(b);
+    return std::get<0>(a) == std::get<0>(b) && std::get<1>(a) == std::get<1>(b) &&
+           std::get<2>(a) == std::get<2>(b);
   };
   tr.orbit_.assign(t.num_links(), -1);
   for (bool out : {true, false}) {
@@ -217,7 +224,8 @@ std::optional<Translations> translation_symmetry(const Topology& t) {
     for (size_t j = 0; consecutive && j < servers.size(); ++j)
       for (size_t i = 0; consecutive && i < servers[j].size(); ++i)
         consecutive = servers[j][i] == static_cast<NodeId>(j * servers[0].size() + i);
-    if (consecutive) candidates.push_back({static_cast<int>(servers[0].size()), static_cast<int>(servers.size())});
+    if (consecutive)
+      candidates.push_back({static_cast<int>(servers[0].size()), static_cast<int>(servers.size())});
   }
   for (const std::vector<int>& dims : candidates)
     if (std::optional<Translations> tr = Translations::over(t, dims)) return tr;

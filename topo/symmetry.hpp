@@ -34,14 +34,22 @@ class Translations {
   int num_in_slots() const { return in_; }
   int num_orbits() const { return out_ + in_; }
   // NPU x's out-slot j; its in-slot j.
-  LinkId out_link(NodeId x, int slot) const { return out_links_[static_cast<size_t>(x) * out_ + slot]; }
-  LinkId in_link(NodeId x, int slot) const { return in_links_[static_cast<size_t>(x) * in_ + slot]; }
+  LinkId out_link(NodeId x, int slot) const {
+    return out_links_[static_cast<size_t>(x) * out_ + slot];
+  }
+  LinkId in_link(NodeId x, int slot) const {
+    return in_links_[static_cast<size_t>(x) * in_ + slot];
+  }
   // The orbit of link l, and the NPU it is that orbit's slot of (its source when that is an NPU,
   // else its destination).
   int orbit(LinkId l) const { return orbit_[l]; }
-  NodeId anchor(const Topology& t, LinkId l) const { return t.is_npu(t.link(l).src) ? t.link(l).src : t.link(l).dst; }
+  NodeId anchor(const Topology& t, LinkId l) const {
+    return t.is_npu(t.link(l).src) ? t.link(l).src : t.link(l).dst;
+  }
   // Orbit o's link at NPU x: out-slot or in-slot.
-  LinkId link_of(int orbit, NodeId x) const { return orbit < out_ ? out_link(x, orbit) : in_link(x, orbit - out_); }
+  LinkId link_of(int orbit, NodeId x) const {
+    return orbit < out_ ? out_link(x, orbit) : in_link(x, orbit - out_);
+  }
   // x + s: NPU x moved by the translation that takes NPU 0 to NPU s.
   NodeId shift(NodeId x, NodeId s) const;
   // -x: shift(x, negate(x)) is NPU 0.

@@ -56,7 +56,8 @@ NodeId TopologyBuilder::add_switch(std::string name, Location where) {
   if (name.empty()) name = fmt::format("sw{}", switches_.size());
   if (!by_name_.emplace(name, handle).second)
     throw Error(fmt::format("duplicate node name '{}'", name), where);
-  switches_.push_back({Node{NodeKind::Switch, std::move(name), false, false, false}, std::move(where)});
+  switches_.push_back(
+      {Node{NodeKind::Switch, std::move(name), false, false, false}, std::move(where)});
   return handle;
 }
 
@@ -138,14 +139,15 @@ Topology TopologyBuilder::build() const {
     Link l = link;
     l.src = endpoint(link.src, "source");
     l.dst = endpoint(link.dst, "destination");
-    std::string label = fmt::format("link {} ({} -> {})", i, t.nodes_[l.src].name,
-                                    t.nodes_[l.dst].name);
+    std::string label =
+        fmt::format("link {} ({} -> {})", i, t.nodes_[l.src].name, t.nodes_[l.dst].name);
     if (l.src == l.dst) throw Error(label + " is a self-loop", where);
     if (l.bandwidth <= 0)
       throw Error(fmt::format("{} has non-positive bandwidth {} B/s", label, l.bandwidth), where);
     if (l.latency < 0)
       throw Error(fmt::format("{} has negative latency {} ps", label, l.latency), where);
-    if (l.buffer < 0) throw Error(fmt::format("{} has a negative buffer of {} B", label, l.buffer), where);
+    if (l.buffer < 0)
+      throw Error(fmt::format("{} has a negative buffer of {} B", label, l.buffer), where);
     t.links_.push_back(std::move(l));
   }
   build_csr(n, t.links_, true, t.out_offsets_, t.out_links_);
@@ -167,7 +169,8 @@ Topology TopologyBuilder::build() const {
     return p;
   };
   if (!levels_.empty() && product(levels_) != t.num_npus_)
-    throw Error(fmt::format("dimensions multiply to {} NPUs, but the topology has {}", product(levels_), t.num_npus_));
+    throw Error(fmt::format("dimensions multiply to {} NPUs, but the topology has {}",
+                            product(levels_), t.num_npus_));
   t.levels_ = levels_;
   t.calibration_ = calibration_;
   if (!grid_.empty() && product(grid_) == t.num_npus_) t.grid_ = grid_;
@@ -202,7 +205,8 @@ Topology reversed(const Topology& t) {
     b.node_props(handle[v]) = n;
   }
   for (const Link& l : t.links())
-    b.set_link_buffer(b.add_link(handle[l.dst], handle[l.src], l.bandwidth, l.latency, l.name), l.buffer);
+    b.set_link_buffer(b.add_link(handle[l.dst], handle[l.src], l.bandwidth, l.latency, l.name),
+                      l.buffer);
   b.set_levels(t.levels());
   b.set_grid(t.grid());
   b.set_calibration(t.calibration());

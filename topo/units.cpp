@@ -20,15 +20,15 @@ struct Unit {
 };
 
 constexpr std::array kByteUnits{
-    Unit{"B", 1},          Unit{"KB", 1e3},        Unit{"MB", 1e6},
-    Unit{"GB", 1e9},       Unit{"TB", 1e12},       Unit{"KiB", 1024.0},
+    Unit{"B", 1},           Unit{"KB", 1e3},           Unit{"MB", 1e6},
+    Unit{"GB", 1e9},        Unit{"TB", 1e12},          Unit{"KiB", 1024.0},
     Unit{"MiB", 1048576.0}, Unit{"GiB", 1073741824.0}, Unit{"TiB", 1099511627776.0},
 };
 constexpr std::array kBandwidthUnits{
-    Unit{"B/s", 1},           Unit{"KB/s", 1e3},          Unit{"MB/s", 1e6},
-    Unit{"GB/s", 1e9},        Unit{"TB/s", 1e12},         Unit{"KiB/s", 1024.0},
+    Unit{"B/s", 1},           Unit{"KB/s", 1e3},           Unit{"MB/s", 1e6},
+    Unit{"GB/s", 1e9},        Unit{"TB/s", 1e12},          Unit{"KiB/s", 1024.0},
     Unit{"MiB/s", 1048576.0}, Unit{"GiB/s", 1073741824.0}, Unit{"TiB/s", 1099511627776.0},
-    Unit{"Kbps", 1e3 / 8},    Unit{"Mbps", 1e6 / 8},      Unit{"Gbps", 1e9 / 8},
+    Unit{"Kbps", 1e3 / 8},    Unit{"Mbps", 1e6 / 8},       Unit{"Gbps", 1e9 / 8},
     Unit{"Tbps", 1e12 / 8},
 };
 constexpr std::array kTimeUnits{
@@ -52,8 +52,9 @@ std::string_view trim(std::string_view s) {
 template <size_t K>
 double parse_quantity(std::string_view text, const std::array<Unit, K>& units, const char* what) {
   std::string_view s = trim(text);
-  if (s.empty()) throw Error(fmt::format("empty {} (expected e.g. a number and one of: {})", what,
-                                         unit_list(units)));
+  if (s.empty())
+    throw Error(
+        fmt::format("empty {} (expected e.g. a number and one of: {})", what, unit_list(units)));
   size_t i = 0;
   while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.' ||
                           s[i] == '-' || s[i] == '+' || s[i] == 'e' || s[i] == 'E')) {
@@ -107,7 +108,8 @@ std::string human(double value, std::span<const Unit> units, size_t first, size_
 Bytes parse_bytes(std::string_view text) {
   double v = parse_quantity(text, kByteUnits, "size");
   if (v < 0) throw Error(fmt::format("size '{}' is negative", text));
-  if (v > std::ldexp(1.0, 60)) throw Error(fmt::format("size '{}' is absurdly large (over 1 EiB)", text));
+  if (v > std::ldexp(1.0, 60))
+    throw Error(fmt::format("size '{}' is absurdly large (over 1 EiB)", text));
   double r = std::round(v);
   if (std::abs(v - r) > 1e-6 * std::max(1.0, v))
     throw Error(fmt::format("size '{}' is not a whole number of bytes", text));
@@ -125,7 +127,8 @@ Bandwidth parse_bandwidth(std::string_view text) {
 Time parse_time(std::string_view text) {
   double v = parse_quantity(text, kTimeUnits, "time");
   if (v < 0) throw Error(fmt::format("time '{}' is negative", text));
-  if (v > 3600.0 * 1e12) throw Error(fmt::format("time '{}' is absurdly large (over 1 hour)", text));
+  if (v > 3600.0 * 1e12)
+    throw Error(fmt::format("time '{}' is absurdly large (over 1 hour)", text));
   return static_cast<Time>(std::llround(v));
 }
 

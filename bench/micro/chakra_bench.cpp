@@ -4,12 +4,12 @@
 // folder, as the export does), and running it as ASTRA-sim runs it (what every export prints).
 #include <benchmark/benchmark.h>
 
-#include "chakra/astra_analytical.hpp"
+#include "astra/analytical.hpp"
 #include "chakra/collective_graph.hpp"
 #include "chakra/et.hpp"
-#include "synth/algorithm_json.hpp"
+#include "synth/cost/timing.hpp"
+#include "synth/formats/algorithm_json.hpp"
 #include "synth/producers.hpp"
-#include "synth/timing.hpp"
 #include "topo/generators.hpp"
 #include "topo/output_folder.hpp"
 
@@ -82,7 +82,8 @@ void BM_ChakraStageFolder(benchmark::State& state) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "tenet_chakra_bench";
   for (auto _ : state) {
     topo::OutputFolder out(dir.string());
-    chakra::stage_et_set(plan.num_ranks(), [&](int r) { return plan.rank_bytes(r); }, out, "algorithm");
+    chakra::stage_et_set(
+        plan.num_ranks(), [&](int r) { return plan.rank_bytes(r); }, out, "algorithm");
     out.commit();
   }
   std::filesystem::remove_all(dir);
@@ -94,7 +95,8 @@ BENCHMARK(BM_ChakraStageFolder)->Unit(benchmark::kSecond)->UseRealTime()->Iterat
 void BM_ChakraAstraEmulation(benchmark::State& state) {
   const Case& c = the_case();
   const chakra::CollectiveGraphPlan plan(c.a, c.t);
-  for (auto _ : state) benchmark::DoNotOptimize(chakra::run_as_astra_sim(plan.astra_graph(), c.t).time);
+  for (auto _ : state)
+    benchmark::DoNotOptimize(astra::run_as_astra_sim(plan.node_graph(), c.t).time);
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(c.a.size()));
 }
 BENCHMARK(BM_ChakraAstraEmulation)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);

@@ -1,4 +1,4 @@
-// Quality on random heterogeneous switched fabrics (issue: fabric-optimal synthesis). For each of
+// Quality on random heterogeneous switched fabrics (fabric-optimal synthesis). For each of
 // N seeded random fabrics and each collective the flow plan covers, `tenet synth -s 256MiB -k
 // auto` as the CLI runs it (every method and baseline, the fastest kept), verified, and its ratio
 // to the lower bound. The fabrics are the generator's random-fabric:1 .. random-fabric:N
@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "synth/collective.hpp"
-#include "synth/lower_bound.hpp"
+#include "synth/bounds/lower_bound.hpp"
+#include "synth/ir/collective.hpp"
 #include "synth/synthesizer.hpp"
-#include "synth/verify.hpp"
+#include "synth/verify/verify.hpp"
 #include "topo/generators.hpp"
 #include "topo/topology.hpp"
 
@@ -27,7 +27,8 @@ using namespace tenet;
 
 double percentile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5))];
+  return v[std::min(v.size() - 1,
+                    static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5))];
 }
 
 struct Case {
@@ -41,9 +42,10 @@ struct Case {
 void BM_RandomFabrics(benchmark::State& state) {
   const int fabrics = static_cast<int>(state.range(0));
   constexpr Bytes kSize = Bytes{256} << 20;
-  const synth::CollectiveKind kinds[] = {synth::CollectiveKind::AllGather, synth::CollectiveKind::ReduceScatter,
-                                         synth::CollectiveKind::AllReduce, synth::CollectiveKind::Broadcast,
-                                         synth::CollectiveKind::Reduce};
+  const synth::CollectiveKind kinds[] = {
+      synth::CollectiveKind::AllGather, synth::CollectiveKind::ReduceScatter,
+      synth::CollectiveKind::AllReduce, synth::CollectiveKind::Broadcast,
+      synth::CollectiveKind::Reduce};
   std::vector<Case> cases;
   int incorrect = 0;
   for (auto _ : state) {
@@ -51,12 +53,13 @@ void BM_RandomFabrics(benchmark::State& state) {
     for (uint64_t seed = 1; seed <= static_cast<uint64_t>(fabrics); ++seed) {
       const topo::Topology t = topo::generate(fmt::format("random-fabric:{}", seed));
       for (synth::CollectiveKind kind : kinds) {
-        const synth::ChunkingResult r = synth::synthesize_auto_chunks(t, synth::Collective::over_all(t, kind), kSize);
+        const synth::ChunkingResult r =
+            synth::synthesize_auto_chunks(t, synth::Collective::over_all(t, kind), kSize);
         const synth::Algorithm& a = r.algorithm;
         if (!synth::verify(t, a, {.max_reported = 1, .lower_bound = false}).correct()) ++incorrect;
         const Time bound = synth::lower_bound(t, a.collective, a.chunk_bytes).total;
-        cases.push_back({static_cast<double>(a.claimed_time) / static_cast<double>(bound), seed, kind, a.method,
-                         r.chunks_per_npu});
+        cases.push_back({static_cast<double>(a.claimed_time) / static_cast<double>(bound), seed,
+                         kind, a.method, r.chunks_per_npu});
       }
     }
   }
@@ -75,15 +78,18 @@ void BM_RandomFabrics(benchmark::State& state) {
     all.insert(all.end(), ratios.begin(), ratios.end());
   }
   report("all", all);
-  state.counters["within_1.02"] =
-      static_cast<double>(std::count_if(all.begin(), all.end(), [](double r) { return r <= 1.02; })) /
-      static_cast<double>(all.size());
+  state.counters["within_1.02"] = static_cast<double>(std::count_if(
+                                      all.begin(), all.end(), [](double r) { return r <= 1.02; })) /
+                                  static_cast<double>(all.size());
   state.counters["incorrect"] = incorrect;
-  std::sort(cases.begin(), cases.end(), [](const Case& x, const Case& y) { return x.ratio > y.ratio; });
-  fmt::print(stderr, "RandomFabrics: the worst cases (rerun: tenet synth -t random-fabric:SEED -s 256MiB -c ...)\n");
+  std::sort(cases.begin(), cases.end(),
+            [](const Case& x, const Case& y) { return x.ratio > y.ratio; });
+  fmt::print(stderr,
+             "RandomFabrics: the worst cases (rerun: tenet synth -t random-fabric:SEED -s 256MiB "
+             "-c ...)\n");
   for (size_t i = 0; i < std::min<size_t>(8, cases.size()); ++i)
-    fmt::print(stderr, "  seed {:3}  {:14}  ratio {:.4f}  k={}  {}\n", cases[i].seed, synth::to_string(cases[i].kind),
-               cases[i].ratio, cases[i].chunks, cases[i].method);
+    fmt::print(stderr, "  seed {:3}  {:14}  ratio {:.4f}  k={}  {}\n", cases[i].seed,
+               synth::to_string(cases[i].kind), cases[i].ratio, cases[i].chunks, cases[i].method);
 }
 BENCHMARK(BM_RandomFabrics)->Arg(200)->Unit(benchmark::kSecond)->Iterations(1);
 
@@ -92,32 +98,35 @@ BENCHMARK(BM_RandomFabrics)->Arg(200)->Unit(benchmark::kSecond)->Iterations(1);
 // (e.g. `rail4x8_all-gather`) and the winning method on stderr.
 //   tenet_micro_bench --benchmark_filter=ClusterQuality
 void BM_ClusterQuality(benchmark::State& state) {
-  const std::pair<const char*, const char*> clusters[] = {{"rail2x8", "nvcluster:2x8,net=rail"},
-                                                          {"rail4x8", "nvcluster:4x8,net=rail"},
-                                                          {"fattree4x8", "nvcluster:4x8,net=fattree"},
-                                                          {"rail8x8", "nvcluster:8x8,net=rail"}};
+  const std::pair<const char*, const char*> clusters[] = {
+      {"rail2x8", "nvcluster:2x8,net=rail"},
+      {"rail4x8", "nvcluster:4x8,net=rail"},
+      {"fattree4x8", "nvcluster:4x8,net=fattree"},
+      {"rail8x8", "nvcluster:8x8,net=rail"}};
   int incorrect = 0;
   for (auto _ : state)
     for (const auto& [label, spec] : clusters) {
       const topo::Topology t = topo::generate(spec);
-      for (synth::CollectiveKind kind : {synth::CollectiveKind::AllGather, synth::CollectiveKind::ReduceScatter,
-                                         synth::CollectiveKind::AllReduce}) {
-        const synth::ChunkingResult r =
-            synth::synthesize_auto_chunks(t, synth::Collective::over_all(t, kind), Bytes{256} << 20);
+      for (synth::CollectiveKind kind :
+           {synth::CollectiveKind::AllGather, synth::CollectiveKind::ReduceScatter,
+            synth::CollectiveKind::AllReduce}) {
+        const synth::ChunkingResult r = synth::synthesize_auto_chunks(
+            t, synth::Collective::over_all(t, kind), Bytes{256} << 20);
         const synth::Algorithm& a = r.algorithm;
         if (!synth::verify(t, a, {.max_reported = 1, .lower_bound = false}).correct()) ++incorrect;
-        const double ratio = static_cast<double>(a.claimed_time) /
-                             static_cast<double>(synth::lower_bound(t, a.collective, a.chunk_bytes).total);
+        const double ratio =
+            static_cast<double>(a.claimed_time) /
+            static_cast<double>(synth::lower_bound(t, a.collective, a.chunk_bytes).total);
         state.counters[fmt::format("{}_{}", label, synth::to_string(kind))] = ratio;
-        fmt::print(stderr, "ClusterQuality: {:26} {:14} ratio {:.4f}  k={}  {}\n", spec, synth::to_string(kind), ratio,
-                   r.chunks_per_npu, a.method);
+        fmt::print(stderr, "ClusterQuality: {:26} {:14} ratio {:.4f}  k={}  {}\n", spec,
+                   synth::to_string(kind), ratio, r.chunks_per_npu, a.method);
       }
     }
   state.counters["incorrect"] = incorrect;
 }
 BENCHMARK(BM_ClusterQuality)->Unit(benchmark::kSecond)->Iterations(1);
 
-// Process groups of a 1024-NPU rail cluster (issue: process groups and scale): All-Reduce of
+// Process groups of a 1024-NPU rail cluster (groups at scale): All-Reduce of
 // 256 MiB, -k auto as `tenet synth --ranks` runs it, over a tensor-parallel group (a server,
 // 0-7), a data-parallel group of the GPT-3 layout (every 64th NPU) and one of every server
 // (0-1023:8). Each iteration times the synthesis, which is what a user waits for beyond the
@@ -132,9 +141,11 @@ void BM_GroupSynthesis(benchmark::State& state) {
   synth::ChunkingResult r;
   for (auto _ : state) r = synth::synthesize_auto_chunks(t, c, Bytes{256} << 20);
   const synth::Algorithm& a = r.algorithm;
-  state.counters["incorrect"] = synth::verify(t, a, {.max_reported = 1, .lower_bound = false}).correct() ? 0 : 1;
-  state.counters["ratio"] = static_cast<double>(a.claimed_time) /
-                            static_cast<double>(synth::lower_bound(t, a.collective, a.chunk_bytes).total);
+  state.counters["incorrect"] =
+      synth::verify(t, a, {.max_reported = 1, .lower_bound = false}).correct() ? 0 : 1;
+  state.counters["ratio"] =
+      static_cast<double>(a.claimed_time) /
+      static_cast<double>(synth::lower_bound(t, a.collective, a.chunk_bytes).total);
   state.SetLabel(ranks);
   fmt::print(stderr, "GroupSynthesis: {:10} k={} {}\n", ranks, r.chunks_per_npu, a.method);
 }

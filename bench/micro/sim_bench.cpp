@@ -1,5 +1,5 @@
 // Simulator speed: a 1024-rank 1 GiB ring All-Reduce replayed on the analytical network (the
-// issue's target: under 0.3 s; SimGrid needs about 33 s for the equivalent here), and a
+// target: under 0.3 s; SimGrid needs about 33 s for the equivalent here), and a
 // data-parallel ResNet-50 iteration.
 #include <benchmark/benchmark.h>
 
@@ -7,7 +7,7 @@
 #include "sim/packet_network.hpp"
 #include "sim/system.hpp"
 #include "sim/workload.hpp"
-#include "synth/baselines.hpp"
+#include "synth/baselines/baselines.hpp"
 #include "synth/synthesizer.hpp"
 #include "topo/generators.hpp"
 #include "topo/routing.hpp"
@@ -19,7 +19,8 @@ using namespace tenet;
 void BM_RingAllReduce1024(benchmark::State& state) {
   const auto t = topo::generate("ring:1024,bw=50GB/s,lat=0.5us");
   const auto c = synth::Collective::over_all(t, synth::CollectiveKind::AllReduce);
-  const synth::Algorithm a = synth::make_baseline({synth::BaselineKind::Ring, {}}, t, c, c.chunk_bytes_for(Bytes{1} << 30));
+  const synth::Algorithm a = synth::make_baseline({synth::BaselineKind::Ring, {}}, t, c,
+                                                  c.chunk_bytes_for(Bytes{1} << 30));
   uint64_t events = 0;
   Time finish = 0;
   for (auto _ : state) {
@@ -43,7 +44,8 @@ BENCHMARK(BM_RingAllReduce1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 // run; else materialized first (the *_listed rows), as before it.
 void BM_RingAllReduceSimulate(benchmark::State& state, const char* spec, bool lazy) {
   const auto t = topo::generate(spec);
-  const auto w = sim::collective_microbenchmark(synth::CollectiveKind::AllReduce, Bytes{1} << 30, t.num_npus());
+  const auto w = sim::collective_microbenchmark(synth::CollectiveKind::AllReduce, Bytes{1} << 30,
+                                                t.num_npus());
   sim::SimConfig cfg;
   cfg.algorithms[synth::CollectiveKind::AllReduce] = "ring";
   cfg.chunks_per_npu = 1;
@@ -52,13 +54,23 @@ void BM_RingAllReduceSimulate(benchmark::State& state, const char* spec, bool la
   for (auto _ : state) iteration = sim::simulate(t, w, cfg).iteration;
   state.counters["simulated_ms"] = static_cast<double>(iteration) / 1e9;
 }
-BENCHMARK_CAPTURE(BM_RingAllReduceSimulate, ring1024, "ring:1024", true)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_RingAllReduceSimulate, ring1024_listed, "ring:1024", false)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_RingAllReduceSimulate, switch1024, "switch:1024", true)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_RingAllReduceSimulate, switch1024_listed, "switch:1024", false)->Unit(benchmark::kMillisecond)->UseRealTime();
-// Issue 17's 4096-rank target (under 10 s and 1 GiB): one iteration, it takes seconds.
+BENCHMARK_CAPTURE(BM_RingAllReduceSimulate, ring1024, "ring:1024", true)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_RingAllReduceSimulate, ring1024_listed, "ring:1024", false)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_RingAllReduceSimulate, switch1024, "switch:1024", true)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_RingAllReduceSimulate, switch1024_listed, "switch:1024", false)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+// The 4096-rank target (under 10 s and 1 GiB): one iteration, it takes seconds.
 BENCHMARK_CAPTURE(BM_RingAllReduceSimulate, ring4096, "ring:4096", true)
-    ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1);
 
 // Simulator events per second per network backend: a 2-D torus All-Reduce by the synthesizer
 // (many concurrent messages sharing links, so the congestion model re-shares often).
@@ -77,7 +89,8 @@ void BM_SimEventsPerSecond(benchmark::State& state) {
     events += q.executed();
   }
   state.SetLabel(std::string(sim::to_string(kind)));
-  state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["events_per_s"] =
+      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
   state.counters["transfers"] = static_cast<double>(a.size());
 }
 BENCHMARK(BM_SimEventsPerSecond)
@@ -102,7 +115,7 @@ namespace {
 
 // One GPT-3-style hybrid-parallel iteration on 1024 NPUs (128 NVSwitch nodes of 8 on rails;
 // tensor 8 x pipeline 8 x data 16, 4 micro-batches, 1F1B), ring collectives with one chunk per
-// NPU, on the flow-level congestion network. The issue's target: under 30 s.
+// NPU, on the flow-level congestion network. The target: under 30 s.
 void BM_Gpt3Hybrid1024Congestion(benchmark::State& state) {
   const auto t = topo::generate("nvcluster:128x8,net=rail");
   const auto w = sim::training_iteration(sim::model_preset("gpt3-175b"),
@@ -122,7 +135,7 @@ BENCHMARK(BM_Gpt3Hybrid1024Congestion)->Unit(benchmark::kSecond)->UseRealTime()-
 // The same iteration with synthesized collectives for every group (Tenet's default producer, -k
 // auto) on the analytical network, as `tenet sim -w gpt3-175b --tp 8 --pp 8 --microbatches 4
 // --topo nvcluster:128x8,net=rail` runs it: synthesis included (one algorithm per group shape,
-// the others renamed). The issue's target: under 30 s.
+// the others renamed). The target: under 30 s.
 void BM_Gpt3Hybrid1024Synthesized(benchmark::State& state) {
   const auto t = topo::generate("nvcluster:128x8,net=rail");
   const auto w = sim::training_iteration(sim::model_preset("gpt3-175b"),
@@ -144,7 +157,7 @@ namespace {
 
 // The packet backend's speed on the case ns-3 was timed on (cost-models.md: 19.9 s over UDP,
 // 78.3 s over TCP): a ring of 1024 NPUs at 100 Gb/s, every NPU streaming 4 MB to its neighbour
-// (1024 packets of 4 KiB each way per NPU). The issue's target: under 5 s, and at least 5 million
+// (1024 packets of 4 KiB each way per NPU). The target: under 5 s, and at least 5 million
 // packet-hop events per second.
 void BM_PacketRingStream1024(benchmark::State& state) {
   const auto t = topo::generate("ring:1024,bw=100Gbps,lat=1us");
@@ -156,12 +169,15 @@ void BM_PacketRingStream1024(benchmark::State& state) {
   for (auto _ : state) {
     sim::EventQueue q;
     sim::PacketNetwork net(t, q, {});
-    for (int i = 0; i < 1024; ++i) net.send({i, (i + 1) % 1024, 4'000'000, routes[i]}, [] {}, [] {});
+    for (int i = 0; i < 1024; ++i)
+      net.send(
+          {i, (i + 1) % 1024, 4'000'000, routes[i]}, [] {}, [] {});
     q.run();
     finish = q.now();
     hops += net.report().packet_hops;
   }
-  state.counters["packet_hops_per_s"] = benchmark::Counter(static_cast<double>(hops), benchmark::Counter::kIsRate);
+  state.counters["packet_hops_per_s"] =
+      benchmark::Counter(static_cast<double>(hops), benchmark::Counter::kIsRate);
   state.counters["simulated_us"] = static_cast<double>(finish) / 1e6;
 }
 BENCHMARK(BM_PacketRingStream1024)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -171,7 +187,8 @@ BENCHMARK(BM_PacketRingStream1024)->Unit(benchmark::kMillisecond)->UseRealTime()
 void BM_PacketHopsPerSecond(benchmark::State& state) {
   const bool fabric = state.range(0) == 0;
   const auto t = topo::generate(fabric ? "leafspine:4x8,spines=4" : "torus2d:8x8");
-  const auto c = synth::Collective::over_all(t, fabric ? synth::CollectiveKind::AllToAll : synth::CollectiveKind::AllReduce, 2);
+  const auto c = synth::Collective::over_all(
+      t, fabric ? synth::CollectiveKind::AllToAll : synth::CollectiveKind::AllReduce, 2);
   const synth::Algorithm a = synth::synthesize(t, c, c.chunk_bytes_for(Bytes{256} << 20));
   uint64_t hops = 0;
   for (auto _ : state) {
@@ -183,7 +200,8 @@ void BM_PacketHopsPerSecond(benchmark::State& state) {
     hops += net.report().packet_hops;
   }
   state.SetLabel(fabric ? "all-to-all leafspine:4x8,spines=4" : "all-reduce torus2d:8x8");
-  state.counters["packet_hops_per_s"] = benchmark::Counter(static_cast<double>(hops), benchmark::Counter::kIsRate);
+  state.counters["packet_hops_per_s"] =
+      benchmark::Counter(static_cast<double>(hops), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_PacketHopsPerSecond)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 

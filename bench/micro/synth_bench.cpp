@@ -1,16 +1,17 @@
-// Synthesis speed and quality. The issue's targets (All-Gather, pipelined links, 50 GB/s, 0.5 us):
+// Synthesis speed and quality. Targets (All-Gather, pipelined links, 50 GB/s, 0.5 us):
 //   quality: <= 1.02 x (cut bound + one link latency) on meshes, tori and hypercubes of >= 64 NPUs
 //            with 4 chunks of 1 MiB per NPU;
 //   speed:   32x32 mesh k=1 < 1 s; 16x16 mesh k=4 < 1 s; 32x32 mesh k=4 < 10 s;
-//            64x64 torus k=1 < 30 s and 2 GiB; plus the scaling exponent over N from 64 to 4096 (all
-//            the matcher alone; auto takes the symmetric schedule on tori, timed by Symmetric).
+//            64x64 torus k=1 < 30 s and 2 GiB; plus the scaling exponent over N from 64 to 4096
+//            (all the matcher alone; auto takes the symmetric schedule on tori, timed by
+//            Symmetric).
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
 #include <chrono>
 #include <cmath>
 
-#include "synth/lower_bound.hpp"
+#include "synth/bounds/lower_bound.hpp"
 #include "synth/synthesizer.hpp"
 #include "topo/generators.hpp"
 
@@ -21,7 +22,8 @@ using namespace tenet;
 constexpr Bytes kChunk = 1 << 20;
 
 // Synthesizes `kind` over every NPU of `spec` with k chunks of 1 MiB per NPU, as `o` says.
-void run(benchmark::State& state, const std::string& spec, synth::CollectiveKind kind, int k, const synth::SynthOptions& o) {
+void run(benchmark::State& state, const std::string& spec, synth::CollectiveKind kind, int k,
+         const synth::SynthOptions& o) {
   const auto t = topo::generate(spec);
   const auto c = synth::Collective::over_all(t, kind, k);
   Time time = 0;
@@ -48,11 +50,12 @@ void run(benchmark::State& state, const std::string& spec, int k, synth::ChunkPr
 
 // Spec strings with ':' cannot be macro tokens; name the cases instead.
 void Q(benchmark::State& s, const char* spec, synth::ChunkPriority p) { run(s, spec, 4, p); }
-const char* const kFamily[] = {"mesh2d:8x8", "torus2d:8x8", "mesh3d:4x4x4", "torus3d:4x4x4", "hypercube:64",
-                               "torus2d:16x16", "hypercube:256", "torus3d:8x8x8"};
+const char* const kFamily[] = {"mesh2d:8x8",   "torus2d:8x8",   "mesh3d:4x4x4",  "torus3d:4x4x4",
+                               "hypercube:64", "torus2d:16x16", "hypercube:256", "torus3d:8x8x8"};
 int register_quality() {
   for (const char* spec : kFamily)
-    for (auto [p, name] : {std::pair{synth::ChunkPriority::Scarce, "scarce"}, std::pair{synth::ChunkPriority::Rarest, "rarest"},
+    for (auto [p, name] : {std::pair{synth::ChunkPriority::Scarce, "scarce"},
+                           std::pair{synth::ChunkPriority::Rarest, "rarest"},
                            std::pair{synth::ChunkPriority::Random, "random"}})
       benchmark::RegisterBenchmark(fmt::format("Quality/{}/k4/{}", spec, name).c_str(), Q, spec, p)
           ->Unit(benchmark::kMillisecond)
@@ -62,10 +65,12 @@ int register_quality() {
 const int quality_registered = register_quality();
 
 // Speed targets.
-void Speed(benchmark::State& s, const char* spec, int k) { run(s, spec, k, synth::ChunkPriority::Scarce); }
+void Speed(benchmark::State& s, const char* spec, int k) {
+  run(s, spec, k, synth::ChunkPriority::Scarce);
+}
 int register_speed() {
-  for (auto [spec, k] : {std::pair{"mesh2d:32x32", 1}, std::pair{"mesh2d:16x16", 4}, std::pair{"mesh2d:32x32", 4},
-                         std::pair{"torus2d:64x64", 1}})
+  for (auto [spec, k] : {std::pair{"mesh2d:32x32", 1}, std::pair{"mesh2d:16x16", 4},
+                         std::pair{"mesh2d:32x32", 4}, std::pair{"torus2d:64x64", 1}})
     benchmark::RegisterBenchmark(fmt::format("Speed/{}/k{}", spec, k).c_str(), Speed, spec, k)
         ->Unit(benchmark::kMillisecond)
         ->Iterations(1);
@@ -73,23 +78,26 @@ int register_speed() {
 }
 const int speed_registered = register_speed();
 
-// Symmetric schedules (synth/symmetric.hpp), what auto makes on these: a 64x64 torus All-Gather
-// (issue 17: the whole command under 10 s and 1 GiB; `tenet synth` measures that, with verification
-// and the 2.5 GB file) and a 1024-NPU cluster's All-Reduce on rails (issue 15: planned under 5 s).
+// Symmetric schedules (synth/plans/symmetric.hpp), what auto makes on these: a 64x64 torus
+// All-Gather (target: the whole command under 10 s and 1 GiB; `tenet synth` measures that, with
+// verification and the 2.5 GB file) and a 1024-NPU cluster's All-Reduce on rails (target: planned
+// under 5 s).
 void Symmetric(benchmark::State& state, const char* spec, synth::CollectiveKind kind) {
   synth::SynthOptions o;
   o.method = synth::SynthMethod::Symmetric;
   run(state, spec, kind, 1, o);
 }
-BENCHMARK_CAPTURE(Symmetric, torus64x64_allgather_k1, "torus2d:64x64", synth::CollectiveKind::AllGather)
+BENCHMARK_CAPTURE(Symmetric, torus64x64_allgather_k1, "torus2d:64x64",
+                  synth::CollectiveKind::AllGather)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
-BENCHMARK_CAPTURE(Symmetric, nvcluster128x8_rail_allreduce_k1, "nvcluster:128x8,net=rail", synth::CollectiveKind::AllReduce)
+BENCHMARK_CAPTURE(Symmetric, nvcluster128x8_rail_allreduce_k1, "nvcluster:128x8,net=rail",
+                  synth::CollectiveKind::AllReduce)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 
 // The whole plan `tenet synth -k auto` makes for a 1024-NPU cluster's All-Reduce of 256 MiB on
-// rails (issue 15: planned under 5 s): the symmetric schedule at each chunk count, and every
+// rails (target: planned under 5 s): the symmetric schedule at each chunk count, and every
 // baseline's chunk search beside it, proving none faster (their counts floored, not timed).
 void BM_AutoPlanNvcluster128x8(benchmark::State& state) {
   const auto t = topo::generate("nvcluster:128x8,net=rail");
@@ -98,8 +106,9 @@ void BM_AutoPlanNvcluster128x8(benchmark::State& state) {
   synth::ChunkingResult r;
   for (auto _ : state) r = synth::synthesize_auto_chunks(t, c, total, synth::SynthOptions{});
   state.counters["chunks_per_npu"] = r.chunks_per_npu;
-  state.counters["ratio"] = static_cast<double>(r.algorithm.claimed_time) /
-                            synth::lower_bound(t, r.algorithm.collective, r.algorithm.chunk_bytes).total;
+  state.counters["ratio"] =
+      static_cast<double>(r.algorithm.claimed_time) /
+      synth::lower_bound(t, r.algorithm.collective, r.algorithm.chunk_bytes).total;
 }
 BENCHMARK(BM_AutoPlanNvcluster128x8)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
 
@@ -117,7 +126,8 @@ void BM_ScalingExponent(benchmark::State& state) {
       synth::SynthOptions o;
       o.method = synth::SynthMethod::Matcher;
       benchmark::DoNotOptimize(synth::synthesize(t, c, kChunk, o));
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
       xs.push_back(std::log(static_cast<double>(side * side)));
       ys.push_back(std::log(seconds));
       state.counters[fmt::format("s_at_N{}", side * side)] = seconds;

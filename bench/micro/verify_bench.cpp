@@ -3,8 +3,8 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
-#include "synth/timing.hpp"
-#include "synth/verify.hpp"
+#include "synth/cost/timing.hpp"
+#include "synth/verify/verify.hpp"
 #include "topo/generators.hpp"
 
 namespace {
@@ -19,7 +19,8 @@ synth::Algorithm ring_allgather(const topo::Topology& t) {
   a.collective = synth::Collective::over_all(t, synth::CollectiveKind::AllGather);
   a.chunk_bytes = 1 << 20;
   a.topology_fingerprint = t.fingerprint();
-  a.reserve(static_cast<size_t>(n) * (n - 1), static_cast<size_t>(n) * (n - 1), static_cast<size_t>(n) * (n - 1));
+  a.reserve(static_cast<size_t>(n) * (n - 1), static_cast<size_t>(n) * (n - 1),
+            static_cast<size_t>(n) * (n - 1));
   std::vector<synth::TransferId> brought(n, -1);
   for (int s = 0; s < n - 1; ++s) {
     std::vector<synth::TransferId> next = brought;

@@ -8,14 +8,16 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <tuple>
+#include <utility>
 
 #include <algorithm>
 #include <filesystem>
 
-#include "synth/baselines.hpp"
+#include "synth/baselines/baselines.hpp"
 #include "topo/error.hpp"
 #include "topo/io.hpp"
 
@@ -38,10 +40,11 @@ TEST(Suite, TheBuiltInSuiteCoversTheAdvertisedFamilies) {
   const Suite s = parse_suite(default_suite_yaml(), "<default>");
   std::vector<std::string> labels;
   for (const SuiteTopology& t : s.topologies) labels.push_back(t.label);
-  for (const char* family : {"ring:", "mesh2d:", "mesh3d:", "torus2d:", "torus3d:", "hypercube:", "switch:",
-                             "leafspine:", "nvcluster:", "hetmesh2d:", "two-islands"})
-    EXPECT_TRUE(std::any_of(labels.begin(), labels.end(), [&](const std::string& l) { return l.find(family) == 0; }))
-        << family;
+  for (const char* family : {"ring:", "mesh2d:", "mesh3d:", "torus2d:", "torus3d:", "hypercube:",
+                             "switch:", "leafspine:", "nvcluster:", "hetmesh2d:", "two-islands"})
+    EXPECT_TRUE(std::any_of(labels.begin(), labels.end(), [&](const std::string& l) {
+      return l.find(family) == 0;
+    })) << family;
   EXPECT_EQ(s.sizes.front(), Bytes{1} << 20);
   EXPECT_EQ(s.sizes.back(), Bytes{1} << 30);
   const Suite quick = parse_suite(default_suite_yaml(), "<default>", true);
@@ -50,14 +53,17 @@ TEST(Suite, TheBuiltInSuiteCoversTheAdvertisedFamilies) {
 }
 
 TEST(Suite, ReadsInlineAndFileTopologiesRelativeToTheSuite) {
-  const auto dir = std::filesystem::temp_directory_path() / ("tenet_suite_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tenet_suite_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir / "topos");
-  topo::write_file_atomically((dir / "topos" / "pair.yaml").string(),
-                              "name: pair\nnpus: [a, b]\nlinks: [{src: a, dst: b, bw: 10GB/s, lat: 1us}]\n");
-  topo::write_file_atomically((dir / "suite.yaml").string(),
-                              "topologies:\n  - topos/pair.yaml\n  - {name: trio, defaults: {bw: 1GB/s, lat: 1us},"
-                              " npus: [x, y, z], links: [{src: x, dst: y}, {src: y, dst: z}]}\n"
-                              "collectives: all-gather\nsizes: 1MiB\n");
+  topo::write_file_atomically(
+      (dir / "topos" / "pair.yaml").string(),
+      "name: pair\nnpus: [a, b]\nlinks: [{src: a, dst: b, bw: 10GB/s, lat: 1us}]\n");
+  topo::write_file_atomically(
+      (dir / "suite.yaml").string(),
+      "topologies:\n  - topos/pair.yaml\n  - {name: trio, defaults: {bw: 1GB/s, lat: 1us},"
+      " npus: [x, y, z], links: [{src: x, dst: y}, {src: y, dst: z}]}\n"
+      "collectives: all-gather\nsizes: 1MiB\n");
   const Suite s = load_suite((dir / "suite.yaml").string());
   ASSERT_EQ(s.topologies.size(), 2u);
   EXPECT_EQ(s.topologies[0].topology.num_npus(), 2);
@@ -70,27 +76,36 @@ TEST(Suite, ReadsInlineAndFileTopologiesRelativeToTheSuite) {
 }
 
 TEST(Suite, MalformedSuitesNameTheLine) {
-  expect_error("topologies: [ring:4]\ncollectives: [all-reduce]\nsizes: [1MiB]\ncolour: red\n", 4, "unknown key 'colour'");
+  expect_error("topologies: [ring:4]\ncollectives: [all-reduce]\nsizes: [1MiB]\ncolour: red\n", 4,
+               "unknown key 'colour'");
   expect_error("topologies: [ring:4]\ncollectives: [all-reduce]\nsizes: [1MiB, 12]\n", 3, "unit");
   expect_error("topologies: [ring:4]\ncollectives:\n  - all-reduce\n  - all-mix\n", 4, "all-mix");
-  expect_error("topologies: [ring:4]\ncollectives: [all-reduce]\nsizes: [1MiB]\nalgorithms: [ring, fast]\n", 4,
-               "unknown algorithm 'fast'");
-  expect_error("topologies: [ring:4]\ncollectives: [all-reduce]\nsizes: [1MiB]\nchunks: [0]\n", 4, "[1, 4096]");
-  expect_error("topologies: [ring:4]\ncollectives: [all-reduce]\nsizes: [1MiB]\nrestarts: many\n", 4, "whole number");
-  expect_error("topologies: [ring:4]\ncollectives: [all-reduce]\nsizes: [1MiB]\nnetworks: [ethernet]\n", 4, "ethernet");
-  expect_error("topologies:\n  - ring:4\n  - nothing-here.yaml\ncollectives: [all-reduce]\nsizes: [1MiB]\n", 3,
-               "no such file");
-  expect_error("topologies:\n  - ring:4\n  - torus2d:4\ncollectives: [all-reduce]\nsizes: [1MiB]\n", 3, "torus2d:4");
+  expect_error(
+      "topologies: [ring:4]\ncollectives: [all-reduce]\nsizes: [1MiB]\nalgorithms: [ring, fast]\n",
+      4, "unknown algorithm 'fast'");
+  expect_error("topologies: [ring:4]\ncollectives: [all-reduce]\nsizes: [1MiB]\nchunks: [0]\n", 4,
+               "[1, 4096]");
+  expect_error("topologies: [ring:4]\ncollectives: [all-reduce]\nsizes: [1MiB]\nrestarts: many\n",
+               4, "whole number");
+  expect_error(
+      "topologies: [ring:4]\ncollectives: [all-reduce]\nsizes: [1MiB]\nnetworks: [ethernet]\n", 4,
+      "ethernet");
+  expect_error(
+      "topologies:\n  - ring:4\n  - nothing-here.yaml\ncollectives: [all-reduce]\nsizes: [1MiB]\n",
+      3, "no such file");
+  expect_error("topologies:\n  - ring:4\n  - torus2d:4\ncollectives: [all-reduce]\nsizes: [1MiB]\n",
+               3, "torus2d:4");
   expect_error("topologies: []\ncollectives: [all-reduce]\nsizes: [1MiB]\n", 1, "non-empty list");
   expect_error("collectives: [all-reduce]\nsizes: [1MiB]\n", 0, "no 'topologies'");
-  expect_error("topologies: [ring:4]\ncollectives: [all-reduce]\nsizes: [1MiB]\nquick: {name: q}\n", 4,
-               "cannot be replaced");
+  expect_error("topologies: [ring:4]\ncollectives: [all-reduce]\nsizes: [1MiB]\nquick: {name: q}\n",
+               4, "cannot be replaced");
   expect_error("topologies: [ring:4\ncollectives: [all-reduce]\n", 2, "not valid YAML");
   expect_error("- just\n- a list\n", 1, "a suite is a YAML map");
   // An error inside an inline topology carries the suite's line.
-  expect_error("topologies:\n  - ring:4\n  - name: bad\n    npus: [a, b]\n    links:\n      - {src: a, dst: c, bw: 1GB/s, "
-               "lat: 1us}\ncollectives: [all-reduce]\nsizes: [1MiB]\n",
-               6, "c");
+  expect_error(
+      "topologies:\n  - ring:4\n  - name: bad\n    npus: [a, b]\n    links:\n"
+      "      - {src: a, dst: c, bw: 1GB/s, lat: 1us}\ncollectives: [all-reduce]\nsizes: [1MiB]\n",
+      6, "c");
 }
 
 // A topology entry may name a process group; its collectives run over the group (tenet synth
@@ -124,11 +139,31 @@ chunks: [8]
     EXPECT_LT(r.time * 2, ring->time) << synth::to_string(r.collective);  // 8 NICs, not 1
   }
   EXPECT_EQ(group_rows, 4);
-  expect_error("topologies:\n  - {topology: ring:4, ranks: \"0-9\"}\ncollectives: [all-reduce]\nsizes: [1MiB]\n", 2,
-               "ranks of ring:4");
-  expect_error("topologies:\n  - {ranks: \"0-1\"}\ncollectives: [all-reduce]\nsizes: [1MiB]\n", 2, "needs 'topology'");
-  expect_error("topologies:\n  - {topology: ring:4, ranks: \"0-1\", size: 2}\ncollectives: [all-reduce]\nsizes: [1MiB]\n", 2,
-               "unknown key 'size'");
+  expect_error(
+      "topologies:\n  - {topology: ring:4, ranks: \"0-9\"}\n"
+      "collectives: [all-reduce]\nsizes: [1MiB]\n",
+      2, "ranks of ring:4");
+  expect_error("topologies:\n  - {ranks: \"0-1\"}\ncollectives: [all-reduce]\nsizes: [1MiB]\n", 2,
+               "needs 'topology'");
+  expect_error(
+      "topologies:\n  - {topology: ring:4, ranks: \"0-1\", size: 2}\n"
+      "collectives: [all-reduce]\nsizes: [1MiB]\n",
+      2, "unknown key 'size'");
+}
+
+// The statuses' texts, as results.csv, the reports and the rows between processes carry them, read
+// back as the statuses they name; nothing else does.
+TEST(Harness, StatusesReadBackFromTheirText) {
+  for (const auto& [status, text] : std::vector<std::pair<ResultStatus, std::string>>{
+           {ResultStatus::Ok, "ok"},
+           {ResultStatus::Incorrect, "incorrect"},
+           {ResultStatus::NotApplicable, "not-applicable"},
+           {ResultStatus::Error, "error"}}) {
+    EXPECT_EQ(to_string(status), text);
+    EXPECT_EQ(parse_result_status(text), status) << text;
+  }
+  for (const char* text : {"", "OK", "not applicable", "failed"})
+    EXPECT_FALSE(parse_result_status(text).has_value()) << text;
 }
 
 TEST(Harness, EveryAlgorithmIsVerifiedAndReplaysInItsTime) {
@@ -138,7 +173,8 @@ TEST(Harness, EveryAlgorithmIsVerifiedAndReplaysInItsTime) {
   int ok = 0;
   std::set<std::string> seen_tenet;
   for (const Result& r : results) {
-    ASSERT_TRUE(r.status == "ok" || r.status == "not-applicable") << r.algorithm << ": " << r.status << " " << r.note;
+    ASSERT_TRUE(r.status == ResultStatus::Ok || r.status == ResultStatus::NotApplicable)
+        << r.algorithm << ": " << to_string(r.status) << " " << r.note;
     if (!r.ok()) {
       EXPECT_FALSE(r.note.empty());
       continue;
@@ -147,16 +183,20 @@ TEST(Harness, EveryAlgorithmIsVerifiedAndReplaysInItsTime) {
     EXPECT_GE(r.time, r.bound) << r.algorithm;  // the bound holds
     EXPECT_GT(r.busbw, 0);
     ASSERT_EQ(r.simulated.size(), 1u);
-    EXPECT_EQ(r.simulated[0], r.time) << r.algorithm << " on " << r.topology;  // exact replay on `analytical`
-    if (r.algorithm == "tenet") seen_tenet.insert(fmt::format("{}{}{}{}", r.topology, static_cast<int>(r.collective), r.size, r.chunks));
+    // An exact replay on `analytical`.
+    EXPECT_EQ(r.simulated[0], r.time) << r.algorithm << " on " << r.topology;
+    if (r.algorithm == "tenet")
+      seen_tenet.insert(
+          fmt::format("{}{}{}{}", r.topology, static_cast<int>(r.collective), r.size, r.chunks));
   }
   EXPECT_EQ(seen_tenet.size(), 16u);  // the synthesizer ran on every case
   EXPECT_GT(ok, 16 * 3);
   // The ring baseline equals its closed form: All-Gather on ring:4, (p-1)(a + b/B) per chunk step.
   int checked = 0;
   for (const Result& r : results)
-    if (r.topology == "ring:4" && r.algorithm == "ring" && r.collective == synth::CollectiveKind::AllGather &&
-        r.chunks == 1 && r.size == (Bytes{16} << 20)) {
+    if (r.topology == "ring:4" && r.algorithm == "ring" &&
+        r.collective == synth::CollectiveKind::AllGather && r.chunks == 1 &&
+        r.size == (Bytes{16} << 20)) {
       const Bytes per_rank_chunk = (Bytes{16} << 20) / 4;
       EXPECT_EQ(r.time, 3 * (500'000 + transfer_time(per_rank_chunk, 50'000'000'000)));
       ++checked;
@@ -181,9 +221,10 @@ TEST(Harness, EarlierBuildTimesOrderTheWorkNotTheResults) {
   const KnownCosts costs = known_costs(results_csv(s, first), "old.csv");
   size_t timed = 0;
   for (const Result& r : first) {
-    const auto it = costs.find(fmt::format("{}|{}|{}|{}|{}", r.topology, synth::to_string(r.collective), r.size,
-                                           r.chunks_label(), r.algorithm));
-    if (r.status == "not-applicable") {
+    const auto it =
+        costs.find(fmt::format("{}|{}|{}|{}|{}", r.topology, synth::to_string(r.collective), r.size,
+                               r.chunks_label(), r.algorithm));
+    if (r.status == ResultStatus::NotApplicable) {
       EXPECT_EQ(it, costs.end());  // no build time to learn from
       continue;
     }
@@ -203,10 +244,11 @@ TEST(Harness, EarlierBuildTimesOrderTheWorkNotTheResults) {
     EXPECT_EQ(second[i].note, first[i].note);
   }
   // A file that is not a results.csv is refused before any work, with its line.
-  for (const auto& [text, line, what] :
-       std::vector<std::tuple<std::string, int, std::string>>{{"topology,npus\nring:4,4\n", 1, "no 'collective' column"},
-                                                              {results_csv(s, first) + "ring:4,4\n", 1 + static_cast<int>(first.size()) + 1, "cells where the header has"},
-                                                              {"", 0, "empty results file"}}) {
+  for (const auto& [text, line, what] : std::vector<std::tuple<std::string, int, std::string>>{
+           {"topology,npus\nring:4,4\n", 1, "no 'collective' column"},
+           {results_csv(s, first) + "ring:4,4\n", 1 + static_cast<int>(first.size()) + 1,
+            "cells where the header has"},
+           {"", 0, "empty results file"}}) {
     try {
       known_costs(text, "old.csv");
       ADD_FAILURE() << "no error for " << text;
@@ -223,8 +265,9 @@ TEST(Harness, ReportsCsvPlotsAndRegressions) {
   std::vector<Result> results = run_suite(s).cases;
   const std::string csv = results_csv(s, results);
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
-            "topology,npus,collective,size_bytes,chunks_per_npu,chunks_used,algorithm,status,time_ps,lower_bound_ps,ratio_to_bound,"
-            "busbw_GBps,build_s,transfers,note,sim_analytical_ps");
+            "topology,npus,collective,size_bytes,chunks_per_npu,chunks_used,algorithm,status,"
+            "time_ps,lower_bound_ps,ratio_to_bound,busbw_GBps,build_s,transfers,note,"
+            "sim_analytical_ps");
   EXPECT_EQ(static_cast<size_t>(std::count(csv.begin(), csv.end(), '\n')), results.size() + 1);
 
   const std::string report = report_markdown(s, results);
@@ -233,20 +276,26 @@ TEST(Harness, ReportsCsvPlotsAndRegressions) {
   EXPECT_NE(report.find("geometric mean"), std::string::npos);
   EXPECT_EQ(report.find("Failures"), std::string::npos);
   // The synthesizer's busbw and replayed time per case; baselines in the fixed order.
-  const size_t busbw_at = report.find("| tenet busbw "), sim_at = report.find("| sim analytical ", busbw_at),
+  const size_t busbw_at = report.find("| tenet busbw "),
+               sim_at = report.find("| sim analytical ", busbw_at),
                ring_at = report.find("ring ", sim_at);
-  EXPECT_TRUE(busbw_at != std::string::npos && sim_at != std::string::npos && ring_at != std::string::npos) << report;
-  EXPECT_NE(report.find("| vs ring | vs bidir-ring | vs direct | vs rhd |"), std::string::npos) << report.substr(0, 2000);
-  // Tenet's speed-up over ring on ring:4, All-Gather 16 MiB, 1 chunk: printed as the ratio of the times.
+  EXPECT_TRUE(busbw_at != std::string::npos && sim_at != std::string::npos &&
+              ring_at != std::string::npos)
+      << report;
+  EXPECT_NE(report.find("| vs ring | vs bidir-ring | vs direct | vs rhd |"), std::string::npos)
+      << report.substr(0, 2000);
+  // Tenet's speed-up over ring on ring:4, All-Gather 16 MiB, 1 chunk: printed as the ratio of the
+  // times.
   const Result *tenet = nullptr, *ring = nullptr;
   for (const Result& r : results)
-    if (r.topology == "ring:4" && r.collective == synth::CollectiveKind::AllGather && r.size == (Bytes{16} << 20) &&
-        r.chunks == 1) {
+    if (r.topology == "ring:4" && r.collective == synth::CollectiveKind::AllGather &&
+        r.size == (Bytes{16} << 20) && r.chunks == 1) {
       if (r.algorithm == "tenet") tenet = &r;
       if (r.algorithm == "ring") ring = &r;
     }
   ASSERT_TRUE(tenet && ring);
-  EXPECT_NE(report.find(fmt::format("{:.2f}x", static_cast<double>(ring->time) / static_cast<double>(tenet->time))),
+  EXPECT_NE(report.find(fmt::format(
+                "{:.2f}x", static_cast<double>(ring->time) / static_cast<double>(tenet->time))),
             std::string::npos);
 
   // Against itself: nothing got worse.
@@ -260,7 +309,7 @@ TEST(Harness, ReportsCsvPlotsAndRegressions) {
       ++changed;
     }
   }
-  worse[0].status = "error";
+  worse[0].status = ResultStatus::Error;
   worse[0].note = "boom";
   const auto found = regressions(csv, "old.csv", worse).worse;
   ASSERT_EQ(found.size(), 2u) << fmt::format("{}", fmt::join(found, "\n"));
@@ -281,25 +330,31 @@ TEST(Harness, ReportsCsvPlotsAndRegressions) {
     EXPECT_EQ(e.where().line, 2);
   }
 
-  const auto dir = std::filesystem::temp_directory_path() / ("tenet_plots_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tenet_plots_" + std::to_string(::getpid()));
   const bool rendered = write_plots(s, results, dir.string());
   // Every chunk count gets its time and busbw plots, not the first only.
-  for (const char* f : {"plots.gp", "speedup.dat", "bound-all-reduce.dat", "bound-all-gather.dat", "ring_4-all-reduce-k1.dat",
-                        "ring_4-all-reduce-k2.dat", "switch_4-all-gather-k2.dat", "switch_4-all-gather-k2-busbw.dat"})
+  for (const char* f : {"plots.gp", "speedup.dat", "bound-all-reduce.dat", "bound-all-gather.dat",
+                        "ring_4-all-reduce-k1.dat", "ring_4-all-reduce-k2.dat",
+                        "switch_4-all-gather-k2.dat", "switch_4-all-gather-k2-busbw.dat"})
     EXPECT_TRUE(std::filesystem::exists(dir / "plots" / f)) << f;
   const std::string gp = topo::read_file((dir / "plots" / "plots.gp").string());
   // A bound line on every size plot; sizes written as sizes; one colour per algorithm everywhere.
-  EXPECT_NE(gp.find("'ring_4-all-reduce-k2.dat' using 1:2 with lines dt 2 lw 2 lc rgb '#000000' title 'lower bound'"),
-            std::string::npos) << gp;
+  EXPECT_NE(gp.find("'ring_4-all-reduce-k2.dat' using 1:2 with lines dt 2 lw 2 lc rgb '#000000' "
+                    "title 'lower bound'"),
+            std::string::npos)
+      << gp;
   EXPECT_NE(gp.find("set xtics (\"64 KiB\" 65536, \"16 MiB\" 16777216)"), std::string::npos);
   std::map<std::string, std::set<std::string>> colours;  // algorithm -> colours it was drawn in
   for (size_t at = gp.find("lc rgb '"); at != std::string::npos; at = gp.find("lc rgb '", at + 1)) {
     const std::string colour = gp.substr(at + 8, 7);
     const size_t title = gp.find("title '", at), end = gp.find('\'', title + 7);
-    if (title != std::string::npos && gp.find('\n', at) > title) colours[gp.substr(title + 7, end - title - 7)].insert(colour);
+    if (title != std::string::npos && gp.find('\n', at) > title)
+      colours[gp.substr(title + 7, end - title - 7)].insert(colour);
   }
   EXPECT_GE(colours.size(), 5u);
-  for (const auto& [alg, used] : colours) EXPECT_EQ(used.size(), 1u) << alg << " is drawn in several colours";
+  for (const auto& [alg, used] : colours)
+    EXPECT_EQ(used.size(), 1u) << alg << " is drawn in several colours";
   if (rendered) {
     EXPECT_TRUE(std::filesystem::exists(dir / "plots" / "speedup.svg"));
     EXPECT_TRUE(std::filesystem::exists(dir / "plots" / "time-ring_4-all-reduce-k1.svg"));
@@ -315,18 +370,21 @@ TEST(Harness, BoundChartsCompareCommonCasesOnly) {
   const Suite s = parse_suite(kSmall, "small.yaml");
   std::vector<Result> results = run_suite(s).cases;
   const auto is_case = [](const Result& r) {
-    return r.topology == "switch:4" && r.collective == synth::CollectiveKind::AllReduce && r.size == (Bytes{64} << 10) &&
-           r.chunks == 1;
+    return r.topology == "switch:4" && r.collective == synth::CollectiveKind::AllReduce &&
+           r.size == (Bytes{64} << 10) && r.chunks == 1;
   };
   for (Result& r : results)
-    if (is_case(r) && r.algorithm == "rhd") r.status = "error";
+    if (is_case(r) && r.algorithm == "rhd") r.status = ResultStatus::Error;
   // The expected means: over the switch:4 All-Reduce cases other than the failed one.
   std::map<std::string, std::vector<double>> pct;
   for (const Result& r : results)
-    if (r.topology == "switch:4" && r.collective == synth::CollectiveKind::AllReduce && r.ok() && !is_case(r))
-      pct[r.algorithm].push_back(100.0 * static_cast<double>(r.bound) / static_cast<double>(r.time));
+    if (r.topology == "switch:4" && r.collective == synth::CollectiveKind::AllReduce && r.ok() &&
+        !is_case(r))
+      pct[r.algorithm].push_back(100.0 * static_cast<double>(r.bound) /
+                                 static_cast<double>(r.time));
   ASSERT_EQ(pct["tenet"].size(), 3u);
-  const auto dir = std::filesystem::temp_directory_path() / ("tenet_bound_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tenet_bound_" + std::to_string(::getpid()));
   write_plots(s, results, dir.string());
   const std::string dat = topo::read_file((dir / "plots" / "bound-all-reduce.dat").string());
   std::filesystem::remove_all(dir);
@@ -334,7 +392,8 @@ TEST(Harness, BoundChartsCompareCommonCasesOnly) {
   const size_t header = dat.find("\ntopology ") + 1;
   std::vector<std::string> columns;
   const std::string head = dat.substr(header, dat.find('\n', header) - header);
-  for (size_t q = head.find('"'); q != std::string::npos; q = head.find('"', head.find('"', q + 1) + 1))
+  for (size_t q = head.find('"'); q != std::string::npos;
+       q = head.find('"', head.find('"', q + 1) + 1))
     columns.push_back(head.substr(q + 1, head.find('"', q + 1) - q - 1));
   const size_t row = dat.find("\"switch:4\"");
   ASSERT_NE(row, std::string::npos) << dat;

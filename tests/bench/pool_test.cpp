@@ -32,7 +32,11 @@ TEST(Pool, RunsEveryItemOnceAndReturnsOutputsInItemOrder) {
     for (int i = 0; i < 40; ++i) cost.push_back((i * 7919) % 13);  // dealt in a scrambled order
     PoolStats stats;
     const std::vector<std::string> out = run_items(
-        alone(), 40, [&](size_t i) { ++runs[i]; return "item " + std::to_string(i); },
+        alone(), 40,
+        [&](size_t i) {
+          ++runs[i];
+          return "item " + std::to_string(i);
+        },
         [](size_t i) { return std::to_string(i); }, with(threads, cost), &stats);
     ASSERT_EQ(out.size(), 40u);
     for (size_t i = 0; i < 40; ++i) {
@@ -48,8 +52,13 @@ TEST(Pool, RunsEveryItemOnceAndReturnsOutputsInItemOrder) {
 
 TEST(Pool, DealsTheMostExpensiveItemsFirst) {
   std::vector<size_t> order;
-  run_items(alone(), 5, [&](size_t i) { order.push_back(i); return std::string(); },
-            [](size_t i) { return std::to_string(i); }, with(1, {1, 5, 3, 5, 0}));
+  run_items(
+      alone(), 5,
+      [&](size_t i) {
+        order.push_back(i);
+        return std::string();
+      },
+      [](size_t i) { return std::to_string(i); }, with(1, {1, 5, 3, 5, 0}));
   EXPECT_EQ(order, (std::vector<size_t>{1, 3, 2, 0, 4}));  // ties keep item order
 }
 
@@ -77,7 +86,10 @@ TEST(Pool, AFailingItemIsNamedAndKeepsItsKind) {
 }
 
 TEST(Pool, NoItemsIsNoWork) {
-  EXPECT_TRUE(run_items(alone(), 0, [](size_t) { return std::string("x"); }, [](size_t) { return std::string(); }).empty());
+  EXPECT_TRUE(
+      run_items(
+          alone(), 0, [](size_t) { return std::string("x"); }, [](size_t) { return std::string(); })
+          .empty());
 }
 
 }  // namespace

@@ -6,11 +6,11 @@
 #include <filesystem>
 
 #include "bench/harness.hpp"
-#include "tests/bench/suite_test_support.hpp"
 #include "bench/table.hpp"
 #include "chakra/et.hpp"
 #include "sim/system.hpp"
 #include "sim/workload.hpp"
+#include "tests/bench/suite_test_support.hpp"
 #include "topo/error.hpp"
 #include "topo/generators.hpp"
 #include "topo/io.hpp"
@@ -22,11 +22,14 @@ using testing::on;
 constexpr auto expect_error = testing::expect_suite_error;
 
 TEST(SimulationSuite, ReadsPresetsLayoutsAndChakraPrefixes) {
-  const auto dir = std::filesystem::temp_directory_path() / ("tenet_simsuite_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tenet_simsuite_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir / "traces");
-  const auto files = sim::collective_microbenchmark(synth::CollectiveKind::AllGather, Bytes{1} << 20, 4);
+  const auto files =
+      sim::collective_microbenchmark(synth::CollectiveKind::AllGather, Bytes{1} << 20, 4);
   for (size_t r = 0; r < files.size(); ++r)
-    chakra::write_et(chakra::et_path((dir / "traces" / "ag").string(), static_cast<int>(r)), files[r]);
+    chakra::write_et(chakra::et_path((dir / "traces" / "ag").string(), static_cast<int>(r)),
+                     files[r]);
   topo::write_file_atomically((dir / "suite.yaml").string(), R"(topologies: [ring:4]
 workloads:
   - resnet50
@@ -62,15 +65,19 @@ TEST(SimulationSuite, MalformedWorkloadsNameTheLine) {
   const std::string head = "topologies: [ring:4]\n";
   expect_error(head + "workloads:\n  - resnet\n", 3, "did you mean 'resnet50'");
   expect_error(head + "workloads:\n  - traces/none\n", 3, "no Chakra ET file traces/none.0.et");
-  expect_error(head + "workloads:\n  - {model: gpt3-175b, tp: two}\n", 3, "'tp' must be a whole number");
+  expect_error(head + "workloads:\n  - {model: gpt3-175b, tp: two}\n", 3,
+               "'tp' must be a whole number");
   expect_error(head + "workloads:\n  - {model: gpt3-175b, pp: 0}\n", 3, "'pp' must lie in");
   expect_error(head + "workloads:\n  - {model: resnet50, seq-len: 128}\n", 3, "no sequence length");
   expect_error(head + "workloads:\n  - {model: gpt3-175b, schedule: zigzag}\n", 3, "gpipe or 1f1b");
-  expect_error(head + "workloads:\n  - {model: gpt3-175b, tensor: 8}\n", 3, "unknown workload key 'tensor'");
-  expect_error(head + "workloads:\n  - {chakra: x, model: resnet50}\n", 3, "exactly one of 'model'");
+  expect_error(head + "workloads:\n  - {model: gpt3-175b, tensor: 8}\n", 3,
+               "unknown workload key 'tensor'");
+  expect_error(head + "workloads:\n  - {chakra: x, model: resnet50}\n", 3,
+               "exactly one of 'model'");
   expect_error(head + "workloads:\n  - {name: nothing}\n", 3, "exactly one of 'model'");
   expect_error(head + "workloads:\n  - [resnet50]\n", 3, "a workload is a model preset");
-  expect_error(head + "workloads:\n  - resnet50\n  - {model: resnet50}\n", 4, "two workloads are called 'resnet50'");
+  expect_error(head + "workloads:\n  - resnet50\n  - {model: resnet50}\n", 4,
+               "two workloads are called 'resnet50'");
   expect_error(head + "workloads: [resnet50]\nsim-algorithms: [tenet, rnig]\n", 3, "rnig");
   expect_error(head + "workloads: [resnet50]\ncollectives: [all-reduce]\n", 0, "no 'sizes'");
   expect_error(head + "sizes: [1MiB]\n", 0, "no 'collectives'");
@@ -101,8 +108,9 @@ sim-algorithms: [tenet, ring]
           EXPECT_EQ(r.workload, w.label);
           EXPECT_EQ(r.network, n);
           EXPECT_EQ(r.algorithm, a);
-          if (t.topology.num_npus() % w.tp != 0) {  // 6 NPUs do not split into tensor-parallel groups of 4
-            EXPECT_EQ(r.status, "not-applicable") << r.note;
+          // 6 NPUs do not split into tensor-parallel groups of 4.
+          if (t.topology.num_npus() % w.tp != 0) {
+            EXPECT_EQ(r.status, ResultStatus::NotApplicable) << r.note;
             EXPECT_NE(r.note.find("do not split"), std::string::npos) << r.note;
             continue;
           }
@@ -112,10 +120,12 @@ sim-algorithms: [tenet, ring]
           cfg.network = n;
           cfg.chunks_per_npu = 0;
           if (a != "tenet") cfg.algorithms[synth::CollectiveKind::AllReduce] = a;
-          const auto workload = sim::training_iteration(sim::model_preset(w.preset, sim::batch_shape(w.preset, w.shape)),
-                                                        sim::layout(t.topology.num_npus(), w.tp, w.pp, 1, w.schedule));
+          const auto workload = sim::training_iteration(
+              sim::model_preset(w.preset, sim::batch_shape(w.preset, w.shape)),
+              sim::layout(t.topology.num_npus(), w.tp, w.pp, 1, w.schedule));
           const sim::SimResult expected = sim::simulate(t.topology, workload, cfg);
-          EXPECT_EQ(r.iteration, expected.iteration) << r.workload << " on " << r.topology << " " << a;
+          EXPECT_EQ(r.iteration, expected.iteration)
+              << r.workload << " on " << r.topology << " " << a;
           EXPECT_EQ(r.collectives, expected.collectives);
           EXPECT_GT(r.compute, 0);
           EXPECT_LE(r.exposed, r.communication);
@@ -135,45 +145,53 @@ sim-algorithms: [tenet, ring]
   ASSERT_EQ(rows.size(), 1 + all.simulations.size());
   EXPECT_EQ(rows[0][6], "iteration_ps");
   for (size_t k = 0; k < all.simulations.size(); ++k) {
-    EXPECT_EQ(rows[k + 1][5], all.simulations[k].status);
-    EXPECT_EQ(rows[k + 1][6], all.simulations[k].ok() ? std::to_string(all.simulations[k].iteration) : "");
+    EXPECT_EQ(rows[k + 1][5], to_string(all.simulations[k].status));
+    EXPECT_EQ(rows[k + 1][6],
+              all.simulations[k].ok() ? std::to_string(all.simulations[k].iteration) : "");
   }
   const std::string md = simulations_markdown(s, all.simulations);
-  EXPECT_NE(md.find("## gpt3-175b tp4 batch1 seq256 on nvcluster:2x4,net=rail (8 NPUs)"), std::string::npos) << md;
+  EXPECT_NE(md.find("## gpt3-175b tp4 batch1 seq256 on nvcluster:2x4,net=rail (8 NPUs)"),
+            std::string::npos)
+      << md;
   EXPECT_NE(md.find("| network"), std::string::npos);
   EXPECT_NE(md.find("not-applicable: 6 NPUs do not split"), std::string::npos) << md;
 }
 
 TEST(SimulationSuite, AProducerThatCannotRunACollectiveIsNotApplicable) {
   // ring:8 has no link from npu3 to npu0: a ring over a tensor-parallel group {0..3} cannot close.
-  const Suite s = parse_suite("topologies: [ring:8]\nworkloads: [{model: gpt3-175b, tp: 4, batch: 1, seq-len: 128}]\n"
-                              "sim-algorithms: [tenet, ring]\n",
-                              "s.yaml");
+  const Suite s = parse_suite(
+      "topologies: [ring:8]\nworkloads: [{model: gpt3-175b, tp: 4, batch: 1, seq-len: 128}]\n"
+      "sim-algorithms: [tenet, ring]\n",
+      "s.yaml");
   const SuiteResults all = run_suite(s, on(1));
   ASSERT_EQ(all.simulations.size(), 2u);
   EXPECT_TRUE(all.simulations[0].ok()) << all.simulations[0].note;
-  EXPECT_EQ(all.simulations[1].status, "not-applicable");
+  EXPECT_EQ(all.simulations[1].status, ResultStatus::NotApplicable);
   EXPECT_FALSE(all.simulations[1].note.empty());
 }
 
 TEST(SimulationSuite, ATraceRunsWhereItFits) {
-  const auto dir = std::filesystem::temp_directory_path() / ("tenet_simtrace_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tenet_simtrace_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  const auto files = sim::collective_microbenchmark(synth::CollectiveKind::AllGather, Bytes{1} << 20, 4);
+  const auto files =
+      sim::collective_microbenchmark(synth::CollectiveKind::AllGather, Bytes{1} << 20, 4);
   for (size_t r = 0; r < files.size(); ++r)
     chakra::write_et(chakra::et_path((dir / "ag").string(), static_cast<int>(r)), files[r]);
-  topo::write_file_atomically((dir / "s.yaml").string(), "topologies: [ring:2, ring:4]\nworkloads: [ag]\n"
-                                                         "sim-algorithms: [ring]\n");
+  topo::write_file_atomically((dir / "s.yaml").string(),
+                              "topologies: [ring:2, ring:4]\nworkloads: [ag]\n"
+                              "sim-algorithms: [ring]\n");
   const SuiteResults all = run_suite(load_suite((dir / "s.yaml").string()), on(1));
   ASSERT_EQ(all.simulations.size(), 2u);
-  EXPECT_EQ(all.simulations[0].status, "not-applicable");
+  EXPECT_EQ(all.simulations[0].status, ResultStatus::NotApplicable);
   EXPECT_EQ(all.simulations[0].note, "the trace has 4 ranks, the topology 2 NPUs");
   ASSERT_TRUE(all.simulations[1].ok()) << all.simulations[1].note;
   // What tenet sim reports for the trace with --coll all-gather=ring (auto chunks).
   sim::SimConfig cfg;
   cfg.chunks_per_npu = 0;
   cfg.algorithms[synth::CollectiveKind::AllGather] = "ring";
-  EXPECT_EQ(all.simulations[1].iteration, sim::simulate(topo::generate("ring:4"), files, cfg).iteration);
+  EXPECT_EQ(all.simulations[1].iteration,
+            sim::simulate(topo::generate("ring:4"), files, cfg).iteration);
   EXPECT_EQ(all.simulations[1].collectives, 1);
   std::filesystem::remove_all(dir);
 }

@@ -4,16 +4,17 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
 
-#include "synth/baselines.hpp"
-#include "synth/timing.hpp"
-#include "tests/synth/msccl_runtime_rules.hpp"
-#include "synth/msccl_xml.hpp"
+#include "synth/baselines/baselines.hpp"
+#include "synth/cost/timing.hpp"
+#include "synth/formats/msccl_xml.hpp"
 #include "synth/synthesizer.hpp"
-#include "synth/verify.hpp"
+#include "synth/verify/verify.hpp"
+#include "tests/synth/formats/msccl_runtime_rules.hpp"
 #include "tests/synth/test_support.hpp"
 #include "tests/topo/test_util.hpp"
 #include "topo/generators.hpp"
@@ -30,19 +31,20 @@ std::string meta_string_for_test(const EtFile& f) {
   return "";
 }
 
-using ::testing::HasSubstr;
 using synth::Algorithm;
 using synth::CollectiveKind;
+using ::testing::HasSubstr;
 
 constexpr Bytes kChunk = 256 << 10;
 
 // Synthesized and baseline algorithms of the collectives both formats carry.
 std::vector<std::pair<std::string, Algorithm>> corpus(const topo::Topology& t) {
   std::vector<std::pair<std::string, Algorithm>> out;
-  for (CollectiveKind kind : {CollectiveKind::AllReduce, CollectiveKind::AllGather, CollectiveKind::ReduceScatter,
-                              CollectiveKind::AllToAll}) {
+  for (CollectiveKind kind : {CollectiveKind::AllReduce, CollectiveKind::AllGather,
+                              CollectiveKind::ReduceScatter, CollectiveKind::AllToAll}) {
     const auto c = synth::Collective::over_all(t, kind, 2);
-    out.emplace_back(fmt::format("tenet {}", synth::to_string(kind)), synth::synthesize(t, c, kChunk));
+    out.emplace_back(fmt::format("tenet {}", synth::to_string(kind)),
+                     synth::synthesize(t, c, kChunk));
     for (synth::BaselineKind b : synth::all_baselines()) {
       if (!synth::supports(b, kind)) continue;
       try {
@@ -55,8 +57,8 @@ std::vector<std::pair<std::string, Algorithm>> corpus(const topo::Topology& t) {
   return out;
 }
 
-void expect_same_outcome(const topo::Topology& t, const Algorithm& original, const Algorithm& imported,
-                         const std::string& what) {
+void expect_same_outcome(const topo::Topology& t, const Algorithm& original,
+                         const Algorithm& imported, const std::string& what) {
   const synth::Report r = synth::verify(t, imported, {.max_reported = 3, .lower_bound = false});
   ASSERT_TRUE(r.correct()) << what << (r.violations.empty() ? "" : ": " + r.violations[0].message);
   EXPECT_EQ(r.collective_time, original.claimed_time) << what;
@@ -73,16 +75,19 @@ TEST(RoundTrip, ChakraAndMscclXmlKeepTheAlgorithmAndItsTime) {
       // Chakra: through files, checked by the reader rules.
       const std::string prefix = dir.file(fmt::format("g{}", checked));
       auto files = to_collective_graph(a, t);
-      for (size_t r = 0; r < files.size(); ++r) write_et(et_path(prefix, static_cast<int>(r)), files[r]);
+      for (size_t r = 0; r < files.size(); ++r)
+        write_et(et_path(prefix, static_cast<int>(r)), files[r]);
       const auto read = read_prefix(prefix);
       EXPECT_THAT(check_collective_graph(read, prefix), ::testing::IsEmpty()) << what;
       expect_same_outcome(t, a, from_collective_graph(read, t, prefix), what + " via Chakra");
       // MSCCL-XML, for either runtime, held to both loaders' rules.
-      for (synth::MscclRuntime runtime : {synth::MscclRuntime::Executor, synth::MscclRuntime::Legacy}) {
+      for (synth::MscclRuntime runtime :
+           {synth::MscclRuntime::Executor, synth::MscclRuntime::Legacy}) {
         synth::MscclOptions o;
         o.runtime = runtime;
         const std::string xml = synth::to_msccl_xml(a, o);
-        EXPECT_THAT(synth::testing::msccl_runtime_problems(xml, runtime), ::testing::IsEmpty()) << what;
+        EXPECT_THAT(synth::testing::msccl_runtime_problems(xml, runtime), ::testing::IsEmpty())
+            << what;
         expect_same_outcome(t, a, synth::parse_msccl_xml(xml, t), what + " via MSCCL-XML");
       }
       ++checked;
@@ -95,13 +100,16 @@ TEST(RoundTrip, ChakraAndMscclXmlKeepTheAlgorithmAndItsTime) {
 // and a claimed 2^27 chunks per NPU allocated gigabytes).
 TEST(RoundTrip, MetadataOutOfRangeIsAnErrorNamingIt) {
   const auto t = topo::generate("ring:4");
-  const Algorithm a = synth::synthesize(t, synth::Collective::over_all(t, CollectiveKind::AllGather, 1), kChunk);
+  const Algorithm a =
+      synth::synthesize(t, synth::Collective::over_all(t, CollectiveKind::AllGather, 1), kChunk);
   auto with_meta = [&](const std::string& name, const std::string& text, int64_t value) {
     auto files = to_collective_graph(a, t);
     for (auto& attr : *files[0].metadata.mutable_attr())
       if (attr.name() == name) {
-        if (attr.value_case() == ChakraProtoMsg::AttributeProto::kStringVal) attr.set_string_val(text);
-        else attr.set_int64_val(value);
+        if (attr.value_case() == ChakraProtoMsg::AttributeProto::kStringVal)
+          attr.set_string_val(text);
+        else
+          attr.set_int64_val(value);
       }
     try {
       from_collective_graph(files, t, "g");
@@ -110,10 +118,13 @@ TEST(RoundTrip, MetadataOutOfRangeIsAnErrorNamingIt) {
     }
     return std::string("no error");
   };
-  EXPECT_THAT(with_meta("tenet_ranks", "0,x,2,3", 0), HasSubstr("tenet_ranks in the metadata names 'x', not an NPU"));
+  EXPECT_THAT(with_meta("tenet_ranks", "0,x,2,3", 0),
+              HasSubstr("tenet_ranks in the metadata names 'x', not an NPU"));
   EXPECT_THAT(with_meta("tenet_ranks", "0,1,2,99999999999", 0), HasSubstr("names '99999999999'"));
-  EXPECT_THAT(with_meta("tenet_chunks_per_npu", "", int64_t{1} << 27), HasSubstr("tenet_chunks_per_npu 134217728 in the metadata is outside [1, 1048576]"));
-  EXPECT_THAT(with_meta("tenet_chunk_bytes", "", -5), HasSubstr("tenet_chunk_bytes -5 in the metadata is outside"));
+  EXPECT_THAT(with_meta("tenet_chunks_per_npu", "", int64_t{1} << 27),
+              HasSubstr("tenet_chunks_per_npu 134217728 in the metadata is outside [1, 1048576]"));
+  EXPECT_THAT(with_meta("tenet_chunk_bytes", "", -5),
+              HasSubstr("tenet_chunk_bytes -5 in the metadata is outside"));
 }
 
 // Parallel links (DGX-1's doubled NVLinks) and spines keep their routes through Chakra: the same
@@ -123,7 +134,8 @@ TEST(RoundTrip, MetadataOutOfRangeIsAnErrorNamingIt) {
 TEST(RoundTrip, ChakraKeepsSerialChannels) {
   const auto t = topo::generate("ring:4,bidir=false,bw=50GB/s,lat=0.5us");
   const Algorithm ring =
-      synth::make_baseline({synth::BaselineKind::Ring, {}}, t, synth::Collective::over_all(t, CollectiveKind::AllGather, 2), kChunk);
+      synth::make_baseline({synth::BaselineKind::Ring, {}}, t,
+                           synth::Collective::over_all(t, CollectiveKind::AllGather, 2), kChunk);
   const Algorithm a = synth::testing::in_serial_channel(t, ring, 25'000'000'000);
   const Algorithm back = from_collective_graph(to_collective_graph(a, t), t, "x");
   EXPECT_TRUE(back.serial_channels);
@@ -138,15 +150,32 @@ TEST(RoundTrip, ChakraKeepsRoutesAndLanes) {
     const Algorithm a = synth::synthesize(t, c, kChunk);
     auto files = to_collective_graph(a, t);
     const Algorithm back = from_collective_graph(files, t, "x");
-    EXPECT_EQ(synth::verify(t, back, {.lower_bound = false}).collective_time, a.claimed_time) << spec;
-    EXPECT_THAT(back.method, HasSubstr("routes from the file"));
+    EXPECT_EQ(synth::verify(t, back, {.lower_bound = false}).collective_time, a.claimed_time)
+        << spec;
+    // The routes are the file's (tenet_route): the original's, transfer by transfer.
+    ASSERT_EQ(back.size(), a.size()) << spec;
+    for (synth::TransferId id = 0; id < static_cast<synth::TransferId>(a.size()); ++id) {
+      ASSERT_TRUE(back[id].src == a[id].src && back[id].dst == a[id].dst &&
+                  back[id].chunk == a[id].chunk)
+          << spec << ": transfer " << id;
+      EXPECT_TRUE(std::ranges::equal(back.route(id), a.route(id))) << spec << ": transfer " << id;
+    }
     for (auto& f : files)
       for (auto& n : f.nodes)
         for (int i = n.attr_size() - 1; i >= 0; --i)
           if (n.attr(i).name() == "tenet_route") n.mutable_attr()->DeleteSubrange(i, 1);
     const Algorithm spread = from_collective_graph(files, t, "x");
-    EXPECT_THAT(spread.method, HasSubstr("the least loaded so far"));
     EXPECT_TRUE(synth::verify(t, spread, {.lower_bound = false}).correct()) << spec;
+    // Routes chosen on import: each one of its pair's equal-cost routes (and below, the load spread
+    // over all of them).
+    const topo::Router router(t);
+    for (synth::TransferId id = 0; id < static_cast<synth::TransferId>(spread.size()); ++id) {
+      const auto routes = router.equal_cost_routes(spread[id].src, spread[id].dst);
+      EXPECT_TRUE(std::ranges::any_of(
+          routes,
+          [&](const topo::Route& r) { return std::ranges::equal(r.links, spread.route(id)); }))
+          << spec << ": transfer " << id;
+    }
     std::map<std::pair<topo::NodeId, topo::NodeId>, std::set<topo::LinkId>> first_links;
     for (synth::TransferId id = 0; id < static_cast<synth::TransferId>(spread.size()); ++id)
       first_links[{spread[id].src, spread[id].dst}].insert(spread.route(id)[0]);
@@ -166,7 +195,8 @@ TEST(RoundTrip, ChakraKeepsRoutesAndLanes) {
 // int32 ranks and tags, int64 sizes and types; no COMP node when reductions take no time.
 TEST(Chakra, AttributeTypesFollowTheConvention) {
   const auto t = topo::generate("ring:4");
-  const Algorithm a = synth::synthesize(t, synth::Collective::over_all(t, CollectiveKind::AllReduce), kChunk);
+  const Algorithm a =
+      synth::synthesize(t, synth::Collective::over_all(t, CollectiveKind::AllReduce), kChunk);
   auto type_of = [](const Node& n, const std::string& name) {
     for (const auto& at : n.attr())
       if (at.name() == name) return at.value_case();
@@ -187,7 +217,8 @@ TEST(Chakra, AttributeTypesFollowTheConvention) {
       comps += n.type() == ChakraProtoMsg::COMP_NODE;
     }
   EXPECT_GT(sends, 0u);
-  EXPECT_EQ(comps, 0u);  // --reduce-bw 0: reductions take no time, and ASTRA-sim would charge 1 ns each
+  EXPECT_EQ(comps,
+            0u);  // --reduce-bw 0: reductions take no time, and ASTRA-sim would charge 1 ns each
   size_t with_bandwidth = 0;
   synth::Algorithm reducing = a;
   synth::set_reduce_bandwidth(t, reducing, 500'000'000'000);
@@ -199,29 +230,6 @@ TEST(Chakra, AttributeTypesFollowTheConvention) {
         EXPECT_EQ(type_of(n, "tensor_size"), ChakraProtoMsg::AttributeProto::kUint64Val);
       }
   EXPECT_GT(with_bandwidth, 0u);
-}
-
-TEST(Chakra, WritesSystemJsonAndNetworkYml) {
-  topo::testing::TempDir dir;
-  const auto t = topo::generate("ring:4,bw=50GB/s,lat=0.5us x switch:2,bw=25GB/s,lat=1us");
-  const Algorithm a = synth::synthesize(t, synth::Collective::over_all(t, CollectiveKind::AllReduce), kChunk);
-  const auto written = write_collective_graph(a, t, dir.file("out"), "ar");
-  EXPECT_EQ(written.size(), 8u + 2u);
-  std::ifstream sys(dir.file("out/system.json"));
-  std::string text((std::istreambuf_iterator<char>(sys)), {});
-  EXPECT_THAT(text, HasSubstr("\"all-reduce-implementation-custom\": [\n    \"ar\"\n  ]"));
-  EXPECT_THAT(text, HasSubstr("\"preferred-dataset-splits\": 1"));
-  // The network.yml reads back as the same topology.
-  const auto back = topo::load(dir.file("out/network.yml"));
-  EXPECT_EQ(back.fingerprint(), t.fingerprint());
-  // No network.yml for what ASTRA-sim's dimensions cannot say.
-  EXPECT_FALSE(astra_network_yml(topo::generate("dgx1")));
-  EXPECT_TRUE(astra_network_yml(topo::generate("fc:4 x ring:3")));
-  // Rings of rings up to the order of links: a torus and a hypercube are ASTRA-sim dimensions too.
-  EXPECT_THAT(astra_network_yml(topo::generate("torus2d:4x8")).value_or(""),
-              HasSubstr("topology: [ Ring, Ring ]\nnpus_count: [ 4, 8 ]"));
-  EXPECT_THAT(astra_network_yml(topo::generate("hypercube:8")).value_or(""), HasSubstr("npus_count: [ 2, 2, 2 ]"));
-  EXPECT_FALSE(astra_network_yml(topo::generate("mesh2d:4x4")));
 }
 
 TEST(Chakra, RefusesWhatItCannotExpress) {
@@ -264,17 +272,23 @@ TEST(ChakraCheck, CatchesEveryRule) {
     return all;
   };
   EXPECT_EQ(problems({one_send(5, 64, 1), one_recv(5, 64, 0)}), "");
-  EXPECT_THAT(problems({one_send(5, 64, 1), one_recv(5, 32, 0)}), HasSubstr("sends 64 bytes to rank 1 (tag 5), but g.1.et node 0 expects 32"));
-  EXPECT_THAT(problems({one_send(5, 64, 1), one_recv(6, 64, 0)}), HasSubstr("has no matching receive"));
-  EXPECT_THAT(problems({one_send(5, 64, 1), one_recv(6, 64, 0)}), HasSubstr("has no matching send"));
-  EXPECT_THAT(problems({one_send(5, 64, 7), one_recv(5, 64, 0)}), HasSubstr("comm_dst 7 is not a rank"));
-  EXPECT_THAT(problems({one_send(600'000'000, 64, 1), one_recv(600'000'000, 64, 0)}), HasSubstr("outside [0, 500,000,000)"));
+  EXPECT_THAT(problems({one_send(5, 64, 1), one_recv(5, 32, 0)}),
+              HasSubstr("sends 64 bytes to rank 1 (tag 5), but g.1.et node 0 expects 32"));
+  EXPECT_THAT(problems({one_send(5, 64, 1), one_recv(6, 64, 0)}),
+              HasSubstr("has no matching receive"));
+  EXPECT_THAT(problems({one_send(5, 64, 1), one_recv(6, 64, 0)}),
+              HasSubstr("has no matching send"));
+  EXPECT_THAT(problems({one_send(5, 64, 7), one_recv(5, 64, 0)}),
+              HasSubstr("comm_dst 7 is not a rank"));
+  EXPECT_THAT(problems({one_send(600'000'000, 64, 1), one_recv(600'000'000, 64, 0)}),
+              HasSubstr("outside [0, 500,000,000)"));
   EtFile dup = one_send(5, 64, 1);
   dup.nodes.push_back(dup.nodes[0]);
   EXPECT_THAT(problems({dup, one_recv(5, 64, 0)}), HasSubstr("node id 0 is used twice"));
   EtFile dangling = one_send(5, 64, 1);
   dangling.nodes[0].add_data_deps(42);
-  EXPECT_THAT(problems({dangling, one_recv(5, 64, 0)}), HasSubstr("depends on node 42, which is not in this file"));
+  EXPECT_THAT(problems({dangling, one_recv(5, 64, 0)}),
+              HasSubstr("depends on node 42, which is not in this file"));
   EtFile cycle = one_send(5, 64, 1);
   Node& second = cycle.nodes.emplace_back(cycle.nodes[0]);
   second.set_id(1);
@@ -284,7 +298,8 @@ TEST(ChakraCheck, CatchesEveryRule) {
   EXPECT_THAT(problems({cycle, one_recv(5, 64, 0)}), HasSubstr("every node has a dependency"));
   EtFile bare = one_send(5, 64, 1);
   bare.nodes[0].clear_attr();
-  EXPECT_THAT(problems({bare, one_recv(5, 64, 0)}), HasSubstr("COMM_SEND_NODE needs the attribute comm_dst"));
+  EXPECT_THAT(problems({bare, one_recv(5, 64, 0)}),
+              HasSubstr("COMM_SEND_NODE needs the attribute comm_dst"));
   EtFile comp;
   comp.nodes.emplace_back().set_type(ChakraProtoMsg::COMP_NODE);
   EXPECT_THAT(problems({comp}), HasSubstr("COMP_NODE needs the attribute num_ops"));
@@ -295,25 +310,29 @@ TEST(ChakraCheck, CatchesEveryRule) {
 TEST(ChakraFiles, ExportsNameTheirSetAndReplaceEarlierOnes) {
   topo::testing::TempDir dir;
   const auto t8 = topo::generate("ring:8");
-  const Algorithm one = synth::synthesize(t8, synth::Collective::over_all(t8, CollectiveKind::AllGather, 1), kChunk);
-  const Algorithm two = synth::synthesize(t8, synth::Collective::over_all(t8, CollectiveKind::AllGather, 2), kChunk);
+  const Algorithm one =
+      synth::synthesize(t8, synth::Collective::over_all(t8, CollectiveKind::AllGather, 1), kChunk);
+  const Algorithm two =
+      synth::synthesize(t8, synth::Collective::over_all(t8, CollectiveKind::AllGather, 2), kChunk);
   const std::string out = dir.file("out"), prefix = out + "/g";
   write_collective_graph(one, t8, out, "g");
   EXPECT_TRUE(check_collective_graph(read_prefix(prefix), prefix).empty());
   const auto first = read_prefix(prefix);
   write_collective_graph(two, t8, out, "g");  // the same export twice names the same set
-  write_et(et_path(prefix, 3), first[3]);     // rank 3 of the earlier export: what a killed run leaves
+  write_et(et_path(prefix, 3), first[3]);  // rank 3 of the earlier export: what a killed run leaves
   const auto problems = check_collective_graph(read_prefix(prefix), prefix);
   ASSERT_FALSE(problems.empty());  // and the pairing problems it causes
   EXPECT_THAT(problems[0], HasSubstr("g.3.et: from another export than rank 0"));
   EXPECT_THAT([&] { from_collective_graph(read_prefix(prefix), t8, prefix); },
               ::testing::ThrowsMessage<Error>(HasSubstr("a folder mixing two runs")));
   write_collective_graph(one, t8, out, "g");
-  EXPECT_EQ(meta_string_for_test(read_prefix(prefix)[0]), meta_string_for_test(first[0]));  // deterministic
+  EXPECT_EQ(meta_string_for_test(read_prefix(prefix)[0]),
+            meta_string_for_test(first[0]));  // deterministic
   // A 4-rank export over the 8-rank one: ranks 4..7 are gone, the set reads whole.
   const auto t4 = topo::generate("ring:4");
-  write_collective_graph(synth::synthesize(t4, synth::Collective::over_all(t4, CollectiveKind::AllGather, 1), kChunk), t4,
-                         out, "g");
+  write_collective_graph(
+      synth::synthesize(t4, synth::Collective::over_all(t4, CollectiveKind::AllGather, 1), kChunk),
+      t4, out, "g");
   EXPECT_EQ(read_prefix(prefix).size(), 4u);
   EXPECT_FALSE(std::filesystem::exists(et_path(prefix, 4)));
   EXPECT_TRUE(check_collective_graph(read_prefix(prefix), prefix).empty());
@@ -322,7 +341,8 @@ TEST(ChakraFiles, ExportsNameTheirSetAndReplaceEarlierOnes) {
 TEST(ChakraFiles, MalformedInputsGiveClearErrors) {
   topo::testing::TempDir dir;
   const auto t = topo::generate("ring:4");
-  const Algorithm a = synth::synthesize(t, synth::Collective::over_all(t, CollectiveKind::AllGather), kChunk);
+  const Algorithm a =
+      synth::synthesize(t, synth::Collective::over_all(t, CollectiveKind::AllGather), kChunk);
   const auto files = to_collective_graph(a, t);
   const std::string good = dir.file("good.0.et");
   write_et(good, files[0]);
@@ -334,7 +354,8 @@ TEST(ChakraFiles, MalformedInputsGiveClearErrors) {
   };
   EXPECT_THAT([&] { read_et(write("cut.0.et", bytes.substr(0, bytes.size() - 3))); },
               ::testing::ThrowsMessage<Error>(HasSubstr("truncated or corrupt")));
-  EXPECT_THAT([&] { read_et(write("empty.0.et", "")); }, ::testing::ThrowsMessage<Error>(HasSubstr("empty file")));
+  EXPECT_THAT([&] { read_et(write("empty.0.et", "")); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("empty file")));
   // A node whose first tag has wire type 7, which does not exist. (The metadata's length prefix is
   // a varint: decoded, not taken from one byte.)
   size_t length = 0, head = 0;  // the GlobalMetadata's length prefix, a varint
@@ -342,8 +363,10 @@ TEST(ChakraFiles, MalformedInputsGiveClearErrors) {
     length |= static_cast<size_t>(bytes[head] & 0x7f) << shift;
   length |= static_cast<size_t>(bytes[head] & 0x7f) << (7 * head);
   std::string bad_type = bytes.substr(0, head + 1 + length) + std::string{2, 0x0f, 0x01};
-  EXPECT_THAT([&] { read_et(write("types.0.et", bad_type)); }, ::testing::ThrowsMessage<Error>(HasSubstr("cannot read node")));
-  EXPECT_THAT([&] { read_prefix(dir.file("nothing")); }, ::testing::ThrowsMessage<Error>(HasSubstr("no Chakra ET files")));
+  EXPECT_THAT([&] { read_et(write("types.0.et", bad_type)); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("cannot read node")));
+  EXPECT_THAT([&] { read_prefix(dir.file("nothing")); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("no Chakra ET files")));
   // A graph from another producer: its structure can be checked, but not which data moves.
   EtFile foreign0 = one_send(1, 64, 1), foreign1 = one_recv(1, 64, 0);
   write_et(dir.file("foreign.0.et"), foreign0);

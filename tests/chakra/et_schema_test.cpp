@@ -34,9 +34,11 @@ TEST(ChakraSchema, WireTagsMatchTheReference) {
   const std::string want_prefix = {0x08, 0x05, 0x18, 0x05, 0x2a, 0x01, 0x03, 0x52};
   ASSERT_GE(bytes.size(), want_prefix.size());
   EXPECT_EQ(bytes.substr(0, want_prefix.size()), want_prefix);
-  // Inside the attribute: name = 1 (tag 0x0a), uint64_val = 13 (varint, tag 0x68), 1024 = 0x80 0x08.
+  // Inside the attribute: name = 1 (tag 0x0a), uint64_val = 13 (varint, tag 0x68), 1024 = 0x80
+  // 0x08.
   const std::string attr = bytes.substr(want_prefix.size() + 1);
-  const std::string want_attr = std::string{0x0a, 0x09} + "comm_size" + std::string{0x68, char(0x80), 0x08};
+  const std::string want_attr =
+      std::string{0x0a, 0x09} + "comm_size" + std::string{0x68, char(0x80), 0x08};
   EXPECT_EQ(attr, want_attr);
 }
 
@@ -48,7 +50,8 @@ TEST(ChakraSchema, EnumValuesMatchTheReference) {
   EXPECT_EQ(ChakraProtoMsg::BARRIER, 9);
   AttributeProto a;
   a.mutable_bool_list()->add_values(true);
-  EXPECT_EQ(a.SerializeAsString(), (std::string{char(0xe2), 0x01, 0x03, 0x0a, 0x01, 0x01}));  // field 28
+  EXPECT_EQ(a.SerializeAsString(),
+            (std::string{char(0xe2), 0x01, 0x03, 0x0a, 0x01, 0x01}));  // field 28
 }
 
 TEST(ChakraSchema, DelimitedFileFramingRoundTrips) {
@@ -122,10 +125,24 @@ TEST(ChakraSchema, NodeEncoderWritesWhatTheMessageSerializesTo) {
   };
   const std::vector<Case> cases = {
       {0, "", ChakraProtoMsg::INVALID_NODE, {}, 0, {}},
-      {1, "send", ChakraProtoMsg::COMM_SEND_NODE, {0}, 0,
-       {{"comm_dst", 0, ""}, {"comm_tag", -5, ""}, {"comm_size", int64_t{1} << 40, ""}, {"tenet_route", std::nullopt, "3,17"}}},
-      {uint64_t{1} << 40, std::string(300, 'n'), ChakraProtoMsg::COMP_NODE, {1, 127, 128, 16384, uint64_t{1} << 62}, 7,
-       {{"tensor_size", int64_t{1} << 50, ""}, {"num_ops", -1, ""}, {"", 3, ""}, {"empty", std::nullopt, ""}}},
+      {1,
+       "send",
+       ChakraProtoMsg::COMM_SEND_NODE,
+       {0},
+       0,
+       {{"comm_dst", 0, ""},
+        {"comm_tag", -5, ""},
+        {"comm_size", int64_t{1} << 40, ""},
+        {"tenet_route", std::nullopt, "3,17"}}},
+      {uint64_t{1} << 40,
+       std::string(300, 'n'),
+       ChakraProtoMsg::COMP_NODE,
+       {1, 127, 128, 16384, uint64_t{1} << 62},
+       7,
+       {{"tensor_size", int64_t{1} << 50, ""},
+        {"num_ops", -1, ""},
+        {"", 3, ""},
+        {"empty", std::nullopt, ""}}},
   };
   for (const Case& c : cases) {
     Node n;
@@ -169,8 +186,8 @@ TEST(NodeList, BehavesLikeAVectorWhoseNodesStayPut) {
   first.set_id(0);
   first.set_name("first");
   for (uint64_t i = 1; i < 1000; ++i) f.nodes.emplace_back().set_id(i);  // the pointer vector grows
-  EXPECT_EQ(first.name(), "first");                                        // the node did not move
-  Node& again = f.nodes.emplace_back(f.nodes[0]);                          // a copy of one of its own
+  EXPECT_EQ(first.name(), "first");                                      // the node did not move
+  Node& again = f.nodes.emplace_back(f.nodes[0]);                        // a copy of one of its own
   EXPECT_EQ(again.name(), "first");
   EXPECT_EQ(f.nodes.size(), 1001u);
   uint64_t sum = 0;
@@ -185,8 +202,8 @@ TEST(NodeList, BehavesLikeAVectorWhoseNodesStayPut) {
   EXPECT_EQ(copy.nodes.size(), 1001u);
   tenet::chakra::EtFile moved = std::move(copy);
   EXPECT_EQ(moved.nodes[0].name(), "changed");
-  EXPECT_TRUE(copy.nodes.empty());        // NOLINT(bugprone-use-after-move): moved from, empty
-  copy.nodes.emplace_back().set_id(7);    // and usable again, on an arena of its own
+  EXPECT_TRUE(copy.nodes.empty());      // NOLINT(bugprone-use-after-move): moved from, empty
+  copy.nodes.emplace_back().set_id(7);  // and usable again, on an arena of its own
   EXPECT_EQ(copy.nodes.back().id(), 7u);
   const auto back = tenet::chakra::parse_et(tenet::chakra::serialize_et(moved));
   ASSERT_EQ(back.nodes.size(), moved.nodes.size());
@@ -210,7 +227,8 @@ TEST(EtSet, StagedOnEveryCoreInRankOrder) {
   };
   {
     tenet::topo::OutputFolder out(dir.file("set"));
-    tenet::chakra::stage_et_set(37, [&](int r) { return tenet::chakra::serialize_et(rank_file(r)); }, out, "algo");
+    tenet::chakra::stage_et_set(
+        37, [&](int r) { return tenet::chakra::serialize_et(rank_file(r)); }, out, "algo");
     out.commit();
   }
   const auto files = tenet::chakra::read_prefix(dir.file("set/algo"));
@@ -222,8 +240,10 @@ TEST(EtSet, StagedOnEveryCoreInRankOrder) {
   {
     tenet::topo::OutputFolder out(dir.file("failed"));
     EXPECT_THROW(tenet::chakra::stage_et_set(
-                     40, [&](int r) {
-                       return r == 23 ? throw tenet::Error("rank 23 cannot be built") : tenet::chakra::serialize_et(rank_file(r));
+                     40,
+                     [&](int r) {
+                       return r == 23 ? throw tenet::Error("rank 23 cannot be built")
+                                      : tenet::chakra::serialize_et(rank_file(r));
                      },
                      out, "algo"),
                  tenet::Error);

@@ -2,7 +2,7 @@
 // `export` read them. The input holds one file per rank, separated by tenet::fuzz::kRankSeparator.
 #include "chakra/collective_graph.hpp"
 #include "chakra/et.hpp"
-#include "synth/verify.hpp"
+#include "synth/verify/verify.hpp"
 #include "tests/fuzz/fuzz.hpp"
 #include "tests/fuzz/topologies.hpp"
 

@@ -1,8 +1,8 @@
 // MSCCL-XML algorithms, as `tenet verify`/`export`/`sim --coll` import them.
 #include <charconv>
 
-#include "synth/msccl_xml.hpp"
-#include "synth/verify.hpp"
+#include "synth/formats/msccl_xml.hpp"
+#include "synth/verify/verify.hpp"
 #include "tests/fuzz/fuzz.hpp"
 #include "tests/fuzz/topologies.hpp"
 

@@ -9,16 +9,17 @@
 #include <string>
 #include <vector>
 
+#include "astra/analytical.hpp"
 #include "bench/suite.hpp"
 #include "chakra/collective_graph.hpp"
 #include "chakra/et.hpp"
 #include "sim/workload.hpp"
-#include "tests/sim/pytorch_trace.hpp"
-#include "synth/algorithm_json.hpp"
-#include "synth/msccl_xml.hpp"
+#include "synth/formats/algorithm_json.hpp"
+#include "synth/formats/msccl_xml.hpp"
 #include "synth/producers.hpp"
 #include "synth/synthesizer.hpp"
 #include "tests/fuzz/topologies.hpp"
+#include "tests/sim/pytorch_trace.hpp"
 #include "topo/generators.hpp"
 #include "topo/io.hpp"
 #include "topo/presets.hpp"
@@ -47,14 +48,20 @@ std::string ranks_bytes(const std::vector<chakra::EtFile>& files) {
 }
 
 void topologies() {
-  const std::vector<std::string> specs = {"ring:4", "torus2d:3x3", "mesh2d:2x3,bw=25GB/s", "switch:4",
-                                          "nvcluster:2x4,net=rail", "leafspine:2x2,spines=2", "hypercube:8"};
+  const std::vector<std::string> specs = {"ring:4",
+                                          "torus2d:3x3",
+                                          "mesh2d:2x3,bw=25GB/s",
+                                          "switch:4",
+                                          "nvcluster:2x4,net=rail",
+                                          "leafspine:2x2,spines=2",
+                                          "hypercube:8"};
   for (size_t i = 0; i < specs.size(); ++i) {
     const topo::Topology t = topo::generate(specs[i]);
     seed("topology_yaml", fmt::format("gen{}.yaml", i), topo::to_yaml(t));
     seed("topology_yaml", fmt::format("gen{}.json", i), topo::to_json(t));
     seed("topology_dot", fmt::format("gen{}.dot", i), topo::to_dot(t));
-    if (auto yml = chakra::astra_network_yml(t)) seed("topology_yaml", fmt::format("astra{}.yml", i), *yml);
+    if (auto yml = astra::astra_network_yml(t))
+      seed("topology_yaml", fmt::format("astra{}.yml", i), *yml);
   }
   for (const topo::Preset& p : topo::presets()) {
     seed("topology_yaml", std::string(p.name) + ".yaml", std::string(p.text));
@@ -105,19 +112,24 @@ void traffic() {
 }
 
 void workloads() {
-  seed("workload", "allreduce", ranks_bytes(sim::collective_microbenchmark(synth::CollectiveKind::AllReduce, 1 << 20, 4)));
-  seed("workload", "alltoall", ranks_bytes(sim::collective_microbenchmark(synth::CollectiveKind::AllToAll, 1 << 16, 2)));
+  seed("workload", "allreduce",
+       ranks_bytes(sim::collective_microbenchmark(synth::CollectiveKind::AllReduce, 1 << 20, 4)));
+  seed("workload", "alltoall",
+       ranks_bytes(sim::collective_microbenchmark(synth::CollectiveKind::AllToAll, 1 << 16, 2)));
   seed("workload", "resnet50", ranks_bytes(sim::data_parallel(sim::model_preset("resnet50"), 2)));
-  seed("workload", "pytorch", ranks_bytes(testing::pytorch_like_trace(2)));  // a process-group table, CPU operators
+  seed("workload", "pytorch",
+       ranks_bytes(testing::pytorch_like_trace(2)));  // a process-group table, CPU operators
   seed("workload", "gpt3-tp2-pp2",
-       ranks_bytes(sim::training_iteration(sim::model_preset("gpt3-175b"),
-                                           sim::layout(4, 2, 2, 2, sim::PipelineSchedule::OneFOneB))));
+       ranks_bytes(
+           sim::training_iteration(sim::model_preset("gpt3-175b"),
+                                   sim::layout(4, 2, 2, 2, sim::PipelineSchedule::OneFOneB))));
 }
 
 void suites() {
   seed("bench_suite", "default.yaml", std::string(bench::default_suite_yaml()));
   seed("bench_suite", "small.yaml",
-       "name: small\ntopologies: [ring:4, \"torus2d:2x2,bw=25GB/s\"]\ncollectives: [all-reduce, all-gather]\n"
+       "name: small\ntopologies: [ring:4, \"torus2d:2x2,bw=25GB/s\"]\ncollectives: [all-reduce, "
+       "all-gather]\n"
        "algorithms: [tenet, ring]\nsizes: [1MiB, 64MiB]\nchunks: [1, auto]\n"
        "workloads: [{model: resnet50}, {model: gpt3-175b, tp: 2, pp: 2, microbatches: 4}]\n"
        "sim-algorithms: [tenet, ring]\n");

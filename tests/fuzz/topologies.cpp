@@ -13,7 +13,8 @@ namespace tenet::fuzz {
 const topo::Topology& fully_connected(int npus) {
   static std::array<std::unique_ptr<topo::Topology>, kMaxFuzzNpus + 1> cache;
   const int n = std::clamp(npus, 2, kMaxFuzzNpus);
-  if (!cache[n]) cache[n] = std::make_unique<topo::Topology>(topo::generate(fmt::format("fc:{}", n)));
+  if (!cache[n])
+    cache[n] = std::make_unique<topo::Topology>(topo::generate(fmt::format("fc:{}", n)));
   return *cache[n];
 }
 
@@ -21,7 +22,8 @@ std::vector<chakra::EtFile> parse_ranks(std::string_view text) {
   std::vector<chakra::EtFile> files;
   for (size_t begin = 0; static_cast<int>(files.size()) < kMaxFuzzNpus;) {
     const size_t end = std::min(text.find(kRankSeparator, begin), text.size());
-    files.push_back(chakra::parse_et(text.substr(begin, end - begin), fmt::format("fuzz.{}.et", files.size())));
+    files.push_back(
+        chakra::parse_et(text.substr(begin, end - begin), fmt::format("fuzz.{}.et", files.size())));
     if (end == text.size()) break;
     begin = end + kRankSeparator.size();
   }

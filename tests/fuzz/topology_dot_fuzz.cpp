@@ -7,6 +7,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const tenet::topo::Topology t = tenet::topo::parse_dot(text, "fuzz.dot");
     if (t.num_links() > 100000) return;  // printing is linear; large inputs only cost time
     (void)tenet::topo::to_json(t);
-    tenet::fuzz::must("reading back to_dot", [&] { (void)tenet::topo::parse_dot(tenet::topo::to_dot(t), "back.dot"); });
+    tenet::fuzz::must("reading back to_dot",
+                      [&] { (void)tenet::topo::parse_dot(tenet::topo::to_dot(t), "back.dot"); });
   });
 }

@@ -15,6 +15,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const tenet::topo::Topology t = tenet::topo::load(spec);
     // Reading back is checked where it is quick (yaml-cpp takes seconds per 100,000 links).
     if (t.num_links() <= 20000)
-      tenet::fuzz::must("reading back to_yaml", [&] { (void)tenet::topo::parse_yaml(tenet::topo::to_yaml(t), "back.yaml"); });
+      tenet::fuzz::must("reading back to_yaml", [&] {
+        (void)tenet::topo::parse_yaml(tenet::topo::to_yaml(t), "back.yaml");
+      });
   });
 }

@@ -7,7 +7,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const tenet::topo::Topology t = tenet::topo::parse_yaml(text, "fuzz.yaml");
     // Printing and reading back are checked where they are quick. Large topologies are legal (up
     // to 2^22 links) and linear: a 773,926-NPU ASTRA-sim switch prints as JSON in 5.4 s in Release,
-    // 38 s under the sanitizers, which libFuzzer reported as a hang. yaml-cpp reads back more slowly.
+    // 38 s under the sanitizers, which libFuzzer reported as a hang. yaml-cpp reads back more
+    // slowly.
     if (t.num_links() > 100000) return;
     (void)tenet::topo::to_json(t);
     (void)tenet::topo::to_dot(t);
@@ -16,7 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // when the fuzzer shared its core with a build, which libFuzzer reported as a hang.
     if (t.num_links() > 4000) return;
     tenet::fuzz::must("reading back to_yaml", [&] {
-      if (tenet::topo::parse_yaml(tenet::topo::to_yaml(t), "back.yaml").fingerprint() != t.fingerprint()) {
+      if (tenet::topo::parse_yaml(tenet::topo::to_yaml(t), "back.yaml").fingerprint() !=
+          t.fingerprint()) {
         std::fprintf(stderr, "fuzz: to_yaml read back as another topology\n");
         std::abort();
       }

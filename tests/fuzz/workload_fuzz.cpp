@@ -12,6 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)tenet::sim::prepare_trace(files, {}, "fuzz");
     tenet::sim::SimConfig config;
     config.chunks_per_npu = 1;
-    (void)tenet::sim::simulate(tenet::fuzz::fully_connected(static_cast<int>(files.size())), files, config, "fuzz");
+    (void)tenet::sim::simulate(tenet::fuzz::fully_connected(static_cast<int>(files.size())), files,
+                               config, "fuzz");
   });
 }

@@ -5,9 +5,9 @@
 
 #include <random>
 
-#include "synth/baselines.hpp"
+#include "synth/baselines/baselines.hpp"
+#include "synth/cost/timing.hpp"
 #include "synth/synthesizer.hpp"
-#include "synth/timing.hpp"
 #include "tests/synth/test_support.hpp"
 #include "topo/generators.hpp"
 #include "topo/io.hpp"
@@ -22,7 +22,8 @@ Time run_alone(const topo::Topology& t, const Made& made, EndpointModel endpoint
   EventQueue events;
   auto net = make_network(NetworkKind::Analytical, t, events);
   Time finish = -1;
-  CollectiveRun run(made, *net, events, [&] { finish = events.now(); }, endpoints);
+  CollectiveRun run(
+      made, *net, events, [&] { finish = events.now(); }, endpoints);
   run.start();
   events.run();
   EXPECT_TRUE(run.done());
@@ -44,9 +45,11 @@ TEST(CollectiveEngine, ReplaysTheTimingModelExactlyOnAnalytical) {
     for (synth::BaselineKind b : synth::all_baselines()) {
       const auto t = topo::generate(spec);
       try {
-        const synth::Algorithm a =
-            synth::make_baseline({b, {}}, t, synth::Collective::over_all(t, synth::CollectiveKind::AllReduce, 2), 1 << 20);
-        EXPECT_EQ(replay(t, a, NetworkKind::Analytical), a.claimed_time) << synth::to_string(b) << " on " << spec;
+        const synth::Algorithm a = synth::make_baseline(
+            {b, {}}, t, synth::Collective::over_all(t, synth::CollectiveKind::AllReduce, 2),
+            1 << 20);
+        EXPECT_EQ(replay(t, a, NetworkKind::Analytical), a.claimed_time)
+            << synth::to_string(b) << " on " << spec;
         ++checked;
       } catch (const synth::NotApplicable&) {
       }
@@ -54,23 +57,27 @@ TEST(CollectiveEngine, ReplaysTheTimingModelExactlyOnAnalytical) {
   EXPECT_GE(checked, 50);
 }
 
-// A ring plan (synth/ring_plan.hpp) replays exactly as the algorithm it materializes, on every
+// A ring plan (synth/ir/ring_plan.hpp) replays exactly as the algorithm it materializes, on every
 // network and with the endpoints' costs.
 TEST(CollectiveEngine, RingPlansReplayAsTheirAlgorithms) {
   int checked = 0;
-  for (const char* spec : {"ring:6", "switch:6", "leafspine:2x4,spines=2", "nvcluster:2x4,net=rail", "torus2d:3x3", "dgx1"})
+  for (const char* spec : {"ring:6", "switch:6", "leafspine:2x4,spines=2", "nvcluster:2x4,net=rail",
+                           "torus2d:3x3", "dgx1"})
     for (const char* algo : {"ring", "bidir-ring:1", "ring:3"})
       for (synth::CollectiveKind kind :
-           {synth::CollectiveKind::AllGather, synth::CollectiveKind::ReduceScatter, synth::CollectiveKind::AllReduce}) {
+           {synth::CollectiveKind::AllGather, synth::CollectiveKind::ReduceScatter,
+            synth::CollectiveKind::AllReduce}) {
         const auto t = topo::generate(spec);
-        const std::optional<synth::RingPlan> plan =
-            synth::ring_plan(synth::parse_baseline(algo), t, synth::Collective::over_all(t, kind, 2), 96 << 10);
+        const std::optional<synth::RingPlan> plan = synth::ring_plan(
+            synth::parse_baseline(algo), t, synth::Collective::over_all(t, kind, 2), 96 << 10);
         ASSERT_TRUE(plan) << algo << " on " << spec;
         const synth::Algorithm a = plan->materialize(t);
         const std::string what = fmt::format("{} {} on {}", algo, synth::to_string(kind), spec);
-        for (NetworkKind net : {NetworkKind::Analytical, NetworkKind::AnalyticalCongestion, NetworkKind::Packet})
+        for (NetworkKind net :
+             {NetworkKind::Analytical, NetworkKind::AnalyticalCongestion, NetworkKind::Packet})
           EXPECT_EQ(replay(t, *plan, net), replay(t, a, net)) << what << " on " << to_string(net);
-        const EndpointModel endpoints{.delay = 1'700'000, .reduce_memory_bandwidth = 900'000'000'000};
+        const EndpointModel endpoints{.delay = 1'700'000,
+                                      .reduce_memory_bandwidth = 900'000'000'000};
         EXPECT_EQ(run_alone(t, *plan, endpoints), run_alone(t, a, endpoints)) << what;
         EXPECT_GT(run_alone(t, *plan, endpoints), replay(t, a, NetworkKind::Analytical)) << what;
         ++checked;
@@ -85,8 +92,8 @@ TEST(CollectiveEngine, LinkActivityPastItsLimitIsSummedIntoSlices) {
   for (const char* spec : {"ring:6", "torus2d:3x3"})
     for (NetworkKind kind : {NetworkKind::Analytical, NetworkKind::AnalyticalCongestion}) {
       const auto t = topo::generate(spec);
-      const synth::Algorithm a =
-          synth::synthesize(t, synth::Collective::over_all(t, synth::CollectiveKind::AllReduce, 4), 1 << 20);
+      const synth::Algorithm a = synth::synthesize(
+          t, synth::Collective::over_all(t, synth::CollectiveKind::AllReduce, 4), 1 << 20);
       auto run = [&](size_t exact) {
         EventQueue events;
         auto net = make_network(kind, t, events);
@@ -109,23 +116,28 @@ TEST(CollectiveEngine, LinkActivityPastItsLimitIsSummedIntoSlices) {
           for (const Interval& iv : v) sum += iv.share * static_cast<double>(iv.end - iv.start);
           return sum;
         };
-        EXPECT_NEAR(busy(sliced.links[l].activity), busy(exact.links[l].activity), 1e-6 * static_cast<double>(end))
+        EXPECT_NEAR(busy(sliced.links[l].activity), busy(exact.links[l].activity),
+                    1e-6 * static_cast<double>(end))
             << spec << " link " << l;
         const std::vector<double> u = utilization_over_time(exact.links[l].activity, end, 24),
                                   v = utilization_over_time(sliced.links[l].activity, end, 24);
-        for (int k = 0; k < 24; ++k) EXPECT_NEAR(u[k], v[k], 48.0 / 512) << spec << " link " << l << " slice " << k;
+        for (int k = 0; k < 24; ++k)
+          EXPECT_NEAR(u[k], v[k], 48.0 / 512) << spec << " link " << l << " slice " << k;
       }
     }
 }
 
 TEST(CollectiveEngine, RingAllReduceOnARingIsTheClosedFormOnBothBackends) {
   const auto t = topo::generate("ring:8,bw=50GB/s,lat=0.5us");
-  const synth::Algorithm a =
-      synth::make_baseline({synth::BaselineKind::Ring, {}}, t, synth::Collective::over_all(t, synth::CollectiveKind::AllReduce), 1 << 20);
-  const Time closed = 2 * 7 * (500'000 + transfer_time(1 << 20, 50'000'000'000));  // 2(p-1)(alpha + n/p beta)
+  const synth::Algorithm a = synth::make_baseline(
+      {synth::BaselineKind::Ring, {}}, t,
+      synth::Collective::over_all(t, synth::CollectiveKind::AllReduce), 1 << 20);
+  const Time closed =
+      2 * 7 * (500'000 + transfer_time(1 << 20, 50'000'000'000));  // 2(p-1)(alpha + n/p beta)
   EXPECT_EQ(replay(t, a, NetworkKind::Analytical), closed);
   // One message per link at a time: sharing changes nothing (within a picosecond of rounding).
-  EXPECT_NEAR(static_cast<double>(replay(t, a, NetworkKind::AnalyticalCongestion)), static_cast<double>(closed), 14.0);
+  EXPECT_NEAR(static_cast<double>(replay(t, a, NetworkKind::AnalyticalCongestion)),
+              static_cast<double>(closed), 14.0);
 }
 
 // ASTRA-sim's endpoints (EndpointModel): its ring All-Reduce on 8 NPUs sends 2(p-1) messages in a
@@ -134,8 +146,9 @@ TEST(CollectiveEngine, RingAllReduceOnARingIsTheClosedFormOnBothBackends) {
 // arrival: 15 D + 14 L + 7 P.
 TEST(CollectiveEngine, EndpointDelayAndReductionsAreTheClosedForm) {
   const auto t = topo::generate("ring:8,bw=50GB/s,lat=0.5us");
-  const synth::Algorithm a = synth::make_baseline(synth::parse_baseline("ring:1"), t,
-                                                  synth::Collective::over_all(t, synth::CollectiveKind::AllReduce), 1 << 17);
+  const synth::Algorithm a = synth::make_baseline(
+      synth::parse_baseline("ring:1"), t,
+      synth::Collective::over_all(t, synth::CollectiveKind::AllReduce), 1 << 17);
   const Time L = 500'000 + transfer_time(a.chunk_bytes, 50'000'000'000);
   const Time D = 10'000;
   const Bandwidth mem = 1'600'000'000'000;
@@ -155,7 +168,8 @@ TEST(CollectiveEngine, SharedLinksAgreeAcrossTheNetworks) {
   for (const char* file : {"pod-1spine.yaml", "pod-2spine.yaml"}) {
     const auto t = topo::load(dir + file);
     for (int k : {1, 4}) {
-      const synth::Collective c = synth::Collective::over_all(t, synth::CollectiveKind::AllGather, k);
+      const synth::Collective c =
+          synth::Collective::over_all(t, synth::CollectiveKind::AllGather, k);
       const synth::Algorithm a = synth::synthesize(t, c, c.chunk_bytes_for(Bytes{64} << 20));
       const auto claim = static_cast<double>(a.claimed_time);
       EXPECT_EQ(replay(t, a, NetworkKind::Analytical), a.claimed_time) << file;
@@ -166,10 +180,12 @@ TEST(CollectiveEngine, SharedLinksAgreeAcrossTheNetworks) {
       // 1.0016x), as a real switch port does.
       PacketConfig ports;
       ports.buffer = 256 << 10;
-      const Time flow = replay(t, a, NetworkKind::AnalyticalCongestion), packet = replay(t, a, NetworkKind::Packet, ports);
+      const Time flow = replay(t, a, NetworkKind::AnalyticalCongestion),
+                 packet = replay(t, a, NetworkKind::Packet, ports);
       EXPECT_NEAR(static_cast<double>(flow) / claim, 1.0, 0.02) << file << " k=" << k;
       EXPECT_NEAR(static_cast<double>(packet) / claim, 1.0, 0.02) << file << " k=" << k;
-      EXPECT_LT(static_cast<double>(replay(t, a, NetworkKind::Packet)) / claim, 1.15) << file << " k=" << k;
+      EXPECT_LT(static_cast<double>(replay(t, a, NetworkKind::Packet)) / claim, 1.15)
+          << file << " k=" << k;
     }
   }
 }
@@ -179,15 +195,19 @@ TEST(CollectiveEngine, SharedLinksAgreeAcrossTheNetworks) {
 // above its rate, packets paced) and agree within 2 %.
 TEST(CollectiveEngine, ProducerRatesReplayOnEveryNetwork) {
   const auto t = topo::generate("ring:4,bidir=false,bw=50GB/s,lat=0.5us");
-  synth::Algorithm a =
-      synth::make_baseline({synth::BaselineKind::Ring, {}}, t, synth::Collective::over_all(t, synth::CollectiveKind::AllGather, 2), 4 << 20);
-  for (synth::TransferId id = 0; id < static_cast<synth::TransferId>(a.size()); ++id) a.set_rate(id, 25'000'000'000);
+  synth::Algorithm a = synth::make_baseline(
+      {synth::BaselineKind::Ring, {}}, t,
+      synth::Collective::over_all(t, synth::CollectiveKind::AllGather, 2), 4 << 20);
+  for (synth::TransferId id = 0; id < static_cast<synth::TransferId>(a.size()); ++id)
+    a.set_rate(id, 25'000'000'000);
   synth::time(t, a);
   // Both chunks of a rank move together at half rate: (p-1) steps of (alpha + 2 chunks / B).
   EXPECT_EQ(a.claimed_time, 3 * (500'000 + transfer_time(4 << 20, 25'000'000'000)));
   EXPECT_EQ(replay(t, a, NetworkKind::Analytical), a.claimed_time);
   for (NetworkKind n : {NetworkKind::AnalyticalCongestion, NetworkKind::Packet})
-    EXPECT_NEAR(static_cast<double>(replay(t, a, n)) / static_cast<double>(a.claimed_time), 1.0, 0.02) << to_string(n);
+    EXPECT_NEAR(static_cast<double>(replay(t, a, n)) / static_cast<double>(a.claimed_time), 1.0,
+                0.02)
+        << to_string(n);
   // A rate above the route's bandwidth cannot be replayed.
   a.set_rate(0, 60'000'000'000);
   EXPECT_THROW(replay(t, a, NetworkKind::Analytical), Error);
@@ -198,8 +218,9 @@ TEST(CollectiveEngine, ProducerRatesReplayOnEveryNetwork) {
 // the other networks agree within 2 %.
 TEST(CollectiveEngine, SerialChannelsReplayAsTimed) {
   const auto t = topo::generate("ring:4,bidir=false,bw=50GB/s,lat=0.5us");
-  const synth::Algorithm ring =
-      synth::make_baseline({synth::BaselineKind::Ring, {}}, t, synth::Collective::over_all(t, synth::CollectiveKind::AllGather, 2), 4 << 20);
+  const synth::Algorithm ring = synth::make_baseline(
+      {synth::BaselineKind::Ring, {}}, t,
+      synth::Collective::over_all(t, synth::CollectiveKind::AllGather, 2), 4 << 20);
   const synth::Algorithm a = synth::testing::in_serial_channel(t, ring, 25'000'000'000);
   const Time half = transfer_time(4 << 20, 25'000'000'000);
   // Each link carries its 2 (p - 1) chunks back to back at half its bandwidth (a chunk arrives
@@ -208,7 +229,9 @@ TEST(CollectiveEngine, SerialChannelsReplayAsTimed) {
   EXPECT_EQ(a.claimed_time, 6 * half + 500'000);
   EXPECT_EQ(replay(t, a, NetworkKind::Analytical), a.claimed_time);
   for (NetworkKind n : {NetworkKind::AnalyticalCongestion, NetworkKind::Packet})
-    EXPECT_NEAR(static_cast<double>(replay(t, a, n)) / static_cast<double>(a.claimed_time), 1.0, 0.02) << to_string(n);
+    EXPECT_NEAR(static_cast<double>(replay(t, a, n)) / static_cast<double>(a.claimed_time), 1.0,
+                0.02)
+        << to_string(n);
 }
 
 }  // namespace

@@ -63,7 +63,8 @@ TEST(EventQueue, MatchesAReferenceOrderOnRandomSchedules) {
           return;
         }
         const int children = static_cast<int>(rng() % 2);
-        for (int c = 0; c < children; ++c) self(self, static_cast<Time>(rng() % 40) * (seed % 3 + 1));
+        for (int c = 0; c < children; ++c)
+          self(self, static_cast<Time>(rng() % 40) * (seed % 3 + 1));
       });
     };
     for (int i = 0; i < 200; ++i) add(add, static_cast<Time>(rng() % 7));

@@ -8,7 +8,7 @@
 #include <random>
 
 #include "sim/collective_engine.hpp"
-#include "synth/baselines.hpp"
+#include "synth/baselines/baselines.hpp"
 #include "synth/synthesizer.hpp"
 #include "tests/synth/test_support.hpp"
 #include "topo/error.hpp"
@@ -53,8 +53,9 @@ Outcome run_flows(const topo::Topology& t, const std::vector<Flow>& flows, Netwo
   o.arrival.assign(flows.size(), -1);
   o.release.assign(flows.size(), -1);
   for (size_t i = 0; i < flows.size(); ++i)
-    net->send({flows[i].src, flows[i].dst, flows[i].bytes, flows[i].route}, [&, i] { o.release[i] = q.now(); },
-              [&, i] { o.arrival[i] = q.now(); });
+    net->send(
+        {flows[i].src, flows[i].dst, flows[i].bytes, flows[i].route},
+        [&, i] { o.release[i] = q.now(); }, [&, i] { o.arrival[i] = q.now(); });
   q.run();
   net->check_drained();
   o.report = net->report();
@@ -67,7 +68,8 @@ std::vector<topo::LinkId> route_of(const topo::Topology& t, topo::NodeId a, topo
 
 // The store-and-forward recursion, packet by packet: a packet starts on a hop when it has fully
 // arrived and the previous packet has left that hop.
-Time store_and_forward(const std::vector<Bandwidth>& bw, const std::vector<Time>& lat, Bytes bytes, Bytes mtu) {
+Time store_and_forward(const std::vector<Bandwidth>& bw, const std::vector<Time>& lat, Bytes bytes,
+                       Bytes mtu) {
   std::vector<Time> free(bw.size(), 0);
   Time arrival = 0;
   for (Bytes left = bytes; left > 0; left -= std::min(left, mtu)) {
@@ -134,9 +136,11 @@ TEST(PacketNetwork, CutThroughForwardsOnceTheHeaderHasArrived) {
   cfg.mtu = 4096 - 256;
   cfg.header = 256;  // 4 KiB on the wire: 100 ns a packet, the header 6.25 ns
   const Bytes bytes = 64 * cfg.mtu;
-  const Time store = run_flows(t, {{0, 1, bytes, route_of(t, 0, 1)}}, NetworkKind::Packet, cfg).arrival[0];
+  const Time store =
+      run_flows(t, {{0, 1, bytes, route_of(t, 0, 1)}}, NetworkKind::Packet, cfg).arrival[0];
   cfg.cut_through = true;
-  const Time cut = run_flows(t, {{0, 1, bytes, route_of(t, 0, 1)}}, NetworkKind::Packet, cfg).arrival[0];
+  const Time cut =
+      run_flows(t, {{0, 1, bytes, route_of(t, 0, 1)}}, NetworkKind::Packet, cfg).arrival[0];
   // Every further hop adds only the header's serialisation to the stream's 64 packets.
   EXPECT_EQ(cut, 2 * transfer_time(256, kMid) + 64 * 100 * kNano + 1150 * kNano);
   EXPECT_EQ(store, 2 * 100 * kNano + 64 * 100 * kNano + 1150 * kNano);
@@ -146,9 +150,12 @@ TEST(PacketNetwork, RingAllReduceIsWithinOnePercentOfTheClosedForm) {
   const auto t = topo::generate("ring:8,bw=50GB/s,lat=0.5us");
   for (Bytes n : {Bytes{8} << 20, Bytes{64} << 20, Bytes{1'000'000}}) {
     const auto c = synth::Collective::over_all(t, synth::CollectiveKind::AllReduce);
-    const synth::Algorithm a = synth::make_baseline({synth::BaselineKind::Ring, {}}, t, c, c.chunk_bytes_for(n));
+    const synth::Algorithm a =
+        synth::make_baseline({synth::BaselineKind::Ring, {}}, t, c, c.chunk_bytes_for(n));
     const Time done = replay(t, a, NetworkKind::Packet);
-    const double closed = 2.0 * 7 * (500'000 + static_cast<double>(a.chunk_bytes) / 50e9 * 1e12);  // 2(p-1)(a + n/p b)
+    const double closed =
+        2.0 * 7 *
+        (500'000 + static_cast<double>(a.chunk_bytes) / 50e9 * 1e12);  // 2(p-1)(a + n/p b)
     EXPECT_NEAR(static_cast<double>(done) / closed, 1.0, 0.01) << n << " bytes";
   }
 }
@@ -167,7 +174,8 @@ TEST(PacketNetwork, IncastSharesTheReceiverLinkAndBackPressuresTheSenders) {
   const Time last = *std::max_element(packet.arrival.begin(), packet.arrival.end());
   const Time first = *std::min_element(packet.arrival.begin(), packet.arrival.end());
   // The receiver's link runs at full rate: all the bytes in N times one message's time.
-  EXPECT_NEAR(static_cast<double>(last), static_cast<double>(kSenders * alone), 0.01 * kSenders * alone);
+  EXPECT_NEAR(static_cast<double>(last), static_cast<double>(kSenders * alone),
+              0.01 * kSenders * alone);
   const LinkReport& rx = packet.report.links[into_receiver];
   EXPECT_EQ(rx.busy, kSenders * (m / 4096) * transfer_time(4096, 50'000'000'000));
   ASSERT_EQ(rx.activity.size(), 1u) << "never idle once started";
@@ -177,7 +185,8 @@ TEST(PacketNetwork, IncastSharesTheReceiverLinkAndBackPressuresTheSenders) {
   for (const LinkReport& k : packet.report.links) EXPECT_LE(k.deepest_queue, k.buffer) << k.name;
   for (const Flow& f : flows) EXPECT_GT(packet.report.links[f.route.front()].credit_stalls, 0u);
   EXPECT_EQ(rx.deepest_queue, 0) << "the NPU drains into memory";
-  EXPECT_EQ(packet.report.links[flows[0].route.front()].buffer, packet.report.links[into_receiver].buffer);
+  EXPECT_EQ(packet.report.links[flows[0].route.front()].buffer,
+            packet.report.links[into_receiver].buffer);
   EXPECT_GT(packet.report.links[flows[0].route.front()].credit_stalls, 10u);
   EXPECT_GE(packet.report.links[flows[1].route.front()].deepest_queue,
             packet.report.links[flows[1].route.front()].buffer / 2)
@@ -203,7 +212,8 @@ TEST(PacketNetwork, IncastSharesTheReceiverLinkAndBackPressuresTheSenders) {
   const Outcome prio = run_flows(t, flows, NetworkKind::Packet, fixed);
   const Time packet_time = transfer_time(4096, 50'000'000'000);
   for (int s = 0; s < kSenders; ++s)
-    EXPECT_NEAR(static_cast<double>(prio.arrival[s]), static_cast<double>((s + 1) * alone + 2'000'000 + packet_time),
+    EXPECT_NEAR(static_cast<double>(prio.arrival[s]),
+                static_cast<double>((s + 1) * alone + 2'000'000 + packet_time),
                 static_cast<double>(kSenders * packet_time))
         << s;
 }
@@ -213,10 +223,11 @@ TEST(PacketNetwork, SynthesizedAlgorithmsLandWithinTwoPercentOfTheirSynthesizedT
   // difference is packetisation: a transfer through a switch pays a packet's serialisation
   // once more per extra hop.
   std::vector<std::pair<std::string, double>> seen;
-  for (const char* spec : {"torus2d:4x4", "switch:8", "hypercube:8", "nvcluster:2x4,net=rail", "ring:4 x switch:2",
-                           "leafspine:2x4,spines=2"})
-    for (synth::CollectiveKind kind : {synth::CollectiveKind::AllReduce, synth::CollectiveKind::AllGather,
-                                       synth::CollectiveKind::AllToAll}) {
+  for (const char* spec : {"torus2d:4x4", "switch:8", "hypercube:8", "nvcluster:2x4,net=rail",
+                           "ring:4 x switch:2", "leafspine:2x4,spines=2"})
+    for (synth::CollectiveKind kind :
+         {synth::CollectiveKind::AllReduce, synth::CollectiveKind::AllGather,
+          synth::CollectiveKind::AllToAll}) {
       const auto t = topo::generate(spec);
       const auto c = synth::Collective::over_all(t, kind, 2);
       const synth::Algorithm a = synth::synthesize(t, c, c.chunk_bytes_for(Bytes{64} << 20));
@@ -225,7 +236,8 @@ TEST(PacketNetwork, SynthesizedAlgorithmsLandWithinTwoPercentOfTheirSynthesizedT
       EXPECT_NEAR(ratio, 1.0, 0.02) << synth::to_string(kind) << " on " << spec;
       seen.emplace_back(fmt::format("{} {}", synth::to_string(kind), spec), ratio);
     }
-  for (const auto& [what, ratio] : seen) fmt::print("  packet / synthesized time: {:.4f}  {}\n", ratio, what);
+  for (const auto& [what, ratio] : seen)
+    fmt::print("  packet / synthesized time: {:.4f}  {}\n", ratio, what);
 }
 
 TEST(PacketNetwork, RandomTopologiesDeliverEverythingWithinTheirBuffers) {
@@ -239,7 +251,8 @@ TEST(PacketNetwork, RandomTopologiesDeliverEverythingWithinTheirBuffers) {
     cfg.header = rng() % 64;
     cfg.cut_through = rng() % 2;
     cfg.routing = rng() % 2 ? PacketConfig::Routing::Ecmp : PacketConfig::Routing::Source;
-    cfg.arbitration = rng() % 2 ? PacketConfig::Arbitration::FixedPriority : PacketConfig::Arbitration::RoundRobin;
+    cfg.arbitration = rng() % 2 ? PacketConfig::Arbitration::FixedPriority
+                                : PacketConfig::Arbitration::RoundRobin;
     EventQueue q;
     PacketNetwork net(t, q, cfg);
     bool done = false;
@@ -267,12 +280,15 @@ TEST(PacketNetwork, ACyclicWaitOnTinyBuffersIsReportedAsADeadlockWithItsCycle) {
   };
   std::vector<Flow> flows;
   for (int i = 0; i < 4; ++i)
-    flows.push_back({i, (i + 2) % 4, Bytes{16} << 10, {link(i, (i + 1) % 4), link((i + 1) % 4, (i + 2) % 4)}});
+    flows.push_back(
+        {i, (i + 2) % 4, Bytes{16} << 10, {link(i, (i + 1) % 4), link((i + 1) % 4, (i + 2) % 4)}});
   PacketConfig tiny;
   tiny.buffer = 4096;
   EventQueue q;
   PacketNetwork net(t, q, tiny);
-  for (const Flow& f : flows) net.send({f.src, f.dst, f.bytes, f.route}, [] {}, [] {});
+  for (const Flow& f : flows)
+    net.send(
+        {f.src, f.dst, f.bytes, f.route}, [] {}, [] {});
   q.run();  // returns: nothing can happen any more
   try {
     net.check_drained();
@@ -281,7 +297,8 @@ TEST(PacketNetwork, ACyclicWaitOnTinyBuffersIsReportedAsADeadlockWithItsCycle) {
     const std::string what = e.what();
     EXPECT_THAT(what, HasSubstr("deadlock"));
     for (int i = 0; i < 4; ++i)
-      EXPECT_THAT(what, HasSubstr(fmt::format("(npu{} -> npu{}) (buffer 4 KiB of 4 KiB full)", i, (i + 1) % 4)));
+      EXPECT_THAT(what, HasSubstr(fmt::format("(npu{} -> npu{}) (buffer 4 KiB of 4 KiB full)", i,
+                                              (i + 1) % 4)));
     EXPECT_THAT(what, HasSubstr("back to link"));
   }
   // Room for a whole message and one more packet breaks the cycle; so do one-hop messages.
@@ -344,12 +361,15 @@ TEST(PacketNetwork, UnusableConfigurationsAreRefusedClearly) {
   refused(c, "a buffer of 4096 B cannot hold one packet of 4160 B (MTU 4 KiB + header 64 B)");
   EXPECT_EQ(parse_network("packet"), NetworkKind::Packet);
   EXPECT_EQ(to_string(NetworkKind::Packet), "packet");
-  EXPECT_THAT([] { parse_network("ns3"); }, ::testing::ThrowsMessage<Error>(HasSubstr(
-                                                 "unknown network 'ns3' (analytical, analytical-congestion, packet)")));
+  EXPECT_THAT([] { parse_network("ns3"); },
+              ::testing::ThrowsMessage<Error>(
+                  HasSubstr("unknown network 'ns3' (analytical, analytical-congestion, packet)")));
   EXPECT_EQ(parse_routing("ecmp"), PacketConfig::Routing::Ecmp);
-  EXPECT_THAT([] { parse_routing("random"); }, ::testing::ThrowsMessage<Error>(HasSubstr("(source, ecmp)")));
+  EXPECT_THAT([] { parse_routing("random"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("(source, ecmp)")));
   EXPECT_EQ(parse_arbitration("fixed-priority"), PacketConfig::Arbitration::FixedPriority);
-  EXPECT_THAT([] { parse_arbitration("rr"); }, ::testing::ThrowsMessage<Error>(HasSubstr("(round-robin, fixed-priority)")));
+  EXPECT_THAT([] { parse_arbitration("rr"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("(round-robin, fixed-priority)")));
 }
 
 TEST(PacketNetwork, ATopologyLinkBufferWinsOverTheDefault) {
@@ -365,7 +385,8 @@ links:
   PacketNetwork automatic(t, q, {});
   EXPECT_EQ(automatic.buffer(0), 16 * 1024);
   EXPECT_EQ(automatic.buffer(1), 16 * 1024);
-  EXPECT_EQ(automatic.buffer(2), (2 + 25) * 4096) << "2 packets + 100,000 B of round trip in whole packets";
+  EXPECT_EQ(automatic.buffer(2), (2 + 25) * 4096)
+      << "2 packets + 100,000 B of round trip in whole packets";
   PacketConfig cfg;
   cfg.buffer = 64 * 1024;
   PacketNetwork given(t, q, cfg);
@@ -373,7 +394,8 @@ links:
   EXPECT_EQ(given.buffer(2), 64 * 1024);
   cfg.mtu = 32 * 1024;
   EXPECT_THAT([&] { PacketNetwork net(t, q, cfg); },
-              ::testing::ThrowsMessage<Error>(HasSubstr("a buffer of 16384 B at link 0 (npu0 -> sw) cannot hold")));
+              ::testing::ThrowsMessage<Error>(
+                  HasSubstr("a buffer of 16384 B at link 0 (npu0 -> sw) cannot hold")));
   // The small buffer throttles a stream to one window per credit round trip.
   const Outcome o = run_flows(t, {{0, 1, Bytes{1} << 20, route_of(t, 0, 1)}}, NetworkKind::Packet);
   EXPECT_GT(o.report.links[0].credit_stalls, 0u);
@@ -385,7 +407,8 @@ TEST(PacketNetwork, UtilizationOverTimeSplitsBusyIntervalsIntoBins) {
   EXPECT_THAT(utilization_over_time(busy, 400, 4), ::testing::ElementsAre(0.5, 0.5, 0.0, 0.1));
   EXPECT_THAT(utilization_over_time(busy, 200, 2), ::testing::ElementsAre(0.5, 0.5));
   EXPECT_THAT(utilization_over_time({}, 0, 3), ::testing::ElementsAre(0.0, 0.0, 0.0));
-  EXPECT_THAT(utilization_over_time({{0, 100, 0.5}, {100, 200, 0.25}}, 200, 2), ::testing::ElementsAre(0.5, 0.25));
+  EXPECT_THAT(utilization_over_time({{0, 100, 0.5}, {100, 200, 0.25}}, 200, 2),
+              ::testing::ElementsAre(0.5, 0.25));
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 
 namespace tenet::testing {
 
-std::vector<chakra::EtFile> pytorch_like_trace(int ranks, Bytes all_reduce = 1 << 20, Bytes broadcast = 64 << 10);
+std::vector<chakra::EtFile> pytorch_like_trace(int ranks, Bytes all_reduce = 1 << 20,
+                                               Bytes broadcast = 64 << 10);
 
 }  // namespace tenet::testing

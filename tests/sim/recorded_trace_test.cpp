@@ -45,7 +45,8 @@ std::string error_of(std::vector<chakra::EtFile> w, const TraceOptions& o) {
 
 TEST(RecordedTrace, ReplicatedToEightRanksRunsToTheCriticalPath) {
   // Written to disk and read back, as `tenet sim --workload PREFIX --replicate 8` reads it.
-  const auto dir = std::filesystem::temp_directory_path() / fmt::format("tenet-trace-{}", ::getpid());
+  const auto dir =
+      std::filesystem::temp_directory_path() / fmt::format("tenet-trace-{}", ::getpid());
   std::filesystem::create_directories(dir);
   chakra::write_et(chakra::et_path((dir / "ddp").string(), 0), testing::pytorch_like_trace(1)[0]);
   std::vector<chakra::EtFile> w = chakra::read_prefix((dir / "ddp").string());
@@ -68,14 +69,16 @@ TEST(RecordedTrace, ReplicatedToEightRanksRunsToTheCriticalPath) {
   EXPECT_EQ(s.collectives.at("broadcast"), 1);
   EXPECT_EQ(s.absent_deps_dropped, 3);  // 2 -> 1, 10 -> 3, 14 -> 99
   EXPECT_EQ(s.ctrl_deps_dropped, 3);    // 11 -> 10, 12 -> 10, 15 -> 14
-  EXPECT_EQ(s.groups.at("1"), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));  // replicas: every collective spans all
+  EXPECT_EQ(s.groups.at("1"),
+            (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));  // replicas: every collective spans all
   ASSERT_EQ(w.size(), 8u);
 
   const topo::Topology t = topo::generate("switch:8");
   const SimResult r = simulate(t, w, config(), "ddp");
   // CPU op 10, kernel 11, All-Reduce, Broadcast, CPU op 14 in sequence; kernel 15 ran at 0, and
   // the host side of the All-Reduce (16) on the CPU during kernel 11.
-  const Time expected = 10 * kMicro + 20 * kMicro + alone(t, synth::CollectiveKind::AllReduce, 1 << 20, 8) +
+  const Time expected = 10 * kMicro + 20 * kMicro +
+                        alone(t, synth::CollectiveKind::AllReduce, 1 << 20, 8) +
                         alone(t, synth::CollectiveKind::Broadcast, 64 << 10, 8) + 5 * kMicro;
   EXPECT_EQ(r.iteration, expected);
   EXPECT_EQ(r.collectives, 2);
@@ -96,7 +99,8 @@ TEST(RecordedTrace, ControlDependenciesAreFollowedWhenAsked) {
     EXPECT_EQ(s.ctrl_deps_dropped, mode == DepsMode::All ? 0 : 3);
     return simulate(t, w, config(), "ddp").iteration;
   };
-  // Followed, the kernel 15 waits for the optimizer step 14 (its operator parent) and ends the iteration.
+  // Followed, the kernel 15 waits for the optimizer step 14 (its operator parent) and ends the
+  // iteration.
   EXPECT_EQ(run(DepsMode::All), run(DepsMode::Data) + 1 * kMicro);
   EXPECT_EQ(run(DepsMode::Auto), run(DepsMode::Data));
 }
@@ -115,8 +119,9 @@ TEST(RecordedTrace, ProcessGroupsFromTheTraceAndFromACommGroupFile) {
   // Without the trace's own table, a communicator-group file (ASTRA-sim's format) names the group.
   std::vector<chakra::EtFile> bare = testing::pytorch_like_trace(4);
   for (auto& f : bare) f.nodes.erase(f.nodes.begin());  // the METADATA node
-  EXPECT_THAT(error_of(bare, {}), HasSubstr("node 13 ('ncclDevKernel_Broadcast_RING_LL'): process group '1' is in "
-                                            "neither the trace's process-group table"));
+  EXPECT_THAT(error_of(bare, {}),
+              HasSubstr("node 13 ('ncclDevKernel_Broadcast_RING_LL'): process group '1' is in "
+                        "neither the trace's process-group table"));
   TraceOptions o;
   o.groups["1"] = {0, 1};
   EXPECT_NO_THROW(prepare_trace(bare, o, "job"));
@@ -129,18 +134,21 @@ TEST(RecordedTrace, BadInputIsNamed) {
   EXPECT_THAT(error_of(testing::pytorch_like_trace(2), replicate),
               HasSubstr("--replicate runs a one-rank trace as N ranks, but it has 2 rank files"));
   // One rank of a job whose group "1" holds ranks 0 and 1.
-  EXPECT_THAT(error_of(testing::pytorch_like_trace(1), {}),
-              HasSubstr("process group '1' holds rank 1, but the workload has 1 rank (--replicate N runs"));
+  EXPECT_THAT(
+      error_of(testing::pytorch_like_trace(1), {}),
+      HasSubstr("process group '1' holds rank 1, but the workload has 1 rank (--replicate N runs"));
   // A table that is not JSON is reported and ignored; the group is then unknown.
   std::vector<chakra::EtFile> broken = testing::pytorch_like_trace(2);
   for (auto& f : broken) f.nodes[0].mutable_inputs()->set_values("['[{\"pg_name\": ']");
   EXPECT_THAT(error_of(broken, {}), HasSubstr("process group '1' is in neither"));
   std::vector<chakra::EtFile> deep = testing::pytorch_like_trace(2);
-  for (auto& f : deep) f.nodes[0].mutable_inputs()->set_values("['" + std::string(100000, '[') + "']");
+  for (auto& f : deep)
+    f.nodes[0].mutable_inputs()->set_values("['" + std::string(100000, '[') + "']");
   EXPECT_THAT(error_of(deep, {}), HasSubstr("process group '1' is in neither"));
   EXPECT_THROW(parse_deps_mode("ctrl"), Error);
 
-  const auto dir = std::filesystem::temp_directory_path() / fmt::format("tenet-groups-{}", ::getpid());
+  const auto dir =
+      std::filesystem::temp_directory_path() / fmt::format("tenet-groups-{}", ::getpid());
   std::filesystem::create_directories(dir);
   auto groups_error = [&](const std::string& text) {
     topo::write_file_atomically((dir / "g.json").string(), text);

@@ -8,21 +8,21 @@
 #include <set>
 
 #include "sim/workload.hpp"
-#include "synth/algorithm_json.hpp"
-#include "synth/msccl_xml.hpp"
-#include "topo/io.hpp"
-#include "tests/topo/test_util.hpp"
-#include "synth/baselines.hpp"
+#include "synth/baselines/baselines.hpp"
+#include "synth/formats/algorithm_json.hpp"
+#include "synth/formats/msccl_xml.hpp"
+#include "synth/ir/traffic.hpp"
 #include "synth/synthesizer.hpp"
-#include "synth/traffic.hpp"
+#include "tests/topo/test_util.hpp"
 #include "topo/generators.hpp"
+#include "topo/io.hpp"
 
 namespace tenet::sim {
 namespace {
 
-using ::testing::HasSubstr;
 using chakra::EtFile;
 using chakra::Node;
+using ::testing::HasSubstr;
 
 constexpr Time kMicro = 1'000'000;
 
@@ -30,8 +30,8 @@ constexpr Time kMicro = 1'000'000;
 struct Workload {
   explicit Workload(int ranks) : files(ranks) {}
   std::vector<EtFile> files;
-  uint64_t add(int r, ChakraProtoMsg::NodeType type, const std::string& name, std::vector<uint64_t> data = {},
-               std::vector<uint64_t> ctrl = {}) {
+  uint64_t add(int r, ChakraProtoMsg::NodeType type, const std::string& name,
+               std::vector<uint64_t> data = {}, std::vector<uint64_t> ctrl = {}) {
     Node& n = files[r].nodes.emplace_back();
     n.set_id(files[r].nodes.size() - 1);
     n.set_type(type);
@@ -40,7 +40,8 @@ struct Workload {
     for (uint64_t d : ctrl) n.add_ctrl_deps(d);
     return n.id();
   }
-  uint64_t compute(int r, Time micros, std::vector<uint64_t> data = {}, std::vector<uint64_t> ctrl = {}) {
+  uint64_t compute(int r, Time micros, std::vector<uint64_t> data = {},
+                   std::vector<uint64_t> ctrl = {}) {
     uint64_t id = add(r, ChakraProtoMsg::COMP_NODE, "compute", data, ctrl);
     files[r].nodes.back().set_duration_micros(static_cast<uint64_t>(micros));
     return id;
@@ -80,7 +81,8 @@ TEST(Simulator, DataParallelWithoutOverlapIsComputePlusCommunication) {
   Workload w(4);
   for (int r = 0; r < 4; ++r) w.all_reduce(r, 4 << 20, {w.compute(r, 100)});
   const SimResult res = simulate(t, w.files, ring_config());
-  const Time ring = 2 * 3 * (500'000 + transfer_time(1 << 20, 50'000'000'000));  // 2(p-1)(alpha + n/p beta)
+  const Time ring =
+      2 * 3 * (500'000 + transfer_time(1 << 20, 50'000'000'000));  // 2(p-1)(alpha + n/p beta)
   EXPECT_EQ(res.iteration, 100 * kMicro + ring);
   EXPECT_EQ(res.collectives, 1);
   for (const RankStats& s : res.ranks) {
@@ -111,7 +113,8 @@ TEST(Simulator, RingPlansRunAsTheirAlgorithms) {
       EXPECT_EQ(a.iteration, b.iteration) << spec;
       EXPECT_EQ(a.link_busy, b.link_busy) << spec;
       EXPECT_EQ(a.events, b.events) << spec;
-      for (int r = 0; r < t.num_npus(); ++r) EXPECT_EQ(a.ranks[r].finish, b.ranks[r].finish) << spec << " rank " << r;
+      for (int r = 0; r < t.num_npus(); ++r)
+        EXPECT_EQ(a.ranks[r].finish, b.ranks[r].finish) << spec << " rank " << r;
     }
 }
 
@@ -140,19 +143,21 @@ TEST(Simulator, ReplaysASynthesizedAllReduceInItsSynthesizedTime) {
 }
 
 // An All-Reduce over a cluster too large to synthesize flat (over 5,793 NPUs: 2^26 transfers at one
-// chunk per NPU, which the simulator refused up front) is composed per level (synth/composed.hpp),
-// -k counting the chunks per NPU inside a server, and replays in its synthesized time.
+// chunk per NPU, which the simulator refused up front) is composed per level
+// (synth/groups/composed.hpp), -k counting the chunks per NPU inside a server, and replays in its
+// synthesized time.
 TEST(Simulator, ComposesAllReducesTooLargeToSynthesizeFlat) {
   const auto t = topo::generate("nvcluster:740x8,net=rail");
   Workload w(t.num_npus());
   for (int r = 0; r < t.num_npus(); ++r) w.all_reduce(r, 64 << 20);
   SimConfig cfg;
   cfg.chunks_per_npu = 2;
-  const synth::Collective c = synth::as_synthesized(
-      t, synth::Collective::over_all(t, synth::CollectiveKind::AllReduce, 2), synth::SynthOptions{});
+  const synth::Collective c =
+      synth::as_synthesized(t, synth::Collective::over_all(t, synth::CollectiveKind::AllReduce, 2),
+                            synth::SynthOptions{});
   ASSERT_EQ(c.all_reduce_chunks, 16);
   const synth::Algorithm a = synth::synthesize(t, c, c.chunk_bytes_for(64 << 20));
-  EXPECT_EQ(a.method.rfind("composed", 0), 0u) << a.method;
+  EXPECT_EQ(a.provenance.producer, synth::Producer::Composed) << a.method;
   EXPECT_EQ(simulate(t, w.files, cfg).iteration, a.claimed_time);
 }
 
@@ -160,7 +165,8 @@ TEST(Simulator, RunsAlgorithmFilesAsTheyAre) {
   topo::testing::TempDir dir;
   const auto t = topo::generate("ring:4");
   const synth::Collective c = synth::Collective::over_all(t, synth::CollectiveKind::AllReduce, 2);
-  const synth::Algorithm a = synth::make_baseline({synth::BaselineKind::BidirRing, {}}, t, c, 1 << 20);
+  const synth::Algorithm a =
+      synth::make_baseline({synth::BaselineKind::BidirRing, {}}, t, c, 1 << 20);
   synth::save_algorithm(a, dir.file("ar.json"));
   Workload w(4);
   for (int r = 0; r < 4; ++r) w.all_reduce(r, 123);  // the file's size wins, as in ASTRA-sim
@@ -169,11 +175,14 @@ TEST(Simulator, RunsAlgorithmFilesAsTheyAre) {
   const SimResult ran = simulate(t, w.files, cfg);
   EXPECT_EQ(ran.iteration, a.claimed_time);
   ASSERT_EQ(ran.warnings.size(), 1u);  // not silently: the file was made for another size
-  EXPECT_THAT(ran.warnings[0], HasSubstr("ran " + dir.file("ar.json") + " as it is: 8 chunks of 1 MiB"));
-  const synth::Algorithm ag = synth::synthesize(t, synth::Collective::over_all(t, synth::CollectiveKind::AllGather), 1024);
+  EXPECT_THAT(ran.warnings[0],
+              HasSubstr("ran " + dir.file("ar.json") + " as it is: 8 chunks of 1 MiB"));
+  const synth::Algorithm ag =
+      synth::synthesize(t, synth::Collective::over_all(t, synth::CollectiveKind::AllGather), 1024);
   synth::save_algorithm(ag, dir.file("ag.json"));
   cfg.algorithms[synth::CollectiveKind::AllReduce] = dir.file("ag.json");
-  EXPECT_THAT([&] { simulate(t, w.files, cfg); }, ::testing::ThrowsMessage<Error>(HasSubstr("but the workload runs all-reduce")));
+  EXPECT_THAT([&] { simulate(t, w.files, cfg); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("but the workload runs all-reduce")));
 }
 
 // Several files for one collective, one per size: each call runs the file made for the size
@@ -182,19 +191,23 @@ TEST(Simulator, PicksTheAlgorithmFileForTheNearestSize) {
   topo::testing::TempDir dir;
   const auto t = topo::generate("ring:4");
   const synth::Collective c = synth::Collective::over_all(t, synth::CollectiveKind::AllReduce, 2);
-  const synth::Algorithm small = synth::make_baseline({synth::BaselineKind::BidirRing, {}}, t, c, c.chunk_bytes_for(1 << 20));
-  const synth::Algorithm big = synth::make_baseline({synth::BaselineKind::Ring, {}}, t, c, c.chunk_bytes_for(64 << 20));
+  const synth::Algorithm small =
+      synth::make_baseline({synth::BaselineKind::BidirRing, {}}, t, c, c.chunk_bytes_for(1 << 20));
+  const synth::Algorithm big =
+      synth::make_baseline({synth::BaselineKind::Ring, {}}, t, c, c.chunk_bytes_for(64 << 20));
   synth::save_algorithm(small, dir.file("ar-1MiB.json"));
   synth::save_algorithm(big, dir.file("ar-64MiB.json"));
   SimConfig cfg;
   cfg.algorithms[synth::CollectiveKind::AllReduce] = dir.file("ar-1MiB.json");
-  cfg.sized_files[synth::CollectiveKind::AllReduce] = {dir.file("ar-1MiB.json"), dir.file("ar-64MiB.json")};
+  cfg.sized_files[synth::CollectiveKind::AllReduce] = {dir.file("ar-1MiB.json"),
+                                                       dir.file("ar-64MiB.json")};
   const auto run = [&](Bytes size) {
     Workload w(4);
     for (int r = 0; r < 4; ++r) w.all_reduce(r, size);
     return simulate(t, w.files, cfg);
   };
-  const SimResult one = run(1 << 20), sixty_four = run(64 << 20), four = run(4 << 20), thirty_two = run(32 << 20);
+  const SimResult one = run(1 << 20), sixty_four = run(64 << 20), four = run(4 << 20),
+                  thirty_two = run(32 << 20);
   EXPECT_EQ(one.iteration, small.claimed_time);
   EXPECT_TRUE(one.warnings.empty());
   EXPECT_EQ(sixty_four.iteration, big.claimed_time);
@@ -211,9 +224,11 @@ TEST(Simulator, ScalesMscclXmlToTheCollectiveSize) {
   topo::testing::TempDir dir;
   const auto t = topo::generate("ring:4");
   const synth::Collective c = synth::Collective::over_all(t, synth::CollectiveKind::AllReduce, 2);
-  const synth::Algorithm small = synth::make_baseline({synth::BaselineKind::BidirRing, {}}, t, c, 1 << 20);
+  const synth::Algorithm small =
+      synth::make_baseline({synth::BaselineKind::BidirRing, {}}, t, c, 1 << 20);
   topo::write_file_atomically(dir.file("ar.xml"), synth::to_msccl_xml(small));
-  const synth::Algorithm big = synth::make_baseline({synth::BaselineKind::BidirRing, {}}, t, c, c.chunk_bytes_for(64 << 20));
+  const synth::Algorithm big =
+      synth::make_baseline({synth::BaselineKind::BidirRing, {}}, t, c, c.chunk_bytes_for(64 << 20));
   Workload w(4);
   for (int r = 0; r < 4; ++r) w.all_reduce(r, 64 << 20);
   SimConfig cfg;
@@ -257,14 +272,16 @@ TEST(Simulator, IncastSlowsDownOnlyWithCongestion) {
   EXPECT_EQ(free.iteration, one + 2 * 500'000);
   // The analytical network says where it let the messages overrun a link: the receiver's downlink.
   ASSERT_EQ(free.warnings.size(), 1u);
-  EXPECT_THAT(free.warnings[0], HasSubstr("analytical network: 1 link was asked for more than its bandwidth at once "
-                                          "(most: link 1 (sw0 -> npu0) at 300 %, first over at 0 ps)"));
+  EXPECT_THAT(free.warnings[0],
+              HasSubstr("analytical network: 1 link was asked for more than its bandwidth at once "
+                        "(most: link 1 (sw0 -> npu0) at 300 %, first over at 0 ps)"));
   EXPECT_THAT(free.warnings[0], HasSubstr("--network analytical-congestion shares them"));
   int over = 0;
   for (const LinkReport& k : free.network.links) over += k.peak_demand > 1.0;
   EXPECT_EQ(over, 1);
   const SimResult shared = simulate(t, w.files, ring_config(NetworkKind::AnalyticalCongestion));
-  EXPECT_NEAR(static_cast<double>(shared.iteration), static_cast<double>(3 * one + 2 * 500'000), 10.0);  // each gets 1/3
+  EXPECT_NEAR(static_cast<double>(shared.iteration), static_cast<double>(3 * one + 2 * 500'000),
+              10.0);  // each gets 1/3
   EXPECT_TRUE(shared.warnings.empty());
   // One message after the other never overruns anything.
   Workload serial(2);
@@ -305,9 +322,11 @@ TEST(Simulator, CongestionSpreadsFlowsOverEqualCostRoutes) {
   EXPECT_LT(ecmp_time, source_time);
 }
 
-// A packet run past --max-packets is refused before it starts, with the estimate and an MTU that fits.
+// A packet run past --max-packets is refused before it starts, with the estimate and an MTU that
+// fits.
 TEST(Simulator, PacketRunsOverTheLimitAreRefusedUpFront) {
-  const auto workload = collective_microbenchmark(synth::CollectiveKind::AllReduce, Bytes{1} << 30, 8);
+  const auto workload =
+      collective_microbenchmark(synth::CollectiveKind::AllReduce, Bytes{1} << 30, 8);
   // 8 ranks x 2 x 1 GiB x 7/8 over 4 KiB packets.
   EXPECT_EQ(estimate_packets(workload, 4096), 3'670'016u);
   SimConfig c = ring_config(NetworkKind::Packet);
@@ -316,13 +335,16 @@ TEST(Simulator, PacketRunsOverTheLimitAreRefusedUpFront) {
     simulate(topo::generate("switch:8"), workload, c, "ar");
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("ar: packet network: about 3670016 packets to simulate at a 4 KiB MTU, over the "
-                                    "limit of 1048576 (about 524.3 ms at 7 million packets a second): raise --mtu to "
-                                    "16 KiB (about 917504 packets), or --max-packets"));
+    EXPECT_THAT(
+        e.what(),
+        HasSubstr("ar: packet network: about 3670016 packets to simulate at a 4 KiB MTU, over the "
+                  "limit of 1048576 (about 524.3 ms at 7 million packets a second): raise --mtu to "
+                  "16 KiB (about 917504 packets), or --max-packets"));
   }
 }
 
-// Overlapping communication of one rank goes to separate Perfetto tracks; CPU operators to their own.
+// Overlapping communication of one rank goes to separate Perfetto tracks; CPU operators to their
+// own.
 TEST(Simulator, TraceGivesOverlappingCommunicationTracksOfTheirOwn) {
   const auto t = topo::generate("switch:4,bw=50GB/s,lat=0.5us");
   Workload w(4);
@@ -339,7 +361,8 @@ TEST(Simulator, TraceGivesOverlappingCommunicationTracksOfTheirOwn) {
   EXPECT_EQ(tracks, (std::set<int>{3, 4, 5}));  // three sends in flight at once: three lanes
   std::set<std::string> names;
   for (const auto& e : j["traceEvents"])
-    if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == 0) names.insert(e["args"]["name"].get<std::string>());
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == 0)
+      names.insert(e["args"]["name"].get<std::string>());
   EXPECT_EQ(names, (std::set<std::string>{"communication", "communication 2", "communication 3"}));
 }
 
@@ -362,8 +385,8 @@ TEST(Simulator, PacketNetworkRunsWorkloadsAndReportsPackets) {
     incast.recv(0, s, s, 1 << 20);
   }
   const SimResult shared = simulate(t, incast.files, ring_config(NetworkKind::Packet));
-  EXPECT_NEAR(static_cast<double>(shared.iteration), static_cast<double>(3 * 256 * packet + packet + 2 * 500'000),
-              3.0 * packet);
+  EXPECT_NEAR(static_cast<double>(shared.iteration),
+              static_cast<double>(3 * 256 * packet + packet + 2 * 500'000), 3.0 * packet);
   EXPECT_GT(shared.network.credit_stalls, 0u);
   // Ring All-Reduce inside a workload: the closed form, as on the analytical network.
   Workload ar(4);
@@ -384,7 +407,8 @@ TEST(Simulator, PacketDeadlocksAreErrorsNamingTheCycle) {
   EXPECT_NO_THROW(simulate(t, w.files, c));
   c.packet.buffer = 4096;
   EXPECT_THAT([&] { simulate(t, w.files, c); },
-              ::testing::ThrowsMessage<Error>(::testing::AllOf(HasSubstr("packet network deadlock"), HasSubstr("back to link"))));
+              ::testing::ThrowsMessage<Error>(::testing::AllOf(HasSubstr("packet network deadlock"),
+                                                               HasSubstr("back to link"))));
 }
 
 TEST(Simulator, GeneratedDataParallelIterationRuns) {
@@ -434,7 +458,7 @@ TEST(Workloads, SameShapeGroupsShareOneAlgorithm) {
   const SimResult shared = simulate(t, files, cfg);
   cfg.rename_groups = false;
   const SimResult own = simulate(t, files, cfg);
-  EXPECT_EQ(shared.algorithms_made, 2);      // one TP, one DP
+  EXPECT_EQ(shared.algorithms_made, 2);         // one TP, one DP
   EXPECT_EQ(shared.algorithms_renamed, 3 + 3);  // the other TP and DP groups
   EXPECT_EQ(own.algorithms_made, 4 + 4);
   EXPECT_EQ(own.algorithms_renamed, 0);
@@ -455,9 +479,9 @@ TEST(Workloads, NodeCountsFollowTheLayout) {
       send += n.type() == ChakraProtoMsg::COMM_SEND_NODE;
       recv += n.type() == ChakraProtoMsg::COMM_RECV_NODE;
     }
-    EXPECT_EQ(comp, 2 * 2 * 2);          // layers x micro-batches x (fwd, bwd)
-    EXPECT_EQ(coll, 2 * 2 * 2 + 2);      // TP All-Reduces + DP All-Reduces
-    EXPECT_EQ(send, 2);                  // activations or gradients, per micro-batch
+    EXPECT_EQ(comp, 2 * 2 * 2);      // layers x micro-batches x (fwd, bwd)
+    EXPECT_EQ(coll, 2 * 2 * 2 + 2);  // TP All-Reduces + DP All-Reduces
+    EXPECT_EQ(send, 2);              // activations or gradients, per micro-batch
     EXPECT_EQ(recv, 2);
   }
 }
@@ -483,7 +507,9 @@ TEST(Simulator, InconsistentWorkloadsFailClearlyAndNeverHang) {
   };
   Workload lonely(2);
   lonely.recv(1, 0, 9, 64);
-  EXPECT_THAT(error(lonely), HasSubstr("rank 1 node 0 ('recv'): a receive from rank 0 with tag 9 that no send matches"));
+  EXPECT_THAT(
+      error(lonely),
+      HasSubstr("rank 1 node 0 ('recv'): a receive from rank 0 with tag 9 that no send matches"));
   Workload cycle(2);
   cycle.compute(0, 1, {1});
   cycle.compute(0, 1, {0});
@@ -509,7 +535,9 @@ TEST(Simulator, InconsistentWorkloadsFailClearlyAndNeverHang) {
   EXPECT_THAT(error(forever), HasSubstr("is over the limit of 86400000000 (a day)"));
   // A day per node is allowed, but 200 days in sequence pass 2^63 ps: an error, not a wrap.
   Workload long_run(1);
-  for (int i = 0; i < 200; ++i) long_run.compute(0, 86'400'000'000, i ? std::vector<uint64_t>{uint64_t(i - 1)} : std::vector<uint64_t>{});
+  for (int i = 0; i < 200; ++i)
+    long_run.compute(0, 86'400'000'000,
+                     i ? std::vector<uint64_t>{uint64_t(i - 1)} : std::vector<uint64_t>{});
   EXPECT_THAT(error(long_run), HasSubstr("simulated time would pass 2^63 ps"));
 }
 
@@ -530,7 +558,8 @@ TEST(Simulator, UnevenAllToAllRunsTheTrafficItsNodeNames) {
     if (!traffic.empty())
       for (auto& f : files)
         for (auto& n : f.nodes)
-          if (n.type() == ChakraProtoMsg::COMM_COLL_NODE) chakra::set_string(n.add_attr(), "tenet_traffic", traffic);
+          if (n.type() == ChakraProtoMsg::COMM_COLL_NODE)
+            chakra::set_string(n.add_attr(), "tenet_traffic", traffic);
     SimConfig cfg;
     cfg.chunks_per_npu = 1;
     return simulate(t, files, cfg).iteration;
@@ -543,7 +572,8 @@ TEST(Simulator, UnevenAllToAllRunsTheTrafficItsNodeNames) {
   const Time uneven = run("zipf:1.2");
   EXPECT_EQ(uneven, a.claimed_time);
   EXPECT_GT(uneven, run(""));
-  EXPECT_THAT([&] { run("zipf:x"); }, ::testing::ThrowsMessage<Error>(HasSubstr("with traffic 'zipf:x'")));
+  EXPECT_THAT([&] { run("zipf:x"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("with traffic 'zipf:x'")));
 }
 
 TEST(Workload, MixtureOfExpertsAllToAllsAreSkewed) {

@@ -9,11 +9,11 @@
 #include <optional>
 #include <random>
 
-#include "synth/algorithm_json.hpp"
-#include "synth/baselines.hpp"
-#include "synth/lower_bound.hpp"
-#include "synth/timing.hpp"
-#include "synth/verify.hpp"
+#include "synth/baselines/baselines.hpp"
+#include "synth/bounds/lower_bound.hpp"
+#include "synth/cost/timing.hpp"
+#include "synth/formats/algorithm_json.hpp"
+#include "synth/verify/verify.hpp"
 #include "tests/synth/test_support.hpp"
 #include "topo/bounds.hpp"
 #include "topo/generators.hpp"
@@ -28,7 +28,8 @@ constexpr Time kLat = 500'000;
 const Time kSer = transfer_time(kChunk, kBw);
 
 // A random communicator: all NPUs, or (half the time) a random subset of at least two.
-Collective random_communicator(std::mt19937_64& rng, const topo::Topology& t, CollectiveKind kind, int k) {
+Collective random_communicator(std::mt19937_64& rng, const topo::Topology& t, CollectiveKind kind,
+                               int k) {
   Collective c = Collective::over_all(t, kind, k);
   if (t.num_npus() > 2 && rng() % 2) {
     std::shuffle(c.ranks.begin(), c.ranks.end(), rng);
@@ -56,12 +57,13 @@ TEST(SynthesizerProperty, EveryAlgorithmOnRandomTopologiesVerifies) {
       Algorithm a = synthesize(t, c, chunk, o);
       const Report r = verify(t, a, {.max_reported = 5, .lower_bound = false});
       ASSERT_TRUE(r.correct()) << "topology " << i << ", " << c.describe() << ", ranks "
-                               << fmt::format("{}", fmt::join(c.ranks, " ")) << testing::violation_text(r);
+                               << fmt::format("{}", fmt::join(c.ranks, " "))
+                               << testing::violation_text(r);
       // The synthesizer sends nothing twice; a baseline it picked (faster) may relay through an
       // NPU that already holds the chunk.
-      if (!a.method.starts_with("baseline ")) {
-        EXPECT_EQ(r.warning_count, 0u) << "topology " << i << ", " << c.describe() << " (" << a.method << ")"
-                                       << testing::violation_text(r);
+      if (a.provenance.producer != Producer::Baseline) {
+        EXPECT_EQ(r.warning_count, 0u) << "topology " << i << ", " << c.describe() << " ("
+                                       << a.method << ")" << testing::violation_text(r);
       }
       Algorithm retimed = a;
       retimed.clear_times();
@@ -74,7 +76,8 @@ TEST(SynthesizerProperty, EveryAlgorithmOnRandomTopologiesVerifies) {
 
 TEST(Synthesizer, SameSeedSameBytes) {
   const auto t = topo::generate("torus2d:4x4,bw=50GB/s/25GB/s");
-  for (CollectiveKind kind : {CollectiveKind::AllReduce, CollectiveKind::AllToAll, CollectiveKind::Gather}) {
+  for (CollectiveKind kind :
+       {CollectiveKind::AllReduce, CollectiveKind::AllToAll, CollectiveKind::Gather}) {
     const Collective c = Collective::over_all(t, kind, 2);
     SynthOptions o;
     o.seed = 7;
@@ -92,7 +95,8 @@ TEST(Synthesizer, RestartsNeverLoseToTheFirstSeed) {
   one.priority = ChunkPriority::Random;
   SynthOptions many = one;
   many.restarts = 6;
-  EXPECT_LE(synthesize(t, c, kChunk, many).claimed_time, synthesize(t, c, kChunk, one).claimed_time);
+  EXPECT_LE(synthesize(t, c, kChunk, many).claimed_time,
+            synthesize(t, c, kChunk, one).claimed_time);
 }
 
 TEST(SynthesizerOptima, UnidirectionalRingIsTheRingClosedForm) {
@@ -128,52 +132,34 @@ TEST(SynthesizerOptima, ReduceScatterOnARingMirrorsAllGather) {
   for (const Transfer& x : a.transfers()) EXPECT_EQ(x.op, Op::Reduce);
 }
 
-// The quality target: <= 1.02 x the lower bound on meshes, tori and hypercubes of 64 NPUs with 4
-// chunks of 1 MiB at 50 GB/s and 0.5 us (the benchmark covers larger ones).
-TEST(SynthesizerQuality, WithinTwoPercentOfTheBoundOnRegularTopologies) {
-  for (const char* spec : {"mesh2d:8x8", "torus2d:8x8", "mesh3d:4x4x4", "torus3d:4x4x4", "hypercube:64"}) {
-    const auto t = topo::generate(spec);
-    const Collective c = Collective::over_all(t, CollectiveKind::AllGather, 4);
-    const Algorithm a = synthesize(t, c, kChunk);
-    const LowerBound b = lower_bound(t, c, kChunk);
-    EXPECT_LE(static_cast<double>(a.claimed_time) / b.total, 1.02) << spec;
-  }
-}
-
 // The public TACOS code's own heterogeneous-mesh tests (astra-sim/tacos,
 // tests/test_tacos_mesh_2d_hetero.cpp): All-Gather of a 1 GiB (4 GiB) output over a WxH mesh with
-// one bandwidth (GiB/s) along x and another along y, k chunks per NPU, under its hold model, where
-// it expects 8005.0, 8595.43 and 44612.47 us. Ours is as fast on each, and causal (TACOS's own
-// schedules are not always: a chunk that arrives where it already is becomes one the sender holds
-// at the arrival, which it may not have held when the transfer started).
-// The random choice among the scarcest spreads slow links over different chunks; on the 7x10
-// mesh the slow links also yield the last ones (SynthOptions::slow_links_yield).
-// Under the pipelined model (links stream back to back, never more constrained than hold), each is
-// no slower than under hold (issue 15: the 5x5 mesh once took 10400.5 us pipelined, 8005.0 hold).
-TEST(SynthesizerQuality, AsFastAsTacosOnItsHeterogeneousMeshes) {
+// one bandwidth (GiB/s) along x and another along y, k chunks per NPU, under its hold model. Ours
+// is causal (TACOS's own schedules are not always: a chunk that arrives where it already is becomes
+// one the sender holds at the arrival, which it may not have held when the transfer started):
+// verified under hold and pipelined, its claimed time the verifier's. How fast it is against
+// TACOS's own times: SynthesizerQuality.AsFastAsTacosOnItsHeterogeneousMeshes (tests/quality).
+TEST(Synthesizer, TacosHeterogeneousMeshesVerify) {
   struct Case {
     const char* spec;
     int k;
     Bytes output;
-    Time tacos;  // ps, to TACOS's 10 ns
   };
-  const Case cases[] = {{"hetmesh2d:5x5,bw=50GiB/s/75GiB/s,lat=0.5us", 1, Bytes{1} << 30, 8'005'000'000},
-                        {"hetmesh2d:8x5,bw=80GiB/s/35GiB/s,lat=1us", 2, Bytes{1} << 30, 8'595'430'000},
-                        {"hetmesh2d:7x10,bw=16GiB/s/73GiB/s,lat=1.5us", 3, Bytes{4} << 30, 44'612'470'000}};
+  const Case cases[] = {{"hetmesh2d:5x5,bw=50GiB/s/75GiB/s,lat=0.5us", 1, Bytes{1} << 30},
+                        {"hetmesh2d:8x5,bw=80GiB/s/35GiB/s,lat=1us", 2, Bytes{1} << 30},
+                        {"hetmesh2d:7x10,bw=16GiB/s/73GiB/s,lat=1.5us", 3, Bytes{4} << 30}};
   for (const Case& x : cases) {
     const auto t = topo::generate(x.spec);
     const Collective c = Collective::over_all(t, CollectiveKind::AllGather, x.k);
     SynthOptions o;
     o.link_model = LinkModel::Hold;
     const Algorithm a = synthesize(t, c, c.chunk_bytes_for(x.output), o);
-    EXPECT_LE(a.claimed_time, x.tacos + 10'000) << x.spec << ": " << a.method;
     const Report r = verify(t, a);
-    ASSERT_TRUE(r.correct()) << x.spec << testing::violation_text(r);
+    ASSERT_TRUE(r.correct()) << x.spec << ": " << a.method << testing::violation_text(r);
     EXPECT_EQ(r.collective_time, a.claimed_time) << x.spec;
     const Algorithm pipelined = synthesize(t, c, c.chunk_bytes_for(x.output));
-    EXPECT_LE(pipelined.claimed_time, a.claimed_time) << x.spec << ": " << pipelined.method;
     const Report rp = verify(t, pipelined, {.max_reported = 3});
-    EXPECT_TRUE(rp.correct()) << x.spec << testing::violation_text(rp);
+    EXPECT_TRUE(rp.correct()) << x.spec << ": " << pipelined.method << testing::violation_text(rp);
   }
 }
 
@@ -184,8 +170,9 @@ TEST(SynthesizerProperty, RandomChoiceVerifiesOnRandomTopologies) {
   int checked = 0;
   for (int i = 0; i < 40; ++i) {
     const auto t = testing::random_topology(rng, 10);
-    for (CollectiveKind kind : {CollectiveKind::AllGather, CollectiveKind::ReduceScatter, CollectiveKind::AllReduce,
-                                CollectiveKind::Broadcast, CollectiveKind::Reduce})
+    for (CollectiveKind kind :
+         {CollectiveKind::AllGather, CollectiveKind::ReduceScatter, CollectiveKind::AllReduce,
+          CollectiveKind::Broadcast, CollectiveKind::Reduce})
       for (bool yield : {false, true}) {
         const Collective c = random_communicator(rng, t, kind, 1 + i % 3);
         SynthOptions o;
@@ -196,8 +183,8 @@ TEST(SynthesizerProperty, RandomChoiceVerifiesOnRandomTopologies) {
         o.link_model = i % 2 ? LinkModel::Hold : LinkModel::Pipelined;
         const Algorithm a = synthesize(t, c, 1 + static_cast<Bytes>(rng() % 2'000'000), o);
         const Report r = verify(t, a, {.max_reported = 5, .lower_bound = false});
-        ASSERT_TRUE(r.correct()) << "topology " << i << ", " << c.describe() << (yield ? ", yielding" : "")
-                                 << testing::violation_text(r);
+        ASSERT_TRUE(r.correct()) << "topology " << i << ", " << c.describe()
+                                 << (yield ? ", yielding" : "") << testing::violation_text(r);
         EXPECT_EQ(r.collective_time, a.claimed_time) << "topology " << i << ", " << c.describe();
         ++checked;
       }
@@ -207,9 +194,11 @@ TEST(SynthesizerProperty, RandomChoiceVerifiesOnRandomTopologies) {
 
 TEST(Synthesizer, AutoChunkingPicksTheFastest) {
   const auto t = topo::generate("torus2d:4x4");
-  const ChunkingResult r = synthesize_auto_chunks(t, Collective::over_all(t, CollectiveKind::AllReduce), 64 << 20);
+  const ChunkingResult r =
+      synthesize_auto_chunks(t, Collective::over_all(t, CollectiveKind::AllReduce), 64 << 20);
   ASSERT_GE(r.tried.size(), 2u);
-  for (const ChunkingResult::Try& x : r.tried) EXPECT_GE(x.time, r.algorithm.claimed_time) << x.chunks_per_npu;
+  for (const ChunkingResult::Try& x : r.tried)
+    EXPECT_GE(x.time, r.algorithm.claimed_time) << x.chunks_per_npu;
   EXPECT_EQ(r.algorithm.collective.chunks_per_npu, r.chunks_per_npu);
   EXPECT_TRUE(verify(t, r.algorithm).correct());
 }
@@ -230,8 +219,10 @@ TEST(Synthesizer, AutoChunkingBaselinesSideBySideAreDeterministic) {
     EXPECT_EQ(to_json(side_by_side.algorithm), to_json(one_at_a_time.algorithm)) << spec;
     EXPECT_EQ(side_by_side.chunks_per_npu, one_at_a_time.chunks_per_npu) << spec;
   }
-  if (before) ::setenv("TENET_MEMORY", saved.c_str(), 1);
-  else ::unsetenv("TENET_MEMORY");
+  if (before)
+    ::setenv("TENET_MEMORY", saved.c_str(), 1);
+  else
+    ::unsetenv("TENET_MEMORY");
 }
 
 // A search that reached the bound stops there (a 512-NPU switch's All-Reduce spent 133 s on three
@@ -242,7 +233,8 @@ TEST(Synthesizer, AutoChunkingStopsAtTheBound) {
   const ChunkingResult r = synthesize_auto_chunks(t, c, 256 << 20);
   ASSERT_EQ(r.tried.size(), 1u);  // k = 1 is at the bound
   EXPECT_LE(static_cast<double>(r.algorithm.claimed_time),
-            (1 + kChunkSearchSlack) * static_cast<double>(lower_bound(t, c, r.algorithm.chunk_bytes).total));
+            (1 + kChunkSearchSlack) *
+                static_cast<double>(lower_bound(t, c, r.algorithm.chunk_bytes).total));
   EXPECT_TRUE(verify(t, r.algorithm).correct());
 }
 
@@ -269,7 +261,7 @@ TEST(Synthesizer, MatcherOverItsWorkBudgetGivesWayToBaselines) {
   SynthOptions o;
   o.matcher_work = 1;
   const Algorithm a = synthesize(t, c, kChunk, o);
-  EXPECT_NE(a.method.find("auto leaves the plain matcher out"), std::string::npos) << a.method;
+  EXPECT_TRUE(a.provenance.matcher_left_out) << a.method;
   EXPECT_EQ(a.name, "tenet");
   EXPECT_TRUE(verify(t, a).correct());
   // Where two baselines would not fit in memory at once, each is timed and dropped and the fastest
@@ -278,13 +270,18 @@ TEST(Synthesizer, MatcherOverItsWorkBudgetGivesWayToBaselines) {
   const std::string saved = before ? before : "";
   ::setenv("TENET_MEMORY", "1B", 1);
   const Algorithm again = synthesize(t, c, kChunk, o);
-  if (before) ::setenv("TENET_MEMORY", saved.c_str(), 1);
-  else ::unsetenv("TENET_MEMORY");
+  if (before)
+    ::setenv("TENET_MEMORY", saved.c_str(), 1);
+  else
+    ::unsetenv("TENET_MEMORY");
   EXPECT_EQ(to_json(again), to_json(a));
   o.method = SynthMethod::Matcher;
-  EXPECT_EQ(synthesize(t, c, kChunk, o).method, "matcher");
+  const Algorithm alone = synthesize(t, c, kChunk, o);
+  EXPECT_TRUE(alone.provenance == Provenance(Producer::Matcher))
+      << alone.method;  // the plain matcher, nothing else said
   // The default budget keeps it here.
-  EXPECT_EQ(synthesize(t, c, kChunk).method.find("auto leaves"), std::string::npos);
+  const Algorithm kept = synthesize(t, c, kChunk);
+  EXPECT_FALSE(kept.provenance.matcher_left_out) << kept.method;
 }
 
 // On a cluster of servers the plain matcher's budget is SynthOptions::matcher_work_beside_servers:
@@ -296,20 +293,27 @@ TEST(Synthesizer, MatcherBesideAServerPlanHasItsOwnBudget) {
   SynthOptions o;
   o.matcher_work_beside_servers = 1;
   const Algorithm a = synthesize(t, c, kChunk, o);
-  EXPECT_TRUE(a.method.starts_with("matcher on a ")) << a.method;
-  EXPECT_NE(a.method.find("auto leaves the plain matcher out beside a server plan"), std::string::npos) << a.method;
+  // The matcher on a plan: the flow plan's trees or the server plan.
+  EXPECT_TRUE(a.provenance.producer == Producer::FlowPlanMatcher ||
+              a.provenance.producer == Producer::ServerPlanMatcher)
+      << a.method;
+  EXPECT_TRUE(a.provenance.matcher_left_out) << a.method;
   EXPECT_TRUE(verify(t, a).correct());
-  EXPECT_EQ(synthesize(t, c, kChunk).method.find("auto leaves"), std::string::npos);
+  const Algorithm kept = synthesize(t, c, kChunk);
+  EXPECT_FALSE(kept.provenance.matcher_left_out) << kept.method;
   // Without servers the budget does not apply.
   const auto ring = topo::generate("ring:8");
-  EXPECT_EQ(synthesize(ring, Collective::over_all(ring, CollectiveKind::AllReduce), kChunk, o).method, "matcher");
+  const Algorithm on_ring =
+      synthesize(ring, Collective::over_all(ring, CollectiveKind::AllReduce), kChunk, o);
+  EXPECT_TRUE(on_ring.provenance == Provenance(Producer::Matcher)) << on_ring.method;
 }
 
 // A chunk search told a time to beat stops once the times so far say no count ahead can beat it.
 // Over random times T(k) = A + B/k + C k (B a multiple of every count, so exact), the search
 // never stops before a count that beats the time, and stops early where none can.
 TEST(BestChunking, StopsOnlyWhereNoCountAheadCanWin) {
-  const auto t = topo::generate("switch:256");  // 65,280 transfers at one chunk per NPU: a large search
+  const auto t =
+      topo::generate("switch:256");  // 65,280 transfers at one chunk per NPU: a large search
   const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
   std::mt19937_64 rng(77);
   int stopped_early = 0;
@@ -326,7 +330,8 @@ TEST(BestChunking, StopsOnlyWhereNoCountAheadCanWin) {
       x.claimed_time = time_at(cc.chunks_per_npu);
       return x;
     };
-    const ChunkingResult r = best_chunking(c, Bytes{1} << 30, 64, make, 1, {}, int64_t{1} << 40, to_beat);
+    const ChunkingResult r =
+        best_chunking(c, Bytes{1} << 30, 64, make, 1, {}, int64_t{1} << 40, to_beat);
     const ChunkingResult all = best_chunking(c, Bytes{1} << 30, 64, make, 1, {}, int64_t{1} << 40);
     ASSERT_LE(r.tried.size(), all.tried.size()) << i;
     if (all.algorithm.claimed_time < to_beat) {
@@ -350,22 +355,22 @@ TEST(BestChunking, TheMatcherGoesOnPastTheLastCountWhileItGains) {
   Time searched = std::numeric_limits<Time>::max();
   std::vector<int> alone;
   for (const ChunkingResult::Try& x : r.tried) {
-    if (x.method.empty()) searched = std::min(searched, x.time);
-    if (x.method == "matcher") alone.push_back(x.chunks_per_npu);
+    if (!x.alone) searched = std::min(searched, x.time);
+    if (x.alone == SynthMethod::Matcher) alone.push_back(x.chunks_per_npu);
   }
   EXPECT_EQ(alone, (std::vector<int>{1024, 2048}));
   EXPECT_EQ(r.chunks_per_npu, 1024);
   EXPECT_LT(r.algorithm.claimed_time, searched);
-  EXPECT_EQ(r.algorithm.method, "matcher");
+  EXPECT_TRUE(r.algorithm.provenance == Provenance(Producer::Matcher)) << r.algorithm.method;
   const Report report = verify(t, r.algorithm, {.max_reported = 3});
   EXPECT_TRUE(report.correct()) << testing::violation_text(report);
 }
 
-// Counts that throw CannotBeat (their floor, a lower bound on their time, at least the time to
-// beat) are never kept and do not end the search before a count that beats the time: over random
-// times T(k) = A + B/k + C k and floors F(k) = (uA + vB/k + wC k)/8 with u, v, w in 0..8, the search
-// finds what the full search finds whenever that beats the time, and throws NotApplicable where
-// every count threw.
+// Counts made as CannotBeat (their floor, a lower bound on their time, at least the time to beat)
+// are never kept and do not end the search before a count that beats the time: over random times
+// T(k) = A + B/k + C k and floors F(k) = (uA + vB/k + wC k)/8 with u, v, w in 0..8, the search
+// finds what the full search finds whenever that beats the time, and says NotMade where every count
+// was a floor.
 TEST(BestChunking, FloorsStandInForTimesThatCannotWin) {
   const auto t = topo::generate("switch:256");
   const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
@@ -374,18 +379,19 @@ TEST(BestChunking, FloorsStandInForTimesThatCannotWin) {
   for (int i = 0; i < 500; ++i) {
     const Time a = static_cast<Time>(rng() % 1'000'000), b = static_cast<Time>(rng() % 1000) << 12,
                per = static_cast<Time>(rng() % 2000);
-    const Time u = static_cast<Time>(rng() % 9), v = static_cast<Time>(rng() % 9), w = static_cast<Time>(rng() % 9);
+    const Time u = static_cast<Time>(rng() % 9), v = static_cast<Time>(rng() % 9),
+               w = static_cast<Time>(rng() % 9);
     auto time_at = [&](int k) { return a + b / k + per * k; };
     auto floor_at = [&](int k) { return (u * a + v * b / k + w * per * k) / 8; };
     Time best = std::numeric_limits<Time>::max();
     for (int k = 1; k <= 64; k *= 2) best = std::min(best, time_at(k));
     const Time to_beat = best + static_cast<Time>(rng() % 400'000) - 200'000;
     bool threw = false;
-    auto make = [&](const Collective& cc, Bytes) {
+    auto make = [&](const Collective& cc, Bytes) -> ChunkMade {
       EXPECT_LE(floor_at(cc.chunks_per_npu), time_at(cc.chunks_per_npu));
       if (floor_at(cc.chunks_per_npu) >= to_beat) {
         threw = true;
-        throw CannotBeat{floor_at(cc.chunks_per_npu), 0};
+        return CannotBeat{floor_at(cc.chunks_per_npu), 0};
       }
       Algorithm x;
       x.collective = cc;
@@ -400,11 +406,12 @@ TEST(BestChunking, FloorsStandInForTimesThatCannotWin) {
     };
     const ChunkingResult all = best_chunking(c, Bytes{1} << 30, 64, full, 1, {}, int64_t{1} << 40);
     std::optional<ChunkingResult> r;
-    try {
-      r = best_chunking(c, Bytes{1} << 30, 64, make, 1, {}, int64_t{1} << 40, to_beat);
-    } catch (const NotApplicable&) {  // every count threw
-      ++all_floored;
-    }
+    Made<ChunkingResult> searched =
+        search_chunks(c, Bytes{1} << 30, 64, make, 1, {}, int64_t{1} << 40, to_beat);
+    if (ChunkingResult* found = made(searched))
+      r = std::move(*found);
+    else
+      ++all_floored;  // every count was a floor
     floored += threw;
     if (all.algorithm.claimed_time < to_beat) {
       ASSERT_TRUE(r) << i;
@@ -414,7 +421,8 @@ TEST(BestChunking, FloorsStandInForTimesThatCannotWin) {
       EXPECT_GE(r->algorithm.claimed_time, to_beat) << i;
     }
     if (r) {
-      for (const ChunkingResult::Try& x : r->tried) EXPECT_LT(floor_at(x.chunks_per_npu), to_beat) << i;
+      for (const ChunkingResult::Try& x : r->tried)
+        EXPECT_LT(floor_at(x.chunks_per_npu), to_beat) << i;
     }
   }
   EXPECT_GT(floored, 100);     // the floors were tried,
@@ -423,9 +431,11 @@ TEST(BestChunking, FloorsStandInForTimesThatCannotWin) {
 }
 
 TEST(Synthesizer, ExamplesVerify) {
-  for (const auto& e : std::filesystem::directory_iterator(std::string(TENET_SOURCE_DIR) + "/examples/topologies")) {
+  for (const auto& e : std::filesystem::directory_iterator(std::string(TENET_SOURCE_DIR) +
+                                                           "/examples/topologies")) {
     const auto t = topo::load(e.path().string());
-    for (CollectiveKind kind : {CollectiveKind::AllReduce, CollectiveKind::AllToAll, CollectiveKind::Broadcast}) {
+    for (CollectiveKind kind :
+         {CollectiveKind::AllReduce, CollectiveKind::AllToAll, CollectiveKind::Broadcast}) {
       const Algorithm a = synthesize(t, Collective::over_all(t, kind, 2), kChunk);
       const Report r = verify(t, a, {.max_reported = 5, .lower_bound = false});
       EXPECT_TRUE(r.correct()) << e.path() << " " << to_string(kind) << testing::violation_text(r);

@@ -4,7 +4,7 @@
 #include <queue>
 #include <stdexcept>
 
-#include "synth/timing.hpp"
+#include "synth/cost/timing.hpp"
 #include "topo/routing.hpp"
 
 namespace tenet::synth::testing {
@@ -22,13 +22,16 @@ Topology random_topology(std::mt19937_64& rng, int max_npus) {
   auto lat = [&] { return Time{10'000} * static_cast<Time>(rng() % 200); };
   std::vector<NodeId> cycle = nodes;
   std::shuffle(cycle.begin(), cycle.end(), rng);
-  for (size_t i = 0; i < cycle.size(); ++i) b.add_link(cycle[i], cycle[(i + 1) % cycle.size()], bw(), lat());
+  for (size_t i = 0; i < cycle.size(); ++i)
+    b.add_link(cycle[i], cycle[(i + 1) % cycle.size()], bw(), lat());
   const int extra = static_cast<int>(rng() % (2 * nodes.size() + 1));
   for (int k = 0; k < extra; ++k) {
     NodeId x = nodes[rng() % nodes.size()], y = nodes[rng() % nodes.size()];
     if (x == y) continue;
-    if (rng() % 2) b.add_bidirectional(x, y, bw(), lat());
-    else b.add_link(x, y, bw(), lat());
+    if (rng() % 2)
+      b.add_bidirectional(x, y, bw(), lat());
+    else
+      b.add_link(x, y, bw(), lat());
   }
   return b.build();
 }
@@ -87,7 +90,7 @@ struct Tree {
   std::vector<NodeId> parent;  // toward the root (reverse) or from the root (forward)
   std::vector<std::vector<LinkId>> route;
   std::vector<int> depth;
-  std::vector<NodeId> order;   // breadth-first
+  std::vector<NodeId> order;  // breadth-first
 };
 
 // forward: routes lead parent -> child; reverse: child -> parent (towards the root).
@@ -97,7 +100,8 @@ Tree bfs(const std::vector<std::vector<Hop>>& g, NodeId root, bool forward) {
   if (!forward)
     for (NodeId u = 0; u < n; ++u)
       for (const Hop& h : g[u]) into[h.to].push_back({u, &h.route});
-  Tree tr{std::vector<NodeId>(n, -1), std::vector<std::vector<LinkId>>(n), std::vector<int>(n, -1), {}};
+  Tree tr{
+      std::vector<NodeId>(n, -1), std::vector<std::vector<LinkId>>(n), std::vector<int>(n, -1), {}};
   tr.depth[root] = 0;
   std::queue<NodeId> q;
   q.push(root);
@@ -150,7 +154,8 @@ void reduce_chunk(Algorithm& a, const std::vector<std::vector<Hop>>& g, ChunkId 
   std::vector<NodeId> nodes;
   for (NodeId v : tr.order)
     if (keep[v] && v != owner) nodes.push_back(v);
-  std::stable_sort(nodes.begin(), nodes.end(), [&](NodeId x, NodeId y) { return tr.depth[x] > tr.depth[y]; });
+  std::stable_sort(nodes.begin(), nodes.end(),
+                   [&](NodeId x, NodeId y) { return tr.depth[x] > tr.depth[y]; });
   std::vector<std::vector<TransferId>> arrivals(g.size());
   for (NodeId v : nodes) {
     const NodeId up = tr.parent[v];
@@ -165,7 +170,8 @@ void reduce_chunk(Algorithm& a, const std::vector<std::vector<Hop>>& g, ChunkId 
 
 }  // namespace
 
-Algorithm tree_algorithm(const Topology& t, const Collective& c, Bytes chunk_bytes, LinkModel model) {
+Algorithm tree_algorithm(const Topology& t, const Collective& c, Bytes chunk_bytes,
+                         LinkModel model) {
   Algorithm a;
   a.name = "tree";
   a.collective = c;
@@ -183,14 +189,16 @@ Algorithm tree_algorithm(const Topology& t, const Collective& c, Bytes chunk_byt
   };
   const ChunkId chunks = c.num_chunks();
   if (!reduces(c.kind)) {
-    for (ChunkId ch = 0; ch < chunks; ++ch) broadcast_chunk(a, g, ch, c.ranks[c.origin(ch)], ranks_needing(ch));
+    for (ChunkId ch = 0; ch < chunks; ++ch)
+      broadcast_chunk(a, g, ch, c.ranks[c.origin(ch)], ranks_needing(ch));
   } else {
     for (ChunkId ch = 0; ch < chunks; ++ch) {
       const int owner = c.kind == CollectiveKind::Reduce ? c.root : c.origin(ch);
       reduce_chunk(a, g, ch, c.ranks[owner], c.ranks);
     }
     if (c.kind == CollectiveKind::AllReduce)
-      for (ChunkId ch = 0; ch < chunks; ++ch) broadcast_chunk(a, g, ch, c.ranks[c.origin(ch)], c.ranks);
+      for (ChunkId ch = 0; ch < chunks; ++ch)
+        broadcast_chunk(a, g, ch, c.ranks[c.origin(ch)], c.ranks);
   }
   time(t, a);
   return a;

@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "synth/algorithm.hpp"
-#include "synth/verify.hpp"
+#include "synth/ir/algorithm.hpp"
+#include "synth/verify/verify.hpp"
 #include "topo/topology.hpp"
 
 namespace tenet::synth::testing {

@@ -113,7 +113,8 @@ TEST(CutBound, EqualsBruteForceOnRandomTopologies) {
     std::vector<NodeId> order = nodes;
     std::shuffle(order.begin(), order.end(), rng);
     auto bw = [&] { return Bandwidth{1'000'000'000} * static_cast<Bandwidth>(1 + rng() % 100); };
-    for (size_t i = 0; i < order.size(); ++i) b.add_link(order[i], order[(i + 1) % order.size()], bw(), 0);
+    for (size_t i = 0; i < order.size(); ++i)
+      b.add_link(order[i], order[(i + 1) % order.size()], bw(), 0);
     const int extra = static_cast<int>(rng() % (2 * nodes.size()));
     for (int k = 0; k < extra; ++k) {
       NodeId x = nodes[rng() % nodes.size()], y = nodes[rng() % nodes.size()];
@@ -149,7 +150,8 @@ TEST(CutBound, EqualsBruteForceOnRandomTopologies) {
         if (((mask >> l.src) & 1) && !((mask >> l.dst) & 1)) out += l.bandwidth;
       if (least == 0 || out < least) least = out;
     }
-    ASSERT_EQ(broadcast_cut_bound(t, root).out_bandwidth, least) << "seed " << seed << ", root " << root;
+    ASSERT_EQ(broadcast_cut_bound(t, root).out_bandwidth, least)
+        << "seed " << seed << ", root " << root;
     const CutBound c = allgather_cut_bound(t);
     ASSERT_EQ(static_cast<Int128>(c.members_inside) * best_b,
               static_cast<Int128>(best_a) * c.out_bandwidth)

@@ -53,28 +53,23 @@ TEST_P(GeneratorCounts, NodesLinksAndDegrees) {
 
 INSTANTIATE_TEST_SUITE_P(
     All, GeneratorCounts,
-    ::testing::Values(Case{"ring:8", {8, 0, 16, 2, 2}}, Case{"ring:8,bidir=false", {8, 0, 8, 1, 1}},
-                      Case{"ring:2", {2, 0, 2, 1, 1}}, Case{"line:4", {4, 0, 6, 1, 2}},
-                      Case{"fc:8", {8, 0, 56, 7, 7}}, Case{"fully-connected:3", {3, 0, 6, 2, 2}},
-                      Case{"switch:16", {16, 1, 32, 1, 1}},
-                      Case{"mesh2d:8x5", {40, 0, 134, 2, 4}},
-                      Case{"mesh3d:4x4x4", {64, 0, 288, 3, 6}},
-                      Case{"torus2d:8x8", {64, 0, 256, 4, 4}},
-                      Case{"torus2d:2x4", {8, 0, 24, 3, 3}},
-                      Case{"torus3d:4x4x4", {64, 0, 384, 6, 6}},
-                      Case{"hetmesh2d:4x4", {16, 0, 48, 2, 4}},
-                      Case{"hypercube:64", {64, 0, 384, 6, 6}},
-                      Case{"leafspine:4x8", {32, 12, 128, 1, 1}},
-                      Case{"leafspine:4x8,spines=2", {32, 6, 80, 1, 1}},
-                      Case{"fattree:2x4", {8, 6, 32, 1, 1}},
-                      Case{"dragonfly:4x4x2", {32, 16, 124, 1, 1}},
-                      Case{"dgx1", {8, 0, 48, 6, 6}}, Case{"dgx1:8", {8, 0, 48, 6, 6}},
-                      Case{"nvswitch:8", {8, 1, 16, 1, 1}},
-                      Case{"nvcluster:4x8,net=rail", {32, 12, 128, 2, 2}},
-                      Case{"nvcluster:4x8,net=fattree", {32, 16, 192, 2, 2}},
-                      Case{"ring:8 x switch:4", {32, 8, 128, 3, 3}},
-                      Case{"ring:4 x ring:4 x ring:4", {64, 0, 384, 6, 6}},
-                      Case{"fc:4 x ring:1", {4, 0, 12, 3, 3}}));
+    ::testing::Values(
+        Case{"ring:8", {8, 0, 16, 2, 2}}, Case{"ring:8,bidir=false", {8, 0, 8, 1, 1}},
+        Case{"ring:2", {2, 0, 2, 1, 1}}, Case{"line:4", {4, 0, 6, 1, 2}},
+        Case{"fc:8", {8, 0, 56, 7, 7}}, Case{"fully-connected:3", {3, 0, 6, 2, 2}},
+        Case{"switch:16", {16, 1, 32, 1, 1}}, Case{"mesh2d:8x5", {40, 0, 134, 2, 4}},
+        Case{"mesh3d:4x4x4", {64, 0, 288, 3, 6}}, Case{"torus2d:8x8", {64, 0, 256, 4, 4}},
+        Case{"torus2d:2x4", {8, 0, 24, 3, 3}}, Case{"torus3d:4x4x4", {64, 0, 384, 6, 6}},
+        Case{"hetmesh2d:4x4", {16, 0, 48, 2, 4}}, Case{"hypercube:64", {64, 0, 384, 6, 6}},
+        Case{"leafspine:4x8", {32, 12, 128, 1, 1}},
+        Case{"leafspine:4x8,spines=2", {32, 6, 80, 1, 1}}, Case{"fattree:2x4", {8, 6, 32, 1, 1}},
+        Case{"dragonfly:4x4x2", {32, 16, 124, 1, 1}}, Case{"dgx1", {8, 0, 48, 6, 6}},
+        Case{"dgx1:8", {8, 0, 48, 6, 6}}, Case{"nvswitch:8", {8, 1, 16, 1, 1}},
+        Case{"nvcluster:4x8,net=rail", {32, 12, 128, 2, 2}},
+        Case{"nvcluster:4x8,net=fattree", {32, 16, 192, 2, 2}},
+        Case{"ring:8 x switch:4", {32, 8, 128, 3, 3}},
+        Case{"ring:4 x ring:4 x ring:4", {64, 0, 384, 6, 6}},
+        Case{"fc:4 x ring:1", {4, 0, 12, 3, 3}}));
 
 TEST(Generators, EveryListedGeneratorBuildsItsExample) {
   for (const GeneratorInfo& g : generators()) {
@@ -112,7 +107,8 @@ TEST(Generators, HierarchyNumbersTheFirstDimensionFastest) {
   std::vector<std::string> ring_peers, switch_peers;
   for (LinkId l : t.out_links(9)) {
     NodeId d = t.link(l).dst;
-    if (t.is_npu(d)) ring_peers.push_back(t.node(d).name);
+    if (t.is_npu(d))
+      ring_peers.push_back(t.node(d).name);
     else
       for (LinkId m : t.out_links(d)) switch_peers.push_back(t.node(t.link(m).dst).name);
   }
@@ -163,7 +159,8 @@ TEST(Generators, SpecErrorsSayWhatIsWrong) {
   EXPECT_THAT(spec_error("dgx1:4"), HasSubstr("exactly 8"));
   EXPECT_THAT(spec_error("torus2d:2000x2000"), HasSubstr("more than a million"));
   EXPECT_THAT(spec_error("ring:1000 x ring:1000 x ring:1000"), HasSubstr("more than a million"));
-  EXPECT_THAT(spec_error("random-fabric:3,bw=50GB/s"), HasSubstr("draws its own bandwidths and latencies"));
+  EXPECT_THAT(spec_error("random-fabric:3,bw=50GB/s"),
+              HasSubstr("draws its own bandwidths and latencies"));
   EXPECT_THAT(spec_error("random-fabric:3x4"), HasSubstr("shape must be SEED"));
 }
 
@@ -184,7 +181,8 @@ TEST(Generators, RandomFabricIsTheBenchmarks) {
   expect(2, "sw2", "sw0", 447'000'000'000, 2'000'000);  // each way its own bandwidth
   expect(3, "sw0", "sw2", 793'000'000'000, 2'000'000);
   expect(6, "npu0", "sw3", 395'000'000'000, 2'000'000);
-  expect(36, "npu4", "npu2", 288'000'000'000, 1'700'000);  // a second pair of links between NPUs 2 and 4
+  expect(36, "npu4", "npu2", 288'000'000'000,
+         1'700'000);  // a second pair of links between NPUs 2 and 4
   expect(39, "npu0", "npu5", 182'000'000'000, 600'000);
 }
 
@@ -206,11 +204,14 @@ TEST(Generators, RandomFabricsStayInTheirRanges) {
       EXPECT_GE(l.latency, 100'000) << spec;
       EXPECT_LE(l.latency, 2'000'000) << spec;
       const auto back = t.out_links(l.dst);
-      EXPECT_TRUE(std::any_of(back.begin(), back.end(), [&](LinkId b) { return t.link(b).dst == l.src; })) << spec;
+      EXPECT_TRUE(std::any_of(back.begin(), back.end(), [&](LinkId b) {
+        return t.link(b).dst == l.src;
+      })) << spec;
     }
     const Topology again = generate(spec);
     ASSERT_EQ(again.num_links(), t.num_links());
-    for (LinkId l = 0; l < t.num_links(); ++l) EXPECT_EQ(again.link(l).bandwidth, t.link(l).bandwidth);
+    for (LinkId l = 0; l < t.num_links(); ++l)
+      EXPECT_EQ(again.link(l).bandwidth, t.link(l).bandwidth);
   }
 }
 

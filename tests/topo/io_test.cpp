@@ -151,8 +151,8 @@ TEST(AstraNetwork, ReadsDimensionsAsPhysicalTopology) {
 }
 
 TEST(AstraNetwork, FullyConnectedDimension) {
-  const Topology t = parse_yaml(
-      "topology: [FullyConnected]\nnpus_count: [4]\nbandwidth: [100]\nlatency: [250]\n");
+  const Topology t =
+      parse_yaml("topology: [FullyConnected]\nnpus_count: [4]\nbandwidth: [100]\nlatency: [250]\n");
   EXPECT_EQ(t.num_links(), 12);
   EXPECT_EQ(t.link(0).bandwidth, 100LL << 30);
   EXPECT_EQ(t.link(0).latency, 250'000);
@@ -166,8 +166,7 @@ TEST(Save, RefusesUnknownExtensionAndLeavesNothing) {
   EXPECT_THROW(save(t, dir.file("missing/dir/out.yaml")), Error);
   save(t, dir.file("out.yaml"));
   size_t files = 0;
-  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.file("")))
-    ++files;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.file(""))) ++files;
   EXPECT_EQ(files, 1u);  // no temporary left behind
 }
 

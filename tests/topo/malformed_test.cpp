@@ -24,24 +24,24 @@ const Bad kBad[] = {
      "has no unit"},
     {"unknown unit", ".yaml", "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 50GB/h, lat: 1us}\n", 3,
      "unknown bandwidth unit 'GB/h'"},
-    {"unknown time unit", ".yaml", "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1 fortnight}\n",
-     3, "unknown time unit"},
+    {"unknown time unit", ".yaml",
+     "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1 fortnight}\n", 3,
+     "unknown time unit"},
     {"unknown node", ".yaml", "npus: 2\nlinks:\n  - {src: 0, dst: gpu9, bw: 1GB/s, lat: 1us}\n", 3,
      "unknown node 'gpu9'"},
-    {"npu index out of range", ".yaml", "npus: 2\nlinks:\n  - {src: 0, dst: 5, bw: 1GB/s, lat: 1us}\n",
-     3, "dst must lie in [0, 1]"},
+    {"npu index out of range", ".yaml",
+     "npus: 2\nlinks:\n  - {src: 0, dst: 5, bw: 1GB/s, lat: 1us}\n", 3, "dst must lie in [0, 1]"},
     {"negative bandwidth", ".yaml", "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: -5GB/s, lat: 1us}\n",
      3, "must be positive"},
-    {"negative latency", ".yaml", "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 5GB/s, lat: -1us}\n", 3,
-     "negative"},
+    {"negative latency", ".yaml", "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 5GB/s, lat: -1us}\n",
+     3, "negative"},
     {"duplicate id", ".yaml", "npus: [a, b]\nswitches:\n  - a\nlinks: []\n", 3,
      "duplicate node name 'a'"},
-    {"unreachable npu", ".yaml",
-     "npus: 3\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us}\n", 1,  // where npu0 is declared
+    {"unreachable npu", ".yaml", "npus: 3\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us}\n",
+     1,  // where npu0 is declared
      "NPU 'npu0' cannot reach NPU 'npu2'"},
     {"bad yaml", ".yaml", "npus: 2\nlinks: [\n  - {src: 0\n", 3, "not valid YAML/JSON"},
-    {"bad json", ".json", "{\"npus\": 2,\n \"links\": [}\n", 2,
-     "not valid YAML/JSON"},
+    {"bad json", ".json", "{\"npus\": 2,\n \"links\": [}\n", 2, "not valid YAML/JSON"},
     {"empty file", ".yaml", "", 0, "the file is empty"},
     {"absurd size", ".yaml", "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1e30GB/s, lat: 1us}\n", 3,
      "absurdly large"},
@@ -60,15 +60,16 @@ const Bad kBad[] = {
     {"switch without links", ".yaml",
      "npus: 2\nswitches: [s0]\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us}\n", 2,
      "switch 's0' has no links"},
-    {"pattern matches nothing", ".yaml", "npus: 2\nlinks:\n  - {src: \"gpu*\", dst: 1, bw: 1GB/s, lat: 1us}\n",
-     3, "matches no node"},
+    {"pattern matches nothing", ".yaml",
+     "npus: 2\nlinks:\n  - {src: \"gpu*\", dst: 1, bw: 1GB/s, lat: 1us}\n", 3, "matches no node"},
     {"bad generator spec", ".yaml", "generator: \"torus2d:4\"\n", 1, "shape must be AxB"},
     {"bad group", ".yaml", "groups:\n  - {name: g, spec: \"ring:4,bw=1\"}\n", 2, "has no unit"},
     {"dimensions do not multiply", ".yaml", "generator: \"ring:8\"\ndimensions: [3, 3]\n", 2,
      "dimensions multiply to 9 NPUs, but the topology has 8"},
     {"not a map", ".yaml", "- just\n- a list\n", 1, "expected a map at the top"},
-    {"bad boolean", ".yaml", "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us, bidirectional: yes}\n",
-     3, "bidirectional must be true or false"},
+    {"bad boolean", ".yaml",
+     "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us, bidirectional: yes}\n", 3,
+     "bidirectional must be true or false"},
     {"astra: unknown dimension", ".yml",
      "topology: [Ring, Torus]\nnpus_count: [2, 2]\nbandwidth: [1, 1]\nlatency: [1, 1]\n", 1,
      "unknown dimension 'Torus'"},
@@ -82,14 +83,19 @@ const Bad kBad[] = {
      "topology: [Switch]\nnpus_count: [4]\nbandwidth: [10]\nlatency: [-3]\n", 4,
      "latency must not be negative"},
     {"dot: not a graph", ".dot", "this is not dot\n", 0, "not valid DOT"},
-    {"dot: edge without bw", ".dot", "digraph G {\n a [kind=npu];\n b [kind=npu];\n a -> b [lat=\"1us\"];\n b -> a [lat=\"1us\"];\n}\n",
+    {"dot: edge without bw", ".dot",
+     "digraph G {\n a [kind=npu];\n b [kind=npu];\n a -> b [lat=\"1us\"];\n b -> a "
+     "[lat=\"1us\"];\n}\n",
      0, "edge a -> b: an edge needs bw and lat"},
-    {"efficiency above 1", ".yaml", "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us, efficiency: 1.5}\n", 3,
+    {"efficiency above 1", ".yaml",
+     "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us, efficiency: 1.5}\n", 3,
      "efficiency must lie in (0, 1]"},
-    {"efficiency not a number", ".yaml", "npus: 2\ndefaults: {efficiency: high}\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us}\n",
+    {"efficiency not a number", ".yaml",
+     "npus: 2\ndefaults: {efficiency: high}\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us}\n",
      2, "efficiency must be a number"},
-    {"unknown calibration key", ".yaml", "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us}\ncalibration:\n  fudge: 2\n",
-     5, "unknown key 'fudge' in calibration"},
+    {"unknown calibration key", ".yaml",
+     "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us}\ncalibration:\n  fudge: 2\n", 5,
+     "unknown key 'fudge' in calibration"},
     {"published figure without busbw", ".yaml",
      "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us}\ncalibration:\n  published:\n"
      "    - {collective: all-reduce, algorithm: ring, sizes: [1GiB, 8GiB]}\n",
@@ -99,15 +105,21 @@ const Bad kBad[] = {
      "    - {collective: all-reduce, algorithm: ring, sizes: [8GiB, 1GiB], busbw: 1GB/s}\n",
      6, "sizes must be [smallest, largest]"},
     {"algorithm efficiency zero", ".yaml",
-     "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us}\ncalibration:\n  algorithms: {nvls: 0}\n", 5,
-     "must lie in (0, 1]"},
-    {"buffer without unit", ".yaml", "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us, buffer: 4096}\n", 3,
+     "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us}\ncalibration:\n  algorithms: "
+     "{nvls: 0}\n",
+     5, "must lie in (0, 1]"},
+    {"buffer without unit", ".yaml",
+     "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us, buffer: 4096}\n", 3,
      "has no unit"},
-    {"zero buffer", ".yaml", "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us}\ndefaults: {buffer: 0B}\n", 4,
+    {"zero buffer", ".yaml",
+     "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us}\ndefaults: {buffer: 0B}\n", 4,
      "buffer must be at least 1 B"},
-    {"dot: bad buffer", ".dot", "digraph G {\n a [kind=npu];\n b [kind=npu];\n a -> b [bw=\"1GB/s\", lat=\"1us\", buffer=\"lots\"];\n b -> a [bw=\"1GB/s\", lat=\"1us\"];\n}\n",
+    {"dot: bad buffer", ".dot",
+     "digraph G {\n a [kind=npu];\n b [kind=npu];\n a -> b [bw=\"1GB/s\", lat=\"1us\", "
+     "buffer=\"lots\"];\n b -> a [bw=\"1GB/s\", lat=\"1us\"];\n}\n",
      0, "edge a -> b"},
-    {"dot: bad kind", ".dot", "digraph G {\n a [kind=router];\n}\n", 0, "node 'a': kind must be npu or switch"},
+    {"dot: bad kind", ".dot", "digraph G {\n a [kind=router];\n}\n", 0,
+     "node 'a': kind must be npu or switch"},
 };
 
 void PrintTo(const Bad& bad, std::ostream* os) { *os << bad.name; }
@@ -128,7 +140,8 @@ TEST_P(Malformed, ClearErrorWithFileAndLine) {
     EXPECT_EQ(e.where().file, path) << bad.name << ": " << msg;
     if (bad.line > 0) {
       EXPECT_EQ(e.where().line, bad.line) << bad.name << ": " << msg;
-      EXPECT_THAT(msg, ::testing::StartsWith(path + ":" + std::to_string(bad.line) + ":")) << bad.name;
+      EXPECT_THAT(msg, ::testing::StartsWith(path + ":" + std::to_string(bad.line) + ":"))
+          << bad.name;
     }
   }
 }

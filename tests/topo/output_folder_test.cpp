@@ -24,7 +24,8 @@ using testing::TempDir;
 // Every entry under `dir`, relative, hidden ones included.
 std::set<std::string> listing(const std::string& dir) {
   std::set<std::string> out;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) out.insert(fs::relative(e.path(), dir).string());
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    out.insert(fs::relative(e.path(), dir).string());
   return out;
 }
 
@@ -46,16 +47,19 @@ TEST(OutputFolder, CommitsTheSetAndRemovesWhatItReplaces) {
   OutputFolder out(dir);
   write_file_atomically(out.stage("a.json"), "new");
   write_file_atomically(out.stage("chakra/g.0.et"), "rank 0");
-  write_file_atomically(fs::path(out.staging_dir()) / "chakra" / "g.1.et", "rank 1");  // beside, not named
+  write_file_atomically(fs::path(out.staging_dir()) / "chakra" / "g.1.et",
+                        "rank 1");  // beside, not named
   out.remove_at_commit("chakra/g.5.et");
   out.remove_at_commit("a.json");  // staged: kept
   // Nothing is visible before the commit.
   EXPECT_EQ(read_file(dir + "/a.json"), "old");
   EXPECT_FALSE(fs::exists(dir + "/chakra/g.0.et"));
   const std::vector<std::string> paths = out.commit();
-  EXPECT_EQ(paths, (std::vector<std::string>{dir + "/a.json", dir + "/chakra/g.0.et", dir + "/chakra/g.1.et"}));
+  EXPECT_EQ(paths, (std::vector<std::string>{dir + "/a.json", dir + "/chakra/g.0.et",
+                                             dir + "/chakra/g.1.et"}));
   EXPECT_EQ(read_file(dir + "/a.json"), "new");
-  EXPECT_EQ(listing(dir), (std::set<std::string>{"a.json", "chakra", "chakra/g.0.et", "chakra/g.1.et", "notes.txt"}));
+  EXPECT_EQ(listing(dir), (std::set<std::string>{"a.json", "chakra", "chakra/g.0.et",
+                                                 "chakra/g.1.et", "notes.txt"}));
 }
 
 // A format dropped after staging (the export's ASTRA-sim emulation refused the graph) leaves its
@@ -69,14 +73,15 @@ TEST(OutputFolder, ADroppedPartIsNeitherWrittenNorCleared) {
   OutputFolder out(dir);
   write_file_atomically(out.stage("a.json"), "new");
   write_file_atomically(out.stage("chakra/g.0.et"), "rank 0");
-  write_file_atomically(fs::path(out.staging_dir()) / "chakra" / "g.1.et", "rank 1");  // beside, not named
+  write_file_atomically(fs::path(out.staging_dir()) / "chakra" / "g.1.et",
+                        "rank 1");  // beside, not named
   write_file_atomically(out.stage("chakraX/keep"), "not under chakra/");
   out.remove_at_commit("chakra/g.5.et");
   out.remove_at_commit("./chakra/system.json");
   out.drop("chakra");
   EXPECT_EQ(out.commit(), (std::vector<std::string>{dir + "/a.json", dir + "/chakraX/keep"}));
-  EXPECT_EQ(listing(dir), (std::set<std::string>{"a.json", "chakra", "chakra/g.5.et", "chakra/system.json", "chakraX",
-                                                 "chakraX/keep"}));
+  EXPECT_EQ(listing(dir), (std::set<std::string>{"a.json", "chakra", "chakra/g.5.et",
+                                                 "chakra/system.json", "chakraX", "chakraX/keep"}));
   EXPECT_EQ(read_file(dir + "/chakra/g.5.et"), "old rank 5");
 }
 
@@ -141,7 +146,10 @@ TEST(OutputFolder, ABlockedTargetFailsBeforeAnythingMoves) {
     out.commit();
     FAIL() << "committed through a file";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("cannot create folder " + dir + "/chakra: " + dir + "/chakra is a file"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cannot create folder " + dir + "/chakra: " + dir +
+                                         "/chakra is a file"),
+              std::string::npos)
+        << e.what();
   }
   EXPECT_EQ(read_file(dir + "/a.json"), "old");
 }
@@ -158,8 +166,10 @@ TEST(OutputFolder, AKilledCommitIsCompletedByTheNextReader) {
   write_file_atomically(dir + "/" + stage + "/chakra/g.0.et", "new rank 0");
   write_file_atomically(dir + "/chakra/g.0.et", "old rank 0");
   write_file_atomically(dir + "/chakra/g.7.et", "old rank 7");
-  write_file_atomically(dir + "/.tenet-commit." + std::to_string(pid),
-                        R"({"stage": ")" + stage + R"(", "move": ["a.json", "chakra/g.0.et"], "remove": ["chakra/g.7.et"]})");
+  write_file_atomically(
+      dir + "/.tenet-commit." + std::to_string(pid),
+      R"({"stage": ")" + stage +
+          R"(", "move": ["a.json", "chakra/g.0.et"], "remove": ["chakra/g.7.et"]})");
   EXPECT_EQ(read_file(dir + "/chakra/g.0.et"), "new rank 0");  // the reader completes it first
   EXPECT_EQ(listing(dir), (std::set<std::string>{"a.json", "chakra", "chakra/g.0.et"}));
 }
@@ -169,13 +179,15 @@ TEST(OutputFolder, WhatAKilledRunLeftBeforeCommittingGoes) {
   const std::string dir = tmp.file("out");
   const int pid = dead_pid();
   fs::create_directories(dir + "/.tenet-stage." + std::to_string(pid) + "/chakra");
-  write_file_atomically(dir + "/.tenet-stage." + std::to_string(pid) + "/a.json", "never committed");
+  write_file_atomically(dir + "/.tenet-stage." + std::to_string(pid) + "/a.json",
+                        "never committed");
   write_file_atomically(dir + "/a.json.tmp." + std::to_string(pid), "half");
   write_file_atomically(dir + "/a.json", "old");
   // A live process's stage (this test's own pid) is another run at work: kept.
   fs::create_directories(dir + "/.tenet-stage." + std::to_string(::getpid()));
   settle_folder(dir);
-  EXPECT_EQ(listing(dir), (std::set<std::string>{"a.json", ".tenet-stage." + std::to_string(::getpid())}));
+  EXPECT_EQ(listing(dir),
+            (std::set<std::string>{"a.json", ".tenet-stage." + std::to_string(::getpid())}));
   OutputFolder out(dir);  // and a writer settles too (its own stage replaces the leftover one)
   EXPECT_EQ(read_file(dir + "/a.json"), "old");
 }
@@ -202,7 +214,9 @@ TEST(OutputFolder, AnUnreadableJournalIsAClearError) {
     settle_folder(dir);
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("unreadable commit journal of a killed run"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("unreadable commit journal of a killed run"),
+              std::string::npos)
+        << e.what();
   }
 }
 
@@ -212,7 +226,8 @@ TEST(OutputFolder, AJournalNamingFilesOutsideItsFolderIsRefused) {
   fs::create_directories(dir);
   write_file_atomically(tmp.file("precious"), "keep");
   const std::string journal = dir + "/.tenet-commit." + std::to_string(dead_pid());
-  write_file_atomically(journal, R"({"stage": ".tenet-stage.1", "move": [], "remove": ["../precious"]})");
+  write_file_atomically(journal,
+                        R"({"stage": ".tenet-stage.1", "move": [], "remove": ["../precious"]})");
   EXPECT_THROW(settle_folder(dir), Error);
   write_file_atomically(journal, R"({"stage": "..", "move": [], "remove": []})");
   EXPECT_THROW(settle_folder(dir), Error);

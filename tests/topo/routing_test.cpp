@@ -47,9 +47,8 @@ TEST(Routing, EqualCostRoutesOnAMeshOfRouters) {
     }
     EXPECT_EQ(at, 8);
   }
-  EXPECT_TRUE(std::is_sorted(routes.begin(), routes.end(), [](const Route& a, const Route& b) {
-    return a.links < b.links;
-  }));
+  EXPECT_TRUE(std::is_sorted(routes.begin(), routes.end(),
+                             [](const Route& a, const Route& b) { return a.links < b.links; }));
   EXPECT_EQ(r.route(0, 8)->links, routes.front().links);
   EXPECT_EQ(r.equal_cost_routes(0, 8, 2).size(), 2u);
 }
@@ -76,7 +75,7 @@ TEST(Routing, DeterministicAcrossCalls) {
   auto a = r.route(0, 15), b = r.route(0, 15);
   ASSERT_TRUE(a && b);
   EXPECT_EQ(a->links, b->links);
-  EXPECT_EQ(a->links.size(), 4u);  // npu -> leaf -> spine -> leaf -> npu
+  EXPECT_EQ(a->links.size(), 4u);                         // npu -> leaf -> spine -> leaf -> npu
   EXPECT_EQ(r.equal_cost_routes(0, 15, 100).size(), 4u);  // one per spine
 }
 
@@ -114,8 +113,9 @@ TEST(Routing, QuickestRoutesJoinTheLeastLatencyOnesForLargeMessages) {
 // many equal-cost routes (fat-tree, leaf-spine, dragonfly), router NPUs, parallel links and
 // mixed latencies, for every pair of NPUs and a limit that cuts the list short.
 TEST(Routing, RouteCacheGivesTheRoutersRoutes) {
-  for (const char* spec : {"nvcluster:4x4,net=fattree", "leafspine:4x4,spines=3", "dragonfly:3x3x2", "dgx1",
-                           "mesh2d:3x3,router=true", "torus2d:3x4", "ring:3,bw=25GB/s,lat=1us x switch:3,bw=50GB/s,lat=0.5us"}) {
+  for (const char* spec : {"nvcluster:4x4,net=fattree", "leafspine:4x4,spines=3", "dragonfly:3x3x2",
+                           "dgx1", "mesh2d:3x3,router=true", "torus2d:3x4",
+                           "ring:3,bw=25GB/s,lat=1us x switch:3,bw=50GB/s,lat=0.5us"}) {
     const Topology t = generate(spec);
     const Router r(t);
     RouteCache cache(r);
@@ -123,7 +123,8 @@ TEST(Routing, RouteCacheGivesTheRoutersRoutes) {
     for (NodeId a = 0; a < t.num_npus(); ++a)
       for (NodeId b = 0; b < t.num_npus(); ++b)
         for (int limit : {16, 2}) {
-          const std::vector<Route> want = r.equal_cost_routes(a, b, limit), got = cache.equal_cost_routes(a, b, limit);
+          const std::vector<Route> want = r.equal_cost_routes(a, b, limit),
+                                   got = cache.equal_cost_routes(a, b, limit);
           ASSERT_EQ(got.size(), want.size()) << spec << " " << a << "->" << b;
           for (size_t i = 0; i < want.size(); ++i) {
             EXPECT_EQ(got[i].links, want[i].links) << spec << " " << a << "->" << b;
@@ -141,8 +142,9 @@ TEST(Routing, RouteCacheGivesTheRoutersRoutes) {
 // asks for (a fresh cache per pair, as a ring asks) or a later one (the whole search kept).
 TEST(Routing, RouteCacheFirstPairsGiveTheRoutersRoutes) {
   std::vector<Topology> topologies;
-  for (const char* spec : {"nvcluster:4x4,net=fattree", "leafspine:4x4,spines=3", "dragonfly:3x3x2", "dgx1",
-                           "mesh2d:3x3,router=true", "switch:6", "ring:3,bw=25GB/s,lat=1us x switch:3,bw=50GB/s,lat=0.5us"})
+  for (const char* spec : {"nvcluster:4x4,net=fattree", "leafspine:4x4,spines=3", "dragonfly:3x3x2",
+                           "dgx1", "mesh2d:3x3,router=true", "switch:6",
+                           "ring:3,bw=25GB/s,lat=1us x switch:3,bw=50GB/s,lat=0.5us"})
     topologies.push_back(generate(spec));
   std::mt19937_64 rng(11);
   for (int i = 0; i < 40; ++i) topologies.push_back(synth::testing::random_topology(rng, 10));
@@ -152,9 +154,12 @@ TEST(Routing, RouteCacheFirstPairsGiveTheRoutersRoutes) {
     for (NodeId a = 0; a < t.num_npus(); ++a)
       for (NodeId b = 0; b < t.num_npus(); ++b) {
         RouteCache fresh(r);
-        const std::vector<Route> want = r.equal_cost_routes(a, b, 16), first = fresh.equal_cost_routes(a, b, 16),
+        const std::vector<Route> want = r.equal_cost_routes(a, b, 16),
+                                 first = fresh.equal_cost_routes(a, b, 16),
                                  again = fresh.equal_cost_routes(a, b, 16),
-                                 ringed = b == (a + 1) % t.num_npus() ? ring.equal_cost_routes(a, b, 16) : want;
+                                 ringed = b == (a + 1) % t.num_npus()
+                                              ? ring.equal_cost_routes(a, b, 16)
+                                              : want;
         ASSERT_EQ(first.size(), want.size()) << t.name() << " " << a << "->" << b;
         ASSERT_EQ(again.size(), want.size()) << t.name() << " " << a << "->" << b;
         ASSERT_EQ(ringed.size(), want.size()) << t.name() << " " << a << "->" << b;

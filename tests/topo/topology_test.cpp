@@ -154,7 +154,8 @@ TEST(TopologyValidation, ErrorsCarryTheirSourceLocation) {
   b.add_npu();
   b.add_npu();
   b.add_link(0, 1, kBw, -5, "", Location("net.yaml", 12, 5));
-  EXPECT_THAT(build_error(b), HasSubstr("net.yaml:12:5: link 0 (npu0 -> npu1) has negative latency"));
+  EXPECT_THAT(build_error(b),
+              HasSubstr("net.yaml:12:5: link 0 (npu0 -> npu1) has negative latency"));
 }
 
 TEST(Analysis, DistancesAndDiameterOnALine) {
@@ -184,7 +185,8 @@ TEST(Analysis, SampledDiameterSweepsBackToTheFarEnd) {
   order.push_back(2);
   TopologyBuilder b;
   for (int i = 0; i < n; ++i) b.add_npu();
-  for (size_t i = 0; i + 1 < order.size(); ++i) b.add_bidirectional(order[i], order[i + 1], kBw, 1000);
+  for (size_t i = 0; i + 1 < order.size(); ++i)
+    b.add_bidirectional(order[i], order[i + 1], kBw, 1000);
   const Topology t = b.build();
   const Diameter exact = npu_diameter(t);
   EXPECT_EQ(exact.sources, n);

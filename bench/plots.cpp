@@ -1,0 +1,251 @@
+// plots/: gnuplot data files and plots.gp (time and busbw versus size, speed-up bars, percent of
+// the lower bound), rendered to SVG when gnuplot is installed.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <set>
+
+#include "bench/harness.hpp"
+#include "bench/report_common.hpp"
+#include "topo/io.hpp"
+
+namespace tenet::bench {
+
+namespace {
+
+// A file-name-safe form of `s`; names over 80 characters keep their first 64 and a hash of the
+// whole (file systems refuse names over 255 bytes, and plot names add to the topology's).
+std::string slug(std::string s) {
+  for (char& ch : s)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '.') ch = '_';
+  if (s.size() > 80) s = fmt::format("{}-{:016x}", s.substr(0, 64), std::hash<std::string>{}(s));
+  return s;
+}
+
+// Each algorithm's colour, the same in every plot (its place in algorithm_order).
+class Colours {
+ public:
+  explicit Colours(const Suite& suite) : order_(algorithm_order(suite)) {}
+  const std::vector<std::string>& order() const { return order_; }
+  std::string of(const std::string& algorithm) const {
+    static constexpr const char* kPalette[] = {"#d62728", "#1f77b4", "#2ca02c", "#ff7f0e",
+                                               "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                                               "#bcbd22", "#17becf", "#393b79", "#637939"};
+    const auto it = std::find(order_.begin(), order_.end(), algorithm);
+    return kPalette[static_cast<size_t>(it - order_.begin()) % std::size(kPalette)];
+  }
+
+ private:
+  std::vector<std::string> order_;
+};
+
+// The head of plots.gp; each plot appends its own lines.
+constexpr const char* kScriptHead =
+    "# Renders the benchmark's plots: gnuplot plots.gp (in this folder).\n"
+    "set terminal svg size 900,520 dynamic enhanced font 'sans,11' background rgb 'white'\n"
+    "set datafile missing '?'\n"
+    "set grid\n";
+
+// What the plots are written with: the suite, the colours, the folder and the gnuplot script
+// being appended to.
+struct Plotter {
+  const Suite& suite;
+  const Colours colours;
+  const std::filesystem::path plots;
+  std::string gp;
+};
+
+// A clustered bar chart: a group per topology, a bar per column (coloured as everywhere), each the
+// geometric mean of its values; writes <name>.dat and appends the plot to the gnuplot script.
+void bar_chart(Plotter& p, const std::string& name, const std::string& title,
+               const std::string& ylabel, const std::string& yrange,
+               const std::vector<std::string>& columns, const Samples& values,
+               const std::string& comment = "") {
+  if (columns.empty()) return;
+  std::string data = comment.empty() ? "" : "# " + comment + "\n";
+  data += "topology";
+  for (const std::string& c : columns) data += fmt::format(" \"{}\"", c);
+  data += "\n";
+  for (const SuiteTopology& topo : p.suite.topologies) {
+    data += fmt::format("\"{}\"", display_name(topo));
+    for (const std::string& c : columns) {
+      const auto mean = mean_of(values, topo.label, c);
+      data += mean ? fmt::format(" {:.4f}", *mean) : " ?";
+    }
+    data += "\n";
+  }
+  topo::write_file_atomically((p.plots / (name + ".dat")).string(), data);
+  p.gp += fmt::format(
+      "\nset output '{0}.svg'\nset title \"{1}\" noenhanced\nset style data histograms\n"
+      "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
+      "set xtics rotate by -30 noenhanced\n"
+      "set xlabel ''\nset ylabel '{2}'\nset yrange {3}\nset key outside right noenhanced\nplot ",
+      name, title, ylabel, yrange);
+  for (size_t i = 0; i < columns.size(); ++i)
+    p.gp += fmt::format("{}'{}.dat' using {}:xtic(1) lc rgb '{}' title columnheader({})",
+                        i ? ", \\\n     " : "", name, i + 2, p.colours.of(columns[i]), i + 2);
+  p.gp += "\nset yrange [*:*]\nset xtics norotate autofreq\n";
+}
+
+// gnuplot's x tics at the suite's sizes, written as people write them ("1 MiB", not 1x10^6).
+std::string size_tics(const Suite& suite) {
+  std::vector<std::string> tics;
+  for (Bytes b : suite.sizes) tics.push_back(fmt::format("\"{}\" {}", format_bytes(b), b));
+  return fmt::format("set xtics ({})\n", fmt::join(tics, ", "));
+}
+
+// One line chart over sizes: column 2 of `name`.dat is the bound (dashed black), then one
+// column per algorithm in its colour.
+void size_chart(Plotter& p, const std::string& name, const std::string& output,
+                const std::string& title, const std::string& ylabel, bool log_y,
+                const std::string& bound_title, const std::vector<std::string>& algs) {
+  p.gp += fmt::format(
+      "\nset output '{}.svg'\nset title \"{}\" noenhanced\n{}\nset xlabel 'size'\n"
+      "set ylabel '{}'\nset key {} noenhanced\n{}",
+      output, title, log_y ? "set logscale xy" : "set logscale x\nset yrange [0:*]", ylabel,
+      log_y ? "left top" : "right bottom", size_tics(p.suite));
+  p.gp += fmt::format("plot '{}.dat' using 1:2 with lines dt 2 lw 2 lc rgb '#000000' title '{}'",
+                      name, bound_title);
+  for (size_t i = 0; i < algs.size(); ++i)
+    p.gp += fmt::format(
+        ", \\\n     '{}.dat' using 1:{} with linespoints pt 7 lw 2 lc rgb '{}' title '{}'", name,
+        i + 3, p.colours.of(algs[i]), algs[i]);
+  p.gp += "\nunset logscale\nset yrange [*:*]\nset xtics autofreq\n";
+}
+
+// Per topology label, the start of its plots' file names: its display name, made unique.
+std::map<std::string, std::string> file_names(const Suite& suite) {
+  std::map<std::string, std::string> file_of;  // label -> slug
+  std::set<std::string> used;
+  for (const SuiteTopology& topo : suite.topologies) {
+    std::string base = slug(display_name(topo)), name = base;
+    for (int i = 2; used.count(name); ++i) name = fmt::format("{}-{}", base, i);
+    used.insert(name);
+    file_of[topo.label] = name;
+  }
+  return file_of;
+}
+
+// Time and busbw versus size for one topology, collective and chunk count: a line per algorithm
+// and the lower bound. Nothing when no algorithm ran there.
+void size_charts(Plotter& p, const std::vector<Result>& results, const SuiteTopology& topo,
+                 const std::string& file, synth::CollectiveKind k, int chunks) {
+  std::vector<std::string> algs;
+  std::map<Bytes, std::map<std::string, const Result*>> points;
+  std::map<Bytes, Time> bound;
+  for (const Result& r : results) {
+    if (r.topology != topo.label || r.collective != k || !r.ok() || r.chunks != chunks) continue;
+    points[r.size][r.algorithm] = &r;
+    if (!bound.count(r.size) || r.algorithm == "tenet") bound[r.size] = r.bound;
+  }
+  for (const std::string& a : p.colours.order())
+    for (const auto& [size, by_alg] : points)
+      if (by_alg.count(a) && std::find(algs.begin(), algs.end(), a) == algs.end())
+        algs.push_back(a);
+  if (algs.empty()) return;
+  const int ranks = topo.num_ranks();
+  const double factor = synth::bus_bandwidth_factor(k, ranks);
+  const std::string chunk_label = chunks == 0 ? "auto" : std::to_string(chunks);
+  const std::string name = fmt::format("{}-{}-k{}", file, synth::to_string(k), chunk_label);
+  std::string time_data = "size_bytes \"lower bound\"", busbw_data = "size_bytes \"bound\"";
+  for (const std::string& a : algs) {
+    time_data += fmt::format(" \"{}\"", a);
+    busbw_data += fmt::format(" \"{}\"", a);
+  }
+  time_data += "\n";
+  busbw_data += "\n";
+  for (const auto& [size, by_alg] : points) {
+    const double bound_s = static_cast<double>(bound[size]) / static_cast<double>(kPicosPerSecond);
+    time_data += fmt::format("{} {:.6g}", size, static_cast<double>(bound[size]) / 1e6);
+    busbw_data += fmt::format(
+        "{} {:.6g}", size, bound_s > 0 ? static_cast<double>(size) / bound_s * factor / 1e9 : 0.0);
+    for (const std::string& a : algs) {
+      auto it = by_alg.find(a);
+      time_data += it != by_alg.end()
+                       ? fmt::format(" {:.6g}", static_cast<double>(it->second->time) / 1e6)
+                       : " ?";
+      busbw_data += it != by_alg.end() ? fmt::format(" {:.6g}", it->second->busbw / 1e9) : " ?";
+    }
+    time_data += "\n";
+    busbw_data += "\n";
+  }
+  topo::write_file_atomically((p.plots / (name + ".dat")).string(), time_data);
+  topo::write_file_atomically((p.plots / (name + "-busbw.dat")).string(), busbw_data);
+  const std::string what = fmt::format("{}: {} ({} chunk{} per NPU)", display_name(topo),
+                                       synth::to_string(k), chunk_label, chunks == 1 ? "" : "s");
+  size_chart(p, name, "time-" + name, what, "collective time (us)", true, "lower bound", algs);
+  size_chart(p, name + "-busbw", "busbw-" + name, what + ", bus bandwidth", "busbw (GB/s)", false,
+             "bus bandwidth at the lower bound", algs);
+}
+
+// Percent of the lower bound for one collective: on each topology, only the cases that every
+// algorithm shown for it ran, so that the bars compare the same work.
+void bound_chart(Plotter& p, const std::vector<Result>& results, synth::CollectiveKind k) {
+  Samples pct;
+  std::vector<std::string> shown;
+  size_t compared = 0;
+  for (const SuiteTopology& topo : p.suite.topologies) {
+    // algorithm -> case -> result
+    std::map<std::string, std::map<std::string, const Result*>> by_alg;
+    std::set<std::string> cases;
+    for (const Result& r : results)
+      if (r.topology == topo.label && r.collective == k && r.ok() && r.time > 0) {
+        by_alg[r.algorithm][case_key(r)] = &r;
+        cases.insert(case_key(r));
+      }
+    std::set<std::string> common = cases;
+    for (const auto& [alg, by_case] : by_alg)
+      for (auto it = common.begin(); it != common.end();)
+        it = by_case.count(*it) ? std::next(it) : common.erase(it);
+    compared += common.size();
+    for (const auto& [alg, by_case] : by_alg)
+      for (const std::string& c : common) {
+        const Result& r = *by_case.at(c);
+        pct[topo.label][alg].push_back(100.0 * static_cast<double>(r.bound) /
+                                       static_cast<double>(r.time));
+      }
+  }
+  for (const std::string& a : p.colours.order())
+    for (const auto& [topology, by_alg] : pct)
+      if (by_alg.count(a) && std::find(shown.begin(), shown.end(), a) == shown.end())
+        shown.push_back(a);
+  bar_chart(p, fmt::format("bound-{}", synth::to_string(k)),
+            fmt::format("{}: percent of the lower bound (geometric mean over common cases)",
+                        synth::to_string(k)),
+            "lower bound / time (%)", "[0:105]", shown, pct,
+            fmt::format("{} cases in all, each run by every algorithm of its topology", compared));
+}
+
+}  // namespace
+
+bool write_plots(const Suite& suite, const std::vector<Result>& results, const std::string& dir) {
+  const std::filesystem::path plots = std::filesystem::path(dir) / "plots";
+  topo::make_directories(plots.string());
+  Plotter p{suite, Colours(suite), plots, kScriptHead};
+  // File names from the topologies' display names, made unique.
+  const std::map<std::string, std::string> file_of = file_names(suite);
+  for (const SuiteTopology& topo : suite.topologies)
+    for (synth::CollectiveKind k : suite.collectives)
+      for (int chunks : suite.chunks)
+        size_charts(p, results, topo, file_of.at(topo.label), k, chunks);
+  // Speed-up bars: the geometric mean per topology and baseline (each over the cases both ran).
+  const SpeedUps su = speed_ups(suite, results);
+  bar_chart(p, "speedup", "Synthesized vs baselines: geometric-mean speed-up",
+            "speed-up of tenet (x)", "[0:*]", su.baselines, su.per_topology);
+  for (synth::CollectiveKind k : suite.collectives) bound_chart(p, results, k);
+  topo::write_file_atomically((p.plots / "plots.gp").string(), p.gp);
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) return false;
+  std::string escaped;
+  for (char ch : p.plots.string())
+    escaped += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return std::system(fmt::format("cd '{}' && gnuplot plots.gp 2>/dev/null", escaped).c_str()) == 0;
+}
+
+}  // namespace tenet::bench

@@ -1,0 +1,129 @@
+#include "sim/meetings.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "sim/comm_types.hpp"
+
+namespace tenet::sim::detail {
+namespace {
+
+// How a collective runs as ASTRA-sim's dataset splits: `count` pieces of `size` bytes each (Tenet's
+// convention), at most `active` at once.
+struct Pieces {
+  size_t count = 1;
+  Bytes size = 0;
+  int active = 1;
+};
+
+// `workload_ranks`: the ranks of the whole workload (at least a byte per NPU of the system).
+Pieces split(const Meeting& m, const SimConfig::Splits& s, int workload_ranks) {
+  Pieces out{1, m.size, 1};
+  if (s.splits <= 1) return out;
+  const int p = static_cast<int>(m.members.size());
+  const bool all_gather = m.kind == synth::CollectiveKind::AllGather;
+  // Sys::generate_collective and determine_chunk_size upstream: pieces of comm_size / splits
+  // (at least a byte per NPU of the system, All-Gather aside), as many as cover comm_size.
+  Bytes comm =
+      comm_size_is_per_rank(m.kind) ? m.size / p : m.size;  // an uneven All-Gather rounds down
+  Bytes chunk = comm / s.splits;
+  if (!all_gather && chunk < workload_ranks) {
+    chunk = workload_ranks;
+    comm = chunk * s.splits;
+  }
+  chunk = std::max<Bytes>(chunk, 1);
+  out.count = static_cast<size_t>((comm + chunk - 1) / chunk);
+  out.size = collective_bytes_of_comm_size(m.kind, chunk, p);
+  out.active = std::max(1, s.active);
+  return out;
+}
+
+}  // namespace
+
+void Meetings::arrive(int r, size_t i, const chakra::Node& n) {
+  Meeting& meeting = meeting_of(r, n);
+  meeting.arrived.emplace_back(r, i);
+  if (meeting.arrived.size() < meeting.members.size()) return;
+  ++collectives_;
+  Meeting* m = &meeting;
+  if (m->barrier || m->members.size() < 2 || m->size == 0) {
+    events_.schedule_after(0, [this, m] { done(*m); });
+    return;
+  }
+  start(m);
+}
+
+// The meeting rank `r` joins with node `n`: its group's next one for `r`, made by the first member
+// to arrive.
+Meeting& Meetings::meeting_of(int r, const chakra::Node& n) {
+  const Group& group = groups_.of(r, n);
+  const std::vector<int>& members = group.members;
+  const int k = seen_[{group.id, r}]++;
+  auto& meeting = meetings_[{group.id, k}];
+  if (!meeting) {
+    meeting = std::make_unique<Meeting>();
+    meeting->members = members;
+    const auto kind = collective_of_comm_type(*chakra::int_attr(n, "comm_type"));
+    meeting->barrier = !kind;
+    if (kind) meeting->kind = *kind;
+    meeting->size = kind ? collective_bytes_of_comm_size(*kind, *chakra::int_attr(n, "comm_size"),
+                                                         static_cast<int>(members.size()))
+                         : 0;
+    meeting->root = static_cast<int>(chakra::int_attr(n, "root").value_or(0));
+    if (kind == synth::CollectiveKind::AllToAll)
+      meeting->traffic = chakra::string_attr(n, "tenet_traffic").value_or("");
+  }
+  return *meeting;
+}
+
+// Replays the meeting's algorithm; the members finish when every piece is done.
+void Meetings::start(Meeting* m) {
+  // ASTRA-sim's dataset splits: pieces of the collective one after another (`active` at once).
+  auto split_of = cfg_.dataset_splits.find(m->kind);
+  const Pieces pieces = split_of != cfg_.dataset_splits.end() ? split(*m, split_of->second, p_)
+                                                              : Pieces{1, m->size, 1};
+  const synth::RingPlan* plan = source_.ring_plan(*m, pieces.size);
+  const synth::Algorithm* a = plan ? nullptr : &source_.algorithm(*m, pieces.size);
+  // Endpoint costs belong to ASTRA-sim's native collectives (MemBus, PacketBundle); a custom one
+  // sends straight from the NPU (CustomAlgorithm::issue upstream), and so does one given by --coll.
+  const EndpointModel endpoints =
+      split_of != cfg_.dataset_splits.end() ? cfg_.endpoints : EndpointModel{};
+  for (size_t i = 0; i < pieces.count; ++i) {
+    auto on_done = [this, m] {
+      if (++m->finished == m->runs.size())
+        done(*m);
+      else if (m->started < m->runs.size())
+        m->runs[m->started++]->start();
+    };
+    m->runs.push_back(
+        plan ? std::make_unique<CollectiveRun>(*plan, net_, events_, on_done, endpoints)
+             : std::make_unique<CollectiveRun>(*a, net_, events_, on_done, endpoints));
+  }
+  while (m->started < m->runs.size() && m->started < static_cast<size_t>(pieces.active))
+    m->runs[m->started++]->start();
+}
+
+void Meetings::done(const Meeting& m) {
+  for (auto [rr, ri] : m.arrived) finish_(rr, ri);
+}
+
+std::optional<std::string> overload_warning(const NetworkReport& n) {
+  size_t over = 0, worst = 0;
+  for (size_t l = 0; l < n.links.size(); ++l)
+    if (n.links[l].peak_demand > 1.0) {
+      ++over;
+      if (n.links[l].peak_demand > n.links[worst].peak_demand || n.links[worst].peak_demand <= 1.0)
+        worst = l;
+    }
+  if (over == 0) return std::nullopt;
+  const LinkReport& k = n.links[worst];
+  return fmt::format(
+      "analytical network: {} link{} asked for more than {} bandwidth at once (most: {} at "
+      "{:.0f} %, first over at {}); this network does not share links, so the time is "
+      "optimistic: --network analytical-congestion shares them",
+      over, over == 1 ? " was" : "s were", over == 1 ? "its" : "their", k.name, 100 * k.peak_demand,
+      format_time(k.peak_demand_at));
+}
+
+}  // namespace tenet::sim::detail

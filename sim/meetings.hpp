@@ -1,0 +1,77 @@
+// Internal to the simulator (sim/system.cpp): collectives meeting per communicator group, and
+// replaying their algorithms on the network once every member has arrived.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "chakra/et.hpp"
+#include "sim/algorithm_source.hpp"
+#include "sim/collective_engine.hpp"
+#include "sim/comm_groups.hpp"
+#include "sim/event_queue.hpp"
+#include "sim/network.hpp"
+#include "sim/system.hpp"
+
+namespace tenet::sim::detail {
+
+// One collective of one group: the k-th that group's members reach.
+struct Meeting : CollectiveCall {
+  std::vector<std::pair<int, size_t>> arrived;  // (rank, node)
+  bool barrier = false;
+  Bytes size = 0;
+  std::vector<std::unique_ptr<CollectiveRun>> runs;  // one per dataset split
+  size_t started = 0, finished = 0;
+};
+
+// COMM_COLL nodes meet in order per group: when every member has reached its k-th collective of
+// that group, the group's algorithm replays on the network (in ASTRA-sim's dataset splits when
+// configured), and every member finishes when it is done.
+class Meetings {
+ public:
+  // Called for every member of a collective that is done, in the order they arrived.
+  using Finish = std::function<void(int rank, size_t node)>;
+  // `ranks`: the workload's ranks. All but `config` are used for the run.
+  Meetings(const SimConfig& config, int ranks, CommGroups& groups, AlgorithmSource& source,
+           Network& net, EventQueue& events, Finish finish)
+      : cfg_(config),
+        p_(ranks),
+        groups_(groups),
+        source_(source),
+        net_(net),
+        events_(events),
+        finish_(std::move(finish)) {}
+
+  // Rank `r` reached collective node `i` (`n`).
+  void arrive(int r, size_t i, const chakra::Node& n);
+  // Collectives whose every member has arrived.
+  int collectives() const { return collectives_; }
+
+ private:
+  Meeting& meeting_of(int r, const chakra::Node& n);
+  void start(Meeting* m);
+  void done(const Meeting& m);
+
+  const SimConfig& cfg_;
+  const int p_;
+  CommGroups& groups_;
+  AlgorithmSource& source_;
+  Network& net_;
+  EventQueue& events_;
+  Finish finish_;
+  std::map<std::pair<int, int>, int> seen_;  // (group id, rank) -> its collectives so far
+  std::map<std::pair<int, int>, std::unique_ptr<Meeting>> meetings_;  // (group id, k)
+  int collectives_ = 0;
+};
+
+// The analytical network lets concurrent messages overrun a link: what to say about where, and
+// how far (nothing when no link was overrun).
+std::optional<std::string> overload_warning(const NetworkReport& n);
+
+}  // namespace tenet::sim::detail

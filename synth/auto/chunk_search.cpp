@@ -1,0 +1,566 @@
+// The chunk-count search (synthesize_auto_chunks, best_chunking in synth/synthesizer.hpp).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "synth/auto/portfolio.hpp"
+#include "synth/cost/timing.hpp"
+#include "synth/groups/composed.hpp"
+#include "synth/groups/composed_synthesis.hpp"
+#include "synth/groups/relay_synthesis.hpp"
+#include "synth/groups/team_relay.hpp"
+#include "synth/plans/pipeline_variants.hpp"
+#include "synth/synthesizer.hpp"
+#include "synth/tuning.hpp"
+#include "topo/limits.hpp"
+#include "topo/parallel.hpp"
+
+namespace tenet::synth {
+
+using namespace detail;
+
+ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per_npu,
+                             const ChunkMaker& make, int first,
+                             const std::function<bool(const Algorithm&)>& enough,
+                             int64_t transfer_budget, Time to_beat) {
+  Made<ChunkingResult> r = search_chunks(std::move(c), total_bytes, max_chunks_per_npu, make, first,
+                                         enough, transfer_budget, to_beat);
+  if (const NotMade* why = std::get_if<NotMade>(&r)) throw NotApplicable(why->why);
+  return std::move(std::get<ChunkingResult>(r));
+}
+
+Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chunks_per_npu,
+                                   const ChunkMaker& make, int first,
+                                   const std::function<bool(const Algorithm&)>& enough,
+                                   int64_t transfer_budget, Time to_beat) {
+  ChunkingResult best;
+  bool have = false;
+  int worse = 0;
+  Time previous = -1;           // the time at the last count (half this one)
+  bool previous_floor = false;  // whether `previous` is a floor (CannotBeat), not a time
+  Time least_floor = -1;        // the lowest floor so far (CannotBeat)
+  double per_chunk = 1;  // transfers per chunk of the last algorithm made (relays' hops, ...)
+  // Broadcast and Reduce cut the root's data alone (k chunks, not k per rank): they may go as far
+  // as an All-Gather over the group would in chunks (a Broadcast down a few hops wants hundreds).
+  if (c.kind == CollectiveKind::Broadcast || c.kind == CollectiveKind::Reduce)
+    max_chunks_per_npu = static_cast<int>(
+        std::min<int64_t>(topo::kMaxChunksPerNpu, int64_t{max_chunks_per_npu} * c.num_ranks()));
+  for (int k = first; k <= max_chunks_per_npu; k *= 2) {
+    c.chunks_per_npu = k;
+    const Bytes chunk = c.chunk_bytes_for(total_bytes);
+    if (chunk < 1) break;
+    const double estimate =
+        std::max(static_cast<double>(transfer_estimate(c)), per_chunk * c.num_chunks());
+    if (k > first && estimate > static_cast<double>(transfer_budget)) break;
+    Algorithm a;
+    Time now;
+    size_t transfers;
+    bool floor = false;
+    ChunkMade made = make(c, chunk);
+    if (NotMade* why = std::get_if<NotMade>(&made)) return std::move(*why);
+    if (const CannotBeat* e = std::get_if<CannotBeat>(&made)) {
+      now = e->floor;
+      transfers = e->transfers;
+      floor = true;
+    } else {
+      a = std::move(std::get<Algorithm>(made));
+      now = a.claimed_time;
+      transfers = a.size();
+      best.tried.push_back({k, now, std::nullopt});
+    }
+    per_chunk = static_cast<double>(transfers) / std::max(1, c.num_chunks());
+    // (A floor and a time do not extrapolate together: one is below what the count takes.)
+    const bool hopeless = to_beat > 0 && previous >= 0 && previous_floor == floor &&
+                          transfer_estimate(c) > kAutoChunkCheapTransfers &&
+                          2 * now - previous >= to_beat;
+    previous = now;
+    previous_floor = floor;
+    // A time gains on the fastest time, a floor on the lowest floor: times and floors fall and rise
+    // with the chunks as times go (above), so either rising says that no count ahead beats what
+    // the search has, or to_beat.
+    const bool gained =
+        floor ? least_floor < 0 || now < least_floor : !have || now < best.algorithm.claimed_time;
+    if (gained) {
+      worse = 0;
+      if (floor) {
+        least_floor = now;
+      } else {
+        best.algorithm = std::move(a);
+        best.chunks_per_npu = k;
+        have = true;
+        if (enough && enough(best.algorithm)) break;
+      }
+    } else if (++worse >= 2 && transfer_estimate(c) > kAutoChunkCheapTransfers) {
+      break;  // small algorithms try every count: their times need not fall steadily
+    } else if (static_cast<double>(transfers) * 2 > static_cast<double>(transfer_budget) / 4) {
+      break;  // large ones stop at the first count that does not help
+    }
+    if (hopeless) break;
+    // As times go (above), a doubling at most halves a count's time: at 2^j x to_beat or more, the
+    // next j counts cannot beat it. When they are all the budget allows, the search is over.
+    if (to_beat > 0 && transfer_estimate(c) > kAutoChunkCheapTransfers) {
+      Collective next = c;
+      for (Time left = now; left >= to_beat && next.chunks_per_npu <= max_chunks_per_npu; left /= 2)
+        next.chunks_per_npu *= 2;
+      if (next.chunks_per_npu > max_chunks_per_npu ||
+          std::max(static_cast<double>(transfer_estimate(next)), per_chunk * next.num_chunks()) >
+              static_cast<double>(transfer_budget))
+        break;
+    }
+  }
+  if (!have && least_floor >= 0)
+    return NotMade{fmt::format("no chunk count beats {}", format_time(to_beat))};
+  return best;
+}
+
+namespace {
+
+// The composition per level at 1, 2, 4, ... chunks per NPU inside the servers: as best_chunking
+// does, up to the transfer budget, stopping within kChunkSearchSlack of the bound or once doubling
+// stops helping (twice for small algorithms, once past 1M transfers).
+// What a synthesis made, as the chunk search takes it.
+ChunkMade as_chunk_made(Made<Algorithm> m) {
+  if (Algorithm* a = made(m)) return std::move(*a);
+  return std::get<NotMade>(std::move(m));
+}
+
+Made<ChunkingResult> composed_auto_chunks(const topo::Topology& t, const Collective& c,
+                                          Bytes total_bytes, const SynthOptions& o,
+                                          int max_chunks_per_npu) {
+  SynthOptions quiet = o;
+  quiet.progress = nullptr;
+  quiet.method = SynthMethod::Composed;
+  ChunkingResult best;
+  bool have = false;
+  int worse = 0;
+  std::optional<std::string> why;  // the first count's reason for no composition
+  // As many chunks in all as the flat search may make (k chunks per NPU inside a server of G are
+  // G*k in all, P*k flat).
+  const int64_t most_chunks = static_cast<int64_t>(max_chunks_per_npu) * c.num_ranks();
+  const Made<std::vector<std::vector<topo::NodeId>>> servers = servers_to_compose(t, c);
+  if (const NotMade* none = std::get_if<NotMade>(&servers)) return *none;
+  const int64_t g = static_cast<int64_t>(std::get<0>(servers).front().size());
+  for (int k = 1; g * k <= most_chunks; k *= 2) {
+    Collective cc = c;
+    cc.all_reduce_chunks = 0;
+    cc.chunks_per_npu = k;
+    cc = composed_collective(t, cc);
+    if (k > 1 && transfer_estimate(cc) > o.auto_chunk_transfers)
+      break;  // the first count always runs
+    const Bytes chunk = cc.chunk_bytes_for(total_bytes);
+    if (chunk < 1) break;
+    if (o.progress) o.progress(0.05 + 0.9 * std::log2(k + 1) / std::log2(max_chunks_per_npu + 1));
+    Made<Algorithm> made_here = try_synthesize(t, cc, chunk, quiet);
+    if (const NotMade* not_here = std::get_if<NotMade>(&made_here)) {
+      // A rail level may need more chunks (flat synthesis where they split among the rail's
+      // ranks, when the trees cannot run there): try the next count.
+      if (!why) why = not_here->why;
+      continue;
+    }
+    Algorithm& a = std::get<Algorithm>(made_here);
+    best.tried.push_back({k, a.claimed_time, SynthMethod::Composed});
+    if (!have || a.claimed_time < best.algorithm.claimed_time) {
+      best.algorithm = std::move(a);
+      best.chunks_per_npu = k;
+      have = true;
+      worse = 0;
+      if (within_bound(t, best.algorithm, 1 + kChunkSearchSlack)) break;
+    } else if (++worse >= 2 || transfer_estimate(cc) > (int64_t{1} << 20)) {
+      break;
+    }
+  }
+  if (!have) return NotMade{why ? *why : std::string("no chunk count composes")};
+  return best;
+}
+
+Made<ChunkingResult> flat_auto_chunks(const topo::Topology& t, Collective c, Bytes total_bytes,
+                                      const SynthOptions& o, int max_chunks_per_npu);
+
+}  // namespace
+
+ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Bytes total_bytes,
+                                      const SynthOptions& o, int max_chunks_per_npu) {
+  Made<ChunkingResult> r =
+      try_synthesize_auto_chunks(t, std::move(c), total_bytes, o, max_chunks_per_npu);
+  if (const NotMade* why = std::get_if<NotMade>(&r)) throw NotApplicable(why->why);
+  return std::move(std::get<ChunkingResult>(r));
+}
+
+Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collective c,
+                                                Bytes total_bytes, const SynthOptions& o,
+                                                int max_chunks_per_npu) {
+  const bool servers = composed_servers(t, c).has_value();
+  if (o.method == SynthMethod::Composed ||
+      (o.method == SynthMethod::Auto && servers && flat_out_of_reach(c)))
+    return composed_auto_chunks(t, c, total_bytes, o, max_chunks_per_npu);  // says why where none
+  Made<ChunkingResult> flat = flat_auto_chunks(t, c, total_bytes, o, max_chunks_per_npu);
+  if (std::holds_alternative<NotMade>(flat)) return flat;
+  ChunkingResult& best = std::get<ChunkingResult>(flat);
+  // Where the flat search ends short of the bound (a cluster too large for more than one chunk
+  // per NPU), the composition may do better.
+  if (o.method == SynthMethod::Auto && servers && c.all_reduce_chunks == 0 &&
+      !within_bound(t, best.algorithm, kComposeAbove)) {
+    Made<ChunkingResult> made_composed =
+        composed_auto_chunks(t, c, total_bytes, o, max_chunks_per_npu);
+    if (ChunkingResult* composed = made(made_composed)) {
+      best.tried.insert(best.tried.end(), composed->tried.begin(), composed->tried.end());
+      if (composed->algorithm.claimed_time < best.algorithm.claimed_time) {
+        best.algorithm = std::move(composed->algorithm);
+        best.chunks_per_npu = composed->chunks_per_npu;
+      }
+    }
+  }
+  return flat;
+}
+
+namespace {
+
+// A variant of the plain matcher as the portfolio runs it, with the words and the provenance it
+// gives the algorithm it made.
+struct MatcherVariant {
+  SynthOptions options;
+  std::string label;
+  Provenance made_by;
+};
+
+// The flat chunk search's parts (flat_auto_chunks), sharing its inputs.
+class FlatSearch {
+ public:
+  FlatSearch(const topo::Topology& t, const Collective& c, Bytes total_bytes, const SynthOptions& o,
+             int max_chunks_per_npu)
+      : t_(t),
+        o_(o),
+        quiet_(o),
+        total_bytes_(total_bytes),
+        max_chunks_per_npu_(max_chunks_per_npu),
+        budget_(o.auto_chunk_transfers) {
+    quiet_.progress = nullptr;
+    quiet_.baselines =
+        false;  // each baseline gets its own chunk search (race_baselines), the one benchmarks run
+    quiet_.split_pipelines = false;  // the pipelines' own doubling (double_plans) tries them
+    // Every search stops at the first count within kChunkSearchSlack of the bound (each doubling
+    // costs twice the last). Routed collectives stop already within kRoutedEnough: every count
+    // costs them two routings of every chunk (the matcher's and the flow ways), on mixed speeds
+    // four.
+    const bool routed = one_destination(c.kind);
+    const bool in_network = std::any_of(t.nodes().begin(), t.nodes().end(),
+                                        [](const topo::Node& v) { return v.can_reduce; });
+    at_bound_ = [&t, routed, in_network](const Algorithm& a) {
+      return (routed && within_bound(t, a, kRoutedEnough)) ||
+             (!in_network && within_bound(t, a, 1 + kChunkSearchSlack));
+    };
+  }
+
+  Made<ChunkingResult> run(Collective c) const {
+    if (std::optional<ChunkingResult> relayed = relay_first(c)) return std::move(*relayed);
+    Made<ChunkingResult> searched = search_chunks(
+        c, total_bytes_, max_chunks_per_npu_,
+        [&](const Collective& cc, Bytes chunk) {
+          return as_chunk_made(try_synthesize(t_, cc, chunk, quiet_));
+        },
+        1, at_bound_, budget_);
+    if (std::holds_alternative<NotMade>(searched)) return searched;
+    ChunkingResult& best = std::get<ChunkingResult>(searched);
+    if (o_.method == SynthMethod::Auto && o_.baselines &&
+        portfolio_worth_it(t_, best.algorithm.collective, best.algorithm.chunk_bytes,
+                           best.algorithm))
+      race_baselines(c, best);
+    // The flow plan's pipelines and the server plan (whose ways stream at a fraction of their
+    // links' bandwidth) pay their fill and drain once per chunk count: they keep gaining from more
+    // chunks where the matcher no longer does. Keep doubling for them alone.
+    int largest = 1;
+    for (const ChunkingResult::Try& tried : best.tried)
+      largest = std::max(largest, tried.chunks_per_npu);
+    // The matcher may keep gaining past the search's last count too: where one of its variants
+    // made the fastest at the largest count, its variants double alone after the pipelines (below).
+    const std::vector<MatcherVariant> matcher_variants = winning_matcher_variants(best, largest);
+    const Time matcher_last = best.algorithm.claimed_time;
+    double_plans(c, largest, best);
+    double_matcher(c, largest, matcher_last, matcher_variants, best);
+    return searched;
+  }
+
+ private:
+  // A group with idle server mates: the team relay first, at multiples of the team size; near the
+  // bound, nothing else is searched (the matcher's work for a large group grows with the cluster).
+  std::optional<ChunkingResult> relay_first(const Collective& c) const {
+    const topo::Topology& t = t_;
+    const SynthOptions& o = o_;
+    const SynthOptions& quiet = quiet_;
+    const Bytes total_bytes = total_bytes_;
+    const int max_chunks_per_npu = max_chunks_per_npu_;
+    const int64_t budget = budget_;
+    if (o.method == SynthMethod::Auto && o.team_relay && c.num_ranks() < t.num_npus())
+      if (const auto relay = relay_teams(t, c, o.borrow_servers);
+          relay && static_cast<int>(relay->teams.front().size()) <= max_chunks_per_npu) {
+        {
+          Made<ChunkingResult> relayed = search_chunks(
+              c, total_bytes, max_chunks_per_npu,
+              [&](const Collective& cc, Bytes chunk) -> ChunkMade {
+                if (std::optional<Algorithm> a = relay_synthesize(t, cc, chunk, quiet))
+                  return std::move(*a);
+                return NotMade{"no team relay"};
+              },
+              static_cast<int>(relay->teams.front().size()),
+              [&, previous = Time{-1}](const Algorithm& a) mutable {
+                // Called with each new fastest: stop near the bound, or once doubling stops paying.
+                const bool slowing =
+                    previous > 0 && static_cast<double>(previous) <
+                                        kRelayGain * static_cast<double>(a.claimed_time);
+                previous = a.claimed_time;
+                return within_bound(t, a, kRelayClose) || (relay_enough(t, a) && slowing);
+              },
+              budget);
+          if (ChunkingResult* r = made(relayed); r && relay_enough(t, r->algorithm))
+            return std::move(*r);
+        }
+      }
+    return std::nullopt;
+  }
+
+  // Each baseline's own chunk search, the fastest in place of `best` where it is faster.
+  void race_baselines(const Collective& c, ChunkingResult& best) const {
+    const topo::Topology& t = t_;
+    const SynthOptions& o = o_;
+    const Bytes total_bytes = total_bytes_;
+    const int max_chunks_per_npu = max_chunks_per_npu_;
+    const int64_t budget = budget_;
+    const auto& at_bound = at_bound_;
+    // Each baseline's search is independent (its time to beat is tenet's), so they run side by
+    // side: as many as there are cores, and memory for one search each (its largest algorithm and
+    // its best so far). The fastest wins, ties to the first listed, whichever finishes first.
+    // Searches whose first count is already over the budget go one at a time: two at once take
+    // nearly twice the memory and no less time.
+    std::vector<BaselineSpec> specs;
+    for_each_baseline(t, c, [&](const BaselineSpec& spec) { specs.push_back(spec); });
+    const Time to_beat = best.algorithm.claimed_time;
+    const uint64_t per_search =
+        2 * kSynthBytesPerTransfer *
+        static_cast<uint64_t>(
+            std::max(transfer_estimate(c),
+                     std::min<int64_t>(budget, transfer_estimate(c) * max_chunks_per_npu)));
+    const uint64_t memory = topo::available_memory();
+    const int threads = memory == 0 || transfer_estimate(c) > budget
+                            ? 1
+                            : static_cast<int>(std::min<uint64_t>(
+                                  cores(), memory / std::max<uint64_t>(1, per_search)));
+    std::mutex m;
+    std::optional<std::pair<int, ChunkingResult>> fastest;
+    // Dealt last listed first: hierarchical and the trees build step by step and take the longest,
+    // the rings are quick plans.
+    parallel_for(static_cast<int>(specs.size()), threads, [&](int job) {
+      const int i = static_cast<int>(specs.size()) - 1 - job;
+      Made<ChunkingResult> searched = search_chunks(
+          c, total_bytes, max_chunks_per_npu,
+          [&](const Collective& cc, Bytes chunk) {
+            return baseline_to_beat(specs[i], t, cc, chunk, o, to_beat, at_bound);
+          },
+          1, at_bound, budget, to_beat);
+      if (!made(searched)) return;  // it does not apply, or no count beats tenet
+      ChunkingResult& r = std::get<ChunkingResult>(searched);
+      std::lock_guard lock(m);
+      const Time mine = r.algorithm.claimed_time;
+      if (!fastest || mine < fastest->second.algorithm.claimed_time ||
+          (mine == fastest->second.algorithm.claimed_time && i < fastest->first))
+        fastest.emplace(i, std::move(r));
+    });
+    if (fastest) {
+      if (fastest->second.algorithm.claimed_time < best.algorithm.claimed_time)
+        best.chunks_per_npu = fastest->second.chunks_per_npu;
+      keep_if_faster(best.algorithm, std::move(fastest->second.algorithm), specs[fastest->first]);
+    }
+  }
+
+  // The plain matcher's variants, where one of them made `best` at the largest count tried.
+  std::vector<MatcherVariant> winning_matcher_variants(const ChunkingResult& best,
+                                                       int largest) const {
+    const topo::Topology& t = t_;
+    const SynthOptions& o = o_;
+    const SynthOptions& quiet = quiet_;
+    const auto& at_bound = at_bound_;
+    std::vector<MatcherVariant> matcher_variants;
+    if (o.method == SynthMethod::Auto && best.chunks_per_npu == largest &&
+        !at_bound(best.algorithm)) {
+      SynthOptions v = quiet;
+      v.method = SynthMethod::Matcher;
+      const Provenance matcher(Producer::Matcher);
+      matcher_variants.push_back({v, "matcher", matcher});
+      if (o.link_model == LinkModel::Pipelined &&
+          mixed_speeds(t)) {  // as synthesize_once runs them
+        SynthOptions hold = v;
+        hold.link_model = LinkModel::Hold;  // re-timed under the pipelined model below
+        hold.random_choice = false;
+        Provenance under_hold = matcher;
+        under_hold.under_hold = true;
+        matcher_variants.push_back({hold, "matcher" + std::string(kUnderHold), under_hold});
+      }
+      if (o.random_choice && o.priority == ChunkPriority::Scarce && mixed_speeds(t)) {
+        v.priority = ChunkPriority::Random;
+        Provenance random = matcher;
+        random.choice = MatcherChoice::Random;
+        matcher_variants.push_back({v, std::string(kRandomMatcher), random});
+        v.slow_links_yield = true;
+        random.choice = MatcherChoice::RandomYielding;
+        matcher_variants.push_back({v, std::string(kRandomYieldingMatcher), random});
+      }
+      const bool won = std::any_of(matcher_variants.begin(), matcher_variants.end(),
+                                   [&](const MatcherVariant& variant) {
+                                     return variant.made_by == best.algorithm.provenance;
+                                   });
+      if (!won) matcher_variants.clear();
+    }
+    return matcher_variants;
+  }
+
+  // The flow plan's pipelines and the server plan doubling their chunks alone past `largest`.
+  void double_plans(Collective c, int largest, ChunkingResult& best) const {
+    const topo::Topology& t = t_;
+    const SynthOptions& o = o_;
+    SynthOptions quiet = quiet_;
+    const Bytes total_bytes = total_bytes_;
+    const auto& at_bound = at_bound_;
+    for (SynthMethod m : {SynthMethod::PlanPipeline, SynthMethod::ServerPlan}) {
+      if (o.method != SynthMethod::Auto && o.method != m) continue;
+      // (An All-Reduce's pipelines may beat the RS+AG bound, which is no bound for reductions down
+      // trees.)
+      if (o.method == SynthMethod::Auto && c.kind != CollectiveKind::AllReduce &&
+          at_bound(best.algorithm))
+        break;
+      if (m == SynthMethod::ServerPlan && !server_plan_applies(t, c)) continue;
+      quiet.method = m;
+      // The method's best time so far, and its time at the last count. The pipelines' times need
+      // not fall steadily: past a count that does not gain they try one more, unless the best is
+      // within kDoublingEnough of the bound already (each count costs twice the last); the server
+      // plan, whose counts cost seconds on large clusters, stops there. Once past such a count,
+      // they go on only while what the last doubling gained, gained again, would beat the
+      // fastest.
+      Time previous = -1, last = -1;
+      int idle = 0;
+      bool extended = false;
+      // Where the fastest is far from the bound (over kPipelinesPersist of it) and they are close
+      // to it (within kPipelinesContend), they also try their split variants.
+      auto contending = [&](Time time) {
+        return static_cast<double>(time) <=
+               kPipelinesContend * static_cast<double>(best.algorithm.claimed_time);
+      };
+      // The pipeline variants' times at the last count.
+      std::map<int, Time> variant_times;
+      quiet.on_pipeline_variant = [&](int v, Time time) { variant_times[v] = time; };
+      for (int k = 2 * largest; k <= (1 << 20); k *= 2) {
+        c.chunks_per_npu = k;
+        const Bytes chunk = c.chunk_bytes_for(total_bytes);
+        if (chunk < 1) break;
+        // An All-Reduce's pipelines over kHalvesOver of the bound count their halves' transfers.
+        const bool halves = m == SynthMethod::PlanPipeline && c.kind == CollectiveKind::AllReduce &&
+                            !within_bound(t, best.algorithm, kHalvesOver);
+        const int64_t transfers = transfer_estimate(c) / (halves ? 2 : 1);
+        if (transfers > kPipelineTransferBudget) {
+          if (m != SynthMethod::PlanPipeline || variant_times.empty() ||
+              transfers > kPipelineFastestTransferBudget)
+            break;
+          quiet.pipeline_variants = fastest_pipeline_variants(variant_times, kVariantsPast);
+        }
+        quiet.split_pipelines = o.split_pipelines &&
+                                !within_bound(t, best.algorithm, kPipelinesPersist) &&
+                                (last < 0 || contending(last));
+        variant_times.clear();
+        Made<Algorithm> made_here = try_synthesize(t, c, chunk, quiet);
+        if (!made(made_here)) break;  // no plan here
+        Algorithm& a = std::get<Algorithm>(made_here);
+        best.tried.push_back({k, a.claimed_time, m});
+        const Time now = a.claimed_time;
+        const bool gaining =
+            previous < 0 || static_cast<double>(now) < 0.995 * static_cast<double>(previous);
+        if (previous < 0 || now < previous) previous = now;
+        if (now < best.algorithm.claimed_time) {
+          best.algorithm = std::move(a);
+          best.chunks_per_npu = k;
+        }
+        const bool promising = last < 0 || 2 * now - last < best.algorithm.claimed_time;
+        // Far from the bound but contending, the pipelines go on to their transfer budget, gaining
+        // or not, while their times jump by over 0.5 % from count to count or their chunks are of
+        // kPipelinesPersistChunk or more. Smaller settling ones leave a gap more chunks do not
+        // close (it is latency).
+        const bool jumping = last >= 0 && std::abs(static_cast<double>(now - last)) >
+                                              0.005 * static_cast<double>(last);
+        last = now;
+        const bool far = m == SynthMethod::PlanPipeline &&
+                         (jumping || chunk >= kPipelinesPersistChunk) && contending(now) &&
+                         !within_bound(t, best.algorithm, kPipelinesPersist);
+        if (gaining) {
+          idle = 0;
+          if (extended && !promising && !far) break;
+          continue;
+        }
+        // Under 0.5 % from doubling: enough.
+        const bool close =
+            c.kind != CollectiveKind::AllReduce && within_bound(t, best.algorithm, kDoublingEnough);
+        if ((++idle >= 2 && !far) || m != SynthMethod::PlanPipeline || close) break;
+        extended = true;
+      }
+      quiet.pipeline_variants = 0;
+      quiet.on_pipeline_variant = nullptr;
+    }
+  }
+
+  // The matcher's variants, doubling while a doubling gains 0.5 % on the fastest of them (their
+  // times are not smooth), up to the pipelines' transfer budget.
+  void double_matcher(Collective c, int largest, Time matcher_last,
+                      const std::vector<MatcherVariant>& matcher_variants,
+                      ChunkingResult& best) const {
+    const topo::Topology& t = t_;
+    const SynthOptions& o = o_;
+    const Bytes total_bytes = total_bytes_;
+    const auto& at_bound = at_bound_;
+    Time previous = matcher_last;
+    for (int k = 2 * largest;
+         !matcher_variants.empty() && k <= (1 << 20) && !at_bound(best.algorithm); k *= 2) {
+      c.chunks_per_npu = k;
+      const Bytes chunk = c.chunk_bytes_for(total_bytes);
+      if (chunk < 1 || transfer_estimate(c) > kPipelineTransferBudget) break;
+      std::optional<Time> fastest;
+      for (const auto& [variant, label, made_by] : matcher_variants) {
+        Algorithm a = synthesize(t, c, chunk, variant);
+        if (variant.link_model != o.link_model) {
+          a.link_model = o.link_model;
+          time(t, a);
+        }
+        fastest = std::min(fastest.value_or(a.claimed_time), a.claimed_time);
+        if (a.claimed_time < best.algorithm.claimed_time) {
+          a.method = label;
+          a.provenance = made_by;
+          best.algorithm = std::move(a);
+          best.chunks_per_npu = k;
+        }
+      }
+      best.tried.push_back({k, *fastest, SynthMethod::Matcher});
+      if (static_cast<double>(*fastest) >= 0.995 * static_cast<double>(previous)) break;
+      previous = *fastest;
+    }
+  }
+
+  const topo::Topology& t_;
+  const SynthOptions& o_;
+  SynthOptions quiet_;  // o_ without progress, baselines and split pipelines
+  Bytes total_bytes_;
+  int max_chunks_per_npu_;
+  int64_t budget_;
+  std::function<bool(const Algorithm&)> at_bound_;
+};
+
+Made<ChunkingResult> flat_auto_chunks(const topo::Topology& t, Collective c, Bytes total_bytes,
+                                      const SynthOptions& o, int max_chunks_per_npu) {
+  return FlatSearch(t, c, total_bytes, o, max_chunks_per_npu).run(c);
+}
+
+}  // namespace
+
+}  // namespace tenet::synth

@@ -1,0 +1,348 @@
+#include "synth/auto/portfolio.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "synth/bounds/lower_bound.hpp"
+#include "synth/cost/timing.hpp"
+#include "synth/plans/all_reduce.hpp"
+#include "synth/plans/pipeline_variants.hpp"
+#include "synth/plans/symmetric.hpp"
+#include "synth/plans/tree_packing.hpp"
+#include "synth/ten/forward.hpp"
+#include "synth/tuning.hpp"
+#include "topo/analysis.hpp"
+#include "topo/limits.hpp"
+
+namespace tenet::synth::detail {
+
+// Whether `a` is within `factor` of its lower bound.
+bool within_bound(const topo::Topology& t, const Algorithm& a, double factor) {
+  const Time bound = lower_bound(t, a.collective, a.chunk_bytes).coarse;
+  return static_cast<double>(a.claimed_time) <= factor * static_cast<double>(bound);
+}
+
+namespace {
+
+// Whether `k` spreads its chunks (to every rank, or reduces them from every rank): the collectives
+// a flow plan's trees or a server plan carry.
+bool spreads(CollectiveKind k) {
+  return k == CollectiveKind::AllGather || k == CollectiveKind::ReduceScatter ||
+         k == CollectiveKind::AllReduce || k == CollectiveKind::Broadcast ||
+         k == CollectiveKind::Reduce;
+}
+
+// What the matcher choosing `choice` made.
+Provenance matcher_provenance(MatcherChoice choice) {
+  Provenance p(Producer::Matcher);
+  p.choice = choice;
+  return p;
+}
+
+constexpr std::string_view kLeftOut = "auto leaves the plain matcher out";
+
+// synthesize_once's portfolio for one collective and chunk size: each step runs the methods that
+// apply and keeps the fastest result (ties to the first) in `best_`.
+class Portfolio {
+ public:
+  Portfolio(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, const SynthOptions& o)
+      : t_(t), c_(c), chunk_bytes_(chunk_bytes), o_(o), any_(o.method == Method::Auto), quiet_(o) {
+    quiet_.progress = nullptr;
+  }
+
+  Made<Algorithm> run() {
+    std::optional<Algorithm> answer;
+    if (std::optional<NotMade> why = try_symmetric(answer)) return std::move(*why);
+    if (answer) return std::move(*answer);
+    routed_ = one_destination(c_.kind);
+    // The plain matcher compares, at every match, the destinations of the chunks waiting at an NPU:
+    // for large routed collectives (512 NPUs: 2^27 chunk-destinations) the ways spread like the
+    // flow optimum are both better and far cheaper, and are the only ones built.
+    matcher_affordable_ =
+        !routed_ || static_cast<int64_t>(c_.num_chunks()) * c_.num_ranks() <= kRoutedMatcherWork;
+    // Where the plain matcher's work is over SynthOptions::matcher_work, `auto` leaves it to the
+    // plans, else to the baselines (below); --method matcher runs it whatever it costs.
+    servers_ = server_plan_applies(t_, c_);
+    matcher_budget_ = servers_     ? std::min(o_.matcher_work, o_.matcher_work_beside_servers)
+                      : symmetric_ ? std::min(o_.matcher_work, o_.matcher_work_beside_symmetric)
+                                   : o_.matcher_work;
+    run_matcher();
+    if (any_ && o_.link_model == LinkModel::Pipelined && mixed_speeds(t_))
+      if (std::optional<NotMade> why = run_under_hold()) return std::move(*why);
+    run_plans();
+    run_random_matchers();
+    if (best_ && matcher_over_budget_ && (servers_ || beside_symmetric_) &&
+        !best_->provenance.matcher_left_out) {
+      best_->method += fmt::format(
+          " ({} beside {}: --method matcher runs it)", kLeftOut,
+          servers_ ? "a server plan on a cluster this large" : "a symmetric schedule here");
+      best_->provenance.matcher_left_out = true;
+    }
+    if (!best_ && matcher_over_budget_) fall_back_to_baselines();
+    if (symmetric_) consider_made(std::move(symmetric_));
+    if (!best_)
+      return NotMade{fmt::format(
+          "method {}: no flow plan for this collective on this topology (tree plans cover "
+          "All-Gather, Reduce-Scatter, All-Reduce, Broadcast and Reduce over every NPU, up to {} "
+          "NPUs, and "
+          "need every switch split off completely, which fails on some irregular fabrics; "
+          "server plans cover All-Gather, Reduce-Scatter, All-Reduce, Broadcast and Reduce over "
+          "every NPU of a "
+          "cluster of equal servers (NPUs joined by their fastest links); "
+          "All-to-All, Scatter and Gather have plan-matcher only)",
+          to_string(o_.method), PackingOptions{}.max_npus)};
+    return std::move(*best_);
+  }
+
+ private:
+  // `a` in place of `best_` when faster, saying what made it (`method` in words, `made_by` typed).
+  void consider(std::optional<Algorithm> a, std::string method, Provenance made_by) {
+    if (a) set_reduce_bandwidth(t_, *a, o_.reduce_bandwidth);
+    if (a && (!best_ || a->claimed_time < best_->claimed_time)) {
+      best_ = std::move(*a);
+      best_->method = std::move(method);
+      best_->provenance = std::move(made_by);
+    }
+  }
+  // The same, saying what `a` says of itself.
+  void consider_made(std::optional<Algorithm> a) {
+    if (!a) return;
+    std::string method = a->method;
+    Provenance made_by = a->provenance;
+    consider(std::move(a), std::move(method), std::move(made_by));
+  }
+
+  // On a topology that looks the same from every NPU, one rank's schedule moved to every NPU
+  // (synth/plans/symmetric.hpp): N times less work than the matcher on every link. At the bound
+  // (or near it, for a large algorithm: kSymmetricEnough) it is the answer, returned; else the
+  // others run too and the fastest is kept (ties to the others): it waits in `symmetric_`.
+  // Why not, where the symmetric method alone was asked for and does not apply.
+  std::optional<NotMade> try_symmetric(std::optional<Algorithm>& answer) {
+    if (!(any_ || o_.method == Method::Symmetric)) return std::nullopt;
+    std::string why;
+    symmetric_ =
+        synthesize_symmetric(t_, c_, chunk_bytes_, o_.link_model, &why, o_.reduce_bandwidth);
+    if (!symmetric_ && !any_) return NotMade{fmt::format("method symmetric: {}", why)};
+    if (!symmetric_) return std::nullopt;
+    set_reduce_bandwidth(t_, *symmetric_, o_.reduce_bandwidth);
+    const double ratio = static_cast<double>(symmetric_->claimed_time) /
+                         static_cast<double>(lower_bound(t_, c_, chunk_bytes_).coarse);
+    const bool large = static_cast<int64_t>(symmetric_->size()) > kPortfolioTransferBudget;
+    if (!any_ || ratio <= 1 + kChunkSearchSlack || (large && ratio <= kSymmetricEnough))
+      answer = std::move(symmetric_);
+    return std::nullopt;
+  }
+
+  // The plain matcher (within its work budget under `auto`).
+  void run_matcher() {
+    if ((any_ && matcher_affordable_) || o_.method == Method::Matcher) {
+      std::optional<Algorithm> a =
+          synthesize_with(t_, c_, chunk_bytes_, o_, Method::Matcher, any_ ? matcher_budget_ : 0);
+      matcher_over_budget_ = !a;
+      consider(std::move(a), "matcher", matcher_provenance(MatcherChoice::Scarce));
+    }
+    beside_symmetric_ = symmetric_.has_value();
+    if (matcher_over_budget_ && symmetric_) {
+      consider_made(std::move(symmetric_));
+      symmetric_.reset();
+    }
+  }
+
+  // The best schedule under hold, re-timed: the pipelined model is never more constrained, so this
+  // keeps pipelined results no worse than hold ones.
+  // (Nothing under hold: why, and the portfolio ends there.)
+  std::optional<NotMade> run_under_hold() {
+    SynthOptions hold = o_;
+    hold.link_model = LinkModel::Hold;
+    hold.progress = nullptr;
+    hold.random_choice = false;  // run under pipelined below, where it is timed as it will run
+    Made<Algorithm> under_hold = synthesize_once(t_, c_, chunk_bytes_, hold);
+    if (NotMade* why = std::get_if<NotMade>(&under_hold)) return std::move(*why);
+    Algorithm& a = std::get<Algorithm>(under_hold);
+    a.link_model = LinkModel::Pipelined;
+    time(t_, a);
+    std::string method = a.method + std::string(kUnderHold);
+    Provenance made_by = a.provenance;
+    made_by.under_hold = true;
+    consider(std::move(a), std::move(method), std::move(made_by));
+    return std::nullopt;
+  }
+
+  // Whether `a` is over 0.5 % above the lower bound.
+  bool short_of(const Algorithm& a) {
+    if (!bound_) bound_ = lower_bound(t_, c_, chunk_bytes_).coarse;
+    return static_cast<double>(a.claimed_time) > 1.005 * static_cast<double>(*bound_);
+  }
+
+  // The flow plan, where it applies and the matcher is not at the bound already; the server plan
+  // first: it is cheap, and where it reaches the bound the trees are not needed.
+  void run_plans() {
+    const bool whole = spreads(c_.kind) && c_.num_ranks() == t_.num_npus();
+    const bool trees = whole && t_.num_npus() <= PackingOptions{}.max_npus;
+    for (Method m : {Method::ServerPlan, Method::PlanMatcher, Method::PlanPipeline}) {
+      if (!(any_ || o_.method == m)) continue;
+      const bool applies = routed_ || (m == Method::ServerPlan ? servers_ : trees);
+      if (best_ && any_ && !(applies && short_of(*best_))) continue;
+      consider_made(synthesize_with(t_, c_, chunk_bytes_, quiet_, m));
+    }
+  }
+
+  // On mixed speeds the scarce choice looks ahead along the fastest paths (pick_ahead), and every
+  // slow link of a cut tends to pick the same chunks; a random choice among the scarcest, as TACOS
+  // makes, spreads them over different ones. At the end a slow link's last transfer may arrive
+  // after the fast ones would have brought everything, so it also runs with slow links yielding
+  // the last chunks (SynthOptions::slow_links_yield). Where the plans have not reached the bound,
+  // both run and the faster is kept.
+  void run_random_matchers() {
+    if (!(any_ && o_.random_choice && !matcher_over_budget_ && matcher_affordable_ &&
+          o_.priority == ChunkPriority::Scarce && mixed_speeds(t_) && best_ && short_of(*best_) &&
+          !(symmetric_ && !short_of(*symmetric_))))
+      return;
+    SynthOptions random = quiet_;
+    random.priority = ChunkPriority::Random;
+    for (bool yield : {false, true}) {
+      random.slow_links_yield = yield;
+      consider(synthesize_with(t_, c_, chunk_bytes_, random, Method::Matcher, matcher_budget_),
+               std::string(yield ? kRandomYieldingMatcher : kRandomMatcher),
+               matcher_provenance(yield ? MatcherChoice::RandomYielding : MatcherChoice::Random));
+    }
+  }
+
+  // Nothing made and the matcher left out: the fastest baseline, else the matcher after all.
+  void fall_back_to_baselines() {
+    auto method = [&](const BaselineSpec& spec) {
+      return fmt::format("baseline {} ({} on a fabric this large: --method matcher runs it)",
+                         spec.name(), kLeftOut);
+    };
+    auto baseline = [](const BaselineSpec& spec) {
+      Provenance p = Provenance::of_baseline(spec.name());
+      p.matcher_left_out = true;
+      return p;
+    };
+    // Where two algorithms of this size may not fit in memory at once, each baseline is timed and
+    // dropped, and the fastest made again.
+    const uint64_t memory = topo::available_memory();
+    const bool one_at_a_time =
+        memory != 0 &&
+        2 * kSynthBytesPerTransfer * static_cast<uint64_t>(transfer_estimate(c_)) > memory;
+    std::optional<std::pair<Time, BaselineSpec>> fastest;
+    for_each_baseline(t_, c_, [&](const BaselineSpec& spec) {
+      Made<Algorithm> made_here =
+          try_baseline(spec, t_, c_, chunk_bytes_, o_.link_model, o_.reduce_bandwidth);
+      if (!made(made_here)) return;
+      Algorithm a = std::move(std::get<Algorithm>(made_here));
+      a.name = "tenet";
+      if (!one_at_a_time) return consider(std::move(a), method(spec), baseline(spec));
+      set_reduce_bandwidth(t_, a, o_.reduce_bandwidth);
+      if (!fastest || a.claimed_time < fastest->first) fastest = {a.claimed_time, spec};
+    });
+    if (fastest) {
+      Algorithm a =
+          make_baseline(fastest->second, t_, c_, chunk_bytes_, o_.link_model, o_.reduce_bandwidth);
+      a.name = "tenet";
+      consider(std::move(a), method(fastest->second), baseline(fastest->second));
+    }
+    if (!best_)
+      consider(synthesize_with(t_, c_, chunk_bytes_, o_, Method::Matcher), "matcher",
+               matcher_provenance(MatcherChoice::Scarce));
+  }
+
+  const topo::Topology& t_;
+  const Collective& c_;
+  Bytes chunk_bytes_;
+  const SynthOptions& o_;
+  bool any_;
+  SynthOptions quiet_;  // o_ without progress
+  std::optional<Algorithm> best_, symmetric_;
+  std::optional<Time> bound_;  // the lower bound, once asked for
+  bool routed_ = false, matcher_affordable_ = false, servers_ = false;
+  double matcher_budget_ = 0;
+  bool matcher_over_budget_ = false, beside_symmetric_ = false;
+};
+
+}  // namespace
+
+// Whether a server plan may apply: a spread over every NPU of a cluster of servers.
+bool server_plan_applies(const topo::Topology& t, const Collective& c) {
+  return spreads(c.kind) && c.num_ranks() == t.num_npus() && !topo::detect_servers(t).empty();
+}
+
+// Every method that applies, the fastest kept (ties to the first): the plain matcher; on
+// mixed-speed topologies the matcher under `hold` re-timed under the pipelined model (hold keeps
+// slow links from taking chunks a faster way would bring, which the pipelined greedy misjudges);
+// and the matcher on the flow plan.
+Made<Algorithm> synthesize_once(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
+                                const SynthOptions& o) {
+  return Portfolio(t, c, chunk_bytes, o).run();
+}
+
+// Every baseline the portfolio builds for `c` on `t`, passed to `make` (which meets one that does
+// not apply after all as try_baseline's NotMade). Direct, halving-doubling and Bruck talk to far
+// ranks: where NPUs would relay for them (a torus), they multiply their transfers by the hop count
+// and are never the fastest, so they are left out there.
+void for_each_baseline(const topo::Topology& t, const Collective& c,
+                       const std::function<void(const BaselineSpec&)>& make) {
+  std::optional<bool> joined;
+  for (BaselineKind b : all_baselines()) {
+    if (!supports(b, c.kind)) continue;
+    // A ring All-to-All carries each chunk half way round on average: beyond the synthesizer's own
+    // budget (512 NPUs: 67M transfers) it is not built.
+    if (b == BaselineKind::Ring && c.kind == CollectiveKind::AllToAll &&
+        static_cast<double>(c.num_chunks()) * c.num_ranks() / 2 >
+            static_cast<double>(kAutoChunkTransferBudget))
+      continue;
+    if (b == BaselineKind::Direct || b == BaselineKind::Rhd || b == BaselineKind::Bruck) {
+      if (!joined) joined = topo::npus_joined_pairwise(t, c.ranks);
+      if (!*joined) continue;
+    }
+    make(BaselineSpec{b, {}});
+  }
+}
+
+// Whether the baselines may still beat `best` by more than it costs to build them (see
+// SynthOptions::baselines).
+bool portfolio_worth_it(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
+                        const Algorithm& best) {
+  if (transfer_estimate(c) <= kPortfolioTransferBudget) return true;
+  for (topo::NodeId v = 0; v < t.num_nodes(); ++v)
+    if (t.node(v).can_reduce) return true;  // nvls may beat the RS+AG bound
+  const Time bound = lower_bound(t, c, chunk_bytes).coarse;
+  return static_cast<double>(best.claimed_time) >
+         static_cast<double>(bound) * (1 + kPortfolioSlack);
+}
+
+// The baseline, timed; CannotBeat when its time_floor says that it cannot be faster than `to_beat`
+// (then it is not timed: on large clusters timing an algorithm takes longer than building it and
+// its floor). `enough`, when
+// given, is the chunk search's: a floor it would accept is timed anyway, so that the search stops
+// there as it would have.
+ChunkMade baseline_to_beat(const BaselineSpec& spec, const topo::Topology& t, const Collective& c,
+                           Bytes chunk_bytes, const SynthOptions& o, Time to_beat,
+                           const std::function<bool(const Algorithm&)>& enough) {
+  Made<Algorithm> made_here =
+      try_baseline(spec, t, c, chunk_bytes, o.link_model, o.reduce_bandwidth, false);
+  Algorithm* a = made(made_here);
+  if (!a) return std::get<NotMade>(std::move(made_here));
+  if (to_beat > 0)
+    if (const Time floor = time_floor(t, *a); floor >= to_beat) {
+      a->claimed_time = floor;
+      if (!enough || !enough(*a)) return CannotBeat{floor, a->size()};
+    }
+  time(t, *a);
+  return std::move(*a);
+}
+
+// `candidate` in place of `best` when it is faster, as tenet's own, saying which baseline it is.
+void keep_if_faster(Algorithm& best, Algorithm candidate, const BaselineSpec& spec) {
+  if (candidate.claimed_time >= best.claimed_time) return;
+  candidate.method = "baseline " + spec.name();
+  candidate.provenance = Provenance::of_baseline(spec.name());
+  candidate.name = best.name;
+  best = std::move(candidate);
+}
+
+}  // namespace tenet::synth::detail

@@ -1,0 +1,63 @@
+// The `auto` policy for one chunk count: every method that applies (symmetric, the matcher and its
+// variants, the server plan, the flow plan's matcher and pipelines), then the baselines that may
+// beat them, the fastest kept.
+#pragma once
+
+#include <functional>
+#include <string_view>
+
+#include "synth/baselines/baselines.hpp"
+#include "synth/synthesizer.hpp"
+#include "topo/topology.hpp"
+
+namespace tenet::synth::detail {
+
+// The matcher's variants as synthesize_once names them (the chunk search doubles the winning one
+// alone past its last count: flat_auto_chunks).
+inline constexpr std::string_view kRandomMatcher =
+    "matcher (random choice among the scarcest chunks)";
+inline constexpr std::string_view kRandomYieldingMatcher =
+    "matcher (random choice among the scarcest chunks; slow links yield the last ones)";
+inline constexpr std::string_view kUnderHold = " under hold, re-timed";
+// Whether flat synthesis is out of reach for `c`: over kFlatTransferCap transfers at one chunk per
+// NPU. An All-Reduce over servers is then composed per level only (synth/groups/composed.hpp).
+bool flat_out_of_reach(Collective c);
+
+// Whether `a` is within `factor` of its lower bound.
+bool within_bound(const topo::Topology& t, const Algorithm& a, double factor);
+
+// Whether a server plan may apply: a spread over every NPU of a cluster of servers.
+bool server_plan_applies(const topo::Topology& t, const Collective& c);
+
+// Every method that applies, the fastest kept (ties to the first): the plain matcher; on
+// mixed-speed topologies the matcher under `hold` re-timed under the pipelined model (hold keeps
+// slow links from taking chunks a faster way would bring, which the pipelined greedy misjudges);
+// and the matcher on the flow plan.
+Made<Algorithm> synthesize_once(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
+                                const SynthOptions& o);
+
+// Every baseline the portfolio builds for `c` on `t`, passed to `make` (which meets one that does
+// not apply after all as try_baseline's NotMade). Direct, halving-doubling and Bruck talk to far
+// ranks: where NPUs would relay for them (a torus), they multiply their transfers by the hop count
+// and are never the fastest, so they are left out there.
+void for_each_baseline(const topo::Topology& t, const Collective& c,
+                       const std::function<void(const BaselineSpec&)>& make);
+
+// Whether the baselines may still beat `best` by more than it costs to build them (see
+// SynthOptions::baselines).
+bool portfolio_worth_it(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
+                        const Algorithm& best);
+
+// The baseline, timed; CannotBeat when its time_floor says that it cannot be faster than `to_beat`
+// (then it is not timed: on large clusters timing an algorithm takes longer than building it and
+// its floor). `enough`, when
+// given, is the chunk search's: a floor it would accept is timed anyway, so that the search stops
+// there as it would have.
+ChunkMade baseline_to_beat(const BaselineSpec& spec, const topo::Topology& t, const Collective& c,
+                           Bytes chunk_bytes, const SynthOptions& o, Time to_beat,
+                           const std::function<bool(const Algorithm&)>& enough = {});
+
+// `candidate` in place of `best` when it is faster, as tenet's own, saying which baseline it is.
+void keep_if_faster(Algorithm& best, Algorithm candidate, const BaselineSpec& spec);
+
+}  // namespace tenet::synth::detail

@@ -1,0 +1,118 @@
+#include "synth/baselines/builder.hpp"
+
+#include <map>
+#include <numeric>
+#include <vector>
+
+namespace tenet::synth::detail {
+
+void ring_steps(Builder& b, const std::vector<NodeId>& order, const Blocks& blocks, int dir,
+                bool reduce, Steps* steps) {
+  const int p = static_cast<int>(order.size());
+  for (int s = 0; s + 1 < p; ++s) {
+    if (steps) steps->begin();
+    std::map<NodeId, std::vector<TransferId>> sent;  // for `steps` only
+    for (int i = 0; i < p; ++i) {
+      const std::vector<TransferId> deps =
+          steps ? steps->deps(order[i]) : std::vector<TransferId>{};
+      for (ChunkId c : blocks[wrap(i - dir * (reduce ? s + 1 : s), p)]) {
+        b.send(c, order[i], order[wrap(i + dir, p)], reduce ? Op::Reduce : Op::Copy, deps);
+        if (steps) sent[order[i]].push_back(b.first_hop());
+      }
+    }
+    if (steps)
+      for (auto& [v, ids] : sent) steps->record(v, ids);
+  }
+}
+void ring_reduce_scatter(Builder& b, const std::vector<NodeId>& order, const Blocks& blocks,
+                         int dir) {
+  ring_steps(b, order, blocks, dir, true);
+}
+void ring_all_gather(Builder& b, const std::vector<NodeId>& order, const Blocks& blocks, int dir) {
+  ring_steps(b, order, blocks, dir, false);
+}
+
+void ring_chain(Builder& b, const std::vector<NodeId>& order, const std::vector<ChunkId>& chunks,
+                bool reduce) {
+  const int p = static_cast<int>(order.size()), k = static_cast<int>(chunks.size());
+  for (int wave = 0; wave < k + p - 2; ++wave)
+    for (int h = 0; h + 1 < p; ++h) {
+      const int j = wave - h;
+      if (j < 0 || j >= k) continue;
+      if (reduce)
+        b.send(chunks[j], order[p - 1 - h], order[p - 2 - h], Op::Reduce);
+      else
+        b.send(chunks[j], order[h], order[h + 1], Op::Copy);
+    }
+}
+
+void direct_exchange(Builder& b, const std::vector<NodeId>& group, const Blocks& blocks,
+                     bool reduce) {
+  const int p = static_cast<int>(group.size());
+  for (int s = 1; s < p; ++s)
+    for (int i = 0; i < p; ++i) {
+      const int j = (i + s) % p;
+      for (ChunkId c : blocks[reduce ? j : i])
+        b.send(c, group[i], group[j], reduce ? Op::Reduce : Op::Copy);
+    }
+}
+
+void rhd_reduce_scatter(Builder& b, const std::vector<NodeId>& group, const Blocks& blocks,
+                        Steps& st) {
+  const int p = static_cast<int>(group.size());
+  for (int d = p / 2; d >= 1; d /= 2) {
+    st.begin();
+    std::map<NodeId, std::vector<TransferId>> sent;
+    for (int i = 0; i < p; ++i) {
+      std::vector<TransferId> deps = st.deps(group[i]);
+      for (int blk = 0; blk < p; ++blk) {
+        const bool owned = (blk & ~(2 * d - 1)) == (i & ~(2 * d - 1));
+        if (!owned || (blk & d) == (i & d)) continue;
+        for (ChunkId c : blocks[blk]) {
+          b.send(c, group[i], group[i ^ d], Op::Reduce, deps);
+          sent[group[i]].push_back(b.first_hop());
+        }
+      }
+    }
+    for (auto& [v, ids] : sent) st.record(v, ids);
+  }
+}
+
+void rhd_all_gather(Builder& b, const std::vector<NodeId>& group, const Blocks& blocks, Steps& st) {
+  const int p = static_cast<int>(group.size());
+  for (int d = 1; d < p; d *= 2) {
+    st.begin();
+    std::map<NodeId, std::vector<TransferId>> sent;
+    for (int i = 0; i < p; ++i) {
+      std::vector<TransferId> deps = st.deps(group[i]);
+      for (int blk = 0; blk < p; ++blk)
+        if ((blk & ~(d - 1)) == (i & ~(d - 1)))
+          for (ChunkId c : blocks[blk]) {
+            b.send(c, group[i], group[i ^ d], Op::Copy, deps);
+            sent[group[i]].push_back(b.first_hop());
+          }
+    }
+    for (auto& [v, ids] : sent) st.record(v, ids);
+  }
+}
+
+Blocks split(const std::vector<ChunkId>& chunks, int parts) {
+  Blocks out(parts);
+  const size_t n = chunks.size();
+  for (size_t i = 0; i < n; ++i) out[i * parts / n].push_back(chunks[i]);
+  return out;
+}
+
+Blocks rank_blocks(const Collective& c) {
+  Blocks out(c.num_ranks());
+  for (ChunkId ch = 0; ch < c.num_chunks(); ++ch) out[c.origin(ch)].push_back(ch);
+  return out;
+}
+
+std::vector<ChunkId> all_chunks(const Collective& c) {
+  std::vector<ChunkId> v(c.num_chunks());
+  std::iota(v.begin(), v.end(), 0);
+  return v;
+}
+
+}  // namespace tenet::synth::detail

@@ -1,0 +1,39 @@
+// Internal to synth/baselines: the baseline families, one function each, which make_baseline
+// (registry.cpp) dispatches to. Each lists the family's logical sends on a Builder; what each
+// family runs is summarized in baselines.hpp and detailed at its definition.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "synth/baselines/baselines.hpp"
+#include "synth/baselines/builder.hpp"
+#include "synth/ir/ring_plan.hpp"
+
+namespace tenet::synth::detail {
+
+// ring and bidir-ring (ring.cpp): rings, channel rings and chains, and the ring All-to-All.
+void ring(Builder& b, const Topology& t, const Collective& c, bool bidir, int channels);
+// The ring Reduce-Scatter, All-Gather or All-Reduce as a plan (ring.cpp); nullopt where the ring
+// needs NPUs to relay.
+std::optional<RingPlan> plan_ring(const Topology& t, const Collective& c, Bytes chunk_bytes,
+                                  LinkModel model, Bandwidth reduce_bandwidth, bool bidir,
+                                  int channels, const std::string& name);
+// direct (direct.cpp): every pair talks directly.
+void direct(Builder& b, const Collective& c);
+// rhd (rhd.cpp): recursive halving-doubling.
+void rhd(Builder& b, const Collective& c);
+// dbt (trees.cpp): double binary tree All-Reduce, binomial-tree Broadcast and Reduce.
+void dbt(Builder& b, const Collective& c);
+// tree (trees.cpp): NCCL's tree All-Reduce.
+void nccl_tree(Builder& b, const Topology& t, const Collective& c, int channels);
+// nvls (nvls.cpp): in-network All-Reduce through a reduce-capable switch.
+void nvls(Builder& b, const Topology& t, const Collective& c);
+// bruck (bruck.cpp): Bruck All-Gather.
+void bruck(Builder& b, const Collective& c);
+// hierarchical (hierarchical.cpp): dimension by dimension, an algorithm per dimension.
+void hierarchical(Builder& b, const Topology& t, const Collective& c,
+                  std::vector<BaselineKind> per_dim);
+
+}  // namespace tenet::synth::detail

@@ -1,0 +1,110 @@
+#include "synth/baselines/families.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "synth/baselines/builder.hpp"
+#include "topo/analysis.hpp"
+#include "topo/error.hpp"
+
+namespace tenet::synth::detail {
+
+void hierarchical(Builder& b, const Topology& t, const Collective& c,
+                  std::vector<BaselineKind> per_dim) {
+  // Coordinates of every NPU, first dimension fastest: from the topology's dimensions (NPU ids in
+  // mixed radix), or from detected servers (position in the server, then the server).
+  std::vector<int> levels = t.levels();
+  std::vector<int64_t> slot_of(t.num_npus());  // NPU -> its mixed-radix index
+  if (levels.size() >= 2) {
+    for (NodeId v = 0; v < t.num_npus(); ++v) slot_of[v] = v;
+  } else {
+    const std::vector<std::vector<NodeId>> servers = topo::detect_servers(t);
+    if (servers.empty())
+      throw NotApplicable(
+          "the topology has no dimensions and no servers (NPUs joined by faster links than the "
+          "rest): generate it with ' x ' between specs, load an ASTRA-sim network.yml, or give a "
+          "topology file `dimensions`");
+    levels = {static_cast<int>(servers[0].size()), static_cast<int>(servers.size())};
+    for (size_t s = 0; s < servers.size(); ++s)
+      for (size_t k = 0; k < servers[s].size(); ++k)
+        slot_of[servers[s][k]] = static_cast<int64_t>(s * servers[s].size() + k);
+  }
+  if (c.num_ranks() != t.num_npus())
+    throw NotApplicable("hierarchical runs over every NPU of the topology, not a subset");
+  std::vector<NodeId> npu_at(t.num_npus());
+  for (NodeId v = 0; v < t.num_npus(); ++v) npu_at[slot_of[v]] = v;
+  const size_t dims = levels.size();
+  if (per_dim.empty()) per_dim.assign(dims, BaselineKind::Ring);
+  if (per_dim.size() == 1) per_dim.assign(dims, per_dim[0]);
+  if (per_dim.size() != dims)
+    throw Error(
+        fmt::format("hierarchical names {} algorithms for {} dimensions", per_dim.size(), dims));
+  // Coordinate d of the NPU at mixed-radix index x.
+  auto coord = [&](int64_t x, size_t d) {
+    for (size_t e = 0; e < d; ++e) x /= levels[e];
+    return static_cast<int>(x % levels[d]);
+  };
+  std::vector<int64_t> stride(dims, 1);
+  for (size_t d = 1; d < dims; ++d) stride[d] = stride[d - 1] * levels[d - 1];
+  Steps st{b};
+  // Phase over dimension d on every line: member j's block is the chunks whose owner agrees with
+  // the line on dimensions before d and has coordinate j in d.
+  auto phase = [&](size_t d, bool reduce) {
+    st.begin();
+    const int p = levels[d];
+    if (per_dim[d] == BaselineKind::Rhd && !power_of_two(p))
+      throw NotApplicable(
+          fmt::format("dimension {} has {} NPUs: halving-doubling needs a power of two", d + 1, p));
+    for (int64_t base = 0; base < t.num_npus(); ++base) {
+      if (coord(base, d) != 0) continue;
+      std::vector<NodeId> line(p);
+      for (int j = 0; j < p; ++j) line[j] = npu_at[base + j * stride[d]];
+      Blocks blocks(p);
+      for (ChunkId ch = 0; ch < c.num_chunks(); ++ch) {
+        const int64_t owner = slot_of[c.ranks[c.origin(ch)]];
+        bool same = true;
+        for (size_t e = 0; e < d && same; ++e) same = coord(owner, e) == coord(base, e);
+        if (same) blocks[coord(owner, d)].push_back(ch);
+      }
+      // Each member starts the phase once everything of the previous phase has arrived at it.
+      for (int j = 0; j < p; ++j) b.gate(line[j], st.deps(line[j]));
+      switch (per_dim[d]) {
+        case BaselineKind::Ring: {
+          // The line's natural order is a ring on a Ring dimension; otherwise find one.
+          std::vector<NodeId> order = ring_order(t, line);
+          std::vector<int> pos(t.num_npus(), -1);
+          for (int j = 0; j < p; ++j) pos[order[j]] = j;
+          Blocks placed(p);
+          for (int j = 0; j < p; ++j) placed[pos[line[j]]] = blocks[j];
+          Steps inner{b};
+          ring_steps(b, order, placed, 1, reduce, &inner);
+          break;
+        }
+        case BaselineKind::Direct:
+          direct_exchange(b, line, blocks, reduce);
+          break;
+        case BaselineKind::Rhd: {
+          Steps inner{b};
+          if (reduce)
+            rhd_reduce_scatter(b, line, blocks, inner);
+          else
+            rhd_all_gather(b, line, blocks, inner);
+          break;
+        }
+        default:
+          break;
+      }
+      b.clear_gates();
+    }
+  };
+  const bool rs = c.kind == CollectiveKind::ReduceScatter || c.kind == CollectiveKind::AllReduce;
+  const bool ag = c.kind == CollectiveKind::AllGather || c.kind == CollectiveKind::AllReduce;
+  if (rs)
+    for (size_t d = 0; d < dims; ++d) phase(d, true);
+  if (ag)
+    for (size_t d = dims; d-- > 0;) phase(d, false);
+}
+
+}  // namespace tenet::synth::detail

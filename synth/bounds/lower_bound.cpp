@@ -1,0 +1,493 @@
+#include "synth/bounds/lower_bound.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <utility>
+
+#include <boost/pending/disjoint_sets.hpp>
+
+#include "topo/analysis.hpp"
+#include "topo/bounds.hpp"
+#include "topo/flow_bound.hpp"
+
+namespace tenet::synth {
+namespace {
+
+// Past this many sources, farthest() samples them (kFarthestSamples, evenly spaced, and the one a
+// sweep back from the farthest destination finds): a search per source grows as the square of
+// the NPUs, a large share of a large cluster's synthesis. The farthest pair found is still a
+// lower bound on the latency; on regular fabrics (every source equally far from its farthest
+// destination) it is the exact one.
+constexpr size_t kExactFarthestSources = 4096;
+constexpr size_t kFarthestSamples = 64;
+
+// The largest latency distance from any of `from` to any of `to` (through any nodes).
+Time farthest_uncached(const topo::Topology& t, const std::vector<topo::NodeId>& from,
+                       const std::vector<topo::NodeId>& to) {
+  // Every NPU to every NPU: the diameter (sampled the same way past kExactFarthestSources), which
+  // skips Dijkstra when latencies are uniform.
+  if (static_cast<int>(from.size()) == t.num_npus() && static_cast<int>(to.size()) == t.num_npus())
+    return topo::npu_diameter(t, static_cast<int>(kExactFarthestSources)).latency;
+  Time worst = 0;
+  topo::NodeId worst_to = to.front();
+  auto from_source = [&](topo::NodeId s) {
+    const std::vector<Time> d = topo::latency_distances(t, s);
+    for (topo::NodeId v : to)
+      if (d[v] > worst) worst = d[v], worst_to = v;
+  };
+  if (from.size() <= kExactFarthestSources) {
+    for (topo::NodeId s : from) from_source(s);
+    return worst;
+  }
+  for (size_t i = 0; i < kFarthestSamples; ++i)
+    from_source(from[i * from.size() / kFarthestSamples]);
+  // The sweep: the source farthest from the farthest destination found, searched too.
+  const std::vector<Time> back = topo::latency_distances(topo::reversed(t), worst_to);
+  topo::NodeId far = from.front();
+  for (topo::NodeId s : from)
+    if (back[s] > back[far]) far = s;
+  from_source(far);
+  return worst;
+}
+
+// farthest_uncached, the last answer kept: a chunk-count search asks for the bound at every count.
+Time farthest(const topo::Topology& t, const std::vector<topo::NodeId>& from,
+              const std::vector<topo::NodeId>& to) {
+  static std::mutex mutex;
+  static uint64_t fingerprint = 0;
+  static std::vector<topo::NodeId> memo_from, memo_to;
+  static Time memo = -1;
+  {
+    std::lock_guard lock(mutex);
+    if (memo >= 0 && fingerprint == t.fingerprint() && memo_from == from && memo_to == to)
+      return memo;
+  }
+  const Time d = farthest_uncached(t, from, to);
+  std::lock_guard lock(mutex);
+  fingerprint = t.fingerprint(), memo_from = from, memo_to = to, memo = d;
+  return d;
+}
+
+// All-to-All: every byte from s to t crosses the links of some s-t path. For any link weights w,
+// sum_l w_l bytes_l >= k sum_{s != t} d_w(s, t) (d_w the w-shortest distance) and
+// sum_l w_l bytes_l <= T sum_l w_l bw_l (no link carries more than its bandwidth), so
+// T >= k sum d_w / sum_l w_l bw_l: the dual of the maximum concurrent flow, evaluated at w = 1 (hop
+// counts over the total bandwidth) and w = 1 / bw (link time over the number of links). `k` is the
+// bytes each member sends each other member. Returns {time, label} of the larger.
+std::pair<Time, const char*> all_to_all_distance_bound(const topo::Topology& t,
+                                                       const std::vector<topo::NodeId>& m,
+                                                       Bytes k) {
+  Int128 hops = 0;
+  double link_time = 0;  // seconds per byte, summed over the pairs
+  for (topo::NodeId s : m) {
+    const std::vector<int> h = topo::hop_distances(t, s);
+    const std::vector<double> w = topo::link_time_distances(t, s);
+    for (topo::NodeId d : m)
+      if (d != s && h[d] > 0) {
+        hops += h[d];
+        link_time += w[d];
+      }
+  }
+  Int128 total_bandwidth = 0;
+  for (const topo::Link& l : t.links()) total_bandwidth += l.bandwidth;
+  if (total_bandwidth == 0 || t.num_links() == 0) return {0, "hop-count bound"};
+  const Int128 by_hops =
+      (static_cast<Int128>(k) * hops * kPicosPerSecond + total_bandwidth - 1) / total_bandwidth;
+  // Rounded down a hair: a double sum must not lift the bound above the exact value.
+  const double by_time =
+      std::floor(static_cast<double>(k) * link_time / static_cast<double>(t.num_links()) *
+                 static_cast<double>(kPicosPerSecond) * (1 - 1e-9));
+  const Time a = static_cast<Time>(std::min<Int128>(by_hops, std::numeric_limits<Time>::max() / 2));
+  const Time b = static_cast<Time>(
+      std::min(by_time, static_cast<double>(std::numeric_limits<Time>::max() / 2)));
+  return a >= b ? std::pair{a, "hop-count bound"} : std::pair{b, "link-time bound"};
+}
+
+// The bandwidth term a group S of nodes sets (0 when it sets none): holding `inside` of the p
+// members (the root among them or not), it must send `send` bytes over the `out` B/s of links
+// leaving it and receive `receive` over the `in` B/s entering. All-to-All: |S ∩ m| x |m \ S| x k
+// each way. Gather: the members outside the root's side send their k bytes across. Scatter: the
+// same the other way.
+Time group_time(CollectiveKind kind, int64_t inside, bool has_root, int64_t p, Bytes k, Int128 out,
+                Int128 in) {
+  Int128 send = 0, receive = 0;
+  switch (kind) {
+    case CollectiveKind::Gather:
+      (has_root ? receive : send) = static_cast<Int128>(has_root ? p - inside : inside) * k;
+      break;
+    case CollectiveKind::Scatter:
+      (has_root ? send : receive) = static_cast<Int128>(has_root ? p - inside : inside) * k;
+      break;
+    default:
+      if (inside > 0 && inside < p) send = receive = static_cast<Int128>(inside) * (p - inside) * k;
+  }
+  Time best = 0;
+  for (const auto& [bytes, cap] : {std::pair{send, out}, std::pair{receive, in}}) {
+    if (bytes == 0 || cap == 0) continue;
+    const Int128 ps = (bytes * kPicosPerSecond + cap - 1) / cap;
+    best = std::max(best,
+                    static_cast<Time>(std::min<Int128>(ps, std::numeric_limits<Time>::max() / 2)));
+  }
+  return best;
+}
+
+// Group cuts for All-to-All, Gather and Scatter (see group_time) over two families of groups: for
+// each link bandwidth b of the topology, the components of the links at least b wide (taken both
+// ways), and each switch with the NPUs linked to it. (Servers behind their NICs, racks behind their
+// uplinks, islands joined by a thin bridge.)
+Time group_cut_bound(const topo::Topology& t, const Collective& c, Bytes k) {
+  const std::vector<topo::NodeId>& m = c.ranks;
+  const topo::NodeId root = m[c.root];
+  std::vector<Bandwidth> widths;
+  for (const topo::Link& l : t.links()) widths.push_back(l.bandwidth);
+  std::sort(widths.begin(), widths.end());
+  widths.erase(std::unique(widths.begin(), widths.end()), widths.end());
+  if (widths.size() >
+      64) {  // keep the work linear in the topology: 64 thresholds, spread over the widths
+    std::vector<Bandwidth> some;
+    for (size_t i = 0; i < 64; ++i) some.push_back(widths[i * widths.size() / 64]);
+    widths = std::move(some);
+  }
+  std::vector<char> member(t.num_nodes(), 0);
+  for (topo::NodeId v : m) member[v] = 1;
+  const int64_t p = static_cast<int64_t>(m.size());
+  const int n = t.num_nodes();
+  Time best = 0;
+  for (size_t w = 1; w < widths.size(); ++w) {  // the narrowest width joins everything
+    boost::disjoint_sets_with_storage<> islands(n);
+    for (const topo::Link& l : t.links())
+      if (l.bandwidth >= widths[w]) islands.union_set(l.src, l.dst);
+    std::vector<int64_t> members(n, 0);
+    std::vector<Int128> out(n, 0), in(n, 0);
+    for (topo::NodeId v = 0; v < n; ++v)
+      if (member[v]) ++members[islands.find_set(v)];
+    for (const topo::Link& l : t.links()) {
+      const auto a = islands.find_set(l.src), b = islands.find_set(l.dst);
+      if (a == b) continue;
+      out[a] += l.bandwidth;
+      in[b] += l.bandwidth;
+    }
+    const auto root_island = static_cast<int>(islands.find_set(root));
+    for (int i = 0; i < n; ++i)
+      if (members[i] > 0 || i == root_island)
+        best =
+            std::max(best, group_time(c.kind, members[i], i == root_island, p, k, out[i], in[i]));
+  }
+  std::vector<char> inside(n, 0);
+  std::vector<topo::NodeId> set;
+  for (topo::NodeId v = t.num_npus(); v < n; ++v) {
+    set.assign(1, v);
+    for (topo::LinkId l : t.out_links(v))
+      if (t.is_npu(t.link(l).dst)) set.push_back(t.link(l).dst);
+    for (topo::LinkId l : t.in_links(v))
+      if (t.is_npu(t.link(l).src)) set.push_back(t.link(l).src);
+    for (topo::NodeId u : set) inside[u] = 1;
+    int64_t count = 0;
+    Int128 out = 0, in = 0;
+    for (topo::NodeId u : set) {
+      if (inside[u] != 1) continue;  // listed twice
+      inside[u] = 2;
+      count += member[u];
+      for (topo::LinkId l : t.out_links(u))
+        if (!inside[t.link(l).dst]) out += t.link(l).bandwidth;
+      for (topo::LinkId l : t.in_links(u))
+        if (!inside[t.link(l).src]) in += t.link(l).bandwidth;
+    }
+    const bool has_root = inside[root] != 0;
+    for (topo::NodeId u : set) inside[u] = 0;
+    if (count > 0) best = std::max(best, group_time(c.kind, count, has_root, p, k, out, in));
+  }
+  return best;
+}
+
+// The maximum-concurrent-flow bound (topo/flow_bound.hpp) of All-to-All, Gather or Scatter with
+// `k` bytes per member pair: solved once per topology, group and root for a unit of bytes (the
+// bound is linear in them), then scaled. Returns {time, label}.
+std::pair<Time, std::string> flow_bound(const topo::Topology& t, const Collective& c, Bytes k) {
+  struct Key {
+    uint64_t fingerprint;
+    CollectiveKind kind;
+    int root;
+    std::vector<topo::NodeId> ranks;
+    std::vector<int32_t> pair_units;
+    auto operator<=>(const Key&) const = default;
+  };
+  struct Unit {
+    double seconds = 0;  // the bound for one unit of bytes per pair
+    std::string label;
+  };
+  constexpr Bytes kUnit = Bytes{1} << 20;
+  static std::mutex mutex;
+  static std::map<Key, Unit> cache;
+  Key key{t.fingerprint(), c.kind, is_rooted(c.kind) ? c.root : 0, c.ranks, c.pair_units};
+  Unit unit;
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = cache.find(key); it != cache.end()) unit = it->second;
+  }
+  if (unit.label.empty()) {
+    std::vector<topo::Demand> demands;
+    const int p = c.num_ranks();
+    for (int s = 0; s < p; ++s)
+      for (int d = 0; d < p; ++d) {
+        Bytes bytes = 0;
+        switch (c.kind) {
+          case CollectiveKind::AllToAll:  // All-to-Allv: `k` is the bytes of a unit
+            bytes = c.uneven() ? c.pair_units[static_cast<size_t>(s) * p + d] * kUnit : kUnit;
+            break;
+          case CollectiveKind::Gather:
+            bytes = d == c.root ? kUnit : 0;
+            break;
+          default:
+            bytes = s == c.root ? kUnit : 0;  // Scatter
+        }
+        if (s != d && bytes > 0) demands.push_back({c.ranks[s], c.ranks[d], bytes});
+      }
+    // The bound is rounded down to the picosecond: scaled, it stays a bound.
+    const topo::FlowBound b = topo::concurrent_flow_bound(t, demands);
+    unit.seconds = static_cast<double>(b.time) / static_cast<double>(kPicosPerSecond);
+    unit.label = fmt::format("max-concurrent-flow bound ({})", topo::describe(b));
+    std::lock_guard lock(mutex);
+    if (cache.size() >= 64) cache.clear();  // a sweep over many groups must not keep every matrix
+    cache.emplace(std::move(key), unit);
+  }
+  const double ps = std::floor(unit.seconds * static_cast<double>(k) / static_cast<double>(kUnit) *
+                               static_cast<double>(kPicosPerSecond) * (1 - 1e-9));
+  return {static_cast<Time>(
+              std::clamp(ps, 0.0, static_cast<double>(std::numeric_limits<Time>::max() / 2))),
+          unit.label};
+}
+
+// The latency past a cut. A cut bound's time, B bytes over the C bytes per second of the links
+// leaving a set S, is the earliest the last of them can end crossing; its data still has to travel
+// on. Fix a destination v outside S that needs all B bytes: Broadcast and All-Gather, any member
+// outside (the data of the root, or of S's members); Reduce, the root (the contributions of a
+// member inside S); Reduce-Scatter, the destinations outside S (one member inside S contributes to
+// each of their chunks). For each chunk, the last transfer that carries it (or that member's share
+// of it) across the cut towards v is a transfer of its own (a transfer moves one chunk). Together
+// they move B bytes over links of C bytes per second from time 0, so the last of them ends its
+// crossing no earlier than B / C; its data reaches v no earlier than d(S, v) later, the latency
+// distance from the nearest node of S: a route arrives its whole latency after its last byte
+// leaves (hold: the same, the links held longer), and an NPU that relays sends on after the
+// arrival. So T >= B / C + d(S, v). Broadcast, All-Gather and Reduce take the farthest such v;
+// Reduce-Scatter the nearest destination outside S (the last chunk to cross can be its).
+// `inside` flags S's nodes; 0 when no target is outside S or reachable from it.
+Time past_cut(const topo::Topology& t, const std::vector<char>& inside,
+              std::span<const topo::NodeId> targets, bool nearest) {
+  std::vector<topo::NodeId> set;
+  for (topo::NodeId v = 0; v < t.num_nodes(); ++v)
+    if (inside[v]) set.push_back(v);
+  if (set.empty()) return 0;
+  const std::vector<Time> d = topo::latency_distances_from(t, set);
+  std::optional<Time> best;
+  for (topo::NodeId v : targets)
+    if (!inside[v] && d[v] >= 0)
+      best = !best ? d[v] : nearest ? std::min(*best, d[v]) : std::max(*best, d[v]);
+  return best.value_or(0);
+}
+std::vector<char> flags(const topo::Topology& t, const std::vector<topo::NodeId>& set,
+                        bool complement = false) {
+  std::vector<char> in(t.num_nodes(), complement ? 1 : 0);
+  for (topo::NodeId v : set) in[v] = complement ? 0 : 1;
+  return in;
+}
+
+}  // namespace
+
+namespace {
+
+LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_bytes) {
+  LowerBound b;
+  const int p = c.num_ranks();
+  const Bytes k_bytes = static_cast<Bytes>(c.chunks_per_npu) * chunk_bytes;  // one rank's share
+  const std::vector<topo::NodeId>& m = c.ranks;
+  const std::vector<topo::NodeId> root{m[c.root]};
+  switch (c.kind) {
+    case CollectiveKind::AllGather: {
+      const topo::CutBound cut = topo::allgather_cut_bound(t, m);
+      b.bandwidth = cut.time(p * k_bytes);
+      b.past_the_cut = true;
+      b.cut_latency = past_cut(t, flags(t, cut.set), m, false);
+      b.latency = farthest(t, m, m);
+      b.label = "cut bound";
+      break;
+    }
+    case CollectiveKind::ReduceScatter: {  // the cut around the complement of the reversed bound's
+                                           // set
+      const topo::CutBound cut = topo::allgather_cut_bound(topo::reversed(t), m);
+      b.bandwidth = cut.time(p * k_bytes);
+      b.past_the_cut = true;
+      b.cut_latency = past_cut(t, flags(t, cut.set, true), m, true);
+      b.latency = farthest(t, m, m);
+      b.label = "cut bound (reversed)";
+      break;
+    }
+    case CollectiveKind::AllReduce: {
+      const Bytes buffer =
+          static_cast<Bytes>(c.num_chunks()) * chunk_bytes;  // P*k chunks, or C in all
+      b.bandwidth = topo::allgather_cut_bound(topo::reversed(t), m).time(buffer) +
+                    topo::allgather_cut_bound(t, m).time(buffer);
+      b.latency = farthest(t, m, m);
+      b.label = "RS+AG bound";
+      break;
+    }
+    case CollectiveKind::Broadcast: {
+      const topo::CutBound cut = topo::broadcast_cut_bound(t, root.front(), m);
+      b.bandwidth = cut.time(k_bytes);
+      b.latency = farthest(t, root, m);
+      b.past_the_cut = true;
+      b.cut_latency = past_cut(t, flags(t, cut.set), m, false);
+      // The root alone is a cut too; where it is as narrow, the farthest member is past it.
+      if (topo::egress_bandwidth(t, root.front()) == cut.out_bandwidth)
+        b.cut_latency = std::max(b.cut_latency, b.latency);
+      b.label = "cut bound (from the root)";
+      break;
+    }
+    case CollectiveKind::Reduce: {  // the cut around the complement of the reversed bound's set
+      const topo::CutBound cut =
+          topo::broadcast_cut_bound(topo::reversed(t), root.front(), m, /*large_root_side=*/true);
+      b.bandwidth = cut.time(k_bytes);
+      b.latency = farthest(t, m, root);
+      b.past_the_cut = true;
+      b.cut_latency = past_cut(t, flags(t, cut.set, true), root, false);
+      // Each member alone is a cut too; where one is as narrow, its way to the root is past it.
+      const std::vector<Time> to_root = topo::latency_distances_from(t, root, /*reversed=*/true);
+      for (topo::NodeId v : m)
+        if (v != root.front() && to_root[v] >= 0 &&
+            topo::egress_bandwidth(t, v) == cut.out_bandwidth)
+          b.cut_latency = std::max(b.cut_latency, to_root[v]);
+      b.label = "cut bound (to the root)";
+      break;
+    }
+    case CollectiveKind::AllToAll:
+      if (c.uneven()) {  // All-to-Allv: each rank's own links, and the flow bound (k_bytes: a unit)
+        for (int r = 0; r < p; ++r) {
+          Int128 out = 0, in = 0;
+          for (int d = 0; d < p; ++d) {
+            out += c.pair_units[static_cast<size_t>(r) * p + d];
+            in += c.pair_units[static_cast<size_t>(d) * p + r];
+          }
+          const Bandwidth bin = topo::ingress_bandwidth(t, m[r]),
+                          bout = topo::egress_bandwidth(t, m[r]);
+          auto bytes = [&](Int128 units) {
+            return static_cast<Bytes>(std::min<Int128>(units * k_bytes, Int128{1} << 62));
+          };
+          if (in > 0) b.bandwidth = std::max(b.bandwidth, transfer_time(bytes(in), bin));
+          if (out > 0) b.bandwidth = std::max(b.bandwidth, transfer_time(bytes(out), bout));
+        }
+        b.label = "ingress/egress bound";
+        for (int r = 0; r < p; ++r) {  // the farthest pair that exchanges anything
+          std::vector<topo::NodeId> to;
+          for (int d = 0; d < p; ++d)
+            if (c.pair_units[static_cast<size_t>(r) * p + d] > 0) to.push_back(m[d]);
+          if (!to.empty()) b.latency = std::max(b.latency, farthest(t, {m[r]}, to));
+        }
+        if (auto [flow, label] = flow_bound(t, c, k_bytes); flow > b.bandwidth) {
+          b.bandwidth = flow;
+          b.label = std::move(label);
+        }
+        break;
+      }
+      [[fallthrough]];
+    default: {
+      // Bytes each member must receive and send.
+      auto need = [&](int r, bool receive) -> Bytes {
+        const bool is_root = r == c.root;
+        switch (c.kind) {
+          case CollectiveKind::Gather:
+            return receive ? (is_root ? (p - 1) * k_bytes : 0) : (is_root ? 0 : k_bytes);
+          case CollectiveKind::Scatter:
+            return receive ? (is_root ? 0 : k_bytes) : (is_root ? (p - 1) * k_bytes : 0);
+          default:
+            return (p - 1) * k_bytes;  // All-to-All, both ways
+        }
+      };
+      for (int r = 0; r < p; ++r) {
+        Bandwidth in = topo::ingress_bandwidth(t, m[r]), out = topo::egress_bandwidth(t, m[r]);
+        if (need(r, true) > 0)
+          b.bandwidth = std::max(b.bandwidth, transfer_time(need(r, true), in));
+        if (need(r, false) > 0)
+          b.bandwidth = std::max(b.bandwidth, transfer_time(need(r, false), out));
+      }
+      b.label = "ingress/egress bound";
+      if (c.kind == CollectiveKind::Scatter) {
+        b.latency = farthest(t, root, m);
+      } else if (c.kind == CollectiveKind::Gather) {
+        b.latency = farthest(t, m, root);
+      } else {
+        b.latency = farthest(t, m, m);
+        // Path lengths: on multi-hop topologies far above what the NPUs' own links allow.
+        const auto [distance, label] = all_to_all_distance_bound(t, m, k_bytes);
+        if (distance > b.bandwidth) {
+          b.bandwidth = distance;
+          b.label = label;
+        }
+      }
+      if (const Time cut = group_cut_bound(t, c, k_bytes); cut > b.bandwidth) {
+        b.bandwidth = cut;
+        b.label = "group cut bound";
+      }
+      // Every bound above is the flow LP's dual at some link weights; the LP's own (or the best
+      // multiplicative weights find) is at least as high where it is solved exactly.
+      if (auto [flow, label] = flow_bound(t, c, k_bytes); flow > b.bandwidth) {
+        b.bandwidth = flow;
+        b.label = std::move(label);
+      }
+    }
+  }
+  // Every other bound: the last byte still crosses a link, at least the cheapest.
+  Time cheapest = std::numeric_limits<Time>::max();
+  for (const topo::Link& l : t.links()) cheapest = std::min(cheapest, l.latency);
+  if (t.num_links() == 0) cheapest = 0;
+  b.cut_latency = std::max(b.cut_latency, cheapest);
+  b.total = std::max(b.bandwidth + b.cut_latency, b.latency);
+  b.coarse = std::max(b.bandwidth + cheapest, b.latency);
+  return b;
+}
+
+}  // namespace
+
+// The synthesizer (deciding whether baselines are worth building) and the verifier (reporting)
+// ask for the same bound, which costs a max-flow pass at 1024 NPUs: the last answer is kept.
+LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk_bytes) {
+  c.validate(t);
+  struct Memo {
+    uint64_t fingerprint = 0;
+    Collective collective;
+    Bytes chunk_bytes = -1;
+    LowerBound bound;
+  };
+  static std::mutex mutex;
+  static Memo memo;
+  const uint64_t fingerprint = t.fingerprint();
+  {
+    std::lock_guard lock(mutex);
+    if (memo.chunk_bytes == chunk_bytes && memo.fingerprint == fingerprint &&
+        memo.collective.kind == c.kind && memo.collective.root == c.root &&
+        memo.collective.chunks_per_npu == c.chunks_per_npu &&
+        memo.collective.all_reduce_chunks == c.all_reduce_chunks &&
+        memo.collective.ranks == c.ranks && memo.collective.pair_units == c.pair_units)
+      return memo.bound;
+  }
+  LowerBound b = compute(t, c, chunk_bytes);
+  std::lock_guard lock(mutex);
+  memo = {fingerprint, c, chunk_bytes, b};
+  return b;
+}
+
+std::string describe(const LowerBound& b) {
+  const std::string terms =
+      fmt::format("{} {} + {} latency{}", b.label, format_time(b.bandwidth),
+                  format_time(b.cut_latency), b.past_the_cut ? " past the cut" : "");
+  if (b.total == b.bandwidth + b.cut_latency) return terms;
+  return fmt::format("latency of the farthest pair that must communicate; {} is less", terms);
+}
+
+}  // namespace tenet::synth

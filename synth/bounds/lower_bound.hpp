@@ -1,0 +1,59 @@
+// Lower bounds on a collective's time on a topology, for "percent of ideal".
+//   All-Gather: the cut bound (topo/bounds.hpp) on the member NPUs.
+//   Reduce-Scatter: the cut bound on the reversed topology.
+//   All-Reduce: Reduce-Scatter plus All-Gather ("RS+AG bound": not a bound on algorithms that
+//   reduce inside the network).
+//   Broadcast: the cut bound from the root (topo::broadcast_cut_bound); Reduce: the same reversed.
+//   Gather, Scatter: what each member must receive over its incoming links and send over its
+//   outgoing links, or what a group of NPUs ("group cut bound", below) must let in or out on the
+//   root's side. All-to-All: the same, or the distance bound where larger (every byte crosses the
+//   links of a path: "hop-count bound", bytes x hops over the total bandwidth, or "link-time
+//   bound", bytes x link time (1 / bandwidth) along shortest paths over the number of links), or
+//   the cut around a group of NPUs ("group cut bound": the components of the links at least b wide,
+//   for each width b, and each switch with the NPUs linked to it). Gather, Scatter and All-to-All
+//   also get the maximum-concurrent-flow bound (topo/flow_bound.hpp), of which every bound
+//   above is a special case: exact where the LP is small enough to solve ("max-concurrent-flow
+//   bound (LP)"), else the best link weights multiplicative weights find in a second's work
+//   ("max-concurrent-flow bound (multiplicative weights, R rounds)"); the largest bound wins.
+// To the bandwidth term, the latency the last byte still travels is added: for the cut bounds
+// (All-Gather, Reduce-Scatter, Broadcast, Reduce) from the critical set to the member that needs
+// it (lower_bound.cpp, past_cut, says why this holds), otherwise one link's (the cheapest); the
+// result is never below the latency bound (the farthest pair that must communicate).
+#pragma once
+
+#include <string>
+
+#include "synth/ir/collective.hpp"
+#include "topo/topology.hpp"
+
+namespace tenet::synth {
+
+struct LowerBound {
+  Time bandwidth = 0;  // the bandwidth term
+  Time latency = 0;    // the farthest pair that must communicate (latency-weighted; over 4,096
+                       // sources, the farthest found from a sample of them: still a bound)
+  Time cut_latency =
+      0;  // how far the last byte still travels once across: past the binding cut (All-Gather,
+          // Reduce-Scatter, Broadcast, Reduce), otherwise the cheapest link's latency
+  bool past_the_cut = false;  // cut_latency is the latency past the binding cut
+  Time total = 0;             // max(bandwidth + cut_latency, latency)
+  // max(bandwidth + the cheapest link's latency, latency): the bound as it was before the latency
+  // past the cut counted. The synthesizer's thresholds for how far to search (kChunkSearchSlack,
+  // kPipelinesPersist, ...) were tuned against it and keep to it, so that the tighter bound changes
+  // what is reported, not what is built.
+  Time coarse = 0;
+  std::string label;  // "cut bound", "RS+AG bound", "cut bound (from the root)", "ingress/egress
+                      // bound", "hop-count bound", "link-time bound", "group cut bound",
+                      // "max-concurrent-flow bound (LP)", "max-concurrent-flow bound
+                      // (multiplicative weights, R rounds)"
+};
+
+LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk_bytes);
+
+// The terms that make up `b.total`, in words whose numbers add up: "RS+AG bound 1.2 ms + 700 ns
+// latency", "cut bound 1.321 ms + 500 ns latency past the cut", or, when the farthest pair's
+// latency is larger, "latency of the farthest pair that must communicate (RS+AG bound 240 ps + 700
+// ns latency is less)".
+std::string describe(const LowerBound& b);
+
+}  // namespace tenet::synth

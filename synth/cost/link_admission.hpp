@@ -1,0 +1,168 @@
+// Replaying an algorithm event by event under the rate-shared link model: the one rule that both
+// synth::time (with analytical arrivals and releases) and the simulator's collective engine
+// (with whatever network decides them) follow, so the two agree exactly on the analytical network.
+//
+// A transfer is *eligible* once its dependencies have arrived (explicit ones, and every
+// earlier-listed arrival of its chunk at its source) and the transfer listed before it with the
+// same first link and channel has been admitted: a sender's port serves each channel's transfers
+// in list order (NCCL's channels and MSCCL's are independent queues that share the port by
+// capacity). In a serial queue (Algorithm::serial_channels) the transfer before it must also have
+// left the link (its last byte is out): one at a time. An eligible transfer is *admitted* when
+// every link of its route has its rate to spare (under `hold`, is free). At each instant, after
+// every arrival and release of that instant, eligible transfers are considered in list order. One
+// that does not fit waits on the first link of its route lacking capacity and is reconsidered when
+// that link frees capacity. Links further
+// along a route (a switch's uplink, a router NPU's port) impose no order across senders: a ready
+// transfer uses their spare capacity even if an earlier-listed one from another sender is not
+// ready yet, as a network shares a link among flows (a strict list order there would make a
+// 100 GB/s spine slower than four 25 GB/s spines). Where a producer lists transfers in start
+// order (the synthesizer does), admission follows its order.
+#pragma once
+
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "synth/ir/algorithm.hpp"
+#include "topo/topology.hpp"
+
+namespace tenet::synth {
+
+// Who waits for each transfer's arrival: its explicit users, and the transfers that read its
+// chunk where it lands (the implicit data dependency); and how many arrivals each transfer waits
+// for. Where a chunk arrives at a node several times (reductions into it) and leaves it several
+// times, the arrivals so far are joined: a join node waits for them (and for the join before it)
+// and each departure waits for the join, so the graph grows with arrivals plus departures, not
+// their product (an All-Reduce's 1024-NPU server plan: over a hundred of each per node and chunk).
+// Joins are numbered after the transfers; a join has arrived once all it waits for has. Built in
+// two passes straight into 32-bit CSR lists.
+class ArrivalGraph {
+ public:
+  explicit ArrivalGraph(const Algorithm& a);
+  // Transfers and joins: the length of a table of waits.
+  int32_t size() const { return static_cast<int32_t>(waits_.size()); }
+  // Per transfer and join, how many arrivals (transfers or joins) it waits for (size() entries):
+  // a replay's counts to tick off.
+  const std::vector<int32_t>& waits() const { return waits_; }
+  // Transfer `id` has arrived: counts it off in `waiting` (a copy of waits()) and calls ready(u)
+  // for each transfer u left waiting for nothing (joins pass on at once).
+  template <typename Ready>
+  void arrived(TransferId id, std::span<int32_t> waiting, Ready&& ready) const {
+    for (int32_t i = offset_[id]; i < offset_[id + 1]; ++i) {
+      const int32_t u = users_[i];
+      if (--waiting[u] != 0) continue;
+      if (u < transfers_)
+        ready(u);
+      else
+        arrived(u, waiting, ready);
+    }
+  }
+
+ private:
+  int32_t transfers_ = 0;
+  std::vector<int32_t> offset_, waits_;
+  std::vector<int32_t> users_;
+};
+
+// An algorithm's transfers as admission reads them: each one's route and rate, and its queue (one
+// per first link and channel) in list order.
+class TransferQueues {
+ public:
+  // Throws tenet::Error for a link id out of range, an empty route, or a rate that is negative
+  // or above the route's narrowest bandwidth.
+  TransferQueues(const topo::Topology& t, const Algorithm& a);
+  TransferId size() const { return static_cast<TransferId>(rate_.size()); }
+  // What admission reads of a transfer, at once.
+  struct Entry {
+    std::span<const LinkId> route;
+    Bandwidth rate;
+    int32_t queue;
+  };
+  Entry entry(TransferId id) const { return {a_.route(id), rate_[id], queue_of_[id]}; }
+  std::span<const LinkId> route(TransferId id) const { return a_.route(id); }
+  Bandwidth rate(TransferId id) const { return rate_[id]; }
+  int32_t num_queues() const { return static_cast<int32_t>(queue_offset_.size()) - 1; }
+  int32_t queue_of(TransferId id) const { return queue_of_[id]; }
+  // Whether queue q sends one transfer at a time (Algorithm::serial_channels, a channel other than
+  // 0).
+  bool serial(int32_t q) const { return serial_[q] != 0; }
+  // The n-th transfer of queue q, or -1 past its end.
+  TransferId queue_entry(int32_t q, int32_t n) const {
+    const int32_t at = queue_offset_[q] + n;
+    return at < queue_offset_[q + 1] ? queue_list_[at] : -1;
+  }
+
+ private:
+  const Algorithm& a_;
+  std::vector<Bandwidth> rate_;
+  std::vector<int32_t> queue_of_, queue_offset_;  // CSR: per queue, its transfers in list order
+  std::vector<TransferId> queue_list_;
+  std::vector<char> serial_;  // per queue
+};
+
+// The admission rule above over `Queues`: TransferQueues (an algorithm's list), or a plan that
+// computes its transfers on demand (synth/ir/ring_plan.hpp's RingPlan), which the caller keeps
+// alive.
+template <typename Queues>
+class BasicLinkAdmission {
+ public:
+  BasicLinkAdmission(const topo::Topology& t, const Queues& q, bool hold);
+
+  // `id`'s dependencies have all arrived (once per transfer).
+  void dependencies_met(TransferId id);
+  // `id` has left its links (its last byte is out); its share of them is free again.
+  void released(TransferId id);
+  // After every event of an instant: admits what fits, in list order, calling start(id) for each
+  // admitted transfer (which then holds its share of its links).
+  template <typename Start>
+  void admit(Start&& start) {
+    using F = std::remove_reference_t<Start>;
+    admit_all([](void* f, TransferId id) { (*static_cast<F*>(f))(id); }, &start);
+  }
+  // Something may be admitted at the next admit().
+  bool has_candidates() const { return !candidates_.empty() || !freed_.empty(); }
+  // What `id` moves at: its own rate, or its route's narrowest bandwidth.
+  Bandwidth rate(TransferId id) const { return q_.rate(id); }
+  // Transfers eligible but not admitted (for diagnosing a replay that stops).
+  size_t waiting() const;
+
+ private:
+  using Heap = std::vector<TransferId>;  // min-heaps: list order
+  static void push(Heap& h, TransferId id);
+  static TransferId pop(Heap& h);
+
+  void admit_all(void (*call)(void*, TransferId), void* start);
+  // What a transfer moving at `rate` holds of link l (its rate looked up once for its whole route).
+  Bandwidth held_at(topo::LinkId l, Bandwidth rate) const { return hold_ ? capacity_[l] : rate; }
+  Bandwidth held(topo::LinkId l, TransferId id) const { return held_at(l, q_.rate(id)); }
+  void next_on_route(int32_t queue);
+
+  const Queues& q_;
+  bool hold_;
+  std::vector<Bandwidth> capacity_, used_;
+  std::vector<char> deps_met_;
+  std::vector<int32_t> admitted_;  // per queue: how many it admitted
+  std::vector<char> busy_;         // per serial queue: one of its transfers is on its first link
+  std::vector<Heap> waiters_;      // per link
+  Heap candidates_;
+  std::vector<topo::LinkId> freed_;  // links that freed capacity since the last admit()
+  std::vector<topo::LinkId> wake_;   // admit()'s working list
+  std::vector<char> freed_mark_;
+};
+
+namespace detail {
+struct OwnQueues {  // constructed before the admission that reads them
+  TransferQueues queues;
+};
+}  // namespace detail
+
+// Admission over an algorithm's list (what synth::time and the simulator's replay use).
+class LinkAdmission : private detail::OwnQueues, public BasicLinkAdmission<TransferQueues> {
+ public:
+  // Throws tenet::Error as TransferQueues does.
+  LinkAdmission(const topo::Topology& t, const Algorithm& a)
+      : detail::OwnQueues{TransferQueues(t, a)},
+        BasicLinkAdmission<TransferQueues>(t, queues, a.link_model == LinkModel::Hold) {}
+};
+
+}  // namespace tenet::synth

@@ -1,0 +1,396 @@
+#include "synth/cost/timing.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <unordered_map>
+#include <utility>
+
+#include "synth/cost/link_admission.hpp"
+#include "synth/cost/link_ledger.hpp"
+#include "topo/error.hpp"
+
+namespace tenet::synth {
+
+RouteCost route_cost(const topo::Topology& t, std::span<const LinkId> route, Bytes bytes,
+                     LinkModel model, Bandwidth rate) {
+  if (route.empty()) throw Error("a transfer's route is empty");
+  RouteCost c;
+  c.bottleneck = std::numeric_limits<Bandwidth>::max();
+  for (LinkId l : route) {
+    if (l < 0 || l >= t.num_links())
+      throw Error(
+          fmt::format("link {} does not exist (the topology has {} links)", l, t.num_links()));
+    c.bottleneck = std::min(c.bottleneck, t.link(l).bandwidth);
+    c.latency += t.link(l).latency;
+  }
+  if (rate < 0 || rate > c.bottleneck)
+    throw Error(fmt::format("rate {} is {} the narrowest bandwidth on its route, {}",
+                            format_bandwidth(rate), rate < 0 ? "negative, not up to" : "above",
+                            format_bandwidth(c.bottleneck)));
+  c.rate = rate == 0 ? c.bottleneck : rate;
+  const Time serialization = transfer_time(bytes, c.rate);
+  c.duration = serialization + c.latency;
+  c.occupancy = model == LinkModel::Pipelined ? serialization : c.duration;
+  return c;
+}
+
+RouteCoster::RouteCoster(const topo::Topology& t, Bytes bytes, LinkModel model)
+    : t_(t), bytes_(bytes), model_(model), bandwidth_(t.num_links()), latency_(t.num_links()) {
+  for (LinkId l = 0; l < t.num_links(); ++l) {
+    bandwidth_[l] = t.link(l).bandwidth;
+    latency_[l] = t.link(l).latency;
+  }
+}
+
+RouteCost RouteCoster::operator()(std::span<const LinkId> route, Bandwidth rate) {
+  RouteCost c;
+  c.bottleneck = std::numeric_limits<Bandwidth>::max();
+  for (LinkId l : route) {
+    if (l < 0 || l >= static_cast<LinkId>(bandwidth_.size()))
+      return route_cost(t_, route, bytes_, model_, rate);  // throws the error
+    c.bottleneck = std::min(c.bottleneck, bandwidth_[l]);
+    c.latency += latency_[l];
+  }
+  if (route.empty() || rate < 0 || rate > c.bottleneck)
+    return route_cost(t_, route, bytes_, model_, rate);
+  c.rate = rate == 0 ? c.bottleneck : rate;
+  Time serialization;
+  if (c.rate == rates_[0]) {
+    serialization = times_[0];
+  } else if (c.rate == rates_[1]) {
+    serialization = times_[1];
+    std::swap(rates_[0], rates_[1]);
+    std::swap(times_[0], times_[1]);
+  } else {
+    serialization = transfer_time(bytes_, c.rate);
+    rates_[1] = rates_[0];
+    times_[1] = times_[0];
+    rates_[0] = c.rate;
+    times_[0] = serialization;
+  }
+  c.duration = serialization + c.latency;
+  c.occupancy = model_ == LinkModel::Pipelined ? serialization : c.duration;
+  return c;
+}
+
+namespace {
+
+// Checks what the timing needs (chunk, node and dependency ids) and tells whether some route has
+// more than one link or some transfer a channel of its own (then a link has several queues).
+bool check_and_find_routed(const topo::Topology& t, const Algorithm& a) {
+  const int64_t chunks = a.collective.num_chunks();
+  bool routed = false;
+  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
+    const Transfer& x = a[id];
+    auto where = [&] { return fmt::format("transfer {}: ", id); };
+    if (x.chunk < 0 || x.chunk >= chunks)
+      throw Error(where() + fmt::format("chunk {} out of range (0..{})", x.chunk, chunks - 1));
+    if (x.src < 0 || x.src >= t.num_nodes() || x.dst < 0 || x.dst >= t.num_nodes())
+      throw Error(where() + "source or destination is not a node of the topology");
+    for (TransferId d : a.deps(id))
+      if (d < 0 || d >= id)
+        throw Error(where() +
+                    fmt::format("depends on transfer {}, which is not listed before it", d));
+    routed = routed || x.route_size > 1 || x.channel != 0;
+  }
+  return routed;
+}
+
+constexpr TransferId kReadyPrefetch = 16;
+
+// Where the timing puts the times it finds, and reads back ends (a dependency's): two lists, the
+// algorithm itself (time(): no 16 B per transfer beside it, 268 MB for a 64x64 torus All-Gather),
+// or the ends alone (a collective time).
+struct SpanTimes {
+  std::span<Time> starts, ends;
+  void set(TransferId id, Time start, Time end) {
+    starts[id] = start;
+    ends[id] = end;
+  }
+  Time end(TransferId id) const { return ends[id]; }
+  const Time* end_address(TransferId id) const { return &ends[id]; }
+};
+struct IntoAlgorithm {
+  Algorithm& a;
+  void set(TransferId id, Time start, Time end) { a.set_times(id, start, end); }
+  Time end(TransferId id) const { return a[id].end; }
+  const Time* end_address(TransferId id) const { return &a[id].end; }
+};
+// The ends alone, and only from the first that differs from the algorithm's own (nothing at all for
+// an algorithm that carries the model's times, as everything synthesized does).
+struct EndsOnly {
+  const Algorithm& a;
+  std::vector<Time> ends;
+  void set(TransferId id, Time, Time end) {
+    if (ends.empty() && end == a[id].end) return;
+    if (ends.empty()) {
+      ends.resize(a.size());
+      for (TransferId x = 0; x < id; ++x) ends[x] = a[x].end;
+    }
+    ends[id] = end;
+  }
+  Time end(TransferId id) const { return ends.empty() ? a[id].end : ends[id]; }
+  const Time* end_address(TransferId id) const { return ends.empty() ? &a[id].end : &ends[id]; }
+};
+
+template <typename Times>
+TimingResult one_pass(const topo::Topology& t, const Algorithm& a, Times& times) {
+  const int64_t chunks = a.collective.num_chunks();
+  TimingResult result;
+  result.link_busy.assign(t.num_links(), 0);
+  LinkLedger ledger(t);
+  RouteCoster coster(t, a.chunk_bytes, a.link_model);
+  const bool hold = a.link_model == LinkModel::Hold;
+  // When each (node, chunk) last received data, for the implicit data dependency.
+  std::vector<Time> ready(static_cast<size_t>(t.num_nodes()) * chunks, 0);
+  const Time reduction = a.reduction_time();
+  const auto n = static_cast<TransferId>(a.size());
+  for (TransferId id = 0; id < n; ++id) {
+    const Transfer& x = a[id];
+    // (node, chunk) is all over the table (8 MB for 1024 NPUs x 1024 chunks), and a dependency
+    // anywhere earlier in the list: ask for what a transfer a few ahead reads, so that the loads
+    // overlap instead of each waiting on memory.
+    if (id + kReadyPrefetch < n) {
+      const Transfer& ahead = a[id + kReadyPrefetch];
+      __builtin_prefetch(&ready[static_cast<size_t>(ahead.src) * chunks + ahead.chunk]);
+      __builtin_prefetch(&ready[static_cast<size_t>(ahead.dst) * chunks + ahead.chunk], 1);
+      for (TransferId d : a.deps(id + kReadyPrefetch)) {
+        __builtin_prefetch(times.end_address(d));
+        __builtin_prefetch(&a[d]);
+      }
+    }
+    Time start = ready[static_cast<size_t>(x.src) * chunks + x.chunk];
+    for (TransferId d : a.deps(id))
+      start = std::max(start, a.usable_at(d, times.end(d), reduction));
+    RouteCost cost;
+    try {
+      cost = coster(a.route(id), a.rate(id));
+    } catch (const Error& e) {
+      throw Error(fmt::format("transfer {}: {}", id, e.message()));
+    }
+    // Under hold a transfer takes the whole of every link.
+    const Bandwidth held = hold ? std::numeric_limits<Bandwidth>::max() : cost.rate;
+    for (LinkId l : a.route(id)) start = ledger.earliest(l, start, held);
+    const Time end = start + cost.duration;
+    for (LinkId l : a.route(id)) {
+      ledger.admit(l, start, start + cost.occupancy, held);
+      result.link_busy[l] += busy_share(cost.occupancy, held, ledger.capacity(l));
+    }
+    const Time usable = a.usable_at(id, end, reduction);
+    Time& r = ready[static_cast<size_t>(x.dst) * chunks + x.chunk];
+    r = std::max(r, usable);
+    times.set(id, start, end);
+    result.collective_time = std::max(result.collective_time, usable);
+  }
+  return result;
+}
+
+// Routes through switches or router NPUs: links shared by several senders admit by capacity in
+// order of readiness (synth/cost/link_admission.hpp), so the schedule unfolds event by event.
+template <typename Times>
+TimingResult event_driven(const topo::Topology& t, const Algorithm& a, Times& times) {
+  TimingResult result;
+  result.link_busy.assign(t.num_links(), 0);
+  const ArrivalGraph graph(a);
+  LinkAdmission admission(t, a);
+  RouteCoster coster(t, a.chunk_bytes, a.link_model);
+  const bool hold = a.link_model == LinkModel::Hold;
+  const Time reduction = a.reduction_time();
+  struct Event {
+    Time at;
+    TransferId id;
+    bool arrival;
+    bool operator>(const Event& o) const { return at != o.at ? at > o.at : id > o.id; }
+  };
+  std::vector<Event> events;
+  auto push = [&](Event e) {
+    events.push_back(e);
+    std::push_heap(events.begin(), events.end(), std::greater<Event>());
+  };
+  std::vector<int32_t> waiting = graph.waits();
+  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id)
+    if (waiting[id] == 0) admission.dependencies_met(id);
+  Time now = 0;
+  size_t started = 0;
+  auto start = [&](TransferId id) {
+    const RouteCost cost = coster(a.route(id), a.rate(id));
+    times.set(id, now, now + cost.duration);
+    ++started;
+    const Bandwidth held = hold ? std::numeric_limits<Bandwidth>::max() : cost.rate;
+    for (LinkId l : a.route(id))
+      result.link_busy[l] += busy_share(cost.occupancy, held, t.link(l).bandwidth);
+    const Time usable =
+        a.usable_at(id, now + cost.duration, reduction);  // what waits for it waits for this
+    result.collective_time = std::max(result.collective_time, usable);
+    push({now + cost.occupancy, id, false});
+    push({usable, id, true});
+  };
+  admission.admit(start);
+  while (!events.empty()) {
+    now = events.front().at;
+    while (!events.empty() && events.front().at == now) {
+      std::pop_heap(events.begin(), events.end(), std::greater<Event>());
+      const Event e = events.back();
+      events.pop_back();
+      if (!e.arrival) {
+        admission.released(e.id);
+      } else {
+        graph.arrived(e.id, waiting, [&](TransferId u) { admission.dependencies_met(u); });
+      }
+    }
+    admission.admit(start);
+  }
+  if (started !=
+      a.size())  // cannot happen: dependencies point backwards and every rate fits an idle link
+    throw Error(fmt::format("timing stopped with {} of {} transfers never started",
+                            a.size() - started, a.size()));
+  return result;
+}
+
+template <typename Times>
+TimingResult times_into(const topo::Topology& t, const Algorithm& a, Times& times) {
+  return check_and_find_routed(t, a) ? event_driven(t, a, times) : one_pass(t, a, times);
+}
+
+}  // namespace
+
+TimingResult compute_times(const topo::Topology& t, const Algorithm& a, std::span<Time> starts,
+                           std::span<Time> ends) {
+  SpanTimes times{starts, ends};
+  return times_into(t, a, times);
+}
+
+TimingResult time(const topo::Topology& t, Algorithm& a) {
+  IntoAlgorithm times{a};
+  TimingResult result = times_into(t, a, times);
+  a.claimed_time = result.collective_time;
+  return result;
+}
+
+Time model_time(const topo::Topology& t, const Algorithm& a) {
+  EndsOnly times{a, {}};
+  return times_into(t, a, times).collective_time;
+}
+
+namespace {
+
+// A value per (row, column): a table where it has at most `flat_limit` cells, else a map (a
+// 1024-NPU All-to-All has a billion (node, chunk) cells, and a million transfers per NPU at most).
+template <typename T>
+class Grid {
+ public:
+  Grid(uint64_t rows, uint64_t columns, uint64_t flat_limit)
+      : columns_(columns), flat_(rows * columns <= flat_limit) {
+    if (flat_) table_.assign(rows * columns, T{});
+  }
+  T& operator()(uint64_t row, uint64_t column) {
+    const uint64_t i = row * columns_ + column;
+    return flat_ ? table_[i] : map_[i];
+  }
+  void clear() {
+    std::fill(table_.begin(), table_.end(), T{});
+    map_.clear();
+  }
+
+ private:
+  uint64_t columns_;
+  bool flat_;
+  std::vector<T> table_;
+  std::unordered_map<uint64_t, T> map_;
+};
+
+}  // namespace
+
+Time time_floor(const topo::Topology& t, const Algorithm& a) {
+  check_and_find_routed(t, a);
+  const auto n = static_cast<TransferId>(a.size());
+  RouteCoster coster(t, a.chunk_bytes, a.link_model);
+  const bool hold = a.link_model == LinkModel::Hold;
+  const Time reduction = a.reduction_time();
+  const auto reduced = [&](TransferId id) { return a[id].op == Op::Reduce ? reduction : Time{0}; };
+  std::vector<Time> start(n), duration(n);
+  // (node, chunk): its last arrival usable.
+  Grid<Time> ready(static_cast<uint64_t>(t.num_nodes()),
+                   static_cast<uint64_t>(a.collective.num_chunks()),
+                   std::max<uint64_t>(4 * a.size(), uint64_t{1} << 22));
+  struct Queued {
+    Time start = 0, occupancy = 0;
+    Bandwidth rate = 0;
+  };
+  uint64_t channels = 1;
+  for (const Transfer& x : a.transfers()) channels = std::max<uint64_t>(channels, x.channel + 1u);
+  // (first link, channel): its last transfer (24 B a cell: a table of at most one per transfer).
+  Grid<Queued> queued(static_cast<uint64_t>(t.num_links()), channels,
+                      std::max<uint64_t>(a.size(), uint64_t{1} << 20));
+  std::vector<Time> head(t.num_links(), std::numeric_limits<Time>::max());
+  std::vector<Time> load(t.num_links(), 0);
+  Time floor = 0;
+  for (TransferId id = 0; id < n; ++id) {
+    const Transfer& x = a[id];
+    Time s = ready(x.src, x.chunk);
+    for (TransferId d : a.deps(id)) s = std::max(s, start[d] + duration[d] + reduced(d));
+    const std::span<const LinkId> route = a.route(id);
+    RouteCost cost;
+    try {
+      cost = coster(route, a.rate(id));
+    } catch (const Error& e) {
+      throw Error(fmt::format("transfer {}: {}", id, e.message()));
+    }
+    const Bandwidth held = hold ? std::numeric_limits<Bandwidth>::max() : cost.rate;
+    // The queue's last transfer started first; where both rates do not fit the link together, it
+    // also left the link first.
+    Queued& queue = queued(static_cast<uint64_t>(route.front()), x.channel);
+    s = std::max(s, queue.start);
+    if (queue.rate >
+        t.link(route.front()).bandwidth - std::min(held, t.link(route.front()).bandwidth))
+      s = std::max(s, queue.start + queue.occupancy);
+    queue = {s, cost.occupancy, held};
+    start[id] = s;
+    duration[id] = cost.duration;
+    for (LinkId l : route) {
+      head[l] = std::min(head[l], s);
+      load[l] += busy_share(cost.occupancy, held, t.link(l).bandwidth);
+    }
+    const Time usable = s + cost.duration + reduced(id);
+    Time& r = ready(x.dst, x.chunk);
+    r = std::max(r, usable);
+    floor = std::max(floor, usable);
+  }
+  // Backwards: what each transfer still has ahead once it ended (its reduction, then the longest
+  // chain of what waits for it), and per link the least of it.
+  std::vector<Time> after(
+      n, 0);      // per transfer: the longest chain of its dependants, each at its own rate
+  ready.clear();  // now per (node, chunk): the longest chain leaving it later in the list
+  std::vector<Time> tail(t.num_links(), std::numeric_limits<Time>::max());
+  for (TransferId id = n - 1; id >= 0; --id) {
+    const Transfer& x = a[id];
+    const Time ahead = reduced(id) + std::max(after[id], ready(x.dst, x.chunk));
+    const Time chain = duration[id] + ahead;
+    for (TransferId d : a.deps(id)) after[d] = std::max(after[d], chain);
+    Time& r = ready(x.src, x.chunk);
+    r = std::max(r, chain);
+    for (LinkId l : a.route(id)) tail[l] = std::min(tail[l], ahead);
+  }
+  for (LinkId l = 0; l < t.num_links(); ++l)
+    if (load[l] > 0) floor = std::max(floor, head[l] + load[l] + tail[l]);
+  return floor;
+}
+
+Time collective_time(const topo::Topology& t, const Algorithm& a) {
+  return a.claimed_time >= 0 ? a.claimed_time : model_time(t, a);
+}
+
+void set_reduce_bandwidth(const topo::Topology& t, Algorithm& a, Bandwidth reduce_bandwidth) {
+  if (reduce_bandwidth < 0)
+    throw Error(fmt::format("negative reduction bandwidth ({} B/s)", reduce_bandwidth));
+  if (a.reduce_bandwidth == reduce_bandwidth) return;
+  if (std::none_of(a.transfers().begin(), a.transfers().end(),
+                   [](const Transfer& x) { return x.op == Op::Reduce; }))
+    return;
+  a.reduce_bandwidth = reduce_bandwidth;
+  time(t, a);
+}
+
+}  // namespace tenet::synth

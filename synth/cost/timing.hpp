@@ -1,0 +1,96 @@
+// Timing: the shared link cost model (docs/design.md) applied to an algorithm.
+//
+// synth::time assigns every transfer its start and end: a transfer starts as soon as its explicit
+// dependencies have ended, every earlier-listed arrival of its chunk at its source has ended (a
+// reduction's data is usable its reduction time later, see Algorithm::reduce_bandwidth), the
+// transfer listed before it with the same first link (its sender's port) has started, and every
+// link of its route has its rate to spare (pipelined: rates of concurrent transfers sum to at most
+// the link's bandwidth; hold: the link is free). Links further along a route (a switch's uplink)
+// admit transfers from different senders by capacity in order of readiness: see
+// synth/cost/link_admission.hpp for the exact rule, which the simulator's replay shares.
+// Deterministic. When every route is a single link, one pass in list order,
+// O((transfers + dependencies) log(concurrent transfers per link)); otherwise event by event,
+// O(transfers log transfers).
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "synth/ir/algorithm.hpp"
+#include "topo/topology.hpp"
+
+namespace tenet::synth {
+
+struct RouteCost {
+  Time occupancy = 0;        // how long each link of the route is held
+  Time duration = 0;         // from start to arrival
+  Bandwidth bottleneck = 0;  // the narrowest bandwidth on the route
+  Bandwidth rate = 0;        // what the transfer moves at: its own rate, or the bottleneck
+  Time latency = 0;          // summed over the route
+};
+// `rate` 0 means the bottleneck. Throws tenet::Error for an empty route, a link id out of range,
+// or a rate that is negative or above the route's bottleneck.
+RouteCost route_cost(const topo::Topology& t, std::span<const LinkId> route, Bytes bytes,
+                     LinkModel model, Bandwidth rate = 0);
+// route_cost for many transfers of one chunk size, fast: per-link bandwidth and latency in flat
+// arrays, and the serialization time at the last two rates remembered (the 128-bit division is
+// the costly part, and an algorithm moves its chunks at a handful of rates). Same results and
+// errors as route_cost.
+class RouteCoster {
+ public:
+  RouteCoster(const topo::Topology& t, Bytes bytes, LinkModel model);
+  RouteCost operator()(std::span<const LinkId> route, Bandwidth rate = 0);
+
+ private:
+  const topo::Topology& t_;
+  Bytes bytes_;
+  LinkModel model_;
+  std::vector<Bandwidth> bandwidth_;
+  std::vector<Time> latency_;
+  Bandwidth rates_[2] = {-1, -1};
+  Time times_[2] = {0, 0};
+};
+
+// How much of link `l`'s bandwidth a transfer at `rate` holds under `model` (hold: all of it).
+inline Bandwidth held_rate(const topo::Topology& t, LinkId l, Bandwidth rate, LinkModel model) {
+  return model == LinkModel::Hold ? t.link(l).bandwidth : rate;
+}
+// The time-equivalent of what a transfer holding `rate` of a link of bandwidth `bandwidth` for
+// `occupancy` carries over it: occupancy x rate / bandwidth (the link's busy time, when shared).
+inline Time busy_share(Time occupancy, Bandwidth rate, Bandwidth bandwidth) {
+  if (rate >= bandwidth) return occupancy;
+  return static_cast<Time>(static_cast<Int128>(occupancy) * rate / bandwidth);
+}
+
+struct TimingResult {
+  Time collective_time = 0;  // the latest arrival, when its data is usable (reductions included)
+  std::vector<Time>
+      link_busy;  // per link, summed occupancy weighted by the share of bandwidth held
+};
+
+// Assigns start/end to every transfer of `a` (overwriting what was there, in place: no copy of the
+// schedule beside it) and sets a.claimed_time. Throws tenet::Error when a reference is out of range
+// or a dependency does not point to an earlier transfer (before any time is written), or a route
+// cannot be costed (then the transfers before it are timed already).
+TimingResult time(const topo::Topology& t, Algorithm& a);
+// The same, writing the times into `start` and `end` (sized a.size()) and leaving `a` alone.
+TimingResult compute_times(const topo::Topology& t, const Algorithm& a, std::span<Time> start,
+                           std::span<Time> end);
+// The collective time compute_times gives, without keeping the schedule (8 B per transfer, not 16).
+Time model_time(const topo::Topology& t, const Algorithm& a);
+// A lower bound on model_time(t, a), in one pass each way and without timing the contention: the
+// longest chain of transfers at their own rates (explicit and chunk-arrival dependencies, each
+// sender's queue starting in list order, and a queue's next transfer leaving its first link after
+// the last where their rates do not fit it together), and per link the earliest any of its
+// transfers may start, plus all they carry at its bandwidth, plus the least any of them still has
+// ahead once it ended. Exact where nothing contends (a ring). For pruning: an algorithm whose floor
+// is at least a time to beat need not be timed. Same checks and errors as compute_times.
+Time time_floor(const topo::Topology& t, const Algorithm& a);
+// The algorithm's time: what it claims, or, when it claims none, what compute_times gives.
+Time collective_time(const topo::Topology& t, const Algorithm& a);
+// Gives `a`'s reductions `reduce_bandwidth` (0: no time; see Algorithm::reduce_bandwidth) and
+// re-times it (synth::time) when that changes its schedule. An algorithm without reductions is left
+// alone.
+void set_reduce_bandwidth(const topo::Topology& t, Algorithm& a, Bandwidth reduce_bandwidth);
+
+}  // namespace tenet::synth

@@ -1,0 +1,123 @@
+#include "synth/formats/algorithm_json.hpp"
+
+#include <fmt/format.h>
+
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "topo/io.hpp"
+
+namespace tenet::synth {
+
+namespace {
+
+// Where the JSON text goes: kept whole (to_json), or passed on to a stream a megabyte at a time
+// (write_json), so that a million transfers never sit in memory as one string.
+class Sink {
+ public:
+  explicit Sink(std::ostream* stream) : stream_(stream) {}
+  void put(std::string_view s) {
+    text_.append(s);
+    if (stream_ && text_.size() >= (1 << 20)) flush();
+  }
+  void num(int64_t v) {
+    const fmt::format_int f(v);
+    put({f.data(), f.size()});
+  }
+  void flush() {
+    stream_->write(text_.data(), static_cast<std::streamsize>(text_.size()));
+    text_.clear();
+  }
+  std::string& text() { return text_; }
+
+ private:
+  std::ostream* stream_;
+  std::string text_;
+};
+
+void write_to(const Algorithm& a, Sink& out) {
+  using nlohmann::json;
+  const Collective& c = a.collective;
+  auto time = [&](Time t) { t < 0 ? out.put("null") : out.num(t); };
+  auto list = [&](auto values) {
+    out.put("[");
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (i) out.put(", ");
+      out.num(values[i]);
+    }
+    out.put("]");
+  };
+  out.put(fmt::format("{{\n  \"format\": \"tenet-algorithm\",\n  \"version\": {},\n",
+                      kAlgorithmFormatVersion));
+  out.put(fmt::format("  \"name\": {},\n", json(a.name).dump()));
+  if (!a.method.empty()) out.put(fmt::format("  \"method\": {},\n", json(a.method).dump()));
+  out.put(
+      fmt::format("  \"collective\": {{\"kind\": \"{}\", \"ranks\": {}, \"chunks_per_npu\": {}, "
+                  "\"root\": {}{}}},\n",
+                  to_string(c.kind), json(c.ranks).dump(), c.chunks_per_npu, c.root,
+                  c.uneven() ? fmt::format(", \"pair_units\": {}", json(c.pair_units).dump())
+                  : c.all_reduce_chunks > 0 ? fmt::format(", \"chunks\": {}", c.all_reduce_chunks)
+                                            : ""));
+  out.put(fmt::format("  \"topology\": {{\"name\": {}, \"fingerprint\": \"{:016x}\"}},\n",
+                      json(a.topology_name).dump(), a.topology_fingerprint));
+  out.put(fmt::format("  \"chunk_bytes\": {},\n  \"link_model\": \"{}\",\n", a.chunk_bytes,
+                      to_string(a.link_model)));
+  if (a.reduce_bandwidth > 0) out.put(fmt::format("  \"reduce_Bps\": {},\n", a.reduce_bandwidth));
+  if (a.serial_channels) out.put("  \"channels\": \"serial\",\n");
+  out.put("  \"collective_time_ps\": ");
+  time(a.claimed_time);
+  out.put(",\n  \"transfers\": [");
+  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
+    const Transfer& x = a[id];
+    out.put(id ? ",\n    {\"id\": " : "\n    {\"id\": ");
+    out.num(id);
+    out.put(", \"chunk\": ");
+    out.num(x.chunk);
+    out.put(", \"src\": ");
+    out.num(x.src);
+    out.put(", \"dst\": ");
+    out.num(x.dst);
+    out.put(", \"op\": \"");
+    out.put(to_string(x.op));
+    out.put("\", \"route\": ");
+    list(a.route(id));
+    out.put(", \"deps\": ");
+    list(a.deps(id));
+    out.put(", \"start_ps\": ");
+    time(x.start);
+    out.put(", \"end_ps\": ");
+    time(x.end);
+    if (const Bandwidth rate = a.rate(id); rate != 0) {
+      out.put(", \"rate_Bps\": ");
+      out.num(rate);
+    }
+    if (x.channel != 0) {
+      out.put(", \"channel\": ");
+      out.num(x.channel);
+    }
+    out.put("}");
+  }
+  out.put(a.size() ? "\n  ]\n}\n" : "]\n}\n");
+}
+
+}  // namespace
+
+std::string to_json(const Algorithm& a) {
+  Sink out(nullptr);
+  out.text().reserve(512 + a.size() * 150);
+  write_to(a, out);
+  return std::move(out.text());
+}
+
+void write_json(const Algorithm& a, std::ostream& stream) {
+  Sink out(&stream);
+  write_to(a, out);
+  out.flush();
+}
+
+void save_algorithm(const Algorithm& a, const std::string& path) {
+  topo::write_file_atomically(path, [&](std::ostream& out) { write_json(a, out); });
+}
+
+}  // namespace tenet::synth

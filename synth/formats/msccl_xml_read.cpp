@@ -1,0 +1,728 @@
+// Reading MSCCL-XML (synth/formats/msccl_xml.hpp). The import runs in phases over one Import: the
+// <algo> attributes, the chunks, Tenet's notes, the buffers' initial contents, the steps, their
+// execution order, a replay of that order that follows the data and makes the transfers, the
+// buffers against the collective's postcondition, the final order, and the one-copy check.
+#include <fmt/format.h>
+#include <pugixml.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <map>
+#include <numeric>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "synth/formats/msccl_xml.hpp"
+#include "synth/formats/msccl_xml_detail.hpp"
+#include "topo/error.hpp"
+#include "topo/limits.hpp"
+#include "topo/routing.hpp"
+
+namespace tenet::synth {
+namespace {
+
+using detail::kMaxChannels;
+using detail::Slot;
+
+constexpr ChunkId kGarbage = -1;  // a slot's content when it was copied from a slot never written
+
+struct XmlStep {
+  int gpu, tb, s;
+  std::string type;
+  Slot src, dst;
+  int cnt;
+  int depid, deps;
+  size_t line;
+};
+
+// The state of one import, filled phase by phase.
+struct Import {
+  Import(std::string_view text, const topo::Topology& topology, const std::string& file_name)
+      : t(topology), file(file_name), buffer(text) {}
+
+  const topo::Topology& t;
+  const std::string& file;
+  const std::string buffer;  // the text
+  MscclImport result;
+  pugi::xml_document doc;
+  pugi::xml_node algo;
+  // The <algo> attributes, and the chunks.
+  bool in_place = false;
+  int p = 0, per_loop = 0, split = 1, k = 0;
+  Algorithm a;
+  // Tenet's notes.
+  std::map<std::tuple<int, int, int>, int64_t> tenet_order;  // send step (gpu, tb, s) -> position
+  // send step (gpu, tb, s) -> lane, when not 0
+  std::map<std::tuple<int, int, int>, int> tenet_lane;
+  // The steps, and what each buffer slot of each GPU holds (at the start, then as the replay goes).
+  std::vector<XmlStep> steps;
+  // (gpu, tb) -> (send, recv, chan)
+  std::map<std::tuple<int, int>, std::tuple<int, int, int>> peers;
+  std::map<std::tuple<int, int, int>, size_t> step_at;  // (gpu, tb, s) -> index
+  std::vector<std::map<Slot, ChunkId>> holds;
+  // The execution order.
+  std::map<std::tuple<int, int, int>, std::vector<size_t>> sends;  // (from, to, chan) -> send steps
+  std::map<size_t, size_t> partner;                                // receiving step -> sending step
+  std::vector<size_t> order;
+  // What the replay found.
+  std::vector<std::tuple<int, int, int>> send_of;  // per transfer, its send step (gpu, tb, s)
+  std::vector<std::map<Slot, std::pair<int, int>>> written_by;  // slot -> (tb, s) of its last write
+  // Received, then reduced into the GPU's copy by a 're' step: (transfer, position of the 're').
+  std::vector<std::pair<TransferId, size_t>> reduced_later;
+  std::vector<size_t> send_position;  // per transfer, the position of its send step in `order`
+  // per transfer, where its data takes effect: its receive (or a later re step)
+  std::vector<size_t> land_position;
+
+  int line_of(ptrdiff_t offset) const {
+    return static_cast<int>(
+        1 + std::count(buffer.begin(), buffer.begin() + std::min<ptrdiff_t>(offset, buffer.size()),
+                       '\n'));
+  }
+  Error fail(const pugi::xml_node& n, const std::string& what) const {
+    return Error(what, {file, line_of(n.offset_debug())});
+  }
+  int attr_int(const pugi::xml_node& n, const char* name) const {
+    const pugi::xml_attribute at = n.attribute(name);
+    if (!at) throw fail(n, fmt::format("<{}> lacks the attribute {}", n.name(), name));
+    const std::string v = at.value();
+    try {
+      size_t used = 0;
+      const int x = std::stoi(v, &used);
+      if (used != v.size()) throw std::invalid_argument(v);
+      return x;
+    } catch (const std::exception&) {
+      throw fail(n, fmt::format("<{}> attribute {}='{}' is not a whole number", n.name(), name, v));
+    }
+  }
+  // In place, the input and output buffers are one: All-Reduce's output is its input, All-Gather's
+  // input is its own block of the output, Reduce-Scatter's output is its own block of the input.
+  // Every slot is named by its place in the buffer that holds the whole.
+  Slot canon(int gpu, Slot s) const {
+    if (!in_place) return s;
+    switch (a.collective.kind) {
+      case CollectiveKind::AllReduce:
+        return s.buf == 'o' ? Slot{'i', s.off} : s;
+      case CollectiveKind::AllGather:
+        return s.buf == 'i' ? Slot{'o', gpu * k + s.off} : s;
+      case CollectiveKind::ReduceScatter:
+        return s.buf == 'o' ? Slot{'i', gpu * k + s.off} : s;
+      default:
+        return s;
+    }
+  }
+};
+
+void parse_document(Import& in) {
+  const pugi::xml_parse_result parsed = in.doc.load_buffer(
+      in.buffer.data(), in.buffer.size(), pugi::parse_default | pugi::parse_comments);
+  if (!parsed)
+    throw Error(fmt::format("not valid XML: {}", parsed.description()),
+                {in.file, in.line_of(parsed.offset)});
+  in.algo = in.doc.child("algo");
+  if (!in.algo) throw Error("not MSCCL-XML: no <algo> element", {in.file});
+}
+
+void parse_attributes(Import& in) {
+  const pugi::xml_node algo = in.algo;
+  // What each runtime requires (msccl-tools writes some only): warnings, not errors.
+  for (const char* legacy : {"name", "proto", "inplace"})
+    if (!algo.attribute(legacy))
+      in.result.warnings.push_back(fmt::format(
+          "<algo> lacks {}: the legacy runtime (microsoft/msccl) would not load this file",
+          legacy));
+  for (const char* executor : {"proto", "minBytes", "maxBytes", "outofplace"})
+    if (!algo.attribute(executor))
+      in.result.warnings.push_back(fmt::format(
+          "<algo> lacks {}: the executor runtime (msccl-executor-nccl) would not load this file",
+          executor));
+  in.in_place = algo.attribute("inplace") && in.attr_int(algo, "inplace") != 0;
+  in.p = in.attr_int(algo, "ngpus");
+  in.per_loop = in.attr_int(algo, "nchunksperloop");
+  const int p = in.p;
+  const topo::Topology& t = in.t;
+  if (p < 2) throw in.fail(algo, "ngpus must be at least 2");
+  if (p > t.num_npus())
+    throw in.fail(algo, fmt::format("ngpus is {}, but the topology has {} NPUs", p, t.num_npus()));
+  const std::string coll = algo.attribute("coll").value();
+  Algorithm& a = in.a;
+  a.name = algo.attribute("name").value();
+  if (coll == "allreduce")
+    a.collective.kind = CollectiveKind::AllReduce;
+  else if (coll == "allgather")
+    a.collective.kind = CollectiveKind::AllGather;
+  else if (coll == "reducescatter" || coll == "reduce_scatter")
+    a.collective.kind = CollectiveKind::ReduceScatter;
+  else if (coll == "alltoall")
+    a.collective.kind = CollectiveKind::AllToAll;
+  else
+    throw in.fail(algo, fmt::format("coll='{}' cannot be imported (allreduce, allgather, "
+                                    "reducescatter or reduce_scatter, alltoall)",
+                                    coll));
+  if (in.in_place && a.collective.kind == CollectiveKind::AllToAll)
+    throw in.fail(
+        algo,
+        "an in-place All-to-All cannot be imported (its output overwrites input still to be sent)");
+}
+
+// All-Reduce chunks belong to no rank, so MSCCL's may number fewer than the GPUs (msccl-tools'
+// allreduce_a100_ncv4: 2 chunks on 4 GPUs); the IR wants a multiple of the ranks, so each XML
+// chunk becomes `split` IR chunks that travel together.
+void split_chunks(Import& in) {
+  const pugi::xml_node algo = in.algo;
+  const int p = in.p, per_loop = in.per_loop;
+  Algorithm& a = in.a;
+  int split = 1;
+  if (per_loop < 1)
+    throw in.fail(algo, fmt::format("nchunksperloop {} must be at least 1", per_loop));
+  if (a.collective.kind == CollectiveKind::AllReduce)
+    split = p / std::gcd(per_loop, p);
+  else if (per_loop < p || per_loop % p != 0)
+    throw in.fail(algo,
+                  fmt::format("nchunksperloop {} is not a multiple of ngpus {}", per_loop, p));
+  if (static_cast<int64_t>(per_loop) * split / p > topo::kMaxChunksPerNpuOfAlgorithm)
+    throw in.fail(
+        algo,
+        fmt::format("nchunksperloop {} makes {} chunks per NPU, over Tenet's limit of {}", per_loop,
+                    static_cast<int64_t>(per_loop) * split / p, topo::kMaxChunksPerNpuOfAlgorithm));
+  const int k = per_loop * split / p;
+  for (int r = 0; r < p; ++r) a.collective.ranks.push_back(r);
+  a.collective.chunks_per_npu = k;
+  in.split = split;
+  in.k = k;
+}
+
+// MSCCL-XML carries no size (the runtime picks it per call) nor a global order; Tenet's exports
+// leave both in a comment.
+void read_metadata(Import& in) {
+  Algorithm& a = in.a;
+  a.chunk_bytes = 1 << 20;
+  for (pugi::xml_node n = in.doc.first_child(); n; n = n.next_sibling()) {
+    if (n.type() != pugi::node_comment) continue;
+    std::istringstream note(n.value());
+    std::string word;
+    note >> word;
+    if (word != "tenet") continue;
+    while (note >> word) {
+      if (word.rfind("chunk_bytes=", 0) == 0) {
+        const std::string v = word.substr(12);
+        int64_t bytes = 0;
+        const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), bytes);
+        if (ec != std::errc() || end != v.data() + v.size() || bytes < 1)
+          throw in.fail(
+              n, fmt::format(
+                     "Tenet's note says chunk_bytes={}, which is not a positive whole number", v));
+        a.chunk_bytes = bytes;
+      }
+      if (word == "lanes:")
+        for (std::string ref; note >> ref && ref != ";";) {
+          int g = 0, tb = 0, st = 0, lane = 0;
+          if (std::sscanf(ref.c_str(), "%d.%d.%d=%d", &g, &tb, &st, &lane) == 4)
+            in.tenet_lane[{g, tb, st}] = lane;
+        }
+      if (word == "order:") {
+        int64_t position = 0;
+        for (std::string ref; note >> ref; ++position) {
+          int g = 0, tb = 0, st = 0;
+          if (std::sscanf(ref.c_str(), "%d.%d.%d", &g, &tb, &st) == 3)
+            in.tenet_order[{g, tb, st}] = position;
+        }
+      }
+    }
+  }
+  a.topology_name = in.t.name();
+}
+
+// What each buffer slot of each GPU holds at the start.
+void buffer_slots(Import& in) {
+  const int p = in.p, k = in.k;
+  in.holds.resize(p);
+  for (int r = 0; r < p; ++r)
+    for (int off = 0; off < in.per_loop; ++off) {
+      switch (in.a.collective.kind) {
+        case CollectiveKind::AllGather:
+          if (off < k) in.holds[r][in.canon(r, {'i', off})] = r * k + off;
+          break;
+        case CollectiveKind::AllToAll:
+          in.holds[r][{'i', off}] = (r * p + off / k) * k + off % k;
+          break;
+        default:
+          in.holds[r][{'i', off}] = off;
+      }
+    }
+}
+
+// The steps of one thread block of gpu `id`.
+void read_block_steps(Import& in, const pugi::xml_node& tb, int id, int tid, int send, int recv) {
+  for (pugi::xml_node st : tb.children("step")) {
+    XmlStep x{id, tid, in.attr_int(st, "s"), st.attribute("type").value(), {}, {}, 0, 0, 0, 0};
+    x.line = st.offset_debug();
+    static const std::vector<std::string> known = {"s",    "r",   "rcs", "rrs", "rrc",
+                                                   "rrcs", "cpy", "re",  "nop"};
+    if (std::find(known.begin(), known.end(), x.type) == known.end())
+      throw in.fail(
+          st,
+          fmt::format("unknown step type '{}' (s, r, rcs, rrs, rrc, rrcs, cpy, re, nop)", x.type));
+    auto buf = [&](const char* name) {
+      const std::string v = st.attribute(name).value();
+      if (v != "i" && v != "o" && v != "s")
+        throw in.fail(st, fmt::format("{}='{}' is not i, o or s", name, v));
+      return v[0];
+    };
+    if (x.type != "nop") {
+      x.src = {buf("srcbuf"), in.attr_int(st, "srcoff")};
+      x.dst = {buf("dstbuf"), in.attr_int(st, "dstoff")};
+      x.cnt = in.attr_int(st, "cnt");
+      if (x.cnt < 1) throw in.fail(st, fmt::format("cnt {} must be at least 1", x.cnt));
+    }
+    x.depid = in.attr_int(st, "depid");
+    x.deps = in.attr_int(st, "deps");
+    const bool sends = x.type == "s" || x.type == "rcs" || x.type == "rrs" || x.type == "rrcs";
+    const bool receives = x.type != "s" && x.type != "cpy" && x.type != "nop" && x.type != "re";
+    if (sends && send < 0)
+      throw in.fail(st, fmt::format("a '{}' step in a thread block with no send peer", x.type));
+    if (receives && recv < 0)
+      throw in.fail(st, fmt::format("a '{}' step in a thread block with no receive peer", x.type));
+    in.step_at[{id, tid, x.s}] = in.steps.size();
+    in.steps.push_back(std::move(x));
+  }
+}
+
+// The GPUs, their thread blocks and the blocks' steps.
+void read_steps(Import& in) {
+  const int p = in.p;
+  std::vector<char> seen_gpu(p, 0);
+  for (pugi::xml_node gpu : in.algo.children("gpu")) {
+    const int id = in.attr_int(gpu, "id");
+    if (id < 0 || id >= p) throw in.fail(gpu, fmt::format("gpu id {} is outside 0..{}", id, p - 1));
+    if (seen_gpu[id]++) throw in.fail(gpu, fmt::format("gpu {} appears twice", id));
+    for (pugi::xml_node tb : gpu.children("tb")) {
+      const int tid = in.attr_int(tb, "id"), send = in.attr_int(tb, "send"),
+                recv = in.attr_int(tb, "recv");
+      const int chan = in.attr_int(tb, "chan");
+      if (chan < 0 || chan >= kMaxChannels)
+        throw in.fail(tb, fmt::format("chan {} is outside 0..{}", chan, kMaxChannels - 1));
+      if (send == id || recv == id) throw in.fail(tb, "a thread block's peer is its own GPU");
+      if (send >= p || recv >= p)
+        throw in.fail(tb, "a thread block's peer is not a GPU of the algorithm");
+      if (in.peers.count({id, tid}))
+        throw in.fail(tb, fmt::format("tb id {} appears twice on gpu {}", tid, id));
+      in.peers[{id, tid}] = {send, recv, chan};
+      read_block_steps(in, tb, id, tid, send, recv);
+    }
+  }
+}
+
+// Execution order: within a thread block by s, after each step's dependency, and a receive after
+// the send it pairs with (the k-th send a->b on a channel with the k-th receive b<-a there).
+void order_steps(Import& in) {
+  const std::vector<XmlStep>& steps = in.steps;
+  const std::string& file = in.file;
+  const size_t n = steps.size();
+  std::vector<std::vector<size_t>> after(n);
+  std::vector<int> indegree(n, 0);
+  auto edge = [&](size_t from, size_t to) {
+    after[from].push_back(to);
+    ++indegree[to];
+  };
+  std::map<std::tuple<int, int, int>, std::vector<size_t>>& sends = in.sends;
+  std::map<std::tuple<int, int, int>, std::vector<size_t>> recvs;  // (from, to, chan)
+  std::map<std::tuple<int, int>, std::vector<size_t>> by_block;
+  for (size_t i = 0; i < n; ++i) by_block[{steps[i].gpu, steps[i].tb}].push_back(i);
+  for (auto& [blk, list] : by_block) {
+    std::sort(list.begin(), list.end(),
+              [&](size_t x, size_t y) { return steps[x].s < steps[y].s; });
+    for (size_t j = 1; j < list.size(); ++j) edge(list[j - 1], list[j]);
+    const auto [send, recv, ch] = in.peers[blk];
+    for (size_t i : list) {
+      const XmlStep& x = steps[i];
+      if (x.type == "s" || x.type == "rcs" || x.type == "rrs" || x.type == "rrcs")
+        sends[{x.gpu, send, ch}].push_back(i);
+      if (x.type != "s" && x.type != "cpy" && x.type != "nop" && x.type != "re")
+        recvs[{recv, x.gpu, ch}].push_back(i);
+    }
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (steps[i].depid >= 0) {
+      auto it = in.step_at.find({steps[i].gpu, steps[i].depid, steps[i].deps});
+      if (it == in.step_at.end())
+        throw Error(
+            fmt::format(
+                "step {} of tb {} on gpu {} depends on step {} of tb {}, which does not exist",
+                steps[i].s, steps[i].tb, steps[i].gpu, steps[i].deps, steps[i].depid),
+            {file, in.line_of(static_cast<ptrdiff_t>(steps[i].line))});
+      edge(it->second, i);
+    }
+  for (auto& [key, list] : sends) {
+    auto it = recvs.find(key);
+    const size_t have = it == recvs.end() ? 0 : it->second.size();
+    if (have != list.size())
+      throw Error(
+          fmt::format("gpu {} sends {} times to gpu {} on channel {}, which receives {} times",
+                      std::get<0>(key), list.size(), std::get<1>(key), std::get<2>(key), have),
+          {file});
+    for (size_t j = 0; j < list.size(); ++j) {
+      if (steps[list[j]].cnt != steps[it->second[j]].cnt)
+        throw Error(
+            fmt::format("gpu {} step {} sends cnt {} but gpu {} step {} receives cnt {}",
+                        steps[list[j]].gpu, steps[list[j]].s, steps[list[j]].cnt,
+                        steps[it->second[j]].gpu, steps[it->second[j]].s, steps[it->second[j]].cnt),
+            {file, in.line_of(static_cast<ptrdiff_t>(steps[it->second[j]].line))});
+      in.partner[it->second[j]] = list[j];
+      edge(list[j], it->second[j]);
+    }
+  }
+  for (auto& [key, list] : recvs)
+    if (!sends.count(key))
+      throw Error(fmt::format("gpu {} receives from gpu {} on channel {}, which never sends there",
+                              std::get<1>(key), std::get<0>(key), std::get<2>(key)),
+                  {file});
+  std::vector<size_t>& order = in.order;
+  for (size_t i = 0; i < n; ++i)
+    if (indegree[i] == 0) order.push_back(i);
+  for (size_t q = 0; q < order.size(); ++q)
+    for (size_t j : after[order[q]])
+      if (--indegree[j] == 0) order.push_back(j);
+  if (order.size() < n)
+    throw Error("the steps' dependencies and pairings form a cycle: the runtime would deadlock",
+                {file});
+}
+
+// The replay's own state: where the data came from, and how messages find their links.
+struct Replay {
+  explicit Replay(Import& import)
+      : in(import), router(import.t), writer(import.p), position_of(import.steps.size()) {
+    for (size_t q = 0; q < in.order.size(); ++q) position_of[in.order[q]] = q;
+    for (const auto& [key, list] : in.sends)
+      pair_channels[{std::get<0>(key), std::get<1>(key)}].push_back(std::get<2>(key));
+  }
+
+  Import& in;
+  topo::Router router;
+  std::map<size_t, std::vector<ChunkId>> carried;  // sending step -> chunks it carried
+  // step -> transfers it sent or received
+  std::map<size_t, std::vector<TransferId>> step_transfers;
+  // the transfers that last wrote each slot
+  std::vector<std::map<Slot, std::vector<TransferId>>> writer;
+  std::vector<size_t> position_of;  // step -> its position in `order`
+  // Which of parallel links a message takes: Tenet's note says; otherwise the pair's channels are
+  // dealt over its links in order (msccl-tools puts each link's traffic on its own channel).
+  // (from, to) -> channels used, sorted
+  std::map<std::pair<int, int>, std::vector<int>> pair_channels;
+};
+
+int lane_for(Replay& r, const XmlStep& send_step, int to) {
+  const Import& in = r.in;
+  if (auto it = in.tenet_lane.find({send_step.gpu, send_step.tb, send_step.s});
+      it != in.tenet_lane.end())
+    return it->second;
+  if (!in.tenet_order.empty()) return 0;  // Tenet's file: no note means the first lane
+  const auto& chans = r.pair_channels[{send_step.gpu, to}];
+  const int chan = std::get<2>(in.peers.at({send_step.gpu, send_step.tb}));
+  return static_cast<int>(std::lower_bound(chans.begin(), chans.end(), chan) - chans.begin());
+}
+
+std::vector<LinkId> route(const Replay& r, NodeId u, NodeId v, int lane) {
+  const topo::Topology& t = r.in.t;
+  std::vector<LinkId> direct;
+  for (LinkId l : t.out_links(u))
+    if (t.link(l).dst == v) direct.push_back(l);
+  if (!direct.empty())
+    return std::vector<LinkId>{direct[static_cast<size_t>(lane) % direct.size()]};
+  auto found = r.router.route(u, v);
+  if (!found)
+    throw Error(
+        fmt::format(
+            "gpus {} and {} are not joined by a link or a route through switches or router NPUs", u,
+            v),
+        {r.in.file});
+  return found->links;
+}
+
+// The chunk in slot s + j of x's GPU when x reads it.
+ChunkId content(Import& in, const XmlStep& x, Slot s, int j) {
+  auto it = in.holds[x.gpu].find(in.canon(x.gpu, {s.buf, s.off + j}));
+  if (it == in.holds[x.gpu].end() || it->second == kGarbage) {
+    // The runtime would move whatever the buffer holds: an incorrect program (exit 3 in
+    // `tenet verify`), not an unreadable file. What it writes is garbage too.
+    in.result.buffer_problems.push_back(fmt::format(
+        "gpu {} tb {} step {} reads {}[{}], which holds no data at that point (line {})", x.gpu,
+        x.tb, x.s, s.buf, s.off + j, in.line_of(static_cast<ptrdiff_t>(x.line))));
+    return kGarbage;
+  }
+  return it->second;
+}
+
+void replay_copy(Import& in, const XmlStep& x) {
+  for (int j = 0; j < x.cnt; ++j) {
+    const Slot to = in.canon(x.gpu, {x.dst.buf, x.dst.off + j});
+    in.holds[x.gpu][to] = content(in, x, x.src, j);
+    in.written_by[x.gpu][to] = {x.tb, x.s};
+  }
+}
+
+// A local reduction of the same chunk: in the IR, the transfer that brought the source slot's data
+// reduces into the GPU's copy (one copy of a chunk per node).
+void replay_reduce(Replay& r, size_t i) {
+  Import& in = r.in;
+  const XmlStep& x = in.steps[i];
+  for (int j = 0; j < x.cnt; ++j) {
+    const ChunkId from = content(in, x, x.src, j), into = content(in, x, x.dst, j);
+    if (from == kGarbage || into == kGarbage) {
+      in.holds[x.gpu][in.canon(x.gpu, {x.dst.buf, x.dst.off + j})] = kGarbage;
+      continue;
+    }
+    if (from != into)
+      throw Error(fmt::format("gpu {} tb {} step {} reduces chunk {} ({}[{}]) into chunk {} "
+                              "({}[{}]): different data",
+                              x.gpu, x.tb, x.s, from, x.src.buf, x.src.off + j, into, x.dst.buf,
+                              x.dst.off + j),
+                  {in.file, in.line_of(static_cast<ptrdiff_t>(x.line))});
+    if (auto w = r.writer[x.gpu].find(in.canon(x.gpu, {x.src.buf, x.src.off + j}));
+        w != r.writer[x.gpu].end())
+      for (TransferId id : w->second) in.reduced_later.emplace_back(id, r.position_of[i]);
+    in.written_by[x.gpu][in.canon(x.gpu, {x.dst.buf, x.dst.off + j})] = {x.tb, x.s};
+  }
+}
+
+// The send step's own dependencies (its depid/deps and the nops just before it in its thread
+// block), as transfers: what those steps received or sent.
+std::vector<TransferId> explicit_deps(const Replay& r, size_t send) {
+  const Import& in = r.in;
+  std::vector<TransferId> out;
+  const XmlStep& sx = in.steps[send];
+  auto depend = [&](const XmlStep& st) {
+    if (st.depid < 0) return;
+    auto it = in.step_at.find({st.gpu, st.depid, st.deps});
+    if (it == in.step_at.end()) return;
+    auto t = r.step_transfers.find(it->second);
+    if (t != r.step_transfers.end()) out.insert(out.end(), t->second.begin(), t->second.end());
+  };
+  depend(sx);
+  for (int before = sx.s - 1; before >= 0; --before) {
+    auto it = in.step_at.find({sx.gpu, sx.tb, before});
+    if (it == in.step_at.end() || in.steps[it->second].type != "nop") break;
+    depend(in.steps[it->second]);
+  }
+  return out;
+}
+
+// Receiving step i: a transfer per chunk (per IR chunk of it) from the GPU of the send it pairs
+// with.
+void replay_receive(Replay& r, size_t i) {
+  Import& in = r.in;
+  const std::vector<XmlStep>& steps = in.steps;
+  const XmlStep& x = steps[i];
+  const int recv = std::get<1>(in.peers[{x.gpu, x.tb}]);
+  const size_t from = in.partner.at(i);
+  const bool reduce = x.type == "rrs" || x.type == "rrc" || x.type == "rrcs";
+  const std::vector<TransferId> explicit_deps_of_send = explicit_deps(r, from);
+  for (int j = 0; j < x.cnt; ++j) {
+    const ChunkId ch = r.carried.at(from)[j];
+    if (ch == kGarbage) {  // reported where it was read; no transfer in the IR
+      in.holds[x.gpu][in.canon(x.gpu, {x.dst.buf, x.dst.off + j})] = kGarbage;
+      r.writer[x.gpu].erase(in.canon(x.gpu, {x.dst.buf, x.dst.off + j}));
+      continue;
+    }
+    std::vector<TransferId> deps = explicit_deps_of_send;
+    const Slot src_slot =
+        in.canon(steps[from].gpu,
+                 {steps[from].type == "s" ? steps[from].src.buf : steps[from].dst.buf,
+                  (steps[from].type == "s" ? steps[from].src.off : steps[from].dst.off) + j});
+    if (auto w = r.writer[steps[from].gpu].find(src_slot); w != r.writer[steps[from].gpu].end())
+      deps.insert(deps.end(), w->second.begin(), w->second.end());
+    // In the IR the receiving node keeps what arrives (rrs too, which MSCCL passes on without
+    // storing; the chunk's identity is the same).
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    const int chan = std::get<2>(in.peers.at({steps[from].gpu, steps[from].tb}));
+    const Slot to = in.canon(x.gpu, {x.dst.buf, x.dst.off + j});
+    std::vector<TransferId> ids;
+    for (int part = 0; part < in.split; ++part) {
+      const TransferId id = in.a.add(
+          ch * in.split + part, recv, x.gpu, route(r, recv, x.gpu, lane_for(r, steps[from], x.gpu)),
+          reduce ? Op::Reduce : Op::Copy, deps, -1, -1, 0, static_cast<uint16_t>(chan));
+      in.send_of.emplace_back(steps[from].gpu, steps[from].tb, steps[from].s);
+      in.send_position.push_back(r.position_of[from]);
+      in.land_position.push_back(r.position_of[i]);
+      r.step_transfers[i].push_back(id);
+      r.step_transfers[from].push_back(id);
+      ids.push_back(id);
+    }
+    in.holds[x.gpu][to] = ch;
+    r.writer[x.gpu][to] = std::move(ids);
+    in.written_by[x.gpu][to] = {x.tb, x.s};
+  }
+}
+
+// Run in that order, following which chunk each slot holds.
+void replay(Import& in) {
+  Replay r(in);
+  in.written_by.resize(in.p);
+  for (size_t i : in.order) {
+    const XmlStep& x = in.steps[i];
+    if (x.type == "cpy") {
+      replay_copy(in, x);
+      continue;
+    }
+    if (x.type == "re") {
+      replay_reduce(r, i);
+      continue;
+    }
+    if (x.type == "nop") continue;
+    const bool receives = x.type != "s";
+    if (receives) replay_receive(r, i);
+    if (x.type == "s" || x.type == "rcs" || x.type == "rrs" || x.type == "rrcs") {
+      std::vector<ChunkId> chunks;
+      for (int j = 0; j < x.cnt; ++j)
+        chunks.push_back(x.type == "s" ? content(in, x, x.src, j)
+                         : receives    ? r.carried.at(in.partner.at(i))[j]
+                                       : content(in, x, x.dst, j));
+      r.carried[i] = std::move(chunks);
+    }
+  }
+}
+
+// The buffers, slot by slot, against the collective's postcondition: a receive into the wrong
+// offset delivers the chunk to the GPU but leaves the output wrong.
+void check_buffers(Import& in) {
+  const int p = in.p, k = in.k;
+  for (int r = 0; r < p; ++r) {
+    auto expect = [&](Slot s, ChunkId want) {
+      const Slot at = in.canon(r, s);
+      auto it = in.holds[r].find(at);
+      std::string by;
+      if (auto w = in.written_by[r].find(at); w != in.written_by[r].end())
+        by = fmt::format(" (last written by tb {} step {})", w->second.first, w->second.second);
+      if (it == in.holds[r].end() || it->second == kGarbage)
+        in.result.buffer_problems.push_back(
+            fmt::format("gpu {}: {}[{}] ends holding no data{}, not chunk {}", r, s.buf, s.off,
+                        it == in.holds[r].end() ? "" : " (only what was never written)", want));
+      else if (it->second != want)
+        in.result.buffer_problems.push_back(
+            fmt::format("gpu {}: {}[{}] ends holding chunk {}{}, not chunk {}", r, s.buf, s.off,
+                        it->second, by, want));
+    };
+    switch (in.a.collective.kind) {
+      case CollectiveKind::AllReduce:
+        for (int c = 0; c < in.per_loop; ++c) expect({in.in_place ? 'i' : 'o', c}, c);
+        break;
+      case CollectiveKind::AllGather:
+        for (int c = 0; c < in.per_loop; ++c) expect({'o', c}, c);
+        break;
+      case CollectiveKind::ReduceScatter:
+        for (int j = 0; j < k; ++j) expect({'o', j}, r * k + j);
+        break;
+      case CollectiveKind::AllToAll:
+        for (int s = 0; s < p; ++s)
+          for (int j = 0; j < k; ++j) expect({'o', s * k + j}, (s * p + r) * k + j);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+// The final order: the exporter's when Tenet's note names every transfer's send step (so that
+// importing gives back the same schedule), else the order of import. Returns the final position ->
+// transfer of import.
+std::vector<TransferId> final_order(Import& in) {
+  Algorithm& a = in.a;
+  for (auto [id, re_position] : in.reduced_later) in.land_position[id] = re_position;
+  std::vector<TransferId> order_of(a.size());  // final position -> transfer
+  std::iota(order_of.begin(), order_of.end(), TransferId{0});
+  bool reorder = !in.tenet_order.empty();
+  std::vector<int64_t> exporter_position(reorder ? a.size() : 0);
+  for (TransferId id = 0; reorder && id < static_cast<TransferId>(a.size()); ++id) {
+    auto it = in.tenet_order.find(in.send_of[id]);
+    reorder = it != in.tenet_order.end();
+    if (reorder) exporter_position[id] = it->second;
+  }
+  if (reorder)
+    std::stable_sort(order_of.begin(), order_of.end(), [&](TransferId x, TransferId y) {
+      return exporter_position[x] < exporter_position[y];
+    });
+  if (reorder || !in.reduced_later.empty()) {
+    std::vector<TransferId> position(a.size());
+    for (size_t k = 0; k < order_of.size(); ++k) position[order_of[k]] = static_cast<TransferId>(k);
+    std::vector<char> reduced(a.size(), 0);
+    for (auto [id, re_position] : in.reduced_later) reduced[id] = 1;
+    // A dependency that now points forward came from a slot written twice with the same chunk (a
+    // relay that also keeps it): the earlier arrival, which the IR's implicit data dependency
+    // covers, is the one that matters.
+    std::vector<TransferSpec> specs;
+    for (TransferId id : order_of) {
+      TransferSpec spec = a.spec(id);
+      if (reduced[id]) spec.op = Op::Reduce;
+      for (TransferId& d : spec.deps) d = position[d];
+      std::erase_if(spec.deps,
+                    [&](TransferId d) { return d >= static_cast<TransferId>(specs.size()); });
+      specs.push_back(std::move(spec));
+    }
+    a = with_transfers(a, specs);
+  }
+  return order_of;
+}
+
+// In the IR a GPU holds one copy of a chunk, changed when data arrives, and a send carries the
+// copy as the transfers listed before it left it. That is the program's meaning only if every
+// send of a chunk from a GPU comes after exactly the arrivals (or 're' steps) that precede it in
+// the program: a GPU that sends its own contribution after the data to reduce with it has
+// arrived (an exchange in which both sides reduce) keeps two copies, which the IR cannot hold.
+void check_one_copy(const Import& in, const std::vector<TransferId>& order_of) {
+  const Algorithm& alg = in.a;
+  std::vector<size_t> sent_at(order_of.size()), landed_at(order_of.size());
+  for (size_t k = 0; k < order_of.size(); ++k) {
+    sent_at[k] = in.send_position[order_of[k]];
+    landed_at[k] = in.land_position[order_of[k]];
+  }
+  std::map<std::pair<NodeId, ChunkId>, std::vector<TransferId>> sent_from;
+  for (TransferId id = 0; id < static_cast<TransferId>(alg.size()); ++id)
+    sent_from[{alg[id].src, alg[id].chunk}].push_back(id);
+  for (TransferId id = 0; id < static_cast<TransferId>(alg.size()); ++id)
+    for (TransferId other : sent_from[{alg[id].dst, alg[id].chunk}])
+      if ((other > id) !=
+          (sent_at[other] >= landed_at[id]))  // a compound step sends what it received
+        throw Error(
+            fmt::format(
+                "gpu {} sends chunk {} {} what gpu {} sent it takes effect, but Tenet's IR (one "
+                "copy of a chunk per GPU, changed when data arrives) orders it the other way: this "
+                "program keeps two copies of the chunk, which the IR cannot represent",
+                alg[id].dst, alg[id].chunk, sent_at[other] >= landed_at[id] ? "after" : "before",
+                alg[id].src),
+            {in.file});
+}
+
+}  // namespace
+
+Algorithm parse_msccl_xml(std::string_view text, const topo::Topology& t, const std::string& file) {
+  MscclImport in = import_msccl_xml(text, t, file);
+  if (!in.buffer_problems.empty())
+    throw Error(fmt::format("its buffers end wrong ({} problem{}; `tenet verify` lists them): {}",
+                            in.buffer_problems.size(), in.buffer_problems.size() == 1 ? "" : "s",
+                            in.buffer_problems.front()),
+                {file});
+  return std::move(in.algorithm);
+}
+
+MscclImport import_msccl_xml(std::string_view text, const topo::Topology& t,
+                             const std::string& file) {
+  Import in(text, t, file);
+  parse_document(in);
+  parse_attributes(in);
+  split_chunks(in);
+  read_metadata(in);
+  buffer_slots(in);
+  read_steps(in);
+  order_steps(in);
+  replay(in);
+  check_buffers(in);
+  const std::vector<TransferId> order_of = final_order(in);
+  check_one_copy(in, order_of);
+  in.result.algorithm = std::move(in.a);
+  return std::move(in.result);
+}
+
+}  // namespace tenet::synth

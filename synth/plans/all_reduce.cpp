@@ -1,0 +1,188 @@
+#include "synth/plans/all_reduce.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "synth/bounds/lower_bound.hpp"
+#include "synth/cost/timing.hpp"
+#include "synth/plans/pipeline_variants.hpp"
+#include "synth/plans/planned.hpp"
+#include "synth/tuning.hpp"
+
+namespace tenet::synth::detail {
+namespace {
+
+// The Reduce-Scatter `first` and the All-Gather `second` as one All-Reduce over `c`, timed: each
+// chunk's All-Gather waits for its own reduction, or, `in_turn`, each NPU sends its own chunks'
+// All-Gather once every reduction into it has arrived. Such a send waits for the reductions into
+// its NPU that end last: first as the halves were timed alone, then, joined again while one of them
+// ends after a send it should precede, as timed together (the All-Gather's traffic slows the
+// reductions down; each round adds the one that ends last, at most kInTurnRounds times). `serial`
+// sets Algorithm::serial_channels.
+Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorithm first,
+                          const Algorithm& second, bool serial, bool in_turn = false) {
+  const auto offset = static_cast<TransferId>(first.size());
+  // Per NPU, the reductions into it its own All-Gather sends wait for.
+  std::vector<std::vector<TransferId>> waits(static_cast<size_t>(t.num_nodes()));
+  // Per NPU, the reduction into it that ends last in `a` (-1: none).
+  auto last_into = [&](const Algorithm& a) {
+    std::vector<TransferId> last(waits.size(), -1);
+    for (TransferId i = 0; i < offset; ++i) {
+      TransferId& l = last[static_cast<size_t>(a[i].dst)];
+      if (l < 0 || a[i].end > a[l].end) l = i;
+    }
+    return last;
+  };
+  // Adds those to `waits`: whether any was not there yet.
+  auto add = [&](const std::vector<TransferId>& last) {
+    bool added = false;
+    for (size_t v = 0; v < waits.size(); ++v)
+      if (last[v] >= 0 && std::find(waits[v].begin(), waits[v].end(), last[v]) == waits[v].end()) {
+        waits[v].push_back(last[v]);
+        added = true;
+      }
+    return added;
+  };
+  if (in_turn) add(last_into(first));
+  // The spreading phase in channels of its own, so that a port does not hold its first sends back
+  // until the reduction phase's last ones there have gone.
+  int channels = 0;
+  for (const Transfer& x : first.transfers()) channels = std::max(channels, x.channel + 1);
+  auto own = [&](TransferId i) {
+    const Transfer& x = second[i];
+    return x.src == second.collective.ranks[second.collective.origin(x.chunk)];
+  };
+  auto join = [&] {
+    // A chunk's All-Gather leaves its owner after every reduction into it there: listed before it,
+    // they are its implicit data dependencies (algorithm.hpp). (Listing them on each send from the
+    // owner made N^3 dependencies on a switch.)
+    Algorithm a = in_turn ? first : std::move(first);  // joined once unless in turn
+    a.collective = c;
+    a.serial_channels = serial;
+    std::vector<TransferId> deps;
+    for (TransferId i = 0; i < static_cast<TransferId>(second.size()); ++i) {
+      const Transfer& x = second[i];
+      deps.clear();
+      for (TransferId d : second.deps(i)) deps.push_back(d + offset);
+      if (in_turn && own(i))
+        for (TransferId w : waits[static_cast<size_t>(x.src)]) deps.push_back(w);
+      std::sort(deps.begin(), deps.end());
+      a.add(x.chunk, x.src, x.dst, second.route(i), Op::Copy, deps, -1, -1, second.rate(i),
+            static_cast<uint16_t>(std::min(65535, x.channel + channels)));
+    }
+    time(t, a);
+    return a;
+  };
+  Algorithm a = join();
+  for (int round = 0; in_turn && round < kInTurnRounds; ++round) {
+    // Whether some NPU sends one of its own chunks before a reduction into it has arrived.
+    const std::vector<TransferId> last = last_into(a);
+    std::vector<Time> sends(waits.size(), std::numeric_limits<Time>::max());
+    for (TransferId i = 0; i < static_cast<TransferId>(second.size()); ++i)
+      if (own(i)) {
+        Time& first_send = sends[static_cast<size_t>(second[i].src)];
+        first_send = std::min(first_send, a[offset + i].start);
+      }
+    bool early = false;
+    for (size_t v = 0; v < waits.size(); ++v)
+      early = early || (last[v] >= 0 && sends[v] < a[last[v]].end);
+    if (!early || !add(last)) break;
+    a = join();
+  }
+  return a;
+}
+
+}  // namespace
+
+// One method: the plain matcher, or the matcher on the flow plan. Nothing when the plan does not
+// apply.
+std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collective& c,
+                                         Bytes chunk_bytes, const SynthOptions& o, Method planned,
+                                         double work_budget) {
+  if (c.kind != CollectiveKind::AllReduce) {
+    std::optional<Algorithm> a = synthesize_plan(t, c, chunk_bytes, o, planned, false, work_budget);
+    if (a && planned != Method::PlanPipeline) time(t, *a);  // the pipelines were timed to pick one
+    return a;
+  }
+  // Reduce-Scatter, then All-Gather; each chunk's All-Gather waits only for its own reduction.
+  Collective rs = c, ag = c;
+  rs.kind = CollectiveKind::ReduceScatter;
+  ag.kind = CollectiveKind::AllGather;
+  SynthOptions half = o;
+  // The pipelines run each variant in both halves, the fastest whole kept (a half fastest alone
+  // may join worse than the same variant in both).
+  std::optional<Algorithm> best;
+  auto run = [&](int variant) {
+    if (o.progress) half.progress = [&](double f) { o.progress(f / 2); };
+    std::optional<Algorithm> first =
+        synthesize_plan(t, rs, chunk_bytes, half, planned, false, work_budget, variant);
+    if (!first) return;
+    if (o.progress) half.progress = [&](double f) { o.progress(0.5 + f / 2); };
+    std::optional<Algorithm> second =
+        synthesize_plan(t, ag, chunk_bytes, half, planned, /*last_first=*/true, 0, variant);
+    if (!second) return;
+    const bool serial = first->serial_channels;
+    Algorithm a = join_all_reduce(t, c, std::move(*first), *second, serial);
+    a.method = second->method;
+    a.provenance = second->provenance;
+    if (variant >= 0 && o.on_pipeline_variant) o.on_pipeline_variant(variant, a.claimed_time);
+    if (!best || a.claimed_time < best->claimed_time) best = std::move(a);
+  };
+  if (planned != Method::PlanPipeline) {
+    run(-1);
+    return best;
+  }
+  for_each_pipeline_variant(t, o, best, run);
+  // The halves in turn (kPipelineInTurn): each its own fastest variant, each NPU's All-Gather
+  // starting once every reduction into it is done, so that neither half's streams crowd the
+  // other's out. The joined channels are serial where both halves' are, shared where neither's
+  // are, else timed both ways. On mixed speeds, where the pipelines together end over kInTurnOver
+  // of the RS+AG bound (below it they may overlap where in turn they cannot; and each count in
+  // turn costs as much again).
+  const bool asked = (o.pipeline_variants >> kPipelineInTurn & 1) != 0;
+  const bool far =
+      mixed_speeds(t) &&
+      (!best || static_cast<double>(best->claimed_time) >
+                    kInTurnOver * static_cast<double>(lower_bound(t, c, chunk_bytes).coarse));
+  if (o.pipeline_variants != 0 ? !asked : !far) return best;
+  // Each half its own variants, reported as kInTurnHalf[h] + v.
+  auto alone = [&](int h) {
+    SynthOptions a = o;
+    a.progress = nullptr;
+    a.pipeline_variants = o.pipeline_variants >> kInTurnHalf[h] & kWholeVariants;
+    if (o.on_pipeline_variant)
+      a.on_pipeline_variant = [&o, h](int v, Time time) {
+        o.on_pipeline_variant(kInTurnHalf[h] + v, time);
+      };
+    return a;
+  };
+  std::optional<Algorithm> first =
+      synthesize_plan(t, rs, chunk_bytes, alone(0), planned, false, work_budget);
+  if (!first) return best;
+  std::optional<Algorithm> second =
+      synthesize_plan(t, ag, chunk_bytes, alone(1), planned, false, 0);
+  if (!second) return best;
+  const std::string method =
+      fmt::format("flow-plan pipelines, the halves in turn (Reduce-Scatter: {}; All-Gather: {})",
+                  describe(first->provenance.pipeline), describe(second->provenance.pipeline));
+  Provenance made_by(Producer::FlowPlanPipelines);
+  made_by.halves_in_turn = true;
+  made_by.pipeline = first->provenance.pipeline;
+  made_by.all_gather = second->provenance.pipeline;
+  Algorithm a = join_all_reduce(t, c, *first, *second, first->serial_channels, /*in_turn=*/true);
+  if (first->serial_channels != second->serial_channels) {
+    Algorithm b = join_all_reduce(t, c, *first, *second, second->serial_channels, /*in_turn=*/true);
+    if (b.claimed_time < a.claimed_time) a = std::move(b);
+  }
+  a.method = method;
+  a.provenance = made_by;
+  if (o.on_pipeline_variant) o.on_pipeline_variant(kPipelineInTurn, a.claimed_time);
+  if (!best || a.claimed_time < best->claimed_time) best = std::move(a);
+  return best;
+}
+
+}  // namespace tenet::synth::detail

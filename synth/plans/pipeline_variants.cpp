@@ -1,0 +1,81 @@
+#include "synth/plans/pipeline_variants.hpp"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "synth/bounds/lower_bound.hpp"
+
+namespace tenet::synth {
+namespace detail {
+
+bool mixed_speeds(const topo::Topology& t) {
+  for (const topo::Link& l : t.links())
+    if (l.bandwidth != t.link(0).bandwidth) return true;
+  return false;
+}
+
+PipelineVariant pipeline_variant(int v) {
+  PipelineVariant p;
+  if (v >= kPipelineSerial) {
+    const int w = v - kPipelineSerial;
+    p.shape = {.lanes = w % 2 == 1, .split = 1, .least_lane = 0, .serial = true};
+    p.sped_up = w >= 2;
+    return p;
+  }
+  p.shape = {.lanes = v % kPipelineVariants >= 2,
+             .split = v % kPipelineSpedUp >= kPipelineVariants ? kPipelineSplit : 1,
+             .least_lane = kLeastLane,
+             .serial = false};
+  p.paced = v % 2 == 1;
+  p.sped_up = v >= kPipelineSpedUp;
+  return p;
+}
+
+void for_each_pipeline_variant(const topo::Topology& t, const SynthOptions& o,
+                               const std::optional<Algorithm>& best,
+                               const std::function<void(int)>& run) {
+  if (o.pipeline_variants != 0) {
+    for (int v = 0; v < kPipelineInTurn; ++v)
+      if ((o.pipeline_variants >> v & 1) != 0) run(v);
+    return;
+  }
+  const bool mixed = mixed_speeds(t);
+  for (int sped = 0; sped <= (mixed ? kPipelineSpedUp : 0); sped += kPipelineSpedUp)
+    for (int v = 0; v < pipeline_variants(t); ++v) run(sped + v);
+  if (!mixed) return;
+  if (best && o.split_pipelines &&
+      static_cast<double>(best->claimed_time) >
+          kPipelinesPersist *
+              static_cast<double>(lower_bound(t, best->collective, best->chunk_bytes).coarse))
+    for (int sped = 0; sped <= kPipelineSpedUp; sped += kPipelineSpedUp)
+      for (int v = kPipelineVariants; v < 2 * kPipelineVariants; ++v) run(sped + v);
+  for (int w = 0; w < 4; ++w) run(kPipelineSerial + w);
+}
+
+}  // namespace detail
+
+using namespace detail;
+
+uint64_t fastest_pipeline_variants(const std::map<int, Time>& times, size_t n) {
+  std::vector<std::pair<Time, int>> fastest;
+  std::array<std::pair<Time, int>, 2> halves{{{-1, -1}, {-1, -1}}};
+  for (const auto& [v, time] : times) {
+    const int h = v < kInTurnHalf[0] ? -1 : v < kInTurnHalf[1] ? 0 : 1;
+    if (h < 0)
+      fastest.emplace_back(time, v);
+    else if (halves[h].first < 0 || time < halves[h].first)
+      halves[h] = {time, v};
+  }
+  std::sort(fastest.begin(), fastest.end());
+  uint64_t mask = 0;
+  for (size_t i = 0; i < fastest.size() && i < n; ++i) mask |= uint64_t{1} << fastest[i].second;
+  if ((mask >> kPipelineInTurn & 1) != 0)
+    for (const auto& [time, v] : halves)
+      if (v >= 0) mask |= uint64_t{1} << v;
+  return mask;
+}
+
+}  // namespace tenet::synth

@@ -1,0 +1,322 @@
+#include "synth/plans/planned.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "synth/bounds/lower_bound.hpp"
+#include "synth/cost/timing.hpp"
+#include "synth/plans/broadcast_server_plan.hpp"
+#include "synth/plans/flow_plan_cache.hpp"
+#include "synth/plans/pipeline_variants.hpp"
+#include "synth/plans/pipelines.hpp"
+#include "synth/plans/server_plan.hpp"
+#include "synth/ten/spread_matcher.hpp"
+#include "synth/ten/way_matcher.hpp"
+#include "synth/tuning.hpp"
+
+namespace tenet::synth::detail {
+
+namespace {
+
+// synthesize_plan for one collective: its forward problem on `ft_` (the topology, or its reverse
+// for the reversed plans), followed by the method asked for.
+class Planned {
+ public:
+  Planned(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, const SynthOptions& o,
+          bool last_first, int variant)
+      : t_(t),
+        c_(c),
+        chunk_bytes_(chunk_bytes),
+        o_(o),
+        last_first_(last_first),
+        variant_(variant),
+        plan_(plan_for(c.kind)),
+        forward_(c) {
+    forward_.kind = forward_kind(c.kind);
+    if (plan_.reversed) reversed_ = topo::reversed(t);
+  }
+
+  std::optional<Algorithm> run(Method method, double work_budget) {
+    if (method == Method::Matcher) return plain_matcher(work_budget);
+    // The flow plan of routed chunks: ways spread as the flow optimum spreads.
+    if (plan_.shape == Shape::Route) {
+      if (method != Method::PlanMatcher) return std::nullopt;
+      return ways_matcher();
+    }
+    const bool broadcast = forward_.kind == CollectiveKind::Broadcast;
+    if ((!broadcast && forward_.kind != CollectiveKind::AllGather) ||
+        forward_.num_ranks() != ft().num_npus())
+      return std::nullopt;
+    if (method == Method::ServerPlan && broadcast)
+      return broadcast_server_plan(t_, ft(), plan_, c_, forward_, chunk_bytes_, o_);
+    if (method == Method::ServerPlan) return server_plan_matcher();
+    packing_ = plan_of(ft(), broadcast ? forward_.ranks[forward_.root] : -1);
+    if (!packing_) return std::nullopt;
+    tree_of_ = deal([&](int i, int j, const std::vector<int>& dealt) {
+      return int64_t{dealt[i] + 1} * packing_->trees[j].copies <
+             int64_t{dealt[j] + 1} * packing_->trees[i].copies;
+    });
+    std::vector<std::tuple<NodeId, NodeId, std::vector<LinkId>>> ways;
+    std::set<std::tuple<NodeId, NodeId, std::vector<LinkId>>> distinct;
+    for (const PackedTree& tr : packing_->trees)
+      for (NodeId v = 0; v < ft().num_npus(); ++v)
+        for (const auto& route : tr.routes[v])
+          if (distinct.emplace(tr.parent[v], v, route).second)
+            ways.emplace_back(tr.parent[v], v, route);
+    g_.emplace(ft(), chunk_bytes_, o_.link_model, ways);
+    if (method == Method::PlanPipeline) return pipelines(broadcast);
+    return tree_matcher(broadcast);
+  }
+
+ private:
+  const topo::Topology& ft() const { return plan_.reversed ? *reversed_ : t_; }
+
+  // The matcher alone; nothing when its work is over `work_budget` (0: none).
+  std::optional<Algorithm> plain_matcher(double work_budget) const {
+    ChannelGraph g(ft(), chunk_bytes_, o_.link_model, o_.ecmp_routes);
+    if (work_budget > 0 && matcher_work(g, forward_) > work_budget) return std::nullopt;
+    return build(t_, g, run_forward(ft(), g, forward_, o_), plan_, c_, chunk_bytes_, o_);
+  }
+
+  // The matcher along ways spread like the multicommodity-flow optimum (routed collectives).
+  Algorithm ways_matcher() const {
+    const topo::Topology& t = t_;
+    const Collective& c = c_;
+    const Bytes chunk_bytes = chunk_bytes_;
+    const SynthOptions& o = o_;
+    const ForwardPlan& plan = plan_;
+    const topo::Topology& ft = this->ft();
+    const Collective& forward = forward_;
+    ChannelGraph g(ft, chunk_bytes, o.link_model, o.ecmp_routes);
+    std::vector<ChunkId> chunks;
+    std::vector<std::array<NodeId, 2>> ends;
+    std::vector<int> round_of;
+    for (ChunkId ch = 0; ch < forward.num_chunks(); ++ch) {
+      const NodeId from = forward.ranks[forward.origin(ch)],
+                   to = forward.ranks[forward.needed_by(ch)];
+      if (from == to) continue;
+      chunks.push_back(ch);
+      ends.push_back({from, to});
+      round_of.push_back(ch % forward.chunks_per_npu);
+    }
+    const double horizon =
+        std::max<double>(1, static_cast<double>(lower_bound(ft, forward, chunk_bytes).bandwidth)) /
+        static_cast<double>(kPicosPerSecond);
+    WayMatcher r(ft, g, o, std::move(chunks),
+                 flow_ways(ft, g, ends, round_of, chunk_bytes, horizon));
+    Algorithm a = build(t, g, r.run(), plan, c, chunk_bytes, o);
+    a.method = "matcher on ways spread like the flow optimum";
+    a.provenance.producer = Producer::FlowWaysMatcher;
+    return a;
+  }
+
+  // The matcher on a cluster's server plan: each chunk from its root along the plan's way to each
+  // NPU. Nothing where there is no server plan, or its matching would scan too much.
+  std::optional<Algorithm> server_plan_matcher() const {
+    const topo::Topology& t = t_;
+    const Collective& c = c_;
+    const Bytes chunk_bytes = chunk_bytes_;
+    const SynthOptions& o = o_;
+    const ForwardPlan& plan = plan_;
+    const topo::Topology& ft = this->ft();
+    const Collective& forward = forward_;
+    const std::optional<ServerPlan> servers =
+        plan_servers(ft, chunk_bytes, o.link_model, o.ecmp_routes);
+    // A match scans at most a bitset of chunks of its way.
+    const int64_t words = (forward.num_chunks() + 63) / 64;
+    if (!servers || transfer_estimate(forward) * words > kServerPlanWork) return std::nullopt;
+    ChannelGraph g(ft, chunk_bytes, o.link_model, servers->ways());
+    SpreadMatcher s(ft, g, forward.num_chunks(), o);
+    for (ChunkId ch = 0; ch < forward.num_chunks(); ++ch) {
+      const NodeId root = forward.ranks[forward.origin(ch)];
+      s.hold(root, ch);
+      for (NodeId v = 0; v < ft.num_npus(); ++v)
+        if (v != root) {
+          s.need(v, ch);
+          s.allow(servers->way(root, v), ch);
+        }
+    }
+    Algorithm a = build(t, g, s.run(), plan, c, chunk_bytes, o);
+    a.provenance.producer = Producer::ServerPlanMatcher;
+    a.method = fmt::format("matcher on a server plan ({} servers of {}: rails, then NVSwitch)",
+                           servers->servers().size(), servers->servers()[0].size());
+    return a;
+  }
+
+  // The chunks of each root go to its trees in proportion to their copies, as seats to parties by
+  // Jefferson's (D'Hondt's) method: each next chunk to the tree whose (chunks + 1) / copies is
+  // least, which makes the slowest tree's chunks / copies (its time at its fluid rate) least. A
+  // tree of one copy among hundreds may get none: rounding to it would make it the slowest.
+  // Each chunk in turn to the first of its root's trees that none is `before`, given how many
+  // each was dealt so far (before(i, j, dealt): tree i goes before tree j).
+  template <typename Before>
+  std::vector<int> deal(Before&& before) const {
+    const ChunkId chunks = forward_.num_chunks();
+    std::vector<std::vector<int>> trees_of(ft().num_npus());
+    for (size_t i = 0; i < packing_->trees.size(); ++i)
+      trees_of[packing_->trees[i].root].push_back(static_cast<int>(i));
+    std::vector<int> dealing(chunks, -1), dealt(packing_->trees.size(), 0);
+    for (ChunkId ch = 0; ch < chunks; ++ch) {
+      int best = -1;
+      for (int i : trees_of[forward_.ranks[forward_.origin(ch)]])
+        if (best < 0 || before(i, best, dealt)) best = i;
+      dealing[ch] = best;
+      ++dealt[best];
+    }
+    return dealing;
+  }
+  // The pipelines also deal by when a chunk would arrive (pipeline_fill): each next chunk of a
+  // root to the tree where it would reach the tree's last NPU the earliest, at its fill plus a
+  // chunk time at the tree's rate per chunk dealt before. Jefferson's method is that where the fill
+  // is one chunk time; where a level costs a chunk time at a thin tree's own rate (four, split) and
+  // trees are deep, thin and deep trees take fewer chunks and the trees end together. Neither
+  // dealing wins everywhere, so the pipelines time both and keep the faster.
+  std::vector<int> deal_by_arrival(const PipelineFill& fill) const {
+    return deal([&](int i, int j, const std::vector<int>& dealt) {
+      return fill.last[i] + dealt[i] * fill.chunk_time[i] <
+             fill.last[j] + dealt[j] * fill.chunk_time[j];
+    });
+  }
+
+  // The flow plan's trees as pipelines: `variant_`, or every variant that applies, the fastest
+  // kept.
+  std::optional<Algorithm> pipelines(bool broadcast) {
+    // Lanes differ from shares only where an arc stands for several routes.
+    routed_ = false;
+    for (const PackedTree& tr : packing_->trees)
+      for (const auto& routes : tr.routes) routed_ = routed_ || routes.size() > 1;
+    auto run = [&](int v) { run_variant(v, broadcast); };
+    if (variant_ >= 0)
+      run(variant_);
+    else
+      for_each_pipeline_variant(t_, o_, best_, run);
+    return std::move(best_);
+  }
+
+  // Pipeline variant `v` (pipeline_variant), into best_ when faster.
+  void run_variant(int v, bool broadcast) {
+    const topo::Topology& ft = this->ft();
+    const TreePacking* packing = packing_;
+    const std::vector<int>& tree_of = tree_of_;
+    const ChannelGraph& g = *g_;
+    const int variant = variant_;
+    std::optional<Algorithm>& best = best_;
+    std::optional<TreePacking>& narrowed = narrowed_;
+    const bool routed = routed_;
+    const topo::Topology& t = t_;
+    const Collective& c = c_;
+    const Bytes chunk_bytes = chunk_bytes_;
+    const SynthOptions& o = o_;
+    const ForwardPlan& plan = plan_;
+    const bool last_first = last_first_;
+    const PipelineVariant pv = pipeline_variant(v);
+    const bool lanes = pv.shape.lanes, paced = pv.paced, sped_up = pv.sped_up;
+    const int split = pv.shape.split;
+    if (lanes && !routed) return;
+    if (lanes && pv.shape.serial && !narrowed) narrowed = drop_thin_lanes(ft, *packing);
+    const TreePacking& streamed = lanes && pv.shape.serial ? *narrowed : *packing;
+    const StreamSpeedup speedup(ft, streamed, lanes, sped_up);
+    if (sped_up && !speedup.any()) return;  // the same as at the plan's rates
+    // Both dealings where they differ, timed, the faster kept; sped up, by arrival alone (its fill
+    // is what the speed-up shortens). A variant asked for alone (an All-Reduce's halves, timed
+    // joined) deals by arrival where split (a level costs four chunk times) or sped up, else by
+    // copies.
+    const bool arrival_only = split > 1 || sped_up;
+    std::vector<int> by_arrival;
+    if (variant < 0 || arrival_only)
+      by_arrival = deal_by_arrival(pipeline_fill(ft, streamed, chunk_bytes, pv.shape, speedup));
+    std::vector<const std::vector<int>*> dealings;
+    if (variant >= 0 || sped_up) {
+      dealings.push_back(arrival_only ? &by_arrival : &tree_of);
+    } else {
+      dealings.push_back(&tree_of);
+      if (by_arrival != tree_of) dealings.push_back(&by_arrival);
+    }
+    Time fastest = -1;
+    for (const std::vector<int>* dealing : dealings) {
+      std::vector<int32_t> pace;
+      RawList raw = plan_pipeline(ft, g, streamed, *dealing, chunk_bytes, last_first, pv.shape,
+                                  speedup, paced ? &pace : nullptr);
+      Algorithm a = build(t, g, std::move(raw), plan, c, chunk_bytes, o, paced ? &pace : nullptr);
+      a.serial_channels = pv.shape.serial;
+      if (variant < 0) time(t, a);
+      const PipelineTraits traits{
+          .trees = static_cast<int>(packing->trees.size()),
+          .per = packing->k,
+          .per_root = broadcast,
+          .sped_up = sped_up,
+          .lanes = lanes,
+          .paced = paced,
+          .serial = pv.shape.serial,
+          .split = split,
+          .dealt_by_arrival = dealing == &by_arrival && *dealing != tree_of};
+      a.provenance = Provenance(Producer::FlowPlanPipelines);
+      a.provenance.pipeline = traits;
+      a.method = fmt::format("flow-plan pipelines ({})", describe(traits));
+      if (fastest < 0 || a.claimed_time < fastest) fastest = a.claimed_time;
+      if (!best || a.claimed_time < best->claimed_time) best = std::move(a);
+    }
+    if (variant < 0 && fastest >= 0 && o.on_pipeline_variant) o.on_pipeline_variant(v, fastest);
+  }
+
+  // The matcher along the flow plan's trees.
+  Algorithm tree_matcher(bool broadcast) const {
+    const topo::Topology& t = t_;
+    const Collective& c = c_;
+    const Bytes chunk_bytes = chunk_bytes_;
+    const SynthOptions& o = o_;
+    const ForwardPlan& plan = plan_;
+    const topo::Topology& ft = this->ft();
+    const Collective& forward = forward_;
+    const TreePacking* packing = packing_;
+    const std::vector<int>& tree_of = tree_of_;
+    const ChannelGraph& g = *g_;
+    const ChunkId chunks = forward.num_chunks();
+    SpreadMatcher s(ft, g, chunks, o);
+    for (ChunkId ch = 0; ch < chunks; ++ch) {
+      s.hold(forward.ranks[forward.origin(ch)], ch);
+      const PackedTree& tr = packing->trees[tree_of[ch]];
+      for (NodeId v = 0; v < ft.num_npus(); ++v) {
+        if (v == tr.root) continue;
+        s.need(v, ch);
+        for (const auto& route : tr.routes[v]) s.allow(g.find(tr.parent[v], v, route), ch);
+      }
+    }
+    Algorithm a = build(t, g, s.run(), plan, c, chunk_bytes, o);
+    a.provenance.producer = Producer::FlowPlanMatcher;
+    a.method = fmt::format("matcher on a flow plan ({} trees, {} per {})", packing->trees.size(),
+                           packing->k, broadcast ? "root" : "NPU");
+    return a;
+  }
+
+  const topo::Topology& t_;
+  const Collective& c_;
+  Bytes chunk_bytes_;
+  const SynthOptions& o_;
+  bool last_first_;
+  int variant_;
+  ForwardPlan plan_;
+  Collective forward_;
+  std::optional<topo::Topology> reversed_;
+  const TreePacking* packing_ = nullptr;
+  std::vector<int> tree_of_;             // per chunk, its tree (dealt by copies)
+  std::optional<ChannelGraph> g_;        // the channels of the plan's trees
+  bool routed_ = false;                  // some arc stands for several routes
+  std::optional<TreePacking> narrowed_;  // in serial channels, lanes with the thin ones dropped
+  std::optional<Algorithm> best_;
+};
+
+}  // namespace
+
+std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collective& c,
+                                         Bytes chunk_bytes, const SynthOptions& o, Method method,
+                                         bool last_first, double work_budget, int variant) {
+  return Planned(t, c, chunk_bytes, o, last_first, variant).run(method, work_budget);
+}
+
+}  // namespace tenet::synth::detail

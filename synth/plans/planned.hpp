@@ -1,0 +1,23 @@
+// The flow plan followed: by the matcher (along the plan's trees, a server plan's ways, or ways
+// spread like the flow optimum) or as pipelines at the plan's rates.
+#pragma once
+
+#include <optional>
+
+#include "synth/synthesizer.hpp"
+#include "synth/ten/forward.hpp"
+#include "topo/topology.hpp"
+
+namespace tenet::synth::detail {
+
+// The forward problem of `c` run on `ft` (t or its reverse), under the flow plan when `planned`.
+// Nothing when planned but no plan applies (a subset of NPUs, not a spread, no plan found), or
+// for the plain matcher when its work is over `work_budget` (0: none). The pipelines run
+// `variant` (or, at -1, every variant, the fastest kept; nothing where a variant in lanes would
+// be the one without).
+std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collective& c,
+                                         Bytes chunk_bytes, const SynthOptions& o, Method method,
+                                         bool last_first = false, double work_budget = 0,
+                                         int variant = -1);
+
+}  // namespace tenet::synth::detail

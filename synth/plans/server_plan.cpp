@@ -1,0 +1,118 @@
+#include "synth/plans/server_plan.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "topo/analysis.hpp"
+#include "topo/routing.hpp"
+
+namespace tenet::synth {
+
+std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_bytes, LinkModel model,
+                                       int ecmp) {
+  ServerPlan p;
+  p.servers_ = topo::detect_servers(t);
+  if (p.servers_.size() < 2) return std::nullopt;
+  const int n = t.num_npus();
+  const size_t count = p.servers_.size();
+  p.per_ = p.servers_[0].size();
+  p.server_of_.assign(n, -1);
+  p.local_of_.assign(n, -1);
+  for (size_t s = 0; s < count; ++s)
+    for (size_t i = 0; i < p.per_; ++i) {
+      p.server_of_[p.servers_[s][i]] = static_cast<int>(s);
+      p.local_of_[p.servers_[s][i]] = static_cast<int>(i);
+    }
+  p.intra_.assign(static_cast<size_t>(n) * p.per_, -1);
+  p.rail_.assign(static_cast<size_t>(n) * count, -1);
+
+  // The data each way carries, in roots' shares: a way inside a server carries its source's own
+  // data and what the source brought over its rail from the S - 1 other servers; a rail way its
+  // source's own data only.
+  struct Need {
+    NodeId u, v;
+    double load;
+    int* slot;
+  };
+  std::vector<Need> needs;
+  needs.reserve(static_cast<size_t>(n) * (p.per_ - 1 + count - 1));
+  for (NodeId u = 0; u < n; ++u) {
+    const auto& mates = p.servers_[p.server_of_[u]];
+    for (size_t i = 0; i < p.per_; ++i)
+      if (mates[i] != u)
+        needs.push_back({u, mates[i], static_cast<double>(count), &p.intra_[u * p.per_ + i]});
+  }
+  for (NodeId u = 0; u < n; ++u)
+    for (size_t s = 0; s < count; ++s)
+      if (static_cast<int>(s) != p.server_of_[u])
+        needs.push_back({u, p.servers_[s][p.local_of_[u]], 1.0, &p.rail_[u * count + s]});
+
+  // Candidate routes: the NPUs' direct links and the routes through switches, one route search per
+  // source for all its ways.
+  topo::Router router(t);
+  std::vector<std::vector<size_t>> needs_of(n);
+  for (size_t i = 0; i < needs.size(); ++i) needs_of[needs[i].u].push_back(i);
+  std::vector<std::vector<std::vector<LinkId>>> candidates_of(needs.size());
+  for (NodeId u = 0; u < n; ++u) {
+    const auto from_u = t.num_switches() > 0
+                            ? router.quickest_switch_routes_from(u, chunk_bytes, ecmp)
+                            : std::vector<std::vector<topo::Route>>(n);
+    for (size_t i : needs_of[u]) {
+      for (LinkId l : t.out_links(u))
+        if (t.link(l).dst == needs[i].v) candidates_of[i].push_back({l});
+      for (const topo::Route& r : from_u[needs[i].v]) candidates_of[i].push_back(r.links);
+      if (candidates_of[i].empty()) return std::nullopt;
+    }
+  }
+
+  // Each way takes the candidate route that keeps its busiest link least loaded (load over
+  // bandwidth, with the way's own load added), the first such in the candidates' order.
+  std::vector<double> link_load(t.num_links(), 0);
+  std::vector<double> way_load;
+  for (size_t i = 0; i < needs.size(); ++i) {
+    const Need& need = needs[i];
+    auto& candidates = candidates_of[i];
+    size_t best = 0;
+    double best_cost = std::numeric_limits<double>::infinity();
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      double cost = 0;
+      for (LinkId l : candidates[c])
+        cost =
+            std::max(cost, (link_load[l] + need.load) / static_cast<double>(t.link(l).bandwidth));
+      if (cost < best_cost) {
+        best = c;
+        best_cost = cost;
+      }
+    }
+    for (LinkId l : candidates[best]) link_load[l] += need.load;
+    *need.slot = static_cast<int>(p.ways_.size());
+    p.ways_.push_back({need.u, need.v, std::move(candidates[best]), 0});
+    way_load.push_back(need.load);
+  }
+
+  set_fluid_rates(t, model, p.ways_, way_load);
+  return p;
+}
+
+void set_fluid_rates(const topo::Topology& t, LinkModel model, std::vector<ServerWay>& ways,
+                     const std::vector<double>& load) {
+  for (ServerWay& w : ways) w.rate = 0;
+  if (model != LinkModel::Pipelined) return;
+  std::vector<double> link_load(t.num_links(), 0);
+  for (size_t i = 0; i < ways.size(); ++i)
+    for (LinkId l : ways[i].route) link_load[l] += load[i];
+  for (size_t i = 0; i < ways.size(); ++i) {
+    ServerWay& w = ways[i];
+    double rate = std::numeric_limits<double>::infinity();
+    Bandwidth narrowest = std::numeric_limits<Bandwidth>::max();
+    for (LinkId l : w.route) {
+      const auto bw = t.link(l).bandwidth;
+      narrowest = std::min(narrowest, bw);
+      rate = std::min(rate, static_cast<double>(bw) * load[i] / link_load[l]);
+    }
+    const auto fluid = std::max<Bandwidth>(1, static_cast<Bandwidth>(rate));
+    w.rate = fluid < narrowest ? fluid : 0;
+  }
+}
+
+}  // namespace tenet::synth

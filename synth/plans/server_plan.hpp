@@ -1,0 +1,77 @@
+// A hierarchical flow plan for clusters of servers: the All-Gather of NVSwitch servers joined by a
+// slower scale-out network (NIC rails, a leaf/spine fabric).
+//
+// The spanning-tree plan (synth/plans/tree_packing.hpp) reaches the cut bound in the fluid limit,
+// but on such clusters it needs hundreds of trees through two switch levels, whose pipelines lose
+// to fill and drain. The structure of the cluster gives a plan directly: every chunk crosses the
+// scale-out network once per other server, on its own rail (from its root to the NPU of the same
+// position in that server), and then spreads inside each server over the NVSwitch. Per NPU this
+// takes S - 1 chunks' worth over its NIC and (S - 1) (G - 1) + G - 1 over its NVSwitch port (S
+// servers of G NPUs), the least either level can take: the time is the slower level's, which on
+// NIC-bound clusters is the cut bound.
+//
+// Each NPU pair the plan uses gets one way (a route over the fabric, chosen among the equal-cost
+// and the quickest routes to balance the plan's load over the links), and a rate: its share of the
+// way's busiest link in proportion to the data it carries (the fluid rates), so that a fat link
+// carries all its ways at once, each continuously, instead of one way at a time at full speed. The
+// link-chunk matcher then decides when each chunk goes, confined to its ways.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "synth/ir/algorithm.hpp"
+#include "topo/topology.hpp"
+
+namespace tenet::synth {
+
+struct ServerWay {
+  NodeId src = 0, dst = 0;
+  std::vector<LinkId> route;
+  Bandwidth rate = 0;  // 0: the route's narrowest bandwidth (the way is alone on its busiest link)
+};
+
+class ServerPlan {
+ public:
+  const std::vector<std::vector<NodeId>>& servers() const { return servers_; }
+  const std::vector<ServerWay>& ways() const { return ways_; }
+  // The NPU that hands data of `root` to `v` (root itself, or root's rail peer in v's server).
+  NodeId parent(NodeId root, NodeId v) const {
+    if (server_of_[v] == server_of_[root] || local_of_[v] == local_of_[root]) return root;
+    return servers_[server_of_[v]][local_of_[root]];
+  }
+  // The way from parent(root, v) to v (an index into ways()).
+  int way(NodeId root, NodeId v) const { return way_between(parent(root, v), v); }
+  // The way from u to v, both in one server or at one position (on one rail), or -1.
+  int way_between(NodeId u, NodeId v) const {
+    if (server_of_[u] == server_of_[v]) return intra_[static_cast<size_t>(u) * per_ + local_of_[v]];
+    if (local_of_[u] == local_of_[v])
+      return rail_[static_cast<size_t>(u) * servers_.size() + server_of_[v]];
+    return -1;
+  }
+  int server_of(NodeId v) const { return server_of_[v]; }
+  int position(NodeId v) const { return local_of_[v]; }  // within its server
+
+ private:
+  friend std::optional<ServerPlan> plan_servers(const topo::Topology&, Bytes, LinkModel, int);
+  std::vector<std::vector<NodeId>> servers_;
+  std::vector<int> server_of_, local_of_;
+  size_t per_ = 0;
+  std::vector<ServerWay> ways_;
+  std::vector<int> intra_, rail_;  // per NPU and position / server: its way there (-1: itself)
+};
+
+// The plan of `t` for an All-Gather over every NPU, its ways' routes among the least-latency and
+// the quickest routes for chunks of `chunk_bytes` (at most `ecmp` of each kind per pair), or
+// nothing when `t` has no servers (topo::detect_servers) or some way has no route. Under `hold` a
+// transfer holds its links whole, so the ways keep their full rate.
+std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_bytes, LinkModel model,
+                                       int ecmp = 8);
+
+// Fluid rates under `pipelined`: each way its share of its busiest link in proportion to the data
+// it carries (`load[i]`, in any unit), 0 where that is the route's narrowest bandwidth. Under
+// `hold` a transfer holds its links whole, so every way keeps its full rate (0).
+void set_fluid_rates(const topo::Topology& t, LinkModel model, std::vector<ServerWay>& ways,
+                     const std::vector<double>& load);
+
+}  // namespace tenet::synth

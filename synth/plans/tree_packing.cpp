@@ -1,0 +1,591 @@
+#include "synth/plans/tree_packing.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <set>
+#include <tuple>
+
+#include "synth/plans/flow_graph.hpp"
+#include "topo/bounds.hpp"
+
+namespace tenet::synth {
+namespace {
+
+using Cap = FlowGraph::Cap;
+constexpr Cap kInf = FlowGraph::kInfinite;
+
+struct OutOfBudget {};  // or no plan: the caller falls back to the plain matcher
+struct Stranded {};     // a tree could not span every NPU
+
+class Packer {
+ public:
+  Packer(const topo::Topology& t, const PackingOptions& o, std::vector<NodeId> roots)
+      : t_(t), o_(o), n_(t.num_npus()), nodes_(t.num_nodes()), roots_(std::move(roots)) {
+    // Per ordered pair of nodes, the summed bandwidth of its links, in units of their gcd.
+    std::map<std::pair<int, int>, Bandwidth> bw;
+    for (LinkId l = 0; l < t.num_links(); ++l) {
+      const topo::Link& k = t.link(l);
+      bw[{k.src, k.dst}] += k.bandwidth;
+      links_[{k.src, k.dst}].push_back(l);
+    }
+    Bandwidth g = 0;
+    for (const auto& [uv, b] : bw) g = std::gcd(g, b);
+    for (const auto& [uv, b] : bw) {
+      base_.emplace_back(uv, b / g);
+      largest_ = std::max(largest_, b / g);
+    }
+    unit_ = g;
+  }
+
+  std::optional<TreePacking> run() {
+    try {
+      return pack();
+    } catch (const OutOfBudget&) {
+      return std::nullopt;
+    } catch (const Stranded&) {
+      return std::nullopt;
+    }
+  }
+
+ private:
+  // Units every NPU must be able to receive from the super source: k from each root.
+  Cap need(int k) const { return static_cast<Cap>(roots_.size()) * k; }
+
+  Cap flow(const FlowGraph& f, int s, int t) {
+    if (++flows_ > o_.max_flow_budget) throw OutOfBudget{};
+    return f.max_flow(s, t);
+  }
+
+  // Link capacities floor(U b) and the super source (node `nodes_`) feeding k to every NPU.
+  FlowGraph graph(double u, int k) const {
+    FlowGraph f(nodes_ + 1);
+    for (const auto& [uv, b] : base_)
+      f.set_capacity(uv.first, uv.second,
+                     static_cast<Cap>(std::floor(u * static_cast<double>(b) + 1e-9)));
+    for (NodeId r : roots_) f.set_capacity(nodes_, r, k);
+    return f;
+  }
+
+  bool feasible(double u, int k) {
+    const FlowGraph f = graph(u, k);
+    for (int v = 0; v < n_; ++v)
+      if (flow(f, nodes_, v) < need(k)) return false;
+    return true;
+  }
+
+  // The optimum (ForestColl, section 5), or within PackingOptions::near of it. With the cut bound
+  // a / B (B in units: a members behind B units of out-capacity; for one root, a = 1 and B its
+  // connectivity), k = B / g and U = a / g for g = gcd(a, B) give whole-number capacities U x b
+  // that admit k trees per root exactly at the bound. Fewer trees pipeline better, so first the
+  // least k up to max_k for which U = k a / B still admits k trees (capacities rounded down), then
+  // k = 2 max_k, 4 max_k, ... up to max_exact_k, exact or within `near`: when the bandwidths have
+  // a tiny common divisor (GB/s next to GiB/s), B / g is huge, but rounding down costs a cut at
+  // most one unit per arc, which a few hundred units per tree make negligible.
+  std::optional<std::pair<int, double>> near_optimum() {
+    Cap a = 1, b = 0;
+    if (roots_.size() == 1) {
+      b = connectivity();
+    } else {
+      const topo::CutBound cut = topo::allgather_cut_bound(t_);
+      a = cut.members_inside;
+      b = cut.out_bandwidth / unit_;
+    }
+    if (a <= 0 || b <= 0) return std::nullopt;
+    const double rate = static_cast<double>(a) / static_cast<double>(b);
+    for (int k = 1; k <= o_.max_k; ++k)
+      if (feasible(rate * k, k)) return std::pair(k, rate * k);
+    const Cap g = std::gcd(a, b);
+    const bool exact_fits = static_cast<double>(a / g) * static_cast<double>(largest_) < 1e15;
+    for (int k = 2 * o_.max_k; k <= o_.max_exact_k; k *= 2) {
+      if (b / g <= k && exact_fits && feasible(static_cast<double>(a / g), static_cast<int>(b / g)))
+        return std::pair(static_cast<int>(b / g), static_cast<double>(a / g));
+      const double u = rate * k * (1 + o_.near);
+      if (feasible(u, k)) return std::pair(k, u);
+    }
+    return std::nullopt;
+  }
+
+  // The least max-flow in units from the (single) root to any NPU.
+  int connectivity() {
+    FlowGraph f = graph(1, 0);
+    f.set_capacity(nodes_, roots_.front(), kInf);
+    Cap least = kInf;
+    for (int v = 0; v < n_; ++v)
+      if (v != roots_.front()) least = std::min(least, flow(f, nodes_, v));
+    return static_cast<int>(std::min<Cap>(least, std::numeric_limits<int>::max()));
+  }
+
+  // The least U (within 1e-6 relative) for k trees per root.
+  double least_congestion(int k) {
+    double lo = 0, hi = 1e-12;
+    // Start from the ingress bound: an NPU receives (N-1) k units over its in-links.
+    Cap least_in = -1;
+    for (int v = 0; v < n_; ++v) {
+      Cap in = 0;
+      for (const auto& [uv, b] : base_)
+        if (uv.second == v) in += b;
+      least_in = least_in < 0 ? in : std::min(least_in, in);
+    }
+    hi = static_cast<double>(need(k) - k) / static_cast<double>(std::max<Cap>(1, least_in));
+    if (hi <= 0) hi = static_cast<double>(k) / static_cast<double>(std::max<Cap>(1, least_in));
+    while (!feasible(hi, k)) {
+      lo = hi;
+      hi *= 2;
+    }
+    for (int i = 0; i < 40 && hi - lo > 1e-7 * hi; ++i) {
+      const double mid = (lo + hi) / 2;
+      if (feasible(mid, k))
+        hi = mid;
+      else
+        lo = mid;
+    }
+    return hi;
+  }
+
+  std::optional<TreePacking> pack() {
+    if (n_ < 2 || n_ > o_.max_npus) return std::nullopt;
+    // 1. k and U.
+    int k = 1;
+    double u = 0;
+    if (auto exact = near_optimum()) {
+      std::tie(k, u) = *exact;
+    } else {
+      u = least_congestion(1);
+      for (int next = 2; next <= o_.max_k; next *= 2) {
+        const double v = least_congestion(next);
+        if (v / next >= u / k * (1 - 1e-3)) break;  // no longer worth more trees
+        k = next;
+        u = v;
+      }
+    }
+    // Splitting at the exact optimum can leave capacity stranded at a switch (the splitting is
+    // greedy, switch by switch) so that some tree cannot span. Then the splits are checked
+    // directly (every NPU's max-flow) instead of by ForestColl's pairwise conditions, and then a
+    // little more capacity is given: 0.1 %, 0.2 %, 0.4 %, 0.8 %. Failing that, twice the trees at
+    // twice the congestion (the same time): capacities in finer units, which a switch whose
+    // capacity in and out differ can balance where one or two units could not; up to max_exact_k.
+    const double least_u = u;
+    const int least_k = k;
+    for (int attempt = 0;; ++attempt) {
+      try {
+        FlowGraph f = graph(u, k);
+        u_ = u;
+        split_.clear();
+        path_memo_.clear();
+        arc_total_.clear();
+        // 2. Split switches off.
+        split_switches(f, k, /*direct=*/attempt == 1);
+        for (int w = n_; w <= nodes_; ++w) f.isolate(w);  // switches and the super source
+        // 3. Trees.
+        TreePacking out;
+        out.k = k;
+        out.congestion = u;
+        out.unit = unit_;
+        build_trees(f, k, out);
+        out.max_flows = flows_;
+        return out;
+      } catch (const Stranded&) {
+        if (attempt == 5) {
+          if (2 * k > o_.max_exact_k) throw;
+          k *= 2;
+          u = least_u * (k / least_k);
+          attempt = -1;
+        } else if (attempt >= 1) {
+          u *= 1 + 1e-3 * (1 << (attempt - 1));
+        }
+      }
+    }
+  }
+
+  // Splitting-off is complete only at a switch whose capacity in equals its capacity out
+  // (Bang-Jensen, Frank and Jackson). Capacity beyond that on the heavier side cannot all be used
+  // at once, so arcs there give up what no NPU's connectivity needs, one at a time: with the
+  // arc's capacity c, the max-flow to v is min(A_v + c, F_v) (A_v: the arc at zero), so
+  // c = max over v of (need - A_v) keeps every NPU at `need`.
+  void balance(FlowGraph& f, int w, Cap need) {
+    Cap in = 0, out = 0;
+    for (int u : f.predecessors(w)) in += f.capacity(u, w);
+    for (int t : f.successors(w)) out += f.capacity(w, t);
+    const bool heavy_in = in > out;
+    Cap excess = heavy_in ? in - out : out - in;
+    for (int x : heavy_in ? f.predecessors(w) : f.successors(w)) {
+      if (excess == 0) break;
+      const int from = heavy_in ? x : w, to = heavy_in ? w : x;
+      const Cap c = f.capacity(from, to);
+      if (c == 0) continue;
+      f.set_capacity(from, to, 0);
+      Cap least = 0;
+      for (int v = 0; v < n_; ++v) least = std::max(least, need - flow(f, nodes_, v));
+      const Cap keep = std::max(least, c - excess);
+      f.set_capacity(from, to, keep);
+      excess -= c - keep;
+    }
+  }
+
+  // The most of (u -> w, w -> t), at most `most`, that can be split off into u -> t with every
+  // NPU still receiving `need` from the source: checked directly, a max-flow per NPU per step of a
+  // binary search (the fallback when the pairwise conditions below leave capacity stranded).
+  Cap largest_direct_split(FlowGraph& f, int u, int w, int t, Cap most, Cap need) {
+    auto fits = [&](Cap m) {
+      f.set_capacity(u, w, f.capacity(u, w) - m);
+      f.set_capacity(w, t, f.capacity(w, t) - m);
+      if (u != t) f.set_capacity(u, t, f.capacity(u, t) + m);
+      bool ok = true;
+      for (int v = 0; v < n_ && ok; ++v) ok = flow(f, nodes_, v) >= need;
+      f.set_capacity(u, w, f.capacity(u, w) + m);
+      f.set_capacity(w, t, f.capacity(w, t) + m);
+      if (u != t) f.set_capacity(u, t, f.capacity(u, t) - m);
+      return ok;
+    };
+    if (most <= 0 || fits(most)) return std::max<Cap>(most, 0);
+    Cap lo = 0, hi = most;  // fits(lo), not fits(hi)
+    while (hi - lo > 1) {
+      const Cap mid = lo + (hi - lo) / 2;
+      (fits(mid) ? lo : hi) = mid;
+    }
+    return lo;
+  }
+
+  // ForestColl's removeSwitchNodes: for each switch w, in-neighbour u and out-neighbour t, split
+  // off as much of (u -> w, w -> t) into u -> t as keeps every NPU's connectivity from the source.
+  void split_switches(FlowGraph& f, int k, bool direct) {
+    const int s = nodes_;
+    const Cap need = this->need(k);
+    // A switch already split (done) takes no arc again: what it could not split is lost capacity.
+    std::vector<char> done(nodes_ + 1, 0);
+    for (int w = nodes_ - 1; w >= n_; --w) {
+      balance(f, w, need);
+      for (int u : f.predecessors(w)) {
+        if (u == s || done[u]) continue;
+        // Passes over the out-arcs until u -> w is split off entirely (a split elsewhere can make
+        // an earlier t possible again) or a pass splits nothing.
+        for (bool progress = true; progress && f.capacity(u, w) > 0;) {
+          progress = false;
+          // Back to u itself last: such a split only absorbs capacity no other pair can use.
+          std::vector<int> outs = f.successors(w);
+          std::stable_partition(outs.begin(), outs.end(), [&](int t) { return t != u; });
+          // Spread u's capacity over its destinations a share at a time, so that the logical graph
+          // is dense and the trees grown on it are shallow (a chunk crosses few hops).
+          const Cap share =
+              std::max<Cap>(1, (f.capacity(u, w) + static_cast<Cap>(outs.size()) - 1) /
+                                   std::max<Cap>(1, static_cast<Cap>(outs.size()) - 1));
+          for (int t : outs) {
+            if (f.capacity(u, w) == 0) break;
+            if (t == s || done[t] || f.capacity(w, t) == 0) continue;
+            Cap m =
+                std::min({f.capacity(u, w), f.capacity(w, t), t == u ? f.capacity(u, w) : share});
+            if (direct) {
+              m = largest_direct_split(f, u, w, t, m, need);
+            } else {
+              // (a) u must still reach w: flow u -> w with u -> s, u -> t and every other NPU -> w
+              // free.
+              const Cap ut = f.capacity(u, t);
+              f.set_capacity(u, s, kInf);
+              if (u != t) f.set_capacity(u, t, kInf);
+              for (int v = 0; v < n_ && m > 0; ++v) {
+                if (v == u || v == t) continue;
+                const Cap vw = f.capacity(v, w);
+                f.set_capacity(v, w, kInf);
+                m = std::min(m, flow(f, u, w) - need);
+                f.set_capacity(v, w, vw);
+              }
+              f.set_capacity(u, s, 0);
+              // (b) w must still reach t: flow w -> t with w -> s and every other NPU -> t free.
+              if (m > 0) {
+                f.set_capacity(w, s, kInf);
+                for (int v = 0; v < n_ && m > 0; ++v) {
+                  if (v == t) continue;
+                  if (v == u) {
+                    m = std::min(m, flow(f, w, t) - need);
+                    continue;
+                  }
+                  const Cap vt = f.capacity(v, t);
+                  f.set_capacity(v, t, kInf);
+                  m = std::min(m, flow(f, w, t) - need);
+                  f.set_capacity(v, t, vt);
+                }
+                f.set_capacity(w, s, 0);
+              }
+              if (u != t) f.set_capacity(u, t, ut);
+            }
+            if (m <= 0) continue;
+            progress = true;
+            if (u != t) split_[{u, t}][w] += m;
+            f.set_capacity(u, w, f.capacity(u, w) - m);
+            f.set_capacity(w, t, f.capacity(w, t) - m);
+            if (u != t) f.set_capacity(u, t, f.capacity(u, t) + m);
+          }
+        }
+      }
+      done[w] = 1;
+    }
+  }
+
+  struct Tree {
+    NodeId root;
+    int copies;
+    std::vector<std::pair<int, int>> edges;
+    std::vector<char> in;
+    int source;            // its node in the flow graph (arcs to every node of the tree)
+    std::vector<int> bfs;  // its nodes, breadth first
+    size_t next = 0;       // the first of them not yet expanded
+  };
+
+  // ForestColl's BranchingGenerator: grow the trees arc by arc, giving an arc to as many of a
+  // tree's copies as the others can still be completed with. The trees grow together, a breadth-
+  // first level each in turn, so that none is left only the long ways round (a chunk's time down
+  // a pipeline grows with the tree's depth).
+  void build_trees(FlowGraph& f, int k, TreePacking& out) {
+    std::vector<Tree> trees;
+    std::vector<char> active;
+    auto add_tree = [&](Tree tr) {
+      tr.source = f.add_node();
+      for (int v = 0; v < n_; ++v)
+        if (tr.in[v]) f.set_capacity(tr.source, v, kInf);
+      trees.push_back(std::move(tr));
+      active.push_back(1);
+    };
+    for (NodeId r : roots_) {
+      std::vector<char> in(n_, 0);
+      in[r] = 1;
+      add_tree(Tree{r, k, {}, std::move(in), -1, {r}, 0});
+    }
+    // How many copies of tree `id` may use x -> y.
+    auto fitting = [&](size_t id, int x, int y) {
+      Cap others = 0;
+      for (size_t j = 0; j < trees.size(); ++j)
+        if (j != id && active[j]) {
+          f.set_capacity(x, trees[j].source, trees[j].copies);
+          others += trees[j].copies;
+        }
+      const Cap copies =
+          std::min<Cap>({trees[id].copies, f.capacity(x, y), flow(f, x, y) - others});
+      for (size_t j = 0; j < trees.size(); ++j)
+        if (j != id && active[j]) f.set_capacity(x, trees[j].source, 0);
+      return copies;
+    };
+    for (bool growing = true; growing;) {
+      growing = false;
+      for (size_t id = 0; id < trees.size(); ++id) {
+        if (!active[id]) continue;
+        const size_t level_end = trees[id].bfs.size();
+        if (trees[id].next == level_end) {
+          f.isolate(trees[id].source);
+          active[id] = 0;
+          // A tree that cannot span every NPU means the splitting left capacity stranded at a
+          // switch: no plan then.
+          if (level_end != static_cast<size_t>(n_)) throw Stranded{};
+          continue;
+        }
+        growing = true;
+        for (; trees[id].next < level_end; ++trees[id].next) {
+          const int x = trees[id].bfs[trees[id].next];
+          for (int y : f.successors(x)) {
+            if (y >= n_ || trees[id].in[y]) continue;
+            const Cap copies = fitting(id, x, y);
+            if (copies <= 0) continue;
+            if (copies < trees[id].copies) {
+              // The rest of the copies go on as a tree of their own, from here.
+              Tree rest = trees[id];
+              rest.copies -= static_cast<int>(copies);
+              add_tree(std::move(rest));
+              trees[id].copies = static_cast<int>(copies);
+            }
+            trees[id].edges.emplace_back(x, y);
+            trees[id].in[y] = 1;
+            trees[id].bfs.push_back(y);
+            f.set_capacity(trees[id].source, y, kInf);
+            f.set_capacity(x, y, f.capacity(x, y) - copies);
+          }
+        }
+      }
+    }
+    std::stable_sort(trees.begin(), trees.end(),
+                     [](const Tree& a, const Tree& b) { return a.root < b.root; });
+    for (const Tree& tr : trees) {
+      PackedTree p;
+      p.root = tr.root;
+      p.copies = tr.copies;
+      p.parent.assign(n_, -1);
+      p.routes.resize(n_);
+      p.shares.resize(n_);
+      for (auto [x, y] : tr.edges) {
+        p.parent[y] = x;
+        for (auto& [route, share] : paths(x, y)) {
+          p.routes[y].push_back(route);
+          p.shares[y].push_back(share);
+        }
+        if (p.routes[y].empty()) throw Stranded{};  // an arc whose every expansion loops: no plan
+      }
+      out.trees.push_back(std::move(p));
+    }
+    assign_lanes(out.trees);
+  }
+
+  // PackedTree::lanes: per logical arc, its routes' capacities (shares of the arc's) dealt to the
+  // trees on it, the most copies first, each to the route that fits it most tightly, or over the
+  // roomiest routes in turn when none fits it whole.
+  void assign_lanes(std::vector<PackedTree>& trees) {
+    std::map<std::pair<int, int>, std::vector<std::pair<int, size_t>>> on_arc;  // (copies, tree)
+    for (size_t i = 0; i < trees.size(); ++i) {
+      trees[i].lanes.resize(n_);
+      for (int v = 0; v < n_; ++v)
+        if (trees[i].parent[v] >= 0)
+          on_arc[{trees[i].parent[v], v}].emplace_back(trees[i].copies, i);
+    }
+    for (auto& [arc, users] : on_arc) {
+      std::stable_sort(users.begin(), users.end(),
+                       [](const auto& a, const auto& b) { return a.first > b.first; });
+      const std::vector<double>& shares = trees[users.front().second].shares[arc.second];
+      double used = 0;
+      for (const auto& [copies, i] : users) used += copies;
+      const double total = std::max(arc_total_[arc], used);
+      std::vector<double> room(shares.size());
+      for (size_t r = 0; r < shares.size(); ++r) room[r] = shares[r] * total;
+      for (const auto& [copies, i] : users) {
+        std::vector<double>& lane = trees[i].lanes[arc.second];
+        lane.assign(shares.size(), 0.0);
+        double need = copies;
+        size_t fit = shares.size();
+        for (size_t r = 0; r < shares.size(); ++r)
+          if (room[r] >= need - 1e-9 && (fit == shares.size() || room[r] < room[fit])) fit = r;
+        if (fit < shares.size()) {
+          lane[fit] = need;
+          room[fit] -= need;
+        } else {
+          std::vector<size_t> order(shares.size());
+          std::iota(order.begin(), order.end(), 0);
+          std::stable_sort(order.begin(), order.end(),
+                           [&](size_t a, size_t b) { return room[a] > room[b]; });
+          for (size_t r : order) {
+            if (need <= 1e-9) break;
+            const double take = std::min(need, std::max(0.0, room[r]));
+            lane[r] += take;
+            room[r] -= take;
+            need -= take;
+          }
+          // Rounding left some over: in proportion to the shares.
+          if (need > 1e-9)
+            for (size_t r = 0; r < shares.size(); ++r) lane[r] += need * shares[r];
+        }
+        for (double& x : lane) x /= copies;
+      }
+    }
+  }
+
+  // The physical routes a logical arc x -> y stands for, with the share of its capacity each
+  // carries: its own links (by bandwidth), and through each switch it was split off at (by the
+  // amount split there), the routes to it and on from it (their shares multiplied).
+  using Weighted = std::vector<std::pair<std::vector<LinkId>, double>>;
+  Weighted paths(int x, int y) {
+    auto memo = path_memo_.find({x, y});
+    if (memo != path_memo_.end()) return memo->second;
+    path_memo_[{x, y}] = {};  // while expanding: a cycle back here finds no route
+    Weighted out;
+    double total = 0;
+    if (auto it = links_.find({x, y}); it != links_.end())
+      for (LinkId l : it->second) {
+        out.push_back(
+            {{l}, u_ * static_cast<double>(t_.link(l).bandwidth) / static_cast<double>(unit_)});
+        total += out.back().second;
+      }
+    if (auto it = split_.find({x, y}); it != split_.end())
+      for (const auto& [w, amount] : it->second) {
+        const Weighted first = paths(x, w), second = paths(w, y);
+        for (const auto& [a, share_a] : first)
+          for (const auto& [b, share_b] : second) {
+            if (out.size() >= 32) break;
+            std::vector<LinkId> route = a;
+            route.insert(route.end(), b.begin(), b.end());
+            // A route is a path: no link twice.
+            std::set<LinkId> seen(route.begin(), route.end());
+            if (seen.size() != route.size()) continue;
+            out.push_back({std::move(route), static_cast<double>(amount) * share_a * share_b});
+            total += out.back().second;
+          }
+      }
+    for (auto& [route, share] : out)
+      share = total > 0 ? share / total : 1.0 / static_cast<double>(out.size());
+    path_memo_[{x, y}] = out;
+    arc_total_[{x, y}] = total;
+    return out;
+  }
+
+  const topo::Topology& t_;
+  const PackingOptions& o_;
+  const int n_, nodes_;
+  std::vector<std::pair<std::pair<int, int>, Cap>> base_;
+  std::map<std::pair<int, int>, std::vector<LinkId>> links_;
+  std::map<std::pair<int, int>, std::map<int, Cap>> split_;
+  std::map<std::pair<int, int>, Weighted> path_memo_;
+  std::map<std::pair<int, int>, double> arc_total_;  // an arc's capacity in units, over its routes
+  std::vector<NodeId> roots_;
+  int64_t flows_ = 0;
+  double u_ = 0;  // the capacities' scale: a link of b units has capacity U b
+  Bandwidth unit_ = 0;
+  Bandwidth largest_ = 0;  // the largest capacity in units
+};
+
+}  // namespace
+
+std::optional<TreePacking> pack_spanning_trees(const topo::Topology& t,
+                                               const PackingOptions& options) {
+  std::vector<NodeId> roots(t.num_npus());
+  std::iota(roots.begin(), roots.end(), 0);
+  return Packer(t, options, std::move(roots)).run();
+}
+
+std::optional<TreePacking> pack_broadcast_trees(const topo::Topology& t, NodeId root,
+                                                const PackingOptions& options) {
+  return Packer(t, options, {root}).run();
+}
+
+TreePacking drop_thin_lanes(const topo::Topology& t, TreePacking packing) {
+  const double per_copy = static_cast<double>(packing.unit) / packing.congestion;
+  std::vector<double> load(static_cast<size_t>(t.num_links()), 0.0);  // at the plan's rates
+  struct Lane {
+    double share;
+    size_t tree;
+    NodeId v;
+    size_t route;
+  };
+  std::vector<Lane> thin;
+  for (size_t i = 0; i < packing.trees.size(); ++i) {
+    const PackedTree& tr = packing.trees[i];
+    for (NodeId v = 0; v < static_cast<NodeId>(tr.routes.size()); ++v)
+      for (size_t r = 0; r < tr.routes[v].size(); ++r) {
+        for (LinkId l : tr.routes[v][r])
+          load[static_cast<size_t>(l)] += per_copy * tr.copies * tr.lanes[v][r];
+        if (tr.routes[v].size() > 1 && tr.lanes[v][r] > 0 && tr.lanes[v][r] < 0.5)
+          thin.push_back({tr.lanes[v][r], i, v, r});
+      }
+  }
+  std::stable_sort(thin.begin(), thin.end(),
+                   [](const Lane& a, const Lane& b) { return a.share < b.share; });
+  std::map<LinkId, double> change;  // per link, what moving a lane adds (or takes)
+  for (const Lane& x : thin) {
+    PackedTree& tr = packing.trees[x.tree];
+    std::vector<double>& lanes = tr.lanes[x.v];
+    const double share = lanes[x.route], rest = 1 - share;
+    if (share <= 0 || share >= 0.5) continue;  // dropped, or grown with others dropped
+    const double moved = per_copy * tr.copies * share;
+    change.clear();
+    for (LinkId l : tr.routes[x.v][x.route]) change[l] -= moved;
+    for (size_t r = 0; r < lanes.size(); ++r)
+      if (r != x.route && lanes[r] > 0)
+        for (LinkId l : tr.routes[x.v][r]) change[l] += moved * lanes[r] / rest;
+    const bool room = std::all_of(change.begin(), change.end(), [&](const auto& lc) {
+      const auto [l, c] = lc;
+      return c <= 0 || load[static_cast<size_t>(l)] + c <= static_cast<double>(t.link(l).bandwidth);
+    });
+    if (!room) continue;
+    for (const auto& [l, c] : change) load[static_cast<size_t>(l)] += c;
+    for (size_t r = 0; r < lanes.size(); ++r) lanes[r] = r == x.route ? 0 : lanes[r] / rest;
+  }
+  return packing;
+}
+
+}  // namespace tenet::synth

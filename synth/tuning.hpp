@@ -1,0 +1,89 @@
+// The synthesizer's tuning constants, in one place. Each trades the time a search takes against
+// how close its result comes to the lower bound; what each one was measured against, and why it has
+// its value, is in docs/tuning.md. A change that moves one is a quality change: run the `quality`
+// tests and the benchmarks (docs/benchmarks.md).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "topo/units.hpp"
+
+namespace tenet::synth {
+
+// ---- The chunk-count search (synthesize_auto_chunks, best_chunking) ----------------------------
+
+// The search stops before an algorithm would pass about this many transfers
+// (SynthOptions::auto_chunk_transfers).
+inline constexpr int64_t kAutoChunkTransferBudget = int64_t{1} << 23;
+// Below this many transfers an algorithm tries every count (its times need not fall steadily).
+inline constexpr int64_t kAutoChunkCheapTransfers = int64_t{1} << 15;
+// A count within this of the lower bound ends the search: no other can gain more.
+inline constexpr double kChunkSearchSlack = 1e-3;
+// Routed collectives (All-to-All, Scatter, Gather) end their search within this of the bound.
+inline constexpr double kRoutedEnough = 1.005;
+
+// ---- The flow plan's pipelines past the search (synth/auto/chunk_search.cpp) --------------------
+
+// Beyond the search's last count, the pipelines double alone up to about this many transfers.
+inline constexpr int64_t kPipelineTransferBudget = int64_t{1} << 19;
+// Past it, their kVariantsPast fastest variants at the last count go on alone up to this many.
+inline constexpr int64_t kPipelineFastestTransferBudget = int64_t{1} << 20;
+inline constexpr size_t kVariantsPast = 2;
+// After a count that gained nothing, one more doubling, unless already within this of the bound.
+inline constexpr double kDoublingEnough = 1.005;
+// Over this of the bound, the pipelines try their split variants and go on to their budget.
+inline constexpr double kPipelinesPersist = 1.03;
+// ... while their last count is within this of the fastest,
+inline constexpr double kPipelinesContend = 1.1;
+// ... and while their times still jump from count to count, or their chunks are at least this.
+inline constexpr Bytes kPipelinesPersistChunk = 4096;
+// An All-Reduce's pipelines over this of the bound count one half's transfers against the budgets.
+inline constexpr double kHalvesOver = 1.02;
+// An All-Reduce's halves run in turn where together they end over this of the RS+AG bound.
+inline constexpr double kInTurnOver = 1.02;
+// How many times the halves in turn are joined again at most (join_all_reduce).
+inline constexpr int kInTurnRounds = 8;
+// In lanes, a chunk goes at its tree's rate times its lane, but at least this share of it.
+inline constexpr double kLeastLane = 0.5;
+
+// ---- The `auto` portfolio (synth/auto/portfolio.cpp) -------------------------------------------
+
+// Baselines larger than this many transfers are built only where the synthesized result is more
+// than kPortfolioSlack above the bound.
+inline constexpr int64_t kPortfolioTransferBudget = int64_t{1} << 18;
+inline constexpr double kPortfolioSlack = 2e-3;
+// A symmetric schedule is the answer at the bound, and, when large, within this of it.
+inline constexpr double kSymmetricEnough = 1.02;
+// The plain matcher on routed collectives only up to this many chunk-destinations.
+inline constexpr int64_t kRoutedMatcherWork = int64_t{1} << 26;
+// A server plan's matcher: at most this many bitset words scanned.
+inline constexpr int64_t kServerPlanWork = int64_t{1} << 32;
+
+// ---- Groups (synth/groups/) --------------------------------------------------------------------
+
+// A team relay within kRelayEnough of the bound is the answer; its chunk search ends within
+// kRelayClose, or once doubling gains less than kRelayGain.
+inline constexpr double kRelayEnough = 1.05;
+inline constexpr double kRelayClose = 1.02;
+inline constexpr double kRelayGain = 1.005;
+// A relay's slices are synthesized up to this many transfers, else made by the baselines within
+// kRelayBaselineTie of the fastest alone.
+inline constexpr int64_t kRelaySubSynthesisTransfers = 4096;
+inline constexpr double kRelayBaselineTie = 1.01;
+// An All-Reduce over servers is also composed per level where the flat search ends over this of
+// the bound, and only composed where flat synthesis passes kFlatTransferCap transfers.
+inline constexpr double kComposeAbove = 1.10;
+inline constexpr int64_t kFlatTransferCap = int64_t{1} << 26;
+// Compositions larger than this use only the rail level fastest alone.
+inline constexpr int64_t kComposeEveryRailLevel = int64_t{1} << 20;
+
+// ---- Memory estimates and the simulator ---------------------------------------------------------
+
+// About what a run holds per transfer, for the memory check (topo::check_memory), on the low side.
+inline constexpr uint64_t kSimBytesPerTransfer = 120;
+inline constexpr uint64_t kSynthBytesPerTransfer = 52;
+// The transfer limit of an automatic chunk choice inside a simulation (tenet sim -k auto).
+inline constexpr int64_t kSimAutoChunkTransfers = int64_t{1} << 15;
+
+}  // namespace tenet::synth

@@ -1,0 +1,536 @@
+#include "synth/formats/msccl_xml.hpp"
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "synth/baselines/baselines.hpp"
+#include "synth/synthesizer.hpp"
+#include "synth/verify/verify.hpp"
+#include "tests/synth/formats/msccl_runtime_rules.hpp"
+#include "topo/generators.hpp"
+
+namespace tenet::synth {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(MscclXml, WritesWhatTheRuntimeNeeds) {
+  const auto t = topo::generate("ring:4");
+  const Algorithm a = synthesize(t, Collective::over_all(t, CollectiveKind::AllReduce), 1 << 20);
+  const std::string xml = to_msccl_xml(a);
+  // Both runtimes' tokenizers stop at an XML declaration (microsoft/msccl src/graph/xml.cc and
+  // msccl-executor-nccl's copy: "expected >, got '?'"); a file for both needs all ten attributes,
+  // and maxBytes 0 is never picked by the legacy runtime (it needs nBytes < maxBytes).
+  EXPECT_EQ(xml.find("<?xml"), std::string::npos);
+  EXPECT_EQ(xml.find('\t'), std::string::npos);
+  EXPECT_EQ(xml.find('\''), std::string::npos);
+  for (const char* must :
+       {"name=\"", "minBytes=\"0\"", "maxBytes=\"1099511627776\"", "inplace=\"1\"",
+        "outofplace=\"0\"", "coll=\"allreduce\"", "ngpus=\"4\"", "nchunksperloop=\"4\"",
+        "proto=\"Simple\"", "nchannels=\"", "type=\"rrc\""})
+    EXPECT_THAT(xml, HasSubstr(must));
+  const Algorithm rs =
+      synthesize(t, Collective::over_all(t, CollectiveKind::ReduceScatter), 1 << 20);
+  EXPECT_THAT(to_msccl_xml(rs), HasSubstr("coll=\"reducescatter\""));
+  MscclOptions legacy, ll128;
+  legacy.runtime = MscclRuntime::Legacy;
+  ll128.protocol = "LL128";
+  EXPECT_THAT(to_msccl_xml(rs, legacy), HasSubstr("coll=\"reduce_scatter\""));
+  EXPECT_THAT(to_msccl_xml(a, ll128), HasSubstr("proto=\"LL128\""));
+  const Algorithm ag =
+      synthesize(t, Collective::over_all(t, CollectiveKind::AllGather, 2), 1 << 20);
+  EXPECT_THAT(to_msccl_xml(ag), HasSubstr("outofplace=\"1\""));
+  EXPECT_THAT(to_msccl_xml(ag), HasSubstr("i_chunks=\"2\" o_chunks=\"8\""));
+}
+
+// The checker the exports are held to, checked itself: each rule it implements catches its case.
+TEST(MscclXml, RuntimeRulesCatchWhatTheLoadersReject) {
+  const auto t = topo::generate("ring:4");
+  const std::string good =
+      to_msccl_xml(synthesize(t, Collective::over_all(t, CollectiveKind::AllGather), 1 << 20));
+  EXPECT_THAT(testing::msccl_runtime_problems(good, MscclRuntime::Executor), ::testing::IsEmpty());
+  auto broken = [&](const std::string& from, const std::string& to) {
+    std::string x = good;
+    const size_t at = x.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? x : x.replace(at, from.size(), to);
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"<?xml version=\"1.0\"?>\n" + good, "an XML declaration"},
+      {broken("<algo ", "<algo\t"), "a tab"},
+      {broken("proto=\"Simple\"", "proto='Simple'"), "a single quote"},
+      {broken(" minBytes=\"0\"", ""), "<algo> lacks minBytes"},
+      {broken("maxBytes=\"1099511627776\"", "maxBytes=\"0\""), "maxBytes not above minBytes"},
+      {broken("coll=\"allgather\"", "coll=\"allgathr\""), "coll 'allgathr'"},
+      {broken("<step s=\"0\"", "<step s=\"1\""), "out of order"},
+      {broken("cnt=\"1\"", "cnt=\"72\""), "cnt 72"},
+      {broken("<tb id=\"0\"", "<tb\nid=\"0\""), "a line break inside a tag"},
+  };
+  for (const auto& [xml, why] : cases)
+    EXPECT_THAT(testing::msccl_runtime_problems(xml, MscclRuntime::Executor),
+                ::testing::Contains(HasSubstr(why)))
+        << why;
+  EXPECT_THAT(testing::msccl_runtime_problems(
+                  broken("coll=\"allgather\"", "coll=\"reducescatter\""), MscclRuntime::Legacy),
+              ::testing::Contains(HasSubstr("unknown to this runtime")));
+}
+
+// Exports that used to exceed the 4095 nodes per rank: dependencies implied by thread-block order
+// or by another dependency are no longer written as nops.
+TEST(MscclXml, LargeExportsStayWithinTheLoadersLimits) {
+  const auto fc = topo::generate("fc:64");
+  const std::string ar =
+      to_msccl_xml(synthesize(fc, Collective::over_all(fc, CollectiveKind::AllReduce), 1 << 20));
+  EXPECT_THAT(testing::msccl_runtime_problems(ar, MscclRuntime::Executor), ::testing::IsEmpty());
+  const auto ring = topo::generate("ring:8");
+  const Algorithm deep =
+      make_baseline({BaselineKind::Ring, {}}, ring,
+                    Collective::over_all(ring, CollectiveKind::AllReduce, 128), 1 << 16);
+  const std::string xml = to_msccl_xml(deep);
+  EXPECT_THAT(testing::msccl_runtime_problems(xml, MscclRuntime::Executor), ::testing::IsEmpty());
+  EXPECT_EQ(verify(ring, parse_msccl_xml(xml, ring), {.lower_bound = false}).collective_time,
+            deep.claimed_time);
+  // And what cannot fit is refused with the count, not written.
+  const Algorithm deeper =
+      make_baseline({BaselineKind::Ring, {}}, ring,
+                    Collective::over_all(ring, CollectiveKind::AllReduce, 512), 1 << 16);
+  EXPECT_THAT([&] { to_msccl_xml(deeper); },
+              ::testing::ThrowsMessage<Error>(::testing::AnyOf(
+                  HasSubstr("at most 4095 per rank"), HasSubstr("the runtime would not load it"))));
+}
+
+TEST(MscclXml, RefusesWhatTheRuntimeWouldNotLoad) {
+  const auto t = topo::generate("ring:16,bidir=false");
+  const Algorithm big = make_baseline(
+      {BaselineKind::Ring, {}}, t, Collective::over_all(t, CollectiveKind::AllGather, 160), 1024);
+  EXPECT_THAT([&] { to_msccl_xml(big); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("the runtime would not load it")));
+  const Algorithm bcast = synthesize(t, Collective::over_all(t, CollectiveKind::Broadcast), 1024);
+  EXPECT_THAT([&] { to_msccl_xml(bcast); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("supports all-reduce")));
+}
+
+// An All-Gather ring as another generator would write it: a compound receive-copy-send step, a
+// final receive, counts, a local copy, and no Tenet comment.
+TEST(MscclXml, ImportsForeignProgramsWithCompoundSteps) {
+  std::string xml =
+      R"(<algo name="ring-ag" proto="Simple" nchannels="1" nchunksperloop="3" ngpus="3" coll="allgather" inplace="0" outofplace="1" minBytes="0" maxBytes="0">)";
+  for (int r = 0; r < 3; ++r)
+    xml += fmt::format(R"(
+  <gpu id="{0}" i_chunks="1" o_chunks="3" s_chunks="0">
+    <tb id="0" send="{1}" recv="{2}" chan="0">
+      <step s="0" type="s" srcbuf="i" srcoff="0" dstbuf="o" dstoff="{0}" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+      <step s="1" type="rcs" srcbuf="o" srcoff="{2}" dstbuf="o" dstoff="{2}" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+      <step s="2" type="r" srcbuf="o" srcoff="{3}" dstbuf="o" dstoff="{3}" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+    <tb id="1" send="-1" recv="-1" chan="0">
+      <step s="0" type="cpy" srcbuf="i" srcoff="0" dstbuf="o" dstoff="{0}" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+  </gpu>)",
+                       r, (r + 1) % 3, (r + 2) % 3, (r + 1) % 3);
+  xml += "\n</algo>\n";
+  const auto t = topo::generate("ring:3,bidir=false");
+  const Algorithm a = parse_msccl_xml(xml, t, "ring-ag.xml");
+  EXPECT_EQ(a.size(), 6u);
+  const Report r = verify(t, a, {.max_reported = 3, .lower_bound = false});
+  EXPECT_TRUE(r.correct()) << (r.violations.empty() ? "" : r.violations[0].message);
+}
+
+// Programs as msccl-tools writes them (microsoft/msccl-tools examples: allgather_ring.py,
+// allreduce_a100_allpairs.py; its XML carries name proto nchannels nchunksperloop ngpus coll
+// inplace and nothing else, and runs All-Gather in place), generated here.
+std::string step(int s, const char* type, char sb, int so, char db, int d, int cnt = 1,
+                 int depid = -1, int deps = -1) {
+  return fmt::format(
+      R"(<step s="{}" type="{}" srcbuf="{}" srcoff="{}" dstbuf="{}" dstoff="{}" cnt="{}" depid="{}" deps="{}" hasdep="0"/>)",
+      s, type, sb, so, db, d, cnt, depid, deps);
+}
+
+// A ring All-Gather in place on p GPUs, `channels` rings each carrying 1/channels of every block.
+std::string ring_allgather_in_place(int p, int channels, const std::string& proto) {
+  const int k = channels;
+  std::string xml = fmt::format(
+      R"(<algo name="allgather_ring" proto="{}" nchannels="{}" nchunksperloop="{}" ngpus="{}" coll="allgather" inplace="1">)",
+      proto, channels, p * k, p);
+  for (int r = 0; r < p; ++r) {
+    xml += fmt::format("\n  <gpu id=\"{}\" i_chunks=\"{}\" o_chunks=\"{}\" s_chunks=\"0\">", r, k,
+                       p * k);
+    for (int ch = 0; ch < channels; ++ch) {
+      xml += fmt::format("\n    <tb id=\"{}\" send=\"{}\" recv=\"{}\" chan=\"{}\">", ch,
+                         (r + 1) % p, (r + p - 1) % p, ch);
+      // Own slice (read through the in-place input), then receive-copy-send around the ring.
+      xml += step(0, "s", 'i', ch, 'o', r * k + ch);
+      for (int j = 1; j < p; ++j) {
+        const int from = (r + p - j) % p;
+        xml += step(j, j + 1 < p ? "rcs" : "r", 'o', from * k + ch, 'o', from * k + ch);
+      }
+      xml += "</tb>";
+    }
+    xml += "</gpu>";
+  }
+  return xml + "\n</algo>\n";
+}
+
+// msccl-tools' all-pairs All-Reduce: every GPU sends each peer that peer's chunk, reduces what it
+// receives into its own chunk with local 're' steps, and sends the result to every peer.
+std::string allpairs_allreduce(int p) {
+  std::string xml = fmt::format(
+      R"(<algo name="allreduce_allpairs" proto="LL" nchannels="1" nchunksperloop="{}" ngpus="{}" coll="allreduce" inplace="1">)",
+      p, p);
+  for (int r = 0; r < p; ++r) {
+    xml +=
+        fmt::format("\n  <gpu id=\"{}\" i_chunks=\"{}\" o_chunks=\"0\" s_chunks=\"{}\">", r, p, p);
+    const int local = p - 1;  // thread blocks 0..p-2 talk to the peers, the last reduces locally
+    std::vector<int> peers;
+    for (int q = 0; q < p; ++q)
+      if (q != r) peers.push_back(q);
+    for (int b = 0; b < p - 1; ++b) {
+      const int q = peers[b];
+      xml += fmt::format("<tb id=\"{}\" send=\"{}\" recv=\"{}\" chan=\"0\">", b, q, q);
+      xml += step(0, "s", 'i', q, 's', r) + step(1, "r", 'i', r, 's', q) +
+             step(2, "s", 'i', r, 'i', r, 1, local, p - 2) + step(3, "r", 'i', q, 'i', q);
+      xml += "</tb>";
+    }
+    xml += fmt::format("<tb id=\"{}\" send=\"-1\" recv=\"-1\" chan=\"0\">", local);
+    for (int b = 0; b < p - 1; ++b) xml += step(b, "re", 's', peers[b], 'i', r, 1, b, 1);
+    xml += "</tb></gpu>";
+  }
+  return xml + "\n</algo>\n";
+}
+
+// msccl-tools' allgather_recursive_doubling: at level d each GPU swaps its 2^d-chunk block with
+// GPU r ^ 2^d in one step of cnt 2^d (out of place, after a local copy).
+std::string recursive_doubling_allgather(int p) {
+  std::string xml = fmt::format(
+      R"(<algo name="allgather_recursive_doubling" proto="Simple" nchannels="1" nchunksperloop="{}" ngpus="{}" coll="allgather" inplace="0" outofplace="1" minBytes="0" maxBytes="0">)",
+      p, p);
+  for (int r = 0; r < p; ++r) {
+    xml += fmt::format(
+               "<gpu id=\"{}\" i_chunks=\"1\" o_chunks=\"{}\" s_chunks=\"0\"><tb id=\"0\" "
+               "send=\"-1\" recv=\"-1\" chan=\"0\">",
+               r, p) +
+           step(0, "cpy", 'i', 0, 'o', r) + "</tb>";
+    int level = 0;
+    for (int span = 1; span < p; span *= 2, ++level) {
+      const int peer = r ^ span, mine = r / span * span, theirs = peer / span * span;
+      // Wait for the local copy, then for the previous level's receive.
+      xml +=
+          fmt::format("<tb id=\"{}\" send=\"{}\" recv=\"{}\" chan=\"0\">", level + 1, peer, peer) +
+          step(0, "s", 'o', mine, 'o', mine, span, level == 0 ? 0 : level, level == 0 ? 0 : 1) +
+          step(1, "r", 'o', theirs, 'o', theirs, span) + "</tb>";
+    }
+    xml += "</gpu>";
+  }
+  return xml + "</algo>";
+}
+
+// msccl-tools' alltoall_a100_two_step on 2 nodes of g GPUs: GPU (n, l) sends what goes to the
+// other node to its counterpart (m, l) in one step (into scratch), which forwards each chunk to
+// its destination inside node m; chunks for its own node go directly.
+std::string two_step_alltoall(int g) {
+  const int p = 2 * g;
+  std::string xml = fmt::format(
+      R"(<algo name="alltoall_two_step" proto="Simple" nchannels="1" nchunksperloop="{}" ngpus="{}" coll="alltoall" inplace="0" outofplace="1" minBytes="0" maxBytes="0">)",
+      p, p);
+  for (int r = 0; r < p; ++r) {
+    const int n = r / g, l = r % g, m = 1 - n, counterpart = m * g + l;
+    xml +=
+        fmt::format("<gpu id=\"{}\" i_chunks=\"{}\" o_chunks=\"{}\" s_chunks=\"{}\">", r, p, p, g);
+    int tb = 0;
+    const int cross = 0;  // thread block 0 talks to the other node
+    xml += fmt::format("<tb id=\"{}\" send=\"{}\" recv=\"{}\" chan=\"0\">", tb++, counterpart,
+                       counterpart) +
+           step(0, "s", 'i', m * g, 's', 0, g) + step(1, "r", 'i', n * g, 's', 0, g) + "</tb>";
+    for (int q = 0; q < g; ++q) {
+      if (q == l) continue;
+      const int peer = n * g + q;
+      xml += fmt::format("<tb id=\"{}\" send=\"{}\" recv=\"{}\" chan=\"0\">", tb++, peer, peer) +
+             step(0, "s", 'i', peer, 'o', r) + step(1, "r", 'i', r, 'o', peer) +
+             step(2, "s", 's', q, 'o', m * g + l, 1, cross, 1) +
+             step(3, "r", 's', l, 'o', m * g + q) + "</tb>";
+    }
+    xml += fmt::format("<tb id=\"{}\" send=\"-1\" recv=\"-1\" chan=\"0\">", tb) +
+           step(0, "cpy", 'i', r, 'o', r) + step(1, "cpy", 's', l, 'o', counterpart, 1, cross, 1) +
+           "</tb></gpu>";
+  }
+  return xml + "</algo>";
+}
+
+// msccl-tools' hierarchical_allreduce on 2 nodes of g GPUs, in place: GPU (n, l) reduces chunks l
+// and l + g inside its node (rrc from each local peer), reduces chunk l (node 0) or l + g (node 1)
+// across nodes with its counterpart, which sends the result back, and then gives its two chunks
+// to every local peer.
+std::string hierarchical_allreduce(int g) {
+  const int p = 2 * g;
+  std::string xml = fmt::format(
+      R"(<algo name="hierarchical_allreduce" proto="Simple" nchannels="1" nchunksperloop="{}" ngpus="{}" coll="allreduce" inplace="1">)",
+      p, p);
+  for (int r = 0; r < p; ++r) {
+    const int n = r / g, l = r % g, counterpart = (1 - n) * g + l;
+    const int cross = g - 1, cross_last = (g - 1) + 3;  // its thread block and last step
+    xml += fmt::format("<gpu id=\"{}\" i_chunks=\"{}\" o_chunks=\"0\" s_chunks=\"0\">", r, p);
+    int tb = 0;
+    for (int q = 0; q < g; ++q) {
+      if (q == l) continue;
+      const int peer = n * g + q;
+      xml += fmt::format("<tb id=\"{}\" send=\"{}\" recv=\"{}\" chan=\"0\">", tb++, peer, peer) +
+             step(0, "s", 'i', q, 'i', q) + step(1, "s", 'i', q + g, 'i', q + g) +
+             step(2, "rrc", 'i', l, 'i', l) + step(3, "rrc", 'i', l + g, 'i', l + g) +
+             step(4, "s", 'i', l, 'i', l, 1, cross, cross_last) +
+             step(5, "s", 'i', l + g, 'i', l + g) + step(6, "r", 'i', q, 'i', q) +
+             step(7, "r", 'i', q + g, 'i', q + g) + "</tb>";
+    }
+    // Across nodes: wait for the node's partials, send the one the other node reduces, reduce ours,
+    // send the result back, receive theirs.
+    const int ours = n == 0 ? l : l + g, theirs = n == 0 ? l + g : l;
+    xml += fmt::format("<tb id=\"{}\" send=\"{}\" recv=\"{}\" chan=\"0\">", cross, counterpart,
+                       counterpart);
+    for (int b = 0; b < g - 1; ++b) xml += step(b, "nop", 'i', 0, 'i', 0, 0, b, 3);
+    xml += step(g - 1, "s", 'i', theirs, 'i', theirs) + step(g, "rrc", 'i', ours, 'i', ours) +
+           step(g + 1, "s", 'i', ours, 'i', ours) + step(g + 2, "r", 'i', theirs, 'i', theirs) +
+           "</tb></gpu>";
+  }
+  return xml + "</algo>";
+}
+
+TEST(MscclXml, ImportsWhatMscclToolsWrites) {
+  for (int g : {2, 4}) {
+    const auto t = topo::generate(fmt::format("fc:{},bw=300GB/s x ring:2,bw=50GB/s", g));
+    const MscclImport in = import_msccl_xml(hierarchical_allreduce(g), t, "hier.xml");
+    EXPECT_TRUE(in.buffer_problems.empty()) << in.buffer_problems.front();
+    const Report r = verify(t, in.algorithm, {.max_reported = 3, .lower_bound = false});
+    EXPECT_TRUE(r.correct()) << g << ": " << r.violations[0].message;
+    EXPECT_EQ(in.algorithm.size(), static_cast<size_t>(2 * g * (4 * (g - 1) + 2)));
+  }
+  for (int p : {2, 4, 8}) {
+    const auto t = topo::generate(fmt::format("hypercube:{}", p));
+    const MscclImport in = import_msccl_xml(recursive_doubling_allgather(p), t, "rd.xml");
+    EXPECT_TRUE(in.buffer_problems.empty()) << in.buffer_problems.front();
+    EXPECT_EQ(in.algorithm.size(), static_cast<size_t>(p * (p - 1)));  // cnt 2^d steps expanded
+    const Report r = verify(t, in.algorithm, {.max_reported = 3, .lower_bound = false});
+    EXPECT_TRUE(r.correct()) << p << ": " << r.violations[0].message;
+  }
+  for (int g : {2, 4}) {
+    const auto t = topo::generate(fmt::format("fc:{}", 2 * g));
+    const std::string xml = two_step_alltoall(g);
+    const MscclImport in = import_msccl_xml(xml, t, "a2a.xml");
+    EXPECT_TRUE(in.buffer_problems.empty()) << in.buffer_problems.front();
+    EXPECT_EQ(in.algorithm.size(),
+              static_cast<size_t>(2 * g * (g + 2 * (g - 1))));  // cross, forwarded, direct
+    const Report r = verify(t, in.algorithm, {.max_reported = 3, .lower_bound = false});
+    EXPECT_TRUE(r.correct()) << g << ": " << r.violations[0].message;
+    // Forwarding the wrong scratch slot delivers a chunk to the wrong GPU's output: caught.
+    std::string wrong = xml;
+    const std::string forward =
+        step(2, "s", 's', 1, 'o', g, 1, 0, 1);  // gpu 0 forwards s[1] to gpu 1
+    ASSERT_NE(wrong.find(forward), std::string::npos);
+    wrong.replace(wrong.find(forward), forward.size(), step(2, "s", 's', 0, 'o', g, 1, 0, 1));
+    EXPECT_FALSE(import_msccl_xml(wrong, t).buffer_problems.empty());
+  }
+  for (int channels : {1, 2, 4, 8})
+    for (const char* proto : {"Simple", "LL", "LL128"}) {
+      const auto t = topo::generate("ring:4,bidir=false");
+      const MscclImport in =
+          import_msccl_xml(ring_allgather_in_place(4, channels, proto), t, "ring.xml");
+      EXPECT_TRUE(in.buffer_problems.empty()) << in.buffer_problems.front();
+      EXPECT_THAT(in.warnings,
+                  ::testing::Contains(HasSubstr("lacks maxBytes: the executor runtime")));
+      EXPECT_EQ(in.algorithm.size(), static_cast<size_t>(4 * 3 * channels));
+      const Report r = verify(t, in.algorithm, {.max_reported = 3, .lower_bound = false});
+      EXPECT_TRUE(r.correct()) << channels << " " << proto << ": " << r.violations[0].message;
+    }
+  for (int p : {3, 4, 8}) {
+    const auto t = topo::generate(fmt::format("fc:{}", p));
+    const MscclImport in = import_msccl_xml(allpairs_allreduce(p), t, "allpairs.xml");
+    EXPECT_TRUE(in.buffer_problems.empty()) << in.buffer_problems.front();
+    const Report r = verify(t, in.algorithm, {.max_reported = 3, .lower_bound = false});
+    EXPECT_TRUE(r.correct()) << p << ": " << r.violations[0].message;
+    size_t reduces = 0;
+    for (const Transfer& x : in.algorithm.transfers()) reduces += x.op == Op::Reduce;
+    EXPECT_EQ(reduces, static_cast<size_t>(p * (p - 1)));  // every contribution, reduced by an 're'
+  }
+  // An All-Reduce with fewer chunks than GPUs (msccl-tools' allreduce_a100_ncv4: 2 chunks on 4):
+  // reduce both into GPU 0 (rrc), then send the result back.
+  {
+    std::string xml =
+        R"(<algo name="ar2" proto="Simple" nchannels="1" nchunksperloop="2" ngpus="4" coll="allreduce" inplace="1">)";
+    xml += "<gpu id=\"0\" i_chunks=\"2\" o_chunks=\"0\" s_chunks=\"0\">";
+    for (int q = 1; q < 4; ++q) {
+      const int other1 = q % 3, other2 = (q + 1) % 3;  // the other two thread blocks
+      xml += fmt::format("<tb id=\"{}\" send=\"{}\" recv=\"{}\" chan=\"0\">", q - 1, q, q) +
+             step(0, "rrc", 'i', 0, 'i', 0, 2) + step(1, "nop", 'i', 0, 'i', 0, 0, other1, 0) +
+             step(2, "s", 'i', 0, 'i', 0, 2, other2, 0) + "</tb>";
+    }
+    xml += "</gpu>";
+    for (int q = 1; q < 4; ++q)
+      xml += fmt::format(
+                 "<gpu id=\"{}\" i_chunks=\"2\" o_chunks=\"0\" s_chunks=\"0\"><tb id=\"0\" "
+                 "send=\"0\" recv=\"0\" chan=\"0\">",
+                 q) +
+             step(0, "s", 'i', 0, 'i', 0, 2) + step(1, "r", 'i', 0, 'i', 0, 2) + "</tb></gpu>";
+    xml += "</algo>";
+    const auto star = topo::generate("switch:4");
+    const MscclImport in = import_msccl_xml(xml, star, "ar2.xml");
+    EXPECT_TRUE(in.buffer_problems.empty()) << in.buffer_problems.front();
+    EXPECT_EQ(in.algorithm.collective.chunks_per_npu, 1);  // each XML chunk is two IR chunks
+    EXPECT_EQ(in.algorithm.size(), 2u * 2u * 3u * 2u);
+    const Report r = verify(star, in.algorithm, {.max_reported = 3, .lower_bound = false});
+    EXPECT_TRUE(r.correct()) << r.violations[0].message;
+  }
+  // A swap in which both GPUs reduce (send the own data, then rrc the other's) is a correct
+  // 2-GPU All-Reduce in MSCCL, but needs two copies of each chunk: refused with the reason, not
+  // imported as something else.
+  {
+    std::string swap =
+        R"(<algo name="swap" proto="Simple" nchannels="1" nchunksperloop="2" ngpus="2" coll="allreduce" inplace="1">)";
+    for (int r = 0; r < 2; ++r)
+      swap += fmt::format(
+                  "<gpu id=\"{}\" i_chunks=\"2\" o_chunks=\"0\" s_chunks=\"0\"><tb id=\"0\" "
+                  "send=\"{}\" recv=\"{}\" chan=\"0\">",
+                  r, 1 - r, 1 - r) +
+              step(0, "s", 'i', 0, 'i', 0, 2) + step(1, "rrc", 'i', 0, 'i', 0, 2) + "</tb></gpu>";
+    swap += "</algo>";
+    const auto pair = topo::generate("ring:2");
+    EXPECT_THAT([&] { import_msccl_xml(swap, pair, "swap.xml"); },
+                ::testing::ThrowsMessage<Error>(
+                    HasSubstr("keeps two copies of the chunk, which the IR cannot represent")));
+  }
+  // reduce_scatter (msccl-tools', the legacy runtime's) and reducescatter (the executor's).
+  const auto t = topo::generate("ring:4");
+  const Algorithm rs =
+      synthesize(t, Collective::over_all(t, CollectiveKind::ReduceScatter), 1 << 20);
+  std::string xml = to_msccl_xml(rs);
+  xml.replace(xml.find("reducescatter"), 13, "reduce_scatter");
+  EXPECT_TRUE(verify(t, parse_msccl_xml(xml, t), {.lower_bound = false}).correct());
+}
+
+// A verifier that trusts nothing follows the buffers: each mutant of a correct export is rejected,
+// by a clear error or by a buffer slot (or the IR) that ends wrong.
+TEST(MscclXml, BufferMutantsAreRejected) {
+  const auto t = topo::generate("ring:8");
+  const Algorithm ag = make_baseline({BaselineKind::Ring, {}}, t,
+                                     Collective::over_all(t, CollectiveKind::AllGather), 1 << 20);
+  const std::string good = to_msccl_xml(ag);
+  {
+    const MscclImport in = import_msccl_xml(good, t);
+    ASSERT_TRUE(in.buffer_problems.empty()) << in.buffer_problems.front();
+    ASSERT_TRUE(verify(t, in.algorithm, {.lower_bound = false}).correct());
+  }
+  // The n-th occurrence of `what` (a step's attribute text) replaced.
+  auto mutate = [&](const std::string& what, const std::string& with, int nth = 0) {
+    std::string x = good;
+    size_t at = x.find(what);
+    for (int i = 0; i < nth && at != std::string::npos; ++i) at = x.find(what, at + 1);
+    if (at == std::string::npos) return std::string();
+    return x.replace(at, what.size(), with);
+  };
+  auto rejected = [&](const std::string& xml, std::string& why) {
+    if (xml.empty()) return (why = "mutation not applicable", false);
+    try {
+      const MscclImport in = import_msccl_xml(xml, t);
+      if (!in.buffer_problems.empty()) return (why = in.buffer_problems.front(), true);
+      const Report r = verify(t, in.algorithm, {.max_reported = 1, .lower_bound = false});
+      if (!r.correct()) return (why = r.violations[0].message, true);
+      return (why = "accepted", false);
+    } catch (const Error& e) {
+      return (why = e.what(), true);
+    }
+  };
+  std::vector<std::pair<std::string, std::string>> mutants = {
+      {"wrong dstoff of a receive",
+       mutate(R"(type="r" srcbuf="o" srcoff="1" dstbuf="o" dstoff="1")",
+              R"(type="r" srcbuf="o" srcoff="1" dstbuf="o" dstoff="0")")},
+      {"wrong dstoff, second receive",
+       mutate(R"(type="r" srcbuf="o" srcoff="2" dstbuf="o" dstoff="2")",
+              R"(type="r" srcbuf="o" srcoff="2" dstbuf="o" dstoff="5")")},
+      {"wrong srcoff of a send",
+       mutate(R"(type="s" srcbuf="o" srcoff="7")", R"(type="s" srcbuf="o" srcoff="6")")},
+      {"wrong srcoff of the first send",
+       mutate(R"(type="s" srcbuf="i" srcoff="0" dstbuf="o" dstoff="0")",
+              R"(type="s" srcbuf="o" srcoff="3" dstbuf="o" dstoff="0")")},
+      {"local copy to the wrong slot",
+       mutate(R"(type="cpy" srcbuf="i" srcoff="0" dstbuf="o" dstoff="3")",
+              R"(type="cpy" srcbuf="i" srcoff="0" dstbuf="o" dstoff="4")")},
+      {"wrong cnt", mutate(R"(cnt="1" depid="-1")", R"(cnt="2" depid="-1")", 5)},
+      {"receive into input", mutate(R"(type="r" srcbuf="o" srcoff="1" dstbuf="o")",
+                                    R"(type="r" srcbuf="o" srcoff="1" dstbuf="i")")},
+      {"missing step", mutate(R"(type="cpy")", R"(type="nop")")},
+      {"extra step",
+       mutate(
+           R"(<step s="0" type="cpy" srcbuf="i" srcoff="0" dstbuf="o" dstoff="3")",
+           R"(<step s="0" type="cpy" srcbuf="i" srcoff="0" dstbuf="o" dstoff="3" cnt="1" depid="-1" deps="-1" hasdep="0"/><step s="9" type="cpy" srcbuf="o" srcoff="2" dstbuf="o" dstoff="3")")},
+  };
+  // Two receives that swap their slots (gpu 0 gets chunk 6 into o[5] and chunk 5 into o[6]).
+  std::string swapped =
+      mutate(R"(<step s="1" type="r" srcbuf="o" srcoff="6" dstbuf="o" dstoff="6")",
+             R"(<step s="1" type="r" srcbuf="o" srcoff="6" dstbuf="o" dstoff="X")");
+  if (!swapped.empty()) {
+    const std::string second =
+        R"(<step s="2" type="r" srcbuf="o" srcoff="5" dstbuf="o" dstoff="5")";
+    swapped.replace(swapped.find(second), second.size(),
+                    R"(<step s="2" type="r" srcbuf="o" srcoff="5" dstbuf="o" dstoff="6")");
+    swapped.replace(swapped.find(R"(dstoff="X")"), 10, R"(dstoff="5")");
+  }
+  mutants.emplace_back("swapped slots of two receives", swapped);
+  ASSERT_EQ(mutants.size(), 10u);
+  for (const auto& [name, xml] : mutants) {
+    std::string why;
+    EXPECT_TRUE(rejected(xml, why)) << name << ": " << why;
+  }
+  // The first one, as `tenet verify` words it: the GPU, the slot, what it holds, who wrote it.
+  const MscclImport wrong = import_msccl_xml(mutants[0].second, t);
+  EXPECT_THAT(wrong.buffer_problems,
+              ::testing::Contains(HasSubstr(
+                  "gpu 0: o[0] ends holding chunk 1 (last written by tb 2 step 6), not chunk 0")))
+      << (wrong.buffer_problems.empty() ? "" : wrong.buffer_problems[0]);
+  EXPECT_THAT([&] { parse_msccl_xml(mutants[0].second, t, "m.xml"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("m.xml: its buffers end wrong")));
+}
+
+TEST(MscclXml, MalformedFilesGiveClearErrors) {
+  const auto t = topo::generate("ring:4");
+  auto error = [&](const std::string& xml) {
+    try {
+      parse_msccl_xml(xml, t, "a.xml");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string head =
+      R"(<algo name="x" proto="Simple" nchannels="1" nchunksperloop="4" ngpus="4" coll="allreduce" inplace="1" outofplace="0" minBytes="0" maxBytes="0">)";
+  EXPECT_THAT(error("<algo"), HasSubstr("a.xml:1: not valid XML"));
+  EXPECT_THAT(error("<notalgo/>"), HasSubstr("no <algo> element"));
+  const MscclImport bare =
+      import_msccl_xml(R"(<algo ngpus="4" nchunksperloop="4" coll="allreduce" inplace="1"/>)", t);
+  EXPECT_THAT(bare.warnings,
+              ::testing::Contains(HasSubstr("lacks maxBytes: the executor runtime")));
+  EXPECT_THAT(bare.warnings, ::testing::Contains(HasSubstr("lacks name: the legacy runtime")));
+  EXPECT_THAT(error(head + "\n<gpu id=\"0\"><tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n<step "
+                           "s=\"0\" type=\"teleport\"/></tb></gpu></algo>"),
+              HasSubstr("a.xml:3: unknown step type 'teleport'"));
+  EXPECT_THAT(error(head + "<gpu id=\"0\"><tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\"><step "
+                           "s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" "
+                           "cnt=\"1\" depid=\"-1\" deps=\"-1\"/></tb></gpu></algo>"),
+              HasSubstr("gpu 0 sends 1 times to gpu 1 on channel 0, which receives 0 times"));
+  EXPECT_THAT(error(head + "<gpu id=\"9\"/></algo>"), HasSubstr("gpu id 9 is outside 0..3"));
+  EXPECT_THAT(
+      error(head + "<gpu id=\"0\"><tb id=\"0\" send=\"0\" recv=\"-1\" chan=\"0\"/></gpu></algo>"),
+      HasSubstr("peer is its own GPU"));
+  EXPECT_THAT(error(head + "<gpu id=\"0\"><tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"0\"><step "
+                           "s=\"0\" type=\"re\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" "
+                           "dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\"/></tb></gpu></algo>"),
+              HasSubstr("reduces chunk 0 (i[0]) into chunk 1 (i[1]): different data"));
+  EXPECT_THAT(
+      error(
+          R"(<algo name="x" nchunksperloop="6" ngpus="4" coll="allgather" inplace="0" outofplace="1" minBytes="0" maxBytes="0"/>)"),
+      HasSubstr("nchunksperloop 6 is not a multiple of ngpus 4"));
+  EXPECT_THAT(
+      error(
+          R"(<algo name="x" nchunksperloop="4" ngpus="four" coll="allreduce" inplace="1" outofplace="0" minBytes="0" maxBytes="0"/>)"),
+      HasSubstr("ngpus='four' is not a whole number"));
+}
+
+}  // namespace
+}  // namespace tenet::synth

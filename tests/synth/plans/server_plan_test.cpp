@@ -1,0 +1,260 @@
+// The server plan (synth/plans/server_plan.hpp): rails first, then the NVSwitch; its ways are real
+// paths whose fluid rates fit every link, and what the matcher makes of it verifies and reaches the
+// bound on the clusters where the tree plan did not (nvcluster rail 1.09x, fat-tree 1.24x before).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <map>
+#include <random>
+
+#include "synth/baselines/baselines.hpp"
+#include "synth/bounds/lower_bound.hpp"
+#include "synth/plans/server_plan.hpp"
+#include "synth/synthesizer.hpp"
+#include "synth/verify/verify.hpp"
+#include "tests/synth/test_support.hpp"
+#include "topo/analysis.hpp"
+#include "topo/generators.hpp"
+
+namespace tenet::synth {
+namespace {
+
+constexpr Bandwidth kGBps = 1'000'000'000;
+
+// S servers of G NPUs, each server an NVSwitch (or NPUs linked pairwise) at 150-500 GB/s, joined
+// by rails (NPU i of every server on rail switch i) or by a leaf per server under 1-3 spines whose
+// uplinks may be oversubscribed or missing one way; NICs 10-100 GB/s.
+topo::Topology random_cluster(std::mt19937_64& rng) {
+  const int servers = 2 + static_cast<int>(rng() % 4), per = 2 + static_cast<int>(rng() % 3);
+  auto between = [&](int lo, int hi) {
+    return kGBps * (lo + static_cast<Bandwidth>(rng() % (hi - lo + 1)));
+  };
+  auto latency = [&] { return Time{100'000} * static_cast<Time>(1 + rng() % 20); };
+  topo::TopologyBuilder b("cluster");
+  std::vector<std::vector<NodeId>> npu(servers);
+  for (int s = 0; s < servers; ++s)
+    for (int i = 0; i < per; ++i) npu[s].push_back(b.add_npu());
+  for (int s = 0; s < servers; ++s) {
+    const Bandwidth fast = between(150, 500);
+    if (rng() % 2) {
+      const NodeId sw = b.add_switch();
+      for (NodeId v : npu[s]) b.add_bidirectional(v, sw, fast, latency());
+    } else {
+      for (int i = 0; i < per; ++i)
+        for (int j = i + 1; j < per; ++j)
+          b.add_bidirectional(npu[s][i], npu[s][j], fast, latency());
+    }
+  }
+  if (rng() % 2) {
+    for (int i = 0; i < per; ++i) {
+      const NodeId rail = b.add_switch();
+      for (int s = 0; s < servers; ++s)
+        b.add_bidirectional(npu[s][i], rail, between(10, 100), latency());
+    }
+  } else {
+    const int spines = 1 + static_cast<int>(rng() % 3);
+    std::vector<NodeId> spine;
+    for (int k = 0; k < spines; ++k) spine.push_back(b.add_switch());
+    for (int s = 0; s < servers; ++s) {
+      const NodeId leaf = b.add_switch();
+      for (NodeId v : npu[s]) b.add_bidirectional(v, leaf, between(10, 100), latency());
+      for (int k = 0; k < spines; ++k) {
+        const Bandwidth up = between(10, 100);
+        // A missing uplink (one way) where another spine still carries the traffic.
+        if (spines > 1 && k == 0 && rng() % 4 == 0)
+          b.add_link(spine[k], leaf, up, latency());
+        else
+          b.add_bidirectional(leaf, spine[k], up, latency());
+      }
+    }
+  }
+  return b.build();
+}
+
+// Every way is a path from its source to its destination; the rates of the ways sharing a link
+// sum to at most its bandwidth; every NPU gets every root's data from the root or the root's rail
+// peer in its server, and that peer from the root.
+void expect_sound(const topo::Topology& t, const ServerPlan& p, const std::string& where) {
+  std::vector<double> held(t.num_links(), 0);
+  for (const ServerWay& w : p.ways()) {
+    NodeId at = w.src;
+    Bandwidth narrowest = std::numeric_limits<Bandwidth>::max();
+    for (LinkId l : w.route) {
+      ASSERT_EQ(t.link(l).src, at) << where;
+      at = t.link(l).dst;
+      narrowest = std::min(narrowest, t.link(l).bandwidth);
+    }
+    ASSERT_EQ(at, w.dst) << where;
+    ASSERT_GE(w.rate, 0) << where;
+    ASSERT_LT(w.rate, narrowest) << where;
+    for (LinkId l : w.route) held[l] += static_cast<double>(w.rate == 0 ? narrowest : w.rate);
+  }
+  for (LinkId l = 0; l < t.num_links(); ++l)
+    EXPECT_LE(held[l], static_cast<double>(t.link(l).bandwidth) * (1 + 1e-9))
+        << where << ": " << t.describe_link(l);
+  for (NodeId r = 0; r < t.num_npus(); ++r)
+    for (NodeId v = 0; v < t.num_npus(); ++v) {
+      if (v == r) continue;
+      const ServerWay& w = p.ways()[p.way(r, v)];
+      EXPECT_EQ(w.dst, v) << where;
+      EXPECT_EQ(w.src, p.parent(r, v)) << where;
+      EXPECT_TRUE(w.src == r || p.parent(r, w.src) == r) << where << ": root " << r << " to " << v;
+    }
+}
+
+TEST(ServerPlan, RailsThenNVSwitch) {
+  const topo::Topology t = topo::generate("nvcluster:4x8,net=rail");
+  const std::optional<ServerPlan> p = plan_servers(t, 1 << 20, LinkModel::Pipelined);
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->servers().size(), 4u);
+  EXPECT_EQ(p->ways().size(), 32u * (7 + 3));  // 7 mates and 3 rail peers each
+  expect_sound(t, *p, "nvcluster:4x8 rail");
+  // NPU 3 (server 0) reaches NPU 13 (server 1, position 5) through its rail peer NPU 11.
+  EXPECT_EQ(p->parent(3, 13), 11);
+  EXPECT_EQ(p->parent(3, 11), 3);
+  EXPECT_EQ(p->parent(3, 5), 3);
+  // A rail way carries its source's data alone: 50 GB/s over 3 peers. A way inside a server carries
+  // 4 roots' data: 450 GB/s over 7 mates.
+  const ServerWay& rail = p->ways()[p->way(3, 11)];
+  EXPECT_NEAR(static_cast<double>(rail.rate), 50e9 / 3, 1);
+  const ServerWay& mate = p->ways()[p->way(3, 5)];
+  EXPECT_NEAR(static_cast<double>(mate.rate), 450e9 / 7, 1);
+  // Under hold a transfer holds its links whole: no rates.
+  const std::optional<ServerPlan> hold = plan_servers(t, 1 << 20, LinkModel::Hold);
+  ASSERT_TRUE(hold);
+  for (const ServerWay& w : hold->ways()) EXPECT_EQ(w.rate, 0);
+}
+
+TEST(ServerPlan, NothingWithoutServers) {
+  for (const char* spec : {"torus2d:4x4", "switch:8", "ring:8", "leafspine:2x4,spines=2"})
+    EXPECT_FALSE(plan_servers(topo::generate(spec), 1 << 20, LinkModel::Pipelined)) << spec;
+}
+
+TEST(ServerPlan, SoundOnRandomClusters) {
+  std::mt19937_64 rng(1515);
+  for (int i = 0; i < 100; ++i) {
+    const topo::Topology t = random_cluster(rng);
+    const std::optional<ServerPlan> p =
+        plan_servers(t, Bytes{1} << (10 + rng() % 12), LinkModel::Pipelined);
+    ASSERT_TRUE(p) << i;
+    expect_sound(t, *p, fmt::format("cluster {}", i));
+  }
+}
+
+// The clusters of the issue: All-Gather, Reduce-Scatter and All-Reduce on the server plan verify
+// and are never faster than the bound (All-Reduce: RS+AG is not a bound where the phases overlap).
+// How close to it they come: ServerPlanQuality.NearTheBoundOnRailAndFatTreeClusters.
+TEST(ServerPlanSynthesis, VerifiedOnRailAndFatTreeClusters) {
+  SynthOptions o;
+  o.method = SynthMethod::ServerPlan;
+  for (const char* spec :
+       {"nvcluster:4x8,net=rail", "nvcluster:4x8,net=fattree", "nvcluster:2x4,net=rail"}) {
+    const topo::Topology t = topo::generate(spec);
+    for (CollectiveKind kind :
+         {CollectiveKind::AllGather, CollectiveKind::ReduceScatter, CollectiveKind::AllReduce}) {
+      const Collective c = Collective::over_all(t, kind, 32);
+      const Bytes chunk = c.chunk_bytes_for(256 << 20);
+      const Algorithm a = synthesize(t, c, chunk, o);
+      const std::string where = fmt::format("{} {}", spec, to_string(kind));
+      EXPECT_EQ(a.provenance.producer, Producer::ServerPlanMatcher) << where << ": " << a.method;
+      const Report r = verify(t, a, {.max_reported = 3});
+      EXPECT_TRUE(r.correct()) << where << testing::violation_text(r);
+      const double ratio = static_cast<double>(a.claimed_time) / lower_bound(t, c, chunk).total;
+      EXPECT_GE(ratio, kind == CollectiveKind::AllReduce ? 0.0 : 1.0) << where;
+    }
+  }
+}
+
+// Broadcast and Reduce: the root's chunks dealt over its server, each slice along its rail and
+// on over each server's NVSwitch (every NIC sends a slice once). 4096 chunks of 64 KiB, any root,
+// on rail and fat-tree clusters: verified, never faster than the bound. How close to it:
+// ServerPlanQuality.BroadcastAndReduceNearTheBound.
+TEST(ServerPlanSynthesis, BroadcastAndReduceVerify) {
+  SynthOptions o;
+  o.method = SynthMethod::ServerPlan;
+  for (const char* spec : {"nvcluster:4x8,net=rail", "nvcluster:4x8,net=fattree"}) {
+    const topo::Topology t = topo::generate(spec);
+    for (CollectiveKind kind : {CollectiveKind::Broadcast, CollectiveKind::Reduce})
+      for (int root : {0, 13}) {
+        Collective c = Collective::over_all(t, kind, 4096);
+        c.root = root;
+        const Bytes chunk = c.chunk_bytes_for(256 << 20);
+        const Algorithm a = synthesize(t, c, chunk, o);
+        const std::string where = fmt::format("{} {} from {}", spec, to_string(kind), root);
+        EXPECT_EQ(a.provenance.producer, Producer::ServerPlanMatcher) << where << ": " << a.method;
+        const Report r = verify(t, a, {.max_reported = 3});
+        EXPECT_TRUE(r.correct()) << where << testing::violation_text(r);
+        EXPECT_GE(a.claimed_time, lower_bound(t, c, chunk).total) << where;
+      }
+  }
+}
+
+// A Broadcast's rails carry either a chain or double binary trees (the faster kept), whose two
+// halves share each NIC at half its rate: every chunk count and root on clusters of 3-6 servers
+// is delivered and verifies (a way that took a second chunk on its NIC's spare capacity once held
+// its sibling off for good: "synthesis is stuck"). On 16 servers the trees win.
+TEST(ServerPlanSynthesis, BroadcastOverChainsOrTreesAlwaysCompletes) {
+  SynthOptions o;
+  o.method = SynthMethod::ServerPlan;
+  for (const char* spec :
+       {"nvcluster:3x2,net=rail", "nvcluster:4x2,net=rail", "nvcluster:5x2,net=rail",
+        "nvcluster:6x2,net=rail", "nvcluster:5x4,net=fattree"}) {
+    const topo::Topology t = topo::generate(spec);
+    for (int k : {4, 12, 24, 64})
+      for (int root : {0, t.num_npus() - 1}) {
+        Collective c = Collective::over_all(t, CollectiveKind::Broadcast, k);
+        c.root = root;
+        const std::string where = fmt::format("{} k={} from {}", spec, k, root);
+        const Algorithm a = synthesize(t, c, 1 << 16, o);
+        const Report r = verify(t, a, {.max_reported = 3});
+        EXPECT_TRUE(r.correct()) << where << testing::violation_text(r);
+      }
+  }
+  const topo::Topology t = topo::generate("nvcluster:16x8,net=rail");
+  const Collective c = Collective::over_all(t, CollectiveKind::Broadcast, 1024);
+  const Algorithm a = synthesize(t, c, c.chunk_bytes_for(64 << 20), o);
+  EXPECT_EQ(a.provenance.producer, Producer::ServerPlanMatcher) << a.method;
+  EXPECT_TRUE(a.provenance.rail_trees) << a.method;
+}
+
+// On random clusters, every collective the plan covers verifies (the verifier checks the rates
+// against link capacity too) and is never faster than the bound; auto is never slower than it.
+TEST(ServerPlanSynthesis, VerifiesOnRandomClusters) {
+  std::mt19937_64 rng(1516);
+  for (int i = 0; i < 40; ++i) {
+    const topo::Topology t = random_cluster(rng);
+    const CollectiveKind kind = std::array{CollectiveKind::AllGather, CollectiveKind::ReduceScatter,
+                                           CollectiveKind::AllReduce, CollectiveKind::Broadcast,
+                                           CollectiveKind::Reduce}[i % 5];
+    Collective c = Collective::over_all(t, kind, 1 + static_cast<int>(rng() % 8));
+    c.root = static_cast<int>(rng() % static_cast<uint64_t>(c.num_ranks()));
+    const Bytes chunk = Bytes{1} << (12 + rng() % 10);
+    const std::string where = fmt::format("cluster {} {}", i, to_string(kind));
+    SynthOptions o;
+    o.method = SynthMethod::ServerPlan;
+    const Algorithm a = synthesize(t, c, chunk, o);
+    const Report r = verify(t, a, {.max_reported = 3});
+    EXPECT_TRUE(r.correct()) << where << testing::violation_text(r);
+    if (kind != CollectiveKind::AllReduce) {  // RS+AG is not a bound where the two phases overlap
+      EXPECT_GE(a.claimed_time, lower_bound(t, c, chunk).total) << where;
+    }
+    EXPECT_LE(synthesize(t, c, chunk).claimed_time, a.claimed_time) << where;
+  }
+}
+
+// Gather (a routed collective), and groups that leave NPUs out, have no server plan.
+TEST(ServerPlanSynthesis, NotApplicableBeyondWholeClusterSpreads) {
+  const topo::Topology t = topo::generate("nvcluster:2x4,net=rail");
+  SynthOptions o;
+  o.method = SynthMethod::ServerPlan;
+  EXPECT_THROW(synthesize(t, Collective::over_all(t, CollectiveKind::Gather, 4), 1 << 20, o),
+               NotApplicable);
+  Collective group = Collective::over_all(t, CollectiveKind::AllGather, 4);
+  group.ranks = {0, 1, 2, 3};
+  EXPECT_THROW(synthesize(t, group, 1 << 20, o), NotApplicable);
+  EXPECT_EQ(parse_synth_method("server-plan"), SynthMethod::ServerPlan);
+}
+
+}  // namespace
+}  // namespace tenet::synth
