@@ -97,7 +97,8 @@ Result run_algorithm(const Suite& s, const Case& c, const std::string& name) {
     if (!c.topology->ranks.empty()) coll.ranks = c.topology->ranks;
     synth::SynthOptions o;
     o.restarts = s.restarts;
-    o.baselines = false;  // the portfolio is applied by take_fastest, from the baselines' own rows
+    o.portfolio.baselines =
+        false;  // the portfolio is applied by take_fastest, from the baselines' own rows
     const synth::Algorithm a =
         c.chunks == 0 ? synth::make_algorithm_auto_chunks(name, t, coll, c.size, o).algorithm
                       : synth::make_algorithm(name, t, coll, coll.chunk_bytes_for(c.size), o);
@@ -129,8 +130,8 @@ Result run_algorithm(const Suite& s, const Case& c, const std::string& name) {
   return r;
 }
 
-// As `tenet synth` does (SynthOptions::baselines), the synthesizer's row of a case is the fastest
-// of its own schedule and every baseline's, which the case has built already.
+// As `tenet synth` does (SynthOptions::portfolio.baselines), the synthesizer's row of a case is the
+// fastest of its own schedule and every baseline's, which the case has built already.
 void take_fastest(std::vector<Result>& case_rows) {
   auto tenet = std::find_if(case_rows.begin(), case_rows.end(),
                             [](const Result& r) { return r.algorithm == "tenet"; });

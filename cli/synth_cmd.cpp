@@ -74,10 +74,10 @@ synth::SynthOptions options_from(const SynthArgs& args) {
   synth::SynthOptions o;
   o.seed = args.seed;
   o.restarts = args.restarts;
-  o.priority = synth::parse_chunk_priority(args.priority);
+  o.matcher.priority = synth::parse_chunk_priority(args.priority);
   o.link_model = synth::parse_link_model(args.link_model);
   o.method = synth::parse_synth_method(args.method);
-  o.team_relay = o.borrow_servers = !args.no_borrow;
+  o.portfolio.team_relay = o.portfolio.borrow_servers = !args.no_borrow;
   return o;
 }
 

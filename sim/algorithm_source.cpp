@@ -169,17 +169,17 @@ std::unique_ptr<synth::Algorithm> AlgorithmSource::make(const std::string& produ
   // in flight: the congestion and packet networks, which share links per flow, take far longer
   // over it, so only the analytical network gets it.
   synth::SynthOptions o;
-  o.team_relay = cfg_.network == NetworkKind::Analytical;
-  o.borrow_servers = false;  // every server runs its own group at the same time
+  o.portfolio.team_relay = cfg_.network == NetworkKind::Analytical;
+  o.portfolio.borrow_servers = false;  // every server runs its own group at the same time
   // As made: relays' hops and hand-overs count.
-  o.auto_chunk_transfers = synth::kSimAutoChunkTransfers;
+  o.portfolio.chunk_transfers = synth::kSimAutoChunkTransfers;
   // An All-Reduce over a cluster too large to synthesize flat is composed per level
   // (synth/groups/composed.hpp): its chunks, and so its size estimate and chunk size, are the
   // composition's.
   if (producer == "tenet") c = synth::as_synthesized(t_, c, o);
   // One such All-Reduce is the whole iteration's traffic: -k auto searches it as
   // `tenet synth` does.
-  if (c.all_reduce_chunks > 0) o.auto_chunk_transfers = synth::kAutoChunkTransferBudget;
+  if (c.all_reduce_chunks > 0) o.portfolio.chunk_transfers = synth::kAutoChunkTransferBudget;
   // A routed chunk (All-to-All, Scatter, Gather) is a transfer per hop: half the diameter on
   // average.
   const bool routed = synth::one_destination(c.kind);

@@ -144,14 +144,14 @@ Made<Algorithm> try_synthesize(const topo::Topology& t, const Collective& c, Byt
   // A group with idle server mates: the team relay first; near the bound it is the answer (the
   // matcher's work for a large group grows with the whole cluster).
   std::optional<Algorithm> relayed;
-  if (o.method == SynthMethod::Auto && o.team_relay && c.num_ranks() < t.num_npus()) {
+  if (o.method == SynthMethod::Auto && o.portfolio.team_relay && c.num_ranks() < t.num_npus()) {
     relayed = relay_synthesize(t, c, chunk_bytes, o);
     if (relayed && relay_enough(t, *relayed)) return std::move(*relayed);
   }
   // A group in a much larger cluster works in its part of it (synth/groups/group_map.hpp).
   if (const std::optional<GroupPart> part = group_part(t, c)) {
     SynthOptions inner = o;
-    inner.team_relay = false;  // the part has no idle mates
+    inner.portfolio.team_relay = false;  // the part has no idle mates
     Made<Algorithm> in_part = try_synthesize(part->topology, part->collective, chunk_bytes, inner);
     if (std::holds_alternative<NotMade>(in_part)) return in_part;
     Algorithm best = part->lift(std::move(std::get<Algorithm>(in_part)), t, c.ranks);
@@ -163,7 +163,8 @@ Made<Algorithm> try_synthesize(const topo::Topology& t, const Collective& c, Byt
   if (std::holds_alternative<NotMade>(made_here)) return made_here;
   Algorithm best = std::move(std::get<Algorithm>(made_here));
   if (relayed && relayed->claimed_time < best.claimed_time) best = std::move(*relayed);
-  if (o.method == SynthMethod::Auto && o.baselines && portfolio_worth_it(t, c, chunk_bytes, best))
+  if (o.method == SynthMethod::Auto && o.portfolio.baselines &&
+      portfolio_worth_it(t, c, chunk_bytes, best))
     for_each_baseline(t, c, [&](const BaselineSpec& spec) {
       ChunkMade m = baseline_to_beat(spec, t, c, chunk_bytes, o, best.claimed_time);
       if (Algorithm* a = std::get_if<Algorithm>(&m)) keep_if_faster(best, std::move(*a), spec);

@@ -66,51 +66,47 @@ enum class SynthMethod : uint8_t {
 std::string_view to_string(SynthMethod m);
 SynthMethod parse_synth_method(std::string_view name);
 
-struct SynthOptions {
-  SynthMethod method = SynthMethod::Auto;
-  uint64_t seed = 1;
-  int restarts =
-      1;  // seeds seed, seed+1, ...; run on all cores; the fastest wins (ties: lowest seed)
+// The matcher's own options (SynthMethod::Matcher, and wherever the matcher runs).
+struct MatcherOptions {
   ChunkPriority priority = ChunkPriority::Scarce;
   // With priority Random: a slow channel leaves the last chunks its destination wants to faster
   // ones that hold them, once those would bring everything the destination still wants before its
   // own transfer arrived. On mixed speeds, where the plans fall short of the bound, `auto` runs
   // Random both ways beside Scarce.
   bool slow_links_yield = false;
-  // With method Auto and priority Scarce, on mixed speeds where the plans fall short of the bound,
-  // also the matcher with priority Random, slow links yielding and not (the faster kept).
+};
+
+// The flow plan's pipelines' options (SynthMethod::PlanPipeline).
+struct PipelineOptions {
+  // On mixed speeds, where their other variants end far from the bound: also with each stream's
+  // chunks split, several at once at a fraction of its rate. The chunk search leaves them to the
+  // counts past its own, where the pipelines double alone (at few chunks the split's longer fill
+  // loses, and each is a timing of the whole algorithm).
+  bool split = true;
+  // Only the variants whose bits are set (bit v is variant v, an opaque number on_variant reports),
+  // where they apply; 0: every variant that applies. The chunk search runs the two fastest at the
+  // count before alone past kPipelineTransferBudget.
+  uint64_t variants = 0;
+  // Called with each variant timed and its time (the faster of its dealings; an All-Reduce's, its
+  // halves joined; an All-Reduce's halves in turn, each its own fastest, are a variant of their
+  // own, and each half's own variants are reported, and asked for, as variants of their own too).
+  std::function<void(int variant, Time time)> on_variant;
+};
+
+// The `auto` policy's options (SynthMethod::Auto): which ways it also tries, and its budgets.
+struct PortfolioOptions {
+  // With priority Scarce, on mixed speeds where the plans fall short of the bound, also the
+  // matcher with priority Random, slow links yielding and not (the faster kept).
   bool random_choice = true;
-  // The flow plan's pipelines on mixed speeds, where their other variants end far from the bound:
-  // also with each stream's chunks split, several at once at a fraction of its rate. The chunk
-  // search leaves them to the counts past its own, where the pipelines double alone (at few
-  // chunks the split's longer fill loses, and each is a timing of the whole algorithm).
-  bool split_pipelines = true;
-  // With method PlanPipeline: only the flow plan's pipeline variants whose bits are set (bit v is
-  // variant v, an opaque number on_pipeline_variant reports), where they apply; 0: every variant
-  // that applies. The chunk search runs the two fastest at the count before alone past
-  // kPipelineTransferBudget.
-  uint64_t pipeline_variants = 0;
-  // Called with each pipeline variant timed and its time (the faster of its dealings; an
-  // All-Reduce's, its halves joined; an All-Reduce's halves in turn, each its own fastest, are a
-  // variant of their own, and each half's own variants are reported, and asked for, as variants of
-  // their own too).
-  std::function<void(int variant, Time time)> on_pipeline_variant;
-  LinkModel link_model = LinkModel::Pipelined;
-  int ecmp_routes = 8;  // equal-cost routes through switches kept per NPU pair
-  // How fast a destination reduces a received chunk (Algorithm::reduce_bandwidth; 0: no time). The
-  // result is timed with it, and so is every candidate the portfolio compares; the matcher itself
-  // schedules as if reductions took no time.
-  Bandwidth reduce_bandwidth = 0;
-  // With method Auto, also build every baseline that applies (with its channels as the topology
-  // feeds them) and return the fastest when it beats the synthesized one: tenet is then never
-  // slower than any baseline, and Algorithm::method says "baseline ring". The result keeps the
-  // name "tenet". Where the baselines would be large (over kPortfolioTransferBudget transfers)
-  // and the synthesized result is already within kPortfolioSlack of the lower bound (which no
-  // baseline can beat without in-network reduction), they are not built.
+  // Also build every baseline that applies (with its channels as the topology feeds them) and
+  // return the fastest when it beats the synthesized one: tenet is then never slower than any
+  // baseline, and Algorithm::method says "baseline ring". The result keeps the name "tenet". Where
+  // the baselines would be large (over kPortfolioTransferBudget transfers) and the synthesized
+  // result is already within kPortfolioSlack of the lower bound (which no baseline can beat
+  // without in-network reduction), they are not built.
   bool baselines = true;
-  // With method Auto, for a group whose members each have idle server mates (a data-parallel group
-  // on one rail), also the composition that borrows them (synth/groups/team_relay.hpp), kept when
-  // faster.
+  // For a group whose members each have idle server mates (a data-parallel group on one rail),
+  // also the composition that borrows them (synth/groups/team_relay.hpp), kept when faster.
   bool team_relay = true;
   // With team_relay, a group inside one server (a tensor-parallel group) also borrows the next
   // server's NPUs through its NICs. The simulator turns it off: there every server runs its own
@@ -119,10 +115,10 @@ struct SynthOptions {
   // Chunk-count searches (synthesize_auto_chunks) stop before an algorithm would pass about this
   // many transfers (as made so far: relays and hand-overs included). The simulator, which builds
   // and replays many, sets kSimAutoChunkTransfers.
-  int64_t auto_chunk_transfers = kAutoChunkTransferBudget;
-  // With method Auto, the plain matcher is left out where its work is over this many channel wakes
-  // (channels x the deliveries per NPU, per phase): the plans run, else the baselines, and the
-  // method says so (docs/tuning.md says why this many).
+  int64_t chunk_transfers = kAutoChunkTransferBudget;
+  // The plain matcher is left out where its work is over this many channel wakes (channels x the
+  // deliveries per NPU, per phase): the plans run, else the baselines, and the method says so
+  // (docs/tuning.md says why this many).
   double matcher_work = 4e8;
   // The same where a server plan applies (a cluster of equal servers): there the plans (the server
   // plan, far cheaper, or the trees) beat the plain matcher from 4 servers up, so the matcher gets
@@ -132,10 +128,26 @@ struct SynthOptions {
   // hypercube, servers on rails) and is short of the bound: there it is about as good as the
   // matcher, at a fraction of its work.
   double matcher_work_beside_symmetric = 2e6;
+};
+
+struct SynthOptions {
+  SynthMethod method = SynthMethod::Auto;
+  uint64_t seed = 1;
+  // Seeds seed, seed+1, ...; run on all cores; the fastest wins (ties: lowest seed).
+  int restarts = 1;
+  LinkModel link_model = LinkModel::Pipelined;
+  int ecmp_routes = 8;  // equal-cost routes through switches kept per NPU pair
+  // How fast a destination reduces a received chunk (Algorithm::reduce_bandwidth; 0: no time). The
+  // result is timed with it, and so is every candidate the portfolio compares; the matcher itself
+  // schedules as if reductions took no time.
+  Bandwidth reduce_bandwidth = 0;
   // Whether a baseline built by name (make_algorithm) comes timed; the simulator, which replays it
   // anyway, asks for it untimed (make_baseline's `timed`). The synthesizer's results are always
   // timed.
   bool time_baselines = true;
+  MatcherOptions matcher;
+  PipelineOptions pipelines;
+  PortfolioOptions portfolio;
   // Called now and then with the fraction done (0..1), from the calling thread.
   std::function<void(double)> progress;
 };
@@ -167,10 +179,10 @@ struct ChunkingResult {
 // at most topo::kMaxChunksPerNpu). Stops once doubling stops helping twice (unless the algorithm is
 // still small: about kAutoChunkCheapTransfers transfers, where a lucky count can hide a better one
 // further on), or when it would have more than about kAutoChunkTransferBudget
-// (SynthOptions::auto_chunk_transfers; transfer_estimate, or the last count's transfers per chunk
-// when more: relays' hops). An algorithm of over 1M transfers stops at the first count that does
-// not help. synthesize_auto_chunks also stops, for every method and baseline it searches, at the
-// first count within kChunkSearchSlack of the lower bound (which holds for any count: no other
+// (SynthOptions::portfolio.chunk_transfers; transfer_estimate, or the last count's transfers per
+// chunk when more: relays' hops). An algorithm of over 1M transfers stops at the first count that
+// does not help. synthesize_auto_chunks also stops, for every method and baseline it searches, at
+// the first count within kChunkSearchSlack of the lower bound (which holds for any count: no other
 // can gain more), unless a node reduces in the network. An All-Reduce's RS+AG bound is no bound
 // for reductions down trees or over asymmetric links (lower_bound.hpp): there the matcher's and the
 // baselines' counts stop at it all the same (more counts cost twice as much each and rarely get
@@ -179,9 +191,9 @@ struct ChunkingResult {
 // without the latency past the cut) they were tuned against. Beyond max_chunks_per_npu, the flow
 // plan's pipelines, the server plan and, where one of them was the fastest at the last count, the
 // plain matcher's variants double alone (synth/tuning.hpp: kPipelineTransferBudget and after).
-// The `n` fastest of these pipeline variants (variant -> time, as SynthOptions::on_pipeline_variant
-// reports them) as SynthOptions::pipeline_variants; where an All-Reduce's halves in turn are among
-// them, with each half's own fastest variant.
+// The `n` fastest of these pipeline variants (variant -> time, as
+// SynthOptions::pipelines.on_variant reports them) as SynthOptions::pipelines.variants; where an
+// All-Reduce's halves in turn are among them, with each half's own fastest variant.
 uint64_t fastest_pipeline_variants(const std::map<int, Time>& times, size_t n);
 // About how many transfers an algorithm for `c` has at least: every chunk crossing to every other
 // rank (twice for All-Reduce), or to its one rank (All-to-All, Scatter, Gather).
@@ -229,8 +241,8 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
 // x the bound, and kept when faster; where flat synthesis is out of reach (over kFlatTransferCap
 // transfers at one chunk per NPU), only the composition is searched. The composition's tries say
 // method "composed", with k its chunks per NPU inside the servers. A group's team relay
-// (SynthOptions::team_relay) within kRelayEnough of the bound ends the search once it is within
-// kRelayClose or doubling the chunks gained less than kRelayGain.
+// (SynthOptions::portfolio.team_relay) within kRelayEnough of the bound ends the search once it is
+// within kRelayClose or doubling the chunks gained less than kRelayGain.
 ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Bytes total_bytes,
                                       const SynthOptions& options = {},
                                       int max_chunks_per_npu = 64);

@@ -14,7 +14,7 @@ namespace tenet::synth {
 // ---- The chunk-count search (synthesize_auto_chunks, best_chunking) ----------------------------
 
 // The search stops before an algorithm would pass about this many transfers
-// (SynthOptions::auto_chunk_transfers).
+// (SynthOptions::portfolio.chunk_transfers).
 inline constexpr int64_t kAutoChunkTransferBudget = int64_t{1} << 23;
 // Below this many transfers an algorithm tries every count (its times need not fall steadily).
 inline constexpr int64_t kAutoChunkCheapTransfers = int64_t{1} << 15;

@@ -43,7 +43,7 @@ void run(benchmark::State& state, const std::string& spec, synth::CollectiveKind
 // cases below).
 void run(benchmark::State& state, const std::string& spec, int k, synth::ChunkPriority priority) {
   synth::SynthOptions o;
-  o.priority = priority;
+  o.matcher.priority = priority;
   o.method = synth::SynthMethod::Matcher;
   run(state, spec, synth::CollectiveKind::AllGather, k, o);
 }

@@ -153,7 +153,7 @@ Made<ChunkingResult> composed_auto_chunks(const topo::Topology& t, const Collect
     cc.all_reduce_chunks = 0;
     cc.chunks_per_npu = k;
     cc = composed_collective(t, cc);
-    if (k > 1 && transfer_estimate(cc) > o.auto_chunk_transfers)
+    if (k > 1 && transfer_estimate(cc) > o.portfolio.chunk_transfers)
       break;  // the first count always runs
     const Bytes chunk = cc.chunk_bytes_for(total_bytes);
     if (chunk < 1) break;
@@ -241,11 +241,11 @@ class FlatSearch {
         quiet_(o),
         total_bytes_(total_bytes),
         max_chunks_per_npu_(max_chunks_per_npu),
-        budget_(o.auto_chunk_transfers) {
+        budget_(o.portfolio.chunk_transfers) {
     quiet_.progress = nullptr;
-    quiet_.baselines =
+    quiet_.portfolio.baselines =
         false;  // each baseline gets its own chunk search (race_baselines), the one benchmarks run
-    quiet_.split_pipelines = false;  // the pipelines' own doubling (double_plans) tries them
+    quiet_.pipelines.split = false;  // the pipelines' own doubling (double_plans) tries them
     // Every search stops at the first count within kChunkSearchSlack of the bound (each doubling
     // costs twice the last). Routed collectives stop already within kRoutedEnough: every count
     // costs them two routings of every chunk (the matcher's and the flow ways), on mixed speeds
@@ -269,7 +269,7 @@ class FlatSearch {
         1, at_bound_, budget_);
     if (std::holds_alternative<NotMade>(searched)) return searched;
     ChunkingResult& best = std::get<ChunkingResult>(searched);
-    if (o_.method == SynthMethod::Auto && o_.baselines &&
+    if (o_.method == SynthMethod::Auto && o_.portfolio.baselines &&
         portfolio_worth_it(t_, best.algorithm.collective, best.algorithm.chunk_bytes,
                            best.algorithm))
       race_baselines(c, best);
@@ -298,8 +298,8 @@ class FlatSearch {
     const Bytes total_bytes = total_bytes_;
     const int max_chunks_per_npu = max_chunks_per_npu_;
     const int64_t budget = budget_;
-    if (o.method == SynthMethod::Auto && o.team_relay && c.num_ranks() < t.num_npus())
-      if (const auto relay = relay_teams(t, c, o.borrow_servers);
+    if (o.method == SynthMethod::Auto && o.portfolio.team_relay && c.num_ranks() < t.num_npus())
+      if (const auto relay = relay_teams(t, c, o.portfolio.borrow_servers);
           relay && static_cast<int>(relay->teams.front().size()) <= max_chunks_per_npu) {
         {
           Made<ChunkingResult> relayed = search_chunks(
@@ -397,17 +397,18 @@ class FlatSearch {
           mixed_speeds(t)) {  // as synthesize_once runs them
         SynthOptions hold = v;
         hold.link_model = LinkModel::Hold;  // re-timed under the pipelined model below
-        hold.random_choice = false;
+        hold.portfolio.random_choice = false;
         Provenance under_hold = matcher;
         under_hold.under_hold = true;
         matcher_variants.push_back({hold, "matcher" + std::string(kUnderHold), under_hold});
       }
-      if (o.random_choice && o.priority == ChunkPriority::Scarce && mixed_speeds(t)) {
-        v.priority = ChunkPriority::Random;
+      if (o.portfolio.random_choice && o.matcher.priority == ChunkPriority::Scarce &&
+          mixed_speeds(t)) {
+        v.matcher.priority = ChunkPriority::Random;
         Provenance random = matcher;
         random.choice = MatcherChoice::Random;
         matcher_variants.push_back({v, std::string(kRandomMatcher), random});
-        v.slow_links_yield = true;
+        v.matcher.slow_links_yield = true;
         random.choice = MatcherChoice::RandomYielding;
         matcher_variants.push_back({v, std::string(kRandomYieldingMatcher), random});
       }
@@ -453,7 +454,7 @@ class FlatSearch {
       };
       // The pipeline variants' times at the last count.
       std::map<int, Time> variant_times;
-      quiet.on_pipeline_variant = [&](int v, Time time) { variant_times[v] = time; };
+      quiet.pipelines.on_variant = [&](int v, Time time) { variant_times[v] = time; };
       for (int k = 2 * largest; k <= (1 << 20); k *= 2) {
         c.chunks_per_npu = k;
         const Bytes chunk = c.chunk_bytes_for(total_bytes);
@@ -466,9 +467,9 @@ class FlatSearch {
           if (m != SynthMethod::PlanPipeline || variant_times.empty() ||
               transfers > kPipelineFastestTransferBudget)
             break;
-          quiet.pipeline_variants = fastest_pipeline_variants(variant_times, kVariantsPast);
+          quiet.pipelines.variants = fastest_pipeline_variants(variant_times, kVariantsPast);
         }
-        quiet.split_pipelines = o.split_pipelines &&
+        quiet.pipelines.split = o.pipelines.split &&
                                 !within_bound(t, best.algorithm, kPipelinesPersist) &&
                                 (last < 0 || contending(last));
         variant_times.clear();
@@ -506,8 +507,8 @@ class FlatSearch {
         if ((++idle >= 2 && !far) || m != SynthMethod::PlanPipeline || close) break;
         extended = true;
       }
-      quiet.pipeline_variants = 0;
-      quiet.on_pipeline_variant = nullptr;
+      quiet.pipelines.variants = 0;
+      quiet.pipelines.on_variant = nullptr;
     }
   }
 

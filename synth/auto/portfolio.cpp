@@ -64,12 +64,14 @@ class Portfolio {
     // flow optimum are both better and far cheaper, and are the only ones built.
     matcher_affordable_ =
         !routed_ || static_cast<int64_t>(c_.num_chunks()) * c_.num_ranks() <= kRoutedMatcherWork;
-    // Where the plain matcher's work is over SynthOptions::matcher_work, `auto` leaves it to the
-    // plans, else to the baselines (below); --method matcher runs it whatever it costs.
+    // Where the plain matcher's work is over SynthOptions::portfolio.matcher_work, `auto` leaves it
+    // to the plans, else to the baselines (below); --method matcher runs it whatever it costs.
     servers_ = server_plan_applies(t_, c_);
-    matcher_budget_ = servers_     ? std::min(o_.matcher_work, o_.matcher_work_beside_servers)
-                      : symmetric_ ? std::min(o_.matcher_work, o_.matcher_work_beside_symmetric)
-                                   : o_.matcher_work;
+    matcher_budget_ =
+        servers_ ? std::min(o_.portfolio.matcher_work, o_.portfolio.matcher_work_beside_servers)
+        : symmetric_
+            ? std::min(o_.portfolio.matcher_work, o_.portfolio.matcher_work_beside_symmetric)
+            : o_.portfolio.matcher_work;
     run_matcher();
     if (any_ && o_.link_model == LinkModel::Pipelined && mixed_speeds(t_))
       if (std::optional<NotMade> why = run_under_hold()) return std::move(*why);
@@ -159,7 +161,8 @@ class Portfolio {
     SynthOptions hold = o_;
     hold.link_model = LinkModel::Hold;
     hold.progress = nullptr;
-    hold.random_choice = false;  // run under pipelined below, where it is timed as it will run
+    hold.portfolio.random_choice =
+        false;  // run under pipelined below, where it is timed as it will run
     Made<Algorithm> under_hold = synthesize_once(t_, c_, chunk_bytes_, hold);
     if (NotMade* why = std::get_if<NotMade>(&under_hold)) return std::move(*why);
     Algorithm& a = std::get<Algorithm>(under_hold);
@@ -195,17 +198,17 @@ class Portfolio {
   // slow link of a cut tends to pick the same chunks; a random choice among the scarcest, as TACOS
   // makes, spreads them over different ones. At the end a slow link's last transfer may arrive
   // after the fast ones would have brought everything, so it also runs with slow links yielding
-  // the last chunks (SynthOptions::slow_links_yield). Where the plans have not reached the bound,
-  // both run and the faster is kept.
+  // the last chunks (SynthOptions::matcher.slow_links_yield). Where the plans have not reached the
+  // bound, both run and the faster is kept.
   void run_random_matchers() {
-    if (!(any_ && o_.random_choice && !matcher_over_budget_ && matcher_affordable_ &&
-          o_.priority == ChunkPriority::Scarce && mixed_speeds(t_) && best_ && short_of(*best_) &&
-          !(symmetric_ && !short_of(*symmetric_))))
+    if (!(any_ && o_.portfolio.random_choice && !matcher_over_budget_ && matcher_affordable_ &&
+          o_.matcher.priority == ChunkPriority::Scarce && mixed_speeds(t_) && best_ &&
+          short_of(*best_) && !(symmetric_ && !short_of(*symmetric_))))
       return;
     SynthOptions random = quiet_;
-    random.priority = ChunkPriority::Random;
+    random.matcher.priority = ChunkPriority::Random;
     for (bool yield : {false, true}) {
-      random.slow_links_yield = yield;
+      random.matcher.slow_links_yield = yield;
       consider(synthesize_with(t_, c_, chunk_bytes_, random, Method::Matcher, matcher_budget_),
                std::string(yield ? kRandomYieldingMatcher : kRandomMatcher),
                matcher_provenance(yield ? MatcherChoice::RandomYielding : MatcherChoice::Random));
@@ -304,7 +307,7 @@ void for_each_baseline(const topo::Topology& t, const Collective& c,
 }
 
 // Whether the baselines may still beat `best` by more than it costs to build them (see
-// SynthOptions::baselines).
+// SynthOptions::portfolio.baselines).
 bool portfolio_worth_it(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
                         const Algorithm& best) {
   if (transfer_estimate(c) <= kPortfolioTransferBudget) return true;

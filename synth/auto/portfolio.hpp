@@ -44,7 +44,7 @@ void for_each_baseline(const topo::Topology& t, const Collective& c,
                        const std::function<void(const BaselineSpec&)>& make);
 
 // Whether the baselines may still beat `best` by more than it costs to build them (see
-// SynthOptions::baselines).
+// SynthOptions::portfolio.baselines).
 bool portfolio_worth_it(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
                         const Algorithm& best);
 

@@ -107,7 +107,7 @@ Made<Algorithm> compose(const topo::Topology& t, const Collective& c, Bytes chun
   const int k = c.all_reduce_chunks > 0 ? c.all_reduce_chunks / g : c.chunks_per_npu;
   SynthOptions inner = o;
   inner.method = SynthMethod::Auto;
-  inner.team_relay = false;  // the mates are busy with their own slices
+  inner.portfolio.team_relay = false;  // the mates are busy with their own slices
   inner.progress = nullptr;
   // A server's levels in its part through the links that join it (its NVSwitch, not the fabric
   // behind its NICs: on a fat tree that part held every switch, and its flow plans took 80 % of

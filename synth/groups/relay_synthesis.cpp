@@ -25,7 +25,7 @@ bool relay_enough(const topo::Topology& t, const Algorithm& a) {
 }
 std::optional<Algorithm> relay_synthesize(const topo::Topology& t, const Collective& c,
                                           Bytes chunk_bytes, const SynthOptions& o) {
-  const std::optional<RelayTeams> relay = relay_teams(t, c, o.borrow_servers);
+  const std::optional<RelayTeams> relay = relay_teams(t, c, o.portfolio.borrow_servers);
   if (!relay) return std::nullopt;
   const int k = c.chunks_per_npu, team_size = static_cast<int>(relay->teams.front().size());
   if (relay->mirrors ? k < 2 : k % team_size != 0) return std::nullopt;
@@ -41,7 +41,7 @@ std::optional<Algorithm> relay_synthesize(const topo::Topology& t, const Collect
   auto synthesized = [&](const Collective& sc) {
     if (std::optional<Algorithm> a = renamed_first(sc)) return std::move(*a);
     SynthOptions inner = o;
-    inner.team_relay = false;
+    inner.portfolio.team_relay = false;
     inner.progress = nullptr;
     Algorithm a = synthesize(t, sc, chunk_bytes, inner);
     if (synthesized_how.empty()) synthesized_how = a.method;

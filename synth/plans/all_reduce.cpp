@@ -129,7 +129,7 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
     Algorithm a = join_all_reduce(t, c, std::move(*first), *second, serial);
     a.method = second->method;
     a.provenance = second->provenance;
-    if (variant >= 0 && o.on_pipeline_variant) o.on_pipeline_variant(variant, a.claimed_time);
+    if (variant >= 0 && o.pipelines.on_variant) o.pipelines.on_variant(variant, a.claimed_time);
     if (!best || a.claimed_time < best->claimed_time) best = std::move(a);
   };
   if (planned != Method::PlanPipeline) {
@@ -143,20 +143,20 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   // are, else timed both ways. On mixed speeds, where the pipelines together end over kInTurnOver
   // of the RS+AG bound (below it they may overlap where in turn they cannot; and each count in
   // turn costs as much again).
-  const bool asked = (o.pipeline_variants >> kPipelineInTurn & 1) != 0;
+  const bool asked = (o.pipelines.variants >> kPipelineInTurn & 1) != 0;
   const bool far =
       mixed_speeds(t) &&
       (!best || static_cast<double>(best->claimed_time) >
                     kInTurnOver * static_cast<double>(lower_bound(t, c, chunk_bytes).coarse));
-  if (o.pipeline_variants != 0 ? !asked : !far) return best;
+  if (o.pipelines.variants != 0 ? !asked : !far) return best;
   // Each half its own variants, reported as kInTurnHalf[h] + v.
   auto alone = [&](int h) {
     SynthOptions a = o;
     a.progress = nullptr;
-    a.pipeline_variants = o.pipeline_variants >> kInTurnHalf[h] & kWholeVariants;
-    if (o.on_pipeline_variant)
-      a.on_pipeline_variant = [&o, h](int v, Time time) {
-        o.on_pipeline_variant(kInTurnHalf[h] + v, time);
+    a.pipelines.variants = o.pipelines.variants >> kInTurnHalf[h] & kWholeVariants;
+    if (o.pipelines.on_variant)
+      a.pipelines.on_variant = [&o, h](int v, Time time) {
+        o.pipelines.on_variant(kInTurnHalf[h] + v, time);
       };
     return a;
   };
@@ -180,7 +180,7 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   }
   a.method = method;
   a.provenance = made_by;
-  if (o.on_pipeline_variant) o.on_pipeline_variant(kPipelineInTurn, a.claimed_time);
+  if (o.pipelines.on_variant) o.pipelines.on_variant(kPipelineInTurn, a.claimed_time);
   if (!best || a.claimed_time < best->claimed_time) best = std::move(a);
   return best;
 }

@@ -37,16 +37,16 @@ PipelineVariant pipeline_variant(int v) {
 void for_each_pipeline_variant(const topo::Topology& t, const SynthOptions& o,
                                const std::optional<Algorithm>& best,
                                const std::function<void(int)>& run) {
-  if (o.pipeline_variants != 0) {
+  if (o.pipelines.variants != 0) {
     for (int v = 0; v < kPipelineInTurn; ++v)
-      if ((o.pipeline_variants >> v & 1) != 0) run(v);
+      if ((o.pipelines.variants >> v & 1) != 0) run(v);
     return;
   }
   const bool mixed = mixed_speeds(t);
   for (int sped = 0; sped <= (mixed ? kPipelineSpedUp : 0); sped += kPipelineSpedUp)
     for (int v = 0; v < pipeline_variants(t); ++v) run(sped + v);
   if (!mixed) return;
-  if (best && o.split_pipelines &&
+  if (best && o.pipelines.split &&
       static_cast<double>(best->claimed_time) >
           kPipelinesPersist *
               static_cast<double>(lower_bound(t, best->collective, best->chunk_bytes).coarse))

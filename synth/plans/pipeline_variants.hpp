@@ -1,5 +1,5 @@
 // The flow plan's pipeline variants: how plan_pipeline may stream (lanes, paced, split, sped up,
-// serial), numbered so that a caller can ask for some alone (SynthOptions::pipeline_variants).
+// serial), numbered so that a caller can ask for some alone (SynthOptions::pipelines.variants).
 #pragma once
 
 #include <cstdint>
@@ -37,7 +37,7 @@ inline constexpr int kPipelineSerial = 4 * kPipelineVariants;
 // they end over kInTurnOver of the RS+AG bound (the project's 1.02x quality mark).
 inline constexpr int kPipelineInTurn = kPipelineSerial + 4;
 // The halves in turn report their own variants as these plus v (Reduce-Scatter, then All-Gather),
-// and run those whose bits are set (SynthOptions::pipeline_variants; none set: every one).
+// and run those whose bits are set (SynthOptions::pipelines.variants; none set: every one).
 inline constexpr int kInTurnHalf[2] = {kPipelineInTurn + 1, 2 * kPipelineInTurn + 1};
 inline constexpr uint64_t kWholeVariants = (uint64_t{1} << kPipelineInTurn) - 1;
 inline int pipeline_variants(const topo::Topology& t) {
@@ -51,7 +51,7 @@ struct PipelineVariant {
 PipelineVariant pipeline_variant(int v);
 // Calls run(v) for each pipeline variant that applies: the whole ones (at the plan's rates, then
 // sped up); then, where they made `best` over kPipelinesPersist of the bound (and
-// SynthOptions::split_pipelines), the split ones; then, on mixed speeds, the serial ones (last, so
+// SynthOptions::pipelines.split), the split ones; then, on mixed speeds, the serial ones (last, so
 // that the split ones are tried wherever they were before them).
 void for_each_pipeline_variant(const topo::Topology& t, const SynthOptions& o,
                                const std::optional<Algorithm>& best,

@@ -261,7 +261,7 @@ class Planned {
       if (fastest < 0 || a.claimed_time < fastest) fastest = a.claimed_time;
       if (!best || a.claimed_time < best->claimed_time) best = std::move(a);
     }
-    if (variant < 0 && fastest >= 0 && o.on_pipeline_variant) o.on_pipeline_variant(v, fastest);
+    if (variant < 0 && fastest >= 0 && o.pipelines.on_variant) o.pipelines.on_variant(v, fastest);
   }
 
   // The matcher along the flow plan's trees.

@@ -46,8 +46,9 @@ Algorithm build(const topo::Topology& t, const ChannelGraph& g, RawList raw,
                 const ForwardPlan& plan, const Collective& c, Bytes chunk_bytes,
                 const SynthOptions& o, const std::vector<int32_t>* pace = nullptr);
 
-// The plain matcher's work (SynthOptions::matcher_work): each of about N x N x k deliveries wakes
-// the channels through the links it frees, which through switches are about every channel per NPU.
+// The plain matcher's work (SynthOptions::portfolio.matcher_work): each of about N x N x k
+// deliveries wakes the channels through the links it frees, which through switches are about every
+// channel per NPU.
 double matcher_work(const ChannelGraph& g, const Collective& forward);
 
 }  // namespace tenet::synth::detail

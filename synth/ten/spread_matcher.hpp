@@ -32,8 +32,8 @@ class SpreadMatcher {
         chunks_(chunks),
         words_((chunks + 63) / 64),
         opt_(o),
-        random_(o.priority == ChunkPriority::Random),
-        yield_(random_ && o.slow_links_yield),
+        random_(o.matcher.priority == ChunkPriority::Random),
+        yield_(random_ && o.matcher.slow_links_yield),
         rng_(o.seed),
         holds_(static_cast<size_t>(n_) * words_, 0),
         want_(holds_.size(), 0),
@@ -41,7 +41,7 @@ class SpreadMatcher {
         perm_(chunks),
         unperm_(chunks) {
     std::iota(perm_.begin(), perm_.end(), 0);
-    if (o.priority != ChunkPriority::Lowest) {
+    if (o.matcher.priority != ChunkPriority::Lowest) {
       std::mt19937_64 rng(o.seed);
       std::shuffle(perm_.begin(), perm_.end(), rng);
     }
@@ -318,7 +318,7 @@ class SpreadMatcher {
       });
       if (best >= 0) return best;
     }
-    if (opt_.priority == ChunkPriority::Lowest) {
+    if (opt_.matcher.priority == ChunkPriority::Lowest) {
       int first = -1;
       for_each_live(id, h, w, [&](int i, uint64_t hw) {
         if (first < 0) first = i * 64 + std::countr_zero(hw);
@@ -327,7 +327,7 @@ class SpreadMatcher {
     }
     // Who else could deliver to v: the sources of v's other in-channels (at most 64).
     suppliers_.clear();
-    if (opt_.priority != ChunkPriority::Rarest)
+    if (opt_.matcher.priority != ChunkPriority::Rarest)
       for (ChannelId c : g_.in(v))
         if (g_[c].src != u && suppliers_.size() < 64)
           suppliers_.push_back(&holds_[g_[c].src * words_]);
@@ -445,9 +445,9 @@ class SpreadMatcher {
   const SynthOptions& opt_;
   // ChunkPriority::Random: a random one among the scarcest, at every match.
   const bool random_;
-  // SynthOptions::slow_links_yield: a channel leaves the last chunks its destination wants to its
-  // faster in-channels, when their sources hold every chunk it could carry and they would bring
-  // all the destination still wants before its own transfer arrived (a destination's other
+  // SynthOptions::matcher.slow_links_yield: a channel leaves the last chunks its destination wants
+  // to its faster in-channels, when their sources hold every chunk it could carry and they would
+  // bring all the destination still wants before its own transfer arrived (a destination's other
   // in-channels carry others_rate_ chunks per ps; it wants wants_).
   const bool yield_;
   mutable std::mt19937_64 rng_;

@@ -43,9 +43,9 @@ VariantRun run_variants(const topo::Topology& t, const Collective& c, Bytes chun
                         uint64_t mask = 0) {
   SynthOptions o;
   o.method = SynthMethod::PlanPipeline;
-  o.pipeline_variants = mask;
+  o.pipelines.variants = mask;
   VariantRun r;
-  o.on_pipeline_variant = [&](int v, Time time) { r.times.emplace(v, time); };
+  o.pipelines.on_variant = [&](int v, Time time) { r.times.emplace(v, time); };
   r.algorithm = synthesize(t, c, chunk, o);
   return r;
 }

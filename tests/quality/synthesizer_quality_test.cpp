@@ -32,7 +32,7 @@ TEST(SynthesizerQuality, WithinTwoPercentOfTheBoundOnRegularTopologies) {
 // it expects 8005.0, 8595.43 and 44612.47 us. Ours is as fast on each (that the results verify:
 // Synthesizer.TacosHeterogeneousMeshesVerify).
 // The random choice among the scarcest spreads slow links over different chunks; on the 7x10
-// mesh the slow links also yield the last ones (SynthOptions::slow_links_yield).
+// mesh the slow links also yield the last ones (SynthOptions::matcher.slow_links_yield).
 // Under the pipelined model (links stream back to back, never more constrained than hold), each is
 // no slower than under hold (issue 15: the 5x5 mesh once took 10400.5 us pipelined, 8005.0 hold).
 TEST(SynthesizerQuality, AsFastAsTacosOnItsHeterogeneousMeshes) {

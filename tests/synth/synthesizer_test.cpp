@@ -81,7 +81,7 @@ TEST(Synthesizer, SameSeedSameBytes) {
     const Collective c = Collective::over_all(t, kind, 2);
     SynthOptions o;
     o.seed = 7;
-    o.priority = ChunkPriority::Random;
+    o.matcher.priority = ChunkPriority::Random;
     EXPECT_EQ(to_json(synthesize(t, c, kChunk, o)), to_json(synthesize(t, c, kChunk, o)));
     o.restarts = 4;  // threads finish in any order; the choice does not depend on it
     EXPECT_EQ(to_json(synthesize(t, c, kChunk, o)), to_json(synthesize(t, c, kChunk, o)));
@@ -92,7 +92,7 @@ TEST(Synthesizer, RestartsNeverLoseToTheFirstSeed) {
   const auto t = topo::generate("hetmesh2d:4x4");
   const Collective c = Collective::over_all(t, CollectiveKind::AllGather, 2);
   SynthOptions one;
-  one.priority = ChunkPriority::Random;
+  one.matcher.priority = ChunkPriority::Random;
   SynthOptions many = one;
   many.restarts = 6;
   EXPECT_LE(synthesize(t, c, kChunk, many).claimed_time,
@@ -177,8 +177,8 @@ TEST(SynthesizerProperty, RandomChoiceVerifiesOnRandomTopologies) {
         const Collective c = random_communicator(rng, t, kind, 1 + i % 3);
         SynthOptions o;
         o.method = SynthMethod::Matcher;
-        o.priority = ChunkPriority::Random;
-        o.slow_links_yield = yield;
+        o.matcher.priority = ChunkPriority::Random;
+        o.matcher.slow_links_yield = yield;
         o.seed = rng();
         o.link_model = i % 2 ? LinkModel::Hold : LinkModel::Pipelined;
         const Algorithm a = synthesize(t, c, 1 + static_cast<Bytes>(rng() % 2'000'000), o);
@@ -251,15 +251,15 @@ TEST(Synthesizer, AllReduceDependenciesStayLinear) {
   EXPECT_TRUE(verify(t, a).correct());
 }
 
-// Auto leaves the plain matcher out where its work is over SynthOptions::matcher_work (here made
-// tiny): a plan where one applies, else (here: over 128 NPUs, no servers) the fastest baseline,
-// saying so; --method matcher still runs it.
+// Auto leaves the plain matcher out where its work is over SynthOptions::portfolio.matcher_work
+// (here made tiny): a plan where one applies, else (here: over 128 NPUs, no servers) the fastest
+// baseline, saying so; --method matcher still runs it.
 TEST(Synthesizer, MatcherOverItsWorkBudgetGivesWayToBaselines) {
   // Two leaves (no translations: a switch alone would take the symmetric schedule at the bound).
   const auto t = topo::generate("leafspine:2x65,spines=2");
   const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
   SynthOptions o;
-  o.matcher_work = 1;
+  o.portfolio.matcher_work = 1;
   const Algorithm a = synthesize(t, c, kChunk, o);
   EXPECT_TRUE(a.provenance.matcher_left_out) << a.method;
   EXPECT_EQ(a.name, "tenet");
@@ -284,14 +284,15 @@ TEST(Synthesizer, MatcherOverItsWorkBudgetGivesWayToBaselines) {
   EXPECT_FALSE(kept.provenance.matcher_left_out) << kept.method;
 }
 
-// On a cluster of servers the plain matcher's budget is SynthOptions::matcher_work_beside_servers:
-// over it, auto keeps the plans (the server plan, the trees) and says it left the matcher out; the
-// default keeps the matcher on a small cluster (4 servers of 8).
+// On a cluster of servers the plain matcher's budget is
+// SynthOptions::portfolio.matcher_work_beside_servers: over it, auto keeps the plans (the server
+// plan, the trees) and says it left the matcher out; the default keeps the matcher on a small
+// cluster (4 servers of 8).
 TEST(Synthesizer, MatcherBesideAServerPlanHasItsOwnBudget) {
   const auto t = topo::generate("nvcluster:4x8,net=rail");
   const Collective c = Collective::over_all(t, CollectiveKind::AllReduce, 2);
   SynthOptions o;
-  o.matcher_work_beside_servers = 1;
+  o.portfolio.matcher_work_beside_servers = 1;
   const Algorithm a = synthesize(t, c, kChunk, o);
   // The matcher on a plan: the flow plan's trees or the server plan.
   EXPECT_TRUE(a.provenance.producer == Producer::FlowPlanMatcher ||

@@ -113,7 +113,7 @@ TEST(TeamRelay, ChunkSearchKeepsToItsTransferBudget) {
   const auto t = topo::generate("nvcluster:16x8,net=rail");
   const Collective c = rail_group(t, CollectiveKind::AllReduce, 0, 1);
   SynthOptions o;
-  o.auto_chunk_transfers = 8000;
+  o.portfolio.chunk_transfers = 8000;
   const ChunkingResult capped = synthesize_auto_chunks(t, c, 256 << 20, o);
   EXPECT_LE(capped.algorithm.size(), 8000u);
   EXPECT_TRUE(verify(t, capped.algorithm).correct());
@@ -210,7 +210,7 @@ TEST(TeamRelay, TensorParallelGroupBorrowsTheNextServer) {
     EXPECT_EQ(best.algorithm.provenance.producer, Producer::TeamRelay) << best.algorithm.method;
     EXPECT_TRUE(best.algorithm.provenance.mirrors) << best.algorithm.method;
     SynthOptions home;
-    home.borrow_servers = false;
+    home.portfolio.borrow_servers = false;
     const ChunkingResult alone = synthesize_auto_chunks(t, c, 256 << 20, home);
     for (const Transfer& x : alone.algorithm.transfers())
       ASSERT_TRUE(x.src >= 8 && x.src < 16 && x.dst >= 8 && x.dst < 16);

@@ -337,9 +337,9 @@ VariantRun run_variants(const topo::Topology& t, const Collective& c, Bytes chun
                         uint64_t mask = 0) {
   SynthOptions o;
   o.method = SynthMethod::PlanPipeline;
-  o.pipeline_variants = mask;
+  o.pipelines.variants = mask;
   VariantRun r;
-  o.on_pipeline_variant = [&](int v, Time time) {
+  o.pipelines.on_variant = [&](int v, Time time) {
     r.repeated += r.times.emplace(v, time).second ? 0 : 1;
     r.last = v;
   };
@@ -428,7 +428,7 @@ TEST(FlowPlanSynthesis, SerialLanesDropTheThinOnes) {
   EXPECT_TRUE(streamed(p.algorithm, serial_in_lanes)) << p.algorithm.method;
 }
 
-// SynthOptions::pipeline_variants runs the variants asked for alone, each as it runs among all
+// SynthOptions::pipelines.variants runs the variants asked for alone, each as it runs among all
 // (the chunk search's doubling past kPipelineTransferBudget runs the two fastest this way), and
 // on_pipeline_variant reports each one's time.
 // An All-Reduce's variants are timed with their halves joined.

@@ -222,7 +222,7 @@ TEST(Symmetric, AutoTakesItAtTheBoundAndSaysSo) {
 }
 
 // Short of the bound, auto runs the others beside it; the plain matcher only within its own budget
-// there (SynthOptions::matcher_work_beside_symmetric), saying when it left it out.
+// there (SynthOptions::portfolio.matcher_work_beside_symmetric), saying when it left it out.
 TEST(Symmetric, AutoBesideTheMatcherShortOfTheBound) {
   const auto t = topo::generate("torus2d:4x4");
   const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
@@ -231,7 +231,7 @@ TEST(Symmetric, AutoBesideTheMatcherShortOfTheBound) {
   ASSERT_GT(static_cast<double>(alone.claimed_time),
             1.001 * static_cast<double>(bound));  // latency: short of it
   SynthOptions o;
-  o.matcher_work_beside_symmetric = 1;
+  o.portfolio.matcher_work_beside_symmetric = 1;
   const Algorithm a = synthesize(t, c, 4096, o);
   EXPECT_LE(a.claimed_time, alone.claimed_time);
   EXPECT_TRUE(verify(t, a).correct());
