@@ -292,20 +292,14 @@ class FlatSearch {
   // A group with idle server mates: the team relay first, at multiples of the team size; near the
   // bound, nothing else is searched (the matcher's work for a large group grows with the cluster).
   std::optional<ChunkingResult> relay_first(const Collective& c) const {
-    const topo::Topology& t = t_;
-    const SynthOptions& o = o_;
-    const SynthOptions& quiet = quiet_;
-    const Bytes total_bytes = total_bytes_;
-    const int max_chunks_per_npu = max_chunks_per_npu_;
-    const int64_t budget = budget_;
-    if (o.method == SynthMethod::Auto && o.portfolio.team_relay && c.num_ranks() < t.num_npus())
-      if (const auto relay = relay_teams(t, c, o.portfolio.borrow_servers);
-          relay && static_cast<int>(relay->teams.front().size()) <= max_chunks_per_npu) {
+    if (o_.method == SynthMethod::Auto && o_.portfolio.team_relay && c.num_ranks() < t_.num_npus())
+      if (const auto relay = relay_teams(t_, c, o_.portfolio.borrow_servers);
+          relay && static_cast<int>(relay->teams.front().size()) <= max_chunks_per_npu_) {
         {
           Made<ChunkingResult> relayed = search_chunks(
-              c, total_bytes, max_chunks_per_npu,
+              c, total_bytes_, max_chunks_per_npu_,
               [&](const Collective& cc, Bytes chunk) -> ChunkMade {
-                if (std::optional<Algorithm> a = relay_synthesize(t, cc, chunk, quiet))
+                if (std::optional<Algorithm> a = relay_synthesize(t_, cc, chunk, quiet_))
                   return std::move(*a);
                 return NotMade{"no team relay"};
               },
@@ -316,10 +310,10 @@ class FlatSearch {
                     previous > 0 && static_cast<double>(previous) <
                                         kRelayGain * static_cast<double>(a.claimed_time);
                 previous = a.claimed_time;
-                return within_bound(t, a, kRelayClose) || (relay_enough(t, a) && slowing);
+                return within_bound(t_, a, kRelayClose) || (relay_enough(t_, a) && slowing);
               },
-              budget);
-          if (ChunkingResult* r = made(relayed); r && relay_enough(t, r->algorithm))
+              budget_);
+          if (ChunkingResult* r = made(relayed); r && relay_enough(t_, r->algorithm))
             return std::move(*r);
         }
       }
@@ -328,27 +322,21 @@ class FlatSearch {
 
   // Each baseline's own chunk search, the fastest in place of `best` where it is faster.
   void race_baselines(const Collective& c, ChunkingResult& best) const {
-    const topo::Topology& t = t_;
-    const SynthOptions& o = o_;
-    const Bytes total_bytes = total_bytes_;
-    const int max_chunks_per_npu = max_chunks_per_npu_;
-    const int64_t budget = budget_;
-    const auto& at_bound = at_bound_;
     // Each baseline's search is independent (its time to beat is tenet's), so they run side by
     // side: as many as there are cores, and memory for one search each (its largest algorithm and
     // its best so far). The fastest wins, ties to the first listed, whichever finishes first.
     // Searches whose first count is already over the budget go one at a time: two at once take
     // nearly twice the memory and no less time.
     std::vector<BaselineSpec> specs;
-    for_each_baseline(t, c, [&](const BaselineSpec& spec) { specs.push_back(spec); });
+    for_each_baseline(t_, c, [&](const BaselineSpec& spec) { specs.push_back(spec); });
     const Time to_beat = best.algorithm.claimed_time;
     const uint64_t per_search =
         2 * kSynthBytesPerTransfer *
         static_cast<uint64_t>(
             std::max(transfer_estimate(c),
-                     std::min<int64_t>(budget, transfer_estimate(c) * max_chunks_per_npu)));
+                     std::min<int64_t>(budget_, transfer_estimate(c) * max_chunks_per_npu_)));
     const uint64_t memory = topo::available_memory();
-    const int threads = memory == 0 || transfer_estimate(c) > budget
+    const int threads = memory == 0 || transfer_estimate(c) > budget_
                             ? 1
                             : static_cast<int>(std::min<uint64_t>(
                                   cores(), memory / std::max<uint64_t>(1, per_search)));
@@ -359,11 +347,11 @@ class FlatSearch {
     parallel_for(static_cast<int>(specs.size()), threads, [&](int job) {
       const int i = static_cast<int>(specs.size()) - 1 - job;
       Made<ChunkingResult> searched = search_chunks(
-          c, total_bytes, max_chunks_per_npu,
+          c, total_bytes_, max_chunks_per_npu_,
           [&](const Collective& cc, Bytes chunk) {
-            return baseline_to_beat(specs[i], t, cc, chunk, o, to_beat, at_bound);
+            return baseline_to_beat(specs[i], t_, cc, chunk, o_, to_beat, at_bound_);
           },
-          1, at_bound, budget, to_beat);
+          1, at_bound_, budget_, to_beat);
       if (!made(searched)) return;  // it does not apply, or no count beats tenet
       ChunkingResult& r = std::get<ChunkingResult>(searched);
       std::lock_guard lock(m);
@@ -382,19 +370,15 @@ class FlatSearch {
   // The plain matcher's variants, where one of them made `best` at the largest count tried.
   std::vector<MatcherVariant> winning_matcher_variants(const ChunkingResult& best,
                                                        int largest) const {
-    const topo::Topology& t = t_;
-    const SynthOptions& o = o_;
-    const SynthOptions& quiet = quiet_;
-    const auto& at_bound = at_bound_;
     std::vector<MatcherVariant> matcher_variants;
-    if (o.method == SynthMethod::Auto && best.chunks_per_npu == largest &&
-        !at_bound(best.algorithm)) {
-      SynthOptions v = quiet;
+    if (o_.method == SynthMethod::Auto && best.chunks_per_npu == largest &&
+        !at_bound_(best.algorithm)) {
+      SynthOptions v = quiet_;
       v.method = SynthMethod::Matcher;
       const Provenance matcher(Producer::Matcher);
       matcher_variants.push_back({v, "matcher", matcher});
-      if (o.link_model == LinkModel::Pipelined &&
-          mixed_speeds(t)) {  // as synthesize_once runs them
+      if (o_.link_model == LinkModel::Pipelined &&
+          mixed_speeds(t_)) {  // as synthesize_once runs them
         SynthOptions hold = v;
         hold.link_model = LinkModel::Hold;  // re-timed under the pipelined model below
         hold.portfolio.random_choice = false;
@@ -402,8 +386,8 @@ class FlatSearch {
         under_hold.under_hold = true;
         matcher_variants.push_back({hold, "matcher" + std::string(kUnderHold), under_hold});
       }
-      if (o.portfolio.random_choice && o.matcher.priority == ChunkPriority::Scarce &&
-          mixed_speeds(t)) {
+      if (o_.portfolio.random_choice && o_.matcher.priority == ChunkPriority::Scarce &&
+          mixed_speeds(t_)) {
         v.matcher.priority = ChunkPriority::Random;
         Provenance random = matcher;
         random.choice = MatcherChoice::Random;
@@ -423,19 +407,15 @@ class FlatSearch {
 
   // The flow plan's pipelines and the server plan doubling their chunks alone past `largest`.
   void double_plans(Collective c, int largest, ChunkingResult& best) const {
-    const topo::Topology& t = t_;
-    const SynthOptions& o = o_;
     SynthOptions quiet = quiet_;
-    const Bytes total_bytes = total_bytes_;
-    const auto& at_bound = at_bound_;
     for (SynthMethod m : {SynthMethod::PlanPipeline, SynthMethod::ServerPlan}) {
-      if (o.method != SynthMethod::Auto && o.method != m) continue;
+      if (o_.method != SynthMethod::Auto && o_.method != m) continue;
       // (An All-Reduce's pipelines may beat the RS+AG bound, which is no bound for reductions down
       // trees.)
-      if (o.method == SynthMethod::Auto && c.kind != CollectiveKind::AllReduce &&
-          at_bound(best.algorithm))
+      if (o_.method == SynthMethod::Auto && c.kind != CollectiveKind::AllReduce &&
+          at_bound_(best.algorithm))
         break;
-      if (m == SynthMethod::ServerPlan && !server_plan_applies(t, c)) continue;
+      if (m == SynthMethod::ServerPlan && !server_plan_applies(t_, c)) continue;
       quiet.method = m;
       // The method's best time so far, and its time at the last count. The pipelines' times need
       // not fall steadily: past a count that does not gain they try one more, unless the best is
@@ -457,11 +437,11 @@ class FlatSearch {
       quiet.pipelines.on_variant = [&](int v, Time time) { variant_times[v] = time; };
       for (int k = 2 * largest; k <= (1 << 20); k *= 2) {
         c.chunks_per_npu = k;
-        const Bytes chunk = c.chunk_bytes_for(total_bytes);
+        const Bytes chunk = c.chunk_bytes_for(total_bytes_);
         if (chunk < 1) break;
         // An All-Reduce's pipelines over kHalvesOver of the bound count their halves' transfers.
         const bool halves = m == SynthMethod::PlanPipeline && c.kind == CollectiveKind::AllReduce &&
-                            !within_bound(t, best.algorithm, kHalvesOver);
+                            !within_bound(t_, best.algorithm, kHalvesOver);
         const int64_t transfers = transfer_estimate(c) / (halves ? 2 : 1);
         if (transfers > kPipelineTransferBudget) {
           if (m != SynthMethod::PlanPipeline || variant_times.empty() ||
@@ -469,11 +449,11 @@ class FlatSearch {
             break;
           quiet.pipelines.variants = fastest_pipeline_variants(variant_times, kVariantsPast);
         }
-        quiet.pipelines.split = o.pipelines.split &&
-                                !within_bound(t, best.algorithm, kPipelinesPersist) &&
+        quiet.pipelines.split = o_.pipelines.split &&
+                                !within_bound(t_, best.algorithm, kPipelinesPersist) &&
                                 (last < 0 || contending(last));
         variant_times.clear();
-        Made<Algorithm> made_here = try_synthesize(t, c, chunk, quiet);
+        Made<Algorithm> made_here = try_synthesize(t_, c, chunk, quiet);
         if (!made(made_here)) break;  // no plan here
         Algorithm& a = std::get<Algorithm>(made_here);
         best.tried.push_back({k, a.claimed_time, m});
@@ -495,15 +475,15 @@ class FlatSearch {
         last = now;
         const bool far = m == SynthMethod::PlanPipeline &&
                          (jumping || chunk >= kPipelinesPersistChunk) && contending(now) &&
-                         !within_bound(t, best.algorithm, kPipelinesPersist);
+                         !within_bound(t_, best.algorithm, kPipelinesPersist);
         if (gaining) {
           idle = 0;
           if (extended && !promising && !far) break;
           continue;
         }
         // Under 0.5 % from doubling: enough.
-        const bool close =
-            c.kind != CollectiveKind::AllReduce && within_bound(t, best.algorithm, kDoublingEnough);
+        const bool close = c.kind != CollectiveKind::AllReduce &&
+                           within_bound(t_, best.algorithm, kDoublingEnough);
         if ((++idle >= 2 && !far) || m != SynthMethod::PlanPipeline || close) break;
         extended = true;
       }
@@ -517,22 +497,18 @@ class FlatSearch {
   void double_matcher(Collective c, int largest, Time matcher_last,
                       const std::vector<MatcherVariant>& matcher_variants,
                       ChunkingResult& best) const {
-    const topo::Topology& t = t_;
-    const SynthOptions& o = o_;
-    const Bytes total_bytes = total_bytes_;
-    const auto& at_bound = at_bound_;
     Time previous = matcher_last;
     for (int k = 2 * largest;
-         !matcher_variants.empty() && k <= (1 << 20) && !at_bound(best.algorithm); k *= 2) {
+         !matcher_variants.empty() && k <= (1 << 20) && !at_bound_(best.algorithm); k *= 2) {
       c.chunks_per_npu = k;
-      const Bytes chunk = c.chunk_bytes_for(total_bytes);
+      const Bytes chunk = c.chunk_bytes_for(total_bytes_);
       if (chunk < 1 || transfer_estimate(c) > kPipelineTransferBudget) break;
       std::optional<Time> fastest;
       for (const auto& [variant, label, made_by] : matcher_variants) {
-        Algorithm a = synthesize(t, c, chunk, variant);
-        if (variant.link_model != o.link_model) {
-          a.link_model = o.link_model;
-          time(t, a);
+        Algorithm a = synthesize(t_, c, chunk, variant);
+        if (variant.link_model != o_.link_model) {
+          a.link_model = o_.link_model;
+          time(t_, a);
         }
         fastest = std::min(fastest.value_or(a.claimed_time), a.claimed_time);
         if (a.claimed_time < best.algorithm.claimed_time) {

@@ -85,31 +85,25 @@ class Planned {
 
   // The matcher along ways spread like the multicommodity-flow optimum (routed collectives).
   Algorithm ways_matcher() const {
-    const topo::Topology& t = t_;
-    const Collective& c = c_;
-    const Bytes chunk_bytes = chunk_bytes_;
-    const SynthOptions& o = o_;
-    const ForwardPlan& plan = plan_;
-    const topo::Topology& ft = this->ft();
-    const Collective& forward = forward_;
-    ChannelGraph g(ft, chunk_bytes, o.link_model, o.ecmp_routes);
+    ChannelGraph g(ft(), chunk_bytes_, o_.link_model, o_.ecmp_routes);
     std::vector<ChunkId> chunks;
     std::vector<std::array<NodeId, 2>> ends;
     std::vector<int> round_of;
-    for (ChunkId ch = 0; ch < forward.num_chunks(); ++ch) {
-      const NodeId from = forward.ranks[forward.origin(ch)],
-                   to = forward.ranks[forward.needed_by(ch)];
+    for (ChunkId ch = 0; ch < forward_.num_chunks(); ++ch) {
+      const NodeId from = forward_.ranks[forward_.origin(ch)],
+                   to = forward_.ranks[forward_.needed_by(ch)];
       if (from == to) continue;
       chunks.push_back(ch);
       ends.push_back({from, to});
-      round_of.push_back(ch % forward.chunks_per_npu);
+      round_of.push_back(ch % forward_.chunks_per_npu);
     }
     const double horizon =
-        std::max<double>(1, static_cast<double>(lower_bound(ft, forward, chunk_bytes).bandwidth)) /
+        std::max<double>(1,
+                         static_cast<double>(lower_bound(ft(), forward_, chunk_bytes_).bandwidth)) /
         static_cast<double>(kPicosPerSecond);
-    WayMatcher r(ft, g, o, std::move(chunks),
-                 flow_ways(ft, g, ends, round_of, chunk_bytes, horizon));
-    Algorithm a = build(t, g, r.run(), plan, c, chunk_bytes, o);
+    WayMatcher r(ft(), g, o_, std::move(chunks),
+                 flow_ways(ft(), g, ends, round_of, chunk_bytes_, horizon));
+    Algorithm a = build(t_, g, r.run(), plan_, c_, chunk_bytes_, o_);
     a.method = "matcher on ways spread like the flow optimum";
     a.provenance.producer = Producer::FlowWaysMatcher;
     return a;
@@ -118,30 +112,23 @@ class Planned {
   // The matcher on a cluster's server plan: each chunk from its root along the plan's way to each
   // NPU. Nothing where there is no server plan, or its matching would scan too much.
   std::optional<Algorithm> server_plan_matcher() const {
-    const topo::Topology& t = t_;
-    const Collective& c = c_;
-    const Bytes chunk_bytes = chunk_bytes_;
-    const SynthOptions& o = o_;
-    const ForwardPlan& plan = plan_;
-    const topo::Topology& ft = this->ft();
-    const Collective& forward = forward_;
     const std::optional<ServerPlan> servers =
-        plan_servers(ft, chunk_bytes, o.link_model, o.ecmp_routes);
+        plan_servers(ft(), chunk_bytes_, o_.link_model, o_.ecmp_routes);
     // A match scans at most a bitset of chunks of its way.
-    const int64_t words = (forward.num_chunks() + 63) / 64;
-    if (!servers || transfer_estimate(forward) * words > kServerPlanWork) return std::nullopt;
-    ChannelGraph g(ft, chunk_bytes, o.link_model, servers->ways());
-    SpreadMatcher s(ft, g, forward.num_chunks(), o);
-    for (ChunkId ch = 0; ch < forward.num_chunks(); ++ch) {
-      const NodeId root = forward.ranks[forward.origin(ch)];
+    const int64_t words = (forward_.num_chunks() + 63) / 64;
+    if (!servers || transfer_estimate(forward_) * words > kServerPlanWork) return std::nullopt;
+    ChannelGraph g(ft(), chunk_bytes_, o_.link_model, servers->ways());
+    SpreadMatcher s(ft(), g, forward_.num_chunks(), o_);
+    for (ChunkId ch = 0; ch < forward_.num_chunks(); ++ch) {
+      const NodeId root = forward_.ranks[forward_.origin(ch)];
       s.hold(root, ch);
-      for (NodeId v = 0; v < ft.num_npus(); ++v)
+      for (NodeId v = 0; v < ft().num_npus(); ++v)
         if (v != root) {
           s.need(v, ch);
           s.allow(servers->way(root, v), ch);
         }
     }
-    Algorithm a = build(t, g, s.run(), plan, c, chunk_bytes, o);
+    Algorithm a = build(t_, g, s.run(), plan_, c_, chunk_bytes_, o_);
     a.provenance.producer = Producer::ServerPlanMatcher;
     a.method = fmt::format("matcher on a server plan ({} servers of {}: rails, then NVSwitch)",
                            servers->servers().size(), servers->servers()[0].size());
@@ -200,27 +187,13 @@ class Planned {
 
   // Pipeline variant `v` (pipeline_variant), into best_ when faster.
   void run_variant(int v, bool broadcast) {
-    const topo::Topology& ft = this->ft();
-    const TreePacking* packing = packing_;
-    const std::vector<int>& tree_of = tree_of_;
-    const ChannelGraph& g = *g_;
-    const int variant = variant_;
-    std::optional<Algorithm>& best = best_;
-    std::optional<TreePacking>& narrowed = narrowed_;
-    const bool routed = routed_;
-    const topo::Topology& t = t_;
-    const Collective& c = c_;
-    const Bytes chunk_bytes = chunk_bytes_;
-    const SynthOptions& o = o_;
-    const ForwardPlan& plan = plan_;
-    const bool last_first = last_first_;
     const PipelineVariant pv = pipeline_variant(v);
     const bool lanes = pv.shape.lanes, paced = pv.paced, sped_up = pv.sped_up;
     const int split = pv.shape.split;
-    if (lanes && !routed) return;
-    if (lanes && pv.shape.serial && !narrowed) narrowed = drop_thin_lanes(ft, *packing);
-    const TreePacking& streamed = lanes && pv.shape.serial ? *narrowed : *packing;
-    const StreamSpeedup speedup(ft, streamed, lanes, sped_up);
+    if (lanes && !routed_) return;
+    if (lanes && pv.shape.serial && !narrowed_) narrowed_ = drop_thin_lanes(ft(), *packing_);
+    const TreePacking& streamed = lanes && pv.shape.serial ? *narrowed_ : *packing_;
+    const StreamSpeedup speedup(ft(), streamed, lanes, sped_up);
     if (sped_up && !speedup.any()) return;  // the same as at the plan's rates
     // Both dealings where they differ, timed, the faster kept; sped up, by arrival alone (its fill
     // is what the speed-up shortens). A variant asked for alone (an All-Reduce's halves, timed
@@ -228,69 +201,61 @@ class Planned {
     // copies.
     const bool arrival_only = split > 1 || sped_up;
     std::vector<int> by_arrival;
-    if (variant < 0 || arrival_only)
-      by_arrival = deal_by_arrival(pipeline_fill(ft, streamed, chunk_bytes, pv.shape, speedup));
+    if (variant_ < 0 || arrival_only)
+      by_arrival = deal_by_arrival(pipeline_fill(ft(), streamed, chunk_bytes_, pv.shape, speedup));
     std::vector<const std::vector<int>*> dealings;
-    if (variant >= 0 || sped_up) {
-      dealings.push_back(arrival_only ? &by_arrival : &tree_of);
+    if (variant_ >= 0 || sped_up) {
+      dealings.push_back(arrival_only ? &by_arrival : &tree_of_);
     } else {
-      dealings.push_back(&tree_of);
-      if (by_arrival != tree_of) dealings.push_back(&by_arrival);
+      dealings.push_back(&tree_of_);
+      if (by_arrival != tree_of_) dealings.push_back(&by_arrival);
     }
     Time fastest = -1;
     for (const std::vector<int>* dealing : dealings) {
       std::vector<int32_t> pace;
-      RawList raw = plan_pipeline(ft, g, streamed, *dealing, chunk_bytes, last_first, pv.shape,
-                                  speedup, paced ? &pace : nullptr);
-      Algorithm a = build(t, g, std::move(raw), plan, c, chunk_bytes, o, paced ? &pace : nullptr);
+      RawList raw = plan_pipeline(ft(), *g_, streamed, *dealing, chunk_bytes_, last_first_,
+                                  pv.shape, speedup, paced ? &pace : nullptr);
+      Algorithm a =
+          build(t_, *g_, std::move(raw), plan_, c_, chunk_bytes_, o_, paced ? &pace : nullptr);
       a.serial_channels = pv.shape.serial;
-      if (variant < 0) time(t, a);
+      if (variant_ < 0) time(t_, a);
       const PipelineTraits traits{
-          .trees = static_cast<int>(packing->trees.size()),
-          .per = packing->k,
+          .trees = static_cast<int>(packing_->trees.size()),
+          .per = packing_->k,
           .per_root = broadcast,
           .sped_up = sped_up,
           .lanes = lanes,
           .paced = paced,
           .serial = pv.shape.serial,
           .split = split,
-          .dealt_by_arrival = dealing == &by_arrival && *dealing != tree_of};
+          .dealt_by_arrival = dealing == &by_arrival && *dealing != tree_of_};
       a.provenance = Provenance(Producer::FlowPlanPipelines);
       a.provenance.pipeline = traits;
       a.method = fmt::format("flow-plan pipelines ({})", describe(traits));
       if (fastest < 0 || a.claimed_time < fastest) fastest = a.claimed_time;
-      if (!best || a.claimed_time < best->claimed_time) best = std::move(a);
+      if (!best_ || a.claimed_time < best_->claimed_time) best_ = std::move(a);
     }
-    if (variant < 0 && fastest >= 0 && o.pipelines.on_variant) o.pipelines.on_variant(v, fastest);
+    if (variant_ < 0 && fastest >= 0 && o_.pipelines.on_variant)
+      o_.pipelines.on_variant(v, fastest);
   }
 
   // The matcher along the flow plan's trees.
   Algorithm tree_matcher(bool broadcast) const {
-    const topo::Topology& t = t_;
-    const Collective& c = c_;
-    const Bytes chunk_bytes = chunk_bytes_;
-    const SynthOptions& o = o_;
-    const ForwardPlan& plan = plan_;
-    const topo::Topology& ft = this->ft();
-    const Collective& forward = forward_;
-    const TreePacking* packing = packing_;
-    const std::vector<int>& tree_of = tree_of_;
-    const ChannelGraph& g = *g_;
-    const ChunkId chunks = forward.num_chunks();
-    SpreadMatcher s(ft, g, chunks, o);
+    const ChunkId chunks = forward_.num_chunks();
+    SpreadMatcher s(ft(), *g_, chunks, o_);
     for (ChunkId ch = 0; ch < chunks; ++ch) {
-      s.hold(forward.ranks[forward.origin(ch)], ch);
-      const PackedTree& tr = packing->trees[tree_of[ch]];
-      for (NodeId v = 0; v < ft.num_npus(); ++v) {
+      s.hold(forward_.ranks[forward_.origin(ch)], ch);
+      const PackedTree& tr = packing_->trees[tree_of_[ch]];
+      for (NodeId v = 0; v < ft().num_npus(); ++v) {
         if (v == tr.root) continue;
         s.need(v, ch);
-        for (const auto& route : tr.routes[v]) s.allow(g.find(tr.parent[v], v, route), ch);
+        for (const auto& route : tr.routes[v]) s.allow(g_->find(tr.parent[v], v, route), ch);
       }
     }
-    Algorithm a = build(t, g, s.run(), plan, c, chunk_bytes, o);
+    Algorithm a = build(t_, *g_, s.run(), plan_, c_, chunk_bytes_, o_);
     a.provenance.producer = Producer::FlowPlanMatcher;
-    a.method = fmt::format("matcher on a flow plan ({} trees, {} per {})", packing->trees.size(),
-                           packing->k, broadcast ? "root" : "NPU");
+    a.method = fmt::format("matcher on a flow plan ({} trees, {} per {})", packing_->trees.size(),
+                           packing_->k, broadcast ? "root" : "NPU");
     return a;
   }
 
