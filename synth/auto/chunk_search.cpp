@@ -64,14 +64,14 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
     Time now;
     size_t transfers;
     bool floor = false;
-    ChunkMade made = make(c, chunk);
-    if (NotMade* why = std::get_if<NotMade>(&made)) return std::move(*why);
-    if (const CannotBeat* e = std::get_if<CannotBeat>(&made)) {
+    ChunkMade outcome = make(c, chunk);
+    if (NotMade* why = std::get_if<NotMade>(&outcome)) return std::move(*why);
+    if (const CannotBeat* e = std::get_if<CannotBeat>(&outcome)) {
       now = e->floor;
       transfers = e->transfers;
       floor = true;
     } else {
-      a = std::move(std::get<Algorithm>(made));
+      a = std::move(std::get<Algorithm>(outcome));
       now = a.claimed_time;
       transfers = a.size();
       best.tried.push_back({k, now, std::nullopt});
