@@ -115,8 +115,9 @@ Made<Algorithm> synthesize_restarts(const topo::Topology& t, const Collective& c
     mine.progress = nullptr;
     results[i] = synthesize_once(t, c, chunk_bytes, mine);
   });
-  // Every seed applies where one does (the seed only breaks ties).
-  if (std::holds_alternative<NotMade>(*results[0])) return std::move(*results[0]);
+  // A seed that made nothing says why (the first, by seed).
+  for (std::optional<Made<Algorithm>>& r : results)
+    if (std::holds_alternative<NotMade>(*r)) return std::move(*r);
   auto time_of = [&](int i) { return std::get<Algorithm>(*results[i]).claimed_time; };
   int best = 0;
   for (int i = 1; i < k; ++i)
