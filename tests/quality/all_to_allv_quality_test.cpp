@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "synth/bounds/lower_bound.hpp"
-#include "synth/ir/traffic.hpp"
 #include "synth/synthesizer.hpp"
+#include "tests/synth/ir/all_to_allv_support.hpp"
 #include "topo/generators.hpp"
 
 namespace tenet::synth {
@@ -15,11 +15,7 @@ TEST(AllToAllvQuality, ZipfNearTheBound) {
   for (const char* spec :
        {"switch:8", "torus2d:4x4", "nvcluster:2x4,net=rail", "leafspine:2x4,spines=1"}) {
     const topo::Topology t = topo::generate(spec);
-    const Traffic traffic = generate_traffic("zipf:1.2", t.num_npus(), Bytes{16} << 20, 1);
-    const TrafficUnits u = to_units(traffic, 8 * t.num_npus() * t.num_npus());
-    Collective c = Collective::over_all(t, CollectiveKind::AllToAll);
-    c.set_pair_units(u.units);
-    const ChunkingResult r = synthesize_auto_chunks(t, c, u.unit_bytes, {}, 8);
+    const ChunkingResult r = testing::zipf_all_to_allv(t);
     const Time bound = lower_bound(t, r.algorithm.collective, r.algorithm.chunk_bytes).total;
     EXPECT_LE(static_cast<double>(r.algorithm.claimed_time), 1.15 * static_cast<double>(bound))
         << spec << ": " << r.algorithm.method;

@@ -5,50 +5,18 @@
 // FlowWays).
 #include <gtest/gtest.h>
 
-#include <map>
 #include <string>
 
 #include "synth/bounds/lower_bound.hpp"
 #include "synth/synthesizer.hpp"
+#include "tests/synth/plans/flow_plan_support.hpp"
 #include "topo/generators.hpp"
-#include "topo/io.hpp"
 
 namespace tenet::synth {
 namespace {
 
-// The flow plan's pipelines alone: `kind` of 256 MiB on `spec` in `chunks` per NPU (Broadcast and
-// Reduce: the root's); with its ratio to the lower bound.
-struct Pipelines {
-  Algorithm algorithm;
-  double ratio;
-};
-Pipelines pipelines(const std::string& spec, CollectiveKind kind, int chunks) {
-  const topo::Topology t = topo::generate(spec);
-  SynthOptions o;
-  o.method = SynthMethod::PlanPipeline;
-  const Collective c = Collective::over_all(t, kind, chunks);
-  Algorithm a = synthesize(t, c, c.chunk_bytes_for(Bytes{256} << 20), o);
-  const double ratio = static_cast<double>(a.claimed_time) /
-                       static_cast<double>(lower_bound(t, c, a.chunk_bytes).total);
-  return {std::move(a), ratio};
-}
-
-// The flow plan's pipelines for `c`: the variants in `mask` (0: all), with each variant's time as
-// on_pipeline_variant reports it.
-struct VariantRun {
-  Algorithm algorithm;
-  std::map<int, Time> times;
-};
-VariantRun run_variants(const topo::Topology& t, const Collective& c, Bytes chunk,
-                        uint64_t mask = 0) {
-  SynthOptions o;
-  o.method = SynthMethod::PlanPipeline;
-  o.pipelines.variants = mask;
-  VariantRun r;
-  o.pipelines.on_variant = [&](int v, Time time) { r.times.emplace(v, time); };
-  r.algorithm = synthesize(t, c, chunk, o);
-  return r;
-}
+using testing::pipelines;
+using testing::Pipelines;
 
 // Seed 75 of the RandomFabrics benchmark (random-fabric:75): switches sw1 and sw2 take in less than
 // they send out (asymmetric NICs). The trees' pipelines stream at the root's connectivity: 1.30x
@@ -91,20 +59,7 @@ TEST(FlowPlanQuality, SplitPipelinesFitTheRoomLeft) {
   const topo::Topology t = topo::generate(spec);
   const Collective c = Collective::over_all(t, CollectiveKind::Reduce, 4096);
   const Bytes chunk = c.chunk_bytes_for(Bytes{256} << 20);
-  std::map<int, Time> all = run_variants(t, c, chunk).times;
-  // Every variant but the fastest, while the fastest left is in serial channels.
-  uint64_t mask = 0;
-  for (const auto& [v, time] : all) mask |= uint64_t{1} << v;
-  Algorithm a;
-  for (int round = 0; round < 4; ++round) {
-    int fastest = all.begin()->first;
-    for (const auto& [v, time] : all)
-      if (time < all.at(fastest)) fastest = v;
-    mask &= ~(uint64_t{1} << fastest);
-    all.erase(fastest);
-    a = run_variants(t, c, chunk, mask).algorithm;
-    if (!a.serial_channels) break;
-  }
+  const Algorithm a = testing::without_the_fastest_serial(t, c, chunk);
   EXPECT_LE(
       static_cast<double>(a.claimed_time) / static_cast<double>(lower_bound(t, c, chunk).total),
       1.04)
@@ -147,13 +102,11 @@ TEST(FlowPlanQuality, SerialLanesDropTheThinOnes) {
 // root's four NICs carry it all, so the bound is M / 100 GB/s and the plan gets within 3 %
 // (ring: 2.4x).
 TEST(FlowPlanQuality, BroadcastOnAPodNearTheCutBound) {
-  const auto t = topo::load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/pod-1spine.yaml");
-  for (CollectiveKind kind : {CollectiveKind::Broadcast, CollectiveKind::Reduce}) {
-    const ChunkingResult r = synthesize_auto_chunks(t, Collective::over_all(t, kind), 256 << 20);
-    const LowerBound b = lower_bound(t, r.algorithm.collective, r.algorithm.chunk_bytes);
-    EXPECT_LT(static_cast<double>(r.algorithm.claimed_time) / b.total, 1.03)
-        << to_string(kind) << ": " << r.algorithm.method;
-  }
+  testing::for_each_rooted_on_a_pod(
+      [](const topo::Topology&, CollectiveKind kind, const ChunkingResult& r, const LowerBound& b) {
+        EXPECT_LT(static_cast<double>(r.algorithm.claimed_time) / b.total, 1.03)
+            << to_string(kind) << ": " << r.algorithm.method;
+      });
 }
 
 // All-to-All at 64 MiB with -k auto within 2 % of the maximum-concurrent-flow bound (measured:
@@ -161,16 +114,13 @@ TEST(FlowPlanQuality, BroadcastOnAPodNearTheCutBound) {
 // its bisection) 1.11x, DGX-1 (hybrid cube mesh) 1.59x, torus 1.16x, hypercube 1.19x, a rail
 // cluster 1.16x, a 2:1 leaf-spine 1.07x.
 TEST(FlowWaysQuality, AllToAllNearTheBound) {
-  for (const char* spec : {"mesh2d:4x4", "dgx1", "torus2d:4x4", "hypercube:16",
-                           "nvcluster:2x8,net=rail", "leafspine:2x8,spines=1"}) {
-    const topo::Topology t = topo::generate(spec);
-    const Collective c = Collective::over_all(t, CollectiveKind::AllToAll);
-    const ChunkingResult r = synthesize_auto_chunks(t, c, Bytes{64} << 20);
-    const Time bound = lower_bound(t, r.algorithm.collective, r.algorithm.chunk_bytes).total;
-    EXPECT_LE(static_cast<double>(r.algorithm.claimed_time), 1.02 * static_cast<double>(bound))
-        << spec << ": " << r.algorithm.method << ", " << format_time(r.algorithm.claimed_time)
-        << " vs " << format_time(bound);
-  }
+  testing::for_each_all_to_all(
+      [](const char* spec, const topo::Topology& t, const ChunkingResult& r) {
+        const Time bound = lower_bound(t, r.algorithm.collective, r.algorithm.chunk_bytes).total;
+        EXPECT_LE(static_cast<double>(r.algorithm.claimed_time), 1.02 * static_cast<double>(bound))
+            << spec << ": " << r.algorithm.method << ", " << format_time(r.algorithm.claimed_time)
+            << " vs " << format_time(bound);
+      });
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "synth/bounds/lower_bound.hpp"
 #include "synth/synthesizer.hpp"
+#include "tests/synth/plans/server_plan_support.hpp"
 #include "topo/generators.hpp"
 
 namespace tenet::synth {
@@ -15,20 +16,12 @@ namespace {
 // The clusters of the issue: All-Gather, Reduce-Scatter and All-Reduce within 2 % of the bound
 // (4x8: 1.0041-1.0043).
 TEST(ServerPlanQuality, NearTheBoundOnRailAndFatTreeClusters) {
-  SynthOptions o;
-  o.method = SynthMethod::ServerPlan;
-  for (const char* spec :
-       {"nvcluster:4x8,net=rail", "nvcluster:4x8,net=fattree", "nvcluster:2x4,net=rail"}) {
-    const topo::Topology t = topo::generate(spec);
-    for (CollectiveKind kind :
-         {CollectiveKind::AllGather, CollectiveKind::ReduceScatter, CollectiveKind::AllReduce}) {
-      const Collective c = Collective::over_all(t, kind, 32);
-      const Bytes chunk = c.chunk_bytes_for(256 << 20);
-      const Algorithm a = synthesize(t, c, chunk, o);
-      const double ratio = static_cast<double>(a.claimed_time) / lower_bound(t, c, chunk).total;
-      EXPECT_LT(ratio, 1.02) << spec << " " << to_string(kind) << ": " << a.method;
-    }
-  }
+  testing::for_each_cluster_collective([](const char* spec, const topo::Topology& t,
+                                          CollectiveKind kind, const Collective& c, Bytes chunk,
+                                          const Algorithm& a) {
+    const double ratio = static_cast<double>(a.claimed_time) / lower_bound(t, c, chunk).total;
+    EXPECT_LT(ratio, 1.02) << spec << " " << to_string(kind) << ": " << a.method;
+  });
 }
 
 // Broadcast and Reduce: the root's chunks dealt over its server, each slice along its rail and
@@ -36,21 +29,13 @@ TEST(ServerPlanQuality, NearTheBoundOnRailAndFatTreeClusters) {
 // within 3 % of the bound on rail and fat-tree clusters (the rails' chain of servers costs its
 // latency; the flow plan's deep trees were 1.025x and 1.039x at their best).
 TEST(ServerPlanQuality, BroadcastAndReduceNearTheBound) {
-  SynthOptions o;
-  o.method = SynthMethod::ServerPlan;
-  for (const char* spec : {"nvcluster:4x8,net=rail", "nvcluster:4x8,net=fattree"}) {
-    const topo::Topology t = topo::generate(spec);
-    for (CollectiveKind kind : {CollectiveKind::Broadcast, CollectiveKind::Reduce})
-      for (int root : {0, 13}) {
-        Collective c = Collective::over_all(t, kind, 4096);
-        c.root = root;
-        const Bytes chunk = c.chunk_bytes_for(256 << 20);
-        const Algorithm a = synthesize(t, c, chunk, o);
-        const double ratio = static_cast<double>(a.claimed_time) / lower_bound(t, c, chunk).total;
-        EXPECT_LT(ratio, 1.03) << fmt::format("{} {} from {}", spec, to_string(kind), root) << ": "
-                               << a.method;
-      }
-  }
+  testing::for_each_cluster_rooted([](const char* spec, const topo::Topology& t,
+                                      CollectiveKind kind, int root, const Collective& c,
+                                      Bytes chunk, const Algorithm& a) {
+    const double ratio = static_cast<double>(a.claimed_time) / lower_bound(t, c, chunk).total;
+    EXPECT_LT(ratio, 1.03) << fmt::format("{} {} from {}", spec, to_string(kind), root) << ": "
+                           << a.method;
+  });
 }
 
 }  // namespace

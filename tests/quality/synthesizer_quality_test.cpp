@@ -6,10 +6,13 @@
 
 #include "synth/bounds/lower_bound.hpp"
 #include "synth/synthesizer.hpp"
+#include "tests/synth/synthesizer_support.hpp"
 #include "topo/generators.hpp"
 
 namespace tenet::synth {
 namespace {
+
+using testing::TacosMesh;
 
 constexpr Bytes kChunk = 1 << 20;
 
@@ -36,22 +39,9 @@ TEST(SynthesizerQuality, WithinTwoPercentOfTheBoundOnRegularTopologies) {
 // Under the pipelined model (links stream back to back, never more constrained than hold), each is
 // no slower than under hold (issue 15: the 5x5 mesh once took 10400.5 us pipelined, 8005.0 hold).
 TEST(SynthesizerQuality, AsFastAsTacosOnItsHeterogeneousMeshes) {
-  struct Case {
-    const char* spec;
-    int k;
-    Bytes output;
-    Time tacos;  // ps, to TACOS's 10 ns
-  };
-  const Case cases[] = {
-      {"hetmesh2d:5x5,bw=50GiB/s/75GiB/s,lat=0.5us", 1, Bytes{1} << 30, 8'005'000'000},
-      {"hetmesh2d:8x5,bw=80GiB/s/35GiB/s,lat=1us", 2, Bytes{1} << 30, 8'595'430'000},
-      {"hetmesh2d:7x10,bw=16GiB/s/73GiB/s,lat=1.5us", 3, Bytes{4} << 30, 44'612'470'000}};
-  for (const Case& x : cases) {
+  for (const TacosMesh& x : testing::kTacosMeshes) {
     const auto t = topo::generate(x.spec);
-    const Collective c = Collective::over_all(t, CollectiveKind::AllGather, x.k);
-    SynthOptions o;
-    o.link_model = LinkModel::Hold;
-    const Algorithm a = synthesize(t, c, c.chunk_bytes_for(x.output), o);
+    const auto [c, a] = testing::tacos_hold_run(t, x);
     EXPECT_LE(a.claimed_time, x.tacos + 10'000) << x.spec << ": " << a.method;
     const Algorithm pipelined = synthesize(t, c, c.chunk_bytes_for(x.output));
     EXPECT_LE(pipelined.claimed_time, a.claimed_time) << x.spec << ": " << pipelined.method;

@@ -11,28 +11,11 @@
 #include "synth/synthesizer.hpp"
 #include "synth/tuning.hpp"
 #include "synth/verify/verify.hpp"
+#include "tests/synth/groups/team_relay_support.hpp"
 #include "topo/generators.hpp"
 
 namespace tenet::synth {
 namespace {
-
-// Every 8th NPU from `first`: one member per server of an nvcluster, on one rail.
-Collective rail_group(const topo::Topology& t, CollectiveKind kind, int first, int chunks_per_npu) {
-  Collective c;
-  c.kind = kind;
-  for (topo::NodeId v = first; v < t.num_npus(); v += 8) c.ranks.push_back(v);
-  c.chunks_per_npu = chunks_per_npu;
-  return c;
-}
-
-// NPUs first .. first + n - 1: a group inside one server.
-Collective server_group(CollectiveKind kind, int first, int n, int chunks_per_npu) {
-  Collective c;
-  c.kind = kind;
-  for (int i = 0; i < n; ++i) c.ranks.push_back(first + i);
-  c.chunks_per_npu = chunks_per_npu;
-  return c;
-}
 
 // On rail clusters a team relay is faster than the group's ring, which cannot leave its rail (on a
 // fat-tree the group's own NICs already reach every spine, and borrowing gains nothing: the
@@ -41,22 +24,12 @@ TEST(TeamRelayQuality, FasterThanTheGroupAloneOnRails) {
   for (const char* spec : {"nvcluster:2x8,net=rail", "nvcluster:4x8,net=rail",
                            "nvcluster:3x8,net=rail,bw=300GB/s/25GB/s"}) {
     const auto t = topo::generate(spec);
-    for (CollectiveKind kind :
-         {CollectiveKind::AllGather, CollectiveKind::ReduceScatter, CollectiveKind::AllReduce})
-      for (int first : {0, 5})
-        for (int k : {8, 16}) {
-          const Collective c = rail_group(t, kind, first, k);
-          const Bytes chunk = c.chunk_bytes_for(64 << 20);
-          const std::optional<Algorithm> a =
-              team_relay(t, c, chunk, LinkModel::Pipelined, [&](const Collective& sc) {
-                return make_baseline({BaselineKind::Ring, {}}, t, sc, chunk);
-              });
-          const std::string what =
-              fmt::format("{} from {} k={} on {}", to_string(kind), first, k, spec);
-          ASSERT_TRUE(a) << what;
-          const Algorithm alone = make_baseline({BaselineKind::Ring, {}}, t, c, chunk);
-          EXPECT_LT(a->claimed_time, alone.claimed_time) << what;
-        }
+    for (const auto& [c, chunk, what] : testing::rail_cases(t, spec)) {
+      const std::optional<Algorithm> a = testing::ring_team_relay(t, c, chunk);
+      ASSERT_TRUE(a) << what;
+      const Algorithm alone = make_baseline({BaselineKind::Ring, {}}, t, c, chunk);
+      EXPECT_LT(a->claimed_time, alone.claimed_time) << what;
+    }
   }
 }
 
@@ -65,7 +38,7 @@ TEST(TeamRelayQuality, FasterThanTheGroupAloneOnRails) {
 TEST(TeamRelayQuality, DataParallelGroupReachesItsBound) {
   const auto t = topo::generate("nvcluster:16x8,net=rail");
   for (CollectiveKind kind : {CollectiveKind::AllReduce, CollectiveKind::AllGather}) {
-    const Collective c = rail_group(t, kind, 0, 1);
+    const Collective c = testing::rail_group(t, kind, 0, 1);
     const ChunkingResult best = synthesize_auto_chunks(t, c, 256 << 20);
     const Time bound = lower_bound(t, best.algorithm.collective, best.algorithm.chunk_bytes).total;
     const Time time = verify(t, best.algorithm).collective_time;
@@ -80,7 +53,7 @@ TEST(TeamRelayQuality, DataParallelGroupReachesItsBound) {
 // 8.0x the bound with the ring's composition, under 2.1x now.
 TEST(TeamRelayQuality, TyingBaselinesAreEachComposed) {
   const auto t = topo::generate("nvcluster:4x8,net=fattree");
-  const Collective c = rail_group(t, CollectiveKind::AllReduce, 0, 1);
+  const Collective c = testing::rail_group(t, CollectiveKind::AllReduce, 0, 1);
   const ChunkingResult best = synthesize_auto_chunks(t, c, 256 << 20);
   const Time bound = lower_bound(t, best.algorithm.collective, best.algorithm.chunk_bytes).total;
   const Time time = verify(t, best.algorithm).collective_time;
@@ -94,7 +67,7 @@ TEST(TeamRelayQuality, TensorParallelGroupReachesItsBound) {
   const auto t = topo::generate("nvcluster:16x8,net=rail");
   for (CollectiveKind kind :
        {CollectiveKind::AllGather, CollectiveKind::ReduceScatter, CollectiveKind::AllReduce}) {
-    const Collective c = server_group(kind, 8, 8, 1);
+    const Collective c = testing::server_group(kind, 8, 8, 1);
     const ChunkingResult best = synthesize_auto_chunks(t, c, 256 << 20);
     const Time bound = lower_bound(t, best.algorithm.collective, best.algorithm.chunk_bytes).total;
     const Time time = verify(t, best.algorithm).collective_time;

@@ -14,6 +14,7 @@
 #include "synth/cost/timing.hpp"
 #include "synth/formats/algorithm_json.hpp"
 #include "synth/verify/verify.hpp"
+#include "tests/synth/synthesizer_support.hpp"
 #include "tests/synth/test_support.hpp"
 #include "topo/bounds.hpp"
 #include "topo/generators.hpp"
@@ -21,6 +22,8 @@
 
 namespace tenet::synth {
 namespace {
+
+using testing::TacosMesh;
 
 constexpr Bytes kChunk = 1 << 20;
 constexpr Bandwidth kBw = 50'000'000'000;
@@ -140,20 +143,9 @@ TEST(SynthesizerOptima, ReduceScatterOnARingMirrorsAllGather) {
 // verified under hold and pipelined, its claimed time the verifier's. How fast it is against
 // TACOS's own times: SynthesizerQuality.AsFastAsTacosOnItsHeterogeneousMeshes (tests/quality).
 TEST(Synthesizer, TacosHeterogeneousMeshesVerify) {
-  struct Case {
-    const char* spec;
-    int k;
-    Bytes output;
-  };
-  const Case cases[] = {{"hetmesh2d:5x5,bw=50GiB/s/75GiB/s,lat=0.5us", 1, Bytes{1} << 30},
-                        {"hetmesh2d:8x5,bw=80GiB/s/35GiB/s,lat=1us", 2, Bytes{1} << 30},
-                        {"hetmesh2d:7x10,bw=16GiB/s/73GiB/s,lat=1.5us", 3, Bytes{4} << 30}};
-  for (const Case& x : cases) {
+  for (const TacosMesh& x : testing::kTacosMeshes) {
     const auto t = topo::generate(x.spec);
-    const Collective c = Collective::over_all(t, CollectiveKind::AllGather, x.k);
-    SynthOptions o;
-    o.link_model = LinkModel::Hold;
-    const Algorithm a = synthesize(t, c, c.chunk_bytes_for(x.output), o);
+    const auto [c, a] = testing::tacos_hold_run(t, x);
     const Report r = verify(t, a);
     ASSERT_TRUE(r.correct()) << x.spec << ": " << a.method << testing::violation_text(r);
     EXPECT_EQ(r.collective_time, a.claimed_time) << x.spec;

@@ -8,20 +8,17 @@
 #include "synth/bounds/lower_bound.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/verify/verify.hpp"
+#include "tests/synth/groups/team_relay_support.hpp"
 #include "topo/analysis.hpp"
 #include "topo/generators.hpp"
 
 namespace tenet::synth {
 namespace {
 
-// Every 8th NPU from `first`: one member per server of an nvcluster, on one rail.
-Collective rail_group(const topo::Topology& t, CollectiveKind kind, int first, int chunks_per_npu) {
-  Collective c;
-  c.kind = kind;
-  for (topo::NodeId v = first; v < t.num_npus(); v += 8) c.ranks.push_back(v);
-  c.chunks_per_npu = chunks_per_npu;
-  return c;
-}
+using testing::rail_cases;
+using testing::rail_group;
+using testing::ring_team_relay;
+using testing::server_group;
 
 TEST(TeamRelay, TeamsAreEachMembersIdleServerMates) {
   const auto t = topo::generate("nvcluster:4x8,net=rail");
@@ -57,25 +54,15 @@ TEST(TeamRelay, VerifiedOnRailAndFatTreeClusters) {
        {"nvcluster:2x8,net=rail", "nvcluster:4x8,net=rail", "nvcluster:4x8,net=fattree",
         "nvcluster:3x8,net=rail,bw=300GB/s/25GB/s"}) {
     const auto t = topo::generate(spec);
-    for (CollectiveKind kind :
-         {CollectiveKind::AllGather, CollectiveKind::ReduceScatter, CollectiveKind::AllReduce})
-      for (int first : {0, 5})
-        for (int k : {8, 16}) {
-          const Collective c = rail_group(t, kind, first, k);
-          const Bytes chunk = c.chunk_bytes_for(64 << 20);
-          const std::optional<Algorithm> a =
-              team_relay(t, c, chunk, LinkModel::Pipelined, [&](const Collective& sc) {
-                return make_baseline({BaselineKind::Ring, {}}, t, sc, chunk);
-              });
-          const std::string what =
-              fmt::format("{} from {} k={} on {}", to_string(kind), first, k, spec);
-          ASSERT_TRUE(a) << what;
-          const Report r = verify(t, *a);
-          ASSERT_TRUE(r.correct())
-              << what << ": " << (r.violations.empty() ? "" : r.violations[0].message);
-          EXPECT_EQ(r.collective_time, a->claimed_time) << what;
-          ++checked;
-        }
+    for (const auto& [c, chunk, what] : rail_cases(t, spec)) {
+      const std::optional<Algorithm> a = ring_team_relay(t, c, chunk);
+      ASSERT_TRUE(a) << what;
+      const Report r = verify(t, *a);
+      ASSERT_TRUE(r.correct()) << what << ": "
+                               << (r.violations.empty() ? "" : r.violations[0].message);
+      EXPECT_EQ(r.collective_time, a->claimed_time) << what;
+      ++checked;
+    }
   }
   EXPECT_EQ(checked, 48);
 }
@@ -119,15 +106,6 @@ TEST(TeamRelay, ChunkSearchKeepsToItsTransferBudget) {
   EXPECT_TRUE(verify(t, capped.algorithm).correct());
   const ChunkingResult free = synthesize_auto_chunks(t, c, 256 << 20);
   EXPECT_GT(free.algorithm.size(), 8000u) << "the budget did not bind";
-}
-
-// NPUs first .. first + n - 1: a group inside one server.
-Collective server_group(CollectiveKind kind, int first, int n, int chunks_per_npu) {
-  Collective c;
-  c.kind = kind;
-  for (int i = 0; i < n; ++i) c.ranks.push_back(first + i);
-  c.chunks_per_npu = chunks_per_npu;
-  return c;
 }
 
 TEST(TeamRelay, AGroupInsideAServerBorrowsTheNextOne) {

@@ -18,6 +18,7 @@
 #include "synth/ir/traffic.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/verify/verify.hpp"
+#include "tests/synth/ir/all_to_allv_support.hpp"
 #include "tests/synth/test_support.hpp"
 #include "tests/topo/test_util.hpp"
 #include "topo/error.hpp"
@@ -239,11 +240,7 @@ TEST(AllToAllv, ZipfVerifies) {
   for (const char* spec :
        {"switch:8", "torus2d:4x4", "nvcluster:2x4,net=rail", "leafspine:2x4,spines=1"}) {
     const topo::Topology t = topo::generate(spec);
-    const Traffic traffic = generate_traffic("zipf:1.2", t.num_npus(), Bytes{16} << 20, 1);
-    const TrafficUnits u = to_units(traffic, 8 * t.num_npus() * t.num_npus());
-    Collective c = Collective::over_all(t, CollectiveKind::AllToAll);
-    c.set_pair_units(u.units);
-    const ChunkingResult r = synthesize_auto_chunks(t, c, u.unit_bytes, {}, 8);
+    const ChunkingResult r = testing::zipf_all_to_allv(t);
     EXPECT_TRUE(verify(t, r.algorithm, {.max_reported = 3}).correct())
         << spec << ": " << r.algorithm.method;
   }

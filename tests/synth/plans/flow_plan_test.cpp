@@ -17,11 +17,11 @@
 #include "synth/plans/tree_packing.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/verify/verify.hpp"
+#include "tests/synth/plans/flow_plan_support.hpp"
 #include "tests/synth/test_support.hpp"
 #include "topo/analysis.hpp"
 #include "topo/bounds.hpp"
 #include "topo/generators.hpp"
-#include "topo/io.hpp"
 
 namespace tenet::synth {
 namespace {
@@ -305,46 +305,17 @@ TEST(FlowPlanSynthesis, EveryStreamIsAQueueOfItsOwn) {
 // 4096 chunks with whole chunks, 1.03x with four at a time at a quarter of the rate.
 const char* const kThreeSwitches = "random-fabric:26";
 
-// The flow plan's pipelines alone: `kind` of 256 MiB on `spec` in `chunks` per NPU (Broadcast and
-// Reduce: the root's), verified; with its ratio to the lower bound (the quality tests pin it:
-// tests/quality/flow_plan_quality_test.cpp).
-struct Pipelines {
-  Algorithm algorithm;
-  double ratio;
-};
-Pipelines verified_pipelines(const std::string& spec, CollectiveKind kind, int chunks) {
-  const topo::Topology t = topo::generate(spec);
-  SynthOptions o;
-  o.method = SynthMethod::PlanPipeline;
-  const Collective c = Collective::over_all(t, kind, chunks);
-  Algorithm a = synthesize(t, c, c.chunk_bytes_for(Bytes{256} << 20), o);
-  const Report rep = verify(t, a, {.max_reported = 3});
-  EXPECT_TRUE(rep.correct()) << spec << testing::violation_text(rep);
-  const double ratio = static_cast<double>(a.claimed_time) /
-                       static_cast<double>(lower_bound(t, c, a.chunk_bytes).total);
-  return {std::move(a), ratio};
-}
+using testing::Pipelines;
+using testing::run_variants;
+using testing::VariantRun;
 
-// The flow plan's pipelines for `c` (the variants in `mask`; 0: all), with each variant's time as
-// on_pipeline_variant reports it, the last one reported, and how many were reported twice.
-struct VariantRun {
-  Algorithm algorithm;
-  std::map<int, Time> times;
-  int last = -1;
-  int repeated = 0;
-};
-VariantRun run_variants(const topo::Topology& t, const Collective& c, Bytes chunk,
-                        uint64_t mask = 0) {
-  SynthOptions o;
-  o.method = SynthMethod::PlanPipeline;
-  o.pipelines.variants = mask;
-  VariantRun r;
-  o.pipelines.on_variant = [&](int v, Time time) {
-    r.repeated += r.times.emplace(v, time).second ? 0 : 1;
-    r.last = v;
-  };
-  r.algorithm = synthesize(t, c, chunk, o);
-  return r;
+// The flow plan's pipelines alone (testing::pipelines), verified; the quality tests pin its ratio
+// (tests/quality/flow_plan_quality_test.cpp).
+Pipelines verified_pipelines(const std::string& spec, CollectiveKind kind, int chunks) {
+  Pipelines p = testing::pipelines(spec, kind, chunks);
+  const Report rep = verify(p.topology, p.algorithm, {.max_reported = 3});
+  EXPECT_TRUE(rep.correct()) << spec << testing::violation_text(rep);
+  return p;
 }
 
 // `alone` ran exactly the variants of `mask`, each at its time in `all`.
@@ -365,20 +336,7 @@ TEST(FlowPlanSynthesis, SplitPipelinesFitTheRoomLeft) {
   const topo::Topology t = topo::generate(kThreeSwitches);
   const Collective c = Collective::over_all(t, CollectiveKind::Reduce, 4096);
   const Bytes chunk = c.chunk_bytes_for(Bytes{256} << 20);
-  std::map<int, Time> all = run_variants(t, c, chunk).times;
-  // Every variant but the fastest, while the fastest left is in serial channels.
-  uint64_t mask = 0;
-  for (const auto& [v, time] : all) mask |= uint64_t{1} << v;
-  Algorithm a;
-  for (int round = 0; round < 4; ++round) {
-    int fastest = all.begin()->first;
-    for (const auto& [v, time] : all)
-      if (time < all.at(fastest)) fastest = v;
-    mask &= ~(uint64_t{1} << fastest);
-    all.erase(fastest);
-    a = run_variants(t, c, chunk, mask).algorithm;
-    if (!a.serial_channels) break;
-  }
+  const Algorithm a = testing::without_the_fastest_serial(t, c, chunk);
   EXPECT_TRUE(streamed(a, [](const PipelineTraits& x) { return x.split == 4; })) << a.method;
   const Report r = verify(t, a, {.max_reported = 3});
   EXPECT_TRUE(r.correct()) << testing::violation_text(r);
@@ -595,16 +553,13 @@ TEST(FlowPlanSynthesis, AutoIsNeverSlowerThanTheMatcher) {
 // and the plan's result verifies. That it gets within 3 % (ring: 2.4x):
 // FlowPlanQuality.BroadcastOnAPodNearTheCutBound.
 TEST(FlowPlanSynthesis, BroadcastOnAPodIsBoundByTheRootsNics) {
-  const auto t = topo::load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/pod-1spine.yaml");
-  for (CollectiveKind kind : {CollectiveKind::Broadcast, CollectiveKind::Reduce}) {
-    const ChunkingResult r = synthesize_auto_chunks(t, Collective::over_all(t, kind), 256 << 20);
-    const Collective& c = r.algorithm.collective;
-    const LowerBound b = lower_bound(t, c, r.algorithm.chunk_bytes);
+  testing::for_each_rooted_on_a_pod([](const topo::Topology& t, CollectiveKind kind,
+                                       const ChunkingResult& r, const LowerBound& b) {
     EXPECT_EQ(b.label, kind == CollectiveKind::Broadcast ? "cut bound (from the root)"
                                                          : "cut bound (to the root)");
     EXPECT_NEAR(static_cast<double>(b.bandwidth), 256.0 * (1 << 20) / 100e9 * 1e12, 1e3);
     EXPECT_TRUE(verify(t, r.algorithm).correct()) << r.algorithm.method;
-  }
+  });
 }
 
 }  // namespace
@@ -645,14 +600,11 @@ TEST(FlowWays, VerifyOnRandomTopologiesAndGroups) {
 // 2:1 leaf-spine. How close to the maximum-concurrent-flow bound:
 // FlowWaysQuality.AllToAllNearTheBound.
 TEST(FlowWays, AllToAllVerifies) {
-  for (const char* spec : {"mesh2d:4x4", "dgx1", "torus2d:4x4", "hypercube:16",
-                           "nvcluster:2x8,net=rail", "leafspine:2x8,spines=1"}) {
-    const topo::Topology t = topo::generate(spec);
-    const Collective c = Collective::over_all(t, CollectiveKind::AllToAll);
-    const ChunkingResult r = synthesize_auto_chunks(t, c, Bytes{64} << 20);
-    EXPECT_TRUE(verify(t, r.algorithm, {.max_reported = 3}).correct())
-        << spec << ": " << r.algorithm.method;
-  }
+  testing::for_each_all_to_all(
+      [](const char* spec, const topo::Topology& t, const ChunkingResult& r) {
+        EXPECT_TRUE(verify(t, r.algorithm, {.max_reported = 3}).correct())
+            << spec << ": " << r.algorithm.method;
+      });
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "synth/plans/server_plan.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/verify/verify.hpp"
+#include "tests/synth/plans/server_plan_support.hpp"
 #include "tests/synth/test_support.hpp"
 #include "topo/analysis.hpp"
 #include "topo/generators.hpp"
@@ -146,24 +147,16 @@ TEST(ServerPlan, SoundOnRandomClusters) {
 // and are never faster than the bound (All-Reduce: RS+AG is not a bound where the phases overlap).
 // How close to it they come: ServerPlanQuality.NearTheBoundOnRailAndFatTreeClusters.
 TEST(ServerPlanSynthesis, VerifiedOnRailAndFatTreeClusters) {
-  SynthOptions o;
-  o.method = SynthMethod::ServerPlan;
-  for (const char* spec :
-       {"nvcluster:4x8,net=rail", "nvcluster:4x8,net=fattree", "nvcluster:2x4,net=rail"}) {
-    const topo::Topology t = topo::generate(spec);
-    for (CollectiveKind kind :
-         {CollectiveKind::AllGather, CollectiveKind::ReduceScatter, CollectiveKind::AllReduce}) {
-      const Collective c = Collective::over_all(t, kind, 32);
-      const Bytes chunk = c.chunk_bytes_for(256 << 20);
-      const Algorithm a = synthesize(t, c, chunk, o);
-      const std::string where = fmt::format("{} {}", spec, to_string(kind));
-      EXPECT_EQ(a.provenance.producer, Producer::ServerPlanMatcher) << where << ": " << a.method;
-      const Report r = verify(t, a, {.max_reported = 3});
-      EXPECT_TRUE(r.correct()) << where << testing::violation_text(r);
-      const double ratio = static_cast<double>(a.claimed_time) / lower_bound(t, c, chunk).total;
-      EXPECT_GE(ratio, kind == CollectiveKind::AllReduce ? 0.0 : 1.0) << where;
-    }
-  }
+  testing::for_each_cluster_collective([](const char* spec, const topo::Topology& t,
+                                          CollectiveKind kind, const Collective& c, Bytes chunk,
+                                          const Algorithm& a) {
+    const std::string where = fmt::format("{} {}", spec, to_string(kind));
+    EXPECT_EQ(a.provenance.producer, Producer::ServerPlanMatcher) << where << ": " << a.method;
+    const Report r = verify(t, a, {.max_reported = 3});
+    EXPECT_TRUE(r.correct()) << where << testing::violation_text(r);
+    const double ratio = static_cast<double>(a.claimed_time) / lower_bound(t, c, chunk).total;
+    EXPECT_GE(ratio, kind == CollectiveKind::AllReduce ? 0.0 : 1.0) << where;
+  });
 }
 
 // Broadcast and Reduce: the root's chunks dealt over its server, each slice along its rail and
@@ -171,23 +164,15 @@ TEST(ServerPlanSynthesis, VerifiedOnRailAndFatTreeClusters) {
 // on rail and fat-tree clusters: verified, never faster than the bound. How close to it:
 // ServerPlanQuality.BroadcastAndReduceNearTheBound.
 TEST(ServerPlanSynthesis, BroadcastAndReduceVerify) {
-  SynthOptions o;
-  o.method = SynthMethod::ServerPlan;
-  for (const char* spec : {"nvcluster:4x8,net=rail", "nvcluster:4x8,net=fattree"}) {
-    const topo::Topology t = topo::generate(spec);
-    for (CollectiveKind kind : {CollectiveKind::Broadcast, CollectiveKind::Reduce})
-      for (int root : {0, 13}) {
-        Collective c = Collective::over_all(t, kind, 4096);
-        c.root = root;
-        const Bytes chunk = c.chunk_bytes_for(256 << 20);
-        const Algorithm a = synthesize(t, c, chunk, o);
-        const std::string where = fmt::format("{} {} from {}", spec, to_string(kind), root);
-        EXPECT_EQ(a.provenance.producer, Producer::ServerPlanMatcher) << where << ": " << a.method;
-        const Report r = verify(t, a, {.max_reported = 3});
-        EXPECT_TRUE(r.correct()) << where << testing::violation_text(r);
-        EXPECT_GE(a.claimed_time, lower_bound(t, c, chunk).total) << where;
-      }
-  }
+  testing::for_each_cluster_rooted([](const char* spec, const topo::Topology& t,
+                                      CollectiveKind kind, int root, const Collective& c,
+                                      Bytes chunk, const Algorithm& a) {
+    const std::string where = fmt::format("{} {} from {}", spec, to_string(kind), root);
+    EXPECT_EQ(a.provenance.producer, Producer::ServerPlanMatcher) << where << ": " << a.method;
+    const Report r = verify(t, a, {.max_reported = 3});
+    EXPECT_TRUE(r.correct()) << where << testing::violation_text(r);
+    EXPECT_GE(a.claimed_time, lower_bound(t, c, chunk).total) << where;
+  });
 }
 
 // A Broadcast's rails carry either a chain or double binary trees (the faster kept), whose two

@@ -1,0 +1,103 @@
+// Setup shared by the flow plan's correctness tests (tests/synth/plans/flow_plan_test.cpp) and its
+// quality pins (tests/quality/flow_plan_quality_test.cpp): the pipelines alone, and their variants
+// run one by one.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "synth/bounds/lower_bound.hpp"
+#include "synth/synthesizer.hpp"
+#include "topo/generators.hpp"
+#include "topo/io.hpp"
+
+namespace tenet::synth::testing {
+
+// The flow plan's pipelines alone: `kind` of 256 MiB on `spec` in `chunks` per NPU (Broadcast and
+// Reduce: the root's), on `topology`; with its ratio to the lower bound.
+struct Pipelines {
+  topo::Topology topology;
+  Algorithm algorithm;
+  double ratio;
+};
+inline Pipelines pipelines(const std::string& spec, CollectiveKind kind, int chunks) {
+  topo::Topology t = topo::generate(spec);
+  SynthOptions o;
+  o.method = SynthMethod::PlanPipeline;
+  const Collective c = Collective::over_all(t, kind, chunks);
+  Algorithm a = synthesize(t, c, c.chunk_bytes_for(Bytes{256} << 20), o);
+  const double ratio = static_cast<double>(a.claimed_time) /
+                       static_cast<double>(lower_bound(t, c, a.chunk_bytes).total);
+  return {std::move(t), std::move(a), ratio};
+}
+
+// The flow plan's pipelines for `c` (the variants in `mask`; 0: all), with each variant's time as
+// on_pipeline_variant reports it, the last one reported, and how many were reported twice.
+struct VariantRun {
+  Algorithm algorithm;
+  std::map<int, Time> times;
+  int last = -1;
+  int repeated = 0;
+};
+inline VariantRun run_variants(const topo::Topology& t, const Collective& c, Bytes chunk,
+                               uint64_t mask = 0) {
+  SynthOptions o;
+  o.method = SynthMethod::PlanPipeline;
+  o.pipelines.variants = mask;
+  VariantRun r;
+  o.pipelines.on_variant = [&](int v, Time time) {
+    r.repeated += r.times.emplace(v, time).second ? 0 : 1;
+    r.last = v;
+  };
+  r.algorithm = synthesize(t, c, chunk, o);
+  return r;
+}
+
+// The pipelines for `c` with every variant but the fastest, while the fastest left is in serial
+// channels (four rounds at the most).
+inline Algorithm without_the_fastest_serial(const topo::Topology& t, const Collective& c,
+                                            Bytes chunk) {
+  std::map<int, Time> all = run_variants(t, c, chunk).times;
+  uint64_t mask = 0;
+  for (const auto& [v, time] : all) mask |= uint64_t{1} << v;
+  Algorithm a;
+  for (int round = 0; round < 4; ++round) {
+    int fastest = all.begin()->first;
+    for (const auto& [v, time] : all)
+      if (time < all.at(fastest)) fastest = v;
+    mask &= ~(uint64_t{1} << fastest);
+    all.erase(fastest);
+    a = run_variants(t, c, chunk, mask).algorithm;
+    if (!a.serial_channels) break;
+  }
+  return a;
+}
+
+// Broadcast and Reduce of 256 MiB with -k auto on a pod whose servers reach each other only through
+// 25 GB/s NICs (examples/topologies/pod-1spine.yaml): f(t, kind, r, b), b the lower bound of r.
+template <typename F>
+void for_each_rooted_on_a_pod(F f) {
+  const auto t = topo::load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/pod-1spine.yaml");
+  for (CollectiveKind kind : {CollectiveKind::Broadcast, CollectiveKind::Reduce}) {
+    const ChunkingResult r = synthesize_auto_chunks(t, Collective::over_all(t, kind), 256 << 20);
+    const LowerBound b = lower_bound(t, r.algorithm.collective, r.algorithm.chunk_bytes);
+    f(t, kind, r, b);
+  }
+}
+
+// All-to-All of 64 MiB with -k auto on regular topologies, a DGX-1, a rail cluster and a 2:1
+// leaf-spine: f(spec, t, r).
+template <typename F>
+void for_each_all_to_all(F f) {
+  for (const char* spec : {"mesh2d:4x4", "dgx1", "torus2d:4x4", "hypercube:16",
+                           "nvcluster:2x8,net=rail", "leafspine:2x8,spines=1"}) {
+    const topo::Topology t = topo::generate(spec);
+    const Collective c = Collective::over_all(t, CollectiveKind::AllToAll);
+    const ChunkingResult r = synthesize_auto_chunks(t, c, Bytes{64} << 20);
+    f(spec, t, r);
+  }
+}
+
+}  // namespace tenet::synth::testing
