@@ -227,15 +227,16 @@ Made<Algorithm> try_baseline(const BaselineSpec& spec, const topo::Topology& t, 
         "chunks in all",
         spec.name(), c.all_reduce_chunks)};
   const Provenance made_by = Provenance::of_baseline(spec.name());
-  if (auto plan = ring_plan(spec, t, c, chunk_bytes, model, reduce_bandwidth)) {
-    Algorithm a = plan->materialize(t);
-    a.provenance = made_by;
-    if (timed) time(t, a);
-    return a;
-  }
-  // The families find out deep inside (a rank count a shape needs, a route that is not there) and
-  // say so by NotApplicable; here, their one boundary, it becomes the value.
+  // The families find out deep inside (a rank count a shape needs, a route that is not there, in
+  // the ring's plan as in the builders) and say so by NotApplicable; here, their one boundary, it
+  // becomes the value.
   try {
+    if (auto plan = ring_plan(spec, t, c, chunk_bytes, model, reduce_bandwidth)) {
+      Algorithm a = plan->materialize(t);
+      a.provenance = made_by;
+      if (timed) time(t, a);
+      return a;
+    }
     Builder b(t, c, chunk_bytes, model, spec.name());
     build_family(b, spec, t, c);
     Algorithm a = b.finish(reduce_bandwidth, timed);
