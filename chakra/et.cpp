@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/graphviz.hpp>
+#include <charconv>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
@@ -25,6 +26,7 @@
 
 #include "topo/error.hpp"
 #include "topo/io.hpp"
+#include "topo/limits.hpp"
 #include "topo/output_folder.hpp"
 
 namespace tenet::chakra {
@@ -54,6 +56,13 @@ EtFile parse_stream(google::protobuf::io::ZeroCopyInputStream& stream, const std
               f.nodes.size(), f.nodes.size()),
           {path});
     }
+    // Every node has a type and a name; an empty message (a run of zero bytes, `/dev/zero`) is
+    // none, and would otherwise repeat without end.
+    if (n.ByteSizeLong() == 0)
+      throw Error(fmt::format("node message #{} is empty: not a Chakra ET node (is this a Chakra "
+                              "ET file?)",
+                              f.nodes.size() - 1),
+                  {path});
   }
   return f;
 }
@@ -63,7 +72,12 @@ EtFile parse_stream(google::protobuf::io::ZeroCopyInputStream& stream, const std
 EtFile read_et(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open Chakra ET file (does it exist?)", {path});
-  google::protobuf::io::IstreamInputStream stream(&in);
+  google::protobuf::io::IstreamInputStream file(&in);
+  // A pipe or a device is read up to the stream limit (a regular file ends where it is sized).
+  std::error_code ec;
+  google::protobuf::io::LimitingInputStream stream(&file, std::filesystem::is_regular_file(path, ec)
+                                                              ? std::numeric_limits<int64_t>::max()
+                                                              : topo::kMaxStreamBytes);
   return parse_stream(stream, path);
 }
 
@@ -114,11 +128,20 @@ void write_et(const std::string& path, const EtFile& file) {
 }
 
 namespace {
-// Ranks from `from` up that an earlier, larger set left under `prefix` go at the commit.
+// Ranks from `from` up that an earlier, larger set left under `prefix` go at the commit (found
+// then, under the folder's lock, so a set committed meanwhile by another run counts too).
 void remove_higher_ranks(topo::OutputFolder& out, const std::string& prefix, int from) {
-  std::error_code ec;
-  for (int r = from; std::filesystem::exists(out.final_path(et_path(prefix, r)), ec); ++r)
-    out.remove_at_commit(et_path(prefix, r));
+  const std::filesystem::path p(prefix);
+  const std::string stem = p.filename().string() + ".";
+  out.remove_matching_at_commit(p.parent_path().string(), [stem, from](std::string_view name) {
+    if (!name.starts_with(stem) || !name.ends_with(".et")) return false;
+    const std::string_view digits = name.substr(stem.size(), name.size() - stem.size() - 3);
+    int r = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), r);
+    return ec == std::errc() && end == digits.data() + digits.size() && !digits.empty() &&
+           digits.front() != '+' && r >= from &&
+           et_path("", r) == "." + std::string(digits) + ".et";
+  });
 }
 }  // namespace
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -28,6 +29,9 @@ std::string shortened(std::string_view message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A file-size limit (ulimit -f) fails the write that passes it (EFBIG), which Tenet reports and
+  // cleans up after, instead of killing the process mid-write.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{
       "Tenet: topology-aware collective communication algorithms.\n"
       "Reads any topology (a file or a generator spec such as torus2d:8x8), synthesizes,\n"

@@ -82,6 +82,7 @@ std::string to_dot(const Topology& t) {
 }
 
 Topology parse_dot(std::string_view text, const std::string& file) {
+  text = without_bom(text);
   check_nesting(text, file);  // Boost's Graphviz parser recurses per subgraph level
   DotGraph g;
   boost::dynamic_properties dp = properties(g);

@@ -7,16 +7,24 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <ext/stdio_filebuf.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <vector>
 
 #include "topo/generators.hpp"
+#include "topo/limits.hpp"
+#include "topo/no_follow.hpp"
 #include "topo/output_folder.hpp"
 #include "topo/presets.hpp"
 #include "topo/suggest.hpp"
+#include "topo/units.hpp"
 
 namespace tenet::topo {
 
@@ -40,10 +48,18 @@ std::string read_file(const std::string& path) {
     in.clear();
     in.seekg(0);
   }
-  std::ostringstream s;
-  s << in.rdbuf();
+  std::string text;
+  std::vector<char> block(size_t{1} << 16);
+  while (in.read(block.data(), static_cast<std::streamsize>(block.size())) || in.gcount() > 0) {
+    text.append(block.data(), static_cast<size_t>(in.gcount()));
+    if (static_cast<int64_t>(text.size()) > kMaxStreamBytes)
+      throw Error(fmt::format("a pipe or device gave more than {} and is still going: give a "
+                              "regular file",
+                              format_bytes(kMaxStreamBytes)),
+                  {path});
+  }
   if (in.bad()) throw Error("cannot read file", {path});
-  return s.str();
+  return text;
 }
 
 FileBytes::FileBytes(const std::string& path) {
@@ -88,44 +104,77 @@ void write_file_atomically(const std::string& path, std::string_view content) {
   });
 }
 
+namespace {
+
+// Streams `write` into the open descriptor `fd` (closed here); the error, or "" when all went out.
+std::string stream_into(int fd, const std::function<void(std::ostream&)>& write) {
+  __gnu_cxx::stdio_filebuf<char> buf(fd, std::ios::out, size_t{1} << 16);
+  std::ostream out(&buf);
+  write(out);
+  out.flush();
+  const int err = errno;
+  const bool ok = out.good();
+  if (buf.close() == nullptr || !ok) return std::strerror(ok ? errno : err);
+  return "";
+}
+
+// A pipe or a terminal given as the output (`--trace /dev/stdout`, a FIFO): written through, in
+// place; it is never replaced by a regular file.
+void write_through(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(fmt::format("cannot open for writing: {}", std::strerror(errno)), {path});
+  if (const std::string why = stream_into(fd, write); !why.empty())
+    throw Error(fmt::format("write failed: {}", why), {path});
+}
+
+}  // namespace
+
 void write_file_atomically(const std::string& path,
                            const std::function<void(std::ostream&)>& write) {
-  std::filesystem::path target(path);
-  std::filesystem::path tmp = target;
-  tmp += fmt::format(".tmp.{}", ::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error("cannot write file (does its folder exist?)", {path});
-    try {
-      write(out);
-    } catch (...) {
-      out.close();
-      std::filesystem::remove(tmp);
-      throw;
-    }
-    out.flush();
-    if (!out) {
-      out.close();
-      std::filesystem::remove(tmp);
-      throw Error("write failed", {path});
-    }
-  }
+  namespace fs = std::filesystem;
+  struct stat st {};
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  if (exists && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) return write_through(path, write);
+  if (exists && S_ISDIR(st.st_mode)) throw Error("is a folder, not a file", {path});
+  if (exists && !S_ISREG(st.st_mode))
+    throw Error("is not a regular file (a socket or a block device): give a file's path", {path});
+  // A link to a file is written through: the file it names is replaced and the link stays.
+  fs::path target(path);
+  struct stat lst {};
   std::error_code ec;
-  std::filesystem::rename(tmp, target, ec);
-  if (ec) {
-    std::filesystem::remove(tmp);
-    throw Error(fmt::format("cannot rename into place: {}", ec.message()), {path});
+  if (exists && ::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode))
+    if (fs::path resolved = fs::canonical(path, ec); !ec) target = resolved;
+  // The temporary has a name no one can plant ahead (created exclusively, never through a link);
+  // only this function removes it.
+  const fs::path tmp = target.parent_path() / fmt::format(".{}.tenet-tmp.{}",
+                                                          target.filename().string().substr(0, 96),
+                                                          no_follow::random_name_suffix());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd < 0)
+    throw Error(fmt::format("cannot write file: {} (does its folder exist?)", std::strerror(errno)),
+                {path});
+  std::string why;
+  try {
+    why = stream_into(fd, write);
+  } catch (...) {
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  if (!why.empty()) {
+    ::unlink(tmp.c_str());
+    throw Error(fmt::format("write failed: {}", why), {path});
+  }
+  if (::rename(tmp.c_str(), target.c_str()) != 0) {
+    const std::string err = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    throw Error(fmt::format("cannot rename into place: {}", err), {path});
   }
 }
 
 void make_directories(const std::string& path) {
   std::error_code ec;
   std::filesystem::create_directories(path, ec);
-  if (!ec) {
-    settle_folder(
-        path);  // what killed runs left: journals completed, stages and temporaries removed
-    return;
-  }
+  if (!ec) return;
   if (std::error_code e;
       std::filesystem::exists(path, e) && !std::filesystem::is_directory(path, e))
     throw Error("cannot create the output folder: a file of that name exists", {path});

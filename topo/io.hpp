@@ -34,12 +34,20 @@ std::string to_dot(const Topology& t);
 // place, so nothing half-written is ever left behind.
 void save(const Topology& t, const std::string& path);
 
-// Writes `content` to `path` atomically (temporary + rename). Throws tenet::Error on failure.
+// Writes `content` to `path` atomically: a temporary of a random name beside it, renamed into
+// place, so nothing half-written is ever seen. A link to a file writes the file it names (the link
+// stays); a pipe or a terminal (`/dev/stdout`, a FIFO) is written through, never replaced; a
+// folder, a socket or a block device is refused. Throws tenet::Error naming `path` on failure.
 void write_file_atomically(const std::string& path, std::string_view content);
 // The same for content `write` puts on a stream (large outputs, never whole in memory).
 void write_file_atomically(const std::string& path,
                            const std::function<void(std::ostream&)>& write);
 std::string read_file(const std::string& path);
+// `text` without a leading UTF-8 byte-order mark (spreadsheets write one before CSV; editors on
+// some systems before any text). Text parsers read through it, as YAML, JSON and XML parsers do.
+inline std::string_view without_bom(std::string_view text) {
+  return text.starts_with("\xEF\xBB\xBF") ? text.substr(3) : text;
+}
 
 // A file's bytes, read-only, for large inputs (a 1024-NPU algorithm is 160 MB): a regular file is
 // mapped (no copy, no zeroed buffer), anything else read whole (read_file). Errors as read_file's.
@@ -66,9 +74,7 @@ class FileBytes {
   std::string text_;             // when not mapped
 };
 // Creates an output folder and its parents; throws tenet::Error naming it when it cannot (a file of
-// that name, no permission, a name too long) instead of std::filesystem's exception. Settles it
-// (topo/output_folder.hpp): removes what killed runs left (`<name>.tmp.<pid>` files, staging
-// folders) and completes their decided commits.
+// that name, no permission, a name too long) instead of std::filesystem's exception.
 void make_directories(const std::string& path);
 
 }  // namespace tenet::topo

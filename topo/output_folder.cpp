@@ -1,180 +1,332 @@
 #include "topo/output_folder.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "topo/error.hpp"
 #include "topo/io.hpp"
+#include "topo/limits.hpp"
+#include "topo/quoting.hpp"
 
 namespace tenet::topo {
 namespace {
 
 namespace fs = std::filesystem;
+using no_follow::Fd;
 
-constexpr std::string_view kStage = ".tenet-stage.", kJournal = ".tenet-commit.", kTmp = ".tmp.";
+constexpr std::string_view kStage = ".tenet-stage.", kJournal = ".tenet-commit.",
+                           kJournalTmp = ".tenet-commit-tmp.";
+// A journal is a list of names; one larger than this was not written by Tenet.
+constexpr off_t kMaxJournalBytes = off_t{1} << 30;
 
-// The pid at the end of `name` after `marker` ("x.tmp.123" -> 123), or 0.
-int pid_after(const std::string& name, std::string_view marker, bool prefix) {
-  const size_t at =
-      prefix ? (name.starts_with(marker) ? 0 : std::string::npos) : name.rfind(marker);
-  if (at == std::string::npos || at + marker.size() >= name.size()) return 0;
-  int pid = 0;
-  const char* digits = name.data() + at + marker.size();
-  const auto [end, ec] = std::from_chars(digits, name.data() + name.size(), pid);
-  return ec == std::errc() && end == name.data() + name.size() && pid > 0 ? pid : 0;
+// The names in the folder `fd` (not "." and "..").
+std::vector<std::string> entries_of(int fd) {
+  std::vector<std::string> names;
+  const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  DIR* d = copy >= 0 ? ::fdopendir(copy) : nullptr;
+  if (!d) {
+    if (copy >= 0) ::close(copy);
+    return names;
+  }
+  ::rewinddir(d);
+  while (const dirent* e = ::readdir(d))
+    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+      names.emplace_back(e->d_name);
+  ::closedir(d);
+  return names;
 }
 
-bool gone(int pid) { return pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH; }
+// The kind of the entry `name` of folder `fd`, links not followed; 0 when there is none.
+mode_t kind_at(int fd, const std::string& name) {
+  struct stat st {};
+  return ::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 ? st.st_mode & S_IFMT : 0;
+}
 
-// flock(2) on the folder itself (no lock file is left behind).
-class FolderLock {
- public:
-  FolderLock(const std::string& dir, int operation)
-      : fd_(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
-    if (fd_ >= 0)
-      while (::flock(fd_, operation) != 0 && errno == EINTR) {
-      }
+// flock(2) on a folder's descriptor, waiting (and saying so once) when another process holds it.
+void lock_folder(int fd, int operation, const std::string& dir) {
+  if (::flock(fd, operation | LOCK_NB) == 0) return;
+  if (errno == EWOULDBLOCK)
+    fmt::print(stderr, "waiting for another Tenet process that is reading or writing {}\n", dir);
+  while (::flock(fd, operation) != 0 && errno == EINTR) {
   }
-  ~FolderLock() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FolderLock(const FolderLock&) = delete;
-  FolderLock& operator=(const FolderLock&) = delete;
-  int release() { return std::exchange(fd_, -1); }
+}
 
- private:
-  int fd_;
+// The parent folder of `rel` under `root` (walked without links, created when `create`) and the
+// last name of `rel`.
+std::pair<Fd, std::string> parent_of(int root, const std::string& rel, bool create,
+                                     const std::string& shown) {
+  const fs::path p(rel);
+  return {no_follow::open_folder(root, p.parent_path().string(), create, shown),
+          p.filename().string()};
+}
+
+// A commit's journal: the stage it moves from, what it moves and what it removes.
+struct Journal {
+  std::string stage;
+  std::vector<std::string> move, remove;
 };
 
-// A journal names files inside its folder only: relative, no "..", and a stage of ours.
-void check_journal(const nlohmann::json& journal, const fs::path& file) {
-  const std::string stage = journal.at("stage").get<std::string>();
-  if (pid_after(stage, kStage, true) == 0)
-    throw Error(fmt::format("commit journal names '{}' as its stage", stage), {file.string()});
-  for (const char* list : {"move", "remove"})
-    for (const auto& rel : journal.at(list)) {
-      const fs::path p(rel.get<std::string>());
-      bool inside = !p.empty() && p.is_relative();
-      for (const auto& part : p) inside = inside && part != ".." && part != ".";
-      if (!inside)
-        throw Error(fmt::format("commit journal names '{}', which is not a file inside its folder",
-                                p.string()),
-                    {file.string()});
-    }
+nlohmann::json to_json(const Journal& j) {
+  return {{"stage", j.stage}, {"move", j.move}, {"remove", j.remove}};
 }
 
-// Step 2 of a commit (also the roll-forward of a killed one): staged files into place, stale ones
-// out. Files already moved are skipped, so running it twice is harmless.
-void apply(const fs::path& dir, const fs::path& stage, const nlohmann::json& journal) {
-  for (const auto& rel : journal.at("move")) {
-    const fs::path from = stage / rel.get<std::string>(), to = dir / rel.get<std::string>();
-    std::error_code ec;
-    if (!fs::exists(from, ec)) continue;
-    fs::create_directories(to.parent_path(), ec);
-    fs::rename(from, to, ec);
-    if (ec)
+// A journal found in the folder, read without following a link, or why it cannot be acted on.
+// It may have been planted: it is accepted only when it names a stage of Tenet's pattern and
+// plain relative paths, and removes output names only.
+Journal read_journal(int dir, const std::string& name, const std::string& shown) {
+  const std::string file = shown + "/" + name;
+  const Fd fd(::openat(dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  struct stat st {};
+  if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMaxJournalBytes)
+    throw Error("a commit journal that is not a regular file of Tenet's", {file});
+  std::string text(static_cast<size_t>(st.st_size), '\0');
+  size_t got = 0;
+  while (got < text.size()) {
+    const ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  text.resize(got);
+  Journal j;
+  try {
+    const nlohmann::json json = nlohmann::json::parse(text);
+    j.stage = json.at("stage").get<std::string>();
+    j.move = json.at("move").get<std::vector<std::string>>();
+    j.remove = json.at("remove").get<std::vector<std::string>>();
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(
+        fmt::format("unreadable commit journal of a killed run ({}): the folder may mix two "
+                    "runs; remove the journal to accept that",
+                    e.what()),
+        {file});
+  }
+  if (!no_follow::has_random_suffix(j.stage, kStage))
+    throw Error(fmt::format("commit journal names '{}' as its stage", j.stage), {file});
+  for (const auto& list : {j.move, j.remove})
+    for (const std::string& rel : list)
+      if (!no_follow::is_plain_relative(rel))
+        throw Error(
+            fmt::format("commit journal names '{}', which is not a file inside its folder", rel),
+            {file});
+  for (const std::string& rel : j.remove)
+    if (!is_output_name(rel))
+      throw Error(fmt::format("commit journal removes '{}', which Tenet does not write", rel),
+                  {file});
+  return j;
+}
+
+// Step 2 of a commit (also the roll-forward of a killed one): staged regular files into place,
+// stale output files out, never through a link. Files already moved are skipped, so running it
+// twice is harmless.
+void apply(int dir, const std::string& shown, const Journal& j) {
+  const Fd stage = no_follow::open_folder(dir, j.stage, false, shown);
+  for (const std::string& rel : j.move) {
+    if (!stage) break;
+    const auto [from, name] = parent_of(stage.get(), rel, false, shown + "/" + j.stage);
+    if (!from || kind_at(from.get(), name) != S_IFREG) continue;  // moved already
+    const auto [to, to_name] = parent_of(dir, rel, true, shown);
+    if (::renameat(from.get(), name.c_str(), to.get(), to_name.c_str()) != 0)
       throw Error(
-          fmt::format(
-              "cannot move {} into place: {} (the folder now mixes two runs; the commit journal "
-              "{} completes it once that is fixed)",
-              to.string(), ec.message(), kJournal),
-          {dir.string()});
+          fmt::format("cannot move {}/{} into place: {} (the folder now mixes two runs; the "
+                      "next Tenet write to it completes the commit once that is fixed)",
+                      shown, rel, std::strerror(errno)),
+          {shown});
   }
-  for (const auto& rel : journal.at("remove")) {
-    std::error_code ec;
-    fs::remove(dir / rel.get<std::string>(), ec);
+  for (const std::string& rel : j.remove) {
+    const auto [parent, name] = parent_of(dir, rel, false, shown);
+    if (parent && kind_at(parent.get(), name) != S_IFDIR) ::unlinkat(parent.get(), name.c_str(), 0);
   }
+}
+
+// Under the folder's exclusive lock: commits killed runs left are rolled forward, and the
+// stages of runs that are gone (their flock can be taken) removed.
+void complete_killed_runs(int dir, const std::string& shown) {
+  const std::vector<std::string> names = entries_of(dir);
+  std::set<std::string> journaled;
+  for (const std::string& name : names) {
+    if (!no_follow::has_random_suffix(name, kJournal)) continue;
+    const Journal j = read_journal(dir, name, shown);
+    const Fd stage(::openat(dir, j.stage.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (stage && ::flock(stage.get(), LOCK_EX | LOCK_NB) != 0) continue;  // its run is alive
+    apply(dir, shown, j);
+    no_follow::remove_all_at(dir, j.stage);
+    ::unlinkat(dir, name.c_str(), 0);
+    journaled.insert(j.stage);
+  }
+  for (const std::string& name : names) {
+    // A journal still being written belongs to a commit that was never decided; none is live, as
+    // the folder's lock is held.
+    if (no_follow::has_random_suffix(name, kJournalTmp) && kind_at(dir, name) != S_IFDIR)
+      ::unlinkat(dir, name.c_str(), 0);
+    if (!no_follow::has_random_suffix(name, kStage) || journaled.count(name) > 0) continue;
+    const Fd stage(::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!stage || ::flock(stage.get(), LOCK_EX | LOCK_NB) != 0) continue;  // a link, or alive
+    no_follow::remove_all_at(dir, name);
+  }
+}
+
+// The regular files under `fd` (a folder of this run's own stage), relative, in name order.
+void files_under(int fd, const std::string& prefix, std::set<std::string>& out) {
+  for (const std::string& name : entries_of(fd)) {
+    const mode_t kind = kind_at(fd, name);
+    if (kind == S_IFREG) out.insert(prefix + name);
+    if (kind != S_IFDIR) continue;
+    const Fd sub(::openat(fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (sub) files_under(sub.get(), prefix + name + "/", out);
+  }
+}
+
+// Removes the folders under `rel` (and `rel` itself) that are empty, deepest first.
+void remove_empty_folders(int dir, const std::string& rel) {
+  const Fd fd = no_follow::open_folder(dir, rel, false, "");
+  if (!fd) return;
+  for (const std::string& name : entries_of(fd.get()))
+    if (kind_at(fd.get(), name) == S_IFDIR) remove_empty_folders(dir, rel + "/" + name);
+  const auto [parent, name] = parent_of(dir, rel, false, "");
+  if (parent) ::unlinkat(parent.get(), name.c_str(), AT_REMOVEDIR);  // fails when not empty
+}
+
+// What would block moving `moves` into place is found while the old set is still whole: a link
+// or a file where a folder goes, a folder where a file goes, a folder that cannot be written.
+void check_targets(int dir, const std::string& shown, const std::vector<std::string>& moves) {
+  std::set<std::string> probed;
+  for (const std::string& rel : moves) {
+    const auto [parent, name] = parent_of(dir, rel, true, shown);
+    if (kind_at(parent.get(), name) == S_IFDIR)
+      throw Error(fmt::format("cannot write {}/{}: a folder of that name exists", shown, rel),
+                  {shown});
+    const std::string folder = fs::path(rel).parent_path().string();
+    if (!probed.insert(folder).second) continue;
+    // Permissions, read-only mounts and ACLs all answer a real create: of an unnamed file, which
+    // a kill cannot leave behind (file systems without O_TMPFILE answer the permission bits).
+    const Fd fd(::openat(parent.get(), ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600));
+    const bool unsupported = !fd && (errno == EOPNOTSUPP || errno == EISDIR);
+    if (!fd && (!unsupported || ::faccessat(parent.get(), ".", W_OK | X_OK, AT_EACCESS) != 0))
+      throw Error(fmt::format("cannot write in {}: {}",
+                              folder.empty() ? shown : shown + "/" + folder, std::strerror(errno)),
+                  {shown});
+  }
+}
+
+// Writes the journal whole under a temporary name, on disk, then renames it into place: a journal
+// exists only once every name in it is written.
+std::string write_journal(int dir, const std::string& shown, const Journal& j) {
+  const std::string suffix = no_follow::random_name_suffix();
+  const std::string tmp = std::string(kJournalTmp) + suffix, name = std::string(kJournal) + suffix;
+  const Fd fd(
+      ::openat(dir, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+  const std::string text = to_json(j).dump();
+  size_t put = 0;
+  while (fd && put < text.size()) {
+    const ssize_t n = ::write(fd.get(), text.data() + put, text.size() - put);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    put += static_cast<size_t>(n);
+  }
+  if (!fd || put < text.size() || ::fsync(fd.get()) != 0 ||
+      ::renameat(dir, tmp.c_str(), dir, name.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    if (fd) ::unlinkat(dir, tmp.c_str(), 0);
+    throw Error(fmt::format("cannot write the commit journal: {}", why), {shown});
+  }
+  return name;
+}
+
+// Ranks `<stem>.<digits>.et`.
+bool is_rank_file(std::string_view name) {
+  if (!name.ends_with(".et")) return false;
+  name.remove_suffix(3);
+  const size_t dot = name.rfind('.');
+  if (dot == std::string_view::npos || dot == 0 || dot + 1 == name.size()) return false;
+  return std::all_of(name.begin() + static_cast<std::ptrdiff_t>(dot) + 1, name.end(),
+                     [](char c) { return c >= '0' && c <= '9'; });
 }
 
 }  // namespace
 
-void settle_folder(const std::string& dir, bool writing) {
-  std::error_code ec;
-  auto dead_leftovers = [&] {
-    std::vector<fs::path> journals, others;
-    for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
-         it.increment(ec)) {
-      const std::string name = it->path().filename().string();
-      if (gone(pid_after(name, kJournal, true))) journals.push_back(it->path());
-      // A journal's own temporary (".tenet-commit.<pid>.tmp.<pid>"): the run was killed while
-      // deciding, before any rename, so the folder holds the old set and a reader may drop it too.
-      else if (name.starts_with(kJournal) && gone(pid_after(name, kTmp, false)))
-        others.push_back(it->path());
-      else if (writing &&
-               (gone(pid_after(name, kStage, true)) || gone(pid_after(name, kTmp, false))))
-        others.push_back(it->path());
-    }
-    return std::pair{journals, others};
-  };
-  if (auto [journals, others] = dead_leftovers(); journals.empty() && others.empty())
-    return;  // the usual case
-  FolderLock lock(dir, LOCK_EX);
-  auto [journals, others] = dead_leftovers();  // again, under the lock
-  for (const fs::path& j : journals) {
-    nlohmann::json journal;
-    try {
-      std::ifstream in(j, std::ios::binary);  // not read_file: that settles this folder, as we are
-      journal = nlohmann::json::parse(in);
-      check_journal(journal, j);
-      apply(dir, fs::path(dir) / journal.at("stage").get<std::string>(), journal);
-    } catch (const nlohmann::json::exception& e) {
-      throw Error(
-          fmt::format("unreadable commit journal of a killed run ({}): the folder may mix two runs",
-                      e.what()),
-          {j.string()});
-    }
-    fs::remove_all(fs::path(dir) / journal.at("stage").get<std::string>(), ec);
-    fs::remove(j, ec);
-  }
-  for (const fs::path& p : others)
-    if (fs::exists(p, ec))
-      fs::remove_all(p, ec);  // a journal above may have taken its stage already
+bool is_output_name(const std::string& relative) {
+  if (!no_follow::is_plain_relative(relative)) return false;
+  const fs::path p(relative);
+  const std::string first = p.begin()->string(), last = p.filename().string();
+  static const std::set<std::string> files = {"algorithm.json",  "algorithm.xml", "results.csv",
+                                              "simulations.csv", "report.md",     "system.json",
+                                              "network.yml"};
+  static const std::set<std::string> folders = {"chakra", "astra-sim", "plots"};
+  return (files.count(relative) > 0) || (folders.count(first) > 0 && first != relative) ||
+         is_rank_file(last);
 }
 
 OutputFolder::OutputFolder(std::string dir) : dir_(std::move(dir)) {
-  make_directories(dir_);  // settles it too
-  stage_dir_ = (fs::path(dir_) / fmt::format("{}{}", kStage, ::getpid())).string();
-  std::error_code ec;
-  fs::remove_all(stage_dir_, ec);  // a stage of this process's earlier set that was not committed
-  if (!fs::create_directory(stage_dir_, ec) || ec)
-    throw Error(fmt::format("cannot write in the output folder: {}", ec ? ec.message() : "exists"),
-                {dir_});
+  make_directories(dir_);
+  dir_fd_ = no_follow::open_root(dir_);
+  lock_folder(dir_fd_.get(), LOCK_EX, dir_);
+  complete_killed_runs(dir_fd_.get(), dir_);
+  stage_name_ = std::string(kStage) + no_follow::random_name_suffix();
+  if (::mkdirat(dir_fd_.get(), stage_name_.c_str(), 0700) != 0)
+    throw Error(fmt::format("cannot write in the output folder: {}", std::strerror(errno)), {dir_});
+  stage_fd_ = Fd(::openat(dir_fd_.get(), stage_name_.c_str(),
+                          O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!stage_fd_ || ::flock(stage_fd_.get(), LOCK_EX | LOCK_NB) != 0)
+    throw Error(fmt::format("cannot use the staging folder: {}", std::strerror(errno)), {dir_});
+  ::flock(dir_fd_.get(), LOCK_UN);
+  stage_dir_ = (fs::path(dir_) / stage_name_).string();
 }
 
 OutputFolder::~OutputFolder() {
-  if (committed_) return;
-  std::error_code ec;
-  fs::remove_all(stage_dir_, ec);
+  // A decided commit that failed keeps its stage: the next writer rolls its journal forward.
+  if (!committed_ && !decided_ && dir_fd_) no_follow::remove_all_at(dir_fd_.get(), stage_name_);
 }
 
 std::string OutputFolder::stage(const std::string& relative) {
-  const fs::path p = fs::path(stage_dir_) / relative;
-  std::error_code ec;
-  fs::create_directories(p.parent_path(), ec);
-  if (ec)
-    throw Error(fmt::format("cannot create a staging folder: {}", ec.message()),
-                {p.parent_path().string()});
+  if (!no_follow::is_plain_relative(relative))
+    throw Error(fmt::format("internal: '{}' is not a name inside the output folder", relative),
+                {dir_});
+  // The commit journal holds the names as JSON text, which is UTF-8.
+  if (!valid_utf8(relative))
+    throw Error(fmt::format("the file name '{}' is not valid UTF-8: give a name in UTF-8",
+                            one_line(relative)),
+                {dir_});
+  no_follow::open_folder(stage_fd_.get(), fs::path(relative).parent_path().string(), true,
+                         stage_dir_);
   if (std::find(staged_.begin(), staged_.end(), relative) == staged_.end())
     staged_.push_back(relative);
-  return p.string();
+  return (fs::path(stage_dir_) / relative).string();
 }
 
 std::string OutputFolder::final_path(const std::string& relative) const {
   return (fs::path(dir_) / relative).string();
 }
 
-void OutputFolder::remove_at_commit(const std::string& relative) { stale_.push_back(relative); }
+void OutputFolder::remove_at_commit(const std::string& relative) {
+  const std::string rel = fs::path(relative).lexically_normal().string();
+  if (!is_output_name(rel))
+    throw Error(fmt::format("internal: '{}' is not a name Tenet writes", relative), {dir_});
+  stale_.push_back(rel);
+}
+
+void OutputFolder::replace_tree_at_commit(const std::string& relative) {
+  if (!is_output_name(relative + "/x"))
+    throw Error(fmt::format("internal: '{}' is not a folder Tenet writes", relative), {dir_});
+  trees_.push_back(relative);
+}
+
+void OutputFolder::remove_matching_at_commit(const std::string& folder,
+                                             std::function<bool(std::string_view)> stale) {
+  matching_.push_back({folder, std::move(stale)});
+}
 
 void OutputFolder::drop(const std::string& relative) {
   const fs::path at = fs::path(relative).lexically_normal();
@@ -184,66 +336,57 @@ void OutputFolder::drop(const std::string& relative) {
   };
   std::erase_if(staged_, under);
   std::erase_if(stale_, under);
-  std::error_code ec;
-  fs::remove_all(fs::path(stage_dir_) / at, ec);
-  if (ec)
-    throw Error(fmt::format("cannot remove staged files: {}", ec.message()),
-                {(fs::path(stage_dir_) / at).string()});
+  if (!no_follow::remove_all_at(stage_fd_.get(), at.string()))
+    throw Error("cannot remove staged files", {(fs::path(stage_dir_) / at).string()});
+}
+
+// Under the folder's lock: the stale files named, those under replaced trees, and the matching.
+std::vector<std::string> OutputFolder::stale_files() const {
+  std::set<std::string> found(stale_.begin(), stale_.end());
+  for (const std::string& tree : trees_)
+    if (const Fd fd = no_follow::open_folder(dir_fd_.get(), tree, false, dir_))
+      files_under(fd.get(), tree + "/", found);
+  for (const Matching& m : matching_) {
+    const Fd fd = m.folder.empty() ? Fd(::fcntl(dir_fd_.get(), F_DUPFD_CLOEXEC, 0))
+                                   : no_follow::open_folder(dir_fd_.get(), m.folder, false, dir_);
+    if (!fd) continue;
+    for (const std::string& name : entries_of(fd.get()))
+      if (kind_at(fd.get(), name) == S_IFREG && m.stale(name))
+        found.insert(m.folder.empty() ? name : m.folder + "/" + name);
+  }
+  std::vector<std::string> out;
+  for (const std::string& rel : found)
+    if (is_output_name(rel)) out.push_back(rel);
+  return out;
 }
 
 std::vector<std::string> OutputFolder::commit() {
   if (committed_) throw Error("internal: an output folder was committed twice", {dir_});
   // Every file in the stage, those named by stage() first in their order, then the others (files
   // a writer put beside them: Chakra ranks, plots) in name order.
-  std::vector<std::string> moves;
   std::set<std::string> on_disk;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(stage_dir_, ec);
-       !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-    if (std::error_code kind; it->is_regular_file(kind))
-      on_disk.insert(it->path().lexically_relative(stage_dir_).string());
-  if (ec)
-    throw Error(fmt::format("cannot list the staging folder: {}", ec.message()), {stage_dir_});
+  files_under(stage_fd_.get(), "", on_disk);
+  Journal j{stage_name_, {}, {}};
   for (const std::string& s : staged_)
-    if (on_disk.erase(s)) moves.push_back(s);
-  moves.insert(moves.end(), on_disk.begin(), on_disk.end());
-  // What would block a rename is found now, while the old set is still whole.
-  for (const std::string& rel : moves) {
-    const fs::path to = fs::path(dir_) / rel;
-    std::error_code made, probe;
-    fs::create_directories(to.parent_path(), made);
-    if (made || !fs::is_directory(to.parent_path(), probe)) {
-      fs::path blocker = to.parent_path();  // the file that stands where a folder goes, if one does
-      while (blocker.has_parent_path() && blocker != blocker.parent_path() &&
-             !fs::exists(blocker, probe))
-        blocker = blocker.parent_path();
-      const bool file = fs::exists(blocker, probe) && !fs::is_directory(blocker, probe);
-      throw Error(
-          fmt::format("cannot create folder {}: {}", to.parent_path().string(),
-                      file ? fmt::format("{} is a file", blocker.string()) : made.message()),
-          {dir_});
-    }
-    if (fs::is_directory(to, ec))
-      throw Error(fmt::format("cannot write {}: a folder of that name exists", to.string()),
-                  {dir_});
-  }
-  nlohmann::json journal;
-  journal["stage"] = fs::path(stage_dir_).filename().string();
-  journal["move"] = moves;
-  journal["remove"] = nlohmann::json::array();
-  for (const std::string& rel : stale_)
-    if (std::find(moves.begin(), moves.end(), rel) == moves.end()) journal["remove"].push_back(rel);
+    if (on_disk.erase(s)) j.move.push_back(s);
+  j.move.insert(j.move.end(), on_disk.begin(), on_disk.end());
+  check_targets(dir_fd_.get(), dir_, j.move);
 
-  FolderLock lock(dir_, LOCK_EX);
-  const std::string journal_path =
-      (fs::path(dir_) / fmt::format("{}{}", kJournal, ::getpid())).string();
-  write_file_atomically(journal_path, journal.dump());  // step 1: decided
-  apply(dir_, stage_dir_, journal);                     // step 2
-  fs::remove(journal_path, ec);                         // step 3
-  fs::remove_all(stage_dir_, ec);
+  lock_folder(dir_fd_.get(), LOCK_EX, dir_);
+  complete_killed_runs(dir_fd_.get(), dir_);  // a run killed since this one began
+  const std::set<std::string> moving(j.move.begin(), j.move.end());
+  for (const std::string& rel : stale_files())
+    if (moving.count(rel) == 0) j.remove.push_back(rel);
+  const std::string journal = write_journal(dir_fd_.get(), dir_, j);  // step 1: decided
+  decided_ = true;
+  apply(dir_fd_.get(), dir_, j);  // step 2
+  for (const std::string& tree : trees_) remove_empty_folders(dir_fd_.get(), tree);
+  ::unlinkat(dir_fd_.get(), journal.c_str(), 0);  // step 3
+  no_follow::remove_all_at(dir_fd_.get(), stage_name_);
+  ::flock(dir_fd_.get(), LOCK_UN);
   committed_ = true;
   std::vector<std::string> paths;
-  for (const std::string& rel : moves) paths.push_back(final_path(rel));
+  for (const std::string& rel : j.move) paths.push_back(final_path(rel));
   return paths;
 }
 
@@ -257,15 +400,20 @@ FolderReadLock::FolderReadLock(const std::string& dir) {
   if (absolute.has_relative_path())
     folders.insert(folders.begin(), absolute.parent_path());  // not for "/"
   for (const fs::path& d : folders) {
-    settle_folder(d.string(), false);
-    FolderLock lock(d.string(), LOCK_SH);
-    fds_.push_back(lock.release());
+    Fd fd(::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd) continue;
+    lock_folder(fd.get(), LOCK_SH, d.string());
+    for (const std::string& name : entries_of(fd.get()))
+      if (no_follow::has_random_suffix(name, kJournal))
+        throw Error(
+            "a Tenet run writing this folder was killed during its commit: its files may mix two "
+            "runs, so Tenet does not read them; the next Tenet write to the folder completes the "
+            "commit (or remove the folder)",
+            {(d / name).string()});
+    fds_.push_back(std::move(fd));
   }
 }
 
-FolderReadLock::~FolderReadLock() {
-  for (int fd : fds_)
-    if (fd >= 0) ::close(fd);
-}
+FolderReadLock::~FolderReadLock() = default;  // closing the descriptors releases the locks
 
 }  // namespace tenet::topo

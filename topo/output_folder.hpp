@@ -1,27 +1,49 @@
-// Output folders written whole or not at all.
+// Output folders written whole or not at all, safe in a folder others can write to or sent us.
 //
 // A command's files (algorithm.json, algorithm.xml, chakra/algorithm.<rank>.et, ...) are written
-// into a staging folder inside the output folder (`.tenet-stage.<pid>`) and committed together:
-//   1. a journal naming every file to move and every stale file to remove is written (atomically:
-//      temporary + rename) as `.tenet-commit.<pid>`; from then on the commit is decided;
+// into a staging folder inside the output folder, `.tenet-stage.<random>`, and committed together
+// under an exclusive flock(2) of the output folder:
+//   1. a journal naming every file to move and every stale file to remove is written as
+//      `.tenet-commit.<random>`; from then on the commit is decided;
 //   2. the staged files are renamed into place and the stale files removed;
 //   3. the journal and the staging folder are removed.
-// Commits and readers of one folder exclude each other with flock(2) on the folder. A run that
-// fails or is killed before step 1 leaves the old set untouched (its staging folder is removed by
-// the next Tenet command that opens the folder); a run killed during step 2 (about a millisecond)
-// leaves a journal that the next Tenet command opening the folder, to read or to write, completes
-// first. So Tenet always sees the old complete set or the new complete one; other tools see a
-// mixture only if they read during those renames (Chakra sets also carry a `tenet_set` digest).
+// Stale files are found under the lock, at the commit, so two runs writing one folder at once
+// leave exactly the set of the one that committed last.
+//
+// Safety (the folder may hold anything another user planted):
+// - every step walks from the folder's descriptor without following a symbolic link; a link
+//   where a folder goes is an error, a link where a file goes is replaced or removed as a link;
+// - names are random, so nothing can be planted at them ahead, and only entries of Tenet's own
+//   patterns (`.tenet-stage.<16 hex>`, `.tenet-commit.<16 hex>`) are ever removed as leftovers;
+// - a live run holds an flock on its staging folder for its whole life; a leftover stage is a
+//   killed run's only when that lock can be taken (true across PID namespaces, unlike a pid);
+// - a journal is acted on only by a writer, under the folder's lock, and only within the folder:
+//   it moves regular files from a leftover stage to Tenet's output names and removes Tenet's
+//   output names (see is_output_name), nothing else;
+// - readers never change anything: a journal they find (its run was killed inside step 2, since
+//   live commits exclude readers) makes them refuse the folder, which may then mix two runs, until
+//   the next write completes the commit.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "topo/no_follow.hpp"
 
 namespace tenet::topo {
 
+// The names Tenet's commands write in an output folder, relative to it: algorithm.json,
+// algorithm.xml, results.csv, simulations.csv, report.md, system.json, network.yml, anything under
+// chakra/, astra-sim/ or plots/, and Chakra ranks `<stem>.<rank>.et` anywhere. Only these are
+// removed by a commit.
+bool is_output_name(const std::string& relative);
+
 class OutputFolder {
  public:
-  // Creates `dir` (and its parents) and settles it (see settle_folder). Throws tenet::Error naming
+  // Creates `dir` (and its parents), completes what killed runs left there (their journals
+  // rolled forward, their stages removed) and makes this run's stage. Throws tenet::Error naming
   // the folder when it cannot be created or written.
   explicit OutputFolder(std::string dir);
   ~OutputFolder();  // not committed: the staging folder and all in it go
@@ -37,32 +59,42 @@ class OutputFolder {
   // Where `relative` will be once committed: <dir>/<relative>.
   std::string final_path(const std::string& relative) const;
   // At commit, remove <dir>/<relative> unless this set writes it (a stale file of an earlier set).
+  // `relative` must be an output name (is_output_name).
   void remove_at_commit(const std::string& relative);
+  // At commit, remove every file under the folder <dir>/<relative> that this set does not write
+  // (a format owned whole by Tenet: chakra/, astra-sim/, plots/), and the folders left empty.
+  void replace_tree_at_commit(const std::string& relative);
+  // At commit, remove the files of the folder <dir>/<folder> whose names `stale` accepts and this
+  // set does not write (the ranks `<stem>.<n>.et` of an earlier, larger set).
+  void remove_matching_at_commit(const std::string& folder,
+                                 std::function<bool(std::string_view name)> stale);
   // Takes back what was staged, and marked for removal, at `relative` or under it (a format that
   // turned out unwritable after its files were staged): the folder keeps what it had there.
   void drop(const std::string& relative);
   // Commits the set (steps 1-3 above); returns the final paths of the staged files, in the order
   // they were staged. Throws tenet::Error naming the file that blocks it (a folder where a file
-  // goes, no permission); before step 1 that leaves the old set untouched.
+  // goes, a link, no permission); before step 1 that leaves the old set untouched.
   std::vector<std::string> commit();
 
  private:
-  std::string dir_, stage_dir_;
-  std::vector<std::string> staged_, stale_;
-  bool committed_ = false;
+  struct Matching {
+    std::string folder;
+    std::function<bool(std::string_view)> stale;
+  };
+  std::vector<std::string> stale_files() const;
+
+  std::string dir_, stage_name_, stage_dir_;
+  no_follow::Fd dir_fd_, stage_fd_;  // stage_fd_ holds the stage's flock while this run lives
+  std::vector<std::string> staged_, stale_, trees_;
+  std::vector<Matching> matching_;
+  bool committed_ = false, decided_ = false;
 };
 
-// Completes what killed runs left in `dir`: a commit journal whose process is gone is rolled
-// forward. When `writing` (the folder is an output folder about to be written), staging folders
-// and `<name>.tmp.<pid>` files of processes that are gone are removed too; readers leave those
-// (a `.tmp.<pid>` name in a folder Tenet only reads may be another program's). Does nothing when
-// `dir` holds none of these. Throws tenet::Error when a journal cannot be completed (the folder is
-// then a mixture, and the error says so).
-void settle_folder(const std::string& dir, bool writing = true);
-
-// Held while reading files of one folder: settles it and the folder above it (a command's set may
-// have a sub-folder, chakra/), then keeps commits to either out (a shared flock) until destroyed.
-// A folder that cannot be opened (absent, no permission) is not locked.
+// Held while reading files of one folder: keeps commits to it and to the folder above it (a
+// command's set may have a sub-folder, chakra/) out with a shared flock until destroyed. Throws
+// tenet::Error when either holds the journal of a commit a killed run left unfinished (the files
+// may mix two runs; the next Tenet write to the folder completes it). Changes nothing. A folder
+// that cannot be opened (absent, no permission) is not locked.
 class FolderReadLock {
  public:
   explicit FolderReadLock(const std::string& dir);
@@ -71,7 +103,7 @@ class FolderReadLock {
   FolderReadLock& operator=(const FolderReadLock&) = delete;
 
  private:
-  std::vector<int> fds_;
+  std::vector<no_follow::Fd> fds_;
 };
 
 }  // namespace tenet::topo

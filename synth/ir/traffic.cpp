@@ -128,7 +128,7 @@ Bytes Traffic::most_sent() const {
 
 Traffic parse_traffic(std::string_view text, const std::string& path, int ranks) {
   if (ranks < 1) throw Error(fmt::format("a traffic matrix for {} ranks", ranks), {path});
-  const std::string copy(text);
+  const std::string copy(topo::without_bom(text));
   const size_t first = copy.find_first_not_of(" \t\r\n");
   Traffic t = first != std::string::npos && (copy[first] == '[' || copy[first] == '{')
                   ? read_json(path, copy, ranks)

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # kill -9 at random moments of the commands that write an output folder (synth --emit, export,
 # bench). After each kill the folder holds the old complete set or the new complete set of files
-# (topo/output_folder.hpp); a kill inside the commit's renames leaves a journal, and then the next
-# Tenet command that reads the folder completes the new set first. The next run into the folder
-# leaves nothing of the killed one behind. Needs $TENET. KILL_TEST_SEED picks the moments.
+# (topo/output_folder.hpp); a kill inside the commit's renames leaves a journal, and then a Tenet
+# command that reads the folder refuses it (changing nothing) and the next run that writes it
+# completes the new set first. The next run into the folder leaves nothing of the killed one
+# behind. Needs $TENET. KILL_TEST_SEED picks the moments.
 set -u
 T=$TENET
 tmp=$(mktemp -d)
@@ -12,17 +13,17 @@ RANDOM=${KILL_TEST_SEED:-23}
 fail=0 kills=0 old_seen=0 new_seen=0 journals=0
 
 # The files of folder $1 with checksums, hidden ones included except a killed run's staging folder
-# (it is not part of the set, and the next writer removes it). $2: a sed filter for lines that vary
+# and a journal it was still writing (neither is part of the set; the next writer removes both). $2: a sed filter for lines that vary
 # between runs of one command (bench timings).
 sums() {
-  (cd "$1" && find . -path './.tenet-stage.*' -prune -o -type f -print | LC_ALL=C sort | while read -r f; do
+  (cd "$1" && find . \( -path './.tenet-stage.*' -o -name '.tenet-commit-tmp.*' \) -prune -o -type f -print | LC_ALL=C sort | while read -r f; do
     printf '%s %s\n' "$(sed -E "${2:-}" "$f" | sha256sum | cut -c1-16)" "$f"
   done)
 }
 ms() { date +%s%3N; }
 
-# kill_case NAME ITERATIONS FILTER SETTLE... -- OLD... -- NEW...: every argument @OUT@ is the folder;
-# SETTLE is a Tenet command that reads it.
+# kill_case NAME ITERATIONS FILTER READ... -- OLD... -- NEW...: every argument @OUT@ is the folder;
+# READ is a Tenet command that reads it.
 kill_case() {
   local name=$1 iterations=$2 filter=$3
   shift 3
@@ -49,7 +50,11 @@ kill_case() {
     local got; got=$(sums "$out" "$filter")
     if compgen -G "$out/.tenet-commit.*" > /dev/null; then
       journals=$((journals + 1))
-      "${settle[@]//@OUT@/$out}" > /dev/null 2>&1  # any Tenet read of the folder completes the commit
+      if "${settle[@]//@OUT@/$out}" > /dev/null 2>&1; then
+        echo "FAIL $name: a reader read a folder a killed commit left mixed"; fail=$((fail + 1)); return
+      fi
+      [[ $(sums "$out" "$filter") == "$got" ]] || { echo "FAIL $name: a reader changed the folder"; fail=$((fail + 1)); return; }
+      "${new[@]//@OUT@/$out}" > /dev/null 2>&1  # the next write completes the commit, then its own
       got=$(sums "$out" "$filter")
     fi
     if [[ $got == "$want_old" ]]; then old_seen=$((old_seen + 1))
@@ -62,7 +67,7 @@ kill_case() {
   done
   # The next run into the folder completes, and nothing of the killed runs stays.
   "${new[@]//@OUT@/$out}" > /dev/null 2>&1
-  local left; left=$(cd "$out" && find . -name '.tenet-*' -o -name '*.tmp.*')
+  local left; left=$(cd "$out" && find . -name '.tenet-*' -o -name '*.tenet-tmp.*')
   [[ -z $left ]] || { echo "FAIL $name: left behind: $left"; fail=$((fail + 1)); }
   [[ $(sums "$out" "$filter") == "$want_new" ]] || { echo "FAIL $name: the last run's set differs"; fail=$((fail + 1)); }
 }
@@ -84,6 +89,24 @@ printf 'name: new\ntopologies: [ring:6, ring:8]\ncollectives: [all-gather]\nsize
 kill_case bench 4 "s/[0-9]//g" "$T" topo info @OUT@/report.md -- \
   "$T" bench "$tmp/old.yaml" -o @OUT@ -- "$T" bench "$tmp/new.yaml" -o @OUT@
 
+# Two runs writing one folder at once leave exactly one run's set (the last to commit), never a
+# mixture of their Chakra ranks (16 of one, 8 of the other).
+a=("$T" synth --topo torus2d:4x4 --coll all-gather --size 1MiB -k 1 --emit chakra,msccl-xml -o)
+b=("$T" synth --topo ring:8 --coll all-gather --size 2MiB -k 1 --emit chakra -o)
+"${a[@]}" "$tmp/ref-a" > /dev/null 2>&1; "${b[@]}" "$tmp/ref-b" > /dev/null 2>&1
+want_a=$(sums "$tmp/ref-a"); want_b=$(sums "$tmp/ref-b"); both_seen=0
+for ((i = 0; i < 6; i++)); do
+  rm -rf "$tmp/both"; mkdir -p "$tmp/both"
+  "${a[@]}" "$tmp/both" > /dev/null 2>&1 & pa=$!
+  "${b[@]}" "$tmp/both" > /dev/null 2>&1 & pb=$!
+  wait $pa $pb
+  got=$(sums "$tmp/both")
+  if [[ $got == "$want_a" || $got == "$want_b" ]]; then both_seen=$((both_seen + 1))
+  else echo "FAIL two writers: the folder mixes both runs:"; diff <(echo "$want_a") <(echo "$got") | head -20; fail=$((fail + 1)); break
+  fi
+done
+
 echo "kill -9 test: $kills kills; folder then held the old set $old_seen times, the new set $new_seen times" \
-  "($journals completed by a reader); $fail failures"
+  "($journals refused by a reader, then completed by the next write); two writers at once left one" \
+  "run's set $both_seen times; $fail failures"
 [[ $fail -eq 0 && $kills -gt 0 ]]

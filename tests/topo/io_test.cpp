@@ -48,6 +48,13 @@ TEST(RoundTrip, YamlJsonAndDotReproduceEveryTopology) {
 // which its own reader refuses: found by tests/fuzz/topology_dot), quotes and backslashes, glob
 // characters and all-digit names (a link names them escaped, or they would read as a pattern or
 // an NPU index: found by tests/fuzz/topology_yaml).
+// A UTF-8 byte-order mark before a DOT file (some editors write one) is read through, as the YAML
+// and JSON parsers do.
+TEST(RoundTrip, DotReadsThroughAByteOrderMark) {
+  const Topology t = generate("ring:4");
+  expect_same_topology(parse_dot("\xEF\xBB\xBF" + to_dot(t), "bom.dot"), t, "bom.dot");
+}
+
 TEST(RoundTrip, NamesThatLookLikeSyntaxSurviveEveryFormat) {
   const Topology t = parse_yaml(R"(
 name: t

@@ -1,15 +1,20 @@
 // Output folders written whole or not at all (topo/output_folder.hpp).
 #include "topo/output_folder.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "tests/topo/test_util.hpp"
 #include "topo/error.hpp"
@@ -25,16 +30,35 @@ using testing::TempDir;
 std::set<std::string> listing(const std::string& dir) {
   std::set<std::string> out;
   for (const auto& e : fs::recursive_directory_iterator(dir))
-    out.insert(fs::relative(e.path(), dir).string());
+    out.insert(e.path().lexically_relative(dir).string());
   return out;
 }
 
-// The pid of a process that has exited (and been reaped): what a killed run leaves in names.
-int dead_pid() {
-  const pid_t child = ::fork();
-  if (child == 0) ::_exit(0);
-  ::waitpid(child, nullptr, 0);
-  return child;
+// A name of Tenet's random pattern: what a run leaves.
+std::string random_name(const std::string& prefix) {
+  return prefix + no_follow::random_name_suffix();
+}
+
+// What a run killed inside step 2 leaves: its stage holding the files not yet moved, and its
+// journal. Returns the stage's name.
+std::string plant_killed_commit(const std::string& dir, const std::vector<std::string>& move,
+                                const std::vector<std::string>& remove) {
+  const std::string stage = random_name(".tenet-stage.");
+  fs::create_directories(dir + "/" + stage);
+  nlohmann::json j{{"stage", stage}, {"move", move}, {"remove", remove}};
+  write_file_atomically(dir + "/" + random_name(".tenet-commit."), j.dump());
+  return stage;
+}
+
+// The message of the tenet::Error `f` throws, or "" when it throws none.
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
 }
 
 TEST(OutputFolder, CommitsTheSetAndRemovesWhatItReplaces) {
@@ -43,23 +67,59 @@ TEST(OutputFolder, CommitsTheSetAndRemovesWhatItReplaces) {
   fs::create_directories(dir + "/chakra");
   write_file_atomically(dir + "/chakra/g.5.et", "stale rank");
   write_file_atomically(dir + "/notes.txt", "the user's");
-  write_file_atomically(dir + "/a.json", "old");
+  write_file_atomically(dir + "/algorithm.json", "old");
+  write_file_atomically(dir + "/algorithm.xml", "old format");
   OutputFolder out(dir);
-  write_file_atomically(out.stage("a.json"), "new");
+  write_file_atomically(out.stage("algorithm.json"), "new");
   write_file_atomically(out.stage("chakra/g.0.et"), "rank 0");
   write_file_atomically(fs::path(out.staging_dir()) / "chakra" / "g.1.et",
                         "rank 1");  // beside, not named
   out.remove_at_commit("chakra/g.5.et");
-  out.remove_at_commit("a.json");  // staged: kept
+  out.remove_at_commit("algorithm.json");  // staged: kept
+  out.remove_at_commit("algorithm.xml");   // not written by this set: goes
   // Nothing is visible before the commit.
-  EXPECT_EQ(read_file(dir + "/a.json"), "old");
+  EXPECT_EQ(read_file(dir + "/algorithm.json"), "old");
   EXPECT_FALSE(fs::exists(dir + "/chakra/g.0.et"));
   const std::vector<std::string> paths = out.commit();
-  EXPECT_EQ(paths, (std::vector<std::string>{dir + "/a.json", dir + "/chakra/g.0.et",
+  EXPECT_EQ(paths, (std::vector<std::string>{dir + "/algorithm.json", dir + "/chakra/g.0.et",
                                              dir + "/chakra/g.1.et"}));
-  EXPECT_EQ(read_file(dir + "/a.json"), "new");
-  EXPECT_EQ(listing(dir), (std::set<std::string>{"a.json", "chakra", "chakra/g.0.et",
+  EXPECT_EQ(read_file(dir + "/algorithm.json"), "new");
+  EXPECT_EQ(listing(dir), (std::set<std::string>{"algorithm.json", "chakra", "chakra/g.0.et",
                                                  "chakra/g.1.et", "notes.txt"}));
+}
+
+// Only Tenet's own output names are ever removed, whatever a caller or a journal asks.
+TEST(OutputFolder, RemovesOnlyOutputNames) {
+  EXPECT_TRUE(is_output_name("algorithm.json"));
+  EXPECT_TRUE(is_output_name("chakra/algorithm.3.et"));
+  EXPECT_TRUE(is_output_name("astra-sim/run.sh"));
+  EXPECT_TRUE(is_output_name("workload.12.et"));
+  for (const char* other : {"notes.txt", "thesis.tmp.31999", "chakra", "../algorithm.json",
+                            "/etc/passwd", "a/../algorithm.json", "x.et", ".3.et", "a.b3.et", ""})
+    EXPECT_FALSE(is_output_name(other)) << other;
+  TempDir tmp;
+  OutputFolder out(tmp.file("out"));
+  EXPECT_THROW(out.remove_at_commit("notes.txt"), Error);
+  // The journal is JSON: a name that is not UTF-8 is refused when staged, with the name shown.
+  EXPECT_NE(error_of([&] { out.stage("w\xff.0.et"); }).find("w\\xff.0.et' is not valid UTF-8"),
+            std::string::npos);
+}
+
+// A later set that writes fewer formats leaves only its own: the folder describes one run.
+TEST(OutputFolder, AReplacedTreeKeepsOnlyThisSetsFiles) {
+  TempDir tmp;
+  const std::string dir = tmp.file("out");
+  fs::create_directories(dir + "/astra-sim/workload");
+  write_file_atomically(dir + "/astra-sim/run.sh", "old");
+  write_file_atomically(dir + "/astra-sim/workload/w.0.et", "old");
+  fs::create_directories(dir + "/plots");
+  write_file_atomically(dir + "/plots/old.svg", "old");
+  OutputFolder out(dir);
+  out.replace_tree_at_commit("astra-sim");
+  out.replace_tree_at_commit("plots");
+  write_file_atomically(out.stage("plots/new.svg"), "new");
+  out.commit();
+  EXPECT_EQ(listing(dir), (std::set<std::string>{"plots", "plots/new.svg"}));
 }
 
 // A format dropped after staging (the export's ASTRA-sim emulation refused the graph) leaves its
@@ -71,7 +131,7 @@ TEST(OutputFolder, ADroppedPartIsNeitherWrittenNorCleared) {
   write_file_atomically(dir + "/chakra/g.5.et", "old rank 5");
   write_file_atomically(dir + "/chakra/system.json", "old system");
   OutputFolder out(dir);
-  write_file_atomically(out.stage("a.json"), "new");
+  write_file_atomically(out.stage("algorithm.json"), "new");
   write_file_atomically(out.stage("chakra/g.0.et"), "rank 0");
   write_file_atomically(fs::path(out.staging_dir()) / "chakra" / "g.1.et",
                         "rank 1");  // beside, not named
@@ -79,8 +139,9 @@ TEST(OutputFolder, ADroppedPartIsNeitherWrittenNorCleared) {
   out.remove_at_commit("chakra/g.5.et");
   out.remove_at_commit("./chakra/system.json");
   out.drop("chakra");
-  EXPECT_EQ(out.commit(), (std::vector<std::string>{dir + "/a.json", dir + "/chakraX/keep"}));
-  EXPECT_EQ(listing(dir), (std::set<std::string>{"a.json", "chakra", "chakra/g.5.et",
+  EXPECT_EQ(out.commit(),
+            (std::vector<std::string>{dir + "/algorithm.json", dir + "/chakraX/keep"}));
+  EXPECT_EQ(listing(dir), (std::set<std::string>{"algorithm.json", "chakra", "chakra/g.5.et",
                                                  "chakra/system.json", "chakraX", "chakraX/keep"}));
   EXPECT_EQ(read_file(dir + "/chakra/g.5.et"), "old rank 5");
 }
@@ -142,96 +203,231 @@ TEST(OutputFolder, ABlockedTargetFailsBeforeAnythingMoves) {
   OutputFolder out(dir);
   write_file_atomically(out.stage("a.json"), "new");
   write_file_atomically(out.stage("chakra/g.0.et"), "rank 0");
-  try {
-    out.commit();
-    FAIL() << "committed through a file";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("cannot create folder " + dir + "/chakra: " + dir +
-                                         "/chakra is a file"),
-              std::string::npos)
-        << e.what();
-  }
+  EXPECT_NE(error_of([&] {
+              out.commit();
+            }).find("cannot create folder " + dir + "/chakra: " + dir + "/chakra is a file"),
+            std::string::npos);
   EXPECT_EQ(read_file(dir + "/a.json"), "old");
 }
 
-TEST(OutputFolder, AKilledCommitIsCompletedByTheNextReader) {
+// A link inside the folder is never written or removed through, even where Tenet's own files go.
+TEST(OutputFolder, NeverWritesThroughALinkInsideTheFolder) {
+  TempDir tmp;
+  const std::string dir = tmp.file("out"), elsewhere = tmp.file("elsewhere");
+  fs::create_directories(dir);
+  fs::create_directories(elsewhere);
+  write_file_atomically(elsewhere + "/g.0.et", "precious");
+  fs::create_directory_symlink(elsewhere, dir + "/chakra");
+  OutputFolder out(dir);
+  write_file_atomically(out.stage("chakra/g.0.et"), "rank 0");
+  out.replace_tree_at_commit("chakra");
+  EXPECT_NE(error_of([&] { out.commit(); }).find(dir + "/chakra is a symbolic link"),
+            std::string::npos);
+  EXPECT_EQ(read_file(elsewhere + "/g.0.et"), "precious");
+  // A link where a file goes is replaced as a link: the file it named is untouched.
+  fs::remove(dir + "/chakra");
+  fs::create_symlink(elsewhere + "/g.0.et", dir + "/algorithm.json");
+  OutputFolder again(dir);
+  write_file_atomically(again.stage("algorithm.json"), "new");
+  again.commit();
+  EXPECT_FALSE(fs::is_symlink(dir + "/algorithm.json"));
+  EXPECT_EQ(read_file(dir + "/algorithm.json"), "new");
+  EXPECT_EQ(read_file(elsewhere + "/g.0.et"), "precious");
+}
+
+// A run killed inside step 2: readers refuse the folder (it may mix two runs) and change nothing;
+// the next writer completes the commit, then commits its own set.
+TEST(OutputFolder, AKilledCommitIsRefusedByReadersAndCompletedByTheNextWriter) {
   TempDir tmp;
   const std::string dir = tmp.file("out");
-  const int pid = dead_pid();
-  const std::string stage = ".tenet-stage." + std::to_string(pid);
-  fs::create_directories(dir + "/" + stage + "/chakra");
-  // Killed half-way through step 2: a.json moved, chakra/g.0.et not yet, g.7.et not yet removed.
   fs::create_directories(dir + "/chakra");
-  write_file_atomically(dir + "/a.json", "new");
-  write_file_atomically(dir + "/" + stage + "/chakra/g.0.et", "new rank 0");
+  // Killed half-way through step 2: algorithm.json moved, chakra/g.0.et not yet, g.7.et not yet
+  // removed.
+  write_file_atomically(dir + "/algorithm.json", "new");
   write_file_atomically(dir + "/chakra/g.0.et", "old rank 0");
   write_file_atomically(dir + "/chakra/g.7.et", "old rank 7");
-  write_file_atomically(
-      dir + "/.tenet-commit." + std::to_string(pid),
-      R"({"stage": ")" + stage +
-          R"(", "move": ["a.json", "chakra/g.0.et"], "remove": ["chakra/g.7.et"]})");
-  EXPECT_EQ(read_file(dir + "/chakra/g.0.et"), "new rank 0");  // the reader completes it first
-  EXPECT_EQ(listing(dir), (std::set<std::string>{"a.json", "chakra", "chakra/g.0.et"}));
+  const std::string stage =
+      plant_killed_commit(dir, {"algorithm.json", "chakra/g.0.et"}, {"chakra/g.7.et"});
+  fs::create_directories(dir + "/" + stage + "/chakra");
+  write_file_atomically(dir + "/" + stage + "/chakra/g.0.et", "new rank 0");
+  const std::set<std::string> before = listing(dir);
+  EXPECT_NE(
+      error_of([&] { read_file(dir + "/chakra/g.0.et"); }).find("was killed during its commit"),
+      std::string::npos);
+  EXPECT_NE(error_of([&] { FileBytes b(dir + "/algorithm.json"); }).find("killed"),
+            std::string::npos);
+  EXPECT_EQ(listing(dir), before);  // a reader changes nothing
+  OutputFolder out(dir);
+  EXPECT_EQ(read_file(dir + "/chakra/g.0.et"), "new rank 0");
+  out.commit();
+  EXPECT_EQ(listing(dir), (std::set<std::string>{"algorithm.json", "chakra", "chakra/g.0.et"}));
 }
 
-TEST(OutputFolder, WhatAKilledRunLeftBeforeCommittingGoes) {
+// What killed runs left before deciding goes when the folder is written again; the user's own
+// files that merely look like temporaries, and a live run's stage, stay.
+TEST(OutputFolder, OnlyAKilledRunsOwnLeftoversGo) {
   TempDir tmp;
   const std::string dir = tmp.file("out");
-  const int pid = dead_pid();
-  fs::create_directories(dir + "/.tenet-stage." + std::to_string(pid) + "/chakra");
-  write_file_atomically(dir + "/.tenet-stage." + std::to_string(pid) + "/a.json",
-                        "never committed");
-  write_file_atomically(dir + "/a.json.tmp." + std::to_string(pid), "half");
-  write_file_atomically(dir + "/a.json", "old");
-  // A live process's stage (this test's own pid) is another run at work: kept.
-  fs::create_directories(dir + "/.tenet-stage." + std::to_string(::getpid()));
-  settle_folder(dir);
-  EXPECT_EQ(listing(dir),
-            (std::set<std::string>{"a.json", ".tenet-stage." + std::to_string(::getpid())}));
-  OutputFolder out(dir);  // and a writer settles too (its own stage replaces the leftover one)
-  EXPECT_EQ(read_file(dir + "/a.json"), "old");
-}
-
-// Killed while writing its journal (the kill -9 test caught this): the commit was never decided,
-// so the folder holds the old set, and even a reader drops the half-written journal.
-TEST(OutputFolder, AJournalKilledWhileBeingWrittenIsDroppedByAReader) {
-  TempDir tmp;
-  const std::string dir = tmp.file("out");
-  const std::string pid = std::to_string(dead_pid());
-  fs::create_directories(dir);
-  write_file_atomically(dir + "/a.json", "old");
-  write_file_atomically(dir + "/.tenet-commit." + pid + ".tmp." + pid, "");
-  EXPECT_EQ(read_file(dir + "/a.json"), "old");
-  EXPECT_EQ(listing(dir), (std::set<std::string>{"a.json"}));
+  const std::string dead = random_name(".tenet-stage."), live = random_name(".tenet-stage."),
+                    half_journal = random_name(".tenet-commit-tmp.");
+  fs::create_directories(dir + "/" + dead + "/chakra");
+  write_file_atomically(dir + "/" + dead + "/algorithm.json", "never committed");
+  write_file_atomically(dir + "/" + half_journal, "{\"stage\":");
+  fs::create_directories(dir + "/thesis.tmp.31999/chapter");
+  write_file_atomically(dir + "/thesis.tmp.31999/chapter/1.tex", "the user's");
+  write_file_atomically(dir + "/notes.txt.tmp.4242", "the user's");
+  write_file_atomically(dir + "/.tenet-stage.4242", "old-style name: not ours to judge");
+  // A live run (here: this test) holds its stage's flock; a pid in another namespace says nothing.
+  fs::create_directories(dir + "/" + live);
+  const int fd = ::open((dir + "/" + live).c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+  { OutputFolder out(dir); }
+  std::set<std::string> left = listing(dir);
+  EXPECT_EQ(left, (std::set<std::string>{"thesis.tmp.31999", "thesis.tmp.31999/chapter",
+                                         "thesis.tmp.31999/chapter/1.tex", "notes.txt.tmp.4242",
+                                         ".tenet-stage.4242", live}));
+  ::close(fd);
 }
 
 TEST(OutputFolder, AnUnreadableJournalIsAClearError) {
   TempDir tmp;
   const std::string dir = tmp.file("out");
   fs::create_directories(dir);
-  write_file_atomically(dir + "/.tenet-commit." + std::to_string(dead_pid()), "{not json");
-  try {
-    settle_folder(dir);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("unreadable commit journal of a killed run"),
-              std::string::npos)
-        << e.what();
+  write_file_atomically(dir + "/" + random_name(".tenet-commit."), "{not json");
+  EXPECT_NE(
+      error_of([&] { OutputFolder out(dir); }).find("unreadable commit journal of a killed run"),
+      std::string::npos);
+}
+
+// A planted journal (a folder someone shared) acts inside the folder, on Tenet's names, or not at
+// all: outside files, links and the user's own files are never touched.
+TEST(OutputFolder, APlantedJournalTouchesNothingOutsideTenetsNames) {
+  TempDir tmp;
+  const std::string dir = tmp.file("out"), outside = tmp.file("ssh");
+  fs::create_directories(dir);
+  fs::create_directories(outside);
+  write_file_atomically(tmp.file("precious"), "keep");
+  write_file_atomically(outside + "/authorized_keys", "keep");
+  write_file_atomically(dir + "/notes.txt", "keep");
+  const std::string stage = random_name(".tenet-stage.");
+  const auto plant = [&](const nlohmann::json& j) {
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().filename().string().starts_with(".tenet-commit.")) fs::remove(e.path());
+    fs::remove_all(dir + "/" + stage);
+    fs::create_directories(dir + "/" + stage);
+    write_file_atomically(dir + "/" + stage + "/authorized_keys", "attacker's key");
+    fs::create_directory_symlink(outside, dir + "/" + stage + "/plots");
+    write_file_atomically(dir + "/" + random_name(".tenet-commit."), j.dump());
+  };
+  fs::create_directory_symlink(outside, dir + "/chakra");
+  const std::vector<nlohmann::json> journals = {
+      {{"stage", stage}, {"move", nlohmann::json::array()}, {"remove", {"../precious"}}},
+      {{"stage", ".."}, {"move", nlohmann::json::array()}, {"remove", nlohmann::json::array()}},
+      {{"stage", stage}, {"move", {"chakra/authorized_keys"}}, {"remove", nlohmann::json::array()}},
+      {{"stage", stage}, {"move", nlohmann::json::array()}, {"remove", {"chakra/authorized_keys"}}},
+      {{"stage", stage}, {"move", {"plots/authorized_keys"}}, {"remove", nlohmann::json::array()}},
+      {{"stage", stage}, {"move", nlohmann::json::array()}, {"remove", {"notes.txt"}}},
+  };
+  for (const nlohmann::json& j : journals) {
+    plant(j);
+    EXPECT_NE(error_of([&] { read_file(dir + "/notes.txt"); }), "") << j.dump();
+    try {
+      OutputFolder out(dir);
+      out.commit();
+    } catch (const Error&) {
+    }
+    EXPECT_EQ(read_file(tmp.file("precious")), "keep") << j.dump();
+    EXPECT_EQ(std::set<std::string>(listing(outside)), std::set<std::string>{"authorized_keys"});
+    std::ifstream keys(outside + "/authorized_keys");
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(keys), {}), "keep") << j.dump();
+    EXPECT_TRUE(fs::exists(dir + "/notes.txt")) << j.dump();
   }
 }
 
-TEST(OutputFolder, AJournalNamingFilesOutsideItsFolderIsRefused) {
+// Two runs writing one folder at once leave exactly the set of the one that committed last: the
+// earlier, larger set's extra ranks go although they appeared after the later run began.
+TEST(OutputFolder, TwoWritersLeaveTheLastCommittedSet) {
   TempDir tmp;
   const std::string dir = tmp.file("out");
-  fs::create_directories(dir);
-  write_file_atomically(tmp.file("precious"), "keep");
-  const std::string journal = dir + "/.tenet-commit." + std::to_string(dead_pid());
-  write_file_atomically(journal,
-                        R"({"stage": ".tenet-stage.1", "move": [], "remove": ["../precious"]})");
-  EXPECT_THROW(settle_folder(dir), Error);
-  write_file_atomically(journal, R"({"stage": "..", "move": [], "remove": []})");
-  EXPECT_THROW(settle_folder(dir), Error);
-  EXPECT_EQ(read_file(tmp.file("precious")), "keep");
+  const auto ranks_of = [](std::string_view name) { return name.ends_with(".et"); };
+  OutputFolder small(dir), large(dir);
+  for (int r = 0; r < 2; ++r)
+    write_file_atomically(small.stage("chakra/g." + std::to_string(r) + ".et"), "small");
+  for (int r = 0; r < 4; ++r)
+    write_file_atomically(large.stage("chakra/g." + std::to_string(r) + ".et"), "large");
+  small.remove_matching_at_commit("chakra", ranks_of);
+  large.remove_matching_at_commit("chakra", ranks_of);
+  large.commit();
+  small.commit();
+  EXPECT_EQ(listing(dir), (std::set<std::string>{"chakra", "chakra/g.0.et", "chakra/g.1.et"}));
+  EXPECT_EQ(read_file(dir + "/chakra/g.1.et"), "small");
+}
+
+// A sub-folder the writer cannot write stops the commit before anything moves, as any other
+// blocked target (run as an unprivileged user: root writes anywhere).
+TEST(OutputFolder, AReadOnlySubFolderFailsBeforeAnythingMoves) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) ::_exit(2);
+    const std::string dir = fs::temp_directory_path() / random_name("tenet-ro-");
+    int code = 0;
+    try {
+      fs::create_directories(dir + "/chakra");
+      write_file_atomically(dir + "/algorithm.json", "old");
+      write_file_atomically(dir + "/chakra/g.0.et", "old");
+      fs::permissions(dir + "/chakra", fs::perms::owner_read | fs::perms::owner_exec);
+      OutputFolder out(dir);
+      write_file_atomically(out.stage("algorithm.json"), "new");
+      write_file_atomically(out.stage("chakra/g.0.et"), "new");
+      code = error_of([&] { out.commit(); }).find("cannot write in " + dir + "/chakra") ==
+                     std::string::npos
+                 ? 3
+                 : 0;
+      if (read_file(dir + "/algorithm.json") != "old") code = 4;
+    } catch (...) {
+      code = 5;
+    }
+    fs::permissions(dir + "/chakra", fs::perms::owner_all);
+    fs::remove_all(dir);
+    ::_exit(code);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 2) GTEST_SKIP() << "cannot drop root privileges here";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// Outputs a user names that are not regular files: a pipe is written through, a link to a file
+// writes the file it names, a folder is refused; none is replaced.
+TEST(WriteFileAtomically, WritesThroughPipesAndLinksAndNeverReplacesThem) {
+  TempDir tmp;
+  const std::string fifo = tmp.file("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    std::ifstream in(fifo);
+    ::_exit(std::string(std::istreambuf_iterator<char>(in), {}) == "trace" ? 0 : 1);
+  }
+  write_file_atomically(fifo, "trace");
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  struct stat st {};
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  write_file_atomically("/dev/null", "nothing");
+  EXPECT_NE(error_of([&] { write_file_atomically("/dev/full", "x"); }).find("/dev/full"),
+            std::string::npos);
+  write_file_atomically(tmp.file("real"), "old");
+  fs::create_symlink(tmp.file("real"), tmp.file("link"));
+  write_file_atomically(tmp.file("link"), "new");
+  EXPECT_TRUE(fs::is_symlink(tmp.file("link")));
+  EXPECT_EQ(read_file(tmp.file("real")), "new");
+  fs::create_directories(tmp.file("folder"));
+  EXPECT_NE(error_of([&] { write_file_atomically(tmp.file("folder"), "x"); }).find("folder"),
+            std::string::npos);
+  EXPECT_EQ(listing(tmp.file("")), (std::set<std::string>{"fifo", "real", "link", "folder"}));
 }
 
 }  // namespace

@@ -98,6 +98,13 @@ TEST(AllToAllv, TrafficFilesAndTheirErrors) {
   EXPECT_EQ(csv.bytes, (std::vector<Bytes>{0, 1 << 20, 4096, 10, 0, 0, 0, 2048, 0}));
   EXPECT_EQ(csv.total(), (1 << 20) + 4096 + 10 + 2048);
   EXPECT_EQ(csv.most_sent(), (1 << 20) + 4096);
+  // A byte-order mark, as spreadsheets write before CSV, is read through.
+  EXPECT_EQ(read_traffic(write("bom.csv",
+                               "\xEF\xBB\xBF"
+                               "0,1KiB\n5,0\n"),
+                         2)
+                .bytes,
+            (std::vector<Bytes>{0, 1024, 5, 0}));
   const Traffic json =
       read_traffic(write("a.json", R"({"bytes": [[0, 5, "1KiB"], [1, 0, 0], [0, 0, 0]]})"), 3);
   EXPECT_EQ(json.bytes, (std::vector<Bytes>{0, 5, 1024, 1, 0, 0, 0, 0, 0}));
