@@ -16,6 +16,7 @@
 #include "topo/analysis.hpp"
 #include "topo/error.hpp"
 #include "topo/generators.hpp"
+#include "topo/quoting.hpp"
 
 namespace tenet::astra {
 
@@ -143,7 +144,7 @@ std::string astra_network_yml(const std::vector<AstraDimension>& dims, const std
       "# {}\n"
       "# Bandwidth in GB/s as ASTRA-sim reads it (2^30 bytes per second), latency in ns.\n"
       "topology: [ {} ]\nnpus_count: [ {} ]\nbandwidth: [ {} ]\nlatency: [ {} ]\n",
-      comment, fmt::join(kind, ", "), fmt::join(count, ", "), fmt::join(bw, ", "),
+      topo::one_line(comment), fmt::join(kind, ", "), fmt::join(count, ", "), fmt::join(bw, ", "),
       fmt::join(lat, ", "));
 }
 

@@ -50,7 +50,8 @@ std::vector<AstraDimension> nearest_astra_dimensions(const topo::Topology& t);
 
 // ASTRA-sim's network.yml for the topology, when astra_dimensions has it.
 std::optional<std::string> astra_network_yml(const topo::Topology& t);
-// network.yml for these dimensions; `comment` goes on the first line.
+// network.yml for these dimensions; `comment` goes on the first line, on that line only
+// (topo::one_line: a name in it cannot start a YAML key).
 std::string astra_network_yml(const std::vector<AstraDimension>& dims, const std::string& comment);
 
 // Message times as ASTRA-sim's congestion-unaware analytical network gives them, in whole ns (as

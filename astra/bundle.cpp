@@ -14,18 +14,14 @@
 #include "synth/cost/timing.hpp"
 #include "topo/error.hpp"
 #include "topo/io.hpp"
+#include "topo/limits.hpp"
+#include "topo/quoting.hpp"
 
 namespace tenet::astra {
 
 namespace fs = std::filesystem;
 
 namespace {
-// `text` as one word for sh: in single quotes, each ' written as '\''.
-std::string shell_quoted(const std::string& text) {
-  std::string out = "'";
-  for (char ch : text) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return out + "'";
-}
 
 // ASTRA-sim's name for `c`; throws unless it can run `c` as a custom collective over every NPU.
 std::string custom_collective_name(const synth::Collective& c, const topo::Topology& t) {
@@ -83,6 +79,18 @@ struct Workload {
   std::string stem;
 };
 
+// The file stem of the workload at `path`, which its staged files are named after. Throws unless
+// it is UTF-8: an output folder's names are (topo::OutputFolder's journal is JSON).
+std::string workload_stem(const std::string& path) {
+  std::string stem = fs::path(path).filename().string();
+  if (size_t bad = 0; !topo::valid_utf8(stem, &bad))
+    throw Error(fmt::format("the workload's file name '{}' is not valid UTF-8 (byte 0x{:02X} at "
+                            "offset {}); the bundle names its workload files after it",
+                            topo::one_line(stem), static_cast<unsigned char>(stem[bad]), bad),
+                {path});
+  return stem;
+}
+
 // The workload to stage: the microbenchmark of `c` at `size`, or the one at `path` (with notes).
 Workload bundle_workload(const synth::Collective& c, const std::string& name, Bytes size,
                          const topo::Topology& t, const std::string& path, AstraBundle& bundle) {
@@ -94,6 +102,7 @@ Workload bundle_workload(const synth::Collective& c, const std::string& name, By
     stem = name;
     std::replace(stem.begin(), stem.end(), '-', '_');
   } else {
+    stem = workload_stem(path);
     workload = chakra::read_prefix(path);
     if (static_cast<int>(workload.size()) != t.num_npus())
       throw Error(
@@ -101,7 +110,6 @@ Workload bundle_workload(const synth::Collective& c, const std::string& name, By
               "the workload has {} ranks and the topology {} NPUs; ASTRA-sim runs one rank per NPU",
               workload.size(), t.num_npus()),
           {path});
-    stem = fs::path(path).filename().string();
     int64_t other_sizes = 0, same = 0;
     for (const chakra::Node& n : workload[0].nodes)
       if (n.type() == ChakraProtoMsg::COMM_COLL_NODE)
@@ -157,7 +165,9 @@ std::string system_json(synth::CollectiveKind custom, size_t dimensions,
   return sys.dump(2) + "\n";
 }
 
-// run.sh's text: ASTRA-sim's analytical network on the folder's files, run from the folder.
+// run.sh's text: ASTRA-sim's analytical network on the folder's files, run from the folder. Names
+// (the algorithm's, the topology's, the workload's file) reach sh only as comment text on one line
+// (topo::one_line: a line break would end the comment) or as one single-quoted word.
 std::string run_script(const synth::Algorithm& a, const topo::Topology& t,
                        const AstraBundle& bundle, const std::string& workload, Bytes size,
                        const std::string& stem) {
@@ -193,10 +203,10 @@ std::string run_script(const synth::Algorithm& a, const topo::Topology& t,
       "  --network-configuration=network.yml \\\n"
       "  --remote-memory-configuration=remote_memory.json \"$@\"\n",
       workload.empty() ? fmt::format("one {} of {}", synth::to_string(c.kind), format_bytes(size))
-                       : fmt::format("the workload {}", stem),
-      a.name, t.name(),
+                       : fmt::format("the workload {}", topo::one_line(stem)),
+      topo::one_line(a.name), topo::one_line(t.name()),
       bundle.congestion_aware ? "congestion-aware (messages queue at links)" : "congestion-unaware",
-      times, binary, binary, shell_quoted("workload/" + stem));
+      times, binary, binary, topo::shell_quoted("workload/" + stem, "the workload's file name"));
 }
 }  // namespace
 

@@ -121,7 +121,8 @@ std::string simulations_markdown(const Suite& suite, const std::vector<SimRun>& 
 
 // Writes <dir>/plots/: data files, plots.gp, and, when gnuplot is installed, SVGs (time versus
 // size per algorithm for each topology and collective, speed-up bars, percent of the lower
-// bound). Returns whether gnuplot ran.
+// bound). Names reach plots.gp only as gnuplot single-quoted literals, which expand nothing, and
+// gnuplot (from the PATH) runs without a shell. Returns whether gnuplot ran and exited 0.
 bool write_plots(const Suite& suite, const std::vector<Result>& results, const std::string& dir);
 
 // What got worse against an earlier results.csv (`old_file` names it in errors), one sentence each.

@@ -1,11 +1,20 @@
 // plots/: gnuplot data files and plots.gp (time and busbw versus size, speed-up bars, percent of
 // the lower bound), rendered to SVG when gnuplot is installed.
+//
+// Names (topologies', algorithms') reach gnuplot only inside single-quoted string literals of
+// plots.gp (gp_string), in which gnuplot expands nothing (no backquote command substitution, no @
+// macros, no backslash escapes), and as double-quoted strings of the data files, which gnuplot
+// reads as data. gnuplot runs without a shell, in plots/.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
+#include <cerrno>
 #include <filesystem>
 #include <functional>
 #include <iterator>
@@ -15,6 +24,9 @@
 #include "bench/harness.hpp"
 #include "bench/report_common.hpp"
 #include "topo/io.hpp"
+#include "topo/quoting.hpp"
+
+extern char** environ;
 
 namespace tenet::bench {
 
@@ -27,6 +39,27 @@ std::string slug(std::string s) {
     if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '.') ch = '_';
   if (s.size() > 80) s = fmt::format("{}-{:016x}", s.substr(0, 64), std::hash<std::string>{}(s));
   return s;
+}
+
+// `text` as a gnuplot string expression that means that text only: single-quoted pieces, in which
+// gnuplot expands nothing (no backquotes, no @ macros, no backslash escapes), on one line (a line
+// break would end the command; topo::one_line). Each ' of `text` joins two pieces as ."'". :
+// gnuplot's scanner reads '' in a single-quoted string as a quote only after another character
+// and not twice in a row, so the pieces hold no quote.
+std::string gp_string(std::string_view text) {
+  const std::string line = topo::one_line(text);
+  if (line.find('\'') == std::string::npos) return "'" + line + "'";
+  std::string out = "('";
+  for (char ch : line) out += ch == '\'' ? std::string_view("'.\"'\".'") : std::string_view(&ch, 1);
+  return out + "')";
+}
+
+// `text` as a string field of a gnuplot data file: double-quoted, on one line. gnuplot's data
+// fields have no escapes, so a " in `text` is written as '.
+std::string data_field(std::string_view text) {
+  std::string out = topo::one_line(text);
+  std::replace(out.begin(), out.end(), '"', '\'');
+  return "\"" + out + "\"";
 }
 
 // Each algorithm's colour, the same in every plot (its place in algorithm_order).
@@ -71,10 +104,10 @@ void bar_chart(Plotter& p, const std::string& name, const std::string& title,
   if (columns.empty()) return;
   std::string data = comment.empty() ? "" : "# " + comment + "\n";
   data += "topology";
-  for (const std::string& c : columns) data += fmt::format(" \"{}\"", c);
+  for (const std::string& c : columns) data += " " + data_field(c);
   data += "\n";
   for (const SuiteTopology& topo : p.suite.topologies) {
-    data += fmt::format("\"{}\"", display_name(topo));
+    data += data_field(display_name(topo));
     for (const std::string& c : columns) {
       const auto mean = mean_of(values, topo.label, c);
       data += mean ? fmt::format(" {:.4f}", *mean) : " ?";
@@ -83,21 +116,22 @@ void bar_chart(Plotter& p, const std::string& name, const std::string& title,
   }
   topo::write_file_atomically((p.plots / (name + ".dat")).string(), data);
   p.gp += fmt::format(
-      "\nset output '{0}.svg'\nset title \"{1}\" noenhanced\nset style data histograms\n"
+      "\nset output {}\nset title {} noenhanced\nset style data histograms\n"
       "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
       "set xtics rotate by -30 noenhanced\n"
-      "set xlabel ''\nset ylabel '{2}'\nset yrange {3}\nset key outside right noenhanced\nplot ",
-      name, title, ylabel, yrange);
+      "set xlabel ''\nset ylabel {}\nset yrange {}\nset key outside right noenhanced\nplot ",
+      gp_string(name + ".svg"), gp_string(title), gp_string(ylabel), yrange);
   for (size_t i = 0; i < columns.size(); ++i)
-    p.gp += fmt::format("{}'{}.dat' using {}:xtic(1) lc rgb '{}' title columnheader({})",
-                        i ? ", \\\n     " : "", name, i + 2, p.colours.of(columns[i]), i + 2);
+    p.gp += fmt::format("{}{} using {}:xtic(1) lc rgb {} title columnheader({})",
+                        i ? ", \\\n     " : "", gp_string(name + ".dat"), i + 2,
+                        gp_string(p.colours.of(columns[i])), i + 2);
   p.gp += "\nset yrange [*:*]\nset xtics norotate autofreq\n";
 }
 
 // gnuplot's x tics at the suite's sizes, written as people write them ("1 MiB", not 1x10^6).
 std::string size_tics(const Suite& suite) {
   std::vector<std::string> tics;
-  for (Bytes b : suite.sizes) tics.push_back(fmt::format("\"{}\" {}", format_bytes(b), b));
+  for (Bytes b : suite.sizes) tics.push_back(fmt::format("{} {}", gp_string(format_bytes(b)), b));
   return fmt::format("set xtics ({})\n", fmt::join(tics, ", "));
 }
 
@@ -107,16 +141,17 @@ void size_chart(Plotter& p, const std::string& name, const std::string& output,
                 const std::string& title, const std::string& ylabel, bool log_y,
                 const std::string& bound_title, const std::vector<std::string>& algs) {
   p.gp += fmt::format(
-      "\nset output '{}.svg'\nset title \"{}\" noenhanced\n{}\nset xlabel 'size'\n"
-      "set ylabel '{}'\nset key {} noenhanced\n{}",
-      output, title, log_y ? "set logscale xy" : "set logscale x\nset yrange [0:*]", ylabel,
+      "\nset output {}\nset title {} noenhanced\n{}\nset xlabel 'size'\n"
+      "set ylabel {}\nset key {} noenhanced\n{}",
+      gp_string(output + ".svg"), gp_string(title),
+      log_y ? "set logscale xy" : "set logscale x\nset yrange [0:*]", gp_string(ylabel),
       log_y ? "left top" : "right bottom", size_tics(p.suite));
-  p.gp += fmt::format("plot '{}.dat' using 1:2 with lines dt 2 lw 2 lc rgb '#000000' title '{}'",
-                      name, bound_title);
+  p.gp += fmt::format("plot {} using 1:2 with lines dt 2 lw 2 lc rgb '#000000' title {}",
+                      gp_string(name + ".dat"), gp_string(bound_title));
   for (size_t i = 0; i < algs.size(); ++i)
-    p.gp += fmt::format(
-        ", \\\n     '{}.dat' using 1:{} with linespoints pt 7 lw 2 lc rgb '{}' title '{}'", name,
-        i + 3, p.colours.of(algs[i]), algs[i]);
+    p.gp += fmt::format(", \\\n     {} using 1:{} with linespoints pt 7 lw 2 lc rgb {} title {}",
+                        gp_string(name + ".dat"), i + 3, gp_string(p.colours.of(algs[i])),
+                        gp_string(algs[i]));
   p.gp += "\nunset logscale\nset yrange [*:*]\nset xtics autofreq\n";
 }
 
@@ -156,8 +191,8 @@ void size_charts(Plotter& p, const std::vector<Result>& results, const SuiteTopo
   const std::string name = fmt::format("{}-{}-k{}", file, synth::to_string(k), chunk_label);
   std::string time_data = "size_bytes \"lower bound\"", busbw_data = "size_bytes \"bound\"";
   for (const std::string& a : algs) {
-    time_data += fmt::format(" \"{}\"", a);
-    busbw_data += fmt::format(" \"{}\"", a);
+    time_data += " " + data_field(a);
+    busbw_data += " " + data_field(a);
   }
   time_data += "\n";
   busbw_data += "\n";
@@ -223,6 +258,41 @@ void bound_chart(Plotter& p, const std::vector<Result>& results, synth::Collecti
             fmt::format("{} cases in all, each run by every algorithm of its topology", compared));
 }
 
+// The file actions of gnuplot's process: in `dir`, stdin and stderr on /dev/null.
+class SpawnActions {
+ public:
+  explicit SpawnActions(const std::filesystem::path& dir) {
+    posix_spawn_file_actions_init(&actions_);
+    ok_ = posix_spawn_file_actions_addchdir_np(&actions_, dir.c_str()) == 0 &&
+          posix_spawn_file_actions_addopen(&actions_, 0, "/dev/null", O_RDONLY, 0) == 0 &&
+          posix_spawn_file_actions_addopen(&actions_, 2, "/dev/null", O_WRONLY, 0) == 0;
+  }
+  ~SpawnActions() { posix_spawn_file_actions_destroy(&actions_); }
+  SpawnActions(const SpawnActions&) = delete;
+  SpawnActions& operator=(const SpawnActions&) = delete;
+  bool ok() const { return ok_; }
+  const posix_spawn_file_actions_t* get() const { return &actions_; }
+
+ private:
+  posix_spawn_file_actions_t actions_;
+  bool ok_ = false;
+};
+
+// Runs `gnuplot plots.gp` in `dir`, found on the PATH and started directly (no shell reads the
+// folder's path), its errors discarded. Whether it was found and exited 0.
+bool run_gnuplot(const std::filesystem::path& dir) {
+  const SpawnActions actions(dir);
+  if (!actions.ok()) return false;
+  char gnuplot[] = "gnuplot", script[] = "plots.gp";
+  char* argv[] = {gnuplot, script, nullptr};
+  pid_t pid = 0;
+  if (posix_spawnp(&pid, "gnuplot", actions.get(), nullptr, argv, environ) != 0) return false;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return false;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 }  // namespace
 
 bool write_plots(const Suite& suite, const std::vector<Result>& results, const std::string& dir) {
@@ -241,11 +311,7 @@ bool write_plots(const Suite& suite, const std::vector<Result>& results, const s
             "speed-up of tenet (x)", "[0:*]", su.baselines, su.per_topology);
   for (synth::CollectiveKind k : suite.collectives) bound_chart(p, results, k);
   topo::write_file_atomically((p.plots / "plots.gp").string(), p.gp);
-  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) return false;
-  std::string escaped;
-  for (char ch : p.plots.string())
-    escaped += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return std::system(fmt::format("cd '{}' && gnuplot plots.gp 2>/dev/null", escaped).c_str()) == 0;
+  return run_gnuplot(p.plots);
 }
 
 }  // namespace tenet::bench

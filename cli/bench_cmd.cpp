@@ -16,6 +16,7 @@
 #include "topo/error.hpp"
 #include "topo/io.hpp"
 #include "topo/output_folder.hpp"
+#include "topo/quoting.hpp"
 
 namespace tenet::cli {
 namespace {
@@ -129,10 +130,7 @@ Written write_report(const std::string& output, const bench::Suite& suite,
   Written written;
   for (const char* stale : {"results.csv", "simulations.csv", "report.md"})
     folder.remove_at_commit(stale);
-  std::error_code ec;
-  for (auto it = std::filesystem::directory_iterator(folder.final_path("plots"), ec);
-       !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
-    if (it->is_regular_file(ec)) folder.remove_at_commit("plots/" + it->path().filename().string());
+  folder.replace_tree_at_commit("plots");
   if (suite.num_cases() > 0) {
     topo::write_file_atomically(folder.stage("results.csv"), bench::results_csv(suite, results));
     written.files.push_back(folder.final_path("results.csv"));
@@ -290,7 +288,7 @@ void run_bench(const BenchArgs& args) {
     fmt::print(
         "gnuplot is not installed (Debian: gnuplot-nox): wrote the plot data and plots.gp only; "
         "render with `cd {} && gnuplot plots.gp`\n",
-        written.plots);
+        topo::shell_quoted(written.plots, "the plots folder"));
   if (cases.failed > 0 || sims.failed > 0) verb_exit_code() = 3;
   if (!args.compare_to.empty()) print_regressions(args, old_csv, all.cases);
 }

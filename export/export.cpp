@@ -11,9 +11,11 @@
 #include "astra/et_set.hpp"
 #include "synth/cost/timing.hpp"
 #include "synth/formats/algorithm_json.hpp"
+#include "synth/ir/references.hpp"
 #include "topo/error.hpp"
 #include "topo/io.hpp"
 #include "topo/output_folder.hpp"
+#include "topo/quoting.hpp"
 
 namespace tenet::exporting {
 namespace {
@@ -101,7 +103,8 @@ void stage_astra_sim(const synth::Algorithm& a, const topo::Topology& t, topo::O
                           format_time(b.collective.time), format_time(b.claimed_time),
                           b.exact_network ? "" : " on the nearest network");
     out.astra_notes.push_back(
-        fmt::format("run it: {}/astra-sim/run.sh (ASTRA_SIM names the binary){}", dir, there));
+        fmt::format("run it: {} (ASTRA_SIM names the binary){}",
+                    topo::shell_quoted(dir + "/astra-sim/run.sh", "the export folder"), there));
   } catch (const Error& e) {
     out.skipped.emplace_back("astra-sim", e.what());
   }
@@ -140,6 +143,9 @@ Exported export_algorithm(const synth::Algorithm& given, const topo::Topology& t
   for (const std::string& f : formats)
     if (f != "json" && f != "msccl-xml" && f != "chakra" && f != "astra-sim")
       throw Error(fmt::format("unknown format '{}' (json, msccl-xml, chakra, astra-sim)", f));
+  // Every format sizes its tables by the ranks, nodes and chunks the algorithm names: they must be
+  // the topology's before anything is allocated.
+  synth::check_references(given, t);
   Exported out;
   const bool reduces = has_reductions(given);
   const std::optional<synth::Algorithm> retimed = retimed_copy(given, t, options, reduces, out);
@@ -162,6 +168,12 @@ Exported export_algorithm(const synth::Algorithm& given, const topo::Topology& t
   // Every file of this export is committed together (topo/output_folder.hpp): a failure or a kill
   // before the commit leaves the folder's earlier files as they were.
   topo::OutputFolder folder(dir);
+  // The folder describes this algorithm alone: an earlier export's formats that this one does not
+  // write (not asked for, or refused) go in the same commit.
+  folder.remove_at_commit("algorithm.json");
+  folder.remove_at_commit("algorithm.xml");
+  folder.replace_tree_at_commit("chakra");
+  folder.replace_tree_at_commit("astra-sim");
   if (r.json) synth::save_algorithm(a, folder.stage("algorithm.json"));
   for (const auto& [name, text] : r.files) topo::write_file_atomically(folder.stage(name), text);
   if (r.chakra) astra::stage_astra_collective(*r.graph, a, t, folder, "chakra", "algorithm");

@@ -8,8 +8,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "chakra/et.hpp"
 #include "sim/system.hpp"
@@ -20,6 +22,8 @@
 #include "topo/error.hpp"
 #include "topo/generators.hpp"
 #include "topo/io.hpp"
+#include "topo/quoting.hpp"
+#include "topo/units.hpp"
 
 namespace tenet::astra {
 namespace {
@@ -149,6 +153,109 @@ TEST(AstraBundle, AGivenWorkloadRunsWithTheAlgorithm) {
                            "collective as it is")));
   EXPECT_THAT(topo::read_file(tmp.file("out/astra-sim/run.sh")),
               HasSubstr("--workload-configuration='workload/it'\\''s a run' "));
+}
+
+// A topology of four NPUs on a switch, under `name`.
+topo::Topology switch_named(const std::string& name) {
+  topo::TopologyBuilder b(name);
+  const topo::NodeId sw = b.add_switch();
+  for (int i = 0; i < 4; ++i)
+    b.add_bidirectional(b.add_npu(), sw, parse_bandwidth("100GB/s"), parse_time("1us"));
+  return b.build();
+}
+
+std::vector<std::string> files_named(const fs::path& dir, const std::string& name) {
+  std::vector<std::string> found;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.path().filename() == name) found.push_back(e.path().string());
+  return found;
+}
+
+// Names reach run.sh as comment text on one line or as one single-quoted word, and network.yml as
+// comment text on one line: with line breaks, quotes, backquotes, $( ) and bytes that are not
+// UTF-8 in the topology's, the algorithm's and the workload's names, the script is the generator's
+// commands only, and sh runs those and nothing else.
+TEST(AstraBundle, NamesInRunShAreOnlyTextOrOneQuotedWord) {
+  TempDir tmp;
+  const auto t = switch_named("topo\ntouch PWNED\n`touch PWNED` $(touch PWNED) \"'; touch PWNED");
+  synth::Algorithm a = algorithm(t, CollectiveKind::AllReduce, 1 << 20, 1);
+  a.name = "alg\ntouch PWNED\r\n\xff\xfe `touch PWNED` $(touch PWNED) '\"; touch PWNED";
+  const std::string stem = "wl\ntouch PWNED\n`touch PWNED`$(touch PWNED)'\"; touch PWNED";
+  const auto wl = sim::collective_microbenchmark(CollectiveKind::AllReduce, 1 << 20, 4);
+  for (size_t r = 0; r < wl.size(); ++r)
+    chakra::write_et(chakra::et_path(tmp.file(stem), static_cast<int>(r)), wl[r]);
+  AstraBundleOptions o;
+  o.workload = tmp.file(stem);
+  write_bundle(tmp, a, t, o);
+  const std::string script = tmp.file("out/astra-sim/run.sh");
+  const std::string run = topo::read_file(script);
+
+  // Comment lines, holding the names on their lines; then the generator's commands exactly.
+  const size_t body = run.find("\nset -e\n");
+  ASSERT_NE(body, std::string::npos) << run;
+  std::istringstream head(run.substr(0, body + 1));
+  for (std::string line; std::getline(head, line);) EXPECT_EQ(line.substr(0, 1), "#") << line;
+  for (const std::string& name : {a.name, t.name(), stem})
+    EXPECT_THAT(run.substr(0, body), HasSubstr(topo::one_line(name)));
+  EXPECT_EQ(run.substr(body + 1),
+            "set -e\n"
+            "cd \"$(dirname \"$0\")\"\n"
+            "exec \"${ASTRA_SIM:-AstraSim_Analytical_Congestion_Unaware}\" \\\n"
+            "  --workload-configuration=" +
+                topo::shell_quoted("workload/" + stem, "the workload") +
+                " \\\n"
+                "  --system-configuration=system.json \\\n"
+                "  --network-configuration=network.yml \\\n"
+                "  --remote-memory-configuration=remote_memory.json \"$@\"\n");
+  std::istringstream yml(topo::read_file(tmp.file("out/astra-sim/network.yml")));
+  for (std::string line; std::getline(yml, line);)
+    EXPECT_THAT(line,
+                ::testing::ContainsRegex("^(#|topology: |npus_count: |bandwidth: |latency: )"))
+        << line;
+
+  // sh reads it (sh -n) and runs it with a stand-in ASTRA-sim on the PATH that writes its
+  // arguments: the workload is one argument, and nothing else ran.
+  const fs::path bin = tmp.file("bin");
+  fs::create_directories(bin);
+  topo::write_file_atomically((bin / "AstraSim_Analytical_Congestion_Unaware").string(),
+                              "#!/bin/sh\nprintf '%s\\0' \"$@\" > arguments\n");
+  fs::permissions(bin / "AstraSim_Analytical_Congestion_Unaware", fs::perms::owner_all,
+                  fs::perm_options::add);
+  const auto q = [](const std::string& s) { return topo::shell_quoted(s, "a test path"); };
+  ASSERT_EQ(std::system(("sh -n " + q(script)).c_str()), 0);
+  const std::string command = "cd " + q(tmp.file("")) +
+                              " && unset ASTRA_SIM && PATH=" + q(bin.string()) + ":\"$PATH\" sh " +
+                              q(script) + " --extra";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  using namespace std::string_literals;
+  EXPECT_EQ(topo::read_file(tmp.file("out/astra-sim/arguments")),
+            "--workload-configuration=workload/" + stem +
+                "\0--system-configuration=system.json\0--network-configuration=network.yml\0"
+                "--remote-memory-configuration=remote_memory.json\0--extra\0"s);
+  EXPECT_EQ(files_named(tmp.file(""), "PWNED"), std::vector<std::string>{});
+}
+
+// The workload's files are staged under its file name, so that name must be UTF-8 (an output
+// folder's names are): one that is not is refused by name, and nothing is written.
+TEST(AstraBundle, AWorkloadNameThatIsNotUtf8IsRefused) {
+  TempDir tmp;
+  const auto t = topo::generate("switch:4");
+  const std::string stem = "wl\n\xff\xfe";
+  const auto wl = sim::collective_microbenchmark(CollectiveKind::AllReduce, 1 << 20, 4);
+  for (size_t r = 0; r < wl.size(); ++r)
+    chakra::write_et(chakra::et_path(tmp.file(stem), static_cast<int>(r)), wl[r]);
+  AstraBundleOptions o;
+  o.workload = tmp.file(stem);
+  try {
+    write_bundle(tmp, algorithm(t, CollectiveKind::AllReduce, 1 << 20, 1), t, o);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where().file, tmp.file(stem));
+    EXPECT_EQ(e.message(),
+              "the workload's file name 'wl\\n\\xff\\xfe' is not valid UTF-8 (byte 0xFF at offset "
+              "3); the bundle names its workload files after it");
+  }
+  EXPECT_FALSE(fs::exists(tmp.file("out/astra-sim/run.sh")));
 }
 
 TEST(AstraBundle, WhatASTRASimCannotRunIsRefused) {
