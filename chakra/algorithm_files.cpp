@@ -6,6 +6,7 @@
 #include "chakra/collective_graph.hpp"
 #include "synth/formats/algorithm_json.hpp"
 #include "synth/formats/msccl_xml.hpp"
+#include "synth/ir/references.hpp"
 #include "topo/io.hpp"
 
 namespace tenet::chakra {
@@ -24,12 +25,30 @@ std::string prefix_of(const std::string& path) {
 
 }  // namespace
 
+AlgorithmImport import_any_algorithm(const std::string& path, const topo::Topology& t) {
+  const std::string ext = std::filesystem::path(path).extension().string();
+  if (ext == ".xml") {
+    synth::MscclImport in = synth::import_msccl_xml(topo::read_file(path), t, path);
+    return {std::move(in.algorithm), std::move(in.problems), std::move(in.warnings)};
+  }
+  const std::string prefix = prefix_of(path);
+  if (is_prefix(prefix)) {
+    ChakraImport in = import_collective_graph(read_prefix(prefix), t, prefix);
+    return {std::move(in.algorithm), std::move(in.problems), {}};
+  }
+  return {synth::load_algorithm(path), {}, {}};
+}
+
 synth::Algorithm load_any_algorithm(const std::string& path, const topo::Topology& t) {
   const std::string ext = std::filesystem::path(path).extension().string();
-  if (ext == ".xml") return synth::parse_msccl_xml(topo::read_file(path), t, path);
   const std::string prefix = prefix_of(path);
-  if (is_prefix(prefix)) return from_collective_graph(read_prefix(prefix), t, prefix);
-  return synth::load_algorithm(path);
+  const bool xml = ext == ".xml", chakra = !xml && is_prefix(prefix);
+  synth::Algorithm a = xml      ? synth::parse_msccl_xml(topo::read_file(path), t, path)
+                       : chakra ? from_collective_graph(read_prefix(prefix), t, prefix)
+                                : synth::load_algorithm(path);
+  // Whatever the format, what it names must be on this topology before anyone sizes a table by it.
+  synth::check_references(a, t, chakra ? prefix : path);
+  return a;
 }
 
 bool names_algorithm_file(const std::string& text) {

@@ -15,7 +15,9 @@
 //
 // Import: sends and receives are paired by (tag, source, destination) in order, as ASTRA-sim
 // pairs them. Routes come from the topology. Chunk identities come from the tenet attributes; a
-// graph without them cannot say which data moves, and importing it says so.
+// graph without them cannot say which data moves, and importing it says so. A send that forwards
+// a chunk must depend on the receives that brought it (ASTRA-sim orders nodes by dependencies
+// only); one that does not is reported (ChakraImport::problems), as `tenet verify` does.
 #pragma once
 
 #include <optional>
@@ -25,6 +27,7 @@
 #include "chakra/et.hpp"
 #include "chakra/node_graph.hpp"
 #include "synth/ir/algorithm.hpp"
+#include "synth/ir/import_problem.hpp"
 #include "topo/output_folder.hpp"
 #include "topo/topology.hpp"
 
@@ -119,6 +122,17 @@ void stage_collective_graph(const std::vector<EtFile>& files, topo::OutputFolder
 void stage_collective_graph(const CollectiveGraphPlan& plan, topo::OutputFolder& out,
                             const std::string& subdir, const std::string& stem);
 
+// A graph read back: its algorithm, and what makes it incorrect as ASTRA-sim runs it (a send that
+// does not depend on a receive that brought its chunk before it: ASTRA-sim would send it before
+// its data arrived), each naming the rank and node. Throws tenet::Error for a graph that breaks the
+// reader rules (check_collective_graph) or carries no chunk identities.
+struct ChakraImport {
+  synth::Algorithm algorithm;
+  std::vector<synth::ImportProblem> problems;
+};
+ChakraImport import_collective_graph(const std::vector<EtFile>& files, const topo::Topology& t,
+                                     const std::string& prefix);
+// import_collective_graph's algorithm; throws tenet::Error when the graph has problems.
 synth::Algorithm from_collective_graph(const std::vector<EtFile>& files, const topo::Topology& t,
                                        const std::string& prefix);
 

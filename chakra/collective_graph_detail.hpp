@@ -1,6 +1,7 @@
 // What the collective graph's export (collective_graph.cpp), checks (collective_graph_check.cpp)
-// and import (collective_graph_read.cpp) share: ASTRA-sim's tag limit, Tenet's values in a rank's
-// metadata, and sends paired with receives. Internal to chakra.
+// and import (collective_graph_read.cpp, collective_graph_order.cpp) share: ASTRA-sim's tag limit,
+// Tenet's values in a rank's metadata, sends paired with receives, and the order sends keep.
+// Internal to chakra.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "chakra/et.hpp"
+#include "synth/ir/import_problem.hpp"
 
 namespace tenet::chakra::detail {
 
@@ -33,5 +35,20 @@ struct Pairing {
 };
 
 Pairing pair_up(const std::vector<EtFile>& files, const std::string& prefix);
+
+// A message of the algorithm: its send and receive, and the chunk it carries (tenet_chunk).
+struct Message {
+  Pairing::End send, recv;
+  int64_t chunk;
+};
+
+// `messages` in the algorithm's order (tenet_transfer): every send must depend (data_deps and
+// ctrl_deps, through its rank's nodes) on each earlier message that brought its chunk to its rank,
+// on the receive or, when there is one, the COMP node reducing it. ASTRA-sim issues a node as soon
+// as its dependencies are done, so a send without that dependency leaves before its data is there
+// (and the graph runs faster than the algorithm can). One Unordered problem per missing one.
+std::vector<synth::ImportProblem> check_send_order(const std::vector<EtFile>& files,
+                                                   const std::vector<Message>& messages,
+                                                   const std::string& prefix);
 
 }  // namespace tenet::chakra::detail

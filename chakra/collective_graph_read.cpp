@@ -291,8 +291,8 @@ void transfer_deps(const Algorithm& a, const Node& s, TransferId i, NodeId src,
 
 }  // namespace
 
-Algorithm from_collective_graph(const std::vector<EtFile>& files, const topo::Topology& t,
-                                const std::string& prefix) {
+ChakraImport import_collective_graph(const std::vector<EtFile>& files, const topo::Topology& t,
+                                     const std::string& prefix) {
   const std::vector<std::string> problems = check_collective_graph(files, prefix);
   if (!problems.empty())
     throw Error(
@@ -300,8 +300,15 @@ Algorithm from_collective_graph(const std::vector<EtFile>& files, const topo::To
             "not a valid collective graph ({} problem{}; `tenet chakra check` lists them): {}",
             problems.size(), problems.size() == 1 ? "" : "s", problems.front()),
         {prefix});
-  Algorithm a = algorithm_from_metadata(files, t, prefix);
+  ChakraImport out;
+  Algorithm& a = out.algorithm;
+  a = algorithm_from_metadata(files, t, prefix);
   const std::vector<Item> items = transfers_in_order(files, pair_up(files, prefix), prefix);
+  std::vector<detail::Message> messages;
+  for (const Item& item : items)
+    messages.push_back({item.send, item.recv,
+                        *int_attr(files[item.send.rank].nodes[item.send.index], "tenet_chunk")});
+  out.problems = detail::check_send_order(files, messages, prefix);
   const auto owner = node_owners(files, items);
   RouteSpread spread(t);
   std::vector<TransferId> deps;
@@ -342,7 +349,19 @@ Algorithm from_collective_graph(const std::vector<EtFile>& files, const topo::To
                    "for this topology)"
                  : fmt::format("routes from the file for {} messages, chosen on import for {}",
                                from_file, spread_out);
-  return a;
+  return out;
+}
+
+Algorithm from_collective_graph(const std::vector<EtFile>& files, const topo::Topology& t,
+                                const std::string& prefix) {
+  ChakraImport in = import_collective_graph(files, t, prefix);
+  if (!in.problems.empty())
+    throw Error(fmt::format("the graph is incorrect as ASTRA-sim runs it ({} problem{}; `tenet "
+                            "verify` lists them): {}",
+                            in.problems.size(), in.problems.size() == 1 ? "" : "s",
+                            in.problems.front().message),
+                {prefix});
+  return std::move(in.algorithm);
 }
 
 }  // namespace tenet::chakra

@@ -1,13 +1,11 @@
 // tenet verify <algorithm.json> --topo <file|spec>
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/formats.hpp"
 #include "synth/formats/algorithm_json.hpp"
-#include "synth/formats/msccl_xml.hpp"
 #include "synth/verify/verify.hpp"
 #include "topo/io.hpp"
 
@@ -21,21 +19,14 @@ struct VerifyArgs {
 
 int run_verify(const VerifyArgs& args) {
   const topo::Topology t = topo::load(args.topology);
-  // MSCCL-XML is verified by its buffers too: the import replays them slot by slot.
-  const bool xml = std::filesystem::path(args.algorithm).extension() == ".xml";
-  synth::MscclImport imported;
-  if (xml) imported = synth::import_msccl_xml(topo::read_file(args.algorithm), t, args.algorithm);
-  const synth::Algorithm a =
-      xml ? std::move(imported.algorithm) : load_any_algorithm(args.algorithm, t);
+  // Another tool's program is verified as its runtime runs it too: the import runs MSCCL-XML on
+  // its buffers, and checks that a Chakra graph's sends wait for their data.
+  chakra::AlgorithmImport imported = chakra::import_any_algorithm(args.algorithm, t);
+  const synth::Algorithm& a = imported.algorithm;
   synth::VerifyOptions options;
   options.max_reported = args.verbose || args.json ? 100'000 : 10;
   synth::Report r = synth::verify(t, a, options);
-  for (const std::string& problem : imported.buffer_problems) {
-    ++r.violation_count;
-    ++r.counts[static_cast<int>(synth::ViolationKind::BufferSlotWrong)];
-    if (r.violations.size() < options.max_reported)
-      r.violations.push_back({synth::ViolationKind::BufferSlotWrong, -1, -1, -1, -1, -1, problem});
-  }
+  synth::add_import_problems(r, imported.problems, options);
   for (const std::string& w : imported.warnings)
     fmt::print(stderr, "warning: {}: {}\n", args.algorithm, w);
 

@@ -19,9 +19,17 @@
 // and receives pair up per (peer, channel) in order, compound steps (rcs, rrs, rrcs) receive and
 // send on, a local reduction ('re') makes the transfer that brought its source reduce into the
 // GPU's copy, and which chunk each message carries follows the data from the initial buffers
-// through the steps (scratch included). At the end the buffers are checked slot by slot against
-// the collective's postcondition: a receive into the wrong offset delivers the chunk to the GPU
-// (the IR verifier is content) but leaves the output wrong. Routes come from the topology.
+// through the steps (scratch included). Routes come from the topology.
+//
+// The import also runs the program as the runtime would, on buffers of the sizes each <gpu>
+// declares, and reports what makes it incorrect there (MscclImport::problems; `tenet verify` says
+// INCORRECT): an access past a buffer's size; two accesses of a slot, one a write, that nothing
+// orders (thread blocks run concurrently; only a thread block's own order, depid/deps and a send
+// before its receive order steps); a read of a slot that holds nothing; a reduction of two
+// different chunks, or one counting a rank twice (a message carries the chunk and the ranks whose
+// contributions it sums); and output slots that end holding another chunk or an incomplete sum.
+// A receive into the wrong offset delivers the chunk to the GPU (the IR alone would be content)
+// but leaves the output wrong.
 #pragma once
 
 #include <string>
@@ -29,6 +37,7 @@
 #include <vector>
 
 #include "synth/ir/algorithm.hpp"
+#include "synth/ir/import_problem.hpp"
 #include "topo/topology.hpp"
 
 namespace tenet::synth {
@@ -47,16 +56,18 @@ struct MscclOptions {
 
 struct MscclImport {
   Algorithm algorithm;
-  std::vector<std::string> warnings;         // attributes a runtime would want, ...
-  std::vector<std::string> buffer_problems;  // output slots that end wrong, naming GPU, slot, step
+  std::vector<std::string> warnings;  // attributes a runtime would want, ...
+  // What makes the program incorrect in the runtime, each naming its GPU, thread block and step.
+  std::vector<ImportProblem> problems;
 };
 
 // Throws tenet::Error when the collective is not supported, an endpoint is not a rank, or the
-// runtime's limits would be exceeded.
+// runtime's limits would be exceeded. import_msccl_xml throws tenet::Error for a file that is not
+// a program (malformed, unpaired sends, a cycle) and reports an incorrect program's problems.
 std::string to_msccl_xml(const Algorithm& a, const MscclOptions& options = {});
 MscclImport import_msccl_xml(std::string_view text, const topo::Topology& t,
                              const std::string& file = "<string>");
-// import_msccl_xml's algorithm; throws tenet::Error when the buffers end wrong.
+// import_msccl_xml's algorithm; throws tenet::Error when the program has problems.
 Algorithm parse_msccl_xml(std::string_view text, const topo::Topology& t,
                           const std::string& file = "<string>");
 

@@ -8,6 +8,7 @@
 
 #include "synth/cost/timing.hpp"
 #include "synth/ir/rank_set.hpp"
+#include "synth/ir/references.hpp"
 #include "topo/error.hpp"
 
 namespace tenet::synth {
@@ -50,6 +51,12 @@ std::string_view to_string(ViolationKind k) {
       return "buffer-slot-wrong";
     case ViolationKind::ChannelOverlap:
       return "channel-overlap";
+    case ViolationKind::ReduceMismatch:
+      return "reduce-mismatch";
+    case ViolationKind::UnorderedAccess:
+      return "unordered-access";
+    case ViolationKind::OutOfBounds:
+      return "out-of-bounds";
   }
   return "?";
 }
@@ -152,17 +159,16 @@ class Verifier {
         valid_[id] = 0;
         violate(k, id, x.chunk, l, v, -1, [&] { return fmt::format("{}: {}", who(id), text()); });
       };
-      if (x.chunk < 0 || x.chunk >= chunks_)
-        bad(ViolationKind::BadReference, -1, -1, [&] {
-          return fmt::format("chunk {} does not exist (the collective has chunks 0..{})", x.chunk,
-                             chunks_ - 1);
-        });
-      for (NodeId v : {x.src, x.dst})
-        if (v < 0 || v >= t_.num_nodes())
-          bad(ViolationKind::BadReference, -1, v, [&] {
-            return fmt::format("node {} does not exist (the topology has {} nodes)", v,
-                               t_.num_nodes());
-          });
+      // What the transfer names must exist (synth/ir/references.hpp): a link that does not is a
+      // broken route, anything else a bad reference; the route is not walked then.
+      for_each_bad_reference(a_, t_, chunks_, id, [&](const BadReference& b) {
+        const bool link = b.field == ReferenceField::RouteLink;
+        const bool node =
+            b.field == ReferenceField::Source || b.field == ReferenceField::Destination;
+        bad(link ? ViolationKind::BrokenRoute : ViolationKind::BadReference,
+            link ? static_cast<LinkId>(b.value) : -1, node ? static_cast<NodeId>(b.value) : -1,
+            [&] { return describe(b); });
+      });
       if (!valid_[id]) continue;
       if (x.src == x.dst)
         bad(ViolationKind::BrokenRoute, -1, x.src,
@@ -195,13 +201,6 @@ class Verifier {
             route.begin() + static_cast<std::ptrdiff_t>(i)) {
           bad(ViolationKind::BrokenRoute, l, -1,
               [&] { return fmt::format("route crosses link {} twice: a route is a path", l); });
-          break;
-        }
-        if (l < 0 || l >= t_.num_links()) {
-          bad(ViolationKind::BrokenRoute, l, -1, [&] {
-            return fmt::format("link {} does not exist (the topology has {} links)", l,
-                               t_.num_links());
-          });
           break;
         }
         const topo::Link& link = t_.link(l);

@@ -16,6 +16,7 @@
 
 #include "synth/bounds/lower_bound.hpp"
 #include "synth/ir/algorithm.hpp"
+#include "synth/ir/import_problem.hpp"
 #include "topo/topology.hpp"
 
 namespace tenet::synth {
@@ -41,8 +42,13 @@ enum class ViolationKind : uint8_t {
                        // (import_msccl_xml)
   ChannelOverlap,  // serial channels: starts before the one before it in its channel has left the
                    // link
+  // Imported programs (synth::ImportProblem): the runtime would compute something else.
+  ReduceMismatch,   // a reduction combines two different chunks
+  UnorderedAccess,  // an access not ordered after a conflicting one (MSCCL thread blocks racing on
+                    // a slot; a Chakra send not waiting for the receive that brought its data)
+  OutOfBounds,      // an MSCCL step accesses a buffer past the size its GPU declares
 };
-inline constexpr int kViolationKinds = 18;
+inline constexpr int kViolationKinds = 21;
 std::string_view to_string(ViolationKind k);
 
 enum class WarningKind : uint8_t {
@@ -98,5 +104,11 @@ struct Report {
 };
 
 Report verify(const topo::Topology& t, const Algorithm& a, const VerifyOptions& options = {});
+
+// What an importer found wrong in the program it read, added to `r` as violations (a slot that
+// ends wrong: buffer-slot-wrong; a reduction of different chunks: reduce-mismatch; a rank counted
+// twice: double-count; an access nothing orders: unordered-access; out-of-bounds).
+void add_import_problems(Report& r, const std::vector<ImportProblem>& problems,
+                         const VerifyOptions& options = {});
 
 }  // namespace tenet::synth

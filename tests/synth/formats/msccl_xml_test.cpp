@@ -7,6 +7,7 @@
 #include "synth/baselines/baselines.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/verify/verify.hpp"
+#include "tests/synth/formats/msccl_programs.hpp"
 #include "tests/synth/formats/msccl_runtime_rules.hpp"
 #include "topo/generators.hpp"
 
@@ -14,6 +15,12 @@ namespace tenet::synth {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::step;
+
+// The first problem an import found, "" when none.
+std::string first_problem(const MscclImport& in) {
+  return in.problems.empty() ? "" : in.problems.front().message;
+}
 
 TEST(MscclXml, WritesWhatTheRuntimeNeeds) {
   const auto t = topo::generate("ring:4");
@@ -137,185 +144,28 @@ TEST(MscclXml, ImportsForeignProgramsWithCompoundSteps) {
   EXPECT_TRUE(r.correct()) << (r.violations.empty() ? "" : r.violations[0].message);
 }
 
-// Programs as msccl-tools writes them (microsoft/msccl-tools examples: allgather_ring.py,
-// allreduce_a100_allpairs.py; its XML carries name proto nchannels nchunksperloop ngpus coll
-// inplace and nothing else, and runs All-Gather in place), generated here.
-std::string step(int s, const char* type, char sb, int so, char db, int d, int cnt = 1,
-                 int depid = -1, int deps = -1) {
-  return fmt::format(
-      R"(<step s="{}" type="{}" srcbuf="{}" srcoff="{}" dstbuf="{}" dstoff="{}" cnt="{}" depid="{}" deps="{}" hasdep="0"/>)",
-      s, type, sb, so, db, d, cnt, depid, deps);
-}
-
-// A ring All-Gather in place on p GPUs, `channels` rings each carrying 1/channels of every block.
-std::string ring_allgather_in_place(int p, int channels, const std::string& proto) {
-  const int k = channels;
-  std::string xml = fmt::format(
-      R"(<algo name="allgather_ring" proto="{}" nchannels="{}" nchunksperloop="{}" ngpus="{}" coll="allgather" inplace="1">)",
-      proto, channels, p * k, p);
-  for (int r = 0; r < p; ++r) {
-    xml += fmt::format("\n  <gpu id=\"{}\" i_chunks=\"{}\" o_chunks=\"{}\" s_chunks=\"0\">", r, k,
-                       p * k);
-    for (int ch = 0; ch < channels; ++ch) {
-      xml += fmt::format("\n    <tb id=\"{}\" send=\"{}\" recv=\"{}\" chan=\"{}\">", ch,
-                         (r + 1) % p, (r + p - 1) % p, ch);
-      // Own slice (read through the in-place input), then receive-copy-send around the ring.
-      xml += step(0, "s", 'i', ch, 'o', r * k + ch);
-      for (int j = 1; j < p; ++j) {
-        const int from = (r + p - j) % p;
-        xml += step(j, j + 1 < p ? "rcs" : "r", 'o', from * k + ch, 'o', from * k + ch);
-      }
-      xml += "</tb>";
-    }
-    xml += "</gpu>";
-  }
-  return xml + "\n</algo>\n";
-}
-
-// msccl-tools' all-pairs All-Reduce: every GPU sends each peer that peer's chunk, reduces what it
-// receives into its own chunk with local 're' steps, and sends the result to every peer.
-std::string allpairs_allreduce(int p) {
-  std::string xml = fmt::format(
-      R"(<algo name="allreduce_allpairs" proto="LL" nchannels="1" nchunksperloop="{}" ngpus="{}" coll="allreduce" inplace="1">)",
-      p, p);
-  for (int r = 0; r < p; ++r) {
-    xml +=
-        fmt::format("\n  <gpu id=\"{}\" i_chunks=\"{}\" o_chunks=\"0\" s_chunks=\"{}\">", r, p, p);
-    const int local = p - 1;  // thread blocks 0..p-2 talk to the peers, the last reduces locally
-    std::vector<int> peers;
-    for (int q = 0; q < p; ++q)
-      if (q != r) peers.push_back(q);
-    for (int b = 0; b < p - 1; ++b) {
-      const int q = peers[b];
-      xml += fmt::format("<tb id=\"{}\" send=\"{}\" recv=\"{}\" chan=\"0\">", b, q, q);
-      xml += step(0, "s", 'i', q, 's', r) + step(1, "r", 'i', r, 's', q) +
-             step(2, "s", 'i', r, 'i', r, 1, local, p - 2) + step(3, "r", 'i', q, 'i', q);
-      xml += "</tb>";
-    }
-    xml += fmt::format("<tb id=\"{}\" send=\"-1\" recv=\"-1\" chan=\"0\">", local);
-    for (int b = 0; b < p - 1; ++b) xml += step(b, "re", 's', peers[b], 'i', r, 1, b, 1);
-    xml += "</tb></gpu>";
-  }
-  return xml + "\n</algo>\n";
-}
-
-// msccl-tools' allgather_recursive_doubling: at level d each GPU swaps its 2^d-chunk block with
-// GPU r ^ 2^d in one step of cnt 2^d (out of place, after a local copy).
-std::string recursive_doubling_allgather(int p) {
-  std::string xml = fmt::format(
-      R"(<algo name="allgather_recursive_doubling" proto="Simple" nchannels="1" nchunksperloop="{}" ngpus="{}" coll="allgather" inplace="0" outofplace="1" minBytes="0" maxBytes="0">)",
-      p, p);
-  for (int r = 0; r < p; ++r) {
-    xml += fmt::format(
-               "<gpu id=\"{}\" i_chunks=\"1\" o_chunks=\"{}\" s_chunks=\"0\"><tb id=\"0\" "
-               "send=\"-1\" recv=\"-1\" chan=\"0\">",
-               r, p) +
-           step(0, "cpy", 'i', 0, 'o', r) + "</tb>";
-    int level = 0;
-    for (int span = 1; span < p; span *= 2, ++level) {
-      const int peer = r ^ span, mine = r / span * span, theirs = peer / span * span;
-      // Wait for the local copy, then for the previous level's receive.
-      xml +=
-          fmt::format("<tb id=\"{}\" send=\"{}\" recv=\"{}\" chan=\"0\">", level + 1, peer, peer) +
-          step(0, "s", 'o', mine, 'o', mine, span, level == 0 ? 0 : level, level == 0 ? 0 : 1) +
-          step(1, "r", 'o', theirs, 'o', theirs, span) + "</tb>";
-    }
-    xml += "</gpu>";
-  }
-  return xml + "</algo>";
-}
-
-// msccl-tools' alltoall_a100_two_step on 2 nodes of g GPUs: GPU (n, l) sends what goes to the
-// other node to its counterpart (m, l) in one step (into scratch), which forwards each chunk to
-// its destination inside node m; chunks for its own node go directly.
-std::string two_step_alltoall(int g) {
-  const int p = 2 * g;
-  std::string xml = fmt::format(
-      R"(<algo name="alltoall_two_step" proto="Simple" nchannels="1" nchunksperloop="{}" ngpus="{}" coll="alltoall" inplace="0" outofplace="1" minBytes="0" maxBytes="0">)",
-      p, p);
-  for (int r = 0; r < p; ++r) {
-    const int n = r / g, l = r % g, m = 1 - n, counterpart = m * g + l;
-    xml +=
-        fmt::format("<gpu id=\"{}\" i_chunks=\"{}\" o_chunks=\"{}\" s_chunks=\"{}\">", r, p, p, g);
-    int tb = 0;
-    const int cross = 0;  // thread block 0 talks to the other node
-    xml += fmt::format("<tb id=\"{}\" send=\"{}\" recv=\"{}\" chan=\"0\">", tb++, counterpart,
-                       counterpart) +
-           step(0, "s", 'i', m * g, 's', 0, g) + step(1, "r", 'i', n * g, 's', 0, g) + "</tb>";
-    for (int q = 0; q < g; ++q) {
-      if (q == l) continue;
-      const int peer = n * g + q;
-      xml += fmt::format("<tb id=\"{}\" send=\"{}\" recv=\"{}\" chan=\"0\">", tb++, peer, peer) +
-             step(0, "s", 'i', peer, 'o', r) + step(1, "r", 'i', r, 'o', peer) +
-             step(2, "s", 's', q, 'o', m * g + l, 1, cross, 1) +
-             step(3, "r", 's', l, 'o', m * g + q) + "</tb>";
-    }
-    xml += fmt::format("<tb id=\"{}\" send=\"-1\" recv=\"-1\" chan=\"0\">", tb) +
-           step(0, "cpy", 'i', r, 'o', r) + step(1, "cpy", 's', l, 'o', counterpart, 1, cross, 1) +
-           "</tb></gpu>";
-  }
-  return xml + "</algo>";
-}
-
-// msccl-tools' hierarchical_allreduce on 2 nodes of g GPUs, in place: GPU (n, l) reduces chunks l
-// and l + g inside its node (rrc from each local peer), reduces chunk l (node 0) or l + g (node 1)
-// across nodes with its counterpart, which sends the result back, and then gives its two chunks
-// to every local peer.
-std::string hierarchical_allreduce(int g) {
-  const int p = 2 * g;
-  std::string xml = fmt::format(
-      R"(<algo name="hierarchical_allreduce" proto="Simple" nchannels="1" nchunksperloop="{}" ngpus="{}" coll="allreduce" inplace="1">)",
-      p, p);
-  for (int r = 0; r < p; ++r) {
-    const int n = r / g, l = r % g, counterpart = (1 - n) * g + l;
-    const int cross = g - 1, cross_last = (g - 1) + 3;  // its thread block and last step
-    xml += fmt::format("<gpu id=\"{}\" i_chunks=\"{}\" o_chunks=\"0\" s_chunks=\"0\">", r, p);
-    int tb = 0;
-    for (int q = 0; q < g; ++q) {
-      if (q == l) continue;
-      const int peer = n * g + q;
-      xml += fmt::format("<tb id=\"{}\" send=\"{}\" recv=\"{}\" chan=\"0\">", tb++, peer, peer) +
-             step(0, "s", 'i', q, 'i', q) + step(1, "s", 'i', q + g, 'i', q + g) +
-             step(2, "rrc", 'i', l, 'i', l) + step(3, "rrc", 'i', l + g, 'i', l + g) +
-             step(4, "s", 'i', l, 'i', l, 1, cross, cross_last) +
-             step(5, "s", 'i', l + g, 'i', l + g) + step(6, "r", 'i', q, 'i', q) +
-             step(7, "r", 'i', q + g, 'i', q + g) + "</tb>";
-    }
-    // Across nodes: wait for the node's partials, send the one the other node reduces, reduce ours,
-    // send the result back, receive theirs.
-    const int ours = n == 0 ? l : l + g, theirs = n == 0 ? l + g : l;
-    xml += fmt::format("<tb id=\"{}\" send=\"{}\" recv=\"{}\" chan=\"0\">", cross, counterpart,
-                       counterpart);
-    for (int b = 0; b < g - 1; ++b) xml += step(b, "nop", 'i', 0, 'i', 0, 0, b, 3);
-    xml += step(g - 1, "s", 'i', theirs, 'i', theirs) + step(g, "rrc", 'i', ours, 'i', ours) +
-           step(g + 1, "s", 'i', ours, 'i', ours) + step(g + 2, "r", 'i', theirs, 'i', theirs) +
-           "</tb></gpu>";
-  }
-  return xml + "</algo>";
-}
-
 TEST(MscclXml, ImportsWhatMscclToolsWrites) {
   for (int g : {2, 4}) {
     const auto t = topo::generate(fmt::format("fc:{},bw=300GB/s x ring:2,bw=50GB/s", g));
-    const MscclImport in = import_msccl_xml(hierarchical_allreduce(g), t, "hier.xml");
-    EXPECT_TRUE(in.buffer_problems.empty()) << in.buffer_problems.front();
+    const MscclImport in = import_msccl_xml(testing::hierarchical_allreduce(g), t, "hier.xml");
+    EXPECT_TRUE(in.problems.empty()) << first_problem(in);
     const Report r = verify(t, in.algorithm, {.max_reported = 3, .lower_bound = false});
     EXPECT_TRUE(r.correct()) << g << ": " << r.violations[0].message;
     EXPECT_EQ(in.algorithm.size(), static_cast<size_t>(2 * g * (4 * (g - 1) + 2)));
   }
   for (int p : {2, 4, 8}) {
     const auto t = topo::generate(fmt::format("hypercube:{}", p));
-    const MscclImport in = import_msccl_xml(recursive_doubling_allgather(p), t, "rd.xml");
-    EXPECT_TRUE(in.buffer_problems.empty()) << in.buffer_problems.front();
+    const MscclImport in = import_msccl_xml(testing::recursive_doubling_allgather(p), t, "rd.xml");
+    EXPECT_TRUE(in.problems.empty()) << first_problem(in);
     EXPECT_EQ(in.algorithm.size(), static_cast<size_t>(p * (p - 1)));  // cnt 2^d steps expanded
     const Report r = verify(t, in.algorithm, {.max_reported = 3, .lower_bound = false});
     EXPECT_TRUE(r.correct()) << p << ": " << r.violations[0].message;
   }
   for (int g : {2, 4}) {
     const auto t = topo::generate(fmt::format("fc:{}", 2 * g));
-    const std::string xml = two_step_alltoall(g);
+    const std::string xml = testing::two_step_alltoall(g);
     const MscclImport in = import_msccl_xml(xml, t, "a2a.xml");
-    EXPECT_TRUE(in.buffer_problems.empty()) << in.buffer_problems.front();
+    EXPECT_TRUE(in.problems.empty()) << first_problem(in);
     EXPECT_EQ(in.algorithm.size(),
               static_cast<size_t>(2 * g * (g + 2 * (g - 1))));  // cross, forwarded, direct
     const Report r = verify(t, in.algorithm, {.max_reported = 3, .lower_bound = false});
@@ -326,14 +176,14 @@ TEST(MscclXml, ImportsWhatMscclToolsWrites) {
         step(2, "s", 's', 1, 'o', g, 1, 0, 1);  // gpu 0 forwards s[1] to gpu 1
     ASSERT_NE(wrong.find(forward), std::string::npos);
     wrong.replace(wrong.find(forward), forward.size(), step(2, "s", 's', 0, 'o', g, 1, 0, 1));
-    EXPECT_FALSE(import_msccl_xml(wrong, t).buffer_problems.empty());
+    EXPECT_FALSE(import_msccl_xml(wrong, t).problems.empty());
   }
   for (int channels : {1, 2, 4, 8})
     for (const char* proto : {"Simple", "LL", "LL128"}) {
       const auto t = topo::generate("ring:4,bidir=false");
       const MscclImport in =
-          import_msccl_xml(ring_allgather_in_place(4, channels, proto), t, "ring.xml");
-      EXPECT_TRUE(in.buffer_problems.empty()) << in.buffer_problems.front();
+          import_msccl_xml(testing::ring_allgather_in_place(4, channels, proto), t, "ring.xml");
+      EXPECT_TRUE(in.problems.empty()) << first_problem(in);
       EXPECT_THAT(in.warnings,
                   ::testing::Contains(HasSubstr("lacks maxBytes: the executor runtime")));
       EXPECT_EQ(in.algorithm.size(), static_cast<size_t>(4 * 3 * channels));
@@ -342,8 +192,8 @@ TEST(MscclXml, ImportsWhatMscclToolsWrites) {
     }
   for (int p : {3, 4, 8}) {
     const auto t = topo::generate(fmt::format("fc:{}", p));
-    const MscclImport in = import_msccl_xml(allpairs_allreduce(p), t, "allpairs.xml");
-    EXPECT_TRUE(in.buffer_problems.empty()) << in.buffer_problems.front();
+    const MscclImport in = import_msccl_xml(testing::allpairs_allreduce(p), t, "allpairs.xml");
+    EXPECT_TRUE(in.problems.empty()) << first_problem(in);
     const Report r = verify(t, in.algorithm, {.max_reported = 3, .lower_bound = false});
     EXPECT_TRUE(r.correct()) << p << ": " << r.violations[0].message;
     size_t reduces = 0;
@@ -353,26 +203,9 @@ TEST(MscclXml, ImportsWhatMscclToolsWrites) {
   // An All-Reduce with fewer chunks than GPUs (msccl-tools' allreduce_a100_ncv4: 2 chunks on 4):
   // reduce both into GPU 0 (rrc), then send the result back.
   {
-    std::string xml =
-        R"(<algo name="ar2" proto="Simple" nchannels="1" nchunksperloop="2" ngpus="4" coll="allreduce" inplace="1">)";
-    xml += "<gpu id=\"0\" i_chunks=\"2\" o_chunks=\"0\" s_chunks=\"0\">";
-    for (int q = 1; q < 4; ++q) {
-      const int other1 = q % 3, other2 = (q + 1) % 3;  // the other two thread blocks
-      xml += fmt::format("<tb id=\"{}\" send=\"{}\" recv=\"{}\" chan=\"0\">", q - 1, q, q) +
-             step(0, "rrc", 'i', 0, 'i', 0, 2) + step(1, "nop", 'i', 0, 'i', 0, 0, other1, 0) +
-             step(2, "s", 'i', 0, 'i', 0, 2, other2, 0) + "</tb>";
-    }
-    xml += "</gpu>";
-    for (int q = 1; q < 4; ++q)
-      xml += fmt::format(
-                 "<gpu id=\"{}\" i_chunks=\"2\" o_chunks=\"0\" s_chunks=\"0\"><tb id=\"0\" "
-                 "send=\"0\" recv=\"0\" chan=\"0\">",
-                 q) +
-             step(0, "s", 'i', 0, 'i', 0, 2) + step(1, "r", 'i', 0, 'i', 0, 2) + "</tb></gpu>";
-    xml += "</algo>";
     const auto star = topo::generate("switch:4");
-    const MscclImport in = import_msccl_xml(xml, star, "ar2.xml");
-    EXPECT_TRUE(in.buffer_problems.empty()) << in.buffer_problems.front();
+    const MscclImport in = import_msccl_xml(testing::two_chunk_allreduce(), star, "ar2.xml");
+    EXPECT_TRUE(in.problems.empty()) << first_problem(in);
     EXPECT_EQ(in.algorithm.collective.chunks_per_npu, 1);  // each XML chunk is two IR chunks
     EXPECT_EQ(in.algorithm.size(), 2u * 2u * 3u * 2u);
     const Report r = verify(star, in.algorithm, {.max_reported = 3, .lower_bound = false});
@@ -414,7 +247,7 @@ TEST(MscclXml, BufferMutantsAreRejected) {
   const std::string good = to_msccl_xml(ag);
   {
     const MscclImport in = import_msccl_xml(good, t);
-    ASSERT_TRUE(in.buffer_problems.empty()) << in.buffer_problems.front();
+    ASSERT_TRUE(in.problems.empty()) << first_problem(in);
     ASSERT_TRUE(verify(t, in.algorithm, {.lower_bound = false}).correct());
   }
   // The n-th occurrence of `what` (a step's attribute text) replaced.
@@ -429,7 +262,7 @@ TEST(MscclXml, BufferMutantsAreRejected) {
     if (xml.empty()) return (why = "mutation not applicable", false);
     try {
       const MscclImport in = import_msccl_xml(xml, t);
-      if (!in.buffer_problems.empty()) return (why = in.buffer_problems.front(), true);
+      if (!in.problems.empty()) return (why = first_problem(in), true);
       const Report r = verify(t, in.algorithm, {.max_reported = 1, .lower_bound = false});
       if (!r.correct()) return (why = r.violations[0].message, true);
       return (why = "accepted", false);
@@ -480,12 +313,14 @@ TEST(MscclXml, BufferMutantsAreRejected) {
   }
   // The first one, as `tenet verify` words it: the GPU, the slot, what it holds, who wrote it.
   const MscclImport wrong = import_msccl_xml(mutants[0].second, t);
-  EXPECT_THAT(wrong.buffer_problems,
-              ::testing::Contains(HasSubstr(
+  EXPECT_THAT(wrong.problems,
+              ::testing::Contains(::testing::Field(
+                  &ImportProblem::message,
                   "gpu 0: o[0] ends holding chunk 1 (last written by tb 2 step 6), not chunk 0")))
-      << (wrong.buffer_problems.empty() ? "" : wrong.buffer_problems[0]);
+      << first_problem(wrong);
   EXPECT_THAT([&] { parse_msccl_xml(mutants[0].second, t, "m.xml"); },
-              ::testing::ThrowsMessage<Error>(HasSubstr("m.xml: its buffers end wrong")));
+              ::testing::ThrowsMessage<Error>(
+                  HasSubstr("m.xml: the program is incorrect in the MSCCL runtime")));
 }
 
 TEST(MscclXml, MalformedFilesGiveClearErrors) {
@@ -507,21 +342,28 @@ TEST(MscclXml, MalformedFilesGiveClearErrors) {
   EXPECT_THAT(bare.warnings,
               ::testing::Contains(HasSubstr("lacks maxBytes: the executor runtime")));
   EXPECT_THAT(bare.warnings, ::testing::Contains(HasSubstr("lacks name: the legacy runtime")));
-  EXPECT_THAT(error(head + "\n<gpu id=\"0\"><tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n<step "
+  EXPECT_THAT(error(head + "\n<gpu id=\"0\" i_chunks=\"4\" o_chunks=\"0\" s_chunks=\"0\"><tb "
+                           "id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n<step "
                            "s=\"0\" type=\"teleport\"/></tb></gpu></algo>"),
               HasSubstr("a.xml:3: unknown step type 'teleport'"));
-  EXPECT_THAT(error(head + "<gpu id=\"0\"><tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\"><step "
+  EXPECT_THAT(error(head + "<gpu id=\"0\" i_chunks=\"4\" o_chunks=\"0\" s_chunks=\"0\"><tb "
+                           "id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\"><step "
                            "s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" "
                            "cnt=\"1\" depid=\"-1\" deps=\"-1\"/></tb></gpu></algo>"),
               HasSubstr("gpu 0 sends 1 times to gpu 1 on channel 0, which receives 0 times"));
   EXPECT_THAT(error(head + "<gpu id=\"9\"/></algo>"), HasSubstr("gpu id 9 is outside 0..3"));
-  EXPECT_THAT(
-      error(head + "<gpu id=\"0\"><tb id=\"0\" send=\"0\" recv=\"-1\" chan=\"0\"/></gpu></algo>"),
-      HasSubstr("peer is its own GPU"));
-  EXPECT_THAT(error(head + "<gpu id=\"0\"><tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"0\"><step "
+  EXPECT_THAT(error(head + "<gpu id=\"0\" i_chunks=\"4\" o_chunks=\"0\" s_chunks=\"0\"><tb "
+                           "id=\"0\" send=\"0\" recv=\"-1\" chan=\"0\"/></gpu></algo>"),
+              HasSubstr("peer is its own GPU"));
+  EXPECT_THAT(error(head + "<gpu id=\"0\" i_chunks=\"4\" o_chunks=\"0\" s_chunks=\"0\"><tb "
+                           "id=\"0\" send=\"-1\" recv=\"-1\" chan=\"0\"><step "
                            "s=\"0\" type=\"re\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" "
                            "dstoff=\"1\" cnt=\"1\" depid=\"-1\" deps=\"-1\"/></tb></gpu></algo>"),
-              HasSubstr("reduces chunk 0 (i[0]) into chunk 1 (i[1]): different data"));
+              HasSubstr("gpu 0 tb 0 step 0 reduces i[0] (chunk 0) with i[1], which holds chunk "
+                        "1: the sum of two different chunks"));
+  // Both runtimes require every <gpu>'s buffer sizes: the bounds every access is checked against.
+  EXPECT_THAT(error(head + "<gpu id=\"0\" o_chunks=\"0\" s_chunks=\"0\"/></algo>"),
+              HasSubstr("<gpu> lacks the attribute i_chunks"));
   EXPECT_THAT(
       error(
           R"(<algo name="x" nchunksperloop="6" ngpus="4" coll="allgather" inplace="0" outofplace="1" minBytes="0" maxBytes="0"/>)"),
