@@ -1,5 +1,6 @@
 #include "astra/system_json.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -217,9 +218,12 @@ void read_roofline(const std::string& path, const Json& j, AstraSystem& s,
   if (j.contains("local-mem-bw")) {
     read.insert("local-mem-bw");
     const double gbps = require(path, j, "local-mem-bw", &Json::is_number, "GB/s").get<double>();
-    if (!(gbps > 0 && gbps < 1e9))
-      throw Error(fmt::format("{}: local-mem-bw: {} GB/s is not a bandwidth", path, gbps));
-    s.memory_bandwidth = static_cast<Bandwidth>(gbps * 1e9);
+    // At least a byte per second: the bandwidth is a whole number of bytes per second, and one
+    // that rounds to 0 would leave the simulator's default in its place.
+    if (!(gbps >= 1e-9 && gbps < 1e9))
+      throw Error(fmt::format("{}: local-mem-bw: {} GB/s is not a bandwidth (1 B/s to 1 EB/s)",
+                              path, gbps));
+    s.memory_bandwidth = std::max<Bandwidth>(1, static_cast<Bandwidth>(gbps * 1e9));
     s.endpoints.reduce_memory_bandwidth = s.memory_bandwidth;
     s.notes.push_back(fmt::format(
         "local-mem-bw {} GB/s: the memory bandwidth of the roofline, of MEM nodes and of "

@@ -99,9 +99,11 @@ Result run_algorithm(const Suite& s, const Case& c, const std::string& name) {
     o.restarts = s.restarts;
     o.portfolio.baselines =
         false;  // the portfolio is applied by take_fastest, from the baselines' own rows
+    // A count that cuts chunks of less than a byte is an error row (whole_chunk_bytes_for), not a
+    // larger collective timed in its place.
     const synth::Algorithm a =
         c.chunks == 0 ? synth::make_algorithm_auto_chunks(name, t, coll, c.size, o).algorithm
-                      : synth::make_algorithm(name, t, coll, coll.chunk_bytes_for(c.size), o);
+                      : synth::make_algorithm(name, t, coll, coll.whole_chunk_bytes_for(c.size), o);
     r.chunks_used = a.collective.chunks_per_npu;
     r.build_seconds = seconds_since(begin);
     const synth::Report rep = synth::verify(t, a, {.max_reported = 1});

@@ -474,6 +474,22 @@ void run_synth(const SynthArgs& args) {
           100.0 * static_cast<double>(u.padding) / static_cast<double>(traffic->total()),
           format_bytes(traffic->total()));
   }
+  // A chunk is at least a byte: a count that cuts a size finer is refused, not rounded up (which
+  // would time, and bound, a larger collective). -k auto starts at one chunk per NPU.
+  {
+    synth::Collective cut = c;
+    if (args.chunks == "auto") cut.chunks_per_npu = 1;
+    for (Bytes size : unit < 0 ? sizes : std::vector<Bytes>{unit}) {
+      try {
+        (void)cut.whole_chunk_bytes_for(size);
+      } catch (const Error& e) {
+        throw Error(fmt::format(
+            "{}: {}",
+            args.chunks == "auto" ? (unit < 0 ? "--size" : "--traffic") : "-k " + args.chunks,
+            e.message()));
+      }
+    }
+  }
   if (args.json && args.csv) throw Error("--json and --csv: pick one");
   const exporting::ExportOptions export_opts =
       export_options(args.chakra, args.msccl);  // bad flags fail before the work

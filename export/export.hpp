@@ -43,7 +43,8 @@ struct ExportOptions {
 // runs as it is, astra/bundle.hpp) into `dir`, every file committed together
 // (topo/output_folder.hpp). A format that cannot express this algorithm (MSCCL-XML has no
 // broadcast, ...) is skipped with the reason and the others are still written. Throws
-// tenet::Error, before writing anything, for an unknown format.
+// tenet::Error, before writing anything, for an unknown format, and for an algorithm that names a
+// rank, node, chunk or link `t` does not have (synth::check_references).
 Exported export_algorithm(const synth::Algorithm& a, const topo::Topology& t,
                           const std::vector<std::string>& formats, const std::string& dir,
                           const ExportOptions& options = {});

@@ -98,6 +98,8 @@ void check_node(const std::string& name, int ranks, int r, const Node& n, CommGr
   for (const char* attr : {"comm_size", "tensor_size"})
     if (const auto v = chakra::int_attr(n, attr); v && (*v < 0 || *v > kMaxBytes))
       throw error(fmt::format("{} {} is outside [0, 2^50] bytes", attr, static_cast<uint64_t>(*v)));
+  if (const auto ops = chakra::int_attr(n, "num_ops"); ops && *ops < 0)
+    throw error(fmt::format("num_ops {} is not a count (negative, or over 2^63 unsigned)", *ops));
   switch (n.type()) {
     case ChakraProtoMsg::COMP_NODE:
     case ChakraProtoMsg::MEM_LOAD_NODE:

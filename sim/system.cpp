@@ -166,18 +166,35 @@ class Simulator {
     }
   }
 
-  Time compute_time(const Node& n) const {
+  // Node `n` of rank `r` on the compute stream: its duration (checked by check_node), or the
+  // roofline of its operations at peak_flops and its bytes at the memory bandwidth, in whole
+  // picoseconds. A roofline term past what a Time holds (2^63 ps: a tiny peak-perf, a huge
+  // num_ops) is an error naming the node and the term: a double past 2^63 has no integer value.
+  Time compute_time(int r, const Node& n) const {
     if (n.type() == ChakraProtoMsg::COMP_NODE && n.duration_micros() > 0)
       return static_cast<Time>(n.duration_micros()) * 1'000'000;
-    const double ops = static_cast<double>(chakra::int_attr(n, "num_ops").value_or(0));
-    const double bytes = static_cast<double>(chakra::int_attr(n, "tensor_size").value_or(0));
-    const double seconds =
-        n.type() == ChakraProtoMsg::COMP_NODE
-            ? std::max(ops / cfg_.peak_flops, bytes / static_cast<double>(cfg_.memory_bandwidth))
-            : bytes / static_cast<double>(cfg_.memory_bandwidth);
-    return std::max<Time>(
-        static_cast<Time>(std::ceil(seconds * static_cast<double>(kPicosPerSecond))),
-        n.type() == ChakraProtoMsg::COMP_NODE ? 1000 : 0);  // ASTRA-sim: 0 means 1 ns
+    const int64_t ops = chakra::int_attr(n, "num_ops").value_or(0);
+    const int64_t bytes = chakra::int_attr(n, "tensor_size").value_or(0);
+    constexpr double kLongest = static_cast<double>(std::numeric_limits<Time>::max());
+    auto too_long = [&](double seconds, const std::string& term) {
+      return detail::node_error(
+          name_, r, n,
+          fmt::format("{} takes {:.4g} s, past the 2^63 ps (106 days) a simulated time holds", term,
+                      seconds));
+    };
+    const double memory_s = static_cast<double>(bytes) / static_cast<double>(cfg_.memory_bandwidth);
+    const double memory_ps = std::ceil(memory_s * static_cast<double>(kPicosPerSecond));
+    if (!(memory_ps < kLongest))
+      throw too_long(memory_s, fmt::format("tensor_size {} B at a memory bandwidth of {}", bytes,
+                                           format_bandwidth(cfg_.memory_bandwidth)));
+    if (n.type() != ChakraProtoMsg::COMP_NODE) return static_cast<Time>(memory_ps);
+    const double compute_s = static_cast<double>(ops) / cfg_.peak_flops;
+    const double compute_ps = std::ceil(compute_s * static_cast<double>(kPicosPerSecond));
+    if (!(compute_ps < kLongest))
+      throw too_long(compute_s, fmt::format("num_ops {} at a peak of {:.4g} TFLOP/s (peak-perf)",
+                                            ops, cfg_.peak_flops / 1e12));
+    return std::max<Time>({static_cast<Time>(compute_ps), static_cast<Time>(memory_ps),
+                           1000});  // ASTRA-sim: 0 means 1 ns
   }
 
   void next_compute(int r) {
@@ -186,7 +203,7 @@ class Simulator {
     const size_t i = rk.ready_compute.front();
     rk.ready_compute.pop_front();
     rk.computing = true;
-    const Time start = events_.now(), d = compute_time(*rk.nodes[i]);
+    const Time start = events_.now(), d = compute_time(r, *rk.nodes[i]);
     events_.schedule_after(d, [this, r, i, start] {
       ranks_[r].computing = false;
       compute_[r].emplace_back(start, events_.now());
@@ -414,6 +431,13 @@ uint64_t estimate_packets(const std::vector<chakra::EtFile>& workload, Bytes mtu
 SimResult simulate(const topo::Topology& t, const std::vector<chakra::EtFile>& workload,
                    const SimConfig& config, const std::string& name) {
   if (workload.empty()) throw Error(fmt::format("{}: the workload has no ranks", name));
+  // The roofline divides by both (compute_time).
+  if (!(config.peak_flops > 0 && std::isfinite(config.peak_flops)))
+    throw Error(
+        fmt::format("{}: the peak of {} FLOP/s is not a positive number", name, config.peak_flops));
+  if (config.memory_bandwidth <= 0)
+    throw Error(fmt::format("{}: the memory bandwidth of {} B/s is not positive", name,
+                            config.memory_bandwidth));
   if (config.network == NetworkKind::Packet && config.packet.mtu > 0) {
     const uint64_t packets = estimate_packets(workload, config.packet.mtu);
     if (packets > config.packet.max_packets) {

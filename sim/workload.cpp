@@ -4,9 +4,11 @@
 #include <fmt/ranges.h>
 
 #include <map>
+#include <optional>
 
 #include "sim/system.hpp"
 #include "topo/error.hpp"
+#include "topo/limits.hpp"
 #include "topo/suggest.hpp"
 
 namespace tenet::sim {
@@ -19,14 +21,25 @@ const std::vector<std::string>& model_presets() {
 
 namespace {
 
+// Counts a preset multiplies out of its shape (batch x sequence length: up to 2^48 tokens) are
+// doubles; one becomes an integer only below 2^62, so that a product past 2^63 is refused, naming
+// what it counts, instead of converting to an undefined value.
+constexpr double kLargestCount = 0x1p62;
+int64_t whole(double count, const std::string& model, const char* what) {
+  if (!(count < kLargestCount))
+    throw Error(fmt::format("{}: {} would be {:.4g}, past 2^62: a smaller batch or sequence length",
+                            model, what, count));
+  return static_cast<int64_t>(count);
+}
+
 // A transformer of `layers` layers of width `d`, fp16, `tokens` tokens per replica.
 Model transformer(const std::string& name, int layers, double d, double tokens) {
   Model m{name, {}};
   const double params = 12.0 * d * d;
+  const Bytes activations = whole(tokens * d * 2, name, "a layer's activations (bytes)");
   for (int l = 0; l < layers; ++l)
     m.layers.push_back({fmt::format("layer{}", l), static_cast<Bytes>(params * 2),
-                        2 * params * tokens, 4 * params * tokens,
-                        static_cast<Bytes>(tokens * d * 2), 0});
+                        2 * params * tokens, 4 * params * tokens, activations, 0});
   return m;
 }
 
@@ -60,8 +73,13 @@ std::string describe_batch(const std::string& preset, BatchShape shape, int dp, 
   const BatchShape s = batch_shape(preset, shape);
   std::string out = fmt::format("batch {} per replica x {} replica{} = {} {} per iteration",
                                 s.batch, dp, dp == 1 ? "" : "s", s.batch * dp, sample_word(preset));
-  if (s.sequence > 0)
-    out += fmt::format(" of {} tokens ({} tokens)", s.sequence, s.batch * dp * s.sequence);
+  if (s.sequence > 0) {
+    // Up to 2^24 x 2^20 x 2^24: past 2^63, the count in floating point.
+    const std::optional<int64_t> tokens = topo::checked_mul(s.batch * dp, s.sequence);
+    out += tokens ? fmt::format(" of {} tokens ({} tokens)", s.sequence, *tokens)
+                  : fmt::format(" of {} tokens ({:.4g} tokens)", s.sequence,
+                                static_cast<double>(s.batch * dp) * s.sequence);
+  }
   if (microbatches > 1) {
     if (s.batch % microbatches == 0)
       out += fmt::format(", micro-batch {}", s.batch / microbatches);
@@ -109,7 +127,8 @@ Model model_preset(const std::string& name, BatchShape shape) {
       l.forward_flops = 2 * (4 * d * d + 2 * 8 * d * d) * tokens;
       l.backward_flops = 2 * l.forward_flops;
       l.all_to_all =
-          static_cast<Bytes>(2 * 2 * tokens * d * 2);  // (dispatch + combine) x top-2 x d x fp16
+          whole(2 * 2 * tokens * d * 2, name,
+                "a layer's All-to-All (bytes)");  // (dispatch + combine) x top-2 x d x fp16
       l.traffic = "zipf:1.2";
     }
     return moe;
@@ -191,6 +210,11 @@ class Generator {
     int64_t chain = -1;                 // the compute stream's order
     auto compute = [&](const std::string& name, double flops, Bytes bytes,
                        std::vector<uint64_t> deps) {
+      if (!(flops < kLargestCount))
+        throw Error(
+            fmt::format("{}: rank {} node '{}': {:.4g} operations, past 2^62: a smaller "
+                        "batch or sequence length, or more ranks",
+                        m_.name, r, name, flops));
       chakra::Node& n = node(r, ChakraProtoMsg::COMP_NODE, name);
       chakra::set_int(n, "num_ops", static_cast<int64_t>(flops));
       chakra::set_int(n, "tensor_size", static_cast<int64_t>(std::max<Bytes>(bytes, 1)));

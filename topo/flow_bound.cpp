@@ -116,10 +116,11 @@ double dual_bound(const Topology& t, const BoostGraph& g, const Commodities& c,
   return bytes_distance / alpha;
 }
 
-// The LP's capacity duals as link weights, or nothing when the LP does not solve to optimality.
-// Amounts are scaled so that the largest demand and the widest link are 1.
-std::vector<double> lp_weights(const Topology& t, const Commodities& c) {
+// The LP's capacity duals as link weights (FlowLpResult::duals, empty unless it solved to
+// optimality). Amounts are scaled so that the largest demand and the widest link are 1.
+detail::FlowLpResult lp_weights(const Topology& t, const Commodities& c, int max_iterations) {
   detail::FlowLp lp;
+  lp.iteration_limit = max_iterations;
   lp.num_nodes = t.num_nodes();
   double max_bw = 0, max_bytes = 0;
   for (const Link& l : t.links()) max_bw = std::max(max_bw, static_cast<double>(l.bandwidth));
@@ -168,12 +169,17 @@ FlowBound concurrent_flow_bound(const Topology& t, std::span<const Demand> deman
   const BoostGraph g = detail::boost_view(t, c.by_destination);
   const long long size = static_cast<long long>(c.roots.size()) * m;
   if (size <= options.max_lp_size) {
-    if (std::vector<double> w = lp_weights(t, c); !w.empty()) {
-      result.time = to_picos_down(dual_bound(t, g, c, w, nullptr));
+    detail::FlowLpResult lp = lp_weights(t, c, options.max_lp_iterations);
+    if (lp.status == detail::FlowLpStatus::Optimal) {
+      result.time = to_picos_down(dual_bound(t, g, c, lp.duals, nullptr));
       result.method = FlowMethod::Lp;
-      result.weights = std::move(w);
+      result.lp = LpOutcome::Optimal;
+      result.weights = std::move(lp.duals);
       return result;
     }
+    // No duals to trust: the weights below give a bound however far the simplex got.
+    result.lp =
+        lp.status == detail::FlowLpStatus::IterationLimit ? LpOutcome::CutShort : LpOutcome::Failed;
   }
   // Multiplicative weights from the better of hop counts and link times.
   std::vector<double> w(m, 1.0), by_time(m);
@@ -247,7 +253,11 @@ std::string describe(const FlowBound& b) {
     case FlowMethod::Lp:
       return "LP";
     case FlowMethod::MultiplicativeWeights:
-      return fmt::format("multiplicative weights ({} round{})", b.rounds, b.rounds == 1 ? "" : "s");
+      return fmt::format("multiplicative weights ({} round{}{})", b.rounds,
+                         b.rounds == 1 ? "" : "s",
+                         b.lp == LpOutcome::CutShort ? "; the LP was cut short"
+                         : b.lp == LpOutcome::Failed ? "; the LP failed"
+                                                     : "");
   }
   return "?";
 }

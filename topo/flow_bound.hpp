@@ -14,7 +14,11 @@
 // How w is found (FlowBound::method says which):
 //   "LP": the LP solved exactly (LEMON's LP interface over GLPK) when commodities x links is small
 //         enough; its capacity rows' duals are w. Commodities are grouped by source, or by
-//         destination when there are fewer destinations (a Gather is one commodity).
+//         destination when there are fewer destinations (a Gather is one commodity). The simplex
+//         runs on the scaled problem for at most max_lp_iterations iterations (capacities that
+//         span many orders of magnitude can keep it going without end); an LP stopped there, or
+//         ended without an optimum, gives no w, and multiplicative weights give the bound
+//         (FlowBound::lp says so).
 //   "multiplicative weights": beyond that, rounds that route every demand on w-shortest paths and
 //         raise each link's weight by how much it is overloaded (Garg and Koenemann's scheme),
 //         from the better of w = 1 and w = 1/B; the best w seen is kept, and so is the best cut
@@ -43,6 +47,9 @@ struct FlowBoundOptions {
   // Solve the LP when commodities x links is at most this (an 8x8 mesh All-to-All is 14,336; a
   // 64-NPU 3D torus, 24,576, is past it: GLPK's time grows quickly with the size).
   long long max_lp_size = 16'384;
+  // Simplex iterations the LP may take before multiplicative weights take over: a count, so that
+  // the same input always gives the same bound.
+  int max_lp_iterations = 20'000;
   // Multiplicative-weights budget, in link relaxations (one round is commodities x links): about
   // a second's work.
   long long max_relaxations = 60'000'000;
@@ -57,14 +64,24 @@ enum class FlowMethod : uint8_t {
   MultiplicativeWeights,  // multiplicative-weight rounds (FlowBound::rounds)
 };
 
+// What became of the LP.
+enum class LpOutcome : uint8_t {
+  NotTried,  // no demand, or commodities x links past max_lp_size
+  Optimal,   // solved: its duals are the weights (FlowMethod::Lp)
+  CutShort,  // stopped at max_lp_iterations: multiplicative weights found the weights
+  Failed,    // ended without an optimum: multiplicative weights found the weights
+};
+
 struct FlowBound {
   Time time = 0;    // the bandwidth term: a lower bound on the time to deliver every demand, ps
   Time upper = -1;  // the time of a fractional flow found (LP optimum <= upper), or -1
   FlowMethod method = FlowMethod::None;
+  LpOutcome lp = LpOutcome::NotTried;
   int rounds = 0;               // with MultiplicativeWeights
   std::vector<double> weights;  // w per link, the certificate (empty for None)
 };
-// "LP", "multiplicative weights (R rounds)", or "none".
+// "LP", "multiplicative weights (R rounds)" (with "; the LP was cut short" or "; the LP failed"
+// when it was tried first), or "none".
 std::string describe(const FlowBound& b);
 
 // Demands whose endpoints are equal or that are not reachable are ignored; bytes must be >= 0.

@@ -1,12 +1,15 @@
 // Compiled as C++17: see flow_lp.hpp.
 #include "topo/flow_lp.hpp"
 
+#include <glpk.h>
 #include <lemon/lp.h>
+
+#include <algorithm>
 #include <cmath>
 
 namespace tenet::topo::detail {
 
-std::vector<double> concurrent_flow_duals(const FlowLp& in) {
+FlowLpResult concurrent_flow_duals(const FlowLp& in) {
   const int n = in.num_nodes;
   const int m = static_cast<int>(in.arcs.size());
   std::vector<std::vector<int>> out_arcs(n), in_arcs(n);
@@ -46,10 +49,38 @@ std::vector<double> concurrent_flow_duals(const FlowLp& in) {
   }
   lp.obj(time);
   lp.min();
-  if (lp.solve() != lemon::LpBase::SOLVED || lp.primalType() != lemon::Lp::OPTIMAL) return {};
-  std::vector<double> w(m);
-  for (int a = 0; a < m; ++a) w[a] = std::abs(lp.dual(capacity[a]));
-  return w;
+  // GLPK's simplex run directly on LEMON's problem, as LEMON's own solve runs it, with scaling and
+  // an iteration limit, which LEMON's interface does not set.
+  glp_prob* prob = lp.lpx();
+  const int was = glp_term_out(GLP_OFF);  // scaling reports to the terminal
+  glp_scale_prob(prob, GLP_SF_AUTO);
+  glp_term_out(was);
+  glp_smcp parm;
+  glp_init_smcp(&parm);
+  parm.msg_lev = GLP_MSG_OFF;
+  parm.it_lim = in.iteration_limit > 0 ? in.iteration_limit : parm.it_lim;
+  FlowLpResult out;
+  int ret = glp_simplex(prob, &parm);
+  if (ret == GLP_EBADB || ret == GLP_ESING || ret == GLP_ECOND) {
+    // As LEMON does: a fresh advanced basis, and once more.
+    glp_term_out(GLP_OFF);
+    glp_adv_basis(prob, 0);
+    glp_term_out(was);
+    parm.it_lim = in.iteration_limit > 0 ? std::max(1, in.iteration_limit - glp_get_it_cnt(prob))
+                                         : parm.it_lim;
+    ret = glp_simplex(prob, &parm);
+  }
+  out.iterations = glp_get_it_cnt(prob);
+  if (ret == GLP_EITLIM) {
+    out.status = FlowLpStatus::IterationLimit;
+    return out;
+  }
+  if (ret != 0 || glp_get_status(prob) != GLP_OPT) return out;
+  out.status = FlowLpStatus::Optimal;
+  out.duals.resize(m);
+  for (int a = 0; a < m; ++a)
+    out.duals[a] = std::abs(glp_get_row_dual(prob, lp.lpxRow(capacity[a])));
+  return out;
 }
 
 }  // namespace tenet::topo::detail

@@ -14,11 +14,26 @@ struct FlowLp {
   // Commodity k leaves roots[k] and reaches each (node, amount) of ends[k] (amounts > 0).
   std::vector<int> roots;
   std::vector<std::vector<std::pair<int, double>>> ends;
+  // Simplex iterations allowed: a count, not a clock, so that the same input always ends the same
+  // way (capacities spanning many orders of magnitude can keep GLPK's simplex going without end).
+  // 0: no limit.
+  int iteration_limit = 0;
+};
+
+enum class FlowLpStatus {
+  Optimal,         // solved: `duals` holds the capacity rows' duals
+  IterationLimit,  // stopped at FlowLp::iteration_limit
+  NoOptimum,       // the solver failed, or ended without an optimum
+};
+
+struct FlowLpResult {
+  FlowLpStatus status = FlowLpStatus::NoOptimum;
+  std::vector<double> duals;  // Optimal: >= 0, one per arc; empty otherwise
+  int iterations = 0;         // simplex iterations run
 };
 
 // minimise T such that every commodity flows, with the summed flow on each arc at most
-// T x capacity. Returns the capacity rows' duals (>= 0, one per arc), or nothing when the solver
-// does not reach an optimum.
-std::vector<double> concurrent_flow_duals(const FlowLp& lp);
+// T x capacity; the problem scaled by GLPK (glp_scale_prob) before the simplex runs.
+FlowLpResult concurrent_flow_duals(const FlowLp& lp);
 
 }  // namespace tenet::topo::detail

@@ -235,8 +235,12 @@ Topology read_astra(const Reader& r, const YAML::Node& root, const std::string& 
     if (gbs <= 0) throw r.error(root["bandwidth"][d], "bandwidth must be positive (GB/s)");
     if (ns < 0) throw r.error(root["latency"][d], "latency must not be negative (ns)");
     // ASTRA-sim reads "GB/s" as 2^30 bytes per second (its analytical network's Bandwidth unit).
-    Bandwidth bw = static_cast<Bandwidth>(std::llround(gbs * 1073741824.0));
-    Time lat = static_cast<Time>(std::llround(ns * 1000.0));
+    // Through the unit parsers, which refuse what does not fit in an integer (a double past 2^63
+    // has no integer value) with the field named.
+    const Bandwidth bw = r.with_location(
+        root["bandwidth"][d], [&] { return parse_bandwidth(fmt::format("{}GiB/s", gbs)); });
+    const Time lat =
+        r.with_location(root["latency"][d], [&] { return parse_time(fmt::format("{}ns", ns)); });
     spec += fmt::format("{}{}:{},bw={}B/s,lat={}ps", d ? " x " : "", gen, n, bw, lat);
   }
   TopologyBuilder b(name);

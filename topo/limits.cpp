@@ -62,6 +62,13 @@ void check_memory(uint64_t bytes, std::string_view what, std::string_view remedy
                           remedy));
 }
 
+std::optional<int64_t> checked_product(std::span<const int> factors) {
+  std::optional<int64_t> product = 1;
+  for (int f : factors)
+    if (!(product = checked_mul(*product, f))) break;
+  return product;
+}
+
 void check_limit(int64_t count, int64_t limit, std::string_view what, const Location& where) {
   if (count > limit)
     throw Error(

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -19,6 +21,19 @@ inline constexpr int kMaxChunksPerNpu = 4096;  // tenet sim -k, suites, -k auto'
 // -k`: -k auto's pipelines, server plan and matcher double past kMaxChunksPerNpu while they gain,
 // and what auto picked can be written, read back and asked for.
 inline constexpr int kMaxChunksPerNpuOfAlgorithm = 1 << 20;
+// What is read from a pipe or a device (`/dev/stdin`, a FIFO): a regular file is sized before it is
+// read, a stream is not, and `/dev/zero` never ends.
+inline constexpr int64_t kMaxStreamBytes = int64_t{1} << 30;
+
+// a x b, or nothing when the product is outside int64_t: sizes multiplied from user input are
+// checked before they size anything.
+inline std::optional<int64_t> checked_mul(int64_t a, int64_t b) {
+  int64_t product = 0;
+  if (__builtin_mul_overflow(a, b, &product)) return std::nullopt;
+  return product;
+}
+// The product of `factors` (1 for none), or nothing when it is outside int64_t.
+std::optional<int64_t> checked_product(std::span<const int> factors);
 
 // Throws tenet::Error("<count> <what> is over the limit of <limit> ...") at `where` when count >
 // limit.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "topo/analysis.hpp"
 #include "topo/limits.hpp"
@@ -163,14 +164,23 @@ Topology TopologyBuilder::build() const {
                             t.nodes_[pair->first].name, t.nodes_[pair->second].name),
                 npus_[pair->first].where);
 
-  auto product = [](const std::vector<int>& v) {
-    int64_t p = 1;
-    for (int x : v) p *= x;
-    return p;
+  // Dimensions are NPU counts of at least 1 whose product is the NPU count, multiplied with
+  // overflow checks: a list whose product wraps around 2^64 must not pass for the count.
+  auto product = [](const std::vector<int>& v) -> std::optional<int64_t> {
+    if (std::any_of(v.begin(), v.end(), [](int x) { return x < 1; })) return std::nullopt;
+    return checked_product(v);
   };
-  if (!levels_.empty() && product(levels_) != t.num_npus_)
-    throw Error(fmt::format("dimensions multiply to {} NPUs, but the topology has {}",
-                            product(levels_), t.num_npus_));
+  if (!levels_.empty()) {
+    if (std::any_of(levels_.begin(), levels_.end(), [](int x) { return x < 1; }))
+      throw Error("dimensions must be NPU counts of at least 1");
+    const std::optional<int64_t> p = product(levels_);
+    if (!p)
+      throw Error(
+          fmt::format("dimensions multiply past 2^63 NPUs, but the topology has {}", t.num_npus_));
+    if (*p != t.num_npus_)
+      throw Error(
+          fmt::format("dimensions multiply to {} NPUs, but the topology has {}", *p, t.num_npus_));
+  }
   t.levels_ = levels_;
   t.calibration_ = calibration_;
   if (!grid_.empty() && product(grid_) == t.num_npus_) t.grid_ = grid_;

@@ -56,7 +56,9 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
   for (int k = first; k <= max_chunks_per_npu; k *= 2) {
     c.chunks_per_npu = k;
     const Bytes chunk = c.chunk_bytes_for(total_bytes);
-    if (chunk < 1) break;
+    // Chunks of less than a byte would round up to one, a larger collective than asked: past the
+    // first count, the search stops there.
+    if (chunk < 1 || (k > first && c.pieces() > total_bytes)) break;
     const double estimate =
         std::max(static_cast<double>(transfer_estimate(c)), per_chunk * c.num_chunks());
     if (k > first && estimate > static_cast<double>(transfer_budget)) break;
@@ -156,7 +158,7 @@ Made<ChunkingResult> composed_auto_chunks(const topo::Topology& t, const Collect
     if (k > 1 && transfer_estimate(cc) > o.portfolio.chunk_transfers)
       break;  // the first count always runs
     const Bytes chunk = cc.chunk_bytes_for(total_bytes);
-    if (chunk < 1) break;
+    if (chunk < 1 || (k > 1 && cc.pieces() > total_bytes)) break;  // as search_chunks
     if (o.progress) o.progress(0.05 + 0.9 * std::log2(k + 1) / std::log2(max_chunks_per_npu + 1));
     Made<Algorithm> made_here = try_synthesize(t, cc, chunk, quiet);
     if (const NotMade* not_here = std::get_if<NotMade>(&made_here)) {
@@ -438,7 +440,7 @@ class FlatSearch {
       for (int k = 2 * largest; k <= (1 << 20); k *= 2) {
         c.chunks_per_npu = k;
         const Bytes chunk = c.chunk_bytes_for(total_bytes_);
-        if (chunk < 1) break;
+        if (chunk < 1 || c.pieces() > total_bytes_) break;  // no chunk under a byte
         // An All-Reduce's pipelines over kHalvesOver of the bound count their halves' transfers.
         const bool halves = m == SynthMethod::PlanPipeline && c.kind == CollectiveKind::AllReduce &&
                             !within_bound(t_, best.algorithm, kHalvesOver);
@@ -502,7 +504,8 @@ class FlatSearch {
          !matcher_variants.empty() && k <= (1 << 20) && !at_bound_(best.algorithm); k *= 2) {
       c.chunks_per_npu = k;
       const Bytes chunk = c.chunk_bytes_for(total_bytes_);
-      if (chunk < 1 || transfer_estimate(c) > kPipelineTransferBudget) break;
+      if (chunk < 1 || c.pieces() > total_bytes_ || transfer_estimate(c) > kPipelineTransferBudget)
+        break;
       std::optional<Time> fastest;
       for (const auto& [variant, label, made_by] : matcher_variants) {
         Algorithm a = synthesize(t_, c, chunk, variant);

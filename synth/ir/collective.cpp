@@ -9,6 +9,7 @@
 
 #include "topo/error.hpp"
 #include "topo/suggest.hpp"
+#include "topo/units.hpp"
 
 namespace tenet::synth {
 
@@ -279,6 +280,29 @@ int64_t Collective::pieces() const {
 int64_t Collective::chunk_bytes_for(int64_t total) const {
   const int64_t n = pieces();
   return (total + n - 1) / n;
+}
+
+int64_t Collective::whole_chunk_bytes_for(int64_t total) const {
+  const int64_t n = pieces();
+  if (total >= n) return chunk_bytes_for(total);
+  const std::string size = format_bytes(total);
+  if (all_reduce_chunks > 0)
+    throw Error(
+        fmt::format("{} cut into {} chunks in all makes chunks of less than a byte: at most "
+                    "{} chunks for this size",
+                    size, n, total));
+  // pieces() is chunks_per_npu times the pieces of one chunk per NPU.
+  const int64_t per_chunk_per_npu = n / std::max(1, chunks_per_npu);
+  const int64_t most = total / per_chunk_per_npu;
+  if (most < 1)
+    throw Error(
+        fmt::format("{} of {} is less than a byte for each of its {} pieces at one chunk "
+                    "per NPU: give a size of at least {} B",
+                    to_string(kind), size, per_chunk_per_npu, per_chunk_per_npu));
+  throw Error(
+      fmt::format("{} chunks per NPU cut {} of {} into {} chunks of less than a byte: at "
+                  "most {} chunks per NPU for this size",
+                  chunks_per_npu, to_string(kind), size, n, most));
 }
 
 void Collective::validate(const topo::Topology& t) const {

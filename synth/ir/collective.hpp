@@ -121,6 +121,11 @@ struct Collective {
   // buffer for All-Reduce, Broadcast and Reduce, and what each rank sends for All-to-All (for
   // All-to-Allv: the bytes of one unit). Rounded up to whole bytes.
   int64_t chunk_bytes_for(int64_t total) const;
+  // chunk_bytes_for(total), for a chunk count the user chose: throws tenet::Error when `total` is
+  // fewer bytes than pieces(), whose chunks rounded up to a byte would make the collective larger
+  // than `total` (its time and bound with it). The error says the most chunks per NPU that size
+  // takes.
+  int64_t whole_chunk_bytes_for(int64_t total) const;
   // How many chunks a collective of that size is cut into (chunk_bytes x pieces() is its size).
   int64_t pieces() const;
 

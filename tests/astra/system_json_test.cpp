@@ -285,5 +285,39 @@ TEST_F(AstraSystemTest, RemoteMemoryServesOneAccessAtATimePerMemory) {
       Contains("unknown key 'x': ignored"));
 }
 
+// The roofline turns FLOPs over peak-perf into whole picoseconds: a time past what one holds (2^63
+// ps) is an error naming the node and the term, never a wrapped integer; a memory bandwidth that
+// rounds to 0 B/s is refused where it is read.
+TEST_F(AstraSystemTest, RooflineTimesPastTheClockAreErrorsNamingTheNode) {
+  std::vector<chakra::EtFile> w(2);
+  for (auto& f : w) {
+    chakra::Node& n = f.nodes.emplace_back();
+    n.set_id(0);
+    n.set_type(ChakraProtoMsg::COMP_NODE);
+    n.set_name("gemm");
+    chakra::set_int(n, "num_ops", 1'000'000'000'000);  // 10^12 FLOPs
+  }
+  auto run = [&](const std::string& peak) {
+    sim::SimConfig c;
+    apply_astra_system(
+        read_astra_system(
+            write(R"({"roofline-enabled": 1, "local-mem-bw": 1000, "peak-perf": )" + peak + "}")),
+        c, false);
+    return sim::simulate(topo::generate("ring:2"), w, c).iteration;
+  };
+  // 10^6 FLOP/s: 10^6 s, 10^18 ps, which a Time holds.
+  EXPECT_EQ(run("1e-6"), Time{1'000'000} * kPicosPerSecond);
+  // 100 FLOP/s: 10^10 s, past 2^63 ps.
+  try {
+    run("1e-10");
+    ADD_FAILURE() << "a compute time past 2^63 ps ran";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("rank 0 node 0 ('gemm'): num_ops 1000000000000 at a peak of "
+                                    "1e-10 TFLOP/s (peak-perf) takes 1e+10 s, past the 2^63 ps"));
+  }
+  EXPECT_THAT(error(R"({"local-mem-bw": 1e-12})"),
+              HasSubstr("local-mem-bw: 1e-12 GB/s is not a bandwidth"));
+}
+
 }  // namespace
 }  // namespace tenet::astra

@@ -344,7 +344,7 @@ TEST(Harness, ReportsCsvPlotsAndRegressions) {
                     "title 'lower bound'"),
             std::string::npos)
       << gp;
-  EXPECT_NE(gp.find("set xtics (\"64 KiB\" 65536, \"16 MiB\" 16777216)"), std::string::npos);
+  EXPECT_NE(gp.find("set xtics ('64 KiB' 65536, '16 MiB' 16777216)"), std::string::npos);
   std::map<std::string, std::set<std::string>> colours;  // algorithm -> colours it was drawn in
   for (size_t at = gp.find("lc rgb '"); at != std::string::npos; at = gp.find("lc rgb '", at + 1)) {
     const std::string colour = gp.substr(at + 8, 7);

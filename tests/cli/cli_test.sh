@@ -207,7 +207,7 @@ check "synth a2av bad skew" 2 "--skew 'hot:2': expected zipf:S" -- "$T" synth --
 check "synth a2av two sources" 2 "pick one" -- "$T" synth --topo ring:4 --coll all-to-all --skew zipf:1 --hot-experts 1 -o "$tmp/a2av4"
 check "synth a2av msccl refused" 0 "MSCCL-XML cannot express an all-to-allv" -- "$T" synth --topo ring:4 --coll all-to-all --traffic "$tmp/traffic.csv" -k 1 --emit msccl-xml -o "$tmp/a2av5"
 # A folder ASTRA-sim runs as it is (sim/astra_bundle.hpp).
-check "export astra-sim" 0 "astra-sim: run it: $tmp/e9/astra-sim/run.sh (ASTRA_SIM names the binary); the collective there:" -- "$T" export "$tmp/e6/algorithm.json" --topo switch:8 --format astra-sim -o "$tmp/e9"
+check "export astra-sim" 0 "astra-sim: run it: '$tmp/e9/astra-sim/run.sh' (ASTRA_SIM names the binary); the collective there:" -- "$T" export "$tmp/e6/algorithm.json" --topo switch:8 --format astra-sim -o "$tmp/e9"
 check "export astra-sim run.sh" 0 "" -- test -x "$tmp/e9/astra-sim/run.sh" -a -s "$tmp/e9/astra-sim/workload/all_reduce.7.et" -a -s "$tmp/e9/astra-sim/collective/algorithm.7.et" -a -s "$tmp/e9/astra-sim/network.yml"
 check "export astra-sim fake binary" 0 "--workload-configuration=workload/all_reduce --system-configuration=system.json" -- env ASTRA_SIM=echo "$tmp/e9/astra-sim/run.sh"
 check "export astra-sim broadcast" 0 "not written     astra-sim: ASTRA-sim runs custom all-reduce, all-gather, reduce-scatter and all-to-all only, not broadcast" -- "$T" synth --topo ring:4 --coll broadcast -k 1 --emit astra-sim -o "$tmp/e10"
@@ -441,19 +441,54 @@ check "1e999" 2 "a number is out of range" -- "$T" verify "$tmp/1e999.json" --to
 "$T" export "$tmp/r23/algorithm.json" --topo ring:4 --format msccl-xml -o "$tmp/r23" > /dev/null
 sed 's/nchunksperloop="4"/nchunksperloop="2000000000"/' "$tmp/r23/algorithm.xml" > "$tmp/loop.xml"
 check "nchunksperloop 2e9" 2 "over Tenet's limit of 1048576" -- "$T" verify "$tmp/loop.xml" --topo ring:4
+# Products of user numbers are checked: an error naming the field, exit 2, never a crash, and no
+# output folder (issues 57 and 61).
+printf 'generator: ring:4\ndimensions: [4, 5, 5581, 8681, 49477, 384773]\n' > "$tmp/dims.yaml"
+check "dimensions wrap around" 2 "dims.yaml:2:13: dimensions multiply past 2^63 NPUs" -- "$T" synth --topo "$tmp/dims.yaml" -c all-reduce -s 1MiB --algo hierarchical -o "$tmp/dims"
+jq -c '.collective.ranks = [0, 1, 2, 100]' "$ALGO/ring-allgather-4.json" > "$tmp/rank100.json"
+jq -c '.transfers[0].dst = 1000000000' "$ALGO/ring-allgather-4.json" > "$tmp/far-dst.json"
+for f in msccl-xml chakra json; do
+  check "export rank 100 as $f" 2 "rank100.json: collective: the collective is not valid on this topology: rank 3 is node 100" -- "$T" export "$tmp/rank100.json" --topo "ring:4,bidir=false" -f $f -o "$tmp/refused-r100-$f"
+  check "export node 1e9 as $f" 2 "far-dst.json: transfers[0].dst: node 1000000000 does not exist" -- "$T" export "$tmp/far-dst.json" --topo "ring:4,bidir=false" -f $f -o "$tmp/refused-far-$f"
+done
+if compgen -G "$tmp/refused-*" > /dev/null || [[ -e $tmp/dims ]]; then
+  echo "FAIL a refused input left output"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+check "verify rank 100" 3 "[bad-reference] the collective is not valid on this topology" -- "$T" verify "$tmp/rank100.json" --topo "ring:4,bidir=false"
+printf '{"roofline-enabled": 1, "peak-perf": 1e-10, "local-mem-bw": 1000}' > "$tmp/slow.json"
+check "peak-perf 1e-10" 2 "num_ops 52480000000 at a peak of 1e-10 TFLOP/s (peak-perf) takes 5.248e+08 s, past the 2^63 ps" -- "$T" sim --workload resnet50 --topo ring:4 --system "$tmp/slow.json"
+check "chunks under a byte" 2 "-k 1048576: 1048576 chunks per NPU cut all-reduce of 1 MiB into 4194304 chunks of less than a byte: at most 262144 chunks per NPU" -- "$T" synth --topo ring:4 --coll all-reduce --size 1MiB -k 1048576 -o "$tmp/k1m"
 printf 'topologies:\n  - {name: %s, npus: [a, b], links: [{src: a, dst: b, bw: 1GB/s, lat: 1us}]}\ncollectives: [all-gather]\nsizes: [1MiB]\n' \
   "$(printf '%0.sn' $(seq 300))" > "$tmp/long-name.yaml"
 check "300-character topology name" 0 "wrote" -- "$T" bench "$tmp/long-name.yaml" -o "$tmp/b-long"
-# A temporary file of a killed run (its process gone) is removed when the folder is written again;
-# one of a live process is not.
-mkdir -p "$tmp/tmps"
-sleep 60 & live=$!
-bash -c 'exit 0' & dead=$!; wait $dead
-touch "$tmp/tmps/algorithm.json.tmp.$dead" "$tmp/tmps/algorithm.json.tmp.$live"
-check "stale tmp" 0 "" -- "$T" synth --topo ring:4 --coll all-gather --size 1MiB -o "$tmp/tmps"
-if [[ -e $tmp/tmps/algorithm.json.tmp.$dead || ! -e $tmp/tmps/algorithm.json.tmp.$live ]]; then
-  echo "FAIL stale tmp files: $(ls "$tmp/tmps")"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
-kill $live 2> /dev/null
+# Streams are read up to a limit, not until memory runs out; special files given as outputs are
+# written through, never replaced; a killed commit is refused by readers, completed by a writer.
+check "chakra dump /dev/zero" 2 "not a Chakra ET node" -- "$T" chakra dump /dev/zero
+check "topo info /dev/zero" 2 "still going" -- "$T" topo info /dev/zero
+mkfifo "$tmp/trace.fifo"
+(cat "$tmp/trace.fifo" > "$tmp/trace.from-fifo") &
+check "trace into a FIFO" 0 "" -- "$T" sim --workload resnet50 --topo "nvcluster:2x4" --coll all-reduce=ring --trace "$tmp/trace.fifo"
+wait
+if [[ ! -p $tmp/trace.fifo || $(head -c 1 "$tmp/trace.from-fifo") != "{" ]]; then
+  echo "FAIL trace FIFO replaced or not written through"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+"$T" synth --topo ring:4 --coll all-gather --size 1MiB -o "$tmp/killed" > /dev/null
+printf '{"stage": ".tenet-stage.0123456789abcdef", "move": ["algorithm.json"], "remove": []}' \
+  > "$tmp/killed/.tenet-commit.0123456789abcdef"
+check "reader refuses a killed commit" 2 "killed during its commit" -- "$T" verify "$tmp/killed/algorithm.json" --topo ring:4
+[[ -e $tmp/killed/.tenet-commit.0123456789abcdef ]] && pass=$((pass + 1)) ||
+  { echo "FAIL a reader changed the folder"; fail=$((fail + 1)); }
+check "writer completes a killed commit" 0 "" -- "$T" synth --topo ring:4 --coll all-gather --size 1MiB -o "$tmp/killed"
+[[ ! -e $tmp/killed/.tenet-commit.0123456789abcdef ]] && pass=$((pass + 1)) ||
+  { echo "FAIL the writer left the killed commit's journal"; fail=$((fail + 1)); }
+check "verify after the write" 0 "CORRECT" -- "$T" verify "$tmp/killed/algorithm.json" --topo ring:4
+# Files of the user's that merely look like temporaries stay when the folder is written; only
+# Tenet's own leftovers (random names, a stage whose run is gone) go.
+mkdir -p "$tmp/tmps/thesis.tmp.31999/chapter" "$tmp/tmps/.tenet-stage.0123456789abcdef/chakra"
+touch "$tmp/tmps/notes.txt.tmp.4242" "$tmp/tmps/thesis.tmp.31999/chapter/1.tex" \
+  "$tmp/tmps/.tenet-stage.0123456789abcdef/chakra/a.0.et"
+check "user files like temporaries" 0 "" -- "$T" synth --topo ring:4 --coll all-gather --size 1MiB -o "$tmp/tmps"
+if [[ ! -e $tmp/tmps/notes.txt.tmp.4242 || ! -e $tmp/tmps/thesis.tmp.31999/chapter/1.tex ||
+      -e $tmp/tmps/.tenet-stage.0123456789abcdef ]]; then
+  echo "FAIL user files like temporaries: $(ls -A "$tmp/tmps")"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
 
 echo "cli: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]

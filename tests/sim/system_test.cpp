@@ -495,6 +495,33 @@ TEST(Workloads, OneMicroBatchPipelineIsSequential) {
   EXPECT_THROW(training_iteration(four_layers(), {1, 1, 5, 1, PipelineSchedule::GPipe}), Error);
 }
 
+// A preset's counts are batch x sequence length (each up to 2^24) times the model's sizes: a count
+// past what an integer holds is refused naming it, never converted to a wrapped value (a node of
+// -2^63 operations ran for 1 ns).
+TEST(Workloads, PresetCountsPastTheIntegersAreRefused) {
+  auto error = [](auto&& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_THAT(error([] {
+                model_preset("transformer-1t", {1 << 24, 1 << 24});
+              }),
+              HasSubstr("transformer-1t: a layer's activations (bytes) would be 1.441e+19, past "
+                        "2^62: a smaller batch or sequence length"));
+  const Model gpt = model_preset("gpt3-175b", {1 << 24, 1 << 20});
+  EXPECT_THAT(
+      error([&] {
+        training_iteration(gpt, {1, 1, 1, 1, PipelineSchedule::OneFOneB});
+      }),
+      HasSubstr("gpt3-175b: rank 0 node 'fwd layer0 mb0': 6.375e+22 operations, past 2^62"));
+  EXPECT_THAT(describe_batch("gpt3-175b", {1 << 24, 1 << 24}, 1 << 20, 1),
+              HasSubstr("(2.951e+20 tokens)"));
+}
+
 TEST(Simulator, InconsistentWorkloadsFailClearlyAndNeverHang) {
   const auto t = topo::generate("ring:4");
   auto error = [&](const Workload& w) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/topo/test_util.hpp"
 #include "topo/error.hpp"
 #include "topo/generators.hpp"
 #include "topo/io.hpp"
@@ -107,6 +108,39 @@ TEST(FlowBound, MultiplicativeWeightsStayBelowTheLpAndNearIt) {
     // The averaged routing is a flow: no faster than the LP's optimum.
     EXPECT_GE(approx.upper, lp.time) << spec;
   }
+}
+
+// The LP runs scaled and for a bounded number of simplex iterations; one stopped there leaves the
+// bound to multiplicative weights, and says so. Either way the bound is the dual bound of the
+// weights found, so it never exceeds the LP's optimum.
+TEST(FlowBound, AnLpCutShortLeavesAValidBoundAndSaysSo) {
+  const Topology t = generate("mesh2d:4x4");
+  const FlowBound lp = concurrent_flow_bound(t, all_to_all(t));
+  ASSERT_EQ(lp.lp, LpOutcome::Optimal);
+  FlowBoundOptions few;
+  few.max_lp_iterations = 5;
+  const FlowBound cut = concurrent_flow_bound(t, all_to_all(t), few);
+  EXPECT_EQ(cut.lp, LpOutcome::CutShort);
+  EXPECT_EQ(cut.method, FlowMethod::MultiplicativeWeights);
+  EXPECT_NE(describe(cut).find("; the LP was cut short"), std::string::npos) << describe(cut);
+  EXPECT_GT(cut.time, 0);
+  EXPECT_LE(cut.time, lp.time + lp.time / 1'000'000);
+  // Past max_lp_size the LP is not tried at all.
+  FlowBoundOptions no_lp;
+  no_lp.max_lp_size = 0;
+  EXPECT_EQ(concurrent_flow_bound(t, all_to_all(t), no_lp).lp, LpOutcome::NotTried);
+}
+
+// Bandwidths across 14 orders of magnitude (3 B/s to 900 TB/s) kept GLPK's simplex going without
+// end: scaled and limited, the bound comes, positive and certified by its weights.
+TEST(FlowBound, BandwidthsAcrossFourteenOrdersOfMagnitudeFinish) {
+  const Topology t = testing::wide_bandwidth_topology();
+  const FlowBound b = concurrent_flow_bound(t, all_to_all(t));
+  EXPECT_NE(b.lp, LpOutcome::NotTried);
+  EXPECT_GT(b.time, 0);
+  const double certified = flow_dual_bound(t, all_to_all(t), b.weights) * 1e12;
+  EXPECT_LE(static_cast<double>(b.time), certified);
+  EXPECT_GE(static_cast<double>(b.time), certified * (1 - 1e-6));
 }
 
 TEST(FlowBound, NoDemandNoBound) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "topo/generators.hpp"
 #include "topo/io.hpp"
@@ -89,6 +90,46 @@ TEST(Limits, CountsAndNamesAreCheckedAsTheTopologyIsBuilt) {
   named.add_npu();
   EXPECT_NE(error_of([&] { named.build(); }).find("the topology's name is not valid UTF-8"),
             std::string::npos);
+}
+
+// Products of numbers from user input are multiplied with overflow checks.
+TEST(Limits, ProductsAreCheckedForOverflow) {
+  EXPECT_EQ(checked_mul(int64_t{1} << 31, int64_t{1} << 31), int64_t{1} << 62);
+  EXPECT_FALSE(checked_mul(int64_t{1} << 32, int64_t{1} << 31));
+  EXPECT_FALSE(checked_mul(INT64_MIN, -1));
+  EXPECT_EQ(checked_product(std::vector<int>{}), 1);
+  EXPECT_EQ(checked_product(std::vector<int>{8, 4, 2}), 64);
+  // 4 x 5 x 5581 x 8681 x 49477 x 384773 = 2^64 + 4: 4 once wrapped around.
+  EXPECT_FALSE(checked_product(std::vector<int>{4, 5, 5581, 8681, 49477, 384773}));
+}
+
+// A topology file's dimensions multiply to its NPU count, checked: a list whose product wraps
+// around 2^64 to the count passed, and the hierarchical baseline crashed on it.
+TEST(Limits, DimensionsWhoseProductWrapsAroundAreRefused) {
+  EXPECT_EQ(error_of([] {
+              parse_yaml("generator: ring:4\ndimensions: [4, 5, 5581, 8681, 49477, 384773]\n",
+                         "dims.yaml");
+            }),
+            "dims.yaml:2:13: dimensions multiply past 2^63 NPUs, but the topology has 4");
+  EXPECT_EQ(error_of([] { parse_yaml("generator: ring:4\ndimensions: [2, 3]\n", "d.yaml"); }),
+            "d.yaml:2:13: dimensions multiply to 6 NPUs, but the topology has 4");
+  EXPECT_EQ(parse_yaml("generator: ring:4\ndimensions: [2, 2]\n").levels(),
+            (std::vector<int>{2, 2}));
+}
+
+// ASTRA-sim's network.yml gives bandwidths in GB/s and latencies in ns: one past what an integer
+// of bytes per second or picoseconds holds is refused at its line, not converted to -2^63.
+TEST(Limits, AstraNetworkNumbersPastTheIntegersAreRefused) {
+  auto network = [](const std::string& bw, const std::string& lat) {
+    return "topology: [Ring]\nnpus_count: [4]\nbandwidth: [" + bw + "]\nlatency: [" + lat + "]\n";
+  };
+  EXPECT_EQ(error_of([&] { parse_yaml(network("1e30", "500"), "net.yml"); }),
+            "net.yml:3:13: bandwidth '1e+30GiB/s' is absurdly large (over 1 PB/s)");
+  EXPECT_EQ(error_of([&] { parse_yaml(network("50", "1e30"), "net.yml"); }),
+            "net.yml:4:11: time '1e+30ns' is absurdly large (over 1 hour)");
+  const Topology t = parse_yaml(network("50", "500"), "net.yml");
+  EXPECT_EQ(t.link(0).bandwidth, Bandwidth{50} << 30);
+  EXPECT_EQ(t.link(0).latency, 500'000);
 }
 
 TEST(Limits, SpecsWithLongRunsOfSpacesParse) {

@@ -6,6 +6,8 @@
 #include <unistd.h>
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "topo/topology.hpp"
 
@@ -31,6 +33,26 @@ inline void expect_same_topology(const Topology& a, const Topology& b, const std
     EXPECT_EQ(a.link(l).buffer, b.link(l).buffer) << what << " link " << l;
   }
   EXPECT_EQ(a.fingerprint(), b.fingerprint()) << what;
+}
+
+// Nine NPUs on a ring both ways plus chords i -> i + 4 both ways, the k-th directed link at
+// 3 x 10^(k mod 15) B/s and the last at 900 TB/s: bandwidths across 14 orders of magnitude, on
+// which GLPK's simplex, run unscaled and without a limit, never finished the flow bound's LP.
+inline Topology wide_bandwidth_topology() {
+  TopologyBuilder b("wide-bandwidths");
+  for (int i = 0; i < 9; ++i) b.add_npu();
+  std::vector<std::pair<NodeId, NodeId>> pairs;
+  for (int step : {1, 4})
+    for (NodeId i = 0; i < 9; ++i) pairs.emplace_back(i, (i + step) % 9);
+  int k = 0;
+  for (const auto& [x, y] : pairs)
+    for (const auto& [src, dst] : {std::pair{x, y}, std::pair{y, x}}) {
+      Bandwidth bw = 3;
+      for (int e = 0; e < k % 15; ++e) bw *= 10;
+      if (++k == 2 * static_cast<int>(pairs.size())) bw = 900'000'000'000'000;
+      b.add_link(src, dst, bw, 1'000'000);
+    }
+  return b.build();
 }
 
 // A fresh temporary folder, removed when the object goes out of scope.

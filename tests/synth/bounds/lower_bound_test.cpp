@@ -17,6 +17,7 @@
 #include "synth/producers.hpp"
 #include "synth/verify/verify.hpp"
 #include "tests/synth/test_support.hpp"
+#include "tests/topo/test_util.hpp"
 #include "topo/analysis.hpp"
 #include "topo/generators.hpp"
 #include "topo/io.hpp"
@@ -147,6 +148,17 @@ TEST(AllToAllBound, NeverAboveAVerifiedAlgorithm) {  // nor the Gather and Scatt
     checked += verified_above_bound(t, c, chunk, i);
   }
   EXPECT_GE(checked, 50);
+}
+
+// The fabric of bandwidths across 14 orders of magnitude whose flow LP never finished: the
+// All-to-All, Gather and Scatter bounds come, and stay under the verified algorithms' times.
+TEST(AllToAllBound, FinishesOnBandwidthsAcrossFourteenOrdersOfMagnitude) {
+  const topo::Topology t = topo::testing::wide_bandwidth_topology();
+  int checked = 0;
+  for (CollectiveKind kind :
+       {CollectiveKind::AllToAll, CollectiveKind::Gather, CollectiveKind::Scatter})
+    checked += verified_above_bound(t, Collective::over_all(t, kind), kChunk, 0);
+  EXPECT_GE(checked, 3);
 }
 
 // Process groups (--ranks): on random topologies, a random group of at least two NPUs in a random

@@ -30,6 +30,39 @@ TEST(Collective, NcclBusBandwidthFactors) {
   EXPECT_THROW(bus_bandwidth_factor(CollectiveKind::AllReduce, 0), Error);
 }
 
+// A chunk is at least a byte: a count that cuts a size finer is refused, saying the largest count
+// that size takes (rounding 0.25-byte chunks up to 1 B timed, and bounded, 4 times the size).
+TEST(Collective, ChunksOfLessThanAByteAreRefused) {
+  auto error = [](const Collective& c, int64_t total) {
+    try {
+      c.whole_chunk_bytes_for(total);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  Collective c;
+  c.kind = CollectiveKind::AllReduce;
+  c.ranks = {0, 1, 2, 3};
+  c.chunks_per_npu = 1 << 20;
+  EXPECT_EQ(error(c, 1 << 20),
+            "1048576 chunks per NPU cut all-reduce of 1 MiB into 4194304 chunks of less than a "
+            "byte: at most 262144 chunks per NPU for this size");
+  c.chunks_per_npu = 1 << 18;
+  EXPECT_EQ(c.whole_chunk_bytes_for(1 << 20), 1);
+  c.chunks_per_npu = 3;
+  EXPECT_EQ(c.whole_chunk_bytes_for(1 << 20), c.chunk_bytes_for(1 << 20));  // 87382, rounded up
+  c.chunks_per_npu = 1;
+  EXPECT_EQ(error(c, 3),
+            "all-reduce of 3 B is less than a byte for each of its 4 pieces at one chunk per NPU: "
+            "give a size of at least 4 B");
+  // Broadcast cuts the root's data alone: k pieces.
+  c.kind = CollectiveKind::Broadcast;
+  c.chunks_per_npu = 8;
+  EXPECT_EQ(c.whole_chunk_bytes_for(8), 1);
+  EXPECT_NE(error(c, 7).find("at most 7 chunks per NPU"), std::string::npos) << error(c, 7);
+}
+
 }  // namespace
 }  // namespace tenet::synth
 
