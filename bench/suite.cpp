@@ -293,8 +293,16 @@ Suite parse_suite(std::string_view text, const std::string& file, bool quick) {
   s.name = root["name"] ? scalar(root["name"], file, "name")
                         : std::filesystem::path(file).stem().string();
   if (quick) s.name += " (quick)";
-  for (const YAML::Node& n : items(required("topologies"), file, "topologies"))
+  for (const YAML::Node& n : items(required("topologies"), file, "topologies")) {
     s.topologies.push_back(parse_topology(n, file));
+    // Results, tables and plots are keyed by the label: two alike would show one's times as both.
+    for (size_t i = 0; i + 1 < s.topologies.size(); ++i)
+      if (s.topologies[i].label == s.topologies.back().label)
+        throw Error(fmt::format("topology '{}' is listed twice (entries {} and {}): give each a "
+                                "different name",
+                                s.topologies.back().label, i + 1, s.topologies.size()),
+                    where(file, n));
+  }
   if (YAML::Node n = get("workloads"); n && !(n.IsSequence() && n.size() == 0)) {
     for (const YAML::Node& w : items(n, file, "workloads")) {
       s.workloads.push_back(parse_workload(w, file));

@@ -535,12 +535,15 @@ void add_preset_flags(CLI::App* cmd, SimArgs& args) {
   cmd->add_option("--schedule", args.schedule, "Pipeline schedule: gpipe or 1f1b")
       ->capture_default_str();
   cmd->add_option(
-      "--batch", args.batch,
-      "For a preset: samples per data-parallel replica and iteration (default: the preset's own:\n"
-      "resnet50 64 images, dlrm 2048 queries, transformers 1 sequence); the output states the\n"
-      "effective (global) batch");
+         "--batch", args.batch,
+         "For a preset: samples per data-parallel replica and iteration (default: the preset's "
+         "own:\n"
+         "resnet50 64 images, dlrm 2048 queries, transformers 1 sequence); the output states the\n"
+         "effective (global) batch")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   cmd->add_option("--seq-len", args.sequence,
-                  "For a transformer preset: tokens per sequence (default 2048)");
+                  "For a transformer preset: tokens per sequence (default 2048)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
 }
 
 // ASTRA-sim's system settings.
@@ -650,11 +653,22 @@ void add_workload_gen_command(CLI::App& app) {
   gen->add_option("--schedule", schedule, "Pipeline schedule: gpipe or 1f1b")
       ->capture_default_str();
   gen->add_option(
-      "--batch", batch,
-      "Samples per data-parallel replica and iteration (default: the preset's own: resnet50 64\n"
-      "images, dlrm 2048 queries, transformers 1 sequence); the effective batch is this x --dp");
-  gen->add_option("--seq-len", sequence, "Tokens per sequence, for a transformer (default 2048)");
-  gen->add_option("-o,--output", output, "Output prefix")->capture_default_str();
+         "--batch", batch,
+         "Samples per data-parallel replica and iteration (default: the preset's own: resnet50 64\n"
+         "images, dlrm 2048 queries, transformers 1 sequence); the effective batch is this x --dp")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  gen->add_option("--seq-len", sequence, "Tokens per sequence, for a transformer (default 2048)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  gen->add_option("-o,--output", output, "Output prefix")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {  // "" and "dir/" name no file
+            return text.empty() || text.back() == '/'
+                       ? "must name the files' prefix, e.g. out/workload (ranks are "
+                         "<prefix>.<rank>.et)"
+                       : "";
+          },
+          "PREFIX"));
   gen->add_option("-c,--coll", coll,
                   "Instead of a model: one collective per rank (all-reduce, all-gather, ...), the "
                   "microbenchmark\n"

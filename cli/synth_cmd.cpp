@@ -12,6 +12,8 @@
 #include "cli/commands.hpp"
 #include "cli/formats.hpp"
 #include "cli/progress.hpp"
+#include "synth/baselines/baselines.hpp"
+#include "synth/baselines/ring_channels.hpp"
 #include "synth/bounds/lower_bound.hpp"
 #include "synth/formats/algorithm_json.hpp"
 #include "synth/groups/group_map.hpp"
@@ -24,6 +26,10 @@
 
 namespace tenet::cli {
 namespace {
+
+// --restarts: each restart is a whole synthesis, run on all cores; past this a run has no end a
+// user would wait for.
+constexpr int kMaxRestarts = 1024;
 
 struct SynthArgs {
   std::string topology, collective = "all-reduce", size = "256MiB", chunks = "auto", output = "out",
@@ -630,11 +636,23 @@ void add_synth_command(CLI::App& app) {
                   "that was fastest there go on doubling alone while it pays; the output lists "
                   "every count tried)")
       ->capture_default_str();
-  cmd->add_option(
-      "--channels", args.channels,
-      "Channels of ring, bidir-ring and tree (NCCL's): a count, or auto (default): as many as the\n"
-      "topology feeds (one per NIC/rail across servers, one per set of disjoint links otherwise).\n"
-      "ring:1 is the single ring; a name like ring:4 sets its own");
+  cmd->add_option("--channels", args.channels,
+                  "Channels of ring, bidir-ring and tree (NCCL's): a count, or auto (default): as "
+                  "many as the\n"
+                  "topology feeds (one per NIC/rail across servers, one per set of disjoint links "
+                  "otherwise).\n"
+                  "ring:1 is the single ring; a name like ring:4 sets its own")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            try {  // the rule of a name's own count (ring:N)
+              if (text != "auto") (void)synth::parse_baseline("ring:" + text);
+              return "";
+            } catch (const Error&) {
+              return fmt::format("must be auto or a whole number from 1 to {}, not '{}'",
+                                 synth::kMaxChannels, text);
+            }
+          },
+          "auto|1-32"));
   cmd->add_option("--root", args.root,
                   "Root rank of broadcast, reduce, gather, scatter (an index into --ranks)")
       ->capture_default_str();
@@ -652,10 +670,22 @@ void add_synth_command(CLI::App& app) {
       "reaches the group's bound alone; in training the other NPUs run their own groups (the\n"
       "simulator never borrows another server)");
   cmd->add_option("--seed", args.seed, "Seed for the tie-breaks (runs are reproducible)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {  // strtoull would wrap "-1" silently
+            uint64_t v = 0;
+            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+            return ec == std::errc() && end == text.data() + text.size()
+                       ? ""
+                       : fmt::format("must be a whole number from 0 to 2^64-1, not '{}'", text);
+          },
+          "0-2^64-1"));
   cmd->add_option("--restarts", args.restarts,
-                  "Run this many seeds on all cores and keep the fastest")
-      ->capture_default_str();
+                  fmt::format("Run this many seeds on all cores and keep the fastest (1 to {}: "
+                              "each is a whole synthesis)",
+                              kMaxRestarts))
+      ->capture_default_str()
+      ->check(CLI::Range(1, kMaxRestarts));
   cmd->add_option(
          "--priority", args.priority,
          "Which chunk a link carries: scarce (the one the destination's other in-links could\n"

@@ -480,6 +480,18 @@ check "writer completes a killed commit" 0 "" -- "$T" synth --topo ring:4 --coll
 [[ ! -e $tmp/killed/.tenet-commit.0123456789abcdef ]] && pass=$((pass + 1)) ||
   { echo "FAIL the writer left the killed commit's journal"; fail=$((fail + 1)); }
 check "verify after the write" 0 "CORRECT" -- "$T" verify "$tmp/killed/algorithm.json" --topo ring:4
+# Flag values out of range are refused naming the flag, not ignored or wrapped (issue 61).
+check "restarts 1e6" 2 "--restarts: Value 1000000 not in range 1 to 1024" -- "$T" synth --topo ring:4 --restarts 1000000
+check "seed -1" 2 "--seed: must be a whole number from 0 to 2^64-1" -- "$T" synth --topo ring:4 --seed -1
+check "seed 2^64" 2 "--seed: must be a whole number" -- "$T" synth --topo ring:4 --seed 18446744073709551616
+for ch in 0 -1 100000; do
+  check "channels $ch" 2 "--channels: must be auto or a whole number from 1 to 32" -- "$T" synth --topo ring:4 --channels "$ch"
+done
+check "batch 0" 2 "--batch: Value 0 not in range 1" -- "$T" sim -w resnet50 --topo ring:4 --batch 0
+check "seq-len 0" 2 "--seq-len: Value 0 not in range 1" -- "$T" workload gen -m gpt3-13b --seq-len 0 -o "$tmp/wl0"
+check "workload gen -o ''" 2 "--output: must name the files' prefix" -- "$T" workload gen -o ""
+printf 'topologies: [ring:4, ring:4]\ncollectives: [all-gather]\nsizes: [1MiB]\n' > "$tmp/dup.yaml"
+check "bench topology twice" 2 "topology 'ring:4' is listed twice" -- "$T" bench "$tmp/dup.yaml" -o "$tmp/dup"
 # Files of the user's that merely look like temporaries stay when the folder is written; only
 # Tenet's own leftovers (random names, a stage whose run is gone) go.
 mkdir -p "$tmp/tmps/thesis.tmp.31999/chapter" "$tmp/tmps/.tenet-stage.0123456789abcdef/chakra"
