@@ -40,7 +40,8 @@ inline constexpr double kPipelinesContend = 1.1;
 inline constexpr Bytes kPipelinesPersistChunk = 4096;
 // An All-Reduce's pipelines over this of the bound count one half's transfers against the budgets.
 inline constexpr double kHalvesOver = 1.02;
-// An All-Reduce's halves run in turn where together they end over this of the RS+AG bound.
+// An All-Reduce's halves run in turn where together they end over this of the RS+AG figure
+// (LowerBound::coarse).
 inline constexpr double kInTurnOver = 1.02;
 // How many times the halves in turn are joined again at most (join_all_reduce).
 inline constexpr int kInTurnRounds = 8;

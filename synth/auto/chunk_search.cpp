@@ -412,8 +412,8 @@ class FlatSearch {
     SynthOptions quiet = quiet_;
     for (SynthMethod m : {SynthMethod::PlanPipeline, SynthMethod::ServerPlan}) {
       if (o_.method != SynthMethod::Auto && o_.method != m) continue;
-      // (An All-Reduce's pipelines may beat the RS+AG bound, which is no bound for reductions down
-      // trees.)
+      // (An All-Reduce's pipelines may beat the RS+AG figure (LowerBound::coarse), which is no
+      // bound for reductions down trees.)
       if (o_.method == SynthMethod::Auto && c.kind != CollectiveKind::AllReduce &&
           at_bound_(best.algorithm))
         break;

@@ -312,7 +312,7 @@ bool portfolio_worth_it(const topo::Topology& t, const Collective& c, Bytes chun
                         const Algorithm& best) {
   if (transfer_estimate(c) <= kPortfolioTransferBudget) return true;
   for (topo::NodeId v = 0; v < t.num_nodes(); ++v)
-    if (t.node(v).can_reduce) return true;  // nvls may beat the RS+AG bound
+    if (t.node(v).can_reduce) return true;  // nvls may beat the RS+AG figure (LowerBound::coarse)
   const Time bound = lower_bound(t, c, chunk_bytes).coarse;
   return static_cast<double>(best.claimed_time) >
          static_cast<double>(bound) * (1 + kPortfolioSlack);

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <tuple>
 #include <utility>
 
 #include <boost/pending/disjoint_sets.hpp>
@@ -138,6 +139,21 @@ Time group_time(CollectiveKind kind, int64_t inside, bool has_root, int64_t p, B
   return best;
 }
 
+// The widths at which a topology's links fall into islands: every distinct link bandwidth, or 64
+// of them spread over the range (work linear in the topology).
+std::vector<Bandwidth> island_widths(const topo::Topology& t) {
+  std::vector<Bandwidth> widths;
+  for (const topo::Link& l : t.links()) widths.push_back(l.bandwidth);
+  std::sort(widths.begin(), widths.end());
+  widths.erase(std::unique(widths.begin(), widths.end()), widths.end());
+  if (widths.size() > 64) {
+    std::vector<Bandwidth> some;
+    for (size_t i = 0; i < 64; ++i) some.push_back(widths[i * widths.size() / 64]);
+    widths = std::move(some);
+  }
+  return widths;
+}
+
 // Group cuts for All-to-All, Gather and Scatter (see group_time) over two families of groups: for
 // each link bandwidth b of the topology, the components of the links at least b wide (taken both
 // ways), and each switch with the NPUs linked to it. (Servers behind their NICs, racks behind their
@@ -145,16 +161,7 @@ Time group_time(CollectiveKind kind, int64_t inside, bool has_root, int64_t p, B
 Time group_cut_bound(const topo::Topology& t, const Collective& c, Bytes k) {
   const std::vector<topo::NodeId>& m = c.ranks;
   const topo::NodeId root = m[c.root];
-  std::vector<Bandwidth> widths;
-  for (const topo::Link& l : t.links()) widths.push_back(l.bandwidth);
-  std::sort(widths.begin(), widths.end());
-  widths.erase(std::unique(widths.begin(), widths.end()), widths.end());
-  if (widths.size() >
-      64) {  // keep the work linear in the topology: 64 thresholds, spread over the widths
-    std::vector<Bandwidth> some;
-    for (size_t i = 0; i < 64; ++i) some.push_back(widths[i * widths.size() / 64]);
-    widths = std::move(some);
-  }
+  const std::vector<Bandwidth> widths = island_widths(t);
   std::vector<char> member(t.num_nodes(), 0);
   for (topo::NodeId v : m) member[v] = 1;
   const int64_t p = static_cast<int64_t>(m.size());
@@ -292,6 +299,80 @@ Time past_cut(const topo::Topology& t, const std::vector<char>& inside,
       best = !best ? d[v] : nearest ? std::min(*best, d[v]) : std::max(*best, d[v]);
   return best.value_or(0);
 }
+// All-Reduce of `buffer` bytes. Every rank ends with every byte's sum of all P contributions:
+// - Cuts: for a set X holding some ranks but not all, X's ranks need the other side's
+//   contributions to every byte and the other side X's, so `buffer` bytes cross the cut each way.
+//   The narrowest such cut is the narrowest from or to any one rank r0 (a cut either holds r0 or
+//   not): the Broadcast cut bound from r0 and the Reduce cut bound to r0 (topo/bounds.hpp) of the
+//   whole buffer. An All-Reduce is at least a Broadcast and a Reduce of it.
+// - Arrivals: group the nodes into islands and count, for each byte, the messages that enter an
+//   island. Everyone knowing the sum of contributions held in g islands takes at least 2(g - 1)
+//   of them (one-way gossip: at least g - 1 until some island first holds the sum, then one more
+//   into each other island that holds a rank); every message ends at a transfer's endpoint (an
+//   NPU, or a switch that reduces), so islands without one are never entered and left out. The
+//   messages share the islands' incoming links: T >= 2(g - 1) buffer / their summed ingress. The
+//   islands tried: each node alone, and the components of the links at least b wide for each
+//   width b (servers joined by NVLink, apart across their NICs).
+// Neither assumes a Reduce-Scatter then an All-Gather: trees of reductions (a line's reduce to
+// the middle and back) and in-network reduction are bounded too.
+std::pair<Time, std::string> all_reduce_bandwidth(const topo::Topology& t,
+                                                  const std::vector<topo::NodeId>& m,
+                                                  Bytes buffer) {
+  const topo::NodeId r0 = m.front();
+  const Time from = topo::broadcast_cut_bound(t, r0, m).time(buffer);
+  const Time to = topo::broadcast_cut_bound(topo::reversed(t), r0, m).time(buffer);
+  const int n = t.num_nodes();
+  std::vector<char> member(n, 0);
+  for (topo::NodeId v : m) member[v] = 1;
+  // A switch that does not reduce and links to one node alone (a rail's leaf seen from one server)
+  // only ever returns that node's own bytes, unless the node routes: its links into the node
+  // carry no message (a transfer's ends differ, and only routers pass traffic through).
+  std::vector<char> dead_end(t.num_links(), 0);
+  for (topo::NodeId s = 0; s < n; ++s) {
+    if (t.node(s).kind == topo::NodeKind::Npu || t.node(s).can_reduce) continue;
+    std::optional<topo::NodeId> only;
+    bool one = true;
+    for (topo::LinkId l : t.out_links(s))
+      one = one && (!only || *only == t.link(l).dst), only = t.link(l).dst;
+    for (topo::LinkId l : t.in_links(s))
+      one = one && (!only || *only == t.link(l).src), only = t.link(l).src;
+    if (one && only && !t.node(*only).router)
+      for (topo::LinkId l : t.out_links(s)) dead_end[l] = 1;
+  }
+  std::vector<Bandwidth> widths = island_widths(t);
+  widths.push_back(std::numeric_limits<Bandwidth>::max());  // no link joins: each node alone
+  Time arrivals = 0;
+  for (size_t w = 1; w < widths.size(); ++w) {  // the narrowest width joins everything
+    boost::disjoint_sets_with_storage<> islands(n);
+    for (const topo::Link& l : t.links())
+      if (l.bandwidth >= widths[w]) islands.union_set(l.src, l.dst);
+    std::vector<char> holds_rank(n, 0), endpoint(n, 0);
+    std::vector<Int128> in(n, 0);
+    for (topo::NodeId v = 0; v < n; ++v) {
+      const auto i = islands.find_set(v);
+      holds_rank[i] |= member[v];
+      endpoint[i] |= t.node(v).kind == topo::NodeKind::Npu || t.node(v).can_reduce;
+    }
+    for (topo::LinkId id = 0; id < t.num_links(); ++id)
+      if (const topo::Link& l = t.link(id);
+          !dead_end[id] && islands.find_set(l.src) != islands.find_set(l.dst))
+        in[islands.find_set(l.dst)] += l.bandwidth;
+    int64_t g = 0;
+    Int128 ingress = 0;
+    for (int i = 0; i < n; ++i) {
+      g += holds_rank[i];
+      if (endpoint[i]) ingress += in[i];
+    }
+    if (g < 2 || ingress == 0) continue;
+    const Int128 bytes = Int128{2} * (g - 1) * buffer;
+    arrivals = std::max(arrivals, static_cast<Time>(std::min<Int128>(
+                                      (bytes * kPicosPerSecond + ingress - 1) / ingress,
+                                      std::numeric_limits<Time>::max() / 2)));
+  }
+  if (arrivals > std::max(from, to)) return {arrivals, "arrivals bound"};
+  return {std::max(from, to), "cut bound (every byte both ways)"};
+}
+
 std::vector<char> flags(const topo::Topology& t, const std::vector<topo::NodeId>& set,
                         bool complement = false) {
   std::vector<char> in(t.num_nodes(), complement ? 1 : 0);
@@ -332,10 +413,12 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
     case CollectiveKind::AllReduce: {
       const Bytes buffer =
           static_cast<Bytes>(c.num_chunks()) * chunk_bytes;  // P*k chunks, or C in all
-      b.bandwidth = topo::allgather_cut_bound(topo::reversed(t), m).time(buffer) +
-                    topo::allgather_cut_bound(t, m).time(buffer);
+      std::tie(b.bandwidth, b.label) = all_reduce_bandwidth(t, m, buffer);
+      // What the synthesizer's search thresholds were tuned against (coarse, below): the
+      // Reduce-Scatter plus All-Gather figure, a bound on that family of algorithms only.
+      b.steering = topo::allgather_cut_bound(topo::reversed(t), m).time(buffer) +
+                   topo::allgather_cut_bound(t, m).time(buffer);
       b.latency = farthest(t, m, m);
-      b.label = "RS+AG bound";
       break;
     }
     case CollectiveKind::Broadcast: {
@@ -448,7 +531,7 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
   if (t.num_links() == 0) cheapest = 0;
   b.cut_latency = std::max(b.cut_latency, cheapest);
   b.total = std::max(b.bandwidth + b.cut_latency, b.latency);
-  b.coarse = std::max(b.bandwidth + cheapest, b.latency);
+  b.coarse = std::max((b.steering > 0 ? b.steering : b.bandwidth) + cheapest, b.latency);
   return b;
 }
 

@@ -1,8 +1,9 @@
 // Lower bounds on a collective's time on a topology, for "percent of ideal".
 //   All-Gather: the cut bound (topo/bounds.hpp) on the member NPUs.
 //   Reduce-Scatter: the cut bound on the reversed topology.
-//   All-Reduce: Reduce-Scatter plus All-Gather ("RS+AG bound": not a bound on algorithms that
-//   reduce inside the network).
+//   All-Reduce: the narrowest cut around any set of ranks carries the whole buffer each way ("cut
+//   bound (every byte both ways)": at least a Broadcast and a Reduce of it), or every byte arrives
+//   2(P - 1) times at NPUs or reducing switches ("arrivals bound"); see lower_bound.cpp.
 //   Broadcast: the cut bound from the root (topo::broadcast_cut_bound); Reduce: the same reversed.
 //   Gather, Scatter: what each member must receive over its incoming links and send over its
 //   outgoing links, or what a group of NPUs ("group cut bound", below) must let in or out on the
@@ -40,9 +41,13 @@ struct LowerBound {
   // max(bandwidth + the cheapest link's latency, latency): the bound as it was before the latency
   // past the cut counted. The synthesizer's thresholds for how far to search (kChunkSearchSlack,
   // kPipelinesPersist, ...) were tuned against it and keep to it, so that the tighter bound changes
-  // what is reported, not what is built.
+  // what is reported, not what is built (All-Reduce: with `steering` as its bandwidth term).
   Time coarse = 0;
-  std::string label;  // "cut bound", "RS+AG bound", "cut bound (from the root)", "ingress/egress
+  // All-Reduce: the Reduce-Scatter plus All-Gather figure (a bound on that family only; a tree of
+  // reductions can beat it), which `coarse` keeps to; 0 for the others.
+  Time steering = 0;
+  std::string label;  // "cut bound", "cut bound (every byte both ways)", "arrivals bound",
+                      // "cut bound (from the root)", "ingress/egress
                       // bound", "hop-count bound", "link-time bound", "group cut bound",
                       // "max-concurrent-flow bound (LP)", "max-concurrent-flow bound
                       // (multiplicative weights, R rounds)"
@@ -50,10 +55,10 @@ struct LowerBound {
 
 LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk_bytes);
 
-// The terms that make up `b.total`, in words whose numbers add up: "RS+AG bound 1.2 ms + 700 ns
+// The terms that make up `b.total`, in words whose numbers add up: "arrivals bound 1.2 ms + 700 ns
 // latency", "cut bound 1.321 ms + 500 ns latency past the cut", or, when the farthest pair's
-// latency is larger, "latency of the farthest pair that must communicate (RS+AG bound 240 ps + 700
-// ns latency is less)".
+// latency is larger, "latency of the farthest pair that must communicate (arrivals bound 240 ps +
+// 700 ns latency is less)".
 std::string describe(const LowerBound& b);
 
 }  // namespace tenet::synth

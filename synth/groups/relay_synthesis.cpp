@@ -104,7 +104,9 @@ std::optional<Algorithm> relay_synthesize(const topo::Topology& t, const Collect
   }
   Time fastest = std::numeric_limits<Time>::max();
   for (const auto& [spec, a] : alone) fastest = std::min(fastest, a.claimed_time);
-  for (auto& [spec, a] : alone) {
+  for (auto& entry : alone) {
+    const BaselineSpec& spec = entry.first;  // not a structured binding: the lambda captures it
+    Algorithm& a = entry.second;
     if (static_cast<double>(a.claimed_time) > kRelayBaselineTie * static_cast<double>(fastest))
       continue;
     compose(

@@ -141,8 +141,8 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   // starting once every reduction into it is done, so that neither half's streams crowd the
   // other's out. The joined channels are serial where both halves' are, shared where neither's
   // are, else timed both ways. On mixed speeds, where the pipelines together end over kInTurnOver
-  // of the RS+AG bound (below it they may overlap where in turn they cannot; and each count in
-  // turn costs as much again).
+  // of the RS+AG figure (LowerBound::coarse) (below it they may overlap where in turn they cannot;
+  // and each count in turn costs as much again).
   const bool asked = (o.pipelines.variants >> kPipelineInTurn & 1) != 0;
   const bool far =
       mixed_speeds(t) &&

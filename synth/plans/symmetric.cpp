@@ -456,7 +456,9 @@ std::optional<Algorithm> synthesize_symmetric(const topo::Topology& t, const Col
       // Chunk q from rank s to rank d is (s * P + d) * k + q; rank 0's send of its chunk for NPU e,
       // moved by s, carries rank s's chunk for NPU e + s.
       for (const Send& send : best->sends) {
-        const auto [d, q] = routed.chunks[send.chunk];
+        const auto& [d, q_bound] = routed.chunks[send.chunk];
+        const auto q =
+            q_bound;  // a plain local: lambdas do not capture structured bindings (clang)
         topo::Translations::Walker dest(*tr, d);
         moved(send, [&](topo::NodeId s, std::span<const LinkId> route) {
           const int64_t pair = static_cast<int64_t>(rank_of[s]) * p + rank_of[dest.at()];

@@ -42,8 +42,11 @@ TEST(FlowPlanQuality, PacedPipelinesKeepToTheirShare) {
   const ChunkingResult r = synthesize_auto_chunks(
       t, Collective::over_all(t, CollectiveKind::AllReduce), Bytes{256} << 20);
   const LowerBound b = lower_bound(t, r.algorithm.collective, r.algorithm.chunk_bytes);
-  EXPECT_LE(static_cast<double>(r.algorithm.claimed_time) / static_cast<double>(b.total), 1.01)
+  // Against the Reduce-Scatter plus All-Gather figure the pipelines are built to (`coarse`): the
+  // All-Reduce bound below it (every byte both ways, arrivals) is a bound on trees too.
+  EXPECT_LE(static_cast<double>(r.algorithm.claimed_time) / static_cast<double>(b.coarse), 1.01)
       << r.algorithm.method;
+  EXPECT_GE(r.algorithm.claimed_time, b.total);
 }
 
 // Seed 26 of the RandomFabrics benchmark: seven NPUs on three switches, a Reduce to npu0 whose

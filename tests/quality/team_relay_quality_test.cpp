@@ -40,10 +40,15 @@ TEST(TeamRelayQuality, DataParallelGroupReachesItsBound) {
   for (CollectiveKind kind : {CollectiveKind::AllReduce, CollectiveKind::AllGather}) {
     const Collective c = testing::rail_group(t, kind, 0, 1);
     const ChunkingResult best = synthesize_auto_chunks(t, c, 256 << 20);
-    const Time bound = lower_bound(t, best.algorithm.collective, best.algorithm.chunk_bytes).total;
+    const LowerBound b = lower_bound(t, best.algorithm.collective, best.algorithm.chunk_bytes);
+    // All-Reduce: against the Reduce-Scatter plus All-Gather figure the relay is built to
+    // (`coarse`); the All-Reduce bound (every byte both ways, arrivals) counts every borrowable
+    // NPU's links and lies below it.
+    const Time bound = kind == CollectiveKind::AllReduce ? b.coarse : b.total;
     const Time time = verify(t, best.algorithm).collective_time;
     EXPECT_LE(static_cast<double>(time), kRelayEnough * static_cast<double>(bound))
         << to_string(kind) << ": " << best.algorithm.method;
+    EXPECT_GE(time, b.total) << to_string(kind);
   }
 }
 
@@ -69,10 +74,15 @@ TEST(TeamRelayQuality, TensorParallelGroupReachesItsBound) {
        {CollectiveKind::AllGather, CollectiveKind::ReduceScatter, CollectiveKind::AllReduce}) {
     const Collective c = testing::server_group(kind, 8, 8, 1);
     const ChunkingResult best = synthesize_auto_chunks(t, c, 256 << 20);
-    const Time bound = lower_bound(t, best.algorithm.collective, best.algorithm.chunk_bytes).total;
+    const LowerBound b = lower_bound(t, best.algorithm.collective, best.algorithm.chunk_bytes);
+    // All-Reduce: against the Reduce-Scatter plus All-Gather figure the relay is built to
+    // (`coarse`); the All-Reduce bound (every byte both ways, arrivals) counts every borrowable
+    // NPU's links and lies below it.
+    const Time bound = kind == CollectiveKind::AllReduce ? b.coarse : b.total;
     const Time time = verify(t, best.algorithm).collective_time;
     EXPECT_LE(static_cast<double>(time), kRelayEnough * static_cast<double>(bound))
         << to_string(kind) << ": " << best.algorithm.method;
+    EXPECT_GE(time, b.total) << to_string(kind);
   }
 }
 

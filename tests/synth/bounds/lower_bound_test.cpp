@@ -150,6 +150,59 @@ TEST(AllToAllBound, NeverAboveAVerifiedAlgorithm) {  // nor the Gather and Scatt
   EXPECT_GE(checked, 50);
 }
 
+// The All-Reduce bound in closed form: on a switch the arrivals bound is the classic
+// 2(p-1)/p M/B; on a line the whole buffer crosses the middle each way, M/B, which a reduction to
+// the middle and back reaches (the Reduce-Scatter plus All-Gather figure, 2(p-1)/p M/B, was
+// printed as the bound and beaten by 43 %).
+TEST(AllReduceBound, ClosedFormsOnASwitchAndALine) {
+  const Bytes m = Bytes{256} << 20;
+  for (const char* spec : {"switch:8", "line:8"}) {
+    const topo::Topology t = topo::generate(spec);
+    const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
+    const LowerBound b = lower_bound(t, c, c.chunk_bytes_for(m));
+    const Bandwidth bw = t.link(0).bandwidth;
+    const Time want =
+        spec == std::string("line:8") ? transfer_time(m, bw) : transfer_time(2 * 7 * m / 8, bw);
+    EXPECT_NEAR(static_cast<double>(b.bandwidth), static_cast<double>(want), 2.0) << spec;
+    EXPECT_LE(b.total, make_algorithm("tenet", t, c, c.chunk_bytes_for(m)).claimed_time) << spec;
+  }
+}
+
+// No All-Reduce, whoever made it (every method, both link models, every baseline, in-network
+// reduction where a switch reduces), is faster than the printed bound.
+TEST(AllReduceBound, NeverAboveAnyVerifiedAlgorithm) {
+  std::mt19937_64 rng(5823);
+  int checked = 0;
+  for (int i = 0; i < 24; ++i) {
+    const topo::Topology t =
+        i % 4 == 3 ? topo::generate(std::array{"line:6", "mesh2d:3x3", "hetmesh2d:3x3",
+                                               "nvcluster:2x4,net=rail", "switch:6"}[i / 4 % 5])
+                   : testing::random_topology(rng, 8);
+    Collective c =
+        Collective::over_all(t, CollectiveKind::AllReduce, 1 + static_cast<int>(rng() % 2));
+    const Bytes chunk = Bytes{1} << (10 + rng() % 12);
+    const LowerBound b = lower_bound(t, c, chunk);
+    for (const std::string& name : algorithm_names(CollectiveKind::AllReduce))
+      for (SynthMethod method : {SynthMethod::Auto, SynthMethod::PlanPipeline}) {
+        if (name != "tenet" && method != SynthMethod::Auto) continue;
+        SynthOptions o;
+        o.method = method;
+        Algorithm a;
+        try {
+          a = make_algorithm(name, t, c, chunk, o);
+        } catch (const NotApplicable&) {
+          continue;
+        }
+        const std::string at = fmt::format("case {} ({}), {} {}", i, t.name(), name, a.method);
+        const Report r = verify(t, a, {.max_reported = 3, .lower_bound = false});
+        EXPECT_TRUE(r.correct()) << at << testing::violation_text(r);
+        EXPECT_GE(a.claimed_time, b.total) << at << ": " << describe(b);
+        ++checked;
+      }
+  }
+  EXPECT_GE(checked, 80);
+}
+
 // The fabric of bandwidths across 14 orders of magnitude whose flow LP never finished: the
 // All-to-All, Gather and Scatter bounds come, and stay under the verified algorithms' times.
 TEST(AllToAllBound, FinishesOnBandwidthsAcrossFourteenOrdersOfMagnitude) {

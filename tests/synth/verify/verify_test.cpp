@@ -95,7 +95,7 @@ TEST(VerifyHandBuilt, HalvingDoublingAllReduceOnEight) {
   Report r = verify(t, a);
   EXPECT_TRUE(r.correct()) << kinds(r);
   EXPECT_EQ(r.transfers, 2u * 8 * 7);
-  EXPECT_EQ(r.bound.label, "RS+AG bound");
+  EXPECT_EQ(r.bound.label, "arrivals bound");  // 2 x 7 chunk-sized arrivals of every byte
 }
 
 TEST(VerifyHandBuilt, BroadcastTreeThroughASwitch) {
