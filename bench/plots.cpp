@@ -104,7 +104,7 @@ void bar_chart(Plotter& p, const std::string& name, const std::string& title,
   if (columns.empty()) return;
   std::string data = comment.empty() ? "" : "# " + comment + "\n";
   data += "topology";
-  for (const std::string& c : columns) data += " " + data_field(c);
+  for (const std::string& c : columns) data += fmt::format(" {}", data_field(c));
   data += "\n";
   for (const SuiteTopology& topo : p.suite.topologies) {
     data += data_field(display_name(topo));
@@ -191,8 +191,8 @@ void size_charts(Plotter& p, const std::vector<Result>& results, const SuiteTopo
   const std::string name = fmt::format("{}-{}-k{}", file, synth::to_string(k), chunk_label);
   std::string time_data = "size_bytes \"lower bound\"", busbw_data = "size_bytes \"bound\"";
   for (const std::string& a : algs) {
-    time_data += " " + data_field(a);
-    busbw_data += " " + data_field(a);
+    time_data += fmt::format(" {}", data_field(a));   // not " " + a temporary: GCC 12's
+    busbw_data += fmt::format(" {}", data_field(a));  // -Wrestrict misfires on it
   }
   time_data += "\n";
   busbw_data += "\n";

@@ -1,6 +1,7 @@
 // The order a collective graph's sends keep (collective_graph_detail.hpp, check_send_order).
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <map>
 #include <unordered_map>
 
@@ -37,18 +38,19 @@ struct RankGraph {
 };
 
 // Which of `targets` node `from` depends on, directly or through others (breadth first, stopping
-// once all are found).
-std::vector<bool> depends_on(const RankGraph& g, size_t from, const std::vector<size_t>& targets) {
+// once all are found). `seen` is scratch of the graph's size, marked with `stamp` (a new one per
+// call), so a search costs what it visits, not the whole file.
+std::vector<bool> depends_on(const RankGraph& g, size_t from, const std::vector<size_t>& targets,
+                             std::vector<uint64_t>& seen, uint64_t stamp) {
   std::unordered_map<size_t, std::vector<size_t>> wanted;  // node -> positions in targets
   for (size_t t = 0; t < targets.size(); ++t) wanted[targets[t]].push_back(t);
   std::vector<bool> found(targets.size(), false);
   size_t missing = targets.size();
-  std::vector<char> seen(g.deps.size(), 0);
   std::vector<size_t> queue(g.deps[from].begin(), g.deps[from].end());
   for (size_t q = 0; q < queue.size() && missing > 0; ++q) {
     const size_t y = queue[q];
-    if (seen[y]) continue;
-    seen[y] = 1;
+    if (seen[y] == stamp) continue;
+    seen[y] = stamp;
     if (auto it = wanted.find(y); it != wanted.end())
       for (size_t t : it->second) {
         found[t] = true;
@@ -66,6 +68,9 @@ std::vector<synth::ImportProblem> check_send_order(const std::vector<EtFile>& fi
                                                    const std::string& prefix) {
   std::vector<RankGraph> graphs;
   for (const EtFile& f : files) graphs.emplace_back(f);
+  std::vector<std::vector<uint64_t>> seen;  // per rank: depends_on's scratch
+  for (const RankGraph& g : graphs) seen.emplace_back(g.deps.size(), 0);
+  uint64_t stamp = 0;
   std::vector<synth::ImportProblem> problems;
   // (rank, chunk) -> the messages that brought it there so far
   std::map<std::pair<int, int64_t>, std::vector<size_t>> arrived;
@@ -75,7 +80,8 @@ std::vector<synth::ImportProblem> check_send_order(const std::vector<EtFile>& fi
     if (auto it = arrived.find({msg.send.rank, msg.chunk}); it != arrived.end()) {
       std::vector<size_t> targets;
       for (size_t e : it->second) targets.push_back(g.done(messages[e].recv.index));
-      const std::vector<bool> found = depends_on(g, msg.send.index, targets);
+      const std::vector<bool> found =
+          depends_on(g, msg.send.index, targets, seen[msg.send.rank], ++stamp);
       for (size_t t = 0; t < targets.size(); ++t) {
         if (found[t]) continue;
         const Node& send = files[msg.send.rank].nodes[msg.send.index];
