@@ -94,26 +94,29 @@ Fd open_folder(int root, const std::string& rel, bool create, const std::string&
   return at;
 }
 
+std::vector<std::string> entries(int fd) {
+  std::vector<std::string> names;
+  const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);  // closedir closes the copy, not `fd`
+  DIR* d = copy >= 0 ? ::fdopendir(copy) : nullptr;
+  if (!d) {
+    if (copy >= 0) ::close(copy);
+    return names;
+  }
+  ::rewinddir(d);
+  while (const dirent* e = ::readdir(d))
+    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+      names.emplace_back(e->d_name);
+  ::closedir(d);
+  return names;
+}
+
 bool remove_all_at(int parent, const std::string& name) {
   if (::unlinkat(parent, name.c_str(), 0) == 0 || errno == ENOENT) return true;
   if (errno != EISDIR && errno != EPERM) return false;  // EPERM: Linux's answer for a folder
   Fd dir(::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!dir) return false;
-  std::vector<std::string> entries;
-  {
-    const int copy = ::fcntl(dir.get(), F_DUPFD_CLOEXEC, 0);
-    DIR* d = copy >= 0 ? ::fdopendir(copy) : nullptr;
-    if (!d) {
-      if (copy >= 0) ::close(copy);
-      return false;
-    }
-    while (const dirent* e = ::readdir(d))
-      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
-        entries.emplace_back(e->d_name);
-    ::closedir(d);
-  }
   bool ok = true;
-  for (const std::string& e : entries) ok = remove_all_at(dir.get(), e) && ok;
+  for (const std::string& e : entries(dir.get())) ok = remove_all_at(dir.get(), e) && ok;
   return ::unlinkat(parent, name.c_str(), AT_REMOVEDIR) == 0 && ok;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace tenet::topo::no_follow {
 
@@ -44,6 +45,9 @@ Fd open_root(const std::string& dir);
 // Throws tenet::Error naming `<shown>/<component>` when a component is a link, a file, or cannot
 // be created. `rel` must be plain relative ("" is the root itself).
 Fd open_folder(int root, const std::string& rel, bool create, const std::string& shown);
+
+// The names in the open folder `fd` (not "." and ".."); none when it cannot be listed.
+std::vector<std::string> entries(int fd);
 
 // Removes the entry `name` of the folder `parent`: a file or a link (never followed), or a folder
 // with everything in it (walked without following links). Missing is not an error; returns false

@@ -31,23 +31,6 @@ constexpr std::string_view kStage = ".tenet-stage.", kJournal = ".tenet-commit."
 // A journal is a list of names; one larger than this was not written by Tenet.
 constexpr off_t kMaxJournalBytes = off_t{1} << 30;
 
-// The names in the folder `fd` (not "." and "..").
-std::vector<std::string> entries_of(int fd) {
-  std::vector<std::string> names;
-  const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  DIR* d = copy >= 0 ? ::fdopendir(copy) : nullptr;
-  if (!d) {
-    if (copy >= 0) ::close(copy);
-    return names;
-  }
-  ::rewinddir(d);
-  while (const dirent* e = ::readdir(d))
-    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
-      names.emplace_back(e->d_name);
-  ::closedir(d);
-  return names;
-}
-
 // The kind of the entry `name` of folder `fd`, links not followed; 0 when there is none.
 mode_t kind_at(int fd, const std::string& name) {
   struct stat st {};
@@ -154,7 +137,7 @@ void apply(int dir, const std::string& shown, const Journal& j) {
 // Under the folder's exclusive lock: commits killed runs left are rolled forward, and the
 // stages of runs that are gone (their flock can be taken) removed.
 void complete_killed_runs(int dir, const std::string& shown) {
-  const std::vector<std::string> names = entries_of(dir);
+  const std::vector<std::string> names = no_follow::entries(dir);
   std::set<std::string> journaled;
   for (const std::string& name : names) {
     if (!no_follow::has_random_suffix(name, kJournal)) continue;
@@ -180,7 +163,7 @@ void complete_killed_runs(int dir, const std::string& shown) {
 
 // The regular files under `fd` (a folder of this run's own stage), relative, in name order.
 void files_under(int fd, const std::string& prefix, std::set<std::string>& out) {
-  for (const std::string& name : entries_of(fd)) {
+  for (const std::string& name : no_follow::entries(fd)) {
     const mode_t kind = kind_at(fd, name);
     if (kind == S_IFREG) out.insert(prefix + name);
     if (kind != S_IFDIR) continue;
@@ -193,7 +176,7 @@ void files_under(int fd, const std::string& prefix, std::set<std::string>& out) 
 void remove_empty_folders(int dir, const std::string& rel) {
   const Fd fd = no_follow::open_folder(dir, rel, false, "");
   if (!fd) return;
-  for (const std::string& name : entries_of(fd.get()))
+  for (const std::string& name : no_follow::entries(fd.get()))
     if (kind_at(fd.get(), name) == S_IFDIR) remove_empty_folders(dir, rel + "/" + name);
   const auto [parent, name] = parent_of(dir, rel, false, "");
   if (parent) ::unlinkat(parent.get(), name.c_str(), AT_REMOVEDIR);  // fails when not empty
@@ -350,7 +333,7 @@ std::vector<std::string> OutputFolder::stale_files() const {
     const Fd fd = m.folder.empty() ? Fd(::fcntl(dir_fd_.get(), F_DUPFD_CLOEXEC, 0))
                                    : no_follow::open_folder(dir_fd_.get(), m.folder, false, dir_);
     if (!fd) continue;
-    for (const std::string& name : entries_of(fd.get()))
+    for (const std::string& name : no_follow::entries(fd.get()))
       if (kind_at(fd.get(), name) == S_IFREG && m.stale(name))
         found.insert(m.folder.empty() ? name : m.folder + "/" + name);
   }
@@ -403,7 +386,7 @@ FolderReadLock::FolderReadLock(const std::string& dir) {
     Fd fd(::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!fd) continue;
     lock_folder(fd.get(), LOCK_SH, d.string());
-    for (const std::string& name : entries_of(fd.get()))
+    for (const std::string& name : no_follow::entries(fd.get()))
       if (no_follow::has_random_suffix(name, kJournal))
         throw Error(
             "a Tenet run writing this folder was killed during its commit: its files may mix two "

@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <tuple>
 #include <utility>
@@ -330,13 +331,10 @@ std::pair<Time, std::string> all_reduce_bandwidth(const topo::Topology& t,
   std::vector<char> dead_end(t.num_links(), 0);
   for (topo::NodeId s = 0; s < n; ++s) {
     if (t.node(s).kind == topo::NodeKind::Npu || t.node(s).can_reduce) continue;
-    std::optional<topo::NodeId> only;
-    bool one = true;
-    for (topo::LinkId l : t.out_links(s))
-      one = one && (!only || *only == t.link(l).dst), only = t.link(l).dst;
-    for (topo::LinkId l : t.in_links(s))
-      one = one && (!only || *only == t.link(l).src), only = t.link(l).src;
-    if (one && only && !t.node(*only).router)
+    std::set<topo::NodeId> neighbours;
+    for (topo::LinkId l : t.out_links(s)) neighbours.insert(t.link(l).dst);
+    for (topo::LinkId l : t.in_links(s)) neighbours.insert(t.link(l).src);
+    if (neighbours.size() == 1 && !t.node(*neighbours.begin()).router)
       for (topo::LinkId l : t.out_links(s)) dead_end[l] = 1;
   }
   std::vector<Bandwidth> widths = island_widths(t);
