@@ -109,7 +109,7 @@ CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topolog
       synth::compute_times(t, a, start, end);
     }
     usable = end;
-    coster.emplace(t, a.chunk_bytes, a.link_model);
+    coster.emplace(t, a);
   }
   if (comp())
     comp_micros_ =
@@ -194,6 +194,7 @@ ChakraProtoMsg::GlobalMetadata CollectiveGraphPlan::metadata(int r) const {
   add_string(m, "tenet_link_model", std::string(synth::to_string(a_.link_model)));
   if (a_.reduce_bandwidth > 0) add_int(m, "tenet_reduce_bandwidth", a_.reduce_bandwidth);
   if (a_.serial_channels) add_int(m, "tenet_serial_channels", 1);
+  if (a_.step_costs) add_int(m, "tenet_step_costs", 1);
   add_string(m, "tenet_fingerprint", fmt::format("{:016x}", a_.topology_fingerprint));
   add_string(m, "tenet_name", a_.name);
   add_int(m, "tenet_rank", r);

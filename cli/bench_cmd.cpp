@@ -25,6 +25,7 @@ struct BenchArgs {
   std::string suite, output = "out/bench", compare_to;
   std::vector<std::string> networks;
   bool quick = false, print_default = false, fail_on_build_time = false;
+  bool step_costs = true;  // --step-costs
   int threads = 0;
   double speed_tolerance = 1.0;
 };
@@ -35,6 +36,7 @@ bench::Suite prepare(const BenchArgs& args, bool lead, std::string& old_csv,
   bench::Suite suite = args.suite.empty() ? bench::parse_suite(bench::default_suite_yaml(),
                                                                "<default suite>", args.quick)
                                           : bench::load_suite(args.suite, args.quick);
+  for (bench::SuiteTopology& st : suite.topologies) st.topology.set_charges_steps(args.step_costs);
   if (!args.networks.empty()) {
     suite.networks.clear();
     for (const std::string& n : args.networks) suite.networks.push_back(sim::parse_network(n));
@@ -327,6 +329,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option(
       "suite", args.suite,
       "Suite YAML file (see --print-default for the format); default: the built-in suite");
+  add_step_costs_flag(cmd, args.step_costs);
   cmd->add_flag("--quick", args.quick,
                 "Run the suite's quick subset (the built-in one: 16 cases, about 6 s on 2 cores)");
   cmd->add_option("-o,--output", args.output, "Output folder")->capture_default_str();

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "topo/limits.hpp"
+#include "topo/topology.hpp"
 #include "topo/units.hpp"
 
 namespace tenet::cli {
@@ -28,6 +29,12 @@ int parse_chunks(const std::string& text, int when_auto, int most = topo::kMaxCh
 
 // A size flag's value; its name in the error when it does not parse.
 Bytes size_flag(const std::string& flag, const std::string& text);
+
+// --step-costs on|off on a verb that makes, imports or simulates algorithms (default on).
+void add_step_costs_flag(CLI::App* cmd, bool& on);
+// A topology file or generator spec, charging its links' per-step costs when `step_costs`
+// (topo::Topology::charges_steps).
+topo::Topology load_topology(const std::string& spec, bool step_costs);
 
 // --reduce-bw: "0" or a bandwidth with a unit; the flag's name in the error when it does not parse.
 Bandwidth parse_reduce_bandwidth(const std::string& text);

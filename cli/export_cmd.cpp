@@ -42,6 +42,7 @@ Bytes size_flag(const std::string& flag, const std::string& text) {
 
 void add_export_commands(CLI::App& app) {
   static std::string input, topology, formats = "chakra,msccl-xml,json", output = "out/export";
+  static bool step_costs = true;
   static MscclFlags msccl_flags;
   static ChakraFlags chakra_flags;
   CLI::App* exp = app.add_subcommand("export",
@@ -59,10 +60,11 @@ void add_export_commands(CLI::App& app) {
   exp->add_option("-o,--output", output, "Output folder")->capture_default_str();
   add_chakra_flags(exp, chakra_flags);
   add_msccl_flags(exp, msccl_flags);
+  add_step_costs_flag(exp, step_costs);
   exp->callback([] {
     const exporting::ExportOptions options =
         export_options(chakra_flags, msccl_flags);  // bad flags before any work
-    const topo::Topology t = topo::load(topology);
+    const topo::Topology t = load_topology(topology, step_costs);
     const synth::Algorithm a = load_any_algorithm(input, t);
     const exporting::Exported e =
         exporting::export_algorithm(a, t, split_commas(formats), output, options);

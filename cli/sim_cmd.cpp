@@ -32,6 +32,7 @@ struct SimArgs {
   int tp = 1, pp = 1, microbatches = 1, in_flight = 0, links = 8, bins = 24;
   int64_t batch = 0, sequence = 0;
   bool json = false;
+  bool step_costs = true;  // --step-costs
   // Packet network options.
   std::string mtu = "4KiB", header = "0B", buffer = "auto", routing = "source",
               arbitration = "round-robin";
@@ -406,7 +407,7 @@ void print_text(const SimArgs& args, const topo::Topology& t, const SimWorkload&
 }
 
 void run_sim(const SimArgs& args) {
-  const topo::Topology t = topo::load(args.topology);
+  const topo::Topology t = load_topology(args.topology, args.step_costs);
   const SimWorkload w = load_workload(args, t);
   std::vector<std::string> system_notes;
   sim::SimConfig cfg = sim_config(args, system_notes);
@@ -430,6 +431,7 @@ void add_workload_flags(CLI::App* cmd, SimArgs& args) {
                       fmt::format("{}", fmt::join(sim::model_presets(), ", ")))
       ->required();
   cmd->add_option("-t,--topo", args.topology, "Topology file or generator spec")->required();
+  add_step_costs_flag(cmd, args.step_costs);
 }
 
 // The network model, and the options of the packet network.

@@ -41,7 +41,8 @@ struct SynthArgs {
   std::vector<std::string> emit{"json"};
   uint64_t seed = 1;
   int restarts = 1, root = 0, step_factor = 2;
-  std::string ranks;  // --ranks: a process group; empty: every NPU
+  std::string ranks;       // --ranks: a process group; empty: every NPU
+  bool step_costs = true;  // --step-costs
   bool no_borrow =
       false;  // --no-borrow: a group does not borrow idle NPUs (synth/groups/team_relay.hpp)
   // All-to-Allv: a traffic matrix file, or a generator (--skew zipf:S, --hot-experts K).
@@ -455,7 +456,7 @@ void print_rows(const SynthArgs& args, const topo::Topology& t, const synth::Col
 }
 
 void run_synth(const SynthArgs& args) {
-  const topo::Topology t = topo::load(args.topology);
+  const topo::Topology t = load_topology(args.topology, args.step_costs);
   synth::Collective c = synth::Collective::over_all(t, synth::parse_collective(args.collective));
   if (!args.ranks.empty()) c.ranks = synth::parse_ranks(args.ranks, t.num_npus());
   c.root = args.root;
@@ -693,6 +694,7 @@ void add_synth_command(CLI::App& app) {
          "rarest, random (seeded: a random one among the scarcest at every match, as TACOS\n"
          "picks; auto also tries it on mixed speeds) or lowest")
       ->capture_default_str();
+  add_step_costs_flag(cmd, args.step_costs);
   cmd->add_option("--link-model", args.link_model,
                   "pipelined (default) or hold (the public TACOS code's)")
       ->capture_default_str();

@@ -33,7 +33,7 @@ struct MinMax {
 void info(const std::string& input, const std::string& size_text, bool json) {
   const topo::Topology t = topo::load(input);
   const Bytes size = parse_bytes(size_text);
-  MinMax out_deg, in_deg, egress, ingress, link_bw, link_lat;
+  MinMax out_deg, in_deg, egress, ingress, link_bw, link_lat, link_step;
   int routers = 0;
   for (topo::NodeId v = 0; v < t.num_npus(); ++v) {
     out_deg.add(static_cast<double>(t.out_links(v).size()));
@@ -45,6 +45,7 @@ void info(const std::string& input, const std::string& size_text, bool json) {
   for (const topo::Link& l : t.links()) {
     link_bw.add(static_cast<double>(l.bandwidth));
     link_lat.add(static_cast<double>(l.latency));
+    link_step.add(static_cast<double>(l.step));
   }
   // Past 4,096 NPUs from a sample of them (the exact one is quadratic): at least this.
   const topo::Diameter d = topo::npu_diameter(t, kDiameterSources);
@@ -71,6 +72,7 @@ void info(const std::string& input, const std::string& size_text, bool json) {
     j["strong_components"] = components;
     j["translations"] =
         symmetry ? symmetry->describe() : "";  // see topo/symmetry.hpp; "" when none
+    j["link_step_ps"] = {{"min", link_step.lo}, {"max", link_step.hi}};
     j["npu_egress_bps"] = {{"min", egress.lo}, {"max", egress.hi}};
     j["npu_ingress_bps"] = {{"min", ingress.lo}, {"max", ingress.hi}};
     j["allgather_bytes"] = size;
@@ -94,6 +96,11 @@ void info(const std::string& input, const std::string& size_text, bool json) {
     fmt::print("link bw       {} .. {}\n", bw(link_bw.lo), bw(link_bw.hi));
     fmt::print("link latency  {} .. {}\n", format_time(static_cast<Time>(link_lat.lo)),
                format_time(static_cast<Time>(link_lat.hi)));
+    fmt::print(
+        "step cost     {} .. {} per transfer (a route's largest; links' `step`, defaults {} and {} "
+        "on scale-out networks; --step-costs off on synth, sim, bench: none)\n",
+        format_time(static_cast<Time>(link_step.lo)), format_time(static_cast<Time>(link_step.hi)),
+        format_time(topo::kDefaultStep), format_time(topo::kNetworkStep));
   }
   fmt::print("NPU egress    {} .. {}\n", bw(egress.lo), bw(egress.hi));
   fmt::print("NPU ingress   {} .. {}\n", bw(ingress.lo), bw(ingress.hi));

@@ -15,10 +15,11 @@ namespace {
 struct VerifyArgs {
   std::string algorithm, topology;
   bool verbose = false, json = false;
+  bool step_costs = true;  // for an MSCCL-XML program (another tool's runs as its runtime does)
 };
 
 int run_verify(const VerifyArgs& args) {
-  const topo::Topology t = topo::load(args.topology);
+  const topo::Topology t = load_topology(args.topology, args.step_costs);
   // Another tool's program is verified as its runtime runs it too: the import runs MSCCL-XML on
   // its buffers, and checks that a Chakra graph's sends wait for their data.
   chakra::AlgorithmImport imported = chakra::import_any_algorithm(args.algorithm, t);
@@ -123,6 +124,7 @@ void add_verify_command(CLI::App& app) {
       ->required();
   cmd->add_option("-t,--topo", args.topology, "Topology file or generator spec it runs on")
       ->required();
+  add_step_costs_flag(cmd, args.step_costs);
   cmd->add_flag("-v,--verbose", args.verbose, "List every violation and warning");
   cmd->add_flag("--json", args.json, "Print JSON for machines");
   cmd->callback([] { verb_exit_code() = run_verify(args); });

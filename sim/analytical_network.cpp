@@ -28,7 +28,8 @@ class Analytical final : public Network {
     Bandwidth narrowest = std::numeric_limits<Bandwidth>::max();
     for (topo::LinkId l : m.route) narrowest = std::min(narrowest, topo_.link(l).bandwidth);
     const Bandwidth rate = m.rate > 0 ? std::min(m.rate, narrowest) : narrowest;
-    const Time serialization = m.route.empty() ? 0 : transfer_time(m.bytes, rate);
+    // The step's cost is paid holding the rate, as synth::time charges it (synth/cost/timing.hpp).
+    const Time serialization = m.route.empty() ? 0 : m.step + transfer_time(m.bytes, rate);
     for (topo::LinkId l : m.route) {
       const Bandwidth bw = topo_.link(l).bandwidth;
       if (serialization > 0) demand(l, rate, events_.now() + serialization);

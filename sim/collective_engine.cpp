@@ -27,12 +27,19 @@ class CollectiveRun::Replay {
 
 namespace {
 
+// A transfer's per-step cost: its route's largest (synth::RouteCost::step).
+Time step_of(const topo::Topology& t, std::span<const topo::LinkId> route) {
+  Time step = 0;
+  for (topo::LinkId l : route) step = std::max(step, t.link(l).step);
+  return step;
+}
+
 // An algorithm's list: its arrival graph counts each transfer's dependencies off.
 class ListSource {
  public:
   using Queues = synth::TransferQueues;
   ListSource(const topo::Topology& t, const synth::Algorithm& a)
-      : a_(a), graph_(a), waiting_(graph_.waits()), queues_(t, a) {}
+      : t_(t), a_(a), graph_(a), waiting_(graph_.waits()), queues_(t, a) {}
   const Queues& queues() const { return queues_; }
   bool hold() const { return a_.link_model == synth::LinkModel::Hold; }
   size_t size() const { return a_.size(); }
@@ -50,10 +57,12 @@ class ListSource {
   Message message(TransferId id, bool& reduced) const {
     const synth::Transfer& x = a_[id];
     reduced = x.op == synth::Op::Reduce;
-    return Message{x.src, x.dst, a_.chunk_bytes, a_.route(id), a_.rate(id)};
+    return Message{x.src,        x.dst,       a_.chunk_bytes,
+                   a_.route(id), a_.rate(id), a_.step_costs ? step_of(t_, a_.route(id)) : 0};
   }
 
  private:
+  const topo::Topology& t_;
   const synth::Algorithm& a_;
   synth::ArrivalGraph graph_;
   std::vector<int32_t> waiting_;  // arrivals each transfer still waits for
@@ -64,7 +73,7 @@ class ListSource {
 class PlanSource {
  public:
   using Queues = synth::RingPlan;
-  PlanSource(const topo::Topology&, const synth::RingPlan& plan) : plan_(plan) {}
+  PlanSource(const topo::Topology& t, const synth::RingPlan& plan) : t_(t), plan_(plan) {}
   const Queues& queues() const { return plan_; }
   bool hold() const { return plan_.link_model() == synth::LinkModel::Hold; }
   size_t size() const { return static_cast<size_t>(plan_.size()); }
@@ -81,10 +90,12 @@ class PlanSource {
   Message message(TransferId id, bool& reduced) const {
     const synth::RingPlan::Send x = plan_.send(id);
     reduced = x.op == synth::Op::Reduce;
-    return Message{x.src, x.dst, plan_.chunk_bytes(), x.route, x.rate};
+    return Message{x.src,   x.dst,  plan_.chunk_bytes(),
+                   x.route, x.rate, plan_.step_costs() ? step_of(t_, x.route) : 0};
   }
 
  private:
+  const topo::Topology& t_;
   const synth::RingPlan& plan_;
 };
 

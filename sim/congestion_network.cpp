@@ -36,6 +36,7 @@ class Congestion final : public Network {
 
   void send(Message m, std::function<void()> on_release,
             std::function<void()> on_arrival) override {
+    if (deferred_by_step(m, on_release, on_arrival)) return;
     if (m.route.empty() || m.bytes == 0) {
       events_.schedule_after(0, std::move(on_release));
       events_.schedule_after(route_latency(topo_, m.route), std::move(on_arrival));

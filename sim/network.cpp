@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
 #include <utility>
 
 #include "sim/network_backends.hpp"
@@ -31,6 +32,20 @@ std::vector<topo::LinkId> EcmpRoutes::pick(const Message& m, uint64_t flow) {
   const uint64_t h =
       mix(flow ^ (static_cast<uint64_t>(m.src) << 40) ^ (static_cast<uint64_t>(m.dst) << 20));
   return it->second[h % it->second.size()].links;
+}
+
+bool Network::deferred_by_step(const Message& m, std::function<void()>& on_release,
+                               std::function<void()>& on_arrival) {
+  if (m.step <= 0) return false;
+  auto route = std::make_shared<std::vector<topo::LinkId>>(m.route.begin(), m.route.end());
+  Message later = m;
+  later.step = 0;
+  events_.schedule_after(m.step, [this, later, route, release = std::move(on_release),
+                                  arrival = std::move(on_arrival)]() mutable {
+    later.route = *route;
+    send(later, std::move(release), std::move(arrival));
+  });
+  return true;
 }
 
 void Network::to_slices() {

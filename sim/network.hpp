@@ -34,6 +34,10 @@ struct Message {
   std::span<const topo::LinkId> route;  // valid during send(); a backend copies what it keeps
   // Bytes per second it moves at, at most the route's narrowest bandwidth; 0: that bandwidth.
   Bandwidth rate = 0;
+  // Its per-step cost (synth::RouteCost::step): on the analytical network it holds its rate of
+  // the route for step + bytes / rate, as synth::time charges it; the congestion-aware and packet
+  // networks start moving it a step later, the links free for others meanwhile.
+  Time step = 0;
 };
 
 // Options of the packet-level backend (the others ignore them).
@@ -151,6 +155,10 @@ class Network {
   virtual void check_drained() const {}
 
  protected:
+  // For backends that share links as they are used: a message with a per-step cost is sent again
+  // (with none) a step from now, and true is returned; false for one without.
+  bool deferred_by_step(const Message& m, std::function<void()>& on_release,
+                        std::function<void()>& on_arrival);
   // Adjacent intervals of equal share merge, and overlapping ones of the whole link; starts must
   // not decrease. (Concurrent transfers sharing a link overlap and add up.)
   void record_activity(topo::LinkId l, Time start, Time end, double share = 1.0) {

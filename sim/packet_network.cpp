@@ -70,6 +70,7 @@ std::vector<topo::LinkId> PacketNetwork::pick_route(const Message& m) {
 
 void PacketNetwork::send(Message m, std::function<void()> on_release,
                          std::function<void()> on_arrival) {
+  if (deferred_by_step(m, on_release, on_arrival)) return;
   ++messages_;
   std::vector<topo::LinkId> route = pick_route(m);
   if (route.empty()) {

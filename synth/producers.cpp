@@ -22,7 +22,7 @@ ChunkingResult make_algorithm_auto_chunks(std::string_view name, const topo::Top
       [&](const Collective& cc, Bytes chunk) {
         return make_baseline(spec, t, cc, chunk, options.link_model, options.reduce_bandwidth);
       },
-      1, nullptr, options.portfolio.chunk_transfers);
+      1, nullptr, options.portfolio.chunk_transfers, -1, min_chunk_of(t));
 }
 
 std::string with_channels(std::string_view name, std::string_view channels) {

@@ -231,12 +231,19 @@ using ChunkMaker = std::function<ChunkMade(const Collective&, Bytes)>;
 ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per_npu,
                              const ChunkMaker& make, int first = 1,
                              const std::function<bool(const Algorithm&)>& enough = {},
-                             int64_t transfer_budget = kAutoChunkTransferBudget, Time to_beat = -1);
+                             int64_t transfer_budget = kAutoChunkTransferBudget, Time to_beat = -1,
+                             Bytes min_chunk = 0);
+// `min_chunk`: past the first count, no count whose chunks are smaller (min_chunk_of).
 Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chunks_per_npu,
                                    const ChunkMaker& make, int first = 1,
                                    const std::function<bool(const Algorithm&)>& enough = {},
                                    int64_t transfer_budget = kAutoChunkTransferBudget,
-                                   Time to_beat = -1);
+                                   Time to_beat = -1, Bytes min_chunk = 0);
+// The smallest chunk `-k auto` makes on `t`: kMinChunkBytes where `t` charges per-step costs
+// (topo::Topology::charges_steps), else 1 B (the bytes-only model has no reason for one).
+inline Bytes min_chunk_of(const topo::Topology& t) {
+  return t.charges_steps() ? kMinChunkBytes : 1;
+}
 // An All-Reduce over a cluster of servers (synth/groups/composed.hpp) is also composed per level,
 // at 1, 2, 4, ... chunks per NPU inside the servers, where the flat search ends over kComposeAbove
 // x the bound, and kept when faster; where flat synthesis is out of reach (over kFlatTransferCap

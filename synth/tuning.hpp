@@ -20,6 +20,9 @@ inline constexpr int64_t kAutoChunkTransferBudget = int64_t{1} << 23;
 inline constexpr int64_t kAutoChunkCheapTransfers = int64_t{1} << 15;
 // A count within this of the lower bound ends the search: no other can gain more.
 inline constexpr double kChunkSearchSlack = 1e-3;
+// The smallest chunk `-k auto` cuts where per-step costs are charged (past one chunk per NPU):
+// NCCL halves a ring's chunk no further than about this (its LL128 floor).
+inline constexpr int64_t kMinChunkBytes = int64_t{16} << 10;
 // Routed collectives (All-to-All, Scatter, Gather) end their search within this of the bound.
 inline constexpr double kRoutedEnough = 1.005;
 

@@ -1,6 +1,6 @@
 // Graphviz DOT, read with Boost.Graph (written here, every value quoted: see to_dot). Nodes carry
-// kind/router/reduce/multicast, edges bw/lat/name/buffer and their link id, so that a written file
-// reads back to the same topology.
+// kind/router/reduce/multicast, edges bw/lat/name/buffer/step and their link id, so that a written
+// file reads back to the same topology.
 #include <fmt/format.h>
 
 // Boost's adjacency_list edge iterator trips GCC 12's -Wmaybe-uninitialized when inlined here.
@@ -23,7 +23,7 @@ struct DotNode {
   std::string name, kind, router, reduce, multicast, shape, index;
 };
 struct DotEdge {
-  std::string bw, lat, name, id, label, buffer;
+  std::string bw, lat, name, id, label, buffer, step;
 };
 using DotGraph =
     boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, DotNode, DotEdge>;
@@ -41,6 +41,7 @@ boost::dynamic_properties properties(DotGraph& g) {
   dp.property("lat", get(&DotEdge::lat, g));
   dp.property("name", get(&DotEdge::name, g));
   dp.property("buffer", get(&DotEdge::buffer, g));
+  dp.property("step", get(&DotEdge::step, g));
   dp.property("id", get(&DotEdge::id, g));
   dp.property("label", get(&DotEdge::label, g));
   return dp;
@@ -73,10 +74,11 @@ std::string to_dot(const Topology& t) {
   for (LinkId l = 0; l < t.num_links(); ++l) {
     const Link& k = t.link(l);
     const std::string bw = canonical_bandwidth(k.bandwidth), lat = canonical_time(k.latency);
-    out += fmt::format("{}->{} [buffer={}, bw={}, id={}, label={}, lat={}, name={}];\n",
+    out += fmt::format("{}->{} [buffer={}, bw={}, id={}, label={}, lat={}, name={}, step={}];\n",
                        dot_string(t.node(k.src).name), dot_string(t.node(k.dst).name),
                        dot_string(k.buffer > 0 ? canonical_bytes(k.buffer) : ""), dot_string(bw), l,
-                       dot_string(bw + " " + lat), dot_string(lat), dot_string(k.name));
+                       dot_string(bw + " " + lat), dot_string(lat), dot_string(k.name),
+                       dot_string(k.step != kDefaultStep ? canonical_time(k.step) : ""));
   }
   return out + "}\n";
 }
@@ -149,6 +151,7 @@ Topology parse_dot(std::string_view text, const std::string& file) {
     Time lat;
     std::string name;
     Bytes buffer;
+    Time step;
   };
   std::vector<Pending> links;
   long next_id = 0;
@@ -181,13 +184,17 @@ Topology parse_dot(std::string_view text, const std::string& file) {
            if (b < 1)
              throw Error("buffer must be at least 1 B (leave it out for the simulator's default)");
            return b;
-         })});
+         }),
+         e.step.empty() ? kDefaultStep : located([&] { return parse_time(e.step); })});
   }
   // Edges come out grouped by source; their id attribute restores the original link order.
   std::stable_sort(links.begin(), links.end(),
                    [](const Pending& a, const Pending& c) { return a.id < c.id; });
-  for (const Pending& p : links)
-    b.set_link_buffer(b.add_link(p.src, p.dst, p.bw, p.lat, p.name, {file}), p.buffer);
+  for (const Pending& p : links) {
+    const LinkId added = b.add_link(p.src, p.dst, p.bw, p.lat, p.name, {file});
+    b.set_link_buffer(added, p.buffer);
+    b.set_link_step(added, p.step);
+  }
   return b.build();
 }
 

@@ -112,6 +112,7 @@ struct Defaults {
   bool bidirectional = true;
   Bytes buffer = 0;
   double efficiency = 1.0;
+  Time step = kDefaultStep;
 };
 
 // Line rate x efficiency, rounded to whole bytes per second.
@@ -167,7 +168,7 @@ void read_links(const Reader& r, TopologyBuilder& b, const YAML::Node& links, co
   for (const YAML::Node& l : links) {
     r.only_keys(l, "a link",
                 {"src", "dst", "bw", "lat", "bidirectional", "name", "count", "pairing", "buffer",
-                 "efficiency"});
+                 "efficiency", "step"});
     if (!l["src"]) throw r.error(l, "a link needs src");
     if (!l["dst"]) throw r.error(l, "a link needs dst");
     std::vector<NodeId> srcs = resolve_nodes(r, b, l["src"], "src");
@@ -180,6 +181,7 @@ void read_links(const Reader& r, TopologyBuilder& b, const YAML::Node& links, co
     bool bidir =
         l["bidirectional"] ? r.boolean(l["bidirectional"], "bidirectional") : d.bidirectional;
     const Bytes buffer = l["buffer"] ? r.buffer(l["buffer"]) : d.buffer;
+    const Time step = l["step"] ? r.latency(l["step"], "step") : d.step;
     std::string name = l["name"] ? r.scalar(l["name"], "name") : "";
     int count = l["count"] ? static_cast<int>(r.whole(l["count"], "count", 1, 64)) : 1;
     std::string pairing = l["pairing"] ? r.scalar(l["pairing"], "pairing") : "all";
@@ -202,7 +204,10 @@ void read_links(const Reader& r, TopologyBuilder& b, const YAML::Node& links, co
       for (int k = 0; k < count; ++k) {
         const LinkId first = bidir ? b.add_bidirectional(s, t, bw, lat, name, where)
                                    : b.add_link(s, t, bw, lat, name, where);
-        for (LinkId k = first; k <= first + (bidir ? 1 : 0); ++k) b.set_link_buffer(k, buffer);
+        for (LinkId k = first; k <= first + (bidir ? 1 : 0); ++k) {
+          b.set_link_buffer(k, buffer);
+          b.set_link_step(k, step);
+        }
       }
   }
 }
@@ -295,7 +300,8 @@ Topology read_tenet(const Reader& r, const YAML::Node& root, std::string name) {
   if (root["name"]) name = r.scalar(root["name"], "name");
   Defaults d;
   if (const YAML::Node& dn = root["defaults"]) {
-    r.only_keys(dn, "defaults", {"bw", "lat", "bidirectional", "buffer", "efficiency"});
+    r.only_keys(dn, "defaults", {"bw", "lat", "bidirectional", "buffer", "efficiency", "step"});
+    if (dn["step"]) d.step = r.latency(dn["step"], "step");
     if (dn["buffer"]) d.buffer = r.buffer(dn["buffer"]);
     if (dn["efficiency"]) d.efficiency = r.fraction(dn["efficiency"], "efficiency");
     if (dn["bw"]) d.bw = r.bandwidth(dn["bw"], "bw");
@@ -441,11 +447,13 @@ nlohmann::ordered_json document(const Topology& t) {
     j["lat"] = canonical_time(k.latency);
     if (!k.name.empty()) j["name"] = k.name;
     if (k.buffer > 0) j["buffer"] = canonical_bytes(k.buffer);
+    if (k.step != kDefaultStep) j["step"] = canonical_time(k.step);
     // The next link the other way with the same properties folds into one bidirectional entry;
     // only when adjacent, so that link ids survive the round trip.
     bool pair = l + 1 < t.num_links() && t.link(l + 1).src == k.dst && t.link(l + 1).dst == k.src &&
                 t.link(l + 1).bandwidth == k.bandwidth && t.link(l + 1).latency == k.latency &&
-                t.link(l + 1).name == k.name && t.link(l + 1).buffer == k.buffer;
+                t.link(l + 1).name == k.name && t.link(l + 1).buffer == k.buffer &&
+                t.link(l + 1).step == k.step;
     if (pair)
       ++l;
     else

@@ -34,7 +34,12 @@ struct Emitter {
   std::string prefix;
   NodeId npu(int i) const { return npus[i]; }
   NodeId sw(const std::string& local) { return b.add_switch(prefix + local); }
-  void bi(NodeId x, NodeId y, Bandwidth bw, Time lat) { b.add_bidirectional(x, y, bw, lat); }
+  // `step`: the links' per-step cost (topo::Link::step): kNetworkStep for a scale-out network's.
+  void bi(NodeId x, NodeId y, Bandwidth bw, Time lat, Time step = kDefaultStep) {
+    const LinkId first = b.add_bidirectional(x, y, bw, lat);
+    b.set_link_step(first, step);
+    b.set_link_step(first + 1, step);
+  }
   void uni(NodeId x, NodeId y, Bandwidth bw, Time lat) { b.add_link(x, y, bw, lat); }
 };
 
@@ -87,15 +92,16 @@ void grid(const Params& p, Emitter& e, bool wrap) {
 }
 
 // Two switch levels: `leaves` leaf switches with `per` NPUs each (NPU l*per + k on leaf l), and
-// `spines` spine switches each linked once to every leaf.
+// `spines` spine switches each linked once to every leaf. A scale-out network: its links cost a
+// network step.
 void leaf_spine(Emitter& e, int leaves, int per, int spines, Bandwidth down_bw, Time down_lat,
                 Bandwidth up_bw, Time up_lat) {
   std::vector<NodeId> spine;
   for (int s = 0; s < spines; ++s) spine.push_back(e.sw(fmt::format("spine{}", s)));
   for (int l = 0; l < leaves; ++l) {
     NodeId leaf = e.sw(fmt::format("leaf{}", l));
-    for (int k = 0; k < per; ++k) e.bi(e.npu(l * per + k), leaf, down_bw, down_lat);
-    for (NodeId s : spine) e.bi(leaf, s, up_bw, up_lat);
+    for (int k = 0; k < per; ++k) e.bi(e.npu(l * per + k), leaf, down_bw, down_lat, kNetworkStep);
+    for (NodeId s : spine) e.bi(leaf, s, up_bw, up_lat, kNetworkStep);
   }
 }
 
@@ -254,39 +260,38 @@ const std::vector<Generator>& table() {
            leaf_spine(e, p.dim(0), p.dim(1), p.int_opt("spines", p.dim(1)), p.b(0), p.l(0), p.b(1),
                       p.l(1));
          }});
-    g.push_back({{"dragonfly", "GxAxP",
-                  "dragonfly: G groups of A router switches with P NPUs each; routers of a group "
-                  "fully connected, one global link per pair of groups; bw/lat per level "
-                  "terminal/local/global",
-                  "dragonfly:4x4x2,bw=100GB/s/50GB/s/25GB/s", ""},
-                 {3},
-                 3,
-                 "50GB/s",
-                 "0.5us",
-                 {},
-                 product,
-                 [](const Params& p, Emitter& e) {
-                   int groups = p.dim(0), routers = p.dim(1), per = p.dim(2);
-                   std::vector<std::vector<NodeId>> r(groups);
-                   for (int gi = 0; gi < groups; ++gi)
-                     for (int a = 0; a < routers; ++a) {
-                       r[gi].push_back(e.sw(fmt::format("g{}r{}", gi, a)));
-                       for (int k = 0; k < per; ++k)
-                         e.bi(e.npu((gi * routers + a) * per + k), r[gi][a], p.b(0), p.l(0));
-                     }
-                   for (int gi = 0; gi < groups; ++gi)
-                     for (int a = 0; a < routers; ++a)
-                       for (int c = a + 1; c < routers; ++c)
-                         e.bi(r[gi][a], r[gi][c], p.b(1), p.l(1));
-                   // Group gi's k-th global link (k counting the other groups in order) leaves from
-                   // router k mod A.
-                   auto port = [&](int from, int to) {
-                     return (to < from ? to : to - 1) % routers;
-                   };
-                   for (int gi = 0; gi < groups; ++gi)
-                     for (int gj = gi + 1; gj < groups; ++gj)
-                       e.bi(r[gi][port(gi, gj)], r[gj][port(gj, gi)], p.b(2), p.l(2));
-                 }});
+    g.push_back(
+        {{"dragonfly", "GxAxP",
+          "dragonfly: G groups of A router switches with P NPUs each; routers of a group "
+          "fully connected, one global link per pair of groups; bw/lat per level "
+          "terminal/local/global",
+          "dragonfly:4x4x2,bw=100GB/s/50GB/s/25GB/s", ""},
+         {3},
+         3,
+         "50GB/s",
+         "0.5us",
+         {},
+         product,
+         [](const Params& p, Emitter& e) {
+           int groups = p.dim(0), routers = p.dim(1), per = p.dim(2);
+           std::vector<std::vector<NodeId>> r(groups);
+           for (int gi = 0; gi < groups; ++gi)
+             for (int a = 0; a < routers; ++a) {
+               r[gi].push_back(e.sw(fmt::format("g{}r{}", gi, a)));
+               for (int k = 0; k < per; ++k)
+                 e.bi(e.npu((gi * routers + a) * per + k), r[gi][a], p.b(0), p.l(0), kNetworkStep);
+             }
+           for (int gi = 0; gi < groups; ++gi)
+             for (int a = 0; a < routers; ++a)
+               for (int c = a + 1; c < routers; ++c)
+                 e.bi(r[gi][a], r[gi][c], p.b(1), p.l(1), kNetworkStep);
+           // Group gi's k-th global link (k counting the other groups in order) leaves from
+           // router k mod A.
+           auto port = [&](int from, int to) { return (to < from ? to : to - 1) % routers; };
+           for (int gi = 0; gi < groups; ++gi)
+             for (int gj = gi + 1; gj < groups; ++gj)
+               e.bi(r[gi][port(gi, gj)], r[gj][port(gj, gi)], p.b(2), p.l(2), kNetworkStep);
+         }});
     g.push_back(
         {{"dgx1", "8", "DGX-1 (V100) hybrid cube-mesh: 8 NPUs, 6 NVLinks each, some pairs doubled",
           "dgx1:8,bw=25GB/s", ""},
@@ -343,7 +348,7 @@ const std::vector<Generator>& table() {
                      for (int k = 0; k < per; ++k) {
                        NodeId rail = e.sw(fmt::format("rail{}", k));
                        for (int n = 0; n < nodes; ++n)
-                         e.bi(e.npu(n * per + k), rail, p.b(1), p.l(1));
+                         e.bi(e.npu(n * per + k), rail, p.b(1), p.l(1), kNetworkStep);
                      }
                    } else {
                      leaf_spine(e, nodes, per, per, p.b(1), p.l(1), p.b(1), p.l(1));

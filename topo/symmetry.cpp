@@ -102,13 +102,14 @@ std::optional<Translations> Translations::over(const Topology& t, const std::vec
       if (it == by_npus.end()) return std::nullopt;
       unit[d][n + w] = it->second;
     }
-    using Out = std::tuple<NodeId, Bandwidth, Time>;
+    using Out = std::tuple<NodeId, Bandwidth, Time, Time>;
     for (NodeId u = 0; u < t.num_nodes(); ++u) {
       std::vector<Out> mine, theirs;
       for (LinkId l : t.out_links(u))
-        mine.emplace_back(unit[d][t.link(l).dst], t.link(l).bandwidth, t.link(l).latency);
+        mine.emplace_back(unit[d][t.link(l).dst], t.link(l).bandwidth, t.link(l).latency,
+                          t.link(l).step);
       for (LinkId l : t.out_links(unit[d][u]))
-        theirs.emplace_back(t.link(l).dst, t.link(l).bandwidth, t.link(l).latency);
+        theirs.emplace_back(t.link(l).dst, t.link(l).bandwidth, t.link(l).latency, t.link(l).step);
       std::sort(mine.begin(), mine.end());
       std::sort(theirs.begin(), theirs.end());
       if (mine != theirs) return std::nullopt;
@@ -195,11 +196,13 @@ std::optional<Translations> Translations::over(const Topology& t, const std::vec
       for (LinkId m : t.out_links(u)) {
         if (m == l) break;
         const Link& b = t.link(m);
-        parallel += b.dst == a.dst && b.bandwidth == a.bandwidth && b.latency == a.latency;
+        parallel += b.dst == a.dst && b.bandwidth == a.bandwidth && b.latency == a.latency &&
+                    b.step == a.step;
       }
       for (LinkId m : t.out_links(a.dst)) {
         const Link& b = t.link(m);
-        if (b.dst == u && b.bandwidth == a.bandwidth && b.latency == a.latency && parallel-- == 0) {
+        if (b.dst == u && b.bandwidth == a.bandwidth && b.latency == a.latency &&
+            b.step == a.step && parallel-- == 0) {
           tr.reverse_[l] = m;
           break;
         }

@@ -64,6 +64,8 @@ NodeId TopologyBuilder::add_switch(std::string name, Location where) {
 
 void TopologyBuilder::set_link_buffer(LinkId l, Bytes buffer) { links_.at(l).link.buffer = buffer; }
 
+void TopologyBuilder::set_link_step(LinkId l, Time step) { links_.at(l).link.step = step; }
+
 Node& TopologyBuilder::node_props(NodeId handle) {
   return handle >= 0 ? npus_.at(handle).node : switches_.at(~handle).node;
 }
@@ -149,6 +151,8 @@ Topology TopologyBuilder::build() const {
       throw Error(fmt::format("{} has negative latency {} ps", label, l.latency), where);
     if (l.buffer < 0)
       throw Error(fmt::format("{} has a negative buffer of {} B", label, l.buffer), where);
+    if (l.step < 0)
+      throw Error(fmt::format("{} has a negative per-step cost of {} ps", label, l.step), where);
     t.links_.push_back(std::move(l));
   }
   build_csr(n, t.links_, true, t.out_offsets_, t.out_links_);
@@ -214,13 +218,17 @@ Topology reversed(const Topology& t) {
     handle[v] = t.is_npu(v) ? b.add_npu(n.name, n.router) : b.add_switch(n.name);
     b.node_props(handle[v]) = n;
   }
-  for (const Link& l : t.links())
-    b.set_link_buffer(b.add_link(handle[l.dst], handle[l.src], l.bandwidth, l.latency, l.name),
-                      l.buffer);
+  for (const Link& l : t.links()) {
+    const LinkId added = b.add_link(handle[l.dst], handle[l.src], l.bandwidth, l.latency, l.name);
+    b.set_link_buffer(added, l.buffer);
+    b.set_link_step(added, l.step);
+  }
   b.set_levels(t.levels());
   b.set_grid(t.grid());
   b.set_calibration(t.calibration());
-  return b.build();
+  Topology r = b.build();
+  r.set_charges_steps(t.charges_steps());
+  return r;
 }
 
 }  // namespace tenet::topo

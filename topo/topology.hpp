@@ -19,6 +19,12 @@ using LinkId = int32_t;
 
 enum class NodeKind : uint8_t { Npu, Switch };
 
+// Per-step costs where a file or generator states none, and for scale-out network links
+// (docs/model.md says where they come from): TACCL's measured alpha of one send over NVLink or
+// NVSwitch (0.3 us) and over InfiniBand (2.6 us), in its published topology profiles.
+inline constexpr Time kDefaultStep = 300'000;
+inline constexpr Time kNetworkStep = 2'600'000;
+
 struct Node {
   NodeKind kind = NodeKind::Npu;
   std::string name;
@@ -38,6 +44,13 @@ struct Link {
   // Bytes of buffer at the receiving port, for the packet-level simulator; 0: its default.
   // Not part of the fingerprint (it does not change what an algorithm may do).
   Bytes buffer = 0;
+  // The per-step cost (the alpha of the alpha-beta model) of a transfer whose route uses this
+  // link: what a runtime pays per step besides the bytes (its synchronization and the step's
+  // launch), while the step holds its share of the link. A transfer pays the largest of its
+  // route's links once (synth/cost/timing.hpp). Charged only where the topology says so
+  // (Topology::charges_steps) and the algorithm was made so (Algorithm::step_costs). Not part of
+  // the fingerprint: it changes what an algorithm costs, not what it may do.
+  Time step = kDefaultStep;
 };
 
 // A published measurement a system preset is calibrated against (see Calibration).
@@ -113,6 +126,13 @@ class Topology {
   // Calibration of a system preset (empty for most topologies; not part of the fingerprint).
   const Calibration& calibration() const { return calibration_; }
 
+  // Whether algorithms made for this topology pay its links' per-step costs (Link::step). Off as
+  // built, so that the library's model stays the bytes-only one unless asked; the CLI turns it
+  // on (`--step-costs on`, its default). An algorithm records what it was made under
+  // (Algorithm::step_costs), so turning this later does not change an algorithm's time.
+  bool charges_steps() const { return charges_steps_; }
+  void set_charges_steps(bool on) { charges_steps_ = on; }
+
  private:
   friend class TopologyBuilder;
   std::string name_;
@@ -125,6 +145,7 @@ class Topology {
   std::vector<LinkId> out_links_, in_links_;
   std::unordered_map<std::string, NodeId> by_name_;
   uint64_t fingerprint_ = 0;
+  bool charges_steps_ = false;
 };
 
 // Builds a Topology. NPUs are numbered first (in the order added), then switches, whatever the
@@ -141,6 +162,8 @@ class TopologyBuilder {
   Node& node_props(NodeId handle);
   // The receiving port's buffer of a link added before (see Link::buffer); checked in build().
   void set_link_buffer(LinkId l, Bytes buffer);
+  // The per-step cost of a link added before (see Link::step); checked in build().
+  void set_link_step(LinkId l, Time step);
   const std::string& name_of(NodeId handle) const {
     return handle >= 0 ? npus_.at(handle).node.name : switches_.at(~handle).node.name;
   }

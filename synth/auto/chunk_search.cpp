@@ -30,9 +30,9 @@ using namespace detail;
 ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per_npu,
                              const ChunkMaker& make, int first,
                              const std::function<bool(const Algorithm&)>& enough,
-                             int64_t transfer_budget, Time to_beat) {
+                             int64_t transfer_budget, Time to_beat, Bytes min_chunk) {
   Made<ChunkingResult> r = search_chunks(std::move(c), total_bytes, max_chunks_per_npu, make, first,
-                                         enough, transfer_budget, to_beat);
+                                         enough, transfer_budget, to_beat, min_chunk);
   if (const NotMade* why = std::get_if<NotMade>(&r)) throw NotApplicable(why->why);
   return std::move(std::get<ChunkingResult>(r));
 }
@@ -40,7 +40,7 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
 Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chunks_per_npu,
                                    const ChunkMaker& make, int first,
                                    const std::function<bool(const Algorithm&)>& enough,
-                                   int64_t transfer_budget, Time to_beat) {
+                                   int64_t transfer_budget, Time to_beat, Bytes min_chunk) {
   ChunkingResult best;
   bool have = false;
   int worse = 0;
@@ -58,7 +58,7 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
     const Bytes chunk = c.chunk_bytes_for(total_bytes);
     // Chunks of less than a byte would round up to one, a larger collective than asked: past the
     // first count, the search stops there.
-    if (chunk < 1 || (k > first && c.pieces() > total_bytes)) break;
+    if (chunk < 1 || (k > first && (c.pieces() > total_bytes || chunk < min_chunk))) break;
     const double estimate =
         std::max(static_cast<double>(transfer_estimate(c)), per_chunk * c.num_chunks());
     if (k > first && estimate > static_cast<double>(transfer_budget)) break;
@@ -158,7 +158,8 @@ Made<ChunkingResult> composed_auto_chunks(const topo::Topology& t, const Collect
     if (k > 1 && transfer_estimate(cc) > o.portfolio.chunk_transfers)
       break;  // the first count always runs
     const Bytes chunk = cc.chunk_bytes_for(total_bytes);
-    if (chunk < 1 || (k > 1 && cc.pieces() > total_bytes)) break;  // as search_chunks
+    if (chunk < 1 || (k > 1 && (cc.pieces() > total_bytes || chunk < min_chunk_of(t))))
+      break;  // as search_chunks
     if (o.progress) o.progress(0.05 + 0.9 * std::log2(k + 1) / std::log2(max_chunks_per_npu + 1));
     Made<Algorithm> made_here = try_synthesize(t, cc, chunk, quiet);
     if (const NotMade* not_here = std::get_if<NotMade>(&made_here)) {
@@ -268,7 +269,7 @@ class FlatSearch {
         [&](const Collective& cc, Bytes chunk) {
           return as_chunk_made(try_synthesize(t_, cc, chunk, quiet_));
         },
-        1, at_bound_, budget_);
+        1, at_bound_, budget_, -1, min_chunk_of(t_));
     if (std::holds_alternative<NotMade>(searched)) return searched;
     ChunkingResult& best = std::get<ChunkingResult>(searched);
     if (o_.method == SynthMethod::Auto && o_.portfolio.baselines &&
@@ -314,7 +315,7 @@ class FlatSearch {
                 previous = a.claimed_time;
                 return within_bound(t_, a, kRelayClose) || (relay_enough(t_, a) && slowing);
               },
-              budget_);
+              budget_, -1, min_chunk_of(t_));
           if (ChunkingResult* r = made(relayed); r && relay_enough(t_, r->algorithm))
             return std::move(*r);
         }
@@ -353,7 +354,7 @@ class FlatSearch {
           [&](const Collective& cc, Bytes chunk) {
             return baseline_to_beat(specs[i], t_, cc, chunk, o_, to_beat, at_bound_);
           },
-          1, at_bound_, budget_, to_beat);
+          1, at_bound_, budget_, to_beat, min_chunk_of(t_));
       if (!made(searched)) return;  // it does not apply, or no count beats tenet
       ChunkingResult& r = std::get<ChunkingResult>(searched);
       std::lock_guard lock(m);
@@ -440,7 +441,7 @@ class FlatSearch {
       for (int k = 2 * largest; k <= (1 << 20); k *= 2) {
         c.chunks_per_npu = k;
         const Bytes chunk = c.chunk_bytes_for(total_bytes_);
-        if (chunk < 1 || c.pieces() > total_bytes_) break;  // no chunk under a byte
+        if (chunk < min_chunk_of(t_) || c.pieces() > total_bytes_) break;  // nor under the least
         // An All-Reduce's pipelines over kHalvesOver of the bound count their halves' transfers.
         const bool halves = m == SynthMethod::PlanPipeline && c.kind == CollectiveKind::AllReduce &&
                             !within_bound(t_, best.algorithm, kHalvesOver);

@@ -86,7 +86,7 @@ TransferQueues::TransferQueues(const topo::Topology& t, const Algorithm& a) : a_
   const auto n = static_cast<TransferId>(a.size());
   const int links = t.num_links();
   rate_.resize(n);
-  RouteCoster cost(t, a.chunk_bytes, a.link_model);
+  RouteCoster cost(t, a);
   // Queues: one per (first link, channel), numbered in order of first use; channel 0's by link in
   // a flat table (most transfers: a hash lookup each weighs on building a large ring).
   queue_of_.resize(n);

@@ -14,7 +14,7 @@
 namespace tenet::synth {
 
 RouteCost route_cost(const topo::Topology& t, std::span<const LinkId> route, Bytes bytes,
-                     LinkModel model, Bandwidth rate) {
+                     LinkModel model, bool steps, Bandwidth rate) {
   if (route.empty()) throw Error("a transfer's route is empty");
   RouteCost c;
   c.bottleneck = std::numeric_limits<Bandwidth>::max();
@@ -24,23 +24,31 @@ RouteCost route_cost(const topo::Topology& t, std::span<const LinkId> route, Byt
           fmt::format("link {} does not exist (the topology has {} links)", l, t.num_links()));
     c.bottleneck = std::min(c.bottleneck, t.link(l).bandwidth);
     c.latency += t.link(l).latency;
+    if (steps) c.step = std::max(c.step, t.link(l).step);
   }
   if (rate < 0 || rate > c.bottleneck)
     throw Error(fmt::format("rate {} is {} the narrowest bandwidth on its route, {}",
                             format_bandwidth(rate), rate < 0 ? "negative, not up to" : "above",
                             format_bandwidth(c.bottleneck)));
   c.rate = rate == 0 ? c.bottleneck : rate;
-  const Time serialization = transfer_time(bytes, c.rate);
+  const Time serialization = c.step + transfer_time(bytes, c.rate);
   c.duration = serialization + c.latency;
   c.occupancy = model == LinkModel::Pipelined ? serialization : c.duration;
   return c;
 }
 
-RouteCoster::RouteCoster(const topo::Topology& t, Bytes bytes, LinkModel model)
-    : t_(t), bytes_(bytes), model_(model), bandwidth_(t.num_links()), latency_(t.num_links()) {
+RouteCoster::RouteCoster(const topo::Topology& t, Bytes bytes, LinkModel model, bool steps)
+    : t_(t),
+      bytes_(bytes),
+      model_(model),
+      steps_(steps),
+      bandwidth_(t.num_links()),
+      latency_(t.num_links()),
+      step_(t.num_links(), 0) {
   for (LinkId l = 0; l < t.num_links(); ++l) {
     bandwidth_[l] = t.link(l).bandwidth;
     latency_[l] = t.link(l).latency;
+    if (steps) step_[l] = t.link(l).step;
   }
 }
 
@@ -49,12 +57,13 @@ RouteCost RouteCoster::operator()(std::span<const LinkId> route, Bandwidth rate)
   c.bottleneck = std::numeric_limits<Bandwidth>::max();
   for (LinkId l : route) {
     if (l < 0 || l >= static_cast<LinkId>(bandwidth_.size()))
-      return route_cost(t_, route, bytes_, model_, rate);  // throws the error
+      return route_cost(t_, route, bytes_, model_, steps_, rate);  // throws the error
     c.bottleneck = std::min(c.bottleneck, bandwidth_[l]);
     c.latency += latency_[l];
+    c.step = std::max(c.step, step_[l]);
   }
   if (route.empty() || rate < 0 || rate > c.bottleneck)
-    return route_cost(t_, route, bytes_, model_, rate);
+    return route_cost(t_, route, bytes_, model_, steps_, rate);
   c.rate = rate == 0 ? c.bottleneck : rate;
   Time serialization;
   if (c.rate == rates_[0]) {
@@ -70,8 +79,8 @@ RouteCost RouteCoster::operator()(std::span<const LinkId> route, Bandwidth rate)
     rates_[0] = c.rate;
     times_[0] = serialization;
   }
-  c.duration = serialization + c.latency;
-  c.occupancy = model_ == LinkModel::Pipelined ? serialization : c.duration;
+  c.duration = c.step + serialization + c.latency;
+  c.occupancy = model_ == LinkModel::Pipelined ? c.step + serialization : c.duration;
   return c;
 }
 
@@ -141,7 +150,7 @@ TimingResult one_pass(const topo::Topology& t, const Algorithm& a, Times& times)
   TimingResult result;
   result.link_busy.assign(t.num_links(), 0);
   LinkLedger ledger(t);
-  RouteCoster coster(t, a.chunk_bytes, a.link_model);
+  RouteCoster coster(t, a);
   const bool hold = a.link_model == LinkModel::Hold;
   // When each (node, chunk) last received data, for the implicit data dependency.
   std::vector<Time> ready(static_cast<size_t>(t.num_nodes()) * chunks, 0);
@@ -195,7 +204,7 @@ TimingResult event_driven(const topo::Topology& t, const Algorithm& a, Times& ti
   result.link_busy.assign(t.num_links(), 0);
   const ArrivalGraph graph(a);
   LinkAdmission admission(t, a);
-  RouteCoster coster(t, a.chunk_bytes, a.link_model);
+  RouteCoster coster(t, a);
   const bool hold = a.link_model == LinkModel::Hold;
   const Time reduction = a.reduction_time();
   struct Event {
@@ -306,7 +315,7 @@ class Grid {
 Time time_floor(const topo::Topology& t, const Algorithm& a) {
   check_and_find_routed(t, a);
   const auto n = static_cast<TransferId>(a.size());
-  RouteCoster coster(t, a.chunk_bytes, a.link_model);
+  RouteCoster coster(t, a);
   const bool hold = a.link_model == LinkModel::Hold;
   const Time reduction = a.reduction_time();
   const auto reduced = [&](TransferId id) { return a[id].op == Op::Reduce ? reduction : Time{0}; };

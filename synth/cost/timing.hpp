@@ -21,32 +21,43 @@
 
 namespace tenet::synth {
 
+// A transfer of b bytes at rate r over a route, charged its per-step cost s (the largest
+// topo::Link::step on its route, where steps are charged; else 0), holds r of each link of the
+// route for s + b / r (pipelined; under hold, the link whole for s + b / r + latency) and arrives
+// the route's latency after its last byte leaves: the alpha-beta cost of one step, with the
+// alpha paid while the step holds its share of the links (docs/model.md).
 struct RouteCost {
   Time occupancy = 0;        // how long each link of the route is held
   Time duration = 0;         // from start to arrival
+  Time step = 0;             // the per-step cost charged (within occupancy and duration)
   Bandwidth bottleneck = 0;  // the narrowest bandwidth on the route
   Bandwidth rate = 0;        // what the transfer moves at: its own rate, or the bottleneck
   Time latency = 0;          // summed over the route
 };
-// `rate` 0 means the bottleneck. Throws tenet::Error for an empty route, a link id out of range,
-// or a rate that is negative or above the route's bottleneck.
+// `rate` 0 means the bottleneck; `steps`: charge the per-step cost (Algorithm::step_costs).
+// Throws tenet::Error for an empty route, a link id out of range, or a rate that is negative or
+// above the route's bottleneck.
 RouteCost route_cost(const topo::Topology& t, std::span<const LinkId> route, Bytes bytes,
-                     LinkModel model, Bandwidth rate = 0);
+                     LinkModel model, bool steps, Bandwidth rate = 0);
 // route_cost for many transfers of one chunk size, fast: per-link bandwidth and latency in flat
 // arrays, and the serialization time at the last two rates remembered (the 128-bit division is
 // the costly part, and an algorithm moves its chunks at a handful of rates). Same results and
 // errors as route_cost.
 class RouteCoster {
  public:
-  RouteCoster(const topo::Topology& t, Bytes bytes, LinkModel model);
+  RouteCoster(const topo::Topology& t, Bytes bytes, LinkModel model, bool steps);
+  // For an algorithm's transfers: its chunk size, link model and step costs.
+  RouteCoster(const topo::Topology& t, const Algorithm& a)
+      : RouteCoster(t, a.chunk_bytes, a.link_model, a.step_costs) {}
   RouteCost operator()(std::span<const LinkId> route, Bandwidth rate = 0);
 
  private:
   const topo::Topology& t_;
   Bytes bytes_;
   LinkModel model_;
+  bool steps_;
   std::vector<Bandwidth> bandwidth_;
-  std::vector<Time> latency_;
+  std::vector<Time> latency_, step_;
   Bandwidth rates_[2] = {-1, -1};
   Time times_[2] = {0, 0};
 };

@@ -165,6 +165,11 @@ Algorithm build_head(const Reader& r, const json& doc, int64_t& version) {
       r.fail("channels", fmt::format("'{}' is neither 'shared' nor 'serial'", channels));
     a.serial_channels = channels == "serial";
   }
+  if (doc.contains("step_costs")) {
+    if (!doc["step_costs"].is_boolean())
+      r.fail("step_costs", fmt::format("expected true or false, got {}", doc["step_costs"].dump()));
+    a.step_costs = doc["step_costs"].get<bool>();
+  }
   a.claimed_time = doc.contains("collective_time_ps")
                        ? r.time(doc["collective_time_ps"], "collective_time_ps")
                        : -1;

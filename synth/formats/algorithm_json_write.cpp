@@ -65,6 +65,7 @@ void write_to(const Algorithm& a, Sink& out) {
                       to_string(a.link_model)));
   if (a.reduce_bandwidth > 0) out.put(fmt::format("  \"reduce_Bps\": {},\n", a.reduce_bandwidth));
   if (a.serial_channels) out.put("  \"channels\": \"serial\",\n");
+  if (a.step_costs) out.put("  \"step_costs\": true,\n");
   out.put("  \"collective_time_ps\": ");
   time(a.claimed_time);
   out.put(",\n  \"transfers\": [");

@@ -215,6 +215,7 @@ void split_chunks(Import& in) {
 void read_metadata(Import& in) {
   Algorithm& a = in.a;
   a.chunk_bytes = 1 << 20;
+  a.step_costs = in.t.charges_steps();  // a runtime's program pays what its runtime pays per step
   for (pugi::xml_node n = in.doc.first_child(); n; n = n.next_sibling()) {
     if (n.type() != pugi::node_comment) continue;
     std::istringstream note(n.value());

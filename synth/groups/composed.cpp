@@ -106,6 +106,7 @@ std::optional<Algorithm> compose_all_reduce(const topo::Topology& t, const Colle
   out.topology_name = t.name();
   out.chunk_bytes = chunk_bytes;
   out.link_model = model;
+  out.step_costs = t.charges_steps();
   const size_t servers_size = rs->front().size() + ag->front().size();
   out.reserve(
       servers_size * servers->size() * static_cast<size_t>(k) +

@@ -74,7 +74,8 @@ class Renaming {
   }
   bool same_link(LinkId x, LinkId y) const {
     const topo::Link &p = t_.link(x), &q = t_.link(y);
-    return p.bandwidth == q.bandwidth && p.latency == q.latency && p.buffer == q.buffer;
+    return p.bandwidth == q.bandwidth && p.latency == q.latency && p.buffer == q.buffer &&
+           p.step == q.step;
   }
 
   const topo::Topology& t_;
@@ -176,6 +177,7 @@ std::optional<GroupPart> group_part(const topo::Topology& t, const Collective& c
           b.add_link(local[static_cast<size_t>(v)], local[static_cast<size_t>(k.dst)], k.bandwidth,
                      k.latency, k.name);
       if (k.buffer > 0) b.set_link_buffer(added, k.buffer);
+      b.set_link_step(added, k.step);
       links.push_back(l);
     }
   }
@@ -185,6 +187,7 @@ std::optional<GroupPart> group_part(const topo::Topology& t, const Collective& c
   } catch (const Error&) {
     return std::nullopt;
   }
+  part.topology.set_charges_steps(t.charges_steps());
   part.nodes.resize(static_cast<size_t>(part.topology.num_nodes()));
   for (int i = 0; i < m; ++i) part.nodes[static_cast<size_t>(i)] = c.ranks[i];
   for (size_t j = 0; j < switches.size(); ++j) part.nodes[static_cast<size_t>(m) + j] = switches[j];

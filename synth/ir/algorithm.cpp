@@ -57,6 +57,7 @@ Algorithm empty_algorithm(std::string name, const topo::Topology& t, const Colle
   a.topology_name = t.name();
   a.chunk_bytes = chunk_bytes;
   a.link_model = model;
+  a.step_costs = t.charges_steps();
   return a;
 }
 
@@ -124,6 +125,7 @@ Algorithm with_transfers(const Algorithm& a, const std::vector<TransferSpec>& sp
   out.claimed_time = a.claimed_time;
   out.reduce_bandwidth = a.reduce_bandwidth;
   out.serial_channels = a.serial_channels;
+  out.step_costs = a.step_costs;
   for (const TransferSpec& s : specs) out.add(s);
   return out;
 }

@@ -113,6 +113,9 @@ class Algorithm {
   Time claimed_time = -1;          // the producer's collective time, or -1
   Bandwidth reduce_bandwidth = 0;  // B/s a destination reduces a received chunk at; 0: no time
   bool serial_channels = false;    // a channel (other than 0) sends one transfer at a time (above)
+  // Every transfer pays its route's per-step cost (topo::Link::step; synth/cost/timing.hpp): set
+  // from Topology::charges_steps when made, and recorded in files (older files have none: false).
+  bool step_costs = false;
 
   // How long a reduction of one chunk takes (0 when reductions take no time).
   Time reduction_time() const {
@@ -174,7 +177,7 @@ class Algorithm {
 };
 
 // An algorithm with no transfers yet: its producer's name, `c` on `t` (fingerprint and name), the
-// chunk size and the link model set.
+// chunk size and the link model set, and step costs as `t` charges them.
 Algorithm empty_algorithm(std::string name, const topo::Topology& t, const Collective& c,
                           Bytes chunk_bytes, LinkModel model);
 

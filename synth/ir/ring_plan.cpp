@@ -77,7 +77,7 @@ void lane_rates(const topo::Topology& t, const std::vector<RingPlan::Lane>& lane
                 Bytes chunk_bytes, LinkModel model, double efficiency,
                 std::vector<std::vector<std::vector<Bandwidth>>>& listed_rate,
                 std::vector<std::vector<std::vector<Bandwidth>>>& moved_rate) {
-  RouteCoster cost(t, chunk_bytes, model);
+  RouteCoster cost(t, chunk_bytes, model, t.charges_steps());
   listed_rate.resize(lanes.size());
   moved_rate.resize(lanes.size());
   for (size_t l = 0; l < lanes.size(); ++l)
@@ -111,6 +111,7 @@ RingPlan::RingPlan(const topo::Topology& t, std::string name, const Collective& 
       collective_(c),
       chunk_bytes_(chunk_bytes),
       model_(model),
+      step_costs_(t.charges_steps()),
       lanes_(std::move(lanes)) {
   const bool rs = c.kind == CollectiveKind::ReduceScatter || c.kind == CollectiveKind::AllReduce;
   const bool ag = c.kind == CollectiveKind::AllGather || c.kind == CollectiveKind::AllReduce;
@@ -218,6 +219,7 @@ Algorithm RingPlan::materialize(const topo::Topology& t) const {
   a.topology_name = t.name();
   a.chunk_bytes = chunk_bytes_;
   a.link_model = model_;
+  a.step_costs = step_costs_;
   a.reduce_bandwidth = reduce_bandwidth_;
   // Each transfer depends on the arrival that brought its chunk (the one whose user it is), as
   // the ring baseline lists it.

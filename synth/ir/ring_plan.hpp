@@ -62,6 +62,9 @@ class RingPlan {
   const Collective& collective() const { return collective_; }
   Bytes chunk_bytes() const { return chunk_bytes_; }
   LinkModel link_model() const { return model_; }
+  // Whether its sends pay their routes' per-step costs (Algorithm::step_costs): as the topology
+  // it was made for charges them.
+  bool step_costs() const { return step_costs_; }
   // As Algorithm::reduce_bandwidth and Algorithm::reduction_time.
   Bandwidth reduce_bandwidth() const { return reduce_bandwidth_; }
   Time reduction_time() const {
@@ -206,6 +209,7 @@ class RingPlan {
   Collective collective_;
   Bytes chunk_bytes_;
   LinkModel model_;
+  bool step_costs_ = false;
   Bandwidth reduce_bandwidth_ = 0;
   std::vector<Lane> lanes_;
   std::vector<Group> groups_;

@@ -144,7 +144,7 @@ class ChannelGraph {
  private:
   void add(NodeId u, NodeId v, std::span<const LinkId> route, Bytes bytes, LinkModel model,
            Bandwidth rate = 0) {
-    const RouteCost cost = route_cost(t_, route, bytes, model, rate);
+    const RouteCost cost = route_cost(t_, route, bytes, model, t_.charges_steps(), rate);
     channels_.push_back({u, v, static_cast<uint32_t>(routes_.size()),
                          static_cast<uint32_t>(route.size()), cost.duration, cost.occupancy,
                          cost.rate, cost.rate < cost.bottleneck});

@@ -330,7 +330,7 @@ class Verifier {
   }
 
   void check_durations_and_dependencies() {
-    RouteCoster coster(t_, a_.chunk_bytes, a_.link_model);
+    RouteCoster coster(t_, a_);
     for (TransferId id = 0; id < n_; ++id) {
       if (!valid_[id]) continue;
       const RouteCost c = coster(a_.route(id), a_.rate(id));
@@ -361,7 +361,7 @@ class Verifier {
   // In serial channels (Algorithm::serial_channels), each transfer in a channel other than 0 starts
   // once the one listed before it over the same first link in that channel has left the link.
   void check_serial_channels() {
-    RouteCoster coster(t_, a_.chunk_bytes, a_.link_model);
+    RouteCoster coster(t_, a_);
     std::unordered_map<uint64_t, TransferId>
         last;  // per (first link, channel): its latest transfer
     for (TransferId id = 0; id < n_; ++id) {
@@ -403,7 +403,7 @@ class Verifier {
           for (LinkId l : a_.route(id)) on_link[next[l]++] = id;
     }
     r_.link_busy.assign(t_.num_links(), 0);
-    RouteCoster coster(t_, a_.chunk_bytes, a_.link_model);
+    RouteCoster coster(t_, a_);
     struct Use {
       Time start;
       TransferId id;

@@ -84,8 +84,10 @@ check "verify chunk out of range" 2 "chunk 9 is out of range" -- "$T" verify "$t
 # synth: writes algorithm.json, prints time, bound, ratio, bandwidths; verifies its output.
 check "synth help" 0 "--chunks-per-npu" -- "$T" synth --help
 check "synth all-gather" 0 "verified        correct" -- "$T" synth --topo torus2d:4x4 --coll all-gather --size 16MiB -o "$tmp/s1"
+check "synth step costs" 0 "step cost     300 ns .. 2.6 us per transfer" -- "$T" topo info nvcluster:2x4
+check "synth step costs off" 2 "--step-costs" -- "$T" synth --topo ring:4 --step-costs maybe -o "$tmp/sc"
 check "synth wrote" 0 "CORRECT" -- "$T" verify "$tmp/s1/algorithm.json" --topo torus2d:4x4
-check "synth ratio" 0 "ratio           1.0000" -- "$T" synth --topo mesh2d:4x4 --coll all-gather --size 64MiB -k 4 -o "$tmp/s2"
+check "synth ratio" 0 "ratio           1.0000" -- "$T" synth --topo mesh2d:4x4 --coll all-gather --size 64MiB -k 4 --step-costs off -o "$tmp/s2"
 check "synth auto" 0 "(auto; tried 1:" -- "$T" synth --topo ring:4 --coll all-reduce --size 1MiB -k auto -o "$tmp/s3"
 check "synth auto alone" 0 "; plan-pipeline alone 128:" -- "$T" synth --topo nvcluster:4x8,net=rail --ranks 0-31:8 --coll all-reduce --size 256MiB -o "$tmp/s3b"
 check "synth hold" 0 "hold link model" -- "$T" synth --topo ring:4 --link-model hold -o "$tmp/s4"
@@ -183,17 +185,17 @@ check "reduce-bw msccl" 0 "msccl-xml: the reduction time (1.049 us at 500 GB/s) 
 check "reduce-bw bad" 2 "--reduce-bw: " -- "$T" synth --topo "$TOPO" --coll all-reduce --size 8MiB --reduce-bw fast -o "$tmp/rbb"
 check "emit network.yml" 0 "" -- test -s "$tmp/e/chakra/network.yml" -a -s "$tmp/e/chakra/system.json" -a -s "$tmp/e/chakra/algorithm.7.et"
 # What ASTRA-sim will report (its analytical network run as chakra/astra_analytical.hpp emulates it).
-check "emit astra time" 0 "on ASTRA-sim's analytical network (congestion-unaware; Tenet: 1.322 ms, ratio 1.0000)" -- "$T" synth --topo torus2d:8x8 --coll all-gather --size 256MiB -k 4 --emit chakra -o "$tmp/e5"
+check "emit astra time" 0 "on ASTRA-sim's analytical network (congestion-unaware; Tenet: 1.341 ms, ratio 1.0000)" -- "$T" synth --topo torus2d:8x8 --coll all-gather --size 256MiB -k 4 --emit chakra -o "$tmp/e5"
 check "emit astra json" 0 '"astra_sim_ps"' -- "$T" synth --topo switch:8 --coll all-reduce --size 1MiB --emit chakra --json -o "$tmp/e6"
 check "export queue" 0 "chakra: " -- "$T" export "$tmp/e6/algorithm.json" --topo switch:8 --format chakra --chakra-waits queue -o "$tmp/e7"
 check "export bad waits" 2 "--chakra-waits: unknown link-wait encoding 'chain' (bytes, queue)" -- "$T" export "$tmp/e6/algorithm.json" --topo switch:8 --chakra-waits chain -o "$tmp/e8"
 check "export bad waits wrote nothing" 1 "" -- test -e "$tmp/e8"
 # Process groups.
 check "synth ranks" 0 "group           4 NPUs: 0-24:8; no other NPU relays or routes its data" -- "$T" synth --topo nvcluster:4x8,net=rail --ranks 0-31:8 --coll all-reduce --size 64MiB -k 1 -o "$tmp/grp"
-check "synth ranks in part" 0 "in its part     bound 4.176 ms, ratio 1.0001" -- "$T" synth --topo nvcluster:8x8,net=rail --ranks 8-15 --coll all-reduce --size 1GiB -k 4 -o "$tmp/grp4"
+check "synth ranks in part" 0 "in its part     bound 4.176 ms, ratio 1.0001" -- "$T" synth --topo nvcluster:8x8,net=rail --ranks 8-15 --coll all-reduce --size 1GiB -k 4 --step-costs off -o "$tmp/grp4"
 # A server's group borrows the next server through its NICs (its bound counts them), unless told not to.
-check "synth ranks mirrors" 0 "group           8 NPUs: 8-15; other NPUs relay 360 transfers and route 0" -- "$T" synth --topo nvcluster:8x8,net=rail --ranks 8-15 --coll all-gather --size 256MiB -o "$tmp/grp5"
-check "synth ranks no borrow" 0 "in its part     bound 522.2 us, ratio 1.0005" -- "$T" synth --topo nvcluster:8x8,net=rail --ranks 8-15 --coll all-gather --size 256MiB --no-borrow -o "$tmp/grp6"
+check "synth ranks mirrors" 0 "group           8 NPUs: 8-15; other NPUs relay 360 transfers and route 0" -- "$T" synth --topo nvcluster:8x8,net=rail --ranks 8-15 --coll all-gather --size 256MiB --step-costs off -o "$tmp/grp5"
+check "synth ranks no borrow" 0 "in its part     bound 522.2 us, ratio 1.0005" -- "$T" synth --topo nvcluster:8x8,net=rail --ranks 8-15 --coll all-gather --size 256MiB --no-borrow --step-costs off -o "$tmp/grp6"
 check "synth ranks json" 0 '"ranks": [' -- "$T" synth --topo ring:8 --ranks 2,3,4 --coll all-gather --size 1MiB -k 1 --json -o "$tmp/grp2"
 check "synth ranks verify" 0 "CORRECT" -- "$T" verify "$tmp/grp2/algorithm.json" --topo ring:8
 check "synth ranks bad" 2 "--ranks: '0-9' names NPU 9, and the topology has NPUs 0..7" -- "$T" synth --topo ring:8 --ranks 0-9 -o "$tmp/grp3"
@@ -296,7 +298,7 @@ check "synth composed flat" 2 "method composed makes an all-reduce over every NP
 check "synth composed group" 2 "two or more servers" -- "$T" synth -t nvcluster:2x4,net=rail -c all-reduce --ranks 0-3 --method composed -o "$tmp/composed3"
 check "synth symmetric" 0 "method: symmetric (rank 0's schedule on Z4 x Z4, moved to every NPU)" -- "$T" synth -t torus2d:4x4 -c all-reduce -k 4 --method symmetric -o "$tmp/symmetric"
 check "synth symmetric verified" 0 "verified        correct" -- "$T" synth -t hypercube:16 -c reduce-scatter -k 2 --method symmetric -o "$tmp/symmetric"
-check "synth symmetric auto" 0 "method: symmetric" -- "$T" synth -t torus2d:8x8 -c all-gather -s 256MiB -o "$tmp/symmetric"
+check "synth symmetric auto" 0 "method: symmetric" -- "$T" synth -t torus2d:8x8 -c all-gather -s 256MiB --step-costs off -o "$tmp/symmetric"
 check "synth symmetric mesh" 2 "method symmetric: the topology does not look the same from every NPU" -- "$T" synth -t mesh2d:4x4 -c all-gather --method symmetric -o "$tmp/symmetric2"
 check "synth symmetric group" 2 "translation needs every NPU in the collective" -- "$T" synth -t torus2d:4x4 -c all-gather --ranks 0-3 --method symmetric -o "$tmp/symmetric3"
 check "synth symmetric broadcast" 2 "translation covers All-Gather, Reduce-Scatter, All-Reduce and All-to-All" -- "$T" synth -t torus2d:4x4 -c broadcast --method symmetric -o "$tmp/symmetric4"

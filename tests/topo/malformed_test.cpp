@@ -114,6 +114,15 @@ const Bad kBad[] = {
     {"zero buffer", ".yaml",
      "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us}\ndefaults: {buffer: 0B}\n", 4,
      "buffer must be at least 1 B"},
+    {"step without unit", ".yaml",
+     "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us, step: 3}\n", 3, "has no unit"},
+    {"negative step", ".yaml",
+     "npus: 2\ndefaults: {bw: 1GB/s, lat: 1us, step: -2us}\nlinks:\n  - {src: 0, dst: 1}\n", 2,
+     "time '-2us' is negative"},
+    {"dot: bad step", ".dot",
+     "digraph G {\n a [kind=npu];\n b [kind=npu];\n a -> b [bw=\"1GB/s\", lat=\"1us\", "
+     "step=\"soon\"];\n b -> a [bw=\"1GB/s\", lat=\"1us\"];\n}\n",
+     0, "edge a -> b"},
     {"dot: bad buffer", ".dot",
      "digraph G {\n a [kind=npu];\n b [kind=npu];\n a -> b [bw=\"1GB/s\", lat=\"1us\", "
      "buffer=\"lots\"];\n b -> a [bw=\"1GB/s\", lat=\"1us\"];\n}\n",

@@ -152,7 +152,7 @@ TEST(Timing, MultiHopRoutesThroughASwitch) {
   auto t = b.build();
   std::vector<LinkId> route{link_between(t, 0, 2), link_between(t, 2, 1)};
   for (LinkModel m : {LinkModel::Pipelined, LinkModel::Hold}) {
-    RouteCost c = route_cost(t, route, kChunk, m);
+    RouteCost c = route_cost(t, route, kChunk, m, false);
     EXPECT_EQ(c.duration, transfer_time(kChunk, kBw / 2) + 3 * kLat);
     EXPECT_EQ(c.occupancy, m == LinkModel::Pipelined ? transfer_time(kChunk, kBw / 2) : c.duration);
   }

@@ -411,9 +411,10 @@ std::optional<Algorithm> mutate(const topo::Topology& t, const Algorithm& a, Mut
     case Mutation::OverbookLink: {
       // Two transfers on one link whose rates together exceed it: start the later with the earlier.
       auto held = [&](TransferId k, LinkId l) {
-        return held_rate(t, l,
-                         route_cost(t, s[k].route, a.chunk_bytes, a.link_model, s[k].rate).rate,
-                         a.link_model);
+        return held_rate(
+            t, l,
+            route_cost(t, s[k].route, a.chunk_bytes, a.link_model, a.step_costs, s[k].rate).rate,
+            a.link_model);
       };
       for (TransferId j = n - 1; j > 0; --j)
         for (TransferId i = 0; i < j; ++i)
@@ -429,8 +430,8 @@ std::optional<Algorithm> mutate(const topo::Topology& t, const Algorithm& a, Mut
     }
     case Mutation::RateTooHigh: {
       TransferId i = static_cast<TransferId>(rng() % n);
-      s[i].rate = route_cost(t, s[i].route, a.chunk_bytes, a.link_model).bottleneck + 1 +
-                  static_cast<Bandwidth>(rng() % 1000);
+      s[i].rate = route_cost(t, s[i].route, a.chunk_bytes, a.link_model, a.step_costs).bottleneck +
+                  1 + static_cast<Bandwidth>(rng() % 1000);
       return with_transfers(a, s);
     }
     case Mutation::MissingLink: {
