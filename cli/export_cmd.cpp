@@ -70,6 +70,9 @@ void add_export_commands(CLI::App& app) {
         exporting::export_algorithm(a, t, split_commas(formats), output, options);
     for (const std::string& path : e.written) fmt::print("wrote {}\n", path);
     if (e.astra_time >= 0) fmt::print("chakra: {}\n", exporting::describe_astra_time(e));
+    if (e.msccl_time >= 0)
+      fmt::print("msccl-xml: read back as the MSCCL runtime runs it: {} (Tenet: {})\n",
+                 format_time(e.msccl_time), format_time(e.claimed_time));
     for (const std::string& n : e.astra_notes) fmt::print("astra-sim: {}\n", n);
     for (const auto& [format, why] : e.skipped)
       fmt::print(stderr, "not written: {}: {}\n", format, why);

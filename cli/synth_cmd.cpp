@@ -279,6 +279,7 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row,
     for (const auto& [format, why] : exported.skipped) skipped[format] = why;
     j["warnings"] = exported.warnings;
     if (exported.astra_time >= 0) j["astra_sim_ps"] = exported.astra_time;
+    if (exported.msccl_time >= 0) j["msccl_xml_read_back_ps"] = exported.msccl_time;
     fmt::print("{}\n", j.dump(2));
     return;
   }

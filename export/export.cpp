@@ -52,9 +52,33 @@ struct Rendered {
   std::future<astra::AstraRun> emulation;
 };
 
-void render_msccl(const synth::Algorithm& a, const synth::MscclOptions& msccl, Rendered& r,
-                  Exported& out) {
-  r.files.emplace_back("algorithm.xml", synth::to_msccl_xml(a, msccl));
+// A format read back must take the time Tenet claims: past this relative difference, a warning.
+constexpr double kRoundTripTolerance = 1e-3;
+
+// The MSCCL-XML, and what it takes when read back as its runtime runs it on `t`: a warning with
+// both times where that is not Tenet's (thread blocks wait on each other in program order, which
+// may serialize what Tenet's schedule overlaps).
+void render_msccl(const synth::Algorithm& a, const topo::Topology& t,
+                  const synth::MscclOptions& msccl, Rendered& r, Exported& out) {
+  std::string xml = synth::to_msccl_xml(a, msccl);
+  const synth::MscclImport back = synth::import_msccl_xml(xml, t, "algorithm.xml");
+  const Time claimed = synth::collective_time(t, a);
+  out.claimed_time = claimed;
+  if (!back.problems.empty()) {
+    out.warnings.push_back(
+        fmt::format("msccl-xml: read back, the program is incorrect in the MSCCL runtime: {}",
+                    back.problems.front().message));
+  } else {
+    out.msccl_time = synth::model_time(t, back.algorithm);
+    if (claimed > 0 && std::abs(static_cast<double>(out.msccl_time - claimed)) >
+                           kRoundTripTolerance * static_cast<double>(claimed))
+      out.warnings.push_back(fmt::format(
+          "msccl-xml: read back as the MSCCL runtime runs it, the program takes {} (Tenet: {}, "
+          "ratio {:.4f}): its thread blocks run their steps in program order",
+          format_time(out.msccl_time), format_time(claimed),
+          static_cast<double>(out.msccl_time) / static_cast<double>(claimed)));
+  }
+  r.files.emplace_back("algorithm.xml", std::move(xml));
   if (a.reduce_bandwidth > 0)
     out.warnings.push_back(fmt::format(
         "msccl-xml: the reduction time ({} at {}) is not in the file: the MSCCL runtime reduces at "
@@ -158,7 +182,7 @@ Exported export_algorithm(const synth::Algorithm& given, const topo::Topology& t
       if (f == "json")
         r.json = true;
       else if (f == "msccl-xml")
-        render_msccl(a, options.msccl, r, out);
+        render_msccl(a, t, options.msccl, r, out);
       else if (f == "chakra")
         render_chakra(a, t, options.chakra, reduces, r, out);
     } catch (const Error& e) {

@@ -35,8 +35,8 @@ topo::Topology charging(topo::Topology t) {
 
 // Ring All-Gather on a one-way ring: at step s, NPU i forwards chunk (i - s) mod N.
 Algorithm ring_allgather(const topo::Topology& t, int n, LinkModel model) {
-  Algorithm a = empty_algorithm("ring", t, Collective::over_all(t, CollectiveKind::AllGather),
-                                kChunk, model);
+  Algorithm a =
+      empty_algorithm("ring", t, Collective::over_all(t, CollectiveKind::AllGather), kChunk, model);
   std::vector<TransferId> brought(n, -1);
   for (int s = 0; s < n - 1; ++s) {
     std::vector<TransferId> next = brought;
@@ -56,7 +56,8 @@ Algorithm ring_allgather(const topo::Topology& t, int n, LinkModel model) {
 // busy step + bytes/B per transfer (under hold also the latency).
 TEST(StepCosts, RingAllGatherEqualsTheClosedForm) {
   for (int n : {2, 4, 8}) {
-    const auto t = charging(topo::generate(fmt::format("ring:{},bidir=false,bw=50GB/s,lat=0.5us", n)));
+    const auto t =
+        charging(topo::generate(fmt::format("ring:{},bidir=false,bw=50GB/s,lat=0.5us", n)));
     for (LinkModel m : {LinkModel::Pipelined, LinkModel::Hold}) {
       Algorithm a = ring_allgather(t, n, m);
       ASSERT_TRUE(a.step_costs);
@@ -107,9 +108,8 @@ links:
 TEST(StepCosts, RingAllReduceIsTheClosedFormOnEveryNetwork) {
   const int p = 8;
   const auto t = charging(topo::generate("ring:8,bw=50GB/s,lat=0.5us"));
-  const Algorithm a =
-      make_baseline(parse_baseline("ring:1"), t,
-                    Collective::over_all(t, CollectiveKind::AllReduce), kChunk);
+  const Algorithm a = make_baseline(parse_baseline("ring:1"), t,
+                                    Collective::over_all(t, CollectiveKind::AllReduce), kChunk);
   ASSERT_TRUE(a.step_costs);
   const Time closed = 2 * (p - 1) * (topo::kDefaultStep + kLat + kSer);
   EXPECT_EQ(a.claimed_time, closed);
@@ -151,9 +151,8 @@ TEST(StepCosts, EveryProducerReplaysAndVerifiesItsTime) {
       } catch (const NotApplicable&) {
       }
     }
-    const std::optional<RingPlan> plan =
-        ring_plan(parse_baseline("ring"), t, Collective::over_all(t, CollectiveKind::AllReduce, 2),
-                  96 << 10);
+    const std::optional<RingPlan> plan = ring_plan(
+        parse_baseline("ring"), t, Collective::over_all(t, CollectiveKind::AllReduce, 2), 96 << 10);
     ASSERT_TRUE(plan) << spec;
     EXPECT_TRUE(plan->step_costs());
     const Algorithm a = plan->materialize(t);
@@ -191,8 +190,7 @@ TEST(StepCosts, AutoChunksBalanceStepsAgainstPipelining) {
   auto at = [&](const topo::Topology& on, int k) {
     Collective cc = bcast;
     cc.chunks_per_npu = k;
-    return make_baseline(parse_baseline("ring:1"), on, cc, cc.chunk_bytes_for(total))
-        .claimed_time;
+    return make_baseline(parse_baseline("ring:1"), on, cc, cc.chunk_bytes_for(total)).claimed_time;
   };
   EXPECT_LT(at(free_steps, 4096), at(free_steps, 64));
   EXPECT_GT(at(t, 4096), at(t, 64));
@@ -206,8 +204,7 @@ TEST(StepCosts, AlgorithmJsonKeepsIt) {
                                     Collective::over_all(t, CollectiveKind::AllGather), kChunk);
   const std::string text = to_json(a);
   EXPECT_NE(text.find("\"step_costs\": true"), std::string::npos);
-  for (const Algorithm& back :
-       {parse_algorithm_json(text), parse_algorithm_json_reference(text)}) {
+  for (const Algorithm& back : {parse_algorithm_json(text), parse_algorithm_json_reference(text)}) {
     EXPECT_TRUE(back.step_costs);
     EXPECT_EQ(model_time(t, back), a.claimed_time);
   }
@@ -261,8 +258,8 @@ TEST(StepCosts, GeneratorsStateScaleOutSteps) {
   const auto t = topo::generate("nvcluster:2x4,net=rail");
   int network = 0, server = 0;
   for (const topo::Link& l : t.links()) {
-    const bool rail = t.node(l.src).name.rfind("rail", 0) == 0 ||
-                      t.node(l.dst).name.rfind("rail", 0) == 0;
+    const bool rail =
+        t.node(l.src).name.rfind("rail", 0) == 0 || t.node(l.dst).name.rfind("rail", 0) == 0;
     EXPECT_EQ(l.step, rail ? topo::kNetworkStep : topo::kDefaultStep);
     (rail ? network : server)++;
   }
@@ -278,8 +275,8 @@ TEST(StepCosts, GeneratorsStateScaleOutSteps) {
 // chunks at or above the minimum, the result verifies at its claimed time, and it stays far under
 // the transfer counts no runtime runs.
 TEST(StepCosts, AUsersClusterGetsRunnableChunks) {
-  const auto t =
-      charging(topo::load_file(std::string(TENET_SOURCE_DIR) + "/examples/topologies/cluster16.yaml"));
+  const auto t = charging(
+      topo::load_file(std::string(TENET_SOURCE_DIR) + "/examples/topologies/cluster16.yaml"));
   for (CollectiveKind kind : {CollectiveKind::AllGather, CollectiveKind::AllReduce}) {
     const Collective c = Collective::over_all(t, kind);
     const ChunkingResult r = synthesize_auto_chunks(t, c, Bytes{1} << 20);
