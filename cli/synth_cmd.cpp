@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "cli/formats.hpp"
 #include "cli/progress.hpp"
+#include "synth/auto/runtime_target.hpp"
 #include "synth/baselines/baselines.hpp"
 #include "synth/baselines/ring_channels.hpp"
 #include "synth/bounds/lower_bound.hpp"
@@ -35,6 +36,7 @@ struct SynthArgs {
   std::string topology, collective = "all-reduce", size = "256MiB", chunks = "auto", output = "out",
                         channels;
   std::string priority = "scarce", link_model = "pipelined", algo = "tenet", method = "auto";
+  std::string target = "tenet";  // --target: tenet (Tenet's model) or msccl (the MSCCL runtime)
   std::string min_size, max_size;
   MscclFlags msccl;
   ChakraFlags chakra;
@@ -96,6 +98,7 @@ struct Row {
   std::optional<synth::Report> report;
   std::string not_applicable;
   std::vector<synth::ChunkingResult::Try> tried;  // -k auto: chunks per NPU tried, and their times
+  std::string target_note;  // --target msccl: what was picked, and what the runtime cannot hold
   double seconds = 0;
 
   double algbw() const {  // bytes per second
@@ -135,7 +138,7 @@ std::vector<Bytes> sizes_of(const SynthArgs& args) {
 // the size itself).
 Row build_row(const SynthArgs& args, const std::string& name, const topo::Topology& t,
               synth::Collective c, Bytes size, const synth::SynthOptions& o, Bytes unit = -1) {
-  Row row{name, size, {}, {}, {}, {}, 0};
+  Row row{name, size, {}, {}, {}, {}, {}, 0};
   if (unit < 0) unit = size;
   const auto begin = std::chrono::steady_clock::now();
   try {
@@ -149,7 +152,22 @@ Row build_row(const SynthArgs& args, const std::string& name, const topo::Topolo
     topo::check_memory(static_cast<uint64_t>(transfers) * synth::kSynthBytesPerTransfer,
                        fmt::format("{} for {} (about {} transfers)", name, c.describe(), transfers),
                        "synthesize for fewer ranks (--ranks), or fewer chunks per NPU (-k)");
-    if (args.chunks == "auto") {
+    if (args.target == "msccl") {
+      synth::Made<synth::RuntimeChoice> made =
+          synth::best_for_msccl(t, c, unit, o, msccl_options(args.msccl));
+      if (const synth::NotMade* why = std::get_if<synth::NotMade>(&made))
+        throw Error("--target msccl: " + why->why);
+      synth::RuntimeChoice& choice = std::get<synth::RuntimeChoice>(made);
+      row.target_note = fmt::format(
+          "msccl ({} runtime): {} of {} candidates read back as the runtime runs them; picked {} "
+          "({} as Tenet scheduled it){}",
+          args.msccl.runtime, choice.candidates, choice.candidates + choice.left_out.size(),
+          choice.from, format_time(choice.schedule_time),
+          choice.left_out.empty()
+              ? ""
+              : fmt::format("; over the runtime's limits: {}", fmt::join(choice.left_out, "; ")));
+      row.algorithm = std::move(choice.algorithm);
+    } else if (args.chunks == "auto") {
       synth::ChunkingResult r = synth::make_algorithm_auto_chunks(name, t, c, unit, o);
       row.algorithm = std::move(r.algorithm);
       row.tried = std::move(r.tried);
@@ -280,6 +298,7 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row,
     j["warnings"] = exported.warnings;
     if (exported.astra_time >= 0) j["astra_sim_ps"] = exported.astra_time;
     if (exported.msccl_time >= 0) j["msccl_xml_read_back_ps"] = exported.msccl_time;
+    if (!row.target_note.empty()) j["target"] = row.target_note;
     fmt::print("{}\n", j.dump(2));
     return;
   }
@@ -340,6 +359,7 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row,
                a.method);
   else
     fmt::print("algorithm       {} (built in {:.3f} s)\n", a.name, row.seconds);
+  if (!row.target_note.empty()) fmt::print("target          {}\n", row.target_note);
   fmt::print("verified        {}\n",
              r.correct() ? "correct" : fmt::format("INCORRECT ({} violations)", r.violation_count));
   for (size_t i = 0; i < exported.written.size(); ++i)
@@ -507,6 +527,16 @@ void run_synth(const SynthArgs& args) {
   std::vector<std::string> formats{"json"};
   for (const std::string& f : args.emit)
     if (!f.empty() && f != "json") formats.push_back(f);
+  if (args.target != "tenet" && args.target != "msccl")
+    throw Error(fmt::format("--target: '{}' is neither tenet nor msccl", args.target));
+  if (args.target == "msccl") {
+    if (args.algo != "tenet" || args.chunks != "auto" || sizes.size() != 1)
+      throw Error(
+          "--target msccl searches every producer and chunk count for one size: use it with "
+          "--algo tenet, -k auto and one --size");
+    if (std::find(formats.begin(), formats.end(), "msccl-xml") == formats.end())
+      formats.push_back("msccl-xml");
+  }
   if (!one && formats.size() > 1)
     throw Error(
         "--emit exports one algorithm: drop --algo all or the size sweep, or export a row's file "
@@ -696,6 +726,14 @@ void add_synth_command(CLI::App& app) {
          "picks; auto also tries it on mixed speeds) or lowest")
       ->capture_default_str();
   add_step_costs_flag(cmd, args.step_costs);
+  cmd->add_option(
+         "--target", args.target,
+         "tenet (default): the fastest schedule in Tenet's model; msccl: the fastest the MSCCL\n"
+         "runtime can run (--msccl-runtime): every candidate (the synthesizer at its chosen chunk\n"
+         "count and each smaller power of two, every baseline at its best) written as MSCCL-XML\n"
+         "and read back as the runtime runs it, the fastest kept; the XML is written too, and a\n"
+         "`target` line says which candidate won and which the runtime's limits left out")
+      ->capture_default_str();
   cmd->add_option("--link-model", args.link_model,
                   "pipelined (default) or hold (the public TACOS code's)")
       ->capture_default_str();

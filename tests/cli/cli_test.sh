@@ -86,6 +86,11 @@ check "synth help" 0 "--chunks-per-npu" -- "$T" synth --help
 check "synth all-gather" 0 "verified        correct" -- "$T" synth --topo torus2d:4x4 --coll all-gather --size 16MiB -o "$tmp/s1"
 check "synth step costs" 0 "step cost     300 ns .. 2.6 us per transfer" -- "$T" topo info nvcluster:2x4
 check "synth step costs off" 2 "--step-costs" -- "$T" synth --topo ring:4 --step-costs maybe -o "$tmp/sc"
+check "synth target msccl" 0 "target          msccl (executor runtime): " -- "$T" synth --topo ring:4 --coll all-reduce --size 1MiB --target msccl -o "$tmp/tm"
+check "synth target msccl xml" 0 "" -- test -s "$tmp/tm/algorithm.xml"
+check "synth target msccl reads back" 0 "CORRECT" -- "$T" verify "$tmp/tm/algorithm.xml" --topo ring:4
+check "synth target bad" 2 "--target: 'nccl' is neither tenet nor msccl" -- "$T" synth --topo ring:4 --target nccl -o "$tmp/tm3"
+check "synth target needs tenet" 2 "--target msccl searches every producer" -- "$T" synth --topo ring:4 --algo ring --target msccl -o "$tmp/tm4"
 check "synth wrote" 0 "CORRECT" -- "$T" verify "$tmp/s1/algorithm.json" --topo torus2d:4x4
 check "synth ratio" 0 "ratio           1.0000" -- "$T" synth --topo mesh2d:4x4 --coll all-gather --size 64MiB -k 4 --step-costs off -o "$tmp/s2"
 check "synth auto" 0 "(auto; tried 1:" -- "$T" synth --topo ring:4 --coll all-reduce --size 1MiB -k auto -o "$tmp/s3"

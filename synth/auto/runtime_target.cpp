@@ -1,0 +1,103 @@
+#include "synth/auto/runtime_target.hpp"
+
+#include <fmt/format.h>
+
+#include <optional>
+#include <utility>
+
+#include "synth/baselines/baselines.hpp"
+#include "synth/cost/timing.hpp"
+#include "synth/producers.hpp"
+#include "topo/error.hpp"
+
+namespace tenet::synth {
+namespace {
+
+// The candidates tried so far and the fastest program read back.
+class Choice {
+ public:
+  Choice(const topo::Topology& t, const MscclOptions& msccl) : t_(t), msccl_(msccl) {}
+
+  // Writes `a` for the runtime and reads it back; keeps it where it is the fastest so far.
+  void offer(const Algorithm& a, const std::string& from) {
+    std::string xml;
+    try {
+      xml = to_msccl_xml(a, msccl_);
+    } catch (const Error& e) {
+      choice_.left_out.push_back(fmt::format("{}: {}", from, e.message()));
+      return;
+    }
+    MscclImport back = import_msccl_xml(xml, t_, "<" + from + ">");
+    if (!back.problems.empty()) {  // Tenet's own export: a defect, said rather than hidden
+      choice_.left_out.push_back(
+          fmt::format("{}: read back, incorrect: {}", from, back.problems.front().message));
+      return;
+    }
+    ++choice_.candidates;
+    time(t_, back.algorithm);
+    if (!best_ || back.algorithm.claimed_time < choice_.algorithm.claimed_time) {
+      best_ = true;
+      back.algorithm.name = a.name;
+      back.algorithm.method =
+          (a.method.empty() ? "baseline " + a.name : a.method) + "; as the MSCCL runtime runs it";
+      back.algorithm.provenance = a.provenance;
+      choice_.algorithm = std::move(back.algorithm);
+      choice_.from = from;
+      choice_.schedule_time = a.claimed_time;
+    }
+  }
+  Made<RuntimeChoice> result() && {
+    if (best_) return std::move(choice_);
+    return NotMade{choice_.left_out.empty()
+                       ? std::string("no candidate for the MSCCL runtime")
+                       : "no candidate fits the MSCCL runtime; the first: " +
+                             choice_.left_out.front()};
+  }
+
+ private:
+  const topo::Topology& t_;
+  const MscclOptions& msccl_;
+  RuntimeChoice choice_;
+  bool best_ = false;
+};
+
+}  // namespace
+
+Made<RuntimeChoice> best_for_msccl(const topo::Topology& t, const Collective& c, Bytes total_bytes,
+                                   const SynthOptions& options, const MscclOptions& msccl,
+                                   int max_chunks_per_npu) {
+  if (c.kind != CollectiveKind::AllGather && c.kind != CollectiveKind::ReduceScatter &&
+      c.kind != CollectiveKind::AllReduce && c.kind != CollectiveKind::AllToAll)
+    return NotMade{fmt::format("MSCCL-XML has no {}", to_string(c.kind))};
+  Choice choice(t, msccl);
+  SynthOptions quiet = options;
+  quiet.progress = nullptr;
+  // The synthesizer at the count its search picked, then at each smaller power of two: fewer
+  // chunks make fewer steps, which the runtime's limits and its program order favour.
+  Made<ChunkingResult> searched =
+      try_synthesize_auto_chunks(t, c, total_bytes, options, max_chunks_per_npu);
+  if (ChunkingResult* r = made(searched)) {
+    choice.offer(r->algorithm, fmt::format("tenet at {} chunks per NPU", r->chunks_per_npu));
+    for (int k = r->chunks_per_npu / 2; k >= 1; k /= 2) {
+      Collective cc = c;
+      cc.chunks_per_npu = k;
+      Made<Algorithm> a = try_synthesize(t, cc, cc.chunk_bytes_for(total_bytes), quiet);
+      if (Algorithm* made_here = made(a))
+        choice.offer(*made_here, fmt::format("tenet at {} chunks per NPU", k));
+    }
+  }
+  for (BaselineKind b : all_baselines()) {
+    if (!supports(b, c.kind)) continue;
+    const std::string name = BaselineSpec{b, {}}.name();
+    try {
+      const ChunkingResult r =
+          make_algorithm_auto_chunks(name, t, c, total_bytes, quiet, max_chunks_per_npu);
+      choice.offer(r.algorithm, fmt::format("{} at {} chunks per NPU", name, r.chunks_per_npu));
+    } catch (const Error&) {
+      // a baseline that does not apply on this topology or group
+    }
+  }
+  return std::move(choice).result();
+}
+
+}  // namespace tenet::synth
