@@ -23,6 +23,7 @@ class Analytical final : public Network {
         peak_(t.num_links(), 0),
         peak_at_(t.num_links(), -1) {}
   std::string_view name() const override { return "analytical"; }
+  bool shares_links() const override { return false; }
   void send(Message m, std::function<void()> on_release,
             std::function<void()> on_arrival) override {
     Bandwidth narrowest = std::numeric_limits<Bandwidth>::max();

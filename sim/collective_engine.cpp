@@ -111,7 +111,7 @@ class Run final : public CollectiveRun::Replay {
         endpoints_(endpoints),
         source_(net.topology(), made),
         reduction_(source_.reduction_time()),
-        admission_(net.topology(), source_.queues(), source_.hold()),
+        admission_(net.topology(), source_.queues(), source_.hold(), net.shares_links()),
         remaining_(source_.size()) {}
 
   void start() override {

@@ -121,6 +121,10 @@ class Network {
       : topo_(t), events_(events), busy_(t.num_links(), 0) {}
   virtual ~Network() = default;
   virtual std::string_view name() const = 0;
+  // Whether it shares the links past a sender's port among the flows on them (the
+  // congestion-aware and packet networks), so that a collective reserves its senders' ports alone
+  // (synth::BasicLinkAdmission's ports_only); the analytical network replays Tenet's reservations.
+  virtual bool shares_links() const { return true; }
   const topo::Topology& topology() const { return topo_; }
   // Starts `m` now. `on_release` runs when its last byte has left the route's links (the next
   // message in order may use them); `on_arrival` when it has fully arrived at m.dst.

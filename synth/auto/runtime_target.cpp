@@ -48,10 +48,9 @@ class Choice {
   }
   Made<RuntimeChoice> result() && {
     if (best_) return std::move(choice_);
-    return NotMade{choice_.left_out.empty()
-                       ? std::string("no candidate for the MSCCL runtime")
-                       : "no candidate fits the MSCCL runtime; the first: " +
-                             choice_.left_out.front()};
+    return NotMade{choice_.left_out.empty() ? std::string("no candidate for the MSCCL runtime")
+                                            : "no candidate fits the MSCCL runtime; the first: " +
+                                                  choice_.left_out.front()};
   }
 
  private:

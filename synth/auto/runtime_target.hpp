@@ -17,8 +17,8 @@
 namespace tenet::synth {
 
 struct RuntimeChoice {
-  Algorithm algorithm;  // the program as the runtime runs it (imported back, timed)
-  std::string from;     // the candidate it came from: "tenet at 4 chunks per NPU", ...
+  Algorithm algorithm;     // the program as the runtime runs it (imported back, timed)
+  std::string from;        // the candidate it came from: "tenet at 4 chunks per NPU", ...
   Time schedule_time = 0;  // that candidate's time as Tenet scheduled it
   // Candidates the runtime cannot hold, each with the limit that left it out.
   std::vector<std::string> left_out;

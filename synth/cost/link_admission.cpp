@@ -120,8 +120,9 @@ TransferQueues::TransferQueues(const topo::Topology& t, const Algorithm& a) : a_
 }
 
 template <typename Queues>
-BasicLinkAdmission<Queues>::BasicLinkAdmission(const topo::Topology& t, const Queues& q, bool hold)
-    : q_(q), hold_(hold) {
+BasicLinkAdmission<Queues>::BasicLinkAdmission(const topo::Topology& t, const Queues& q, bool hold,
+                                               bool ports_only)
+    : q_(q), hold_(hold), ports_only_(ports_only) {
   const int links = t.num_links();
   capacity_.resize(links);
   for (LinkId l = 0; l < links; ++l) capacity_[l] = t.link(l).bandwidth;
@@ -167,7 +168,7 @@ void BasicLinkAdmission<Queues>::released(TransferId id) {
     busy_[queue] = 0;
     next_on_route(queue);
   }
-  for (LinkId l : route) {
+  for (LinkId l : reserved(route)) {
     used_[l] -= held_at(l, rate);
     // Only a link with waiters has any to wake: waiters join a link inside admit() alone, and a
     // link that one joins there has no room left for it until something releases it again.
@@ -208,7 +209,7 @@ void BasicLinkAdmission<Queues>::admit_all(void (*call)(void*, TransferId), void
       const TransferId id = pop(candidates_);
       const auto [route, rate, q] = q_.entry(id);
       LinkId blocked = -1;
-      for (LinkId l : route)
+      for (LinkId l : reserved(route))
         if (used_[l] + held_at(l, rate) > capacity_[l]) {
           blocked = l;
           break;
@@ -217,7 +218,7 @@ void BasicLinkAdmission<Queues>::admit_all(void (*call)(void*, TransferId), void
         push(waiters_[blocked], id);
         continue;
       }
-      for (LinkId l : route) used_[l] += held_at(l, rate);
+      for (LinkId l : reserved(route)) used_[l] += held_at(l, rate);
       deps_met_[id] = 2;
       ++admitted_[q];
       call(start, id);

@@ -102,11 +102,14 @@ class TransferQueues {
 
 // The admission rule above over `Queues`: TransferQueues (an algorithm's list), or a plan that
 // computes its transfers on demand (synth/ir/ring_plan.hpp's RingPlan), which the caller keeps
-// alive.
+// alive. `ports_only`: capacity is reserved on each transfer's first link (its sender's port)
+// alone, and the links further along are left to a network that shares them as it carries the
+// flows (the simulator's congestion-aware and packet networks): a flow starts once its sender's
+// port has room, whatever the spine holds.
 template <typename Queues>
 class BasicLinkAdmission {
  public:
-  BasicLinkAdmission(const topo::Topology& t, const Queues& q, bool hold);
+  BasicLinkAdmission(const topo::Topology& t, const Queues& q, bool hold, bool ports_only = false);
 
   // `id`'s dependencies have all arrived (once per transfer).
   void dependencies_met(TransferId id);
@@ -136,9 +139,14 @@ class BasicLinkAdmission {
   Bandwidth held_at(topo::LinkId l, Bandwidth rate) const { return hold_ ? capacity_[l] : rate; }
   Bandwidth held(topo::LinkId l, TransferId id) const { return held_at(l, q_.rate(id)); }
   void next_on_route(int32_t queue);
+  // The links a transfer's admission reserves: its route, or its first link alone (ports_only).
+  std::span<const LinkId> reserved(std::span<const LinkId> route) const {
+    return ports_only_ ? route.first(1) : route;
+  }
 
   const Queues& q_;
   bool hold_;
+  bool ports_only_;
   std::vector<Bandwidth> capacity_, used_;
   std::vector<char> deps_met_;
   std::vector<int32_t> admitted_;  // per queue: how many it admitted

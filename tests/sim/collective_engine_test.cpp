@@ -236,3 +236,39 @@ TEST(CollectiveEngine, SerialChannelsReplayAsTimed) {
 
 }  // namespace
 }  // namespace tenet::sim
+
+namespace tenet::sim {
+namespace {
+
+// Five 25 GB/s NICs on one leaf send one message each across a 100 GB/s link to the other leaf.
+// The analytical network replays Tenet's reservations: four at once fill the link and the fifth
+// waits for the first, 2 b / 25 GB/s in all. The congestion-aware network shares the link among
+// the five flows max-min fairly, 20 GB/s each: b / 20 GB/s, below it (latencies: three hops).
+TEST(CollectiveEngine, CongestionAwareNetworksShareWhatAnalyticalReserves) {
+  const auto t = topo::parse_yaml(R"(
+npus: [a0, a1, a2, a3, a4, b0, b1, b2, b3, b4]
+switches: [leaf0, leaf1]
+defaults: {lat: 1us}
+links:
+  - {src: "a?", dst: leaf0, bw: 25GB/s}
+  - {src: "b?", dst: leaf1, bw: 25GB/s}
+  - {src: leaf0, dst: leaf1, bw: 100GB/s}
+)");
+  const Bytes b = 1'000'000;
+  synth::Collective c = synth::Collective::over_all(t, synth::CollectiveKind::AllToAll);
+  synth::Algorithm a = synth::empty_algorithm("five", t, c, b, synth::LinkModel::Pipelined);
+  const topo::NodeId leaf0 = t.find_node("leaf0"), leaf1 = t.find_node("leaf1");
+  for (topo::NodeId i = 0; i < 5; ++i) {
+    const std::vector<topo::LinkId> route{synth::testing::link_between(t, i, leaf0),
+                                          synth::testing::link_between(t, leaf0, leaf1),
+                                          synth::testing::link_between(t, leaf1, i + 5)};
+    a.add(static_cast<synth::ChunkId>(i * 10 + i + 5), i, i + 5, route);  // pair (i, i + 5)
+  }
+  const Time latency = 3'000'000;
+  EXPECT_EQ(replay(t, a, NetworkKind::Analytical), 2 * transfer_time(b, 25'000'000'000) + latency);
+  EXPECT_NEAR(static_cast<double>(replay(t, a, NetworkKind::AnalyticalCongestion)),
+              static_cast<double>(transfer_time(b, 20'000'000'000) + latency), 10.0);
+}
+
+}  // namespace
+}  // namespace tenet::sim

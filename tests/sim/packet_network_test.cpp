@@ -219,9 +219,12 @@ TEST(PacketNetwork, IncastSharesTheReceiverLinkAndBackPressuresTheSenders) {
 }
 
 TEST(PacketNetwork, SynthesizedAlgorithmsLandWithinTwoPercentOfTheirSynthesizedTime) {
-  // Alone on the network a synthesized algorithm never shares a link at once, so the only
-  // difference is packetisation: a transfer through a switch pays a packet's serialisation
-  // once more per extra hop.
+  // Alone on the network, an All-Reduce's or All-Gather's flows never contend past their senders'
+  // ports, so the only difference is packetisation: a transfer through a switch pays a packet's
+  // serialisation once more per extra hop. An All-to-All's flows that Tenet's reservations spaced
+  // out start together here (the network shares the links past the ports: sim/network.hpp) and
+  // meet at the spines: on the 2-spine leaf-spine that costs 1.28x (1.27x with 256 KiB ports, so
+  // not the buffers), which the network reports rather than hides.
   std::vector<std::pair<std::string, double>> seen;
   for (const char* spec : {"torus2d:4x4", "switch:8", "hypercube:8", "nvcluster:2x4,net=rail",
                            "ring:4 x switch:2", "leafspine:2x4,spines=2"})
@@ -233,7 +236,12 @@ TEST(PacketNetwork, SynthesizedAlgorithmsLandWithinTwoPercentOfTheirSynthesizedT
       const synth::Algorithm a = synth::synthesize(t, c, c.chunk_bytes_for(Bytes{64} << 20));
       const Time done = replay(t, a, NetworkKind::Packet);
       const double ratio = static_cast<double>(done) / static_cast<double>(a.claimed_time);
-      EXPECT_NEAR(ratio, 1.0, 0.02) << synth::to_string(kind) << " on " << spec;
+      if (kind == synth::CollectiveKind::AllToAll && std::string(spec).rfind("leafspine", 0) == 0) {
+        EXPECT_GT(ratio, 1.0) << spec;
+        EXPECT_LT(ratio, 1.35) << spec;
+      } else {
+        EXPECT_NEAR(ratio, 1.0, 0.02) << synth::to_string(kind) << " on " << spec;
+      }
       seen.emplace_back(fmt::format("{} {}", synth::to_string(kind), spec), ratio);
     }
   for (const auto& [what, ratio] : seen)
@@ -261,10 +269,8 @@ TEST(PacketNetwork, RandomTopologiesDeliverEverythingWithinTheirBuffers) {
     q.run();
     net.check_drained();
     EXPECT_TRUE(done) << c.describe();
-    // Never faster than the contention-free model on the same routes (source routing).
-    if (cfg.routing == PacketConfig::Routing::Source && !cfg.cut_through) {
-      EXPECT_GE(q.now(), a.claimed_time);
-    }
+    // (Not a bound either way: the network shares the links past the senders' ports, where Tenet's
+    // model reserved them in list order; sharing may end earlier, or later.)
     for (const LinkReport& k : net.report().links) EXPECT_LE(k.deepest_queue, k.buffer) << k.name;
   }
 }
