@@ -17,7 +17,8 @@ void add_step_costs_flag(CLI::App* cmd, bool& on) {
              "info` lists them. off: the bytes-only model of earlier versions",
              static_cast<double>(topo::kDefaultStep) / 1e6,
              static_cast<double>(topo::kNetworkStep) / 1e6))
-      ->capture_default_str();
+      ->type_name("on|off")
+      ->default_str("on");
 }
 
 topo::Topology load_topology(const std::string& spec, bool step_costs) {

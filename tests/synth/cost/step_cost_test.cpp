@@ -265,10 +265,10 @@ TEST(StepCosts, GeneratorsStateScaleOutSteps) {
   }
   EXPECT_EQ(network, 16);
   EXPECT_EQ(server, 16);
-  for (const topo::Link& l : topo::generate("leafspine:2x4,spines=2").links())
-    EXPECT_EQ(l.step, topo::kNetworkStep);
-  for (const topo::Link& l : topo::generate("torus2d:3x3").links())
-    EXPECT_EQ(l.step, topo::kDefaultStep);
+  const topo::Topology fabric = topo::generate("leafspine:2x4,spines=2");
+  for (const topo::Link& l : fabric.links()) EXPECT_EQ(l.step, topo::kNetworkStep);
+  const topo::Topology torus = topo::generate("torus2d:3x3");
+  for (const topo::Link& l : torus.links()) EXPECT_EQ(l.step, topo::kDefaultStep);
 }
 
 // The 16-GPU cluster of examples/ (one degraded NIC, a 2:1 spine): at 1 MiB, `-k auto` keeps
