@@ -29,9 +29,9 @@ bool within(Time a, Time b, double tolerance) {
 // MSCCL-XML read back at it too, or a warning gives both times.
 TEST(ExportRoundTrip, EveryFormatKeepsItsTimeOrSaysSo) {
   int checked = 0, msccl_same = 0;
-  for (const std::string spec : {std::string("ring:8"), std::string("switch:8"),
-                                 topo::testing::examples_dir() + "/cluster16.yaml",
-                                 std::string("dgx1"), std::string("leafspine:2x4,spines=2")}) {
+  for (const std::string& spec : {std::string("ring:8"), std::string("switch:8"),
+                                  topo::testing::examples_dir() + "/cluster16.yaml",
+                                  std::string("dgx1"), std::string("leafspine:2x4,spines=2")}) {
     topo::Topology t = topo::load(spec);
     t.set_charges_steps(true);
     for (synth::CollectiveKind kind :

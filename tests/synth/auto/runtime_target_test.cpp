@@ -16,7 +16,7 @@ namespace {
 // The program the runtime runs: correct, its time what its own MSCCL-XML reads back at, and no
 // slower than the ring's program read back (a candidate it considered).
 TEST(RuntimeTarget, TheFastestProgramTheRuntimeRuns) {
-  for (const std::string spec :
+  for (const std::string& spec :
        {std::string("ring:8"),
         std::string(TENET_SOURCE_DIR) + "/examples/topologies/cluster16.yaml"}) {
     topo::Topology t = topo::load(spec);
