@@ -370,7 +370,14 @@ void print_text(const SimArgs& args, const topo::Topology& t, const SimWorkload&
               : std::string("per NPU"));
     for (const std::string& n : system_notes) fmt::print("system note     {}\n", n);
   }
-  fmt::print("iteration time  {}\n", format_time(r.iteration));
+  // The analytical network does not share links: where it booked one past its bandwidth, the
+  // iteration time is a floor, said on its own line (the warning below names the link).
+  const bool overbooked = std::any_of(r.network.links.begin(), r.network.links.end(),
+                                      [](const sim::LinkReport& k) { return k.peak_demand > 1.0; });
+  fmt::print("iteration time  {}{}\n", format_time(r.iteration),
+             overbooked ? " (optimistic: links booked past their bandwidth; --network "
+                          "analytical-congestion shares them)"
+                        : "");
   fmt::print("per rank (max)  compute {}, {}communication {}, exposed communication {}\n",
              format_time(s.compute_max),
              s.cpu_max > 0 ? fmt::format("CPU {}, ", format_time(s.cpu_max)) : std::string(),

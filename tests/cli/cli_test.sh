@@ -91,6 +91,7 @@ check "synth target msccl xml" 0 "" -- test -s "$tmp/tm/algorithm.xml"
 check "synth target msccl reads back" 0 "CORRECT" -- "$T" verify "$tmp/tm/algorithm.xml" --topo ring:4
 check "synth target bad" 2 "--target: 'nccl' is neither tenet nor msccl" -- "$T" synth --topo ring:4 --target nccl -o "$tmp/tm3"
 check "synth target needs tenet" 2 "--target msccl searches every producer" -- "$T" synth --topo ring:4 --algo ring --target msccl -o "$tmp/tm4"
+check "sim optimistic" 0 "(optimistic: links booked past their bandwidth; --network analytical-congestion shares them)" -- "$T" sim -w gpt3-175b --tp 4 --pp 2 --microbatches 4 -t leafspine:2x8,spines=1 --coll all-reduce=ring
 check "synth wrote" 0 "CORRECT" -- "$T" verify "$tmp/s1/algorithm.json" --topo torus2d:4x4
 check "synth ratio" 0 "ratio           1.0000" -- "$T" synth --topo mesh2d:4x4 --coll all-gather --size 64MiB -k 4 --step-costs off -o "$tmp/s2"
 check "synth auto" 0 "(auto; tried 1:" -- "$T" synth --topo ring:4 --coll all-reduce --size 1MiB -k auto -o "$tmp/s3"
