@@ -14,6 +14,11 @@
 #include "bench/pool.hpp"
 #include "bench/suite.hpp"
 
+namespace tenet::synth {
+class AlgorithmCache;  // synth/cache/algorithm_cache.hpp
+class Deadline;        // synth/auto/deadline.hpp
+}  // namespace tenet::synth
+
 namespace tenet::bench {
 
 // How an algorithm's run or a simulation ended. Code compares these; people and files (results.csv,
@@ -43,6 +48,7 @@ struct Result {
   Time bound = 0;            // the lower bound
   double busbw = 0;          // bytes per second
   double build_seconds = 0;  // synthesis or construction
+  bool from_cache = false;   // read from the algorithm cache (verified): build_seconds is the read
   size_t transfers = 0;
   std::vector<Time> simulated;  // per suite network, the replayed time
 
@@ -96,6 +102,10 @@ struct HarnessOptions {
   PoolStats* stats = nullptr;  // filled on rank 0 when given
   // Earlier build times: the most expensive are dealt first (without them: an estimate).
   const KnownCosts* costs = nullptr;
+  // Where synthesized algorithms are kept across runs (synth/cache/algorithm_cache.hpp), or none.
+  synth::AlgorithmCache* cache = nullptr;
+  // When syntheses answer with the best found so far (synth/auto/deadline.hpp), or none.
+  const synth::Deadline* deadline = nullptr;
 };
 
 // Every case and simulation of the suite. In an MPI run, rank 0 returns them all and the other

@@ -21,6 +21,7 @@
 #include "sim/collective_engine.hpp"
 #include "sim/system.hpp"
 #include "sim/workload.hpp"
+#include "synth/cache/algorithm_cache.hpp"
 #include "synth/producers.hpp"
 #include "synth/verify/verify.hpp"
 #include "topo/error.hpp"
@@ -64,7 +65,7 @@ void from_json(const nlohmann::json& j, ResultStatus& status) {
 // numbers).
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Result, topology, npus, collective, size, chunks, chunks_used,
                                    algorithm, status, note, time, bound, busbw, build_seconds,
-                                   transfers, simulated)
+                                   from_cache, transfers, simulated)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SimRun, topology, npus, workload, network, algorithm, status,
                                    note, iteration, compute, communication, exposed, collectives,
                                    events, max_link_utilization, seconds)
@@ -82,7 +83,9 @@ double seconds_since(std::chrono::steady_clock::time_point begin) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
 }
 
-Result run_algorithm(const Suite& s, const Case& c, const std::string& name) {
+Result run_algorithm(const Suite& s, const Case& c, const std::string& name,
+                     const HarnessOptions& options) {
+  synth::AlgorithmCache* cache = options.cache;
   const topo::Topology& t = c.topology->topology;
   Result r;
   r.topology = c.topology->label;
@@ -97,6 +100,9 @@ Result run_algorithm(const Suite& s, const Case& c, const std::string& name) {
     if (!c.topology->ranks.empty()) coll.ranks = c.topology->ranks;
     synth::SynthOptions o;
     o.restarts = s.restarts;
+    o.cache = cache;
+    o.deadline = options.deadline;
+    const int64_t hits = cache ? cache->hits() : 0;
     o.portfolio.baselines =
         false;  // the portfolio is applied by take_fastest, from the baselines' own rows
     // A count that cuts chunks of less than a byte is an error row (whole_chunk_bytes_for), not a
@@ -106,6 +112,7 @@ Result run_algorithm(const Suite& s, const Case& c, const std::string& name) {
                       : synth::make_algorithm(name, t, coll, coll.whole_chunk_bytes_for(c.size), o);
     r.chunks_used = a.collective.chunks_per_npu;
     r.build_seconds = seconds_since(begin);
+    r.from_cache = cache && cache->hits() > hits;
     const synth::Report rep = synth::verify(t, a, {.max_reported = 1});
     r.time = rep.collective_time;
     r.bound = rep.bound.total;
@@ -145,6 +152,7 @@ void take_fastest(std::vector<Result>& case_rows) {
       tenet->algorithm = "tenet";
       tenet->note = "baseline " + b.algorithm;
       tenet->build_seconds = build;
+      tenet->from_cache = false;
     }
 }
 
@@ -155,7 +163,7 @@ struct SimCase {
   std::string algorithm;
 };
 
-SimRun run_simulation(const SimCase& c) {
+SimRun run_simulation(const SimCase& c, const HarnessOptions& options) {
   const topo::Topology& t = c.topology->topology;
   const SuiteWorkload& w = *c.workload;
   SimRun r;
@@ -189,6 +197,8 @@ SimRun run_simulation(const SimCase& c) {
     }
     sim::SimConfig cfg;
     cfg.network = c.network;
+    cfg.cache = options.cache;
+    cfg.deadline = options.deadline;
     cfg.chunks_per_npu = 0;  // auto, as tenet sim defaults to
     // The producer for every collective the workload runs that it applies to; tenet for the others.
     std::set<synth::CollectiveKind> used;
@@ -295,8 +305,9 @@ SuiteResults run_suite(const Suite& suite, const HarnessOptions& options) {
   // exactly as computed here.
   auto run = [&](size_t i) -> std::string {
     if (i < items.size())
-      return nlohmann::json(run_algorithm(suite, cases[items[i].c], items[i].algorithm)).dump();
-    return nlohmann::json(run_simulation(sims[i - items.size()])).dump();
+      return nlohmann::json(run_algorithm(suite, cases[items[i].c], items[i].algorithm, options))
+          .dump();
+    return nlohmann::json(run_simulation(sims[i - items.size()], options)).dump();
   };
   auto describe = [&](size_t i) {
     if (i < items.size()) {

@@ -13,6 +13,7 @@
 #include "bench/harness.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
+#include "synth/cache/algorithm_cache.hpp"
 #include "topo/error.hpp"
 #include "topo/io.hpp"
 #include "topo/output_folder.hpp"
@@ -26,6 +27,8 @@ struct BenchArgs {
   std::vector<std::string> networks;
   bool quick = false, print_default = false, fail_on_build_time = false;
   bool step_costs = true;  // --step-costs
+  CacheArgs cache;         // --cache, --no-cache
+  std::string time_limit;  // --time-limit
   int threads = 0;
   double speed_tolerance = 1.0;
 };
@@ -98,6 +101,8 @@ bool prepare_everywhere(const BenchArgs& args, const bench::Processes& procs, be
 bool run_everywhere(const BenchArgs& args, const bench::Processes& procs, const bench::Suite& suite,
                     const bench::KnownCosts& costs, bench::SuiteResults& all,
                     bench::PoolStats& stats) {
+  const std::unique_ptr<synth::AlgorithmCache> cache = open_cache(args.cache);
+  const TimeLimit deadline(args.time_limit);
   try {
     std::optional<ProgressBar> bar;
     if (procs.rank() == 0) bar.emplace("benchmarking");
@@ -108,11 +113,18 @@ bool run_everywhere(const BenchArgs& args, const bench::Processes& procs, const 
                                    .progress = progress,
                                    .processes = &procs,
                                    .stats = &stats,
-                                   .costs = &costs});
+                                   .costs = &costs,
+                                   .cache = cache.get(),
+                                   .deadline = deadline.get()});
   } catch (const bench::RemoteFailure&) {
     verb_exit_code() = 1;  // rank 0 reports the case that failed
     return false;
   }
+  if (deadline.get()->stopped())
+    fmt::print(stderr,
+               "note: syntheses stopped early ({}): their rows are the best found by then\n",
+               args.time_limit.empty() ? "interrupted"
+                                       : fmt::format("at --time-limit {}", args.time_limit));
   return true;
 }
 
@@ -330,6 +342,8 @@ void add_bench_command(CLI::App& app) {
       "suite", args.suite,
       "Suite YAML file (see --print-default for the format); default: the built-in suite");
   add_step_costs_flag(cmd, args.step_costs);
+  add_cache_flags(cmd, args.cache);
+  add_time_limit_flag(cmd, args.time_limit);
   cmd->add_flag("--quick", args.quick,
                 "Run the suite's quick subset (the built-in one: 16 cases, about 6 s on 2 cores)");
   cmd->add_option("-o,--output", args.output, "Output folder")->capture_default_str();

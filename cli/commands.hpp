@@ -3,11 +3,17 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
 
 #include "topo/limits.hpp"
 #include "topo/topology.hpp"
 #include "topo/units.hpp"
+
+namespace tenet::synth {
+class AlgorithmCache;
+class Deadline;
+}  // namespace tenet::synth
 
 namespace tenet::cli {
 
@@ -35,6 +41,32 @@ void add_step_costs_flag(CLI::App* cmd, bool& on);
 // A topology file or generator spec, charging its links' per-step costs when `step_costs`
 // (topo::Topology::charges_steps).
 topo::Topology load_topology(const std::string& spec, bool step_costs);
+
+// --cache DIR and --no-cache on a verb that synthesizes (synth, sim, bench).
+struct CacheArgs {
+  std::string folder;  // empty: the default (synth::AlgorithmCache::default_folder)
+  bool off = false;
+};
+void add_cache_flags(CLI::App* cmd, CacheArgs& args);
+// The cache the flags ask for, or null (--no-cache, or no default folder).
+std::unique_ptr<synth::AlgorithmCache> open_cache(const CacheArgs& args);
+
+// --time-limit T on a verb that synthesizes.
+void add_time_limit_flag(CLI::App* cmd, std::string& limit);
+// The deadline --time-limit asks for (empty: no limit), which SIGINT and SIGTERM interrupt while
+// this lives (one at a time). Throws tenet::Error naming the flag for a value that is not a
+// positive time of at most a day.
+class TimeLimit {
+ public:
+  explicit TimeLimit(const std::string& limit);
+  ~TimeLimit();
+  TimeLimit(const TimeLimit&) = delete;
+  TimeLimit& operator=(const TimeLimit&) = delete;
+  const synth::Deadline* get() const { return deadline_.get(); }
+
+ private:
+  std::unique_ptr<synth::Deadline> deadline_;
+};
 
 // --reduce-bw: "0" or a bandwidth with a unit; the flag's name in the error when it does not parse.
 Bandwidth parse_reduce_bandwidth(const std::string& text);

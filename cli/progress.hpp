@@ -1,7 +1,8 @@
-// A progress bar on stderr, shown only when stderr is a terminal and the run has taken over a
-// second (TENET_PROGRESS_AFTER=<seconds> changes that; the tests use 0). `done()` (or the
-// destructor) erases it: call it before printing results, so that no output line starts after
-// the bar's last frame.
+// A progress bar on stderr when stderr is a terminal and the run has taken over a second
+// (TENET_PROGRESS_AFTER=<seconds> changes that; the tests use 0). `done()` (or the destructor)
+// erases it: call it before printing results, so that no output line starts after the bar's last
+// frame. When stderr is not a terminal (a log, a CI job), a line every kLineEvery seconds instead,
+// from then on: "synthesizing: 42 % after 10.0 s".
 #pragma once
 
 #include <fmt/format.h>
@@ -34,8 +35,15 @@ class ProgressBar {
     finished_ = true;
   }
   void operator()(double fraction) {
-    if (!tty_ || finished_) return;
+    if (finished_) return;
     auto elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin_).count();
+    if (!tty_) {
+      if (elapsed < lines_at_) return;
+      fmt::print(stderr, "{}: {:.0f} % after {:.1f} s\n", what_, 100 * fraction, elapsed);
+      std::fflush(stderr);
+      while (lines_at_ <= elapsed) lines_at_ += kLineEvery;
+      return;
+    }
     if (elapsed < after_) return;
     // Redraw when the percentage moves or a quarter second has passed, not on every call.
     const int percent = static_cast<int>(100 * fraction);
@@ -53,7 +61,9 @@ class ProgressBar {
   }
 
  private:
+  static constexpr double kLineEvery = 5;
   std::string what_;
+  double lines_at_ = kLineEvery;  // when the next line is due (not a terminal)
   bool tty_, drawn_ = false, finished_ = false;
   size_t width_ = 0;
   double after_ = 1.0, drawn_at_ = 0;

@@ -16,6 +16,7 @@
 #include "sim/system.hpp"
 #include "sim/workload.hpp"
 #include "synth/baselines/baselines.hpp"
+#include "synth/cache/algorithm_cache.hpp"
 #include "topo/io.hpp"
 #include "topo/output_folder.hpp"
 #include "topo/suggest.hpp"
@@ -33,6 +34,8 @@ struct SimArgs {
   int64_t batch = 0, sequence = 0;
   bool json = false;
   bool step_costs = true;  // --step-costs
+  CacheArgs cache;         // --cache, --no-cache
+  std::string time_limit;  // --time-limit
   // Packet network options.
   std::string mtu = "4KiB", header = "0B", buffer = "auto", routing = "source",
               arbitration = "round-robin";
@@ -419,15 +422,28 @@ void run_sim(const SimArgs& args) {
   std::vector<std::string> system_notes;
   sim::SimConfig cfg = sim_config(args, system_notes);
   if (cfg.network == sim::NetworkKind::Packet) say_packet_estimate(w.files, cfg.packet);
+  const std::unique_ptr<synth::AlgorithmCache> cache = open_cache(args.cache);
+  cfg.cache = cache.get();
+  const TimeLimit deadline(args.time_limit);
+  cfg.deadline = deadline.get();
   ProgressBar bar("simulating");
   cfg.progress = [&](double f) { bar(f); };
   const sim::SimResult r = sim::simulate(t, w.files, cfg, w.name);
   bar.done();
   if (!args.trace.empty()) topo::write_file_atomically(args.trace, sim::trace_json(r));
-  if (args.json)
+  if (args.json) {
     print_json(args, w, cfg, system_notes, r, totals_of(r));
-  else
-    print_text(args, t, w, cfg, system_notes, r, totals_of(r));
+    return;
+  }
+  print_text(args, t, w, cfg, system_notes, r, totals_of(r));
+  if (deadline.get()->stopped())
+    fmt::print("stopped early   {}: synthesized collectives are the best found by then\n",
+               args.time_limit.empty() ? "interrupted"
+                                       : fmt::format("at --time-limit {}", args.time_limit));
+  if (cache && cache->hits() + cache->stores() > 0)
+    fmt::print(
+        "cache           {} synthesized algorithm{} read from {} (verified), {} kept there\n",
+        cache->hits(), cache->hits() == 1 ? "" : "s", cache->folder(), cache->stores());
 }
 
 // What to simulate, and on which topology.
@@ -439,6 +455,8 @@ void add_workload_flags(CLI::App* cmd, SimArgs& args) {
       ->required();
   cmd->add_option("-t,--topo", args.topology, "Topology file or generator spec")->required();
   add_step_costs_flag(cmd, args.step_costs);
+  add_cache_flags(cmd, args.cache);
+  add_time_limit_flag(cmd, args.time_limit);
 }
 
 // The network model, and the options of the packet network.

@@ -16,6 +16,7 @@
 #include "synth/baselines/baselines.hpp"
 #include "synth/baselines/ring_channels.hpp"
 #include "synth/bounds/lower_bound.hpp"
+#include "synth/cache/algorithm_cache.hpp"
 #include "synth/formats/algorithm_json.hpp"
 #include "synth/groups/group_map.hpp"
 #include "synth/ir/traffic.hpp"
@@ -45,6 +46,8 @@ struct SynthArgs {
   int restarts = 1, root = 0, step_factor = 2;
   std::string ranks;       // --ranks: a process group; empty: every NPU
   bool step_costs = true;  // --step-costs
+  CacheArgs cache;         // --cache, --no-cache
+  std::string time_limit;  // --time-limit
   bool no_borrow =
       false;  // --no-borrow: a group does not borrow idle NPUs (synth/groups/team_relay.hpp)
   // All-to-Allv: a traffic matrix file, or a generator (--skew zipf:S, --hot-experts K).
@@ -100,6 +103,8 @@ struct Row {
   std::vector<synth::ChunkingResult::Try> tried;  // -k auto: chunks per NPU tried, and their times
   std::string target_note;  // --target msccl: what was picked, and what the runtime cannot hold
   double seconds = 0;
+  bool from_cache = false;     // read from the algorithm cache (verified), not made
+  bool stopped_early = false;  // a search stopped at --time-limit or an interruption
 
   double algbw() const {  // bytes per second
     return static_cast<double>(size) /
@@ -141,6 +146,7 @@ Row build_row(const SynthArgs& args, const std::string& name, const topo::Topolo
   Row row{name, size, {}, {}, {}, {}, {}, 0};
   if (unit < 0) unit = size;
   const auto begin = std::chrono::steady_clock::now();
+  const int64_t hits_before = o.cache ? o.cache->hits() : 0;
   try {
     if (args.chunks != "auto")
       c.chunks_per_npu = parse_chunks(args.chunks, 1, topo::kMaxChunksPerNpuOfAlgorithm);
@@ -175,6 +181,8 @@ Row build_row(const SynthArgs& args, const std::string& name, const topo::Topolo
       row.algorithm = synth::make_algorithm(name, t, c, c.chunk_bytes_for(unit), o);
     }
     row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    row.from_cache = o.cache && o.cache->hits() > hits_before;
+    row.stopped_early = o.deadline && o.deadline->stopped();
     row.report = synth::verify(t, *row.algorithm, {.max_reported = 5});
   } catch (const synth::NotApplicable& e) {
     if (args.algo != "all") throw;  // asked for by name: an error
@@ -288,6 +296,8 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row,
     j["busbw_GBps"] = busbw / 1e9;
     j["transfers"] = a.size();
     j["build_s"] = row.seconds;
+    j["from_cache"] = row.from_cache;
+    j["stopped_early"] = row.stopped_early;
     j["seed"] = args.seed;
     j["restarts"] = args.restarts;
     j["verified"] = r.correct();
@@ -353,13 +363,24 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row,
   fmt::print("algbw / busbw   {} / {}\n", format_bandwidth(static_cast<Bandwidth>(algbw)),
              format_bandwidth(static_cast<Bandwidth>(busbw)));
   fmt::print("transfers       {}\n", a.size());
-  if (args.algo == "tenet")
+  if (args.algo == "tenet" && row.from_cache)
+    fmt::print(
+        "synthesis       {:.3f} s: read from the algorithm cache and verified (method: {}; "
+        "--no-cache makes it again)\n",
+        row.seconds, a.method);
+  else if (args.algo == "tenet")
     fmt::print("synthesis       {:.3f} s (seed {}, {} restart{}, {} priority; method: {})\n",
                row.seconds, args.seed, args.restarts, args.restarts == 1 ? "" : "s", args.priority,
                a.method);
   else
     fmt::print("algorithm       {} (built in {:.3f} s)\n", a.name, row.seconds);
   if (!row.target_note.empty()) fmt::print("target          {}\n", row.target_note);
+  if (row.stopped_early)
+    fmt::print(
+        "stopped early   {}: the best verified algorithm found by then (the whole search "
+        "may find a faster one)\n",
+        args.time_limit.empty() ? "interrupted"
+                                : fmt::format("at --time-limit {}", args.time_limit));
   fmt::print("verified        {}\n",
              r.correct() ? "correct" : fmt::format("INCORRECT ({} violations)", r.violation_count));
   for (size_t i = 0; i < exported.written.size(); ++i)
@@ -543,6 +564,10 @@ void run_synth(const SynthArgs& args) {
         "with `tenet export`");
   synth::SynthOptions o = options_from(args);
   o.reduce_bandwidth = export_opts.reduce_bandwidth.value_or(0);
+  const std::unique_ptr<synth::AlgorithmCache> cache = open_cache(args.cache);
+  o.cache = cache.get();
+  const TimeLimit deadline(args.time_limit);
+  o.deadline = deadline.get();
 
   std::vector<Row> rows;
   {
@@ -726,6 +751,8 @@ void add_synth_command(CLI::App& app) {
          "picks; auto also tries it on mixed speeds) or lowest")
       ->capture_default_str();
   add_step_costs_flag(cmd, args.step_costs);
+  add_cache_flags(cmd, args.cache);
+  add_time_limit_flag(cmd, args.time_limit);
   cmd->add_option(
          "--target", args.target,
          "tenet (default): the fastest schedule in Tenet's model; msccl: the fastest the MSCCL\n"

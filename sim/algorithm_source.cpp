@@ -171,6 +171,8 @@ std::unique_ptr<synth::Algorithm> AlgorithmSource::make(const std::string& produ
   synth::SynthOptions o;
   o.portfolio.team_relay = cfg_.network == NetworkKind::Analytical;
   o.portfolio.borrow_servers = false;  // every server runs its own group at the same time
+  o.cache = cfg_.cache;
+  o.deadline = cfg_.deadline;
   // As made: relays' hops and hand-overs count.
   o.portfolio.chunk_transfers = synth::kSimAutoChunkTransfers;
   // An All-Reduce over a cluster too large to synthesize flat is composed per level

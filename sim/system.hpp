@@ -30,6 +30,11 @@
 #include "synth/ir/collective.hpp"
 #include "topo/topology.hpp"
 
+namespace tenet::synth {
+class AlgorithmCache;
+class Deadline;
+}  // namespace tenet::synth
+
 namespace tenet::sim {
 
 // Remote (expanded) memory, as ASTRA-sim's analytical remote-memory backend models it
@@ -94,6 +99,12 @@ struct SimConfig {
   std::map<synth::CollectiveKind, Splits> dataset_splits;
   bool trace = false;                    // keep the per-node timeline
   std::function<void(double)> progress;  // called with the fraction of nodes done, now and then
+  // Where synthesized algorithms are kept across runs (synth/cache/algorithm_cache.hpp; owned by
+  // the caller), or none.
+  synth::AlgorithmCache* cache = nullptr;
+  // When the synthesizer answers with the best found so far (synth/auto/deadline.hpp; owned by
+  // the caller), or none.
+  const synth::Deadline* deadline = nullptr;
 };
 
 struct RankStats {

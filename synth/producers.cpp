@@ -2,10 +2,39 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "synth/cache/algorithm_cache.hpp"
+
 namespace tenet::synth {
+
+namespace {
+
+// Whether the synthesis is kept in options.cache: when there is one and nobody watches its steps.
+bool cached(std::string_view name, const SynthOptions& options) {
+  return name == "tenet" && options.cache && !options.pipelines.on_variant;
+}
+
+// Whether the searches ran whole: none stopped at options.deadline (then the result is not what
+// the key names, and the cache does not keep it).
+bool complete(const SynthOptions& options) {
+  return !(options.deadline && options.deadline->stopped());
+}
+
+}  // namespace
 
 Algorithm make_algorithm(std::string_view name, const topo::Topology& t, const Collective& c,
                          Bytes chunk_bytes, const SynthOptions& options) {
+  if (cached(name, options)) {
+    const std::string key = cache_key(name, t, c, chunk_bytes, false, 0, options);
+    if (std::optional<ChunkingResult> hit = options.cache->load(key, t, c))
+      return std::move(hit->algorithm);
+    Algorithm a = synthesize(t, c, chunk_bytes, options);
+    if (complete(options)) options.cache->store(key, a, c.chunks_per_npu);
+    return a;
+  }
   if (name == "tenet") return synthesize(t, c, chunk_bytes, options);
   return make_baseline(parse_baseline(name), t, c, chunk_bytes, options.link_model,
                        options.reduce_bandwidth, options.time_baselines);
@@ -14,6 +43,13 @@ Algorithm make_algorithm(std::string_view name, const topo::Topology& t, const C
 ChunkingResult make_algorithm_auto_chunks(std::string_view name, const topo::Topology& t,
                                           const Collective& c, Bytes total_bytes,
                                           const SynthOptions& options, int max_chunks_per_npu) {
+  if (cached(name, options)) {
+    const std::string key = cache_key(name, t, c, total_bytes, true, max_chunks_per_npu, options);
+    if (std::optional<ChunkingResult> hit = options.cache->load(key, t, c)) return std::move(*hit);
+    ChunkingResult r = synthesize_auto_chunks(t, c, total_bytes, options, max_chunks_per_npu);
+    if (complete(options)) options.cache->store(key, r.algorithm, r.chunks_per_npu, r.tried);
+    return r;
+  }
   if (name == "tenet")
     return synthesize_auto_chunks(t, c, total_bytes, options, max_chunks_per_npu);
   const BaselineSpec spec = parse_baseline(name);

@@ -24,6 +24,7 @@
 #include <variant>
 #include <vector>
 
+#include "synth/auto/deadline.hpp"
 #include "synth/ir/algorithm.hpp"
 #include "synth/ir/outcome.hpp"
 #include "synth/tuning.hpp"
@@ -130,6 +131,8 @@ struct PortfolioOptions {
   double matcher_work_beside_symmetric = 2e6;
 };
 
+class AlgorithmCache;  // synth/cache/algorithm_cache.hpp
+
 struct SynthOptions {
   SynthMethod method = SynthMethod::Auto;
   uint64_t seed = 1;
@@ -150,6 +153,13 @@ struct SynthOptions {
   PortfolioOptions portfolio;
   // Called now and then with the fraction done (0..1), from the calling thread.
   std::function<void(double)> progress;
+  // Where the synthesizer's results are kept across runs (owned by the caller; none: nothing
+  // kept). make_algorithm and make_algorithm_auto_chunks (synth/producers.hpp) look a result up
+  // before synthesizing and keep what they made.
+  AlgorithmCache* cache = nullptr;
+  // When to answer with the best found so far (owned by the caller; none: the whole search). The
+  // searches check it between steps (synth/auto/deadline.hpp).
+  const Deadline* deadline = nullptr;
 };
 
 // Synthesizes `c` on `t` with chunks of `chunk_bytes`. Throws tenet::Error for an invalid
@@ -222,6 +232,8 @@ Collective as_synthesized(const topo::Topology& t, const Collective& c,
 // place of its time, never keeping it (floors are held to the same rules, among themselves); or
 // NotMade when it does not apply, which ends the search. best_chunking throws NotApplicable when
 // `make` made nothing (NotMade, or a floor at every count); search_chunks says so as a value.
+// `deadline`, when given, ends the search before a count expected (twice the last count's time)
+// to end past it; the first count always runs.
 struct CannotBeat {
   Time floor = 0;        // a lower bound on the count's time, at least to_beat
   size_t transfers = 0;  // how many transfers its algorithm had
@@ -232,13 +244,14 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
                              const ChunkMaker& make, int first = 1,
                              const std::function<bool(const Algorithm&)>& enough = {},
                              int64_t transfer_budget = kAutoChunkTransferBudget, Time to_beat = -1,
-                             Bytes min_chunk = 0);
+                             Bytes min_chunk = 0, const Deadline* deadline = nullptr);
 // `min_chunk`: past the first count, no count whose chunks are smaller (min_chunk_of).
 Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chunks_per_npu,
                                    const ChunkMaker& make, int first = 1,
                                    const std::function<bool(const Algorithm&)>& enough = {},
                                    int64_t transfer_budget = kAutoChunkTransferBudget,
-                                   Time to_beat = -1, Bytes min_chunk = 0);
+                                   Time to_beat = -1, Bytes min_chunk = 0,
+                                   const Deadline* deadline = nullptr);
 // The smallest chunk `-k auto` makes on `t`: kMinChunkBytes where `t` charges per-step costs
 // (topo::Topology::charges_steps), else 1 B (the bytes-only model has no reason for one).
 inline Bytes min_chunk_of(const topo::Topology& t) {

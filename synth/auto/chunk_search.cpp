@@ -30,9 +30,10 @@ using namespace detail;
 ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per_npu,
                              const ChunkMaker& make, int first,
                              const std::function<bool(const Algorithm&)>& enough,
-                             int64_t transfer_budget, Time to_beat, Bytes min_chunk) {
+                             int64_t transfer_budget, Time to_beat, Bytes min_chunk,
+                             const Deadline* deadline) {
   Made<ChunkingResult> r = search_chunks(std::move(c), total_bytes, max_chunks_per_npu, make, first,
-                                         enough, transfer_budget, to_beat, min_chunk);
+                                         enough, transfer_budget, to_beat, min_chunk, deadline);
   if (const NotMade* why = std::get_if<NotMade>(&r)) throw NotApplicable(why->why);
   return std::move(std::get<ChunkingResult>(r));
 }
@@ -40,8 +41,10 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
 Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chunks_per_npu,
                                    const ChunkMaker& make, int first,
                                    const std::function<bool(const Algorithm&)>& enough,
-                                   int64_t transfer_budget, Time to_beat, Bytes min_chunk) {
+                                   int64_t transfer_budget, Time to_beat, Bytes min_chunk,
+                                   const Deadline* deadline) {
   ChunkingResult best;
+  double last_seconds = 0;  // what the last count took
   bool have = false;
   int worse = 0;
   Time previous = -1;           // the time at the last count (half this one)
@@ -62,11 +65,14 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
     const double estimate =
         std::max(static_cast<double>(transfer_estimate(c)), per_chunk * c.num_chunks());
     if (k > first && estimate > static_cast<double>(transfer_budget)) break;
+    if (k > first && deadline && deadline->reached(2 * last_seconds)) break;
     Algorithm a;
     Time now;
     size_t transfers;
     bool floor = false;
+    const auto began = Deadline::Clock::now();
     ChunkMade outcome = make(c, chunk);
+    last_seconds = seconds_since(began);
     if (NotMade* why = std::get_if<NotMade>(&outcome)) return std::move(*why);
     if (const CannotBeat* e = std::get_if<CannotBeat>(&outcome)) {
       now = e->floor;
@@ -150,6 +156,7 @@ Made<ChunkingResult> composed_auto_chunks(const topo::Topology& t, const Collect
   const Made<std::vector<std::vector<topo::NodeId>>> servers = servers_to_compose(t, c);
   if (const NotMade* none = std::get_if<NotMade>(&servers)) return *none;
   const int64_t g = static_cast<int64_t>(std::get<0>(servers).front().size());
+  double last_seconds = 0;  // what the last count took
   for (int k = 1; g * k <= most_chunks; k *= 2) {
     Collective cc = c;
     cc.all_reduce_chunks = 0;
@@ -161,7 +168,10 @@ Made<ChunkingResult> composed_auto_chunks(const topo::Topology& t, const Collect
     if (chunk < 1 || (k > 1 && (cc.pieces() > total_bytes || chunk < min_chunk_of(t))))
       break;  // as search_chunks
     if (o.progress) o.progress(0.05 + 0.9 * std::log2(k + 1) / std::log2(max_chunks_per_npu + 1));
+    if (have && o.deadline && o.deadline->reached(2 * last_seconds)) break;
+    const auto began = Deadline::Clock::now();
     Made<Algorithm> made_here = try_synthesize(t, cc, chunk, quiet);
+    last_seconds = seconds_since(began);
     if (const NotMade* not_here = std::get_if<NotMade>(&made_here)) {
       // A rail level may need more chunks (flat synthesis where they split among the rail's
       // ranks, when the trees cannot run there): try the next count.
@@ -210,7 +220,7 @@ Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collect
   // Where the flat search ends short of the bound (a cluster too large for more than one chunk
   // per NPU), the composition may do better.
   if (o.method == SynthMethod::Auto && servers && c.all_reduce_chunks == 0 &&
-      !within_bound(t, best.algorithm, kComposeAbove)) {
+      !within_bound(t, best.algorithm, kComposeAbove) && !(o.deadline && o.deadline->reached())) {
     Made<ChunkingResult> made_composed =
         composed_auto_chunks(t, c, total_bytes, o, max_chunks_per_npu);
     if (ChunkingResult* composed = made(made_composed)) {
@@ -264,14 +274,17 @@ class FlatSearch {
 
   Made<ChunkingResult> run(Collective c) const {
     if (std::optional<ChunkingResult> relayed = relay_first(c)) return std::move(*relayed);
+    const auto began = Deadline::Clock::now();
     Made<ChunkingResult> searched = search_chunks(
         c, total_bytes_, max_chunks_per_npu_,
         [&](const Collective& cc, Bytes chunk) {
           return as_chunk_made(try_synthesize(t_, cc, chunk, quiet_));
         },
-        1, at_bound_, budget_, -1, min_chunk_of(t_));
+        1, at_bound_, budget_, -1, min_chunk_of(t_), o_.deadline);
     if (std::holds_alternative<NotMade>(searched)) return searched;
     ChunkingResult& best = std::get<ChunkingResult>(searched);
+    // (Past the deadline the baselines still race at their first count: where tenet's first count
+    // is slow, a baseline's is the answer.)
     if (o_.method == SynthMethod::Auto && o_.portfolio.baselines &&
         portfolio_worth_it(t_, best.algorithm.collective, best.algorithm.chunk_bytes,
                            best.algorithm))
@@ -286,8 +299,11 @@ class FlatSearch {
     // made the fastest at the largest count, its variants double alone after the pipelines (below).
     const std::vector<MatcherVariant> matcher_variants = winning_matcher_variants(best, largest);
     const Time matcher_last = best.algorithm.claimed_time;
-    double_plans(c, largest, best);
-    double_matcher(c, largest, matcher_last, matcher_variants, best);
+    // A doubling alone at the next count costs about what the whole search's last count did: half
+    // the search, as each count costs twice the last (the deadline's estimate).
+    const double next_count = seconds_since(began) / 2;
+    double_plans(c, largest, next_count, best);
+    double_matcher(c, largest, next_count, matcher_last, matcher_variants, best);
     return searched;
   }
 
@@ -315,7 +331,7 @@ class FlatSearch {
                 previous = a.claimed_time;
                 return within_bound(t_, a, kRelayClose) || (relay_enough(t_, a) && slowing);
               },
-              budget_, -1, min_chunk_of(t_));
+              budget_, -1, min_chunk_of(t_), o_.deadline);
           if (ChunkingResult* r = made(relayed); r && relay_enough(t_, r->algorithm))
             return std::move(*r);
         }
@@ -354,7 +370,7 @@ class FlatSearch {
           [&](const Collective& cc, Bytes chunk) {
             return baseline_to_beat(specs[i], t_, cc, chunk, o_, to_beat, at_bound_);
           },
-          1, at_bound_, budget_, to_beat, min_chunk_of(t_));
+          1, at_bound_, budget_, to_beat, min_chunk_of(t_), o_.deadline);
       if (!made(searched)) return;  // it does not apply, or no count beats tenet
       ChunkingResult& r = std::get<ChunkingResult>(searched);
       std::lock_guard lock(m);
@@ -409,7 +425,7 @@ class FlatSearch {
   }
 
   // The flow plan's pipelines and the server plan doubling their chunks alone past `largest`.
-  void double_plans(Collective c, int largest, ChunkingResult& best) const {
+  void double_plans(Collective c, int largest, double next_count, ChunkingResult& best) const {
     SynthOptions quiet = quiet_;
     for (SynthMethod m : {SynthMethod::PlanPipeline, SynthMethod::ServerPlan}) {
       if (o_.method != SynthMethod::Auto && o_.method != m) continue;
@@ -429,6 +445,7 @@ class FlatSearch {
       Time previous = -1, last = -1;
       int idle = 0;
       bool extended = false;
+      double last_seconds = next_count / 2;  // what the last count took
       // Where the fastest is far from the bound (over kPipelinesPersist of it) and they are close
       // to it (within kPipelinesContend), they also try their split variants.
       auto contending = [&](Time time) {
@@ -456,7 +473,10 @@ class FlatSearch {
                                 !within_bound(t_, best.algorithm, kPipelinesPersist) &&
                                 (last < 0 || contending(last));
         variant_times.clear();
+        if (o_.deadline && o_.deadline->reached(2 * last_seconds)) break;
+        const auto began = Deadline::Clock::now();
         Made<Algorithm> made_here = try_synthesize(t_, c, chunk, quiet);
+        last_seconds = seconds_since(began);
         if (!made(made_here)) break;  // no plan here
         Algorithm& a = std::get<Algorithm>(made_here);
         best.tried.push_back({k, a.claimed_time, m});
@@ -497,10 +517,11 @@ class FlatSearch {
 
   // The matcher's variants, doubling while a doubling gains 0.5 % on the fastest of them (their
   // times are not smooth), up to the pipelines' transfer budget.
-  void double_matcher(Collective c, int largest, Time matcher_last,
+  void double_matcher(Collective c, int largest, double next_count, Time matcher_last,
                       const std::vector<MatcherVariant>& matcher_variants,
                       ChunkingResult& best) const {
     Time previous = matcher_last;
+    double last_seconds = next_count / 2;  // what the last count took
     for (int k = 2 * largest;
          !matcher_variants.empty() && k <= (1 << 20) && !at_bound_(best.algorithm); k *= 2) {
       c.chunks_per_npu = k;
@@ -508,6 +529,8 @@ class FlatSearch {
       if (chunk < 1 || c.pieces() > total_bytes_ || transfer_estimate(c) > kPipelineTransferBudget)
         break;
       std::optional<Time> fastest;
+      if (o_.deadline && o_.deadline->reached(2 * last_seconds)) break;
+      const auto began = Deadline::Clock::now();
       for (const auto& [variant, label, made_by] : matcher_variants) {
         Algorithm a = synthesize(t_, c, chunk, variant);
         if (variant.link_model != o_.link_model) {
@@ -522,6 +545,7 @@ class FlatSearch {
           best.chunks_per_npu = k;
         }
       }
+      last_seconds = seconds_since(began);
       best.tried.push_back({k, *fastest, SynthMethod::Matcher});
       if (static_cast<double>(*fastest) >= 0.995 * static_cast<double>(previous)) break;
       previous = *fastest;

@@ -73,10 +73,10 @@ class Portfolio {
             ? std::min(o_.portfolio.matcher_work, o_.portfolio.matcher_work_beside_symmetric)
             : o_.portfolio.matcher_work;
     run_matcher();
-    if (any_ && o_.link_model == LinkModel::Pipelined && mixed_speeds(t_))
+    if (any_ && o_.link_model == LinkModel::Pipelined && mixed_speeds(t_) && !out_of_time())
       if (std::optional<NotMade> why = run_under_hold()) return std::move(*why);
     run_plans();
-    run_random_matchers();
+    if (!out_of_time()) run_random_matchers();
     if (best_ && matcher_over_budget_ && (servers_ || beside_symmetric_) &&
         !best_->provenance.matcher_left_out) {
       best_->method += fmt::format(
@@ -139,6 +139,10 @@ class Portfolio {
     return std::nullopt;
   }
 
+  // Whether `auto` has an answer and its deadline has come (SynthOptions::deadline): the methods
+  // not begun are left out.
+  bool out_of_time() const { return any_ && best_ && o_.deadline && o_.deadline->reached(); }
+
   // The plain matcher (within its work budget under `auto`).
   void run_matcher() {
     if ((any_ && matcher_affordable_) || o_.method == Method::Matcher) {
@@ -190,6 +194,7 @@ class Portfolio {
       if (!(any_ || o_.method == m)) continue;
       const bool applies = routed_ || (m == Method::ServerPlan ? servers_ : trees);
       if (best_ && any_ && !(applies && short_of(*best_))) continue;
+      if (out_of_time()) return;
       consider_made(synthesize_with(t_, c_, chunk_bytes_, quiet_, m));
     }
   }

@@ -5,6 +5,8 @@ pass=0
 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# The algorithm cache's default folder ($XDG_CACHE_HOME/tenet): the test's own, never the user's.
+export XDG_CACHE_HOME="$tmp/xdg"
 
 check() {  # check <name> <expected exit> <expected substring of stdout+stderr> -- cmd...
   local name=$1 want_rc=$2 want_text=$3
@@ -85,6 +87,43 @@ check "verify chunk out of range" 2 "chunk 9 is out of range" -- "$T" verify "$t
 check "synth help" 0 "--chunks-per-npu" -- "$T" synth --help
 check "synth all-gather" 0 "verified        correct" -- "$T" synth --topo torus2d:4x4 --coll all-gather --size 16MiB -o "$tmp/s1"
 check "synth step costs" 0 "step cost     300 ns .. 2.6 us per transfer" -- "$T" topo info nvcluster:2x4
+# The algorithm cache: made, then read back (verified); --no-cache neither reads nor writes; a
+# damaged entry is made again and replaced.
+check "cache made" 0 "synthesis       " -- "$T" synth --topo ring:4 --coll all-gather --size 1MiB --cache "$tmp/cache" -o "$tmp/ca"
+check "cache hit" 0 "read from the algorithm cache and verified" -- "$T" synth --topo ring:4 --coll all-gather --size 1MiB --cache "$tmp/cache" -o "$tmp/ca"
+check "cache hit json" 0 '"from_cache": true' -- "$T" synth --topo ring:4 --coll all-gather --size 1MiB --cache "$tmp/cache" -o "$tmp/ca" --json
+check "cache other size" 0 '"from_cache": false' -- "$T" synth --topo ring:4 --coll all-gather --size 2MiB --cache "$tmp/cache" -o "$tmp/ca" --json
+check "no cache" 0 '"from_cache": false' -- "$T" synth --topo ring:4 --coll all-gather --size 1MiB --no-cache -o "$tmp/ca" --json
+for entry in "$tmp"/cache/*.tenet; do echo "garbage" > "$entry"; done
+check "cache damaged" 0 '"from_cache": false' -- "$T" synth --topo ring:4 --coll all-gather --size 1MiB --cache "$tmp/cache" -o "$tmp/ca" --json
+check "cache replaced" 0 '"from_cache": true' -- "$T" synth --topo ring:4 --coll all-gather --size 1MiB --cache "$tmp/cache" -o "$tmp/ca" --json
+check "cache default xdg" 0 '"from_cache": false' -- "$T" synth --topo ring:4 --coll all-gather --size 1MiB -o "$tmp/ca" --json
+if compgen -G "$tmp/xdg/tenet/*.tenet" > /dev/null; then pass=$((pass + 1)); else echo "FAIL cache default folder: nothing in \$XDG_CACHE_HOME/tenet"; fail=$((fail + 1)); fi
+check "sim cache made" 0 "0 synthesized algorithms read from" -- "$T" sim -w resnet50 --topo ring:4 --cache "$tmp/simcache"
+check "sim cache hit" 0 "synthesized algorithms read from $tmp/simcache (verified), 0 kept there" -- "$T" sim -w resnet50 --topo ring:4 --cache "$tmp/simcache"
+# --time-limit: the best verified algorithm found by then, said so; malformed limits refused.
+check "time limit" 0 "stopped early   at --time-limit 1ms" -- "$T" synth --topo leafspine:2x4 --coll all-reduce --size 64MiB --time-limit 1ms --no-cache -o "$tmp/tl"
+check "time limit verified" 0 "CORRECT" -- "$T" verify "$tmp/tl/algorithm.json" --topo leafspine:2x4
+check "time limit json" 0 '"stopped_early": true' -- "$T" synth --topo leafspine:2x4 --coll all-reduce --size 64MiB --time-limit 0.001 --no-cache -o "$tmp/tl" --json
+check "time limit not reached" 0 '"stopped_early": false' -- "$T" synth --topo ring:4 --coll all-gather --size 1MiB --time-limit 600 --no-cache -o "$tmp/tl" --json
+for bad in 0 -1 abc 5parsecs 100000; do
+  check "time limit $bad" 2 "--time-limit '$bad'" -- "$T" synth --topo ring:4 --time-limit "$bad" --no-cache -o "$tmp/tl"
+done
+check "sim time limit" 0 "stopped early   at --time-limit 1ms" -- "$T" sim -w resnet50 --topo leafspine:2x4 --time-limit 1ms --no-cache
+# SIGINT during a long search: the best answer so far is written, whole, and verified.
+rm -rf "$tmp/int"
+"$T" synth --topo "$SRC/examples/topologies/cluster16.yaml" --coll all-reduce --size 64MiB --no-cache -o "$tmp/int" > "$tmp/int.out" 2>&1 &
+synth_pid=$!
+sleep 2
+kill -INT "$synth_pid"
+wait "$synth_pid"
+int_rc=$?
+if [[ $int_rc -eq 0 ]] && grep -q "stopped early   interrupted" "$tmp/int.out" && [[ -f "$tmp/int/algorithm.json" ]]; then
+  pass=$((pass + 1))
+else
+  echo "FAIL interrupted synth: exit $int_rc"; head -5 "$tmp/int.out"; fail=$((fail + 1))
+fi
+check "interrupted verified" 0 "CORRECT" -- "$T" verify "$tmp/int/algorithm.json" --topo "$SRC/examples/topologies/cluster16.yaml"
 check "synth step costs off" 2 "--step-costs" -- "$T" synth --topo ring:4 --step-costs maybe -o "$tmp/sc"
 check "synth target msccl" 0 "target          msccl (executor runtime): " -- "$T" synth --topo ring:4 --coll all-reduce --size 1MiB --target msccl -o "$tmp/tm"
 check "synth target msccl xml" 0 "" -- test -s "$tmp/tm/algorithm.xml"

@@ -1,0 +1,84 @@
+// The deadline (--time-limit, SIGINT): a search past it answers with the best verified algorithm
+// found by then, says so, and that answer is not kept in the cache as the whole search's.
+#include "synth/auto/deadline.hpp"
+
+#include <gtest/gtest.h>
+
+#include "synth/cache/algorithm_cache.hpp"
+#include "synth/producers.hpp"
+#include "synth/synthesizer.hpp"
+#include "synth/verify/verify.hpp"
+#include "tests/topo/test_util.hpp"
+#include "topo/generators.hpp"
+
+namespace tenet::synth {
+namespace {
+
+constexpr Bytes kSize = Bytes{64} << 20;
+
+TEST(Deadline, NoLimitIsNeverReached) {
+  const Deadline d;
+  EXPECT_FALSE(d.limited());
+  EXPECT_FALSE(d.reached(1e6));
+  EXPECT_FALSE(d.stopped());
+}
+
+TEST(Deadline, ALimitIsReachedByAStepThatWouldEndPastIt) {
+  const Deadline d(3600);
+  EXPECT_FALSE(d.reached(1));
+  EXPECT_FALSE(d.stopped());
+  EXPECT_TRUE(d.reached(7200));  // a step expected to take two hours would end past it
+  EXPECT_TRUE(d.stopped());
+}
+
+TEST(Deadline, AnInterruptionEndsTheSearchesAtOnce) {
+  Deadline d;
+  d.interrupt();
+  EXPECT_TRUE(d.interrupted());
+  EXPECT_TRUE(d.reached());
+  EXPECT_TRUE(d.stopped());
+}
+
+// A search that would try several counts (a mixed-speed leaf-spine All-Reduce), with and without
+// a deadline that has passed: the first count always runs and is verified correct; the search
+// stops there and says so.
+TEST(Deadline, ASearchPastItAnswersWithItsFirstCount) {
+  topo::Topology t = topo::generate("leafspine:2x4");
+  t.set_charges_steps(true);
+  const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
+  const ChunkingResult whole = synthesize_auto_chunks(t, c, kSize, {}, 16);
+  ASSERT_GT(whole.tried.size(), 1u);
+  Deadline d;
+  d.interrupt();
+  SynthOptions o;
+  o.deadline = &d;
+  const ChunkingResult early = synthesize_auto_chunks(t, c, kSize, o, 16);
+  EXPECT_TRUE(d.stopped());
+  EXPECT_LT(early.tried.size(), whole.tried.size());
+  EXPECT_EQ(early.tried.front().chunks_per_npu, 1);
+  EXPECT_TRUE(verify(t, early.algorithm).correct());
+  EXPECT_GE(early.algorithm.claimed_time, whole.algorithm.claimed_time);
+}
+
+TEST(Deadline, AnEarlyAnswerIsNotCached) {
+  topo::testing::TempDir tmp;
+  topo::Topology t = topo::generate("leafspine:2x4");
+  t.set_charges_steps(true);
+  const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
+  AlgorithmCache cache(tmp.file("cache"));
+  Deadline d;
+  d.interrupt();
+  SynthOptions o;
+  o.cache = &cache;
+  o.deadline = &d;
+  make_algorithm_auto_chunks("tenet", t, c, kSize, o, 16);
+  EXPECT_EQ(cache.stores(), 0);
+  o.deadline = nullptr;  // the whole search is kept, and found by the next one
+  make_algorithm_auto_chunks("tenet", t, c, kSize, o, 16);
+  EXPECT_EQ(cache.stores(), 1);
+  make_algorithm_auto_chunks("tenet", t, c, kSize, o, 16);
+  EXPECT_EQ(cache.hits(), 1);
+}
+
+}  // namespace
+}  // namespace tenet::synth
