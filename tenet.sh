@@ -3,7 +3,7 @@
 #   deps   install the Debian packages Tenet needs (only those missing; needs root for that)
 #   build  configure and build (Release) into ./build
 #   test   deps + build + every test (ctest); exits non-zero on any failure
-#   demo   deps + build + the main job on an embedded default topology
+#   demo   deps + build of the CLI alone + the main job on an embedded default topology
 #   bench  deps + build + the Google Benchmark microbenchmarks and `tenet bench --quick`
 #   sanitize  deps + an AddressSanitizer + UndefinedBehaviorSanitizer build in build-sanitize, and every test
 #   fuzz [HARNESS[,HARNESS...]|all] [SECONDS]  clang + libFuzzer build in build-fuzz; each harness SECONDS
@@ -55,12 +55,12 @@ deps() {
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
-build() {
-  log "building (Release) in $BUILD_DIR"
+build() {  # build [target]: everything, or one target (the demo builds only the CLI, `tenet`)
+  log "building (Release) in $BUILD_DIR${1:+: $1}"
   mkdir -p "$BUILD_DIR"
   cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release > "$BUILD_DIR/configure.log" 2>&1 ||
     { cat "$BUILD_DIR/configure.log" >&2; return 1; }
-  cmake --build "$BUILD_DIR" --parallel "$JOBS"
+  cmake --build "$BUILD_DIR" --parallel "$JOBS" ${1:+--target "$1"}
 }
 
 run_tests() {
@@ -71,9 +71,9 @@ run_tests() {
 demo() {
   log "the topology: tenet topo info '$DEMO_TOPOLOGY'"
   "$BUILD_DIR/cli/tenet" topo info "$DEMO_TOPOLOGY"
-  log "synthesizing All-Reduce of 256 MiB: tenet synth --coll all-reduce --chunks-per-npu auto --restarts 4"
+  log "synthesizing All-Reduce of 256 MiB: tenet synth --coll all-reduce --chunks-per-npu auto"
   "$BUILD_DIR/cli/tenet" synth --topo "$DEMO_TOPOLOGY" --coll all-reduce --size 256MiB \
-    --chunks-per-npu auto --restarts 4 -o out/demo
+    --chunks-per-npu auto -o out/demo
   log "beside every baseline, with the lower bound: tenet synth --algo all"
   "$BUILD_DIR/cli/tenet" synth --topo "$DEMO_TOPOLOGY" --coll all-reduce --size 256MiB --algo all \
     --chunks-per-npu 4 -o out/demo/compare
@@ -190,7 +190,7 @@ case "$verb" in
   deps) deps ;;
   build) deps && build ;;
   test) deps && build && run_tests ;;
-  demo) deps && build && demo ;;
+  demo) deps && build tenet && demo ;;
   bench) deps && build && bench "$@" ;;
   sanitize) deps && sanitize ;;
   fuzz) deps "${FUZZ_PACKAGES[@]}" && fuzz "$@" ;;
