@@ -22,9 +22,12 @@ namespace {
 // its NPU that end last: first as the halves were timed alone, then, joined again while one of them
 // ends after a send it should precede, as timed together (the All-Gather's traffic slows the
 // reductions down; each round adds the one that ends last, at most kInTurnRounds times). `serial`
-// sets Algorithm::serial_channels.
+// sets Algorithm::serial_channels. With `to_beat` positive (not in turn), a joined algorithm whose
+// floor (synth::time_floor) is at least `to_beat` is not timed: its claimed time is that floor and
+// `*floored` says so.
 Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorithm first,
-                          const Algorithm& second, bool serial, bool in_turn = false) {
+                          const Algorithm& second, bool serial, bool in_turn = false,
+                          Time to_beat = -1, bool* floored = nullptr) {
   const auto offset = static_cast<TransferId>(first.size());
   // Per NPU, the reductions into it its own All-Gather sends wait for.
   std::vector<std::vector<TransferId>> waits(static_cast<size_t>(t.num_nodes()));
@@ -74,6 +77,12 @@ Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorith
       a.add(x.chunk, x.src, x.dst, second.route(i), Op::Copy, deps, -1, -1, second.rate(i),
             static_cast<uint16_t>(std::min(65535, x.channel + channels)));
     }
+    if (!in_turn && to_beat > 0)
+      if (const Time floor = time_floor(t, a); floor >= to_beat) {
+        a.claimed_time = floor;
+        *floored = true;
+        return a;
+      }
     time(t, a);
     return a;
   };
@@ -126,11 +135,14 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
         synthesize_plan(t, ag, chunk_bytes, half, planned, /*last_first=*/true, 0, variant);
     if (!second) return;
     const bool serial = first->serial_channels;
-    Algorithm a = join_all_reduce(t, c, std::move(*first), *second, serial);
+    // A variant that cannot beat the fastest so far is not timed (it reports its floor).
+    bool floored = false;
+    Algorithm a = join_all_reduce(t, c, std::move(*first), *second, serial, false,
+                                  best ? best->claimed_time : -1, &floored);
     a.method = second->method;
     a.provenance = second->provenance;
     if (variant >= 0 && o.pipelines.on_variant) o.pipelines.on_variant(variant, a.claimed_time);
-    if (!best || a.claimed_time < best->claimed_time) best = std::move(a);
+    if (!floored && (!best || a.claimed_time < best->claimed_time)) best = std::move(a);
   };
   if (planned != Method::PlanPipeline) {
     run(-1);

@@ -218,7 +218,18 @@ class Planned {
       Algorithm a =
           build(t_, *g_, std::move(raw), plan_, c_, chunk_bytes_, o_, paced ? &pace : nullptr);
       a.serial_channels = pv.shape.serial;
-      if (variant_ < 0) time(t_, a);
+      if (variant_ < 0) {
+        // A variant whose floor (synth::time_floor: one pass, no contention timed) is no faster
+        // than the fastest so far cannot replace it: it is not timed, and reports its floor.
+        if (best_) {
+          const Time floor = time_floor(t_, a);
+          if (floor >= best_->claimed_time) {
+            if (fastest < 0 || floor < fastest) fastest = floor;
+            continue;
+          }
+        }
+        time(t_, a);
+      }
       const PipelineTraits traits{
           .trees = static_cast<int>(packing_->trees.size()),
           .per = packing_->k,
