@@ -46,9 +46,10 @@ TimeLimit::TimeLimit(const std::string& limit) {
       }
     }
     if (!(seconds > 0) || seconds > 86400)
-      throw Error(fmt::format("--time-limit '{}': expected a time above 0 and at most a day, e.g. "
-                              "5 or 500ms",
-                              limit));
+      throw Error(
+          fmt::format("--time-limit '{}': expected a time above 0 and at most a day, e.g. "
+                      "5 or 500ms",
+                      limit));
     d = std::make_unique<synth::Deadline>(seconds);
   }
   interruptible = d.get();

@@ -22,18 +22,17 @@ class Deadline {
   Deadline() = default;
   // `seconds` from now.
   explicit Deadline(double seconds)
-      : at_(Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                               std::chrono::duration<double>(seconds))),
+      : at_(Clock::now() +
+            std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds))),
         limited_(true) {}
 
   // Whether a step expected to take `expected` seconds from now would end past the limit, or the
   // run was interrupted. Records that a search stopped there when it would.
   bool reached(double expected = 0) const {
-    const bool over =
-        interrupted_.load(std::memory_order_relaxed) ||
-        (limited_ && Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                        std::chrono::duration<double>(expected)) >
-                         at_);
+    const bool over = interrupted_.load(std::memory_order_relaxed) ||
+                      (limited_ && Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                      std::chrono::duration<double>(expected)) >
+                                       at_);
     if (over) stopped_.store(true, std::memory_order_relaxed);
     return over;
   }

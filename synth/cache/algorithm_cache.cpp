@@ -41,15 +41,10 @@ uint64_t fnv1a(std::string_view s) {
 
 json provenance_json(const Provenance& p) {
   auto traits = [](const PipelineTraits& t) {
-    return json{{"trees", t.trees},
-                {"per", t.per},
-                {"per_root", t.per_root},
-                {"sped_up", t.sped_up},
-                {"lanes", t.lanes},
-                {"paced", t.paced},
-                {"serial", t.serial},
-                {"split", t.split},
-                {"dealt_by_arrival", t.dealt_by_arrival}};
+    return json{
+        {"trees", t.trees},     {"per", t.per},     {"per_root", t.per_root},
+        {"sped_up", t.sped_up}, {"lanes", t.lanes}, {"paced", t.paced},
+        {"serial", t.serial},   {"split", t.split}, {"dealt_by_arrival", t.dealt_by_arrival}};
   };
   return json{{"producer", static_cast<int>(p.producer)},
               {"choice", static_cast<int>(p.choice)},
@@ -143,8 +138,8 @@ std::string AlgorithmCache::path_of(const std::string& key) const {
   return (fs::path(folder_) / fmt::format("{:016x}{}", fnv1a(key), kExtension)).string();
 }
 
-std::optional<ChunkingResult> AlgorithmCache::load(const std::string& key,
-                                                   const topo::Topology& t, const Collective& c) {
+std::optional<ChunkingResult> AlgorithmCache::load(const std::string& key, const topo::Topology& t,
+                                                   const Collective& c) {
   const std::string path = path_of(key);
   const std::optional<std::string> text = read_entry(path);
   if (!text) {
@@ -196,8 +191,8 @@ bool AlgorithmCache::store(const std::string& key, const Algorithm& a, int chunk
                            const std::vector<ChunkingResult::Try>& tried_counts) {
   json tried = json::array();
   for (const ChunkingResult::Try& x : tried_counts)
-    tried.push_back(json::array(
-        {x.chunks_per_npu, x.time, x.alone ? static_cast<int>(*x.alone) : -1}));
+    tried.push_back(
+        json::array({x.chunks_per_npu, x.time, x.alone ? static_cast<int>(*x.alone) : -1}));
   const json header{{"format", kEntryFormat},
                     {"key", key},
                     {"chunks_per_npu", chunks_per_npu},

@@ -80,8 +80,7 @@ class AlgorithmCache {
 // `o`: one line per input, in a fixed order. Two calls give the same key exactly when everything
 // that decides the result is the same (progress callbacks and the cache itself aside).
 std::string cache_key(std::string_view producer, const topo::Topology& t, const Collective& c,
-                      Bytes bytes, bool auto_chunks, int max_chunks_per_npu,
-                      const SynthOptions& o);
+                      Bytes bytes, bool auto_chunks, int max_chunks_per_npu, const SynthOptions& o);
 
 // The build of Tenet this is: its version and the source it was built from (`git describe`, with
 // a digest of uncommitted changes), or the version alone outside a git checkout.

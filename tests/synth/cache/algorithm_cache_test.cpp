@@ -3,8 +3,8 @@
 // entry; the folder stays under its size.
 #include "synth/cache/algorithm_cache.hpp"
 
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -82,7 +82,7 @@ TEST(AlgorithmCache, EveryInputThatDecidesTheResultIsInTheKey) {
   std::vector<std::string> others;
   others.push_back(key_of(t, c, kSize * 2));
   others.push_back(cache_key("tenet", t, c, kSize, false, 8, {}));  // a fixed chunk size
-  others.push_back(cache_key("tenet", t, c, kSize, true, 16, {}));   // a wider search
+  others.push_back(cache_key("tenet", t, c, kSize, true, 16, {}));  // a wider search
   others.push_back(cache_key("ring", t, c, kSize, true, 8, {}));
   Collective other = c;
   other.kind = CollectiveKind::AllGather;
@@ -108,8 +108,9 @@ TEST(AlgorithmCache, EveryInputThatDecidesTheResultIsInTheKey) {
     others.push_back(key_of(t, c, kSize, o));
   }
   // The topology: another one, per-step costs off, one link's step changed.
-  others.push_back(key_of(stepped("leafspine:2x2"),
-                          Collective::over_all(stepped("leafspine:2x2"), CollectiveKind::AllReduce)));
+  others.push_back(
+      key_of(stepped("leafspine:2x2"),
+             Collective::over_all(stepped("leafspine:2x2"), CollectiveKind::AllReduce)));
   topo::Topology unstepped = t;
   unstepped.set_charges_steps(false);
   others.push_back(key_of(unstepped, c));
@@ -163,9 +164,9 @@ TEST(AlgorithmCache, ADamagedEntryIsIgnoredAndReplaced) {
   ASSERT_TRUE(cache.store(s.key, s.made.algorithm, s.made.chunks_per_npu, s.made.tried));
   const std::string path = cache.path_of(s.key);
   const std::string whole = topo::read_file(path);
-  for (const std::string& damaged :
-       {whole.substr(0, whole.size() / 2), std::string("not an entry"), std::string(),
-        whole.substr(0, whole.find('\n')), std::string("{}\n") + whole.substr(whole.find('\n') + 1)}) {
+  for (const std::string& damaged : {whole.substr(0, whole.size() / 2), std::string("not an entry"),
+                                     std::string(), whole.substr(0, whole.find('\n')),
+                                     std::string("{}\n") + whole.substr(whole.find('\n') + 1)}) {
     topo::write_file_atomically(path, damaged);
     const int64_t rejected = cache.rejected();
     EXPECT_FALSE(cache.load(s.key, s.t, s.c));
