@@ -29,7 +29,8 @@ Algorithm make_algorithm(std::string_view name, const topo::Topology& t, const C
                          Bytes chunk_bytes, const SynthOptions& options) {
   if (cached(name, options)) {
     const std::string key = cache_key(name, t, c, chunk_bytes, false, 0, options);
-    if (std::optional<ChunkingResult> hit = options.cache->load(key, t, c))
+    if (std::optional<ChunkingResult> hit = options.cache->load(
+            key, t, c, {chunk_bytes, false, options.link_model, options.reduce_bandwidth}))
       return std::move(hit->algorithm);
     Algorithm a = synthesize(t, c, chunk_bytes, options);
     if (complete(options)) options.cache->store(key, a, c.chunks_per_npu);
@@ -45,7 +46,9 @@ ChunkingResult make_algorithm_auto_chunks(std::string_view name, const topo::Top
                                           const SynthOptions& options, int max_chunks_per_npu) {
   if (cached(name, options)) {
     const std::string key = cache_key(name, t, c, total_bytes, true, max_chunks_per_npu, options);
-    if (std::optional<ChunkingResult> hit = options.cache->load(key, t, c)) return std::move(*hit);
+    if (std::optional<ChunkingResult> hit = options.cache->load(
+            key, t, c, {total_bytes, true, options.link_model, options.reduce_bandwidth}))
+      return std::move(*hit);
     ChunkingResult r = synthesize_auto_chunks(t, c, total_bytes, options, max_chunks_per_npu);
     if (complete(options)) options.cache->store(key, r.algorithm, r.chunks_per_npu, r.tried);
     return r;

@@ -114,11 +114,17 @@ std::optional<std::string> read_entry(const std::string& path) {
   return out;
 }
 
-// Whether `a` is what was asked for: the same topology and collective.
-bool same_collective(const Algorithm& a, const topo::Topology& t, const Collective& c) {
+// Whether `a` is what was asked for: the same topology, collective, size and model.
+bool as_asked(const Algorithm& a, const topo::Topology& t, const Collective& c,
+              const AlgorithmCache::Expected& e) {
   const Collective& x = a.collective;
+  const bool size = e.auto_chunks
+                        ? a.chunk_bytes == x.chunk_bytes_for(e.bytes)
+                        : a.chunk_bytes == e.bytes && x.chunks_per_npu == c.chunks_per_npu &&
+                              x.all_reduce_chunks == c.all_reduce_chunks;
   return a.topology_fingerprint == t.fingerprint() && x.kind == c.kind && x.ranks == c.ranks &&
-         x.root == c.root && x.pair_units == c.pair_units;
+         x.root == c.root && x.pair_units == c.pair_units && size && a.link_model == e.link_model &&
+         a.reduce_bandwidth == e.reduce_bandwidth && a.step_costs == t.charges_steps();
 }
 
 }  // namespace
@@ -139,7 +145,7 @@ std::string AlgorithmCache::path_of(const std::string& key) const {
 }
 
 std::optional<ChunkingResult> AlgorithmCache::load(const std::string& key, const topo::Topology& t,
-                                                   const Collective& c) {
+                                                   const Collective& c, const Expected& expected) {
   const std::string path = path_of(key);
   const std::optional<std::string> text = read_entry(path);
   if (!text) {
@@ -174,13 +180,14 @@ std::optional<ChunkingResult> AlgorithmCache::load(const std::string& key, const
       }
       r.tried.push_back(x);
     }
-    if (!same_collective(r.algorithm, t, c)) return reject();
+    if (!as_asked(r.algorithm, t, c, expected)) return reject();
     // Trusted only as the verifier finds it: correct, and its claimed time the model's.
     const Report report = verify(t, r.algorithm, {.max_reported = 1, .lower_bound = false});
     if (!report.correct() || report.claimed_time != report.model_time) return reject();
   } catch (const std::exception&) {
     return reject();
   }
+  r.algorithm.topology_name = t.name();  // informational: the name it is asked for under
   ++hits_;
   // A hit renews the entry (the least recently used go first when the folder is full).
   ::utimensat(AT_FDCWD, path.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);

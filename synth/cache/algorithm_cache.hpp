@@ -49,9 +49,18 @@ class AlgorithmCache {
 
   const std::string& folder() const { return folder_; }
 
+  // What a load expects of the algorithm besides its topology and collective: the size it was
+  // asked for (the collective's total where `auto_chunks`, its chunk size otherwise), and the model
+  // it must be timed under.
+  struct Expected {
+    Bytes bytes = 0;
+    bool auto_chunks = false;
+    LinkModel link_model = LinkModel::Pipelined;
+    Bandwidth reduce_bandwidth = 0;
+  };
   // The entry under `key`, checked as the header says, or none (a miss).
   std::optional<ChunkingResult> load(const std::string& key, const topo::Topology& t,
-                                     const Collective& c);
+                                     const Collective& c, const Expected& expected);
   // Keeps `a`, made at `chunks_per_npu` after trying `tried`, under `key`. Returns whether it was
   // written.
   bool store(const std::string& key, const Algorithm& a, int chunks_per_npu,

@@ -155,6 +155,7 @@ struct Stored {
   Collective c = Collective::over_all(t, CollectiveKind::AllGather);
   std::string key = key_of(t, c);
   ChunkingResult made = synthesize_auto_chunks(t, c, kSize, {}, 8);
+  AlgorithmCache::Expected expected{kSize, true, LinkModel::Pipelined, 0};
 };
 
 TEST(AlgorithmCache, ADamagedEntryIsIgnoredAndReplaced) {
@@ -169,11 +170,11 @@ TEST(AlgorithmCache, ADamagedEntryIsIgnoredAndReplaced) {
                                      std::string("{}\n") + whole.substr(whole.find('\n') + 1)}) {
     topo::write_file_atomically(path, damaged);
     const int64_t rejected = cache.rejected();
-    EXPECT_FALSE(cache.load(s.key, s.t, s.c));
+    EXPECT_FALSE(cache.load(s.key, s.t, s.c, s.expected));
     EXPECT_EQ(cache.rejected(), rejected + 1);
   }
   ASSERT_TRUE(cache.store(s.key, s.made.algorithm, s.made.chunks_per_npu, s.made.tried));
-  const std::optional<ChunkingResult> hit = cache.load(s.key, s.t, s.c);
+  const std::optional<ChunkingResult> hit = cache.load(s.key, s.t, s.c, s.expected);
   ASSERT_TRUE(hit);
   EXPECT_EQ(hit->algorithm.claimed_time, s.made.algorithm.claimed_time);
 }
@@ -186,7 +187,7 @@ TEST(AlgorithmCache, ATamperedEntryIsNotTrusted) {
   Algorithm faster = s.made.algorithm;
   faster.claimed_time /= 2;
   cache.store(s.key, faster, s.made.chunks_per_npu);
-  EXPECT_FALSE(cache.load(s.key, s.t, s.c));
+  EXPECT_FALSE(cache.load(s.key, s.t, s.c, s.expected));
   // A transfer dropped: some rank lacks a chunk.
   Algorithm missing;
   missing.collective = s.made.algorithm.collective;
@@ -199,12 +200,20 @@ TEST(AlgorithmCache, ATamperedEntryIsNotTrusted) {
   }
   missing.claimed_time = -1;
   cache.store(s.key, missing, s.made.chunks_per_npu);
-  EXPECT_FALSE(cache.load(s.key, s.t, s.c));
+  EXPECT_FALSE(cache.load(s.key, s.t, s.c, s.expected));
   // Made for another collective (the key says one thing, the algorithm another).
   const Collective other = Collective::over_all(s.t, CollectiveKind::ReduceScatter);
   cache.store(s.key, synthesize(s.t, other, s.made.algorithm.chunk_bytes), 1);
-  EXPECT_FALSE(cache.load(s.key, s.t, s.c));
-  EXPECT_EQ(cache.rejected(), 3);
+  EXPECT_FALSE(cache.load(s.key, s.t, s.c, s.expected));
+  // Correct and honestly timed, but for another size, or under another link model.
+  const ChunkingResult larger = synthesize_auto_chunks(s.t, s.c, 2 * kSize, {}, 8);
+  cache.store(s.key, larger.algorithm, larger.chunks_per_npu);
+  EXPECT_FALSE(cache.load(s.key, s.t, s.c, s.expected));
+  SynthOptions hold;
+  hold.link_model = LinkModel::Hold;
+  cache.store(s.key, synthesize(s.t, s.c, s.made.algorithm.chunk_bytes, hold), 1);
+  EXPECT_FALSE(cache.load(s.key, s.t, s.c, s.expected));
+  EXPECT_EQ(cache.rejected(), 5);
   EXPECT_EQ(cache.hits(), 0);
 }
 
@@ -217,13 +226,13 @@ TEST(AlgorithmCache, LinksAreNeverFollowed) {
   // A link to a good entry elsewhere is not read ...
   fs::rename(path, tmp.file("elsewhere"));
   fs::create_symlink(tmp.file("elsewhere"), path);
-  EXPECT_FALSE(cache.load(s.key, s.t, s.c));
+  EXPECT_FALSE(cache.load(s.key, s.t, s.c, s.expected));
   // ... and a store replaces the link itself, leaving the file it named alone.
   topo::write_file_atomically(tmp.file("elsewhere"), "precious");
   ASSERT_TRUE(cache.store(s.key, s.made.algorithm, s.made.chunks_per_npu, s.made.tried));
   EXPECT_FALSE(fs::is_symlink(fs::symlink_status(path)));
   EXPECT_EQ(topo::read_file(tmp.file("elsewhere")), "precious");
-  EXPECT_TRUE(cache.load(s.key, s.t, s.c));
+  EXPECT_TRUE(cache.load(s.key, s.t, s.c, s.expected));
 }
 
 TEST(AlgorithmCache, ConcurrentWritersNeverTearAnEntry) {
@@ -239,7 +248,7 @@ TEST(AlgorithmCache, ConcurrentWritersNeverTearAnEntry) {
       for (int round = 0; round < 4; ++round) {
         if (i % 2 == 0) {
           EXPECT_TRUE(cache.store(s.key, s.made.algorithm, s.made.chunks_per_npu, s.made.tried));
-        } else if (std::optional<ChunkingResult> hit = cache.load(s.key, s.t, s.c)) {
+        } else if (std::optional<ChunkingResult> hit = cache.load(s.key, s.t, s.c, s.expected)) {
           EXPECT_EQ(hit->algorithm.claimed_time, s.made.algorithm.claimed_time);
           ++hits;
         }
@@ -249,7 +258,7 @@ TEST(AlgorithmCache, ConcurrentWritersNeverTearAnEntry) {
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(rejected, 0);
   AlgorithmCache after(tmp.file("cache"));
-  EXPECT_TRUE(after.load(s.key, s.t, s.c));
+  EXPECT_TRUE(after.load(s.key, s.t, s.c, s.expected));
   // Nothing but the one entry is left (no temporaries).
   int files = 0;
   for (const fs::directory_entry& e : fs::directory_iterator(tmp.file("cache"))) {
