@@ -508,13 +508,20 @@ GeneratorSpec parse_generator_spec(std::string_view text) {
     for (size_t i = 0; i <= shape.size(); ++i) {
       if (i < shape.size() && shape[i] != 'x') continue;
       std::string_view part = shape.substr(start, i - start);
-      int v = 0;
+      int64_t v = 0;
       auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
-      if (part.empty() || ec != std::errc() || p != part.data() + part.size() || v < 1 ||
-          v > 1'000'000)
+      const bool digits = !part.empty() && p == part.data() + part.size() &&
+                          (ec == std::errc() || ec == std::errc::result_out_of_range);
+      // A number past the limit is named as such, not as a malformed shape.
+      if (digits && part.front() != '-' && (ec != std::errc() || v > 1'000'000))
+        throw Error(fmt::format(
+            "spec '{}': {} is over 1,000,000, the most a shape's number may be (a topology holds "
+            "at most a million NPUs; a random fabric's seed is at most 1,000,000 too)",
+            text, part));
+      if (!digits || ec != std::errc() || v < 1)
         throw Error(fmt::format(
             "spec '{}': shape '{}' must be positive whole numbers joined by 'x'", text, shape));
-      s.shape.push_back(v);
+      s.shape.push_back(static_cast<int>(v));
       start = i + 1;
     }
   }

@@ -148,6 +148,11 @@ TEST(Generators, SpecErrorsSayWhatIsWrong) {
   EXPECT_THAT(spec_error("mesh2d:8"), HasSubstr("shape must be AxB"));
   EXPECT_THAT(spec_error("ring:0"), HasSubstr("positive whole numbers"));
   EXPECT_THAT(spec_error("ring:x"), HasSubstr("positive whole numbers"));
+  EXPECT_THAT(spec_error("ring:-3"), HasSubstr("positive whole numbers"));
+  // A number past the limit says so (it used to read as a malformed shape).
+  for (const char* big : {"ring:4194304", "hypercube:4194304", "line:3000000",
+                          "random-fabric:18446744073709551615", "torus2d:4x99999999999999999999"})
+    EXPECT_THAT(spec_error(big), HasSubstr("is over 1,000,000")) << big;
   EXPECT_THAT(spec_error("ring:8,color=red"), HasSubstr("unknown key 'color'"));
   EXPECT_THAT(spec_error("ring:8,bw=50"), HasSubstr("has no unit"));
   EXPECT_THAT(spec_error("ring:8,bw"), HasSubstr("not key=value"));
