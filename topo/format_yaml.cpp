@@ -91,8 +91,15 @@ class Reader {
   void only_keys(const YAML::Node& map, const std::string& what,
                  std::initializer_list<const char*> keys) const {
     if (!map.IsMap()) throw error(map, fmt::format("{} must be a map (key: value, ...)", what));
+    std::vector<std::string> seen;
     for (const auto& kv : map) {
       std::string k = kv.first.Scalar();
+      // yaml-cpp keeps every entry and a lookup finds the first: a repeated key would be dropped.
+      if (std::find(seen.begin(), seen.end(), k) != seen.end())
+        throw error(kv.first, fmt::format("key '{}' given twice in {} (only one is read: merge "
+                                          "them into one)",
+                                          k, what));
+      seen.push_back(k);
       if (std::none_of(keys.begin(), keys.end(), [&](const char* x) { return k == x; })) {
         std::string list;
         for (const char* x : keys) list += (list.empty() ? "" : ", ") + std::string(x);

@@ -116,6 +116,17 @@ const Bad kBad[] = {
      "buffer must be at least 1 B"},
     {"step without unit", ".yaml",
      "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us, step: 3}\n", 3, "has no unit"},
+    {"duplicate key", ".yaml",
+     "npus:\n  - {name: a}\n  - {name: b}\nnpus:\n  - {name: c}\nlinks:\n  - {src: a, dst: c, bw: "
+     "1GB/s, lat: 1us}\n",
+     4, "key 'npus' given twice in the topology"},
+    {"duplicate key in a link", ".yaml",
+     "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us, bw: 2GB/s}\n", 3,
+     "key 'bw' given twice in a link"},
+    {"json: duplicate key", ".json",
+     "{\"npus\": 2, \"links\": [{\"src\": 0, \"dst\": 1, \"bw\": \"1GB/s\", \"lat\": \"1us\", "
+     "\"lat\": \"2us\"}]}\n",
+     1, "given twice"},
     {"negative step", ".yaml",
      "npus: 2\ndefaults: {bw: 1GB/s, lat: 1us, step: -2us}\nlinks:\n  - {src: 0, dst: 1}\n", 2,
      "time '-2us' is negative"},
