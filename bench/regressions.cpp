@@ -1,8 +1,10 @@
 // What got worse against an earlier results.csv: collective times, verdicts, build times.
 #include <fmt/format.h>
 
+#include <charconv>
+#include <cmath>
 #include <map>
-#include <stdexcept>
+#include <system_error>
 
 #include "bench/harness.hpp"
 #include "bench/report_common.hpp"
@@ -35,23 +37,37 @@ Regressions regressions(std::string_view old_csv, const std::string& old_file,
       continue;
     }
     if (!was_ok || !r.ok()) continue;
-    try {
-      const Time old_time = std::stoll(cell("time_ps"));
-      if (r.time > old_time)
-        out.worse.push_back(fmt::format(
-            "{}: slower collective: {} -> {} (+{:.2f}%)", what, format_time(old_time),
-            format_time(r.time),
-            100.0 * static_cast<double>(r.time - old_time) / static_cast<double>(old_time)));
-      const double old_build = std::stod(cell("build_s"));
-      // (A row read from the algorithm cache was not built: its build time says nothing.)
-      if (!r.from_cache && r.build_seconds > old_build * (1 + speed_tolerance) &&
-          r.build_seconds > old_build + 0.05)
-        out.slower_builds.push_back(fmt::format("{}: slower to build: {:.3f} s -> {:.3f} s", what,
-                                                old_build, r.build_seconds));
-    } catch (const std::logic_error&) {
-      throw Error("time_ps and build_s must be numbers",
-                  Location(old_file, static_cast<int>(line + 1)));
-    }
+    const Location where(old_file, static_cast<int>(line + 1));
+    // The whole cell, or an error naming it (stoll would read "1e308" as 1 and "-5" as -5).
+    const std::string& time_text = cell("time_ps");
+    Time old_time = 0;
+    const auto [end, ec] =
+        std::from_chars(time_text.data(), time_text.data() + time_text.size(), old_time);
+    if (time_text.empty() || ec != std::errc() || end != time_text.data() + time_text.size() ||
+        old_time <= 0)
+      throw Error(fmt::format("time_ps '{}' must be a whole number of picoseconds, above 0 and at "
+                              "most 2^63 - 1",
+                              time_text),
+                  where);
+    const std::string& build_text = cell("build_s");
+    double old_build = 0;
+    const auto [build_end, build_ec] =
+        std::from_chars(build_text.data(), build_text.data() + build_text.size(), old_build);
+    if (build_text.empty() || build_ec != std::errc() ||
+        build_end != build_text.data() + build_text.size() || !std::isfinite(old_build) ||
+        old_build < 0)
+      throw Error(fmt::format("build_s '{}' must be a number of seconds, at least 0", build_text),
+                  where);
+    if (r.time > old_time)
+      out.worse.push_back(fmt::format(
+          "{}: slower collective: {} -> {} (+{:.2f}%)", what, format_time(old_time),
+          format_time(r.time),
+          100.0 * static_cast<double>(r.time - old_time) / static_cast<double>(old_time)));
+    // (A row read from the algorithm cache was not built: its build time says nothing.)
+    if (!r.from_cache && r.build_seconds > old_build * (1 + speed_tolerance) &&
+        r.build_seconds > old_build + 0.05)
+      out.slower_builds.push_back(fmt::format("{}: slower to build: {:.3f} s -> {:.3f} s", what,
+                                              old_build, r.build_seconds));
   }
   return out;
 }

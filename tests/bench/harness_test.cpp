@@ -329,6 +329,53 @@ TEST(Harness, ReportsCsvPlotsAndRegressions) {
   } catch (const Error& e) {
     EXPECT_EQ(e.where().line, 2);
   }
+  // A time that is not a whole positive number of picoseconds (stoll read "1e308" as 1 ps), or a
+  // build time that is not a number: an error naming the line.
+  {
+    std::vector<std::string> lines;
+    for (size_t at = 0, next; at < csv.size(); at = next + 1) {
+      next = csv.find('\n', at);
+      if (next == std::string::npos) next = csv.size();
+      lines.push_back(csv.substr(at, next - at));
+    }
+    auto cells_of = [](const std::string& line) {
+      std::vector<std::string> cells;
+      for (size_t at = 0, next;; at = next + 1) {
+        next = line.find(',', at);
+        cells.push_back(line.substr(at, next == std::string::npos ? next : next - at));
+        if (next == std::string::npos) return cells;
+      }
+    };
+    const std::vector<std::string> header = cells_of(lines[0]);
+    const auto column = [&](const char* name) {
+      return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+    };
+    size_t row = 1;
+    while (row < lines.size() && (lines[row].find('"') != std::string::npos ||
+                                  cells_of(lines[row])[column("status")] != "ok"))
+      ++row;
+    ASSERT_LT(row, lines.size());
+    for (const auto& [name, bad] :
+         std::vector<std::pair<const char*, const char*>>{{"time_ps", "1e308"},
+                                                          {"time_ps", "-5"},
+                                                          {"time_ps", ""},
+                                                          {"build_s", "fast"},
+                                                          {"build_s", "-1"}}) {
+      std::vector<std::string> cells = cells_of(lines[row]);
+      cells[column(name)] = bad;
+      std::string edited;
+      for (size_t i = 0; i < lines.size(); ++i)
+        edited += (i == row ? fmt::format("{}", fmt::join(cells, ",")) : lines[i]) + "\n";
+      try {
+        regressions(edited, "old.csv", results);
+        ADD_FAILURE() << name << " " << bad;
+      } catch (const Error& e) {
+        EXPECT_EQ(e.where().line, static_cast<int>(row + 1)) << name << " " << bad;
+        EXPECT_NE(std::string(e.what()).find(fmt::format("{} '{}'", name, bad)), std::string::npos)
+            << e.what();
+      }
+    }
+  }
 
   const auto dir =
       std::filesystem::temp_directory_path() / ("tenet_plots_" + std::to_string(::getpid()));
