@@ -54,10 +54,8 @@ Regressions regressions(std::string_view old_csv, const std::string& old_file,
     const auto [build_end, build_ec] =
         std::from_chars(build_text.data(), build_text.data() + build_text.size(), old_build);
     if (build_text.empty() || build_ec != std::errc() ||
-        build_end != build_text.data() + build_text.size() || !std::isfinite(old_build) ||
-        old_build < 0)
-      throw Error(fmt::format("build_s '{}' must be a number of seconds, at least 0", build_text),
-                  where);
+        build_end != build_text.data() + build_text.size() || !std::isfinite(old_build))
+      throw Error(fmt::format("build_s '{}' must be a number of seconds", build_text), where);
     if (r.time > old_time)
       out.worse.push_back(fmt::format(
           "{}: slower collective: {} -> {} (+{:.2f}%)", what, format_time(old_time),
