@@ -295,6 +295,12 @@ Suite parse_suite(std::string_view text, const std::string& file, bool quick) {
   if (quick) s.name += " (quick)";
   for (const YAML::Node& n : items(required("topologies"), file, "topologies")) {
     s.topologies.push_back(parse_topology(n, file));
+    // A collective needs two ranks: a smaller topology is bad input, not a failed algorithm.
+    if (s.topologies.back().num_ranks() < 2)
+      throw Error(fmt::format("topology '{}' has {} NPU{}: a collective needs at least two",
+                              s.topologies.back().label, s.topologies.back().num_ranks(),
+                              s.topologies.back().num_ranks() == 1 ? "" : "s"),
+                  where(file, n));
     // Results, tables and plots are keyed by the label: two alike would show one's times as both.
     for (size_t i = 0; i + 1 < s.topologies.size(); ++i)
       if (s.topologies[i].label == s.topologies.back().label)

@@ -545,6 +545,8 @@ check "seq-len 0" 2 "--seq-len: Value 0 not in range 1" -- "$T" workload gen -m 
 check "workload gen -o ''" 2 "--output: must name the files' prefix" -- "$T" workload gen -o ""
 printf 'topologies: [ring:4, ring:4]\ncollectives: [all-gather]\nsizes: [1MiB]\n' > "$tmp/dup.yaml"
 check "bench topology twice" 2 "topology 'ring:4' is listed twice" -- "$T" bench "$tmp/dup.yaml" -o "$tmp/dup"
+printf 'name: one\ntopologies: [ring:4, ring:1]\ncollectives: [all-gather]\nsizes: [1MiB]\nalgorithms: [ring]\n' > "$tmp/one.yaml"
+check "bench one-NPU topology" 2 "one.yaml:2:22: topology 'ring:1' has 1 NPU: a collective needs at least two" -- "$T" bench "$tmp/one.yaml" -o "$tmp/one"
 # Files of the user's that merely look like temporaries stay when the folder is written; only
 # Tenet's own leftovers (random names, a stage whose run is gone) go.
 mkdir -p "$tmp/tmps/thesis.tmp.31999/chapter" "$tmp/tmps/.tenet-stage.0123456789abcdef/chakra"
