@@ -123,8 +123,7 @@ bool run_everywhere(const BenchArgs& args, const bench::Processes& procs, const 
   if (deadline.get()->stopped())
     fmt::print(stderr,
                "note: syntheses stopped early ({}): their rows are the best found by then\n",
-               args.time_limit.empty() ? "interrupted"
-                                       : fmt::format("at --time-limit {}", args.time_limit));
+               describe_stop(args.time_limit));
   return true;
 }
 

@@ -53,6 +53,9 @@ std::unique_ptr<synth::AlgorithmCache> open_cache(const CacheArgs& args);
 
 // --time-limit T on a verb that synthesizes.
 void add_time_limit_flag(CLI::App* cmd, std::string& limit);
+// Why a search stopped early, for the `stopped early` lines: "at --time-limit T" with a limit
+// given, else "interrupted" (SIGINT, SIGTERM).
+std::string describe_stop(const std::string& limit);
 // The deadline --time-limit asks for (empty: no limit), which SIGINT and SIGTERM interrupt while
 // this lives (one at a time). Throws tenet::Error naming the flag for a value that is not a
 // positive time of at most a day.

@@ -438,8 +438,7 @@ void run_sim(const SimArgs& args) {
   print_text(args, t, w, cfg, system_notes, r, totals_of(r));
   if (deadline.get()->stopped())
     fmt::print("stopped early   {}: synthesized collectives are the best found by then\n",
-               args.time_limit.empty() ? "interrupted"
-                                       : fmt::format("at --time-limit {}", args.time_limit));
+               describe_stop(args.time_limit));
   if (cache && cache->hits() + cache->stores() > 0)
     fmt::print(
         "cache           {} synthesized algorithm{} read from {} (verified), {} kept there\n",

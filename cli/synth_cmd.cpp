@@ -193,24 +193,6 @@ Row build_row(const SynthArgs& args, const std::string& name, const topo::Topolo
 
 std::string gbps(double bytes_per_second) { return fmt::format("{:.3f}", bytes_per_second / 1e9); }
 
-// "0-7", "0-1016:8", "0,5,9": the group as runs of equal steps.
-std::string describe_ranks(const std::vector<topo::NodeId>& ranks) {
-  std::vector<std::string> parts;
-  for (size_t i = 0; i < ranks.size();) {
-    size_t j = i + 1;
-    const int64_t step = j < ranks.size() ? ranks[j] - ranks[i] : 1;
-    while (step > 0 && j < ranks.size() && ranks[j] - ranks[j - 1] == step) ++j;
-    if (j - i >= 3) {
-      parts.push_back(step == 1 ? fmt::format("{}-{}", ranks[i], ranks[j - 1])
-                                : fmt::format("{}-{}:{}", ranks[i], ranks[j - 1], step));
-      i = j;
-    } else {
-      parts.push_back(std::to_string(ranks[i++]));
-    }
-  }
-  return fmt::format("{}", fmt::join(parts, ","));
-}
-
 // Whether NPUs outside the group took part: as relays (a transfer to or from one) or on routes.
 std::string non_members(const topo::Topology& t, const synth::Algorithm& a) {
   std::vector<char> member(static_cast<size_t>(t.num_nodes()), 0);
@@ -333,7 +315,7 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row,
   fmt::print("topology        {} ({} NPUs, {} switches, {} links)\n", t.name(), t.num_npus(),
              t.num_switches(), t.num_links());
   if (c.num_ranks() != t.num_npus() || !std::is_sorted(c.ranks.begin(), c.ranks.end()))
-    fmt::print("group           {} NPUs: {}; {}\n", c.num_ranks(), describe_ranks(c.ranks),
+    fmt::print("group           {} NPUs: {}; {}\n", c.num_ranks(), synth::format_ranks(c.ranks),
                non_members(t, a));
   if (c.uneven())
     fmt::print(
@@ -379,8 +361,7 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row,
     fmt::print(
         "stopped early   {}: the best verified algorithm found by then (the whole search "
         "may find a faster one)\n",
-        args.time_limit.empty() ? "interrupted"
-                                : fmt::format("at --time-limit {}", args.time_limit));
+        describe_stop(args.time_limit));
   fmt::print("verified        {}\n",
              r.correct() ? "correct" : fmt::format("INCORRECT ({} violations)", r.violation_count));
   for (size_t i = 0; i < exported.written.size(); ++i)

@@ -31,6 +31,10 @@ void add_time_limit_flag(CLI::App* cmd, std::string& limit) {
       ->type_name("T");
 }
 
+std::string describe_stop(const std::string& limit) {
+  return limit.empty() ? "interrupted" : fmt::format("at --time-limit {}", limit);
+}
+
 TimeLimit::TimeLimit(const std::string& limit) {
   std::unique_ptr<synth::Deadline>& d = deadline_;
   if (limit.empty()) {

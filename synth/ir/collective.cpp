@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cctype>
 
@@ -213,6 +214,23 @@ int Collective::needed_by(ChunkId c) const {
       return static_cast<int>((uneven() ? pair_of(c) : c / chunks_per_npu) % num_ranks());
   }
   return -1;
+}
+
+std::string format_ranks(const std::vector<topo::NodeId>& ranks) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i + 1;
+    const int64_t step = j < ranks.size() ? ranks[j] - ranks[i] : 1;
+    while (step > 0 && j < ranks.size() && ranks[j] - ranks[j - 1] == step) ++j;
+    if (j - i >= 3) {
+      parts.push_back(step == 1 ? fmt::format("{}-{}", ranks[i], ranks[j - 1])
+                                : fmt::format("{}-{}:{}", ranks[i], ranks[j - 1], step));
+      i = j;
+    } else {
+      parts.push_back(std::to_string(ranks[i++]));
+    }
+  }
+  return fmt::format("{}", fmt::join(parts, ","));
 }
 
 std::vector<topo::NodeId> parse_ranks(std::string_view list, int npus) {

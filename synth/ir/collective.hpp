@@ -61,6 +61,9 @@ CollectiveKind parse_collective(std::string_view name);
 // naming the item for anything else, an NPU outside 0..npus-1, an NPU named twice, or fewer than
 // two NPUs.
 std::vector<topo::NodeId> parse_ranks(std::string_view list, int npus);
+// The inverse, shortest first: runs of three or more at one step as `a-b` or `a-b:step`, the rest
+// one by one ("0-7", "0-1016:8", "0,5,9").
+std::string format_ranks(const std::vector<topo::NodeId>& ranks);
 
 // Whether the collective has a root (broadcast, reduce, gather, scatter).
 bool is_rooted(CollectiveKind k);
