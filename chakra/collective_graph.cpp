@@ -124,10 +124,11 @@ CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topolog
           "ranks only (relays outside the communicator and in-network reduction cannot be "
           "expressed)",
           id, t.node(x.src).name, t.node(x.dst).name, t.node(src < 0 ? x.src : x.dst).name));
-    // The send depends on the arrival that brought its chunk and on its dependencies at this rank.
+    // The send depends on the arrival that brought its chunk (none when it sends its rank's input)
+    // and on its dependencies at this rank.
     data.clear();
-    for (TransferId e = last_arrival[key(src, x.chunk)]; e >= 0; e = earlier_arrival[e])
-      data.push_back(done_id(e));
+    const TransferId read = x.from_input ? -1 : last_arrival[key(src, x.chunk)];
+    for (TransferId e = read; e >= 0; e = earlier_arrival[e]) data.push_back(done_id(e));
     for (TransferId d : a.deps(id)) {
       if (rank_of_[a[d].dst] == src)
         data.push_back(done_id(d));
@@ -145,8 +146,7 @@ CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topolog
     if (pad) {
       // When the dependencies above are met, in Tenet's schedule (a send completes at arrival).
       Time ready = 0;
-      for (TransferId e = last_arrival[key(src, x.chunk)]; e >= 0; e = earlier_arrival[e])
-        ready = std::max(ready, usable[e]);
+      for (TransferId e = read; e >= 0; e = earlier_arrival[e]) ready = std::max(ready, usable[e]);
       for (TransferId d : a.deps(id)) {
         if (rank_of_[a[d].dst] == src)
           ready = std::max(ready, usable[d]);
@@ -251,7 +251,8 @@ void CollectiveGraphPlan::for_each_node(int r, Nodes& n) const {
       n.attr("comm_tag", tag);
       n.attr("tenet_transfer", static_cast<int64_t>(id));
       n.attr("tenet_chunk", static_cast<int64_t>(x.chunk));
-      if (x.op == Op::Reduce) n.attr("tenet_op", int64_t{1});  // absent: a copy
+      if (x.op == Op::Reduce) n.attr("tenet_op", int64_t{1});    // absent: a copy
+      if (x.from_input) n.attr("tenet_from_input", int64_t{1});  // absent: the rank's copy
       if (const Bandwidth rate = a_.rate(id); rate > 0)
         n.attr("tenet_rate", static_cast<int64_t>(rate));
       if (x.channel > 0) n.attr("tenet_channel", static_cast<int64_t>(x.channel));

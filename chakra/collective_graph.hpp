@@ -7,11 +7,13 @@
 // (Algorithm::reduce_bandwidth), a reduction adds a COMP node after the receive lasting its time,
 // rounded up to whole microseconds (duration_micros; a custom collective's COMP node has no other
 // way to say its time: ASTRA-sim's roofline times workload COMP nodes only). A send depends on the
-// receive (or reduction) that brought its chunk and on its explicit dependencies at that rank, and
-// on nothing else: ASTRA-sim completes a send when its message arrives, so ordering the sends of a
-// link by dependencies would cost a latency each (the time a send waits for its link is carried as
-// LinkWaits says). Tenet's own attributes ride along on the sends (tenet_transfer, tenet_chunk,
-// tenet_route, tenet_op for a reduction; the collective in the metadata); ASTRA-sim ignores them.
+// receive (or reduction) that brought its chunk (not when it sends its rank's input) and on its
+// explicit dependencies at that rank, and on nothing else: ASTRA-sim completes a send when its
+// message arrives, so ordering the sends of a link by dependencies would cost a latency each (the
+// time a send waits for its link is carried as LinkWaits says). Tenet's own attributes ride along
+// on the sends (tenet_transfer, tenet_chunk, tenet_route, tenet_op for a reduction,
+// tenet_from_input for a send of the rank's input; the collective in the metadata); ASTRA-sim
+// ignores them.
 //
 // Import: sends and receives are paired by (tag, source, destination) in order, as ASTRA-sim
 // pairs them. Routes come from the topology. Chunk identities come from the tenet attributes; a

@@ -40,13 +40,15 @@ Pairing pair_up(const std::vector<EtFile>& files, const std::string& prefix);
 struct Message {
   Pairing::End send, recv;
   int64_t chunk;
+  bool from_input = false;  // sends its rank's input (tenet_from_input): it reads no arrival
 };
 
 // `messages` in the algorithm's order (tenet_transfer): every send must depend (data_deps and
 // ctrl_deps, through its rank's nodes) on each earlier message that brought its chunk to its rank,
 // on the receive or, when there is one, the COMP node reducing it. ASTRA-sim issues a node as soon
 // as its dependencies are done, so a send without that dependency leaves before its data is there
-// (and the graph runs faster than the algorithm can). One Unordered problem per missing one.
+// (and the graph runs faster than the algorithm can). A send of its rank's input waits for nothing.
+// One Unordered problem per missing one.
 std::vector<synth::ImportProblem> check_send_order(const std::vector<EtFile>& files,
                                                    const std::vector<Message>& messages,
                                                    const std::string& prefix);

@@ -77,7 +77,8 @@ std::vector<synth::ImportProblem> check_send_order(const std::vector<EtFile>& fi
   for (size_t m = 0; m < messages.size(); ++m) {
     const Message& msg = messages[m];
     const RankGraph& g = graphs[msg.send.rank];
-    if (auto it = arrived.find({msg.send.rank, msg.chunk}); it != arrived.end()) {
+    if (auto it = arrived.find({msg.send.rank, msg.chunk});
+        !msg.from_input && it != arrived.end()) {
       std::vector<size_t> targets;
       for (size_t e : it->second) targets.push_back(g.done(messages[e].recv.index));
       const std::vector<bool> found =

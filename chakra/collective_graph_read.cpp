@@ -306,9 +306,11 @@ ChakraImport import_collective_graph(const std::vector<EtFile>& files, const top
   a = algorithm_from_metadata(files, t, prefix);
   const std::vector<Item> items = transfers_in_order(files, pair_up(files, prefix), prefix);
   std::vector<detail::Message> messages;
-  for (const Item& item : items)
-    messages.push_back({item.send, item.recv,
-                        *int_attr(files[item.send.rank].nodes[item.send.index], "tenet_chunk")});
+  for (const Item& item : items) {
+    const Node& send = files[item.send.rank].nodes[item.send.index];
+    messages.push_back({item.send, item.recv, *int_attr(send, "tenet_chunk"),
+                        int_attr(send, "tenet_from_input").value_or(0) != 0});
+  }
   out.problems = detail::check_send_order(files, messages, prefix);
   const auto owner = node_owners(files, items);
   RouteSpread spread(t);
@@ -341,7 +343,8 @@ ChakraImport import_collective_graph(const std::vector<EtFile>& files, const top
           int_attr(s, "tenet_op").value_or(0) ? Op::Reduce : Op::Copy, deps, -1, -1,
           static_cast<Bandwidth>(int_attr(s, "tenet_rate").value_or(0)),
           static_cast<uint16_t>(
-              std::clamp<int64_t>(int_attr(s, "tenet_channel").value_or(0), 0, 65535)));
+              std::clamp<int64_t>(int_attr(s, "tenet_channel").value_or(0), 0, 65535)),
+          int_attr(s, "tenet_from_input").value_or(0) != 0);
   }
   a.method = spread_out == 0 ? "routes from the file (tenet_route)"
              : from_file == 0

@@ -289,9 +289,9 @@ Made<Algorithm> synthesize_once(const topo::Topology& t, const Collective& c, By
 }
 
 // Every baseline the portfolio builds for `c` on `t`, passed to `make` (which meets one that does
-// not apply after all as try_baseline's NotMade). Direct, halving-doubling and Bruck talk to far
-// ranks: where NPUs would relay for them (a torus), they multiply their transfers by the hop count
-// and are never the fastest, so they are left out there.
+// not apply after all as try_baseline's NotMade). Direct, halving-doubling, Bruck and one-shot
+// talk to far ranks: where NPUs would relay for them (a torus), they multiply their transfers by
+// the hop count and are never the fastest (one-shot does not apply), so they are left out there.
 void for_each_baseline(const topo::Topology& t, const Collective& c,
                        const std::function<void(const BaselineSpec&)>& make) {
   std::optional<bool> joined;
@@ -303,7 +303,14 @@ void for_each_baseline(const topo::Topology& t, const Collective& c,
         static_cast<double>(c.num_chunks()) * c.num_ranks() / 2 >
             static_cast<double>(kAutoChunkTransferBudget))
       continue;
-    if (b == BaselineKind::Direct || b == BaselineKind::Rhd || b == BaselineKind::Bruck) {
+    // One-shot sends each of its chunks (k in all) from every rank to every other.
+    if (b == BaselineKind::Oneshot &&
+        static_cast<double>(c.all_reduce_chunks > 0 ? c.all_reduce_chunks : c.chunks_per_npu) *
+                c.num_ranks() * (c.num_ranks() - 1) >
+            static_cast<double>(kAutoChunkTransferBudget))
+      continue;
+    if (b == BaselineKind::Direct || b == BaselineKind::Rhd || b == BaselineKind::Bruck ||
+        b == BaselineKind::Oneshot) {
       if (!joined) joined = topo::npus_joined_pairwise(t, c.ranks);
       if (!*joined) continue;
     }

@@ -23,6 +23,9 @@
 //                 topology every NPU is its own server (then it is dbt with channels)
 //   nvls          in-network All-Reduce (NCCL's NVLS on NVSwitch): every NPU reduces its chunks
 //                 into a reduce-capable switch it is linked to, which sends the results back
+//   oneshot       one-shot All-Reduce: every rank sends its input to every other rank, which
+//                 reduces it into its own (a replicated reduction, Transfer::from_input): one
+//                 message deep, for small buffers where every pair is linked or switched
 //   bruck         Bruck All-Gather
 //   hierarchical  multi-dimensional: Reduce-Scatter dimension by dimension, then All-Gather back,
 //                 with an algorithm per dimension: hierarchical:ring,direct. Over the topology's
@@ -59,7 +62,8 @@ enum class BaselineKind : uint8_t {
   Tree,
   Bruck,
   Hierarchical,
-  Nvls
+  Nvls,
+  Oneshot
 };
 
 struct BaselineSpec {
@@ -71,7 +75,7 @@ struct BaselineSpec {
 
 std::string_view to_string(BaselineKind k);
 // "ring[:N|auto]", "bidir-ring[:N|auto]", "direct", "rhd", "dbt", "tree[:N|auto]", "bruck",
-// "hierarchical[:a,b,...]", "nvls". N is the channel count (ring:1 is the single ring).
+// "hierarchical[:a,b,...]", "nvls", "oneshot". N is the channel count (ring:1 is the single ring).
 BaselineSpec parse_baseline(std::string_view text);
 // Whether `kind` takes a channel count.
 bool has_channels(BaselineKind kind);

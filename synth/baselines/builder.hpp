@@ -184,6 +184,30 @@ class Builder {
     return id;
   }
 
+  // Sends NPU `from`'s input of chunk c to NPU `to` (Transfer::from_input: what the precondition
+  // put there, whatever has arrived since), reducing it into `to`'s copy or copying it there, after
+  // `deps` only. Throws NotApplicable when the two are not linked directly or through switches or
+  // router NPUs (a relay would have to hold a second copy of the chunk).
+  TransferId send_input(ChunkId c, NodeId from, NodeId to, Op op,
+                        std::vector<TransferId> deps = {}) {
+    const std::vector<Hops::Hop>& hops = hops_.path(from, to);
+    if (hops.size() > 1)
+      throw NotApplicable(fmt::format(
+          "{} and {} are neither linked nor joined through switches or router NPUs: {}'s input "
+          "would have to be relayed by NPU {}, which holds its own copy of the chunk",
+          t_.node(from).name, t_.node(to).name, t_.node(from).name, t_.node(hops[0].to).name));
+    if (auto g = gates_.find(from); g != gates_.end())
+      deps.insert(deps.end(), g->second.begin(), g->second.end());
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    const TransferId id =
+        a_.add(c, from, to, Hops::pick(hops[0]), op, deps, -1, -1, 0, channel_, true);
+    first_hop_ = id;
+    set_last_arrival(to, c, id);
+    arrivals_[to].push_back(id);
+    return id;
+  }
+
   // The first transfer of the last send (the one that leaves its source; differs from the returned
   // one when the send is relayed).
   TransferId first_hop() const { return first_hop_; }

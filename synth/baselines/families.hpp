@@ -22,6 +22,8 @@ std::optional<RingPlan> plan_ring(const Topology& t, const Collective& c, Bytes 
                                   int channels, const std::string& name);
 // direct (direct.cpp): every pair talks directly.
 void direct(Builder& b, const Collective& c);
+// oneshot (oneshot.cpp): every rank sends its input to every other, which reduces it.
+void oneshot(Builder& b, const Collective& c);
 // rhd (rhd.cpp): recursive halving-doubling.
 void rhd(Builder& b, const Collective& c);
 // dbt (trees.cpp): double binary tree All-Reduce, binomial-tree Broadcast and Reduce.

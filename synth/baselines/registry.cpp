@@ -16,6 +16,7 @@
 #include "synth/cost/timing.hpp"
 #include "synth/ir/ring_plan.hpp"
 #include "topo/error.hpp"
+#include "topo/limits.hpp"
 #include "topo/suggest.hpp"
 
 namespace tenet::synth {
@@ -40,15 +41,17 @@ std::string_view to_string(BaselineKind k) {
       return "hierarchical";
     case BaselineKind::Nvls:
       return "nvls";
+    case BaselineKind::Oneshot:
+      return "oneshot";
   }
   return "?";
 }
 
 const std::vector<BaselineKind>& all_baselines() {
   static const std::vector<BaselineKind> all{
-      BaselineKind::Ring,  BaselineKind::BidirRing,    BaselineKind::Direct,
-      BaselineKind::Rhd,   BaselineKind::Dbt,          BaselineKind::Tree,
-      BaselineKind::Bruck, BaselineKind::Hierarchical, BaselineKind::Nvls};
+      BaselineKind::Ring, BaselineKind::BidirRing, BaselineKind::Direct, BaselineKind::Rhd,
+      BaselineKind::Dbt,  BaselineKind::Tree,      BaselineKind::Bruck,  BaselineKind::Hierarchical,
+      BaselineKind::Nvls, BaselineKind::Oneshot};
   return all;
 }
 
@@ -134,6 +137,7 @@ bool supports(BaselineKind b, CollectiveKind c) {
     case BaselineKind::Hierarchical:
       return c == C::AllGather || c == C::ReduceScatter || c == C::AllReduce;
     case BaselineKind::Nvls:
+    case BaselineKind::Oneshot:
       return c == C::AllReduce;
   }
   return false;
@@ -199,6 +203,9 @@ void build_family(Builder& b, const BaselineSpec& spec, const topo::Topology& t,
     case BaselineKind::Hierarchical:
       hierarchical(b, t, c, spec.per_dimension);
       break;
+    case BaselineKind::Oneshot:
+      oneshot(b, c);
+      break;
   }
 }
 
@@ -221,7 +228,8 @@ Made<Algorithm> try_baseline(const BaselineSpec& spec, const topo::Topology& t, 
   // An All-Reduce in C chunks in all (fewer than one per rank, or not a multiple): the trees and
   // NVLS take any chunks; the others give each rank its block.
   if (c.all_reduce_chunks > 0 && spec.kind != BaselineKind::Dbt &&
-      spec.kind != BaselineKind::Tree && spec.kind != BaselineKind::Nvls)
+      spec.kind != BaselineKind::Tree && spec.kind != BaselineKind::Nvls &&
+      spec.kind != BaselineKind::Oneshot)
     return NotMade{fmt::format(
         "{} gives every rank a block of the all-reduce: it needs k chunks per NPU, not {} "
         "chunks in all",
@@ -237,8 +245,19 @@ Made<Algorithm> try_baseline(const BaselineSpec& spec, const topo::Topology& t, 
       if (timed) time(t, a);
       return a;
     }
-    Builder b(t, c, chunk_bytes, model, spec.name());
-    build_family(b, spec, t, c);
+    // One-shot sends each peer the whole buffer in one message, as MSCCL and NCCL do (one step,
+    // one step cost): k chunks per NPU become k chunks in all, each P times as large.
+    Collective built = c;
+    Bytes bytes = chunk_bytes;
+    if (spec.kind == BaselineKind::Oneshot && c.all_reduce_chunks == 0) {
+      built.all_reduce_chunks = c.chunks_per_npu;
+      const std::optional<int64_t> whole = topo::checked_mul(chunk_bytes, c.num_ranks());
+      if (!whole)
+        throw Error(fmt::format("{} B chunks on {} ranks overflow", chunk_bytes, c.num_ranks()));
+      bytes = *whole;
+    }
+    Builder b(t, built, bytes, model, spec.name());
+    build_family(b, spec, t, built);
     Algorithm a = b.finish(reduce_bandwidth, timed);
     a.provenance = made_by;
     return a;

@@ -33,7 +33,8 @@ ArrivalGraph::ArrivalGraph(const Algorithm& a) {
       const Transfer& x = a[id];
       for (TransferId d : a.deps(id))
         if (d >= 0 && d < id) edge(d, id);
-      if (x.chunk >= 0 && x.chunk < chunks && x.src >= 0) {
+      // A transfer that sends its source's input reads no arrival.
+      if (!x.from_input && x.chunk >= 0 && x.chunk < chunks && x.src >= 0) {
         const size_t s = slot(x.src, x.chunk);
         if (since[s] >= 0) {  // arrivals since the standing one: one alone stands for itself
           if (standing[s] < 0 && previous_arrival[since[s]] < 0) {

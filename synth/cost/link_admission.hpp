@@ -29,7 +29,8 @@
 namespace tenet::synth {
 
 // Who waits for each transfer's arrival: its explicit users, and the transfers that read its
-// chunk where it lands (the implicit data dependency); and how many arrivals each transfer waits
+// chunk where it lands (the implicit data dependency; none for a transfer that sends its source's
+// input); and how many arrivals each transfer waits
 // for. Where a chunk arrives at a node several times (reductions into it) and leaves it several
 // times, the arrivals so far are joined: a join node waits for them (and for the join before it)
 // and each departure waits for the join, so the graph grows with arrivals plus departures, not

@@ -170,7 +170,7 @@ TimingResult one_pass(const topo::Topology& t, const Algorithm& a, Times& times)
         __builtin_prefetch(&a[d]);
       }
     }
-    Time start = ready[static_cast<size_t>(x.src) * chunks + x.chunk];
+    Time start = x.from_input ? 0 : ready[static_cast<size_t>(x.src) * chunks + x.chunk];
     for (TransferId d : a.deps(id))
       start = std::max(start, a.usable_at(d, times.end(d), reduction));
     RouteCost cost;
@@ -338,7 +338,7 @@ Time time_floor(const topo::Topology& t, const Algorithm& a) {
   Time floor = 0;
   for (TransferId id = 0; id < n; ++id) {
     const Transfer& x = a[id];
-    Time s = ready(x.src, x.chunk);
+    Time s = x.from_input ? 0 : ready(x.src, x.chunk);
     for (TransferId d : a.deps(id)) s = std::max(s, start[d] + duration[d] + reduced(d));
     const std::span<const LinkId> route = a.route(id);
     RouteCost cost;
@@ -378,8 +378,10 @@ Time time_floor(const topo::Topology& t, const Algorithm& a) {
     const Time ahead = reduced(id) + std::max(after[id], ready(x.dst, x.chunk));
     const Time chain = duration[id] + ahead;
     for (TransferId d : a.deps(id)) after[d] = std::max(after[d], chain);
-    Time& r = ready(x.src, x.chunk);
-    r = std::max(r, chain);
+    if (!x.from_input) {  // a send of its source's input waits for no arrival there
+      Time& r = ready(x.src, x.chunk);
+      r = std::max(r, chain);
+    }
     for (LinkId l : a.route(id)) tail[l] = std::min(tail[l], ahead);
   }
   for (LinkId l = 0; l < t.num_links(); ++l)

@@ -1,4 +1,4 @@
-// The algorithm JSON format, version 2 (documented in docs/formats.md, "Algorithm files"):
+// The algorithm JSON format, version 3 (documented in docs/formats.md, "Algorithm files"):
 //
 // {
 //   "format": "tenet-algorithm", "version": 2,
@@ -14,14 +14,17 @@
 //     {"id": 0, "chunk": 0, "src": 0, "dst": 1, "op": "copy", "route": [0], "deps": [],
 //      "start_ps": 0, "end_ps": 20971520},      (times null when not timed)
 //     {"id": 1, ..., "rate_Bps": 25000000000, "channel": 3},  (each only when not the default)
+//     {"id": 2, ..., "from": "input"},        (only for a transfer that sends its source's input)
 //     ...
 //   ]
 // }
 //
-// Version 2 added the optional per-transfer rate and channel; version 1 files (no rates) are still
-// read. Writing then reading gives back exactly the same algorithm. Reading checks the structure
-// and everything that needs no topology (types, signs, chunk ids, dependency ids); the verifier
-// checks the rest against the topology.
+// Version 2 added the optional per-transfer rate and channel; version 3 the optional "from" (a
+// transfer that sends its source's input: Transfer::from_input), written only by files that have
+// one (others still say version 2); version 1 files (no rates) are still read. Writing then reading
+// gives back exactly the same algorithm. Reading checks the structure and everything that needs no
+// topology (types, signs, chunk ids, dependency ids); the verifier checks the rest against the
+// topology.
 #pragma once
 
 #include <functional>
@@ -34,7 +37,7 @@
 
 namespace tenet::synth {
 
-inline constexpr int kAlgorithmFormatVersion = 2;
+inline constexpr int kAlgorithmFormatVersion = 3;
 inline constexpr int kOldestAlgorithmFormatVersion = 1;
 
 std::string to_json(const Algorithm& a);

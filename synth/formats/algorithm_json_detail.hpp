@@ -82,6 +82,7 @@ struct RawTransfer {
   };
   uint8_t has = 0;
   Op op = Op::Copy;
+  bool from_input = false;  // "from": "input" (version 3)
   uint16_t channel = 0;
   NodeId src = 0, dst = 0;
   int64_t chunk = 0;
@@ -104,6 +105,7 @@ enum class Field : uint8_t {
   End,
   Rate,
   Channel,
+  From,
   Other
 };
 struct Range {

@@ -86,7 +86,11 @@ bool read_transfers_fast(simdjson::dom::array list, FastBuild& f) {
       if (field == Field::Other) continue;  // unknown fields are skipped, whatever they hold
       if (seen & (1u << static_cast<unsigned>(field))) return false;
       seen |= 1u << static_cast<unsigned>(field);
-      if (field == Field::Op) {
+      if (field == Field::From) {
+        std::string_view from;
+        if (kv.value.get_string().get(from) || from != "input") return false;
+        x.from_input = true;
+      } else if (field == Field::Op) {
         std::string_view op;
         if (kv.value.get_string().get(op)) return false;
         if (op == "copy")
@@ -119,6 +123,7 @@ bool read_transfers_fast(simdjson::dom::array list, FastBuild& f) {
       }
     }
     if ((x.has & (RawTransfer::kRate | RawTransfer::kChannel)) && f.version < 2) return false;
+    if (x.from_input && f.version < 3) return false;
     try {
       add_checked(f.r, f.a, i, x, f.route, f.deps, f.chunks, std::nullopt);
     } catch (const Error&) {

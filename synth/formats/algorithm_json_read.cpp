@@ -38,6 +38,7 @@ Field field_of(std::string_view n) {  // compared by length first: ten million k
          : n == "end_ps"   ? Field::End
          : n == "rate_Bps" ? Field::Rate
          : n == "channel"  ? Field::Channel
+         : n == "from"     ? Field::From
                            : Field::Other;
 }
 // A whole-number field's value into the record (its range checked by the caller).
@@ -209,7 +210,7 @@ void add_checked(const Reader& r, Algorithm& a, int64_t i, const RawTransfer& x,
     r.fail(at(), "start_ps and end_ps must both be given or both be null");
   if (x.start >= 0 && x.end < x.start) r.fail(at() + ".end_ps", "ends before it starts");
   a.add(static_cast<ChunkId>(x.chunk), x.src, x.dst, route, x.op, deps, x.start, x.end, x.rate,
-        x.channel);
+        x.channel, x.from_input);
 }
 
 }  // namespace tenet::synth::detail

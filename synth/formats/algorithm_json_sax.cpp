@@ -35,6 +35,7 @@ struct Parsed {
   std::vector<TransferId> deps_pool;
   std::optional<Error> problem;  // the first problem in a transfer
   int64_t first_versioned = -1;  // the first transfer with a rate or channel (version 2)
+  int64_t first_input = -1;      // the first transfer that sends its input (version 3)
 };
 
 // The SAX handler (nlohmann::json_sax): the head into `head`, the transfers into `transfers` and
@@ -64,6 +65,14 @@ class Sax : public Parsed {
         x_.op = Op::Reduce;
       else
         note(path(), fmt::format("unknown op '{}' (copy or reduce)", v));
+      return true;
+    }
+    if (state_ == State::Transfer && field_ == Field::From) {
+      if (v == "input")
+        x_.from_input = true;
+      else
+        note(path(),
+             fmt::format("unknown source '{}' (\"input\", or no \"from\" for the node's copy)", v));
       return true;
     }
     return scalar(json(std::move(v)));
@@ -130,8 +139,9 @@ class Sax : public Parsed {
         if (!object && stack_.size() == 1 && stack_.back()->is_object() && key_ == "transfers") {
           put(json::array());  // a placeholder: the records hold them
           // A second "transfers" replaces the first, as a document's last duplicate key does.
-          transfers.clear(), route_pool.clear(), deps_pool.clear(), first_versioned = -1,
-                                                                    problem.reset();
+          transfers.clear(), route_pool.clear(), deps_pool.clear();
+          first_versioned = first_input = -1;
+          problem.reset();
           state_ = State::TransferList;
           return true;
         }
@@ -186,6 +196,7 @@ class Sax : public Parsed {
         x_.deps_size = static_cast<uint32_t>(deps_pool.size() - x_.deps_begin);
         if ((x_.has & (RawTransfer::kRate | RawTransfer::kChannel)) && first_versioned < 0)
           first_versioned = static_cast<int64_t>(transfers.size());
+        if (x_.from_input && first_input < 0) first_input = static_cast<int64_t>(transfers.size());
         transfers.push_back(x_);
         state_ = State::TransferList;
         return true;
@@ -201,7 +212,7 @@ class Sax : public Parsed {
 
   // What a field of a transfer wants, and what it got instead.
   std::string wanted(const std::string& got) const {
-    const char* want = field_ == Field::Op                               ? "a string"
+    const char* want = field_ == Field::Op || field_ == Field::From      ? "a string"
                        : field_ == Field::Route || field_ == Field::Deps ? "a list"
                                                                          : "a whole number";
     return fmt::format("expected {}, got {}", want, got);
@@ -265,6 +276,7 @@ class Sax : public Parsed {
                                    transfers.size()));
         break;
       case Field::Op:
+      case Field::From:
       case Field::Route:
       case Field::Deps:
         note(path(), wanted(as_json.dump()));
@@ -306,6 +318,9 @@ Algorithm build(const Reader& r, const Parsed& sax) {
   const int64_t n = static_cast<int64_t>(sax.transfers.size());
   if (version < 2 && sax.first_versioned >= 0)
     fail_versioned(r, sax.first_versioned, sax.transfers[sax.first_versioned]);
+  if (version < 3 && sax.first_input >= 0)
+    r.fail(fmt::format("transfers[{}].from", sax.first_input),
+           "a transfer that sends its input (\"from\": \"input\") needs version 3 of the format");
   a.reserve(sax.transfers.size(), sax.route_pool.size(), sax.deps_pool.size());
   for (int64_t i = 0; i < n; ++i) {
     const RawTransfer& x = sax.transfers[i];

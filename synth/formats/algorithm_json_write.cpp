@@ -48,8 +48,10 @@ void write_to(const Algorithm& a, Sink& out) {
     }
     out.put("]");
   };
+  // Version 3 only where it is needed: files without inputs sent stay readable by version-2
+  // readers.
   out.put(fmt::format("{{\n  \"format\": \"tenet-algorithm\",\n  \"version\": {},\n",
-                      kAlgorithmFormatVersion));
+                      a.sends_input() ? kAlgorithmFormatVersion : 2));
   out.put(fmt::format("  \"name\": {},\n", json(a.name).dump()));
   if (!a.method.empty()) out.put(fmt::format("  \"method\": {},\n", json(a.method).dump()));
   out.put(
@@ -97,6 +99,7 @@ void write_to(const Algorithm& a, Sink& out) {
       out.put(", \"channel\": ");
       out.num(x.channel);
     }
+    if (x.from_input) out.put(", \"from\": \"input\"");
     out.put("}");
   }
   out.put(a.size() ? "\n  ]\n}\n" : "]\n}\n");

@@ -54,7 +54,16 @@ class Run {
     }
     if (e.writes_dst)
       for (int j = 0; j < x.cnt; ++j) write(x, x.dst, j, x.dst_in_bounds, out[j]);
-    if (e.sends) carried_[i] = std::move(out);
+    if (e.sends) {
+      // What a rank sends of its own input alone, in a reducing collective: the IR's transfer
+      // sends its source's input (Transfer::from_input), whatever has arrived there since.
+      const CollectiveKind kind = in_.a.collective.kind;
+      if (kind == CollectiveKind::AllReduce || kind == CollectiveKind::ReduceScatter)
+        for (int j = 0; j < x.cnt; ++j)
+          if (out[j].chunk >= 0 && out[j].from == RankSet::single(x.gpu))
+            in_.input_sent.insert({i, j});
+      carried_[i] = std::move(out);
+    }
   }
 
   // The output buffers against the collective's postcondition.

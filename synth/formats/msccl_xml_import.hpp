@@ -18,6 +18,7 @@
 #include <map>
 #include <optional>
 #include <pugixml.hpp>
+#include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -91,7 +92,7 @@ struct Import {
   pugi::xml_node algo;
   // The <algo> attributes, and the chunks.
   bool in_place = false;
-  int p = 0, per_loop = 0, split = 1, k = 0;
+  int p = 0, per_loop = 0, k = 0;
   Algorithm a;
   // Tenet's notes.
   std::map<std::tuple<int, int, int>, int64_t> tenet_order;  // send step (gpu, tb, s) -> position
@@ -117,6 +118,8 @@ struct Import {
   std::vector<std::tuple<int, int, int>> send_of;  // per transfer, its send step (gpu, tb, s)
   // Received, then reduced into the GPU's copy by a 're' step: (transfer, position of the 're').
   std::vector<std::pair<TransferId, size_t>> reduced_later;
+  // (sending step, j): the j-th chunk it sends is its GPU's own input alone (check_contents).
+  std::set<std::pair<size_t, int>> input_sent;
   std::vector<size_t> send_position;  // per transfer, the position of its send step in `order`
   // per transfer, where its data takes effect: its receive (or a later re step)
   std::vector<size_t> land_position;

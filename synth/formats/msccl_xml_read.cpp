@@ -183,31 +183,27 @@ void parse_attributes(Import& in) {
         "an in-place All-to-All cannot be imported (its output overwrites input still to be sent)");
 }
 
-// All-Reduce chunks belong to no rank, so MSCCL's may number fewer than the GPUs (msccl-tools'
-// allreduce_a100_ncv4: 2 chunks on 4 GPUs); the IR wants a multiple of the ranks, so each XML
-// chunk becomes `split` IR chunks that travel together.
+// All-Reduce chunks belong to no rank, so MSCCL's may number fewer than the GPUs, or not a multiple
+// of them (msccl-tools' allreduce_a100_ncv4: 2 chunks on 4 GPUs; Tenet's own one-shot: one): the
+// IR's All-Reduce is then cut into that many chunks in all (Collective::all_reduce_chunks).
 void split_chunks(Import& in) {
   const pugi::xml_node algo = in.algo;
   const int p = in.p, per_loop = in.per_loop;
-  Algorithm& a = in.a;
-  int split = 1;
+  Collective& c = in.a.collective;
   if (per_loop < 1)
     throw in.fail(algo, fmt::format("nchunksperloop {} must be at least 1", per_loop));
-  if (a.collective.kind == CollectiveKind::AllReduce)
-    split = p / std::gcd(per_loop, p);
-  else if (per_loop < p || per_loop % p != 0)
+  const bool in_all = c.kind == CollectiveKind::AllReduce && per_loop % p != 0;
+  if (!in_all && per_loop % p != 0)
     throw in.fail(algo,
                   fmt::format("nchunksperloop {} is not a multiple of ngpus {}", per_loop, p));
-  if (static_cast<int64_t>(per_loop) * split / p > topo::kMaxChunksPerNpuOfAlgorithm)
-    throw in.fail(
-        algo,
-        fmt::format("nchunksperloop {} makes {} chunks per NPU, over Tenet's limit of {}", per_loop,
-                    static_cast<int64_t>(per_loop) * split / p, topo::kMaxChunksPerNpuOfAlgorithm));
-  const int k = per_loop * split / p;
-  for (int r = 0; r < p; ++r) a.collective.ranks.push_back(r);
-  a.collective.chunks_per_npu = k;
-  in.split = split;
-  in.k = k;
+  if (per_loop / p > topo::kMaxChunksPerNpuOfAlgorithm)
+    throw in.fail(algo,
+                  fmt::format("nchunksperloop {} makes {} chunks per NPU, over Tenet's limit of {}",
+                              per_loop, per_loop / p, topo::kMaxChunksPerNpuOfAlgorithm));
+  for (int r = 0; r < p; ++r) c.ranks.push_back(r);
+  c.chunks_per_npu = in_all ? 1 : per_loop / p;
+  if (in_all) c.all_reduce_chunks = per_loop;
+  in.k = c.chunks_per_npu;
 }
 
 // MSCCL-XML carries no size (the runtime picks it per call) nor a global order; Tenet's exports
@@ -533,8 +529,7 @@ std::vector<TransferId> explicit_deps(const Replay& r, size_t send) {
   return out;
 }
 
-// Receiving step i: a transfer per chunk (per IR chunk of it) from the GPU of the send it pairs
-// with.
+// Receiving step i: a transfer per chunk from the GPU of the send it pairs with.
 void replay_receive(Replay& r, size_t i) {
   Import& in = r.in;
   const std::vector<XmlStep>& steps = in.steps;
@@ -553,7 +548,10 @@ void replay_receive(Replay& r, size_t i) {
     std::vector<TransferId> deps = explicit_deps_of_send;
     const Slot sent = steps[from].type == StepType::Send ? steps[from].src : steps[from].dst;
     const Slot src_slot = in.canon(steps[from].gpu, {sent.buf, sent.off + j});
-    if (auto w = r.writer[steps[from].gpu].find(src_slot); w != r.writer[steps[from].gpu].end())
+    // A send of the GPU's input alone reads no arrival (Transfer::from_input).
+    const bool input = in.input_sent.count({from, j}) > 0;
+    if (auto w = r.writer[steps[from].gpu].find(src_slot);
+        !input && w != r.writer[steps[from].gpu].end())
       deps.insert(deps.end(), w->second.begin(), w->second.end());
     // In the IR the receiving node keeps what arrives (rrs too, which MSCCL passes on without
     // storing; the chunk's identity is the same).
@@ -561,20 +559,16 @@ void replay_receive(Replay& r, size_t i) {
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
     const int chan = std::get<2>(in.peers.at({steps[from].gpu, steps[from].tb}));
     const Slot to = in.canon(x.gpu, {x.dst.buf, x.dst.off + j});
-    std::vector<TransferId> ids;
-    for (int part = 0; part < in.split; ++part) {
-      const TransferId id = in.a.add(
-          ch * in.split + part, recv, x.gpu, route(r, recv, x.gpu, lane_for(r, steps[from], x.gpu)),
-          reduce ? Op::Reduce : Op::Copy, deps, -1, -1, 0, static_cast<uint16_t>(chan));
-      in.send_of.emplace_back(steps[from].gpu, steps[from].tb, steps[from].s);
-      in.send_position.push_back(r.position_of[from]);
-      in.land_position.push_back(r.position_of[i]);
-      r.step_transfers[i].push_back(id);
-      r.step_transfers[from].push_back(id);
-      ids.push_back(id);
-    }
+    const TransferId id = in.a.add(
+        ch, recv, x.gpu, route(r, recv, x.gpu, lane_for(r, steps[from], x.gpu)),
+        reduce ? Op::Reduce : Op::Copy, deps, -1, -1, 0, static_cast<uint16_t>(chan), input);
+    in.send_of.emplace_back(steps[from].gpu, steps[from].tb, steps[from].s);
+    in.send_position.push_back(r.position_of[from]);
+    in.land_position.push_back(r.position_of[i]);
+    r.step_transfers[i].push_back(id);
+    r.step_transfers[from].push_back(id);
     in.holds[x.gpu][to] = ch;
-    r.writer[x.gpu][to] = std::move(ids);
+    r.writer[x.gpu][to] = {id};
   }
 }
 
@@ -645,7 +639,8 @@ std::vector<TransferId> final_order(Import& in) {
 }
 
 // In the IR a GPU holds one copy of a chunk, changed when data arrives, and a send carries the
-// copy as the transfers listed before it left it. That is the program's meaning only if every
+// copy as the transfers listed before it left it (a send of its input alone excepted: it is
+// Transfer::from_input, and reads no copy). That is the program's meaning only if every
 // send of a chunk from a GPU comes after exactly the arrivals (or 're' steps) that precede it in
 // the program: a GPU that sends its own contribution after the data to reduce with it has
 // arrived (an exchange in which both sides reduce) keeps two copies, which the IR cannot hold.
@@ -658,7 +653,7 @@ void check_one_copy(const Import& in, const std::vector<TransferId>& order_of) {
   }
   std::map<std::pair<NodeId, ChunkId>, std::vector<TransferId>> sent_from;
   for (TransferId id = 0; id < static_cast<TransferId>(alg.size()); ++id)
-    sent_from[{alg[id].src, alg[id].chunk}].push_back(id);
+    if (!alg[id].from_input) sent_from[{alg[id].src, alg[id].chunk}].push_back(id);
   for (TransferId id = 0; id < static_cast<TransferId>(alg.size()); ++id)
     for (TransferId other : sent_from[{alg[id].dst, alg[id].chunk}])
       if ((other > id) !=

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "synth/formats/msccl_xml.hpp"
@@ -263,6 +264,10 @@ struct Export {
   // pair -> first links used, sorted
   std::map<std::pair<NodeId, NodeId>, std::vector<LinkId>> lanes;
   int ir_channels = 1;
+  // Inputs kept in scratch slots before anything is reduced into their own (save_inputs):
+  // (rank, chunk) -> its slot; and how many each rank keeps.
+  std::map<std::pair<int, ChunkId>, Slot> saved;
+  std::vector<int> saved_per_rank = std::vector<int>(static_cast<size_t>(p), 0);
 };
 
 // A local copy at rank r, on the first channel with room for it.
@@ -291,6 +296,28 @@ void copy_own_chunks(Export& e) {
   if (e.c.kind == CollectiveKind::AllToAll)
     for (int r = 0; r < p; ++r)
       for (int j = 0; j < k; ++j) local_copy(e, r, {'i', r * k + j}, {'o', r * k + j});
+}
+
+// A transfer that sends its source's input (Transfer::from_input) reads the slot the chunk lives in
+// until something arrives there: All-Reduce and Reduce-Scatter reduce into their input buffer in
+// place. Where the IR lists an arrival of the chunk at that rank before such a send, the rank first
+// copies its input to a scratch slot of its own (an out-of-place input) and sends it from there.
+// (The other collectives never write an input slot.)
+void save_inputs(Export& e) {
+  const Algorithm& a = e.a;
+  std::set<std::pair<int, ChunkId>> arrived;
+  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
+    const Transfer& x = a[id];
+    const int from = e.rank(x.src), to = e.rank(x.dst);
+    if (from < 0 || to < 0) continue;  // place_transfers says why it cannot be written
+    if (x.from_input && arrived.count({from, x.chunk}) && !e.saved.count({from, x.chunk}) &&
+        (e.c.kind == CollectiveKind::AllReduce || e.c.kind == CollectiveKind::ReduceScatter)) {
+      const Slot keep{'s', e.saved_per_rank[from]++};
+      local_copy(e, from, e.layout.at(from, x.chunk), keep);
+      e.saved[{from, x.chunk}] = keep;
+    }
+    arrived.insert({to, x.chunk});
+  }
 }
 
 // The IR's channels, and the lanes of each pair joined by a direct link.
@@ -329,7 +356,12 @@ void place_transfers(Export& e) {
           "transfer {} involves node {}, which is not a rank: MSCCL-XML has GPUs of the "
           "communicator only",
           id, from < 0 ? x.src : x.dst));
-    const Slot src = e.layout.at(from, x.chunk), dst = e.layout.at(to, x.chunk);
+    Slot src = e.layout.at(from, x.chunk);
+    const Slot dst = e.layout.at(to, x.chunk);
+    // The receiver reduces into its own slot of the chunk.
+    const Slot operand = x.op == Op::Reduce ? dst : src;
+    if (auto kept = e.saved.find({from, x.chunk}); x.from_input && kept != e.saved.end())
+      src = kept->second;
     std::vector<StepRef> send_deps = gpus[from].before_read(src),
                          recv_deps = gpus[to].before_write(dst);
     for (TransferId d : a.deps(id)) {
@@ -349,7 +381,8 @@ void place_transfers(Export& e) {
     const int stb = gpus[from].block(to, -1, chan), rtb = gpus[to].block(-1, from, chan);
     e.send_step[id] = gpus[from].append(stb, {"s", src, dst}, send_deps);
     gpus[from].did_read(src, e.send_step[id]);
-    e.recv_step[id] = gpus[to].append(rtb, {x.op == Op::Reduce ? "rrc" : "r", src, dst}, recv_deps);
+    e.recv_step[id] =
+        gpus[to].append(rtb, {x.op == Op::Reduce ? "rrc" : "r", operand, dst}, recv_deps);
     gpus[to].did_write(dst, e.recv_step[id]);
   }
 }
@@ -434,7 +467,7 @@ void append_gpu(pugi::xml_node algo, const Export& e, int r) {
                                                             : p * k;
   gpu.append_attribute("i_chunks") = in;
   gpu.append_attribute("o_chunks") = out;
-  gpu.append_attribute("s_chunks") = e.layout.scratch(r);
+  gpu.append_attribute("s_chunks") = e.layout.scratch(r) + e.saved_per_rank[r];
   for (size_t b = 0; b < e.gpus[r].blocks.size(); ++b)
     append_block(gpu, static_cast<int>(b), e.gpus[r].blocks[b]);
 }
@@ -473,6 +506,7 @@ std::string to_msccl_xml(const Algorithm& a, const MscclOptions& options) {
   check_exportable(a.collective, coll, options);
   Export e(a, limits_of(options.runtime));
   copy_own_chunks(e);
+  save_inputs(e);
   find_lanes(e);
   place_transfers(e);
   copy_reduced_blocks(e);

@@ -20,7 +20,7 @@ LinkModel parse_link_model(std::string_view name) {
 
 TransferId Algorithm::add(ChunkId chunk, NodeId src, NodeId dst, std::span<const LinkId> route,
                           Op op, std::span<const TransferId> deps, Time start, Time end,
-                          Bandwidth rate, uint16_t channel) {
+                          Bandwidth rate, uint16_t channel, bool from_input) {
   static_assert(sizeof(LinkId) == sizeof(int32_t) && sizeof(TransferId) == sizeof(int32_t));
   if (transfers_.size() >= static_cast<size_t>(std::numeric_limits<TransferId>::max()) ||
       pool_.size() + route.size() + deps.size() > std::numeric_limits<uint32_t>::max())
@@ -36,6 +36,7 @@ TransferId Algorithm::add(ChunkId chunk, NodeId src, NodeId dst, std::span<const
   t.start = start;
   t.end = end;
   t.channel = channel;
+  t.from_input = from_input;
   t.pool_begin = static_cast<uint32_t>(pool_.size());
   t.route_size = static_cast<uint16_t>(route.size());
   pool_.insert(pool_.end(), route.begin(), route.end());
@@ -65,8 +66,13 @@ TransferSpec Algorithm::spec(TransferId id) const {
   const Transfer& t = transfers_[id];
   auto r = route(id);
   auto d = deps(id);
-  return {t.chunk, t.src, t.dst,    t.op,     {r.begin(), r.end()}, {d.begin(), d.end()},
-          t.start, t.end, rate(id), t.channel};
+  return {t.chunk, t.src, t.dst,    t.op,      {r.begin(), r.end()}, {d.begin(), d.end()},
+          t.start, t.end, rate(id), t.channel, t.from_input};
+}
+
+bool Algorithm::sends_input() const {
+  return std::any_of(transfers_.begin(), transfers_.end(),
+                     [](const Transfer& t) { return t.from_input; });
 }
 
 bool Algorithm::has_rates() const {

@@ -15,6 +15,14 @@
 // link use it in list order. Times (picoseconds) are optional; synth::time assigns them under the
 // link model.
 //
+// Input: a transfer may instead send its source's own input (`from_input`): the chunk as the
+// collective's precondition puts it there (a rank's own contribution to a reduced chunk, or a chunk
+// it starts with), whatever has arrived since; it has no implicit data dependency. This is how a
+// chunk is reduced independently in several places: in a one-shot All-Reduce every rank sends its
+// input to every other, and each reduces all of them into its own copy (replicated reduction). A
+// node that sends its input keeps it beside its copy (an out-of-place input buffer; an in-place
+// runtime sends it before anything is reduced into it).
+//
 // Channel: transfers that leave over the same first link in the same channel are served in list
 // order; different channels are independent queues sharing the links (NCCL's and MSCCL's
 // channels). Default 0. A channel's transfers may be under way at once (the next is served once
@@ -84,6 +92,7 @@ struct Transfer {
   uint16_t channel = 0;
   uint16_t route_size = 0;
   Op op = Op::Copy;
+  bool from_input = false;    // sends the source's input, not its copy (above)
   Time start = -1, end = -1;  // -1 until timed
 };
 
@@ -97,6 +106,7 @@ struct TransferSpec {
   Time start = -1, end = -1;
   Bandwidth rate = 0;
   uint16_t channel = 0;
+  bool from_input = false;
   bool operator==(const TransferSpec&) const = default;
 };
 
@@ -130,9 +140,10 @@ class Algorithm {
 
   TransferId add(ChunkId chunk, NodeId src, NodeId dst, std::span<const LinkId> route,
                  Op op = Op::Copy, std::span<const TransferId> deps = {}, Time start = -1,
-                 Time end = -1, Bandwidth rate = 0, uint16_t channel = 0);
+                 Time end = -1, Bandwidth rate = 0, uint16_t channel = 0, bool from_input = false);
   TransferId add(const TransferSpec& t) {
-    return add(t.chunk, t.src, t.dst, t.route, t.op, t.deps, t.start, t.end, t.rate, t.channel);
+    return add(t.chunk, t.src, t.dst, t.route, t.op, t.deps, t.start, t.end, t.rate, t.channel,
+               t.from_input);
   }
 
   size_t size() const { return transfers_.size(); }
@@ -158,7 +169,8 @@ class Algorithm {
   }
   void set_rate(TransferId id, Bandwidth rate);
   void set_channel(TransferId id, uint16_t channel) { transfers_[id].channel = channel; }
-  bool has_rates() const;  // some transfer sets its own rate
+  bool has_rates() const;    // some transfer sets its own rate
+  bool sends_input() const;  // some transfer sends its source's input (from_input)
   // Renames the nodes and links every transfer names: node n becomes nodes[n], link l links[l]
   // (for a topology of the same shape: synth/groups/group_map.hpp). Every named one must have a
   // name.

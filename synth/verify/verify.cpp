@@ -560,6 +560,10 @@ class Verifier {
 
   void depart(TransferId id) {
     const Transfer& x = a_[id];
+    if (x.from_input) {
+      depart_input(id);
+      return;
+    }
     const size_t s = slot(x.src, x.chunk);
     const bool has = reducing_ ? content_[s] != kNothing : holds_[s];
     if (!has) {
@@ -575,6 +579,26 @@ class Verifier {
       snapshot_[id] = static_cast<int32_t>(in_flight_.size());
       in_flight_.push_back(set_of(content_[s], x.src));
       consumed_[s] = true;
+    }
+  }
+
+  // A transfer that sends its source's input: what the precondition put there (a rank's own
+  // contribution; a chunk it starts with), whatever has arrived since. The copy is not consumed.
+  void depart_input(TransferId id) {
+    const Transfer& x = a_[id];
+    const int r = rank_of_[x.src];
+    const bool has = r >= 0 && a_.collective.initially_holds(r, x.chunk);
+    if (!has) {
+      violate(ViolationKind::SourceLacksData, id, x.chunk, -1, x.src, start_of(id), [&] {
+        return fmt::format("{}: sends its input of chunk {}, but {} starts without chunk {}",
+                           who(id), x.chunk, node_name(x.src), x.chunk);
+      });
+      return;
+    }
+    started_[id] = 1;
+    if (reducing_) {
+      snapshot_[id] = static_cast<int32_t>(in_flight_.size());
+      in_flight_.push_back(RankSet::single(r));
     }
   }
 

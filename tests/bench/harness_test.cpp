@@ -455,7 +455,7 @@ TEST(Harness, BoundChartsCompareCommonCasesOnly) {
     for (double v : pct[c]) log_sum += std::log(v);
     EXPECT_NEAR(std::stod(cell), std::exp(log_sum / static_cast<double>(pct[c].size())), 1e-3) << c;
   }
-  EXPECT_EQ(compared, 7u) << dat;  // tenet, ring, bidir-ring, direct, rhd, dbt, tree: each checked
+  EXPECT_EQ(compared, 8u) << dat;  // tenet, ring, bidir-ring, direct, rhd, dbt, tree, oneshot
   EXPECT_NE(std::find(columns.begin(), columns.end(), "rhd"), columns.end()) << dat;
 }
 

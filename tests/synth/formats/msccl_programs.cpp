@@ -182,6 +182,37 @@ std::string allpairs_allreduce(int p) {
   return xml + "\n</algo>\n";
 }
 
+std::string one_step_allreduce(int p, bool race) {
+  std::string xml = fmt::format(
+      R"(<algo name="allreduce_pairs" proto="LL" nchannels="1" nchunksperloop="{}" ngpus="{}" coll="allreduce" inplace="1">)",
+      p, p);
+  for (int r = 0; r < p; ++r) {
+    xml += fmt::format("\n  <gpu id=\"{}\" i_chunks=\"{}\" o_chunks=\"0\" s_chunks=\"{}\">", r, p,
+                       (p - 1) * p);
+    std::vector<int> peers;
+    for (int q = 0; q < p; ++q)
+      if (q != r) peers.push_back(q);
+    // Where GPU q keeps what GPU `from` sends it: the p slots after those of q's earlier peers.
+    auto slot_at = [&](int q, int from) { return (from < q ? from : from - 1) * p; };
+    // Thread block 0 reduces locally; thread block b + 1 talks to peers[b].
+    xml += "<tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"0\">";
+    int s = 0;
+    if (!race)
+      for (int b = 0; b < p - 1; ++b) xml += step(s++, "nop", 'i', -1, 'o', -1, 0, b + 1, 1);
+    for (int b = 0; b < p - 1; ++b)
+      for (int c = 0; c < p; ++c) xml += step(s++, "re", 's', slot_at(r, peers[b]) + c, 'i', c);
+    xml += "</tb>";
+    for (int b = 0; b < p - 1; ++b) {
+      const int q = peers[b];
+      xml += fmt::format("<tb id=\"{}\" send=\"{}\" recv=\"{}\" chan=\"0\">", b + 1, q, q) +
+             step(0, "s", 'i', 0, 's', slot_at(q, r), p) +
+             step(1, "r", 'i', 0, 's', slot_at(r, q), p) + "</tb>";
+    }
+    xml += "</gpu>";
+  }
+  return xml + "\n</algo>\n";
+}
+
 std::string recursive_doubling_allgather(int p) {
   std::string xml = fmt::format(
       R"(<algo name="allgather_recursive_doubling" proto="Simple" nchannels="1" nchunksperloop="{}" ngpus="{}" coll="allgather" inplace="0" outofplace="1" minBytes="0" maxBytes="0">)",

@@ -20,6 +20,13 @@ std::string ring_allgather_in_place(int p, int channels, const std::string& prot
 // reduces what it receives into its own chunk with local 're' steps, and sends the result to
 // every peer.
 std::string allpairs_allreduce(int p);
+// examples/mscclang/allreduce_1step.py (instances 1): every GPU sends its whole input (cnt p) to
+// every peer's scratch, receives each peer's into its own, and only then (its local thread block
+// waits for every peer block's receive, which follows that block's send) reduces the p - 1 received
+// copies into its input with 're' steps: each chunk is reduced independently on every GPU. With
+// `race`, the local block waits for no receive: its reductions race with the sends reading the
+// input and with the receives writing scratch.
+std::string one_step_allreduce(int p, bool race = false);
 // examples/mscclang/allgather_recursive_doubling.py: at level d each GPU swaps its 2^d-chunk block
 // with GPU r ^ 2^d in one step of cnt 2^d (out of place, after a local copy).
 std::string recursive_doubling_allgather(int p);

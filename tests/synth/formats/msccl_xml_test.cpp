@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "synth/baselines/baselines.hpp"
+#include "synth/cost/timing.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/verify/verify.hpp"
 #include "tests/synth/formats/msccl_programs.hpp"
@@ -206,14 +207,13 @@ TEST(MscclXml, ImportsWhatMscclToolsWrites) {
     const auto star = topo::generate("switch:4");
     const MscclImport in = import_msccl_xml(testing::two_chunk_allreduce(), star, "ar2.xml");
     EXPECT_TRUE(in.problems.empty()) << first_problem(in);
-    EXPECT_EQ(in.algorithm.collective.chunks_per_npu, 1);  // each XML chunk is two IR chunks
-    EXPECT_EQ(in.algorithm.size(), 2u * 2u * 3u * 2u);
+    EXPECT_EQ(in.algorithm.collective.all_reduce_chunks, 2);  // 2 chunks in all
+    EXPECT_EQ(in.algorithm.size(), 2u * 3u * 2u);
     const Report r = verify(star, in.algorithm, {.max_reported = 3, .lower_bound = false});
     EXPECT_TRUE(r.correct()) << r.violations[0].message;
   }
   // A swap in which both GPUs reduce (send the own data, then rrc the other's) is a correct
-  // 2-GPU All-Reduce in MSCCL, but needs two copies of each chunk: refused with the reason, not
-  // imported as something else.
+  // 2-GPU All-Reduce in MSCCL: each send is of its GPU's input (Transfer::from_input).
   {
     std::string swap =
         R"(<algo name="swap" proto="Simple" nchannels="1" nchunksperloop="2" ngpus="2" coll="allreduce" inplace="1">)";
@@ -225,9 +225,11 @@ TEST(MscclXml, ImportsWhatMscclToolsWrites) {
               step(0, "s", 'i', 0, 'i', 0, 2) + step(1, "rrc", 'i', 0, 'i', 0, 2) + "</tb></gpu>";
     swap += "</algo>";
     const auto pair = topo::generate("ring:2");
-    EXPECT_THAT([&] { import_msccl_xml(swap, pair, "swap.xml"); },
-                ::testing::ThrowsMessage<Error>(
-                    HasSubstr("keeps two copies of the chunk, which the IR cannot represent")));
+    const MscclImport in = import_msccl_xml(swap, pair, "swap.xml");
+    ASSERT_TRUE(in.problems.empty()) << first_problem(in);
+    EXPECT_EQ(in.algorithm.size(), 4u);
+    for (const Transfer& x : in.algorithm.transfers()) EXPECT_TRUE(x.from_input);
+    EXPECT_TRUE(verify(pair, in.algorithm, {.lower_bound = false}).correct());
   }
   // reduce_scatter (msccl-tools', the legacy runtime's) and reducescatter (the executor's).
   const auto t = topo::generate("ring:4");
@@ -240,6 +242,36 @@ TEST(MscclXml, ImportsWhatMscclToolsWrites) {
 
 // A verifier that trusts nothing follows the buffers: each mutant of a correct export is rejected,
 // by a clear error or by a buffer slot (or the IR) that ends wrong.
+// msccl-tools' one-step All-Reduce reduces every chunk on every GPU from the inputs the peers
+// sent: each send is of its GPU's input alone, so it imports as transfers that send their input
+// (Transfer::from_input), verifies, and is faster than the ring on a switch. Without the local
+// thread block's waits its reductions race with the sends and receives.
+TEST(MscclXml, ImportsTheOneStepAllReduce) {
+  for (int p : {2, 3, 4, 8}) {
+    // Bytes and latencies only: the import makes a transfer of each chunk of a step of cnt p, and
+    // would charge each one the step cost MSCCL pays once per step.
+    const topo::Topology t = topo::generate(fmt::format("switch:{}", p));
+    const MscclImport in = import_msccl_xml(testing::one_step_allreduce(p), t, "1step.xml");
+    ASSERT_TRUE(in.problems.empty()) << p << ": " << first_problem(in);
+    EXPECT_EQ(in.algorithm.size(), static_cast<size_t>(p * p * (p - 1)));
+    for (const Transfer& x : in.algorithm.transfers()) {
+      EXPECT_TRUE(x.from_input);
+      EXPECT_EQ(x.op, Op::Reduce);
+    }
+    Algorithm a = in.algorithm;
+    a.chunk_bytes = 1024;
+    synth::time(t, a);
+    const Report r = verify(t, a, {.max_reported = 3, .lower_bound = false});
+    EXPECT_TRUE(r.correct()) << p << ": " << r.violations[0].message;
+    const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
+    EXPECT_LT(a.claimed_time, make_baseline({BaselineKind::Ring, {}}, t, c, 1024).claimed_time);
+    const MscclImport racing =
+        import_msccl_xml(testing::one_step_allreduce(p, true), t, "race.xml");
+    ASSERT_FALSE(racing.problems.empty()) << p;
+    EXPECT_EQ(racing.problems.front().kind, ImportProblemKind::Unordered) << first_problem(racing);
+  }
+}
+
 TEST(MscclXml, BufferMutantsAreRejected) {
   const auto t = topo::generate("ring:8");
   const Algorithm ag = make_baseline({BaselineKind::Ring, {}}, t,
