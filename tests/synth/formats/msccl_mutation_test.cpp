@@ -1,6 +1,6 @@
 // Mutation tests of the MSCCL-XML import's runtime checks (issue 57): programs Tenet exports (ring,
-// rhd, direct and synthesized All-Reduce, All-Gather and Reduce-Scatter on a few topologies) and
-// programs as msccl-tools writes them, each changed in one place at a time:
+// rhd, direct, oneshot and synthesized All-Reduce, All-Gather and Reduce-Scatter on a few
+// topologies) and programs as msccl-tools writes them, each changed in one place at a time:
 //   (a) a reduction's offset: the slot a receive-reduce (rrc, rrcs, rrs) or local reduction (re)
 //       reads its own partial sum from, or the slot it writes the sum to;
 //   (b) a depid/deps edge dropped that ordered a forwarding send (or a nop before it) after a
@@ -58,7 +58,8 @@ class Corpus {
       const Collective c = Collective::over_all(t, kind, 1);
       programs_.push_back({fmt::format("tenet {} on {}", to_string(kind), t.name()),
                            to_msccl_xml(synthesize(t, c, 1 << 20)), &t});
-      for (BaselineKind b : {BaselineKind::Ring, BaselineKind::Rhd, BaselineKind::Direct}) {
+      for (BaselineKind b :
+           {BaselineKind::Ring, BaselineKind::Rhd, BaselineKind::Direct, BaselineKind::Oneshot}) {
         if (!supports(b, kind)) continue;
         try {
           programs_.push_back({fmt::format("{} {} on {}", to_string(b), to_string(kind), t.name()),
@@ -75,6 +76,7 @@ class Corpus {
     programs_.push_back(
         {"msccl-tools rhd all-reduce 8", testing::recursive_halving_doubling_allreduce(8), &fc8});
     programs_.push_back({"msccl-tools allpairs all-reduce", testing::allpairs_allreduce(4), &fc4});
+    programs_.push_back({"msccl-tools one-step all-reduce", testing::one_step_allreduce(4), &fc4});
     programs_.push_back(
         {"msccl-tools hierarchical all-reduce", testing::hierarchical_allreduce(2), &fc4});
     programs_.push_back({"msccl-tools two-step all-to-all", testing::two_step_alltoall(2), &fc4});
