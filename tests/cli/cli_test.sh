@@ -215,6 +215,13 @@ check "algo all not applicable" 0 "hierarchical: does not apply" -- "$T" synth -
 check "algo all files" 0 "" -- test -s "$tmp/b3/ring.json" -a -s "$tmp/b3/tenet.json"
 check "algo all sizes one family" 0 "" -- bash -c "! '$T' synth --topo switch:6 --coll all-gather --size 1MB --algo all -k 1 -o '$tmp/b3b' | grep -E '[0-9] (KB|MB|GB)( |\$)'"
 check "algo not applicable" 2 "power-of-two rank count, not 6" -- "$T" synth --topo switch:6 --coll all-gather --algo rhd -o "$tmp/b4"
+# oneshot: every rank reduces every other's input; its files keep which transfers send inputs.
+check "algo oneshot" 0 "algorithm       oneshot" -- "$T" synth --topo switch:8 --coll all-reduce --size 64KiB --algo oneshot -o "$tmp/b7" --emit chakra,msccl-xml
+check "algo oneshot json" 0 '"from": "input"' -- cat "$tmp/b7/algorithm.json"
+check "algo oneshot verifies" 0 "CORRECT" -- "$T" verify "$tmp/b7/algorithm.json" --topo switch:8
+check "algo oneshot msccl verifies" 0 "CORRECT" -- "$T" verify "$tmp/b7/algorithm.xml" --topo switch:8
+check "algo oneshot chakra verifies" 0 "CORRECT" -- "$T" verify "$tmp/b7/chakra/algorithm" --topo switch:8
+check "algo oneshot needs pairs" 2 "would have to be relayed" -- "$T" synth --topo ring:6 --coll all-reduce --algo oneshot -o "$tmp/b8"
 check "algo unknown" 2 "unknown algorithm 'butterfly'" -- "$T" synth --topo ring:4 --algo butterfly -o "$tmp/b5"
 check "algo unsupported" 2 "bruck has no all-reduce" -- "$T" synth --topo ring:4 --algo bruck -o "$tmp/b6"
 
