@@ -34,7 +34,7 @@ AlgorithmImport import_any_algorithm(const std::string& path, const topo::Topolo
   const std::string prefix = prefix_of(path);
   if (is_prefix(prefix)) {
     ChakraImport in = import_collective_graph(read_prefix(prefix), t, prefix);
-    return {std::move(in.algorithm), std::move(in.problems), {}};
+    return {std::move(in.algorithm), std::move(in.problems), std::move(in.warnings)};
   }
   return {synth::load_algorithm(path), {}, {}};
 }

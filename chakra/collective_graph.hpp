@@ -19,7 +19,10 @@
 // pairs them. Routes come from the topology. Chunk identities come from the tenet attributes; a
 // graph without them cannot say which data moves, and importing it says so. A send that forwards
 // a chunk must depend on the receives that brought it (ASTRA-sim orders nodes by dependencies
-// only); one that does not is reported (ChakraImport::problems), as `tenet verify` does.
+// only); in a reduction, a message that brings a chunk to a rank after a send of it from there must
+// be ordered after that send through the graph (else it may arrive first and the send carry it:
+// write after read). What breaks either is reported (ChakraImport::problems), as `tenet verify`
+// does.
 #pragma once
 
 #include <optional>
@@ -131,6 +134,7 @@ void stage_collective_graph(const CollectiveGraphPlan& plan, topo::OutputFolder&
 struct ChakraImport {
   synth::Algorithm algorithm;
   std::vector<synth::ImportProblem> problems;
+  std::vector<std::string> warnings;  // what the checks left unchecked (a graph past their budget)
 };
 ChakraImport import_collective_graph(const std::vector<EtFile>& files, const topo::Topology& t,
                                      const std::string& prefix);

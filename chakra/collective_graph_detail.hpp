@@ -53,4 +53,14 @@ std::vector<synth::ImportProblem> check_send_order(const std::vector<EtFile>& fi
                                                    const std::vector<Message>& messages,
                                                    const std::string& prefix);
 
+// `messages` in the algorithm's order: a message that brings a chunk to a rank after a send of that
+// chunk from it (its copy as the earlier arrivals left it) must be ordered after that send, through
+// the graph (dependencies, and a receive after the send it pairs with): else it may arrive first
+// and the send carry what it brings (write after read). One Unordered problem per pair not
+// ordered; past a budget of graph steps the pairs left are counted in `unchecked`.
+std::vector<synth::ImportProblem> check_write_after_read(const std::vector<EtFile>& files,
+                                                         const std::vector<Message>& messages,
+                                                         const std::string& prefix,
+                                                         int64_t& unchecked);
+
 }  // namespace tenet::chakra::detail

@@ -312,6 +312,17 @@ ChakraImport import_collective_graph(const std::vector<EtFile>& files, const top
                         int_attr(send, "tenet_from_input").value_or(0) != 0});
   }
   out.problems = detail::check_send_order(files, messages, prefix);
+  if (synth::reduces(a.collective.kind)) {
+    int64_t unchecked = 0;
+    std::vector<synth::ImportProblem> war =
+        detail::check_write_after_read(files, messages, prefix, unchecked);
+    if (unchecked > 0)
+      out.warnings.push_back(fmt::format(
+          "{} later arrivals of a chunk were not checked against the sends of it before them "
+          "(write after read): the graph is past the check's budget",
+          unchecked));
+    out.problems.insert(out.problems.end(), war.begin(), war.end());
+  }
   const auto owner = node_owners(files, items);
   RouteSpread spread(t);
   std::vector<TransferId> deps;

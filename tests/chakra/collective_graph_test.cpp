@@ -193,6 +193,48 @@ TEST(RoundTrip, ChakraKeepsRoutesAndLanes) {
 
 // Attribute value types as the Chakra convention has them (older feeders read exactly these):
 // int32 ranks and tags, int64 sizes and types; no COMP node when reductions take no time.
+// Write after read: rank 0 sends its own partial of the chunk to rank 1, then rank 2's partial is
+// reduced into rank 0's copy; rank 2 sends that partial before rank 1's sum reaches it. The
+// schedule is correct (each send leaves before the data that would change it arrives), but in its
+// graph nothing orders those arrivals after the sends: either may arrive first, and the send would
+// carry it too (a rank counted twice further on). The import reports both; every algorithm Tenet
+// makes orders its graph (the round trips above: no problem reported).
+TEST(Chakra, ReportsAnArrivalNotOrderedAfterAnEarlierSend) {
+  const auto t = topo::generate("switch:3");
+  synth::Collective c = synth::Collective::over_all(t, CollectiveKind::AllReduce);
+  c.all_reduce_chunks = 1;
+  Algorithm a = synth::empty_algorithm("war", t, c, kChunk, synth::LinkModel::Pipelined);
+  const topo::Router router(t);
+  auto route = [&](int u, int v) { return router.route(u, v)->links; };
+  const auto to1 = a.add(0, 0, 1, route(0, 1), synth::Op::Reduce);  // {0} into 1: {0,1}
+  a.add(0, 2, 0, route(2, 0), synth::Op::Reduce);                   // {2} into 0: {0,2}
+  const std::vector<synth::TransferId> after{to1};
+  const auto to2 = a.add(0, 1, 2, route(1, 2), synth::Op::Reduce, after);  // {0,1} into 2: all
+  const std::vector<synth::TransferId> done{to2};
+  a.add(0, 2, 0, route(2, 0), synth::Op::Copy, done);
+  a.add(0, 2, 1, route(2, 1), synth::Op::Copy, done);
+  synth::time(t, a);
+  ASSERT_TRUE(synth::verify(t, a, {.lower_bound = false}).correct());
+  const ChakraImport in = import_collective_graph(to_collective_graph(a, t), t, "war");
+  ASSERT_EQ(in.problems.size(), 2u);
+  for (const synth::ImportProblem& p : in.problems)
+    EXPECT_EQ(p.kind, synth::ImportProblemKind::Unordered) << p.message;
+  EXPECT_THAT(in.problems[0].message,
+              HasSubstr("brings chunk 0 from rank 2 with nothing ordering"));
+  EXPECT_THAT(in.problems[1].message,
+              HasSubstr("brings chunk 0 from rank 1 with nothing ordering"));
+  // Rank 2 sending its input instead reads no copy: only rank 0's hazard is left.
+  std::vector<synth::TransferSpec> specs;
+  for (synth::TransferId id = 0; id < static_cast<synth::TransferId>(a.size()); ++id)
+    specs.push_back(a.spec(id));
+  specs[1].from_input = true;
+  const ChakraImport input =
+      import_collective_graph(to_collective_graph(synth::with_transfers(a, specs), t), t, "war");
+  ASSERT_EQ(input.problems.size(), 1u);
+  EXPECT_THAT(input.problems[0].message, HasSubstr("from rank 2"));
+  EXPECT_TRUE(in.warnings.empty());
+}
+
 TEST(Chakra, AttributeTypesFollowTheConvention) {
   const auto t = topo::generate("ring:4");
   const Algorithm a =
