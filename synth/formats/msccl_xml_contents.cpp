@@ -86,6 +86,7 @@ class Run {
         default:
           break;
       }
+    flush();
   }
 
  private:
@@ -142,9 +143,13 @@ class Run {
       by = fmt::format(" (last written by tb {} step {})", tb, step);
     }
     std::string what;
+    if (held.chunk == kNoData && it == slots_[r].end()) {
+      empty(r, s, want);  // reported with the run of untouched slots it belongs to
+      return;
+    }
+    flush();
     if (held.chunk == kNoData)
-      what = fmt::format("ends holding no data{}, not chunk {}",
-                         it == slots_[r].end() ? "" : " (only what was never written)", want);
+      what = fmt::format("ends holding no data (only what was never written), not chunk {}", want);
     else if (held.chunk == kSpoilt)
       what = fmt::format("ends holding what a problem above spoilt{}, not chunk {}", by, want);
     else if (held.chunk != want)
@@ -157,6 +162,38 @@ class Run {
                                      fmt::format("gpu {}: {}[{}] {}", r, s.buf, s.off, what)});
   }
 
+  // Output slots nothing ever wrote, one problem per run of consecutive slots (a program that
+  // declares a million chunks and moves none is one problem per GPU, not a million).
+  struct Untouched {
+    int gpu = -1;
+    Slot first;
+    int count = 0;
+    ChunkId want = 0;  // the first slot's chunk
+  };
+  void empty(int r, Slot s, ChunkId want) {
+    if (run_.count > 0 && run_.gpu == r && run_.first.buf == s.buf &&
+        run_.first.off + run_.count == s.off) {
+      ++run_.count;
+      return;
+    }
+    flush();
+    run_ = {r, s, 1, want};
+  }
+  void flush() {
+    if (run_.count == 0) return;
+    const Untouched& u = run_;
+    in_.result.problems.push_back(
+        {ImportProblemKind::SlotWrong, u.gpu, -1, -1,
+         u.count == 1 ? fmt::format("gpu {}: {}[{}] ends holding no data, not chunk {}", u.gpu,
+                                    u.first.buf, u.first.off, u.want)
+                      : fmt::format("gpu {}: {}[{}..{}] end holding no data ({} slots, not their "
+                                    "chunks from {} on)",
+                                    u.gpu, u.first.buf, u.first.off, u.first.off + u.count - 1,
+                                    u.count, u.want)});
+    run_.count = 0;
+  }
+
+  Untouched run_;
   Import& in_;
   std::vector<std::map<Slot, Data>> slots_;  // per GPU
   std::vector<std::map<Slot, std::pair<int, int>>>
