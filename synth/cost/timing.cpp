@@ -312,6 +312,17 @@ class Grid {
 
 }  // namespace
 
+namespace {
+
+// x + y, or the largest time where that is past it: a link's load on links of a few bytes per
+// second passes 2^63 ps, and a floor held there is still one (no schedule finishes sooner).
+Time saturated_sum(Time x, Time y) {
+  Time sum = 0;
+  return __builtin_add_overflow(x, y, &sum) ? std::numeric_limits<Time>::max() : sum;
+}
+
+}  // namespace
+
 Time time_floor(const topo::Topology& t, const Algorithm& a) {
   check_and_find_routed(t, a);
   const auto n = static_cast<TransferId>(a.size());
@@ -339,7 +350,8 @@ Time time_floor(const topo::Topology& t, const Algorithm& a) {
   for (TransferId id = 0; id < n; ++id) {
     const Transfer& x = a[id];
     Time s = x.from_input ? 0 : ready(x.src, x.chunk);
-    for (TransferId d : a.deps(id)) s = std::max(s, start[d] + duration[d] + reduced(d));
+    for (TransferId d : a.deps(id))
+      s = std::max(s, saturated_sum(saturated_sum(start[d], duration[d]), reduced(d)));
     const std::span<const LinkId> route = a.route(id);
     RouteCost cost;
     try {
@@ -354,15 +366,15 @@ Time time_floor(const topo::Topology& t, const Algorithm& a) {
     s = std::max(s, queue.start);
     if (queue.rate >
         t.link(route.front()).bandwidth - std::min(held, t.link(route.front()).bandwidth))
-      s = std::max(s, queue.start + queue.occupancy);
+      s = std::max(s, saturated_sum(queue.start, queue.occupancy));
     queue = {s, cost.occupancy, held};
     start[id] = s;
     duration[id] = cost.duration;
     for (LinkId l : route) {
       head[l] = std::min(head[l], s);
-      load[l] += busy_share(cost.occupancy, held, t.link(l).bandwidth);
+      load[l] = saturated_sum(load[l], busy_share(cost.occupancy, held, t.link(l).bandwidth));
     }
-    const Time usable = s + cost.duration + reduced(id);
+    const Time usable = saturated_sum(saturated_sum(s, cost.duration), reduced(id));
     Time& r = ready(x.dst, x.chunk);
     r = std::max(r, usable);
     floor = std::max(floor, usable);
@@ -375,8 +387,8 @@ Time time_floor(const topo::Topology& t, const Algorithm& a) {
   std::vector<Time> tail(t.num_links(), std::numeric_limits<Time>::max());
   for (TransferId id = n - 1; id >= 0; --id) {
     const Transfer& x = a[id];
-    const Time ahead = reduced(id) + std::max(after[id], ready(x.dst, x.chunk));
-    const Time chain = duration[id] + ahead;
+    const Time ahead = saturated_sum(reduced(id), std::max(after[id], ready(x.dst, x.chunk)));
+    const Time chain = saturated_sum(duration[id], ahead);
     for (TransferId d : a.deps(id)) after[d] = std::max(after[d], chain);
     if (!x.from_input) {  // a send of its source's input waits for no arrival there
       Time& r = ready(x.src, x.chunk);
@@ -385,7 +397,8 @@ Time time_floor(const topo::Topology& t, const Algorithm& a) {
     for (LinkId l : a.route(id)) tail[l] = std::min(tail[l], ahead);
   }
   for (LinkId l = 0; l < t.num_links(); ++l)
-    if (load[l] > 0) floor = std::max(floor, head[l] + load[l] + tail[l]);
+    if (load[l] > 0)
+      floor = std::max(floor, saturated_sum(saturated_sum(head[l], load[l]), tail[l]));
   return floor;
 }
 
