@@ -127,10 +127,13 @@ void stage_collective_graph(const std::vector<EtFile>& files, topo::OutputFolder
 void stage_collective_graph(const CollectiveGraphPlan& plan, topo::OutputFolder& out,
                             const std::string& subdir, const std::string& stem);
 
-// A graph read back: its algorithm, and what makes it incorrect as ASTRA-sim runs it (a send that
-// does not depend on a receive that brought its chunk before it: ASTRA-sim would send it before
-// its data arrived), each naming the rank and node. Throws tenet::Error for a graph that breaks the
-// reader rules (check_collective_graph) or carries no chunk identities.
+// A graph read back: its algorithm (the messages that run, in the order ASTRA-sim can run them),
+// and what makes it incorrect as ASTRA-sim runs it, each naming the rank and node: a send or
+// receive without its partner (same tag, peers and size), a node that never runs (a dependency on
+// a node not in its file, a cycle through dependencies and pairings), a send not ordered after the
+// receive that brought its data, a receive not ordered after an earlier send of its chunk. Throws
+// tenet::Error for a graph that is not well formed (ranks of two exports, a node id used twice, a
+// node without the attributes its type needs, a tag out of range) or carries no chunk identities.
 struct ChakraImport {
   synth::Algorithm algorithm;
   std::vector<synth::ImportProblem> problems;
@@ -142,8 +145,8 @@ ChakraImport import_collective_graph(const std::vector<EtFile>& files, const top
 synth::Algorithm from_collective_graph(const std::vector<EtFile>& files, const topo::Topology& t,
                                        const std::string& prefix);
 
-// The reader rules ASTRA-sim enforces, and pairing across ranks: every problem found, as a
-// sentence naming the file and node. Empty when the graph is fine.
+// The reader rules ASTRA-sim enforces, pairing across ranks, and nodes that never run: every
+// problem found, as a sentence naming the file and node. Empty when the graph is fine.
 std::vector<std::string> check_collective_graph(const std::vector<EtFile>& files,
                                                 const std::string& prefix);
 

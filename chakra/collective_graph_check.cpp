@@ -8,6 +8,7 @@
 #include <map>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "chakra/collective_graph_detail.hpp"
 
@@ -17,62 +18,82 @@ namespace detail {
 Pairing pair_up(const std::vector<EtFile>& files, const std::string& prefix) {
   Pairing out;
   const int p = static_cast<int>(files.size());
-  std::map<std::tuple<int64_t, int, int>, std::vector<Pairing::End>> sends, recvs;
+  using Key = std::tuple<int64_t, int, int, int64_t>;  // tag, source, destination, size
+  std::map<Key, std::vector<Pairing::End>> sends, recvs;
+  auto unpaired = [&](int r, const Node& n, std::string what) {
+    out.problems.push_back({synth::ImportProblemKind::Unpaired, r, -1, static_cast<int64_t>(n.id()),
+                            fmt::format("{}: node {}: {}", et_path(prefix, r), n.id(), what)});
+  };
   for (int r = 0; r < p; ++r)
     for (size_t i = 0; i < files[r].nodes.size(); ++i) {
       const Node& n = files[r].nodes[i];
-      const std::string where = fmt::format("{}: node {}", et_path(prefix, r), n.id());
-      if (n.type() == ChakraProtoMsg::COMM_SEND_NODE) {
-        auto dst = int_attr(n, "comm_dst"), tag = int_attr(n, "comm_tag");
-        if (!dst || !tag) continue;  // reported by the attribute rules
-        if (*dst < 0 || *dst >= p) {
-          out.problems.push_back(
-              fmt::format("{}: comm_dst {} is not a rank (0..{})", where, *dst, p - 1));
-          continue;
-        }
-        sends[{*tag, r, static_cast<int>(*dst)}].push_back({r, i});
-      } else if (n.type() == ChakraProtoMsg::COMM_RECV_NODE) {
-        auto src = int_attr(n, "comm_src"), tag = int_attr(n, "comm_tag");
-        if (!src || !tag) continue;
-        if (*src < 0 || *src >= p) {
-          out.problems.push_back(
-              fmt::format("{}: comm_src {} is not a rank (0..{})", where, *src, p - 1));
-          continue;
-        }
-        recvs[{*tag, static_cast<int>(*src), r}].push_back({r, i});
-      }
-    }
-  for (auto& [key, list] : sends) {
-    auto& [tag, src, dst] = key;
-    auto it = recvs.find(key);
-    const size_t matched = it == recvs.end() ? 0 : std::min(list.size(), it->second.size());
-    for (size_t k = 0; k < list.size(); ++k) {
-      const Node& s = files[src].nodes[list[k].index];
-      if (k >= matched) {
-        out.problems.push_back(
-            fmt::format("{}: node {}: send to rank {} with tag {} has no matching receive in {}",
-                        et_path(prefix, src), s.id(), dst, tag, et_path(prefix, dst)));
+      const bool send = n.type() == ChakraProtoMsg::COMM_SEND_NODE;
+      if (!send && n.type() != ChakraProtoMsg::COMM_RECV_NODE) continue;
+      const auto peer = int_attr(n, send ? "comm_dst" : "comm_src");
+      const auto tag = int_attr(n, "comm_tag"), size = int_attr(n, "comm_size");
+      if (!peer || !tag || !size) continue;  // reported by the attribute rules
+      if (*peer < 0 || *peer >= p) {
+        unpaired(r, n,
+                 fmt::format("{} {} is not a rank (0..{})", send ? "comm_dst" : "comm_src", *peer,
+                             p - 1));
+        if (!send) out.unpaired_recvs.push_back({r, i});
         continue;
       }
-      const Node& rv = files[dst].nodes[it->second[k].index];
-      const auto ss = int_attr(s, "comm_size"), rs = int_attr(rv, "comm_size");
-      if (ss && rs && *ss != *rs)
-        out.problems.push_back(fmt::format(
-            "{}: node {}: sends {} bytes to rank {} (tag {}), but {} node {} expects {}",
-            et_path(prefix, src), s.id(), *ss, dst, tag, et_path(prefix, dst), rv.id(), *rs));
-      out.pairs.push_back({list[k], it->second[k]});
+      const int other = static_cast<int>(*peer);
+      if (send)
+        sends[{*tag, r, other, *size}].push_back({r, i});
+      else
+        recvs[{*tag, other, r, *size}].push_back({r, i});
     }
+  // Per (tag, source, destination): what is left unpaired, in file order.
+  std::map<std::tuple<int64_t, int, int>,
+           std::pair<std::vector<Pairing::End>, std::vector<Pairing::End>>>
+      left;
+  for (auto& [key, list] : sends) {
+    auto& [tag, src, dst, size] = key;
+    auto it = recvs.find(key);
+    const size_t matched = it == recvs.end() ? 0 : std::min(list.size(), it->second.size());
+    for (size_t k = 0; k < matched; ++k) out.pairs.push_back({list[k], it->second[k]});
+    for (size_t k = matched; k < list.size(); ++k) left[{tag, src, dst}].first.push_back(list[k]);
   }
   for (auto& [key, list] : recvs) {
-    auto& [tag, src, dst] = key;
+    auto& [tag, src, dst, size] = key;
     auto it = sends.find(key);
     const size_t have = it == sends.end() ? 0 : it->second.size();
-    for (size_t k = have; k < list.size(); ++k)
-      out.problems.push_back(
-          fmt::format("{}: node {}: receive from rank {} with tag {} has no matching send in {}",
-                      et_path(prefix, dst), files[dst].nodes[list[k].index].id(), src, tag,
-                      et_path(prefix, src)));
+    for (size_t k = have; k < list.size(); ++k) {
+      left[{tag, src, dst}].second.push_back(list[k]);
+      out.unpaired_recvs.push_back(list[k]);
+    }
   }
+  // A send and a receive left with the same tag and peers differ in size: one problem for both.
+  for (auto& [key, ends] : left) {
+    auto& [tag, src, dst] = key;
+    const auto& [s, rv] = ends;
+    for (size_t k = 0; k < std::max(s.size(), rv.size()); ++k) {
+      if (k < s.size() && k < rv.size()) {
+        const Node& sn = files[src].nodes[s[k].index];
+        const Node& rn = files[dst].nodes[rv[k].index];
+        unpaired(src, sn,
+                 fmt::format("sends {} bytes to rank {} (tag {}), but {} node {} expects {}: "
+                             "ASTRA-sim pairs a send with a receive of the same size",
+                             *int_attr(sn, "comm_size"), dst, tag, et_path(prefix, dst), rn.id(),
+                             *int_attr(rn, "comm_size")));
+      } else if (k < s.size()) {
+        const Node& sn = files[src].nodes[s[k].index];
+        unpaired(src, sn,
+                 fmt::format("send of {} bytes to rank {} with tag {} has no matching receive "
+                             "in {}",
+                             *int_attr(sn, "comm_size"), dst, tag, et_path(prefix, dst)));
+      } else {
+        const Node& rn = files[dst].nodes[rv[k].index];
+        unpaired(dst, rn,
+                 fmt::format("receive of {} bytes from rank {} with tag {} has no matching send "
+                             "in {}",
+                             *int_attr(rn, "comm_size"), src, tag, et_path(prefix, src)));
+      }
+    }
+  }
+  // The algorithm's order is decided later (ready_order); file order per key is ASTRA-sim's.
   return out;
 }
 
@@ -87,8 +108,10 @@ using detail::Pairing;
 
 }  // namespace
 
-std::vector<std::string> check_collective_graph(const std::vector<EtFile>& files,
-                                                const std::string& prefix) {
+namespace detail {
+
+std::vector<std::string> well_formed_problems(const std::vector<EtFile>& files,
+                                              const std::string& prefix) {
   std::vector<std::string> problems;
   // Tenet's exports name their set: every rank must come from the same one.
   if (!files.empty())
@@ -103,19 +126,12 @@ std::vector<std::string> check_collective_graph(const std::vector<EtFile>& files
   for (size_t r = 0; r < files.size(); ++r) {
     const std::string file = et_path(prefix, static_cast<int>(r));
     const auto& nodes = files[r].nodes;
-    std::unordered_map<uint64_t, size_t> index;
-    for (size_t i = 0; i < nodes.size(); ++i)
-      if (!index.emplace(nodes[i].id(), i).second)
-        problems.push_back(fmt::format("{}: node id {} is used twice", file, nodes[i].id()));
-    bool root = false;
+    std::unordered_set<uint64_t> ids;
+    for (const Node& n : nodes)
+      if (!ids.insert(n.id()).second)
+        problems.push_back(fmt::format("{}: node id {} is used twice", file, n.id()));
     for (const Node& n : nodes) {
       const std::string where = fmt::format("{}: node {} ('{}')", file, n.id(), n.name());
-      root = root || (n.data_deps_size() == 0 && n.ctrl_deps_size() == 0);
-      for (const auto& deps : {n.data_deps(), n.ctrl_deps()})
-        for (uint64_t d : deps)
-          if (!index.count(d))
-            problems.push_back(
-                fmt::format("{}: depends on node {}, which is not in this file", where, d));
       auto need = [&](std::initializer_list<const char*> names) {
         for (const char* a : names)
           if (!has_attr(n, a))
@@ -144,34 +160,20 @@ std::vector<std::string> check_collective_graph(const std::vector<EtFile>& files
       if (auto tag = int_attr(n, "comm_tag"); tag && (*tag < 0 || *tag >= kMaxTag))
         problems.push_back(fmt::format("{}: comm_tag {} is outside [0, 500,000,000)", where, *tag));
     }
-    if (!nodes.empty() && !root)
-      problems.push_back(fmt::format("{}: every node has a dependency: nothing can start", file));
-    // Cycles: Kahn's algorithm over the file's dependencies.
-    std::vector<int> indegree(nodes.size(), 0);
-    std::vector<std::vector<size_t>> users(nodes.size());
-    for (size_t i = 0; i < nodes.size(); ++i)
-      for (const auto& deps : {nodes[i].data_deps(), nodes[i].ctrl_deps()})
-        for (uint64_t d : deps)
-          if (auto it = index.find(d); it != index.end()) {
-            ++indegree[i];
-            users[it->second].push_back(i);
-          }
-    std::vector<size_t> queue;
-    for (size_t i = 0; i < nodes.size(); ++i)
-      if (indegree[i] == 0) queue.push_back(i);
-    for (size_t q = 0; q < queue.size(); ++q)
-      for (size_t u : users[queue[q]])
-        if (--indegree[u] == 0) queue.push_back(u);
-    if (queue.size() < nodes.size()) {
-      size_t stuck = 0;
-      while (indegree[stuck] == 0) ++stuck;
-      problems.push_back(fmt::format(
-          "{}: the dependencies form a cycle ({} nodes never become ready, e.g. node {})", file,
-          nodes.size() - queue.size(), nodes[stuck].id()));
-    }
   }
-  Pairing pairing = pair_up(files, prefix);
-  problems.insert(problems.end(), pairing.problems.begin(), pairing.problems.end());
+  return problems;
+}
+
+}  // namespace detail
+
+std::vector<std::string> check_collective_graph(const std::vector<EtFile>& files,
+                                                const std::string& prefix) {
+  std::vector<std::string> problems = detail::well_formed_problems(files, prefix);
+  const Pairing pairing = pair_up(files, prefix);
+  const detail::ReadyOrder ready =
+      detail::ready_order(files, pairing, std::vector<int64_t>(pairing.pairs.size(), 0), prefix);
+  for (const auto* list : {&pairing.problems, &ready.problems})
+    for (const synth::ImportProblem& p : *list) problems.push_back(p.message);
   return problems;
 }
 

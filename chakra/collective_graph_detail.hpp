@@ -24,17 +24,41 @@ std::optional<std::string> meta_string(const ChakraProtoMsg::GlobalMetadata& m,
                                        std::string_view name);
 std::optional<int64_t> meta_int(const ChakraProtoMsg::GlobalMetadata& m, std::string_view name);
 
-// Sends and receives paired as ASTRA-sim pairs them: by (tag, source, destination), in order.
+// Sends and receives paired as ASTRA-sim pairs them: by (tag, source, destination, size), in order
+// (its analytical frontend's ChunkIdGenerator and CallbackTracker key a message so). A send or
+// receive left without a partner, or naming a peer that is no rank, is an Unpaired problem: the
+// graph is well formed, and the algorithm it describes never delivers that message.
 struct Pairing {
   struct End {
     int rank;
     size_t index;  // node index in its file
   };
   std::vector<std::pair<End, End>> pairs;  // (send, recv)
-  std::vector<std::string> problems;
+  std::vector<End> unpaired_recvs;         // complete never
+  std::vector<synth::ImportProblem> problems;
 };
 
 Pairing pair_up(const std::vector<EtFile>& files, const std::string& prefix);
+
+// What makes a graph unreadable as a collective graph (a bad input, not a wrong algorithm): ranks
+// from two exports, a node id used twice, a node without the attributes its type needs, an
+// INVALID_NODE, a tag out of ASTRA-sim's range.
+std::vector<std::string> well_formed_problems(const std::vector<EtFile>& files,
+                                              const std::string& prefix);
+
+// The order ASTRA-sim can run the graph in: nodes become ready when their dependencies are done,
+// and a receive completes after the send it pairs with. `pairs` come back in the order their sends
+// become ready, ties (and whenever the graph leaves a choice) broken by `key(pair)` (Tenet's
+// tenet_transfer), so a graph whose keys already respect its dependencies keeps exactly that order.
+// A pair whose send or receive never becomes ready is left out. NeverReady problems: one per
+// dependency on a node not in its file, one for the nodes a cycle holds, one for the nodes that
+// wait on those or on an unpaired receive.
+struct ReadyOrder {
+  std::vector<size_t> pairs;  // indices into Pairing::pairs
+  std::vector<synth::ImportProblem> problems;
+};
+ReadyOrder ready_order(const std::vector<EtFile>& files, const Pairing& pairing,
+                       const std::vector<int64_t>& key, const std::string& prefix);
 
 // A message of the algorithm: its send and receive, and the chunk it carries (tenet_chunk).
 struct Message {
@@ -43,7 +67,7 @@ struct Message {
   bool from_input = false;  // sends its rank's input (tenet_from_input): it reads no arrival
 };
 
-// `messages` in the algorithm's order (tenet_transfer): every send must depend (data_deps and
+// `messages` in the algorithm's order (ready_order): every send must depend (data_deps and
 // ctrl_deps, through its rank's nodes) on each earlier message that brought its chunk to its rank,
 // on the receive or, when there is one, the COMP node reducing it. ASTRA-sim issues a node as soon
 // as its dependencies are done, so a send without that dependency leaves before its data is there

@@ -161,17 +161,17 @@ Algorithm algorithm_from_metadata(const std::vector<EtFile>& files, const topo::
   return a;
 }
 
-// A transfer: the send and the receive that carry it, and its place in the order the sends
-// carry (tenet_transfer).
+// A transfer: the send and the receive that carry it.
 struct Item {
-  int64_t order;
   Pairing::End send, recv;
 };
 
-// Transfers in the order the sends carry (tenet_transfer), each from its pair.
+// Transfers in the order ASTRA-sim can run them (ready_order), ties broken by the order the sends
+// carry (tenet_transfer); `problems` learns what never runs.
 std::vector<Item> transfers_in_order(const std::vector<EtFile>& files, const Pairing& pairing,
-                                     const std::string& prefix) {
-  std::vector<Item> items;
+                                     const std::string& prefix,
+                                     std::vector<synth::ImportProblem>& problems) {
+  std::vector<int64_t> key;
   for (auto& [s, rv] : pairing.pairs) {
     const Node& n = files[s.rank].nodes[s.index];
     auto order = int_attr(n, "tenet_transfer");
@@ -180,10 +180,12 @@ std::vector<Item> transfers_in_order(const std::vector<EtFile>& files, const Pai
       throw Error(fmt::format("{}: node {} carries no tenet_transfer/tenet_chunk attribute",
                               et_path(prefix, s.rank), n.id()),
                   {prefix});
-    items.push_back({*order, s, rv});
+    key.push_back(*order);
   }
-  std::sort(items.begin(), items.end(),
-            [](const Item& x, const Item& y) { return x.order < y.order; });
+  detail::ReadyOrder ready = detail::ready_order(files, pairing, key, prefix);
+  problems.insert(problems.end(), ready.problems.begin(), ready.problems.end());
+  std::vector<Item> items;
+  for (size_t k : ready.pairs) items.push_back({pairing.pairs[k].first, pairing.pairs[k].second});
   return items;
 }
 
@@ -294,24 +296,30 @@ void transfer_deps(const Algorithm& a, const Node& s, TransferId i, NodeId src,
 
 ChakraImport import_collective_graph(const std::vector<EtFile>& files, const topo::Topology& t,
                                      const std::string& prefix) {
-  const std::vector<std::string> problems = check_collective_graph(files, prefix);
-  if (!problems.empty())
+  // A graph that is not well formed is a bad input; one that is, but whose messages do not pair
+  // up or whose nodes never run, describes a wrong algorithm (its problems, as `tenet verify`
+  // reports them).
+  const std::vector<std::string> malformed = detail::well_formed_problems(files, prefix);
+  if (!malformed.empty())
     throw Error(
         fmt::format(
             "not a valid collective graph ({} problem{}; `tenet chakra check` lists them): {}",
-            problems.size(), problems.size() == 1 ? "" : "s", problems.front()),
+            malformed.size(), malformed.size() == 1 ? "" : "s", malformed.front()),
         {prefix});
   ChakraImport out;
   Algorithm& a = out.algorithm;
   a = algorithm_from_metadata(files, t, prefix);
-  const std::vector<Item> items = transfers_in_order(files, pair_up(files, prefix), prefix);
+  Pairing pairing = pair_up(files, prefix);
+  out.problems = std::move(pairing.problems);
+  const std::vector<Item> items = transfers_in_order(files, pairing, prefix, out.problems);
   std::vector<detail::Message> messages;
   for (const Item& item : items) {
     const Node& send = files[item.send.rank].nodes[item.send.index];
     messages.push_back({item.send, item.recv, *int_attr(send, "tenet_chunk"),
                         int_attr(send, "tenet_from_input").value_or(0) != 0});
   }
-  out.problems = detail::check_send_order(files, messages, prefix);
+  std::vector<synth::ImportProblem> order = detail::check_send_order(files, messages, prefix);
+  out.problems.insert(out.problems.end(), order.begin(), order.end());
   if (synth::reduces(a.collective.kind)) {
     int64_t unchecked = 0;
     std::vector<synth::ImportProblem> war =

@@ -128,19 +128,27 @@ void write_et(const std::string& path, const EtFile& file) {
 }
 
 namespace {
+// The rank of a file named `name` in the set whose files are `stem`<rank>.et (stem ends with a
+// dot), written as et_path writes it; nothing for any other name.
+std::optional<int> rank_of_name(std::string_view name, const std::string& stem) {
+  if (!name.starts_with(stem) || !name.ends_with(".et")) return std::nullopt;
+  const std::string_view digits = name.substr(stem.size(), name.size() - stem.size() - 3);
+  int r = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), r);
+  if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty() ||
+      et_path("", r) != "." + std::string(digits) + ".et")
+    return std::nullopt;
+  return r;
+}
+
 // Ranks from `from` up that an earlier, larger set left under `prefix` go at the commit (found
 // then, under the folder's lock, so a set committed meanwhile by another run counts too).
 void remove_higher_ranks(topo::OutputFolder& out, const std::string& prefix, int from) {
   const std::filesystem::path p(prefix);
   const std::string stem = p.filename().string() + ".";
   out.remove_matching_at_commit(p.parent_path().string(), [stem, from](std::string_view name) {
-    if (!name.starts_with(stem) || !name.ends_with(".et")) return false;
-    const std::string_view digits = name.substr(stem.size(), name.size() - stem.size() - 3);
-    int r = 0;
-    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), r);
-    return ec == std::errc() && end == digits.data() + digits.size() && !digits.empty() &&
-           digits.front() != '+' && r >= from &&
-           et_path("", r) == "." + std::string(digits) + ".et";
+    const auto r = rank_of_name(name, stem);
+    return r && *r >= from;
   });
 }
 }  // namespace
@@ -230,6 +238,21 @@ std::vector<EtFile> read_prefix(const std::string& prefix) {
   }
   if (files.empty())
     throw Error(fmt::format("no Chakra ET files: expected {} (and .1.et, ...)", et_path(prefix, 0)),
+                {prefix});
+  // A rank's file missing in the middle would silently make a smaller set.
+  const int ranks = static_cast<int>(files.size());
+  std::optional<int> beyond;
+  std::error_code ec;
+  const std::string stem = std::filesystem::path(prefix).filename().string() + ".";
+  for (std::filesystem::directory_iterator it(folder.empty() ? "." : folder, ec), end;
+       !ec && it != end; it.increment(ec))
+    if (const auto r = rank_of_name(it->path().filename().string(), stem); r && *r > ranks)
+      beyond = std::min(*r, beyond.value_or(*r));
+  if (beyond)
+    throw Error(fmt::format("{} is missing, but {} is there: a set of ET files numbers its ranks "
+                            "from 0 without a gap (restore rank {}'s file, or remove the higher "
+                            "ranks)",
+                            et_path(prefix, ranks), et_path(prefix, *beyond), ranks),
                 {prefix});
   return files;
 }

@@ -19,6 +19,11 @@ enum class ImportProblemKind : uint8_t {
   Unordered,       // an access not ordered after a conflicting one: thread blocks of a GPU racing
                    // on a slot, a send not waiting for the receive that brought its data
   OutOfBounds,     // a buffer access past the size the GPU declares for that buffer
+  Unpaired,    // a send no receive matches, or a receive no send matches (a Chakra graph's peers,
+               // tags and sizes): the message never lands
+  NeverReady,  // a node whose dependencies never all complete (one on a node not in its file, a
+               // cycle through dependencies and pairings, or an unpaired receive before it): the
+               // runtime hangs
 };
 
 struct ImportProblem {

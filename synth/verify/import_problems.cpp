@@ -16,6 +16,10 @@ ViolationKind violation_of(ImportProblemKind k) {
       return ViolationKind::UnorderedAccess;
     case ImportProblemKind::OutOfBounds:
       return ViolationKind::OutOfBounds;
+    case ImportProblemKind::Unpaired:
+      return ViolationKind::UnpairedMessage;
+    case ImportProblemKind::NeverReady:
+      return ViolationKind::NeverReady;
   }
   return ViolationKind::BufferSlotWrong;
 }

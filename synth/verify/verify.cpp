@@ -57,6 +57,10 @@ std::string_view to_string(ViolationKind k) {
       return "unordered-access";
     case ViolationKind::OutOfBounds:
       return "out-of-bounds";
+    case ViolationKind::UnpairedMessage:
+      return "unpaired-message";
+    case ViolationKind::NeverReady:
+      return "never-ready";
   }
   return "?";
 }

@@ -47,8 +47,11 @@ enum class ViolationKind : uint8_t {
   UnorderedAccess,  // an access not ordered after a conflicting one (MSCCL thread blocks racing on
                     // a slot; a Chakra send not waiting for the receive that brought its data)
   OutOfBounds,      // an MSCCL step accesses a buffer past the size its GPU declares
+  UnpairedMessage,  // a Chakra send or receive with no partner of the same tag, peers and size
+  NeverReady,       // a Chakra node that never runs: it waits on a node not in its file, on a
+                    // cycle, or on an unpaired receive
 };
-inline constexpr int kViolationKinds = 21;
+inline constexpr int kViolationKinds = 23;
 std::string_view to_string(ViolationKind k);
 
 enum class WarningKind : uint8_t {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -235,6 +236,84 @@ TEST(Chakra, ReportsAnArrivalNotOrderedAfterAnEarlierSend) {
   EXPECT_TRUE(in.warnings.empty());
 }
 
+// A well-formed graph whose messages do not pair up, or whose nodes never run, is a wrong
+// algorithm (`tenet verify` exit 3), not a bad file: each edit of a message ASTRA-sim pairs by
+// (tag, source, destination, size) leaves an unpaired message, and what waits on it never runs.
+TEST(Chakra, AnEditedMessageIsAnIncorrectAlgorithm) {
+  const auto t = topo::generate("ring:4");
+  const auto c = synth::Collective::over_all(t, CollectiveKind::AllGather);
+  const Algorithm a = synth::make_baseline({synth::BaselineKind::Ring, {}}, t, c, kChunk);
+  const std::vector<EtFile> files = to_collective_graph(a, t);
+  auto first = [](std::vector<EtFile>& f, int r, ChakraProtoMsg::NodeType type) -> Node& {
+    for (Node& n : f[static_cast<size_t>(r)].nodes)
+      if (n.type() == type) return n;
+    throw std::logic_error("no such node");
+  };
+  // The attribute `name` of `n` set to `value` (set_int adds one; the reader takes the first).
+  auto edit = [](Node& n, const std::string& name, int64_t value) {
+    const Node copy = n;
+    n.clear_attr();
+    set_int(n, name, value);
+    for (const auto& attr : copy.attr())
+      if (attr.name() != name) *n.add_attr() = attr;
+  };
+  struct Case {
+    std::string what;
+    std::function<void(std::vector<EtFile>&)> change;
+    synth::ViolationKind kind;
+    std::string says;
+  };
+  const auto send = ChakraProtoMsg::COMM_SEND_NODE, recv = ChakraProtoMsg::COMM_RECV_NODE;
+  const std::vector<Case> cases{
+      {"comm_dst to another rank", [&](auto& f) { edit(first(f, 0, send), "comm_dst", 2); },
+       synth::ViolationKind::UnpairedMessage, "has no matching receive"},
+      {"comm_dst to no rank", [&](auto& f) { edit(first(f, 0, send), "comm_dst", 100); },
+       synth::ViolationKind::UnpairedMessage, "comm_dst 100 is not a rank (0..3)"},
+      {"comm_size", [&](auto& f) { edit(first(f, 0, send), "comm_size", kChunk + 1); },
+       synth::ViolationKind::UnpairedMessage, "pairs a send with a receive of the same size"},
+      {"comm_tag", [&](auto& f) { edit(first(f, 0, send), "comm_tag", 123'456); },
+       synth::ViolationKind::UnpairedMessage, "has no matching send"},
+      {"comm_src", [&](auto& f) { edit(first(f, 1, recv), "comm_src", 3); },
+       synth::ViolationKind::NeverReady, "never become ready"},
+      {"a receive removed",
+       [&](auto& f) {
+         auto& nodes = f[1].nodes;
+         nodes.erase(std::find_if(nodes.begin(), nodes.end(),
+                                  [&](const Node& n) { return n.type() == recv; }));
+       },
+       synth::ViolationKind::NeverReady, "which is not in this file"},
+  };
+  for (const Case& k : cases) {
+    std::vector<EtFile> changed = files;
+    k.change(changed);
+    ChakraImport in;
+    ASSERT_NO_THROW(in = import_collective_graph(changed, t, "edited")) << k.what;
+    synth::Report r = synth::verify(t, in.algorithm, {.lower_bound = false});
+    synth::add_import_problems(r, in.problems);
+    EXPECT_FALSE(r.correct()) << k.what;
+    EXPECT_GT(r.counts[static_cast<int>(k.kind)], 0u) << k.what;
+    std::string all;
+    for (const synth::ImportProblem& p : in.problems) all += p.message + "\n";
+    EXPECT_THAT(all, HasSubstr(k.says)) << k.what;
+  }
+  // The order the sends carry (tenet_transfer) only breaks ties between transfers the graph leaves
+  // unordered: shifted, the same algorithm comes back; reversed, the dependencies still order the
+  // transfers (none dropped, so it stays correct), though links now serve them in another order.
+  auto reorder = [&](const std::function<int64_t(int64_t)>& f) {
+    std::vector<EtFile> changed = files;
+    for (EtFile& file : changed)
+      for (Node& n : file.nodes)
+        if (auto order = int_attr(n, "tenet_transfer")) edit(n, "tenet_transfer", f(*order));
+    ChakraImport in = import_collective_graph(changed, t, "reordered");
+    EXPECT_TRUE(in.problems.empty()) << in.problems.front().message;
+    return std::move(in.algorithm);
+  };
+  expect_same_outcome(t, a, reorder([](int64_t k) { return 1000 + 3 * k; }), "shifted");
+  const Algorithm reversed = reorder([&](int64_t k) { return static_cast<int64_t>(a.size()) - k; });
+  EXPECT_EQ(reversed.size(), a.size());
+  EXPECT_TRUE(synth::verify(t, reversed, {.lower_bound = false}).correct());
+}
+
 TEST(Chakra, AttributeTypesFollowTheConvention) {
   const auto t = topo::generate("ring:4");
   const Algorithm a =
@@ -337,7 +416,15 @@ TEST(ChakraCheck, CatchesEveryRule) {
   cycle.nodes[0].add_ctrl_deps(1);
   second.add_ctrl_deps(0);
   EXPECT_THAT(problems({cycle, one_recv(5, 64, 0)}), HasSubstr("form a cycle"));
-  EXPECT_THAT(problems({cycle, one_recv(5, 64, 0)}), HasSubstr("every node has a dependency"));
+  // Across ranks: each rank sends only after it has received what the other sends after it.
+  EtFile wait0 = one_send(5, 64, 1), wait1 = one_send(6, 64, 0);
+  wait0.nodes.push_back(one_recv(6, 64, 1).nodes[0]);
+  wait1.nodes.push_back(one_recv(5, 64, 0).nodes[0]);
+  for (EtFile* f : {&wait0, &wait1}) {
+    f->nodes[1].set_id(1);
+    f->nodes[0].add_data_deps(1);
+  }
+  EXPECT_THAT(problems({wait0, wait1}), HasSubstr("4 nodes in or after a cycle"));
   EtFile bare = one_send(5, 64, 1);
   bare.nodes[0].clear_attr();
   EXPECT_THAT(problems({bare, one_recv(5, 64, 0)}),
@@ -409,6 +496,13 @@ TEST(ChakraFiles, MalformedInputsGiveClearErrors) {
               ::testing::ThrowsMessage<Error>(HasSubstr("cannot read node")));
   EXPECT_THAT([&] { read_prefix(dir.file("nothing")); },
               ::testing::ThrowsMessage<Error>(HasSubstr("no Chakra ET files")));
+  // A rank's file missing in the middle of a set: not a smaller set.
+  write_et(dir.file("gap.0.et"), files[0]);
+  write_et(dir.file("gap.1.et"), files[1]);
+  write_et(dir.file("gap.3.et"), files[3]);
+  EXPECT_THAT([&] { read_prefix(dir.file("gap")); },
+              ::testing::ThrowsMessage<Error>(
+                  HasSubstr("gap.2.et is missing, but " + dir.file("gap.3.et") + " is there")));
   // A graph from another producer: its structure can be checked, but not which data moves.
   EtFile foreign0 = one_send(1, 64, 1), foreign1 = one_recv(1, 64, 0);
   write_et(dir.file("foreign.0.et"), foreign0);
