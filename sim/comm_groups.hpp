@@ -27,6 +27,7 @@ class CommGroups {
   // The group of collective node `n` of rank `r`. Throws tenet::Error (naming the node) when a
   // member is not a rank of the workload, or the group does not include `r`.
   const Group& of(int r, const chakra::Node& n);
+  const std::string& workload_name() const { return name_; }
 
  private:
   std::string name_;

@@ -5,6 +5,8 @@
 #include <algorithm>
 
 #include "sim/comm_types.hpp"
+#include "sim/et_checks.hpp"
+#include "topo/units.hpp"
 
 namespace tenet::sim::detail {
 namespace {
@@ -61,8 +63,12 @@ Meeting& Meetings::meeting_of(int r, const chakra::Node& n) {
   const std::vector<int>& members = group.members;
   const int k = seen_[{group.id, r}]++;
   auto& meeting = meetings_[{group.id, k}];
-  if (!meeting) {
+  if (meeting) {
+    check_same(*meeting, r, n);
+  } else {
     meeting = std::make_unique<Meeting>();
+    meeting->first = &n;
+    meeting->k = k;
     meeting->members = members;
     const auto kind = collective_of_comm_type(*chakra::int_attr(n, "comm_type"));
     meeting->barrier = !kind;
@@ -75,6 +81,35 @@ Meeting& Meetings::meeting_of(int r, const chakra::Node& n) {
       meeting->traffic = chakra::string_attr(n, "tenet_traffic").value_or("");
   }
   return *meeting;
+}
+
+// Every member describes the same collective: ASTRA-sim runs the one its first member issues, so a
+// member asking for another type, size or root would silently get that one.
+void Meetings::check_same(const Meeting& m, int r, const chakra::Node& n) const {
+  const chakra::Node& first = *m.first;
+  const auto type = chakra::int_attr(n, "comm_type"),
+             first_type = chakra::int_attr(first, "comm_type");
+  const auto size = chakra::int_attr(n, "comm_size"),
+             first_size = chakra::int_attr(first, "comm_size");
+  const auto kind = collective_of_comm_type(*type);
+  const bool rooted = kind && synth::is_rooted(*kind);
+  const int64_t root = chakra::int_attr(n, "root").value_or(0),
+                first_root = chakra::int_attr(first, "root").value_or(0);
+  if (type == first_type && size == first_size && (!rooted || root == first_root)) return;
+  auto describe = [](int64_t t, int64_t bytes, int64_t at) {
+    const auto k = collective_of_comm_type(t);
+    if (!k) return std::string("a barrier");
+    const std::string_view name = synth::to_string(*k);
+    return fmt::format("{} {} of {}{}", name.front() == 'a' ? "an" : "a", name, format_bytes(bytes),
+                       synth::is_rooted(*k) ? fmt::format(" with root {}", at) : "");
+  };
+  throw node_error(
+      groups_.workload_name(), r, n,
+      fmt::format("{}, but rank {} node {} ('{}') joined this collective (its group's collective "
+                  "#{}) as {}: the members of a collective must agree on its type, comm_size "
+                  "and root",
+                  describe(*type, *size, root), m.arrived.front().first, first.id(), first.name(),
+                  m.k + 1, describe(*first_type, *first_size, first_root)));
 }
 
 // Replays the meeting's algorithm; the members finish when every piece is done.

@@ -24,6 +24,8 @@ namespace tenet::sim::detail {
 // One collective of one group: the k-th that group's members reach.
 struct Meeting : CollectiveCall {
   std::vector<std::pair<int, size_t>> arrived;  // (rank, node)
+  const chakra::Node* first = nullptr;  // the first member's node (what the rest must match)
+  int k = 0;                            // the group's k-th collective
   bool barrier = false;
   Bytes size = 0;
   std::vector<std::unique_ptr<CollectiveRun>> runs;  // one per dataset split
@@ -48,13 +50,15 @@ class Meetings {
         events_(events),
         finish_(std::move(finish)) {}
 
-  // Rank `r` reached collective node `i` (`n`).
+  // Rank `r` reached collective node `i` (`n`). Throws tenet::Error when `n` is not the collective
+  // the group's first member to reach it described (type, comm_size, root).
   void arrive(int r, size_t i, const chakra::Node& n);
   // Collectives whose every member has arrived.
   int collectives() const { return collectives_; }
 
  private:
   Meeting& meeting_of(int r, const chakra::Node& n);
+  void check_same(const Meeting& m, int r, const chakra::Node& n) const;
   void start(Meeting* m);
   void done(const Meeting& m);
 

@@ -284,11 +284,13 @@ class Simulator {
     return routes_.emplace(k, r).first->second;
   }
 
-  using MsgKey = std::tuple<int64_t, int, int>;  // tag, source rank, destination rank
+  // ASTRA-sim's analytical frontend pairs a send with a receive by all four (its ChunkIdGenerator
+  // and CallbackTracker): a receive of another size waits for a send of its own size.
+  using MsgKey = std::tuple<int64_t, int, int, int64_t>;  // tag, source, destination rank, bytes
 
   void send(int r, size_t i, const Node& n) {
     const int dst = static_cast<int>(*chakra::int_attr(n, "comm_dst"));
-    const MsgKey key{*chakra::int_attr(n, "comm_tag"), r, dst};
+    const MsgKey key{*chakra::int_attr(n, "comm_tag"), r, dst, *chakra::int_attr(n, "comm_size")};
     const Time start = events_.now();
     net_->send(
         {r, dst, *chakra::int_attr(n, "comm_size"), route(r, dst)}, [] {},
@@ -309,7 +311,8 @@ class Simulator {
 
   void receive(int r, size_t i, const Node& n) {
     const MsgKey key{*chakra::int_attr(n, "comm_tag"),
-                     static_cast<int>(*chakra::int_attr(n, "comm_src")), r};
+                     static_cast<int>(*chakra::int_attr(n, "comm_src")), r,
+                     *chakra::int_attr(n, "comm_size")};
     if (delivered_[key] > 0) {
       --delivered_[key];
       complete_comm(r, i);
@@ -361,8 +364,11 @@ class Simulator {
         if (stuck.size() >= 5) continue;
         std::string why;
         if (n.type() == ChakraProtoMsg::COMM_RECV_NODE)
-          why = fmt::format("a receive from rank {} with tag {} that no send matches",
-                            *chakra::int_attr(n, "comm_src"), *chakra::int_attr(n, "comm_tag"));
+          why = fmt::format(
+              "a receive of {} B from rank {} with tag {} that no send matches (a send pairs with "
+              "a receive of the same tag and size)",
+              *chakra::int_attr(n, "comm_size"), *chakra::int_attr(n, "comm_src"),
+              *chakra::int_attr(n, "comm_tag"));
         else if (std::find(ranks_[r].waiting_comm.begin(), ranks_[r].waiting_comm.end(), i) !=
                  ranks_[r].waiting_comm.end())
           why = fmt::format(

@@ -336,7 +336,9 @@ void Collective::validate(const topo::Topology& t) const {
                               r, v, t.num_npus()));
     if (seen[v]++) throw Error(fmt::format("NPU {} appears twice among the ranks", v));
   }
-  if (is_rooted(kind) && (root < 0 || root >= num_ranks()))
+  // The root is a rank for every kind: an unrooted collective ignores it, but code may read
+  // ranks[root] before it looks at the kind.
+  if (root < 0 || root >= num_ranks())
     throw Error(fmt::format("root {} is not a rank (0..{})", root, num_ranks() - 1));
   if (wide_chunks() >= (int64_t{1} << 31))
     throw Error(fmt::format("too many chunks ({}, over 2^31)", wide_chunks()));

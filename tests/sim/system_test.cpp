@@ -536,7 +536,27 @@ TEST(Simulator, InconsistentWorkloadsFailClearlyAndNeverHang) {
   lonely.recv(1, 0, 9, 64);
   EXPECT_THAT(
       error(lonely),
-      HasSubstr("rank 1 node 0 ('recv'): a receive from rank 0 with tag 9 that no send matches"));
+      HasSubstr("rank 1 node 0 ('recv'): a receive of 64 B from rank 0 with tag 9 that no send "
+                "matches"));
+  // As ASTRA-sim pairs them: by tag, peers and size (a receive of another size waits forever).
+  Workload sizes(2);
+  sizes.send(0, 1, 9, 64);
+  sizes.recv(1, 0, 9, 32);
+  EXPECT_THAT(error(sizes), HasSubstr("a receive of 32 B from rank 0 with tag 9 that no send"));
+  // The members of one collective must agree on what it is.
+  Workload unequal(2);
+  unequal.all_reduce(0, 1024);
+  unequal.all_reduce(1, 2048);
+  EXPECT_THAT(error(unequal),
+              HasSubstr("wl: rank 1 node 0 ('all-reduce'): an all-reduce of 2 KiB, but rank 0 node "
+                        "0 ('all-reduce') joined this collective (its group's collective #1) as an "
+                        "all-reduce of 1 KiB"));
+  Workload kinds(2);
+  kinds.all_reduce(0, 1024);
+  kinds.add(1, ChakraProtoMsg::COMM_COLL_NODE, "all-gather");
+  chakra::set_int(kinds.files[1].nodes.back(), "comm_type", ChakraProtoMsg::ALL_GATHER);
+  chakra::set_int(kinds.files[1].nodes.back(), "comm_size", 1024);
+  EXPECT_THAT(error(kinds), HasSubstr("an all-gather of 1 KiB, but rank 0 node 0"));
   Workload cycle(2);
   cycle.compute(0, 1, {1});
   cycle.compute(0, 1, {0});
@@ -550,6 +570,10 @@ TEST(Simulator, InconsistentWorkloadsFailClearlyAndNeverHang) {
   Workload dangling(1);
   dangling.compute(0, 1, {7});
   EXPECT_THAT(error(dangling), HasSubstr("depends on node 7, which is not in this rank's graph"));
+  Workload negative(1);
+  negative.add(0, ChakraProtoMsg::COMP_NODE, "gemm");
+  chakra::set_int(negative.files[0].nodes.back(), "num_ops", -5);
+  EXPECT_THAT(error(negative), HasSubstr("rank 0 node 0 ('gemm'): num_ops -5 is not a count"));
   Workload too_many(5);
   EXPECT_THAT(error(too_many), HasSubstr("5 ranks, but the topology has 4 NPUs"));
   // Sizes and durations that would wrap (issue 23): refused before any time is computed.
