@@ -81,6 +81,9 @@ void info(const std::string& input, const std::string& size_text, bool json) {
       j["cut_set_size"] = cut.set.size();
       j["cut_set_npus"] = cut.members_inside;
       j["cut_set_out_bps"] = cut.out_bandwidth;
+      // "exact", or "islands": one-node sets and islands of wide links only (past
+      // topo::kCutSearchWork).
+      j["cut_search"] = cut.search == topo::CutSearch::Exact ? "exact" : "islands";
       j["ingress_bound_ps"] = ingress_b.time(size);
     }
     fmt::print("{}\n", j.dump(2));
@@ -118,9 +121,16 @@ void info(const std::string& input, const std::string& size_text, bool json) {
                       : "none found (translations of its dimensions or servers)");
   if (t.num_npus() < 2) return;
   fmt::print("All-Gather of {} (output per NPU), lower bounds:\n", format_bytes(size));
-  fmt::print("  cut bound      {}  (a set of {} nodes holding {} NPUs drains through {})\n",
+  fmt::print("  cut bound      {}  (a set of {} nodes holding {} NPUs drains through {}{})\n",
              format_time(cut.time(size)), cut.set.size(), cut.members_inside,
-             format_bandwidth(cut.out_bandwidth));
+             format_bandwidth(cut.out_bandwidth),
+             cut.search == topo::CutSearch::Exact
+                 ? ""
+                 : fmt::format("; of the one-node sets and islands of wide links only: "
+                               "searching every set is {} nodes x {} arcs, past the budget of "
+                               "{:.3g}",
+                               t.num_nodes() + 1, t.num_links() + t.num_npus(),
+                               static_cast<double>(topo::kCutSearchWork)));
   fmt::print("  ingress bound  {}  (worst NPU ingress {})\n", format_time(ingress_b.time(size)),
              format_bandwidth(ingress_b.out_bandwidth));
   fmt::print("  cut / ingress  {:.3f}x\n",

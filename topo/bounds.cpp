@@ -54,6 +54,68 @@ CutBound make_bound(const Topology& t, const std::vector<char>& in_set,
   return c;
 }
 
+// How many of the widest distinct bandwidths island_sets tries.
+constexpr size_t kIslandBandwidths = 16;
+
+// `best` replaced by the best of the islands' sets when one beats it: for each of the widest
+// bandwidths b, the components C of the links at least b wide (links joined either way), and the
+// sets C and all but C, each holding some but not all members.
+void island_sets(const Topology& t, const std::vector<char>& is_member, int n, CutBound& best) {
+  std::vector<Bandwidth> widths;
+  for (const Link& l : t.links()) widths.push_back(l.bandwidth);
+  std::sort(widths.begin(), widths.end(), std::greater<>());
+  widths.erase(std::unique(widths.begin(), widths.end()), widths.end());
+  if (widths.size() > kIslandBandwidths) widths.resize(kIslandBandwidths);
+  const auto nodes = static_cast<size_t>(t.num_nodes());
+  std::vector<NodeId> parent(nodes);
+  auto find = [&](NodeId v) {
+    while (parent[v] != v) v = parent[v] = parent[parent[v]];
+    return v;
+  };
+  std::optional<std::pair<Bandwidth, NodeId>> found;  // the bandwidth and island; `outside`
+  bool outside = false;
+  for (Bandwidth b : widths) {
+    std::iota(parent.begin(), parent.end(), 0);
+    for (const Link& l : t.links())
+      if (l.bandwidth >= b) parent[find(l.src)] = find(l.dst);
+    std::vector<int> inside(nodes, 0);
+    std::vector<Bandwidth> leave(nodes, 0), enter(nodes, 0);
+    for (NodeId v = 0; v < t.num_nodes(); ++v) inside[find(v)] += is_member[v];
+    for (const Link& l : t.links()) {
+      const NodeId a = find(l.src), c = find(l.dst);
+      if (a == c) continue;
+      leave[a] += l.bandwidth;
+      enter[c] += l.bandwidth;
+    }
+    for (NodeId r = 0; r < t.num_nodes(); ++r) {
+      if (find(r) != r || inside[r] == 0 || inside[r] == n) continue;
+      if (leave[r] > 0 &&
+          ratio_greater(inside[r], leave[r], best.members_inside, best.out_bandwidth)) {
+        best.members_inside = inside[r];
+        best.out_bandwidth = leave[r];
+        found = {b, r};
+        outside = false;
+      }
+      if (enter[r] > 0 &&
+          ratio_greater(n - inside[r], enter[r], best.members_inside, best.out_bandwidth)) {
+        best.members_inside = n - inside[r];
+        best.out_bandwidth = enter[r];
+        found = {b, r};
+        outside = true;
+      }
+    }
+  }
+  if (!found) return;
+  // The set itself, made again for the winner only.
+  std::iota(parent.begin(), parent.end(), 0);
+  for (const Link& l : t.links())
+    if (l.bandwidth >= found->first) parent[find(l.src)] = find(l.dst);
+  std::vector<char> in_set(nodes, 0);
+  for (NodeId v = 0; v < t.num_nodes(); ++v)
+    in_set[v] = static_cast<char>((find(v) == found->second) != outside);
+  best = make_bound(t, in_set, is_member, n);
+}
+
 }  // namespace
 
 CutBound allgather_ingress_bound(const Topology& t, std::span<const NodeId> members) {
@@ -67,7 +129,7 @@ CutBound allgather_ingress_bound(const Topology& t, std::span<const NodeId> memb
   return make_bound(t, in_set, is_member, static_cast<int>(m.size()));
 }
 
-CutBound allgather_cut_bound(const Topology& t, std::span<const NodeId> members) {
+CutBound allgather_cut_bound(const Topology& t, std::span<const NodeId> members, int64_t max_work) {
   const std::vector<NodeId> m = member_list(t, members);
   const int n = static_cast<int>(m.size());
   std::vector<char> is_member(t.num_nodes(), 0);
@@ -100,19 +162,28 @@ CutBound allgather_cut_bound(const Topology& t, std::span<const NodeId> members)
   std::vector<std::pair<int, int>> arcs;
   for (const Link& l : t.links()) arcs.emplace_back(l.src, l.dst);
   for (NodeId v : m) arcs.emplace_back(s, v);
+
+  if (static_cast<int64_t>(s + 1) * static_cast<int64_t>(arcs.size()) > max_work) {
+    island_sets(t, is_member, n, best);
+    best.search = CutSearch::Islands;
+    return best;
+  }
   detail::MinCutGraph g(s + 1, arcs);
   for (size_t a = t.num_links(); a < arcs.size(); ++a) g.set_capacity(static_cast<int>(a), 1.0);
 
   const double tolerance = 1e-9 * n;
   std::vector<char> side;
+  auto cuts_off_member = [&](const std::vector<char>& x) {
+    for (NodeId v : m)
+      if (!x[v]) return true;
+    return false;
+  };
   for (int iteration = 0; iteration < 1000; ++iteration) {
     const double lambda = static_cast<double>(best.members_inside) / best.out_bandwidth;
     for (LinkId l = 0; l < t.num_links(); ++l)
       g.set_capacity(l, lambda * static_cast<double>(t.link(l).bandwidth));
     double value = g.min_cut_from(s, side);
-    bool cuts_off_member = false;
-    for (NodeId v : m) cuts_off_member = cuts_off_member || !side[v];
-    if (!cuts_off_member) {
+    if (!cuts_off_member(side)) {
       // The cheapest cut separates only non-members: take the least cut per member sink instead.
       value = std::numeric_limits<double>::infinity();
       std::vector<char> side_v;

@@ -44,6 +44,11 @@ check "random fabric info" 0 "8 NPUs (0 with routers), 4 switches" -- "$T" topo 
 check "random fabric no bw" 2 "draws its own bandwidths and latencies" -- "$T" topo info random-fabric:184,bw=50GB/s
 check "missing file" 2 "error: nope.yaml: cannot open file" -- "$T" topo info nope.yaml
 check "bad spec" 2 "error: in spec 'torus2d:4'" -- "$T" topo info torus2d:4
+# Large topologies finish (linear past the exact cut search's budget) and say how far they searched.
+check "info big ring" 0 "islands of wide links only" -- "$T" topo info ring:100000
+check "info big switch" 0 "translations of Z55555" -- "$T" topo info switch:55555
+check "info big json" 0 '"cut_search": "islands"' -- "$T" topo info hypercube:16384 --json
+check "info exact json" 0 '"cut_search": "exact"' -- "$T" topo info ring:8 --json
 
 # A bad file: the error names file and line, exit 2, and no output is written.
 printf 'npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 50, lat: 1us}\n' > "$tmp/bad.yaml"

@@ -153,13 +153,46 @@ TEST(CutBound, EqualsBruteForceOnRandomTopologies) {
     ASSERT_EQ(broadcast_cut_bound(t, root).out_bandwidth, least)
         << "seed " << seed << ", root " << root;
     const CutBound c = allgather_cut_bound(t);
+    ASSERT_EQ(c.search, CutSearch::Exact);
     ASSERT_EQ(static_cast<Int128>(c.members_inside) * best_b,
               static_cast<Int128>(best_a) * c.out_bandwidth)
         << "seed " << seed << ": got " << c.members_inside << "/" << c.out_bandwidth
         << ", brute force " << best_a << "/" << best_b;
+    // Past the work budget the islands' bound is still a bound: one of the sets, never above
+    // the largest, never below the ingress bound.
+    const CutBound islands = allgather_cut_bound(t, {}, 0);
+    ASSERT_EQ(islands.search, CutSearch::Islands);
+    ASSERT_LE(static_cast<Int128>(islands.members_inside) * best_b,
+              static_cast<Int128>(best_a) * islands.out_bandwidth)
+        << "seed " << seed;
+    ASSERT_GE(islands.time(kM), allgather_ingress_bound(t).time(kM)) << "seed " << seed;
+    std::vector<char> in(static_cast<size_t>(n), 0);
+    for (NodeId v : islands.set) in[v] = 1;
+    Bandwidth out = 0;
+    int inside = 0;
+    for (NodeId v = 0; v < npus; ++v) inside += in[v];
+    for (const Link& l : t.links())
+      if (in[l.src] && !in[l.dst]) out += l.bandwidth;
+    ASSERT_EQ(islands.members_inside, inside) << "seed " << seed;
+    ASSERT_EQ(islands.out_bandwidth, out) << "seed " << seed;
     ++checked;
   }
   EXPECT_EQ(checked, 300);
+}
+
+// Past the work budget, the islands of wide links find the cut the exact search finds on clusters
+// of servers (the NICs of one server, or of one island), in time linear in the links.
+TEST(CutBound, IslandsFindTheServerCut) {
+  for (const char* spec : {"nvcluster:4x8,net=fattree", "nvcluster:8x8,net=rail",
+                           "leafspine:4x4,spines=2", "torus2d:4x4", "switch:16"}) {
+    const Topology t = generate(spec);
+    const CutBound exact = allgather_cut_bound(t), islands = allgather_cut_bound(t, {}, 0);
+    EXPECT_EQ(exact.search, CutSearch::Exact) << spec;
+    EXPECT_EQ(islands.search, CutSearch::Islands) << spec;
+    EXPECT_EQ(islands.time(kM), exact.time(kM)) << spec;
+  }
+  const Topology two = load(testing::examples_dir() + "/two-islands.yaml");
+  EXPECT_EQ(allgather_cut_bound(two, {}, 0).time(kM), allgather_cut_bound(two).time(kM));
 }
 
 }  // namespace

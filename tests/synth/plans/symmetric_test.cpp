@@ -82,6 +82,7 @@ TEST(Translations, ATorusIsTheGroupOfItsDimensions) {
     EXPECT_EQ(back.src, t.link(l).dst);
     EXPECT_EQ(back.dst, t.link(l).src);
     EXPECT_EQ(back.bandwidth, t.link(l).bandwidth);
+    EXPECT_EQ(tr->reverse(tr->reverse(l)), l);  // one way back per link: a pairing
   }
 }
 
