@@ -183,6 +183,9 @@ void parse_attributes(Import& in) {
         "an in-place All-to-All cannot be imported (its output overwrites input still to be sent)");
 }
 
+// GPUs x chunks per loop past which a program is not imported.
+constexpr int64_t kMaxCheckedSlots = int64_t{1} << 28;
+
 // All-Reduce chunks belong to no rank, so MSCCL's may number fewer than the GPUs, or not a multiple
 // of them (msccl-tools' allreduce_a100_ncv4: 2 chunks on 4 GPUs; Tenet's own one-shot: one): the
 // IR's All-Reduce is then cut into that many chunks in all (Collective::all_reduce_chunks).
@@ -200,6 +203,13 @@ void split_chunks(Import& in) {
     throw in.fail(algo,
                   fmt::format("nchunksperloop {} makes {} chunks per NPU, over Tenet's limit of {}",
                               per_loop, per_loop / p, topo::kMaxChunksPerNpuOfAlgorithm));
+  // The import checks every GPU's output slots against every chunk of the loop: that work, and the
+  // contents it tracks, grow with GPUs x chunks, whatever the file's size.
+  if (static_cast<int64_t>(p) * per_loop > kMaxCheckedSlots)
+    throw in.fail(algo,
+                  fmt::format("{} GPUs x nchunksperloop {} = {} output slots to check, "
+                              "over Tenet's limit of {}",
+                              p, per_loop, static_cast<int64_t>(p) * per_loop, kMaxCheckedSlots));
   for (int r = 0; r < p; ++r) c.ranks.push_back(r);
   c.chunks_per_npu = in_all ? 1 : per_loop / p;
   if (in_all) c.all_reduce_chunks = per_loop;

@@ -404,6 +404,17 @@ TEST(MscclXml, MalformedFilesGiveClearErrors) {
       error(
           R"(<algo name="x" nchunksperloop="4" ngpus="four" coll="allreduce" inplace="1" outofplace="0" minBytes="0" maxBytes="0"/>)"),
       HasSubstr("ngpus='four' is not a whole number"));
+  // GPUs x chunks: the import checks every output slot of every GPU, so a 300-byte header naming
+  // 1000 GPUs and 2^20 chunks each is refused before anything is sized by it.
+  EXPECT_THAT(
+      [] {
+        parse_msccl_xml(
+            R"(<algo name="x" nchunksperloop="1048576000" ngpus="1000" coll="allgather" inplace="0" outofplace="1" minBytes="0" maxBytes="0"/>)",
+            topo::generate("switch:1000"), "a.xml");
+      },
+      ::testing::ThrowsMessage<Error>(HasSubstr(
+          "1000 GPUs x nchunksperloop 1048576000 = 1048576000000 output slots to check, over "
+          "Tenet's limit of 268435456")));
 }
 
 }  // namespace
