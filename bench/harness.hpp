@@ -4,6 +4,7 @@
 // results.csv, report.md and gnuplot plots, and compare against an earlier results.csv.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -129,11 +130,23 @@ std::string simulations_csv(const std::vector<SimRun>& runs);
 // speed-up over every other producer (their iteration / tenet's).
 std::string simulations_markdown(const Suite& suite, const std::vector<SimRun>& runs);
 
+// What became of the plots' SVGs.
+struct Plotted {
+  enum class Outcome : uint8_t {
+    Rendered,   // gnuplot ran plots.gp and exited 0
+    NoGnuplot,  // no gnuplot on the PATH
+    Failed,     // gnuplot ran and failed (`status`: its exit code, or 128 + the signal)
+  };
+  Outcome outcome = Outcome::Rendered;
+  int status = 0;
+  bool rendered() const { return outcome == Outcome::Rendered; }
+};
+
 // Writes <dir>/plots/: data files, plots.gp, and, when gnuplot is installed, SVGs (time versus
-// size per algorithm for each topology and collective, speed-up bars, percent of the lower
-// bound). Names reach plots.gp only as gnuplot single-quoted literals, which expand nothing, and
-// gnuplot (from the PATH) runs without a shell. Returns whether gnuplot ran and exited 0.
-bool write_plots(const Suite& suite, const std::vector<Result>& results, const std::string& dir);
+// size per algorithm for each topology and collective, speed-up bars when some case has both
+// tenet and a baseline, percent of the lower bound). Names reach plots.gp only as gnuplot
+// single-quoted literals, which expand nothing, and gnuplot (from the PATH) runs without a shell.
+Plotted write_plots(const Suite& suite, const std::vector<Result>& results, const std::string& dir);
 
 // What got worse against an earlier results.csv (`old_file` names it in errors), one sentence each.
 struct Regressions {

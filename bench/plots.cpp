@@ -101,7 +101,11 @@ void bar_chart(Plotter& p, const std::string& name, const std::string& title,
                const std::string& ylabel, const std::string& yrange,
                const std::vector<std::string>& columns, const Samples& values,
                const std::string& comment = "") {
-  if (columns.empty()) return;
+  // No bars at all (no case ran both tenet and a baseline): gnuplot refuses an empty plot.
+  bool any = false;
+  for (const SuiteTopology& topo : p.suite.topologies)
+    for (const std::string& c : columns) any = any || mean_of(values, topo.label, c).has_value();
+  if (!any) return;
   std::string data = comment.empty() ? "" : "# " + comment + "\n";
   data += "topology";
   for (const std::string& c : columns) data += fmt::format(" {}", data_field(c));
@@ -280,22 +284,28 @@ class SpawnActions {
 
 // Runs `gnuplot plots.gp` in `dir`, found on the PATH and started directly (no shell reads the
 // folder's path), its errors discarded. Whether it was found and exited 0.
-bool run_gnuplot(const std::filesystem::path& dir) {
+Plotted run_gnuplot(const std::filesystem::path& dir) {
+  using Outcome = Plotted::Outcome;
   const SpawnActions actions(dir);
-  if (!actions.ok()) return false;
+  if (!actions.ok()) return {Outcome::Failed, 127};
   char gnuplot[] = "gnuplot", script[] = "plots.gp";
   char* argv[] = {gnuplot, script, nullptr};
   pid_t pid = 0;
-  if (posix_spawnp(&pid, "gnuplot", actions.get(), nullptr, argv, environ) != 0) return false;
+  if (const int e = posix_spawnp(&pid, "gnuplot", actions.get(), nullptr, argv, environ); e != 0)
+    return {e == ENOENT ? Outcome::NoGnuplot : Outcome::Failed, 127};
   int status = 0;
   while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return false;
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (errno != EINTR) return {Outcome::Failed, 127};
+  if (WIFSIGNALED(status)) return {Outcome::Failed, 128 + WTERMSIG(status)};
+  // posix_spawnp may start a child that then finds no gnuplot: exit 127, as a shell's.
+  if (WEXITSTATUS(status) == 127) return {Outcome::NoGnuplot, 127};
+  return {WEXITSTATUS(status) == 0 ? Outcome::Rendered : Outcome::Failed, WEXITSTATUS(status)};
 }
 
 }  // namespace
 
-bool write_plots(const Suite& suite, const std::vector<Result>& results, const std::string& dir) {
+Plotted write_plots(const Suite& suite, const std::vector<Result>& results,
+                    const std::string& dir) {
   const std::filesystem::path plots = std::filesystem::path(dir) / "plots";
   topo::make_directories(plots.string());
   Plotter p{suite, Colours(suite), plots, kScriptHead};

@@ -127,10 +127,10 @@ bool run_everywhere(const BenchArgs& args, const bench::Processes& procs, const 
   return true;
 }
 
-// What write_report wrote: the paths to print, whether gnuplot rendered the plots, their folder.
+// What write_report wrote: the paths to print, what gnuplot made of the plots, their folder.
 struct Written {
   std::vector<std::string> files;
-  bool plotted = false;
+  std::optional<bench::Plotted> plotted;  // none: no case, no plots
   std::string plots;
 };
 
@@ -158,10 +158,11 @@ Written write_report(const std::string& output, const bench::Suite& suite,
       (suite.num_cases() > 0 ? bench::report_markdown(suite, results) + "\n" : "") +
           bench::simulations_markdown(suite, all.simulations));
   written.files.push_back(folder.final_path("report.md"));
-  written.plotted =
-      suite.num_cases() > 0 && bench::write_plots(suite, results, folder.staging_dir());
-  if (suite.num_cases() > 0)
-    written.files.push_back(folder.final_path("plots") + (written.plotted ? " (SVG)" : ""));
+  if (suite.num_cases() > 0) {
+    written.plotted = bench::write_plots(suite, results, folder.staging_dir());
+    written.files.push_back(folder.final_path("plots") +
+                            (written.plotted->rendered() ? " (SVG)" : ""));
+  }
   folder.commit();
   written.plots = folder.final_path("plots");
   return written;
@@ -297,11 +298,16 @@ void run_bench(const BenchArgs& args) {
   print_summary(suite, all, cases, sims, seconds, procs, stats);
   print_failures(all);
   fmt::print("wrote {}\n", fmt::join(written.files, ", "));
-  if (suite.num_cases() > 0 && !written.plotted)
+  if (written.plotted && written.plotted->outcome == bench::Plotted::Outcome::NoGnuplot)
     fmt::print(
         "gnuplot is not installed (Debian: gnuplot-nox): wrote the plot data and plots.gp only; "
         "render with `cd {} && gnuplot plots.gp`\n",
         topo::shell_quoted(written.plots, "the plots folder"));
+  if (written.plotted && written.plotted->outcome == bench::Plotted::Outcome::Failed)
+    fmt::print(stderr,
+               "warning: gnuplot failed on plots.gp (exit {}): the plot data and plots.gp are "
+               "written, some SVGs may be missing; `cd {} && gnuplot plots.gp` shows why\n",
+               written.plotted->status, topo::shell_quoted(written.plots, "the plots folder"));
   if (cases.failed > 0 || sims.failed > 0) verb_exit_code() = 3;
   if (!args.compare_to.empty()) print_regressions(args, old_csv, all.cases);
 }

@@ -379,7 +379,7 @@ TEST(Harness, ReportsCsvPlotsAndRegressions) {
 
   const auto dir =
       std::filesystem::temp_directory_path() / ("tenet_plots_" + std::to_string(::getpid()));
-  const bool rendered = write_plots(s, results, dir.string());
+  const bool rendered = write_plots(s, results, dir.string()).rendered();
   // Every chunk count gets its time and busbw plots, not the first only.
   for (const char* f : {"plots.gp", "speedup.dat", "bound-all-reduce.dat", "bound-all-gather.dat",
                         "ring_4-all-reduce-k1.dat", "ring_4-all-reduce-k2.dat",

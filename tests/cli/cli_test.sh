@@ -468,6 +468,17 @@ check "bench bad suite" 2 "error: $tmp/bad-suite.yaml:4:" -- "$T" bench "$tmp/ba
 if [[ -e $tmp/b6 ]]; then echo "FAIL bad suite left output"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
 check "bench bad network" 2 "unknown network" -- "$T" bench "$tmp/tiny.yaml" -o "$tmp/b7" --network ethernet
 # chunks: auto in a suite, and a suite without chunks runs auto too.
+# A suite without the tenet row has no speed-up bars: the plots render without them, and nothing
+# claims gnuplot is missing.
+printf 'topologies: [ring:4]\ncollectives: [all-gather]\nsizes: [64KiB, 1MiB]\nalgorithms: [ring]\n' > "$tmp/notenet.yaml"
+if command -v gnuplot > /dev/null; then
+  check "bench without tenet plots" 0 "plots (SVG)" -- "$T" bench "$tmp/notenet.yaml" -o "$tmp/b8" --no-cache
+  if [[ -e $tmp/b8/plots/speedup.dat ]]; then echo "FAIL speed-up bars without tenet"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+fi
+# No gnuplot on the PATH, and a gnuplot that fails: each said as it is.
+check "bench no gnuplot" 0 "gnuplot is not installed" -- env PATH="$tmp/nowhere" "$T" bench "$tmp/notenet.yaml" -o "$tmp/b8a" --no-cache
+mkdir -p "$tmp/failbin" && printf '#!/bin/sh\nexit 1\n' > "$tmp/failbin/gnuplot" && chmod +x "$tmp/failbin/gnuplot"
+check "bench gnuplot fails" 0 "warning: gnuplot failed on plots.gp (exit 1)" -- env PATH="$tmp/failbin:$PATH" "$T" bench "$tmp/notenet.yaml" -o "$tmp/b8b" --no-cache
 printf 'topologies: [ring:4]\ncollectives: [all-gather]\nsizes: [1MiB]\nalgorithms: [tenet, ring]\nchunks: [auto, 2]\n' > "$tmp/auto.yaml"
 check "bench chunks auto" 0 "4 algorithms verified correct" -- "$T" bench "$tmp/auto.yaml" -o "$tmp/b9"
 check "bench auto rows" 0 "ring:4,4,all-gather,1048576,auto," -- cat "$tmp/b9/results.csv"
