@@ -95,7 +95,9 @@ void Meetings::check_same(const Meeting& m, int r, const chakra::Node& n) const 
   const bool rooted = kind && synth::is_rooted(*kind);
   const int64_t root = chakra::int_attr(n, "root").value_or(0),
                 first_root = chakra::int_attr(first, "root").value_or(0);
-  if (type == first_type && size == first_size && (!rooted || root == first_root)) return;
+  // A barrier moves nothing: its comm_size means nothing either.
+  if (type == first_type && (!kind || (size == first_size && (!rooted || root == first_root))))
+    return;
   auto describe = [](int64_t t, int64_t bytes, int64_t at) {
     const auto k = collective_of_comm_type(t);
     if (!k) return std::string("a barrier");

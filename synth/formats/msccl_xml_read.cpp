@@ -399,41 +399,69 @@ void order_steps(Import& in) {
             {file, in.line_of(static_cast<ptrdiff_t>(steps[i].line))});
       edge(it->second, i);
     }
+  // The k-th send a->b on a channel pairs with the k-th receive there. A send without its receive
+  // never lands; a receive without its send (or of another cnt) never completes, and neither does
+  // what waits on it: the program is well formed, but wrong (Unpaired, NeverReady).
+  std::vector<char> blocked(n, 0);
   for (auto& [key, list] : sends) {
     auto it = recvs.find(key);
     const size_t have = it == recvs.end() ? 0 : it->second.size();
-    if (have != list.size())
-      throw Error(
-          fmt::format("gpu {} sends {} times to gpu {} on channel {}, which receives {} times",
-                      std::get<0>(key), list.size(), std::get<1>(key), std::get<2>(key), have),
-          {file});
-    for (size_t j = 0; j < list.size(); ++j) {
-      if (steps[list[j]].cnt != steps[it->second[j]].cnt)
-        throw Error(
-            fmt::format("gpu {} step {} sends cnt {} but gpu {} step {} receives cnt {}",
-                        steps[list[j]].gpu, steps[list[j]].s, steps[list[j]].cnt,
-                        steps[it->second[j]].gpu, steps[it->second[j]].s, steps[it->second[j]].cnt),
-            {file, in.line_of(static_cast<ptrdiff_t>(steps[it->second[j]].line))});
-      in.partner[it->second[j]] = list[j];
-      edge(list[j], it->second[j]);
+    if (have < list.size())
+      in.problem(ImportProblemKind::Unpaired, steps[list[have]],
+                 fmt::format("is send {} of {} from gpu {} to gpu {} on channel {}, which receives "
+                             "{} times: the message never lands",
+                             have + 1, list.size(), std::get<0>(key), std::get<1>(key),
+                             std::get<2>(key), have));
+    for (size_t j = 0; j < std::min(have, list.size()); ++j) {
+      const size_t recv = it->second[j];
+      if (steps[list[j]].cnt != steps[recv].cnt) {
+        in.problem(ImportProblemKind::Unpaired, steps[recv],
+                   fmt::format("receives cnt {} but gpu {} tb {} step {} sends cnt {}: the "
+                               "runtime pairs them, and they disagree",
+                               steps[recv].cnt, steps[list[j]].gpu, steps[list[j]].tb,
+                               steps[list[j]].s, steps[list[j]].cnt));
+        blocked[recv] = 1;
+        continue;
+      }
+      in.partner[recv] = list[j];
+      edge(list[j], recv);
     }
   }
-  for (auto& [key, list] : recvs)
-    if (!sends.count(key))
-      throw Error(fmt::format("gpu {} receives from gpu {} on channel {}, which never sends there",
-                              std::get<1>(key), std::get<0>(key), std::get<2>(key)),
-                  {file});
+  for (auto& [key, list] : recvs) {
+    auto it = sends.find(key);
+    const size_t have = it == sends.end() ? 0 : it->second.size();
+    if (have < list.size())
+      in.problem(ImportProblemKind::Unpaired, steps[list[have]],
+                 fmt::format("is receive {} of {} from gpu {} on channel {}, which sends there {} "
+                             "times: it never completes",
+                             have + 1, list.size(), std::get<0>(key), std::get<2>(key), have));
+    for (size_t j = have; j < list.size(); ++j) blocked[list[j]] = 1;
+  }
   std::vector<size_t>& order = in.order;
   for (size_t i = 0; i < n; ++i)
-    if (indegree[i] == 0) order.push_back(i);
+    if (indegree[i] == 0 && !blocked[i]) order.push_back(i);
   for (size_t q = 0; q < order.size(); ++q)
     for (size_t j : after[order[q]])
-      if (--indegree[j] == 0) order.push_back(j);
-  if (order.size() < n)
-    throw Error("the steps' dependencies and pairings form a cycle: the runtime would deadlock",
-                {file});
-  in.position.assign(n, 0);
-  for (size_t q = 0; q < n; ++q) in.position[order[q]] = q;
+      if (--indegree[j] == 0 && !blocked[j]) order.push_back(j);
+  if (order.size() < n) {
+    std::vector<char> runs(n, 0);
+    for (size_t i : order) runs[i] = 1;
+    size_t first = n, stuck = 0;  // the steps that never run, the unpaired receives aside
+    for (size_t i = n; i-- > 0;)
+      if (!runs[i] && !blocked[i]) {
+        first = i;
+        ++stuck;
+      }
+    if (stuck > 0)
+      in.problem(ImportProblemKind::NeverReady, steps[first],
+                 fmt::format("never runs, nor {} other step{}: the steps' order (a thread "
+                             "block's own, depid/deps, a receive after its send) waits on a "
+                             "receive that never completes or forms a cycle: the runtime would "
+                             "hang",
+                             stuck - 1, stuck == 2 ? "" : "s"));
+  }
+  in.position.assign(n, n);  // a step that never runs: after every one that does
+  for (size_t q = 0; q < order.size(); ++q) in.position[order[q]] = q;
 }
 
 // The replay's own state: where the data came from, and how messages find their links.

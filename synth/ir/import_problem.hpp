@@ -20,10 +20,11 @@ enum class ImportProblemKind : uint8_t {
                    // on a slot, a send not waiting for the receive that brought its data
   OutOfBounds,     // a buffer access past the size the GPU declares for that buffer
   Unpaired,    // a send no receive matches, or a receive no send matches (a Chakra graph's peers,
-               // tags and sizes): the message never lands
-  NeverReady,  // a node whose dependencies never all complete (one on a node not in its file, a
-               // cycle through dependencies and pairings, or an unpaired receive before it): the
-               // runtime hangs
+               // tags and sizes; an MSCCL channel's k-th send and receive, and their cnt): the
+               // message never lands
+  NeverReady,  // a node or step whose dependencies never all complete (one on a node not in its
+               // file, a cycle through dependencies and pairings, or an unpaired receive before
+               // it): the runtime hangs
 };
 
 struct ImportProblem {

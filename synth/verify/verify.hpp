@@ -47,8 +47,9 @@ enum class ViolationKind : uint8_t {
   UnorderedAccess,  // an access not ordered after a conflicting one (MSCCL thread blocks racing on
                     // a slot; a Chakra send not waiting for the receive that brought its data)
   OutOfBounds,      // an MSCCL step accesses a buffer past the size its GPU declares
-  UnpairedMessage,  // a Chakra send or receive with no partner of the same tag, peers and size
-  NeverReady,       // a Chakra node that never runs: it waits on a node not in its file, on a
+  UnpairedMessage,  // a send or receive with no partner (Chakra: of the same tag, peers and
+                    // size; MSCCL-XML: the k-th on its channel, of the same cnt)
+  NeverReady,       // a node or step that never runs: it waits on a node not in its file, on a
                     // cycle, or on an unpaired receive
 };
 inline constexpr int kViolationKinds = 23;

@@ -557,6 +557,13 @@ TEST(Simulator, InconsistentWorkloadsFailClearlyAndNeverHang) {
   chakra::set_int(kinds.files[1].nodes.back(), "comm_type", ChakraProtoMsg::ALL_GATHER);
   chakra::set_int(kinds.files[1].nodes.back(), "comm_size", 1024);
   EXPECT_THAT(error(kinds), HasSubstr("an all-gather of 1 KiB, but rank 0 node 0"));
+  Workload barriers(2);  // a barrier's comm_size means nothing: no disagreement
+  for (int r = 0; r < 2; ++r) {
+    barriers.add(r, ChakraProtoMsg::COMM_COLL_NODE, "barrier");
+    chakra::set_int(barriers.files[r].nodes.back(), "comm_type", ChakraProtoMsg::BARRIER);
+    chakra::set_int(barriers.files[r].nodes.back(), "comm_size", 8 * r);
+  }
+  EXPECT_EQ(error(barriers), "no error");
   Workload cycle(2);
   cycle.compute(0, 1, {1});
   cycle.compute(0, 1, {0});
