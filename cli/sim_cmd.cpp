@@ -310,6 +310,14 @@ void print_json(const SimArgs& args, const SimWorkload& w, const sim::SimConfig&
   j["workload"] = w.name;
   j["network"] = args.network;
   j["iteration_ps"] = r.iteration;
+  // A search stopped at --time-limit or an interruption: its collectives are the best found then.
+  j["stopped_early"] = cfg.deadline != nullptr && cfg.deadline->stopped();
+  if (cfg.cache)
+    j["cache"] = {{"folder", cfg.cache->folder()}, {"hits", cfg.cache->hits()},
+                  {"misses", cfg.cache->misses()}, {"rejected", cfg.cache->rejected()},
+                  {"stores", cfg.cache->stores()}, {"failed_stores", cfg.cache->failed_stores()}};
+  else
+    j["cache"] = nullptr;  // --no-cache
   j["collectives"] = r.collectives;
   j["algorithms_made"] = r.algorithms_made;
   j["algorithms_renamed"] = r.algorithms_renamed;

@@ -336,6 +336,10 @@ check "sim trace" 0 "traceEvents" -- cat "$tmp/trace.json"
 check "sim ring" 0 "collectives     5 run" -- "$T" sim --workload resnet50 --topo "nvcluster:2x4" --coll all-reduce=ring
 check "sim congestion" 0 "analytical-congestion network" -- "$T" sim --workload resnet50 --topo switch:8 --network analytical-congestion
 check "sim json" 0 '"iteration_ps"' -- "$T" sim --workload resnet50 --topo switch:4 --json
+# The cache's counts and whether a search stopped early, as the text output says them.
+check "sim json made" 0 '"stopped_early": false' -- "$T" sim --workload resnet50 --topo ring:4 --cache "$tmp/simcache" --json
+check "sim json cache hit" 0 '"misses": 0' -- "$T" sim --workload resnet50 --topo ring:4 --cache "$tmp/simcache" --json
+check "sim json no cache" 0 '"cache": null' -- "$T" sim --workload resnet50 --topo ring:4 --no-cache --json
 check "workload gen" 0 "wrote 4 ranks" -- "$T" workload gen --model resnet50 --dp 4 -o "$tmp/wl/resnet"
 # One collective per rank (ASTRA-sim's microbenchmark form): tenet sim runs it in the collective's own time.
 check "workload gen coll" 0 "one all-reduce of 64 MiB each" -- "$T" workload gen --coll all-reduce --size 64MiB --npus 8 -o "$tmp/mb/ar"
