@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -67,6 +68,21 @@ struct Message {
   bool from_input = false;  // sends its rank's input (tenet_from_input): it reads no arrival
 };
 
+// One rank's file as a graph of node indices: each node's dependencies (data and control), and
+// for a receive the COMP node that reduces it (a COMP node whose one data dependency it is). Built
+// once per import, read by both order checks below.
+struct RankGraph {
+  explicit RankGraph(const EtFile& f);
+  // Where a received chunk is usable: after its reduction's COMP node, else its receive.
+  size_t done(size_t recv) const {
+    auto it = reduced_by.find(recv);
+    return it == reduced_by.end() ? recv : it->second;
+  }
+
+  std::vector<std::vector<size_t>> deps;
+  std::unordered_map<size_t, size_t> reduced_by;
+};
+
 // `messages` in the algorithm's order (ready_order): every send must depend (data_deps and
 // ctrl_deps, through its rank's nodes) on each earlier message that brought its chunk to its rank,
 // on the receive or, when there is one, the COMP node reducing it. ASTRA-sim issues a node as soon
@@ -74,6 +90,7 @@ struct Message {
 // (and the graph runs faster than the algorithm can). A send of its rank's input waits for nothing.
 // One Unordered problem per missing one.
 std::vector<synth::ImportProblem> check_send_order(const std::vector<EtFile>& files,
+                                                   const std::vector<RankGraph>& graphs,
                                                    const std::vector<Message>& messages,
                                                    const std::string& prefix);
 
@@ -83,6 +100,7 @@ std::vector<synth::ImportProblem> check_send_order(const std::vector<EtFile>& fi
 // and the send carry what it brings (write after read). One Unordered problem per pair not
 // ordered; past a budget of graph steps the pairs left are counted in `unchecked`.
 std::vector<synth::ImportProblem> check_write_after_read(const std::vector<EtFile>& files,
+                                                         const std::vector<RankGraph>& graphs,
                                                          const std::vector<Message>& messages,
                                                          const std::string& prefix,
                                                          int64_t& unchecked);

@@ -14,33 +14,6 @@ namespace {
 // How many graph steps the write-after-read check takes in all before it stops checking.
 constexpr int64_t kWriteAfterReadSteps = int64_t{1} << 26;
 
-// One rank's file as a graph of node indices: each node's dependencies (data and control), and
-// for a receive the COMP node that reduces it (a COMP node whose one data dependency it is).
-struct RankGraph {
-  explicit RankGraph(const EtFile& f) : deps(f.nodes.size()) {
-    std::unordered_map<uint64_t, size_t> index;
-    for (size_t i = 0; i < f.nodes.size(); ++i) index.emplace(f.nodes[i].id(), i);
-    for (size_t i = 0; i < f.nodes.size(); ++i) {
-      const Node& n = f.nodes[i];
-      for (const auto& list : {n.data_deps(), n.ctrl_deps()})
-        for (uint64_t d : list)
-          if (auto it = index.find(d); it != index.end()) deps[i].push_back(it->second);
-      if (n.type() == ChakraProtoMsg::COMP_NODE && n.data_deps_size() == 1)
-        if (auto it = index.find(n.data_deps(0)); it != index.end())
-          if (f.nodes[it->second].type() == ChakraProtoMsg::COMM_RECV_NODE)
-            reduced_by.emplace(it->second, i);
-    }
-  }
-  // Where a received chunk is usable: after its reduction's COMP node, else its receive.
-  size_t done(size_t recv) const {
-    auto it = reduced_by.find(recv);
-    return it == reduced_by.end() ? recv : it->second;
-  }
-
-  std::vector<std::vector<size_t>> deps;
-  std::unordered_map<size_t, size_t> reduced_by;
-};
-
 // Which of `targets` node `from` depends on, directly or through others (breadth first, stopping
 // once all are found). `seen` is scratch of the graph's size, marked with `stamp` (a new one per
 // call), so a search costs what it visits, not the whole file.
@@ -67,11 +40,25 @@ std::vector<bool> depends_on(const RankGraph& g, size_t from, const std::vector<
 
 }  // namespace
 
+RankGraph::RankGraph(const EtFile& f) : deps(f.nodes.size()) {
+  std::unordered_map<uint64_t, size_t> index;
+  for (size_t i = 0; i < f.nodes.size(); ++i) index.emplace(f.nodes[i].id(), i);
+  for (size_t i = 0; i < f.nodes.size(); ++i) {
+    const Node& n = f.nodes[i];
+    for (const auto& list : {n.data_deps(), n.ctrl_deps()})
+      for (uint64_t d : list)
+        if (auto it = index.find(d); it != index.end()) deps[i].push_back(it->second);
+    if (n.type() == ChakraProtoMsg::COMP_NODE && n.data_deps_size() == 1)
+      if (auto it = index.find(n.data_deps(0)); it != index.end())
+        if (f.nodes[it->second].type() == ChakraProtoMsg::COMM_RECV_NODE)
+          reduced_by.emplace(it->second, i);
+  }
+}
+
 std::vector<synth::ImportProblem> check_send_order(const std::vector<EtFile>& files,
+                                                   const std::vector<RankGraph>& graphs,
                                                    const std::vector<Message>& messages,
                                                    const std::string& prefix) {
-  std::vector<RankGraph> graphs;
-  for (const EtFile& f : files) graphs.emplace_back(f);
   std::vector<std::vector<uint64_t>> seen;  // per rank: depends_on's scratch
   for (const RankGraph& g : graphs) seen.emplace_back(g.deps.size(), 0);
   uint64_t stamp = 0;
@@ -107,6 +94,7 @@ std::vector<synth::ImportProblem> check_send_order(const std::vector<EtFile>& fi
 }
 
 std::vector<synth::ImportProblem> check_write_after_read(const std::vector<EtFile>& files,
+                                                         const std::vector<RankGraph>& graphs,
                                                          const std::vector<Message>& messages,
                                                          const std::string& prefix,
                                                          int64_t& unchecked) {
@@ -115,8 +103,6 @@ std::vector<synth::ImportProblem> check_write_after_read(const std::vector<EtFil
   std::vector<size_t> base(files.size() + 1, 0);
   for (size_t r = 0; r < files.size(); ++r) base[r + 1] = base[r] + files[r].nodes.size();
   const size_t n = base.back();
-  std::vector<RankGraph> graphs;
-  for (const EtFile& f : files) graphs.emplace_back(f);
   std::vector<size_t> begin(n + 1, 0);
   for (size_t r = 0; r < files.size(); ++r)
     for (size_t i = 0; i < graphs[r].deps.size(); ++i)
@@ -129,7 +115,6 @@ std::vector<synth::ImportProblem> check_write_after_read(const std::vector<EtFil
       for (size_t d : graphs[r].deps[i]) preds[fill[base[r] + i]++] = base[r] + d;
   for (const Message& m : messages)
     preds[fill[base[m.recv.rank] + m.recv.index]++] = base[m.send.rank] + m.send.index;
-  graphs.clear();
   // Longest-path depth from the sources: a node reaches only deeper ones, so a search backwards
   // for `from` never goes at or above its depth.
   std::vector<uint32_t> depth(n, 0);

@@ -318,18 +318,23 @@ ChakraImport import_collective_graph(const std::vector<EtFile>& files, const top
     messages.push_back({item.send, item.recv, *int_attr(send, "tenet_chunk"),
                         int_attr(send, "tenet_from_input").value_or(0) != 0});
   }
-  std::vector<synth::ImportProblem> order = detail::check_send_order(files, messages, prefix);
-  out.problems.insert(out.problems.end(), order.begin(), order.end());
-  if (synth::reduces(a.collective.kind)) {
-    int64_t unchecked = 0;
-    std::vector<synth::ImportProblem> war =
-        detail::check_write_after_read(files, messages, prefix, unchecked);
-    if (unchecked > 0)
-      out.warnings.push_back(fmt::format(
-          "{} later arrivals of a chunk were not checked against the sends of it before them "
-          "(write after read): the graph is past the check's budget",
-          unchecked));
-    out.problems.insert(out.problems.end(), war.begin(), war.end());
+  {  // The order checks share each rank's graph, freed before the routes are chosen.
+    std::vector<detail::RankGraph> graphs;
+    for (const EtFile& f : files) graphs.emplace_back(f);
+    std::vector<synth::ImportProblem> order =
+        detail::check_send_order(files, graphs, messages, prefix);
+    out.problems.insert(out.problems.end(), order.begin(), order.end());
+    if (synth::reduces(a.collective.kind)) {
+      int64_t unchecked = 0;
+      std::vector<synth::ImportProblem> war =
+          detail::check_write_after_read(files, graphs, messages, prefix, unchecked);
+      if (unchecked > 0)
+        out.warnings.push_back(fmt::format(
+            "{} later arrivals of a chunk were not checked against the sends of it before them "
+            "(write after read): the graph is past the check's budget",
+            unchecked));
+      out.problems.insert(out.problems.end(), war.begin(), war.end());
+    }
   }
   const auto owner = node_owners(files, items);
   RouteSpread spread(t);
