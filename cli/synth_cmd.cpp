@@ -226,7 +226,7 @@ Time part_bound(const topo::Topology& t, const synth::Algorithm& a) {
     for (topo::LinkId l : a.route(id))
       if (outside(t.link(l).dst)) return -1;
   }
-  return synth::lower_bound(part->topology, part->collective, a.chunk_bytes).total;
+  return synth::lower_bound(part->topology, part->collective, a.chunk_bytes, a.step_costs).total;
 }
 
 // The detailed summary of one algorithm for one size, as text or JSON.

@@ -77,6 +77,89 @@ Time farthest(const topo::Topology& t, const std::vector<topo::NodeId>& from,
   return d;
 }
 
+// Per node, whether it is in `set` (`complement`: whether it is not).
+std::vector<char> flags(const topo::Topology& t, const std::vector<topo::NodeId>& set,
+                        bool complement = false) {
+  std::vector<char> in(t.num_nodes(), complement ? 1 : 0);
+  for (topo::NodeId v : set) in[v] = complement ? 0 : 1;
+  return in;
+}
+
+// What a transfer pays per step at least (topo::Link::step; synth::route_cost charges a route
+// the largest step of its links). With steps ascending s1 < s2 < ... < sL: any transfer pays at
+// least s1; a chain of transfers from u to v pays at least the least s_j such that the links of
+// step at most s_j join u and v (taken both ways: a looser join, so still a bound), since some
+// transfer of the chain crosses a link of step s_j or more. Past kStepLevels distinct steps only
+// s1 is used.
+class StepNeed {
+ public:
+  StepNeed() = default;  // steps not charged: nothing
+  explicit StepNeed(const topo::Topology& t) {
+    for (const topo::Link& l : t.links()) levels_.push_back(l.step);
+    std::sort(levels_.begin(), levels_.end());
+    levels_.erase(std::unique(levels_.begin(), levels_.end()), levels_.end());
+    if (levels_.size() > kStepLevels) levels_.erase(levels_.begin() + 1, levels_.end());
+    for (size_t j = 0; j + 1 < levels_.size(); ++j) {
+      boost::disjoint_sets_with_storage<> joined(t.num_nodes());
+      for (const topo::Link& l : t.links())
+        if (l.step <= levels_[j]) joined.union_set(l.src, l.dst);
+      std::vector<int> component(t.num_nodes());
+      for (topo::NodeId v = 0; v < t.num_nodes(); ++v)
+        component[v] = static_cast<int>(joined.find_set(v));
+      component_.push_back(std::move(component));
+    }
+  }
+  // What every transfer pays.
+  Time least() const { return levels_.empty() ? 0 : levels_.front(); }
+  // Whether some pair pays more than least().
+  bool uneven() const { return !component_.empty(); }
+  // What a chain of transfers from u to v pays.
+  Time between(topo::NodeId u, topo::NodeId v) const {
+    for (size_t j = 0; j < component_.size(); ++j)
+      if (component_[j][u] == component_[j][v]) return levels_[j];
+    return levels_.empty() ? 0 : levels_.back();
+  }
+
+ private:
+  static constexpr size_t kStepLevels = 8;
+  std::vector<Time> levels_;                 // the distinct steps, ascending
+  std::vector<std::vector<int>> component_;  // per level but the last: each node's component
+};
+
+// The least step of the links from `inside` nodes to the others (0 when there are none): no byte
+// crosses them before it (a transfer holds its share of its route for its step, then moves its
+// bytes at its rate; every transfer crossing them starts at 0 or later and pays at least their
+// least step). With the links' summed bandwidth C, B bytes across end no earlier than step + B/C.
+Time least_step_out(const topo::Topology& t, const std::vector<char>& inside, bool steps) {
+  if (!steps) return 0;
+  std::optional<Time> least;
+  for (const topo::Link& l : t.links())
+    if (inside[l.src] && !inside[l.dst]) least = std::min(least.value_or(l.step), l.step);
+  return least.value_or(0);
+}
+
+// The farthest pair from `from` to `to` (distinct nodes) counting what it pays per step: at least
+// farthest() plus the least step, and for pairs that only links of larger steps join, their latency
+// distance plus that step (StepNeed), searched from up to kSteppedSources of `from`, evenly spaced:
+// each pair found is a bound, so a sample is too.
+constexpr size_t kSteppedSources = 16;
+Time farthest_paying(const topo::Topology& t, const StepNeed& need,
+                     const std::vector<topo::NodeId>& from, const std::vector<topo::NodeId>& to) {
+  Time worst = farthest(t, from, to);
+  const bool some_pair = from.size() > 1 || to.size() > 1 || from.front() != to.front();
+  if (!some_pair || (need.least() == 0 && !need.uneven())) return worst;
+  worst += need.least();
+  if (!need.uneven()) return worst;
+  const size_t sources = std::min(from.size(), kSteppedSources);
+  for (size_t i = 0; i < sources; ++i) {
+    const topo::NodeId s = from[i * from.size() / sources];
+    const std::vector<Time> d = topo::latency_distances(t, s);
+    for (topo::NodeId v : to)
+      if (v != s && d[v] >= 0) worst = std::max(worst, d[v] + need.between(s, v));
+  }
+  return worst;
+}
+
 // All-to-All: every byte from s to t crosses the links of some s-t path. For any link weights w,
 // sum_l w_l bytes_l >= k sum_{s != t} d_w(s, t) (d_w the w-shortest distance) and
 // sum_l w_l bytes_l <= T sum_l w_l bw_l (no link carries more than its bandwidth), so
@@ -316,12 +399,24 @@ Time past_cut(const topo::Topology& t, const std::vector<char>& inside,
 //   width b (servers joined by NVLink, apart across their NICs).
 // Neither assumes a Reduce-Scatter then an All-Gather: trees of reductions (a line's reduce to
 // the middle and back) and in-network reduction are bounded too.
-std::pair<Time, std::string> all_reduce_bandwidth(const topo::Topology& t,
-                                                  const std::vector<topo::NodeId>& m,
-                                                  Bytes buffer) {
+// With per-step costs, each term adds the least step of the links its bytes cross (least_step_out):
+// those leaving the cut's set, or entering the islands.
+struct Term {
+  Time bandwidth = 0, step = 0;
+  std::string label;
+};
+Term all_reduce_bandwidth(const topo::Topology& t, const std::vector<topo::NodeId>& m, Bytes buffer,
+                          bool steps) {
   const topo::NodeId r0 = m.front();
-  const Time from = topo::broadcast_cut_bound(t, r0, m).time(buffer);
-  const Time to = topo::broadcast_cut_bound(topo::reversed(t), r0, m).time(buffer);
+  const topo::CutBound from_cut = topo::broadcast_cut_bound(t, r0, m);
+  const topo::CutBound to_cut = topo::broadcast_cut_bound(topo::reversed(t), r0, m);
+  Term cut{from_cut.time(buffer), 0, "cut bound (every byte both ways)"};
+  cut.step = least_step_out(t, flags(t, from_cut.set), steps);
+  // The reversed cut's links lead into its set.
+  if (const Time into = to_cut.time(buffer),
+      into_step = least_step_out(t, flags(t, to_cut.set, true), steps);
+      into + into_step > cut.bandwidth + cut.step)
+    cut.bandwidth = into, cut.step = into_step;
   const int n = t.num_nodes();
   std::vector<char> member(n, 0);
   for (topo::NodeId v : m) member[v] = 1;
@@ -339,7 +434,7 @@ std::pair<Time, std::string> all_reduce_bandwidth(const topo::Topology& t,
   }
   std::vector<Bandwidth> widths = island_widths(t);
   widths.push_back(std::numeric_limits<Bandwidth>::max());  // no link joins: each node alone
-  Time arrivals = 0;
+  Term arrivals{0, 0, "arrivals bound"};
   for (size_t w = 1; w < widths.size(); ++w) {  // the narrowest width joins everything
     boost::disjoint_sets_with_storage<> islands(n);
     for (const topo::Link& l : t.links())
@@ -351,10 +446,14 @@ std::pair<Time, std::string> all_reduce_bandwidth(const topo::Topology& t,
       holds_rank[i] |= member[v];
       endpoint[i] |= t.node(v).kind == topo::NodeKind::Npu || t.node(v).can_reduce;
     }
+    std::optional<Time> least_step;  // of the links counted
     for (topo::LinkId id = 0; id < t.num_links(); ++id)
       if (const topo::Link& l = t.link(id);
-          !dead_end[id] && islands.find_set(l.src) != islands.find_set(l.dst))
+          !dead_end[id] && islands.find_set(l.src) != islands.find_set(l.dst)) {
         in[islands.find_set(l.dst)] += l.bandwidth;
+        if (endpoint[islands.find_set(l.dst)])
+          least_step = std::min(least_step.value_or(l.step), l.step);
+      }
     int64_t g = 0;
     Int128 ingress = 0;
     for (int i = 0; i < n; ++i) {
@@ -363,27 +462,28 @@ std::pair<Time, std::string> all_reduce_bandwidth(const topo::Topology& t,
     }
     if (g < 2 || ingress == 0) continue;
     const Int128 bytes = Int128{2} * (g - 1) * buffer;
-    arrivals = std::max(arrivals, static_cast<Time>(std::min<Int128>(
-                                      (bytes * kPicosPerSecond + ingress - 1) / ingress,
-                                      std::numeric_limits<Time>::max() / 2)));
+    const Time time = static_cast<Time>(std::min<Int128>(
+        (bytes * kPicosPerSecond + ingress - 1) / ingress, std::numeric_limits<Time>::max() / 2));
+    const Time step = steps ? least_step.value_or(0) : 0;
+    if (time + step > arrivals.bandwidth + arrivals.step)
+      arrivals.bandwidth = time, arrivals.step = step;
   }
-  if (arrivals > std::max(from, to)) return {arrivals, "arrivals bound"};
-  return {std::max(from, to), "cut bound (every byte both ways)"};
-}
-
-std::vector<char> flags(const topo::Topology& t, const std::vector<topo::NodeId>& set,
-                        bool complement = false) {
-  std::vector<char> in(t.num_nodes(), complement ? 1 : 0);
-  for (topo::NodeId v : set) in[v] = complement ? 0 : 1;
-  return in;
+  return arrivals.bandwidth + arrivals.step > cut.bandwidth + cut.step ? arrivals : cut;
 }
 
 }  // namespace
 
 namespace {
 
-LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_bytes) {
+LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, bool steps) {
   LowerBound b;
+  const StepNeed need = steps ? StepNeed(t) : StepNeed();
+  // The farthest pair's latency, and the same paying its steps (LowerBound::latency).
+  Time plain_latency = 0;
+  auto far = [&](const std::vector<topo::NodeId>& from, const std::vector<topo::NodeId>& to) {
+    plain_latency = std::max(plain_latency, farthest(t, from, to));
+    return farthest_paying(t, need, from, to);
+  };
   const int p = c.num_ranks();
   const Bytes k_bytes = static_cast<Bytes>(c.chunks_per_npu) * chunk_bytes;  // one rank's share
   const std::vector<topo::NodeId>& m = c.ranks;
@@ -392,9 +492,10 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
     case CollectiveKind::AllGather: {
       const topo::CutBound cut = topo::allgather_cut_bound(t, m);
       b.bandwidth = cut.time(p * k_bytes);
+      b.step = least_step_out(t, flags(t, cut.set), steps);
       b.past_the_cut = true;
       b.cut_latency = past_cut(t, flags(t, cut.set), m, false);
-      b.latency = farthest(t, m, m);
+      b.latency = far(m, m);
       b.label = "cut bound";
       break;
     }
@@ -402,32 +503,36 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
                                            // set
       const topo::CutBound cut = topo::allgather_cut_bound(topo::reversed(t), m);
       b.bandwidth = cut.time(p * k_bytes);
+      b.step = least_step_out(t, flags(t, cut.set, true), steps);
       b.past_the_cut = true;
       b.cut_latency = past_cut(t, flags(t, cut.set, true), m, true);
-      b.latency = farthest(t, m, m);
+      b.latency = far(m, m);
       b.label = "cut bound (reversed)";
       break;
     }
     case CollectiveKind::AllReduce: {
       const Bytes buffer =
           static_cast<Bytes>(c.num_chunks()) * chunk_bytes;  // P*k chunks, or C in all
-      std::tie(b.bandwidth, b.label) = all_reduce_bandwidth(t, m, buffer);
+      Term term = all_reduce_bandwidth(t, m, buffer, steps);
+      b.bandwidth = term.bandwidth, b.step = term.step, b.label = std::move(term.label);
       // What the synthesizer's search thresholds were tuned against (coarse, below): the
       // Reduce-Scatter plus All-Gather figure, a bound on that family of algorithms only.
       b.steering = topo::allgather_cut_bound(topo::reversed(t), m).time(buffer) +
                    topo::allgather_cut_bound(t, m).time(buffer);
-      b.latency = farthest(t, m, m);
+      b.latency = far(m, m);
       break;
     }
     case CollectiveKind::Broadcast: {
       const topo::CutBound cut = topo::broadcast_cut_bound(t, root.front(), m);
       b.bandwidth = cut.time(k_bytes);
-      b.latency = farthest(t, root, m);
+      b.step = least_step_out(t, flags(t, cut.set), steps);
+      b.latency = far(root, m);
       b.past_the_cut = true;
       b.cut_latency = past_cut(t, flags(t, cut.set), m, false);
-      // The root alone is a cut too; where it is as narrow, the farthest member is past it.
+      // The root alone is a cut too; where it is as narrow, the farthest member is past it (its
+      // latency: the step was paid before the last byte crossed).
       if (topo::egress_bandwidth(t, root.front()) == cut.out_bandwidth)
-        b.cut_latency = std::max(b.cut_latency, b.latency);
+        b.cut_latency = std::max(b.cut_latency, plain_latency);
       b.label = "cut bound (from the root)";
       break;
     }
@@ -435,7 +540,8 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
       const topo::CutBound cut =
           topo::broadcast_cut_bound(topo::reversed(t), root.front(), m, /*large_root_side=*/true);
       b.bandwidth = cut.time(k_bytes);
-      b.latency = farthest(t, m, root);
+      b.step = least_step_out(t, flags(t, cut.set, true), steps);
+      b.latency = far(m, root);
       b.past_the_cut = true;
       b.cut_latency = past_cut(t, flags(t, cut.set, true), root, false);
       // Each member alone is a cut too; where one is as narrow, its way to the root is past it.
@@ -468,7 +574,7 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
           std::vector<topo::NodeId> to;
           for (int d = 0; d < p; ++d)
             if (c.pair_units[static_cast<size_t>(r) * p + d] > 0) to.push_back(m[d]);
-          if (!to.empty()) b.latency = std::max(b.latency, farthest(t, {m[r]}, to));
+          if (!to.empty()) b.latency = std::max(b.latency, far({m[r]}, to));
         }
         if (auto [flow, label] = flow_bound(t, c, k_bytes); flow > b.bandwidth) {
           b.bandwidth = flow;
@@ -499,11 +605,11 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
       }
       b.label = "ingress/egress bound";
       if (c.kind == CollectiveKind::Scatter) {
-        b.latency = farthest(t, root, m);
+        b.latency = far(root, m);
       } else if (c.kind == CollectiveKind::Gather) {
-        b.latency = farthest(t, m, root);
+        b.latency = far(m, root);
       } else {
-        b.latency = farthest(t, m, m);
+        b.latency = far(m, m);
         // Path lengths: on multi-hop topologies far above what the NPUs' own links allow.
         const auto [distance, label] = all_to_all_distance_bound(t, m, k_bytes);
         if (distance > b.bandwidth) {
@@ -523,13 +629,19 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
       }
     }
   }
+  // The bounds without a cut of their own (ingress/egress, distance, group, flow) bound every
+  // link's bytes by its bandwidth over the time after its own step: the least step anywhere.
+  if (c.kind != CollectiveKind::AllGather && c.kind != CollectiveKind::ReduceScatter &&
+      c.kind != CollectiveKind::AllReduce && c.kind != CollectiveKind::Broadcast &&
+      c.kind != CollectiveKind::Reduce)
+    b.step = need.least();
   // Every other bound: the last byte still crosses a link, at least the cheapest.
   Time cheapest = std::numeric_limits<Time>::max();
   for (const topo::Link& l : t.links()) cheapest = std::min(cheapest, l.latency);
   if (t.num_links() == 0) cheapest = 0;
   b.cut_latency = std::max(b.cut_latency, cheapest);
-  b.total = std::max(b.bandwidth + b.cut_latency, b.latency);
-  b.coarse = std::max((b.steering > 0 ? b.steering : b.bandwidth) + cheapest, b.latency);
+  b.total = std::max(b.bandwidth + b.step + b.cut_latency, b.latency);
+  b.coarse = std::max((b.steering > 0 ? b.steering : b.bandwidth) + cheapest, plain_latency);
   return b;
 }
 
@@ -538,9 +650,16 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
 // The synthesizer (deciding whether baselines are worth building) and the verifier (reporting)
 // ask for the same bound, which costs a max-flow pass at 1024 NPUs: the last answer is kept.
 LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk_bytes) {
+  return lower_bound(t, c, chunk_bytes, t.charges_steps());
+}
+
+LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
+                       bool steps) {
   c.validate(t);
   struct Memo {
     uint64_t fingerprint = 0;
+    bool steps = false;
+    std::vector<Time> link_steps;  // the links' steps where charged (not in the fingerprint)
     Collective collective;
     Bytes chunk_bytes = -1;
     LowerBound bound;
@@ -548,27 +667,32 @@ LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk
   static std::mutex mutex;
   static Memo memo;
   const uint64_t fingerprint = t.fingerprint();
+  std::vector<Time> link_steps;
+  if (steps)
+    for (const topo::Link& l : t.links()) link_steps.push_back(l.step);
   {
     std::lock_guard lock(mutex);
-    if (memo.chunk_bytes == chunk_bytes && memo.fingerprint == fingerprint &&
-        memo.collective.kind == c.kind && memo.collective.root == c.root &&
-        memo.collective.chunks_per_npu == c.chunks_per_npu &&
+    if (memo.chunk_bytes == chunk_bytes && memo.fingerprint == fingerprint && memo.steps == steps &&
+        memo.link_steps == link_steps && memo.collective.kind == c.kind &&
+        memo.collective.root == c.root && memo.collective.chunks_per_npu == c.chunks_per_npu &&
         memo.collective.all_reduce_chunks == c.all_reduce_chunks &&
         memo.collective.ranks == c.ranks && memo.collective.pair_units == c.pair_units)
       return memo.bound;
   }
-  LowerBound b = compute(t, c, chunk_bytes);
+  LowerBound b = compute(t, c, chunk_bytes, steps);
   std::lock_guard lock(mutex);
-  memo = {fingerprint, c, chunk_bytes, b};
+  memo = {fingerprint, steps, std::move(link_steps), c, chunk_bytes, b};
   return b;
 }
 
 std::string describe(const LowerBound& b) {
   const std::string terms =
-      fmt::format("{} {} + {} latency{}", b.label, format_time(b.bandwidth),
+      fmt::format("{} {}{} + {} latency{}", b.label, format_time(b.bandwidth),
+                  b.step > 0 ? fmt::format(" + {} step", format_time(b.step)) : std::string(),
                   format_time(b.cut_latency), b.past_the_cut ? " past the cut" : "");
-  if (b.total == b.bandwidth + b.cut_latency) return terms;
-  return fmt::format("latency of the farthest pair that must communicate; {} is less", terms);
+  if (b.total == b.bandwidth + b.step + b.cut_latency) return terms;
+  return fmt::format("latency{} of the farthest pair that must communicate; {} is less",
+                     b.step > 0 ? " and steps" : "", terms);
 }
 
 }  // namespace tenet::synth

@@ -20,6 +20,10 @@
 // (All-Gather, Reduce-Scatter, Broadcast, Reduce) from the critical set to the member that needs
 // it (lower_bound.cpp, past_cut, says why this holds), otherwise one link's (the cheapest); the
 // result is never below the latency bound (the farthest pair that must communicate).
+// Where transfers pay their routes' per-step costs (topo::Link::step), both terms count them: no
+// byte crosses a cut's links before the least step among them has passed (its transfer holds its
+// share of the links for the step before any byte moves), and a chain of transfers between two
+// nodes pays at least the step of the narrowest-step way that joins them (lower_bound.cpp).
 #pragma once
 
 #include <string>
@@ -31,17 +35,20 @@ namespace tenet::synth {
 
 struct LowerBound {
   Time bandwidth = 0;  // the bandwidth term
+  Time step = 0;       // the per-step cost paid before the bandwidth term's bytes flow: the least
+                       // step of the links they cross (0 where steps are not charged)
   Time latency = 0;    // the farthest pair that must communicate (latency-weighted; over 4,096
                        // sources, the farthest found from a sample of them: still a bound)
   Time cut_latency =
       0;  // how far the last byte still travels once across: past the binding cut (All-Gather,
           // Reduce-Scatter, Broadcast, Reduce), otherwise the cheapest link's latency
   bool past_the_cut = false;  // cut_latency is the latency past the binding cut
-  Time total = 0;             // max(bandwidth + cut_latency, latency)
-  // max(bandwidth + the cheapest link's latency, latency): the bound as it was before the latency
-  // past the cut counted. The synthesizer's thresholds for how far to search (kChunkSearchSlack,
-  // kPipelinesPersist, ...) were tuned against it and keep to it, so that the tighter bound changes
-  // what is reported, not what is built (All-Reduce: with `steering` as its bandwidth term).
+  Time total = 0;             // max(bandwidth + step + cut_latency, latency)
+  // max(bandwidth + the cheapest link's latency, latency without steps): the bound as it was
+  // before the latency past the cut and the per-step costs counted. The synthesizer's thresholds
+  // for how far to search (kChunkSearchSlack, kPipelinesPersist, ...) were tuned against it and
+  // keep to it, so that the tighter bound changes what is reported, not what is built (All-Reduce:
+  // with `steering` as its bandwidth term).
   Time coarse = 0;
   // All-Reduce: the Reduce-Scatter plus All-Gather figure (a bound on that family only; a tree of
   // reductions can beat it), which `coarse` keeps to; 0 for the others.
@@ -53,12 +60,15 @@ struct LowerBound {
                       // (multiplicative weights, R rounds)"
 };
 
+// `steps`: whether the algorithms bounded pay per-step costs (Algorithm::step_costs); the
+// three-argument form takes the topology's (topo::Topology::charges_steps).
+LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, bool steps);
 LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk_bytes);
 
 // The terms that make up `b.total`, in words whose numbers add up: "arrivals bound 1.2 ms + 700 ns
-// latency", "cut bound 1.321 ms + 500 ns latency past the cut", or, when the farthest pair's
-// latency is larger, "latency of the farthest pair that must communicate (arrivals bound 240 ps +
-// 700 ns latency is less)".
+// latency", "cut bound 1.321 ms + 2.6 us step + 500 ns latency past the cut", or, when the
+// farthest pair's latency (with its steps) is larger, "latency of the farthest pair that must
+// communicate; arrivals bound 240 ps + 700 ns latency is less".
 std::string describe(const LowerBound& b);
 
 }  // namespace tenet::synth

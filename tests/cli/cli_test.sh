@@ -202,8 +202,11 @@ if command -v script > /dev/null; then
     pass=$((pass + 1)); else echo "FAIL progress bar not erased: $(head -c 300 "$tmp/pb.txt" | od -c | head -5)"; fail=$((fail + 1)); fi
 fi
 
-# The lower bound's parts add up to it (latency-bound at tiny sizes).
-check "bound parts" 0 "latency of the farthest pair that must communicate; arrivals bound" -- "$T" synth --topo torus2d:4x4 --coll all-reduce --size 4KiB -k 1 -o "$tmp/lb"
+# The lower bound's parts add up to it (latency-bound at tiny sizes), with the per-step costs the
+# transfers pay (torus links: 300 ns): the farthest pair (4 hops of 500 ns) pays one, the arrivals'
+# bytes one before they flow; without steps, neither.
+check "bound parts" 0 "2.3 us  (latency and steps of the farthest pair that must communicate; arrivals bound 38.4 ns + 300 ns step + 500 ns latency is less)" -- "$T" synth --topo torus2d:4x4 --coll all-reduce --size 4KiB -k 1 -o "$tmp/lb"
+check "bound parts without steps" 0 "2 us  (latency of the farthest pair that must communicate; arrivals bound 38.4 ns + 500 ns latency is less)" -- "$T" synth --topo torus2d:4x4 --coll all-reduce --size 4KiB -k 1 --step-costs off -o "$tmp/lb"
 
 # An All-Reduce's printed bound is one: a reduction tree on a line (reduce to the middle and back)
 # once beat the Reduce-Scatter + All-Gather figure printed as the bound by 43 % (ratio 0.5727).

@@ -11,7 +11,7 @@ namespace tenet::synth::testing {
 
 using topo::Topology;
 
-Topology random_topology(std::mt19937_64& rng, int max_npus) {
+Topology random_topology(std::mt19937_64& rng, int max_npus, bool steps) {
   const int npus = 3 + static_cast<int>(rng() % (max_npus - 2));
   const int switches = static_cast<int>(rng() % 3);
   topo::TopologyBuilder b("random");
@@ -22,18 +22,29 @@ Topology random_topology(std::mt19937_64& rng, int max_npus) {
   auto lat = [&] { return Time{10'000} * static_cast<Time>(rng() % 200); };
   std::vector<NodeId> cycle = nodes;
   std::shuffle(cycle.begin(), cycle.end(), rng);
-  for (size_t i = 0; i < cycle.size(); ++i)
+  LinkId links = 0;
+  for (size_t i = 0; i < cycle.size(); ++i, ++links)
     b.add_link(cycle[i], cycle[(i + 1) % cycle.size()], bw(), lat());
   const int extra = static_cast<int>(rng() % (2 * nodes.size() + 1));
   for (int k = 0; k < extra; ++k) {
     NodeId x = nodes[rng() % nodes.size()], y = nodes[rng() % nodes.size()];
     if (x == y) continue;
-    if (rng() % 2)
+    if (rng() % 2) {
       b.add_bidirectional(x, y, bw(), lat());
-    else
+      links += 2;
+    } else {
       b.add_link(x, y, bw(), lat());
+      ++links;
+    }
   }
-  return b.build();
+  if (steps)
+    for (LinkId l = 0; l < links; ++l) {
+      const Time pick[] = {0, 300'000, 2'600'000, static_cast<Time>(rng() % 3'000'001)};
+      b.set_link_step(l, pick[rng() % 4]);
+    }
+  Topology t = b.build();
+  t.set_charges_steps(steps);
+  return t;
 }
 
 Collective random_collective(std::mt19937_64& rng, const Topology& t, int max_chunks) {

@@ -15,7 +15,9 @@ namespace tenet::synth::testing {
 
 // A random topology: 3..max_npus NPUs, up to 2 switches, heterogeneous and asymmetric links
 // (1-100 GB/s, 0-2 us), some parallel links, some router NPUs; always strongly connected.
-topo::Topology random_topology(std::mt19937_64& rng, int max_npus = 8);
+// `steps`: each link also gets a per-step cost (0, 300 ns, 2.6 us or 0-3 us at random), and the
+// topology charges them (topo::Topology::charges_steps).
+topo::Topology random_topology(std::mt19937_64& rng, int max_npus = 8, bool steps = false);
 
 // A random collective over `t`: a random kind (or `kind`), all NPUs or a random subset of at least
 // two (reducing collectives always use all NPUs), 1..max_chunks chunks per NPU, a random root.
