@@ -14,6 +14,7 @@
 
 #include "bench/pool.hpp"
 #include "bench/suite.hpp"
+#include "sim/system.hpp"
 
 namespace tenet::synth {
 class AlgorithmCache;  // synth/cache/algorithm_cache.hpp
@@ -76,8 +77,9 @@ struct SimRun {
   Time compute = 0, communication = 0, exposed = 0;  // the maximum over ranks
   int collectives = 0;
   uint64_t events = 0;
-  double max_link_utilization = 0;  // busy time / iteration of the busiest link
-  double seconds = 0;               // wall-clock time of the simulation
+  double max_link_utilization = 0;                  // busy time / iteration of the busiest link
+  double seconds = 0;                               // wall-clock time of the simulation
+  std::vector<sim::CollectiveRow> collective_rows;  // where the time went (SimResult's)
 
   bool ok() const { return status == ResultStatus::Ok; }
 };
@@ -126,6 +128,9 @@ std::string report_markdown(const Suite& suite, const std::vector<Result>& resul
 // One row per simulation: iteration, compute, communication and exposed communication (per rank,
 // the maximum) in picoseconds, the busiest link's utilization, wall-clock seconds.
 std::string simulations_csv(const std::vector<SimRun>& runs);
+// One row per simulation and collective row (sim::CollectiveRow): the group kind, collective,
+// size, algorithm and method, calls, and the summed time, wait and exposed time in picoseconds.
+std::string simulation_collectives_csv(const std::vector<SimRun>& runs);
 // A table per topology and workload: the iteration per network backend and producer, and tenet's
 // speed-up over every other producer (their iteration / tenet's).
 std::string simulations_markdown(const Suite& suite, const std::vector<SimRun>& runs);

@@ -26,6 +26,13 @@
 #include "synth/verify/verify.hpp"
 #include "topo/error.hpp"
 
+namespace tenet::sim {
+// A simulation's collective rows travel with it between processes (bench/pool.hpp), every field.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CollectiveRow, group, groups, kind, bytes, algorithm, method,
+                                   chunks_per_npu, calls, time, wait, exposed, busiest_link,
+                                   busiest_busy)
+}  // namespace tenet::sim
+
 namespace tenet::bench {
 
 namespace {
@@ -68,7 +75,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Result, topology, npus, collective, size, chu
                                    from_cache, transfers, simulated)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SimRun, topology, npus, workload, network, algorithm, status,
                                    note, iteration, compute, communication, exposed, collectives,
-                                   events, max_link_utilization, seconds)
+                                   events, max_link_utilization, seconds, collective_rows)
 
 namespace {
 
@@ -225,6 +232,7 @@ SimRun run_simulation(const SimCase& c, const HarnessOptions& options) {
       r.exposed = std::max(r.exposed, s.exposed);
     }
     r.collectives = res.collectives;
+    r.collective_rows = res.collective_rows;
     r.events = res.events;
     for (Time b : res.link_busy)
       if (res.iteration > 0)

@@ -134,14 +134,16 @@ struct Written {
   std::string plots;
 };
 
-// The report is one set (topo/output_folder.hpp): results.csv, simulations.csv, report.md and
+// The report is one set (topo/output_folder.hpp): results.csv, simulations.csv,
+// simulation_collectives.csv, report.md and
 // plots/ of this run, committed together; those of an earlier run that this one does not write go.
 Written write_report(const std::string& output, const bench::Suite& suite,
                      const bench::SuiteResults& all) {
   const std::vector<bench::Result>& results = all.cases;
   topo::OutputFolder folder(output);
   Written written;
-  for (const char* stale : {"results.csv", "simulations.csv", "report.md"})
+  for (const char* stale :
+       {"results.csv", "simulations.csv", "simulation_collectives.csv", "report.md"})
     folder.remove_at_commit(stale);
   folder.replace_tree_at_commit("plots");
   if (suite.num_cases() > 0) {
@@ -152,6 +154,9 @@ Written write_report(const std::string& output, const bench::Suite& suite,
     topo::write_file_atomically(folder.stage("simulations.csv"),
                                 bench::simulations_csv(all.simulations));
     written.files.push_back(folder.final_path("simulations.csv"));
+    topo::write_file_atomically(folder.stage("simulation_collectives.csv"),
+                                bench::simulation_collectives_csv(all.simulations));
+    written.files.push_back(folder.final_path("simulation_collectives.csv"));
   }
   topo::write_file_atomically(
       folder.stage("report.md"),

@@ -12,6 +12,7 @@
 #include "chakra/algorithm_files.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
+#include "cli/sim_collectives.hpp"
 #include "sim/recorded_trace.hpp"
 #include "sim/system.hpp"
 #include "sim/workload.hpp"
@@ -30,7 +31,7 @@ struct SimArgs {
   std::string deps = "auto", comm_groups, system, remote_memory;
   int replicate = 0;
   bool chunks_given = false, in_flight_given = false;
-  int tp = 1, pp = 1, microbatches = 1, in_flight = 0, links = 8, bins = 24;
+  int tp = 1, pp = 1, microbatches = 1, in_flight = 0, links = 8, bins = 24, collective_rows = 12;
   int64_t batch = 0, sequence = 0;
   bool json = false;
   bool step_costs = true;  // --step-costs
@@ -355,6 +356,7 @@ void print_json(const SimArgs& args, const SimWorkload& w, const sim::SimConfig&
     j["packet_hops"] = n.packet_hops;
     j["credit_stalls"] = n.credit_stalls;
   }
+  j["collective_rows"] = collective_rows_json(r);
   j["links"] = links_json(r, args.bins);
   fmt::print("{}\n", j.dump(2));
 }
@@ -421,6 +423,7 @@ void print_text(const SimArgs& args, const topo::Topology& t, const SimWorkload&
   }
   if (!args.trace.empty()) fmt::print("trace           {} (open in Perfetto)\n", args.trace);
   for (const std::string& warning : r.warnings) fmt::print("warning         {}\n", warning);
+  print_collective_rows(r, args.collective_rows);
   print_links(r, args.links, args.bins);
 }
 
@@ -519,8 +522,13 @@ void add_network_flags(CLI::App* cmd, SimArgs& args) {
       ->each(packet_flag("--max-packets"));
 }
 
-// The busiest links' table.
+// The per-collective and busiest links' tables.
 void add_link_flags(CLI::App* cmd, SimArgs& args) {
+  cmd->add_option("--collectives", args.collective_rows,
+                  "Rows of the per-collective table to list (each collective, size, group kind "
+                  "and algorithm; the slowest first; --json has every row)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 20));
   cmd->add_option("--links", args.links, "Busiest links to list")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 20));

@@ -45,10 +45,12 @@ Pieces split(const Meeting& m, const SimConfig::Splits& s, int workload_ranks) {
 
 void Meetings::arrive(int r, size_t i, const chakra::Node& n) {
   Meeting& meeting = meeting_of(r, n);
+  if (meeting.arrived.empty()) meeting.first_arrival = events_.now();
   meeting.arrived.emplace_back(r, i);
   if (meeting.arrived.size() < meeting.members.size()) return;
   ++collectives_;
   Meeting* m = &meeting;
+  m->began = events_.now();
   if (m->barrier || m->members.size() < 2 || m->size == 0) {
     events_.schedule_after(0, [this, m] { done(*m); });
     return;
@@ -70,6 +72,9 @@ Meeting& Meetings::meeting_of(int r, const chakra::Node& n) {
     meeting->first = &n;
     meeting->k = k;
     meeting->members = members;
+    meeting->group = group.id;
+    meeting->group_kind =
+        chakra::string_attr(n, "tenet_group").value_or(synth::format_ranks(members));
     const auto kind = collective_of_comm_type(*chakra::int_attr(n, "comm_type"));
     meeting->barrier = !kind;
     if (kind) meeting->kind = *kind;
@@ -122,6 +127,7 @@ void Meetings::start(Meeting* m) {
                                                               : Pieces{1, m->size, 1};
   const synth::RingPlan* plan = source_.ring_plan(*m, pieces.size);
   const synth::Algorithm* a = plan ? nullptr : &source_.algorithm(*m, pieces.size);
+  m->row = calls_.row(m->group_kind, m->group, m->kind, m->size, {a, plan, pieces.count});
   // Endpoint costs belong to ASTRA-sim's native collectives (MemBus, PacketBundle); a custom one
   // sends straight from the NPU (CustomAlgorithm::issue upstream), and so does one given by --coll.
   const EndpointModel endpoints =
@@ -142,6 +148,7 @@ void Meetings::start(Meeting* m) {
 }
 
 void Meetings::done(const Meeting& m) {
+  if (!m.runs.empty()) calls_.add(m.row, m.members, m.first_arrival, m.began, events_.now());
   for (auto [rr, ri] : m.arrived) finish_(rr, ri);
 }
 

@@ -13,6 +13,7 @@
 
 #include "chakra/et.hpp"
 #include "sim/algorithm_source.hpp"
+#include "sim/call_log.hpp"
 #include "sim/collective_engine.hpp"
 #include "sim/comm_groups.hpp"
 #include "sim/event_queue.hpp"
@@ -30,6 +31,10 @@ struct Meeting : CollectiveCall {
   Bytes size = 0;
   std::vector<std::unique_ptr<CollectiveRun>> runs;  // one per dataset split
   size_t started = 0, finished = 0;
+  int group = 0;           // its group's id
+  std::string group_kind;  // the first member's tenet_group, or its ranks
+  Time first_arrival = 0, began = 0;
+  size_t row = 0;  // its row in the CallLog
 };
 
 // COMM_COLL nodes meet in order per group: when every member has reached its k-th collective of
@@ -40,9 +45,10 @@ class Meetings {
   // Called for every member of a collective that is done, in the order they arrived.
   using Finish = std::function<void(int rank, size_t node)>;
   // `ranks`: the workload's ranks. All but `config` are used for the run.
-  Meetings(const SimConfig& config, int ranks, CommGroups& groups, AlgorithmSource& source,
-           Network& net, EventQueue& events, Finish finish)
-      : cfg_(config),
+  Meetings(const topo::Topology& t, const SimConfig& config, int ranks, CommGroups& groups,
+           AlgorithmSource& source, Network& net, EventQueue& events, Finish finish)
+      : calls_(t),
+        cfg_(config),
         p_(ranks),
         groups_(groups),
         source_(source),
@@ -55,6 +61,12 @@ class Meetings {
   void arrive(int r, size_t i, const chakra::Node& n);
   // Collectives whose every member has arrived.
   int collectives() const { return collectives_; }
+  // The per-collective breakdown (SimResult::collective_rows), once the run is over; `compute`:
+  // per rank, its compute stream's busy intervals.
+  std::vector<CollectiveRow> rows(
+      const std::vector<std::vector<std::pair<Time, Time>>>& compute) const {
+    return calls_.rows(compute);
+  }
 
  private:
   Meeting& meeting_of(int r, const chakra::Node& n);
@@ -62,6 +74,7 @@ class Meetings {
   void start(Meeting* m);
   void done(const Meeting& m);
 
+  CallLog calls_;
   const SimConfig& cfg_;
   const int p_;
   CommGroups& groups_;

@@ -45,7 +45,7 @@ class Simulator {
     net_ = make_network(cfg_.network, t_, events_, cfg_.packet);
     net_->keep_activity(cfg_.link_activity || cfg_.trace);
     meetings_ =
-        std::make_unique<detail::Meetings>(cfg_, p_, groups_, source_, *net_, events_,
+        std::make_unique<detail::Meetings>(t_, cfg_, p_, groups_, source_, *net_, events_,
                                            [this](int r, size_t i) { complete_comm(r, i); });
     stats_.assign(p_, {});
     compute_.assign(p_, {});
@@ -77,6 +77,7 @@ class Simulator {
       out.warnings.push_back(std::move(*overload));
     out.events = events_.executed();
     out.collectives = meetings_->collectives();
+    out.collective_rows = meetings_->rows(compute_);
     out.algorithms_renamed = source_.renamed();
     out.algorithms_made = source_.made();
     out.ring_plans = source_.ring_plans();

@@ -124,6 +124,31 @@ struct TraceSlice {
   Time start, end;
 };
 
+// The calls of one collective at one size in groups of one kind, run by one algorithm: a row of
+// the per-collective breakdown (`tenet sim`'s table, its JSON `collective_rows`).
+struct CollectiveRow {
+  // The groups' kind as the workload names it (a collective's tenet_group: "tp", "dp", "ep"), or
+  // else its ranks ("0-15").
+  std::string group;
+  int groups = 0;  // distinct groups the calls ran in
+  synth::CollectiveKind kind{};
+  Bytes bytes = 0;        // Tenet's (NCCL's) size convention
+  std::string algorithm;  // the producer: "tenet", a baseline ("ring"), an algorithm file's name
+  // What made it, where the producer says (synth::to_string(Producer): "flow-plan pipelines";
+  // "baseline ring" where the synthesizer's portfolio chose one); empty otherwise.
+  std::string method;
+  int chunks_per_npu = 0;
+  int calls = 0;
+  // Summed over the calls: from the last member's arrival to the end (`time`), from the first
+  // member's arrival to the last's (`wait`), and the part of `time` the members' compute streams
+  // were idle (`exposed`, each call's mean over its members).
+  Time time = 0, wait = 0, exposed = 0;
+  // The link the algorithm keeps busiest, by its bytes over the link's bandwidth (of the first
+  // group's algorithm), and that busy time summed over the calls.
+  std::string busiest_link;
+  Time busiest_busy = 0;
+};
+
 struct SimResult {
   Time iteration = 0;  // the slowest rank's finish
   std::vector<RankStats> ranks;
@@ -131,6 +156,9 @@ struct SimResult {
   NetworkReport network;  // per-link statistics; busy intervals when kept
   uint64_t events = 0;
   int collectives = 0;
+  // Every collective that moved data (barriers aside), by collective, size, group kind and
+  // algorithm, in the order first called.
+  std::vector<CollectiveRow> collective_rows;
   // Algorithms the collectives ran: made (synthesized, built or read), renamed from one made for
   // another group of the same shape (synth/groups/group_map.hpp), and ring plans
   // (SimConfig::lazy_rings).

@@ -184,14 +184,17 @@ class Generator {
     return fmt::format("{}", fmt::join(g, ","));
   }
 
+  // `kind`: the group's parallelism ("tp", "dp", "ep"), its tenet_group (the simulator's
+  // per-collective breakdown groups by it).
   uint64_t collective(int r, ChakraProtoMsg::CollectiveCommType type, const std::string& name,
-                      Bytes size, const std::vector<int>& group, uint64_t after,
+                      Bytes size, const std::vector<int>& group, const char* kind, uint64_t after,
                       const std::string& traffic = "") {
     chakra::Node& n = node(r, ChakraProtoMsg::COMM_COLL_NODE, name);
     n.add_data_deps(after);
     chakra::set_int(n, "comm_type", static_cast<int64_t>(type));
     chakra::set_int(n, "comm_size", static_cast<int64_t>(std::max<Bytes>(size, 1)));
     chakra::set_string(n.add_attr(), "tenet_ranks", group_string(group));
+    chakra::set_string(n.add_attr(), "tenet_group", kind);
     if (!traffic.empty()) chakra::set_string(n.add_attr(), "tenet_traffic", traffic);
     return n.id();
   }
@@ -248,11 +251,11 @@ class Generator {
         if (par_.tp > 1)
           out = collective(r, ChakraProtoMsg::ALL_REDUCE,
                            fmt::format("tp all-reduce fwd {} mb{}", layer.name, mb),
-                           layer.activations / mbs, tp_group, out);
+                           layer.activations / mbs, tp_group, "tp", out);
         if (layer.all_to_all > 0)
           out = collective(r, ChakraProtoMsg::ALL_TO_ALL,
                            fmt::format("all-to-all fwd {} mb{}", layer.name, mb),
-                           layer.all_to_all / mbs, all, out, layer.traffic);
+                           layer.all_to_all / mbs, all, "ep", out, layer.traffic);
         in = {out};
       }
       if (p + 1 < par_.pp) {
@@ -280,18 +283,18 @@ class Generator {
         if (layer.all_to_all > 0)
           in = {collective(r, ChakraProtoMsg::ALL_TO_ALL,
                            fmt::format("all-to-all bwd {} mb{}", layer.name, mb),
-                           layer.all_to_all / mbs, all, in.back(), layer.traffic)};
+                           layer.all_to_all / mbs, all, "ep", in.back(), layer.traffic)};
         uint64_t out =
             compute(fmt::format("bwd {} mb{}", layer.name, mb), layer.backward_flops / split,
                     layer.activations / static_cast<Bytes>(split), in);
         if (par_.tp > 1)
           out = collective(r, ChakraProtoMsg::ALL_REDUCE,
                            fmt::format("tp all-reduce bwd {} mb{}", layer.name, mb),
-                           layer.activations / mbs, tp_group, out);
+                           layer.activations / mbs, tp_group, "tp", out);
         in = {out};
         if (mb == last_backward_ && par_.dp > 1 && layer.parameters > 0)
           collective(r, ChakraProtoMsg::ALL_REDUCE, fmt::format("dp all-reduce {}", layer.name),
-                     layer.parameters / par_.tp, dp_group, out);
+                     layer.parameters / par_.tp, dp_group, "dp", out);
       }
       if (p > 0) {
         chakra::Node& s =

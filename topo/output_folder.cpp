@@ -244,8 +244,13 @@ bool is_output_name(const std::string& relative) {
   if (!no_follow::is_plain_relative(relative)) return false;
   const fs::path p(relative);
   const std::string first = p.begin()->string(), last = p.filename().string();
-  static const std::set<std::string> files = {"algorithm.json",  "algorithm.xml", "results.csv",
-                                              "simulations.csv", "report.md",     "system.json",
+  static const std::set<std::string> files = {"algorithm.json",
+                                              "algorithm.xml",
+                                              "results.csv",
+                                              "simulations.csv",
+                                              "simulation_collectives.csv",
+                                              "report.md",
+                                              "system.json",
                                               "network.yml"};
   static const std::set<std::string> folders = {"chakra", "astra-sim", "plots"};
   return (files.count(relative) > 0) || (folders.count(first) > 0 && first != relative) ||

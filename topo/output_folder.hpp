@@ -35,9 +35,9 @@
 namespace tenet::topo {
 
 // The names Tenet's commands write in an output folder, relative to it: algorithm.json,
-// algorithm.xml, results.csv, simulations.csv, report.md, system.json, network.yml, anything under
-// chakra/, astra-sim/ or plots/, and Chakra ranks `<stem>.<rank>.et` anywhere. Only these are
-// removed by a commit.
+// algorithm.xml, results.csv, simulations.csv, simulation_collectives.csv, report.md,
+// system.json, network.yml, anything under chakra/, astra-sim/ or plots/, and Chakra ranks
+// `<stem>.<rank>.et` anywhere. Only these are removed by a commit.
 bool is_output_name(const std::string& relative);
 
 class OutputFolder {

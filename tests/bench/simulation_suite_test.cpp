@@ -127,6 +127,9 @@ sim-algorithms: [tenet, ring]
           EXPECT_EQ(r.iteration, expected.iteration)
               << r.workload << " on " << r.topology << " " << a;
           EXPECT_EQ(r.collectives, expected.collectives);
+          int calls = 0;
+          for (const sim::CollectiveRow& row : r.collective_rows) calls += row.calls;
+          EXPECT_EQ(calls, r.collectives);
           EXPECT_GT(r.compute, 0);
           EXPECT_LE(r.exposed, r.communication);
           EXPECT_GT(r.max_link_utilization, 0);
@@ -148,6 +151,20 @@ sim-algorithms: [tenet, ring]
     EXPECT_EQ(rows[k + 1][5], to_string(all.simulations[k].status));
     EXPECT_EQ(rows[k + 1][6],
               all.simulations[k].ok() ? std::to_string(all.simulations[k].iteration) : "");
+  }
+  // simulation_collectives.csv: a row per simulation and collective row, with its producer.
+  const auto by_collective = parse_csv(simulation_collectives_csv(all.simulations));
+  size_t expected_rows = 1;
+  for (const SimRun& r : all.simulations) expected_rows += r.collective_rows.size();
+  ASSERT_EQ(by_collective.size(), expected_rows);
+  ASSERT_GT(by_collective.size(), 1u);
+  EXPECT_EQ(by_collective[0][4], "group");
+  EXPECT_EQ(by_collective[0][8], "producer");
+  for (size_t k = 1; k < by_collective.size(); ++k) {
+    EXPECT_TRUE(by_collective[k][4] == "dp" || by_collective[k][4] == "tp") << by_collective[k][4];
+    if (by_collective[k][3] == "ring") {
+      EXPECT_EQ(by_collective[k][8], "ring");
+    }
   }
   const std::string md = simulations_markdown(s, all.simulations);
   EXPECT_NE(md.find("## gpt3-175b tp4 batch1 seq256 on nvcluster:2x4,net=rail (8 NPUs)"),

@@ -337,6 +337,11 @@ check "sim help" 0 "--workload" -- "$T" sim --help
 check "sim preset" 0 "iteration time" -- "$T" sim --workload resnet50 --topo "nvcluster:2x4" --trace "$tmp/trace.json"
 check "sim trace" 0 "traceEvents" -- cat "$tmp/trace.json"
 check "sim ring" 0 "collectives     5 run" -- "$T" sim --workload resnet50 --topo "nvcluster:2x4" --coll all-reduce=ring
+# Where the time went: a row per collective, size and group kind with the algorithm that ran it.
+check "sim collective rows" 0 "| dp    | all-reduce | 57.07 MiB |     1 | ring (k=4) |   562 us | 0 ps |    0 ps | link 16 (npu0 -> rail0) (93 %) |" -- "$T" sim --workload resnet50 --topo "nvcluster:2x4" --coll all-reduce=ring
+check "sim collective totals" 0 "per group       dp 5 calls, 1.086 ms running, 46.1 us exposed" -- "$T" sim --workload resnet50 --topo "nvcluster:2x4" --coll all-reduce=ring
+check "sim collective rows json" 0 '"group": "dp",' -- "$T" sim --workload resnet50 --topo "nvcluster:2x4" --coll all-reduce=ring --json
+check "sim collective rows one" 0 "... 4 more rows (--json lists every one)" -- "$T" sim --workload resnet50 --topo "nvcluster:2x4" --coll all-reduce=ring --collectives 1
 check "sim congestion" 0 "analytical-congestion network" -- "$T" sim --workload resnet50 --topo switch:8 --network analytical-congestion
 check "sim json" 0 '"iteration_ps"' -- "$T" sim --workload resnet50 --topo switch:4 --json
 # The cache's counts and whether a search stopped early, as the text output says them.

@@ -131,6 +131,48 @@ TEST(Simulator, OverlappedCommunicationIsHidden) {
   for (const RankStats& s : res.ranks) EXPECT_EQ(s.exposed, 0);
 }
 
+// The per-collective breakdown: a ring All-Reduce on ring:4 after 100 us of compute on rank 0
+// and 40 us on the others waits 60 us for rank 0, runs its closed-form time, and is wholly exposed
+// (no member computes meanwhile); a second one under 500 us of compute on every rank is hidden;
+// a third, which ranks 0 and 1 compute beside, is half exposed.
+TEST(Simulator, CollectiveRowsSayWhereTheTimeWent) {
+  const auto t = topo::generate("ring:4,bw=50GB/s,lat=0.5us");
+  Workload w(4);
+  for (int r = 0; r < 4; ++r) {
+    const uint64_t a = w.compute(r, r == 0 ? 100 : 40);
+    const uint64_t first = w.all_reduce(r, 4 << 20, {a});
+    w.all_reduce(r, 8 << 20, {first});
+    const uint64_t busy = w.compute(r, 500, {}, {first});
+    w.all_reduce(r, 4 << 20, {busy});
+    if (r < 2) w.compute(r, 1000, {busy});
+  }
+  const SimResult res = simulate(t, w.files, ring_config());
+  const Time ring4 = 2 * 3 * (500'000 + transfer_time(1 << 20, 50'000'000'000));
+  const Time ring8 = 2 * 3 * (500'000 + transfer_time(2 << 20, 50'000'000'000));
+  ASSERT_EQ(res.collective_rows.size(), 2u);  // 4 MiB twice (one row), 8 MiB once
+  const CollectiveRow& four = res.collective_rows[0];
+  const CollectiveRow& eight = res.collective_rows[1];
+  EXPECT_EQ(four.group, "0-3");  // no tenet_group: the ranks
+  EXPECT_EQ(four.groups, 1);
+  EXPECT_EQ(four.kind, synth::CollectiveKind::AllReduce);
+  EXPECT_EQ(four.bytes, 4 << 20);
+  EXPECT_EQ(four.algorithm, "ring");
+  EXPECT_EQ(four.chunks_per_npu, 1);
+  EXPECT_EQ(four.calls, 2);
+  EXPECT_EQ(four.time, 2 * ring4);
+  EXPECT_EQ(four.wait, 60 * kMicro);
+  EXPECT_EQ(four.exposed, ring4 + ring4 / 2);
+  EXPECT_EQ(eight.calls, 1);
+  EXPECT_EQ(eight.time, ring8);
+  EXPECT_EQ(eight.wait, 0);
+  EXPECT_EQ(eight.exposed, 0);
+  EXPECT_EQ(res.collectives, 3);
+  // Every link of the ring carries 2(p-1) chunks of 1 MiB a call: each is as busy as the
+  // busiest, 6 MiB / 50 GB/s a call.
+  EXPECT_EQ(four.busiest_busy, 2 * transfer_time(6 << 20, 50'000'000'000));
+  EXPECT_FALSE(four.busiest_link.empty());
+}
+
 TEST(Simulator, ReplaysASynthesizedAllReduceInItsSynthesizedTime) {
   const auto t = topo::generate("torus2d:4x4");
   Workload w(16);
@@ -428,6 +470,27 @@ Model four_layers() {
   for (int l = 0; l < 4; ++l)
     m.layers.push_back({fmt::format("l{}", l), 8 << 20, 2e12, 4e12, 4 << 20, 0});
   return m;
+}
+
+// Generated workloads name their groups' kinds (tenet_group): a tp 2 x dp 2 iteration has rows
+// for "tp" (two groups) and "dp" (two groups), and their calls are every collective run.
+TEST(Workloads, CollectiveRowsNameTheGroupKinds) {
+  const auto t = topo::generate("nvcluster:2x2");
+  SimConfig cfg;
+  cfg.algorithms[synth::CollectiveKind::AllReduce] = "ring";
+  const SimResult r =
+      simulate(t, training_iteration(four_layers(), {2, 2, 1, 1, PipelineSchedule::OneFOneB}), cfg);
+  int calls = 0;
+  std::set<std::string> kinds;
+  for (const CollectiveRow& row : r.collective_rows) {
+    calls += row.calls;
+    kinds.insert(row.group);
+    EXPECT_EQ(row.groups, 2) << row.group;
+    EXPECT_EQ(row.algorithm, "ring");
+    EXPECT_LE(row.exposed, row.time) << row.group;
+  }
+  EXPECT_EQ(calls, r.collectives);
+  EXPECT_EQ(kinds, (std::set<std::string>{"dp", "tp"}));
 }
 
 TEST(Workloads, HybridLayoutsAlwaysComplete) {

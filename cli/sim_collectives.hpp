@@ -1,0 +1,16 @@
+// `tenet sim`'s per-collective breakdown (sim::SimResult::collective_rows): a table and its totals
+// per group kind as text, and the rows as JSON.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "sim/system.hpp"
+
+namespace tenet::cli {
+
+// The table, the slowest rows first (at most `shown`; the JSON has every row), then the totals per
+// group kind.
+void print_collective_rows(const sim::SimResult& r, int shown);
+nlohmann::ordered_json collective_rows_json(const sim::SimResult& r);
+
+}  // namespace tenet::cli

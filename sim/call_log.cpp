@@ -1,0 +1,105 @@
+#include "sim/call_log.hpp"
+
+#include <algorithm>
+
+namespace tenet::sim::detail {
+
+size_t CallLog::row(const std::string& group, int group_id, synth::CollectiveKind kind, Bytes bytes,
+                    const RanWith& with) {
+  std::string producer, method;
+  int chunks = 0;
+  if (with.plan) {
+    producer = with.plan->name();
+    chunks = with.plan->collective().chunks_per_npu;
+  } else {
+    const synth::Algorithm& a = *with.algorithm;
+    producer = a.name;
+    const synth::Provenance& p = a.provenance;
+    if (p.producer == synth::Producer::Baseline)
+      method = a.name == p.baseline ? "" : "baseline " + p.baseline;
+    else if (p.producer != synth::Producer::Unknown)
+      method = std::string(synth::to_string(p.producer));
+    chunks = a.collective.chunks_per_npu;
+  }
+  const auto key = std::tuple{group, kind, bytes, producer, method, chunks};
+  auto [at, added] = index_.emplace(key, rows_.size());
+  if (added) {
+    CollectiveRow r;
+    r.group = group;
+    r.kind = kind;
+    r.bytes = bytes;
+    r.algorithm = producer;
+    r.method = method;
+    r.chunks_per_npu = chunks;
+    const auto [link, busy] = busiest(with);
+    if (link >= 0) r.busiest_link = t_.describe_link(link);
+    r.busiest_busy = busy;  // per call; add() multiplies by the calls
+    rows_.push_back(std::move(r));
+    groups_.emplace_back();
+  }
+  groups_[at->second].insert(group_id);
+  return at->second;
+}
+
+void CallLog::add(size_t row, const std::vector<int>& members, Time first, Time began, Time end) {
+  CollectiveRow& r = rows_[row];
+  ++r.calls;
+  r.wait += began - first;
+  r.time += end - began;
+  calls_.push_back({row, &members, began, end});
+}
+
+std::pair<topo::LinkId, Time> CallLog::busiest(const RanWith& with) {
+  const void* key = with.plan ? static_cast<const void*>(with.plan) : with.algorithm;
+  auto [at, added] = busiest_.emplace(key, std::pair<topo::LinkId, Time>{-1, 0});
+  if (!added) return {at->second.first, at->second.second * static_cast<Time>(with.pieces)};
+  std::vector<int64_t> transfers(t_.num_links(), 0);
+  Bytes chunk = 0;
+  if (with.plan) {
+    chunk = with.plan->chunk_bytes();
+    for (synth::TransferId id = 0; id < with.plan->size(); ++id)
+      for (topo::LinkId l : with.plan->route(id)) ++transfers[l];
+  } else {
+    chunk = with.algorithm->chunk_bytes;
+    for (synth::TransferId id = 0; id < static_cast<synth::TransferId>(with.algorithm->size());
+         ++id)
+      for (topo::LinkId l : with.algorithm->route(id)) ++transfers[l];
+  }
+  for (topo::LinkId l = 0; l < t_.num_links(); ++l) {
+    if (transfers[l] == 0) continue;
+    const Time busy = transfer_time(chunk * transfers[l], t_.link(l).bandwidth);
+    if (busy > at->second.second) at->second = {l, busy};
+  }
+  return {at->second.first, at->second.second * static_cast<Time>(with.pieces)};
+}
+
+std::vector<CollectiveRow> CallLog::rows(
+    const std::vector<std::vector<std::pair<Time, Time>>>& compute) const {
+  // Each rank's compute stream, sorted: it runs one node at a time, so its intervals do not
+  // overlap.
+  std::vector<std::vector<std::pair<Time, Time>>> busy = compute;
+  for (auto& intervals : busy) std::sort(intervals.begin(), intervals.end());
+  std::vector<CollectiveRow> out = rows_;
+  std::vector<double> exposed(out.size(), 0);
+  for (const Call& c : calls_) {
+    double idle = 0;  // summed over the members
+    for (int r : *c.members) {
+      const auto& intervals = busy[static_cast<size_t>(r)];
+      Time covered = 0;
+      auto it = std::lower_bound(intervals.begin(), intervals.end(), std::pair{c.began, Time{0}},
+                                 [](const auto& a, const auto& b) { return a.second <= b.first; });
+      for (; it != intervals.end() && it->first < c.end; ++it)
+        covered += std::min(it->second, c.end) - std::max(it->first, c.began);
+      idle += static_cast<double>(c.end - c.began - covered);
+    }
+    exposed[c.row] += idle / static_cast<double>(c.members->size());
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i].exposed = static_cast<Time>(exposed[i] + 0.5);
+    out[i].groups = static_cast<int>(groups_[i].size());
+    out[i].busiest_busy *= out[i].calls;
+  }
+  return out;
+}
+
+}  // namespace tenet::sim::detail
