@@ -38,6 +38,8 @@ class CallLog {
   // A call of row `row` over `members`: its first member arrived at `first`, its last at `began`,
   // and it ended at `end`.
   void add(size_t row, const std::vector<int>& members, Time first, Time began, Time end);
+  // Row `row` as it stands (its calls so far).
+  const CollectiveRow& at(size_t row) const { return rows_[row]; }
   // The rows, in the order first called; `compute`: per rank, its compute stream's busy intervals.
   std::vector<CollectiveRow> rows(
       const std::vector<std::vector<std::pair<Time, Time>>>& compute) const;

@@ -148,8 +148,12 @@ void Meetings::start(Meeting* m) {
 }
 
 void Meetings::done(const Meeting& m) {
-  if (!m.runs.empty()) calls_.add(m.row, m.members, m.first_arrival, m.began, events_.now());
-  for (auto [rr, ri] : m.arrived) finish_(rr, ri);
+  const CollectiveRow* row = nullptr;
+  if (!m.runs.empty()) {
+    calls_.add(m.row, m.members, m.first_arrival, m.began, events_.now());
+    row = &calls_.at(m.row);
+  }
+  for (auto [rr, ri] : m.arrived) finish_(rr, ri, row);
 }
 
 std::optional<std::string> overload_warning(const NetworkReport& n) {

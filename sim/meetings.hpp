@@ -42,8 +42,9 @@ struct Meeting : CollectiveCall {
 // configured), and every member finishes when it is done.
 class Meetings {
  public:
-  // Called for every member of a collective that is done, in the order they arrived.
-  using Finish = std::function<void(int rank, size_t node)>;
+  // Called for every member of a collective that is done, in the order they arrived, with the
+  // collective's row (null for a barrier or a collective that moves nothing).
+  using Finish = std::function<void(int rank, size_t node, const CollectiveRow* row)>;
   // `ranks`: the workload's ranks. All but `config` are used for the run.
   Meetings(const topo::Topology& t, const SimConfig& config, int ranks, CommGroups& groups,
            AlgorithmSource& source, Network& net, EventQueue& events, Finish finish)

@@ -44,9 +44,9 @@ class Simulator {
     validate();
     net_ = make_network(cfg_.network, t_, events_, cfg_.packet);
     net_->keep_activity(cfg_.link_activity || cfg_.trace);
-    meetings_ =
-        std::make_unique<detail::Meetings>(t_, cfg_, p_, groups_, source_, *net_, events_,
-                                           [this](int r, size_t i) { complete_comm(r, i); });
+    meetings_ = std::make_unique<detail::Meetings>(
+        t_, cfg_, p_, groups_, source_, *net_, events_,
+        [this](int r, size_t i, const CollectiveRow* row) { complete_comm(r, i, row); });
     stats_.assign(p_, {});
     compute_.assign(p_, {});
     cpu_.assign(p_, {});
@@ -323,20 +323,34 @@ class Simulator {
   }
 
   // A receive, or a member of a collective, is done: its time since it started was communication.
-  void complete_comm(int r, size_t i) {
+  // `row`: a collective's (null for a receive or a barrier).
+  void complete_comm(int r, size_t i, const CollectiveRow* row = nullptr) {
     comm_[r].emplace_back(ranks_[r].started[i], events_.now());
-    record(r, i, Stream::Communication, ranks_[r].started[i]);
+    record(r, i, Stream::Communication, ranks_[r].started[i], row);
     finish(r, i);
   }
 
   void meet(int r, size_t i, const Node& n) { meetings_->arrive(r, i, n); }
 
-  void record(int r, size_t i, Stream stream, Time start) {
+  void record(int r, size_t i, Stream stream, Time start, const CollectiveRow* row = nullptr) {
     if (!cfg_.trace) return;
     const Node& n = *ranks_[r].nodes[i];
-    trace_.push_back({r, stream,
-                      n.name().empty() ? ChakraProtoMsg::NodeType_Name(n.type()) : n.name(), start,
-                      events_.now()});
+    TraceSlice& s = trace_.emplace_back();
+    s.rank = r;
+    s.stream = stream;
+    s.name = n.name().empty() ? ChakraProtoMsg::NodeType_Name(n.type()) : n.name();
+    s.start = start;
+    s.end = events_.now();
+    if (stream != Stream::Communication) return;
+    if (row) {
+      s.bytes = row->bytes;
+      s.group = row->group;
+      s.algorithm = row->algorithm;
+      s.method = row->method;
+      s.chunks_per_npu = row->chunks_per_npu;
+    } else if (n.type() != ChakraProtoMsg::COMM_COLL_NODE) {
+      s.bytes = chakra::int_attr(n, "comm_size").value_or(0);
+    }
   }
 
   void finish(int r, size_t i) {

@@ -118,10 +118,15 @@ struct RankStats {
 enum class Stream { Compute, Cpu, Memory, Communication };
 
 struct TraceSlice {
-  int rank;
-  Stream stream;
+  int rank = 0;
+  Stream stream = Stream::Compute;
   std::string name;
-  Time start, end;
+  Time start = 0, end = 0;
+  // Communication: the bytes (a collective's in Tenet's convention, a message's), and for a
+  // collective its group kind and what ran it (as CollectiveRow names them).
+  Bytes bytes = 0;
+  std::string group, algorithm, method;
+  int chunks_per_npu = 0;
 };
 
 // The calls of one collective at one size in groups of one kind, run by one algorithm: a row of
@@ -205,8 +210,11 @@ Bytes comm_size_of_collective_bytes(synth::CollectiveKind kind, Bytes bytes, int
 
 // Chrome trace-event JSON (opens in Perfetto): a process per rank with a compute, a CPU and a
 // remote-memory track, and as many communication tracks as the rank had operations in flight at
-// once (slices on one track never overlap, so they nest correctly); a slice per node; and a process
-// for the network with a thread per link, a slice per busy interval (when the network kept them).
+// once (slices on one track never overlap, so they nest correctly); a slice per node, a
+// communication slice with `args` (bytes; a collective's group, algorithm, method and chunks per
+// NPU); and a process for the network with a counter per link: the share of its bandwidth in use
+// over time (the sum over its concurrent messages; above 1 where the analytical network overbooks
+// it), when the network kept its busy intervals.
 std::string trace_json(const SimResult& r);
 
 }  // namespace tenet::sim

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -36,12 +37,23 @@ std::string trace_json(const SimResult& r) {
       tid = 3 + static_cast<int>(lane);
     }
     tracks[s.rank].insert(tid);
-    events.push_back({{"name", s.name},
-                      {"ph", "X"},
-                      {"pid", s.rank},
-                      {"tid", tid},
-                      {"ts", static_cast<double>(s.start) / 1e6},
-                      {"dur", static_cast<double>(s.end - s.start) / 1e6}});
+    nlohmann::json e = {{"name", s.name},
+                        {"ph", "X"},
+                        {"pid", s.rank},
+                        {"tid", tid},
+                        {"ts", static_cast<double>(s.start) / 1e6},
+                        {"dur", static_cast<double>(s.end - s.start) / 1e6}};
+    if (s.stream == Stream::Communication) {
+      nlohmann::json args = {{"bytes", s.bytes}};
+      if (!s.algorithm.empty()) {
+        args["group"] = s.group;
+        args["algorithm"] = s.algorithm;
+        if (!s.method.empty()) args["method"] = s.method;
+        args["chunks_per_npu"] = s.chunks_per_npu;
+      }
+      e["args"] = std::move(args);
+    }
+    events.push_back(std::move(e));
   }
   std::set<int> ranks;
   for (const auto& [rank, tids] : tracks) {
@@ -62,26 +74,33 @@ std::string trace_json(const SimResult& r) {
                                    : tid == 3 ? std::string("communication")
                                               : fmt::format("communication {}", tid - 2)}}}});
   }
-  // Per-link activity: one process for the network, a thread per link that carried data.
+  // Per-link activity: one process for the network, a counter per link that carried data, the
+  // share of its bandwidth in use (its intervals summed: they overlap where messages share it, so
+  // slices would not nest), sampled where it changes.
   const int network_pid = ranks.empty() ? 0 : *ranks.rbegin() + 1;
   bool any = false;
+  std::vector<std::pair<Time, double>> steps;  // (time, change of the share in use)
   for (size_t l = 0; l < r.network.links.size(); ++l) {
     const LinkReport& k = r.network.links[l];
     if (k.activity.empty()) continue;
     any = true;
-    events.push_back({{"name", "thread_name"},
-                      {"ph", "M"},
-                      {"pid", network_pid},
-                      {"tid", l},
-                      {"args", {{"name", k.name}}}});
-    for (const Interval& iv : k.activity)
-      events.push_back({{"name", iv.share < 1 ? fmt::format("{:.0f} % busy", 100 * iv.share)
-                                              : std::string("busy")},
-                        {"ph", "X"},
+    steps.clear();
+    for (const Interval& iv : k.activity) {
+      steps.emplace_back(iv.start, iv.share);
+      steps.emplace_back(iv.end, -iv.share);
+    }
+    std::sort(steps.begin(), steps.end());
+    double in_use = 0;
+    for (size_t i = 0; i < steps.size();) {
+      const Time at = steps[i].first;
+      for (; i < steps.size() && steps[i].first == at; ++i) in_use += steps[i].second;
+      if (std::abs(in_use) < 1e-9) in_use = 0;  // back to idle, whatever the rounding
+      events.push_back({{"name", k.name},
+                        {"ph", "C"},
                         {"pid", network_pid},
-                        {"tid", l},
-                        {"ts", static_cast<double>(iv.start) / 1e6},
-                        {"dur", static_cast<double>(iv.end - iv.start) / 1e6}});
+                        {"ts", static_cast<double>(at) / 1e6},
+                        {"args", {{"in use", in_use}}}});
+    }
   }
   if (any)
     events.push_back({{"name", "process_name"},
