@@ -272,6 +272,7 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row,
     j["lower_bound_ps"] = r.bound.total;
     j["lower_bound_kind"] = r.bound.label;
     j["lower_bound_terms"] = synth::describe(r.bound);
+    j["lower_bound_limit"] = r.bound.limit;
     j["ratio_to_bound"] = r.ratio();
     if (in_part > 0) j["group_part_lower_bound_ps"] = in_part;
     j["algbw_GBps"] = algbw / 1e9;
@@ -334,6 +335,7 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row,
                                format_bandwidth(a.reduce_bandwidth))
                  : "");
   fmt::print("lower bound     {}  ({})\n", format_time(r.bound.total), synth::describe(r.bound));
+  if (!r.bound.limit.empty()) fmt::print("bound limit     {}\n", r.bound.limit);
   fmt::print("ratio           {:.4f}\n", r.ratio());
   if (in_part > 0)
     fmt::print(

@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "topo/analysis.hpp"
 #include "topo/bounds.hpp"
+#include "topo/cut_words.hpp"
 #include "topo/generators.hpp"
 #include "topo/io.hpp"
 #include "topo/presets.hpp"
@@ -121,9 +122,8 @@ void info(const std::string& input, const std::string& size_text, bool json) {
                       : "none found (translations of its dimensions or servers)");
   if (t.num_npus() < 2) return;
   fmt::print("All-Gather of {} (output per NPU), lower bounds:\n", format_bytes(size));
-  fmt::print("  cut bound      {}  (a set of {} nodes holding {} NPUs drains through {}{})\n",
-             format_time(cut.time(size)), cut.set.size(), cut.members_inside,
-             format_bandwidth(cut.out_bandwidth),
+  fmt::print("  cut bound      {}  ({}{})\n", format_time(cut.time(size)),
+             topo::describe_cut(t, cut.set),
              cut.search == topo::CutSearch::Exact
                  ? ""
                  : fmt::format("; of the one-node sets and islands of wide links only: "

@@ -48,6 +48,7 @@ int run_verify(const VerifyArgs& args) {
         r.model_time < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(r.model_time);
     j["lower_bound_ps"] = r.bound.total;
     j["lower_bound_kind"] = r.bound.label;
+    j["lower_bound_limit"] = r.bound.limit;
     j["ratio"] = r.ratio();
     j["links_used"] = r.links_used;
     j["mean_link_utilization"] = r.mean_utilization;
@@ -83,6 +84,7 @@ int run_verify(const VerifyArgs& args) {
   if (r.bound.total > 0)
     fmt::print("lower bound   {} ({}); ratio {:.4f}\n", format_time(r.bound.total),
                synth::describe(r.bound), r.ratio());
+  if (r.bound.total > 0 && !r.bound.limit.empty()) fmt::print("bound limit   {}\n", r.bound.limit);
   if (r.links_used > 0)
     fmt::print("links         {} of {} used; utilization mean {:.1f} %, max {:.1f} %\n",
                r.links_used, t.num_links(), 100 * r.mean_utilization, 100 * r.max_utilization);

@@ -17,6 +17,7 @@
 
 #include "topo/analysis.hpp"
 #include "topo/bounds.hpp"
+#include "topo/cut_words.hpp"
 #include "topo/flow_bound.hpp"
 
 namespace tenet::synth {
@@ -83,6 +84,16 @@ std::vector<char> flags(const topo::Topology& t, const std::vector<topo::NodeId>
   std::vector<char> in(t.num_nodes(), complement ? 1 : 0);
   for (topo::NodeId v : set) in[v] = complement ? 0 : 1;
   return in;
+}
+
+// The nodes not in `set`.
+std::vector<topo::NodeId> complement(const topo::Topology& t,
+                                     const std::vector<topo::NodeId>& set) {
+  const std::vector<char> in = flags(t, set);
+  std::vector<topo::NodeId> out;
+  for (topo::NodeId v = 0; v < t.num_nodes(); ++v)
+    if (!in[v]) out.push_back(v);
+  return out;
 }
 
 // What a transfer pays per step at least (topo::Link::step; synth::route_cost charges a route
@@ -404,19 +415,22 @@ Time past_cut(const topo::Topology& t, const std::vector<char>& inside,
 struct Term {
   Time bandwidth = 0, step = 0;
   std::string label;
+  std::vector<topo::NodeId> cut;  // the cut's set (its out-links carry the bytes), if a cut
 };
 Term all_reduce_bandwidth(const topo::Topology& t, const std::vector<topo::NodeId>& m, Bytes buffer,
                           bool steps) {
   const topo::NodeId r0 = m.front();
   const topo::CutBound from_cut = topo::broadcast_cut_bound(t, r0, m);
   const topo::CutBound to_cut = topo::broadcast_cut_bound(topo::reversed(t), r0, m);
-  Term cut{from_cut.time(buffer), 0, "cut bound (every byte both ways)"};
+  Term cut{from_cut.time(buffer), 0, "cut bound (every byte both ways)", from_cut.set};
   cut.step = least_step_out(t, flags(t, from_cut.set), steps);
   // The reversed cut's links lead into its set.
   if (const Time into = to_cut.time(buffer),
       into_step = least_step_out(t, flags(t, to_cut.set, true), steps);
-      into + into_step > cut.bandwidth + cut.step)
+      into + into_step > cut.bandwidth + cut.step) {
     cut.bandwidth = into, cut.step = into_step;
+    cut.cut = complement(t, to_cut.set);
+  }
   const int n = t.num_nodes();
   std::vector<char> member(n, 0);
   for (topo::NodeId v : m) member[v] = 1;
@@ -434,7 +448,7 @@ Term all_reduce_bandwidth(const topo::Topology& t, const std::vector<topo::NodeI
   }
   std::vector<Bandwidth> widths = island_widths(t);
   widths.push_back(std::numeric_limits<Bandwidth>::max());  // no link joins: each node alone
-  Term arrivals{0, 0, "arrivals bound"};
+  Term arrivals{0, 0, "arrivals bound", {}};
   for (size_t w = 1; w < widths.size(); ++w) {  // the narrowest width joins everything
     boost::disjoint_sets_with_storage<> islands(n);
     for (const topo::Link& l : t.links())
@@ -493,6 +507,7 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
       const topo::CutBound cut = topo::allgather_cut_bound(t, m);
       b.bandwidth = cut.time(p * k_bytes);
       b.step = least_step_out(t, flags(t, cut.set), steps);
+      b.limit = topo::describe_cut(t, cut.set);
       b.past_the_cut = true;
       b.cut_latency = past_cut(t, flags(t, cut.set), m, false);
       b.latency = far(m, m);
@@ -504,6 +519,7 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
       const topo::CutBound cut = topo::allgather_cut_bound(topo::reversed(t), m);
       b.bandwidth = cut.time(p * k_bytes);
       b.step = least_step_out(t, flags(t, cut.set, true), steps);
+      b.limit = topo::describe_cut(t, complement(t, cut.set));
       b.past_the_cut = true;
       b.cut_latency = past_cut(t, flags(t, cut.set, true), m, true);
       b.latency = far(m, m);
@@ -515,6 +531,7 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
           static_cast<Bytes>(c.num_chunks()) * chunk_bytes;  // P*k chunks, or C in all
       Term term = all_reduce_bandwidth(t, m, buffer, steps);
       b.bandwidth = term.bandwidth, b.step = term.step, b.label = std::move(term.label);
+      if (!term.cut.empty()) b.limit = topo::describe_cut(t, term.cut);
       // What the synthesizer's search thresholds were tuned against (coarse, below): the
       // Reduce-Scatter plus All-Gather figure, a bound on that family of algorithms only.
       b.steering = topo::allgather_cut_bound(topo::reversed(t), m).time(buffer) +
@@ -526,6 +543,7 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
       const topo::CutBound cut = topo::broadcast_cut_bound(t, root.front(), m);
       b.bandwidth = cut.time(k_bytes);
       b.step = least_step_out(t, flags(t, cut.set), steps);
+      b.limit = topo::describe_cut(t, cut.set);
       b.latency = far(root, m);
       b.past_the_cut = true;
       b.cut_latency = past_cut(t, flags(t, cut.set), m, false);
@@ -541,6 +559,7 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
           topo::broadcast_cut_bound(topo::reversed(t), root.front(), m, /*large_root_side=*/true);
       b.bandwidth = cut.time(k_bytes);
       b.step = least_step_out(t, flags(t, cut.set, true), steps);
+      b.limit = topo::describe_cut(t, complement(t, cut.set));
       b.latency = far(m, root);
       b.past_the_cut = true;
       b.cut_latency = past_cut(t, flags(t, cut.set, true), root, false);

@@ -53,6 +53,9 @@ struct LowerBound {
   // All-Reduce: the Reduce-Scatter plus All-Gather figure (a bound on that family only; a tree of
   // reductions can beat it), which `coarse` keeps to; 0 for the others.
   Time steering = 0;
+  // Where the bandwidth term is a cut's: its links in the topology's names
+  // (topo::describe_cut: "the links into server3/npu3 from the rest: 350 GB/s = ..."); else empty.
+  std::string limit;
   std::string label;  // "cut bound", "cut bound (every byte both ways)", "arrivals bound",
                       // "cut bound (from the root)", "ingress/egress
                       // bound", "hop-count bound", "link-time bound", "group cut bound",

@@ -208,6 +208,10 @@ fi
 check "bound parts" 0 "2.3 us  (latency and steps of the farthest pair that must communicate; arrivals bound 38.4 ns + 300 ns step + 500 ns latency is less)" -- "$T" synth --topo torus2d:4x4 --coll all-reduce --size 4KiB -k 1 -o "$tmp/lb"
 check "bound parts without steps" 0 "2 us  (latency of the farthest pair that must communicate; arrivals bound 38.4 ns + 500 ns latency is less)" -- "$T" synth --topo torus2d:4x4 --coll all-reduce --size 4KiB -k 1 --step-costs off -o "$tmp/lb"
 
+# The bound names what limits it in the topology's own names: the degraded NIC's GPU.
+check "bound limit" 0 "bound limit     the links into server0/npu0 from the rest: 350 GB/s = 300 GB/s from server0/nvswitch + 50 GB/s from leaf0" -- "$T" synth --topo "$SRC/examples/topologies/cluster16.yaml" --coll all-gather --size 64MiB -k 2 --no-cache -o "$tmp/limit"
+check "topo info cut" 0 "(the links into a0, a1, a2, a3 from the rest: 25 GB/s = 25 GB/s b0 -> a0)" -- "$T" topo info "$SRC/examples/topologies/two-islands.yaml"
+
 # An All-Reduce's printed bound is one: a reduction tree on a line (reduce to the middle and back)
 # once beat the Reduce-Scatter + All-Gather figure printed as the bound by 43 % (ratio 0.5727).
 ratio=$("$T" synth --topo line:8 --coll all-reduce --size 256MiB 2>&1 | sed -n 's/^ratio *\([0-9.]*\).*/\1/p' | head -1)
