@@ -4,7 +4,11 @@
 #include <queue>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "synth/cost/timing.hpp"
+#include "synth/producers.hpp"
+#include "synth/synthesizer.hpp"
 #include "topo/routing.hpp"
 
 namespace tenet::synth::testing {
@@ -45,6 +49,29 @@ Topology random_topology(std::mt19937_64& rng, int max_npus, bool steps) {
   Topology t = b.build();
   t.set_charges_steps(steps);
   return t;
+}
+
+void for_each_producer(const Topology& t, const Collective& c, Bytes chunk,
+                       const std::function<void(const Algorithm&, const std::string& who)>& f) {
+  std::vector<std::pair<std::string, SynthOptions>> producers;
+  for (SynthMethod m : {SynthMethod::Auto, SynthMethod::Matcher, SynthMethod::PlanMatcher,
+                        SynthMethod::PlanPipeline})
+    for (LinkModel model : {LinkModel::Pipelined, LinkModel::Hold}) {
+      SynthOptions o;
+      o.method = m, o.link_model = model;
+      producers.emplace_back("tenet", o);
+    }
+  for (const std::string& name : algorithm_names(c.kind))
+    if (name != "tenet") producers.emplace_back(name, SynthOptions{});
+  for (const auto& [name, o] : producers) {
+    Algorithm a;
+    try {
+      a = make_algorithm(name, t, c, chunk, o);
+    } catch (const NotApplicable&) {
+      continue;
+    }
+    f(a, fmt::format("{} ({}, {})", name, to_string(o.method), to_string(o.link_model)));
+  }
 }
 
 Collective random_collective(std::mt19937_64& rng, const Topology& t, int max_chunks) {

@@ -3,6 +3,7 @@
 // so that the verifier and timing can be tested before and apart from the real producers.
 #pragma once
 
+#include <functional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -18,6 +19,12 @@ namespace tenet::synth::testing {
 // `steps`: each link also gets a per-step cost (0, 300 ns, 2.6 us or 0-3 us at random), and the
 // topology charges them (topo::Topology::charges_steps).
 topo::Topology random_topology(std::mt19937_64& rng, int max_npus = 8, bool steps = false);
+
+// Every algorithm made for `c` on `t` at `chunk` bytes: the synthesizer's (each method, both link
+// models) and every baseline that applies, each passed to `f` with who made it and how, in words
+// ("ring (auto, pipelined)"). Producers that do not apply are skipped.
+void for_each_producer(const topo::Topology& t, const Collective& c, Bytes chunk,
+                       const std::function<void(const Algorithm&, const std::string& who)>& f);
 
 // A random collective over `t`: a random kind (or `kind`), all NPUs or a random subset of at least
 // two (reducing collectives always use all NPUs), 1..max_chunks chunks per NPU, a random root.

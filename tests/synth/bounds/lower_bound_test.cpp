@@ -323,31 +323,14 @@ TEST(CutLatency, NeverAboveAVerifiedAlgorithm) {
     Time cheapest = std::numeric_limits<Time>::max();
     for (const topo::Link& l : t.links()) cheapest = std::min(cheapest, l.latency);
     past_cheapest += b.cut_latency > cheapest && b.total == b.bandwidth + b.cut_latency;
-    std::vector<std::pair<std::string, SynthOptions>> producers;
-    for (SynthMethod m : {SynthMethod::Auto, SynthMethod::Matcher, SynthMethod::PlanMatcher,
-                          SynthMethod::PlanPipeline})
-      for (LinkModel model : {LinkModel::Pipelined, LinkModel::Hold}) {
-        SynthOptions o;
-        o.method = m, o.link_model = model;
-        producers.emplace_back("tenet", o);
-      }
-    for (const std::string& name : algorithm_names(kind))
-      if (name != "tenet") producers.emplace_back(name, SynthOptions{});
-    for (const auto& [name, o] : producers) {
-      Algorithm a;
-      try {
-        a = make_algorithm(name, t, c, chunk, o);
-      } catch (const NotApplicable&) {
-        continue;
-      }
-      const std::string at = fmt::format("topology {}, {} ({}, {}), {} of {} B chunks over NPUs {}",
-                                         i, name, to_string(o.method), to_string(o.link_model),
+    testing::for_each_producer(t, c, chunk, [&](const Algorithm& a, const std::string& who) {
+      const std::string at = fmt::format("topology {}, {}, {} of {} B chunks over NPUs {}", i, who,
                                          c.describe(), chunk, fmt::join(c.ranks, ","));
       const Report r = verify(t, a, {.max_reported = 3, .lower_bound = false});
       EXPECT_TRUE(r.correct()) << at << testing::violation_text(r);
       EXPECT_GE(a.claimed_time, b.total) << at << ": " << describe(b);
       ++checked;
-    }
+    });
   }
   EXPECT_GE(checked, 1000);
   EXPECT_GE(past_cheapest, 40);  // the cases exercise the new term

@@ -95,25 +95,8 @@ TEST(StepBound, NeverAboveAVerifiedAlgorithm) {
     paid_steps += b.step > 0;
     farther += b.latency > plain.latency;
     EXPECT_GE(b.total, plain.total) << i;
-    std::vector<std::pair<std::string, SynthOptions>> producers;
-    for (SynthMethod m : {SynthMethod::Auto, SynthMethod::Matcher, SynthMethod::PlanMatcher,
-                          SynthMethod::PlanPipeline})
-      for (LinkModel model : {LinkModel::Pipelined, LinkModel::Hold}) {
-        SynthOptions o;
-        o.method = m, o.link_model = model;
-        producers.emplace_back("tenet", o);
-      }
-    for (const std::string& name : algorithm_names(kind))
-      if (name != "tenet") producers.emplace_back(name, SynthOptions{});
-    for (const auto& [name, o] : producers) {
-      Algorithm a;
-      try {
-        a = make_algorithm(name, t, c, chunk, o);
-      } catch (const NotApplicable&) {
-        continue;
-      }
-      const std::string at = fmt::format("topology {}, {} ({}, {}), {} of {} B chunks over NPUs {}",
-                                         i, name, to_string(o.method), to_string(o.link_model),
+    testing::for_each_producer(t, c, chunk, [&](const Algorithm& a, const std::string& who) {
+      const std::string at = fmt::format("topology {}, {}, {} of {} B chunks over NPUs {}", i, who,
                                          c.describe(), chunk, fmt::join(c.ranks, ","));
       ASSERT_TRUE(a.step_costs) << at;
       const Report r = verify(t, a, {.max_reported = 3});
@@ -121,7 +104,7 @@ TEST(StepBound, NeverAboveAVerifiedAlgorithm) {
       EXPECT_EQ(r.bound.total, b.total) << at;
       EXPECT_GE(a.claimed_time, b.total) << at << ": " << describe(b);
       ++checked;
-    }
+    });
   }
   EXPECT_GE(checked, 3000);
   EXPECT_GE(paid_steps, 140);  // the cases exercise both new terms
