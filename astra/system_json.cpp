@@ -202,6 +202,12 @@ void read_roofline(const std::string& path, const Json& j, AstraSystem& s,
     read.insert("roofline-enabled");
     require(path, j, "roofline-enabled", &Json::is_number, "0 or 1");
   }
+  s.roofline = roofline;
+  if (!roofline)
+    s.notes.push_back(
+        "no roofline-enabled: COMP nodes take their duration_micros, 1 ns where they have none "
+        "(num_ops and tensor_size only), as ASTRA-sim replays them; roofline-enabled 1 and "
+        "peak-perf give them a roofline");
   if (j.contains("peak-perf")) {
     read.insert("peak-perf");
     const double tflops = require(path, j, "peak-perf", &Json::is_number, "TFLOP/s").get<double>();
@@ -211,9 +217,8 @@ void read_roofline(const std::string& path, const Json& j, AstraSystem& s,
       s.peak_flops = tflops * 1e12;
     else
       s.notes.push_back(
-          "peak-perf without roofline-enabled: ASTRA-sim replays durations, and so does Tenet "
-          "where a "
-          "node has one");
+          "peak-perf without roofline-enabled: not used (ASTRA-sim replays "
+          "durations, and so does Tenet)");
   }
   if (j.contains("local-mem-bw")) {
     read.insert("local-mem-bw");
@@ -335,6 +340,7 @@ std::vector<std::string> apply_astra_system(const AstraSystem& sys, SimConfig& c
   for (const auto& [kind, splits] : sys.dataset_splits)
     if (cfg.algorithms[kind] == sys.algorithms.at(kind)) cfg.dataset_splits[kind] = splits;
   if (sys.peak_flops > 0) cfg.peak_flops = sys.peak_flops;
+  cfg.roofline = sys.roofline;
   if (sys.memory_bandwidth > 0) cfg.memory_bandwidth = sys.memory_bandwidth;
   cfg.endpoints = sys.endpoints;
   std::vector<std::string> notes = sys.notes;

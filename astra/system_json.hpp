@@ -46,6 +46,7 @@ struct AstraSystem {
   // preferred-dataset-splits and active-chunks-per-dimension, for the kinds that run natively.
   std::map<synth::CollectiveKind, sim::SimConfig::Splits> dataset_splits;
   double peak_flops = 0;           // FLOP/s; 0: not given
+  bool roofline = false;           // roofline-enabled (sim::SimConfig::roofline)
   Bandwidth memory_bandwidth = 0;  // B/s; 0: not given
   // endpoint-delay, and local-mem-bw for reductions.
   sim::EndpointModel endpoints{kAstraDefaultEndpointDelay, 0};
@@ -69,7 +70,8 @@ AstraSystem read_astra_system(const std::string& path);
 // ASTRA-sim's settings merged into `cfg`, under what it holds already (the command line's): a
 // collective keeps an algorithm `cfg` names and takes `sys`'s otherwise; the dataset splits apply
 // to the collectives left running ASTRA-sim's native algorithm; the roofline's peak and memory
-// bandwidth replace `cfg`'s when `sys` gives them; the endpoint model is `sys`'s. Unless
+// bandwidth replace `cfg`'s when `sys` gives them, and COMP nodes without a duration take 1 ns
+// unless it enables the roofline (as ASTRA-sim runs them); the endpoint model is `sys`'s. Unless
 // `keep_in_flight` (cfg.max_in_flight was chosen), every rank runs one send or collective at a
 // time, as ASTRA-sim does (max_in_flight 1). Returns the notes to show: `sys.notes`, then the one
 // on operations in flight when it was set here.

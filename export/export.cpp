@@ -86,6 +86,20 @@ void render_msccl(const synth::Algorithm& a, const topo::Topology& t,
         format_time(a.reduction_time()), format_bandwidth(a.reduce_bandwidth)));
 }
 
+// A Chakra graph (the chakra format's, and the ASTRA-sim bundle's collective) holds a reduction as
+// a COMP node of whole microseconds (duration_micros): where the reduction takes a fraction of one,
+// the graph's time is not Tenet's, said as a warning naming `format`.
+void warn_whole_micros(const synth::Algorithm& a, bool reduces, const char* format, Exported& out) {
+  if (a.reduce_bandwidth <= 0 || !reduces) return;
+  const double micros = chakra::reduction_micros(a.chunk_bytes, a.reduce_bandwidth);
+  if (micros != std::ceil(micros))
+    out.warnings.push_back(
+        fmt::format("{}: a reduction of {} at {} takes {:.4g} us; duration_micros holds whole "
+                    "microseconds, so each COMP node says {} us",
+                    format, format_bytes(a.chunk_bytes), format_bandwidth(a.reduce_bandwidth),
+                    micros, std::ceil(micros)));
+}
+
 void render_chakra(const synth::Algorithm& a, const topo::Topology& t,
                    const chakra::GraphOptions& options, bool reduces, Rendered& r, Exported& out) {
   r.graph.emplace(a, t, options);  // refuses here, before any file
@@ -96,21 +110,13 @@ void render_chakra(const synth::Algorithm& a, const topo::Topology& t,
     return astra::run_as_astra_sim(graph->node_graph(), t);
   });
   out.claimed_time = synth::collective_time(t, a);
-  if (a.reduce_bandwidth > 0 && reduces) {
-    // ASTRA-sim reads COMP durations in whole microseconds (duration_micros).
-    const double micros = chakra::reduction_micros(a.chunk_bytes, a.reduce_bandwidth);
-    if (micros != std::ceil(micros))
-      out.warnings.push_back(fmt::format(
-          "chakra: a reduction of {} at {} takes {:.4g} us; duration_micros holds whole "
-          "microseconds, so each COMP node says {} us",
-          format_bytes(a.chunk_bytes), format_bandwidth(a.reduce_bandwidth), micros,
-          std::ceil(micros)));
-  }
+  warn_whole_micros(a, reduces, "chakra", out);
 }
 
 // The folder ASTRA-sim runs as it is, staged under astra-sim/ of `folder`, or skipped with why.
 void stage_astra_sim(const synth::Algorithm& a, const topo::Topology& t, topo::OutputFolder& folder,
-                     const std::string& dir, const ExportOptions& options, Exported& out) {
+                     const std::string& dir, const ExportOptions& options, bool reduces,
+                     Exported& out) {
   try {
     astra::AstraBundleOptions bo;
     bo.graph = options.chakra;
@@ -129,6 +135,7 @@ void stage_astra_sim(const synth::Algorithm& a, const topo::Topology& t, topo::O
     out.astra_notes.push_back(
         fmt::format("run it: {} (ASTRA_SIM names the binary){}",
                     topo::shell_quoted(dir + "/astra-sim/run.sh", "the export folder"), there));
+    warn_whole_micros(a, reduces, "astra-sim", out);
   } catch (const Error& e) {
     out.skipped.emplace_back("astra-sim", e.what());
   }
@@ -202,7 +209,7 @@ Exported export_algorithm(const synth::Algorithm& given, const topo::Topology& t
   for (const auto& [name, text] : r.files) topo::write_file_atomically(folder.stage(name), text);
   if (r.chakra) astra::stage_astra_collective(*r.graph, a, t, folder, "chakra", "algorithm");
   if (std::find(formats.begin(), formats.end(), "astra-sim") != formats.end())
-    stage_astra_sim(a, t, folder, dir, options, out);
+    stage_astra_sim(a, t, folder, dir, options, reduces, out);
   collect_emulation(r, folder, out);
   out.written = folder.commit();
   return out;

@@ -189,6 +189,7 @@ class Simulator {
       throw too_long(memory_s, fmt::format("tensor_size {} B at a memory bandwidth of {}", bytes,
                                            format_bandwidth(cfg_.memory_bandwidth)));
     if (n.type() != ChakraProtoMsg::COMP_NODE) return static_cast<Time>(memory_ps);
+    if (!cfg_.roofline) return 1000;  // ASTRA-sim replays it: 0 means 1 ns
     const double compute_s = static_cast<double>(ops) / cfg_.peak_flops;
     const double compute_ps = std::ceil(compute_s * static_cast<double>(kPicosPerSecond));
     if (!(compute_ps < kLongest))

@@ -3,19 +3,19 @@
 //
 // Per rank, a node starts once its data and control dependencies are done. COMP nodes take their
 // duration_micros, or a roofline of num_ops against peak_flops and tensor_size against memory
-// bandwidth; MEM_LOAD / MEM_STORE take tensor_size over memory bandwidth; compute and memory
-// nodes of a rank run one at a time (one compute stream), in the order they became ready (with
-// SimConfig::remote_memory, MEM nodes queue at their remote memory instead). COMP
-// nodes marked `is_cpu_op` are host operators: they run their duration_micros (1 ns for 0, no
-// roofline) on the rank's CPU stream, one at a time, beside the GPU's (as ASTRA-sim's hardware
-// resource model runs them). INVALID nodes finish at once.
-// COMM_SEND / COMM_RECV pair by (tag, source, destination) in order; a message takes the
-// topology's route and both ends finish when it has arrived. COMM_COLL nodes (comm_type,
-// comm_size; the ranks of `tenet_ranks` when given, else every rank) meet in order per group: when
-// every member has reached its k-th collective of that group, the group's algorithm (a baseline
-// or the synthesizer, cached per collective, group and size) replays on the network, and every
-// member finishes when it is done. Communication is not otherwise limited: any number of messages
-// and collectives may be in flight per rank unless SimConfig::max_in_flight says otherwise.
+// bandwidth (1 ns without SimConfig::roofline); MEM_LOAD / MEM_STORE take tensor_size over memory
+// bandwidth; compute and memory nodes of a rank run one at a time (one compute stream), in the
+// order they became ready (with SimConfig::remote_memory, MEM nodes queue at their remote memory
+// instead). COMP nodes marked `is_cpu_op` are host operators: they run their duration_micros (1 ns
+// for 0, no roofline) on the rank's CPU stream, one at a time, beside the GPU's (as ASTRA-sim's
+// hardware resource model runs them). INVALID nodes finish at once. COMM_SEND / COMM_RECV pair by
+// (tag, source, destination) in order; a message takes the topology's route and both ends finish
+// when it has arrived. COMM_COLL nodes (comm_type, comm_size; the ranks of `tenet_ranks` when
+// given, else every rank) meet in order per group: when every member has reached its k-th
+// collective of that group, the group's algorithm (a baseline or the synthesizer, cached per
+// collective, group and size) replays on the network, and every member finishes when it is done.
+// Communication is not otherwise limited: any number of messages and collectives may be in flight
+// per rank unless SimConfig::max_in_flight says otherwise.
 #pragma once
 
 #include <functional>
@@ -57,6 +57,11 @@ struct SimConfig {
   PacketConfig packet;         // for NetworkKind::Packet
   bool link_activity = false;  // keep per-link busy intervals (always with `trace`)
   double peak_flops = 312e12;  // per NPU, FLOP/s (A100 BF16 dense)
+  // Whether COMP nodes without a duration take the roofline (num_ops at peak_flops, tensor_size at
+  // memory_bandwidth). false: they take 1 ns, as ASTRA-sim replays every COMP node (its runtime, 1
+  // ns for none: Workload::issue_replay upstream) where its system.json does not set
+  // roofline-enabled.
+  bool roofline = true;
   Bandwidth memory_bandwidth = 2'039'000'000'000;  // per NPU, B/s (A100 80 GB HBM2e)
   // MEM nodes go to remote memory instead of the compute stream (local memory) when set.
   std::optional<RemoteMemory> remote_memory;

@@ -92,6 +92,39 @@ TEST_F(AstraSystemTest, NativeImplementationsBecomeBaselines) {
   EXPECT_THAT(other.notes, Contains(HasSubstr("no preferred-dataset-splits")));
 }
 
+// Without roofline-enabled ASTRA-sim replays every COMP node: its runtime, 1 ns where it has none
+// (astra-sim 518bd51, astra-sim/workload/Workload.cc: issue_replay where !roofline_enabled). A
+// workload of num_ops and tensor_size alone (Tenet's generated ones, Chakra's converter's without
+// durations) then computes in 1 ns a node there, and so it does here, said in a note; with
+// roofline-enabled the roofline runs at peak-perf.
+TEST_F(AstraSystemTest, WithoutTheRooflineComputeReplaysAsAstraSimDoes) {
+  const AstraSystem plain = read_astra_system(write(R"({"local-mem-bw": 3350})"));
+  EXPECT_FALSE(plain.roofline);
+  EXPECT_THAT(plain.notes, Contains(HasSubstr("no roofline-enabled: COMP nodes take their "
+                                              "duration_micros, 1 ns where they have none")));
+  sim::SimConfig cfg;
+  apply_astra_system(plain, cfg, false);
+  EXPECT_FALSE(cfg.roofline);
+  const AstraSystem roof = read_astra_system(
+      write(R"({"roofline-enabled": 1, "peak-perf": 900, "local-mem-bw": 3350})"));
+  EXPECT_TRUE(roof.roofline);
+  sim::SimConfig with_roof;
+  apply_astra_system(roof, with_roof, false);
+  EXPECT_TRUE(with_roof.roofline);
+  EXPECT_EQ(with_roof.peak_flops, 900e12);
+  // One rank, one COMP node of 9e12 operations on 1 MiB: 1 ns replayed, 10 ms at 900 TFLOP/s.
+  chakra::EtFile f;
+  chakra::Node& n = f.nodes.emplace_back();
+  n.set_id(0);
+  n.set_type(ChakraProtoMsg::COMP_NODE);
+  n.set_name("matmul");
+  chakra::set_int(n, "num_ops", 9'000'000'000'000);
+  chakra::set_int(n, "tensor_size", 1 << 20);
+  const topo::Topology t = topo::generate("switch:2");
+  EXPECT_EQ(sim::simulate(t, {f}, cfg).iteration, 1000);
+  EXPECT_EQ(sim::simulate(t, {f}, with_roof).iteration, 10 * Time{1'000'000'000});
+}
+
 TEST_F(AstraSystemTest, DimensionsBecomeHierarchicalAndCustomBecomesAFile) {
   const std::string prefix = (dir_ / "custom").string();
   topo::write_file_atomically(chakra::et_path(prefix, 0), chakra::serialize_et({}));

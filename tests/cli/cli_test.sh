@@ -241,6 +241,9 @@ check "algo unsupported" 2 "bruck has no all-reduce" -- "$T" synth --topo ring:4
 TOPO="ring:4 x switch:2"
 check "synth emit" 0 "algorithm.xml" -- "$T" synth --topo "$TOPO" --coll all-reduce --size 8MiB -k 2 --emit chakra,msccl-xml -o "$tmp/e"
 check "emit reduce rounding" 0 "duration_micros holds whole microseconds, so each COMP node says 2 us" -- "$T" synth --topo "$TOPO" --coll all-reduce --size 8MiB -k 2 --emit chakra --reduce-bw 500GB/s -o "$tmp/e2"
+# The ASTRA-sim bundle's collective holds its reductions in whole microseconds too: said without
+# --emit chakra as well.
+check "emit astra-sim reduce rounding" 0 "astra-sim: a reduction of 128 KiB at 300 GB/s takes 0.4369 us; duration_micros holds whole microseconds, so each COMP node says 1 us" -- "$T" synth --topo switch:8 --coll all-reduce --size 1MiB -k 1 --emit astra-sim --reduce-bw 300GB/s -o "$tmp/e2a"
 check "reduce-bw claim" 0 "each reduction 1.049 us at 500 GB/s" -- "$T" synth --topo "$TOPO" --coll all-reduce --size 8MiB -k 2 --reduce-bw 500GB/s -o "$tmp/rb"
 check "reduce-bw json" 0 '"reduce_Bps": 500000000000' -- cat "$tmp/rb/algorithm.json"
 check "reduce-bw verify" 0 "CORRECT" -- "$T" verify "$tmp/rb/algorithm.json" --topo "$TOPO"
