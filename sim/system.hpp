@@ -9,9 +9,9 @@
 // instead). COMP nodes marked `is_cpu_op` are host operators: they run their duration_micros (1 ns
 // for 0, no roofline) on the rank's CPU stream, one at a time, beside the GPU's (as ASTRA-sim's
 // hardware resource model runs them). INVALID nodes finish at once. COMM_SEND / COMM_RECV pair by
-// (tag, source, destination) in order; a message takes the topology's route and both ends finish
-// when it has arrived. COMM_COLL nodes (comm_type, comm_size; the ranks of `tenet_ranks` when
-// given, else every rank) meet in order per group: when every member has reached its k-th
+// (tag, source, destination, size) in order; a message takes the topology's route and both ends
+// finish when it has arrived. COMM_COLL nodes (comm_type, comm_size; the ranks of `tenet_ranks`
+// when given, else every rank) meet in order per group: when every member has reached its k-th
 // collective of that group, the group's algorithm (a baseline or the synthesizer, cached per
 // collective, group and size) replays on the network, and every member finishes when it is done.
 // Communication is not otherwise limited: any number of messages and collectives may be in flight
