@@ -33,7 +33,7 @@ size_t CallLog::row(const std::string& group, int group_id, synth::CollectiveKin
     r.chunks_per_npu = chunks;
     const auto [link, busy] = busiest(with);
     if (link >= 0) r.busiest_link = t_.describe_link(link);
-    r.busiest_busy = busy;  // per call; add() multiplies by the calls
+    r.busiest_busy = busy;  // per call; rows() multiplies it by the calls
     rows_.push_back(std::move(r));
     groups_.emplace_back();
   }
