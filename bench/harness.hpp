@@ -15,6 +15,7 @@
 #include "bench/pool.hpp"
 #include "bench/suite.hpp"
 #include "sim/system.hpp"
+#include "synth/memo.hpp"
 
 namespace tenet::synth {
 class AlgorithmCache;  // synth/cache/algorithm_cache.hpp
@@ -109,6 +110,9 @@ struct HarnessOptions {
   synth::AlgorithmCache* cache = nullptr;
   // When syntheses answer with the best found so far (synth/auto/deadline.hpp), or none.
   const synth::Deadline* deadline = nullptr;
+  // What syntheses keep between their steps (synth/memo.hpp), shared by the run's cases and their
+  // reports, or none (each keeps its own).
+  synth::SynthMemo* memo = nullptr;
 };
 
 // Every case and simulation of the suite. In an MPI run, rank 0 returns them all and the other

@@ -22,6 +22,7 @@
 #include "sim/system.hpp"
 #include "sim/workload.hpp"
 #include "synth/cache/algorithm_cache.hpp"
+#include "synth/memo.hpp"
 #include "synth/producers.hpp"
 #include "synth/verify/verify.hpp"
 #include "topo/error.hpp"
@@ -109,6 +110,7 @@ Result run_algorithm(const Suite& s, const Case& c, const std::string& name,
     o.restarts = s.restarts;
     o.cache = cache;
     o.deadline = options.deadline;
+    o.memo = options.memo;
     const int64_t hits = cache ? cache->hits() : 0;
     o.portfolio.baselines =
         false;  // the portfolio is applied by take_fastest, from the baselines' own rows
@@ -120,7 +122,8 @@ Result run_algorithm(const Suite& s, const Case& c, const std::string& name,
     r.chunks_used = a.collective.chunks_per_npu;
     r.build_seconds = seconds_since(begin);
     r.from_cache = cache && cache->hits() > hits;
-    const synth::Report rep = synth::verify(t, a, {.max_reported = 1});
+    const synth::Report rep =
+        synth::verify(t, a, {.max_reported = 1, .bounds = synth::bounds_of(o)});
     r.time = rep.collective_time;
     r.bound = rep.bound.total;
     r.transfers = a.size();
@@ -293,7 +296,10 @@ std::vector<double> item_costs(const std::vector<Case>& cases, const std::vector
 
 }  // namespace
 
-SuiteResults run_suite(const Suite& suite, const HarnessOptions& options) {
+SuiteResults run_suite(const Suite& suite, const HarnessOptions& given) {
+  synth::SynthMemo memo;  // the run's own where the caller holds none
+  HarnessOptions options = given;
+  if (!options.memo) options.memo = &memo;
   // Items: every algorithm of every case (the unit of work), then the simulations.
   std::vector<Case> cases;
   for (const SuiteTopology& t : suite.topologies)

@@ -20,6 +20,7 @@
 #include "synth/formats/algorithm_json.hpp"
 #include "synth/groups/group_map.hpp"
 #include "synth/ir/traffic.hpp"
+#include "synth/memo.hpp"
 #include "synth/producers.hpp"
 #include "synth/verify/verify.hpp"
 #include "topo/io.hpp"
@@ -183,7 +184,8 @@ Row build_row(const SynthArgs& args, const std::string& name, const topo::Topolo
     row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     row.from_cache = o.cache && o.cache->hits() > hits_before;
     row.stopped_early = o.deadline && o.deadline->stopped();
-    row.report = synth::verify(t, *row.algorithm, {.max_reported = 5});
+    row.report =
+        synth::verify(t, *row.algorithm, {.max_reported = 5, .bounds = synth::bounds_of(o)});
   } catch (const synth::NotApplicable& e) {
     if (args.algo != "all") throw;  // asked for by name: an error
     row.not_applicable = e.message();
@@ -551,6 +553,8 @@ void run_synth(const SynthArgs& args) {
   o.cache = cache.get();
   const TimeLimit deadline(args.time_limit);
   o.deadline = deadline.get();
+  synth::SynthMemo memo;  // every row's flow plans and bounds, and their reports'
+  o.memo = &memo;
 
   std::vector<Row> rows;
   {

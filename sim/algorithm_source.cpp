@@ -173,6 +173,7 @@ std::unique_ptr<synth::Algorithm> AlgorithmSource::make(const std::string& produ
   o.portfolio.borrow_servers = false;  // every server runs its own group at the same time
   o.cache = cfg_.cache;
   o.deadline = cfg_.deadline;
+  o.memo = &memo_;
   // As made: relays' hops and hand-overs count.
   o.portfolio.chunk_transfers = synth::kSimAutoChunkTransfers;
   // An All-Reduce over a cluster too large to synthesize flat is composed per level

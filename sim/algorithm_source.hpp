@@ -12,6 +12,7 @@
 #include "synth/ir/algorithm.hpp"
 #include "synth/ir/collective.hpp"
 #include "synth/ir/ring_plan.hpp"
+#include "synth/memo.hpp"
 #include "topo/topology.hpp"
 
 namespace tenet::sim::detail {
@@ -74,6 +75,7 @@ class AlgorithmSource {
   int half_diameter_ = 0;  // half the NPUs' hop diameter, once a routed collective needs it
   std::unordered_map<std::string, Bytes> file_sizes_;  // algorithm file -> the size it was made for
   std::vector<std::string> warnings_;
+  synth::SynthMemo memo_;  // flow plans and bounds, shared by every size and group synthesized
 };
 
 }  // namespace tenet::sim::detail

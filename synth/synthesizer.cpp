@@ -12,6 +12,7 @@
 #include "synth/groups/composed_synthesis.hpp"
 #include "synth/groups/group_map.hpp"
 #include "synth/groups/relay_synthesis.hpp"
+#include "synth/memo.hpp"
 #include "topo/error.hpp"
 #include "topo/parallel.hpp"
 
@@ -137,6 +138,12 @@ Algorithm synthesize(const topo::Topology& t, const Collective& c, Bytes chunk_b
 
 Made<Algorithm> try_synthesize(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
                                const SynthOptions& o) {
+  if (!o.memo) {  // the run's own, for as long as it lasts
+    SynthMemo memo;
+    SynthOptions with = o;
+    with.memo = &memo;
+    return try_synthesize(t, c, chunk_bytes, with);
+  }
   c.validate(t);
   if (chunk_bytes < 1) throw Error("chunk size must be at least 1 byte");
   if (o.restarts < 1) throw Error("restarts must be at least 1");
@@ -147,7 +154,7 @@ Made<Algorithm> try_synthesize(const topo::Topology& t, const Collective& c, Byt
   std::optional<Algorithm> relayed;
   if (o.method == SynthMethod::Auto && o.portfolio.team_relay && c.num_ranks() < t.num_npus()) {
     relayed = relay_synthesize(t, c, chunk_bytes, o);
-    if (relayed && relay_enough(t, *relayed)) return std::move(*relayed);
+    if (relayed && relay_enough(t, *relayed, bounds_of(o))) return std::move(*relayed);
   }
   // A group in a much larger cluster works in its part of it (synth/groups/group_map.hpp).
   if (const std::optional<GroupPart> part = group_part(t, c)) {
@@ -165,7 +172,7 @@ Made<Algorithm> try_synthesize(const topo::Topology& t, const Collective& c, Byt
   Algorithm best = std::move(std::get<Algorithm>(made_here));
   if (relayed && relayed->claimed_time < best.claimed_time) best = std::move(*relayed);
   if (o.method == SynthMethod::Auto && o.portfolio.baselines &&
-      portfolio_worth_it(t, c, chunk_bytes, best))
+      portfolio_worth_it(t, c, chunk_bytes, best, bounds_of(o)))
     for_each_baseline(t, c, [&](const BaselineSpec& spec) {
       ChunkMade m = baseline_to_beat(spec, t, c, chunk_bytes, o, best.claimed_time);
       if (Algorithm* a = std::get_if<Algorithm>(&m)) keep_if_faster(best, std::move(*a), spec);

@@ -132,6 +132,7 @@ struct PortfolioOptions {
 };
 
 class AlgorithmCache;  // synth/cache/algorithm_cache.hpp
+struct SynthMemo;      // synth/memo.hpp
 
 struct SynthOptions {
   SynthMethod method = SynthMethod::Auto;
@@ -160,6 +161,9 @@ struct SynthOptions {
   // When to answer with the best found so far (owned by the caller; none: the whole search). The
   // searches check it between steps (synth/auto/deadline.hpp).
   const Deadline* deadline = nullptr;
+  // What the run keeps between its steps: flow plans and bounds (owned by the caller; none: each
+  // top-level call keeps its own while it lasts). Decides nothing about the result.
+  SynthMemo* memo = nullptr;
 };
 
 // Synthesizes `c` on `t` with chunks of `chunk_bytes`. Throws tenet::Error for an invalid

@@ -35,4 +35,13 @@ class Error : public std::runtime_error {
   std::string message_;
 };
 
+// Thrown where nodes that must exchange data are not joined: an NPU that cannot reach another, a
+// synthesis stuck for want of a way between two members. It is a fact about the topology and the
+// group, so a caller that tries a part of a topology (a sub-group, a slice) may take it as "does
+// not apply" without swallowing the other errors.
+class Unreachable : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace tenet

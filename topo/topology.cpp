@@ -164,9 +164,10 @@ Topology TopologyBuilder::build() const {
                   switches_[s - t.num_npus_].where);
 
   if (auto pair = first_unreachable_npu_pair(t))
-    throw Error(fmt::format("NPU '{}' cannot reach NPU '{}': every NPU must reach every other",
-                            t.nodes_[pair->first].name, t.nodes_[pair->second].name),
-                npus_[pair->first].where);
+    throw Unreachable(
+        fmt::format("NPU '{}' cannot reach NPU '{}': every NPU must reach every other",
+                    t.nodes_[pair->first].name, t.nodes_[pair->second].name),
+        npus_[pair->first].where);
 
   // Dimensions are NPU counts of at least 1 whose product is the NPU count, multiplied with
   // overflow checks: a list whose product wraps around 2^64 must not pass for the count.

@@ -17,6 +17,7 @@
 #include "synth/groups/composed_synthesis.hpp"
 #include "synth/groups/relay_synthesis.hpp"
 #include "synth/groups/team_relay.hpp"
+#include "synth/memo.hpp"
 #include "synth/plans/pipeline_variants.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/tuning.hpp"
@@ -185,7 +186,7 @@ Made<ChunkingResult> composed_auto_chunks(const topo::Topology& t, const Collect
       best.chunks_per_npu = k;
       have = true;
       worse = 0;
-      if (within_bound(t, best.algorithm, 1 + kChunkSearchSlack)) break;
+      if (within_bound(t, best.algorithm, 1 + kChunkSearchSlack, bounds_of(o))) break;
     } else if (++worse >= 2 || transfer_estimate(cc) > (int64_t{1} << 20)) {
       break;
     }
@@ -210,6 +211,12 @@ ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Byt
 Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collective c,
                                                 Bytes total_bytes, const SynthOptions& o,
                                                 int max_chunks_per_npu) {
+  if (!o.memo) {  // the search's own, for as long as it lasts
+    SynthMemo memo;
+    SynthOptions with = o;
+    with.memo = &memo;
+    return try_synthesize_auto_chunks(t, std::move(c), total_bytes, with, max_chunks_per_npu);
+  }
   const bool servers = composed_servers(t, c).has_value();
   if (o.method == SynthMethod::Composed ||
       (o.method == SynthMethod::Auto && servers && flat_out_of_reach(c)))
@@ -220,7 +227,8 @@ Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collect
   // Where the flat search ends short of the bound (a cluster too large for more than one chunk
   // per NPU), the composition may do better.
   if (o.method == SynthMethod::Auto && servers && c.all_reduce_chunks == 0 &&
-      !within_bound(t, best.algorithm, kComposeAbove) && !(o.deadline && o.deadline->reached())) {
+      !within_bound(t, best.algorithm, kComposeAbove, bounds_of(o)) &&
+      !(o.deadline && o.deadline->reached())) {
     Made<ChunkingResult> made_composed =
         composed_auto_chunks(t, c, total_bytes, o, max_chunks_per_npu);
     if (ChunkingResult* composed = made(made_composed)) {
@@ -266,9 +274,9 @@ class FlatSearch {
     const bool routed = one_destination(c.kind);
     const bool in_network = std::any_of(t.nodes().begin(), t.nodes().end(),
                                         [](const topo::Node& v) { return v.can_reduce; });
-    at_bound_ = [&t, routed, in_network](const Algorithm& a) {
-      return (routed && within_bound(t, a, kRoutedEnough)) ||
-             (!in_network && within_bound(t, a, 1 + kChunkSearchSlack));
+    at_bound_ = [&t, routed, in_network, memo = bounds_of(o)](const Algorithm& a) {
+      return (routed && within_bound(t, a, kRoutedEnough, memo)) ||
+             (!in_network && within_bound(t, a, 1 + kChunkSearchSlack, memo));
     };
   }
 
@@ -287,7 +295,7 @@ class FlatSearch {
     // is slow, a baseline's is the answer.)
     if (o_.method == SynthMethod::Auto && o_.portfolio.baselines &&
         portfolio_worth_it(t_, best.algorithm.collective, best.algorithm.chunk_bytes,
-                           best.algorithm))
+                           best.algorithm, bounds_of(o_)))
       race_baselines(c, best);
     // The flow plan's pipelines and the server plan (whose ways stream at a fraction of their
     // links' bandwidth) pay their fill and drain once per chunk count: they keep gaining from more
@@ -329,10 +337,11 @@ class FlatSearch {
                     previous > 0 && static_cast<double>(previous) <
                                         kRelayGain * static_cast<double>(a.claimed_time);
                 previous = a.claimed_time;
-                return within_bound(t_, a, kRelayClose) || (relay_enough(t_, a) && slowing);
+                return within_bound(t_, a, kRelayClose, bounds_of(o_)) ||
+                       (relay_enough(t_, a, bounds_of(o_)) && slowing);
               },
               budget_, -1, min_chunk_of(t_), o_.deadline);
-          if (ChunkingResult* r = made(relayed); r && relay_enough(t_, r->algorithm))
+          if (ChunkingResult* r = made(relayed); r && relay_enough(t_, r->algorithm, bounds_of(o_)))
             return std::move(*r);
         }
       }
@@ -461,7 +470,7 @@ class FlatSearch {
         if (chunk < min_chunk_of(t_) || c.pieces() > total_bytes_) break;  // nor under the least
         // An All-Reduce's pipelines over kHalvesOver of the bound count their halves' transfers.
         const bool halves = m == SynthMethod::PlanPipeline && c.kind == CollectiveKind::AllReduce &&
-                            !within_bound(t_, best.algorithm, kHalvesOver);
+                            !within_bound(t_, best.algorithm, kHalvesOver, bounds_of(o_));
         const int64_t transfers = transfer_estimate(c) / (halves ? 2 : 1);
         if (transfers > kPipelineTransferBudget) {
           if (m != SynthMethod::PlanPipeline || variant_times.empty() ||
@@ -469,9 +478,10 @@ class FlatSearch {
             break;
           quiet.pipelines.variants = fastest_pipeline_variants(variant_times, kVariantsPast);
         }
-        quiet.pipelines.split = o_.pipelines.split &&
-                                !within_bound(t_, best.algorithm, kPipelinesPersist) &&
-                                (last < 0 || contending(last));
+        quiet.pipelines.split =
+            o_.pipelines.split &&
+            !within_bound(t_, best.algorithm, kPipelinesPersist, bounds_of(o_)) &&
+            (last < 0 || contending(last));
         variant_times.clear();
         if (o_.deadline && o_.deadline->reached(2 * last_seconds)) break;
         const auto began = Deadline::Clock::now();
@@ -498,7 +508,7 @@ class FlatSearch {
         last = now;
         const bool far = m == SynthMethod::PlanPipeline &&
                          (jumping || chunk >= kPipelinesPersistChunk) && contending(now) &&
-                         !within_bound(t_, best.algorithm, kPipelinesPersist);
+                         !within_bound(t_, best.algorithm, kPipelinesPersist, bounds_of(o_));
         if (gaining) {
           idle = 0;
           if (extended && !promising && !far) break;
@@ -506,7 +516,7 @@ class FlatSearch {
         }
         // Under 0.5 % from doubling: enough.
         const bool close = c.kind != CollectiveKind::AllReduce &&
-                           within_bound(t_, best.algorithm, kDoublingEnough);
+                           within_bound(t_, best.algorithm, kDoublingEnough, bounds_of(o_));
         if ((++idle >= 2 && !far) || m != SynthMethod::PlanPipeline || close) break;
         extended = true;
       }

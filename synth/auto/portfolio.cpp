@@ -21,8 +21,8 @@
 namespace tenet::synth::detail {
 
 // Whether `a` is within `factor` of its lower bound.
-bool within_bound(const topo::Topology& t, const Algorithm& a, double factor) {
-  const Time bound = lower_bound(t, a.collective, a.chunk_bytes).coarse;
+bool within_bound(const topo::Topology& t, const Algorithm& a, double factor, BoundMemo* memo) {
+  const Time bound = lower_bound(t, a.collective, a.chunk_bytes, memo).coarse;
   return static_cast<double>(a.claimed_time) <= factor * static_cast<double>(bound);
 }
 
@@ -131,8 +131,9 @@ class Portfolio {
     if (!symmetric_ && !any_) return NotMade{fmt::format("method symmetric: {}", why)};
     if (!symmetric_) return std::nullopt;
     set_reduce_bandwidth(t_, *symmetric_, o_.reduce_bandwidth);
-    const double ratio = static_cast<double>(symmetric_->claimed_time) /
-                         static_cast<double>(lower_bound(t_, c_, chunk_bytes_).coarse);
+    const double ratio =
+        static_cast<double>(symmetric_->claimed_time) /
+        static_cast<double>(lower_bound(t_, c_, chunk_bytes_, bounds_of(o_)).coarse);
     const bool large = static_cast<int64_t>(symmetric_->size()) > kPortfolioTransferBudget;
     if (!any_ || ratio <= 1 + kChunkSearchSlack || (large && ratio <= kSymmetricEnough))
       answer = std::move(symmetric_);
@@ -181,7 +182,7 @@ class Portfolio {
 
   // Whether `a` is over 0.5 % above the lower bound.
   bool short_of(const Algorithm& a) {
-    if (!bound_) bound_ = lower_bound(t_, c_, chunk_bytes_).coarse;
+    if (!bound_) bound_ = lower_bound(t_, c_, chunk_bytes_, bounds_of(o_)).coarse;
     return static_cast<double>(a.claimed_time) > 1.005 * static_cast<double>(*bound_);
   }
 
@@ -321,11 +322,11 @@ void for_each_baseline(const topo::Topology& t, const Collective& c,
 // Whether the baselines may still beat `best` by more than it costs to build them (see
 // SynthOptions::portfolio.baselines).
 bool portfolio_worth_it(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
-                        const Algorithm& best) {
+                        const Algorithm& best, BoundMemo* memo) {
   if (transfer_estimate(c) <= kPortfolioTransferBudget) return true;
   for (topo::NodeId v = 0; v < t.num_nodes(); ++v)
     if (t.node(v).can_reduce) return true;  // nvls may beat the RS+AG figure (LowerBound::coarse)
-  const Time bound = lower_bound(t, c, chunk_bytes).coarse;
+  const Time bound = lower_bound(t, c, chunk_bytes, memo).coarse;
   return static_cast<double>(best.claimed_time) >
          static_cast<double>(bound) * (1 + kPortfolioSlack);
 }

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "synth/baselines/baselines.hpp"
+#include "synth/memo.hpp"
 #include "synth/synthesizer.hpp"
 #include "topo/topology.hpp"
 
@@ -24,7 +25,7 @@ inline constexpr std::string_view kUnderHold = " under hold, re-timed";
 bool flat_out_of_reach(Collective c);
 
 // Whether `a` is within `factor` of its lower bound.
-bool within_bound(const topo::Topology& t, const Algorithm& a, double factor);
+bool within_bound(const topo::Topology& t, const Algorithm& a, double factor, BoundMemo* memo);
 
 // Whether a server plan may apply: a spread over every NPU of a cluster of servers.
 bool server_plan_applies(const topo::Topology& t, const Collective& c);
@@ -46,7 +47,7 @@ void for_each_baseline(const topo::Topology& t, const Collective& c,
 // Whether the baselines may still beat `best` by more than it costs to build them (see
 // SynthOptions::portfolio.baselines).
 bool portfolio_worth_it(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
-                        const Algorithm& best);
+                        const Algorithm& best, BoundMemo* memo);
 
 // The baseline, timed; CannotBeat when its time_floor says that it cannot be faster than `to_beat`
 // (then it is not timed: on large clusters timing an algorithm takes longer than building it and

@@ -7,6 +7,7 @@
 
 #include "synth/baselines/baselines.hpp"
 #include "synth/cost/timing.hpp"
+#include "synth/memo.hpp"
 #include "synth/producers.hpp"
 #include "topo/error.hpp"
 
@@ -69,12 +70,15 @@ Made<RuntimeChoice> best_for_msccl(const topo::Topology& t, const Collective& c,
       c.kind != CollectiveKind::AllReduce && c.kind != CollectiveKind::AllToAll)
     return NotMade{fmt::format("MSCCL-XML has no {}", to_string(c.kind))};
   Choice choice(t, msccl);
-  SynthOptions quiet = options;
+  SynthMemo memo;  // the counts below share the search's flow plans and bounds
+  SynthOptions searching = options;
+  if (!searching.memo) searching.memo = &memo;
+  SynthOptions quiet = searching;
   quiet.progress = nullptr;
   // The synthesizer at the count its search picked, then at each smaller power of two: fewer
   // chunks make fewer steps, which the runtime's limits and its program order favour.
   Made<ChunkingResult> searched =
-      try_synthesize_auto_chunks(t, c, total_bytes, options, max_chunks_per_npu);
+      try_synthesize_auto_chunks(t, c, total_bytes, searching, max_chunks_per_npu);
   if (ChunkingResult* r = made(searched)) {
     choice.offer(r->algorithm, fmt::format("tenet at {} chunks per NPU", r->chunks_per_npu));
     for (int k = r->chunks_per_npu / 2; k >= 1; k /= 2) {
@@ -92,8 +96,10 @@ Made<RuntimeChoice> best_for_msccl(const topo::Topology& t, const Collective& c,
       const ChunkingResult r =
           make_algorithm_auto_chunks(name, t, c, total_bytes, quiet, max_chunks_per_npu);
       choice.offer(r.algorithm, fmt::format("{} at {} chunks per NPU", name, r.chunks_per_npu));
-    } catch (const Error&) {
+    } catch (const NotApplicable&) {
       // a baseline that does not apply on this topology or group
+    } catch (const Unreachable&) {
+      // its ranks not joined the way it needs
     }
   }
   return std::move(choice).result();

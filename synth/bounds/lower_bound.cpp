@@ -60,21 +60,61 @@ Time farthest_uncached(const topo::Topology& t, const std::vector<topo::NodeId>&
   return worst;
 }
 
-// farthest_uncached, the last answer kept: a chunk-count search asks for the bound at every count.
-Time farthest(const topo::Topology& t, const std::vector<topo::NodeId>& from,
-              const std::vector<topo::NodeId>& to) {
-  static std::mutex mutex;
-  static uint64_t fingerprint = 0;
-  static std::vector<topo::NodeId> memo_from, memo_to;
-  static Time memo = -1;
+}  // namespace
+
+// What lower_bound keeps between calls (BoundMemo).
+struct BoundMemo::State {
+  std::mutex mutex;
+  // farthest(): the last answer (a chunk-count search asks for the bound at every count).
+  struct Farthest {
+    uint64_t fingerprint = 0;
+    std::vector<topo::NodeId> from, to;
+    Time latency = -1;
+  } farthest;
+  // flow_bound(): per topology, collective and group, the bound for a unit of bytes per pair.
+  struct FlowKey {
+    uint64_t fingerprint;
+    CollectiveKind kind;
+    int root;
+    std::vector<topo::NodeId> ranks;
+    std::vector<int32_t> pair_units;
+    auto operator<=>(const FlowKey&) const = default;
+  };
+  struct FlowUnit {
+    double seconds = 0;  // the bound for one unit of bytes per pair
+    std::string label;
+  };
+  std::map<FlowKey, FlowUnit> flows;
+  // lower_bound(): the last answer (the synthesizer's searches and then the verifier ask for it).
+  struct Last {
+    uint64_t fingerprint = 0;
+    bool steps = false;
+    std::vector<Time> link_steps;  // the links' steps where charged (not in the fingerprint)
+    Collective collective;
+    Bytes chunk_bytes = -1;
+    LowerBound bound;
+  } last;
+};
+
+BoundMemo::BoundMemo() : state_(std::make_unique<State>()) {}
+BoundMemo::~BoundMemo() = default;
+
+namespace {
+
+// farthest_uncached, the last answer kept in `memo` (when given).
+Time farthest(BoundMemo::State* memo, const topo::Topology& t,
+              const std::vector<topo::NodeId>& from, const std::vector<topo::NodeId>& to) {
+  if (!memo) return farthest_uncached(t, from, to);
+  BoundMemo::State::Farthest& kept = memo->farthest;
   {
-    std::lock_guard lock(mutex);
-    if (memo >= 0 && fingerprint == t.fingerprint() && memo_from == from && memo_to == to)
-      return memo;
+    std::lock_guard lock(memo->mutex);
+    if (kept.latency >= 0 && kept.fingerprint == t.fingerprint() && kept.from == from &&
+        kept.to == to)
+      return kept.latency;
   }
   const Time d = farthest_uncached(t, from, to);
-  std::lock_guard lock(mutex);
-  fingerprint = t.fingerprint(), memo_from = from, memo_to = to, memo = d;
+  std::lock_guard lock(memo->mutex);
+  kept = {t.fingerprint(), from, to, d};
   return d;
 }
 
@@ -149,14 +189,15 @@ Time least_step_out(const topo::Topology& t, const std::vector<char>& inside, bo
   return least.value_or(0);
 }
 
-// The farthest pair from `from` to `to` (distinct nodes) counting what it pays per step: at least
-// farthest() plus the least step, and for pairs that only links of larger steps join, their latency
+// The farthest pair from `from` to `to` (distinct nodes) counting what it pays per step, where
+// `plain` is their farthest() latency: at least `plain` plus the least step, and for pairs that
+// only links of larger steps join, their latency
 // distance plus that step (StepNeed), searched from up to kSteppedSources of `from`, evenly spaced:
 // each pair found is a bound, so a sample is too.
 constexpr size_t kSteppedSources = 16;
-Time farthest_paying(const topo::Topology& t, const StepNeed& need,
+Time farthest_paying(const topo::Topology& t, const StepNeed& need, Time plain,
                      const std::vector<topo::NodeId>& from, const std::vector<topo::NodeId>& to) {
-  Time worst = farthest(t, from, to);
+  Time worst = plain;
   const bool some_pair = from.size() > 1 || to.size() > 1 || from.front() != to.front();
   if (!some_pair || (need.least() == 0 && !need.uneven())) return worst;
   worst += need.least();
@@ -311,28 +352,16 @@ Time group_cut_bound(const topo::Topology& t, const Collective& c, Bytes k) {
 
 // The maximum-concurrent-flow bound (topo/flow_bound.hpp) of All-to-All, Gather or Scatter with
 // `k` bytes per member pair: solved once per topology, group and root for a unit of bytes (the
-// bound is linear in them), then scaled. Returns {time, label}.
-std::pair<Time, std::string> flow_bound(const topo::Topology& t, const Collective& c, Bytes k) {
-  struct Key {
-    uint64_t fingerprint;
-    CollectiveKind kind;
-    int root;
-    std::vector<topo::NodeId> ranks;
-    std::vector<int32_t> pair_units;
-    auto operator<=>(const Key&) const = default;
-  };
-  struct Unit {
-    double seconds = 0;  // the bound for one unit of bytes per pair
-    std::string label;
-  };
+// bound is linear in them), kept in `memo` (when given), then scaled. Returns {time, label}.
+std::pair<Time, std::string> flow_bound(BoundMemo::State* memo, const topo::Topology& t,
+                                        const Collective& c, Bytes k) {
   constexpr Bytes kUnit = Bytes{1} << 20;
-  static std::mutex mutex;
-  static std::map<Key, Unit> cache;
-  Key key{t.fingerprint(), c.kind, is_rooted(c.kind) ? c.root : 0, c.ranks, c.pair_units};
-  Unit unit;
-  {
-    std::lock_guard lock(mutex);
-    if (auto it = cache.find(key); it != cache.end()) unit = it->second;
+  BoundMemo::State::FlowKey key{t.fingerprint(), c.kind, is_rooted(c.kind) ? c.root : 0, c.ranks,
+                                c.pair_units};
+  BoundMemo::State::FlowUnit unit;
+  if (memo) {
+    std::lock_guard lock(memo->mutex);
+    if (auto it = memo->flows.find(key); it != memo->flows.end()) unit = it->second;
   }
   if (unit.label.empty()) {
     std::vector<topo::Demand> demands;
@@ -356,9 +385,12 @@ std::pair<Time, std::string> flow_bound(const topo::Topology& t, const Collectiv
     const topo::FlowBound b = topo::concurrent_flow_bound(t, demands);
     unit.seconds = static_cast<double>(b.time) / static_cast<double>(kPicosPerSecond);
     unit.label = fmt::format("max-concurrent-flow bound ({})", topo::describe(b));
-    std::lock_guard lock(mutex);
-    if (cache.size() >= 64) cache.clear();  // a sweep over many groups must not keep every matrix
-    cache.emplace(std::move(key), unit);
+    if (memo) {
+      std::lock_guard lock(memo->mutex);
+      // A sweep over many groups must not keep every matrix.
+      if (memo->flows.size() >= 64) memo->flows.clear();
+      memo->flows.emplace(std::move(key), unit);
+    }
   }
   const double ps = std::floor(unit.seconds * static_cast<double>(k) / static_cast<double>(kUnit) *
                                static_cast<double>(kPicosPerSecond) * (1 - 1e-9));
@@ -489,14 +521,16 @@ Term all_reduce_bandwidth(const topo::Topology& t, const std::vector<topo::NodeI
 
 namespace {
 
-LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, bool steps) {
+LowerBound compute(BoundMemo::State* memo, const topo::Topology& t, const Collective& c,
+                   Bytes chunk_bytes, bool steps) {
   LowerBound b;
   const StepNeed need = steps ? StepNeed(t) : StepNeed();
   // The farthest pair's latency, and the same paying its steps (LowerBound::latency).
   Time plain_latency = 0;
   auto far = [&](const std::vector<topo::NodeId>& from, const std::vector<topo::NodeId>& to) {
-    plain_latency = std::max(plain_latency, farthest(t, from, to));
-    return farthest_paying(t, need, from, to);
+    const Time plain = farthest(memo, t, from, to);
+    plain_latency = std::max(plain_latency, plain);
+    return farthest_paying(t, need, plain, from, to);
   };
   const int p = c.num_ranks();
   const Bytes k_bytes = static_cast<Bytes>(c.chunks_per_npu) * chunk_bytes;  // one rank's share
@@ -595,7 +629,7 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
             if (c.pair_units[static_cast<size_t>(r) * p + d] > 0) to.push_back(m[d]);
           if (!to.empty()) b.latency = std::max(b.latency, far({m[r]}, to));
         }
-        if (auto [flow, label] = flow_bound(t, c, k_bytes); flow > b.bandwidth) {
+        if (auto [flow, label] = flow_bound(memo, t, c, k_bytes); flow > b.bandwidth) {
           b.bandwidth = flow;
           b.label = std::move(label);
         }
@@ -642,7 +676,7 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
       }
       // Every bound above is the flow LP's dual at some link weights; the LP's own (or the best
       // multiplicative weights find) is at least as high where it is solved exactly.
-      if (auto [flow, label] = flow_bound(t, c, k_bytes); flow > b.bandwidth) {
+      if (auto [flow, label] = flow_bound(memo, t, c, k_bytes); flow > b.bandwidth) {
         b.bandwidth = flow;
         b.label = std::move(label);
       }
@@ -666,41 +700,33 @@ LowerBound compute(const topo::Topology& t, const Collective& c, Bytes chunk_byt
 
 }  // namespace
 
-// The synthesizer (deciding whether baselines are worth building) and the verifier (reporting)
-// ask for the same bound, which costs a max-flow pass at 1024 NPUs: the last answer is kept.
-LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk_bytes) {
-  return lower_bound(t, c, chunk_bytes, t.charges_steps());
+LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
+                       BoundMemo* memo) {
+  return lower_bound(t, c, chunk_bytes, t.charges_steps(), memo);
 }
 
-LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
-                       bool steps) {
+LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, bool steps,
+                       BoundMemo* memo) {
   c.validate(t);
-  struct Memo {
-    uint64_t fingerprint = 0;
-    bool steps = false;
-    std::vector<Time> link_steps;  // the links' steps where charged (not in the fingerprint)
-    Collective collective;
-    Bytes chunk_bytes = -1;
-    LowerBound bound;
-  };
-  static std::mutex mutex;
-  static Memo memo;
+  if (!memo) return compute(nullptr, t, c, chunk_bytes, steps);
+  BoundMemo::State& state = memo->state();
+  BoundMemo::State::Last& last = state.last;
   const uint64_t fingerprint = t.fingerprint();
   std::vector<Time> link_steps;
   if (steps)
     for (const topo::Link& l : t.links()) link_steps.push_back(l.step);
   {
-    std::lock_guard lock(mutex);
-    if (memo.chunk_bytes == chunk_bytes && memo.fingerprint == fingerprint && memo.steps == steps &&
-        memo.link_steps == link_steps && memo.collective.kind == c.kind &&
-        memo.collective.root == c.root && memo.collective.chunks_per_npu == c.chunks_per_npu &&
-        memo.collective.all_reduce_chunks == c.all_reduce_chunks &&
-        memo.collective.ranks == c.ranks && memo.collective.pair_units == c.pair_units)
-      return memo.bound;
+    std::lock_guard lock(state.mutex);
+    if (last.chunk_bytes == chunk_bytes && last.fingerprint == fingerprint && last.steps == steps &&
+        last.link_steps == link_steps && last.collective.kind == c.kind &&
+        last.collective.root == c.root && last.collective.chunks_per_npu == c.chunks_per_npu &&
+        last.collective.all_reduce_chunks == c.all_reduce_chunks &&
+        last.collective.ranks == c.ranks && last.collective.pair_units == c.pair_units)
+      return last.bound;
   }
-  LowerBound b = compute(t, c, chunk_bytes, steps);
-  std::lock_guard lock(mutex);
-  memo = {fingerprint, steps, std::move(link_steps), c, chunk_bytes, b};
+  LowerBound b = compute(&state, t, c, chunk_bytes, steps);
+  std::lock_guard lock(state.mutex);
+  last = {fingerprint, steps, std::move(link_steps), c, chunk_bytes, b};
   return b;
 }
 

@@ -26,6 +26,7 @@
 // nodes pays at least the step of the narrowest-step way that joins them (lower_bound.cpp).
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "synth/ir/collective.hpp"
@@ -63,10 +64,33 @@ struct LowerBound {
                       // (multiplicative weights, R rounds)"
 };
 
-// `steps`: whether the algorithms bounded pay per-step costs (Algorithm::step_costs); the
-// three-argument form takes the topology's (topo::Topology::charges_steps).
-LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, bool steps);
-LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk_bytes);
+// What lower_bound keeps between calls: the farthest pair's latency and the last bound (a
+// chunk-count search asks for the bound at every count, and the verifier then for the one the
+// search ended on: at 1024 NPUs a max-flow pass each), and the max-concurrent-flow bound per group.
+// Owned by whoever makes the calls (a synthesis run, a command, a benchmark); every entry is keyed
+// on the topology's fingerprint (and its links' steps where charged), so one memo serves the
+// several topologies a run works on. Safe to share between threads.
+class BoundMemo {
+ public:
+  BoundMemo();
+  ~BoundMemo();
+  BoundMemo(const BoundMemo&) = delete;
+  BoundMemo& operator=(const BoundMemo&) = delete;
+
+  struct State;  // lower_bound.cpp
+  State& state() { return *state_; }
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+// `steps`: whether the algorithms bounded pay per-step costs (Algorithm::step_costs); the form
+// without takes the topology's (topo::Topology::charges_steps). `memo`: where answers are kept
+// between calls (none: computed afresh).
+LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, bool steps,
+                       BoundMemo* memo = nullptr);
+LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
+                       BoundMemo* memo = nullptr);
 
 // The terms that make up `b.total`, in words whose numbers add up: "arrivals bound 1.2 ms + 700 ns
 // latency", "cut bound 1.321 ms + 2.6 us step + 500 ns latency past the cut", or, when the

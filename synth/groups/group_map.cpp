@@ -184,7 +184,7 @@ std::optional<GroupPart> group_part(const topo::Topology& t, const Collective& c
   b.set_calibration(t.calibration());
   try {
     part.topology = b.build();  // refuses a part whose members cannot reach each other
-  } catch (const Error&) {
+  } catch (const Unreachable&) {
     return std::nullopt;
   }
   part.topology.set_charges_steps(t.charges_steps());

@@ -20,8 +20,8 @@
 
 namespace tenet::synth::detail {
 
-bool relay_enough(const topo::Topology& t, const Algorithm& a) {
-  return within_bound(t, a, kRelayEnough);
+bool relay_enough(const topo::Topology& t, const Algorithm& a, BoundMemo* memo) {
+  return within_bound(t, a, kRelayEnough, memo);
 }
 std::optional<Algorithm> relay_synthesize(const topo::Topology& t, const Collective& c,
                                           Bytes chunk_bytes, const SynthOptions& o) {
@@ -51,10 +51,13 @@ std::optional<Algorithm> relay_synthesize(const topo::Topology& t, const Collect
   auto compose_in =
       [&](const std::vector<int>& slices,
           const std::function<Algorithm(const Collective&)>& sub) -> std::optional<Algorithm> {
+    // A slice's sub-group may have no algorithm: the method does not apply to it, or its members
+    // cannot reach each other without NPUs of other slices. Any other error is a real one.
     try {
       return team_relay(t, c, chunk_bytes, o.link_model, *relay, slices, sub);
-    } catch (
-        const Error&) {  // a slice's sub-group has no algorithm (NotApplicable, unreachable mates)
+    } catch (const NotApplicable&) {
+      return std::nullopt;
+    } catch (const Unreachable&) {
       return std::nullopt;
     }
   };
@@ -94,14 +97,11 @@ std::optional<Algorithm> relay_synthesize(const topo::Topology& t, const Collect
   if (transfer_estimate(first_slice) <= kRelaySubSynthesisTransfers)
     compose(synthesized, "", std::nullopt);
   std::vector<std::pair<BaselineSpec, Algorithm>> alone;  // every baseline on the first slice
-  try {
-    for_each_baseline(t, first_slice, [&](const BaselineSpec& spec) {
-      Made<Algorithm> a =
-          try_baseline(spec, t, first_slice, chunk_bytes, o.link_model, o.reduce_bandwidth);
-      if (Algorithm* made_here = made(a)) alone.emplace_back(spec, std::move(*made_here));
-    });
-  } catch (const Error&) {  // the members cannot reach each other without other NPUs
-  }
+  for_each_baseline(t, first_slice, [&](const BaselineSpec& spec) {
+    Made<Algorithm> a =
+        try_baseline(spec, t, first_slice, chunk_bytes, o.link_model, o.reduce_bandwidth);
+    if (Algorithm* made_here = made(a)) alone.emplace_back(spec, std::move(*made_here));
+  });
   Time fastest = std::numeric_limits<Time>::max();
   for (const auto& [spec, a] : alone) fastest = std::min(fastest, a.claimed_time);
   for (auto& entry : alone) {

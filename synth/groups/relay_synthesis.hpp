@@ -4,13 +4,14 @@
 
 #include <optional>
 
+#include "synth/memo.hpp"
 #include "synth/synthesizer.hpp"
 #include "topo/topology.hpp"
 
 namespace tenet::synth::detail {
 
 // Whether `a` is within kRelayEnough of its lower bound: the team relay is then the answer.
-bool relay_enough(const topo::Topology& t, const Algorithm& a);
+bool relay_enough(const topo::Topology& t, const Algorithm& a, BoundMemo* memo);
 // A group whose members' server mates sit idle, borrowing them (synth/groups/team_relay.hpp);
 // nothing when the group has none to borrow or its chunks do not split into the team's slices. Each
 // slice's sub-collective is synthesized (without borrowing again) where it is small; else it is the

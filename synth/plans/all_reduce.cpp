@@ -9,6 +9,7 @@
 
 #include "synth/bounds/lower_bound.hpp"
 #include "synth/cost/timing.hpp"
+#include "synth/memo.hpp"
 #include "synth/plans/pipeline_variants.hpp"
 #include "synth/plans/planned.hpp"
 #include "synth/tuning.hpp"
@@ -158,8 +159,9 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   const bool asked = (o.pipelines.variants >> kPipelineInTurn & 1) != 0;
   const bool far =
       mixed_speeds(t) &&
-      (!best || static_cast<double>(best->claimed_time) >
-                    kInTurnOver * static_cast<double>(lower_bound(t, c, chunk_bytes).coarse));
+      (!best ||
+       static_cast<double>(best->claimed_time) >
+           kInTurnOver * static_cast<double>(lower_bound(t, c, chunk_bytes, bounds_of(o)).coarse));
   if (o.pipelines.variants != 0 ? !asked : !far) return best;
   // Each half its own variants, reported as kInTurnHalf[h] + v.
   auto alone = [&](int h) {

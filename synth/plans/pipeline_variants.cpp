@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "synth/bounds/lower_bound.hpp"
+#include "synth/memo.hpp"
 
 namespace tenet::synth {
 namespace detail {
@@ -49,7 +50,8 @@ void for_each_pipeline_variant(const topo::Topology& t, const SynthOptions& o,
   if (best && o.pipelines.split &&
       static_cast<double>(best->claimed_time) >
           kPipelinesPersist *
-              static_cast<double>(lower_bound(t, best->collective, best->chunk_bytes).coarse))
+              static_cast<double>(
+                  lower_bound(t, best->collective, best->chunk_bytes, bounds_of(o)).coarse))
     for (int sped = 0; sped <= kPipelineSpedUp; sped += kPipelineSpedUp)
       for (int v = kPipelineVariants; v < 2 * kPipelineVariants; ++v) run(sped + v);
   for (int w = 0; w < 4; ++w) run(kPipelineSerial + w);

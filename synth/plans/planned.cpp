@@ -10,8 +10,8 @@
 
 #include "synth/bounds/lower_bound.hpp"
 #include "synth/cost/timing.hpp"
+#include "synth/memo.hpp"
 #include "synth/plans/broadcast_server_plan.hpp"
-#include "synth/plans/flow_plan_cache.hpp"
 #include "synth/plans/pipeline_variants.hpp"
 #include "synth/plans/pipelines.hpp"
 #include "synth/plans/server_plan.hpp"
@@ -55,7 +55,13 @@ class Planned {
     if (method == Method::ServerPlan && broadcast)
       return broadcast_server_plan(t_, ft(), plan_, c_, forward_, chunk_bytes_, o_);
     if (method == Method::ServerPlan) return server_plan_matcher();
-    packing_ = plan_of(ft(), broadcast ? forward_.ranks[forward_.root] : -1);
+    const NodeId root = broadcast ? forward_.ranks[forward_.root] : -1;
+    if (o_.memo) {
+      packing_ = o_.memo->plans.of(ft(), root);
+    } else {
+      own_packing_ = root < 0 ? pack_spanning_trees(ft()) : pack_broadcast_trees(ft(), root);
+      packing_ = own_packing_ ? &*own_packing_ : nullptr;
+    }
     if (!packing_) return std::nullopt;
     tree_of_ = deal([&](int i, int j, const std::vector<int>& dealt) {
       return int64_t{dealt[i] + 1} * packing_->trees[j].copies <
@@ -99,7 +105,8 @@ class Planned {
     }
     const double horizon =
         std::max<double>(1,
-                         static_cast<double>(lower_bound(ft(), forward_, chunk_bytes_).bandwidth)) /
+                         static_cast<double>(
+                             lower_bound(ft(), forward_, chunk_bytes_, bounds_of(o_)).bandwidth)) /
         static_cast<double>(kPicosPerSecond);
     WayMatcher r(ft(), g, o_, std::move(chunks),
                  flow_ways(ft(), g, ends, round_of, chunk_bytes_, horizon));
@@ -279,7 +286,8 @@ class Planned {
   ForwardPlan plan_;
   Collective forward_;
   std::optional<topo::Topology> reversed_;
-  const TreePacking* packing_ = nullptr;
+  const TreePacking* packing_ = nullptr;  // o_.memo's, or own_packing_
+  std::optional<TreePacking> own_packing_;
   std::vector<int> tree_of_;             // per chunk, its tree (dealt by copies)
   std::optional<ChannelGraph> g_;        // the channels of the plan's trees
   bool routed_ = false;                  // some arc stands for several routes

@@ -30,8 +30,8 @@ class RouteMatcher {
     if (dist_to_.empty()) dist_to_.resize(t_.num_npus());
     if (dist_to_[target].empty()) dist_to_[target] = g_.hops(target, true);
     if (dist_to_[target][at] < 0)
-      throw Error(fmt::format("synthesis is stuck: NPU {} cannot reach NPU {} through channels", at,
-                              target));
+      throw Unreachable(fmt::format(
+          "synthesis is stuck: NPU {} cannot reach NPU {} through channels", at, target));
     items_.push_back({c, target, -1});
     wait(at, static_cast<int32_t>(items_.size() - 1));
   }
@@ -82,7 +82,7 @@ class RouteMatcher {
     };
     loop.run(arrive, match);
     if (remaining > 0)
-      throw Error(
+      throw Unreachable(
           fmt::format("synthesis is stuck: {} chunks never reach their destination", remaining));
     return std::move(raw_);
   }

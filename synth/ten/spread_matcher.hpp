@@ -145,7 +145,7 @@ class SpreadMatcher {
     };
     loop.run(arrive, match);
     if (remaining_ > 0)
-      throw Error(
+      throw Unreachable(
           fmt::format("synthesis is stuck: {} chunk deliveries cannot be made through "
                       "the topology's links and switch routes",
                       remaining_));

@@ -110,7 +110,7 @@ ChunkWays flow_ways(const topo::Topology& t, const ChannelGraph& g,
             path.clear();
             for (NodeId v = ends[i][1]; v != s; v = g[via[v]].src) {
               if (via[v] < 0)
-                throw Error(
+                throw Unreachable(
                     fmt::format("synthesis is stuck: NPU {} cannot reach NPU {} through channels",
                                 s, ends[i][1]));
               path.push_back(via[v]);

@@ -95,7 +95,7 @@ class WayMatcher {
     };
     loop.run(arrive, match);
     if (remaining > 0)
-      throw Error(
+      throw Unreachable(
           fmt::format("synthesis is stuck: {} chunks never reach their destination", remaining));
     return std::move(raw_);
   }

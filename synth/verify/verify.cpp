@@ -689,7 +689,7 @@ class Verifier {
     r_.mean_utilization = r_.links_used ? sum / r_.links_used : 0;
     if (opt_.lower_bound) {
       try {
-        r_.bound = lower_bound(t_, a_.collective, a_.chunk_bytes, a_.step_costs);
+        r_.bound = lower_bound(t_, a_.collective, a_.chunk_bytes, a_.step_costs, opt_.bounds);
       } catch (const Error&) {
         // An invalid collective (reported by the caller's validation) has no bound.
       }

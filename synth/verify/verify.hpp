@@ -82,6 +82,9 @@ struct Warning {
 struct VerifyOptions {
   size_t max_reported = 200;  // violations and warnings kept with messages; all are counted
   bool lower_bound = true;    // compute the topology's lower bound (a max-flow; skip in hot loops)
+  // Where the bound is kept between calls (owned by the caller: the one its synthesis used, whose
+  // last bound is usually this one; none: computed afresh).
+  BoundMemo* bounds = nullptr;
 };
 
 struct Report {

@@ -1,0 +1,21 @@
+// What one synthesis run keeps between its steps (SynthOptions::memo): the flow plans it packed and
+// the bounds it computed, for every topology it works on. A run that is given none keeps its own
+// while it lasts; a caller that synthesizes on the same topology again (a sweep, a simulator, a
+// benchmark) or verifies what it made holds one and passes it.
+#pragma once
+
+#include "synth/bounds/lower_bound.hpp"
+#include "synth/plans/flow_plans.hpp"
+#include "synth/synthesizer.hpp"
+
+namespace tenet::synth {
+
+struct SynthMemo {
+  BoundMemo bounds;
+  detail::FlowPlans plans;
+};
+
+// `o`'s bound memo, or none.
+inline BoundMemo* bounds_of(const SynthOptions& o) { return o.memo ? &o.memo->bounds : nullptr; }
+
+}  // namespace tenet::synth
