@@ -195,7 +195,7 @@ SimRun run_simulation(const SimCase& c, const HarnessOptions& options) {
         return r;
       }
       workload = sim::training_iteration(
-          sim::model_preset(w.preset, sim::batch_shape(w.preset, w.shape)), par);
+          sim::model_preset(w.preset, sim::batch_shape(w.preset, w.shape, w.microbatches)), par);
     } else {
       workload = chakra::read_prefix(w.prefix);
       if (static_cast<int64_t>(workload.size()) > t.num_npus()) {

@@ -232,7 +232,7 @@ SuiteWorkload parse_workload(const YAML::Node& n, const std::string& file) {
     if (n["batch"]) w.shape.batch = whole_number(n["batch"], file, "batch", 1, 1 << 24);
     if (n["seq-len"]) w.shape.sequence = whole_number(n["seq-len"], file, "seq-len", 1, 1 << 24);
     at(n, file, [&] {
-      return sim::batch_shape(w.preset, w.shape);
+      return sim::batch_shape(w.preset, w.shape, w.microbatches);
     });  // a sequence length only for transformers
     w.label = w.preset;
     if (w.tp > 1) w.label += fmt::format(" tp{}", w.tp);

@@ -13,6 +13,7 @@
 #include "bench/harness.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
+#include "cli/synth_rows.hpp"
 #include "synth/cache/algorithm_cache.hpp"
 #include "topo/error.hpp"
 #include "topo/io.hpp"
@@ -303,16 +304,7 @@ void run_bench(const BenchArgs& args) {
   print_summary(suite, all, cases, sims, seconds, procs, stats);
   print_failures(all);
   fmt::print("wrote {}\n", fmt::join(written.files, ", "));
-  if (written.plotted && written.plotted->outcome == bench::Plotted::Outcome::NoGnuplot)
-    fmt::print(
-        "gnuplot is not installed (Debian: gnuplot-nox): wrote the plot data and plots.gp only; "
-        "render with `cd {} && gnuplot plots.gp`\n",
-        topo::shell_quoted(written.plots, "the plots folder"));
-  if (written.plotted && written.plotted->outcome == bench::Plotted::Outcome::Failed)
-    fmt::print(stderr,
-               "warning: gnuplot failed on plots.gp (exit {}): the plot data and plots.gp are "
-               "written, some SVGs may be missing; `cd {} && gnuplot plots.gp` shows why\n",
-               written.plotted->status, topo::shell_quoted(written.plots, "the plots folder"));
+  if (written.plotted) say_plotted(*written.plotted, written.plots);
   if (cases.failed > 0 || sims.failed > 0) verb_exit_code() = 3;
   if (!args.compare_to.empty()) print_regressions(args, old_csv, all.cases);
 }

@@ -28,6 +28,7 @@ void add_verify_command(CLI::App& app);
 void add_synth_command(CLI::App& app);
 void add_export_commands(CLI::App& app);
 void add_sim_commands(CLI::App& app);
+void add_workload_gen_command(CLI::App& app);  // part of add_sim_commands
 void add_bench_command(CLI::App& app);
 
 // --chunks-per-npu: a whole number in [1, most], or auto (then `when_auto`).

@@ -32,14 +32,6 @@ Bandwidth parse_reduce_bandwidth(const std::string& text) {
   }
 }
 
-Bytes size_flag(const std::string& flag, const std::string& text) {
-  try {
-    return parse_bytes(text);
-  } catch (const Error& e) {
-    throw Error(fmt::format("{}: {}", flag, e.what()));
-  }
-}
-
 void add_export_commands(CLI::App& app) {
   static std::string input, topology, formats = "chakra,msccl-xml,json", output = "out/export";
   static bool step_costs = true;

@@ -1,4 +1,4 @@
-// tenet sim, tenet workload gen
+// tenet sim
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -33,6 +33,8 @@ struct SimArgs {
   bool chunks_given = false, in_flight_given = false;
   int tp = 1, pp = 1, microbatches = 1, in_flight = 0, links = 8, bins = 24, collective_rows = 12;
   int64_t batch = 0, sequence = 0;
+  double peak_perf = 0;           // --peak-perf, TFLOP/s; 0: the default or system.json's
+  double compute_efficiency = 0;  // --compute-efficiency; 0: 1 (peak)
   bool json = false;
   bool step_costs = true;  // --step-costs
   CacheArgs cache;         // --cache, --no-cache
@@ -169,7 +171,8 @@ SimWorkload load_workload(const SimArgs& args, const topo::Topology& t) {
           "preset");
     const sim::Parallelism par = sim::layout(t.num_npus(), args.tp, args.pp, args.microbatches,
                                              sim::parse_schedule(args.schedule));
-    const sim::BatchShape shape = sim::batch_shape(args.workload, {args.batch, args.sequence});
+    const sim::BatchShape shape =
+        sim::batch_shape(args.workload, {args.batch, args.sequence}, par.microbatches);
     w.files = sim::training_iteration(sim::model_preset(args.workload, shape), par);
     w.name = fmt::format("{} (dp {} x tp {} x pp {}, {} micro-batch{}, {}; {})", args.workload,
                          par.dp, par.tp, par.pp, par.microbatches,
@@ -222,6 +225,9 @@ sim::SimConfig sim_config(const SimArgs& args, std::vector<std::string>& system_
     for (const std::string& n : astra::apply_astra_remote_memory(mem, cfg))
       system_notes.push_back(fmt::format("{}: {}", args.remote_memory, n));
   }
+  // Given here, they win over system.json's peak-perf.
+  if (args.peak_perf > 0) cfg.peak_flops = args.peak_perf * 1e12;
+  if (args.compute_efficiency > 0) cfg.compute_efficiency = args.compute_efficiency;
   cfg.trace = !args.trace.empty();
   return cfg;
 }
@@ -323,6 +329,11 @@ void print_json(const SimArgs& args, const SimWorkload& w, const sim::SimConfig&
   j["algorithms_made"] = r.algorithms_made;
   j["algorithms_renamed"] = r.algorithms_renamed;
   j["ring_plans"] = r.ring_plans;
+  j["compute"] = {{"peak_flops_per_npu", cfg.peak_flops},
+                  {"efficiency", cfg.compute_efficiency},
+                  {"roofline", cfg.roofline},
+                  {"flops", r.flops},
+                  {"mfu", sim::model_flops_utilization(r, cfg.peak_flops)}};
   j["activity_slice_ps"] = r.network.activity_slice;  // 0: utilization from exact busy intervals
   j["events"] = r.events;
   j["warnings"] = r.warnings;
@@ -395,6 +406,17 @@ void print_text(const SimArgs& args, const topo::Topology& t, const SimWorkload&
              format_time(s.compute_max),
              s.cpu_max > 0 ? fmt::format("CPU {}, ", format_time(s.cpu_max)) : std::string(),
              format_time(s.comm_max), format_time(s.exposed_max));
+  // Model FLOPs utilization, and how the COMP nodes were timed.
+  if (r.flops > 0)
+    fmt::print(
+        "compute         MFU {:.1f} % ({:.4g} FLOP of COMP nodes over {} ranks x {} at {:.4g} "
+        "TFLOP/s each); {}\n",
+        100 * sim::model_flops_utilization(r, cfg.peak_flops), r.flops, r.ranks.size(),
+        format_time(r.iteration), cfg.peak_flops / 1e12,
+        cfg.roofline ? fmt::format("COMP nodes run at {:.3g} % of the peak (--compute-efficiency)",
+                                   100 * cfg.compute_efficiency)
+                     : std::string("COMP nodes without a duration take 1 ns (no roofline, as "
+                                   "ASTRA-sim)"));
   fmt::print("collectives     {} run; links used {}, utilization mean {:.1f} %, max {:.1f} %\n",
              r.collectives, s.used, s.used ? 100 * s.util_sum / s.used : 0.0, 100 * s.util_max);
   if (r.algorithms_made + r.algorithms_renamed > 0)
@@ -580,12 +602,30 @@ void add_preset_flags(CLI::App* cmd, SimArgs& args) {
          "--batch", args.batch,
          "For a preset: samples per data-parallel replica and iteration (default: the preset's "
          "own:\n"
-         "resnet50 64 images, dlrm 2048 queries, transformers 1 sequence); the output states the\n"
-         "effective (global) batch")
+         "resnet50 64 images, dlrm 2048 queries, transformers 1 sequence per micro-batch); it "
+         "must\n"
+         "split into --microbatches of whole samples; the output states the effective (global) "
+         "batch")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   cmd->add_option("--seq-len", args.sequence,
                   "For a transformer preset: tokens per sequence (default 2048)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+}
+
+// How fast the NPUs compute.
+void add_compute_flags(CLI::App* cmd, SimArgs& args) {
+  cmd->add_option("--peak-perf", args.peak_perf,
+                  "Peak compute per NPU in TFLOP/s (ASTRA-sim's peak-perf; default 312, an A100's "
+                  "BF16 dense\n"
+                  "peak; given here, it wins over a --system file's)")
+      ->check(CLI::Range(1e-6, 1e9));
+  cmd->add_option("--compute-efficiency", args.compute_efficiency,
+                  "The share of --peak-perf a COMP node's operations run at, in (0, 1] (default 1: "
+                  "at peak,\n"
+                  "as ASTRA-sim's roofline). End to end, trained models reach well below it: the "
+                  "summary\n"
+                  "prints the run's MFU")
+      ->check(CLI::Range(1e-6, 1.0));
 }
 
 // ASTRA-sim's system settings.
@@ -658,116 +698,18 @@ void add_sim_command(CLI::App& app) {
   add_link_flags(cmd, args);
   add_algorithm_flags(cmd, args);
   add_preset_flags(cmd, args);
+  add_compute_flags(cmd, args);
   add_system_flags(cmd, args);
   add_trace_flags(cmd, args);
   add_output_flags(cmd, args);
   cmd->callback([] { run_sim(args); });
 }
 
-// `tenet workload gen`.
-void add_workload_gen_command(CLI::App& app) {
-  static std::string model = "resnet50", output = "out/workload/workload", schedule = "1f1b";
-  static int dp = 8, tp = 1, pp = 1, microbatches = 1;
-  static int64_t batch = 0, sequence = 0;
-  static std::string coll, size = "1GiB";
-  static int npus = 0, root = 0;
-  CLI::App* wl = app.add_subcommand("workload", "Generate Chakra ET training workloads");
-  wl->require_subcommand(1);
-  CLI::App* gen = wl->add_subcommand("gen",
-                                     "Write a training iteration of a model preset, data x tensor "
-                                     "x pipeline parallel, as <output>.<rank>.et\n"
-                                     "(rank = t + TP * (p + PP * d))");
-  gen->add_option("-m,--model", model,
-                  fmt::format("Model preset: {}", fmt::join(sim::model_presets(), ", ")))
-      ->capture_default_str();
-  gen->add_option("--dp", dp, "Data-parallel replicas")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 20));
-  gen->add_option("--tp", tp, "Tensor-parallel degree")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 20));
-  gen->add_option("--pp", pp, "Pipeline stages")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 20));
-  gen->add_option("--microbatches", microbatches, "Micro-batches per iteration")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 16));
-  gen->add_option("--schedule", schedule, "Pipeline schedule: gpipe or 1f1b")
-      ->capture_default_str();
-  gen->add_option(
-         "--batch", batch,
-         "Samples per data-parallel replica and iteration (default: the preset's own: resnet50 64\n"
-         "images, dlrm 2048 queries, transformers 1 sequence); the effective batch is this x --dp")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
-  gen->add_option("--seq-len", sequence, "Tokens per sequence, for a transformer (default 2048)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
-  gen->add_option("-o,--output", output, "Output prefix")
-      ->capture_default_str()
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {  // "" and "dir/" name no file
-            return text.empty() || text.back() == '/'
-                       ? "must name the files' prefix, e.g. out/workload (ranks are "
-                         "<prefix>.<rank>.et)"
-                       : "";
-          },
-          "PREFIX"));
-  gen->add_option("-c,--coll", coll,
-                  "Instead of a model: one collective per rank (all-reduce, all-gather, ...), the "
-                  "microbenchmark\n"
-                  "workload ASTRA-sim's examples have; with --size and --npus");
-  gen->add_option("-s,--size", size, "With --coll: the collective's size (NCCL's convention)")
-      ->capture_default_str();
-  gen->add_option("-n,--npus", npus, "With --coll: the ranks")->check(CLI::Range(2, 1 << 20));
-  gen->add_option("--root", root, "With --coll: the root of a rooted collective")
-      ->capture_default_str();
-  gen->callback([gen] {
-    auto write_ranks = [](const std::vector<chakra::EtFile>& files) {  // <output>.<rank>.et
-      // The ranks are one set (topo/output_folder.hpp): written whole, a larger earlier set's extra
-      // ranks go.
-      const std::filesystem::path path(output);
-      topo::OutputFolder folder(path.parent_path().empty() ? "." : path.parent_path().string());
-      chakra::stage_et_set(files, folder, path.filename().string());
-      folder.commit();
-    };
-    if (!coll.empty()) {
-      for (const char* flag : {"--model", "--dp", "--tp", "--pp", "--microbatches", "--schedule",
-                               "--batch", "--seq-len"})
-        if (gen->count(flag) > 0)
-          throw Error(fmt::format("{} shapes a model preset; --coll writes one collective", flag));
-      if (npus < 2) throw Error("--coll needs --npus (the ranks, at least 2)");
-      const synth::CollectiveKind kind = synth::parse_collective(coll);
-      const Bytes bytes = size_flag("--size", size);
-      const auto files = sim::collective_microbenchmark(kind, bytes, npus, root);
-      write_ranks(files);
-      const Bytes comm_size = sim::comm_size_of_collective_bytes(kind, bytes, npus);
-      fmt::print(
-          "wrote {} ranks: {} ... {}: one {} of {} each (a COMM_COLL node, as ASTRA-sim's "
-          "microbenchmarks){}\n",
-          files.size(), chakra::et_path(output, 0), chakra::et_path(output, npus - 1),
-          synth::to_string(kind), format_bytes(bytes),
-          comm_size == bytes
-              ? std::string()
-              : fmt::format("; comm_size {}, each rank's input, as Chakra and ASTRA-sim count it",
-                            format_bytes(comm_size)));
-      return;
-    }
-    const sim::BatchShape shape = sim::batch_shape(model, {batch, sequence});
-    const auto files = sim::training_iteration(
-        sim::model_preset(model, shape),
-        sim::Parallelism{dp, tp, pp, microbatches, sim::parse_schedule(schedule)});
-    write_ranks(files);
-    fmt::print("wrote {} ranks: {} ... {}\n", files.size(), chakra::et_path(output, 0),
-               chakra::et_path(output, static_cast<int>(files.size()) - 1));
-    fmt::print("{} (dp {} x tp {} x pp {}): {}\n", model, dp, tp, pp,
-               sim::describe_batch(model, shape, dp, microbatches));
-  });
-}
-
 }  // namespace
 
 void add_sim_commands(CLI::App& app) {
   add_sim_command(app);
-  add_workload_gen_command(app);
+  add_workload_gen_command(app);  // workload_cmd.cpp
 }
 
 }  // namespace tenet::cli

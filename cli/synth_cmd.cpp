@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "cli/formats.hpp"
 #include "cli/progress.hpp"
+#include "cli/synth_rows.hpp"
 #include "synth/auto/runtime_target.hpp"
 #include "synth/baselines/baselines.hpp"
 #include "synth/baselines/ring_channels.hpp"
@@ -56,6 +57,7 @@ struct SynthArgs {
   int hot_experts = 0;
   bool size_given = false;
   bool json = false, csv = false;
+  bool plot = false;  // --plot
 };
 
 // All-to-Allv: the traffic --traffic, --skew or --hot-experts give, or nothing.
@@ -94,25 +96,6 @@ synth::SynthOptions options_from(const SynthArgs& args) {
   return o;
 }
 
-// One algorithm built for one size: a row of the comparison table or of a size sweep.
-struct Row {
-  std::string name;
-  Bytes size = 0;
-  std::optional<synth::Algorithm> algorithm;
-  std::optional<synth::Report> report;
-  std::string not_applicable;
-  std::vector<synth::ChunkingResult::Try> tried;  // -k auto: chunks per NPU tried, and their times
-  std::string target_note;  // --target msccl: what was picked, and what the runtime cannot hold
-  double seconds = 0;
-  bool from_cache = false;     // read from the algorithm cache (verified), not made
-  bool stopped_early = false;  // a search stopped at --time-limit or an interruption
-
-  double algbw() const {  // bytes per second
-    return static_cast<double>(size) /
-           (static_cast<double>(report->collective_time) / kPicosPerSecond);
-  }
-};
-
 // The sizes to run: --size, or the sweep -b .. -e by factor -f (nccl-tests' flags).
 std::vector<Bytes> sizes_of(const SynthArgs& args) {
   auto at_least_one = [](const char* flag, const std::string& text) {
@@ -142,9 +125,9 @@ std::vector<Bytes> sizes_of(const SynthArgs& args) {
 
 // `size` is the row's size as printed; the producers get `unit` (All-to-Allv: a unit's bytes; else
 // the size itself).
-Row build_row(const SynthArgs& args, const std::string& name, const topo::Topology& t,
-              synth::Collective c, Bytes size, const synth::SynthOptions& o, Bytes unit = -1) {
-  Row row{name, size, {}, {}, {}, {}, {}, 0};
+SynthRow build_row(const SynthArgs& args, const std::string& name, const topo::Topology& t,
+                   synth::Collective c, Bytes size, const synth::SynthOptions& o, Bytes unit = -1) {
+  SynthRow row{name, size, {}, {}, {}, {}, {}, 0};
   if (unit < 0) unit = size;
   const auto begin = std::chrono::steady_clock::now();
   const int64_t hits_before = o.cache ? o.cache->hits() : 0;
@@ -232,7 +215,7 @@ Time part_bound(const topo::Topology& t, const synth::Algorithm& a) {
 }
 
 // The detailed summary of one algorithm for one size, as text or JSON.
-void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row,
+void print_one(const SynthArgs& args, const topo::Topology& t, const SynthRow& row,
                const exporting::Exported& exported) {
   const synth::Algorithm& a = *row.algorithm;
   const synth::Report& r = *row.report;
@@ -380,10 +363,10 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const Row& row,
 
 // Many rows (--algo all and/or a size sweep): a table per size group, as text, CSV or JSON.
 void print_rows(const SynthArgs& args, const topo::Topology& t, const synth::Collective& c,
-                const std::vector<Row>& rows, const std::vector<std::string>& files) {
+                const std::vector<SynthRow>& rows, const std::vector<std::string>& files) {
   const bool sweep = rows.front().size != rows.back().size;
   auto tenet_time = [&](Bytes size) -> Time {
-    for (const Row& r : rows)
+    for (const SynthRow& r : rows)
       if (r.size == size && r.name == "tenet" && r.report) return r.report->collective_time;
     return 0;
   };
@@ -398,7 +381,7 @@ void print_rows(const SynthArgs& args, const topo::Topology& t, const synth::Col
   nlohmann::ordered_json rows_json = nlohmann::ordered_json::array();
   std::vector<std::string> notes;
   for (size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
+    const SynthRow& r = rows[i];
     if (!r.algorithm) {
       notes.push_back(fmt::format("{}{}: does not apply: {}", r.name,
                                   sweep ? " at " + format_bytes(r.size) : "", r.not_applicable));
@@ -543,6 +526,10 @@ void run_synth(const SynthArgs& args) {
     if (std::find(formats.begin(), formats.end(), "msccl-xml") == formats.end())
       formats.push_back("msccl-xml");
   }
+  if (one && args.plot)
+    throw Error(
+        "--plot draws a size sweep (-b/-e) or a comparison (--algo all); one algorithm at one size "
+        "has nothing to draw");
   if (!one && formats.size() > 1)
     throw Error(
         "--emit exports one algorithm: drop --algo all or the size sweep, or export a row's file "
@@ -556,7 +543,7 @@ void run_synth(const SynthArgs& args) {
   synth::SynthMemo memo;  // every row's flow plans and bounds, and their reports'
   o.memo = &memo;
 
-  std::vector<Row> rows;
+  std::vector<SynthRow> rows;
   {
     ProgressBar bar("synthesizing");
     const size_t total = sizes.size() * names.size();
@@ -573,7 +560,7 @@ void run_synth(const SynthArgs& args) {
   }
 
   bool all_correct = true;
-  for (const Row& r : rows)
+  for (const SynthRow& r : rows)
     if (r.report && !r.report->correct()) all_correct = false;
   // A run that fails writes nothing: its output folder keeps what it held (whole or absent).
   if (one) {
@@ -593,8 +580,14 @@ void run_synth(const SynthArgs& args) {
   } else {
     std::optional<topo::OutputFolder> folder;
     if (all_correct) folder.emplace(args.output);
+    std::optional<bench::Plotted> plotted;
+    if (args.plot && folder) {
+      folder->replace_tree_at_commit("plots");
+      plotted = plot_rows(args.topology, t, c, args.chunks == "auto" ? 0 : c.chunks_per_npu, sizes,
+                          names, rows, folder->staging_dir());
+    }
     std::vector<std::string> files;
-    for (const Row& r : rows) {
+    for (const SynthRow& r : rows) {
       std::string file = r.name;
       std::replace(file.begin(), file.end(), ':', '_');
       std::replace(file.begin(), file.end(), ',', '_');
@@ -605,10 +598,16 @@ void run_synth(const SynthArgs& args) {
     }
     if (folder) folder->commit();
     print_rows(args, t, c, rows, files);
+    if (plotted) {
+      if (!args.json)
+        fmt::print("plots        {}{}\n", folder->final_path("plots"),
+                   plotted->rendered() ? " (SVG)" : "");
+      say_plotted(*plotted, folder->final_path("plots"));
+    }
     if (!padding_note.empty()) fmt::print(stderr, "warning: {}\n", padding_note);
   }
   if (!all_correct) {
-    for (const Row& r : rows)
+    for (const SynthRow& r : rows)
       if (r.report)
         for (const synth::Violation& v : r.report->violations)
           fmt::print(stderr, "  {} [{}] {}\n", r.name, synth::to_string(v.kind), v.message);
@@ -617,16 +616,6 @@ void run_synth(const SynthArgs& args) {
 }
 
 }  // namespace
-
-int parse_chunks(const std::string& text, int when_auto, int most) {
-  if (text == "auto") return when_auto;
-  int k = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), k);
-  if (ec != std::errc() || end != text.data() + text.size())
-    throw Error(fmt::format("--chunks-per-npu must be a whole number or auto, not '{}'", text));
-  if (k < 1 || k > most) throw Error(fmt::format("--chunks-per-npu must lie in [1, {}]", most));
-  return k;
-}
 
 void add_synth_command(CLI::App& app) {
   static SynthArgs args;
@@ -783,6 +772,12 @@ void add_synth_command(CLI::App& app) {
   cmd->add_flag("--json", args.json,
                 "Print the summary as JSON (with --algo all or a size sweep: the table's rows)");
   cmd->add_flag("--csv", args.csv, "Print the result rows as CSV (one per algorithm and size)");
+  cmd->add_flag("--plot", args.plot,
+                "With a size sweep (-b/-e) or --algo all: also draw <output>/plots/ as `tenet "
+                "bench` does\n"
+                "(gnuplot SVGs: time and bus bandwidth over size per algorithm, tenet's speed-up "
+                "over each\n"
+                "baseline, percent of the lower bound)");
   cmd->add_option(
          "--emit", args.emit,
          "Formats to write besides algorithm.json: chakra, msccl-xml, astra-sim (comma-separated)")

@@ -6,6 +6,7 @@
 
 #include "bench/table.hpp"
 #include "cli/commands.hpp"
+#include "synth/bounds/lower_bound.hpp"
 #include "topo/analysis.hpp"
 #include "topo/bounds.hpp"
 #include "topo/cut_words.hpp"
@@ -31,8 +32,8 @@ struct MinMax {
   double mean() const { return n ? sum / n : 0; }
 };
 
-void info(const std::string& input, const std::string& size_text, bool json) {
-  const topo::Topology t = topo::load(input);
+void info(const std::string& input, const std::string& size_text, bool json, bool step_costs) {
+  const topo::Topology t = load_topology(input, step_costs);
   const Bytes size = parse_bytes(size_text);
   MinMax out_deg, in_deg, egress, ingress, link_bw, link_lat, link_step;
   int routers = 0;
@@ -53,9 +54,12 @@ void info(const std::string& input, const std::string& size_text, bool json) {
   const int components = topo::strong_component_count(t);
   const std::optional<topo::Translations> symmetry = topo::translation_symmetry(t);
   topo::CutBound cut, ingress_b;
+  synth::LowerBound whole;  // what synth and verify print: latency and per-step costs counted
   if (t.num_npus() >= 2) {
     cut = topo::allgather_cut_bound(t);
     ingress_b = topo::allgather_ingress_bound(t);
+    const synth::Collective ag = synth::Collective::over_all(t, synth::CollectiveKind::AllGather);
+    whole = synth::lower_bound(t, ag, std::max<Bytes>(1, ag.chunk_bytes_for(size)));
   }
   auto bw = [](double v) { return format_bandwidth(static_cast<Bandwidth>(v)); };
   if (json) {
@@ -86,6 +90,8 @@ void info(const std::string& input, const std::string& size_text, bool json) {
       // topo::kCutSearchWork).
       j["cut_search"] = cut.search == topo::CutSearch::Exact ? "exact" : "islands";
       j["ingress_bound_ps"] = ingress_b.time(size);
+      j["lower_bound_ps"] = whole.total;
+      j["lower_bound"] = synth::describe(whole);
     }
     fmt::print("{}\n", j.dump(2));
     return;
@@ -135,6 +141,9 @@ void info(const std::string& input, const std::string& size_text, bool json) {
              format_bandwidth(ingress_b.out_bandwidth));
   fmt::print("  cut / ingress  {:.3f}x\n",
              static_cast<double>(cut.time(size)) / std::max<Time>(1, ingress_b.time(size)));
+  fmt::print("  whole bound    {}  ({}; as synth and verify print it{})\n",
+             format_time(whole.total), synth::describe(whole),
+             t.charges_steps() ? "" : ", --step-costs off");
 }
 
 void list_generators(bool markdown) {
@@ -177,17 +186,19 @@ void add_topo_commands(CLI::App& app) {
   topo->require_subcommand(1);
 
   static std::string input, size = "1GiB", output;
-  static bool json = false, markdown = false;
+  static bool json = false, markdown = false, step_costs = true;
   CLI::App* info_cmd = topo->add_subcommand(
       "info",
       "Summarize a topology: counts, degrees, bandwidth, diameter, connectivity, and the cut and\n"
-      "ingress lower bounds of an All-Gather");
+      "ingress lower bounds of an All-Gather, with its whole bound (latency and per-step costs\n"
+      "counted, as synth and verify print it)");
   info_cmd->add_option("topology", input, "Topology file (.yaml, .json, .dot, network.yml) or spec")
       ->required();
   info_cmd->add_option("--size", size, "All-Gather output size per NPU for the bounds, with a unit")
       ->capture_default_str();
   info_cmd->add_flag("--json", json, "Print JSON for machines");
-  info_cmd->callback([] { info(input, size, json); });
+  add_step_costs_flag(info_cmd, step_costs);
+  info_cmd->callback([] { info(input, size, json, step_costs); });
 
   CLI::App* convert = topo->add_subcommand(
       "convert", "Convert a topology (file or spec) to Tenet YAML, Tenet JSON or Graphviz DOT");

@@ -81,6 +81,7 @@ class Simulator {
     out.algorithms_renamed = source_.renamed();
     out.algorithms_made = source_.made();
     out.ring_plans = source_.ring_plans();
+    out.flops = flops_;
     out.trace = std::move(trace_);
     return out;
   }
@@ -190,11 +191,13 @@ class Simulator {
                                            format_bandwidth(cfg_.memory_bandwidth)));
     if (n.type() != ChakraProtoMsg::COMP_NODE) return static_cast<Time>(memory_ps);
     if (!cfg_.roofline) return 1000;  // ASTRA-sim replays it: 0 means 1 ns
-    const double compute_s = static_cast<double>(ops) / cfg_.peak_flops;
+    const double rate = cfg_.peak_flops * cfg_.compute_efficiency;
+    const double compute_s = static_cast<double>(ops) / rate;
     const double compute_ps = std::ceil(compute_s * static_cast<double>(kPicosPerSecond));
     if (!(compute_ps < kLongest))
-      throw too_long(compute_s, fmt::format("num_ops {} at a peak of {:.4g} TFLOP/s (peak-perf)",
-                                            ops, cfg_.peak_flops / 1e12));
+      throw too_long(compute_s,
+                     fmt::format("num_ops {} at {:.4g} TFLOP/s (peak-perf x compute efficiency)",
+                                 ops, rate / 1e12));
     return std::max<Time>({static_cast<Time>(compute_ps), static_cast<Time>(memory_ps),
                            1000});  // ASTRA-sim: 0 means 1 ns
   }
@@ -206,6 +209,8 @@ class Simulator {
     rk.ready_compute.pop_front();
     rk.computing = true;
     const Time start = events_.now(), d = compute_time(r, *rk.nodes[i]);
+    if (rk.nodes[i]->type() == ChakraProtoMsg::COMP_NODE)
+      flops_ += static_cast<double>(chakra::int_attr(*rk.nodes[i], "num_ops").value_or(0));
     events_.schedule_after(d, [this, r, i, start] {
       ranks_[r].computing = false;
       compute_[r].emplace_back(start, events_.now());
@@ -421,6 +426,7 @@ class Simulator {
   std::unordered_map<uint64_t, std::vector<topo::LinkId>> routes_;
   std::vector<TraceSlice> trace_;
   size_t total_nodes_ = 0, done_nodes_ = 0;
+  double flops_ = 0;  // SimResult::flops
 };
 
 }  // namespace
@@ -450,6 +456,12 @@ uint64_t estimate_packets(const std::vector<chakra::EtFile>& workload, Bytes mtu
   return packets >= 1.8e19 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(packets);
 }
 
+double model_flops_utilization(const SimResult& r, double peak_flops) {
+  const double could = static_cast<double>(r.iteration) / static_cast<double>(kPicosPerSecond) *
+                       static_cast<double>(r.ranks.size()) * peak_flops;
+  return could > 0 ? r.flops / could : 0;
+}
+
 SimResult simulate(const topo::Topology& t, const std::vector<chakra::EtFile>& workload,
                    const SimConfig& config, const std::string& name) {
   if (workload.empty()) throw Error(fmt::format("{}: the workload has no ranks", name));
@@ -460,6 +472,9 @@ SimResult simulate(const topo::Topology& t, const std::vector<chakra::EtFile>& w
   if (config.memory_bandwidth <= 0)
     throw Error(fmt::format("{}: the memory bandwidth of {} B/s is not positive", name,
                             config.memory_bandwidth));
+  if (!(config.compute_efficiency > 0 && config.compute_efficiency <= 1))
+    throw Error(fmt::format("{}: a compute efficiency of {} is not a share of the peak in (0, 1]",
+                            name, config.compute_efficiency));
   if (config.network == NetworkKind::Packet && config.packet.mtu > 0) {
     const uint64_t packets = estimate_packets(workload, config.packet.mtu);
     if (packets > config.packet.max_packets) {

@@ -57,6 +57,10 @@ struct SimConfig {
   PacketConfig packet;         // for NetworkKind::Packet
   bool link_activity = false;  // keep per-link busy intervals (always with `trace`)
   double peak_flops = 312e12;  // per NPU, FLOP/s (A100 BF16 dense)
+  // The share of peak_flops a COMP node's operations run at in the roofline: (0, 1]. 1 computes at
+  // peak, as ASTRA-sim's roofline does; trained models reach well below it end to end (their
+  // kernels wait on memory, launch and synchronize), which the printed MFU shows.
+  double compute_efficiency = 1;
   // Whether COMP nodes without a duration take the roofline (num_ops at peak_flops, tensor_size at
   // memory_bandwidth). false: they take 1 ns, as ASTRA-sim replays every COMP node (its runtime, 1
   // ns for none: Workload::issue_replay upstream) where its system.json does not set
@@ -173,11 +177,17 @@ struct SimResult {
   // another group of the same shape (synth/groups/group_map.hpp), and ring plans
   // (SimConfig::lazy_rings).
   int64_t algorithms_made = 0, algorithms_renamed = 0, ring_plans = 0;
+  // The operations of every COMP node run (num_ops, over all ranks): the model's FLOPs.
+  double flops = 0;
   std::vector<TraceSlice> trace;
   // What the user should know about how the run was made, one sentence each (e.g. an algorithm
   // file made for another size than the collective it ran).
   std::vector<std::string> warnings;
 };
+
+// Model FLOPs utilization: the COMP nodes' operations over what the ranks could compute at
+// `peak_flops` in the iteration (0 for an empty one).
+double model_flops_utilization(const SimResult& r, double peak_flops);
 
 // Throws tenet::Error for an inconsistent workload: more ranks than NPUs, a peer or group member
 // that is not a rank, a dependency on a node not in the rank's graph (sim/recorded_trace.hpp drops

@@ -54,7 +54,7 @@ const char* sample_word(const std::string& preset) {
 }
 }  // namespace
 
-BatchShape batch_shape(const std::string& preset, BatchShape asked) {
+BatchShape batch_shape(const std::string& preset, BatchShape asked, int microbatches) {
   model_preset(preset);  // an unknown name fails here
   for (int64_t v : {asked.batch, asked.sequence})
     if (v < 0 || v > (int64_t{1} << 24))
@@ -63,14 +63,31 @@ BatchShape batch_shape(const std::string& preset, BatchShape asked) {
     throw Error(fmt::format(
         "{} has no sequence length (the transformers do: gpt3-175b, transformer-1t, moe-gpt)",
         preset));
+  if (microbatches < 1)
+    throw Error(fmt::format("micro-batches must be at least 1, not {}", microbatches));
   BatchShape s;
-  s.batch = asked.batch > 0 ? asked.batch : preset == "resnet50" ? 64 : preset == "dlrm" ? 2048 : 1;
+  // A transformer's own batch is one sequence per micro-batch (Megatron-LM's smallest).
+  s.batch = asked.batch > 0        ? asked.batch
+            : preset == "resnet50" ? 64
+            : preset == "dlrm"     ? 2048
+                                   : microbatches;
+  // A micro-batch holds whole samples: a fraction of one is no work a GPU runs.
+  if (s.batch % microbatches != 0) {
+    const int64_t lower = s.batch / microbatches * microbatches;
+    throw Error(fmt::format(
+        "{} batch of {} {} per replica does not split into {} micro-batches of whole {}: give "
+        "a batch that is a multiple of {} (such as {}), or fewer micro-batches",
+        asked.batch > 0 ? "a" : fmt::format("{}'s own", preset), s.batch, sample_word(preset),
+        microbatches, sample_word(preset), microbatches,
+        lower > 0 ? fmt::format("{} or {}", lower, lower + microbatches)
+                  : fmt::format("{}", microbatches)));
+  }
   s.sequence = has_sequences(preset) ? (asked.sequence > 0 ? asked.sequence : 2048) : 0;
   return s;
 }
 
 std::string describe_batch(const std::string& preset, BatchShape shape, int dp, int microbatches) {
-  const BatchShape s = batch_shape(preset, shape);
+  const BatchShape s = batch_shape(preset, shape, microbatches);
   std::string out = fmt::format("batch {} per replica x {} replica{} = {} {} per iteration",
                                 s.batch, dp, dp == 1 ? "" : "s", s.batch * dp, sample_word(preset));
   if (s.sequence > 0) {
@@ -80,14 +97,7 @@ std::string describe_batch(const std::string& preset, BatchShape shape, int dp, 
                   : fmt::format(" of {} tokens ({:.4g} tokens)", s.sequence,
                                 static_cast<double>(s.batch * dp) * s.sequence);
   }
-  if (microbatches > 1) {
-    if (s.batch % microbatches == 0)
-      out += fmt::format(", micro-batch {}", s.batch / microbatches);
-    else
-      out += fmt::format(
-          ", micro-batch {:.3g} (the batch does not split evenly into {} micro-batches)",
-          static_cast<double>(s.batch) / microbatches, microbatches);
-  }
+  if (microbatches > 1) out += fmt::format(", micro-batch {}", s.batch / microbatches);
   return out;
 }
 

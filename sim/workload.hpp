@@ -53,15 +53,18 @@ const std::vector<std::string>& model_presets();
 
 // A preset's per-replica work: `batch` samples (images, sequences, queries) per data-parallel
 // replica and iteration, of `sequence` tokens each (transformers only). 0: the preset's own
-// (resnet50 64, dlrm 2048, transformers 1 sequence of 2048 tokens).
+// (resnet50 64, dlrm 2048, transformers 1 sequence of 2048 tokens per micro-batch).
 struct BatchShape {
   int64_t batch = 0;
   int64_t sequence = 0;
 };
-// The shape `preset` runs with for `asked` (defaults filled in); throws tenet::Error for a
-// sequence length on a model without sequences, or values out of [1, 2^24].
-BatchShape batch_shape(const std::string& preset, BatchShape asked);
+// The shape `preset` runs with for `asked` (defaults filled in) in `microbatches` micro-batches of
+// whole samples; throws tenet::Error for a sequence length on a model without sequences, values
+// out of [1, 2^24], or a batch that does not split into the micro-batches (naming a batch that
+// does).
+BatchShape batch_shape(const std::string& preset, BatchShape asked, int microbatches = 1);
 // "batch 64 per replica x 8 replicas = 512 images per iteration (micro-batch 16)".
+// `shape` as batch_shape fills it in for `microbatches`.
 std::string describe_batch(const std::string& preset, BatchShape shape, int dp, int microbatches);
 
 Model model_preset(const std::string& name, BatchShape shape = {});

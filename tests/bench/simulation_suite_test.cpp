@@ -121,7 +121,7 @@ sim-algorithms: [tenet, ring]
           cfg.chunks_per_npu = 0;
           if (a != "tenet") cfg.algorithms[synth::CollectiveKind::AllReduce] = a;
           const auto workload = sim::training_iteration(
-              sim::model_preset(w.preset, sim::batch_shape(w.preset, w.shape)),
+              sim::model_preset(w.preset, sim::batch_shape(w.preset, w.shape, w.microbatches)),
               sim::layout(t.topology.num_npus(), w.tp, w.pp, 1, w.schedule));
           const sim::SimResult expected = sim::simulate(t.topology, workload, cfg);
           EXPECT_EQ(r.iteration, expected.iteration)

@@ -92,6 +92,9 @@ check "verify chunk out of range" 2 "chunk 9 is out of range" -- "$T" verify "$t
 check "synth help" 0 "--chunks-per-npu" -- "$T" synth --help
 check "synth all-gather" 0 "verified        correct" -- "$T" synth --topo torus2d:4x4 --coll all-gather --size 16MiB -o "$tmp/s1"
 check "synth step costs" 0 "step cost     300 ns .. 2.6 us per transfer" -- "$T" topo info nvcluster:2x4
+check "info whole bound" 0 "whole bound    172.4 us  (cut bound 167.8 us + 2.6 us step + 2 us latency past the cut; as synth and verify print it)" -- "$T" topo info nvcluster:2x4 --size 64MiB
+check "info whole bound no steps" 0 "as synth and verify print it, --step-costs off)" -- "$T" topo info nvcluster:2x4 --step-costs off
+check "info whole bound json" 0 '"lower_bound_ps"' -- "$T" topo info ring:8 --json
 # The algorithm cache: made, then read back (verified); --no-cache neither reads nor writes; a
 # damaged entry is made again and replaced.
 check "cache made" 0 "synthesis       " -- "$T" synth --topo ring:4 --coll all-gather --size 1MiB --cache "$tmp/cache" -o "$tmp/ca"
@@ -402,6 +405,13 @@ check "workload gen batch" 0 "batch 8 per replica x 2 replicas = 16 sequences pe
 check "workload gen default batch" 0 "batch 64 per replica x 4 replicas = 256 images per iteration" -- "$T" workload gen --model resnet50 --dp 4 -o "$tmp/wl/r2"
 check "workload seq on cnn" 2 "resnet50 has no sequence length" -- "$T" workload gen --model resnet50 --seq-len 128 -o "$tmp/wl/r3"
 check "sim batch" 0 "batch 128 per replica x 4 replicas = 512 images" -- "$T" sim --workload resnet50 --topo switch:4 --batch 128
+check "sim default micro-batches" 0 "batch 4 per replica x 1 replica = 4 sequences per iteration of 2048 tokens (8192 tokens), micro-batch 1" -- "$T" sim --workload gpt3-175b --topo nvcluster:1x4 --tp 2 --pp 2 --microbatches 4 --coll all-reduce=ring
+check "sim mfu" 0 "compute         MFU " -- "$T" sim --workload resnet50 --topo switch:4 --coll all-reduce=ring
+check "sim efficiency" 0 "TFLOP/s each); COMP nodes run at 50 % of the peak (--compute-efficiency)" -- "$T" sim --workload resnet50 --topo switch:4 --coll all-reduce=ring --peak-perf 100 --compute-efficiency 0.5
+check "sim efficiency json" 0 '"efficiency": 0.5' -- "$T" sim --workload resnet50 --topo switch:4 --coll all-reduce=ring --compute-efficiency 0.5 --json
+check "sim efficiency range" 2 "--compute-efficiency: Value 2 not in range" -- "$T" sim --workload resnet50 --topo switch:4 --compute-efficiency 2
+check "sim fractional micro-batch" 2 "a batch of 6 sequences per replica does not split into 4 micro-batches of whole sequences: give a batch that is a multiple of 4 (such as 4 or 8), or fewer micro-batches" -- "$T" sim --workload gpt3-175b --topo nvcluster:1x4 --tp 2 --pp 2 --microbatches 4 --batch 6
+check "workload gen fractional micro-batch" 2 "resnet50's own batch of 64 images per replica does not split into 3 micro-batches of whole images: give a batch that is a multiple of 3 (such as 63 or 66)" -- "$T" workload gen --model resnet50 --pp 2 --microbatches 3 -o "$tmp/wl/r4"
 check "sim batch on et" 2 "carries its own sizes" -- "$T" sim --workload "$tmp/wl/resnet" --topo ring:4 --batch 128
 check "sim et workload" 0 "4 ranks" -- "$T" sim --workload "$tmp/wl/resnet" --topo ring:4
 check "sim too few npus" 2 "4 ranks, but the topology has 2 NPUs" -- "$T" sim --workload "$tmp/wl/resnet" --topo ring:2
@@ -502,6 +512,11 @@ printf 'topologies: [ring:4]\ncollectives: [all-gather]\nsizes: [1MiB]\nalgorith
 check "bench chunks auto" 0 "4 algorithms verified correct" -- "$T" bench "$tmp/auto.yaml" -o "$tmp/b9"
 check "bench auto rows" 0 "ring:4,4,all-gather,1048576,auto," -- cat "$tmp/b9/results.csv"
 check "bench auto plots" 0 "" -- test -s "$tmp/b9/plots/ring_4-all-gather-kauto.dat" -a -s "$tmp/b9/plots/ring_4-all-gather-k2.dat"
+# A synth sweep and comparison draws what bench draws, from its own rows.
+check "synth plot" 0 "plots        $tmp/sp/plots" -- "$T" synth --topo ring:4 -c all-gather -b 64KiB -e 1MiB -f 4 --algo all --plot -o "$tmp/sp"
+check "synth plot data" 0 "" -- test -s "$tmp/sp/plots/ring_4-all-gather-kauto.dat" -a -s "$tmp/sp/plots/speedup.dat" -a -s "$tmp/sp/plots/plots.gp"
+check "synth plot one" 2 "--plot draws a size sweep (-b/-e) or a comparison (--algo all)" -- "$T" synth --topo ring:4 -c all-gather -s 1MiB --plot -o "$tmp/sp1"
+check "synth plot no gnuplot" 0 "gnuplot is not installed" -- env PATH="$tmp/nowhere" "$T" synth --topo ring:4 -c all-gather -b 64KiB -e 256KiB --plot -o "$tmp/sp2"
 "$T" bench --print-default > "$tmp/default.yaml"
 check "bench default quick" 0 "default (quick)" -- "$T" bench "$tmp/default.yaml" --quick -o "$tmp/b8"
 
@@ -550,7 +565,7 @@ if compgen -G "$tmp/refused-*" > /dev/null || [[ -e $tmp/dims ]]; then
   echo "FAIL a refused input left output"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
 check "verify rank 100" 3 "[bad-reference] the collective is not valid on this topology" -- "$T" verify "$tmp/rank100.json" --topo "ring:4,bidir=false"
 printf '{"roofline-enabled": 1, "peak-perf": 1e-10, "local-mem-bw": 1000}' > "$tmp/slow.json"
-check "peak-perf 1e-10" 2 "num_ops 52480000000 at a peak of 1e-10 TFLOP/s (peak-perf) takes 5.248e+08 s, past the 2^63 ps" -- "$T" sim --workload resnet50 --topo ring:4 --system "$tmp/slow.json"
+check "peak-perf 1e-10" 2 "num_ops 52480000000 at 1e-10 TFLOP/s (peak-perf x compute efficiency) takes 5.248e+08 s, past the 2^63 ps" -- "$T" sim --workload resnet50 --topo ring:4 --system "$tmp/slow.json"
 check "chunks under a byte" 2 "-k 1048576: 1048576 chunks per NPU cut all-reduce of 1 MiB into 4194304 chunks of less than a byte: at most 262144 chunks per NPU" -- "$T" synth --topo ring:4 --coll all-reduce --size 1MiB -k 1048576 -o "$tmp/k1m"
 printf 'topologies:\n  - {name: %s, npus: [a, b], links: [{src: a, dst: b, bw: 1GB/s, lat: 1us}]}\ncollectives: [all-gather]\nsizes: [1MiB]\n' \
   "$(printf '%0.sn' $(seq 300))" > "$tmp/long-name.yaml"

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -640,6 +641,74 @@ TEST(Workloads, PresetCountsPastTheIntegersAreRefused) {
       HasSubstr("gpt3-175b: rank 0 node 'fwd layer0 mb0': 6.375e+22 operations, past 2^62"));
   EXPECT_THAT(describe_batch("gpt3-175b", {1 << 24, 1 << 24}, 1 << 20, 1),
               HasSubstr("(2.951e+20 tokens)"));
+}
+
+// COMP nodes run at --compute-efficiency of the peak, and the MFU is the nodes' operations over
+// what the ranks could compute at the peak in the iteration. Two ranks, one node each of 312e9 and
+// 156e9 operations (1 ms and 0.5 ms at 312 TFLOP/s): the iteration is the longer; the MFU 0.75 at
+// peak (1.5 ms of work over 2 x 1 ms) and 0.375 at half of it.
+TEST(Simulator, ComputeRunsAtItsEfficiencyAndTheMfuSaysHowMuchOfThePeakWasUsed) {
+  const auto t = topo::generate("switch:2");
+  std::vector<EtFile> w(2);
+  for (int r = 0; r < 2; ++r) {
+    Node& n = w[r].nodes.emplace_back();
+    n.set_id(0);
+    n.set_type(ChakraProtoMsg::COMP_NODE);
+    n.set_name("matmul");
+    chakra::set_int(n, "num_ops", r == 0 ? 312'000'000'000 : 156'000'000'000);
+  }
+  SimConfig cfg;
+  const SimResult peak = simulate(t, w, cfg);
+  EXPECT_EQ(peak.iteration, Time{1'000'000'000});
+  EXPECT_DOUBLE_EQ(peak.flops, 468e9);
+  EXPECT_DOUBLE_EQ(model_flops_utilization(peak, cfg.peak_flops), 0.75);
+  cfg.compute_efficiency = 0.5;
+  const SimResult half = simulate(t, w, cfg);
+  EXPECT_EQ(half.iteration, Time{2'000'000'000});
+  EXPECT_DOUBLE_EQ(model_flops_utilization(half, cfg.peak_flops), 0.375);
+  for (double bad : {0.0, -0.5, 1.5, std::nan("")}) {
+    cfg.compute_efficiency = bad;
+    try {
+      simulate(t, w, cfg, "wl");
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.message(), HasSubstr("is not a share of the peak in (0, 1]")) << bad;
+    }
+  }
+}
+
+// A micro-batch holds whole samples: a transformer's own batch is one sequence per micro-batch, a
+// batch that does not split is refused with batches that do.
+TEST(Workload, MicroBatchesHoldWholeSamples) {
+  EXPECT_EQ(batch_shape("gpt3-175b", {}, 4).batch, 4);
+  EXPECT_EQ(batch_shape("gpt3-175b", {}).batch, 1);
+  EXPECT_EQ(batch_shape("resnet50", {}, 4).batch, 64);
+  EXPECT_EQ(batch_shape("gpt3-175b", {8, 0}, 4).batch, 8);
+  EXPECT_THAT(describe_batch("gpt3-175b", {}, 2, 4), HasSubstr("batch 4 per replica x 2 replicas"));
+  EXPECT_THAT(describe_batch("gpt3-175b", {}, 2, 4), HasSubstr("micro-batch 1"));
+  auto error = [](auto f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return e.message();
+    }
+    return std::string("no error");
+  };
+  EXPECT_THAT(error([] {
+                batch_shape("gpt3-175b", {6, 0}, 4);
+              }),
+              HasSubstr("a batch of 6 sequences per replica does not split into 4 micro-batches "
+                        "of whole sequences: give a batch that is a multiple of 4 (such as 4 or "
+                        "8)"));
+  EXPECT_THAT(error([] { batch_shape("resnet50", {}, 3); }),
+              HasSubstr("resnet50's own batch of 64 images per replica does not split into 3 "
+                        "micro-batches of whole images: give a batch that is a multiple of 3 "
+                        "(such as 63 or 66)"));
+  EXPECT_THAT(error([] { batch_shape("dlrm", {2, 0}, 4); }), HasSubstr("(such as 4)"));
+  EXPECT_THAT(error([] {
+                describe_batch("resnet50", {10, 0}, 1, 4);
+              }),
+              HasSubstr("does not split into 4 micro-batches"));
 }
 
 TEST(Simulator, InconsistentWorkloadsFailClearlyAndNeverHang) {
