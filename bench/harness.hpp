@@ -152,9 +152,10 @@ struct Plotted {
 };
 
 // Writes <dir>/plots/: data files, plots.gp, and, when gnuplot is installed, SVGs (time versus
-// size per algorithm for each topology and collective, speed-up bars when some case has both
-// tenet and a baseline, percent of the lower bound). Names reach plots.gp only as gnuplot
-// single-quoted literals, which expand nothing, and gnuplot (from the PATH) runs without a shell.
+// size per algorithm for each topology and collective; per collective, speed-up bars when some
+// case has both tenet and a baseline, and percent of the lower bound). Names reach plots.gp only as
+// gnuplot single-quoted literals, which expand nothing, and gnuplot (from the PATH) runs without a
+// shell.
 Plotted write_plots(const Suite& suite, const std::vector<Result>& results, const std::string& dir);
 
 // What got worse against an earlier results.csv (`old_file` names it in errors), one sentence each.

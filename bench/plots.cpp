@@ -1,5 +1,5 @@
-// plots/: gnuplot data files and plots.gp (time and busbw versus size, speed-up bars, percent of
-// the lower bound), rendered to SVG when gnuplot is installed.
+// plots/: gnuplot data files and plots.gp (time and busbw versus size, per collective speed-up
+// bars and percent of the lower bound), rendered to SVG when gnuplot is installed.
 //
 // Names (topologies', algorithms') reach gnuplot only inside single-quoted string literals of
 // plots.gp (gp_string), in which gnuplot expands nothing (no backquote command substitution, no @
@@ -62,20 +62,37 @@ std::string data_field(std::string_view text) {
   return "\"" + out + "\"";
 }
 
-// Each algorithm's colour, the same in every plot (its place in algorithm_order).
-class Colours {
+// Each algorithm's style, the same in every plot (its place in algorithm_order): a colour, and
+// on line charts a marker and a dash pattern of its own, so that lines that coincide (ring and
+// bidir-ring on a ring) stay told apart in print.
+class Styles {
  public:
-  explicit Colours(const Suite& suite) : order_(algorithm_order(suite)) {}
+  explicit Styles(const Suite& suite) : order_(algorithm_order(suite)) {}
   const std::vector<std::string>& order() const { return order_; }
-  std::string of(const std::string& algorithm) const {
+  std::string colour(const std::string& algorithm) const {
     static constexpr const char* kPalette[] = {"#d62728", "#1f77b4", "#2ca02c", "#ff7f0e",
                                                "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
                                                "#bcbd22", "#17becf", "#393b79", "#637939"};
-    const auto it = std::find(order_.begin(), order_.end(), algorithm);
-    return kPalette[static_cast<size_t>(it - order_.begin()) % std::size(kPalette)];
+    return kPalette[place(algorithm) % std::size(kPalette)];
+  }
+  // gnuplot point types, one per palette colour: filled circle, open square, filled triangle, open
+  // diamond, filled square, open circle, filled diamond, open triangle, filled and open inverted
+  // triangles, star, cross.
+  int point(const std::string& algorithm) const {
+    static constexpr int kPoints[] = {7, 4, 9, 12, 5, 6, 13, 8, 11, 10, 3, 2};
+    return kPoints[place(algorithm) % std::size(kPoints)];
+  }
+  // gnuplot dash types: solid, then dash-dot, dotted, dash-dot-dot, long dashes (2, short dashes,
+  // is the lower bound's).
+  int dash(const std::string& algorithm) const {
+    static constexpr int kDashes[] = {1, 4, 3, 5, 6};
+    return kDashes[place(algorithm) % std::size(kDashes)];
   }
 
  private:
+  size_t place(const std::string& algorithm) const {
+    return static_cast<size_t>(std::find(order_.begin(), order_.end(), algorithm) - order_.begin());
+  }
   std::vector<std::string> order_;
 };
 
@@ -86,21 +103,22 @@ constexpr const char* kScriptHead =
     "set datafile missing '?'\n"
     "set grid\n";
 
-// What the plots are written with: the suite, the colours, the folder and the gnuplot script
+// What the plots are written with: the suite, the styles, the folder and the gnuplot script
 // being appended to.
 struct Plotter {
   const Suite& suite;
-  const Colours colours;
+  const Styles styles;
   const std::filesystem::path plots;
   std::string gp;
 };
 
 // A clustered bar chart: a group per topology, a bar per column (coloured as everywhere), each the
-// geometric mean of its values; writes <name>.dat and appends the plot to the gnuplot script.
+// geometric mean of its values, written above it in `value_format` (gnuplot's sprintf); writes
+// <name>.dat and appends the plot to the gnuplot script.
 void bar_chart(Plotter& p, const std::string& name, const std::string& title,
                const std::string& ylabel, const std::string& yrange,
                const std::vector<std::string>& columns, const Samples& values,
-               const std::string& comment = "") {
+               const std::string& value_format, const std::string& comment = "") {
   // No bars at all (no case ran both tenet and a baseline): gnuplot refuses an empty plot.
   bool any = false;
   for (const SuiteTopology& topo : p.suite.topologies)
@@ -128,15 +146,30 @@ void bar_chart(Plotter& p, const std::string& name, const std::string& title,
   for (size_t i = 0; i < columns.size(); ++i)
     p.gp += fmt::format("{}{} using {}:xtic(1) lc rgb {} title columnheader({})",
                         i ? ", \\\n     " : "", gp_string(name + ".dat"), i + 2,
-                        gp_string(p.colours.of(columns[i])), i + 2);
+                        gp_string(p.styles.colour(columns[i])), i + 2);
+  // Each bar's value above it: in a clustered histogram (gap 1) group g's bar i of n is centred
+  // at g + (i - (n - 1) / 2) / (n + 1); the labels count the header line as row 0, the
+  // histograms (columnheader) do not.
+  const double n = static_cast<double>(columns.size());
+  for (size_t i = 0; i < columns.size(); ++i)
+    p.gp += fmt::format(
+        ", \\\n     {} using ($0 - 1 + {:.6g}):{}:(sprintf({}, column({}))) with labels offset "
+        "0,0.6 font ',8' notitle",
+        gp_string(name + ".dat"), (static_cast<double>(i) - (n - 1) / 2) / (n + 1), i + 2,
+        gp_string(value_format), i + 2);
   p.gp += "\nset yrange [*:*]\nset xtics norotate autofreq\n";
 }
 
-// gnuplot's x tics at the suite's sizes, written as people write them ("1 MiB", not 1x10^6).
+// gnuplot's x tics at the suite's sizes, written as people write them ("1 MiB", not 1x10^6), and
+// the x range fitted to them (a third of a factor of two of room each side on the log scale;
+// gnuplot's own reaches out to whole decades, which left a third of the chart empty).
 std::string size_tics(const Suite& suite) {
   std::vector<std::string> tics;
   for (Bytes b : suite.sizes) tics.push_back(fmt::format("{} {}", gp_string(format_bytes(b)), b));
-  return fmt::format("set xtics ({})\n", fmt::join(tics, ", "));
+  if (suite.sizes.empty()) return "set xtics autofreq\n";
+  const auto [lo, hi] = std::minmax_element(suite.sizes.begin(), suite.sizes.end());
+  return fmt::format("set xtics ({})\nset xrange [{:.6g}:{:.6g}]\n", fmt::join(tics, ", "),
+                     static_cast<double>(*lo) / 1.26, static_cast<double>(*hi) * 1.26);
 }
 
 // One line chart over sizes: column 2 of `name`.dat is the bound (dashed black), then one
@@ -153,10 +186,11 @@ void size_chart(Plotter& p, const std::string& name, const std::string& output,
   p.gp += fmt::format("plot {} using 1:2 with lines dt 2 lw 2 lc rgb '#000000' title {}",
                       gp_string(name + ".dat"), gp_string(bound_title));
   for (size_t i = 0; i < algs.size(); ++i)
-    p.gp += fmt::format(", \\\n     {} using 1:{} with linespoints pt 7 lw 2 lc rgb {} title {}",
-                        gp_string(name + ".dat"), i + 3, gp_string(p.colours.of(algs[i])),
-                        gp_string(algs[i]));
-  p.gp += "\nunset logscale\nset yrange [*:*]\nset xtics autofreq\n";
+    p.gp += fmt::format(
+        ", \\\n     {} using 1:{} with linespoints pt {} ps 1.2 dt {} lw 2 lc rgb {} title {}",
+        gp_string(name + ".dat"), i + 3, p.styles.point(algs[i]), p.styles.dash(algs[i]),
+        gp_string(p.styles.colour(algs[i])), gp_string(algs[i]));
+  p.gp += "\nunset logscale\nset xrange [*:*]\nset yrange [*:*]\nset xtics autofreq\n";
 }
 
 // Per topology label, the start of its plots' file names: its display name, made unique.
@@ -184,7 +218,7 @@ void size_charts(Plotter& p, const std::vector<Result>& results, const SuiteTopo
     points[r.size][r.algorithm] = &r;
     if (!bound.count(r.size) || r.algorithm == "tenet") bound[r.size] = r.bound;
   }
-  for (const std::string& a : p.colours.order())
+  for (const std::string& a : p.styles.order())
     for (const auto& [size, by_alg] : points)
       if (by_alg.count(a) && std::find(algs.begin(), algs.end(), a) == algs.end())
         algs.push_back(a);
@@ -251,14 +285,14 @@ void bound_chart(Plotter& p, const std::vector<Result>& results, synth::Collecti
                                        static_cast<double>(r.time));
       }
   }
-  for (const std::string& a : p.colours.order())
+  for (const std::string& a : p.styles.order())
     for (const auto& [topology, by_alg] : pct)
       if (by_alg.count(a) && std::find(shown.begin(), shown.end(), a) == shown.end())
         shown.push_back(a);
   bar_chart(p, fmt::format("bound-{}", synth::to_string(k)),
             fmt::format("{}: percent of the lower bound (geometric mean over common cases)",
                         synth::to_string(k)),
-            "lower bound / time (%)", "[0:105]", shown, pct,
+            "lower bound / time (%)", "[0:105]", shown, pct, "%.0f",
             fmt::format("{} cases in all, each run by every algorithm of its topology", compared));
 }
 
@@ -308,18 +342,27 @@ Plotted write_plots(const Suite& suite, const std::vector<Result>& results,
                     const std::string& dir) {
   const std::filesystem::path plots = std::filesystem::path(dir) / "plots";
   topo::make_directories(plots.string());
-  Plotter p{suite, Colours(suite), plots, kScriptHead};
+  Plotter p{suite, Styles(suite), plots, kScriptHead};
   // File names from the topologies' display names, made unique.
   const std::map<std::string, std::string> file_of = file_names(suite);
   for (const SuiteTopology& topo : suite.topologies)
     for (synth::CollectiveKind k : suite.collectives)
       for (int chunks : suite.chunks)
         size_charts(p, results, topo, file_of.at(topo.label), k, chunks);
-  // Speed-up bars: the geometric mean per topology and baseline (each over the cases both ran).
-  const SpeedUps su = speed_ups(suite, results);
-  bar_chart(p, "speedup", "Synthesized vs baselines: geometric-mean speed-up",
-            "speed-up of tenet (x)", "[0:*]", su.baselines, su.per_topology);
-  for (synth::CollectiveKind k : suite.collectives) bound_chart(p, results, k);
+  // Per collective (a mean over several would weigh a baseline by the collectives it has): speed-up
+  // bars, the geometric mean per topology and baseline over the cases both ran; and percent of the
+  // lower bound.
+  for (synth::CollectiveKind k : suite.collectives) {
+    std::vector<Result> of_k;
+    std::copy_if(results.begin(), results.end(), std::back_inserter(of_k),
+                 [k](const Result& r) { return r.collective == k; });
+    const SpeedUps su = speed_ups(suite, of_k);
+    bar_chart(
+        p, fmt::format("speedup-{}", synth::to_string(k)),
+        fmt::format("{}: tenet's geometric-mean speed-up over each baseline", synth::to_string(k)),
+        "speed-up of tenet (x)", "[0:*]", su.baselines, su.per_topology, "%.2f");
+    bound_chart(p, results, k);
+  }
   topo::write_file_atomically((p.plots / "plots.gp").string(), p.gp);
   return run_gnuplot(p.plots);
 }

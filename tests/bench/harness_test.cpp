@@ -381,9 +381,10 @@ TEST(Harness, ReportsCsvPlotsAndRegressions) {
       std::filesystem::temp_directory_path() / ("tenet_plots_" + std::to_string(::getpid()));
   const bool rendered = write_plots(s, results, dir.string()).rendered();
   // Every chunk count gets its time and busbw plots, not the first only.
-  for (const char* f : {"plots.gp", "speedup.dat", "bound-all-reduce.dat", "bound-all-gather.dat",
-                        "ring_4-all-reduce-k1.dat", "ring_4-all-reduce-k2.dat",
-                        "switch_4-all-gather-k2.dat", "switch_4-all-gather-k2-busbw.dat"})
+  for (const char* f :
+       {"plots.gp", "speedup-all-reduce.dat", "speedup-all-gather.dat", "bound-all-reduce.dat",
+        "bound-all-gather.dat", "ring_4-all-reduce-k1.dat", "ring_4-all-reduce-k2.dat",
+        "switch_4-all-gather-k2.dat", "switch_4-all-gather-k2-busbw.dat"})
     EXPECT_TRUE(std::filesystem::exists(dir / "plots" / f)) << f;
   const std::string gp = topo::read_file((dir / "plots" / "plots.gp").string());
   // A bound line on every size plot; sizes written as sizes; one colour per algorithm everywhere.
@@ -392,6 +393,25 @@ TEST(Harness, ReportsCsvPlotsAndRegressions) {
             std::string::npos)
       << gp;
   EXPECT_NE(gp.find("set xtics ('64 KiB' 65536, '16 MiB' 16777216)"), std::string::npos);
+  // The size axis spans the sizes run (not gnuplot's whole decades).
+  EXPECT_NE(gp.find("set xrange [52012.7:2.11393e+07]"), std::string::npos) << gp;
+  // Every line of a size chart has a marker and dash pattern of its own algorithm's, so that
+  // coinciding lines stay told apart; every bar its value above it.
+  std::map<std::string, std::set<std::string>> marks;  // algorithm -> "pt N ... dt M" drawn with
+  for (size_t at = gp.find("with linespoints pt "); at != std::string::npos;
+       at = gp.find("with linespoints pt ", at + 1)) {
+    const size_t dt = gp.find(" dt ", at), lw = gp.find(" lw ", dt);
+    const size_t title = gp.find("title '", at), end = gp.find('\'', title + 7);
+    marks[gp.substr(title + 7, end - title - 7)].insert(gp.substr(at + 20, lw - at - 20));
+  }
+  std::set<std::string> styles;
+  for (const auto& [alg, used] : marks) {
+    EXPECT_EQ(used.size(), 1u) << alg << " is drawn in several styles";
+    styles.insert(*used.begin());
+  }
+  EXPECT_GE(marks.size(), 5u);
+  EXPECT_EQ(styles.size(), marks.size()) << "two algorithms share a marker and dash pattern";
+  EXPECT_NE(gp.find("with labels offset 0,0.6"), std::string::npos);
   std::map<std::string, std::set<std::string>> colours;  // algorithm -> colours it was drawn in
   for (size_t at = gp.find("lc rgb '"); at != std::string::npos; at = gp.find("lc rgb '", at + 1)) {
     const std::string colour = gp.substr(at + 8, 7);
@@ -403,7 +423,7 @@ TEST(Harness, ReportsCsvPlotsAndRegressions) {
   for (const auto& [alg, used] : colours)
     EXPECT_EQ(used.size(), 1u) << alg << " is drawn in several colours";
   if (rendered) {
-    EXPECT_TRUE(std::filesystem::exists(dir / "plots" / "speedup.svg"));
+    EXPECT_TRUE(std::filesystem::exists(dir / "plots" / "speedup-all-reduce.svg"));
     EXPECT_TRUE(std::filesystem::exists(dir / "plots" / "time-ring_4-all-reduce-k1.svg"));
     EXPECT_TRUE(std::filesystem::exists(dir / "plots" / "busbw-ring_4-all-reduce-k2.svg"));
   }

@@ -191,7 +191,7 @@ TEST(Plots, HostileNamesAreOnlyTextInPlotsGp) {
   if (!on_path("gnuplot")) GTEST_SKIP() << "gnuplot is not installed: plots.gp not run";
   // gnuplot reads the script whole (it exits 0) and runs nothing from it.
   EXPECT_TRUE(rendered);
-  EXPECT_TRUE(fs::exists(tmp.file("out/plots/speedup.svg")));
+  EXPECT_TRUE(fs::exists(tmp.file("out/plots/speedup-all-reduce.svg")));
   EXPECT_EQ(files_named(tmp.file(""), "PWNED"), std::vector<std::string>{});
 }
 
@@ -202,7 +202,7 @@ TEST(Plots, GnuplotRunsInAnyFolderWithoutAShell) {
   const std::string dir = tmp.file("it's $(touch PWNED) `touch PWNED`\nx");
   const HostileRun run = hostile_run();
   EXPECT_TRUE(write_plots(run.suite, run.results, dir).rendered());
-  EXPECT_TRUE(fs::exists(fs::path(dir) / "plots" / "speedup.svg"));
+  EXPECT_TRUE(fs::exists(fs::path(dir) / "plots" / "speedup-all-reduce.svg"));
   EXPECT_EQ(files_named(tmp.file(""), "PWNED"), std::vector<std::string>{});
 }
 

@@ -476,7 +476,7 @@ check "synth help chunks" 0 "auto: try 1, 2, 4" -- "$T" synth --help
 check "sim help chunks" 0 "or auto: per collective and size" -- "$T" sim --help
 check "sim help chunks default" 0 "=auto" -- bash -c "'$T' sim --help | grep -A1 -- '--chunks-per-npu'"
 check "bench tiny" 0 "verified correct" -- "$T" bench "$tmp/tiny.yaml" -o "$tmp/b1" --network analytical
-for f in results.csv report.md plots/plots.gp plots/speedup.dat; do
+for f in results.csv report.md plots/plots.gp plots/speedup-all-reduce.dat plots/speedup-all-gather.dat; do
   if [[ -s $tmp/b1/$f ]]; then pass=$((pass + 1)); else echo "FAIL bench wrote no $f"; fail=$((fail + 1)); fi
 done
 check "bench csv sim column" 0 "sim_analytical_ps" -- head -1 "$tmp/b1/results.csv"
@@ -502,7 +502,7 @@ check "bench bad network" 2 "unknown network" -- "$T" bench "$tmp/tiny.yaml" -o 
 printf 'topologies: [ring:4]\ncollectives: [all-gather]\nsizes: [64KiB, 1MiB]\nalgorithms: [ring]\n' > "$tmp/notenet.yaml"
 if command -v gnuplot > /dev/null; then
   check "bench without tenet plots" 0 "plots (SVG)" -- "$T" bench "$tmp/notenet.yaml" -o "$tmp/b8" --no-cache
-  if [[ -e $tmp/b8/plots/speedup.dat ]]; then echo "FAIL speed-up bars without tenet"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+  if [[ -e $tmp/b8/plots/speedup-all-gather.dat ]]; then echo "FAIL speed-up bars without tenet"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
 fi
 # No gnuplot on the PATH, and a gnuplot that fails: each said as it is.
 check "bench no gnuplot" 0 "gnuplot is not installed" -- env PATH="$tmp/nowhere" "$T" bench "$tmp/notenet.yaml" -o "$tmp/b8a" --no-cache
@@ -514,7 +514,7 @@ check "bench auto rows" 0 "ring:4,4,all-gather,1048576,auto," -- cat "$tmp/b9/re
 check "bench auto plots" 0 "" -- test -s "$tmp/b9/plots/ring_4-all-gather-kauto.dat" -a -s "$tmp/b9/plots/ring_4-all-gather-k2.dat"
 # A synth sweep and comparison draws what bench draws, from its own rows.
 check "synth plot" 0 "plots        $tmp/sp/plots" -- "$T" synth --topo ring:4 -c all-gather -b 64KiB -e 1MiB -f 4 --algo all --plot -o "$tmp/sp"
-check "synth plot data" 0 "" -- test -s "$tmp/sp/plots/ring_4-all-gather-kauto.dat" -a -s "$tmp/sp/plots/speedup.dat" -a -s "$tmp/sp/plots/plots.gp"
+check "synth plot data" 0 "" -- test -s "$tmp/sp/plots/ring_4-all-gather-kauto.dat" -a -s "$tmp/sp/plots/speedup-all-gather.dat" -a -s "$tmp/sp/plots/plots.gp"
 check "synth plot one" 2 "--plot draws a size sweep (-b/-e) or a comparison (--algo all)" -- "$T" synth --topo ring:4 -c all-gather -s 1MiB --plot -o "$tmp/sp1"
 check "synth plot no gnuplot" 0 "gnuplot is not installed" -- env PATH="$tmp/nowhere" "$T" synth --topo ring:4 -c all-gather -b 64KiB -e 256KiB --plot -o "$tmp/sp2"
 "$T" bench --print-default > "$tmp/default.yaml"
