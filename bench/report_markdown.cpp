@@ -18,8 +18,8 @@ namespace {
 // times, and its speed-up over every baseline; then the geometric mean per baseline.
 std::string topology_markdown(const Suite& suite, const std::vector<Result>& results,
                               const SpeedUps& su, const SuiteTopology& topo) {
-  std::vector<std::string> header{"collective", "size",          "chunks/NPU", "lower bound",
-                                  "tenet",      "tenet / bound", "tenet busbw"};
+  std::vector<std::string> header{"collective", "size",          "chunks/NPU",  "lower bound",
+                                  "tenet",      "tenet / bound", "tenet busbw", "tenet method"};
   for (sim::NetworkKind n : suite.networks)
     header.push_back(fmt::format("sim {}", sim::to_string(n)));
   for (const std::string& b : su.baselines) header.push_back(b);
@@ -45,7 +45,8 @@ std::string topology_markdown(const Suite& suite, const std::vector<Result>& res
         tenet ? format_time(tenet->time)
               : (it != algs.end() ? std::string(to_string(it->second->status)) : "-"),
         tenet ? fmt::format("{:.3f}", tenet->ratio()) : "",
-        tenet ? format_bandwidth(static_cast<Bandwidth>(tenet->busbw)) : ""};
+        tenet ? format_bandwidth(static_cast<Bandwidth>(tenet->busbw)) : "",
+        tenet ? tenet->method : ""};
     for (size_t n = 0; n < suite.networks.size(); ++n)
       row.push_back(tenet && n < tenet->simulated.size() ? format_time(tenet->simulated[n]) : "");
     for (const std::string& b : su.baselines) {

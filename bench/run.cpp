@@ -72,8 +72,8 @@ void from_json(const nlohmann::json& j, ResultStatus& status) {
 // JSON (integers exact, doubles round-tripped; the status as its text, the other enums as their
 // numbers).
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Result, topology, npus, collective, size, chunks, chunks_used,
-                                   algorithm, status, note, time, bound, busbw, build_seconds,
-                                   from_cache, transfers, simulated)
+                                   algorithm, method, status, note, time, bound, busbw,
+                                   build_seconds, from_cache, transfers, simulated)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SimRun, topology, npus, workload, network, algorithm, status,
                                    note, iteration, compute, communication, exposed, collectives,
                                    events, max_link_utilization, seconds, collective_rows)
@@ -120,6 +120,7 @@ Result run_algorithm(const Suite& s, const Case& c, const std::string& name,
         c.chunks == 0 ? synth::make_algorithm_auto_chunks(name, t, coll, c.size, o).algorithm
                       : synth::make_algorithm(name, t, coll, coll.whole_chunk_bytes_for(c.size), o);
     r.chunks_used = a.collective.chunks_per_npu;
+    r.method = synth::method_of(a.provenance, a.name);
     r.build_seconds = seconds_since(begin);
     r.from_cache = cache && cache->hits() > hits;
     const synth::Report rep =
@@ -161,6 +162,7 @@ void take_fastest(std::vector<Result>& case_rows) {
       *tenet = b;
       tenet->algorithm = "tenet";
       tenet->note = "baseline " + b.algorithm;
+      tenet->method = tenet->note;  // as synth::method_of says of tenet's own portfolio
       tenet->build_seconds = build;
       tenet->from_cache = false;
     }

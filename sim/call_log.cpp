@@ -14,11 +14,7 @@ size_t CallLog::row(const std::string& group, int group_id, synth::CollectiveKin
   } else {
     const synth::Algorithm& a = *with.algorithm;
     producer = a.name;
-    const synth::Provenance& p = a.provenance;
-    if (p.producer == synth::Producer::Baseline)
-      method = a.name == p.baseline ? "" : "baseline " + p.baseline;
-    else if (p.producer != synth::Producer::Unknown)
-      method = std::string(synth::to_string(p.producer));
+    method = synth::method_of(a.provenance, a.name);
     chunks = a.collective.chunks_per_npu;
   }
   const auto key = std::tuple{group, kind, bytes, producer, method, chunks};

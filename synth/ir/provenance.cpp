@@ -42,4 +42,10 @@ std::string describe(const PipelineTraits& p) {
       p.dealt_by_arrival ? ", dealt by arrival" : "");
 }
 
+std::string method_of(const Provenance& p, std::string_view name) {
+  if (p.producer == Producer::Baseline) return name == p.baseline ? "" : "baseline " + p.baseline;
+  if (p.producer == Producer::Unknown) return "";
+  return std::string(to_string(p.producer));
+}
+
 }  // namespace tenet::synth

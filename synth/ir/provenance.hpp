@@ -72,4 +72,9 @@ struct Provenance {
 // The pipelines' traits in words: "3 trees, 2 per NPU, at their fluid rates, in lanes, paced".
 std::string describe(const PipelineTraits& p);
 
+// What made an algorithm named `name`, in a few words for a table: the producer's name
+// ("server-plan matcher"), "baseline ring" where `name` chose a baseline (tenet's portfolio), and
+// "" where it says nothing more than `name` (a baseline by its own name, or unknown).
+std::string method_of(const Provenance& p, std::string_view name);
+
 }  // namespace tenet::synth

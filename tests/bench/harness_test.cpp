@@ -266,8 +266,17 @@ TEST(Harness, ReportsCsvPlotsAndRegressions) {
   const std::string csv = results_csv(s, results);
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "topology,npus,collective,size_bytes,chunks_per_npu,chunks_used,algorithm,status,"
-            "time_ps,lower_bound_ps,ratio_to_bound,busbw_GBps,build_s,transfers,note,"
+            "time_ps,lower_bound_ps,ratio_to_bound,busbw_GBps,build_s,transfers,note,method,"
             "sim_analytical_ps");
+  // What made each algorithm: a baseline by its own name says nothing more; tenet says its
+  // producer.
+  for (const Result& r : results) {
+    if (!r.ok()) continue;
+    if (r.algorithm == "tenet")
+      EXPECT_FALSE(r.method.empty()) << r.topology << " " << r.size;
+    else
+      EXPECT_EQ(r.method, "") << r.algorithm;
+  }
   EXPECT_EQ(static_cast<size_t>(std::count(csv.begin(), csv.end(), '\n')), results.size() + 1);
 
   const std::string report = report_markdown(s, results);
@@ -276,6 +285,7 @@ TEST(Harness, ReportsCsvPlotsAndRegressions) {
   EXPECT_NE(report.find("geometric mean"), std::string::npos);
   EXPECT_EQ(report.find("Failures"), std::string::npos);
   // The synthesizer's busbw and replayed time per case; baselines in the fixed order.
+  EXPECT_NE(report.find("| tenet method "), std::string::npos);
   const size_t busbw_at = report.find("| tenet busbw "),
                sim_at = report.find("| sim analytical ", busbw_at),
                ring_at = report.find("ring ", sim_at);
