@@ -64,9 +64,10 @@ struct LowerBound {
                       // (multiplicative weights, R rounds)"
 };
 
-// What lower_bound keeps between calls: the farthest pair's latency and the last bound (a
-// chunk-count search asks for the bound at every count, and the verifier then for the one the
-// search ended on: at 1024 NPUs a max-flow pass each), and the max-concurrent-flow bound per group.
+// What lower_bound keeps between calls: the farthest pair's latency (the same at every chunk count
+// a search tries), the last bound (the portfolio's steps ask for it again, and the verifier for
+// the algorithm the search ended on: at 1024 NPUs a max-flow pass each), and the
+// max-concurrent-flow bound per group (linear in the bytes).
 // Owned by whoever makes the calls (a synthesis run, a command, a benchmark); every entry is keyed
 // on the topology's fingerprint (and its links' steps where charged), so one memo serves the
 // several topologies a run works on. Safe to share between threads.
