@@ -448,13 +448,14 @@ struct Term {
   Time bandwidth = 0, step = 0;
   std::string label;
   std::vector<topo::NodeId> cut;  // the cut's set (its out-links carry the bytes), if a cut
+  std::string limit;              // else what limits it, in words (LowerBound::limit)
 };
 Term all_reduce_bandwidth(const topo::Topology& t, const std::vector<topo::NodeId>& m, Bytes buffer,
                           bool steps) {
   const topo::NodeId r0 = m.front();
   const topo::CutBound from_cut = topo::broadcast_cut_bound(t, r0, m);
   const topo::CutBound to_cut = topo::broadcast_cut_bound(topo::reversed(t), r0, m);
-  Term cut{from_cut.time(buffer), 0, "cut bound (every byte both ways)", from_cut.set};
+  Term cut{from_cut.time(buffer), 0, "cut bound (every byte both ways)", from_cut.set, {}};
   cut.step = least_step_out(t, flags(t, from_cut.set), steps);
   // The reversed cut's links lead into its set.
   if (const Time into = to_cut.time(buffer),
@@ -480,7 +481,7 @@ Term all_reduce_bandwidth(const topo::Topology& t, const std::vector<topo::NodeI
   }
   std::vector<Bandwidth> widths = island_widths(t);
   widths.push_back(std::numeric_limits<Bandwidth>::max());  // no link joins: each node alone
-  Term arrivals{0, 0, "arrivals bound", {}};
+  Term arrivals{0, 0, "arrivals bound", {}, {}};
   for (size_t w = 1; w < widths.size(); ++w) {  // the narrowest width joins everything
     boost::disjoint_sets_with_storage<> islands(n);
     for (const topo::Link& l : t.links())
@@ -511,8 +512,22 @@ Term all_reduce_bandwidth(const topo::Topology& t, const std::vector<topo::NodeI
     const Time time = static_cast<Time>(std::min<Int128>(
         (bytes * kPicosPerSecond + ingress - 1) / ingress, std::numeric_limits<Time>::max() / 2));
     const Time step = steps ? least_step.value_or(0) : 0;
-    if (time + step > arrivals.bandwidth + arrivals.step)
+    if (time + step > arrivals.bandwidth + arrivals.step) {
       arrivals.bandwidth = time, arrivals.step = step;
+      const std::string into = format_bandwidth(
+          static_cast<Bandwidth>(std::min<Int128>(ingress, std::numeric_limits<Bandwidth>::max())));
+      arrivals.limit =
+          w + 1 < widths.size()
+              ? fmt::format(
+                    "{} islands of links of {} or more hold the ranks: every byte enters "
+                    "them 2 x ({} - 1) times, through {} in all into their NPUs and "
+                    "reducing switches",
+                    g, format_bandwidth(widths[w]), g, into)
+              : fmt::format(
+                    "{} nodes hold the ranks: every byte enters them 2 x ({} - 1) times, "
+                    "through {} in all into the NPUs and reducing switches",
+                    g, g, into);
+    }
   }
   return arrivals.bandwidth + arrivals.step > cut.bandwidth + cut.step ? arrivals : cut;
 }
@@ -565,7 +580,7 @@ LowerBound compute(BoundMemo::State* memo, const topo::Topology& t, const Collec
           static_cast<Bytes>(c.num_chunks()) * chunk_bytes;  // P*k chunks, or C in all
       Term term = all_reduce_bandwidth(t, m, buffer, steps);
       b.bandwidth = term.bandwidth, b.step = term.step, b.label = std::move(term.label);
-      if (!term.cut.empty()) b.limit = topo::describe_cut(t, term.cut);
+      b.limit = term.cut.empty() ? std::move(term.limit) : topo::describe_cut(t, term.cut);
       // What the synthesizer's search thresholds were tuned against (coarse, below): the
       // Reduce-Scatter plus All-Gather figure, a bound on that family of algorithms only.
       b.steering = topo::allgather_cut_bound(topo::reversed(t), m).time(buffer) +

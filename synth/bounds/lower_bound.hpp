@@ -54,8 +54,10 @@ struct LowerBound {
   // All-Reduce: the Reduce-Scatter plus All-Gather figure (a bound on that family only; a tree of
   // reductions can beat it), which `coarse` keeps to; 0 for the others.
   Time steering = 0;
-  // Where the bandwidth term is a cut's: its links in the topology's names
-  // (topo::describe_cut: "the links into server3/npu3 from the rest: 350 GB/s = ..."); else empty.
+  // What limits the bandwidth term, in words: a cut's links in the topology's names
+  // (topo::describe_cut: "the links into server3/npu3 from the rest: 350 GB/s = ..."), or the
+  // arrivals bound's islands ("2 islands of links of 300 GB/s or more hold the ranks: every byte
+  // enters them 2 x (2 - 1) times, through 400 GB/s in all ..."); else empty.
   std::string limit;
   std::string label;  // "cut bound", "cut bound (every byte both ways)", "arrivals bound",
                       // "cut bound (from the root)", "ingress/egress

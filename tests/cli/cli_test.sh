@@ -213,6 +213,7 @@ check "bound parts without steps" 0 "2 us  (latency of the farthest pair that mu
 
 # The bound names what limits it in the topology's own names: the degraded NIC's GPU.
 check "bound limit" 0 "bound limit     the links into server0/npu0 from the rest: 350 GB/s = 300 GB/s from server0/nvswitch + 50 GB/s from leaf0" -- "$T" synth --topo "$SRC/examples/topologies/cluster16.yaml" --coll all-gather --size 64MiB -k 2 --no-cache -o "$tmp/limit"
+check "arrivals bound limit" 0 "bound limit     8 nodes hold the ranks: every byte enters them 2 x (8 - 1) times, through 400 GB/s in all into the NPUs and reducing switches" -- "$T" synth --topo switch:8 --coll all-reduce --size 64MiB -k 2 --no-cache -o "$tmp/limit2"
 check "topo info cut" 0 "(the links into a0, a1, a2, a3 from the rest: 25 GB/s = 25 GB/s b0 -> a0)" -- "$T" topo info "$SRC/examples/topologies/two-islands.yaml"
 
 # An All-Reduce's printed bound is one: a reduction tree on a line (reduce to the middle and back)

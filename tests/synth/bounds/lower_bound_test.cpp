@@ -164,6 +164,14 @@ TEST(AllReduceBound, ClosedFormsOnASwitchAndALine) {
     const Time want =
         spec == std::string("line:8") ? transfer_time(m, bw) : transfer_time(2 * 7 * m / 8, bw);
     EXPECT_NEAR(static_cast<double>(b.bandwidth), static_cast<double>(want), 2.0) << spec;
+    if (b.label == "arrivals bound")  // the switch's: every NPU alone takes in 8 links' worth
+      EXPECT_EQ(b.limit,
+                fmt::format("8 nodes hold the ranks: every byte enters them 2 x (8 - 1) times, "
+                            "through {} in all into the NPUs and reducing switches",
+                            format_bandwidth(8 * bw)))
+          << spec;
+    else
+      EXPECT_NE(b.limit, "") << spec;
     EXPECT_LE(b.total, make_algorithm("tenet", t, c, c.chunk_bytes_for(m)).claimed_time) << spec;
   }
 }
