@@ -599,10 +599,11 @@ void run_synth(const SynthArgs& args) {
     if (folder) folder->commit();
     print_rows(args, t, c, rows, files);
     if (plotted) {
-      if (!args.json)
-        fmt::print("plots        {}{}\n", folder->final_path("plots"),
-                   plotted->rendered() ? " (SVG)" : "");
-      say_plotted(*plotted, folder->final_path("plots"));
+      // Beside --json or --csv, stdout is for machines: the lines go to stderr.
+      std::FILE* to = args.json || args.csv ? stderr : stdout;
+      fmt::print(to, "plots        {}{}\n", folder->final_path("plots"),
+                 plotted->rendered() ? " (SVG)" : "");
+      say_plotted(*plotted, folder->final_path("plots"), to);
     }
     if (!padding_note.empty()) fmt::print(stderr, "warning: {}\n", padding_note);
   }

@@ -47,9 +47,10 @@ bench::Plotted plot_rows(const std::string& label, const topo::Topology& t,
   return bench::write_plots(suite, results, dir);
 }
 
-void say_plotted(const bench::Plotted& plotted, const std::string& plots) {
+void say_plotted(const bench::Plotted& plotted, const std::string& plots, std::FILE* to) {
   if (plotted.outcome == bench::Plotted::Outcome::NoGnuplot)
     fmt::print(
+        to,
         "gnuplot is not installed (Debian: gnuplot-nox): wrote the plot data and plots.gp only; "
         "render with `cd {} && gnuplot plots.gp`\n",
         topo::shell_quoted(plots, "the plots folder"));

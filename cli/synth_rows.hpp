@@ -2,6 +2,7 @@
 // rows drawn as `tenet bench` draws a suite.
 #pragma once
 
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,7 +42,8 @@ bench::Plotted plot_rows(const std::string& label, const topo::Topology& t,
                          const std::vector<std::string>& names, const std::vector<SynthRow>& rows,
                          const std::string& dir);
 
-// Says what became of plots written to `plots` (a folder): nothing when gnuplot rendered them.
-void say_plotted(const bench::Plotted& plotted, const std::string& plots);
+// Says what became of plots written to `plots` (a folder): nothing when gnuplot rendered them;
+// that gnuplot is missing on `to`, that it failed on stderr.
+void say_plotted(const bench::Plotted& plotted, const std::string& plots, std::FILE* to = stdout);
 
 }  // namespace tenet::cli

@@ -516,6 +516,8 @@ check "bench auto plots" 0 "" -- test -s "$tmp/b9/plots/ring_4-all-gather-kauto.
 # A synth sweep and comparison draws what bench draws, from its own rows.
 check "synth plot" 0 "plots        $tmp/sp/plots" -- "$T" synth --topo ring:4 -c all-gather -b 64KiB -e 1MiB -f 4 --algo all --plot -o "$tmp/sp"
 check "synth plot data" 0 "" -- test -s "$tmp/sp/plots/ring_4-all-gather-kauto.dat" -a -s "$tmp/sp/plots/speedup-all-gather.dat" -a -s "$tmp/sp/plots/plots.gp"
+# Beside --csv, stdout stays CSV: the plots line goes to stderr.
+check "synth plot csv" 0 "0" -- bash -c "'$T' synth --topo ring:4 -c all-gather -b 64KiB -e 256KiB --csv --plot -o '$tmp/spc' 2>/dev/null | grep -c '^plots' || true"
 check "synth plot one" 2 "--plot draws a size sweep (-b/-e) or a comparison (--algo all)" -- "$T" synth --topo ring:4 -c all-gather -s 1MiB --plot -o "$tmp/sp1"
 check "synth plot no gnuplot" 0 "gnuplot is not installed" -- env PATH="$tmp/nowhere" "$T" synth --topo ring:4 -c all-gather -b 64KiB -e 256KiB --plot -o "$tmp/sp2"
 "$T" bench --print-default > "$tmp/default.yaml"
