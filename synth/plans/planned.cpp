@@ -56,12 +56,7 @@ class Planned {
       return broadcast_server_plan(t_, ft(), plan_, c_, forward_, chunk_bytes_, o_);
     if (method == Method::ServerPlan) return server_plan_matcher();
     const NodeId root = broadcast ? forward_.ranks[forward_.root] : -1;
-    if (o_.memo) {
-      packing_ = o_.memo->plans.of(ft(), root);
-    } else {
-      own_packing_ = root < 0 ? pack_spanning_trees(ft()) : pack_broadcast_trees(ft(), root);
-      packing_ = own_packing_ ? &*own_packing_ : nullptr;
-    }
+    packing_ = (o_.memo ? o_.memo->plans : own_plans_).of(ft(), root);
     if (!packing_) return std::nullopt;
     tree_of_ = deal([&](int i, int j, const std::vector<int>& dealt) {
       return int64_t{dealt[i] + 1} * packing_->trees[j].copies <
@@ -286,12 +281,12 @@ class Planned {
   ForwardPlan plan_;
   Collective forward_;
   std::optional<topo::Topology> reversed_;
-  const TreePacking* packing_ = nullptr;  // o_.memo's, or own_packing_
-  std::optional<TreePacking> own_packing_;
-  std::vector<int> tree_of_;             // per chunk, its tree (dealt by copies)
-  std::optional<ChannelGraph> g_;        // the channels of the plan's trees
-  bool routed_ = false;                  // some arc stands for several routes
-  std::optional<TreePacking> narrowed_;  // in serial channels, lanes with the thin ones dropped
+  const TreePacking* packing_ = nullptr;  // o_.memo's, or own_plans_'
+  FlowPlans own_plans_;                   // where the run holds no memo
+  std::vector<int> tree_of_;              // per chunk, its tree (dealt by copies)
+  std::optional<ChannelGraph> g_;         // the channels of the plan's trees
+  bool routed_ = false;                   // some arc stands for several routes
+  std::optional<TreePacking> narrowed_;   // in serial channels, lanes with the thin ones dropped
   std::optional<Algorithm> best_;
 };
 
