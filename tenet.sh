@@ -25,6 +25,7 @@ PACKAGES=(
   gnuplot-nox jq
   libopenmpi-dev openmpi-bin
   libgtest-dev libgmock-dev libbenchmark-dev
+  pybind11-dev python3-dev python3-venv
 )
 
 # Only for `./tenet.sh format`: Debian's clang-format (the version .clang-format is checked with).
@@ -108,7 +109,8 @@ sanitize() {
   local dir=${TENET_SANITIZE_DIR:-build-sanitize}
   log "building with -fsanitize=address,undefined in $dir"
   mkdir -p "$dir"
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  # (No Python module: an instrumented module does not load into an uninstrumented interpreter.)
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENET_BUILD_PYTHON=OFF \
     -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
     > "$dir/configure.log" 2>&1 || { cat "$dir/configure.log" >&2; return 1; }
   cmake --build "$dir" --parallel "$JOBS"

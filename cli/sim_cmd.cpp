@@ -124,35 +124,6 @@ void print_links(const sim::SimResult& r, int shown, int bins) {
     fmt::print("  ... {} more links carried data (--links N shows more)\n", order.size() - shown);
 }
 
-// "all-reduce=ring,all-gather=tenet"; a collective named again with algorithm files only
-// ("all-reduce=ar-1MiB.json,all-reduce=ar-64MiB.json"): one file per size, each call running the
-// nearest.
-void parse_algorithms(const std::string& text, sim::SimConfig& cfg) {
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) {
-    if (item.empty()) continue;
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos)
-      throw Error(fmt::format(
-          "--coll takes collective=algorithm pairs, e.g. all-reduce=ring; got '{}'", item));
-    const auto kind = synth::parse_collective(item.substr(0, eq));
-    const std::string algo = item.substr(eq + 1);
-    const bool file = chakra::names_algorithm_file(algo);
-    if (algo != "tenet" && !file) synth::parse_baseline(algo);  // checked now
-    auto [at, fresh] = cfg.algorithms.try_emplace(kind, algo);
-    if (!fresh) {
-      if (!file || !chakra::names_algorithm_file(at->second))
-        throw Error(fmt::format(
-            "--coll names {} twice ('{}' and '{}'): a collective may repeat only with algorithm "
-            "files, one per size",
-            synth::to_string(kind), at->second, algo));
-      auto& sized = cfg.sized_files[kind];
-      if (sized.empty()) sized.push_back(at->second);
-      sized.push_back(algo);
-    }
-  }
-}
-
 // The workload to simulate: a model preset's training iteration, or Chakra ET files.
 struct SimWorkload {
   std::vector<chakra::EtFile> files;
@@ -169,15 +140,11 @@ SimWorkload load_workload(const SimArgs& args, const topo::Topology& t) {
       throw Error(
           "--deps, --replicate and --comm-groups apply to a Chakra ET workload, not to a model "
           "preset");
-    const sim::Parallelism par = sim::layout(t.num_npus(), args.tp, args.pp, args.microbatches,
-                                             sim::parse_schedule(args.schedule));
-    const sim::BatchShape shape =
-        sim::batch_shape(args.workload, {args.batch, args.sequence}, par.microbatches);
-    w.files = sim::training_iteration(sim::model_preset(args.workload, shape), par);
-    w.name = fmt::format("{} (dp {} x tp {} x pp {}, {} micro-batch{}, {}; {})", args.workload,
-                         par.dp, par.tp, par.pp, par.microbatches,
-                         par.microbatches == 1 ? "" : "es", args.schedule,
-                         sim::describe_batch(args.workload, shape, par.dp, par.microbatches));
+    sim::PresetIteration it =
+        sim::preset_iteration(args.workload, t.num_npus(), args.tp, args.pp, args.microbatches,
+                              args.schedule, {args.batch, args.sequence});
+    w.files = std::move(it.files);
+    w.name = std::move(it.name);
   } else {
     std::error_code ec;
     if (args.workload.find('/') == std::string::npos &&
@@ -214,7 +181,7 @@ sim::SimConfig sim_config(const SimArgs& args, std::vector<std::string>& system_
     cfg.packet.routing = sim::parse_routing(args.routing);
   }
   cfg.link_activity = true;
-  parse_algorithms(args.coll, cfg);
+  sim::choose_algorithms(args.coll, cfg);
   cfg.chunks_per_npu = parse_chunks(args.chunks, 0);
   cfg.max_in_flight = args.in_flight;
   if (!args.system.empty())  // ASTRA-sim's settings, under the flags given on the command line
@@ -568,7 +535,8 @@ void add_algorithm_flags(CLI::App* cmd, SimArgs& args) {
       "Chakra prefix), e.g. all-reduce=ring,all-gather=out/ag.json; a collective named again with\n"
       "files (all-reduce=ar-1MiB.json,all-reduce=ar-64MiB.json) runs, per call, the file made for "
       "the\n"
-      "nearest size");
+      "nearest size. A file runs every call with its chunks scaled to the call's size (a warning\n"
+      "names each call of another size than a JSON or Chakra file was made for)");
   cmd->add_option("-k,--chunks-per-npu", args.chunks,
                   "Chunks per NPU of every collective's algorithm (1-4096), or auto: per "
                   "collective and size,\n"

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "chakra/algorithm_files.hpp"
+#include "synth/cost/rescale.hpp"
 #include "synth/groups/group_map.hpp"
 #include "synth/ir/traffic.hpp"
 #include "synth/producers.hpp"
@@ -23,7 +24,7 @@ const synth::RingPlan* AlgorithmSource::ring_plan(const CollectiveCall& m, Bytes
   if (cfg_.chunks_per_npu == 0 && !native)
     return nullptr;  // -k auto: the chunk search times algorithms
   auto it = cfg_.algorithms.find(m.kind);
-  if (it == cfg_.algorithms.end() || chakra::names_algorithm_file(it->second)) return nullptr;
+  if (it == cfg_.algorithms.end() || is_algorithm_file(it->second)) return nullptr;
   const std::string& producer = it->second;
   const std::string key = fmt::format("{}|{}|{}|{}|{}", synth::to_string(m.kind),
                                       fmt::join(m.members, ","), m.root, size, producer);
@@ -73,7 +74,7 @@ const synth::Algorithm& AlgorithmSource::algorithm(const CollectiveCall& m, Byte
   // on one rail) share one algorithm: one made for another group of the shape is renamed to this
   // one when it can be (synth/groups/group_map.hpp: the same transfers over links of the same
   // properties, so it is correct and takes the same time). An algorithm file names its ranks.
-  const bool from_file = chakra::names_algorithm_file(producer);
+  const bool from_file = is_algorithm_file(producer);
   const std::string shape = fmt::format("{}|{}|{}|{}|{}|{}", synth::to_string(m.kind),
                                         m.members.size(), c.root, size, producer, m.traffic);
   if (!from_file && cfg_.rename_groups)
@@ -131,8 +132,8 @@ void AlgorithmSource::spread_traffic(const CollectiveCall& m, synth::Collective&
   }
 }
 
-// An algorithm file is made for one size (as ASTRA-sim's custom collectives are): it runs as it is,
-// whatever comm_size says, but its collective and ranks must be the call's.
+// An algorithm file runs the call's collective over the call's ranks (else an error), rescaled to
+// the call's size (synth/cost/rescale.hpp).
 std::unique_ptr<synth::Algorithm> AlgorithmSource::load_file(const std::string& file,
                                                              const synth::Collective& c,
                                                              Bytes size) {
@@ -143,20 +144,24 @@ std::unique_ptr<synth::Algorithm> AlgorithmSource::load_file(const std::string& 
                             fmt::join(a->collective.ranks, ","), synth::to_string(c.kind),
                             fmt::join(c.ranks, ",")));
   const Bytes wanted = std::max<Bytes>(1, a->collective.chunk_bytes_for(size));
-  if (std::filesystem::path(file).extension() == ".xml") {
-    // The MSCCL runtime runs an XML algorithm for any size in its range, its chunks scaled to
-    // the call: so does the simulator.
+  if (a->chunk_bytes == wanted) return a;
+  // A file runs at every size with its structure kept, its chunks scaled to the call (as the MSCCL
+  // runtime runs an XML algorithm in its size range): the schedule's time at this size, not at the
+  // one it was made for. A JSON or Chakra file made for another size says so.
+  const Bytes made_for = a->chunk_bytes;
+  if (std::filesystem::path(file).extension() != ".xml")
+    warnings_.push_back(fmt::format(
+        "{} of {} ran {} rescaled: made with {} chunks of {}, run with chunks of {} (export one "
+        "per size, --coll {}=a.json,{}=b.json, for schedules made at each)",
+        synth::to_string(c.kind), format_bytes(size), file, a->collective.num_chunks(),
+        format_bytes(made_for), format_bytes(wanted), synth::to_string(c.kind),
+        synth::to_string(c.kind)));
+  if (size >= a->collective.pieces()) {
+    *a = synth::rescaled(t_, std::move(*a), size);
+  } else {  // fewer bytes than chunks: chunks of one byte, as the runtime would send them
     a->chunk_bytes = wanted;
     a->clear_times();
     a->claimed_time = -1;
-  } else if (a->chunk_bytes != wanted) {
-    // A Tenet JSON or Chakra file is made for one size and runs as it is, as ASTRA-sim runs a
-    // custom collective's ET whatever the workload's comm_size: say so.
-    warnings_.push_back(fmt::format(
-        "{} of {} ran {} as it is: {} chunks of {}, where this size has {} of {} "
-        "(ASTRA-sim runs custom collectives the same way; export per size to match)",
-        synth::to_string(c.kind), format_bytes(size), file, a->collective.num_chunks(),
-        format_bytes(a->chunk_bytes), a->collective.num_chunks(), format_bytes(wanted)));
   }
   return a;
 }

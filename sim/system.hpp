@@ -73,7 +73,8 @@ struct SimConfig {
   std::map<synth::CollectiveKind, std::string> algorithms;
   // Several algorithm files for one collective (--coll all-reduce=a.json,all-reduce=b.json), each
   // made for one size: a call runs the one made for the size nearest its own (by ratio, as NCCL's
-  // tuner and MSCCL's size ranges choose by size), and says so when it is not the same size.
+  // tuner and MSCCL's size ranges choose by size), rescaled to it (synth/cost/rescale.hpp), and
+  // says so when it is not the same size.
   // Overrides `algorithms` for its kinds.
   std::map<synth::CollectiveKind, std::vector<std::string>> sized_files;
   // Chunks per NPU of every collective's algorithm; 0: auto (1, 2, 4, ... as `tenet synth -k auto`
@@ -184,6 +185,17 @@ struct SimResult {
   // file made for another size than the collective it ran).
   std::vector<std::string> warnings;
 };
+
+// Sets config.algorithms (and sized_files) from "all-reduce=ring,all-gather=tenet": a producer
+// per collective, "tenet" or a baseline; a collective named again with algorithm files only
+// ("all-reduce=ar-1MiB.json,all-reduce=ar-64MiB.json"), one file per size. Throws tenet::Error for
+// a pair without '=', an unknown collective or baseline, or a collective named twice otherwise.
+void choose_algorithms(const std::string& text, SimConfig& config);
+// Whether a producer named in SimConfig::algorithms is an algorithm file (chakra::
+// names_algorithm_file) rather than "tenet" or a baseline ("ring", "ring:4", ...): a name is a
+// name even where a file or folder of that name lies in the working directory (the `tenet` binary
+// itself, a build's tenet/ folder).
+bool is_algorithm_file(const std::string& producer);
 
 // Model FLOPs utilization: the COMP nodes' operations over what the ranks could compute at
 // `peak_flops` in the iteration (0 for an empty one).

@@ -427,4 +427,14 @@ std::vector<chakra::EtFile> collective_microbenchmark(synth::CollectiveKind kind
   return files;
 }
 
+PresetIteration preset_iteration(const std::string& preset, int npus, int tp, int pp,
+                                 int microbatches, const std::string& schedule, BatchShape asked) {
+  const Parallelism par = layout(npus, tp, pp, microbatches, parse_schedule(schedule));
+  const BatchShape shape = batch_shape(preset, asked, par.microbatches);
+  return {training_iteration(model_preset(preset, shape), par),
+          fmt::format("{} (dp {} x tp {} x pp {}, {} micro-batch{}, {}; {})", preset, par.dp,
+                      par.tp, par.pp, par.microbatches, par.microbatches == 1 ? "" : "es", schedule,
+                      describe_batch(preset, shape, par.dp, par.microbatches))};
+}
+
 }  // namespace tenet::sim

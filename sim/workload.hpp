@@ -94,6 +94,17 @@ std::vector<chakra::EtFile> training_iteration(const Model& m, const Parallelism
 std::vector<chakra::EtFile> collective_microbenchmark(synth::CollectiveKind kind, Bytes size,
                                                       int ranks, int root = 0);
 
+// A preset's training iteration laid out over `npus` NPUs (layout, batch_shape, model_preset,
+// training_iteration), and its name as `tenet sim` prints it: "resnet50 (dp 16 x tp 1 x pp 1, 1
+// micro-batch, 1f1b; batch 64 per replica ...)".
+struct PresetIteration {
+  std::vector<chakra::EtFile> files;
+  std::string name;
+};
+PresetIteration preset_iteration(const std::string& preset, int npus, int tp, int pp,
+                                 int microbatches, const std::string& schedule,
+                                 BatchShape asked = {});
+
 inline std::vector<chakra::EtFile> data_parallel(const Model& m, int ranks) {
   return training_iteration(m, Parallelism{ranks, 1, 1, 1, PipelineSchedule::OneFOneB});
 }

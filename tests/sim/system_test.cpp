@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -205,7 +206,9 @@ TEST(Simulator, ComposesAllReducesTooLargeToSynthesizeFlat) {
   EXPECT_EQ(simulate(t, w.files, cfg).iteration, a.claimed_time);
 }
 
-TEST(Simulator, RunsAlgorithmFilesAsTheyAre) {
+// A file made for one size runs another with its structure kept, its chunks scaled to the call (as
+// the MSCCL runtime runs an XML algorithm): a ring rescaled is the ring built at that size.
+TEST(Simulator, RescalesAlgorithmFilesToTheCall) {
   topo::testing::TempDir dir;
   const auto t = topo::generate("ring:4");
   const synth::Collective c = synth::Collective::over_all(t, synth::CollectiveKind::AllReduce, 2);
@@ -213,20 +216,46 @@ TEST(Simulator, RunsAlgorithmFilesAsTheyAre) {
       synth::make_baseline({synth::BaselineKind::BidirRing, {}}, t, c, 1 << 20);
   synth::save_algorithm(a, dir.file("ar.json"));
   Workload w(4);
-  for (int r = 0; r < 4; ++r) w.all_reduce(r, 123);  // the file's size wins, as in ASTRA-sim
+  for (int r = 0; r < 4; ++r) w.all_reduce(r, 123);
   SimConfig cfg;
   cfg.algorithms[synth::CollectiveKind::AllReduce] = dir.file("ar.json");
   const SimResult ran = simulate(t, w.files, cfg);
-  EXPECT_EQ(ran.iteration, a.claimed_time);
+  const synth::Algorithm at_123 =
+      synth::make_baseline({synth::BaselineKind::BidirRing, {}}, t, c, c.chunk_bytes_for(123));
+  EXPECT_EQ(ran.iteration, at_123.claimed_time);
+  EXPECT_LT(ran.iteration, a.claimed_time);
   ASSERT_EQ(ran.warnings.size(), 1u);  // not silently: the file was made for another size
-  EXPECT_THAT(ran.warnings[0],
-              HasSubstr("ran " + dir.file("ar.json") + " as it is: 8 chunks of 1 MiB"));
+  EXPECT_THAT(ran.warnings[0], HasSubstr("ran " + dir.file("ar.json") +
+                                         " rescaled: made with 8 chunks of 1 MiB, run with chunks "
+                                         "of 16 B"));
   const synth::Algorithm ag =
       synth::synthesize(t, synth::Collective::over_all(t, synth::CollectiveKind::AllGather), 1024);
   synth::save_algorithm(ag, dir.file("ag.json"));
   cfg.algorithms[synth::CollectiveKind::AllReduce] = dir.file("ag.json");
   EXPECT_THAT([&] { simulate(t, w.files, cfg); },
               ::testing::ThrowsMessage<Error>(HasSubstr("but the workload runs all-reduce")));
+}
+
+// A producer's name is a name where a file or folder of that name lies in the working directory
+// (the tenet binary beside its user, a build's tenet/ folder): it was read as a Chakra prefix.
+TEST(Simulator, ProducerNamesAreNotFilesOfTheirName) {
+  topo::testing::TempDir dir;
+  const std::filesystem::path before = std::filesystem::current_path();
+  std::filesystem::create_directories(dir.file("tenet"));
+  topo::write_file_atomically(dir.file("ring"), "not an algorithm");
+  std::filesystem::current_path(dir.file(""));
+  EXPECT_FALSE(is_algorithm_file("tenet"));
+  EXPECT_FALSE(is_algorithm_file("ring"));
+  EXPECT_FALSE(is_algorithm_file("ring:4"));
+  EXPECT_TRUE(is_algorithm_file("ar.json"));
+  EXPECT_TRUE(is_algorithm_file(dir.file("tenet")));
+  const auto t = topo::generate("ring:4");
+  Workload w(4);
+  for (int r = 0; r < 4; ++r) w.all_reduce(r, 1 << 20);
+  SimConfig cfg;
+  choose_algorithms("all-gather=ring", cfg);
+  EXPECT_GT(simulate(t, w.files, cfg).iteration, 0);  // the synthesizer, not a folder
+  std::filesystem::current_path(before);
 }
 
 // Several files for one collective, one per size: each call runs the file made for the size
@@ -256,10 +285,15 @@ TEST(Simulator, PicksTheAlgorithmFileForTheNearestSize) {
   EXPECT_TRUE(one.warnings.empty());
   EXPECT_EQ(sixty_four.iteration, big.claimed_time);
   EXPECT_TRUE(sixty_four.warnings.empty());
-  EXPECT_EQ(four.iteration, small.claimed_time);  // 4x from 1 MiB, 16x from 64 MiB
+  // 4 MiB is 4x from 1 MiB, 16x from 64 MiB: the 1 MiB file, rescaled (the bidir-ring at 4 MiB).
+  EXPECT_EQ(four.iteration, synth::make_baseline({synth::BaselineKind::BidirRing, {}}, t, c,
+                                                 c.chunk_bytes_for(4 << 20))
+                                .claimed_time);
   ASSERT_EQ(four.warnings.size(), 1u);
-  EXPECT_THAT(four.warnings[0], HasSubstr("ran " + dir.file("ar-1MiB.json") + " as it is"));
-  EXPECT_EQ(thirty_two.iteration, big.claimed_time);
+  EXPECT_THAT(four.warnings[0], HasSubstr("ran " + dir.file("ar-1MiB.json") + " rescaled"));
+  EXPECT_EQ(thirty_two.iteration,
+            synth::make_baseline({synth::BaselineKind::Ring, {}}, t, c, c.chunk_bytes_for(32 << 20))
+                .claimed_time);
 }
 
 // MSCCL-XML is picked per call and scaled to its size, as the MSCCL runtime does: an export made

@@ -1,0 +1,154 @@
+#include "tenet/tenet.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+
+#include "chakra/algorithm_files.hpp"
+#include "chakra/et.hpp"
+#include "sim/network.hpp"
+#include "sim/recorded_trace.hpp"
+#include "sim/workload.hpp"
+#include "synth/auto/deadline.hpp"
+#include "synth/cache/algorithm_cache.hpp"
+#include "synth/cost/rescale.hpp"
+#include "synth/cost/timing.hpp"
+#include "synth/memo.hpp"
+#include "synth/producers.hpp"
+#include "topo/io.hpp"
+#include "topo/limits.hpp"
+
+namespace tenet {
+
+namespace {
+
+std::unique_ptr<synth::AlgorithmCache> open_cache(const std::string& folder) {
+  return folder.empty() ? nullptr : std::make_unique<synth::AlgorithmCache>(folder);
+}
+
+// A Deadline holds atomics (it is neither copied nor moved): made in place.
+std::unique_ptr<synth::Deadline> deadline_of(double seconds) {
+  if (!(seconds >= 0))
+    throw Error(fmt::format("a time limit of {} s: give 0 (none) or more", seconds));
+  if (seconds == 0) return nullptr;
+  return std::make_unique<synth::Deadline>(seconds);
+}
+
+}  // namespace
+
+Topology load_topology(const std::string& path_or_spec, bool step_costs) {
+  Topology t = topo::load(path_or_spec);
+  t.set_charges_steps(step_costs);
+  return t;
+}
+
+CollectiveKind parse_collective(std::string_view name) { return synth::parse_collective(name); }
+
+// As `tenet synth` builds a row (cli/synth_cmd.cpp): the collective checked, its chunks cut whole,
+// the synthesizer's collective as it composes it, the memory it needs checked, then made and
+// verified.
+Synthesis synthesize(const Topology& t, const CollectiveSpec& spec, const SynthesisOptions& o) {
+  synth::Collective c = synth::Collective::over_all(t, spec.kind);
+  if (!spec.ranks.empty()) c.ranks = synth::parse_ranks(spec.ranks, t.num_npus());
+  c.root = spec.root;
+  if (o.chunks_per_npu < 0 || o.chunks_per_npu > topo::kMaxChunksPerNpuOfAlgorithm)
+    throw Error(fmt::format("chunks per NPU {}: give 0 (searched) or 1 to {}", o.chunks_per_npu,
+                            topo::kMaxChunksPerNpuOfAlgorithm));
+  const bool searched = o.chunks_per_npu == 0;
+  c.chunks_per_npu = searched ? 1 : o.chunks_per_npu;
+  c.validate(t);
+  if (spec.size < 1) throw Error("a collective's size is at least one byte");
+  (void)c.whole_chunk_bytes_for(spec.size);  // chunks of a byte or more, or why not
+  if (o.algorithm == "tenet") c = synth::as_synthesized(t, c, o.synth);
+  const int64_t transfers = synth::transfer_estimate(c);
+  topo::check_memory(
+      static_cast<uint64_t>(transfers) * synth::kSynthBytesPerTransfer,
+      fmt::format("{} for {} (about {} transfers)", o.algorithm, c.describe(), transfers),
+      "synthesize for fewer ranks, or fewer chunks per NPU");
+
+  const std::unique_ptr<synth::AlgorithmCache> cache = open_cache(o.cache);
+  const std::unique_ptr<synth::Deadline> deadline = deadline_of(o.time_limit);
+  synth::SynthMemo memo;
+  synth::SynthOptions so = o.synth;
+  if (cache) so.cache = cache.get();
+  if (deadline) so.deadline = deadline.get();
+  if (!so.memo) so.memo = &memo;
+
+  Synthesis s;
+  const auto began = std::chrono::steady_clock::now();
+  if (searched) {
+    synth::ChunkingResult r = synth::make_algorithm_auto_chunks(o.algorithm, t, c, spec.size, so);
+    s.algorithm = std::move(r.algorithm);
+    s.chunks_per_npu = r.chunks_per_npu;
+  } else {
+    s.algorithm = synth::make_algorithm(o.algorithm, t, c, c.chunk_bytes_for(spec.size), so);
+    s.chunks_per_npu = c.chunks_per_npu;
+  }
+  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  s.from_cache = cache && cache->hits() > 0;
+  s.stopped_early = deadline && deadline->stopped();
+  s.report = synth::verify(t, s.algorithm, {.max_reported = 5, .bounds = synth::bounds_of(so)});
+  s.time = s.report.collective_time;
+  s.ratio = s.report.ratio();
+  return s;
+}
+
+Time retime(const Topology& t, Algorithm& a) { return synth::time(t, a).collective_time; }
+
+Algorithm rescale(const Topology& t, const Algorithm& a, Bytes size) {
+  return synth::rescaled(t, a, size);
+}
+
+Algorithm load_algorithm(const std::string& path, const Topology& t) {
+  return chakra::load_any_algorithm(path, t);
+}
+
+exporting::Exported export_algorithm(const Topology& t, const Algorithm& a,
+                                     const std::vector<std::string>& formats,
+                                     const std::string& dir,
+                                     const exporting::ExportOptions& options) {
+  return exporting::export_algorithm(a, t, formats, dir, options);
+}
+
+Simulation simulate(const Topology& t, const WorkloadSpec& w, const SimulationOptions& o) {
+  sim::SimConfig cfg;
+  cfg.network = sim::parse_network(o.network);
+  sim::choose_algorithms(o.collectives, cfg);
+  if (o.chunks_per_npu < 0) throw Error("chunks per NPU: give 0 (searched) or more");
+  cfg.chunks_per_npu = o.chunks_per_npu;
+  if (!(o.peak_flops >= 0))
+    throw Error("the peak FLOP/s of an NPU: give 0 (the system file's or 312e12) or more");
+  if (!(o.compute_efficiency > 0 && o.compute_efficiency <= 1))
+    throw Error(
+        fmt::format("a compute efficiency of {}: give a share in (0, 1]", o.compute_efficiency));
+  Simulation s;
+  // As `tenet sim --system`: the file's settings under the options given.
+  if (!o.system.empty())
+    s.system_notes = astra::apply_astra_system(astra::read_astra_system(o.system), cfg, false);
+  if (o.peak_flops > 0) cfg.peak_flops = o.peak_flops;
+  cfg.compute_efficiency = o.compute_efficiency;
+  const std::unique_ptr<synth::AlgorithmCache> cache = open_cache(o.cache);
+  const std::unique_ptr<synth::Deadline> deadline = deadline_of(o.time_limit);
+  cfg.cache = cache.get();
+  cfg.deadline = deadline.get();
+
+  std::vector<chakra::EtFile> files;
+  const std::vector<std::string>& presets = sim::model_presets();
+  if (std::find(presets.begin(), presets.end(), w.workload) != presets.end()) {
+    sim::PresetIteration it = sim::preset_iteration(
+        w.workload, t.num_npus(), w.tp, w.pp, w.microbatches, w.schedule, {w.batch, w.sequence});
+    files = std::move(it.files);
+    s.name = std::move(it.name);
+  } else {  // a Chakra ET prefix (read_prefix names the files it looked for when there are none)
+    files = chakra::read_prefix(w.workload);
+    s.name = w.workload;
+    (void)sim::prepare_trace(files, {}, s.name);
+  }
+  s.result = sim::simulate(t, files, cfg, s.name);
+  s.mfu = sim::model_flops_utilization(s.result, cfg.peak_flops);
+  return s;
+}
+
+}  // namespace tenet
