@@ -87,6 +87,11 @@ std::string display_name(const SuiteTopology& t) {
   return path_like ? t.topology.name() : t.label;
 }
 
+std::string report_name(const SuiteTopology& t) {
+  const std::string shown = display_name(t);
+  return shown == t.label ? t.label : fmt::format("{} ({})", shown, t.label);
+}
+
 OldResults read_old_results(std::string_view old_csv, const std::string& old_file) {
   OldResults old{parse_csv(old_csv), {}};
   if (old.rows.empty()) throw Error("empty results file", Location(old_file));

@@ -48,6 +48,10 @@ SpeedUps speed_ups(const Suite& suite, const std::vector<Result>& results);
 // What plots and headings call a topology: its name when the suite gave a file path (not
 // "../topologies/leaf-spine.json"), else the label (a spec, a preset, an inline topology's name).
 std::string display_name(const SuiteTopology& t);
+// How report.md names a topology: its display name, followed by the suite's label in parentheses
+// where they differ ("cluster16 (examples/topologies/cluster16.yaml)"), so that every heading
+// holds the `topology` column of results.csv and simulations.csv.
+std::string report_name(const SuiteTopology& t);
 
 // An earlier results.csv, checked: its header has the columns both readers use, every row its
 // width.

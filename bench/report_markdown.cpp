@@ -70,13 +70,10 @@ std::string topology_markdown(const Suite& suite, const std::vector<Result>& res
     mean.push_back(m ? fmt::format("{:.2f}x", *m) : "n/a");
   }
   t.add_row(std::move(mean));
-  const std::string heading = display_name(topo) == topo.label
-                                  ? topo.label
-                                  : fmt::format("{} ({})", display_name(topo), topo.label);
   const std::string group =
       topo.ranks.empty() ? ""
                          : fmt::format("; the collectives over a group of {}", topo.ranks.size());
-  return fmt::format("## {} ({} NPUs{})\n\n", heading, topo.topology.num_npus(), group) +
+  return fmt::format("## {} ({} NPUs{})\n\n", report_name(topo), topo.topology.num_npus(), group) +
          t.markdown() + "\n";
 }
 
@@ -127,7 +124,7 @@ std::string simulations_markdown(const Suite& suite, const std::vector<SimRun>& 
         }
         t.add_row(std::move(row));
       }
-      out += fmt::format("## {} on {} ({} NPUs)\n\n", w.label, display_name(topo),
+      out += fmt::format("## {} on {} ({} NPUs)\n\n", w.label, report_name(topo),
                          topo.topology.num_npus()) +
              t.markdown() + "\n";
     }
@@ -148,7 +145,7 @@ std::string summary_markdown(const Suite& suite, const std::vector<Result>& resu
   for (const std::string& b : su.baselines) header.push_back("vs " + b);
   Table t(header);
   for (const SuiteTopology& topo : suite.topologies) {
-    std::vector<std::string> row{display_name(topo)};
+    std::vector<std::string> row{report_name(topo)};
     for (const std::string& b : su.baselines) {
       const auto mean = mean_of(su.per_topology, topo.label, b);
       row.push_back(mean ? fmt::format("{:.2f}x", *mean) : "n/a");

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "bench/report_common.hpp"
 #include "synth/baselines/baselines.hpp"
 #include "topo/error.hpp"
 #include "topo/io.hpp"
@@ -69,6 +70,9 @@ TEST(Suite, ReadsInlineAndFileTopologiesRelativeToTheSuite) {
   EXPECT_EQ(s.topologies[0].topology.num_npus(), 2);
   EXPECT_EQ(s.topologies[1].label, "trio");
   EXPECT_EQ(s.topologies[1].topology.num_npus(), 3);
+  // report.md's headings hold results.csv's `topology` column (the label).
+  EXPECT_EQ(report_name(s.topologies[0]), "pair (" + s.topologies[0].label + ")");
+  EXPECT_EQ(report_name(s.topologies[1]), "trio");
   EXPECT_EQ(s.name, "suite");
   EXPECT_EQ(s.algorithms, std::vector<std::string>{"all"});
   EXPECT_EQ(s.chunks, std::vector<int>{0});  // auto, as tenet synth and tenet sim default to
