@@ -1,6 +1,7 @@
 #include "topo/flow_bound.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -244,6 +245,42 @@ FlowBound concurrent_flow_bound(const Topology& t, std::span<const Demand> deman
   result.rounds = round;
   result.weights = std::move(best_w);
   return result;
+}
+
+std::string describe_limit(const Topology& t, const FlowBound& b) {
+  std::vector<std::pair<double, LinkId>> shares;  // w(e) x B(e), link
+  double total = 0;
+  for (LinkId l = 0; l < static_cast<LinkId>(b.weights.size()) && l < t.num_links(); ++l) {
+    const double part = b.weights[l] * static_cast<double>(t.link(l).bandwidth);
+    if (!(part > 0)) continue;
+    shares.emplace_back(part, l);
+    total += part;
+  }
+  if (shares.empty()) return "";
+  // Heaviest first; ties in link order, so that the words do not depend on the solver's order.
+  std::sort(shares.begin(), shares.end(), [](const auto& x, const auto& y) {
+    return x.first != y.first ? x.first > y.first : x.second < y.second;
+  });
+  std::vector<std::string> named;
+  double rest = 0;
+  for (size_t i = 0; i < shares.size(); ++i) {
+    const auto [part, l] = shares[i];
+    if (i >= kNamedFlowLinks) {
+      rest += part;
+      continue;
+    }
+    const Link& k = t.link(l);
+    named.push_back(fmt::format("{} -> {} {} ({:.0f} %)", t.node(k.src).name, t.node(k.dst).name,
+                                format_bandwidth(k.bandwidth), 100 * part / total));
+  }
+  const size_t more = shares.size() - named.size();
+  return fmt::format(
+      "{}: {}{}",
+      b.method == FlowMethod::Lp ? "the links the LP's duals weigh (each one full in every fastest "
+                                   "flow)"
+                                 : "the links the bound's weights weigh most",
+      fmt::join(named, ", "),
+      more == 0 ? "" : fmt::format(", and {} more ({:.0f} %)", more, 100 * rest / total));
 }
 
 std::string describe(const FlowBound& b) {

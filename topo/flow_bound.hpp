@@ -84,6 +84,15 @@ struct FlowBound {
 // when it was tried first), or "none".
 std::string describe(const FlowBound& b);
 
+// What limits the bound, in the topology's names: the links its weights count, by their share of
+// the capacity term (w(e) x B(e) over the sum), heaviest first: "the links the LP's duals weigh
+// (each one full in every fastest flow): leaf0 -> spine0 100 GB/s (50 %), spine0 -> leaf1 100 GB/s
+// (50 %)". With LP weights those links are the bottleneck: by complementary slackness every
+// optimal flow fills each of them for the whole time. Up to kNamedFlowLinks links are named, the
+// rest counted with their share; "" when the bound has no weights.
+std::string describe_limit(const Topology& t, const FlowBound& b);
+inline constexpr size_t kNamedFlowLinks = 4;
+
 // Demands whose endpoints are equal or that are not reachable are ignored; bytes must be >= 0.
 FlowBound concurrent_flow_bound(const Topology& t, std::span<const Demand> demands,
                                 const FlowBoundOptions& options = {});

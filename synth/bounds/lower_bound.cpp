@@ -83,6 +83,7 @@ struct BoundMemo::State {
   struct FlowUnit {
     double seconds = 0;  // the bound for one unit of bytes per pair
     std::string label;
+    std::string limit;  // its binding links in words (topo::describe_limit)
   };
   std::map<FlowKey, FlowUnit> flows;
   // lower_bound(): the last answer (the synthesizer's searches and then the verifier ask for it).
@@ -352,9 +353,13 @@ Time group_cut_bound(const topo::Topology& t, const Collective& c, Bytes k) {
 
 // The maximum-concurrent-flow bound (topo/flow_bound.hpp) of All-to-All, Gather or Scatter with
 // `k` bytes per member pair: solved once per topology, group and root for a unit of bytes (the
-// bound is linear in them), kept in `memo` (when given), then scaled. Returns {time, label}.
-std::pair<Time, std::string> flow_bound(BoundMemo::State* memo, const topo::Topology& t,
-                                        const Collective& c, Bytes k) {
+// bound is linear in them), kept in `memo` (when given), then scaled.
+struct FlowTerm {
+  Time time = 0;
+  std::string label;  // "max-concurrent-flow bound (LP)"
+  std::string limit;  // the links it weighs (LowerBound::limit)
+};
+FlowTerm flow_bound(BoundMemo::State* memo, const topo::Topology& t, const Collective& c, Bytes k) {
   constexpr Bytes kUnit = Bytes{1} << 20;
   BoundMemo::State::FlowKey key{t.fingerprint(), c.kind, is_rooted(c.kind) ? c.root : 0, c.ranks,
                                 c.pair_units};
@@ -385,6 +390,7 @@ std::pair<Time, std::string> flow_bound(BoundMemo::State* memo, const topo::Topo
     const topo::FlowBound b = topo::concurrent_flow_bound(t, demands);
     unit.seconds = static_cast<double>(b.time) / static_cast<double>(kPicosPerSecond);
     unit.label = fmt::format("max-concurrent-flow bound ({})", topo::describe(b));
+    unit.limit = topo::describe_limit(t, b);
     if (memo) {
       std::lock_guard lock(memo->mutex);
       // A sweep over many groups must not keep every matrix.
@@ -396,7 +402,7 @@ std::pair<Time, std::string> flow_bound(BoundMemo::State* memo, const topo::Topo
                                static_cast<double>(kPicosPerSecond) * (1 - 1e-9));
   return {static_cast<Time>(
               std::clamp(ps, 0.0, static_cast<double>(std::numeric_limits<Time>::max() / 2))),
-          unit.label};
+          unit.label, unit.limit};
 }
 
 // The latency past a cut. A cut bound's time, B bytes over the C bytes per second of the links
@@ -644,9 +650,10 @@ LowerBound compute(BoundMemo::State* memo, const topo::Topology& t, const Collec
             if (c.pair_units[static_cast<size_t>(r) * p + d] > 0) to.push_back(m[d]);
           if (!to.empty()) b.latency = std::max(b.latency, far({m[r]}, to));
         }
-        if (auto [flow, label] = flow_bound(memo, t, c, k_bytes); flow > b.bandwidth) {
-          b.bandwidth = flow;
-          b.label = std::move(label);
+        if (FlowTerm flow = flow_bound(memo, t, c, k_bytes); flow.time > b.bandwidth) {
+          b.bandwidth = flow.time;
+          b.label = std::move(flow.label);
+          b.limit = std::move(flow.limit);
         }
         break;
       }
@@ -691,9 +698,10 @@ LowerBound compute(BoundMemo::State* memo, const topo::Topology& t, const Collec
       }
       // Every bound above is the flow LP's dual at some link weights; the LP's own (or the best
       // multiplicative weights find) is at least as high where it is solved exactly.
-      if (auto [flow, label] = flow_bound(memo, t, c, k_bytes); flow > b.bandwidth) {
-        b.bandwidth = flow;
-        b.label = std::move(label);
+      if (FlowTerm flow = flow_bound(memo, t, c, k_bytes); flow.time > b.bandwidth) {
+        b.bandwidth = flow.time;
+        b.label = std::move(flow.label);
+        b.limit = std::move(flow.limit);
       }
     }
   }

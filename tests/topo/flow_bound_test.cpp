@@ -2,6 +2,7 @@
 // is known by hand, multiplicative weights against the LP, and bad input.
 #include "topo/flow_bound.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -28,6 +29,11 @@ std::vector<Demand> all_to_all(const Topology& t) {
 }
 
 // The bound in ps for `pairs` pairs' bytes over `bandwidth`, as the bound rounds: down.
+// "npu0 -> npu1": link l's ends by name.
+std::string arrow(const Topology& t, LinkId l) {
+  return t.node(t.link(l).src).name + " -> " + t.node(t.link(l).dst).name;
+}
+
 Time expected(double pairs, double bandwidth) {
   return static_cast<Time>(pairs * kPair / bandwidth * 1e12);
 }
@@ -72,6 +78,37 @@ TEST(FlowBound, TwoIslands) {
   // Two islands of 4 behind one 25 GB/s link each way: 16 pairs each way cross it.
   const Topology t = load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/two-islands.yaml");
   expect_near_ps(concurrent_flow_bound(t, all_to_all(t)).time, expected(16, 25e9), "two-islands");
+}
+
+// What limits a flow bound, in the topology's names: the links with weight, by their share of the
+// capacity term. Two islands: the one link joining them, one way or both (the duals may weigh
+// either, both full in every fastest flow).
+TEST(FlowBound, NamesTheLinksItWeighs) {
+  const Topology t = load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/two-islands.yaml");
+  const FlowBound b = concurrent_flow_bound(t, all_to_all(t));
+  ASSERT_EQ(b.method, FlowMethod::Lp);
+  const std::string limit = describe_limit(t, b);
+  EXPECT_EQ(
+      limit.rfind("the links the LP's duals weigh (each one full in every fastest flow): ", 0), 0u)
+      << limit;
+  EXPECT_NE(limit.find("25 GB/s"), std::string::npos) << limit;
+  // Every link the LP weighs is full in the LP's fastest flow: only the 25 GB/s bridge ones are.
+  for (LinkId l = 0; l < t.num_links(); ++l) {
+    if (b.weights[l] > 0) {
+      EXPECT_EQ(t.link(l).bandwidth, 25'000'000'000) << t.describe_link(l);
+    }
+  }
+  // Weights by hand: shares heaviest first, ties in link order, past kNamedFlowLinks counted.
+  const Topology ring = generate("ring:4");
+  ASSERT_EQ(ring.num_links(), 8);  // of 50 GB/s
+  FlowBound w;
+  w.method = FlowMethod::MultiplicativeWeights;
+  w.weights = {1, 0, 4, 1, 1, 1, 1, 0};
+  EXPECT_EQ(describe_limit(ring, w),
+            fmt::format("the links the bound's weights weigh most: {} 50 GB/s (44 %), {} 50 GB/s "
+                        "(11 %), {} 50 GB/s (11 %), {} 50 GB/s (11 %), and 2 more (22 %)",
+                        arrow(ring, 2), arrow(ring, 0), arrow(ring, 3), arrow(ring, 4)));
+  EXPECT_EQ(describe_limit(ring, FlowBound{}), "");
 }
 
 TEST(FlowBound, GatherIsOneCommodity) {

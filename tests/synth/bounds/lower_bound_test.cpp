@@ -83,6 +83,21 @@ TEST(AllToAllBound, IslandsJoinedByABridge) {
   EXPECT_EQ(b.bandwidth, seconds_of(16.0 * kChunk, 25e9));
 }
 
+// Where the flow LP binds, the bound names the links it weighs: on a line of 4 the middle link,
+// which every fastest All-to-All fills (a cut of one link; the NPUs' own links allow less).
+TEST(AllToAllBound, TheFlowBoundNamesItsLinks) {
+  const auto t = topo::generate("line:4");
+  const LowerBound b = all_to_all(t);
+  EXPECT_EQ(b.label, "max-concurrent-flow bound (LP)");
+  // 2 x 2 pairs cross it each way, rounded down.
+  EXPECT_LE(b.bandwidth, seconds_of(4.0 * kChunk, kBw));
+  EXPECT_GE(b.bandwidth, seconds_of(4.0 * kChunk, kBw) - 4);
+  EXPECT_EQ(b.limit.rfind("the links the LP's duals weigh", 0), 0u) << b.limit;
+  EXPECT_TRUE(b.limit.find("npu1 -> npu2 50 GB/s (100 %)") != std::string::npos ||
+              b.limit.find("npu2 -> npu1 50 GB/s (100 %)") != std::string::npos)
+      << b.limit;
+}
+
 TEST(GatherScatterBound, TheFarIslandCrossesTheBridge) {
   // Gather to a1: the 4 NPUs of island b send their k bytes over the 25 GB/s bridge; the root's
   // own 3 x 100 GB/s of links would allow 7 k in a fifth of that time. Scatter from a1 the other
