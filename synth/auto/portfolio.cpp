@@ -49,8 +49,17 @@ constexpr std::string_view kLeftOut = "auto leaves the plain matcher out";
 // apply and keeps the fastest result (ties to the first) in `best_`.
 class Portfolio {
  public:
-  Portfolio(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, const SynthOptions& o)
-      : t_(t), c_(c), chunk_bytes_(chunk_bytes), o_(o), any_(o.method == Method::Auto), quiet_(o) {
+  // `to_retime`: this portfolio runs under hold for run_under_hold, which re-times its answer
+  // under the pipelined model.
+  Portfolio(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, const SynthOptions& o,
+            bool to_retime = false)
+      : t_(t),
+        c_(c),
+        chunk_bytes_(chunk_bytes),
+        o_(o),
+        any_(o.method == Method::Auto),
+        to_retime_(to_retime),
+        quiet_(o) {
     quiet_.progress = nullptr;
   }
 
@@ -160,7 +169,10 @@ class Portfolio {
   }
 
   // The best schedule under hold, re-timed: the pipelined model is never more constrained, so this
-  // keeps pipelined results no worse than hold ones.
+  // keeps pipelined results no worse than hold ones. Without the flow plan's pipelines: a
+  // pipeline's transfers are the same under either model, and run_plans builds and times every
+  // variant under the pipelined model it is judged by (only which split variants are tried
+  // depends on the times). The matchers' schedules do depend on the model: they run.
   // (Nothing under hold: why, and the portfolio ends there.)
   std::optional<NotMade> run_under_hold() {
     SynthOptions hold = o_;
@@ -168,7 +180,7 @@ class Portfolio {
     hold.progress = nullptr;
     hold.portfolio.random_choice =
         false;  // run under pipelined below, where it is timed as it will run
-    Made<Algorithm> under_hold = synthesize_once(t_, c_, chunk_bytes_, hold);
+    Made<Algorithm> under_hold = Portfolio(t_, c_, chunk_bytes_, hold, true).run();
     if (NotMade* why = std::get_if<NotMade>(&under_hold)) return std::move(*why);
     Algorithm& a = std::get<Algorithm>(under_hold);
     a.link_model = LinkModel::Pipelined;
@@ -193,6 +205,7 @@ class Portfolio {
     const bool trees = whole && t_.num_npus() <= PackingOptions{}.max_npus;
     for (Method m : {Method::ServerPlan, Method::PlanMatcher, Method::PlanPipeline}) {
       if (!(any_ || o_.method == m)) continue;
+      if (m == Method::PlanPipeline && to_retime_) continue;
       const bool applies = routed_ || (m == Method::ServerPlan ? servers_ : trees);
       if (best_ && any_ && !(applies && short_of(*best_))) continue;
       if (out_of_time()) return;
@@ -265,6 +278,7 @@ class Portfolio {
   Bytes chunk_bytes_;
   const SynthOptions& o_;
   bool any_;
+  bool to_retime_;      // run under hold to be re-timed: no pipelines (run_under_hold)
   SynthOptions quiet_;  // o_ without progress
   std::optional<Algorithm> best_, symmetric_;
   std::optional<Time> bound_;  // the lower bound, once asked for
