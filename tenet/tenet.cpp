@@ -6,6 +6,7 @@
 #include <chrono>
 #include <memory>
 
+#include "astra/system_json.hpp"
 #include "chakra/algorithm_files.hpp"
 #include "chakra/et.hpp"
 #include "sim/network.hpp"

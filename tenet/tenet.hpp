@@ -22,7 +22,6 @@
 #include <string_view>
 #include <vector>
 
-#include "astra/system_json.hpp"
 #include "export/export.hpp"
 #include "sim/system.hpp"
 #include "synth/baselines/baselines.hpp"
