@@ -18,7 +18,12 @@ void add_step_costs_flag(CLI::App* cmd, bool& on) {
              static_cast<double>(topo::kDefaultStep) / 1e6,
              static_cast<double>(topo::kNetworkStep) / 1e6))
       ->type_name("on|off")
-      ->default_str("on");
+      ->default_str("on")
+      // Checked before CLI11 converts it, so that a bad value names both answers.
+      ->check([](const std::string& value) -> std::string {
+        if (value == "on" || value == "off") return "";
+        return fmt::format("'{}' is neither on nor off", value);
+      });
 }
 
 topo::Topology load_topology(const std::string& spec, bool step_costs) {

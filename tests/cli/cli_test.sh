@@ -132,7 +132,7 @@ else
   echo "FAIL interrupted synth: exit $int_rc"; head -5 "$tmp/int.out"; fail=$((fail + 1))
 fi
 check "interrupted verified" 0 "CORRECT" -- "$T" verify "$tmp/int/algorithm.json" --topo "$SRC/examples/topologies/cluster16.yaml"
-check "synth step costs off" 2 "--step-costs" -- "$T" synth --topo ring:4 --step-costs maybe -o "$tmp/sc"
+check "synth step costs off" 2 "--step-costs: 'maybe' is neither on nor off" -- "$T" synth --topo ring:4 --step-costs maybe -o "$tmp/sc"
 check "synth target msccl" 0 "target          msccl (executor runtime): " -- "$T" synth --topo ring:4 --coll all-reduce --size 1MiB --target msccl -o "$tmp/tm"
 check "synth target msccl xml" 0 "" -- test -s "$tmp/tm/algorithm.xml"
 check "synth target msccl reads back" 0 "CORRECT" -- "$T" verify "$tmp/tm/algorithm.xml" --topo ring:4
