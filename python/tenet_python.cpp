@@ -191,6 +191,32 @@ PYBIND11_MODULE(tenet, m) {
         "('torus2d:8x8') or a system preset ('dgx-h100'). step_costs: every transfer pays its "
         "route's per-step cost (the command's default).");
 
+  m.def("parse_topology", &parse_topology, py::arg("text"), py::arg("step_costs") = true,
+        py::arg("name") = "<string>",
+        "A topology file's text (Tenet YAML or JSON); errors name `name` and the line.");
+
+  m.def(
+      "lower_bound",
+      [](const Topology& t, const std::string& collective, const SizeArg& size,
+         const std::string& ranks, int root) {
+        const synth::LowerBound b =
+            lower_bound(t, {parse_collective(collective), size_of(size), ranks, root});
+        py::dict out;
+        out["total_ps"] = b.total;
+        out["bandwidth_ps"] = b.bandwidth;
+        out["step_ps"] = b.step;
+        out["latency_ps"] = b.latency;
+        out["label"] = b.label;
+        out["terms"] = synth::describe(b);
+        out["limit"] = b.limit;
+        return out;
+      },
+      py::arg("topology"), py::arg("collective"), py::arg("size"), py::arg("ranks") = "",
+      py::arg("root") = 0,
+      "The lower bound of `collective` of `size` on `topology`: no algorithm is faster than "
+      "total_ps. A dict: total_ps, bandwidth_ps, step_ps, latency_ps, label, terms (its terms "
+      "in words), limit (what limits it, in the topology's names).");
+
   m.def(
       "synthesize",
       [](const Topology& t, const std::string& collective, const SizeArg& size,

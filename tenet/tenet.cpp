@@ -45,22 +45,48 @@ Topology load_topology(const std::string& path_or_spec, bool step_costs) {
   return t;
 }
 
+Topology parse_topology(std::string_view text, bool step_costs, const std::string& name) {
+  Topology t = topo::parse_yaml(text, name);
+  t.set_charges_steps(step_costs);
+  return t;
+}
+
 CollectiveKind parse_collective(std::string_view name) { return synth::parse_collective(name); }
+
+namespace {
+
+// The collective of `spec` over `t`, checked, at one chunk per NPU.
+synth::Collective collective_of(const Topology& t, const CollectiveSpec& spec) {
+  synth::Collective c = synth::Collective::over_all(t, spec.kind);
+  if (!spec.ranks.empty()) c.ranks = synth::parse_ranks(spec.ranks, t.num_npus());
+  c.root = spec.root;
+  c.validate(t);
+  if (spec.size < 1) throw Error("a collective's size is at least one byte");
+  return c;
+}
+
+}  // namespace
+
+synth::LowerBound lower_bound(const Topology& t, const CollectiveSpec& spec) {
+  const synth::Collective c = collective_of(t, spec);
+  // Chunks rounded down: the bound of a collective of at most `size` bytes, a bound for it too.
+  if (spec.size < c.pieces())
+    throw Error(fmt::format("{} has {} pieces of at least a byte: a size of {} is too small",
+                            c.describe(), c.pieces(), format_bytes(spec.size)));
+  return synth::lower_bound(t, c, spec.size / c.pieces());
+}
 
 // As `tenet synth` builds a row (cli/synth_cmd.cpp): the collective checked, its chunks cut whole,
 // the synthesizer's collective as it composes it, the memory it needs checked, then made and
 // verified.
 Synthesis synthesize(const Topology& t, const CollectiveSpec& spec, const SynthesisOptions& o) {
-  synth::Collective c = synth::Collective::over_all(t, spec.kind);
-  if (!spec.ranks.empty()) c.ranks = synth::parse_ranks(spec.ranks, t.num_npus());
-  c.root = spec.root;
+  synth::Collective c = collective_of(t, spec);
   if (o.chunks_per_npu < 0 || o.chunks_per_npu > topo::kMaxChunksPerNpuOfAlgorithm)
     throw Error(fmt::format("chunks per NPU {}: give 0 (searched) or 1 to {}", o.chunks_per_npu,
                             topo::kMaxChunksPerNpuOfAlgorithm));
   const bool searched = o.chunks_per_npu == 0;
   c.chunks_per_npu = searched ? 1 : o.chunks_per_npu;
   c.validate(t);
-  if (spec.size < 1) throw Error("a collective's size is at least one byte");
   (void)c.whole_chunk_bytes_for(spec.size);  // chunks of a byte or more, or why not
   if (o.algorithm == "tenet") c = synth::as_synthesized(t, c, o.synth);
   const int64_t transfers = synth::transfer_estimate(c);

@@ -25,6 +25,7 @@
 #include "export/export.hpp"
 #include "sim/system.hpp"
 #include "synth/baselines/baselines.hpp"
+#include "synth/bounds/lower_bound.hpp"
 #include "synth/ir/algorithm.hpp"
 #include "synth/ir/collective.hpp"
 #include "synth/synthesizer.hpp"
@@ -51,6 +52,9 @@ inline constexpr Bytes GiB = Bytes{1} << 30;
 // ("dgx-h100"). With `step_costs` (the command's `--step-costs on`, the default) every transfer
 // pays its route's per-step cost; off: bytes and latency only.
 Topology load_topology(const std::string& path_or_spec, bool step_costs = true);
+// A topology file's text (Tenet YAML or JSON); errors name `name` and the line.
+Topology parse_topology(std::string_view text, bool step_costs = true,
+                        const std::string& name = "<string>");
 
 // ---- Collectives and algorithms ----------------------------------------------------------
 
@@ -100,6 +104,12 @@ struct Synthesis {
 // Makes `c` on `t` with `o.algorithm`, at the chunk count asked or searched. Throws
 // NotApplicable where a baseline does not apply, tenet::Error for an invalid collective.
 Synthesis synthesize(const Topology& t, const CollectiveSpec& c, const SynthesisOptions& o = {});
+
+// The lower bound of the collective on `t` (`report.bound` of whatever is made for it): no
+// algorithm, Tenet's or any other, of a collective of `c.size` bytes is faster than its total, ps
+// (under the per-step costs `t` charges). `limit` says what limits it, describe(b) its terms.
+// Throws tenet::Error where `c.size` is fewer bytes than the collective has pieces (a byte each).
+synth::LowerBound lower_bound(const Topology& t, const CollectiveSpec& c);
 
 // verify(t, a): every check `tenet verify` makes: each chunk where it should be, nothing sent
 // before it arrived, each reduction counting every rank once, the claimed time the model's; with

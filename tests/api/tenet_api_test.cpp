@@ -145,6 +145,29 @@ TEST(Api, OneRescaledFileRunsAnIterationAsPerSizeAlgorithms) {
   EXPECT_THAT(from_file.result.warnings[0], HasSubstr("rescaled"));
 }
 
+// The bound a synthesis reports is the API's bound for the same collective, and what it says
+// limits the collective is the topology's own narrowest place.
+TEST(Api, LowerBoundIsTheOneSynthesisReports) {
+  const Topology t = parse_topology(
+      "name: pair-of-pairs\nnpus: [a, b, c, d]\nlinks:\n"
+      "  - {src: a, dst: b, bw: 100GB/s, lat: 1us}\n"
+      "  - {src: b, dst: c, bw: 25GB/s, lat: 1us}\n"
+      "  - {src: c, dst: d, bw: 100GB/s, lat: 1us}\n");
+  EXPECT_EQ(t.num_npus(), 4);
+  for (CollectiveKind kind : {CollectiveKind::AllGather, CollectiveKind::AllReduce}) {
+    const CollectiveSpec spec{.kind = kind, .size = 64 * MiB};
+    const synth::LowerBound b = lower_bound(t, spec);
+    const Synthesis s = synthesize(t, spec, {.chunks_per_npu = 4});
+    EXPECT_EQ(b.total, s.report.bound.total) << synth::to_string(kind);
+    EXPECT_GE(s.time, b.total);
+    EXPECT_NE(b.limit.find("25 GB/s"), std::string::npos) << b.limit;
+  }
+  EXPECT_THAT([&] { lower_bound(t, {.kind = CollectiveKind::AllGather, .size = 3}); },
+              ThrowsMessage<Error>(HasSubstr("too small")));
+  EXPECT_THAT([] { parse_topology("npus: [a]\nlinks: [{src: a, dst: zz}]\n", true, "t.yaml"); },
+              ThrowsMessage<Error>(HasSubstr("t.yaml")));
+}
+
 TEST(Api, BadInputGivesTheCommandsErrors) {
   EXPECT_THAT([] { load_topology("/nonexistent/cluster.yaml"); },
               ThrowsMessage<Error>(HasSubstr("/nonexistent/cluster.yaml")));

@@ -27,11 +27,14 @@ cat "$tmp/run.txt"
 value() { awk -v k="$1" '$1 == k {print $2}' "$tmp/run.txt"; }
 
 cli_synth() { "$TENET" synth -t "$topology" -c all-reduce -s 16MiB --no-cache --json --algo "$1" -o "$tmp/cli-$1"; }
-tenet_ps=$(cli_synth tenet | jq -r .time_ps)
+cli_synth tenet > "$tmp/tenet.json"
+tenet_ps=$(jq -r .time_ps "$tmp/tenet.json")
+bound_ps=$(jq -r .lower_bound_ps "$tmp/tenet.json")
 ring_ps=$(cli_synth ring | jq -r .time_ps)
-transfers=$(jq -r .transfers < <(cli_synth tenet))
+transfers=$(jq -r .transfers "$tmp/tenet.json")
 iteration_ps=$("$TENET" sim -t "$topology" -w resnet50 --coll all-reduce=ring --no-cache --json | jq -r .iteration_ps)
 [[ $(value tenet_ps) == "$tenet_ps" ]] || fail "tenet: Python says $(value tenet_ps) ps, the command $tenet_ps ps"
+[[ $(value bound_ps) == "$bound_ps" ]] || fail "bound: Python says $(value bound_ps) ps, the command $bound_ps ps"
 [[ $(value ring_ps) == "$ring_ps" ]] || fail "ring: Python says $(value ring_ps) ps, the command $ring_ps ps"
 [[ $(value transfers) == "$transfers" ]] || fail "transfers: Python lists $(value transfers), the command $transfers"
 [[ $(value iteration_ps) == "$iteration_ps" ]] ||
