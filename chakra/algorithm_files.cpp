@@ -5,6 +5,7 @@
 
 #include "chakra/collective_graph.hpp"
 #include "synth/formats/algorithm_json.hpp"
+#include "synth/formats/forestcoll_trees.hpp"
 #include "synth/formats/msccl_xml.hpp"
 #include "synth/ir/references.hpp"
 #include "topo/io.hpp"
@@ -28,7 +29,10 @@ std::string prefix_of(const std::string& path) {
 AlgorithmImport import_any_algorithm(const std::string& path, const topo::Topology& t) {
   const std::string ext = std::filesystem::path(path).extension().string();
   if (ext == ".xml") {
-    synth::MscclImport in = synth::import_msccl_xml(topo::read_file(path), t, path);
+    const std::string text = topo::read_file(path);
+    if (synth::is_forestcoll_trees(text))
+      return {synth::import_forestcoll_trees(text, t, path), {}, {}};
+    synth::MscclImport in = synth::import_msccl_xml(text, t, path);
     return {std::move(in.algorithm), std::move(in.problems), std::move(in.warnings)};
   }
   const std::string prefix = prefix_of(path);
@@ -43,9 +47,15 @@ synth::Algorithm load_any_algorithm(const std::string& path, const topo::Topolog
   const std::string ext = std::filesystem::path(path).extension().string();
   const std::string prefix = prefix_of(path);
   const bool xml = ext == ".xml", chakra = !xml && is_prefix(prefix);
-  synth::Algorithm a = xml      ? synth::parse_msccl_xml(topo::read_file(path), t, path)
-                       : chakra ? from_collective_graph(read_prefix(prefix), t, prefix)
-                                : synth::load_algorithm(path);
+  synth::Algorithm a;
+  if (xml) {
+    const std::string text = topo::read_file(path);
+    a = synth::is_forestcoll_trees(text) ? synth::import_forestcoll_trees(text, t, path)
+                                         : synth::parse_msccl_xml(text, t, path);
+  } else {
+    a = chakra ? from_collective_graph(read_prefix(prefix), t, prefix)
+               : synth::load_algorithm(path);
+  }
   // Whatever the format, what it names must be on this topology before anyone sizes a table by it.
   synth::check_references(a, t, chakra ? prefix : path);
   return a;

@@ -1,4 +1,5 @@
-// Algorithms from any file format Tenet reads: Tenet JSON, MSCCL-XML, Chakra collective graphs.
+// Algorithms from any file format Tenet reads: Tenet JSON, MSCCL-XML (or ForestColl's tree XML,
+// synth/formats/forestcoll_trees.hpp, told apart by its <Algo> root), Chakra collective graphs.
 #pragma once
 
 #include <string>

@@ -285,7 +285,19 @@ PYBIND11_MODULE(tenet, m) {
       "`algorithm` at another size, its structure kept (chunks scaled), re-timed.");
 
   m.def("load_algorithm", &load_algorithm, py::arg("path"), py::arg("topology"),
-        "An algorithm file: Tenet JSON, MSCCL-XML, or a Chakra prefix.");
+        "An algorithm file: Tenet JSON, MSCCL-XML (or ForestColl's tree XML), or a Chakra prefix.");
+
+  m.def(
+      "forestcoll_all_gather",
+      [](const std::string& path, const Topology& t, const SizeArg& size, int slices) {
+        const Bytes bytes = size_of(size);
+        py::gil_scoped_release free;
+        return forestcoll_all_gather(path, t, bytes, slices);
+      },
+      py::arg("path"), py::arg("topology"), py::arg("size"), py::arg("slices") = 1,
+      "ForestColl's spanning trees (its tree XML) as the All-Gather of `size` they make, each "
+      "part streamed down its tree in `slices` chunks, timed on `topology` (named as ForestColl "
+      "names its nodes).");
 
   m.def(
       "export_algorithm",

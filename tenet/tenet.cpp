@@ -16,6 +16,7 @@
 #include "synth/cache/algorithm_cache.hpp"
 #include "synth/cost/rescale.hpp"
 #include "synth/cost/timing.hpp"
+#include "synth/formats/forestcoll_trees.hpp"
 #include "synth/memo.hpp"
 #include "synth/producers.hpp"
 #include "topo/io.hpp"
@@ -130,6 +131,12 @@ Algorithm rescale(const Topology& t, const Algorithm& a, Bytes size) {
 
 Algorithm load_algorithm(const std::string& path, const Topology& t) {
   return chakra::load_any_algorithm(path, t);
+}
+
+Algorithm forestcoll_all_gather(const std::string& path, const Topology& t, Bytes size,
+                                int slices) {
+  return synth::pipeline_forest(t, synth::read_forestcoll_trees(topo::read_file(path), t, path),
+                                size, slices);
 }
 
 exporting::Exported export_algorithm(const Topology& t, const Algorithm& a,

@@ -126,8 +126,16 @@ Time retime(const Topology& t, Algorithm& a);
 // bytes than `a` has chunks.
 Algorithm rescale(const Topology& t, const Algorithm& a, Bytes size);
 
-// An algorithm file: Tenet JSON, MSCCL-XML, or a folder or prefix of Chakra collective graphs.
+// An algorithm file: Tenet JSON, MSCCL-XML (or ForestColl's tree XML, each part one 1 MiB chunk),
+// or a folder or prefix of Chakra collective graphs.
 Algorithm load_algorithm(const std::string& path, const Topology& t);
+
+// ForestColl's spanning trees (its tree XML, synth/formats/forestcoll_trees.hpp) as the All-Gather
+// of `size` bytes they make, each of a root's k parts streamed down its tree in `slices` chunks:
+// the trees pipelined, for comparison with what Tenet makes on the same topology (named as
+// ForestColl names its nodes).
+Algorithm forestcoll_all_gather(const std::string& path, const Topology& t, Bytes size,
+                                int slices = 1);
 
 // Writes `a` in each of `formats` ("json", "msccl-xml", "chakra", "astra-sim") into `dir`, every
 // file committed together; a format that cannot hold it is skipped with the reason
