@@ -74,8 +74,8 @@ std::vector<std::string> path_names(std::string_view path) {
 
 bool is_forestcoll_trees(std::string_view xml) {
   pugi::xml_document doc;
-  return doc.load_buffer(xml.data(), xml.size()) && doc.document_element().name() ==
-                                                        std::string_view("Algo");
+  return doc.load_buffer(xml.data(), xml.size()) &&
+         doc.document_element().name() == std::string_view("Algo");
 }
 
 ForestTrees read_forestcoll_trees(std::string_view xml, const topo::Topology& t,
@@ -128,20 +128,24 @@ ForestTrees read_forestcoll_trees(std::string_view xml, const topo::Topology& t,
                                         t.is_npu(s.dst) ? "reached already" : "a switch"));
       const std::vector<std::string> names = path_names(in.text(send, "path"));
       std::vector<NodeId> path;
-      for (const std::string& name : names) path.push_back(node_of(send, name));
+      std::vector<char> on_path(static_cast<size_t>(t.num_nodes()), 0);
+      for (const std::string& name : names) {
+        path.push_back(node_of(send, name));
+        if (on_path[path.back()]++)  // (a simple path: at most every node once)
+          throw in.fail(send, fmt::format("path visits '{}' twice", name));
+      }
       if (path.size() < 2 || path.front() != s.src || path.back() != s.dst)
-        throw in.fail(send, fmt::format("path \"{}\" does not lead from '{}' to '{}'",
-                                        in.text(send, "path"), in.text(send, "src"),
-                                        in.text(send, "dst")));
+        throw in.fail(
+            send, fmt::format("path \"{}\" does not lead from '{}' to '{}'", in.text(send, "path"),
+                              in.text(send, "src"), in.text(send, "dst")));
       for (size_t i = 0; i + 1 < path.size(); ++i) {
         if (i > 0 && !t.passes_through(path[i]))
           throw in.fail(send, fmt::format("path passes NPU '{}', which does not relay (mark it "
                                           "`router: true` in the topology)",
                                           names[i]));
         const auto out = t.out_links(path[i]);
-        const auto link = std::find_if(out.begin(), out.end(), [&](LinkId l) {
-          return t.link(l).dst == path[i + 1];
-        });
+        const auto link = std::find_if(out.begin(), out.end(),
+                                       [&](LinkId l) { return t.link(l).dst == path[i + 1]; });
         if (link == out.end())
           throw in.fail(send, fmt::format("no link from '{}' to '{}' in topology {}", names[i],
                                           names[i + 1], t.name()));
@@ -175,8 +179,8 @@ Algorithm pipeline_forest(const topo::Topology& t, const ForestTrees& f, Bytes t
   if (slices < 1 || int64_t{f.k} * slices > topo::kMaxChunksPerNpuOfAlgorithm)
     throw Error(fmt::format("{} slices of {} parts: give 1 to {} slices", slices, f.k,
                             topo::kMaxChunksPerNpuOfAlgorithm / f.k));
-  const Collective c =
-      Collective::over_all(t, CollectiveKind::AllGather, f.k * slices);
+  const Collective c = Collective::over_all(t, CollectiveKind::AllGather, f.k * slices);
+  c.validate(t);
   Algorithm a = empty_algorithm("forestcoll", t, c, c.whole_chunk_bytes_for(total_bytes),
                                 LinkModel::Pipelined);
   size_t sends = 0;
@@ -204,8 +208,9 @@ Algorithm pipeline_forest(const topo::Topology& t, const ForestTrees& f, Bytes t
           a.add(chunk, send.src, send.dst, send.route, Op::Copy, {}, -1, -1, 0, channel[i]);
       }
     }
-  a.method = fmt::format("ForestColl's spanning trees ({} trees, {} parts per NPU, {} slice{} each)",
-                         f.trees.size(), f.k, slices, slices == 1 ? "" : "s");
+  a.method =
+      fmt::format("ForestColl's spanning trees ({} trees, {} parts per NPU, {} slice{} each)",
+                  f.trees.size(), f.k, slices, slices == 1 ? "" : "s");
   time(t, a);
   return a;
 }

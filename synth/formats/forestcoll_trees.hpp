@@ -29,8 +29,8 @@ struct ForestTree {
     std::vector<LinkId> route;  // the path's links
   };
   NodeId root = 0;
-  int index = 0;    // the root's i-th tree
-  int nchunks = 0;  // of the root's k parts, how many this tree broadcasts
+  int index = 0;            // the root's i-th tree
+  int nchunks = 0;          // of the root's k parts, how many this tree broadcasts
   std::vector<Send> sends;  // parent before child (breadth-first)
 };
 
@@ -44,7 +44,8 @@ bool is_forestcoll_trees(std::string_view xml);
 
 // Reads ForestColl's trees onto `t`. Throws tenet::Error naming `file` and the line for XML that
 // is not well formed, a missing or malformed attribute, a node name `t` does not have, a path that
-// does not lead from src to dst over links of `t` (or passes an NPU that does not relay), a send
+// does not lead from src to dst over links of `t` (or visits a node twice, or passes an NPU that
+// does not relay), a send
 // from a node its tree has not reached or to one it has, a tree that does not reach every NPU, or
 // roots whose trees' nchunks do not add up to k.
 ForestTrees read_forestcoll_trees(std::string_view xml, const topo::Topology& t,

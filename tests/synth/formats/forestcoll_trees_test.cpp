@@ -1,6 +1,6 @@
 // ForestColl's tree XML (spanning_trees_to_xml in pipeline_allgather.py, github.com/liangyuRain/
-// ForestColl) read as an All-Gather. The fixture is written by hand in that format: two boxes of two
-// GPUs on an NVSwitch each, one IB switch between them, one tree per GPU, as ForestColl's a100
+// ForestColl) read as an All-Gather. The fixture is written by hand in that format: two boxes of
+// two GPUs on an NVSwitch each, one IB switch between them, one tree per GPU, as ForestColl's a100
 // builder names its nodes. (ForestColl's own output for its a100 and mi250 topologies read the
 // same way and verified CORRECT; the note of this change has the figures.)
 #include "synth/formats/forestcoll_trees.hpp"
@@ -105,7 +105,8 @@ TEST(ForestCollTrees, BadTreesNameTheLine) {
   auto replace = [&](std::string s, const std::string& from, const std::string& to) {
     return s.replace(s.find(from), from.size(), to);
   };
-  expect(replace(good, "(0, 'GPU', 1)\" path", "(0, 'GPU', 7)\" path"), 3, "no node '(0, 'GPU', 7)'");
+  expect(replace(good, "(0, 'GPU', 1)\" path", "(0, 'GPU', 7)\" path"), 3,
+         "no node '(0, 'GPU', 7)'");
   expect(replace(good, "nchunkspernode=\"1\"", "nchunkspernode=\"two\""), 1, "whole number");
   expect(replace(good, "nchunkspernode=\"1\"", "nchunkspernode=\"2\""), 1, "carry 1 parts");
   expect(replace(good, "(0, 'NVSwitch', 0),(0, 'GPU', 1)\"", "(0, 'GPU', 1)\""), 3,
@@ -114,6 +115,8 @@ TEST(ForestCollTrees, BadTreesNameTheLine) {
   // The last send of the first tree dropped: it reaches 3 of the 4 NPUs.
   const size_t last = good.find("    <send", good.find("(-1, 'IB', 0),(1, 'GPU', 0)"));
   expect(good.substr(0, last) + good.substr(good.find("  </tree>", last)), 2, "reaches 3 of the 4");
+  expect(replace(good, "path=\"(0, 'GPU', 0),", "path=\"(0, 'GPU', 0),(0, 'NVSwitch', 0),"), 3,
+         "path visits '(0, 'NVSwitch', 0)' twice");
   expect("<Algo nchunkspernode=\"1\">\n<tree", 2, "not valid XML");
   expect("<algo/>", 0, "no <Algo> element");
 }
