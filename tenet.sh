@@ -172,7 +172,9 @@ fuzz() {
 # Every C++ source of the repository, as .clang-format lays it out; `fix` rewrites them.
 format() {
   local files
-  mapfile -t files < <(git ls-files '*.cpp' '*.hpp' 2>/dev/null || find . -path ./build -prune -o \( -name '*.cpp' -o -name '*.hpp' \) -print)
+  # Tracked files and new ones not yet added (a new file is checked and fixed before `git add`).
+  mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cpp' '*.hpp' 2>/dev/null ||
+    find . -path ./build -prune -o \( -name '*.cpp' -o -name '*.hpp' \) -print)
   if [[ ${1:-} == fix ]]; then
     clang-format -i "${files[@]}"
     return 0

@@ -110,7 +110,15 @@ ForestTrees read_forestcoll_trees(std::string_view xml, const topo::Topology& t,
                                       in.text(tree, "root")));
     tr.index = in.number(tree, "index", 0);
     tr.nchunks = in.number(tree, "nchunks", 1);
+    if (tr.nchunks > f.k)
+      throw in.fail(tree, fmt::format("nchunks=\"{}\": a tree carries at most nchunkspernode = {} "
+                                      "of its root's parts",
+                                      tr.nchunks, f.k));
     parts[tr.root] += tr.nchunks;
+    if (parts[tr.root] > f.k)
+      throw in.fail(tree, fmt::format("the trees rooted at '{}' so far carry {} parts: every NPU's "
+                                      "trees carry nchunkspernode = {}",
+                                      in.text(tree, "root"), parts[tr.root], f.k));
     std::vector<char> reached(static_cast<size_t>(t.num_nodes()), 0);
     reached[tr.root] = 1;
     for (const pugi::xml_node send : tree.children("send")) {
@@ -122,7 +130,7 @@ ForestTrees read_forestcoll_trees(std::string_view xml, const topo::Topology& t,
                                         "parent before child)",
                                         in.text(send, "src")));
       if (reached[s.dst] || !t.is_npu(s.dst))
-        throw in.fail(send, fmt::format("'{}' is {} : a send goes to an NPU its tree has not "
+        throw in.fail(send, fmt::format("'{}' is {}: a send goes to an NPU its tree has not "
                                         "reached",
                                         in.text(send, "dst"),
                                         t.is_npu(s.dst) ? "reached already" : "a switch"));

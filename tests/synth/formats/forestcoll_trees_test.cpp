@@ -117,6 +117,8 @@ TEST(ForestCollTrees, BadTreesNameTheLine) {
   expect(good.substr(0, last) + good.substr(good.find("  </tree>", last)), 2, "reaches 3 of the 4");
   expect(replace(good, "path=\"(0, 'GPU', 0),", "path=\"(0, 'GPU', 0),(0, 'NVSwitch', 0),"), 3,
          "path visits '(0, 'NVSwitch', 0)' twice");
+  expect(replace(good, "nchunks=\"1\"", "nchunks=\"2147483647\""), 2,
+         "a tree carries at most nchunkspernode = 1");
   expect("<Algo nchunkspernode=\"1\">\n<tree", 2, "not valid XML");
   expect("<algo/>", 0, "no <Algo> element");
 }
