@@ -72,10 +72,26 @@ std::vector<std::string> path_names(std::string_view path) {
 
 }  // namespace
 
+// The root element's name, read from the prolog alone (an XML declaration, comments, processing
+// instructions and a DOCTYPE before it skipped): every MSCCL-XML file an algorithm reader takes
+// passes here, and parsing it whole twice would double its reading.
 bool is_forestcoll_trees(std::string_view xml) {
-  pugi::xml_document doc;
-  return doc.load_buffer(xml.data(), xml.size()) &&
-         doc.document_element().name() == std::string_view("Algo");
+  size_t at = 0;
+  for (;;) {
+    at = xml.find('<', at);
+    if (at == std::string_view::npos) return false;
+    const std::string_view rest = xml.substr(at);
+    if (rest.starts_with("<!--")) {
+      at = xml.find("-->", at);
+    } else if (rest.starts_with("<?") || rest.starts_with("<!")) {
+      at = xml.find('>', at);
+    } else {
+      const std::string_view name = rest.substr(1, 4);
+      return name == "Algo" && (rest.size() == 5 || std::string_view(" \t\r\n>/").find(rest[5]) !=
+                                                        std::string_view::npos);
+    }
+    if (at == std::string_view::npos) return false;
+  }
 }
 
 ForestTrees read_forestcoll_trees(std::string_view xml, const topo::Topology& t,

@@ -87,6 +87,10 @@ TEST(ForestCollTrees, AnAlgorithmFileByItsRootElement) {
   EXPECT_EQ(a.chunk_bytes, 1 << 20);  // each part one chunk of 1 MiB, as MSCCL-XML imports
   EXPECT_TRUE(chakra::import_any_algorithm(dir.file("trees.xml"), t).problems.empty());
   EXPECT_FALSE(is_forestcoll_trees("<algo name=\"x\"/>"));  // MSCCL-XML's root
+  // The root is found past a declaration and comments, by its whole name.
+  EXPECT_TRUE(is_forestcoll_trees("<?xml version=\"1.0\"?>\n<!-- <algo> -->\n" + trees()));
+  EXPECT_FALSE(is_forestcoll_trees("<Algorithm/>"));
+  EXPECT_FALSE(is_forestcoll_trees("<!-- <Algo> -->"));
 }
 
 TEST(ForestCollTrees, BadTreesNameTheLine) {
