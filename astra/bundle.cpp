@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "astra/et_set.hpp"
+#include "astra/ns3_network.hpp"
 #include "chakra/et.hpp"
 #include "sim/system.hpp"
 #include "sim/workload.hpp"
@@ -165,13 +166,23 @@ std::string system_json(synth::CollectiveKind custom, size_t dimensions,
   return sys.dump(2) + "\n";
 }
 
+// What run.sh runs, in its first comment line: the collective alone or the workload.
+std::string run_what(const synth::Algorithm& a, const topo::Topology& t,
+                     const std::string& workload, Bytes size, const std::string& stem) {
+  const synth::Collective& c = a.collective;
+  return fmt::format("{} ({} on '{}', written by Tenet)",
+                     workload.empty()
+                         ? fmt::format("one {} of {}", synth::to_string(c.kind), format_bytes(size))
+                         : fmt::format("the workload {}", topo::one_line(stem)),
+                     topo::one_line(a.name), topo::one_line(t.name()));
+}
+
 // run.sh's text: ASTRA-sim's analytical network on the folder's files, run from the folder. Names
 // (the algorithm's, the topology's, the workload's file) reach sh only as comment text on one line
 // (topo::one_line: a line break would end the comment) or as one single-quoted word.
 std::string run_script(const synth::Algorithm& a, const topo::Topology& t,
                        const AstraBundle& bundle, const std::string& workload, Bytes size,
                        const std::string& stem) {
-  const synth::Collective& c = a.collective;
   const std::string binary = bundle.congestion_aware ? "AstraSim_Analytical_Congestion_Aware"
                                                      : "AstraSim_Analytical_Congestion_Unaware";
   // Tenet emulates the congestion-unaware network only. On the congestion-aware one a link serves a
@@ -190,7 +201,7 @@ std::string run_script(const synth::Algorithm& a, const topo::Topology& t,
                         bundle.exact_network ? "" : " (on the nearest network)");
   return fmt::format(
       "#!/bin/sh\n"
-      "# Runs {} ({} on '{}', written by Tenet) in ASTRA-sim's analytical network, {}.\n"
+      "# Runs {} in ASTRA-sim's analytical network, {}.\n"
       "# Tenet's time for the collective: {}.\n"
       "# ASTRA_SIM names the binary (default: {} on the PATH); the\n"
       "# custom collective's path in system.json is relative to this folder, so it runs from "
@@ -202,13 +213,62 @@ std::string run_script(const synth::Algorithm& a, const topo::Topology& t,
       "  --system-configuration=system.json \\\n"
       "  --network-configuration=network.yml \\\n"
       "  --remote-memory-configuration=remote_memory.json \"$@\"\n",
-      workload.empty() ? fmt::format("one {} of {}", synth::to_string(c.kind), format_bytes(size))
-                       : fmt::format("the workload {}", topo::one_line(stem)),
-      topo::one_line(a.name), topo::one_line(t.name()),
+      run_what(a, t, workload, size, stem),
       bundle.congestion_aware ? "congestion-aware (messages queue at links)" : "congestion-unaware",
       times, binary, binary, topo::shell_quoted("workload/" + stem, "the workload's file name"));
 }
+
+// run.sh's text for the ns-3 backend, with the same care for names as run_script.
+std::string ns3_run_script(const synth::Algorithm& a, const topo::Topology& t,
+                           const AstraBundle& bundle, const std::string& workload, Bytes size,
+                           const std::string& stem) {
+  constexpr const char* binary = "ns3.42-AstraSimNetwork-default";
+  return fmt::format(
+      "#!/bin/sh\n"
+      "# Runs {}\n"
+      "# in ASTRA-sim's ns-3 network: packets through RDMA NICs and switches, routed by ns-3\n"
+      "# (fewest hops, ECMP), queued at links.\n"
+      "# Tenet's time for the collective: {}. Tenet does not emulate ns-3; without per-step\n"
+      "# costs and with each message ending at its last ACK, as ASTRA-sim's ns-3 frontend ends\n"
+      "# it, Tenet's schedule takes {}.\n"
+      "# ASTRA_SIM_NS3 names the binary (default: {} on the PATH, which\n"
+      "# ns-3's build puts in build/scratch/); the paths in system.json and ns3/config.txt are\n"
+      "# relative to this folder, so it runs from here.\n"
+      "set -e\n"
+      "cd \"$(dirname \"$0\")\"\n"
+      "exec \"${{ASTRA_SIM_NS3:-{}}}\" \\\n"
+      "  --workload-configuration={} \\\n"
+      "  --system-configuration=system.json \\\n"
+      "  --network-configuration=ns3/config.txt \\\n"
+      "  --remote-memory-configuration=remote_memory.json \\\n"
+      "  --logical-topology-configuration=logical_topology.json \"$@\"\n",
+      run_what(a, t, workload, size, stem), format_time(bundle.claimed_time),
+      format_time(bundle.ns3_estimate), binary, binary,
+      topo::shell_quoted("workload/" + stem, "the workload's file name"));
+}
+
+// Whether the bundle runs on ns-3: asked, or (Auto) the topology is no ASTRA-sim dimensions and
+// ns-3 can hold it (no router NPUs; said in `bundle` when it cannot).
+bool runs_on_ns3(AstraNetwork network, const topo::Topology& t, AstraBundle& bundle) {
+  if (network != AstraNetwork::Auto) return network == AstraNetwork::Ns3;
+  if (astra_dimensions(t)) return false;
+  try {
+    ns3_topology(t);
+    return true;
+  } catch (const Error& e) {
+    bundle.notes.push_back(
+        fmt::format("written for the analytical network, not ns-3: {}", e.what()));
+    return false;
+  }
+}
 }  // namespace
+
+AstraNetwork parse_astra_network(std::string_view name) {
+  if (name == "auto") return AstraNetwork::Auto;
+  if (name == "analytical") return AstraNetwork::Analytical;
+  if (name == "ns3") return AstraNetwork::Ns3;
+  throw Error(fmt::format("unknown ASTRA-sim network '{}' (auto, analytical, ns3)", name));
+}
 
 AstraBundle stage_astra_bundle(const synth::Algorithm& a, const topo::Topology& t,
                                topo::OutputFolder& out, const std::string& subdir,
@@ -216,24 +276,40 @@ AstraBundle stage_astra_bundle(const synth::Algorithm& a, const topo::Topology& 
   const synth::Collective& c = a.collective;
   const std::string name = custom_collective_name(c, t);
   AstraBundle bundle;
-  const chakra::CollectiveGraphPlan graph(a, t, options.graph);
-
-  // The network: the topology's dimensions, or the nearest (then ASTRA-sim's times are its own).
-  const Network network = astra_network(t, bundle);
-  bundle.collective = run_as_astra_sim(graph.node_graph(), t, &network.dims);
+  bundle.ns3 = runs_on_ns3(options.network, t, bundle);
+  chakra::GraphOptions graph_options = options.graph;
+  if (bundle.ns3) graph_options.link_waits = chakra::LinkWaits::Queue;
+  const chakra::CollectiveGraphPlan graph(a, t, graph_options);
   bundle.claimed_time = synth::collective_time(t, a);
-  // Queued waits are for networks that queue at links: ASTRA-sim's congestion-aware analytical
-  // network, which runs one dimension only (upstream c459ab6 exits with "only support 1-dim
-  // topology"), or ns-3.
-  bundle.congestion_aware = options.graph.link_waits == chakra::LinkWaits::Queue;
-  if (bundle.congestion_aware && network.dims.size() > 1)
-    bundle.notes.push_back(
-        fmt::format("--chakra-waits queue: run.sh runs ASTRA-sim's congestion-aware analytical "
-                    "network, which takes one dimension "
-                    "only, and network.yml has {}: run the files on ns-3, or export with "
-                    "--chakra-waits bytes for the "
-                    "congestion-unaware network",
-                    network.dims.size()));
+
+  // The network: the topology's dimensions, or the nearest (then ASTRA-sim's times are its own),
+  // or ns-3's files.
+  Network network;
+  Ns3Topology ns3;
+  if (bundle.ns3) {
+    ns3 = ns3_topology(t);
+    bundle.exact_network = ns3.notes.empty();
+    bundle.notes.insert(bundle.notes.end(), ns3.notes.begin(), ns3.notes.end());
+    for (std::string& note : ns3_route_notes(a, t)) bundle.notes.push_back(std::move(note));
+    bundle.collective.time = -1;
+    bundle.ns3_estimate = ns3_estimate(a, t);
+    network.dims.resize(1);  // one logical dimension: system.json's rings per dimension
+  } else {
+    network = astra_network(t, bundle);
+    bundle.collective = run_as_astra_sim(graph.node_graph(), t, &network.dims);
+    // Queued waits are for networks that queue at links: ASTRA-sim's congestion-aware analytical
+    // network, which runs one dimension only (upstream c459ab6 exits with "only support 1-dim
+    // topology"), or ns-3.
+    bundle.congestion_aware = options.graph.link_waits == chakra::LinkWaits::Queue;
+    if (bundle.congestion_aware && network.dims.size() > 1)
+      bundle.notes.push_back(
+          fmt::format("--chakra-waits queue: run.sh runs ASTRA-sim's congestion-aware analytical "
+                      "network, which takes one dimension "
+                      "only, and network.yml has {}: run the files on ns-3, or export with "
+                      "--chakra-waits bytes for the "
+                      "congestion-unaware network",
+                      network.dims.size()));
+  }
 
   // The workload: the collective alone (ASTRA-sim's microbenchmark form), or the one given.
   const Bytes size = a.chunk_bytes * c.pieces();
@@ -246,12 +322,23 @@ AstraBundle stage_astra_bundle(const synth::Algorithm& a, const topo::Topology& 
   chakra::stage_et_set(workload.files, out, rel("workload/" + workload.stem));
   topo::write_file_atomically(out.stage(rel("system.json")),
                               system_json(c.kind, network.dims.size(), options));
-  topo::write_file_atomically(out.stage(rel("network.yml")), network.yml);
+  if (bundle.ns3) {
+    // The backend reads a flow file and a trace file besides the topology: none of either.
+    topo::write_file_atomically(out.stage(rel("ns3/topology.txt")), ns3.text);
+    topo::write_file_atomically(out.stage(rel("ns3/config.txt")), ns3_config(ns3, "ns3"));
+    topo::write_file_atomically(out.stage(rel("ns3/flow.txt")), "0\n");
+    topo::write_file_atomically(out.stage(rel("ns3/trace.txt")), "0\n");
+    topo::write_file_atomically(
+        out.stage(rel("logical_topology.json")),
+        fmt::format("{{\n  \"logical-dims\": [\"{}\"]\n}}\n", t.num_npus()));
+  } else {
+    topo::write_file_atomically(out.stage(rel("network.yml")), network.yml);
+  }
   topo::write_file_atomically(out.stage(rel("remote_memory.json")),
                               "{\n  \"memory-type\": \"NO_MEMORY_EXPANSION\"\n}\n");
   const std::string script = out.stage(rel("run.sh"));
-  topo::write_file_atomically(script,
-                              run_script(a, t, bundle, options.workload, size, workload.stem));
+  topo::write_file_atomically(script, (bundle.ns3 ? ns3_run_script : run_script)(
+                                          a, t, bundle, options.workload, size, workload.stem));
   fs::permissions(script, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
                   fs::perm_options::add);
   return bundle;

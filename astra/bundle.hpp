@@ -1,8 +1,11 @@
 // A folder ASTRA-sim runs as it is (`tenet export --format astra-sim`): the algorithm as a custom
-// collective, a workload that uses it, and every configuration file, with a run.sh.
+// collective, a workload that uses it, and every configuration file, with a run.sh. Its network is
+// ASTRA-sim's analytical one where the topology is ASTRA-sim dimensions (exact there), and its
+// ns-3 backend otherwise (any graph of NPUs, switches and links; astra/ns3_network.hpp).
 //
-//   <dir>/run.sh                  ASTRA-sim's analytical backend (congestion-unaware; $ASTRA_SIM
-//                                 names another binary) on the files below, from <dir>
+//   <dir>/run.sh                  ASTRA-sim on the files below, from <dir>: the analytical backend
+//                                 (congestion-unaware; $ASTRA_SIM names another binary), or the
+//                                 ns-3 one ($ASTRA_SIM_NS3)
 //   <dir>/workload/<name>.<r>.et  the workload: one COMM_COLL node per rank running the algorithm's
 //                                 collective at its size (as `tenet workload gen --coll`), or a
 //                                 given Chakra workload
@@ -12,11 +15,16 @@
 //                                 aborts it; the roofline at Tenet's peak and memory bandwidth, so
 //                                 generated workloads' COMP nodes (num_ops, tensor_size) take the
 //                                 time they take in `tenet sim`
-//   <dir>/network.yml             the topology's dimensions, or the nearest ones (said, with why)
+//   <dir>/network.yml             analytical: the topology's dimensions, or the nearest ones
+//                                 (said, with why)
+//   <dir>/ns3/config.txt          ns-3: its network configuration, naming ns3/topology.txt (every
+//                                 NPU, switch and link) and the backend's inputs and outputs there
+//   <dir>/logical_topology.json   ns-3: one logical dimension of every NPU
 //   <dir>/remote_memory.json      no memory expansion
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "astra/analytical.hpp"
@@ -27,7 +35,19 @@
 
 namespace tenet::astra {
 
+// The ASTRA-sim network backend a bundle runs on.
+enum class AstraNetwork {
+  Auto,        // analytical where the topology is ASTRA-sim dimensions, ns-3 otherwise
+  Analytical,  // analytical always: the nearest dimensions where the topology has none
+  Ns3,         // ns-3 always
+};
+// "auto", "analytical" or "ns3"; throws tenet::Error otherwise.
+AstraNetwork parse_astra_network(std::string_view name);
+
 struct AstraBundleOptions {
+  AstraNetwork network = AstraNetwork::Auto;
+  // On ns-3 the graph carries each message's chunk only (chakra::LinkWaits::Queue) whatever this
+  // says: the network queues messages at its links itself.
   chakra::GraphOptions graph;
   std::string workload;   // a Chakra ET prefix to run; empty: the one-collective microbenchmark
   double peak_flops = 0;  // FLOP/s of the roofline; 0: SimConfig's default
@@ -36,10 +56,15 @@ struct AstraBundleOptions {
 
 struct AstraBundle {
   std::vector<std::string>
-      notes;                  // what a user should know (the nearest network, a workload's sizes)
-  Time claimed_time = 0;      // Tenet's time for the algorithm
-  AstraRun collective;        // the algorithm run as ASTRA-sim runs it, on network.yml
-  bool exact_network = true;  // network.yml is the topology (not the nearest dimensions)
+      notes;              // what a user should know (the nearest network, a workload's sizes)
+  Time claimed_time = 0;  // Tenet's time for the algorithm
+  // The algorithm run as ASTRA-sim runs it, on network.yml; time -1 on ns-3 (not emulated).
+  AstraRun collective;
+  bool ns3 = false;        // run.sh runs the ns-3 backend
+  Time ns3_estimate = -1;  // on ns-3: astra::ns3_estimate, what it should report (-1 otherwise)
+  // The network file is the topology: network.yml not the nearest dimensions, or the ns-3 topology
+  // file with no link merged or made symmetric.
+  bool exact_network = true;
   // With chakra::LinkWaits::Queue (every message its chunk, for networks that queue at links):
   // run.sh runs ASTRA-sim's congestion-aware analytical network, which Tenet does not emulate
   // (`collective` is then the congestion-unaware figure, not what run.sh gives).

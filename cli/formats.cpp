@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "astra/bundle.hpp"
 #include "chakra/collective_graph.hpp"
 #include "chakra/et.hpp"
 #include "cli/commands.hpp"
@@ -64,6 +65,13 @@ void add_chakra_flags(CLI::App* cmd, ChakraFlags& flags) {
                   "For the astra-sim format: a Chakra ET workload (prefix) to run with the "
                   "algorithm, one rank per\n"
                   "NPU; default: one collective per rank at the algorithm's size");
+  cmd->add_option("--astra-network", flags.astra_network,
+                  "For the astra-sim format: the ASTRA-sim network it runs on: analytical (exact "
+                  "where the topology\n"
+                  "is ASTRA-sim dimensions, else the nearest dimensions), ns3 (every NPU, switch "
+                  "and link; ns-3's\n"
+                  "own routes and packets), or auto (analytical where exact, ns3 otherwise)")
+      ->capture_default_str();
 }
 
 exporting::ExportOptions export_options(const ChakraFlags& chakra, const MscclFlags& msccl) {
@@ -79,6 +87,11 @@ exporting::ExportOptions export_options(const ChakraFlags& chakra, const MscclFl
     throw Error(fmt::format("--astra-workload: no Chakra ET files {}",
                             chakra::et_path(chakra.astra_workload, 0)));
   o.astra_workload = chakra.astra_workload;
+  try {
+    o.astra_network = astra::parse_astra_network(chakra.astra_network);
+  } catch (const Error& e) {
+    throw Error(fmt::format("--astra-network: {}", e.what()));
+  }
   return o;
 }
 

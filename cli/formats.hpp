@@ -25,9 +25,11 @@ struct MscclFlags {
 void add_msccl_flags(CLI::App* cmd, MscclFlags& flags);
 synth::MscclOptions msccl_options(const MscclFlags& flags);
 
-// --reduce-bw, --chakra-waits and --astra-workload on a verb that exports Chakra graphs.
+// --reduce-bw, --chakra-waits, --astra-workload and --astra-network on a verb that exports Chakra
+// graphs.
 struct ChakraFlags {
   std::string reduce_bw, waits = "bytes", astra_workload;  // reduce_bw "": not given
+  std::string astra_network = "auto";
 };
 void add_chakra_flags(CLI::App* cmd, ChakraFlags& flags);
 // Every export option from the flags; throws tenet::Error naming a bad flag.

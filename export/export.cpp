@@ -121,10 +121,16 @@ void stage_astra_sim(const synth::Algorithm& a, const topo::Topology& t, topo::O
     astra::AstraBundleOptions bo;
     bo.graph = options.chakra;
     bo.workload = options.astra_workload;
+    bo.network = options.astra_network;
     const astra::AstraBundle b = astra::stage_astra_bundle(a, t, folder, "astra-sim", bo);
     out.astra_notes = b.notes;
     const std::string there =
-        b.congestion_aware
+        b.ns3 ? fmt::format(
+                    ", on ASTRA-sim's ns-3 network (packets, its own routes), which Tenet does not "
+                    "emulate (Tenet: {}; without step costs and with each message ending at its "
+                    "last ACK, as ns-3's frontend ends it: {})",
+                    format_time(b.claimed_time), format_time(b.ns3_estimate))
+        : b.congestion_aware
             ? fmt::format(
                   ", on ASTRA-sim's congestion-aware network, which Tenet does not emulate "
                   "(Tenet: {})",
@@ -133,8 +139,9 @@ void stage_astra_sim(const synth::Algorithm& a, const topo::Topology& t, topo::O
                           format_time(b.collective.time), format_time(b.claimed_time),
                           b.exact_network ? "" : " on the nearest network");
     out.astra_notes.push_back(
-        fmt::format("run it: {} (ASTRA_SIM names the binary){}",
-                    topo::shell_quoted(dir + "/astra-sim/run.sh", "the export folder"), there));
+        fmt::format("run it: {} ({} names the binary){}",
+                    topo::shell_quoted(dir + "/astra-sim/run.sh", "the export folder"),
+                    b.ns3 ? "ASTRA_SIM_NS3" : "ASTRA_SIM", there));
     warn_whole_micros(a, reduces, "astra-sim", out);
   } catch (const Error& e) {
     out.skipped.emplace_back("astra-sim", e.what());

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "astra/bundle.hpp"
 #include "chakra/collective_graph.hpp"
 #include "synth/formats/msccl_xml.hpp"
 #include "synth/ir/algorithm.hpp"
@@ -41,6 +42,8 @@ struct ExportOptions {
   synth::MscclOptions msccl;
   // For "astra-sim": a Chakra ET workload prefix; empty: the collective alone.
   std::string astra_workload;
+  // For "astra-sim": the network backend it runs on (astra/bundle.hpp).
+  astra::AstraNetwork astra_network = astra::AstraNetwork::Auto;
 };
 
 // Writes `a` in each of `formats` ("json", "msccl-xml", "chakra", "astra-sim": a folder ASTRA-sim

@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "astra/bundle.hpp"
 #include "synth/ir/provenance.hpp"
 #include "synth/verify/verify.hpp"
 #include "tenet/tenet.hpp"
@@ -100,6 +101,7 @@ py::dict exported_dict(const exporting::Exported& e) {
   out["warnings"] = e.warnings;
   out["astra_ps"] = e.astra_time;
   out["msccl_ps"] = e.msccl_time;
+  out["astra_notes"] = e.astra_notes;
   return out;
 }
 
@@ -302,18 +304,22 @@ PYBIND11_MODULE(tenet, m) {
   m.def(
       "export_algorithm",
       [](const Topology& t, const Algorithm& a, const std::vector<std::string>& formats,
-         const std::string& folder) {
+         const std::string& folder, const std::string& astra_network) {
+        exporting::ExportOptions o;
+        o.astra_network = astra::parse_astra_network(astra_network);
         exporting::Exported e;
         {
           py::gil_scoped_release free;
-          e = export_algorithm(t, a, formats, folder);
+          e = export_algorithm(t, a, formats, folder, o);
         }
         return exported_dict(e);
       },
       py::arg("topology"), py::arg("algorithm"), py::arg("formats"), py::arg("folder"),
+      py::arg("astra_network") = "auto",
       "Writes `algorithm` in each of `formats` ('json', 'msccl-xml', 'chakra', 'astra-sim') "
-      "into `folder`, committed together. A dict: written, skipped (format: why), warnings, "
-      "astra_ps, msccl_ps.");
+      "into `folder`, committed together; the astra-sim folder runs on `astra_network` "
+      "('analytical', 'ns3', or 'auto': analytical where the topology is ASTRA-sim dimensions). "
+      "A dict: written, skipped (format: why), warnings, astra_ps, msccl_ps, astra_notes.");
 
   m.def(
       "simulate",

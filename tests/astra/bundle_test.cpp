@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -118,11 +119,15 @@ TEST(AstraBundle, QueuedWaitsRunTheCongestionAwareNetwork) {
   }
 }
 
-// A topology that is not ASTRA-sim dimensions gets the nearest network, said and timed on it.
+// Asked for the analytical network, a topology that is not ASTRA-sim dimensions gets the nearest
+// one, said and timed on it (by default it gets ns-3: ns3_network_test.cpp).
 TEST(AstraBundle, TheNearestNetworkIsSaid) {
   TempDir tmp;
   const auto t = topo::generate("leafspine:2x4,spines=2");
-  const AstraBundle b = write_bundle(tmp, algorithm(t, CollectiveKind::AllReduce, 1 << 20, 1), t);
+  AstraBundleOptions o;
+  o.network = AstraNetwork::Analytical;
+  const AstraBundle b =
+      write_bundle(tmp, algorithm(t, CollectiveKind::AllReduce, 1 << 20, 1), t, o);
   EXPECT_FALSE(b.exact_network);
   ASSERT_EQ(b.notes.size(), 1u);
   EXPECT_THAT(
@@ -172,67 +177,91 @@ std::vector<std::string> files_named(const fs::path& dir, const std::string& nam
 }
 
 // Names reach run.sh as comment text on one line or as one single-quoted word, and network.yml as
-// comment text on one line: with line breaks, quotes, backquotes, $( ) and bytes that are not
-// UTF-8 in the topology's, the algorithm's and the workload's names, the script is the generator's
-// commands only, and sh runs those and nothing else.
+// comment text on one line (ns-3's files hold node ids only): with line breaks, quotes,
+// backquotes, $( ) and bytes that are not UTF-8 in the topology's, the algorithm's and the
+// workload's names, the script is the generator's commands only, and sh runs those and nothing
+// else, on either network.
 TEST(AstraBundle, NamesInRunShAreOnlyTextOrOneQuotedWord) {
-  TempDir tmp;
-  const auto t = switch_named("topo\ntouch PWNED\n`touch PWNED` $(touch PWNED) \"'; touch PWNED");
-  synth::Algorithm a = algorithm(t, CollectiveKind::AllReduce, 1 << 20, 1);
-  a.name = "alg\ntouch PWNED\r\n\xff\xfe `touch PWNED` $(touch PWNED) '\"; touch PWNED";
-  const std::string stem = "wl\ntouch PWNED\n`touch PWNED`$(touch PWNED)'\"; touch PWNED";
-  const auto wl = sim::collective_microbenchmark(CollectiveKind::AllReduce, 1 << 20, 4);
-  for (size_t r = 0; r < wl.size(); ++r)
-    chakra::write_et(chakra::et_path(tmp.file(stem), static_cast<int>(r)), wl[r]);
-  AstraBundleOptions o;
-  o.workload = tmp.file(stem);
-  write_bundle(tmp, a, t, o);
-  const std::string script = tmp.file("out/astra-sim/run.sh");
-  const std::string run = topo::read_file(script);
+  struct Backend {
+    AstraNetwork network;
+    std::string binary, variable, network_args;
+  };
+  for (const Backend& backend :
+       {Backend{AstraNetwork::Analytical, "AstraSim_Analytical_Congestion_Unaware", "ASTRA_SIM",
+                "--network-configuration=network.yml\n--remote-memory-configuration=remote_memory."
+                "json"},
+        Backend{AstraNetwork::Ns3, "ns3.42-AstraSimNetwork-default", "ASTRA_SIM_NS3",
+                "--network-configuration=ns3/config.txt\n--remote-memory-configuration=remote_"
+                "memory.json\n--logical-topology-configuration=logical_topology.json"}}) {
+    TempDir tmp;
+    const auto t = switch_named("topo\ntouch PWNED\n`touch PWNED` $(touch PWNED) \"'; touch PWNED");
+    synth::Algorithm a = algorithm(t, CollectiveKind::AllReduce, 1 << 20, 1);
+    a.name = "alg\ntouch PWNED\r\n\xff\xfe `touch PWNED` $(touch PWNED) '\"; touch PWNED";
+    const std::string stem = "wl\ntouch PWNED\n`touch PWNED`$(touch PWNED)'\"; touch PWNED";
+    const auto wl = sim::collective_microbenchmark(CollectiveKind::AllReduce, 1 << 20, 4);
+    for (size_t r = 0; r < wl.size(); ++r)
+      chakra::write_et(chakra::et_path(tmp.file(stem), static_cast<int>(r)), wl[r]);
+    AstraBundleOptions o;
+    o.workload = tmp.file(stem);
+    o.network = backend.network;
+    write_bundle(tmp, a, t, o);
+    const std::string script = tmp.file("out/astra-sim/run.sh");
+    const std::string run = topo::read_file(script);
 
-  // Comment lines, holding the names on their lines; then the generator's commands exactly.
-  const size_t body = run.find("\nset -e\n");
-  ASSERT_NE(body, std::string::npos) << run;
-  std::istringstream head(run.substr(0, body + 1));
-  for (std::string line; std::getline(head, line);) EXPECT_EQ(line.substr(0, 1), "#") << line;
-  for (const std::string& name : {a.name, t.name(), stem})
-    EXPECT_THAT(run.substr(0, body), HasSubstr(topo::one_line(name)));
-  EXPECT_EQ(run.substr(body + 1),
-            "set -e\n"
-            "cd \"$(dirname \"$0\")\"\n"
-            "exec \"${ASTRA_SIM:-AstraSim_Analytical_Congestion_Unaware}\" \\\n"
-            "  --workload-configuration=" +
-                topo::shell_quoted("workload/" + stem, "the workload") +
-                " \\\n"
-                "  --system-configuration=system.json \\\n"
-                "  --network-configuration=network.yml \\\n"
-                "  --remote-memory-configuration=remote_memory.json \"$@\"\n");
-  std::istringstream yml(topo::read_file(tmp.file("out/astra-sim/network.yml")));
-  for (std::string line; std::getline(yml, line);)
-    EXPECT_THAT(line,
-                ::testing::ContainsRegex("^(#|topology: |npus_count: |bandwidth: |latency: )"))
-        << line;
+    // Comment lines, holding the names on their lines; then the generator's commands exactly.
+    const size_t body = run.find("\nset -e\n");
+    ASSERT_NE(body, std::string::npos) << run;
+    std::istringstream head(run.substr(0, body + 1));
+    for (std::string line; std::getline(head, line);) EXPECT_EQ(line.substr(0, 1), "#") << line;
+    for (const std::string& name : {a.name, t.name(), stem})
+      EXPECT_THAT(run.substr(0, body), HasSubstr(topo::one_line(name)));
+    std::string args = backend.network_args;
+    for (size_t at = 0; (at = args.find('\n', at)) != std::string::npos; at += 6)
+      args.replace(at, 1, " \\\n  ");
+    EXPECT_EQ(run.substr(body + 1),
+              "set -e\n"
+              "cd \"$(dirname \"$0\")\"\n"
+              "exec \"${" +
+                  backend.variable + ":-" + backend.binary +
+                  "}\" \\\n"
+                  "  --workload-configuration=" +
+                  topo::shell_quoted("workload/" + stem, "the workload") +
+                  " \\\n"
+                  "  --system-configuration=system.json \\\n  " +
+                  args + " \"$@\"\n");
+    if (backend.network == AstraNetwork::Analytical) {
+      std::istringstream yml(topo::read_file(tmp.file("out/astra-sim/network.yml")));
+      for (std::string line; std::getline(yml, line);)
+        EXPECT_THAT(line,
+                    ::testing::ContainsRegex("^(#|topology: |npus_count: |bandwidth: |latency: )"))
+            << line;
+    }
 
-  // sh reads it (sh -n) and runs it with a stand-in ASTRA-sim on the PATH that writes its
-  // arguments: the workload is one argument, and nothing else ran.
-  const fs::path bin = tmp.file("bin");
-  fs::create_directories(bin);
-  topo::write_file_atomically((bin / "AstraSim_Analytical_Congestion_Unaware").string(),
-                              "#!/bin/sh\nprintf '%s\\0' \"$@\" > arguments\n");
-  fs::permissions(bin / "AstraSim_Analytical_Congestion_Unaware", fs::perms::owner_all,
-                  fs::perm_options::add);
-  const auto q = [](const std::string& s) { return topo::shell_quoted(s, "a test path"); };
-  ASSERT_EQ(std::system(("sh -n " + q(script)).c_str()), 0);
-  const std::string command = "cd " + q(tmp.file("")) +
-                              " && unset ASTRA_SIM && PATH=" + q(bin.string()) + ":\"$PATH\" sh " +
-                              q(script) + " --extra";
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
-  using namespace std::string_literals;
-  EXPECT_EQ(topo::read_file(tmp.file("out/astra-sim/arguments")),
-            "--workload-configuration=workload/" + stem +
-                "\0--system-configuration=system.json\0--network-configuration=network.yml\0"
-                "--remote-memory-configuration=remote_memory.json\0--extra\0"s);
-  EXPECT_EQ(files_named(tmp.file(""), "PWNED"), std::vector<std::string>{});
+    // sh reads it (sh -n) and runs it with a stand-in ASTRA-sim on the PATH that writes its
+    // arguments: the workload is one argument, and nothing else ran.
+    const fs::path bin = tmp.file("bin");
+    fs::create_directories(bin);
+    topo::write_file_atomically((bin / backend.binary).string(),
+                                "#!/bin/sh\nprintf '%s\\0' \"$@\" > arguments\n");
+    fs::permissions(bin / backend.binary, fs::perms::owner_all, fs::perm_options::add);
+    const auto q = [](const std::string& s) { return topo::shell_quoted(s, "a test path"); };
+    ASSERT_EQ(std::system(("sh -n " + q(script)).c_str()), 0);
+    const std::string command = "cd " + q(tmp.file("")) + " && unset " + backend.variable +
+                                " && PATH=" + q(bin.string()) + ":\"$PATH\" sh " + q(script) +
+                                " --extra";
+    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+    std::string expected = "--workload-configuration=workload/" + stem +
+                           "\n--system-configuration=system.json\n" + backend.network_args +
+                           "\n--extra\n";
+    std::replace(expected.begin(), expected.end(), '\n', '\0');
+    // The stem's own line breaks are not separators: put them back.
+    const std::string got = topo::read_file(tmp.file("out/astra-sim/arguments"));
+    std::string stem_nul = stem;
+    std::replace(stem_nul.begin(), stem_nul.end(), '\n', '\0');
+    expected.replace(expected.find(stem_nul), stem_nul.size(), stem);
+    EXPECT_EQ(got, expected);
+    EXPECT_EQ(files_named(tmp.file(""), "PWNED"), std::vector<std::string>{});
+  }
 }
 
 // The workload's files are staged under its file name, so that name must be UTF-8 (an output

@@ -291,6 +291,11 @@ check "export astra-sim run.sh" 0 "" -- test -x "$tmp/e9/astra-sim/run.sh" -a -s
 check "export astra-sim fake binary" 0 "--workload-configuration=workload/all_reduce --system-configuration=system.json" -- env ASTRA_SIM=echo "$tmp/e9/astra-sim/run.sh"
 check "export astra-sim broadcast" 0 "not written     astra-sim: ASTRA-sim runs custom all-reduce, all-gather, reduce-scatter and all-to-all only, not broadcast" -- "$T" synth --topo ring:4 --coll broadcast -k 1 --emit astra-sim -o "$tmp/e10"
 check "export astra-sim workload missing" 2 "--astra-workload: no Chakra ET files $tmp/none.0.et" -- "$T" export "$tmp/e6/algorithm.json" --topo switch:8 --format astra-sim --astra-workload "$tmp/none" -o "$tmp/e11"
+check "export astra-sim ns-3" 0 "run it: '$tmp/e12/astra-sim/run.sh' (ASTRA_SIM_NS3 names the binary), on ASTRA-sim's ns-3 network" -- "$T" synth --topo leafspine:2x4,spines=2 --coll all-gather --size 1MiB -k 1 --emit astra-sim -o "$tmp/e12"
+check "export astra-sim ns-3 files" 0 "" -- test -s "$tmp/e12/astra-sim/ns3/topology.txt" -a -s "$tmp/e12/astra-sim/ns3/config.txt" -a -s "$tmp/e12/astra-sim/logical_topology.json" -a ! -e "$tmp/e12/astra-sim/network.yml"
+check "export astra-sim ns-3 fake binary" 0 "--network-configuration=ns3/config.txt --remote-memory-configuration=remote_memory.json --logical-topology-configuration=logical_topology.json" -- env ASTRA_SIM_NS3=echo "$tmp/e12/astra-sim/run.sh"
+check "export astra-sim analytical asked" 0 "is not ASTRA-sim dimensions" -- "$T" synth --topo leafspine:2x4,spines=2 --coll all-gather --size 1MiB -k 1 --emit astra-sim --astra-network analytical -o "$tmp/e13"
+check "export astra-sim bad network" 2 "--astra-network: unknown ASTRA-sim network 'ns-3' (auto, analytical, ns3)" -- "$T" export "$tmp/e6/algorithm.json" --topo switch:8 --format astra-sim --astra-network ns-3 -o "$tmp/e14"
 time_of() { "$T" verify "$1" --topo "$TOPO" --json | grep '"collective_time_ps"'; }
 if [[ "$(time_of "$tmp/e/algorithm.json")" == "$(time_of "$tmp/e/chakra/algorithm")" && \
       "$(time_of "$tmp/e/algorithm.json")" == "$(time_of "$tmp/e/algorithm.xml")" ]]; then pass=$((pass + 1)); else
