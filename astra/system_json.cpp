@@ -172,6 +172,16 @@ void read_splits(const std::string& path, const Json& j, AstraSystem& s,
   SimConfig::Splits splits;
   splits.splits = count("preferred-dataset-splits", 1);
   splits.active = count("active-chunks-per-dimension", 1);
+  // Which waiting piece a dimension's queue runs next (Sys::get_priority, insert_stream).
+  if (j.contains("scheduling-policy") && j["scheduling-policy"].is_string() &&
+      (j["scheduling-policy"] == "LIFO" || j["scheduling-policy"] == "FIFO")) {
+    read.insert("scheduling-policy");
+    splits.newest_first = j["scheduling-policy"] == "LIFO";
+    s.notes.push_back(fmt::format(
+        "scheduling-policy {}: over several dimensions, a dimension runs the {} waiting piece "
+        "first",
+        j["scheduling-policy"].dump(), splits.newest_first ? "newest" : "oldest"));
+  }
   if (!j.contains("preferred-dataset-splits"))
     s.notes.push_back(
         "no preferred-dataset-splits: ASTRA-sim divides by it (it requires the key); Tenet runs "
@@ -188,8 +198,10 @@ void read_splits(const std::string& path, const Json& j, AstraSystem& s,
         "preferred-dataset-splits {}, active-chunks-per-dimension {}: the native collectives run "
         "as {} pieces, {} at a time, each whole (one chunk per NPU){}",
         splits.splits, splits.active, splits.splits, splits.active,
-        several_dimensions ? "; ASTRA-sim overlaps one piece's dimensions with the next "
-                             "piece's, Tenet runs pieces in turn (an upper bound)"
+        several_dimensions ? "; over several dimensions each piece runs a phase per "
+                             "dimension, each dimension at most that many pieces at once, so "
+                             "one piece's phase overlaps another's on the next dimension, as "
+                             "in ASTRA-sim"
                            : ""));
 }
 
@@ -316,13 +328,20 @@ AstraSystem read_astra_system(const std::string& path) {
   s.notes.push_back(fmt::format("endpoint-delay {}: at each end of every message of a collective{}",
                                 format_time(s.endpoints.delay),
                                 j.contains("endpoint-delay") ? "" : " (ASTRA-sim's default)"));
+  if (j.contains("collective-optimization") && j["collective-optimization"] == "localBWAware") {
+    read.insert("collective-optimization");
+    s.notes.push_back(
+        "collective-optimization \"localBWAware\": an All-Reduce over several dimensions "
+        "reduce-scatters up them, all-reduces the last and all-gathers back, as Tenet's "
+        "hierarchical one");
+  }
   // Known to ASTRA-sim, not modelled by Tenet: named with their values.
   for (const char* key :
        {"scheduling-policy", "collective-optimization", "intra-dimension-scheduling",
         "inter-dimension-scheduling", "local-reduction-delay", "model-shared-bus", "boost-mode",
         "replay-only", "track-local-mem", "local-mem-trace-filename", "trace-enabled", "L", "o",
         "g", "G"})
-    if (j.contains(key)) {
+    if (j.contains(key) && !read.count(key)) {
       read.insert(key);
       s.notes.push_back(fmt::format("{} {}: not modelled by Tenet", key, j[key].dump()));
     }

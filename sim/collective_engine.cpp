@@ -1,6 +1,7 @@
 #include "sim/collective_engine.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -120,7 +121,7 @@ class Run final : public CollectiveRun::Replay {
       return;
     }
     auto begin = [this] {
-      source_.first([this](TransferId id) { admission_.dependencies_met(id); });
+      source_.first([this](TransferId id) { ready(id); });
       changed();
     };
     if (endpoints_.delay > 0)
@@ -141,6 +142,28 @@ class Run final : public CollectiveRun::Replay {
     });
   }
 
+  // Transfer `id` has its dependencies: with endpoints, it joins the message of the transfers
+  // between the same two NPUs that became ready at this instant.
+  void ready(TransferId id) {
+    if (endpoints_.active()) {
+      bool reduced = false;
+      const Message m = source_.message(id, reduced);
+      if (events_.now() != open_at_) {
+        open_.clear();
+        open_at_ = events_.now();
+      }
+      const auto [it, fresh] = open_.try_emplace({m.src, m.dst}, messages_.size());
+      if (fresh) messages_.emplace_back();
+      EndpointMessage& message = messages_[it->second];
+      ++message.pending;
+      message.bytes += m.bytes;
+      message.reduced = message.reduced || reduced;
+      if (message_of_.size() <= static_cast<size_t>(id)) message_of_.resize(source_.size(), -1);
+      message_of_[id] = it->second;
+    }
+    admission_.dependencies_met(id);
+  }
+
   void issue(TransferId id) {
     bool reduced = false;
     const Message m = source_.message(id, reduced);
@@ -151,25 +174,39 @@ class Run final : public CollectiveRun::Replay {
           changed();
         },
         [this, id, reduced] {
-          // Usable after the reduction, if any (Algorithm::reduce_bandwidth), and what the
-          // endpoints add.
-          const Time after =
-              (reduced ? reduction_ : 0) +
-              (endpoints_.active() ? endpoints_.after_arrival(source_.chunk_bytes(), reduced) : 0);
-          if (after > 0)
-            events_.schedule_after(after, [this, id] { arrived(id); });
+          if (endpoints_.active()) {
+            delivered(id, reduced);
+            return;
+          }
+          // Usable after the reduction, if any (Algorithm::reduce_bandwidth).
+          if (reduced && reduction_ > 0)
+            events_.schedule_after(reduction_, [this, id] { arrived(id); });
           else
             arrived(id);
         });
   }
 
-  void arrived(TransferId id) {
-    bool ready = false;
-    source_.arrived(id, [&](TransferId u) {
-      admission_.dependencies_met(u);
-      ready = true;
+  // With endpoints: transfer `id` is at its destination; its message is usable once all of it is,
+  // after what the endpoints add for the whole message (EndpointModel::after_arrival).
+  void delivered(TransferId id, bool reduced) {
+    EndpointMessage& message = messages_[message_of_[id]];
+    message.arrived.push_back(id);
+    if (--message.pending > 0) return;
+    const Time after =
+        (reduced ? reduction_ : 0) + endpoints_.after_arrival(message.bytes, message.reduced);
+    events_.schedule_after(after, [this, members = std::move(message.arrived)] {
+      for (TransferId u : members) arrived(u);
     });
-    if (ready) changed();
+    message.arrived = {};
+  }
+
+  void arrived(TransferId id) {
+    bool ready_now = false;
+    source_.arrived(id, [&](TransferId u) {
+      ready(u);
+      ready_now = true;
+    });
+    if (ready_now) changed();
     if (--remaining_ == 0) on_done_();
   }
 
@@ -182,6 +219,17 @@ class Run final : public CollectiveRun::Replay {
   synth::BasicLinkAdmission<typename Source::Queues> admission_;
   bool deciding_ = false;  // an admission is scheduled for the end of this instant
   size_t remaining_ = 0;
+  // With endpoints, the messages ASTRA-sim's native collectives send (see ready()).
+  struct EndpointMessage {
+    int pending = 0;  // its transfers not yet arrived
+    Bytes bytes = 0;
+    bool reduced = false;
+    std::vector<TransferId> arrived;
+  };
+  std::vector<EndpointMessage> messages_;
+  std::vector<int32_t> message_of_;                                // per transfer, its message
+  std::map<std::pair<topo::NodeId, topo::NodeId>, int32_t> open_;  // made at open_at_, by ends
+  Time open_at_ = -1;
 };
 
 template <typename Made>

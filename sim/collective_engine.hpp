@@ -26,10 +26,13 @@ namespace tenet::sim {
 // native collective between the NPU and its memory bus, `endpoint-delay` ns each way
 // (astra-sim/system/MemBus.cc, send_from_NPU_to_MA / send_from_MA_to_NPU), and a message that is
 // reduced is read twice and written once at `local-mem-bw` (astra-sim/system/PacketBundle.cc,
-// PacketBundle::call). In a dependency graph that is: the first sends leave `delay` after the
-// collective starts, an arrival feeds the transfers that wait for it `delay` later (plus three
-// passes of the chunk over `reduce_memory_bandwidth` when it is reduced), and the collective ends
-// `delay` after its last arrival.
+// PacketBundle::call). A native collective's step moves one message between two NPUs (the
+// chunks Tenet's algorithm moves between them in that step), which arrives whole. In a dependency
+// graph that is: the first sends leave `delay` after the collective starts; the transfers between
+// two NPUs that become ready at one instant are one message, whose transfers are usable when the
+// last of them has arrived, `delay` later (plus three passes of the message's bytes over
+// `reduce_memory_bandwidth` when it is reduced); and the collective ends `delay` after its last
+// arrival.
 struct EndpointModel {
   Time delay = 0;
   Bandwidth reduce_memory_bandwidth = 0;  // B/s; 0: reductions are free

@@ -132,6 +132,23 @@ void Meetings::start(Meeting* m) {
   // sends straight from the NPU (CustomAlgorithm::issue upstream), and so does one given by --coll.
   const EndpointModel endpoints =
       split_of != cfg_.dataset_splits.end() ? cfg_.endpoints : EndpointModel{};
+  // A native collective over several dimensions: its pieces through the dimensions' queues.
+  if (const std::vector<DimensionPhase>* phases =
+          a && split_of != cfg_.dataset_splits.end() ? &phases_of(*a) : nullptr;
+      phases && !phases->empty()) {
+    std::vector<int> dimensions;
+    for (const DimensionPhase& phase : *phases) dimensions.push_back(phase.dimension);
+    m->queues = std::make_unique<PieceQueues>(
+        pieces.count, std::move(dimensions), pieces.active, split_of->second.newest_first,
+        [this, m, phases, endpoints](size_t, size_t phase, std::function<void()> phase_done) {
+          m->runs.push_back(std::make_unique<CollectiveRun>(
+              (*phases)[phase].algorithm, net_, events_, std::move(phase_done), endpoints));
+          m->runs.back()->start();
+        },
+        [this, m] { done(*m); });
+    m->queues->start();
+    return;
+  }
   for (size_t i = 0; i < pieces.count; ++i) {
     auto on_done = [this, m] {
       if (++m->finished == m->runs.size())
@@ -145,6 +162,12 @@ void Meetings::start(Meeting* m) {
   }
   while (m->started < m->runs.size() && m->started < static_cast<size_t>(pieces.active))
     m->runs[m->started++]->start();
+}
+
+const std::vector<DimensionPhase>& Meetings::phases_of(const synth::Algorithm& a) {
+  auto found = phases_.find(&a);
+  if (found == phases_.end()) found = phases_.emplace(&a, dimension_phases(a, t_)).first;
+  return found->second;
 }
 
 void Meetings::done(const Meeting& m) {

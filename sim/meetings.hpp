@@ -16,6 +16,7 @@
 #include "sim/call_log.hpp"
 #include "sim/collective_engine.hpp"
 #include "sim/comm_groups.hpp"
+#include "sim/dimension_phases.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/network.hpp"
 #include "sim/system.hpp"
@@ -29,10 +30,11 @@ struct Meeting : CollectiveCall {
   int k = 0;                            // the group's k-th collective
   bool barrier = false;
   Bytes size = 0;
-  std::vector<std::unique_ptr<CollectiveRun>> runs;  // one per dataset split
+  std::vector<std::unique_ptr<CollectiveRun>> runs;  // one per dataset split (and phase)
   size_t started = 0, finished = 0;
-  int group = 0;           // its group's id
-  std::string group_kind;  // the first member's tenet_group, or its ranks
+  std::unique_ptr<PieceQueues> queues;  // the splits through the dimensions' queues, if phased
+  int group = 0;                        // its group's id
+  std::string group_kind;               // the first member's tenet_group, or its ranks
   Time first_arrival = 0, began = 0;
   size_t row = 0;  // its row in the CallLog
 };
@@ -48,7 +50,8 @@ class Meetings {
   // `ranks`: the workload's ranks. All but `config` are used for the run.
   Meetings(const topo::Topology& t, const SimConfig& config, int ranks, CommGroups& groups,
            AlgorithmSource& source, Network& net, EventQueue& events, Finish finish)
-      : calls_(t),
+      : t_(t),
+        calls_(t),
         cfg_(config),
         p_(ranks),
         groups_(groups),
@@ -74,7 +77,10 @@ class Meetings {
   void check_same(const Meeting& m, int r, const chakra::Node& n) const;
   void start(Meeting* m);
   void done(const Meeting& m);
+  // The phases of a native collective's algorithm, found once (dimension_phases).
+  const std::vector<DimensionPhase>& phases_of(const synth::Algorithm& a);
 
+  const topo::Topology& t_;
   CallLog calls_;
   const SimConfig& cfg_;
   const int p_;
@@ -86,6 +92,7 @@ class Meetings {
   std::map<std::pair<int, int>, int> seen_;  // (group id, rank) -> its collectives so far
   std::map<std::pair<int, int>, std::unique_ptr<Meeting>> meetings_;  // (group id, k)
   int collectives_ = 0;
+  std::map<const synth::Algorithm*, std::vector<DimensionPhase>> phases_;
 };
 
 // The analytical network lets concurrent messages overrun a link: what to say about where, and

@@ -105,6 +105,9 @@ struct SimConfig {
   struct Splits {
     int splits = 1;
     int active = 1;
+    // Over several dimensions, which waiting piece a dimension runs next (scheduling-policy,
+    // sim/dimension_phases.hpp): the newest (LIFO, ASTRA-sim's default) or the oldest (FIFO).
+    bool newest_first = true;
   };
   std::map<synth::CollectiveKind, Splits> dataset_splits;
   bool trace = false;                    // keep the per-node timeline

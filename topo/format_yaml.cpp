@@ -258,6 +258,10 @@ Topology read_astra(const Reader& r, const YAML::Node& root, const std::string& 
   TopologyBuilder b(name);
   GeneratedShape shape;
   r.with_location(root, [&] { return generate_into(b, spec, "", &shape); });
+  // ASTRA-sim's analytical network charges a message its hops' latency and its bytes, nothing per
+  // step: its network.yml's links have no per-step cost (Link::step 0), so that Tenet times what
+  // ASTRA-sim times whether step costs are on or off.
+  for (LinkId l = 0; l < b.num_links(); ++l) b.set_link_step(l, 0);
   b.set_levels(shape.levels);
   b.set_grid(shape.grid);
   return r.with_location(root, [&] { return b.build(); });

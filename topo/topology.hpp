@@ -177,6 +177,7 @@ class TopologyBuilder {
 
   int num_npus() const { return static_cast<int>(npus_.size()); }
   int num_switches() const { return static_cast<int>(switches_.size()); }
+  int num_links() const { return static_cast<int>(links_.size()); }
   // The final node id of an NPU id or switch handle.
   NodeId resolve(NodeId handle) const;
   // Node handle by name, or INT32_MIN.

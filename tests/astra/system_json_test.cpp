@@ -73,7 +73,10 @@ TEST_F(AstraSystemTest, NativeImplementationsBecomeBaselines) {
   // Nothing is dropped silently: what Tenet does not model, and what it does not know, is named.
   EXPECT_THAT(s.notes,
               Contains("endpoint-delay 10 ns: at each end of every message of a collective"));
-  EXPECT_THAT(s.notes, Contains("scheduling-policy \"LIFO\": not modelled by Tenet"));
+  EXPECT_TRUE(s.dataset_splits.at(CollectiveKind::AllReduce).newest_first);
+  EXPECT_THAT(s.notes, Contains("scheduling-policy \"LIFO\": over several dimensions, a "
+                                "dimension runs the newest waiting piece first"));
+  EXPECT_THAT(s.notes, Contains("boost-mode 0: not modelled by Tenet"));
   EXPECT_THAT(s.notes, Contains(HasSubstr(
                            "preferred-dataset-splits 4, active-chunks-per-dimension 1: the native "
                            "collectives run as 4 pieces, 1 at a time")));

@@ -152,6 +152,7 @@ TEST(AstraNetwork, ReadsDimensionsAsPhysicalTopology) {
     bool ring = t.is_npu(l.src) && t.is_npu(l.dst);
     EXPECT_EQ(l.bandwidth, ring ? 50LL << 30 : 25LL << 30);  // GB/s read as GiB/s
     EXPECT_EQ(l.latency, 500'000);
+    EXPECT_EQ(l.step, 0);  // ASTRA-sim charges nothing per step
   }
   // Through a switch costs two hops, as ASTRA-sim counts it.
   EXPECT_EQ(hop_distances(t, 0)[4], 2);
