@@ -300,7 +300,9 @@ void print_json(const SimArgs& args, const SimWorkload& w, const sim::SimConfig&
                   {"efficiency", cfg.compute_efficiency},
                   {"roofline", cfg.roofline},
                   {"flops", r.flops},
-                  {"mfu", sim::model_flops_utilization(r, cfg.peak_flops)}};
+                  {"mfu", cfg.roofline ? nlohmann::json(sim::model_flops_utilization(
+                                                 r, cfg.peak_flops))
+                                           : nlohmann::json()}};  // null: durations replayed
   j["activity_slice_ps"] = r.network.activity_slice;  // 0: utilization from exact busy intervals
   j["events"] = r.events;
   j["warnings"] = r.warnings;
@@ -373,17 +375,19 @@ void print_text(const SimArgs& args, const topo::Topology& t, const SimWorkload&
              format_time(s.compute_max),
              s.cpu_max > 0 ? fmt::format("CPU {}, ", format_time(s.cpu_max)) : std::string(),
              format_time(s.comm_max), format_time(s.exposed_max));
-  // Model FLOPs utilization, and how the COMP nodes were timed.
-  if (r.flops > 0)
+  // Model FLOPs utilization, and how the COMP nodes were timed. Without the roofline they replay
+  // their durations (1 ns where they have none), whatever their operations: no MFU then.
+  if (r.flops > 0 && cfg.roofline)
     fmt::print(
         "compute         MFU {:.1f} % ({:.4g} FLOP of COMP nodes over {} ranks x {} at {:.4g} "
-        "TFLOP/s each); {}\n",
+        "TFLOP/s each); COMP nodes run at {:.3g} % of the peak (--compute-efficiency)\n",
         100 * sim::model_flops_utilization(r, cfg.peak_flops), r.flops, r.ranks.size(),
-        format_time(r.iteration), cfg.peak_flops / 1e12,
-        cfg.roofline ? fmt::format("COMP nodes run at {:.3g} % of the peak (--compute-efficiency)",
-                                   100 * cfg.compute_efficiency)
-                     : std::string("COMP nodes without a duration take 1 ns (no roofline, as "
-                                   "ASTRA-sim)"));
+        format_time(r.iteration), cfg.peak_flops / 1e12, 100 * cfg.compute_efficiency);
+  else if (r.flops > 0)
+    fmt::print(
+        "compute         no MFU: COMP nodes replay their durations, 1 ns where they have none (no "
+        "roofline, as ASTRA-sim without roofline-enabled), not their {:.4g} FLOP\n",
+        r.flops);
   fmt::print("collectives     {} run; links used {}, utilization mean {:.1f} %, max {:.1f} %\n",
              r.collectives, s.used, s.used ? 100 * s.util_sum / s.used : 0.0, 100 * s.util_max);
   if (r.algorithms_made + r.algorithms_renamed > 0)

@@ -181,7 +181,7 @@ Simulation simulate(const Topology& t, const WorkloadSpec& w, const SimulationOp
     (void)sim::prepare_trace(files, {}, s.name);
   }
   s.result = sim::simulate(t, files, cfg, s.name);
-  s.mfu = sim::model_flops_utilization(s.result, cfg.peak_flops);
+  s.mfu = cfg.roofline ? sim::model_flops_utilization(s.result, cfg.peak_flops) : 0;
   return s;
 }
 

@@ -176,7 +176,9 @@ struct SimulationOptions {
 struct Simulation {
   sim::SimResult result;                  // iteration time, per rank, per collective, per link
   std::string name;                       // the workload, as `tenet sim` prints it
-  double mfu = 0;                         // model FLOPs utilization at the peak the run computed at
+  // Model FLOPs utilization at the peak the run computed at; 0 when COMP nodes replay their
+  // durations (a system.json without roofline-enabled), which says nothing of their FLOPs.
+  double mfu = 0;
   std::vector<std::string> system_notes;  // what reading the system file found
 };
 

@@ -413,6 +413,7 @@ check "workload seq on cnn" 2 "resnet50 has no sequence length" -- "$T" workload
 check "sim batch" 0 "batch 128 per replica x 4 replicas = 512 images" -- "$T" sim --workload resnet50 --topo switch:4 --batch 128
 check "sim default micro-batches" 0 "batch 4 per replica x 1 replica = 4 sequences per iteration of 2048 tokens (8192 tokens), micro-batch 1" -- "$T" sim --workload gpt3-175b --topo nvcluster:1x4 --tp 2 --pp 2 --microbatches 4 --coll all-reduce=ring
 check "sim mfu" 0 "compute         MFU " -- "$T" sim --workload resnet50 --topo switch:4 --coll all-reduce=ring
+check "sim no mfu without roofline" 0 "compute         no MFU: COMP nodes replay their durations, 1 ns where they have none" -- "$T" sim --workload resnet50 --topo switch:4 --coll all-reduce=ring --system <(printf '{"preferred-dataset-splits": 1, "local-mem-bw": 1600}')
 check "sim efficiency" 0 "TFLOP/s each); COMP nodes run at 50 % of the peak (--compute-efficiency)" -- "$T" sim --workload resnet50 --topo switch:4 --coll all-reduce=ring --peak-perf 100 --compute-efficiency 0.5
 check "sim efficiency json" 0 '"efficiency": 0.5' -- "$T" sim --workload resnet50 --topo switch:4 --coll all-reduce=ring --compute-efficiency 0.5 --json
 check "sim efficiency range" 2 "--compute-efficiency: Value 2 not in range" -- "$T" sim --workload resnet50 --topo switch:4 --compute-efficiency 2
