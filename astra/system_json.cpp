@@ -94,12 +94,18 @@ std::string native_algorithm(const std::string& path, const std::string& key, co
     dims.push_back(implementation(path, key, item.get<std::string>()));
   }
   if (kind == synth::CollectiveKind::AllToAll) {
+    // A ring per dimension: the hierarchical All-to-All, ASTRA-sim's phases.
+    const bool rings = std::all_of(dims.begin(), dims.end(),
+                                   [](const Implementation& d) { return d.tenet == "ring"; });
+    if (dims.size() > 1 && rings)
+      return fmt::format("hierarchical:{}",
+                         fmt::join(std::vector<std::string>(dims.size(), "ring"), ","));
     const bool supported =
         dims.size() == 1 && (dims[0].tenet == "ring" || dims[0].tenet == "direct");
     if (!supported)
       notes.push_back(
-          fmt::format("{} {}: Tenet's All-to-All baselines are ring (one dimension) and direct "
-                      "(pairwise); direct runs instead",
+          fmt::format("{} {}: Tenet's All-to-All baselines are ring (one dimension or one per "
+                      "dimension) and direct (pairwise); direct runs instead",
                       key, v.dump()));
     return supported && dims[0].tenet == "ring" ? "ring:1" : "direct";
   }

@@ -296,13 +296,13 @@ void print_json(const SimArgs& args, const SimWorkload& w, const sim::SimConfig&
   j["algorithms_made"] = r.algorithms_made;
   j["algorithms_renamed"] = r.algorithms_renamed;
   j["ring_plans"] = r.ring_plans;
-  j["compute"] = {{"peak_flops_per_npu", cfg.peak_flops},
-                  {"efficiency", cfg.compute_efficiency},
-                  {"roofline", cfg.roofline},
-                  {"flops", r.flops},
-                  {"mfu", cfg.roofline ? nlohmann::json(sim::model_flops_utilization(
-                                                 r, cfg.peak_flops))
-                                           : nlohmann::json()}};  // null: durations replayed
+  j["compute"] = {
+      {"peak_flops_per_npu", cfg.peak_flops},
+      {"efficiency", cfg.compute_efficiency},
+      {"roofline", cfg.roofline},
+      {"flops", r.flops},
+      {"mfu", cfg.roofline ? nlohmann::json(sim::model_flops_utilization(r, cfg.peak_flops))
+                           : nlohmann::json()}};      // null: durations replayed
   j["activity_slice_ps"] = r.network.activity_slice;  // 0: utilization from exact busy intervals
   j["events"] = r.events;
   j["warnings"] = r.warnings;

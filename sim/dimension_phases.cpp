@@ -31,7 +31,7 @@ std::optional<int> dimension_between(const std::vector<int>& levels, topo::NodeI
 std::vector<DimensionPhase> dimension_phases(const synth::Algorithm& a, const topo::Topology& t) {
   const CollectiveKind kind = a.collective.kind;
   if (kind != CollectiveKind::ReduceScatter && kind != CollectiveKind::AllGather &&
-      kind != CollectiveKind::AllReduce)
+      kind != CollectiveKind::AllReduce && kind != CollectiveKind::AllToAll)
     return {};
   const std::vector<int>& levels = t.levels();
   if (a.collective.num_ranks() != t.num_npus()) return {};
@@ -51,6 +51,8 @@ std::vector<DimensionPhase> dimension_phases(const synth::Algorithm& a, const to
   const int last = used.back();
   if (kind == CollectiveKind::ReduceScatter)
     for (int d : used) keys.push_back({d, false, true});
+  if (kind == CollectiveKind::AllToAll)
+    for (int d : used) keys.push_back({d, true, false});
   if (kind == CollectiveKind::AllGather)
     for (auto d = used.rbegin(); d != used.rend(); ++d) keys.push_back({*d, false, false});
   if (kind == CollectiveKind::AllReduce) {

@@ -4,12 +4,12 @@
 // ASTRA-sim splits a native collective into pieces (streams), and each piece runs one phase per
 // dimension (astra-sim/system/Sys.cc, Sys::generate_collective): Reduce-Scatter over dimensions
 // 1, 2, ..., N; All-Gather over N, ..., 1; All-Reduce (localBWAware) Reduce-Scatter over 1..N-1,
-// All-Reduce over N, All-Gather over N-1..1. Each phase waits on its dimension's queue, which runs
-// `active-chunks-per-dimension` streams at once (SchedulerUnit's queue threshold, one queue per
-// dimension); waiting streams are ordered by priority behind the running ones (insert_stream: the
-// newest piece first under the LIFO policy, the oldest under FIFO). A piece moves to its next
-// phase's queue when a phase ends (proceed_to_next_vnet_baseline), so one piece's second dimension
-// overlaps the next piece's first.
+// All-Reduce over N, All-Gather over N-1..1; All-to-All over 1, 2, ..., N. Each phase waits on its
+// dimension's queue, which runs `active-chunks-per-dimension` streams at once (SchedulerUnit's
+// queue threshold, one queue per dimension); waiting streams are ordered by priority behind the
+// running ones (insert_stream: the newest piece first under the LIFO policy, the oldest under
+// FIFO). A piece moves to its next phase's queue when a phase ends (proceed_to_next_vnet_baseline),
+// so one piece's second dimension overlaps the next piece's first.
 #pragma once
 
 #include <cstddef>
@@ -26,9 +26,9 @@ struct DimensionPhase {
   synth::Algorithm algorithm;  // its transfers, with the dependencies among them
 };
 
-// The phases of `a`, a Reduce-Scatter, All-Gather or All-Reduce that moves data along one of the
-// topology's dimensions (Topology::levels, NPU ids in mixed radix) per transfer, in the order a
-// piece runs them; empty when `a` is not such a collective or moves along fewer than two
+// The phases of `a`, a Reduce-Scatter, All-Gather, All-Reduce or All-to-All that moves data along
+// one of the topology's dimensions (Topology::levels, NPU ids in mixed radix) per transfer, in the
+// order a piece runs them; empty when `a` is not such a collective or moves along fewer than two
 // dimensions (it then runs whole).
 std::vector<DimensionPhase> dimension_phases(const synth::Algorithm& a, const topo::Topology& t);
 

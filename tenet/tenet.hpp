@@ -174,8 +174,8 @@ struct SimulationOptions {
 };
 
 struct Simulation {
-  sim::SimResult result;                  // iteration time, per rank, per collective, per link
-  std::string name;                       // the workload, as `tenet sim` prints it
+  sim::SimResult result;  // iteration time, per rank, per collective, per link
+  std::string name;       // the workload, as `tenet sim` prints it
   // Model FLOPs utilization at the peak the run computed at; 0 when COMP nodes replay their
   // durations (a system.json without roofline-enabled), which says nothing of their FLOPs.
   double mfu = 0;

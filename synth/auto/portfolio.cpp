@@ -312,6 +312,10 @@ void for_each_baseline(const topo::Topology& t, const Collective& c,
   std::optional<bool> joined;
   for (BaselineKind b : all_baselines()) {
     if (!supports(b, c.kind)) continue;
+    // The hierarchical All-to-All is ASTRA-sim's native one (a store-and-forward ring per
+    // dimension), there for `tenet sim --system` and `--algo hierarchical`; the portfolio keeps
+    // the candidates it had (direct's exchange, the flat ring, the synthesizer).
+    if (b == BaselineKind::Hierarchical && c.kind == CollectiveKind::AllToAll) continue;
     // A ring All-to-All carries each chunk half way round on average: beyond the synthesizer's own
     // budget (512 NPUs: 67M transfers) it is not built.
     if (b == BaselineKind::Ring && c.kind == CollectiveKind::AllToAll &&

@@ -6,6 +6,22 @@
 
 namespace tenet::synth::detail {
 
+void ring_all_to_all_steps(Builder& b, const std::vector<NodeId>& order,
+                           const std::vector<std::vector<ChunkId>>& towards, Steps& st) {
+  const int p = static_cast<int>(order.size());
+  for (int round = 1; round < p; ++round)
+    for (int j = 0; j + round < p; ++j) {
+      st.begin();  // records no sends: a step waits for the previous step's arrivals only
+      for (int i = 0; i < p; ++i) {
+        const int origin = wrap(i - (round - 1), p), dest = wrap(origin + round + j, p);
+        const NodeId from = order[i], to = order[wrap(i + 1, p)];
+        const std::vector<TransferId> deps = st.deps(from);
+        for (ChunkId ch : towards[static_cast<size_t>(origin) * p + dest])
+          b.send(ch, from, to, Op::Copy, deps);
+      }
+    }
+}
+
 void ring_steps(Builder& b, const std::vector<NodeId>& order, const Blocks& blocks, int dir,
                 bool reduce, Steps* steps) {
   const int p = static_cast<int>(order.size());

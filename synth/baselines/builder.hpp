@@ -367,6 +367,16 @@ void ring_reduce_scatter(Builder& b, const std::vector<NodeId>& order, const Blo
                          int dir);
 void ring_all_gather(Builder& b, const std::vector<NodeId>& order, const Blocks& blocks, int dir);
 
+// Ring All-to-All, store and forward (ASTRA-sim's native ring All-to-All: astraccl/
+// native_collectives/collective_algorithm/Ring.cc, p(p-1)/2 messages per rank) along `order`:
+// towards[i * p + j] are the chunks order[i] holds for order[j], which cross j - i links (mod p).
+// In round r = 1 .. p-1 every member forwards, nearest destination first, the p - r blocks that
+// came from r - 1 places back (its own in round 1); each message is a step of `st` that waits for
+// the message the member received in the step before (a chain, as there: a receive releases the
+// next send).
+void ring_all_to_all_steps(Builder& b, const std::vector<NodeId>& order,
+                           const std::vector<std::vector<ChunkId>>& towards, Steps& st);
+
 // A pipelined chain from order[0] (Broadcast) or towards it (Reduce): chunk j crosses hop h at
 // wave j + h, so the chunks stream.
 void ring_chain(Builder& b, const std::vector<NodeId>& order, const std::vector<ChunkId>& chunks,

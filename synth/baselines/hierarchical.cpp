@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "synth/baselines/builder.hpp"
@@ -99,6 +100,51 @@ void hierarchical(Builder& b, const Topology& t, const Collective& c,
       b.clear_gates();
     }
   };
+  // All-to-All, dimension by dimension in ascending order (ASTRA-sim's native one): in the phase
+  // over dimension d a chunk moves, along its line of d, from where the phases before left it (its
+  // destination's coordinates below d, its origin's from d on) to its destination's coordinate d,
+  // by the store-and-forward ring All-to-All of each line.
+  if (c.kind == CollectiveKind::AllToAll) {
+    for (size_t d = 0; d < dims; ++d) {
+      const int p = levels[d];
+      if (p == 1) continue;
+      if (per_dim[d] != BaselineKind::Ring)
+        throw NotApplicable("a hierarchical All-to-All runs a ring per dimension");
+      st.begin();
+      // Per line (its member at coordinate 0 of d): towards[i * p + j], member i's chunks for j.
+      std::map<int64_t, std::vector<std::vector<ChunkId>>> lines;
+      for (ChunkId ch = 0; ch < c.num_chunks(); ++ch) {
+        const int64_t origin = slot_of[c.ranks[c.origin(ch)]];
+        const int64_t dest = slot_of[c.ranks[c.needed_by(ch)]];
+        int64_t holder = 0;
+        for (size_t e = 0; e < dims; ++e)
+          holder += (e < d ? coord(dest, e) : coord(origin, e)) * stride[e];
+        const int from = coord(origin, d), to = coord(dest, d);
+        if (from == to) continue;
+        auto& towards = lines[holder - from * stride[d]];
+        towards.resize(static_cast<size_t>(p) * p);
+        towards[static_cast<size_t>(from) * p + to].push_back(ch);
+      }
+      for (const auto& [base, towards] : lines) {
+        std::vector<NodeId> line(p);
+        for (int j = 0; j < p; ++j) line[j] = npu_at[base + j * stride[d]];
+        for (int j = 0; j < p; ++j) b.gate(line[j], st.deps(line[j]));
+        // The line's natural order is a ring on a Ring dimension; otherwise find one.
+        const std::vector<NodeId> order = ring_order(t, line);
+        std::vector<int> pos(t.num_npus(), -1);
+        for (int j = 0; j < p; ++j) pos[order[j]] = j;
+        std::vector<std::vector<ChunkId>> placed(towards.size());
+        for (int i = 0; i < p; ++i)
+          for (int j = 0; j < p; ++j)
+            placed[static_cast<size_t>(pos[line[i]]) * p + pos[line[j]]] =
+                towards[static_cast<size_t>(i) * p + j];
+        Steps inner{b};
+        ring_all_to_all_steps(b, order, placed, inner);
+        b.clear_gates();
+      }
+    }
+    return;
+  }
   const bool rs = c.kind == CollectiveKind::ReduceScatter || c.kind == CollectiveKind::AllReduce;
   const bool ag = c.kind == CollectiveKind::AllGather || c.kind == CollectiveKind::AllReduce;
   if (rs)

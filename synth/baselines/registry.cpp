@@ -135,7 +135,7 @@ bool supports(BaselineKind b, CollectiveKind c) {
     case BaselineKind::Bruck:
       return c == C::AllGather;
     case BaselineKind::Hierarchical:
-      return c == C::AllGather || c == C::ReduceScatter || c == C::AllReduce;
+      return c == C::AllGather || c == C::ReduceScatter || c == C::AllReduce || c == C::AllToAll;
     case BaselineKind::Nvls:
     case BaselineKind::Oneshot:
       return c == C::AllReduce;

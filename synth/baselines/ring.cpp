@@ -143,37 +143,22 @@ std::optional<RingPlan> plan_ring(const Topology& t, const Collective& c, Bytes 
 
 namespace {
 
-// Ring All-to-All, store and forward (ASTRA-sim's native ring All-to-All: astraccl/
-// native_collectives/collective_algorithm/Ring.cc, p(p-1)/2 messages per rank): the data for the
-// rank d places on crosses d links. In round r = 1 .. p-1 every rank forwards, nearest destination
-// first, the p - r blocks that came from r - 1 places back (its own in round 1); each message is a
-// step that waits for the message the rank received in the step before (a chain, as there: a
-// receive releases the next send).
+// Ring All-to-All, store and forward, over the collective's ranks (ring_all_to_all_steps).
 void ring_all_to_all(Builder& b, const Topology& t, const Collective& c) {
   const std::vector<NodeId> order = ring_order(t, c.ranks);
   const int p = static_cast<int>(order.size());
-  std::vector<int> rank_of(t.num_nodes(), -1);
-  for (int r = 0; r < p; ++r) rank_of[c.ranks[r]] = r;
+  std::vector<int> position(t.num_nodes(), -1);
+  for (int i = 0; i < p; ++i) position[order[i]] = i;
   const Blocks blocks = rank_blocks(c);
   // Each rank's chunks by the rank that needs them, in block order (a scan of the block per
   // (origin, destination) pair was p^4 k tests, most of a large All-to-All's synthesis).
   std::vector<std::vector<ChunkId>> towards(static_cast<size_t>(p) * p);
   for (int r = 0; r < p; ++r)
     for (ChunkId ch : blocks[r])
-      towards[static_cast<size_t>(r) * p + c.needed_by(ch)].push_back(ch);
+      towards[static_cast<size_t>(position[c.ranks[r]]) * p + position[c.ranks[c.needed_by(ch)]]]
+          .push_back(ch);
   Steps st{b};
-  for (int round = 1; round < p; ++round)
-    for (int j = 0; j + round < p; ++j) {
-      st.begin();  // records no sends: a step waits for the previous step's arrivals only
-      for (int i = 0; i < p; ++i) {
-        const int origin = wrap(i - (round - 1), p), dest = wrap(origin + round + j, p);
-        const NodeId from = order[i], to = order[wrap(i + 1, p)];
-        const std::vector<TransferId> deps = st.deps(from);
-        for (ChunkId ch :
-             towards[static_cast<size_t>(rank_of[order[origin]]) * p + rank_of[order[dest]]])
-          b.send(ch, from, to, Op::Copy, deps);
-      }
-    }
+  ring_all_to_all_steps(b, order, towards, st);
 }
 
 }  // namespace

@@ -90,6 +90,9 @@ TEST_F(AstraDimensionsTest, TwoDimensionsTakeASTRASimsTime) {
               "Reduce-Scatter, 4 splits, 2 active");
   expect_near(run(net, 2, CollectiveKind::AllReduce, mib, 4, 1, "FIFO"), 34'530,
               "All-Reduce, 4 splits, FIFO");
+  // All-to-All: a store-and-forward ring per dimension (Tenet ran one ring over all 16 before).
+  expect_near(run(net, 2, CollectiveKind::AllToAll, mib, 1), 43'052, "All-to-All, 1 split");
+  expect_near(run(net, 2, CollectiveKind::AllToAll, mib, 4), 55'760, "All-to-All, 4 splits");
 }
 
 // astra-network-analytical's own 3-D example, input/Ring_FullyConnected_Switch.yml: 2 x 8 x 4.
@@ -107,6 +110,8 @@ TEST_F(AstraDimensionsTest, ThreeDimensionsTakeASTRASimsTime) {
   expect_near(run(net, 3, CollectiveKind::ReduceScatter, size, 4), 425'771,
               "Reduce-Scatter, 4 splits");
   expect_near(run(net, 3, CollectiveKind::AllGather, size, 4), 353'558, "All-Gather, 4 splits");
+  expect_near(run(net, 3, CollectiveKind::AllToAll, size, 1), 4'257'180, "All-to-All, 1 split");
+  expect_near(run(net, 3, CollectiveKind::AllToAll, size, 4), 2'776'584, "All-to-All, 4 splits");
 }
 
 }  // namespace

@@ -87,7 +87,11 @@ TEST_F(AstraSystemTest, NativeImplementationsBecomeBaselines) {
   EXPECT_THAT(
       other.notes,
       Contains(HasSubstr("all-to-all-implementation [\"halvingDoubling\"]: Tenet's All-to-All "
-                         "baselines are ring (one dimension) and direct")));
+                         "baselines are ring (one dimension or one per dimension) and direct")));
+  // A ring per dimension: ASTRA-sim's phases, dimension by dimension.
+  EXPECT_EQ(read_astra_system(write(R"({"all-to-all-implementation": ["ring", "ring"]})"))
+                .algorithms.at(CollectiveKind::AllToAll),
+            "hierarchical:ring,ring");
   // ASTRA-sim's defaults: endpoint-delay 10 ns; without local-mem-bw or preferred-dataset-splits
   // it divides by zero, which is said.
   EXPECT_EQ(other.endpoints.delay, kAstraDefaultEndpointDelay);

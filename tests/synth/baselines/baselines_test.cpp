@@ -215,6 +215,12 @@ TEST(BaselineClosedForms, HierarchicalOnMultiDimensionalTopologies) {
             3 * (kLat + 4 * kSer) + 3 * (kLat + kSer));
   run("hierarchical:ring,direct", "ring:8 x switch:4", CollectiveKind::AllReduce);
   run("hierarchical:rhd", "hypercube:16", CollectiveKind::AllGather);
+  // All-to-All, ASTRA-sim's phases: a store-and-forward ring All-to-All per dimension, each of
+  // p(p-1)/2 steps (6 for p = 4), each step a message of the chunks for one line member: every
+  // NPU holds 16 chunks, 4 for each coordinate of the dimension.
+  EXPECT_EQ(run("hierarchical", "ring:4 x ring:4", CollectiveKind::AllToAll),
+            2 * 6 * (kLat + 4 * kSer));
+  run("hierarchical", "ring:2 x fc:4 x switch:2", CollectiveKind::AllToAll);
 }
 
 // NCCL's double binary tree, flat (every NPU a server of one) on fc:7: each tree is the balanced
