@@ -12,6 +12,7 @@
 #include "chakra/et.hpp"
 #include "sim/system.hpp"
 #include "sim/workload.hpp"
+#include "synth/bounds/lower_bound.hpp"
 #include "synth/cost/timing.hpp"
 #include "topo/error.hpp"
 #include "topo/io.hpp"
@@ -198,7 +199,11 @@ std::string run_script(const synth::Algorithm& a, const topo::Topology& t,
                 format_time(bundle.claimed_time))
           : fmt::format("{}; run as ASTRA-sim runs it: {}{}", format_time(bundle.claimed_time),
                         format_time(bundle.collective.time),
-                        bundle.exact_network ? "" : " (on the nearest network)");
+                        bundle.exact_network     ? ""
+                        : bundle.below_bound < 0 ? " (on the nearest network)"
+                                                 : fmt::format(" (on the nearest network, below "
+                                                               "the topology's lower bound of {})",
+                                                               format_time(bundle.below_bound)));
   return fmt::format(
       "#!/bin/sh\n"
       "# Runs {} in ASTRA-sim's analytical network, {}.\n"
@@ -297,6 +302,19 @@ AstraBundle stage_astra_bundle(const synth::Algorithm& a, const topo::Topology& 
   } else {
     network = astra_network(t, bundle);
     bundle.collective = run_as_astra_sim(graph.node_graph(), t, &network.dims);
+    // The nearest network may be faster than the topology could ever be: then its time is no
+    // figure for this topology, and that is said.
+    if (!bundle.exact_network) {
+      const Time bound = synth::lower_bound(t, c, a.chunk_bytes, false).total;
+      if (bundle.collective.time < bound) {
+        bundle.below_bound = bound;
+        bundle.notes.push_back(fmt::format(
+            "on the nearest network ASTRA-sim will report about {}, below the lower bound of "
+            "'{}', {} (the nearest network is faster than the topology): no figure for it; "
+            "--astra-network ns3 runs every NPU, switch and link",
+            format_time(bundle.collective.time), topo::one_line(t.name()), format_time(bound)));
+      }
+    }
     // Queued waits are for networks that queue at links: ASTRA-sim's congestion-aware analytical
     // network, which runs one dimension only (upstream c459ab6 exits with "only support 1-dim
     // topology"), or ns-3.

@@ -65,6 +65,9 @@ struct AstraBundle {
   // The network file is the topology: network.yml not the nearest dimensions, or the ns-3 topology
   // file with no link merged or made symmetric.
   bool exact_network = true;
+  // On the nearest network: the topology's lower bound (no per-step cost, as ASTRA-sim charges
+  // none) when ASTRA-sim's time there, `collective.time`, is below it; -1 otherwise.
+  Time below_bound = -1;
   // With chakra::LinkWaits::Queue (every message its chunk, for networks that queue at links):
   // run.sh runs ASTRA-sim's congestion-aware analytical network, which Tenet does not emulate
   // (`collective` is then the congestion-unaware figure, not what run.sh gives).

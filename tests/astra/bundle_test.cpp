@@ -17,6 +17,7 @@
 #include "chakra/et.hpp"
 #include "sim/system.hpp"
 #include "sim/workload.hpp"
+#include "synth/bounds/lower_bound.hpp"
 #include "synth/cost/timing.hpp"
 #include "synth/producers.hpp"
 #include "tests/topo/test_util.hpp"
@@ -138,6 +139,24 @@ TEST(AstraBundle, TheNearestNetworkIsSaid) {
   EXPECT_THAT(topo::read_file(tmp.file("out/astra-sim/network.yml")),
               HasSubstr("# The nearest ASTRA-sim network"));
   EXPECT_GT(b.collective.time, 0);
+  EXPECT_EQ(b.below_bound, -1);  // a switch of the least egress: here not faster than the fabric
+
+  // Two islands joined by a thin link: one switch at the least NPU egress has no such link, so
+  // ASTRA-sim's time there is below anything the topology allows, and that is said.
+  TempDir other;
+  const auto islands = topo::load(topo::testing::examples_dir() + "/two-islands.yaml");
+  synth::Collective c = synth::Collective::over_all(islands, CollectiveKind::AllGather);
+  synth::Algorithm ring =
+      synth::make_algorithm("ring", islands, c, c.chunk_bytes_for(Bytes{64} << 20));
+  synth::time(islands, ring);
+  const AstraBundle fast = write_bundle(other, ring, islands, o);
+  EXPECT_GT(fast.below_bound, fast.collective.time);
+  EXPECT_EQ(fast.below_bound, synth::lower_bound(islands, c, ring.chunk_bytes, false).total);
+  EXPECT_THAT(fast.notes, ::testing::Contains(HasSubstr(
+                              "(the nearest network is faster than the topology): no figure for "
+                              "it; --astra-network ns3 runs every NPU, switch and link")));
+  EXPECT_THAT(topo::read_file(other.file("out/astra-sim/run.sh")),
+              HasSubstr("(on the nearest network, below the topology's lower bound of "));
 }
 
 // A given workload is copied, and its collectives of other sizes are said.
