@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "synth/baselines/baselines.hpp"
+
 namespace tenet::sim::detail {
 
 namespace {
@@ -32,6 +34,11 @@ std::vector<DimensionPhase> dimension_phases(const synth::Algorithm& a, const to
   const CollectiveKind kind = a.collective.kind;
   if (kind != CollectiveKind::ReduceScatter && kind != CollectiveKind::AllGather &&
       kind != CollectiveKind::AllReduce && kind != CollectiveKind::AllToAll)
+    return {};
+  // Only the hierarchical baseline runs its dimensions in turn: another algorithm whose transfers
+  // each move along one dimension (a ring snaking through a torus) interleaves them.
+  if (a.provenance.producer != synth::Producer::Baseline ||
+      synth::parse_baseline(a.provenance.baseline).kind != synth::BaselineKind::Hierarchical)
     return {};
   const std::vector<int>& levels = t.levels();
   if (a.collective.num_ranks() != t.num_npus()) return {};

@@ -26,10 +26,10 @@ struct DimensionPhase {
   synth::Algorithm algorithm;  // its transfers, with the dependencies among them
 };
 
-// The phases of `a`, a Reduce-Scatter, All-Gather, All-Reduce or All-to-All that moves data along
-// one of the topology's dimensions (Topology::levels, NPU ids in mixed radix) per transfer, in the
-// order a piece runs them; empty when `a` is not such a collective or moves along fewer than two
-// dimensions (it then runs whole).
+// The phases of `a`, the hierarchical baseline's Reduce-Scatter, All-Gather, All-Reduce or
+// All-to-All over the topology's dimensions (Topology::levels, NPU ids in mixed radix: each
+// transfer moves along one), in the order a piece runs them; empty when `a` is anything else or
+// spans fewer than two dimensions (it then runs whole).
 std::vector<DimensionPhase> dimension_phases(const synth::Algorithm& a, const topo::Topology& t);
 
 // The pieces of one collective through their phases' queues. `run(piece, phase, done)` replays a
