@@ -152,9 +152,18 @@ class Run final : public CollectiveRun::Replay {
         open_.clear();
         open_at_ = events_.now();
       }
-      const auto [it, fresh] = open_.try_emplace({m.src, m.dst}, messages_.size());
-      if (fresh) messages_.emplace_back();
+      const auto [it, fresh] = open_.try_emplace({m.src, m.dst}, -1);
+      if (fresh) {  // a message slot: one a delivered message left, or a new one
+        if (free_.empty()) {
+          it->second = static_cast<int32_t>(messages_.size());
+          messages_.emplace_back();
+        } else {
+          it->second = free_.back();
+          free_.pop_back();
+        }
+      }
       EndpointMessage& message = messages_[it->second];
+      message.ends = it->first;
       ++message.pending;
       message.bytes += m.bytes;
       message.reduced = message.reduced || reduced;
@@ -189,7 +198,8 @@ class Run final : public CollectiveRun::Replay {
   // With endpoints: transfer `id` is at its destination; its message is usable once all of it is,
   // after what the endpoints add for the whole message (EndpointModel::after_arrival).
   void delivered(TransferId id, bool reduced) {
-    EndpointMessage& message = messages_[message_of_[id]];
+    const int32_t slot = message_of_[id];
+    EndpointMessage& message = messages_[slot];
     message.arrived.push_back(id);
     if (--message.pending > 0) return;
     const Time after =
@@ -197,7 +207,12 @@ class Run final : public CollectiveRun::Replay {
     events_.schedule_after(after, [this, members = std::move(message.arrived)] {
       for (TransferId u : members) arrived(u);
     });
-    message.arrived = {};
+    // Delivered at the instant it was made (nothing to move): later ready ones start another.
+    if (const auto open = open_.find(message.ends);
+        open_at_ == events_.now() && open != open_.end() && open->second == slot)
+      open_.erase(open);
+    message = EndpointMessage{};
+    free_.push_back(slot);
   }
 
   void arrived(TransferId id) {
@@ -221,12 +236,14 @@ class Run final : public CollectiveRun::Replay {
   size_t remaining_ = 0;
   // With endpoints, the messages ASTRA-sim's native collectives send (see ready()).
   struct EndpointMessage {
+    std::pair<topo::NodeId, topo::NodeId> ends;
     int pending = 0;  // its transfers not yet arrived
     Bytes bytes = 0;
     bool reduced = false;
     std::vector<TransferId> arrived;
   };
-  std::vector<EndpointMessage> messages_;
+  std::vector<EndpointMessage> messages_;  // slots, reused once delivered (free_)
+  std::vector<int32_t> free_;
   std::vector<int32_t> message_of_;                                // per transfer, its message
   std::map<std::pair<topo::NodeId, topo::NodeId>, int32_t> open_;  // made at open_at_, by ends
   Time open_at_ = -1;
