@@ -99,14 +99,16 @@ struct SimConfig {
   // ASTRA-sim's dataset splits (preferred-dataset-splits, active-chunks-per-dimension): a
   // collective of these kinds runs as `splits` collectives of 1/splits of its size (in Chakra's
   // comm_size convention, at least one byte per NPU of the workload for all but All-Gather, as
-  // Sys::determine_chunk_size upstream), at most `active` at once, in order. Absent kinds: one run.
+  // Sys::determine_chunk_size upstream), at most `active` at once, in order; a hierarchical one
+  // over several dimensions runs each piece's phases through per-dimension queues of `active`
+  // (sim/dimension_phases.hpp). Absent kinds: one run.
   // Present kinds run their algorithm with one chunk per NPU, whatever chunks_per_npu says
   // (ASTRA-sim's native algorithms send each piece whole).
   struct Splits {
     int splits = 1;
     int active = 1;
     // Over several dimensions, which waiting piece a dimension runs next (scheduling-policy,
-    // sim/dimension_phases.hpp): the newest (LIFO, ASTRA-sim's default) or the oldest (FIFO).
+    // sim/dimension_phases.hpp): the newest (LIFO, as ASTRA-sim's examples set) or the oldest (FIFO).
     bool newest_first = true;
   };
   std::map<synth::CollectiveKind, Splits> dataset_splits;
