@@ -108,7 +108,8 @@ struct SimConfig {
     int splits = 1;
     int active = 1;
     // Over several dimensions, which waiting piece a dimension runs next (scheduling-policy,
-    // sim/dimension_phases.hpp): the newest (LIFO, as ASTRA-sim's examples set) or the oldest (FIFO).
+    // sim/dimension_phases.hpp): the newest (LIFO, as ASTRA-sim's examples set) or the oldest
+    // (FIFO).
     bool newest_first = true;
   };
   std::map<synth::CollectiveKind, Splits> dataset_splits;

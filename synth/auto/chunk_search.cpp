@@ -511,7 +511,10 @@ class FlatSearch {
                          !within_bound(t_, best.algorithm, kPipelinesPersist, bounds_of(o_));
         if (gaining) {
           idle = 0;
-          if (extended && !promising && !far) break;
+          // Over kPipelinesContend of the fastest, and the last doubling's gain, gained again,
+          // would not reach it: a doubling's gain shrinks as the chunks do, so the next count
+          // cannot win either.
+          if ((extended || !contending(now)) && !promising && !far) break;
           continue;
         }
         // Under 0.5 % from doubling: enough.
