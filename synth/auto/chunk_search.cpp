@@ -141,9 +141,11 @@ ChunkMade as_chunk_made(Made<Algorithm> m) {
   return std::get<NotMade>(std::move(m));
 }
 
+// `to_beat`: the flat search's time, when there is one (-1: none): far behind it, the counts stop
+// where the last doubling's gain, gained again, would not reach it (gains shrink as the chunks do).
 Made<ChunkingResult> composed_auto_chunks(const topo::Topology& t, const Collective& c,
                                           Bytes total_bytes, const SynthOptions& o,
-                                          int max_chunks_per_npu) {
+                                          int max_chunks_per_npu, Time to_beat = -1) {
   SynthOptions quiet = o;
   quiet.progress = nullptr;
   quiet.method = SynthMethod::Composed;
@@ -181,13 +183,19 @@ Made<ChunkingResult> composed_auto_chunks(const topo::Topology& t, const Collect
     }
     Algorithm& a = std::get<Algorithm>(made_here);
     best.tried.push_back({k, a.claimed_time, SynthMethod::Composed});
+    const Time now = a.claimed_time;
+    // As the pipelines' doubling (double_plans): contending within kPipelinesContend.
+    const bool far =
+        to_beat > 0 && static_cast<double>(now) > kPipelinesContend * static_cast<double>(to_beat);
+    const bool hopeless = far && have && 2 * now - best.algorithm.claimed_time >= to_beat;
     if (!have || a.claimed_time < best.algorithm.claimed_time) {
       best.algorithm = std::move(a);
       best.chunks_per_npu = k;
       have = true;
       worse = 0;
       if (within_bound(t, best.algorithm, 1 + kChunkSearchSlack, bounds_of(o))) break;
-    } else if (++worse >= 2 || transfer_estimate(cc) > (int64_t{1} << 20)) {
+      if (hopeless) break;
+    } else if (++worse >= 2 || transfer_estimate(cc) > (int64_t{1} << 20) || far) {
       break;
     }
   }
@@ -230,7 +238,7 @@ Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collect
       !within_bound(t, best.algorithm, kComposeAbove, bounds_of(o)) &&
       !(o.deadline && o.deadline->reached())) {
     Made<ChunkingResult> made_composed =
-        composed_auto_chunks(t, c, total_bytes, o, max_chunks_per_npu);
+        composed_auto_chunks(t, c, total_bytes, o, max_chunks_per_npu, best.algorithm.claimed_time);
     if (ChunkingResult* composed = made(made_composed)) {
       best.tried.insert(best.tried.end(), composed->tried.begin(), composed->tried.end());
       if (composed->algorithm.claimed_time < best.algorithm.claimed_time) {
@@ -520,7 +528,9 @@ class FlatSearch {
         // Under 0.5 % from doubling: enough.
         const bool close = c.kind != CollectiveKind::AllReduce &&
                            within_bound(t_, best.algorithm, kDoublingEnough, bounds_of(o_));
-        if ((++idle >= 2 && !far) || m != SynthMethod::PlanPipeline || close) break;
+        // Not gaining, and over kPipelinesContend of the fastest: the next count is no nearer.
+        if ((++idle >= 2 && !far) || m != SynthMethod::PlanPipeline || close || !contending(now))
+          break;
         extended = true;
       }
       quiet.pipelines.variants = 0;
