@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "astra/et_set.hpp"
 #include "astra/ns3_network.hpp"
@@ -197,13 +198,10 @@ std::string run_script(const synth::Algorithm& a, const topo::Topology& t,
                 "# link's full bandwidth: transfers that share a link at fractional rates take "
                 "longer there)",
                 format_time(bundle.claimed_time))
-          : fmt::format("{}; run as ASTRA-sim runs it: {}{}", format_time(bundle.claimed_time),
-                        format_time(bundle.collective.time),
-                        bundle.exact_network     ? ""
-                        : bundle.below_bound < 0 ? " (on the nearest network)"
-                                                 : fmt::format(" (on the nearest network, below "
-                                                               "the topology's lower bound of {})",
-                                                               format_time(bundle.below_bound)));
+          : fmt::format(
+                "{}; run as ASTRA-sim runs it: {}{}", format_time(bundle.claimed_time),
+                format_time(bundle.collective.time),
+                bundle.exact_network ? "" : fmt::format(" ({})", nearest_network_words(bundle)));
   return fmt::format(
       "#!/bin/sh\n"
       "# Runs {} in ASTRA-sim's analytical network, {}.\n"
@@ -252,21 +250,30 @@ std::string ns3_run_script(const synth::Algorithm& a, const topo::Topology& t,
       topo::shell_quoted("workload/" + stem, "the workload's file name"));
 }
 
-// Whether the bundle runs on ns-3: asked, or (Auto) the topology is no ASTRA-sim dimensions and
-// ns-3 can hold it (no router NPUs; said in `bundle` when it cannot).
-bool runs_on_ns3(AstraNetwork network, const topo::Topology& t, AstraBundle& bundle) {
-  if (network != AstraNetwork::Auto) return network == AstraNetwork::Ns3;
-  if (astra_dimensions(t)) return false;
+// The ns-3 topology file when the bundle runs on ns-3: asked (throws when ns-3 cannot hold the
+// topology), or (Auto) the topology is no ASTRA-sim dimensions and ns-3 can hold it (no router
+// NPUs; said in `bundle` when it cannot).
+std::optional<Ns3Topology> ns3_if_runs(AstraNetwork network, const topo::Topology& t,
+                                       AstraBundle& bundle) {
+  if (network == AstraNetwork::Ns3) return ns3_topology(t);
+  if (network == AstraNetwork::Analytical || astra_dimensions(t)) return std::nullopt;
   try {
-    ns3_topology(t);
-    return true;
+    return ns3_topology(t);
   } catch (const Error& e) {
     bundle.notes.push_back(
         fmt::format("written for the analytical network, not ns-3: {}", e.what()));
-    return false;
+    return std::nullopt;
   }
 }
 }  // namespace
+
+std::string nearest_network_words(const AstraBundle& b) {
+  return b.below_bound < 0 ? "on the nearest network"
+                           : fmt::format(
+                                 "on the nearest network, below the topology's lower "
+                                 "bound of {}",
+                                 format_time(b.below_bound));
+}
 
 AstraNetwork parse_astra_network(std::string_view name) {
   if (name == "auto") return AstraNetwork::Auto;
@@ -281,7 +288,8 @@ AstraBundle stage_astra_bundle(const synth::Algorithm& a, const topo::Topology& 
   const synth::Collective& c = a.collective;
   const std::string name = custom_collective_name(c, t);
   AstraBundle bundle;
-  bundle.ns3 = runs_on_ns3(options.network, t, bundle);
+  const std::optional<Ns3Topology> ns3 = ns3_if_runs(options.network, t, bundle);
+  bundle.ns3 = ns3.has_value();
   chakra::GraphOptions graph_options = options.graph;
   if (bundle.ns3) graph_options.link_waits = chakra::LinkWaits::Queue;
   const chakra::CollectiveGraphPlan graph(a, t, graph_options);
@@ -290,11 +298,9 @@ AstraBundle stage_astra_bundle(const synth::Algorithm& a, const topo::Topology& 
   // The network: the topology's dimensions, or the nearest (then ASTRA-sim's times are its own),
   // or ns-3's files.
   Network network;
-  Ns3Topology ns3;
-  if (bundle.ns3) {
-    ns3 = ns3_topology(t);
-    bundle.exact_network = ns3.notes.empty();
-    bundle.notes.insert(bundle.notes.end(), ns3.notes.begin(), ns3.notes.end());
+  if (ns3) {
+    bundle.exact_network = ns3->notes.empty();
+    bundle.notes.insert(bundle.notes.end(), ns3->notes.begin(), ns3->notes.end());
     for (std::string& note : ns3_route_notes(a, t)) bundle.notes.push_back(std::move(note));
     bundle.collective.time = -1;
     bundle.ns3_estimate = ns3_estimate(a, t);
@@ -342,8 +348,8 @@ AstraBundle stage_astra_bundle(const synth::Algorithm& a, const topo::Topology& 
                               system_json(c.kind, network.dims.size(), options));
   if (bundle.ns3) {
     // The backend reads a flow file and a trace file besides the topology: none of either.
-    topo::write_file_atomically(out.stage(rel("ns3/topology.txt")), ns3.text);
-    topo::write_file_atomically(out.stage(rel("ns3/config.txt")), ns3_config(ns3, "ns3"));
+    topo::write_file_atomically(out.stage(rel("ns3/topology.txt")), ns3->text);
+    topo::write_file_atomically(out.stage(rel("ns3/config.txt")), ns3_config(*ns3, "ns3"));
     topo::write_file_atomically(out.stage(rel("ns3/flow.txt")), "0\n");
     topo::write_file_atomically(out.stage(rel("ns3/trace.txt")), "0\n");
     topo::write_file_atomically(

@@ -74,6 +74,10 @@ struct AstraBundle {
   bool congestion_aware = false;
 };
 
+// How an analytical bundle on the nearest network (not exact_network) says so: "on the nearest
+// network", with the topology's lower bound when ASTRA-sim's time there is below it.
+std::string nearest_network_words(const AstraBundle& b);
+
 // Stages the folder's files under `subdir` of `out`. Throws tenet::Error when ASTRA-sim cannot run
 // the algorithm as a custom collective (Broadcast, Reduce, Gather, Scatter; relays outside the
 // ranks) or the workload cannot be read; nothing is staged then.

@@ -135,13 +135,10 @@ void stage_astra_sim(const synth::Algorithm& a, const topo::Topology& t, topo::O
                   ", on ASTRA-sim's congestion-aware network, which Tenet does not emulate "
                   "(Tenet: {})",
                   format_time(b.claimed_time))
-            : fmt::format("; the collective there: {} (Tenet: {}){}",
-                          format_time(b.collective.time), format_time(b.claimed_time),
-                          b.exact_network     ? ""
-                          : b.below_bound < 0 ? " on the nearest network"
-                                              : fmt::format(" on the nearest network, below the "
-                                                            "topology's lower bound of {}",
-                                                            format_time(b.below_bound)));
+            : fmt::format(
+                  "; the collective there: {} (Tenet: {}){}", format_time(b.collective.time),
+                  format_time(b.claimed_time),
+                  b.exact_network ? "" : fmt::format(" {}", astra::nearest_network_words(b)));
     out.astra_notes.push_back(
         fmt::format("run it: {} ({} names the binary){}",
                     topo::shell_quoted(dir + "/astra-sim/run.sh", "the export folder"),
