@@ -35,6 +35,8 @@ struct SimArgs {
   int64_t batch = 0, sequence = 0;
   double peak_perf = 0;           // --peak-perf, TFLOP/s; 0: the default or system.json's
   double compute_efficiency = 0;  // --compute-efficiency; 0: 1 (peak)
+  double memory_efficiency = 0;   // --memory-efficiency; 0: 1 (the whole bandwidth)
+  bool one_replica = false;       // --one-replica
   bool json = false;
   bool step_costs = true;  // --step-costs
   CacheArgs cache;         // --cache, --no-cache
@@ -129,23 +131,31 @@ struct SimWorkload {
   std::vector<chakra::EtFile> files;
   std::string name;
   std::optional<sim::TraceSummary> summary;  // for a Chakra ET workload
+  int ranks = 0;  // the workload's ranks when the files are one replica's (--one-replica)
 };
 
 SimWorkload load_workload(const SimArgs& args, const topo::Topology& t) {
   SimWorkload w;
   w.name = args.workload;
   const auto& presets = sim::model_presets();
-  if (std::find(presets.begin(), presets.end(), args.workload) != presets.end()) {
+  if (sim::is_model_preset(args.workload)) {
     if (args.deps != "auto" || args.replicate > 0 || !args.comm_groups.empty())
       throw Error(
           "--deps, --replicate and --comm-groups apply to a Chakra ET workload, not to a model "
           "preset");
     sim::PresetIteration it =
         sim::preset_iteration(args.workload, t.num_npus(), args.tp, args.pp, args.microbatches,
-                              args.schedule, {args.batch, args.sequence});
+                              args.schedule, {args.batch, args.sequence}, args.one_replica);
     w.files = std::move(it.files);
     w.name = std::move(it.name);
+    if (args.one_replica) {
+      w.ranks = t.num_npus();
+      w.name += fmt::format("; replica 1 of {} simulated, the others mirroring it",
+                            t.num_npus() / static_cast<int>(w.files.size()));
+    }
   } else {
+    if (args.one_replica)
+      throw Error("--one-replica applies to a model preset, whose replicas are identical");
     std::error_code ec;
     if (args.workload.find('/') == std::string::npos &&
         !std::filesystem::exists(chakra::et_path(args.workload, 0), ec))
@@ -195,6 +205,7 @@ sim::SimConfig sim_config(const SimArgs& args, std::vector<std::string>& system_
   // Given here, they win over system.json's peak-perf.
   if (args.peak_perf > 0) cfg.peak_flops = args.peak_perf * 1e12;
   if (args.compute_efficiency > 0) cfg.compute_efficiency = args.compute_efficiency;
+  if (args.memory_efficiency > 0) cfg.memory_efficiency = args.memory_efficiency;
   cfg.trace = !args.trace.empty();
   return cfg;
 }
@@ -299,6 +310,7 @@ void print_json(const SimArgs& args, const SimWorkload& w, const sim::SimConfig&
   j["compute"] = {
       {"peak_flops_per_npu", cfg.peak_flops},
       {"efficiency", cfg.compute_efficiency},
+      {"memory_efficiency", cfg.memory_efficiency},
       {"roofline", cfg.roofline},
       {"flops", r.flops},
       {"mfu", cfg.roofline ? nlohmann::json(sim::model_flops_utilization(r, cfg.peak_flops))
@@ -380,9 +392,11 @@ void print_text(const SimArgs& args, const topo::Topology& t, const SimWorkload&
   if (r.flops > 0 && cfg.roofline)
     fmt::print(
         "compute         MFU {:.1f} % ({:.4g} FLOP of COMP nodes over {} ranks x {} at {:.4g} "
-        "TFLOP/s each); COMP nodes run at {:.3g} % of the peak (--compute-efficiency)\n",
+        "TFLOP/s each); COMP nodes run at {:.3g} % of the peak (--compute-efficiency), their "
+        "bytes at {:.3g} % of {} (--memory-efficiency)\n",
         100 * sim::model_flops_utilization(r, cfg.peak_flops), r.flops, r.ranks.size(),
-        format_time(r.iteration), cfg.peak_flops / 1e12, 100 * cfg.compute_efficiency);
+        format_time(r.iteration), cfg.peak_flops / 1e12, 100 * cfg.compute_efficiency,
+        100 * cfg.memory_efficiency, format_bandwidth(cfg.memory_bandwidth));
   else if (r.flops > 0)
     fmt::print(
         "compute         no MFU: COMP nodes replay their durations, 1 ns where they have none (no "
@@ -425,6 +439,7 @@ void run_sim(const SimArgs& args) {
   const SimWorkload w = load_workload(args, t);
   std::vector<std::string> system_notes;
   sim::SimConfig cfg = sim_config(args, system_notes);
+  cfg.workload_ranks = w.ranks;
   if (cfg.network == sim::NetworkKind::Packet) say_packet_estimate(w.files, cfg.packet);
   const std::unique_ptr<synth::AlgorithmCache> cache = open_cache(args.cache);
   cfg.cache = cache.get();
@@ -451,10 +466,14 @@ void run_sim(const SimArgs& args) {
 
 // What to simulate, and on which topology.
 void add_workload_flags(CLI::App* cmd, SimArgs& args) {
-  cmd->add_option("-w,--workload", args.workload,
-                  "Chakra ET prefix (<prefix>.<rank>.et), or a model preset run data-parallel over "
-                  "every NPU: " +
-                      fmt::format("{}", fmt::join(sim::model_presets(), ", ")))
+  cmd->add_option(
+         "-w,--workload", args.workload,
+         "Chakra ET prefix (<prefix>.<rank>.et), or a model preset run data-parallel over "
+         "every NPU: " +
+             fmt::format("{}", fmt::join(sim::model_presets(), ", ")) +
+             ", or a Megatron-LM GPT of your shape: gpt:layers=L,hidden=H,heads=A[,vocab=V]"
+             "\n(default vocabulary 51200; Megatron's FLOPs, tensor-parallel All-Reduces, "
+             "activation\nrecomputation and scattered stage boundaries: docs/simulation.md)")
       ->required();
   cmd->add_option("-t,--topo", args.topology, "Topology file or generator spec")->required();
   add_step_costs_flag(cmd, args.step_costs);
@@ -598,6 +617,19 @@ void add_compute_flags(CLI::App* cmd, SimArgs& args) {
                   "summary\n"
                   "prints the run's MFU")
       ->check(CLI::Range(1e-6, 1.0));
+  cmd->add_option(
+         "--memory-efficiency", args.memory_efficiency,
+         "The share of the memory bandwidth (2.039 TB/s, an A100 80 GB's HBM2e; a --system "
+         "file's\nlocal-mem-bw) a COMP node's bytes move at, in (0, 1] (default 1): the "
+         "elementwise kernels\nof a gpt: model are bound by it, its matmuls by "
+         "--compute-efficiency")
+      ->check(CLI::Range(1e-6, 1.0));
+  cmd->add_flag("--one-replica", args.one_replica,
+                "For a model preset with data parallelism: simulate its first replica only, every "
+                "other\nmirroring it (their collectives run over every replica). On the "
+                "analytical network (the\nonly one it is allowed on) the iteration is the whole "
+                "run's: identical replicas reach each\ncollective together and do not share "
+                "links. Per-rank and link figures are the replica's");
 }
 
 // ASTRA-sim's system settings.

@@ -28,7 +28,9 @@ void add_workload_gen_command(CLI::App& app) {
                                      "x pipeline parallel, as <output>.<rank>.et\n"
                                      "(rank = t + TP * (p + PP * d))");
   gen->add_option("-m,--model", model,
-                  fmt::format("Model preset: {}", fmt::join(sim::model_presets(), ", ")))
+                  fmt::format("Model preset: {}, or gpt:layers=L,hidden=H,heads=A[,vocab=V] (a "
+                              "Megatron-LM GPT)",
+                              fmt::join(sim::model_presets(), ", ")))
       ->capture_default_str();
   gen->add_option("--dp", dp, "Data-parallel replicas")
       ->capture_default_str()

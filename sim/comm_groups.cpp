@@ -38,6 +38,8 @@ const Group& CommGroups::of(int r, const chakra::Node& n) {
       g.members = std::move(members);
       g.sorted = g.members;
       std::sort(g.sorted.begin(), g.sorted.end());
+      for (int m : g.members)
+        if (m < files_) g.present.push_back(m);
     }
     known = texts_.emplace(text, &g).first;
   }

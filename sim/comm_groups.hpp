@@ -15,6 +15,8 @@ namespace tenet::sim::detail {
 struct Group {
   int id = 0;
   std::vector<int> members, sorted;
+  // The members that have a file (all, unless SimConfig::workload_ranks mirrors the rest).
+  std::vector<int> present;
 };
 
 // The groups of a workload of `ranks` ranks, read from the collectives' tenet_ranks attribute
@@ -23,7 +25,9 @@ struct Group {
 // all before the first event.
 class CommGroups {
  public:
-  CommGroups(std::string workload_name, int ranks) : name_(std::move(workload_name)), p_(ranks) {}
+  // `files`: the ranks with a file (ranks 0 .. files - 1); the others mirror them.
+  CommGroups(std::string workload_name, int ranks, int files)
+      : name_(std::move(workload_name)), p_(ranks), files_(files) {}
   // The group of collective node `n` of rank `r`. Throws tenet::Error (naming the node) when a
   // member is not a rank of the workload, or the group does not include `r`.
   const Group& of(int r, const chakra::Node& n);
@@ -31,7 +35,7 @@ class CommGroups {
 
  private:
   std::string name_;
-  int p_;
+  int p_, files_;
   std::map<std::vector<int>, Group> groups_;                  // by members, in order
   std::map<std::optional<std::string>, const Group*> texts_;  // by tenet_ranks text, if any
 };

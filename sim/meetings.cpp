@@ -47,7 +47,7 @@ void Meetings::arrive(int r, size_t i, const chakra::Node& n) {
   Meeting& meeting = meeting_of(r, n);
   if (meeting.arrived.empty()) meeting.first_arrival = events_.now();
   meeting.arrived.emplace_back(r, i);
-  if (meeting.arrived.size() < meeting.members.size()) return;
+  if (meeting.arrived.size() < meeting.present.size()) return;
   ++collectives_;
   Meeting* m = &meeting;
   m->began = events_.now();
@@ -72,6 +72,7 @@ Meeting& Meetings::meeting_of(int r, const chakra::Node& n) {
     meeting->first = &n;
     meeting->k = k;
     meeting->members = members;
+    meeting->present = group.present;
     meeting->group = group.id;
     meeting->group_kind =
         chakra::string_attr(n, "tenet_group").value_or(synth::format_ranks(members));
@@ -170,13 +171,19 @@ const std::vector<DimensionPhase>& Meetings::phases_of(const synth::Algorithm& a
   return found->second;
 }
 
-void Meetings::done(const Meeting& m) {
+void Meetings::done(Meeting& m) {
   const CollectiveRow* row = nullptr;
   if (!m.runs.empty()) {
-    calls_.add(m.row, m.members, m.first_arrival, m.began, events_.now());
+    calls_.add(m.row, m.present, m.first_arrival, m.began, events_.now());
     row = &calls_.at(m.row);
   }
   for (auto [rr, ri] : m.arrived) finish_(rr, ri, row);
+  // Its runs hold their admission's per-link state (a few hundred KB on a cluster of thousands of
+  // links): released once done, after the run that called here has returned.
+  events_.schedule_after(0, [&m] {
+    m.runs.clear();
+    m.queues.reset();
+  });
 }
 
 std::optional<std::string> overload_warning(const NetworkReport& n) {

@@ -26,6 +26,7 @@ namespace tenet::sim::detail {
 // One collective of one group: the k-th that group's members reach.
 struct Meeting : CollectiveCall {
   std::vector<std::pair<int, size_t>> arrived;  // (rank, node)
+  std::vector<int> present;             // the members with a file (Group::present): who must arrive
   const chakra::Node* first = nullptr;  // the first member's node (what the rest must match)
   int k = 0;                            // the group's k-th collective
   bool barrier = false;
@@ -76,7 +77,7 @@ class Meetings {
   Meeting& meeting_of(int r, const chakra::Node& n);
   void check_same(const Meeting& m, int r, const chakra::Node& n) const;
   void start(Meeting* m);
-  void done(const Meeting& m);
+  void done(Meeting& m);
   // The phases of a native collective's algorithm, found once (dimension_phases).
   const std::vector<DimensionPhase>& phases_of(const synth::Algorithm& a);
 

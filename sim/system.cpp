@@ -37,7 +37,8 @@ class Simulator {
         name_(std::move(name)),
         router_(t),
         p_(static_cast<int>(w.size())),
-        groups_(name_, p_),
+        total_(c.workload_ranks > 0 ? c.workload_ranks : p_),
+        groups_(name_, total_, p_),
         source_(t, c, name_) {}
 
   SimResult run() {
@@ -45,7 +46,7 @@ class Simulator {
     net_ = make_network(cfg_.network, t_, events_, cfg_.packet);
     net_->keep_activity(cfg_.link_activity || cfg_.trace);
     meetings_ = std::make_unique<detail::Meetings>(
-        t_, cfg_, p_, groups_, source_, *net_, events_,
+        t_, cfg_, total_, groups_, source_, *net_, events_,
         [this](int r, size_t i, const CollectiveRow* row) { complete_comm(r, i, row); });
     stats_.assign(p_, {});
     compute_.assign(p_, {});
@@ -99,6 +100,16 @@ class Simulator {
   };
 
   void validate() {
+    if (cfg_.workload_ranks > 0) {
+      if (cfg_.network != NetworkKind::Analytical)
+        throw Error(fmt::format(
+            "{}: simulating one data-parallel replica for all needs the analytical network, where "
+            "replicas do not meet each other's traffic; on the {} network run every replica",
+            name_, to_string(cfg_.network)));
+      if (cfg_.workload_ranks < p_ || cfg_.workload_ranks > t_.num_npus())
+        throw Error(fmt::format("{}: a workload of {} ranks, {} of them with files, on {} NPUs",
+                                name_, cfg_.workload_ranks, p_, t_.num_npus()));
+    }
     std::vector<detail::RankGraph> graphs = detail::read_workload(t_, w_, name_, groups_);
     ranks_.resize(p_);
     for (int r = 0; r < p_; ++r) {
@@ -184,7 +195,8 @@ class Simulator {
           fmt::format("{} takes {:.4g} s, past the 2^63 ps (106 days) a simulated time holds", term,
                       seconds));
     };
-    const double memory_s = static_cast<double>(bytes) / static_cast<double>(cfg_.memory_bandwidth);
+    const double memory_s = static_cast<double>(bytes) /
+                            (static_cast<double>(cfg_.memory_bandwidth) * cfg_.memory_efficiency);
     const double memory_ps = std::ceil(memory_s * static_cast<double>(kPicosPerSecond));
     if (!(memory_ps < kLongest))
       throw too_long(memory_s, fmt::format("tensor_size {} B at a memory bandwidth of {}", bytes,
@@ -411,7 +423,8 @@ class Simulator {
   const SimConfig& cfg_;
   std::string name_;
   topo::Router router_;
-  const int p_;
+  const int p_;      // ranks with a file
+  const int total_;  // the workload's ranks (SimConfig::workload_ranks)
   EventQueue events_;
   std::unique_ptr<Network> net_;
   std::vector<Rank> ranks_;
@@ -475,6 +488,10 @@ SimResult simulate(const topo::Topology& t, const std::vector<chakra::EtFile>& w
   if (!(config.compute_efficiency > 0 && config.compute_efficiency <= 1))
     throw Error(fmt::format("{}: a compute efficiency of {} is not a share of the peak in (0, 1]",
                             name, config.compute_efficiency));
+  if (!(config.memory_efficiency > 0 && config.memory_efficiency <= 1))
+    throw Error(
+        fmt::format("{}: a memory efficiency of {} is not a share of the bandwidth in (0, 1]", name,
+                    config.memory_efficiency));
   if (config.network == NetworkKind::Packet && config.packet.mtu > 0) {
     const uint64_t packets = estimate_packets(workload, config.packet.mtu);
     if (packets > config.packet.max_packets) {

@@ -67,6 +67,10 @@ struct SimConfig {
   // roofline-enabled.
   bool roofline = true;
   Bandwidth memory_bandwidth = 2'039'000'000'000;  // per NPU, B/s (A100 80 GB HBM2e)
+  // The share of memory_bandwidth a COMP node's bytes (tensor_size) move at in the roofline: (0,
+  // 1]. With compute_efficiency, the compute model's two kinds of kernel: matmuls, bound by their
+  // operations, and elementwise kernels (no operations), bound by their bytes.
+  double memory_efficiency = 1;
   // MEM nodes go to remote memory instead of the compute stream (local memory) when set.
   std::optional<RemoteMemory> remote_memory;
   // Producer per collective: "tenet" (the synthesizer) or a baseline name; default "tenet".
@@ -113,6 +117,13 @@ struct SimConfig {
     bool newest_first = true;
   };
   std::map<synth::CollectiveKind, Splits> dataset_splits;
+  // The whole workload's ranks when the files given hold only its first data-parallel replica
+  // (Parallelism::first_replica_only): ranks from the files' count up to this one mirror it, each
+  // reaching every collective when its present members do, so a collective over replicas runs
+  // over all of them. That is the whole workload's run wherever the replicas are identical and do
+  // not meet each other's traffic: on the analytical network, which does not share links (the
+  // only network it is allowed on). 0: every rank has a file.
+  int workload_ranks = 0;
   bool trace = false;                    // keep the per-node timeline
   std::function<void(double)> progress;  // called with the fraction of nodes done, now and then
   // Where synthesized algorithms are kept across runs (synth/cache/algorithm_cache.hpp; owned by

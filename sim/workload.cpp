@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 
+#include "sim/gpt_model.hpp"
 #include "sim/system.hpp"
 #include "topo/error.hpp"
 #include "topo/limits.hpp"
@@ -17,6 +19,12 @@ const std::vector<std::string>& model_presets() {
   static const std::vector<std::string> names{"resnet50", "gpt3-175b", "transformer-1t", "dlrm",
                                               "moe-gpt"};
   return names;
+}
+
+bool is_model_preset(const std::string& name) {
+  const auto& names = model_presets();
+  return std::find(names.begin(), names.end(), name) != names.end() ||
+         parse_gpt_spec(name).has_value();
 }
 
 namespace {
@@ -47,7 +55,8 @@ Model transformer(const std::string& name, int layers, double d, double tokens) 
 
 namespace {
 bool has_sequences(const std::string& preset) {
-  return preset == "gpt3-175b" || preset == "transformer-1t" || preset == "moe-gpt";
+  return preset == "gpt3-175b" || preset == "transformer-1t" || preset == "moe-gpt" ||
+         parse_gpt_spec(preset).has_value();
 }
 const char* sample_word(const std::string& preset) {
   return preset == "resnet50" ? "images" : preset == "dlrm" ? "queries" : "sequences";
@@ -122,6 +131,9 @@ Model model_preset(const std::string& name, BatchShape shape) {
   }
   const double tokens = static_cast<double>(std::max<int64_t>(shape.batch, 1) *
                                             (shape.sequence > 0 ? shape.sequence : 2048));
+  if (const std::optional<GptShape> gpt = parse_gpt_spec(name))
+    return gpt_model(name, *gpt, std::max<int64_t>(shape.batch, 1),
+                     shape.sequence > 0 ? shape.sequence : 2048);
   if (name == "gpt3-175b") return transformer(name, 96, 12288, tokens);
   if (name == "transformer-1t") return transformer(name, 128, 25600, tokens);
   if (name == "moe-gpt") {
@@ -164,12 +176,12 @@ namespace {
 
 class Generator {
  public:
-  Generator(const Model& m, const Parallelism& par) : m_(m), par_(par), files_(par.ranks()) {
+  Generator(const Model& m, const Parallelism& par) : m_(m), par_(par), files_(par.files()) {
     for (auto& f : files_) f.metadata.set_version("0.0.4");
   }
 
   std::vector<chakra::EtFile> run() {
-    for (int d = 0; d < par_.dp; ++d)
+    for (int d = 0; d < (par_.first_replica_only ? 1 : par_.dp); ++d)
       for (int p = 0; p < par_.pp; ++p)
         for (int t = 0; t < par_.tp; ++t) rank_program(t, p, d);
     return std::move(files_);
@@ -240,63 +252,83 @@ class Generator {
     auto tag = [&](int mb, int dir, int s) {
       return static_cast<uint64_t>(((mb * 2 + dir) * par_.pp + s) * par_.tp + t + 1);
     };
+    // A layer's forward (or its recomputation): its matmuls, its elementwise kernels, and the
+    // All-Reduce of its output over the tensor-parallel group.
+    auto layer_forward = [&](const Layer& layer, double flops, const std::string& what,
+                             std::vector<uint64_t> in) {
+      uint64_t out =
+          compute(what, flops / split, layer.activations / static_cast<Bytes>(split), in);
+      if (const Bytes moved = elementwise(layer, 1); moved > 0)
+        out = compute(what + " elementwise", 0, moved, {out});
+      if (par_.tp > 1)
+        out = collective(r, ChakraProtoMsg::ALL_REDUCE, "tp all-reduce " + what,
+                         layer.activations / mbs, tp_group, "tp", out);
+      return out;
+    };
+    // A stage boundary of `bytes` per micro-batch: whole from each tensor-parallel rank, or its
+    // 1/TP share, All-Gathered after it arrives (Model::scatter_boundaries).
+    const bool scatter = m_.scatter_boundaries && par_.tp > 1;
+    auto on_wire = [&](Bytes bytes) {
+      return std::max<Bytes>(scatter ? bytes / par_.tp : bytes, 1);
+    };
+    auto receive = [&](const std::string& what, int peer, Bytes bytes, uint64_t tag_value) {
+      chakra::Node& rv = node(r, ChakraProtoMsg::COMM_RECV_NODE, "recv " + what);
+      chakra::set_int(rv, "comm_src", static_cast<int64_t>(peer));
+      chakra::set_int(rv, "comm_size", static_cast<int64_t>(on_wire(bytes)));
+      chakra::set_int(rv, "comm_tag", static_cast<int64_t>(tag_value));
+      if (!scatter) return rv.id();
+      return collective(r, ChakraProtoMsg::ALL_GATHER, "tp all-gather " + what, on_wire(bytes),
+                        tp_group, "tp", rv.id());
+    };
+    auto send = [&](const std::string& what, int peer, Bytes bytes, uint64_t tag_value,
+                    uint64_t after) {
+      chakra::Node& sn = node(r, ChakraProtoMsg::COMM_SEND_NODE, "send " + what);
+      sn.add_data_deps(after);
+      chakra::set_int(sn, "comm_dst", static_cast<int64_t>(peer));
+      chakra::set_int(sn, "comm_size", static_cast<int64_t>(on_wire(bytes)));
+      chakra::set_int(sn, "comm_tag", static_cast<int64_t>(tag_value));
+    };
     const Bytes boundary = m_.layers[last - 1].activations / static_cast<Bytes>(mbs);
+    const Bytes entry = first > 0 ? m_.layers[first - 1].activations / static_cast<Bytes>(mbs) : 0;
     auto forward = [&](int mb) {
       std::vector<uint64_t> in;
-      if (p > 0) {
-        chakra::Node& rv =
-            node(r, ChakraProtoMsg::COMM_RECV_NODE, fmt::format("recv activations mb{}", mb));
-        chakra::set_int(rv, "comm_src", static_cast<int64_t>(rank_of(t, p - 1, d)));
-        chakra::set_int(
-            rv, "comm_size",
-            static_cast<int64_t>(std::max<Bytes>(m_.layers[first - 1].activations / mbs, 1)));
-        chakra::set_int(rv, "comm_tag", tag(mb, 0, p));
-        in.push_back(rv.id());
-      }
+      if (p > 0)
+        in.push_back(receive(fmt::format("activations mb{}", mb), rank_of(t, p - 1, d), entry,
+                             tag(mb, 0, p)));
       for (size_t l = first; l < last; ++l) {
         const Layer& layer = m_.layers[l];
-        uint64_t out =
-            compute(fmt::format("fwd {} mb{}", layer.name, mb), layer.forward_flops / split,
-                    layer.activations / static_cast<Bytes>(split), in);
-        if (par_.tp > 1)
-          out = collective(r, ChakraProtoMsg::ALL_REDUCE,
-                           fmt::format("tp all-reduce fwd {} mb{}", layer.name, mb),
-                           layer.activations / mbs, tp_group, "tp", out);
+        uint64_t out = layer_forward(layer, layer.forward_flops,
+                                     fmt::format("fwd {} mb{}", layer.name, mb), in);
         if (layer.all_to_all > 0)
           out = collective(r, ChakraProtoMsg::ALL_TO_ALL,
                            fmt::format("all-to-all fwd {} mb{}", layer.name, mb),
                            layer.all_to_all / mbs, all, "ep", out, layer.traffic);
         in = {out};
       }
-      if (p + 1 < par_.pp) {
-        chakra::Node& s =
-            node(r, ChakraProtoMsg::COMM_SEND_NODE, fmt::format("send activations mb{}", mb));
-        s.add_data_deps(in[0]);
-        chakra::set_int(s, "comm_dst", static_cast<int64_t>(rank_of(t, p + 1, d)));
-        chakra::set_int(s, "comm_size", static_cast<int64_t>(std::max<Bytes>(boundary, 1)));
-        chakra::set_int(s, "comm_tag", tag(mb, 0, p + 1));
-      }
+      if (p + 1 < par_.pp)
+        send(fmt::format("activations mb{}", mb), rank_of(t, p + 1, d), boundary, tag(mb, 0, p + 1),
+             in[0]);
       forward_out_[mb] = in[0];
     };
     auto backward = [&](int mb) {
       std::vector<uint64_t> in{forward_out_[mb]};
-      if (p + 1 < par_.pp) {
-        chakra::Node& rv =
-            node(r, ChakraProtoMsg::COMM_RECV_NODE, fmt::format("recv gradients mb{}", mb));
-        chakra::set_int(rv, "comm_src", static_cast<int64_t>(rank_of(t, p + 1, d)));
-        chakra::set_int(rv, "comm_size", static_cast<int64_t>(std::max<Bytes>(boundary, 1)));
-        chakra::set_int(rv, "comm_tag", tag(mb, 1, p));
-        in.push_back(rv.id());
-      }
+      if (p + 1 < par_.pp)
+        in.push_back(receive(fmt::format("gradients mb{}", mb), rank_of(t, p + 1, d), boundary,
+                             tag(mb, 1, p)));
       for (size_t l = last; l-- > first;) {
         const Layer& layer = m_.layers[l];
         if (layer.all_to_all > 0)
           in = {collective(r, ChakraProtoMsg::ALL_TO_ALL,
                            fmt::format("all-to-all bwd {} mb{}", layer.name, mb),
                            layer.all_to_all / mbs, all, "ep", in.back(), layer.traffic)};
-        uint64_t out =
-            compute(fmt::format("bwd {} mb{}", layer.name, mb), layer.backward_flops / split,
-                    layer.activations / static_cast<Bytes>(split), in);
+        if (layer.recompute_flops > 0)
+          in = {layer_forward(layer, layer.recompute_flops,
+                              fmt::format("recompute {} mb{}", layer.name, mb), in)};
+        const std::string what = fmt::format("bwd {} mb{}", layer.name, mb);
+        uint64_t out = compute(what, layer.backward_flops / split,
+                               layer.activations / static_cast<Bytes>(split), in);
+        if (const Bytes moved = elementwise(layer, 2); moved > 0)
+          out = compute(what + " elementwise", 0, moved, {out});
         if (par_.tp > 1)
           out = collective(r, ChakraProtoMsg::ALL_REDUCE,
                            fmt::format("tp all-reduce bwd {} mb{}", layer.name, mb),
@@ -306,16 +338,9 @@ class Generator {
           collective(r, ChakraProtoMsg::ALL_REDUCE, fmt::format("dp all-reduce {}", layer.name),
                      layer.parameters / par_.tp, dp_group, "dp", out);
       }
-      if (p > 0) {
-        chakra::Node& s =
-            node(r, ChakraProtoMsg::COMM_SEND_NODE, fmt::format("send gradients mb{}", mb));
-        s.add_data_deps(in[0]);
-        chakra::set_int(s, "comm_dst", static_cast<int64_t>(rank_of(t, p - 1, d)));
-        chakra::set_int(
-            s, "comm_size",
-            static_cast<int64_t>(std::max<Bytes>(m_.layers[first - 1].activations / mbs, 1)));
-        chakra::set_int(s, "comm_tag", tag(mb, 1, p - 1));
-      }
+      if (p > 0)
+        send(fmt::format("gradients mb{}", mb), rank_of(t, p - 1, d), entry, tag(mb, 1, p - 1),
+             in[0]);
     };
     forward_out_.assign(mbs, 0);
     // The micro-batch whose backward comes last on this rank carries the DP All-Reduces: GPipe
@@ -334,6 +359,13 @@ class Generator {
       }
       for (; b < mbs; ++b) backward(b);
     }
+  }
+
+  // The bytes a tensor-parallel rank's elementwise kernels move in one micro-batch's pass of
+  // `layer`, `times` its forward's (Layer::elementwise_bytes).
+  Bytes elementwise(const Layer& layer, int times) const {
+    const Bytes mbs = par_.microbatches;
+    return times * (layer.elementwise_bytes / (mbs * par_.tp) + layer.replicated_bytes / mbs);
   }
 
   const Model& m_;
@@ -428,8 +460,10 @@ std::vector<chakra::EtFile> collective_microbenchmark(synth::CollectiveKind kind
 }
 
 PresetIteration preset_iteration(const std::string& preset, int npus, int tp, int pp,
-                                 int microbatches, const std::string& schedule, BatchShape asked) {
-  const Parallelism par = layout(npus, tp, pp, microbatches, parse_schedule(schedule));
+                                 int microbatches, const std::string& schedule, BatchShape asked,
+                                 bool first_replica_only) {
+  Parallelism par = layout(npus, tp, pp, microbatches, parse_schedule(schedule));
+  par.first_replica_only = first_replica_only;
   const BatchShape shape = batch_shape(preset, asked, par.microbatches);
   return {training_iteration(model_preset(preset, shape), par),
           fmt::format("{} (dp {} x tp {} x pp {}, {} micro-batch{}, {}; {})", preset, par.dp,

@@ -35,11 +35,23 @@ struct Layer {
   // hot:K) that Tenet's simulator deals each rank's bytes by (the collective's `tenet_traffic`
   // attribute; ASTRA-sim, which has no All-to-Allv, runs it even).
   std::string traffic = {};
+  // Forward FLOPs run again just before the layer's backward (activation recomputation, with the
+  // forward's tensor-parallel All-Reduce); 0: none.
+  double recompute_flops = 0;
+  // Bytes the layer's memory-bound (elementwise) kernels move in its forward, per replica and
+  // iteration: `elementwise_bytes` divides over the tensor-parallel ranks, `replicated_bytes` each
+  // of them moves whole. A COMP node of their own after the matmuls, with no operations (the
+  // roofline's memory term); the backward moves twice as much, a recomputation as much again.
+  Bytes elementwise_bytes = 0, replicated_bytes = 0;
 };
 
 struct Model {
   std::string name;
   std::vector<Layer> layers;
+  // Pipeline boundaries go scattered over the tensor-parallel ranks (Megatron-LM's scatter/gather,
+  // sim/gpt_model.hpp): each sends 1/TP of the boundary and the receiving stage All-Gathers it.
+  // false: every tensor-parallel rank sends the whole boundary.
+  bool scatter_boundaries = false;
 };
 
 // "resnet50" (25.6 M parameters in fp32, batch 64 per replica, grouped in 5 stages), "gpt3-175b"
@@ -50,6 +62,10 @@ struct Model {
 // before its backward, skewed as Zipf(1.2); DeepSpeed-MoE's GPT 1.3B base). Approximate: published
 // parameter counts and the 2/4 FLOPs-per-parameter-per-token rule, not a profile.
 const std::vector<std::string>& model_presets();
+// Whether `name` is a preset: one of model_presets(), or a Megatron-LM GPT of the user's shape
+// ("gpt:layers=24,hidden=2304,heads=24", sim/gpt_model.hpp; throws tenet::Error for a malformed
+// one).
+bool is_model_preset(const std::string& name);
 
 // A preset's per-replica work: `batch` samples (images, sequences, queries) per data-parallel
 // replica and iteration, of `sequence` tokens each (transformers only). 0: the preset's own
@@ -75,7 +91,12 @@ struct Parallelism {
   int dp = 1, tp = 1, pp = 1;
   int microbatches = 1;
   PipelineSchedule schedule = PipelineSchedule::OneFOneB;
+  // Only the first data-parallel replica's files (ranks 0 .. TP x PP - 1), its data-parallel
+  // collectives still naming every replica's rank: what SimConfig::workload_ranks simulates.
+  bool first_replica_only = false;
   int ranks() const { return dp * tp * pp; }
+  // The ranks that get a file.
+  int files() const { return first_replica_only ? tp * pp : ranks(); }
 };
 
 // "gpipe" or "1f1b"; throws tenet::Error naming both otherwise.
@@ -101,9 +122,10 @@ struct PresetIteration {
   std::vector<chakra::EtFile> files;
   std::string name;
 };
+// `first_replica_only`: Parallelism::first_replica_only.
 PresetIteration preset_iteration(const std::string& preset, int npus, int tp, int pp,
                                  int microbatches, const std::string& schedule,
-                                 BatchShape asked = {});
+                                 BatchShape asked = {}, bool first_replica_only = false);
 
 inline std::vector<chakra::EtFile> data_parallel(const Model& m, int ranks) {
   return training_iteration(m, Parallelism{ranks, 1, 1, 1, PipelineSchedule::OneFOneB});

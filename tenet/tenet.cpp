@@ -169,8 +169,7 @@ Simulation simulate(const Topology& t, const WorkloadSpec& w, const SimulationOp
   cfg.deadline = deadline.get();
 
   std::vector<chakra::EtFile> files;
-  const std::vector<std::string>& presets = sim::model_presets();
-  if (std::find(presets.begin(), presets.end(), w.workload) != presets.end()) {
+  if (sim::is_model_preset(w.workload)) {
     sim::PresetIteration it = sim::preset_iteration(
         w.workload, t.num_npus(), w.tp, w.pp, w.microbatches, w.schedule, {w.batch, w.sequence});
     files = std::move(it.files);

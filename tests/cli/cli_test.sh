@@ -417,6 +417,12 @@ check "sim no mfu without roofline" 0 "compute         no MFU: COMP nodes replay
 check "sim efficiency" 0 "TFLOP/s each); COMP nodes run at 50 % of the peak (--compute-efficiency)" -- "$T" sim --workload resnet50 --topo switch:4 --coll all-reduce=ring --peak-perf 100 --compute-efficiency 0.5
 check "sim efficiency json" 0 '"efficiency": 0.5' -- "$T" sim --workload resnet50 --topo switch:4 --coll all-reduce=ring --compute-efficiency 0.5 --json
 check "sim efficiency range" 2 "--compute-efficiency: Value 2 not in range" -- "$T" sim --workload resnet50 --topo switch:4 --compute-efficiency 2
+check "sim memory efficiency" 0 "their bytes at 50 % of 2.039 TB/s (--memory-efficiency)" -- "$T" sim --workload resnet50 --topo switch:4 --coll all-reduce=ring --memory-efficiency 0.5
+check "sim memory efficiency range" 2 "--memory-efficiency: Value 0 not in range" -- "$T" sim --workload resnet50 --topo switch:4 --memory-efficiency 0
+check "sim gpt one replica" 0 "replica 1 of 4 simulated, the others mirroring it, 2 ranks" -- "$T" sim --workload gpt:layers=2,hidden=256,heads=4 --topo nvcluster:2x4 --tp 2 --microbatches 2 --coll all-reduce=ring,all-gather=ring --one-replica
+check "sim gpt bad spec" 2 "model 'gpt:layers=2,hidden=256,heads=3': 3 heads do not divide the width 256" -- "$T" sim --workload gpt:layers=2,hidden=256,heads=3 --topo switch:4
+check "sim one replica needs analytical" 2 "simulating one data-parallel replica for all needs the analytical network" -- "$T" sim --workload gpt:layers=2,hidden=256,heads=4 --topo switch:4 --coll all-reduce=ring --one-replica --network analytical-congestion
+check "sim one replica preset only" 2 "--one-replica applies to a model preset" -- "$T" sim --workload "$tmp/nonexistent" --topo switch:4 --one-replica
 check "sim fractional micro-batch" 2 "a batch of 6 sequences per replica does not split into 4 micro-batches of whole sequences: give a batch that is a multiple of 4 (such as 4 or 8), or fewer micro-batches" -- "$T" sim --workload gpt3-175b --topo nvcluster:1x4 --tp 2 --pp 2 --microbatches 4 --batch 6
 check "workload gen fractional micro-batch" 2 "resnet50's own batch of 64 images per replica does not split into 3 micro-batches of whole images: give a batch that is a multiple of 3 (such as 63 or 66)" -- "$T" workload gen --model resnet50 --pp 2 --microbatches 3 -o "$tmp/wl/r4"
 check "sim batch on et" 2 "carries its own sizes" -- "$T" sim --workload "$tmp/wl/resnet" --topo ring:4 --batch 128
