@@ -82,6 +82,7 @@ struct SimRun {
   double max_link_utilization = 0;                  // busy time / iteration of the busiest link
   double seconds = 0;                               // wall-clock time of the simulation
   std::vector<sim::CollectiveRow> collective_rows;  // where the time went (SimResult's)
+  std::vector<sim::MessageRow> message_rows;        // and its point-to-point messages
 
   bool ok() const { return status == ResultStatus::Ok; }
 };
@@ -134,7 +135,10 @@ std::string report_markdown(const Suite& suite, const std::vector<Result>& resul
 // the maximum) in picoseconds, the busiest link's utilization, wall-clock seconds.
 std::string simulations_csv(const std::vector<SimRun>& runs);
 // One row per simulation and collective row (sim::CollectiveRow): the group kind, collective,
-// size, algorithm and method, calls, and the summed time, wait and exposed time in picoseconds.
+// size, algorithm and method, calls, and the summed time, wait and exposed time in picoseconds;
+// then a row per group kind of point-to-point messages (sim::MessageRow): collective
+// "point-to-point", calls the messages, size_bytes their bytes in all, time_ps the receivers'
+// waits and exposed_ps the part of them their compute sat idle.
 std::string simulation_collectives_csv(const std::vector<SimRun>& runs);
 // A table per topology and workload: the iteration per network backend and producer, and tenet's
 // speed-up over every other producer (their iteration / tenet's).

@@ -84,13 +84,19 @@ std::string simulation_collectives_csv(const std::vector<SimRun>& runs) {
   Table t({"topology", "workload", "network", "algorithm", "group", "groups", "collective",
            "size_bytes", "producer", "method", "chunks_per_npu", "calls", "time_ps", "wait_ps",
            "exposed_ps", "busiest_link", "busiest_link_busy_ps"});
-  for (const SimRun& r : runs)
+  for (const SimRun& r : runs) {
+    const std::string network(sim::to_string(r.network));
     for (const sim::CollectiveRow& c : r.collective_rows)
-      t.add_row({r.topology, r.workload, std::string(sim::to_string(r.network)), r.algorithm,
-                 c.group, std::to_string(c.groups), std::string(synth::to_string(c.kind)),
-                 std::to_string(c.bytes), c.algorithm, c.method, std::to_string(c.chunks_per_npu),
-                 std::to_string(c.calls), std::to_string(c.time), std::to_string(c.wait),
-                 std::to_string(c.exposed), c.busiest_link, std::to_string(c.busiest_busy)});
+      t.add_row({r.topology, r.workload, network, r.algorithm, c.group, std::to_string(c.groups),
+                 std::string(synth::to_string(c.kind)), std::to_string(c.bytes), c.algorithm,
+                 c.method, std::to_string(c.chunks_per_npu), std::to_string(c.calls),
+                 std::to_string(c.time), std::to_string(c.wait), std::to_string(c.exposed),
+                 c.busiest_link, std::to_string(c.busiest_busy)});
+    for (const sim::MessageRow& m : r.message_rows)
+      t.add_row({r.topology, r.workload, network, r.algorithm, m.group, "", "point-to-point",
+                 std::to_string(m.bytes), "", "", "", std::to_string(m.messages),
+                 std::to_string(m.wait), "", std::to_string(m.exposed), "", ""});
+  }
   return t.csv();
 }
 

@@ -32,6 +32,7 @@ namespace tenet::sim {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CollectiveRow, group, groups, kind, bytes, algorithm, method,
                                    chunks_per_npu, calls, time, wait, exposed, busiest_link,
                                    busiest_busy)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MessageRow, group, messages, bytes, wait, exposed)
 }  // namespace tenet::sim
 
 namespace tenet::bench {
@@ -76,7 +77,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Result, topology, npus, collective, size, chu
                                    build_seconds, from_cache, transfers, simulated)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SimRun, topology, npus, workload, network, algorithm, status,
                                    note, iteration, compute, communication, exposed, collectives,
-                                   events, max_link_utilization, seconds, collective_rows)
+                                   events, max_link_utilization, seconds, collective_rows,
+                                   message_rows)
 
 namespace {
 
@@ -238,6 +240,7 @@ SimRun run_simulation(const SimCase& c, const HarnessOptions& options) {
     }
     r.collectives = res.collectives;
     r.collective_rows = res.collective_rows;
+    r.message_rows = res.message_rows;
     r.events = res.events;
     for (Time b : res.link_busy)
       if (res.iteration > 0)

@@ -13,6 +13,7 @@
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
 #include "cli/sim_collectives.hpp"
+#include "sim/gpt_model.hpp"
 #include "sim/recorded_trace.hpp"
 #include "sim/system.hpp"
 #include "sim/workload.hpp"
@@ -204,8 +205,9 @@ sim::SimConfig sim_config(const SimArgs& args, std::vector<std::string>& system_
   }
   // Given here, they win over system.json's peak-perf.
   if (args.peak_perf > 0) cfg.peak_flops = args.peak_perf * 1e12;
-  if (args.compute_efficiency > 0) cfg.compute_efficiency = args.compute_efficiency;
-  if (args.memory_efficiency > 0) cfg.memory_efficiency = args.memory_efficiency;
+  const sim::KernelEfficiency defaults = sim::default_efficiency(args.workload);
+  cfg.compute_efficiency = args.compute_efficiency > 0 ? args.compute_efficiency : defaults.matmul;
+  cfg.memory_efficiency = args.memory_efficiency > 0 ? args.memory_efficiency : defaults.memory;
   cfg.trace = !args.trace.empty();
   return cfg;
 }
@@ -349,6 +351,7 @@ void print_json(const SimArgs& args, const SimWorkload& w, const sim::SimConfig&
     j["credit_stalls"] = n.credit_stalls;
   }
   j["collective_rows"] = collective_rows_json(r);
+  j["message_rows"] = message_rows_json(r);
   j["links"] = links_json(r, args.bins);
   fmt::print("{}\n", j.dump(2));
 }
@@ -610,19 +613,20 @@ void add_compute_flags(CLI::App* cmd, SimArgs& args) {
                   "BF16 dense\n"
                   "peak; given here, it wins over a --system file's)")
       ->check(CLI::Range(1e-6, 1e9));
-  cmd->add_option("--compute-efficiency", args.compute_efficiency,
-                  "The share of --peak-perf a COMP node's operations run at, in (0, 1] (default 1: "
-                  "at peak,\n"
-                  "as ASTRA-sim's roofline). End to end, trained models reach well below it: the "
-                  "summary\n"
-                  "prints the run's MFU")
+  cmd->add_option(
+         "--compute-efficiency", args.compute_efficiency,
+         "The share of --peak-perf a COMP node's operations run at, in (0, 1] (default 1: "
+         "at peak,\n"
+         "as ASTRA-sim's roofline; a gpt: model 0.689, its matmuls on A100s as Megatron-LM "
+         "reaches\nthem, calibrated on its paper's Table 1). End to end, trained models "
+         "reach well below the\npeak: the summary prints the run's MFU")
       ->check(CLI::Range(1e-6, 1.0));
   cmd->add_option(
          "--memory-efficiency", args.memory_efficiency,
          "The share of the memory bandwidth (2.039 TB/s, an A100 80 GB's HBM2e; a --system "
-         "file's\nlocal-mem-bw) a COMP node's bytes move at, in (0, 1] (default 1): the "
-         "elementwise kernels\nof a gpt: model are bound by it, its matmuls by "
-         "--compute-efficiency")
+         "file's\nlocal-mem-bw) a COMP node's bytes move at, in (0, 1] (default 1; a gpt: model "
+         "0.784,\nMegatron-LM's calibration): the elementwise kernels of a gpt: model are bound "
+         "by it, its\nmatmuls by --compute-efficiency")
       ->check(CLI::Range(1e-6, 1.0));
   cmd->add_flag("--one-replica", args.one_replica,
                 "For a model preset with data parallelism: simulate its first replica only, every "

@@ -69,6 +69,11 @@ void print_collective_rows(const sim::SimResult& r, int shown) {
   for (const auto& [group, t] : totals)
     parts.push_back(fmt::format("{} {} calls, {} running, {} exposed", group, t.calls,
                                 format_time(t.time), format_time(t.exposed)));
+  // Point-to-point messages (pipeline stages' boundaries): their receivers' waits.
+  for (const sim::MessageRow& m : r.message_rows)
+    parts.push_back(fmt::format("{} {} messages of {} in all, {} waited for, {} exposed", m.group,
+                                m.messages, format_bytes(m.bytes), format_time(m.wait),
+                                format_time(m.exposed)));
   fmt::print("per group       {}\n", fmt::join(parts, "; "));
 }
 
@@ -88,6 +93,17 @@ nlohmann::ordered_json collective_rows_json(const sim::SimResult& r) {
                    {"exposed_ps", row.exposed},
                    {"busiest_link", row.busiest_link},
                    {"busiest_link_busy_ps", row.busiest_busy}});
+  return out;
+}
+
+nlohmann::ordered_json message_rows_json(const sim::SimResult& r) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const sim::MessageRow& m : r.message_rows)
+    out.push_back({{"group", m.group},
+                   {"messages", m.messages},
+                   {"bytes", m.bytes},
+                   {"wait_ps", m.wait},
+                   {"exposed_ps", m.exposed}});
   return out;
 }
 

@@ -9,8 +9,10 @@
 namespace tenet::cli {
 
 // The table, the slowest rows first (at most `shown`; the JSON has every row), then the totals per
-// group kind.
+// group kind, point-to-point messages among them.
 void print_collective_rows(const sim::SimResult& r, int shown);
 nlohmann::ordered_json collective_rows_json(const sim::SimResult& r);
+// The point-to-point messages per group kind (SimResult::message_rows).
+nlohmann::ordered_json message_rows_json(const sim::SimResult& r);
 
 }  // namespace tenet::cli

@@ -326,15 +326,17 @@ PYBIND11_MODULE(tenet, m) {
       [](const Topology& t, const std::string& workload, int tp, int pp, int microbatches,
          const std::string& schedule, int64_t batch, int64_t sequence, const std::string& network,
          const std::string& collectives, int chunks_per_npu, double peak_flops,
-         double compute_efficiency, const std::string& system, const std::string& cache,
-         double time_limit) {
-        const WorkloadSpec w{workload, tp, pp, microbatches, schedule, batch, sequence};
+         double compute_efficiency, double memory_efficiency, bool one_replica,
+         const std::string& system, const std::string& cache, double time_limit) {
+        const WorkloadSpec w{workload, tp,    pp,       microbatches,
+                             schedule, batch, sequence, one_replica};
         SimulationOptions o;
         o.network = network;
         o.collectives = collectives;
         o.chunks_per_npu = chunks_per_npu;
         o.peak_flops = peak_flops;
         o.compute_efficiency = compute_efficiency;
+        o.memory_efficiency = memory_efficiency;
         o.system = system;
         o.cache = cache;
         o.time_limit = time_limit;
@@ -359,11 +361,15 @@ PYBIND11_MODULE(tenet, m) {
       py::arg("microbatches") = 1, py::arg("schedule") = "1f1b", py::arg("batch") = 0,
       py::arg("sequence") = 0, py::arg("network") = "analytical", py::arg("collectives") = "",
       py::arg("chunks_per_npu") = 0, py::arg("peak_flops") = 0.0,
-      py::arg("compute_efficiency") = 1.0, py::arg("system") = "", py::arg("cache") = "",
+      py::arg("compute_efficiency") = 0.0, py::arg("memory_efficiency") = 0.0,
+      py::arg("one_replica") = false, py::arg("system") = "", py::arg("cache") = "",
       py::arg("time_limit") = 0.0,
-      "Simulates a model preset's training iteration ('resnet50', 'gpt3-13b', ...) or Chakra ET "
-      "files (a prefix) on `topology`, as `tenet sim`. collectives: as --coll "
-      "('all-reduce=ring'). peak_flops: per NPU (0: the system file's, else 312e12). system: an "
+      "Simulates a model preset's training iteration ('resnet50', 'gpt3-175b', "
+      "'gpt:layers=24,hidden=2304,heads=24', ...) or Chakra ET files (a prefix) on `topology`, as "
+      "`tenet sim`. collectives: as --coll ('all-reduce=ring'). peak_flops: per NPU (0: the "
+      "system file's, else 312e12). compute_efficiency, memory_efficiency: shares of the peak and "
+      "of the memory bandwidth (0: the workload's default, Megatron-LM's calibration for a gpt: "
+      "model, else 1). one_replica: as --one-replica. system: an "
       "ASTRA-sim system.json. A dict: name, iteration_ps, mfu, collectives (one dict per "
       "collective, size and group), warnings, system_notes, rank_finish_ps.");
 }

@@ -69,25 +69,55 @@ std::pair<topo::LinkId, Time> CallLog::busiest(const RanWith& with) {
   return {at->second.first, at->second.second * static_cast<Time>(with.pieces)};
 }
 
-std::vector<CollectiveRow> CallLog::rows(
-    const std::vector<std::vector<std::pair<Time, Time>>>& compute) const {
-  // Each rank's compute stream, sorted: it runs one node at a time, so its intervals do not
-  // overlap.
-  std::vector<std::vector<std::pair<Time, Time>>> busy = compute;
+namespace {
+
+using Intervals = std::vector<std::pair<Time, Time>>;
+
+// Each rank's compute stream, sorted: it runs one node at a time, so its intervals do not overlap.
+std::vector<Intervals> sorted(const std::vector<Intervals>& compute) {
+  std::vector<Intervals> busy = compute;
   for (auto& intervals : busy) std::sort(intervals.begin(), intervals.end());
+  return busy;
+}
+
+// The part of [begin, end) disjoint, sorted `busy` does not cover.
+Time idle_during(const Intervals& busy, Time begin, Time end) {
+  Time covered = 0;
+  auto it = std::lower_bound(busy.begin(), busy.end(), std::pair{begin, Time{0}},
+                             [](const auto& a, const auto& b) { return a.second <= b.first; });
+  for (; it != busy.end() && it->first < end; ++it)
+    covered += std::min(it->second, end) - std::max(it->first, begin);
+  return end - begin - covered;
+}
+
+}  // namespace
+
+void MessageLog::add(const std::string& group, int rank, Bytes bytes, Time start, Time end) {
+  auto [at, added] = index_.emplace(group, rows_.size());
+  if (added) rows_.push_back({group, 0, 0, 0, 0});
+  MessageRow& r = rows_[at->second];
+  ++r.messages;
+  r.bytes += bytes;
+  r.wait += end - start;
+  receives_.push_back({at->second, rank, start, end});
+}
+
+std::vector<MessageRow> MessageLog::rows(const std::vector<Intervals>& compute) const {
+  const std::vector<Intervals> busy = sorted(compute);
+  std::vector<MessageRow> out = rows_;
+  for (const Receive& r : receives_)
+    out[r.row].exposed += idle_during(busy[static_cast<size_t>(r.rank)], r.start, r.end);
+  return out;
+}
+
+std::vector<CollectiveRow> CallLog::rows(const std::vector<Intervals>& compute) const {
+  const std::vector<Intervals> busy = sorted(compute);
   std::vector<CollectiveRow> out = rows_;
   std::vector<double> exposed(out.size(), 0);
   for (const Call& c : calls_) {
     double idle = 0;  // summed over the members
-    for (int r : *c.members) {
-      const auto& intervals = busy[static_cast<size_t>(r)];
-      Time covered = 0;
-      auto it = std::lower_bound(intervals.begin(), intervals.end(), std::pair{c.began, Time{0}},
-                                 [](const auto& a, const auto& b) { return a.second <= b.first; });
-      for (; it != intervals.end() && it->first < c.end; ++it)
-        covered += std::min(it->second, c.end) - std::max(it->first, c.began);
-      idle += static_cast<double>(c.end - c.began - covered);
-    }
+    for (int r : *c.members)
+      idle += static_cast<double>(idle_during(busy[static_cast<size_t>(r)], c.began, c.end));
     exposed[c.row] += idle / static_cast<double>(c.members->size());
   }
   for (size_t i = 0; i < out.size(); ++i) {

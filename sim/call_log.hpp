@@ -65,4 +65,24 @@ class CallLog {
   std::vector<Call> calls_;
 };
 
+// The receives of a run's point-to-point messages, by group kind, for SimResult::message_rows.
+class MessageLog {
+ public:
+  // Rank `rank` waited from `start` to `end` for a message of `bytes` of group kind `group`.
+  void add(const std::string& group, int rank, Bytes bytes, Time start, Time end);
+  // `compute`: as CallLog::rows takes it.
+  std::vector<MessageRow> rows(
+      const std::vector<std::vector<std::pair<Time, Time>>>& compute) const;
+
+ private:
+  std::vector<MessageRow> rows_;
+  std::map<std::string, size_t> index_;
+  struct Receive {
+    size_t row;
+    int rank;
+    Time start, end;
+  };
+  std::vector<Receive> receives_;
+};
+
 }  // namespace tenet::sim::detail

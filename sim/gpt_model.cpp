@@ -89,4 +89,8 @@ double megatron_flops(const GptShape& g, double batch, double sequence) {
   return 96 * batch * sequence * l * h * h * (1 + sequence / (6 * h) + v / (16 * l * h));
 }
 
+KernelEfficiency default_efficiency(const std::string& workload) {
+  return workload.rfind("gpt:", 0) == 0 ? kMegatronA100 : KernelEfficiency{};
+}
+
 }  // namespace tenet::sim

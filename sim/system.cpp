@@ -79,6 +79,7 @@ class Simulator {
     out.events = events_.executed();
     out.collectives = meetings_->collectives();
     out.collective_rows = meetings_->rows(compute_);
+    out.message_rows = messages_.rows(compute_);
     out.algorithms_renamed = source_.renamed();
     out.algorithms_made = source_.made();
     out.ring_plans = source_.ring_plans();
@@ -323,6 +324,7 @@ class Simulator {
           } else {
             auto [rr, ri] = waiting.front();
             waiting.pop_front();
+            received(rr, ri, start);
             complete_comm(rr, ri);
           }
         });
@@ -334,10 +336,20 @@ class Simulator {
                      *chakra::int_attr(n, "comm_size")};
     if (delivered_[key] > 0) {
       --delivered_[key];
+      received(r, i, events_.now());
       complete_comm(r, i);
     } else {
       receivers_[key].emplace_back(r, i);
     }
+  }
+
+  // Receive `i` of rank `r` got its message now, sent at `sent`: the message kept the receiver
+  // waiting from the later of the two starts (SimResult::message_rows).
+  void received(int r, size_t i, Time sent) {
+    const Node& n = *ranks_[r].nodes[i];
+    messages_.add(chakra::string_attr(n, "tenet_group").value_or("p2p"), r,
+                  chakra::int_attr(n, "comm_size").value_or(0),
+                  std::max(sent, ranks_[r].started[i]), events_.now());
   }
 
   // A receive, or a member of a collective, is done: its time since it started was communication.
@@ -436,6 +448,7 @@ class Simulator {
   detail::CommGroups groups_;
   detail::AlgorithmSource source_;
   std::unique_ptr<detail::Meetings> meetings_;
+  detail::MessageLog messages_;
   std::unordered_map<uint64_t, std::vector<topo::LinkId>> routes_;
   std::vector<TraceSlice> trace_;
   size_t total_nodes_ = 0, done_nodes_ = 0;

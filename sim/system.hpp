@@ -181,6 +181,18 @@ struct CollectiveRow {
   Time busiest_busy = 0;
 };
 
+// Point-to-point messages by the receive's group kind (its tenet_group: "pp" in generated
+// workloads; else "p2p"): how many, their bytes, the time they kept their receivers waiting (from
+// the later of the send's and the receive's start to the message's arrival; nothing for a message
+// that arrived before its receive started) summed, and the part of it the receiver's compute
+// stream was idle (`tenet sim`'s per-group line, its JSON `message_rows`).
+struct MessageRow {
+  std::string group;
+  int messages = 0;
+  Bytes bytes = 0;
+  Time wait = 0, exposed = 0;
+};
+
 struct SimResult {
   Time iteration = 0;  // the slowest rank's finish
   std::vector<RankStats> ranks;
@@ -191,6 +203,7 @@ struct SimResult {
   // Every collective that moved data (barriers aside), by collective, size, group kind and
   // algorithm, in the order first called.
   std::vector<CollectiveRow> collective_rows;
+  std::vector<MessageRow> message_rows;  // by group kind, in the order first received
   // Algorithms the collectives ran: made (synthesized, built or read), renamed from one made for
   // another group of the same shape (synth/groups/group_map.hpp), and ring plans
   // (SimConfig::lazy_rings).

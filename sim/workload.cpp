@@ -276,6 +276,7 @@ class Generator {
       chakra::set_int(rv, "comm_src", static_cast<int64_t>(peer));
       chakra::set_int(rv, "comm_size", static_cast<int64_t>(on_wire(bytes)));
       chakra::set_int(rv, "comm_tag", static_cast<int64_t>(tag_value));
+      chakra::set_string(rv.add_attr(), "tenet_group", "pp");
       if (!scatter) return rv.id();
       return collective(r, ChakraProtoMsg::ALL_GATHER, "tp all-gather " + what, on_wire(bytes),
                         tp_group, "tp", rv.id());
@@ -287,6 +288,7 @@ class Generator {
       chakra::set_int(sn, "comm_dst", static_cast<int64_t>(peer));
       chakra::set_int(sn, "comm_size", static_cast<int64_t>(on_wire(bytes)));
       chakra::set_int(sn, "comm_tag", static_cast<int64_t>(tag_value));
+      chakra::set_string(sn.add_attr(), "tenet_group", "pp");
     };
     const Bytes boundary = m_.layers[last - 1].activations / static_cast<Bytes>(mbs);
     const Bytes entry = first > 0 ? m_.layers[first - 1].activations / static_cast<Bytes>(mbs) : 0;

@@ -9,6 +9,7 @@
 #include "astra/system_json.hpp"
 #include "chakra/algorithm_files.hpp"
 #include "chakra/et.hpp"
+#include "sim/gpt_model.hpp"
 #include "sim/network.hpp"
 #include "sim/recorded_trace.hpp"
 #include "sim/workload.hpp"
@@ -154,15 +155,22 @@ Simulation simulate(const Topology& t, const WorkloadSpec& w, const SimulationOp
   cfg.chunks_per_npu = o.chunks_per_npu;
   if (!(o.peak_flops >= 0))
     throw Error("the peak FLOP/s of an NPU: give 0 (the system file's or 312e12) or more");
-  if (!(o.compute_efficiency > 0 && o.compute_efficiency <= 1))
+  if (!(o.compute_efficiency >= 0 && o.compute_efficiency <= 1))
     throw Error(
-        fmt::format("a compute efficiency of {}: give a share in (0, 1]", o.compute_efficiency));
+        fmt::format("a compute efficiency of {}: give a share in (0, 1], or 0 for the default",
+                    o.compute_efficiency));
+  if (!(o.memory_efficiency >= 0 && o.memory_efficiency <= 1))
+    throw Error(
+        fmt::format("a memory efficiency of {}: give a share in (0, 1], or 0 for the default",
+                    o.memory_efficiency));
   Simulation s;
   // As `tenet sim --system`: the file's settings under the options given.
   if (!o.system.empty())
     s.system_notes = astra::apply_astra_system(astra::read_astra_system(o.system), cfg, false);
   if (o.peak_flops > 0) cfg.peak_flops = o.peak_flops;
-  cfg.compute_efficiency = o.compute_efficiency;
+  const sim::KernelEfficiency defaults = sim::default_efficiency(w.workload);
+  cfg.compute_efficiency = o.compute_efficiency > 0 ? o.compute_efficiency : defaults.matmul;
+  cfg.memory_efficiency = o.memory_efficiency > 0 ? o.memory_efficiency : defaults.memory;
   const std::unique_ptr<synth::AlgorithmCache> cache = open_cache(o.cache);
   const std::unique_ptr<synth::Deadline> deadline = deadline_of(o.time_limit);
   cfg.cache = cache.get();
@@ -170,11 +178,15 @@ Simulation simulate(const Topology& t, const WorkloadSpec& w, const SimulationOp
 
   std::vector<chakra::EtFile> files;
   if (sim::is_model_preset(w.workload)) {
-    sim::PresetIteration it = sim::preset_iteration(
-        w.workload, t.num_npus(), w.tp, w.pp, w.microbatches, w.schedule, {w.batch, w.sequence});
+    sim::PresetIteration it =
+        sim::preset_iteration(w.workload, t.num_npus(), w.tp, w.pp, w.microbatches, w.schedule,
+                              {w.batch, w.sequence}, w.one_replica);
     files = std::move(it.files);
     s.name = std::move(it.name);
+    if (w.one_replica) cfg.workload_ranks = t.num_npus();
   } else {  // a Chakra ET prefix (read_prefix names the files it looked for when there are none)
+    if (w.one_replica)
+      throw Error("one_replica applies to a model preset, whose replicas are identical");
     files = chakra::read_prefix(w.workload);
     s.name = w.workload;
     (void)sim::prepare_trace(files, {}, s.name);

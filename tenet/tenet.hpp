@@ -147,14 +147,17 @@ exporting::Exported export_algorithm(const Topology& t, const Algorithm& a,
 
 // ---- Simulation ----------------------------------------------------------------------------
 
-// A workload as `tenet sim -w` takes it: a model preset's training iteration (resnet50, gpt3-13b,
-// ...: sim::model_presets()) laid out over the topology's NPUs, or a prefix of Chakra ET files
-// (prefix.0.et, prefix.1.et, ...).
+// A workload as `tenet sim -w` takes it: a model preset's training iteration (resnet50, gpt3-175b,
+// ...: sim::model_presets(), or a Megatron-LM GPT "gpt:layers=L,hidden=H,heads=A") laid out over
+// the topology's NPUs, or a prefix of Chakra ET files (prefix.0.et, prefix.1.et, ...).
 struct WorkloadSpec {
   std::string workload = "resnet50";
   int tp = 1, pp = 1, microbatches = 1;  // a preset's tensor and pipeline parallelism
   std::string schedule = "1f1b";         // a preset's pipeline schedule: 1f1b or gpipe
   int64_t batch = 0, sequence = 0;       // a preset's batch and sequence length; 0: its own
+  // A preset's first data-parallel replica only, the others mirroring it (`--one-replica`; the
+  // analytical network only, where it is the whole run's iteration).
+  bool one_replica = false;
 };
 
 struct SimulationOptions {
@@ -165,7 +168,10 @@ struct SimulationOptions {
   int chunks_per_npu = 0;  // 0: searched per collective and size
   // Per NPU, FLOP/s; 0: the system file's peak-perf, else 312e12 (an A100's BF16 dense peak).
   double peak_flops = 0;
-  double compute_efficiency = 1;  // the share of peak_flops compute runs at, (0, 1]
+  // The shares of peak_flops and of the memory bandwidth matmuls and elementwise kernels run at,
+  // (0, 1]; 0: the workload's default (sim::default_efficiency: Megatron-LM's calibration for a
+  // gpt: model, else 1).
+  double compute_efficiency = 0, memory_efficiency = 0;
   // An ASTRA-sim system.json (`--system`): its algorithms, dataset splits, roofline and endpoint
   // delays apply under the options above; empty: none.
   std::string system;

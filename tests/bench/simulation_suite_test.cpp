@@ -127,6 +127,7 @@ sim-algorithms: [tenet, ring]
           EXPECT_EQ(r.iteration, expected.iteration)
               << r.workload << " on " << r.topology << " " << a;
           EXPECT_EQ(r.collectives, expected.collectives);
+          EXPECT_EQ(r.message_rows.size(), expected.message_rows.size());
           int calls = 0;
           for (const sim::CollectiveRow& row : r.collective_rows) calls += row.calls;
           EXPECT_EQ(calls, r.collectives);
@@ -155,7 +156,8 @@ sim-algorithms: [tenet, ring]
   // simulation_collectives.csv: a row per simulation and collective row, with its producer.
   const auto by_collective = parse_csv(simulation_collectives_csv(all.simulations));
   size_t expected_rows = 1;
-  for (const SimRun& r : all.simulations) expected_rows += r.collective_rows.size();
+  for (const SimRun& r : all.simulations)
+    expected_rows += r.collective_rows.size() + r.message_rows.size();
   ASSERT_EQ(by_collective.size(), expected_rows);
   ASSERT_GT(by_collective.size(), 1u);
   EXPECT_EQ(by_collective[0][4], "group");
