@@ -8,7 +8,7 @@ const TreePacking* FlowPlans::of(const topo::Topology& t, NodeId root) {
   if (it == plans_.end())
     it = plans_
              .emplace(std::pair(t.fingerprint(), root),
-                      root < 0 ? pack_spanning_trees(t) : pack_broadcast_trees(t, root))
+                      root < 0 ? pack_pipelined_trees(t) : pack_broadcast_trees(t, root))
              .first;
   return it->second ? &*it->second : nullptr;
 }

@@ -17,8 +17,9 @@ namespace {
 using Cap = FlowGraph::Cap;
 constexpr Cap kInf = FlowGraph::kInfinite;
 
-struct OutOfBudget {};  // or no plan: the caller falls back to the plain matcher
-struct Stranded {};     // a tree could not span every NPU
+struct OutOfBudget {};   // or no plan: the caller falls back to the plain matcher
+struct Stranded {};      // a tree could not span every NPU
+struct TooManyTrees {};  // building past PackingOptions::max_trees distinct trees
 
 class Packer {
  public:
@@ -47,8 +48,12 @@ class Packer {
       return std::nullopt;
     } catch (const Stranded&) {
       return std::nullopt;
+    } catch (const TooManyTrees&) {
+      too_many_trees = true;
+      return std::nullopt;
     }
   }
+  bool too_many_trees = false;  // run() stopped at PackingOptions::max_trees
 
  private:
   // Units every NPU must be able to receive from the super source: k from each root.
@@ -342,6 +347,8 @@ class Packer {
     std::vector<Tree> trees;
     std::vector<char> active;
     auto add_tree = [&](Tree tr) {
+      if (o_.max_trees > 0 && trees.size() >= static_cast<size_t>(o_.max_trees))
+        throw TooManyTrees{};
       tr.source = f.add_node();
       for (int v = 0; v < n_; ++v)
         if (tr.in[v]) f.set_capacity(tr.source, v, kInf);
@@ -536,6 +543,18 @@ std::optional<TreePacking> pack_spanning_trees(const topo::Topology& t,
   std::vector<NodeId> roots(t.num_npus());
   std::iota(roots.begin(), roots.end(), 0);
   return Packer(t, options, std::move(roots)).run();
+}
+
+std::optional<TreePacking> pack_pipelined_trees(const topo::Topology& t) {
+  std::vector<NodeId> roots(t.num_npus());
+  std::iota(roots.begin(), roots.end(), 0);
+  PackingOptions capped;
+  capped.max_trees = kMostTreesPerRoot * t.num_npus();
+  Packer exact(t, capped, roots);
+  if (std::optional<TreePacking> out = exact.run(); out || !exact.too_many_trees) return out;
+  PackingOptions fewest;
+  fewest.max_exact_k = fewest.max_k;  // no exact optimum past max_k trees per root
+  return Packer(t, fewest, std::move(roots)).run();
 }
 
 std::optional<TreePacking> pack_broadcast_trees(const topo::Topology& t, NodeId root,

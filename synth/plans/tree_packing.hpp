@@ -58,12 +58,25 @@ struct PackingOptions {
   double near = 1e-3;      // beyond, the best of 1, 2, 4, ... max_k trees per root
   int64_t max_flow_budget = 400'000;  // give up (nothing) beyond this many max-flow computations
   int max_npus = 128;
+  int max_trees = 0;  // give up (nothing) when building more distinct trees than this; 0: no cap
 };
 
 // Trees spanning every NPU of `t`, k units per NPU, or nothing when the topology is too large for
 // the budget.
 std::optional<TreePacking> pack_spanning_trees(const topo::Topology& t,
                                                const PackingOptions& options = {});
+// The spanning trees the flow plan's pipelines stream (All-Gather, and reversed Reduce-Scatter):
+// pack_spanning_trees' optimum, unless it needs more than kMostTreesPerRoot distinct trees per
+// root (its building stops there); then the packing of the fewest trees per root doubling k finds
+// (1, 2, 4, ... up to max_k while U/k improves), a few percent above the optimum's rate. A stream's
+// chunks fill its tree before it runs at its rate, and a budget of transfers shared by many trees
+// leaves each few chunks: on two MI250 boxes (ForestColl's topology) the optimum is 610 trees of 83
+// units per GPU, which pipelined 1.208x the bound at the transfer budget, against 1.118x for 64
+// trees of 2 units at 3.75 % above the optimum's rate, in 40 % less CPU. The measurements:
+// docs/tuning.md.
+inline constexpr int kMostTreesPerRoot = 8;
+std::optional<TreePacking> pack_pipelined_trees(const topo::Topology& t);
+
 // The same from one root (Broadcast; Reduce on the reversed topology): k trees spanning every NPU,
 // the most data per unit of time the root can get to every NPU (Edmonds' arborescence packing).
 std::optional<TreePacking> pack_broadcast_trees(const topo::Topology& t, NodeId root,
