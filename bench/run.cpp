@@ -19,6 +19,7 @@
 #include "bench/report_common.hpp"
 #include "chakra/et.hpp"
 #include "sim/collective_engine.hpp"
+#include "sim/gpt_model.hpp"
 #include "sim/system.hpp"
 #include "sim/workload.hpp"
 #include "synth/cache/algorithm_cache.hpp"
@@ -214,6 +215,10 @@ SimRun run_simulation(const SimCase& c, const HarnessOptions& options) {
     cfg.cache = options.cache;
     cfg.deadline = options.deadline;
     cfg.chunks_per_npu = 0;  // auto, as tenet sim defaults to
+    // Its efficiencies as tenet sim takes them (a gpt: model's calibration, else the peak).
+    const sim::KernelEfficiency efficiency = sim::default_efficiency(w.preset);
+    cfg.compute_efficiency = efficiency.matmul;
+    cfg.memory_efficiency = efficiency.memory;
     // The producer for every collective the workload runs that it applies to; tenet for the others.
     std::set<synth::CollectiveKind> used;
     for (const chakra::EtFile& f : workload)

@@ -180,9 +180,8 @@ SuiteWorkload chakra_workload(const YAML::Node& n, const std::string& prefix,
 }
 
 SuiteWorkload parse_workload(const YAML::Node& n, const std::string& file) {
-  const auto& presets = sim::model_presets();
   if (n.IsScalar()) {
-    if (std::find(presets.begin(), presets.end(), n.Scalar()) == presets.end())
+    if (!at(n, file, [&] { return sim::is_model_preset(n.Scalar()); }))
       return chakra_workload(n, n.Scalar(), file);
     SuiteWorkload w;
     w.label = w.preset = n.Scalar();

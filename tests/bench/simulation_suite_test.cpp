@@ -36,13 +36,15 @@ workloads:
   - {model: gpt3-175b, tp: 2, pp: 2, microbatches: 4, schedule: gpipe, batch: 8, seq-len: 1024}
   - traces/ag
   - {chakra: traces/ag, name: all-gather-1MiB}
+  - "gpt:layers=2,hidden=64,heads=4"
 networks: [analytical, packet]
 sim-algorithms: [tenet, ring, ring]
 )");
   const Suite s = load_suite((dir / "suite.yaml").string());
   EXPECT_TRUE(s.collectives.empty());  // a simulation-only suite needs no collectives or sizes
   EXPECT_EQ(s.num_cases(), 0u);
-  ASSERT_EQ(s.workloads.size(), 4u);
+  ASSERT_EQ(s.workloads.size(), 5u);
+  EXPECT_EQ(s.workloads[4].preset, "gpt:layers=2,hidden=64,heads=4");  // a Megatron-LM GPT
   EXPECT_EQ(s.workloads[0].label, "resnet50");
   EXPECT_EQ(s.workloads[0].preset, "resnet50");
   const SuiteWorkload& gpt = s.workloads[1];
@@ -57,7 +59,7 @@ sim-algorithms: [tenet, ring, ring]
   EXPECT_EQ(s.workloads[2].prefix, (dir / "traces" / "ag").string());  // relative to the suite file
   EXPECT_EQ(s.workloads[3].label, "all-gather-1MiB");
   EXPECT_EQ(s.sim_algorithms, (std::vector<std::string>{"tenet", "ring"}));
-  EXPECT_EQ(s.num_simulations(), 1u * 4 * 2 * 2);
+  EXPECT_EQ(s.num_simulations(), 1u * 5 * 2 * 2);
   std::filesystem::remove_all(dir);
 }
 
@@ -70,6 +72,9 @@ TEST(SimulationSuite, MalformedWorkloadsNameTheLine) {
   expect_error(head + "workloads:\n  - {model: gpt3-175b, pp: 0}\n", 3, "'pp' must lie in");
   expect_error(head + "workloads:\n  - {model: resnet50, seq-len: 128}\n", 3, "no sequence length");
   expect_error(head + "workloads:\n  - {model: gpt3-175b, schedule: zigzag}\n", 3, "gpipe or 1f1b");
+  expect_error(head + "workloads:\n  - \"gpt:layers=2,hidden=64,heads=5\"\n", 3,
+               "5 heads do not divide the width 64");
+  expect_error(head + "workloads:\n  - {model: \"gpt:layers=2,hidden=64\"}\n", 3, "no heads");
   expect_error(head + "workloads:\n  - {model: gpt3-175b, tensor: 8}\n", 3,
                "unknown workload key 'tensor'");
   expect_error(head + "workloads:\n  - {chakra: x, model: resnet50}\n", 3,
