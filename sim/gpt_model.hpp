@@ -50,9 +50,9 @@ double megatron_flops(const GptShape& g, double batch, double sequence);
 
 // The shares of the peak FLOP/s and of the memory bandwidth a workload's matmuls and elementwise
 // kernels run at unless given (SimConfig::compute_efficiency, memory_efficiency). A gpt: model's
-// are Megatron-LM's on A100s, calibrated on the 1.7B and 1T rows of the paper's Table 1 (its
-// other eight rows then land within 10 %: docs/simulation.md); every other workload's are 1, the
-// peak and the whole bandwidth, as ASTRA-sim's roofline.
+// are Megatron-LM's on A100s, calibrated on the 1.7B and 1T rows of the paper's Table 1 (the
+// other rows as predicted: docs/simulation.md); every other workload's are 1, the peak and the
+// whole bandwidth, as ASTRA-sim's roofline.
 struct KernelEfficiency {
   double matmul = 1, memory = 1;
 };

@@ -69,11 +69,9 @@ std::optional<TreePacking> pack_spanning_trees(const topo::Topology& t,
 // pack_spanning_trees' optimum, unless it needs more than kMostTreesPerRoot distinct trees per
 // root (its building stops there); then the packing of the fewest trees per root doubling k finds
 // (1, 2, 4, ... up to max_k while U/k improves), a few percent above the optimum's rate. A stream's
-// chunks fill its tree before it runs at its rate, and a budget of transfers shared by many trees
-// leaves each few chunks: on two MI250 boxes (ForestColl's topology) the optimum is 610 trees of 83
-// units per GPU, which pipelined 1.208x the bound at the transfer budget, against 1.118x for 64
-// trees of 2 units at 3.75 % above the optimum's rate, in 40 % less CPU. The measurements:
-// docs/tuning.md.
+// chunks fill its tree before it runs at its rate, and a budget of transfers shared by hundreds of
+// trees leaves each too few chunks to amortize that fill. The measurements (two MI250 boxes, and
+// the fabrics it leaves alone): docs/synthesis.md.
 inline constexpr int kMostTreesPerRoot = 8;
 std::optional<TreePacking> pack_pipelined_trees(const topo::Topology& t);
 
