@@ -277,6 +277,9 @@ class Generator {
       chakra::set_int(rv, "comm_size", static_cast<int64_t>(on_wire(bytes)));
       chakra::set_int(rv, "comm_tag", static_cast<int64_t>(tag_value));
       chakra::set_string(rv.add_attr(), "tenet_group", "pp");
+      // Posted when the rank gets to it, after the compute before it (as a program issues its
+      // receives in order), not from the start: it is communication only from then.
+      if (chain >= 0) rv.add_ctrl_deps(static_cast<uint64_t>(chain));
       if (!scatter) return rv.id();
       return collective(r, ChakraProtoMsg::ALL_GATHER, "tp all-gather " + what, on_wire(bytes),
                         tp_group, "tp", rv.id());
