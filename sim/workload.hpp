@@ -5,7 +5,8 @@
 // pipeline stage p and data-parallel replica d. The layers split into PP contiguous stages. Each
 // micro-batch runs forward through a stage's layers (compute divided by TP, then an All-Reduce of
 // the layer's activations over the TP group), is sent to the next stage, and later runs backward
-// the same way in reverse, sending activation gradients back. GPipe runs every forward, then every
+// the same way in reverse, sending activation gradients back; a receive is posted after the
+// compute before it (a rank's communication counts from then). GPipe runs every forward, then every
 // backward; 1F1B runs PP - p - 1 forwards, then alternates one forward and one backward. After a
 // layer's last backward, its gradients (parameters / TP) are All-Reduced over the DP group. Compute
 // nodes carry num_ops and tensor_size (the simulator's roofline turns them into time);
