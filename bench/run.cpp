@@ -214,11 +214,8 @@ SimRun run_simulation(const SimCase& c, const HarnessOptions& options) {
     cfg.network = c.network;
     cfg.cache = options.cache;
     cfg.deadline = options.deadline;
-    cfg.chunks_per_npu = 0;  // auto, as tenet sim defaults to
-    // Its efficiencies as tenet sim takes them (a gpt: model's calibration, else the peak).
-    const sim::KernelEfficiency efficiency = sim::default_efficiency(w.preset);
-    cfg.compute_efficiency = efficiency.matmul;
-    cfg.memory_efficiency = efficiency.memory;
+    cfg.chunks_per_npu = 0;              // auto, as tenet sim defaults to
+    sim::set_efficiency(cfg, w.preset);  // as tenet sim takes them
     // The producer for every collective the workload runs that it applies to; tenet for the others.
     std::set<synth::CollectiveKind> used;
     for (const chakra::EtFile& f : workload)

@@ -205,9 +205,7 @@ sim::SimConfig sim_config(const SimArgs& args, std::vector<std::string>& system_
   }
   // Given here, they win over system.json's peak-perf.
   if (args.peak_perf > 0) cfg.peak_flops = args.peak_perf * 1e12;
-  const sim::KernelEfficiency defaults = sim::default_efficiency(args.workload);
-  cfg.compute_efficiency = args.compute_efficiency > 0 ? args.compute_efficiency : defaults.matmul;
-  cfg.memory_efficiency = args.memory_efficiency > 0 ? args.memory_efficiency : defaults.memory;
+  sim::set_efficiency(cfg, args.workload, args.compute_efficiency, args.memory_efficiency);
   cfg.trace = !args.trace.empty();
   return cfg;
 }

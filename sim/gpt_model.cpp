@@ -93,4 +93,10 @@ KernelEfficiency default_efficiency(const std::string& workload) {
   return workload.rfind("gpt:", 0) == 0 ? kMegatronA100 : KernelEfficiency{};
 }
 
+void set_efficiency(SimConfig& config, const std::string& workload, double matmul, double memory) {
+  const KernelEfficiency defaults = default_efficiency(workload);
+  config.compute_efficiency = matmul > 0 ? matmul : defaults.matmul;
+  config.memory_efficiency = memory > 0 ? memory : defaults.memory;
+}
+
 }  // namespace tenet::sim

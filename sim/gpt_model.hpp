@@ -26,6 +26,7 @@
 #include <optional>
 #include <string>
 
+#include "sim/system.hpp"
 #include "sim/workload.hpp"
 
 namespace tenet::sim {
@@ -58,5 +59,9 @@ struct KernelEfficiency {
 };
 inline constexpr KernelEfficiency kMegatronA100{0.689, 0.784};
 KernelEfficiency default_efficiency(const std::string& workload);
+// Sets `config`'s compute and memory efficiency: `matmul` and `memory` where given (over 0), the
+// workload's defaults otherwise (as tenet sim, the API and the bench take them).
+void set_efficiency(SimConfig& config, const std::string& workload, double matmul = 0,
+                    double memory = 0);
 
 }  // namespace tenet::sim

@@ -168,9 +168,7 @@ Simulation simulate(const Topology& t, const WorkloadSpec& w, const SimulationOp
   if (!o.system.empty())
     s.system_notes = astra::apply_astra_system(astra::read_astra_system(o.system), cfg, false);
   if (o.peak_flops > 0) cfg.peak_flops = o.peak_flops;
-  const sim::KernelEfficiency defaults = sim::default_efficiency(w.workload);
-  cfg.compute_efficiency = o.compute_efficiency > 0 ? o.compute_efficiency : defaults.matmul;
-  cfg.memory_efficiency = o.memory_efficiency > 0 ? o.memory_efficiency : defaults.memory;
+  sim::set_efficiency(cfg, w.workload, o.compute_efficiency, o.memory_efficiency);
   const std::unique_ptr<synth::AlgorithmCache> cache = open_cache(o.cache);
   const std::unique_ptr<synth::Deadline> deadline = deadline_of(o.time_limit);
   cfg.cache = cache.get();
