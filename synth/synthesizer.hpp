@@ -85,12 +85,13 @@ struct PipelineOptions {
   // loses, and each is a timing of the whole algorithm).
   bool split = true;
   // Only the variants whose bits are set (bit v is variant v, an opaque number on_variant reports),
-  // where they apply; 0: every variant that applies. The chunk search runs the two fastest at the
-  // count before alone past kPipelineTransferBudget.
+  // where they apply; 0: every variant that applies. The chunk search runs the kVariantsPast
+  // fastest at the count before alone past kPipelineAllVariantsTransfers.
   uint64_t variants = 0;
-  // Called with each variant timed and its time (the faster of its dealings; an All-Reduce's, its
-  // halves joined; an All-Reduce's halves in turn, each its own fastest, are a variant of their
-  // own, and each half's own variants are reported, and asked for, as variants of their own too).
+  // Called with each variant and its time (its floor where that shows it cannot be the fastest,
+  // untimed; an All-Reduce's, its halves joined; an All-Reduce's halves in turn, each its own
+  // fastest, are a variant of their own, and each half's own variants are reported, and asked for,
+  // as variants of their own too).
   std::function<void(int variant, Time time)> on_variant;
 };
 

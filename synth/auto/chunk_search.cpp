@@ -480,12 +480,13 @@ class FlatSearch {
         const bool halves = m == SynthMethod::PlanPipeline && c.kind == CollectiveKind::AllReduce &&
                             !within_bound(t_, best.algorithm, kHalvesOver, bounds_of(o_));
         const int64_t transfers = transfer_estimate(c) / (halves ? 2 : 1);
-        if (transfers > kPipelineTransferBudget) {
-          if (m != SynthMethod::PlanPipeline || variant_times.empty() ||
-              transfers > kPipelineFastestTransferBudget)
-            break;
+        if (transfers > kPipelineTransferBudget &&
+            (m != SynthMethod::PlanPipeline || variant_times.empty() ||
+             transfers > kPipelineFastestTransferBudget))
+          break;
+        if (m == SynthMethod::PlanPipeline && !variant_times.empty() &&
+            transfers > kPipelineAllVariantsTransfers)
           quiet.pipelines.variants = fastest_pipeline_variants(variant_times, kVariantsPast);
-        }
         quiet.pipelines.split =
             o_.pipelines.split &&
             !within_bound(t_, best.algorithm, kPipelinesPersist, bounds_of(o_)) &&
@@ -506,7 +507,10 @@ class FlatSearch {
           best.algorithm = std::move(a);
           best.chunks_per_npu = k;
         }
-        const bool promising = last < 0 || 2 * now - last < best.algorithm.claimed_time;
+        // The first count over kPipelinesContend of the fastest is not promising: each count
+        // after it gains less than the one before.
+        const bool promising =
+            last < 0 ? contending(now) : 2 * now - last < best.algorithm.claimed_time;
         // Far from the bound but contending, the pipelines go on to their transfer budget, gaining
         // or not, while their times jump by over 0.5 % from count to count or their chunks are of
         // kPipelinesPersistChunk or more. Smaller settling ones leave a gap more chunks do not

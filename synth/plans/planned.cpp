@@ -163,8 +163,8 @@ class Planned {
   // root to the tree where it would reach the tree's last NPU the earliest, at its fill plus a
   // chunk time at the tree's rate per chunk dealt before. Jefferson's method is that where the fill
   // is one chunk time; where a level costs a chunk time at a thin tree's own rate (four, split) and
-  // trees are deep, thin and deep trees take fewer chunks and the trees end together. Neither
-  // dealing wins everywhere, so the pipelines time both and keep the faster.
+  // trees are deep, thin and deep trees take fewer chunks and the trees end together. The
+  // search's variants deal so alone (docs/tuning.md, "The pipelines' dealing").
   std::vector<int> deal_by_arrival(const PipelineFill& fill) const {
     return deal([&](int i, int j, const std::vector<int>& dealt) {
       return fill.last[i] + dealt[i] * fill.chunk_time[i] <
@@ -197,59 +197,47 @@ class Planned {
     const TreePacking& streamed = lanes && pv.shape.serial ? *narrowed_ : *packing_;
     const StreamSpeedup speedup(ft(), streamed, lanes, sped_up);
     if (sped_up && !speedup.any()) return;  // the same as at the plan's rates
-    // Both dealings where they differ, timed, the faster kept; sped up, by arrival alone (its fill
-    // is what the speed-up shortens). A variant asked for alone (an All-Reduce's halves, timed
-    // joined) deals by arrival where split (a level costs four chunk times) or sped up, else by
-    // copies.
-    const bool arrival_only = split > 1 || sped_up;
-    std::vector<int> by_arrival;
-    if (variant_ < 0 || arrival_only)
-      by_arrival = deal_by_arrival(pipeline_fill(ft(), streamed, chunk_bytes_, pv.shape, speedup));
-    std::vector<const std::vector<int>*> dealings;
-    if (variant_ >= 0 || sped_up) {
-      dealings.push_back(arrival_only ? &by_arrival : &tree_of_);
-    } else {
-      dealings.push_back(&tree_of_);
-      if (by_arrival != tree_of_) dealings.push_back(&by_arrival);
-    }
-    Time fastest = -1;
-    for (const std::vector<int>* dealing : dealings) {
-      std::vector<int32_t> pace;
-      RawList raw = plan_pipeline(ft(), *g_, streamed, *dealing, chunk_bytes_, last_first_,
-                                  pv.shape, speedup, paced ? &pace : nullptr);
-      Algorithm a =
-          build(t_, *g_, std::move(raw), plan_, c_, chunk_bytes_, o_, paced ? &pace : nullptr);
-      a.serial_channels = pv.shape.serial;
-      if (variant_ < 0) {
-        // A variant whose floor (synth::time_floor: one pass, no contention timed) is no faster
-        // than the fastest so far cannot replace it: it is not timed, and reports its floor.
-        if (best_) {
-          const Time floor = time_floor(t_, a);
-          if (floor >= best_->claimed_time) {
-            if (fastest < 0 || floor < fastest) fastest = floor;
-            continue;
-          }
+    // Dealt by arrival: it is the dealing by copies where a level costs one chunk time, and gains
+    // where the fill is longer (split, sped up). A variant asked for alone (an All-Reduce's
+    // halves, timed joined) deals by arrival where split (a level costs four chunk times) or sped
+    // up, else by copies.
+    const bool by_arrival = variant_ < 0 || split > 1 || sped_up;
+    const std::vector<int> arrival =
+        by_arrival ? deal_by_arrival(pipeline_fill(ft(), streamed, chunk_bytes_, pv.shape, speedup))
+                   : std::vector<int>();
+    const std::vector<int>& dealing = by_arrival ? arrival : tree_of_;
+    std::vector<int32_t> pace;
+    RawList raw = plan_pipeline(ft(), *g_, streamed, dealing, chunk_bytes_, last_first_, pv.shape,
+                                speedup, paced ? &pace : nullptr);
+    Algorithm a =
+        build(t_, *g_, std::move(raw), plan_, c_, chunk_bytes_, o_, paced ? &pace : nullptr);
+    a.serial_channels = pv.shape.serial;
+    if (variant_ < 0) {
+      // A variant whose floor (synth::time_floor: one pass, no contention timed) is no faster
+      // than the fastest so far cannot replace it: it is not timed, and reports its floor.
+      if (best_) {
+        const Time floor = time_floor(t_, a);
+        if (floor >= best_->claimed_time) {
+          if (o_.pipelines.on_variant) o_.pipelines.on_variant(v, floor);
+          return;
         }
-        time(t_, a);
       }
-      const PipelineTraits traits{
-          .trees = static_cast<int>(packing_->trees.size()),
-          .per = packing_->k,
-          .per_root = broadcast,
-          .sped_up = sped_up,
-          .lanes = lanes,
-          .paced = paced,
-          .serial = pv.shape.serial,
-          .split = split,
-          .dealt_by_arrival = dealing == &by_arrival && *dealing != tree_of_};
-      a.provenance = Provenance(Producer::FlowPlanPipelines);
-      a.provenance.pipeline = traits;
-      a.method = fmt::format("flow-plan pipelines ({})", describe(traits));
-      if (fastest < 0 || a.claimed_time < fastest) fastest = a.claimed_time;
-      if (!best_ || a.claimed_time < best_->claimed_time) best_ = std::move(a);
+      time(t_, a);
     }
-    if (variant_ < 0 && fastest >= 0 && o_.pipelines.on_variant)
-      o_.pipelines.on_variant(v, fastest);
+    const PipelineTraits traits{.trees = static_cast<int>(packing_->trees.size()),
+                                .per = packing_->k,
+                                .per_root = broadcast,
+                                .sped_up = sped_up,
+                                .lanes = lanes,
+                                .paced = paced,
+                                .serial = pv.shape.serial,
+                                .split = split,
+                                .dealt_by_arrival = by_arrival && arrival != tree_of_};
+    a.provenance = Provenance(Producer::FlowPlanPipelines);
+    a.provenance.pipeline = traits;
+    a.method = fmt::format("flow-plan pipelines ({})", describe(traits));
+    if (variant_ < 0 && o_.pipelines.on_variant) o_.pipelines.on_variant(v, a.claimed_time);
+    if (!best_ || a.claimed_time < best_->claimed_time) best_ = std::move(a);
   }
 
   // The matcher along the flow plan's trees.
