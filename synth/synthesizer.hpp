@@ -130,6 +130,10 @@ struct PortfolioOptions {
   // hypercube, servers on rails) and is short of the bound: there it is about as good as the
   // matcher, at a fraction of its work.
   double matcher_work_beside_symmetric = 2e6;
+  // Called with what each plan (the server plan, the matcher on the flow plan, its pipelines)
+  // made at the portfolio's chunk size, where it made one: the chunk search predicts from it
+  // whether a plan's doubling past the search can win.
+  std::function<void(SynthMethod method, Time time)> on_plan;
 };
 
 class AlgorithmCache;  // synth/cache/algorithm_cache.hpp

@@ -288,13 +288,18 @@ class FlatSearch {
     };
   }
 
-  Made<ChunkingResult> run(Collective c) const {
+  Made<ChunkingResult> run(Collective c) {
     if (std::optional<ChunkingResult> relayed = relay_first(c)) return std::move(*relayed);
     const auto began = Deadline::Clock::now();
+    // What each plan made at each count (PortfolioOptions::on_plan), for double_plans.
+    SynthOptions reporting = quiet_;
+    int count = 0;
+    reporting.portfolio.on_plan = [&](SynthMethod m, Time time) { plan_times_[m][count] = time; };
     Made<ChunkingResult> searched = search_chunks(
         c, total_bytes_, max_chunks_per_npu_,
         [&](const Collective& cc, Bytes chunk) {
-          return as_chunk_made(try_synthesize(t_, cc, chunk, quiet_));
+          count = cc.chunks_per_npu;
+          return as_chunk_made(try_synthesize(t_, cc, chunk, reporting));
         },
         1, at_bound_, budget_, -1, min_chunk_of(t_), o_.deadline);
     if (std::holds_alternative<NotMade>(searched)) return searched;
@@ -441,6 +446,22 @@ class FlatSearch {
     return matcher_variants;
   }
 
+  // Whether plan m's doubling past `largest` cannot win, predicted from what it made in the search
+  // (plan_times_, without split pipelines): at `largest` over kPipelinesContend of `fastest`, and
+  // either not made at half that count or that doubling's gain, gained again, short of `fastest`
+  // (each doubling gains less than the one before). Its first count would be as far behind, and
+  // end its doubling there.
+  bool cannot_win(SynthMethod m, int largest, Time fastest) const {
+    const auto times = plan_times_.find(m);
+    if (times == plan_times_.end()) return false;
+    const auto last = times->second.find(largest);
+    if (last == times->second.end() ||
+        static_cast<double>(last->second) <= kPipelinesContend * static_cast<double>(fastest))
+      return false;
+    const auto before = times->second.find(largest / 2);
+    return before == times->second.end() || 2 * last->second - before->second >= fastest;
+  }
+
   // The flow plan's pipelines and the server plan doubling their chunks alone past `largest`.
   void double_plans(Collective c, int largest, double next_count, ChunkingResult& best) const {
     SynthOptions quiet = quiet_;
@@ -452,6 +473,7 @@ class FlatSearch {
           at_bound_(best.algorithm))
         break;
       if (m == SynthMethod::ServerPlan && !server_plan_applies(t_, c)) continue;
+      if (cannot_win(m, largest, best.algorithm.claimed_time)) continue;
       quiet.method = m;
       // The method's best time so far, and its time at the last count. The pipelines' times need
       // not fall steadily: past a count that does not gain they try one more, unless the best is
@@ -586,11 +608,13 @@ class FlatSearch {
   int max_chunks_per_npu_;
   int64_t budget_;
   std::function<bool(const Algorithm&)> at_bound_;
+  std::map<SynthMethod, std::map<int, Time>> plan_times_;  // per plan, per count: its time
 };
 
 Made<ChunkingResult> flat_auto_chunks(const topo::Topology& t, Collective c, Bytes total_bytes,
                                       const SynthOptions& o, int max_chunks_per_npu) {
-  return FlatSearch(t, c, total_bytes, o, max_chunks_per_npu).run(c);
+  FlatSearch search(t, c, total_bytes, o, max_chunks_per_npu);
+  return search.run(c);
 }
 
 }  // namespace

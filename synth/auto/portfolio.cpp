@@ -61,6 +61,7 @@ class Portfolio {
         to_retime_(to_retime),
         quiet_(o) {
     quiet_.progress = nullptr;
+    quiet_.portfolio.on_plan = nullptr;  // this portfolio reports its own plans alone
   }
 
   Made<Algorithm> run() {
@@ -180,6 +181,7 @@ class Portfolio {
     hold.progress = nullptr;
     hold.portfolio.random_choice =
         false;  // run under pipelined below, where it is timed as it will run
+    hold.portfolio.on_plan = nullptr;  // its plans' times are under hold
     Made<Algorithm> under_hold = Portfolio(t_, c_, chunk_bytes_, hold, true).run();
     if (NotMade* why = std::get_if<NotMade>(&under_hold)) return std::move(*why);
     Algorithm& a = std::get<Algorithm>(under_hold);
@@ -209,7 +211,9 @@ class Portfolio {
       const bool applies = routed_ || (m == Method::ServerPlan ? servers_ : trees);
       if (best_ && any_ && !(applies && short_of(*best_))) continue;
       if (out_of_time()) return;
-      consider_made(synthesize_with(t_, c_, chunk_bytes_, quiet_, m));
+      std::optional<Algorithm> plan = synthesize_with(t_, c_, chunk_bytes_, quiet_, m);
+      if (plan && o_.portfolio.on_plan) o_.portfolio.on_plan(m, plan->claimed_time);
+      consider_made(std::move(plan));
     }
   }
 

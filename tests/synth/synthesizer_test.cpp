@@ -423,6 +423,33 @@ TEST(BestChunking, FloorsStandInForTimesThatCannotWin) {
   EXPECT_GT(won, 20);          // and some found their winner past a floor
 }
 
+// The plans' doubling past the search is not begun where what they made in it says that it cannot
+// win. examples/topologies/switch-cluster.yaml, an All-Gather of 64 MiB with per-step costs (as the
+// CLI charges them): the pipelines and the server plan end the search far behind the symmetric
+// schedule, so neither doubles alone, and the pipelines at the next count are indeed no faster.
+TEST(BestChunking, PlansThatCannotWinDoNotDouble) {
+  topo::Topology t =
+      topo::load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/switch-cluster.yaml");
+  t.set_charges_steps(true);
+  const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
+  const Bytes total = Bytes{64} << 20;
+  const ChunkingResult r = synthesize_auto_chunks(t, c, total);
+  int largest = 1;
+  for (const ChunkingResult::Try& x : r.tried) {
+    EXPECT_FALSE(x.alone == SynthMethod::PlanPipeline || x.alone == SynthMethod::ServerPlan)
+        << x.chunks_per_npu;
+    largest = std::max(largest, x.chunks_per_npu);
+  }
+  Collective next = c;
+  next.chunks_per_npu = 2 * largest;
+  SynthOptions pipelines;
+  pipelines.method = SynthMethod::PlanPipeline;
+  EXPECT_GE(synthesize(t, next, next.chunk_bytes_for(total), pipelines).claimed_time,
+            r.algorithm.claimed_time);
+  const Report report = verify(t, r.algorithm, {.max_reported = 3});
+  EXPECT_TRUE(report.correct()) << testing::violation_text(report);
+}
+
 TEST(Synthesizer, ExamplesVerify) {
   for (const auto& e : std::filesystem::directory_iterator(std::string(TENET_SOURCE_DIR) +
                                                            "/examples/topologies")) {
