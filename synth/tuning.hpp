@@ -33,7 +33,8 @@ inline constexpr int64_t kPipelineTransferBudget = int64_t{1} << 19;
 // Past it, their kVariantsPast fastest variants at the last count go on alone up to this many.
 inline constexpr int64_t kPipelineFastestTransferBudget = int64_t{1} << 20;
 inline constexpr size_t kVariantsPast = 4;
-// Past this many transfers, a count runs only those kVariantsPast (where the count before ran).
+// Past this many transfers, a count runs only those kVariantsPast (where the count before ran),
+// and a count that does not gain ends the doubling.
 inline constexpr int64_t kPipelineAllVariantsTransfers = int64_t{1} << 17;
 // After a count that gained nothing, one more doubling, unless already within this of the bound.
 inline constexpr double kDoublingEnough = 1.005;

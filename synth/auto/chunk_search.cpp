@@ -533,10 +533,10 @@ class FlatSearch {
         // after it gains less than the one before.
         const bool promising =
             last < 0 ? contending(now) : 2 * now - last < best.algorithm.claimed_time;
-        // Far from the bound but contending, the pipelines go on to their transfer budget, gaining
-        // or not, while their times jump by over 0.5 % from count to count or their chunks are of
-        // kPipelinesPersistChunk or more. Smaller settling ones leave a gap more chunks do not
-        // close (it is latency).
+        // Far from the bound but contending, the pipelines go on up to
+        // kPipelineAllVariantsTransfers, gaining or not, while their times jump by over 0.5 % from
+        // count to count or their chunks are of kPipelinesPersistChunk or more. Smaller settling
+        // ones leave a gap more chunks do not close (it is latency).
         const bool jumping = last >= 0 && std::abs(static_cast<double>(now - last)) >
                                               0.005 * static_cast<double>(last);
         last = now;
@@ -555,7 +555,10 @@ class FlatSearch {
         const bool close = c.kind != CollectiveKind::AllReduce &&
                            within_bound(t_, best.algorithm, kDoublingEnough, bounds_of(o_));
         // Not gaining, and over kPipelinesContend of the fastest: the next count is no nearer.
-        if ((++idle >= 2 && !far) || m != SynthMethod::PlanPipeline || close || !contending(now))
+        // Past kPipelineAllVariantsTransfers (the costliest counts, where only the fastest
+        // variants run) neither persisting nor one more count.
+        if (transfers > kPipelineAllVariantsTransfers || (++idle >= 2 && !far) ||
+            m != SynthMethod::PlanPipeline || close || !contending(now))
           break;
         extended = true;
       }
