@@ -131,8 +131,8 @@ struct PortfolioOptions {
   // matcher, at a fraction of its work.
   double matcher_work_beside_symmetric = 2e6;
   // Called with what each plan (the server plan, the matcher on the flow plan, its pipelines)
-  // made at the portfolio's chunk size, where it made one: the chunk search predicts from it
-  // whether a plan's doubling past the search can win.
+  // made at the portfolio's chunk size, where it made one (not under restarts: their seeds run
+  // at once): the chunk search predicts from it whether a plan's doubling past the search can win.
   std::function<void(SynthMethod method, Time time)> on_plan;
 };
 

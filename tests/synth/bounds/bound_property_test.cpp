@@ -56,9 +56,9 @@ void join(topo::TopologyBuilder& b, std::mt19937_64& rng, topo::NodeId x, topo::
                                              static_cast<Time>(rng() % 3'000'001)}[rng() % 3]);
 }
 
-// Fabric `i` of its kind (i % 5): a random graph (testing::random_topology), the same kind with
-// reducing switches, a line of NPUs, a tree of NPUs (routers where inner) and switches, or a fully
-// connected set of NPUs. Odd fabrics charge per-step costs.
+// Fabric `i` of its kind (i % 5): a random graph (testing::random_topology), NPUs around a
+// reducing switch, a line of NPUs, a tree of router NPUs and switches, or a fully connected set of
+// NPUs. Odd fabrics charge per-step costs.
 topo::Topology fabric(int i, std::mt19937_64& rng) {
   const bool steps = i % 2 == 1;
   if (i % 5 == 0) return testing::random_topology(rng, 7, steps);
@@ -71,7 +71,7 @@ topo::Topology fabric(int i, std::mt19937_64& rng) {
     case 1: {  // NPUs around a reducing switch, plus random direct links
       const topo::NodeId sw = b.add_switch();
       b.node_props(sw).can_reduce = true;
-      for (topo::NodeId v : std::vector<topo::NodeId>(nodes)) join(b, rng, v, sw, symmetric, steps);
+      for (topo::NodeId v : nodes) join(b, rng, v, sw, symmetric, steps);
       const int extra = static_cast<int>(rng() % (npus + 1));
       for (int k = 0; k < extra; ++k) {
         const topo::NodeId x = nodes[rng() % nodes.size()], y = nodes[rng() % nodes.size()];
