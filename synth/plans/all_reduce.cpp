@@ -155,10 +155,11 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   // other's out. The joined channels are serial where both halves' are, shared where neither's
   // are, else timed both ways. On mixed speeds, where the pipelines together end over kInTurnOver
   // of the RS+AG figure (LowerBound::coarse) (below it they may overlap where in turn they cannot;
-  // and each count in turn costs as much again).
+  // and each count in turn costs as much again), and where steps are not charged (with per-step
+  // costs they were never the fastest where measured: docs/tuning.md, kInTurnOver).
   const bool asked = (o.pipelines.variants >> kPipelineInTurn & 1) != 0;
   const bool far =
-      mixed_speeds(t) &&
+      mixed_speeds(t) && !t.charges_steps() &&
       (!best ||
        static_cast<double>(best->claimed_time) >
            kInTurnOver * static_cast<double>(lower_bound(t, c, chunk_bytes, bounds_of(o)).coarse));

@@ -35,7 +35,7 @@ inline constexpr int kPipelineSpedUp = 2 * kPipelineVariants;
 inline constexpr int kPipelineSerial = 4 * kPipelineVariants;
 // An All-Reduce's halves in turn, each its own fastest variant (synthesize_with), where together
 // they end over kInTurnOver of the RS+AG figure (LowerBound::coarse) (the project's 1.02x quality
-// mark).
+// mark) and steps are not charged.
 inline constexpr int kPipelineInTurn = kPipelineSerial + 4;
 // The halves in turn report their own variants as these plus v (Reduce-Scatter, then All-Gather),
 // and run those whose bits are set (SynthOptions::pipelines.variants; none set: every one).
