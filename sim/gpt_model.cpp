@@ -5,17 +5,22 @@
 #include <charconv>
 #include <map>
 #include <sstream>
+#include <string_view>
 
 #include "topo/error.hpp"
 
 namespace tenet::sim {
 
+namespace {
+constexpr std::string_view kPrefix = "gpt:";
+bool is_gpt_spec(const std::string& spec) { return spec.rfind(kPrefix, 0) == 0; }
+}  // namespace
+
 std::optional<GptShape> parse_gpt_spec(const std::string& spec) {
-  const std::string prefix = "gpt:";
-  if (spec.rfind(prefix, 0) != 0) return std::nullopt;
+  if (!is_gpt_spec(spec)) return std::nullopt;
   const std::string usage = "give gpt:layers=L,hidden=H,heads=A[,vocab=V]";
   std::map<std::string, int64_t> values;
-  std::stringstream in(spec.substr(prefix.size()));
+  std::stringstream in(spec.substr(kPrefix.size()));
   for (std::string item; std::getline(in, item, ',');) {
     const size_t eq = item.find('=');
     const std::string key = item.substr(0, eq);
@@ -90,7 +95,7 @@ double megatron_flops(const GptShape& g, double batch, double sequence) {
 }
 
 KernelEfficiency default_efficiency(const std::string& workload) {
-  return workload.rfind("gpt:", 0) == 0 ? kMegatronA100 : KernelEfficiency{};
+  return is_gpt_spec(workload) ? kMegatronA100 : KernelEfficiency{};
 }
 
 void set_efficiency(SimConfig& config, const std::string& workload, double matmul, double memory) {

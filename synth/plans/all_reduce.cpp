@@ -158,12 +158,12 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   // and each count in turn costs as much again), and where steps are not charged (with per-step
   // costs they were never the fastest where measured: docs/tuning.md, kInTurnOver).
   const bool asked = (o.pipelines.variants >> kPipelineInTurn & 1) != 0;
-  const bool far =
+  const bool applies =
       mixed_speeds(t) && !t.charges_steps() &&
       (!best ||
        static_cast<double>(best->claimed_time) >
            kInTurnOver * static_cast<double>(lower_bound(t, c, chunk_bytes, bounds_of(o)).coarse));
-  if (o.pipelines.variants != 0 ? !asked : !far) return best;
+  if (o.pipelines.variants != 0 ? !asked : !applies) return best;
   // Each half its own variants, reported as kInTurnHalf[h] + v.
   auto alone = [&](int h) {
     SynthOptions a = o;
