@@ -14,6 +14,7 @@
 #include "sim/system.hpp"
 #include "sim/workload.hpp"
 #include "synth/bounds/lower_bound.hpp"
+#include "synth/cost/protocol_view.hpp"
 #include "synth/cost/timing.hpp"
 #include "topo/error.hpp"
 #include "topo/io.hpp"
@@ -285,6 +286,19 @@ AstraNetwork parse_astra_network(std::string_view name) {
 AstraBundle stage_astra_bundle(const synth::Algorithm& a, const topo::Topology& t,
                                topo::OutputFolder& out, const std::string& subdir,
                                const AstraBundleOptions& options) {
+  // ASTRA-sim has no protocols: an algorithm that runs one is written as the links carry it (its
+  // bytes on the wire, at every link's per-step cost under it).
+  if (!a.protocol.empty()) {
+    Time step = 0;
+    const std::optional<synth::Algorithm> wire = synth::on_the_wire(t, a, step);
+    const topo::Topology stepped = t.under(topo::Protocol{a.protocol, 1.0, step, {}});
+    AstraBundle b = stage_astra_bundle(*wire, stepped, out, subdir, options);
+    b.notes.push_back(fmt::format(
+        "the algorithm runs protocol '{}': the files carry its bytes on the wire ({} a chunk for "
+        "{} of data), as ASTRA-sim has no protocols",
+        a.protocol, format_bytes(wire->chunk_bytes), format_bytes(a.chunk_bytes)));
+    return b;
+  }
   const synth::Collective& c = a.collective;
   const std::string name = custom_collective_name(c, t);
   AstraBundle bundle;

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "chakra/collective_graph_detail.hpp"
+#include "synth/cost/protocol_view.hpp"
 #include "synth/cost/timing.hpp"
 #include "topo/error.hpp"
 #include "topo/output_folder.hpp"
@@ -97,6 +98,7 @@ CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topolog
   // arrival less when its dependencies were met less what the message itself takes.
   const bool pad = options.link_waits == LinkWaits::Bytes;
   std::vector<Time> end, usable;
+  std::optional<synth::ProtocolView> view;  // the coster's topology: under a's protocol
   std::optional<synth::RouteCoster> coster;
   if (pad) {
     end.resize(n);
@@ -109,7 +111,8 @@ CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topolog
       synth::compute_times(t, a, start, end);
     }
     usable = end;
-    coster.emplace(t, a);
+    view.emplace(t, a);
+    coster.emplace(view->topology(), a);
   }
   if (comp())
     comp_micros_ =
@@ -195,6 +198,7 @@ ChakraProtoMsg::GlobalMetadata CollectiveGraphPlan::metadata(int r) const {
   if (a_.reduce_bandwidth > 0) add_int(m, "tenet_reduce_bandwidth", a_.reduce_bandwidth);
   if (a_.serial_channels) add_int(m, "tenet_serial_channels", 1);
   if (a_.step_costs) add_int(m, "tenet_step_costs", 1);
+  if (!a_.protocol.empty()) add_string(m, "tenet_protocol", a_.protocol);
   add_string(m, "tenet_fingerprint", fmt::format("{:016x}", a_.topology_fingerprint));
   add_string(m, "tenet_name", a_.name);
   add_int(m, "tenet_rank", r);

@@ -145,6 +145,7 @@ Algorithm algorithm_from_metadata(const std::vector<EtFile>& files, const topo::
   a.reduce_bandwidth = meta_in("tenet_reduce_bandwidth", 0, 0, int64_t{1'000'000'000'000'000});
   a.serial_channels = meta_in("tenet_serial_channels", 0, 0, 1) == 1;
   a.step_costs = meta_in("tenet_step_costs", 0, 0, 1) == 1;
+  a.protocol = meta_string(meta, "tenet_protocol").value_or("");
   {
     const std::string fp = meta_string(meta, "tenet_fingerprint").value_or("0");
     const auto [end, ec] =

@@ -18,8 +18,9 @@ void add_msccl_flags(CLI::App* cmd, MscclFlags& flags) {
          "thread\n"
          "block) or legacy (microsoft/msccl: reduce_scatter, 256 steps, 216 thread blocks)")
       ->capture_default_str();
-  cmd->add_option("--msccl-proto", flags.protocol, "MSCCL-XML protocol: Simple, LL or LL128")
-      ->capture_default_str();
+  cmd->add_option("--msccl-proto", flags.protocol,
+                  "MSCCL-XML protocol: Simple, LL or LL128 (default: the one the algorithm runs, "
+                  "where it runs one of these; else Simple)");
   cmd->add_option("--msccl-min-bytes", flags.min_bytes,
                   "MSCCL-XML: the smallest call size the runtime may pick it for")
       ->capture_default_str();
@@ -30,7 +31,8 @@ void add_msccl_flags(CLI::App* cmd, MscclFlags& flags) {
 }
 
 synth::MscclOptions msccl_options(const MscclFlags& flags) {
-  if (flags.protocol != "Simple" && flags.protocol != "LL" && flags.protocol != "LL128")
+  if (!flags.protocol.empty() && flags.protocol != "Simple" && flags.protocol != "LL" &&
+      flags.protocol != "LL128")
     throw Error(fmt::format("unknown MSCCL protocol '{}' (Simple, LL, LL128)", flags.protocol));
   synth::MscclOptions o;
   o.runtime = synth::parse_msccl_runtime(flags.runtime);

@@ -20,7 +20,7 @@ using chakra::load_any_algorithm;  // reading lives in chakra/, which the simula
 
 // --msccl-runtime, --msccl-proto, --msccl-min-bytes, --msccl-max-bytes on a verb that exports.
 struct MscclFlags {
-  std::string runtime = "executor", protocol = "Simple", min_bytes = "0B", max_bytes = "1TiB";
+  std::string runtime = "executor", protocol, min_bytes = "0B", max_bytes = "1TiB";
 };
 void add_msccl_flags(CLI::App* cmd, MscclFlags& flags);
 synth::MscclOptions msccl_options(const MscclFlags& flags);

@@ -196,6 +196,14 @@ std::string non_members(const topo::Topology& t, const synth::Algorithm& a) {
   return fmt::format("other NPUs relay {} transfers and route {}", relayed, routed);
 }
 
+// The protocols `t` lists, in words: "LL, LL128 and Simple".
+std::string protocol_names(const topo::Topology& t) {
+  std::string out;
+  for (size_t i = 0; i < t.protocols().size(); ++i)
+    out += (i == 0 ? "" : i + 1 == t.protocols().size() ? " and " : ", ") + t.protocols()[i].name;
+  return out;
+}
+
 // A group's bound within its part of the topology (synth/groups/group_map.hpp: its members and the
 // switches they reach, where the synthesizer works for it in a much larger cluster), when the
 // algorithm stays in it (no other NPU sends, receives or forwards: a team relay borrows them), or
@@ -249,6 +257,7 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const SynthRow& r
       }
     }
     j["link_model"] = synth::to_string(a.link_model);
+    if (!a.protocol.empty()) j["protocol"] = a.protocol;
     if (a.reduce_bandwidth > 0) {
       j["reduce_Bps"] = a.reduce_bandwidth;
       j["reduction_ps"] = a.reduction_time();
@@ -319,6 +328,11 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const SynthRow& r
                  ? fmt::format("; each reduction {} at {}", format_time(a.reduction_time()),
                                format_bandwidth(a.reduce_bandwidth))
                  : "");
+  if (const topo::Protocol* p = t.protocol(a.protocol))
+    fmt::print(
+        "protocol        {}: {:g} of every link's bandwidth, {} a step (the fastest it may run of "
+        "{})\n",
+        p->name, p->bandwidth, format_time(p->step), protocol_names(t));
   fmt::print("lower bound     {}  ({})\n", format_time(r.bound.total), synth::describe(r.bound));
   if (!r.bound.limit.empty()) fmt::print("bound limit     {}\n", r.bound.limit);
   fmt::print("ratio           {:.4f}\n", r.ratio());

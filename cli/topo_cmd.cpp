@@ -78,6 +78,14 @@ void info(const std::string& input, const std::string& size_text, bool json, boo
     j["translations"] =
         symmetry ? symmetry->describe() : "";  // see topo/symmetry.hpp; "" when none
     j["link_step_ps"] = {{"min", link_step.lo}, {"max", link_step.hi}};
+    if (!t.protocols().empty()) {
+      auto& protocols = j["protocols"] = nlohmann::ordered_json::array();
+      for (const topo::Protocol& p : t.protocols())
+        protocols.push_back({{"name", p.name},
+                             {"bandwidth", p.bandwidth},
+                             {"step_ps", p.step},
+                             {"excludes", p.excludes}});
+    }
     j["npu_egress_bps"] = {{"min", egress.lo}, {"max", egress.hi}};
     j["npu_ingress_bps"] = {{"min", ingress.lo}, {"max", ingress.hi}};
     j["allgather_bytes"] = size;
@@ -112,6 +120,11 @@ void info(const std::string& input, const std::string& size_text, bool json, boo
         format_time(static_cast<Time>(link_step.lo)), format_time(static_cast<Time>(link_step.hi)),
         format_time(topo::kDefaultStep), format_time(topo::kNetworkStep));
   }
+  for (const topo::Protocol& p : t.protocols())
+    fmt::print("protocol      {}: {:g} of every link's bandwidth carries data, {} a step{}\n",
+               p.name, p.bandwidth, format_time(p.step),
+               p.excludes.empty() ? std::string()
+                                  : fmt::format("; not for {}", fmt::join(p.excludes, ", ")));
   fmt::print("NPU egress    {} .. {}\n", bw(egress.lo), bw(egress.hi));
   fmt::print("NPU ingress   {} .. {}\n", bw(ingress.lo), bw(ingress.hi));
   const bool sampled = d.sources < t.num_npus();

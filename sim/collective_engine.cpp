@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include "synth/cost/protocol_view.hpp"
 #include "topo/error.hpp"
 
 namespace tenet::sim {
@@ -35,12 +37,18 @@ Time step_of(const topo::Topology& t, std::span<const topo::LinkId> route) {
   return step;
 }
 
-// An algorithm's list: its arrival graph counts each transfer's dependencies off.
+// An algorithm's list: its arrival graph counts each transfer's dependencies off. One that runs a
+// protocol is replayed as the links carry it (synth::on_the_wire).
 class ListSource {
  public:
   using Queues = synth::TransferQueues;
   ListSource(const topo::Topology& t, const synth::Algorithm& a)
-      : t_(t), a_(a), graph_(a), waiting_(graph_.waits()), queues_(t, a) {}
+      : t_(t),
+        wire_(synth::on_the_wire(t, a, step_)),
+        a_(wire_ ? *wire_ : a),
+        graph_(a_),
+        waiting_(graph_.waits()),
+        queues_(t, a_) {}
   const Queues& queues() const { return queues_; }
   bool hold() const { return a_.link_model == synth::LinkModel::Hold; }
   size_t size() const { return a_.size(); }
@@ -58,12 +66,14 @@ class ListSource {
   Message message(TransferId id, bool& reduced) const {
     const synth::Transfer& x = a_[id];
     reduced = x.op == synth::Op::Reduce;
-    return Message{x.src,        x.dst,       a_.chunk_bytes,
-                   a_.route(id), a_.rate(id), a_.step_costs ? step_of(t_, a_.route(id)) : 0};
+    const Time step = !a_.step_costs ? 0 : wire_ ? step_ : step_of(t_, a_.route(id));
+    return Message{x.src, x.dst, a_.chunk_bytes, a_.route(id), a_.rate(id), step};
   }
 
  private:
   const topo::Topology& t_;
+  Time step_ = 0;  // every link's per-step cost under the protocol the algorithm runs
+  std::optional<synth::Algorithm> wire_;
   const synth::Algorithm& a_;
   synth::ArrivalGraph graph_;
   std::vector<int32_t> waiting_;  // arrivals each transfer still waits for

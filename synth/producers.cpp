@@ -7,6 +7,8 @@
 #include <utility>
 
 #include "synth/cache/algorithm_cache.hpp"
+#include "synth/cost/protocol_view.hpp"
+#include "synth/cost/timing.hpp"
 
 namespace tenet::synth {
 
@@ -23,10 +25,64 @@ bool complete(const SynthOptions& options) {
   return !(options.deadline && options.deadline->stopped());
 }
 
+Algorithm& algorithm_of(Algorithm& a) { return a; }
+Algorithm& algorithm_of(ChunkingResult& r) { return r.algorithm; }
+
+// `make(t)` where `t` lists no protocols or charges no steps (protocols differ in their steps and
+// their share of the links; without steps the full share always wins); else `make` on `t` under
+// every protocol `name` may run, the fastest kept and marked as running its protocol (the first
+// listed among equals). Throws NotApplicable when no protocol made one, with the last reason.
+template <typename Result, typename Make>
+Result fastest_protocol(std::string_view name, const topo::Topology& t, const Make& make) {
+  if (t.protocols().empty() || !t.charges_steps() || t.applied()) return make(t);
+  std::optional<Result> best;
+  Time best_time = 0;
+  std::string why = fmt::format("'{}' runs none of the protocols of topology '{}'", name, t.name());
+  for (const topo::Protocol& p : t.protocols()) {
+    if (p.excludes_producer(name)) continue;
+    const topo::Topology under = t.under(p);
+    try {
+      Result r = make(under);
+      Algorithm& a = algorithm_of(r);
+      const Time time = collective_time(under, a);
+      mark_protocol(a, t, p);
+      if (!best || time < best_time) {
+        best = std::move(r);
+        best_time = time;
+      }
+    } catch (const NotApplicable& e) {
+      why = e.message();
+    }
+  }
+  if (!best) throw NotApplicable(why);
+  return std::move(*best);
+}
+
+Algorithm make_on(std::string_view name, const topo::Topology& t, const Collective& c,
+                  Bytes chunk_bytes, const SynthOptions& options);
+ChunkingResult make_auto_on(std::string_view name, const topo::Topology& t, const Collective& c,
+                            Bytes total_bytes, const SynthOptions& options, int max_chunks_per_npu);
+
 }  // namespace
 
 Algorithm make_algorithm(std::string_view name, const topo::Topology& t, const Collective& c,
                          Bytes chunk_bytes, const SynthOptions& options) {
+  return fastest_protocol<Algorithm>(
+      name, t, [&](const topo::Topology& u) { return make_on(name, u, c, chunk_bytes, options); });
+}
+
+ChunkingResult make_algorithm_auto_chunks(std::string_view name, const topo::Topology& t,
+                                          const Collective& c, Bytes total_bytes,
+                                          const SynthOptions& options, int max_chunks_per_npu) {
+  return fastest_protocol<ChunkingResult>(name, t, [&](const topo::Topology& u) {
+    return make_auto_on(name, u, c, total_bytes, options, max_chunks_per_npu);
+  });
+}
+
+namespace {
+
+Algorithm make_on(std::string_view name, const topo::Topology& t, const Collective& c,
+                  Bytes chunk_bytes, const SynthOptions& options) {
   if (cached(name, options)) {
     const std::string key = cache_key(name, t, c, chunk_bytes, false, 0, options);
     if (std::optional<ChunkingResult> hit = options.cache->load(
@@ -41,9 +97,9 @@ Algorithm make_algorithm(std::string_view name, const topo::Topology& t, const C
                        options.reduce_bandwidth, options.time_baselines);
 }
 
-ChunkingResult make_algorithm_auto_chunks(std::string_view name, const topo::Topology& t,
-                                          const Collective& c, Bytes total_bytes,
-                                          const SynthOptions& options, int max_chunks_per_npu) {
+ChunkingResult make_auto_on(std::string_view name, const topo::Topology& t, const Collective& c,
+                            Bytes total_bytes, const SynthOptions& options,
+                            int max_chunks_per_npu) {
   if (cached(name, options)) {
     const std::string key = cache_key(name, t, c, total_bytes, true, max_chunks_per_npu, options);
     if (std::optional<ChunkingResult> hit = options.cache->load(
@@ -63,6 +119,8 @@ ChunkingResult make_algorithm_auto_chunks(std::string_view name, const topo::Top
       },
       1, nullptr, options.portfolio.chunk_transfers, -1, min_chunk_of(t));
 }
+
+}  // namespace
 
 std::string with_channels(std::string_view name, std::string_view channels) {
   if (channels.empty() || name == "tenet" || name.find(':') != std::string_view::npos)

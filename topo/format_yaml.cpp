@@ -304,10 +304,34 @@ Calibration read_calibration(const Reader& r, const YAML::Node& n) {
   return c;
 }
 
+// `protocols`: a list of {name, bandwidth (a share of every link's), step, excludes (producers)}.
+std::vector<Protocol> read_protocols(const Reader& r, const YAML::Node& n) {
+  if (!n.IsSequence()) throw r.error(n, "protocols must be a list of {name, bandwidth, step}");
+  std::vector<Protocol> out;
+  for (const YAML::Node& e : n) {
+    r.only_keys(e, "a protocol", {"name", "bandwidth", "step", "excludes"});
+    for (const char* k : {"name", "bandwidth", "step"})
+      if (!e[k]) throw r.error(e, fmt::format("a protocol needs {}", k));
+    Protocol p;
+    p.name = r.scalar(e["name"], "name");
+    for (const Protocol& q : out)
+      if (q.name == p.name)
+        throw r.error(e["name"], fmt::format("protocol '{}' is listed twice", p.name));
+    p.bandwidth = r.fraction(e["bandwidth"], "a protocol's bandwidth");
+    p.step = r.latency(e["step"], "step");
+    if (const YAML::Node& x = e["excludes"]) {
+      if (!x.IsSequence()) throw r.error(x, "excludes must be a list of algorithm names");
+      for (const YAML::Node& name : x) p.excludes.push_back(r.scalar(name, "an algorithm name"));
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 Topology read_tenet(const Reader& r, const YAML::Node& root, std::string name) {
   r.only_keys(root, "the topology",
               {"name", "description", "defaults", "generator", "npus", "switches", "groups",
-               "links", "dimensions", "calibration"});
+               "links", "dimensions", "calibration", "protocols"});
   if (root["name"]) name = r.scalar(root["name"], "name");
   Defaults d;
   if (const YAML::Node& dn = root["defaults"]) {
@@ -382,6 +406,7 @@ Topology read_tenet(const Reader& r, const YAML::Node& root, std::string name) {
   }
   if (const YAML::Node& links = root["links"]) read_links(r, b, links, d);
   if (const YAML::Node& cal = root["calibration"]) b.set_calibration(read_calibration(r, cal));
+  if (const YAML::Node& p = root["protocols"]) b.set_protocols(read_protocols(r, p));
   if (const YAML::Node& dims = root["dimensions"]) {
     if (!dims.IsSequence()) throw r.error(dims, "dimensions must be a list of NPU counts");
     std::vector<int> levels;
@@ -470,6 +495,15 @@ nlohmann::ordered_json document(const Topology& t) {
     else
       j["bidirectional"] = false;
     links.push_back(j);
+  }
+  if (!t.protocols().empty()) {
+    auto& protocols = doc["protocols"] = nlohmann::ordered_json::array();
+    for (const Protocol& p : t.protocols()) {
+      nlohmann::ordered_json j{
+          {"name", p.name}, {"bandwidth", p.bandwidth}, {"step", canonical_time(p.step)}};
+      if (!p.excludes.empty()) j["excludes"] = p.excludes;
+      protocols.push_back(j);
+    }
   }
   const Calibration& c = t.calibration();
   if (!c.empty()) {

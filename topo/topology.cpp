@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include "topo/analysis.hpp"
@@ -115,6 +116,21 @@ void build_csr(int num_nodes, const std::vector<Link>& links, bool by_src,
     ids[next[by_src ? links[id].src : links[id].dst]++] = id;  // ascending ids per node
 }
 
+// What Topology::fingerprint covers.
+uint64_t fingerprint_of(const Topology& t) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  h = fnv1a(h, static_cast<uint64_t>(t.num_npus()));
+  for (const Node& node : t.nodes())
+    h = fnv1a(h, static_cast<uint64_t>(node.kind) | (uint64_t{node.router} << 8) |
+                     (uint64_t{node.can_reduce} << 9) | (uint64_t{node.can_multicast} << 10));
+  for (const Link& l : t.links()) {
+    h = fnv1a(h, (static_cast<uint64_t>(l.src) << 32) | static_cast<uint32_t>(l.dst));
+    h = fnv1a(h, static_cast<uint64_t>(l.bandwidth));
+    h = fnv1a(h, static_cast<uint64_t>(l.latency));
+  }
+  return h;
+}
+
 }  // namespace
 
 Topology TopologyBuilder::build() const {
@@ -190,18 +206,46 @@ Topology TopologyBuilder::build() const {
   t.calibration_ = calibration_;
   if (!grid_.empty() && product(grid_) == t.num_npus_) t.grid_ = grid_;
 
-  uint64_t h = 0xcbf29ce484222325ULL;
-  h = fnv1a(h, static_cast<uint64_t>(t.num_npus_));
-  for (const Node& node : t.nodes_)
-    h = fnv1a(h, static_cast<uint64_t>(node.kind) | (uint64_t{node.router} << 8) |
-                     (uint64_t{node.can_reduce} << 9) | (uint64_t{node.can_multicast} << 10));
-  for (const Link& l : t.links_) {
-    h = fnv1a(h, (static_cast<uint64_t>(l.src) << 32) | static_cast<uint32_t>(l.dst));
-    h = fnv1a(h, static_cast<uint64_t>(l.bandwidth));
-    h = fnv1a(h, static_cast<uint64_t>(l.latency));
+  for (size_t i = 0; i < protocols_.size(); ++i) {
+    const Protocol& p = protocols_[i];
+    if (p.name.empty()) throw Error(fmt::format("protocol {} has no name", i + 1));
+    for (size_t j = 0; j < i; ++j)
+      if (protocols_[j].name == p.name)
+        throw Error(fmt::format("protocol '{}' is listed twice", p.name));
+    if (!(p.bandwidth > 0.0 && p.bandwidth <= 1.0))
+      throw Error(
+          fmt::format("protocol '{}': bandwidth {} is not a share in (0, 1]", p.name, p.bandwidth));
+    if (p.step < 0)
+      throw Error(
+          fmt::format("protocol '{}' has a negative per-step cost of {} ps", p.name, p.step));
   }
-  t.fingerprint_ = h;
+  t.protocols_ = protocols_;
+  t.fingerprint_ = fingerprint_of(t);
   return t;
+}
+
+bool Protocol::excludes_producer(std::string_view producer) const {
+  producer = producer.substr(0, producer.find(':'));
+  return std::find(excludes.begin(), excludes.end(), producer) != excludes.end();
+}
+
+const Protocol* Topology::protocol(std::string_view name) const {
+  for (const Protocol& p : protocols_)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+Topology Topology::under(const Protocol& p) const {
+  Topology u = *this;
+  for (Link& l : u.links_) {
+    l.bandwidth = std::max<Bandwidth>(
+        1, static_cast<Bandwidth>(std::llround(static_cast<double>(l.bandwidth) * p.bandwidth)));
+    l.step = p.step;
+  }
+  u.protocols_.clear();
+  u.applied_ = {p};
+  u.fingerprint_ = fingerprint_of(u);
+  return u;
 }
 
 double Calibration::efficiency_of(std::string_view algorithm) const {
@@ -227,8 +271,10 @@ Topology reversed(const Topology& t) {
   b.set_levels(t.levels());
   b.set_grid(t.grid());
   b.set_calibration(t.calibration());
+  b.set_protocols(t.protocols());
   Topology r = b.build();
   r.set_charges_steps(t.charges_steps());
+  r.applied_ = t.applied_;
   return r;
 }
 

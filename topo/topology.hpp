@@ -76,6 +76,20 @@ struct Calibration {
   double efficiency_of(std::string_view algorithm) const;
 };
 
+// A runtime's protocol (NCCL's LL, LL128 and Simple): what share of every link's bandwidth carries
+// data under it (LL sends a 4-byte flag with every 4 bytes of data: 0.5) and what a step costs
+// under it. An algorithm runs at most one (synth::Algorithm::protocol) and is timed on the topology
+// under it (Topology::under). Where a topology lists protocols, `-k auto` times each and keeps the
+// fastest (docs/model.md). Not part of the fingerprint, as Link::step.
+struct Protocol {
+  std::string name;
+  double bandwidth = 1.0;    // the share of each link's bandwidth that carries data, in (0, 1]
+  Time step = kDefaultStep;  // every link's per-step cost under it (Link::step)
+  // Producers that cannot run it (a baseline's name before any ':'): NCCL runs NVLS in Simple only.
+  std::vector<std::string> excludes;
+  bool excludes_producer(std::string_view producer) const;
+};
+
 class TopologyBuilder;
 
 class Topology {
@@ -133,10 +147,24 @@ class Topology {
   bool charges_steps() const { return charges_steps_; }
   void set_charges_steps(bool on) { charges_steps_ = on; }
 
+  // The protocols algorithms on this topology may run (empty for most topologies: the links as they
+  // are), and the one named `name`, or null.
+  const std::vector<Protocol>& protocols() const { return protocols_; }
+  const Protocol* protocol(std::string_view name) const;
+  // This topology under protocol `p`: every link's bandwidth times p.bandwidth, its per-step cost
+  // p.step; no protocols of its own, and applied() names `p`. What an algorithm running `p` is
+  // timed on, and what the synthesizer searches when it tries `p`.
+  Topology under(const Protocol& p) const;
+  // The protocol this topology is under (see under()), or null for a topology as described.
+  const Protocol* applied() const { return applied_.empty() ? nullptr : &applied_.front(); }
+
  private:
   friend class TopologyBuilder;
+  friend Topology reversed(const Topology& t);
   std::string name_;
   Calibration calibration_;
+  std::vector<Protocol> protocols_;
+  std::vector<Protocol> applied_;  // at most one
   std::vector<int> levels_, grid_;
   int num_npus_ = 0;
   std::vector<Node> nodes_;
@@ -188,6 +216,9 @@ class TopologyBuilder {
   void set_levels(std::vector<int> levels) { levels_ = std::move(levels); }
   void set_grid(std::vector<int> grid) { grid_ = std::move(grid); }
   void set_calibration(Calibration c) { calibration_ = std::move(c); }
+  // The protocols algorithms may run (see Topology::protocols); checked in build(): names unique
+  // and not empty, bandwidth in (0, 1], steps not negative.
+  void set_protocols(std::vector<Protocol> p) { protocols_ = std::move(p); }
 
   // Validates and builds. Throws tenet::Error naming the offending node or link (and the file
   // location it came from, when known): self-loops, non-positive bandwidth, negative latency,
@@ -209,6 +240,7 @@ class TopologyBuilder {
   std::unordered_map<std::string, NodeId> by_name_;  // name -> NPU id or switch handle
   std::vector<int> levels_, grid_;
   Calibration calibration_;
+  std::vector<Protocol> protocols_;
 };
 
 // The same nodes with every link turned around (same ids, bandwidths and latencies): Reduce-Scatter

@@ -320,6 +320,8 @@ void for_each_baseline(const topo::Topology& t, const Collective& c,
     // dimension), there for `tenet sim --system` and `--algo hierarchical`; the portfolio keeps
     // the candidates it had (direct's exchange, the flat ring, the synthesizer).
     if (b == BaselineKind::Hierarchical && c.kind == CollectiveKind::AllToAll) continue;
+    // Under a protocol the baseline cannot run (NCCL's NVLS in Simple only).
+    if (t.applied() && t.applied()->excludes_producer(BaselineSpec{b, {}}.name())) continue;
     // A ring All-to-All carries each chunk half way round on average: beyond the synthesizer's own
     // budget (512 NPUs: 67M transfers) it is not built.
     if (b == BaselineKind::Ring && c.kind == CollectiveKind::AllToAll &&

@@ -728,8 +728,10 @@ LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk
   return lower_bound(t, c, chunk_bytes, t.charges_steps(), memo);
 }
 
-LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, bool steps,
-                       BoundMemo* memo) {
+namespace {
+
+LowerBound bound_as_described(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
+                              bool steps, BoundMemo* memo) {
   c.validate(t);
   if (!memo) return compute(nullptr, t, c, chunk_bytes, steps);
   BoundMemo::State& state = memo->state();
@@ -753,14 +755,33 @@ LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk
   return b;
 }
 
+}  // namespace
+
+LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk_bytes, bool steps,
+                       BoundMemo* memo) {
+  LowerBound least = bound_as_described(t, c, chunk_bytes, steps, memo);
+  // Where algorithms may run protocols (topo::Protocol), each one runs the links as described or
+  // under one of them: the least of those bounds holds for all.
+  if (steps && !t.applied())
+    for (const topo::Protocol& p : t.protocols()) {
+      LowerBound b = bound_as_described(t.under(p), c, chunk_bytes, steps, memo);
+      if (b.total < least.total) {
+        least = std::move(b);
+        least.protocol = p.name;
+      }
+    }
+  return least;
+}
+
 std::string describe(const LowerBound& b) {
   const std::string terms =
       fmt::format("{} {}{} + {} latency{}", b.label, format_time(b.bandwidth),
                   b.step > 0 ? fmt::format(" + {} step", format_time(b.step)) : std::string(),
                   format_time(b.cut_latency), b.past_the_cut ? " past the cut" : "");
-  if (b.total == b.bandwidth + b.step + b.cut_latency) return terms;
-  return fmt::format("latency{} of the farthest pair that must communicate; {} is less",
-                     b.step > 0 ? " and steps" : "", terms);
+  const std::string under = b.protocol.empty() ? "" : fmt::format(" (in {})", b.protocol);
+  if (b.total == b.bandwidth + b.step + b.cut_latency) return terms + under;
+  return fmt::format("latency{} of the farthest pair that must communicate{}; {} is less",
+                     b.step > 0 ? " and steps" : "", under, terms);
 }
 
 }  // namespace tenet::synth

@@ -59,11 +59,12 @@ struct LowerBound {
   // arrivals bound's islands ("2 islands of links of 300 GB/s or more hold the ranks: every byte
   // enters them 2 x (2 - 1) times, through 400 GB/s in all ..."); else empty.
   std::string limit;
-  std::string label;  // "cut bound", "cut bound (every byte both ways)", "arrivals bound",
-                      // "cut bound (from the root)", "ingress/egress
-                      // bound", "hop-count bound", "link-time bound", "group cut bound",
-                      // "max-concurrent-flow bound (LP)", "max-concurrent-flow bound
-                      // (multiplicative weights, R rounds)"
+  std::string protocol;  // the protocol (topo::Protocol) it holds under, the least of all; or empty
+  std::string label;     // "cut bound", "cut bound (every byte both ways)", "arrivals bound",
+                         // "cut bound (from the root)", "ingress/egress
+                         // bound", "hop-count bound", "link-time bound", "group cut bound",
+                         // "max-concurrent-flow bound (LP)", "max-concurrent-flow bound
+                         // (multiplicative weights, R rounds)"
 };
 
 // What lower_bound keeps between calls: the farthest pair's latency (the same at every chunk count

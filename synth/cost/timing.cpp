@@ -9,6 +9,7 @@
 
 #include "synth/cost/link_admission.hpp"
 #include "synth/cost/link_ledger.hpp"
+#include "synth/cost/protocol_view.hpp"
 #include "topo/error.hpp"
 
 namespace tenet::synth {
@@ -35,6 +36,15 @@ RouteCost route_cost(const topo::Topology& t, std::span<const LinkId> route, Byt
   c.duration = serialization + c.latency;
   c.occupancy = model == LinkModel::Pipelined ? serialization : c.duration;
   return c;
+}
+
+RouteCoster::RouteCoster(const topo::Topology& t, const Algorithm& a)
+    : RouteCoster(t, a.chunk_bytes, a.link_model, a.step_costs) {
+  if (!timed_on(t, a))
+    throw Error(
+        fmt::format("an algorithm running protocol '{}' costed on topology '{}' as described, "
+                    "not under its protocol",
+                    a.protocol, t.name()));
 }
 
 RouteCoster::RouteCoster(const topo::Topology& t, Bytes bytes, LinkModel model, bool steps)
@@ -259,7 +269,9 @@ TimingResult event_driven(const topo::Topology& t, const Algorithm& a, Times& ti
 }
 
 template <typename Times>
-TimingResult times_into(const topo::Topology& t, const Algorithm& a, Times& times) {
+TimingResult times_into(const topo::Topology& described, const Algorithm& a, Times& times) {
+  const ProtocolView view(described, a);
+  const topo::Topology& t = view.topology();
   return check_and_find_routed(t, a) ? event_driven(t, a, times) : one_pass(t, a, times);
 }
 
@@ -323,7 +335,9 @@ Time saturated_sum(Time x, Time y) {
 
 }  // namespace
 
-Time time_floor(const topo::Topology& t, const Algorithm& a) {
+Time time_floor(const topo::Topology& described, const Algorithm& a) {
+  const ProtocolView view(described, a);
+  const topo::Topology& t = view.topology();
   check_and_find_routed(t, a);
   const auto n = static_cast<TransferId>(a.size());
   RouteCoster coster(t, a);

@@ -1,4 +1,5 @@
-// Timing: the shared link cost model (docs/design.md) applied to an algorithm.
+// Timing: the shared link cost model (docs/design.md) applied to an algorithm, on the topology
+// under the protocol it runs (synth/cost/protocol_view.hpp).
 //
 // synth::time assigns every transfer its start and end: a transfer starts as soon as its explicit
 // dependencies have ended, every earlier-listed arrival of its chunk at its source has ended (a
@@ -46,9 +47,9 @@ RouteCost route_cost(const topo::Topology& t, std::span<const LinkId> route, Byt
 class RouteCoster {
  public:
   RouteCoster(const topo::Topology& t, Bytes bytes, LinkModel model, bool steps);
-  // For an algorithm's transfers: its chunk size, link model and step costs.
-  RouteCoster(const topo::Topology& t, const Algorithm& a)
-      : RouteCoster(t, a.chunk_bytes, a.link_model, a.step_costs) {}
+  // For an algorithm's transfers: its chunk size, link model and step costs. `t` must be what `a`
+  // is timed on (synth/cost/protocol_view.hpp: under its protocol); throws tenet::Error otherwise.
+  RouteCoster(const topo::Topology& t, const Algorithm& a);
   RouteCost operator()(std::span<const LinkId> route, Bandwidth rate = 0);
 
  private:

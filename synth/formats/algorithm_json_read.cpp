@@ -171,6 +171,7 @@ Algorithm build_head(const Reader& r, const json& doc, int64_t& version) {
       r.fail("step_costs", fmt::format("expected true or false, got {}", doc["step_costs"].dump()));
     a.step_costs = doc["step_costs"].get<bool>();
   }
+  if (doc.contains("protocol")) a.protocol = r.string(doc["protocol"], "protocol");
   a.claimed_time = doc.contains("collective_time_ps")
                        ? r.time(doc["collective_time_ps"], "collective_time_ps")
                        : -1;

@@ -68,6 +68,7 @@ void write_to(const Algorithm& a, Sink& out) {
   if (a.reduce_bandwidth > 0) out.put(fmt::format("  \"reduce_Bps\": {},\n", a.reduce_bandwidth));
   if (a.serial_channels) out.put("  \"channels\": \"serial\",\n");
   if (a.step_costs) out.put("  \"step_costs\": true,\n");
+  if (!a.protocol.empty()) out.put(fmt::format("  \"protocol\": {},\n", json(a.protocol).dump()));
   out.put("  \"collective_time_ps\": ");
   time(a.claimed_time);
   out.put(",\n  \"transfers\": [");

@@ -46,8 +46,10 @@ enum class MscclRuntime { Executor, Legacy };  // Azure/msccl-executor-nccl, mic
 MscclRuntime parse_msccl_runtime(std::string_view name);  // "executor" or "legacy"
 
 struct MscclOptions {
-  std::string protocol = "Simple";  // Simple, LL or LL128
-  std::string name;                 // the <algo> name; default: the algorithm's name
+  // Simple, LL or LL128; empty: the protocol the algorithm runs (Algorithm::protocol) where it is
+  // one of these, else Simple.
+  std::string protocol;
+  std::string name;  // the <algo> name; default: the algorithm's name
   MscclRuntime runtime = MscclRuntime::Executor;
   // The sizes (bytes per call) the runtime may pick this algorithm for: [min_bytes, max_bytes]
   // (the legacy runtime reads max_bytes as exclusive, and never picks an algorithm with 0).

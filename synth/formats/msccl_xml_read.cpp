@@ -222,6 +222,9 @@ void read_metadata(Import& in) {
   Algorithm& a = in.a;
   a.chunk_bytes = 1 << 20;
   a.step_costs = in.t.charges_steps();  // a runtime's program pays what its runtime pays per step
+  // ... and runs its protocol where the topology describes it (topo::Protocol).
+  if (const std::string proto = in.algo.attribute("proto").value(); in.t.protocol(proto))
+    a.protocol = proto;
   for (pugi::xml_node n = in.doc.first_child(); n; n = n.next_sibling()) {
     if (n.type() != pugi::node_comment) continue;
     std::istringstream note(n.value());

@@ -418,7 +418,12 @@ pugi::xml_node append_algo(pugi::xml_document& doc, const Export& e, std::string
     for (const Block& b : g.blocks) channels = std::max(channels, b.chan + 1);
   pugi::xml_node algo = doc.append_child("algo");
   algo.append_attribute("name") = (options.name.empty() ? e.a.name : options.name).c_str();
-  algo.append_attribute("proto") = options.protocol.c_str();
+  const bool runs_msccl_protocol =
+      e.a.protocol == "Simple" || e.a.protocol == "LL" || e.a.protocol == "LL128";
+  const std::string proto = !options.protocol.empty() ? options.protocol
+                            : runs_msccl_protocol     ? e.a.protocol
+                                                      : std::string("Simple");
+  algo.append_attribute("proto") = proto.c_str();
   algo.append_attribute("nchannels") = channels;
   const int per_loop = c.kind == CollectiveKind::AllReduce ? c.num_chunks() : e.p * e.k;
   algo.append_attribute("nchunksperloop") = per_loop;

@@ -132,6 +132,7 @@ Algorithm with_transfers(const Algorithm& a, const std::vector<TransferSpec>& sp
   out.reduce_bandwidth = a.reduce_bandwidth;
   out.serial_channels = a.serial_channels;
   out.step_costs = a.step_costs;
+  out.protocol = a.protocol;
   for (const TransferSpec& s : specs) out.add(s);
   return out;
 }

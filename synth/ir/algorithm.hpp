@@ -126,6 +126,9 @@ class Algorithm {
   // Every transfer pays its route's per-step cost (topo::Link::step; synth/cost/timing.hpp): set
   // from Topology::charges_steps when made, and recorded in files (older files have none: false).
   bool step_costs = false;
+  // The runtime protocol it runs (topo::Protocol, one of its topology's), or empty: the links as
+  // they are. Timed on the topology under it (synth/cost/protocol_view.hpp); recorded in files.
+  std::string protocol;
 
   // How long a reduction of one chunk takes (0 when reductions take no time).
   Time reduction_time() const {

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <unordered_map>
 
+#include "synth/cost/protocol_view.hpp"
 #include "synth/cost/timing.hpp"
 #include "synth/ir/rank_set.hpp"
 #include "synth/ir/references.hpp"
@@ -21,8 +23,12 @@ constexpr int32_t kOwnData = -2;  // holds its own contribution only (the precon
 
 class Verifier {
  public:
-  Verifier(const topo::Topology& t, const Algorithm& a, const VerifyOptions& o, Report& r)
+  // `t`: what `a` is timed on (under its protocol); `described`: the topology as described, whose
+  // fingerprint `a` records.
+  Verifier(const topo::Topology& t, const topo::Topology& described, const Algorithm& a,
+           const VerifyOptions& o, Report& r)
       : t_(t),
+        described_(described),
         a_(a),
         opt_(o),
         r_(r),
@@ -41,11 +47,11 @@ class Verifier {
       });
       return;
     }
-    if (a_.topology_fingerprint != 0 && a_.topology_fingerprint != t_.fingerprint())
+    if (a_.topology_fingerprint != 0 && a_.topology_fingerprint != described_.fingerprint())
       warn(WarningKind::FingerprintMismatch, -1, [&] {
         return fmt::format(
             "the algorithm was made for topology {:016x} ('{}'), not this one ({:016x})",
-            a_.topology_fingerprint, a_.topology_name, t_.fingerprint());
+            a_.topology_fingerprint, a_.topology_name, described_.fingerprint());
       });
     if (a_.reduce_bandwidth < 0)
       violate(ViolationKind::BadReference, -1, -1, -1, -1, -1, [&] {
@@ -689,7 +695,8 @@ class Verifier {
     r_.mean_utilization = r_.links_used ? sum / r_.links_used : 0;
     if (opt_.lower_bound) {
       try {
-        r_.bound = lower_bound(t_, a_.collective, a_.chunk_bytes, a_.step_costs, opt_.bounds);
+        r_.bound =
+            lower_bound(described_, a_.collective, a_.chunk_bytes, a_.step_costs, opt_.bounds);
       } catch (const Error&) {
         // An invalid collective (reported by the caller's validation) has no bound.
       }
@@ -706,6 +713,7 @@ class Verifier {
   Time usable(TransferId id) const { return a_.usable_at(id, end_of(id), reduction_); }
 
   const topo::Topology& t_;
+  const topo::Topology& described_;
   const Algorithm& a_;
   const VerifyOptions& opt_;
   Report& r_;
@@ -728,7 +736,18 @@ class Verifier {
 
 Report verify(const topo::Topology& t, const Algorithm& a, const VerifyOptions& options) {
   Report r;
-  Verifier(t, a, options, r).run();
+  std::optional<ProtocolView> view;
+  try {
+    view.emplace(t, a);
+  } catch (const Error& e) {
+    r.transfers = a.size();
+    r.claimed_time = a.claimed_time;
+    r.violations.push_back(Violation{ViolationKind::BadReference, -1, -1, -1, -1, -1, e.message()});
+    r.violation_count = 1;
+    ++r.counts[static_cast<int>(ViolationKind::BadReference)];
+    return r;
+  }
+  Verifier(view->topology(), t, a, options, r).run();
   return r;
 }
 

@@ -175,6 +175,17 @@ check "typo algorithm" 2 "did you mean 'ring'?" -- "$T" synth --topo ring:4 -a r
 check "typo in suite" 2 "no generator 'torus'; nearest: torus2d" -- "$T" bench <(printf 'topologies: [torus:4x4]\ncollectives: [all-reduce]\nsizes: [1MiB]\n') -o "$tmp/x"
 if [[ -e $tmp/x ]]; then echo "FAIL a typo left output"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
 
+# Runtime protocols: a preset's ring runs LL at 1 MiB and Simple at 1 GiB; the files carry it and
+# read back to the same time; topo info lists them.
+check "info protocols" 0 "protocol      LL: 0.5 of every link's bandwidth carries data, 600 ns a step; not for nvls" -- "$T" topo info dgx-h100
+check "synth protocol small" 0 "protocol        LL: 0.5 of every link's bandwidth" -- "$T" synth -t dgx-a100 -c all-reduce -s 1MiB --algo ring -o "$tmp/proto" --emit json,msccl-xml,chakra
+check "synth protocol large" 0 "protocol        Simple: 1 of every link's bandwidth" -- "$T" synth -t dgx-a100 -c all-reduce -s 1GiB --algo ring -o "$tmp/proto-large"
+check "protocol in xml" 0 'proto="LL"' -- cat "$tmp/proto/algorithm.xml"
+proto_time=$("$T" verify -t dgx-a100 "$tmp/proto/algorithm.json" --json | jq -r .collective_time_ps)
+check "protocol xml time" 0 "" -- jq -e ".collective_time_ps == $proto_time" <("$T" verify -t dgx-a100 "$tmp/proto/algorithm.xml" --json)
+check "protocol chakra time" 0 "" -- jq -e ".collective_time_ps == $proto_time" <("$T" verify -t dgx-a100 "$tmp/proto/chakra/algorithm" --json)
+check "protocol not listed" 3 "which topology" -- "$T" verify -t switch:8 "$tmp/proto/algorithm.json"
+
 # Summaries for machines: --json parses and carries the numbers; --csv has a row per algorithm.
 "$T" synth --topo ring:8 --coll all-gather --size 16MiB -k 2 --json -o "$tmp/j1" > "$tmp/j1.json"
 check "synth json" 0 "" -- jq -e '.verified == true and .chunks_per_npu == 2 and .time_ps >= .lower_bound_ps and (.written | length) == 1' "$tmp/j1.json"

@@ -127,6 +127,25 @@ const Bad kBad[] = {
      "{\"npus\": 2, \"links\": [{\"src\": 0, \"dst\": 1, \"bw\": \"1GB/s\", \"lat\": \"1us\", "
      "\"lat\": \"2us\"}]}\n",
      1, "given twice"},
+    {"protocol share above 1", ".yaml",
+     "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us}\nprotocols:\n  - {name: LL, "
+     "bandwidth: 1.5, step: 1us}\n",
+     5, "a protocol's bandwidth must lie in (0, 1], got 1.5"},
+    {"protocol listed twice", ".yaml",
+     "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us}\nprotocols:\n  - {name: LL, "
+     "bandwidth: 0.5, step: 1us}\n  - {name: LL, bandwidth: 1, step: 2us}\n",
+     6, "protocol 'LL' is listed twice"},
+    {"protocol without a step", ".yaml",
+     "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us}\nprotocols:\n  - {name: LL, "
+     "bandwidth: 0.5}\n",
+     5, "a protocol needs step"},
+    {"protocol with an unknown key", ".yaml",
+     "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us}\nprotocols:\n  - {name: LL, "
+     "bandwidth: 0.5, step: 1us, latency: 2us}\n",
+     5, "latency"},
+    {"protocols not a list", ".yaml",
+     "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us}\nprotocols: {LL: 0.5}\n", 4,
+     "protocols must be a list"},
     {"negative step", ".yaml",
      "npus: 2\ndefaults: {bw: 1GB/s, lat: 1us, step: -2us}\nlinks:\n  - {src: 0, dst: 1}\n", 2,
      "time '-2us' is negative"},
