@@ -283,6 +283,31 @@ AstraNetwork parse_astra_network(std::string_view name) {
   throw Error(fmt::format("unknown ASTRA-sim network '{}' (auto, analytical, ns3)", name));
 }
 
+AstraTime astra_sim_time(const synth::Algorithm& a, const topo::Topology& t,
+                         const AstraBundleOptions& options) {
+  if (!a.protocol.empty()) {  // as stage_astra_bundle writes it: its bytes on the wire
+    Time step = 0;
+    const std::optional<synth::Algorithm> wire = synth::on_the_wire(t, a, step);
+    return astra_sim_time(*wire, t.under(topo::Protocol{a.protocol, 1.0, step, {}}), options);
+  }
+  AstraBundle scratch;  // the notes the network's choice leaves (unused here)
+  const std::optional<Ns3Topology> ns3 = ns3_if_runs(options.network, t, scratch);
+  chakra::GraphOptions graph_options = options.graph;
+  if (ns3) graph_options.link_waits = chakra::LinkWaits::Queue;
+  const chakra::CollectiveGraphPlan graph(a, t, graph_options);  // throws where ASTRA-sim cannot
+  AstraTime out;
+  if (ns3) {
+    out.ns3 = true;
+    out.exact_network = ns3->notes.empty();
+    out.time = ns3_estimate(a, t);
+    return out;
+  }
+  Network network = astra_network(t, scratch);
+  out.exact_network = scratch.exact_network;
+  out.time = run_as_astra_sim(graph.node_graph(), t, &network.dims).time;
+  return out;
+}
+
 AstraBundle stage_astra_bundle(const synth::Algorithm& a, const topo::Topology& t,
                                topo::OutputFolder& out, const std::string& subdir,
                                const AstraBundleOptions& options) {
@@ -293,10 +318,11 @@ AstraBundle stage_astra_bundle(const synth::Algorithm& a, const topo::Topology& 
     const std::optional<synth::Algorithm> wire = synth::on_the_wire(t, a, step);
     const topo::Topology stepped = t.under(topo::Protocol{a.protocol, 1.0, step, {}});
     AstraBundle b = stage_astra_bundle(*wire, stepped, out, subdir, options);
-    b.notes.push_back(fmt::format(
-        "the algorithm runs protocol '{}': the files carry its bytes on the wire ({} a chunk for "
-        "{} of data), as ASTRA-sim has no protocols",
-        a.protocol, format_bytes(wire->chunk_bytes), format_bytes(a.chunk_bytes)));
+    if (wire->chunk_bytes != a.chunk_bytes)
+      b.notes.push_back(fmt::format(
+          "the algorithm runs protocol '{}': the files carry its bytes on the wire ({} a chunk for "
+          "{} of data), as ASTRA-sim has no protocols",
+          a.protocol, format_bytes(wire->chunk_bytes), format_bytes(a.chunk_bytes)));
     return b;
   }
   const synth::Collective& c = a.collective;

@@ -78,6 +78,18 @@ struct AstraBundle {
 // network", with the topology's lower bound when ASTRA-sim's time there is below it.
 std::string nearest_network_words(const AstraBundle& b);
 
+// What ASTRA-sim will report for `a` run as stage_astra_bundle writes it, without writing anything:
+// on the analytical network its time there (exact on the topology's dimensions, the nearest ones'
+// otherwise: `exact_network` false), on ns-3 astra::ns3_estimate (`ns3`). Throws as
+// stage_astra_bundle when ASTRA-sim cannot run the algorithm.
+struct AstraTime {
+  Time time = 0;
+  bool ns3 = false;
+  bool exact_network = true;
+};
+AstraTime astra_sim_time(const synth::Algorithm& a, const topo::Topology& t,
+                         const AstraBundleOptions& options = {});
+
 // Stages the folder's files under `subdir` of `out`. Throws tenet::Error when ASTRA-sim cannot run
 // the algorithm as a custom collective (Broadcast, Reduce, Gather, Scatter; relays outside the
 // ranks) or the workload cannot be read; nothing is staged then.

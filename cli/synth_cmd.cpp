@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "astra/target.hpp"
 #include "bench/table.hpp"
 #include "cli/commands.hpp"
 #include "cli/formats.hpp"
@@ -156,6 +157,24 @@ SynthRow build_row(const SynthArgs& args, const std::string& name, const topo::T
           choice.left_out.empty()
               ? ""
               : fmt::format("; over the runtime's limits: {}", fmt::join(choice.left_out, "; ")));
+      row.algorithm = std::move(choice.algorithm);
+    } else if (args.target == "astra-sim") {
+      const exporting::ExportOptions exported = export_options(args.chakra, args.msccl);
+      astra::AstraBundleOptions bundle;
+      bundle.graph = exported.chakra;
+      bundle.network = exported.astra_network;
+      synth::Made<synth::RuntimeChoice> made = astra::best_for_astra_sim(t, c, unit, o, bundle);
+      if (const synth::NotMade* why = std::get_if<synth::NotMade>(&made))
+        throw Error("--target astra-sim: " + why->why);
+      synth::RuntimeChoice& choice = std::get<synth::RuntimeChoice>(made);
+      row.target_note = fmt::format(
+          "astra-sim: {} of {} candidates timed as ASTRA-sim runs them; picked {}: {} in "
+          "ASTRA-sim, {} as Tenet scheduled it{}",
+          choice.candidates, choice.candidates + choice.left_out.size(), choice.from,
+          format_time(choice.runtime_time), format_time(choice.schedule_time),
+          choice.left_out.empty()
+              ? ""
+              : fmt::format("; ASTRA-sim cannot run: {}", fmt::join(choice.left_out, "; ")));
       row.algorithm = std::move(choice.algorithm);
     } else if (args.chunks == "auto") {
       synth::ChunkingResult r = synth::make_algorithm_auto_chunks(name, t, c, unit, o);
@@ -530,15 +549,17 @@ void run_synth(const SynthArgs& args) {
   std::vector<std::string> formats{"json"};
   for (const std::string& f : args.emit)
     if (!f.empty() && f != "json") formats.push_back(f);
-  if (args.target != "tenet" && args.target != "msccl")
-    throw Error(fmt::format("--target: '{}' is neither tenet nor msccl", args.target));
-  if (args.target == "msccl") {
+  if (args.target != "tenet" && args.target != "msccl" && args.target != "astra-sim")
+    throw Error(fmt::format("--target: '{}' is none of tenet, msccl and astra-sim", args.target));
+  if (args.target != "tenet") {
     if (args.algo != "tenet" || args.chunks != "auto" || sizes.size() != 1)
-      throw Error(
-          "--target msccl searches every producer and chunk count for one size: use it with "
-          "--algo tenet, -k auto and one --size");
-    if (std::find(formats.begin(), formats.end(), "msccl-xml") == formats.end())
-      formats.push_back("msccl-xml");
+      throw Error(fmt::format(
+          "--target {} searches every producer and chunk count for one size: use it with "
+          "--algo tenet, -k auto and one --size",
+          args.target));
+    const std::string format = args.target == "msccl" ? "msccl-xml" : "astra-sim";
+    if (std::find(formats.begin(), formats.end(), format) == formats.end())
+      formats.push_back(format);
   }
   if (one && args.plot)
     throw Error(
@@ -750,7 +771,10 @@ void add_synth_command(CLI::App& app) {
          "runtime can run (--msccl-runtime): every candidate (the synthesizer at its chosen chunk\n"
          "count and each smaller power of two, every baseline at its best) written as MSCCL-XML\n"
          "and read back as the runtime runs it, the fastest kept; the XML is written too, and a\n"
-         "`target` line says which candidate won and which the runtime's limits left out")
+         "`target` line says which candidate won and which the runtime's limits left out;\n"
+         "astra-sim: the fastest ASTRA-sim runs (--astra-network): the same candidates, each\n"
+         "timed as its bundle runs in ASTRA-sim (its analytical network, or ns-3's estimate), the\n"
+         "fastest kept and its astra-sim folder written")
       ->capture_default_str();
   cmd->add_option("--link-model", args.link_model,
                   "pipelined (default) or hold (the public TACOS code's)")

@@ -235,6 +235,13 @@ const Protocol* Topology::protocol(std::string_view name) const {
   return nullptr;
 }
 
+Topology Topology::without_in_network_collectives() const {
+  Topology u = *this;
+  for (Node& n : u.nodes_) n.can_reduce = n.can_multicast = false;
+  u.fingerprint_ = fingerprint_of(u);
+  return u;
+}
+
 Topology Topology::under(const Protocol& p) const {
   Topology u = *this;
   for (Link& l : u.links_) {

@@ -155,6 +155,9 @@ class Topology {
   // p.step; no protocols of its own, and applied() names `p`. What an algorithm running `p` is
   // timed on, and what the synthesizer searches when it tries `p`.
   Topology under(const Protocol& p) const;
+  // This topology with no switch that reduces or multicasts: what a runtime without in-network
+  // collectives (ASTRA-sim's custom collectives, whose graphs hold ranks only) can use.
+  Topology without_in_network_collectives() const;
   // The protocol this topology is under (see under()), or null for a topology as described.
   const Protocol* applied() const { return applied_.empty() ? nullptr : &applied_.front(); }
 

@@ -36,15 +36,16 @@ class Choice {
     }
     ++choice_.candidates;
     time(t_, back.algorithm);
+    back.algorithm.name = a.name;
     if (!best_ || back.algorithm.claimed_time < choice_.algorithm.claimed_time) {
       best_ = true;
-      back.algorithm.name = a.name;
       back.algorithm.method =
           (a.method.empty() ? "baseline " + a.name : a.method) + "; as the MSCCL runtime runs it";
       back.algorithm.provenance = a.provenance;
       choice_.algorithm = std::move(back.algorithm);
       choice_.from = from;
-      choice_.schedule_time = a.claimed_time;
+      choice_.schedule_time = collective_time(t_, a);
+      choice_.runtime_time = choice_.algorithm.claimed_time;
     }
   }
   Made<RuntimeChoice> result() && {
@@ -63,30 +64,35 @@ class Choice {
 
 }  // namespace
 
-Made<RuntimeChoice> best_for_msccl(const topo::Topology& t, const Collective& c, Bytes total_bytes,
-                                   const SynthOptions& options, const MscclOptions& msccl,
-                                   int max_chunks_per_npu) {
-  if (c.kind != CollectiveKind::AllGather && c.kind != CollectiveKind::ReduceScatter &&
-      c.kind != CollectiveKind::AllReduce && c.kind != CollectiveKind::AllToAll)
-    return NotMade{fmt::format("MSCCL-XML has no {}", to_string(c.kind))};
-  Choice choice(t, msccl);
+void for_each_runtime_candidate(
+    const topo::Topology& t, const Collective& c, Bytes total_bytes, const SynthOptions& options,
+    int max_chunks_per_npu,
+    const std::function<void(const Algorithm&, const std::string&)>& offer) {
   SynthMemo memo;  // the counts below share the search's flow plans and bounds
   SynthOptions searching = options;
   if (!searching.memo) searching.memo = &memo;
   SynthOptions quiet = searching;
   quiet.progress = nullptr;
   // The synthesizer at the count its search picked, then at each smaller power of two: fewer
-  // chunks make fewer steps, which the runtime's limits and its program order favour.
-  Made<ChunkingResult> searched =
-      try_synthesize_auto_chunks(t, c, total_bytes, searching, max_chunks_per_npu);
-  if (ChunkingResult* r = made(searched)) {
-    choice.offer(r->algorithm, fmt::format("tenet at {} chunks per NPU", r->chunks_per_npu));
-    for (int k = r->chunks_per_npu / 2; k >= 1; k /= 2) {
-      Collective cc = c;
-      cc.chunks_per_npu = k;
-      Made<Algorithm> a = try_synthesize(t, cc, cc.chunk_bytes_for(total_bytes), quiet);
-      if (Algorithm* made_here = made(a))
-        choice.offer(*made_here, fmt::format("tenet at {} chunks per NPU", k));
+  // chunks make fewer steps, which the runtime's limits and its program order favour. Each in
+  // the fastest protocol it may run (make_algorithm).
+  int picked = 0;
+  try {
+    const ChunkingResult r =
+        make_algorithm_auto_chunks("tenet", t, c, total_bytes, searching, max_chunks_per_npu);
+    offer(r.algorithm, fmt::format("tenet at {} chunks per NPU", r.chunks_per_npu));
+    picked = r.chunks_per_npu;
+  } catch (const NotApplicable&) {
+    // the synthesizer has nothing for it: the baselines below may
+  }
+  for (int k = picked / 2; k >= 1; k /= 2) {
+    Collective cc = c;
+    cc.chunks_per_npu = k;
+    try {
+      offer(make_algorithm("tenet", t, cc, cc.chunk_bytes_for(total_bytes), quiet),
+            fmt::format("tenet at {} chunks per NPU", k));
+    } catch (const NotApplicable&) {
+      // not at this count
     }
   }
   for (BaselineKind b : all_baselines()) {
@@ -95,13 +101,25 @@ Made<RuntimeChoice> best_for_msccl(const topo::Topology& t, const Collective& c,
     try {
       const ChunkingResult r =
           make_algorithm_auto_chunks(name, t, c, total_bytes, quiet, max_chunks_per_npu);
-      choice.offer(r.algorithm, fmt::format("{} at {} chunks per NPU", name, r.chunks_per_npu));
+      offer(r.algorithm, fmt::format("{} at {} chunks per NPU", name, r.chunks_per_npu));
     } catch (const NotApplicable&) {
       // a baseline that does not apply on this topology or group
     } catch (const Unreachable&) {
       // its ranks not joined the way it needs
     }
   }
+}
+
+Made<RuntimeChoice> best_for_msccl(const topo::Topology& t, const Collective& c, Bytes total_bytes,
+                                   const SynthOptions& options, const MscclOptions& msccl,
+                                   int max_chunks_per_npu) {
+  if (c.kind != CollectiveKind::AllGather && c.kind != CollectiveKind::ReduceScatter &&
+      c.kind != CollectiveKind::AllReduce && c.kind != CollectiveKind::AllToAll)
+    return NotMade{fmt::format("MSCCL-XML has no {}", to_string(c.kind))};
+  Choice choice(t, msccl);
+  for_each_runtime_candidate(
+      t, c, total_bytes, options, max_chunks_per_npu,
+      [&](const Algorithm& a, const std::string& from) { choice.offer(a, from); });
   return std::move(choice).result();
 }
 

@@ -7,6 +7,7 @@
 // the candidates the runtime cannot hold are listed with the limit that left them out.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,13 +18,25 @@
 namespace tenet::synth {
 
 struct RuntimeChoice {
-  Algorithm algorithm;     // the program as the runtime runs it (imported back, timed)
+  // MSCCL: the program as the runtime runs it (imported back, timed); ASTRA-sim
+  // (astra/target.hpp): the candidate as Tenet scheduled it, which ASTRA-sim runs as its Chakra
+  // graph.
+  Algorithm algorithm;
   std::string from;        // the candidate it came from: "tenet at 4 chunks per NPU", ...
   Time schedule_time = 0;  // that candidate's time as Tenet scheduled it
+  Time runtime_time = 0;   // what the runtime takes (MSCCL: as read back; ASTRA-sim: its report)
   // Candidates the runtime cannot hold, each with the limit that left it out.
   std::vector<std::string> left_out;
   size_t candidates = 0;  // programs written and read back
 };
+
+// Every candidate a runtime target weighs, each offered with where it came from ("tenet at 4
+// chunks per NPU", "ring at 1 chunk per NPU"): the synthesizer at the count its search picked, then
+// at each smaller power of two (fewer chunks make fewer steps, which runtimes' limits and program
+// order favour), then every baseline that applies at its own best count.
+void for_each_runtime_candidate(
+    const topo::Topology& t, const Collective& c, Bytes total_bytes, const SynthOptions& options,
+    int max_chunks_per_npu, const std::function<void(const Algorithm&, const std::string&)>& offer);
 
 // NotMade when no candidate can be written for the runtime (every one over its limits: why for
 // the first). Rooted collectives MSCCL-XML cannot express (Broadcast, ...) are NotMade too.

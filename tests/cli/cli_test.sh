@@ -136,8 +136,11 @@ check "synth step costs off" 2 "--step-costs: 'maybe' is neither on nor off" -- 
 check "synth target msccl" 0 "target          msccl (executor runtime): " -- "$T" synth --topo ring:4 --coll all-reduce --size 1MiB --target msccl -o "$tmp/tm"
 check "synth target msccl xml" 0 "" -- test -s "$tmp/tm/algorithm.xml"
 check "synth target msccl reads back" 0 "CORRECT" -- "$T" verify "$tmp/tm/algorithm.xml" --topo ring:4
-check "synth target bad" 2 "--target: 'nccl' is neither tenet nor msccl" -- "$T" synth --topo ring:4 --target nccl -o "$tmp/tm3"
+check "synth target bad" 2 "--target: 'nccl' is none of tenet, msccl and astra-sim" -- "$T" synth --topo ring:4 --target nccl -o "$tmp/tm3"
 check "synth target needs tenet" 2 "--target msccl searches every producer" -- "$T" synth --topo ring:4 --algo ring --target msccl -o "$tmp/tm4"
+check "synth target astra-sim" 0 "target          astra-sim: 8 of 8 candidates timed as ASTRA-sim runs them; picked tenet" -- "$T" synth --topo dgx-h100 --coll all-reduce --size 1GiB --target astra-sim -o "$tmp/ta"
+check "synth target astra-sim bundle" 0 "" -- test -x "$tmp/ta/astra-sim/run.sh"
+check "synth target astra-sim none" 2 "--target astra-sim: ASTRA-sim runs no candidate; the first: " -- "$T" synth --topo line:6 --ranks 0,5 --coll all-gather --size 1MiB --target astra-sim -o "$tmp/ta2"
 check "sim optimistic" 0 "(optimistic: links booked past their bandwidth; --network analytical-congestion shares them)" -- "$T" sim -w gpt3-175b --tp 4 --pp 2 --microbatches 4 -t leafspine:2x8,spines=1 --coll all-reduce=ring
 check "synth wrote" 0 "CORRECT" -- "$T" verify "$tmp/s1/algorithm.json" --topo torus2d:4x4
 check "synth ratio" 0 "ratio           1.0000" -- "$T" synth --topo mesh2d:4x4 --coll all-gather --size 64MiB -k 4 --step-costs off -o "$tmp/s2"

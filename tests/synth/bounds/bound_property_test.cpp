@@ -1,11 +1,11 @@
 // The printed lower bound is one: on 1000 seeded random fabrics of five kinds (random graphs with
 // switches and router NPUs, the same with switches that reduce, lines and trees with asymmetric
-// links, fully connected ones), with and without per-step costs, for every collective, no
-// algorithm any producer makes is faster than the bound, and every one is verified correct. The
-// producers: the synthesizer (each method, both link models), every baseline that applies (the
-// in-network NVLS one where a switch reduces), and programs as msccl-tools writes them
-// (tests/synth/formats/msccl_programs.hpp), imported. Sharded so that ctest runs the shards side
-// by side; TENET_BOUND_FABRICS sets the number of fabrics (default 1000).
+// links, fully connected ones), with and without per-step costs and runtime protocols, for every
+// collective, no algorithm any producer makes is faster than the bound, and every one is verified
+// correct. The producers: the synthesizer (each method, both link models), every baseline that
+// applies (the in-network NVLS one where a switch reduces), and programs as msccl-tools writes them
+// (tests/synth/formats/msccl_programs.hpp), imported. Sharded so that ctest runs the shards side by
+// side; TENET_BOUND_FABRICS sets the number of fabrics (default 1000).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
@@ -58,7 +58,9 @@ void join(topo::TopologyBuilder& b, std::mt19937_64& rng, topo::NodeId x, topo::
 
 // Fabric `i` of its kind (i % 5): a random graph (testing::random_topology), NPUs around a
 // reducing switch, a line of NPUs, a tree of router NPUs and switches, or a fully connected set of
-// NPUs. Odd fabrics charge per-step costs.
+// NPUs. Odd fabrics charge per-step costs; one in three of those, not random graphs, lists runtime
+// protocols (topo::Protocol: a cheap step at a random share of the links, a dear one at all of
+// them; NVLS excluded from the first, as NCCL's), which every producer chooses among.
 topo::Topology fabric(int i, std::mt19937_64& rng) {
   const bool steps = i % 2 == 1;
   if (i % 5 == 0) return testing::random_topology(rng, 7, steps);
@@ -95,6 +97,12 @@ topo::Topology fabric(int i, std::mt19937_64& rng) {
         for (size_t y = x + 1; y < nodes.size(); ++y)
           join(b, rng, nodes[x], nodes[y], symmetric, steps);
   }
+  if (steps && i % 3 == 1)
+    b.set_protocols({{"LL",
+                      static_cast<double>(1 + rng() % 4) / 5.0,
+                      static_cast<Time>(rng() % 1'000'001),
+                      {"nvls"}},
+                     {"Simple", 1.0, static_cast<Time>(1'000'000 + rng() % 8'000'001), {}}});
   topo::Topology t = b.build();
   t.set_charges_steps(steps);
   return t;
@@ -137,7 +145,7 @@ void for_each_msccl_program(const topo::Topology& t, const Collective& c, Bytes 
 class BoundProperty : public ::testing::TestWithParam<int> {};
 
 TEST_P(BoundProperty, NoVerifiedAlgorithmBeatsTheBound) {
-  int checked = 0, imported = 0, in_network = 0;
+  int checked = 0, imported = 0, in_network = 0, with_protocol = 0;
   const int n = fabrics();
   for (int i = GetParam(); i < n; i += kShards) {
     std::mt19937_64 rng(58'000 + i);
@@ -160,6 +168,7 @@ TEST_P(BoundProperty, NoVerifiedAlgorithmBeatsTheBound) {
         EXPECT_GE(a.claimed_time, own.total) << at << ": " << describe(own);
         EXPECT_GE(r.collective_time, own.total) << at;
         ++checked;
+        with_protocol += !a.protocol.empty();
       };
       EXPECT_GT(b.total, 0);
       testing::for_each_producer(t, c, chunk, [&](const Algorithm& a, const std::string& who) {
@@ -172,11 +181,14 @@ TEST_P(BoundProperty, NoVerifiedAlgorithmBeatsTheBound) {
       });
     }
   }
-  // Every shard exercises every kind of producer.
+  // Every shard exercises every kind of producer (and, where it charges steps, protocols).
   const int shard_fabrics = (n - GetParam() + kShards - 1) / kShards;
   EXPECT_GE(checked, 20 * shard_fabrics);
   EXPECT_GE(imported, shard_fabrics / 10);
   EXPECT_GE(in_network, shard_fabrics / 20);
+  if (GetParam() % 2 == 1) {  // odd: steps charged
+    EXPECT_GE(with_protocol, shard_fabrics / 2);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shards, BoundProperty, ::testing::Range(0, kShards));
