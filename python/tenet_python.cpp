@@ -145,6 +145,22 @@ PYBIND11_MODULE(tenet, m) {
       .def_property_readonly("switches", &Topology::num_switches)
       .def_property_readonly("links", &Topology::num_links)
       .def_property_readonly("step_costs", &Topology::charges_steps)
+      .def_property_readonly(
+          "protocols",
+          [](const Topology& t) {
+            py::list out;
+            for (const topo::Protocol& p : t.protocols()) {
+              py::dict d;
+              d["name"] = p.name;
+              d["bandwidth"] = p.bandwidth;
+              d["step_ps"] = p.step;
+              d["excludes"] = p.excludes;
+              out.append(d);
+            }
+            return out;
+          },
+          "The runtime protocols its algorithms may run: name, bandwidth (the share of every "
+          "link's), step_ps, excludes (producers that cannot run it).")
       .def(
           "link",
           [](const Topology& t, int l) {
@@ -171,6 +187,7 @@ PYBIND11_MODULE(tenet, m) {
       .def_readonly("method", &Algorithm::method)
       .def_readonly("chunk_bytes", &Algorithm::chunk_bytes)
       .def_readonly("claimed_ps", &Algorithm::claimed_time)
+      .def_readonly("protocol", &Algorithm::protocol)
       .def_property_readonly("collective",
                              [](const Algorithm& a) { return a.collective.describe(); })
       .def_property_readonly(

@@ -60,4 +60,14 @@ except tenet.Error as e:
     print('caught', e)
 ")
 [[ $msg == caught*9* ]] || fail "ranks out of range: $msg"
+
+# Runtime protocols: a preset lists them, and its ring at 1 MiB runs LL, as the command says.
+msg=$("$py" -c "
+import tenet
+t = tenet.load_topology('dgx-a100')
+s = tenet.synthesize(t, 'all-reduce', '1MiB', algorithm='ring')
+print([p['name'] for p in t.protocols], s['algorithm'].protocol)
+")
+cli=$("$TENET" synth -t dgx-a100 -c all-reduce -s 1MiB --algo ring --no-cache --json -o "$tmp/proto" | jq -r .protocol)
+[[ $msg == "['LL', 'LL128', 'Simple'] $cli" && $cli == LL ]] || fail "protocols: Python says $msg, the command $cli"
 echo "PASS: installed into a virtual environment; the example's numbers are the command's"
