@@ -14,11 +14,13 @@
 namespace tenet::cli {
 namespace {
 
-// "tenet (flow-plan pipelines, k=16)", "ring (k=4)".
+// "tenet (flow-plan pipelines, k=16)", "ring (k=4)", "ring (k=2, LL)".
 std::string algorithm_cell(const sim::CollectiveRow& row) {
   std::string inside = row.method;
   if (row.chunks_per_npu > 0)
     inside += fmt::format("{}k={}", inside.empty() ? "" : ", ", row.chunks_per_npu);
+  if (!row.protocol.empty())
+    inside += fmt::format("{}{}", inside.empty() ? "" : ", ", row.protocol);
   return inside.empty() ? row.algorithm : fmt::format("{} ({})", row.algorithm, inside);
 }
 
@@ -87,6 +89,7 @@ nlohmann::ordered_json collective_rows_json(const sim::SimResult& r) {
                    {"algorithm", row.algorithm},
                    {"method", row.method},
                    {"chunks_per_npu", row.chunks_per_npu},
+                   {"protocol", row.protocol},
                    {"calls", row.calls},
                    {"time_ps", row.time},
                    {"wait_ps", row.wait},

@@ -116,6 +116,7 @@ py::list collective_rows(const sim::SimResult& r) {
     row["algorithm"] = c.algorithm;
     row["method"] = c.method;
     row["chunks_per_npu"] = c.chunks_per_npu;
+    row["protocol"] = c.protocol;
     row["calls"] = c.calls;
     row["time_ps"] = c.time;
     row["wait_ps"] = c.wait;

@@ -6,7 +6,7 @@ namespace tenet::sim::detail {
 
 size_t CallLog::row(const std::string& group, int group_id, synth::CollectiveKind kind, Bytes bytes,
                     const RanWith& with) {
-  std::string producer, method;
+  std::string producer, method, protocol;
   int chunks = 0;
   if (with.plan) {
     producer = with.plan->name();
@@ -16,8 +16,9 @@ size_t CallLog::row(const std::string& group, int group_id, synth::CollectiveKin
     producer = a.name;
     method = synth::method_of(a.provenance, a.name);
     chunks = a.collective.chunks_per_npu;
+    protocol = a.protocol;
   }
-  const auto key = std::tuple{group, kind, bytes, producer, method, chunks};
+  const auto key = std::tuple{group, kind, bytes, producer, method, chunks, protocol};
   auto [at, added] = index_.emplace(key, rows_.size());
   if (added) {
     CollectiveRow r;
@@ -27,6 +28,7 @@ size_t CallLog::row(const std::string& group, int group_id, synth::CollectiveKin
     r.algorithm = producer;
     r.method = method;
     r.chunks_per_npu = chunks;
+    r.protocol = protocol;
     const auto [link, busy] = busiest(with);
     if (link >= 0) r.busiest_link = t_.describe_link(link);
     r.busiest_busy = busy;  // per call; rows() multiplies it by the calls
@@ -56,7 +58,10 @@ std::pair<topo::LinkId, Time> CallLog::busiest(const RanWith& with) {
     for (synth::TransferId id = 0; id < with.plan->size(); ++id)
       for (topo::LinkId l : with.plan->route(id)) ++transfers[l];
   } else {
-    chunk = with.algorithm->chunk_bytes;
+    // An algorithm running a protocol carries more bytes on the wire than its data.
+    const topo::Protocol* p = t_.protocol(with.algorithm->protocol);
+    chunk = p ? static_cast<Bytes>(static_cast<double>(with.algorithm->chunk_bytes) / p->bandwidth)
+              : with.algorithm->chunk_bytes;
     for (synth::TransferId id = 0; id < static_cast<synth::TransferId>(with.algorithm->size());
          ++id)
       for (topo::LinkId l : with.algorithm->route(id)) ++transfers[l];

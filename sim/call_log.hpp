@@ -52,8 +52,9 @@ class CallLog {
   const topo::Topology& t_;
   std::vector<CollectiveRow> rows_;
   std::vector<std::set<int>> groups_;  // per row, the groups its calls ran in
-  // (group, collective, size, producer, method, chunks per NPU) -> row
-  std::map<std::tuple<std::string, synth::CollectiveKind, Bytes, std::string, std::string, int>,
+  // (group, collective, size, producer, method, chunks per NPU, protocol) -> row
+  std::map<std::tuple<std::string, synth::CollectiveKind, Bytes, std::string, std::string, int,
+                      std::string>,
            size_t>
       index_;
   std::map<const void*, std::pair<topo::LinkId, Time>> busiest_;  // per algorithm or plan

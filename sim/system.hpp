@@ -170,6 +170,7 @@ struct CollectiveRow {
   // "baseline ring" where the synthesizer's portfolio chose one); empty otherwise.
   std::string method;
   int chunks_per_npu = 0;
+  std::string protocol;  // the runtime protocol it runs (synth::Algorithm::protocol), or empty
   int calls = 0;
   // Summed over the calls: from the last member's arrival to the end (`time`), from the first
   // member's arrival to the last's (`wait`), and the part of `time` the members' compute streams
