@@ -266,6 +266,15 @@ std::optional<Ns3Topology> ns3_if_runs(AstraNetwork network, const topo::Topolog
     return std::nullopt;
   }
 }
+
+// `t` as the links carry an algorithm running `protocol` (which on_the_wire checked `t` lists):
+// every link at its bandwidth, its step the protocol's, its switches as the protocol has them.
+topo::Topology stepped_under(const topo::Topology& t, const std::string& protocol) {
+  topo::Protocol wire = *t.protocol(protocol);
+  wire.bandwidth = 1.0;
+  return t.under(wire);
+}
+
 }  // namespace
 
 std::string nearest_network_words(const AstraBundle& b) {
@@ -288,7 +297,7 @@ AstraTime astra_sim_time(const synth::Algorithm& a, const topo::Topology& t,
   if (!a.protocol.empty()) {  // as stage_astra_bundle writes it: its bytes on the wire
     Time step = 0;
     const std::optional<synth::Algorithm> wire = synth::on_the_wire(t, a, step);
-    return astra_sim_time(*wire, t.under(topo::Protocol{a.protocol, 1.0, step, {}}), options);
+    return astra_sim_time(*wire, stepped_under(t, a.protocol), options);
   }
   AstraBundle scratch;  // the notes the network's choice leaves (unused here)
   const std::optional<Ns3Topology> ns3 = ns3_if_runs(options.network, t, scratch);
@@ -316,7 +325,7 @@ AstraBundle stage_astra_bundle(const synth::Algorithm& a, const topo::Topology& 
   if (!a.protocol.empty()) {
     Time step = 0;
     const std::optional<synth::Algorithm> wire = synth::on_the_wire(t, a, step);
-    const topo::Topology stepped = t.under(topo::Protocol{a.protocol, 1.0, step, {}});
+    const topo::Topology stepped = stepped_under(t, a.protocol);
     AstraBundle b = stage_astra_bundle(*wire, stepped, out, subdir, options);
     if (wire->chunk_bytes != a.chunk_bytes)
       b.notes.push_back(fmt::format(

@@ -433,13 +433,16 @@ void print_rows(const SynthArgs& args, const topo::Topology& t, const synth::Col
     const double speed_up =
         tt > 0 ? static_cast<double>(rep.collective_time) / static_cast<double>(tt) : 0;
     const int k = r.algorithm->collective.chunks_per_npu;
-    std::vector<std::string> cells{format_bytes(r.size),
-                                   r.name,
-                                   format_time(rep.collective_time),
-                                   format_time(rep.bound.total),
-                                   fmt::format("{:.4f}", rep.ratio()),
-                                   format_bandwidth(static_cast<Bandwidth>(algbw)),
-                                   format_bandwidth(static_cast<Bandwidth>(busbw))};
+    // On a topology with runtime protocols, the one it runs: "ring (LL)".
+    const std::string& protocol = r.algorithm->protocol;
+    std::vector<std::string> cells{
+        format_bytes(r.size),
+        protocol.empty() ? r.name : fmt::format("{} ({})", r.name, protocol),
+        format_time(rep.collective_time),
+        format_time(rep.bound.total),
+        fmt::format("{:.4f}", rep.ratio()),
+        format_bandwidth(static_cast<Bandwidth>(algbw)),
+        format_bandwidth(static_cast<Bandwidth>(busbw))};
     if (speed_ups) cells.push_back(tt > 0 ? fmt::format("{:.3f}x", speed_up) : "");
     for (std::string cell :
          {rep.correct() ? std::string("correct")
@@ -464,6 +467,7 @@ void print_rows(const SynthArgs& args, const topo::Topology& t, const synth::Col
                              {"busbw_GBps", busbw / 1e9}};
     if (tt > 0) j["tenet_speed_up"] = speed_up;
     j["chunks_per_npu"] = k;
+    if (!protocol.empty()) j["protocol"] = protocol;
     j["transfers"] = r.algorithm->size();
     j["build_s"] = r.seconds;
     j["violations"] = rep.violation_count;

@@ -84,6 +84,7 @@ void info(const std::string& input, const std::string& size_text, bool json, boo
         protocols.push_back({{"name", p.name},
                              {"bandwidth", p.bandwidth},
                              {"step_ps", p.step},
+                             {"in_network", p.in_network},
                              {"excludes", p.excludes}});
     }
     j["npu_egress_bps"] = {{"min", egress.lo}, {"max", egress.hi}};
@@ -121,8 +122,9 @@ void info(const std::string& input, const std::string& size_text, bool json, boo
         format_time(topo::kDefaultStep), format_time(topo::kNetworkStep));
   }
   for (const topo::Protocol& p : t.protocols())
-    fmt::print("protocol      {}: {:g} of every link's bandwidth carries data, {} a step{}\n",
+    fmt::print("protocol      {}: {:g} of every link's bandwidth carries data, {} a step{}{}\n",
                p.name, p.bandwidth, format_time(p.step),
+               p.in_network ? "" : "; no in-network reduction or multicast",
                p.excludes.empty() ? std::string()
                                   : fmt::format("; not for {}", fmt::join(p.excludes, ", ")));
   fmt::print("NPU egress    {} .. {}\n", bw(egress.lo), bw(egress.hi));

@@ -155,13 +155,15 @@ PYBIND11_MODULE(tenet, m) {
               d["name"] = p.name;
               d["bandwidth"] = p.bandwidth;
               d["step_ps"] = p.step;
+              d["in_network"] = p.in_network;
               d["excludes"] = p.excludes;
               out.append(d);
             }
             return out;
           },
           "The runtime protocols its algorithms may run: name, bandwidth (the share of every "
-          "link's), step_ps, excludes (producers that cannot run it).")
+          "link's), step_ps, in_network (switches reduce and multicast under it), excludes "
+          "(producers that cannot run it).")
       .def(
           "link",
           [](const Topology& t, int l) {

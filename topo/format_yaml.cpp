@@ -304,12 +304,13 @@ Calibration read_calibration(const Reader& r, const YAML::Node& n) {
   return c;
 }
 
-// `protocols`: a list of {name, bandwidth (a share of every link's), step, excludes (producers)}.
+// `protocols`: a list of {name, bandwidth (a share of every link's), step, in_network (switches
+// reduce and multicast under it), excludes (producers)}.
 std::vector<Protocol> read_protocols(const Reader& r, const YAML::Node& n) {
   if (!n.IsSequence()) throw r.error(n, "protocols must be a list of {name, bandwidth, step}");
   std::vector<Protocol> out;
   for (const YAML::Node& e : n) {
-    r.only_keys(e, "a protocol", {"name", "bandwidth", "step", "excludes"});
+    r.only_keys(e, "a protocol", {"name", "bandwidth", "step", "in_network", "excludes"});
     for (const char* k : {"name", "bandwidth", "step"})
       if (!e[k]) throw r.error(e, fmt::format("a protocol needs {}", k));
     Protocol p;
@@ -319,6 +320,7 @@ std::vector<Protocol> read_protocols(const Reader& r, const YAML::Node& n) {
         throw r.error(e["name"], fmt::format("protocol '{}' is listed twice", p.name));
     p.bandwidth = r.fraction(e["bandwidth"], "a protocol's bandwidth");
     p.step = r.latency(e["step"], "step");
+    if (e["in_network"]) p.in_network = r.boolean(e["in_network"], "in_network");
     if (const YAML::Node& x = e["excludes"]) {
       if (!x.IsSequence()) throw r.error(x, "excludes must be a list of algorithm names");
       for (const YAML::Node& name : x) p.excludes.push_back(r.scalar(name, "an algorithm name"));
@@ -501,6 +503,7 @@ nlohmann::ordered_json document(const Topology& t) {
     for (const Protocol& p : t.protocols()) {
       nlohmann::ordered_json j{
           {"name", p.name}, {"bandwidth", p.bandwidth}, {"step", canonical_time(p.step)}};
+      if (!p.in_network) j["in_network"] = false;
       if (!p.excludes.empty()) j["excludes"] = p.excludes;
       protocols.push_back(j);
     }

@@ -243,7 +243,7 @@ Topology Topology::without_in_network_collectives() const {
 }
 
 Topology Topology::under(const Protocol& p) const {
-  Topology u = *this;
+  Topology u = p.in_network ? *this : without_in_network_collectives();
   for (Link& l : u.links_) {
     l.bandwidth = std::max<Bandwidth>(
         1, static_cast<Bandwidth>(std::llround(static_cast<double>(l.bandwidth) * p.bandwidth)));

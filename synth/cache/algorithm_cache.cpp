@@ -280,7 +280,7 @@ std::string cache_key(std::string_view producer, const topo::Topology& t, const 
     line("efficiency", fmt::format("{}:{}", algorithm, efficiency));
   // Under a protocol (its share and steps are in the links above): the producers it excludes.
   if (const topo::Protocol* p = t.applied())
-    line("protocol", fmt::format("{}:{}", p->name, fmt::join(p->excludes, ",")));
+    line("protocol", fmt::format("{}:{}:{}", p->name, p->in_network, fmt::join(p->excludes, ",")));
   // The collective.
   line("kind", to_string(c.kind));
   line("ranks", fmt::join(c.ranks, ","));

@@ -180,7 +180,7 @@ if [[ -e $tmp/x ]]; then echo "FAIL a typo left output"; fail=$((fail + 1)); els
 
 # Runtime protocols: a preset's ring runs LL at 1 MiB and Simple at 1 GiB; the files carry it and
 # read back to the same time; topo info lists them.
-check "info protocols" 0 "protocol      LL: 0.5 of every link's bandwidth carries data, 600 ns a step; not for nvls" -- "$T" topo info dgx-h100
+check "info protocols" 0 "protocol      LL: 0.5 of every link's bandwidth carries data, 600 ns a step; no in-network reduction or multicast" -- "$T" topo info dgx-h100
 check "synth protocol small" 0 "protocol        LL: 0.5 of every link's bandwidth" -- "$T" synth -t dgx-a100 -c all-reduce -s 1MiB --algo ring -o "$tmp/proto" --emit json,msccl-xml,chakra
 check "synth protocol large" 0 "protocol        Simple: 1 of every link's bandwidth" -- "$T" synth -t dgx-a100 -c all-reduce -s 1GiB --algo ring -o "$tmp/proto-large"
 check "protocol in xml" 0 'proto="LL"' -- cat "$tmp/proto/algorithm.xml"

@@ -61,7 +61,7 @@ TEST(Presets, CalibrationSurvivesTheFileFormats) {
     ASSERT_EQ(back.calibration().published.size(), t.calibration().published.size());
     EXPECT_EQ(back.calibration().published[1].busbw, t.calibration().published[1].busbw);
     ASSERT_EQ(back.protocols().size(), 2u);
-    EXPECT_EQ(back.protocols()[0].excludes, std::vector<std::string>{"nvls"});
+    EXPECT_FALSE(back.protocols()[0].in_network);
     EXPECT_EQ(back.protocols()[1].step, t.protocols()[1].step);
   }
 }

@@ -59,8 +59,9 @@ void join(topo::TopologyBuilder& b, std::mt19937_64& rng, topo::NodeId x, topo::
 // Fabric `i` of its kind (i % 5): a random graph (testing::random_topology), NPUs around a
 // reducing switch, a line of NPUs, a tree of router NPUs and switches, or a fully connected set of
 // NPUs. Odd fabrics charge per-step costs; one in three of those, not random graphs, lists runtime
-// protocols (topo::Protocol: a cheap step at a random share of the links, a dear one at all of
-// them; NVLS excluded from the first, as NCCL's), which every producer chooses among.
+// protocols (topo::Protocol: a cheap step at a random share of the links, with or without the
+// switches' reduction, NVLS excluded; a dear one at all of them), which every producer chooses
+// among.
 topo::Topology fabric(int i, std::mt19937_64& rng) {
   const bool steps = i % 2 == 1;
   if (i % 5 == 0) return testing::random_topology(rng, 7, steps);
@@ -101,8 +102,9 @@ topo::Topology fabric(int i, std::mt19937_64& rng) {
     b.set_protocols({{"LL",
                       static_cast<double>(1 + rng() % 4) / 5.0,
                       static_cast<Time>(rng() % 1'000'001),
+                      rng() % 2 == 0,
                       {"nvls"}},
-                     {"Simple", 1.0, static_cast<Time>(1'000'000 + rng() % 8'000'001), {}}});
+                     {"Simple", 1.0, static_cast<Time>(1'000'000 + rng() % 8'000'001), true, {}}});
   topo::Topology t = b.build();
   t.set_charges_steps(steps);
   return t;
