@@ -250,7 +250,7 @@ Topology Topology::under(const Protocol& p) const {
     l.step = p.step;
   }
   u.protocols_.clear();
-  u.applied_ = {p};
+  u.applied_ = p;
   u.fingerprint_ = fingerprint_of(u);
   return u;
 }

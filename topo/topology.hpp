@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -156,14 +157,14 @@ class Topology {
   const Protocol* protocol(std::string_view name) const;
   // This topology under protocol `p`: every link's bandwidth times p.bandwidth, its per-step cost
   // p.step, no in-network collectives unless p.in_network; no protocols of its own, and applied()
-  // names `p`. What an algorithm running `p` is
-  // timed on, and what the synthesizer searches when it tries `p`.
+  // names `p`. What an algorithm running `p` is timed on, and what the synthesizer searches when
+  // it tries `p`.
   Topology under(const Protocol& p) const;
   // This topology with no switch that reduces or multicasts: what a runtime without in-network
   // collectives (ASTRA-sim's custom collectives, whose graphs hold ranks only) can use.
   Topology without_in_network_collectives() const;
   // The protocol this topology is under (see under()), or null for a topology as described.
-  const Protocol* applied() const { return applied_.empty() ? nullptr : &applied_.front(); }
+  const Protocol* applied() const { return applied_ ? &*applied_ : nullptr; }
 
  private:
   friend class TopologyBuilder;
@@ -171,7 +172,7 @@ class Topology {
   std::string name_;
   Calibration calibration_;
   std::vector<Protocol> protocols_;
-  std::vector<Protocol> applied_;  // at most one
+  std::optional<Protocol> applied_;
   std::vector<int> levels_, grid_;
   int num_npus_ = 0;
   std::vector<Node> nodes_;

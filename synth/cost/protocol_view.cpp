@@ -16,8 +16,8 @@ namespace tenet::synth {
 ProtocolView::ProtocolView(const topo::Topology& t, const Algorithm& a) : t_(&t) {
   if (timed_on(t, a)) return;
   if (t.applied())
-    throw Error(fmt::format("the algorithm runs protocol '{}', not '{}' as topology '{}' does",
-                            a.protocol, t.applied()->name, t.name()));
+    throw Error(fmt::format("the algorithm runs protocol '{}', but topology '{}' is under '{}'",
+                            a.protocol, t.name(), t.applied()->name));
   const topo::Protocol* p = t.protocol(a.protocol);
   if (!p) {
     std::vector<std::string> names;
