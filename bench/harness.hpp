@@ -45,7 +45,8 @@ struct Result {
   int chunks = 1;       // per NPU as the suite asked; 0: auto (picked per algorithm)
   int chunks_used = 1;  // what the algorithm ran with
   std::string algorithm;
-  std::string method;  // what made it (synth::method_of): "server-plan matcher", "baseline ring"
+  std::string method;    // what made it (synth::method_of): "server-plan matcher", "baseline ring"
+  std::string protocol;  // the runtime protocol it runs (synth::Algorithm::protocol), or empty
   ResultStatus status = ResultStatus::Error;  // until the run sets it
   std::string note;          // why not applicable, the first violation, or the error
   Time time = 0;             // collective time under the link cost model

@@ -14,7 +14,7 @@ namespace {
 const std::vector<std::string> kColumns{
     "topology",  "npus",      "collective", "size_bytes",     "chunks_per_npu", "chunks_used",
     "algorithm", "status",    "time_ps",    "lower_bound_ps", "ratio_to_bound", "busbw_GBps",
-    "build_s",   "transfers", "note",       "method"};
+    "build_s",   "transfers", "note",       "method",         "protocol"};
 
 }  // namespace
 
@@ -55,7 +55,8 @@ std::string results_csv(const Suite& suite, const std::vector<Result>& results) 
                                  timed ? fmt::format("{:.4f}", r.build_seconds) : "",
                                  timed ? std::to_string(r.transfers) : "",
                                  r.note,
-                                 r.method};
+                                 r.method,
+                                 r.protocol};
     for (size_t i = 0; i < suite.networks.size(); ++i)
       row.push_back(i < r.simulated.size() ? std::to_string(r.simulated[i]) : "");
     t.add_row(std::move(row));

@@ -31,8 +31,8 @@
 namespace tenet::sim {
 // A simulation's collective rows travel with it between processes (bench/pool.hpp), every field.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CollectiveRow, group, groups, kind, bytes, algorithm, method,
-                                   chunks_per_npu, calls, time, wait, exposed, busiest_link,
-                                   busiest_busy)
+                                   chunks_per_npu, protocol, calls, time, wait, exposed,
+                                   busiest_link, busiest_busy)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MessageRow, group, messages, bytes, wait, exposed)
 }  // namespace tenet::sim
 
@@ -74,7 +74,7 @@ void from_json(const nlohmann::json& j, ResultStatus& status) {
 // JSON (integers exact, doubles round-tripped; the status as its text, the other enums as their
 // numbers).
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Result, topology, npus, collective, size, chunks, chunks_used,
-                                   algorithm, method, status, note, time, bound, busbw,
+                                   algorithm, method, protocol, status, note, time, bound, busbw,
                                    build_seconds, from_cache, transfers, simulated)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SimRun, topology, npus, workload, network, algorithm, status,
                                    note, iteration, compute, communication, exposed, collectives,
@@ -124,6 +124,7 @@ Result run_algorithm(const Suite& s, const Case& c, const std::string& name,
                       : synth::make_algorithm(name, t, coll, coll.whole_chunk_bytes_for(c.size), o);
     r.chunks_used = a.collective.chunks_per_npu;
     r.method = synth::method_of(a.provenance, a.name);
+    r.protocol = a.protocol;
     r.build_seconds = seconds_since(begin);
     r.from_cache = cache && cache->hits() > hits;
     const synth::Report rep =

@@ -271,7 +271,7 @@ TEST(Harness, ReportsCsvPlotsAndRegressions) {
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "topology,npus,collective,size_bytes,chunks_per_npu,chunks_used,algorithm,status,"
             "time_ps,lower_bound_ps,ratio_to_bound,busbw_GBps,build_s,transfers,note,method,"
-            "sim_analytical_ps");
+            "protocol,sim_analytical_ps");
   // What made each algorithm: a baseline by its own name says nothing more; tenet says its
   // producer.
   for (const Result& r : results) {

@@ -539,6 +539,10 @@ printf 'topologies: [ring:4]\ncollectives: [all-gather]\nsizes: [1MiB]\nalgorith
 check "bench chunks auto" 0 "4 algorithms verified correct" -- "$T" bench "$tmp/auto.yaml" -o "$tmp/b9"
 check "bench auto rows" 0 "ring:4,4,all-gather,1048576,auto," -- cat "$tmp/b9/results.csv"
 check "bench auto plots" 0 "" -- test -s "$tmp/b9/plots/ring_4-all-gather-kauto.dat" -a -s "$tmp/b9/plots/ring_4-all-gather-k2.dat"
+# A preset's rows name the protocol each algorithm ran: the ring's LL at 1 MiB.
+printf 'topologies: [dgx-a100]\ncollectives: [all-reduce]\nsizes: [1MiB]\nalgorithms: [ring]\nchunks: [auto]\n' > "$tmp/proto.yaml"
+check "bench protocol run" 0 "" -- "$T" bench "$tmp/proto.yaml" -o "$tmp/b10"
+check "bench protocol" 0 "dgx-a100,8,all-reduce,1048576,auto," -- grep ",LL$" "$tmp/b10/results.csv"
 # A synth sweep and comparison draws what bench draws, from its own rows.
 check "synth plot" 0 "plots        $tmp/sp/plots" -- "$T" synth --topo ring:4 -c all-gather -b 64KiB -e 1MiB -f 4 --algo all --plot -o "$tmp/sp"
 check "synth plot data" 0 "" -- test -s "$tmp/sp/plots/ring_4-all-gather-kauto.dat" -a -s "$tmp/sp/plots/speedup-all-gather.dat" -a -s "$tmp/sp/plots/plots.gp"
