@@ -267,14 +267,6 @@ std::optional<Ns3Topology> ns3_if_runs(AstraNetwork network, const topo::Topolog
   }
 }
 
-// `t` as the links carry an algorithm running `protocol` (which on_the_wire checked `t` lists):
-// every link at its bandwidth, its step the protocol's, its switches as the protocol has them.
-topo::Topology stepped_under(const topo::Topology& t, const std::string& protocol) {
-  topo::Protocol wire = *t.protocol(protocol);
-  wire.bandwidth = 1.0;
-  return t.under(wire);
-}
-
 }  // namespace
 
 std::string nearest_network_words(const AstraBundle& b) {
@@ -295,9 +287,7 @@ AstraNetwork parse_astra_network(std::string_view name) {
 AstraTime astra_sim_time(const synth::Algorithm& a, const topo::Topology& t,
                          const AstraBundleOptions& options) {
   if (!a.protocol.empty()) {  // as stage_astra_bundle writes it: its bytes on the wire
-    Time step = 0;
-    const std::optional<synth::Algorithm> wire = synth::on_the_wire(t, a, step);
-    return astra_sim_time(*wire, stepped_under(t, a.protocol), options);
+    return astra_sim_time(*synth::on_the_wire(t, a), synth::wire_topology(t, a), options);
   }
   AstraBundle scratch;  // the notes the network's choice leaves (unused here)
   const std::optional<Ns3Topology> ns3 = ns3_if_runs(options.network, t, scratch);
@@ -323,9 +313,8 @@ AstraBundle stage_astra_bundle(const synth::Algorithm& a, const topo::Topology& 
   // ASTRA-sim has no protocols: an algorithm that runs one is written as the links carry it (its
   // bytes on the wire, at every link's per-step cost under it).
   if (!a.protocol.empty()) {
-    Time step = 0;
-    const std::optional<synth::Algorithm> wire = synth::on_the_wire(t, a, step);
-    const topo::Topology stepped = stepped_under(t, a.protocol);
+    const std::optional<synth::Algorithm> wire = synth::on_the_wire(t, a);
+    const topo::Topology stepped = synth::wire_topology(t, a);
     AstraBundle b = stage_astra_bundle(*wire, stepped, out, subdir, options);
     if (wire->chunk_bytes != a.chunk_bytes)
       b.notes.push_back(fmt::format(

@@ -349,9 +349,9 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const SynthRow& r
                  : "");
   if (const topo::Protocol* p = t.protocol(a.protocol))
     fmt::print(
-        "protocol        {}: {:g} of every link's bandwidth, {} a step (the fastest it may run of "
+        "protocol        {}: {:g} of every link's bandwidth, {} (the fastest it may run of "
         "{})\n",
-        p->name, p->bandwidth, format_time(p->step), protocol_names(t));
+        p->name, p->bandwidth, p->step_words(), protocol_names(t));
   fmt::print("lower bound     {}  ({})\n", format_time(r.bound.total), synth::describe(r.bound));
   if (!r.bound.limit.empty()) fmt::print("bound limit     {}\n", r.bound.limit);
   fmt::print("ratio           {:.4f}\n", r.ratio());

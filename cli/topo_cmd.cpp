@@ -83,7 +83,9 @@ void info(const std::string& input, const std::string& size_text, bool json, boo
       for (const topo::Protocol& p : t.protocols())
         protocols.push_back({{"name", p.name},
                              {"bandwidth", p.bandwidth},
-                             {"step_ps", p.step},
+                             {"step_ps", p.step_scale > 0 ? nlohmann::ordered_json(nullptr)
+                                                          : nlohmann::ordered_json(p.step)},
+                             {"step_scale", p.step_scale},
                              {"in_network", p.in_network},
                              {"excludes", p.excludes}});
     }
@@ -122,8 +124,8 @@ void info(const std::string& input, const std::string& size_text, bool json, boo
         format_time(topo::kDefaultStep), format_time(topo::kNetworkStep));
   }
   for (const topo::Protocol& p : t.protocols())
-    fmt::print("protocol      {}: {:g} of every link's bandwidth carries data, {} a step{}{}\n",
-               p.name, p.bandwidth, format_time(p.step),
+    fmt::print("protocol      {}: {:g} of every link's bandwidth carries data, {}{}{}\n", p.name,
+               p.bandwidth, p.step_words(),
                p.in_network ? "" : "; no in-network reduction or multicast",
                p.excludes.empty() ? std::string()
                                   : fmt::format("; not for {}", fmt::join(p.excludes, ", ")));

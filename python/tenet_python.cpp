@@ -155,6 +155,7 @@ PYBIND11_MODULE(tenet, m) {
               d["name"] = p.name;
               d["bandwidth"] = p.bandwidth;
               d["step_ps"] = p.step;
+              d["step_scale"] = p.step_scale;
               d["in_network"] = p.in_network;
               d["excludes"] = p.excludes;
               out.append(d);

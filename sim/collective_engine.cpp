@@ -44,7 +44,8 @@ class ListSource {
   using Queues = synth::TransferQueues;
   ListSource(const topo::Topology& t, const synth::Algorithm& a)
       : t_(t),
-        wire_(synth::on_the_wire(t, a, step_)),
+        wire_(synth::on_the_wire(t, a)),
+        stepped_(wire_ ? std::optional<topo::Topology>(synth::wire_topology(t, a)) : std::nullopt),
         a_(wire_ ? *wire_ : a),
         graph_(a_),
         waiting_(graph_.waits()),
@@ -66,14 +67,14 @@ class ListSource {
   Message message(TransferId id, bool& reduced) const {
     const synth::Transfer& x = a_[id];
     reduced = x.op == synth::Op::Reduce;
-    const Time step = !a_.step_costs ? 0 : wire_ ? step_ : step_of(t_, a_.route(id));
+    const Time step = a_.step_costs ? step_of(stepped_ ? *stepped_ : t_, a_.route(id)) : 0;
     return Message{x.src, x.dst, a_.chunk_bytes, a_.route(id), a_.rate(id), step};
   }
 
  private:
   const topo::Topology& t_;
-  Time step_ = 0;  // every link's per-step cost under the protocol the algorithm runs
   std::optional<synth::Algorithm> wire_;
+  std::optional<topo::Topology> stepped_;  // t_ with its steps under the algorithm's protocol
   const synth::Algorithm& a_;
   synth::ArrivalGraph graph_;
   std::vector<int32_t> waiting_;  // arrivals each transfer still waits for

@@ -304,22 +304,33 @@ Calibration read_calibration(const Reader& r, const YAML::Node& n) {
   return c;
 }
 
-// `protocols`: a list of {name, bandwidth (a share of every link's), step, in_network (switches
-// reduce and multicast under it), excludes (producers)}.
+// `protocols`: a list of {name, bandwidth (a share of every link's), step or step_scale, in_network
+// (switches reduce and multicast under it), excludes (producers)}.
 std::vector<Protocol> read_protocols(const Reader& r, const YAML::Node& n) {
   if (!n.IsSequence()) throw r.error(n, "protocols must be a list of {name, bandwidth, step}");
   std::vector<Protocol> out;
   for (const YAML::Node& e : n) {
-    r.only_keys(e, "a protocol", {"name", "bandwidth", "step", "in_network", "excludes"});
-    for (const char* k : {"name", "bandwidth", "step"})
+    r.only_keys(e, "a protocol",
+                {"name", "bandwidth", "step", "step_scale", "in_network", "excludes"});
+    for (const char* k : {"name", "bandwidth"})
       if (!e[k]) throw r.error(e, fmt::format("a protocol needs {}", k));
+    if (!e["step"] == !e["step_scale"])
+      throw r.error(e,
+                    "a protocol needs one of step (every link's) and step_scale (a factor of "
+                    "each link's own step)");
     Protocol p;
     p.name = r.scalar(e["name"], "name");
     for (const Protocol& q : out)
       if (q.name == p.name)
         throw r.error(e["name"], fmt::format("protocol '{}' is listed twice", p.name));
     p.bandwidth = r.fraction(e["bandwidth"], "a protocol's bandwidth");
-    p.step = r.latency(e["step"], "step");
+    if (e["step"]) p.step = r.latency(e["step"], "step");
+    if (e["step_scale"]) {
+      p.step_scale = r.number(e["step_scale"], "step_scale");
+      if (!(p.step_scale > 0))
+        throw r.error(e["step_scale"], fmt::format("step_scale must be positive, got {}",
+                                                   r.scalar(e["step_scale"], "step_scale")));
+    }
     if (e["in_network"]) p.in_network = r.boolean(e["in_network"], "in_network");
     if (const YAML::Node& x = e["excludes"]) {
       if (!x.IsSequence()) throw r.error(x, "excludes must be a list of algorithm names");
@@ -501,8 +512,11 @@ nlohmann::ordered_json document(const Topology& t) {
   if (!t.protocols().empty()) {
     auto& protocols = doc["protocols"] = nlohmann::ordered_json::array();
     for (const Protocol& p : t.protocols()) {
-      nlohmann::ordered_json j{
-          {"name", p.name}, {"bandwidth", p.bandwidth}, {"step", canonical_time(p.step)}};
+      nlohmann::ordered_json j{{"name", p.name}, {"bandwidth", p.bandwidth}};
+      if (p.step_scale > 0)
+        j["step_scale"] = p.step_scale;
+      else
+        j["step"] = canonical_time(p.step);
       if (!p.in_network) j["in_network"] = false;
       if (!p.excludes.empty()) j["excludes"] = p.excludes;
       protocols.push_back(j);

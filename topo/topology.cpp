@@ -218,6 +218,9 @@ Topology TopologyBuilder::build() const {
     if (p.step < 0)
       throw Error(
           fmt::format("protocol '{}' has a negative per-step cost of {} ps", p.name, p.step));
+    if (!(p.step_scale >= 0.0) || !std::isfinite(p.step_scale))
+      throw Error(fmt::format("protocol '{}': step_scale {} is not a factor of at least 0", p.name,
+                              p.step_scale));
   }
   t.protocols_ = protocols_;
   t.fingerprint_ = fingerprint_of(t);
@@ -227,6 +230,16 @@ Topology TopologyBuilder::build() const {
 bool Protocol::excludes_producer(std::string_view producer) const {
   producer = producer.substr(0, producer.find(':'));
   return std::find(excludes.begin(), excludes.end(), producer) != excludes.end();
+}
+
+Time Protocol::step_on(const Link& l) const {
+  return step_scale > 0 ? static_cast<Time>(std::llround(static_cast<double>(l.step) * step_scale))
+                        : step;
+}
+
+std::string Protocol::step_words() const {
+  return step_scale > 0 ? fmt::format("{:g} x each link's step", step_scale)
+                        : fmt::format("{} a step", format_time(step));
 }
 
 const Protocol* Topology::protocol(std::string_view name) const {
@@ -247,7 +260,7 @@ Topology Topology::under(const Protocol& p) const {
   for (Link& l : u.links_) {
     l.bandwidth = std::max<Bandwidth>(
         1, static_cast<Bandwidth>(std::llround(static_cast<double>(l.bandwidth) * p.bandwidth)));
-    l.step = p.step;
+    l.step = p.step_on(l);
   }
   u.protocols_.clear();
   u.applied_ = p;

@@ -86,12 +86,19 @@ struct Protocol {
   std::string name;
   double bandwidth = 1.0;    // the share of each link's bandwidth that carries data, in (0, 1]
   Time step = kDefaultStep;  // every link's per-step cost under it (Link::step)
+  // Where positive, each link's own step times this instead of `step`: one protocol over links
+  // of several classes (NVLink, InfiniBand), whose steps differ.
+  double step_scale = 0;
   // Whether switches reduce and multicast under it (Node::can_reduce, can_multicast): NCCL runs
   // NVLS, its in-switch reduction, in Simple only.
   bool in_network = true;
   // Producers that cannot run it (a baseline's name before any ':').
   std::vector<std::string> excludes;
   bool excludes_producer(std::string_view producer) const;
+  // Link `l`'s per-step cost under it.
+  Time step_on(const Link& l) const;
+  // Its step in words: "1 us a step", "0.25 x each link's step".
+  std::string step_words() const;
 };
 
 class TopologyBuilder;
@@ -156,9 +163,9 @@ class Topology {
   const std::vector<Protocol>& protocols() const { return protocols_; }
   const Protocol* protocol(std::string_view name) const;
   // This topology under protocol `p`: every link's bandwidth times p.bandwidth, its per-step cost
-  // p.step, no in-network collectives unless p.in_network; no protocols of its own, and applied()
-  // names `p`. What an algorithm running `p` is timed on, and what the synthesizer searches when
-  // it tries `p`.
+  // p.step_on(link), no in-network collectives unless p.in_network; no protocols of its own, and
+  // applied() names `p`. What an algorithm running `p` is timed on, and what the synthesizer
+  // searches when it tries `p`.
   Topology under(const Protocol& p) const;
   // This topology with no switch that reduces or multicasts: what a runtime without in-network
   // collectives (ASTRA-sim's custom collectives, whose graphs hold ranks only) can use.

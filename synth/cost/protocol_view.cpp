@@ -31,7 +31,7 @@ ProtocolView::ProtocolView(const topo::Topology& t, const Algorithm& a) : t_(&t)
   under_ = t.under(*p);
 }
 
-std::optional<Algorithm> on_the_wire(const topo::Topology& t, const Algorithm& a, Time& step) {
+std::optional<Algorithm> on_the_wire(const topo::Topology& t, const Algorithm& a) {
   if (a.protocol.empty()) return std::nullopt;
   const ProtocolView view(t, a);  // throws for a protocol `t` does not list
   const topo::Protocol& p = *view.topology().applied();
@@ -51,8 +51,15 @@ std::optional<Algorithm> on_the_wire(const topo::Topology& t, const Algorithm& a
         for (LinkId l : a.route(id)) narrowest = std::min(narrowest, t.link(l).bandwidth);
         w->set_rate(id, std::min(narrowest, wire(r)));
       }
-  step = p.step;
   return w;
+}
+
+topo::Topology wire_topology(const topo::Topology& t, const Algorithm& a) {
+  const ProtocolView view(t, a);  // throws for a protocol `t` does not list
+  if (!view.topology().applied()) return t;
+  topo::Protocol full = *view.topology().applied();
+  full.bandwidth = 1.0;
+  return t.under(full);
 }
 
 void mark_protocol(Algorithm& a, const topo::Topology& t, const topo::Protocol& p) {

@@ -29,13 +29,16 @@ class ProtocolView {
   std::optional<topo::Topology> under_;
 };
 
-// `a` as the links of `t` (as described) carry it, where it runs a protocol `t` lists: chunks of
-// the bytes on the wire (chunk_bytes / p.bandwidth, rounded up), rates the same share faster (a
-// transfer still takes its time), reductions at the rate that keeps their time, and no protocol;
-// with `step` set to the protocol's per-step cost, which every link charges under it. Null where
-// `a` runs no protocol (`step` untouched). For the simulator, whose network is shared by
-// algorithms of different protocols. Throws as ProtocolView.
-std::optional<Algorithm> on_the_wire(const topo::Topology& t, const Algorithm& a, Time& step);
+// `a` as the links of `t` carry it, where it runs a protocol `t` lists: chunks of the bytes on the
+// wire (chunk_bytes / p.bandwidth, rounded up), rates the same share faster (a transfer still
+// takes its time), reductions at the rate that keeps their time, and no protocol. Timed on
+// wire_topology(t, a), it takes the time `a` takes. Null where `a` runs no protocol. For the
+// simulator and ASTRA-sim, whose networks carry bytes at the links' bandwidths. Throws as
+// ProtocolView.
+std::optional<Algorithm> on_the_wire(const topo::Topology& t, const Algorithm& a);
+// `t` as it carries on_the_wire(t, a): every link at its bandwidth, with its step and its
+// switches' reduction as the protocol `a` runs has them (Topology::under at a full share).
+topo::Topology wire_topology(const topo::Topology& t, const Algorithm& a);
 
 // Marks `a`, made on `t` under protocol `p` (t.under(p)), as running `p` on `t`.
 void mark_protocol(Algorithm& a, const topo::Topology& t, const topo::Protocol& p);

@@ -138,11 +138,19 @@ const Bad kBad[] = {
     {"protocol without a step", ".yaml",
      "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us}\nprotocols:\n  - {name: LL, "
      "bandwidth: 0.5}\n",
-     5, "a protocol needs step"},
+     5, "a protocol needs one of step (every link's) and step_scale"},
     {"protocol with an unknown key", ".yaml",
      "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us}\nprotocols:\n  - {name: LL, "
      "bandwidth: 0.5, step: 1us, latency: 2us}\n",
      5, "latency"},
+    {"protocol with step and step_scale", ".yaml",
+     "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us}\nprotocols:\n  - {name: LL, "
+     "bandwidth: 0.5, step: 1us, step_scale: 0.2}\n",
+     5, "a protocol needs one of step (every link's) and step_scale"},
+    {"protocol with a negative step_scale", ".yaml",
+     "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us}\nprotocols:\n  - {name: LL, "
+     "bandwidth: 0.5, step_scale: -1}\n",
+     5, "step_scale must be positive, got -1"},
     {"protocols not a list", ".yaml",
      "npus: 2\nlinks:\n  - {src: 0, dst: 1, bw: 1GB/s, lat: 1us}\nprotocols: {LL: 0.5}\n", 4,
      "protocols must be a list"},

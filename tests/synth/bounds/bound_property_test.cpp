@@ -98,13 +98,17 @@ topo::Topology fabric(int i, std::mt19937_64& rng) {
         for (size_t y = x + 1; y < nodes.size(); ++y)
           join(b, rng, nodes[x], nodes[y], symmetric, steps);
   }
-  if (steps && i % 3 == 1)
-    b.set_protocols({{"LL",
-                      static_cast<double>(1 + rng() % 4) / 5.0,
-                      static_cast<Time>(rng() % 1'000'001),
-                      rng() % 2 == 0,
-                      {"nvls"}},
-                     {"Simple", 1.0, static_cast<Time>(1'000'000 + rng() % 8'000'001), true, {}}});
+  if (steps && i % 3 == 1) {
+    topo::Protocol ll, simple;
+    ll.name = "LL";
+    ll.bandwidth = static_cast<double>(1 + rng() % 4) / 5.0;
+    ll.step = static_cast<Time>(rng() % 1'000'001);
+    ll.in_network = rng() % 2 == 0;
+    ll.excludes = {"nvls"};
+    simple.name = "Simple";
+    simple.step = static_cast<Time>(1'000'000 + rng() % 8'000'001);
+    b.set_protocols({ll, simple});
+  }
   topo::Topology t = b.build();
   t.set_charges_steps(steps);
   return t;

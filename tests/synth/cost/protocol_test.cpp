@@ -52,6 +52,21 @@ protocols:
   - {name: LL, bandwidth: 0.25, step: 1us}
 )";
 
+// Two servers of two GPUs, NVLink (1 us a step) inside and InfiniBand (8 us) across: one protocol
+// over both classes scales each link's own step.
+constexpr const char* kTwoClasses = R"(
+npus: [a0, a1, b0, b1]
+switches: [nv0, nv1, ib]
+defaults: {bw: 100GB/s, lat: 1us}
+links:
+  - {src: "a*", dst: nv0, step: 1us}
+  - {src: "b*", dst: nv1, step: 1us}
+  - {src: "[ab]*", dst: ib, bw: 25GB/s, step: 8us}
+protocols:
+  - {name: LL, bandwidth: 0.5, step_scale: 0.25}
+  - {name: Simple, bandwidth: 1, step_scale: 1}
+)";
+
 topo::Topology charging(topo::Topology t) {
   t.set_charges_steps(true);
   return t;
@@ -80,6 +95,26 @@ TEST(Protocols, UnderAProtocolEveryLinkCarriesItsShareAndPaysItsStep) {
   EXPECT_FALSE(u.node(sw).can_reduce || u.node(sw).can_multicast);  // LL: not in the network
   EXPECT_TRUE(t.under(t.protocols()[1]).node(sw).can_reduce);
   EXPECT_EQ(t.applied(), nullptr);
+}
+
+// step_scale: each link's own step times the factor, so NVLink and InfiniBand keep their ratio;
+// every consumer charges it per link, the simulator too.
+TEST(Protocols, AScaledStepKeepsEachLinkClass) {
+  const topo::Topology t = charging(topo::parse_yaml(kTwoClasses));
+  const topo::Topology ll = t.under(t.protocols()[0]);
+  for (LinkId l = 0; l < t.num_links(); ++l)
+    EXPECT_EQ(ll.link(l).step, t.link(l).step / 4) << t.describe_link(l);
+  const topo::Topology back = topo::parse_yaml(topo::to_yaml(t));
+  EXPECT_EQ(back.protocols()[0].step_scale, 0.25);
+  const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
+  for (Bytes size : {Bytes{64} << 10, Bytes{64} << 20}) {
+    const Algorithm a = make_algorithm_auto_chunks("ring", t, c, size).algorithm;
+    ASSERT_FALSE(a.protocol.empty());
+    const Time model = model_time(t, a);
+    EXPECT_TRUE(verify(t, a).correct());
+    EXPECT_NEAR(static_cast<double>(sim::replay(t, a, sim::NetworkKind::Analytical)),
+                static_cast<double>(model), 1e-6 * static_cast<double>(model));
+  }
 }
 
 TEST(Protocols, TopologyFilesKeepThem) {
@@ -255,12 +290,15 @@ TEST(Protocols, TheSimulatorReplaysTheBytesOnTheWire) {
     const Time model = model_time(t, a);
     EXPECT_NEAR(static_cast<double>(sim::replay(t, a, sim::NetworkKind::Analytical)),
                 static_cast<double>(model), 1e-6 * static_cast<double>(model));
-    Time step = 0;
-    const std::optional<Algorithm> wire = on_the_wire(t, a, step);
+    const std::optional<Algorithm> wire = on_the_wire(t, a);
     ASSERT_TRUE(wire.has_value());
     EXPECT_EQ(wire->chunk_bytes, 2 * a.chunk_bytes);
-    EXPECT_EQ(step, 500'000);
     EXPECT_TRUE(wire->protocol.empty());
+    const topo::Topology carried = wire_topology(t, a);
+    EXPECT_EQ(carried.link(0).bandwidth, t.link(0).bandwidth);
+    EXPECT_EQ(carried.link(0).step, 500'000);
+    EXPECT_NEAR(static_cast<double>(model_time(carried, *wire)), static_cast<double>(model),
+                1e-6 * static_cast<double>(model));
   }
 }
 
