@@ -26,18 +26,10 @@ synth::Made<synth::RuntimeChoice> best_for_astra_sim(const topo::Topology& t,
                     synth::to_string(c.kind))};
   synth::RuntimeChoice choice;
   bool found = false;
-  // A custom collective's graph holds ranks only: the candidates are made without the switches'
-  // in-network reduction and multicast (then they hold for `t` as it is).
-  const bool in_network = std::any_of(t.nodes().begin(), t.nodes().end(), [](const topo::Node& n) {
-    return n.can_reduce || n.can_multicast;
-  });
-  const topo::Topology plain = in_network ? t.without_in_network_collectives() : t;
   std::vector<std::pair<std::string, std::string>> cannot;  // (why, the candidates)
   synth::for_each_runtime_candidate(
-      plain, c, total_bytes, options, max_chunks_per_npu,
-      [&](const synth::Algorithm& made, const std::string& from) {
-        synth::Algorithm a = made;
-        a.topology_fingerprint = t.fingerprint();
+      t, c, total_bytes, options, max_chunks_per_npu,
+      [&](const synth::Algorithm& a, const std::string& from) {
         AstraTime run;
         try {
           run = astra_sim_time(a, t, bundle);

@@ -215,6 +215,17 @@ std::string non_members(const topo::Topology& t, const synth::Algorithm& a) {
   return fmt::format("other NPUs relay {} transfers and route {}", relayed, routed);
 }
 
+// What to do where the fastest algorithm in Tenet's model cannot be written for a runtime: ask for
+// the fastest that runtime runs (--target), unless that was asked already.
+std::string target_hint(const SynthArgs& args, const std::string& format) {
+  if (args.target != "tenet") return "";
+  if (format == "msccl-xml")
+    return "; --target msccl writes the fastest algorithm the MSCCL runtime can run";
+  if (format == "astra-sim")
+    return "; --target astra-sim writes the fastest algorithm ASTRA-sim can run";
+  return "";
+}
+
 // The protocols `t` lists, in words: "LL, LL128 and Simple".
 std::string protocol_names(const topo::Topology& t) {
   std::string out;
@@ -390,7 +401,7 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const SynthRow& r
     fmt::print("ASTRA-sim       {}\n", exporting::describe_astra_time(exported));
   for (const std::string& n : exported.astra_notes) fmt::print("astra-sim       {}\n", n);
   for (const auto& [format, why] : exported.skipped)
-    fmt::print("not written     {}: {}\n", format, why);
+    fmt::print("not written     {}: {}{}\n", format, why, target_hint(args, format));
   for (const std::string& w : exported.warnings) fmt::print("warning         {}\n", w);
 }
 

@@ -168,7 +168,7 @@ class Topology {
   // searches when it tries `p`.
   Topology under(const Protocol& p) const;
   // This topology with no switch that reduces or multicasts: what a runtime without in-network
-  // collectives (ASTRA-sim's custom collectives, whose graphs hold ranks only) can use.
+  // collectives (MSCCL's programs and ASTRA-sim's custom collectives hold ranks only) can use.
   Topology without_in_network_collectives() const;
   // The protocol this topology is under (see under()), or null for a topology as described.
   const Protocol* applied() const { return applied_ ? &*applied_ : nullptr; }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -65,9 +66,21 @@ class Choice {
 }  // namespace
 
 void for_each_runtime_candidate(
-    const topo::Topology& t, const Collective& c, Bytes total_bytes, const SynthOptions& options,
-    int max_chunks_per_npu,
-    const std::function<void(const Algorithm&, const std::string&)>& offer) {
+    const topo::Topology& described, const Collective& c, Bytes total_bytes,
+    const SynthOptions& options, int max_chunks_per_npu,
+    const std::function<void(const Algorithm&, const std::string&)>& offer_on_described) {
+  // Runtimes' programs hold ranks only: the candidates are made without the switches' in-network
+  // reduction and multicast, and then hold for the topology as described.
+  const bool in_network =
+      std::any_of(described.nodes().begin(), described.nodes().end(),
+                  [](const topo::Node& n) { return n.can_reduce || n.can_multicast; });
+  const topo::Topology plain = in_network ? described.without_in_network_collectives() : described;
+  const topo::Topology& t = plain;
+  const auto offer = [&](const Algorithm& made, const std::string& from) {
+    Algorithm a = made;
+    a.topology_fingerprint = described.fingerprint();
+    offer_on_described(a, from);
+  };
   SynthMemo memo;  // the counts below share the search's flow plans and bounds
   SynthOptions searching = options;
   if (!searching.memo) searching.memo = &memo;

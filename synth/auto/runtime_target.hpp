@@ -33,7 +33,8 @@ struct RuntimeChoice {
 // Every candidate a runtime target weighs, each offered with where it came from ("tenet at 4
 // chunks per NPU", "ring at 1 chunk per NPU"): the synthesizer at the count its search picked, then
 // at each smaller power of two (fewer chunks make fewer steps, which runtimes' limits and program
-// order favour), then every baseline that applies at its own best count.
+// order favour), then every baseline that applies at its own best count. Made without in-network
+// collectives (a runtime's program holds ranks only), each holds for `t` as it is.
 void for_each_runtime_candidate(
     const topo::Topology& t, const Collective& c, Bytes total_bytes, const SynthOptions& options,
     int max_chunks_per_npu, const std::function<void(const Algorithm&, const std::string&)>& offer);

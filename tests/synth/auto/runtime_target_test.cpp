@@ -39,6 +39,21 @@ TEST(RuntimeTarget, TheFastestProgramTheRuntimeRuns) {
   }
 }
 
+// A program holds GPUs only: on a switch that reduces (NVLS), where Tenet's own fastest is in the
+// network, every candidate is made without it and the runtime holds each one.
+TEST(RuntimeTarget, CandidatesAvoidInNetworkReduction) {
+  topo::Topology t = topo::load("dgx-h100");
+  t.set_charges_steps(true);
+  const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
+  Made<RuntimeChoice> made_choice = best_for_msccl(t, c, Bytes{64} << 20, {}, {});
+  const RuntimeChoice* choice = made(made_choice);
+  ASSERT_NE(choice, nullptr);
+  EXPECT_TRUE(choice->left_out.empty()) << choice->left_out.front();
+  for (const Transfer& x : choice->algorithm.transfers())
+    ASSERT_TRUE(t.is_npu(x.src) && t.is_npu(x.dst));
+  EXPECT_TRUE(verify(t, choice->algorithm).correct());
+}
+
 // What MSCCL-XML cannot say is a value, not an exception.
 TEST(RuntimeTarget, BroadcastIsNotMade) {
   const auto t = topo::generate("ring:4");
