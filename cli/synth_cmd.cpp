@@ -8,13 +8,12 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "astra/target.hpp"
 #include "bench/table.hpp"
 #include "cli/commands.hpp"
 #include "cli/formats.hpp"
 #include "cli/progress.hpp"
 #include "cli/synth_rows.hpp"
-#include "synth/auto/runtime_target.hpp"
+#include "cli/synth_target.hpp"
 #include "synth/baselines/baselines.hpp"
 #include "synth/baselines/ring_channels.hpp"
 #include "synth/bounds/lower_bound.hpp"
@@ -143,39 +142,10 @@ SynthRow build_row(const SynthArgs& args, const std::string& name, const topo::T
     topo::check_memory(static_cast<uint64_t>(transfers) * synth::kSynthBytesPerTransfer,
                        fmt::format("{} for {} (about {} transfers)", name, c.describe(), transfers),
                        "synthesize for fewer ranks (--ranks), or fewer chunks per NPU (-k)");
-    if (args.target == "msccl") {
-      synth::Made<synth::RuntimeChoice> made =
-          synth::best_for_msccl(t, c, unit, o, msccl_options(args.msccl));
-      if (const synth::NotMade* why = std::get_if<synth::NotMade>(&made))
-        throw Error("--target msccl: " + why->why);
-      synth::RuntimeChoice& choice = std::get<synth::RuntimeChoice>(made);
-      row.target_note = fmt::format(
-          "msccl ({} runtime): {} of {} candidates read back as the runtime runs them; picked {} "
-          "({} as Tenet scheduled it){}",
-          args.msccl.runtime, choice.candidates, choice.candidates + choice.left_out.size(),
-          choice.from, format_time(choice.schedule_time),
-          choice.left_out.empty()
-              ? ""
-              : fmt::format("; over the runtime's limits: {}", fmt::join(choice.left_out, "; ")));
-      row.algorithm = std::move(choice.algorithm);
-    } else if (args.target == "astra-sim") {
-      const exporting::ExportOptions exported = export_options(args.chakra, args.msccl);
-      astra::AstraBundleOptions bundle;
-      bundle.graph = exported.chakra;
-      bundle.network = exported.astra_network;
-      synth::Made<synth::RuntimeChoice> made = astra::best_for_astra_sim(t, c, unit, o, bundle);
-      if (const synth::NotMade* why = std::get_if<synth::NotMade>(&made))
-        throw Error("--target astra-sim: " + why->why);
-      synth::RuntimeChoice& choice = std::get<synth::RuntimeChoice>(made);
-      row.target_note = fmt::format(
-          "astra-sim: {} of {} candidates timed as ASTRA-sim runs them; picked {}: {} in "
-          "ASTRA-sim, {} as Tenet scheduled it{}",
-          choice.candidates, choice.candidates + choice.left_out.size(), choice.from,
-          format_time(choice.runtime_time), format_time(choice.schedule_time),
-          choice.left_out.empty()
-              ? ""
-              : fmt::format("; ASTRA-sim cannot run: {}", fmt::join(choice.left_out, "; ")));
-      row.algorithm = std::move(choice.algorithm);
+    if (args.target != "tenet") {
+      TargetPick pick = pick_for_target(args.target, args.msccl, args.chakra, t, c, unit, o);
+      row.algorithm = std::move(pick.algorithm);
+      row.target_note = std::move(pick.note);
     } else if (args.chunks == "auto") {
       synth::ChunkingResult r = synth::make_algorithm_auto_chunks(name, t, c, unit, o);
       row.algorithm = std::move(r.algorithm);
@@ -213,17 +183,6 @@ std::string non_members(const topo::Topology& t, const synth::Algorithm& a) {
   }
   if (relayed == 0 && routed == 0) return "no other NPU relays or routes its data";
   return fmt::format("other NPUs relay {} transfers and route {}", relayed, routed);
-}
-
-// What to do where the fastest algorithm in Tenet's model cannot be written for a runtime: ask for
-// the fastest that runtime runs (--target), unless that was asked already.
-std::string target_hint(const SynthArgs& args, const std::string& format) {
-  if (args.target != "tenet") return "";
-  if (format == "msccl-xml")
-    return "; --target msccl writes the fastest algorithm the MSCCL runtime can run";
-  if (format == "astra-sim")
-    return "; --target astra-sim writes the fastest algorithm ASTRA-sim can run";
-  return "";
 }
 
 // The protocols `t` lists, in words: "LL, LL128 and Simple".
@@ -401,7 +360,7 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const SynthRow& r
     fmt::print("ASTRA-sim       {}\n", exporting::describe_astra_time(exported));
   for (const std::string& n : exported.astra_notes) fmt::print("astra-sim       {}\n", n);
   for (const auto& [format, why] : exported.skipped)
-    fmt::print("not written     {}: {}{}\n", format, why, target_hint(args, format));
+    fmt::print("not written     {}: {}{}\n", format, why, target_hint(args.target, format));
   for (const std::string& w : exported.warnings) fmt::print("warning         {}\n", w);
 }
 
@@ -780,17 +739,7 @@ void add_synth_command(CLI::App& app) {
   add_step_costs_flag(cmd, args.step_costs);
   add_cache_flags(cmd, args.cache);
   add_time_limit_flag(cmd, args.time_limit);
-  cmd->add_option(
-         "--target", args.target,
-         "tenet (default): the fastest schedule in Tenet's model; msccl: the fastest the MSCCL\n"
-         "runtime can run (--msccl-runtime): every candidate (the synthesizer at its chosen chunk\n"
-         "count and each smaller power of two, every baseline at its best) written as MSCCL-XML\n"
-         "and read back as the runtime runs it, the fastest kept; the XML is written too, and a\n"
-         "`target` line says which candidate won and which the runtime's limits left out;\n"
-         "astra-sim: the fastest ASTRA-sim runs (--astra-network): the same candidates, each\n"
-         "timed as its bundle runs in ASTRA-sim (its analytical network, or ns-3's estimate), the\n"
-         "fastest kept and its astra-sim folder written")
-      ->capture_default_str();
+  add_target_flag(cmd, args.target);
   cmd->add_option("--link-model", args.link_model,
                   "pipelined (default) or hold (the public TACOS code's)")
       ->capture_default_str();

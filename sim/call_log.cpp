@@ -60,8 +60,7 @@ std::pair<topo::LinkId, Time> CallLog::busiest(const RanWith& with) {
   } else {
     // An algorithm running a protocol carries more bytes on the wire than its data.
     const topo::Protocol* p = t_.protocol(with.algorithm->protocol);
-    chunk = p ? static_cast<Bytes>(static_cast<double>(with.algorithm->chunk_bytes) / p->bandwidth)
-              : with.algorithm->chunk_bytes;
+    chunk = p ? p->on_the_wire(with.algorithm->chunk_bytes) : with.algorithm->chunk_bytes;
     for (synth::TransferId id = 0; id < static_cast<synth::TransferId>(with.algorithm->size());
          ++id)
       for (topo::LinkId l : with.algorithm->route(id)) ++transfers[l];

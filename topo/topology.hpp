@@ -3,6 +3,7 @@
 // TopologyBuilder, which validates; a built Topology is immutable and always valid.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -97,6 +98,10 @@ struct Protocol {
   bool excludes_producer(std::string_view producer) const;
   // Link `l`'s per-step cost under it.
   Time step_on(const Link& l) const;
+  // What `data` bytes take on the wire under it: data / bandwidth, rounded up.
+  int64_t on_the_wire(int64_t data) const {
+    return static_cast<int64_t>(std::ceil(static_cast<double>(data) / bandwidth));
+  }
   // Its step in words: "1 us a step", "0.25 x each link's step".
   std::string step_words() const;
 };

@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
@@ -35,12 +34,9 @@ std::optional<Algorithm> on_the_wire(const topo::Topology& t, const Algorithm& a
   if (a.protocol.empty()) return std::nullopt;
   const ProtocolView view(t, a);  // throws for a protocol `t` does not list
   const topo::Protocol& p = *view.topology().applied();
-  const auto wire = [&](Int128 x) {
-    return static_cast<int64_t>(std::ceil(static_cast<double>(x) / p.bandwidth));
-  };
   std::optional<Algorithm> w(a);
   w->protocol.clear();
-  w->chunk_bytes = wire(a.chunk_bytes);
+  w->chunk_bytes = p.on_the_wire(a.chunk_bytes);
   if (a.reduce_bandwidth > 0 && a.chunk_bytes > 0)
     w->reduce_bandwidth = static_cast<Bandwidth>(static_cast<Int128>(a.reduce_bandwidth) *
                                                  w->chunk_bytes / a.chunk_bytes);
@@ -49,7 +45,7 @@ std::optional<Algorithm> on_the_wire(const topo::Topology& t, const Algorithm& a
       if (const Bandwidth r = a.rate(id); r > 0) {
         Bandwidth narrowest = std::numeric_limits<Bandwidth>::max();
         for (LinkId l : a.route(id)) narrowest = std::min(narrowest, t.link(l).bandwidth);
-        w->set_rate(id, std::min(narrowest, wire(r)));
+        w->set_rate(id, std::min(narrowest, p.on_the_wire(r)));
       }
   return w;
 }
