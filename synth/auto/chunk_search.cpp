@@ -385,14 +385,20 @@ class FlatSearch {
     std::optional<std::pair<int, ChunkingResult>> fastest;
     // Dealt last listed first: hierarchical and the trees build step by step and take the longest,
     // the rings are quick plans.
+    // Blink's trees reduce below the RS+AG figure the other searches stop at (LowerBound::coarse):
+    // its counts go on to the bound itself.
+    const std::function<bool(const Algorithm&)> at_valid_bound = [&](const Algorithm& a) {
+      return within_valid_bound(t_, a, 1 + kChunkSearchSlack, bounds_of(o_));
+    };
     parallel_for(static_cast<int>(specs.size()), threads, [&](int job) {
       const int i = static_cast<int>(specs.size()) - 1 - job;
+      const auto& enough = specs[i].kind == BaselineKind::Blink ? at_valid_bound : at_bound_;
       Made<ChunkingResult> searched = search_chunks(
           c, total_bytes_, max_chunks_per_npu_,
           [&](const Collective& cc, Bytes chunk) {
-            return baseline_to_beat(specs[i], t_, cc, chunk, o_, to_beat, at_bound_);
+            return baseline_to_beat(specs[i], t_, cc, chunk, o_, to_beat, enough);
           },
-          1, at_bound_, budget_, to_beat, min_chunk_of(t_), o_.deadline);
+          1, enough, budget_, to_beat, min_chunk_of(t_), o_.deadline);
       if (!made(searched)) return;  // it does not apply, or no count beats tenet
       ChunkingResult& r = std::get<ChunkingResult>(searched);
       std::lock_guard lock(m);

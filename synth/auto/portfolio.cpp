@@ -26,6 +26,12 @@ bool within_bound(const topo::Topology& t, const Algorithm& a, double factor, Bo
   return static_cast<double>(a.claimed_time) <= factor * static_cast<double>(bound);
 }
 
+bool within_valid_bound(const topo::Topology& t, const Algorithm& a, double factor,
+                        BoundMemo* memo) {
+  const Time bound = lower_bound(t, a.collective, a.chunk_bytes, memo).total;
+  return static_cast<double>(a.claimed_time) <= factor * static_cast<double>(bound);
+}
+
 namespace {
 
 // Whether `k` spreads its chunks (to every rank, or reduces them from every rank): the collectives

@@ -24,8 +24,13 @@ inline constexpr std::string_view kUnderHold = " under hold, re-timed";
 // NPU. An All-Reduce over servers is then composed per level only (synth/groups/composed.hpp).
 bool flat_out_of_reach(Collective c);
 
-// Whether `a` is within `factor` of its lower bound.
+// Whether `a` is within `factor` of its lower bound as the searches' thresholds take it
+// (LowerBound::coarse: for an All-Reduce, the RS+AG figure).
 bool within_bound(const topo::Topology& t, const Algorithm& a, double factor, BoundMemo* memo);
+// Whether `a` is within `factor` of the lower bound itself (LowerBound::total), which every
+// algorithm keeps above: for trees of reductions, which go below the RS+AG figure.
+bool within_valid_bound(const topo::Topology& t, const Algorithm& a, double factor,
+                        BoundMemo* memo);
 
 // Whether a server plan may apply: a spread over every NPU of a cluster of servers.
 bool server_plan_applies(const topo::Topology& t, const Collective& c);

@@ -27,6 +27,10 @@
 //                 reduces it into its own (a replicated reduction, Transfer::from_input): one
 //                 message deep, for small buffers where every pair is linked or switched
 //   bruck         Bruck All-Gather
+//   blink         Blink's All-Reduce (Wang et al., MLSys 2020): spanning trees packed over the
+//                 links between the ranks (each edge carries the reduction up one way and the
+//                 broadcast down the other), each tree reducing its share of the chunks to its
+//                 center and broadcasting it back, pipelined; where NPUs are linked to each other
 //   hierarchical  multi-dimensional: Reduce-Scatter dimension by dimension, then All-Gather back,
 //                 with an algorithm per dimension: hierarchical:ring,direct. Over the topology's
 //                 dimensions, or, without any, over detected servers (topo::detect_servers) as
@@ -63,7 +67,8 @@ enum class BaselineKind : uint8_t {
   Bruck,
   Hierarchical,
   Nvls,
-  Oneshot
+  Oneshot,
+  Blink
 };
 
 struct BaselineSpec {
@@ -75,7 +80,8 @@ struct BaselineSpec {
 
 std::string_view to_string(BaselineKind k);
 // "ring[:N|auto]", "bidir-ring[:N|auto]", "direct", "rhd", "dbt", "tree[:N|auto]", "bruck",
-// "hierarchical[:a,b,...]", "nvls", "oneshot". N is the channel count (ring:1 is the single ring).
+// "hierarchical[:a,b,...]", "nvls", "oneshot", "blink". N is the channel count (ring:1 is the
+// single ring).
 BaselineSpec parse_baseline(std::string_view text);
 // Whether `kind` takes a channel count.
 bool has_channels(BaselineKind kind);

@@ -397,6 +397,15 @@ void rhd_all_gather(Builder& b, const std::vector<NodeId>& group, const Blocks& 
 
 inline bool power_of_two(int p) { return p > 0 && (p & (p - 1)) == 0; }
 
+// One tree of a tree All-Reduce (dbt, tree, blink): its members, each one's parent (an index into
+// `group`, -1 for the root), the chunks it carries and its channel.
+struct TreeJob {
+  std::vector<NodeId> group;
+  std::vector<int> parent;
+  std::vector<ChunkId> chunks;
+  int channel = 0;
+};
+
 // Splits `chunks` into `parts` contiguous blocks (the first ones one larger when uneven).
 Blocks split(const std::vector<ChunkId>& chunks, int parts);
 

@@ -32,6 +32,8 @@ void dbt(Builder& b, const Collective& c);
 void nccl_tree(Builder& b, const Topology& t, const Collective& c, int channels);
 // nvls (nvls.cpp): in-network All-Reduce through a reduce-capable switch.
 void nvls(Builder& b, const Topology& t, const Collective& c);
+// blink (blink.cpp): Blink's All-Reduce over packed spanning trees.
+void blink(Builder& b, const Topology& t, const Collective& c);
 // bruck (bruck.cpp): Bruck All-Gather.
 void bruck(Builder& b, const Collective& c);
 // hierarchical (hierarchical.cpp): dimension by dimension, an algorithm per dimension.

@@ -43,6 +43,8 @@ std::string_view to_string(BaselineKind k) {
       return "nvls";
     case BaselineKind::Oneshot:
       return "oneshot";
+    case BaselineKind::Blink:
+      return "blink";
   }
   return "?";
 }
@@ -51,7 +53,7 @@ const std::vector<BaselineKind>& all_baselines() {
   static const std::vector<BaselineKind> all{
       BaselineKind::Ring, BaselineKind::BidirRing, BaselineKind::Direct, BaselineKind::Rhd,
       BaselineKind::Dbt,  BaselineKind::Tree,      BaselineKind::Bruck,  BaselineKind::Hierarchical,
-      BaselineKind::Nvls, BaselineKind::Oneshot};
+      BaselineKind::Nvls, BaselineKind::Oneshot,   BaselineKind::Blink};
   return all;
 }
 
@@ -138,12 +140,14 @@ bool supports(BaselineKind b, CollectiveKind c) {
       return c == C::AllGather || c == C::ReduceScatter || c == C::AllReduce || c == C::AllToAll;
     case BaselineKind::Nvls:
     case BaselineKind::Oneshot:
+    case BaselineKind::Blink:
       return c == C::AllReduce;
   }
   return false;
 }
 
 // The families (families.hpp) and the builder they list their sends on.
+using detail::blink;
 using detail::bruck;
 using detail::Builder;
 using detail::dbt;
@@ -206,6 +210,9 @@ void build_family(Builder& b, const BaselineSpec& spec, const topo::Topology& t,
     case BaselineKind::Oneshot:
       oneshot(b, c);
       break;
+    case BaselineKind::Blink:
+      blink(b, t, c);
+      break;
   }
 }
 
@@ -229,7 +236,7 @@ Made<Algorithm> try_baseline(const BaselineSpec& spec, const topo::Topology& t, 
   // NVLS take any chunks; the others give each rank its block.
   if (c.all_reduce_chunks > 0 && spec.kind != BaselineKind::Dbt &&
       spec.kind != BaselineKind::Tree && spec.kind != BaselineKind::Nvls &&
-      spec.kind != BaselineKind::Oneshot)
+      spec.kind != BaselineKind::Oneshot && spec.kind != BaselineKind::Blink)
     return NotMade{fmt::format(
         "{} gives every rank a block of the all-reduce: it needs k chunks per NPU, not {} "
         "chunks in all",

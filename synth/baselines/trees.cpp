@@ -51,17 +51,6 @@ std::vector<int> complementary_positions(const std::vector<int>& parent) {
 namespace detail {
 namespace {
 
-// All-Reduce of `chunks` over a tree (parent of each member): reduce towards the root, then
-// broadcast back, chunk by chunk in waves so the chunks pipeline.
-// One tree of a (double) tree All-Reduce: its members, each one's parent (-1 for the root), the
-// chunks it carries and its channel.
-struct TreeJob {
-  std::vector<NodeId> group;
-  std::vector<int> parent;
-  std::vector<ChunkId> chunks;
-  int channel = 0;
-};
-
 // All-Reduce over trees: reduce towards each root, then broadcast back, chunk by chunk in waves so
 // the chunks pipeline. The trees' waves are listed interleaved (wave w of every tree, then wave
 // w + 1), so trees sharing a port progress together.
