@@ -30,7 +30,8 @@
 //   blink         Blink's All-Reduce (Wang et al., MLSys 2020): spanning trees packed over the
 //                 links between the ranks (each edge carries the reduction up one way and the
 //                 broadcast down the other), each tree reducing its share of the chunks to its
-//                 center and broadcasting it back, pipelined; where NPUs are linked to each other
+//                 center and broadcasting it back, pipelined; over links between NPUs both ways,
+//                 or through switches where those leave a rank out (up to 64 ranks)
 //   hierarchical  multi-dimensional: Reduce-Scatter dimension by dimension, then All-Gather back,
 //                 with an algorithm per dimension: hierarchical:ring,direct. Over the topology's
 //                 dimensions, or, without any, over detected servers (topo::detect_servers) as

@@ -12,7 +12,9 @@
 //
 // Model and invariants:
 //   - the trees join the ranks over links from NPU to NPU both ways (a tree edge needs both: the
-//     reduction goes child -> parent, the broadcast parent -> child); parallel links add up;
+//     reduction goes child -> parent, the broadcast parent -> child); parallel links add up.
+//     Where those leave a rank out, pairs joined through switches or router NPUs are edges too,
+//     each way over one route whose every link the packing charges;
 //   - kBlinkTrees trees, each a minimum spanning tree under lengths that grow exponentially with
 //     the trees already on each direction (Blink's few heavy trees: each tree pipelines its chunks
 //     through its height, so many light ones fill slowly), weighted by Garg and Koenemann's
@@ -46,11 +48,16 @@ constexpr size_t kBlinkTrees = 32;
 constexpr int kBlinkIterations = 20000;
 // How steeply a direction's length grows with the trees on it (per tree at the largest capacity).
 constexpr double kBlinkGrowth = 1.0;
+// Up to this many ranks, pairs joined through switches are candidate tree edges too (every pair).
+constexpr int kBlinkRoutedRanks = 64;
 
-// A pair of ranks linked both ways: group indices u < v and each direction's capacity.
+// A pair of ranks joined both ways (group indices u < v): the capacities each direction uses
+// (resources: the links between two NPUs together, or one link of a route through switches) and,
+// through switches, the route each way (empty: the direct links, taken in turn).
 struct Edge {
   int u = 0, v = 0;
-  double up = 0, down = 0;  // bytes/s u -> v and v -> u
+  std::vector<int> up, down;  // u -> v and v -> u
+  std::vector<LinkId> up_route, down_route;
 };
 
 using Graph = boost::adjacency_list<
@@ -61,62 +68,26 @@ using Graph = boost::adjacency_list<
 // capacity.
 class TreePacker {
  public:
-  TreePacker(int members, std::vector<Edge> edges) : edges_(std::move(edges)), g_(members) {
+  TreePacker(int members, std::vector<Edge> edges, std::vector<double> capacity)
+      : edges_(std::move(edges)), capacity_(std::move(capacity)), g_(members) {
     for (size_t e = 0; e < edges_.size(); ++e)
       boost::add_edge(edges_[e].u, edges_[e].v, {0.0, static_cast<int>(e)}, g_);
   }
 
-  // Garg-Koenemann's packing of the trees `among` (each a set of edges): per tree, its weight
-  // (proportional to its rate).
-  std::map<std::vector<int>, double> pack(const std::vector<std::vector<int>>& among) const {
-    const double m = 2.0 * static_cast<double>(edges_.size());
-    const double delta =
-        (1 + kBlinkEpsilon) * std::pow((1 + kBlinkEpsilon) * m, -1 / kBlinkEpsilon);
-    // Per edge, the length of each direction (times its capacity: delta at first).
-    std::vector<double> up(edges_.size()), down(edges_.size());
-    for (size_t e = 0; e < edges_.size(); ++e) {
-      up[e] = delta / edges_[e].up;
-      down[e] = delta / edges_[e].down;
-    }
-    double volume = m * delta;  // sum over directions of capacity x length
-    std::map<std::vector<int>, double> weight;
-    for (int it = 0; it < kBlinkIterations && volume < 1; ++it) {
-      std::vector<int> tree = lightest_of(among, up, down);
-      if (tree.empty()) return {};
-      double rate = std::numeric_limits<double>::max();
-      for (int e : tree) rate = std::min({rate, edges_[e].up, edges_[e].down});
-      for (int e : tree) {
-        const double grow_up = up[e] * kBlinkEpsilon * rate / edges_[e].up;
-        const double grow_down = down[e] * kBlinkEpsilon * rate / edges_[e].down;
-        volume += grow_up * edges_[e].up + grow_down * edges_[e].down;
-        up[e] += grow_up;
-        down[e] += grow_down;
-      }
-      weight[std::move(tree)] += rate;
-    }
-    return weight;
-  }
-
   // `count` spanning trees chosen one at a time, each a minimum spanning tree under lengths that
-  // grow exponentially with the trees already on each direction (per unit of its capacity):
-  // Blink's few heavy trees. Empty where the edges do not span the members.
+  // grow exponentially with the trees already on each resource (per unit of its capacity): Blink's
+  // few heavy trees. Empty where the edges do not span the members.
   std::vector<std::vector<int>> spread(int count) {
-    double most = 0;
-    for (const Edge& e : edges_) most = std::max({most, e.up, e.down});
-    std::vector<double> load_up(edges_.size(), 0), load_down(edges_.size(), 0);
-    std::vector<double> up(edges_.size()), down(edges_.size());
+    if (edges_.empty()) return {};
+    const double most = *std::max_element(capacity_.begin(), capacity_.end());
+    std::vector<double> load(capacity_.size(), 0), length(capacity_.size());
     std::vector<std::vector<int>> trees;
     for (int i = 0; i < count; ++i) {
-      for (size_t e = 0; e < edges_.size(); ++e) {
-        up[e] = std::exp(kBlinkGrowth * load_up[e] * most / edges_[e].up) / edges_[e].up;
-        down[e] = std::exp(kBlinkGrowth * load_down[e] * most / edges_[e].down) / edges_[e].down;
-      }
-      std::vector<int> tree = minimum_tree(up, down);
+      for (size_t r = 0; r < capacity_.size(); ++r)
+        length[r] = std::exp(kBlinkGrowth * load[r] * most / capacity_[r]) / capacity_[r];
+      std::vector<int> tree = minimum_tree(length);
       if (tree.empty()) return {};
-      for (int e : tree) {
-        load_up[e] += 1;
-        load_down[e] += 1;
-      }
+      for (const auto& [r, uses] : resources_of(tree)) load[r] += uses;
       trees.push_back(std::move(tree));
     }
     std::sort(trees.begin(), trees.end());
@@ -124,13 +95,61 @@ class TreePacker {
     return trees;
   }
 
+  // Garg-Koenemann's packing of the trees `among` (each a set of edges): per tree, its weight
+  // (proportional to its rate).
+  std::map<std::vector<int>, double> pack(const std::vector<std::vector<int>>& among) const {
+    const auto m = static_cast<double>(capacity_.size());
+    const double delta =
+        (1 + kBlinkEpsilon) * std::pow((1 + kBlinkEpsilon) * m, -1 / kBlinkEpsilon);
+    std::vector<double> length(capacity_.size());
+    for (size_t r = 0; r < capacity_.size(); ++r) length[r] = delta / capacity_[r];
+    double volume = m * delta;  // sum over resources of capacity x length
+    std::vector<std::map<int, int>> uses;
+    for (const std::vector<int>& tree : among) uses.push_back(resources_of(tree));
+    std::map<std::vector<int>, double> weight;
+    for (int it = 0; it < kBlinkIterations && volume < 1; ++it) {
+      size_t best = 0;
+      double least = std::numeric_limits<double>::max();
+      for (size_t i = 0; i < among.size(); ++i) {
+        double l = 0;
+        for (const auto& [r, n] : uses[i]) l += n * length[r];
+        if (l < least) {
+          least = l;
+          best = i;
+        }
+      }
+      double rate = std::numeric_limits<double>::max();
+      for (const auto& [r, n] : uses[best]) rate = std::min(rate, capacity_[r] / n);
+      for (const auto& [r, n] : uses[best]) {
+        const double grow = length[r] * kBlinkEpsilon * rate * n / capacity_[r];
+        volume += grow * capacity_[r];
+        length[r] += grow;
+      }
+      weight[among[best]] += rate;
+    }
+    return weight;
+  }
+
   const std::vector<Edge>& edges() const { return edges_; }
 
  private:
-  std::vector<int> minimum_tree(const std::vector<double>& up, const std::vector<double>& down) {
+  // Per resource a tree's edges use, how many times.
+  std::map<int, int> resources_of(const std::vector<int>& tree) const {
+    std::map<int, int> uses;
+    for (int e : tree) {
+      for (int r : edges_[e].up) ++uses[r];
+      for (int r : edges_[e].down) ++uses[r];
+    }
+    return uses;
+  }
+
+  std::vector<int> minimum_tree(const std::vector<double>& length) {
     for (auto [it, end] = boost::edges(g_); it != end; ++it) {
-      const int e = boost::get(boost::edge_index, g_, *it);
-      boost::put(boost::edge_weight, g_, *it, up[e] + down[e]);
+      const Edge& e = edges_[boost::get(boost::edge_index, g_, *it)];
+      double w = 0;
+      for (int r : e.up) w += length[r];
+      for (int r : e.down) w += length[r];
+      boost::put(boost::edge_weight, g_, *it, w);
     }
     chosen_.clear();
     boost::kruskal_minimum_spanning_tree(g_, std::back_inserter(chosen_));
@@ -141,23 +160,8 @@ class TreePacker {
     return tree;
   }
 
-  static std::vector<int> lightest_of(const std::vector<std::vector<int>>& trees,
-                                      const std::vector<double>& up,
-                                      const std::vector<double>& down) {
-    const std::vector<int>* best = nullptr;
-    double least = 0;
-    for (const std::vector<int>& tree : trees) {
-      double length = 0;
-      for (int e : tree) length += up[e] + down[e];
-      if (!best || length < least) {
-        best = &tree;
-        least = length;
-      }
-    }
-    return best ? *best : std::vector<int>{};
-  }
-
   std::vector<Edge> edges_;
+  std::vector<double> capacity_;
   Graph g_;
   std::vector<boost::graph_traits<Graph>::edge_descriptor> chosen_;
 };
@@ -197,26 +201,34 @@ std::vector<int> rooted_at_center(int members, const std::vector<Edge>& edges,
   return best;
 }
 
+// One tree as blink lists it, and per member the route up to its parent and down from it (empty:
+// the direct links, taken in turn).
+struct BlinkTree {
+  TreeJob job;
+  std::vector<std::vector<LinkId>> up, down;
+};
+
 // The trees' transfers in waves, oldest chunk first: in wave w, each tree of height h reduces its
 // chunk j at depth d when w = j + h - d (the deepest first) and broadcasts chunk j to depth d when
 // w = j + h + d - 1, so a link shared by a reduction and a broadcast serves the older chunk first
 // (admission takes eligible transfers in list order) and neither phase falls behind the other.
-void list_waves(Builder& b, const std::vector<TreeJob>& jobs) {
-  std::vector<std::vector<int>> depth(jobs.size());
-  std::vector<int> height(jobs.size(), 0);
+void list_waves(Builder& b, const std::vector<BlinkTree>& trees) {
+  std::vector<std::vector<int>> depth(trees.size());
+  std::vector<int> height(trees.size(), 0);
   int last = 0;
-  for (size_t t = 0; t < jobs.size(); ++t) {
-    const int p = static_cast<int>(jobs[t].group.size());
+  for (size_t t = 0; t < trees.size(); ++t) {
+    const TreeJob& job = trees[t].job;
+    const int p = static_cast<int>(job.group.size());
     depth[t].assign(p, 0);
     for (int i = 0; i < p; ++i) {
-      for (int at = i; jobs[t].parent[at] >= 0; at = jobs[t].parent[at]) ++depth[t][i];
+      for (int at = i; job.parent[at] >= 0; at = job.parent[at]) ++depth[t][i];
       height[t] = std::max(height[t], depth[t][i]);
     }
-    last = std::max(last, static_cast<int>(jobs[t].chunks.size()) + 2 * height[t]);
+    last = std::max(last, static_cast<int>(job.chunks.size()) + 2 * height[t]);
   }
   for (int wave = 0; wave < last; ++wave)
-    for (size_t t = 0; t < jobs.size(); ++t) {
-      const TreeJob& job = jobs[t];
+    for (size_t t = 0; t < trees.size(); ++t) {
+      const TreeJob& job = trees[t].job;
       const int h = height[t], k = static_cast<int>(job.chunks.size());
       b.set_channel(job.channel);
       for (int d = 2 * h; d >= 1; --d) {  // reductions at depth d (d <= h), then broadcasts
@@ -224,13 +236,35 @@ void list_waves(Builder& b, const std::vector<TreeJob>& jobs) {
         const int at = up ? d : 2 * h + 1 - d;  // the sender's depth (up) or the receiver's
         const int j = up ? wave - (h - at) : wave - (h + at - 1);
         if (j < 0 || j >= k) continue;
-        for (size_t i = 0; i < job.group.size(); ++i)
-          if (depth[t][i] == at)
-            up ? b.send(job.chunks[j], job.group[i], job.group[job.parent[i]], Op::Reduce)
-               : b.send(job.chunks[j], job.group[job.parent[i]], job.group[i], Op::Copy);
+        for (size_t i = 0; i < job.group.size(); ++i) {
+          if (depth[t][i] != at) continue;
+          const NodeId member = job.group[i], parent = job.group[job.parent[i]];
+          const NodeId from = up ? member : parent, to = up ? parent : member;
+          const Op op = up ? Op::Reduce : Op::Copy;
+          const std::vector<LinkId>& route = (up ? trees[t].up : trees[t].down)[i];
+          route.empty() ? b.send(job.chunks[j], from, to, op)
+                        : b.send_on(job.chunks[j], from, to, route, op);
+        }
       }
     }
   b.set_channel(0);
+}
+
+// Whether `edges` join all `members`.
+bool spans(int members, const std::vector<Edge>& edges) {
+  std::vector<int> root(members);
+  std::iota(root.begin(), root.end(), 0);
+  auto find = [&](int x) {
+    while (root[x] != x) x = root[x] = root[root[x]];
+    return x;
+  };
+  int parts = members;
+  for (const Edge& e : edges)
+    if (const int a = find(e.u), z = find(e.v); a != z) {
+      root[a] = z;
+      --parts;
+    }
+  return parts == 1;
 }
 
 }  // namespace
@@ -239,24 +273,57 @@ void blink(Builder& b, const Topology& t, const Collective& c) {
   const int p = c.num_ranks();
   std::vector<int> index(t.num_nodes(), -1);
   for (int i = 0; i < p; ++i) index[c.ranks[i]] = i;
-  // Per ordered pair of ranks, the bandwidth of the links between them.
-  std::map<std::pair<int, int>, double> capacity;
+  // Resources: per ordered pair of ranks, the links between them together; per link of a route
+  // through switches (or router NPUs), that link.
+  std::vector<double> capacity;
+  std::map<std::pair<int, int>, int> direct;
   for (int i = 0; i < p; ++i)
     for (LinkId l : t.out_links(c.ranks[i]))
-      if (const int j = index[t.link(l).dst]; j >= 0 && j != i)
-        capacity[{i, j}] += static_cast<double>(t.link(l).bandwidth);
+      if (const int j = index[t.link(l).dst]; j >= 0 && j != i) {
+        const auto [at, fresh] = direct.try_emplace({i, j}, static_cast<int>(capacity.size()));
+        if (fresh) capacity.push_back(0);
+        capacity[at->second] += static_cast<double>(t.link(l).bandwidth);
+      }
   std::vector<Edge> edges;
-  for (const auto& [pair, up] : capacity)
+  for (const auto& [pair, there] : direct)
     if (pair.first < pair.second)
-      if (auto back = capacity.find({pair.second, pair.first}); back != capacity.end())
-        edges.push_back({pair.first, pair.second, up, back->second});
-  TreePacker packer(p, std::move(edges));
+      if (auto back = direct.find({pair.second, pair.first}); back != direct.end())
+        edges.push_back({pair.first, pair.second, {there}, {back->second}, {}, {}});
+  // Where those links leave a rank out, pairs with no link between them, joined through switches
+  // or router NPUs, up to kBlinkRoutedRanks ranks (every pair is a candidate edge). (Where NPU
+  // links span the ranks, routes through the switches only add hops: on a torus of router NPUs
+  // the trees along them were half as fast.)
+  const bool passing =
+      std::any_of(t.nodes().begin(), t.nodes().end(), [](const topo::Node& v) { return v.router; });
+  if ((t.num_switches() > 0 || passing) && p <= kBlinkRoutedRanks && !spans(p, edges)) {
+    std::map<LinkId, int> of_link;
+    auto resources = [&](const std::vector<LinkId>& route) {
+      std::vector<int> out;
+      for (LinkId l : route) {
+        const auto [at, fresh] = of_link.try_emplace(l, static_cast<int>(capacity.size()));
+        if (fresh) capacity.push_back(static_cast<double>(t.link(l).bandwidth));
+        out.push_back(at->second);
+      }
+      return out;
+    };
+    for (int i = 0; i < p; ++i)
+      for (int j = i + 1; j < p; ++j) {
+        if (direct.contains({i, j}) || direct.contains({j, i})) continue;
+        const auto* there = b.hop_routes(c.ranks[i], c.ranks[j]);
+        const auto* back = b.hop_routes(c.ranks[j], c.ranks[i]);
+        if (!there || !back) continue;
+        const std::vector<LinkId>& up = there->front();
+        const std::vector<LinkId>& down = back->front();
+        edges.push_back({i, j, resources(up), resources(down), up, down});
+      }
+  }
+  TreePacker packer(p, std::move(edges), std::move(capacity));
   const std::vector<std::vector<int>> kept = packer.spread(static_cast<int>(kBlinkTrees));
   if (kept.empty())
     throw NotApplicable(fmt::format(
-        "blink's trees join the {} ranks over links from NPU to NPU both ways, and those links do "
-        "not reach every rank",
-        p));
+        "blink's trees join the {} ranks over links between them both ways (from NPU to NPU, or "
+        "through switches up to {} ranks), and those do not reach every rank",
+        p, kBlinkRoutedRanks));
   std::map<std::vector<int>, double> weight = packer.pack(kept);
   // The chunks in proportion to the weights (largest remainders; ties to the heavier tree).
   const std::vector<ChunkId> chunks = all_chunks(c);
@@ -275,17 +342,30 @@ void blink(Builder& b, const Topology& t, const Collective& c) {
   std::stable_sort(remainder.begin(), remainder.end(),
                    [](const auto& x, const auto& y) { return x.first > y.first; });
   for (size_t r = 0; dealt < n; ++r, ++dealt) ++count[remainder[r % remainder.size()].second];
-  std::vector<TreeJob> jobs;
+  // Per pair of members, the edge between them.
+  std::map<std::pair<int, int>, int> edge_of;
+  for (size_t e = 0; e < packer.edges().size(); ++e)
+    edge_of[{packer.edges()[e].u, packer.edges()[e].v}] = static_cast<int>(e);
+  std::vector<BlinkTree> trees;
   int64_t next = 0;
   for (size_t i = 0; i < kept.size(); ++i) {
     if (count[i] == 0) continue;
-    TreeJob job{
-        c.ranks, rooted_at_center(p, packer.edges(), kept[i]), {}, static_cast<int>(jobs.size())};
-    job.chunks.assign(chunks.begin() + next, chunks.begin() + next + count[i]);
+    BlinkTree tree{
+        {c.ranks, rooted_at_center(p, packer.edges(), kept[i]), {}, static_cast<int>(trees.size())},
+        std::vector<std::vector<LinkId>>(p),
+        std::vector<std::vector<LinkId>>(p)};
+    tree.job.chunks.assign(chunks.begin() + next, chunks.begin() + next + count[i]);
     next += count[i];
-    jobs.push_back(std::move(job));
+    for (int m = 0; m < p; ++m) {
+      const int q = tree.job.parent[m];
+      if (q < 0) continue;
+      const Edge& e = packer.edges()[edge_of.at({std::min(m, q), std::max(m, q)})];
+      tree.up[m] = m == e.u ? e.up_route : e.down_route;    // m -> q
+      tree.down[m] = m == e.u ? e.down_route : e.up_route;  // q -> m
+    }
+    trees.push_back(std::move(tree));
   }
-  list_waves(b, jobs);
+  list_waves(b, trees);
 }
 
 }  // namespace tenet::synth::detail

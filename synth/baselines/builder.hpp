@@ -281,6 +281,16 @@ class Builder {
 
   // NPUs linked to v directly or through pass-through nodes (the ring search's neighbours).
   bool adjacent(NodeId u, NodeId v) { return hops_.path(u, v).size() == 1; }
+  // The routes of the one hop from u to v (linked directly, or through switches or router NPUs),
+  // or nullptr where the way relays through NPUs or there is none.
+  const std::vector<std::vector<LinkId>>* hop_routes(NodeId u, NodeId v) {
+    try {
+      const std::vector<Hops::Hop>& hops = hops_.path(u, v);
+      return hops.size() == 1 ? &hops[0].routes : nullptr;
+    } catch (const NotApplicable&) {
+      return nullptr;
+    }
+  }
 
   Algorithm finish(Bandwidth reduce_bandwidth, bool timed) {
     if (std::any_of(a_.transfers().begin(), a_.transfers().end(),

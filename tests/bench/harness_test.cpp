@@ -489,7 +489,8 @@ TEST(Harness, BoundChartsCompareCommonCasesOnly) {
     for (double v : pct[c]) log_sum += std::log(v);
     EXPECT_NEAR(std::stod(cell), std::exp(log_sum / static_cast<double>(pct[c].size())), 1e-3) << c;
   }
-  EXPECT_EQ(compared, 8u) << dat;  // tenet, ring, bidir-ring, direct, rhd, dbt, tree, oneshot
+  EXPECT_EQ(compared, 9u)
+      << dat;  // tenet, ring, bidir-ring, direct, rhd, dbt, tree, oneshot, blink
   EXPECT_NE(std::find(columns.begin(), columns.end(), "rhd"), columns.end()) << dat;
 }
 
