@@ -769,7 +769,9 @@ void add_synth_command(CLI::App& app) {
   cmd->add_option(
          "-a,--algo", args.algo,
          "tenet (the synthesizer), ring[:N], bidir-ring[:N], direct, rhd, dbt, tree[:N], bruck,\n"
-         "hierarchical[:ring,direct,...], nvls, or all: every applicable one, compared in a table")
+         "hierarchical[:ring,direct,...], nvls, oneshot, blink (Blink's packed spanning trees), "
+         "or\n"
+         "all: every applicable one, compared in a table")
       ->capture_default_str();
   cmd->add_option("-o,--output", args.output, "Output folder")->capture_default_str();
   cmd->add_flag("--json", args.json,
