@@ -62,6 +62,10 @@ inline constexpr int64_t kPortfolioTransferBudget = int64_t{1} << 18;
 inline constexpr double kPortfolioSlack = 2e-3;
 // A symmetric schedule is the answer at the bound, and, when large, within this of it.
 inline constexpr double kSymmetricEnough = 1.02;
+// Blink's trees (the blink baseline) race in `auto` up to this many ranks: their chunks fill each
+// tree through its height, which grows with the ranks (a 32x32 torus: never the fastest, and its
+// race doubled the command's CPU). `--algo blink` builds them at any size.
+inline constexpr int kBlinkPortfolioRanks = 256;
 // The plain matcher on routed collectives only up to this many chunk-destinations.
 inline constexpr int64_t kRoutedMatcherWork = int64_t{1} << 26;
 // A server plan's matcher: at most this many bitset words scanned.

@@ -334,6 +334,7 @@ void for_each_baseline(const topo::Topology& t, const Collective& c,
         static_cast<double>(c.num_chunks()) * c.num_ranks() / 2 >
             static_cast<double>(kAutoChunkTransferBudget))
       continue;
+    if (b == BaselineKind::Blink && c.num_ranks() > kBlinkPortfolioRanks) continue;
     // One-shot sends each of its chunks (k in all) from every rank to every other.
     if (b == BaselineKind::Oneshot &&
         static_cast<double>(c.all_reduce_chunks > 0 ? c.all_reduce_chunks : c.chunks_per_npu) *

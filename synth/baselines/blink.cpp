@@ -44,7 +44,7 @@ namespace {
 constexpr double kBlinkEpsilon = 0.1;
 // How many trees carry the chunks (fewer where some are the same tree).
 constexpr size_t kBlinkTrees = 32;
-// The packing stops after this many steps at the latest (about a thousand on an 8x8 mesh).
+// The packing stops after this many steps at the latest (a safety stop: it converges long before).
 constexpr int kBlinkIterations = 20000;
 // How steeply a direction's length grows with the trees on it (per tree at the largest capacity).
 constexpr double kBlinkGrowth = 1.0;
