@@ -75,7 +75,7 @@ CollectiveKind parse_collective(std::string_view name);
 
 struct SynthesisOptions {
   // "tenet" (the synthesizer) or a baseline: "ring", "bidir-ring", "direct", "rhd", "dbt",
-  // "tree", "bruck", "hierarchical", "nvls", "oneshot"; channels as "ring:8".
+  // "tree", "bruck", "hierarchical", "nvls", "oneshot", "blink"; channels as "ring:8".
   std::string algorithm = "tenet";
   int chunks_per_npu = 0;  // 0: the chunk count is searched (`-k auto`)
   // Seconds (`--time-limit`): the best verified answer found by then; 0: the whole search.
