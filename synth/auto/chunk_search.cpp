@@ -392,13 +392,15 @@ class FlatSearch {
     };
     parallel_for(static_cast<int>(specs.size()), threads, [&](int job) {
       const int i = static_cast<int>(specs.size()) - 1 - job;
-      const auto& enough = specs[i].kind == BaselineKind::Blink ? at_valid_bound : at_bound_;
+      const bool blink = specs[i].kind == BaselineKind::Blink;
+      const auto& enough = blink ? at_valid_bound : at_bound_;
       Made<ChunkingResult> searched = search_chunks(
           c, total_bytes_, max_chunks_per_npu_,
           [&](const Collective& cc, Bytes chunk) {
             return baseline_to_beat(specs[i], t_, cc, chunk, o_, to_beat, enough);
           },
-          1, enough, budget_, to_beat, min_chunk_of(t_), o_.deadline);
+          1, enough, blink ? std::min(budget_, kBlinkTransferBudget) : budget_, to_beat,
+          min_chunk_of(t_), o_.deadline);
       if (!made(searched)) return;  // it does not apply, or no count beats tenet
       ChunkingResult& r = std::get<ChunkingResult>(searched);
       std::lock_guard lock(m);
