@@ -291,8 +291,8 @@ void blink(Builder& b, const Topology& t, const Collective& c) {
         edges.push_back({pair.first, pair.second, {there}, {back->second}, {}, {}});
   // Where those links leave a rank out, pairs with no link between them, joined through switches
   // or router NPUs, up to kBlinkRoutedRanks ranks (every pair is a candidate edge). (Where NPU
-  // links span the ranks, routes through the switches only add hops: on a torus of router NPUs
-  // the trees along them were half as fast.)
+  // links span the ranks, routes through switches only add hops: on a torus of router NPUs the
+  // trees over them were slower.)
   const bool passing =
       std::any_of(t.nodes().begin(), t.nodes().end(), [](const topo::Node& v) { return v.router; });
   if ((t.num_switches() > 0 || passing) && p <= kBlinkRoutedRanks && !spans(p, edges)) {
@@ -325,7 +325,7 @@ void blink(Builder& b, const Topology& t, const Collective& c) {
         "through switches up to {} ranks), and those do not reach every rank",
         p, kBlinkRoutedRanks));
   std::map<std::vector<int>, double> weight = packer.pack(kept);
-  // The chunks in proportion to the weights (largest remainders; ties to the heavier tree).
+  // The chunks in proportion to the weights (largest remainders; ties to the earlier tree).
   const std::vector<ChunkId> chunks = all_chunks(c);
   const auto n = static_cast<int64_t>(chunks.size());
   double total = 0;
