@@ -24,6 +24,7 @@
 //     trees sharing a port queue independently, and the waves are listed oldest chunk first.
 #include <fmt/format.h>
 #include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/connected_components.hpp>
 #include <boost/graph/kruskal_min_spanning_tree.hpp>
 
 #include <algorithm>
@@ -95,9 +96,9 @@ class TreePacker {
     return trees;
   }
 
-  // Garg-Koenemann's packing of the trees `among` (each a set of edges): per tree, its weight
-  // (proportional to its rate).
-  std::map<std::vector<int>, double> pack(const std::vector<std::vector<int>>& among) const {
+  // Garg-Koenemann's packing of the trees `among` (each a set of edges): per tree, in their order,
+  // its weight (proportional to its rate).
+  std::vector<double> pack(const std::vector<std::vector<int>>& among) const {
     const auto m = static_cast<double>(capacity_.size());
     const double delta =
         (1 + kBlinkEpsilon) * std::pow((1 + kBlinkEpsilon) * m, -1 / kBlinkEpsilon);
@@ -106,7 +107,7 @@ class TreePacker {
     double volume = m * delta;  // sum over resources of capacity x length
     std::vector<std::map<int, int>> uses;
     for (const std::vector<int>& tree : among) uses.push_back(resources_of(tree));
-    std::map<std::vector<int>, double> weight;
+    std::vector<double> weight(among.size(), 0);
     for (int it = 0; it < kBlinkIterations && volume < 1; ++it) {
       size_t best = 0;
       double least = std::numeric_limits<double>::max();
@@ -125,7 +126,7 @@ class TreePacker {
         volume += grow * capacity_[r];
         length[r] += grow;
       }
-      weight[among[best]] += rate;
+      weight[best] += rate;
     }
     return weight;
   }
@@ -252,19 +253,10 @@ void list_waves(Builder& b, const std::vector<BlinkTree>& trees) {
 
 // Whether `edges` join all `members`.
 bool spans(int members, const std::vector<Edge>& edges) {
-  std::vector<int> root(members);
-  std::iota(root.begin(), root.end(), 0);
-  auto find = [&](int x) {
-    while (root[x] != x) x = root[x] = root[root[x]];
-    return x;
-  };
-  int parts = members;
-  for (const Edge& e : edges)
-    if (const int a = find(e.u), z = find(e.v); a != z) {
-      root[a] = z;
-      --parts;
-    }
-  return parts == 1;
+  Graph g(members);
+  for (const Edge& e : edges) boost::add_edge(e.u, e.v, g);
+  std::vector<int> component(static_cast<size_t>(members));
+  return boost::connected_components(g, component.data()) == 1;
 }
 
 }  // namespace
@@ -324,17 +316,16 @@ void blink(Builder& b, const Topology& t, const Collective& c) {
         "blink's trees join the {} ranks over links between them both ways (from NPU to NPU, or "
         "through switches up to {} ranks), and those do not reach every rank",
         p, kBlinkRoutedRanks));
-  std::map<std::vector<int>, double> weight = packer.pack(kept);
+  const std::vector<double> weight = packer.pack(kept);
   // The chunks in proportion to the weights (largest remainders; ties to the earlier tree).
   const std::vector<ChunkId> chunks = all_chunks(c);
   const auto n = static_cast<int64_t>(chunks.size());
-  double total = 0;
-  for (const std::vector<int>& tree : kept) total += weight[tree];
+  const double total = std::accumulate(weight.begin(), weight.end(), 0.0);
   std::vector<int64_t> count(kept.size());
   std::vector<std::pair<double, size_t>> remainder;
   int64_t dealt = 0;
   for (size_t i = 0; i < kept.size(); ++i) {
-    const double share = static_cast<double>(n) * weight[kept[i]] / total;
+    const double share = static_cast<double>(n) * weight[i] / total;
     count[i] = static_cast<int64_t>(std::floor(share));
     dealt += count[i];
     remainder.emplace_back(share - std::floor(share), i);
