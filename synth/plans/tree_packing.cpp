@@ -42,16 +42,16 @@ class Packer {
   }
 
   std::optional<TreePacking> run() {
+    std::optional<TreePacking> out;
     try {
-      return pack();
+      out = pack();
     } catch (const OutOfBudget&) {
-      return std::nullopt;
     } catch (const Stranded&) {
-      return std::nullopt;
     } catch (const TooManyTrees&) {
       too_many_trees = true;
-      return std::nullopt;
     }
+    if (o_.spent) *o_.spent = flows_;
+    return out;
   }
   bool too_many_trees = false;  // run() stopped at PackingOptions::max_trees
 
@@ -261,8 +261,35 @@ class Packer {
     const Cap need = this->need(k);
     // A switch already split (done) takes no arc again: what it could not split is lost capacity.
     std::vector<char> done(nodes_ + 1, 0);
+    // Splitting takes up to two max-flows per NPU for every (in-neighbour, switch, out-neighbour)
+    // it tries, most of the budget on large switched fabrics. It gives up as soon as the budget is
+    // out of reach: when the max-flows of the triples tried so far, spread over those left, would
+    // overrun it (a 128-port switch: once its first pair of ports is seen to take hundreds of
+    // max-flows, not after the whole budget is spent). Those left: the triples of the switches not
+    // yet split, as their arcs stand (splits add arcs between the neighbours of a switch), and the
+    // current switch's, each tried as many times over as the split switches' were (passes over
+    // the out-arcs), less what the current one has tried.
+    auto triples_of = [&](int w) {
+      return static_cast<double>(f.predecessors(w).size() * f.successors(w).size());
+    };
+    int64_t tried = 0, tried_before = 0;  // triples tried in all, and before the current switch
+    double split = 0, current = 0, unsplit = 0;  // the triples of the switches split, etc.
+    const int64_t began = flows_;
+    auto hopeless = [&] {
+      if (tried == 0) return false;
+      const double passes =
+          split > 0 ? std::max(1.0, static_cast<double>(tried_before) / split) : 1.0;
+      const double left =
+          unsplit * passes +
+          std::max(0.0, current * passes - static_cast<double>(tried - tried_before));
+      const double each = static_cast<double>(flows_ - began) / static_cast<double>(tried);
+      return static_cast<double>(flows_) + each * left > static_cast<double>(o_.max_flow_budget);
+    };
     for (int w = nodes_ - 1; w >= n_; --w) {
       balance(f, w, need);
+      current = triples_of(w);
+      unsplit = 0;
+      for (int x = n_; x < w; ++x) unsplit += triples_of(x);
       for (int u : f.predecessors(w)) {
         if (u == s || done[u]) continue;
         // Passes over the out-arcs until u -> w is split off entirely (a split elsewhere can make
@@ -278,6 +305,8 @@ class Packer {
               std::max<Cap>(1, (f.capacity(u, w) + static_cast<Cap>(outs.size()) - 1) /
                                    std::max<Cap>(1, static_cast<Cap>(outs.size()) - 1));
           for (int t : outs) {
+            if (hopeless()) throw OutOfBudget{};
+            ++tried;
             if (f.capacity(u, w) == 0) break;
             if (t == s || done[t] || f.capacity(w, t) == 0) continue;
             Cap m =
@@ -326,6 +355,8 @@ class Packer {
         }
       }
       done[w] = 1;
+      split += current;
+      tried_before = tried;
     }
   }
 

@@ -56,9 +56,12 @@ struct PackingOptions {
   int max_k = 16;          // trees per root tried one by one for the exact optimum, then doubled
   int max_exact_k = 1024;  // up to this many, exact or within `near` of the optimum;
   double near = 1e-3;      // beyond, the best of 1, 2, 4, ... max_k trees per root
-  int64_t max_flow_budget = 400'000;  // give up (nothing) beyond this many max-flow computations
+  // Give up (nothing) beyond this many max-flow computations, or as soon as splitting the switches
+  // off is projected to need more.
+  int64_t max_flow_budget = 400'000;
   int max_npus = 128;
   int max_trees = 0;  // give up (nothing) when building more distinct trees than this; 0: no cap
+  int64_t* spent = nullptr;  // where set: the max-flow computations it took, packed or not
 };
 
 // Trees spanning every NPU of `t`, k units per NPU, or nothing when the topology is too large for

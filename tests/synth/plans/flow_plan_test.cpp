@@ -545,6 +545,20 @@ TEST(TreePacking, TooLargeGivesNothing) {
   EXPECT_FALSE(pack_spanning_trees(topo::generate("switch:8"), o));
 }
 
+// A fabric whose switches would take far more max-flows to split than the budget allows gives up
+// as soon as that is clear, having spent a small part of it; one within the budget still packs.
+TEST(TreePacking, SplittingGivesUpOnceTheBudgetIsOutOfReach) {
+  int64_t spent = 0;
+  PackingOptions o;
+  o.spent = &spent;
+  EXPECT_FALSE(pack_spanning_trees(topo::generate("leafspine:16x8"), o));
+  EXPECT_GT(spent, 0);
+  EXPECT_LT(spent, o.max_flow_budget / 20);
+  const std::optional<TreePacking> p = pack_spanning_trees(topo::generate("leafspine:4x8"), o);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(spent, p->max_flows);
+}
+
 // Every flow-plan method on random topologies: correct (the verifier checks rates against link
 // capacity too), and not faster than the bound.
 TEST(FlowPlanSynthesis, VerifiesOnRandomTopologies) {
