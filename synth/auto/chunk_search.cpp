@@ -43,9 +43,10 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
                                    const ChunkMaker& make, int first,
                                    const std::function<bool(const Algorithm&)>& enough,
                                    int64_t transfer_budget, Time to_beat, Bytes min_chunk,
-                                   const Deadline* deadline) {
+                                   const Deadline* deadline, const std::function<Time()>& rival) {
   ChunkingResult best;
-  double last_seconds = 0;  // what the last count took
+  std::optional<Time> rival_time;  // asked once (`rival`)
+  double last_seconds = 0;         // what the last count took
   bool have = false;
   int worse = 0;
   Time previous = -1;           // the time at the last count (half this one)
@@ -86,10 +87,15 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
       best.tried.push_back({k, now, std::nullopt});
     }
     per_chunk = static_cast<double>(transfers) / std::max(1, c.num_chunks());
+    const bool large = transfer_estimate(c) > kAutoChunkCheapTransfers;
+    // A rival's time stands for to_beat from the first large count that does not gain.
+    if (rival && to_beat <= 0 && !rival_time && large && !floor && have &&
+        now >= best.algorithm.claimed_time)
+      rival_time = rival();
+    const Time beat = to_beat > 0 ? to_beat : rival_time.value_or(-1);
     // (A floor and a time do not extrapolate together: one is below what the count takes.)
-    const bool hopeless = to_beat > 0 && previous >= 0 && previous_floor == floor &&
-                          transfer_estimate(c) > kAutoChunkCheapTransfers &&
-                          2 * now - previous >= to_beat;
+    const bool hopeless =
+        beat > 0 && previous >= 0 && previous_floor == floor && large && 2 * now - previous >= beat;
     previous = now;
     previous_floor = floor;
     // A time gains on the fastest time, a floor on the lowest floor: times and floors fall and rise
@@ -301,7 +307,7 @@ class FlatSearch {
           count = cc.chunks_per_npu;
           return as_chunk_made(try_synthesize(t_, cc, chunk, reporting));
         },
-        1, at_bound_, budget_, -1, min_chunk_of(t_), o_.deadline);
+        1, at_bound_, budget_, -1, min_chunk_of(t_), o_.deadline, ring_rival(c));
     if (std::holds_alternative<NotMade>(searched)) return searched;
     ChunkingResult& best = std::get<ChunkingResult>(searched);
     // (Past the deadline the baselines still race at their first count: where tenet's first count
@@ -359,6 +365,25 @@ class FlatSearch {
         }
       }
     return std::nullopt;
+  }
+
+  // The search's rival (search_chunks): the ring at one chunk per NPU, where the baselines race
+  // after the search and the ring is among them; a count that cannot beat it need not be made.
+  std::function<Time()> ring_rival(const Collective& c) const {
+    if (o_.method != SynthMethod::Auto || !o_.portfolio.baselines) return {};
+    std::optional<BaselineSpec> ring;
+    for_each_baseline(t_, c, [&](const BaselineSpec& spec) {
+      if (!ring && spec.kind == BaselineKind::Ring) ring = spec;
+    });
+    if (!ring) return {};
+    return [this, c, spec = *ring] {
+      Collective one = c;
+      one.chunks_per_npu = 1;
+      Made<Algorithm> made_here = try_baseline(spec, t_, one, one.chunk_bytes_for(total_bytes_),
+                                               o_.link_model, o_.reduce_bandwidth);
+      const Algorithm* a = made(made_here);
+      return a ? a->claimed_time : Time{-1};
+    };
   }
 
   // Each baseline's own chunk search, the fastest in place of `best` where it is faster.

@@ -359,6 +359,48 @@ TEST(BestChunking, TheMatcherGoesOnPastTheLastCountWhileItGains) {
   EXPECT_TRUE(report.correct()) << testing::violation_text(report);
 }
 
+// A rival (a time something raced afterwards reaches) ends a large search once two counts say that
+// no count ahead beats it, and never hides a count that does: over random T(k) = A + B/k + C k,
+// whenever the full search's fastest beats the rival, the search with it finds the same; the rival
+// is asked once at most, only after a count that did not gain, and searches end sooner with it.
+TEST(BestChunking, ARivalEndsTheSearchWhereNoCountAheadBeatsIt) {
+  const auto t = topo::generate("switch:256");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
+  std::mt19937_64 rng(79);
+  int shorter = 0;
+  for (int i = 0; i < 500; ++i) {
+    const Time a = static_cast<Time>(rng() % 1'000'000), b = static_cast<Time>(rng() % 1000) << 12,
+               per = static_cast<Time>(rng() % 2000);
+    auto time_at = [&](int k) { return a + b / k + per * k; };
+    auto make = [&](const Collective& cc, Bytes) -> ChunkMade {
+      Algorithm x;
+      x.collective = cc;
+      x.claimed_time = time_at(cc.chunks_per_npu);
+      return x;
+    };
+    const ChunkingResult all = best_chunking(c, Bytes{1} << 30, 64, make, 1, {}, int64_t{1} << 40);
+    const Time rival = all.algorithm.claimed_time + static_cast<Time>(rng() % 400'000) - 200'000;
+    int asked = 0;
+    Made<ChunkingResult> searched =
+        search_chunks(c, Bytes{1} << 30, 64, make, 1, {}, int64_t{1} << 40, -1, 0, nullptr, [&] {
+          ++asked;
+          return rival;
+        });
+    ChunkingResult* r = made(searched);
+    ASSERT_NE(r, nullptr) << i;
+    EXPECT_LE(asked, 1) << i;
+    if (all.algorithm.claimed_time < rival) {
+      EXPECT_EQ(r->algorithm.claimed_time, all.algorithm.claimed_time) << i;
+    }
+    if (asked == 0) {
+      EXPECT_EQ(r->tried.size(), all.tried.size()) << i;
+    }
+    EXPECT_LE(r->tried.size(), all.tried.size()) << i;
+    shorter += r->tried.size() < all.tried.size();
+  }
+  EXPECT_GT(shorter, 10);  // the rival ended searches early
+}
+
 // Counts made as CannotBeat (their floor, a lower bound on their time, at least the time to beat)
 // are never kept and do not end the search before a count that beats the time: over random times
 // T(k) = A + B/k + C k and floors F(k) = (uA + vB/k + wC k)/8 with u, v, w in 0..8, the search
