@@ -1,0 +1,62 @@
+// The flow plan's packing (synth/plans/tree_packing.hpp) on the fabrics whose whole `tenet synth`
+// it dominated, and `-k auto` on large fabrics (the whole search at 1 GiB): 128 and 256 NPUs
+// behind switches and a 128-NPU hypercube. Counters: whether it packed, the max-flows it took (the
+// budget is 400,000; a fabric it cannot pack in that gives up early,
+// PackingOptions::max_flow_budget), and for auto the ratio to the bound.
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include "synth/bounds/lower_bound.hpp"
+#include "synth/plans/tree_packing.hpp"
+#include "synth/synthesizer.hpp"
+#include "topo/generators.hpp"
+
+namespace {
+
+using namespace tenet;
+
+void Packing(benchmark::State& state, const char* spec) {
+  const topo::Topology t = topo::generate(spec);
+  int64_t spent = 0;
+  bool packed = false;
+  for (auto _ : state) {
+    synth::PackingOptions o;
+    o.spent = &spent;
+    packed = synth::pack_spanning_trees(t, o).has_value();
+  }
+  state.counters["packed"] = packed;
+  state.counters["max_flows"] = static_cast<double>(spent);
+}
+
+// As `tenet synth` runs it at its defaults: every transfer pays its route's per-step cost.
+void Auto(benchmark::State& state, const char* spec, synth::CollectiveKind kind) {
+  topo::Topology t = topo::generate(spec);
+  t.set_charges_steps(true);
+  const auto c = synth::Collective::over_all(t, kind);
+  const Bytes total = Bytes{1} << 30;
+  synth::ChunkingResult r;
+  for (auto _ : state) r = synth::synthesize_auto_chunks(t, c, total, synth::SynthOptions{});
+  state.counters["chunks_per_npu"] = r.chunks_per_npu;
+  state.counters["ratio"] =
+      static_cast<double>(r.algorithm.claimed_time) /
+      synth::lower_bound(t, r.algorithm.collective, r.algorithm.chunk_bytes).total;
+}
+
+int register_all() {
+  for (const char* spec :
+       {"leafspine:8x8", "leafspine:16x8", "nvcluster:8x8", "nvcluster:16x8", "hypercube:64"})
+    benchmark::RegisterBenchmark(fmt::format("Packing/{}", spec).c_str(), Packing, spec)
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(1);
+  for (const char* spec : {"leafspine:16x8", "nvcluster:16x8", "dragonfly:8x8x4", "hypercube:128"})
+    for (auto [kind, name] : {std::pair{synth::CollectiveKind::AllGather, "all-gather"},
+                              std::pair{synth::CollectiveKind::AllReduce, "all-reduce"}})
+      benchmark::RegisterBenchmark(fmt::format("AutoLarge/{}/{}/1GiB", spec, name).c_str(), Auto,
+                                   spec, kind)
+          ->Unit(benchmark::kSecond)
+          ->Iterations(1);
+  return 0;
+}
+const int registered = register_all();
+
+}  // namespace
