@@ -31,6 +31,8 @@ int FlowGraph::add_node() {
   return static_cast<int>(impl_->nodes.size()) - 1;
 }
 
+int64_t FlowGraph::num_arcs() const { return static_cast<int64_t>(impl_->arcs.size()); }
+
 int FlowGraph::num_nodes() const { return static_cast<int>(impl_->nodes.size()); }
 
 FlowGraph::Cap FlowGraph::capacity(int u, int v) const {

@@ -23,6 +23,7 @@ class FlowGraph {
 
   int add_node();
   int num_nodes() const;
+  int64_t num_arcs() const;
   // The capacity of arc u -> v, 0 when there is none.
   Cap capacity(int u, int v) const;
   // Sets (creating or, for 0, removing) arc u -> v.

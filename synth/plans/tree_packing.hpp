@@ -59,6 +59,10 @@ struct PackingOptions {
   // Give up (nothing) beyond this many max-flow computations, or as soon as splitting the switches
   // off is projected to need more.
   int64_t max_flow_budget = 400'000;
+  // Give up (nothing) when building the trees takes max-flows over more arcs and nodes than this
+  // in all (each test's graph holds every growing tree's arcs to its nodes, so the work grows with
+  // trees x NPUs squared).
+  int64_t max_tree_work = 300'000'000;
   int max_npus = 128;
   int max_trees = 0;  // give up (nothing) when building more distinct trees than this; 0: no cap
   int64_t* spent = nullptr;  // where set: the max-flow computations it took, packed or not

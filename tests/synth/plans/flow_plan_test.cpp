@@ -559,6 +559,16 @@ TEST(TreePacking, SplittingGivesUpOnceTheBudgetIsOutOfReach) {
   EXPECT_EQ(spent, p->max_flows);
 }
 
+// Building the trees gives up past its work budget (the arcs and nodes its max-flows scan), and
+// packs within it.
+TEST(TreePacking, TreeBuildingGivesUpPastItsWorkBudget) {
+  const topo::Topology t = topo::generate("torus2d:4x4");
+  PackingOptions o;
+  EXPECT_TRUE(pack_spanning_trees(t, o));
+  o.max_tree_work = 1000;
+  EXPECT_FALSE(pack_spanning_trees(t, o));
+}
+
 // Every flow-plan method on random topologies: correct (the verifier checks rates against link
 // capacity too), and not faster than the bound.
 TEST(FlowPlanSynthesis, VerifiesOnRandomTopologies) {
