@@ -71,6 +71,15 @@ std::vector<int> FlowGraph::predecessors(int v) const {
   return out;
 }
 
+std::vector<std::pair<int, int>> FlowGraph::degrees() const {
+  std::vector<std::pair<int, int>> d(impl_->nodes.size(), {0, 0});
+  for (const auto& [uv, arc] : impl_->arcs) {
+    ++d[static_cast<size_t>(uv.second)].first;
+    ++d[static_cast<size_t>(uv.first)].second;
+  }
+  return d;
+}
+
 void FlowGraph::isolate(int u) {
   for (auto it = impl_->arcs.begin(); it != impl_->arcs.end();) {
     if (it->first.first == u || it->first.second == u) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace tenet::synth {
@@ -31,6 +32,8 @@ class FlowGraph {
   // Nodes with an arc from u (to v), in increasing order.
   std::vector<int> successors(int u) const;
   std::vector<int> predecessors(int v) const;
+  // Per node, how many arcs enter and leave it (one pass over the arcs).
+  std::vector<std::pair<int, int>> degrees() const;
   // Removes every arc of node u (the node stays, isolated).
   void isolate(int u);
   // The maximum flow value from s to t.

@@ -274,8 +274,9 @@ class Packer {
     // yet split, as their arcs stand (splits add arcs between the neighbours of a switch), and the
     // current switch's, each tried as many times over as the split switches' were (passes over
     // the out-arcs), less what the current one has tried.
+    std::vector<std::pair<int, int>> degrees;  // in and out, per node, as the arcs stand
     auto triples_of = [&](int w) {
-      return static_cast<double>(f.predecessors(w).size() * f.successors(w).size());
+      return static_cast<double>(degrees[w].first) * static_cast<double>(degrees[w].second);
     };
     int64_t tried = 0, tried_before = 0;  // triples tried in all, and before the current switch
     double split = 0, current = 0, unsplit = 0;  // the triples of the switches split, etc.
@@ -292,6 +293,7 @@ class Packer {
     };
     for (int w = nodes_ - 1; w >= n_; --w) {
       balance(f, w, need);
+      degrees = f.degrees();
       current = triples_of(w);
       unsplit = 0;
       for (int x = n_; x < w; ++x) unsplit += triples_of(x);
