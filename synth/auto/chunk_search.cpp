@@ -368,18 +368,19 @@ class FlatSearch {
   }
 
   // The search's rival (search_chunks): the ring at one chunk per NPU, where the baselines race
-  // after the search and the ring is among them; a count that cannot beat it need not be made.
+  // after the search and the ring is among them (looked up when asked: most searches never ask);
+  // a count that cannot beat it need not be made.
   std::function<Time()> ring_rival(const Collective& c) const {
     if (o_.method != SynthMethod::Auto || !o_.portfolio.baselines) return {};
-    std::optional<BaselineSpec> ring;
-    for_each_baseline(t_, c, [&](const BaselineSpec& spec) {
-      if (!ring && spec.kind == BaselineKind::Ring) ring = spec;
-    });
-    if (!ring) return {};
-    return [this, c, spec = *ring] {
+    return [this, c] {
+      std::optional<BaselineSpec> ring;
+      for_each_baseline(t_, c, [&](const BaselineSpec& spec) {
+        if (!ring && spec.kind == BaselineKind::Ring) ring = spec;
+      });
+      if (!ring) return Time{-1};
       Collective one = c;
       one.chunks_per_npu = 1;
-      Made<Algorithm> made_here = try_baseline(spec, t_, one, one.chunk_bytes_for(total_bytes_),
+      Made<Algorithm> made_here = try_baseline(*ring, t_, one, one.chunk_bytes_for(total_bytes_),
                                                o_.link_model, o_.reduce_bandwidth);
       const Algorithm* a = made(made_here);
       return a ? a->claimed_time : Time{-1};
