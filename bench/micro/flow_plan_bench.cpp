@@ -6,7 +6,7 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
-#include "synth/bounds/lower_bound.hpp"
+#include "bench/micro/auto_search.hpp"
 #include "synth/plans/tree_packing.hpp"
 #include "synth/synthesizer.hpp"
 #include "topo/generators.hpp"
@@ -32,14 +32,7 @@ void Packing(benchmark::State& state, const char* spec) {
 void Auto(benchmark::State& state, const char* spec, synth::CollectiveKind kind) {
   topo::Topology t = topo::generate(spec);
   t.set_charges_steps(true);
-  const auto c = synth::Collective::over_all(t, kind);
-  const Bytes total = Bytes{1} << 30;
-  synth::ChunkingResult r;
-  for (auto _ : state) r = synth::synthesize_auto_chunks(t, c, total, synth::SynthOptions{});
-  state.counters["chunks_per_npu"] = r.chunks_per_npu;
-  state.counters["ratio"] =
-      static_cast<double>(r.algorithm.claimed_time) /
-      synth::lower_bound(t, r.algorithm.collective, r.algorithm.chunk_bytes).total;
+  bench_micro::time_auto_search(state, t, kind, Bytes{1} << 30);
 }
 
 int register_all() {

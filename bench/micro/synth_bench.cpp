@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "bench/micro/auto_search.hpp"
 #include "synth/bounds/lower_bound.hpp"
 #include "synth/synthesizer.hpp"
 #include "topo/generators.hpp"
@@ -100,15 +101,8 @@ BENCHMARK_CAPTURE(Symmetric, nvcluster128x8_rail_allreduce_k1, "nvcluster:128x8,
 // rails (target: planned under 5 s): the symmetric schedule at each chunk count, and every
 // baseline's chunk search beside it, proving none faster (their counts floored, not timed).
 void BM_AutoPlanNvcluster128x8(benchmark::State& state) {
-  const auto t = topo::generate("nvcluster:128x8,net=rail");
-  const auto c = synth::Collective::over_all(t, synth::CollectiveKind::AllReduce);
-  const Bytes total = Bytes{256} << 20;
-  synth::ChunkingResult r;
-  for (auto _ : state) r = synth::synthesize_auto_chunks(t, c, total, synth::SynthOptions{});
-  state.counters["chunks_per_npu"] = r.chunks_per_npu;
-  state.counters["ratio"] =
-      static_cast<double>(r.algorithm.claimed_time) /
-      synth::lower_bound(t, r.algorithm.collective, r.algorithm.chunk_bytes).total;
+  bench_micro::time_auto_search(state, topo::generate("nvcluster:128x8,net=rail"),
+                                synth::CollectiveKind::AllReduce, Bytes{256} << 20);
 }
 BENCHMARK(BM_AutoPlanNvcluster128x8)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
 

@@ -31,7 +31,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -319,20 +318,8 @@ void blink(Builder& b, const Topology& t, const Collective& c) {
   const std::vector<double> weight = packer.pack(kept);
   // The chunks in proportion to the weights (largest remainders; ties to the earlier tree).
   const std::vector<ChunkId> chunks = all_chunks(c);
-  const auto n = static_cast<int64_t>(chunks.size());
-  const double total = std::accumulate(weight.begin(), weight.end(), 0.0);
-  std::vector<int64_t> count(kept.size());
-  std::vector<std::pair<double, size_t>> remainder;
-  int64_t dealt = 0;
-  for (size_t i = 0; i < kept.size(); ++i) {
-    const double share = static_cast<double>(n) * weight[i] / total;
-    count[i] = static_cast<int64_t>(std::floor(share));
-    dealt += count[i];
-    remainder.emplace_back(share - std::floor(share), i);
-  }
-  std::stable_sort(remainder.begin(), remainder.end(),
-                   [](const auto& x, const auto& y) { return x.first > y.first; });
-  for (size_t r = 0; dealt < n; ++r, ++dealt) ++count[remainder[r % remainder.size()].second];
+  const std::vector<int64_t> count =
+      largest_remainders(static_cast<int64_t>(chunks.size()), weight);
   // Per pair of members, the edge between them.
   std::map<std::pair<int, int>, int> edge_of;
   for (size_t e = 0; e < packer.edges().size(); ++e)
@@ -341,11 +328,13 @@ void blink(Builder& b, const Topology& t, const Collective& c) {
   int64_t next = 0;
   for (size_t i = 0; i < kept.size(); ++i) {
     if (count[i] == 0) continue;
-    BlinkTree tree{
-        {c.ranks, rooted_at_center(p, packer.edges(), kept[i]), {}, static_cast<int>(trees.size())},
-        std::vector<std::vector<LinkId>>(p),
-        std::vector<std::vector<LinkId>>(p)};
+    BlinkTree tree;
+    tree.job.group = c.ranks;
+    tree.job.parent = rooted_at_center(p, packer.edges(), kept[i]);
     tree.job.chunks.assign(chunks.begin() + next, chunks.begin() + next + count[i]);
+    tree.job.channel = static_cast<int>(trees.size());
+    tree.up.resize(p);
+    tree.down.resize(p);
     next += count[i];
     for (int m = 0; m < p; ++m) {
       const int q = tree.job.parent[m];

@@ -8,11 +8,13 @@
 #include <boost/container_hash/hash.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <map>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -418,6 +420,34 @@ struct TreeJob {
 
 // Splits `chunks` into `parts` contiguous blocks (the first ones one larger when uneven).
 Blocks split(const std::vector<ChunkId>& chunks, int parts);
+
+// `n` items dealt in proportion to `weights` by largest remainder (ties to the earlier): how many
+// each gets. Whole-number weights are divided exactly.
+template <typename W>
+std::vector<int64_t> largest_remainders(int64_t n, const std::vector<W>& weights) {
+  W total = 0;
+  for (W w : weights) total += w;
+  std::vector<int64_t> count(weights.size(), 0);
+  using Rest = std::conditional_t<std::is_integral_v<W>, Int128, double>;
+  std::vector<std::pair<Rest, size_t>> rest;
+  int64_t dealt = 0;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    if constexpr (std::is_integral_v<W>) {
+      const Int128 exact = static_cast<Int128>(n) * weights[i];
+      count[i] = static_cast<int64_t>(exact / total);
+      rest.emplace_back(exact % total, i);
+    } else {
+      const double share = static_cast<double>(n) * weights[i] / total;
+      count[i] = static_cast<int64_t>(std::floor(share));
+      rest.emplace_back(share - std::floor(share), i);
+    }
+    dealt += count[i];
+  }
+  std::stable_sort(rest.begin(), rest.end(),
+                   [](const auto& x, const auto& y) { return x.first > y.first; });
+  for (size_t r = 0; dealt < n; ++r, ++dealt) ++count[rest[r % rest.size()].second];
+  return count;
+}
 
 // The blocks of a collective over its ranks: block r = rank r's chunks.
 Blocks rank_blocks(const Collective& c);

@@ -14,33 +14,16 @@
 namespace tenet::synth::detail {
 namespace {
 
-// Splits `n` items among channels in proportion to their rates (largest remainder, ties to the
-// earlier channel): how many each gets.
-std::vector<int> share_by_rate(int n, const std::vector<RingChannel>& rings) {
-  Bandwidth total = 0;
-  for (const RingChannel& r : rings) total += r.rate;
-  std::vector<int> count(rings.size(), 0);
-  std::vector<std::pair<Int128, int>> rest;
-  int given = 0;
-  for (size_t i = 0; i < rings.size(); ++i) {
-    const Int128 exact = static_cast<Int128>(n) * rings[i].rate;
-    count[i] = static_cast<int>(exact / total);
-    given += count[i];
-    rest.emplace_back(-(exact % total), static_cast<int>(i));
-  }
-  std::sort(rest.begin(), rest.end());
-  for (int k = 0; given < n; ++k, ++given) ++count[rest[k % rest.size()].second];
-  return count;
-}
-
 // `chunks` dealt to the channels in order, each a share in proportion to its rate.
 std::vector<std::vector<ChunkId>> split_by_rate(const std::vector<ChunkId>& chunks,
                                                 const std::vector<RingChannel>& rings) {
-  const std::vector<int> count = share_by_rate(static_cast<int>(chunks.size()), rings);
+  std::vector<Bandwidth> rates;
+  for (const RingChannel& r : rings) rates.push_back(r.rate);
+  const std::vector<int64_t> count = largest_remainders(static_cast<int64_t>(chunks.size()), rates);
   std::vector<std::vector<ChunkId>> out(rings.size());
   size_t at = 0;
   for (size_t ch = 0; ch < rings.size(); ++ch)
-    for (int k = 0; k < count[ch]; ++k) out[ch].push_back(chunks[at++]);
+    for (int64_t k = 0; k < count[ch]; ++k) out[ch].push_back(chunks[at++]);
   return out;
 }
 

@@ -61,8 +61,6 @@ class Packer {
 
   Cap flow(const FlowGraph& f, int s, int t) {
     if (++flows_ > o_.max_flow_budget) throw OutOfBudget{};
-    if (building_ && (tree_work_ += f.num_arcs() + f.num_nodes()) > o_.max_tree_work)
-      throw OutOfBudget{};
     return f.max_flow(s, t);
   }
 
@@ -178,7 +176,6 @@ class Packer {
     const int least_k = k;
     for (int attempt = 0;; ++attempt) {
       try {
-        building_ = false;  // (a failed attempt may have thrown from build_trees)
         FlowGraph f = graph(u, k);
         u_ = u;
         split_.clear();
@@ -192,9 +189,7 @@ class Packer {
         out.k = k;
         out.congestion = u;
         out.unit = unit_;
-        building_ = true;
         build_trees(f, k, out);
-        building_ = false;
         out.max_flows = flows_;
         return out;
       } catch (const Stranded&) {
@@ -406,6 +401,7 @@ class Packer {
           f.set_capacity(x, trees[j].source, trees[j].copies);
           others += trees[j].copies;
         }
+      if ((tree_work_ += f.num_arcs() + f.num_nodes()) > o_.max_tree_work) throw OutOfBudget{};
       const Cap copies =
           std::min<Cap>({trees[id].copies, f.capacity(x, y), flow(f, x, y) - others});
       for (size_t j = 0; j < trees.size(); ++j)
@@ -569,7 +565,6 @@ class Packer {
   std::map<std::pair<int, int>, double> arc_total_;  // an arc's capacity in units, over its routes
   std::vector<NodeId> roots_;
   int64_t flows_ = 0;
-  bool building_ = false;  // in build_trees
   int64_t tree_work_ = 0;  // the arcs and nodes of build_trees' max-flows, summed
   double u_ = 0;           // the capacities' scale: a link of b units has capacity U b
   Bandwidth unit_ = 0;
