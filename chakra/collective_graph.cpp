@@ -76,11 +76,13 @@ CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topolog
   for (synth::TransferId id = 0; id < static_cast<synth::TransferId>(a.size()); ++id) {
     const synth::Transfer& x = a[id];
     mix(x.src), mix(x.dst), mix(x.chunk), mix(x.start), mix(x.end);
+    if (x.count != 1) mix(x.count);
   }
   set_id_ = fmt::format("{:016x}", digest);
 
   const size_t n = a.size();
-  send_id_.resize(n), recv_id_.resize(n), size_.assign(n, a.chunk_bytes);
+  send_id_.resize(n), recv_id_.resize(n), size_.resize(n);
+  for (TransferId id = 0; id < static_cast<TransferId>(n); ++id) size_[id] = a.bytes(id);
   dep_begin_.assign(n + 1, 0);
   std::vector<uint32_t> next_id(static_cast<size_t>(p), 0);  // per rank: the next node id
   std::vector<size_t> items_per_rank(static_cast<size_t>(p) + 1, 0);
@@ -89,9 +91,25 @@ CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topolog
   // chunk as every earlier arrival left it (the IR's implicit data dependency; an All-Reduce's
   // owner sends a chunk on after every reduction into it), so it depends on all of them.
   const size_t chunks = static_cast<size_t>(c.num_chunks());
-  std::vector<TransferId> last_arrival(static_cast<size_t>(p) * chunks, -1), earlier_arrival(n, -1);
+  // (A transfer of several chunks follows an arrival before it for each: per transfer and chunk
+  // it carries, from base[id] on.)
+  std::vector<size_t> base(n + 1, 0);
+  for (TransferId id = 0; id < static_cast<TransferId>(n); ++id)
+    base[id + 1] = base[id] + a[id].count;
+  std::vector<TransferId> last_arrival(static_cast<size_t>(p) * chunks, -1),
+      earlier_arrival(base[n], -1);
   auto key = [&](int r, ChunkId ch) {
     return static_cast<size_t>(r) * chunks + static_cast<size_t>(ch);
+  };
+  auto earlier = [&](TransferId e, ChunkId ch) {
+    return earlier_arrival[base[e] + static_cast<size_t>(ch - a[e].chunk)];
+  };
+  // Calls f(e) for every arrival at rank r of a chunk transfer `id` reads there.
+  auto for_each_read = [&](TransferId id, int r, auto&& f) {
+    const Transfer& x = a[id];
+    if (x.from_input) return;
+    for (ChunkId ch = x.chunk; ch < x.chunk + x.count; ++ch)
+      for (TransferId e = last_arrival[key(r, ch)]; e >= 0; e = earlier(e, ch)) f(e);
   };
   // For LinkWaits::Bytes: Tenet's arrival of every transfer, and when its data is usable at the
   // destination (after the reduction's COMP node, when there is one): a send's wait is its
@@ -114,9 +132,6 @@ CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topolog
     view.emplace(t, a);
     coster.emplace(view->topology(), a);
   }
-  if (comp())
-    comp_micros_ =
-        static_cast<uint64_t>(std::ceil(reduction_micros(a.chunk_bytes, a.reduce_bandwidth)));
   std::vector<uint32_t> data;
   for (TransferId id = 0; id < static_cast<TransferId>(n); ++id) {
     const Transfer& x = a[id];
@@ -130,8 +145,7 @@ CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topolog
     // The send depends on the arrival that brought its chunk (none when it sends its rank's input)
     // and on its dependencies at this rank.
     data.clear();
-    const TransferId read = x.from_input ? -1 : last_arrival[key(src, x.chunk)];
-    for (TransferId e = read; e >= 0; e = earlier_arrival[e]) data.push_back(done_id(e));
+    for_each_read(id, src, [&](TransferId e) { data.push_back(done_id(e)); });
     for (TransferId d : a.deps(id)) {
       if (rank_of_[a[d].dst] == src)
         data.push_back(done_id(d));
@@ -149,7 +163,7 @@ CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topolog
     if (pad) {
       // When the dependencies above are met, in Tenet's schedule (a send completes at arrival).
       Time ready = 0;
-      for (TransferId e = read; e >= 0; e = earlier_arrival[e]) ready = std::max(ready, usable[e]);
+      for_each_read(id, src, [&](TransferId e) { ready = std::max(ready, usable[e]); });
       for (TransferId d : a.deps(id)) {
         if (rank_of_[a[d].dst] == src)
           ready = std::max(ready, usable[d]);
@@ -158,15 +172,17 @@ CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topolog
       }
       const synth::RouteCost cost = (*coster)(a.route(id));
       const Time wait =
-          end[id] - ready - cost.latency - transfer_time(a.chunk_bytes, cost.bottleneck);
+          end[id] - ready - cost.latency - transfer_time(a.bytes(id), cost.bottleneck);
       if (wait > 0)
         size_[id] +=
             static_cast<Bytes>(static_cast<Int128>(wait) * cost.bottleneck / 1'000'000'000'000);
       if (comp() && x.op == Op::Reduce)
-        usable[id] = end[id] + static_cast<Time>(comp_micros_) * 1'000'000;
+        usable[id] = end[id] + static_cast<Time>(comp_micros(id)) * 1'000'000;
     }
-    earlier_arrival[id] = last_arrival[key(dst, x.chunk)];
-    last_arrival[key(dst, x.chunk)] = id;
+    for (ChunkId ch = x.chunk; ch < x.chunk + x.count; ++ch) {
+      earlier_arrival[base[id] + static_cast<size_t>(ch - x.chunk)] = last_arrival[key(dst, ch)];
+      last_arrival[key(dst, ch)] = id;
+    }
   }
   // Per rank, its transfers in the order their nodes were numbered: 2 id (send) or 2 id + 1
   // (receive).
@@ -178,6 +194,10 @@ CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topolog
     items_[fill[rank_of_[a[id].src]]++] = 2 * static_cast<int64_t>(id);
     items_[fill[rank_of_[a[id].dst]]++] = 2 * static_cast<int64_t>(id) + 1;
   }
+}
+
+uint64_t CollectiveGraphPlan::comp_micros(TransferId id) const {
+  return static_cast<uint64_t>(std::ceil(reduction_micros(a_.bytes(id), a_.reduce_bandwidth)));
 }
 
 ChakraProtoMsg::GlobalMetadata CollectiveGraphPlan::metadata(int r) const {
@@ -248,13 +268,18 @@ void CollectiveGraphPlan::for_each_node(int r, Nodes& n) const {
     const int64_t tag = id + 1;
     name.clear();
     if (items_[i] % 2 == 0) {
-      fmt::format_to(std::back_inserter(name), FMT_COMPILE("send chunk {} to {}"), x.chunk, dst);
+      if (x.count == 1)
+        fmt::format_to(std::back_inserter(name), FMT_COMPILE("send chunk {} to {}"), x.chunk, dst);
+      else
+        fmt::format_to(std::back_inserter(name), FMT_COMPILE("send chunks {}..{} to {}"), x.chunk,
+                       x.chunk + x.count - 1, dst);
       n.start(next_id++, {name.data(), name.size()}, ChakraProtoMsg::COMM_SEND_NODE);
       for (size_t d = dep_begin_[id]; d < dep_begin_[id + 1]; ++d) n.data_dep(deps_[d]);
       n.attr("comm_dst", static_cast<int64_t>(dst));
       n.attr("comm_tag", tag);
       n.attr("tenet_transfer", static_cast<int64_t>(id));
       n.attr("tenet_chunk", static_cast<int64_t>(x.chunk));
+      if (x.count != 1) n.attr("tenet_count", static_cast<int64_t>(x.count));
       if (x.op == Op::Reduce) n.attr("tenet_op", int64_t{1});    // absent: a copy
       if (x.from_input) n.attr("tenet_from_input", int64_t{1});  // absent: the rank's copy
       if (const Bandwidth rate = a_.rate(id); rate > 0)
@@ -267,12 +292,17 @@ void CollectiveGraphPlan::for_each_node(int r, Nodes& n) const {
         fmt::format_to(std::back_inserter(route), FMT_COMPILE("{}"), l);
       }
       n.attr("tenet_route", std::string_view(route.data(), route.size()));
-      if (size_[id] != a_.chunk_bytes)
-        n.attr("tenet_wait_bytes", static_cast<int64_t>(size_[id] - a_.chunk_bytes));
+      if (size_[id] != a_.bytes(id))
+        n.attr("tenet_wait_bytes", static_cast<int64_t>(size_[id] - a_.bytes(id)));
       n.attr("comm_size", static_cast<int64_t>(size_[id]));
       n.finish();
     } else {
-      fmt::format_to(std::back_inserter(name), FMT_COMPILE("recv chunk {} from {}"), x.chunk, src);
+      if (x.count == 1)
+        fmt::format_to(std::back_inserter(name), FMT_COMPILE("recv chunk {} from {}"), x.chunk,
+                       src);
+      else
+        fmt::format_to(std::back_inserter(name), FMT_COMPILE("recv chunks {}..{} from {}"), x.chunk,
+                       x.chunk + x.count - 1, src);
       const uint64_t recv_id = next_id++;
       n.start(recv_id, {name.data(), name.size()}, ChakraProtoMsg::COMM_RECV_NODE);
       n.attr("comm_src", static_cast<int64_t>(src));
@@ -282,11 +312,13 @@ void CollectiveGraphPlan::for_each_node(int r, Nodes& n) const {
       if (comp() && x.op == Op::Reduce) {  // at 0 a reduction takes no time: no node
         name.clear();
         fmt::format_to(std::back_inserter(name), FMT_COMPILE("reduce chunk {}"), x.chunk);
+        if (x.count != 1)
+          fmt::format_to(std::back_inserter(name), FMT_COMPILE("..{}"), x.chunk + x.count - 1);
         n.start(next_id++, {name.data(), name.size()}, ChakraProtoMsg::COMP_NODE);
         n.data_dep(recv_id);
-        n.duration_micros(comp_micros_);
-        n.attr("num_ops", static_cast<int64_t>(a_.chunk_bytes / 4));
-        n.attr("tensor_size", static_cast<int64_t>(a_.chunk_bytes));
+        n.duration_micros(comp_micros(id));
+        n.attr("num_ops", static_cast<int64_t>(a_.bytes(id) / 4));
+        n.attr("tensor_size", static_cast<int64_t>(a_.bytes(id)));
         n.attr("tenet_transfer", static_cast<int64_t>(id));
         n.finish();
       }
@@ -354,7 +386,7 @@ NodeGraph CollectiveGraphPlan::node_graph() const {
     g.dep_begin.push_back(g.deps.size());
     if (comp() && x.op == Op::Reduce) {
       g.deps.push_back(g.nodes.size() - 1);  // after the receive
-      place({ChakraProtoMsg::COMP_NODE, dst, -1, 0, 0, comp_micros_, recv_id_[id] + 1});
+      place({ChakraProtoMsg::COMP_NODE, dst, -1, 0, 0, comp_micros(id), recv_id_[id] + 1});
       g.dep_begin.push_back(g.deps.size());
     }
   }

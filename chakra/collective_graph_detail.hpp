@@ -65,6 +65,7 @@ ReadyOrder ready_order(const std::vector<EtFile>& files, const Pairing& pairing,
 struct Message {
   Pairing::End send, recv;
   int64_t chunk;
+  int64_t count = 1;        // the chunks it carries, from `chunk` on (tenet_count)
   bool from_input = false;  // sends its rank's input (tenet_from_input): it reads no arrival
 };
 

@@ -68,27 +68,29 @@ std::vector<synth::ImportProblem> check_send_order(const std::vector<EtFile>& fi
   for (size_t m = 0; m < messages.size(); ++m) {
     const Message& msg = messages[m];
     const RankGraph& g = graphs[msg.send.rank];
-    if (auto it = arrived.find({msg.send.rank, msg.chunk});
-        !msg.from_input && it != arrived.end()) {
-      std::vector<size_t> targets;
-      for (size_t e : it->second) targets.push_back(g.done(messages[e].recv.index));
-      const std::vector<bool> found =
-          depends_on(g, msg.send.index, targets, seen[msg.send.rank], ++stamp);
-      for (size_t t = 0; t < targets.size(); ++t) {
-        if (found[t]) continue;
-        const Node& send = files[msg.send.rank].nodes[msg.send.index];
-        const Node& need = files[msg.send.rank].nodes[targets[t]];
-        problems.push_back(
-            {synth::ImportProblemKind::Unordered, msg.send.rank, -1,
-             static_cast<int64_t>(send.id()),
-             fmt::format("{}: node {} sends chunk {} to rank {} without depending on node {} "
-                         "('{}'), which brings that chunk from rank {} before it: ASTRA-sim "
-                         "would send it before its data has arrived",
-                         et_path(prefix, msg.send.rank), send.id(), msg.chunk, msg.recv.rank,
-                         need.id(), need.name(), messages[it->second[t]].send.rank)});
+    for (int64_t chunk = msg.chunk; chunk < msg.chunk + msg.count; ++chunk) {
+      if (auto it = arrived.find({msg.send.rank, chunk}); !msg.from_input && it != arrived.end()) {
+        std::vector<size_t> targets;
+        for (size_t e : it->second) targets.push_back(g.done(messages[e].recv.index));
+        const std::vector<bool> found =
+            depends_on(g, msg.send.index, targets, seen[msg.send.rank], ++stamp);
+        for (size_t t = 0; t < targets.size(); ++t) {
+          if (found[t]) continue;
+          const Node& send = files[msg.send.rank].nodes[msg.send.index];
+          const Node& need = files[msg.send.rank].nodes[targets[t]];
+          problems.push_back(
+              {synth::ImportProblemKind::Unordered, msg.send.rank, -1,
+               static_cast<int64_t>(send.id()),
+               fmt::format("{}: node {} sends chunk {} to rank {} without depending on node {} "
+                           "('{}'), which brings that chunk from rank {} before it: ASTRA-sim "
+                           "would send it before its data has arrived",
+                           et_path(prefix, msg.send.rank), send.id(), chunk, msg.recv.rank,
+                           need.id(), need.name(), messages[it->second[t]].send.rank)});
+        }
       }
     }
-    arrived[{msg.recv.rank, msg.chunk}].push_back(m);
+    for (int64_t chunk = msg.chunk; chunk < msg.chunk + msg.count; ++chunk)
+      arrived[{msg.recv.rank, chunk}].push_back(m);
   }
   return problems;
 }
@@ -162,25 +164,29 @@ std::vector<synth::ImportProblem> check_write_after_read(const std::vector<EtFil
   std::map<std::pair<int, int64_t>, std::vector<size_t>> read;  // (rank, chunk) -> its sends so far
   for (size_t m = 0; m < messages.size(); ++m) {
     const Message& msg = messages[m];
-    if (auto it = read.find({msg.recv.rank, msg.chunk}); it != read.end())
-      for (size_t s : it->second) {
-        const Message& earlier = messages[s];
-        const bool ordered = budget >= 0 && reaches(base[earlier.send.rank] + earlier.send.index,
-                                                    base[msg.recv.rank] + msg.recv.index);
-        if (budget < 0) ++unchecked;  // the search ran out before it found the order, or before
-        if (ordered || budget < 0) continue;
-        const Node& send = files[earlier.send.rank].nodes[earlier.send.index];
-        const Node& recv = files[msg.recv.rank].nodes[msg.recv.index];
-        problems.push_back(
-            {synth::ImportProblemKind::Unordered, msg.recv.rank, -1,
-             static_cast<int64_t>(recv.id()),
-             fmt::format("{}: node {} ('{}') brings chunk {} from rank {} with nothing ordering it "
-                         "after node {} ('{}'), which sends that chunk before it: it may arrive "
-                         "first, and the send would carry what it brings",
-                         et_path(prefix, msg.recv.rank), recv.id(), recv.name(), msg.chunk,
-                         msg.send.rank, send.id(), send.name())});
-      }
-    if (!msg.from_input) read[{msg.send.rank, msg.chunk}].push_back(m);
+    for (int64_t chunk = msg.chunk; chunk < msg.chunk + msg.count; ++chunk)
+      if (auto it = read.find({msg.recv.rank, chunk}); it != read.end())
+        for (size_t s : it->second) {
+          const Message& earlier = messages[s];
+          const bool ordered = budget >= 0 && reaches(base[earlier.send.rank] + earlier.send.index,
+                                                      base[msg.recv.rank] + msg.recv.index);
+          if (budget < 0) ++unchecked;  // the search ran out before it found the order, or before
+          if (ordered || budget < 0) continue;
+          const Node& send = files[earlier.send.rank].nodes[earlier.send.index];
+          const Node& recv = files[msg.recv.rank].nodes[msg.recv.index];
+          problems.push_back(
+              {synth::ImportProblemKind::Unordered, msg.recv.rank, -1,
+               static_cast<int64_t>(recv.id()),
+               fmt::format(
+                   "{}: node {} ('{}') brings chunk {} from rank {} with nothing ordering it "
+                   "after node {} ('{}'), which sends that chunk before it: it may arrive "
+                   "first, and the send would carry what it brings",
+                   et_path(prefix, msg.recv.rank), recv.id(), recv.name(), chunk, msg.send.rank,
+                   send.id(), send.name())});
+        }
+    if (!msg.from_input)
+      for (int64_t chunk = msg.chunk; chunk < msg.chunk + msg.count; ++chunk)
+        read[{msg.send.rank, chunk}].push_back(m);
   }
   return problems;
 }

@@ -181,6 +181,12 @@ std::vector<Item> transfers_in_order(const std::vector<EtFile>& files, const Pai
       throw Error(fmt::format("{}: node {} carries no tenet_transfer/tenet_chunk attribute",
                               et_path(prefix, s.rank), n.id()),
                   {prefix});
+    if (auto count = int_attr(n, "tenet_count");
+        count && (*count < 1 || *count > synth::kMaxChunksPerTransfer))
+      throw Error(
+          fmt::format("{}: node {} carries tenet_count {} (1 to {} chunks)",
+                      et_path(prefix, s.rank), n.id(), *count, synth::kMaxChunksPerTransfer),
+          {prefix});
     key.push_back(*order);
   }
   detail::ReadyOrder ready = detail::ready_order(files, pairing, key, prefix);
@@ -317,6 +323,7 @@ ChakraImport import_collective_graph(const std::vector<EtFile>& files, const top
   for (const Item& item : items) {
     const Node& send = files[item.send.rank].nodes[item.send.index];
     messages.push_back({item.send, item.recv, *int_attr(send, "tenet_chunk"),
+                        int_attr(send, "tenet_count").value_or(1),
                         int_attr(send, "tenet_from_input").value_or(0) != 0});
   }
   {  // The order checks share each rank's graph, freed before the routes are chosen.
@@ -369,7 +376,8 @@ ChakraImport import_collective_graph(const std::vector<EtFile>& files, const top
           static_cast<Bandwidth>(int_attr(s, "tenet_rate").value_or(0)),
           static_cast<uint16_t>(
               std::clamp<int64_t>(int_attr(s, "tenet_channel").value_or(0), 0, 65535)),
-          int_attr(s, "tenet_from_input").value_or(0) != 0);
+          int_attr(s, "tenet_from_input").value_or(0) != 0,
+          static_cast<uint16_t>(messages[i].count));
   }
   a.method = spread_out == 0 ? "routes from the file (tenet_route)"
              : from_file == 0

@@ -32,11 +32,11 @@ Bytes size_of(const SizeArg& size) {
 
 // An algorithm's transfers as columns: one list per field, in transfer order.
 py::dict transfer_columns(const Algorithm& a) {
-  std::vector<int64_t> chunk, src, dst, channel, start, end, rate;
+  std::vector<int64_t> chunk, count, src, dst, channel, start, end, rate;
   std::vector<bool> reduce;
   std::vector<std::vector<int32_t>> route, deps;
   const size_t n = a.size();
-  for (auto* v : {&chunk, &src, &dst, &channel, &start, &end, &rate}) v->reserve(n);
+  for (auto* v : {&chunk, &count, &src, &dst, &channel, &start, &end, &rate}) v->reserve(n);
   reduce.reserve(n);
   route.reserve(n);
   deps.reserve(n);
@@ -44,6 +44,7 @@ py::dict transfer_columns(const Algorithm& a) {
     const auto id = static_cast<synth::TransferId>(i);
     const synth::Transfer& t = a[id];
     chunk.push_back(t.chunk);
+    count.push_back(t.count);
     src.push_back(t.src);
     dst.push_back(t.dst);
     channel.push_back(t.channel);
@@ -58,6 +59,7 @@ py::dict transfer_columns(const Algorithm& a) {
   }
   py::dict out;
   out["chunk"] = chunk;
+  out["count"] = count;
   out["src"] = src;
   out["dst"] = dst;
   out["reduce"] = reduce;

@@ -62,6 +62,18 @@ void ring_chain(Builder& b, const std::vector<NodeId>& order, const std::vector<
     }
 }
 
+void send_runs(Builder& b, const std::vector<ChunkId>& chunks, NodeId from, NodeId to, Op op,
+               const std::vector<TransferId>& deps, std::vector<TransferId>* sent) {
+  for (size_t i = 0, j = 0; i < chunks.size(); i = j) {
+    for (j = i + 1; j < chunks.size() && chunks[j] == chunks[j - 1] + 1 &&
+                    j - i < static_cast<size_t>(kMaxChunksPerTransfer);
+         ++j) {
+    }
+    b.send(chunks[i], from, to, op, deps, static_cast<int>(j - i));
+    if (sent) sent->push_back(b.first_hop());
+  }
+}
+
 void direct_exchange(Builder& b, const std::vector<NodeId>& group, const Blocks& blocks,
                      bool reduce) {
   const int p = static_cast<int>(group.size());
@@ -73,6 +85,15 @@ void direct_exchange(Builder& b, const std::vector<NodeId>& group, const Blocks&
     }
 }
 
+// The chunks of the blocks `take` picks, in block order.
+template <typename Take>
+std::vector<ChunkId> chunks_of(const Blocks& blocks, Take&& take) {
+  std::vector<ChunkId> out;
+  for (size_t blk = 0; blk < blocks.size(); ++blk)
+    if (take(static_cast<int>(blk))) out.insert(out.end(), blocks[blk].begin(), blocks[blk].end());
+  return out;
+}
+
 void rhd_reduce_scatter(Builder& b, const std::vector<NodeId>& group, const Blocks& blocks,
                         Steps& st) {
   const int p = static_cast<int>(group.size());
@@ -80,15 +101,11 @@ void rhd_reduce_scatter(Builder& b, const std::vector<NodeId>& group, const Bloc
     st.begin();
     std::map<NodeId, std::vector<TransferId>> sent;
     for (int i = 0; i < p; ++i) {
-      std::vector<TransferId> deps = st.deps(group[i]);
-      for (int blk = 0; blk < p; ++blk) {
+      const std::vector<ChunkId> half = chunks_of(blocks, [&](int blk) {
         const bool owned = (blk & ~(2 * d - 1)) == (i & ~(2 * d - 1));
-        if (!owned || (blk & d) == (i & d)) continue;
-        for (ChunkId c : blocks[blk]) {
-          b.send(c, group[i], group[i ^ d], Op::Reduce, deps);
-          sent[group[i]].push_back(b.first_hop());
-        }
-      }
+        return owned && (blk & d) != (i & d);
+      });
+      send_runs(b, half, group[i], group[i ^ d], Op::Reduce, st.deps(group[i]), &sent[group[i]]);
     }
     for (auto& [v, ids] : sent) st.record(v, ids);
   }
@@ -100,13 +117,9 @@ void rhd_all_gather(Builder& b, const std::vector<NodeId>& group, const Blocks& 
     st.begin();
     std::map<NodeId, std::vector<TransferId>> sent;
     for (int i = 0; i < p; ++i) {
-      std::vector<TransferId> deps = st.deps(group[i]);
-      for (int blk = 0; blk < p; ++blk)
-        if ((blk & ~(d - 1)) == (i & ~(d - 1)))
-          for (ChunkId c : blocks[blk]) {
-            b.send(c, group[i], group[i ^ d], Op::Copy, deps);
-            sent[group[i]].push_back(b.first_hop());
-          }
+      const std::vector<ChunkId> held =
+          chunks_of(blocks, [&](int blk) { return (blk & ~(d - 1)) == (i & ~(d - 1)); });
+      send_runs(b, held, group[i], group[i ^ d], Op::Copy, st.deps(group[i]), &sent[group[i]]);
     }
     for (auto& [v, ids] : sent) st.record(v, ids);
   }

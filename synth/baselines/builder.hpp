@@ -136,9 +136,11 @@ class Builder {
     a_ = empty_algorithm(std::move(name), t, c, chunk_bytes, model);
   }
 
-  // Sends chunk c from NPU `from` to NPU `to`. It waits for `deps` and for the chunk's last
-  // arrival at `from`. Returns the transfer that arrives at `to`.
-  TransferId send(ChunkId c, NodeId from, NodeId to, Op op, std::vector<TransferId> deps = {}) {
+  // Sends chunk c from NPU `from` to NPU `to` (with `count`, chunks c .. c + count - 1 as one
+  // message: Transfer::count). It waits for `deps` and for the chunks' last arrivals at `from`.
+  // Returns the transfer that arrives at `to`.
+  TransferId send(ChunkId c, NodeId from, NodeId to, Op op, std::vector<TransferId> deps = {},
+                  int count = 1) {
     const std::vector<Hops::Hop>& hops = hops_.path(from, to);
     if (op == Op::Reduce && hops.size() > 1)
       throw NotApplicable(fmt::format(
@@ -151,14 +153,16 @@ class Builder {
     TransferId last = -1;
     for (size_t i = 0; i < hops.size(); ++i) {
       std::vector<TransferId> d = i == 0 ? std::move(deps) : std::vector<TransferId>{last};
-      if (TransferId before = last_arrival(at, c); before >= 0) d.push_back(before);
+      // (A message's chunks' arrivals are its implicit data dependencies alone: split into its
+      // chunks again (split_messages), each waits for its own.)
+      if (TransferId before = last_arrival(at, c); count == 1 && before >= 0) d.push_back(before);
       std::sort(d.begin(), d.end());
       d.erase(std::unique(d.begin(), d.end()), d.end());
       const std::vector<LinkId>& route = Hops::pick(hops[i]);
       last = a_.add(c, at, hops[i].to, route, i + 1 == hops.size() ? op : Op::Copy, d, -1, -1, 0,
-                    channel_);
+                    channel_, false, static_cast<uint16_t>(count));
       if (i == 0) first_hop_ = last;
-      set_last_arrival(hops[i].to, c, last);
+      for (ChunkId x = c; x < c + count; ++x) set_last_arrival(hops[i].to, x, last);
       arrivals_[hops[i].to].push_back(last);
       at = hops[i].to;
     }
@@ -189,9 +193,10 @@ class Builder {
   // Sends NPU `from`'s input of chunk c to NPU `to` (Transfer::from_input: what the precondition
   // put there, whatever has arrived since), reducing it into `to`'s copy or copying it there, after
   // `deps` only. Throws NotApplicable when the two are not linked directly or through switches or
-  // router NPUs (a relay would have to hold a second copy of the chunk).
-  TransferId send_input(ChunkId c, NodeId from, NodeId to, Op op,
-                        std::vector<TransferId> deps = {}) {
+  // router NPUs (a relay would have to hold a second copy of the chunk). With `count`, chunks c ..
+  // c + count - 1 as one message.
+  TransferId send_input(ChunkId c, NodeId from, NodeId to, Op op, std::vector<TransferId> deps = {},
+                        int count = 1) {
     const std::vector<Hops::Hop>& hops = hops_.path(from, to);
     if (hops.size() > 1)
       throw NotApplicable(fmt::format(
@@ -202,10 +207,10 @@ class Builder {
       deps.insert(deps.end(), g->second.begin(), g->second.end());
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-    const TransferId id =
-        a_.add(c, from, to, Hops::pick(hops[0]), op, deps, -1, -1, 0, channel_, true);
+    const TransferId id = a_.add(c, from, to, Hops::pick(hops[0]), op, deps, -1, -1, 0, channel_,
+                                 true, static_cast<uint16_t>(count));
     first_hop_ = id;
-    set_last_arrival(to, c, id);
+    for (ChunkId x = c; x < c + count; ++x) set_last_arrival(to, x, id);
     arrivals_[to].push_back(id);
     return id;
   }
@@ -394,17 +399,25 @@ void ring_all_to_all_steps(Builder& b, const std::vector<NodeId>& order,
 void ring_chain(Builder& b, const std::vector<NodeId>& order, const std::vector<ChunkId>& chunks,
                 bool reduce);
 
+// Sends `chunks` from `from` to `to` as messages (Builder::send with a count): one per run of
+// consecutive chunk ids, as a runtime sends a step's contiguous buffer at once. Appends the first
+// hop of each to `sent` when given.
+void send_runs(Builder& b, const std::vector<ChunkId>& chunks, NodeId from, NodeId to, Op op,
+               const std::vector<TransferId>& deps, std::vector<TransferId>* sent = nullptr);
+
 // Everyone sends member j its block (Reduce-Scatter) or its own block to everyone (All-Gather),
-// member i talking to i+1, i+2, ... in turn.
+// member i talking to i+1, i+2, ... in turn, chunk by chunk.
 void direct_exchange(Builder& b, const std::vector<NodeId>& group, const Blocks& blocks,
                      bool reduce);
 
 // Recursive halving: member i keeps the half of the blocks that agree with it on the bit being
-// split and sends the other half to partner i ^ d; power-of-two groups.
+// split and sends the other half to partner i ^ d; power-of-two groups. A step's half is one
+// message where its chunks are consecutive (send_runs), as MPI sends it.
 void rhd_reduce_scatter(Builder& b, const std::vector<NodeId>& group, const Blocks& blocks,
                         Steps& st);
 
-// Recursive doubling: member i sends every block it holds to partner i ^ d, d = 1, 2, 4, ...
+// Recursive doubling: member i sends every block it holds to partner i ^ d, d = 1, 2, 4, ..., as
+// messages of consecutive chunks (send_runs).
 void rhd_all_gather(Builder& b, const std::vector<NodeId>& group, const Blocks& blocks, Steps& st);
 
 inline bool power_of_two(int p) { return p > 0 && (p & (p - 1)) == 0; }

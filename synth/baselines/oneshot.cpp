@@ -1,12 +1,12 @@
-// The one-shot All-Reduce (oneshot): every rank sends its whole input to every other rank, and each
-// reduces the P - 1 inputs it receives into its own buffer (msccl-tools' allreduce_1step, the
-// "one-shot" all-reduce of inference runtimes on NVSwitch). One message deep: a rank's port
-// carries (P - 1) times the buffer where a ring carries 2 (P - 1) / P of it, but every byte is sent
-// once, with one latency and one step cost, so it is the fastest All-Reduce for small buffers
-// where every pair of ranks is linked directly or through switches. Each chunk is reduced
-// independently at every rank (Transfer::from_input), so nothing waits for anything: a rank's
-// sends leave its port in turn, each rank starting with the next rank up so that the destinations
-// of a round are all different.
+// The one-shot All-Reduce (oneshot): every rank sends its whole input to every other rank (one
+// message of all its chunks: Transfer::count), and each reduces the P - 1 inputs it receives into
+// its own buffer (msccl-tools' allreduce_1step, the "one-shot" all-reduce of inference runtimes on
+// NVSwitch). One message deep: a rank's port carries (P - 1) times the buffer where a ring carries
+// 2 (P - 1) / P of it, but every byte is sent once, with one latency and one step cost, so it is
+// the fastest All-Reduce for small buffers where every pair of ranks is linked directly or through
+// switches. Each chunk is reduced independently at every rank (Transfer::from_input), so nothing
+// waits for anything: a rank's sends leave its port in turn, each rank starting with the next rank
+// up so that the destinations of a round are all different.
 #include <fmt/format.h>
 
 #include "synth/baselines/builder.hpp"
@@ -14,22 +14,25 @@
 
 namespace tenet::synth::detail {
 
-// P (P - 1) transfers a chunk: past this many (a few GiB of IR) it is not for this communicator.
+// P (P - 1) messages, each of up to kMaxChunksPerTransfer chunks: past this many transfers (a few
+// GiB of IR) it is not for this communicator.
 constexpr int64_t kMaxOneshotTransfers = int64_t{1} << 26;
 
 void oneshot(Builder& b, const Collective& c) {
   const int p = c.num_ranks();
   const ChunkId chunks = c.num_chunks();
-  const int64_t transfers = int64_t{chunks} * p * (p - 1);
+  const int64_t messages = (int64_t{chunks} + kMaxChunksPerTransfer - 1) / kMaxChunksPerTransfer;
+  const int64_t transfers = messages * p * (p - 1);
   if (transfers > kMaxOneshotTransfers)
     throw NotApplicable(fmt::format(
         "one-shot sends every chunk from each of the {} ranks to every other: {} transfers for {} "
         "chunks, over its limit of {} (it is for small communicators and buffers)",
         p, transfers, chunks, kMaxOneshotTransfers));
-  b.reserve(static_cast<size_t>(transfers));
   for (int s = 1; s < p; ++s)
-    for (ChunkId ch = 0; ch < chunks; ++ch)
-      for (int r = 0; r < p; ++r) b.send_input(ch, c.ranks[r], c.ranks[(r + s) % p], Op::Reduce);
+    for (int r = 0; r < p; ++r)
+      for (ChunkId ch = 0; ch < chunks; ch += kMaxChunksPerTransfer)
+        b.send_input(ch, c.ranks[r], c.ranks[(r + s) % p], Op::Reduce, {},
+                     std::min<int>(kMaxChunksPerTransfer, chunks - ch));
 }
 
 }  // namespace tenet::synth::detail

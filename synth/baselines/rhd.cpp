@@ -32,10 +32,7 @@ void rhd(Builder& b, const Collective& c) {
   st.begin();
   for (int i = 0; i < 2 * r; i += 2) {
     std::vector<TransferId> sent;
-    for (ChunkId ch : chunks) {
-      b.send(ch, c.ranks[i], c.ranks[i + 1], Op::Reduce);
-      sent.push_back(b.first_hop());
-    }
+    send_runs(b, chunks, c.ranks[i], c.ranks[i + 1], Op::Reduce, {}, &sent);
     st.record(c.ranks[i], sent);
   }
   for (int i = 0; i < p; ++i)
@@ -45,8 +42,7 @@ void rhd(Builder& b, const Collective& c) {
   rhd_all_gather(b, group, blocks, st);
   st.begin();
   for (int i = 0; i < 2 * r; i += 2) {
-    std::vector<TransferId> deps = st.deps(c.ranks[i + 1]);
-    for (ChunkId ch : chunks) b.send(ch, c.ranks[i + 1], c.ranks[i], Op::Copy, deps);
+    send_runs(b, chunks, c.ranks[i + 1], c.ranks[i], Op::Copy, st.deps(c.ranks[i + 1]));
   }
 }
 

@@ -23,8 +23,18 @@ ArrivalGraph::ArrivalGraph(const Algorithm& a) {
   for (const Transfer& x : a.transfers()) nodes = std::max({nodes, x.src + 1, x.dst + 1});
   const int64_t chunks = a.collective.num_chunks();
   std::vector<int32_t> standing(static_cast<size_t>(nodes) * chunks), since(standing.size());
-  std::vector<TransferId> previous_arrival(n);
+  // Per transfer and chunk it carries (from base[id] on): the arrival at that (node, chunk) before
+  // it in the chain of arrivals since the standing one.
+  std::vector<int64_t> base(static_cast<size_t>(n) + 1, 0);
+  for (TransferId id = 0; id < n; ++id) base[id + 1] = base[id] + a[id].count;
+  std::vector<TransferId> previous_arrival(static_cast<size_t>(base[n]));
   auto slot = [&](NodeId v, ChunkId c) { return static_cast<size_t>(v) * chunks + c; };
+  auto previous = [&](TransferId id, ChunkId c) -> TransferId& {
+    return previous_arrival[static_cast<size_t>(base[id] + (c - a[id].chunk))];
+  };
+  const auto carried = [&](const Transfer& x) {
+    return x.chunk >= 0 && x.count >= 1 && x.chunk <= chunks - x.count;
+  };
   auto walk = [&](auto&& edge) {
     std::fill(standing.begin(), standing.end(), -1);
     std::fill(since.begin(), since.end(), -1);
@@ -34,29 +44,30 @@ ArrivalGraph::ArrivalGraph(const Algorithm& a) {
       for (TransferId d : a.deps(id))
         if (d >= 0 && d < id) edge(d, id);
       // A transfer that sends its source's input reads no arrival.
-      if (!x.from_input && x.chunk >= 0 && x.chunk < chunks && x.src >= 0) {
-        const size_t s = slot(x.src, x.chunk);
-        if (since[s] >= 0) {  // arrivals since the standing one: one alone stands for itself
-          if (standing[s] < 0 && previous_arrival[since[s]] < 0) {
-            standing[s] = since[s];
-          } else {
-            if (next_join >= INT32_MAX)
-              throw Error("algorithm too large to replay: over 2^31 transfers and joins");
-            const auto join = static_cast<int32_t>(next_join++);
-            if (standing[s] >= 0) edge(standing[s], join);
-            for (TransferId d = since[s]; d >= 0; d = previous_arrival[d]) edge(d, join);
-            standing[s] = join;
+      if (!x.from_input && carried(x) && x.src >= 0)
+        for (ChunkId c = x.chunk; c < x.chunk + x.count; ++c) {
+          const size_t s = slot(x.src, c);
+          if (since[s] >= 0) {  // arrivals since the standing one: one alone stands for itself
+            if (standing[s] < 0 && previous(since[s], c) < 0) {
+              standing[s] = since[s];
+            } else {
+              if (next_join >= INT32_MAX)
+                throw Error("algorithm too large to replay: over 2^31 transfers and joins");
+              const auto join = static_cast<int32_t>(next_join++);
+              if (standing[s] >= 0) edge(standing[s], join);
+              for (TransferId d = since[s]; d >= 0; d = previous(d, c)) edge(d, join);
+              standing[s] = join;
+            }
+            since[s] = -1;
           }
-          since[s] = -1;
+          if (standing[s] >= 0) edge(standing[s], id);
         }
-        if (standing[s] >= 0) edge(standing[s], id);
-      }
-      previous_arrival[id] = -1;
-      if (x.chunk >= 0 && x.chunk < chunks && x.dst >= 0) {
-        int32_t& last = since[slot(x.dst, x.chunk)];
-        previous_arrival[id] = last;
-        last = id;
-      }
+      if (carried(x) && x.dst >= 0)
+        for (ChunkId c = x.chunk; c < x.chunk + x.count; ++c) {
+          int32_t& last = since[slot(x.dst, c)];
+          previous(id, c) = last;
+          last = id;
+        }
     }
   };
   offset_.assign(static_cast<size_t>(n) + 1, 0);
@@ -96,7 +107,7 @@ TransferQueues::TransferQueues(const topo::Topology& t, const Algorithm& a) : a_
   int32_t queues = 0;
   for (TransferId id = 0; id < n; ++id) {
     try {
-      rate_[id] = cost(a.route(id), a.rate(id)).rate;
+      rate_[id] = cost(a, id).rate;
     } catch (const Error& e) {
       throw Error(fmt::format("transfer {}: {}", id, e.message()));
     }

@@ -62,7 +62,8 @@ RouteCoster::RouteCoster(const topo::Topology& t, Bytes bytes, LinkModel model, 
   }
 }
 
-RouteCost RouteCoster::operator()(std::span<const LinkId> route, Bandwidth rate) {
+RouteCost RouteCoster::operator()(std::span<const LinkId> route, Bandwidth rate, int count) {
+  if (count != 1) return route_cost(t_, route, bytes_ * count, model_, steps_, rate);
   RouteCost c;
   c.bottleneck = std::numeric_limits<Bandwidth>::max();
   for (LinkId l : route) {
@@ -106,6 +107,9 @@ bool check_and_find_routed(const topo::Topology& t, const Algorithm& a) {
     auto where = [&] { return fmt::format("transfer {}: ", id); };
     if (x.chunk < 0 || x.chunk >= chunks)
       throw Error(where() + fmt::format("chunk {} out of range (0..{})", x.chunk, chunks - 1));
+    if (x.count < 1 || x.count > chunks - x.chunk)
+      throw Error(where() + fmt::format("carries chunks {}..{}, out of range (0..{})", x.chunk,
+                                        x.chunk + x.count - 1, chunks - 1));
     if (x.src < 0 || x.src >= t.num_nodes() || x.dst < 0 || x.dst >= t.num_nodes())
       throw Error(where() + "source or destination is not a node of the topology");
     for (TransferId d : a.deps(id))
@@ -180,12 +184,15 @@ TimingResult one_pass(const topo::Topology& t, const Algorithm& a, Times& times)
         __builtin_prefetch(&a[d]);
       }
     }
-    Time start = x.from_input ? 0 : ready[static_cast<size_t>(x.src) * chunks + x.chunk];
+    Time start = 0;
+    if (!x.from_input)
+      for (ChunkId c = x.chunk; c < x.chunk + x.count; ++c)
+        start = std::max(start, ready[static_cast<size_t>(x.src) * chunks + c]);
     for (TransferId d : a.deps(id))
       start = std::max(start, a.usable_at(d, times.end(d), reduction));
     RouteCost cost;
     try {
-      cost = coster(a.route(id), a.rate(id));
+      cost = coster(a, id);
     } catch (const Error& e) {
       throw Error(fmt::format("transfer {}: {}", id, e.message()));
     }
@@ -198,8 +205,10 @@ TimingResult one_pass(const topo::Topology& t, const Algorithm& a, Times& times)
       result.link_busy[l] += busy_share(cost.occupancy, held, ledger.capacity(l));
     }
     const Time usable = a.usable_at(id, end, reduction);
-    Time& r = ready[static_cast<size_t>(x.dst) * chunks + x.chunk];
-    r = std::max(r, usable);
+    for (ChunkId c = x.chunk; c < x.chunk + x.count; ++c) {
+      Time& r = ready[static_cast<size_t>(x.dst) * chunks + c];
+      r = std::max(r, usable);
+    }
     times.set(id, start, end);
     result.collective_time = std::max(result.collective_time, usable);
   }
@@ -234,7 +243,7 @@ TimingResult event_driven(const topo::Topology& t, const Algorithm& a, Times& ti
   Time now = 0;
   size_t started = 0;
   auto start = [&](TransferId id) {
-    const RouteCost cost = coster(a.route(id), a.rate(id));
+    const RouteCost cost = coster(a, id);
     times.set(id, now, now + cost.duration);
     ++started;
     const Bandwidth held = hold ? std::numeric_limits<Bandwidth>::max() : cost.rate;
@@ -343,7 +352,9 @@ Time time_floor(const topo::Topology& described, const Algorithm& a) {
   RouteCoster coster(t, a);
   const bool hold = a.link_model == LinkModel::Hold;
   const Time reduction = a.reduction_time();
-  const auto reduced = [&](TransferId id) { return a[id].op == Op::Reduce ? reduction : Time{0}; };
+  const auto reduced = [&](TransferId id) {
+    return a[id].op == Op::Reduce ? reduction * a[id].count : Time{0};
+  };
   std::vector<Time> start(n), duration(n);
   // (node, chunk): its last arrival usable.
   Grid<Time> ready(static_cast<uint64_t>(t.num_nodes()),
@@ -363,13 +374,15 @@ Time time_floor(const topo::Topology& described, const Algorithm& a) {
   Time floor = 0;
   for (TransferId id = 0; id < n; ++id) {
     const Transfer& x = a[id];
-    Time s = x.from_input ? 0 : ready(x.src, x.chunk);
+    Time s = 0;
+    if (!x.from_input)
+      for (ChunkId c = x.chunk; c < x.chunk + x.count; ++c) s = std::max(s, ready(x.src, c));
     for (TransferId d : a.deps(id))
       s = std::max(s, saturated_sum(saturated_sum(start[d], duration[d]), reduced(d)));
     const std::span<const LinkId> route = a.route(id);
     RouteCost cost;
     try {
-      cost = coster(route, a.rate(id));
+      cost = coster(a, id);
     } catch (const Error& e) {
       throw Error(fmt::format("transfer {}: {}", id, e.message()));
     }
@@ -389,8 +402,10 @@ Time time_floor(const topo::Topology& described, const Algorithm& a) {
       load[l] = saturated_sum(load[l], busy_share(cost.occupancy, held, t.link(l).bandwidth));
     }
     const Time usable = saturated_sum(saturated_sum(s, cost.duration), reduced(id));
-    Time& r = ready(x.dst, x.chunk);
-    r = std::max(r, usable);
+    for (ChunkId c = x.chunk; c < x.chunk + x.count; ++c) {
+      Time& r = ready(x.dst, c);
+      r = std::max(r, usable);
+    }
     floor = std::max(floor, usable);
   }
   // Backwards: what each transfer still has ahead once it ended (its reduction, then the longest
@@ -401,13 +416,16 @@ Time time_floor(const topo::Topology& described, const Algorithm& a) {
   std::vector<Time> tail(t.num_links(), std::numeric_limits<Time>::max());
   for (TransferId id = n - 1; id >= 0; --id) {
     const Transfer& x = a[id];
-    const Time ahead = saturated_sum(reduced(id), std::max(after[id], ready(x.dst, x.chunk)));
+    Time later = after[id];
+    for (ChunkId c = x.chunk; c < x.chunk + x.count; ++c) later = std::max(later, ready(x.dst, c));
+    const Time ahead = saturated_sum(reduced(id), later);
     const Time chain = saturated_sum(duration[id], ahead);
     for (TransferId d : a.deps(id)) after[d] = std::max(after[d], chain);
-    if (!x.from_input) {  // a send of its source's input waits for no arrival there
-      Time& r = ready(x.src, x.chunk);
-      r = std::max(r, chain);
-    }
+    if (!x.from_input)  // a send of its source's input waits for no arrival there
+      for (ChunkId c = x.chunk; c < x.chunk + x.count; ++c) {
+        Time& r = ready(x.src, c);
+        r = std::max(r, chain);
+      }
     for (LinkId l : a.route(id)) tail[l] = std::min(tail[l], ahead);
   }
   for (LinkId l = 0; l < t.num_links(); ++l)

@@ -50,7 +50,12 @@ class RouteCoster {
   // For an algorithm's transfers: its chunk size, link model and step costs. `t` must be what `a`
   // is timed on (synth/cost/protocol_view.hpp: under its protocol); throws tenet::Error otherwise.
   RouteCoster(const topo::Topology& t, const Algorithm& a);
-  RouteCost operator()(std::span<const LinkId> route, Bandwidth rate = 0);
+  // `count`: the chunks the transfer carries (Transfer::count), one step for all of them.
+  RouteCost operator()(std::span<const LinkId> route, Bandwidth rate = 0, int count = 1);
+  // Transfer `id` of `a` (the algorithm this coster was made for).
+  RouteCost operator()(const Algorithm& a, TransferId id) {
+    return (*this)(a.route(id), a.rate(id), a[id].count);
+  }
 
  private:
   const topo::Topology& t_;

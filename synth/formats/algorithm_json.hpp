@@ -37,7 +37,7 @@
 
 namespace tenet::synth {
 
-inline constexpr int kAlgorithmFormatVersion = 3;
+inline constexpr int kAlgorithmFormatVersion = 4;
 inline constexpr int kOldestAlgorithmFormatVersion = 1;
 
 std::string to_json(const Algorithm& a);

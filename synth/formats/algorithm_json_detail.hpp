@@ -84,6 +84,7 @@ struct RawTransfer {
   Op op = Op::Copy;
   bool from_input = false;  // "from": "input" (version 3)
   uint16_t channel = 0;
+  uint16_t count = 1;  // "count": the chunks it carries (version 4)
   NodeId src = 0, dst = 0;
   int64_t chunk = 0;
   Time start = -1, end = -1;
@@ -105,6 +106,7 @@ enum class Field : uint8_t {
   End,
   Rate,
   Channel,
+  Count,
   From,
   Other
 };
@@ -121,6 +123,8 @@ constexpr Range range_of(Field f) {
       return {1, int64_t{1'000'000'000'000'000}};
     case Field::Channel:
       return {0, 65535};
+    case Field::Count:
+      return {1, kMaxChunksPerTransfer};
     default:
       return {0, INT64_MAX};  // id, chunk, times
   }

@@ -124,6 +124,7 @@ bool read_transfers_fast(simdjson::dom::array list, FastBuild& f) {
     }
     if ((x.has & (RawTransfer::kRate | RawTransfer::kChannel)) && f.version < 2) return false;
     if (x.from_input && f.version < 3) return false;
+    if (x.count != 1 && f.version < 4) return false;
     try {
       add_checked(f.r, f.a, i, x, f.route, f.deps, f.chunks, std::nullopt);
     } catch (const Error&) {

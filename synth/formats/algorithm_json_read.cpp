@@ -38,6 +38,7 @@ Field field_of(std::string_view n) {  // compared by length first: ten million k
          : n == "end_ps"   ? Field::End
          : n == "rate_Bps" ? Field::Rate
          : n == "channel"  ? Field::Channel
+         : n == "count"    ? Field::Count
          : n == "from"     ? Field::From
                            : Field::Other;
 }
@@ -64,6 +65,9 @@ void set_field(RawTransfer& x, Field f, int64_t v) {
       break;
     case Field::Channel:
       x.channel = static_cast<uint16_t>(v), x.has |= RawTransfer::kChannel;
+      break;
+    case Field::Count:
+      x.count = static_cast<uint16_t>(v);
       break;
     default:
       break;
@@ -206,12 +210,16 @@ void add_checked(const Reader& r, Algorithm& a, int64_t i, const RawTransfer& x,
   if (x.chunk >= chunks)
     r.fail(at() + ".chunk", fmt::format("chunk {} is out of range: the collective has chunks 0..{}",
                                         x.chunk, chunks - 1));
+  if (x.count > chunks - x.chunk)
+    r.fail(at() + ".count",
+           fmt::format("carries chunks {}..{}, past the collective's last chunk {}", x.chunk,
+                       x.chunk + x.count - 1, chunks - 1));
   if (n) check_deps(r, i, deps, *n);
   if ((x.start < 0) != (x.end < 0))
     r.fail(at(), "start_ps and end_ps must both be given or both be null");
   if (x.start >= 0 && x.end < x.start) r.fail(at() + ".end_ps", "ends before it starts");
   a.add(static_cast<ChunkId>(x.chunk), x.src, x.dst, route, x.op, deps, x.start, x.end, x.rate,
-        x.channel, x.from_input);
+        x.channel, x.from_input, x.count);
 }
 
 }  // namespace tenet::synth::detail

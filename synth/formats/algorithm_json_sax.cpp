@@ -36,6 +36,7 @@ struct Parsed {
   std::optional<Error> problem;  // the first problem in a transfer
   int64_t first_versioned = -1;  // the first transfer with a rate or channel (version 2)
   int64_t first_input = -1;      // the first transfer that sends its input (version 3)
+  int64_t first_message = -1;    // the first transfer that carries several chunks (version 4)
 };
 
 // The SAX handler (nlohmann::json_sax): the head into `head`, the transfers into `transfers` and
@@ -140,7 +141,7 @@ class Sax : public Parsed {
           put(json::array());  // a placeholder: the records hold them
           // A second "transfers" replaces the first, as a document's last duplicate key does.
           transfers.clear(), route_pool.clear(), deps_pool.clear();
-          first_versioned = first_input = -1;
+          first_versioned = first_input = first_message = -1;
           problem.reset();
           state_ = State::TransferList;
           return true;
@@ -197,6 +198,8 @@ class Sax : public Parsed {
         if ((x_.has & (RawTransfer::kRate | RawTransfer::kChannel)) && first_versioned < 0)
           first_versioned = static_cast<int64_t>(transfers.size());
         if (x_.from_input && first_input < 0) first_input = static_cast<int64_t>(transfers.size());
+        if (x_.count != 1 && first_message < 0)
+          first_message = static_cast<int64_t>(transfers.size());
         transfers.push_back(x_);
         state_ = State::TransferList;
         return true;
@@ -321,6 +324,9 @@ Algorithm build(const Reader& r, const Parsed& sax) {
   if (version < 3 && sax.first_input >= 0)
     r.fail(fmt::format("transfers[{}].from", sax.first_input),
            "a transfer that sends its input (\"from\": \"input\") needs version 3 of the format");
+  if (version < 4 && sax.first_message >= 0)
+    r.fail(fmt::format("transfers[{}].count", sax.first_message),
+           "a transfer that carries several chunks (\"count\") needs version 4 of the format");
   a.reserve(sax.transfers.size(), sax.route_pool.size(), sax.deps_pool.size());
   for (int64_t i = 0; i < n; ++i) {
     const RawTransfer& x = sax.transfers[i];

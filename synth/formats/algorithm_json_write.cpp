@@ -48,10 +48,12 @@ void write_to(const Algorithm& a, Sink& out) {
     }
     out.put("]");
   };
-  // Version 3 only where it is needed: files without inputs sent stay readable by version-2
-  // readers.
+  // Versions 3 and 4 only where needed: files without inputs sent stay readable by version-2
+  // readers, files without transfers of several chunks by version-3 ones.
   out.put(fmt::format("{{\n  \"format\": \"tenet-algorithm\",\n  \"version\": {},\n",
-                      a.sends_input() ? kAlgorithmFormatVersion : 2));
+                      a.has_messages()  ? 4
+                      : a.sends_input() ? 3
+                                        : 2));
   out.put(fmt::format("  \"name\": {},\n", json(a.name).dump()));
   if (!a.method.empty()) out.put(fmt::format("  \"method\": {},\n", json(a.method).dump()));
   out.put(
@@ -101,6 +103,10 @@ void write_to(const Algorithm& a, Sink& out) {
       out.num(x.channel);
     }
     if (x.from_input) out.put(", \"from\": \"input\"");
+    if (x.count != 1) {
+      out.put(", \"count\": ");
+      out.num(x.count);
+    }
     out.put("}");
   }
   out.put(a.size() ? "\n  ]\n}\n" : "]\n}\n");

@@ -1,10 +1,12 @@
 // What the MSCCL-XML writer (msccl_xml_write.cpp) and reader (msccl_xml_read.cpp) share: a buffer
-// slot and the runtimes' channel limit. Internal to synth/formats.
+// slot, the runtimes' channel limit and their limit on a step's count. Internal to synth/formats.
 #pragma once
 
 namespace tenet::synth::detail {
 
 constexpr int kMaxChannels = 32;
+// A step's cnt is below this in both runtimes' loaders (MSCCL_MAX_COUNT).
+constexpr int kMaxCount = 72;
 
 struct Slot {
   char buf = 'i';  // 'i' input, 'o' output, 's' scratch

@@ -33,9 +33,6 @@
 
 namespace tenet::synth::detail {
 
-// A step's cnt is below this in both runtimes' loaders (MSCCL_MAX_COUNT).
-constexpr int kMaxCount = 72;
-
 enum class StepType : uint8_t {
   Send,                // s
   Recv,                // r

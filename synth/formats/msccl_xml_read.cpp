@@ -570,7 +570,9 @@ std::vector<TransferId> explicit_deps(const Replay& r, size_t send) {
   return out;
 }
 
-// Receiving step i: a transfer per chunk from the GPU of the send it pairs with.
+// Receiving step i: from the GPU of the send it pairs with, a transfer per run of its slots that
+// carry consecutive chunks sent alike (all or none the sender's input): one message of cnt slots
+// is one transfer of cnt chunks where they are consecutive, as Tenet exports it.
 void replay_receive(Replay& r, size_t i) {
   Import& in = r.in;
   const std::vector<XmlStep>& steps = in.steps;
@@ -579,37 +581,48 @@ void replay_receive(Replay& r, size_t i) {
   const size_t from = in.partner.at(i);
   const bool reduce = effect_of(x.type).reduces;
   const std::vector<TransferId> explicit_deps_of_send = explicit_deps(r, from);
-  for (int j = 0; j < x.cnt; ++j) {
-    const ChunkId ch = r.carried.at(from)[j];
+  const Slot sent = steps[from].type == StepType::Send ? steps[from].src : steps[from].dst;
+  const std::vector<ChunkId>& carried = r.carried.at(from);
+  // A send of the GPU's input alone reads no arrival (Transfer::from_input).
+  auto input = [&](int j) { return in.input_sent.count({from, j}) > 0; };
+  const int chan = std::get<2>(in.peers.at({steps[from].gpu, steps[from].tb}));
+  for (int j = 0; j < x.cnt;) {
+    const ChunkId ch = carried[j];
     if (ch == kGarbage) {  // reported where it was read; no transfer in the IR
       in.holds[x.gpu][in.canon(x.gpu, {x.dst.buf, x.dst.off + j})] = kGarbage;
       r.writer[x.gpu].erase(in.canon(x.gpu, {x.dst.buf, x.dst.off + j}));
+      ++j;
       continue;
     }
+    int count = 1;
+    while (j + count < x.cnt && count < kMaxChunksPerTransfer && carried[j + count] == ch + count &&
+           input(j + count) == input(j))
+      ++count;
     std::vector<TransferId> deps = explicit_deps_of_send;
-    const Slot sent = steps[from].type == StepType::Send ? steps[from].src : steps[from].dst;
-    const Slot src_slot = in.canon(steps[from].gpu, {sent.buf, sent.off + j});
-    // A send of the GPU's input alone reads no arrival (Transfer::from_input).
-    const bool input = in.input_sent.count({from, j}) > 0;
-    if (auto w = r.writer[steps[from].gpu].find(src_slot);
-        !input && w != r.writer[steps[from].gpu].end())
-      deps.insert(deps.end(), w->second.begin(), w->second.end());
+    for (int k = j; k < j + count && !input(j); ++k) {
+      const Slot src_slot = in.canon(steps[from].gpu, {sent.buf, sent.off + k});
+      if (auto w = r.writer[steps[from].gpu].find(src_slot); w != r.writer[steps[from].gpu].end())
+        deps.insert(deps.end(), w->second.begin(), w->second.end());
+    }
     // In the IR the receiving node keeps what arrives (rrs too, which MSCCL passes on without
     // storing; the chunk's identity is the same).
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-    const int chan = std::get<2>(in.peers.at({steps[from].gpu, steps[from].tb}));
-    const Slot to = in.canon(x.gpu, {x.dst.buf, x.dst.off + j});
-    const TransferId id = in.a.add(
-        ch, recv, x.gpu, route(r, recv, x.gpu, lane_for(r, steps[from], x.gpu)),
-        reduce ? Op::Reduce : Op::Copy, deps, -1, -1, 0, static_cast<uint16_t>(chan), input);
+    const TransferId id =
+        in.a.add(ch, recv, x.gpu, route(r, recv, x.gpu, lane_for(r, steps[from], x.gpu)),
+                 reduce ? Op::Reduce : Op::Copy, deps, -1, -1, 0, static_cast<uint16_t>(chan),
+                 input(j), static_cast<uint16_t>(count));
     in.send_of.emplace_back(steps[from].gpu, steps[from].tb, steps[from].s);
     in.send_position.push_back(r.position_of[from]);
     in.land_position.push_back(r.position_of[i]);
     r.step_transfers[i].push_back(id);
     r.step_transfers[from].push_back(id);
-    in.holds[x.gpu][to] = ch;
-    r.writer[x.gpu][to] = {id};
+    for (int k = j; k < j + count; ++k) {
+      const Slot to = in.canon(x.gpu, {x.dst.buf, x.dst.off + k});
+      in.holds[x.gpu][to] = ch + (k - j);
+      r.writer[x.gpu][to] = {id};
+    }
+    j += count;
   }
 }
 
@@ -694,19 +707,22 @@ void check_one_copy(const Import& in, const std::vector<TransferId>& order_of) {
   }
   std::map<std::pair<NodeId, ChunkId>, std::vector<TransferId>> sent_from;
   for (TransferId id = 0; id < static_cast<TransferId>(alg.size()); ++id)
-    if (!alg[id].from_input) sent_from[{alg[id].src, alg[id].chunk}].push_back(id);
+    if (!alg[id].from_input)
+      for (ChunkId c = alg[id].chunk; c < alg[id].chunk + alg[id].count; ++c)
+        sent_from[{alg[id].src, c}].push_back(id);
   for (TransferId id = 0; id < static_cast<TransferId>(alg.size()); ++id)
-    for (TransferId other : sent_from[{alg[id].dst, alg[id].chunk}])
-      if ((other > id) !=
-          (sent_at[other] >= landed_at[id]))  // a compound step sends what it received
-        throw Error(
-            fmt::format(
-                "gpu {} sends chunk {} {} what gpu {} sent it takes effect, but Tenet's IR (one "
-                "copy of a chunk per GPU, changed when data arrives) orders it the other way: this "
-                "program keeps two copies of the chunk, which the IR cannot represent",
-                alg[id].dst, alg[id].chunk, sent_at[other] >= landed_at[id] ? "after" : "before",
-                alg[id].src),
-            {in.file});
+    for (ChunkId c = alg[id].chunk; c < alg[id].chunk + alg[id].count; ++c)
+      for (TransferId other : sent_from[{alg[id].dst, c}])
+        if ((other > id) !=
+            (sent_at[other] >= landed_at[id]))  // a compound step sends what it received
+          throw Error(
+              fmt::format("gpu {} sends chunk {} {} what gpu {} sent it takes effect, but "
+                          "Tenet's IR (one copy of a chunk per GPU, changed when data "
+                          "arrives) orders it the other way: this program keeps two "
+                          "copies of the chunk, which the IR cannot represent",
+                          alg[id].dst, c, sent_at[other] >= landed_at[id] ? "after" : "before",
+                          alg[id].src),
+              {in.file});
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -68,6 +69,20 @@ class Layout {
     }
   }
   int scratch(int r) const { return static_cast<int>(scratch_[r].size()); }
+  // Where chunks ch .. ch + count - 1 live at rank r as one run of slots (what a step of cnt count
+  // reads or writes), or nothing where they do not lie side by side. An All-Gather's run lies in
+  // the output buffer, where a rank's own chunks were copied first (copy_own_chunks), so that a
+  // run may hold them among the others.
+  std::optional<Slot> run_at(int r, ChunkId ch, int count) {
+    auto slot = [&](ChunkId x) {
+      return c_.kind == CollectiveKind::AllGather ? Slot{'o', x} : at(r, x);
+    };
+    const Slot first = count == 1 ? at(r, ch) : slot(ch);
+    for (int j = 1; j < count; ++j)
+      if (const Slot s = slot(ch + j); s.buf != first.buf || s.off != first.off + j)
+        return std::nullopt;
+    return first;
+  }
 
  private:
   const Collective& c_;
@@ -80,6 +95,7 @@ struct Step {
   Slot src, dst;
   int depid = -1, deps = -1;
   bool hasdep = false;
+  int cnt = 1;  // the slots it reads and writes from src and dst on (a transfer's chunks)
 };
 struct Block {
   int send = -1, recv = -1, chan = 0;
@@ -258,7 +274,9 @@ struct Export {
   std::vector<int> rank_of;  // node -> rank, or -1
   Layout layout;
   std::vector<Gpu> gpus;
-  std::vector<StepRef> send_step, recv_step;  // per transfer
+  std::vector<StepRef> send_step, recv_step;  // per transfer (its last step, where several)
+  // A transfer of more chunks than a step moves: its send steps, in order.
+  std::map<TransferId, std::vector<StepRef>> pieces;
   // Parallel links between a pair (DGX-1's doubled NVLinks) are lanes: the transfers on each get
   // their own channel, hence their own thread blocks, so that the runtime runs them side by side.
   // pair -> first links used, sorted
@@ -310,13 +328,14 @@ void save_inputs(Export& e) {
     const Transfer& x = a[id];
     const int from = e.rank(x.src), to = e.rank(x.dst);
     if (from < 0 || to < 0) continue;  // place_transfers says why it cannot be written
-    if (x.from_input && arrived.count({from, x.chunk}) && !e.saved.count({from, x.chunk}) &&
-        (e.c.kind == CollectiveKind::AllReduce || e.c.kind == CollectiveKind::ReduceScatter)) {
-      const Slot keep{'s', e.saved_per_rank[from]++};
-      local_copy(e, from, e.layout.at(from, x.chunk), keep);
-      e.saved[{from, x.chunk}] = keep;
-    }
-    arrived.insert({to, x.chunk});
+    for (ChunkId ch = x.chunk; ch < x.chunk + x.count; ++ch)
+      if (x.from_input && arrived.count({from, ch}) && !e.saved.count({from, ch}) &&
+          (e.c.kind == CollectiveKind::AllReduce || e.c.kind == CollectiveKind::ReduceScatter)) {
+        const Slot keep{'s', e.saved_per_rank[from]++};
+        local_copy(e, from, e.layout.at(from, ch), keep);
+        e.saved[{from, ch}] = keep;
+      }
+    for (ChunkId ch = x.chunk; ch < x.chunk + x.count; ++ch) arrived.insert({to, ch});
   }
 }
 
@@ -356,34 +375,65 @@ void place_transfers(Export& e) {
           "transfer {} involves node {}, which is not a rank: MSCCL-XML has GPUs of the "
           "communicator only",
           id, from < 0 ? x.src : x.dst));
-    Slot src = e.layout.at(from, x.chunk);
-    const Slot dst = e.layout.at(to, x.chunk);
-    // The receiver reduces into its own slot of the chunk.
+    const int cnt = x.count;
+    std::optional<Slot> run = e.layout.run_at(from, x.chunk, cnt);
+    const std::optional<Slot> into = e.layout.run_at(to, x.chunk, cnt);
+    // A run of inputs kept aside is read from there (save_inputs keeps a transfer's in order).
+    if (auto kept = e.saved.find({from, x.chunk}); x.from_input && kept != e.saved.end()) {
+      run = kept->second;
+      for (int j = 1; j < cnt && run; ++j)
+        if (auto next = e.saved.find({from, x.chunk + j}); next == e.saved.end() ||
+                                                           next->second.buf != run->buf ||
+                                                           next->second.off != run->off + j)
+          run.reset();
+    }
+    if (!run || !into)
+      throw Error(fmt::format(
+          "MSCCL-XML: transfer {} carries chunks {}..{}, which do not lie side by side in rank "
+          "{}'s buffers; a step moves a contiguous run of slots (cnt)",
+          id, x.chunk, x.chunk + cnt - 1, !run ? from : to));
+    const Slot src = *run, dst = *into;
+    // The receiver reduces into its own slots of the chunks.
     const Slot operand = x.op == Op::Reduce ? dst : src;
-    if (auto kept = e.saved.find({from, x.chunk}); x.from_input && kept != e.saved.end())
-      src = kept->second;
-    std::vector<StepRef> send_deps = gpus[from].before_read(src),
-                         recv_deps = gpus[to].before_write(dst);
+    std::vector<StepRef> send_deps, recv_deps;
+    for (int j = 0; j < cnt; ++j) {
+      const std::vector<StepRef> r = gpus[from].before_read({src.buf, src.off + j}),
+                                 w = gpus[to].before_write({dst.buf, dst.off + j});
+      send_deps.insert(send_deps.end(), r.begin(), r.end());
+      recv_deps.insert(recv_deps.end(), w.begin(), w.end());
+    }
     for (TransferId d : a.deps(id)) {
       if (e.rank(a[d].dst) == from) send_deps.push_back(e.recv_step[d]);
       if (e.rank(a[d].src) == from) send_deps.push_back(e.send_step[d]);
     }
+    // Both runtimes move fewer than kMaxCount slots a step: a larger message is several steps.
+    const int per_step = detail::kMaxCount - 1, pieces = (cnt + per_step - 1) / per_step;
     const int lane = lane_of(e, id), first = x.channel + lane * e.ir_channels;
     int& chan = channel.try_emplace({from, to, first}, std::min<int>(first, kMaxChannels - 1))
                     .first->second;
-    while (!gpus[from].room(to, -1, chan, gpus[from].needed(to, -1, chan, send_deps)) ||
-           !gpus[to].room(-1, from, chan, gpus[to].needed(-1, from, chan, recv_deps)))
+    while (
+        !gpus[from].room(to, -1, chan, gpus[from].needed(to, -1, chan, send_deps) + pieces - 1) ||
+        !gpus[to].room(-1, from, chan, gpus[to].needed(-1, from, chan, recv_deps) + pieces - 1))
       if (++chan == kMaxChannels)
         throw Error(fmt::format(
             "MSCCL-XML: the algorithm needs more than {} channels of {} thread blocks of {} steps "
             "(rank {} to rank {}); the runtime would not load it",
             kMaxChannels, kMaxBlocksPerChannel, e.limits.steps, from, to));
     const int stb = gpus[from].block(to, -1, chan), rtb = gpus[to].block(-1, from, chan);
-    e.send_step[id] = gpus[from].append(stb, {"s", src, dst}, send_deps);
-    gpus[from].did_read(src, e.send_step[id]);
-    e.recv_step[id] =
-        gpus[to].append(rtb, {x.op == Op::Reduce ? "rrc" : "r", operand, dst}, recv_deps);
-    gpus[to].did_write(dst, e.recv_step[id]);
+    for (int at = 0; at < cnt; at += per_step) {
+      auto moved = [&](Slot s) { return Slot{s.buf, s.off + at}; };
+      Step send{"s", moved(src), moved(dst)},
+          receive{x.op == Op::Reduce ? "rrc" : "r", moved(operand), moved(dst)};
+      send.cnt = receive.cnt = std::min(per_step, cnt - at);
+      // The first step waits for what the transfer waits for; the others follow it in its blocks.
+      e.send_step[id] = gpus[from].append(stb, send, at == 0 ? send_deps : std::vector<StepRef>{});
+      e.recv_step[id] = gpus[to].append(rtb, receive, at == 0 ? recv_deps : std::vector<StepRef>{});
+      if (pieces > 1) e.pieces[id].push_back(e.send_step[id]);
+      for (int j = at; j < at + send.cnt; ++j) {
+        gpus[from].did_read({src.buf, src.off + j}, e.send_step[id]);
+        gpus[to].did_write({dst.buf, dst.off + j}, e.recv_step[id]);
+      }
+    }
   }
 }
 
@@ -453,7 +503,7 @@ void append_block(pugi::xml_node gpu, int id, const Block& blk) {
     step.append_attribute("srcoff") = st.src.off;
     step.append_attribute("dstbuf") = std::string(1, st.dst.buf).c_str();
     step.append_attribute("dstoff") = st.dst.off;
-    step.append_attribute("cnt") = st.type == "nop" ? 0 : 1;
+    step.append_attribute("cnt") = st.type == "nop" ? 0 : st.cnt;
     step.append_attribute("depid") = st.depid;
     step.append_attribute("deps") = st.deps;
     step.append_attribute("hasdep") = st.hasdep ? 1 : 0;
@@ -483,15 +533,22 @@ std::string tenet_note(Export& e) {
   const Algorithm& a = e.a;
   std::string order;
   order.reserve(a.size() * 8);
+  // A transfer's send steps: its one, or each of a larger message's (they read back as a
+  // transfer each, in this order).
+  auto steps_of = [&](TransferId id) {
+    auto it = e.pieces.find(id);
+    return it != e.pieces.end() ? it->second : std::vector<StepRef>{e.send_step[id]};
+  };
   for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id)
-    order += fmt::format("{}{}.{}.{}", id ? " " : "", e.rank(a[id].src), e.send_step[id].tb,
-                         e.send_step[id].s);
+    for (const StepRef& step : steps_of(id))
+      order +=
+          fmt::format("{}{}.{}.{}", order.empty() ? "" : " ", e.rank(a[id].src), step.tb, step.s);
   // The lane (which of parallel links) of each transfer that has a choice, by send step.
   std::string lane_note;
   for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id)
     if (const int lane = lane_of(e, id); lane > 0)
-      lane_note += fmt::format(" {}.{}.{}={}", e.rank(a[id].src), e.send_step[id].tb,
-                               e.send_step[id].s, lane);
+      for (const StepRef& step : steps_of(id))
+        lane_note += fmt::format(" {}.{}.{}={}", e.rank(a[id].src), step.tb, step.s, lane);
   return fmt::format(" tenet chunk_bytes={}{} order: {} ", a.chunk_bytes,
                      lane_note.empty() ? "" : " lanes:" + lane_note + " ;", order);
 }

@@ -25,6 +25,19 @@ namespace {
 // h + channel_base (the highest channel written goes to `highest`).
 void append(Algorithm& out, const Algorithm& part, const std::vector<ChunkId>& chunk_of,
             int channel_base, int& highest) {
+  // A message whose chunks the renaming scatters is sent chunk by chunk.
+  const bool contiguous =
+      std::all_of(part.transfers().begin(), part.transfers().end(), [&](const Transfer& x) {
+        for (int j = 1; j < x.count; ++j)
+          if (chunk_of[static_cast<size_t>(x.chunk + j)] !=
+              chunk_of[static_cast<size_t>(x.chunk)] + j)
+            return false;
+        return true;
+      });
+  if (!contiguous) {
+    append(out, split_messages(part), chunk_of, channel_base, highest);
+    return;
+  }
   const auto base = static_cast<TransferId>(out.size());
   std::vector<TransferId> deps;
   for (TransferId id = 0; id < static_cast<TransferId>(part.size()); ++id) {
@@ -35,7 +48,7 @@ void append(Algorithm& out, const Algorithm& part, const std::vector<ChunkId>& c
     if (channel > 0xffff) throw Error("a composed algorithm needs over 65,535 channels");
     highest = std::max(highest, channel);
     out.add(chunk_of[static_cast<size_t>(x.chunk)], x.src, x.dst, part.route(id), x.op, deps, -1,
-            -1, part.rate(id), static_cast<uint16_t>(channel));
+            -1, part.rate(id), static_cast<uint16_t>(channel), false, x.count);
   }
 }
 

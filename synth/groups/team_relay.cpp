@@ -125,7 +125,12 @@ std::optional<Algorithm> team_relay(const topo::Topology& t, const Collective& c
     Collective sc = c;
     sc.chunks_per_npu = slices[s];
     for (int i = 0; i < m; ++i) sc.ranks[i] = teams[i][s];
-    const Algorithm& sa = subs[static_cast<size_t>(s)] = sub(sc);
+    // Its chunks are renamed one by one: a message of several is sent chunk by chunk.
+    Algorithm& sa = subs[static_cast<size_t>(s)] = sub(sc);
+    if (sa.has_messages()) {
+      sa = split_messages(sa);
+      time(t, sa);
+    }
     if (sa.chunk_bytes != chunk_bytes || sa.collective.chunks_per_npu != slices[s] ||
         !sa.fully_timed())
       return std::nullopt;

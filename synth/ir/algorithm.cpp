@@ -20,7 +20,7 @@ LinkModel parse_link_model(std::string_view name) {
 
 TransferId Algorithm::add(ChunkId chunk, NodeId src, NodeId dst, std::span<const LinkId> route,
                           Op op, std::span<const TransferId> deps, Time start, Time end,
-                          Bandwidth rate, uint16_t channel, bool from_input) {
+                          Bandwidth rate, uint16_t channel, bool from_input, uint16_t count) {
   static_assert(sizeof(LinkId) == sizeof(int32_t) && sizeof(TransferId) == sizeof(int32_t));
   if (transfers_.size() >= static_cast<size_t>(std::numeric_limits<TransferId>::max()) ||
       pool_.size() + route.size() + deps.size() > std::numeric_limits<uint32_t>::max())
@@ -37,6 +37,7 @@ TransferId Algorithm::add(ChunkId chunk, NodeId src, NodeId dst, std::span<const
   t.end = end;
   t.channel = channel;
   t.from_input = from_input;
+  t.count = count;
   t.pool_begin = static_cast<uint32_t>(pool_.size());
   t.route_size = static_cast<uint16_t>(route.size());
   pool_.insert(pool_.end(), route.begin(), route.end());
@@ -67,7 +68,12 @@ TransferSpec Algorithm::spec(TransferId id) const {
   auto r = route(id);
   auto d = deps(id);
   return {t.chunk, t.src, t.dst,    t.op,      {r.begin(), r.end()}, {d.begin(), d.end()},
-          t.start, t.end, rate(id), t.channel, t.from_input};
+          t.start, t.end, rate(id), t.channel, t.from_input,         t.count};
+}
+
+bool Algorithm::has_messages() const {
+  return std::any_of(transfers_.begin(), transfers_.end(),
+                     [](const Transfer& t) { return t.count != 1; });
 }
 
 bool Algorithm::sends_input() const {
@@ -134,6 +140,23 @@ Algorithm with_transfers(const Algorithm& a, const std::vector<TransferSpec>& sp
   out.step_costs = a.step_costs;
   out.protocol = a.protocol;
   for (const TransferSpec& s : specs) out.add(s);
+  return out;
+}
+
+Algorithm split_messages(const Algorithm& a) {
+  if (!a.has_messages()) return a;
+  Algorithm out = with_transfers(a, {});
+  out.claimed_time = -1;
+  std::vector<TransferId> last(a.size());
+  std::vector<TransferId> deps;
+  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
+    const Transfer& x = a[id];
+    deps.clear();
+    for (TransferId d : a.deps(id)) deps.push_back(last[d]);
+    for (ChunkId c = x.chunk; c < x.chunk + x.count; ++c)
+      last[id] = out.add(c, x.src, x.dst, a.route(id), x.op, deps, -1, -1, a.rate(id), x.channel,
+                         x.from_input);
+  }
   return out;
 }
 

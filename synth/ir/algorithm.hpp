@@ -15,6 +15,12 @@
 // link use it in list order. Times (picoseconds) are optional; synth::time assigns them under the
 // link model.
 //
+// Messages: a transfer may carry several chunks at once (`count`: chunks chunk .. chunk + count -
+// 1, one message of count x chunk_bytes, as MSCCL's `cnt` and a runtime's single send of a
+// contiguous buffer). It is one step: it pays its route's per-step cost once, reads every chunk it
+// carries at its source as left by the transfers listed before it, and delivers each to its
+// destination. A reduction of it reduces every chunk it carries (count reductions' time).
+//
 // Input: a transfer may instead send its source's own input (`from_input`): the chunk as the
 // collective's precondition puts it there (a rank's own contribution to a reduced chunk, or a chunk
 // it starts with), whatever has arrived since; it has no implicit data dependency. This is how a
@@ -93,8 +99,13 @@ struct Transfer {
   uint16_t route_size = 0;
   Op op = Op::Copy;
   bool from_input = false;    // sends the source's input, not its copy (above)
+  uint16_t count = 1;         // the chunks it carries: chunk .. chunk + count - 1 (above)
   Time start = -1, end = -1;  // -1 until timed
 };
+static_assert(sizeof(Transfer) == 40);
+
+// The most chunks one transfer carries.
+inline constexpr int kMaxChunksPerTransfer = 65535;
 
 // A transfer with its route and dependencies held by value: for building and editing.
 struct TransferSpec {
@@ -107,6 +118,7 @@ struct TransferSpec {
   Bandwidth rate = 0;
   uint16_t channel = 0;
   bool from_input = false;
+  uint16_t count = 1;
   bool operator==(const TransferSpec&) const = default;
 };
 
@@ -135,18 +147,24 @@ class Algorithm {
     return reduce_bandwidth > 0 ? transfer_time(chunk_bytes, reduce_bandwidth) : 0;
   }
   // When transfer `id`'s data is usable at its destination, given the time `end` it arrived: a
-  // reduction's time later for a reduction. `reduction` is reduction_time(), computed once by
-  // callers.
+  // reduction's time later for a reduction (one per chunk it carries). `reduction` is
+  // reduction_time(), computed once by callers.
   Time usable_at(TransferId id, Time end, Time reduction) const {
-    return transfers_[id].op == Op::Reduce ? end + reduction : end;
+    const Transfer& x = transfers_[id];
+    return x.op == Op::Reduce ? end + reduction * x.count : end;
   }
+  // The bytes transfer `id` moves: its chunks (count x chunk_bytes).
+  Bytes bytes(TransferId id) const { return chunk_bytes * transfers_[id].count; }
+  // Some transfer carries more than one chunk.
+  bool has_messages() const;
 
   TransferId add(ChunkId chunk, NodeId src, NodeId dst, std::span<const LinkId> route,
                  Op op = Op::Copy, std::span<const TransferId> deps = {}, Time start = -1,
-                 Time end = -1, Bandwidth rate = 0, uint16_t channel = 0, bool from_input = false);
+                 Time end = -1, Bandwidth rate = 0, uint16_t channel = 0, bool from_input = false,
+                 uint16_t count = 1);
   TransferId add(const TransferSpec& t) {
     return add(t.chunk, t.src, t.dst, t.route, t.op, t.deps, t.start, t.end, t.rate, t.channel,
-               t.from_input);
+               t.from_input, t.count);
   }
 
   size_t size() const { return transfers_.size(); }
@@ -198,5 +216,11 @@ Algorithm empty_algorithm(std::string name, const topo::Topology& t, const Colle
 
 // A copy of `a` whose transfers are `specs` (for editing: mutation tests, importers).
 Algorithm with_transfers(const Algorithm& a, const std::vector<TransferSpec>& specs);
+
+// `a` with every transfer of several chunks split into one transfer per chunk, in its place and
+// its queue, untimed (each now pays its own step): for a composition that renames chunks so that
+// a message's chunks no longer follow each other. What depended on the message depends on its
+// last piece, which arrives last (one queue, one route, one rate, listed in order).
+Algorithm split_messages(const Algorithm& a);
 
 }  // namespace tenet::synth

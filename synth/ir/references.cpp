@@ -10,6 +10,8 @@ std::string_view to_string(ReferenceField f) {
   switch (f) {
     case ReferenceField::Chunk:
       return "chunk";
+    case ReferenceField::Count:
+      return "count";
     case ReferenceField::Source:
       return "src";
     case ReferenceField::Destination:
@@ -25,6 +27,12 @@ std::string describe(const BadReference& b) {
     case ReferenceField::Chunk:
       return fmt::format("chunk {} does not exist (the collective has chunks 0..{})", b.value,
                          b.count - 1);
+    case ReferenceField::Count:
+      return b.value < 1 ? fmt::format("carries {} chunks (at least 1)", b.value)
+                         : fmt::format(
+                               "carries {} chunks, but only {} follow from its first on "
+                               "(past the collective's last chunk)",
+                               b.value, b.count);
     case ReferenceField::Source:
     case ReferenceField::Destination:
       return fmt::format("node {} does not exist (the topology has {} nodes)", b.value, b.count);

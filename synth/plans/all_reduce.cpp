@@ -76,7 +76,7 @@ Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorith
         for (TransferId w : waits[static_cast<size_t>(x.src)]) deps.push_back(w);
       std::sort(deps.begin(), deps.end());
       a.add(x.chunk, x.src, x.dst, second.route(i), Op::Copy, deps, -1, -1, second.rate(i),
-            static_cast<uint16_t>(std::min(65535, x.channel + channels)));
+            static_cast<uint16_t>(std::min(65535, x.channel + channels)), false, x.count);
     }
     if (!in_turn && to_beat > 0)
       if (const Time floor = time_floor(t, a); floor >= to_beat) {

@@ -88,6 +88,9 @@ class Verifier {
   }
   std::string who(TransferId id) const {
     const Transfer& x = a_[id];
+    if (x.count != 1)
+      return fmt::format("transfer {} (chunks {}..{}, {} -> {})", id, x.chunk,
+                         x.chunk + x.count - 1, node_name(x.src), node_name(x.dst));
     return fmt::format("transfer {} (chunk {}, {} -> {})", id, x.chunk, node_name(x.src),
                        node_name(x.dst));
   }
@@ -277,13 +280,13 @@ class Verifier {
     RouteCoster coster(t_, a_);
     for (TransferId id = 0; id < n_; ++id) {
       if (!valid_[id]) continue;
-      const RouteCost c = coster(a_.route(id), a_.rate(id));
+      const RouteCost c = coster(a_, id);
       if (end_of(id) - start_of(id) < c.duration)
         violate(ViolationKind::TooShort, id, a_[id].chunk, a_.route(id)[0], -1, start_of(id), [&] {
           return fmt::format(
               "{}: takes {} but the {} link model needs {} ({} at {} plus {} latency)", who(id),
               format_time(end_of(id) - start_of(id)), to_string(a_.link_model),
-              format_time(c.duration), format_bytes(a_.chunk_bytes), format_bandwidth(c.rate),
+              format_time(c.duration), format_bytes(a_.bytes(id)), format_bandwidth(c.rate),
               format_time(c.latency));
         });
       for (TransferId d : a_.deps(id))
@@ -294,8 +297,8 @@ class Verifier {
                   "{}: starts at {}, before transfer {} it depends on has been reduced at {} "
                   "(it arrives at {}; a reduction of {} at {} takes {})",
                   who(id), format_time(start_of(id)), d, format_time(usable(d)),
-                  format_time(end_of(d)), format_bytes(a_.chunk_bytes),
-                  format_bandwidth(a_.reduce_bandwidth), format_time(reduction_));
+                  format_time(end_of(d)), format_bytes(a_.bytes(d)),
+                  format_bandwidth(a_.reduce_bandwidth), format_time(usable(d) - end_of(d)));
             return fmt::format("{}: starts at {}, before transfer {} it depends on ends at {}",
                                who(id), format_time(start_of(id)), d, format_time(end_of(d)));
           });
@@ -315,7 +318,7 @@ class Verifier {
       if (first) continue;
       const TransferId before = it->second;
       it->second = id;
-      const Time left = start_of(before) + coster(a_.route(before), a_.rate(before)).occupancy;
+      const Time left = start_of(before) + coster(a_, before).occupancy;
       if (start_of(id) < left)
         violate(
             ViolationKind::ChannelOverlap, id, a_[id].chunk, a_.route(id)[0], -1, start_of(id),
@@ -367,7 +370,7 @@ class Verifier {
       bool whole = true;
       for (int64_t i = offset[l]; i < offset[l + 1]; ++i) {
         const TransferId id = on_link[i];
-        const RouteCost c = coster(a_.route(id), a_.rate(id));
+        const RouteCost c = coster(a_, id);
         const Bandwidth held = held_rate(t_, l, c.rate, a_.link_model);
         r_.link_busy[l] += busy_share(c.occupancy, held, capacity);
         uses.push_back({start_of(id), id, c.occupancy, held});
@@ -508,21 +511,26 @@ class Verifier {
       depart_input(id);
       return;
     }
-    const size_t s = slot(x.src, x.chunk);
-    const bool has = reducing_ ? content_[s] != kNothing : holds_[s];
-    if (!has) {
-      violate(ViolationKind::SourceLacksData, id, x.chunk, -1, x.src, start_of(id), [&] {
-        return fmt::format("{}: {} does not hold chunk {} when the transfer starts at {}{}",
-                           who(id), node_name(x.src), x.chunk, format_time(start_of(id)),
-                           arrival_hint(id));
-      });
-      return;
+    for (ChunkId c = x.chunk; c < x.chunk + x.count; ++c) {
+      const size_t s = slot(x.src, c);
+      const bool has = reducing_ ? content_[s] != kNothing : holds_[s];
+      if (!has) {
+        violate(ViolationKind::SourceLacksData, id, c, -1, x.src, start_of(id), [&] {
+          return fmt::format("{}: {} does not hold chunk {} when the transfer starts at {}{}",
+                             who(id), node_name(x.src), c, format_time(start_of(id)),
+                             arrival_hint(id, c));
+        });
+        return;
+      }
     }
     started_[id] = 1;
     if (reducing_) {
       snapshot_[id] = static_cast<int32_t>(in_flight_.size());
-      in_flight_.push_back(set_of(content_[s], x.src));
-      consumed_[s] = true;
+      for (ChunkId c = x.chunk; c < x.chunk + x.count; ++c) {
+        const size_t s = slot(x.src, c);
+        in_flight_.push_back(set_of(content_[s], x.src));
+        consumed_[s] = true;
+      }
     }
   }
 
@@ -531,28 +539,28 @@ class Verifier {
   void depart_input(TransferId id) {
     const Transfer& x = a_[id];
     const int r = rank_of_[x.src];
-    const bool has = r >= 0 && a_.collective.initially_holds(r, x.chunk);
-    if (!has) {
-      violate(ViolationKind::SourceLacksData, id, x.chunk, -1, x.src, start_of(id), [&] {
-        return fmt::format("{}: sends its input of chunk {}, but {} starts without chunk {}",
-                           who(id), x.chunk, node_name(x.src), x.chunk);
-      });
-      return;
-    }
+    for (ChunkId c = x.chunk; c < x.chunk + x.count; ++c)
+      if (r < 0 || !a_.collective.initially_holds(r, c)) {
+        violate(ViolationKind::SourceLacksData, id, c, -1, x.src, start_of(id), [&] {
+          return fmt::format("{}: sends its input of chunk {}, but {} starts without chunk {}",
+                             who(id), c, node_name(x.src), c);
+        });
+        return;
+      }
     started_[id] = 1;
     if (reducing_) {
       snapshot_[id] = static_cast<int32_t>(in_flight_.size());
-      in_flight_.push_back(RankSet::single(r));
+      in_flight_.insert(in_flight_.end(), x.count, RankSet::single(r));
     }
   }
 
   // Why the source lacks the chunk: it arrives later, its carrier never had it, or nothing brings
   // it.
-  std::string arrival_hint(TransferId id) const {
+  std::string arrival_hint(TransferId id, ChunkId c) const {
     if (++hints_ > 20) return "";
     const Transfer& x = a_[id];
     for (TransferId k = 0; k < n_; ++k) {
-      if (!valid_[k] || a_[k].dst != x.src || a_[k].chunk != x.chunk) continue;
+      if (!valid_[k] || a_[k].dst != x.src || !carries(k, c)) continue;
       if (usable(k) > start_of(id))
         return fmt::format("; it {} there at {} (transfer {})",
                            usable(k) == end_of(k) ? "arrives" : "is reduced",
@@ -566,31 +574,37 @@ class Verifier {
   void arrive(TransferId id) {
     if (!started_[id]) return;  // its departure was already reported
     const Transfer& x = a_[id];
-    const size_t d = slot(x.dst, x.chunk);
+    for (ChunkId c = x.chunk; c < x.chunk + x.count; ++c) arrive(id, c);
+  }
+
+  // Chunk c of those transfer `id` carries lands at its destination.
+  void arrive(TransferId id, ChunkId c) {
+    const Transfer& x = a_[id];
+    const size_t d = slot(x.dst, c);
     if (!reducing_) {
       if (holds_[d])
         warn(WarningKind::Redundant, id, [&] {
-          return fmt::format("{}: {} already holds chunk {}", who(id), node_name(x.dst), x.chunk);
+          return fmt::format("{}: {} already holds chunk {}", who(id), node_name(x.dst), c);
         });
       holds_[d] = true;
       return;
     }
-    const RankSet& incoming = in_flight_[snapshot_[id]];  // a separate pool: own() grows pool_
+    const RankSet& incoming =
+        in_flight_[snapshot_[id] + (c - x.chunk)];  // a separate pool: own() grows pool_
     if (x.op == Op::Copy) {
       if (content_[d] != kNothing) {
         RankSet old = set_of(content_[d], x.dst);
         if (old == incoming) {
           warn(WarningKind::Redundant, id, [&] {
             return fmt::format("{}: {} already holds chunk {} with contributions {}", who(id),
-                               node_name(x.dst), x.chunk, old.str());
+                               node_name(x.dst), c, old.str());
           });
         } else if (!incoming.includes(old) && !consumed_[d]) {
-          violate(ViolationKind::Overwrite, id, x.chunk, -1, x.dst, end_of(id), [&] {
+          violate(ViolationKind::Overwrite, id, c, -1, x.dst, end_of(id), [&] {
             return fmt::format(
                 "{}: the copy overwrites {}'s chunk {} holding contributions {} with {} "
                 "before it was sent on; contributions {} are lost",
-                who(id), node_name(x.dst), x.chunk, old.str(), incoming.str(),
-                old.minus(incoming).str());
+                who(id), node_name(x.dst), c, old.str(), incoming.str(), old.minus(incoming).str());
           });
         }
       }
@@ -605,20 +619,20 @@ class Verifier {
       return;
     }
     if (content_[d] == kNothing) {
-      violate(ViolationKind::ReduceIntoNothing, id, x.chunk, -1, x.dst, end_of(id), [&] {
+      violate(ViolationKind::ReduceIntoNothing, id, c, -1, x.dst, end_of(id), [&] {
         return fmt::format("{}: reduces into {}, which holds no copy of chunk {} to reduce into",
-                           who(id), node_name(x.dst), x.chunk);
+                           who(id), node_name(x.dst), c);
       });
       return;
     }
     RankSet& mine = own(d, x.dst);
     const int twice = mine.first_common(incoming);
     if (twice >= 0) {
-      violate(ViolationKind::DoubleCount, id, x.chunk, -1, x.dst, end_of(id), [&] {
+      violate(ViolationKind::DoubleCount, id, c, -1, x.dst, end_of(id), [&] {
         return fmt::format(
             "{}: counts rank {} twice: {} holds chunk {} with contributions {} and the "
             "incoming partial carries {}",
-            who(id), twice, node_name(x.dst), x.chunk, mine.str(), incoming.str());
+            who(id), twice, node_name(x.dst), c, mine.str(), incoming.str());
       });
       return;
     }
@@ -708,6 +722,9 @@ class Verifier {
   Time end_of(TransferId id) const { return end_.empty() ? a_[id].end : end_[id]; }
   bool starts_before(TransferId x, TransferId y) const {
     return start_of(x) != start_of(y) ? start_of(x) < start_of(y) : x < y;
+  }
+  bool carries(TransferId id, ChunkId c) const {
+    return c >= a_[id].chunk && c < a_[id].chunk + a_[id].count;
   }
   // When transfer `id`'s data is usable where it lands: its arrival, or its reduction's end.
   Time usable(TransferId id) const { return a_.usable_at(id, end_of(id), reduction_); }

@@ -87,6 +87,11 @@ Collective random_collective(std::mt19937_64& rng, const Topology& t, int max_ch
   return c;
 }
 
+Topology charging(Topology t) {
+  t.set_charges_steps(true);
+  return t;
+}
+
 LinkId link_between(const Topology& t, NodeId u, NodeId v) {
   for (LinkId l : t.out_links(u))
     if (t.link(l).dst == v) return l;

@@ -46,6 +46,9 @@ std::string violation_text(const Report& r);
 // The first link from u to v.
 LinkId link_between(const topo::Topology& t, NodeId u, NodeId v);
 
+// `t` charging every link's per-step cost (topo::Topology::charges_steps), as the CLI does.
+topo::Topology charging(topo::Topology t);
+
 // `a` with every transfer at `rate` in channel 1, its channels serial (Algorithm::serial_channels:
 // one transfer at a time per first link), timed.
 Algorithm in_serial_channel(const topo::Topology& t, const Algorithm& a, Bandwidth rate);

@@ -31,17 +31,21 @@ bool has_kind(const Report& r, ViolationKind kind) {
   return false;
 }
 
-// Each rank's port sends its input to the P - 1 others back to back, one round's destinations all
-// different, so the last byte leaves after (P - 1) C chunks (k per NPU asked: k in all, each the
-// P-th part of the buffer times P) and arrives a route's latency later.
+// Each rank's port sends its input to the P - 1 others back to back, one message each (its k
+// chunks: Transfer::count), one round's destinations all different, so the last byte leaves after
+// (P - 1) k chunks (k per NPU asked: k in all, each the P-th part of the buffer times P) and
+// arrives a route's latency later.
 TEST(Oneshot, EqualsTheClosedFormOnASwitch) {
   for (int p : {2, 4, 8})
     for (int k : {1, 3}) {
       const auto t = topo::generate(fmt::format("switch:{},bw=100GB/s,lat=0.5us", p));
       const Algorithm a = oneshot(t, Bytes{3} << 20, k);
       EXPECT_EQ(a.collective.all_reduce_chunks, k);  // the whole buffer to each peer at once
-      EXPECT_EQ(a.size(), static_cast<size_t>(k * p * (p - 1)));
-      for (const Transfer& x : a.transfers()) EXPECT_TRUE(x.from_input);
+      EXPECT_EQ(a.size(), static_cast<size_t>(p * (p - 1)));
+      for (const Transfer& x : a.transfers()) {
+        EXPECT_TRUE(x.from_input);
+        EXPECT_EQ(x.count, k);
+      }
       const Report r = verify(t, a, {.max_reported = 3, .lower_bound = false});
       EXPECT_TRUE(r.correct()) << p << " " << k << testing::violation_text(r);
       const Time each = transfer_time(a.chunk_bytes, 100'000'000'000);
@@ -118,9 +122,10 @@ TEST(Oneshot, VerifierReadsTheInputNotTheCopy) {
 TEST(Oneshot, SurvivesEveryFormat) {
   const auto t = topo::generate("switch:4");
   const Algorithm a = oneshot(t, Bytes{256} << 10, 2);
-  // JSON: version 3 only where a transfer sends its input.
+  // JSON: version 3 only where a transfer sends its input (4 where one carries several chunks).
   const std::string json = to_json(a);
-  EXPECT_THAT(json, HasSubstr("\"version\": 3"));
+  EXPECT_THAT(json, HasSubstr("\"version\": 4"));
+  EXPECT_THAT(to_json(split_messages(a)), HasSubstr("\"version\": 3"));
   EXPECT_THAT(json, HasSubstr("\"from\": \"input\""));
   const Algorithm back = parse_algorithm_json(json);
   for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id)

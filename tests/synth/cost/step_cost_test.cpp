@@ -21,17 +21,13 @@
 namespace tenet::synth {
 namespace {
 
+using testing::charging;
 using testing::link_between;
 
 constexpr Bytes kChunk = 1 << 20;
 constexpr Bandwidth kBw = 50'000'000'000;  // 50 GB/s
 constexpr Time kLat = 500'000;             // 0.5 us
 const Time kSer = transfer_time(kChunk, kBw);
-
-topo::Topology charging(topo::Topology t) {
-  t.set_charges_steps(true);
-  return t;
-}
 
 // Ring All-Gather on a one-way ring: at step s, NPU i forwards chunk (i - s) mod N.
 Algorithm ring_allgather(const topo::Topology& t, int n, LinkModel model) {
