@@ -132,6 +132,9 @@ CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topolog
     view.emplace(t, a);
     coster.emplace(view->topology(), a);
   }
+  if (comp())
+    comp_micros_ =
+        static_cast<uint64_t>(std::ceil(reduction_micros(a.chunk_bytes, a.reduce_bandwidth)));
   std::vector<uint32_t> data;
   for (TransferId id = 0; id < static_cast<TransferId>(n); ++id) {
     const Transfer& x = a[id];
@@ -177,7 +180,7 @@ CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topolog
         size_[id] +=
             static_cast<Bytes>(static_cast<Int128>(wait) * cost.bottleneck / 1'000'000'000'000);
       if (comp() && x.op == Op::Reduce)
-        usable[id] = end[id] + static_cast<Time>(comp_micros(id)) * 1'000'000;
+        usable[id] = end[id] + static_cast<Time>(comp_micros_) * 1'000'000;
     }
     for (ChunkId ch = x.chunk; ch < x.chunk + x.count; ++ch) {
       earlier_arrival[base[id] + static_cast<size_t>(ch - x.chunk)] = last_arrival[key(dst, ch)];
@@ -194,10 +197,6 @@ CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topolog
     items_[fill[rank_of_[a[id].src]]++] = 2 * static_cast<int64_t>(id);
     items_[fill[rank_of_[a[id].dst]]++] = 2 * static_cast<int64_t>(id) + 1;
   }
-}
-
-uint64_t CollectiveGraphPlan::comp_micros(TransferId id) const {
-  return static_cast<uint64_t>(std::ceil(reduction_micros(a_.bytes(id), a_.reduce_bandwidth)));
 }
 
 ChakraProtoMsg::GlobalMetadata CollectiveGraphPlan::metadata(int r) const {
@@ -316,7 +315,7 @@ void CollectiveGraphPlan::for_each_node(int r, Nodes& n) const {
           fmt::format_to(std::back_inserter(name), FMT_COMPILE("..{}"), x.chunk + x.count - 1);
         n.start(next_id++, {name.data(), name.size()}, ChakraProtoMsg::COMP_NODE);
         n.data_dep(recv_id);
-        n.duration_micros(comp_micros(id));
+        n.duration_micros(comp_micros_);
         n.attr("num_ops", static_cast<int64_t>(a_.bytes(id) / 4));
         n.attr("tensor_size", static_cast<int64_t>(a_.bytes(id)));
         n.attr("tenet_transfer", static_cast<int64_t>(id));
@@ -386,7 +385,7 @@ NodeGraph CollectiveGraphPlan::node_graph() const {
     g.dep_begin.push_back(g.deps.size());
     if (comp() && x.op == Op::Reduce) {
       g.deps.push_back(g.nodes.size() - 1);  // after the receive
-      place({ChakraProtoMsg::COMP_NODE, dst, -1, 0, 0, comp_micros(id), recv_id_[id] + 1});
+      place({ChakraProtoMsg::COMP_NODE, dst, -1, 0, 0, comp_micros_, recv_id_[id] + 1});
       g.dep_begin.push_back(g.deps.size());
     }
   }

@@ -92,11 +92,11 @@ class CollectiveGraphPlan {
       synth::TransferId id) const {  // the node after which the data is at the destination
     return recv_id_[id] + (comp() && a_[id].op == synth::Op::Reduce ? 1 : 0);
   }
-  // Transfer id's reduction as a COMP node's duration: whole microseconds (duration_micros) for
-  // all the chunks it carries.
-  uint64_t comp_micros(synth::TransferId id) const;
   const synth::Algorithm& a_;
   GraphOptions options_;
+  // A reduction's COMP duration, whole microseconds (duration_micros): a chunk's (a message's
+  // chunks are reduced as they arrive: Algorithm::usable_at).
+  uint64_t comp_micros_ = 0;
   std::vector<int> rank_of_;  // NPU -> rank, -1 for none
   std::string set_id_;
   std::vector<uint32_t> send_id_,

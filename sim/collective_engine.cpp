@@ -55,7 +55,6 @@ class ListSource {
   size_t size() const { return a_.size(); }
   Bytes chunk_bytes() const { return a_.chunk_bytes; }
   Time reduction_time() const { return a_.reduction_time(); }
-  int count(TransferId id) const { return a_[id].count; }  // the chunks it carries
   template <typename F>
   void first(F&& f) const {
     for (TransferId id = 0; id < static_cast<TransferId>(a_.size()); ++id)
@@ -92,7 +91,6 @@ class PlanSource {
   size_t size() const { return static_cast<size_t>(plan_.size()); }
   Bytes chunk_bytes() const { return plan_.chunk_bytes(); }
   Time reduction_time() const { return plan_.reduction_time(); }
-  int count(TransferId) const { return 1; }
   template <typename F>
   void first(F&& f) const {
     plan_.first_sends(f);
@@ -200,10 +198,9 @@ class Run final : public CollectiveRun::Replay {
             delivered(id, reduced);
             return;
           }
-          // Usable after the reduction of each chunk it carries, if any
-          // (Algorithm::reduce_bandwidth).
+          // Usable after the reduction, if any (Algorithm::reduce_bandwidth: of its last chunk).
           if (reduced && reduction_ > 0)
-            events_.schedule_after(reduction_ * source_.count(id), [this, id] { arrived(id); });
+            events_.schedule_after(reduction_, [this, id] { arrived(id); });
           else
             arrived(id);
         });
@@ -216,8 +213,8 @@ class Run final : public CollectiveRun::Replay {
     EndpointMessage& message = messages_[slot];
     message.arrived.push_back(id);
     if (--message.pending > 0) return;
-    const Time after = (reduced ? reduction_ * source_.count(id) : 0) +
-                       endpoints_.after_arrival(message.bytes, message.reduced);
+    const Time after =
+        (reduced ? reduction_ : 0) + endpoints_.after_arrival(message.bytes, message.reduced);
     events_.schedule_after(after, [this, members = std::move(message.arrived)] {
       for (TransferId u : members) arrived(u);
     });

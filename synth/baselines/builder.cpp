@@ -64,10 +64,10 @@ void ring_chain(Builder& b, const std::vector<NodeId>& order, const std::vector<
 
 void send_runs(Builder& b, const std::vector<ChunkId>& chunks, NodeId from, NodeId to, Op op,
                const std::vector<TransferId>& deps, std::vector<TransferId>* sent) {
+  // Relayed through NPUs, chunk by chunk: each relay forwards a chunk as soon as it has it.
+  const size_t most = b.adjacent(from, to) ? static_cast<size_t>(kMaxChunksPerTransfer) : 1;
   for (size_t i = 0, j = 0; i < chunks.size(); i = j) {
-    for (j = i + 1; j < chunks.size() && chunks[j] == chunks[j - 1] + 1 &&
-                    j - i < static_cast<size_t>(kMaxChunksPerTransfer);
-         ++j) {
+    for (j = i + 1; j < chunks.size() && chunks[j] == chunks[j - 1] + 1 && j - i < most; ++j) {
     }
     b.send(chunks[i], from, to, op, deps, static_cast<int>(j - i));
     if (sent) sent->push_back(b.first_hop());

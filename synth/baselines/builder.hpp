@@ -225,17 +225,17 @@ class Builder {
     return it == last_.end() ? -1 : it->second;
   }
   // Of transfers to wait for, the last listed of each queue: transfers that leave over the same
-  // first link in the same channel, along the same route at the same rate with the same op, are
-  // admitted in list order and take equally long, so the last of them arrives last and stands for
-  // the others (a step of a ring over 512 servers waits for 512 chunks from its neighbour: one
-  // dependency, not 512 per send).
+  // first link in the same channel, along the same route at the same rate with the same op and
+  // as many chunks, are admitted in list order and take equally long, so the last of them arrives
+  // last and stands for the others (a step of a ring over 512 servers waits for 512 chunks from its
+  // neighbour: one dependency, not 512 per send).
   std::vector<TransferId> last_per_queue(std::vector<TransferId> d) const {
     if (d.size() < 2) return d;
-    // Same queue and same transfer shape: channel, rate, op and the whole route.
+    // Same queue and same transfer shape: channel, rate, op, chunks carried and the whole route.
     auto same_shape = [&](TransferId x, TransferId y) {
       const auto r = a_.route(x), u = a_.route(y);
       return a_[x].channel == a_[y].channel && a_.rate(x) == a_.rate(y) && a_[x].op == a_[y].op &&
-             std::equal(r.begin(), r.end(), u.begin(), u.end());
+             a_[x].count == a_[y].count && std::equal(r.begin(), r.end(), u.begin(), u.end());
     };
     // Sorted by a hash of the shape, read once per transfer (a 1024-NPU hierarchical All-Reduce
     // has hundreds of arrivals of a few shapes per step: sorting by the shapes themselves was most
@@ -247,6 +247,7 @@ class Builder {
       boost::hash_combine(h, a_[x].channel);
       boost::hash_combine(h, a_.rate(x));
       boost::hash_combine(h, static_cast<int>(a_[x].op));
+      boost::hash_combine(h, a_[x].count);
       for (LinkId l : a_.route(x)) boost::hash_combine(h, l);
       keyed.emplace_back(h, x);
     }
@@ -400,8 +401,9 @@ void ring_chain(Builder& b, const std::vector<NodeId>& order, const std::vector<
                 bool reduce);
 
 // Sends `chunks` from `from` to `to` as messages (Builder::send with a count): one per run of
-// consecutive chunk ids, as a runtime sends a step's contiguous buffer at once. Appends the first
-// hop of each to `sent` when given.
+// consecutive chunk ids, as a runtime sends a step's contiguous buffer at once; chunk by chunk
+// where the way relays through NPUs (each relay forwards a chunk as soon as it holds it, as a
+// message would not). Appends the first hop of each to `sent` when given.
 void send_runs(Builder& b, const std::vector<ChunkId>& chunks, NodeId from, NodeId to, Op op,
                const std::vector<TransferId>& deps, std::vector<TransferId>* sent = nullptr);
 

@@ -352,9 +352,7 @@ Time time_floor(const topo::Topology& described, const Algorithm& a) {
   RouteCoster coster(t, a);
   const bool hold = a.link_model == LinkModel::Hold;
   const Time reduction = a.reduction_time();
-  const auto reduced = [&](TransferId id) {
-    return a[id].op == Op::Reduce ? reduction * a[id].count : Time{0};
-  };
+  const auto reduced = [&](TransferId id) { return a[id].op == Op::Reduce ? reduction : Time{0}; };
   std::vector<Time> start(n), duration(n);
   // (node, chunk): its last arrival usable.
   Grid<Time> ready(static_cast<uint64_t>(t.num_nodes()),

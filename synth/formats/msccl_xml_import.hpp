@@ -115,6 +115,8 @@ struct Import {
   std::vector<std::tuple<int, int, int>> send_of;  // per transfer, its send step (gpu, tb, s)
   // Received, then reduced into the GPU's copy by a 're' step: (transfer, position of the 're').
   std::vector<std::pair<TransferId, size_t>> reduced_later;
+  // The chunks each of them reduces so (a transfer of several chunks reduces all or none).
+  std::set<std::pair<TransferId, ChunkId>> reduced_chunks;
   // (sending step, j): the j-th chunk it sends is its GPU's own input alone (check_contents).
   std::set<std::pair<size_t, int>> input_sent;
   std::vector<size_t> send_position;  // per transfer, the position of its send step in `order`

@@ -544,7 +544,10 @@ void replay_reduce(Replay& r, size_t i) {
     if (from != into) continue;
     if (auto w = r.writer[x.gpu].find(in.canon(x.gpu, {x.src.buf, x.src.off + j}));
         w != r.writer[x.gpu].end())
-      for (TransferId id : w->second) in.reduced_later.emplace_back(id, r.position_of[i]);
+      for (TransferId id : w->second) {
+        in.reduced_later.emplace_back(id, r.position_of[i]);
+        in.reduced_chunks.emplace(id, from);
+      }
   }
 }
 
@@ -692,6 +695,24 @@ std::vector<TransferId> final_order(Import& in) {
   return order_of;
 }
 
+// In the IR a transfer reduces all the chunks it carries or none: a step of several chunks whose
+// data is then reduced into the GPU's own ('re') in part only cannot be held (checked for a
+// correct program only: in a wrong one the parts are what its problems explain). Read before the
+// transfers take their final order (ids of import).
+std::optional<std::string> partial_reduction(const Import& in) {
+  for (auto [id, re_position] : in.reduced_later) {
+    const Transfer& x = in.a[id];
+    const auto first = in.reduced_chunks.lower_bound({id, x.chunk});
+    const auto last = in.reduced_chunks.lower_bound({id, x.chunk + x.count});
+    if (std::distance(first, last) != x.count)
+      return fmt::format(
+          "gpu {} receives chunks {}..{} in one step and then reduces only some of "
+          "them into its own ('re'): Tenet's IR reduces a message's chunks together",
+          x.dst, x.chunk, x.chunk + x.count - 1);
+  }
+  return std::nullopt;
+}
+
 // In the IR a GPU holds one copy of a chunk, changed when data arrives, and a send carries the
 // copy as the transfers listed before it left it (a send of its input alone excepted: it is
 // Transfer::from_input, and reads no copy). That is the program's meaning only if every
@@ -752,9 +773,13 @@ MscclImport import_msccl_xml(std::string_view text, const topo::Topology& t,
   detail::check_order(in);
   detail::check_contents(in);
   replay(in);
+  const std::optional<std::string> partial = partial_reduction(in);
   const std::vector<TransferId> order_of = final_order(in);
   // Whether the IR can hold the program matters only for a correct one.
-  if (in.result.problems.empty()) check_one_copy(in, order_of);
+  if (in.result.problems.empty()) {
+    if (partial) throw Error(*partial, {in.file});
+    check_one_copy(in, order_of);
+  }
   in.result.algorithm = std::move(in.a);
   return std::move(in.result);
 }

@@ -19,7 +19,9 @@
 // 1, one message of count x chunk_bytes, as MSCCL's `cnt` and a runtime's single send of a
 // contiguous buffer). It is one step: it pays its route's per-step cost once, reads every chunk it
 // carries at its source as left by the transfers listed before it, and delivers each to its
-// destination. A reduction of it reduces every chunk it carries (count reductions' time).
+// destination. A reduction of it reduces each chunk as it arrives (as an MSCCL rrc step reduces
+// what streams in, and as reductions of separate chunks overlap): its data is usable a chunk's
+// reduction after its last byte arrived.
 //
 // Input: a transfer may instead send its source's own input (`from_input`): the chunk as the
 // collective's precondition puts it there (a rank's own contribution to a reduced chunk, or a chunk
@@ -147,11 +149,10 @@ class Algorithm {
     return reduce_bandwidth > 0 ? transfer_time(chunk_bytes, reduce_bandwidth) : 0;
   }
   // When transfer `id`'s data is usable at its destination, given the time `end` it arrived: a
-  // reduction's time later for a reduction (one per chunk it carries). `reduction` is
+  // reduction's time later for a reduction (of its last chunk, above). `reduction` is
   // reduction_time(), computed once by callers.
   Time usable_at(TransferId id, Time end, Time reduction) const {
-    const Transfer& x = transfers_[id];
-    return x.op == Op::Reduce ? end + reduction * x.count : end;
+    return transfers_[id].op == Op::Reduce ? end + reduction : end;
   }
   // The bytes transfer `id` moves: its chunks (count x chunk_bytes).
   Bytes bytes(TransferId id) const { return chunk_bytes * transfers_[id].count; }

@@ -297,8 +297,8 @@ class Verifier {
                   "{}: starts at {}, before transfer {} it depends on has been reduced at {} "
                   "(it arrives at {}; a reduction of {} at {} takes {})",
                   who(id), format_time(start_of(id)), d, format_time(usable(d)),
-                  format_time(end_of(d)), format_bytes(a_.bytes(d)),
-                  format_bandwidth(a_.reduce_bandwidth), format_time(usable(d) - end_of(d)));
+                  format_time(end_of(d)), format_bytes(a_.chunk_bytes),
+                  format_bandwidth(a_.reduce_bandwidth), format_time(reduction_));
             return fmt::format("{}: starts at {}, before transfer {} it depends on ends at {}",
                                who(id), format_time(start_of(id)), d, format_time(end_of(d)));
           });
