@@ -62,15 +62,29 @@ void ring_chain(Builder& b, const std::vector<NodeId>& order, const std::vector<
     }
 }
 
+std::vector<std::pair<int, int>> message_parts(int n, int ways) {
+  const int parts = std::max(1, std::min(n, ways));
+  std::vector<std::pair<int, int>> out;
+  for (int p = 0, first = 0; p < parts; ++p) {
+    const int count = n / parts + (p < n % parts ? 1 : 0);
+    out.emplace_back(first, count);
+    first += count;
+  }
+  return out;
+}
+
 void send_runs(Builder& b, const std::vector<ChunkId>& chunks, NodeId from, NodeId to, Op op,
                const std::vector<TransferId>& deps, std::vector<TransferId>* sent) {
   // Relayed through NPUs, chunk by chunk: each relay forwards a chunk as soon as it has it.
   const size_t most = b.adjacent(from, to) ? static_cast<size_t>(kMaxChunksPerTransfer) : 1;
+  const int ways = b.ways(from, to);
   for (size_t i = 0, j = 0; i < chunks.size(); i = j) {
     for (j = i + 1; j < chunks.size() && chunks[j] == chunks[j - 1] + 1 && j - i < most; ++j) {
     }
-    b.send(chunks[i], from, to, op, deps, static_cast<int>(j - i));
-    if (sent) sent->push_back(b.first_hop());
+    for (const auto& [first, count] : message_parts(static_cast<int>(j - i), ways)) {
+      b.send(chunks[i + first], from, to, op, deps, count);
+      if (sent) sent->push_back(b.first_hop());
+    }
   }
 }
 

@@ -289,6 +289,12 @@ class Builder {
 
   // NPUs linked to v directly or through pass-through nodes (the ring search's neighbours).
   bool adjacent(NodeId u, NodeId v) { return hops_.path(u, v).size() == 1; }
+  // How many ways the one hop from u to v has (parallel links, or equal-cost routes through
+  // switches): successive sends take them in turn. 1 where the way relays through NPUs.
+  int ways(NodeId u, NodeId v) {
+    const std::vector<Hops::Hop>& hops = hops_.path(u, v);
+    return hops.size() == 1 ? static_cast<int>(hops[0].routes.size()) : 1;
+  }
   // The routes of the one hop from u to v (linked directly, or through switches or router NPUs),
   // or nullptr where the way relays through NPUs or there is none.
   const std::vector<std::vector<LinkId>>* hop_routes(NodeId u, NodeId v) {
@@ -400,10 +406,16 @@ void ring_all_to_all_steps(Builder& b, const std::vector<NodeId>& order,
 void ring_chain(Builder& b, const std::vector<NodeId>& order, const std::vector<ChunkId>& chunks,
                 bool reduce);
 
-// Sends `chunks` from `from` to `to` as messages (Builder::send with a count): one per run of
-// consecutive chunk ids, as a runtime sends a step's contiguous buffer at once; chunk by chunk
-// where the way relays through NPUs (each relay forwards a chunk as soon as it holds it, as a
-// message would not). Appends the first hop of each to `sent` when given.
+// A run of `n` chunks as messages over `ways` ways (Builder::ways): min(n, ways) messages of
+// consecutive chunks, as even as can be, one per way (as a runtime spreads a large send over its
+// channels, each a flow that ECMP hashes to one route). (first, count) pairs, first from 0.
+std::vector<std::pair<int, int>> message_parts(int n, int ways);
+
+// Sends `chunks` from `from` to `to` as messages (Builder::send with a count): per run of
+// consecutive chunk ids one per way the hop has (message_parts), as a runtime sends a step's
+// contiguous buffer at once; chunk by chunk where the way relays through NPUs (each relay
+// forwards a chunk as soon as it holds it, as a message would not). Appends the first hop of each
+// to `sent` when given.
 void send_runs(Builder& b, const std::vector<ChunkId>& chunks, NodeId from, NodeId to, Op op,
                const std::vector<TransferId>& deps, std::vector<TransferId>* sent = nullptr);
 

@@ -1,12 +1,13 @@
-// The one-shot All-Reduce (oneshot): every rank sends its whole input to every other rank (one
-// message of all its chunks: Transfer::count), and each reduces the P - 1 inputs it receives into
-// its own buffer (msccl-tools' allreduce_1step, the "one-shot" all-reduce of inference runtimes on
-// NVSwitch). One message deep: a rank's port carries (P - 1) times the buffer where a ring carries
-// 2 (P - 1) / P of it, but every byte is sent once, with one latency and one step cost, so it is
-// the fastest All-Reduce for small buffers where every pair of ranks is linked directly or through
-// switches. Each chunk is reduced independently at every rank (Transfer::from_input), so nothing
-// waits for anything: a rank's sends leave its port in turn, each rank starting with the next rank
-// up so that the destinations of a round are all different.
+// The one-shot All-Reduce (oneshot): every rank sends its whole input to every other rank (a
+// message of all its chunks, Transfer::count, one per way between the two: message_parts), and
+// each reduces the P - 1 inputs it receives into its own buffer (msccl-tools' allreduce_1step, the
+// "one-shot" all-reduce of inference runtimes on NVSwitch). One message deep: a rank's port
+// carries (P - 1) times the buffer where a ring carries 2 (P - 1) / P of it, but every byte is sent
+// once, with one latency and one step cost, so it is the fastest All-Reduce for small buffers
+// where every pair of ranks is linked directly or through switches. Each chunk is reduced
+// independently at every rank (Transfer::from_input), so nothing waits for anything: a rank's
+// sends leave its port in turn, each rank starting with the next rank up so that the destinations
+// of a round are all different.
 #include <fmt/format.h>
 
 #include "synth/baselines/builder.hpp"
@@ -29,10 +30,14 @@ void oneshot(Builder& b, const Collective& c) {
         "chunks, over its limit of {} (it is for small communicators and buffers)",
         p, transfers, chunks, kMaxOneshotTransfers));
   for (int s = 1; s < p; ++s)
-    for (int r = 0; r < p; ++r)
-      for (ChunkId ch = 0; ch < chunks; ch += kMaxChunksPerTransfer)
-        b.send_input(ch, c.ranks[r], c.ranks[(r + s) % p], Op::Reduce, {},
-                     std::min<int>(kMaxChunksPerTransfer, chunks - ch));
+    for (int r = 0; r < p; ++r) {
+      const NodeId from = c.ranks[r], to = c.ranks[(r + s) % p];
+      for (ChunkId ch = 0; ch < chunks; ch += kMaxChunksPerTransfer) {
+        const int run = std::min<int>(kMaxChunksPerTransfer, chunks - ch);
+        for (const auto& [first, count] : message_parts(run, b.ways(from, to)))
+          b.send_input(ch + first, from, to, Op::Reduce, {}, count);
+      }
+    }
 }
 
 }  // namespace tenet::synth::detail

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -246,6 +248,28 @@ TEST(Messages, OneShotSendsOneMessagePerPair) {
   for (const Transfer& x : a.transfers()) EXPECT_EQ(x.count, a.collective.num_chunks());
   EXPECT_TRUE(verify(t, a).correct());
   EXPECT_EQ(sim::replay(t, a, sim::NetworkKind::Analytical), a.claimed_time);
+}
+
+// Between two leaves of a 2-spine leaf-spine a rank's input goes as two messages, one per spine
+// (as a runtime's channels are flows that ECMP spreads), within a leaf as one.
+TEST(Messages, OneMessagePerWay) {
+  const auto t = charging(topo::generate("leafspine:2x2,spines=2"));
+  const Algorithm a = make_baseline({BaselineKind::Oneshot, {}}, t,
+                                    Collective::over_all(t, CollectiveKind::AllReduce, 8), kChunk);
+  std::map<std::pair<NodeId, NodeId>, std::vector<TransferId>> pairs;
+  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id)
+    pairs[{a[id].src, a[id].dst}].push_back(id);
+  int across = 0;
+  for (const auto& [ends, ids] : pairs) {
+    const bool same_leaf = a.route(ids[0]).size() == 2;  // up to the leaf and down
+    ASSERT_EQ(ids.size(), same_leaf ? 1u : 2u);
+    if (same_leaf) continue;
+    ++across;
+    EXPECT_EQ(a[ids[0]].count + a[ids[1]].count, a.collective.num_chunks());
+    EXPECT_FALSE(std::ranges::equal(a.route(ids[0]), a.route(ids[1])));  // one per spine
+  }
+  EXPECT_EQ(across, 8);
+  EXPECT_TRUE(verify(t, a).correct());
 }
 
 }  // namespace
