@@ -92,18 +92,22 @@ CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topolog
   // owner sends a chunk on after every reduction into it), so it depends on all of them.
   const size_t chunks = static_cast<size_t>(c.num_chunks());
   // (A transfer of several chunks follows an arrival before it for each: per transfer and chunk
-  // it carries, from base[id] on.)
-  std::vector<size_t> base(n + 1, 0);
-  for (TransferId id = 0; id < static_cast<TransferId>(n); ++id)
-    base[id + 1] = base[id] + a[id].count;
+  // it carries, from base[id] on; from id on where every transfer carries one.)
+  std::vector<size_t> base;
+  if (a.has_messages()) {
+    base.assign(n + 1, 0);
+    for (TransferId id = 0; id < static_cast<TransferId>(n); ++id)
+      base[id + 1] = base[id] + a[id].count;
+  }
   std::vector<TransferId> last_arrival(static_cast<size_t>(p) * chunks, -1),
-      earlier_arrival(base[n], -1);
+      earlier_arrival(base.empty() ? n : base[n], -1);
   auto key = [&](int r, ChunkId ch) {
     return static_cast<size_t>(r) * chunks + static_cast<size_t>(ch);
   };
-  auto earlier = [&](TransferId e, ChunkId ch) {
-    return earlier_arrival[base[e] + static_cast<size_t>(ch - a[e].chunk)];
+  auto at = [&](TransferId e, ChunkId ch) {
+    return base.empty() ? static_cast<size_t>(e) : base[e] + static_cast<size_t>(ch - a[e].chunk);
   };
+  auto earlier = [&](TransferId e, ChunkId ch) { return earlier_arrival[at(e, ch)]; };
   // Calls f(e) for every arrival at rank r of a chunk transfer `id` reads there.
   auto for_each_read = [&](TransferId id, int r, auto&& f) {
     const Transfer& x = a[id];
@@ -183,7 +187,7 @@ CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topolog
         usable[id] = end[id] + static_cast<Time>(comp_micros_) * 1'000'000;
     }
     for (ChunkId ch = x.chunk; ch < x.chunk + x.count; ++ch) {
-      earlier_arrival[base[id] + static_cast<size_t>(ch - x.chunk)] = last_arrival[key(dst, ch)];
+      earlier_arrival[at(id, ch)] = last_arrival[key(dst, ch)];
       last_arrival[key(dst, ch)] = id;
     }
   }
