@@ -27,12 +27,11 @@ void direct(Builder& b, const Collective& c) {
         st.begin();
         std::map<NodeId, std::vector<TransferId>> sent;
         for (int r = 0; r < p; ++r) {
-          const std::vector<TransferId> deps = st.deps(c.ranks[r]);
+          std::vector<ChunkId> to_peer;
           for (ChunkId ch : blocks[r])
-            if (c.needed_by(ch) == (r + s) % p) {
-              b.send(ch, c.ranks[r], c.ranks[(r + s) % p], Op::Copy, deps);
-              sent[c.ranks[r]].push_back(b.first_hop());
-            }
+            if (c.needed_by(ch) == (r + s) % p) to_peer.push_back(ch);
+          send_runs(b, to_peer, c.ranks[r], c.ranks[(r + s) % p], Op::Copy, st.deps(c.ranks[r]),
+                    &sent[c.ranks[r]]);
         }
         for (auto& [v, ids] : sent) st.record(v, ids);
       }
@@ -41,14 +40,16 @@ void direct(Builder& b, const Collective& c) {
     case CollectiveKind::Gather:
       for (int s = 1; s < p; ++s) {
         const int r = (c.root + s) % p;
-        for (ChunkId ch : blocks[r]) b.send(ch, c.ranks[r], c.ranks[c.root], Op::Copy);
+        send_runs(b, blocks[r], c.ranks[r], c.ranks[c.root], Op::Copy, {});
       }
       break;
     case CollectiveKind::Scatter:
       for (int s = 1; s < p; ++s) {
         const int r = (c.root + s) % p;
+        std::vector<ChunkId> to_rank;
         for (ChunkId ch = 0; ch < c.num_chunks(); ++ch)
-          if (c.needed_by(ch) == r) b.send(ch, c.ranks[c.root], c.ranks[r], Op::Copy);
+          if (c.needed_by(ch) == r) to_rank.push_back(ch);
+        send_runs(b, to_rank, c.ranks[c.root], c.ranks[r], Op::Copy, {});
       }
       break;
     default:
