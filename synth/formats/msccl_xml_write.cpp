@@ -378,10 +378,14 @@ void place_transfers(Export& e) {
     const int cnt = x.count;
     std::optional<Slot> run = e.layout.run_at(from, x.chunk, cnt);
     const std::optional<Slot> into = e.layout.run_at(to, x.chunk, cnt);
-    // A run of inputs kept aside is read from there (save_inputs keeps a transfer's in order).
-    if (auto kept = e.saved.find({from, x.chunk}); x.from_input && kept != e.saved.end()) {
-      run = kept->second;
-      for (int j = 1; j < cnt && run; ++j)
+    // A run of inputs kept aside is read from there (save_inputs keeps a transfer's in order): all
+    // of its chunks, side by side, or none.
+    if (x.from_input) {
+      int kept = 0;
+      for (int j = 0; j < cnt; ++j) kept += e.saved.count({from, x.chunk + j}) ? 1 : 0;
+      if (kept > 0 && kept < cnt) run.reset();
+      if (kept == cnt) run = e.saved.at({from, x.chunk});
+      for (int j = 1; j < cnt && kept == cnt && run; ++j)
         if (auto next = e.saved.find({from, x.chunk + j}); next == e.saved.end() ||
                                                            next->second.buf != run->buf ||
                                                            next->second.off != run->off + j)
