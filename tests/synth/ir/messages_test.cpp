@@ -17,6 +17,7 @@
 #include "synth/formats/algorithm_json.hpp"
 #include "synth/formats/msccl_xml.hpp"
 #include "synth/verify/verify.hpp"
+#include "tests/synth/formats/msccl_programs.hpp"
 #include "tests/synth/formats/msccl_runtime_rules.hpp"
 #include "tests/synth/test_support.hpp"
 #include "topo/generators.hpp"
@@ -191,6 +192,32 @@ TEST(Messages, MscclXmlAndChakraKeepThem) {
     const Report r = verify(t, graph);
     EXPECT_TRUE(r.correct()) << to_string(kind);
     EXPECT_EQ(r.collective_time, a.claimed_time) << to_string(kind);
+  }
+}
+
+// A correct MSCCL program the IR cannot hold: GPU 1 receives GPU 0's two chunks in one step and
+// reduces only chunk 0 into its own ('re'); chunk 1 is reduced at GPU 0. Correct in the runtime
+// (no problem found on the way), the import refuses it saying why, as it does programs that keep
+// two copies of a chunk.
+TEST(Messages, MscclPartOfAMessageReducedIsRefused) {
+  using testing::step;
+  const std::string xml =
+      R"(<algo name="part" proto="Simple" nchannels="1" nchunksperloop="2" ngpus="2" coll="allreduce" inplace="1" minBytes="0" maxBytes="1099511627776">)"
+      R"(<gpu id="0" i_chunks="2" o_chunks="0" s_chunks="1"><tb id="0" send="1" recv="1" chan="0">)" +
+      step(0, "s", 'i', 0, 'i', 0, 2) + step(1, "r", 's', 0, 's', 0, 1) +
+      step(2, "re", 's', 0, 'i', 1, 1) + step(3, "s", 'i', 1, 'i', 1, 1) +
+      step(4, "r", 'i', 0, 'i', 0, 1) + "</tb></gpu>" +
+      R"(<gpu id="1" i_chunks="2" o_chunks="0" s_chunks="2"><tb id="0" send="0" recv="0" chan="0">)" +
+      step(0, "r", 's', 0, 's', 0, 2) + step(1, "s", 'i', 1, 'i', 1, 1) +
+      step(2, "re", 's', 0, 'i', 0, 1) + step(3, "s", 'i', 0, 'i', 0, 1) +
+      step(4, "r", 'i', 1, 'i', 1, 1) + "</tb></gpu></algo>";
+  const auto t = topo::generate("ring:2");
+  try {
+    parse_msccl_xml(xml, t, "part.xml");
+    ADD_FAILURE() << "imported";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("part.xml"));
+    EXPECT_THAT(e.what(), HasSubstr("receives chunks 0..1 in one step and then reduces only some"));
   }
 }
 
