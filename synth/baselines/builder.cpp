@@ -94,7 +94,8 @@ void direct_exchange(Builder& b, const std::vector<NodeId>& group, const Blocks&
   for (int s = 1; s < p; ++s)
     for (int i = 0; i < p; ++i) {
       const int j = (i + s) % p;
-      send_runs(b, blocks[reduce ? j : i], group[i], group[j], reduce ? Op::Reduce : Op::Copy, {});
+      for (ChunkId c : blocks[reduce ? j : i])
+        b.send(c, group[i], group[j], reduce ? Op::Reduce : Op::Copy);
     }
 }
 

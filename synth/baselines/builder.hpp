@@ -420,7 +420,7 @@ void send_runs(Builder& b, const std::vector<ChunkId>& chunks, NodeId from, Node
                const std::vector<TransferId>& deps, std::vector<TransferId>* sent = nullptr);
 
 // Everyone sends member j its block (Reduce-Scatter) or its own block to everyone (All-Gather),
-// member i talking to i+1, i+2, ... in turn, each block as messages (send_runs).
+// member i talking to i+1, i+2, ... in turn, chunk by chunk.
 void direct_exchange(Builder& b, const std::vector<NodeId>& group, const Blocks& blocks,
                      bool reduce);
 
