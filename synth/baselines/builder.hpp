@@ -420,7 +420,9 @@ void send_runs(Builder& b, const std::vector<ChunkId>& chunks, NodeId from, Node
                const std::vector<TransferId>& deps, std::vector<TransferId>* sent = nullptr);
 
 // Everyone sends member j its block (Reduce-Scatter) or its own block to everyone (All-Gather),
-// member i talking to i+1, i+2, ... in turn, chunk by chunk.
+// member i talking to i+1, i+2, ... in turn, chunk by chunk: with no barrier between the phases, a
+// chunk's All-Gather leaves once that chunk is reduced, so more chunks pipeline the two phases (at
+// a step each); as one message a block would wait for all of its reductions.
 void direct_exchange(Builder& b, const std::vector<NodeId>& group, const Blocks& blocks,
                      bool reduce);
 
