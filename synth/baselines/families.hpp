@@ -20,9 +20,9 @@ void ring(Builder& b, const Topology& t, const Collective& c, bool bidir, int ch
 std::optional<RingPlan> plan_ring(const Topology& t, const Collective& c, Bytes chunk_bytes,
                                   LinkModel model, Bandwidth reduce_bandwidth, bool bidir,
                                   int channels, const std::string& name);
-// direct (direct.cpp): every pair talks directly (All-to-All, Gather and Scatter each pair's data as
-// messages, send_runs; the Reduce-Scatter and All-Gather exchange chunk by chunk, which pipelines
-// its two phases).
+// direct (direct.cpp): every pair talks directly (All-to-All, Gather and Scatter each pair's data
+// as messages, send_runs; the Reduce-Scatter and All-Gather exchange chunk by chunk, which
+// pipelines its two phases).
 void direct(Builder& b, const Collective& c);
 // oneshot (oneshot.cpp): every rank sends its input to every other, which reduces it.
 void oneshot(Builder& b, const Collective& c);
