@@ -117,6 +117,11 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
       break;  // small algorithms try every count: their times need not fall steadily
     } else if (static_cast<double>(transfers) * 2 > static_cast<double>(transfer_budget) / 4) {
       break;  // large ones stop at the first count that does not help
+    } else if (!floor && have && best.chunks_per_npu * 2 == k &&
+               static_cast<int64_t>(transfers) >= kAutoChunkTurnTransfers &&
+               static_cast<double>(now) >
+                   (1 + kChunkSearchTurn) * static_cast<double>(best.algorithm.claimed_time)) {
+      break;  // the times turned up past the fastest, and the next count costs twice this one
     }
     if (hopeless) break;
     // As times go (above), a doubling at most halves a count's time: at 2^j x to_beat or more, the

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <optional>
 #include <random>
 
@@ -399,6 +400,31 @@ TEST(BestChunking, ARivalEndsTheSearchWhereNoCountAheadBeatsIt) {
     shorter += r->tried.size() < all.tried.size();
   }
   EXPECT_GT(shorter, 10);  // the rival ended searches early
+}
+
+// Past kAutoChunkTurnTransfers, a count more than kChunkSearchTurn slower than the fastest found at
+// the count before ends the search (the next would cost twice as much to build); a smaller rise, a
+// rise after an earlier fastest, or a cheaper algorithm goes on, as before.
+TEST(BestChunking, ATurnPastTheFastestEndsALargeSearch) {
+  const auto t = topo::generate("switch:4");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
+  auto search = [&](Time at4, int64_t transfers) {
+    auto make = [&](const Collective& cc, Bytes) -> ChunkMade {
+      Algorithm x;
+      x.collective = cc;
+      const std::map<int, Time> times = {{1, 100'000}, {2, 80'000}, {4, at4}, {8, 10'000}};
+      x.claimed_time = times.at(cc.chunks_per_npu);
+      x.reserve(static_cast<size_t>(transfers), 0, 0);
+      for (int64_t i = 0; i < transfers; ++i) x.add(0, 0, 1, {});
+      return x;
+    };
+    return best_chunking(c, Bytes{1} << 30, 8, make, 1, {}, int64_t{1} << 40);
+  };
+  const ChunkingResult turned = search(85'000, kAutoChunkTurnTransfers);  // 6 % over 80
+  EXPECT_EQ(turned.tried.size(), 3u);
+  EXPECT_EQ(turned.chunks_per_npu, 2);
+  EXPECT_EQ(search(81'000, kAutoChunkTurnTransfers).chunks_per_npu, 8);      // 1.25 %: on
+  EXPECT_EQ(search(85'000, kAutoChunkTurnTransfers / 2).chunks_per_npu, 8);  // cheaper: on
 }
 
 // Counts made as CannotBeat (their floor, a lower bound on their time, at least the time to beat)
