@@ -91,23 +91,14 @@ CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topolog
   // chunk as every earlier arrival left it (the IR's implicit data dependency; an All-Reduce's
   // owner sends a chunk on after every reduction into it), so it depends on all of them.
   const size_t chunks = static_cast<size_t>(c.num_chunks());
-  // (A transfer of several chunks follows an arrival before it for each: per transfer and chunk
-  // it carries, from base[id] on; from id on where every transfer carries one.)
-  std::vector<size_t> base;
-  if (a.has_messages()) {
-    base.assign(n + 1, 0);
-    for (TransferId id = 0; id < static_cast<TransferId>(n); ++id)
-      base[id + 1] = base[id] + a[id].count;
-  }
+  // (A transfer of several chunks follows an arrival before it for each chunk it carries.)
+  const synth::CarriedChunks places(a);
   std::vector<TransferId> last_arrival(static_cast<size_t>(p) * chunks, -1),
-      earlier_arrival(base.empty() ? n : base[n], -1);
+      earlier_arrival(places.size(), -1);
   auto key = [&](int r, ChunkId ch) {
     return static_cast<size_t>(r) * chunks + static_cast<size_t>(ch);
   };
-  auto at = [&](TransferId e, ChunkId ch) {
-    return base.empty() ? static_cast<size_t>(e) : base[e] + static_cast<size_t>(ch - a[e].chunk);
-  };
-  auto earlier = [&](TransferId e, ChunkId ch) { return earlier_arrival[at(e, ch)]; };
+  auto earlier = [&](TransferId e, ChunkId ch) { return earlier_arrival[places.index(e, ch)]; };
   // Calls f(e) for every arrival at rank r of a chunk transfer `id` reads there.
   auto for_each_read = [&](TransferId id, int r, auto&& f) {
     const Transfer& x = a[id];
@@ -187,7 +178,7 @@ CollectiveGraphPlan::CollectiveGraphPlan(const Algorithm& a, const topo::Topolog
         usable[id] = end[id] + static_cast<Time>(comp_micros_) * 1'000'000;
     }
     for (ChunkId ch = x.chunk; ch < x.chunk + x.count; ++ch) {
-      earlier_arrival[at(id, ch)] = last_arrival[key(dst, ch)];
+      earlier_arrival[places.index(id, ch)] = last_arrival[key(dst, ch)];
       last_arrival[key(dst, ch)] = id;
     }
   }

@@ -62,6 +62,11 @@ void ring_chain(Builder& b, const std::vector<NodeId>& order, const std::vector<
     }
 }
 
+namespace {
+
+// A run of `n` chunks as messages over `ways` ways (Builder::ways): min(n, ways) messages of
+// consecutive chunks, as even as can be, one per way (as a runtime spreads a large send over its
+// channels, each a flow that ECMP hashes to one route). (first, count) pairs, first from 0.
 std::vector<std::pair<int, int>> message_parts(int n, int ways) {
   const int parts = std::max(1, std::min(n, ways));
   std::vector<std::pair<int, int>> out;
@@ -73,8 +78,10 @@ std::vector<std::pair<int, int>> message_parts(int n, int ways) {
   return out;
 }
 
+}  // namespace
+
 void send_runs(Builder& b, const std::vector<ChunkId>& chunks, NodeId from, NodeId to, Op op,
-               const std::vector<TransferId>& deps, std::vector<TransferId>* sent) {
+               const std::vector<TransferId>& deps, std::vector<TransferId>* sent, bool input) {
   // Relayed through NPUs, chunk by chunk: each relay forwards a chunk as soon as it has it.
   const size_t most = b.adjacent(from, to) ? static_cast<size_t>(kMaxChunksPerTransfer) : 1;
   const int ways = b.ways(from, to);
@@ -82,7 +89,10 @@ void send_runs(Builder& b, const std::vector<ChunkId>& chunks, NodeId from, Node
     for (j = i + 1; j < chunks.size() && chunks[j] == chunks[j - 1] + 1 && j - i < most; ++j) {
     }
     for (const auto& [first, count] : message_parts(static_cast<int>(j - i), ways)) {
-      b.send(chunks[i + first], from, to, op, deps, count);
+      if (input)
+        b.send_input(chunks[i + first], from, to, op, deps, count);
+      else
+        b.send(chunks[i + first], from, to, op, deps, count);
       if (sent) sent->push_back(b.first_hop());
     }
   }

@@ -406,18 +406,14 @@ void ring_all_to_all_steps(Builder& b, const std::vector<NodeId>& order,
 void ring_chain(Builder& b, const std::vector<NodeId>& order, const std::vector<ChunkId>& chunks,
                 bool reduce);
 
-// A run of `n` chunks as messages over `ways` ways (Builder::ways): min(n, ways) messages of
-// consecutive chunks, as even as can be, one per way (as a runtime spreads a large send over its
-// channels, each a flow that ECMP hashes to one route). (first, count) pairs, first from 0.
-std::vector<std::pair<int, int>> message_parts(int n, int ways);
-
 // Sends `chunks` from `from` to `to` as messages (Builder::send with a count): per run of
-// consecutive chunk ids one per way the hop has (message_parts), as a runtime sends a step's
+// consecutive chunk ids one per way the hop has (Builder::ways), as a runtime sends a step's
 // contiguous buffer at once; chunk by chunk where the way relays through NPUs (each relay
 // forwards a chunk as soon as it holds it, as a message would not). Appends the first hop of each
-// to `sent` when given.
+// to `sent` when given. `input`: sends `from`'s input of them (Builder::send_input).
 void send_runs(Builder& b, const std::vector<ChunkId>& chunks, NodeId from, NodeId to, Op op,
-               const std::vector<TransferId>& deps, std::vector<TransferId>* sent = nullptr);
+               const std::vector<TransferId>& deps, std::vector<TransferId>* sent = nullptr,
+               bool input = false);
 
 // Everyone sends member j its block (Reduce-Scatter) or its own block to everyone (All-Gather),
 // member i talking to i+1, i+2, ... in turn, chunk by chunk: with no barrier between the phases, a

@@ -1,5 +1,5 @@
 // The one-shot All-Reduce (oneshot): every rank sends its whole input to every other rank (a
-// message of all its chunks, Transfer::count, one per way between the two: message_parts), and
+// message of all its chunks, Transfer::count, one per way between the two: send_runs), and
 // each reduces the P - 1 inputs it receives into its own buffer (msccl-tools' allreduce_1step, the
 // "one-shot" all-reduce of inference runtimes on NVSwitch). One message deep: a rank's port
 // carries (P - 1) times the buffer where a ring carries 2 (P - 1) / P of it, but every byte is sent
@@ -29,15 +29,10 @@ void oneshot(Builder& b, const Collective& c) {
         "one-shot sends every chunk from each of the {} ranks to every other: {} transfers for {} "
         "chunks, over its limit of {} (it is for small communicators and buffers)",
         p, transfers, chunks, kMaxOneshotTransfers));
+  const std::vector<ChunkId> every = all_chunks(c);
   for (int s = 1; s < p; ++s)
-    for (int r = 0; r < p; ++r) {
-      const NodeId from = c.ranks[r], to = c.ranks[(r + s) % p];
-      for (ChunkId ch = 0; ch < chunks; ch += kMaxChunksPerTransfer) {
-        const int run = std::min<int>(kMaxChunksPerTransfer, chunks - ch);
-        for (const auto& [first, count] : message_parts(run, b.ways(from, to)))
-          b.send_input(ch + first, from, to, Op::Reduce, {}, count);
-      }
-    }
+    for (int r = 0; r < p; ++r)
+      send_runs(b, every, c.ranks[r], c.ranks[(r + s) % p], Op::Reduce, {}, nullptr, true);
 }
 
 }  // namespace tenet::synth::detail

@@ -23,20 +23,13 @@ ArrivalGraph::ArrivalGraph(const Algorithm& a) {
   for (const Transfer& x : a.transfers()) nodes = std::max({nodes, x.src + 1, x.dst + 1});
   const int64_t chunks = a.collective.num_chunks();
   std::vector<int32_t> standing(static_cast<size_t>(nodes) * chunks), since(standing.size());
-  // Per transfer and chunk it carries (from base[id] on; from id on where every transfer carries
-  // one, with no table beside): the arrival at that (node, chunk) before it in the chain of
+  // Per transfer and chunk it carries: the arrival at that (node, chunk) before it in the chain of
   // arrivals since the standing one.
-  std::vector<int64_t> base;
-  if (a.has_messages()) {
-    base.assign(static_cast<size_t>(n) + 1, 0);
-    for (TransferId id = 0; id < n; ++id) base[id + 1] = base[id] + a[id].count;
-  }
-  std::vector<TransferId> previous_arrival(base.empty() ? static_cast<size_t>(n)
-                                                        : static_cast<size_t>(base[n]));
+  const CarriedChunks places(a);
+  std::vector<TransferId> previous_arrival(places.size());
   auto slot = [&](NodeId v, ChunkId c) { return static_cast<size_t>(v) * chunks + c; };
   auto previous = [&](TransferId id, ChunkId c) -> TransferId& {
-    return previous_arrival[base.empty() ? static_cast<size_t>(id)
-                                         : static_cast<size_t>(base[id] + (c - a[id].chunk))];
+    return previous_arrival[places.index(id, c)];
   };
   const auto carried = [&](const Transfer& x) {
     return x.chunk >= 0 && x.count >= 1 && x.chunk <= chunks - x.count;

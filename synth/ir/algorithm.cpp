@@ -143,6 +143,13 @@ Algorithm with_transfers(const Algorithm& a, const std::vector<TransferSpec>& sp
   return out;
 }
 
+CarriedChunks::CarriedChunks(const Algorithm& a) : a_(a) {
+  if (!a.has_messages()) return;
+  base_.assign(a.size() + 1, 0);
+  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id)
+    base_[static_cast<size_t>(id) + 1] = base_[static_cast<size_t>(id)] + a[id].count;
+}
+
 Algorithm split_messages(const Algorithm& a) {
   if (!a.has_messages()) return a;
   Algorithm out = with_transfers(a, {});

@@ -26,6 +26,26 @@ namespace {
 
 using testing::TacosMesh;
 
+// The chunk-search tests' times: T(k) = A + B/k + C k, with A, B (a multiple of every count, so
+// exact) and C drawn from `rng` in that order.
+struct TimeCurve {
+  Time a, b, per;
+  Time operator()(int k) const { return a + b / k + per * k; }
+};
+TimeCurve random_curve(std::mt19937_64& rng) {
+  const Time a = static_cast<Time>(rng() % 1'000'000), b = static_cast<Time>(rng() % 1000) << 12,
+             per = static_cast<Time>(rng() % 2000);
+  return {a, b, per};
+}
+
+// An algorithm for `c` that claims `time` (the chunk-search tests' makers).
+Algorithm claiming(const Collective& c, Time time) {
+  Algorithm x;
+  x.collective = c;
+  x.claimed_time = time;
+  return x;
+}
+
 constexpr Bytes kChunk = 1 << 20;
 constexpr Bandwidth kBw = 50'000'000'000;
 constexpr Time kLat = 500'000;
@@ -312,17 +332,12 @@ TEST(BestChunking, StopsOnlyWhereNoCountAheadCanWin) {
   std::mt19937_64 rng(77);
   int stopped_early = 0;
   for (int i = 0; i < 500; ++i) {
-    const Time a = static_cast<Time>(rng() % 1'000'000), b = static_cast<Time>(rng() % 1000) << 12,
-               per = static_cast<Time>(rng() % 2000);
-    auto time_at = [&](int k) { return a + b / k + per * k; };
+    const TimeCurve time_at = random_curve(rng);
     Time best = std::numeric_limits<Time>::max();
     for (int k = 1; k <= 64; k *= 2) best = std::min(best, time_at(k));
     const Time to_beat = best + static_cast<Time>(rng() % 400'000) - 200'000;
     auto make = [&](const Collective& cc, Bytes) {
-      Algorithm x;
-      x.collective = cc;
-      x.claimed_time = time_at(cc.chunks_per_npu);
-      return x;
+      return claiming(cc, time_at(cc.chunks_per_npu));
     };
     const ChunkingResult r =
         best_chunking(c, Bytes{1} << 30, 64, make, 1, {}, int64_t{1} << 40, to_beat);
@@ -370,14 +385,9 @@ TEST(BestChunking, ARivalEndsTheSearchWhereNoCountAheadBeatsIt) {
   std::mt19937_64 rng(79);
   int shorter = 0;
   for (int i = 0; i < 500; ++i) {
-    const Time a = static_cast<Time>(rng() % 1'000'000), b = static_cast<Time>(rng() % 1000) << 12,
-               per = static_cast<Time>(rng() % 2000);
-    auto time_at = [&](int k) { return a + b / k + per * k; };
+    const TimeCurve time_at = random_curve(rng);
     auto make = [&](const Collective& cc, Bytes) -> ChunkMade {
-      Algorithm x;
-      x.collective = cc;
-      x.claimed_time = time_at(cc.chunks_per_npu);
-      return x;
+      return claiming(cc, time_at(cc.chunks_per_npu));
     };
     const ChunkingResult all = best_chunking(c, Bytes{1} << 30, 64, make, 1, {}, int64_t{1} << 40);
     const Time rival = all.algorithm.claimed_time + static_cast<Time>(rng() % 400'000) - 200'000;
@@ -410,10 +420,8 @@ TEST(BestChunking, ATurnPastTheFastestEndsALargeSearch) {
   const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
   auto search = [&](Time at4, int64_t transfers) {
     auto make = [&](const Collective& cc, Bytes) -> ChunkMade {
-      Algorithm x;
-      x.collective = cc;
       const std::map<int, Time> times = {{1, 100'000}, {2, 80'000}, {4, at4}, {8, 10'000}};
-      x.claimed_time = times.at(cc.chunks_per_npu);
+      Algorithm x = claiming(cc, times.at(cc.chunks_per_npu));
       x.reserve(static_cast<size_t>(transfers), 0, 0);
       for (int64_t i = 0; i < transfers; ++i) x.add(0, 0, 1, {});
       return x;
@@ -438,12 +446,12 @@ TEST(BestChunking, FloorsStandInForTimesThatCannotWin) {
   std::mt19937_64 rng(78);
   int floored = 0, all_floored = 0, won = 0;
   for (int i = 0; i < 500; ++i) {
-    const Time a = static_cast<Time>(rng() % 1'000'000), b = static_cast<Time>(rng() % 1000) << 12,
-               per = static_cast<Time>(rng() % 2000);
+    const TimeCurve time_at = random_curve(rng);
     const Time u = static_cast<Time>(rng() % 9), v = static_cast<Time>(rng() % 9),
                w = static_cast<Time>(rng() % 9);
-    auto time_at = [&](int k) { return a + b / k + per * k; };
-    auto floor_at = [&](int k) { return (u * a + v * b / k + w * per * k) / 8; };
+    auto floor_at = [&](int k) {
+      return (u * time_at.a + v * time_at.b / k + w * time_at.per * k) / 8;
+    };
     Time best = std::numeric_limits<Time>::max();
     for (int k = 1; k <= 64; k *= 2) best = std::min(best, time_at(k));
     const Time to_beat = best + static_cast<Time>(rng() % 400'000) - 200'000;
@@ -454,16 +462,10 @@ TEST(BestChunking, FloorsStandInForTimesThatCannotWin) {
         threw = true;
         return CannotBeat{floor_at(cc.chunks_per_npu), 0};
       }
-      Algorithm x;
-      x.collective = cc;
-      x.claimed_time = time_at(cc.chunks_per_npu);
-      return x;
+      return claiming(cc, time_at(cc.chunks_per_npu));
     };
     auto full = [&](const Collective& cc, Bytes) {
-      Algorithm x;
-      x.collective = cc;
-      x.claimed_time = time_at(cc.chunks_per_npu);
-      return x;
+      return claiming(cc, time_at(cc.chunks_per_npu));
     };
     const ChunkingResult all = best_chunking(c, Bytes{1} << 30, 64, full, 1, {}, int64_t{1} << 40);
     std::optional<ChunkingResult> r;
