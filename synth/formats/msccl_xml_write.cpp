@@ -520,7 +520,12 @@ void append_gpu(pugi::xml_node algo, const Export& e, int r) {
   const int p = e.p, k = e.k;
   pugi::xml_node gpu = algo.append_child("gpu");
   gpu.append_attribute("id") = r;
-  const int in = c.kind == CollectiveKind::AllGather ? k : p * k;
+  // Every buffer is nchunksperloop chunks, an All-Gather's input and a Reduce-Scatter's output a
+  // rank's share of them (the legacy loader checks: microsoft/msccl src/graph/topo.cc:886); an
+  // All-Reduce cut into C chunks in all has C.
+  const int in = c.kind == CollectiveKind::AllGather   ? k
+                 : c.kind == CollectiveKind::AllReduce ? c.num_chunks()
+                                                       : p * k;
   const int out = c.kind == CollectiveKind::AllReduce       ? 0
                   : c.kind == CollectiveKind::ReduceScatter ? k
                                                             : p * k;

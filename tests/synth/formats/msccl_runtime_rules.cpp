@@ -66,9 +66,21 @@ std::vector<std::string> msccl_runtime_problems(const std::string& xml, MscclRun
   if (nchannels < 1 || nchannels > 32) out.push_back(fmt::format("nchannels {}", nchannels));
   static const std::set<std::string> kTypes{"s",    "r",   "rcs", "rrs", "rrc",
                                             "rrcs", "cpy", "re",  "nop"};
+  // The legacy loader checks each rank's buffers against nchunksperloop: an All-Gather's input and
+  // a Reduce-Scatter's output are a rank's share, the rest whole (microsoft/msccl b23e9cd
+  // src/graph/topo.cc:824-839 and 886).
+  const int per_loop = algo.attribute("nchunksperloop").as_int();
+  const int in_times = coll == "allgather" ? ngpus : 1,
+            out_times = coll == "reduce_scatter" ? ngpus : 1;
   for (pugi::xml_node gpu : algo.children("gpu")) {
     const int g = gpu.attribute("id").as_int();
     count_attributes(gpu);
+    const int in = gpu.attribute("i_chunks").as_int(),
+              out_chunks = gpu.attribute("o_chunks").as_int();
+    if (legacy && ((in > 0 && in * in_times != per_loop) ||
+                   (out_chunks > 0 && out_chunks * out_times != per_loop)))
+      out.push_back(fmt::format("gpu {}: i_chunks/o_chunks {}/{} disagree with nchunksperloop {}",
+                                g, in, out_chunks, per_loop));
     size_t nodes = 1 + static_cast<size_t>(ngpus);
     int expected_tb = 0;
     std::map<int, int> senders, receivers;  // channel -> thread blocks with a peer
