@@ -42,9 +42,10 @@ uint64_t fnv1a(std::string_view s) {
 json provenance_json(const Provenance& p) {
   auto traits = [](const PipelineTraits& t) {
     return json{
-        {"trees", t.trees},     {"per", t.per},     {"per_root", t.per_root},
-        {"sped_up", t.sped_up}, {"lanes", t.lanes}, {"paced", t.paced},
-        {"serial", t.serial},   {"split", t.split}, {"dealt_by_arrival", t.dealt_by_arrival}};
+        {"trees", t.trees},      {"per", t.per},     {"per_root", t.per_root},
+        {"sped_up", t.sped_up},  {"lanes", t.lanes}, {"paced", t.paced},
+        {"serial", t.serial},    {"split", t.split}, {"dealt_by_arrival", t.dealt_by_arrival},
+        {"messages", t.messages}};
   };
   return json{{"producer", static_cast<int>(p.producer)},
               {"choice", static_cast<int>(p.choice)},
@@ -71,6 +72,7 @@ Provenance provenance_of(const json& j) {
     r.serial = t.at("serial").get<bool>();
     r.split = t.at("split").get<int>();
     r.dealt_by_arrival = t.at("dealt_by_arrival").get<bool>();
+    r.messages = t.at("messages").get<bool>();
     return r;
   };
   Provenance p;

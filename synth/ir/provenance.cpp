@@ -32,10 +32,13 @@ std::string_view to_string(Producer p) {
 
 std::string describe(const PipelineTraits& p) {
   return fmt::format(
-      "{} trees, {} per {}, at their fluid rates{}{}{}{}{}{}", p.trees, p.per,
+      "{} trees, {} per {}, at their fluid rates{}{}{}{}{}{}{}", p.trees, p.per,
       p.per_root ? "root" : "NPU", p.sped_up ? " or faster where links have room" : "",
       p.lanes ? ", in lanes" : "", p.paced ? ", paced" : "",
-      p.serial ? ", a chunk of a stream at a time" : "",
+      p.messages ? ", several chunks per transfer where steps cost" : "",
+      p.serial
+          ? (p.messages ? ", a transfer of a stream at a time" : ", a chunk of a stream at a time")
+          : "",
       p.split > 1
           ? fmt::format(", {} chunks of a stream at once at 1/{} of its rate", p.split, p.split)
           : "",

@@ -43,6 +43,7 @@ struct PipelineTraits {
   bool serial = false;  // a chunk of a stream at a time
   int split = 1;        // chunks of a stream at once, each at 1/split of its rate
   bool dealt_by_arrival = false;
+  bool messages = false;  // streams send several chunks at a time (Transfer::count)
   bool operator==(const PipelineTraits&) const = default;
 };
 

@@ -1,13 +1,17 @@
 #include "synth/plans/pipelines.hpp"
 
 #include <algorithm>
+#include <cassert>
+#include <cmath>
 #include <cstdint>
+#include <numeric>
 #include <vector>
 
 namespace tenet::synth::detail {
 
 PipelineFill pipeline_fill(const topo::Topology& ft, const TreePacking& packing, Bytes chunk_bytes,
-                           const PipelineShape& shape, const StreamSpeedup& speedup) {
+                           const PipelineShape& shape, const StreamSpeedup& speedup,
+                           int chunks_per_root) {
   const bool lanes = shape.lanes;
   const int split = shape.split;
   const int n = ft.num_npus();
@@ -32,13 +36,20 @@ PipelineFill pipeline_fill(const topo::Topology& ft, const TreePacking& packing,
       for (auto it = path.rbegin(); it != path.rend(); ++it) {
         const NodeId u = *it;
         const auto& shares = lanes ? tr.lanes[u] : tr.shares[u];
+        const int m =
+            shape.messages
+                ? message_chunks(ft, tr, u,
+                                 std::max(1, chunks_per_root * tr.copies / std::max(1, packing.k)),
+                                 chunk_bytes, rate / split)
+                : 1;
         Time hop = 0;
         for (size_t r = 0; r < tr.routes[u].size(); ++r) {
           if (shares[r] <= 0) continue;
           Time latency = 0;
           for (LinkId l : tr.routes[u][r]) latency += ft.link(l).latency;
           const double own = shape.stream_rate(rate, shares[r]) / split;
-          hop = std::max(hop, transfer_time(chunk_bytes, speedup(tr.routes[u][r], own)) + latency);
+          hop = std::max(hop,
+                         transfer_time(chunk_bytes * m, speedup(tr.routes[u][r], own)) + latency);
         }
         arrival[u] = arrival[tr.parent[u]] + hop;
         known[u] = 1;
@@ -50,6 +61,42 @@ PipelineFill pipeline_fill(const topo::Topology& ft, const TreePacking& packing,
   return f;
 }
 
+int message_chunks(const topo::Topology& ft, const PackedTree& tr, NodeId v, int chunks,
+                   Bytes chunk_bytes, double rate) {
+  if (!ft.charges_steps() || chunks <= 1) return 1;
+  Time step = 0;
+  for (const auto& route : tr.routes[v])
+    for (LinkId l : route) step = std::max(step, ft.link(l).step);
+  const Time c = transfer_time(chunk_bytes, std::max<Bandwidth>(1, static_cast<Bandwidth>(rate)));
+  if (step <= 0 || c <= 0) return 1;
+  const double m = std::round(
+      std::sqrt(static_cast<double>(chunks) * static_cast<double>(step) / static_cast<double>(c)));
+  return static_cast<int>(
+      std::clamp(m, 1.0, static_cast<double>(std::min(chunks, kMaxChunksPerTransfer))));
+}
+
+std::vector<int> block_dealing(const std::vector<int>& dealing, const TreePacking& packing) {
+  std::vector<int> per_tree(packing.trees.size(), 0);
+  for (int i : dealing) ++per_tree[i];
+  // Per root, its trees in order (the packing groups them by root) and the next to fill.
+  std::vector<std::vector<int>> trees_of;
+  for (size_t i = 0; i < packing.trees.size(); ++i) {
+    const auto root = static_cast<size_t>(packing.trees[i].root);
+    if (trees_of.size() <= root) trees_of.resize(root + 1);
+    trees_of[root].push_back(static_cast<int>(i));
+  }
+  std::vector<size_t> next(trees_of.size(), 0);
+  std::vector<int> out(dealing.size());
+  for (size_t ch = 0; ch < dealing.size(); ++ch) {
+    const auto root = static_cast<size_t>(packing.trees[dealing[ch]].root);
+    const std::vector<int>& mine = trees_of[root];
+    while (per_tree[mine[next[root]]] == 0) ++next[root];
+    out[ch] = mine[next[root]];
+    --per_tree[out[ch]];
+  }
+  return out;
+}
+
 RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const TreePacking& packing,
                       const std::vector<int>& tree_of, Bytes chunk_bytes, bool last_first,
                       const PipelineShape& shape, const StreamSpeedup& speedup,
@@ -57,32 +104,61 @@ RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const Tre
   const int n = ft.num_npus();
   const bool lanes = shape.lanes;
   const int split = shape.split;
+  const double per_copy = static_cast<double>(packing.unit) / packing.congestion;
+  // Per tree, its chunks in the order it streams them (last first when asked).
+  std::vector<std::vector<ChunkId>> ids(packing.trees.size());
+  {
+    std::vector<int> per_tree(packing.trees.size(), 0), index(packing.trees.size(), 0);
+    for (int i : tree_of) ++per_tree[i];
+    for (size_t i = 0; i < ids.size(); ++i) ids[i].resize(per_tree[i]);
+    for (ChunkId ch = 0; ch < static_cast<ChunkId>(tree_of.size()); ++ch) {
+      const int i = tree_of[ch];
+      const int j = last_first ? per_tree[i] - 1 - index[i]++ : index[i]++;
+      ids[i][j] = ch;
+    }
+  }
+  // One item per transfer: chunks j .. j + len - 1 of a tree into NPU v, at `key`, its start in
+  // chunk times of one copy's rate. In chunk times of its tree, chunk j leaves the root at j, and
+  // a stream sends a message once all of its chunks are at its source and its previous message
+  // has gone, a chunk time per chunk (one chunk at a time: the fluid pipeline, j + depth - 1).
   struct Item {
     double key;
     int tree, depth;
     NodeId v;
-    ChunkId chunk;
-    int j;
+    int j, len;
   };
   std::vector<Item> items;
-  std::vector<int> index_in_tree(packing.trees.size(), 0);
-  std::vector<std::vector<int>> depth(packing.trees.size());
+  std::vector<int> depth(n), order(n);
+  std::vector<int64_t> at;  // per NPU and chunk of the tree, when it is there
   for (size_t i = 0; i < packing.trees.size(); ++i) {
     const PackedTree& tr = packing.trees[i];
-    depth[i].assign(n, 0);
-    for (NodeId v = 0; v < n; ++v)
-      for (NodeId at = v; tr.parent[at] >= 0; at = tr.parent[at]) ++depth[i][v];
-  }
-  std::vector<int> per_tree(packing.trees.size(), 0);
-  for (int i : tree_of) ++per_tree[i];
-  for (ChunkId ch = 0; ch < static_cast<ChunkId>(tree_of.size()); ++ch) {
-    const int i = tree_of[ch];
-    const PackedTree& tr = packing.trees[i];
-    const int j = last_first ? per_tree[i] - 1 - index_in_tree[i]++ : index_in_tree[i]++;
-    for (NodeId v = 0; v < n; ++v)
-      if (v != tr.root)
+    const int chunks = static_cast<int>(ids[i].size());
+    if (chunks == 0) continue;
+    for (NodeId v = 0; v < n; ++v) {
+      depth[v] = 0;
+      for (NodeId x = v; tr.parent[x] >= 0; x = tr.parent[x]) ++depth[v];
+    }
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](NodeId a, NodeId b) { return depth[a] < depth[b]; });
+    at.assign(static_cast<size_t>(n) * chunks, 0);
+    for (int j = 0; j < chunks; ++j) at[static_cast<size_t>(tr.root) * chunks + j] = j;
+    const double rate = per_copy * tr.copies / split;
+    for (NodeId v : order) {
+      if (v == tr.root) continue;
+      const int m = shape.messages ? message_chunks(ft, tr, v, chunks, chunk_bytes, rate) : 1;
+      const int64_t* from = &at[static_cast<size_t>(tr.parent[v]) * chunks];
+      int64_t* to = &at[static_cast<size_t>(v) * chunks];
+      int64_t free = 0;
+      for (int j = 0; j < chunks; j += m) {
+        const int len = std::min(m, chunks - j);
+        const int64_t begin = std::max(free, *std::max_element(from + j, from + j + len));
+        free = begin + len;
+        std::fill(to + j, to + j + len, free);
         items.push_back(
-            {static_cast<double>(j + depth[i][v] - 1) / tr.copies, i, depth[i][v], v, ch, j});
+            {static_cast<double>(begin) / tr.copies, static_cast<int>(i), depth[v], v, j, len});
+      }
+    }
   }
   std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
     if (a.key != b.key) return a.key < b.key;
@@ -108,7 +184,6 @@ RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const Tre
   std::vector<std::vector<char>> channels_at_first(static_cast<size_t>(ft.num_links()));
   std::vector<std::vector<char>> channels_at_last(channels_at_first.size());
   if (pace) pace->clear();
-  const double per_copy = static_cast<double>(packing.unit) / packing.congestion;
   for (const Item& it : items) {
     const PackedTree& tr = packing.trees[it.tree];
     const auto& routes = tr.routes[it.v];
@@ -119,10 +194,10 @@ RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const Tre
     while (shares[pick] <= 0) ++pick;
     for (size_t r = pick + 1; r < routes.size(); ++r)
       if (shares[r] > 0 &&
-          (mine[r].chunks + 1) / shares[r] < (mine[pick].chunks + 1) / shares[pick])
+          (mine[r].chunks + it.len) / shares[r] < (mine[pick].chunks + it.len) / shares[pick])
         pick = r;
     Stream& stream = mine[pick];
-    ++stream.chunks;
+    stream.chunks += it.len;
     const ChannelId id = g.find(tr.parent[it.v], it.v, routes[pick]);
     if (stream.channel == 0) {
       std::vector<char>& first = channels_at_first[static_cast<size_t>(routes[pick].front())];
@@ -144,25 +219,37 @@ RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const Tre
               : tree_rate;
     const Bandwidth planned = std::max<Bandwidth>(1, whole / split);
     const Bandwidth rate = speedup(routes[pick], static_cast<double>(planned));
-    const int32_t dep = brought[static_cast<size_t>(tr.parent[it.v]) * chunks + it.chunk];
-    // The fluid start, but never before the chunk has arrived (the reversal orders by these times),
-    // nor, in serial channels, before the stream's last chunk has left the link.
+    // The message's chunks, consecutive (block_dealing) in either order; it waits for the one
+    // that arrives last.
+    const ChunkId first = ids[it.tree][it.j], last = ids[it.tree][it.j + it.len - 1];
+    const ChunkId chunk = std::min(first, last);
+    assert(std::max(first, last) - chunk == it.len - 1);
+    int32_t dep = -1;
+    for (ChunkId ch = chunk; ch < chunk + it.len; ++ch) {
+      const int32_t x = brought[static_cast<size_t>(tr.parent[it.v]) * chunks + ch];
+      if (x >= 0 && (dep < 0 || raw[x].end > raw[dep].end)) dep = x;
+    }
+    const Bytes bytes = chunk_bytes * it.len;
+    // The fluid start, but never before the chunks have arrived (the reversal orders by these
+    // times), nor, in serial channels, before the stream's last message has left the link.
     Time start = static_cast<Time>(it.key * static_cast<double>(ser) * tr.copies);
     if (dep >= 0) start = std::max(start, raw[dep].end);
     if (shape.serial) {
       start = std::max(start, stream.free);
-      stream.free = start + transfer_time(chunk_bytes, planned);
+      stream.free = start + transfer_time(bytes, planned);
     }
-    raw.push_back({.chunk = it.chunk,
+    raw.push_back({.chunk = chunk,
                    .channel = id,
                    .dep = dep,
                    .queue = stream.channel,
+                   .more = static_cast<uint16_t>(it.len - 1),
                    .start = start,
                    // At the plan's rate: the fluid schedule, which orders and paces.
-                   .end = start + transfer_time(chunk_bytes, planned) +
+                   .end = start + transfer_time(bytes, planned) +
                           (g[id].duration - transfer_time(chunk_bytes, g[id].rate)),
                    .rate = rate < g[id].rate ? rate : 0});
-    brought[static_cast<size_t>(it.v) * chunks + it.chunk] = static_cast<int32_t>(raw.size()) - 1;
+    for (ChunkId ch = chunk; ch < chunk + it.len; ++ch)
+      brought[static_cast<size_t>(it.v) * chunks + ch] = static_cast<int32_t>(raw.size()) - 1;
     if (pace) {
       // Starts need not rise along a stream (a chunk waits for its arrival): look back over the
       // last 64 for the latest delivered in time.

@@ -21,6 +21,7 @@ struct PipelineShape {
   int split = 1;
   double least_lane = kLeastLane;
   bool serial = false;
+  bool messages = false;  // a stream sends several chunks per transfer (plan_pipeline)
   // A stream's rate, whole: its tree's, or in lanes its tree's times its lane (at least
   // least_lane).
   double stream_rate(double tree_rate, double lane) const {
@@ -77,6 +78,15 @@ class StreamSpeedup {
   std::vector<double> factor_;
 };
 
+// In messages (PipelineShape::messages), the chunks a stream sends as one transfer into `v` of
+// tree `tr`, which streams `chunks` chunks of `chunk_bytes` at `rate`: a transfer pays its route's
+// per-step cost s once (docs/model.md), so m chunks at a time spend N s / m of the stream's time
+// on steps, and each message delays the chunks below it by m - 1 chunk times c. Their sum is
+// least at m = sqrt(N s / c), which this rounds (at least 1, at most the chunks and
+// kMaxChunksPerTransfer). 1 where steps are not charged.
+int message_chunks(const topo::Topology& ft, const PackedTree& tr, NodeId v, int chunks,
+                   Bytes chunk_bytes, double rate);
+
 // Per tree of a plan, as plan_pipeline streams it: `chunk_time`, a chunk's time at the tree's
 // rate (a chunk leaves the root each chunk time), and `last`, when its first chunk reaches its last
 // NPU (per arc, a chunk's time at the stream's rate as `speedup` gives it, `split` times as long
@@ -84,8 +94,16 @@ class StreamSpeedup {
 struct PipelineFill {
   std::vector<Time> chunk_time, last;
 };
+// In messages, each arc's first message (message_chunks, the tree taking its copies' share of
+// `chunks_per_root`) stands for its chunk.
 PipelineFill pipeline_fill(const topo::Topology& ft, const TreePacking& packing, Bytes chunk_bytes,
-                           const PipelineShape& shape, const StreamSpeedup& speedup);
+                           const PipelineShape& shape, const StreamSpeedup& speedup,
+                           int chunks_per_root);
+
+// `dealing` (each chunk's tree) with the same number of chunks per tree, each tree's consecutive:
+// the chunks of a root are dealt to its trees in tree order. A root's chunks are alike, so a
+// pipeline streams the same either way; in messages its chunks must be consecutive.
+std::vector<int> block_dealing(const std::vector<int>& dealing, const TreePacking& packing);
 
 // The flow plan's trees as pipelines: every tree streams its chunks down its arcs at its fluid
 // rate (copies x unit / U, so that the rates on every link sum to at most its bandwidth), the
@@ -112,6 +130,9 @@ PipelineFill pipeline_fill(const topo::Topology& ft, const TreePacking& packing,
 // everywhere; the caller keeps the fastest. The measurements behind each: docs/tuning.md.
 // Each stream's rate goes through `speedup` (sped up, or the plan's own where it is off).
 // `pace` gets the dependency per transfer (-1: none).
+// In `messages` (PipelineShape::messages), a stream sends message_chunks of its tree's chunks at
+// a time as one transfer (Transfer::count), once all of them are at its source: `tree_of` must
+// then give each tree consecutive chunks (block_dealing), so that a message's are consecutive.
 RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const TreePacking& packing,
                       const std::vector<int>& tree_of, Bytes chunk_bytes, bool last_first,
                       const PipelineShape& shape, const StreamSpeedup& speedup,

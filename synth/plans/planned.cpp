@@ -189,7 +189,9 @@ class Planned {
 
   // Pipeline variant `v` (pipeline_variant), into best_ when faster.
   void run_variant(int v, bool broadcast) {
-    const PipelineVariant pv = pipeline_variant(v);
+    PipelineVariant pv = pipeline_variant(v);
+    // Where steps are charged, streams send messages (PipelineShape::messages).
+    pv.shape.messages = ft().charges_steps();
     const bool lanes = pv.shape.lanes, paced = pv.paced, sped_up = pv.sped_up;
     const int split = pv.shape.split;
     if (lanes && !routed_) return;
@@ -202,13 +204,21 @@ class Planned {
     // halves, timed joined) deals by arrival where split (a level costs four chunk times) or sped
     // up, else by copies.
     const bool by_arrival = variant_ < 0 || split > 1 || sped_up;
+    const int per_root = broadcast ? forward_.num_chunks() : forward_.chunks_per_npu;
     const std::vector<int> arrival =
-        by_arrival ? deal_by_arrival(pipeline_fill(ft(), streamed, chunk_bytes_, pv.shape, speedup))
+        by_arrival ? deal_by_arrival(
+                         pipeline_fill(ft(), streamed, chunk_bytes_, pv.shape, speedup, per_root))
                    : std::vector<int>();
-    const std::vector<int>& dealing = by_arrival ? arrival : tree_of_;
+    const std::vector<int>& dealt = by_arrival ? arrival : tree_of_;
+    // In messages, each tree's chunks consecutive.
+    const std::vector<int> blocked =
+        pv.shape.messages ? block_dealing(dealt, streamed) : std::vector<int>();
+    const std::vector<int>& dealing = pv.shape.messages ? blocked : dealt;
     std::vector<int32_t> pace;
     RawList raw = plan_pipeline(ft(), *g_, streamed, dealing, chunk_bytes_, last_first_, pv.shape,
                                 speedup, paced ? &pace : nullptr);
+    bool messages = false;
+    raw.for_each([&](const Raw& r) { messages = messages || r.more > 0; });
     Algorithm a =
         build(t_, *g_, std::move(raw), plan_, c_, chunk_bytes_, o_, paced ? &pace : nullptr);
     a.serial_channels = pv.shape.serial;
@@ -232,7 +242,8 @@ class Planned {
                                 .paced = paced,
                                 .serial = pv.shape.serial,
                                 .split = split,
-                                .dealt_by_arrival = by_arrival && arrival != tree_of_};
+                                .dealt_by_arrival = by_arrival && arrival != tree_of_,
+                                .messages = messages};
     a.provenance = Provenance(Producer::FlowPlanPipelines);
     a.provenance.pipeline = traits;
     a.method = fmt::format("flow-plan pipelines ({})", describe(traits));

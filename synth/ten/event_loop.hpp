@@ -269,8 +269,14 @@ class EventLoop {
 // held from the start): the matchers' one way to send. Returns the transfer's index.
 inline int32_t send(RawList& raw, EventLoop& loop, ChunkId c, ChannelId id, Time now, int32_t dep) {
   const auto x = static_cast<int32_t>(raw.size());
-  raw.push_back(
-      {.chunk = c, .channel = id, .dep = dep, .queue = 0, .start = now, .end = 0, .rate = 0});
+  raw.push_back({.chunk = c,
+                 .channel = id,
+                 .dep = dep,
+                 .queue = 0,
+                 .more = 0,
+                 .start = now,
+                 .end = 0,
+                 .rate = 0});
   raw.back().end = loop.occupy(id, now, x);
   if (loop.channel(id).pinned) raw.back().rate = loop.channel(id).rate;
   return x;

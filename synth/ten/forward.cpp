@@ -125,7 +125,7 @@ Algorithm build(const topo::Topology& t, const ChannelGraph& g, RawList raw,
       a.add(r.chunk, ch.src, ch.dst, g.route(ch), Op::Copy,
             deps[1] >= 0 ? std::span<const TransferId>(deps.data() + from, 2 - from)
                          : std::span<const TransferId>(),
-            -1, -1, r.rate, r.queue);
+            -1, -1, r.rate, r.queue, false, static_cast<uint16_t>(r.more + 1));
       raw.release_through(i);
     }
     return a;
@@ -174,7 +174,8 @@ Algorithm build(const topo::Topology& t, const ChannelGraph& g, RawList raw,
         deps.push_back(it->second);
     }
     std::sort(deps.begin(), deps.end());
-    a.add(r.chunk, ch.dst, ch.src, route, op, deps, -1, -1, r.rate, r.queue);
+    a.add(r.chunk, ch.dst, ch.src, route, op, deps, -1, -1, r.rate, r.queue, false,
+          static_cast<uint16_t>(r.more + 1));
   }
   return a;
 }

@@ -13,12 +13,14 @@
 namespace tenet::synth::detail {
 
 // One transfer as the matcher decides it. `dep` is the transfer that brought the chunk to the
-// source (-1 when the source held it from the start).
+// source (-1 when the source held it from the start); for a message, the one of its chunks that
+// arrived last.
 struct Raw {
   ChunkId chunk;
   ChannelId channel;
   int32_t dep;
   uint16_t queue;  // its channel in the IR (a stream of the pipeline), or 0
+  uint16_t more;   // the chunks it carries past `chunk` (a message of more + 1: Transfer::count)
   Time start, end;
   Bandwidth rate;  // its own rate (a pinned flow-plan pipeline), or 0
 };

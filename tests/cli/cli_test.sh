@@ -120,7 +120,7 @@ done
 check "sim time limit" 0 "stopped early   at --time-limit 1ms" -- "$T" sim -w resnet50 --topo leafspine:2x4 --time-limit 1ms --no-cache
 # SIGINT during a long search: the best answer so far is written, whole, and verified.
 rm -rf "$tmp/int"
-"$T" synth --topo "$SRC/examples/topologies/cluster16.yaml" --coll all-reduce --size 64MiB --no-cache -o "$tmp/int" > "$tmp/int.out" 2>&1 &
+"$T" synth --topo "$SRC/examples/topologies/cluster16.yaml" --coll all-reduce --size 1GiB --no-cache -o "$tmp/int" > "$tmp/int.out" 2>&1 &
 synth_pid=$!
 sleep 2
 kill -INT "$synth_pid"
