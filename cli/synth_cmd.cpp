@@ -242,6 +242,7 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const SynthRow& r
       for (const auto& x : row.tried) {
         nlohmann::ordered_json one = {{"chunks_per_npu", x.chunks_per_npu}, {"time_ps", x.time}};
         if (x.alone) one["method_alone"] = synth::to_string(*x.alone);
+        if (x.floor) one["floor"] = true;  // time_ps is a floor: not timed, as it could not win
         tried.push_back(std::move(one));
       }
     }
@@ -291,7 +292,9 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const SynthRow& r
           : switched    ? "; "
                         : ", ",
           switched && x.alone ? fmt::format("{} alone ", synth::to_string(*x.alone)) : "",
-          x.chunks_per_npu, format_time(x.time));
+          x.chunks_per_npu,
+          // A floor: the count could not beat the fastest then, so it was not timed.
+          x.floor ? "at least " + format_time(x.time) : format_time(x.time));
       alone = x.alone;
     }
     chunk_note = fmt::format(" (auto; tried {})", tried);

@@ -169,6 +169,13 @@ struct SynthOptions {
   // What the run keeps between its steps: flow plans and bounds (owned by the caller; none: each
   // top-level call keeps its own while it lasts). Decides nothing about the result.
   SynthMemo* memo = nullptr;
+  // A time the caller already has (the chunk search's fastest so far; -1: none). The matcher's
+  // algorithms (and an All-Reduce's joined halves) whose floor (synth::time_floor: one pass, no
+  // contention) is no faster are not timed: their claimed time is that floor, and `*floored`
+  // (where given) is set. A result at or over `to_beat` with `*floored` set is then only a floor:
+  // no answer (the chunk search takes it as CannotBeat); one under it was timed.
+  Time to_beat = -1;
+  bool* floored = nullptr;
 };
 
 // Synthesizes `c` on `t` with chunks of `chunk_bytes`. Throws tenet::Error for an invalid
@@ -187,7 +194,8 @@ struct ChunkingResult {
     int chunks_per_npu = 0;
     Time time = 0;
     std::optional<SynthMethod>
-        alone;  // none: the whole search; else the one method tried alone at that count
+        alone;           // none: the whole search; else the one method tried alone at that count
+    bool floor = false;  // `time` is a floor at or over the fastest then (CannotBeat), not timed
   };
   std::vector<Try> tried;
 };

@@ -80,6 +80,7 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
       now = e->floor;
       transfers = e->transfers;
       floor = true;
+      best.tried.push_back({k, now, std::nullopt, true});
     } else {
       a = std::move(std::get<Algorithm>(outcome));
       now = a.claimed_time;
@@ -101,8 +102,10 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
     // A time gains on the fastest time, a floor on the lowest floor: times and floors fall and rise
     // with the chunks as times go (above), so either rising says that no count ahead beats what
     // the search has, or to_beat.
-    const bool gained =
-        floor ? least_floor < 0 || now < least_floor : !have || now < best.algorithm.claimed_time;
+    // (A floor at or over the fastest time gains nothing.)
+    const bool gained = floor ? (least_floor < 0 || now < least_floor) &&
+                                    !(have && now >= best.algorithm.claimed_time)
+                              : !have || now < best.algorithm.claimed_time;
     if (gained) {
       worse = 0;
       if (floor) {
@@ -117,11 +120,12 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
       break;  // small algorithms try every count: their times need not fall steadily
     } else if (static_cast<double>(transfers) * 2 > static_cast<double>(transfer_budget) / 4) {
       break;  // large ones stop at the first count that does not help
-    } else if (!floor && have && best.chunks_per_npu * 2 == k &&
+    } else if (have && best.chunks_per_npu * 2 == k &&
                static_cast<int64_t>(transfers) >= kAutoChunkTurnTransfers &&
                static_cast<double>(now) >
                    (1 + kChunkSearchTurn) * static_cast<double>(best.algorithm.claimed_time)) {
-      break;  // the times turned up past the fastest, and the next count costs twice this one
+      break;  // the times turned up past the fastest (a floor there: its time too), and the next
+              // count costs twice this one
     }
     if (hopeless) break;
     // As times go (above), a doubling at most halves a count's time: at 2^j x to_beat or more, the
@@ -308,9 +312,24 @@ class FlatSearch {
     reporting.portfolio.on_plan = [&](SynthMethod m, Time time) { plan_times_[m][count] = time; };
     Made<ChunkingResult> searched = search_chunks(
         c, total_bytes_, max_chunks_per_npu_,
-        [&](const Collective& cc, Bytes chunk) {
+        [&, fastest = Time{-1}](const Collective& cc, Bytes chunk) mutable -> ChunkMade {
           count = cc.chunks_per_npu;
-          return as_chunk_made(try_synthesize(t_, cc, chunk, reporting));
+          // A large count is timed only where its floor beats the fastest so far
+          // (SynthOptions::to_beat): a losing count of millions of transfers costs its making
+          // and a floor, not a timing.
+          bool floored = false;
+          SynthOptions o = reporting;
+          if (transfer_estimate(cc) > kAutoChunkTurnTransfers) {
+            o.to_beat = fastest;
+            o.floored = &floored;
+          }
+          ChunkMade made_here = as_chunk_made(try_synthesize(t_, cc, chunk, o));
+          if (const Algorithm* a = std::get_if<Algorithm>(&made_here)) {
+            if (floored && fastest > 0 && a->claimed_time >= fastest)
+              return CannotBeat{a->claimed_time, a->size()};
+            if (fastest < 0 || a->claimed_time < fastest) fastest = a->claimed_time;
+          }
+          return made_here;
         },
         1, at_bound_, budget_, -1, min_chunk_of(t_), o_.deadline, ring_rival(c));
     if (std::holds_alternative<NotMade>(searched)) return searched;

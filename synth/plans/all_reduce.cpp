@@ -115,7 +115,16 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
                                          double work_budget) {
   if (c.kind != CollectiveKind::AllReduce) {
     std::optional<Algorithm> a = synthesize_plan(t, c, chunk_bytes, o, planned, false, work_budget);
-    if (a && planned != Method::PlanPipeline) time(t, *a);  // the pipelines were timed to pick one
+    if (a && planned != Method::PlanPipeline) {  // the pipelines were timed to pick one
+      // Not timed where its floor cannot beat what the caller has (SynthOptions::to_beat).
+      const Time floor = o.to_beat > 0 ? time_floor(t, *a) : 0;
+      if (o.to_beat > 0 && floor >= o.to_beat) {
+        a->claimed_time = floor;
+        if (o.floored) *o.floored = true;
+      } else {
+        time(t, *a);
+      }
+    }
     return a;
   }
   // Reduce-Scatter, then All-Gather; each chunk's All-Gather waits only for its own reduction.
@@ -126,6 +135,7 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   // The pipelines run each variant in both halves, the fastest whole kept (a half fastest alone
   // may join worse than the same variant in both).
   std::optional<Algorithm> best;
+  bool floored_best = false;  // `best` is a floor over o.to_beat, not timed
   auto run = [&](int variant) {
     if (o.progress) half.progress = [&](double f) { o.progress(f / 2); };
     std::optional<Algorithm> first =
@@ -136,14 +146,23 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
         synthesize_plan(t, ag, chunk_bytes, half, planned, /*last_first=*/true, 0, variant);
     if (!second) return;
     const bool serial = first->serial_channels;
-    // A variant that cannot beat the fastest so far is not timed (it reports its floor).
+    // A variant that cannot beat the fastest so far, or what the caller has
+    // (SynthOptions::to_beat), is not timed (it reports its floor).
     bool floored = false;
     Algorithm a = join_all_reduce(t, c, std::move(*first), *second, serial, false,
-                                  best ? best->claimed_time : -1, &floored);
+                                  best && !floored_best ? best->claimed_time : o.to_beat, &floored);
     a.method = second->method;
     a.provenance = second->provenance;
     if (variant >= 0 && o.pipelines.on_variant) o.pipelines.on_variant(variant, a.claimed_time);
-    if (!floored && (!best || a.claimed_time < best->claimed_time)) best = std::move(a);
+    if (floored && !best && o.to_beat > 0) {
+      // Only a floor over what the caller has: it stands for this method, so said.
+      if (o.floored) *o.floored = true;
+      best = std::move(a);
+      floored_best = true;
+    } else if (!floored && (!best || floored_best || a.claimed_time < best->claimed_time)) {
+      best = std::move(a);
+      floored_best = false;
+    }
   };
   if (planned != Method::PlanPipeline) {
     run(-1);

@@ -484,13 +484,91 @@ TEST(BestChunking, FloorsStandInForTimesThatCannotWin) {
       EXPECT_GE(r->algorithm.claimed_time, to_beat) << i;
     }
     if (r) {
+      // Made counts were under the time to beat; floors are listed as floors, at or over it.
       for (const ChunkingResult::Try& x : r->tried)
-        EXPECT_LT(floor_at(x.chunks_per_npu), to_beat) << i;
+        if (x.floor)
+          EXPECT_GE(x.time, to_beat) << i;
+        else
+          EXPECT_LT(floor_at(x.chunks_per_npu), to_beat) << i;
     }
   }
   EXPECT_GT(floored, 100);     // the floors were tried,
   EXPECT_GT(all_floored, 20);  // some searches had nothing but floors,
   EXPECT_GT(won, 20);          // and some found their winner past a floor
+}
+
+// The flat search times a large count only where its floor beats the fastest so far
+// (SynthOptions::to_beat); a floor at or over the fastest gains nothing, as a slower time would
+// not. Over random times T(k) = A + B/k + C k and floors (uA + vB/k + wC k)/8: the answer is never
+// slower than the fully timed search's, and with exact floors (u = v = w = 8) the search tries the
+// same counts and gives the same answer; each count it did not time is listed as a floor.
+TEST(BestChunking, FloorsOverTheFastestEndTheSearchAsTimesDo) {
+  const auto t = topo::generate("switch:256");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
+  std::mt19937_64 rng(91);
+  int floors = 0;
+  for (int i = 0; i < 400; ++i) {
+    const TimeCurve time_at = random_curve(rng);
+    const bool exact = i % 2 == 0;
+    const Time u = exact ? 8 : static_cast<Time>(rng() % 9),
+               v = exact ? 8 : static_cast<Time>(rng() % 9),
+               w = exact ? 8 : static_cast<Time>(rng() % 9);
+    auto floor_at = [&](int k) {
+      return (u * time_at.a + v * time_at.b / k + w * time_at.per * k) / 8;
+    };
+    Time fastest = -1;
+    auto flat = [&](const Collective& cc, Bytes) -> ChunkMade {
+      const int k = cc.chunks_per_npu;
+      if (fastest > 0 && floor_at(k) >= fastest) return CannotBeat{floor_at(k), 0};
+      if (fastest < 0 || time_at(k) < fastest) fastest = time_at(k);
+      return claiming(cc, time_at(k));
+    };
+    auto full = [&](const Collective& cc, Bytes) {
+      return claiming(cc, time_at(cc.chunks_per_npu));
+    };
+    const ChunkingResult all = best_chunking(c, Bytes{1} << 30, 64, full, 1, {}, int64_t{1} << 40);
+    const ChunkingResult r = best_chunking(c, Bytes{1} << 30, 64, flat, 1, {}, int64_t{1} << 40);
+    EXPECT_LE(r.algorithm.claimed_time, all.algorithm.claimed_time) << i;
+    for (const ChunkingResult::Try& x : r.tried) {
+      floors += x.floor;
+      if (x.floor) {
+        EXPECT_GE(x.time, all.algorithm.claimed_time) << i;
+      }
+    }
+    if (exact) {
+      EXPECT_EQ(r.chunks_per_npu, all.chunks_per_npu) << i;
+      ASSERT_EQ(r.tried.size(), all.tried.size()) << i;
+      for (size_t j = 0; j < r.tried.size(); ++j)
+        EXPECT_EQ(r.tried[j].chunks_per_npu, all.tried[j].chunks_per_npu) << i;
+    }
+  }
+  EXPECT_GT(floors, 100);  // the counts not timed (135 of them)
+}
+
+// The synthesizer honours SynthOptions::to_beat: with a time it cannot beat, the matcher's
+// All-Gather and All-Reduce (its joined halves) claim their floor (synth::time_floor), untimed, and
+// say so; with none, or one they beat, they are timed as always.
+TEST(BestChunking, ToBeatLeavesALosingCountUntimed) {
+  const auto t = testing::charging(topo::generate("hypercube:8"));
+  for (CollectiveKind kind : {CollectiveKind::AllGather, CollectiveKind::AllReduce}) {
+    const Collective c = Collective::over_all(t, kind, 2);
+    SynthOptions o;
+    o.method = SynthMethod::Matcher;
+    const Algorithm timed = synthesize(t, c, Bytes{1} << 20, o);
+    EXPECT_EQ(timed.claimed_time, model_time(t, timed)) << to_string(kind);
+    bool floored = false;
+    o.floored = &floored;
+    o.to_beat = 1;  // nothing beats a picosecond
+    const Algorithm a = synthesize(t, c, Bytes{1} << 20, o);
+    EXPECT_TRUE(floored) << to_string(kind);
+    EXPECT_EQ(a.claimed_time, time_floor(t, a)) << to_string(kind);
+    EXPECT_LE(a.claimed_time, timed.claimed_time) << to_string(kind);
+    floored = false;
+    o.to_beat = 2 * timed.claimed_time;
+    const Algorithm b = synthesize(t, c, Bytes{1} << 20, o);
+    EXPECT_FALSE(floored) << to_string(kind);
+    EXPECT_EQ(b.claimed_time, timed.claimed_time) << to_string(kind);
+  }
 }
 
 // The plans' doubling past the search is not begun where what they made in it says that it cannot
