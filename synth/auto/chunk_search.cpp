@@ -89,14 +89,16 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
     }
     per_chunk = static_cast<double>(transfers) / std::max(1, c.num_chunks());
     const bool large = transfer_estimate(c) > kAutoChunkCheapTransfers;
-    // A rival's time stands for to_beat from the first large count that does not gain.
-    if (rival && to_beat <= 0 && !rival_time && large && !floor && have &&
-        now >= best.algorithm.claimed_time)
+    // A rival's time stands for to_beat from the first large count that does not gain (a floor
+    // at or over the fastest time does not).
+    if (rival && to_beat <= 0 && !rival_time && large && have && now >= best.algorithm.claimed_time)
       rival_time = rival();
     const Time beat = to_beat > 0 ? to_beat : rival_time.value_or(-1);
-    // (A floor and a time do not extrapolate together: one is below what the count takes.)
-    const bool hopeless =
-        beat > 0 && previous >= 0 && previous_floor == floor && large && 2 * now - previous >= beat;
+    // (A time then a floor extrapolate to less than the times would, so still to a bound; a
+    // floor then a time, to more: not together.)
+    const bool hopeless = beat > 0 && previous >= 0 &&
+                          (previous_floor == floor || !previous_floor) && large &&
+                          2 * now - previous >= beat;
     previous = now;
     previous_floor = floor;
     // A time gains on the fastest time, a floor on the lowest floor: times and floors fall and rise
@@ -314,15 +316,12 @@ class FlatSearch {
         c, total_bytes_, max_chunks_per_npu_,
         [&, fastest = Time{-1}](const Collective& cc, Bytes chunk) mutable -> ChunkMade {
           count = cc.chunks_per_npu;
-          // A large count is timed only where its floor beats the fastest so far
-          // (SynthOptions::to_beat): a losing count of millions of transfers costs its making
-          // and a floor, not a timing.
+          // A count is timed only where its floor beats the fastest so far
+          // (SynthOptions::to_beat): a losing count costs its making and a floor, not a timing.
           bool floored = false;
           SynthOptions o = reporting;
-          if (transfer_estimate(cc) > kAutoChunkTurnTransfers) {
-            o.to_beat = fastest;
-            o.floored = &floored;
-          }
+          o.to_beat = fastest;
+          o.floored = &floored;
           ChunkMade made_here = as_chunk_made(try_synthesize(t_, cc, chunk, o));
           if (const Algorithm* a = std::get_if<Algorithm>(&made_here)) {
             if (floored && fastest > 0 && a->claimed_time >= fastest)

@@ -497,19 +497,20 @@ TEST(BestChunking, FloorsStandInForTimesThatCannotWin) {
   EXPECT_GT(won, 20);          // and some found their winner past a floor
 }
 
-// The flat search times a large count only where its floor beats the fastest so far
+// The flat search times a count only where its floor beats the fastest so far
 // (SynthOptions::to_beat); a floor at or over the fastest gains nothing, as a slower time would
-// not. Over random times T(k) = A + B/k + C k and floors (uA + vB/k + wC k)/8: the answer is never
-// slower than the fully timed search's, and with exact floors (u = v = w = 8) the search tries the
-// same counts and gives the same answer; each count it did not time is listed as a floor.
+// not, and asks the rival as such a time would. Over random times T(k) = A + B/k + C k and floors
+// (uA + vB/k + wC k)/8: the answer is never slower than the fully timed search's (with a rival,
+// where that beats the rival), every count not timed is listed as a floor at or over the answer,
+// and with exact floors (u = v = w = 8) and no rival the search tries the same counts.
 TEST(BestChunking, FloorsOverTheFastestEndTheSearchAsTimesDo) {
   const auto t = topo::generate("switch:256");
   const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
   std::mt19937_64 rng(91);
-  int floors = 0;
+  int floors = 0, rivals = 0;
   for (int i = 0; i < 400; ++i) {
     const TimeCurve time_at = random_curve(rng);
-    const bool exact = i % 2 == 0;
+    const bool exact = i % 2 == 0, with_rival = i % 4 >= 2;
     const Time u = exact ? 8 : static_cast<Time>(rng() % 9),
                v = exact ? 8 : static_cast<Time>(rng() % 9),
                w = exact ? 8 : static_cast<Time>(rng() % 9);
@@ -527,22 +528,47 @@ TEST(BestChunking, FloorsOverTheFastestEndTheSearchAsTimesDo) {
       return claiming(cc, time_at(cc.chunks_per_npu));
     };
     const ChunkingResult all = best_chunking(c, Bytes{1} << 30, 64, full, 1, {}, int64_t{1} << 40);
-    const ChunkingResult r = best_chunking(c, Bytes{1} << 30, 64, flat, 1, {}, int64_t{1} << 40);
-    EXPECT_LE(r.algorithm.claimed_time, all.algorithm.claimed_time) << i;
-    for (const ChunkingResult::Try& x : r.tried) {
+    const Time rival = all.algorithm.claimed_time + static_cast<Time>(rng() % 400'000) - 200'000;
+    int asked = 0, asked_timed = 0;
+    const std::function<Time()> ask = [&] {
+      ++asked;
+      return rival;
+    };
+    Made<ChunkingResult> searched =
+        search_chunks(c, Bytes{1} << 30, 64, flat, 1, {}, int64_t{1} << 40, -1, 0, nullptr,
+                      with_rival ? ask : std::function<Time()>());
+    if (with_rival) {
+      // Timed throughout, the same search asks the rival at the same count: exact floors ask it
+      // too.
+      search_chunks(c, Bytes{1} << 30, 64, full, 1, {}, int64_t{1} << 40, -1, 0, nullptr, [&] {
+        ++asked_timed;
+        return rival;
+      });
+      if (exact) {
+        EXPECT_EQ(asked, asked_timed) << i;
+      }
+      rivals += asked;
+    }
+    const ChunkingResult* r = made(searched);
+    ASSERT_NE(r, nullptr) << i;
+    if (!with_rival || all.algorithm.claimed_time < rival) {
+      EXPECT_LE(r->algorithm.claimed_time, all.algorithm.claimed_time) << i;
+    }
+    for (const ChunkingResult::Try& x : r->tried) {
       floors += x.floor;
       if (x.floor) {
-        EXPECT_GE(x.time, all.algorithm.claimed_time) << i;
+        EXPECT_GE(x.time, r->algorithm.claimed_time) << i;
       }
     }
-    if (exact) {
-      EXPECT_EQ(r.chunks_per_npu, all.chunks_per_npu) << i;
-      ASSERT_EQ(r.tried.size(), all.tried.size()) << i;
-      for (size_t j = 0; j < r.tried.size(); ++j)
-        EXPECT_EQ(r.tried[j].chunks_per_npu, all.tried[j].chunks_per_npu) << i;
+    if (exact && !with_rival) {
+      EXPECT_EQ(r->chunks_per_npu, all.chunks_per_npu) << i;
+      ASSERT_EQ(r->tried.size(), all.tried.size()) << i;
+      for (size_t j = 0; j < r->tried.size(); ++j)
+        EXPECT_EQ(r->tried[j].chunks_per_npu, all.tried[j].chunks_per_npu) << i;
     }
   }
-  EXPECT_GT(floors, 100);  // the counts not timed (135 of them)
+  EXPECT_GT(floors, 100);  // the counts not timed
+  EXPECT_GT(rivals, 50);   // and the rivals asked at them or at slower times
 }
 
 // The synthesizer honours SynthOptions::to_beat: with a time it cannot beat, the matcher's
