@@ -316,12 +316,16 @@ class FlatSearch {
         c, total_bytes_, max_chunks_per_npu_,
         [&, fastest = Time{-1}](const Collective& cc, Bytes chunk) mutable -> ChunkMade {
           count = cc.chunks_per_npu;
-          // A count is timed only where its floor beats the fastest so far
-          // (SynthOptions::to_beat): a losing count costs its making and a floor, not a timing.
+          // A large count is timed only where its floor beats the fastest so far
+          // (SynthOptions::to_beat): a losing count of millions of transfers costs its making
+          // and a floor, not a timing. (Below kAutoChunkTurnTransfers floors measured no gain:
+          // docs/tuning.md.)
           bool floored = false;
           SynthOptions o = reporting;
-          o.to_beat = fastest;
-          o.floored = &floored;
+          if (transfer_estimate(cc) > kAutoChunkTurnTransfers) {
+            o.to_beat = fastest;
+            o.floored = &floored;
+          }
           ChunkMade made_here = as_chunk_made(try_synthesize(t_, cc, chunk, o));
           if (const Algorithm* a = std::get_if<Algorithm>(&made_here)) {
             if (floored && fastest > 0 && a->claimed_time >= fastest)

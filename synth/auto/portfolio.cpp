@@ -188,6 +188,8 @@ class Portfolio {
     hold.portfolio.random_choice =
         false;  // run under pipelined below, where it is timed as it will run
     hold.portfolio.on_plan = nullptr;  // its plans' times are under hold
+    hold.to_beat = -1;  // a time under pipelined: no floor under hold compares with it
+    hold.floored = nullptr;
     Made<Algorithm> under_hold = Portfolio(t_, c_, chunk_bytes_, hold, true).run();
     if (NotMade* why = std::get_if<NotMade>(&under_hold)) return std::move(*why);
     Algorithm& a = std::get<Algorithm>(under_hold);

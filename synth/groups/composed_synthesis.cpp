@@ -109,6 +109,8 @@ Made<Algorithm> compose(const topo::Topology& t, const Collective& c, Bytes chun
   inner.method = SynthMethod::Auto;
   inner.portfolio.team_relay = false;  // the mates are busy with their own slices
   inner.progress = nullptr;
+  inner.to_beat = -1;  // a level of the whole: the caller's time is not its own
+  inner.floored = nullptr;
   // A server's levels in its part through the links that join it (its NVSwitch, not the fabric
   // behind its NICs: on a fat tree that part held every switch, and its flow plans took 80 % of
   // the time), else on the whole topology.

@@ -43,6 +43,8 @@ std::optional<Algorithm> relay_synthesize(const topo::Topology& t, const Collect
     SynthOptions inner = o;
     inner.portfolio.team_relay = false;
     inner.progress = nullptr;
+    inner.to_beat = -1;  // a part of the whole: the caller's time is not its own
+    inner.floored = nullptr;
     Algorithm a = synthesize(t, sc, chunk_bytes, inner);
     if (synthesized_how.empty()) synthesized_how = a.method;
     first.try_emplace(sc.chunks_per_npu, a);
