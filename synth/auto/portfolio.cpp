@@ -376,12 +376,10 @@ ChunkMade baseline_to_beat(const BaselineSpec& spec, const topo::Topology& t, co
       try_baseline(spec, t, c, chunk_bytes, o.link_model, o.reduce_bandwidth, false);
   Algorithm* a = made(made_here);
   if (!a) return std::get<NotMade>(std::move(made_here));
-  if (to_beat > 0)
-    if (const Time floor = time_floor(t, *a); floor >= to_beat) {
-      a->claimed_time = floor;
-      if (!enough || !enough(*a)) return CannotBeat{floor, a->size()};
-    }
-  time(t, *a);
+  if (time_unless_floored(t, *a, to_beat)) {
+    if (!enough || !enough(*a)) return CannotBeat{a->claimed_time, a->size()};
+    time(t, *a);  // enough at its floor: timed, as what it is
+  }
   return std::move(*a);
 }
 

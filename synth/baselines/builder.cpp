@@ -64,9 +64,10 @@ void ring_chain(Builder& b, const std::vector<NodeId>& order, const std::vector<
 
 namespace {
 
-// A run of `n` chunks as messages over `ways` ways (Builder::ways): min(n, ways) messages of
-// consecutive chunks, as even as can be, one per way (as a runtime spreads a large send over its
-// channels, each a flow that ECMP hashes to one route). (first, count) pairs, first from 0.
+// A run of `n` chunks as messages over `ways` ways (the hop's routes, Builder::hop_routes): min(n,
+// ways) messages of consecutive chunks, as even as can be, one per way (as a runtime spreads a
+// large send over its channels, each a flow that ECMP hashes to one route). (first, count) pairs,
+// first from 0.
 std::vector<std::pair<int, int>> message_parts(int n, int ways) {
   const int parts = std::max(1, std::min(n, ways));
   std::vector<std::pair<int, int>> out;
@@ -84,7 +85,8 @@ void send_runs(Builder& b, const std::vector<ChunkId>& chunks, NodeId from, Node
                const std::vector<TransferId>& deps, std::vector<TransferId>* sent, bool input) {
   // Relayed through NPUs, chunk by chunk: each relay forwards a chunk as soon as it has it.
   const size_t most = b.adjacent(from, to) ? static_cast<size_t>(kMaxChunksPerTransfer) : 1;
-  const int ways = b.ways(from, to);
+  const std::vector<std::vector<LinkId>>* routes = b.hop_routes(from, to);
+  const int ways = routes ? static_cast<int>(routes->size()) : 1;
   for (size_t i = 0, j = 0; i < chunks.size(); i = j) {
     for (j = i + 1; j < chunks.size() && chunks[j] == chunks[j - 1] + 1 && j - i < most; ++j) {
     }

@@ -289,12 +289,6 @@ class Builder {
 
   // NPUs linked to v directly or through pass-through nodes (the ring search's neighbours).
   bool adjacent(NodeId u, NodeId v) { return hops_.path(u, v).size() == 1; }
-  // How many ways the one hop from u to v has (parallel links, or equal-cost routes through
-  // switches): successive sends take them in turn. 1 where the way relays through NPUs.
-  int ways(NodeId u, NodeId v) {
-    const std::vector<Hops::Hop>& hops = hops_.path(u, v);
-    return hops.size() == 1 ? static_cast<int>(hops[0].routes.size()) : 1;
-  }
   // The routes of the one hop from u to v (linked directly, or through switches or router NPUs),
   // or nullptr where the way relays through NPUs or there is none.
   const std::vector<std::vector<LinkId>>* hop_routes(NodeId u, NodeId v) {
@@ -407,8 +401,8 @@ void ring_chain(Builder& b, const std::vector<NodeId>& order, const std::vector<
                 bool reduce);
 
 // Sends `chunks` from `from` to `to` as messages (Builder::send with a count): per run of
-// consecutive chunk ids one per way the hop has (Builder::ways), as a runtime sends a step's
-// contiguous buffer at once; chunk by chunk where the way relays through NPUs (each relay
+// consecutive chunk ids one per route the hop has (Builder::hop_routes), as a runtime sends a
+// step's contiguous buffer at once; chunk by chunk where the way relays through NPUs (each relay
 // forwards a chunk as soon as it holds it, as a message would not). Appends the first hop of each
 // to `sent` when given. `input`: sends `from`'s input of them (Builder::send_input).
 void send_runs(Builder& b, const std::vector<ChunkId>& chunks, NodeId from, NodeId to, Op op,

@@ -432,6 +432,16 @@ Time time_floor(const topo::Topology& described, const Algorithm& a) {
   return floor;
 }
 
+bool time_unless_floored(const topo::Topology& t, Algorithm& a, Time to_beat) {
+  if (to_beat > 0)
+    if (const Time floor = time_floor(t, a); floor >= to_beat) {
+      a.claimed_time = floor;
+      return true;
+    }
+  time(t, a);
+  return false;
+}
+
 Time collective_time(const topo::Topology& t, const Algorithm& a) {
   return a.claimed_time >= 0 ? a.claimed_time : model_time(t, a);
 }

@@ -103,6 +103,9 @@ Time model_time(const topo::Topology& t, const Algorithm& a);
 // ahead once it ended. Exact where nothing contends (a ring). For pruning: an algorithm whose floor
 // is at least a time to beat need not be timed. Same checks and errors as compute_times.
 Time time_floor(const topo::Topology& t, const Algorithm& a);
+// Times `a` (synth::time), unless `to_beat` is positive and its floor (time_floor) is at least
+// that: then its claimed time is the floor and it is left untimed. Returns whether it was floored.
+bool time_unless_floored(const topo::Topology& t, Algorithm& a, Time to_beat);
 // The algorithm's time: what it claims, or, when it claims none, what compute_times gives.
 Time collective_time(const topo::Topology& t, const Algorithm& a);
 // Gives `a`'s reductions `reduce_bandwidth` (0: no time; see Algorithm::reduce_bandwidth) and

@@ -78,13 +78,7 @@ Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorith
       a.add(x.chunk, x.src, x.dst, second.route(i), Op::Copy, deps, -1, -1, second.rate(i),
             static_cast<uint16_t>(std::min(65535, x.channel + channels)), false, x.count);
     }
-    if (!in_turn && to_beat > 0)
-      if (const Time floor = time_floor(t, a); floor >= to_beat) {
-        a.claimed_time = floor;
-        *floored = true;
-        return a;
-      }
-    time(t, a);
+    if (time_unless_floored(t, a, in_turn ? -1 : to_beat)) *floored = true;
     return a;
   };
   Algorithm a = join();
@@ -117,13 +111,7 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
     std::optional<Algorithm> a = synthesize_plan(t, c, chunk_bytes, o, planned, false, work_budget);
     if (a && planned != Method::PlanPipeline) {  // the pipelines were timed to pick one
       // Not timed where its floor cannot beat what the caller has (SynthOptions::to_beat).
-      const Time floor = o.to_beat > 0 ? time_floor(t, *a) : 0;
-      if (o.to_beat > 0 && floor >= o.to_beat) {
-        a->claimed_time = floor;
-        if (o.floored) *o.floored = true;
-      } else {
-        time(t, *a);
-      }
+      if (time_unless_floored(t, *a, o.to_beat) && o.floored) *o.floored = true;
     }
     return a;
   }

@@ -217,8 +217,6 @@ class Planned {
     std::vector<int32_t> pace;
     RawList raw = plan_pipeline(ft(), *g_, streamed, dealing, chunk_bytes_, last_first_, pv.shape,
                                 speedup, paced ? &pace : nullptr);
-    bool messages = false;
-    raw.for_each([&](const Raw& r) { messages = messages || r.more > 0; });
     Algorithm a =
         build(t_, *g_, std::move(raw), plan_, c_, chunk_bytes_, o_, paced ? &pace : nullptr);
     a.serial_channels = pv.shape.serial;
@@ -243,7 +241,7 @@ class Planned {
                                 .serial = pv.shape.serial,
                                 .split = split,
                                 .dealt_by_arrival = by_arrival && arrival != tree_of_,
-                                .messages = messages};
+                                .messages = a.has_messages()};
     a.provenance = Provenance(Producer::FlowPlanPipelines);
     a.provenance.pipeline = traits;
     a.method = fmt::format("flow-plan pipelines ({})", describe(traits));
