@@ -31,10 +31,13 @@ void ring_steps(Builder& b, const std::vector<NodeId>& order, const Blocks& bloc
     for (int i = 0; i < p; ++i) {
       const std::vector<TransferId> deps =
           steps ? steps->deps(order[i]) : std::vector<TransferId>{};
-      for (ChunkId c : blocks[wrap(i - dir * (reduce ? s + 1 : s), p)]) {
-        b.send(c, order[i], order[wrap(i + dir, p)], reduce ? Op::Reduce : Op::Copy, deps);
-        if (steps) sent[order[i]].push_back(b.first_hop());
-      }
+      const std::vector<ChunkId>& block = blocks[wrap(i - dir * (reduce ? s + 1 : s), p)];
+      const NodeId to = order[wrap(i + dir, p)];
+      const Op op = reduce ? Op::Reduce : Op::Copy;
+      if (steps)  // a step's block at once, as messages
+        send_runs(b, block, order[i], to, op, deps, &sent[order[i]]);
+      else
+        for (ChunkId c : block) b.send(c, order[i], to, op, deps);
     }
     if (steps)
       for (auto& [v, ids] : sent) steps->record(v, ids);
@@ -64,12 +67,12 @@ void ring_chain(Builder& b, const std::vector<NodeId>& order, const std::vector<
 
 namespace {
 
-// A run of `n` chunks as messages over `ways` ways (the hop's routes, Builder::hop_routes): min(n,
-// ways) messages of consecutive chunks, as even as can be, one per way (as a runtime spreads a
-// large send over its channels, each a flow that ECMP hashes to one route). (first, count) pairs,
-// first from 0.
-std::vector<std::pair<int, int>> message_parts(int n, int ways) {
-  const int parts = std::max(1, std::min(n, ways));
+// A run of `n` chunks as min(n, `messages`) messages of consecutive chunks, as even as can be: one
+// per way of the hop (its routes, Builder::hop_routes: as a runtime spreads a large send over its
+// channels, each a flow that ECMP hashes to one route), or the relayed messages. (first, count)
+// pairs, first from 0.
+std::vector<std::pair<int, int>> message_parts(int n, int messages) {
+  const int parts = std::max(1, std::min(n, messages));
   std::vector<std::pair<int, int>> out;
   for (int p = 0, first = 0; p < parts; ++p) {
     const int count = n / parts + (p < n % parts ? 1 : 0);
@@ -83,14 +86,20 @@ std::vector<std::pair<int, int>> message_parts(int n, int ways) {
 
 void send_runs(Builder& b, const std::vector<ChunkId>& chunks, NodeId from, NodeId to, Op op,
                const std::vector<TransferId>& deps, std::vector<TransferId>* sent, bool input) {
-  // Relayed through NPUs, chunk by chunk: each relay forwards a chunk as soon as it has it.
-  const size_t most = b.adjacent(from, to) ? static_cast<size_t>(kMaxChunksPerTransfer) : 1;
+  const bool adjacent = b.adjacent(from, to);
   const std::vector<std::vector<LinkId>>* routes = b.hop_routes(from, to);
   const int ways = routes ? static_cast<int>(routes->size()) : 1;
   for (size_t i = 0, j = 0; i < chunks.size(); i = j) {
-    for (j = i + 1; j < chunks.size() && chunks[j] == chunks[j - 1] + 1 && j - i < most; ++j) {
+    for (j = i + 1; j < chunks.size() && chunks[j] == chunks[j - 1] + 1 &&
+                    j - i < static_cast<size_t>(kMaxChunksPerTransfer);
+         ++j) {
     }
-    for (const auto& [first, count] : message_parts(static_cast<int>(j - i), ways)) {
+    const int n = static_cast<int>(j - i);
+    // Relayed: as many messages as relayed_message_chunks makes of the run.
+    const int per_message = adjacent ? n : b.relayed_message_chunks(from, to, n);
+    const int messages = adjacent ? ways : (n + per_message - 1) / per_message;
+    const std::vector<std::pair<int, int>> parts = message_parts(n, messages);
+    for (const auto& [first, count] : parts) {
       if (input)
         b.send_input(chunks[i + first], from, to, op, deps, count);
       else

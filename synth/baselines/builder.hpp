@@ -300,6 +300,26 @@ class Builder {
     }
   }
 
+  // How many of `chunks` consecutive chunks to send from u to v as one message where the way
+  // relays through NPUs (each forwards a message once all of it has arrived): where steps are
+  // charged, as many as balance the steps against the relays' holding back
+  // (balanced_message_chunks, at the way's narrowest bandwidth and a hop's largest step); else 1,
+  // each relay forwarding a chunk as soon as it holds it.
+  int relayed_message_chunks(NodeId u, NodeId v, int64_t chunks) {
+    if (!a_.step_costs) return 1;
+    const std::vector<Hops::Hop>& hops = hops_.path(u, v);
+    Time step = 0;
+    Bandwidth narrowest = std::numeric_limits<Bandwidth>::max();
+    for (const Hops::Hop& h : hops)
+      for (const std::vector<LinkId>& route : h.routes)
+        for (LinkId l : route) {
+          step = std::max(step, t_.link(l).step);
+          narrowest = std::min(narrowest, t_.link(l).bandwidth);
+        }
+    return balanced_message_chunks(chunks, step, transfer_time(a_.chunk_bytes, narrowest),
+                                   static_cast<int>(hops.size()) - 1);
+  }
+
   Algorithm finish(Bandwidth reduce_bandwidth, bool timed) {
     if (std::any_of(a_.transfers().begin(), a_.transfers().end(),
                     [](const Transfer& x) { return x.op == Op::Reduce; }))
@@ -377,8 +397,9 @@ struct Steps {
 };
 
 // Ring Reduce-Scatter (reduce) or All-Gather along `order` in direction dir (+1 or -1). With
-// `steps`, each step waits for the previous one (ASTRA-sim's and MPI's rings); without, chunks
-// pipeline from step to step (NCCL's).
+// `steps`, each step waits for the previous one and sends its block at once, as messages
+// (send_runs: ASTRA-sim's and MPI's rings); without, chunk by chunk, the chunks pipelining from
+// step to step (NCCL's).
 void ring_steps(Builder& b, const std::vector<NodeId>& order, const Blocks& blocks, int dir,
                 bool reduce, Steps* steps = nullptr);
 void ring_reduce_scatter(Builder& b, const std::vector<NodeId>& order, const Blocks& blocks,
@@ -402,9 +423,10 @@ void ring_chain(Builder& b, const std::vector<NodeId>& order, const std::vector<
 
 // Sends `chunks` from `from` to `to` as messages (Builder::send with a count): per run of
 // consecutive chunk ids one per route the hop has (Builder::hop_routes), as a runtime sends a
-// step's contiguous buffer at once; chunk by chunk where the way relays through NPUs (each relay
-// forwards a chunk as soon as it holds it, as a message would not). Appends the first hop of each
-// to `sent` when given. `input`: sends `from`'s input of them (Builder::send_input).
+// step's contiguous buffer at once; where the way relays through NPUs, in messages of
+// Builder::relayed_message_chunks (chunk by chunk where steps are not charged: each relay forwards
+// a chunk as soon as it holds it, as a message would not). Appends the first hop of each to `sent`
+// when given. `input`: sends `from`'s input of them (Builder::send_input).
 void send_runs(Builder& b, const std::vector<ChunkId>& chunks, NodeId from, NodeId to, Op op,
                const std::vector<TransferId>& deps, std::vector<TransferId>* sent = nullptr,
                bool input = false);

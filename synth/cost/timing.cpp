@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <unordered_map>
 #include <utility>
@@ -440,6 +441,14 @@ bool time_unless_floored(const topo::Topology& t, Algorithm& a, Time to_beat) {
     }
   time(t, a);
   return false;
+}
+
+int balanced_message_chunks(int64_t chunks, Time step, Time chunk_time, int relays) {
+  if (chunks <= 1 || step <= 0 || chunk_time <= 0 || relays < 1) return 1;
+  const double m = std::round(std::sqrt(static_cast<double>(chunks) * static_cast<double>(step) /
+                                        (relays * static_cast<double>(chunk_time))));
+  return static_cast<int>(
+      std::clamp(m, 1.0, static_cast<double>(std::min<int64_t>(chunks, kMaxChunksPerTransfer))));
 }
 
 Time collective_time(const topo::Topology& t, const Algorithm& a) {

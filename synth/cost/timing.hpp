@@ -79,6 +79,13 @@ inline Time busy_share(Time occupancy, Bandwidth rate, Bandwidth bandwidth) {
   return static_cast<Time>(static_cast<Int128>(occupancy) * rate / bandwidth);
 }
 
+// How many chunks to send as one message (Transfer::count) so that per-step costs and pipelining
+// balance: `chunks` chunks sent m at a time pay chunks / m steps of `step` each, and each message
+// holds the chunks after it back by m - 1 chunk times (`chunk_time`) at each of `relays` places
+// it is forwarded whole. Their sum is least at m = sqrt(chunks x step / (relays x chunk_time)),
+// which this rounds (at least 1, at most `chunks` and kMaxChunksPerTransfer). 1 without steps.
+int balanced_message_chunks(int64_t chunks, Time step, Time chunk_time, int relays = 1);
+
 struct TimingResult {
   Time collective_time = 0;  // the latest arrival, when its data is usable (reductions included)
   std::vector<Time>

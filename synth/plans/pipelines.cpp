@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <cassert>
-#include <cmath>
 #include <cstdint>
 #include <numeric>
 #include <vector>
+
+#include "synth/cost/timing.hpp"
 
 namespace tenet::synth::detail {
 
@@ -63,16 +64,13 @@ PipelineFill pipeline_fill(const topo::Topology& ft, const TreePacking& packing,
 
 int message_chunks(const topo::Topology& ft, const PackedTree& tr, NodeId v, int chunks,
                    Bytes chunk_bytes, double rate) {
-  if (!ft.charges_steps() || chunks <= 1) return 1;
+  if (!ft.charges_steps()) return 1;
   Time step = 0;
   for (const auto& route : tr.routes[v])
     for (LinkId l : route) step = std::max(step, ft.link(l).step);
-  const Time c = transfer_time(chunk_bytes, std::max<Bandwidth>(1, static_cast<Bandwidth>(rate)));
-  if (step <= 0 || c <= 0) return 1;
-  const double m = std::round(
-      std::sqrt(static_cast<double>(chunks) * static_cast<double>(step) / static_cast<double>(c)));
-  return static_cast<int>(
-      std::clamp(m, 1.0, static_cast<double>(std::min(chunks, kMaxChunksPerTransfer))));
+  return balanced_message_chunks(
+      chunks, step,
+      transfer_time(chunk_bytes, std::max<Bandwidth>(1, static_cast<Bandwidth>(rate))));
 }
 
 std::vector<int> block_dealing(const std::vector<int>& dealing, const TreePacking& packing) {

@@ -223,6 +223,47 @@ TEST(BaselineClosedForms, HierarchicalOnMultiDimensionalTopologies) {
   run("hierarchical", "ring:2 x fc:4 x switch:2", CollectiveKind::AllToAll);
 }
 
+// Where steps are charged, a step of hierarchical's rings sends its block at once: one message
+// per run of consecutive chunks (an owner's k chunks), not one per chunk. ring:4 x ring:4
+// Reduce-Scatter, k = 4 chunks per NPU, per-step cost s: the first dimension's blocks are four
+// owners' runs (4 messages of 4 chunks a step), the second's one owner's (1 message of 4).
+TEST(BaselineClosedForms, HierarchicalStepsSendTheirBlocksAsMessages) {
+  topo::Topology t = topo::generate("ring:4 x ring:4");
+  t.set_charges_steps(true);
+  const Time s = topo::kDefaultStep;
+  const Algorithm a = make_baseline(parse_baseline("hierarchical"), t,
+                                    Collective::over_all(t, CollectiveKind::ReduceScatter, 4),
+                                    kChunk, LinkModel::Pipelined);
+  const Report r = verify(t, a, {.max_reported = 5, .lower_bound = false});
+  ASSERT_TRUE(r.correct()) << testing::violation_text(r);
+  EXPECT_EQ(a.claimed_time, 3 * (kLat + 4 * s + 16 * kSer) + 3 * (kLat + s + 4 * kSer));
+  for (const Transfer& x : a.transfers()) EXPECT_EQ(x.count, 4);
+}
+
+// Where the way relays through an NPU (a ring along a line), a run goes in messages that balance
+// the steps against the relay holding a message back (balanced_message_chunks): small chunks, many
+// to a message; chunk by chunk without steps.
+TEST(Baselines, RelayedRunsGoInBalancedMessages) {
+  EXPECT_EQ(balanced_message_chunks(100, 1000, 4000), 5);     // sqrt(100 x 1 / 4)
+  EXPECT_EQ(balanced_message_chunks(100, 1000, 4000, 4), 3);  // sqrt(100 / 16) = 2.5, rounded up
+  EXPECT_EQ(balanced_message_chunks(100, 1000, 1), 100);      // at most every chunk
+  EXPECT_EQ(balanced_message_chunks(100, 0, 4000), 1);        // no steps
+  // mesh2d:4x4's rows are lines: their rings relay. Adjacent hops send a run as one message either
+  // way, so relayed runs in messages show as fewer transfers.
+  size_t transfers[2] = {0, 0};
+  for (const bool steps : {false, true}) {
+    topo::Topology t = topo::generate("mesh2d:4x4");
+    t.set_charges_steps(steps);
+    const Algorithm a = make_baseline(parse_baseline("hierarchical"), t,
+                                      Collective::over_all(t, CollectiveKind::AllGather, 16),
+                                      Bytes{1} << 10, LinkModel::Pipelined);
+    const Report r = verify(t, a, {.max_reported = 5, .lower_bound = false});
+    ASSERT_TRUE(r.correct()) << testing::violation_text(r);
+    transfers[steps] = a.size();
+  }
+  EXPECT_LT(transfers[1], transfers[0]);
+}
+
 // NCCL's double binary tree, flat (every NPU a server of one) on fc:7: each tree is the balanced
 // binary tree of depth d = 2, the second shifted by one, so a link carries one tree's reduction up
 // and the other's broadcast down, C chunks in all (m0 = ceil(C/2) on the first tree, m1 on the
