@@ -19,12 +19,12 @@ void bruck(Builder& b, const Collective& c) {
     const int count = std::min(dist, p - dist);
     std::map<NodeId, std::vector<TransferId>> sent;
     for (int r = 0; r < p; ++r) {
-      std::vector<TransferId> deps = st.deps(c.ranks[r]);
+      // The step's blocks as messages: consecutive ids but where they wrap past the last rank.
+      std::vector<ChunkId> chunks;
       for (int j = 0; j < count; ++j)
-        for (ChunkId ch : blocks[(r + j) % p]) {
-          b.send(ch, c.ranks[r], c.ranks[wrap(r - dist, p)], Op::Copy, deps);
-          sent[c.ranks[r]].push_back(b.first_hop());
-        }
+        chunks.insert(chunks.end(), blocks[(r + j) % p].begin(), blocks[(r + j) % p].end());
+      send_runs(b, chunks, c.ranks[r], c.ranks[wrap(r - dist, p)], Op::Copy, st.deps(c.ranks[r]),
+                &sent[c.ranks[r]]);
     }
     for (auto& [v, ids] : sent) st.record(v, ids);
   }

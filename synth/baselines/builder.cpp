@@ -15,9 +15,8 @@ void ring_all_to_all_steps(Builder& b, const std::vector<NodeId>& order,
       for (int i = 0; i < p; ++i) {
         const int origin = wrap(i - (round - 1), p), dest = wrap(origin + round + j, p);
         const NodeId from = order[i], to = order[wrap(i + 1, p)];
-        const std::vector<TransferId> deps = st.deps(from);
-        for (ChunkId ch : towards[static_cast<size_t>(origin) * p + dest])
-          b.send(ch, from, to, Op::Copy, deps);
+        send_runs(b, towards[static_cast<size_t>(origin) * p + dest], from, to, Op::Copy,
+                  st.deps(from));
       }
     }
 }

@@ -96,7 +96,7 @@ void trees_all_reduce(Builder& b, const std::vector<TreeJob>& jobs) {
 }
 
 // Binomial tree rooted at group[root]: round by round (masks 1, 2, 4, ...), each node sending its
-// rounds in order.
+// rounds in order, a round's chunks as messages (send_runs).
 void binomial(Builder& b, const std::vector<NodeId>& group, int root,
               const std::vector<ChunkId>& chunks, bool reduce, Steps& st) {
   const int p = static_cast<int>(group.size());
@@ -111,11 +111,7 @@ void binomial(Builder& b, const std::vector<NodeId>& group, int root,
     for (int rel = 0; rel < mask && rel + mask < p; ++rel) {
       const NodeId from = reduce ? member(rel + mask) : member(rel),
                    to = reduce ? member(rel) : member(rel + mask);
-      std::vector<TransferId> deps = st.deps(from);
-      for (ChunkId c : chunks) {
-        b.send(c, from, to, reduce ? Op::Reduce : Op::Copy, deps);
-        sent[from].push_back(b.first_hop());
-      }
+      send_runs(b, chunks, from, to, reduce ? Op::Reduce : Op::Copy, st.deps(from), &sent[from]);
     }
     for (auto& [v, ids] : sent) st.record(v, ids);
   }

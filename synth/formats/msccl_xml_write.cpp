@@ -56,7 +56,7 @@ class Layout {
       case CollectiveKind::ReduceScatter:
         return {'i', ch};
       case CollectiveKind::AllGather:
-        return c_.origin(ch) == r ? Slot{'i', ch % k_} : Slot{'o', ch};
+        return c_.origin(ch) == r && !back_[r].contains(ch) ? Slot{'i', ch % k_} : Slot{'o', ch};
       case CollectiveKind::AllToAll: {
         const int s = ch / k_ / p_, d = (ch / k_) % p_, j = ch % k_;
         if (r == s) return {'i', d * k_ + j};
@@ -69,6 +69,17 @@ class Layout {
     }
   }
   int scratch(int r) const { return static_cast<int>(scratch_[r].size()); }
+  // Chunks ch .. ch + count - 1 arrive at rank r. An All-Gather's own chunk relayed back through
+  // its rank lands in the output slot, where copy_own_chunks put it and messages read it: from then
+  // on it lives there alone (one copy per rank, as the IR has it). Returns the input slots so left
+  // behind, which the arrival must follow every read of (as a write of them would).
+  std::vector<Slot> arrive(int r, ChunkId ch, int count) {
+    std::vector<Slot> left;
+    if (c_.kind != CollectiveKind::AllGather) return left;
+    for (ChunkId x = ch; x < ch + count; ++x)
+      if (c_.origin(x) == r && back_[r].insert(x).second) left.push_back({'i', x % k_});
+    return left;
+  }
   // Where chunks ch .. ch + count - 1 live at rank r as one run of slots (what a step of cnt count
   // reads or writes), or nothing where they do not lie side by side. An All-Gather's run lies in
   // the output buffer, where a rank's own chunks were copied first (copy_own_chunks), so that a
@@ -88,6 +99,7 @@ class Layout {
   const Collective& c_;
   int p_, k_;
   std::vector<std::map<ChunkId, int>> scratch_;
+  std::vector<std::set<ChunkId>> back_ = std::vector<std::set<ChunkId>>(p_);  // (arrive)
 };
 
 struct Step {
@@ -377,6 +389,7 @@ void place_transfers(Export& e) {
           id, from < 0 ? x.src : x.dst));
     const int cnt = x.count;
     std::optional<Slot> run = e.layout.run_at(from, x.chunk, cnt);
+    const std::vector<Slot> left = e.layout.arrive(to, x.chunk, cnt);
     const std::optional<Slot> into = e.layout.run_at(to, x.chunk, cnt);
     // A run of inputs kept aside is read from there (save_inputs keeps a transfer's in order): all
     // of its chunks, side by side, or none.
@@ -404,6 +417,10 @@ void place_transfers(Export& e) {
       const std::vector<StepRef> r = gpus[from].before_read({src.buf, src.off + j}),
                                  w = gpus[to].before_write({dst.buf, dst.off + j});
       send_deps.insert(send_deps.end(), r.begin(), r.end());
+      recv_deps.insert(recv_deps.end(), w.begin(), w.end());
+    }
+    for (const Slot& s : left) {
+      const std::vector<StepRef> w = gpus[to].before_write(s);
       recv_deps.insert(recv_deps.end(), w.begin(), w.end());
     }
     for (TransferId d : a.deps(id)) {

@@ -240,6 +240,26 @@ TEST(BaselineClosedForms, HierarchicalStepsSendTheirBlocksAsMessages) {
   for (const Transfer& x : a.transfers()) EXPECT_EQ(x.count, 4);
 }
 
+// Where steps are charged, Bruck's and binomial trees' steps send their chunks as messages, a step
+// each (runs of consecutive chunk ids). fc:8, per-step cost s: Bruck's All-Gather sends 1, 2 and 4
+// blocks, as two messages where they wrap past the last rank (the slowest member of steps 2 and 3):
+// s + 2s + 2s steps, 3 alpha, 7 chunk times; the binomial Broadcast of 4 chunks, 3 rounds of one
+// message.
+TEST(BaselineClosedForms, StepSynchronousFamiliesSendMessages) {
+  topo::Topology t = topo::generate("fc:8");
+  t.set_charges_steps(true);
+  const Time s = topo::kDefaultStep;
+  auto made = [&](const char* algo, CollectiveKind kind, int k) {
+    const Algorithm a = make_baseline(parse_baseline(algo), t, Collective::over_all(t, kind, k),
+                                      kChunk, LinkModel::Pipelined);
+    const Report r = verify(t, a, {.max_reported = 5, .lower_bound = false});
+    EXPECT_TRUE(r.correct()) << algo << testing::violation_text(r);
+    return a.claimed_time;
+  };
+  EXPECT_EQ(made("bruck", CollectiveKind::AllGather, 1), 3 * kLat + 7 * kSer + 5 * s);
+  EXPECT_EQ(made("dbt", CollectiveKind::Broadcast, 4), 3 * (kLat + s + 4 * kSer));
+}
+
 // Where the way relays through an NPU (a ring along a line), a run goes in messages that balance
 // the steps against the relay holding a message back (balanced_message_chunks): small chunks, many
 // to a message; chunk by chunk without steps.
