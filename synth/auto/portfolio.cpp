@@ -372,11 +372,31 @@ bool portfolio_worth_it(const topo::Topology& t, const Collective& c, Bytes chun
 ChunkMade baseline_to_beat(const BaselineSpec& spec, const topo::Topology& t, const Collective& c,
                            Bytes chunk_bytes, const SynthOptions& o, Time to_beat,
                            const std::function<bool(const Algorithm&)>& enough) {
+  // A ring's floor from its plan (the same floor, no transfer made): a losing ring of millions of
+  // transfers is not built. `enough` reads its time, collective and chunk size alone.
+  bool floored_already = false;  // by the plan, and it may win: the algorithm is timed
+  if (to_beat > 0 && c.all_reduce_chunks == 0 && !c.uneven()) {
+    std::optional<RingPlan> plan;
+    try {
+      plan = ring_plan(spec, t, c, chunk_bytes, o.link_model, o.reduce_bandwidth);
+    } catch (const NotApplicable&) {
+      // try_baseline says why, below
+    }
+    if (plan) {
+      Algorithm floored = empty_algorithm(spec.name(), t, c, chunk_bytes, o.link_model);
+      floored.claimed_time = time_floor(t, *plan);
+      if (floored.claimed_time >= to_beat && !(enough && enough(floored)))
+        return CannotBeat{floored.claimed_time, static_cast<size_t>(plan->size())};
+      floored_already = true;
+    }
+  }
   Made<Algorithm> made_here =
       try_baseline(spec, t, c, chunk_bytes, o.link_model, o.reduce_bandwidth, false);
   Algorithm* a = made(made_here);
   if (!a) return std::get<NotMade>(std::move(made_here));
-  if (time_unless_floored(t, *a, to_beat)) {
+  if (floored_already) {
+    time(t, *a);
+  } else if (time_unless_floored(t, *a, to_beat)) {
     if (!enough || !enough(*a)) return CannotBeat{a->claimed_time, a->size()};
     time(t, *a);  // enough at its floor: timed, as what it is
   }

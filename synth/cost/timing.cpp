@@ -11,6 +11,7 @@
 #include "synth/cost/link_admission.hpp"
 #include "synth/cost/link_ledger.hpp"
 #include "synth/cost/protocol_view.hpp"
+#include "synth/ir/ring_plan.hpp"
 #include "topo/error.hpp"
 
 namespace tenet::synth {
@@ -345,62 +346,105 @@ Time saturated_sum(Time x, Time y) {
 
 }  // namespace
 
-Time time_floor(const topo::Topology& described, const Algorithm& a) {
-  const ProtocolView view(described, a);
-  const topo::Topology& t = view.topology();
-  check_and_find_routed(t, a);
-  const auto n = static_cast<TransferId>(a.size());
-  RouteCoster coster(t, a);
-  const bool hold = a.link_model == LinkModel::Hold;
-  const Time reduction = a.reduction_time();
-  const auto reduced = [&](TransferId id) { return a[id].op == Op::Reduce ? reduction : Time{0}; };
-  std::vector<Time> start(n), duration(n);
+namespace {
+
+// One transfer as time_floor reads it.
+struct FloorTransfer {
+  ChunkId chunk;
+  int count;
+  NodeId src, dst;
+  bool from_input;
+  Op op;
+  uint16_t channel;
+  std::span<const LinkId> route;
+  Bandwidth rate;  // as listed: 0 for the route's narrowest
+};
+
+// An algorithm's transfers, with their explicit dependencies.
+struct AlgorithmTransfers {
+  const Algorithm& a;
+  static constexpr bool kExplicitDependencies = true;
+  TransferId size() const { return static_cast<TransferId>(a.size()); }
+  FloorTransfer operator[](TransferId id) const {
+    const Transfer& x = a[id];
+    return {x.chunk, x.count, x.src, x.dst, x.from_input, x.op, x.channel, a.route(id), a.rate(id)};
+  }
+  std::span<const TransferId> deps(TransferId id) const { return a.deps(id); }
+};
+
+// A ring plan's transfers, computed from their numbers: each waits for its chunk's arrival at its
+// source alone (RingPlan), which the (node, chunk) table of arrivals already gives.
+struct PlanTransfers {
+  const RingPlan& plan;
+  static constexpr bool kExplicitDependencies = false;
+  TransferId size() const { return plan.size(); }
+  FloorTransfer operator[](TransferId id) const {
+    const RingPlan::Send x = plan.send(id);
+    return {x.chunk, 1, x.src, x.dst, false, x.op, x.channel, x.route, x.rate};
+  }
+  std::span<const TransferId> deps(TransferId) const { return {}; }
+};
+
+// time_floor over `transfers` (AlgorithmTransfers or PlanTransfers) costed by `coster`.
+template <typename Transfers>
+Time floor_of(const topo::Topology& t, const Transfers& transfers, RouteCoster& coster,
+              LinkModel model, Time reduction, int64_t chunks) {
+  const TransferId n = transfers.size();
+  const bool hold = model == LinkModel::Hold;
+  const auto reduced = [&](Op op) { return op == Op::Reduce ? reduction : Time{0}; };
+  const auto cost_of = [&](TransferId id, const FloorTransfer& x) {
+    try {
+      return coster(x.route, x.rate, x.count);
+    } catch (const Error& e) {
+      throw Error(fmt::format("transfer {}: {}", id, e.message()));
+    }
+  };
+  // Per transfer, its start and duration: for what waits for it explicitly.
+  constexpr bool kExplicit = Transfers::kExplicitDependencies;
+  std::vector<Time> start(kExplicit ? n : 0), duration(kExplicit ? n : 0);
   // (node, chunk): its last arrival usable.
-  Grid<Time> ready(static_cast<uint64_t>(t.num_nodes()),
-                   static_cast<uint64_t>(a.collective.num_chunks()),
-                   std::max<uint64_t>(4 * a.size(), uint64_t{1} << 22));
+  Grid<Time> ready(static_cast<uint64_t>(t.num_nodes()), static_cast<uint64_t>(chunks),
+                   std::max<uint64_t>(4 * static_cast<uint64_t>(n), uint64_t{1} << 22));
   struct Queued {
     Time start = 0, occupancy = 0;
     Bandwidth rate = 0;
   };
   uint64_t channels = 1;
-  for (const Transfer& x : a.transfers()) channels = std::max<uint64_t>(channels, x.channel + 1u);
+  for (TransferId id = 0; id < n; ++id)
+    channels = std::max<uint64_t>(channels, transfers[id].channel + 1u);
   // (first link, channel): its last transfer (24 B a cell: a table of at most one per transfer).
   Grid<Queued> queued(static_cast<uint64_t>(t.num_links()), channels,
-                      std::max<uint64_t>(a.size(), uint64_t{1} << 20));
+                      std::max<uint64_t>(static_cast<uint64_t>(n), uint64_t{1} << 20));
   std::vector<Time> head(t.num_links(), std::numeric_limits<Time>::max());
   std::vector<Time> load(t.num_links(), 0);
   Time floor = 0;
   for (TransferId id = 0; id < n; ++id) {
-    const Transfer& x = a[id];
+    const FloorTransfer x = transfers[id];
     Time s = 0;
     if (!x.from_input)
       for (ChunkId c = x.chunk; c < x.chunk + x.count; ++c) s = std::max(s, ready(x.src, c));
-    for (TransferId d : a.deps(id))
-      s = std::max(s, saturated_sum(saturated_sum(start[d], duration[d]), reduced(d)));
-    const std::span<const LinkId> route = a.route(id);
-    RouteCost cost;
-    try {
-      cost = coster(a, id);
-    } catch (const Error& e) {
-      throw Error(fmt::format("transfer {}: {}", id, e.message()));
-    }
+    for (TransferId d : transfers.deps(id))
+      s = std::max(s,
+                   saturated_sum(saturated_sum(start[d], duration[d]), reduced(transfers[d].op)));
+    const RouteCost cost = cost_of(id, x);
     const Bandwidth held = hold ? std::numeric_limits<Bandwidth>::max() : cost.rate;
     // The queue's last transfer started first; where both rates do not fit the link together, it
     // also left the link first.
-    Queued& queue = queued(static_cast<uint64_t>(route.front()), x.channel);
+    Queued& queue = queued(static_cast<uint64_t>(x.route.front()), x.channel);
     s = std::max(s, queue.start);
     if (queue.rate >
-        t.link(route.front()).bandwidth - std::min(held, t.link(route.front()).bandwidth))
+        t.link(x.route.front()).bandwidth - std::min(held, t.link(x.route.front()).bandwidth))
       s = std::max(s, saturated_sum(queue.start, queue.occupancy));
     queue = {s, cost.occupancy, held};
-    start[id] = s;
-    duration[id] = cost.duration;
-    for (LinkId l : route) {
+    if constexpr (kExplicit) {
+      start[id] = s;
+      duration[id] = cost.duration;
+    }
+    for (LinkId l : x.route) {
       head[l] = std::min(head[l], s);
       load[l] = saturated_sum(load[l], busy_share(cost.occupancy, held, t.link(l).bandwidth));
     }
-    const Time usable = saturated_sum(saturated_sum(s, cost.duration), reduced(id));
+    const Time usable = saturated_sum(saturated_sum(s, cost.duration), reduced(x.op));
     for (ChunkId c = x.chunk; c < x.chunk + x.count; ++c) {
       Time& r = ready(x.dst, c);
       r = std::max(r, usable);
@@ -409,28 +453,45 @@ Time time_floor(const topo::Topology& described, const Algorithm& a) {
   }
   // Backwards: what each transfer still has ahead once it ended (its reduction, then the longest
   // chain of what waits for it), and per link the least of it.
-  std::vector<Time> after(
-      n, 0);      // per transfer: the longest chain of its dependants, each at its own rate
+  std::vector<Time> after(kExplicit ? n : 0,
+                          0);  // per transfer: the longest chain of its explicit dependants
   ready.clear();  // now per (node, chunk): the longest chain leaving it later in the list
   std::vector<Time> tail(t.num_links(), std::numeric_limits<Time>::max());
   for (TransferId id = n - 1; id >= 0; --id) {
-    const Transfer& x = a[id];
-    Time later = after[id];
+    const FloorTransfer x = transfers[id];
+    Time later = kExplicit ? after[id] : 0;
     for (ChunkId c = x.chunk; c < x.chunk + x.count; ++c) later = std::max(later, ready(x.dst, c));
-    const Time ahead = saturated_sum(reduced(id), later);
-    const Time chain = saturated_sum(duration[id], ahead);
-    for (TransferId d : a.deps(id)) after[d] = std::max(after[d], chain);
+    const Time ahead = saturated_sum(reduced(x.op), later);
+    const Time chain = saturated_sum(kExplicit ? duration[id] : cost_of(id, x).duration, ahead);
+    for (TransferId d : transfers.deps(id)) after[d] = std::max(after[d], chain);
     if (!x.from_input)  // a send of its source's input waits for no arrival there
       for (ChunkId c = x.chunk; c < x.chunk + x.count; ++c) {
         Time& r = ready(x.src, c);
         r = std::max(r, chain);
       }
-    for (LinkId l : a.route(id)) tail[l] = std::min(tail[l], ahead);
+    for (LinkId l : x.route) tail[l] = std::min(tail[l], ahead);
   }
   for (LinkId l = 0; l < t.num_links(); ++l)
     if (load[l] > 0)
       floor = std::max(floor, saturated_sum(saturated_sum(head[l], load[l]), tail[l]));
   return floor;
+}
+
+}  // namespace
+
+Time time_floor(const topo::Topology& described, const Algorithm& a) {
+  const ProtocolView view(described, a);
+  const topo::Topology& t = view.topology();
+  check_and_find_routed(t, a);
+  RouteCoster coster(t, a);
+  return floor_of(t, AlgorithmTransfers{a}, coster, a.link_model, a.reduction_time(),
+                  a.collective.num_chunks());
+}
+
+Time time_floor(const topo::Topology& t, const RingPlan& plan) {
+  RouteCoster coster(t, plan.chunk_bytes(), plan.link_model(), plan.step_costs());
+  return floor_of(t, PlanTransfers{plan}, coster, plan.link_model(), plan.reduction_time(),
+                  plan.collective().num_chunks());
 }
 
 bool time_unless_floored(const topo::Topology& t, Algorithm& a, Time to_beat) {

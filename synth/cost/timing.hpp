@@ -22,6 +22,8 @@
 
 namespace tenet::synth {
 
+class RingPlan;  // synth/ir/ring_plan.hpp
+
 // A transfer of b bytes at rate r over a route, charged its per-step cost s (the largest
 // topo::Link::step on its route, where steps are charged; else 0), holds r of each link of the
 // route for s + b / r (pipelined; under hold, the link whole for s + b / r + latency) and arrives
@@ -110,6 +112,9 @@ Time model_time(const topo::Topology& t, const Algorithm& a);
 // ahead once it ended. Exact where nothing contends (a ring). For pruning: an algorithm whose floor
 // is at least a time to beat need not be timed. Same checks and errors as compute_times.
 Time time_floor(const topo::Topology& t, const Algorithm& a);
+// The same for a ring plan (synth/ir/ring_plan.hpp), equal to time_floor of what it materializes,
+// with no transfer held: memory for its (node, chunk) arrivals and its links alone.
+Time time_floor(const topo::Topology& t, const RingPlan& plan);
 // Times `a` (synth::time), unless `to_beat` is positive and its floor (time_floor) is at least
 // that: then its claimed time is the floor and it is left untimed. Returns whether it was floored.
 bool time_unless_floored(const topo::Topology& t, Algorithm& a, Time to_beat);

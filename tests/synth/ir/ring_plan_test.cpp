@@ -109,6 +109,8 @@ TEST(RingPlan, IsTheRingBaselineTransferByTransfer) {
         Algorithm a = plan->materialize(t);
         const Algorithm b = make_baseline(parse_baseline(algo), t, c, chunk);
         EXPECT_EQ(collective_time(t, a), b.claimed_time) << what;
+        // Its floor, from the plan, is the materialized algorithm's.
+        EXPECT_EQ(time_floor(t, *plan), time_floor(t, a)) << what;
         ++planned;
       }
   EXPECT_GT(planned, 300);
