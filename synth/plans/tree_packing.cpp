@@ -362,6 +362,18 @@ class Packer {
     }
   }
 
+  struct Tree;
+  // Whether the trees' growing is projected past max_tree_work: every node a tree still lacks
+  // takes a max-flow at least, over a graph about as large as now (its trees' sources gain arcs as
+  // they grow, and lose them only as they complete).
+  bool out_of_reach(const FlowGraph& f, const std::vector<Tree>& trees,
+                    const std::vector<char>& active) const {
+    int64_t lacking = 0;
+    for (size_t id = 0; id < trees.size(); ++id)
+      if (active[id]) lacking += n_ - static_cast<int64_t>(trees[id].bfs.size());
+    return tree_work_ + lacking * (f.num_arcs() + f.num_nodes()) > o_.max_tree_work;
+  }
+
   struct Tree {
     NodeId root;
     int copies;
@@ -412,6 +424,7 @@ class Packer {
       growing = false;
       for (size_t id = 0; id < trees.size(); ++id) {
         if (!active[id]) continue;
+        if (out_of_reach(f, trees, active)) throw OutOfBudget{};
         const size_t level_end = trees[id].bfs.size();
         if (trees[id].next == level_end) {
           f.isolate(trees[id].source);

@@ -61,7 +61,8 @@ struct PackingOptions {
   int64_t max_flow_budget = 400'000;
   // Give up (nothing) when building the trees takes max-flows over more arcs and nodes than this
   // in all (each test's graph holds every growing tree's arcs to its nodes, so the work grows with
-  // trees x NPUs squared).
+  // trees x NPUs squared), or as soon as it is projected to: every node a tree still lacks takes a
+  // max-flow at least, over a graph about as large as it is then.
   int64_t max_tree_work = 300'000'000;
   int max_npus = 128;
   int max_trees = 0;  // give up (nothing) when building more distinct trees than this; 0: no cap

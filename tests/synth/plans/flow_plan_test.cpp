@@ -569,6 +569,23 @@ TEST(TreePacking, TreeBuildingGivesUpPastItsWorkBudget) {
   EXPECT_FALSE(pack_spanning_trees(t, o));
 }
 
+// Building the trees gives up as soon as its work is projected past the budget (each node a tree
+// still lacks takes a max-flow over a graph about as large as now), having spent a small part of
+// what packing takes, not after running into it.
+TEST(TreePacking, TreeBuildingGivesUpOnceItsBudgetIsOutOfReach) {
+  const topo::Topology t = topo::generate("torus2d:8x8");
+  int64_t spent = 0;
+  PackingOptions o;
+  o.spent = &spent;
+  ASSERT_TRUE(pack_spanning_trees(t, o));
+  const int64_t packing = spent;
+  o.max_tree_work = 1'000'000;  // a small part of what building its trees takes
+  spent = 0;
+  EXPECT_FALSE(pack_spanning_trees(t, o));
+  EXPECT_GT(spent, 0);
+  EXPECT_LT(spent, packing / 20);
+}
+
 // Every flow-plan method on random topologies: correct (the verifier checks rates against link
 // capacity too), and not faster than the bound.
 TEST(FlowPlanSynthesis, VerifiesOnRandomTopologies) {
