@@ -65,7 +65,7 @@ class Verifier {
     if (a_.serial_channels) check_serial_channels();
     simulate();
     check_postconditions();
-    summarize(structure_ok && order_ok);
+    summarize(structure_ok && order_ok && opt_.model_time);
   }
 
  private:

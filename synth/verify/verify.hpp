@@ -85,6 +85,10 @@ struct VerifyOptions {
   // Where the bound is kept between calls (owned by the caller: the one its synthesis used, whose
   // last bound is usually this one; none: computed afresh).
   BoundMemo* bounds = nullptr;
+  // Replay the transfers under the timing model too (Report::model_time, and the warning where the
+  // schedule is slower than the model would run it). A caller that has just timed the algorithm
+  // with the model (synth::time) knows the answer: the same replay again, as long as the first.
+  bool model_time = true;
 };
 
 struct Report {
@@ -95,10 +99,11 @@ struct Report {
   size_t warning_count = 0;
 
   size_t transfers = 0;
-  Time collective_time = 0;     // the schedule's: the latest arrival
-  Time claimed_time = -1;       // what the algorithm claims, or -1
-  Time model_time = -1;         // the timing model's (synth::time) for the same transfers, or -1
-  LowerBound bound;             // when computed
+  Time collective_time = 0;  // the schedule's: the latest arrival
+  Time claimed_time = -1;    // what the algorithm claims, or -1
+  Time model_time = -1;      // the timing model's (synth::time) for the same transfers, or -1 (not
+                             // computed: VerifyOptions::model_time)
+  LowerBound bound;          // when computed
   std::vector<Time> link_busy;  // per link, occupancy weighted by the share of bandwidth held
   int links_used = 0;
   double mean_utilization = 0, max_utilization = 0;  // over used links, busy / collective time

@@ -208,6 +208,18 @@ TEST(VerifySpecific, IdleSchedulesGetTheModelsTime) {
   EXPECT_EQ(r.model_time, 3 * d);
   ASSERT_EQ(r.warnings.size(), 1u);
   EXPECT_EQ(r.warnings[0].kind, WarningKind::Idle);
+  // Without the model's replay (a caller that has just timed it): the same verdict on the
+  // schedule, no model time and so no idle warning.
+  const Report unmodelled = verify(t, a, {.model_time = false});
+  EXPECT_TRUE(unmodelled.correct()) << kinds(unmodelled);
+  EXPECT_EQ(unmodelled.collective_time, 7 * d);
+  EXPECT_EQ(unmodelled.model_time, -1);
+  EXPECT_TRUE(unmodelled.warnings.empty());
+  a.set_times(2, 6 * d, 6 * d + d / 2);  // shorter than its route allows
+  a.claimed_time = 6 * d + d / 2;
+  EXPECT_EQ(verify(t, a, {.model_time = false}).count(ViolationKind::TooShort), 1u);
+  a.set_times(2, 6 * d, 7 * d);
+  a.claimed_time = 7 * d;
   EXPECT_EQ(collective_time(t, a), 7 * d);  // claimed
   a.claimed_time = -1;
   EXPECT_EQ(collective_time(t, a), 3 * d);  // the model's
