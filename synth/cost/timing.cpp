@@ -370,6 +370,8 @@ struct AlgorithmTransfers {
     return {x.chunk, x.count, x.src, x.dst, x.from_input, x.op, x.channel, a.route(id), a.rate(id)};
   }
   std::span<const TransferId> deps(TransferId id) const { return a.deps(id); }
+  Op op(TransferId id) const { return a[id].op; }
+  uint16_t channel(TransferId id) const { return a[id].channel; }
 };
 
 // A ring plan's transfers, computed from their numbers: each waits for its chunk's arrival at its
@@ -383,6 +385,8 @@ struct PlanTransfers {
     return {x.chunk, 1, x.src, x.dst, false, x.op, x.channel, x.route, x.rate};
   }
   std::span<const TransferId> deps(TransferId) const { return {}; }
+  Op op(TransferId id) const { return plan.send(id).op; }
+  uint16_t channel(TransferId id) const { return plan.send(id).channel; }
 };
 
 // time_floor over `transfers` (AlgorithmTransfers or PlanTransfers) costed by `coster`.
@@ -411,7 +415,7 @@ Time floor_of(const topo::Topology& t, const Transfers& transfers, RouteCoster& 
   };
   uint64_t channels = 1;
   for (TransferId id = 0; id < n; ++id)
-    channels = std::max<uint64_t>(channels, transfers[id].channel + 1u);
+    channels = std::max<uint64_t>(channels, transfers.channel(id) + 1u);
   // (first link, channel): its last transfer (24 B a cell: a table of at most one per transfer).
   Grid<Queued> queued(static_cast<uint64_t>(t.num_links()), channels,
                       std::max<uint64_t>(static_cast<uint64_t>(n), uint64_t{1} << 20));
@@ -425,7 +429,7 @@ Time floor_of(const topo::Topology& t, const Transfers& transfers, RouteCoster& 
       for (ChunkId c = x.chunk; c < x.chunk + x.count; ++c) s = std::max(s, ready(x.src, c));
     for (TransferId d : transfers.deps(id))
       s = std::max(s,
-                   saturated_sum(saturated_sum(start[d], duration[d]), reduced(transfers[d].op)));
+                   saturated_sum(saturated_sum(start[d], duration[d]), reduced(transfers.op(d))));
     const RouteCost cost = cost_of(id, x);
     const Bandwidth held = hold ? std::numeric_limits<Bandwidth>::max() : cost.rate;
     // The queue's last transfer started first; where both rates do not fit the link together, it
