@@ -6,6 +6,7 @@
 #include <climits>
 #include <unordered_map>
 
+#include "synth/cost/min_heap.hpp"
 #include "synth/cost/timing.hpp"
 #include "synth/ir/ring_plan.hpp"
 #include "topo/error.hpp"
@@ -106,7 +107,7 @@ TransferQueues::TransferQueues(const topo::Topology& t, const Algorithm& a) : a_
   int32_t queues = 0;
   for (TransferId id = 0; id < n; ++id) {
     try {
-      rate_[id] = cost(a, id).rate;
+      rate_[id] = cost.rate(a.route(id), a.rate(id));
     } catch (const Error& e) {
       throw Error(fmt::format("transfer {}: {}", id, e.message()));
     }
@@ -145,18 +146,18 @@ BasicLinkAdmission<Queues>::BasicLinkAdmission(const topo::Topology& t, const Qu
   freed_mark_.assign(links, 0);
 }
 
+namespace {
+constexpr auto kListOrder = [](TransferId id) { return id; };
+}  // namespace
+
 template <typename Queues>
 void BasicLinkAdmission<Queues>::push(Heap& h, TransferId id) {
-  h.push_back(id);
-  std::push_heap(h.begin(), h.end(), std::greater<TransferId>());
+  push_min(h, id, kListOrder);
 }
 
 template <typename Queues>
 TransferId BasicLinkAdmission<Queues>::pop(Heap& h) {
-  std::pop_heap(h.begin(), h.end(), std::greater<TransferId>());
-  const TransferId id = h.back();
-  h.pop_back();
-  return id;
+  return pop_min(h, kListOrder);
 }
 
 template <typename Queues>

@@ -45,6 +45,8 @@ class ArrivalGraph {
   // Per transfer and join, how many arrivals (transfers or joins) it waits for (size() entries):
   // a replay's counts to tick off.
   const std::vector<int32_t>& waits() const { return waits_; }
+  // Whether anything waits for transfer `id`'s arrival.
+  bool waited_on(TransferId id) const { return offset_[id] != offset_[id + 1]; }
   // Transfer `id` has arrived: counts it off in `waiting` (a copy of waits()) and calls ready(u)
   // for each transfer u left waiting for nothing (joins pass on at once).
   template <typename Ready>

@@ -10,6 +10,7 @@
 
 #include "synth/cost/link_admission.hpp"
 #include "synth/cost/link_ledger.hpp"
+#include "synth/cost/min_heap.hpp"
 #include "synth/cost/protocol_view.hpp"
 #include "synth/ir/ring_plan.hpp"
 #include "topo/error.hpp"
@@ -65,36 +66,51 @@ RouteCoster::RouteCoster(const topo::Topology& t, Bytes bytes, LinkModel model, 
 }
 
 RouteCost RouteCoster::operator()(std::span<const LinkId> route, Bandwidth rate, int count) {
-  if (count != 1) return route_cost(t_, route, bytes_ * count, model_, steps_, rate);
   RouteCost c;
   c.bottleneck = std::numeric_limits<Bandwidth>::max();
   for (LinkId l : route) {
     if (l < 0 || l >= static_cast<LinkId>(bandwidth_.size()))
-      return route_cost(t_, route, bytes_, model_, steps_, rate);  // throws the error
+      return route_cost(t_, route, bytes_ * count, model_, steps_, rate);  // throws the error
     c.bottleneck = std::min(c.bottleneck, bandwidth_[l]);
     c.latency += latency_[l];
     c.step = std::max(c.step, step_[l]);
   }
   if (route.empty() || rate < 0 || rate > c.bottleneck)
-    return route_cost(t_, route, bytes_, model_, steps_, rate);
+    return route_cost(t_, route, bytes_ * count, model_, steps_, rate);
   c.rate = rate == 0 ? c.bottleneck : rate;
-  Time serialization;
-  if (c.rate == rates_[0]) {
-    serialization = times_[0];
-  } else if (c.rate == rates_[1]) {
-    serialization = times_[1];
-    std::swap(rates_[0], rates_[1]);
-    std::swap(times_[0], times_[1]);
-  } else {
-    serialization = transfer_time(bytes_, c.rate);
-    rates_[1] = rates_[0];
-    times_[1] = times_[0];
-    rates_[0] = c.rate;
-    times_[0] = serialization;
-  }
+  const Time serialization = serialization_time(c.rate, count);
   c.duration = c.step + serialization + c.latency;
   c.occupancy = model_ == LinkModel::Pipelined ? c.step + serialization : c.duration;
   return c;
+}
+
+Bandwidth RouteCoster::rate(std::span<const LinkId> route, Bandwidth rate) {
+  Bandwidth bottleneck = std::numeric_limits<Bandwidth>::max();
+  for (LinkId l : route) {
+    if (l < 0 || l >= static_cast<LinkId>(bandwidth_.size()))
+      return route_cost(t_, route, bytes_, model_, steps_, rate).rate;  // throws the error
+    bottleneck = std::min(bottleneck, bandwidth_[l]);
+  }
+  if (route.empty() || rate < 0 || rate > bottleneck)
+    return route_cost(t_, route, bytes_, model_, steps_, rate).rate;  // throws the error
+  return rate == 0 ? bottleneck : rate;
+}
+
+Time RouteCoster::serialization_time(Bandwidth rate, int count) {
+  if (rate == rates_[0] && count == counts_[0]) return times_[0];
+  if (rate == rates_[1] && count == counts_[1]) {
+    std::swap(rates_[0], rates_[1]);
+    std::swap(counts_[0], counts_[1]);
+    std::swap(times_[0], times_[1]);
+    return times_[0];
+  }
+  rates_[1] = rates_[0];
+  counts_[1] = counts_[0];
+  times_[1] = times_[0];
+  rates_[0] = rate;
+  counts_[0] = count;
+  times_[0] = transfer_time(bytes_ * count, rate);
+  return times_[0];
 }
 
 namespace {
@@ -228,17 +244,16 @@ TimingResult event_driven(const topo::Topology& t, const Algorithm& a, Times& ti
   RouteCoster coster(t, a);
   const bool hold = a.link_model == LinkModel::Hold;
   const Time reduction = a.reduction_time();
+  // Events in order of time; those of one instant in any order (each instant's releases and
+  // arrivals are all taken before anything is admitted, and none depends on another's order).
   struct Event {
     Time at;
     TransferId id;
     bool arrival;
-    bool operator>(const Event& o) const { return at != o.at ? at > o.at : id > o.id; }
   };
   std::vector<Event> events;
-  auto push = [&](Event e) {
-    events.push_back(e);
-    std::push_heap(events.begin(), events.end(), std::greater<Event>());
-  };
+  const auto at = [](const Event& e) { return e.at; };
+  auto push = [&](Event e) { push_min(events, e, at); };
   std::vector<int32_t> waiting = graph.waits();
   for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id)
     if (waiting[id] == 0) admission.dependencies_met(id);
@@ -255,15 +270,13 @@ TimingResult event_driven(const topo::Topology& t, const Algorithm& a, Times& ti
         a.usable_at(id, now + cost.duration, reduction);  // what waits for it waits for this
     result.collective_time = std::max(result.collective_time, usable);
     push({now + cost.occupancy, id, false});
-    push({usable, id, true});
+    if (graph.waited_on(id)) push({usable, id, true});  // (its time is counted above)
   };
   admission.admit(start);
   while (!events.empty()) {
     now = events.front().at;
     while (!events.empty() && events.front().at == now) {
-      std::pop_heap(events.begin(), events.end(), std::greater<Event>());
-      const Event e = events.back();
-      events.pop_back();
+      const Event e = pop_min(events, at);
       if (!e.arrival) {
         admission.released(e.id);
       } else {

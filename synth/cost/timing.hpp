@@ -43,9 +43,9 @@ struct RouteCost {
 RouteCost route_cost(const topo::Topology& t, std::span<const LinkId> route, Bytes bytes,
                      LinkModel model, bool steps, Bandwidth rate = 0);
 // route_cost for many transfers of one chunk size, fast: per-link bandwidth and latency in flat
-// arrays, and the serialization time at the last two rates remembered (the 128-bit division is
-// the costly part, and an algorithm moves its chunks at a handful of rates). Same results and
-// errors as route_cost.
+// arrays, and the serialization time at the last two (rate, chunks carried) remembered (the
+// 128-bit division is the costly part, and an algorithm moves its chunks at a handful of rates
+// in messages of a handful of sizes). Same results and errors as route_cost.
 class RouteCoster {
  public:
   RouteCoster(const topo::Topology& t, Bytes bytes, LinkModel model, bool steps);
@@ -58,8 +58,12 @@ class RouteCoster {
   RouteCost operator()(const Algorithm& a, TransferId id) {
     return (*this)(a.route(id), a.rate(id), a[id].count);
   }
+  // What a transfer moves at (RouteCost::rate) alone, with route_cost's errors.
+  Bandwidth rate(std::span<const LinkId> route, Bandwidth rate = 0);
 
  private:
+  Time serialization_time(Bandwidth rate, int count);
+
   const topo::Topology& t_;
   Bytes bytes_;
   LinkModel model_;
@@ -67,6 +71,7 @@ class RouteCoster {
   std::vector<Bandwidth> bandwidth_;
   std::vector<Time> latency_, step_;
   Bandwidth rates_[2] = {-1, -1};
+  int counts_[2] = {0, 0};
   Time times_[2] = {0, 0};
 };
 
