@@ -164,13 +164,19 @@ template <typename Queues>
 void BasicLinkAdmission<Queues>::dependencies_met(TransferId id) {
   deps_met_[id] = 1;
   const int32_t q = q_.queue_of(id);
-  if (q_.queue_entry(q, admitted_[q]) == id && !busy_[q]) push(candidates_, id);
+  if (q_.queue_entry(q, admitted_[q]) == id && !busy_[q]) {
+    q_.prefetch(id);
+    push(candidates_, id);
+  }
 }
 
 template <typename Queues>
 void BasicLinkAdmission<Queues>::next_on_route(int32_t q) {
   const TransferId next = q_.queue_entry(q, admitted_[q]);
-  if (next >= 0 && deps_met_[next] == 1) push(candidates_, next);
+  if (next >= 0 && deps_met_[next] == 1) {
+    q_.prefetch(next);
+    push(candidates_, next);
+  }
 }
 
 template <typename Queues>

@@ -82,6 +82,13 @@ class TransferQueues {
     int32_t queue;
   };
   Entry entry(TransferId id) const { return {a_.route(id), rate_[id], queue_of_[id]}; }
+  // Asks for what entry(id) reads, ahead of it (a transfer made a candidate is read when its turn
+  // comes: on a large algorithm, a cache miss each).
+  void prefetch(TransferId id) const {
+    __builtin_prefetch(&a_[id]);
+    __builtin_prefetch(&rate_[id]);
+    __builtin_prefetch(&queue_of_[id]);
+  }
   std::span<const LinkId> route(TransferId id) const { return a_.route(id); }
   Bandwidth rate(TransferId id) const { return rate_[id]; }
   int32_t num_queues() const { return static_cast<int32_t>(queue_offset_.size()) - 1; }

@@ -95,6 +95,8 @@ class RingPlan {
     Bandwidth rate;
     int32_t queue;
   };
+  // (TransferQueues::prefetch: a plan's transfers are computed, nothing to ask for ahead.)
+  void prefetch(TransferId) const {}
   Entry entry(TransferId id) const {
     const At x = at(id);
     const Group& g = groups_[x.g];
