@@ -41,7 +41,7 @@ inline constexpr int64_t kPipelineFastestTransferBudget = int64_t{1} << 20;
 inline constexpr size_t kVariantsPast = 4;
 // Past this many transfers, a count runs only those kVariantsPast (where the count before ran),
 // and a count that does not gain ends the doubling.
-inline constexpr int64_t kPipelineAllVariantsTransfers = int64_t{1} << 17;
+inline constexpr int64_t kPipelineAllVariantsTransfers = int64_t{1} << 16;
 // After a count that gained nothing, one more doubling, unless already within this of the bound.
 inline constexpr double kDoublingEnough = 1.005;
 // Over this of the bound, the pipelines try their split variants and go on to their budget.
