@@ -391,15 +391,31 @@ TEST(BestChunking, ARivalEndsTheSearchWhereNoCountAheadBeatsIt) {
     };
     const ChunkingResult all = best_chunking(c, Bytes{1} << 30, 64, make, 1, {}, int64_t{1} << 40);
     const Time rival = all.algorithm.claimed_time + static_cast<Time>(rng() % 400'000) - 200'000;
-    int asked = 0;
+    int asked = 0, asked_at = 0;
     Made<ChunkingResult> searched =
-        search_chunks(c, Bytes{1} << 30, 64, make, 1, {}, int64_t{1} << 40, -1, 0, nullptr, [&] {
-          ++asked;
-          return rival;
-        });
+        search_chunks(c, Bytes{1} << 30, 64, make, 1, {}, int64_t{1} << 40, -1, 0, nullptr,
+                      [&](const Collective& at) {
+                        ++asked;
+                        asked_at = at.chunks_per_npu;
+                        return rival;
+                      });
     ChunkingResult* r = made(searched);
     ASSERT_NE(r, nullptr) << i;
     EXPECT_LE(asked, 1) << i;
+    if (asked == 1) {
+      // Asked with the collective at the count that did not gain (Blink's trees are made there).
+      Time before = std::numeric_limits<Time>::max();
+      bool found = false;
+      for (const ChunkingResult::Try& tried : r->tried) {
+        if (tried.chunks_per_npu == asked_at) {
+          found = true;
+          EXPECT_GE(tried.time, before) << i;
+          break;
+        }
+        before = std::min(before, tried.time);
+      }
+      EXPECT_TRUE(found) << i << ": asked at " << asked_at;
+    }
     if (all.algorithm.claimed_time < rival) {
       EXPECT_EQ(r->algorithm.claimed_time, all.algorithm.claimed_time) << i;
     }
@@ -530,20 +546,21 @@ TEST(BestChunking, FloorsOverTheFastestEndTheSearchAsTimesDo) {
     const ChunkingResult all = best_chunking(c, Bytes{1} << 30, 64, full, 1, {}, int64_t{1} << 40);
     const Time rival = all.algorithm.claimed_time + static_cast<Time>(rng() % 400'000) - 200'000;
     int asked = 0, asked_timed = 0;
-    const std::function<Time()> ask = [&] {
+    const std::function<Time(const Collective&)> ask = [&](const Collective&) {
       ++asked;
       return rival;
     };
     Made<ChunkingResult> searched =
         search_chunks(c, Bytes{1} << 30, 64, flat, 1, {}, int64_t{1} << 40, -1, 0, nullptr,
-                      with_rival ? ask : std::function<Time()>());
+                      with_rival ? ask : std::function<Time(const Collective&)>());
     if (with_rival) {
       // Timed throughout, the same search asks the rival at the same count: exact floors ask it
       // too.
-      search_chunks(c, Bytes{1} << 30, 64, full, 1, {}, int64_t{1} << 40, -1, 0, nullptr, [&] {
-        ++asked_timed;
-        return rival;
-      });
+      search_chunks(c, Bytes{1} << 30, 64, full, 1, {}, int64_t{1} << 40, -1, 0, nullptr,
+                    [&](const Collective&) {
+                      ++asked_timed;
+                      return rival;
+                    });
       if (exact) {
         EXPECT_EQ(asked, asked_timed) << i;
       }
