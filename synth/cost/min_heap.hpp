@@ -1,9 +1,9 @@
 // A binary min-heap in a std::vector, for the replay's queues (link admission's candidates and
 // waiters, the timing's events): the layout std::push_heap keeps with std::greater (every element
 // at most its children, by `key`), popped by sifting the hole down to the lesser child without a
-// branch. Which child is lesser is unpredictable, and std::pop_heap's branch on it costs the
-// replay about a fifth of its time (docs/tuning.md, synth/cost/). Elements of equal keys pop in no
-// particular order.
+// branch. Which child is lesser is unpredictable, and std::pop_heap's branch on it was most of a
+// replay's time where routes cross switches (the figures: docs/tuning.md, `synth/cost/`).
+// Elements of equal keys pop in no particular order.
 #pragma once
 
 #include <algorithm>
