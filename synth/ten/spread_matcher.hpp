@@ -203,17 +203,30 @@ class SpreadMatcher {
       return best;
     }
     const uint64_t* a = allowed_row(id);
+    Rarest rarest;
     for_each_live(
         id, h, w,
         [&](int i, uint64_t hwa) {
           for (uint64_t m = hwa; m; m &= m - 1) {
             const int p = i * 64 + std::countr_zero(m);
-            if (best < 0 || count_[p] < count_[best]) best = p;
+            rarest.offer(p, count_[p]);
           }
         },
         a);
-    return best;
+    return rarest.best;
   }
+
+  // The candidate with the fewest holders, ties to the first offered, kept without a branch:
+  // which candidate is rarer is unpredictable, and a match offers every candidate it may carry.
+  struct Rarest {
+    int best = -1;
+    int least = std::numeric_limits<int>::max();
+    void offer(int p, int holders) {
+      const bool rarer = holders < least;
+      best = rarer ? p : best;
+      least = rarer ? holders : least;
+    }
+  };
 
   // A plan's allowed (chunk, channel) pairs, indexed both ways. Per chunk, its channels sorted by
   // (source, id), found by a binary search on the source: an arrival of chunk p at v wakes only
@@ -309,14 +322,14 @@ class SpreadMatcher {
     const uint64_t* w = &want_[v * words_];
     if (ch.route_size > 1 && !own_.empty()) {
       const uint64_t* mine = &own_[u * words_];
-      int best = -1;
+      Rarest rarest;
       for_each_live(id, h, w, [&](int i, uint64_t hw) {
         for (uint64_t m = hw & mine[i]; m; m &= m - 1) {
           const int p = i * 64 + std::countr_zero(m);
-          if (best < 0 || count_[p] < count_[best]) best = p;
+          rarest.offer(p, count_[p]);
         }
       });
-      if (best >= 0) return best;
+      if (rarest.best >= 0) return rarest.best;
     }
     if (opt_.matcher.priority == ChunkPriority::Lowest) {
       int first = -1;
