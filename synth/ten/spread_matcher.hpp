@@ -193,17 +193,15 @@ class SpreadMatcher {
     const Channel& ch = g_[id];
     const uint64_t* h = &holds_[ch.src * words_];
     const uint64_t* w = &want_[ch.dst * words_];
-    int best = -1;
+    Rarest rarest;
     if (dense_row_[id] < 0) {  // its few chunks, in increasing id as the words would give them
       for (int64_t k = list_start_[id]; k < list_start_[id + 1]; ++k) {
         const int p = list_[k];
-        if ((h[p / 64] & w[p / 64]) >> (p % 64) & 1 && (best < 0 || count_[p] < count_[best]))
-          best = p;
+        if ((h[p / 64] & w[p / 64]) >> (p % 64) & 1) rarest.offer(p, count_[p]);
       }
-      return best;
+      return rarest.best;
     }
     const uint64_t* a = allowed_row(id);
-    Rarest rarest;
     for_each_live(
         id, h, w,
         [&](int i, uint64_t hwa) {
