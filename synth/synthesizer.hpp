@@ -264,18 +264,21 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
                              int64_t transfer_budget = kAutoChunkTransferBudget, Time to_beat = -1,
                              Bytes min_chunk = 0, const Deadline* deadline = nullptr);
 // `min_chunk`: past the first count, no count whose chunks are smaller (min_chunk_of).
-// `rival`, when given (with no `to_beat`), is asked once, at the first count of a large search
-// that does not gain on the fastest so far, with the collective at that count: the time of
-// something that will run anyway (a baseline the portfolio races afterwards), which from there
-// ends the search as `to_beat` would once two counts say that none ahead can beat it (2·T(2k) -
-// T(k) at least it).
+// `rival`, when given (with no `to_beat`), is asked once, at the first large count after the
+// first (a large algorithm: over kAutoChunkCheapTransfers transfers), with the collective at that
+// count: the time of something that will run anyway (a baseline the portfolio races afterwards),
+// which from there ends the search as `to_beat` would once two counts say that none ahead can beat
+// it (2·T(2k) - T(k) at least it). `steep_turn` (0: none): below kAutoChunkTurnTransfers too, a
+// count more than this slower than the fastest, found at the count before past the first count,
+// ends the search (tenet's own flat search: kChunkSearchSteepTurn).
 Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chunks_per_npu,
                                    const ChunkMaker& make, int first = 1,
                                    const std::function<bool(const Algorithm&)>& enough = {},
                                    int64_t transfer_budget = kAutoChunkTransferBudget,
                                    Time to_beat = -1, Bytes min_chunk = 0,
                                    const Deadline* deadline = nullptr,
-                                   const std::function<Time(const Collective&)>& rival = {});
+                                   const std::function<Time(const Collective&)>& rival = {},
+                                   double steep_turn = 0);
 // The smallest chunk `-k auto` makes on `t`: kMinChunkBytes where `t` charges per-step costs
 // (topo::Topology::charges_steps), else 1 B (the bytes-only model has no reason for one).
 inline Bytes min_chunk_of(const topo::Topology& t) {

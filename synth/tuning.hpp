@@ -24,6 +24,10 @@ inline constexpr int64_t kAutoChunkCheapTransfers = int64_t{1} << 15;
 // 16 with 520,192 transfers, then 576.7 at 32, 8.3 s of its 13.9).
 inline constexpr int64_t kAutoChunkTurnTransfers = int64_t{1} << 18;
 inline constexpr double kChunkSearchTurn = 0.02;
+// In the flat search of tenet's own methods (not the baselines'), below kAutoChunkTurnTransfers, a
+// count more than this slower than the fastest found at the count before, which had gained on the
+// counts before it, ends the search: the times fell to a least and turned.
+inline constexpr double kChunkSearchSteepTurn = 0.05;
 // A count within this of the lower bound ends the search: no other can gain more.
 inline constexpr double kChunkSearchSlack = 1e-3;
 // The smallest chunk `-k auto` cuts where per-step costs are charged (past one chunk per NPU):

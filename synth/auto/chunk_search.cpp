@@ -44,7 +44,8 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
                                    const std::function<bool(const Algorithm&)>& enough,
                                    int64_t transfer_budget, Time to_beat, Bytes min_chunk,
                                    const Deadline* deadline,
-                                   const std::function<Time(const Collective&)>& rival) {
+                                   const std::function<Time(const Collective&)>& rival,
+                                   double steep_turn) {
   ChunkingResult best;
   std::optional<Time> rival_time;  // asked once (`rival`)
   double last_seconds = 0;         // what the last count took
@@ -90,10 +91,8 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
     }
     per_chunk = static_cast<double>(transfers) / std::max(1, c.num_chunks());
     const bool large = transfer_estimate(c) > kAutoChunkCheapTransfers;
-    // A rival's time stands for to_beat from the first large count that does not gain (a floor
-    // at or over the fastest time does not).
-    if (rival && to_beat <= 0 && !rival_time && large && have && now >= best.algorithm.claimed_time)
-      rival_time = rival(c);
+    // A rival's time stands for to_beat from the first large count after the first.
+    if (rival && to_beat <= 0 && !rival_time && large && have) rival_time = rival(c);
     const Time beat = to_beat > 0 ? to_beat : rival_time.value_or(-1);
     // (A time then a floor extrapolate to less than the times would, so still to a bound; a
     // floor then a time, to more: not together.)
@@ -109,6 +108,10 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
     const bool gained = floor ? (least_floor < 0 || now < least_floor) &&
                                     !(have && now >= best.algorithm.claimed_time)
                               : !have || now < best.algorithm.claimed_time;
+    // Whether this count is over `f` slower than the fastest.
+    auto over = [&](double f) {
+      return static_cast<double>(now) > (1 + f) * static_cast<double>(best.algorithm.claimed_time);
+    };
     if (gained) {
       worse = 0;
       if (floor) {
@@ -124,11 +127,13 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
     } else if (static_cast<double>(transfers) * 2 > static_cast<double>(transfer_budget) / 4) {
       break;  // large ones stop at the first count that does not help
     } else if (have && best.chunks_per_npu * 2 == k &&
-               static_cast<int64_t>(transfers) >= kAutoChunkTurnTransfers &&
-               static_cast<double>(now) >
-                   (1 + kChunkSearchTurn) * static_cast<double>(best.algorithm.claimed_time)) {
+               (static_cast<int64_t>(transfers) >= kAutoChunkTurnTransfers
+                    ? over(kChunkSearchTurn)
+                    : steep_turn > 0 && best.chunks_per_npu > first && over(steep_turn))) {
       break;  // the times turned up past the fastest (a floor there: its time too), and the next
-              // count costs twice this one
+              // count costs twice this one; below kAutoChunkTurnTransfers, only where asked
+              // (`steep_turn`) and the times had fallen to the fastest (a first count's fastest
+              // may be a lucky one)
     }
     if (hopeless) break;
     // As times go (above), a doubling at most halves a count's time: at 2^j x to_beat or more, the
@@ -270,6 +275,12 @@ Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collect
 
 namespace {
 
+// Whether a doubling from `before` to `now` gained: by over 0.5 % (times settle by less than that
+// from count to count where more chunks no longer pay).
+bool gains(Time now, Time before) {
+  return static_cast<double>(now) < 0.995 * static_cast<double>(before);
+}
+
 // A variant of the plain matcher as the portfolio runs it, with the words and the provenance it
 // gives the algorithm it made.
 struct MatcherVariant {
@@ -335,7 +346,7 @@ class FlatSearch {
           }
           return made_here;
         },
-        1, at_bound_, budget_, -1, min_chunk_of(t_), o_.deadline, rival(c));
+        1, at_bound_, budget_, -1, min_chunk_of(t_), o_.deadline, rival(c), kChunkSearchSteepTurn);
     if (std::holds_alternative<NotMade>(searched)) return searched;
     ChunkingResult& best = std::get<ChunkingResult>(searched);
     // (Past the deadline the baselines still race at their first count: where tenet's first count
@@ -396,7 +407,7 @@ class FlatSearch {
   }
 
   // The search's rival (search_chunks): what the baselines race after the search makes at least
-  // (looked up when asked: most searches never ask): the ring at one chunk per NPU, and Blink's
+  // (looked up when asked: only large searches ask): the ring at one chunk per NPU, and Blink's
   // trees at the count the search is at (`at`: their pipelines gain from chunks as the search's
   // do; an All-Reduce's tree reductions go below what Reduce-Scatter + All-Gather can reach,
   // hetmesh2d:8x8 1.44x). A count that cannot beat the faster need not be made.
@@ -523,11 +534,23 @@ class FlatSearch {
   // (plan_times_, without split pipelines): at `largest` over kPipelinesContend of `fastest`, and
   // either not made at half that count or that doubling's gain, gained again, short of `fastest`
   // (each doubling gains less than the one before). Its first count would be as far behind, and
-  // end its doubling there.
+  // end its doubling there. The server plan, which stops at its first count that does not gain
+  // (double_plans), cannot win either where its time at `largest` gained under 0.5 % on its time
+  // at half that count: that count was it.
+  // And a plan at over twice kPipelinesContend of `fastest` cannot: as times go (search_chunks), a
+  // doubling at most halves a count's time, so its first count alone would be over
+  // kPipelinesContend of `fastest` too, which ends its doubling there.
   bool cannot_win(SynthMethod m, int largest, Time fastest) const {
     const auto times = plan_times_.find(m);
     if (times == plan_times_.end()) return false;
     const auto last = times->second.find(largest);
+    if (last != times->second.end() &&
+        static_cast<double>(last->second) > 2 * kPipelinesContend * static_cast<double>(fastest))
+      return true;
+    if (const auto half = times->second.find(largest / 2);
+        m == SynthMethod::ServerPlan && last != times->second.end() &&
+        half != times->second.end() && !gains(last->second, half->second))
+      return true;
     if (last == times->second.end() ||
         static_cast<double>(last->second) <= kPipelinesContend * static_cast<double>(fastest))
       return false;
@@ -554,7 +577,13 @@ class FlatSearch {
       // plan, whose counts cost seconds on large clusters, stops there. Once past such a count,
       // they go on only while what the last doubling gained, gained again, would beat the
       // fastest.
+      // (The server plan's first count alone gains on its own time at `largest`, where it has
+      // one: else that count is its first that does not gain.)
       Time previous = -1, last = -1;
+      if (const auto times = plan_times_.find(m);
+          m == SynthMethod::ServerPlan && times != plan_times_.end())
+        if (const auto at = times->second.find(largest); at != times->second.end())
+          previous = at->second;
       int idle = 0;
       bool extended = false;
       double last_seconds = next_count / 2;  // what the last count took
@@ -595,8 +624,7 @@ class FlatSearch {
         Algorithm& a = std::get<Algorithm>(made_here);
         best.tried.push_back({k, a.claimed_time, m});
         const Time now = a.claimed_time;
-        const bool gaining =
-            previous < 0 || static_cast<double>(now) < 0.995 * static_cast<double>(previous);
+        const bool gaining = previous < 0 || gains(now, previous);
         if (previous < 0 || now < previous) previous = now;
         if (now < best.algorithm.claimed_time) {
           best.algorithm = std::move(a);
@@ -672,7 +700,7 @@ class FlatSearch {
       }
       last_seconds = seconds_since(began);
       best.tried.push_back({k, *fastest, SynthMethod::Matcher});
-      if (static_cast<double>(*fastest) >= 0.995 * static_cast<double>(previous)) break;
+      if (!gains(*fastest, previous)) break;
       previous = *fastest;
     }
   }
