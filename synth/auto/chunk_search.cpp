@@ -530,32 +530,34 @@ class FlatSearch {
     return matcher_variants;
   }
 
-  // Whether plan m's doubling past `largest` cannot win, predicted from what it made in the search
-  // (plan_times_, without split pipelines): at `largest` over kPipelinesContend of `fastest`, and
-  // either not made at half that count or that doubling's gain, gained again, short of `fastest`
-  // (each doubling gains less than the one before). Its first count would be as far behind, and
-  // end its doubling there. The server plan, which stops at its first count that does not gain
-  // (double_plans), cannot win either where its time at `largest` gained under 0.5 % on its time
-  // at half that count: that count was it.
-  // And a plan at over twice kPipelinesContend of `fastest` cannot: as times go (search_chunks), a
-  // doubling at most halves a count's time, so its first count alone would be over
-  // kPipelinesContend of `fastest` too, which ends its doubling there.
-  bool cannot_win(SynthMethod m, int largest, Time fastest) const {
+  // Plan m's time at `count` in the search (plan_times_, without split pipelines), if it made one.
+  std::optional<Time> plan_time(SynthMethod m, int count) const {
     const auto times = plan_times_.find(m);
-    if (times == plan_times_.end()) return false;
-    const auto last = times->second.find(largest);
-    if (last != times->second.end() &&
-        static_cast<double>(last->second) > 2 * kPipelinesContend * static_cast<double>(fastest))
-      return true;
-    if (const auto half = times->second.find(largest / 2);
-        m == SynthMethod::ServerPlan && last != times->second.end() &&
-        half != times->second.end() && !gains(last->second, half->second))
-      return true;
-    if (last == times->second.end() ||
-        static_cast<double>(last->second) <= kPipelinesContend * static_cast<double>(fastest))
-      return false;
-    const auto before = times->second.find(largest / 2);
-    return before == times->second.end() || 2 * last->second - before->second >= fastest;
+    if (times == plan_times_.end()) return std::nullopt;
+    const auto at = times->second.find(count);
+    if (at == times->second.end()) return std::nullopt;
+    return at->second;
+  }
+
+  // Whether plan m's doubling past `largest` cannot win, predicted from what it made in the search
+  // (plan_time): at `largest` over kPipelinesContend of `fastest`, and either not made at half that
+  // count or that doubling's gain, gained again, short of `fastest` (each doubling gains less than
+  // the one before). Its first count would be as far behind, and end its doubling there. A plan at
+  // over twice kPipelinesContend of `fastest` cannot either: as times go (search_chunks), a
+  // doubling at most halves a count's time, so its first count alone would be over
+  // kPipelinesContend of `fastest` too, which ends its doubling there. Nor can the server plan,
+  // which stops at its first count that does not gain (double_plans), where its time at `largest`
+  // gained under 0.5 % on its time at half that count: that count was it.
+  bool cannot_win(SynthMethod m, int largest, Time fastest) const {
+    const std::optional<Time> last = plan_time(m, largest), before = plan_time(m, largest / 2);
+    if (!last) return false;
+    const auto over = [&](double f) {
+      return static_cast<double>(*last) > f * static_cast<double>(fastest);
+    };
+    if (over(2 * kPipelinesContend)) return true;
+    if (m == SynthMethod::ServerPlan && before && !gains(*last, *before)) return true;
+    if (!over(kPipelinesContend)) return false;
+    return !before || 2 * *last - *before >= fastest;
   }
 
   // The flow plan's pipelines and the server plan doubling their chunks alone past `largest`.
@@ -579,11 +581,8 @@ class FlatSearch {
       // fastest.
       // (The server plan's first count alone gains on its own time at `largest`, where it has
       // one: else that count is its first that does not gain.)
-      Time previous = -1, last = -1;
-      if (const auto times = plan_times_.find(m);
-          m == SynthMethod::ServerPlan && times != plan_times_.end())
-        if (const auto at = times->second.find(largest); at != times->second.end())
-          previous = at->second;
+      Time previous = m == SynthMethod::ServerPlan ? plan_time(m, largest).value_or(-1) : -1;
+      Time last = -1;
       int idle = 0;
       bool extended = false;
       double last_seconds = next_count / 2;  // what the last count took
