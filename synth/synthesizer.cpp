@@ -115,6 +115,7 @@ Made<Algorithm> synthesize_restarts(const topo::Topology& t, const Collective& c
     mine.seed = o.seed + static_cast<uint64_t>(i);
     mine.progress = nullptr;
     mine.portfolio.on_plan = nullptr;  // (every seed at once: the reports would race)
+    mine.portfolio.on_matcher = nullptr;
     results[i] = synthesize_once(t, c, chunk_bytes, mine);
   });
   // A seed that made nothing says why (the first, by seed).

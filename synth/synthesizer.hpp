@@ -96,6 +96,11 @@ struct PipelineOptions {
 };
 
 // The `auto` policy's options (SynthMethod::Auto): which ways it also tries, and its budgets.
+// The portfolio's runs of the plain matcher (synthesize_once), as the chunk search tells them
+// apart: with the scarce choice, under `hold` (that portfolio's fastest, re-timed under the
+// pipelined model), with the random choice, and with it and slow links yielding.
+enum class MatcherRun : uint8_t { Scarce, UnderHold, Random, RandomYielding };
+
 struct PortfolioOptions {
   // With priority Scarce, on mixed speeds where the plans fall short of the bound, also the
   // matcher with priority Random, slow links yielding and not (the faster kept).
@@ -134,6 +139,12 @@ struct PortfolioOptions {
   // made at the portfolio's chunk size, where it made one (not under restarts: their seeds run
   // at once): the chunk search predicts from it whether a plan's doubling past the search can win.
   std::function<void(SynthMethod method, Time time)> on_plan;
+  // Called with what each run of the plain matcher made, as on_plan (the chunk search passes its
+  // portfolios' reports on).
+  std::function<void(MatcherRun run, Time time)> on_matcher;
+  // Runs of the plain matcher `auto` leaves out (bit 1 << run): the chunk search predicts from
+  // their times at smaller counts that they cannot win at this one.
+  unsigned leave_out = 0;
 };
 
 class AlgorithmCache;  // synth/cache/algorithm_cache.hpp
@@ -177,6 +188,20 @@ struct SynthOptions {
   Time to_beat = -1;
   bool* floored = nullptr;
 };
+
+// Options for a part of a whole (a relay's sub-group, a composition's level): no idle mates to
+// borrow (they carry their own parts), no progress, and nothing of the whole's search: its time to
+// beat, its reports and the runs it leaves out are the whole's, not the part's.
+inline SynthOptions part_options(SynthOptions o) {
+  o.portfolio.team_relay = false;
+  o.portfolio.on_plan = nullptr;
+  o.portfolio.on_matcher = nullptr;
+  o.portfolio.leave_out = 0;
+  o.progress = nullptr;
+  o.to_beat = -1;
+  o.floored = nullptr;
+  return o;
+}
 
 // Synthesizes `c` on `t` with chunks of `chunk_bytes`. Throws tenet::Error for an invalid
 // collective, or when some NPU cannot be reached through the channels, and NotApplicable (a

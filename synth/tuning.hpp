@@ -54,6 +54,9 @@ inline constexpr double kPipelinesPersist = 1.03;
 inline constexpr double kPipelinesContend = 1.1;
 // ... and while their times still jump from count to count, or their chunks are at least this.
 inline constexpr Bytes kPipelinesPersistChunk = 4096;
+// A run of the plain matcher over this of the fastest at a count, its last doubling's gain, gained
+// again, short of it (or over twice this), is left out of the counts after (docs/tuning.md).
+inline constexpr double kMatcherContend = 1.3;
 // An All-Reduce's pipelines over this of the bound count one half's transfers against the budgets.
 inline constexpr double kHalvesOver = 1.02;
 // An All-Reduce's halves run in turn where together they end over this of the RS+AG figure

@@ -324,6 +324,10 @@ class FlatSearch {
     SynthOptions reporting = quiet_;
     int count = 0;
     reporting.portfolio.on_plan = [&](SynthMethod m, Time time) { plan_times_[m][count] = time; };
+    reporting.portfolio.on_matcher = [&](MatcherRun run, Time time) {
+      matcher_times_[run][count] = time;
+      if (o_.portfolio.on_matcher) o_.portfolio.on_matcher(run, time);
+    };
     Made<ChunkingResult> searched = search_chunks(
         c, total_bytes_, max_chunks_per_npu_,
         [&, fastest = Time{-1}](const Collective& cc, Bytes chunk) mutable -> ChunkMade {
@@ -334,6 +338,7 @@ class FlatSearch {
           // docs/tuning.md.)
           bool floored = false;
           SynthOptions o = reporting;
+          o.portfolio.leave_out = leave_out_matchers(count, fastest);
           if (transfer_estimate(cc) > kAutoChunkTurnTransfers) {
             o.to_beat = fastest;
             o.floored = &floored;
@@ -530,6 +535,25 @@ class FlatSearch {
     return matcher_variants;
   }
 
+  // The plain matcher's runs `auto` leaves out at `count` (PortfolioOptions::leave_out), `fastest`
+  // the search's fastest at the counts before (-1: none yet): a run whose time at half the count
+  // is over kMatcherContend of it, and the last doubling's gain, gained again, would not reach it
+  // (each doubling gains less than the one before), or over twice kMatcherContend (a doubling at
+  // most halves a count's time: search_chunks). A run left out stays out.
+  unsigned leave_out_matchers(int count, Time fastest) {
+    if (o_.method != SynthMethod::Auto || fastest < 0) return left_out_;
+    const double f = static_cast<double>(fastest);
+    for (const auto& [run, times] : matcher_times_) {
+      const auto last = times.find(count / 2), before = times.find(count / 4);
+      if (last == times.end()) continue;
+      const double l = static_cast<double>(last->second);
+      if (l > 2 * kMatcherContend * f || (l > kMatcherContend * f && before != times.end() &&
+                                          2 * last->second - before->second >= fastest))
+        left_out_ |= 1U << static_cast<unsigned>(run);
+    }
+    return left_out_;
+  }
+
   // Plan m's time at `count` in the search (plan_times_, without split pipelines), if it made one.
   std::optional<Time> plan_time(SynthMethod m, int count) const {
     const auto times = plan_times_.find(m);
@@ -711,7 +735,9 @@ class FlatSearch {
   int max_chunks_per_npu_;
   int64_t budget_;
   std::function<bool(const Algorithm&)> at_bound_;
-  std::map<SynthMethod, std::map<int, Time>> plan_times_;  // per plan, per count: its time
+  std::map<SynthMethod, std::map<int, Time>> plan_times_;    // per plan, per count: its time
+  std::map<MatcherRun, std::map<int, Time>> matcher_times_;  // per run of the matcher, likewise
+  unsigned left_out_ = 0;  // the runs left out (leave_out_matchers)
 };
 
 Made<ChunkingResult> flat_auto_chunks(const topo::Topology& t, Collective c, Bytes total_bytes,

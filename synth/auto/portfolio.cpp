@@ -68,6 +68,7 @@ class Portfolio {
         quiet_(o) {
     quiet_.progress = nullptr;
     quiet_.portfolio.on_plan = nullptr;  // this portfolio reports its own plans alone
+    quiet_.portfolio.on_matcher = nullptr;
   }
 
   Made<Algorithm> run() {
@@ -89,9 +90,12 @@ class Portfolio {
             ? std::min(o_.portfolio.matcher_work, o_.portfolio.matcher_work_beside_symmetric)
             : o_.portfolio.matcher_work;
     run_matcher();
-    if (any_ && o_.link_model == LinkModel::Pipelined && mixed_speeds(t_) && !out_of_time())
+    if (any_ && o_.link_model == LinkModel::Pipelined && mixed_speeds(t_) && !out_of_time() &&
+        !left_out(MatcherRun::UnderHold))
       if (std::optional<NotMade> why = run_under_hold()) return std::move(*why);
     run_plans();
+    // Nothing made without the scarce matcher (no plan applies here): it runs after all.
+    if (!best_ && !symmetric_ && left_out(MatcherRun::Scarce)) run_matcher(/*even_left_out=*/true);
     if (!out_of_time()) run_random_matchers();
     if (best_ && matcher_over_budget_ && (servers_ || beside_symmetric_) &&
         !best_->provenance.matcher_left_out) {
@@ -156,16 +160,28 @@ class Portfolio {
     return std::nullopt;
   }
 
+  // Whether `auto` leaves the matcher's run out (PortfolioOptions::leave_out).
+  bool left_out(MatcherRun run) const {
+    return any_ && (o_.portfolio.leave_out >> static_cast<unsigned>(run) & 1U) != 0;
+  }
+  // `a`, what the matcher's run made, to whoever asked (PortfolioOptions::on_matcher).
+  void report(MatcherRun run, const std::optional<Algorithm>& a) const {
+    if (a && o_.portfolio.on_matcher) o_.portfolio.on_matcher(run, a->claimed_time);
+  }
+
   // Whether `auto` has an answer and its deadline has come (SynthOptions::deadline): the methods
   // not begun are left out.
   bool out_of_time() const { return any_ && best_ && o_.deadline && o_.deadline->reached(); }
 
-  // The plain matcher (within its work budget under `auto`).
-  void run_matcher() {
-    if ((any_ && matcher_affordable_) || o_.method == Method::Matcher) {
+  // The plain matcher (within its work budget under `auto`), unless left out (`even_left_out`: all
+  // the same).
+  void run_matcher(bool even_left_out = false) {
+    if (((any_ && matcher_affordable_) || o_.method == Method::Matcher) &&
+        (even_left_out || !left_out(MatcherRun::Scarce))) {
       std::optional<Algorithm> a =
           synthesize_with(t_, c_, chunk_bytes_, o_, Method::Matcher, any_ ? matcher_budget_ : 0);
       matcher_over_budget_ = !a;
+      report(MatcherRun::Scarce, a);
       consider(std::move(a), "matcher", matcher_provenance(MatcherChoice::Scarce));
     }
     beside_symmetric_ = symmetric_.has_value();
@@ -187,7 +203,9 @@ class Portfolio {
     hold.progress = nullptr;
     hold.portfolio.random_choice =
         false;  // run under pipelined below, where it is timed as it will run
-    hold.portfolio.on_plan = nullptr;  // its plans' times are under hold
+    hold.portfolio.on_plan = nullptr;     // its plans' times are under hold
+    hold.portfolio.on_matcher = nullptr;  // its fastest, re-timed, is this run's time (below)
+    hold.portfolio.leave_out = 0;
     hold.to_beat = -1;  // a time under pipelined: no floor under hold compares with it
     hold.floored = nullptr;
     Made<Algorithm> under_hold = Portfolio(t_, c_, chunk_bytes_, hold, true).run();
@@ -195,6 +213,7 @@ class Portfolio {
     Algorithm& a = std::get<Algorithm>(under_hold);
     a.link_model = LinkModel::Pipelined;
     time(t_, a);
+    if (o_.portfolio.on_matcher) o_.portfolio.on_matcher(MatcherRun::UnderHold, a.claimed_time);
     std::string method = a.method + std::string(kUnderHold);
     Provenance made_by = a.provenance;
     made_by.under_hold = true;
@@ -217,7 +236,10 @@ class Portfolio {
       if (!(any_ || o_.method == m)) continue;
       if (m == Method::PlanPipeline && to_retime_) continue;
       const bool applies = routed_ || (m == Method::ServerPlan ? servers_ : trees);
-      if (best_ && any_ && !(applies && short_of(*best_))) continue;
+      // (With the scarce matcher left out, predicted far behind the fastest: short of the bound.)
+      if (any_ && (best_ || left_out(MatcherRun::Scarce)) &&
+          !(applies && (!best_ || short_of(*best_))))
+        continue;
       if (out_of_time()) return;
       std::optional<Algorithm> plan = synthesize_with(t_, c_, chunk_bytes_, quiet_, m);
       if (plan && o_.portfolio.on_plan) o_.portfolio.on_plan(m, plan->claimed_time);
@@ -239,9 +261,13 @@ class Portfolio {
     SynthOptions random = quiet_;
     random.matcher.priority = ChunkPriority::Random;
     for (bool yield : {false, true}) {
+      const MatcherRun run = yield ? MatcherRun::RandomYielding : MatcherRun::Random;
+      if (left_out(run)) continue;
       random.matcher.slow_links_yield = yield;
-      consider(synthesize_with(t_, c_, chunk_bytes_, random, Method::Matcher, matcher_budget_),
-               std::string(yield ? kRandomYieldingMatcher : kRandomMatcher),
+      std::optional<Algorithm> a =
+          synthesize_with(t_, c_, chunk_bytes_, random, Method::Matcher, matcher_budget_);
+      report(run, a);
+      consider(std::move(a), std::string(yield ? kRandomYieldingMatcher : kRandomMatcher),
                matcher_provenance(yield ? MatcherChoice::RandomYielding : MatcherChoice::Random));
     }
   }

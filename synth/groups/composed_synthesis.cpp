@@ -105,12 +105,8 @@ Made<Algorithm> compose(const topo::Topology& t, const Collective& c, Bytes chun
         "{} chunks in all do not split into them",
         g, c.all_reduce_chunks)};
   const int k = c.all_reduce_chunks > 0 ? c.all_reduce_chunks / g : c.chunks_per_npu;
-  SynthOptions inner = o;
+  SynthOptions inner = part_options(o);  // the mates are busy with their own slices
   inner.method = SynthMethod::Auto;
-  inner.portfolio.team_relay = false;  // the mates are busy with their own slices
-  inner.progress = nullptr;
-  inner.to_beat = -1;  // a level of the whole: the caller's time is not its own
-  inner.floored = nullptr;
   // A server's levels in its part through the links that join it (its NVSwitch, not the fabric
   // behind its NICs: on a fat tree that part held every switch, and its flow plans took 80 % of
   // the time), else on the whole topology.

@@ -40,12 +40,7 @@ std::optional<Algorithm> relay_synthesize(const topo::Topology& t, const Collect
   std::string synthesized_how;
   auto synthesized = [&](const Collective& sc) {
     if (std::optional<Algorithm> a = renamed_first(sc)) return std::move(*a);
-    SynthOptions inner = o;
-    inner.portfolio.team_relay = false;
-    inner.progress = nullptr;
-    inner.to_beat = -1;  // a part of the whole: the caller's time is not its own
-    inner.floored = nullptr;
-    Algorithm a = synthesize(t, sc, chunk_bytes, inner);
+    Algorithm a = synthesize(t, sc, chunk_bytes, part_options(o));
     if (synthesized_how.empty()) synthesized_how = a.method;
     first.try_emplace(sc.chunks_per_npu, a);
     return a;

@@ -1,0 +1,97 @@
+// The `auto` portfolio's runs of the plain matcher: each reports what it made
+// (PortfolioOptions::on_matcher); those the chunk search predicts cannot win are left out
+// (PortfolioOptions::leave_out, kMatcherContend); --method matcher runs the matcher whatever is
+// asked.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <vector>
+
+#include "synth/synthesizer.hpp"
+#include "synth/verify/verify.hpp"
+#include "tests/synth/test_support.hpp"
+#include "topo/generators.hpp"
+
+namespace tenet::synth {
+namespace {
+
+constexpr Bytes kChunk = 64 << 10;
+constexpr unsigned kEveryRun = 0b1111;
+
+unsigned bit(MatcherRun run) { return 1U << static_cast<unsigned>(run); }
+
+// On mixed speeds short of the bound all four runs report, and the answer is no slower than any;
+// each run asked out stays out, and with all of them out the plans answer, correct.
+TEST(Portfolio, LeavesOutTheMatcherRunsAsked) {
+  const topo::Topology t = topo::generate("hetmesh2d:4x4");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllReduce, 2);
+  std::map<MatcherRun, Time> runs;
+  SynthOptions o;
+  o.portfolio.baselines = false;
+  o.portfolio.on_matcher = [&](MatcherRun run, Time time) { runs[run] = time; };
+  const Algorithm all = synthesize(t, c, kChunk, o);
+  ASSERT_EQ(runs.size(), 4U);
+  for (const auto& [run, time] : runs) EXPECT_LE(all.claimed_time, time) << static_cast<int>(run);
+  for (MatcherRun out : {MatcherRun::Scarce, MatcherRun::UnderHold, MatcherRun::Random,
+                         MatcherRun::RandomYielding}) {
+    runs.clear();
+    o.portfolio.leave_out = bit(out);
+    const Algorithm a = synthesize(t, c, kChunk, o);
+    EXPECT_EQ(runs.count(out), 0U) << static_cast<int>(out);
+    EXPECT_TRUE(verify(t, a).correct()) << static_cast<int>(out);
+  }
+  runs.clear();
+  o.portfolio.leave_out = kEveryRun;
+  const Algorithm none = synthesize(t, c, kChunk, o);
+  EXPECT_TRUE(runs.empty());
+  EXPECT_NE(none.provenance.producer, Producer::Matcher) << none.method;
+  const Report report = verify(t, none, {.max_reported = 3});
+  EXPECT_TRUE(report.correct()) << testing::violation_text(report);
+}
+
+// --method matcher is the matcher, whatever `auto` would leave out.
+TEST(Portfolio, MethodMatcherIsNeverLeftOut) {
+  const topo::Topology t = topo::generate("hetmesh2d:4x4");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllGather, 2);
+  int scarce = 0;
+  SynthOptions o;
+  o.method = SynthMethod::Matcher;
+  o.portfolio.leave_out = kEveryRun;
+  o.portfolio.on_matcher = [&](MatcherRun run, Time) { scarce += run == MatcherRun::Scarce; };
+  const Algorithm a = synthesize(t, c, kChunk, o);
+  EXPECT_EQ(scarce, 1);
+  EXPECT_EQ(a.provenance.producer, Producer::Matcher) << a.method;
+}
+
+// The chunk search leaves out the runs that cannot win. The demo cluster (nvcluster:2x8, per-step
+// costs charged as the CLI charges them), an All-Gather of 64 MiB: the scarce matcher is far behind
+// the fastest at 1 and 2 chunks per NPU and is left out of every count after, and at each of those
+// counts it is indeed no faster than the answer.
+TEST(Portfolio, TheSearchLeavesOutMatcherRunsThatCannotWin) {
+  topo::Topology t = topo::generate("nvcluster:2x8");
+  t.set_charges_steps(true);
+  const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
+  const Bytes total = Bytes{64} << 20;
+  int scarce = 0;
+  SynthOptions o;
+  o.portfolio.on_matcher = [&](MatcherRun run, Time) { scarce += run == MatcherRun::Scarce; };
+  const ChunkingResult r = synthesize_auto_chunks(t, c, total, o);
+  std::vector<int> counts;
+  for (const ChunkingResult::Try& x : r.tried)
+    if (!x.alone) counts.push_back(x.chunks_per_npu);
+  ASSERT_GT(counts.size(), static_cast<size_t>(scarce));
+  SynthOptions matcher;
+  matcher.method = SynthMethod::Matcher;
+  for (size_t i = static_cast<size_t>(scarce); i < counts.size(); ++i) {
+    Collective at = c;
+    at.chunks_per_npu = counts[i];
+    EXPECT_GE(synthesize(t, at, at.chunk_bytes_for(total), matcher).claimed_time,
+              r.algorithm.claimed_time)
+        << counts[i];
+  }
+  const Report report = verify(t, r.algorithm, {.max_reported = 3});
+  EXPECT_TRUE(report.correct()) << testing::violation_text(report);
+}
+
+}  // namespace
+}  // namespace tenet::synth
