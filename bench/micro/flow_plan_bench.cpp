@@ -1,7 +1,7 @@
 // The flow plan's packing (synth/plans/tree_packing.hpp) on the fabrics whose whole `tenet synth`
 // it dominated, and `-k auto` on large fabrics (the whole search at 1 GiB): 128 and 256 NPUs
 // behind switches and a 128-NPU hypercube; and on the generator families' slowest cases up to 64
-// NPUs (AutoSmall). Counters: whether it packed, the max-flows it took (the
+// NPUs (AutoSmall). Counters: whether it packed, the max-flows it took (TreePacking::max_flows; the
 // budget is 400,000; a fabric it cannot pack in that gives up early,
 // PackingOptions::max_flow_budget), and for auto the ratio to the bound.
 #include <benchmark/benchmark.h>
@@ -60,7 +60,8 @@ constexpr SmallCase kSmallCases[] = {
 
 int register_all() {
   for (const char* spec :
-       {"leafspine:8x8", "leafspine:16x8", "nvcluster:8x8", "nvcluster:16x8", "hypercube:64"})
+       {"leafspine:4x8", "leafspine:8x8", "leafspine:16x8", "nvcluster:4x8,net=fattree",
+        "nvcluster:8x8", "nvcluster:16x8", "hypercube:64"})
     benchmark::RegisterBenchmark(fmt::format("Packing/{}", spec).c_str(), Packing, spec)
         ->Unit(benchmark::kMillisecond)
         ->Iterations(1);

@@ -60,8 +60,14 @@ class Packer {
   Cap need(int k) const { return static_cast<Cap>(roots_.size()) * k; }
 
   Cap flow(const FlowGraph& f, int s, int t) {
-    if (++flows_ > o_.max_flow_budget) throw OutOfBudget{};
+    charge(1);
     return f.max_flow(s, t);
+  }
+  // Counts `checks` max-flows against the budget. Splitting's checks that one max-flow answers at
+  // once count as the max-flows they stand for (split_switches), so the budget, and where the
+  // packing gives up, are the same however a check is answered.
+  void charge(int64_t checks) {
+    if ((flows_ += checks) > o_.max_flow_budget) throw OutOfBudget{};
   }
 
   // Link capacities floor(U b) and the super source (node `nodes_`) feeding k to every NPU.
@@ -317,11 +323,15 @@ class Packer {
               m = largest_direct_split(f, u, w, t, m, need);
             } else {
               // (a) u must still reach w: flow u -> w with u -> s, u -> t and every other NPU -> w
-              // free.
+              // free. Freeing an arc never lowers a max-flow: where the flow with none of the
+              // others freed leaves m to spare, so does each, and that one max-flow answers them
+              // all (charged as they were asked: charge).
               const Cap ut = f.capacity(u, t);
               f.set_capacity(u, s, kInf);
               if (u != t) f.set_capacity(u, t, kInf);
-              for (int v = 0; v < n_ && m > 0; ++v) {
+              const bool reaches = f.max_flow(u, w) - need >= m;
+              if (reaches) charge(n_ - (u < n_ ? 1 : 0) - (t < n_ && t != u ? 1 : 0));
+              for (int v = 0; v < n_ && m > 0 && !reaches; ++v) {
                 if (v == u || v == t) continue;
                 const Cap vw = f.capacity(v, w);
                 f.set_capacity(v, w, kInf);
@@ -329,10 +339,13 @@ class Packer {
                 f.set_capacity(v, w, vw);
               }
               f.set_capacity(u, s, 0);
-              // (b) w must still reach t: flow w -> t with w -> s and every other NPU -> t free.
+              // (b) w must still reach t: flow w -> t with w -> s and every other NPU -> t free
+              // (the same: the flow with none freed is u's own check).
               if (m > 0) {
                 f.set_capacity(w, s, kInf);
-                for (int v = 0; v < n_ && m > 0; ++v) {
+                const bool reached = f.max_flow(w, t) - need >= m;
+                if (reached) charge(n_ - (t < n_ ? 1 : 0));
+                for (int v = 0; v < n_ && m > 0 && !reached; ++v) {
                   if (v == t) continue;
                   if (v == u) {
                     m = std::min(m, flow(f, w, t) - need);

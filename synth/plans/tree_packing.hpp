@@ -49,7 +49,9 @@ struct TreePacking {
   double congestion = 0;          // U: the time is U / k x (bytes per root) / unit
   Bandwidth unit = 0;             // the bandwidth of one capacity unit (the links' gcd)
   std::vector<PackedTree> trees;  // grouped by root, in root order
-  int64_t max_flows = 0;          // how many max-flow computations it took
+  // How many max-flows it took, counting a check of splitting's answered at once by another as
+  // the max-flow it stands for (the same count as computing each).
+  int64_t max_flows = 0;
 };
 
 struct PackingOptions {
