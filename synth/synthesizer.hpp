@@ -95,12 +95,13 @@ struct PipelineOptions {
   std::function<void(int variant, Time time)> on_variant;
 };
 
-// The `auto` policy's options (SynthMethod::Auto): which ways it also tries, and its budgets.
 // The portfolio's runs of the plain matcher (synthesize_once), as the chunk search tells them
 // apart: with the scarce choice, under `hold` (that portfolio's fastest, re-timed under the
-// pipelined model), with the random choice, and with it and slow links yielding.
-enum class MatcherRun : uint8_t { Scarce, UnderHold, Random, RandomYielding };
+// pipelined model), with the random choice, with it and slow links yielding, and the scarce choice
+// alone under `hold` (re-timed; one of the methods that portfolio runs).
+enum class MatcherRun : uint8_t { Scarce, UnderHold, Random, RandomYielding, ScarceUnderHold };
 
+// The `auto` policy's options (SynthMethod::Auto): which ways it also tries, and its budgets.
 struct PortfolioOptions {
   // With priority Scarce, on mixed speeds where the plans fall short of the bound, also the
   // matcher with priority Random, slow links yielding and not (the faster kept).

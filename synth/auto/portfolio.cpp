@@ -65,6 +65,7 @@ class Portfolio {
         o_(o),
         any_(o.method == Method::Auto),
         to_retime_(to_retime),
+        scarce_run_(to_retime ? MatcherRun::ScarceUnderHold : MatcherRun::Scarce),
         quiet_(o) {
     quiet_.progress = nullptr;
     quiet_.portfolio.on_plan = nullptr;  // this portfolio reports its own plans alone
@@ -95,7 +96,7 @@ class Portfolio {
       if (std::optional<NotMade> why = run_under_hold()) return std::move(*why);
     run_plans();
     // Nothing made without the scarce matcher (no plan applies here): it runs after all.
-    if (!best_ && !symmetric_ && left_out(MatcherRun::Scarce)) run_matcher(/*even_left_out=*/true);
+    if (!best_ && !symmetric_ && left_out(scarce_run_)) run_matcher(/*even_left_out=*/true);
     if (!out_of_time()) run_random_matchers();
     if (best_ && matcher_over_budget_ && (servers_ || beside_symmetric_) &&
         !best_->provenance.matcher_left_out) {
@@ -164,9 +165,15 @@ class Portfolio {
   bool left_out(MatcherRun run) const {
     return any_ && (o_.portfolio.leave_out >> static_cast<unsigned>(run) & 1U) != 0;
   }
-  // `a`, what the matcher's run made, to whoever asked (PortfolioOptions::on_matcher).
+  // `a`, what the matcher's run made, to whoever asked (PortfolioOptions::on_matcher); under hold,
+  // re-timed as it would run (run_under_hold).
   void report(MatcherRun run, const std::optional<Algorithm>& a) const {
-    if (a && o_.portfolio.on_matcher) o_.portfolio.on_matcher(run, a->claimed_time);
+    if (!a || !o_.portfolio.on_matcher) return;
+    if (!to_retime_) return o_.portfolio.on_matcher(run, a->claimed_time);
+    Algorithm pipelined = *a;
+    pipelined.link_model = LinkModel::Pipelined;
+    time(t_, pipelined);
+    o_.portfolio.on_matcher(run, pipelined.claimed_time);
   }
 
   // Whether `auto` has an answer and its deadline has come (SynthOptions::deadline): the methods
@@ -177,11 +184,11 @@ class Portfolio {
   // the same).
   void run_matcher(bool even_left_out = false) {
     if (((any_ && matcher_affordable_) || o_.method == Method::Matcher) &&
-        (even_left_out || !left_out(MatcherRun::Scarce))) {
+        (even_left_out || !left_out(scarce_run_))) {
       std::optional<Algorithm> a =
           synthesize_with(t_, c_, chunk_bytes_, o_, Method::Matcher, any_ ? matcher_budget_ : 0);
       matcher_over_budget_ = !a;
-      report(MatcherRun::Scarce, a);
+      report(scarce_run_, a);
       consider(std::move(a), "matcher", matcher_provenance(MatcherChoice::Scarce));
     }
     beside_symmetric_ = symmetric_.has_value();
@@ -203,9 +210,9 @@ class Portfolio {
     hold.progress = nullptr;
     hold.portfolio.random_choice =
         false;  // run under pipelined below, where it is timed as it will run
-    hold.portfolio.on_plan = nullptr;     // its plans' times are under hold
-    hold.portfolio.on_matcher = nullptr;  // its fastest, re-timed, is this run's time (below)
-    hold.portfolio.leave_out = 0;
+    hold.portfolio.on_plan = nullptr;  // its plans' times are under hold
+    // (It reports its scarce matcher, re-timed, and leaves it out where asked: ScarceUnderHold; its
+    // fastest, re-timed, is this run's time, below.)
     hold.to_beat = -1;  // a time under pipelined: no floor under hold compares with it
     hold.floored = nullptr;
     Made<Algorithm> under_hold = Portfolio(t_, c_, chunk_bytes_, hold, true).run();
@@ -237,8 +244,7 @@ class Portfolio {
       if (m == Method::PlanPipeline && to_retime_) continue;
       const bool applies = routed_ || (m == Method::ServerPlan ? servers_ : trees);
       // (With the scarce matcher left out, predicted far behind the fastest: short of the bound.)
-      if (any_ && (best_ || left_out(MatcherRun::Scarce)) &&
-          !(applies && (!best_ || short_of(*best_))))
+      if (any_ && (best_ || left_out(scarce_run_)) && !(applies && (!best_ || short_of(*best_))))
         continue;
       if (out_of_time()) return;
       std::optional<Algorithm> plan = synthesize_with(t_, c_, chunk_bytes_, quiet_, m);
@@ -316,8 +322,9 @@ class Portfolio {
   Bytes chunk_bytes_;
   const SynthOptions& o_;
   bool any_;
-  bool to_retime_;      // run under hold to be re-timed: no pipelines (run_under_hold)
-  SynthOptions quiet_;  // o_ without progress
+  bool to_retime_;         // run under hold to be re-timed: no pipelines (run_under_hold)
+  MatcherRun scarce_run_;  // its scarce matcher's run: under hold where it runs under hold
+  SynthOptions quiet_;     // o_ without progress
   std::optional<Algorithm> best_, symmetric_;
   std::optional<Time> bound_;  // the lower bound, once asked for
   bool routed_ = false, matcher_affordable_ = false, servers_ = false;
