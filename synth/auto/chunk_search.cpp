@@ -281,6 +281,28 @@ bool gains(Time now, Time before) {
   return static_cast<double>(now) < 0.995 * static_cast<double>(before);
 }
 
+// A method's time at `count` in the search (`times`: its time per count), if it made one.
+std::optional<Time> time_at(const std::map<int, Time>& times, int count) {
+  const auto at = times.find(count);
+  if (at == times.end()) return std::nullopt;
+  return at->second;
+}
+
+// Whether a method whose time at a count was `last` (and at half that count `before`, where it
+// made one) cannot catch up with `fastest` by doubling its chunks: over twice `contend` of it (as
+// times go, search_chunks, a doubling at most halves a count's time), or over `contend` of it with
+// the last doubling's gain, gained again, short of it (each doubling gains less than the one
+// before); without `before`, over `contend` says `without_before`.
+bool falls_behind(Time last, std::optional<Time> before, Time fastest, double contend,
+                  bool without_before) {
+  const auto over = [&](double f) {
+    return static_cast<double>(last) > f * static_cast<double>(fastest);
+  };
+  if (over(2 * contend)) return true;
+  if (!over(contend)) return false;
+  return before ? 2 * last - *before >= fastest : without_before;
+}
+
 // A variant of the plain matcher as the portfolio runs it, with the words and the provenance it
 // gives the algorithm it made.
 struct MatcherVariant {
@@ -537,18 +559,14 @@ class FlatSearch {
 
   // The plain matcher's runs `auto` leaves out at `count` (PortfolioOptions::leave_out), `fastest`
   // the search's fastest at the counts before (-1: none yet): a run whose time at half the count
-  // is over kMatcherContend of it, and the last doubling's gain, gained again, would not reach it
-  // (each doubling gains less than the one before), or over twice kMatcherContend (a doubling at
-  // most halves a count's time: search_chunks). A run left out stays out.
+  // falls behind it by kMatcherContend (falls_behind; without a time at a quarter of the count,
+  // only by twice that). A run left out stays out.
   unsigned leave_out_matchers(int count, Time fastest) {
     if (o_.method != SynthMethod::Auto || fastest < 0) return left_out_;
-    const double f = static_cast<double>(fastest);
     for (const auto& [run, times] : matcher_times_) {
-      const auto last = times.find(count / 2), before = times.find(count / 4);
-      if (last == times.end()) continue;
-      const double l = static_cast<double>(last->second);
-      if (l > 2 * kMatcherContend * f || (l > kMatcherContend * f && before != times.end() &&
-                                          2 * last->second - before->second >= fastest))
+      const std::optional<Time> last = time_at(times, count / 2);
+      if (last && falls_behind(*last, time_at(times, count / 4), fastest, kMatcherContend,
+                               /*without_before=*/false))
         left_out_ |= 1U << static_cast<unsigned>(run);
     }
     return left_out_;
@@ -558,9 +576,7 @@ class FlatSearch {
   std::optional<Time> plan_time(SynthMethod m, int count) const {
     const auto times = plan_times_.find(m);
     if (times == plan_times_.end()) return std::nullopt;
-    const auto at = times->second.find(count);
-    if (at == times->second.end()) return std::nullopt;
-    return at->second;
+    return time_at(times->second, count);
   }
 
   // Whether plan m's doubling past `largest` cannot win, predicted from what it made in the search
@@ -575,13 +591,8 @@ class FlatSearch {
   bool cannot_win(SynthMethod m, int largest, Time fastest) const {
     const std::optional<Time> last = plan_time(m, largest), before = plan_time(m, largest / 2);
     if (!last) return false;
-    const auto over = [&](double f) {
-      return static_cast<double>(*last) > f * static_cast<double>(fastest);
-    };
-    if (over(2 * kPipelinesContend)) return true;
     if (m == SynthMethod::ServerPlan && before && !gains(*last, *before)) return true;
-    if (!over(kPipelinesContend)) return false;
-    return !before || 2 * *last - *before >= fastest;
+    return falls_behind(*last, before, fastest, kPipelinesContend, /*without_before=*/true);
   }
 
   // The flow plan's pipelines and the server plan doubling their chunks alone past `largest`.
