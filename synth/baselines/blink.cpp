@@ -104,8 +104,13 @@ class TreePacker {
     std::vector<double> length(capacity_.size());
     for (size_t r = 0; r < capacity_.size(); ++r) length[r] = delta / capacity_[r];
     double volume = m * delta;  // sum over resources of capacity x length
-    std::vector<std::map<int, int>> uses;
-    for (const std::vector<int>& tree : among) uses.push_back(resources_of(tree));
+    // Per tree, (resource, uses) in resource order, flat: the loop below scans them all at every
+    // step.
+    std::vector<std::vector<std::pair<int, int>>> uses;
+    for (const std::vector<int>& tree : among) {
+      const std::map<int, int> of = resources_of(tree);
+      uses.emplace_back(of.begin(), of.end());
+    }
     std::vector<double> weight(among.size(), 0);
     for (int it = 0; it < kBlinkIterations && volume < 1; ++it) {
       size_t best = 0;
