@@ -218,16 +218,19 @@ struct BlinkTree {
 // w = j + h + d - 1, so a link shared by a reduction and a broadcast serves the older chunk first
 // (admission takes eligible transfers in list order) and neither phase falls behind the other.
 void list_waves(Builder& b, const std::vector<BlinkTree>& trees) {
-  std::vector<std::vector<int>> depth(trees.size());
+  // Per tree and depth, its members there in group order.
+  std::vector<std::vector<std::vector<int>>> at_depth(trees.size());
   std::vector<int> height(trees.size(), 0);
   int last = 0;
   for (size_t t = 0; t < trees.size(); ++t) {
     const TreeJob& job = trees[t].job;
     const int p = static_cast<int>(job.group.size());
-    depth[t].assign(p, 0);
     for (int i = 0; i < p; ++i) {
-      for (int at = i; job.parent[at] >= 0; at = job.parent[at]) ++depth[t][i];
-      height[t] = std::max(height[t], depth[t][i]);
+      int depth = 0;
+      for (int at = i; job.parent[at] >= 0; at = job.parent[at]) ++depth;
+      if (static_cast<int>(at_depth[t].size()) <= depth) at_depth[t].resize(depth + 1);
+      at_depth[t][depth].push_back(i);
+      height[t] = std::max(height[t], depth);
     }
     last = std::max(last, static_cast<int>(job.chunks.size()) + 2 * height[t]);
   }
@@ -241,8 +244,7 @@ void list_waves(Builder& b, const std::vector<BlinkTree>& trees) {
         const int at = up ? d : 2 * h + 1 - d;  // the sender's depth (up) or the receiver's
         const int j = up ? wave - (h - at) : wave - (h + at - 1);
         if (j < 0 || j >= k) continue;
-        for (size_t i = 0; i < job.group.size(); ++i) {
-          if (depth[t][i] != at) continue;
+        for (const int i : at_depth[t][at]) {
           const NodeId member = job.group[i], parent = job.group[job.parent[i]];
           const NodeId from = up ? member : parent, to = up ? parent : member;
           const Op op = up ? Op::Reduce : Op::Copy;
