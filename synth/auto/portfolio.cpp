@@ -11,6 +11,7 @@
 #include "synth/cost/timing.hpp"
 #include "synth/plans/all_reduce.hpp"
 #include "synth/plans/pipeline_variants.hpp"
+#include "synth/plans/server_plan.hpp"
 #include "synth/plans/symmetric.hpp"
 #include "synth/plans/tree_packing.hpp"
 #include "synth/ten/forward.hpp"
@@ -84,7 +85,9 @@ class Portfolio {
         !routed_ || static_cast<int64_t>(c_.num_chunks()) * c_.num_ranks() <= kRoutedMatcherWork;
     // Where the plain matcher's work is over SynthOptions::portfolio.matcher_work, `auto` leaves it
     // to the plans, else to the baselines (below); --method matcher runs it whatever it costs.
-    servers_ = server_plan_applies(t_, c_);
+    server_plan_ = server_plan_applies(t_, c_);
+    // (A cluster of servers: beside its server plan the plain matcher gets a budget of its own.)
+    servers_ = server_plan_ && !topo::detect_servers(t_).empty();
     matcher_budget_ =
         servers_ ? std::min(o_.portfolio.matcher_work, o_.portfolio.matcher_work_beside_servers)
         : symmetric_
@@ -98,11 +101,12 @@ class Portfolio {
     // Nothing made without the scarce matcher (no plan applies here): it runs after all.
     if (!best_ && !symmetric_ && left_out(scarce_run_)) run_matcher(/*even_left_out=*/true);
     if (!out_of_time()) run_random_matchers();
-    if (best_ && matcher_over_budget_ && (servers_ || beside_symmetric_) &&
+    if (best_ && matcher_over_budget_ && (server_plan_ || beside_symmetric_) &&
         !best_->provenance.matcher_left_out) {
-      best_->method += fmt::format(
-          " ({} beside {}: --method matcher runs it)", kLeftOut,
-          servers_ ? "a server plan on a cluster this large" : "a symmetric schedule here");
+      best_->method += fmt::format(" ({} beside {}: --method matcher runs it)", kLeftOut,
+                                   servers_       ? "a server plan on a cluster this large"
+                                   : server_plan_ ? "a flat server plan on a fabric this large"
+                                                  : "a symmetric schedule here");
       best_->provenance.matcher_left_out = true;
     }
     if (!best_ && matcher_over_budget_) fall_back_to_baselines();
@@ -242,7 +246,7 @@ class Portfolio {
     for (Method m : {Method::ServerPlan, Method::PlanMatcher, Method::PlanPipeline}) {
       if (!(any_ || o_.method == m)) continue;
       if (m == Method::PlanPipeline && to_retime_) continue;
-      const bool applies = routed_ || (m == Method::ServerPlan ? servers_ : trees);
+      const bool applies = routed_ || (m == Method::ServerPlan ? server_plan_ : trees);
       // (With the scarce matcher left out, predicted far behind the fastest: short of the bound.)
       if (any_ && (best_ || left_out(scarce_run_)) && !(applies && (!best_ || short_of(*best_))))
         continue;
@@ -327,16 +331,18 @@ class Portfolio {
   SynthOptions quiet_;     // o_ without progress
   std::optional<Algorithm> best_, symmetric_;
   std::optional<Time> bound_;  // the lower bound, once asked for
-  bool routed_ = false, matcher_affordable_ = false, servers_ = false;
+  bool routed_ = false, matcher_affordable_ = false, servers_ = false, server_plan_ = false;
   double matcher_budget_ = 0;
   bool matcher_over_budget_ = false, beside_symmetric_ = false;
 };
 
 }  // namespace
 
-// Whether a server plan may apply: a spread over every NPU of a cluster of servers.
 bool server_plan_applies(const topo::Topology& t, const Collective& c) {
-  return spreads(c.kind) && c.num_ranks() == t.num_npus() && !topo::detect_servers(t).empty();
+  if (!spreads(c.kind) || c.num_ranks() != t.num_npus()) return false;
+  // A flat plan (no servers) for the collectives spread to or from every rank, not from a root.
+  const bool rooted = c.kind == CollectiveKind::Broadcast || c.kind == CollectiveKind::Reduce;
+  return !topo::detect_servers(t).empty() || (!rooted && flat_servers(t));
 }
 
 // Every method that applies, the fastest kept (ties to the first): the plain matcher; on

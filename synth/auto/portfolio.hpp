@@ -32,7 +32,8 @@ bool within_bound(const topo::Topology& t, const Algorithm& a, double factor, Bo
 bool within_valid_bound(const topo::Topology& t, const Algorithm& a, double factor,
                         BoundMemo* memo);
 
-// Whether a server plan may apply: a spread over every NPU of a cluster of servers.
+// Whether a server plan may apply: a spread over every NPU of a cluster of servers, or (not from a
+// root) of NPUs that switches join without servers (flat_servers).
 bool server_plan_applies(const topo::Topology& t, const Collective& c);
 
 // Every method that applies, the fastest kept (ties to the first): the plain matcher; on

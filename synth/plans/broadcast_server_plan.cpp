@@ -124,7 +124,8 @@ std::optional<Algorithm> broadcast_server_plan(const topo::Topology& t, const to
                                                const SynthOptions& o) {
   const std::optional<ServerPlan> servers =
       plan_servers(ft, chunk_bytes, o.link_model, o.ecmp_routes);
-  if (!servers) return std::nullopt;
+  // (A flat plan has no rails to chain the root's chunks along.)
+  if (!servers || servers->flat()) return std::nullopt;
   std::optional<Algorithm> chain =
       broadcast_server_plan(t, ft, plan, c, forward, chunk_bytes, o, *servers, false);
   if (!chain) return chain;

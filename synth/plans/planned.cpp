@@ -132,8 +132,14 @@ class Planned {
     }
     Algorithm a = build(t_, g, s.run(), plan_, c_, chunk_bytes_, o_);
     a.provenance.producer = Producer::ServerPlanMatcher;
-    a.method = fmt::format("matcher on a server plan ({} servers of {}: rails, then NVSwitch)",
-                           servers->servers().size(), servers->servers()[0].size());
+    a.method =
+        servers->flat()
+            ? fmt::format(
+                  "matcher on a flat server plan ({} NPUs, each to every other "
+                  "directly, every way at its share of the links)",
+                  servers->servers().size())
+            : fmt::format("matcher on a server plan ({} servers of {}: rails, then NVSwitch)",
+                          servers->servers().size(), servers->servers()[0].size());
     return a;
   }
 

@@ -12,6 +12,8 @@ std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_byte
                                        int ecmp) {
   ServerPlan p;
   p.servers_ = topo::detect_servers(t);
+  if (p.servers_.empty() && t.num_switches() > 0)
+    for (NodeId v = 0; v < t.num_npus(); ++v) p.servers_.push_back({v});
   if (p.servers_.size() < 2) return std::nullopt;
   const int n = t.num_npus();
   const size_t count = p.servers_.size();
@@ -92,6 +94,10 @@ std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_byte
 
   set_fluid_rates(t, model, p.ways_, way_load);
   return p;
+}
+
+bool flat_servers(const topo::Topology& t) {
+  return t.num_switches() > 0 && t.num_npus() >= 2 && topo::detect_servers(t).empty();
 }
 
 void set_fluid_rates(const topo::Topology& t, LinkModel model, std::vector<ServerWay>& ways,

@@ -15,6 +15,12 @@
 // way's busiest link in proportion to the data it carries (the fluid rates), so that a fat link
 // carries all its ways at once, each continuously, instead of one way at a time at full speed. The
 // link-chunk matcher then decides when each chunk goes, confined to its ways.
+//
+// Where no servers are detected but switches join the NPUs (a leaf-spine, a dragonfly, a single
+// switch), the plan is *flat*: every NPU is a server of its own, so every chunk goes from its root
+// straight to every other NPU, each way at its fluid share. A transfer pays its per-step cost while
+// holding only its share of the links (docs/model.md), so the N - 1 ways out of an NPU pay their
+// steps side by side, where a schedule of full-rate transfers pays them one after another.
 #pragma once
 
 #include <optional>
@@ -50,6 +56,8 @@ class ServerPlan {
     return -1;
   }
   int server_of(NodeId v) const { return server_of_[v]; }
+  // Every NPU a server of its own: every pair joined directly, each way at its share.
+  bool flat() const { return per_ == 1; }
   int position(NodeId v) const { return local_of_[v]; }  // within its server
 
  private:
@@ -63,10 +71,14 @@ class ServerPlan {
 
 // The plan of `t` for an All-Gather over every NPU, its ways' routes among the least-latency and
 // the quickest routes for chunks of `chunk_bytes` (at most `ecmp` of each kind per pair), or
-// nothing when `t` has no servers (topo::detect_servers) or some way has no route. Under `hold` a
-// transfer holds its links whole, so the ways keep their full rate.
+// nothing when some way has no route. Its servers are topo::detect_servers'; where there are none
+// and `t` has switches, the plan is flat (ServerPlan::flat). Under `hold` a transfer holds its
+// links whole, so the ways keep their full rate.
 std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_bytes, LinkModel model,
                                        int ecmp = 8);
+
+// Whether plan_servers makes a flat plan of `t`, if any: it has switches and no servers.
+bool flat_servers(const topo::Topology& t);
 
 // Fluid rates under `pipelined`: each way its share of its busiest link in proportion to the data
 // it carries (`load[i]`, in any unit), 0 where that is the route's narrowest bandwidth. Under

@@ -138,7 +138,7 @@ check "synth target msccl xml" 0 "" -- test -s "$tmp/tm/algorithm.xml"
 check "synth target msccl reads back" 0 "CORRECT" -- "$T" verify "$tmp/tm/algorithm.xml" --topo ring:4
 check "synth target bad" 2 "--target: 'nccl' is none of tenet, msccl and astra-sim" -- "$T" synth --topo ring:4 --target nccl -o "$tmp/tm3"
 check "synth target needs tenet" 2 "--target msccl searches every producer" -- "$T" synth --topo ring:4 --algo ring --target msccl -o "$tmp/tm4"
-check "synth target astra-sim" 0 "target          astra-sim: 9 of 9 candidates timed as ASTRA-sim runs them; picked direct" -- "$T" synth --topo dgx-h100 --coll all-reduce --size 1GiB --target astra-sim -o "$tmp/ta"
+check "synth target astra-sim" 0 "target          astra-sim: 9 of 9 candidates timed as ASTRA-sim runs them; picked tenet at 1 chunks per NPU" -- "$T" synth --topo dgx-h100 --coll all-reduce --size 1GiB --target astra-sim -o "$tmp/ta"
 check "synth target astra-sim bundle" 0 "" -- test -x "$tmp/ta/astra-sim/run.sh"
 check "synth says which target" 0 "nvswitch is not a rank: a collective graph has nodes for ranks only (relays outside the communicator and in-network reduction cannot be expressed); --target astra-sim writes the fastest algorithm ASTRA-sim can run" -- "$T" synth --topo dgx-h100 --coll all-reduce --size 1GiB --emit astra-sim -o "$tmp/ta3"
 check "synth target astra-sim none" 2 "--target astra-sim: ASTRA-sim runs no candidate; the first: " -- "$T" synth --topo line:6 --ranks 0,5 --coll all-gather --size 1MiB --target astra-sim -o "$tmp/ta2"
