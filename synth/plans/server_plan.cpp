@@ -12,7 +12,7 @@ std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_byte
                                        int ecmp) {
   ServerPlan p;
   p.servers_ = topo::detect_servers(t);
-  if (p.servers_.empty() && t.num_switches() > 0)
+  if (p.servers_.empty() && flat_servers(t))
     for (NodeId v = 0; v < t.num_npus(); ++v) p.servers_.push_back({v});
   if (p.servers_.size() < 2) return std::nullopt;
   const int n = t.num_npus();
