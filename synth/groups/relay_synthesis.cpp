@@ -16,6 +16,7 @@
 #include "synth/cost/timing.hpp"
 #include "synth/groups/group_map.hpp"
 #include "synth/groups/team_relay.hpp"
+#include "synth/ir/provenance.hpp"
 #include "synth/tuning.hpp"
 
 namespace tenet::synth::detail {
@@ -37,13 +38,17 @@ std::optional<Algorithm> relay_synthesize(const topo::Topology& t, const Collect
     const auto it = first.find(sc.chunks_per_npu);
     return it != first.end() ? map_to_group(t, it->second, sc.ranks) : std::nullopt;
   };
-  std::string synthesized_how;
-  auto synthesized = [&](const Collective& sc) {
-    if (std::optional<Algorithm> a = renamed_first(sc)) return std::move(*a);
-    Algorithm a = synthesize(t, sc, chunk_bytes, part_options(o));
-    if (synthesized_how.empty()) synthesized_how = a.method;
-    first.try_emplace(sc.chunks_per_npu, a);
-    return a;
+  // The sub-groups synthesized by `method`; `how` takes the first one's method, `by` its producer.
+  auto synthesized_by = [&](SynthMethod method, std::string& how, Producer& by) {
+    return [&, method, how_of = &how, by_of = &by](const Collective& sc) {
+      if (std::optional<Algorithm> a = renamed_first(sc)) return std::move(*a);
+      SynthOptions so = part_options(o);
+      so.method = method;
+      Algorithm a = synthesize(t, sc, chunk_bytes, so);
+      if (how_of->empty()) *how_of = a.method, *by_of = a.provenance.producer;
+      first.try_emplace(sc.chunks_per_npu, a);
+      return a;
+    };
   };
   auto compose_in =
       [&](const std::vector<int>& slices,
@@ -91,8 +96,17 @@ std::optional<Algorithm> relay_synthesize(const topo::Topology& t, const Collect
   Collective first_slice = c;
   for (size_t i = 0; i < first_slice.ranks.size(); ++i) first_slice.ranks[i] = relay->teams[i][0];
   first_slice.chunks_per_npu = relay->mirrors ? k : k / team_size;
-  if (transfer_estimate(first_slice) <= kRelaySubSynthesisTransfers)
-    compose(synthesized, "", std::nullopt);
+  // The synthesis fastest alone may compose worse than the matcher's (a flat server plan on a
+  // rail's switch sends each chunk to every member at once, where the hand-overs want them one
+  // after another), so the matcher's sub-groups are composed too.
+  std::string synthesized_how, matcher_how;
+  if (transfer_estimate(first_slice) <= kRelaySubSynthesisTransfers) {
+    Producer by = Producer::Unknown, matcher_by = Producer::Unknown;
+    compose(synthesized_by(SynthMethod::Auto, synthesized_how, by), synthesized_how, std::nullopt);
+    if (by != Producer::Matcher && by != Producer::Baseline)
+      compose(synthesized_by(SynthMethod::Matcher, matcher_how, matcher_by), matcher_how,
+              std::nullopt);
+  }
   std::vector<std::pair<BaselineSpec, Algorithm>> alone;  // every baseline on the first slice
   for_each_baseline(t, first_slice, [&](const BaselineSpec& spec) {
     Made<Algorithm> a =
@@ -125,12 +139,12 @@ std::optional<Algorithm> relay_synthesize(const topo::Topology& t, const Collect
                               "team relay: each member's mirror (the NPU at its place in another "
                               "server, through its NIC) "
                               "carries a slice of its data; each slice's sub-group by {}",
-                              how.empty() ? synthesized_how : how)
+                              how)
                         : fmt::format(
                               "team relay: {} idle server mates per member carry slices of its "
                               "data; each slice's "
                               "sub-group by {}",
-                              team_size - 1, how.empty() ? synthesized_how : how);
+                              team_size - 1, how);
   return relayed;
 }
 
