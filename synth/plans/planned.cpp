@@ -119,7 +119,9 @@ class Planned {
     // A match scans at most a bitset of chunks of its way.
     const int64_t words = (forward_.num_chunks() + 63) / 64;
     if (!servers || transfer_estimate(forward_) * words > kServerPlanWork) return std::nullopt;
-    ChannelGraph g(ft(), chunk_bytes_, o_.link_model, servers->ways());
+    ChannelGraph g(
+        ft(), chunk_bytes_, o_.link_model,
+        staggered_ways(ft(), *servers, forward_.chunks_per_npu, chunk_bytes_, o_.link_model));
     SpreadMatcher s(ft(), g, forward_.num_chunks(), o_);
     for (ChunkId ch = 0; ch < forward_.num_chunks(); ++ch) {
       const NodeId root = forward_.ranks[forward_.origin(ch)];

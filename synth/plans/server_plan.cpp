@@ -1,8 +1,10 @@
 #include "synth/plans/server_plan.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
+#include "synth/cost/timing.hpp"
 #include "topo/analysis.hpp"
 #include "topo/routing.hpp"
 
@@ -94,6 +96,63 @@ std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_byte
 
   set_fluid_rates(t, model, p.ways_, way_load);
   return p;
+}
+
+namespace {
+// A rail way moves at its NPU's own share where its rate is at least this of its narrowest link
+// over the S - 1 rails (the fluid rates are rounded down to whole bytes per second).
+constexpr double kOwnShare = 0.999;
+}  // namespace
+
+std::vector<ServerWay> staggered_ways(const topo::Topology& t, const ServerPlan& plan,
+                                      int chunks_per_npu, Bytes chunk_bytes, LinkModel model) {
+  std::vector<ServerWay> ways = plan.ways();
+  if (plan.flat() || model != LinkModel::Pipelined) return ways;
+  const auto& servers = plan.servers();
+  const int others = static_cast<int>(servers.size()) - 1;  // S - 1 rail ways per NPU
+  const double k = chunks_per_npu;
+  auto cost = [&](const ServerWay& w) {
+    return route_cost(t, w.route, chunk_bytes, model, t.charges_steps(), w.rate);
+  };
+  for (NodeId u = 0; u < t.num_npus(); ++u) {
+    const auto& mates = servers[static_cast<size_t>(plan.server_of(u))];
+    double intra = 0;  // T_intra: u's busiest way inside its server, S k chunks
+    for (NodeId v : mates)
+      if (v != u) {
+        const ServerWay& w = ways[static_cast<size_t>(plan.way_between(u, v))];
+        intra = std::max(intra, (others + 1) * k * static_cast<double>(cost(w).occupancy));
+      }
+    // Only where the rails share nothing but u's own links: each moves at 1 / (S - 1) of its
+    // narrowest link. Where a way's share of a link other NPUs' ways cross (an oversubscribed
+    // spine) is less, g at a time would not fill that link.
+    std::vector<int> rails;
+    double step = 0;  // s: the rails' per-step cost
+    bool own_links = true;
+    for (const auto& server : servers)
+      if (NodeId v = server[static_cast<size_t>(plan.position(u))]; v != u) {
+        rails.push_back(plan.way_between(u, v));
+        const RouteCost rail = cost(ways[static_cast<size_t>(rails.back())]);
+        step = std::max(step, static_cast<double>(rail.step));
+        own_links = own_links && static_cast<double>(rail.rate) * others >=
+                                     kOwnShare * static_cast<double>(rail.bottleneck);
+      }
+    if (intra <= 0 || !own_links) continue;
+    // The integer g on either side of the optimum, kept only where it beats the fluid shares.
+    const auto overhead = [&](double g) {
+      return others * k * step / g + g * intra / (others * k);
+    };
+    const double best = std::clamp(others * k * std::sqrt(step / intra), 1.0, 1.0 * others);
+    double g = others;
+    for (double candidate : {std::floor(best), std::ceil(best)})
+      if (overhead(candidate) < overhead(g)) g = candidate;
+    if (g >= others) continue;
+    for (int i : rails) {
+      ServerWay& w = ways[static_cast<size_t>(i)];
+      const Bandwidth narrowest = cost(w).bottleneck;
+      w.rate = g > 1 ? static_cast<Bandwidth>(static_cast<double>(narrowest) / g) : 0;
+    }
+  }
+  return ways;
 }
 
 bool flat_servers(const topo::Topology& t) {

@@ -7,6 +7,7 @@
 #include <array>
 #include <map>
 #include <random>
+#include <string>
 
 #include "synth/baselines/baselines.hpp"
 #include "synth/bounds/lower_bound.hpp"
@@ -17,6 +18,7 @@
 #include "tests/synth/test_support.hpp"
 #include "topo/analysis.hpp"
 #include "topo/generators.hpp"
+#include "topo/io.hpp"
 
 namespace tenet::synth {
 namespace {
@@ -160,6 +162,55 @@ TEST(ServerPlan, FlatWhereSwitchesJoinNPUsWithoutServers) {
   for (const ServerWay& w : flat->ways()) EXPECT_NEAR(static_cast<double>(w.rate), 50e9 / 7, 1);
 }
 
+// On 16 servers of 8 whose 50 GB/s NICs pay 2.6 us a step, an All-Gather of 64 MiB at one chunk
+// per NPU: the 15 rail ways out of an NPU run g at a time at 50 GB/s / g, g where the overhead
+// (15 s / g + g T_intra / 15) is least, T_intra being 16 chunks over the NPU's busiest way inside
+// its server; the ways inside keep their fluid shares. Where steps cost nothing, one at a time at
+// full rate; under hold, on a flat plan, and where a spine the rails share is the narrower share
+// (pod-1spine.yaml), the plan's own rates.
+TEST(ServerPlan, StaggeredRailsRunGAtATime) {
+  topo::Topology t = topo::generate("nvcluster:16x8,net=rail");
+  t.set_charges_steps(true);
+  const Bytes chunk = 512 << 10;
+  const std::optional<ServerPlan> p = plan_servers(t, chunk, LinkModel::Pipelined);
+  ASSERT_TRUE(p);
+  const std::vector<ServerWay> ways = staggered_ways(t, *p, 1, chunk, LinkModel::Pipelined);
+  ASSERT_EQ(ways.size(), p->ways().size());
+  const ServerWay& mate = ways[p->way(3, 5)];
+  EXPECT_EQ(mate.rate, p->ways()[p->way(3, 5)].rate);
+  const double step = 2.6e-6, hop = 0.3e-6;  // s the NIC's, the NVSwitch's
+  const double intra = 16 * (hop + static_cast<double>(chunk) / (450e9 / 7));
+  const auto overhead = [&](double g) { return 15 * step / g + g * intra / 15; };
+  int best = 1;
+  for (int g = 2; g <= 15; ++g)
+    if (overhead(g) < overhead(best)) best = g;
+  ASSERT_GT(best, 1);
+  ASSERT_LT(best, 15);
+  for (NodeId v = 8; v < t.num_npus(); v += 8) {  // NPU 0's rail peers
+    const ServerWay& rail = ways[p->way(0, v)];
+    EXPECT_NEAR(static_cast<double>(rail.rate), 50e9 / best, 1) << v;
+    EXPECT_LE(rail.rate * best, Bandwidth{50} * kGBps);
+  }
+  // Without steps: one at a time at full rate.
+  const topo::Topology free = topo::generate("nvcluster:16x8,net=rail");
+  for (NodeId v = 8; v < free.num_npus(); v += 8)
+    EXPECT_EQ(staggered_ways(free, *p, 1, chunk, LinkModel::Pipelined)[p->way(0, v)].rate, 0);
+  // The plan's own rates where staggering does not apply.
+  auto unchanged = [](const topo::Topology& on, const ServerPlan& plan, LinkModel model,
+                      const std::string& where) {
+    const std::vector<ServerWay> same = staggered_ways(on, plan, 1, 4096, model);
+    for (size_t i = 0; i < same.size(); ++i) EXPECT_EQ(same[i].rate, plan.ways()[i].rate) << where;
+  };
+  unchanged(t, *plan_servers(t, chunk, LinkModel::Hold), LinkModel::Hold, "hold");
+  topo::Topology sw = topo::generate("switch:8");
+  sw.set_charges_steps(true);
+  unchanged(sw, *plan_servers(sw, 4096, LinkModel::Pipelined), LinkModel::Pipelined, "flat");
+  topo::Topology pod =
+      topo::load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/pod-1spine.yaml");
+  pod.set_charges_steps(true);
+  unchanged(pod, *plan_servers(pod, 4096, LinkModel::Pipelined), LinkModel::Pipelined, "pod");
+}
+
 TEST(ServerPlan, SoundOnRandomClusters) {
   std::mt19937_64 rng(1515);
   for (int i = 0; i < 100; ++i) {
@@ -289,6 +340,25 @@ TEST(ServerPlanSynthesis, FlatPlanPaysItsStepsSideBySide) {
     EXPECT_LT(2 * flat.claimed_time, synthesize(df, c, piece, plain).claimed_time)
         << to_string(kind);
   }
+}
+
+// With its rails staggered the server plan's two levels overlap: on 16 servers of 8 (2.6 us NIC
+// steps), an All-Gather of 64 MiB at one chunk per NPU ends well before the 15 chunks over the
+// NIC followed by the 112 over the NVSwitch port, which is what fluid rails, all delivering at the
+// end, take at least.
+TEST(ServerPlanSynthesis, StaggeredRailsOverlapTheLevels) {
+  topo::Topology t = topo::generate("nvcluster:16x8,net=rail");
+  t.set_charges_steps(true);
+  SynthOptions o;
+  o.method = SynthMethod::ServerPlan;
+  const Collective c = Collective::over_all(t, CollectiveKind::AllGather, 1);
+  const Bytes chunk = c.chunk_bytes_for(Bytes{64} << 20);
+  const Algorithm a = synthesize(t, c, chunk, o);
+  EXPECT_TRUE(verify(t, a).correct());
+  const double levels =
+      (15 * static_cast<double>(chunk) / 50e9 + 7 * 16 * static_cast<double>(chunk) / 450e9) * 1e12;
+  EXPECT_LT(static_cast<double>(a.claimed_time), 0.8 * levels);
+  EXPECT_GE(a.claimed_time, lower_bound(t, c, chunk).total);
 }
 
 // Gather (a routed collective), and groups that leave NPUs out, have no server plan.
