@@ -146,10 +146,15 @@ std::vector<ServerWay> staggered_ways(const topo::Topology& t, const ServerPlan&
     for (double candidate : {std::floor(best), std::ceil(best)})
       if (overhead(candidate) < overhead(g)) g = candidate;
     if (g >= others) continue;
+    // (Never below the plan's rate: a rail whose narrowest link carries fewer than S - 1 of the
+    // plan's ways has more than that link's (S - 1)-th part already.)
     for (int i : rails) {
       ServerWay& w = ways[static_cast<size_t>(i)];
       const Bandwidth narrowest = cost(w).bottleneck;
-      w.rate = g > 1 ? static_cast<Bandwidth>(static_cast<double>(narrowest) / g) : 0;
+      if (g > 1)
+        w.rate = std::max(w.rate, static_cast<Bandwidth>(static_cast<double>(narrowest) / g));
+      else
+        w.rate = 0;
     }
   }
   return ways;

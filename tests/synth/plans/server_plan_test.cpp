@@ -214,11 +214,34 @@ TEST(ServerPlan, StaggeredRailsRunGAtATime) {
 TEST(ServerPlan, SoundOnRandomClusters) {
   std::mt19937_64 rng(1515);
   for (int i = 0; i < 100; ++i) {
-    const topo::Topology t = random_cluster(rng);
-    const std::optional<ServerPlan> p =
-        plan_servers(t, Bytes{1} << (10 + rng() % 12), LinkModel::Pipelined);
+    topo::Topology t = random_cluster(rng);
+    const Bytes chunk = Bytes{1} << (10 + rng() % 12);
+    const std::optional<ServerPlan> p = plan_servers(t, chunk, LinkModel::Pipelined);
     ASSERT_TRUE(p) << i;
-    expect_sound(t, *p, fmt::format("cluster {}", i));
+    const std::string where = fmt::format("cluster {}", i);
+    expect_sound(t, *p, where);
+    // Staggered, the ways keep their routes and their rates stay below their narrowest links;
+    // only rails between servers change, and only faster (0: the narrowest link's bandwidth).
+    t.set_charges_steps(true);
+    const std::vector<ServerWay> staggered =
+        staggered_ways(t, *p, 1 + static_cast<int>(rng() % 8), chunk, LinkModel::Pipelined);
+    ASSERT_EQ(staggered.size(), p->ways().size()) << where;
+    for (size_t w = 0; w < staggered.size(); ++w) {
+      const ServerWay& was = p->ways()[w];
+      const ServerWay& now = staggered[w];
+      EXPECT_EQ(now.route, was.route) << where;
+      Bandwidth narrowest = std::numeric_limits<Bandwidth>::max();
+      for (LinkId l : now.route) narrowest = std::min(narrowest, t.link(l).bandwidth);
+      EXPECT_GE(now.rate, 0) << where;
+      EXPECT_LT(now.rate, narrowest) << where;
+      if (p->server_of(now.src) == p->server_of(now.dst)) {
+        EXPECT_EQ(now.rate, was.rate) << where;
+      } else if (was.rate == 0) {
+        EXPECT_EQ(now.rate, 0) << where;
+      } else if (now.rate != 0) {
+        EXPECT_GE(now.rate, was.rate) << where;
+      }
+    }
   }
 }
 
@@ -287,7 +310,9 @@ TEST(ServerPlanSynthesis, BroadcastOverChainsOrTreesAlwaysCompletes) {
 TEST(ServerPlanSynthesis, VerifiesOnRandomClusters) {
   std::mt19937_64 rng(1516);
   for (int i = 0; i < 40; ++i) {
-    const topo::Topology t = random_cluster(rng);
+    topo::Topology t = random_cluster(rng);
+    t.set_charges_steps(i % 4 >= 2);  // with steps, the rails staggered g at a time
+    // (staggered_ways: g between 1 and S - 1 where steps cost something, 1 where they do not)
     const CollectiveKind kind = std::array{CollectiveKind::AllGather, CollectiveKind::ReduceScatter,
                                            CollectiveKind::AllReduce, CollectiveKind::Broadcast,
                                            CollectiveKind::Reduce}[i % 5];
