@@ -246,10 +246,12 @@ class Portfolio {
     for (Method m : {Method::ServerPlan, Method::PlanMatcher, Method::PlanPipeline}) {
       if (!(any_ || o_.method == m)) continue;
       if (m == Method::PlanPipeline && to_retime_) continue;
-      // Nor the server plan of a spread over every NPU: where its rails pay to run at full rate,
-      // they do under pipelined (staggered_ways), and under hold its other ways (those inside a
-      // server, a flat plan's) hold whole links, paying their steps in a row.
-      if (m == Method::ServerPlan && to_retime_ && !is_rooted(c_.kind)) continue;
+      // Under hold, not the server plan of an All-Gather, Reduce-Scatter or All-Reduce either:
+      // where its rails pay to run at full rate they do under pipelined (staggered_ways), and
+      // under hold its other ways (those inside a server, a flat plan's) hold whole links, paying
+      // their steps in a row.
+      if (m == Method::ServerPlan && to_retime_ && spreads(c_.kind) && !is_rooted(c_.kind))
+        continue;
       const bool applies = routed_ || (m == Method::ServerPlan ? server_plan_ : trees);
       // (With the scarce matcher left out, predicted far behind the fastest: short of the bound.)
       if (any_ && (best_ || left_out(scarce_run_)) && !(applies && (!best_ || short_of(*best_))))

@@ -82,15 +82,16 @@ std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_byte
 // ways staggered. At their fluid shares the S - 1 rail ways out of an NPU deliver their chunks all
 // at once at the end of each round, and the server's NVSwitch forwards them only then: the levels
 // run one after another. Run g at a time instead (each at 1 / g of its NIC, in (S - 1) k / g
-// rounds), and a round's chunks are forwarded while the next ones cross the rails. Each
-// round pays the rail's per-step cost s once, and the forwarding of the last round is left over:
+// rounds), and a round's chunks are forwarded while the next ones cross the rails. Each round pays
+// the rail's per-step cost s once, and the forwarding of the last round is left over:
 //   overhead(g) = (S - 1) k s / g + g T_intra / ((S - 1) k),
 // least at g = (S - 1) k sqrt(s / T_intra), where T_intra is the NPU's forwarding inside its
 // server (its busiest way's S k chunks at its rate, steps included). The rails then move at their
-// narrowest link's bandwidth / g, so that the matcher's event loop admits g at a time. The plan's
-// own rates stay where neither integer next to that g beats the fluid shares (g = S - 1); where a
-// rail's fluid share is less than its NIC's (S - 1)-th part (a spine the rails share is the
-// narrower, and g at a time would not fill it); in flat plans (nothing to forward); under `hold`.
+// narrowest link's bandwidth / g (never below their plan's rate), so that the matcher's event loop
+// admits g at a time. The plan's own rates stay where neither integer next to that g beats the
+// fluid shares (g = S - 1); where a rail's fluid share is less than its NIC's (S - 1)-th part (a
+// spine the rails share is the narrower, and g at a time would not fill it); in flat plans
+// (nothing to forward); under `hold`.
 std::vector<ServerWay> staggered_ways(const topo::Topology& t, const ServerPlan& plan,
                                       int chunks_per_npu, Bytes chunk_bytes, LinkModel model);
 
