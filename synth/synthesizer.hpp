@@ -146,6 +146,9 @@ struct PortfolioOptions {
   // Runs of the plain matcher `auto` leaves out (bit 1 << run): the chunk search predicts from
   // their times at smaller counts that they cannot win at this one.
   unsigned leave_out = 0;
+  // Whether `auto` leaves the server plan out: the chunk search predicts from its time at half the
+  // count that it cannot win at this one (kServerPlanBehind).
+  bool leave_out_server_plan = false;
 };
 
 class AlgorithmCache;  // synth/cache/algorithm_cache.hpp
@@ -198,6 +201,7 @@ inline SynthOptions part_options(SynthOptions o) {
   o.portfolio.on_plan = nullptr;
   o.portfolio.on_matcher = nullptr;
   o.portfolio.leave_out = 0;
+  o.portfolio.leave_out_server_plan = false;
   o.progress = nullptr;
   o.to_beat = -1;
   o.floored = nullptr;

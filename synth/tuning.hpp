@@ -57,6 +57,11 @@ inline constexpr Bytes kPipelinesPersistChunk = 4096;
 // A run of the plain matcher over this of the fastest at a count, its last doubling's gain, gained
 // again, short of it (or over twice this), is left out of the counts after (docs/tuning.md).
 inline constexpr double kMatcherContend = 1.3;
+// The server plan is left out of a count where staggered_estimate, scaled by how the plan's time at
+// half the count compared with its estimate there (trusted within kServerPlanTrust), is over this
+// of the fastest so far (docs/tuning.md).
+inline constexpr double kServerPlanBehind = 1.05;
+inline constexpr double kServerPlanTrust = 0.05;
 // An All-Reduce's pipelines over this of the bound count one half's transfers against the budgets.
 inline constexpr double kHalvesOver = 1.02;
 // An All-Reduce's halves run in turn where together they end over this of the RS+AG figure

@@ -19,6 +19,7 @@
 #include "synth/groups/team_relay.hpp"
 #include "synth/memo.hpp"
 #include "synth/plans/pipeline_variants.hpp"
+#include "synth/plans/server_plan.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/tuning.hpp"
 #include "topo/limits.hpp"
@@ -361,6 +362,7 @@ class FlatSearch {
           bool floored = false;
           SynthOptions o = reporting;
           o.portfolio.leave_out = leave_out_matchers(count, fastest);
+          o.portfolio.leave_out_server_plan = leave_out_server_plan(cc, chunk, fastest);
           if (transfer_estimate(cc) > kAutoChunkTurnTransfers) {
             o.to_beat = fastest;
             o.floored = &floored;
@@ -570,6 +572,36 @@ class FlatSearch {
         left_out_ |= 1U << static_cast<unsigned>(run);
     }
     return left_out_;
+  }
+
+  // Whether `auto` leaves the server plan out of `cc`'s count (PortfolioOptions::
+  // leave_out_server_plan), `fastest` the search's fastest at the counts before: a large count (as
+  // for floors, over kAutoChunkTurnTransfers) where the plan's time at half the count was within
+  // kServerPlanTrust of its estimate there (staggered_estimate; an All-Reduce's two halves as
+  // twice the All-Gather), and the estimate at this count, scaled by the same ratio, is over
+  // kServerPlanBehind of `fastest`.
+  bool leave_out_server_plan(const Collective& cc, Bytes chunk, Time fastest) const {
+    const int count = cc.chunks_per_npu;
+    if (o_.method != SynthMethod::Auto || fastest <= 0 || count < 2 ||
+        transfer_estimate(cc) <= kAutoChunkTurnTransfers || !server_plan_applies(t_, cc) ||
+        is_rooted(cc.kind))
+      return false;
+    const std::optional<Time> last = plan_time(SynthMethod::ServerPlan, count / 2);
+    if (!last) return false;
+    const double halves = cc.kind == CollectiveKind::AllReduce ? 2 : 1;
+    auto estimate = [&](int k, Bytes at) -> std::optional<double> {
+      const std::optional<ServerPlan> plan = plan_servers(t_, at, o_.link_model, o_.ecmp_routes);
+      if (!plan) return std::nullopt;
+      const std::optional<Time> e = staggered_estimate(t_, *plan, k, at, o_.link_model);
+      if (!e || *e <= 0) return std::nullopt;
+      return halves * static_cast<double>(*e);
+    };
+    const std::optional<double> before = estimate(count / 2, 2 * chunk);
+    if (!before) return false;
+    const double ratio = static_cast<double>(*last) / *before;
+    if (std::abs(ratio - 1) > kServerPlanTrust) return false;
+    const std::optional<double> now = estimate(count, chunk);
+    return now && ratio * *now > kServerPlanBehind * static_cast<double>(fastest);
   }
 
   // Plan m's time at `count` in the search (plan_times_, without split pipelines), if it made one.

@@ -252,6 +252,9 @@ class Portfolio {
       // their steps in a row.
       if (m == Method::ServerPlan && to_retime_ && spreads(c_.kind) && !is_rooted(c_.kind))
         continue;
+      if (m == Method::ServerPlan && o_.method == SynthMethod::Auto &&
+          o_.portfolio.leave_out_server_plan)
+        continue;
       const bool applies = routed_ || (m == Method::ServerPlan ? server_plan_ : trees);
       // (With the scarce matcher left out, predicted far behind the fastest: short of the bound.)
       if (any_ && (best_ || left_out(scarce_run_)) && !(applies && (!best_ || short_of(*best_))))

@@ -99,65 +99,105 @@ std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_byte
 }
 
 namespace {
+
 // A rail way moves at its NPU's own share where its rate is at least this of its narrowest link
 // over the S - 1 rails (the fluid rates are rounded down to whole bytes per second).
 constexpr double kOwnShare = 0.999;
+
+// NPU u's rails under the overhead model (staggered_ways).
+struct RailStagger {
+  bool applies = false;    // its rails move at their NIC's share, and it forwards inside a server
+  std::vector<int> rails;  // its rail ways
+  double g = 0;            // how many run at a time: S - 1 at the fluid shares
+  double estimate = 0;     // the All-Gather's time at u, in ps (staggered_estimate)
+};
+
+RailStagger stagger_of(const topo::Topology& t, const ServerPlan& plan, NodeId u, double k,
+                       Bytes chunk_bytes, LinkModel model) {
+  const auto& servers = plan.servers();
+  const auto& ways = plan.ways();
+  const double others = static_cast<double>(servers.size()) - 1;  // S - 1 rail ways per NPU
+  auto cost = [&](const ServerWay& w) {
+    return route_cost(t, w.route, chunk_bytes, model, t.charges_steps(), w.rate);
+  };
+  RailStagger r;
+  double intra = 0;  // T_intra: u's busiest way inside its server, S k chunks
+  double latency = 0;
+  for (NodeId v : servers[static_cast<size_t>(plan.server_of(u))])
+    if (v != u) {
+      const RouteCost mate = cost(ways[static_cast<size_t>(plan.way_between(u, v))]);
+      intra = std::max(intra, (others + 1) * k * static_cast<double>(mate.occupancy));
+      latency = std::max(latency, static_cast<double>(mate.latency));
+    }
+  // Only where the rails share nothing but u's own links: each moves at 1 / (S - 1) of its
+  // narrowest link. Where a way's share of a link other NPUs' ways cross (an oversubscribed
+  // spine) is less, g at a time would not fill that link.
+  double step = 0;          // s: the rails' per-step cost
+  double chunk_time = 0;    // a chunk at the narrowest rail's full rate
+  double rail_latency = 0;  // the rails' longest
+  bool own_links = true;
+  for (const auto& server : servers)
+    if (NodeId v = server[static_cast<size_t>(plan.position(u))]; v != u) {
+      r.rails.push_back(plan.way_between(u, v));
+      const RouteCost rail = cost(ways[static_cast<size_t>(r.rails.back())]);
+      step = std::max(step, static_cast<double>(rail.step));
+      chunk_time =
+          std::max(chunk_time, static_cast<double>(transfer_time(chunk_bytes, rail.bottleneck)));
+      rail_latency = std::max(rail_latency, static_cast<double>(rail.latency));
+      own_links = own_links && static_cast<double>(rail.rate) * others >=
+                                   kOwnShare * static_cast<double>(rail.bottleneck);
+    }
+  if (intra <= 0 || !own_links || r.rails.empty()) return r;
+  r.applies = true;
+  // The integer g on either side of the optimum, kept only where it beats the fluid shares.
+  const auto overhead = [&](double g) { return others * k * step / g + g * intra / (others * k); };
+  const double best = std::clamp(others * k * std::sqrt(step / intra), 1.0, others);
+  r.g = others;
+  for (double candidate : {std::floor(best), std::ceil(best)})
+    if (overhead(candidate) < overhead(r.g)) r.g = candidate;
+  // The NIC's rounds and the last one's forwarding; or the first round's arrival and all the
+  // forwarding, where that is longer.
+  const double nic = others * k * (step / r.g + chunk_time);
+  r.estimate = std::max(nic + r.g * intra / (others * k), step + r.g * chunk_time + intra) +
+               rail_latency + latency;
+  return r;
+}
+
 }  // namespace
 
 std::vector<ServerWay> staggered_ways(const topo::Topology& t, const ServerPlan& plan,
                                       int chunks_per_npu, Bytes chunk_bytes, LinkModel model) {
   std::vector<ServerWay> ways = plan.ways();
   if (plan.flat() || model != LinkModel::Pipelined) return ways;
-  const auto& servers = plan.servers();
-  const int others = static_cast<int>(servers.size()) - 1;  // S - 1 rail ways per NPU
-  const double k = chunks_per_npu;
-  auto cost = [&](const ServerWay& w) {
-    return route_cost(t, w.route, chunk_bytes, model, t.charges_steps(), w.rate);
-  };
+  const auto others = static_cast<double>(plan.servers().size()) - 1;
   for (NodeId u = 0; u < t.num_npus(); ++u) {
-    const auto& mates = servers[static_cast<size_t>(plan.server_of(u))];
-    double intra = 0;  // T_intra: u's busiest way inside its server, S k chunks
-    for (NodeId v : mates)
-      if (v != u) {
-        const ServerWay& w = ways[static_cast<size_t>(plan.way_between(u, v))];
-        intra = std::max(intra, (others + 1) * k * static_cast<double>(cost(w).occupancy));
-      }
-    // Only where the rails share nothing but u's own links: each moves at 1 / (S - 1) of its
-    // narrowest link. Where a way's share of a link other NPUs' ways cross (an oversubscribed
-    // spine) is less, g at a time would not fill that link.
-    std::vector<int> rails;
-    double step = 0;  // s: the rails' per-step cost
-    bool own_links = true;
-    for (const auto& server : servers)
-      if (NodeId v = server[static_cast<size_t>(plan.position(u))]; v != u) {
-        rails.push_back(plan.way_between(u, v));
-        const RouteCost rail = cost(ways[static_cast<size_t>(rails.back())]);
-        step = std::max(step, static_cast<double>(rail.step));
-        own_links = own_links && static_cast<double>(rail.rate) * others >=
-                                     kOwnShare * static_cast<double>(rail.bottleneck);
-      }
-    if (intra <= 0 || !own_links) continue;
-    // The integer g on either side of the optimum, kept only where it beats the fluid shares.
-    const auto overhead = [&](double g) {
-      return others * k * step / g + g * intra / (others * k);
-    };
-    const double best = std::clamp(others * k * std::sqrt(step / intra), 1.0, 1.0 * others);
-    double g = others;
-    for (double candidate : {std::floor(best), std::ceil(best)})
-      if (overhead(candidate) < overhead(g)) g = candidate;
-    if (g >= others) continue;
+    const RailStagger r = stagger_of(t, plan, u, chunks_per_npu, chunk_bytes, model);
+    if (!r.applies || r.g >= others) continue;
     // (Never below the plan's rate: a rail whose narrowest link carries fewer than S - 1 of the
     // plan's ways has more than that link's (S - 1)-th part already.)
-    for (int i : rails) {
+    for (int i : r.rails) {
       ServerWay& w = ways[static_cast<size_t>(i)];
-      const Bandwidth narrowest = cost(w).bottleneck;
-      if (g > 1)
-        w.rate = std::max(w.rate, static_cast<Bandwidth>(static_cast<double>(narrowest) / g));
+      const Bandwidth narrowest =
+          route_cost(t, w.route, chunk_bytes, model, t.charges_steps(), w.rate).bottleneck;
+      if (r.g > 1)
+        w.rate = std::max(w.rate, static_cast<Bandwidth>(static_cast<double>(narrowest) / r.g));
       else
         w.rate = 0;
     }
   }
   return ways;
+}
+
+std::optional<Time> staggered_estimate(const topo::Topology& t, const ServerPlan& plan,
+                                       int chunks_per_npu, Bytes chunk_bytes, LinkModel model) {
+  if (plan.flat() || model != LinkModel::Pipelined) return std::nullopt;
+  double estimate = 0;
+  for (NodeId u = 0; u < t.num_npus(); ++u) {
+    const RailStagger r = stagger_of(t, plan, u, chunks_per_npu, chunk_bytes, model);
+    if (!r.applies) return std::nullopt;
+    estimate = std::max(estimate, r.estimate);
+  }
+  return static_cast<Time>(estimate);
 }
 
 bool flat_servers(const topo::Topology& t) {

@@ -95,6 +95,15 @@ std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_byte
 std::vector<ServerWay> staggered_ways(const topo::Topology& t, const ServerPlan& plan,
                                       int chunks_per_npu, Bytes chunk_bytes, LinkModel model);
 
+// The overhead model's time for that All-Gather on staggered_ways' ways: per NPU, the NIC's rounds
+// and the last round's forwarding, or the first round's arrival and all the forwarding, whichever
+// is longer, plus the latency of a rail and of a way inside the server; the slowest NPU's. An
+// estimate, not a bound: it leaves out the matcher's choices and every other link. Nothing where
+// staggered_ways would leave some NPU's rails at the plan's rates for want of the model (a flat
+// plan, `hold`, rails sharing links, nothing to forward).
+std::optional<Time> staggered_estimate(const topo::Topology& t, const ServerPlan& plan,
+                                       int chunks_per_npu, Bytes chunk_bytes, LinkModel model);
+
 // Whether plan_servers makes a flat plan of `t`, if any: it has switches and no servers.
 bool flat_servers(const topo::Topology& t);
 
