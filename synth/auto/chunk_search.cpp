@@ -588,10 +588,12 @@ class FlatSearch {
       return false;
     const std::optional<Time> last = plan_time(SynthMethod::ServerPlan, count / 2);
     if (!last) return false;
+    // (One plan, this count's, for both estimates: its fluid rates do not depend on the chunk
+    // size, and its routes only where the quickest route for twice the chunk is another.)
+    const std::optional<ServerPlan> plan = plan_servers(t_, chunk, o_.link_model, o_.ecmp_routes);
+    if (!plan) return false;
     const double halves = cc.kind == CollectiveKind::AllReduce ? 2 : 1;
     auto estimate = [&](int k, Bytes at) -> std::optional<double> {
-      const std::optional<ServerPlan> plan = plan_servers(t_, at, o_.link_model, o_.ecmp_routes);
-      if (!plan) return std::nullopt;
       const std::optional<Time> e = staggered_estimate(t_, *plan, k, at, o_.link_model);
       if (!e || *e <= 0) return std::nullopt;
       return halves * static_cast<double>(*e);

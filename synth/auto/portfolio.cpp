@@ -350,8 +350,7 @@ class Portfolio {
 bool server_plan_applies(const topo::Topology& t, const Collective& c) {
   if (!spreads(c.kind) || c.num_ranks() != t.num_npus()) return false;
   // A flat plan (no servers) for the collectives spread to or from every rank, not from a root.
-  const bool rooted = c.kind == CollectiveKind::Broadcast || c.kind == CollectiveKind::Reduce;
-  return !topo::detect_servers(t).empty() || (!rooted && flat_servers(t));
+  return !topo::detect_servers(t).empty() || (!is_rooted(c.kind) && flat_servers(t));
 }
 
 // Every method that applies, the fastest kept (ties to the first): the plain matcher; on

@@ -108,8 +108,9 @@ constexpr double kOwnShare = 0.999;
 struct RailStagger {
   bool applies = false;    // its rails move at their NIC's share, and it forwards inside a server
   std::vector<int> rails;  // its rail ways
-  double g = 0;            // how many run at a time: S - 1 at the fluid shares
-  double estimate = 0;     // the All-Gather's time at u, in ps (staggered_estimate)
+  std::vector<Bandwidth> narrowest;  // each rail's narrowest link
+  double g = 0;                      // how many run at a time: S - 1 at the fluid shares
+  double estimate = 0;               // the All-Gather's time at u, in ps (staggered_estimate)
 };
 
 RailStagger stagger_of(const topo::Topology& t, const ServerPlan& plan, NodeId u, double k,
@@ -140,6 +141,7 @@ RailStagger stagger_of(const topo::Topology& t, const ServerPlan& plan, NodeId u
     if (NodeId v = server[static_cast<size_t>(plan.position(u))]; v != u) {
       r.rails.push_back(plan.way_between(u, v));
       const RouteCost rail = cost(ways[static_cast<size_t>(r.rails.back())]);
+      r.narrowest.push_back(rail.bottleneck);
       step = std::max(step, static_cast<double>(rail.step));
       chunk_time =
           std::max(chunk_time, static_cast<double>(transfer_time(chunk_bytes, rail.bottleneck)));
@@ -175,12 +177,11 @@ std::vector<ServerWay> staggered_ways(const topo::Topology& t, const ServerPlan&
     if (!r.applies || r.g >= others) continue;
     // (Never below the plan's rate: a rail whose narrowest link carries fewer than S - 1 of the
     // plan's ways has more than that link's (S - 1)-th part already.)
-    for (int i : r.rails) {
-      ServerWay& w = ways[static_cast<size_t>(i)];
-      const Bandwidth narrowest =
-          route_cost(t, w.route, chunk_bytes, model, t.charges_steps(), w.rate).bottleneck;
+    for (size_t i = 0; i < r.rails.size(); ++i) {
+      ServerWay& w = ways[static_cast<size_t>(r.rails[i])];
       if (r.g > 1)
-        w.rate = std::max(w.rate, static_cast<Bandwidth>(static_cast<double>(narrowest) / r.g));
+        w.rate =
+            std::max(w.rate, static_cast<Bandwidth>(static_cast<double>(r.narrowest[i]) / r.g));
       else
         w.rate = 0;
     }
