@@ -300,7 +300,8 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
 // which from there ends the search as `to_beat` would once two counts say that none ahead can beat
 // it (2·T(2k) - T(k) at least it). `steep_turn` (0: none): below kAutoChunkTurnTransfers too, a
 // count more than this slower than the fastest, found at the count before past the first count,
-// ends the search (tenet's own flat search: kChunkSearchSteepTurn).
+// ends the search (tenet's own flat search: kChunkSearchSteepTurn); so do, from
+// kFlatSearchCheapTransfers, two counts in a row that gain nothing on the fastest.
 Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chunks_per_npu,
                                    const ChunkMaker& make, int first = 1,
                                    const std::function<bool(const Algorithm&)>& enough = {},

@@ -18,6 +18,10 @@ namespace tenet::synth {
 inline constexpr int64_t kAutoChunkTransferBudget = int64_t{1} << 23;
 // Below this many transfers an algorithm tries every count (its times need not fall steadily).
 inline constexpr int64_t kAutoChunkCheapTransfers = int64_t{1} << 15;
+// ... but tenet's own flat search stops at two counts in a row that gain nothing from this many
+// transfers on: its plans (and a matcher that was fastest at its last count) go on doubling alone
+// after it.
+inline constexpr int64_t kFlatSearchCheapTransfers = int64_t{1} << 10;
 // From this many transfers on, a count more than kChunkSearchTurn slower than the fastest, found at
 // the count just before, ends the search: the times have turned, and the next count costs twice
 // this one to build (nvcluster:16x8 All-Reduce of 64 MiB: 400.8 us at 8 chunks per NPU, 427.1 at

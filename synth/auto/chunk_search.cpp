@@ -123,8 +123,12 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
         have = true;
         if (enough && enough(best.algorithm)) break;
       }
-    } else if (++worse >= 2 && transfer_estimate(c) > kAutoChunkCheapTransfers) {
-      break;  // small algorithms try every count: their times need not fall steadily
+    } else if (++worse >= 2 &&
+               (transfer_estimate(c) > kAutoChunkCheapTransfers ||
+                (steep_turn > 0 && transfer_estimate(c) > kFlatSearchCheapTransfers))) {
+      break;  // small algorithms try every count: their times need not fall steadily; tenet's
+              // flat search stops from kFlatSearchCheapTransfers (its plans, and a matcher that
+              // was fastest at its last count, double alone after it)
     } else if (static_cast<double>(transfers) * 2 > static_cast<double>(transfer_budget) / 4) {
       break;  // large ones stop at the first count that does not help
     } else if (have && best.chunks_per_npu * 2 == k &&

@@ -439,6 +439,8 @@ TEST(BestChunking, ARivalEndsTheSearchWhereNoCountAheadBeatsIt) {
 // where the times had fallen to that fastest (a first count's fastest may be a lucky one); the
 // baselines' searches do not ask: a rise there may fall back below the fastest (the double binary
 // tree's All-Reduce on switch:16, 48.08 -> 52.67 -> 47.49 ms at 8, 16 and 32 chunks per NPU).
+// From kFlatSearchCheapTransfers the flat search also ends at the second count in a row that gains
+// nothing on the fastest.
 TEST(BestChunking, ATurnPastTheFastestEndsASearch) {
   const auto t = topo::generate("switch:4");
   const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
@@ -472,6 +474,30 @@ TEST(BestChunking, ATurnPastTheFastestEndsASearch) {
                    kChunkSearchSteepTurn)
                 .chunks_per_npu,
             16);
+  // Two counts in a row that gain nothing on the fastest (the first count's too): the flat search
+  // ends there where the collective is over kFlatSearchCheapTransfers transfers (switch:64, 4,032
+  // at one chunk per NPU); below it (switch:8, 56 per chunk per NPU), and in the baselines'
+  // searches, it goes on.
+  const std::map<int, Time> flat = {
+      {1, 80'000}, {2, 81'000}, {4, 82'000}, {8, 83'000}, {16, 10'000}};
+  auto flat_search = [&](const std::string& spec, double steep) {
+    const auto on = topo::generate(spec);
+    auto make = [&](const Collective& cc, Bytes) -> ChunkMade {
+      return claiming(cc, flat.at(cc.chunks_per_npu));
+    };
+    Made<ChunkingResult> r =
+        search_chunks(Collective::over_all(on, CollectiveKind::AllGather), Bytes{1} << 30, 16, make,
+                      1, {}, int64_t{1} << 40, -1, 0, nullptr, {}, steep);
+    return std::get<ChunkingResult>(std::move(r));
+  };
+  ASSERT_GT(transfer_estimate(
+                Collective::over_all(topo::generate("switch:64"), CollectiveKind::AllGather)),
+            kFlatSearchCheapTransfers);
+  const ChunkingResult stopped = flat_search("switch:64", kChunkSearchSteepTurn);
+  EXPECT_EQ(stopped.tried.size(), 3u);
+  EXPECT_EQ(stopped.chunks_per_npu, 1);
+  EXPECT_EQ(flat_search("switch:64", 0).chunks_per_npu, 16);
+  EXPECT_EQ(flat_search("switch:8", kChunkSearchSteepTurn).chunks_per_npu, 16);
 }
 
 // Counts made as CannotBeat (their floor, a lower bound on their time, at least the time to beat)
