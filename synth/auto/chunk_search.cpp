@@ -462,7 +462,16 @@ class FlatSearch {
       if (ring) {
         Collective one = c;
         one.chunks_per_npu = 1;
-        race(*ring, one);
+        // A large ring's time from its plan, no transfer made (a 1024-NPU ring All-Reduce is 2M
+        // of them, seconds to make and time): its floor, the ring's time where nothing contends
+        // (the generator families), a little below it where routes share switch links.
+        std::optional<PlanFloor> plan;
+        if (transfer_estimate(one) > kAutoChunkTurnTransfers)
+          plan = ring_plan_floor(*ring, t_, one, one.chunk_bytes_for(total_bytes_), o_);
+        if (plan)
+          fastest = plan->floor;
+        else
+          race(*ring, one);
       }
       // (Within the budget its own search keeps to.)
       if (blink && transfer_estimate(at) <= kBlinkTransferBudget) race(*blink, at);

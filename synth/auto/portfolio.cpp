@@ -411,6 +411,20 @@ bool portfolio_worth_it(const topo::Topology& t, const Collective& c, Bytes chun
          static_cast<double>(bound) * (1 + kPortfolioSlack);
 }
 
+std::optional<PlanFloor> ring_plan_floor(const BaselineSpec& spec, const topo::Topology& t,
+                                         const Collective& c, Bytes chunk_bytes,
+                                         const SynthOptions& o) {
+  if (c.all_reduce_chunks != 0 || c.uneven()) return std::nullopt;
+  std::optional<RingPlan> plan;
+  try {
+    plan = ring_plan(spec, t, c, chunk_bytes, o.link_model, o.reduce_bandwidth);
+  } catch (const NotApplicable&) {
+    return std::nullopt;  // try_baseline says why
+  }
+  if (!plan) return std::nullopt;
+  return PlanFloor{time_floor(t, *plan), static_cast<size_t>(plan->size())};
+}
+
 // The baseline, timed; CannotBeat when its time_floor says that it cannot be faster than `to_beat`
 // (then it is not timed: on large clusters timing an algorithm takes longer than building it and
 // its floor). `enough`, when
@@ -422,21 +436,14 @@ ChunkMade baseline_to_beat(const BaselineSpec& spec, const topo::Topology& t, co
   // A ring's floor from its plan (the same floor, no transfer made): a losing ring of millions of
   // transfers is not built. `enough` reads its time, collective and chunk size alone.
   bool floored_already = false;  // by the plan, and it may win: the algorithm is timed
-  if (to_beat > 0 && c.all_reduce_chunks == 0 && !c.uneven()) {
-    std::optional<RingPlan> plan;
-    try {
-      plan = ring_plan(spec, t, c, chunk_bytes, o.link_model, o.reduce_bandwidth);
-    } catch (const NotApplicable&) {
-      // try_baseline says why, below
-    }
-    if (plan) {
+  if (to_beat > 0)
+    if (std::optional<PlanFloor> plan = ring_plan_floor(spec, t, c, chunk_bytes, o)) {
       Algorithm floored = empty_algorithm(spec.name(), t, c, chunk_bytes, o.link_model);
-      floored.claimed_time = time_floor(t, *plan);
+      floored.claimed_time = plan->floor;
       if (floored.claimed_time >= to_beat && !(enough && enough(floored)))
-        return CannotBeat{floored.claimed_time, static_cast<size_t>(plan->size())};
+        return CannotBeat{floored.claimed_time, plan->transfers};
       floored_already = true;
     }
-  }
   Made<Algorithm> made_here =
       try_baseline(spec, t, c, chunk_bytes, o.link_model, o.reduce_bandwidth, false);
   Algorithm* a = made(made_here);

@@ -55,6 +55,17 @@ void for_each_baseline(const topo::Topology& t, const Collective& c,
 bool portfolio_worth_it(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
                         const Algorithm& best, BoundMemo* memo);
 
+// The time_floor of `spec`'s ring plan (ring_plan) for `c`, with no transfer made: equal to the
+// ring's time where nothing contends, as in a ring. nullopt for a baseline without a plan (other
+// families, an uneven or All-Reduce-chunked collective, a ring whose NPUs relay).
+struct PlanFloor {
+  Time floor;
+  size_t transfers;  // what the ring would make
+};
+std::optional<PlanFloor> ring_plan_floor(const BaselineSpec& spec, const topo::Topology& t,
+                                         const Collective& c, Bytes chunk_bytes,
+                                         const SynthOptions& o);
+
 // The baseline, timed; CannotBeat when its time_floor says that it cannot be faster than `to_beat`
 // (then it is not timed: on large clusters timing an algorithm takes longer than building it and
 // its floor). `enough`, when

@@ -109,8 +109,15 @@ TEST(RingPlan, IsTheRingBaselineTransferByTransfer) {
         Algorithm a = plan->materialize(t);
         const Algorithm b = make_baseline(parse_baseline(algo), t, c, chunk);
         EXPECT_EQ(collective_time(t, a), b.claimed_time) << what;
-        // Its floor, from the plan, is the materialized algorithm's.
+        // Its floor, from the plan, is the materialized algorithm's; on the generator families
+        // it is the ring's time (nothing contends), on random fabrics at most that (their routes
+        // share switch links). The chunk search's rival takes a large ring's time so.
         EXPECT_EQ(time_floor(t, *plan), time_floor(t, a)) << what;
+        if (t.name() == "random") {
+          EXPECT_LE(time_floor(t, *plan), b.claimed_time) << what;
+        } else {
+          EXPECT_EQ(time_floor(t, *plan), b.claimed_time) << what;
+        }
         ++planned;
       }
   EXPECT_GT(planned, 300);
