@@ -149,6 +149,10 @@ struct PortfolioOptions {
   // Whether `auto` leaves the server plan out: the chunk search predicts from its time at half the
   // count that it cannot win at this one (kServerPlanBehind).
   bool leave_out_server_plan = false;
+  // Whether `auto` leaves the flow plan's pipelines out: the chunk search predicts from their time
+  // (or floor) at half the count that they cannot come within kPipelinesContend of the fastest at
+  // this one.
+  bool leave_out_pipelines = false;
 };
 
 class AlgorithmCache;  // synth/cache/algorithm_cache.hpp
@@ -202,6 +206,7 @@ inline SynthOptions part_options(SynthOptions o) {
   o.portfolio.on_matcher = nullptr;
   o.portfolio.leave_out = 0;
   o.portfolio.leave_out_server_plan = false;
+  o.portfolio.leave_out_pipelines = false;
   o.progress = nullptr;
   o.to_beat = -1;
   o.floored = nullptr;

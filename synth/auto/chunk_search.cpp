@@ -350,7 +350,10 @@ class FlatSearch {
     // What each plan made at each count (PortfolioOptions::on_plan), for double_plans.
     SynthOptions reporting = quiet_;
     int count = 0;
-    reporting.portfolio.on_plan = [&](SynthMethod m, Time time) { plan_times_[m][count] = time; };
+    reporting.portfolio.on_plan = [&](SynthMethod m, Time time) {
+      plan_times_[m][count] = time;
+      if (o_.portfolio.on_plan) o_.portfolio.on_plan(m, time);
+    };
     reporting.portfolio.on_matcher = [&](MatcherRun run, Time time) {
       matcher_times_[run][count] = time;
       if (o_.portfolio.on_matcher) o_.portfolio.on_matcher(run, time);
@@ -367,6 +370,7 @@ class FlatSearch {
           SynthOptions o = reporting;
           o.portfolio.leave_out = leave_out_matchers(count, fastest);
           o.portfolio.leave_out_server_plan = leave_out_server_plan(cc, chunk, fastest);
+          o.portfolio.leave_out_pipelines = leave_out_pipelines(count, fastest);
           if (transfer_estimate(cc) > kAutoChunkTurnTransfers) {
             o.to_beat = fastest;
             o.floored = &floored;
@@ -619,6 +623,24 @@ class FlatSearch {
     return now && ratio * *now > kServerPlanBehind * static_cast<double>(fastest);
   }
 
+  // Whether `auto` leaves the flow plan's pipelines out of `count` (PortfolioOptions::
+  // leave_out_pipelines), `fastest` the search's fastest at the counts before: as times go
+  // (search_chunks), a doubling at most halves a count's time, so half their time at half the
+  // count (or half their floor there, where they were left out of it) is a floor on their time at
+  // this one; left out where it is over twice kPipelinesContend of `fastest`, which is where
+  // double_plans would not double them past this count either (cannot_win, falls_behind): the
+  // floor is kept for the next count and for it.
+  bool leave_out_pipelines(int count, Time fastest) {
+    if (o_.method != SynthMethod::Auto || fastest <= 0 || count < 2) return false;
+    std::optional<Time> last = plan_time(SynthMethod::PlanPipeline, count / 2);
+    if (!last) last = time_at(pipeline_floors_, count / 2);
+    if (!last ||
+        static_cast<double>(*last) / 2 <= 2 * kPipelinesContend * static_cast<double>(fastest))
+      return false;
+    pipeline_floors_[count] = *last / 2;
+    return true;
+  }
+
   // Plan m's time at `count` in the search (plan_times_, without split pipelines), if it made one.
   std::optional<Time> plan_time(SynthMethod m, int count) const {
     const auto times = plan_times_.find(m);
@@ -636,10 +658,18 @@ class FlatSearch {
   // which stops at its first count that does not gain (double_plans), where its time at `largest`
   // gained under 0.5 % on its time at half that count: that count was it.
   bool cannot_win(SynthMethod m, int largest, Time fastest) const {
-    const std::optional<Time> last = plan_time(m, largest), before = plan_time(m, largest / 2);
+    const bool pipelines = m == SynthMethod::PlanPipeline;
+    // (The pipelines left out of a count, leave_out_pipelines: their floor there stands for their
+    // time at `largest`, over twice kPipelinesContend of `fastest`; at half that count it says
+    // nothing of the doubling's gain.)
+    std::optional<Time> last = plan_time(m, largest);
+    const std::optional<Time> before = plan_time(m, largest / 2);
+    if (!last && pipelines) last = time_at(pipeline_floors_, largest);
     if (!last) return false;
     if (m == SynthMethod::ServerPlan && before && !gains(*last, *before)) return true;
-    return falls_behind(*last, before, fastest, kPipelinesContend, /*without_before=*/true);
+    const bool floored_before = pipelines && !before && time_at(pipeline_floors_, largest / 2);
+    return falls_behind(*last, before, fastest, kPipelinesContend,
+                        /*without_before=*/!floored_before);
   }
 
   // The flow plan's pipelines and the server plan doubling their chunks alone past `largest`.
@@ -793,7 +823,8 @@ class FlatSearch {
   int max_chunks_per_npu_;
   int64_t budget_;
   std::function<bool(const Algorithm&)> at_bound_;
-  std::map<SynthMethod, std::map<int, Time>> plan_times_;    // per plan, per count: its time
+  std::map<SynthMethod, std::map<int, Time>> plan_times_;  // per plan, per count: its time
+  std::map<int, Time> pipeline_floors_;  // per count the pipelines were left out of: their floor
   std::map<MatcherRun, std::map<int, Time>> matcher_times_;  // per run of the matcher, likewise
   unsigned left_out_ = 0;  // the runs left out (leave_out_matchers)
 };

@@ -252,8 +252,9 @@ class Portfolio {
       // their steps in a row.
       if (m == Method::ServerPlan && to_retime_ && spreads(c_.kind) && !is_rooted(c_.kind))
         continue;
-      if (m == Method::ServerPlan && o_.method == SynthMethod::Auto &&
-          o_.portfolio.leave_out_server_plan)
+      if (o_.method == SynthMethod::Auto &&
+          ((m == Method::ServerPlan && o_.portfolio.leave_out_server_plan) ||
+           (m == Method::PlanPipeline && o_.portfolio.leave_out_pipelines)))
         continue;
       const bool applies = routed_ || (m == Method::ServerPlan ? server_plan_ : trees);
       // (With the scarce matcher left out, predicted far behind the fastest: short of the bound.)
