@@ -1,0 +1,149 @@
+// The chunk-count search itself (best_chunking, search_chunks in synth/synthesizer.hpp): 1, 2, 4,
+// ... chunks per NPU, each count made by the caller, with the rules that end it (synth/tuning.hpp);
+// what `auto` makes at each count is synth/auto/chunk_search.cpp's.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <utility>
+
+#include "synth/auto/deadline.hpp"
+#include "synth/baselines/baselines.hpp"
+#include "synth/synthesizer.hpp"
+#include "synth/tuning.hpp"
+#include "topo/limits.hpp"
+#include "topo/units.hpp"
+
+namespace tenet::synth {
+
+ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per_npu,
+                             const ChunkMaker& make, int first,
+                             const std::function<bool(const Algorithm&)>& enough,
+                             int64_t transfer_budget, Time to_beat, Bytes min_chunk,
+                             const Deadline* deadline) {
+  Made<ChunkingResult> r = search_chunks(std::move(c), total_bytes, max_chunks_per_npu, make, first,
+                                         enough, transfer_budget, to_beat, min_chunk, deadline);
+  if (const NotMade* why = std::get_if<NotMade>(&r)) throw NotApplicable(why->why);
+  return std::move(std::get<ChunkingResult>(r));
+}
+
+Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chunks_per_npu,
+                                   const ChunkMaker& make, int first,
+                                   const std::function<bool(const Algorithm&)>& enough,
+                                   int64_t transfer_budget, Time to_beat, Bytes min_chunk,
+                                   const Deadline* deadline,
+                                   const std::function<Time(const Collective&)>& rival,
+                                   double steep_turn) {
+  ChunkingResult best;
+  std::optional<Time> rival_time;  // asked once (`rival`)
+  double last_seconds = 0;         // what the last count took
+  bool have = false;
+  int worse = 0;
+  Time previous = -1;           // the time at the last count (half this one)
+  bool previous_floor = false;  // whether `previous` is a floor (CannotBeat), not a time
+  Time least_floor = -1;        // the lowest floor so far (CannotBeat)
+  double per_chunk = 1;  // transfers per chunk of the last algorithm made (relays' hops, ...)
+  // Broadcast and Reduce cut the root's data alone (k chunks, not k per rank): they may go as far
+  // as an All-Gather over the group would in chunks (a Broadcast down a few hops wants hundreds).
+  if (c.kind == CollectiveKind::Broadcast || c.kind == CollectiveKind::Reduce)
+    max_chunks_per_npu = static_cast<int>(
+        std::min<int64_t>(topo::kMaxChunksPerNpu, int64_t{max_chunks_per_npu} * c.num_ranks()));
+  for (int k = first; k <= max_chunks_per_npu; k *= 2) {
+    c.chunks_per_npu = k;
+    const Bytes chunk = c.chunk_bytes_for(total_bytes);
+    // Chunks of less than a byte would round up to one, a larger collective than asked: past the
+    // first count, the search stops there.
+    if (chunk < 1 || (k > first && (c.pieces() > total_bytes || chunk < min_chunk))) break;
+    const double estimate =
+        std::max(static_cast<double>(transfer_estimate(c)), per_chunk * c.num_chunks());
+    if (k > first && estimate > static_cast<double>(transfer_budget)) break;
+    if (k > first && deadline && deadline->reached(2 * last_seconds)) break;
+    Algorithm a;
+    Time now;
+    size_t transfers;
+    bool floor = false;
+    const auto began = Deadline::Clock::now();
+    ChunkMade outcome = make(c, chunk);
+    last_seconds = seconds_since(began);
+    if (NotMade* why = std::get_if<NotMade>(&outcome)) return std::move(*why);
+    if (const CannotBeat* e = std::get_if<CannotBeat>(&outcome)) {
+      now = e->floor;
+      transfers = e->transfers;
+      floor = true;
+      best.tried.push_back({k, now, std::nullopt, true});
+    } else {
+      a = std::move(std::get<Algorithm>(outcome));
+      now = a.claimed_time;
+      transfers = a.size();
+      best.tried.push_back({k, now, std::nullopt});
+    }
+    per_chunk = static_cast<double>(transfers) / std::max(1, c.num_chunks());
+    const bool large = transfer_estimate(c) > kAutoChunkCheapTransfers;
+    // A rival's time stands for to_beat from the first large count after the first.
+    if (rival && to_beat <= 0 && !rival_time && large && have) rival_time = rival(c);
+    const Time beat = to_beat > 0 ? to_beat : rival_time.value_or(-1);
+    // (A time then a floor extrapolate to less than the times would, so still to a bound; a
+    // floor then a time, to more: not together.)
+    const bool hopeless = beat > 0 && previous >= 0 &&
+                          (previous_floor == floor || !previous_floor) && large &&
+                          2 * now - previous >= beat;
+    previous = now;
+    previous_floor = floor;
+    // A time gains on the fastest time, a floor on the lowest floor: times and floors fall and rise
+    // with the chunks as times go (above), so either rising says that no count ahead beats what
+    // the search has, or to_beat.
+    // (A floor at or over the fastest time gains nothing.)
+    const bool gained = floor ? (least_floor < 0 || now < least_floor) &&
+                                    !(have && now >= best.algorithm.claimed_time)
+                              : !have || now < best.algorithm.claimed_time;
+    // Whether this count is over `f` slower than the fastest.
+    auto over = [&](double f) {
+      return static_cast<double>(now) > (1 + f) * static_cast<double>(best.algorithm.claimed_time);
+    };
+    if (gained) {
+      worse = 0;
+      if (floor) {
+        least_floor = now;
+      } else {
+        best.algorithm = std::move(a);
+        best.chunks_per_npu = k;
+        have = true;
+        if (enough && enough(best.algorithm)) break;
+      }
+    } else if (++worse >= 2 &&
+               (transfer_estimate(c) > kAutoChunkCheapTransfers ||
+                (steep_turn > 0 && transfer_estimate(c) > kFlatSearchCheapTransfers))) {
+      break;  // small algorithms try every count: their times need not fall steadily; tenet's
+              // flat search stops from kFlatSearchCheapTransfers (its plans, and a matcher that
+              // was fastest at its last count, double alone after it)
+    } else if (static_cast<double>(transfers) * 2 > static_cast<double>(transfer_budget) / 4) {
+      break;  // large ones stop at the first count that does not help
+    } else if (have && best.chunks_per_npu * 2 == k &&
+               (static_cast<int64_t>(transfers) >= kAutoChunkTurnTransfers
+                    ? over(kChunkSearchTurn)
+                    : steep_turn > 0 && best.chunks_per_npu > first && over(steep_turn))) {
+      break;  // the times turned up past the fastest (a floor there: its time too), and the next
+              // count costs twice this one; below kAutoChunkTurnTransfers, only where asked
+              // (`steep_turn`) and the times had fallen to the fastest (a first count's fastest
+              // may be a lucky one)
+    }
+    if (hopeless) break;
+    // As times go (above), a doubling at most halves a count's time: at 2^j x to_beat or more, the
+    // next j counts cannot beat it. When they are all the budget allows, the search is over.
+    if (to_beat > 0 && transfer_estimate(c) > kAutoChunkCheapTransfers) {
+      Collective next = c;
+      for (Time left = now; left >= to_beat && next.chunks_per_npu <= max_chunks_per_npu; left /= 2)
+        next.chunks_per_npu *= 2;
+      if (next.chunks_per_npu > max_chunks_per_npu ||
+          std::max(static_cast<double>(transfer_estimate(next)), per_chunk * next.num_chunks()) >
+              static_cast<double>(transfer_budget))
+        break;
+    }
+  }
+  if (!have && least_floor >= 0)
+    return NotMade{fmt::format("no chunk count beats {}", format_time(to_beat))};
+  return best;
+}
+
+}  // namespace tenet::synth
