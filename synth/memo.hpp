@@ -1,9 +1,11 @@
-// What one synthesis run keeps between its steps (SynthOptions::memo): the flow plans it packed and
-// the bounds it computed, for every topology it works on. A run that is given none keeps its own
-// while it lasts; a caller that synthesizes on the same topology again (a sweep, a simulator, a
-// benchmark) or verifies what it made holds one and passes it.
+// What one synthesis run keeps between its steps (SynthOptions::memo): the flow plans it packed,
+// the bounds it computed and what the baselines keep (Blink's trees), for every topology it works
+// on. A run that is given none keeps its own while it lasts; a caller that synthesizes on the same
+// topology again (a sweep, a simulator, a benchmark) or verifies what it made holds one and passes
+// it.
 #pragma once
 
+#include "synth/baselines/baseline_memo.hpp"
 #include "synth/bounds/lower_bound.hpp"
 #include "synth/plans/flow_plans.hpp"
 #include "synth/synthesizer.hpp"
@@ -13,9 +15,14 @@ namespace tenet::synth {
 struct SynthMemo {
   BoundMemo bounds;
   detail::FlowPlans plans;
+  BaselineMemo baselines;
 };
 
 // `o`'s bound memo, or none.
 inline BoundMemo* bounds_of(const SynthOptions& o) { return o.memo ? &o.memo->bounds : nullptr; }
+// `o`'s baseline memo, or none.
+inline BaselineMemo* baselines_of(const SynthOptions& o) {
+  return o.memo ? &o.memo->baselines : nullptr;
+}
 
 }  // namespace tenet::synth

@@ -9,6 +9,7 @@
 #include "synth/cache/algorithm_cache.hpp"
 #include "synth/cost/protocol_view.hpp"
 #include "synth/cost/timing.hpp"
+#include "synth/memo.hpp"
 
 namespace tenet::synth {
 
@@ -94,7 +95,7 @@ Algorithm make_on(std::string_view name, const topo::Topology& t, const Collecti
   }
   if (name == "tenet") return synthesize(t, c, chunk_bytes, options);
   return make_baseline(parse_baseline(name), t, c, chunk_bytes, options.link_model,
-                       options.reduce_bandwidth, options.time_baselines);
+                       options.reduce_bandwidth, options.time_baselines, baselines_of(options));
 }
 
 ChunkingResult make_auto_on(std::string_view name, const topo::Topology& t, const Collective& c,
@@ -115,7 +116,8 @@ ChunkingResult make_auto_on(std::string_view name, const topo::Topology& t, cons
   return best_chunking(
       c, total_bytes, max_chunks_per_npu,
       [&](const Collective& cc, Bytes chunk) {
-        return make_baseline(spec, t, cc, chunk, options.link_model, options.reduce_bandwidth);
+        return make_baseline(spec, t, cc, chunk, options.link_model, options.reduce_bandwidth, true,
+                             baselines_of(options));
       },
       1, nullptr, options.portfolio.chunk_transfers, -1, min_chunk_of(t));
 }

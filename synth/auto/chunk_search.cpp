@@ -330,8 +330,9 @@ class FlatSearch {
       });
       Time fastest = -1;
       auto race = [&](const BaselineSpec& spec, const Collective& cc) {
-        Made<Algorithm> made_here = try_baseline(spec, t_, cc, cc.chunk_bytes_for(total_bytes_),
-                                                 o_.link_model, o_.reduce_bandwidth);
+        Made<Algorithm> made_here =
+            try_baseline(spec, t_, cc, cc.chunk_bytes_for(total_bytes_), o_.link_model,
+                         o_.reduce_bandwidth, true, baselines_of(o_));
         if (const Algorithm* a = made(made_here); a && (fastest < 0 || a->claimed_time < fastest))
           fastest = a->claimed_time;
       };

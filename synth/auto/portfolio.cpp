@@ -9,6 +9,7 @@
 
 #include "synth/bounds/lower_bound.hpp"
 #include "synth/cost/timing.hpp"
+#include "synth/memo.hpp"
 #include "synth/plans/all_reduce.hpp"
 #include "synth/plans/pipeline_variants.hpp"
 #include "synth/plans/server_plan.hpp"
@@ -311,8 +312,8 @@ class Portfolio {
         2 * kSynthBytesPerTransfer * static_cast<uint64_t>(transfer_estimate(c_)) > memory;
     std::optional<std::pair<Time, BaselineSpec>> fastest;
     for_each_baseline(t_, c_, [&](const BaselineSpec& spec) {
-      Made<Algorithm> made_here =
-          try_baseline(spec, t_, c_, chunk_bytes_, o_.link_model, o_.reduce_bandwidth);
+      Made<Algorithm> made_here = try_baseline(spec, t_, c_, chunk_bytes_, o_.link_model,
+                                               o_.reduce_bandwidth, true, baselines_of(o_));
       if (!made(made_here)) return;
       Algorithm a = std::move(std::get<Algorithm>(made_here));
       a.name = "tenet";
@@ -321,8 +322,8 @@ class Portfolio {
       if (!fastest || a.claimed_time < fastest->first) fastest = {a.claimed_time, spec};
     });
     if (fastest) {
-      Algorithm a =
-          make_baseline(fastest->second, t_, c_, chunk_bytes_, o_.link_model, o_.reduce_bandwidth);
+      Algorithm a = make_baseline(fastest->second, t_, c_, chunk_bytes_, o_.link_model,
+                                  o_.reduce_bandwidth, true, baselines_of(o_));
       a.name = "tenet";
       consider(std::move(a), method(fastest->second), baseline(fastest->second));
     }
@@ -445,8 +446,8 @@ ChunkMade baseline_to_beat(const BaselineSpec& spec, const topo::Topology& t, co
         return CannotBeat{floored.claimed_time, plan->transfers};
       floored_already = true;
     }
-  Made<Algorithm> made_here =
-      try_baseline(spec, t, c, chunk_bytes, o.link_model, o.reduce_bandwidth, false);
+  Made<Algorithm> made_here = try_baseline(spec, t, c, chunk_bytes, o.link_model,
+                                           o.reduce_bandwidth, false, baselines_of(o));
   Algorithm* a = made(made_here);
   if (!a) return std::get<NotMade>(std::move(made_here));
   if (floored_already) {

@@ -58,6 +58,8 @@
 
 namespace tenet::synth {
 
+class BaselineMemo;  // synth/baselines/baseline_memo.hpp
+
 enum class BaselineKind : uint8_t {
   Ring,
   BidirRing,
@@ -98,16 +100,20 @@ class NotApplicable : public Error {
 // The baseline's algorithm, timed by synth::time, its reductions (if any) taking chunk_bytes /
 // reduce_bandwidth each (0: no time; Algorithm::reduce_bandwidth). With `timed` false it is left
 // untimed (no start or end, claimed_time -1): for a caller that replays it anyway, as the simulator
-// does (timing a large ring costs about as much as building it).
+// does (timing a large ring costs about as much as building it). `memo`, when given, keeps what
+// the families make that does not depend on the chunks, for the next build on the same topology
+// (synth/baselines/baseline_memo.hpp): the same algorithm, made faster.
 // Throws NotApplicable (try_baseline's NotMade) when the baseline cannot run `c` on `t`.
 Algorithm make_baseline(const BaselineSpec& spec, const topo::Topology& t, const Collective& c,
                         Bytes chunk_bytes, LinkModel model = LinkModel::Pipelined,
-                        Bandwidth reduce_bandwidth = 0, bool timed = true);
+                        Bandwidth reduce_bandwidth = 0, bool timed = true,
+                        BaselineMemo* memo = nullptr);
 // The same, with "does not apply" as a value: NotMade says why (the collective is not one the
 // family has, its ranks do not fit it, or no route joins two of them). tenet::Error for bad input.
 Made<Algorithm> try_baseline(const BaselineSpec& spec, const topo::Topology& t, const Collective& c,
                              Bytes chunk_bytes, LinkModel model = LinkModel::Pipelined,
-                             Bandwidth reduce_bandwidth = 0, bool timed = true);
+                             Bandwidth reduce_bandwidth = 0, bool timed = true,
+                             BaselineMemo* memo = nullptr);
 
 // The ring or bidirectional ring (`spec`) Reduce-Scatter, All-Gather or All-Reduce as a plan
 // (synth/ir/ring_plan.hpp): what make_baseline materializes, for a replay that computes transfers

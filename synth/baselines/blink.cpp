@@ -21,7 +21,9 @@
 //     packing over them (epsilon kBlinkEpsilon: within about 1 + 3 epsilon of the best weights);
 //   - each tree is rooted at its center (least height) and carries a share of the chunks in
 //     proportion to its weight (largest remainders); each tree has a channel of its own, so that
-//     trees sharing a port queue independently, and the waves are listed oldest chunk first.
+//     trees sharing a port queue independently, and the waves are listed oldest chunk first;
+//   - the trees and their weights depend on the topology and the ranks alone (BlinkPacking), not on
+//     the chunks: a BaselineMemo keeps them between builds.
 #include <fmt/format.h>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/connected_components.hpp>
@@ -31,9 +33,11 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
 #include <utility>
 #include <vector>
 
+#include "synth/baselines/baseline_memo.hpp"
 #include "synth/baselines/builder.hpp"
 #include "synth/baselines/families.hpp"
 
@@ -267,7 +271,20 @@ bool spans(int members, const std::vector<Edge>& edges) {
 
 }  // namespace
 
-void blink(Builder& b, const Topology& t, const Collective& c) {
+// Blink's trees for some ranks on a topology: everything blink() makes before it deals out the
+// chunks (BaselineMemo keeps it).
+struct BlinkPacking {
+  struct Tree {
+    std::vector<int> parent;                    // per member, rooted at the tree's center
+    std::vector<std::vector<LinkId>> up, down;  // per member, its routes (BlinkTree)
+  };
+  std::vector<Tree> trees;     // none: the edges do not reach every rank
+  std::vector<double> weight;  // per tree, proportional to its rate
+};
+
+namespace {
+
+std::shared_ptr<const BlinkPacking> pack(Builder& b, const Topology& t, const Collective& c) {
   const int p = c.num_ranks();
   std::vector<int> index(t.num_nodes(), -1);
   for (int i = 0; i < p; ++i) index[c.ranks[i]] = i;
@@ -317,39 +334,56 @@ void blink(Builder& b, const Topology& t, const Collective& c) {
   }
   TreePacker packer(p, std::move(edges), std::move(capacity));
   const std::vector<std::vector<int>> kept = packer.spread(static_cast<int>(kBlinkTrees));
-  if (kept.empty())
-    throw NotApplicable(fmt::format(
-        "blink's trees join the {} ranks over links between them both ways (from NPU to NPU, or "
-        "through switches up to {} ranks), and those do not reach every rank",
-        p, kBlinkRoutedRanks));
-  const std::vector<double> weight = packer.pack(kept);
-  // The chunks in proportion to the weights (largest remainders; ties to the earlier tree).
-  const std::vector<ChunkId> chunks = all_chunks(c);
-  const std::vector<int64_t> count =
-      largest_remainders(static_cast<int64_t>(chunks.size()), weight);
+  auto packed = std::make_shared<BlinkPacking>();
+  if (kept.empty()) return packed;
+  packed->weight = packer.pack(kept);
   // Per pair of members, the edge between them.
   std::map<std::pair<int, int>, int> edge_of;
   for (size_t e = 0; e < packer.edges().size(); ++e)
     edge_of[{packer.edges()[e].u, packer.edges()[e].v}] = static_cast<int>(e);
-  std::vector<BlinkTree> trees;
-  int64_t next = 0;
-  for (size_t i = 0; i < kept.size(); ++i) {
-    if (count[i] == 0) continue;
-    BlinkTree tree;
-    tree.job.group = c.ranks;
-    tree.job.parent = rooted_at_center(p, packer.edges(), kept[i]);
-    tree.job.chunks.assign(chunks.begin() + next, chunks.begin() + next + count[i]);
-    tree.job.channel = static_cast<int>(trees.size());
+  for (const std::vector<int>& edges_of_tree : kept) {
+    BlinkPacking::Tree tree;
+    tree.parent = rooted_at_center(p, packer.edges(), edges_of_tree);
     tree.up.resize(p);
     tree.down.resize(p);
-    next += count[i];
     for (int m = 0; m < p; ++m) {
-      const int q = tree.job.parent[m];
+      const int q = tree.parent[m];
       if (q < 0) continue;
       const Edge& e = packer.edges()[edge_of.at({std::min(m, q), std::max(m, q)})];
       tree.up[m] = m == e.u ? e.up_route : e.down_route;    // m -> q
       tree.down[m] = m == e.u ? e.down_route : e.up_route;  // q -> m
     }
+    packed->trees.push_back(std::move(tree));
+  }
+  return packed;
+}
+
+}  // namespace
+
+void blink(Builder& b, const Topology& t, const Collective& c) {
+  const std::shared_ptr<const BlinkPacking> packed =
+      b.memo() ? b.memo()->blink(t, c.ranks, [&] { return pack(b, t, c); }) : pack(b, t, c);
+  if (packed->trees.empty())
+    throw NotApplicable(fmt::format(
+        "blink's trees join the {} ranks over links between them both ways (from NPU to NPU, or "
+        "through switches up to {} ranks), and those do not reach every rank",
+        c.num_ranks(), kBlinkRoutedRanks));
+  // The chunks in proportion to the weights (largest remainders; ties to the earlier tree).
+  const std::vector<ChunkId> chunks = all_chunks(c);
+  const std::vector<int64_t> count =
+      largest_remainders(static_cast<int64_t>(chunks.size()), packed->weight);
+  std::vector<BlinkTree> trees;
+  int64_t next = 0;
+  for (size_t i = 0; i < packed->trees.size(); ++i) {
+    if (count[i] == 0) continue;
+    BlinkTree tree;
+    tree.job.group = c.ranks;
+    tree.job.parent = packed->trees[i].parent;
+    tree.job.chunks.assign(chunks.begin() + next, chunks.begin() + next + count[i]);
+    tree.job.channel = static_cast<int>(trees.size());
+    tree.up = packed->trees[i].up;
+    tree.down = packed->trees[i].down;
+    next += count[i];
     trees.push_back(std::move(tree));
   }
   list_waves(b, trees);

@@ -280,6 +280,10 @@ class Builder {
   }
   // Room for about `transfers` transfers of one link and one dependency each.
   void reserve(size_t transfers) { a_.reserve(transfers, transfers, transfers); }
+  // Where the families keep what does not depend on the chunks (try_baseline's `memo`), or null.
+  void set_memo(BaselineMemo* memo) { memo_ = memo; }
+  BaselineMemo* memo() const { return memo_; }
+
   // The channel of the sends that follow (NCCL's channels: independent queues at every port).
   void set_channel(int channel) { channel_ = static_cast<uint16_t>(channel); }
 
@@ -364,6 +368,7 @@ class Builder {
   std::unordered_map<NodeId, std::vector<TransferId>> gates_;
   TransferId first_hop_ = -1;
   uint16_t channel_ = 0;
+  BaselineMemo* memo_ = nullptr;
 };
 
 // ---- Group primitives -----------------------------------------------------------------------

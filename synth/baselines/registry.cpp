@@ -220,7 +220,7 @@ void build_family(Builder& b, const BaselineSpec& spec, const topo::Topology& t,
 
 Made<Algorithm> try_baseline(const BaselineSpec& spec, const topo::Topology& t, const Collective& c,
                              Bytes chunk_bytes, LinkModel model, Bandwidth reduce_bandwidth,
-                             bool timed) {
+                             bool timed, BaselineMemo* memo) {
   if (reduce_bandwidth < 0)
     throw Error(fmt::format("negative reduction bandwidth ({} B/s)", reduce_bandwidth));
   c.validate(t);
@@ -264,6 +264,7 @@ Made<Algorithm> try_baseline(const BaselineSpec& spec, const topo::Topology& t, 
       bytes = *whole;
     }
     Builder b(t, built, bytes, model, spec.name());
+    b.set_memo(memo);
     build_family(b, spec, t, built);
     Algorithm a = b.finish(reduce_bandwidth, timed);
     a.provenance = made_by;
@@ -274,9 +275,9 @@ Made<Algorithm> try_baseline(const BaselineSpec& spec, const topo::Topology& t, 
 }
 
 Algorithm make_baseline(const BaselineSpec& spec, const topo::Topology& t, const Collective& c,
-                        Bytes chunk_bytes, LinkModel model, Bandwidth reduce_bandwidth,
-                        bool timed) {
-  Made<Algorithm> a = try_baseline(spec, t, c, chunk_bytes, model, reduce_bandwidth, timed);
+                        Bytes chunk_bytes, LinkModel model, Bandwidth reduce_bandwidth, bool timed,
+                        BaselineMemo* memo) {
+  Made<Algorithm> a = try_baseline(spec, t, c, chunk_bytes, model, reduce_bandwidth, timed, memo);
   if (const NotMade* why = std::get_if<NotMade>(&a)) throw NotApplicable(why->why);
   return std::move(std::get<Algorithm>(a));
 }
