@@ -38,7 +38,8 @@ const synth::RingPlan* AlgorithmSource::ring_plan(const CollectiveCall& m, Bytes
         .first->second.get();  // "tenet", or a name algorithm() explains
   }
   const synth::Collective c = collective_of(m);
-  if (auto made = synth::ring_plan(spec, t_, c, std::max<Bytes>(1, c.chunk_bytes_for(size)))) {
+  if (auto made = synth::ring_plan(spec, t_, c, std::max<Bytes>(1, c.chunk_bytes_for(size)),
+                                   synth::LinkModel::Pipelined, 0, &memo_.baselines)) {
     // A replay keeps a byte per transfer (BasicLinkAdmission's state), the rest per member.
     topo::check_memory(
         static_cast<uint64_t>(made->size()),

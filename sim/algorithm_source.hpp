@@ -75,7 +75,8 @@ class AlgorithmSource {
   int half_diameter_ = 0;  // half the NPUs' hop diameter, once a routed collective needs it
   std::unordered_map<std::string, Bytes> file_sizes_;  // algorithm file -> the size it was made for
   std::vector<std::string> warnings_;
-  synth::SynthMemo memo_;  // flow plans and bounds, shared by every size and group synthesized
+  // Flow plans, bounds, the baselines' rings and trees: shared by every size and group made.
+  synth::SynthMemo memo_;
 };
 
 }  // namespace tenet::sim::detail

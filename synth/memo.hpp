@@ -1,8 +1,8 @@
 // What one synthesis run keeps between its steps (SynthOptions::memo): the flow plans it packed,
-// the bounds it computed and what the baselines keep (Blink's trees), for every topology it works
-// on. A run that is given none keeps its own while it lasts; a caller that synthesizes on the same
-// topology again (a sweep, a simulator, a benchmark) or verifies what it made holds one and passes
-// it.
+// the bounds it computed and what the baselines keep (Blink's trees, channel rings), for every
+// topology it works on. A run that is given none keeps its own while it lasts; a caller that
+// synthesizes on the same topology again (a sweep, a simulator, a benchmark) or verifies what it
+// made holds one and passes it.
 #pragma once
 
 #include "synth/baselines/baseline_memo.hpp"

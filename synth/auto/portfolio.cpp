@@ -419,7 +419,7 @@ std::optional<PlanFloor> ring_plan_floor(const BaselineSpec& spec, const topo::T
   if (c.all_reduce_chunks != 0 || c.uneven()) return std::nullopt;
   std::optional<RingPlan> plan;
   try {
-    plan = ring_plan(spec, t, c, chunk_bytes, o.link_model, o.reduce_bandwidth);
+    plan = ring_plan(spec, t, c, chunk_bytes, o.link_model, o.reduce_bandwidth, baselines_of(o));
   } catch (const NotApplicable&) {
     return std::nullopt;  // try_baseline says why
   }

@@ -15,4 +15,17 @@ std::shared_ptr<const detail::BlinkPacking> BaselineMemo::blink(
   return blink_.try_emplace(std::move(key), std::move(packed)).first->second;
 }
 
+std::vector<RingChannel> BaselineMemo::rings(
+    const topo::Topology& t, const std::vector<topo::NodeId>& members, int wanted, bool both_ways,
+    const std::function<std::vector<RingChannel>()>& find) {
+  auto key = std::make_tuple(t.fingerprint(), members, wanted, both_ways);
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (auto it = rings_.find(key); it != rings_.end()) return it->second;
+  }
+  std::vector<RingChannel> found = find();
+  std::lock_guard<std::mutex> guard(mutex_);
+  return rings_.try_emplace(std::move(key), std::move(found)).first->second;
+}
+
 }  // namespace tenet::synth

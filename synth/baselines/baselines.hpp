@@ -118,11 +118,12 @@ Made<Algorithm> try_baseline(const BaselineSpec& spec, const topo::Topology& t, 
 // The ring or bidirectional ring (`spec`) Reduce-Scatter, All-Gather or All-Reduce as a plan
 // (synth/ir/ring_plan.hpp): what make_baseline materializes, for a replay that computes transfers
 // on demand (the simulator's: a 4096-rank ring holds its members, not its 33.5 million transfers).
-// nullopt for other baselines and collectives, and where the ring needs NPUs to relay.
+// nullopt for other baselines and collectives, and where the ring needs NPUs to relay. `memo` as
+// for try_baseline.
 std::optional<RingPlan> ring_plan(const BaselineSpec& spec, const topo::Topology& t,
                                   const Collective& c, Bytes chunk_bytes,
                                   LinkModel model = LinkModel::Pipelined,
-                                  Bandwidth reduce_bandwidth = 0);
+                                  Bandwidth reduce_bandwidth = 0, BaselineMemo* memo = nullptr);
 
 // An order of `npus` around a ring that follows the topology: consecutive NPUs (and the last and
 // the first) linked or joined through switches/routers when possible (a Hamiltonian cycle from

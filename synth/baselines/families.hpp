@@ -16,10 +16,11 @@ namespace tenet::synth::detail {
 // ring and bidir-ring (ring.cpp): rings, channel rings and chains, and the ring All-to-All.
 void ring(Builder& b, const Topology& t, const Collective& c, bool bidir, int channels);
 // The ring Reduce-Scatter, All-Gather or All-Reduce as a plan (ring.cpp); nullopt where the ring
-// needs NPUs to relay.
+// needs NPUs to relay. `memo`, when given, keeps its channel rings (BaselineMemo).
 std::optional<RingPlan> plan_ring(const Topology& t, const Collective& c, Bytes chunk_bytes,
                                   LinkModel model, Bandwidth reduce_bandwidth, bool bidir,
-                                  int channels, const std::string& name);
+                                  int channels, const std::string& name,
+                                  BaselineMemo* memo = nullptr);
 // direct (direct.cpp): every pair talks directly (All-to-All, Gather and Scatter each pair's data
 // as messages, send_runs; the Reduce-Scatter and All-Gather exchange chunk by chunk, which
 // pipelines its two phases).

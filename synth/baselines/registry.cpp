@@ -161,7 +161,7 @@ using detail::ring;
 
 std::optional<RingPlan> ring_plan(const BaselineSpec& spec, const topo::Topology& t,
                                   const Collective& c, Bytes chunk_bytes, LinkModel model,
-                                  Bandwidth reduce_bandwidth) {
+                                  Bandwidth reduce_bandwidth, BaselineMemo* memo) {
   if (spec.kind != BaselineKind::Ring && spec.kind != BaselineKind::BidirRing) return std::nullopt;
   if (c.kind != CollectiveKind::AllGather && c.kind != CollectiveKind::ReduceScatter &&
       c.kind != CollectiveKind::AllReduce)
@@ -171,7 +171,7 @@ std::optional<RingPlan> ring_plan(const BaselineSpec& spec, const topo::Topology
   c.validate(t);
   if (chunk_bytes < 1) throw Error("chunk size must be at least 1 byte");
   return plan_ring(t, c, chunk_bytes, model, reduce_bandwidth, spec.kind == BaselineKind::BidirRing,
-                   spec.channels, spec.name());
+                   spec.channels, spec.name(), memo);
 }
 
 namespace {
@@ -246,7 +246,7 @@ Made<Algorithm> try_baseline(const BaselineSpec& spec, const topo::Topology& t, 
   // the ring's plan as in the builders) and say so by NotApplicable; here, their one boundary, it
   // becomes the value.
   try {
-    if (auto plan = ring_plan(spec, t, c, chunk_bytes, model, reduce_bandwidth)) {
+    if (auto plan = ring_plan(spec, t, c, chunk_bytes, model, reduce_bandwidth, memo)) {
       Algorithm a = plan->materialize(t);
       a.provenance = made_by;
       if (timed) time(t, a);

@@ -7,12 +7,20 @@
 #include <utility>
 #include <vector>
 
+#include "synth/baselines/baseline_memo.hpp"
 #include "synth/baselines/builder.hpp"
 #include "synth/baselines/ring_channels.hpp"
 #include "synth/ir/ring_plan.hpp"
 
 namespace tenet::synth::detail {
 namespace {
+
+// find_ring_channels, kept in `memo` where one is given.
+std::vector<RingChannel> channel_rings(BaselineMemo* memo, const Topology& t,
+                                       const std::vector<NodeId>& ranks, int channels, bool bidir) {
+  auto find = [&] { return find_ring_channels(t, ranks, channels, bidir); };
+  return memo ? memo->rings(t, ranks, channels, bidir, find) : find();
+}
 
 // `chunks` dealt to the channels in order, each a share in proportion to its rate.
 std::vector<std::vector<ChunkId>> split_by_rate(const std::vector<ChunkId>& chunks,
@@ -31,7 +39,7 @@ std::vector<std::vector<ChunkId>> split_by_rate(const std::vector<ChunkId>& chun
 // chunks, a share in proportion to each channel's rate. False when no ring over adjacent members
 // exists (the single ring with relays takes over).
 bool channel_chains(Builder& b, const Topology& t, const Collective& c, bool bidir, int channels) {
-  const std::vector<RingChannel> rings = find_ring_channels(t, c.ranks, channels, bidir);
+  const std::vector<RingChannel> rings = channel_rings(b.memo(), t, c.ranks, channels, bidir);
   if (rings.empty()) return false;
   const int p = c.num_ranks();
   const std::vector<std::vector<ChunkId>> per = split_by_rate(all_chunks(c), rings);
@@ -67,13 +75,13 @@ bool channel_chains(Builder& b, const Topology& t, const Collective& c, bool bid
 // neighbours are neither linked nor joined through switches): the ring baseline's relays take over.
 std::optional<RingPlan> plan_ring(const Topology& t, const Collective& c, Bytes chunk_bytes,
                                   LinkModel model, Bandwidth reduce_bandwidth, bool bidir,
-                                  int channels, const std::string& name) {
+                                  int channels, const std::string& name, BaselineMemo* memo) {
   const int p = c.num_ranks();
   if (p < 2) return std::nullopt;
   const Blocks by_rank = rank_blocks(c);
   std::vector<RingPlan::Lane> lanes;
   const std::vector<RingChannel> rings =
-      channels != 1 ? find_ring_channels(t, c.ranks, channels, bidir) : std::vector<RingChannel>{};
+      channels != 1 ? channel_rings(memo, t, c.ranks, channels, bidir) : std::vector<RingChannel>{};
   if (!rings.empty()) {
     std::vector<int> rank_of(t.num_nodes(), -1);
     for (int r = 0; r < p; ++r) rank_of[c.ranks[r]] = r;

@@ -1,18 +1,12 @@
 // Blink's All-Reduce (blink): spanning trees packed over the links between the ranks, each tree
 // reducing its share of the chunks to its root and broadcasting it back.
-#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <map>
-#include <memory>
 #include <random>
 #include <set>
-#include <string>
-#include <vector>
 
-#include "synth/baselines/baseline_memo.hpp"
 #include "synth/baselines/baselines.hpp"
 #include "synth/bounds/lower_bound.hpp"
 #include "synth/verify/verify.hpp"
@@ -123,69 +117,6 @@ TEST(Blink, VerifiedOnUnevenLinksAndOddChunkCounts) {
       ++built;
     }
   EXPECT_EQ(built, 15);
-}
-
-// With a memo (BaselineMemo), the trees are packed once per topology and ranks and every build
-// after reads them: the same algorithm, transfer by transfer, at every chunk count and size, on
-// the uneven topologies above, through switches, on a group, and where none applies.
-TEST(Blink, AMemoGivesTheSameAlgorithm) {
-  std::mt19937_64 rng(17);
-  BaselineMemo memo;
-  int compared = 0;
-  std::vector<topo::Topology> ts;
-  for (const char* spec :
-       {"hetmesh2d:4x4", "dgx1", "switch:8", "leafspine:2x4", "ring:5,bidir=false"})
-    ts.push_back(topo::generate(spec));
-  for (int i = 0; i < 10; ++i) ts.push_back(testing::random_topology(rng, 8, i % 2 == 0));
-  for (const topo::Topology& t : ts)
-    for (bool group : {false, true})
-      for (int k : {1, 3, 8}) {
-        Collective c = Collective::over_all(t, CollectiveKind::AllReduce, k);
-        if (group) c.ranks.resize(std::max<size_t>(2, c.ranks.size() / 2));
-        const Bytes chunk = 1 + static_cast<Bytes>(rng() % (Bytes{1} << 20));
-        const Made<Algorithm> alone = try_baseline(kBlink, t, c, chunk);
-        const Made<Algorithm> kept =
-            try_baseline(kBlink, t, c, chunk, LinkModel::Pipelined, 0, true, &memo);
-        const std::string what = fmt::format("{} group {} k={}", t.name(), group, k);
-        ASSERT_EQ(alone.index(), kept.index()) << what;
-        if (const NotMade* why = std::get_if<NotMade>(&alone)) {
-          EXPECT_EQ(why->why, std::get<NotMade>(kept).why) << what;
-          continue;
-        }
-        const Algorithm &a = std::get<Algorithm>(alone), &b = std::get<Algorithm>(kept);
-        EXPECT_EQ(a.claimed_time, b.claimed_time) << what;
-        ASSERT_EQ(a.size(), b.size()) << what;
-        for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
-          ASSERT_TRUE(a[id].chunk == b[id].chunk && a[id].src == b[id].src &&
-                      a[id].dst == b[id].dst && a[id].channel == b[id].channel &&
-                      a[id].op == b[id].op && a[id].start == b[id].start &&
-                      std::ranges::equal(a.route(id), b.route(id)) &&
-                      std::ranges::equal(a.deps(id), b.deps(id)))
-              << what << " transfer " << id;
-        }
-        ++compared;
-      }
-  EXPECT_GT(compared, 40);
-}
-
-// The memo packs once per topology (its fingerprint) and ranks: another group or another topology
-// packs again.
-TEST(Blink, AMemoPacksOncePerTopologyAndRanks) {
-  BaselineMemo memo;
-  int packed = 0;
-  auto pack = [&] {
-    ++packed;
-    return std::shared_ptr<const detail::BlinkPacking>();
-  };
-  const auto ring = topo::generate("ring:8"), mesh = topo::generate("mesh2d:2x4");
-  const std::vector<NodeId> all{0, 1, 2, 3, 4, 5, 6, 7}, some{2, 3, 4, 5};
-  memo.blink(ring, all, pack);
-  memo.blink(ring, all, pack);
-  EXPECT_EQ(packed, 1);
-  memo.blink(ring, some, pack);
-  memo.blink(mesh, all, pack);
-  memo.blink(topo::generate("ring:8"), all, pack);  // the same topology, made again
-  EXPECT_EQ(packed, 3);
 }
 
 }  // namespace
