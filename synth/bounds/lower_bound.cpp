@@ -86,6 +86,15 @@ struct BoundMemo::State {
     std::string limit;  // its binding links in words (topo::describe_limit)
   };
   std::map<FlowKey, FlowUnit> flows;
+  // cut_bound(): per topology, group, root and kind, the cut (it does not depend on the bytes).
+  struct CutKey {
+    uint64_t fingerprint;
+    bool broadcast, reversed, large_root_side;
+    topo::NodeId root;
+    std::vector<topo::NodeId> ranks;
+    auto operator<=>(const CutKey&) const = default;
+  };
+  std::map<CutKey, topo::CutBound> cuts;
   // lower_bound(): the last answer (the synthesizer's searches and then the verifier ask for it).
   struct Last {
     uint64_t fingerprint = 0;
@@ -117,6 +126,28 @@ Time farthest(BoundMemo::State* memo, const topo::Topology& t,
   std::lock_guard lock(memo->mutex);
   kept = {t.fingerprint(), from, to, d};
   return d;
+}
+
+// topo::allgather_cut_bound (`root` < 0) or topo::broadcast_cut_bound from `root` over `m`, on `t`
+// or on its reverse, kept in `memo` (when given): the cut does not depend on the bytes, which a
+// chunk-count search changes at every count.
+topo::CutBound cut_bound(BoundMemo::State* memo, const topo::Topology& t, bool reversed,
+                         const std::vector<topo::NodeId>& m, topo::NodeId root = -1,
+                         bool large_root_side = false) {
+  auto make = [&](const topo::Topology& on) {
+    return root < 0 ? topo::allgather_cut_bound(on, m)
+                    : topo::broadcast_cut_bound(on, root, m, large_root_side);
+  };
+  auto made = [&] { return reversed ? make(topo::reversed(t)) : make(t); };
+  if (!memo) return made();
+  BoundMemo::State::CutKey key{t.fingerprint(), root >= 0, reversed, large_root_side, root, m};
+  {
+    std::lock_guard lock(memo->mutex);
+    if (auto it = memo->cuts.find(key); it != memo->cuts.end()) return it->second;
+  }
+  topo::CutBound cut = made();
+  std::lock_guard lock(memo->mutex);
+  return memo->cuts.try_emplace(std::move(key), std::move(cut)).first->second;
 }
 
 // Per node, whether it is in `set` (`complement`: whether it is not).
@@ -456,11 +487,11 @@ struct Term {
   std::vector<topo::NodeId> cut;  // the cut's set (its out-links carry the bytes), if a cut
   std::string limit;              // else what limits it, in words (LowerBound::limit)
 };
-Term all_reduce_bandwidth(const topo::Topology& t, const std::vector<topo::NodeId>& m, Bytes buffer,
-                          bool steps) {
+Term all_reduce_bandwidth(BoundMemo::State* memo, const topo::Topology& t,
+                          const std::vector<topo::NodeId>& m, Bytes buffer, bool steps) {
   const topo::NodeId r0 = m.front();
-  const topo::CutBound from_cut = topo::broadcast_cut_bound(t, r0, m);
-  const topo::CutBound to_cut = topo::broadcast_cut_bound(topo::reversed(t), r0, m);
+  const topo::CutBound from_cut = cut_bound(memo, t, false, m, r0);
+  const topo::CutBound to_cut = cut_bound(memo, t, true, m, r0);
   Term cut{from_cut.time(buffer), 0, "cut bound (every byte both ways)", from_cut.set, {}};
   cut.step = least_step_out(t, flags(t, from_cut.set), steps);
   // The reversed cut's links lead into its set.
@@ -559,7 +590,7 @@ LowerBound compute(BoundMemo::State* memo, const topo::Topology& t, const Collec
   const std::vector<topo::NodeId> root{m[c.root]};
   switch (c.kind) {
     case CollectiveKind::AllGather: {
-      const topo::CutBound cut = topo::allgather_cut_bound(t, m);
+      const topo::CutBound cut = cut_bound(memo, t, false, m);
       b.bandwidth = cut.time(p * k_bytes);
       b.step = least_step_out(t, flags(t, cut.set), steps);
       b.limit = topo::describe_cut(t, cut.set);
@@ -571,7 +602,7 @@ LowerBound compute(BoundMemo::State* memo, const topo::Topology& t, const Collec
     }
     case CollectiveKind::ReduceScatter: {  // the cut around the complement of the reversed bound's
                                            // set
-      const topo::CutBound cut = topo::allgather_cut_bound(topo::reversed(t), m);
+      const topo::CutBound cut = cut_bound(memo, t, true, m);
       b.bandwidth = cut.time(p * k_bytes);
       b.step = least_step_out(t, flags(t, cut.set, true), steps);
       b.limit = topo::describe_cut(t, complement(t, cut.set));
@@ -584,18 +615,18 @@ LowerBound compute(BoundMemo::State* memo, const topo::Topology& t, const Collec
     case CollectiveKind::AllReduce: {
       const Bytes buffer =
           static_cast<Bytes>(c.num_chunks()) * chunk_bytes;  // P*k chunks, or C in all
-      Term term = all_reduce_bandwidth(t, m, buffer, steps);
+      Term term = all_reduce_bandwidth(memo, t, m, buffer, steps);
       b.bandwidth = term.bandwidth, b.step = term.step, b.label = std::move(term.label);
       b.limit = term.cut.empty() ? std::move(term.limit) : topo::describe_cut(t, term.cut);
       // What the synthesizer's search thresholds were tuned against (coarse, below): the
       // Reduce-Scatter plus All-Gather figure, a bound on that family of algorithms only.
-      b.steering = topo::allgather_cut_bound(topo::reversed(t), m).time(buffer) +
-                   topo::allgather_cut_bound(t, m).time(buffer);
+      b.steering =
+          cut_bound(memo, t, true, m).time(buffer) + cut_bound(memo, t, false, m).time(buffer);
       b.latency = far(m, m);
       break;
     }
     case CollectiveKind::Broadcast: {
-      const topo::CutBound cut = topo::broadcast_cut_bound(t, root.front(), m);
+      const topo::CutBound cut = cut_bound(memo, t, false, m, root.front());
       b.bandwidth = cut.time(k_bytes);
       b.step = least_step_out(t, flags(t, cut.set), steps);
       b.limit = topo::describe_cut(t, cut.set);
@@ -611,7 +642,7 @@ LowerBound compute(BoundMemo::State* memo, const topo::Topology& t, const Collec
     }
     case CollectiveKind::Reduce: {  // the cut around the complement of the reversed bound's set
       const topo::CutBound cut =
-          topo::broadcast_cut_bound(topo::reversed(t), root.front(), m, /*large_root_side=*/true);
+          cut_bound(memo, t, true, m, root.front(), /*large_root_side=*/true);
       b.bandwidth = cut.time(k_bytes);
       b.step = least_step_out(t, flags(t, cut.set, true), steps);
       b.limit = topo::describe_cut(t, complement(t, cut.set));

@@ -69,8 +69,10 @@ struct LowerBound {
 
 // What lower_bound keeps between calls: the farthest pair's latency (the same at every chunk count
 // a search tries), the last bound (the portfolio's steps ask for it again, and the verifier for
-// the algorithm the search ended on: at 1024 NPUs a max-flow pass each), and the
-// max-concurrent-flow bound per group (linear in the bytes).
+// the algorithm the search ended on: at 1024 NPUs a max-flow pass each), the max-concurrent-flow
+// bound per group (linear in the bytes), and the cut bounds per group and root (topo::
+// allgather_cut_bound, broadcast_cut_bound, on the topology and its reverse: they do not depend on
+// the bytes, which change at every count).
 // Owned by whoever makes the calls (a synthesis run, a command, a benchmark); every entry is keyed
 // on the topology's fingerprint (and its links' steps where charged), so one memo serves the
 // several topologies a run works on. Safe to share between threads.
