@@ -1,6 +1,13 @@
 #include "synth/baselines/baseline_memo.hpp"
 
 namespace tenet::synth {
+namespace {
+
+// Past this many entries a map starts again: a simulator's sweep over many groups must not keep
+// every group's trees and rings.
+constexpr size_t kEntries = 64;
+
+}  // namespace
 
 std::shared_ptr<const detail::BlinkPacking> BaselineMemo::blink(
     const topo::Topology& t, const std::vector<topo::NodeId>& ranks,
@@ -12,6 +19,7 @@ std::shared_ptr<const detail::BlinkPacking> BaselineMemo::blink(
   }
   std::shared_ptr<const detail::BlinkPacking> packed = pack();
   std::lock_guard<std::mutex> guard(mutex_);
+  if (blink_.size() >= kEntries) blink_.clear();
   return blink_.try_emplace(std::move(key), std::move(packed)).first->second;
 }
 
@@ -25,6 +33,7 @@ std::vector<RingChannel> BaselineMemo::rings(
   }
   std::vector<RingChannel> found = find();
   std::lock_guard<std::mutex> guard(mutex_);
+  if (rings_.size() >= kEntries) rings_.clear();
   return rings_.try_emplace(std::move(key), std::move(found)).first->second;
 }
 
