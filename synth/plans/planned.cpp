@@ -14,6 +14,7 @@
 #include "synth/plans/broadcast_server_plan.hpp"
 #include "synth/plans/pipeline_variants.hpp"
 #include "synth/plans/pipelines.hpp"
+#include "synth/plans/rail_deal.hpp"
 #include "synth/plans/server_plan.hpp"
 #include "synth/ten/spread_matcher.hpp"
 #include "synth/ten/way_matcher.hpp"
@@ -119,17 +120,24 @@ class Planned {
     // A match scans at most a bitset of chunks of its way.
     const int64_t words = (forward_.num_chunks() + 63) / 64;
     if (!servers || transfer_estimate(forward_) * words > kServerPlanWork) return std::nullopt;
-    ChannelGraph g(
-        ft(), chunk_bytes_, o_.link_model,
-        staggered_ways(ft(), *servers, forward_.chunks_per_npu, chunk_bytes_, o_.link_model));
+    // Unequal rails: the chunks dealt over them, each way at its fluid share of what the deal
+    // gives it (the overhead model of staggered_ways assumes equal rails).
+    const int k = forward_.chunks_per_npu;
+    const RailDeal deal(ft(), *servers, k);
+    std::vector<ServerWay> ways =
+        deal.even() ? staggered_ways(ft(), *servers, k, chunk_bytes_, o_.link_model)
+                    : servers->ways();
+    if (!deal.even()) set_fluid_rates(ft(), o_.link_model, ways, deal.loads());
+    ChannelGraph g(ft(), chunk_bytes_, o_.link_model, std::move(ways));
     SpreadMatcher s(ft(), g, forward_.num_chunks(), o_);
     for (ChunkId ch = 0; ch < forward_.num_chunks(); ++ch) {
-      const NodeId root = forward_.ranks[forward_.origin(ch)];
+      const int origin = forward_.origin(ch);
+      const NodeId root = forward_.ranks[origin];
       s.hold(root, ch);
       for (NodeId v = 0; v < ft().num_npus(); ++v)
         if (v != root) {
           s.need(v, ch);
-          s.allow(servers->way(root, v), ch);
+          s.allow(deal.way(root, ch - origin * k, v), ch);
         }
     }
     Algorithm a = build(t_, g, s.run(), plan_, c_, chunk_bytes_, o_);

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "synth/cost/timing.hpp"
+#include "synth/plans/rail_deal.hpp"
 #include "topo/analysis.hpp"
 #include "topo/routing.hpp"
 
@@ -191,7 +192,7 @@ std::vector<ServerWay> staggered_ways(const topo::Topology& t, const ServerPlan&
 
 std::optional<Time> staggered_estimate(const topo::Topology& t, const ServerPlan& plan,
                                        int chunks_per_npu, Bytes chunk_bytes, LinkModel model) {
-  if (plan.flat() || model != LinkModel::Pipelined) return std::nullopt;
+  if (plan.flat() || model != LinkModel::Pipelined || !even_rails(t, plan)) return std::nullopt;
   double estimate = 0;
   for (NodeId u = 0; u < t.num_npus(); ++u) {
     const RailStagger r = stagger_of(t, plan, u, chunks_per_npu, chunk_bytes, model);
@@ -214,6 +215,7 @@ void set_fluid_rates(const topo::Topology& t, LinkModel model, std::vector<Serve
     for (LinkId l : ways[i].route) link_load[l] += load[i];
   for (size_t i = 0; i < ways.size(); ++i) {
     ServerWay& w = ways[i];
+    if (load[i] <= 0) continue;  // it carries nothing (a rail a deal leaves empty): rate moot
     double rate = std::numeric_limits<double>::infinity();
     Bandwidth narrowest = std::numeric_limits<Bandwidth>::max();
     for (LinkId l : w.route) {

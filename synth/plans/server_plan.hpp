@@ -100,7 +100,8 @@ std::vector<ServerWay> staggered_ways(const topo::Topology& t, const ServerPlan&
 // is longer, plus the latency of a rail and of a way inside the server; the slowest NPU's. An
 // estimate, not a bound: it leaves out the matcher's choices and every other link. Nothing where
 // staggered_ways would leave some NPU's rails at the plan's rates for want of the model (a flat
-// plan, `hold`, rails sharing links, nothing to forward).
+// plan, `hold`, rails sharing links, nothing to forward) or where the rails are unequal (the
+// chunks are dealt over them: synth/plans/rail_deal.hpp).
 std::optional<Time> staggered_estimate(const topo::Topology& t, const ServerPlan& plan,
                                        int chunks_per_npu, Bytes chunk_bytes, LinkModel model);
 
@@ -108,8 +109,9 @@ std::optional<Time> staggered_estimate(const topo::Topology& t, const ServerPlan
 bool flat_servers(const topo::Topology& t);
 
 // Fluid rates under `pipelined`: each way its share of its busiest link in proportion to the data
-// it carries (`load[i]`, in any unit), 0 where that is the route's narrowest bandwidth. Under
-// `hold` a transfer holds its links whole, so every way keeps its full rate (0).
+// it carries (`load[i]`, in any unit), 0 where that is the route's narrowest bandwidth or the way
+// carries nothing. Under `hold` a transfer holds its links whole, so every way keeps its full rate
+// (0).
 void set_fluid_rates(const topo::Topology& t, LinkModel model, std::vector<ServerWay>& ways,
                      const std::vector<double>& load);
 

@@ -1,12 +1,67 @@
-// Setup shared by the server plan's correctness tests (tests/synth/plans/server_plan_test.cpp) and
-// its quality pins (tests/quality/server_plan_quality_test.cpp): the matcher on the server plan of
-// the clusters.
+// Setup shared by the server plan's correctness tests (tests/synth/plans/server_plan_test.cpp,
+// rail_deal_test.cpp) and its quality pins (tests/quality/server_plan_quality_test.cpp): random
+// clusters, and the matcher on the server plan of the clusters.
 #pragma once
+
+#include <random>
+#include <vector>
 
 #include "synth/synthesizer.hpp"
 #include "topo/generators.hpp"
+#include "topo/topology.hpp"
 
 namespace tenet::synth::testing {
+
+// S servers of G NPUs, each server an NVSwitch (or NPUs linked pairwise) at 150-500 GB/s, joined
+// by rails (NPU i of every server on rail switch i) or by a leaf per server under 1-3 spines whose
+// uplinks may be oversubscribed or missing one way; NICs 10-100 GB/s, drawn per NPU (the rails
+// between two servers mostly unequal: synth/plans/rail_deal.hpp).
+inline topo::Topology random_cluster(std::mt19937_64& rng) {
+  const int servers = 2 + static_cast<int>(rng() % 4), per = 2 + static_cast<int>(rng() % 3);
+  auto between = [&](int lo, int hi) {
+    return Bandwidth{1'000'000'000} * (lo + static_cast<Bandwidth>(rng() % (hi - lo + 1)));
+  };
+  auto latency = [&] { return Time{100'000} * static_cast<Time>(1 + rng() % 20); };
+  topo::TopologyBuilder b("cluster");
+  std::vector<std::vector<NodeId>> npu(servers);
+  for (int s = 0; s < servers; ++s)
+    for (int i = 0; i < per; ++i) npu[s].push_back(b.add_npu());
+  for (int s = 0; s < servers; ++s) {
+    const Bandwidth fast = between(150, 500);
+    if (rng() % 2) {
+      const NodeId sw = b.add_switch();
+      for (NodeId v : npu[s]) b.add_bidirectional(v, sw, fast, latency());
+    } else {
+      for (int i = 0; i < per; ++i)
+        for (int j = i + 1; j < per; ++j)
+          b.add_bidirectional(npu[s][i], npu[s][j], fast, latency());
+    }
+  }
+  if (rng() % 2) {
+    for (int i = 0; i < per; ++i) {
+      const NodeId rail = b.add_switch();
+      for (int s = 0; s < servers; ++s)
+        b.add_bidirectional(npu[s][i], rail, between(10, 100), latency());
+    }
+  } else {
+    const int spines = 1 + static_cast<int>(rng() % 3);
+    std::vector<NodeId> spine;
+    for (int k = 0; k < spines; ++k) spine.push_back(b.add_switch());
+    for (int s = 0; s < servers; ++s) {
+      const NodeId leaf = b.add_switch();
+      for (NodeId v : npu[s]) b.add_bidirectional(v, leaf, between(10, 100), latency());
+      for (int k = 0; k < spines; ++k) {
+        const Bandwidth up = between(10, 100);
+        // A missing uplink (one way) where another spine still carries the traffic.
+        if (spines > 1 && k == 0 && rng() % 4 == 0)
+          b.add_link(spine[k], leaf, up, latency());
+        else
+          b.add_bidirectional(leaf, spine[k], up, latency());
+      }
+    }
+  }
+  return b.build();
+}
 
 // All-Gather, Reduce-Scatter and All-Reduce of 256 MiB in 32 chunks per NPU on the server plan of
 // rail and fat-tree clusters: f(spec, t, kind, c, chunk, a) for each.

@@ -25,56 +25,6 @@ namespace {
 
 constexpr Bandwidth kGBps = 1'000'000'000;
 
-// S servers of G NPUs, each server an NVSwitch (or NPUs linked pairwise) at 150-500 GB/s, joined
-// by rails (NPU i of every server on rail switch i) or by a leaf per server under 1-3 spines whose
-// uplinks may be oversubscribed or missing one way; NICs 10-100 GB/s.
-topo::Topology random_cluster(std::mt19937_64& rng) {
-  const int servers = 2 + static_cast<int>(rng() % 4), per = 2 + static_cast<int>(rng() % 3);
-  auto between = [&](int lo, int hi) {
-    return kGBps * (lo + static_cast<Bandwidth>(rng() % (hi - lo + 1)));
-  };
-  auto latency = [&] { return Time{100'000} * static_cast<Time>(1 + rng() % 20); };
-  topo::TopologyBuilder b("cluster");
-  std::vector<std::vector<NodeId>> npu(servers);
-  for (int s = 0; s < servers; ++s)
-    for (int i = 0; i < per; ++i) npu[s].push_back(b.add_npu());
-  for (int s = 0; s < servers; ++s) {
-    const Bandwidth fast = between(150, 500);
-    if (rng() % 2) {
-      const NodeId sw = b.add_switch();
-      for (NodeId v : npu[s]) b.add_bidirectional(v, sw, fast, latency());
-    } else {
-      for (int i = 0; i < per; ++i)
-        for (int j = i + 1; j < per; ++j)
-          b.add_bidirectional(npu[s][i], npu[s][j], fast, latency());
-    }
-  }
-  if (rng() % 2) {
-    for (int i = 0; i < per; ++i) {
-      const NodeId rail = b.add_switch();
-      for (int s = 0; s < servers; ++s)
-        b.add_bidirectional(npu[s][i], rail, between(10, 100), latency());
-    }
-  } else {
-    const int spines = 1 + static_cast<int>(rng() % 3);
-    std::vector<NodeId> spine;
-    for (int k = 0; k < spines; ++k) spine.push_back(b.add_switch());
-    for (int s = 0; s < servers; ++s) {
-      const NodeId leaf = b.add_switch();
-      for (NodeId v : npu[s]) b.add_bidirectional(v, leaf, between(10, 100), latency());
-      for (int k = 0; k < spines; ++k) {
-        const Bandwidth up = between(10, 100);
-        // A missing uplink (one way) where another spine still carries the traffic.
-        if (spines > 1 && k == 0 && rng() % 4 == 0)
-          b.add_link(spine[k], leaf, up, latency());
-        else
-          b.add_bidirectional(leaf, spine[k], up, latency());
-      }
-    }
-  }
-  return b.build();
-}
-
 // Every way is a path from its source to its destination; the rates of the ways sharing a link
 // sum to at most its bandwidth; every NPU gets every root's data from the root or the root's rail
 // peer in its server, and that peer from the root.
@@ -214,7 +164,7 @@ TEST(ServerPlan, StaggeredRailsRunGAtATime) {
 TEST(ServerPlan, SoundOnRandomClusters) {
   std::mt19937_64 rng(1515);
   for (int i = 0; i < 100; ++i) {
-    topo::Topology t = random_cluster(rng);
+    topo::Topology t = testing::random_cluster(rng);
     const Bytes chunk = Bytes{1} << (10 + rng() % 12);
     const std::optional<ServerPlan> p = plan_servers(t, chunk, LinkModel::Pipelined);
     ASSERT_TRUE(p) << i;
@@ -310,7 +260,7 @@ TEST(ServerPlanSynthesis, BroadcastOverChainsOrTreesAlwaysCompletes) {
 TEST(ServerPlanSynthesis, VerifiesOnRandomClusters) {
   std::mt19937_64 rng(1516);
   for (int i = 0; i < 40; ++i) {
-    topo::Topology t = random_cluster(rng);
+    topo::Topology t = testing::random_cluster(rng);
     t.set_charges_steps(i % 4 >= 2);  // with steps, the rails staggered g at a time
     // (staggered_ways: g between 1 and S - 1 where steps cost something, 1 where they do not)
     const CollectiveKind kind = std::array{CollectiveKind::AllGather, CollectiveKind::ReduceScatter,
