@@ -66,6 +66,10 @@ inline constexpr double kMatcherContend = 1.3;
 // of the fastest so far (docs/tuning.md).
 inline constexpr double kServerPlanBehind = 1.05;
 inline constexpr double kServerPlanTrust = 0.05;
+// Over unequal rails, how far the server plan's deal may go from even shares towards the rails'
+// proportions: each tried, the one that leaves the busiest link least loaded kept
+// (synth/plans/rail_deal.hpp, docs/tuning.md).
+inline constexpr double kRailDealSteps[] = {0.25, 0.5, 0.75, 1.0};
 // An All-Reduce's pipelines over this of the bound count one half's transfers against the budgets.
 inline constexpr double kHalvesOver = 1.02;
 // An All-Reduce's halves run in turn where together they end over this of the RS+AG figure

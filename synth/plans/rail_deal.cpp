@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <optional>
+
+#include "synth/tuning.hpp"
 
 namespace tenet::synth {
 
@@ -54,28 +57,94 @@ bool equal(const std::vector<double>& bw) {
   return std::all_of(bw.begin(), bw.end(), [&](double x) { return x == bw[0]; });
 }
 
+// The plan's busiest link, in chunk-times (its load in chunks over its bandwidth), where each
+// ordered pair of servers sends the share `shares[a S + b][q]` of a server's chunks across at
+// position q (one chunk per NPU, fractions allowed): a rail way carries its share of the G chunks,
+// a way inside a server its source's own chunk and the shares that enter the server at its
+// source's position.
+double busiest(const topo::Topology& t, const ServerPlan& plan,
+               const std::vector<std::vector<double>>& shares) {
+  const auto& servers = plan.servers();
+  const size_t count = servers.size(), per = servers[0].size();
+  std::vector<double> link_load(t.num_links(), 0);
+  auto carry = [&](NodeId u, NodeId v, double load) {
+    for (LinkId l : plan.ways()[static_cast<size_t>(plan.way_between(u, v))].route)
+      link_load[l] += load;
+  };
+  for (size_t a = 0; a < count; ++a)
+    for (size_t q = 0; q < per; ++q) {
+      double entering = 0;  // chunks entering server a at position q
+      for (size_t b = 0; b < count; ++b)
+        if (b != a) {
+          entering += static_cast<double>(per) * shares[b * count + a][q];
+          carry(servers[a][q], servers[b][q], static_cast<double>(per) * shares[a * count + b][q]);
+        }
+      for (size_t i = 0; i < per; ++i)
+        if (i != q) carry(servers[a][q], servers[a][i], 1 + entering);
+    }
+  double most = 0;
+  for (LinkId l = 0; l < t.num_links(); ++l)
+    most = std::max(most, link_load[l] / static_cast<double>(t.link(l).bandwidth));
+  return most;
+}
+
+// (Shares in proportion to the rails alone were slower than even ones on random clusters whose fast
+// NICs' NPUs then had more to forward over their NVSwitch ports than the ports carry: the deal goes
+// only as far towards them as unloads the busiest link, kRailDealSteps.)
+// A step must unload the busiest link by more than this (rounding) to leave the even shares.
+constexpr double kNoGain = 1e-9;
+
+// How far towards the rails the deal goes and its shares, or nothing where the even shares do as
+// well (equal rails, a flat plan).
+struct Shares {
+  double towards = 0;
+  std::vector<std::vector<double>> of_pair;  // per ordered pair of servers a S + b, per position
+};
+std::optional<Shares> rail_shares(const topo::Topology& t, const ServerPlan& plan) {
+  if (plan.flat()) return std::nullopt;
+  const auto rails = rails_of(t, plan);
+  if (std::all_of(rails.begin(), rails.end(), equal)) return std::nullopt;
+  const size_t per = plan.servers()[0].size();
+  auto mix = [&](double towards) {
+    std::vector<std::vector<double>> shares(rails.size());
+    for (size_t pair = 0; pair < rails.size(); ++pair) {
+      if (rails[pair].empty()) continue;  // a server to itself
+      const double sum = std::accumulate(rails[pair].begin(), rails[pair].end(), 0.0);
+      for (double bw : rails[pair])
+        shares[pair].push_back((1 - towards) / static_cast<double>(per) + towards * bw / sum);
+    }
+    return shares;
+  };
+  std::optional<Shares> best;
+  double least = busiest(t, plan, mix(0)) * (1 - kNoGain);
+  for (double towards : kRailDealSteps) {
+    auto shares = mix(towards);
+    if (const double b = busiest(t, plan, shares); b < least) {
+      least = b;
+      best = Shares{towards, std::move(shares)};
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
-bool even_rails(const topo::Topology& t, const ServerPlan& plan) {
-  if (plan.flat()) return true;
-  const auto rails = rails_of(t, plan);
-  return std::all_of(rails.begin(), rails.end(), equal);
-}
+bool even_rails(const topo::Topology& t, const ServerPlan& plan) { return !rail_shares(t, plan); }
 
 RailDeal::RailDeal(const topo::Topology& t, const ServerPlan& plan, int chunks_per_npu)
     : plan_(&plan), k_(chunks_per_npu), servers_(plan.servers().size()) {
-  if (plan.flat()) return;
+  const auto shares = rail_shares(t, plan);
+  even_ = !shares;
+  if (even_) return;
+  towards_ = shares->towards;
   const auto& servers = plan.servers();
   const size_t per = servers[0].size();
-  const auto rails = rails_of(t, plan);
-  even_ = std::all_of(rails.begin(), rails.end(), equal);
-  if (even_) return;
   position_.assign(static_cast<size_t>(t.num_npus()) * k_ * servers_, -1);
   for (size_t a = 0; a < servers_; ++a)
     for (size_t b = 0; b < servers_; ++b) {
       if (a == b) continue;
       std::vector<int> room =
-          largest_remainder(rails[a * servers_ + b], static_cast<int>(per) * k_);
+          largest_remainder(shares->of_pair[a * servers_ + b], static_cast<int>(per) * k_);
       auto at = [&](NodeId root, int j) -> int& {
         return position_[(static_cast<size_t>(root) * k_ + j) * servers_ + b];
       };

@@ -4,15 +4,21 @@
 // rail (position). Where the rails between two servers are unequal (a degraded or slower NIC, a
 // server with fewer NICs behind its NPUs), the slowest rail carries as much as the others and the
 // plan runs at its speed. Dealt, the chunks of a server's roots cross to another server at each
-// position in proportion to that rail's narrowest link: the G k chunks of a server's G roots are
-// shared out as seats by the largest remainder (ties to the lower position), each root's chunks
-// keeping its own position while that position's share lasts (first chunks first), the others
-// taking the next positions with room, in order. A chunk leaving at another NPU e of its root's
-// server reaches e over the server's NVSwitch as e needs it anyway, so dealing adds no transfer:
-// only the rail that carries it, and the NPU that forwards it inside the other server, change.
+// position q in a share (1 - f) / G + f bw_q / sum(bw) between the even one and one in proportion
+// to the rails' narrowest links bw: f is the one of 1/4, 1/2, 3/4 and 1 that leaves the plan's
+// busiest link least loaded (each way's chunks over its links' bandwidth), and the deal stays even
+// where none does better than even shares (an NPU behind a fast NIC forwards what it brings in to
+// its G - 1 mates, and its NVSwitch port may not carry more). The G k chunks of a server's G roots
+// are shared out as seats by the largest remainder (ties to the lower position), each root's
+// chunks keeping its own position while that position's share lasts (first chunks first), the
+// others taking the next positions with room, in order. A chunk leaving at another NPU e of its
+// root's server reaches e over the server's NVSwitch as e needs it anyway, so dealing adds no
+// transfer: only the rail that carries it, and the NPU that forwards it inside the other server,
+// change.
 //
-// Where every pair of servers has equal rails (the plan's routes' narrowest links), the deal is
-// even: every chunk crosses at its root's position, the plan as it was.
+// Where every pair of servers has equal rails (the plan's routes' narrowest links), or no step
+// towards them unloads the busiest link, the deal is even: every chunk crosses at its root's
+// position, the plan as it was.
 #pragma once
 
 #include <vector>
@@ -22,7 +28,7 @@
 
 namespace tenet::synth {
 
-// Whether every pair of `plan`'s servers has equal rails: every deal over them is even.
+// Whether every deal over `plan`'s rails is even (RailDeal::even; it does not depend on the count).
 bool even_rails(const topo::Topology& t, const ServerPlan& plan);
 
 class RailDeal {
@@ -32,6 +38,8 @@ class RailDeal {
 
   // Whether every chunk crosses at its root's own position (ServerPlan::way is the way).
   bool even() const { return even_; }
+  // How far the shares go from even (0) towards the rails' proportions (1).
+  double towards() const { return towards_; }
   // The way that brings chunk `j` of `root` to `v` (an index into the plan's ways).
   int way(NodeId root, int j, NodeId v) const;
   // Each way's load in chunks, for the fluid rates (set_fluid_rates).
@@ -46,6 +54,7 @@ class RailDeal {
   int k_;
   size_t servers_;
   bool even_ = true;
+  double towards_ = 0;
   std::vector<int> position_;  // per root, chunk and other server
 };
 
