@@ -120,8 +120,8 @@ done
 check "sim time limit" 0 "stopped early   at --time-limit 1ms" -- "$T" sim -w resnet50 --topo leafspine:2x4 --time-limit 1ms --no-cache
 # SIGINT during a long search: the best answer so far is written, whole, and verified.
 rm -rf "$tmp/int"
-# (nvcluster:32x8's All-Reduce of 1 GiB searches for about 12 s; cluster16.yaml's, 5 s before its
-# rails were dealt, now ends in under one.)
+# (nvcluster:32x8's All-Reduce of 1 GiB searches for about 12 s; cluster16.yaml's took 5 s before
+# its rails were dealt, and can now end before the signal.)
 "$T" synth --topo nvcluster:32x8 --coll all-reduce --size 1GiB --no-cache -o "$tmp/int" > "$tmp/int.out" 2>&1 &
 synth_pid=$!
 sleep 2
