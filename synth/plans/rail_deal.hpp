@@ -5,7 +5,7 @@
 // server with fewer NICs behind its NPUs), the slowest rail carries as much as the others and the
 // plan runs at its speed. Dealt, the chunks of a server's roots cross to another server at each
 // position q in a share (1 - f) / G + f bw_q / sum(bw) between the even one and one in proportion
-// to the rails' narrowest links bw: f is the one of 1/4, 1/2, 3/4 and 1 that leaves the plan's
+// to the rails' narrowest links bw: f is the step of kRailDealSteps that leaves the plan's
 // busiest link least loaded (each way's chunks over its links' bandwidth), and the deal stays even
 // where none does better than even shares (an NPU behind a fast NIC forwards what it brings in to
 // its G - 1 mates, and its NVSwitch port may not carry more). The G k chunks of a server's G roots
