@@ -20,6 +20,7 @@
 #include "synth/groups/team_relay.hpp"
 #include "synth/memo.hpp"
 #include "synth/plans/pipeline_variants.hpp"
+#include "synth/plans/rail_deal.hpp"
 #include "synth/plans/server_plan.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/tuning.hpp"
@@ -481,7 +482,8 @@ class FlatSearch {
     // (One plan, this count's, for both estimates: its fluid rates do not depend on the chunk
     // size, and its routes only where the quickest route for twice the chunk is another.)
     const std::optional<ServerPlan> plan = plan_servers(t_, chunk, o_.link_model, o_.ecmp_routes);
-    if (!plan) return false;
+    // (The estimate models the rails staggered, not dealt over unequal rails: RailDeal.)
+    if (!plan || !even_rails(t_, *plan)) return false;
     const double halves = cc.kind == CollectiveKind::AllReduce ? 2 : 1;
     auto estimate = [&](int k, Bytes at) -> std::optional<double> {
       const std::optional<Time> e = staggered_estimate(t_, *plan, k, at, o_.link_model);

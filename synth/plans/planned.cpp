@@ -124,10 +124,13 @@ class Planned {
     // gives it (the overhead model of staggered_ways assumes equal rails).
     const int k = forward_.chunks_per_npu;
     const RailDeal deal(ft(), *servers, k);
-    std::vector<ServerWay> ways =
-        deal.even() ? staggered_ways(ft(), *servers, k, chunk_bytes_, o_.link_model)
-                    : servers->ways();
-    if (!deal.even()) set_fluid_rates(ft(), o_.link_model, ways, deal.loads());
+    std::vector<ServerWay> ways;
+    if (deal.even()) {
+      ways = staggered_ways(ft(), *servers, k, chunk_bytes_, o_.link_model);
+    } else {
+      ways = servers->ways();
+      set_fluid_rates(ft(), o_.link_model, ways, deal.loads());
+    }
     ChannelGraph g(ft(), chunk_bytes_, o_.link_model, std::move(ways));
     SpreadMatcher s(ft(), g, forward_.num_chunks(), o_);
     for (ChunkId ch = 0; ch < forward_.num_chunks(); ++ch) {

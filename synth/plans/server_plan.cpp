@@ -5,7 +5,6 @@
 #include <limits>
 
 #include "synth/cost/timing.hpp"
-#include "synth/plans/rail_deal.hpp"
 #include "topo/analysis.hpp"
 #include "topo/routing.hpp"
 
@@ -192,7 +191,7 @@ std::vector<ServerWay> staggered_ways(const topo::Topology& t, const ServerPlan&
 
 std::optional<Time> staggered_estimate(const topo::Topology& t, const ServerPlan& plan,
                                        int chunks_per_npu, Bytes chunk_bytes, LinkModel model) {
-  if (plan.flat() || model != LinkModel::Pipelined || !even_rails(t, plan)) return std::nullopt;
+  if (plan.flat() || model != LinkModel::Pipelined) return std::nullopt;
   double estimate = 0;
   for (NodeId u = 0; u < t.num_npus(); ++u) {
     const RailStagger r = stagger_of(t, plan, u, chunks_per_npu, chunk_bytes, model);

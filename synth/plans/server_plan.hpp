@@ -100,8 +100,8 @@ std::vector<ServerWay> staggered_ways(const topo::Topology& t, const ServerPlan&
 // is longer, plus the latency of a rail and of a way inside the server; the slowest NPU's. An
 // estimate, not a bound: it leaves out the matcher's choices and every other link. Nothing where
 // staggered_ways would leave some NPU's rails at the plan's rates for want of the model (a flat
-// plan, `hold`, rails sharing links, nothing to forward) or where the rails are unequal (the
-// chunks are dealt over them: synth/plans/rail_deal.hpp).
+// plan, `hold`, rails sharing links, nothing to forward). It models the rails as staggered_ways
+// runs them: not where the chunks are dealt over unequal rails (synth/plans/rail_deal.hpp).
 std::optional<Time> staggered_estimate(const topo::Topology& t, const ServerPlan& plan,
                                        int chunks_per_npu, Bytes chunk_bytes, LinkModel model);
 
