@@ -563,15 +563,17 @@ class FlatSearch {
       // The method's best time so far, and its time at the last count. The pipelines' times need
       // not fall steadily: past a count that does not gain they try one more, unless the best is
       // within kDoublingEnough of the bound already (each count costs twice the last); the server
-      // plan, whose counts cost seconds on large clusters, stops there. Once past such a count,
-      // they go on only while what the last doubling gained, gained again, would beat the
-      // fastest.
+      // plan, whose counts cost seconds on large clusters, stops there. A count that gains ends
+      // the doubling where what it gained, gained again, would not beat the fastest (unless the
+      // pipelines persist far from the bound).
       // (The server plan's first count alone gains on its own time at `largest`, where it has
       // one: else that count is its first that does not gain.)
       Time previous = m == SynthMethod::ServerPlan ? plan_time(m, largest).value_or(-1) : -1;
       Time last = -1;
+      // The time the next count's gain is measured from: the last count's, or at the first the
+      // method's own time at `largest`, where the search made one.
+      Time trend = plan_time(m, largest).value_or(-1);
       int idle = 0;
-      bool extended = false;
       double last_seconds = next_count / 2;  // what the last count took
       // Where the fastest is far from the bound (over kPipelinesPersist of it) and they are close
       // to it (within kPipelinesContend), they also try their split variants.
@@ -616,10 +618,12 @@ class FlatSearch {
           best.algorithm = std::move(a);
           best.chunks_per_npu = k;
         }
-        // The first count over kPipelinesContend of the fastest is not promising: each count
-        // after it gains less than the one before.
-        const bool promising =
-            last < 0 ? contending(now) : 2 * now - last < best.algorithm.claimed_time;
+        // A count is promising where its gain, gained again, would beat the fastest: each count
+        // after it gains less than the one before. The first count over kPipelinesContend of the
+        // fastest is not, whatever it gained.
+        const bool promising = (last >= 0 || contending(now)) &&
+                               (trend < 0 || 2 * now - trend < best.algorithm.claimed_time);
+        trend = now;
         // Far from the bound but contending, the pipelines go on up to
         // kPipelineAllVariantsTransfers, gaining or not, while their times jump by over 0.5 % from
         // count to count or their chunks are of kPipelinesPersistChunk or more. Smaller settling
@@ -632,10 +636,9 @@ class FlatSearch {
                          !within_bound(t_, best.algorithm, kPipelinesPersist, bounds_of(o_));
         if (gaining) {
           idle = 0;
-          // Over kPipelinesContend of the fastest, and the last doubling's gain, gained again,
-          // would not reach it: a doubling's gain shrinks as the chunks do, so the next count
-          // cannot win either.
-          if ((extended || !contending(now)) && !promising && !far) break;
+          // The last doubling's gain, gained again, would not reach the fastest: a doubling's gain
+          // shrinks as the chunks do, so the next count cannot win either.
+          if (!promising && !far) break;
           continue;
         }
         // Under 0.5 % from doubling: enough.
@@ -647,7 +650,6 @@ class FlatSearch {
         if (transfers > kPipelineAllVariantsTransfers || (++idle >= 2 && !far) ||
             m != SynthMethod::PlanPipeline || close || !contending(now))
           break;
-        extended = true;
       }
       quiet.pipelines.variants = 0;
       quiet.pipelines.on_variant = nullptr;
