@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "synth/auto/portfolio.hpp"
+#include "synth/bounds/lower_bound.hpp"
 #include "synth/cost/timing.hpp"
 #include "synth/groups/composed.hpp"
 #include "synth/groups/composed_synthesis.hpp"
@@ -219,6 +220,7 @@ class FlatSearch {
 
   Made<ChunkingResult> run(Collective c) {
     if (std::optional<ChunkingResult> relayed = relay_first(c)) return std::move(*relayed);
+    if (std::optional<ChunkingResult> trees = trees_first(c)) return std::move(*trees);
     const auto began = Deadline::Clock::now();
     // What each plan made at each count (PortfolioOptions::on_plan), for double_plans.
     SynthOptions reporting = quiet_;
@@ -357,15 +359,63 @@ class FlatSearch {
     };
   }
 
-  // Each baseline's own chunk search, the fastest in place of `best` where it is faster.
-  void race_baselines(const Collective& c, ChunkingResult& best) const {
+  // An All-Reduce whose packed spanning trees (Blink's, the blink baseline) end under
+  // kTreesFirstBelow of the Reduce-Scatter + All-Gather figure (LowerBound::coarse): their answer
+  // raced by the other baselines, tenet's own search not made. Its methods join the two halves
+  // (synthesize_with), which come near that figure at best, not so far under it.
+  std::optional<ChunkingResult> trees_first(const Collective& c) const {
+    if (c.kind != CollectiveKind::AllReduce || o_.method != SynthMethod::Auto ||
+        !o_.portfolio.baselines)
+      return std::nullopt;
+    std::optional<BaselineSpec> blink;
+    for_each_baseline(t_, c, [&](const BaselineSpec& spec) {
+      if (!blink && spec.kind == BaselineKind::Blink) blink = spec;
+    });
+    if (!blink) return std::nullopt;
+    const Time halves = lower_bound(t_, c, c.chunk_bytes_for(total_bytes_), bounds_of(o_)).coarse;
+    const auto below = static_cast<Time>(kTreesFirstBelow * static_cast<double>(halves));
+    Made<ChunkingResult> searched = baseline_search(c, *blink, below);
+    ChunkingResult* trees = made(searched);
+    if (!trees || trees->algorithm.claimed_time >= below) return std::nullopt;
+    ChunkingResult best = std::move(*trees);
+    best.algorithm.method = "baseline " + blink->name();
+    best.algorithm.provenance = Provenance::of_baseline(blink->name());
+    best.algorithm.name = "tenet";
+    race_baselines(c, best, BaselineKind::Blink);
+    return best;
+  }
+
+  // Baseline `spec`'s own chunk search against `to_beat`. Blink's trees reduce below the RS+AG
+  // figure the other searches stop at (LowerBound::coarse): its counts go on to the bound itself.
+  Made<ChunkingResult> baseline_search(const Collective& c, const BaselineSpec& spec,
+                                       Time to_beat) const {
+    const bool blink = spec.kind == BaselineKind::Blink;
+    const std::function<bool(const Algorithm&)> at_valid_bound = [&](const Algorithm& a) {
+      return within_valid_bound(t_, a, 1 + kChunkSearchSlack, bounds_of(o_));
+    };
+    const auto& enough = blink ? at_valid_bound : at_bound_;
+    return search_chunks(
+        c, total_bytes_, max_chunks_per_npu_,
+        [&](const Collective& cc, Bytes chunk) {
+          return baseline_to_beat(spec, t_, cc, chunk, o_, to_beat, enough);
+        },
+        1, enough, blink ? std::min(budget_, kBlinkTransferBudget) : budget_, to_beat,
+        min_chunk_of(t_), o_.deadline);
+  }
+
+  // Each baseline's own chunk search (but `raced`'s, already made), the fastest in place of
+  // `best` where it is faster.
+  void race_baselines(const Collective& c, ChunkingResult& best,
+                      std::optional<BaselineKind> raced = std::nullopt) const {
     // Each baseline's search is independent (its time to beat is tenet's), so they run side by
     // side: as many as there are cores, and memory for one search each (its largest algorithm and
     // its best so far). The fastest wins, ties to the first listed, whichever finishes first.
     // Searches whose first count is already over the budget go one at a time: two at once take
     // nearly twice the memory and no less time.
     std::vector<BaselineSpec> specs;
-    for_each_baseline(t_, c, [&](const BaselineSpec& spec) { specs.push_back(spec); });
+    for_each_baseline(t_, c, [&](const BaselineSpec& spec) {
+      if (spec.kind != raced) specs.push_back(spec);
+    });
     const Time to_beat = best.algorithm.claimed_time;
     const uint64_t per_search =
         2 * kSynthBytesPerTransfer *
@@ -381,22 +431,9 @@ class FlatSearch {
     std::optional<std::pair<int, ChunkingResult>> fastest;
     // Dealt last listed first: hierarchical and the trees build step by step and take the longest,
     // the rings are quick plans.
-    // Blink's trees reduce below the RS+AG figure the other searches stop at (LowerBound::coarse):
-    // its counts go on to the bound itself.
-    const std::function<bool(const Algorithm&)> at_valid_bound = [&](const Algorithm& a) {
-      return within_valid_bound(t_, a, 1 + kChunkSearchSlack, bounds_of(o_));
-    };
     parallel_for(static_cast<int>(specs.size()), threads, [&](int job) {
       const int i = static_cast<int>(specs.size()) - 1 - job;
-      const bool blink = specs[i].kind == BaselineKind::Blink;
-      const auto& enough = blink ? at_valid_bound : at_bound_;
-      Made<ChunkingResult> searched = search_chunks(
-          c, total_bytes_, max_chunks_per_npu_,
-          [&](const Collective& cc, Bytes chunk) {
-            return baseline_to_beat(specs[i], t_, cc, chunk, o_, to_beat, enough);
-          },
-          1, enough, blink ? std::min(budget_, kBlinkTransferBudget) : budget_, to_beat,
-          min_chunk_of(t_), o_.deadline);
+      Made<ChunkingResult> searched = baseline_search(c, specs[i], to_beat);
       if (!made(searched)) return;  // it does not apply, or no count beats tenet
       ChunkingResult& r = std::get<ChunkingResult>(searched);
       std::lock_guard lock(m);

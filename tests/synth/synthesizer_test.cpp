@@ -14,6 +14,8 @@
 #include "synth/bounds/lower_bound.hpp"
 #include "synth/cost/timing.hpp"
 #include "synth/formats/algorithm_json.hpp"
+#include "synth/producers.hpp"
+#include "synth/tuning.hpp"
 #include "synth/verify/verify.hpp"
 #include "tests/synth/synthesizer_support.hpp"
 #include "tests/synth/test_support.hpp"
@@ -689,6 +691,45 @@ TEST(BestChunking, PlansThatCannotWinDoNotDouble) {
             r.algorithm.claimed_time);
   const Report report = verify(t, r.algorithm, {.max_reported = 3});
   EXPECT_TRUE(report.correct()) << testing::violation_text(report);
+}
+
+// An All-Reduce whose Blink trees end far under the Reduce-Scatter + All-Gather figure
+// (kTreesFirstBelow) is answered by them, raced by the other baselines, without tenet's own
+// search: every count tried is the trees' (their time at that count, or a floor over the figure).
+// Where they do not, the search is tenet's as before.
+TEST(Synthesizer, TreesFarUnderTheHalvesFigureAnswerWithoutTheSearch) {
+  const Bytes total = Bytes{64} << 20;
+  const auto line = topo::generate("line:8");
+  const Collective c = Collective::over_all(line, CollectiveKind::AllReduce);
+  const ChunkingResult r = synthesize_auto_chunks(line, c, total);
+  EXPECT_EQ(r.algorithm.method, "baseline blink");
+  const Time halves = lower_bound(line, c, c.chunk_bytes_for(total)).coarse;
+  EXPECT_LT(static_cast<double>(r.algorithm.claimed_time),
+            kTreesFirstBelow * static_cast<double>(halves));
+  int timed = 0;
+  for (const ChunkingResult::Try& x : r.tried) {
+    Collective at = c;
+    at.chunks_per_npu = x.chunks_per_npu;
+    const Time trees = make_algorithm("blink", line, at, at.chunk_bytes_for(total)).claimed_time;
+    if (x.floor) {
+      EXPECT_LE(x.time, trees) << x.chunks_per_npu;
+    } else {
+      EXPECT_EQ(x.time, trees) << x.chunks_per_npu;
+      ++timed;
+    }
+  }
+  EXPECT_GE(timed, 2);
+  const Report report = verify(line, r.algorithm, {.max_reported = 3});
+  EXPECT_TRUE(report.correct()) << testing::violation_text(report);
+  // On a ring the halves reach their figure and the trees do not go far under it.
+  const auto ring = topo::generate("ring:8");
+  const Collective around = Collective::over_all(ring, CollectiveKind::AllReduce);
+  const ChunkingResult searched = synthesize_auto_chunks(ring, around, total);
+  EXPECT_NE(searched.algorithm.method, "baseline blink");
+  Collective first = around;
+  first.chunks_per_npu = searched.tried.front().chunks_per_npu;
+  EXPECT_NE(searched.tried.front().time,
+            make_algorithm("blink", ring, first, first.chunk_bytes_for(total)).claimed_time);
 }
 
 TEST(Synthesizer, ExamplesVerify) {
