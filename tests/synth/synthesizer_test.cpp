@@ -702,7 +702,7 @@ TEST(Synthesizer, TreesFarUnderTheHalvesFigureAnswerWithoutTheSearch) {
   const auto line = topo::generate("line:8");
   const Collective c = Collective::over_all(line, CollectiveKind::AllReduce);
   const ChunkingResult r = synthesize_auto_chunks(line, c, total);
-  EXPECT_EQ(r.algorithm.method, "baseline blink");
+  EXPECT_EQ(r.algorithm.provenance, Provenance::of_baseline("blink")) << r.algorithm.method;
   const Time halves = lower_bound(line, c, c.chunk_bytes_for(total)).coarse;
   EXPECT_LT(static_cast<double>(r.algorithm.claimed_time),
             kTreesFirstBelow * static_cast<double>(halves));
@@ -725,7 +725,8 @@ TEST(Synthesizer, TreesFarUnderTheHalvesFigureAnswerWithoutTheSearch) {
   const auto ring = topo::generate("ring:8");
   const Collective around = Collective::over_all(ring, CollectiveKind::AllReduce);
   const ChunkingResult searched = synthesize_auto_chunks(ring, around, total);
-  EXPECT_NE(searched.algorithm.method, "baseline blink");
+  EXPECT_NE(searched.algorithm.provenance, Provenance::of_baseline("blink"))
+      << searched.algorithm.method;
   Collective first = around;
   first.chunks_per_npu = searched.tried.front().chunks_per_npu;
   EXPECT_NE(searched.tried.front().time,
