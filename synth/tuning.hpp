@@ -92,12 +92,12 @@ inline constexpr double kSymmetricEnough = 1.02;
 // tree through its height, which grows with the ranks (a 32x32 torus: never the fastest, and its
 // race doubled the command's CPU). `--algo blink` builds them at any size.
 inline constexpr int kBlinkPortfolioRanks = 256;
-// An All-Reduce's Blink trees are searched first, and where they end under this of the
-// Reduce-Scatter + All-Gather figure (LowerBound::coarse), tenet's own search is not made.
-inline constexpr double kTreesFirstBelow = 0.9;
 // ... and its chunk search there stops before about this many transfers (each count's timing is
 // most of the search; past it a doubling gains about 1 %).
 inline constexpr int64_t kBlinkTransferBudget = int64_t{1} << 21;
+// An All-Reduce's Blink trees are searched first, and where they end under this of the
+// Reduce-Scatter + All-Gather figure (LowerBound::coarse), tenet's own search is not made.
+inline constexpr double kTreesFirstBelow = 0.9;
 // The plain matcher on routed collectives only up to this many chunk-destinations.
 inline constexpr int64_t kRoutedMatcherWork = int64_t{1} << 26;
 // A server plan's matcher: at most this many bitset words scanned.
