@@ -362,7 +362,8 @@ class FlatSearch {
   // An All-Reduce whose packed spanning trees (Blink's, the blink baseline) end under
   // kTreesFirstBelow of the Reduce-Scatter + All-Gather figure (LowerBound::coarse): their answer
   // raced by the other baselines, tenet's own search not made. Its methods join the two halves
-  // (synthesize_with), which come near that figure at best, not so far under it.
+  // (synthesize_with), which come near that figure at best, not so far under it. Not tried where
+  // the lower bound itself is that high: no algorithm ends under it.
   std::optional<ChunkingResult> trees_first(const Collective& c) const {
     if (c.kind != CollectiveKind::AllReduce || o_.method != SynthMethod::Auto ||
         !o_.portfolio.baselines)
@@ -372,8 +373,9 @@ class FlatSearch {
       if (!blink && spec.kind == BaselineKind::Blink) blink = spec;
     });
     if (!blink) return std::nullopt;
-    const Time halves = lower_bound(t_, c, c.chunk_bytes_for(total_bytes_), bounds_of(o_)).coarse;
-    const auto below = static_cast<Time>(kTreesFirstBelow * static_cast<double>(halves));
+    const LowerBound bound = lower_bound(t_, c, c.chunk_bytes_for(total_bytes_), bounds_of(o_));
+    const auto below = static_cast<Time>(kTreesFirstBelow * static_cast<double>(bound.coarse));
+    if (bound.total >= below) return std::nullopt;
     Made<ChunkingResult> searched = baseline_search(c, *blink, below);
     ChunkingResult* trees = made(searched);
     if (!trees || trees->algorithm.claimed_time >= below) return std::nullopt;
