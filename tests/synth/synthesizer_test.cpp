@@ -695,7 +695,7 @@ TEST(BestChunking, PlansThatCannotWinDoNotDouble) {
 
 // An All-Reduce whose Blink trees end far under the Reduce-Scatter + All-Gather figure
 // (kTreesFirstBelow) is answered by them, raced by the other baselines, without tenet's own
-// search: every count tried is the trees' (their time at that count, or a floor over the figure).
+// search: every count tried is the trees' (their time at that count, or a floor under it).
 // Where they do not, the search is tenet's as before.
 TEST(Synthesizer, TreesFarUnderTheHalvesFigureAnswerWithoutTheSearch) {
   const Bytes total = Bytes{64} << 20;
