@@ -224,7 +224,25 @@ class Portfolio {
     if (NotMade* why = std::get_if<NotMade>(&under_hold)) return std::move(*why);
     Algorithm& a = std::get<Algorithm>(under_hold);
     a.link_model = LinkModel::Pipelined;
-    time(t_, a);
+    // Timed only where it may count. Its floor (synth::time_floor) over the fastest made here (the
+    // symmetric schedule waiting included): never kept (ties go to the others), left out. At or
+    // over the chunk search's time to beat (SynthOptions::to_beat): kept as that floor, untimed,
+    // and said so (SynthOptions::floored), as the matcher's are.
+    Time fastest = -1;
+    for (const std::optional<Algorithm>* other : {&best_, &symmetric_})
+      if (*other && (fastest < 0 || (*other)->claimed_time < fastest))
+        fastest = (*other)->claimed_time;
+    const Time floor = time_floor(t_, a);
+    if (fastest >= 0 && floor > fastest) {
+      if (o_.portfolio.on_matcher) o_.portfolio.on_matcher(MatcherRun::UnderHold, floor);
+      return std::nullopt;
+    }
+    if (o_.to_beat > 0 && floor >= o_.to_beat) {
+      a.claimed_time = floor;
+      if (o_.floored) *o_.floored = true;
+    } else {
+      time(t_, a);
+    }
     if (o_.portfolio.on_matcher) o_.portfolio.on_matcher(MatcherRun::UnderHold, a.claimed_time);
     std::string method = a.method + std::string(kUnderHold);
     Provenance made_by = a.provenance;
