@@ -148,7 +148,7 @@ struct PortfolioOptions {
   // their times at smaller counts that they cannot win at this one.
   unsigned leave_out = 0;
   // Whether `auto` leaves the server plan out: the chunk search predicts from its time at half the
-  // count that it cannot win at this one (kServerPlanBehind).
+  // count that it will not gain 0.5 % on the fastest at this one (kServerPlanBehind).
   bool leave_out_server_plan = false;
   // Whether `auto` leaves the flow plan's pipelines out: the chunk search predicts from their time
   // (or floor) at half the count that they cannot come within kPipelinesContend of the fastest at

@@ -63,8 +63,8 @@ inline constexpr Bytes kPipelinesPersistChunk = 4096;
 inline constexpr double kMatcherContend = 1.3;
 // The server plan is left out of a count where staggered_estimate, scaled by how the plan's time at
 // half the count compared with its estimate there (trusted within kServerPlanTrust), is over this
-// of the fastest so far (docs/tuning.md).
-inline constexpr double kServerPlanBehind = 1.05;
+// of the fastest so far: it is not predicted to gain 0.5 % (docs/tuning.md).
+inline constexpr double kServerPlanBehind = 0.995;
 inline constexpr double kServerPlanTrust = 0.05;
 // Over unequal rails, how far the server plan's deal may go from even shares towards the rails'
 // proportions: each tried, the one that leaves the busiest link least loaded kept
