@@ -143,5 +143,31 @@ TEST(Portfolio, TheSearchLeavesOutPipelinesThatCannotWin) {
   EXPECT_TRUE(report.correct()) << testing::violation_text(report);
 }
 
+// The best schedule under hold is re-timed only where it may win (synth/auto/portfolio.cpp,
+// run_under_hold): with a time to beat under every floor (SynthOptions::to_beat), the portfolio
+// says that its answer is only a floor, what it reports for the run under hold is no more than that
+// run's time when timed, and its answer claims no more than the fastest when everything is timed.
+TEST(Portfolio, TheScheduleUnderHoldIsTimedOnlyWhereItMayWin) {
+  // (A fabric of mixed speeds where that schedule contends: its floor is under its time.)
+  const topo::Topology t = topo::generate("random-fabric:7");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllReduce, 2);
+  SynthOptions o;
+  o.portfolio.baselines = false;
+  std::map<MatcherRun, Time> timed, floors;
+  o.portfolio.on_matcher = [&](MatcherRun run, Time time) { timed[run] = time; };
+  const Algorithm full = synthesize(t, c, kChunk, o);
+  ASSERT_EQ(timed.count(MatcherRun::UnderHold), 1U);
+  bool floored = false;
+  o.to_beat = 1;
+  o.floored = &floored;
+  o.portfolio.on_matcher = [&](MatcherRun run, Time time) { floors[run] = time; };
+  const Algorithm a = synthesize(t, c, kChunk, o);
+  EXPECT_TRUE(floored);
+  ASSERT_EQ(floors.count(MatcherRun::UnderHold), 1U);
+  EXPECT_LE(floors[MatcherRun::UnderHold], timed[MatcherRun::UnderHold]);
+  EXPECT_LT(floors[MatcherRun::UnderHold], timed[MatcherRun::UnderHold]) << "timed after all";
+  EXPECT_LE(a.claimed_time, full.claimed_time);
+}
+
 }  // namespace
 }  // namespace tenet::synth
