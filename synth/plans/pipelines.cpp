@@ -31,6 +31,7 @@ PipelineFill pipeline_fill(const topo::Topology& ft, const TreePacking& packing,
     arrival[tr.root] = 0;
     known[tr.root] = 1;
     Time last = 0;
+    const int height = shape.messages ? tree_height(tr) : 0;
     for (NodeId v = 0; v < n; ++v) {
       path.clear();  // v and its ancestors not yet known, deepest first
       for (NodeId at = v; !known[at]; at = tr.parent[at]) path.push_back(at);
@@ -41,7 +42,7 @@ PipelineFill pipeline_fill(const topo::Topology& ft, const TreePacking& packing,
             shape.messages
                 ? message_chunks(ft, tr, u,
                                  std::max(1, chunks_per_root * tr.copies / std::max(1, packing.k)),
-                                 chunk_bytes, rate / split)
+                                 chunk_bytes, rate / split, height)
                 : 1;
         Time hop = 0;
         for (size_t r = 0; r < tr.routes[u].size(); ++r) {
@@ -62,15 +63,26 @@ PipelineFill pipeline_fill(const topo::Topology& ft, const TreePacking& packing,
   return f;
 }
 
+int tree_height(const PackedTree& tr) {
+  int height = 0;
+  for (NodeId v = 0; v < static_cast<NodeId>(tr.parent.size()); ++v) {
+    int depth = 0;
+    for (NodeId x = v; tr.parent[x] >= 0; x = tr.parent[x]) ++depth;
+    height = std::max(height, depth);
+  }
+  return height;
+}
+
 int message_chunks(const topo::Topology& ft, const PackedTree& tr, NodeId v, int chunks,
-                   Bytes chunk_bytes, double rate) {
+                   Bytes chunk_bytes, double rate, int height) {
   if (!ft.charges_steps()) return 1;
   Time step = 0;
   for (const auto& route : tr.routes[v])
     for (LinkId l : route) step = std::max(step, ft.link(l).step);
   return balanced_message_chunks(
       chunks, step,
-      transfer_time(chunk_bytes, std::max<Bandwidth>(1, static_cast<Bandwidth>(rate))));
+      transfer_time(chunk_bytes, std::max<Bandwidth>(1, static_cast<Bandwidth>(rate))),
+      std::max(1, height - 1));
 }
 
 std::vector<int> block_dealing(const std::vector<int>& dealing, const TreePacking& packing) {
@@ -142,9 +154,11 @@ RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const Tre
     at.assign(static_cast<size_t>(n) * chunks, 0);
     for (int j = 0; j < chunks; ++j) at[static_cast<size_t>(tr.root) * chunks + j] = j;
     const double rate = per_copy * tr.copies / split;
+    const int height = depth[order.back()];
     for (NodeId v : order) {
       if (v == tr.root) continue;
-      const int m = shape.messages ? message_chunks(ft, tr, v, chunks, chunk_bytes, rate) : 1;
+      const int m =
+          shape.messages ? message_chunks(ft, tr, v, chunks, chunk_bytes, rate, height) : 1;
       const int64_t* from = &at[static_cast<size_t>(tr.parent[v]) * chunks];
       int64_t* to = &at[static_cast<size_t>(v) * chunks];
       int64_t free = 0;

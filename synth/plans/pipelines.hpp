@@ -78,14 +78,19 @@ class StreamSpeedup {
   std::vector<double> factor_;
 };
 
+// The most arcs from tree `tr`'s root down to one of its NPUs.
+int tree_height(const PackedTree& tr);
+
 // In messages (PipelineShape::messages), the chunks a stream sends as one transfer into `v` of
-// tree `tr`, which streams `chunks` chunks of `chunk_bytes` at `rate`: a transfer pays its route's
-// per-step cost s once (docs/model.md), so m chunks at a time spend N s / m of the stream's time
-// on steps, and each message delays the chunks below it by m - 1 chunk times c. Their sum is
-// least at m = sqrt(N s / c), which this rounds (at least 1, at most the chunks and
-// kMaxChunksPerTransfer). 1 where steps are not charged.
+// tree `tr`, of height `height` (tree_height), which streams `chunks` chunks of `chunk_bytes` at
+// `rate`: a transfer pays its route's per-step cost s once (docs/model.md), so m chunks at a time
+// spend N s / m of the stream's time on steps, and the last message still has to be forwarded by
+// the h - 1 NPUs below the first arc of the tree's deepest path, each holding it for m chunk times
+// c. Their sum, N s / m + (h - 1) m c, is least at m = sqrt(N s / ((h - 1) c)), which this rounds
+// (balanced_message_chunks: at least 1, at most the chunks and kMaxChunksPerTransfer; h - 1 taken
+// as at least 1). 1 where steps are not charged.
 int message_chunks(const topo::Topology& ft, const PackedTree& tr, NodeId v, int chunks,
-                   Bytes chunk_bytes, double rate);
+                   Bytes chunk_bytes, double rate, int height);
 
 // Per tree of a plan, as plan_pipeline streams it: `chunk_time`, a chunk's time at the tree's
 // rate (a chunk leaves the root each chunk time), and `last`, when its first chunk reaches its last

@@ -32,10 +32,11 @@ bool sends_messages(const Algorithm& a) {
   return false;
 }
 
-// message_chunks is sqrt(N s / c), rounded, at least 1 and at most N: on a two-NPU link with a
-// 2.6 us step, a stream of 100 chunks of 1 MB at 10 GB/s (c = 100 us) sends sqrt(2.6) -> 2 at a
-// time; of 16 KB chunks (c = 1.6 us), sqrt(162.5) -> 13; of 3 such chunks, sqrt(4.875) -> 2; of 3
-// chunks of 1 KB (c = 0.1 us), sqrt(78) capped at all 3. Without steps charged, one.
+// message_chunks is sqrt(N s / ((h - 1) c)), rounded, at least 1 and at most N (h - 1 at least
+// 1): on a two-NPU link with a 2.6 us step, a stream of 100 chunks of 1 MB at 10 GB/s (c = 100
+// us) sends sqrt(2.6) -> 2 at a time; of 16 KB chunks (c = 1.6 us), sqrt(162.5) -> 13; of 3 such
+// chunks, sqrt(4.875) -> 2; of 3 chunks of 1 KB (c = 0.1 us), sqrt(78) capped at all 3. Without
+// steps charged, one.
 TEST(PipelineMessages, MessageSizeBalancesStepsAgainstFill) {
   topo::Topology t = topo::parse_yaml(
       "npus: [a, b]\nlinks:\n  - {src: a, dst: b, bw: 100GB/s, lat: 1us, step: 2.6us}\n");
@@ -48,13 +49,43 @@ TEST(PipelineMessages, MessageSizeBalancesStepsAgainstFill) {
   tr.lanes = tr.shares;
   const double rate = 10e9;
   t.set_charges_steps(false);
-  EXPECT_EQ(message_chunks(t, tr, 1, 100, 16'000, rate), 1);
+  EXPECT_EQ(message_chunks(t, tr, 1, 100, 16'000, rate, 1), 1);
   t.set_charges_steps(true);
-  EXPECT_EQ(message_chunks(t, tr, 1, 100, 1'000'000, rate), 2);
-  EXPECT_EQ(message_chunks(t, tr, 1, 100, 16'000, rate), 13);
-  EXPECT_EQ(message_chunks(t, tr, 1, 3, 16'000, rate), 2);
-  EXPECT_EQ(message_chunks(t, tr, 1, 3, 1'000, rate), 3);
-  EXPECT_EQ(message_chunks(t, tr, 1, 1, 16'000, rate), 1);
+  EXPECT_EQ(message_chunks(t, tr, 1, 100, 1'000'000, rate, 1), 2);
+  EXPECT_EQ(message_chunks(t, tr, 1, 100, 16'000, rate, 1), 13);
+  EXPECT_EQ(message_chunks(t, tr, 1, 3, 16'000, rate, 1), 2);
+  EXPECT_EQ(message_chunks(t, tr, 1, 3, 1'000, rate, 1), 3);
+  EXPECT_EQ(message_chunks(t, tr, 1, 1, 16'000, rate, 1), 1);
+}
+
+// Down a deeper tree the last message waits at every NPU that forwards it, so messages are smaller:
+// on a chain of six NPUs (height 5, 2.6 us steps), the stream of 100 chunks of 16 KB at 10 GB/s
+// (c = 1.6 us) sends sqrt(162.5 / 4) -> 6 at a time into every NPU of the chain, not 13;
+// tree_height counts the chain's five arcs. A stream of 1 MB chunks sends them one by one
+// (sqrt(2.6 / 4) -> 1).
+TEST(PipelineMessages, DeeperTreesSendSmallerMessages) {
+  topo::Topology t = topo::parse_yaml(
+      "npus: 6\ndefaults: {bw: 100GB/s, lat: 1us, step: 2.6us}\nlinks:\n"
+      "  - {src: 0, dst: 1}\n  - {src: 1, dst: 2}\n  - {src: 2, dst: 3}\n"
+      "  - {src: 3, dst: 4}\n  - {src: 4, dst: 5}\n");
+  t.set_charges_steps(true);
+  PackedTree tr;
+  tr.root = 0;
+  tr.copies = 1;
+  tr.parent = {-1, 0, 1, 2, 3, 4};
+  tr.routes.assign(6, {});
+  tr.shares.assign(6, {});
+  for (NodeId v = 1; v < 6; ++v) {
+    tr.routes[v] = {{testing::link_between(t, v - 1, v)}};
+    tr.shares[v] = {1.0};
+  }
+  tr.lanes = tr.shares;
+  ASSERT_EQ(detail::tree_height(tr), 5);
+  const double rate = 10e9;
+  for (NodeId v = 1; v < 6; ++v) {
+    EXPECT_EQ(message_chunks(t, tr, v, 100, 16'000, rate, 5), 6) << "into npu" << v;
+    EXPECT_EQ(message_chunks(t, tr, v, 100, 1'000'000, rate, 5), 1) << "into npu" << v;
+  }
 }
 
 // block_dealing keeps each tree's number of chunks and gives each tree consecutive chunks of its
