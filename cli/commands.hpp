@@ -62,7 +62,10 @@ std::string describe_stop(const std::string& limit);
 // positive time of at most a day.
 class TimeLimit {
  public:
-  explicit TimeLimit(const std::string& limit);
+  // `reserve` seconds of the limit are kept back from the searches for what follows them
+  // (verifying and writing the answer; synth::Deadline), so that the command, not only its
+  // searches, ends near the limit.
+  explicit TimeLimit(const std::string& limit, double reserve = 0);
   ~TimeLimit();
   TimeLimit(const TimeLimit&) = delete;
   TimeLimit& operator=(const TimeLimit&) = delete;

@@ -21,6 +21,8 @@
 #include "synth/ir/traffic.hpp"
 #include "synth/memo.hpp"
 #include "synth/producers.hpp"
+#include "synth/synthesizer.hpp"
+#include "synth/tuning.hpp"
 #include "synth/verify/verify.hpp"
 #include "topo/io.hpp"
 #include "topo/limits.hpp"
@@ -32,6 +34,13 @@ namespace {
 // --restarts: each restart is a whole synthesis, run on all cores; past this a run has no end a
 // user would wait for.
 constexpr int kMaxRestarts = 1024;
+
+// Seconds to verify and write an answer to `c` (at one chunk per NPU under -k auto, where the
+// search starts): what --time-limit keeps back from the searches.
+double finish_reserve(synth::Collective c, bool auto_chunks) {
+  if (auto_chunks) c.chunks_per_npu = 1;
+  return static_cast<double>(synth::transfer_estimate(c)) * synth::kFinishSecondsPerTransfer;
+}
 
 // All-to-Allv: the traffic --traffic, --skew or --hot-experts give, or nothing.
 std::optional<synth::Traffic> traffic_of(const SynthArgs& args, const synth::Collective& c) {
@@ -217,7 +226,9 @@ void run_synth(const SynthArgs& args) {
   o.reduce_bandwidth = export_opts.reduce_bandwidth.value_or(0);
   const std::unique_ptr<synth::AlgorithmCache> cache = open_cache(args.cache);
   o.cache = cache.get();
-  const TimeLimit deadline(args.time_limit);
+  // The limit covers the whole command: the searches leave time to verify and write an answer as
+  // large as their first count's.
+  const TimeLimit deadline(args.time_limit, finish_reserve(c, args.chunks == "auto"));
   o.deadline = deadline.get();
   synth::SynthMemo memo;  // every row's flow plans and bounds, and their reports'
   o.memo = &memo;

@@ -24,10 +24,10 @@ extern "C" void on_interrupt(int sig) {
 void add_time_limit_flag(CLI::App* cmd, std::string& limit) {
   cmd->add_option("--time-limit", limit,
                   "Answer within about this long: seconds (5) or a time with a unit (500ms, 30s). "
-                  "The searches stop before a step that would end past it and the best verified "
-                  "algorithm found by then is the answer; the output says so. The first chunk "
-                  "count always runs. SIGINT or SIGTERM (Ctrl-C) does the same at once; a second "
-                  "one ends the process")
+                  "The searches stop before a step that would end past it (synth keeps back the "
+                  "time to verify and write its answer) and the best verified algorithm found by "
+                  "then is the answer; the output says so. The first chunk count always runs. "
+                  "SIGINT or SIGTERM (Ctrl-C) does the same at once; a second one ends the process")
       ->type_name("T");
 }
 
@@ -35,7 +35,7 @@ std::string describe_stop(const std::string& limit) {
   return limit.empty() ? "interrupted" : fmt::format("at --time-limit {}", limit);
 }
 
-TimeLimit::TimeLimit(const std::string& limit) {
+TimeLimit::TimeLimit(const std::string& limit, double reserve) {
   std::unique_ptr<synth::Deadline>& d = deadline_;
   if (limit.empty()) {
     d = std::make_unique<synth::Deadline>();
@@ -54,7 +54,7 @@ TimeLimit::TimeLimit(const std::string& limit) {
           fmt::format("--time-limit '{}': expected a time above 0 and at most a day, e.g. "
                       "5 or 500ms",
                       limit));
-    d = std::make_unique<synth::Deadline>(seconds);
+    d = std::make_unique<synth::Deadline>(seconds, reserve);
   }
   interruptible = d.get();
   std::signal(SIGINT, on_interrupt);

@@ -128,5 +128,8 @@ inline constexpr uint64_t kSimBytesPerTransfer = 120;
 inline constexpr uint64_t kSynthBytesPerTransfer = 52;
 // The transfer limit of an automatic chunk choice inside a simulation (tenet sim -k auto).
 inline constexpr int64_t kSimAutoChunkTransfers = int64_t{1} << 15;
+// What verifying an answer and writing its files take per transfer, on the high side: the share of
+// `tenet synth --time-limit` kept back from the searches (at one chunk per NPU's transfers).
+inline constexpr double kFinishSecondsPerTransfer = 1e-6;
 
 }  // namespace tenet::synth

@@ -9,6 +9,7 @@
 // its result is then not the full search's: the cache does not keep it.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 
@@ -20,10 +21,13 @@ class Deadline {
 
   // No limit: only an interruption ends the searches early.
   Deadline() = default;
-  // `seconds` from now.
-  explicit Deadline(double seconds)
+  // `seconds` from now, of which the last `reserve` are kept for what follows the searches
+  // (verifying and writing the answer): the searches see the limit that much earlier, and at
+  // once where the reserve is the whole limit or more (their first chunk count still runs).
+  explicit Deadline(double seconds, double reserve = 0)
       : at_(Clock::now() +
-            std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds))),
+            std::chrono::duration_cast<Clock::duration>(
+                std::chrono::duration<double>(std::max(0.0, seconds - std::max(0.0, reserve))))),
         limited_(true) {}
 
   // Whether a step expected to take `expected` seconds from now would end past the limit, or the

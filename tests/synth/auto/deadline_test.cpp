@@ -31,6 +31,21 @@ TEST(Deadline, ALimitIsReachedByAStepThatWouldEndPastIt) {
   EXPECT_TRUE(d.stopped());
 }
 
+// A reserve (the time to verify and write the answer) moves the limit the searches see earlier by
+// that much; a reserve of the whole limit or more is a limit reached at once.
+TEST(Deadline, AReserveIsKeptBackFromTheSearches) {
+  const Deadline d(7200, 3600);
+  EXPECT_FALSE(d.reached(1));
+  EXPECT_TRUE(d.reached(5400));  // before the limit, but into the reserve
+  const Deadline all(3600, 3600);
+  EXPECT_TRUE(all.limited());
+  EXPECT_TRUE(all.reached());
+  const Deadline more(1, 3600);
+  EXPECT_TRUE(more.reached());
+  const Deadline negative(3600, -7200);  // no reserve: the whole limit
+  EXPECT_FALSE(negative.reached(1800));
+}
+
 TEST(Deadline, AnInterruptionEndsTheSearchesAtOnce) {
   Deadline d;
   d.interrupt();
