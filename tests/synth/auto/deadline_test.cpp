@@ -37,11 +37,11 @@ TEST(Deadline, AReserveIsKeptBackFromTheSearches) {
   const Deadline d(7200, 3600);
   EXPECT_FALSE(d.reached(1));
   EXPECT_TRUE(d.reached(5400));  // before the limit, but into the reserve
-  const Deadline all(3600, 3600);
+  const Deadline all(3600, 3600);  // the searches' limit is now: any step ends past it
   EXPECT_TRUE(all.limited());
-  EXPECT_TRUE(all.reached());
+  EXPECT_TRUE(all.reached(1e-3));
   const Deadline more(1, 3600);
-  EXPECT_TRUE(more.reached());
+  EXPECT_TRUE(more.reached(1e-3));
   const Deadline negative(3600, -7200);  // no reserve: the whole limit
   EXPECT_FALSE(negative.reached(1800));
 }
