@@ -157,22 +157,87 @@ std::vector<Route> Router::equal_cost_routes(NodeId src, NodeId dst, int limit) 
 // lies on a least-cost route iff it is tight (cost(u) + w == cost(v)) and v is the destination or a
 // pass-through node that reaches it over tight links. An end asked for again (a direct All-to-All
 // asks each N - 1 times) gets whole searches from the source and to the destination, kept.
+//
+// Between two NPUs that pass nothing through (most pairs a baseline asks for), a route is a direct
+// link, or a link out of the source into a pass-through node a, a route from a to a pass-through
+// node b, and a link from b into the destination (a == b: no route between). Its cost is the sum,
+// so the least-cost routes come from the least-cost routes between a and b, kept per pair of
+// pass-through nodes (on a leaf-spine of N NPUs, a search per pair of leaves instead of per pair
+// of NPUs), for every link out of the source and into the destination; sorted by their links, the
+// order of the depth-first walk.
 struct RouteCache::Impl {
   const Router& router;
   std::unordered_map<NodeId, std::vector<Cost>> from, to;  // whole searches, kept
   std::vector<char> asked_from, asked_to;  // per node: asked for as a source, a destination
   std::vector<uint32_t> leads;  // per node: the pair (stamp) it leads to the destination for
   uint32_t stamp = 0;
+  struct Between {
+    int limit = 0;
+    std::vector<Route> routes;  // at most `limit`, in order
+  };
+  std::unordered_map<uint64_t, Between> between;  // per pair of pass-through nodes: their routes
 };
 
 RouteCache::RouteCache(const Router& r)
-    : impl_(std::make_unique<Impl>(Impl{r, {}, {}, {}, {}, {}, 0})) {}
+    : impl_(std::make_unique<Impl>(Impl{r, {}, {}, {}, {}, {}, 0, {}})) {}
 RouteCache::~RouteCache() = default;
+
+std::vector<Route> RouteCache::between_npus(NodeId src, NodeId dst, int limit) {
+  Impl& m = *impl_;
+  const Topology& t = m.router.topo_;
+  struct Candidate {
+    Cost cost;
+    LinkId first, last;                // `last` -1: a direct link
+    const std::vector<LinkId>* inner;  // between a and b (null: none)
+  };
+  std::vector<Candidate> candidates;
+  for (LinkId l : t.out_links(src)) {
+    const Link& out = t.link(l);
+    if (out.dst == dst) {
+      candidates.push_back({Cost{out.latency, 1}, l, -1, nullptr});
+      continue;
+    }
+    if (!t.passes_through(out.dst)) continue;
+    for (LinkId k : t.in_links(dst)) {
+      const Link& in = t.link(k);
+      if (!t.passes_through(in.src)) continue;
+      const Cost ends{out.latency + in.latency, 2};
+      if (out.dst == in.src) {
+        candidates.push_back({ends, l, k, nullptr});
+        continue;
+      }
+      const uint64_t key = static_cast<uint64_t>(out.dst) << 32 | static_cast<uint32_t>(in.src);
+      Impl::Between& kept = m.between[key];
+      if (kept.limit != limit) kept = {limit, equal_cost_routes(out.dst, in.src, limit)};
+      for (const Route& r : kept.routes)
+        candidates.push_back(
+            {CostPlus()(ends, Cost{r.latency, static_cast<int>(r.links.size())}), l, k, &r.links});
+    }
+  }
+  if (candidates.empty()) return {};
+  Cost best = kInfinity;
+  for (const Candidate& c : candidates) best = std::min(best, c.cost);
+  std::vector<std::vector<LinkId>> routes;
+  for (const Candidate& c : candidates) {
+    if (c.cost != best) continue;
+    std::vector<LinkId> links{c.first};
+    if (c.inner) links.insert(links.end(), c.inner->begin(), c.inner->end());
+    if (c.last >= 0) links.push_back(c.last);
+    routes.push_back(std::move(links));
+  }
+  std::sort(routes.begin(), routes.end());
+  if (static_cast<int>(routes.size()) > limit) routes.resize(limit);
+  std::vector<Route> out;
+  out.reserve(routes.size());
+  for (std::vector<LinkId>& links : routes) out.push_back(make_route(t, std::move(links)));
+  return out;
+}
 
 std::vector<Route> RouteCache::equal_cost_routes(NodeId src, NodeId dst, int limit) {
   if (src == dst || limit <= 0) return {};
   Impl& m = *impl_;
   const Topology& t = m.router.topo_;
+  if (!t.passes_through(src) && !t.passes_through(dst)) return between_npus(src, dst, limit);
   const Router::Views& views = *m.router.views_;
   // Least costs from `end` to every node, or (reversed) from every node to `end`, over routes whose
   // interior nodes pass traffic through. Per pair, Router::equal_cost_routes keeps the other end as

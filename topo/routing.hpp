@@ -64,6 +64,9 @@ class RouteCache {
   std::vector<Route> equal_cost_routes(NodeId src, NodeId dst, int limit = 16);
 
  private:
+  // equal_cost_routes between NPUs that pass nothing through, from the routes between the
+  // pass-through nodes they link to (kept).
+  std::vector<Route> between_npus(NodeId src, NodeId dst, int limit);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -36,7 +36,7 @@ TEST(Deadline, ALimitIsReachedByAStepThatWouldEndPastIt) {
 TEST(Deadline, AReserveIsKeptBackFromTheSearches) {
   const Deadline d(7200, 3600);
   EXPECT_FALSE(d.reached(1));
-  EXPECT_TRUE(d.reached(5400));  // before the limit, but into the reserve
+  EXPECT_TRUE(d.reached(5400));    // before the limit, but into the reserve
   const Deadline all(3600, 3600);  // the searches' limit is now: any step ends past it
   EXPECT_TRUE(all.limited());
   EXPECT_TRUE(all.reached(1e-3));
