@@ -80,6 +80,7 @@ class Planned {
 
   // The matcher alone; nothing when its work is over `work_budget` (0: none).
   std::optional<Algorithm> plain_matcher(double work_budget) const {
+    if (work_budget > 0 && least_matcher_work(ft(), forward_) > work_budget) return std::nullopt;
     ChannelGraph g(ft(), chunk_bytes_, o_.link_model, o_.ecmp_routes);
     if (work_budget > 0 && matcher_work(g, forward_) > work_budget) return std::nullopt;
     return build(t_, g, run_forward(ft(), g, forward_, o_), plan_, c_, chunk_bytes_, o_);

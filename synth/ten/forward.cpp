@@ -180,9 +180,41 @@ Algorithm build(const topo::Topology& t, const ChannelGraph& g, RawList raw,
   return a;
 }
 
-double matcher_work(const ChannelGraph& g, const Collective& forward) {
-  return static_cast<double>(g.size()) * static_cast<double>(transfer_estimate(forward)) /
+namespace {
+
+double work_of(double channels, const Collective& forward) {
+  return channels * static_cast<double>(transfer_estimate(forward)) /
          static_cast<double>(std::max(1, forward.num_ranks()));
+}
+
+}  // namespace
+
+double matcher_work(const ChannelGraph& g, const Collective& forward) {
+  return work_of(static_cast<double>(g.size()), forward);
+}
+
+double least_matcher_work(const topo::Topology& t, const Collective& forward) {
+  int64_t channels = 0;
+  for (const topo::Link& l : t.links()) channels += t.is_npu(l.src) && t.is_npu(l.dst);
+  if (t.num_switches() > 0) {
+    std::vector<int> seen(t.num_nodes(), -1);  // per node, the last NPU whose search reached it
+    std::vector<NodeId> queue;
+    for (NodeId u = 0; u < t.num_npus(); ++u) {
+      queue.assign({u});
+      seen[u] = u;
+      for (size_t i = 0; i < queue.size(); ++i)
+        for (topo::LinkId l : t.out_links(queue[i])) {
+          const NodeId v = t.link(l).dst;
+          if (seen[v] == u) continue;
+          seen[v] = u;
+          if (t.is_switch(v))
+            queue.push_back(v);  // a route's interior: switches alone
+          else if (queue[i] != u)
+            ++channels;  // an NPU reached through switches
+        }
+    }
+  }
+  return work_of(static_cast<double>(channels), forward);
 }
 
 }  // namespace tenet::synth::detail

@@ -50,5 +50,10 @@ Algorithm build(const topo::Topology& t, const ChannelGraph& g, RawList raw,
 // deliveries wakes the channels through the links it frees, which through switches are about every
 // channel per NPU.
 double matcher_work(const ChannelGraph& g, const Collective& forward);
+// A lower bound on matcher_work over every channel of `t` (ChannelGraph's first constructor),
+// without building them: one channel per link between two NPUs, and at least one per ordered pair
+// of NPUs joined through switches alone (its quickest route). A breadth-first search per NPU over
+// the switches, no routes or costs: where even this is over a budget, the graph is not built.
+double least_matcher_work(const topo::Topology& t, const Collective& forward);
 
 }  // namespace tenet::synth::detail
