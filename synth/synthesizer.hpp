@@ -154,6 +154,11 @@ struct PortfolioOptions {
   // (or floor) at half the count that they cannot come within kPipelinesContend of the fastest at
   // this one.
   bool leave_out_pipelines = false;
+  // Whether the caller races every baseline itself (the chunk search past its first count, which
+  // races them afterwards, each at its own counts): where `auto` makes nothing here (its methods
+  // left out, the plain matcher over its budget), it answers NotMade instead of building every
+  // baseline at this count to return the fastest.
+  bool baselines_raced = false;
 };
 
 class AlgorithmCache;  // synth/cache/algorithm_cache.hpp
@@ -208,6 +213,7 @@ inline SynthOptions part_options(SynthOptions o) {
   o.portfolio.leave_out = 0;
   o.portfolio.leave_out_server_plan = false;
   o.portfolio.leave_out_pipelines = false;
+  o.portfolio.baselines_raced = false;
   o.progress = nullptr;
   o.to_beat = -1;
   o.floored = nullptr;

@@ -246,6 +246,10 @@ class FlatSearch {
           o.portfolio.leave_out = leave_out_matchers(count, fastest);
           o.portfolio.leave_out_server_plan = leave_out_server_plan(cc, chunk, fastest);
           o.portfolio.leave_out_pipelines = leave_out_pipelines(count, fastest);
+          // Past the first count, the baselines race afterwards at their own counts
+          // (race_baselines): a count whose methods are all left out makes nothing.
+          o.portfolio.baselines_raced =
+              count > 1 && o_.method == SynthMethod::Auto && o_.portfolio.baselines;
           if (transfer_estimate(cc) > kAutoChunkTurnTransfers) {
             o.to_beat = fastest;
             o.floored = &floored;

@@ -66,7 +66,11 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
     const auto began = Deadline::Clock::now();
     ChunkMade outcome = make(c, chunk);
     last_seconds = seconds_since(began);
-    if (NotMade* why = std::get_if<NotMade>(&outcome)) return std::move(*why);
+    // A count past the first that makes nothing ends the search with what it has.
+    if (NotMade* why = std::get_if<NotMade>(&outcome)) {
+      if (k > first && (have || least_floor >= 0)) break;
+      return std::move(*why);
+    }
     if (const CannotBeat* e = std::get_if<CannotBeat>(&outcome)) {
       now = e->floor;
       transfers = e->transfers;

@@ -97,7 +97,7 @@ class Portfolio {
     run_matcher();
     if (any_ && o_.link_model == LinkModel::Pipelined && mixed_speeds(t_) && !out_of_time() &&
         !left_out(MatcherRun::UnderHold))
-      if (std::optional<NotMade> why = run_under_hold()) return std::move(*why);
+      run_under_hold();
     run_plans();
     // Nothing made without the scarce matcher (no plan applies here): it runs after all.
     if (!best_ && !symmetric_ && left_out(scarce_run_)) run_matcher(/*even_left_out=*/true);
@@ -110,7 +110,14 @@ class Portfolio {
                                                   : "a symmetric schedule here");
       best_->provenance.matcher_left_out = true;
     }
-    if (!best_ && matcher_over_budget_) fall_back_to_baselines();
+    if (!best_ && matcher_over_budget_) {
+      if (o_.portfolio.baselines_raced && !symmetric_)
+        return NotMade{fmt::format(
+            "method {}: every method that applies was left out at {} chunks per NPU (the plain "
+            "matcher over its budget), and the baselines race at their own counts",
+            to_string(o_.method), c_.chunks_per_npu)};
+      fall_back_to_baselines();
+    }
     if (symmetric_) consider_made(std::move(symmetric_));
     if (!best_)
       return NotMade{fmt::format(
@@ -208,8 +215,9 @@ class Portfolio {
   // pipeline's transfers are the same under either model, and run_plans builds and times every
   // variant under the pipelined model it is judged by (only which split variants are tried
   // depends on the times). The matchers' schedules do depend on the model: they run.
-  // (Nothing under hold: why, and the portfolio ends there.)
-  std::optional<NotMade> run_under_hold() {
+  // Nothing made under hold (the plain matcher over its budget, and no symmetric schedule): it
+  // adds nothing, and the rest of the portfolio decides.
+  void run_under_hold() {
     SynthOptions hold = o_;
     hold.link_model = LinkModel::Hold;
     hold.progress = nullptr;
@@ -220,8 +228,11 @@ class Portfolio {
     // fastest, re-timed, is this run's time, below.)
     hold.to_beat = -1;  // a time under pipelined: no floor under hold compares with it
     hold.floored = nullptr;
+    // Its answer is the matcher's schedule under hold, or nothing: the baselines it would fall
+    // back to are this portfolio's caller's to race, under the pipelined model.
+    hold.portfolio.baselines_raced = true;
     Made<Algorithm> under_hold = Portfolio(t_, c_, chunk_bytes_, hold, true).run();
-    if (NotMade* why = std::get_if<NotMade>(&under_hold)) return std::move(*why);
+    if (std::holds_alternative<NotMade>(under_hold)) return;
     Algorithm& a = std::get<Algorithm>(under_hold);
     a.link_model = LinkModel::Pipelined;
     // Timed only where it may count. Its floor (synth::time_floor) over the fastest made here (the
@@ -235,7 +246,7 @@ class Portfolio {
     const Time floor = time_floor(t_, a);
     if (fastest >= 0 && floor > fastest) {
       if (o_.portfolio.on_matcher) o_.portfolio.on_matcher(MatcherRun::UnderHold, floor);
-      return std::nullopt;
+      return;
     }
     if (o_.to_beat > 0 && floor >= o_.to_beat) {
       a.claimed_time = floor;
@@ -248,7 +259,7 @@ class Portfolio {
     Provenance made_by = a.provenance;
     made_by.under_hold = true;
     consider(std::move(a), std::move(method), std::move(made_by));
-    return std::nullopt;
+    return;
   }
 
   // Whether `a` is over 0.5 % above the lower bound.
