@@ -507,6 +507,26 @@ TEST(BestChunking, ATurnPastTheFastestEndsASearch) {
 // T(k) = A + B/k + C k and floors F(k) = (uA + vB/k + wC k)/8 with u, v, w in 0..8, the search
 // finds what the full search finds whenever that beats the time, and says NotMade where every count
 // was a floor.
+// A count past the first that makes nothing (every method left out there: NotMade) ends the
+// search with what it has; a first count that makes nothing is the search's answer.
+TEST(BestChunking, ACountThatMakesNothingEndsTheSearch) {
+  const auto t = topo::generate("switch:4");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
+  auto search = [&](int nothing_from) {
+    auto make = [&](const Collective& cc, Bytes) -> ChunkMade {
+      if (cc.chunks_per_npu >= nothing_from) return NotMade{"left out"};
+      return claiming(cc, 100'000 / cc.chunks_per_npu);
+    };
+    return search_chunks(c, Bytes{1} << 30, 16, make, 1, {}, int64_t{1} << 40, -1, 0, nullptr);
+  };
+  const Made<ChunkingResult> cut = search(4);
+  ASSERT_TRUE(made(cut));
+  EXPECT_EQ(made(cut)->chunks_per_npu, 2);
+  EXPECT_EQ(made(cut)->tried.size(), 2u);
+  EXPECT_EQ(made(cut)->algorithm.claimed_time, 50'000);
+  EXPECT_FALSE(made(search(1)));
+}
+
 TEST(BestChunking, FloorsStandInForTimesThatCannotWin) {
   const auto t = topo::generate("switch:256");
   const Collective c = Collective::over_all(t, CollectiveKind::AllGather);

@@ -6,9 +6,12 @@
 
 #include <algorithm>
 #include <map>
+#include <random>
 #include <vector>
 
 #include "synth/synthesizer.hpp"
+#include "synth/ten/channel_graph.hpp"
+#include "synth/ten/forward.hpp"
 #include "synth/tuning.hpp"
 #include "synth/verify/verify.hpp"
 #include "tests/synth/test_support.hpp"
@@ -167,6 +170,48 @@ TEST(Portfolio, TheScheduleUnderHoldIsTimedOnlyWhereItMayWin) {
   EXPECT_LE(floors[MatcherRun::UnderHold], timed[MatcherRun::UnderHold]);
   EXPECT_LT(floors[MatcherRun::UnderHold], timed[MatcherRun::UnderHold]) << "timed after all";
   EXPECT_LE(a.claimed_time, full.claimed_time);
+}
+
+// Where every method is left out (a group of some of the NPUs, which no plan covers, and the plain
+// matcher over its budget), `auto` falls back to the fastest baseline, correct, unless the caller
+// races the baselines itself (PortfolioOptions::baselines_raced, the chunk search past its first
+// count): then it makes nothing.
+TEST(Portfolio, WithEveryMethodLeftOutTheBaselinesAreTheCallers) {
+  const topo::Topology t = topo::generate("leafspine:2x4");
+  Collective c = Collective::over_all(t, CollectiveKind::AllGather, 2);
+  c.ranks = {0, 1, 2, 4, 5, 6};
+  SynthOptions o;
+  o.portfolio.team_relay = false;
+  o.portfolio.matcher_work = 1;
+  o.portfolio.matcher_work_beside_servers = 1;
+  Made<Algorithm> fallen = try_synthesize(t, c, kChunk, o);
+  ASSERT_TRUE(made(fallen)) << std::get<NotMade>(fallen).why;
+  EXPECT_EQ(made(fallen)->provenance.producer, Producer::Baseline) << made(fallen)->method;
+  EXPECT_TRUE(verify(t, *made(fallen)).correct());
+  o.portfolio.baselines_raced = true;
+  Made<Algorithm> raced = try_synthesize(t, c, kChunk, o);
+  EXPECT_FALSE(made(raced)) << made(raced)->method;
+}
+
+// The plain matcher's work is never under its lower bound (least_matcher_work, which decides
+// without building the channels that it is over a budget): on switched, direct, routed and mixed
+// fabrics, forward and reversed.
+TEST(Portfolio, TheMatchersLeastWorkIsABound) {
+  std::mt19937_64 rng(23);
+  std::vector<topo::Topology> fabrics;
+  for (const char* spec : {"leafspine:4x4,spines=2", "nvcluster:2x4,net=fattree", "dragonfly:3x3x2",
+                           "mesh2d:3x3", "mesh2d:3x3,router=true", "dgx1", "switch:6",
+                           "ring:3,bw=25GB/s,lat=1us x switch:3,bw=50GB/s,lat=0.5us"})
+    fabrics.push_back(topo::generate(spec));
+  for (int i = 0; i < 20; ++i) fabrics.push_back(testing::random_topology(rng, 8));
+  for (const topo::Topology& t : fabrics)
+    for (const topo::Topology& on : {t, topo::reversed(t)}) {
+      const Collective c = Collective::over_all(on, CollectiveKind::AllGather, 2);
+      const detail::ChannelGraph g(on, kChunk, LinkModel::Pipelined, 8);
+      const double least = detail::least_matcher_work(on, c), work = detail::matcher_work(g, c);
+      EXPECT_LE(least, work) << t.name();
+      EXPECT_GT(least, 0) << t.name();
+    }
 }
 
 }  // namespace
