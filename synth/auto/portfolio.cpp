@@ -259,7 +259,6 @@ class Portfolio {
     Provenance made_by = a.provenance;
     made_by.under_hold = true;
     consider(std::move(a), std::move(method), std::move(made_by));
-    return;
   }
 
   // Whether `a` is over 0.5 % above the lower bound.
