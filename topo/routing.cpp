@@ -218,9 +218,12 @@ std::vector<Route> RouteCache::between_npus(NodeId src, NodeId dst, int limit) {
   Cost best = kInfinity;
   for (const Candidate& c : candidates) best = std::min(best, c.cost);
   std::vector<std::vector<LinkId>> routes;
+  routes.reserve(candidates.size());
   for (const Candidate& c : candidates) {
     if (c.cost != best) continue;
-    std::vector<LinkId> links{c.first};
+    std::vector<LinkId> links;
+    links.reserve(2 + (c.inner ? c.inner->size() : 0));
+    links.push_back(c.first);
     if (c.inner) links.insert(links.end(), c.inner->begin(), c.inner->end());
     if (c.last >= 0) links.push_back(c.last);
     routes.push_back(std::move(links));

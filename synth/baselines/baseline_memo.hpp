@@ -1,5 +1,5 @@
 // What the baselines keep between builds (SynthMemo::baselines, try_baseline's `memo`): Blink's
-// packed trees (blink.cpp) and the channel rings (find_ring_channels), which depend on the
+// packed trees (blink.cpp) and the channel rings (search_ring_channels), which depend on the
 // topology and the ranks alone, not on the chunks or their size. A chunk search builds each
 // baseline at every count it tries, and a simulator at every size of a collective; with a memo
 // each finds its trees and rings once. Safe to share between threads.
@@ -32,7 +32,7 @@ class BaselineMemo {
       const topo::Topology& t, const std::vector<topo::NodeId>& ranks,
       const std::function<std::shared_ptr<const detail::BlinkPacking>()>& pack);
 
-  // find_ring_channels(t, members, wanted, both_ways): the rings kept, else what `find` finds,
+  // search_ring_channels(t, members, wanted, both_ways): the rings kept, else what `find` finds,
   // kept (as `blink`).
   std::vector<RingChannel> rings(const topo::Topology& t, const std::vector<topo::NodeId>& members,
                                  int wanted, bool both_ways,

@@ -15,11 +15,14 @@
 namespace tenet::synth::detail {
 namespace {
 
-// find_ring_channels, kept in `memo` where one is given.
+// find_ring_channels, its searches kept in `memo` where one is given (the ring's search both ways
+// round is the bidirectional ring's).
 std::vector<RingChannel> channel_rings(BaselineMemo* memo, const Topology& t,
                                        const std::vector<NodeId>& ranks, int channels, bool bidir) {
-  auto find = [&] { return find_ring_channels(t, ranks, channels, bidir); };
-  return memo ? memo->rings(t, ranks, channels, bidir, find) : find();
+  return find_ring_channels(channels, bidir, [&](bool both_ways) {
+    auto search = [&] { return search_ring_channels(t, ranks, channels, both_ways); };
+    return memo ? memo->rings(t, ranks, channels, both_ways, search) : search();
+  });
 }
 
 // `chunks` dealt to the channels in order, each a share in proportion to its rate.

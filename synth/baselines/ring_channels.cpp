@@ -246,8 +246,6 @@ std::optional<std::vector<int>> server_ring(const Ways& w,
 }  // namespace
 
 namespace {
-std::vector<RingChannel> search_rings(const topo::Topology& t, const std::vector<NodeId>& members,
-                                      int wanted, bool both_ways);
 Bandwidth total_rate(const std::vector<RingChannel>& rings) {
   Bandwidth sum = 0;
   for (const RingChannel& r : rings) sum += r.rate;
@@ -258,18 +256,24 @@ Bandwidth total_rate(const std::vector<RingChannel>& rings) {
 std::vector<RingChannel> find_ring_channels(const topo::Topology& t,
                                             const std::vector<NodeId>& members, int wanted,
                                             bool both_ways) {
-  std::vector<RingChannel> rings = search_rings(t, members, wanted, both_ways);
+  return find_ring_channels(wanted, both_ways,
+                            [&](bool b) { return search_ring_channels(t, members, wanted, b); });
+}
+
+std::vector<RingChannel> find_ring_channels(
+    int wanted, bool both_ways, const std::function<std::vector<RingChannel>(bool)>& search) {
+  std::vector<RingChannel> rings = search(both_ways);
   if (!both_ways && wanted == 0) {
     // A ring and its reverse are rings too: keep whichever search fed more bandwidth.
-    std::vector<RingChannel> paired = search_rings(t, members, wanted, true);
+    std::vector<RingChannel> paired = search(true);
     if (total_rate(paired) > total_rate(rings)) rings = std::move(paired);
   }
   return rings;
 }
 
-namespace {
-std::vector<RingChannel> search_rings(const topo::Topology& t, const std::vector<NodeId>& members,
-                                      int wanted, bool both_ways) {
+std::vector<RingChannel> search_ring_channels(const topo::Topology& t,
+                                              const std::vector<NodeId>& members, int wanted,
+                                              bool both_ways) {
   const int p = static_cast<int>(members.size());
   if (p < 2 || p > kMaxSearchedNpus) return {};
   Ways w(t, members);
@@ -323,6 +327,5 @@ std::vector<RingChannel> search_rings(const topo::Topology& t, const std::vector
   }
   return rings;
 }
-}  // namespace
 
 }  // namespace tenet::synth

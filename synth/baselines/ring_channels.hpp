@@ -16,6 +16,7 @@
 // rings are repeated and share their links at part rate (as NCCL's extra channels do).
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "topo/topology.hpp"
@@ -38,6 +39,14 @@ inline constexpr int kMaxChannels = 32;
 std::vector<RingChannel> find_ring_channels(const topo::Topology& t,
                                             const std::vector<topo::NodeId>& members, int wanted,
                                             bool both_ways);
+// One search of find_ring_channels: the rings found one way round, or both ways. Where asked one
+// way for as many as fit (`wanted` 0), find_ring_channels searches both ways round too and keeps
+// whichever fed more bandwidth: `search(b)` is its search, b saying both ways round (a memo's).
+std::vector<RingChannel> search_ring_channels(const topo::Topology& t,
+                                              const std::vector<topo::NodeId>& members, int wanted,
+                                              bool both_ways);
+std::vector<RingChannel> find_ring_channels(
+    int wanted, bool both_ways, const std::function<std::vector<RingChannel>(bool)>& search);
 inline constexpr int kMaxSearchedNpus = 1024;
 
 }  // namespace tenet::synth
