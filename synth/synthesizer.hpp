@@ -313,7 +313,10 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
 // it (2·T(2k) - T(k) at least it). `steep_turn` (0: none): below kAutoChunkTurnTransfers too, a
 // count more than this slower than the fastest, found at the count before past the first count,
 // ends the search (tenet's own flat search: kChunkSearchSteepTurn); so do, from
-// kFlatSearchCheapTransfers, two counts in a row that gain nothing on the fastest.
+// kFlatSearchCheapTransfers, two counts in a row that gain nothing on the fastest. `bound` (0:
+// none), a lower bound on every count's time: a doubling at most halves a count's time over it,
+// not its whole time (T(2k) - bound >= (T(k) - bound) / 2 where T(k) = B + F / k + S k and
+// B >= bound), so fewer counts ahead can beat `to_beat`.
 Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chunks_per_npu,
                                    const ChunkMaker& make, int first = 1,
                                    const std::function<bool(const Algorithm&)>& enough = {},
@@ -321,7 +324,7 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
                                    Time to_beat = -1, Bytes min_chunk = 0,
                                    const Deadline* deadline = nullptr,
                                    const std::function<Time(const Collective&)>& rival = {},
-                                   double steep_turn = 0);
+                                   double steep_turn = 0, Time bound = 0);
 // The smallest chunk `-k auto` makes on `t`: kMinChunkBytes where `t` charges per-step costs
 // (topo::Topology::charges_steps), else 1 B (the bytes-only model has no reason for one).
 inline Bytes min_chunk_of(const topo::Topology& t) {

@@ -403,29 +403,81 @@ class FlatSearch {
       return within_valid_bound(t_, a, 1 + kChunkSearchSlack, bounds_of(o_));
     };
     const auto& enough = blink ? at_valid_bound : at_bound_;
+    // Each count must beat `to_beat` and the fastest count this search made: one that cannot is
+    // not timed (nor built, where the baseline has a plan), as it could not be kept. Floors fall
+    // and rise with the chunks as times go (search_chunks): a count that cannot win, whose floor
+    // is at or over the count before's (made or not), has none ahead that can; the search ends
+    // there.
+    Time beat = to_beat;
+    Time last_floor = -1;
+    const Time bound =
+        to_beat > 0 ? lower_bound(t_, c, c.chunk_bytes_for(total_bytes_), bounds_of(o_)).bandwidth
+                    : 0;
     return search_chunks(
         c, total_bytes_, max_chunks_per_npu_,
-        [&](const Collective& cc, Bytes chunk) {
-          return baseline_to_beat(spec, t_, cc, chunk, o_, to_beat, enough);
+        [&](const Collective& cc, Bytes chunk) -> ChunkMade {
+          Time floor = -1;
+          ChunkMade m = baseline_to_beat(spec, t_, cc, chunk, o_, beat, enough, &floor);
+          if (const Algorithm* a = std::get_if<Algorithm>(&m))
+            if (beat <= 0 || a->claimed_time < beat) beat = a->claimed_time;
+          const bool rose =
+              std::holds_alternative<CannotBeat>(m) && last_floor >= 0 && floor >= last_floor;
+          last_floor = floor;
+          if (rose)
+            return NotMade{fmt::format("{}'s floor rose to {} at {} chunks per NPU", spec.name(),
+                                       format_time(floor), cc.chunks_per_npu)};
+          return m;
         },
         1, enough, blink ? std::min(budget_, kBlinkTransferBudget) : budget_, to_beat,
-        min_chunk_of(t_), o_.deadline);
+        min_chunk_of(t_), o_.deadline, {}, 0, bound);
+  }
+
+  // Of `specs`, the first of the rings whose plan's floor at one chunk per NPU is the least, or
+  // nothing where no ring has a plan.
+  std::optional<int> most_promising_ring(const Collective& c,
+                                         const std::vector<BaselineSpec>& specs) const {
+    Collective one = c;
+    one.chunks_per_npu = 1;
+    std::optional<int> out;
+    Time least = 0;
+    for (int i = 0; i < static_cast<int>(specs.size()); ++i)
+      if (std::optional<PlanFloor> plan =
+              ring_plan_floor(specs[i], t_, one, one.chunk_bytes_for(total_bytes_), o_);
+          plan && (!out || plan->floor < least)) {
+        out = i;
+        least = plan->floor;
+      }
+    return out;
   }
 
   // Each baseline's own chunk search (but `raced`'s, already made), the fastest in place of
   // `best` where it is faster.
   void race_baselines(const Collective& c, ChunkingResult& best,
                       std::optional<BaselineKind> raced = std::nullopt) const {
-    // Each baseline's search is independent (its time to beat is tenet's), so they run side by
-    // side: as many as there are cores, and memory for one search each (its largest algorithm and
-    // its best so far). The fastest wins, ties to the first listed, whichever finishes first.
-    // Searches whose first count is already over the budget go one at a time: two at once take
-    // nearly twice the memory and no less time.
+    // The rest of the searches are independent (their time to beat is tenet's, or the promising
+    // ring's where faster), so they run side by side: as many as there are cores, and memory for
+    // one search each (its largest algorithm and its best so far). The fastest wins, ties to the
+    // first listed, whichever finishes first. Searches whose first count is already over the budget
+    // go one at a time: two at once take nearly twice the memory and no less time.
     std::vector<BaselineSpec> specs;
     for_each_baseline(t_, c, [&](const BaselineSpec& spec) {
       if (spec.kind != raced) specs.push_back(spec);
     });
-    const Time to_beat = best.algorithm.claimed_time;
+    Time to_beat = best.algorithm.claimed_time;
+    std::mutex m;
+    std::optional<std::pair<int, ChunkingResult>> fastest;
+    // The ring whose plan promises the least at one chunk per NPU (its floor, no transfer made)
+    // races first, alone: the others must then beat its time as well, and one whose floor cannot
+    // is not timed (a ring's plan, not built). Tenet's own answer may be far slower than a ring
+    // on a large switched fabric, where every other baseline would be built and timed against it.
+    const std::optional<int> promising = most_promising_ring(c, specs);
+    if (promising) {
+      Made<ChunkingResult> searched = baseline_search(c, specs[*promising], to_beat);
+      if (ChunkingResult* r = made(searched)) {
+        to_beat = std::min(to_beat, r->algorithm.claimed_time);
+        fastest.emplace(*promising, std::move(*r));
+      }
+    }
     const uint64_t per_search =
         2 * kSynthBytesPerTransfer *
         static_cast<uint64_t>(
@@ -436,12 +488,11 @@ class FlatSearch {
                             ? 1
                             : static_cast<int>(std::min<uint64_t>(
                                   cores(), memory / std::max<uint64_t>(1, per_search)));
-    std::mutex m;
-    std::optional<std::pair<int, ChunkingResult>> fastest;
     // Dealt last listed first: hierarchical and the trees build step by step and take the longest,
     // the rings are quick plans.
     parallel_for(static_cast<int>(specs.size()), threads, [&](int job) {
       const int i = static_cast<int>(specs.size()) - 1 - job;
+      if (i == promising) return;  // raced already
       Made<ChunkingResult> searched = baseline_search(c, specs[i], to_beat);
       if (!made(searched)) return;  // it does not apply, or no count beats tenet
       ChunkingResult& r = std::get<ChunkingResult>(searched);

@@ -34,7 +34,7 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
                                    int64_t transfer_budget, Time to_beat, Bytes min_chunk,
                                    const Deadline* deadline,
                                    const std::function<Time(const Collective&)>& rival,
-                                   double steep_turn) {
+                                   double steep_turn, Time bound) {
   ChunkingResult best;
   std::optional<Time> rival_time;  // asked once (`rival`)
   double last_seconds = 0;         // what the last count took
@@ -133,11 +133,14 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
               // may be a lucky one)
     }
     if (hopeless) break;
-    // As times go (above), a doubling at most halves a count's time: at 2^j x to_beat or more, the
-    // next j counts cannot beat it. When they are all the budget allows, the search is over.
+    // As times go (above), a doubling at most halves a count's time over `bound`: at
+    // bound + 2^j x (to_beat - bound) or more, the next j counts cannot beat it. When they are all
+    // the budget allows, the search is over.
     if (to_beat > 0 && transfer_estimate(c) > kAutoChunkCheapTransfers) {
+      const Time under = std::clamp<Time>(bound, 0, to_beat);
       Collective next = c;
-      for (Time left = now; left >= to_beat && next.chunks_per_npu <= max_chunks_per_npu; left /= 2)
+      for (Time left = now; left >= to_beat && next.chunks_per_npu <= max_chunks_per_npu;
+           left = under + (left - under) / 2)
         next.chunks_per_npu *= 2;
       if (next.chunks_per_npu > max_chunks_per_npu ||
           std::max(static_cast<double>(transfer_estimate(next)), per_chunk * next.num_chunks()) >

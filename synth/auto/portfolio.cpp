@@ -462,14 +462,17 @@ std::optional<PlanFloor> ring_plan_floor(const BaselineSpec& spec, const topo::T
 // there as it would have.
 ChunkMade baseline_to_beat(const BaselineSpec& spec, const topo::Topology& t, const Collective& c,
                            Bytes chunk_bytes, const SynthOptions& o, Time to_beat,
-                           const std::function<bool(const Algorithm&)>& enough) {
+                           const std::function<bool(const Algorithm&)>& enough, Time* floor) {
+  Time found = -1;
+  if (!floor) floor = &found;
+  *floor = -1;
   // A ring's floor from its plan (the same floor, no transfer made): a losing ring of millions of
   // transfers is not built. `enough` reads its time, collective and chunk size alone.
   bool floored_already = false;  // by the plan, and it may win: the algorithm is timed
   if (to_beat > 0)
     if (std::optional<PlanFloor> plan = ring_plan_floor(spec, t, c, chunk_bytes, o)) {
       Algorithm floored = empty_algorithm(spec.name(), t, c, chunk_bytes, o.link_model);
-      floored.claimed_time = plan->floor;
+      floored.claimed_time = *floor = plan->floor;
       if (floored.claimed_time >= to_beat && !(enough && enough(floored)))
         return CannotBeat{floored.claimed_time, plan->transfers};
       floored_already = true;
@@ -478,12 +481,14 @@ ChunkMade baseline_to_beat(const BaselineSpec& spec, const topo::Topology& t, co
                                            o.reduce_bandwidth, false, baselines_of(o));
   Algorithm* a = made(made_here);
   if (!a) return std::get<NotMade>(std::move(made_here));
-  if (floored_already) {
-    time(t, *a);
-  } else if (time_unless_floored(t, *a, to_beat)) {
-    if (!enough || !enough(*a)) return CannotBeat{a->claimed_time, a->size()};
-    time(t, *a);  // enough at its floor: timed, as what it is
+  if (!floored_already && to_beat > 0) {
+    *floor = time_floor(t, *a);
+    if (*floor >= to_beat) {
+      a->claimed_time = *floor;
+      if (!enough || !enough(*a)) return CannotBeat{a->claimed_time, a->size()};
+    }
   }
+  time(t, *a);  // (enough at its floor: timed, as what it is)
   return std::move(*a);
 }
 

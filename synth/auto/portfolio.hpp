@@ -70,10 +70,12 @@ std::optional<PlanFloor> ring_plan_floor(const BaselineSpec& spec, const topo::T
 // (then it is not timed: on large clusters timing an algorithm takes longer than building it and
 // its floor). `enough`, when
 // given, is the chunk search's: a floor it would accept is timed anyway, so that the search stops
-// there as it would have.
+// there as it would have. `floor`, when given, receives the floor found (of a timed baseline too),
+// or -1 where none was sought (no `to_beat`).
 ChunkMade baseline_to_beat(const BaselineSpec& spec, const topo::Topology& t, const Collective& c,
                            Bytes chunk_bytes, const SynthOptions& o, Time to_beat,
-                           const std::function<bool(const Algorithm&)>& enough = {});
+                           const std::function<bool(const Algorithm&)>& enough = {},
+                           Time* floor = nullptr);
 
 // `candidate` in place of `best` when it is faster, as tenet's own, saying which baseline it is.
 void keep_if_faster(Algorithm& best, Algorithm candidate, const BaselineSpec& spec);
