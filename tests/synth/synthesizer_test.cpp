@@ -584,6 +584,50 @@ TEST(BestChunking, FloorsStandInForTimesThatCannotWin) {
   EXPECT_GT(won, 20);          // and some found their winner past a floor
 }
 
+// With a lower bound on every count's time (search_chunks' `bound`), a count's time over it at
+// most halves per doubling: fewer counts ahead can beat to_beat, and the search ends sooner. Over
+// random times T(k) = A + B/k + C k, exact floors past to_beat and bounds up to A: the answer is
+// the fully timed search's wherever that beats to_beat, and no search tries more counts than it
+// does without the bound.
+TEST(BestChunking, ABoundEndsTheSearchSooner) {
+  const auto t = topo::generate("switch:256");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
+  std::mt19937_64 rng(83);
+  int shorter = 0, won = 0;
+  for (int i = 0; i < 500; ++i) {
+    const TimeCurve time_at = random_curve(rng);
+    const Time bound = time_at.a * static_cast<Time>(rng() % 9) / 8;
+    Time best = std::numeric_limits<Time>::max();
+    for (int k = 1; k <= 64; k *= 2) best = std::min(best, time_at(k));
+    const Time to_beat = best + static_cast<Time>(rng() % 400'000) - 200'000;
+    int counts = 0;
+    auto make = [&](const Collective& cc, Bytes) -> ChunkMade {
+      ++counts;
+      const Time now = time_at(cc.chunks_per_npu);
+      if (now >= to_beat) return CannotBeat{now, 0};
+      return claiming(cc, now);
+    };
+    auto search = [&](Time under) {
+      counts = 0;
+      return search_chunks(c, Bytes{1} << 30, 64, make, 1, {}, int64_t{1} << 40, to_beat, 0,
+                           nullptr, {}, 0, under);
+    };
+    const Made<ChunkingResult> plain = search(0);
+    const int plain_counts = counts;
+    const Made<ChunkingResult> bounded = search(bound);
+    EXPECT_LE(counts, plain_counts) << i;
+    shorter += counts < plain_counts;
+    ASSERT_EQ(made(bounded) != nullptr, made(plain) != nullptr) << i;
+    if (best < to_beat) {
+      ASSERT_NE(made(bounded), nullptr) << i;
+      EXPECT_EQ(made(bounded)->algorithm.claimed_time, best) << i;
+      ++won;
+    }
+  }
+  EXPECT_GT(won, 100);
+  EXPECT_GT(shorter, 50);
+}
+
 // The flat search times a count only where its floor beats the fastest so far
 // (SynthOptions::to_beat); a floor at or over the fastest gains nothing, as a slower time would
 // not, and asks the rival as such a time would. Over random times T(k) = A + B/k + C k and floors

@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "synth/auto/portfolio.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/ten/channel_graph.hpp"
 #include "synth/ten/forward.hpp"
@@ -212,6 +213,49 @@ TEST(Portfolio, TheMatchersLeastWorkIsABound) {
       EXPECT_LE(least, work) << t.name();
       EXPECT_GT(least, 0) << t.name();
     }
+}
+
+// A baseline raced against a time reports the floor it found with what it made (the chunk search
+// ends where a count that cannot win has a floor over the count before's): at most the time of
+// what it made; the CannotBeat's own floor where it cannot beat; none sought without a time to
+// beat. Rings (their plan's floor), direct, trees and halving-doubling, on switched, direct and
+// random fabrics.
+TEST(Portfolio, ABaselinesFloorIsAtMostItsTime) {
+  std::mt19937_64 rng(29);
+  std::vector<topo::Topology> fabrics;
+  for (const char* spec : {"ring:8", "switch:8", "leafspine:4x4,spines=2", "mesh2d:3x3"})
+    fabrics.push_back(topo::generate(spec));
+  for (int i = 0; i < 6; ++i) fabrics.push_back(testing::random_topology(rng, 8));
+  const SynthOptions o;
+  int timed = 0, floored = 0;
+  for (const topo::Topology& t : fabrics)
+    for (CollectiveKind kind : {CollectiveKind::AllGather, CollectiveKind::AllReduce})
+      for (BaselineKind b : {BaselineKind::Ring, BaselineKind::BidirRing, BaselineKind::Direct,
+                             BaselineKind::Tree, BaselineKind::Rhd}) {
+        if (!supports(b, kind)) continue;
+        const Collective c = Collective::over_all(t, kind, 2);
+        const BaselineSpec spec{b, {}};
+        Time floor = 0;
+        ChunkMade free = detail::baseline_to_beat(spec, t, c, kChunk, o, -1, {}, &floor);
+        const Algorithm* a = std::get_if<Algorithm>(&free);
+        if (!a) continue;  // it does not apply here
+        EXPECT_EQ(floor, -1) << t.name() << " " << spec.name();
+        ChunkMade raced =
+            detail::baseline_to_beat(spec, t, c, kChunk, o, a->claimed_time + 1, {}, &floor);
+        ASSERT_TRUE(std::holds_alternative<Algorithm>(raced)) << t.name() << " " << spec.name();
+        EXPECT_EQ(std::get<Algorithm>(raced).claimed_time, a->claimed_time) << t.name();
+        EXPECT_GE(floor, 0) << t.name() << " " << spec.name();
+        EXPECT_LE(floor, a->claimed_time) << t.name() << " " << spec.name();
+        ++timed;
+        const Time found = floor;
+        ChunkMade lost = detail::baseline_to_beat(spec, t, c, kChunk, o, found, {}, &floor);
+        ASSERT_TRUE(std::holds_alternative<CannotBeat>(lost)) << t.name() << " " << spec.name();
+        EXPECT_EQ(std::get<CannotBeat>(lost).floor, found) << t.name() << " " << spec.name();
+        EXPECT_EQ(floor, found) << t.name() << " " << spec.name();
+        ++floored;
+      }
+  EXPECT_GT(timed, 40);
+  EXPECT_EQ(floored, timed);
 }
 
 }  // namespace
