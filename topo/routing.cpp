@@ -5,6 +5,9 @@
 #include <boost/graph/filtered_graph.hpp>
 #include <boost/property_map/function_property_map.hpp>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <tuple>
 #include <unordered_map>
 
 #include "topo/boost_view.hpp"
@@ -88,10 +91,18 @@ struct Router::Views {
   BoostGraph forward, reversed;
 };
 
+struct Router::SwitchRoutes {
+  std::mutex mutex;
+  std::map<std::tuple<NodeId, int, Bandwidth>,
+           std::shared_ptr<const std::vector<std::vector<Route>>>>
+      kept;  // (switch, limit, min_bandwidth): its routes
+};
+
 Router::Router(const Topology& t)
     : topo_(t),
-      views_(std::make_shared<const Views>(
-          Views{detail::boost_view(t), detail::boost_view(t, true)})) {}
+      views_(
+          std::make_shared<const Views>(Views{detail::boost_view(t), detail::boost_view(t, true)})),
+      switch_routes_(std::make_shared<SwitchRoutes>()) {}
 
 std::optional<Route> Router::route(NodeId src, NodeId dst) const {
   std::vector<Route> r = equal_cost_routes(src, dst, 1);
@@ -311,6 +322,48 @@ std::vector<Route> RouteCache::equal_cost_routes(NodeId src, NodeId dst, int lim
 
 std::vector<std::vector<Route>> Router::switch_routes_from(NodeId src, int limit,
                                                            Bandwidth min_bandwidth) const {
+  const Topology& t = topo_;
+  // An NPU whose one link leads to a switch: every route starts with that link, and the rest is a
+  // least-cost route from the switch (costs from the NPU are the switch's plus the link's, so the
+  // same links are tight past it, and the search walks back from each destination to the switch
+  // in the same order before taking the link). The switch's own routes back to the NPU are no
+  // route of the NPU's.
+  if (t.is_npu(src) && t.out_links(src).size() == 1 &&
+      t.is_switch(t.link(t.out_links(src)[0]).dst)) {
+    const LinkId up = t.out_links(src)[0];
+    std::vector<std::vector<Route>> out(t.num_npus());
+    if (t.link(up).bandwidth < min_bandwidth) return out;
+    const auto key = std::make_tuple(t.link(up).dst, limit, min_bandwidth);
+    std::shared_ptr<const std::vector<std::vector<Route>>> from;
+    {
+      std::lock_guard<std::mutex> lock(switch_routes_->mutex);
+      if (auto it = switch_routes_->kept.find(key); it != switch_routes_->kept.end())
+        from = it->second;
+    }
+    if (!from) {
+      auto searched = std::make_shared<const std::vector<std::vector<Route>>>(
+          search_switch_routes_from(t.link(up).dst, limit, min_bandwidth));
+      std::lock_guard<std::mutex> lock(switch_routes_->mutex);
+      from = switch_routes_->kept.try_emplace(key, std::move(searched)).first->second;
+    }
+    for (NodeId v = 0; v < t.num_npus(); ++v) {
+      if (v == src) continue;
+      out[v].reserve((*from)[v].size());
+      for (const Route& r : (*from)[v]) {
+        std::vector<LinkId> links;
+        links.reserve(r.links.size() + 1);
+        links.push_back(up);
+        links.insert(links.end(), r.links.begin(), r.links.end());
+        out[v].push_back(make_route(t, std::move(links)));
+      }
+    }
+    return out;
+  }
+  return search_switch_routes_from(src, limit, min_bandwidth);
+}
+
+std::vector<std::vector<Route>> Router::search_switch_routes_from(NodeId src, int limit,
+                                                                  Bandwidth min_bandwidth) const {
   const Topology& t = topo_;
   const BoostGraph& g = views_->forward;
   // Only links leaving the source or a switch: routes whose interior nodes are all switches. (A

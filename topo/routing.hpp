@@ -33,7 +33,9 @@ class Router {
   // included): least-cost routes, at most `limit` per destination (a deterministic choice when
   // there are more), sorted by link ids.
   // One shortest-path search for all destinations. result[v] is empty when there is none.
-  // Links narrower than `min_bandwidth` are left out.
+  // Links narrower than `min_bandwidth` are left out. An NPU whose one link leads to a switch
+  // has that switch's routes behind its link: the switch's are searched once per Router (and
+  // its copies) and kept.
   std::vector<std::vector<Route>> switch_routes_from(NodeId src, int limit = 8,
                                                      Bandwidth min_bandwidth = 0) const;
   // The least-latency routes, and with them the quickest ones for a message of `bytes` where they
@@ -52,6 +54,11 @@ class Router {
   // and a synthesizer asks thousands of queries of one topology.
   struct Views;
   std::shared_ptr<const Views> views_;
+  // switch_routes_from of switches, kept (see there); safe to share between threads.
+  struct SwitchRoutes;
+  std::shared_ptr<SwitchRoutes> switch_routes_;
+  std::vector<std::vector<Route>> search_switch_routes_from(NodeId src, int limit,
+                                                            Bandwidth min_bandwidth) const;
 };
 
 // Router::equal_cost_routes for many pairs among a few sources and destinations (a baseline's

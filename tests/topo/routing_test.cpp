@@ -137,6 +137,52 @@ TEST(Routing, RouteCacheGivesTheRoutersRoutes) {
   }
 }
 
+// An NPU whose one link leads to a switch has the switch's routes behind that link (kept per
+// switch): the same routes, in the same order and choice under a limit, as the full search from
+// the NPU, which it makes once a second link (to a switch that leads nowhere, added last so that
+// every other id stays) is there.
+TEST(Routing, AnNpusOneLinkLeadsToItsSwitchsRoutes) {
+  std::mt19937_64 rng(31);
+  std::vector<Topology> topologies;
+  for (const char* spec :
+       {"leafspine:4x4,spines=3", "leafspine:2x4,spines=8", "dragonfly:3x3x2", "switch:6",
+        "nvcluster:2x4,net=fattree", "ring:3,bw=25GB/s,lat=1us x switch:3,bw=50GB/s,lat=0.5us"})
+    topologies.push_back(generate(spec));
+  for (int i = 0; i < 10; ++i) topologies.push_back(synth::testing::random_topology(rng, 8));
+  int shortcut = 0;
+  for (const Topology& t : topologies) {
+    TopologyBuilder b(t.name());
+    for (NodeId v = 0; v < t.num_npus(); ++v) b.add_npu(t.node(v).name, t.node(v).router);
+    std::vector<NodeId> handle(t.num_nodes());
+    for (NodeId v = 0; v < t.num_nodes(); ++v)
+      handle[v] = t.is_npu(v) ? v : b.add_switch(t.node(v).name);
+    for (const Link& k : t.links())
+      b.add_link(handle[k.src], handle[k.dst], k.bandwidth, k.latency, k.name);
+    const NodeId nowhere = b.add_switch("nowhere");
+    for (NodeId v = 0; v < t.num_npus(); ++v) b.add_link(v, nowhere, 1'000'000'000, 1'000'000);
+    const Topology searched = b.build();
+    const Router r(t), full(searched);
+    for (NodeId u = 0; u < t.num_npus(); ++u) {
+      shortcut += t.out_links(u).size() == 1 && t.is_switch(t.link(t.out_links(u)[0]).dst);
+      for (int limit : {8, 2, 1})
+        for (Bandwidth narrowest : {Bandwidth{0}, Bandwidth{100'000'000'000}}) {
+          const auto got = r.switch_routes_from(u, limit, narrowest),
+                     want = full.switch_routes_from(u, limit, narrowest);
+          ASSERT_EQ(got.size(), want.size());
+          for (NodeId v = 0; v < t.num_npus(); ++v) {
+            ASSERT_EQ(got[v].size(), want[v].size()) << t.name() << " " << u << "->" << v;
+            for (size_t i = 0; i < want[v].size(); ++i) {
+              EXPECT_EQ(got[v][i].links, want[v][i].links) << t.name() << " " << u << "->" << v;
+              EXPECT_EQ(got[v][i].latency, want[v][i].latency);
+              EXPECT_EQ(got[v][i].bottleneck, want[v][i].bottleneck);
+            }
+          }
+        }
+    }
+  }
+  EXPECT_GT(shortcut, 50);
+}
+
 // A source asked once gets a search that stops at its destination, and the routes come from the
 // source's costs alone: the same routes as the router's, whether a pair is the first its source
 // asks for (a fresh cache per pair, as a ring asks) or a later one (the whole search kept).
