@@ -4,6 +4,7 @@
 #include <boost/graph/dijkstra_shortest_paths.hpp>
 #include <boost/graph/filtered_graph.hpp>
 #include <boost/property_map/function_property_map.hpp>
+#include <functional>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -187,21 +188,25 @@ struct RouteCache::Impl {
     std::vector<Route> routes;  // at most `limit`, in order
   };
   std::unordered_map<uint64_t, Between> between;  // per pair of pass-through nodes: their routes
-};
-
-RouteCache::RouteCache(const Router& r)
-    : impl_(std::make_unique<Impl>(Impl{r, {}, {}, {}, {}, {}, 0, {}})) {}
-RouteCache::~RouteCache() = default;
-
-std::vector<Route> RouteCache::between_npus(NodeId src, NodeId dst, int limit) {
-  Impl& m = *impl_;
-  const Topology& t = m.router.topo_;
+  // between_npus' ways from a source's link to a destination's (kept to save their allocation).
   struct Candidate {
     Cost cost;
     LinkId first, last;                // `last` -1: a direct link
     const std::vector<LinkId>* inner;  // between a and b (null: none)
   };
   std::vector<Candidate> candidates;
+  std::vector<const Candidate*> least;
+};
+
+RouteCache::RouteCache(const Router& r)
+    : impl_(std::make_unique<Impl>(Impl{r, {}, {}, {}, {}, {}, 0, {}, {}, {}})) {}
+RouteCache::~RouteCache() = default;
+
+FlatRoutes RouteCache::between_npus(NodeId src, NodeId dst, int limit) {
+  Impl& m = *impl_;
+  const Topology& t = m.router.topo_;
+  std::vector<Impl::Candidate>& candidates = m.candidates;
+  candidates.clear();
   for (LinkId l : t.out_links(src)) {
     const Link& out = t.link(l);
     if (out.dst == dst) {
@@ -225,25 +230,42 @@ std::vector<Route> RouteCache::between_npus(NodeId src, NodeId dst, int limit) {
             {CostPlus()(ends, Cost{r.latency, static_cast<int>(r.links.size())}), l, k, &r.links});
     }
   }
-  if (candidates.empty()) return {};
+  FlatRoutes out;
+  if (candidates.empty()) return out;
   Cost best = kInfinity;
-  for (const Candidate& c : candidates) best = std::min(best, c.cost);
-  std::vector<std::vector<LinkId>> routes;
-  routes.reserve(candidates.size());
-  for (const Candidate& c : candidates) {
-    if (c.cost != best) continue;
-    std::vector<LinkId> links;
-    links.reserve(2 + (c.inner ? c.inner->size() : 0));
-    links.push_back(c.first);
-    if (c.inner) links.insert(links.end(), c.inner->begin(), c.inner->end());
-    if (c.last >= 0) links.push_back(c.last);
-    routes.push_back(std::move(links));
+  for (const Impl::Candidate& c : candidates) best = std::min(best, c.cost);
+  // The least-cost ones (as many links each: the cost counts them), in lexicographic order of
+  // their links, the first `limit`.
+  std::vector<const Impl::Candidate*>& least = m.least;
+  least.clear();
+  for (const Impl::Candidate& c : candidates)
+    if (c.cost == best) least.push_back(&c);
+  const auto link_at = [](const Impl::Candidate& c, size_t i) {
+    const size_t inner = c.inner ? c.inner->size() : 0;
+    return i == 0 ? c.first : i <= inner ? (*c.inner)[i - 1] : c.last;
+  };
+  out.length = best.second;
+  std::sort(least.begin(), least.end(), [&](const Impl::Candidate* a, const Impl::Candidate* b) {
+    for (int i = 0; i < out.length; ++i)
+      if (const LinkId x = link_at(*a, i), y = link_at(*b, i); x != y) return x < y;
+    return false;
+  });
+  if (static_cast<int>(least.size()) > limit) least.resize(limit);
+  out.links.reserve(least.size() * static_cast<size_t>(out.length));
+  for (const Impl::Candidate* c : least)
+    for (int i = 0; i < out.length; ++i) out.links.push_back(link_at(*c, i));
+  return out;
+}
+
+FlatRoutes RouteCache::flat_equal_cost_routes(NodeId src, NodeId dst, int limit) {
+  if (src == dst || limit <= 0) return {};
+  const Topology& t = impl_->router.topo_;
+  if (!t.passes_through(src) && !t.passes_through(dst)) return between_npus(src, dst, limit);
+  FlatRoutes out;
+  for (const Route& r : equal_cost_routes(src, dst, limit)) {
+    out.length = static_cast<int>(r.links.size());
+    out.links.insert(out.links.end(), r.links.begin(), r.links.end());
   }
-  std::sort(routes.begin(), routes.end());
-  if (static_cast<int>(routes.size()) > limit) routes.resize(limit);
-  std::vector<Route> out;
-  out.reserve(routes.size());
-  for (std::vector<LinkId>& links : routes) out.push_back(make_route(t, std::move(links)));
   return out;
 }
 
@@ -251,7 +273,16 @@ std::vector<Route> RouteCache::equal_cost_routes(NodeId src, NodeId dst, int lim
   if (src == dst || limit <= 0) return {};
   Impl& m = *impl_;
   const Topology& t = m.router.topo_;
-  if (!t.passes_through(src) && !t.passes_through(dst)) return between_npus(src, dst, limit);
+  if (!t.passes_through(src) && !t.passes_through(dst)) {
+    const FlatRoutes flat = between_npus(src, dst, limit);
+    std::vector<Route> out;
+    out.reserve(flat.count());
+    for (size_t i = 0; i < flat.count(); ++i) {
+      const std::span<const LinkId> links = flat.route(i);
+      out.push_back(make_route(t, std::vector<LinkId>(links.begin(), links.end())));
+    }
+    return out;
+  }
   const Router::Views& views = *m.router.views_;
   // Least costs from `end` to every node, or (reversed) from every node to `end`, over routes whose
   // interior nodes pass traffic through. Per pair, Router::equal_cost_routes keeps the other end as
@@ -323,43 +354,83 @@ std::vector<Route> RouteCache::equal_cost_routes(NodeId src, NodeId dst, int lim
 std::vector<std::vector<Route>> Router::switch_routes_from(NodeId src, int limit,
                                                            Bandwidth min_bandwidth) const {
   const Topology& t = topo_;
+  if (!one_link_to_a_switch(src)) return search_switch_routes_from(src, limit, min_bandwidth);
+  std::vector<std::vector<Route>> out(t.num_npus());
+  for_each_switch_route(src, limit, min_bandwidth, [&](NodeId v, std::span<const LinkId> links) {
+    out[v].push_back(make_route(t, std::vector<LinkId>(links.begin(), links.end())));
+  });
+  return out;
+}
+
+std::optional<LinkId> Router::one_link_to_a_switch(NodeId src) const {
+  const Topology& t = topo_;
+  if (t.is_npu(src) && t.out_links(src).size() == 1 && t.is_switch(t.link(t.out_links(src)[0]).dst))
+    return t.out_links(src)[0];
+  return std::nullopt;
+}
+
+void Router::for_each_switch_route(
+    NodeId src, int limit, Bandwidth min_bandwidth,
+    const std::function<void(NodeId, std::span<const LinkId>)>& visit) const {
+  const Topology& t = topo_;
+  const std::optional<LinkId> up = one_link_to_a_switch(src);
+  if (!up) {
+    const std::vector<std::vector<Route>> all =
+        search_switch_routes_from(src, limit, min_bandwidth);
+    for (NodeId v = 0; v < t.num_npus(); ++v)
+      for (const Route& r : all[v]) visit(v, r.links);
+    return;
+  }
   // An NPU whose one link leads to a switch: every route starts with that link, and the rest is a
   // least-cost route from the switch (costs from the NPU are the switch's plus the link's, so the
   // same links are tight past it, and the search walks back from each destination to the switch
   // in the same order before taking the link). The switch's own routes back to the NPU are no
   // route of the NPU's.
-  if (t.is_npu(src) && t.out_links(src).size() == 1 &&
-      t.is_switch(t.link(t.out_links(src)[0]).dst)) {
-    const LinkId up = t.out_links(src)[0];
-    std::vector<std::vector<Route>> out(t.num_npus());
-    if (t.link(up).bandwidth < min_bandwidth) return out;
-    const auto key = std::make_tuple(t.link(up).dst, limit, min_bandwidth);
-    std::shared_ptr<const std::vector<std::vector<Route>>> from;
-    {
-      std::lock_guard<std::mutex> lock(switch_routes_->mutex);
-      if (auto it = switch_routes_->kept.find(key); it != switch_routes_->kept.end())
-        from = it->second;
-    }
-    if (!from) {
-      auto searched = std::make_shared<const std::vector<std::vector<Route>>>(
-          search_switch_routes_from(t.link(up).dst, limit, min_bandwidth));
-      std::lock_guard<std::mutex> lock(switch_routes_->mutex);
-      from = switch_routes_->kept.try_emplace(key, std::move(searched)).first->second;
-    }
-    for (NodeId v = 0; v < t.num_npus(); ++v) {
-      if (v == src) continue;
-      out[v].reserve((*from)[v].size());
-      for (const Route& r : (*from)[v]) {
-        std::vector<LinkId> links;
-        links.reserve(r.links.size() + 1);
-        links.push_back(up);
-        links.insert(links.end(), r.links.begin(), r.links.end());
-        out[v].push_back(make_route(t, std::move(links)));
-      }
-    }
-    return out;
+  if (t.link(*up).bandwidth < min_bandwidth) return;
+  const auto key = std::make_tuple(t.link(*up).dst, limit, min_bandwidth);
+  std::shared_ptr<const std::vector<std::vector<Route>>> from;
+  {
+    std::lock_guard<std::mutex> lock(switch_routes_->mutex);
+    if (auto it = switch_routes_->kept.find(key); it != switch_routes_->kept.end())
+      from = it->second;
   }
-  return search_switch_routes_from(src, limit, min_bandwidth);
+  if (!from) {
+    auto searched = std::make_shared<const std::vector<std::vector<Route>>>(
+        search_switch_routes_from(t.link(*up).dst, limit, min_bandwidth));
+    std::lock_guard<std::mutex> lock(switch_routes_->mutex);
+    from = switch_routes_->kept.try_emplace(key, std::move(searched)).first->second;
+  }
+  std::vector<LinkId> links{*up};
+  for (NodeId v = 0; v < t.num_npus(); ++v) {
+    if (v == src) continue;
+    for (const Route& r : (*from)[v]) {
+      links.resize(1);
+      links.insert(links.end(), r.links.begin(), r.links.end());
+      visit(v, links);
+    }
+  }
+}
+
+void Router::for_each_quickest_switch_route(
+    NodeId src, Bytes bytes, int limit,
+    const std::function<void(NodeId, std::span<const LinkId>)>& visit) const {
+  const Topology& t = topo_;
+  if (switch_widths(src).size() <= 1) {  // the least-latency routes are the quickest
+    for_each_switch_route(src, limit, 0, visit);
+    return;
+  }
+  const std::vector<std::vector<Route>> all = quickest_switch_routes_from(src, bytes, limit);
+  for (NodeId v = 0; v < t.num_npus(); ++v)
+    for (const Route& r : all[v]) visit(v, r.links);
+}
+
+std::vector<Bandwidth> Router::switch_widths(NodeId src) const {
+  std::vector<Bandwidth> widths;
+  for (const Link& k : topo_.links())
+    if (k.src == src || topo_.is_switch(k.src)) widths.push_back(k.bandwidth);
+  std::sort(widths.begin(), widths.end());
+  widths.erase(std::unique(widths.begin(), widths.end()), widths.end());
+  return widths;
 }
 
 std::vector<std::vector<Route>> Router::search_switch_routes_from(NodeId src, int limit,
@@ -434,11 +505,7 @@ std::vector<std::vector<Route>> Router::quickest_switch_routes_from(NodeId src, 
   for (NodeId v = 0; v < t.num_npus(); ++v)
     for (const Route& r : out[v]) least[v] = std::min(least[v], cost(r));
   // The quickest routes where they beat every least-latency one.
-  std::vector<Bandwidth> widths;
-  for (const Link& k : t.links())
-    if (k.src == src || t.is_switch(k.src)) widths.push_back(k.bandwidth);
-  std::sort(widths.begin(), widths.end());
-  widths.erase(std::unique(widths.begin(), widths.end()), widths.end());
+  const std::vector<Bandwidth> widths = switch_widths(src);
   std::vector<std::vector<Route>> quicker(t.num_npus());
   for (size_t i = 1; i < widths.size(); ++i) {  // the narrowest width is every link: done above
     std::vector<std::vector<Route>> routes = switch_routes_from(src, limit, widths[i]);

@@ -5,8 +5,10 @@
 // deterministic route is the first of them.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "topo/topology.hpp"
@@ -17,6 +19,17 @@ struct Route {
   std::vector<LinkId> links;
   Time latency = 0;          // summed over the links
   Bandwidth bottleneck = 0;  // the narrowest link's bandwidth
+};
+
+// Equal-cost routes as one array of links: an equal cost is as many links (the cost counts them),
+// so route i is links[i * length, (i + 1) * length).
+struct FlatRoutes {
+  std::vector<LinkId> links;
+  int length = 0;
+  size_t count() const { return length > 0 ? links.size() / static_cast<size_t>(length) : 0; }
+  std::span<const LinkId> route(size_t i) const {
+    return {links.data() + i * static_cast<size_t>(length), static_cast<size_t>(length)};
+  }
 };
 
 class Router {
@@ -46,6 +59,15 @@ class Router {
   // `limit` of each kind, sorted by link ids.
   std::vector<std::vector<Route>> quickest_switch_routes_from(NodeId src, Bytes bytes,
                                                               int limit = 8) const;
+  // The routes of switch_routes_from and quickest_switch_routes_from, passed to `visit(v, links)`
+  // one by one in their order, with no Route made for each (`links` lasts for the call): a
+  // baseline or plan that keeps the links of millions of them in its own form.
+  void for_each_switch_route(
+      NodeId src, int limit, Bandwidth min_bandwidth,
+      const std::function<void(NodeId, std::span<const LinkId>)>& visit) const;
+  void for_each_quickest_switch_route(
+      NodeId src, Bytes bytes, int limit,
+      const std::function<void(NodeId, std::span<const LinkId>)>& visit) const;
 
  private:
   friend class RouteCache;
@@ -59,6 +81,10 @@ class Router {
   std::shared_ptr<SwitchRoutes> switch_routes_;
   std::vector<std::vector<Route>> search_switch_routes_from(NodeId src, int limit,
                                                             Bandwidth min_bandwidth) const;
+  // `src`'s link where it is an NPU with one link, to a switch.
+  std::optional<LinkId> one_link_to_a_switch(NodeId src) const;
+  // The bandwidths of the links leaving `src` or a switch, ascending, once each.
+  std::vector<Bandwidth> switch_widths(NodeId src) const;
 };
 
 // Router::equal_cost_routes for many pairs among a few sources and destinations (a baseline's
@@ -69,11 +95,13 @@ class RouteCache {
   explicit RouteCache(const Router& r);  // keeps a reference
   ~RouteCache();
   std::vector<Route> equal_cost_routes(NodeId src, NodeId dst, int limit = 16);
+  // The same routes' links, in one array (a baseline's millions of pairs allocate once each).
+  FlatRoutes flat_equal_cost_routes(NodeId src, NodeId dst, int limit = 16);
 
  private:
   // equal_cost_routes between NPUs that pass nothing through, from the routes between the
   // pass-through nodes they link to (kept).
-  std::vector<Route> between_npus(NodeId src, NodeId dst, int limit);
+  FlatRoutes between_npus(NodeId src, NodeId dst, int limit);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

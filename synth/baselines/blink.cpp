@@ -327,8 +327,8 @@ std::shared_ptr<const BlinkPacking> pack(Builder& b, const Topology& t, const Co
         const auto* there = b.hop_routes(c.ranks[i], c.ranks[j]);
         const auto* back = b.hop_routes(c.ranks[j], c.ranks[i]);
         if (!there || !back) continue;
-        const std::vector<LinkId>& up = there->front();
-        const std::vector<LinkId>& down = back->front();
+        const std::vector<LinkId> up(there->route(0).begin(), there->route(0).end()),
+            down(back->route(0).begin(), back->route(0).end());
         edges.push_back({i, j, resources(up), resources(down), up, down});
       }
   }

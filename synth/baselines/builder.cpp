@@ -86,8 +86,8 @@ std::vector<std::pair<int, int>> message_parts(int n, int messages) {
 void send_runs(Builder& b, const std::vector<ChunkId>& chunks, NodeId from, NodeId to, Op op,
                const std::vector<TransferId>& deps, std::vector<TransferId>* sent, bool input) {
   const bool adjacent = b.adjacent(from, to);
-  const std::vector<std::vector<LinkId>>* routes = b.hop_routes(from, to);
-  const int ways = routes ? static_cast<int>(routes->size()) : 1;
+  const topo::FlatRoutes* routes = b.hop_routes(from, to);
+  const int ways = routes ? static_cast<int>(routes->count()) : 1;
   for (size_t i = 0, j = 0; i < chunks.size(); i = j) {
     for (j = i + 1; j < chunks.size() && chunks[j] == chunks[j - 1] + 1 &&
                     j - i < static_cast<size_t>(kMaxChunksPerTransfer);

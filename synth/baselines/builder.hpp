@@ -13,6 +13,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -35,12 +36,19 @@ class Hops {
   explicit Hops(const Topology& t) : t_(t), router_(t) {}
   struct Hop {
     NodeId to;
-    std::vector<std::vector<LinkId>> routes;  // parallel links: used in turn
+    topo::FlatRoutes routes;  // parallel links, or equal-cost routes: used in turn
     mutable size_t next = 0;
+    // Its routes, each as a vector (a ring plan's lanes keep them so).
+    std::vector<std::vector<LinkId>> each_route() const {
+      std::vector<std::vector<LinkId>> out;
+      for (size_t i = 0; i < routes.count(); ++i)
+        out.emplace_back(routes.route(i).begin(), routes.route(i).end());
+      return out;
+    }
   };
   // A route of the hop for the next send over it: its routes in turn.
-  static const std::vector<LinkId>& pick(const Hop& h) {
-    return h.routes[h.next++ % h.routes.size()];
+  static std::span<const LinkId> pick(const Hop& h) {
+    return h.routes.route(h.next++ % h.routes.count());
   }
 
   // The hops from `from` to `to` (cached: sends over a pair share its hops' turns). Throws
@@ -81,12 +89,14 @@ class Hops {
   std::optional<Hop> hop(NodeId u, NodeId v) {
     Hop h{v, {}};
     for (LinkId l : t_.out_links(u))
-      if (t_.link(l).dst == v) h.routes.push_back({l});
-    if (h.routes.empty()) {
-      for (topo::Route& r : routes_.equal_cost_routes(u, v)) h.routes.push_back(std::move(r.links));
-      if (h.routes.size() > 1) h.next = flow_hash(u, v) % h.routes.size();
+      if (t_.link(l).dst == v) h.routes.links.push_back(l);
+    if (!h.routes.links.empty()) {
+      h.routes.length = 1;
+    } else {
+      h.routes = routes_.flat_equal_cost_routes(u, v);
+      if (h.routes.count() > 1) h.next = flow_hash(u, v) % h.routes.count();
     }
-    if (h.routes.empty()) return std::nullopt;
+    if (h.routes.count() == 0) return std::nullopt;
     return h;
   }
   static uint64_t flow_hash(NodeId u, NodeId v) {  // splitmix64's finaliser
@@ -158,7 +168,7 @@ class Builder {
       if (TransferId before = last_arrival(at, c); count == 1 && before >= 0) d.push_back(before);
       std::sort(d.begin(), d.end());
       d.erase(std::unique(d.begin(), d.end()), d.end());
-      const std::vector<LinkId>& route = Hops::pick(hops[i]);
+      const std::span<const LinkId> route = Hops::pick(hops[i]);
       last = a_.add(c, at, hops[i].to, route, i + 1 == hops.size() ? op : Op::Copy, d, -1, -1, 0,
                     channel_, false, static_cast<uint16_t>(count));
       if (i == 0) first_hop_ = last;
@@ -295,7 +305,7 @@ class Builder {
   bool adjacent(NodeId u, NodeId v) { return hops_.path(u, v).size() == 1; }
   // The routes of the one hop from u to v (linked directly, or through switches or router NPUs),
   // or nullptr where the way relays through NPUs or there is none.
-  const std::vector<std::vector<LinkId>>* hop_routes(NodeId u, NodeId v) {
+  const topo::FlatRoutes* hop_routes(NodeId u, NodeId v) {
     try {
       const std::vector<Hops::Hop>& hops = hops_.path(u, v);
       return hops.size() == 1 ? &hops[0].routes : nullptr;
@@ -315,11 +325,10 @@ class Builder {
     Time step = 0;
     Bandwidth narrowest = std::numeric_limits<Bandwidth>::max();
     for (const Hops::Hop& h : hops)
-      for (const std::vector<LinkId>& route : h.routes)
-        for (LinkId l : route) {
-          step = std::max(step, t_.link(l).step);
-          narrowest = std::min(narrowest, t_.link(l).bandwidth);
-        }
+      for (LinkId l : h.routes.links) {
+        step = std::max(step, t_.link(l).step);
+        narrowest = std::min(narrowest, t_.link(l).bandwidth);
+      }
     return balanced_message_chunks(chunks, step, transfer_time(a_.chunk_bytes, narrowest),
                                    static_cast<int>(hops.size()) - 1);
   }

@@ -116,7 +116,7 @@ std::optional<RingPlan> plan_ring(const Topology& t, const Collective& c, Bytes 
       for (int i = 0; i < p; ++i) {
         const std::vector<Hops::Hop>& path = hops.path(order[i], order[wrap(i + dir, p)]);
         if (path.size() != 1) return std::nullopt;
-        lane.hops.push_back({path[0].routes, static_cast<uint32_t>(path[0].next)});
+        lane.hops.push_back({path[0].each_route(), static_cast<uint32_t>(path[0].next)});
       }
       for (int r = 0; r < p; ++r) {
         const std::vector<ChunkId>& chunks = by_rank[r];
