@@ -4,6 +4,7 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <span>
 
 #include "topo/analysis.hpp"
 #include "topo/routing.hpp"
@@ -30,12 +31,11 @@ class Ways {
       for (LinkId l : t.out_links(u))
         if (t.is_npu(t.link(l).dst) && index_[t.link(l).dst] >= 0)
           ways_[i].push_back({index_[t.link(l).dst], {l}});
-      if (t.num_switches() > 0) {
-        const auto routes = router.switch_routes_from(u, 8);
-        for (int j = 0; j < p; ++j)
-          if (j != i)
-            for (const topo::Route& r : routes[members[j]]) ways_[i].push_back({j, r.links});
-      }
+      if (t.num_switches() > 0)
+        router.for_each_switch_route(u, 8, 0, [&](NodeId v, std::span<const LinkId> links) {
+          if (const int j = index(v); j >= 0 && j != i)
+            ways_[i].push_back({j, std::vector<LinkId>(links.begin(), links.end())});
+        });
       std::stable_sort(ways_[i].begin(), ways_[i].end(),
                        [](const Way& a, const Way& b) { return a.to < b.to; });
     }

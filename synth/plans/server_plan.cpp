@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <span>
+#include <vector>
 
 #include "synth/cost/timing.hpp"
 #include "topo/analysis.hpp"
@@ -56,16 +59,36 @@ std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_byte
   topo::Router router(t);
   std::vector<std::vector<size_t>> needs_of(n);
   for (size_t i = 0; i < needs.size(); ++i) needs_of[needs[i].u].push_back(i);
-  std::vector<std::vector<std::vector<LinkId>>> candidates_of(needs.size());
+  // Per need, its candidates' links one after another (candidate c: links[first[c], first[c + 1])),
+  // in one array: a flat plan over N NPUs has N (N - 1) needs of up to 2 x 8 candidates each.
+  struct Candidates {
+    std::vector<LinkId> links;
+    std::vector<uint32_t> first{0};
+    void add(std::span<const LinkId> route) {
+      links.insert(links.end(), route.begin(), route.end());
+      first.push_back(static_cast<uint32_t>(links.size()));
+    }
+    size_t size() const { return first.size() - 1; }
+    std::span<const LinkId> operator[](size_t c) const {
+      return {links.data() + first[c], first[c + 1] - first[c]};
+    }
+  };
+  std::vector<Candidates> candidates_of(needs.size());
+  std::vector<int64_t> need_to(n, -1);  // u's need to each NPU, while u is at hand
   for (NodeId u = 0; u < n; ++u) {
-    const auto from_u = t.num_switches() > 0
-                            ? router.quickest_switch_routes_from(u, chunk_bytes, ecmp)
-                            : std::vector<std::vector<topo::Route>>(n);
     for (size_t i : needs_of[u]) {
+      need_to[needs[i].v] = static_cast<int64_t>(i);
       for (LinkId l : t.out_links(u))
-        if (t.link(l).dst == needs[i].v) candidates_of[i].push_back({l});
-      for (const topo::Route& r : from_u[needs[i].v]) candidates_of[i].push_back(r.links);
-      if (candidates_of[i].empty()) return std::nullopt;
+        if (t.link(l).dst == needs[i].v) candidates_of[i].add({&l, 1});
+    }
+    if (t.num_switches() > 0)
+      router.for_each_quickest_switch_route(
+          u, chunk_bytes, ecmp, [&](NodeId v, std::span<const LinkId> links) {
+            if (need_to[v] >= 0) candidates_of[static_cast<size_t>(need_to[v])].add(links);
+          });
+    for (size_t i : needs_of[u]) {
+      if (candidates_of[i].size() == 0) return std::nullopt;
+      need_to[needs[i].v] = -1;
     }
   }
 
@@ -75,7 +98,7 @@ std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_byte
   std::vector<double> way_load;
   for (size_t i = 0; i < needs.size(); ++i) {
     const Need& need = needs[i];
-    auto& candidates = candidates_of[i];
+    Candidates& candidates = candidates_of[i];
     size_t best = 0;
     double best_cost = std::numeric_limits<double>::infinity();
     for (size_t c = 0; c < candidates.size(); ++c) {
@@ -90,8 +113,10 @@ std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_byte
     }
     for (LinkId l : candidates[best]) link_load[l] += need.load;
     *need.slot = static_cast<int>(p.ways_.size());
-    p.ways_.push_back({need.u, need.v, std::move(candidates[best]), 0});
+    p.ways_.push_back(
+        {need.u, need.v, std::vector<LinkId>(candidates[best].begin(), candidates[best].end()), 0});
     way_load.push_back(need.load);
+    candidates = Candidates{};  // its memory back at once
   }
 
   set_fluid_rates(t, model, p.ways_, way_load);

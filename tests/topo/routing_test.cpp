@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <span>
+#include <vector>
 
 #include "tests/synth/test_support.hpp"
 #include "topo/generators.hpp"
@@ -181,6 +183,46 @@ TEST(Routing, AnNpusOneLinkLeadsToItsSwitchsRoutes) {
     }
   }
   EXPECT_GT(shortcut, 50);
+}
+
+// The visitors pass the routes of switch_routes_from and quickest_switch_routes_from one by one,
+// in their order: on single-link NPUs (kept switch routes), multi-link ones, mixed widths (where the
+// quickest routes join the least-latency ones) and random fabrics.
+TEST(Routing, TheVisitorsPassTheRoutesInOrder) {
+  std::mt19937_64 rng(37);
+  std::vector<Topology> topologies;
+  for (const char* spec : {"leafspine:4x4,spines=3", "nvcluster:2x4,net=fattree", "dragonfly:3x3x2",
+                           "ring:3,bw=25GB/s,lat=1us x switch:3,bw=50GB/s,lat=0.5us"})
+    topologies.push_back(generate(spec));
+  for (int i = 0; i < 10; ++i) topologies.push_back(synth::testing::random_topology(rng, 8));
+  int visited = 0;
+  for (const Topology& t : topologies) {
+    const Router r(t);
+    for (NodeId u = 0; u < t.num_npus(); ++u) {
+      for (const Bytes bytes : {Bytes{1} << 10, Bytes{32} << 20}) {
+        const auto want = r.quickest_switch_routes_from(u, bytes, 4);
+        std::vector<std::vector<std::vector<LinkId>>> got(t.num_npus());
+        r.for_each_quickest_switch_route(u, bytes, 4, [&](NodeId v, std::span<const LinkId> l) {
+          got[v].emplace_back(l.begin(), l.end());
+        });
+        for (NodeId v = 0; v < t.num_npus(); ++v) {
+          ASSERT_EQ(got[v].size(), want[v].size()) << t.name() << " " << u << "->" << v;
+          for (size_t i = 0; i < want[v].size(); ++i) EXPECT_EQ(got[v][i], want[v][i].links);
+          visited += static_cast<int>(want[v].size());
+        }
+      }
+      const auto want = r.switch_routes_from(u, 2, 0);
+      std::vector<std::vector<std::vector<LinkId>>> got(t.num_npus());
+      r.for_each_switch_route(u, 2, 0, [&](NodeId v, std::span<const LinkId> l) {
+        got[v].emplace_back(l.begin(), l.end());
+      });
+      for (NodeId v = 0; v < t.num_npus(); ++v) {
+        ASSERT_EQ(got[v].size(), want[v].size()) << t.name() << " " << u << "->" << v;
+        for (size_t i = 0; i < want[v].size(); ++i) EXPECT_EQ(got[v][i], want[v][i].links);
+      }
+    }
+  }
+  EXPECT_GT(visited, 500);
 }
 
 // A source asked once gets a search that stops at its destination, and the routes come from the
