@@ -414,6 +414,9 @@ void for_each_baseline(const topo::Topology& t, const Collective& c,
             static_cast<double>(kAutoChunkTransferBudget))
       continue;
     if (b == BaselineKind::Blink && c.num_ranks() > kBlinkPortfolioRanks) continue;
+    // NCCL's tree over NPUs that make no servers is one channel of the double binary tree over
+    // the ranks in order: dbt's transfers exactly (listed before it, so it wins their ties).
+    if (b == BaselineKind::Tree && topo::servers_of(t, c.ranks).empty()) continue;
     // One-shot sends each of its chunks (k in all) from every rank to every other.
     if (b == BaselineKind::Oneshot &&
         static_cast<double>(c.all_reduce_chunks > 0 ? c.all_reduce_chunks : c.chunks_per_npu) *

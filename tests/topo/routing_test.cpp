@@ -186,8 +186,8 @@ TEST(Routing, AnNpusOneLinkLeadsToItsSwitchsRoutes) {
 }
 
 // The visitors pass the routes of switch_routes_from and quickest_switch_routes_from one by one,
-// in their order: on single-link NPUs (kept switch routes), multi-link ones, mixed widths (where the
-// quickest routes join the least-latency ones) and random fabrics.
+// in their order: on single-link NPUs (kept switch routes), multi-link ones, mixed widths (where
+// the quickest routes join the least-latency ones) and random fabrics.
 TEST(Routing, TheVisitorsPassTheRoutesInOrder) {
   std::mt19937_64 rng(37);
   std::vector<Topology> topologies;

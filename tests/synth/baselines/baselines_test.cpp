@@ -4,13 +4,17 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "synth/cost/timing.hpp"
 #include "synth/verify/verify.hpp"
 #include "tests/synth/test_support.hpp"
+#include "topo/analysis.hpp"
 #include "topo/generators.hpp"
 #include "topo/io.hpp"
 
@@ -326,6 +330,49 @@ TEST(Baselines, DoubleBinaryTreesAreComplementary) {
   }
   // How close to the bound that brings the tree All-Reduce on a 512-rank switch:
   // BaselinesQuality.DoubleBinaryTreesOnALargeSwitch.
+}
+
+// On NPUs that make no servers, NCCL's tree is one channel of the double binary tree over the
+// ranks in order: dbt's transfers exactly, so the portfolio races dbt alone there
+// (for_each_baseline). Switches, leaf-spines, direct links and random fabrics, every rank or some.
+TEST(Baselines, NcclTreeWithoutServersIsTheDoubleBinaryTree) {
+  std::mt19937_64 rng(41);
+  std::vector<topo::Topology> flat;
+  for (const char* spec : {"switch:8", "switch:13", "leafspine:4x4,spines=2", "leafspine:2x3",
+                           "fc:6", "ring:5", "mesh2d:3x3"})
+    flat.push_back(topo::generate(spec));
+  for (int i = 0; i < 10; ++i) flat.push_back(testing::random_topology(rng, 8));
+  int compared = 0;
+  for (const topo::Topology& t : flat)
+    for (int k : {1, 3}) {
+      Collective c = Collective::over_all(t, CollectiveKind::AllReduce, k);
+      if (k == 3 && t.num_npus() > 3) c.ranks = {c.ranks[2], c.ranks[0], c.ranks[3]};
+      if (!topo::servers_of(t, c.ranks).empty()) continue;
+      auto make = [&](BaselineKind b) -> std::optional<Algorithm> {
+        try {
+          return make_baseline({b, {}}, t, c, 4096);
+        } catch (const NotApplicable&) {
+          return std::nullopt;  // trees reduce between linked NPUs only
+        }
+      };
+      const std::optional<Algorithm> made_tree = make(BaselineKind::Tree),
+                                     made_dbt = make(BaselineKind::Dbt);
+      ASSERT_EQ(made_tree.has_value(), made_dbt.has_value()) << t.name();
+      if (!made_dbt) continue;
+      const Algorithm &tree = *made_tree, &dbt = *made_dbt;
+      ASSERT_EQ(tree.size(), dbt.size()) << t.name();
+      for (TransferId id = 0; id < static_cast<TransferId>(dbt.size()); ++id) {
+        const Transfer &x = tree[id], &y = dbt[id];
+        EXPECT_EQ(std::tie(x.chunk, x.src, x.dst, x.channel, x.op, x.from_input, x.count),
+                  std::tie(y.chunk, y.src, y.dst, y.channel, y.op, y.from_input, y.count))
+            << t.name() << " transfer " << id;
+        EXPECT_TRUE(std::ranges::equal(tree.route(id), dbt.route(id))) << t.name() << " " << id;
+        EXPECT_TRUE(std::ranges::equal(tree.deps(id), dbt.deps(id))) << t.name() << " " << id;
+      }
+      EXPECT_EQ(tree.claimed_time, dbt.claimed_time) << t.name();
+      ++compared;
+    }
+  EXPECT_GE(compared, 14);
 }
 
 TEST(Baselines, RingOrdersFollowTheTopology) {
