@@ -306,15 +306,16 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
                              int64_t transfer_budget = kAutoChunkTransferBudget, Time to_beat = -1,
                              Bytes min_chunk = 0, const Deadline* deadline = nullptr);
 // `min_chunk`: past the first count, no count whose chunks are smaller (min_chunk_of).
-// `rival`, when given (with no `to_beat`), is asked once, at the first large count after the
-// first (a large algorithm: over kAutoChunkCheapTransfers transfers), with the collective at that
-// count: the time of something that will run anyway (a baseline the portfolio races afterwards),
-// which from there ends the search as `to_beat` would once two counts say that none ahead can beat
-// it (2·T(2k) - T(k) at least it). `steep_turn` (0: none): below kAutoChunkTurnTransfers too, a
-// count more than this slower than the fastest, found at the count before past the first count,
-// ends the search (tenet's own flat search: kChunkSearchSteepTurn); so do, from
-// kFlatSearchCheapTransfers, two counts in a row that gain nothing on the fastest. `bound` (0:
-// none), a lower bound on every count's time: a doubling at most halves a count's time over it,
+// `rival`, when given (with no `to_beat`), is asked once, before the first large count after the
+// first is made (a large algorithm: over kAutoChunkCheapTransfers transfers), with the collective
+// at that count: the time of something that will run anyway (a baseline the portfolio races
+// afterwards), which from there ends the search as `to_beat` would: where no count the budget
+// allows can beat it as times go (from the count before, that count is not made), or once two
+// counts say that none ahead can (2·T(2k) - T(k) at least it). `steep_turn` (0: none): below
+// kAutoChunkTurnTransfers too, a count more than this slower than the fastest, found at the count
+// before past the first count, ends the search (tenet's own flat search: kChunkSearchSteepTurn); so
+// do, from kFlatSearchCheapTransfers, two counts in a row that gain nothing on the fastest. `bound`
+// (0: none), a lower bound on every count's time: a doubling at most halves a count's time over it,
 // not its whole time (T(2k) - bound >= (T(k) - bound) / 2 where T(k) = B + F / k + S k and
 // B >= bound), so fewer counts ahead can beat `to_beat`.
 Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chunks_per_npu,

@@ -262,7 +262,8 @@ class FlatSearch {
           }
           return made_here;
         },
-        1, at_bound_, budget_, -1, min_chunk_of(t_), o_.deadline, rival(c), kChunkSearchSteepTurn);
+        1, at_bound_, budget_, -1, min_chunk_of(t_), o_.deadline, rival(c), kChunkSearchSteepTurn,
+        lower_bound(t_, c, c.chunk_bytes_for(total_bytes_), bounds_of(o_)).bandwidth);
     if (std::holds_alternative<NotMade>(searched)) return searched;
     ChunkingResult& best = std::get<ChunkingResult>(searched);
     // (Past the deadline the baselines still race at their first count: where tenet's first count

@@ -49,6 +49,19 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
   if (c.kind == CollectiveKind::Broadcast || c.kind == CollectiveKind::Reduce)
     max_chunks_per_npu = static_cast<int>(
         std::min<int64_t>(topo::kMaxChunksPerNpu, int64_t{max_chunks_per_npu} * c.num_ranks()));
+  // As times go (below), a doubling at most halves a count's time over `bound`: from `at` (a
+  // count) taking `time` (or at least that), whether no count the budget allows can beat `beat`.
+  // At bound + 2^j x (beat - bound) or more, the next j counts cannot.
+  auto none_ahead_beats = [&](const Collective& at, Time time, Time beat) {
+    const Time under = std::clamp<Time>(bound, 0, beat);
+    Collective next = at;
+    for (Time left = time; left >= beat && next.chunks_per_npu <= max_chunks_per_npu;
+         left = under + (left - under) / 2)
+      next.chunks_per_npu *= 2;
+    return next.chunks_per_npu > max_chunks_per_npu ||
+           std::max(static_cast<double>(transfer_estimate(next)), per_chunk * next.num_chunks()) >
+               static_cast<double>(transfer_budget);
+  };
   for (int k = first; k <= max_chunks_per_npu; k *= 2) {
     c.chunks_per_npu = k;
     const Bytes chunk = c.chunk_bytes_for(total_bytes);
@@ -59,6 +72,17 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
         std::max(static_cast<double>(transfer_estimate(c)), per_chunk * c.num_chunks());
     if (k > first && estimate > static_cast<double>(transfer_budget)) break;
     if (k > first && deadline && deadline->reached(2 * last_seconds)) break;
+    // The rival is asked before the first large count after the first is made: where the count
+    // before (at least `previous`) says that no count ahead can beat it, none is made. (Its time is
+    // something that runs anyway: a count that cannot beat it cannot be the answer.)
+    if (rival && to_beat <= 0 && !rival_time && have && k > first &&
+        transfer_estimate(c) > kAutoChunkCheapTransfers) {
+      rival_time = rival(c);
+      Collective before = c;
+      before.chunks_per_npu = k / 2;
+      if (*rival_time > 0 && previous >= 0 && none_ahead_beats(before, previous, *rival_time))
+        break;
+    }
     Algorithm a;
     Time now;
     size_t transfers;
@@ -84,8 +108,7 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
     }
     per_chunk = static_cast<double>(transfers) / std::max(1, c.num_chunks());
     const bool large = transfer_estimate(c) > kAutoChunkCheapTransfers;
-    // A rival's time stands for to_beat from the first large count after the first.
-    if (rival && to_beat <= 0 && !rival_time && large && have) rival_time = rival(c);
+    // A rival's time stands for to_beat from the first large count after the first (asked above).
     const Time beat = to_beat > 0 ? to_beat : rival_time.value_or(-1);
     // (A time then a floor extrapolate to less than the times would, so still to a bound; a
     // floor then a time, to more: not together.)
@@ -133,20 +156,8 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
               // may be a lucky one)
     }
     if (hopeless) break;
-    // As times go (above), a doubling at most halves a count's time over `bound`: at
-    // bound + 2^j x (to_beat - bound) or more, the next j counts cannot beat it. When they are all
-    // the budget allows, the search is over.
-    if (to_beat > 0 && transfer_estimate(c) > kAutoChunkCheapTransfers) {
-      const Time under = std::clamp<Time>(bound, 0, to_beat);
-      Collective next = c;
-      for (Time left = now; left >= to_beat && next.chunks_per_npu <= max_chunks_per_npu;
-           left = under + (left - under) / 2)
-        next.chunks_per_npu *= 2;
-      if (next.chunks_per_npu > max_chunks_per_npu ||
-          std::max(static_cast<double>(transfer_estimate(next)), per_chunk * next.num_chunks()) >
-              static_cast<double>(transfer_budget))
-        break;
-    }
+    // When the counts the budget allows cannot beat to_beat, or the rival, the search is over.
+    if (beat > 0 && large && none_ahead_beats(c, now, beat)) break;
   }
   if (!have && least_floor >= 0)
     return NotMade{fmt::format("no chunk count beats {}", format_time(to_beat))};
