@@ -463,12 +463,50 @@ std::optional<PlanFloor> ring_plan_floor(const BaselineSpec& spec, const topo::T
 // its floor). `enough`, when
 // given, is the chunk search's: a floor it would accept is timed anyway, so that the search stops
 // there as it would have.
+namespace {
+
+// A floor of the one-shot All-Reduce with no transfer made: every rank receives the whole buffer
+// of each of the P - 1 others, through its own incoming links at most. Nothing for the others.
+// Its transfers are counted as one message a pair (at least: send_runs makes one a way where a
+// pair has several routes).
+std::optional<PlanFloor> oneshot_floor(const BaselineSpec& spec, const topo::Topology& t,
+                                       const Collective& c, Bytes chunk_bytes) {
+  if (spec.kind != BaselineKind::Oneshot || c.kind != CollectiveKind::AllReduce)
+    return std::nullopt;
+  const double buffer = static_cast<double>(chunk_bytes) * c.num_chunks();
+  const int p = c.num_ranks();
+  Time floor = 0;
+  for (topo::NodeId v : c.ranks) {
+    const Bandwidth in = topo::ingress_bandwidth(t, v);
+    if (in <= 0) return std::nullopt;
+    floor = std::max(floor, static_cast<Time>((p - 1) * buffer / static_cast<double>(in) *
+                                              static_cast<double>(kPicosPerSecond)));
+  }
+  const int64_t messages =
+      (int64_t{c.num_chunks()} + kMaxChunksPerTransfer - 1) / kMaxChunksPerTransfer;
+  return PlanFloor{floor, static_cast<size_t>(messages * p * (p - 1))};
+}
+
+}  // namespace
+
 ChunkMade baseline_to_beat(const BaselineSpec& spec, const topo::Topology& t, const Collective& c,
                            Bytes chunk_bytes, const SynthOptions& o, Time to_beat,
                            const std::function<bool(const Algorithm&)>& enough, Time* floor) {
   Time found = -1;
   if (!floor) floor = &found;
   *floor = -1;
+  // One-shot's floor in closed form: on a large communicator it is seconds over anything else,
+  // and its P (P - 1) messages are not built to say so.
+  if (to_beat > 0)
+    if (std::optional<PlanFloor> closed = oneshot_floor(spec, t, c, chunk_bytes);
+        closed && closed->floor >= to_beat) {
+      Algorithm floored = empty_algorithm(spec.name(), t, c, chunk_bytes, o.link_model);
+      floored.claimed_time = closed->floor;
+      if (!(enough && enough(floored))) {
+        *floor = closed->floor;
+        return CannotBeat{closed->floor, closed->transfers};
+      }
+    }
   // A ring's floor from its plan (the same floor, no transfer made): a losing ring of millions of
   // transfers is not built. `enough` reads its time, collective and chunk size alone.
   bool floored_already = false;  // by the plan, and it may win: the algorithm is timed

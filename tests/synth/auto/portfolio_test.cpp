@@ -258,5 +258,37 @@ TEST(Portfolio, ABaselinesFloorIsAtMostItsTime) {
   EXPECT_EQ(floored, timed);
 }
 
+// One-shot's floor comes in closed form, no transfer made (every rank receives the P - 1 other
+// buffers through its own incoming links): it is at most the time of the algorithm it stands for,
+// on switches, direct links, servers and random fabrics, and stands for it where it cannot win.
+TEST(Portfolio, OneShotsClosedFloorIsAtMostItsTime) {
+  std::mt19937_64 rng(43);
+  std::vector<topo::Topology> fabrics;
+  for (const char* spec : {"switch:8", "switch:5", "fc:6", "leafspine:4x4,spines=2",
+                           "leafspine:2x3", "nvcluster:2x4", "dgx1"})
+    fabrics.push_back(topo::generate(spec));
+  for (int i = 0; i < 6; ++i) fabrics.push_back(testing::random_topology(rng, 8));
+  const SynthOptions o;
+  const BaselineSpec spec{BaselineKind::Oneshot, {}};
+  int compared = 0;
+  for (const topo::Topology& t : fabrics)
+    for (int k : {1, 4}) {
+      const Collective c = Collective::over_all(t, CollectiveKind::AllReduce, k);
+      ChunkMade free = detail::baseline_to_beat(spec, t, c, kChunk, o, -1);
+      const Algorithm* a = std::get_if<Algorithm>(&free);
+      if (!a) continue;  // NPUs that relay for one another: it does not apply
+      Time floor = -1;
+      ChunkMade lost = detail::baseline_to_beat(spec, t, c, kChunk, o, 1, {}, &floor);
+      ASSERT_TRUE(std::holds_alternative<CannotBeat>(lost)) << t.name();
+      EXPECT_EQ(std::get<CannotBeat>(lost).floor, floor);
+      EXPECT_GT(floor, 0) << t.name();
+      EXPECT_LE(floor, a->claimed_time) << t.name() << " k=" << k;
+      // (One message a pair at least: one a way where the pair has several routes.)
+      EXPECT_LE(std::get<CannotBeat>(lost).transfers, a->size()) << t.name() << " k=" << k;
+      ++compared;
+    }
+  EXPECT_GE(compared, 8);
+}
+
 }  // namespace
 }  // namespace tenet::synth
