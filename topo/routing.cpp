@@ -353,12 +353,20 @@ std::vector<Route> RouteCache::equal_cost_routes(NodeId src, NodeId dst, int lim
 
 std::vector<std::vector<Route>> Router::switch_routes_from(NodeId src, int limit,
                                                            Bandwidth min_bandwidth) const {
+  return routes_from(src, limit, min_bandwidth, nullptr);
+}
+
+std::vector<std::vector<Route>> Router::routes_from(NodeId src, int limit, Bandwidth min_bandwidth,
+                                                    const std::vector<char>* to) const {
   const Topology& t = topo_;
-  if (!one_link_to_a_switch(src)) return search_switch_routes_from(src, limit, min_bandwidth);
+  if (!one_link_to_a_switch(src)) return search_switch_routes_from(src, limit, min_bandwidth, to);
   std::vector<std::vector<Route>> out(t.num_npus());
-  for_each_switch_route(src, limit, min_bandwidth, [&](NodeId v, std::span<const LinkId> links) {
-    out[v].push_back(make_route(t, std::vector<LinkId>(links.begin(), links.end())));
-  });
+  for_each_switch_route(
+      src, limit, min_bandwidth,
+      [&](NodeId v, std::span<const LinkId> links) {
+        out[v].push_back(make_route(t, std::vector<LinkId>(links.begin(), links.end())));
+      },
+      to);
   return out;
 }
 
@@ -371,12 +379,13 @@ std::optional<LinkId> Router::one_link_to_a_switch(NodeId src) const {
 
 void Router::for_each_switch_route(
     NodeId src, int limit, Bandwidth min_bandwidth,
-    const std::function<void(NodeId, std::span<const LinkId>)>& visit) const {
+    const std::function<void(NodeId, std::span<const LinkId>)>& visit,
+    const std::vector<char>* to) const {
   const Topology& t = topo_;
   const std::optional<LinkId> up = one_link_to_a_switch(src);
   if (!up) {
     const std::vector<std::vector<Route>> all =
-        search_switch_routes_from(src, limit, min_bandwidth);
+        search_switch_routes_from(src, limit, min_bandwidth, to);
     for (NodeId v = 0; v < t.num_npus(); ++v)
       for (const Route& r : all[v]) visit(v, r.links);
     return;
@@ -402,7 +411,7 @@ void Router::for_each_switch_route(
   }
   std::vector<LinkId> links{*up};
   for (NodeId v = 0; v < t.num_npus(); ++v) {
-    if (v == src) continue;
+    if (v == src || (to && !(*to)[v])) continue;
     for (const Route& r : (*from)[v]) {
       links.resize(1);
       links.insert(links.end(), r.links.begin(), r.links.end());
@@ -413,13 +422,14 @@ void Router::for_each_switch_route(
 
 void Router::for_each_quickest_switch_route(
     NodeId src, Bytes bytes, int limit,
-    const std::function<void(NodeId, std::span<const LinkId>)>& visit) const {
+    const std::function<void(NodeId, std::span<const LinkId>)>& visit,
+    const std::vector<char>* to) const {
   const Topology& t = topo_;
   if (switch_widths(src).size() <= 1) {  // the least-latency routes are the quickest
-    for_each_switch_route(src, limit, 0, visit);
+    for_each_switch_route(src, limit, 0, visit, to);
     return;
   }
-  const std::vector<std::vector<Route>> all = quickest_switch_routes_from(src, bytes, limit);
+  const std::vector<std::vector<Route>> all = quickest_routes_from(src, bytes, limit, to);
   for (NodeId v = 0; v < t.num_npus(); ++v)
     for (const Route& r : all[v]) visit(v, r.links);
 }
@@ -433,8 +443,8 @@ std::vector<Bandwidth> Router::switch_widths(NodeId src) const {
   return widths;
 }
 
-std::vector<std::vector<Route>> Router::search_switch_routes_from(NodeId src, int limit,
-                                                                  Bandwidth min_bandwidth) const {
+std::vector<std::vector<Route>> Router::search_switch_routes_from(
+    NodeId src, int limit, Bandwidth min_bandwidth, const std::vector<char>* to) const {
   const Topology& t = topo_;
   const BoostGraph& g = views_->forward;
   // Only links leaving the source or a switch: routes whose interior nodes are all switches. (A
@@ -474,7 +484,7 @@ std::vector<std::vector<Route>> Router::search_switch_routes_from(NodeId src, in
   std::vector<std::vector<Route>> out(t.num_npus());
   std::vector<LinkId> path;
   for (NodeId v = 0; v < t.num_npus(); ++v) {
-    if (v == src || dist[v] == kInfinity) continue;
+    if (v == src || dist[v] == kInfinity || (to && !(*to)[v])) continue;
     std::vector<std::vector<LinkId>> found;
     auto walk = [&](auto&& self, NodeId at) -> void {
       if (static_cast<int>(found.size()) >= limit) return;
@@ -498,9 +508,14 @@ std::vector<std::vector<Route>> Router::search_switch_routes_from(NodeId src, in
 
 std::vector<std::vector<Route>> Router::quickest_switch_routes_from(NodeId src, Bytes bytes,
                                                                     int limit) const {
+  return quickest_routes_from(src, bytes, limit, nullptr);
+}
+
+std::vector<std::vector<Route>> Router::quickest_routes_from(NodeId src, Bytes bytes, int limit,
+                                                             const std::vector<char>* to) const {
   const Topology& t = topo_;
   auto cost = [&](const Route& r) { return r.latency + transfer_time(bytes, r.bottleneck); };
-  std::vector<std::vector<Route>> out = switch_routes_from(src, limit);
+  std::vector<std::vector<Route>> out = routes_from(src, limit, 0, to);
   std::vector<Time> least(t.num_npus(), std::numeric_limits<Time>::max());
   for (NodeId v = 0; v < t.num_npus(); ++v)
     for (const Route& r : out[v]) least[v] = std::min(least[v], cost(r));
@@ -508,7 +523,7 @@ std::vector<std::vector<Route>> Router::quickest_switch_routes_from(NodeId src, 
   const std::vector<Bandwidth> widths = switch_widths(src);
   std::vector<std::vector<Route>> quicker(t.num_npus());
   for (size_t i = 1; i < widths.size(); ++i) {  // the narrowest width is every link: done above
-    std::vector<std::vector<Route>> routes = switch_routes_from(src, limit, widths[i]);
+    std::vector<std::vector<Route>> routes = routes_from(src, limit, widths[i], to);
     for (NodeId v = 0; v < t.num_npus(); ++v)
       for (Route& r : routes[v]) {
         const Time c = cost(r);

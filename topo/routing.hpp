@@ -61,13 +61,15 @@ class Router {
                                                               int limit = 8) const;
   // The routes of switch_routes_from and quickest_switch_routes_from, passed to `visit(v, links)`
   // one by one in their order, with no Route made for each (`links` lasts for the call): a
-  // baseline or plan that keeps the links of millions of them in its own form.
-  void for_each_switch_route(
-      NodeId src, int limit, Bandwidth min_bandwidth,
-      const std::function<void(NodeId, std::span<const LinkId>)>& visit) const;
+  // baseline or plan that keeps the links of millions of them in its own form. With `to` (a flag
+  // per NPU), only the routes to the NPUs flagged, the others not searched for.
+  void for_each_switch_route(NodeId src, int limit, Bandwidth min_bandwidth,
+                             const std::function<void(NodeId, std::span<const LinkId>)>& visit,
+                             const std::vector<char>* to = nullptr) const;
   void for_each_quickest_switch_route(
       NodeId src, Bytes bytes, int limit,
-      const std::function<void(NodeId, std::span<const LinkId>)>& visit) const;
+      const std::function<void(NodeId, std::span<const LinkId>)>& visit,
+      const std::vector<char>* to = nullptr) const;
 
  private:
   friend class RouteCache;
@@ -79,8 +81,14 @@ class Router {
   // switch_routes_from of switches, kept (see there); safe to share between threads.
   struct SwitchRoutes;
   std::shared_ptr<SwitchRoutes> switch_routes_;
-  std::vector<std::vector<Route>> search_switch_routes_from(NodeId src, int limit,
-                                                            Bandwidth min_bandwidth) const;
+  // switch_routes_from by its search, and the routes of either kind to the NPUs flagged in `to`
+  // (every one where null).
+  std::vector<std::vector<Route>> search_switch_routes_from(
+      NodeId src, int limit, Bandwidth min_bandwidth, const std::vector<char>* to = nullptr) const;
+  std::vector<std::vector<Route>> routes_from(NodeId src, int limit, Bandwidth min_bandwidth,
+                                              const std::vector<char>* to) const;
+  std::vector<std::vector<Route>> quickest_routes_from(NodeId src, Bytes bytes, int limit,
+                                                       const std::vector<char>* to) const;
   // `src`'s link where it is an NPU with one link, to a switch.
   std::optional<LinkId> one_link_to_a_switch(NodeId src) const;
   // The bandwidths of the links leaving `src` or a switch, ascending, once each.

@@ -75,20 +75,25 @@ std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_byte
   };
   std::vector<Candidates> candidates_of(needs.size());
   std::vector<int64_t> need_to(n, -1);  // u's need to each NPU, while u is at hand
+  std::vector<char> wanted(n, 0);       // the NPUs u needs ways to (no route sought to the rest)
   for (NodeId u = 0; u < n; ++u) {
     for (size_t i : needs_of[u]) {
       need_to[needs[i].v] = static_cast<int64_t>(i);
+      wanted[needs[i].v] = 1;
       for (LinkId l : t.out_links(u))
         if (t.link(l).dst == needs[i].v) candidates_of[i].add({&l, 1});
     }
     if (t.num_switches() > 0)
       router.for_each_quickest_switch_route(
-          u, chunk_bytes, ecmp, [&](NodeId v, std::span<const LinkId> links) {
+          u, chunk_bytes, ecmp,
+          [&](NodeId v, std::span<const LinkId> links) {
             if (need_to[v] >= 0) candidates_of[static_cast<size_t>(need_to[v])].add(links);
-          });
+          },
+          &wanted);
     for (size_t i : needs_of[u]) {
       if (candidates_of[i].size() == 0) return std::nullopt;
       need_to[needs[i].v] = -1;
+      wanted[needs[i].v] = 0;
     }
   }
 

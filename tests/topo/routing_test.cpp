@@ -186,8 +186,9 @@ TEST(Routing, AnNpusOneLinkLeadsToItsSwitchsRoutes) {
 }
 
 // The visitors pass the routes of switch_routes_from and quickest_switch_routes_from one by one,
-// in their order: on single-link NPUs (kept switch routes), multi-link ones, mixed widths (where
-// the quickest routes join the least-latency ones) and random fabrics.
+// in their order, and with `to` those to the NPUs flagged alone: on single-link NPUs (kept switch
+// routes), multi-link ones, mixed widths (where the quickest routes join the least-latency ones)
+// and random fabrics.
 TEST(Routing, TheVisitorsPassTheRoutesInOrder) {
   std::mt19937_64 rng(37);
   std::vector<Topology> topologies;
@@ -199,18 +200,26 @@ TEST(Routing, TheVisitorsPassTheRoutesInOrder) {
   for (const Topology& t : topologies) {
     const Router r(t);
     for (NodeId u = 0; u < t.num_npus(); ++u) {
-      for (const Bytes bytes : {Bytes{1} << 10, Bytes{32} << 20}) {
-        const auto want = r.quickest_switch_routes_from(u, bytes, 4);
-        std::vector<std::vector<std::vector<LinkId>>> got(t.num_npus());
-        r.for_each_quickest_switch_route(u, bytes, 4, [&](NodeId v, std::span<const LinkId> l) {
-          got[v].emplace_back(l.begin(), l.end());
-        });
-        for (NodeId v = 0; v < t.num_npus(); ++v) {
-          ASSERT_EQ(got[v].size(), want[v].size()) << t.name() << " " << u << "->" << v;
-          for (size_t i = 0; i < want[v].size(); ++i) EXPECT_EQ(got[v][i], want[v][i].links);
-          visited += static_cast<int>(want[v].size());
+      // Every NPU, or some (`to`: the others get none).
+      std::vector<char> some(t.num_npus());
+      for (char& x : some) x = static_cast<char>(rng() % 2);
+      const std::vector<char>* every = nullptr;
+      const std::vector<char>* flagged = &some;
+      for (const Bytes bytes : {Bytes{1} << 10, Bytes{32} << 20})
+        for (const std::vector<char>* to : {every, flagged}) {
+          const auto want = r.quickest_switch_routes_from(u, bytes, 4);
+          std::vector<std::vector<std::vector<LinkId>>> got(t.num_npus());
+          r.for_each_quickest_switch_route(
+              u, bytes, 4,
+              [&](NodeId v, std::span<const LinkId> l) { got[v].emplace_back(l.begin(), l.end()); },
+              to);
+          for (NodeId v = 0; v < t.num_npus(); ++v) {
+            const size_t expected = !to || (*to)[v] ? want[v].size() : 0;
+            ASSERT_EQ(got[v].size(), expected) << t.name() << " " << u << "->" << v;
+            for (size_t i = 0; i < expected; ++i) EXPECT_EQ(got[v][i], want[v][i].links);
+            visited += static_cast<int>(expected);
+          }
         }
-      }
       const auto want = r.switch_routes_from(u, 2, 0);
       std::vector<std::vector<std::vector<LinkId>>> got(t.num_npus());
       r.for_each_switch_route(u, 2, 0, [&](NodeId v, std::span<const LinkId> l) {
