@@ -32,8 +32,8 @@ class BaselineMemo {
       const topo::Topology& t, const std::vector<topo::NodeId>& ranks,
       const std::function<std::shared_ptr<const detail::BlinkPacking>()>& pack);
 
-  // search_ring_channels(t, members, wanted, both_ways): the rings kept, else what `find` finds,
-  // kept (as `blink`).
+  // search_ring_channels's rings over (t, members, wanted, both_ways): kept, else what `find`
+  // finds, kept (as `blink`).
   std::vector<RingChannel> rings(const topo::Topology& t, const std::vector<topo::NodeId>& members,
                                  int wanted, bool both_ways,
                                  const std::function<std::vector<RingChannel>()>& find);

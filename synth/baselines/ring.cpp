@@ -19,8 +19,9 @@ namespace {
 // round is the bidirectional ring's).
 std::vector<RingChannel> channel_rings(BaselineMemo* memo, const Topology& t,
                                        const std::vector<NodeId>& ranks, int channels, bool bidir) {
+  RingWays ways(t, ranks);  // (found at the first search the memo does not answer)
   return find_ring_channels(channels, bidir, [&](bool both_ways) {
-    auto search = [&] { return search_ring_channels(t, ranks, channels, both_ways); };
+    auto search = [&] { return search_ring_channels(ways, channels, both_ways); };
     return memo ? memo->rings(t, ranks, channels, both_ways, search) : search();
   });
 }

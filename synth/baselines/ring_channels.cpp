@@ -45,6 +45,10 @@ class Ways {
     int to;  // member index
     std::vector<LinkId> route;
   };
+  // Every link's whole capacity back (a new search).
+  void refill() {
+    for (LinkId l = 0; l < t_.num_links(); ++l) left_[l] = t_.link(l).bandwidth;
+  }
   int size() const { return static_cast<int>(members_.size()); }
   NodeId member(int i) const { return members_[i]; }
   int index(NodeId v) const { return v < static_cast<NodeId>(index_.size()) ? index_[v] : -1; }
@@ -253,11 +257,22 @@ Bandwidth total_rate(const std::vector<RingChannel>& rings) {
 }
 }  // namespace
 
+struct RingWays::Impl {
+  const topo::Topology& t;
+  std::vector<NodeId> members;
+  std::optional<Ways> ways;  // from the first search
+};
+
+RingWays::RingWays(const topo::Topology& t, std::vector<NodeId> members)
+    : impl_(std::make_unique<Impl>(Impl{t, std::move(members), std::nullopt})) {}
+RingWays::~RingWays() = default;
+
 std::vector<RingChannel> find_ring_channels(const topo::Topology& t,
                                             const std::vector<NodeId>& members, int wanted,
                                             bool both_ways) {
+  RingWays ways(t, members);
   return find_ring_channels(wanted, both_ways,
-                            [&](bool b) { return search_ring_channels(t, members, wanted, b); });
+                            [&](bool b) { return search_ring_channels(ways, wanted, b); });
 }
 
 std::vector<RingChannel> find_ring_channels(
@@ -271,12 +286,16 @@ std::vector<RingChannel> find_ring_channels(
   return rings;
 }
 
-std::vector<RingChannel> search_ring_channels(const topo::Topology& t,
-                                              const std::vector<NodeId>& members, int wanted,
-                                              bool both_ways) {
+std::vector<RingChannel> search_ring_channels(RingWays& ways, int wanted, bool both_ways) {
+  const topo::Topology& t = ways.impl_->t;
+  const std::vector<NodeId>& members = ways.impl_->members;
   const int p = static_cast<int>(members.size());
   if (p < 2 || p > kMaxSearchedNpus) return {};
-  Ways w(t, members);
+  if (ways.impl_->ways)
+    ways.impl_->ways->refill();
+  else
+    ways.impl_->ways.emplace(t, members);
+  Ways& w = *ways.impl_->ways;
   // Servers, when the members are exactly the NPUs of whole servers.
   std::vector<std::vector<NodeId>> servers = topo::servers_of(t, members);
   const int limit = wanted > 0 ? std::min(wanted, kMaxChannels) : kMaxChannels;

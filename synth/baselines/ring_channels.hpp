@@ -17,6 +17,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "topo/topology.hpp"
@@ -39,12 +40,26 @@ inline constexpr int kMaxChannels = 32;
 std::vector<RingChannel> find_ring_channels(const topo::Topology& t,
                                             const std::vector<topo::NodeId>& members, int wanted,
                                             bool both_ways);
+// The ways ring channels may take between `members` (each one's direct links and routes through
+// switches to each other one), found at the first search and shared by the next: the searches one
+// way and both ways round each start from every link's whole capacity. Keeps a reference to `t`.
+class RingWays {
+ public:
+  RingWays(const topo::Topology& t, std::vector<topo::NodeId> members);
+  ~RingWays();
+  RingWays(const RingWays&) = delete;
+  RingWays& operator=(const RingWays&) = delete;
+
+ private:
+  friend std::vector<RingChannel> search_ring_channels(RingWays& ways, int wanted, bool both_ways);
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 // One search of find_ring_channels: the rings found one way round, or both ways. Where asked one
 // way for as many as fit (`wanted` 0), find_ring_channels searches both ways round too and keeps
 // whichever fed more bandwidth: `search(b)` is its search, b saying both ways round (a memo's).
-std::vector<RingChannel> search_ring_channels(const topo::Topology& t,
-                                              const std::vector<topo::NodeId>& members, int wanted,
-                                              bool both_ways);
+std::vector<RingChannel> search_ring_channels(RingWays& ways, int wanted, bool both_ways);
 std::vector<RingChannel> find_ring_channels(
     int wanted, bool both_ways, const std::function<std::vector<RingChannel>(bool)>& search);
 inline constexpr int kMaxSearchedNpus = 1024;

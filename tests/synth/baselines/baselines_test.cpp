@@ -11,6 +11,7 @@
 #include <set>
 #include <tuple>
 
+#include "synth/baselines/ring_channels.hpp"
 #include "synth/cost/timing.hpp"
 #include "synth/verify/verify.hpp"
 #include "tests/synth/test_support.hpp"
@@ -373,6 +374,36 @@ TEST(Baselines, NcclTreeWithoutServersIsTheDoubleBinaryTree) {
       ++compared;
     }
   EXPECT_GE(compared, 14);
+}
+
+// The searches one way and both ways round share their ways (RingWays), each from every link's
+// whole capacity: the rings each finds are those of a search of its own.
+TEST(Baselines, RingSearchesSharingTheirWaysFindTheirOwnRings) {
+  std::mt19937_64 rng(47);
+  std::vector<topo::Topology> fabrics;
+  for (const char* spec :
+       {"switch:8", "leafspine:4x4,spines=2", "nvcluster:2x4", "dgx1", "ring:6", "mesh2d:3x3"})
+    fabrics.push_back(topo::generate(spec));
+  for (int i = 0; i < 6; ++i) fabrics.push_back(testing::random_topology(rng, 8));
+  int found = 0;
+  for (const topo::Topology& t : fabrics) {
+    std::vector<NodeId> all(t.num_npus());
+    for (NodeId v = 0; v < t.num_npus(); ++v) all[v] = v;
+    RingWays shared(t, all);
+    for (bool both_ways : {false, true, false}) {
+      RingWays own(t, all);
+      const std::vector<RingChannel> got = search_ring_channels(shared, 0, both_ways),
+                                     want = search_ring_channels(own, 0, both_ways);
+      ASSERT_EQ(got.size(), want.size()) << t.name() << " both ways " << both_ways;
+      for (size_t i = 0; i < want.size(); ++i) {
+        EXPECT_EQ(got[i].order, want[i].order) << t.name();
+        EXPECT_EQ(got[i].routes, want[i].routes) << t.name();
+        EXPECT_EQ(got[i].rate, want[i].rate) << t.name();
+      }
+      found += static_cast<int>(want.size());
+    }
+  }
+  EXPECT_GT(found, 20);
 }
 
 TEST(Baselines, RingOrdersFollowTheTopology) {
