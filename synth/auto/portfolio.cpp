@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -458,11 +459,6 @@ std::optional<PlanFloor> ring_plan_floor(const BaselineSpec& spec, const topo::T
   return PlanFloor{time_floor(t, *plan), static_cast<size_t>(plan->size())};
 }
 
-// The baseline, timed; CannotBeat when its time_floor says that it cannot be faster than `to_beat`
-// (then it is not timed: on large clusters timing an algorithm takes longer than building it and
-// its floor). `enough`, when
-// given, is the chunk search's: a floor it would accept is timed anyway, so that the search stops
-// there as it would have.
 namespace {
 
 // A floor of the one-shot All-Reduce with no transfer made: every rank receives the whole buffer
@@ -475,13 +471,16 @@ std::optional<PlanFloor> oneshot_floor(const BaselineSpec& spec, const topo::Top
     return std::nullopt;
   const double buffer = static_cast<double>(chunk_bytes) * c.num_chunks();
   const int p = c.num_ranks();
-  Time floor = 0;
+  double most = 0;  // ps
   for (topo::NodeId v : c.ranks) {
     const Bandwidth in = topo::ingress_bandwidth(t, v);
     if (in <= 0) return std::nullopt;
-    floor = std::max(floor, static_cast<Time>((p - 1) * buffer / static_cast<double>(in) *
-                                              static_cast<double>(kPicosPerSecond)));
+    most = std::max(
+        most, (p - 1) * buffer / static_cast<double>(in) * static_cast<double>(kPicosPerSecond));
   }
+  // (Rounded down, and within Time's range on thin links.)
+  const auto floor =
+      static_cast<Time>(std::min(most, static_cast<double>(std::numeric_limits<Time>::max() / 2)));
   const int64_t messages =
       (int64_t{c.num_chunks()} + kMaxChunksPerTransfer - 1) / kMaxChunksPerTransfer;
   return PlanFloor{floor, static_cast<size_t>(messages * p * (p - 1))};
@@ -489,6 +488,11 @@ std::optional<PlanFloor> oneshot_floor(const BaselineSpec& spec, const topo::Top
 
 }  // namespace
 
+// The baseline, timed; CannotBeat when its time_floor says that it cannot be faster than `to_beat`
+// (then it is not timed: on large clusters timing an algorithm takes longer than building it and
+// its floor). `enough`, when
+// given, is the chunk search's: a floor it would accept is timed anyway, so that the search stops
+// there as it would have.
 ChunkMade baseline_to_beat(const BaselineSpec& spec, const topo::Topology& t, const Collective& c,
                            Bytes chunk_bytes, const SynthOptions& o, Time to_beat,
                            const std::function<bool(const Algorithm&)>& enough, Time* floor) {
