@@ -9,6 +9,7 @@
 #include "synth/cost/timing.hpp"
 #include "synth/producers.hpp"
 #include "synth/synthesizer.hpp"
+#include "topo/generators.hpp"
 #include "topo/routing.hpp"
 
 namespace tenet::synth::testing {
@@ -49,6 +50,14 @@ Topology random_topology(std::mt19937_64& rng, int max_npus, bool steps) {
   Topology t = b.build();
   t.set_charges_steps(steps);
   return t;
+}
+
+std::vector<Topology> fabrics(std::initializer_list<const char*> specs, std::mt19937_64& rng,
+                              int random) {
+  std::vector<Topology> out;
+  for (const char* spec : specs) out.push_back(topo::generate(spec));
+  for (int i = 0; i < random; ++i) out.push_back(random_topology(rng, 8));
+  return out;
 }
 
 void for_each_producer(const Topology& t, const Collective& c, Bytes chunk,

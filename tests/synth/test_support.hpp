@@ -4,9 +4,11 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "synth/ir/algorithm.hpp"
 #include "synth/verify/verify.hpp"
@@ -19,6 +21,9 @@ namespace tenet::synth::testing {
 // `steps`: each link also gets a per-step cost (0, 300 ns, 2.6 us or 0-3 us at random), and the
 // topology charges them (topo::Topology::charges_steps).
 topo::Topology random_topology(std::mt19937_64& rng, int max_npus = 8, bool steps = false);
+// The topologies `specs` generate, then `random` random ones of up to 8 NPUs (random_topology).
+std::vector<topo::Topology> fabrics(std::initializer_list<const char*> specs, std::mt19937_64& rng,
+                                    int random);
 
 // Every algorithm made for `c` on `t` at `chunk` bytes: the synthesizer's (each method, both link
 // models) and every baseline that applies, each passed to `f` with who made it and how, in words

@@ -145,12 +145,10 @@ TEST(Routing, RouteCacheGivesTheRoutersRoutes) {
 // every other id stays) is there.
 TEST(Routing, AnNpusOneLinkLeadsToItsSwitchsRoutes) {
   std::mt19937_64 rng(31);
-  std::vector<Topology> topologies;
-  for (const char* spec :
-       {"leafspine:4x4,spines=3", "leafspine:2x4,spines=8", "dragonfly:3x3x2", "switch:6",
-        "nvcluster:2x4,net=fattree", "ring:3,bw=25GB/s,lat=1us x switch:3,bw=50GB/s,lat=0.5us"})
-    topologies.push_back(generate(spec));
-  for (int i = 0; i < 10; ++i) topologies.push_back(synth::testing::random_topology(rng, 8));
+  const std::vector<Topology> topologies = synth::testing::fabrics(
+      {"leafspine:4x4,spines=3", "leafspine:2x4,spines=8", "dragonfly:3x3x2", "switch:6",
+       "nvcluster:2x4,net=fattree", "ring:3,bw=25GB/s,lat=1us x switch:3,bw=50GB/s,lat=0.5us"},
+      rng, 10);
   int shortcut = 0;
   for (const Topology& t : topologies) {
     TopologyBuilder b(t.name());
@@ -191,11 +189,10 @@ TEST(Routing, AnNpusOneLinkLeadsToItsSwitchsRoutes) {
 // and random fabrics.
 TEST(Routing, TheVisitorsPassTheRoutesInOrder) {
   std::mt19937_64 rng(37);
-  std::vector<Topology> topologies;
-  for (const char* spec : {"leafspine:4x4,spines=3", "nvcluster:2x4,net=fattree", "dragonfly:3x3x2",
-                           "ring:3,bw=25GB/s,lat=1us x switch:3,bw=50GB/s,lat=0.5us"})
-    topologies.push_back(generate(spec));
-  for (int i = 0; i < 10; ++i) topologies.push_back(synth::testing::random_topology(rng, 8));
+  const std::vector<Topology> topologies = synth::testing::fabrics(
+      {"leafspine:4x4,spines=3", "nvcluster:2x4,net=fattree", "dragonfly:3x3x2",
+       "ring:3,bw=25GB/s,lat=1us x switch:3,bw=50GB/s,lat=0.5us"},
+      rng, 10);
   int visited = 0;
   for (const Topology& t : topologies) {
     const Router r(t);

@@ -199,12 +199,11 @@ TEST(Portfolio, WithEveryMethodLeftOutTheBaselinesAreTheCallers) {
 // fabrics, forward and reversed.
 TEST(Portfolio, TheMatchersLeastWorkIsABound) {
   std::mt19937_64 rng(23);
-  std::vector<topo::Topology> fabrics;
-  for (const char* spec : {"leafspine:4x4,spines=2", "nvcluster:2x4,net=fattree", "dragonfly:3x3x2",
-                           "mesh2d:3x3", "mesh2d:3x3,router=true", "dgx1", "switch:6",
-                           "ring:3,bw=25GB/s,lat=1us x switch:3,bw=50GB/s,lat=0.5us"})
-    fabrics.push_back(topo::generate(spec));
-  for (int i = 0; i < 20; ++i) fabrics.push_back(testing::random_topology(rng, 8));
+  const std::vector<topo::Topology> fabrics =
+      testing::fabrics({"leafspine:4x4,spines=2", "nvcluster:2x4,net=fattree", "dragonfly:3x3x2",
+                        "mesh2d:3x3", "mesh2d:3x3,router=true", "dgx1", "switch:6",
+                        "ring:3,bw=25GB/s,lat=1us x switch:3,bw=50GB/s,lat=0.5us"},
+                       rng, 20);
   for (const topo::Topology& t : fabrics)
     for (const topo::Topology& on : {t, topo::reversed(t)}) {
       const Collective c = Collective::over_all(on, CollectiveKind::AllGather, 2);
@@ -222,10 +221,8 @@ TEST(Portfolio, TheMatchersLeastWorkIsABound) {
 // random fabrics.
 TEST(Portfolio, ABaselinesFloorIsAtMostItsTime) {
   std::mt19937_64 rng(29);
-  std::vector<topo::Topology> fabrics;
-  for (const char* spec : {"ring:8", "switch:8", "leafspine:4x4,spines=2", "mesh2d:3x3"})
-    fabrics.push_back(topo::generate(spec));
-  for (int i = 0; i < 6; ++i) fabrics.push_back(testing::random_topology(rng, 8));
+  const std::vector<topo::Topology> fabrics =
+      testing::fabrics({"ring:8", "switch:8", "leafspine:4x4,spines=2", "mesh2d:3x3"}, rng, 6);
   const SynthOptions o;
   int timed = 0, floored = 0;
   for (const topo::Topology& t : fabrics)
@@ -263,11 +260,10 @@ TEST(Portfolio, ABaselinesFloorIsAtMostItsTime) {
 // on switches, direct links, servers and random fabrics, and stands for it where it cannot win.
 TEST(Portfolio, OneShotsClosedFloorIsAtMostItsTime) {
   std::mt19937_64 rng(43);
-  std::vector<topo::Topology> fabrics;
-  for (const char* spec : {"switch:8", "switch:5", "fc:6", "leafspine:4x4,spines=2",
-                           "leafspine:2x3", "nvcluster:2x4", "dgx1"})
-    fabrics.push_back(topo::generate(spec));
-  for (int i = 0; i < 6; ++i) fabrics.push_back(testing::random_topology(rng, 8));
+  const std::vector<topo::Topology> fabrics =
+      testing::fabrics({"switch:8", "switch:5", "fc:6", "leafspine:4x4,spines=2", "leafspine:2x3",
+                        "nvcluster:2x4", "dgx1"},
+                       rng, 6);
   const SynthOptions o;
   const BaselineSpec spec{BaselineKind::Oneshot, {}};
   int compared = 0;

@@ -338,11 +338,10 @@ TEST(Baselines, DoubleBinaryTreesAreComplementary) {
 // (for_each_baseline). Switches, leaf-spines, direct links and random fabrics, every rank or some.
 TEST(Baselines, NcclTreeWithoutServersIsTheDoubleBinaryTree) {
   std::mt19937_64 rng(41);
-  std::vector<topo::Topology> flat;
-  for (const char* spec : {"switch:8", "switch:13", "leafspine:4x4,spines=2", "leafspine:2x3",
-                           "fc:6", "ring:5", "mesh2d:3x3"})
-    flat.push_back(topo::generate(spec));
-  for (int i = 0; i < 10; ++i) flat.push_back(testing::random_topology(rng, 8));
+  const std::vector<topo::Topology> flat =
+      testing::fabrics({"switch:8", "switch:13", "leafspine:4x4,spines=2", "leafspine:2x3", "fc:6",
+                        "ring:5", "mesh2d:3x3"},
+                       rng, 10);
   int compared = 0;
   for (const topo::Topology& t : flat)
     for (int k : {1, 3}) {
@@ -380,11 +379,9 @@ TEST(Baselines, NcclTreeWithoutServersIsTheDoubleBinaryTree) {
 // whole capacity: the rings each finds are those of a search of its own.
 TEST(Baselines, RingSearchesSharingTheirWaysFindTheirOwnRings) {
   std::mt19937_64 rng(47);
-  std::vector<topo::Topology> fabrics;
-  for (const char* spec :
-       {"switch:8", "leafspine:4x4,spines=2", "nvcluster:2x4", "dgx1", "ring:6", "mesh2d:3x3"})
-    fabrics.push_back(topo::generate(spec));
-  for (int i = 0; i < 6; ++i) fabrics.push_back(testing::random_topology(rng, 8));
+  const std::vector<topo::Topology> fabrics = testing::fabrics(
+      {"switch:8", "leafspine:4x4,spines=2", "nvcluster:2x4", "dgx1", "ring:6", "mesh2d:3x3"}, rng,
+      6);
   int found = 0;
   for (const topo::Topology& t : fabrics) {
     std::vector<NodeId> all(t.num_npus());
