@@ -102,6 +102,10 @@ inline constexpr double kTreesFirstBelow = 0.9;
 inline constexpr int64_t kRoutedMatcherWork = int64_t{1} << 26;
 // A server plan's matcher: at most this many bitset words scanned.
 inline constexpr int64_t kServerPlanWork = int64_t{1} << 32;
+// A flat server plan's ways choose among up to this many equal-cost routes a pair (the greedy
+// placement in plan_servers), not SynthOptions::ecmp_routes: on a leaf-spine those are the same
+// first spines for every pair.
+inline constexpr int kFlatPlanRoutes = 64;
 
 // ---- Groups (synth/groups/) --------------------------------------------------------------------
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "synth/cost/timing.hpp"
+#include "synth/tuning.hpp"
 #include "topo/analysis.hpp"
 #include "topo/routing.hpp"
 
@@ -55,12 +56,16 @@ std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_byte
         needs.push_back({u, p.servers_[s][p.local_of_[u]], 1.0, &p.rail_[u * count + s]});
 
   // Candidate routes: the NPUs' direct links and the routes through switches, one route search per
-  // source for all its ways.
+  // source for all its ways, made when the first of its needs is placed (below) and dropped as each
+  // is: a flat plan holds one source's at a time. A flat plan's ways may take any of up to
+  // kFlatPlanRoutes equal-cost routes (not `ecmp`): the `ecmp` first by link ids are the same few
+  // spines for every pair of a leaf-spine, which would carry the whole plan.
+  const int limit = p.flat() ? std::max(ecmp, kFlatPlanRoutes) : ecmp;
   topo::Router router(t);
   std::vector<std::vector<size_t>> needs_of(n);
   for (size_t i = 0; i < needs.size(); ++i) needs_of[needs[i].u].push_back(i);
   // Per need, its candidates' links one after another (candidate c: links[first[c], first[c + 1])),
-  // in one array: a flat plan over N NPUs has N (N - 1) needs of up to 2 x 8 candidates each.
+  // in one array.
   struct Candidates {
     std::vector<LinkId> links;
     std::vector<uint32_t> first{0};
@@ -74,9 +79,12 @@ std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_byte
     }
   };
   std::vector<Candidates> candidates_of(needs.size());
+  std::vector<char> searched(n, 0);     // whether u's candidates were found
   std::vector<int64_t> need_to(n, -1);  // u's need to each NPU, while u is at hand
   std::vector<char> wanted(n, 0);       // the NPUs u needs ways to (no route sought to the rest)
-  for (NodeId u = 0; u < n; ++u) {
+  // u's needs' candidates; false where one of them has none.
+  auto search = [&](NodeId u) {
+    searched[u] = 1;
     for (size_t i : needs_of[u]) {
       need_to[needs[i].v] = static_cast<int64_t>(i);
       wanted[needs[i].v] = 1;
@@ -85,17 +93,19 @@ std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_byte
     }
     if (t.num_switches() > 0)
       router.for_each_quickest_switch_route(
-          u, chunk_bytes, ecmp,
+          u, chunk_bytes, limit,
           [&](NodeId v, std::span<const LinkId> links) {
             if (need_to[v] >= 0) candidates_of[static_cast<size_t>(need_to[v])].add(links);
           },
           &wanted);
+    bool all = true;
     for (size_t i : needs_of[u]) {
-      if (candidates_of[i].size() == 0) return std::nullopt;
+      all = all && candidates_of[i].size() > 0;
       need_to[needs[i].v] = -1;
       wanted[needs[i].v] = 0;
     }
-  }
+    return all;
+  };
 
   // Each way takes the candidate route that keeps its busiest link least loaded (load over
   // bandwidth, with the way's own load added), the first such in the candidates' order.
@@ -103,6 +113,7 @@ std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_byte
   std::vector<double> way_load;
   for (size_t i = 0; i < needs.size(); ++i) {
     const Need& need = needs[i];
+    if (!searched[need.u] && !search(need.u)) return std::nullopt;
     Candidates& candidates = candidates_of[i];
     size_t best = 0;
     double best_cost = std::numeric_limits<double>::infinity();

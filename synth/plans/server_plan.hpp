@@ -70,11 +70,11 @@ class ServerPlan {
 };
 
 // The plan of `t` for an All-Gather over every NPU, its ways' routes among the least-latency and
-// the quickest routes for chunks of `chunk_bytes` (at most `ecmp` of each kind per pair), or
-// nothing when some way has no route or `t` has neither servers nor switches. Its servers are
-// topo::detect_servers'; where there are none and `t` has switches, the plan is flat
-// (ServerPlan::flat). Under `hold` a transfer holds its links whole, so the ways keep their full
-// rate.
+// the quickest routes for chunks of `chunk_bytes` (at most `ecmp` of each kind per pair; in a flat
+// plan at least kFlatPlanRoutes), or nothing when some way has no route or `t` has neither servers
+// nor switches. Its servers are topo::detect_servers'; where there are none and `t` has switches,
+// the plan is flat (ServerPlan::flat). Under `hold` a transfer holds its links whole, so the ways
+// keep their full rate.
 std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_bytes, LinkModel model,
                                        int ecmp = 8);
 

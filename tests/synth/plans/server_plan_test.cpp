@@ -79,6 +79,17 @@ TEST(ServerPlan, RailsThenNVSwitch) {
   for (const ServerWay& w : hold->ways()) EXPECT_EQ(w.rate, 0);
 }
 
+// The server plan's All-Gather of `total` bytes over every NPU of `t` at one chunk per NPU,
+// verified.
+Algorithm server_plan_all_gather(const topo::Topology& t, Bytes total) {
+  SynthOptions o;
+  o.method = SynthMethod::ServerPlan;
+  const Collective c = Collective::over_all(t, CollectiveKind::AllGather, 1);
+  Algorithm a = synthesize(t, c, c.chunk_bytes_for(total), o);
+  EXPECT_TRUE(verify(t, a).correct());
+  return a;
+}
+
 // Without servers, switches that join the NPUs make the plan flat: every NPU a server of its own,
 // a way from every NPU to every other. Without switches either, no plan.
 TEST(ServerPlan, FlatWhereSwitchesJoinNPUsWithoutServers) {
@@ -110,6 +121,28 @@ TEST(ServerPlan, FlatWhereSwitchesJoinNPUsWithoutServers) {
   const std::optional<ServerPlan> flat = plan_servers(sw, 1 << 20, LinkModel::Pipelined);
   ASSERT_TRUE(flat);
   for (const ServerWay& w : flat->ways()) EXPECT_NEAR(static_cast<double>(w.rate), 50e9 / 7, 1);
+}
+
+// A flat plan's ways choose among every spine, not the SynthOptions::ecmp_routes (8) first by link
+// ids, which are the same 8 spines for every pair: on a non-blocking leaf-spine of 16 spines, no
+// leaf-spine link carries more ways than an NPU's own link (63), and every way moves at its NPU's
+// share of that link (with 8 spines, each leaf's 768 ways to other leaves crossed 8 uplinks: 96
+// each). Its All-Gather of 64 MiB at one chunk per NPU is then the bound (1.17x before).
+TEST(ServerPlan, FlatPlanSpreadsOverEverySpine) {
+  const topo::Topology t = topo::generate("leafspine:4x16");
+  const std::optional<ServerPlan> p = plan_servers(t, 1 << 20, LinkModel::Pipelined);
+  ASSERT_TRUE(p);
+  ASSERT_TRUE(p->flat());
+  expect_sound(t, *p, "leafspine:4x16");
+  std::vector<int> crossing(t.num_links(), 0);
+  for (const ServerWay& w : p->ways()) {
+    EXPECT_NEAR(static_cast<double>(w.rate), 50e9 / 63, 1);
+    for (LinkId l : w.route) ++crossing[l];
+  }
+  for (LinkId l = 0; l < t.num_links(); ++l) EXPECT_LE(crossing[l], 63) << t.describe_link(l);
+  const Algorithm a = server_plan_all_gather(t, Bytes{64} << 20);
+  EXPECT_LT(static_cast<double>(a.claimed_time),
+            1.01 * static_cast<double>(lower_bound(t, a.collective, a.chunk_bytes).total));
 }
 
 // On 16 servers of 8 whose 50 GB/s NICs pay 2.6 us a step, an All-Gather of 64 MiB at one chunk
@@ -324,16 +357,12 @@ TEST(ServerPlanSynthesis, FlatPlanPaysItsStepsSideBySide) {
 TEST(ServerPlanSynthesis, StaggeredRailsOverlapTheLevels) {
   topo::Topology t = topo::generate("nvcluster:16x8,net=rail");
   t.set_charges_steps(true);
-  SynthOptions o;
-  o.method = SynthMethod::ServerPlan;
-  const Collective c = Collective::over_all(t, CollectiveKind::AllGather, 1);
-  const Bytes chunk = c.chunk_bytes_for(Bytes{64} << 20);
-  const Algorithm a = synthesize(t, c, chunk, o);
-  EXPECT_TRUE(verify(t, a).correct());
+  const Algorithm a = server_plan_all_gather(t, Bytes{64} << 20);
+  const Bytes chunk = a.chunk_bytes;
   const double levels =
       (15 * static_cast<double>(chunk) / 50e9 + 7 * 16 * static_cast<double>(chunk) / 450e9) * 1e12;
   EXPECT_LT(static_cast<double>(a.claimed_time), 0.8 * levels);
-  EXPECT_GE(a.claimed_time, lower_bound(t, c, chunk).total);
+  EXPECT_GE(a.claimed_time, lower_bound(t, a.collective, chunk).total);
 }
 
 // Gather (a routed collective), and groups that leave NPUs out, have no server plan.
