@@ -61,6 +61,10 @@ inline constexpr Bytes kPipelinesPersistChunk = 4096;
 // A run of the plain matcher over this of the fastest at a count, its last doubling's gain, gained
 // again, short of it (or over twice this), is left out of the counts after (docs/tuning.md).
 inline constexpr double kMatcherContend = 1.3;
+// Past the first count, where the search's fastest is within this of the lower bound, the
+// matchers are left out: none could beat it by more (auto builds only what may beat the best so
+// far by more than 0.5 %), and they are the costliest methods.
+inline constexpr double kMatcherGain = 0.005;
 // The server plan is left out of a count where staggered_estimate, scaled by how the plan's time at
 // half the count compared with its estimate there (trusted within kServerPlanTrust), is over this
 // of the fastest so far: it is not predicted to gain 0.5 % (docs/tuning.md).

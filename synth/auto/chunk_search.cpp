@@ -180,7 +180,7 @@ class FlatSearch {
           // docs/tuning.md.)
           bool floored = false;
           SynthOptions o = reporting;
-          o.portfolio.leave_out = leave_out_matchers(count, fastest);
+          o.portfolio.leave_out = leave_out_matchers(cc, chunk, fastest);
           o.portfolio.leave_out_server_plan = leave_out_server_plan(cc, chunk, fastest);
           o.portfolio.leave_out_pipelines = leave_out_pipelines(count, fastest);
           // Past the first count, the baselines race afterwards at their own counts
@@ -485,12 +485,22 @@ class FlatSearch {
     return matcher_variants;
   }
 
-  // The plain matcher's runs `auto` leaves out at `count` (PortfolioOptions::leave_out), `fastest`
-  // the search's fastest at the counts before (-1: none yet): a run whose time at half the count
-  // falls behind it by kMatcherContend (falls_behind; without a time at a quarter of the count,
-  // only by twice that). A run left out stays out.
-  unsigned leave_out_matchers(int count, Time fastest) {
+  // The plain matcher's runs `auto` leaves out at `cc`'s count (PortfolioOptions::leave_out),
+  // `fastest` the search's fastest at the counts before (-1: none yet): a run whose time at half
+  // the count falls behind it by kMatcherContend (falls_behind; without a time at a quarter of the
+  // count, only by twice that); every run where `fastest` is within kMatcherGain of the bound (the
+  // costliest methods, and none could beat it by more). A run left out stays out.
+  unsigned leave_out_matchers(const Collective& cc, Bytes chunk, Time fastest) {
     if (o_.method != SynthMethod::Auto || fastest < 0) return left_out_;
+    const int count = cc.chunks_per_npu;
+    if (static_cast<double>(fastest) <=
+        (1 + kMatcherGain) *
+            static_cast<double>(lower_bound(t_, cc, chunk, bounds_of(o_)).coarse)) {
+      for (MatcherRun run : {MatcherRun::Scarce, MatcherRun::UnderHold, MatcherRun::Random,
+                             MatcherRun::RandomYielding, MatcherRun::ScarceUnderHold})
+        left_out_ |= 1U << static_cast<unsigned>(run);
+      return left_out_;
+    }
     for (const auto& [run, times] : matcher_times_) {
       const std::optional<Time> last = time_at(times, count / 2);
       if (last && falls_behind(*last, time_at(times, count / 4), fastest, kMatcherContend,

@@ -95,6 +95,7 @@ class Portfolio {
         : symmetric_
             ? std::min(o_.portfolio.matcher_work, o_.portfolio.matcher_work_beside_symmetric)
             : o_.portfolio.matcher_work;
+    if (flat_plan_first()) return std::move(*best_);
     run_matcher();
     if (any_ && o_.link_model == LinkModel::Pipelined && mixed_speeds(t_) && !out_of_time() &&
         !left_out(MatcherRun::UnderHold))
@@ -262,10 +263,41 @@ class Portfolio {
     consider(std::move(a), std::move(method), std::move(made_by));
   }
 
-  // Whether `a` is over 0.5 % above the lower bound.
-  bool short_of(const Algorithm& a) {
+  // Whether `a` (or a time) is over 0.5 % above the lower bound.
+  bool short_of(const Algorithm& a) { return short_of(a.claimed_time); }
+  bool short_of(Time time) {
     if (!bound_) bound_ = lower_bound(t_, c_, chunk_bytes_, bounds_of(o_)).coarse;
-    return static_cast<double>(a.claimed_time) > 1.005 * static_cast<double>(*bound_);
+    return static_cast<double>(time) > 1.005 * static_cast<double>(*bound_);
+  }
+
+  // Under `auto`, a flat server plan (switches join NPUs that form no servers) runs before the
+  // matcher, and within short_of's 0.5 % of the bound it is the answer: nothing else can beat it by
+  // more (as the plans are left out beside a matcher that close; past the first count the chunk
+  // search leaves the matchers out where its fastest is that close, kMatcherGain). On such a
+  // fabric the matcher's channels are every pair's routes, and its work grows with them
+  // (leafspine:16x16's All-Reduce of 64 MiB: 9 s a count, where the plan is 1.0023x the bound at
+  // one chunk per NPU). Whether it is the answer.
+  bool flat_plan_first() {
+    if (!any_ || !server_plan_ || servers_ || to_retime_ || o_.portfolio.leave_out_server_plan)
+      return false;
+    run_plan(Method::ServerPlan);
+    server_plan_run_ = true;
+    // (At or over SynthOptions::to_beat its time may be a floor: not how near it comes.)
+    if (!best_ || short_of(*best_) || (o_.to_beat > 0 && best_->claimed_time >= o_.to_beat))
+      return false;
+    best_->method += fmt::format(
+        " ({} beside a flat server plan within 0.5 % of the bound: "
+        "--method matcher runs it)",
+        kLeftOut);
+    best_->provenance.matcher_left_out = true;
+    return true;
+  }
+
+  // Plan `m`, in place of best_ where faster, reported (PortfolioOptions::on_plan).
+  void run_plan(Method m) {
+    std::optional<Algorithm> plan = synthesize_with(t_, c_, chunk_bytes_, quiet_, m);
+    if (plan && o_.portfolio.on_plan) o_.portfolio.on_plan(m, plan->claimed_time);
+    consider_made(std::move(plan));
   }
 
   // The flow plan, where it applies and the matcher is not at the bound already; the server plan
@@ -290,10 +322,9 @@ class Portfolio {
       // (With the scarce matcher left out, predicted far behind the fastest: short of the bound.)
       if (any_ && (best_ || left_out(scarce_run_)) && !(applies && (!best_ || short_of(*best_))))
         continue;
+      if (m == Method::ServerPlan && server_plan_run_) continue;
       if (out_of_time()) return;
-      std::optional<Algorithm> plan = synthesize_with(t_, c_, chunk_bytes_, quiet_, m);
-      if (plan && o_.portfolio.on_plan) o_.portfolio.on_plan(m, plan->claimed_time);
-      consider_made(std::move(plan));
+      run_plan(m);
     }
   }
 
@@ -374,6 +405,7 @@ class Portfolio {
   bool routed_ = false, matcher_affordable_ = false, servers_ = false, server_plan_ = false;
   double matcher_budget_ = 0;
   bool matcher_over_budget_ = false, beside_symmetric_ = false;
+  bool server_plan_run_ = false;  // before the matcher (flat_plan_first)
 };
 
 }  // namespace
