@@ -33,7 +33,7 @@ inline constexpr double kChunkSearchTurn = 0.02;
 // counts before it, ends the search: the times fell to a least and turned.
 inline constexpr double kChunkSearchSteepTurn = 0.05;
 // A count within this of the lower bound ends the search: no other can gain more.
-inline constexpr double kChunkSearchSlack = 1e-3;
+inline constexpr double kChunkSearchSlack = 2e-3;
 // The smallest chunk `-k auto` cuts where per-step costs are charged (past one chunk per NPU):
 // NCCL halves a ring's chunk no further than about this (its LL128 floor).
 inline constexpr int64_t kMinChunkBytes = int64_t{16} << 10;

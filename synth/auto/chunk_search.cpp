@@ -149,9 +149,12 @@ class FlatSearch {
     const bool routed = one_destination(c.kind);
     const bool in_network = std::any_of(t.nodes().begin(), t.nodes().end(),
                                         [](const topo::Node& v) { return v.can_reduce; });
+    // (Within it of the lower bound itself too, whose per-step costs the thresholds' figure leaves
+    // out: no count can gain more.)
     at_bound_ = [&t, routed, in_network, memo = bounds_of(o)](const Algorithm& a) {
       return (routed && within_bound(t, a, kRoutedEnough, memo)) ||
-             (!in_network && within_bound(t, a, 1 + kChunkSearchSlack, memo));
+             (!in_network && within_bound(t, a, 1 + kChunkSearchSlack, memo)) ||
+             within_valid_bound(t, a, 1 + kChunkSearchSlack, memo);
     };
   }
 

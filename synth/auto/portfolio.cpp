@@ -472,9 +472,10 @@ bool portfolio_worth_it(const topo::Topology& t, const Collective& c, Bytes chun
   if (transfer_estimate(c) <= kPortfolioTransferBudget) return true;
   for (topo::NodeId v = 0; v < t.num_nodes(); ++v)
     if (t.node(v).can_reduce) return true;  // nvls may beat the RS+AG figure (LowerBound::coarse)
-  const Time bound = lower_bound(t, c, chunk_bytes, memo).coarse;
+  // (The thresholds' figure, or the bound itself where its per-step costs make it higher.)
+  const LowerBound bound = lower_bound(t, c, chunk_bytes, memo);
   return static_cast<double>(best.claimed_time) >
-         static_cast<double>(bound) * (1 + kPortfolioSlack);
+         static_cast<double>(std::max(bound.coarse, bound.total)) * (1 + kPortfolioSlack);
 }
 
 std::optional<PlanFloor> ring_plan_floor(const BaselineSpec& spec, const topo::Topology& t,
