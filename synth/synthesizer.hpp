@@ -128,9 +128,10 @@ struct PortfolioOptions {
   // deliveries per NPU, per phase): the plans run, else the baselines, and the method says so
   // (docs/tuning.md says why this many).
   double matcher_work = 4e8;
-  // The same where a server plan applies (a cluster of equal servers): there the plans (the server
-  // plan, far cheaper, or the trees) beat the plain matcher from 4 servers up, so the matcher gets
-  // only what it costs on small clusters.
+  // The same where a server plan applies (a cluster of equal servers, or a flat plan: switches
+  // joining NPUs that form no servers): there the plans (the server plan, far cheaper, or the
+  // trees) beat the plain matcher from 4 servers up, so the matcher gets only what it costs on
+  // small clusters; on a fabric of single NPUs its channels are every pair's routes.
   double matcher_work_beside_servers = 2e7;
   // The same where a symmetric schedule applies (synth/plans/symmetric.hpp: a torus, ring,
   // hypercube, servers on rails) and is short of the bound: there it is about as good as the

@@ -88,10 +88,10 @@ class Portfolio {
     // Where the plain matcher's work is over SynthOptions::portfolio.matcher_work, `auto` leaves it
     // to the plans, else to the baselines (below); --method matcher runs it whatever it costs.
     server_plan_ = server_plan_applies(t_, c_);
-    // (A cluster of servers: beside its server plan the plain matcher gets a budget of its own.)
+    // (Beside a server plan, flat or over servers, the plain matcher gets a budget of its own.)
     servers_ = server_plan_ && !topo::detect_servers(t_).empty();
     matcher_budget_ =
-        servers_ ? std::min(o_.portfolio.matcher_work, o_.portfolio.matcher_work_beside_servers)
+        server_plan_ ? std::min(o_.portfolio.matcher_work, o_.portfolio.matcher_work_beside_servers)
         : symmetric_
             ? std::min(o_.portfolio.matcher_work, o_.portfolio.matcher_work_beside_symmetric)
             : o_.portfolio.matcher_work;
