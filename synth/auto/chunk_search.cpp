@@ -292,7 +292,7 @@ class FlatSearch {
         // (the generator families), a little below it where routes share switch links.
         std::optional<PlanFloor> plan;
         if (transfer_estimate(one) > kAutoChunkTurnTransfers)
-          plan = ring_plan_floor(*ring, t_, one, one.chunk_bytes_for(total_bytes_), o_);
+          plan = plan_floors_.of(*ring, t_, one, one.chunk_bytes_for(total_bytes_), o_);
         if (plan)
           fastest = plan->floor;
         else
@@ -358,7 +358,8 @@ class FlatSearch {
         c, total_bytes_, max_chunks_per_npu_,
         [&](const Collective& cc, Bytes chunk) -> ChunkMade {
           Time floor = -1;
-          ChunkMade m = baseline_to_beat(spec, t_, cc, chunk, o_, beat, enough, &floor);
+          ChunkMade m =
+              baseline_to_beat(spec, t_, cc, chunk, o_, beat, enough, &floor, &plan_floors_);
           if (const Algorithm* a = std::get_if<Algorithm>(&m))
             if (beat <= 0 || a->claimed_time < beat) beat = a->claimed_time;
           const bool rose =
@@ -383,7 +384,7 @@ class FlatSearch {
     Time least = 0;
     for (int i = 0; i < static_cast<int>(specs.size()); ++i)
       if (std::optional<PlanFloor> plan =
-              ring_plan_floor(specs[i], t_, one, one.chunk_bytes_for(total_bytes_), o_);
+              plan_floors_.of(specs[i], t_, one, one.chunk_bytes_for(total_bytes_), o_);
           plan && (!out || plan->floor < least)) {
         out = i;
         least = plan->floor;
@@ -751,7 +752,8 @@ class FlatSearch {
   std::map<SynthMethod, std::map<int, Time>> plan_times_;  // per plan, per count: its time
   std::map<int, Time> pipeline_floors_;  // per count the pipelines were left out of: their floor
   std::map<MatcherRun, std::map<int, Time>> matcher_times_;  // per run of the matcher, likewise
-  unsigned left_out_ = 0;  // the runs left out (leave_out_matchers)
+  unsigned left_out_ = 0;           // the runs left out (leave_out_matchers)
+  mutable PlanFloors plan_floors_;  // the rings' (the rival, the promising ring, their searches)
 };
 
 Made<ChunkingResult> flat_auto_chunks(const topo::Topology& t, Collective c, Bytes total_bytes,

@@ -492,6 +492,19 @@ std::optional<PlanFloor> ring_plan_floor(const BaselineSpec& spec, const topo::T
   return PlanFloor{time_floor(t, *plan), static_cast<size_t>(plan->size())};
 }
 
+std::optional<PlanFloor> PlanFloors::of(const BaselineSpec& spec, const topo::Topology& t,
+                                        const Collective& c, Bytes chunk_bytes,
+                                        const SynthOptions& o) {
+  const auto key = std::tuple(spec.name(), c.chunks_per_npu, c.all_reduce_chunks, chunk_bytes);
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (auto it = found_.find(key); it != found_.end()) return it->second;
+  }
+  std::optional<PlanFloor> floor = ring_plan_floor(spec, t, c, chunk_bytes, o);
+  std::lock_guard<std::mutex> guard(mutex_);
+  return found_.emplace(key, floor).first->second;
+}
+
 namespace {
 
 // A floor of the one-shot All-Reduce with no transfer made: every rank receives the whole buffer
@@ -528,7 +541,8 @@ std::optional<PlanFloor> oneshot_floor(const BaselineSpec& spec, const topo::Top
 // there as it would have.
 ChunkMade baseline_to_beat(const BaselineSpec& spec, const topo::Topology& t, const Collective& c,
                            Bytes chunk_bytes, const SynthOptions& o, Time to_beat,
-                           const std::function<bool(const Algorithm&)>& enough, Time* floor) {
+                           const std::function<bool(const Algorithm&)>& enough, Time* floor,
+                           PlanFloors* floors) {
   Time found = -1;
   if (!floor) floor = &found;
   *floor = -1;
@@ -548,7 +562,8 @@ ChunkMade baseline_to_beat(const BaselineSpec& spec, const topo::Topology& t, co
   // transfers is not built. `enough` reads its time, collective and chunk size alone.
   bool floored_already = false;  // by the plan, and it may win: the algorithm is timed
   if (to_beat > 0)
-    if (std::optional<PlanFloor> plan = ring_plan_floor(spec, t, c, chunk_bytes, o)) {
+    if (std::optional<PlanFloor> plan = floors ? floors->of(spec, t, c, chunk_bytes, o)
+                                               : ring_plan_floor(spec, t, c, chunk_bytes, o)) {
       Algorithm floored = empty_algorithm(spec.name(), t, c, chunk_bytes, o.link_model);
       floored.claimed_time = *floor = plan->floor;
       if (floored.claimed_time >= to_beat && !(enough && enough(floored)))

@@ -4,7 +4,12 @@
 #pragma once
 
 #include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <tuple>
 
 #include "synth/baselines/baselines.hpp"
 #include "synth/memo.hpp"
@@ -66,16 +71,31 @@ std::optional<PlanFloor> ring_plan_floor(const BaselineSpec& spec, const topo::T
                                          const Collective& c, Bytes chunk_bytes,
                                          const SynthOptions& o);
 
+// The ring plan floors one chunk search found, per baseline, chunk count and chunk size: a search
+// asks the same ring's floor several times (its rival, the promising ring, that ring's own
+// search), and on 1024 NPUs each is a pass over 2M transfers. For one topology, collective (but
+// its chunk count) and options. Safe to share between threads (two may find one floor at once).
+class PlanFloors {
+ public:
+  std::optional<PlanFloor> of(const BaselineSpec& spec, const topo::Topology& t,
+                              const Collective& c, Bytes chunk_bytes, const SynthOptions& o);
+
+ private:
+  std::mutex mutex_;
+  std::map<std::tuple<std::string, int, int, Bytes>, std::optional<PlanFloor>> found_;
+};
+
 // The baseline, timed; CannotBeat when its time_floor says that it cannot be faster than `to_beat`
 // (then it is not timed: on large clusters timing an algorithm takes longer than building it and
 // its floor). `enough`, when
 // given, is the chunk search's: a floor it would accept is timed anyway, so that the search stops
 // there as it would have. `floor`, when given, receives the floor found (of a timed baseline too),
 // or -1 where none was sought (no `to_beat`).
+// `floors`, when given, keeps the rings' plan floors.
 ChunkMade baseline_to_beat(const BaselineSpec& spec, const topo::Topology& t, const Collective& c,
                            Bytes chunk_bytes, const SynthOptions& o, Time to_beat,
                            const std::function<bool(const Algorithm&)>& enough = {},
-                           Time* floor = nullptr);
+                           Time* floor = nullptr, PlanFloors* floors = nullptr);
 
 // `candidate` in place of `best` when it is faster, as tenet's own, saying which baseline it is.
 void keep_if_faster(Algorithm& best, Algorithm candidate, const BaselineSpec& spec);

@@ -305,6 +305,44 @@ TEST(Portfolio, OneShotsClosedFloorIsAtMostItsTime) {
   EXPECT_GE(compared, 8);
 }
 
+// PlanFloors keeps what ring_plan_floor finds, per baseline, count and chunk size: asked again it
+// gives the same floor, and baseline_to_beat with it decides as without.
+TEST(Portfolio, PlanFloorsKeepTheRingsPlanFloors) {
+  std::mt19937_64 rng(47);
+  const std::vector<topo::Topology> fabrics =
+      testing::fabrics({"switch:8", "leafspine:4x4,spines=2", "nvcluster:2x4", "ring:6"}, rng, 4);
+  const SynthOptions o;
+  int planned = 0;
+  for (const topo::Topology& t : fabrics) {
+    detail::PlanFloors floors;
+    for (const BaselineSpec& spec :
+         {BaselineSpec{BaselineKind::Ring, {}}, BaselineSpec{BaselineKind::BidirRing, {}},
+          BaselineSpec{BaselineKind::Direct, {}}})
+      for (int k : {1, 2}) {
+        const Collective c = Collective::over_all(t, CollectiveKind::AllReduce, k);
+        const std::optional<detail::PlanFloor> direct =
+            detail::ring_plan_floor(spec, t, c, kChunk, o);
+        for (int again = 0; again < 2; ++again) {
+          const std::optional<detail::PlanFloor> kept = floors.of(spec, t, c, kChunk, o);
+          ASSERT_EQ(kept.has_value(), direct.has_value()) << t.name() << " " << spec.name();
+          if (!kept) continue;
+          EXPECT_EQ(kept->floor, direct->floor) << t.name() << " " << spec.name();
+          EXPECT_EQ(kept->transfers, direct->transfers) << t.name() << " " << spec.name();
+          planned += again;
+        }
+        for (Time to_beat : {Time{-1}, Time{1}}) {
+          Time alone = -1, with = -1;
+          const ChunkMade a = detail::baseline_to_beat(spec, t, c, kChunk, o, to_beat, {}, &alone);
+          const ChunkMade b =
+              detail::baseline_to_beat(spec, t, c, kChunk, o, to_beat, {}, &with, &floors);
+          EXPECT_EQ(a.index(), b.index()) << t.name() << " " << spec.name();
+          EXPECT_EQ(alone, with) << t.name() << " " << spec.name();
+        }
+      }
+  }
+  EXPECT_GE(planned, 8);
+}
+
 // Where switches join NPUs that form no servers, the flat server plan runs before the matcher,
 // and within 0.5 % of the bound it is the answer, the matcher not run (it could beat it by 0.5 %
 // at most, and on such fabrics its work grows with every pair's routes). A leaf-spine of 16 spines
