@@ -375,17 +375,23 @@ class FlatSearch {
   }
 
   // Of `specs`, the first of the rings whose plan's floor at one chunk per NPU is the least, or
-  // nothing where no ring has a plan.
+  // nothing where no ring has a plan; a ring whose closed floor (closed_floor) is at or over
+  // `to_beat` is passed over, its plan not made.
   std::optional<int> most_promising_ring(const Collective& c,
-                                         const std::vector<BaselineSpec>& specs) const {
+                                         const std::vector<BaselineSpec>& specs,
+                                         Time to_beat) const {
     Collective one = c;
     one.chunks_per_npu = 1;
     std::optional<int> out;
     Time least = 0;
     for (int i = 0; i < static_cast<int>(specs.size()); ++i)
-      if (std::optional<PlanFloor> plan =
-              plan_floors_.of(specs[i], t_, one, one.chunk_bytes_for(total_bytes_), o_);
-          plan && (!out || plan->floor < least)) {
+      if (std::optional<PlanFloor> closed =
+              closed_floor(specs[i], t_, one, one.chunk_bytes_for(total_bytes_));
+          closed && to_beat > 0 && closed->floor >= to_beat)
+        continue;
+      else if (std::optional<PlanFloor> plan =
+                   plan_floors_.of(specs[i], t_, one, one.chunk_bytes_for(total_bytes_), o_);
+               plan && (!out || plan->floor < least)) {
         out = i;
         least = plan->floor;
       }
@@ -412,7 +418,7 @@ class FlatSearch {
     // races first, alone: the others must then beat its time as well, and one whose floor cannot
     // is not timed (a ring's plan, not built). Tenet's own answer may be far slower than a ring
     // on a large switched fabric, where every other baseline would be built and timed against it.
-    const std::optional<int> promising = most_promising_ring(c, specs);
+    const std::optional<int> promising = most_promising_ring(c, specs, to_beat);
     if (promising) {
       Made<ChunkingResult> searched = baseline_search(c, specs[*promising], to_beat);
       if (ChunkingResult* r = made(searched)) {

@@ -532,7 +532,36 @@ std::optional<PlanFloor> oneshot_floor(const BaselineSpec& spec, const topo::Top
   return PlanFloor{floor, static_cast<size_t>(messages * p * (p - 1))};
 }
 
+// A floor of a ring's All-Gather, Reduce-Scatter or All-Reduce with no transfer made: each chunk
+// passes the ring hop by hop, each transfer waiting for the arrival before it (ring_plan's one
+// dependency; an All-Reduce's All-Gather after its Reduce-Scatter), so P - 1 transfers in a row a
+// phase, each taking at least the least per-step cost (where charged) and latency of any link. On
+// a large communicator where steps cost microseconds this alone is over a small message's answer.
+// Its transfers are the plan's: P - 1 a chunk and phase.
+std::optional<PlanFloor> ring_chain_floor(const BaselineSpec& spec, const topo::Topology& t,
+                                          const Collective& c) {
+  if (spec.kind != BaselineKind::Ring && spec.kind != BaselineKind::BidirRing) return std::nullopt;
+  int phases = 0;
+  if (c.kind == CollectiveKind::AllGather || c.kind == CollectiveKind::ReduceScatter) phases = 1;
+  if (c.kind == CollectiveKind::AllReduce) phases = 2;
+  if (phases == 0 || c.num_ranks() < 2 || t.num_links() == 0) return std::nullopt;
+  Time step = std::numeric_limits<Time>::max(), latency = std::numeric_limits<Time>::max();
+  for (LinkId l = 0; l < t.num_links(); ++l) {
+    step = std::min(step, t.charges_steps() ? t.link(l).step : Time{0});
+    latency = std::min(latency, t.link(l).latency);
+  }
+  const int64_t in_a_row = int64_t{phases} * (c.num_ranks() - 1);
+  return PlanFloor{static_cast<Time>(in_a_row) * (step + latency),
+                   static_cast<size_t>(in_a_row) * static_cast<size_t>(c.num_chunks())};
+}
+
 }  // namespace
+
+std::optional<PlanFloor> closed_floor(const BaselineSpec& spec, const topo::Topology& t,
+                                      const Collective& c, Bytes chunk_bytes) {
+  if (std::optional<PlanFloor> oneshot = oneshot_floor(spec, t, c, chunk_bytes)) return oneshot;
+  return ring_chain_floor(spec, t, c);
+}
 
 // The baseline, timed; CannotBeat when its time_floor says that it cannot be faster than `to_beat`
 // (then it is not timed: on large clusters timing an algorithm takes longer than building it and
@@ -546,10 +575,11 @@ ChunkMade baseline_to_beat(const BaselineSpec& spec, const topo::Topology& t, co
   Time found = -1;
   if (!floor) floor = &found;
   *floor = -1;
-  // One-shot's floor in closed form: on a large communicator it is seconds over anything else,
-  // and its P (P - 1) messages are not built to say so.
+  // One-shot's and the rings' floors in closed form: on a large communicator one-shot's is
+  // seconds over anything else, and a ring's steps in a row over a small message's answer; their
+  // transfers are not built to say so.
   if (to_beat > 0)
-    if (std::optional<PlanFloor> closed = oneshot_floor(spec, t, c, chunk_bytes);
+    if (std::optional<PlanFloor> closed = closed_floor(spec, t, c, chunk_bytes);
         closed && closed->floor >= to_beat) {
       Algorithm floored = empty_algorithm(spec.name(), t, c, chunk_bytes, o.link_model);
       floored.claimed_time = closed->floor;

@@ -71,6 +71,13 @@ std::optional<PlanFloor> ring_plan_floor(const BaselineSpec& spec, const topo::T
                                          const Collective& c, Bytes chunk_bytes,
                                          const SynthOptions& o);
 
+// A floor of `spec`'s time for `c` in closed form, no transfer made: one-shot's (every rank
+// receives P - 1 buffers through its own incoming links), a ring's or bidirectional ring's (P - 1
+// transfers in a row a phase, each at least the least per-step cost and latency of any link);
+// nothing for the other families.
+std::optional<PlanFloor> closed_floor(const BaselineSpec& spec, const topo::Topology& t,
+                                      const Collective& c, Bytes chunk_bytes);
+
 // The ring plan floors one chunk search found, per baseline, chunk count and chunk size: a search
 // asks the same ring's floor several times (its rival, the promising ring, that ring's own
 // search), and on 1024 NPUs each is a pass over 2M transfers. For one topology, collective (but
