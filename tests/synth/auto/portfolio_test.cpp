@@ -412,8 +412,9 @@ TEST(Portfolio, AFlatPlanNearTheBoundLeavesTheMatcherOut) {
 
 // Past the first count, where the search's fastest is within kMatcherGain of the bound, every
 // matcher run is left out: ring:8 (steps charged), All-Gather of 64 MiB, within it at two chunks
-// per NPU and on to 64; torus2d:8x8, All-Gather of 1 GiB, within it at four and on to 16. The
-// scarce matcher runs at the counts up to the first within, and at no count after.
+// per NPU and on to 32 (the pipelines alone to 64); torus2d:8x8, All-Gather of 1 GiB, within it at
+// four and on to 16. The scarce matcher runs at the counts up to the first within, and at no count
+// after.
 TEST(Portfolio, TheSearchLeavesOutTheMatchersWithinTheirGain) {
   for (const auto& [spec, total] :
        {std::pair{"ring:8", Bytes{64} << 20}, std::pair{"torus2d:8x8", Bytes{1} << 30}}) {
