@@ -263,11 +263,10 @@ class Portfolio {
     consider(std::move(a), std::move(method), std::move(made_by));
   }
 
-  // Whether `a` (or a time) is over 0.5 % above the lower bound.
-  bool short_of(const Algorithm& a) { return short_of(a.claimed_time); }
-  bool short_of(Time time) {
+  // Whether `a` is over kMatcherGain (0.5 %) above the lower bound.
+  bool short_of(const Algorithm& a) {
     if (!bound_) bound_ = lower_bound(t_, c_, chunk_bytes_, bounds_of(o_)).coarse;
-    return static_cast<double>(time) > 1.005 * static_cast<double>(*bound_);
+    return static_cast<double>(a.claimed_time) > (1 + kMatcherGain) * static_cast<double>(*bound_);
   }
 
   // Under `auto`, a flat server plan (switches join NPUs that form no servers) runs before the
