@@ -173,9 +173,10 @@ class FlatSearch {
       matcher_times_[run][count] = time;
       if (o_.portfolio.on_matcher) o_.portfolio.on_matcher(run, time);
     };
+    Time fastest = -1;  // the search's fastest time so far (its rival asks too)
     Made<ChunkingResult> searched = search_chunks(
         c, total_bytes_, max_chunks_per_npu_,
-        [&, fastest = Time{-1}](const Collective& cc, Bytes chunk) mutable -> ChunkMade {
+        [&](const Collective& cc, Bytes chunk) -> ChunkMade {
           count = cc.chunks_per_npu;
           // A large count is timed only where its floor beats the fastest so far
           // (SynthOptions::to_beat): a losing count of millions of transfers costs its making
@@ -202,7 +203,8 @@ class FlatSearch {
           }
           return made_here;
         },
-        1, at_bound_, budget_, -1, min_chunk_of(t_), o_.deadline, rival(c), kChunkSearchSteepTurn,
+        1, at_bound_, budget_, -1, min_chunk_of(t_), o_.deadline, rival(c, fastest),
+        kChunkSearchSteepTurn,
         lower_bound(t_, c, c.chunk_bytes_for(total_bytes_), bounds_of(o_)).bandwidth);
     if (std::holds_alternative<NotMade>(searched)) return searched;
     ChunkingResult& best = std::get<ChunkingResult>(searched);
@@ -267,10 +269,13 @@ class FlatSearch {
   // (looked up when asked: only large searches ask): the ring at one chunk per NPU, and Blink's
   // trees at the count the search is at (`at`: their pipelines gain from chunks as the search's
   // do; an All-Reduce's tree reductions go below what Reduce-Scatter + All-Gather can reach,
-  // hetmesh2d:8x8 1.44x). A count that cannot beat the faster need not be made.
-  std::function<Time(const Collective&)> rival(const Collective& c) const {
+  // hetmesh2d:8x8 1.44x). A count that cannot beat the faster need not be made. A ring whose
+  // closed floor (closed_floor) is at or over `searched` (the search's fastest when asked) is no
+  // rival, its plan not made: where the search is ahead of it, no count is left out for it (as
+  // times go, it cannot say that a count ahead will not beat a time above the fastest).
+  std::function<Time(const Collective&)> rival(const Collective& c, const Time& searched) const {
     if (o_.method != SynthMethod::Auto || !o_.portfolio.baselines) return {};
-    return [this, c](const Collective& at) {
+    return [this, c, &searched](const Collective& at) {
       std::optional<BaselineSpec> ring, blink;
       for_each_baseline(t_, c, [&](const BaselineSpec& spec) {
         if (!ring && spec.kind == BaselineKind::Ring) ring = spec;
@@ -284,9 +289,13 @@ class FlatSearch {
         if (const Algorithm* a = made(made_here); a && (fastest < 0 || a->claimed_time < fastest))
           fastest = a->claimed_time;
       };
+      Collective one = c;
+      one.chunks_per_npu = 1;
+      if (const std::optional<PlanFloor> closed =
+              ring ? closed_floor(*ring, t_, one, one.chunk_bytes_for(total_bytes_)) : std::nullopt;
+          closed && searched > 0 && closed->floor >= searched)
+        ring.reset();
       if (ring) {
-        Collective one = c;
-        one.chunks_per_npu = 1;
         // A large ring's time from its plan, no transfer made (a 1024-NPU ring All-Reduce is 2M
         // of them, seconds to make and time): its floor, the ring's time where nothing contends
         // (the generator families), a little below it where routes share switch links.
@@ -523,25 +532,30 @@ class FlatSearch {
   // Whether `auto` leaves the server plan out of `cc`'s count (PortfolioOptions::
   // leave_out_server_plan), `fastest` the search's fastest at the counts before: a large count (as
   // for floors, over kAutoChunkTurnTransfers) where the plan's time at half the count was within
-  // kServerPlanTrust of its estimate there (staggered_estimate; an All-Reduce's two halves as
-  // twice the All-Gather), and the estimate at this count, scaled by the same ratio, is over
-  // kServerPlanBehind of `fastest`.
-  bool leave_out_server_plan(const Collective& cc, Bytes chunk, Time fastest) const {
+  // kServerPlanTrust of its estimate there (staggered_estimate, or flat_estimate for a flat plan;
+  // an All-Reduce's two halves as twice the All-Gather), and the estimate at this count, scaled by
+  // the same ratio, is over kServerPlanBehind of `fastest`. `half`: the plan's time at half the
+  // count where the search did not make it (its doubling alone, double_plans).
+  bool leave_out_server_plan(const Collective& cc, Bytes chunk, Time fastest,
+                             std::optional<Time> half = std::nullopt) const {
     const int count = cc.chunks_per_npu;
     if (o_.method != SynthMethod::Auto || fastest <= 0 || count < 2 ||
         transfer_estimate(cc) <= kAutoChunkTurnTransfers || !server_plan_applies(t_, cc) ||
         is_rooted(cc.kind))
       return false;
-    const std::optional<Time> last = plan_time(SynthMethod::ServerPlan, count / 2);
+    const std::optional<Time> last = half ? half : plan_time(SynthMethod::ServerPlan, count / 2);
     if (!last) return false;
     // (One plan, this count's, for both estimates: its fluid rates do not depend on the chunk
     // size, and its routes only where the quickest route for twice the chunk is another.)
     const std::optional<ServerPlan> plan = plan_servers(t_, chunk, o_.link_model, o_.ecmp_routes);
-    // (The estimate models the rails staggered, not dealt over unequal rails: RailDeal.)
-    if (!plan || !even_rails(t_, *plan)) return false;
+    // (The staggered estimate models the rails staggered, not dealt over unequal rails:
+    // RailDeal.)
+    if (!plan || (!plan->flat() && !even_rails(t_, *plan))) return false;
     const double halves = cc.kind == CollectiveKind::AllReduce ? 2 : 1;
     auto estimate = [&](int k, Bytes at) -> std::optional<double> {
-      const std::optional<Time> e = staggered_estimate(t_, *plan, k, at, o_.link_model);
+      const std::optional<Time> e = plan->flat()
+                                        ? flat_estimate(t_, *plan, k, at, o_.link_model)
+                                        : staggered_estimate(t_, *plan, k, at, o_.link_model);
       if (!e || *e <= 0) return std::nullopt;
       return halves * static_cast<double>(*e);
     };
@@ -660,6 +674,11 @@ class FlatSearch {
             (last < 0 || contending(last));
         variant_times.clear();
         if (o_.deadline && o_.deadline->reached(2 * last_seconds)) break;
+        // (The server plan predicted not to gain, as the search leaves it out of a count.)
+        if (m == SynthMethod::ServerPlan &&
+            leave_out_server_plan(c, chunk, best.algorithm.claimed_time,
+                                  last >= 0 ? std::optional<Time>(last) : std::nullopt))
+          break;
         const auto began = Deadline::Clock::now();
         Made<Algorithm> made_here = try_synthesize(t_, c, chunk, quiet);
         last_seconds = seconds_since(began);

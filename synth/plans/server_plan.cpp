@@ -242,6 +242,18 @@ std::optional<Time> staggered_estimate(const topo::Topology& t, const ServerPlan
   return static_cast<Time>(estimate);
 }
 
+std::optional<Time> flat_estimate(const topo::Topology& t, const ServerPlan& plan,
+                                  int chunks_per_npu, Bytes chunk_bytes, LinkModel model) {
+  if (!plan.flat() || model != LinkModel::Pipelined) return std::nullopt;
+  RouteCoster cost(t, chunk_bytes, model, t.charges_steps());
+  Time estimate = 0;
+  for (const ServerWay& w : plan.ways()) {
+    const RouteCost c = cost(w.route, w.rate);
+    estimate = std::max(estimate, chunks_per_npu * c.occupancy + (c.duration - c.occupancy));
+  }
+  return estimate;
+}
+
 bool flat_servers(const topo::Topology& t) {
   return t.num_switches() > 0 && t.num_npus() >= 2 && topo::detect_servers(t).empty();
 }

@@ -105,6 +105,15 @@ std::vector<ServerWay> staggered_ways(const topo::Topology& t, const ServerPlan&
 std::optional<Time> staggered_estimate(const topo::Topology& t, const ServerPlan& plan,
                                        int chunks_per_npu, Bytes chunk_bytes, LinkModel model);
 
+// The fluid model's time for an All-Gather of `chunks_per_npu` chunks of `chunk_bytes` per NPU on a
+// flat `plan`: every way carries its root's chunks one after another, each holding the way's share
+// of its links for its per-step cost and its bytes at the way's rate (nothing contends: the fluid
+// shares fill every link at most once), and the last arrives a route latency later; the slowest
+// way's. A doubling of the count adds a step to every way and takes nothing off. An estimate, not a
+// bound: the matcher may hold a way back. Nothing where the plan is not flat, or under `hold`.
+std::optional<Time> flat_estimate(const topo::Topology& t, const ServerPlan& plan,
+                                  int chunks_per_npu, Bytes chunk_bytes, LinkModel model);
+
 // Whether plan_servers makes a flat plan of `t`, if any: it has switches and no servers.
 bool flat_servers(const topo::Topology& t);
 

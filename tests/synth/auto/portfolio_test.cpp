@@ -27,11 +27,11 @@ constexpr unsigned kEveryRun = 0b11111;
 
 unsigned bit(MatcherRun run) { return 1U << static_cast<unsigned>(run); }
 
-// The chunk search's All-Gather of `total` bytes over every NPU of `spec` (per-step costs charged
-// as the CLI charges them), and how many times its scarce matcher ran.
+// The chunk search's All-Gather (or `kind`) of `total` bytes over every NPU of `spec` (per-step
+// costs charged as the CLI charges them), and how many times its scarce matcher ran.
 struct Searched {
-  Searched(const char* spec, Bytes total)
-      : t(charged(spec)), c(Collective::over_all(t, CollectiveKind::AllGather)) {
+  Searched(const char* spec, Bytes total, CollectiveKind kind = CollectiveKind::AllGather)
+      : t(charged(spec)), c(Collective::over_all(t, kind)) {
     SynthOptions o;
     o.portfolio.on_matcher = [&](MatcherRun run, Time) { scarce += run == MatcherRun::Scarce; };
     r = synthesize_auto_chunks(t, c, total, o);
@@ -436,6 +436,23 @@ TEST(Portfolio, TheSearchLeavesOutTheMatchersWithinTheirGain) {
     EXPECT_EQ(s.scarce, close);
     EXPECT_TRUE(verify(s.t, r.algorithm).correct());
   }
+}
+
+// A flat plan's count takes a step more on every way and nothing off (flat_estimate): past its
+// first count within kServerPlanTrust of its estimate, the plan is not made at a count it cannot
+// gain at, neither in the search nor doubling alone after it. switch:264, All-Reduce of 64 MiB
+// (over kAutoChunkTurnTransfers at two chunks per NPU): the plan at one chunk per NPU is the
+// answer, no other count made (before, the plan alone at two: the same time, 0.3 s more).
+TEST(Portfolio, AFlatPlanIsNotMadeAtCountsItCannotGainAt) {
+  const Searched s("switch:264", Bytes{64} << 20, CollectiveKind::AllReduce);
+  const ChunkingResult& r = s.r;
+  ASSERT_EQ(r.tried.size(), 1U);
+  EXPECT_EQ(r.chunks_per_npu, 1);
+  EXPECT_EQ(r.algorithm.provenance.producer, Producer::ServerPlanMatcher) << r.algorithm.method;
+  EXPECT_LT(static_cast<double>(r.algorithm.claimed_time),
+            1.001 * static_cast<double>(
+                        lower_bound(s.t, r.algorithm.collective, r.algorithm.chunk_bytes).total));
+  EXPECT_TRUE(verify(s.t, r.algorithm).correct());
 }
 
 }  // namespace

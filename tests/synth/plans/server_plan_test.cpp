@@ -194,6 +194,40 @@ TEST(ServerPlan, StaggeredRailsRunGAtATime) {
   unchanged(pod, *plan_servers(pod, 4096, LinkModel::Pipelined), LinkModel::Pipelined, "pod");
 }
 
+// A flat plan's estimate: every way's chunks one after another at its share, each paying the
+// step, the last a route latency later. On one switch of 16 (steps charged) each NPU's 15 ways
+// share its 50 GB/s link: k x (step + chunk x 15 / 50 GB/s) + 2 latencies, which at one chunk per
+// NPU is the plan's own time (FlatPlanPaysItsStepsSideBySide); twice the chunks of half the size
+// add a step and take nothing off. Nothing for a plan of servers or under hold.
+TEST(ServerPlan, FlatEstimateIsEveryWaysChunksInARow) {
+  topo::Topology sw = topo::generate("switch:16");
+  sw.set_charges_steps(true);
+  const Bytes chunk = 64 << 10;
+  const std::optional<ServerPlan> p = plan_servers(sw, chunk, LinkModel::Pipelined);
+  ASSERT_TRUE(p);
+  const topo::Link& l = sw.link(0);
+  const auto closed_form = [&](int k, Bytes bytes) {
+    return k * (static_cast<double>(l.step) + 15.0 * static_cast<double>(bytes) / 50e9 * 1e12) +
+           2 * static_cast<double>(l.latency);
+  };
+  for (int k : {1, 2, 8}) {
+    const std::optional<Time> e = flat_estimate(sw, *p, k, chunk / k, LinkModel::Pipelined);
+    ASSERT_TRUE(e) << k;
+    EXPECT_NEAR(static_cast<double>(*e), closed_form(k, chunk / k), 1000.0 * k) << k;
+  }
+  EXPECT_NEAR(static_cast<double>(*flat_estimate(sw, *p, 2, chunk / 2, LinkModel::Pipelined) -
+                                  *flat_estimate(sw, *p, 1, chunk, LinkModel::Pipelined)),
+              static_cast<double>(l.step), 2000);
+  const Algorithm a = server_plan_all_gather(sw, 16 * chunk);
+  EXPECT_NEAR(static_cast<double>(a.claimed_time),
+              static_cast<double>(*flat_estimate(sw, *p, 1, chunk, LinkModel::Pipelined)), 1000);
+  EXPECT_FALSE(
+      flat_estimate(sw, *plan_servers(sw, chunk, LinkModel::Hold), 1, chunk, LinkModel::Hold));
+  const topo::Topology servers = topo::generate("nvcluster:2x4,net=rail");
+  EXPECT_FALSE(flat_estimate(servers, *plan_servers(servers, chunk, LinkModel::Pipelined), 1, chunk,
+                             LinkModel::Pipelined));
+}
+
 TEST(ServerPlan, SoundOnRandomClusters) {
   std::mt19937_64 rng(1515);
   for (int i = 0; i < 100; ++i) {
