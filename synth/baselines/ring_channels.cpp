@@ -25,25 +25,41 @@ class Ways {
     index_.assign(t.num_npus(), -1);
     for (int i = 0; i < p; ++i) index_[members[i]] = i;
     ways_.resize(p);
+    links_.resize(p);
     topo::Router router(t);
+    // (Each member's routes in one array, its ways' spans set once it is whole.)
+    std::vector<std::pair<size_t, size_t>> spans;  // per way of the member: first link, count
     for (int i = 0; i < p; ++i) {
       const NodeId u = members[i];
+      std::vector<LinkId>& links = links_[i];
+      spans.clear();
+      auto add = [&](int j, std::span<const LinkId> route) {
+        ways_[i].push_back({j, {}});
+        spans.emplace_back(links.size(), route.size());
+        links.insert(links.end(), route.begin(), route.end());
+      };
       for (LinkId l : t.out_links(u))
         if (t.is_npu(t.link(l).dst) && index_[t.link(l).dst] >= 0)
-          ways_[i].push_back({index_[t.link(l).dst], {l}});
+          add(index_[t.link(l).dst], {&l, 1});
       if (t.num_switches() > 0)
-        router.for_each_switch_route(u, 8, 0, [&](NodeId v, std::span<const LinkId> links) {
-          if (const int j = index(v); j >= 0 && j != i)
-            ways_[i].push_back({j, std::vector<LinkId>(links.begin(), links.end())});
+        router.for_each_switch_route(u, 8, 0, [&](NodeId v, std::span<const LinkId> route) {
+          if (const int j = index(v); j >= 0 && j != i) add(j, route);
         });
+      for (size_t k = 0; k < spans.size(); ++k)
+        ways_[i][k].route = {links.data() + spans[k].first, spans[k].second};
       std::stable_sort(ways_[i].begin(), ways_[i].end(),
                        [](const Way& a, const Way& b) { return a.to < b.to; });
     }
   }
 
+  // (Its ways' routes point into links_: moved, never copied.)
+  Ways(const Ways&) = delete;
+  Ways& operator=(const Ways&) = delete;
+  Ways(Ways&&) = default;
+
   struct Way {
-    int to;  // member index
-    std::vector<LinkId> route;
+    int to;                         // member index
+    std::span<const LinkId> route;  // into its member's links_
   };
   // Every link's whole capacity back (a new search).
   void refill() {
@@ -53,7 +69,14 @@ class Ways {
   NodeId member(int i) const { return members_[i]; }
   int index(NodeId v) const { return v < static_cast<NodeId>(index_.size()) ? index_[v] : -1; }
   const std::vector<Way>& from(int i) const { return ways_[i]; }
-  Bandwidth left(const std::vector<LinkId>& route) const {
+  // The ways from i to j (from(i) is in the order of the members they go to).
+  std::span<const Way> between(int i, int j) const {
+    const auto [first, last] =
+        std::equal_range(ways_[i].begin(), ways_[i].end(), Way{j, {}},
+                         [](const Way& a, const Way& b) { return a.to < b.to; });
+    return {first, last};
+  }
+  Bandwidth left(std::span<const LinkId> route) const {
     Bandwidth m = std::numeric_limits<Bandwidth>::max();
     for (LinkId l : route) m = std::min(m, left_[l]);
     return m;
@@ -62,17 +85,16 @@ class Ways {
   const Way* best(int i, int j) const {
     const Way* out = nullptr;
     Bandwidth most = 0;
-    for (const Way& w : ways_[i])
-      if (w.to == j) {
-        const Bandwidth b = left(w.route);
-        if (!out || b > most) {
-          out = &w;
-          most = b;
-        }
+    for (const Way& w : between(i, j)) {
+      const Bandwidth b = left(w.route);
+      if (!out || b > most) {
+        out = &w;
+        most = b;
       }
+    }
     return out;
   }
-  void take(const std::vector<LinkId>& route, Bandwidth r) {
+  void take(std::span<const LinkId> route, Bandwidth r) {
     for (LinkId l : route) left_[l] -= r;
   }
   // The rate a ring over these routes can take from what is left: on every link, the routes
@@ -98,6 +120,7 @@ class Ways {
   std::vector<Bandwidth> left_;
   std::vector<int> index_;
   std::vector<std::vector<Way>> ways_;
+  std::vector<std::vector<LinkId>> links_;  // per member, its ways' routes
 };
 
 // A ring in member indices through the given ways (the best one per hop); nothing when a hop has
@@ -109,7 +132,7 @@ std::optional<RingChannel> ring_through(const Ways& w, const std::vector<int>& o
     const Ways::Way* way = w.best(order[i], order[(i + 1) % p]);
     if (!way) return std::nullopt;
     ring.order.push_back(w.member(order[i]));
-    ring.routes.push_back(way->route);
+    ring.routes.emplace_back(way->route.begin(), way->route.end());
   }
   ring.rate = w.rate_of(ring.routes);
   return ring;
@@ -162,8 +185,8 @@ class CycleSearch {
     return std::nullopt;
   }
   bool usable(int i, int j) const {
-    for (const Ways::Way& way : w_.from(i))
-      if (way.to == j && w_.left(way.route) >= threshold_) return true;
+    for (const Ways::Way& way : w_.between(i, j))
+      if (w_.left(way.route) >= threshold_) return true;
     return false;
   }
   // The unvisited members v has a usable way to, counted up to kWarnsdorffCap (beyond that the
