@@ -1,6 +1,7 @@
 #include "topo/analysis.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 // disjoint_sets first: it finds get() on raw pointers only when the graph headers come after it.
 #include <boost/pending/disjoint_sets.hpp>
@@ -211,6 +212,56 @@ std::vector<std::vector<NodeId>> detect_servers(const Topology& t, Bandwidth* jo
     }
   }
   return {};
+}
+
+std::vector<std::vector<NodeId>> detect_pods(const Topology& t) {
+  const int n = t.num_npus();
+  if (n < 4 || t.num_switches() < 2) return {};
+  // Each switch's switch neighbours (either direction), sorted.
+  std::vector<std::vector<NodeId>> near(t.num_nodes());
+  for (const Link& l : t.links())
+    if (l.src != l.dst && t.is_switch(l.src) && t.is_switch(l.dst)) {
+      near[l.src].push_back(l.dst);
+      near[l.dst].push_back(l.src);
+    }
+  for (auto& v : near) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  }
+  boost::disjoint_sets_with_storage<> sets(t.num_nodes());
+  for (NodeId a = n; a < t.num_nodes(); ++a)
+    for (NodeId b : near[a]) {
+      if (b < a) continue;
+      std::vector<NodeId> common;
+      std::set_intersection(near[a].begin(), near[a].end(), near[b].begin(), near[b].end(),
+                            std::back_inserter(common));
+      if (!common.empty()) sets.union_set(a, b);
+    }
+  // Every NPU in the pod of the switches it attaches to (all of one pod).
+  std::vector<int> pod_of(t.num_nodes(), -1);
+  std::vector<std::vector<NodeId>> pods;
+  for (NodeId v = 0; v < n; ++v) {
+    int root = -1;
+    for (const auto& links : {t.out_links(v), t.in_links(v)})
+      for (LinkId l : links) {
+        const NodeId w = t.link(l).src == v ? t.link(l).dst : t.link(l).src;
+        if (!t.is_switch(w)) continue;
+        const auto r = static_cast<int>(sets.find_set(w));
+        if (root >= 0 && r != root) return {};
+        root = r;
+      }
+    if (root < 0) return {};
+    if (pod_of[root] < 0) {
+      pod_of[root] = static_cast<int>(pods.size());
+      pods.emplace_back();
+    }
+    pods[pod_of[root]].push_back(v);
+  }
+  const size_t size = pods[0].size();
+  if (pods.size() < 2 || size < 2 ||
+      !std::all_of(pods.begin(), pods.end(), [&](const auto& p) { return p.size() == size; }))
+    return {};
+  return pods;
 }
 
 std::vector<std::vector<NodeId>> servers_of(const Topology& t, std::vector<NodeId> members,

@@ -55,6 +55,15 @@ int strong_component_count(const Topology& t);
 // NPU. Empty when no bandwidth splits the NPUs that way (a flat or homogeneous topology). `joined`,
 // when given, receives that bandwidth (the servers' NVSwitch links, not their NICs).
 std::vector<std::vector<NodeId>> detect_servers(const Topology& t, Bandwidth* joined = nullptr);
+// Pods: where no bandwidth splits the NPUs into servers, the groups the switches' structure makes.
+// Two switches joined by a link that lies on a triangle of switches (they have a switch neighbour
+// in common: a dragonfly group's routers, all joined to each other) are one pod's; a pod holds the
+// NPUs that attach to its switches. A leaf-spine's leaves (no triangles: its levels are
+// bipartite) are pods of one switch each, a dragonfly's groups pods of all their routers. Each
+// pod sorted by id, in order of its first NPU; empty unless there are at least two pods, all of
+// the same size (at least 2), and every NPU attaches to switches of one pod only (a single switch,
+// a server with a second NIC on another leaf: no pods).
+std::vector<std::vector<NodeId>> detect_pods(const Topology& t);
 // detect_servers, when its servers hold exactly `members` (in any order; a group that is whole
 // servers), else empty.
 std::vector<std::vector<NodeId>> servers_of(const Topology& t, std::vector<NodeId> members,

@@ -532,10 +532,10 @@ class FlatSearch {
   // Whether `auto` leaves the server plan out of `cc`'s count (PortfolioOptions::
   // leave_out_server_plan), `fastest` the search's fastest at the counts before: a large count (as
   // for floors, over kAutoChunkTurnTransfers) where the plan's time at half the count was within
-  // kServerPlanTrust of its estimate there (staggered_estimate, or flat_estimate for a flat plan;
-  // an All-Reduce's two halves as twice the All-Gather), and the estimate at this count, scaled by
-  // the same ratio, is over kServerPlanBehind of `fastest`. `half`: the plan's time at half the
-  // count where the search did not make it (its doubling alone, double_plans).
+  // kServerPlanTrust of its estimate there (plan_estimate: staggered_estimate, or flat_estimate,
+  // pod_estimate; an All-Reduce's two halves as twice the All-Gather), and the estimate at this
+  // count, scaled by the same ratio, is over kServerPlanBehind of `fastest`. `half`: the plan's
+  // time at half the count where the search did not make it (its doubling alone, double_plans).
   bool leave_out_server_plan(const Collective& cc, Bytes chunk, Time fastest,
                              std::optional<Time> half = std::nullopt) const {
     const int count = cc.chunks_per_npu;
@@ -550,12 +550,10 @@ class FlatSearch {
     const std::optional<ServerPlan> plan = plan_servers(t_, chunk, o_.link_model, o_.ecmp_routes);
     // (The staggered estimate models the rails staggered, not dealt over unequal rails:
     // RailDeal.)
-    if (!plan || (!plan->flat() && !even_rails(t_, *plan))) return false;
+    if (!plan || (!plan->flat() && !plan->pods() && !even_rails(t_, *plan))) return false;
     const double halves = cc.kind == CollectiveKind::AllReduce ? 2 : 1;
     auto estimate = [&](int k, Bytes at) -> std::optional<double> {
-      const std::optional<Time> e = plan->flat()
-                                        ? flat_estimate(t_, *plan, k, at, o_.link_model)
-                                        : staggered_estimate(t_, *plan, k, at, o_.link_model);
+      const std::optional<Time> e = plan_estimate(t_, *plan, k, at, o_.link_model);
       if (!e || *e <= 0) return std::nullopt;
       return halves * static_cast<double>(*e);
     };

@@ -108,7 +108,7 @@ class Portfolio {
         !best_->provenance.matcher_left_out) {
       best_->method += fmt::format(" ({} beside {}: --method matcher runs it)", kLeftOut,
                                    servers_       ? "a server plan on a cluster this large"
-                                   : server_plan_ ? "a flat server plan on a fabric this large"
+                                   : server_plan_ ? "a server plan on a switched fabric this large"
                                                   : "a symmetric schedule here");
       best_->provenance.matcher_left_out = true;
     }
@@ -285,7 +285,7 @@ class Portfolio {
     if (!best_ || short_of(*best_) || (o_.to_beat > 0 && best_->claimed_time >= o_.to_beat))
       return false;
     best_->method += fmt::format(
-        " ({} beside a flat server plan within 0.5 % of the bound: "
+        " ({} beside a switched fabric's server plan within 0.5 % of the bound: "
         "--method matcher runs it)",
         kLeftOut);
     best_->provenance.matcher_left_out = true;

@@ -147,11 +147,15 @@ class Planned {
     Algorithm a = build(t_, g, s.run(), plan_, c_, chunk_bytes_, o_);
     a.provenance.producer = Producer::ServerPlanMatcher;
     a.method =
-        servers->flat()
+        servers->flat() ? fmt::format(
+                              "matcher on a flat server plan ({} NPUs, each to every other "
+                              "directly, every way at its share of the links)",
+                              servers->servers().size())
+        : servers->pods()
             ? fmt::format(
-                  "matcher on a flat server plan ({} NPUs, each to every other "
-                  "directly, every way at its share of the links)",
-                  servers->servers().size())
+                  "matcher on a server plan over pods ({} groups of {} NPUs behind switches: "
+                  "each chunk to each other pod once, then inside it)",
+                  servers->servers().size(), servers->servers()[0].size())
             : fmt::format("matcher on a server plan ({} servers of {}: rails, then NVSwitch)",
                           servers->servers().size(), servers->servers()[0].size());
     return a;

@@ -14,12 +14,53 @@
 
 namespace tenet::synth {
 
+namespace {
+
+// Whether a flat plan of `t` would be held back by the links out of its pods: some pod's NPUs
+// send every other pod's NPU their chunk, |pod| (N - |pod|) chunks a count, through the links out
+// of the pod's switches, and that takes longer than an NPU's N - 1 chunks through its own links.
+// A pod plan sends |pod| (S - 1) there.
+bool pods_hold_back_flat(const topo::Topology& t, const std::vector<std::vector<NodeId>>& pods) {
+  const int n = t.num_npus();
+  std::vector<int> pod_of(t.num_nodes(), -1);  // NPUs, and the switches they attach to
+  for (size_t i = 0; i < pods.size(); ++i)
+    for (NodeId v : pods[i]) {
+      pod_of[v] = static_cast<int>(i);
+      for (LinkId l : t.out_links(v)) pod_of[t.link(l).dst] = static_cast<int>(i);
+      for (LinkId l : t.in_links(v)) pod_of[t.link(l).src] = static_cast<int>(i);
+    }
+  std::vector<double> out(pods.size(), 0);  // bytes per second out of each pod
+  for (const topo::Link& l : t.links())
+    if (pod_of[l.src] >= 0 && pod_of[l.dst] != pod_of[l.src])
+      out[pod_of[l.src]] += static_cast<double>(l.bandwidth);
+  double npu = 0;  // the slowest NPU's N - 1 chunks, in chunks per byte per second
+  for (NodeId v = 0; v < n; ++v)
+    npu = std::max(npu, (n - 1) / static_cast<double>(std::min(topo::ingress_bandwidth(t, v),
+                                                               topo::egress_bandwidth(t, v))));
+  for (size_t i = 0; i < pods.size(); ++i) {
+    const auto size = static_cast<double>(pods[i].size());
+    if (out[i] <= 0 || size * (n - size) / out[i] > npu) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::vector<NodeId>> plan_groups(const topo::Topology& t) {
+  std::vector<std::vector<NodeId>> groups = topo::detect_servers(t);
+  if (!groups.empty() || !flat_servers(t)) return groups;
+  if (std::vector<std::vector<NodeId>> pods = topo::detect_pods(t);
+      !pods.empty() && pods_hold_back_flat(t, pods))
+    return pods;
+  for (NodeId v = 0; v < t.num_npus(); ++v) groups.push_back({v});
+  return groups;
+}
+
 std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_bytes, LinkModel model,
                                        int ecmp) {
   ServerPlan p;
-  p.servers_ = topo::detect_servers(t);
-  if (p.servers_.empty() && flat_servers(t))
-    for (NodeId v = 0; v < t.num_npus(); ++v) p.servers_.push_back({v});
+  p.servers_ = plan_groups(t);
+  p.pods_ = !p.servers_.empty() && p.servers_[0].size() > 1 && flat_servers(t);
   if (p.servers_.size() < 2) return std::nullopt;
   const int n = t.num_npus();
   const size_t count = p.servers_.size();
@@ -42,25 +83,31 @@ std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_byte
     double load;
     int* slot;
   };
+  // (Over pods the rails first: they share the NPUs' links with the ways inside, and the matcher
+  // takes ways in this order.)
   std::vector<Need> needs;
   needs.reserve(static_cast<size_t>(n) * (p.per_ - 1 + count - 1));
-  for (NodeId u = 0; u < n; ++u) {
-    const auto& mates = p.servers_[p.server_of_[u]];
-    for (size_t i = 0; i < p.per_; ++i)
-      if (mates[i] != u)
-        needs.push_back({u, mates[i], static_cast<double>(count), &p.intra_[u * p.per_ + i]});
-  }
+  auto add_inside = [&] {
+    for (NodeId u = 0; u < n; ++u) {
+      const auto& mates = p.servers_[p.server_of_[u]];
+      for (size_t i = 0; i < p.per_; ++i)
+        if (mates[i] != u)
+          needs.push_back({u, mates[i], static_cast<double>(count), &p.intra_[u * p.per_ + i]});
+    }
+  };
+  if (!p.pods_) add_inside();
   for (NodeId u = 0; u < n; ++u)
     for (size_t s = 0; s < count; ++s)
       if (static_cast<int>(s) != p.server_of_[u])
         needs.push_back({u, p.servers_[s][p.local_of_[u]], 1.0, &p.rail_[u * count + s]});
+  if (p.pods_) add_inside();
 
   // Candidate routes: the NPUs' direct links and the routes through switches, one route search per
   // source for all its ways, made when the first of its needs is placed (below) and dropped as each
   // is: a flat plan holds one source's at a time. A flat plan's ways may take any of up to
   // kFlatPlanRoutes equal-cost routes (not `ecmp`): the `ecmp` first by link ids are the same few
   // spines for every pair of a leaf-spine, which would carry the whole plan.
-  const int limit = p.flat() ? std::max(ecmp, kFlatPlanRoutes) : ecmp;
+  const int limit = p.flat() || p.pods() ? std::max(ecmp, kFlatPlanRoutes) : ecmp;
   topo::Router router(t);
   std::vector<std::vector<size_t>> needs_of(n);
   for (size_t i = 0; i < needs.size(); ++i) needs_of[needs[i].u].push_back(i);
@@ -135,7 +182,27 @@ std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_byte
     candidates = Candidates{};  // its memory back at once
   }
 
-  set_fluid_rates(t, model, p.ways_, way_load);
+  if (!p.pods_) {
+    set_fluid_rates(t, model, p.ways_, way_load);
+    return p;
+  }
+  // Over pods a rail way and the ways inside its pod share the NPUs' own links; at one fluid
+  // share for all, a rail's chunk arrives at the end of the count and is forwarded only then. The
+  // rails take their shares among the rails alone, the ways inside theirs among those alone: the
+  // rails' chunks cross early, the links' capacity deciding what waits (a link admits its ways
+  // while their rates fit).
+  const auto rails_only = [&](bool rails) {
+    std::vector<double> load = way_load;
+    for (size_t i = 0; i < load.size(); ++i)
+      if ((p.server_of(p.ways_[i].src) != p.server_of(p.ways_[i].dst)) != rails) load[i] = 0;
+    std::vector<ServerWay> ways = p.ways_;
+    set_fluid_rates(t, model, ways, load);
+    return ways;
+  };
+  const std::vector<ServerWay> rails = rails_only(true), inside = rails_only(false);
+  for (size_t i = 0; i < p.ways_.size(); ++i)
+    p.ways_[i].rate =
+        p.server_of(p.ways_[i].src) != p.server_of(p.ways_[i].dst) ? rails[i].rate : inside[i].rate;
   return p;
 }
 
@@ -252,6 +319,31 @@ std::optional<Time> flat_estimate(const topo::Topology& t, const ServerPlan& pla
     estimate = std::max(estimate, chunks_per_npu * c.occupancy + (c.duration - c.occupancy));
   }
   return estimate;
+}
+
+std::optional<Time> pod_estimate(const topo::Topology& t, const ServerPlan& plan,
+                                 int chunks_per_npu, Bytes chunk_bytes, LinkModel model) {
+  if (!plan.pods() || model != LinkModel::Pipelined) return std::nullopt;
+  RouteCoster cost(t, chunk_bytes, model, t.charges_steps());
+  const auto k = static_cast<Time>(chunks_per_npu);
+  const auto servers = static_cast<Time>(plan.servers().size());
+  std::vector<Time> rails(t.num_npus(), 0), inside(t.num_npus(), 0);
+  for (const ServerWay& w : plan.ways()) {
+    const RouteCost c = cost(w.route, w.rate);
+    const bool rail = plan.server_of(w.src) != plan.server_of(w.dst);
+    Time& at = rail ? rails[w.src] : inside[w.src];
+    at = std::max(at, (rail ? k : servers * k) * c.occupancy + (c.duration - c.occupancy));
+  }
+  Time estimate = 0;
+  for (NodeId v = 0; v < t.num_npus(); ++v) estimate = std::max(estimate, rails[v] + inside[v]);
+  return estimate;
+}
+
+std::optional<Time> plan_estimate(const topo::Topology& t, const ServerPlan& plan,
+                                  int chunks_per_npu, Bytes chunk_bytes, LinkModel model) {
+  if (plan.flat()) return flat_estimate(t, plan, chunks_per_npu, chunk_bytes, model);
+  if (plan.pods()) return pod_estimate(t, plan, chunks_per_npu, chunk_bytes, model);
+  return staggered_estimate(t, plan, chunks_per_npu, chunk_bytes, model);
 }
 
 bool flat_servers(const topo::Topology& t) {

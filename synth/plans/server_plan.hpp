@@ -20,7 +20,10 @@
 // switch), the plan is *flat*: every NPU is a server of its own, so every chunk goes from its root
 // straight to every other NPU, each way at its fluid share. A transfer pays its per-step cost while
 // holding only its share of the links (docs/model.md), so the N - 1 ways out of an NPU pay their
-// steps side by side, where a schedule of full-rate transfers pays them one after another.
+// steps side by side, where a schedule of full-rate transfers pays them one after another. Where
+// the links out of a group of switches would hold that back (a dragonfly's global links carry
+// every pair of its groups' NPUs), the groups (pods) stand for servers: a chunk crosses to each
+// other pod once and spreads inside it (plan_groups).
 #pragma once
 
 #include <optional>
@@ -58,6 +61,8 @@ class ServerPlan {
   int server_of(NodeId v) const { return server_of_[v]; }
   // Every NPU a server of its own: every pair joined directly, each way at its share.
   bool flat() const { return per_ == 1; }
+  // Its servers are pods of switches (topo::detect_pods), not servers: plan_groups.
+  bool pods() const { return pods_; }
   int position(NodeId v) const { return local_of_[v]; }  // within its server
 
  private:
@@ -65,6 +70,7 @@ class ServerPlan {
   std::vector<std::vector<NodeId>> servers_;
   std::vector<int> server_of_, local_of_;
   size_t per_ = 0;
+  bool pods_ = false;
   std::vector<ServerWay> ways_;
   std::vector<int> intra_, rail_;  // per NPU and position / server: its way there (-1: itself)
 };
@@ -114,8 +120,32 @@ std::optional<Time> staggered_estimate(const topo::Topology& t, const ServerPlan
 std::optional<Time> flat_estimate(const topo::Topology& t, const ServerPlan& plan,
                                   int chunks_per_npu, Bytes chunk_bytes, LinkModel model);
 
-// Whether plan_servers makes a flat plan of `t`, if any: it has switches and no servers.
+// The time for that All-Gather on a plan over pods (ServerPlan::pods): an NPU's rails and the ways
+// inside its pod share its own links, the rails taking their shares among the rails alone; the
+// ways inside that do not fit beside them wait until the rails are through, and then carry their
+// S k chunks. So: per NPU, its slowest rail's k chunks in a row, then its slowest way inside's
+// S k, plus their latencies; the slowest NPU's. A doubling of the count takes nothing off the
+// rails' time (each carries the same bytes, a step more). An estimate, not a bound: which ways
+// wait is the matcher's choice. Nothing where the plan is not over pods, or under `hold`.
+std::optional<Time> pod_estimate(const topo::Topology& t, const ServerPlan& plan,
+                                 int chunks_per_npu, Bytes chunk_bytes, LinkModel model);
+
+// The estimate that fits `plan`: flat_estimate, pod_estimate or staggered_estimate.
+std::optional<Time> plan_estimate(const topo::Topology& t, const ServerPlan& plan,
+                                  int chunks_per_npu, Bytes chunk_bytes, LinkModel model);
+
+// Whether plan_servers makes a plan of `t` without servers, if any: it has switches and no
+// servers. The plan is flat, or over pods (plan_groups).
 bool flat_servers(const topo::Topology& t);
+
+// The groups plan_servers makes its plan over: `t`'s servers (topo::detect_servers); where there
+// are none and switches join the NPUs, its pods (topo::detect_pods) where the links out of a pod
+// would hold a flat plan back (a pod's NPUs send every NPU outside it their chunk, |pod| (N -
+// |pod|) chunks, through them, in longer than an NPU's N - 1 through its own links: a dragonfly's
+// global links, an oversubscribed leaf-spine's spines), else every NPU a group of its own (flat);
+// empty where there is no plan. Over pods a chunk crosses to each other pod once, to the NPU at
+// its root's position there, and spreads inside it through its switches.
+std::vector<std::vector<NodeId>> plan_groups(const topo::Topology& t);
 
 // Fluid rates under `pipelined`: each way its share of its busiest link in proportion to the data
 // it carries (`load[i]`, in any unit), 0 where that is the route's narrowest bandwidth or the way

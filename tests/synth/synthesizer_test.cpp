@@ -267,21 +267,22 @@ TEST(Synthesizer, AllReduceDependenciesStayLinear) {
 }
 
 // Auto leaves the plain matcher out where its work is over SynthOptions::portfolio.matcher_work
-// (here made tiny): a plan where one applies (here: switches, no servers: the flat server plan),
+// (here made tiny): a plan where one applies (here: switches, no servers: the server plan over the
+// dragonfly's pods),
 // else (here: over 128 NPUs, no switches, no servers, no translations) the fastest baseline, saying
 // so either way; --method matcher still runs it.
 TEST(Synthesizer, MatcherOverItsWorkBudgetGivesWayToBaselines) {
   SynthOptions o;
   o.portfolio.matcher_work = 1;
   // A dragonfly (no translations: a switch alone would take the symmetric schedule at the bound),
-  // at 32 KiB chunks, where the flat plan is the fastest.
+  // at 32 KiB chunks, where the plan is the fastest.
   topo::Topology switched = topo::generate("dragonfly:4x4x2");
   switched.set_charges_steps(true);
   const Collective all = Collective::over_all(switched, CollectiveKind::AllReduce);
   const Algorithm flat = synthesize(switched, all, Bytes{32} << 10, o);
   EXPECT_EQ(flat.provenance.producer, Producer::ServerPlanMatcher) << flat.method;
   EXPECT_TRUE(flat.provenance.matcher_left_out) << flat.method;
-  EXPECT_NE(flat.method.find("beside a flat server plan"), std::string::npos) << flat.method;
+  EXPECT_NE(flat.method.find("switched fabric"), std::string::npos) << flat.method;
   EXPECT_TRUE(verify(switched, flat).correct());
   const auto t = topo::generate("mesh2d:12x11");
   const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);

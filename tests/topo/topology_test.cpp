@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "topo/analysis.hpp"
+#include "topo/generators.hpp"
 
 namespace tenet::topo {
 namespace {
@@ -196,6 +197,36 @@ TEST(Analysis, SampledDiameterSweepsBackToTheFarEnd) {
   EXPECT_EQ(sampled.latency, exact.latency);
   EXPECT_EQ(sampled.hops, exact.hops);
   EXPECT_EQ(npu_diameter(t, n).sources, n);  // not past the limit: exact
+}
+
+// Pods (detect_pods): a dragonfly's groups (its routers all joined to each other), a
+// leaf-spine's leaves; no pods on one switch, on NPUs without switches, or where an NPU attaches
+// to two leaves.
+TEST(Analysis, PodsAreTheSwitchesGroups) {
+  const auto pods = [](const char* spec) { return detect_pods(generate(spec)); };
+  const std::vector<std::vector<NodeId>> dragonfly = pods("dragonfly:4x4x2");
+  ASSERT_EQ(dragonfly.size(), 4U);
+  for (size_t g = 0; g < 4; ++g) {
+    ASSERT_EQ(dragonfly[g].size(), 8U);
+    for (size_t i = 0; i < 8; ++i) EXPECT_EQ(dragonfly[g][i], static_cast<NodeId>(8 * g + i));
+  }
+  EXPECT_EQ(pods("dragonfly:8x16x8").size(), 8U);
+  const std::vector<std::vector<NodeId>> leaves = pods("leafspine:4x8,spines=2");
+  ASSERT_EQ(leaves.size(), 4U);
+  EXPECT_EQ(leaves[1], (std::vector<NodeId>{8, 9, 10, 11, 12, 13, 14, 15}));
+  for (const char* spec : {"switch:8", "torus2d:4x4", "ring:8"}) EXPECT_TRUE(pods(spec).empty());
+  // Two leaves of two NPUs under a spine; NPU 0 on both leaves, or not.
+  const auto leaves_of_two = [](bool second_nic) {
+    TopologyBuilder b("two-leaves");
+    for (int i = 0; i < 4; ++i) b.add_npu();
+    const NodeId leaf[2] = {b.add_switch(), b.add_switch()}, spine = b.add_switch();
+    for (int i = 0; i < 4; ++i) b.add_bidirectional(i, leaf[i / 2], kBw, kLat);
+    for (NodeId l : leaf) b.add_bidirectional(l, spine, kBw, kLat);
+    if (second_nic) b.add_bidirectional(0, leaf[1], kBw, kLat);
+    return detect_pods(b.build());
+  };
+  EXPECT_EQ(leaves_of_two(false), (std::vector<std::vector<NodeId>>{{0, 1}, {2, 3}}));
+  EXPECT_TRUE(leaves_of_two(true).empty());
 }
 
 }  // namespace
