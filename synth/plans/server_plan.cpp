@@ -188,22 +188,41 @@ std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_byte
   }
   // Over pods a rail way and the ways inside its pod share the NPUs' own links; at one fluid
   // share for all, a rail's chunk arrives at the end of the count and is forwarded only then. The
-  // rails take their shares among the rails alone, the ways inside theirs among those alone: the
-  // rails' chunks cross early, the links' capacity deciding what waits (a link admits its ways
-  // while their rates fit).
-  const auto rails_only = [&](bool rails) {
+  // rails take their shares among the rails alone. The ways inside take theirs among themselves
+  // either of all the links' capacity (those that do not fit beside the rails wait for them: a
+  // link admits its ways while their rates fit) or of what the rails leave (none waits; the
+  // rails' part stays unused once they are through), whichever pod_estimate says ends sooner.
+  const auto is_rail = [&](const ServerWay& w) { return p.server_of(w.src) != p.server_of(w.dst); };
+  const auto shares = [&](bool rails, const std::vector<double>* capacity) {
     std::vector<double> load = way_load;
     for (size_t i = 0; i < load.size(); ++i)
-      if ((p.server_of(p.ways_[i].src) != p.server_of(p.ways_[i].dst)) != rails) load[i] = 0;
+      if (is_rail(p.ways_[i]) != rails) load[i] = 0;
     std::vector<ServerWay> ways = p.ways_;
-    set_fluid_rates(t, model, ways, load);
+    set_fluid_rates(t, model, ways, load, capacity);
     return ways;
   };
-  const std::vector<ServerWay> rails = rails_only(true), inside = rails_only(false);
-  for (size_t i = 0; i < p.ways_.size(); ++i)
-    p.ways_[i].rate =
-        p.server_of(p.ways_[i].src) != p.server_of(p.ways_[i].dst) ? rails[i].rate : inside[i].rate;
-  return p;
+  const std::vector<ServerWay> rails = shares(true, nullptr);
+  std::vector<double> left(t.num_links());
+  for (LinkId l = 0; l < t.num_links(); ++l) left[l] = static_cast<double>(t.link(l).bandwidth);
+  for (const ServerWay& w : rails)
+    if (is_rail(w)) {
+      Bandwidth narrowest = std::numeric_limits<Bandwidth>::max();
+      for (LinkId l : w.route) narrowest = std::min(narrowest, t.link(l).bandwidth);
+      for (LinkId l : w.route) left[l] -= static_cast<double>(w.rate > 0 ? w.rate : narrowest);
+    }
+  for (double& c : left) c = std::max(c, 1.0);
+  const auto with = [&](const std::vector<ServerWay>& inside, bool beside) {
+    ServerPlan q = p;
+    for (size_t i = 0; i < q.ways_.size(); ++i)
+      q.ways_[i].rate = is_rail(q.ways_[i]) ? rails[i].rate : inside[i].rate;
+    q.rails_beside_ = beside;
+    return q;
+  };
+  ServerPlan waiting = with(shares(false, nullptr), false);
+  ServerPlan beside = with(shares(false, &left), true);
+  const std::optional<Time> wait = pod_estimate(t, waiting, 1, chunk_bytes, model);
+  const std::optional<Time> room = pod_estimate(t, beside, 1, chunk_bytes, model);
+  return room && (!wait || *room < *wait) ? beside : waiting;
 }
 
 namespace {
@@ -335,7 +354,9 @@ std::optional<Time> pod_estimate(const topo::Topology& t, const ServerPlan& plan
     at = std::max(at, (rail ? k : servers * k) * c.occupancy + (c.duration - c.occupancy));
   }
   Time estimate = 0;
-  for (NodeId v = 0; v < t.num_npus(); ++v) estimate = std::max(estimate, rails[v] + inside[v]);
+  for (NodeId v = 0; v < t.num_npus(); ++v)
+    estimate = std::max(estimate,
+                        plan.rails_beside() ? std::max(rails[v], inside[v]) : rails[v] + inside[v]);
   return estimate;
 }
 
@@ -351,7 +372,7 @@ bool flat_servers(const topo::Topology& t) {
 }
 
 void set_fluid_rates(const topo::Topology& t, LinkModel model, std::vector<ServerWay>& ways,
-                     const std::vector<double>& load) {
+                     const std::vector<double>& load, const std::vector<double>* capacity) {
   for (ServerWay& w : ways) w.rate = 0;
   if (model != LinkModel::Pipelined) return;
   std::vector<double> link_load(t.num_links(), 0);
@@ -365,7 +386,8 @@ void set_fluid_rates(const topo::Topology& t, LinkModel model, std::vector<Serve
     for (LinkId l : w.route) {
       const auto bw = t.link(l).bandwidth;
       narrowest = std::min(narrowest, bw);
-      rate = std::min(rate, static_cast<double>(bw) * load[i] / link_load[l]);
+      rate = std::min(
+          rate, (capacity ? (*capacity)[l] : static_cast<double>(bw)) * load[i] / link_load[l]);
     }
     const auto fluid = std::max<Bandwidth>(1, static_cast<Bandwidth>(rate));
     w.rate = fluid < narrowest ? fluid : 0;

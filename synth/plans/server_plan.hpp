@@ -63,6 +63,9 @@ class ServerPlan {
   bool flat() const { return per_ == 1; }
   // Its servers are pods of switches (topo::detect_pods), not servers: plan_groups.
   bool pods() const { return pods_; }
+  // Over pods: whether the ways inside share what the rails leave of the links (none waits for
+  // the rails), or all of it (those that do not fit beside the rails wait for them).
+  bool rails_beside() const { return rails_beside_; }
   int position(NodeId v) const { return local_of_[v]; }  // within its server
 
  private:
@@ -71,6 +74,7 @@ class ServerPlan {
   std::vector<int> server_of_, local_of_;
   size_t per_ = 0;
   bool pods_ = false;
+  bool rails_beside_ = false;
   std::vector<ServerWay> ways_;
   std::vector<int> intra_, rail_;  // per NPU and position / server: its way there (-1: itself)
 };
@@ -121,12 +125,13 @@ std::optional<Time> flat_estimate(const topo::Topology& t, const ServerPlan& pla
                                   int chunks_per_npu, Bytes chunk_bytes, LinkModel model);
 
 // The time for that All-Gather on a plan over pods (ServerPlan::pods): an NPU's rails and the ways
-// inside its pod share its own links, the rails taking their shares among the rails alone; the
-// ways inside that do not fit beside them wait until the rails are through, and then carry their
-// S k chunks. So: per NPU, its slowest rail's k chunks in a row, then its slowest way inside's
-// S k, plus their latencies; the slowest NPU's. A doubling of the count takes nothing off the
-// rails' time (each carries the same bytes, a step more). An estimate, not a bound: which ways
-// wait is the matcher's choice. Nothing where the plan is not over pods, or under `hold`.
+// inside its pod share its own links, the rails taking their shares among the rails alone. Where
+// the ways inside share what the rails leave (ServerPlan::rails_beside), per NPU the longer of its
+// slowest rail's k chunks in a row and its slowest way inside's S k; else the ways that do not
+// fit beside the rails wait until they are through, and the two add up. Each with its latency;
+// the slowest NPU's. A doubling of the count takes nothing off the rails' time (each carries the
+// same bytes, a step more). An estimate, not a bound: which ways wait is the matcher's choice.
+// Nothing where the plan is not over pods, or under `hold`.
 std::optional<Time> pod_estimate(const topo::Topology& t, const ServerPlan& plan,
                                  int chunks_per_npu, Bytes chunk_bytes, LinkModel model);
 
@@ -150,8 +155,10 @@ std::vector<std::vector<NodeId>> plan_groups(const topo::Topology& t);
 // Fluid rates under `pipelined`: each way its share of its busiest link in proportion to the data
 // it carries (`load[i]`, in any unit), 0 where that is the route's narrowest bandwidth or the way
 // carries nothing. Under `hold` a transfer holds its links whole, so every way keeps its full rate
-// (0).
+// (0). `capacity`, when given: what each link has to share (bytes per second), in place of its
+// bandwidth.
 void set_fluid_rates(const topo::Topology& t, LinkModel model, std::vector<ServerWay>& ways,
-                     const std::vector<double>& load);
+                     const std::vector<double>& load,
+                     const std::vector<double>* capacity = nullptr);
 
 }  // namespace tenet::synth
