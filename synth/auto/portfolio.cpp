@@ -554,11 +554,66 @@ std::optional<PlanFloor> ring_chain_floor(const BaselineSpec& spec, const topo::
                    static_cast<size_t>(in_a_row) * static_cast<size_t>(c.num_chunks())};
 }
 
+// A floor of the direct baseline's All-Gather, Reduce-Scatter or All-Reduce over every NPU with no
+// transfer made: a phase sends every ordered pair of members a block (direct_exchange), so the
+// blocks a server's (or a pod's: topo::detect_pods) NPUs send the NPUs outside it cross the links
+// out of the server's nodes (its NPUs, and the switches only they attach to), and as many cross
+// in: |G| (P - |G|) blocks each way a phase, over that capacity; the most of any server. On a
+// cluster of servers it is many times the answer (nvcluster:128x8: every NPU's blocks to the 1016
+// outside its server through 8 NICs). Its transfers are the exchange's: P (P - 1) a chunk of a
+// block and phase.
+std::optional<PlanFloor> direct_cut_floor(const BaselineSpec& spec, const topo::Topology& t,
+                                          const Collective& c, Bytes chunk_bytes) {
+  if (spec.kind != BaselineKind::Direct || c.num_ranks() != t.num_npus()) return std::nullopt;
+  int phases = 0;
+  if (c.kind == CollectiveKind::AllGather || c.kind == CollectiveKind::ReduceScatter) phases = 1;
+  if (c.kind == CollectiveKind::AllReduce) phases = 2;
+  std::vector<std::vector<topo::NodeId>> groups = topo::detect_servers(t);
+  if (groups.empty()) groups = topo::detect_pods(t);
+  if (phases == 0 || groups.empty()) return std::nullopt;
+  const int p = c.num_ranks();
+  const int64_t block = c.num_chunks() / p;  // the fewest chunks a member's block holds
+  // Each node's group: the NPUs', and a switch's whose every NPU neighbour is in one group.
+  std::vector<int> group_of(t.num_nodes(), -1);
+  for (size_t g = 0; g < groups.size(); ++g)
+    for (topo::NodeId v : groups[g]) group_of[v] = static_cast<int>(g);
+  for (topo::NodeId w = t.num_npus(); w < t.num_nodes(); ++w) {
+    int only = -1;
+    for (const auto& links : {t.out_links(w), t.in_links(w)})
+      for (LinkId l : links) {
+        const topo::NodeId v = t.link(l).src == w ? t.link(l).dst : t.link(l).src;
+        if (!t.is_npu(v)) continue;
+        only = only == -1 || only == group_of[v] ? group_of[v] : -2;
+      }
+    if (only >= 0) group_of[w] = only;
+  }
+  std::vector<double> out(groups.size(), 0), in(groups.size(), 0);
+  for (const topo::Link& l : t.links())
+    if (group_of[l.src] != group_of[l.dst]) {
+      if (group_of[l.src] >= 0) out[group_of[l.src]] += static_cast<double>(l.bandwidth);
+      if (group_of[l.dst] >= 0) in[group_of[l.dst]] += static_cast<double>(l.bandwidth);
+    }
+  double most = 0;  // ps
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const auto size = static_cast<double>(groups[g].size());
+    const double bytes = phases * size * (p - size) * static_cast<double>(block) *
+                         static_cast<double>(chunk_bytes) * static_cast<double>(kPicosPerSecond);
+    for (double capacity : {out[g], in[g]})
+      if (capacity > 0) most = std::max(most, bytes / capacity);
+  }
+  // (Rounded down, and within Time's range on thin links.)
+  const auto floor =
+      static_cast<Time>(std::min(most, static_cast<double>(std::numeric_limits<Time>::max() / 2)));
+  return PlanFloor{floor, static_cast<size_t>(phases) * static_cast<size_t>(p) *
+                              static_cast<size_t>(p - 1) * static_cast<size_t>(block)};
+}
+
 }  // namespace
 
 std::optional<PlanFloor> closed_floor(const BaselineSpec& spec, const topo::Topology& t,
                                       const Collective& c, Bytes chunk_bytes) {
   if (std::optional<PlanFloor> oneshot = oneshot_floor(spec, t, c, chunk_bytes)) return oneshot;
+  if (std::optional<PlanFloor> direct = direct_cut_floor(spec, t, c, chunk_bytes)) return direct;
   return ring_chain_floor(spec, t, c);
 }
 
@@ -574,9 +629,9 @@ ChunkMade baseline_to_beat(const BaselineSpec& spec, const topo::Topology& t, co
   Time found = -1;
   if (!floor) floor = &found;
   *floor = -1;
-  // One-shot's and the rings' floors in closed form: on a large communicator one-shot's is
-  // seconds over anything else, and a ring's steps in a row over a small message's answer; their
-  // transfers are not built to say so.
+  // One-shot's, direct's and the rings' floors in closed form: on a large communicator one-shot's
+  // is seconds over anything else, direct's many times the answer through a server's NICs, and a
+  // ring's steps in a row over a small message's answer; their transfers are not built to say so.
   if (to_beat > 0)
     if (std::optional<PlanFloor> closed = closed_floor(spec, t, c, chunk_bytes);
         closed && closed->floor >= to_beat) {

@@ -306,19 +306,22 @@ TEST(Portfolio, OneShotsClosedFloorIsAtMostItsTime) {
 }
 
 // A ring's closed floor (P - 1 transfers in a row a phase, each at least the least step and latency
-// of any link) is at most its time, with steps charged or not, on specs and random fabrics; with
-// steps charged it is what the ring's many small steps cost: on switch:64 an All-Reduce of 1 KiB
-// chunks is over half the ring's time (each hop crosses two links, the floor counts one).
-TEST(Portfolio, ARingsClosedFloorIsAtMostItsTime) {
+// of any link) and direct's (its blocks through the links out of a server or pod) are at most
+// their time, with steps charged or not, on specs and random fabrics; with steps charged the
+// ring's is what its many small steps cost: on switch:64 an All-Reduce of 1 KiB chunks is over
+// half the ring's time (each hop crosses two links, the floor counts one). On 32 servers of 8,
+// direct's is over 4x the bound (every NPU's blocks to the 248 NPUs outside its server through
+// 8 NICs), so a search never builds its 0.5M transfers.
+TEST(Portfolio, RingAndDirectClosedFloorsAreAtMostTheirTimes) {
   std::mt19937_64 rng(53);
   std::vector<topo::Topology> fabrics = testing::fabrics(
       {"switch:8", "ring:6", "leafspine:4x4,spines=2", "nvcluster:2x4", "mesh2d:3x3"}, rng, 6);
   const SynthOptions o;
-  int compared = 0;
+  int compared = 0, directs = 0;
   for (topo::Topology& t : fabrics)
     for (bool steps : {false, true}) {
       t.set_charges_steps(steps);
-      for (BaselineKind kind : {BaselineKind::Ring, BaselineKind::BidirRing})
+      for (BaselineKind kind : {BaselineKind::Ring, BaselineKind::BidirRing, BaselineKind::Direct})
         for (CollectiveKind ck :
              {CollectiveKind::AllGather, CollectiveKind::ReduceScatter, CollectiveKind::AllReduce})
           for (int k : {1, 2}) {
@@ -326,6 +329,11 @@ TEST(Portfolio, ARingsClosedFloorIsAtMostItsTime) {
             const Collective c = Collective::over_all(t, ck, k);
             const std::optional<detail::PlanFloor> closed =
                 detail::closed_floor(spec, t, c, kChunk);
+            if (kind == BaselineKind::Direct) {
+              // (Where the fabric has servers or pods.)
+              directs += closed.has_value();
+              if (!closed) continue;
+            }
             ASSERT_TRUE(closed) << t.name();
             ChunkMade made = detail::baseline_to_beat(spec, t, c, kChunk, o, -1);
             const Algorithm* a = std::get_if<Algorithm>(&made);
@@ -335,6 +343,13 @@ TEST(Portfolio, ARingsClosedFloorIsAtMostItsTime) {
           }
     }
   EXPECT_GE(compared, 60);
+  EXPECT_GE(directs, 24);
+  topo::Topology cluster = topo::generate("nvcluster:32x8");
+  cluster.set_charges_steps(true);
+  const Collective all = Collective::over_all(cluster, CollectiveKind::AllReduce);
+  const Bytes piece = all.chunk_bytes_for(Bytes{64} << 20);
+  EXPECT_GT(detail::closed_floor({BaselineKind::Direct, {}}, cluster, all, piece)->floor,
+            4 * lower_bound(cluster, all, piece).total);
   topo::Topology sw = topo::generate("switch:64");
   sw.set_charges_steps(true);
   const BaselineSpec ring{BaselineKind::Ring, {}};
