@@ -83,8 +83,9 @@ std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_byte
     double load;
     int* slot;
   };
-  // (Over pods the rails first: they share the NPUs' links with the ways inside, and the matcher
-  // takes ways in this order.)
+  // (Over pods the rails are placed first: their routes cross the links out of the pods, the
+  // scarce ones, and they take the least loaded of them before the ways inside load the links
+  // both cross.)
   std::vector<Need> needs;
   needs.reserve(static_cast<size_t>(n) * (p.per_ - 1 + count - 1));
   auto add_inside = [&] {
