@@ -702,6 +702,9 @@ class FlatSearch {
         // ones leave a gap more chunks do not close (it is latency).
         const bool jumping = last >= 0 && std::abs(static_cast<double>(now - last)) >
                                               0.005 * static_cast<double>(last);
+        // Gained on the count before, but under 0.5 %: a doubling's gain shrinks as the chunks do,
+        // so the next count gains less.
+        const bool settled = last >= 0 && now < last;
         last = now;
         const bool far = m == SynthMethod::PlanPipeline &&
                          (jumping || chunk >= kPipelinesPersistChunk) && contending(now) &&
@@ -718,9 +721,10 @@ class FlatSearch {
                            within_bound(t_, best.algorithm, kDoublingEnough, bounds_of(o_));
         // Not gaining, and over kPipelinesContend of the fastest: the next count is no nearer.
         // Past kPipelineAllVariantsTransfers (the costliest counts, where only the fastest
-        // variants run) neither persisting nor one more count.
+        // variants run) neither persisting nor one more count. One more only after a count that
+        // lost (times need not fall steadily), not after one that settled.
         if (transfers > kPipelineAllVariantsTransfers || (++idle >= 2 && !far) ||
-            m != SynthMethod::PlanPipeline || close || !contending(now))
+            (settled && !far) || m != SynthMethod::PlanPipeline || close || !contending(now))
           break;
       }
       quiet.pipelines.variants = 0;

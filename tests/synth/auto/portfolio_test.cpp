@@ -18,6 +18,7 @@
 #include "synth/verify/verify.hpp"
 #include "tests/synth/test_support.hpp"
 #include "topo/generators.hpp"
+#include "topo/io.hpp"
 
 namespace tenet::synth {
 namespace {
@@ -468,6 +469,28 @@ TEST(Portfolio, AFlatPlanIsNotMadeAtCountsItCannotGainAt) {
             1.001 * static_cast<double>(
                         lower_bound(s.t, r.algorithm.collective, r.algorithm.chunk_bytes).total));
   EXPECT_TRUE(verify(s.t, r.algorithm).correct());
+}
+
+// Past the search the pipelines double alone while it pays; after a count that gained on the one
+// before but under 0.5 %, the next gains less (a doubling's gain shrinks as the chunks do), so it
+// is not made. pod-2spine.yaml, All-Reduce of 1 GiB: the pipelines alone at 128 and 256 chunks per
+// NPU (16.49, then 16.42 ms: settled), not at 512 (made before: 16.48 ms).
+TEST(Portfolio, ThePipelinesStopDoublingOnceTheySettle) {
+  topo::Topology t =
+      topo::load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/pod-2spine.yaml");
+  t.set_charges_steps(true);
+  const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
+  const ChunkingResult r = synthesize_auto_chunks(t, c, Bytes{1} << 30, SynthOptions{});
+  std::vector<const ChunkingResult::Try*> alone;
+  for (const ChunkingResult::Try& x : r.tried)
+    if (x.alone == SynthMethod::PlanPipeline) alone.push_back(&x);
+  ASSERT_GE(alone.size(), 2U);
+  const ChunkingResult::Try& last = *alone.back();
+  const ChunkingResult::Try& before = *alone[alone.size() - 2];
+  EXPECT_LT(last.time, before.time);
+  EXPECT_GE(static_cast<double>(last.time), 0.995 * static_cast<double>(before.time));
+  EXPECT_EQ(r.chunks_per_npu, last.chunks_per_npu);
+  EXPECT_TRUE(verify(t, r.algorithm).correct());
 }
 
 }  // namespace
