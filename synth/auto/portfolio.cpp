@@ -128,8 +128,9 @@ class Portfolio {
           "NPUs, and "
           "need every switch split off completely, which fails on some irregular fabrics; "
           "server plans cover All-Gather, Reduce-Scatter, All-Reduce, Broadcast and Reduce over "
-          "every NPU of a "
-          "cluster of equal servers (NPUs joined by their fastest links); "
+          "every NPU of a cluster of equal servers (NPUs joined by their fastest links), and "
+          "All-Gather, Reduce-Scatter and All-Reduce over every NPU that switches join without "
+          "servers (flat, or over the switches' pods); "
           "All-to-All, Scatter and Gather have plan-matcher only)",
           to_string(o_.method), PackingOptions{}.max_npus)};
     return std::move(*best_);
