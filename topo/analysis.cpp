@@ -264,6 +264,30 @@ std::vector<std::vector<NodeId>> detect_pods(const Topology& t) {
   return pods;
 }
 
+GroupBandwidth group_bandwidth(const Topology& t, const std::vector<std::vector<NodeId>>& groups) {
+  std::vector<int> group_of(t.num_nodes(), -1);
+  for (size_t g = 0; g < groups.size(); ++g)
+    for (NodeId v : groups[g]) group_of[v] = static_cast<int>(g);
+  for (NodeId w = t.num_npus(); w < t.num_nodes(); ++w) {
+    int only = -1;  // its NPU neighbours' group; -2 where they are in several or none of them
+    for (const auto& links : {t.out_links(w), t.in_links(w)})
+      for (LinkId l : links) {
+        const NodeId v = t.link(l).src == w ? t.link(l).dst : t.link(l).src;
+        if (!t.is_npu(v)) continue;
+        only = only == -1 || only == group_of[v] ? group_of[v] : -2;
+      }
+    if (only >= 0) group_of[w] = only;
+  }
+  GroupBandwidth b{std::vector<Bandwidth>(groups.size(), 0),
+                   std::vector<Bandwidth>(groups.size(), 0)};
+  for (const Link& l : t.links())
+    if (group_of[l.src] != group_of[l.dst]) {
+      if (group_of[l.src] >= 0) b.out[group_of[l.src]] += l.bandwidth;
+      if (group_of[l.dst] >= 0) b.in[group_of[l.dst]] += l.bandwidth;
+    }
+  return b;
+}
+
 std::vector<std::vector<NodeId>> servers_of(const Topology& t, std::vector<NodeId> members,
                                             Bandwidth* joined) {
   std::vector<std::vector<NodeId>> servers = detect_servers(t, joined);

@@ -64,6 +64,13 @@ std::vector<std::vector<NodeId>> detect_servers(const Topology& t, Bandwidth* jo
 // the same size (at least 2), and every NPU attaches to switches of one pod only (a single switch,
 // a server with a second NIC on another leaf: no pods).
 std::vector<std::vector<NodeId>> detect_pods(const Topology& t);
+// The bandwidth out of and into each of `groups` (sets of NPUs, disjoint): a group's nodes are its
+// NPUs and the switches whose every NPU neighbour is in it (a server's NVSwitch, a pod's leaf or
+// routers), and its links out are those from its nodes to any other node.
+struct GroupBandwidth {
+  std::vector<Bandwidth> out, in;  // per group
+};
+GroupBandwidth group_bandwidth(const Topology& t, const std::vector<std::vector<NodeId>>& groups);
 // detect_servers, when its servers hold exactly `members` (in any order; a group that is whole
 // servers), else empty.
 std::vector<std::vector<NodeId>> servers_of(const Topology& t, std::vector<NodeId> members,

@@ -574,33 +574,14 @@ std::optional<PlanFloor> direct_cut_floor(const BaselineSpec& spec, const topo::
   if (phases == 0 || groups.empty()) return std::nullopt;
   const int p = c.num_ranks();
   const int64_t block = c.num_chunks() / p;  // the fewest chunks a member's block holds
-  // Each node's group: the NPUs', and a switch's whose every NPU neighbour is in one group.
-  std::vector<int> group_of(t.num_nodes(), -1);
-  for (size_t g = 0; g < groups.size(); ++g)
-    for (topo::NodeId v : groups[g]) group_of[v] = static_cast<int>(g);
-  for (topo::NodeId w = t.num_npus(); w < t.num_nodes(); ++w) {
-    int only = -1;
-    for (const auto& links : {t.out_links(w), t.in_links(w)})
-      for (LinkId l : links) {
-        const topo::NodeId v = t.link(l).src == w ? t.link(l).dst : t.link(l).src;
-        if (!t.is_npu(v)) continue;
-        only = only == -1 || only == group_of[v] ? group_of[v] : -2;
-      }
-    if (only >= 0) group_of[w] = only;
-  }
-  std::vector<double> out(groups.size(), 0), in(groups.size(), 0);
-  for (const topo::Link& l : t.links())
-    if (group_of[l.src] != group_of[l.dst]) {
-      if (group_of[l.src] >= 0) out[group_of[l.src]] += static_cast<double>(l.bandwidth);
-      if (group_of[l.dst] >= 0) in[group_of[l.dst]] += static_cast<double>(l.bandwidth);
-    }
+  const topo::GroupBandwidth links = topo::group_bandwidth(t, groups);
   double most = 0;  // ps
   for (size_t g = 0; g < groups.size(); ++g) {
     const auto size = static_cast<double>(groups[g].size());
     const double bytes = phases * size * (p - size) * static_cast<double>(block) *
                          static_cast<double>(chunk_bytes) * static_cast<double>(kPicosPerSecond);
-    for (double capacity : {out[g], in[g]})
-      if (capacity > 0) most = std::max(most, bytes / capacity);
+    for (Bandwidth capacity : {links.out[g], links.in[g]})
+      if (capacity > 0) most = std::max(most, bytes / static_cast<double>(capacity));
   }
   // (Rounded down, and within Time's range on thin links.)
   const auto floor =

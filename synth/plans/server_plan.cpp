@@ -22,24 +22,14 @@ namespace {
 // A pod plan sends |pod| (S - 1) there.
 bool pods_hold_back_flat(const topo::Topology& t, const std::vector<std::vector<NodeId>>& pods) {
   const int n = t.num_npus();
-  std::vector<int> pod_of(t.num_nodes(), -1);  // NPUs, and the switches they attach to
-  for (size_t i = 0; i < pods.size(); ++i)
-    for (NodeId v : pods[i]) {
-      pod_of[v] = static_cast<int>(i);
-      for (LinkId l : t.out_links(v)) pod_of[t.link(l).dst] = static_cast<int>(i);
-      for (LinkId l : t.in_links(v)) pod_of[t.link(l).src] = static_cast<int>(i);
-    }
-  std::vector<double> out(pods.size(), 0);  // bytes per second out of each pod
-  for (const topo::Link& l : t.links())
-    if (pod_of[l.src] >= 0 && pod_of[l.dst] != pod_of[l.src])
-      out[pod_of[l.src]] += static_cast<double>(l.bandwidth);
+  const std::vector<Bandwidth> out = topo::group_bandwidth(t, pods).out;
   double npu = 0;  // the slowest NPU's N - 1 chunks, in chunks per byte per second
   for (NodeId v = 0; v < n; ++v)
     npu = std::max(npu, (n - 1) / static_cast<double>(std::min(topo::ingress_bandwidth(t, v),
                                                                topo::egress_bandwidth(t, v))));
   for (size_t i = 0; i < pods.size(); ++i) {
     const auto size = static_cast<double>(pods[i].size());
-    if (out[i] <= 0 || size * (n - size) / out[i] > npu) return true;
+    if (out[i] <= 0 || size * (n - size) / static_cast<double>(out[i]) > npu) return true;
   }
   return false;
 }

@@ -346,6 +346,19 @@ TEST(ServerPlanSynthesis, BroadcastOverChainsOrTreesAlwaysCompletes) {
 
 // On random clusters, every collective the plan covers verifies (the verifier checks the rates
 // against link capacity too) and is never faster than the bound; auto is never slower than it.
+// `c` by the server plan alone on `t`: it verifies, never under the bound, never faster than
+// auto's answer.
+void expect_server_plan_synthesis(const topo::Topology& t, const Collective& c, Bytes chunk,
+                                  const std::string& where) {
+  SynthOptions o;
+  o.method = SynthMethod::ServerPlan;
+  const Algorithm a = synthesize(t, c, chunk, o);
+  const Report r = verify(t, a, {.max_reported = 3});
+  EXPECT_TRUE(r.correct()) << where << testing::violation_text(r);
+  EXPECT_GE(a.claimed_time, lower_bound(t, c, chunk).total) << where;
+  EXPECT_LE(synthesize(t, c, chunk).claimed_time, a.claimed_time) << where;
+}
+
 TEST(ServerPlanSynthesis, VerifiesOnRandomClusters) {
   std::mt19937_64 rng(1516);
   for (int i = 0; i < 40; ++i) {
@@ -358,14 +371,7 @@ TEST(ServerPlanSynthesis, VerifiesOnRandomClusters) {
     Collective c = Collective::over_all(t, kind, 1 + static_cast<int>(rng() % 8));
     c.root = static_cast<int>(rng() % static_cast<uint64_t>(c.num_ranks()));
     const Bytes chunk = Bytes{1} << (12 + rng() % 10);
-    const std::string where = fmt::format("cluster {} {}", i, to_string(kind));
-    SynthOptions o;
-    o.method = SynthMethod::ServerPlan;
-    const Algorithm a = synthesize(t, c, chunk, o);
-    const Report r = verify(t, a, {.max_reported = 3});
-    EXPECT_TRUE(r.correct()) << where << testing::violation_text(r);
-    EXPECT_GE(a.claimed_time, lower_bound(t, c, chunk).total) << where;
-    EXPECT_LE(synthesize(t, c, chunk).claimed_time, a.claimed_time) << where;
+    expect_server_plan_synthesis(t, c, chunk, fmt::format("cluster {} {}", i, to_string(kind)));
   }
 }
 
@@ -391,14 +397,7 @@ TEST(ServerPlanSynthesis, VerifiesOverPodsOnRandomFabrics) {
     const CollectiveKind kind = std::array{CollectiveKind::AllGather, CollectiveKind::ReduceScatter,
                                            CollectiveKind::AllReduce}[i % 3];
     const Collective c = Collective::over_all(t, kind, pick(1, 3));
-    const std::string where = fmt::format("{} {}", spec, to_string(kind));
-    SynthOptions o;
-    o.method = SynthMethod::ServerPlan;
-    const Algorithm made = synthesize(t, c, chunk, o);
-    const Report r = verify(t, made, {.max_reported = 3});
-    EXPECT_TRUE(r.correct()) << where << testing::violation_text(r);
-    EXPECT_GE(made.claimed_time, lower_bound(t, c, chunk).total) << where;
-    EXPECT_LE(synthesize(t, c, chunk).claimed_time, made.claimed_time) << where;
+    expect_server_plan_synthesis(t, c, chunk, fmt::format("{} {}", spec, to_string(kind)));
   }
   EXPECT_GE(pods, 5);
 }
