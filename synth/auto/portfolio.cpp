@@ -480,7 +480,7 @@ bool portfolio_worth_it(const topo::Topology& t, const Collective& c, Bytes chun
 
 std::optional<PlanFloor> ring_plan_floor(const BaselineSpec& spec, const topo::Topology& t,
                                          const Collective& c, Bytes chunk_bytes,
-                                         const SynthOptions& o) {
+                                         const SynthOptions& o, Time to_beat) {
   if (c.all_reduce_chunks != 0 || c.uneven()) return std::nullopt;
   std::optional<RingPlan> plan;
   try {
@@ -489,20 +489,28 @@ std::optional<PlanFloor> ring_plan_floor(const BaselineSpec& spec, const topo::T
     return std::nullopt;  // try_baseline says why
   }
   if (!plan) return std::nullopt;
+  if (to_beat > 0)
+    if (const Time load = load_floor(t, *plan); load >= to_beat)
+      return PlanFloor{load, static_cast<size_t>(plan->size()), false};
   return PlanFloor{time_floor(t, *plan), static_cast<size_t>(plan->size())};
 }
 
 std::optional<PlanFloor> PlanFloors::of(const BaselineSpec& spec, const topo::Topology& t,
                                         const Collective& c, Bytes chunk_bytes,
-                                        const SynthOptions& o) {
+                                        const SynthOptions& o, Time to_beat) {
   const auto key = std::tuple(spec.name(), c.chunks_per_npu, c.all_reduce_chunks, chunk_bytes);
+  auto serves = [&](const std::optional<PlanFloor>& f) {
+    return !f || f->whole || (to_beat > 0 && f->floor >= to_beat);
+  };
   {
     std::lock_guard<std::mutex> guard(mutex_);
-    if (auto it = found_.find(key); it != found_.end()) return it->second;
+    if (auto it = found_.find(key); it != found_.end() && serves(it->second)) return it->second;
   }
-  std::optional<PlanFloor> floor = ring_plan_floor(spec, t, c, chunk_bytes, o);
+  std::optional<PlanFloor> floor = ring_plan_floor(spec, t, c, chunk_bytes, o, to_beat);
   std::lock_guard<std::mutex> guard(mutex_);
-  return found_.emplace(key, floor).first->second;
+  std::optional<PlanFloor>& kept = found_[key];
+  if (!kept || !kept->whole) kept = floor;  // (a whole floor found meanwhile stays)
+  return floor;
 }
 
 namespace {
@@ -627,15 +635,25 @@ ChunkMade baseline_to_beat(const BaselineSpec& spec, const topo::Topology& t, co
   // A ring's floor from its plan (the same floor, no transfer made): a losing ring of millions of
   // transfers is not built. `enough` reads its time, collective and chunk size alone.
   bool floored_already = false;  // by the plan, and it may win: the algorithm is timed
-  if (to_beat > 0)
-    if (std::optional<PlanFloor> plan = floors ? floors->of(spec, t, c, chunk_bytes, o)
-                                               : ring_plan_floor(spec, t, c, chunk_bytes, o)) {
-      Algorithm floored = empty_algorithm(spec.name(), t, c, chunk_bytes, o.link_model);
+  if (to_beat > 0) {
+    auto plan_floor = [&](Time beat) {
+      return floors ? floors->of(spec, t, c, chunk_bytes, o, beat)
+                    : ring_plan_floor(spec, t, c, chunk_bytes, o, beat);
+    };
+    std::optional<PlanFloor> plan = plan_floor(to_beat);
+    Algorithm floored = empty_algorithm(spec.name(), t, c, chunk_bytes, o.link_model);
+    // (A load floor that `enough` would accept says nothing of the time: the whole floor then.)
+    if (plan && !plan->whole && enough) {
+      floored.claimed_time = plan->floor;
+      if (enough(floored)) plan = plan_floor(0);
+    }
+    if (plan) {
       floored.claimed_time = *floor = plan->floor;
       if (floored.claimed_time >= to_beat && !(enough && enough(floored)))
         return CannotBeat{floored.claimed_time, plan->transfers};
       floored_already = true;
     }
+  }
   Made<Algorithm> made_here = try_baseline(spec, t, c, chunk_bytes, o.link_model,
                                            o.reduce_bandwidth, false, baselines_of(o));
   Algorithm* a = made(made_here);

@@ -62,14 +62,17 @@ bool portfolio_worth_it(const topo::Topology& t, const Collective& c, Bytes chun
 
 // The time_floor of `spec`'s ring plan (ring_plan) for `c`, with no transfer made: equal to the
 // ring's time where nothing contends, as in a ring. nullopt for a baseline without a plan (other
-// families, an uneven or All-Reduce-chunked collective, a ring whose NPUs relay).
+// families, an uneven or All-Reduce-chunked collective, a ring whose NPUs relay). Given a positive
+// `to_beat`, the plan's load_floor where that alone is at or over it (`whole` false: a lower
+// floor, enough to say that the ring cannot beat it, found per hop instead of per transfer).
 struct PlanFloor {
   Time floor;
-  size_t transfers;  // what the ring would make
+  size_t transfers;   // what the ring would make
+  bool whole = true;  // time_floor's, not load_floor's alone
 };
 std::optional<PlanFloor> ring_plan_floor(const BaselineSpec& spec, const topo::Topology& t,
                                          const Collective& c, Bytes chunk_bytes,
-                                         const SynthOptions& o);
+                                         const SynthOptions& o, Time to_beat = 0);
 
 // A floor of `spec`'s time for `c` in closed form, no transfer made: one-shot's (every rank
 // receives P - 1 buffers through its own incoming links), direct's (the blocks a server's or pod's
@@ -85,8 +88,10 @@ std::optional<PlanFloor> closed_floor(const BaselineSpec& spec, const topo::Topo
 // its chunk count) and options. Safe to share between threads (two may find one floor at once).
 class PlanFloors {
  public:
+  // As ring_plan_floor; a load floor kept serves a later `to_beat` at or under it.
   std::optional<PlanFloor> of(const BaselineSpec& spec, const topo::Topology& t,
-                              const Collective& c, Bytes chunk_bytes, const SynthOptions& o);
+                              const Collective& c, Bytes chunk_bytes, const SynthOptions& o,
+                              Time to_beat = 0);
 
  private:
   std::mutex mutex_;

@@ -511,6 +511,25 @@ Time time_floor(const topo::Topology& t, const RingPlan& plan) {
                   plan.collective().num_chunks());
 }
 
+Time load_floor(const topo::Topology& t, const RingPlan& plan) {
+  RouteCoster coster(t, plan.chunk_bytes(), plan.link_model(), plan.step_costs());
+  const bool hold = plan.link_model() == LinkModel::Hold;
+  std::vector<Time> load(t.num_links(), 0);
+  plan.for_each_route_use([&](std::span<const LinkId> route, Bandwidth rate, int64_t sends) {
+    const RouteCost cost = coster(route, rate);
+    const Bandwidth held = hold ? std::numeric_limits<Bandwidth>::max() : cost.rate;
+    for (LinkId l : route) {
+      const Time each = busy_share(cost.occupancy, held, t.link(l).bandwidth);
+      // (floor_of adds each transfer's share in turn: the same sum, saturated.)
+      const Time all = each > 0 && sends > std::numeric_limits<Time>::max() / each
+                           ? std::numeric_limits<Time>::max()
+                           : each * sends;
+      load[l] = saturated_sum(load[l], all);
+    }
+  });
+  return load.empty() ? 0 : *std::max_element(load.begin(), load.end());
+}
+
 bool time_unless_floored(const topo::Topology& t, Algorithm& a, Time to_beat) {
   if (to_beat > 0)
     if (const Time floor = time_floor(t, a); floor >= to_beat) {

@@ -120,6 +120,11 @@ Time time_floor(const topo::Topology& t, const Algorithm& a);
 // The same for a ring plan (synth/ir/ring_plan.hpp), equal to time_floor of what it materializes,
 // with no transfer held: memory for its (node, chunk) arrivals and its links alone.
 Time time_floor(const topo::Topology& t, const RingPlan& plan);
+// The most any one link carries of a ring plan's transfers, each at its own rate (time_floor's
+// per-link load, without the wait before the link's first transfer or after its last): at most
+// time_floor(t, plan), and computed per hop and route (RingPlan::for_each_route_use), not per
+// transfer. For pruning where a plan's load alone is over a time to beat.
+Time load_floor(const topo::Topology& t, const RingPlan& plan);
 // Times `a` (synth::time), unless `to_beat` is positive and its floor (time_floor) is at least
 // that: then its claimed time is the floor and it is left untimed. Returns whether it was floored.
 bool time_unless_floored(const topo::Topology& t, Algorithm& a, Time to_beat);

@@ -162,6 +162,27 @@ class RingPlan {
     return -1;
   }
 
+  // Calls f(route, rate, sends) for each route of each hop of each phase: `sends` of the plan's
+  // transfers take it at `rate` (as listed, Send::rate). Per hop and route, not per transfer: what
+  // the links carry in all, at the cost of the hops' routes alone.
+  template <typename F>
+  void for_each_route_use(F&& f) const {
+    for (const Group& g : groups_) {
+      const Lane& lane = lanes_[g.lane];
+      const int64_t sends = static_cast<int64_t>(lane.order.size() - 1) * g.k;  // over a hop
+      for (size_t i = 0; i < lane.order.size(); ++i) {
+        const auto routes = static_cast<int64_t>(lane.hops[i].routes.size());
+        for (int64_t r = 0; r < routes; ++r) {
+          // Send n takes route (pick + n) mod routes (route_index).
+          const int64_t first = ((r - g.pick[i]) % routes + routes) % routes;
+          const int64_t n = first < sends ? (sends - first + routes - 1) / routes : 0;
+          if (n > 0)
+            f(std::span<const LinkId>(lane.hops[i].routes[r]), listed_rate_[g.lane][i][r], n);
+        }
+      }
+    }
+  }
+
   // The same collective as a list of transfers (untimed): what the ring baseline returns.
   Algorithm materialize(const topo::Topology& t) const;
 

@@ -7,10 +7,13 @@
 #include <algorithm>
 #include <map>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "synth/auto/portfolio.hpp"
+#include "synth/baselines/baselines.hpp"
 #include "synth/bounds/lower_bound.hpp"
+#include "synth/cost/timing.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/ten/channel_graph.hpp"
 #include "synth/ten/forward.hpp"
@@ -362,7 +365,9 @@ TEST(Portfolio, RingAndDirectClosedFloorsAreAtMostTheirTimes) {
 }
 
 // PlanFloors keeps what ring_plan_floor finds, per baseline, count and chunk size: asked again it
-// gives the same floor, and baseline_to_beat with it decides as without.
+// gives the same floor, and baseline_to_beat with it decides as without (where the plan's load
+// alone says that the ring cannot win, baseline_to_beat without them gives that load, with them
+// the whole floor they keep, if its closed floor did not say so first).
 TEST(Portfolio, PlanFloorsKeepTheRingsPlanFloors) {
   std::mt19937_64 rng(47);
   const std::vector<topo::Topology> fabrics =
@@ -392,11 +397,59 @@ TEST(Portfolio, PlanFloorsKeepTheRingsPlanFloors) {
           const ChunkMade b =
               detail::baseline_to_beat(spec, t, c, kChunk, o, to_beat, {}, &with, &floors);
           EXPECT_EQ(a.index(), b.index()) << t.name() << " " << spec.name();
-          EXPECT_EQ(alone, with) << t.name() << " " << spec.name();
+          if (to_beat > 0 && direct) {
+            EXPECT_LE(alone, with) << t.name() << " " << spec.name();
+            EXPECT_LE(with, direct->floor) << t.name() << " " << spec.name();
+          } else {
+            EXPECT_EQ(alone, with) << t.name() << " " << spec.name();
+          }
         }
       }
   }
   EXPECT_GE(planned, 8);
+}
+
+// A ring whose plan's load alone (load_floor) is at or over the time to beat is not floored pass
+// by pass: ring_plan_floor gives that load, at most the whole floor, and PlanFloors keeps it only
+// for what it can answer (a later ask for the whole floor gets the whole floor).
+TEST(Portfolio, ARingsLoadOverTheTimeToBeatStandsForItsFloor) {
+  std::mt19937_64 rng(53);
+  const std::vector<topo::Topology> fabrics = testing::fabrics(
+      {"switch:8", "leafspine:4x4,spines=2", "nvcluster:2x4", "ring:6", "mesh2d:3x4"}, rng, 4);
+  const SynthOptions o;
+  int cheaper = 0;
+  for (const topo::Topology& t : fabrics)
+    for (const BaselineSpec& spec :
+         {BaselineSpec{BaselineKind::Ring, {}}, BaselineSpec{BaselineKind::BidirRing, {}}})
+      for (CollectiveKind kind : {CollectiveKind::AllGather, CollectiveKind::AllReduce})
+        for (int k : {1, 2, 4}) {
+          const std::string what = t.name() + " " + spec.name();
+          const Collective c = Collective::over_all(t, kind, k);
+          const std::optional<detail::PlanFloor> whole =
+              detail::ring_plan_floor(spec, t, c, kChunk, o);
+          if (!whole) continue;
+          const Time load = load_floor(t, *ring_plan(spec, t, c, kChunk));
+          ASSERT_GT(load, 0) << what;
+          ASSERT_LE(load, whole->floor) << what;
+          cheaper += load < whole->floor;
+          detail::PlanFloors floors;
+          const std::optional<detail::PlanFloor> cheap = floors.of(spec, t, c, kChunk, o, load);
+          ASSERT_TRUE(cheap) << what;
+          EXPECT_FALSE(cheap->whole) << what;
+          EXPECT_EQ(cheap->floor, load) << what;
+          EXPECT_EQ(cheap->transfers, whole->transfers) << what;
+          // Over the load, the whole floor decides.
+          EXPECT_EQ(floors.of(spec, t, c, kChunk, o, load + 1)->floor, whole->floor) << what;
+          const std::optional<detail::PlanFloor> exact = floors.of(spec, t, c, kChunk, o);
+          EXPECT_TRUE(exact->whole) << what;
+          EXPECT_EQ(exact->floor, whole->floor) << what;
+          Time floor = -1;
+          const ChunkMade m = detail::baseline_to_beat(spec, t, c, kChunk, o, load, {}, &floor);
+          ASSERT_TRUE(std::holds_alternative<CannotBeat>(m)) << what;
+          EXPECT_EQ(std::get<CannotBeat>(m).floor, load) << what;
+          EXPECT_EQ(floor, load) << what;
+        }
+  EXPECT_GT(cheaper, 10);  // the load leaves out each link's wait before and after it
 }
 
 // Where switches join NPUs that form no servers, the flat server plan runs before the matcher,

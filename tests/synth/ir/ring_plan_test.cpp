@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 #include <random>
@@ -77,6 +78,20 @@ void expect_plan_is_its_algorithm(const topo::Topology& t, const RingPlan& plan,
   EXPECT_EQ(first, expected) << what;
 }
 
+// The most any one link carries of `a`'s transfers at their own rates, added transfer by transfer
+// (time_floor's per-link load).
+Time busiest_link_load(const topo::Topology& t, const Algorithm& a) {
+  RouteCoster coster(t, a);
+  std::vector<Time> load(t.num_links(), 0);
+  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
+    const RouteCost cost = coster(a, id);
+    const Bandwidth held =
+        a.link_model == LinkModel::Hold ? std::numeric_limits<Bandwidth>::max() : cost.rate;
+    for (LinkId l : a.route(id)) load[l] += busy_share(cost.occupancy, held, t.link(l).bandwidth);
+  }
+  return load.empty() ? 0 : *std::max_element(load.begin(), load.end());
+}
+
 TEST(RingPlan, IsTheRingBaselineTransferByTransfer) {
   std::mt19937_64 rng(5);
   std::vector<topo::Topology> topologies;
@@ -113,6 +128,12 @@ TEST(RingPlan, IsTheRingBaselineTransferByTransfer) {
         // it is the ring's time (nothing contends), on random fabrics at most that (their routes
         // share switch links). The chunk search's rival takes a large ring's time so.
         EXPECT_EQ(time_floor(t, *plan), time_floor(t, a)) << what;
+        // Its load floor, found per hop and route, is what the busiest link carries of the
+        // algorithm's transfers one by one, under either link model: at most the floor.
+        EXPECT_EQ(load_floor(t, *plan), busiest_link_load(t, a)) << what;
+        EXPECT_LE(load_floor(t, *plan), time_floor(t, *plan)) << what;
+        const RingPlan held = *ring_plan(parse_baseline(algo), t, c, chunk, LinkModel::Hold);
+        EXPECT_EQ(load_floor(t, held), busiest_link_load(t, held.materialize(t))) << what;
         if (t.name() == "random") {
           EXPECT_LE(time_floor(t, *plan), b.claimed_time) << what;
         } else {
