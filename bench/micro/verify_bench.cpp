@@ -1,5 +1,6 @@
 // Verifier and timing throughput, in transfers per second, on ring All-Gathers of 1 million
-// (1024 NPUs) and 10 million (3163 NPUs) transfers (timed in one pass: one link per route), and
+// (1024 NPUs) and 10 million (3163 NPUs) transfers (timed in one pass: one link per route) and the
+// matcher's All-Reduce on a 16 x 16 mesh (the verifier's reductions), and
 // the timing of an algorithm whose routes cross switches (timed event by event, its links shared
 // by capacity): the flow plan's pipelined All-Reduce on a leaf-spine fabric, as the chunk search
 // times it at every count and variant.
@@ -56,6 +57,26 @@ void BM_Verify(benchmark::State& state) {
 }
 BENCHMARK(BM_Verify)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Verify)->Arg(3163)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+
+// The matcher's All-Reduce on an n x n mesh: every reduction's partial sums traced rank set by rank
+// set (the sets a greedy schedule makes are not the few intervals of a ring's).
+void BM_VerifyAllReduce(benchmark::State& state) {
+  const auto t = topo::generate(fmt::format("mesh2d:{}x{}", state.range(0), state.range(0)));
+  synth::SynthOptions o;
+  o.method = synth::SynthMethod::Matcher;
+  const synth::Algorithm a = synth::synthesize(
+      t, synth::Collective::over_all(t, synth::CollectiveKind::AllReduce), 1 << 20, o);
+  bool correct = true;
+  for (auto _ : state) {
+    synth::Report r = synth::verify(t, a, {.max_reported = 10, .lower_bound = false});
+    correct = correct && r.correct();
+    benchmark::DoNotOptimize(r);
+  }
+  if (!correct) state.SkipWithError("the matcher's All-Reduce did not verify");
+  state.counters["transfers"] = static_cast<double>(a.size());
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * a.size()));
+}
+BENCHMARK(BM_VerifyAllReduce)->Arg(16)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_Timing(benchmark::State& state) {
   const auto t = topo::generate(fmt::format("ring:{},bidir=false", state.range(0)));
