@@ -79,6 +79,12 @@ inline constexpr double kHalvesOver = 1.02;
 // An All-Reduce's halves run in turn where together they end over this of the RS+AG figure
 // (LowerBound::coarse).
 inline constexpr double kInTurnOver = 1.02;
+// The matcher's All-Reduce also runs in waves (synth/plans/all_reduce.cpp, in_waves) where the
+// Reduce-Scatter plus All-Gather figure (LowerBound::steering) is at least this of the bound's
+// bandwidth term (meshes: 1.5-1.94; tori, switches, clusters of servers: 1.0-1.13) ...
+inline constexpr double kWavesFrom = 1.25;
+// ... and its count is at most this many transfers (the waves are as many again to time).
+inline constexpr int64_t kWavesTransferBudget = int64_t{1} << 21;
 // How many times the halves in turn are joined again at most (join_all_reduce).
 inline constexpr int kInTurnRounds = 8;
 // In lanes, a chunk goes at its tree's rate times its lane, but at least this share of it.

@@ -22,6 +22,7 @@
 #include "synth/groups/relay_synthesis.hpp"
 #include "synth/groups/team_relay.hpp"
 #include "synth/memo.hpp"
+#include "synth/plans/all_reduce.hpp"
 #include "synth/plans/pipeline_variants.hpp"
 #include "synth/plans/rail_deal.hpp"
 #include "synth/plans/server_plan.hpp"
@@ -150,10 +151,12 @@ class FlatSearch {
     const bool in_network = std::any_of(t.nodes().begin(), t.nodes().end(),
                                         [](const topo::Node& v) { return v.can_reduce; });
     // (Within it of the lower bound itself too, whose per-step costs the thresholds' figure leaves
-    // out: no count can gain more.)
+    // out: no count can gain more. An All-Reduce in waves is no Reduce-Scatter then All-Gather,
+    // whose figure the thresholds' is: the bound alone ends its search, as Blink's trees'.)
     at_bound_ = [&t, routed, in_network, memo = bounds_of(o)](const Algorithm& a) {
       return (routed && within_bound(t, a, kRoutedEnough, memo)) ||
-             (!in_network && within_bound(t, a, 1 + kChunkSearchSlack, memo)) ||
+             (!in_network && a.provenance.waves == 0 &&
+              within_bound(t, a, 1 + kChunkSearchSlack, memo)) ||
              within_valid_bound(t, a, 1 + kChunkSearchSlack, memo);
     };
   }
@@ -512,9 +515,11 @@ class FlatSearch {
   unsigned leave_out_matchers(const Collective& cc, Bytes chunk, Time fastest) {
     if (o_.method != SynthMethod::Auto || fastest < 0) return left_out_;
     const int count = cc.chunks_per_npu;
+    // (In waves the matcher's All-Reduce may end under the figure: not left out for it.)
     if (static_cast<double>(fastest) <=
-        (1 + kMatcherGain) *
-            static_cast<double>(lower_bound(t_, cc, chunk, bounds_of(o_)).coarse)) {
+            (1 + kMatcherGain) *
+                static_cast<double>(lower_bound(t_, cc, chunk, bounds_of(o_)).coarse) &&
+        !waves_apply(t_, cc, chunk, o_)) {
       for (MatcherRun run : {MatcherRun::Scarce, MatcherRun::UnderHold, MatcherRun::Random,
                              MatcherRun::RandomYielding, MatcherRun::ScarceUnderHold})
         left_out_ |= 1U << static_cast<unsigned>(run);

@@ -140,6 +140,14 @@ class Portfolio {
   // `a` in place of `best_` when faster, saying what made it (`method` in words, `made_by` typed).
   void consider(std::optional<Algorithm> a, std::string method, Provenance made_by) {
     if (a) set_reduce_bandwidth(t_, *a, o_.reduce_bandwidth);
+    // (The matcher's All-Reduce in waves says so: synthesize_with.)
+    if (a && a->provenance.waves > 0 && made_by.producer == Producer::Matcher) {
+      made_by.waves = a->provenance.waves;
+      method += fmt::format(
+          ", in {} waves (its Reduce-Scatter and All-Gather of one chunk per NPU, each wave's "
+          "All-Gather beside the next wave's Reduce-Scatter)",
+          made_by.waves);
+    }
     if (a && (!best_ || a->claimed_time < best_->claimed_time)) {
       best_ = std::move(*a);
       best_->method = std::move(method);

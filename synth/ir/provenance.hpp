@@ -65,6 +65,7 @@ struct Provenance {
   bool rail_trees = false;        // a Broadcast's server plan: double binary trees on the rails
   bool mirrors = false;         // a team relay through mirrors in other servers (else server mates)
   bool halves_in_turn = false;  // an All-Reduce's pipeline halves one after the other
+  int waves = 0;  // the matcher's All-Reduce as this many waves of one chunk per NPU, else 0
   PipelineTraits pipeline, all_gather;  // halves in turn: the Reduce-Scatter's, the All-Gather's
   std::string baseline;  // Producer::Baseline: its spec ("ring", "ring:4", "hierarchical:...")
   bool operator==(const Provenance&) const = default;

@@ -102,6 +102,76 @@ Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorith
 
 }  // namespace
 
+bool waves_apply(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
+                 const SynthOptions& o) {
+  if (c.kind != CollectiveKind::AllReduce || c.chunks_per_npu < 2 || c.all_reduce_chunks != 0 ||
+      c.uneven() || transfer_estimate(c) > kWavesTransferBudget)
+    return false;
+  const LowerBound b = lower_bound(t, c, chunk_bytes, bounds_of(o));
+  return static_cast<double>(b.steering) >= kWavesFrom * static_cast<double>(b.bandwidth);
+}
+
+namespace {
+
+// The matcher's All-Reduce of c.chunks_per_npu = k chunks per NPU as k waves: its Reduce-Scatter
+// and All-Gather of one chunk per NPU (of the same chunk size) made once, the j-th wave carrying
+// each rank's j-th chunk. Listed wave by wave, each wave's All-Gather (in channels of its own)
+// before the next wave's Reduce-Scatter: it leaves each owner once that wave's reductions are in,
+// while the next wave's go on beside it. Where Reduce-Scatter then All-Gather holds an NPU's links
+// twice as long as the bound (a mesh's corners send every contribution out, then take the whole
+// result in: LowerBound::steering over kWavesFrom of the bandwidth term), the waves overlap the one
+// with the other. Timed as join_all_reduce times (`to_beat`, `floored`). Nothing where the
+// matcher's work is over `work_budget`.
+std::optional<Algorithm> in_waves(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
+                                  const SynthOptions& o, double work_budget, Time to_beat,
+                                  bool* floored) {
+  const int k = c.chunks_per_npu;
+  Collective rs = c, ag = c;
+  rs.kind = CollectiveKind::ReduceScatter;
+  ag.kind = CollectiveKind::AllGather;
+  rs.chunks_per_npu = ag.chunks_per_npu = 1;
+  std::optional<Algorithm> first =
+      synthesize_plan(t, rs, chunk_bytes, o, Method::Matcher, false, work_budget);
+  if (!first) return std::nullopt;
+  std::optional<Algorithm> second =
+      synthesize_plan(t, ag, chunk_bytes, o, Method::Matcher, /*last_first=*/false, work_budget);
+  if (!second) return std::nullopt;
+  int channels = 0;
+  for (const Transfer& x : first->transfers()) channels = std::max(channels, x.channel + 1);
+  Algorithm a = with_transfers(*first, {});
+  a.collective = c;
+  size_t pooled = 0;  // route links and dependencies of one wave
+  for (const Algorithm* half : {&*first, &*second})
+    for (TransferId i = 0; i < static_cast<TransferId>(half->size()); ++i)
+      pooled += half->route(i).size() + half->deps(i).size();
+  const auto waves = static_cast<size_t>(k);
+  a.reserve(waves * (first->size() + second->size()), waves * pooled, 0);
+  std::vector<TransferId> deps;
+  // Wave j of `half`: chunk r becomes r k + j (rank r's j-th); the All-Gather sends the owner's
+  // reduced copy, not its input.
+  auto put = [&](const Algorithm& half, int j, int channel_offset, bool gather) {
+    const auto offset = static_cast<TransferId>(a.size());
+    for (TransferId i = 0; i < static_cast<TransferId>(half.size()); ++i) {
+      const Transfer& x = half[i];
+      deps.clear();
+      for (TransferId d : half.deps(i)) deps.push_back(d + offset);
+      a.add(x.chunk * k + j, x.src, x.dst, half.route(i), x.op, deps, -1, -1, half.rate(i),
+            static_cast<uint16_t>(std::min(65535, x.channel + channel_offset)),
+            !gather && x.from_input, x.count);
+    }
+  };
+  for (int j = 0; j < k; ++j) {
+    put(*first, j, 0, false);
+    put(*second, j, channels, true);
+  }
+  if (time_unless_floored(t, a, to_beat) && floored) *floored = true;
+  a.provenance = Provenance(Producer::Matcher);
+  a.provenance.waves = k;
+  return a;
+}
+
+}  // namespace
+
 // One method: the plain matcher, or the matcher on the flow plan. Nothing when the plan does not
 // apply.
 std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collective& c,
@@ -154,6 +224,13 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   };
   if (planned != Method::PlanPipeline) {
     run(-1);
+    // The plain matcher's in waves too, where Reduce-Scatter then All-Gather cannot come near the
+    // bound (in_waves); the faster kept, ties to the halves joined.
+    if (planned == Method::Matcher && best && !floored_best && waves_apply(t, c, chunk_bytes, o))
+      if (std::optional<Algorithm> waved =
+              in_waves(t, c, chunk_bytes, half, work_budget, best->claimed_time, nullptr);
+          waved && waved->claimed_time < best->claimed_time)
+        best = std::move(waved);
     return best;
   }
   for_each_pipeline_variant(t, o, best, run);

@@ -16,4 +16,14 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
                                          Bytes chunk_bytes, const SynthOptions& o, Method planned,
                                          double work_budget = 0);
 
+// Whether the plain matcher's All-Reduce of `c` also runs in waves (its Reduce-Scatter and
+// All-Gather of one chunk per NPU, the j-th wave carrying each rank's j-th chunk, each wave's
+// All-Gather beside the next wave's Reduce-Scatter): two chunks per NPU or more, where the
+// Reduce-Scatter plus All-Gather figure (LowerBound::steering) is at least kWavesFrom of the
+// bound's bandwidth term (a mesh's corners send every contribution out, then take the whole result
+// in: in waves the one overlaps the other), and the count within kWavesTransferBudget. In waves it
+// may end under that figure, which then says nothing of what more chunks can gain.
+bool waves_apply(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
+                 const SynthOptions& o);
+
 }  // namespace tenet::synth::detail
