@@ -140,8 +140,9 @@ class Portfolio {
   // `a` in place of `best_` when faster, saying what made it (`method` in words, `made_by` typed).
   void consider(std::optional<Algorithm> a, std::string method, Provenance made_by) {
     if (a) set_reduce_bandwidth(t_, *a, o_.reduce_bandwidth);
-    // (The matcher's All-Reduce in waves says so: synthesize_with.)
-    if (a && a->provenance.waves > 0 && made_by.producer == Producer::Matcher) {
+    // (The matcher's All-Reduce in waves says so, once: synthesize_with.)
+    if (a && a->provenance.waves > 0 && made_by.producer == Producer::Matcher &&
+        made_by.waves == 0) {
       made_by.waves = a->provenance.waves;
       method += fmt::format(
           ", in {} waves (its Reduce-Scatter and All-Gather of one chunk per NPU, each wave's "

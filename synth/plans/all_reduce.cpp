@@ -120,11 +120,11 @@ namespace {
 // while the next wave's go on beside it. Where Reduce-Scatter then All-Gather holds an NPU's links
 // twice as long as the bound (a mesh's corners send every contribution out, then take the whole
 // result in: LowerBound::steering over kWavesFrom of the bandwidth term), the waves overlap the one
-// with the other. Timed as join_all_reduce times (`to_beat`, `floored`). Nothing where the
-// matcher's work is over `work_budget`.
+// with the other. Timed unless its floor is at least `to_beat` (then it claims that floor). Nothing
+// where the matcher's work is over `work_budget`, or where a half sends messages (their chunks
+// follow each other in one wave, not in all of them).
 std::optional<Algorithm> in_waves(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
-                                  const SynthOptions& o, double work_budget, Time to_beat,
-                                  bool* floored) {
+                                  const SynthOptions& o, double work_budget, Time to_beat) {
   const int k = c.chunks_per_npu;
   Collective rs = c, ag = c;
   rs.kind = CollectiveKind::ReduceScatter;
@@ -135,12 +135,12 @@ std::optional<Algorithm> in_waves(const topo::Topology& t, const Collective& c, 
   if (!first) return std::nullopt;
   std::optional<Algorithm> second =
       synthesize_plan(t, ag, chunk_bytes, o, Method::Matcher, /*last_first=*/false, work_budget);
-  if (!second) return std::nullopt;
+  if (!second || first->has_messages() || second->has_messages()) return std::nullopt;
   int channels = 0;
   for (const Transfer& x : first->transfers()) channels = std::max(channels, x.channel + 1);
   Algorithm a = with_transfers(*first, {});
   a.collective = c;
-  size_t pooled = 0;  // route links and dependencies of one wave
+  size_t pooled = 0;  // route links and dependencies of one wave (one pool: Algorithm::reserve)
   for (const Algorithm* half : {&*first, &*second})
     for (TransferId i = 0; i < static_cast<TransferId>(half->size()); ++i)
       pooled += half->route(i).size() + half->deps(i).size();
@@ -164,7 +164,7 @@ std::optional<Algorithm> in_waves(const topo::Topology& t, const Collective& c, 
     put(*first, j, 0, false);
     put(*second, j, channels, true);
   }
-  if (time_unless_floored(t, a, to_beat) && floored) *floored = true;
+  time_unless_floored(t, a, to_beat);
   a.provenance = Provenance(Producer::Matcher);
   a.provenance.waves = k;
   return a;
@@ -226,11 +226,14 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
     run(-1);
     // The plain matcher's in waves too, where Reduce-Scatter then All-Gather cannot come near the
     // bound (in_waves); the faster kept, ties to the halves joined.
-    if (planned == Method::Matcher && best && !floored_best && waves_apply(t, c, chunk_bytes, o))
+    if (planned == Method::Matcher && best && !floored_best && waves_apply(t, c, chunk_bytes, o)) {
+      SynthOptions quiet = o;
+      quiet.progress = nullptr;  // (the halves joined reported it)
       if (std::optional<Algorithm> waved =
-              in_waves(t, c, chunk_bytes, half, work_budget, best->claimed_time, nullptr);
+              in_waves(t, c, chunk_bytes, quiet, work_budget, best->claimed_time);
           waved && waved->claimed_time < best->claimed_time)
         best = std::move(waved);
+    }
     return best;
   }
   for_each_pipeline_variant(t, o, best, run);

@@ -69,27 +69,44 @@ TEST(AllReduceWaves, OverlapTheHalvesOnAMesh) {
   EXPECT_EQ(r.collective_time, waved.claimed_time);
 }
 
+// How many times `method` says that it ran in waves.
+int waves_said(const std::string& method) {
+  int n = 0;
+  for (size_t at = method.find(" waves ("); at != std::string::npos;
+       at = method.find(" waves (", at + 1))
+    ++n;
+  return n;
+}
+
 // On meshes, lines and random fabrics where waves apply, the matcher's All-Reduce (in waves or
-// joined, whichever is faster) verifies, claims its timed time, and never ends under the bound.
+// joined, whichever is faster), alone and in `auto`'s portfolio (where on mixed speeds the
+// matcher also runs under hold), verifies, claims its timed time, never ends under the bound, and
+// says once that it ran in waves where it did.
 TEST(AllReduceWaves, VerifyAndKeepToTheBound) {
   std::vector<topo::Topology> fabrics;
   for (const char* spec : {"mesh2d:4x4", "mesh3d:3x3x3", "line:6", "mesh2d:3x5"})
     fabrics.push_back(topo::generate(spec));
   std::mt19937_64 rng(61);
   for (int i = 0; i < 30; ++i) fabrics.push_back(testing::random_topology(rng, 10, i % 2 == 0));
-  const SynthOptions o = matcher();
+  SynthOptions any;
+  any.portfolio.baselines = false;  // (what the synthesizer makes, not what a baseline does)
   int waved = 0;
   for (const topo::Topology& t : fabrics)
     for (int k : {2, 4}) {
       const Collective c = Collective::over_all(t, CollectiveKind::AllReduce, k);
       const Bytes chunk = 1 + static_cast<Bytes>(rng() % (4 * kMiB));
-      if (!detail::waves_apply(t, c, chunk, o)) continue;
-      const Algorithm a = synthesize(t, c, chunk, o);
-      waved += a.provenance.waves > 0;
-      const Report r = verify(t, a);
-      ASSERT_TRUE(r.correct()) << t.name() << " k=" << k << testing::violation_text(r);
-      EXPECT_EQ(r.collective_time, a.claimed_time) << t.name();
-      EXPECT_GE(a.claimed_time, lower_bound(t, c, chunk).total) << t.name() << " k=" << k;
+      if (!detail::waves_apply(t, c, chunk, matcher())) continue;
+      for (const SynthOptions& o : {matcher(), any}) {
+        const std::string what =
+            t.name() + " k=" + std::to_string(k) + " " + std::string(to_string(o.method));
+        const Algorithm a = synthesize(t, c, chunk, o);
+        waved += a.provenance.waves > 0;
+        EXPECT_EQ(waves_said(a.method), a.provenance.waves > 0 ? 1 : 0) << what << ": " << a.method;
+        const Report r = verify(t, a);
+        ASSERT_TRUE(r.correct()) << what << testing::violation_text(r);
+        EXPECT_EQ(r.collective_time, a.claimed_time) << what;
+        EXPECT_GE(a.claimed_time, lower_bound(t, c, chunk).total) << what;
+      }
     }
   EXPECT_GE(waved, 4);  // waves won somewhere
 }
