@@ -148,6 +148,10 @@ struct PortfolioOptions {
   // Runs of the plain matcher `auto` leaves out (bit 1 << run): the chunk search predicts from
   // their times at smaller counts that they cannot win at this one.
   unsigned leave_out = 0;
+  // Whether every run is left out as none can beat the search's fastest by 0.5 % (the matcher's
+  // answer takes at least that: matcher_figure): where nothing else applies, the count makes
+  // nothing, instead of the scarce matcher running after all.
+  bool matchers_at_figure = false;
   // Whether `auto` leaves the server plan out: the chunk search predicts from its time at half the
   // count that it will not gain 0.5 % on the fastest at this one (kServerPlanBehind).
   bool leave_out_server_plan = false;
@@ -212,6 +216,7 @@ inline SynthOptions part_options(SynthOptions o) {
   o.portfolio.on_plan = nullptr;
   o.portfolio.on_matcher = nullptr;
   o.portfolio.leave_out = 0;
+  o.portfolio.matchers_at_figure = false;
   o.portfolio.leave_out_server_plan = false;
   o.portfolio.leave_out_pipelines = false;
   o.portfolio.baselines_raced = false;

@@ -151,8 +151,7 @@ class FlatSearch {
     const bool in_network = std::any_of(t.nodes().begin(), t.nodes().end(),
                                         [](const topo::Node& v) { return v.can_reduce; });
     // (Within it of the lower bound itself too, whose per-step costs the thresholds' figure leaves
-    // out: no count can gain more. An All-Reduce in waves is no Reduce-Scatter then All-Gather,
-    // whose figure the thresholds' is: the bound alone ends its search, as Blink's trees'.)
+    // out. An All-Reduce in waves is no Reduce-Scatter then All-Gather: the bound alone ends it.)
     at_bound_ = [&t, routed, in_network, memo = bounds_of(o)](const Algorithm& a) {
       return (routed && within_bound(t, a, kRoutedEnough, memo)) ||
              (!in_network && a.provenance.waves == 0 &&
@@ -188,6 +187,7 @@ class FlatSearch {
           bool floored = false;
           SynthOptions o = reporting;
           o.portfolio.leave_out = leave_out_matchers(cc, chunk, fastest);
+          o.portfolio.matchers_at_figure = matchers_at_figure_;
           o.portfolio.leave_out_server_plan = leave_out_server_plan(cc, chunk, fastest);
           o.portfolio.leave_out_pipelines = leave_out_pipelines(count, fastest);
           // Past the first count, the baselines race afterwards at their own counts
@@ -510,16 +510,16 @@ class FlatSearch {
   // The plain matcher's runs `auto` leaves out at `cc`'s count (PortfolioOptions::leave_out),
   // `fastest` the search's fastest at the counts before (-1: none yet): a run whose time at half
   // the count falls behind it by kMatcherContend (falls_behind; without a time at a quarter of the
-  // count, only by twice that); every run where `fastest` is within kMatcherGain of the bound (the
-  // costliest methods, and none could beat it by more). A run left out stays out.
+  // count, only by twice that); every run where `fastest` is within kMatcherGain of what its answer
+  // takes at least (matcher_figure; in waves an All-Reduce may end under it: not left out for it).
+  // A run left out stays out.
   unsigned leave_out_matchers(const Collective& cc, Bytes chunk, Time fastest) {
     if (o_.method != SynthMethod::Auto || fastest < 0) return left_out_;
     const int count = cc.chunks_per_npu;
-    // (In waves the matcher's All-Reduce may end under the figure: not left out for it.)
     if (static_cast<double>(fastest) <=
-            (1 + kMatcherGain) *
-                static_cast<double>(lower_bound(t_, cc, chunk, bounds_of(o_)).coarse) &&
+            (1 + kMatcherGain) * matcher_figure(t_, cc, chunk, bounds_of(o_)) &&
         !waves_apply(t_, cc, chunk, o_)) {
+      matchers_at_figure_ = true;
       for (MatcherRun run : {MatcherRun::Scarce, MatcherRun::UnderHold, MatcherRun::Random,
                              MatcherRun::RandomYielding, MatcherRun::ScarceUnderHold})
         left_out_ |= 1U << static_cast<unsigned>(run);
@@ -784,8 +784,9 @@ class FlatSearch {
   std::map<SynthMethod, std::map<int, Time>> plan_times_;  // per plan, per count: its time
   std::map<int, Time> pipeline_floors_;  // per count the pipelines were left out of: their floor
   std::map<MatcherRun, std::map<int, Time>> matcher_times_;  // per run of the matcher, likewise
-  unsigned left_out_ = 0;           // the runs left out (leave_out_matchers)
-  mutable PlanFloors plan_floors_;  // the rings' (the rival, the promising ring, their searches)
+  unsigned left_out_ = 0;            // the runs left out (leave_out_matchers)
+  bool matchers_at_figure_ = false;  // ... every one, as none can beat the fastest by 0.5 %
+  mutable PlanFloors plan_floors_;   // the rings' (the rival, the promising ring, their searches)
 };
 
 Made<ChunkingResult> flat_auto_chunks(const topo::Topology& t, Collective c, Bytes total_bytes,

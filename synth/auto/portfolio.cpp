@@ -29,6 +29,21 @@ bool within_bound(const topo::Topology& t, const Algorithm& a, double factor, Bo
   return static_cast<double>(a.claimed_time) <= factor * static_cast<double>(bound);
 }
 
+double matcher_figure(const topo::Topology& t, const Collective& c, Bytes chunk, BoundMemo* memo) {
+  const LowerBound b = lower_bound(t, c, chunk, memo);
+  if (!t.charges_steps() || t.num_links() == 0 || chunk <= 0) return static_cast<double>(b.coarse);
+  Time step = std::numeric_limits<Time>::max();
+  Bandwidth narrowest = std::numeric_limits<Bandwidth>::max();
+  for (const topo::Link& l : t.links()) {
+    step = std::min(step, l.step);
+    narrowest = std::min(narrowest, l.bandwidth);
+  }
+  const double per_chunk = static_cast<double>(step) / static_cast<double>(kPicosPerSecond) *
+                           static_cast<double>(narrowest) / static_cast<double>(chunk);
+  const Time figure = b.steering > 0 ? b.steering : b.bandwidth;
+  return std::max(static_cast<double>(b.coarse), static_cast<double>(figure) * (1 + per_chunk));
+}
+
 bool within_valid_bound(const topo::Topology& t, const Algorithm& a, double factor,
                         BoundMemo* memo) {
   const Time bound = lower_bound(t, a.collective, a.chunk_bytes, memo).total;
@@ -101,8 +116,10 @@ class Portfolio {
         !left_out(MatcherRun::UnderHold))
       run_under_hold();
     run_plans();
-    // Nothing made without the scarce matcher (no plan applies here): it runs after all.
-    if (!best_ && !symmetric_ && left_out(scarce_run_)) run_matcher(/*even_left_out=*/true);
+    // Nothing made without the scarce matcher (no plan applies here): it runs after all, unless
+    // it could not beat the search's fastest anyway (the count makes nothing, below).
+    if (!best_ && !symmetric_ && left_out(scarce_run_) && !o_.portfolio.matchers_at_figure)
+      run_matcher(/*even_left_out=*/true);
     if (!out_of_time()) run_random_matchers();
     if (best_ && matcher_over_budget_ && (server_plan_ || beside_symmetric_) &&
         !best_->provenance.matcher_left_out) {
@@ -121,6 +138,11 @@ class Portfolio {
       fall_back_to_baselines();
     }
     if (symmetric_) consider_made(std::move(symmetric_));
+    if (!best_ && any_ && o_.portfolio.matchers_at_figure)
+      return NotMade{fmt::format(
+          "method auto: nothing made at {} chunks per NPU: no plan applies and the plain "
+          "matcher's answer would take at least the search's fastest so far",
+          c_.chunks_per_npu)};
     if (!best_)
       return NotMade{fmt::format(
           "method {}: no flow plan for this collective on this topology (tree plans cover "

@@ -32,6 +32,12 @@ bool flat_out_of_reach(Collective c);
 // Whether `a` is within `factor` of its lower bound as the searches' thresholds take it
 // (LowerBound::coarse: for an All-Reduce, the RS+AG figure).
 bool within_bound(const topo::Topology& t, const Algorithm& a, double factor, BoundMemo* memo);
+// What the plain matcher's answer for `c` at `chunk` takes at least, as the thresholds count
+// (LowerBound::coarse), with its steps: each of its transfers carries one chunk c at its route's
+// rate r, at least the topology's narrowest link, and holds each link for its step s too, so a
+// link carries its bytes at most at B c / (c + s r): the figure's bandwidth term (an All-Reduce's
+// the Reduce-Scatter plus All-Gather figure) times 1 + s r / c, at the least step.
+double matcher_figure(const topo::Topology& t, const Collective& c, Bytes chunk, BoundMemo* memo);
 // Whether `a` is within `factor` of the lower bound itself (LowerBound::total), which every
 // algorithm keeps above: for trees of reductions, which go below the RS+AG figure.
 bool within_valid_bound(const topo::Topology& t, const Algorithm& a, double factor,
