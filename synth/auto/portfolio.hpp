@@ -35,8 +35,8 @@ bool within_bound(const topo::Topology& t, const Algorithm& a, double factor, Bo
 // What the plain matcher's answer for `c` at `chunk` takes at least, as the thresholds count
 // (LowerBound::coarse), with its steps: each of its transfers carries one chunk c at its route's
 // rate r, at least the topology's narrowest link, and holds each link for its step s too, so a
-// link carries its bytes at most at B c / (c + s r): the figure's bandwidth term (an All-Reduce's
-// the Reduce-Scatter plus All-Gather figure) times 1 + s r / c, at the least step.
+// link carries its bytes at most at B c / (c + s r): the figure's bandwidth term (for an
+// All-Reduce the Reduce-Scatter plus All-Gather figure) times 1 + s r / c, at the least step.
 double matcher_figure(const topo::Topology& t, const Collective& c, Bytes chunk, BoundMemo* memo);
 // Whether `a` is within `factor` of the lower bound itself (LowerBound::total), which every
 // algorithm keeps above: for trees of reductions, which go below the RS+AG figure.
