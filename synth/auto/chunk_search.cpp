@@ -1,6 +1,6 @@
-// What `auto` makes at each chunk count (synthesize_auto_chunks in synth/synthesizer.hpp): the flat
-// search and the relays, with the composition per level (composed_search.cpp) beside them; the
-// count search itself is count_search.cpp.
+// The flat chunk search (chunk_search.hpp): what `auto` makes at each chunk count over the whole
+// topology, the relays first; the count search itself is count_search.cpp, the entry that puts the
+// composition per level beside it auto_chunks.cpp.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "synth/auto/chunk_search.hpp"
 #include "synth/auto/composed_search.hpp"
 #include "synth/auto/portfolio.hpp"
 #include "synth/bounds/lower_bound.hpp"
@@ -42,55 +43,6 @@ ChunkMade as_chunk_made(Made<Algorithm> m) {
   if (Algorithm* a = made(m)) return std::move(*a);
   return std::get<NotMade>(std::move(m));
 }
-
-Made<ChunkingResult> flat_auto_chunks(const topo::Topology& t, Collective c, Bytes total_bytes,
-                                      const SynthOptions& o, int max_chunks_per_npu);
-
-}  // namespace
-
-ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Bytes total_bytes,
-                                      const SynthOptions& o, int max_chunks_per_npu) {
-  Made<ChunkingResult> r =
-      try_synthesize_auto_chunks(t, std::move(c), total_bytes, o, max_chunks_per_npu);
-  if (const NotMade* why = std::get_if<NotMade>(&r)) throw NotApplicable(why->why);
-  return std::move(std::get<ChunkingResult>(r));
-}
-
-Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collective c,
-                                                Bytes total_bytes, const SynthOptions& o,
-                                                int max_chunks_per_npu) {
-  if (!o.memo) {  // the search's own, for as long as it lasts
-    SynthMemo memo;
-    SynthOptions with = o;
-    with.memo = &memo;
-    return try_synthesize_auto_chunks(t, std::move(c), total_bytes, with, max_chunks_per_npu);
-  }
-  const bool servers = composed_servers(t, c).has_value();
-  if (o.method == SynthMethod::Composed ||
-      (o.method == SynthMethod::Auto && servers && flat_out_of_reach(c)))
-    return composed_auto_chunks(t, c, total_bytes, o, max_chunks_per_npu);  // says why where none
-  Made<ChunkingResult> flat = flat_auto_chunks(t, c, total_bytes, o, max_chunks_per_npu);
-  if (std::holds_alternative<NotMade>(flat)) return flat;
-  ChunkingResult& best = std::get<ChunkingResult>(flat);
-  // Where the flat search ends short of the bound (a cluster too large for more than one chunk
-  // per NPU), the composition may do better.
-  if (o.method == SynthMethod::Auto && servers && c.all_reduce_chunks == 0 &&
-      !within_bound(t, best.algorithm, kComposeAbove, bounds_of(o)) &&
-      !(o.deadline && o.deadline->reached())) {
-    Made<ChunkingResult> made_composed =
-        composed_auto_chunks(t, c, total_bytes, o, max_chunks_per_npu, best.algorithm.claimed_time);
-    if (ChunkingResult* composed = made(made_composed)) {
-      best.tried.insert(best.tried.end(), composed->tried.begin(), composed->tried.end());
-      if (composed->algorithm.claimed_time < best.algorithm.claimed_time) {
-        best.algorithm = std::move(composed->algorithm);
-        best.chunks_per_npu = composed->chunks_per_npu;
-      }
-    }
-  }
-  return flat;
-}
-
-namespace {
 
 // Whether a doubling from `before` to `now` gained: by over 0.5 % (times settle by less than that
 // from count to count where more chunks no longer pay).
@@ -751,7 +703,11 @@ class FlatSearch {
       if (chunk < 1 || c.pieces() > total_bytes_ || transfer_estimate(c) > kPipelineTransferBudget)
         break;
       std::optional<Time> fastest;
-      if (o_.deadline && o_.deadline->reached(2 * last_seconds)) break;
+      if ((o_.deadline && o_.deadline->reached(2 * last_seconds)) ||
+          (static_cast<double>(best.algorithm.claimed_time) <=
+               (1 + kMatcherGain) * matcher_figure(t_, c, chunk, bounds_of(o_)) &&
+           !waves_apply(t_, c, chunk, o_)))
+        break;  // (as leave_out_matchers leaves the matchers out of a count)
       const auto began = Deadline::Clock::now();
       for (const auto& [variant, label, made_by] : matcher_variants) {
         Algorithm a = synthesize(t_, c, chunk, variant);
@@ -761,8 +717,10 @@ class FlatSearch {
         }
         fastest = std::min(fastest.value_or(a.claimed_time), a.claimed_time);
         if (a.claimed_time < best.algorithm.claimed_time) {
-          a.method = label;
+          const int waves = a.provenance.waves;
+          a.method = waves > 0 ? label + in_waves_words(waves) : label;
           a.provenance = made_by;
+          a.provenance.waves = waves;
           best.algorithm = std::move(a);
           best.chunks_per_npu = k;
         }
@@ -789,12 +747,13 @@ class FlatSearch {
   mutable PlanFloors plan_floors_;   // the rings' (the rival, the promising ring, their searches)
 };
 
-Made<ChunkingResult> flat_auto_chunks(const topo::Topology& t, Collective c, Bytes total_bytes,
-                                      const SynthOptions& o, int max_chunks_per_npu) {
+}  // namespace
+
+Made<ChunkingResult> detail::flat_auto_chunks(const topo::Topology& t, Collective c,
+                                              Bytes total_bytes, const SynthOptions& o,
+                                              int max_chunks_per_npu) {
   FlatSearch search(t, c, total_bytes, o, max_chunks_per_npu);
   return search.run(c);
 }
-
-}  // namespace
 
 }  // namespace tenet::synth

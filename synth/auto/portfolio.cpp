@@ -166,10 +166,7 @@ class Portfolio {
     if (a && a->provenance.waves > 0 && made_by.producer == Producer::Matcher &&
         made_by.waves == 0) {
       made_by.waves = a->provenance.waves;
-      method += fmt::format(
-          ", in {} waves (its Reduce-Scatter and All-Gather of one chunk per NPU, each wave's "
-          "All-Gather beside the next wave's Reduce-Scatter)",
-          made_by.waves);
+      method += in_waves_words(made_by.waves);
     }
     if (a && (!best_ || a->claimed_time < best_->claimed_time)) {
       best_ = std::move(*a);

@@ -111,6 +111,13 @@ bool waves_apply(const topo::Topology& t, const Collective& c, Bytes chunk_bytes
   return static_cast<double>(b.steering) >= kWavesFrom * static_cast<double>(b.bandwidth);
 }
 
+std::string in_waves_words(int waves) {
+  return fmt::format(
+      ", in {} waves (its Reduce-Scatter and All-Gather of one chunk per NPU, each wave's "
+      "All-Gather beside the next wave's Reduce-Scatter)",
+      waves);
+}
+
 namespace {
 
 // The matcher's All-Reduce of c.chunks_per_npu = k chunks per NPU as k waves: its Reduce-Scatter

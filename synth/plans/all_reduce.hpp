@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "synth/synthesizer.hpp"
 #include "synth/ten/forward.hpp"
@@ -25,5 +26,7 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
 // may end under that figure, which then says nothing of what more chunks can gain.
 bool waves_apply(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
                  const SynthOptions& o);
+// What the method's words add for an All-Reduce in `waves` waves (Provenance::waves).
+std::string in_waves_words(int waves);
 
 }  // namespace tenet::synth::detail
