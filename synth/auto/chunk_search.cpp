@@ -14,12 +14,9 @@
 #include <vector>
 
 #include "synth/auto/chunk_search.hpp"
-#include "synth/auto/composed_search.hpp"
 #include "synth/auto/portfolio.hpp"
 #include "synth/bounds/lower_bound.hpp"
 #include "synth/cost/timing.hpp"
-#include "synth/groups/composed.hpp"
-#include "synth/groups/composed_synthesis.hpp"
 #include "synth/groups/relay_synthesis.hpp"
 #include "synth/groups/team_relay.hpp"
 #include "synth/memo.hpp"
