@@ -42,18 +42,24 @@ synth::Algorithm ring_allgather(const topo::Topology& t) {
   return a;
 }
 
-void BM_Verify(benchmark::State& state) {
-  const auto t = topo::generate(fmt::format("ring:{},bidir=false", state.range(0)));
-  const synth::Algorithm a = ring_allgather(t);
+// Verifies `a` once per iteration, in transfers per second; `wrong` where it does not verify.
+void verify_throughput(benchmark::State& state, const topo::Topology& t, const synth::Algorithm& a,
+                       const char* wrong) {
   bool correct = true;
   for (auto _ : state) {
     synth::Report r = synth::verify(t, a, {.max_reported = 10, .lower_bound = false});
     correct = correct && r.correct();
     benchmark::DoNotOptimize(r);
   }
-  if (!correct) state.SkipWithError("the ring All-Gather did not verify");
+  if (!correct) state.SkipWithError(wrong);
   state.counters["transfers"] = static_cast<double>(a.size());
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * a.size()));
+}
+
+void BM_Verify(benchmark::State& state) {
+  const auto t = topo::generate(fmt::format("ring:{},bidir=false", state.range(0)));
+  const synth::Algorithm a = ring_allgather(t);
+  verify_throughput(state, t, a, "the ring All-Gather did not verify");
 }
 BENCHMARK(BM_Verify)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Verify)->Arg(3163)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
@@ -66,15 +72,7 @@ void BM_VerifyAllReduce(benchmark::State& state) {
   o.method = synth::SynthMethod::Matcher;
   const synth::Algorithm a = synth::synthesize(
       t, synth::Collective::over_all(t, synth::CollectiveKind::AllReduce), 1 << 20, o);
-  bool correct = true;
-  for (auto _ : state) {
-    synth::Report r = synth::verify(t, a, {.max_reported = 10, .lower_bound = false});
-    correct = correct && r.correct();
-    benchmark::DoNotOptimize(r);
-  }
-  if (!correct) state.SkipWithError("the matcher's All-Reduce did not verify");
-  state.counters["transfers"] = static_cast<double>(a.size());
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * a.size()));
+  verify_throughput(state, t, a, "the matcher's All-Reduce did not verify");
 }
 BENCHMARK(BM_VerifyAllReduce)->Arg(16)->Unit(benchmark::kMillisecond)->UseRealTime();
 
