@@ -98,4 +98,20 @@ FlowGraph::Cap FlowGraph::max_flow(int s, int t) const {
   return pf.flowValue();
 }
 
+FlowGraph::Cap FlowGraph::max_flow(int s, int t, Cap limit) {
+  if (limit <= 0) return 0;
+  const lemon::ListDigraph::Node source = impl_->g.addNode();
+  const lemon::ListDigraph::Arc in = impl_->g.addArc(source, impl_->nodes[s]);
+  impl_->cap[in] = limit;
+  Cap value = 0;
+  {
+    lemon::Preflow<lemon::ListDigraph, lemon::ListDigraph::ArcMap<Cap>> pf(impl_->g, impl_->cap,
+                                                                           source, impl_->nodes[t]);
+    pf.runMinCut();
+    value = pf.flowValue();
+  }
+  impl_->g.erase(source);  // and its arc
+  return value;
+}
+
 }  // namespace tenet::synth

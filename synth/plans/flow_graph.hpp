@@ -38,6 +38,9 @@ class FlowGraph {
   void isolate(int u);
   // The maximum flow value from s to t.
   Cap max_flow(int s, int t) const;
+  // min(max_flow(s, t), limit): the flow of a source limited to `limit` out of s, which spreads
+  // less excess than s's whole out-capacity.
+  Cap max_flow(int s, int t, Cap limit);
 
  private:
   struct Impl;

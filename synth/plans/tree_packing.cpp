@@ -63,6 +63,11 @@ class Packer {
     charge(1);
     return f.max_flow(s, t);
   }
+  // min(the max-flow, limit): all a check asks, and cheaper (FlowGraph::max_flow).
+  Cap flow(FlowGraph& f, int s, int t, Cap limit) {
+    charge(1);
+    return f.max_flow(s, t, limit);
+  }
   // Counts `checks` max-flows against the budget. Splitting's checks that one max-flow answers at
   // once count as the max-flows they stand for (split_switches), so the budget, and where the
   // packing gives up, are the same however a check is answered.
@@ -81,9 +86,9 @@ class Packer {
   }
 
   bool feasible(double u, int k) {
-    const FlowGraph f = graph(u, k);
+    FlowGraph f = graph(u, k);
     for (int v = 0; v < n_; ++v)
-      if (flow(f, nodes_, v) < need(k)) return false;
+      if (flow(f, nodes_, v, need(k)) < need(k)) return false;
     return true;
   }
 
@@ -229,7 +234,7 @@ class Packer {
       if (c == 0) continue;
       f.set_capacity(from, to, 0);
       Cap least = 0;
-      for (int v = 0; v < n_; ++v) least = std::max(least, need - flow(f, nodes_, v));
+      for (int v = 0; v < n_; ++v) least = std::max(least, need - flow(f, nodes_, v, need));
       const Cap keep = std::max(least, c - excess);
       f.set_capacity(from, to, keep);
       excess -= c - keep;
@@ -245,7 +250,7 @@ class Packer {
       f.set_capacity(w, t, f.capacity(w, t) - m);
       if (u != t) f.set_capacity(u, t, f.capacity(u, t) + m);
       bool ok = true;
-      for (int v = 0; v < n_ && ok; ++v) ok = flow(f, nodes_, v) >= need;
+      for (int v = 0; v < n_ && ok; ++v) ok = flow(f, nodes_, v, need) >= need;
       f.set_capacity(u, w, f.capacity(u, w) + m);
       f.set_capacity(w, t, f.capacity(w, t) + m);
       if (u != t) f.set_capacity(u, t, f.capacity(u, t) - m);
@@ -329,13 +334,13 @@ class Packer {
               const Cap ut = f.capacity(u, t);
               f.set_capacity(u, s, kInf);
               if (u != t) f.set_capacity(u, t, kInf);
-              const bool reaches = f.max_flow(u, w) - need >= m;
+              const bool reaches = f.max_flow(u, w, need + m) - need >= m;
               if (reaches) charge(n_ - (u < n_ ? 1 : 0) - (t < n_ && t != u ? 1 : 0));
               for (int v = 0; v < n_ && m > 0 && !reaches; ++v) {
                 if (v == u || v == t) continue;
                 const Cap vw = f.capacity(v, w);
                 f.set_capacity(v, w, kInf);
-                m = std::min(m, flow(f, u, w) - need);
+                m = std::min(m, flow(f, u, w, need + m) - need);
                 f.set_capacity(v, w, vw);
               }
               f.set_capacity(u, s, 0);
@@ -343,17 +348,17 @@ class Packer {
               // (the same: the flow with none freed is u's own check).
               if (m > 0) {
                 f.set_capacity(w, s, kInf);
-                const bool reached = f.max_flow(w, t) - need >= m;
+                const bool reached = f.max_flow(w, t, need + m) - need >= m;
                 if (reached) charge(n_ - (t < n_ ? 1 : 0));
                 for (int v = 0; v < n_ && m > 0 && !reached; ++v) {
                   if (v == t) continue;
                   if (v == u) {
-                    m = std::min(m, flow(f, w, t) - need);
+                    m = std::min(m, flow(f, w, t, need + m) - need);
                     continue;
                   }
                   const Cap vt = f.capacity(v, t);
                   f.set_capacity(v, t, kInf);
-                  m = std::min(m, flow(f, w, t) - need);
+                  m = std::min(m, flow(f, w, t, need + m) - need);
                   f.set_capacity(v, t, vt);
                 }
                 f.set_capacity(w, s, 0);
@@ -379,12 +384,12 @@ class Packer {
   // Whether the trees' growing is projected past max_tree_work: every node a tree still lacks
   // takes a max-flow at least, over a graph about as large as now (its trees' sources gain arcs as
   // they grow, and lose them only as they complete).
-  bool out_of_reach(const FlowGraph& f, const std::vector<Tree>& trees,
+  bool out_of_reach(int64_t size, const std::vector<Tree>& trees,
                     const std::vector<char>& active) const {
     int64_t lacking = 0;
     for (size_t id = 0; id < trees.size(); ++id)
       if (active[id]) lacking += n_ - static_cast<int64_t>(trees[id].bfs.size());
-    return tree_work_ + lacking * (f.num_arcs() + f.num_nodes()) > o_.max_tree_work;
+    return tree_work_ + lacking * size > o_.max_tree_work;
   }
 
   struct Tree {
@@ -401,15 +406,31 @@ class Packer {
   // tree's copies as the others can still be completed with. The trees grow together, a breadth-
   // first level each in turn, so that none is left only the long ways round (a chunk's time down
   // a pipeline grows with the tree's depth).
+  //
+  // A test of tree `id` on x -> y is a max-flow from x, where x may also send each other active
+  // tree's copies to that tree's source (arcs to its every node). Those arcs from x are kept at a
+  // hub instead (hub -> source, the tree's copies, while it grows), and the test's flow leaves a
+  // node `from` that feeds both x and the hub without bound: the same flow, with two arcs set per
+  // test instead of two per tree. Capped at what the test asks (the others' copies and the most
+  // this tree may take), and answered without a flow where the direct arc and the trees that hold
+  // y already carry that much. The work counted (max_tree_work) is the graph's size as that
+  // formulation has it: without the hub, `from` and their arcs.
   void build_trees(FlowGraph& f, int k, TreePacking& out) {
     std::vector<Tree> trees;
     std::vector<char> active;
+    const int hub = f.add_node(), from = f.add_node();
+    f.set_capacity(from, hub, kInf);
+    int64_t growing_trees = 0;  // the hub's arcs, one per active tree
+    // The graph's nodes and arcs as ForestColl's formulation has them, between tests.
+    auto size = [&] { return f.num_arcs() - growing_trees - 1 + f.num_nodes() - 2; };
     auto add_tree = [&](Tree tr) {
       if (o_.max_trees > 0 && trees.size() >= static_cast<size_t>(o_.max_trees))
         throw TooManyTrees{};
       tr.source = f.add_node();
       for (int v = 0; v < n_; ++v)
         if (tr.in[v]) f.set_capacity(tr.source, v, kInf);
+      f.set_capacity(hub, tr.source, tr.copies);
+      ++growing_trees;
       trees.push_back(std::move(tr));
       active.push_back(1);
     };
@@ -418,29 +439,38 @@ class Packer {
       in[r] = 1;
       add_tree(Tree{r, k, {}, std::move(in), -1, {r}, 0});
     }
-    // How many copies of tree `id` may use x -> y.
+    // How many copies of tree `id` may use x -> y: min(its copies, the arc's capacity, the
+    // max-flow from x less the others' copies).
     auto fitting = [&](size_t id, int x, int y) {
-      Cap others = 0;
+      Cap others = 0, missing = 0;  // the other active trees' copies; those of trees without y
       for (size_t j = 0; j < trees.size(); ++j)
         if (j != id && active[j]) {
-          f.set_capacity(x, trees[j].source, trees[j].copies);
           others += trees[j].copies;
+          if (!trees[j].in[y]) missing += trees[j].copies;
         }
-      if ((tree_work_ += f.num_arcs() + f.num_nodes()) > o_.max_tree_work) throw OutOfBudget{};
-      const Cap copies =
-          std::min<Cap>({trees[id].copies, f.capacity(x, y), flow(f, x, y) - others});
-      for (size_t j = 0; j < trees.size(); ++j)
-        if (j != id && active[j]) f.set_capacity(x, trees[j].source, 0);
+      // (ForestColl's graph holds x's arcs to the others' sources during the test.)
+      if ((tree_work_ += size() + (growing_trees - 1)) > o_.max_tree_work) throw OutOfBudget{};
+      const Cap most = std::min<Cap>(trees[id].copies, f.capacity(x, y));
+      charge(1);
+      // The direct arc and, for each other tree that holds y, x -> its source -> y, are disjoint
+      // paths: where they carry the others' copies and `most`, so does the max-flow.
+      if (f.capacity(x, y) >= trees[id].copies + missing) return most;
+      f.set_capacity(hub, trees[id].source, 0);
+      f.set_capacity(from, x, kInf);
+      const Cap copies = std::min(most, f.max_flow(from, y, others + most) - others);
+      f.set_capacity(from, x, 0);
+      f.set_capacity(hub, trees[id].source, trees[id].copies);
       return copies;
     };
     for (bool growing = true; growing;) {
       growing = false;
       for (size_t id = 0; id < trees.size(); ++id) {
         if (!active[id]) continue;
-        if (out_of_reach(f, trees, active)) throw OutOfBudget{};
+        if (out_of_reach(size(), trees, active)) throw OutOfBudget{};
         const size_t level_end = trees[id].bfs.size();
         if (trees[id].next == level_end) {
-          f.isolate(trees[id].source);
+          f.isolate(trees[id].source);  // (and its arc from the hub)
+          --growing_trees;
           active[id] = 0;
           // A tree that cannot span every NPU means the splitting left capacity stranded at a
           // switch: no plan then.
@@ -460,6 +490,7 @@ class Packer {
               rest.copies -= static_cast<int>(copies);
               add_tree(std::move(rest));
               trees[id].copies = static_cast<int>(copies);
+              f.set_capacity(hub, trees[id].source, trees[id].copies);
             }
             trees[id].edges.emplace_back(x, y);
             trees[id].in[y] = 1;

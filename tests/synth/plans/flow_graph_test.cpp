@@ -1,0 +1,59 @@
+#include "synth/plans/flow_graph.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+namespace tenet::synth {
+namespace {
+
+using Cap = FlowGraph::Cap;
+
+// A random digraph of `nodes` nodes, arcs of capacity 1..9 or unbounded.
+FlowGraph random_graph(std::mt19937& rng, int nodes) {
+  FlowGraph f(nodes);
+  std::uniform_int_distribution<int> node(0, nodes - 1), cap(1, 10);
+  for (int i = 0; i < 4 * nodes; ++i) {
+    const int u = node(rng), v = node(rng);
+    if (u == v) continue;
+    const int c = cap(rng);
+    f.set_capacity(u, v, c == 10 ? FlowGraph::kInfinite : c);
+  }
+  return f;
+}
+
+// The limited max-flow is min(max-flow, limit), and leaves the graph as it was: the tree
+// packing asks it instead of the whole max-flow wherever it compares a flow with a need.
+TEST(FlowGraph, ALimitedFlowIsTheLeastOfTheFlowAndTheLimitAndLeavesTheGraphAsItWas) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 200; ++round) {
+    const int nodes = 2 + static_cast<int>(rng() % 12);
+    FlowGraph f = random_graph(rng, nodes);
+    std::uniform_int_distribution<int> node(0, nodes - 1);
+    for (int q = 0; q < 5; ++q) {
+      const int s = node(rng), t = node(rng);
+      if (s == t) continue;
+      const Cap whole = f.max_flow(s, t);
+      for (const Cap limit : {Cap{0}, Cap{1}, whole / 2, whole, whole + 1, FlowGraph::kInfinite}) {
+        const int64_t arcs = f.num_arcs();
+        EXPECT_EQ(f.max_flow(s, t, limit), std::min(whole, std::max<Cap>(limit, 0)))
+            << "round " << round << " s " << s << " t " << t << " limit " << limit;
+        EXPECT_EQ(f.num_arcs(), arcs);
+        EXPECT_EQ(f.num_nodes(), nodes);
+        EXPECT_EQ(f.max_flow(s, t), whole);
+      }
+    }
+    // Nodes and arcs added after a limited flow take part in the next ones.
+    const int extra = f.add_node();
+    f.set_capacity(0, extra, 3);
+    f.set_capacity(extra, 1, 3);
+    const Cap now = f.max_flow(0, 1);
+    EXPECT_EQ(f.max_flow(0, 1, now + 1), now);
+    EXPECT_GE(f.max_flow(0, 1), 3);
+  }
+}
+
+}  // namespace
+}  // namespace tenet::synth
