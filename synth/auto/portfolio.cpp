@@ -137,7 +137,7 @@ class Portfolio {
             to_string(o_.method), c_.chunks_per_npu)};
       fall_back_to_baselines();
     }
-    if (symmetric_) consider_made(std::move(symmetric_));
+    consider_symmetric();
     if (!best_ && any_ && o_.portfolio.matchers_at_figure)
       return NotMade{fmt::format(
           "method auto: nothing made at {} chunks per NPU: no plan applies and the plain "
@@ -185,23 +185,33 @@ class Portfolio {
   // On a topology that looks the same from every NPU, one rank's schedule moved to every NPU
   // (synth/plans/symmetric.hpp): N times less work than the matcher on every link. At the bound
   // (or near it, for a large algorithm: kSymmetricEnough) it is the answer, returned; else the
-  // others run too and the fastest is kept (ties to the others): it waits in `symmetric_`.
+  // others run too and the fastest is kept (ties to the others): it waits in `symmetric_`, timed
+  // but not written out for every NPU until it is kept (consider_symmetric).
   // Why not, where the symmetric method alone was asked for and does not apply.
   std::optional<NotMade> try_symmetric(std::optional<Algorithm>& answer) {
     if (!(any_ || o_.method == Method::Symmetric)) return std::nullopt;
     std::string why;
-    symmetric_ =
-        synthesize_symmetric(t_, c_, chunk_bytes_, o_.link_model, &why, o_.reduce_bandwidth);
+    symmetric_ = plan_symmetric(t_, c_, chunk_bytes_, o_.link_model, &why, o_.reduce_bandwidth);
     if (!symmetric_ && !any_) return NotMade{fmt::format("method symmetric: {}", why)};
     if (!symmetric_) return std::nullopt;
-    set_reduce_bandwidth(t_, *symmetric_, o_.reduce_bandwidth);
     const double ratio =
-        static_cast<double>(symmetric_->claimed_time) /
+        static_cast<double>(symmetric_->time()) /
         static_cast<double>(lower_bound(t_, c_, chunk_bytes_, bounds_of(o_)).coarse);
-    const bool large = static_cast<int64_t>(symmetric_->size()) > kPortfolioTransferBudget;
-    if (!any_ || ratio <= 1 + kChunkSearchSlack || (large && ratio <= kSymmetricEnough))
-      answer = std::move(symmetric_);
+    const bool large = static_cast<int64_t>(symmetric_->transfers()) > kPortfolioTransferBudget;
+    if (!any_ || ratio <= 1 + kChunkSearchSlack || (large && ratio <= kSymmetricEnough)) {
+      answer = symmetric_->algorithm();
+      set_reduce_bandwidth(t_, *answer, o_.reduce_bandwidth);
+      symmetric_.reset();
+    }
     return std::nullopt;
+  }
+
+  // The symmetric schedule waiting, kept where it is faster than the fastest so far (ties to the
+  // others, as consider keeps them), written out only then.
+  void consider_symmetric() {
+    if (symmetric_ && (!best_ || symmetric_->time() < best_->claimed_time))
+      consider_made(symmetric_->algorithm());
+    symmetric_.reset();
   }
 
   // Whether `auto` leaves the matcher's run out (PortfolioOptions::leave_out).
@@ -235,10 +245,7 @@ class Portfolio {
       consider(std::move(a), "matcher", matcher_provenance(MatcherChoice::Scarce));
     }
     beside_symmetric_ = symmetric_.has_value();
-    if (matcher_over_budget_ && symmetric_) {
-      consider_made(std::move(symmetric_));
-      symmetric_.reset();
-    }
+    if (matcher_over_budget_) consider_symmetric();
   }
 
   // The best schedule under hold, re-timed: the pipelined model is never more constrained, so this
@@ -270,10 +277,8 @@ class Portfolio {
     // symmetric schedule waiting included): never kept (ties go to the others), left out. At or
     // over the chunk search's time to beat (SynthOptions::to_beat): kept as that floor, untimed,
     // and said so (SynthOptions::floored), as the matcher's are.
-    Time fastest = -1;
-    for (const std::optional<Algorithm>* other : {&best_, &symmetric_})
-      if (*other && (fastest < 0 || (*other)->claimed_time < fastest))
-        fastest = (*other)->claimed_time;
+    Time fastest = best_ ? best_->claimed_time : -1;
+    if (symmetric_ && (fastest < 0 || symmetric_->time() < fastest)) fastest = symmetric_->time();
     const Time floor = time_floor(t_, a);
     if (fastest >= 0 && floor > fastest) {
       if (o_.portfolio.on_matcher) o_.portfolio.on_matcher(MatcherRun::UnderHold, floor);
@@ -292,10 +297,11 @@ class Portfolio {
     consider(std::move(a), std::move(method), std::move(made_by));
   }
 
-  // Whether `a` is over kMatcherGain (0.5 %) above the lower bound.
-  bool short_of(const Algorithm& a) {
+  // Whether `a` (or a time) is over kMatcherGain (0.5 %) above the lower bound.
+  bool short_of(const Algorithm& a) { return short_of(a.claimed_time); }
+  bool short_of(Time time) {
     if (!bound_) bound_ = lower_bound(t_, c_, chunk_bytes_, bounds_of(o_)).coarse;
-    return static_cast<double>(a.claimed_time) > (1 + kMatcherGain) * static_cast<double>(*bound_);
+    return static_cast<double>(time) > (1 + kMatcherGain) * static_cast<double>(*bound_);
   }
 
   // Under `auto`, a flat server plan (switches join NPUs that form no servers) runs before the
@@ -365,7 +371,7 @@ class Portfolio {
   void run_random_matchers() {
     if (!(any_ && o_.portfolio.random_choice && !matcher_over_budget_ && matcher_affordable_ &&
           o_.matcher.priority == ChunkPriority::Scarce && mixed_speeds(t_) && best_ &&
-          short_of(*best_) && !(symmetric_ && !short_of(*symmetric_))))
+          short_of(*best_) && !(symmetric_ && !short_of(symmetric_->time()))))
       return;
     SynthOptions random = quiet_;
     random.matcher.priority = ChunkPriority::Random;
@@ -428,8 +434,9 @@ class Portfolio {
   bool to_retime_;         // run under hold to be re-timed: no pipelines (run_under_hold)
   MatcherRun scarce_run_;  // its scarce matcher's run: under hold where it runs under hold
   SynthOptions quiet_;     // o_ without progress
-  std::optional<Algorithm> best_, symmetric_;
-  std::optional<Time> bound_;  // the lower bound, once asked for
+  std::optional<Algorithm> best_;
+  std::optional<SymmetricSchedule> symmetric_;  // timed, waiting (try_symmetric)
+  std::optional<Time> bound_;                   // the lower bound, once asked for
   bool routed_ = false, matcher_affordable_ = false, servers_ = false, server_plan_ = false;
   double matcher_budget_ = 0;
   bool matcher_over_budget_ = false, beside_symmetric_ = false;

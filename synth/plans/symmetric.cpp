@@ -380,12 +380,102 @@ Routed one_rank_to_each(const topo::Translations& tr, const std::vector<Way>& wa
 
 }  // namespace
 
-std::optional<Algorithm> synthesize_symmetric(const topo::Topology& t, const Collective& c,
-                                              Bytes chunk_bytes, LinkModel model, std::string* why,
-                                              Bandwidth reduce_bandwidth) {
+// What a schedule by translation keeps between its timing and its writing out: rank 0's schedule,
+// how to move it, and its quotient, timed.
+struct SymmetricSchedule::State {
+  const topo::Topology& t;
+  Collective c;
+  Bytes chunk_bytes;
+  LinkModel model;
+  topo::Translations tr;
+  std::vector<Way> ways;
+  Schedule best;
+  Routed routed;  // an All-to-All's
+  std::vector<int> rank_of;
+  Algorithm quotient;
+
+  // Writes the algorithm into `a` in list order: each send of rank 0's schedule (Reduce-Scatter's
+  // reversed first) moved by every s, or, for `quotient`, by s = 0 alone with each link replaced
+  // by its orbit's link at NPU 0.
+  void write(Algorithm& a, bool quotient) const;
+};
+
+void SymmetricSchedule::State::write(Algorithm& a, bool quotient) const {
+  const bool gathers = c.kind == CollectiveKind::AllGather;
+  const bool to_each = c.kind == CollectiveKind::AllToAll;
+  const bool reverses =
+      c.kind == CollectiveKind::ReduceScatter || c.kind == CollectiveKind::AllReduce;
+  const int p = c.num_ranks();
+  const int k = c.chunks_per_npu;
+  const topo::Translations* tr = &this->tr;
+  const Schedule* best = &this->best;
+  // Each link of `route`, or, for the quotient, its orbit's link at NPU 0.
+  std::array<LinkId, 2> canonical{};
+  auto links = [&](std::span<const LinkId> route) {
+    if (!quotient) return route;
+    for (size_t h = 0; h < route.size(); ++h) canonical[h] = tr->link_of(tr->orbit(route[h]), 0);
+    return std::span<const LinkId>(canonical.data(), route.size());
+  };
+  // Calls f(s, route) with each send's route moved by every s (s = 0 alone for the quotient).
+  auto moved = [&](const Send& send, auto&& f) {
+    const Way& way = ways[send.way];
+    topo::Translations::Walker from(*tr, send.from), to(*tr, tr->shift(send.from, way.to));
+    std::array<LinkId, 2> route{};
+    const topo::NodeId shifts = quotient ? 1 : tr->num_npus();
+    for (topo::NodeId s = 0; s < shifts; ++s, from.step(), to.step()) {
+      route[0] = tr->link_of(way.orbits[0], from.at());
+      if (way.links == 2) route[1] = tr->link_of(way.orbits[1], to.at());
+      f(s, std::span<const LinkId>(route.data(), way.links));
+    }
+  };
+  if (to_each) {
+    // Chunk q from rank s to rank d is (s * P + d) * k + q; rank 0's send of its chunk for NPU e,
+    // moved by s, carries rank s's chunk for NPU e + s.
+    for (const Send& send : best->sends) {
+      const auto& [d, q_bound] = routed.chunks[send.chunk];
+      const auto q = q_bound;  // a plain local: lambdas do not capture structured bindings (clang)
+      topo::Translations::Walker dest(*tr, d);
+      moved(send, [&](topo::NodeId s, std::span<const LinkId> route) {
+        const int64_t pair = static_cast<int64_t>(rank_of[s]) * p + rank_of[dest.at()];
+        dest.step();
+        a.add(static_cast<ChunkId>(pair * k + q), t.link(route.front()).src,
+              t.link(route.back()).dst, links(route));
+      });
+    }
+  }
+  if (reverses) {
+    // Reduce-Scatter: every send reversed in time, the last to arrive the first to leave, over
+    // the links back; a chunk's reductions into an NPU then all come before the NPU passes it on.
+    std::vector<size_t> order(best->sends.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t x, size_t y) { return best->sends[x].end > best->sends[y].end; });
+    for (size_t i : order)
+      moved(best->sends[i], [&](topo::NodeId s, std::span<const LinkId> route) {
+        std::array<LinkId, 2> back{};
+        for (size_t h = 0; h < route.size(); ++h)
+          back[route.size() - 1 - h] = tr->reverse(route[h]);
+        const std::span<const LinkId> way_back(back.data(), route.size());
+        a.add(rank_of[s] * k + best->sends[i].chunk, t.link(way_back.front()).src,
+              t.link(way_back.back()).dst, links(way_back), Op::Reduce);
+      });
+  }
+  if (c.kind != CollectiveKind::ReduceScatter && !to_each) {
+    const auto channel = static_cast<uint16_t>(gathers ? 0 : 1);
+    for (const Send& send : best->sends)
+      moved(send, [&](topo::NodeId s, std::span<const LinkId> route) {
+        a.add(rank_of[s] * k + send.chunk, t.link(route.front()).src, t.link(route.back()).dst,
+              links(route), Op::Copy, {}, -1, -1, 0, channel);
+      });
+  }
+}
+
+std::optional<SymmetricSchedule> plan_symmetric(const topo::Topology& t, const Collective& c,
+                                                Bytes chunk_bytes, LinkModel model,
+                                                std::string* why, Bandwidth reduce_bandwidth) {
   if (reduce_bandwidth < 0)
     throw Error(fmt::format("negative reduction bandwidth ({} B/s)", reduce_bandwidth));
-  auto no = [&](std::string reason) -> std::optional<Algorithm> {
+  auto no = [&](std::string reason) -> std::optional<SymmetricSchedule> {
     if (why) *why = std::move(reason);
     return std::nullopt;
   };
@@ -426,74 +516,11 @@ std::optional<Algorithm> synthesize_symmetric(const topo::Topology& t, const Col
   }
   if (best->makespan == kNever) return no("some NPU cannot be reached");
 
+  auto state = std::shared_ptr<SymmetricSchedule::State>(new SymmetricSchedule::State{
+      t, c, chunk_bytes, model, *tr, ways, std::move(*best), std::move(routed), {}, {}});
   const int p = c.num_ranks();
-  std::vector<int> rank_of(t.num_npus());
-  for (int r = 0; r < p; ++r) rank_of[c.ranks[r]] = r;
-  // Writes the algorithm into `a` in list order: each send of rank 0's schedule (Reduce-Scatter's
-  // reversed first) moved by every s, or, for `quotient`, by s = 0 alone with each link replaced
-  // by its orbit's link at NPU 0 (the quotient timed below).
-  auto write = [&](Algorithm& a, bool quotient) {
-    // Each link of `route`, or, for the quotient, its orbit's link at NPU 0.
-    std::array<LinkId, 2> canonical{};
-    auto links = [&](std::span<const LinkId> route) {
-      if (!quotient) return route;
-      for (size_t h = 0; h < route.size(); ++h) canonical[h] = tr->link_of(tr->orbit(route[h]), 0);
-      return std::span<const LinkId>(canonical.data(), route.size());
-    };
-    // Calls f(s, route) with each send's route moved by every s (s = 0 alone for the quotient).
-    auto moved = [&](const Send& send, auto&& f) {
-      const Way& way = ways[send.way];
-      topo::Translations::Walker from(*tr, send.from), to(*tr, tr->shift(send.from, way.to));
-      std::array<LinkId, 2> route{};
-      const topo::NodeId shifts = quotient ? 1 : tr->num_npus();
-      for (topo::NodeId s = 0; s < shifts; ++s, from.step(), to.step()) {
-        route[0] = tr->link_of(way.orbits[0], from.at());
-        if (way.links == 2) route[1] = tr->link_of(way.orbits[1], to.at());
-        f(s, std::span<const LinkId>(route.data(), way.links));
-      }
-    };
-    if (to_each) {
-      // Chunk q from rank s to rank d is (s * P + d) * k + q; rank 0's send of its chunk for NPU e,
-      // moved by s, carries rank s's chunk for NPU e + s.
-      for (const Send& send : best->sends) {
-        const auto& [d, q_bound] = routed.chunks[send.chunk];
-        const auto q =
-            q_bound;  // a plain local: lambdas do not capture structured bindings (clang)
-        topo::Translations::Walker dest(*tr, d);
-        moved(send, [&](topo::NodeId s, std::span<const LinkId> route) {
-          const int64_t pair = static_cast<int64_t>(rank_of[s]) * p + rank_of[dest.at()];
-          dest.step();
-          a.add(static_cast<ChunkId>(pair * k + q), t.link(route.front()).src,
-                t.link(route.back()).dst, links(route));
-        });
-      }
-    }
-    if (reverses) {
-      // Reduce-Scatter: every send reversed in time, the last to arrive the first to leave, over
-      // the links back; a chunk's reductions into an NPU then all come before the NPU passes it on.
-      std::vector<size_t> order(best->sends.size());
-      std::iota(order.begin(), order.end(), size_t{0});
-      std::stable_sort(order.begin(), order.end(),
-                       [&](size_t x, size_t y) { return best->sends[x].end > best->sends[y].end; });
-      for (size_t i : order)
-        moved(best->sends[i], [&](topo::NodeId s, std::span<const LinkId> route) {
-          std::array<LinkId, 2> back{};
-          for (size_t h = 0; h < route.size(); ++h)
-            back[route.size() - 1 - h] = tr->reverse(route[h]);
-          const std::span<const LinkId> way_back(back.data(), route.size());
-          a.add(rank_of[s] * k + best->sends[i].chunk, t.link(way_back.front()).src,
-                t.link(way_back.back()).dst, links(way_back), Op::Reduce);
-        });
-    }
-    if (c.kind != CollectiveKind::ReduceScatter && !to_each) {
-      const auto channel = static_cast<uint16_t>(gathers ? 0 : 1);
-      for (const Send& send : best->sends)
-        moved(send, [&](topo::NodeId s, std::span<const LinkId> route) {
-          a.add(rank_of[s] * k + send.chunk, t.link(route.front()).src, t.link(route.back()).dst,
-                links(route), Op::Copy, {}, -1, -1, 0, channel);
-        });
-    }
-  };
+  state->rank_of.assign(t.num_npus(), 0);
+  for (int r = 0; r < p; ++r) state->rank_of[c.ranks[r]] = r;
   // Timed once, on the quotient: the moved schedules are the same from every NPU, so each moved
   // transfer starts and ends when rank 0's does, and rank 0's transfers meet on each link exactly
   // the transfers of its orbit's sends (a link x -> x + d of orbit j carries, in list order, rank
@@ -504,27 +531,50 @@ std::optional<Algorithm> synthesize_symmetric(const topo::Topology& t, const Col
   // every moved copy (the copies of one send use disjoint links). N times less work than timing
   // the algorithm (an All-Reduce on 1024 NPUs: 2K transfers timed, not 2M);
   // tests compare the two transfer by transfer on symmetric topologies.
-  Algorithm quotient = empty_algorithm("tenet", t, c, chunk_bytes, model);
-  if (reverses) quotient.reduce_bandwidth = reduce_bandwidth;
-  write(quotient, true);
-  time(t, quotient);
+  state->quotient = empty_algorithm("tenet", t, c, chunk_bytes, model);
+  if (reverses) state->quotient.reduce_bandwidth = reduce_bandwidth;
+  state->write(state->quotient, true);
+  time(t, state->quotient);
+  SymmetricSchedule out;
+  out.state_ = std::move(state);
+  return out;
+}
 
-  Algorithm a = empty_algorithm("tenet", t, c, chunk_bytes, model);
-  a.reduce_bandwidth = quotient.reduce_bandwidth;
+Time SymmetricSchedule::time() const { return state_->quotient.claimed_time; }
+
+size_t SymmetricSchedule::transfers() const {
+  return state_->quotient.size() * static_cast<size_t>(state_->c.num_ranks());
+}
+
+Algorithm SymmetricSchedule::algorithm() const {
+  const State& s = *state_;
+  const int p = s.c.num_ranks();
+  Algorithm a = empty_algorithm("tenet", s.t, s.c, s.chunk_bytes, s.model);
+  a.reduce_bandwidth = s.quotient.reduce_bandwidth;
   const bool direct =
-      std::all_of(ways.begin(), ways.end(), [](const Way& w) { return w.links == 1; });
-  const size_t transfers = quotient.size() * static_cast<size_t>(p);
-  a.reserve(transfers, transfers * (direct ? 1 : 2), 0);
-  write(a, false);
+      std::all_of(s.ways.begin(), s.ways.end(), [](const Way& w) { return w.links == 1; });
+  const size_t n = transfers();
+  a.reserve(n, n * (direct ? 1 : 2), 0);
+  s.write(a, false);
   // The list holds each send's p moved copies one after another, as the quotient holds the send.
   for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
-    const Transfer& q = quotient[id / p];
+    const Transfer& q = s.quotient[id / p];
     a.set_times(id, q.start, q.end);
   }
-  a.claimed_time = quotient.claimed_time;
-  a.method = fmt::format("symmetric (rank 0's schedule on {}, moved to every NPU)", tr->describe());
+  a.claimed_time = s.quotient.claimed_time;
+  a.method =
+      fmt::format("symmetric (rank 0's schedule on {}, moved to every NPU)", s.tr.describe());
   a.provenance.producer = Producer::Symmetric;
   return a;
+}
+
+std::optional<Algorithm> synthesize_symmetric(const topo::Topology& t, const Collective& c,
+                                              Bytes chunk_bytes, LinkModel model, std::string* why,
+                                              Bandwidth reduce_bandwidth) {
+  const std::optional<SymmetricSchedule> s =
+      plan_symmetric(t, c, chunk_bytes, model, why, reduce_bandwidth);
+  if (!s) return std::nullopt;
+  return s->algorithm();
 }
 
 }  // namespace tenet::synth

@@ -38,6 +38,7 @@
 // the most hops still to go. On tori, hypercubes and servers on rails this is the hop-count bound.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -46,6 +47,29 @@
 #include "topo/topology.hpp"
 
 namespace tenet::synth {
+
+// A schedule by translation, timed on its quotient but not yet written out for every NPU: its time
+// is known before its N x transfers are made, which a caller that may not keep it (the portfolio,
+// beside faster methods) need not make. Holds a reference to the topology it was planned on.
+class SymmetricSchedule {
+ public:
+  Time time() const;            // the collective time, as the algorithm claims it
+  size_t transfers() const;     // how many transfers the algorithm holds
+  Algorithm algorithm() const;  // every NPU's transfers, timed: synthesize_symmetric's answer
+
+ private:
+  friend std::optional<SymmetricSchedule> plan_symmetric(const topo::Topology&, const Collective&,
+                                                         Bytes, LinkModel, std::string*, Bandwidth);
+  struct State;
+  std::shared_ptr<const State> state_;
+};
+
+// synthesize_symmetric's schedule, timed, not yet written out (nothing, with the reason in `why`,
+// where it does not apply).
+std::optional<SymmetricSchedule> plan_symmetric(const topo::Topology& t, const Collective& c,
+                                                Bytes chunk_bytes, LinkModel model,
+                                                std::string* why = nullptr,
+                                                Bandwidth reduce_bandwidth = 0);
 
 // `c` synthesized by translation, timed under `model`, its method "symmetric (...)". Nothing,
 // with the reason in `why`, unless `c` is an All-Gather, Reduce-Scatter, All-Reduce or All-to-All

@@ -189,6 +189,13 @@ TEST(Symmetric, VerifiedOnRandomSymmetricTopologies) {
       EXPECT_TRUE(r.correct()) << spec << " " << c.describe() << "\n" << testing::violation_text(r);
       EXPECT_EQ(r.claimed_time, r.model_time) << spec << " " << c.describe();
       EXPECT_EQ(a->provenance.producer, Producer::Symmetric) << a->method;
+      // Its time and size are known before it is written out for every NPU (the portfolio writes
+      // out only a schedule it keeps).
+      const std::optional<SymmetricSchedule> planned =
+          plan_symmetric(t, c, kChunk, model, nullptr, reduce_bandwidth);
+      ASSERT_TRUE(planned);
+      EXPECT_EQ(planned->time(), a->claimed_time) << spec << " " << c.describe();
+      EXPECT_EQ(planned->transfers(), a->size()) << spec << " " << c.describe();
       Algorithm whole = *a;
       time(t, whole);
       EXPECT_EQ(whole.claimed_time, a->claimed_time) << spec << " " << c.describe();
