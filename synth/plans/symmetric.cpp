@@ -407,34 +407,32 @@ void SymmetricSchedule::State::write(Algorithm& a, bool quotient) const {
       c.kind == CollectiveKind::ReduceScatter || c.kind == CollectiveKind::AllReduce;
   const int p = c.num_ranks();
   const int k = c.chunks_per_npu;
-  const topo::Translations* tr = &this->tr;
-  const Schedule* best = &this->best;
   // Each link of `route`, or, for the quotient, its orbit's link at NPU 0.
   std::array<LinkId, 2> canonical{};
   auto links = [&](std::span<const LinkId> route) {
     if (!quotient) return route;
-    for (size_t h = 0; h < route.size(); ++h) canonical[h] = tr->link_of(tr->orbit(route[h]), 0);
+    for (size_t h = 0; h < route.size(); ++h) canonical[h] = tr.link_of(tr.orbit(route[h]), 0);
     return std::span<const LinkId>(canonical.data(), route.size());
   };
   // Calls f(s, route) with each send's route moved by every s (s = 0 alone for the quotient).
   auto moved = [&](const Send& send, auto&& f) {
     const Way& way = ways[send.way];
-    topo::Translations::Walker from(*tr, send.from), to(*tr, tr->shift(send.from, way.to));
+    topo::Translations::Walker from(tr, send.from), to(tr, tr.shift(send.from, way.to));
     std::array<LinkId, 2> route{};
-    const topo::NodeId shifts = quotient ? 1 : tr->num_npus();
+    const topo::NodeId shifts = quotient ? 1 : tr.num_npus();
     for (topo::NodeId s = 0; s < shifts; ++s, from.step(), to.step()) {
-      route[0] = tr->link_of(way.orbits[0], from.at());
-      if (way.links == 2) route[1] = tr->link_of(way.orbits[1], to.at());
+      route[0] = tr.link_of(way.orbits[0], from.at());
+      if (way.links == 2) route[1] = tr.link_of(way.orbits[1], to.at());
       f(s, std::span<const LinkId>(route.data(), way.links));
     }
   };
   if (to_each) {
     // Chunk q from rank s to rank d is (s * P + d) * k + q; rank 0's send of its chunk for NPU e,
     // moved by s, carries rank s's chunk for NPU e + s.
-    for (const Send& send : best->sends) {
+    for (const Send& send : best.sends) {
       const auto& [d, q_bound] = routed.chunks[send.chunk];
       const auto q = q_bound;  // a plain local: lambdas do not capture structured bindings (clang)
-      topo::Translations::Walker dest(*tr, d);
+      topo::Translations::Walker dest(tr, d);
       moved(send, [&](topo::NodeId s, std::span<const LinkId> route) {
         const int64_t pair = static_cast<int64_t>(rank_of[s]) * p + rank_of[dest.at()];
         dest.step();
@@ -446,23 +444,22 @@ void SymmetricSchedule::State::write(Algorithm& a, bool quotient) const {
   if (reverses) {
     // Reduce-Scatter: every send reversed in time, the last to arrive the first to leave, over
     // the links back; a chunk's reductions into an NPU then all come before the NPU passes it on.
-    std::vector<size_t> order(best->sends.size());
+    std::vector<size_t> order(best.sends.size());
     std::iota(order.begin(), order.end(), size_t{0});
     std::stable_sort(order.begin(), order.end(),
-                     [&](size_t x, size_t y) { return best->sends[x].end > best->sends[y].end; });
+                     [&](size_t x, size_t y) { return best.sends[x].end > best.sends[y].end; });
     for (size_t i : order)
-      moved(best->sends[i], [&](topo::NodeId s, std::span<const LinkId> route) {
+      moved(best.sends[i], [&](topo::NodeId s, std::span<const LinkId> route) {
         std::array<LinkId, 2> back{};
-        for (size_t h = 0; h < route.size(); ++h)
-          back[route.size() - 1 - h] = tr->reverse(route[h]);
+        for (size_t h = 0; h < route.size(); ++h) back[route.size() - 1 - h] = tr.reverse(route[h]);
         const std::span<const LinkId> way_back(back.data(), route.size());
-        a.add(rank_of[s] * k + best->sends[i].chunk, t.link(way_back.front()).src,
+        a.add(rank_of[s] * k + best.sends[i].chunk, t.link(way_back.front()).src,
               t.link(way_back.back()).dst, links(way_back), Op::Reduce);
       });
   }
   if (c.kind != CollectiveKind::ReduceScatter && !to_each) {
     const auto channel = static_cast<uint16_t>(gathers ? 0 : 1);
-    for (const Send& send : best->sends)
+    for (const Send& send : best.sends)
       moved(send, [&](topo::NodeId s, std::span<const LinkId> route) {
         a.add(rank_of[s] * k + send.chunk, t.link(route.front()).src, t.link(route.back()).dst,
               links(route), Op::Copy, {}, -1, -1, 0, channel);
