@@ -456,6 +456,14 @@ class FlatSearch {
     return matcher_variants;
   }
 
+  // Whether the plain matcher's answer at `cc`'s count takes at least `fastest` less kMatcherGain
+  // (matcher_figure), unless it also runs in waves, where an All-Reduce may end under that figure.
+  bool matchers_cannot_gain(const Collective& cc, Bytes chunk, Time fastest) const {
+    return static_cast<double>(fastest) <=
+               (1 + kMatcherGain) * matcher_figure(t_, cc, chunk, bounds_of(o_)) &&
+           !waves_apply(t_, cc, chunk, o_);
+  }
+
   // The plain matcher's runs `auto` leaves out at `cc`'s count (PortfolioOptions::leave_out),
   // `fastest` the search's fastest at the counts before (-1: none yet): a run whose time at half
   // the count falls behind it by kMatcherContend (falls_behind; without a time at a quarter of the
@@ -465,9 +473,7 @@ class FlatSearch {
   unsigned leave_out_matchers(const Collective& cc, Bytes chunk, Time fastest) {
     if (o_.method != SynthMethod::Auto || fastest < 0) return left_out_;
     const int count = cc.chunks_per_npu;
-    if (static_cast<double>(fastest) <=
-            (1 + kMatcherGain) * matcher_figure(t_, cc, chunk, bounds_of(o_)) &&
-        !waves_apply(t_, cc, chunk, o_)) {
+    if (matchers_cannot_gain(cc, chunk, fastest)) {
       matchers_at_figure_ = true;
       for (MatcherRun run : {MatcherRun::Scarce, MatcherRun::UnderHold, MatcherRun::Random,
                              MatcherRun::RandomYielding, MatcherRun::ScarceUnderHold})
@@ -701,9 +707,7 @@ class FlatSearch {
         break;
       std::optional<Time> fastest;
       if ((o_.deadline && o_.deadline->reached(2 * last_seconds)) ||
-          (static_cast<double>(best.algorithm.claimed_time) <=
-               (1 + kMatcherGain) * matcher_figure(t_, c, chunk, bounds_of(o_)) &&
-           !waves_apply(t_, c, chunk, o_)))
+          matchers_cannot_gain(c, chunk, best.algorithm.claimed_time))
         break;  // (as leave_out_matchers leaves the matchers out of a count)
       const auto began = Deadline::Clock::now();
       for (const auto& [variant, label, made_by] : matcher_variants) {
