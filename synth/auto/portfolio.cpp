@@ -327,9 +327,25 @@ class Portfolio {
     return true;
   }
 
+  // Method `m` with options `o`, against the fastest so far: a result whose floor
+  // (synth::time_floor) is no faster than best_ cannot replace it, so it is not timed
+  // (SynthOptions::to_beat; its reported time is then that floor). It replaces best_ where faster;
+  // a floor that does (under the caller's own to_beat) says so to the caller, as before.
+  std::optional<Algorithm> made_against_best(const SynthOptions& o, Method m) {
+    if (!best_) return synthesize_with(t_, c_, chunk_bytes_, o, m);
+    SynthOptions against = o;
+    bool floored = false;
+    against.to_beat =
+        o.to_beat > 0 ? std::min(o.to_beat, best_->claimed_time) : best_->claimed_time;
+    against.floored = &floored;
+    std::optional<Algorithm> a = synthesize_with(t_, c_, chunk_bytes_, against, m);
+    if (floored && a && a->claimed_time < best_->claimed_time && o.floored) *o.floored = true;
+    return a;
+  }
+
   // Plan `m`, in place of best_ where faster, reported (PortfolioOptions::on_plan).
   void run_plan(Method m) {
-    std::optional<Algorithm> plan = synthesize_with(t_, c_, chunk_bytes_, quiet_, m);
+    std::optional<Algorithm> plan = made_against_best(quiet_, m);
     if (plan && o_.portfolio.on_plan) o_.portfolio.on_plan(m, plan->claimed_time);
     consider_made(std::move(plan));
   }
