@@ -52,6 +52,12 @@ inline constexpr size_t kVariantsPast = 4;
 inline constexpr int64_t kPipelineAllVariantsTransfers = int64_t{1} << 16;
 // After a count that gained nothing, one more doubling, unless already within this of the bound.
 inline constexpr double kDoublingEnough = 1.005;
+// Boxes on rails (synth/plans/box_rails.hpp) are the flow plan where their fluid rate comes within
+// this of the All-Gather cut bound (ForestColl's MI250 x2: 3.2 %; x4 and up: at it).
+inline constexpr double kBoxesOnRailsNear = 0.05;
+// ... on up to this many NPUs (ForestColl's MI250 x16, 256 GCDs: 768 trees of 256 NPUs, 6.7 s of
+// CPU for a whole All-Gather command); their trees' routes grow as the NPUs squared.
+inline constexpr int kBoxesOnRailsMostNpus = 256;
 // Over this of the bound, the pipelines try their split variants and go on to their budget.
 inline constexpr double kPipelinesPersist = 1.03;
 // ... while their last count is within this of the fastest,

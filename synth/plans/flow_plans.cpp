@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <numeric>
 
+#include "synth/plans/box_rails.hpp"
+#include "synth/tuning.hpp"
+#include "topo/bounds.hpp"
+
 namespace tenet::synth::detail {
 
 namespace {
@@ -39,6 +43,19 @@ TreePacking renamed(TreePacking p, const std::vector<LinkId>& from, const std::v
   return p;
 }
 
+// The All-Gather trees: boxes on rails where they apply and come within kBoxesOnRailsNear of the
+// cut bound at their fluid rates (their trees stay inside a box but for one hop on a rail, and
+// pack in a box's time), else the whole fabric's packing. Up to kBoxesOnRailsMostNpus: their trees
+// are the box's per NPU, each a route per NPU.
+std::optional<TreePacking> pack_all_gather_trees(const topo::Topology& t) {
+  if (t.num_npus() > kBoxesOnRailsMostNpus) return pack_pipelined_trees(t);
+  if (std::optional<TreePacking> boxes = pack_boxes_on_rails(t)) {
+    const double fluid = boxes->congestion / (boxes->k * static_cast<double>(boxes->unit));
+    if (fluid <= (1 + kBoxesOnRailsNear) * topo::allgather_cut_bound(t).ratio()) return boxes;
+  }
+  return pack_pipelined_trees(t);
+}
+
 }  // namespace
 
 const TreePacking* FlowPlans::of(const topo::Topology& t, NodeId root) {
@@ -53,7 +70,7 @@ const TreePacking* FlowPlans::of(const topo::Topology& t, NodeId root) {
       return entry.first.second == root && entry.second.shape == made.shape;
     });
     if (same == plans_.end())
-      made.packing = root < 0 ? pack_pipelined_trees(t) : pack_broadcast_trees(t, root);
+      made.packing = root < 0 ? pack_all_gather_trees(t) : pack_broadcast_trees(t, root);
     else if (same->second.packing)
       made.packing = renamed(*same->second.packing, same->second.order, made.order);
     it = plans_.emplace(key, std::move(made)).first;

@@ -1,19 +1,84 @@
-// Setup shared by the flow plan's correctness tests (tests/synth/plans/flow_plan_test.cpp) and its
-// quality pins (tests/quality/flow_plan_quality_test.cpp): the pipelines alone, and their variants
-// run one by one.
+// Setup shared by the flow plan's correctness tests (tests/synth/plans/flow_plan_test.cpp,
+// box_rails_test.cpp) and its quality pins (tests/quality/flow_plan_quality_test.cpp): a packing's
+// trees checked, the pipelines alone, and their variants run one by one.
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "synth/bounds/lower_bound.hpp"
+#include "synth/plans/tree_packing.hpp"
 #include "synth/synthesizer.hpp"
 #include "topo/generators.hpp"
 #include "topo/io.hpp"
 
 namespace tenet::synth::testing {
+
+// Every tree spans every NPU from its root without a cycle, and each tree arc's routes are paths
+// of physical links from the parent to the child; each root has k tree units in all.
+inline void expect_well_formed(const topo::Topology& t, const TreePacking& p,
+                               const std::vector<NodeId>& roots, const std::string& where) {
+  std::map<NodeId, int> units;
+  for (const PackedTree& tr : p.trees) {
+    units[tr.root] += tr.copies;
+    ASSERT_GT(tr.copies, 0) << where;
+    ASSERT_EQ(tr.parent[tr.root], -1) << where;
+    for (NodeId v = 0; v < t.num_npus(); ++v) {
+      if (v == tr.root) continue;
+      // Up the parents to the root in fewer than N steps.
+      NodeId x = v;
+      for (int steps = 0; x != tr.root; ++steps) {
+        ASSERT_LT(steps, t.num_npus()) << where << ": cycle above NPU " << v;
+        x = tr.parent[x];
+        ASSERT_GE(x, 0) << where << ": NPU " << v << " is not in the tree of root " << tr.root;
+      }
+      ASSERT_FALSE(tr.routes[v].empty()) << where;
+      for (const std::vector<LinkId>& route : tr.routes[v]) {
+        NodeId at = tr.parent[v];
+        std::set<LinkId> seen;
+        for (LinkId l : route) {
+          ASSERT_EQ(t.link(l).src, at) << where << ": route to " << v << " is not a path";
+          ASSERT_TRUE(seen.insert(l).second)
+              << where << ": route to " << v << " crosses a link twice";
+          at = t.link(l).dst;
+        }
+        ASSERT_EQ(at, v) << where;
+      }
+    }
+  }
+  for (NodeId r : roots) EXPECT_EQ(units[r], p.k) << where << ": root " << r;
+  EXPECT_EQ(units.size(), roots.size()) << where;
+  // The lanes: per tree and arc, its own parts of the arc's routes, summing to 1; streamed at
+  // copies x unit / U times their lanes, the trees fit every physical link at once.
+  std::vector<double> load(t.num_links(), 0.0);
+  for (const PackedTree& tr : p.trees)
+    for (NodeId v = 0; v < t.num_npus(); ++v) {
+      if (v == tr.root) continue;
+      ASSERT_EQ(tr.lanes[v].size(), tr.routes[v].size()) << where;
+      double sum = 0;
+      for (size_t r = 0; r < tr.lanes[v].size(); ++r) {
+        ASSERT_GE(tr.lanes[v][r], 0) << where;
+        sum += tr.lanes[v][r];
+        for (LinkId l : tr.routes[v][r])
+          load[l] += tr.copies * tr.lanes[v][r] * static_cast<double>(p.unit) / p.congestion;
+      }
+      EXPECT_NEAR(sum, 1, 1e-9) << where << ": lanes to " << v;
+    }
+  for (LinkId l = 0; l < t.num_links(); ++l)
+    EXPECT_LE(load[l], static_cast<double>(t.link(l).bandwidth) * (1 + 1e-6))
+        << where << ": link " << l;
+}
+
+// U / (k x unit): the plan's seconds per byte from each root, to compare with the cut bound.
+inline double plan_ratio(const TreePacking& p) {
+  return p.congestion / (p.k * static_cast<double>(p.unit));
+}
 
 // The flow plan's pipelines alone: `kind` of 256 MiB on `spec` in `chunks` per NPU (Broadcast and
 // Reduce: the root's), on `topology`; with its ratio to the lower bound.
