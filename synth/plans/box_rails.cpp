@@ -4,8 +4,12 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <tuple>
+#include <utility>
 #include <vector>
+
+#include "synth/tuning.hpp"
 
 namespace tenet::synth {
 
@@ -44,31 +48,84 @@ struct BoxLink {
   }
 };
 
-// From NPU `u`, the route through switches alone to each NPU it reaches so (fewest links, the first
-// found in link id order), indexed by that NPU; empty where none.
-std::vector<std::vector<LinkId>> routes_through_switches(const topo::Topology& t, NodeId u) {
-  std::vector<LinkId> via(t.num_nodes(), -1);  // the link a node was first reached by
-  std::vector<bool> seen(t.num_nodes(), false);
+// From NPU `u`, the routes through switches alone to each NPU it reaches so: every one of the
+// fewest links (equal-cost paths, as ECMP spreads a flow), up to kMostRailRoutes in link id order,
+// indexed by that NPU; none for u's own box (reached over a direct link) or where none.
+std::vector<std::vector<std::vector<LinkId>>> routes_through_switches(const topo::Topology& t,
+                                                                      NodeId u) {
+  std::vector<int> hops(t.num_nodes(), -1);
+  std::vector<std::vector<LinkId>> into(t.num_nodes());  // the links on a fewest-hop path in
   std::deque<NodeId> frontier{u};
-  seen[u] = true;
+  hops[u] = 0;
   while (!frontier.empty()) {
     const NodeId x = frontier.front();
     frontier.pop_front();
     for (LinkId l : t.out_links(x)) {
       const NodeId y = t.link(l).dst;
-      if (seen[y]) continue;
-      seen[y] = true;
-      via[y] = l;
-      if (t.is_switch(y)) frontier.push_back(y);  // NPUs end a route: no relaying through them
+      if (hops[y] >= 0 && hops[y] != hops[x] + 1) continue;
+      into[y].push_back(l);
+      if (hops[y] < 0) {
+        hops[y] = hops[x] + 1;
+        if (t.is_switch(y)) frontier.push_back(y);  // NPUs end a route: no relaying through them
+      }
     }
   }
-  std::vector<std::vector<LinkId>> routes(t.num_npus());
+  std::vector<std::vector<std::vector<LinkId>>> routes(t.num_npus());
   for (NodeId v = 0; v < t.num_npus(); ++v) {
-    if (v == u || via[v] < 0 || t.link(via[v]).src == u) continue;  // none, or a direct link
-    for (NodeId x = v; x != u; x = t.link(via[x]).src) routes[v].push_back(via[x]);
-    std::reverse(routes[v].begin(), routes[v].end());
+    if (v == u || hops[v] < 2) continue;  // itself, unreached, or a direct link
+    // Backwards from v over `into`, depth first in link id order.
+    std::vector<LinkId> path;
+    auto walk = [&](auto&& self, NodeId y) -> void {
+      if (routes[v].size() >= kMostRailRoutes) return;
+      if (y == u) {
+        routes[v].emplace_back(path.rbegin(), path.rend());
+        return;
+      }
+      for (LinkId l : into[y]) {
+        path.push_back(l);
+        self(self, t.link(l).src);
+        path.pop_back();
+      }
+    };
+    walk(walk, v);
   }
   return routes;
+}
+
+// Per root box, the box each other box gets its rails' data from. Boxes whose NPUs link to the
+// same switches form a pod (a leaf's servers); the root's pod gets it from the root, and each other
+// pod once, in the box at the root's place in its own pod (round), which hands it on to the rest
+// of that pod: a chunk crosses the links between pods once per pod, not once per box.
+std::vector<std::vector<int>> rail_parents(const topo::Topology& t,
+                                           const std::vector<std::vector<NodeId>>& boxes) {
+  std::map<std::vector<NodeId>, int> pod_of_switches;
+  std::vector<std::vector<int>> pods;
+  std::vector<std::pair<int, int>> place(boxes.size());  // per box: its pod and place there
+  for (size_t b = 0; b < boxes.size(); ++b) {
+    std::vector<NodeId> switches;
+    for (NodeId v : boxes[b])
+      for (LinkId l : t.out_links(v))
+        if (t.is_switch(t.link(l).dst)) switches.push_back(t.link(l).dst);
+    std::sort(switches.begin(), switches.end());
+    switches.erase(std::unique(switches.begin(), switches.end()), switches.end());
+    const auto [it, added] = pod_of_switches.emplace(switches, static_cast<int>(pods.size()));
+    if (added) pods.emplace_back();
+    place[b] = {it->second, static_cast<int>(pods[it->second].size())};
+    pods[it->second].push_back(static_cast<int>(b));
+  }
+  std::vector<std::vector<int>> parent(boxes.size(), std::vector<int>(boxes.size(), -1));
+  for (size_t root = 0; root < boxes.size(); ++root) {
+    const auto [home, at] = place[root];
+    for (size_t p = 0; p < pods.size(); ++p) {
+      const int first = static_cast<int>(p) == home
+                            ? static_cast<int>(root)
+                            : pods[p][static_cast<size_t>(at) % pods[p].size()];
+      if (first != static_cast<int>(root)) parent[root][first] = static_cast<int>(root);
+      for (int b : pods[p])
+        if (b != first) parent[root][b] = first;
+    }
+  }
+  return parent;
 }
 
 }  // namespace
@@ -102,13 +159,14 @@ std::optional<TreePacking> pack_boxes_on_rails(const topo::Topology& t) {
       if (t.node(boxes[b][i]).router != t.node(boxes[0][i]).router) return std::nullopt;
   }
   // The rails: from every NPU to its position in every other box, through switches alone.
-  std::vector<std::vector<std::vector<LinkId>>> rail(t.num_npus());
+  std::vector<std::vector<std::vector<std::vector<LinkId>>>> rail(t.num_npus());
   for (NodeId u = 0; u < t.num_npus(); ++u) {
     rail[u] = routes_through_switches(t, u);
     for (size_t b = 0; b < boxes.size(); ++b)
       if (static_cast<int>(b) != box_of[u] && rail[u][boxes[b][position[u]]].empty())
         return std::nullopt;
   }
+  const std::vector<std::vector<int>> from = rail_parents(t, boxes);
   // The box alone, its links in `inside` order.
   topo::TopologyBuilder builder("box");
   for (int i = 0; i < per; ++i) builder.add_npu("", t.node(boxes[0][i]).router);
@@ -135,10 +193,11 @@ std::optional<TreePacking> pack_boxes_on_rails(const topo::Topology& t) {
         if (v == root) continue;
         const int b = box_of[v], i = position[v];
         if (b != box_of[root] && i == position[root]) {  // over the rail
-          tree.parent[v] = root;
-          tree.routes[v] = {rail[root][v]};
-          tree.shares[v] = {1.0};
-          tree.lanes[v] = {1.0};
+          tree.parent[v] = boxes[from[box_of[root]][b]][i];
+          tree.routes[v] = rail[tree.parent[v]][v];
+          const double each = 1.0 / static_cast<double>(tree.routes[v].size());
+          tree.shares[v].assign(tree.routes[v].size(), each);
+          tree.lanes[v].assign(tree.routes[v].size(), each);
           continue;
         }
         tree.parent[v] = boxes[b][inner.parent[i]];
