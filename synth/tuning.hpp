@@ -52,15 +52,6 @@ inline constexpr size_t kVariantsPast = 4;
 inline constexpr int64_t kPipelineAllVariantsTransfers = int64_t{1} << 16;
 // After a count that gained nothing, one more doubling, unless already within this of the bound.
 inline constexpr double kDoublingEnough = 1.005;
-// Boxes on rails (synth/plans/box_rails.hpp) are the flow plan where their fluid rate comes within
-// this of the All-Gather cut bound (ForestColl's MI250 x2: 3.2 %; x4 and up: at it).
-inline constexpr double kBoxesOnRailsNear = 0.05;
-// ... on up to this many NPUs (ForestColl's MI250 x16, 256 GCDs: 768 trees of 256 NPUs, 6.7 s of
-// CPU for a whole All-Gather command); their trees' routes grow as the NPUs squared.
-inline constexpr int kBoxesOnRailsMostNpus = 256;
-// A rail takes every route of the fewest links through switches, up to this many, in equal parts
-// (a leaf-spine's spines, as ECMP spreads a flow).
-inline constexpr size_t kMostRailRoutes = 8;
 // Over this of the bound, the pipelines try their split variants and go on to their budget.
 inline constexpr double kPipelinesPersist = 1.03;
 // ... while their last count is within this of the fastest,
@@ -98,6 +89,18 @@ inline constexpr int64_t kWavesTransferBudget = int64_t{1} << 21;
 inline constexpr int kInTurnRounds = 8;
 // In lanes, a chunk goes at its tree's rate times its lane, but at least this share of it.
 inline constexpr double kLeastLane = 0.5;
+
+// ---- The flow plan's trees (synth/plans/flow_plans.cpp, box_rails.cpp) --------------------------
+
+// Boxes on rails (synth/plans/box_rails.hpp) are the flow plan where their fluid rate comes within
+// this of the All-Gather cut bound (ForestColl's MI250 x2: 3.2 %; x4 and up: at it).
+inline constexpr double kBoxesOnRailsNear = 0.05;
+// ... on up to this many NPUs (ForestColl's MI250 x16, 256 GCDs: 768 trees of 256 NPUs, 6.7 s of
+// CPU for a whole All-Gather command); their trees' routes grow as the NPUs squared.
+inline constexpr int kBoxesOnRailsMostNpus = 256;
+// A rail takes every route of the fewest links through switches, up to this many, in equal parts
+// (a leaf-spine's spines, as ECMP spreads a flow).
+inline constexpr size_t kMostRailRoutes = 8;
 
 // ---- The `auto` portfolio (synth/auto/portfolio.cpp) -------------------------------------------
 
