@@ -98,9 +98,9 @@ inline constexpr double kBoxesOnRailsNear = 0.05;
 // ... on up to this many NPUs (ForestColl's MI250 x16, 256 GCDs: 768 trees of 256 NPUs, 6.7 s of
 // CPU for a whole All-Gather command); their trees' routes grow as the NPUs squared.
 inline constexpr int kBoxesOnRailsMostNpus = 256;
-// A rail takes every route of the fewest links through switches, up to this many, in equal parts
-// (a leaf-spine's spines, as ECMP spreads a flow).
-inline constexpr size_t kMostRailRoutes = 8;
+// A rail takes every least-cost route through switches (topo::Router), up to this many, in equal
+// parts (a leaf-spine's spines, as ECMP spreads a flow).
+inline constexpr int kMostRailRoutes = 8;
 
 // ---- The `auto` portfolio (synth/auto/portfolio.cpp) -------------------------------------------
 

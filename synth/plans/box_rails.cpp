@@ -3,13 +3,13 @@
 #include <boost/pending/disjoint_sets.hpp>
 
 #include <algorithm>
-#include <deque>
 #include <map>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "synth/tuning.hpp"
+#include "topo/routing.hpp"
 
 namespace tenet::synth {
 
@@ -47,50 +47,6 @@ struct BoxLink {
            std::tie(o.src, o.dst, o.bandwidth, o.latency, o.id);
   }
 };
-
-// From NPU `u`, the routes through switches alone to each NPU it reaches so: every one of the
-// fewest links (equal-cost paths, as ECMP spreads a flow), up to kMostRailRoutes in link id order,
-// indexed by that NPU; none for u's own box (reached over a direct link) or where none.
-std::vector<std::vector<std::vector<LinkId>>> routes_through_switches(const topo::Topology& t,
-                                                                      NodeId u) {
-  std::vector<int> hops(t.num_nodes(), -1);
-  std::vector<std::vector<LinkId>> into(t.num_nodes());  // the links on a fewest-hop path in
-  std::deque<NodeId> frontier{u};
-  hops[u] = 0;
-  while (!frontier.empty()) {
-    const NodeId x = frontier.front();
-    frontier.pop_front();
-    for (LinkId l : t.out_links(x)) {
-      const NodeId y = t.link(l).dst;
-      if (hops[y] >= 0 && hops[y] != hops[x] + 1) continue;
-      into[y].push_back(l);
-      if (hops[y] < 0) {
-        hops[y] = hops[x] + 1;
-        if (t.is_switch(y)) frontier.push_back(y);  // NPUs end a route: no relaying through them
-      }
-    }
-  }
-  std::vector<std::vector<std::vector<LinkId>>> routes(t.num_npus());
-  for (NodeId v = 0; v < t.num_npus(); ++v) {
-    if (v == u || hops[v] < 2) continue;  // itself, unreached, or a direct link
-    // Backwards from v over `into`, depth first in link id order.
-    std::vector<LinkId> path;
-    auto walk = [&](auto&& self, NodeId y) -> void {
-      if (routes[v].size() >= kMostRailRoutes) return;
-      if (y == u) {
-        routes[v].emplace_back(path.rbegin(), path.rend());
-        return;
-      }
-      for (LinkId l : into[y]) {
-        path.push_back(l);
-        self(self, t.link(l).src);
-        path.pop_back();
-      }
-    };
-    walk(walk, v);
-  }
-  return routes;
-}
 
 // Per root box, the box each other box gets its rails' data from. Boxes whose NPUs link to the
 // same switches form a pod (a leaf's servers); the root's pod gets it from the root, and each other
@@ -158,10 +114,12 @@ std::optional<TreePacking> pack_boxes_on_rails(const topo::Topology& t) {
     for (int i = 0; i < per; ++i)
       if (t.node(boxes[b][i]).router != t.node(boxes[0][i]).router) return std::nullopt;
   }
-  // The rails: from every NPU to its position in every other box, through switches alone.
-  std::vector<std::vector<std::vector<std::vector<LinkId>>>> rail(t.num_npus());
+  // The rails: from every NPU to its position in every other box through switches alone, every
+  // least-cost route (as ECMP spreads a flow) up to kMostRailRoutes.
+  const topo::Router router(t);
+  std::vector<std::vector<std::vector<topo::Route>>> rail(t.num_npus());
   for (NodeId u = 0; u < t.num_npus(); ++u) {
-    rail[u] = routes_through_switches(t, u);
+    rail[u] = router.switch_routes_from(u, kMostRailRoutes);
     for (size_t b = 0; b < boxes.size(); ++b)
       if (static_cast<int>(b) != box_of[u] && rail[u][boxes[b][position[u]]].empty())
         return std::nullopt;
@@ -194,7 +152,8 @@ std::optional<TreePacking> pack_boxes_on_rails(const topo::Topology& t) {
         const int b = box_of[v], i = position[v];
         if (b != box_of[root] && i == position[root]) {  // over the rail
           tree.parent[v] = boxes[from[box_of[root]][b]][i];
-          tree.routes[v] = rail[tree.parent[v]][v];
+          for (const topo::Route& route : rail[tree.parent[v]][v])
+            tree.routes[v].push_back(route.links);
           const double each = 1.0 / static_cast<double>(tree.routes[v].size());
           tree.shares[v].assign(tree.routes[v].size(), each);
           tree.lanes[v].assign(tree.routes[v].size(), each);

@@ -30,7 +30,8 @@ namespace tenet::synth {
 // nothing where `t` is not boxes on rails: at least two boxes (NPUs joined by NPU-to-NPU links)
 // of at least two NPUs, all alike (the same links between the same positions, positions in NPU
 // id order), every pair of same-position NPUs in different boxes joined through switches alone
-// (the fewest links, the first found in link id order), and a box that packs. Its congestion is
+// (topo::Router's least-cost routes, up to kMostRailRoutes of them), and a box that packs. Its
+// congestion is
 // what those routes load every link with, so its rate holds on any switched network.
 std::optional<TreePacking> pack_boxes_on_rails(const topo::Topology& t);
 
