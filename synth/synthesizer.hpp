@@ -88,10 +88,15 @@ struct PipelineOptions {
   // where they apply; 0: every variant that applies. The chunk search runs the kVariantsPast
   // fastest at the count before alone past kPipelineAllVariantsTransfers.
   uint64_t variants = 0;
-  // Called with each variant and its time (its floor where that shows it cannot be the fastest,
-  // untimed; an All-Reduce's, its halves joined; an All-Reduce's halves in turn, each its own
-  // fastest, are a variant of their own, and each half's own variants are reported, and asked for,
-  // as variants of their own too).
+  // A variant predicted (before it is made, from its trees' fill and the chunks dealt to them) to
+  // end no faster than the fastest so far, or the caller's time to beat, by a margin
+  // (kPipelinePredictedSure), is left unmade. False: every variant is made (to measure what the
+  // prediction leaves out).
+  bool predicted = true;
+  // Called with each variant and its time (its prediction where that left it unmade; its floor
+  // where that shows it cannot be the fastest, untimed; an All-Reduce's, its halves joined; an
+  // All-Reduce's halves in turn, each its own fastest, are a variant of their own, and each half's
+  // own variants are reported, and asked for, as variants of their own too).
   std::function<void(int variant, Time time)> on_variant;
 };
 

@@ -87,6 +87,13 @@ inline constexpr double kWavesFrom = 1.25;
 inline constexpr int64_t kWavesTransferBudget = int64_t{1} << 21;
 // How many times the halves in turn are joined again at most (join_all_reduce).
 inline constexpr int kInTurnRounds = 8;
+// A pipeline variant is made only where this of its predicted end (pipeline_prediction) is under
+// the time to beat: on the 261-case matrix, timed variants end at 0.69 to 1.7 times it (1 % under
+// 0.80, median 1.00) (docs/tuning.md).
+inline constexpr double kPipelinePredictedSure = 0.65;
+// ... and an All-Reduce's (its halves joined; there the prediction is further under: timed
+// variants end at 0.82 to 2.9 times it, 1 % under 0.93, median 1.8).
+inline constexpr double kAllReducePredictedSure = 0.8;
 // In lanes, a chunk goes at its tree's rate times its lane, but at least this share of it.
 inline constexpr double kLeastLane = 0.5;
 

@@ -304,6 +304,7 @@ std::string cache_key(std::string_view producer, const topo::Topology& t, const 
   line("slow_links_yield", o.matcher.slow_links_yield);
   line("split", o.pipelines.split);
   line("variants", o.pipelines.variants);
+  line("predicted", o.pipelines.predicted);
   line("random_choice", o.portfolio.random_choice);
   line("baselines", o.portfolio.baselines);
   line("team_relay", o.portfolio.team_relay);

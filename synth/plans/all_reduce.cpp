@@ -202,6 +202,33 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   std::optional<Algorithm> best;
   bool floored_best = false;  // `best` is a floor over o.to_beat, not timed
   auto run = [&](int variant) {
+    // A variant predicted (pipeline_prediction) no faster than the fastest so far, or what the
+    // caller has, by kAllReducePredictedSure, is not made; it reports its likely time (the halves'
+    // summed, over that time to beat). Joined, a chunk's All-Gather leaves once its reduction is
+    // done: the last reduction ends at least the least fill of the All-Gather's trees before the
+    // end, and no All-Gather starts before the least fill of the Reduce-Scatter's. (Where the run
+    // keeps its flow plans: else each prediction would pack them again.)
+    const Time to_beat = best && !floored_best ? best->claimed_time : o.to_beat;
+    if (planned == Method::PlanPipeline && o.pipelines.predicted && to_beat > 0 && o.memo) {
+      const std::optional<PipelinePrediction> reduced = predict_pipeline(t, rs, chunk_bytes, half,
+                                                                         false, variant),
+                                              gathered = predict_pipeline(t, ag, chunk_bytes, half,
+                                                                          true, variant);
+      const Time end = reduced && gathered ? std::max(reduced->end + gathered->first,
+                                                      reduced->first + gathered->end)
+                                           : 0;
+      if (reduced && gathered &&
+          kAllReducePredictedSure * static_cast<double>(end) >= static_cast<double>(to_beat)) {
+        const Time likely = std::max(reduced->likely + gathered->likely, to_beat);
+        if (o.pipelines.on_variant) o.pipelines.on_variant(variant, likely);
+        if (!best) {
+          best = unmade_pipelines(t, c, chunk_bytes, o.link_model, likely);
+          floored_best = true;
+          if (o.floored) *o.floored = true;
+        }
+        return;
+      }
+    }
     if (o.progress) half.progress = [&](double f) { o.progress(f / 2); };
     std::optional<Algorithm> first =
         synthesize_plan(t, rs, chunk_bytes, half, planned, false, work_budget, variant);
@@ -262,6 +289,9 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   auto alone = [&](int h) {
     SynthOptions a = o;
     a.progress = nullptr;
+    // Each half's fastest variant is made, whatever the caller has: the halves join only here.
+    a.to_beat = -1;
+    a.floored = nullptr;
     a.pipelines.variants = o.pipelines.variants >> kInTurnHalf[h] & kWholeVariants;
     if (o.pipelines.on_variant)
       a.pipelines.on_variant = [&o, h](int v, Time time) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -21,16 +22,19 @@ PipelineFill pipeline_fill(const topo::Topology& ft, const TreePacking& packing,
     return transfer_time(chunk_bytes, std::max<Bandwidth>(1, static_cast<Bandwidth>(rate)));
   };
   PipelineFill f;
-  std::vector<Time> arrival(n);
+  f.split = split;
+  // Per NPU, when the tree's first chunk reaches it: as dealt (over each arc's slowest route), with
+  // steps, and the soonest (over its fastest, with steps).
+  std::vector<Time> arrival(n), likely(n), soonest(n);
   std::vector<char> known(n);
   std::vector<NodeId> path;
   for (const PackedTree& tr : packing.trees) {
     const double rate = per_copy * tr.copies;
     f.chunk_time.push_back(time_at(rate));
     std::fill(known.begin(), known.end(), 0);
-    arrival[tr.root] = 0;
+    arrival[tr.root] = likely[tr.root] = soonest[tr.root] = 0;
     known[tr.root] = 1;
-    Time last = 0;
+    Time last = 0, last_likely = 0, last_soonest = 0, step_time = 0;
     const int height = shape.messages ? tree_height(tr) : 0;
     for (NodeId v = 0; v < n; ++v) {
       path.clear();  // v and its ancestors not yet known, deepest first
@@ -44,23 +48,56 @@ PipelineFill pipeline_fill(const topo::Topology& ft, const TreePacking& packing,
                                  std::max(1, chunks_per_root * tr.copies / std::max(1, packing.k)),
                                  chunk_bytes, rate / split, height)
                 : 1;
-        Time hop = 0;
+        Time hop = 0, soonest_hop = std::numeric_limits<Time>::max(), step = 0;
         for (size_t r = 0; r < tr.routes[u].size(); ++r) {
           if (shares[r] <= 0) continue;
           Time latency = 0;
-          for (LinkId l : tr.routes[u][r]) latency += ft.link(l).latency;
+          for (LinkId l : tr.routes[u][r]) {
+            latency += ft.link(l).latency;
+            if (ft.charges_steps()) step = std::max(step, ft.link(l).step);
+          }
           const double own = shape.stream_rate(rate, shares[r]) / split;
           hop = std::max(hop,
                          transfer_time(chunk_bytes * m, speedup(tr.routes[u][r], own)) + latency);
+          // (Split chunks leave at once, and where their links have room, as fast as whole ones.)
+          soonest_hop = std::min(
+              soonest_hop,
+              transfer_time(chunk_bytes * m, speedup(tr.routes[u][r], own * split)) + latency);
         }
         arrival[u] = arrival[tr.parent[u]] + hop;
+        likely[u] = likely[tr.parent[u]] + hop + step;
+        soonest[u] = soonest[tr.parent[u]] + (hop > 0 ? soonest_hop + step : 0);
+        step_time = std::max(step_time, step / m);
         known[u] = 1;
       }
       last = std::max(last, arrival[v]);
+      last_likely = std::max(last_likely, likely[v]);
+      last_soonest = std::max(last_soonest, soonest[v]);
     }
     f.last.push_back(last);
+    f.likely.push_back(last_likely);
+    f.soonest.push_back(last_soonest);
+    f.step_time.push_back(step_time);
   }
   return f;
+}
+
+PipelinePrediction pipeline_prediction(const PipelineFill& fill, const std::vector<int>& dealing,
+                                       size_t trees) {
+  std::vector<int64_t> dealt(trees, 0);
+  for (int i : dealing)
+    if (i >= 0) ++dealt[i];
+  PipelinePrediction p{.end = 0, .first = std::numeric_limits<Time>::max()};
+  for (size_t i = 0; i < trees; ++i) {
+    if (dealt[i] == 0) continue;
+    const Time per_chunk = fill.chunk_time[i] + fill.step_time[i];
+    p.end =
+        std::max(p.end, fill.soonest[i] + std::max<int64_t>(0, dealt[i] - fill.split) * per_chunk);
+    p.first = std::min(p.first, fill.soonest[i]);
+    p.likely = std::max(p.likely, fill.likely[i] + (dealt[i] - 1) * per_chunk);
+  }
+  if (p.end == 0) p.first = 0;
+  return p;
 }
 
 int tree_height(const PackedTree& tr) {

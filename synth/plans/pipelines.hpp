@@ -96,14 +96,34 @@ int message_chunks(const topo::Topology& ft, const PackedTree& tr, NodeId v, int
 // rate (a chunk leaves the root each chunk time), and `last`, when its first chunk reaches its last
 // NPU (per arc, a chunk's time at the stream's rate as `speedup` gives it, `split` times as long
 // when split, plus the latency of its slowest route).
+// For the prediction (pipeline_prediction), where steps are charged: `likely`, `last` with each
+// arc's step (its route's largest) added; `soonest`, the same over each arc's fastest route (its
+// slowest decides `last`: the dealing waits for it; a chunk may go the fastest), split chunks at
+// the whole stream's rate (they leave `split` at once, each as fast as its links have room for);
+// `step_time`, the most steps an arc spends per chunk (a step per message).
 struct PipelineFill {
-  std::vector<Time> chunk_time, last;
+  std::vector<Time> chunk_time, last, likely, soonest, step_time;
+  int split = 1;
 };
 // In messages, each arc's first message (message_chunks, the tree taking its copies' share of
 // `chunks_per_root`) stands for its chunk.
 PipelineFill pipeline_fill(const topo::Topology& ft, const TreePacking& packing, Bytes chunk_bytes,
                            const PipelineShape& shape, const StreamSpeedup& speedup,
                            int chunks_per_root);
+
+// The pipelines' time as predicted before they are made (`end`): the latest over the trees of when
+// the tree's first chunk may reach its last NPU (`fill.soonest`) plus a chunk time at the tree's
+// rate and its steps (`fill.chunk_time`, `fill.step_time`) for each chunk `dealing` gives it (per
+// chunk, its tree; -1: none) past the first (split: past the first `fill.split`, which leave
+// together): the fluid schedule with its fill (a message's first chunks counted twice). `first`:
+// the least of those fills over the trees dealt a chunk (none reaches every NPU sooner).
+// `likely`: the same from `fill.likely`, each chunk past the first, which variants end nearer to;
+// `end` is meant to be under what they end at (kPipelinePredictedSure).
+struct PipelinePrediction {
+  Time end = 0, first = 0, likely = 0;
+};
+PipelinePrediction pipeline_prediction(const PipelineFill& fill, const std::vector<int>& dealing,
+                                       size_t trees);
 
 // `dealing` (each chunk's tree) with the same number of chunks per tree, each tree's consecutive:
 // the chunks of a root are dealt to its trees in tree order. A root's chunks are alike, so a

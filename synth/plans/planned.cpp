@@ -42,6 +42,19 @@ class Planned {
     if (plan_.reversed) reversed_ = topo::reversed(t);
   }
 
+  // The flow plan's pipelines of variant `v`, predicted (pipeline_prediction); nothing where they
+  // do not apply.
+  std::optional<PipelinePrediction> predict(int v) {
+    const bool broadcast = forward_.kind == CollectiveKind::Broadcast;
+    if (plan_.shape == Shape::Route || (!broadcast && forward_.kind != CollectiveKind::AllGather) ||
+        forward_.num_ranks() != ft().num_npus() || !plan_trees(broadcast))
+      return std::nullopt;
+    routed_ = any_routed();
+    const std::optional<Streamed> s = streamed(v, broadcast);
+    if (!s) return std::nullopt;
+    return pipeline_prediction(s->fill, s->dealt, packing_->trees.size());
+  }
+
   std::optional<Algorithm> run(Method method, double work_budget) {
     if (method == Method::Matcher) return plain_matcher(work_budget);
     // The flow plan of routed chunks: ways spread as the flow optimum spreads.
@@ -56,13 +69,7 @@ class Planned {
     if (method == Method::ServerPlan && broadcast)
       return broadcast_server_plan(t_, ft(), plan_, c_, forward_, chunk_bytes_, o_);
     if (method == Method::ServerPlan) return server_plan_matcher();
-    const NodeId root = broadcast ? forward_.ranks[forward_.root] : -1;
-    packing_ = (o_.memo ? o_.memo->plans : own_plans_).of(ft(), root);
-    if (!packing_) return std::nullopt;
-    tree_of_ = deal([&](int i, int j, const std::vector<int>& dealt) {
-      return int64_t{dealt[i] + 1} * packing_->trees[j].copies <
-             int64_t{dealt[j] + 1} * packing_->trees[i].copies;
-    });
+    if (!plan_trees(broadcast)) return std::nullopt;
     std::vector<std::tuple<NodeId, NodeId, std::vector<LinkId>>> ways;
     std::set<std::tuple<NodeId, NodeId, std::vector<LinkId>>> distinct;
     for (const PackedTree& tr : packing_->trees)
@@ -77,6 +84,19 @@ class Planned {
 
  private:
   const topo::Topology& ft() const { return plan_.reversed ? *reversed_ : t_; }
+
+  // The flow plan's trees (packing_) and each chunk's tree dealt by copies (tree_of_); false where
+  // no plan was found.
+  bool plan_trees(bool broadcast) {
+    const NodeId root = broadcast ? forward_.ranks[forward_.root] : -1;
+    packing_ = (o_.memo ? o_.memo->plans : own_plans_).of(ft(), root);
+    if (!packing_) return false;
+    tree_of_ = deal([&](int i, int j, const std::vector<int>& dealt) {
+      return int64_t{dealt[i] + 1} * packing_->trees[j].copies <
+             int64_t{dealt[j] + 1} * packing_->trees[i].copies;
+    });
+    return true;
+  }
 
   // The matcher alone; nothing when its work is over `work_budget` (0: none).
   std::optional<Algorithm> plain_matcher(double work_budget) const {
@@ -200,9 +220,7 @@ class Planned {
   // kept.
   std::optional<Algorithm> pipelines(bool broadcast) {
     // Lanes differ from shares only where an arc stands for several routes.
-    routed_ = false;
-    for (const PackedTree& tr : packing_->trees)
-      for (const auto& routes : tr.routes) routed_ = routed_ || routes.size() > 1;
+    routed_ = any_routed();
     auto run = [&](int v) { run_variant(v, broadcast); };
     if (variant_ >= 0)
       run(variant_);
@@ -211,29 +229,79 @@ class Planned {
     return std::move(best_);
   }
 
-  // Pipeline variant `v` (pipeline_variant), into best_ when faster.
-  void run_variant(int v, bool broadcast) {
+  // Lanes differ from shares only where an arc stands for several routes.
+  bool any_routed() const {
+    for (const PackedTree& tr : packing_->trees)
+      for (const auto& routes : tr.routes)
+        if (routes.size() > 1) return true;
+    return false;
+  }
+
+  // What pipeline variant `v` streams: its trees, how fast, each chunk's tree.
+  struct Streamed {
+    PipelineVariant pv;
+    const TreePacking& trees;
+    StreamSpeedup speedup;
+    PipelineFill fill;        // as dealt by arrival, or by copies
+    std::vector<int> dealt;   // per chunk, its tree
+    bool by_arrival = false;  // dealt by arrival (deal_by_arrival), not by copies (tree_of_)
+  };
+  // Nothing where `v` is the same as another (lanes where no arc has several routes; sped up where
+  // no stream can go faster).
+  std::optional<Streamed> streamed(int v, bool broadcast) {
     PipelineVariant pv = pipeline_variant(v);
     // Where steps are charged, streams send messages (PipelineShape::messages).
     pv.shape.messages = ft().charges_steps();
-    const bool lanes = pv.shape.lanes, paced = pv.paced, sped_up = pv.sped_up;
-    const int split = pv.shape.split;
-    if (lanes && !routed_) return;
+    const bool lanes = pv.shape.lanes;
+    if (lanes && !routed_) return std::nullopt;
     if (lanes && pv.shape.serial && !narrowed_) narrowed_ = drop_thin_lanes(ft(), *packing_);
-    const TreePacking& streamed = lanes && pv.shape.serial ? *narrowed_ : *packing_;
-    const StreamSpeedup speedup(ft(), streamed, lanes, sped_up);
-    if (sped_up && !speedup.any()) return;  // the same as at the plan's rates
+    const TreePacking& trees = lanes && pv.shape.serial ? *narrowed_ : *packing_;
+    StreamSpeedup speedup(ft(), trees, lanes, pv.sped_up);
+    if (pv.sped_up && !speedup.any()) return std::nullopt;  // the same as at the plan's rates
     // Dealt by arrival: it is the dealing by copies where a level costs one chunk time, and gains
     // where the fill is longer (split, sped up). A variant asked for alone (an All-Reduce's
     // halves, timed joined) deals by arrival where split (a level costs four chunk times) or sped
     // up, else by copies.
-    const bool by_arrival = variant_ < 0 || split > 1 || sped_up;
+    const bool by_arrival = variant_ < 0 || pv.shape.split > 1 || pv.sped_up;
     const int per_root = broadcast ? forward_.num_chunks() : forward_.chunks_per_npu;
-    const std::vector<int> arrival =
-        by_arrival ? deal_by_arrival(
-                         pipeline_fill(ft(), streamed, chunk_bytes_, pv.shape, speedup, per_root))
-                   : std::vector<int>();
-    const std::vector<int>& dealt = by_arrival ? arrival : tree_of_;
+    PipelineFill fill = pipeline_fill(ft(), trees, chunk_bytes_, pv.shape, speedup, per_root);
+    std::vector<int> dealt = by_arrival ? deal_by_arrival(fill) : tree_of_;
+    return Streamed{pv, trees, std::move(speedup), std::move(fill), std::move(dealt), by_arrival};
+  }
+
+  // Whether variant `v`, so `predicted` (pipeline_prediction), is left unmade
+  // (PipelineOptions::predicted): where kPipelinePredictedSure of its predicted end is at least the
+  // fastest variant made so far, or, before any, the caller's time to beat (SynthOptions::to_beat).
+  // It reports its likely time; where nothing was made before, it stands as an algorithm of no
+  // transfers claiming that (over the caller's time to beat), and says so (SynthOptions::floored).
+  bool skipped(int v, const PipelinePrediction& predicted) {
+    if (!o_.pipelines.predicted) return false;
+    const Time to_beat = best_ && !predicted_best_ ? best_->claimed_time : o_.to_beat;
+    if (to_beat <= 0 ||
+        kPipelinePredictedSure * static_cast<double>(predicted.end) < static_cast<double>(to_beat))
+      return false;
+    const Time likely = std::max(predicted.likely, to_beat);
+    if (o_.pipelines.on_variant) o_.pipelines.on_variant(v, likely);
+    if (!best_) {
+      best_ = unmade_pipelines(t_, c_, chunk_bytes_, o_.link_model, likely);
+      predicted_best_ = true;
+      if (o_.floored) *o_.floored = true;
+    }
+    return true;
+  }
+
+  // Pipeline variant `v` (pipeline_variant), into best_ when faster.
+  void run_variant(int v, bool broadcast) {
+    std::optional<Streamed> s = streamed(v, broadcast);
+    if (!s) return;
+    const PipelineVariant& pv = s->pv;
+    const bool lanes = pv.shape.lanes, paced = pv.paced, sped_up = pv.sped_up;
+    const int split = pv.shape.split;
+    const TreePacking& streamed = s->trees;
+    const StreamSpeedup& speedup = s->speedup;
+    const std::vector<int>& dealt = s->dealt;
+    if (variant_ < 0 && skipped(v, pipeline_prediction(s->fill, dealt, packing_->trees.size())))
+      return;
     // In messages, each tree's chunks consecutive.
     const std::vector<int> blocked =
         pv.shape.messages ? block_dealing(dealt, streamed) : std::vector<int>();
@@ -264,13 +332,16 @@ class Planned {
                                 .paced = paced,
                                 .serial = pv.shape.serial,
                                 .split = split,
-                                .dealt_by_arrival = by_arrival && arrival != tree_of_,
+                                .dealt_by_arrival = s->by_arrival && dealt != tree_of_,
                                 .messages = a.has_messages()};
     a.provenance = Provenance(Producer::FlowPlanPipelines);
     a.provenance.pipeline = traits;
     a.method = fmt::format("flow-plan pipelines ({})", describe(traits));
     if (variant_ < 0 && o_.pipelines.on_variant) o_.pipelines.on_variant(v, a.claimed_time);
-    if (!best_ || a.claimed_time < best_->claimed_time) best_ = std::move(a);
+    if (!best_ || a.claimed_time < best_->claimed_time) {
+      best_ = std::move(a);
+      predicted_best_ = false;
+    }
   }
 
   // The matcher along the flow plan's trees.
@@ -309,6 +380,7 @@ class Planned {
   bool routed_ = false;                   // some arc stands for several routes
   std::optional<TreePacking> narrowed_;   // in serial channels, lanes with the thin ones dropped
   std::optional<Algorithm> best_;
+  bool predicted_best_ = false;  // best_ made of nothing, claiming a prediction (skipped)
 };
 
 }  // namespace
@@ -317,6 +389,21 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
                                          Bytes chunk_bytes, const SynthOptions& o, Method method,
                                          bool last_first, double work_budget, int variant) {
   return Planned(t, c, chunk_bytes, o, last_first, variant).run(method, work_budget);
+}
+
+Algorithm unmade_pipelines(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
+                           LinkModel model, Time likely) {
+  Algorithm a = empty_algorithm("tenet", t, c, chunk_bytes, model);
+  a.claimed_time = likely;
+  a.provenance = Provenance(Producer::FlowPlanPipelines);
+  a.method = "flow-plan pipelines (none made: predicted no faster than the time to beat)";
+  return a;
+}
+
+std::optional<PipelinePrediction> predict_pipeline(const topo::Topology& t, const Collective& c,
+                                                   Bytes chunk_bytes, const SynthOptions& o,
+                                                   bool last_first, int variant) {
+  return Planned(t, c, chunk_bytes, o, last_first, variant).predict(variant);
 }
 
 }  // namespace tenet::synth::detail

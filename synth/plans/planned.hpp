@@ -4,6 +4,7 @@
 
 #include <optional>
 
+#include "synth/plans/pipelines.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/ten/forward.hpp"
 #include "topo/topology.hpp"
@@ -19,5 +20,16 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
                                          Bytes chunk_bytes, const SynthOptions& o, Method method,
                                          bool last_first = false, double work_budget = 0,
                                          int variant = -1);
+
+// The flow plan's pipelines of `variant` for `c`, predicted before they are made
+// (pipeline_prediction); nothing where they do not apply.
+std::optional<PipelinePrediction> predict_pipeline(const topo::Topology& t, const Collective& c,
+                                                   Bytes chunk_bytes, const SynthOptions& o,
+                                                   bool last_first, int variant);
+
+// What stands for the flow plan's pipelines where each variant was predicted no faster than a
+// time to beat and none was made: no transfers, claiming `likely` (over that time).
+Algorithm unmade_pipelines(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
+                           LinkModel model, Time likely);
 
 }  // namespace tenet::synth::detail
