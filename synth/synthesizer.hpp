@@ -304,8 +304,9 @@ Collective as_synthesized(const topo::Topology& t, const Collective& c,
 // place of its time, never keeping it (floors are held to the same rules, among themselves); or
 // NotMade when it does not apply, which ends the search. best_chunking throws NotApplicable when
 // `make` made nothing (NotMade, or a floor at every count); search_chunks says so as a value.
-// `deadline`, when given, ends the search before a count expected (twice the last count's time)
-// to end past it; the first count always runs.
+// `deadline`, when given, ends the search before a count expected (twice the last count's time, or
+// kSearchSecondsPerTransfer a transfer it will make, whichever is more) to end past it; the first
+// count always runs.
 struct CannotBeat {
   Time floor = 0;        // a lower bound on the count's time, at least to_beat
   size_t transfers = 0;  // how many transfers its algorithm had

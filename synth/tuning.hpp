@@ -164,5 +164,10 @@ inline constexpr int64_t kSimAutoChunkTransfers = int64_t{1} << 15;
 // What verifying an answer and writing its files take per transfer, on the high side: the share of
 // `tenet synth --time-limit` kept back from the searches (at one chunk per NPU's transfers).
 inline constexpr double kFinishSecondsPerTransfer = 1e-6;
+// Under a deadline, the least a chunk count is expected to take per transfer it will make (beside
+// twice what the count before took): a first count that a baseline answered quickly says little of
+// the next, where the matchers run (`switch:1024` All-Reduce of 1 GiB: 1 chunk per NPU, 2.1 M
+// transfers, in about 1 s; 2 chunks per NPU, 4.2 M transfers, in 8 s).
+inline constexpr double kSearchSecondsPerTransfer = 1e-6;
 
 }  // namespace tenet::synth

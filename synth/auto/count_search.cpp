@@ -71,7 +71,9 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
     const double estimate =
         std::max(static_cast<double>(transfer_estimate(c)), per_chunk * c.num_chunks());
     if (k > first && estimate > static_cast<double>(transfer_budget)) break;
-    if (k > first && deadline && deadline->reached(2 * last_seconds)) break;
+    if (k > first && deadline &&
+        deadline->reached(std::max(2 * last_seconds, kSearchSecondsPerTransfer * estimate)))
+      break;
     // The rival is asked before the first large count after the first is made: where the count
     // before (at least `previous`) says that no count ahead can beat it, none is made. (Its time is
     // something that runs anyway: a count that cannot beat it cannot be the answer.)

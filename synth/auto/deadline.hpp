@@ -4,7 +4,8 @@
 // Model: the searches (the chunk-count searches, the portfolio's methods, the plans' doublings)
 // check it between steps, never inside one: a step that has begun ends, and what it made counts.
 // Before a step they expect to take `expected` seconds (each chunk count costs about twice the
-// last), they ask whether it would end after the limit; the first count of a search always runs,
+// last, and at least kSearchSecondsPerTransfer a transfer), they ask whether it would end after
+// the limit; the first count of a search always runs,
 // so that there is an answer. A search that skips a step because of it says so (`stopped`), and
 // its result is then not the full search's: the cache does not keep it.
 #pragma once

@@ -75,6 +75,28 @@ TEST(Deadline, ASearchPastItAnswersWithItsFirstCount) {
   EXPECT_GE(early.algorithm.claimed_time, whole.algorithm.claimed_time);
 }
 
+// A first count made at once says little of the next: 1024 NPUs' All-Reduce at 2 chunks per NPU
+// makes about 4.2 million transfers, at least 4.2 s (kSearchSecondsPerTransfer), so with 2 s left
+// the search stops after its first count; with an hour left it goes on.
+TEST(Deadline, ACountOfMillionsOfTransfersIsNotBegunNearTheLimit) {
+  const topo::Topology t = topo::generate("switch:1024");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
+  const ChunkMaker instant = [&](const Collective& at, Bytes chunk) -> ChunkMade {
+    Algorithm a = empty_algorithm("instant", t, at, chunk, LinkModel::Pipelined);
+    a.claimed_time = 1'000'000'000 / at.chunks_per_npu;  // each count faster
+    return a;
+  };
+  constexpr int64_t kNoBudget = int64_t{1} << 40;
+  const Deadline soon(2);
+  const ChunkingResult early = best_chunking(c, kSize, 4, instant, 1, {}, kNoBudget, -1, 0, &soon);
+  EXPECT_EQ(early.tried.size(), 1u);
+  EXPECT_TRUE(soon.stopped());
+  const Deadline later(3600);
+  const ChunkingResult whole = best_chunking(c, kSize, 4, instant, 1, {}, kNoBudget, -1, 0, &later);
+  EXPECT_EQ(whole.tried.size(), 3u);
+  EXPECT_FALSE(later.stopped());
+}
+
 TEST(Deadline, AnEarlyAnswerIsNotCached) {
   topo::testing::TempDir tmp;
   topo::Topology t = topo::generate("leafspine:2x4");
