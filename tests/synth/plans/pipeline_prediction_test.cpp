@@ -86,7 +86,7 @@ TEST(PipelinePrediction, IsExactWhereNothingContends) {
   }
 }
 
-// Against a time to beat no variant can come near, none is made: each reports its prediction, the
+// Against a time to beat no variant can come near, none is made: each reports its likely time, the
 // answer is an algorithm of no transfers claiming the first of them (over the time to beat, said
 // by SynthOptions::floored), which the chunk search takes as "cannot beat". Not predicted, they
 // are made (an All-Reduce's then floored, untimed, by time_floor).
