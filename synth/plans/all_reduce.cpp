@@ -211,9 +211,9 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
     const Time to_beat = best && !floored_best ? best->claimed_time : o.to_beat;
     if (planned == Method::PlanPipeline && o.pipelines.predicted && to_beat > 0 && o.memo) {
       const std::optional<PipelinePrediction> reduced = predict_pipeline(t, rs, chunk_bytes, half,
-                                                                         false, variant),
+                                                                         variant),
                                               gathered = predict_pipeline(t, ag, chunk_bytes, half,
-                                                                          true, variant);
+                                                                          variant);
       const Time end = reduced && gathered ? std::max(reduced->end + gathered->first,
                                                       reduced->first + gathered->end)
                                            : 0;

@@ -49,7 +49,6 @@ class Planned {
     if (plan_.shape == Shape::Route || (!broadcast && forward_.kind != CollectiveKind::AllGather) ||
         forward_.num_ranks() != ft().num_npus() || !plan_trees(broadcast))
       return std::nullopt;
-    routed_ = any_routed();
     const std::optional<Streamed> s = streamed(v, broadcast);
     if (!s) return std::nullopt;
     return pipeline_prediction(s->fill, s->dealt, packing_->trees.size());
@@ -85,12 +84,13 @@ class Planned {
  private:
   const topo::Topology& ft() const { return plan_.reversed ? *reversed_ : t_; }
 
-  // The flow plan's trees (packing_) and each chunk's tree dealt by copies (tree_of_); false where
-  // no plan was found.
+  // The flow plan's trees (packing_), whether some arc stands for several routes (routed_), and
+  // each chunk's tree dealt by copies (tree_of_); false where no plan was found.
   bool plan_trees(bool broadcast) {
     const NodeId root = broadcast ? forward_.ranks[forward_.root] : -1;
     packing_ = (o_.memo ? o_.memo->plans : own_plans_).of(ft(), root);
     if (!packing_) return false;
+    routed_ = any_routed();
     tree_of_ = deal([&](int i, int j, const std::vector<int>& dealt) {
       return int64_t{dealt[i] + 1} * packing_->trees[j].copies <
              int64_t{dealt[j] + 1} * packing_->trees[i].copies;
@@ -219,8 +219,6 @@ class Planned {
   // The flow plan's trees as pipelines: `variant_`, or every variant that applies, the fastest
   // kept.
   std::optional<Algorithm> pipelines(bool broadcast) {
-    // Lanes differ from shares only where an arc stands for several routes.
-    routed_ = any_routed();
     auto run = [&](int v) { run_variant(v, broadcast); };
     if (variant_ >= 0)
       run(variant_);
@@ -402,8 +400,8 @@ Algorithm unmade_pipelines(const topo::Topology& t, const Collective& c, Bytes c
 
 std::optional<PipelinePrediction> predict_pipeline(const topo::Topology& t, const Collective& c,
                                                    Bytes chunk_bytes, const SynthOptions& o,
-                                                   bool last_first, int variant) {
-  return Planned(t, c, chunk_bytes, o, last_first, variant).predict(variant);
+                                                   int variant) {
+  return Planned(t, c, chunk_bytes, o, /*last_first=*/false, variant).predict(variant);
 }
 
 }  // namespace tenet::synth::detail

@@ -22,10 +22,11 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
                                          int variant = -1);
 
 // The flow plan's pipelines of `variant` for `c`, predicted before they are made
-// (pipeline_prediction); nothing where they do not apply.
+// (pipeline_prediction: the order a tree streams its chunks in does not change it); nothing where
+// they do not apply.
 std::optional<PipelinePrediction> predict_pipeline(const topo::Topology& t, const Collective& c,
                                                    Bytes chunk_bytes, const SynthOptions& o,
-                                                   bool last_first, int variant);
+                                                   int variant);
 
 // What stands for the flow plan's pipelines where each variant was predicted no faster than a
 // time to beat and none was made: no transfers, claiming `likely` (over that time).

@@ -75,7 +75,7 @@ TEST(PipelinePrediction, IsExactWhereNothingContends) {
     const Bytes chunk = c.chunk_bytes_for(Bytes{64} << 20);
     const SynthOptions o;
     const std::optional<detail::PipelinePrediction> predicted =
-        detail::predict_pipeline(t, c, chunk, o, false, 0);
+        detail::predict_pipeline(t, c, chunk, o, 0);
     ASSERT_TRUE(predicted);
     std::optional<Algorithm> a =
         detail::synthesize_plan(t, c, chunk, o, SynthMethod::PlanPipeline, false, 0, 0);
