@@ -1,13 +1,14 @@
 // What one synthesis run keeps between its steps (SynthOptions::memo): the flow plans it packed,
-// the bounds it computed and what the baselines keep (Blink's trees, channel rings), for every
-// topology it works on. A run that is given none keeps its own while it lasts; a caller that
-// synthesizes on the same topology again (a sweep, a simulator, a benchmark) or verifies what it
-// made holds one and passes it.
+// the server plans it made, the bounds it computed and what the baselines keep (Blink's trees,
+// channel rings), for every topology it works on. A run that is given none keeps its own while it
+// lasts; a caller that synthesizes on the same topology again (a sweep, a simulator, a benchmark)
+// or verifies what it made holds one and passes it.
 #pragma once
 
 #include "synth/baselines/baseline_memo.hpp"
 #include "synth/bounds/lower_bound.hpp"
 #include "synth/plans/flow_plans.hpp"
+#include "synth/plans/server_plans.hpp"
 #include "synth/synthesizer.hpp"
 
 namespace tenet::synth {
@@ -15,6 +16,7 @@ namespace tenet::synth {
 struct SynthMemo {
   BoundMemo bounds;
   detail::FlowPlans plans;
+  detail::ServerPlans servers;
   BaselineMemo baselines;
 };
 
@@ -23,6 +25,15 @@ inline BoundMemo* bounds_of(const SynthOptions& o) { return o.memo ? &o.memo->bo
 // `o`'s baseline memo, or none.
 inline BaselineMemo* baselines_of(const SynthOptions& o) {
   return o.memo ? &o.memo->baselines : nullptr;
+}
+
+// plan_servers(t, chunk_bytes) under `o`'s link model and routes, kept in `o`'s memo where it has
+// one.
+inline detail::ServerPlans::Plan server_plan_of(const topo::Topology& t, Bytes chunk_bytes,
+                                                const SynthOptions& o) {
+  if (o.memo) return o.memo->servers.of(t, chunk_bytes, o.link_model, o.ecmp_routes);
+  return std::make_shared<const std::optional<ServerPlan>>(
+      plan_servers(t, chunk_bytes, o.link_model, o.ecmp_routes));
 }
 
 }  // namespace tenet::synth

@@ -114,7 +114,7 @@ inline constexpr int kMostRailRoutes = 8;
 // Baselines larger than this many transfers are built only where the synthesized result is more
 // than kPortfolioSlack above the bound.
 inline constexpr int64_t kPortfolioTransferBudget = int64_t{1} << 18;
-inline constexpr double kPortfolioSlack = 2e-3;
+inline constexpr double kPortfolioSlack = 5e-3;
 // A symmetric schedule is the answer at the bound, and, when large, within this of it.
 inline constexpr double kSymmetricEnough = 1.02;
 // Blink's trees (the blink baseline) race in `auto` up to this many ranks: their chunks fill each

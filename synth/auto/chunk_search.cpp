@@ -112,6 +112,7 @@ class FlatSearch {
   Made<ChunkingResult> run(Collective c) {
     if (std::optional<ChunkingResult> relayed = relay_first(c)) return std::move(*relayed);
     if (std::optional<ChunkingResult> trees = trees_first(c)) return std::move(*trees);
+    if (std::optional<ChunkingResult> log = log_steps_first(c)) return std::move(*log);
     const auto began = Deadline::Clock::now();
     // What each plan made at each count (PortfolioOptions::on_plan), for double_plans.
     SynthOptions reporting = quiet_;
@@ -294,6 +295,38 @@ class FlatSearch {
     best.algorithm.name = "tenet";
     race_baselines(c, best, BaselineKind::Blink);
     return best;
+  }
+
+  // A communicator whose first count is large (over kAutoChunkTurnTransfers transfers): the
+  // baselines of log P steps (halving-doubling, Bruck: about P log P transfers a count, where
+  // tenet's first count makes seconds of work) are made first, at one chunk per NPU. One that the
+  // search would stop at (within kChunkSearchSlack of the bound) is the answer and nothing else is
+  // made: no count of anything could beat it by more (auto builds only what may beat the best so
+  // far by more than 0.5 %).
+  std::optional<ChunkingResult> log_steps_first(const Collective& c) const {
+    if (o_.method != SynthMethod::Auto || !o_.portfolio.baselines) return std::nullopt;
+    Collective one = c;
+    one.chunks_per_npu = 1;
+    if (transfer_estimate(one) <= kAutoChunkTurnTransfers) return std::nullopt;
+    std::optional<ChunkingResult> out;
+    for_each_baseline(t_, c, [&](const BaselineSpec& spec) {
+      if (out || (spec.kind != BaselineKind::Rhd && spec.kind != BaselineKind::Bruck)) return;
+      Made<Algorithm> made_here =
+          try_baseline(spec, t_, one, one.chunk_bytes_for(total_bytes_), o_.link_model,
+                       o_.reduce_bandwidth, true, baselines_of(o_));
+      Algorithm* a = made(made_here);
+      if (!a || !at_bound_(*a)) return;
+      ChunkingResult r;
+      r.tried.push_back({1, a->claimed_time, std::nullopt, false});
+      r.algorithm = std::move(*a);
+      r.algorithm.method = fmt::format(
+          "baseline {} (within {} % of the bound at one chunk per NPU: the search was left out)",
+          spec.name(), 100 * kChunkSearchSlack);
+      r.algorithm.provenance = Provenance::of_baseline(spec.name());
+      r.algorithm.name = "tenet";
+      out = std::move(r);
+    });
+    return out;
   }
 
   // Baseline `spec`'s own chunk search against `to_beat`. Blink's trees reduce below the RS+AG
@@ -505,9 +538,13 @@ class FlatSearch {
       return false;
     const std::optional<Time> last = half ? half : plan_time(SynthMethod::ServerPlan, count / 2);
     if (!last) return false;
-    // (One plan, this count's, for both estimates: its fluid rates do not depend on the chunk
-    // size, and its routes only where the quickest route for twice the chunk is another.)
-    const std::optional<ServerPlan> plan = plan_servers(t_, chunk, o_.link_model, o_.ecmp_routes);
+    // (One plan for both estimates: its fluid rates do not depend on the chunk size, and its
+    // routes only where the quickest route for twice the chunk is another. The count before's,
+    // where its All-Gather made it, else this count's.)
+    detail::ServerPlans::Plan kept =
+        o_.memo ? o_.memo->servers.kept(t_, 2 * chunk, o_.link_model, o_.ecmp_routes) : nullptr;
+    if (!kept) kept = server_plan_of(t_, chunk, o_);
+    const std::optional<ServerPlan>& plan = *kept;
     // (The staggered estimate models the rails staggered, not dealt over unequal rails:
     // RailDeal.)
     if (!plan || (!plan->flat() && !plan->pods() && !even_rails(t_, *plan))) return false;

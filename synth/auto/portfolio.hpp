@@ -82,9 +82,10 @@ std::optional<PlanFloor> ring_plan_floor(const BaselineSpec& spec, const topo::T
 
 // A floor of `spec`'s time for `c` in closed form, no transfer made: one-shot's (every rank
 // receives P - 1 buffers through its own incoming links), direct's (the blocks a server's or pod's
-// NPUs exchange with the rest, over the links out of it), a ring's or bidirectional ring's (P - 1
-// transfers in a row a phase, each at least the least per-step cost and latency of any link);
-// nothing for the other families.
+// NPUs exchange with the rest, over the links out of it, or each member's P - 1 messages a phase,
+// their steps included, over its own out-links, whichever is higher), a ring's or bidirectional
+// ring's (P - 1 transfers in a row a phase, each at least the least per-step cost and latency of
+// any link); nothing for the other families.
 std::optional<PlanFloor> closed_floor(const BaselineSpec& spec, const topo::Topology& t,
                                       const Collective& c, Bytes chunk_bytes);
 

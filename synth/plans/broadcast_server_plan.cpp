@@ -7,6 +7,7 @@
 
 #include "synth/baselines/baselines.hpp"
 #include "synth/cost/timing.hpp"
+#include "synth/memo.hpp"
 #include "synth/plans/server_plan.hpp"
 #include "synth/ten/spread_matcher.hpp"
 
@@ -122,8 +123,8 @@ std::optional<Algorithm> broadcast_server_plan(const topo::Topology& t, const to
                                                const ForwardPlan& plan, const Collective& c,
                                                const Collective& forward, Bytes chunk_bytes,
                                                const SynthOptions& o) {
-  const std::optional<ServerPlan> servers =
-      plan_servers(ft, chunk_bytes, o.link_model, o.ecmp_routes);
+  const ServerPlans::Plan kept = server_plan_of(ft, chunk_bytes, o);
+  const std::optional<ServerPlan>& servers = *kept;
   // (A flat plan has no rails to chain the root's chunks along.)
   if (!servers || servers->flat()) return std::nullopt;
   std::optional<Algorithm> chain =

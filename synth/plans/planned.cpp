@@ -136,8 +136,8 @@ class Planned {
   // The matcher on a cluster's server plan: each chunk from its root along the plan's way to each
   // NPU. Nothing where there is no server plan, or its matching would scan too much.
   std::optional<Algorithm> server_plan_matcher() const {
-    const std::optional<ServerPlan> servers =
-        plan_servers(ft(), chunk_bytes_, o_.link_model, o_.ecmp_routes);
+    const detail::ServerPlans::Plan kept = server_plan_of(ft(), chunk_bytes_, o_);
+    const std::optional<ServerPlan>& servers = *kept;
     // A match scans at most a bitset of chunks of its way.
     const int64_t words = (forward_.num_chunks() + 63) / 64;
     if (!servers || transfer_estimate(forward_) * words > kServerPlanWork) return std::nullopt;

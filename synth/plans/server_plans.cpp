@@ -1,0 +1,43 @@
+#include "synth/plans/server_plans.hpp"
+
+#include <algorithm>
+
+namespace tenet::synth::detail {
+
+ServerPlans::Key ServerPlans::key_of(const topo::Topology& t, Bytes chunk_bytes, LinkModel model,
+                                     int ecmp) {
+  // The steps are not in the fingerprint (they change what an algorithm costs, not what it may
+  // do), but the quickest routes read them. FNV-1a, as the fingerprint.
+  uint64_t steps = 0xcbf29ce484222325ULL ^ static_cast<uint64_t>(t.charges_steps());
+  for (const topo::Link& l : t.links()) {
+    steps ^= static_cast<uint64_t>(l.step);
+    steps *= 0x100000001b3ULL;
+  }
+  return {t.fingerprint(), steps, chunk_bytes, model, ecmp};
+}
+
+ServerPlans::Plan ServerPlans::kept(const topo::Topology& t, Bytes chunk_bytes, LinkModel model,
+                                    int ecmp) const {
+  const Key key = key_of(t, chunk_bytes, model, ecmp);
+  std::lock_guard lock(mutex_);
+  const auto it = std::find_if(plans_.begin(), plans_.end(),
+                               [&](const auto& kept) { return kept.first == key; });
+  return it == plans_.end() ? nullptr : it->second;
+}
+
+ServerPlans::Plan ServerPlans::of(const topo::Topology& t, Bytes chunk_bytes, LinkModel model,
+                                  int ecmp) {
+  if (Plan plan = kept(t, chunk_bytes, model, ecmp)) return plan;
+  auto plan =
+      std::make_shared<const std::optional<ServerPlan>>(plan_servers(t, chunk_bytes, model, ecmp));
+  const Key key = key_of(t, chunk_bytes, model, ecmp);
+  std::lock_guard lock(mutex_);
+  const auto it = std::find_if(plans_.begin(), plans_.end(),
+                               [&](const auto& kept) { return kept.first == key; });
+  if (it != plans_.end()) return it->second;  // made meanwhile by another thread
+  if (plans_.size() == kKept) plans_.pop_front();
+  plans_.emplace_back(key, plan);
+  return plan;
+}
+
+}  // namespace tenet::synth::detail
