@@ -161,8 +161,8 @@ class FlatSearch {
         lower_bound(t_, c, c.chunk_bytes_for(total_bytes_), bounds_of(o_)).bandwidth);
     if (std::holds_alternative<NotMade>(searched)) return searched;
     ChunkingResult& best = std::get<ChunkingResult>(searched);
-    // (Past the deadline the baselines still race at their first count: where tenet's first count
-    // is slow, a baseline's is the answer.)
+    // (Past the deadline the baselines whose first count is small still race it: where tenet's
+    // first count is slow, a baseline's is the answer; races_in_time.)
     if (o_.method == SynthMethod::Auto && o_.portfolio.baselines &&
         portfolio_worth_it(t_, best.algorithm.collective, best.algorithm.chunk_bytes,
                            best.algorithm, bounds_of(o_)))
@@ -403,7 +403,7 @@ class FlatSearch {
     // go one at a time: two at once take nearly twice the memory and no less time.
     std::vector<BaselineSpec> specs;
     for_each_baseline(t_, c, [&](const BaselineSpec& spec) {
-      if (spec.kind != raced) specs.push_back(spec);
+      if (spec.kind != raced && races_in_time(spec, c, o_.deadline)) specs.push_back(spec);
     });
     Time to_beat = best.algorithm.claimed_time;
     std::mutex m;
@@ -434,7 +434,7 @@ class FlatSearch {
     // the rings are quick plans.
     parallel_for(static_cast<int>(specs.size()), threads, [&](int job) {
       const int i = static_cast<int>(specs.size()) - 1 - job;
-      if (i == promising) return;  // raced already
+      if (i == promising || !races_in_time(specs[i], c, o_.deadline)) return;  // (raced already)
       Made<ChunkingResult> searched = baseline_search(c, specs[i], to_beat);
       if (!made(searched)) return;  // it does not apply, or no count beats tenet
       ChunkingResult& r = std::get<ChunkingResult>(searched);

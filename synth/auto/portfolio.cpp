@@ -516,6 +516,21 @@ void for_each_baseline(const topo::Topology& t, const Collective& c,
   }
 }
 
+bool races_in_time(const BaselineSpec& spec, const Collective& c, const Deadline* deadline) {
+  if (!deadline) return true;
+  Collective one = c;
+  one.chunks_per_npu = 1;
+  int64_t transfers = transfer_estimate(one);
+  // (Halving-doubling and Bruck: a message a rank and step, log P steps a phase.)
+  if (spec.kind == BaselineKind::Rhd || spec.kind == BaselineKind::Bruck) {
+    int steps = 0;
+    while ((int64_t{1} << steps) < c.num_ranks()) ++steps;
+    transfers = std::min(transfers, int64_t{2} * c.num_ranks() * std::max(1, steps));
+  }
+  return transfers <= kPortfolioTransferBudget ||
+         !deadline->reached(kSearchSecondsPerTransfer * static_cast<double>(transfers));
+}
+
 // Whether the baselines may still beat `best` by more than it costs to build them (see
 // SynthOptions::portfolio.baselines).
 bool portfolio_worth_it(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,

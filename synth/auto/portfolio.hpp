@@ -61,6 +61,14 @@ Made<Algorithm> synthesize_once(const topo::Topology& t, const Collective& c, By
 void for_each_baseline(const topo::Topology& t, const Collective& c,
                        const std::function<void(const BaselineSpec&)>& make);
 
+// Whether `spec`'s chunk search races tenet's answer for `c` with `deadline` (--time-limit) as it
+// stands (a search's first count always runs): where its first count is small (at most
+// kPortfolioTransferBudget transfers at one chunk per NPU: tenet's slow first count may lose to a
+// quick baseline's, even past the limit) or expected to end before the limit (at least
+// kSearchSecondsPerTransfer a transfer). A race left out is recorded as a stop
+// (Deadline::stopped).
+bool races_in_time(const BaselineSpec& spec, const Collective& c, const Deadline* deadline);
+
 // Whether the baselines may still beat `best` by more than it costs to build them (see
 // SynthOptions::portfolio.baselines).
 bool portfolio_worth_it(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "synth/auto/portfolio.hpp"
 #include "synth/cache/algorithm_cache.hpp"
 #include "synth/producers.hpp"
 #include "synth/synthesizer.hpp"
@@ -95,6 +96,32 @@ TEST(Deadline, ACountOfMillionsOfTransfersIsNotBegunNearTheLimit) {
   const ChunkingResult whole = best_chunking(c, kSize, 4, instant, 1, {}, kNoBudget, -1, 0, &later);
   EXPECT_EQ(whole.tried.size(), 3u);
   EXPECT_FALSE(later.stopped());
+}
+
+// With a limit, a baseline races tenet's answer only where its first count is small or would end
+// before the limit: on 1024 NPUs halving-doubling's 20,480 transfers, not a ring's 2M within a
+// second of it or past it (nvcluster:128x8,net=fattree All-Reduce of 1 GiB at --time-limit 5 took
+// 10.1 s of wall time, 6.8 s without them); with an hour left every one, and on 16 NPUs every one
+// always.
+TEST(Deadline, PastItOnlyQuickBaselinesRace) {
+  const topo::Topology t = topo::generate("switch:1024");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
+  const BaselineSpec ring{BaselineKind::Ring, {}}, rhd{BaselineKind::Rhd, {}};
+  EXPECT_TRUE(detail::races_in_time(ring, c, nullptr));
+  const Deadline later(3600);
+  EXPECT_TRUE(detail::races_in_time(ring, c, &later));
+  EXPECT_FALSE(later.stopped());
+  const Deadline soon(1);  // the ring's 2M transfers would take at least 2 s
+  EXPECT_FALSE(detail::races_in_time(ring, c, &soon));
+  EXPECT_TRUE(detail::races_in_time(rhd, c, &soon));
+  Deadline past;
+  past.interrupt();
+  EXPECT_FALSE(detail::races_in_time(ring, c, &past));
+  EXPECT_TRUE(detail::races_in_time(rhd, c, &past));
+  EXPECT_TRUE(past.stopped());
+  const topo::Topology small = topo::generate("switch:16");
+  EXPECT_TRUE(
+      detail::races_in_time(ring, Collective::over_all(small, CollectiveKind::AllReduce), &past));
 }
 
 TEST(Deadline, AnEarlyAnswerIsNotCached) {
