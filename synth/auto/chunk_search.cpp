@@ -297,12 +297,10 @@ class FlatSearch {
     return best;
   }
 
-  // A communicator whose first count is large (over kAutoChunkTurnTransfers transfers): the
-  // baselines of log P steps (halving-doubling, Bruck: about P log P transfers a count, where
-  // tenet's first count makes seconds of work) are made first, at one chunk per NPU. One that the
-  // search would stop at (within kChunkSearchSlack of the bound) is the answer and nothing else is
-  // made: no count of anything could beat it by more (auto builds only what may beat the best so
-  // far by more than 0.5 %).
+  // Where the first count is large (over kAutoChunkTurnTransfers transfers), the baselines of
+  // log P steps (halving-doubling, Bruck: P log P transfers) first, at one chunk per NPU: one
+  // within kChunkSearchSlack of the bound is the answer, nothing else made (none could beat it by
+  // more).
   std::optional<ChunkingResult> log_steps_first(const Collective& c) const {
     if (o_.method != SynthMethod::Auto || !o_.portfolio.baselines) return std::nullopt;
     Collective one = c;
@@ -316,9 +314,8 @@ class FlatSearch {
                        o_.reduce_bandwidth, true, baselines_of(o_));
       Algorithm* a = made(made_here);
       if (!a || !at_bound_(*a)) return;
-      ChunkingResult r;
-      r.tried.push_back({1, a->claimed_time, std::nullopt, false});
-      r.algorithm = std::move(*a);
+      const Time time = a->claimed_time;
+      ChunkingResult r{std::move(*a), 1, {{1, time, std::nullopt, false}}};
       r.algorithm.method = fmt::format(
           "baseline {} (within {} % of the bound at one chunk per NPU: the search was left out)",
           spec.name(), 100 * kChunkSearchSlack);
@@ -648,6 +645,8 @@ class FlatSearch {
       // The pipeline variants' times at the last count.
       std::map<int, Time> variant_times;
       quiet.pipelines.on_variant = [&](int v, Time time) { variant_times[v] = time; };
+      bool floored = false;  // (what cannot beat the fastest is not made or timed: to_beat)
+      quiet.floored = &floored;
       for (int k = 2 * largest; k <= (1 << 20); k *= 2) {
         c.chunks_per_npu = k;
         const Bytes chunk = c.chunk_bytes_for(total_bytes_);
@@ -675,11 +674,14 @@ class FlatSearch {
                                   last >= 0 ? std::optional<Time>(last) : std::nullopt))
           break;
         const auto began = Deadline::Clock::now();
+        quiet.to_beat = best.algorithm.claimed_time;
+        floored = false;
         Made<Algorithm> made_here = try_synthesize(t_, c, chunk, quiet);
         last_seconds = seconds_since(began);
         if (!made(made_here)) break;  // no plan here
         Algorithm& a = std::get<Algorithm>(made_here);
-        best.tried.push_back({k, a.claimed_time, m});
+        best.tried.push_back({k, a.claimed_time, m, floored && a.claimed_time >= quiet.to_beat});
+        if (best.tried.back().floor) break;  // cannot win, and its time is not known
         const Time now = a.claimed_time;
         const bool gaining = previous < 0 || gains(now, previous);
         if (previous < 0 || now < previous) previous = now;
@@ -726,6 +728,7 @@ class FlatSearch {
       }
       quiet.pipelines.variants = 0;
       quiet.pipelines.on_variant = nullptr;
+      quiet.floored = nullptr;
     }
   }
 
