@@ -18,8 +18,8 @@ namespace tenet::synth::detail {
 // Owned by the run that plans (SynthMemo); keyed on everything plan_servers reads: the topology's
 // fingerprint (nodes, links in id order with their bandwidths and latencies), its links' per-step
 // costs and whether they are charged, the chunk size, the link model and the routes per pair.
-// Keeps the kKept plans asked for last (a flat plan of 1024 NPUs holds about 80 MB). Safe to share
-// between threads (two may make one plan at once; the first kept stays).
+// Keeps the last kKept plans made, oldest out first (a flat plan of 1024 NPUs holds about 80 MB).
+// Safe to share between threads (two may make one plan at once; the first kept stays).
 class ServerPlans {
  public:
   using Plan = std::shared_ptr<const std::optional<ServerPlan>>;
