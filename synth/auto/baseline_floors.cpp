@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <optional>
+#include <vector>
 
 #include "synth/cost/timing.hpp"
 #include "synth/memo.hpp"
@@ -171,11 +172,116 @@ std::optional<PlanFloor> direct_step_floor(const BaselineSpec& spec, const topo:
       floor, static_cast<size_t>(sends * static_cast<double>(p) * static_cast<double>(messages))};
 }
 
+// Per node v of `targets`, whether v can be reached from each node through switches and router
+// NPUs alone (a transfer's route relays through nothing else): out[i][u] for v = targets[i].
+std::vector<std::vector<char>> reached_through_switches(const topo::Topology& t,
+                                                        const std::vector<NodeId>& targets) {
+  std::vector<std::vector<char>> out;
+  for (NodeId v : targets) {
+    std::vector<char> from(t.num_nodes(), 0);
+    std::vector<NodeId> stack{v};
+    from[v] = 1;
+    while (!stack.empty()) {
+      const NodeId x = stack.back();
+      stack.pop_back();
+      if (x != v && !t.is_switch(x) && !t.node(x).router) continue;  // it relays nothing on
+      for (LinkId l : t.in_links(x))
+        if (const NodeId u = t.link(l).src; !from[u]) {
+          from[u] = 1;
+          stack.push_back(u);
+        }
+    }
+    out.push_back(std::move(from));
+  }
+  return out;
+}
+
+// A floor of the hierarchical baseline's All-Gather, Reduce-Scatter or All-Reduce (a ring on every
+// dimension), no transfer made. Its phases run one after another at every member (each starts once
+// everything of the phase before has arrived there), and a phase over a dimension of p members is
+// p - 1 steps in a row, each a member's block to the next as messages once the step before has
+// arrived: at least the least per-step cost and latency of any link and the block's bytes at the
+// most any member of a line can send towards another (its out-links from which the other is
+// reached through switches alone: between servers, its NICs). Its transfers: at least a message a
+// member and step.
+std::optional<PlanFloor> hierarchical_floor(const BaselineSpec& spec, const topo::Topology& t,
+                                            const Collective& c, Bytes chunk_bytes) {
+  if (spec.kind != BaselineKind::Hierarchical || c.num_ranks() != t.num_npus() ||
+      t.num_links() == 0 ||
+      std::any_of(spec.per_dimension.begin(), spec.per_dimension.end(),
+                  [](BaselineKind k) { return k != BaselineKind::Ring; }))
+    return std::nullopt;
+  const bool rs = c.kind == CollectiveKind::ReduceScatter || c.kind == CollectiveKind::AllReduce;
+  const bool ag = c.kind == CollectiveKind::AllGather || c.kind == CollectiveKind::AllReduce;
+  if (!rs && !ag) return std::nullopt;
+  // The lines as hierarchical() makes them: the topology's dimensions (NPU ids in mixed radix), or
+  // its servers (position in the server, then the server).
+  std::vector<int> levels = t.levels();
+  std::vector<NodeId> npu_at(t.num_npus());
+  for (NodeId v = 0; v < t.num_npus(); ++v) npu_at[v] = v;
+  if (levels.size() < 2) {
+    const std::vector<std::vector<NodeId>> servers = topo::detect_servers(t);
+    if (servers.empty()) return std::nullopt;
+    levels = {static_cast<int>(servers[0].size()), static_cast<int>(servers.size())};
+    for (size_t s = 0; s < servers.size(); ++s)
+      for (size_t k = 0; k < servers[s].size(); ++k)
+        npu_at[s * servers[s].size() + k] = servers[s][k];
+  }
+  if (!spec.per_dimension.empty() && spec.per_dimension.size() != 1 &&
+      spec.per_dimension.size() != levels.size())
+    return std::nullopt;
+  Time step = std::numeric_limits<Time>::max(), latency = std::numeric_limits<Time>::max();
+  for (LinkId l = 0; l < t.num_links(); ++l) {
+    step = std::min(step, t.charges_steps() ? t.link(l).step : Time{0});
+    latency = std::min(latency, t.link(l).latency);
+  }
+  const std::vector<std::vector<char>> reaches = reached_through_switches(t, npu_at);
+  double total = 0;  // ps
+  int64_t transfers = 0, members_before = 1;
+  for (size_t d = 0; d < levels.size(); ++d) {
+    const int p = levels[d];
+    members_before *= p;
+    if (p < 2) continue;
+    // The most a member sends another member of its line at (the line: slots that differ in
+    // coordinate d alone).
+    const int64_t stride = members_before / p;
+    Bandwidth most = 0;
+    for (NodeId x = 0; x < t.num_npus(); ++x) {
+      const NodeId u = npu_at[x];
+      const int64_t base = x - (x / stride % p) * stride;
+      for (int j = 0; j < p; ++j) {
+        const int64_t y = base + j * stride;
+        if (y == x) continue;
+        const NodeId v = npu_at[y];
+        const std::vector<char>& to_v = reaches[static_cast<size_t>(y)];
+        Bandwidth rate = 0;
+        for (LinkId l : t.out_links(u))
+          if (const NodeId head = t.link(l).dst;
+              head == v || ((t.is_switch(head) || t.node(head).router) && to_v[head]))
+            rate += t.link(l).bandwidth;
+        most = std::max(most, rate);
+      }
+    }
+    if (most <= 0) return std::nullopt;
+    const int64_t block = c.num_chunks() / members_before;  // chunks a member sends a step
+    const double hop = static_cast<double>(step + latency) +
+                       static_cast<double>(block) * static_cast<double>(chunk_bytes) /
+                           static_cast<double>(most) * static_cast<double>(kPicosPerSecond);
+    const int phases = int{rs} + int{ag};
+    total += phases * (p - 1) * hop;
+    transfers += int64_t{phases} * (p - 1) * t.num_npus();
+  }
+  const auto floor =
+      static_cast<Time>(std::min(total, static_cast<double>(std::numeric_limits<Time>::max() / 2)));
+  return PlanFloor{floor, static_cast<size_t>(transfers)};
+}
+
 }  // namespace
 
 std::optional<PlanFloor> closed_floor(const BaselineSpec& spec, const topo::Topology& t,
                                       const Collective& c, Bytes chunk_bytes) {
   if (std::optional<PlanFloor> oneshot = oneshot_floor(spec, t, c, chunk_bytes)) return oneshot;
+  if (std::optional<PlanFloor> levels = hierarchical_floor(spec, t, c, chunk_bytes)) return levels;
   // (Direct's two floors, the higher: a cluster's NICs, or a switched fabric's steps.)
   std::optional<PlanFloor> cut = direct_cut_floor(spec, t, c, chunk_bytes);
   std::optional<PlanFloor> steps = direct_step_floor(spec, t, c, chunk_bytes);

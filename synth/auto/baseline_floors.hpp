@@ -36,7 +36,8 @@ std::optional<PlanFloor> ring_plan_floor(const BaselineSpec& spec, const topo::T
 // NPUs exchange with the rest, over the links out of it, or each member's P - 1 messages a phase,
 // their steps included, over its own out-links, whichever is higher), a ring's or bidirectional
 // ring's (P - 1 transfers in a row a phase, each at least the least per-step cost and latency of
-// any link); nothing for the other families.
+// any link), hierarchical's (each phase's p - 1 ring steps in a row, a block each at the most a
+// member can send another of its line); nothing for the other families.
 std::optional<PlanFloor> closed_floor(const BaselineSpec& spec, const topo::Topology& t,
                                       const Collective& c, Bytes chunk_bytes);
 

@@ -368,6 +368,47 @@ TEST(Portfolio, RingAndDirectClosedFloorsAreAtMostTheirTimes) {
             std::get<Algorithm>(made).claimed_time);
 }
 
+// The hierarchical baseline's closed floor (its phases one after another, each p - 1 steps of a
+// block at the most a member can send another member of its line) is at most its time, with steps
+// charged or not, on clusters of servers, fat trees and tori (its lines from dimensions) and random
+// fabrics (where it finds servers); on a fat-tree cluster of 16 servers of 8 it is over 1.5x the
+// All-Reduce's bound at one chunk per NPU (its phase between servers goes through one NIC a
+// member), so a search never builds it there.
+TEST(Portfolio, HierarchicalsClosedFloorIsAtMostItsTime) {
+  std::mt19937_64 rng(59);
+  std::vector<topo::Topology> fabrics =
+      testing::fabrics({"nvcluster:2x4", "nvcluster:4x2,net=fattree", "nvcluster:2x4,net=fattree",
+                        "torus2d:3x4", "nvcluster:3x4"},
+                       rng, 12);
+  const SynthOptions o;
+  const BaselineSpec spec{BaselineKind::Hierarchical, {}};
+  int compared = 0;
+  for (topo::Topology& t : fabrics)
+    for (bool steps : {false, true}) {
+      t.set_charges_steps(steps);
+      for (CollectiveKind ck :
+           {CollectiveKind::AllGather, CollectiveKind::ReduceScatter, CollectiveKind::AllReduce})
+        for (int k : {1, 2, 4}) {
+          const Collective c = Collective::over_all(t, ck, k);
+          const std::optional<detail::PlanFloor> closed = detail::closed_floor(spec, t, c, kChunk);
+          ChunkMade made = detail::baseline_to_beat(spec, t, c, kChunk, o, -1);
+          const Algorithm* a = std::get_if<Algorithm>(&made);
+          if (!a) continue;  // (it does not apply)
+          ASSERT_TRUE(closed) << t.name();
+          EXPECT_LE(closed->floor, a->claimed_time) << t.name() << " " << c.describe();
+          EXPECT_GT(closed->floor, 0) << t.name();
+          ++compared;
+        }
+    }
+  EXPECT_GE(compared, 5 * 2 * 3 * 3);
+  topo::Topology cluster = topo::generate("nvcluster:16x8,net=fattree");
+  cluster.set_charges_steps(true);
+  const Collective all = Collective::over_all(cluster, CollectiveKind::AllReduce);
+  const Bytes piece = all.chunk_bytes_for(Bytes{1} << 30);
+  EXPECT_GT(static_cast<double>(detail::closed_floor(spec, cluster, all, piece)->floor),
+            1.5 * static_cast<double>(lower_bound(cluster, all, piece).total));
+}
+
 // PlanFloors keeps what ring_plan_floor finds, per baseline, count and chunk size: asked again it
 // gives the same floor, and baseline_to_beat with it decides as without (where the plan's load
 // alone says that the ring cannot win, baseline_to_beat without them gives that load, with them
