@@ -106,6 +106,29 @@ void BM_AutoPlanNvcluster128x8(benchmark::State& state) {
 }
 BENCHMARK(BM_AutoPlanNvcluster128x8)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
 
+// The 1024-NPU searches the time-to-answer target names (at most 10 s of CPU for the whole `tenet
+// synth` command, per-step costs charged as the CLI charges them): the switch answered by
+// halving-doubling at the bound before any search, the leaf-spine's flat plan without the
+// baselines' race, the fat-tree cluster's server plan with the baselines floored in closed form.
+void BM_Auto1024(benchmark::State& state, const char* spec, synth::CollectiveKind kind,
+                 Bytes total) {
+  topo::Topology t = topo::generate(spec);
+  t.set_charges_steps(true);
+  bench_micro::time_auto_search(state, t, kind, total);
+}
+BENCHMARK_CAPTURE(BM_Auto1024, switch1024_allreduce_1GiB, "switch:1024",
+                  synth::CollectiveKind::AllReduce, Bytes{1} << 30)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
+BENCHMARK_CAPTURE(BM_Auto1024, leafspine32x32_allreduce_64MiB, "leafspine:32x32",
+                  synth::CollectiveKind::AllReduce, Bytes{64} << 20)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
+BENCHMARK_CAPTURE(BM_Auto1024, nvcluster128x8_fattree_allreduce_1GiB, "nvcluster:128x8,net=fattree",
+                  synth::CollectiveKind::AllReduce, Bytes{1} << 30)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
+
 // Scaling: 2-D tori of 64 .. 4096 NPUs, k = 1, and the exponent of synthesis time over N fitted
 // by least squares on log-log (reported as the counter "exponent").
 void BM_ScalingExponent(benchmark::State& state) {
