@@ -74,6 +74,17 @@ std::optional<PlanFloor> oneshot_floor(const BaselineSpec& spec, const topo::Top
   return PlanFloor{floor, static_cast<size_t>(messages * p * (p - 1))};
 }
 
+// The least any transfer takes beyond its bytes: the least per-step cost (where charged) plus the
+// least latency of any link of `t` (which has links).
+Time least_hop(const topo::Topology& t) {
+  Time step = std::numeric_limits<Time>::max(), latency = std::numeric_limits<Time>::max();
+  for (LinkId l = 0; l < t.num_links(); ++l) {
+    step = std::min(step, t.charges_steps() ? t.link(l).step : Time{0});
+    latency = std::min(latency, t.link(l).latency);
+  }
+  return step + latency;
+}
+
 // A floor of a ring's All-Gather, Reduce-Scatter or All-Reduce with no transfer made: each chunk
 // passes the ring hop by hop, each transfer waiting for the arrival before it (ring_plan's one
 // dependency; an All-Reduce's All-Gather after its Reduce-Scatter), so P - 1 transfers in a row a
@@ -87,13 +98,8 @@ std::optional<PlanFloor> ring_chain_floor(const BaselineSpec& spec, const topo::
   if (c.kind == CollectiveKind::AllGather || c.kind == CollectiveKind::ReduceScatter) phases = 1;
   if (c.kind == CollectiveKind::AllReduce) phases = 2;
   if (phases == 0 || c.num_ranks() < 2 || t.num_links() == 0) return std::nullopt;
-  Time step = std::numeric_limits<Time>::max(), latency = std::numeric_limits<Time>::max();
-  for (LinkId l = 0; l < t.num_links(); ++l) {
-    step = std::min(step, t.charges_steps() ? t.link(l).step : Time{0});
-    latency = std::min(latency, t.link(l).latency);
-  }
   const int64_t in_a_row = int64_t{phases} * (c.num_ranks() - 1);
-  return PlanFloor{static_cast<Time>(in_a_row) * (step + latency),
+  return PlanFloor{static_cast<Time>(in_a_row) * least_hop(t),
                    static_cast<size_t>(in_a_row) * static_cast<size_t>(c.num_chunks())};
 }
 
@@ -184,7 +190,7 @@ std::vector<std::vector<char>> reached_through_switches(const topo::Topology& t,
     while (!stack.empty()) {
       const NodeId x = stack.back();
       stack.pop_back();
-      if (x != v && !t.is_switch(x) && !t.node(x).router) continue;  // it relays nothing on
+      if (x != v && !t.passes_through(x)) continue;  // it relays nothing on
       for (LinkId l : t.in_links(x))
         if (const NodeId u = t.link(l).src; !from[u]) {
           from[u] = 1;
@@ -230,11 +236,7 @@ std::optional<PlanFloor> hierarchical_floor(const BaselineSpec& spec, const topo
   if (!spec.per_dimension.empty() && spec.per_dimension.size() != 1 &&
       spec.per_dimension.size() != levels.size())
     return std::nullopt;
-  Time step = std::numeric_limits<Time>::max(), latency = std::numeric_limits<Time>::max();
-  for (LinkId l = 0; l < t.num_links(); ++l) {
-    step = std::min(step, t.charges_steps() ? t.link(l).step : Time{0});
-    latency = std::min(latency, t.link(l).latency);
-  }
+  const Time least = least_hop(t);
   const std::vector<std::vector<char>> reaches = reached_through_switches(t, npu_at);
   double total = 0;  // ps
   int64_t transfers = 0, members_before = 1;
@@ -257,14 +259,14 @@ std::optional<PlanFloor> hierarchical_floor(const BaselineSpec& spec, const topo
         Bandwidth rate = 0;
         for (LinkId l : t.out_links(u))
           if (const NodeId head = t.link(l).dst;
-              head == v || ((t.is_switch(head) || t.node(head).router) && to_v[head]))
+              head == v || (t.passes_through(head) && to_v[head]))
             rate += t.link(l).bandwidth;
         most = std::max(most, rate);
       }
     }
     if (most <= 0) return std::nullopt;
     const int64_t block = c.num_chunks() / members_before;  // chunks a member sends a step
-    const double hop = static_cast<double>(step + latency) +
+    const double hop = static_cast<double>(least) +
                        static_cast<double>(block) * static_cast<double>(chunk_bytes) /
                            static_cast<double>(most) * static_cast<double>(kPicosPerSecond);
     const int phases = int{rs} + int{ag};

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <optional>
 #include <string>
@@ -523,8 +524,7 @@ bool races_in_time(const BaselineSpec& spec, const Collective& c, const Deadline
   int64_t transfers = transfer_estimate(one);
   // (Halving-doubling and Bruck: a message a rank and step, log P steps a phase.)
   if (spec.kind == BaselineKind::Rhd || spec.kind == BaselineKind::Bruck) {
-    int steps = 0;
-    while ((int64_t{1} << steps) < c.num_ranks()) ++steps;
+    const int steps = std::bit_width(static_cast<unsigned>(c.num_ranks() - 1));  // ceil(log2 P)
     transfers = std::min(transfers, int64_t{2} * c.num_ranks() * std::max(1, steps));
   }
   return transfers <= kPortfolioTransferBudget ||

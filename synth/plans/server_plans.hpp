@@ -32,6 +32,7 @@ class ServerPlans {
   static constexpr size_t kKept = 4;
   using Key = std::tuple<uint64_t, uint64_t, Bytes, LinkModel, int>;
   static Key key_of(const topo::Topology& t, Bytes chunk_bytes, LinkModel model, int ecmp);
+  Plan find(const Key& key) const;  // (the mutex held)
   mutable std::mutex mutex_;
   std::deque<std::pair<Key, Plan>> plans_;  // oldest first
 };
