@@ -22,12 +22,15 @@ extern "C" void on_interrupt(int sig) {
 }  // namespace
 
 void add_time_limit_flag(CLI::App* cmd, std::string& limit) {
-  cmd->add_option("--time-limit", limit,
-                  "Answer within about this long: seconds (5) or a time with a unit (500ms, 30s). "
-                  "The searches stop before a step that would end past it (synth keeps back the "
-                  "time to verify and write its answer) and the best verified algorithm found by "
-                  "then is the answer; the output says so. The first chunk count always runs. "
-                  "SIGINT or SIGTERM (Ctrl-C) does the same at once; a second one ends the process")
+  cmd->add_option(
+         "--time-limit", limit,
+         "Answer within about this long: seconds (5) or a time with a unit (500ms, 30s). "
+         "The searches stop before a step that would end past it (synth keeps back the "
+         "time to verify and write its answer) and the best verified algorithm found by "
+         "then is the answer; the output says so. The first chunk count always runs, except "
+         "where halving-doubling or Bruck was made first (a first count of over 2^18 "
+         "transfers): that count is given up midway at the limit. "
+         "SIGINT or SIGTERM (Ctrl-C) does the same at once; a second one ends the process")
       ->type_name("T");
 }
 

@@ -31,9 +31,9 @@ inline BaselineMemo* baselines_of(const SynthOptions& o) {
 // one.
 inline detail::ServerPlans::Plan server_plan_of(const topo::Topology& t, Bytes chunk_bytes,
                                                 const SynthOptions& o) {
-  if (o.memo) return o.memo->servers.of(t, chunk_bytes, o.link_model, o.ecmp_routes);
+  if (o.memo) return o.memo->servers.of(t, chunk_bytes, o.link_model, o.ecmp_routes, o.give_up);
   return std::make_shared<const std::optional<ServerPlan>>(
-      plan_servers(t, chunk_bytes, o.link_model, o.ecmp_routes));
+      plan_servers(t, chunk_bytes, o.link_model, o.ecmp_routes, o.give_up));
 }
 
 }  // namespace tenet::synth

@@ -202,6 +202,9 @@ struct SynthOptions {
   // When to answer with the best found so far (owned by the caller; none: the whole search). The
   // searches check it between steps (synth/auto/deadline.hpp).
   const Deadline* deadline = nullptr;
+  // Where the caller holds a quicker answer already: this step may be given up midway (its long
+  // loops throw GivenUp once it is due; synth/auto/deadline.hpp). None: the step ends.
+  const GiveUp* give_up = nullptr;
   // What the run keeps between its steps: flow plans and bounds (owned by the caller; none: each
   // top-level call keeps its own while it lasts). Decides nothing about the result.
   SynthMemo* memo = nullptr;

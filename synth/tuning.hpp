@@ -162,8 +162,13 @@ inline constexpr uint64_t kSynthBytesPerTransfer = 52;
 // The transfer limit of an automatic chunk choice inside a simulation (tenet sim -k auto).
 inline constexpr int64_t kSimAutoChunkTransfers = int64_t{1} << 15;
 // What verifying an answer and writing its files take per transfer, on the high side: the share of
-// `tenet synth --time-limit` kept back from the searches (at one chunk per NPU's transfers).
+// `tenet synth --time-limit` kept back from the searches (at one chunk per NPU's transfers), and
+// per chunk moved, from a first count given up for a quick answer (GiveUp).
 inline constexpr double kFinishSecondsPerTransfer = 1e-6;
+// Sends a matcher makes between two give-up points (GiveUp, synth/auto/deadline.hpp), besides one
+// every hundredth of its deliveries: a flat plan's first instant matches a million sends before
+// any arrives (leafspine:32x32's All-Gather half: 1.3 s without a point).
+inline constexpr int64_t kGiveUpMatches = int64_t{1} << 14;
 // Under a deadline, the least a chunk count is expected to take per transfer it will make (beside
 // twice what the count before took): a first count that a baseline answered quickly says little of
 // the next, where the matchers run (`switch:1024` All-Reduce of 1 GiB: 1 chunk per NPU, 2.1 M

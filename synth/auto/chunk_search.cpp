@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "synth/auto/chunk_search.hpp"
+#include "synth/auto/log_steps_answer.hpp"
 #include "synth/auto/portfolio.hpp"
 #include "synth/bounds/lower_bound.hpp"
 #include "synth/cost/timing.hpp"
@@ -112,7 +113,19 @@ class FlatSearch {
   Made<ChunkingResult> run(Collective c) {
     if (std::optional<ChunkingResult> relayed = relay_first(c)) return std::move(*relayed);
     if (std::optional<ChunkingResult> trees = trees_first(c)) return std::move(*trees);
-    if (std::optional<ChunkingResult> log = log_steps_first(c)) return std::move(*log);
+    // Where the first count is large, the baselines of log P steps first: one within
+    // kChunkSearchSlack of the bound is the answer, nothing else made (none could beat it by
+    // more); else the quick answer in hand while the first count is made, which is given up for it
+    // at the time limit (or an interruption) instead of running past it (GiveUp).
+    std::optional<LogStepsAnswer> quick = log_steps_answer(t_, c, total_bytes_, o_, at_bound_);
+    if (quick && quick->at_bound) return std::move(quick->result);
+    std::optional<GiveUp> give_up;
+    if (quick && o_.deadline) {
+      // (Verifying a message costs per chunk it carries: halving-doubling's are up to P / 2.)
+      int64_t moves = 0;
+      for (const Transfer& x : quick->result.algorithm.transfers()) moves += x.count;
+      give_up.emplace(*o_.deadline, kFinishSecondsPerTransfer * static_cast<double>(moves));
+    }
     const auto began = Deadline::Clock::now();
     // What each plan made at each count (PortfolioOptions::on_plan), for double_plans.
     SynthOptions reporting = quiet_;
@@ -126,39 +139,51 @@ class FlatSearch {
       if (o_.portfolio.on_matcher) o_.portfolio.on_matcher(run, time);
     };
     Time fastest = -1;  // the search's fastest time so far (its rival asks too)
-    Made<ChunkingResult> searched = search_chunks(
-        c, total_bytes_, max_chunks_per_npu_,
-        [&](const Collective& cc, Bytes chunk) -> ChunkMade {
-          count = cc.chunks_per_npu;
-          // A large count is timed only where its floor beats the fastest so far
-          // (SynthOptions::to_beat): a losing count of millions of transfers costs its making
-          // and a floor, not a timing. (Below kAutoChunkTurnTransfers floors measured no gain:
-          // docs/tuning.md.)
-          bool floored = false;
-          SynthOptions o = reporting;
-          o.portfolio.leave_out = leave_out_matchers(cc, chunk, fastest);
-          o.portfolio.matchers_at_figure = matchers_at_figure_;
-          o.portfolio.leave_out_server_plan = leave_out_server_plan(cc, chunk, fastest);
-          o.portfolio.leave_out_pipelines = leave_out_pipelines(count, fastest);
-          // Past the first count, the baselines race afterwards at their own counts
-          // (race_baselines): a count whose methods are all left out makes nothing.
-          o.portfolio.baselines_raced =
-              count > 1 && o_.method == SynthMethod::Auto && o_.portfolio.baselines;
-          if (transfer_estimate(cc) > kAutoChunkTurnTransfers) {
-            o.to_beat = fastest;
-            o.floored = &floored;
-          }
-          ChunkMade made_here = as_chunk_made(try_synthesize(t_, cc, chunk, o));
-          if (const Algorithm* a = std::get_if<Algorithm>(&made_here)) {
-            if (floored && fastest > 0 && a->claimed_time >= fastest)
-              return CannotBeat{a->claimed_time, a->size()};
-            if (fastest < 0 || a->claimed_time < fastest) fastest = a->claimed_time;
-          }
-          return made_here;
-        },
-        1, at_bound_, budget_, -1, min_chunk_of(t_), o_.deadline, rival(c, fastest),
-        kChunkSearchSteepTurn,
-        lower_bound(t_, c, c.chunk_bytes_for(total_bytes_), bounds_of(o_)).bandwidth);
+    Made<ChunkingResult> searched = NotMade{};
+    try {
+      searched = search_chunks(
+          c, total_bytes_, max_chunks_per_npu_,
+          [&](const Collective& cc, Bytes chunk) -> ChunkMade {
+            count = cc.chunks_per_npu;
+            // A large count is timed only where its floor beats the fastest so far
+            // (SynthOptions::to_beat): a losing count of millions of transfers costs its making
+            // and a floor, not a timing. (Below kAutoChunkTurnTransfers floors measured no gain:
+            // docs/tuning.md.)
+            bool floored = false;
+            SynthOptions o = reporting;
+            if (count == 1 && give_up) o.give_up = &*give_up;
+            o.portfolio.leave_out = leave_out_matchers(cc, chunk, fastest);
+            o.portfolio.matchers_at_figure = matchers_at_figure_;
+            o.portfolio.leave_out_server_plan = leave_out_server_plan(cc, chunk, fastest);
+            o.portfolio.leave_out_pipelines = leave_out_pipelines(count, fastest);
+            // Past the first count, the baselines race afterwards at their own counts
+            // (race_baselines): a count whose methods are all left out makes nothing.
+            o.portfolio.baselines_raced =
+                count > 1 && o_.method == SynthMethod::Auto && o_.portfolio.baselines;
+            if (transfer_estimate(cc) > kAutoChunkTurnTransfers) {
+              o.to_beat = fastest;
+              o.floored = &floored;
+            }
+            ChunkMade made_here = as_chunk_made(try_synthesize(t_, cc, chunk, o));
+            if (const Algorithm* a = std::get_if<Algorithm>(&made_here)) {
+              if (floored && fastest > 0 && a->claimed_time >= fastest)
+                return CannotBeat{a->claimed_time, a->size()};
+              if (fastest < 0 || a->claimed_time < fastest) fastest = a->claimed_time;
+            }
+            return made_here;
+          },
+          1, at_bound_, budget_, -1, min_chunk_of(t_), o_.deadline, rival(c, fastest),
+          kChunkSearchSteepTurn,
+          lower_bound(t_, c, c.chunk_bytes_for(total_bytes_), bounds_of(o_)).bandwidth);
+    } catch (const GivenUp&) {
+      if (!quick) throw;  // an outer search's step given up (SynthOptions::give_up)
+      ChunkingResult& answer = quick->result;
+      answer.algorithm.method += o_.deadline->interrupted()
+                                     ? "; tenet's own search was interrupted at its first count"
+                                     : "; tenet's own search was given up at its first count, "
+                                       "which ran past the time limit";
+      return std::move(answer);
+    }
     if (std::holds_alternative<NotMade>(searched)) return searched;
     ChunkingResult& best = std::get<ChunkingResult>(searched);
     // (Past the deadline the baselines whose first count is small still race it: where tenet's
@@ -295,35 +320,6 @@ class FlatSearch {
     best.algorithm.name = "tenet";
     race_baselines(c, best, BaselineKind::Blink);
     return best;
-  }
-
-  // Where the first count is large (over kAutoChunkTurnTransfers transfers), the baselines of
-  // log P steps (halving-doubling, Bruck: P log P transfers) first, at one chunk per NPU: one
-  // within kChunkSearchSlack of the bound is the answer, nothing else made (none could beat it by
-  // more).
-  std::optional<ChunkingResult> log_steps_first(const Collective& c) const {
-    if (o_.method != SynthMethod::Auto || !o_.portfolio.baselines) return std::nullopt;
-    Collective one = c;
-    one.chunks_per_npu = 1;
-    if (transfer_estimate(one) <= kAutoChunkTurnTransfers) return std::nullopt;
-    std::optional<ChunkingResult> out;
-    for_each_baseline(t_, c, [&](const BaselineSpec& spec) {
-      if (out || (spec.kind != BaselineKind::Rhd && spec.kind != BaselineKind::Bruck)) return;
-      Made<Algorithm> made_here =
-          try_baseline(spec, t_, one, one.chunk_bytes_for(total_bytes_), o_.link_model,
-                       o_.reduce_bandwidth, true, baselines_of(o_));
-      Algorithm* a = made(made_here);
-      if (!a || !at_bound_(*a)) return;
-      const Time time = a->claimed_time;
-      ChunkingResult r{std::move(*a), 1, {{1, time, std::nullopt, false}}};
-      r.algorithm.method = fmt::format(
-          "baseline {} (within {} % of the bound at one chunk per NPU: the search was left out)",
-          spec.name(), 100 * kChunkSearchSlack);
-      r.algorithm.provenance = Provenance::of_baseline(spec.name());
-      r.algorithm.name = "tenet";
-      out = std::move(r);
-    });
-    return out;
   }
 
   // Baseline `spec`'s own chunk search against `to_beat`. Blink's trees reduce below the RS+AG

@@ -237,6 +237,7 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
     std::optional<Algorithm> second =
         synthesize_plan(t, ag, chunk_bytes, half, planned, /*last_first=*/true, 0, variant);
     if (!second) return;
+    give_up_point(o.give_up);  // (joining and timing a million transfers is a second)
     const bool serial = first->serial_channels;
     // A variant that cannot beat the fastest so far, or what the caller has
     // (SynthOptions::to_beat), is not timed (it reports its floor).

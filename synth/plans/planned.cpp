@@ -386,6 +386,7 @@ class Planned {
 std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collective& c,
                                          Bytes chunk_bytes, const SynthOptions& o, Method method,
                                          bool last_first, double work_budget, int variant) {
+  give_up_point(o.give_up);
   return Planned(t, c, chunk_bytes, o, last_first, variant).run(method, work_budget);
 }
 

@@ -47,7 +47,7 @@ std::vector<std::vector<NodeId>> plan_groups(const topo::Topology& t) {
 }
 
 std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_bytes, LinkModel model,
-                                       int ecmp) {
+                                       int ecmp, const GiveUp* give_up) {
   ServerPlan p;
   p.servers_ = plan_groups(t);
   p.pods_ = !p.servers_.empty() && p.servers_[0].size() > 1 && flat_servers(t);
@@ -122,6 +122,7 @@ std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_byte
   std::vector<char> wanted(n, 0);       // the NPUs u needs ways to (no route sought to the rest)
   // u's needs' candidates; false where one of them has none.
   auto search = [&](NodeId u) {
+    give_up_point(give_up);
     searched[u] = 1;
     for (size_t i : needs_of[u]) {
       need_to[needs[i].v] = static_cast<int64_t>(i);

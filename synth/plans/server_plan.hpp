@@ -29,6 +29,7 @@
 #include <optional>
 #include <vector>
 
+#include "synth/auto/deadline.hpp"
 #include "synth/ir/algorithm.hpp"
 #include "topo/topology.hpp"
 
@@ -69,7 +70,8 @@ class ServerPlan {
   int position(NodeId v) const { return local_of_[v]; }  // within its server
 
  private:
-  friend std::optional<ServerPlan> plan_servers(const topo::Topology&, Bytes, LinkModel, int);
+  friend std::optional<ServerPlan> plan_servers(const topo::Topology&, Bytes, LinkModel, int,
+                                                const GiveUp*);
   std::vector<std::vector<NodeId>> servers_;
   std::vector<int> server_of_, local_of_;
   size_t per_ = 0;
@@ -84,9 +86,10 @@ class ServerPlan {
 // plan at least kFlatPlanRoutes), or nothing when some way has no route or `t` has neither servers
 // nor switches. Its servers are topo::detect_servers'; where there are none and `t` has switches,
 // the plan is flat (ServerPlan::flat). Under `hold` a transfer holds its links whole, so the ways
-// keep their full rate.
+// keep their full rate. A `give_up` is polled once per source's routes (a flat plan of 1024 NPUs
+// is seconds of work).
 std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_bytes, LinkModel model,
-                                       int ecmp = 8);
+                                       int ecmp = 8, const GiveUp* give_up = nullptr);
 
 // `plan`'s ways for an All-Gather of `chunks_per_npu` chunks of `chunk_bytes` per NPU, its rail
 // ways staggered. At their fluid shares the S - 1 rail ways out of an NPU deliver their chunks all

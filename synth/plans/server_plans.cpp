@@ -30,14 +30,14 @@ ServerPlans::Plan ServerPlans::kept(const topo::Topology& t, Bytes chunk_bytes, 
 }
 
 ServerPlans::Plan ServerPlans::of(const topo::Topology& t, Bytes chunk_bytes, LinkModel model,
-                                  int ecmp) {
+                                  int ecmp, const GiveUp* give_up) {
   const Key key = key_of(t, chunk_bytes, model, ecmp);
   {
     std::lock_guard lock(mutex_);
     if (Plan plan = find(key)) return plan;
   }
-  auto plan =
-      std::make_shared<const std::optional<ServerPlan>>(plan_servers(t, chunk_bytes, model, ecmp));
+  auto plan = std::make_shared<const std::optional<ServerPlan>>(
+      plan_servers(t, chunk_bytes, model, ecmp, give_up));
   std::lock_guard lock(mutex_);
   if (Plan made = find(key)) return made;  // made meanwhile by another thread
   if (plans_.size() == kKept) plans_.pop_front();

@@ -23,8 +23,9 @@ namespace tenet::synth::detail {
 class ServerPlans {
  public:
   using Plan = std::shared_ptr<const std::optional<ServerPlan>>;
-  // plan_servers(t, chunk_bytes, model, ecmp), made or kept.
-  Plan of(const topo::Topology& t, Bytes chunk_bytes, LinkModel model, int ecmp);
+  // plan_servers(t, chunk_bytes, model, ecmp), made (given up at `give_up`: nothing kept) or kept.
+  Plan of(const topo::Topology& t, Bytes chunk_bytes, LinkModel model, int ecmp,
+          const GiveUp* give_up = nullptr);
   // The plan kept for those arguments, or null where none is (nothing is made).
   Plan kept(const topo::Topology& t, Bytes chunk_bytes, LinkModel model, int ecmp) const;
 

@@ -40,6 +40,7 @@ class RouteMatcher {
     EventLoop loop(t_, g_, opt_.link_model);
     int64_t remaining = static_cast<int64_t>(items_.size());
     const int64_t total = std::max<int64_t>(1, remaining);
+    const int64_t hundredth = total / 100 + 1;  // progress and give-up points every hundredth
     loop.mark_all_dirty();
     std::vector<int32_t> item_of;  // per raw transfer
     auto arrive = [&](int32_t x) {
@@ -48,8 +49,10 @@ class RouteMatcher {
       it.last = x;
       if (v == it.target) {
         --remaining;
-        if (opt_.progress && remaining % (total / 100 + 1) == 0)
-          opt_.progress(1.0 - static_cast<double>(remaining) / total);
+        if (remaining % hundredth == 0) {
+          give_up_point(opt_.give_up);
+          if (opt_.progress) opt_.progress(1.0 - static_cast<double>(remaining) / total);
+        }
         return;
       }
       wait(v, item_of[x]);
@@ -77,6 +80,7 @@ class RouteMatcher {
         box.pop_back();
       }
       item_of.push_back(item);
+      if (item_of.size() % kGiveUpMatches == 0) give_up_point(opt_.give_up);
       send(raw_, loop, items_[item].chunk, id, now, items_[item].last);
       return true;
     };

@@ -105,7 +105,8 @@ class SpreadMatcher {
           live_[static_cast<size_t>(c) * live_words_ + i / 64] |= uint64_t{1} << (i % 64);
     }
     const int64_t total = std::max<int64_t>(1, remaining_);
-    int64_t reported = 0;
+    const int64_t hundredth = total / 100 + 1;  // progress and give-up points every hundredth
+    int64_t reported = 0, matched = 0;
     loop.mark_all_dirty();
     auto arrive = [&](int32_t x) {
       const Raw& r = raw_[x];
@@ -127,15 +128,17 @@ class SpreadMatcher {
           loop.mark_dirty(c);
         }
       }
-      if (opt_.progress && total - remaining_ - reported >= total / 100 + 1) {
+      if (total - remaining_ - reported >= hundredth) {
         reported = total - remaining_;
-        opt_.progress(static_cast<double>(reported) / total);
+        give_up_point(opt_.give_up);
+        if (opt_.progress) opt_.progress(static_cast<double>(reported) / total);
       }
     };
     auto match = [&](ChannelId id, Time now) {
       const Channel& ch = g_[id];
       const int p = planned ? pick_planned(id) : mixed_ ? pick_ahead(id, now) : pick(id);
       if (p < 0) return false;
+      if (++matched % kGiveUpMatches == 0) give_up_point(opt_.give_up);
       want_[ch.dst * words_ + p / 64] &= ~(uint64_t{1} << (p % 64));
       if (yield_) --wants_[ch.dst];
       if (mixed_) spread_estimate(ch.dst, p, now + ch.duration);

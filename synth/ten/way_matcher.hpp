@@ -70,6 +70,7 @@ class WayMatcher {
         enqueue(static_cast<int32_t>(i));
       }
     const int64_t total = std::max<int64_t>(1, remaining);
+    const int64_t hundredth = total / 100 + 1;  // progress and give-up points every hundredth
     loop.mark_all_dirty();
     std::vector<int32_t> item_of;  // per raw transfer
     auto arrive = [&](int32_t x) {
@@ -77,8 +78,10 @@ class WayMatcher {
       last_[i] = x;
       if (++pos_[i] == static_cast<int>(ways_.of(i).size())) {
         --remaining;
-        if (opt_.progress && remaining % (total / 100 + 1) == 0)
-          opt_.progress(1.0 - static_cast<double>(remaining) / total);
+        if (remaining % hundredth == 0) {
+          give_up_point(opt_.give_up);
+          if (opt_.progress) opt_.progress(1.0 - static_cast<double>(remaining) / total);
+        }
         return;
       }
       loop.mark_dirty(enqueue(i));
@@ -90,6 +93,7 @@ class WayMatcher {
       q.pop();
       left_[i] -= g_[id].duration;
       item_of.push_back(i);
+      if (item_of.size() % kGiveUpMatches == 0) give_up_point(opt_.give_up);
       send(raw_, loop, chunks_[i], id, now, last_[i]);
       return true;
     };

@@ -6,6 +6,7 @@
 
 #include "synth/auto/portfolio.hpp"
 #include "synth/cache/algorithm_cache.hpp"
+#include "synth/plans/server_plan.hpp"
 #include "synth/producers.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/verify/verify.hpp"
@@ -16,6 +17,22 @@ namespace tenet::synth {
 namespace {
 
 constexpr Bytes kSize = Bytes{64} << 20;
+
+// `spec`, its links' per-step costs charged.
+topo::Topology stepped(const char* spec) {
+  topo::Topology t = topo::generate(spec);
+  t.set_charges_steps(true);
+  return t;
+}
+
+// The All-Reduce search of `t` under `d`, interrupted before it begins.
+ChunkingResult interrupted_search(const topo::Topology& t, Deadline& d) {
+  d.interrupt();
+  SynthOptions o;
+  o.deadline = &d;
+  return synthesize_auto_chunks(t, Collective::over_all(t, CollectiveKind::AllReduce), kSize, o,
+                                16);
+}
 
 TEST(Deadline, NoLimitIsNeverReached) {
   const Deadline d;
@@ -59,16 +76,12 @@ TEST(Deadline, AnInterruptionEndsTheSearchesAtOnce) {
 // a deadline that has passed: the first count always runs and is verified correct; the search
 // stops there and says so.
 TEST(Deadline, ASearchPastItAnswersWithItsFirstCount) {
-  topo::Topology t = topo::generate("leafspine:2x4");
-  t.set_charges_steps(true);
+  const topo::Topology t = stepped("leafspine:2x4");
   const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
   const ChunkingResult whole = synthesize_auto_chunks(t, c, kSize, {}, 16);
   ASSERT_GT(whole.tried.size(), 1u);
   Deadline d;
-  d.interrupt();
-  SynthOptions o;
-  o.deadline = &d;
-  const ChunkingResult early = synthesize_auto_chunks(t, c, kSize, o, 16);
+  const ChunkingResult early = interrupted_search(t, d);
   EXPECT_TRUE(d.stopped());
   EXPECT_LT(early.tried.size(), whole.tried.size());
   EXPECT_EQ(early.tried.front().chunks_per_npu, 1);
@@ -124,10 +137,66 @@ TEST(Deadline, PastItOnlyQuickBaselinesRace) {
       detail::races_in_time(ring, Collective::over_all(small, CollectiveKind::AllReduce), &past));
 }
 
+// A step given up midway (GiveUp): due once the limit less the reserve has passed, or at an
+// interruption; never without a limit otherwise. A due point throws GivenUp and records the stop.
+TEST(GiveUp, IsDueAtTheLimitLessItsReserve) {
+  const Deadline hour(3600);
+  EXPECT_FALSE(GiveUp(hour, 60).due());
+  EXPECT_TRUE(GiveUp(hour, 7200).due());  // its reserve is more than the whole limit
+  EXPECT_NO_THROW(GiveUp(hour, 60).point());
+  EXPECT_FALSE(hour.stopped());
+  EXPECT_THROW(GiveUp(hour, 7200).point(), GivenUp);
+  EXPECT_TRUE(hour.stopped());
+  Deadline none;
+  EXPECT_FALSE(GiveUp(none, 1e9).due());
+  none.interrupt();
+  EXPECT_TRUE(GiveUp(none, 0).due());
+}
+
+// The long loops give up at their points: the server plan (per source) and the matcher (every
+// hundredth of its deliveries and every kGiveUpMatches sends), not only between steps. One not
+// due changes nothing.
+TEST(GiveUp, TheServerPlanAndTheMatcherStopAtTheirPoints) {
+  const topo::Topology t = topo::generate("leafspine:4x8");
+  Deadline past;
+  past.interrupt();
+  const GiveUp due(past, 0);
+  EXPECT_THROW(plan_servers(t, 1 << 20, LinkModel::Pipelined, 8, &due), GivenUp);
+  const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
+  SynthOptions o;
+  o.method = SynthMethod::Matcher;
+  o.give_up = &due;
+  EXPECT_THROW(synthesize(t, c, 1 << 20, o), GivenUp);
+  const Deadline hour(3600);
+  const GiveUp later(hour, 0);
+  o.give_up = &later;
+  const Algorithm with = synthesize(t, c, 1 << 20, o);
+  o.give_up = nullptr;
+  const Algorithm without = synthesize(t, c, 1 << 20, o);
+  EXPECT_EQ(with.claimed_time, without.claimed_time);
+  EXPECT_EQ(with.size(), without.size());
+}
+
+// A first count of over kAutoChunkTurnTransfers transfers (384 NPUs' All-Reduce at one chunk per
+// NPU: 294,144) is given up for the quick answer made before it (halving-doubling or Bruck at one
+// chunk per NPU) once the limit is reached, instead of running past it (leafspine:32x32
+// All-Reduce of 64 MiB at --time-limit 5: 9.5 s of wall time, its first count 6.7 s; 3.9 s given
+// up). The answer is verified correct, says so, and is not the whole search's.
+TEST(GiveUp, ALargeFirstCountIsGivenUpForTheQuickAnswer) {
+  const topo::Topology t = stepped("leafspine:16x24");
+  Deadline past;
+  const ChunkingResult early = interrupted_search(t, past);
+  EXPECT_TRUE(past.stopped());
+  EXPECT_EQ(early.tried.size(), 1u);
+  EXPECT_EQ(early.algorithm.provenance.producer, Producer::Baseline);
+  EXPECT_NE(early.algorithm.method.find("interrupted at its first count"), std::string::npos)
+      << early.algorithm.method;
+  EXPECT_TRUE(verify(t, early.algorithm).correct());
+}
+
 TEST(Deadline, AnEarlyAnswerIsNotCached) {
   topo::testing::TempDir tmp;
-  topo::Topology t = topo::generate("leafspine:2x4");
-  t.set_charges_steps(true);
+  const topo::Topology t = stepped("leafspine:2x4");
   const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
   AlgorithmCache cache(tmp.file("cache"));
   Deadline d;
