@@ -94,6 +94,7 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const SynthRow& r
         nlohmann::ordered_json one = {{"chunks_per_npu", x.chunks_per_npu}, {"time_ps", x.time}};
         if (x.alone) one["method_alone"] = synth::to_string(*x.alone);
         if (x.floor) one["floor"] = true;  // time_ps is a floor: not timed, as it could not win
+        if (x.predicted) one["predicted"] = true;  // ... standing on a method's predicted time
         tried.push_back(std::move(one));
       }
     }
@@ -144,8 +145,11 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const SynthRow& r
                         : ", ",
           switched && x.alone ? fmt::format("{} alone ", synth::to_string(*x.alone)) : "",
           x.chunks_per_npu,
-          // A floor: the count could not beat the fastest then, so it was not timed.
-          x.floor ? "at least " + format_time(x.time) : format_time(x.time));
+          // A floor: the count could not beat the fastest then, so it was not timed; where it
+          // stands on a method's predicted time, so said.
+          x.predicted ? "predicted " + format_time(x.time) + " (not made)"
+          : x.floor   ? "at least " + format_time(x.time)
+                      : format_time(x.time));
       alone = x.alone;
     }
     chunk_note = fmt::format(" (auto; tried {})", tried);

@@ -215,6 +215,9 @@ struct SynthOptions {
   // no answer (the chunk search takes it as CannotBeat); one under it was timed.
   Time to_beat = -1;
   bool* floored = nullptr;
+  // Set (where given) when a method was left unmade on a prediction of its time (the flow plan's
+  // pipelines, PipelineOptions::predicted): the time it claims is that prediction, not a floor.
+  bool* predicted = nullptr;
 };
 
 // Options for a part of a whole (a relay's sub-group, a composition's level): no idle mates to
@@ -253,6 +256,9 @@ struct ChunkingResult {
     std::optional<SynthMethod>
         alone;           // none: the whole search; else the one method tried alone at that count
     bool floor = false;  // `time` is a floor at or over the fastest then (CannotBeat), not timed
+    // With `floor`: some method there was left unmade on a prediction, so `time` is partly a
+    // predicted time, not a proven floor (CannotBeat::predicted).
+    bool predicted = false;
   };
   std::vector<Try> tried;
 };
@@ -313,6 +319,9 @@ Collective as_synthesized(const topo::Topology& t, const Collective& c,
 struct CannotBeat {
   Time floor = 0;        // a lower bound on the count's time, at least to_beat
   size_t transfers = 0;  // how many transfers its algorithm had
+  // `floor` stands partly on a prediction (SynthOptions::predicted): the count is not made, but
+  // its time is not proven to be at least `floor`.
+  bool predicted = false;
 };
 using ChunkMade = std::variant<Algorithm, CannotBeat, NotMade>;
 using ChunkMaker = std::function<ChunkMade(const Collective&, Bytes)>;

@@ -149,7 +149,7 @@ class FlatSearch {
             // (SynthOptions::to_beat): a losing count of millions of transfers costs its making
             // and a floor, not a timing. (Below kAutoChunkTurnTransfers floors measured no gain:
             // docs/tuning.md.)
-            bool floored = false;
+            bool floored = false, predicted = false;
             SynthOptions o = reporting;
             if (count == 1 && give_up) o.give_up = &*give_up;
             o.portfolio.leave_out = leave_out_matchers(cc, chunk, fastest);
@@ -163,11 +163,12 @@ class FlatSearch {
             if (transfer_estimate(cc) > kAutoChunkTurnTransfers) {
               o.to_beat = fastest;
               o.floored = &floored;
+              o.predicted = &predicted;
             }
             ChunkMade made_here = as_chunk_made(try_synthesize(t_, cc, chunk, o));
             if (const Algorithm* a = std::get_if<Algorithm>(&made_here)) {
               if (floored && fastest > 0 && a->claimed_time >= fastest)
-                return CannotBeat{a->claimed_time, a->size()};
+                return CannotBeat{a->claimed_time, a->size(), predicted};
               if (fastest < 0 || a->claimed_time < fastest) fastest = a->claimed_time;
             }
             return made_here;
@@ -642,7 +643,9 @@ class FlatSearch {
       std::map<int, Time> variant_times;
       quiet.pipelines.on_variant = [&](int v, Time time) { variant_times[v] = time; };
       bool floored = false;  // (what cannot beat the fastest is not made or timed: to_beat)
+      bool predicted = false;
       quiet.floored = &floored;
+      quiet.predicted = &predicted;
       for (int k = 2 * largest; k <= (1 << 20); k *= 2) {
         c.chunks_per_npu = k;
         const Bytes chunk = c.chunk_bytes_for(total_bytes_);
@@ -671,12 +674,13 @@ class FlatSearch {
           break;
         const auto began = Deadline::Clock::now();
         quiet.to_beat = best.algorithm.claimed_time;
-        floored = false;
+        floored = predicted = false;
         Made<Algorithm> made_here = try_synthesize(t_, c, chunk, quiet);
         last_seconds = seconds_since(began);
         if (!made(made_here)) break;  // no plan here
         Algorithm& a = std::get<Algorithm>(made_here);
-        best.tried.push_back({k, a.claimed_time, m, floored && a.claimed_time >= quiet.to_beat});
+        const bool floor = floored && a.claimed_time >= quiet.to_beat;
+        best.tried.push_back({k, a.claimed_time, m, floor, floor && predicted});
         if (best.tried.back().floor) break;  // cannot win, and its time is not known
         const Time now = a.claimed_time;
         const bool gaining = previous < 0 || gains(now, previous);

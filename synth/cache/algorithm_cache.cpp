@@ -180,6 +180,10 @@ std::optional<ChunkingResult> AlgorithmCache::load(const std::string& key, const
         if (alone > static_cast<int>(SynthMethod::Symmetric)) return reject();
         x.alone = static_cast<SynthMethod>(alone);
       }
+      // (Entries before floors were kept have three fields: every count a time.)
+      const int flags = tried.size() > 3 ? tried.at(3).get<int>() : 0;
+      x.floor = (flags & 1) != 0;
+      x.predicted = (flags & 2) != 0;
       r.tried.push_back(x);
     }
     if (!as_asked(r.algorithm, t, c, expected)) return reject();
@@ -201,7 +205,8 @@ bool AlgorithmCache::store(const std::string& key, const Algorithm& a, int chunk
   json tried = json::array();
   for (const ChunkingResult::Try& x : tried_counts)
     tried.push_back(
-        json::array({x.chunks_per_npu, x.time, x.alone ? static_cast<int>(*x.alone) : -1}));
+        json::array({x.chunks_per_npu, x.time, x.alone ? static_cast<int>(*x.alone) : -1,
+                     (x.floor ? 1 : 0) | (x.predicted ? 2 : 0)}));
   const json header{{"format", kEntryFormat},
                     {"key", key},
                     {"chunks_per_npu", chunks_per_npu},

@@ -225,6 +225,7 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
           best = unmade_pipelines(t, c, chunk_bytes, o.link_model, likely);
           floored_best = true;
           if (o.floored) *o.floored = true;
+          if (o.predicted) *o.predicted = true;
         }
         return;
       }

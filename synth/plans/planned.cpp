@@ -284,6 +284,7 @@ class Planned {
       best_ = unmade_pipelines(t_, c_, chunk_bytes_, o_.link_model, likely);
       predicted_best_ = true;
       if (o_.floored) *o_.floored = true;
+      if (o_.predicted) *o_.predicted = true;
     }
     return true;
   }

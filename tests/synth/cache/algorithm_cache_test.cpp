@@ -6,8 +6,10 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+
 #include <sys/stat.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -157,6 +159,38 @@ struct Stored {
   ChunkingResult made = synthesize_auto_chunks(t, c, kSize, {}, 8);
   AlgorithmCache::Expected expected{kSize, true, LinkModel::Pipelined, 0};
 };
+
+// The counts tried keep what each was: a time, a floor (not timed: it could not win), or a floor
+// standing on a method's predicted time (printed "at least" and "predicted" from a hit as from the
+// search). An entry of three fields per count (before floors were kept) reads as times.
+TEST(AlgorithmCache, AHitKeepsWhichCountsWereFloorsOrPredicted) {
+  topo::testing::TempDir tmp;
+  Stored s;
+  AlgorithmCache cache(tmp.file("cache"));
+  std::vector<ChunkingResult::Try> tried = {{1, 900, std::nullopt},
+                                            {2, 800, std::nullopt, true},
+                                            {4, 850, SynthMethod::PlanPipeline, true, true}};
+  ASSERT_TRUE(cache.store(s.key, s.made.algorithm, s.made.chunks_per_npu, tried));
+  const std::optional<ChunkingResult> hit = cache.load(s.key, s.t, s.c, s.expected);
+  ASSERT_TRUE(hit);
+  ASSERT_EQ(hit->tried.size(), tried.size());
+  for (size_t i = 0; i < tried.size(); ++i) {
+    EXPECT_EQ(hit->tried[i].time, tried[i].time);
+    EXPECT_EQ(hit->tried[i].alone, tried[i].alone);
+    EXPECT_EQ(hit->tried[i].floor, tried[i].floor) << i;
+    EXPECT_EQ(hit->tried[i].predicted, tried[i].predicted) << i;
+  }
+  const std::string path = cache.path_of(s.key);
+  std::string whole = topo::read_file(path);
+  const size_t header = whole.find('\n');
+  nlohmann::json head = nlohmann::json::parse(whole.substr(0, header));
+  for (nlohmann::json& count : head.at("tried")) count.erase(3);
+  topo::write_file_atomically(path, head.dump() + whole.substr(header));
+  const std::optional<ChunkingResult> old = cache.load(s.key, s.t, s.c, s.expected);
+  ASSERT_TRUE(old);
+  ASSERT_EQ(old->tried.size(), tried.size());
+  for (const ChunkingResult::Try& x : old->tried) EXPECT_FALSE(x.floor || x.predicted);
+}
 
 TEST(AlgorithmCache, ADamagedEntryIsIgnoredAndReplaced) {
   topo::testing::TempDir tmp;
