@@ -18,7 +18,11 @@ using topo::NodeId;
 // The ways from each member to each other one and the capacity the channels found so far left.
 class Ways {
  public:
-  Ways(const topo::Topology& t, const std::vector<NodeId>& members)
+  // Every member's ways to every other; with `servers` (the members' servers, as
+  // topo::servers_of gives them), only those inside its own server and into the servers before and
+  // after it, the ways server_ring takes.
+  Ways(const topo::Topology& t, const std::vector<NodeId>& members,
+       const std::vector<std::vector<NodeId>>* servers = nullptr)
       : t_(t), members_(members), left_(t.num_links()) {
     for (LinkId l = 0; l < t.num_links(); ++l) left_[l] = t.link(l).bandwidth;
     const int p = static_cast<int>(members.size());
@@ -27,6 +31,20 @@ class Ways {
     ways_.resize(p);
     links_.resize(p);
     topo::Router router(t);
+    std::vector<int> server_of;  // per NPU (with `servers`)
+    std::vector<char> near;      // the NPUs a member's ways go to (with `servers`)
+    if (servers) {
+      server_of.assign(t.num_npus(), -1);
+      for (size_t s = 0; s < servers->size(); ++s)
+        for (NodeId v : (*servers)[s]) server_of[v] = static_cast<int>(s);
+      near.assign(t.num_npus(), 0);
+    }
+    // Marks (or clears) the NPUs of member u's server and the servers before and after it.
+    auto mark_near = [&](NodeId u, char on) {
+      const int count = static_cast<int>(servers->size());
+      for (int d : {-1, 0, 1})
+        for (NodeId v : (*servers)[(server_of[u] + d + count) % count]) near[v] = on;
+    };
     // (Each member's routes in one array, its ways' spans set once it is whole.)
     std::vector<std::pair<size_t, size_t>> spans;  // per way of the member: first link, count
     for (int i = 0; i < p; ++i) {
@@ -41,10 +59,15 @@ class Ways {
       for (LinkId l : t.out_links(u))
         if (t.is_npu(t.link(l).dst) && index_[t.link(l).dst] >= 0)
           add(index_[t.link(l).dst], {&l, 1});
+      if (servers) mark_near(u, 1);
       if (t.num_switches() > 0)
-        router.for_each_switch_route(u, 8, 0, [&](NodeId v, std::span<const LinkId> route) {
-          if (const int j = index(v); j >= 0 && j != i) add(j, route);
-        });
+        router.for_each_switch_route(
+            u, 8, 0,
+            [&](NodeId v, std::span<const LinkId> route) {
+              if (const int j = index(v); j >= 0 && j != i) add(j, route);
+            },
+            servers ? &near : nullptr);
+      if (servers) mark_near(u, 0);
       for (size_t k = 0; k < spans.size(); ++k)
         ways_[i][k].route = {links.data() + spans[k].first, spans[k].second};
       std::stable_sort(ways_[i].begin(), ways_[i].end(),
@@ -283,11 +306,14 @@ Bandwidth total_rate(const std::vector<RingChannel>& rings) {
 struct RingWays::Impl {
   const topo::Topology& t;
   std::vector<NodeId> members;
-  std::optional<Ways> ways;  // from the first search
+  std::optional<Ways> ways;     // from the first search
+  bool every_way;               // RingWays' `every_way`
+  bool around_servers = false;  // `ways` holds only the ways round servers (server_ring's)
+  bool cycles = false;          // no ring goes round the servers: the cycle search, every way
 };
 
-RingWays::RingWays(const topo::Topology& t, std::vector<NodeId> members)
-    : impl_(std::make_unique<Impl>(Impl{t, std::move(members), std::nullopt})) {}
+RingWays::RingWays(const topo::Topology& t, std::vector<NodeId> members, bool every_way)
+    : impl_(std::make_unique<Impl>(Impl{t, std::move(members), std::nullopt, every_way})) {}
 RingWays::~RingWays() = default;
 
 std::vector<RingChannel> find_ring_channels(const topo::Topology& t,
@@ -314,13 +340,20 @@ std::vector<RingChannel> search_ring_channels(RingWays& ways, int wanted, bool b
   const std::vector<NodeId>& members = ways.impl_->members;
   const int p = static_cast<int>(members.size());
   if (p < 2 || p > kMaxSearchedNpus) return {};
-  if (ways.impl_->ways)
+  // Servers, when the members are exactly the NPUs of whole servers. Rings round them take the
+  // ways inside each server and into the next one (server_ring), and only those are routed (every
+  // pair's of a 1024-NPU cluster, up to 8 routes each, was 2 s of route walks); where no ring goes
+  // round them, the cycle search takes every way.
+  std::vector<std::vector<NodeId>> servers;
+  if (!ways.impl_->cycles) servers = topo::servers_of(t, members);
+  const bool around = !servers.empty() && !ways.impl_->every_way;
+  if (ways.impl_->ways && ways.impl_->around_servers == around) {
     ways.impl_->ways->refill();
-  else
-    ways.impl_->ways.emplace(t, members);
+  } else {
+    ways.impl_->ways.emplace(t, members, around ? &servers : nullptr);
+    ways.impl_->around_servers = around;
+  }
   Ways& w = *ways.impl_->ways;
-  // Servers, when the members are exactly the NPUs of whole servers.
-  std::vector<std::vector<NodeId>> servers = topo::servers_of(t, members);
   const int limit = wanted > 0 ? std::min(wanted, kMaxChannels) : kMaxChannels;
   std::vector<RingChannel> rings;
   CycleSearch search(w);
@@ -337,7 +370,10 @@ std::vector<RingChannel> search_ring_channels(RingWays& ways, int wanted, bool b
     if (!servers.empty()) {
       if (c >= static_cast<int>(servers[0].size())) break;
       if (auto order = server_ring(w, servers, c)) ring = ring_through(w, *order);
-      if (!ring && c == 0) servers.clear();  // no such ring: search instead
+      if (!ring && c == 0) {  // no such ring: search instead, over every way
+        ways.impl_->cycles = true;
+        return search_ring_channels(ways, wanted, both_ways);
+      }
     }
     if (servers.empty()) ring = search.widest();
     if (!servers.empty() && ring && ring->rate <= 0) continue;  // its NICs are taken: the next one

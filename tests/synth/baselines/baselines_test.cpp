@@ -403,6 +403,39 @@ TEST(Baselines, RingSearchesSharingTheirWaysFindTheirOwnRings) {
   EXPECT_GT(found, 20);
 }
 
+// Round servers the rings take only the ways inside each server and into the servers before and
+// after it, and only those are routed: the rings are those found over every pair's ways, on
+// clusters of even and odd server counts (the ring closes from the last server to the first),
+// with and without a fat-tree, unequal NICs, and one way round or both.
+TEST(Baselines, RingsRoundServersTakeOnlyTheWaysTheyNeed) {
+  std::vector<topo::Topology> fabrics;
+  for (const char* spec :
+       {"nvcluster:2x4", "nvcluster:3x4", "nvcluster:5x4", "nvcluster:4x8,net=fattree",
+        "nvcluster:6x8,net=fattree", "a100-2node-ib"})
+    fabrics.push_back(topo::load(spec));
+  fabrics.push_back(
+      topo::load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/cluster16.yaml"));
+  int found = 0;
+  for (const topo::Topology& t : fabrics) {
+    std::vector<NodeId> all(t.num_npus());
+    for (NodeId v = 0; v < t.num_npus(); ++v) all[v] = v;
+    ASSERT_FALSE(topo::servers_of(t, all).empty()) << t.name();
+    for (bool both_ways : {false, true}) {
+      RingWays around(t, all), every(t, all, /*every_way=*/true);
+      const std::vector<RingChannel> got = search_ring_channels(around, 0, both_ways),
+                                     want = search_ring_channels(every, 0, both_ways);
+      ASSERT_EQ(got.size(), want.size()) << t.name() << " both ways " << both_ways;
+      for (size_t i = 0; i < want.size(); ++i) {
+        EXPECT_EQ(got[i].order, want[i].order) << t.name();
+        EXPECT_EQ(got[i].routes, want[i].routes) << t.name();
+        EXPECT_EQ(got[i].rate, want[i].rate) << t.name();
+      }
+      found += static_cast<int>(want.size());
+    }
+  }
+  EXPECT_GT(found, 40);
+}
+
 TEST(Baselines, RingOrdersFollowTheTopology) {
   for (const char* spec :
        {"mesh2d:4x4", "mesh2d:6x3", "torus2d:4x4", "hypercube:16", "mesh3d:2x3x2", "dgx1"}) {
