@@ -375,6 +375,17 @@ TEST(Baselines, NcclTreeWithoutServersIsTheDoubleBinaryTree) {
   EXPECT_GE(compared, 14);
 }
 
+// The same rings, in the same order, over the same routes at the same rates.
+void expect_same_rings(const std::vector<RingChannel>& got, const std::vector<RingChannel>& want,
+                       const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i].order, want[i].order) << what;
+    EXPECT_EQ(got[i].routes, want[i].routes) << what;
+    EXPECT_EQ(got[i].rate, want[i].rate) << what;
+  }
+}
+
 // The searches one way and both ways round share their ways (RingWays), each from every link's
 // whole capacity: the rings each finds are those of a search of its own.
 TEST(Baselines, RingSearchesSharingTheirWaysFindTheirOwnRings) {
@@ -391,12 +402,7 @@ TEST(Baselines, RingSearchesSharingTheirWaysFindTheirOwnRings) {
       RingWays own(t, all);
       const std::vector<RingChannel> got = search_ring_channels(shared, 0, both_ways),
                                      want = search_ring_channels(own, 0, both_ways);
-      ASSERT_EQ(got.size(), want.size()) << t.name() << " both ways " << both_ways;
-      for (size_t i = 0; i < want.size(); ++i) {
-        EXPECT_EQ(got[i].order, want[i].order) << t.name();
-        EXPECT_EQ(got[i].routes, want[i].routes) << t.name();
-        EXPECT_EQ(got[i].rate, want[i].rate) << t.name();
-      }
+      expect_same_rings(got, want, fmt::format("{} both ways {}", t.name(), both_ways));
       found += static_cast<int>(want.size());
     }
   }
@@ -424,12 +430,7 @@ TEST(Baselines, RingsRoundServersTakeOnlyTheWaysTheyNeed) {
       RingWays around(t, all), every(t, all, /*every_way=*/true);
       const std::vector<RingChannel> got = search_ring_channels(around, 0, both_ways),
                                      want = search_ring_channels(every, 0, both_ways);
-      ASSERT_EQ(got.size(), want.size()) << t.name() << " both ways " << both_ways;
-      for (size_t i = 0; i < want.size(); ++i) {
-        EXPECT_EQ(got[i].order, want[i].order) << t.name();
-        EXPECT_EQ(got[i].routes, want[i].routes) << t.name();
-        EXPECT_EQ(got[i].rate, want[i].rate) << t.name();
-      }
+      expect_same_rings(got, want, fmt::format("{} both ways {}", t.name(), both_ways));
       found += static_cast<int>(want.size());
     }
   }
