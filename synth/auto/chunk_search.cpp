@@ -177,7 +177,7 @@ class FlatSearch {
           kChunkSearchSteepTurn,
           lower_bound(t_, c, c.chunk_bytes_for(total_bytes_), bounds_of(o_)).bandwidth);
     } catch (const GivenUp&) {
-      if (!quick) throw;  // an outer search's step given up (SynthOptions::give_up)
+      if (!give_up) throw;  // an outer search's step given up (SynthOptions::give_up)
       ChunkingResult& answer = quick->result;
       answer.algorithm.method += o_.deadline->interrupted()
                                      ? "; tenet's own search was interrupted at its first count"
