@@ -27,7 +27,7 @@ ChunkWays flow_ways(const topo::Topology& t, const ChannelGraph& g,
   // A channel's length is the sum of its route's links' weights, in route order, each link's
   // weight kept as its load changes: a link through a switch lies on thousands of channels' routes
   // (every pair of a leaf-spine's leaves), which a length kept per channel had to refresh at every
-  // change of its load (leafspine:8x8 All-to-All: 5 s of exp).
+  // change of its load (docs/synthesis.md).
   std::vector<double> weight(t.num_links());
   auto reweigh = [&](LinkId l) {
     const double bw = static_cast<double>(t.link(l).bandwidth);
