@@ -85,6 +85,14 @@ Time least_hop(const topo::Topology& t) {
   return step + latency;
 }
 
+// The phases a ring's or a direct exchange's `kind` runs: one for an All-Gather or a
+// Reduce-Scatter, two for an All-Reduce (its Reduce-Scatter, then its All-Gather), none for the
+// rest.
+int exchange_phases(CollectiveKind kind) {
+  if (kind == CollectiveKind::AllGather || kind == CollectiveKind::ReduceScatter) return 1;
+  return kind == CollectiveKind::AllReduce ? 2 : 0;
+}
+
 // A floor of a ring's All-Gather, Reduce-Scatter or All-Reduce with no transfer made: each chunk
 // passes the ring hop by hop, each transfer waiting for the arrival before it (ring_plan's one
 // dependency; an All-Reduce's All-Gather after its Reduce-Scatter), so P - 1 transfers in a row a
@@ -94,9 +102,7 @@ Time least_hop(const topo::Topology& t) {
 std::optional<PlanFloor> ring_chain_floor(const BaselineSpec& spec, const topo::Topology& t,
                                           const Collective& c) {
   if (spec.kind != BaselineKind::Ring && spec.kind != BaselineKind::BidirRing) return std::nullopt;
-  int phases = 0;
-  if (c.kind == CollectiveKind::AllGather || c.kind == CollectiveKind::ReduceScatter) phases = 1;
-  if (c.kind == CollectiveKind::AllReduce) phases = 2;
+  const int phases = exchange_phases(c.kind);
   if (phases == 0 || c.num_ranks() < 2 || t.num_links() == 0) return std::nullopt;
   const int64_t in_a_row = int64_t{phases} * (c.num_ranks() - 1);
   return PlanFloor{static_cast<Time>(in_a_row) * least_hop(t),
@@ -114,9 +120,7 @@ std::optional<PlanFloor> ring_chain_floor(const BaselineSpec& spec, const topo::
 std::optional<PlanFloor> direct_cut_floor(const BaselineSpec& spec, const topo::Topology& t,
                                           const Collective& c, Bytes chunk_bytes) {
   if (spec.kind != BaselineKind::Direct || c.num_ranks() != t.num_npus()) return std::nullopt;
-  int phases = 0;
-  if (c.kind == CollectiveKind::AllGather || c.kind == CollectiveKind::ReduceScatter) phases = 1;
-  if (c.kind == CollectiveKind::AllReduce) phases = 2;
+  const int phases = exchange_phases(c.kind);
   std::vector<std::vector<topo::NodeId>> groups = topo::detect_servers(t);
   if (groups.empty()) groups = topo::detect_pods(t);
   if (phases == 0 || groups.empty()) return std::nullopt;
@@ -149,9 +153,7 @@ std::optional<PlanFloor> direct_cut_floor(const BaselineSpec& spec, const topo::
 std::optional<PlanFloor> direct_step_floor(const BaselineSpec& spec, const topo::Topology& t,
                                            const Collective& c, Bytes chunk_bytes) {
   if (spec.kind != BaselineKind::Direct || t.num_links() == 0) return std::nullopt;
-  int phases = 0;
-  if (c.kind == CollectiveKind::AllGather || c.kind == CollectiveKind::ReduceScatter) phases = 1;
-  if (c.kind == CollectiveKind::AllReduce) phases = 2;
+  const int phases = exchange_phases(c.kind);
   const int p = c.num_ranks();
   if (phases == 0 || p < 2) return std::nullopt;
   Bandwidth narrowest = std::numeric_limits<Bandwidth>::max();

@@ -49,7 +49,7 @@ class RouteMatcher {
       it.last = x;
       if (v == it.target) {
         --remaining;
-        if (remaining % hundredth == 0) {
+        if ((opt_.give_up || opt_.progress) && remaining % hundredth == 0) {
           give_up_point(opt_.give_up);
           if (opt_.progress) opt_.progress(1.0 - static_cast<double>(remaining) / total);
         }

@@ -78,7 +78,7 @@ class WayMatcher {
       last_[i] = x;
       if (++pos_[i] == static_cast<int>(ways_.of(i).size())) {
         --remaining;
-        if (remaining % hundredth == 0) {
+        if ((opt_.give_up || opt_.progress) && remaining % hundredth == 0) {
           give_up_point(opt_.give_up);
           if (opt_.progress) opt_.progress(1.0 - static_cast<double>(remaining) / total);
         }
