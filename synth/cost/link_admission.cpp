@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
+#include <limits>
 #include <unordered_map>
 
+#include "synth/cost/grid.hpp"
 #include "synth/cost/min_heap.hpp"
 #include "synth/cost/timing.hpp"
 #include "synth/ir/ring_plan.hpp"
@@ -13,7 +16,7 @@
 
 namespace tenet::synth {
 
-ArrivalGraph::ArrivalGraph(const Algorithm& a) {
+ArrivalGraph::ArrivalGraph(const Algorithm& a, SlotTable slots) {
   const auto n = static_cast<TransferId>(a.size());
   transfers_ = n;
   // The dependency edges (dependency -> user) are walked twice, straight into CSR lists: the
@@ -23,21 +26,29 @@ ArrivalGraph::ArrivalGraph(const Algorithm& a) {
   NodeId nodes = 0;
   for (const Transfer& x : a.transfers()) nodes = std::max({nodes, x.src + 1, x.dst + 1});
   const int64_t chunks = a.collective.num_chunks();
-  std::vector<int32_t> standing(static_cast<size_t>(nodes) * chunks), since(standing.size());
   // Per transfer and chunk it carries: the arrival at that (node, chunk) before it in the chain of
   // arrivals since the standing one.
   const CarriedChunks places(a);
   std::vector<TransferId> previous_arrival(places.size());
-  auto slot = [&](NodeId v, ChunkId c) { return static_cast<size_t>(v) * chunks + c; };
   auto previous = [&](TransferId id, ChunkId c) -> TransferId& {
     return previous_arrival[places.index(id, c)];
   };
   const auto carried = [&](const Transfer& x) {
     return x.chunk >= 0 && x.count >= 1 && x.chunk <= chunks - x.count;
   };
+  // Per (node, chunk): a table, or where that is far larger than the transfers a map of the cells
+  // they touch (Grid).
+  const uint64_t flat_limit =
+      slots == SlotTable::Whole ? std::numeric_limits<uint64_t>::max()
+      : slots == SlotTable::Touched
+          ? 0
+          : std::max<uint64_t>(kFlatCellsPerTransfer * a.size(), kFlatCells);
+  Grid<int32_t> standing(static_cast<uint64_t>(nodes), static_cast<uint64_t>(chunks), flat_limit,
+                         -1),
+      since(static_cast<uint64_t>(nodes), static_cast<uint64_t>(chunks), flat_limit, -1);
   auto walk = [&](auto&& edge) {
-    std::fill(standing.begin(), standing.end(), -1);
-    std::fill(since.begin(), since.end(), -1);
+    standing.clear();
+    since.clear();
     int64_t next_join = n;
     for (TransferId id = 0; id < n; ++id) {
       const Transfer& x = a[id];
@@ -46,25 +57,26 @@ ArrivalGraph::ArrivalGraph(const Algorithm& a) {
       // A transfer that sends its source's input reads no arrival.
       if (!x.from_input && carried(x) && x.src >= 0)
         for (ChunkId c = x.chunk; c < x.chunk + x.count; ++c) {
-          const size_t s = slot(x.src, c);
-          if (since[s] >= 0) {  // arrivals since the standing one: one alone stands for itself
-            if (standing[s] < 0 && previous(since[s], c) < 0) {
-              standing[s] = since[s];
+          int32_t& stands = standing(x.src, c);
+          int32_t& latest = since(x.src, c);
+          if (latest >= 0) {  // arrivals since the standing one: one alone stands for itself
+            if (stands < 0 && previous(latest, c) < 0) {
+              stands = latest;
             } else {
               if (next_join >= INT32_MAX)
                 throw Error("algorithm too large to replay: over 2^31 transfers and joins");
               const auto join = static_cast<int32_t>(next_join++);
-              if (standing[s] >= 0) edge(standing[s], join);
-              for (TransferId d = since[s]; d >= 0; d = previous(d, c)) edge(d, join);
-              standing[s] = join;
+              if (stands >= 0) edge(stands, join);
+              for (TransferId d = latest; d >= 0; d = previous(d, c)) edge(d, join);
+              stands = join;
             }
-            since[s] = -1;
+            latest = -1;
           }
-          if (standing[s] >= 0) edge(standing[s], id);
+          if (stands >= 0) edge(stands, id);
         }
       if (carried(x) && x.dst >= 0)
         for (ChunkId c = x.chunk; c < x.chunk + x.count; ++c) {
-          int32_t& last = since[slot(x.dst, c)];
+          int32_t& last = since(x.dst, c);
           previous(id, c) = last;
           last = id;
         }

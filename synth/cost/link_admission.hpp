@@ -19,6 +19,7 @@
 // order (the synthesizer does), admission follows its order.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -36,10 +37,13 @@ namespace tenet::synth {
 // and each departure waits for the join, so the graph grows with arrivals plus departures, not
 // their product (an All-Reduce's 1024-NPU server plan: over a hundred of each per node and chunk).
 // Joins are numbered after the transfers; a join has arrived once all it waits for has. Built in
-// two passes straight into 32-bit CSR lists.
+// two passes straight into 32-bit CSR lists. What it keeps per (node, chunk) is a table where that
+// is small beside the transfers, else a map of the cells they touch (synth/cost/grid.hpp: an
+// All-to-All's chunk touches two nodes); `slots` forces either (the graph is the same).
+enum class SlotTable : uint8_t { Auto, Whole, Touched };
 class ArrivalGraph {
  public:
-  explicit ArrivalGraph(const Algorithm& a);
+  explicit ArrivalGraph(const Algorithm& a, SlotTable slots = SlotTable::Auto);
   // Transfers and joins: the length of a table of waits.
   int32_t size() const { return static_cast<int32_t>(waits_.size()); }
   // Per transfer and join, how many arrivals (transfers or joins) it waits for (size() entries):

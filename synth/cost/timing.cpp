@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "synth/cost/grid.hpp"
 #include "synth/cost/link_admission.hpp"
 #include "synth/cost/link_ledger.hpp"
 #include "synth/cost/min_heap.hpp"
@@ -185,7 +186,8 @@ TimingResult one_pass(const topo::Topology& t, const Algorithm& a, Times& times)
   RouteCoster coster(t, a);
   const bool hold = a.link_model == LinkModel::Hold;
   // When each (node, chunk) last received data, for the implicit data dependency.
-  std::vector<Time> ready(static_cast<size_t>(t.num_nodes()) * chunks, 0);
+  Grid<Time> ready(static_cast<uint64_t>(t.num_nodes()), static_cast<uint64_t>(chunks),
+                   std::max<uint64_t>(kFlatCellsPerTransfer * a.size(), kFlatCells));
   const Time reduction = a.reduction_time();
   const auto n = static_cast<TransferId>(a.size());
   for (TransferId id = 0; id < n; ++id) {
@@ -195,8 +197,10 @@ TimingResult one_pass(const topo::Topology& t, const Algorithm& a, Times& times)
     // overlap instead of each waiting on memory.
     if (id + kReadyPrefetch < n) {
       const Transfer& ahead = a[id + kReadyPrefetch];
-      __builtin_prefetch(&ready[static_cast<size_t>(ahead.src) * chunks + ahead.chunk]);
-      __builtin_prefetch(&ready[static_cast<size_t>(ahead.dst) * chunks + ahead.chunk], 1);
+      if (ready.flat()) {
+        __builtin_prefetch(ready.flat_address(ahead.src, ahead.chunk));
+        __builtin_prefetch(ready.flat_address(ahead.dst, ahead.chunk), 1);
+      }
       for (TransferId d : a.deps(id + kReadyPrefetch)) {
         __builtin_prefetch(times.end_address(d));
         __builtin_prefetch(&a[d]);
@@ -205,7 +209,7 @@ TimingResult one_pass(const topo::Topology& t, const Algorithm& a, Times& times)
     Time start = 0;
     if (!x.from_input)
       for (ChunkId c = x.chunk; c < x.chunk + x.count; ++c)
-        start = std::max(start, ready[static_cast<size_t>(x.src) * chunks + c]);
+        start = std::max(start, ready(x.src, c));
     for (TransferId d : a.deps(id))
       start = std::max(start, a.usable_at(d, times.end(d), reduction));
     RouteCost cost;
@@ -224,7 +228,7 @@ TimingResult one_pass(const topo::Topology& t, const Algorithm& a, Times& times)
     }
     const Time usable = a.usable_at(id, end, reduction);
     for (ChunkId c = x.chunk; c < x.chunk + x.count; ++c) {
-      Time& r = ready[static_cast<size_t>(x.dst) * chunks + c];
+      Time& r = ready(x.dst, c);
       r = std::max(r, usable);
     }
     times.set(id, start, end);
@@ -321,35 +325,6 @@ Time model_time(const topo::Topology& t, const Algorithm& a) {
 
 namespace {
 
-// A value per (row, column): a table where it has at most `flat_limit` cells, else a map (a
-// 1024-NPU All-to-All has a billion (node, chunk) cells, and a million transfers per NPU at most).
-template <typename T>
-class Grid {
- public:
-  Grid(uint64_t rows, uint64_t columns, uint64_t flat_limit)
-      : columns_(columns), flat_(rows * columns <= flat_limit) {
-    if (flat_) table_.assign(rows * columns, T{});
-  }
-  T& operator()(uint64_t row, uint64_t column) {
-    const uint64_t i = row * columns_ + column;
-    return flat_ ? table_[i] : map_[i];
-  }
-  void clear() {
-    std::fill(table_.begin(), table_.end(), T{});
-    map_.clear();
-  }
-
- private:
-  uint64_t columns_;
-  bool flat_;
-  std::vector<T> table_;
-  std::unordered_map<uint64_t, T> map_;
-};
-
-}  // namespace
-
-namespace {
-
 // x + y, or the largest time where that is past it: a link's load on links of a few bytes per
 // second passes 2^63 ps, and a floor held there is still one (no schedule finishes sooner).
 Time saturated_sum(Time x, Time y) {
@@ -420,8 +395,9 @@ Time floor_of(const topo::Topology& t, const Transfers& transfers, RouteCoster& 
   constexpr bool kExplicit = Transfers::kExplicitDependencies;
   std::vector<Time> start(kExplicit ? n : 0), duration(kExplicit ? n : 0);
   // (node, chunk): its last arrival usable.
-  Grid<Time> ready(static_cast<uint64_t>(t.num_nodes()), static_cast<uint64_t>(chunks),
-                   std::max<uint64_t>(4 * static_cast<uint64_t>(n), uint64_t{1} << 22));
+  Grid<Time> ready(
+      static_cast<uint64_t>(t.num_nodes()), static_cast<uint64_t>(chunks),
+      std::max<uint64_t>(kFlatCellsPerTransfer * static_cast<uint64_t>(n), kFlatCells));
   struct Queued {
     Time start = 0, occupancy = 0;
     Bandwidth rate = 0;

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "synth/baselines/baselines.hpp"
+#include "synth/cost/grid.hpp"
 #include "synth/cost/link_admission.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/verify/verify.hpp"
@@ -221,6 +222,50 @@ TEST(Timing, ManyArrivalsAndDeparturesOfAChunkAreJoined) {
       EXPECT_GT(u, id);
       ++ready[u];
     });
+  }
+}
+
+// An All-to-All over direct links of many chunks per pair (fc:64, 20 chunks a pair: 5.2M (node,
+// chunk) cells, 80.6k transfers) is timed with a map of the cells its transfers touch, not the
+// table of every cell (synth/cost/grid.hpp), and keeps the time the verifier finds its own way.
+TEST(Timing, AnAllToAllOfManyChunksIsTimedOnTheCellsItTouches) {
+  const auto t = topo::generate("fc:64");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllToAll, 20);
+  ASSERT_GT(static_cast<uint64_t>(t.num_nodes()) * static_cast<uint64_t>(c.num_chunks()),
+            kFlatCells);
+  const Algorithm a = make_baseline({BaselineKind::Direct, {}}, t, c, 4096);
+  ASSERT_GT(static_cast<uint64_t>(t.num_nodes()) * static_cast<uint64_t>(c.num_chunks()),
+            kFlatCellsPerTransfer * a.size());
+  const Report r = verify(t, a);
+  ASSERT_TRUE(r.correct()) << testing::violation_text(r);
+  EXPECT_EQ(r.collective_time, a.claimed_time);
+  EXPECT_EQ(model_time(t, a), a.claimed_time);
+}
+
+// The table of (node, chunk) slots only where some transfer touches them (an All-to-All's table
+// of every pair would be 2^30 slots at 1024 NPUs) makes the same graph as the whole table: the
+// same waits and the same users of every arrival, through joins (the direct All-Reduce's
+// reductions), chains of relays (the ring All-to-All, store and forward) and inputs.
+TEST(Timing, TheTouchedSlotsMakeTheWholeTablesGraph) {
+  const auto t = topo::generate("switch:16");
+  const std::vector<std::pair<BaselineKind, CollectiveKind>> cases = {
+      {BaselineKind::Direct, CollectiveKind::AllReduce},
+      {BaselineKind::Ring, CollectiveKind::AllToAll},
+      {BaselineKind::Ring, CollectiveKind::AllReduce},
+      {BaselineKind::Rhd, CollectiveKind::AllGather}};
+  for (const auto& [kind, collective] : cases) {
+    const Algorithm a = make_baseline({kind, {}}, t, Collective::over_all(t, collective, 2), 4096);
+    const ArrivalGraph whole(a, SlotTable::Whole), touched(a, SlotTable::Touched);
+    ASSERT_EQ(whole.waits(), touched.waits()) << to_string(collective);
+    for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
+      // Each graph's users of the arrival, on a table where nothing else is waited for.
+      auto users = [&](const ArrivalGraph& g) {
+        std::vector<int32_t> waiting(g.waits().size(), 1), ready;
+        g.arrived(id, waiting, [&](TransferId u) { ready.push_back(u); });
+        return ready;
+      };
+      ASSERT_EQ(users(whole), users(touched)) << to_string(collective) << " transfer " << id;
+    }
   }
 }
 
