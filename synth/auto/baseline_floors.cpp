@@ -99,9 +99,24 @@ int exchange_phases(CollectiveKind kind) {
 // phase, each taking at least the least per-step cost (where charged) and latency of any link. On
 // a large communicator where steps cost microseconds this alone is over a small message's answer.
 // Its transfers are the plan's: P - 1 a chunk and phase.
+//
+// A ring's All-to-All (either ring: ring_all_to_all_steps, store and forward) is P (P - 1) / 2
+// steps, every member sending each step a block of k chunks (k > 0: an even All-to-All) in
+// messages of at most kMaxChunksPerTransfer, and each send waiting for the arrival the member had
+// the step before: P (P - 1) / 2 transfers in a row, where its P^2 (P - 1) / 2 messages are too
+// many to build for a floor on a large communicator.
 std::optional<PlanFloor> ring_chain_floor(const BaselineSpec& spec, const topo::Topology& t,
                                           const Collective& c) {
   if (spec.kind != BaselineKind::Ring && spec.kind != BaselineKind::BidirRing) return std::nullopt;
+  if (c.kind == CollectiveKind::AllToAll) {
+    if (c.uneven() || c.num_ranks() < 2 || t.num_links() == 0) return std::nullopt;
+    const int64_t p = c.num_ranks();
+    const int64_t in_a_row = p * (p - 1) / 2;
+    const int64_t messages =
+        (int64_t{c.chunks_per_npu} + kMaxChunksPerTransfer - 1) / kMaxChunksPerTransfer;
+    return PlanFloor{static_cast<Time>(in_a_row) * least_hop(t),
+                     static_cast<size_t>(in_a_row * p * messages)};
+  }
   const int phases = exchange_phases(c.kind);
   if (phases == 0 || c.num_ranks() < 2 || t.num_links() == 0) return std::nullopt;
   const int64_t in_a_row = int64_t{phases} * (c.num_ranks() - 1);

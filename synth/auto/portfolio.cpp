@@ -70,6 +70,48 @@ Provenance matcher_provenance(MatcherChoice choice) {
 
 constexpr std::string_view kLeftOut = "auto leaves the plain matcher out";
 
+// A floor of any schedule the matchers make of routed chunks (the plain matcher's, under either
+// model, and the ways spread like the flow optimum): each of their transfers carries one chunk at
+// its route's full rate r (at least the topology's narrowest link) and holds r of each link of its
+// route for the route's largest per-step cost s plus b / r (docs/model.md), r s + b of the
+// capacity of its sender's out-link and of its receiver's in-link. Every chunk leaves its source
+// in a transfer of its own and enters its destination in one: an NPU's chunks out (in) take at
+// least that many times r s + b, s the least step of its out-links (in-links), over its egress
+// (ingress) bandwidth; the most of any NPU. Where steps cost microseconds and chunks are small it
+// is many times a flat plan's time, whose ways pay their steps side by side.
+Time routed_matcher_floor(const topo::Topology& t, const Collective& c, Bytes chunk_bytes) {
+  const int n = t.num_npus();
+  std::vector<int64_t> out(n, 0), in(n, 0);
+  for (ChunkId ch = 0; ch < c.num_chunks(); ++ch) {
+    const topo::NodeId from = c.ranks[c.origin(ch)], to = c.ranks[c.needed_by(ch)];
+    if (from == to) continue;
+    ++out[from];
+    ++in[to];
+  }
+  Bandwidth narrowest = std::numeric_limits<Bandwidth>::max();
+  for (topo::LinkId l = 0; l < t.num_links(); ++l)
+    narrowest = std::min(narrowest, t.link(l).bandwidth);
+  const auto least_step = [&](std::span<const topo::LinkId> links) {
+    Time step = std::numeric_limits<Time>::max();
+    for (topo::LinkId l : links) step = std::min(step, t.charges_steps() ? t.link(l).step : 0);
+    return links.empty() ? Time{0} : step;
+  };
+  double most = 0;  // ps
+  for (topo::NodeId v = 0; v < n; ++v)
+    for (const auto& [chunks, links, bandwidth] :
+         {std::tuple{out[v], t.out_links(v), topo::egress_bandwidth(t, v)},
+          std::tuple{in[v], t.in_links(v), topo::ingress_bandwidth(t, v)}}) {
+      if (chunks == 0 || bandwidth <= 0) continue;
+      const double held = static_cast<double>(narrowest) * static_cast<double>(least_step(links)) /
+                              static_cast<double>(kPicosPerSecond) +
+                          static_cast<double>(chunk_bytes);  // bytes of capacity per transfer
+      most = std::max(most, static_cast<double>(chunks) * held / static_cast<double>(bandwidth) *
+                                static_cast<double>(kPicosPerSecond));
+    }
+  return static_cast<Time>(
+      std::min(most, static_cast<double>(std::numeric_limits<Time>::max() / 2)));
+}
+
 // synthesize_once's portfolio for one collective and chunk size: each step runs the methods that
 // apply and keeps the fastest result (ties to the first) in `best_`.
 class Portfolio {
@@ -114,7 +156,7 @@ class Portfolio {
     if (flat_plan_first()) return std::move(*best_);
     run_matcher();
     if (any_ && o_.link_model == LinkModel::Pipelined && mixed_speeds(t_) && !out_of_time() &&
-        !left_out(MatcherRun::UnderHold))
+        !left_out(MatcherRun::UnderHold) && !routed_matchers_lose())
       run_under_hold();
     run_plans();
     // Nothing made without the scarce matcher (no plan applies here): it runs after all, unless
@@ -122,6 +164,12 @@ class Portfolio {
     if (!best_ && !symmetric_ && left_out(scarce_run_) && !o_.portfolio.matchers_at_figure)
       run_matcher(/*even_left_out=*/true);
     if (!out_of_time()) run_random_matchers();
+    if (best_ && routed_matchers_lost_ && !best_->provenance.matcher_left_out) {
+      best_->method += fmt::format(
+          " (auto leaves the matchers out: one chunk a step at full rate, they take at least {})",
+          format_time(*routed_floor_));
+      best_->provenance.matcher_left_out = true;
+    }
     if (best_ && matcher_over_budget_ && (server_plan_ || beside_symmetric_) &&
         !best_->provenance.matcher_left_out) {
       best_->method += fmt::format(" ({} beside {}: --method matcher runs it)", kLeftOut,
@@ -154,7 +202,8 @@ class Portfolio {
           "every NPU of a cluster of equal servers (NPUs joined by their fastest links), and "
           "All-Gather, Reduce-Scatter and All-Reduce over every NPU that switches join without "
           "servers (flat, or over the switches' pods); "
-          "All-to-All, Scatter and Gather have plan-matcher only)",
+          "All-to-All, Scatter and Gather have plan-matcher, and over every NPU that switches join "
+          "without servers or pods a flat server plan)",
           to_string(o_.method), PackingOptions{}.max_npus)};
     return std::move(*best_);
   }
@@ -237,8 +286,10 @@ class Portfolio {
   // The plain matcher (within its work budget under `auto`), unless left out (`even_left_out`: all
   // the same).
   void run_matcher(bool even_left_out = false) {
+    const bool lose = routed_matchers_lose();
+    routed_matchers_lost_ = routed_matchers_lost_ || lose;
     if (((any_ && matcher_affordable_) || o_.method == Method::Matcher) &&
-        (even_left_out || !left_out(scarce_run_))) {
+        (even_left_out || !left_out(scarce_run_)) && !lose) {
       std::optional<Algorithm> a =
           synthesize_with(t_, c_, chunk_bytes_, o_, Method::Matcher, any_ ? matcher_budget_ : 0);
       matcher_over_budget_ = !a;
@@ -296,6 +347,15 @@ class Portfolio {
     Provenance made_by = a.provenance;
     made_by.under_hold = true;
     consider(std::move(a), std::move(method), std::move(made_by));
+  }
+
+  // Under `auto`, whether the matchers' schedules of routed chunks (the plain matcher's, under
+  // either model, and the ways') cannot beat the fastest so far, by their floor
+  // (routed_matcher_floor): then none of them is run.
+  bool routed_matchers_lose() {
+    if (!any_ || !routed_ || !best_) return false;
+    if (!routed_floor_) routed_floor_ = routed_matcher_floor(t_, c_, chunk_bytes_);
+    return *routed_floor_ >= best_->claimed_time;
   }
 
   // Whether `a` (or a time) is over kMatcherGain (0.5 %) above the lower bound.
@@ -374,6 +434,7 @@ class Portfolio {
       if (any_ && (best_ || left_out(scarce_run_)) && !(applies && (!best_ || short_of(*best_))))
         continue;
       if (m == Method::ServerPlan && server_plan_run_) continue;
+      if (m == Method::PlanMatcher && routed_matchers_lose()) continue;
       if (out_of_time()) return;
       run_plan(m);
     }
@@ -388,7 +449,8 @@ class Portfolio {
   void run_random_matchers() {
     if (!(any_ && o_.portfolio.random_choice && !matcher_over_budget_ && matcher_affordable_ &&
           o_.matcher.priority == ChunkPriority::Scarce && mixed_speeds(t_) && best_ &&
-          short_of(*best_) && !(symmetric_ && !short_of(symmetric_->time()))))
+          short_of(*best_) && !(symmetric_ && !short_of(symmetric_->time()))) ||
+        routed_matchers_lose())
       return;
     SynthOptions random = quiet_;
     random.matcher.priority = ChunkPriority::Random;
@@ -457,13 +519,18 @@ class Portfolio {
   bool routed_ = false, matcher_affordable_ = false, servers_ = false, server_plan_ = false;
   double matcher_budget_ = 0;
   bool matcher_over_budget_ = false, beside_symmetric_ = false;
-  bool server_plan_run_ = false;  // before the matcher (flat_plan_first)
+  bool server_plan_run_ = false;       // before the matcher (flat_plan_first)
+  std::optional<Time> routed_floor_;   // routed_matcher_floor, once asked for
+  bool routed_matchers_lost_ = false;  // the plain matcher was left out by it
 };
 
 }  // namespace
 
 bool server_plan_applies(const topo::Topology& t, const Collective& c) {
-  if (!spreads(c.kind) || c.num_ranks() != t.num_npus()) return false;
+  if (c.num_ranks() != t.num_npus()) return false;
+  // Routed chunks: a flat plan only (Planned's flat_routed_matcher; over pods, nothing is made).
+  if (one_destination(c.kind)) return flat_servers(t);
+  if (!spreads(c.kind)) return false;
   // A flat plan (no servers) for the collectives spread to or from every rank, not from a root.
   return !topo::detect_servers(t).empty() || (!is_rooted(c.kind) && flat_servers(t));
 }

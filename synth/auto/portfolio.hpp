@@ -45,7 +45,8 @@ bool within_valid_bound(const topo::Topology& t, const Algorithm& a, double fact
                         BoundMemo* memo);
 
 // Whether a server plan may apply: a spread over every NPU of a cluster of servers, or (not from a
-// root) of NPUs that switches join without servers (flat_servers).
+// root) of NPUs that switches join without servers (flat_servers); routed chunks (All-to-All,
+// Scatter, Gather) over every NPU of such a fabric, each straight to its destination.
 bool server_plan_applies(const topo::Topology& t, const Collective& c);
 
 // Every method that applies, the fastest kept (ties to the first): the plain matcher; on

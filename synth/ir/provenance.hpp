@@ -60,7 +60,8 @@ struct Provenance {
   Producer producer = Producer::Unknown;
   MatcherChoice choice = MatcherChoice::Scarce;
   bool under_hold = false;        // the matcher's `hold` schedule, re-timed under `pipelined`
-  bool matcher_left_out = false;  // `auto` left the plain matcher out: its work was over budget
+  bool matcher_left_out = false;  // `auto` left the plain matcher out: its work was over budget, or
+                                  // (routed chunks) its floor over the answer
   bool in_group_part = false;     // made in a group's part of the topology and renamed back
   bool rail_trees = false;        // a Broadcast's server plan: double binary trees on the rails
   bool mirrors = false;         // a team relay through mirrors in other servers (else server mates)

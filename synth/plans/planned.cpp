@@ -58,6 +58,7 @@ class Planned {
     if (method == Method::Matcher) return plain_matcher(work_budget);
     // The flow plan of routed chunks: ways spread as the flow optimum spreads.
     if (plan_.shape == Shape::Route) {
+      if (method == Method::ServerPlan) return flat_routed_matcher();
       if (method != Method::PlanMatcher) return std::nullopt;
       return ways_matcher();
     }
@@ -130,6 +131,52 @@ class Planned {
     Algorithm a = build(t_, g, r.run(), plan_, c_, chunk_bytes_, o_);
     a.method = "matcher on ways spread like the flow optimum";
     a.provenance.producer = Producer::FlowWaysMatcher;
+    return a;
+  }
+
+  // Routed chunks on a flat server plan (a switched fabric that forms no servers or pods): each
+  // chunk straight from its source to its destination over the plan's way for the pair, every way
+  // at its fluid share of the links for the chunks it carries (set_fluid_rates), so that the N - 1
+  // ways out of an NPU pay their per-step costs side by side and the ways' rates fit every link at
+  // once (the matcher then only orders each way's own chunks). Nothing where the plan is not flat.
+  std::optional<Algorithm> flat_routed_matcher() const {
+    const detail::ServerPlans::Plan kept = server_plan_of(ft(), chunk_bytes_, o_);
+    const std::optional<ServerPlan>& servers = *kept;
+    if (!servers || !servers->flat()) return std::nullopt;
+    // Only the ways some chunk takes become channels: an idle one at its full rate would make the
+    // links it crosses look shared.
+    std::vector<int> channel_of(servers->ways().size(), -1);
+    std::vector<ServerWay> ways;
+    std::vector<double> load;
+    std::vector<ChunkId> chunks;
+    ChunkWays taken;
+    taken.offset.push_back(0);
+    for (ChunkId ch = 0; ch < forward_.num_chunks(); ++ch) {
+      const NodeId from = forward_.ranks[forward_.origin(ch)],
+                   to = forward_.ranks[forward_.needed_by(ch)];
+      if (from == to) continue;
+      const int w = servers->way_between(from, to);
+      if (w < 0) return std::nullopt;
+      int& c = channel_of[static_cast<size_t>(w)];
+      if (c < 0) {
+        c = static_cast<int>(ways.size());
+        ways.push_back(servers->ways()[static_cast<size_t>(w)]);
+        load.push_back(0);
+      }
+      load[static_cast<size_t>(c)] += 1;
+      chunks.push_back(ch);
+      taken.ways.push_back(c);
+      taken.offset.push_back(static_cast<int64_t>(taken.ways.size()));
+    }
+    set_fluid_rates(ft(), o_.link_model, ways, load);
+    ChannelGraph g(ft(), chunk_bytes_, o_.link_model, std::move(ways));
+    WayMatcher r(ft(), g, o_, std::move(chunks), std::move(taken));
+    Algorithm a = build(t_, g, r.run(), plan_, c_, chunk_bytes_, o_);
+    a.method = fmt::format(
+        "matcher on a flat server plan ({} NPUs, each chunk straight to its destination, every "
+        "way at its share of the links)",
+        servers->servers().size());
+    a.provenance.producer = Producer::ServerPlanMatcher;
     return a;
   }
 

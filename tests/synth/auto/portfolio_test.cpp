@@ -317,7 +317,9 @@ TEST(Portfolio, OneShotsClosedFloorIsAtMostItsTime) {
 // (each hop crosses two links, the floor counts one). On 32 servers of 8, direct's is over 4x the
 // bound (every NPU's blocks to the 248 NPUs outside its server through 8 NICs), so a search never
 // builds its 0.5M transfers; on a leaf-spine of 256 NPUs whose steps cost 2.6 us, over 10x a
-// 1 MiB All-Reduce's bound by its steps alone.
+// 1 MiB All-Reduce's bound by its steps alone. A ring's All-to-All (store and forward, P (P - 1) /
+// 2 steps in a row) likewise, and on that leaf-spine over 50x a 64 MiB All-to-All's bound, so that
+// a search never builds its 8.4M transfers.
 TEST(Portfolio, RingAndDirectClosedFloorsAreAtMostTheirTimes) {
   std::mt19937_64 rng(53);
   std::vector<topo::Topology> fabrics = testing::fabrics(
@@ -346,6 +348,25 @@ TEST(Portfolio, RingAndDirectClosedFloorsAreAtMostTheirTimes) {
     }
   EXPECT_GE(compared, 90);
   EXPECT_EQ(directs, static_cast<int>(fabrics.size()) * 2 * 3 * 2);
+  // A ring's All-to-All: its P (P - 1) / 2 steps in a row.
+  int all_to_alls = 0;
+  for (topo::Topology& t : fabrics)
+    for (bool steps : {false, true}) {
+      t.set_charges_steps(steps);
+      for (BaselineKind kind : {BaselineKind::Ring, BaselineKind::BidirRing})
+        for (int k : {1, 2}) {
+          const BaselineSpec spec{kind, {}};
+          const Collective c = Collective::over_all(t, CollectiveKind::AllToAll, k);
+          const std::optional<detail::PlanFloor> closed = detail::closed_floor(spec, t, c, kChunk);
+          ASSERT_TRUE(closed) << t.name();
+          ChunkMade made = detail::baseline_to_beat(spec, t, c, kChunk, o, -1);
+          if (const Algorithm* a = std::get_if<Algorithm>(&made)) {
+            EXPECT_LE(closed->floor, a->claimed_time) << t.name() << " " << spec.name();
+            ++all_to_alls;
+          }
+        }
+    }
+  EXPECT_GE(all_to_alls, 40);
   topo::Topology cluster = topo::generate("nvcluster:32x8");
   cluster.set_charges_steps(true);
   const Collective all = Collective::over_all(cluster, CollectiveKind::AllReduce);
@@ -358,6 +379,10 @@ TEST(Portfolio, RingAndDirectClosedFloorsAreAtMostTheirTimes) {
   const Bytes small = over.chunk_bytes_for(Bytes{1} << 20);
   EXPECT_GT(detail::closed_floor({BaselineKind::Direct, {}}, fabric, over, small)->floor,
             10 * lower_bound(fabric, over, small).total);
+  const Collective exchange = Collective::over_all(fabric, CollectiveKind::AllToAll);
+  const Bytes block = exchange.chunk_bytes_for(Bytes{64} << 20);
+  EXPECT_GT(detail::closed_floor({BaselineKind::Ring, {}}, fabric, exchange, block)->floor,
+            50 * lower_bound(fabric, exchange, block).total);
   topo::Topology sw = topo::generate("switch:64");
   sw.set_charges_steps(true);
   const BaselineSpec ring{BaselineKind::Ring, {}};
@@ -533,23 +558,27 @@ TEST(Portfolio, ARingsLoadOverTheTimeToBeatStandsForItsFloor) {
 // Where switches join NPUs that form no servers, the flat server plan runs before the matcher,
 // and within 0.5 % of the bound it is the answer, the matcher not run (it could beat it by 0.5 %
 // at most, and on such fabrics its work grows with every pair's routes). A leaf-spine of 16 spines
-// (steps charged as the CLI charges them), All-Gather of 64 MiB at one chunk per NPU: the plan is
-// 1.0011x the bound. On an oversubscribed one the plan is far from it and the matcher runs.
+// (steps charged as the CLI charges them), All-Gather and All-to-All of 64 MiB at one chunk per
+// NPU: the plan is 1.0011x the bound. On an oversubscribed one the plan is far from it and the
+// matcher runs.
 TEST(Portfolio, AFlatPlanNearTheBoundLeavesTheMatcherOut) {
   topo::Topology t = topo::generate("leafspine:4x16");
   t.set_charges_steps(true);
-  const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
-  const Bytes chunk = c.chunk_bytes_for(Bytes{64} << 20);
   int runs = 0;
   SynthOptions o;
   o.portfolio.on_matcher = [&](MatcherRun, Time) { ++runs; };
-  const Algorithm a = synthesize(t, c, chunk, o);
-  EXPECT_EQ(runs, 0);
-  EXPECT_EQ(a.provenance.producer, Producer::ServerPlanMatcher) << a.method;
-  EXPECT_TRUE(a.provenance.matcher_left_out) << a.method;
-  EXPECT_LE(static_cast<double>(a.claimed_time),
-            (1 + kMatcherGain) * static_cast<double>(lower_bound(t, c, chunk).coarse));
-  EXPECT_TRUE(verify(t, a).correct());
+  for (CollectiveKind kind : {CollectiveKind::AllGather, CollectiveKind::AllToAll}) {
+    const Collective c = Collective::over_all(t, kind);
+    const Bytes chunk = c.chunk_bytes_for(Bytes{64} << 20);
+    const Algorithm a = synthesize(t, c, chunk, o);
+    EXPECT_EQ(runs, 0) << to_string(kind);
+    EXPECT_EQ(a.provenance.producer, Producer::ServerPlanMatcher) << a.method;
+    EXPECT_TRUE(a.provenance.matcher_left_out) << a.method;
+    EXPECT_LE(static_cast<double>(a.claimed_time),
+              (1 + kMatcherGain) * static_cast<double>(lower_bound(t, c, chunk).coarse))
+        << to_string(kind);
+    EXPECT_TRUE(verify(t, a).correct()) << to_string(kind);
+  }
   topo::Topology thin = topo::generate("leafspine:4x8,spines=2");
   thin.set_charges_steps(true);
   const Collective all = Collective::over_all(thin, CollectiveKind::AllGather);
