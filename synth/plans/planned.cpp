@@ -107,7 +107,8 @@ class Planned {
     return build(t_, g, run_forward(ft(), g, forward_, o_), plan_, c_, chunk_bytes_, o_);
   }
 
-  // The matcher along ways spread like the multicommodity-flow optimum (routed collectives).
+  // The matcher along ways spread like the multicommodity-flow optimum (routed collectives), its
+  // channels at full rate or each at its share of the links (shared_ways), the faster.
   Algorithm ways_matcher() const {
     ChannelGraph g(ft(), chunk_bytes_, o_.link_model, o_.ecmp_routes);
     std::vector<ChunkId> chunks;
@@ -126,10 +127,46 @@ class Planned {
                          static_cast<double>(
                              lower_bound(ft(), forward_, chunk_bytes_, bounds_of(o_)).bandwidth)) /
         static_cast<double>(kPicosPerSecond);
-    WayMatcher r(ft(), g, o_, std::move(chunks),
-                 flow_ways(ft(), g, ends, round_of, chunk_bytes_, horizon));
+    ChunkWays spread = flow_ways(ft(), g, ends, round_of, chunk_bytes_, horizon);
+    std::optional<Algorithm> shared = shared_ways(chunks, spread, g);
+    WayMatcher r(ft(), g, o_, std::move(chunks), std::move(spread));
     Algorithm a = build(t_, g, r.run(), plan_, c_, chunk_bytes_, o_);
     a.method = "matcher on ways spread like the flow optimum";
+    a.provenance.producer = Producer::FlowWaysMatcher;
+    // (Timed here to choose; the caller times the one returned.)
+    if (shared && model_time(t_, *shared) < model_time(t_, a)) return std::move(*shared);
+    return a;
+  }
+
+  // The same ways, each channel a chunk takes at its fluid share of the links for the chunks it
+  // carries (set_fluid_rates), as a flat plan's ways are: the channels' rates then fit every link
+  // at once, and a link's ways pay their per-step costs side by side where full-rate transfers
+  // take it one after another and leave it idle between them. Nothing under `hold`.
+  std::optional<Algorithm> shared_ways(const std::vector<ChunkId>& chunks, const ChunkWays& spread,
+                                       const ChannelGraph& g) const {
+    if (o_.link_model != LinkModel::Pipelined) return std::nullopt;
+    std::vector<int> channel_of(g.size(), -1);
+    std::vector<ServerWay> ways;
+    std::vector<double> load;
+    ChunkWays taken;
+    taken.offset = spread.offset;
+    taken.ways.reserve(spread.ways.size());
+    for (ChannelId c : spread.ways) {
+      int& mine = channel_of[static_cast<size_t>(c)];
+      if (mine < 0) {
+        mine = static_cast<int>(ways.size());
+        const auto route = g.route(g[c]);
+        ways.push_back({g[c].src, g[c].dst, std::vector<LinkId>(route.begin(), route.end()), 0});
+        load.push_back(0);
+      }
+      load[static_cast<size_t>(mine)] += 1;
+      taken.ways.push_back(mine);
+    }
+    set_fluid_rates(ft(), o_.link_model, ways, load);
+    ChannelGraph fluid(ft(), chunk_bytes_, o_.link_model, std::move(ways));
+    WayMatcher r(ft(), fluid, o_, chunks, std::move(taken));
+    Algorithm a = build(t_, fluid, r.run(), plan_, c_, chunk_bytes_, o_);
+    a.method = "matcher on ways spread like the flow optimum, each at its share of the links";
     a.provenance.producer = Producer::FlowWaysMatcher;
     return a;
   }
