@@ -24,6 +24,29 @@ namespace tenet::synth::detail {
 
 namespace {
 
+// Of `count` ways (way_at(i): way i), those that chunks take (`taken`: each chunk's, renumbered
+// into the result), each once and at its fluid share of the links for the chunks it carries
+// (set_fluid_rates): an idle way at its full rate would make the links it crosses look shared.
+template <typename WayAt>
+std::vector<ServerWay> ways_at_their_shares(const topo::Topology& t, LinkModel model, size_t count,
+                                            WayAt&& way_at, std::vector<ChannelId>& taken) {
+  std::vector<int> index(count, -1);
+  std::vector<ServerWay> ways;
+  std::vector<double> load;
+  for (ChannelId& w : taken) {
+    int& mine = index[static_cast<size_t>(w)];
+    if (mine < 0) {
+      mine = static_cast<int>(ways.size());
+      ways.push_back(way_at(w));
+      load.push_back(0);
+    }
+    load[static_cast<size_t>(mine)] += 1;
+    w = mine;
+  }
+  set_fluid_rates(t, model, ways, load);
+  return ways;
+}
+
 // synthesize_plan for one collective: its forward problem on `ft_` (the topology, or its reverse
 // for the reversed plans), followed by the method asked for.
 class Planned {
@@ -145,24 +168,14 @@ class Planned {
   std::optional<Algorithm> shared_ways(const std::vector<ChunkId>& chunks, const ChunkWays& spread,
                                        const ChannelGraph& g) const {
     if (o_.link_model != LinkModel::Pipelined) return std::nullopt;
-    std::vector<int> channel_of(g.size(), -1);
-    std::vector<ServerWay> ways;
-    std::vector<double> load;
-    ChunkWays taken;
-    taken.offset = spread.offset;
-    taken.ways.reserve(spread.ways.size());
-    for (ChannelId c : spread.ways) {
-      int& mine = channel_of[static_cast<size_t>(c)];
-      if (mine < 0) {
-        mine = static_cast<int>(ways.size());
-        const auto route = g.route(g[c]);
-        ways.push_back({g[c].src, g[c].dst, std::vector<LinkId>(route.begin(), route.end()), 0});
-        load.push_back(0);
-      }
-      load[static_cast<size_t>(mine)] += 1;
-      taken.ways.push_back(mine);
-    }
-    set_fluid_rates(ft(), o_.link_model, ways, load);
+    ChunkWays taken = spread;
+    std::vector<ServerWay> ways = ways_at_their_shares(
+        ft(), o_.link_model, g.size(),
+        [&](ChannelId c) {
+          const auto route = g.route(g[c]);
+          return ServerWay{g[c].src, g[c].dst, std::vector<LinkId>(route.begin(), route.end()), 0};
+        },
+        taken.ways);
     ChannelGraph fluid(ft(), chunk_bytes_, o_.link_model, std::move(ways));
     WayMatcher r(ft(), fluid, o_, chunks, std::move(taken));
     Algorithm a = build(t_, fluid, r.run(), plan_, c_, chunk_bytes_, o_);
@@ -180,11 +193,6 @@ class Planned {
     const detail::ServerPlans::Plan kept = server_plan_of(ft(), chunk_bytes_, o_);
     const std::optional<ServerPlan>& servers = *kept;
     if (!servers || !servers->flat()) return std::nullopt;
-    // Only the ways some chunk takes become channels: an idle one at its full rate would make the
-    // links it crosses look shared.
-    std::vector<int> channel_of(servers->ways().size(), -1);
-    std::vector<ServerWay> ways;
-    std::vector<double> load;
     std::vector<ChunkId> chunks;
     ChunkWays taken;
     taken.offset.push_back(0);
@@ -194,18 +202,13 @@ class Planned {
       if (from == to) continue;
       const int w = servers->way_between(from, to);
       if (w < 0) return std::nullopt;
-      int& c = channel_of[static_cast<size_t>(w)];
-      if (c < 0) {
-        c = static_cast<int>(ways.size());
-        ways.push_back(servers->ways()[static_cast<size_t>(w)]);
-        load.push_back(0);
-      }
-      load[static_cast<size_t>(c)] += 1;
       chunks.push_back(ch);
-      taken.ways.push_back(c);
+      taken.ways.push_back(w);
       taken.offset.push_back(static_cast<int64_t>(taken.ways.size()));
     }
-    set_fluid_rates(ft(), o_.link_model, ways, load);
+    std::vector<ServerWay> ways = ways_at_their_shares(
+        ft(), o_.link_model, servers->ways().size(),
+        [&](ChannelId w) { return servers->ways()[static_cast<size_t>(w)]; }, taken.ways);
     ChannelGraph g(ft(), chunk_bytes_, o_.link_model, std::move(ways));
     WayMatcher r(ft(), g, o_, std::move(chunks), std::move(taken));
     Algorithm a = build(t_, g, r.run(), plan_, c_, chunk_bytes_, o_);
