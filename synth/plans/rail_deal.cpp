@@ -39,17 +39,38 @@ std::vector<int> largest_remainder(const std::vector<double>& weights, int seats
   return share;
 }
 
-// Each ordered pair of servers' rails: the narrowest link of each position's way.
+// Each ordered pair of servers' rails: the narrowest link of each position's way. Relayed (server
+// a's chunks entering b's pod by e), a's chunks cross into e and every server they enter by e at
+// one position: the rails of all those pairs are the narrowest of that position's ways on the
+// way (a to e, and e on to the server), so that their shares, and deals, are the same.
 std::vector<std::vector<double>> rails_of(const topo::Topology& t, const ServerPlan& plan) {
   const auto& servers = plan.servers();
   const size_t count = servers.size(), per = servers[0].size();
   std::vector<std::vector<double>> rails(count * count);
+  const auto entry = [&](size_t a, size_t b) {
+    return static_cast<size_t>(plan.entry(static_cast<int>(a), static_cast<int>(b)));
+  };
   for (size_t a = 0; a < count; ++a)
     for (size_t b = 0; b < count; ++b)
       if (a != b)
+        for (size_t q = 0; q < per; ++q) {
+          const size_t e = entry(a, b);
+          double bw =
+              static_cast<double>(narrowest(t, plan, servers[e == b ? a : e][q], servers[b][q]));
+          if (e != b)
+            bw =
+                std::min(bw, static_cast<double>(narrowest(t, plan, servers[a][q], servers[e][q])));
+          rails[a * count + b].push_back(bw);
+        }
+  for (size_t a = 0; a < count; ++a)
+    for (size_t b = 0; b < count; ++b)
+      if (const size_t e = entry(a, b); a != b && e != b)
         for (size_t q = 0; q < per; ++q)
-          rails[a * count + b].push_back(
-              static_cast<double>(narrowest(t, plan, servers[a][q], servers[b][q])));
+          rails[a * count + e][q] = std::min(rails[a * count + e][q], rails[a * count + b][q]);
+  for (size_t a = 0; a < count; ++a)
+    for (size_t b = 0; b < count; ++b)
+      if (const size_t e = entry(a, b); a != b && e != b)
+        rails[a * count + b] = rails[a * count + e];
   return rails;
 }
 
@@ -77,7 +98,10 @@ double busiest(const topo::Topology& t, const ServerPlan& plan,
       for (size_t b = 0; b < count; ++b)
         if (b != a) {
           entering += static_cast<double>(per) * shares[b * count + a][q];
-          carry(servers[a][q], servers[b][q], static_cast<double>(per) * shares[a * count + b][q]);
+          // (Relayed: a's chunks enter b from the server they entered b's pod by.)
+          const auto e = static_cast<size_t>(plan.entry(static_cast<int>(a), static_cast<int>(b)));
+          carry(servers[e == b ? a : e][q], servers[b][q],
+                static_cast<double>(per) * shares[a * count + b][q]);
         }
       for (size_t i = 0; i < per; ++i)
         if (i != q) carry(servers[a][q], servers[a][i], 1 + entering);
@@ -113,6 +137,14 @@ std::optional<Shares> rail_shares(const topo::Topology& t, const ServerPlan& pla
       for (double bw : rails[pair])
         shares[pair].push_back((1 - towards) / static_cast<double>(per) + towards * bw / sum);
     }
+    // Relayed chunks cross into b at the position they crossed into b's pod at.
+    const size_t count = plan.servers().size();
+    for (size_t a = 0; a < count; ++a)
+      for (size_t b = 0; b < count; ++b)
+        if (const auto e =
+                static_cast<size_t>(plan.entry(static_cast<int>(a), static_cast<int>(b)));
+            a != b && e != b)
+          shares[a * count + b] = shares[a * count + e];
     return shares;
   };
   std::optional<Shares> best;
@@ -170,8 +202,11 @@ int RailDeal::way(NodeId root, int j, NodeId v) const {
   const auto& servers = plan.servers();
   const auto q = static_cast<size_t>(position(root, j, b));
   const NodeId entry = servers[static_cast<size_t>(b)][q];
-  return v == entry ? plan.way_between(servers[static_cast<size_t>(a)][q], entry)
-                    : plan.way_between(entry, v);
+  if (v != entry) return plan.way_between(entry, v);
+  // (Relayed: from the server the chunk entered b's pod by, at the same position: its shares of
+  // that pair's are the same, and so its deal.)
+  const int e = plan.entry(a, b);
+  return plan.way_between(servers[static_cast<size_t>(e == b ? a : e)][q], entry);
 }
 
 std::vector<double> RailDeal::loads() const {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <span>
 #include <vector>
 
@@ -217,6 +218,70 @@ std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_byte
   return room && (!wait || *room < *wait) ? beside : waiting;
 }
 
+std::optional<ServerPlan> relayed_over_pods(const topo::Topology& t, const ServerPlan& plan,
+                                            LinkModel model) {
+  if (plan.flat() || plan.pods()) return std::nullopt;
+  const auto& servers = plan.servers();
+  const size_t count = servers.size(), per = servers[0].size();
+  // Per switch, the server all its NPU neighbours are in (-1: several, -2: none): the switches of
+  // several are outside every server, and a server's pod is the set of those its NPUs link to.
+  std::vector<int> owner(t.num_nodes(), -2);
+  const auto see = [&](NodeId w, int server) {
+    if (!t.is_npu(w)) owner[w] = owner[w] == -2 || owner[w] == server ? server : -1;
+  };
+  for (NodeId v = 0; v < t.num_npus(); ++v) {
+    for (LinkId l : t.out_links(v)) see(t.link(l).dst, plan.server_of(v));
+    for (LinkId l : t.in_links(v)) see(t.link(l).src, plan.server_of(v));
+  }
+  std::vector<std::vector<NodeId>> outside(count);
+  for (NodeId v = 0; v < t.num_npus(); ++v)
+    for (LinkId l : t.out_links(v))
+      if (const NodeId w = t.link(l).dst; !t.is_npu(w) && owner[w] == -1)
+        outside[static_cast<size_t>(plan.server_of(v))].push_back(w);
+  std::map<std::vector<NodeId>, int> pod_of_switches;
+  std::vector<std::vector<int>> pods;
+  std::vector<int> pod(count), index(count);
+  for (size_t a = 0; a < count; ++a) {
+    std::vector<NodeId>& key = outside[a];
+    std::sort(key.begin(), key.end());
+    key.erase(std::unique(key.begin(), key.end()), key.end());
+    const auto [it, added] = pod_of_switches.try_emplace(key, static_cast<int>(pods.size()));
+    if (added) pods.emplace_back();
+    pod[a] = it->second;
+    index[a] = static_cast<int>(pods[static_cast<size_t>(it->second)].size());
+    pods[static_cast<size_t>(it->second)].push_back(static_cast<int>(a));
+  }
+  if (pods.size() < 2 || std::all_of(pods.begin(), pods.end(),
+                                     [](const std::vector<int>& p) { return p.size() == 1; }))
+    return std::nullopt;
+  ServerPlan q = plan;
+  q.entry_.resize(count * count);
+  for (size_t a = 0; a < count; ++a)
+    for (size_t b = 0; b < count; ++b) {
+      const std::vector<int>& into = pods[static_cast<size_t>(pod[b])];
+      q.entry_[a * count + b] = pod[a] == pod[b]
+                                    ? static_cast<int>(b)
+                                    : into[static_cast<size_t>(index[a]) % into.size()];
+    }
+  // Each way's chunks a count: a way inside a server its source's own and what entered the server
+  // at its source's position from the S - 1 others (S); a rail from server u to server v those of
+  // the servers whose chunks enter v from u.
+  std::vector<double> load(q.ways_.size(), 0);
+  for (NodeId u = 0; u < t.num_npus(); ++u)
+    for (NodeId v : servers[static_cast<size_t>(q.server_of(u))])
+      if (v != u) load[static_cast<size_t>(q.way_between(u, v))] = static_cast<double>(count);
+  for (size_t a = 0; a < count; ++a)
+    for (size_t b = 0; b < count; ++b) {
+      if (a == b) continue;
+      const auto e = static_cast<size_t>(q.entry(static_cast<int>(a), static_cast<int>(b)));
+      const size_t from = e == b ? a : e;
+      for (size_t i = 0; i < per; ++i)
+        load[static_cast<size_t>(q.way_between(servers[from][i], servers[b][i]))] += 1;
+    }
+  set_fluid_rates(t, model, q.ways_, load);
+  return q;
+}
+
 namespace {
 
 // A rail way moves at its NPU's own share where its rate is at least this of its narrowest link
@@ -289,7 +354,7 @@ RailStagger stagger_of(const topo::Topology& t, const ServerPlan& plan, NodeId u
 std::vector<ServerWay> staggered_ways(const topo::Topology& t, const ServerPlan& plan,
                                       int chunks_per_npu, Bytes chunk_bytes, LinkModel model) {
   std::vector<ServerWay> ways = plan.ways();
-  if (plan.flat() || model != LinkModel::Pipelined) return ways;
+  if (plan.flat() || plan.relayed() || model != LinkModel::Pipelined) return ways;
   const auto others = static_cast<double>(plan.servers().size()) - 1;
   for (NodeId u = 0; u < t.num_npus(); ++u) {
     const RailStagger r = stagger_of(t, plan, u, chunks_per_npu, chunk_bytes, model);
@@ -310,7 +375,7 @@ std::vector<ServerWay> staggered_ways(const topo::Topology& t, const ServerPlan&
 
 std::optional<Time> staggered_estimate(const topo::Topology& t, const ServerPlan& plan,
                                        int chunks_per_npu, Bytes chunk_bytes, LinkModel model) {
-  if (plan.flat() || model != LinkModel::Pipelined) return std::nullopt;
+  if (plan.flat() || plan.relayed() || model != LinkModel::Pipelined) return std::nullopt;
   double estimate = 0;
   for (NodeId u = 0; u < t.num_npus(); ++u) {
     const RailStagger r = stagger_of(t, plan, u, chunks_per_npu, chunk_bytes, model);

@@ -45,11 +45,23 @@ class ServerPlan {
  public:
   const std::vector<std::vector<NodeId>>& servers() const { return servers_; }
   const std::vector<ServerWay>& ways() const { return ways_; }
-  // The NPU that hands data of `root` to `v` (root itself, or root's rail peer in v's server).
+  // The NPU that hands data of `root` to `v`: root itself (v in its server, or v its rail peer in a
+  // server its chunks enter directly), root's rail peer in v's server, or (relayed over server
+  // pods) root's rail peer in the server its chunks enter v's pod by.
   NodeId parent(NodeId root, NodeId v) const {
-    if (server_of_[v] == server_of_[root] || local_of_[v] == local_of_[root]) return root;
-    return servers_[server_of_[v]][local_of_[root]];
+    const int a = server_of_[root], b = server_of_[v];
+    if (a == b) return root;
+    if (local_of_[v] != local_of_[root]) return servers_[b][local_of_[root]];
+    const int e = entry(a, b);
+    return e == b ? root : servers_[e][local_of_[root]];
   }
+  // The server through which server a's chunks enter server b (b itself: directly, on their rails).
+  int entry(int a, int b) const {
+    return entry_.empty() ? b : entry_[static_cast<size_t>(a) * servers_.size() + b];
+  }
+  // Relayed over pods of servers (relayed_over_pods): some server's chunks enter another through a
+  // third.
+  bool relayed() const { return !entry_.empty(); }
   // The way from parent(root, v) to v (an index into ways()).
   int way(NodeId root, NodeId v) const { return way_between(parent(root, v), v); }
   // The way from u to v, both in one server or at one position (on one rail), or -1.
@@ -72,6 +84,8 @@ class ServerPlan {
  private:
   friend std::optional<ServerPlan> plan_servers(const topo::Topology&, Bytes, LinkModel, int,
                                                 const GiveUp*);
+  friend std::optional<ServerPlan> relayed_over_pods(const topo::Topology&, const ServerPlan&,
+                                                     LinkModel);
   std::vector<std::vector<NodeId>> servers_;
   std::vector<int> server_of_, local_of_;
   size_t per_ = 0;
@@ -79,6 +93,7 @@ class ServerPlan {
   bool rails_beside_ = false;
   std::vector<ServerWay> ways_;
   std::vector<int> intra_, rail_;  // per NPU and position / server: its way there (-1: itself)
+  std::vector<int> entry_;         // per pair of servers a S + b: entry(a, b); empty: b
 };
 
 // The plan of `t` for an All-Gather over every NPU, its ways' routes among the least-latency and
@@ -90,6 +105,17 @@ class ServerPlan {
 // is seconds of work).
 std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_bytes, LinkModel model,
                                        int ecmp = 8, const GiveUp* give_up = nullptr);
+
+// `plan` relayed over pods of servers: where servers hang off the same switches outside them (a
+// leaf's servers: `topo::detect_servers`' servers grouped by the switches their NPUs reach
+// outside their own), each server's chunks cross into another pod once, on their rails to the
+// server at their server's index in its pod (modulo the pod's size), which hands them on along its
+// rails to the other servers of its pod: the links between pods carry each chunk once per other
+// pod, not once per server beyond them (2:1 spines, which carried twice what the NICs under them
+// send). Same ways and routes, each at its fluid share of what it carries now. Nothing where
+// there are fewer than two pods or every pod holds one server, over pods or flat.
+std::optional<ServerPlan> relayed_over_pods(const topo::Topology& t, const ServerPlan& plan,
+                                            LinkModel model);
 
 // `plan`'s ways for an All-Gather of `chunks_per_npu` chunks of `chunk_bytes` per NPU, its rail
 // ways staggered. At their fluid shares the S - 1 rail ways out of an NPU deliver their chunks all
@@ -104,7 +130,7 @@ std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_byte
 // admits g at a time. The plan's own rates stay where neither integer next to that g beats the
 // fluid shares (g = S - 1); where a rail's fluid share is less than its NIC's (S - 1)-th part (a
 // spine the rails share is the narrower, and g at a time would not fill it); in flat plans
-// (nothing to forward); under `hold`.
+// (nothing to forward), relayed ones (the model's rails are direct); under `hold`.
 std::vector<ServerWay> staggered_ways(const topo::Topology& t, const ServerPlan& plan,
                                       int chunks_per_npu, Bytes chunk_bytes, LinkModel model);
 
@@ -112,9 +138,10 @@ std::vector<ServerWay> staggered_ways(const topo::Topology& t, const ServerPlan&
 // and the last round's forwarding, or the first round's arrival and all the forwarding, whichever
 // is longer, plus the latency of a rail and of a way inside the server; the slowest NPU's. An
 // estimate, not a bound: it leaves out the matcher's choices and every other link. Nothing where
-// staggered_ways would leave some NPU's rails at the plan's rates for want of the model (a flat
-// plan, `hold`, rails sharing links, nothing to forward). It models the rails as staggered_ways
-// runs them: not where the chunks are dealt over unequal rails (synth/plans/rail_deal.hpp).
+// staggered_ways would leave some NPU's rails at the plan's rates for want of the model (a flat or
+// relayed plan, `hold`, rails sharing links, nothing to forward). It models the rails as
+// staggered_ways runs them: not where the chunks are dealt over unequal rails
+// (synth/plans/rail_deal.hpp).
 std::optional<Time> staggered_estimate(const topo::Topology& t, const ServerPlan& plan,
                                        int chunks_per_npu, Bytes chunk_bytes, LinkModel model);
 

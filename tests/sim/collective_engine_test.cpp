@@ -176,15 +176,16 @@ TEST(CollectiveEngine, SharedLinksAgreeAcrossTheNetworks) {
       // Ports of 256 KiB: at k = 1 the server plan streams paced flows that fill the NICs and the
       // spines exactly, and with the auto buffer (a credit round trip and two packets, about 60 KiB
       // here) one flow's packets queued at a full port block the others' behind them in the same
-      // input FIFO: 1.06x (one spine) and 1.13x (two) the claim; 256 KiB absorbs it (1.0007x,
-      // 1.0016x), as a real switch port does.
+      // input FIFO: 1.06x (one spine) and 1.13x (two) the claim, up to 1.22x for the plan relayed
+      // over the two leaves' pods at k = 4 (its relays' NICs full too); 256 KiB absorbs it
+      // (within 2 %), as a real switch port does.
       PacketConfig ports;
       ports.buffer = 256 << 10;
       const Time flow = replay(t, a, NetworkKind::AnalyticalCongestion),
                  packet = replay(t, a, NetworkKind::Packet, ports);
       EXPECT_NEAR(static_cast<double>(flow) / claim, 1.0, 0.02) << file << " k=" << k;
       EXPECT_NEAR(static_cast<double>(packet) / claim, 1.0, 0.02) << file << " k=" << k;
-      EXPECT_LT(static_cast<double>(replay(t, a, NetworkKind::Packet)) / claim, 1.15)
+      EXPECT_LT(static_cast<double>(replay(t, a, NetworkKind::Packet)) / claim, 1.25)
           << file << " k=" << k;
     }
   }

@@ -634,7 +634,8 @@ TEST(Portfolio, AFlatPlanIsNotMadeAtCountsItCannotGainAt) {
 // Past the search the pipelines double alone while it pays; after a count that gained on the one
 // before but under 0.5 %, the next gains less (a doubling's gain shrinks as the chunks do), so it
 // is not made. pod-2spine.yaml, All-Reduce of 2 GiB: the pipelines alone at 128 and 256 chunks per
-// NPU (32.51, then 32.48 ms: settled), not at 512. (At 1 GiB, before boxes on rails, 16.49 then
+// NPU (32.51, then 32.48 ms: settled), not at 512; the answer is no slower (the server plan
+// relayed over the pods alone at 128: 32.45 ms). (At 1 GiB, before boxes on rails, 16.49 then
 // 16.42 ms, and 512 was made before the rule: 16.48 ms.)
 TEST(Portfolio, ThePipelinesStopDoublingOnceTheySettle) {
   topo::Topology t =
@@ -650,7 +651,8 @@ TEST(Portfolio, ThePipelinesStopDoublingOnceTheySettle) {
   const ChunkingResult::Try& before = *alone[alone.size() - 2];
   EXPECT_LT(last.time, before.time);
   EXPECT_GE(static_cast<double>(last.time), 0.995 * static_cast<double>(before.time));
-  EXPECT_EQ(r.chunks_per_npu, last.chunks_per_npu);
+  EXPECT_EQ(last.chunks_per_npu, 2 * before.chunks_per_npu);
+  EXPECT_LE(r.algorithm.claimed_time, last.time);
   EXPECT_TRUE(verify(t, r.algorithm).correct());
 }
 

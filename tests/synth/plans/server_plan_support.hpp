@@ -63,6 +63,38 @@ inline topo::Topology random_cluster(std::mt19937_64& rng) {
   return b.build();
 }
 
+// 2-3 pods of 2-3 servers of 2-4 NPUs: each server an NVSwitch at 150-500 GB/s, each NPU's NIC
+// (10-100 GB/s, drawn per NPU) into its pod's leaf, the leaves under 1-2 spines at 10-100 GB/s (so
+// often oversubscribed): the servers a relayed plan goes over pods of (relayed_over_pods).
+inline topo::Topology random_pod_cluster(std::mt19937_64& rng) {
+  const int pods = 2 + static_cast<int>(rng() % 2), servers = 2 + static_cast<int>(rng() % 2),
+            per = 2 + static_cast<int>(rng() % 3), spines = 1 + static_cast<int>(rng() % 2);
+  auto between = [&](int lo, int hi) {
+    return Bandwidth{1'000'000'000} * (lo + static_cast<Bandwidth>(rng() % (hi - lo + 1)));
+  };
+  auto latency = [&] { return Time{100'000} * static_cast<Time>(1 + rng() % 20); };
+  topo::TopologyBuilder b("pods");
+  std::vector<NodeId> npus;
+  for (int i = 0; i < pods * servers * per; ++i) npus.push_back(b.add_npu());
+  std::vector<NodeId> spine;
+  for (int k = 0; k < spines; ++k) spine.push_back(b.add_switch());
+  for (int p = 0; p < pods; ++p) {
+    const NodeId leaf = b.add_switch();
+    for (int k = 0; k < spines; ++k)
+      b.add_bidirectional(leaf, spine[k], between(10, 100), latency());
+    for (int s = 0; s < servers; ++s) {
+      const NodeId sw = b.add_switch();
+      const Bandwidth fast = between(150, 500);
+      for (int i = 0; i < per; ++i) {
+        const NodeId v = npus[static_cast<size_t>((p * servers + s) * per + i)];
+        b.add_bidirectional(v, sw, fast, latency());
+        b.add_bidirectional(v, leaf, between(10, 100), latency());
+      }
+    }
+  }
+  return b.build();
+}
+
 // All-Gather, Reduce-Scatter and All-Reduce of 256 MiB in 32 chunks per NPU on the server plan of
 // rail and fat-tree clusters: f(spec, t, kind, c, chunk, a) for each.
 template <typename F>
