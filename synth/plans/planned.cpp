@@ -168,6 +168,19 @@ class Planned {
   std::optional<Algorithm> shared_ways(const std::vector<ChunkId>& chunks, const ChunkWays& spread,
                                        const ChannelGraph& g) const {
     if (o_.link_model != LinkModel::Pipelined) return std::nullopt;
+    // Where no two channels the chunks take share a link (direct links: a torus, a mesh), each
+    // already has its links to itself: the same schedule.
+    std::vector<char> used(g.size(), 0), crossed(ft().num_links(), 0);
+    bool shared = false;
+    for (ChannelId c : spread.ways)
+      if (!used[static_cast<size_t>(c)]) {
+        used[static_cast<size_t>(c)] = 1;
+        for (LinkId l : g.route(g[c])) {
+          shared = shared || crossed[l] != 0;
+          crossed[l] = 1;
+        }
+      }
+    if (!shared) return std::nullopt;
     ChunkWays taken = spread;
     std::vector<ServerWay> ways = ways_at_their_shares(
         ft(), o_.link_model, g.size(),
