@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <set>
 #include <string>
@@ -201,7 +202,8 @@ class Planned {
   // chunk straight from its source to its destination over the plan's way for the pair, every way
   // at its fluid share of the links for the chunks it carries (set_fluid_rates), so that the N - 1
   // ways out of an NPU pay their per-step costs side by side and the ways' rates fit every link at
-  // once (the matcher then only orders each way's own chunks). Nothing where the plan is not flat.
+  // once: each pair's chunks go as messages (messages_on_their_ways; under `hold`, where the ways
+  // keep their full rates, the matcher orders them). Nothing where the plan is not flat.
   std::optional<Algorithm> flat_routed_matcher() const {
     const detail::ServerPlans::Plan kept = server_plan_of(ft(), chunk_bytes_, o_);
     const std::optional<ServerPlan>& servers = *kept;
@@ -223,14 +225,61 @@ class Planned {
         ft(), o_.link_model, servers->ways().size(),
         [&](ChannelId w) { return servers->ways()[static_cast<size_t>(w)]; }, taken.ways);
     ChannelGraph g(ft(), chunk_bytes_, o_.link_model, std::move(ways));
-    WayMatcher r(ft(), g, o_, std::move(chunks), std::move(taken));
-    Algorithm a = build(t_, g, r.run(), plan_, c_, chunk_bytes_, o_);
+    RawList raw;
+    if (o_.link_model == LinkModel::Pipelined) {
+      raw = messages_on_their_ways(g, chunks, taken.ways);
+    } else {
+      WayMatcher r(ft(), g, o_, std::move(chunks), std::move(taken));
+      raw = r.run();
+    }
+    Algorithm a = build(t_, g, std::move(raw), plan_, c_, chunk_bytes_, o_);
     a.method = fmt::format(
-        "matcher on a flat server plan ({} NPUs, each chunk straight to its destination, every "
+        "a flat server plan ({} NPUs, each pair's chunks straight to their destination, every "
         "way at its share of the links)",
         servers->servers().size());
     a.provenance.producer = Producer::ServerPlanMatcher;
     return a;
+  }
+
+  // A flat plan's routed chunks (chunks[i] on channel way[i], a pair's chunks consecutive) as
+  // messages: each channel's run of consecutive chunks in messages of at most
+  // kMaxChunksPerTransfer, one after another from the start. Its channels' rates fit every link at
+  // once, so none waits for another, and a single hop gains nothing from pipelining: a message pays
+  // its per-step cost once for all its chunks, where a chunk at a time pays it per chunk (an
+  // All-to-Allv's pair of 8 units: 8 steps).
+  RawList messages_on_their_ways(const ChannelGraph& g, const std::vector<ChunkId>& chunks,
+                                 const std::vector<ChannelId>& way) const {
+    std::vector<Raw> sent;
+    std::vector<Time> free(g.size(), 0);  // per channel, when its last message is through
+    for (size_t i = 0; i < chunks.size();) {
+      const ChannelId c = way[i];
+      size_t j = i + 1;
+      while (j < chunks.size() && way[j] == c && chunks[j] == chunks[j - 1] + 1 &&
+             j - i < static_cast<size_t>(kMaxChunksPerTransfer))
+        ++j;
+      const Channel& ch = g[c];
+      const auto count = static_cast<Bytes>(j - i);
+      // The channel's per-step cost and latency, around the message's bytes at its rate.
+      const Time step = ch.occupancy - transfer_time(chunk_bytes_, ch.rate);
+      const Time occupancy = step + transfer_time(count * chunk_bytes_, ch.rate);
+      const Time start = free[static_cast<size_t>(c)];
+      free[static_cast<size_t>(c)] = start + occupancy;
+      sent.push_back({.chunk = chunks[i],
+                      .channel = c,
+                      .dep = -1,
+                      .queue = 0,
+                      .more = static_cast<uint16_t>(count - 1),
+                      .start = start,
+                      .end = start + occupancy + (ch.duration - ch.occupancy),
+                      .rate = ch.pinned ? ch.rate : 0});
+      i = j;
+    }
+    // In start order, as build() reads a forward list.
+    std::stable_sort(sent.begin(), sent.end(),
+                     [](const Raw& x, const Raw& y) { return x.start < y.start; });
+    RawList raw;
+    for (const Raw& r : sent) raw.push_back(r);
+    return raw;
   }
 
   // The matcher on a cluster's server plan: each chunk from its root along the plan's way to each

@@ -538,6 +538,8 @@ TEST(ServerPlanSynthesis, FlatPlanPaysItsStepsSideBySide) {
 // each spreads (a Scatter's root alone sends, over its 31 ways at 1/31 of its link each: the rates
 // follow the chunks, not the plan's All-Gather), verified; of 1 MiB, under a third of the plain
 // matcher's time (full-rate transfers, their steps one after another).
+// A single hop gains nothing from pipelining: each pair's chunks go as one message (one step), so
+// an All-to-Allv of 0-8 units a pair is one transfer per pair that sends anything.
 TEST(ServerPlanSynthesis, RoutedChunksGoStraightOnAFlatPlan) {
   SynthOptions o;
   o.method = SynthMethod::ServerPlan;
@@ -561,6 +563,23 @@ TEST(ServerPlanSynthesis, RoutedChunksGoStraightOnAFlatPlan) {
               synthesize(fabric, c, small, plain).claimed_time)
         << to_string(kind);
   }
+  std::mt19937_64 rng(5);
+  Collective uneven = Collective::over_all(fabric, CollectiveKind::AllToAll, 1);
+  const int p = uneven.num_ranks();
+  std::vector<int32_t> units(static_cast<size_t>(p) * p, 0);
+  size_t pairs = 0;
+  for (int s = 0; s < p; ++s)
+    for (int d = 0; d < p; ++d)
+      if (s != d) {
+        units[static_cast<size_t>(s) * p + d] = static_cast<int32_t>(rng() % 9);
+        pairs += units[static_cast<size_t>(s) * p + d] > 0;
+      }
+  uneven.set_pair_units(units);
+  const Algorithm v = synthesize(fabric, uneven, 64 << 10, o);
+  EXPECT_EQ(v.provenance.producer, Producer::ServerPlanMatcher) << v.method;
+  EXPECT_EQ(v.size(), pairs);
+  const Report r = verify(fabric, v, {.max_reported = 3});
+  EXPECT_TRUE(r.correct()) << testing::violation_text(r);
 }
 
 // A dragonfly's global link carries every pair of its two groups' NPUs in a flat plan (of 8 groups
