@@ -171,8 +171,7 @@ std::optional<PlanFloor> direct_step_floor(const BaselineSpec& spec, const topo:
   const int phases = exchange_phases(c.kind);
   const int p = c.num_ranks();
   if (phases == 0 || p < 2) return std::nullopt;
-  Bandwidth narrowest = std::numeric_limits<Bandwidth>::max();
-  for (LinkId l = 0; l < t.num_links(); ++l) narrowest = std::min(narrowest, t.link(l).bandwidth);
+  const Bandwidth narrowest = narrowest_link(t);
   const int64_t block = c.num_chunks() / p;  // the fewest chunks a member's block holds
   const int64_t messages = (block + kMaxChunksPerTransfer - 1) / kMaxChunksPerTransfer;
   const double sends = static_cast<double>(phases) * (p - 1);
@@ -180,10 +179,7 @@ std::optional<PlanFloor> direct_step_floor(const BaselineSpec& spec, const topo:
   for (topo::NodeId v : c.ranks) {
     const Bandwidth out = topo::egress_bandwidth(t, v);
     if (out <= 0) return std::nullopt;
-    Time step = std::numeric_limits<Time>::max();
-    for (LinkId l : t.out_links(v)) step = std::min(step, t.charges_steps() ? t.link(l).step : 0);
-    const double held = static_cast<double>(narrowest) * static_cast<double>(step) /
-                        static_cast<double>(kPicosPerSecond);  // bytes of capacity per step
+    const double held = least_step_hold(t, t.out_links(v), narrowest);  // bytes per step
     const double bytes = sends * (static_cast<double>(messages) * held +
                                   static_cast<double>(block) * static_cast<double>(chunk_bytes));
     most = std::max(most, bytes / static_cast<double>(out) * static_cast<double>(kPicosPerSecond));
@@ -296,6 +292,21 @@ std::optional<PlanFloor> hierarchical_floor(const BaselineSpec& spec, const topo
 }
 
 }  // namespace
+
+Bandwidth narrowest_link(const topo::Topology& t) {
+  Bandwidth narrowest = std::numeric_limits<Bandwidth>::max();
+  for (LinkId l = 0; l < t.num_links(); ++l) narrowest = std::min(narrowest, t.link(l).bandwidth);
+  return narrowest;
+}
+
+double least_step_hold(const topo::Topology& t, std::span<const LinkId> links,
+                       Bandwidth narrowest) {
+  if (!t.charges_steps() || links.empty()) return 0;
+  Time step = std::numeric_limits<Time>::max();
+  for (LinkId l : links) step = std::min(step, t.link(l).step);
+  return static_cast<double>(narrowest) * static_cast<double>(step) /
+         static_cast<double>(kPicosPerSecond);
+}
 
 std::optional<PlanFloor> closed_floor(const BaselineSpec& spec, const topo::Topology& t,
                                       const Collective& c, Bytes chunk_bytes) {

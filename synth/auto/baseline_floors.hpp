@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 
@@ -16,6 +17,14 @@
 #include "topo/topology.hpp"
 
 namespace tenet::synth::detail {
+
+// The bandwidth of `t`'s narrowest link: the least rate any transfer moves at.
+Bandwidth narrowest_link(const topo::Topology& t);
+// The bytes of a link's capacity a transfer's per-step cost holds at least, whichever of `links`
+// (an NPU's out- or in-links) it leaves or enters by: a step holds the transfer's rate r of each
+// link of its route for its route's largest per-step cost s (docs/model.md), r at least `narrowest`
+// and s at least the least step of `links`. 0 where steps are not charged or there are no links.
+double least_step_hold(const topo::Topology& t, std::span<const LinkId> links, Bandwidth narrowest);
 
 // The time_floor of `spec`'s ring plan (ring_plan) for `c`, with no transfer made: equal to the
 // ring's time where nothing contends, as in a ring. nullopt for a baseline without a plan (other

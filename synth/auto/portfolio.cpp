@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "synth/auto/baseline_floors.hpp"
 #include "synth/bounds/lower_bound.hpp"
 #include "synth/cost/timing.hpp"
 #include "synth/memo.hpp"
@@ -88,22 +89,14 @@ Time routed_matcher_floor(const topo::Topology& t, const Collective& c, Bytes ch
     ++out[from];
     ++in[to];
   }
-  Bandwidth narrowest = std::numeric_limits<Bandwidth>::max();
-  for (topo::LinkId l = 0; l < t.num_links(); ++l)
-    narrowest = std::min(narrowest, t.link(l).bandwidth);
-  const auto least_step = [&](std::span<const topo::LinkId> links) {
-    Time step = std::numeric_limits<Time>::max();
-    for (topo::LinkId l : links) step = std::min(step, t.charges_steps() ? t.link(l).step : 0);
-    return links.empty() ? Time{0} : step;
-  };
+  const Bandwidth narrowest = narrowest_link(t);
   double most = 0;  // ps
   for (topo::NodeId v = 0; v < n; ++v)
     for (const auto& [chunks, links, bandwidth] :
          {std::tuple{out[v], t.out_links(v), topo::egress_bandwidth(t, v)},
           std::tuple{in[v], t.in_links(v), topo::ingress_bandwidth(t, v)}}) {
       if (chunks == 0 || bandwidth <= 0) continue;
-      const double held = static_cast<double>(narrowest) * static_cast<double>(least_step(links)) /
-                              static_cast<double>(kPicosPerSecond) +
+      const double held = least_step_hold(t, links, narrowest) +
                           static_cast<double>(chunk_bytes);  // bytes of capacity per transfer
       most = std::max(most, static_cast<double>(chunks) * held / static_cast<double>(bandwidth) *
                                 static_cast<double>(kPicosPerSecond));
@@ -528,8 +521,10 @@ class Portfolio {
 
 bool server_plan_applies(const topo::Topology& t, const Collective& c) {
   if (c.num_ranks() != t.num_npus()) return false;
-  // Routed chunks: a flat plan only (Planned's flat_routed_matcher; over pods, nothing is made).
-  if (one_destination(c.kind)) return flat_servers(t);
+  // Routed chunks: a flat plan only (Planned's flat_routed_matcher), every NPU a group of its own;
+  // over pods (plan_groups) no plan is made for them.
+  if (one_destination(c.kind))
+    return flat_servers(t) && plan_groups(t).size() == static_cast<size_t>(t.num_npus());
   if (!spreads(c.kind)) return false;
   // A flat plan (no servers) for the collectives spread to or from every rank, not from a root.
   return !topo::detect_servers(t).empty() || (!is_rooted(c.kind) && flat_servers(t));

@@ -205,6 +205,8 @@ class Planned {
   // once: each pair's chunks go as messages (messages_on_their_ways; under `hold`, where the ways
   // keep their full rates, the matcher orders them). Nothing where the plan is not flat.
   std::optional<Algorithm> flat_routed_matcher() const {
+    // (Over pods or servers no plan is made for routed chunks: plan_groups, before planning.)
+    if (plan_groups(ft()).size() != static_cast<size_t>(ft().num_npus())) return std::nullopt;
     const detail::ServerPlans::Plan kept = server_plan_of(ft(), chunk_bytes_, o_);
     const std::optional<ServerPlan>& servers = *kept;
     if (!servers || !servers->flat()) return std::nullopt;
