@@ -214,9 +214,15 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
                                                                          variant),
                                               gathered = predict_pipeline(t, ag, chunk_bytes, half,
                                                                           variant);
-      const Time end = reduced && gathered ? std::max(reduced->end + gathered->first,
-                                                      reduced->first + gathered->end)
-                                           : 0;
+      // The halves cross the same links, which the flow plan fills in both directions with
+      // either half alone: past the later half's end after the other's least fill, kHalvesShare
+      // of the shorter half's stream (its end past its fill) runs apart from the other's.
+      Time end = 0;
+      if (reduced && gathered)
+        end = std::max(reduced->end + gathered->first, reduced->first + gathered->end) +
+              static_cast<Time>(kHalvesShare *
+                                static_cast<double>(std::min(reduced->end - reduced->first,
+                                                             gathered->end - gathered->first)));
       if (reduced && gathered &&
           kAllReducePredictedSure * static_cast<double>(end) >= static_cast<double>(to_beat)) {
         const Time likely = std::max(reduced->likely + gathered->likely, to_beat);

@@ -656,12 +656,13 @@ TEST(Portfolio, ThePipelinesStopDoublingOnceTheySettle) {
   EXPECT_TRUE(verify(t, r.algorithm).correct());
 }
 
-// Past the search, a count of the pipelines alone that cannot beat the fastest is not made (each
-// variant predicted not to) or not timed (its floor over it): it stands in the search as a floor at
-// least the fastest and ends their doubling; made in full, that count is indeed no faster.
-// cluster16.yaml, All-Reduce of 27.08 MiB (ResNet-50's second bucket in `tenet sim`): the
-// pipelines alone at 32 chunks per NPU were made at 243.7 us against the fastest's 207.9; now a
-// floor of 236.1 us, the command 0.27-0.32 -> 0.21 s of CPU.
+// Past the search, the pipelines alone that cannot beat the fastest are not made (each variant
+// predicted not to) or not timed (their floor over it), and a count that cannot win ends their
+// doubling; made in full, those counts are indeed no faster. cluster16.yaml, All-Reduce of 27.08
+// MiB (ResNet-50's second bucket in `tenet sim`): the pipelines alone at 32 chunks per NPU were
+// made at 243.7 us against the fastest's 207.9, then floored at 236.1 us; since the prediction
+// counts the halves' shared links (kHalvesShare) the search's count of 16 is left unmade and they
+// are not doubled past it, the command 0.29 -> 0.16 s of CPU.
 TEST(Portfolio, ThePipelinesPastTheSearchAreNotMadeWhereTheyCannotWin) {
   topo::Topology t =
       topo::load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/cluster16.yaml");
@@ -669,18 +670,22 @@ TEST(Portfolio, ThePipelinesPastTheSearchAreNotMadeWhereTheyCannotWin) {
   const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
   const auto total = static_cast<Bytes>(27.08 * (1 << 20));
   const ChunkingResult r = synthesize_auto_chunks(t, c, total, SynthOptions{});
-  std::vector<const ChunkingResult::Try*> alone;
-  for (const ChunkingResult::Try& x : r.tried)
-    if (x.alone == SynthMethod::PlanPipeline) alone.push_back(&x);
-  ASSERT_EQ(alone.size(), 1U);
-  EXPECT_TRUE(alone.front()->floor);
-  EXPECT_GE(alone.front()->time, r.algorithm.claimed_time);
-  Collective at = c;
-  at.chunks_per_npu = alone.front()->chunks_per_npu;
-  SynthOptions pipelines;
-  pipelines.method = SynthMethod::PlanPipeline;
-  const Algorithm made = synthesize(t, at, at.chunk_bytes_for(total), pipelines);
-  EXPECT_GE(made.claimed_time, r.algorithm.claimed_time);
+  int largest = 1;
+  for (const ChunkingResult::Try& x : r.tried) {
+    largest = std::max(largest, x.chunks_per_npu);
+    if (x.alone != SynthMethod::PlanPipeline) continue;
+    EXPECT_TRUE(x.floor) << x.chunks_per_npu;
+    EXPECT_GE(x.time, r.algorithm.claimed_time) << x.chunks_per_npu;
+  }
+  EXPECT_GE(largest, 16);
+  for (const int k : {16, 32}) {
+    Collective at = c;
+    at.chunks_per_npu = k;
+    SynthOptions pipelines;
+    pipelines.method = SynthMethod::PlanPipeline;
+    const Algorithm made = synthesize(t, at, at.chunk_bytes_for(total), pipelines);
+    EXPECT_GE(made.claimed_time, r.algorithm.claimed_time) << k;
+  }
   EXPECT_TRUE(verify(t, r.algorithm).correct());
 }
 
