@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "synth/cache/build_id.hpp"
+#include "synth/formats/algorithm_columns.hpp"
 #include "synth/formats/algorithm_json.hpp"
 #include "synth/verify/verify.hpp"
 #include "topo/io.hpp"
@@ -27,7 +28,9 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr std::string_view kExtension = ".tenet";
-constexpr int kEntryFormat = 1;
+// 2: the algorithm's JSON head then its transfers as columns (synth/formats/algorithm_columns.hpp);
+// 1 (read as a miss, then replaced): the algorithm's whole JSON.
+constexpr int kEntryFormat = 2;
 
 // FNV-1a, 64 bits: a file name for a key (the key itself is kept in the entry and compared).
 uint64_t fnv1a(std::string_view s) {
@@ -169,7 +172,13 @@ std::optional<ChunkingResult> AlgorithmCache::load(const std::string& key, const
       ++misses_;  // another key of the same hash: a miss, replaced by the next store
       return std::nullopt;
     }
-    r.algorithm = parse_algorithm_json(std::string_view(*text).substr(line + 1), path);
+    const auto head_bytes = header.at("head_bytes").get<size_t>();
+    if (head_bytes > text->size() - line - 1) return reject();
+    r.algorithm = parse_algorithm_json(std::string_view(*text).substr(line + 1, head_bytes), path);
+    if (r.algorithm.size() != 0 ||
+        !add_transfers_from_columns(std::string_view(*text).substr(line + 1 + head_bytes),
+                                    r.algorithm))
+      return reject();
     r.chunks_per_npu = header.at("chunks_per_npu").get<int>();
     r.algorithm.provenance = provenance_of(header.at("provenance"));
     for (const json& tried : header.at("tried")) {
@@ -207,8 +216,12 @@ bool AlgorithmCache::store(const std::string& key, const Algorithm& a, int chunk
     tried.push_back(
         json::array({x.chunks_per_npu, x.time, x.alone ? static_cast<int>(*x.alone) : -1,
                      (x.floor ? 1 : 0) | (x.predicted ? 2 : 0)}));
+  // The algorithm's JSON without its transfers, then they as columns: a hit reads them straight
+  // into the algorithm (their JSON took more than the rest of a hit, verifying included).
+  const std::string head = to_json(with_transfers(a, {}));
   const json header{{"format", kEntryFormat},
                     {"key", key},
+                    {"head_bytes", head.size()},
                     {"chunks_per_npu", chunks_per_npu},
                     {"provenance", provenance_json(a.provenance)},
                     {"tried", tried}};
@@ -220,8 +233,7 @@ bool AlgorithmCache::store(const std::string& key, const Algorithm& a, int chunk
     // A link where the entry goes is removed, never written through.
     if (fs::is_symlink(fs::symlink_status(path, ec))) fs::remove(path, ec);
     topo::write_file_atomically(path, [&](std::ostream& out) {
-      out << header.dump() << '\n';
-      write_json(a, out);
+      out << header.dump() << '\n' << head << transfers_to_columns(a);
     });
   } catch (const std::exception&) {
     ++failed_stores_;

@@ -6,7 +6,9 @@
 // topology's fingerprint and per-step costs, the collective (its ranks, root, chunks, an
 // All-to-Allv's traffic), the size, every synthesis option, and the build of Tenet that made it
 // (cache_key). Its file is `<folder>/<16 hex digits of the key's hash>.tenet`: one line of JSON
-// (the full key, the chunk count, the counts tried), then the algorithm's own JSON.
+// (the full key, the chunk count, the counts tried, the head's length), then the algorithm's own
+// JSON without its transfers (its head), then its transfers as protobuf columns
+// (synth/formats/algorithm_columns.hpp).
 //
 // Invariants:
 // - Nothing loaded is trusted: an entry is used only when its key equals the one asked for

@@ -14,6 +14,7 @@
 #include "chakra/collective_graph.hpp"
 #include "chakra/et.hpp"
 #include "sim/workload.hpp"
+#include "synth/formats/algorithm_columns.hpp"
 #include "synth/formats/algorithm_json.hpp"
 #include "synth/formats/msccl_xml.hpp"
 #include "synth/producers.hpp"
@@ -86,6 +87,7 @@ void algorithms() {
     const synth::Collective c = synth::Collective::over_all(t, cases[i].kind, 2);
     const synth::Algorithm a = synth::make_algorithm(cases[i].producer, t, c, 4096);
     seed("algorithm_json", fmt::format("alg{}.json", i), synth::to_json(a));
+    seed("algorithm_columns", fmt::format("alg{}", i), synth::transfers_to_columns(a));
     try {
       seed("msccl_xml", fmt::format("alg{}.xml", i), synth::to_msccl_xml(a));
     } catch (const Error&) {  // a collective MSCCL-XML does not have

@@ -199,9 +199,23 @@ TEST(AlgorithmCache, ADamagedEntryIsIgnoredAndReplaced) {
   ASSERT_TRUE(cache.store(s.key, s.made.algorithm, s.made.chunks_per_npu, s.made.tried));
   const std::string path = cache.path_of(s.key);
   const std::string whole = topo::read_file(path);
-  for (const std::string& damaged : {whole.substr(0, whole.size() / 2), std::string("not an entry"),
-                                     std::string(), whole.substr(0, whole.find('\n')),
-                                     std::string("{}\n") + whole.substr(whole.find('\n') + 1)}) {
+  // (The header line, the algorithm's JSON head, then its transfers as columns: each cut short,
+  // the head's length off by one either way.)
+  const size_t line = whole.find('\n');
+  const auto head_bytes =
+      nlohmann::json::parse(whole.substr(0, line)).at("head_bytes").get<size_t>();
+  std::string longer_head = whole, shorter_head = whole;
+  const std::string said = fmt::format("\"head_bytes\":{}", head_bytes);
+  ASSERT_NE(whole.find(said), std::string::npos);
+  longer_head.replace(whole.find(said), said.size(),
+                      fmt::format("\"head_bytes\":{}", head_bytes + 1));
+  shorter_head.replace(whole.find(said), said.size(),
+                       fmt::format("\"head_bytes\":{}", head_bytes - 1));
+  for (const std::string& damaged :
+       {whole.substr(0, whole.size() / 2), std::string("not an entry"), std::string(),
+        whole.substr(0, line), std::string("{}\n") + whole.substr(line + 1),
+        whole.substr(0, line + 1 + head_bytes), whole.substr(0, whole.size() - 1), longer_head,
+        shorter_head}) {
     topo::write_file_atomically(path, damaged);
     const int64_t rejected = cache.rejected();
     EXPECT_FALSE(cache.load(s.key, s.t, s.c, s.expected));
