@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "synth/bounds/lower_bound.hpp"
@@ -201,6 +204,21 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   // may join worse than the same variant in both).
   std::optional<Algorithm> best;
   bool floored_best = false;  // `best` is a floor over o.to_beat, not timed
+  // Each half's prediction per variant; a variant streams as its twin of the other pacing
+  // (Planned::streamed: the shape and speed-up alone), so they share one.
+  using Halves = std::pair<std::optional<PipelinePrediction>, std::optional<PipelinePrediction>>;
+  std::map<std::tuple<bool, int, bool, bool>, Halves> predictions;
+  auto predicted = [&](int variant) -> const Halves& {
+    const PipelineVariant pv = pipeline_variant(variant);
+    const auto key = std::make_tuple(pv.shape.lanes, pv.shape.split, pv.shape.serial, pv.sped_up);
+    auto it = predictions.find(key);
+    if (it == predictions.end())
+      it = predictions
+               .emplace(key, Halves(predict_pipeline(t, rs, chunk_bytes, half, variant),
+                                    predict_pipeline(t, ag, chunk_bytes, half, variant)))
+               .first;
+    return it->second;
+  };
   auto run = [&](int variant) {
     // A variant predicted (pipeline_prediction) no faster than the fastest so far, or what the
     // caller has, by kAllReducePredictedSure, is not made; it reports its likely time (the halves'
@@ -210,10 +228,7 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
     // keeps its flow plans: else each prediction would pack them again.)
     const Time to_beat = best && !floored_best ? best->claimed_time : o.to_beat;
     if (planned == Method::PlanPipeline && o.pipelines.predicted && to_beat > 0 && o.memo) {
-      const std::optional<PipelinePrediction> reduced = predict_pipeline(t, rs, chunk_bytes, half,
-                                                                         variant),
-                                              gathered = predict_pipeline(t, ag, chunk_bytes, half,
-                                                                          variant);
+      const auto& [reduced, gathered] = predicted(variant);
       // The halves cross the same links, which the flow plan fills in both directions with
       // either half alone: past the later half's end after the other's least fill, kHalvesShare
       // of the shorter half's stream (its end past its fill) runs apart from the other's.
