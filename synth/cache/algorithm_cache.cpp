@@ -216,8 +216,8 @@ bool AlgorithmCache::store(const std::string& key, const Algorithm& a, int chunk
     tried.push_back(
         json::array({x.chunks_per_npu, x.time, x.alone ? static_cast<int>(*x.alone) : -1,
                      (x.floor ? 1 : 0) | (x.predicted ? 2 : 0)}));
-  // The algorithm's JSON without its transfers, then they as columns: a hit reads them straight
-  // into the algorithm (their JSON took more than the rest of a hit, verifying included).
+  // The algorithm's JSON without its transfers, then they as columns, which a hit reads straight
+  // into the algorithm (synth/formats/algorithm_columns.hpp).
   const std::string head = to_json(with_transfers(a, {}));
   const json header{{"format", kEntryFormat},
                     {"key", key},

@@ -1,9 +1,8 @@
 // An algorithm's transfers as protobuf columns (algorithm_columns.proto): Tenet's own compact
 // binary form of them, which the algorithm cache keeps beside the algorithm's JSON head
-// (synth/cache/algorithm_cache.hpp). Its text costs more to read than the rest of a cache hit
-// (a 16-GPU All-Reduce's 3,840 transfers: 680 KB of JSON), and a fresh page of memory costs more
-// than a cache hit's work. Not a file format users exchange: no version of its own (the cache keys
-// entries by Tenet's build).
+// (synth/cache/algorithm_cache.hpp), read straight into the algorithm without a parse tree (the
+// figures: docs/synthesis.md, "The algorithm cache and the time limit"). Not a file format users
+// exchange: no version of its own (the cache keys its entries by Tenet's build).
 #pragma once
 
 #include <string>
