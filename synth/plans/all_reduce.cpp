@@ -182,6 +182,12 @@ std::optional<Algorithm> in_waves(const topo::Topology& t, const Collective& c, 
 
 }  // namespace
 
+Time joined_prediction(const PipelinePrediction& reduced, const PipelinePrediction& gathered) {
+  const Time apart = std::min(reduced.end - reduced.first, gathered.end - gathered.first);
+  return std::max(reduced.end + gathered.first, reduced.first + gathered.end) +
+         static_cast<Time>(kHalvesShare * static_cast<double>(apart));
+}
+
 // One method: the plain matcher, or the matcher on the flow plan. Nothing when the plan does not
 // apply.
 std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collective& c,
@@ -220,26 +226,16 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
     return it->second;
   };
   auto run = [&](int variant) {
-    // A variant predicted (pipeline_prediction) no faster than the fastest so far, or what the
+    // A variant predicted (joined_prediction) no faster than the fastest so far, or what the
     // caller has, by kAllReducePredictedSure, is not made; it reports its likely time (the halves'
-    // summed, over that time to beat). Joined, a chunk's All-Gather leaves once its reduction is
-    // done: the last reduction ends at least the least fill of the All-Gather's trees before the
-    // end, and no All-Gather starts before the least fill of the Reduce-Scatter's. (Where the run
-    // keeps its flow plans: else each prediction would pack them again.)
+    // summed, over that time to beat). (Where the run keeps its flow plans: else each prediction
+    // would pack them again.)
     const Time to_beat = best && !floored_best ? best->claimed_time : o.to_beat;
     if (planned == Method::PlanPipeline && o.pipelines.predicted && to_beat > 0 && o.memo) {
       const auto& [reduced, gathered] = predicted(variant);
-      // The halves cross the same links, which the flow plan fills in both directions with
-      // either half alone: past the later half's end after the other's least fill, kHalvesShare
-      // of the shorter half's stream (its end past its fill) runs apart from the other's.
-      Time end = 0;
-      if (reduced && gathered)
-        end = std::max(reduced->end + gathered->first, reduced->first + gathered->end) +
-              static_cast<Time>(kHalvesShare *
-                                static_cast<double>(std::min(reduced->end - reduced->first,
-                                                             gathered->end - gathered->first)));
       if (reduced && gathered &&
-          kAllReducePredictedSure * static_cast<double>(end) >= static_cast<double>(to_beat)) {
+          kAllReducePredictedSure * static_cast<double>(joined_prediction(*reduced, *gathered)) >=
+              static_cast<double>(to_beat)) {
         const Time likely = std::max(reduced->likely + gathered->likely, to_beat);
         if (o.pipelines.on_variant) o.pipelines.on_variant(variant, likely);
         if (!best) {

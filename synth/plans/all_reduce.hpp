@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "synth/plans/pipelines.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/ten/forward.hpp"
 #include "topo/topology.hpp"
@@ -28,5 +29,13 @@ bool waves_apply(const topo::Topology& t, const Collective& c, Bytes chunk_bytes
                  const SynthOptions& o);
 // What the method's words add for an All-Reduce in `waves` waves (Provenance::waves).
 std::string in_waves_words(int waves);
+
+// The flow plan's pipelines of an All-Reduce, one variant, predicted from its halves'
+// (pipeline_prediction): the later half's end after the other's least fill (a chunk's All-Gather
+// leaves once its reduction is done), plus kHalvesShare of the shorter half's stream (its end past
+// its fill), as the halves take turns on the links the flow plan fills in both directions with
+// either half alone. Made and timed, a variant ends at no less than kAllReducePredictedSure of it
+// (docs/tuning.md), which is what leaves a variant unmade against a time to beat.
+Time joined_prediction(const PipelinePrediction& reduced, const PipelinePrediction& gathered);
 
 }  // namespace tenet::synth::detail
