@@ -34,8 +34,9 @@ std::string in_waves_words(int waves);
 // (pipeline_prediction): the later half's end after the other's least fill (a chunk's All-Gather
 // leaves once its reduction is done), plus kHalvesShare of the shorter half's stream (its end past
 // its fill), as the halves take turns on the links the flow plan fills in both directions with
-// either half alone. Made and timed, a variant ends at no less than kAllReducePredictedSure of it
-// (docs/tuning.md), which is what leaves a variant unmade against a time to beat.
+// either half alone. A variant is made against a time to beat only where kAllReducePredictedSure
+// of it is under that time: a heuristic, not a floor (single variants may end under it; the
+// fastest did not where measured: docs/tuning.md).
 Time joined_prediction(const PipelinePrediction& reduced, const PipelinePrediction& gathered);
 
 }  // namespace tenet::synth::detail
