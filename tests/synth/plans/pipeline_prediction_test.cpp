@@ -4,6 +4,7 @@
 // left unmade (PipelineOptions::predicted), and that leaves the pipelines' answer as it was.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <map>
 #include <random>
 #include <vector>
@@ -124,6 +125,23 @@ TEST(PipelinePrediction, VariantsThatCannotBeatAreNotMade) {
   }
 }
 
+// The flow plan's pipelines of `c`: [0] every variant made and timed, [1] variants left unmade on
+// their prediction, against a time to beat 2 % over [0]'s where `against_fastest`.
+std::array<std::optional<Algorithm>, 2> made_both_ways(const topo::Topology& t, const Collective& c,
+                                                       Bytes chunk, bool against_fastest) {
+  std::array<std::optional<Algorithm>, 2> made;
+  for (const bool predicted : {false, true}) {
+    SynthMemo memo;
+    SynthOptions o;
+    o.memo = &memo;
+    o.pipelines.predicted = predicted;
+    if (predicted && against_fastest && made[0])
+      o.to_beat = made[0]->claimed_time + made[0]->claimed_time / 50;
+    made[predicted] = detail::synthesize_with(t, c, chunk, o, SynthMethod::PlanPipeline);
+  }
+  return made;
+}
+
 // On random fabrics (steps charged on two in three, 16 MiB to 4 GiB), the pipelines' fastest
 // variant is the same with and without the prediction leaving variants unmade (200 fabrics when
 // written): it verifies, and no variant left out would have been faster.
@@ -136,14 +154,7 @@ TEST(PipelinePrediction, LeavesTheFastestVariantMade) {
     const CollectiveKind kind = i % 2 == 0 ? CollectiveKind::AllGather : CollectiveKind::AllReduce;
     const Collective c = Collective::over_all(t, kind, 1 << (i % 4 * 2));
     const Bytes chunk = c.chunk_bytes_for(Bytes{16} << (20 + i % 5 * 2));
-    std::optional<Algorithm> made[2];
-    for (const bool predicted : {false, true}) {
-      SynthMemo memo;
-      SynthOptions o;
-      o.memo = &memo;
-      o.pipelines.predicted = predicted;
-      made[predicted] = detail::synthesize_with(t, c, chunk, o, SynthMethod::PlanPipeline);
-    }
+    const auto made = made_both_ways(t, c, chunk, /*against_fastest=*/false);
     ASSERT_EQ(made[0].has_value(), made[1].has_value()) << "topology " << i;
     if (!made[0]) continue;
     ++compared;
@@ -167,16 +178,7 @@ TEST(PipelinePrediction, AnAllReduceKeepsItsFastestVariantAgainstATimeToBeat) {
     t.set_charges_steps(i % 3 != 0);
     const Collective c = Collective::over_all(t, CollectiveKind::AllReduce, 1 << (i % 5));
     const Bytes chunk = c.chunk_bytes_for(Bytes{1} << (20 + i % 11));
-    std::optional<Algorithm> made[2];
-    for (const bool predicted : {false, true}) {
-      SynthMemo memo;
-      SynthOptions o;
-      o.memo = &memo;
-      o.pipelines.predicted = predicted;
-      if (predicted && made[0])
-        o.to_beat = made[0]->claimed_time + made[0]->claimed_time / 50;  // 2 % over the fastest
-      made[predicted] = detail::synthesize_with(t, c, chunk, o, SynthMethod::PlanPipeline);
-    }
+    const auto made = made_both_ways(t, c, chunk, /*against_fastest=*/true);
     ASSERT_EQ(made[0].has_value(), made[1].has_value()) << "topology " << i;
     if (!made[0]) continue;
     ++compared;
