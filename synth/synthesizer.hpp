@@ -93,6 +93,11 @@ struct PipelineOptions {
   // (kPipelinePredictedSure), is left unmade. False: every variant is made (to measure what the
   // prediction leaves out).
   bool predicted = true;
+  // The fastest the caller found elsewhere (the chunk search's fastest at its counts before), or
+  // -1. A variant predicted no faster than it, by the same margin, is left unmade too; unlike
+  // SynthOptions::to_beat nothing made is floored against it (a count's times stay what they are,
+  // which the search reads), it spares only the variants predicted to lose.
+  Time predicted_against = -1;
   // Called with each variant and its time (its prediction where that left it unmade; its floor
   // where that shows it cannot be the fastest, untimed; an All-Reduce's, its halves joined; an
   // All-Reduce's halves in turn, each its own fastest, are a variant of their own, and each half's
@@ -165,6 +170,9 @@ struct PortfolioOptions {
   // (or floor) at half the count that they cannot come within kPipelinesContend of the fastest at
   // this one.
   bool leave_out_pipelines = false;
+  // Whether `auto` leaves the matcher on the flow plan out: the chunk search predicts from its
+  // time at half the count, as for the plain matcher's runs (leave_out), that it cannot win.
+  bool leave_out_plan_matcher = false;
   // Whether the caller races every baseline itself (the chunk search past its first count, which
   // races them afterwards, each at its own counts): where `auto` makes nothing here (its methods
   // left out, the plain matcher over its budget), it answers NotMade instead of building every
@@ -231,9 +239,11 @@ inline SynthOptions part_options(SynthOptions o) {
   o.portfolio.matchers_at_figure = false;
   o.portfolio.leave_out_server_plan = false;
   o.portfolio.leave_out_pipelines = false;
+  o.portfolio.leave_out_plan_matcher = false;
   o.portfolio.baselines_raced = false;
   o.progress = nullptr;
   o.to_beat = -1;
+  o.pipelines.predicted_against = -1;
   o.floored = nullptr;
   return o;
 }

@@ -156,15 +156,19 @@ class FlatSearch {
             o.portfolio.matchers_at_figure = matchers_at_figure_;
             o.portfolio.leave_out_server_plan = leave_out_server_plan(cc, chunk, fastest);
             o.portfolio.leave_out_pipelines = leave_out_pipelines(count, fastest);
+            o.portfolio.leave_out_plan_matcher = leave_out_plan_matcher(count, fastest);
+            // (Below kAutoChunkTurnTransfers the pipelines' variants are still predicted against
+            // the fastest: a variant predicted to lose is not made, nothing made is floored.)
+            o.pipelines.predicted_against = fastest;
             // Past the first count, the baselines race afterwards at their own counts
             // (race_baselines): a count whose methods are all left out makes nothing.
             o.portfolio.baselines_raced =
                 count > 1 && o_.method == SynthMethod::Auto && o_.portfolio.baselines;
-            if (transfer_estimate(cc) > kAutoChunkTurnTransfers) {
-              o.to_beat = fastest;
-              o.floored = &floored;
-              o.predicted = &predicted;
-            }
+            // (Below it only pipelines predicted against the fastest stand for a count unmade:
+            // PipelineOptions::predicted_against.)
+            o.floored = &floored;
+            o.predicted = &predicted;
+            if (transfer_estimate(cc) > kAutoChunkTurnTransfers) o.to_beat = fastest;
             ChunkMade made_here = as_chunk_made(try_synthesize(t_, cc, chunk, o));
             if (const Algorithm* a = std::get_if<Algorithm>(&made_here)) {
               if (floored && fastest > 0 && a->claimed_time >= fastest)
@@ -574,6 +578,19 @@ class FlatSearch {
     return true;
   }
 
+  // Whether `auto` leaves the matcher on the flow plan out of `count` (PortfolioOptions::
+  // leave_out_plan_matcher), `fastest` the search's fastest at the counts before: as the plain
+  // matcher's runs (leave_out_matchers), where its time at half the count falls behind `fastest`
+  // by kMatcherContend (falls_behind). Left out, it stays out.
+  bool leave_out_plan_matcher(int count, Time fastest) {
+    if (o_.method != SynthMethod::Auto || fastest <= 0 || count < 2) return false;
+    if (!plan_matcher_left_out_)
+      if (const std::optional<Time> last = plan_time(SynthMethod::PlanMatcher, count / 2))
+        plan_matcher_left_out_ = falls_behind(*last, plan_time(SynthMethod::PlanMatcher, count / 4),
+                                              fastest, kMatcherContend, /*without_before=*/false);
+    return plan_matcher_left_out_;
+  }
+
   // Plan m's time at `count` in the search (plan_times_, without split pipelines), if it made one.
   std::optional<Time> plan_time(SynthMethod m, int count) const {
     const auto times = plan_times_.find(m);
@@ -783,9 +800,10 @@ class FlatSearch {
   std::map<SynthMethod, std::map<int, Time>> plan_times_;  // per plan, per count: its time
   std::map<int, Time> pipeline_floors_;  // per count the pipelines were left out of: their floor
   std::map<MatcherRun, std::map<int, Time>> matcher_times_;  // per run of the matcher, likewise
-  unsigned left_out_ = 0;            // the runs left out (leave_out_matchers)
-  bool matchers_at_figure_ = false;  // ... every one, as none can beat the fastest by 0.5 %
-  mutable PlanFloors plan_floors_;   // the rings' (the rival, the promising ring, their searches)
+  unsigned left_out_ = 0;               // the runs left out (leave_out_matchers)
+  bool plan_matcher_left_out_ = false;  // (leave_out_plan_matcher)
+  bool matchers_at_figure_ = false;     // ... every one, as none can beat the fastest by 0.5 %
+  mutable PlanFloors plan_floors_;  // the rings' (the rival, the promising ring, their searches)
 };
 
 }  // namespace

@@ -57,7 +57,12 @@ Made<ChunkingResult> composed_auto_chunks(const topo::Topology& t, const Collect
     // As the pipelines' doubling (double_plans): contending within kPipelinesContend.
     const bool far =
         to_beat > 0 && static_cast<double>(now) > kPipelinesContend * static_cast<double>(to_beat);
-    const bool hopeless = far && have && 2 * now - best.algorithm.claimed_time >= to_beat;
+    // Hopeless where the gain of the last doubling, gained again, would not reach `to_beat`; at
+    // the first count, where it is over twice kPipelinesContend of it: as times go
+    // (search_chunks), a doubling at most halves a count's time (leave_out_pipelines).
+    const bool hopeless = far && (have ? 2 * now - best.algorithm.claimed_time >= to_beat
+                                       : static_cast<double>(now) >
+                                             2 * kPipelinesContend * static_cast<double>(to_beat));
     if (!have || a.claimed_time < best.algorithm.claimed_time) {
       best.algorithm = std::move(a);
       best.chunks_per_npu = k;

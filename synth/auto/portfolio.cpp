@@ -310,6 +310,7 @@ class Portfolio {
     // (It reports its scarce matcher, re-timed, and leaves it out where asked: ScarceUnderHold; its
     // fastest, re-timed, is this run's time, below.)
     hold.to_beat = -1;  // a time under pipelined: no floor under hold compares with it
+    hold.pipelines.predicted_against = -1;
     hold.floored = nullptr;
     // Its answer is the matcher's schedule under hold, or nothing: the baselines it would fall
     // back to are this portfolio's caller's to race, under the pipelined model.
@@ -420,7 +421,8 @@ class Portfolio {
         continue;
       if (o_.method == SynthMethod::Auto &&
           ((m == Method::ServerPlan && o_.portfolio.leave_out_server_plan) ||
-           (m == Method::PlanPipeline && o_.portfolio.leave_out_pipelines)))
+           (m == Method::PlanPipeline && o_.portfolio.leave_out_pipelines) ||
+           (m == Method::PlanMatcher && o_.portfolio.leave_out_plan_matcher)))
         continue;
       const bool applies = routed_ || (m == Method::ServerPlan ? server_plan_ : trees);
       // (With the scarce matcher left out, predicted far behind the fastest: short of the bound.)

@@ -227,16 +227,21 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   };
   auto run = [&](int variant) {
     // A variant predicted (joined_prediction) no faster than the fastest so far, or what the
-    // caller has, by kAllReducePredictedSure, is not made; it reports its likely time (the halves'
+    // caller has or found elsewhere (PipelineOptions::predicted_against), by
+    // kAllReducePredictedSure, is not made; it reports its likely time (the halves'
     // summed, over that time to beat). (Where the run keeps its flow plans: else each prediction
     // would pack them again.)
     const Time to_beat = best && !floored_best ? best->claimed_time : o.to_beat;
-    if (planned == Method::PlanPipeline && o.pipelines.predicted && to_beat > 0 && o.memo) {
+    const Time against = predicted_against(to_beat, o.pipelines);
+    if (planned == Method::PlanPipeline && o.pipelines.predicted && against > 0 && o.memo) {
       const auto& [reduced, gathered] = predicted(variant);
       if (reduced && gathered &&
           kAllReducePredictedSure * static_cast<double>(joined_prediction(*reduced, *gathered)) >=
-              static_cast<double>(to_beat)) {
-        const Time likely = std::max(reduced->likely + gathered->likely, to_beat);
+              static_cast<double>(against)) {
+        // (Over the time to beat where there is one: standing for this method, it cannot replace
+        // what the caller has.)
+        const Time likely =
+            std::max(reduced->likely + gathered->likely, to_beat > 0 ? to_beat : against);
         if (o.pipelines.on_variant) o.pipelines.on_variant(variant, likely);
         if (!best) {
           best = unmade_pipelines(t, c, chunk_bytes, o.link_model, likely);
@@ -310,6 +315,7 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
     a.progress = nullptr;
     // Each half's fastest variant is made, whatever the caller has: the halves join only here.
     a.to_beat = -1;
+    a.pipelines.predicted_against = -1;
     a.floored = nullptr;
     a.pipelines.variants = o.pipelines.variants >> kInTurnHalf[h] & kWholeVariants;
     if (o.pipelines.on_variant)

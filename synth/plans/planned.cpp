@@ -440,16 +440,19 @@ class Planned {
 
   // Whether variant `v`, so `predicted` (pipeline_prediction), is left unmade
   // (PipelineOptions::predicted): where kPipelinePredictedSure of its predicted end is at least the
-  // fastest variant made so far, or, before any, the caller's time to beat (SynthOptions::to_beat).
-  // It reports its likely time; where nothing was made before, it stands as an algorithm of no
-  // transfers claiming that (over the caller's time to beat), and says so (SynthOptions::floored).
+  // fastest variant made so far, or, before any, the caller's time to beat (SynthOptions::to_beat),
+  // or the fastest the caller found elsewhere (PipelineOptions::predicted_against). It reports its
+  // likely time; where nothing was made before, it stands as an algorithm of no transfers claiming
+  // that (over the caller's time to beat, which it so cannot replace), and says so
+  // (SynthOptions::floored).
   bool skipped(int v, const PipelinePrediction& predicted) {
     if (!o_.pipelines.predicted) return false;
     const Time to_beat = best_ && !predicted_best_ ? best_->claimed_time : o_.to_beat;
-    if (to_beat <= 0 ||
-        kPipelinePredictedSure * static_cast<double>(predicted.end) < static_cast<double>(to_beat))
+    const Time against = predicted_against(to_beat, o_.pipelines);
+    if (against <= 0 ||
+        kPipelinePredictedSure * static_cast<double>(predicted.end) < static_cast<double>(against))
       return false;
-    const Time likely = std::max(predicted.likely, to_beat);
+    const Time likely = std::max(predicted.likely, to_beat > 0 ? to_beat : against);
     if (o_.pipelines.on_variant) o_.pipelines.on_variant(v, likely);
     if (!best_) {
       best_ = unmade_pipelines(t_, c_, chunk_bytes_, o_.link_model, likely);
@@ -560,6 +563,11 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
                                          bool last_first, double work_budget, int variant) {
   give_up_point(o.give_up);
   return Planned(t, c, chunk_bytes, o, last_first, variant).run(method, work_budget);
+}
+
+Time predicted_against(Time to_beat, const PipelineOptions& o) {
+  if (o.predicted_against <= 0) return to_beat;
+  return to_beat <= 0 ? o.predicted_against : std::min(to_beat, o.predicted_against);
 }
 
 Algorithm unmade_pipelines(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,

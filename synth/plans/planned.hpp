@@ -28,6 +28,11 @@ std::optional<PipelinePrediction> predict_pipeline(const topo::Topology& t, cons
                                                    Bytes chunk_bytes, const SynthOptions& o,
                                                    int variant);
 
+// The time a pipeline variant is predicted against: the least of `to_beat` (the fastest made so
+// far, or the caller's SynthOptions::to_beat) and PipelineOptions::predicted_against, of those
+// set; -1 where neither is.
+Time predicted_against(Time to_beat, const PipelineOptions& o);
+
 // What stands for the flow plan's pipelines where each variant was predicted no faster than a
 // time to beat and none was made: no transfers, claiming `likely` (over that time).
 Algorithm unmade_pipelines(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,

@@ -689,6 +689,24 @@ TEST(Portfolio, ThePipelinesPastTheSearchAreNotMadeWhereTheyCannotWin) {
   EXPECT_TRUE(verify(t, r.algorithm).correct());
 }
 
+// The matcher on the flow plan, fallen behind the search's fastest by kMatcherContend at a count
+// (leave_out_plan_matcher), is not made at the counts after it, as the plain matcher's runs are
+// not: on cluster16.yaml (All-Reduce of 27.08 MiB) it ends at 2.2 times the server plan's time at 4
+// chunks per NPU, and the server plan goes on to 16 alone.
+TEST(Portfolio, TheMatcherOnTheFlowPlanFallenBehindIsLeftOut) {
+  topo::Topology t =
+      topo::load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/cluster16.yaml");
+  t.set_charges_steps(true);
+  const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
+  std::map<SynthMethod, int> reports;
+  SynthOptions o;
+  o.portfolio.on_plan = [&](SynthMethod m, Time) { ++reports[m]; };
+  const ChunkingResult r = synthesize_auto_chunks(t, c, static_cast<Bytes>(27.08 * (1 << 20)), o);
+  EXPECT_GE(reports[SynthMethod::PlanMatcher], 1);
+  EXPECT_LT(reports[SynthMethod::PlanMatcher], reports[SynthMethod::ServerPlan]);
+  EXPECT_TRUE(verify(t, r.algorithm).correct());
+}
+
 // A count left unmade on a prediction of a method's time says so (Try::predicted), apart from the
 // floors that were proven: ring:8 All-Gather of 1 MiB, the pipelines alone at 8 chunks per NPU
 // predicted at 20.16 us against the fastest's 12.28 us (printed "predicted 20.16 us (not made)",

@@ -8,11 +8,13 @@
 #include <random>
 
 #include "chakra/collective_graph.hpp"
+#include "synth/auto/composed_search.hpp"
 #include "synth/baselines/baselines.hpp"
 #include "synth/bounds/lower_bound.hpp"
 #include "synth/formats/algorithm_json.hpp"
 #include "synth/groups/group_map.hpp"
 #include "synth/synthesizer.hpp"
+#include "synth/tuning.hpp"
 #include "synth/verify/verify.hpp"
 #include "tests/synth/test_support.hpp"
 #include "topo/generators.hpp"
@@ -217,6 +219,28 @@ TEST(Composed, TheSearchGoesOnWhereACountDoesNotCompose) {
   EXPECT_GT(r.tried.front().chunks_per_npu, 1);
   const Report rep = verify(t, r.algorithm);
   EXPECT_TRUE(rep.correct()) << testing::violation_text(rep);
+}
+
+// Beside a flat search's time (to_beat), a composition whose first count is over twice
+// kPipelinesContend of it makes no more counts: a doubling at most halves a count's time, so the
+// next could not come within kPipelinesContend of it. Without one it doubles on.
+TEST(Composed, AFirstCountFarBehindTheFlatSearchIsTheLast) {
+  const auto t = topo::generate("nvcluster:2x4,net=rail");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
+  const Made<ChunkingResult> alone = detail::composed_auto_chunks(t, c, 64 << 20, {}, 64);
+  ASSERT_TRUE(made(alone));
+  const std::vector<ChunkingResult::Try>& tried = std::get<ChunkingResult>(alone).tried;
+  ASSERT_GT(tried.size(), 2U);
+  const auto far =
+      static_cast<Time>(static_cast<double>(tried.front().time) / (2 * kPipelinesContend) * 0.99);
+  const Made<ChunkingResult> behind = detail::composed_auto_chunks(t, c, 64 << 20, {}, 64, far);
+  ASSERT_TRUE(made(behind));
+  EXPECT_EQ(std::get<ChunkingResult>(behind).tried.size(), 1U);
+  // Just within it, the second count is made.
+  const Made<ChunkingResult> near =
+      detail::composed_auto_chunks(t, c, 64 << 20, {}, 64, far * 102 / 99);
+  ASSERT_TRUE(made(near));
+  EXPECT_GT(std::get<ChunkingResult>(near).tried.size(), 1U);
 }
 
 TEST(Composed, OnlyClustersOfServersCompose) {
