@@ -85,6 +85,11 @@ std::optional<std::vector<Algorithm>> over_groups(
 
 }  // namespace
 
+bool composes_across(const Algorithm& across) {
+  return std::none_of(across.transfers().begin(), across.transfers().end(),
+                      [](const Transfer& x) { return x.from_input; });
+}
+
 std::optional<Algorithm> compose_all_reduce(const topo::Topology& t, const Collective& c, int k,
                                             Bytes chunk_bytes, LinkModel model,
                                             const ComposedLevels& levels,
@@ -108,7 +113,7 @@ std::optional<Algorithm> compose_all_reduce(const topo::Topology& t, const Colle
   const auto rs = over_groups(t, levels.reduce_scatter, *servers, remake);
   const auto ag = rs ? over_groups(t, levels.all_gather, *servers, remake) : std::nullopt;
   const auto across = ag ? over_groups(t, levels.across, rails, remake) : std::nullopt;
-  if (!across) return std::nullopt;
+  if (!across || !std::all_of(across->begin(), across->end(), composes_across)) return std::nullopt;
 
   Algorithm out;
   out.name = "tenet";

@@ -55,11 +55,19 @@ struct ComposedLevels {
 // collective over another server or rail. It may throw tenet::Error.
 using LevelMaker = std::function<Algorithm(const Collective& level)>;
 
+// Whether `across` can be the level across the servers: none of its transfers sends its source's
+// input (Transfer::from_input). There a rank's contribution is its partial from the servers'
+// Reduce-Scatter, which no input stands for; sent as the partial it is, such a transfer waits for
+// and carries what the level's own transfers brought before it in the list (an exchange of
+// partials, oneshot's, then counts the other rank twice).
+bool composes_across(const Algorithm& across);
+
 // `c` composed per level with k chunks per NPU inside the servers (G*k chunks in all, of
 // `chunk_bytes` each), timed under `model`. The server levels run k times, loop q taking chunk q of
 // every slice (slice i's chunks are i*k .. i*k + k - 1), as NCCL's ring runs its loops; the rail
-// level k / L times. Nothing when `c` does not compose (composed_servers), L does not divide k, or
-// a level sends to or from an NPU outside its server or rail (the phases would then share slots).
+// level k / L times. Nothing when `c` does not compose (composed_servers), L does not divide k, a
+// level sends to or from an NPU outside its server or rail (the phases would then share slots), or
+// a rail's level does not compose across (composes_across).
 std::optional<Algorithm> compose_all_reduce(const topo::Topology& t, const Collective& c, int k,
                                             Bytes chunk_bytes, LinkModel model,
                                             const ComposedLevels& levels, const LevelMaker& remake);

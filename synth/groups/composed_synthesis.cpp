@@ -40,7 +40,8 @@ std::vector<RailLevel> rail_levels(const topo::Topology& t, const Collective& ra
     };
     Collective flat = rail;
     flat.chunks_per_npu = 1;
-    out.push_back({make(flat), make});
+    // (Not one whose ranks send their inputs, oneshot's: composes_across.)
+    if (Algorithm a = make(flat); composes_across(a)) out.push_back({std::move(a), make});
   }
   for (BaselineKind b : {BaselineKind::Dbt, BaselineKind::Tree}) {
     auto try_make = [&t, chunk_bytes, spec = BaselineSpec{b, {}}, model = o.link_model,

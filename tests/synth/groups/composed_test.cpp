@@ -221,6 +221,40 @@ TEST(Composed, TheSearchGoesOnWhereACountDoesNotCompose) {
   EXPECT_TRUE(rep.correct()) << testing::violation_text(rep);
 }
 
+// Across two servers the fastest flat All-Reduce of the rail is the one-shot exchange, whose ranks
+// send their inputs (Transfer::from_input). As the level after the servers' Reduce-Scatter each
+// rank sent its partial only once the other's had arrived, so it carried it back and the other
+// counted itself twice (`--method composed` at 4 to 16 chunks per NPU: 80 to 320 violations,
+// nothing written). Such a level does not compose across (composes_across): another way is the
+// rail's, and every count verifies.
+TEST(Composed, ARailLevelWhoseRanksSendTheirInputsIsNotComposed) {
+  const auto t = topo::generate("nvcluster:2x4,net=rail");
+  const auto servers = composed_servers(t, Collective::over_all(t, CollectiveKind::AllReduce));
+  ASSERT_TRUE(servers);
+  Collective rail;
+  rail.kind = CollectiveKind::AllReduce;
+  for (const auto& server : *servers) rail.ranks.push_back(server.front());
+  const Made<Algorithm> exchange =
+      try_baseline(BaselineSpec{BaselineKind::Oneshot, {}}, t, rail, 1 << 20);
+  ASSERT_TRUE(made(exchange));
+  EXPECT_FALSE(composes_across(std::get<Algorithm>(exchange)));
+  Collective trees = rail;
+  trees.all_reduce_chunks = 4;
+  const Made<Algorithm> dbt = try_baseline(BaselineSpec{BaselineKind::Dbt, {}}, t, trees, 1 << 20);
+  ASSERT_TRUE(made(dbt));
+  EXPECT_TRUE(composes_across(std::get<Algorithm>(dbt)));
+  SynthOptions o;
+  o.method = SynthMethod::Composed;
+  for (const int k : {2, 4, 8, 16}) {
+    const Collective c = Collective::over_all(t, CollectiveKind::AllReduce, k);
+    const Algorithm a = synthesize(t, c, c.chunk_bytes_for(Bytes{64} << 20), o);
+    SCOPED_TRACE(fmt::format("k={}: {}", k, a.method));
+    const Report r = verify(t, a);
+    EXPECT_TRUE(r.correct()) << testing::violation_text(r);
+    EXPECT_EQ(r.collective_time, a.claimed_time);
+  }
+}
+
 // Beside a flat search's time (to_beat), a composition whose first count is over twice
 // kPipelinesContend of it makes no more counts: a doubling at most halves a count's time, so the
 // next could not come within kPipelinesContend of it. Without one it doubles on.
