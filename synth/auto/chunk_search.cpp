@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "synth/auto/chunk_search.hpp"
+#include "synth/auto/count_leave_outs.hpp"
 #include "synth/auto/log_steps_answer.hpp"
 #include "synth/auto/portfolio.hpp"
 #include "synth/bounds/lower_bound.hpp"
@@ -23,7 +24,6 @@
 #include "synth/memo.hpp"
 #include "synth/plans/all_reduce.hpp"
 #include "synth/plans/pipeline_variants.hpp"
-#include "synth/plans/rail_deal.hpp"
 #include "synth/plans/server_plan.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/tuning.hpp"
@@ -40,34 +40,6 @@ namespace {
 ChunkMade as_chunk_made(Made<Algorithm> m) {
   if (Algorithm* a = made(m)) return std::move(*a);
   return std::get<NotMade>(std::move(m));
-}
-
-// Whether a doubling from `before` to `now` gained: by over 0.5 % (times settle by less than that
-// from count to count where more chunks no longer pay).
-bool gains(Time now, Time before) {
-  return static_cast<double>(now) < 0.995 * static_cast<double>(before);
-}
-
-// A method's time at `count` in the search (`times`: its time per count), if it made one.
-std::optional<Time> time_at(const std::map<int, Time>& times, int count) {
-  const auto at = times.find(count);
-  if (at == times.end()) return std::nullopt;
-  return at->second;
-}
-
-// Whether a method whose time at a count was `last` (and at half that count `before`, where it
-// made one) cannot catch up with `fastest` by doubling its chunks: over twice `contend` of it (as
-// times go, search_chunks, a doubling at most halves a count's time), or over `contend` of it with
-// the last doubling's gain, gained again, short of it (each doubling gains less than the one
-// before); without `before`, over `contend` says `without_before`.
-bool falls_behind(Time last, std::optional<Time> before, Time fastest, double contend,
-                  bool without_before) {
-  const auto over = [&](double f) {
-    return static_cast<double>(last) > f * static_cast<double>(fastest);
-  };
-  if (over(2 * contend)) return true;
-  if (!over(contend)) return false;
-  return before ? 2 * last - *before >= fastest : without_before;
 }
 
 // A variant of the plain matcher as the portfolio runs it, with the words and the provenance it
@@ -88,7 +60,8 @@ class FlatSearch {
         quiet_(o),
         total_bytes_(total_bytes),
         max_chunks_per_npu_(max_chunks_per_npu),
-        budget_(o.portfolio.chunk_transfers) {
+        budget_(o.portfolio.chunk_transfers),
+        leave_outs_(t, o) {
     quiet_.progress = nullptr;
     quiet_.portfolio.baselines =
         false;  // each baseline gets its own chunk search (race_baselines), the one benchmarks run
@@ -131,11 +104,11 @@ class FlatSearch {
     SynthOptions reporting = quiet_;
     int count = 0;
     reporting.portfolio.on_plan = [&](SynthMethod m, Time time) {
-      plan_times_[m][count] = time;
+      leave_outs_.record(m, count, time);
       if (o_.portfolio.on_plan) o_.portfolio.on_plan(m, time);
     };
     reporting.portfolio.on_matcher = [&](MatcherRun run, Time time) {
-      matcher_times_[run][count] = time;
+      leave_outs_.record(run, count, time);
       if (o_.portfolio.on_matcher) o_.portfolio.on_matcher(run, time);
     };
     Time fastest = -1;  // the search's fastest time so far (its rival asks too)
@@ -152,11 +125,12 @@ class FlatSearch {
             bool floored = false, predicted = false;
             SynthOptions o = reporting;
             if (count == 1 && give_up) o.give_up = &*give_up;
-            o.portfolio.leave_out = leave_out_matchers(cc, chunk, fastest);
-            o.portfolio.matchers_at_figure = matchers_at_figure_;
-            o.portfolio.leave_out_server_plan = leave_out_server_plan(cc, chunk, fastest);
-            o.portfolio.leave_out_pipelines = leave_out_pipelines(count, fastest);
-            o.portfolio.leave_out_plan_matcher = leave_out_plan_matcher(count, fastest);
+            o.portfolio.leave_out = leave_outs_.leave_out_matchers(cc, chunk, fastest);
+            o.portfolio.matchers_at_figure = leave_outs_.matchers_at_figure();
+            o.portfolio.leave_out_server_plan =
+                leave_outs_.leave_out_server_plan(cc, chunk, fastest);
+            o.portfolio.leave_out_pipelines = leave_outs_.leave_out_pipelines(count, fastest);
+            o.portfolio.leave_out_plan_matcher = leave_outs_.leave_out_plan_matcher(count, fastest);
             // (Below kAutoChunkTurnTransfers the pipelines' variants are still predicted against
             // the fastest: a variant predicted to lose is not made, nothing made is floored.)
             o.pipelines.predicted_against = fastest;
@@ -487,141 +461,6 @@ class FlatSearch {
     return matcher_variants;
   }
 
-  // Whether the plain matcher's answer at `cc`'s count takes at least `fastest` less kMatcherGain
-  // (matcher_figure), unless it also runs in waves, where an All-Reduce may end under that figure.
-  bool matchers_cannot_gain(const Collective& cc, Bytes chunk, Time fastest) const {
-    return static_cast<double>(fastest) <=
-               (1 + kMatcherGain) * matcher_figure(t_, cc, chunk, bounds_of(o_)) &&
-           !waves_apply(t_, cc, chunk, o_);
-  }
-
-  // The plain matcher's runs `auto` leaves out at `cc`'s count (PortfolioOptions::leave_out),
-  // `fastest` the search's fastest at the counts before (-1: none yet): a run whose time at half
-  // the count falls behind it by kMatcherContend (falls_behind; without a time at a quarter of the
-  // count, only by twice that); every run where `fastest` is within kMatcherGain of what its answer
-  // takes at least (matcher_figure; in waves an All-Reduce may end under it: not left out for it).
-  // A run left out stays out.
-  unsigned leave_out_matchers(const Collective& cc, Bytes chunk, Time fastest) {
-    if (o_.method != SynthMethod::Auto || fastest < 0) return left_out_;
-    const int count = cc.chunks_per_npu;
-    if (matchers_cannot_gain(cc, chunk, fastest)) {
-      matchers_at_figure_ = true;
-      for (MatcherRun run : {MatcherRun::Scarce, MatcherRun::UnderHold, MatcherRun::Random,
-                             MatcherRun::RandomYielding, MatcherRun::ScarceUnderHold})
-        left_out_ |= 1U << static_cast<unsigned>(run);
-      return left_out_;
-    }
-    for (const auto& [run, times] : matcher_times_) {
-      const std::optional<Time> last = time_at(times, count / 2);
-      if (last && falls_behind(*last, time_at(times, count / 4), fastest, kMatcherContend,
-                               /*without_before=*/false))
-        left_out_ |= 1U << static_cast<unsigned>(run);
-    }
-    return left_out_;
-  }
-
-  // Whether `auto` leaves the server plan out of `cc`'s count (PortfolioOptions::
-  // leave_out_server_plan), `fastest` the search's fastest at the counts before: a large count (as
-  // for floors, over kAutoChunkTurnTransfers) where the plan's time at half the count was within
-  // kServerPlanTrust of its estimate there (plan_estimate: staggered_estimate, or flat_estimate,
-  // pod_estimate; an All-Reduce's two halves as twice the All-Gather), and the estimate at this
-  // count, scaled by the same ratio, is over kServerPlanBehind of `fastest`. `half`: the plan's
-  // time at half the count where the search did not make it (its doubling alone, double_plans).
-  bool leave_out_server_plan(const Collective& cc, Bytes chunk, Time fastest,
-                             std::optional<Time> half = std::nullopt) const {
-    const int count = cc.chunks_per_npu;
-    if (o_.method != SynthMethod::Auto || fastest <= 0 || count < 2 ||
-        transfer_estimate(cc) <= kAutoChunkTurnTransfers || !server_plan_applies(t_, cc) ||
-        is_rooted(cc.kind))
-      return false;
-    const std::optional<Time> last = half ? half : plan_time(SynthMethod::ServerPlan, count / 2);
-    if (!last) return false;
-    // (One plan for both estimates: its fluid rates do not depend on the chunk size, and its
-    // routes only where the quickest route for twice the chunk is another. The count before's,
-    // where its All-Gather made it, else this count's.)
-    detail::ServerPlans::Plan kept =
-        o_.memo ? o_.memo->servers.kept(t_, 2 * chunk, o_.link_model, o_.ecmp_routes) : nullptr;
-    if (!kept) kept = server_plan_of(t_, chunk, o_);
-    const std::optional<ServerPlan>& plan = *kept;
-    // (The staggered estimate models the rails staggered, not dealt over unequal rails:
-    // RailDeal.)
-    if (!plan || (!plan->flat() && !plan->pods() && !even_rails(t_, *plan))) return false;
-    const double halves = cc.kind == CollectiveKind::AllReduce ? 2 : 1;
-    auto estimate = [&](int k, Bytes at) -> std::optional<double> {
-      const std::optional<Time> e = plan_estimate(t_, *plan, k, at, o_.link_model);
-      if (!e || *e <= 0) return std::nullopt;
-      return halves * static_cast<double>(*e);
-    };
-    const std::optional<double> before = estimate(count / 2, 2 * chunk);
-    if (!before) return false;
-    const double ratio = static_cast<double>(*last) / *before;
-    if (std::abs(ratio - 1) > kServerPlanTrust) return false;
-    const std::optional<double> now = estimate(count, chunk);
-    return now && ratio * *now > kServerPlanBehind * static_cast<double>(fastest);
-  }
-
-  // Whether `auto` leaves the flow plan's pipelines out of `count` (PortfolioOptions::
-  // leave_out_pipelines), `fastest` the search's fastest at the counts before: as times go
-  // (search_chunks), a doubling at most halves a count's time, so half their time at half the
-  // count (or half their floor there, where they were left out of it) is a floor on their time at
-  // this one; left out where it is over twice kPipelinesContend of `fastest`, which is where
-  // double_plans would not double them past this count either (cannot_win, falls_behind): the
-  // floor is kept for the next count and for it.
-  bool leave_out_pipelines(int count, Time fastest) {
-    if (o_.method != SynthMethod::Auto || fastest <= 0 || count < 2) return false;
-    std::optional<Time> last = plan_time(SynthMethod::PlanPipeline, count / 2);
-    if (!last) last = time_at(pipeline_floors_, count / 2);
-    if (!last ||
-        static_cast<double>(*last) / 2 <= 2 * kPipelinesContend * static_cast<double>(fastest))
-      return false;
-    pipeline_floors_[count] = *last / 2;
-    return true;
-  }
-
-  // Whether `auto` leaves the matcher on the flow plan out of `count` (PortfolioOptions::
-  // leave_out_plan_matcher), `fastest` the search's fastest at the counts before: as the plain
-  // matcher's runs (leave_out_matchers), where its time at half the count falls behind `fastest`
-  // by kMatcherContend (falls_behind). Left out, it stays out.
-  bool leave_out_plan_matcher(int count, Time fastest) {
-    if (o_.method != SynthMethod::Auto || fastest <= 0 || count < 2) return false;
-    if (!plan_matcher_left_out_)
-      if (const std::optional<Time> last = plan_time(SynthMethod::PlanMatcher, count / 2))
-        plan_matcher_left_out_ = falls_behind(*last, plan_time(SynthMethod::PlanMatcher, count / 4),
-                                              fastest, kMatcherContend, /*without_before=*/false);
-    return plan_matcher_left_out_;
-  }
-
-  // Plan m's time at `count` in the search (plan_times_, without split pipelines), if it made one.
-  std::optional<Time> plan_time(SynthMethod m, int count) const {
-    const auto times = plan_times_.find(m);
-    if (times == plan_times_.end()) return std::nullopt;
-    return time_at(times->second, count);
-  }
-
-  // Whether plan m's doubling past `largest` cannot win, predicted from what it made in the search
-  // (plan_time): at `largest` over kPipelinesContend of `fastest`, and either not made at half that
-  // count or that doubling's gain, gained again, short of `fastest` (each doubling gains less than
-  // the one before). Its first count would be as far behind, and end its doubling there. A plan at
-  // over twice kPipelinesContend of `fastest` cannot either: as times go (search_chunks), a
-  // doubling at most halves a count's time, so its first count alone would be over
-  // kPipelinesContend of `fastest` too, which ends its doubling there. Nor can the server plan,
-  // which stops at its first count that does not gain (double_plans), where its time at `largest`
-  // gained under 0.5 % on its time at half that count: that count was it.
-  bool cannot_win(SynthMethod m, int largest, Time fastest) const {
-    const bool pipelines = m == SynthMethod::PlanPipeline;
-    // (The pipelines left out of a count, leave_out_pipelines: their floor there stands for their
-    // time at `largest`, over twice kPipelinesContend of `fastest`; at half that count it says
-    // nothing of the doubling's gain.)
-    std::optional<Time> last = plan_time(m, largest);
-    const std::optional<Time> before = plan_time(m, largest / 2);
-    if (!last && pipelines) last = time_at(pipeline_floors_, largest);
-    if (!last) return false;
-    if (m == SynthMethod::ServerPlan && before && !gains(*last, *before)) return true;
-    const bool floored_before = pipelines && !before && time_at(pipeline_floors_, largest / 2);
-    return falls_behind(*last, before, fastest, kPipelinesContend,
-                        /*without_before=*/!floored_before);
-  }
-
   // The flow plan's pipelines and the server plan doubling their chunks alone past `largest`.
   void double_plans(Collective c, int largest, double next_count, ChunkingResult& best) const {
     SynthOptions quiet = quiet_;
@@ -633,7 +472,7 @@ class FlatSearch {
           at_bound_(best.algorithm))
         break;
       if (m == SynthMethod::ServerPlan && !server_plan_applies(t_, c)) continue;
-      if (cannot_win(m, largest, best.algorithm.claimed_time)) continue;
+      if (leave_outs_.cannot_win(m, largest, best.algorithm.claimed_time)) continue;
       quiet.method = m;
       // The method's best time so far, and its time at the last count. The pipelines' times need
       // not fall steadily: past a count that does not gain they try one more, unless the best is
@@ -643,11 +482,12 @@ class FlatSearch {
       // pipelines persist far from the bound).
       // (The server plan's first count alone gains on its own time at `largest`, where it has
       // one: else that count is its first that does not gain.)
-      Time previous = m == SynthMethod::ServerPlan ? plan_time(m, largest).value_or(-1) : -1;
+      Time previous =
+          m == SynthMethod::ServerPlan ? leave_outs_.plan_time(m, largest).value_or(-1) : -1;
       Time last = -1;
       // The time the next count's gain is measured from: the last count's, or at the first the
       // method's own time at `largest`, where the search made one.
-      Time trend = plan_time(m, largest).value_or(-1);
+      Time trend = leave_outs_.plan_time(m, largest).value_or(-1);
       int idle = 0;
       double last_seconds = next_count / 2;  // what the last count took
       // Where the fastest is far from the bound (over kPipelinesPersist of it) and they are close
@@ -686,8 +526,8 @@ class FlatSearch {
         if (o_.deadline && o_.deadline->reached(2 * last_seconds)) break;
         // (The server plan predicted not to gain, as the search leaves it out of a count.)
         if (m == SynthMethod::ServerPlan &&
-            leave_out_server_plan(c, chunk, best.algorithm.claimed_time,
-                                  last >= 0 ? std::optional<Time>(last) : std::nullopt))
+            leave_outs_.leave_out_server_plan(c, chunk, best.algorithm.claimed_time,
+                                              last >= 0 ? std::optional<Time>(last) : std::nullopt))
           break;
         const auto began = Deadline::Clock::now();
         quiet.to_beat = best.algorithm.claimed_time;
@@ -764,7 +604,7 @@ class FlatSearch {
         break;
       std::optional<Time> fastest;
       if ((o_.deadline && o_.deadline->reached(2 * last_seconds)) ||
-          matchers_cannot_gain(c, chunk, best.algorithm.claimed_time))
+          leave_outs_.matchers_cannot_gain(c, chunk, best.algorithm.claimed_time))
         break;  // (as leave_out_matchers leaves the matchers out of a count)
       const auto began = Deadline::Clock::now();
       for (const auto& [variant, label, made_by] : matcher_variants) {
@@ -797,12 +637,7 @@ class FlatSearch {
   int max_chunks_per_npu_;
   int64_t budget_;
   std::function<bool(const Algorithm&)> at_bound_;
-  std::map<SynthMethod, std::map<int, Time>> plan_times_;  // per plan, per count: its time
-  std::map<int, Time> pipeline_floors_;  // per count the pipelines were left out of: their floor
-  std::map<MatcherRun, std::map<int, Time>> matcher_times_;  // per run of the matcher, likewise
-  unsigned left_out_ = 0;               // the runs left out (leave_out_matchers)
-  bool plan_matcher_left_out_ = false;  // (leave_out_plan_matcher)
-  bool matchers_at_figure_ = false;     // ... every one, as none can beat the fastest by 0.5 %
+  CountLeaveOuts leave_outs_;       // what the times its counts made predict it need not make
   mutable PlanFloors plan_floors_;  // the rings' (the rival, the promising ring, their searches)
 };
 

@@ -31,6 +31,13 @@ constexpr unsigned kEveryRun = 0b11111;
 
 unsigned bit(MatcherRun run) { return 1U << static_cast<unsigned>(run); }
 
+// examples/topologies/`file`, its steps charged.
+topo::Topology example_with_steps(const std::string& file) {
+  topo::Topology t = topo::load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/" + file);
+  t.set_charges_steps(true);
+  return t;
+}
+
 // The chunk search's All-Gather (or `kind`) of `total` bytes over every NPU of `spec` (per-step
 // costs charged as the CLI charges them), and how many times its scarce matcher ran.
 struct Searched {
@@ -638,9 +645,7 @@ TEST(Portfolio, AFlatPlanIsNotMadeAtCountsItCannotGainAt) {
 // relayed over the pods alone at 128: 32.45 ms). (At 1 GiB, before boxes on rails, 16.49 then
 // 16.42 ms, and 512 was made before the rule: 16.48 ms.)
 TEST(Portfolio, ThePipelinesStopDoublingOnceTheySettle) {
-  topo::Topology t =
-      topo::load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/pod-2spine.yaml");
-  t.set_charges_steps(true);
+  const topo::Topology t = example_with_steps("pod-2spine.yaml");
   const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
   const ChunkingResult r = synthesize_auto_chunks(t, c, Bytes{2} << 30, SynthOptions{});
   std::vector<const ChunkingResult::Try*> alone;
@@ -664,9 +669,7 @@ TEST(Portfolio, ThePipelinesStopDoublingOnceTheySettle) {
 // counts the halves' shared links (kHalvesShare) the search's count of 16 is left unmade and they
 // are not doubled past it, the command 0.29 -> 0.16 s of CPU.
 TEST(Portfolio, ThePipelinesPastTheSearchAreNotMadeWhereTheyCannotWin) {
-  topo::Topology t =
-      topo::load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/cluster16.yaml");
-  t.set_charges_steps(true);
+  const topo::Topology t = example_with_steps("cluster16.yaml");
   const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
   const auto total = static_cast<Bytes>(27.08 * (1 << 20));
   const ChunkingResult r = synthesize_auto_chunks(t, c, total, SynthOptions{});
@@ -694,9 +697,7 @@ TEST(Portfolio, ThePipelinesPastTheSearchAreNotMadeWhereTheyCannotWin) {
 // not: on cluster16.yaml (All-Reduce of 27.08 MiB) it ends at 2.2 times the server plan's time at 4
 // chunks per NPU, and the server plan goes on to 16 alone.
 TEST(Portfolio, TheMatcherOnTheFlowPlanFallenBehindIsLeftOut) {
-  topo::Topology t =
-      topo::load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/cluster16.yaml");
-  t.set_charges_steps(true);
+  const topo::Topology t = example_with_steps("cluster16.yaml");
   const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
   std::map<SynthMethod, int> reports;
   SynthOptions o;

@@ -1,0 +1,134 @@
+#include "synth/auto/count_leave_outs.hpp"
+
+#include <cmath>
+
+#include "synth/auto/portfolio.hpp"
+#include "synth/bounds/lower_bound.hpp"
+#include "synth/memo.hpp"
+#include "synth/plans/all_reduce.hpp"
+#include "synth/plans/rail_deal.hpp"
+#include "synth/plans/server_plan.hpp"
+#include "synth/tuning.hpp"
+
+namespace tenet::synth::detail {
+
+bool gains(Time now, Time before) {
+  return static_cast<double>(now) < 0.995 * static_cast<double>(before);
+}
+
+std::optional<Time> time_at(const std::map<int, Time>& times, int count) {
+  const auto at = times.find(count);
+  if (at == times.end()) return std::nullopt;
+  return at->second;
+}
+
+bool falls_behind(Time last, std::optional<Time> before, Time fastest, double contend,
+                  bool without_before) {
+  const auto over = [&](double f) {
+    return static_cast<double>(last) > f * static_cast<double>(fastest);
+  };
+  if (over(2 * contend)) return true;
+  if (!over(contend)) return false;
+  return before ? 2 * last - *before >= fastest : without_before;
+}
+
+bool CountLeaveOuts::matchers_cannot_gain(const Collective& cc, Bytes chunk, Time fastest) const {
+  return static_cast<double>(fastest) <=
+             (1 + kMatcherGain) * matcher_figure(t_, cc, chunk, bounds_of(o_)) &&
+         !waves_apply(t_, cc, chunk, o_);
+}
+
+unsigned CountLeaveOuts::leave_out_matchers(const Collective& cc, Bytes chunk, Time fastest) {
+  if (o_.method != SynthMethod::Auto || fastest < 0) return left_out_;
+  const int count = cc.chunks_per_npu;
+  if (matchers_cannot_gain(cc, chunk, fastest)) {
+    matchers_at_figure_ = true;
+    for (MatcherRun run : {MatcherRun::Scarce, MatcherRun::UnderHold, MatcherRun::Random,
+                           MatcherRun::RandomYielding, MatcherRun::ScarceUnderHold})
+      left_out_ |= 1U << static_cast<unsigned>(run);
+    return left_out_;
+  }
+  for (const auto& [run, times] : matcher_times_) {
+    const std::optional<Time> last = time_at(times, count / 2);
+    if (last && falls_behind(*last, time_at(times, count / 4), fastest, kMatcherContend,
+                             /*without_before=*/false))
+      left_out_ |= 1U << static_cast<unsigned>(run);
+  }
+  return left_out_;
+}
+
+bool CountLeaveOuts::leave_out_server_plan(const Collective& cc, Bytes chunk, Time fastest,
+                                           std::optional<Time> half) const {
+  const int count = cc.chunks_per_npu;
+  if (o_.method != SynthMethod::Auto || fastest <= 0 || count < 2 ||
+      transfer_estimate(cc) <= kAutoChunkTurnTransfers || !server_plan_applies(t_, cc) ||
+      is_rooted(cc.kind))
+    return false;
+  const std::optional<Time> last = half ? half : plan_time(SynthMethod::ServerPlan, count / 2);
+  if (!last) return false;
+  // (One plan for both estimates: its fluid rates do not depend on the chunk size, and its
+  // routes only where the quickest route for twice the chunk is another. The count before's,
+  // where its All-Gather made it, else this count's.)
+  detail::ServerPlans::Plan kept =
+      o_.memo ? o_.memo->servers.kept(t_, 2 * chunk, o_.link_model, o_.ecmp_routes) : nullptr;
+  if (!kept) kept = server_plan_of(t_, chunk, o_);
+  const std::optional<ServerPlan>& plan = *kept;
+  // (The staggered estimate models the rails staggered, not dealt over unequal rails:
+  // RailDeal.)
+  if (!plan || (!plan->flat() && !plan->pods() && !even_rails(t_, *plan))) return false;
+  const double halves = cc.kind == CollectiveKind::AllReduce ? 2 : 1;
+  auto estimate = [&](int k, Bytes at) -> std::optional<double> {
+    const std::optional<Time> e = plan_estimate(t_, *plan, k, at, o_.link_model);
+    if (!e || *e <= 0) return std::nullopt;
+    return halves * static_cast<double>(*e);
+  };
+  const std::optional<double> before = estimate(count / 2, 2 * chunk);
+  if (!before) return false;
+  const double ratio = static_cast<double>(*last) / *before;
+  if (std::abs(ratio - 1) > kServerPlanTrust) return false;
+  const std::optional<double> now = estimate(count, chunk);
+  return now && ratio * *now > kServerPlanBehind * static_cast<double>(fastest);
+}
+
+bool CountLeaveOuts::leave_out_pipelines(int count, Time fastest) {
+  if (o_.method != SynthMethod::Auto || fastest <= 0 || count < 2) return false;
+  std::optional<Time> last = plan_time(SynthMethod::PlanPipeline, count / 2);
+  if (!last) last = time_at(pipeline_floors_, count / 2);
+  if (!last ||
+      static_cast<double>(*last) / 2 <= 2 * kPipelinesContend * static_cast<double>(fastest))
+    return false;
+  pipeline_floors_[count] = *last / 2;
+  return true;
+}
+
+bool CountLeaveOuts::leave_out_plan_matcher(int count, Time fastest) {
+  if (o_.method != SynthMethod::Auto || fastest <= 0 || count < 2) return false;
+  if (!plan_matcher_left_out_)
+    if (const std::optional<Time> last = plan_time(SynthMethod::PlanMatcher, count / 2))
+      plan_matcher_left_out_ = falls_behind(*last, plan_time(SynthMethod::PlanMatcher, count / 4),
+                                            fastest, kMatcherContend, /*without_before=*/false);
+  return plan_matcher_left_out_;
+}
+
+std::optional<Time> CountLeaveOuts::plan_time(SynthMethod m, int count) const {
+  const auto times = plan_times_.find(m);
+  if (times == plan_times_.end()) return std::nullopt;
+  return time_at(times->second, count);
+}
+
+bool CountLeaveOuts::cannot_win(SynthMethod m, int largest, Time fastest) const {
+  const bool pipelines = m == SynthMethod::PlanPipeline;
+  // (The pipelines left out of a count, leave_out_pipelines: their floor there stands for their
+  // time at `largest`, over twice kPipelinesContend of `fastest`; at half that count it says
+  // nothing of the doubling's gain.)
+  std::optional<Time> last = plan_time(m, largest);
+  const std::optional<Time> before = plan_time(m, largest / 2);
+  if (!last && pipelines) last = time_at(pipeline_floors_, largest);
+  if (!last) return false;
+  if (m == SynthMethod::ServerPlan && before && !gains(*last, *before)) return true;
+  const bool floored_before = pipelines && !before && time_at(pipeline_floors_, largest / 2);
+  return falls_behind(*last, before, fastest, kPipelinesContend,
+                      /*without_before=*/!floored_before);
+}
+
+}  // namespace tenet::synth::detail

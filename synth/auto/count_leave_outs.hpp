@@ -1,0 +1,107 @@
+// What the flat chunk search (chunk_search.cpp) predicts, from the times its counts made, that it
+// need not make: the plain matcher's runs, the matcher on the flow plan, the server plan and the
+// flow plan's pipelines left out of a count (PortfolioOptions::leave_out...), and the plans whose
+// doubling past the search cannot win.
+#pragma once
+
+#include <map>
+#include <optional>
+
+#include "synth/synthesizer.hpp"
+#include "topo/topology.hpp"
+
+namespace tenet::synth::detail {
+
+// Whether a doubling from `before` to `now` gained: by over 0.5 % (times settle by less than that
+// from count to count where more chunks no longer pay).
+bool gains(Time now, Time before);
+
+// A method's time at `count` in the search (`times`: its time per count), if it made one.
+std::optional<Time> time_at(const std::map<int, Time>& times, int count);
+
+// Whether a method whose time at a count was `last` (and at half that count `before`, where it
+// made one) cannot catch up with `fastest` by doubling its chunks: over twice `contend` of it (as
+// times go, search_chunks, a doubling at most halves a count's time), or over `contend` of it with
+// the last doubling's gain, gained again, short of it (each doubling gains less than the one
+// before); without `before`, over `contend` says `without_before`.
+bool falls_behind(Time last, std::optional<Time> before, Time fastest, double contend,
+                  bool without_before);
+
+// The times one search's counts made (record) and what they predict. Each leave_out_... is asked
+// once per count, in count order (some keep what they decided for the counts after).
+class CountLeaveOuts {
+ public:
+  CountLeaveOuts(const topo::Topology& t, const SynthOptions& o) : t_(t), o_(o) {}
+
+  // What plan `m` (PortfolioOptions::on_plan), or run `run` of the plain matcher (on_matcher),
+  // made at `count`.
+  void record(SynthMethod m, int count, Time time) { plan_times_[m][count] = time; }
+  void record(MatcherRun run, int count, Time time) { matcher_times_[run][count] = time; }
+
+  // Whether leave_out_matchers left every run out as none can beat the fastest by 0.5 %
+  // (PortfolioOptions::matchers_at_figure).
+  bool matchers_at_figure() const { return matchers_at_figure_; }
+
+  // Whether the plain matcher's answer at `cc`'s count takes at least `fastest` less kMatcherGain
+  // (matcher_figure), unless it also runs in waves, where an All-Reduce may end under that figure.
+  bool matchers_cannot_gain(const Collective& cc, Bytes chunk, Time fastest) const;
+
+  // The plain matcher's runs `auto` leaves out at `cc`'s count (PortfolioOptions::leave_out),
+  // `fastest` the search's fastest at the counts before (-1: none yet): a run whose time at half
+  // the count falls behind it by kMatcherContend (falls_behind; without a time at a quarter of the
+  // count, only by twice that); every run where `fastest` is within kMatcherGain of what its answer
+  // takes at least (matcher_figure; in waves an All-Reduce may end under it: not left out for it).
+  // A run left out stays out.
+  unsigned leave_out_matchers(const Collective& cc, Bytes chunk, Time fastest);
+
+  // Whether `auto` leaves the server plan out of `cc`'s count (PortfolioOptions::
+  // leave_out_server_plan), `fastest` the search's fastest at the counts before: a large count (as
+  // for floors, over kAutoChunkTurnTransfers) where the plan's time at half the count was within
+  // kServerPlanTrust of its estimate there (plan_estimate: staggered_estimate, or flat_estimate,
+  // pod_estimate; an All-Reduce's two halves as twice the All-Gather), and the estimate at this
+  // count, scaled by the same ratio, is over kServerPlanBehind of `fastest`. `half`: the plan's
+  // time at half the count where the search did not make it (its doubling alone, double_plans).
+  bool leave_out_server_plan(const Collective& cc, Bytes chunk, Time fastest,
+                             std::optional<Time> half = std::nullopt) const;
+
+  // Whether `auto` leaves the flow plan's pipelines out of `count` (PortfolioOptions::
+  // leave_out_pipelines), `fastest` the search's fastest at the counts before: as times go
+  // (search_chunks), a doubling at most halves a count's time, so half their time at half the
+  // count (or half their floor there, where they were left out of it) is a floor on their time at
+  // this one; left out where it is over twice kPipelinesContend of `fastest`, which is where
+  // double_plans would not double them past this count either (cannot_win, falls_behind): the
+  // floor is kept for the next count and for it.
+  bool leave_out_pipelines(int count, Time fastest);
+
+  // Whether `auto` leaves the matcher on the flow plan out of `count` (PortfolioOptions::
+  // leave_out_plan_matcher), `fastest` the search's fastest at the counts before: as the plain
+  // matcher's runs (leave_out_matchers), where its time at half the count falls behind `fastest`
+  // by kMatcherContend (falls_behind). Left out, it stays out.
+  bool leave_out_plan_matcher(int count, Time fastest);
+
+  // Plan m's time at `count` in the search (plan_times_, without split pipelines), if it made one.
+  std::optional<Time> plan_time(SynthMethod m, int count) const;
+
+  // Whether plan m's doubling past `largest` cannot win, predicted from what it made in the search
+  // (plan_time): at `largest` over kPipelinesContend of `fastest`, and either not made at half that
+  // count or that doubling's gain, gained again, short of `fastest` (each doubling gains less than
+  // the one before). Its first count would be as far behind, and end its doubling there. A plan at
+  // over twice kPipelinesContend of `fastest` cannot either: as times go (search_chunks), a
+  // doubling at most halves a count's time, so its first count alone would be over
+  // kPipelinesContend of `fastest` too, which ends its doubling there. Nor can the server plan,
+  // which stops at its first count that does not gain (double_plans), where its time at `largest`
+  // gained under 0.5 % on its time at half that count: that count was it.
+  bool cannot_win(SynthMethod m, int largest, Time fastest) const;
+
+ private:
+  const topo::Topology& t_;
+  const SynthOptions& o_;
+  std::map<SynthMethod, std::map<int, Time>> plan_times_;  // per plan, per count: its time
+  std::map<int, Time> pipeline_floors_;  // per count the pipelines were left out of: their floor
+  std::map<MatcherRun, std::map<int, Time>> matcher_times_;  // per run of the matcher, likewise
+  unsigned left_out_ = 0;               // the runs left out (leave_out_matchers)
+  bool plan_matcher_left_out_ = false;  // (leave_out_plan_matcher)
+  bool matchers_at_figure_ = false;     // ... every one, as none can beat the fastest by 0.5 %
+};
+
+}  // namespace tenet::synth::detail
