@@ -180,6 +180,9 @@ std::unique_ptr<synth::Algorithm> AlgorithmSource::make(const std::string& produ
   o.cache = cfg_.cache;
   o.deadline = cfg_.deadline;
   o.memo = &memo_;
+  // The workload's sizes are synthesized one after another: what lost by far at one size is not
+  // made again at the sizes near it (synth/auto/size_history.hpp).
+  o.portfolio.across_sizes = true;
   // As made: relays' hops and hand-overs count.
   o.portfolio.chunk_transfers = synth::kSimAutoChunkTransfers;
   // An All-Reduce over a cluster too large to synthesize flat is composed per level

@@ -1,10 +1,12 @@
 // What one synthesis run keeps between its steps (SynthOptions::memo): the flow plans it packed,
-// the server plans it made, the bounds it computed and what the baselines keep (Blink's trees,
-// channel rings), for every topology it works on. A run that is given none keeps its own while it
-// lasts; a caller that synthesizes on the same topology again (a sweep, a simulator, a benchmark)
-// or verifies what it made holds one and passes it.
+// the server plans it made, the bounds it computed, what the baselines keep (Blink's trees,
+// channel rings) and which ways lost at each size (SizeHistory), for every topology it works on. A
+// run that is given none keeps its own while it lasts; a caller that synthesizes on the same
+// topology again (a sweep, a simulator, a benchmark) or verifies what it made holds one and passes
+// it.
 #pragma once
 
+#include "synth/auto/size_history.hpp"
 #include "synth/baselines/baseline_memo.hpp"
 #include "synth/bounds/lower_bound.hpp"
 #include "synth/plans/flow_plans.hpp"
@@ -18,6 +20,7 @@ struct SynthMemo {
   detail::FlowPlans plans;
   detail::ServerPlans servers;
   BaselineMemo baselines;
+  detail::SizeHistory sizes;  // read only where PortfolioOptions::across_sizes
 };
 
 // `o`'s bound memo, or none.

@@ -18,6 +18,7 @@
 // The result is timed by synth::time, so its claimed time is exactly the timing model's.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <map>
 #include <optional>
@@ -110,6 +111,9 @@ struct PipelineOptions {
 // pipelined model), with the random choice, with it and slow links yielding, and the scarce choice
 // alone under `hold` (re-timed; one of the methods that portfolio runs).
 enum class MatcherRun : uint8_t { Scarce, UnderHold, Random, RandomYielding, ScarceUnderHold };
+inline constexpr std::array kMatcherRuns{MatcherRun::Scarce, MatcherRun::UnderHold,
+                                         MatcherRun::Random, MatcherRun::RandomYielding,
+                                         MatcherRun::ScarceUnderHold};
 
 // The `auto` policy's options (SynthMethod::Auto): which ways it also tries, and its budgets.
 struct PortfolioOptions {
@@ -178,6 +182,11 @@ struct PortfolioOptions {
   // left out, the plain matcher over its budget), it answers NotMade instead of building every
   // baseline at this count to return the fastest.
   bool baselines_raced = false;
+  // Whether what the run learned at the sizes it synthesized before (SynthMemo::sizes) leaves out
+  // the ways that lost by far at a size near this one (synth/auto/size_history.hpp). Set by the
+  // simulator, which synthesizes a workload's sizes one after another; its answers then depend on
+  // that order, so nothing that synthesizes sizes at once (a benchmark suite) sets it.
+  bool across_sizes = false;
 };
 
 class AlgorithmCache;  // synth/cache/algorithm_cache.hpp

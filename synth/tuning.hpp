@@ -65,6 +65,12 @@ inline constexpr double kMatcherContend = 1.3;
 // matchers are left out: none could beat it by more (auto builds only what may beat the best so
 // far by more than 0.5 %), and they are the costliest methods.
 inline constexpr double kMatcherGain = 0.005;
+// Where the caller learns across sizes (PortfolioOptions::across_sizes, the simulator), a way of
+// `auto` whose fastest at a size was over kAcrossSizesBehind of the answer there is left out at
+// the sizes within kAcrossSizesRange of it, either way (synth/auto/size_history.hpp,
+// docs/tuning.md).
+inline constexpr double kAcrossSizesBehind = 1.5;
+inline constexpr double kAcrossSizesRange = 8;
 // The server plan is left out of a count where staggered_estimate, scaled by how the plan's time at
 // half the count compared with its estimate there (trusted within kServerPlanTrust), is over this
 // of the fastest so far: it is not predicted to gain 0.5 % (docs/tuning.md).

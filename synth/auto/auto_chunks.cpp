@@ -42,17 +42,25 @@ Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collect
   ChunkingResult& best = std::get<ChunkingResult>(flat);
   // Where the flat search ends short of the bound (a cluster too large for more than one chunk
   // per NPU), the composition may do better.
+  // (Not where it lost by far at a size near this one: PortfolioOptions::across_sizes.)
+  const bool learn = o.portfolio.across_sizes && o.method == SynthMethod::Auto;
+  const Way composition = Way::of(SynthMethod::Composed);
   if (o.method == SynthMethod::Auto && servers && c.all_reduce_chunks == 0 &&
       !within_bound(t, best.algorithm, kComposeAbove, bounds_of(o)) &&
-      !(o.deadline && o.deadline->reached())) {
+      !(o.deadline && o.deadline->reached()) &&
+      !(learn && o.memo->sizes.loses(t, c, total_bytes, composition))) {
     Made<ChunkingResult> made_composed =
         composed_auto_chunks(t, c, total_bytes, o, max_chunks_per_npu, best.algorithm.claimed_time);
     if (ChunkingResult* composed = made(made_composed)) {
+      const Time composed_time = composed->algorithm.claimed_time;
       best.tried.insert(best.tried.end(), composed->tried.begin(), composed->tried.end());
-      if (composed->algorithm.claimed_time < best.algorithm.claimed_time) {
+      if (composed_time < best.algorithm.claimed_time) {
         best.algorithm = std::move(composed->algorithm);
         best.chunks_per_npu = composed->chunks_per_npu;
       }
+      if (learn)
+        o.memo->sizes.record(t, c, total_bytes, {{composition, composed_time}},
+                             best.algorithm.claimed_time);
     }
   }
   return flat;

@@ -125,12 +125,20 @@ class FlatSearch {
             bool floored = false, predicted = false;
             SynthOptions o = reporting;
             if (count == 1 && give_up) o.give_up = &*give_up;
+            // (And the ways that lost by far at a size near this one: lost_elsewhere.)
             o.portfolio.leave_out = leave_outs_.leave_out_matchers(cc, chunk, fastest);
+            for (MatcherRun run : kMatcherRuns)
+              if (lost_elsewhere(c, Way::of(run)))
+                o.portfolio.leave_out |= 1U << static_cast<unsigned>(run);
             o.portfolio.matchers_at_figure = leave_outs_.matchers_at_figure();
             o.portfolio.leave_out_server_plan =
-                leave_outs_.leave_out_server_plan(cc, chunk, fastest);
-            o.portfolio.leave_out_pipelines = leave_outs_.leave_out_pipelines(count, fastest);
-            o.portfolio.leave_out_plan_matcher = leave_outs_.leave_out_plan_matcher(count, fastest);
+                leave_outs_.leave_out_server_plan(cc, chunk, fastest) ||
+                lost_elsewhere(c, Way::of(SynthMethod::ServerPlan));
+            o.portfolio.leave_out_pipelines = leave_outs_.leave_out_pipelines(count, fastest) ||
+                                              lost_elsewhere(c, Way::of(SynthMethod::PlanPipeline));
+            o.portfolio.leave_out_plan_matcher =
+                leave_outs_.leave_out_plan_matcher(count, fastest) ||
+                lost_elsewhere(c, Way::of(SynthMethod::PlanMatcher));
             // (Below kAutoChunkTurnTransfers the pipelines' variants are still predicted against
             // the fastest: a variant predicted to lose is not made, nothing made is floored.)
             o.pipelines.predicted_against = fastest;
@@ -186,6 +194,7 @@ class FlatSearch {
     const double next_count = seconds_since(began) / 2;
     double_plans(c, largest, next_count, best);
     double_matcher(c, largest, next_count, matcher_last, matcher_variants, best);
+    learn(c, best);
     return searched;
   }
 
@@ -220,6 +229,26 @@ class FlatSearch {
         }
       }
     return std::nullopt;
+  }
+
+  // Whether `way` lost by far at a size near this one, where the caller learns across sizes
+  // (PortfolioOptions::across_sizes): it is left out of every count, and of the doubling alone.
+  bool lost_elsewhere(const Collective& c, Way way) const {
+    return o_.portfolio.across_sizes && o_.memo && o_.method == SynthMethod::Auto &&
+           o_.memo->sizes.loses(t_, c, total_bytes_, way);
+  }
+
+  // What this size taught (SizeHistory::record): each way's fastest over the counts, the
+  // doublings alone past the search included, against the answer.
+  void learn(const Collective& c, const ChunkingResult& best) const {
+    if (!o_.portfolio.across_sizes || !o_.memo || o_.method != SynthMethod::Auto) return;
+    std::map<Way, Time> fastest = leave_outs_.fastest();
+    for (const ChunkingResult::Try& tried : best.tried)
+      if (tried.alone == SynthMethod::PlanPipeline || tried.alone == SynthMethod::ServerPlan) {
+        auto [it, added] = fastest.emplace(Way::of(*tried.alone), tried.time);
+        if (!added) it->second = std::min(it->second, tried.time);
+      }
+    o_.memo->sizes.record(t_, c, total_bytes_, fastest, best.algorithm.claimed_time);
   }
 
   // The search's rival (search_chunks): what the baselines race after the search makes at least
@@ -472,7 +501,9 @@ class FlatSearch {
           at_bound_(best.algorithm))
         break;
       if (m == SynthMethod::ServerPlan && !server_plan_applies(t_, c)) continue;
-      if (leave_outs_.cannot_win(m, largest, best.algorithm.claimed_time)) continue;
+      if (leave_outs_.cannot_win(m, largest, best.algorithm.claimed_time) ||
+          lost_elsewhere(c, Way::of(m)))
+        continue;
       quiet.method = m;
       // The method's best time so far, and its time at the last count. The pipelines' times need
       // not fall steadily: past a count that does not gain they try one more, unless the best is

@@ -43,9 +43,7 @@ unsigned CountLeaveOuts::leave_out_matchers(const Collective& cc, Bytes chunk, T
   const int count = cc.chunks_per_npu;
   if (matchers_cannot_gain(cc, chunk, fastest)) {
     matchers_at_figure_ = true;
-    for (MatcherRun run : {MatcherRun::Scarce, MatcherRun::UnderHold, MatcherRun::Random,
-                           MatcherRun::RandomYielding, MatcherRun::ScarceUnderHold})
-      left_out_ |= 1U << static_cast<unsigned>(run);
+    for (MatcherRun run : kMatcherRuns) left_out_ |= 1U << static_cast<unsigned>(run);
     return left_out_;
   }
   for (const auto& [run, times] : matcher_times_) {
@@ -57,13 +55,44 @@ unsigned CountLeaveOuts::leave_out_matchers(const Collective& cc, Bytes chunk, T
   return left_out_;
 }
 
+std::map<Way, Time> CountLeaveOuts::fastest() const {
+  std::map<Way, Time> out;
+  auto add = [&](Way way, const std::map<int, Time>& times) {
+    for (const auto& [count, time] : times) {
+      auto [it, added] = out.emplace(way, time);
+      if (!added) it->second = std::min(it->second, time);
+    }
+  };
+  for (const auto& [m, times] : plan_times_) add(Way::of(m), times);
+  for (const auto& [run, times] : matcher_times_) add(Way::of(run), times);
+  return out;
+}
+
+std::optional<Time> fill_and_steps(Time quarter, Time half, Time last) {
+  // With q the count at `quarter`: d1 = B / 2q - Cq, d2 = B / 4q - 2Cq, so Cq = (d1 - 2 d2) / 3;
+  // the next doubling's d3 = B / 8q - 4Cq = (d1 + Cq) / 4 - 4Cq.
+  const double d1 = static_cast<double>(quarter - half), d2 = static_cast<double>(half - last);
+  const double cq = (d1 - 2 * d2) / 3;
+  if (cq <= 0 || d1 + cq <= 0) return std::nullopt;  // no step term, or no fill term
+  return static_cast<Time>(static_cast<double>(last) - ((d1 + cq) / 4 - 4 * cq));
+}
+
 bool CountLeaveOuts::leave_out_server_plan(const Collective& cc, Bytes chunk, Time fastest,
                                            std::optional<Time> half) const {
   const int count = cc.chunks_per_npu;
-  if (o_.method != SynthMethod::Auto || fastest <= 0 || count < 2 ||
-      transfer_estimate(cc) <= kAutoChunkTurnTransfers || !server_plan_applies(t_, cc) ||
+  if (o_.method != SynthMethod::Auto || fastest <= 0 || count < 2 || !server_plan_applies(t_, cc) ||
       is_rooted(cc.kind))
     return false;
+  // Past its least time on its model: more chunks now cost it more in steps than they save in
+  // fill (where it would still gain, if by less than 0.5 %, it is made: stopping there measured
+  // slower answers and longer searches, docs/tuning.md).
+  if (!half)
+    if (const std::optional<Time> next = modelled(SynthMethod::ServerPlan, count),
+        last = plan_time(SynthMethod::ServerPlan, count / 2);
+        next && last && *next >= *last &&
+        static_cast<double>(*next) > kServerPlanBehind * static_cast<double>(fastest))
+      return true;
+  if (transfer_estimate(cc) <= kAutoChunkTurnTransfers) return false;
   const std::optional<Time> last = half ? half : plan_time(SynthMethod::ServerPlan, count / 2);
   if (!last) return false;
   // (One plan for both estimates: its fluid rates do not depend on the chunk size, and its
@@ -116,7 +145,22 @@ std::optional<Time> CountLeaveOuts::plan_time(SynthMethod m, int count) const {
   return time_at(times->second, count);
 }
 
+std::optional<Time> CountLeaveOuts::modelled(SynthMethod m, int count) const {
+  if (!t_.charges_steps() || count < 8) return std::nullopt;
+  const std::optional<Time> eighth = plan_time(m, count / 8);
+  const std::optional<Time> quarter = eighth ? plan_time(m, count / 4) : std::nullopt;
+  const std::optional<Time> last = quarter ? plan_time(m, count / 2) : std::nullopt;
+  return last ? fill_and_steps(*eighth, *quarter, *last) : std::nullopt;
+}
+
 bool CountLeaveOuts::cannot_win(SynthMethod m, int largest, Time fastest) const {
+  // The server plan left out of `largest` on its model (leave_out_server_plan), past its least
+  // time there: under the model each doubling after it loses more.
+  if (m == SynthMethod::ServerPlan && !plan_time(m, largest))
+    if (const std::optional<Time> at = modelled(m, largest), before = plan_time(m, largest / 2);
+        at && before && *at >= *before)
+      return true;
+
   const bool pipelines = m == SynthMethod::PlanPipeline;
   // (The pipelines left out of a count, leave_out_pipelines: their floor there stands for their
   // time at `largest`, over twice kPipelinesContend of `fastest`; at half that count it says

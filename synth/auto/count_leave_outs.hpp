@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 
+#include "synth/auto/size_history.hpp"
 #include "synth/synthesizer.hpp"
 #include "topo/topology.hpp"
 
@@ -26,6 +27,13 @@ std::optional<Time> time_at(const std::map<int, Time>& times, int count);
 // before); without `before`, over `contend` says `without_before`.
 bool falls_behind(Time last, std::optional<Time> before, Time fastest, double contend,
                   bool without_before);
+
+// A plan's time at the next doubling of its chunks, from its times at three counts in a row (q,
+// 2q, 4q chunks per NPU) fit to T(k) = A + B / k + C k, the model times go by (search_chunks): its
+// bandwidth term, its fill and drain (each chunk's time, B / k) and its per-step costs (C k, a step
+// per transfer, twice the transfers at twice the count). Nothing where the fit has no step term (C
+// <= 0) or no fill term (B <= 0): there the model says nothing the doublings before did not.
+std::optional<Time> fill_and_steps(Time quarter, Time half, Time last);
 
 // The times one search's counts made (record) and what they predict. Each leave_out_... is asked
 // once per count, in count order (some keep what they decided for the counts after).
@@ -55,7 +63,10 @@ class CountLeaveOuts {
   unsigned leave_out_matchers(const Collective& cc, Bytes chunk, Time fastest);
 
   // Whether `auto` leaves the server plan out of `cc`'s count (PortfolioOptions::
-  // leave_out_server_plan), `fastest` the search's fastest at the counts before: a large count (as
+  // leave_out_server_plan), `fastest` the search's fastest at the counts before: where per-step
+  // costs are charged and the plan made times at an eighth, a quarter and half the count, where
+  // fill_and_steps predicts it at or over its time at half the count (past its least time) and
+  // over kServerPlanBehind of `fastest`; or a large count (as
   // for floors, over kAutoChunkTurnTransfers) where the plan's time at half the count was within
   // kServerPlanTrust of its estimate there (plan_estimate: staggered_estimate, or flat_estimate,
   // pod_estimate; an All-Reduce's two halves as twice the All-Gather), and the estimate at this
@@ -79,6 +90,14 @@ class CountLeaveOuts {
   // by kMatcherContend (falls_behind). Left out, it stays out.
   bool leave_out_plan_matcher(int count, Time fastest);
 
+  // The fastest time each plan and each run of the plain matcher made over the counts (a floor,
+  // or a prediction of a way left unmade, where that is what it reported), for SizeHistory.
+  std::map<Way, Time> fastest() const;
+
+  // Plan m's time at `count` as fill_and_steps predicts it from its times at an eighth, a quarter
+  // and half the count, where per-step costs are charged and it made all three.
+  std::optional<Time> modelled(SynthMethod m, int count) const;
+
   // Plan m's time at `count` in the search (plan_times_, without split pipelines), if it made one.
   std::optional<Time> plan_time(SynthMethod m, int count) const;
 
@@ -90,7 +109,8 @@ class CountLeaveOuts {
   // doubling at most halves a count's time, so its first count alone would be over
   // kPipelinesContend of `fastest` too, which ends its doubling there. Nor can the server plan,
   // which stops at its first count that does not gain (double_plans), where its time at `largest`
-  // gained under 0.5 % on its time at half that count: that count was it.
+  // gained under 0.5 % on its time at half that count: that count was it; nor where it was left out
+  // of `largest` on its model (modelled) past its least time: each doubling after loses more.
   bool cannot_win(SynthMethod m, int largest, Time fastest) const;
 
  private:

@@ -153,8 +153,11 @@ class Portfolio {
       run_under_hold();
     run_plans();
     // Nothing made without the scarce matcher (no plan applies here): it runs after all, unless
-    // it could not beat the search's fastest anyway (the count makes nothing, below).
-    if (!best_ && !symmetric_ && left_out(scarce_run_) && !o_.portfolio.matchers_at_figure)
+    // it could not beat the search's fastest anyway, or a plan that applies was left out too,
+    // predicted not to win, where the baselines race at their own counts (the count makes
+    // nothing, below: every way that applies is predicted to lose here).
+    if (!best_ && !symmetric_ && left_out(scarce_run_) && !o_.portfolio.matchers_at_figure &&
+        !every_way_left_out())
       run_matcher(/*even_left_out=*/true);
     if (!out_of_time()) run_random_matchers();
     if (best_ && routed_matchers_lost_ && !best_->provenance.matcher_left_out) {
@@ -180,6 +183,11 @@ class Portfolio {
       fall_back_to_baselines();
     }
     consider_symmetric();
+    if (!best_ && every_way_left_out())
+      return NotMade{fmt::format(
+          "method auto: nothing made at {} chunks per NPU: every method that applies was left "
+          "out, predicted not to win, and the baselines race at their own counts",
+          c_.chunks_per_npu)};
     if (!best_ && any_ && o_.portfolio.matchers_at_figure)
       return NotMade{fmt::format(
           "method auto: nothing made at {} chunks per NPU: no plan applies and the plain "
@@ -255,6 +263,12 @@ class Portfolio {
     if (symmetric_ && (!best_ || symmetric_->time() < best_->claimed_time))
       consider_made(symmetric_->algorithm());
     symmetric_.reset();
+  }
+
+  // Whether the scarce matcher and a plan that applies were both left out here (leave_out,
+  // leave_out_server_plan, ...), predicted not to win, where the caller races the baselines.
+  bool every_way_left_out() const {
+    return any_ && o_.portfolio.baselines_raced && plans_left_out_ && left_out(scarce_run_);
   }
 
   // Whether `auto` leaves the matcher's run out (PortfolioOptions::leave_out).
@@ -419,12 +433,14 @@ class Portfolio {
       // their steps in a row.
       if (m == Method::ServerPlan && to_retime_ && spreads(c_.kind) && !is_rooted(c_.kind))
         continue;
+      const bool applies = routed_ || (m == Method::ServerPlan ? server_plan_ : trees);
       if (o_.method == SynthMethod::Auto &&
           ((m == Method::ServerPlan && o_.portfolio.leave_out_server_plan) ||
            (m == Method::PlanPipeline && o_.portfolio.leave_out_pipelines) ||
-           (m == Method::PlanMatcher && o_.portfolio.leave_out_plan_matcher)))
+           (m == Method::PlanMatcher && o_.portfolio.leave_out_plan_matcher))) {
+        plans_left_out_ = plans_left_out_ || applies;
         continue;
-      const bool applies = routed_ || (m == Method::ServerPlan ? server_plan_ : trees);
+      }
       // (With the scarce matcher left out, predicted far behind the fastest: short of the bound.)
       if (any_ && (best_ || left_out(scarce_run_)) && !(applies && (!best_ || short_of(*best_))))
         continue;
@@ -515,6 +531,7 @@ class Portfolio {
   double matcher_budget_ = 0;
   bool matcher_over_budget_ = false, beside_symmetric_ = false;
   bool server_plan_run_ = false;       // before the matcher (flat_plan_first)
+  bool plans_left_out_ = false;        // a plan that applies, left out on its prediction
   std::optional<Time> routed_floor_;   // routed_matcher_floor, once asked for
   bool routed_matchers_lost_ = false;  // the plain matcher was left out by it
 };

@@ -330,6 +330,7 @@ std::string cache_key(std::string_view producer, const topo::Topology& t, const 
   line("matcher_work", o.portfolio.matcher_work);
   line("matcher_work_beside_servers", o.portfolio.matcher_work_beside_servers);
   line("matcher_work_beside_symmetric", o.portfolio.matcher_work_beside_symmetric);
+  line("across_sizes", o.portfolio.across_sizes);
   return k;
 }
 

@@ -1,0 +1,121 @@
+// What a run learns across sizes (synth/auto/size_history.hpp, PortfolioOptions::across_sizes):
+// a way that lost by over kAcrossSizesBehind at one size is predicted to lose at the sizes within
+// kAcrossSizesRange of it, the nearest size it was made at deciding; and the simulator's search
+// then leaves it out without changing the answer.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "synth/auto/size_history.hpp"
+#include "synth/memo.hpp"
+#include "synth/synthesizer.hpp"
+#include "synth/tuning.hpp"
+#include "synth/verify/verify.hpp"
+#include "topo/generators.hpp"
+#include "topo/io.hpp"
+
+namespace tenet::synth {
+namespace {
+
+using detail::SizeHistory;
+using detail::Way;
+
+constexpr Bytes kMiB = Bytes{1} << 20;
+constexpr Time kAnswer = 100'000'000;  // 100 us
+
+Time behind(double f) { return static_cast<Time>(f * static_cast<double>(kAnswer)); }
+
+TEST(SizeHistory, AWayThatLostByFarLosesAtTheSizesNearIt) {
+  const topo::Topology t = topo::generate("switch:8");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
+  const Way scarce = Way::of(MatcherRun::Scarce), plan = Way::of(SynthMethod::ServerPlan);
+  SizeHistory h;
+  EXPECT_FALSE(h.loses(t, c, 64 * kMiB, scarce));  // nothing learned yet
+  h.record(t, c, 64 * kMiB, {{scarce, behind(kAcrossSizesBehind + 0.01)}, {plan, kAnswer}},
+           kAnswer);
+  EXPECT_TRUE(h.loses(t, c, 64 * kMiB, scarce));
+  EXPECT_FALSE(h.loses(t, c, 64 * kMiB, plan));  // the answer's own way
+  // Within kAcrossSizesRange either way, and not past it.
+  const auto range = static_cast<Bytes>(kAcrossSizesRange);
+  EXPECT_TRUE(h.loses(t, c, 64 * kMiB / range, scarce));
+  EXPECT_TRUE(h.loses(t, c, 64 * kMiB * range, scarce));
+  EXPECT_FALSE(h.loses(t, c, 64 * kMiB / range / 2, scarce));
+  EXPECT_FALSE(h.loses(t, c, 64 * kMiB * range * 2, scarce));
+  // A way not made at any size is not predicted to lose.
+  EXPECT_FALSE(h.loses(t, c, 64 * kMiB, Way::of(MatcherRun::Random)));
+}
+
+TEST(SizeHistory, AWayWithinTheMarginDoesNotLose) {
+  const topo::Topology t = topo::generate("switch:8");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
+  const Way way = Way::of(SynthMethod::PlanPipeline);
+  SizeHistory h;
+  h.record(t, c, 8 * kMiB, {{way, behind(kAcrossSizesBehind)}}, kAnswer);
+  EXPECT_FALSE(h.loses(t, c, 8 * kMiB, way));
+}
+
+TEST(SizeHistory, TheNearestSizeItWasMadeAtDecides) {
+  const topo::Topology t = topo::generate("switch:8");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
+  const Way way = Way::of(MatcherRun::Scarce);
+  SizeHistory h;
+  h.record(t, c, 64 * kMiB, {{way, behind(3)}}, kAnswer);  // lost by far
+  h.record(t, c, 16 * kMiB, {{way, kAnswer}}, kAnswer);    // won
+  EXPECT_TRUE(h.loses(t, c, 48 * kMiB, way));
+  EXPECT_FALSE(h.loses(t, c, 24 * kMiB, way));
+  EXPECT_FALSE(h.loses(t, c, 4 * kMiB, way));
+}
+
+TEST(SizeHistory, OtherCollectivesGroupsAndTopologiesLearnNothingFromIt) {
+  const topo::Topology t = topo::generate("switch:8");
+  const topo::Topology other = topo::generate("switch:4");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
+  const Way way = Way::of(MatcherRun::Scarce);
+  SizeHistory h;
+  h.record(t, c, 64 * kMiB, {{way, behind(3)}}, kAnswer);
+  EXPECT_FALSE(h.loses(t, Collective::over_all(t, CollectiveKind::AllGather), 64 * kMiB, way));
+  Collective half = c;
+  half.ranks.resize(4);
+  EXPECT_FALSE(h.loses(t, half, 64 * kMiB, way));
+  EXPECT_FALSE(
+      h.loses(other, Collective::over_all(other, CollectiveKind::AllReduce), 64 * kMiB, way));
+}
+
+// The simulator's sizes one after another (cluster16.yaml, ResNet-50's two largest gradient
+// buckets): at 57.07 MiB the plain matcher's runs and the matcher on the flow plan end at 1.8x or
+// more of the server plan's time; at 27.08 MiB, learning across sizes, none of them is made, and
+// the answer is the one the search makes without learning.
+TEST(SizeHistory, TheSimulatorsNextSizeLeavesOutWhatLostByFarAndKeepsItsAnswer) {
+  topo::Topology t =
+      topo::load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/cluster16.yaml");
+  t.set_charges_steps(true);
+  const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
+  const auto first = static_cast<Bytes>(57.07 * kMiB), next = static_cast<Bytes>(27.08 * kMiB);
+  SynthMemo memo;
+  SynthOptions learning;
+  learning.memo = &memo;
+  learning.portfolio.across_sizes = true;
+  int matchers = 0, plan_matchers = 0;
+  learning.portfolio.on_matcher = [&](MatcherRun, Time) { ++matchers; };
+  learning.portfolio.on_plan = [&](SynthMethod m, Time) {
+    plan_matchers += m == SynthMethod::PlanMatcher;
+  };
+  synthesize_auto_chunks(t, c, first, learning);
+  EXPECT_GT(matchers, 0);
+  EXPECT_GT(plan_matchers, 0);
+  for (MatcherRun run : {MatcherRun::Scarce, MatcherRun::Random, MatcherRun::RandomYielding})
+    EXPECT_TRUE(memo.sizes.loses(t, c, next, Way::of(run))) << static_cast<int>(run);
+  EXPECT_FALSE(memo.sizes.loses(t, c, next, Way::of(SynthMethod::ServerPlan)));
+  matchers = plan_matchers = 0;
+  const ChunkingResult learned = synthesize_auto_chunks(t, c, next, learning);
+  EXPECT_EQ(matchers, 0);
+  EXPECT_EQ(plan_matchers, 0);
+  const ChunkingResult alone = synthesize_auto_chunks(t, c, next, SynthOptions{});
+  EXPECT_EQ(learned.algorithm.claimed_time, alone.algorithm.claimed_time);
+  EXPECT_EQ(learned.chunks_per_npu, alone.chunks_per_npu);
+  EXPECT_TRUE(verify(t, learned.algorithm).correct());
+}
+
+}  // namespace
+}  // namespace tenet::synth
