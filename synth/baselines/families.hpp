@@ -35,6 +35,14 @@ void dbt(Builder& b, const Collective& c);
 void nccl_tree(Builder& b, const Topology& t, const Collective& c, int channels);
 // nvls (nvls.cpp): in-network All-Reduce through a reduce-capable switch.
 void nvls(Builder& b, const Topology& t, const Collective& c);
+// The reduce-capable switch nvls reduces through: the first linked to every rank both ways (each
+// rank's first link up to it and down from it in `up` and `down`, where given), or -1 where none
+// is; and what to say then.
+NodeId nvls_hub(const Topology& t, const Collective& c, std::vector<LinkId>* up = nullptr,
+                std::vector<LinkId>* down = nullptr);
+inline constexpr const char* kNoNvlsHub =
+    "no reduce-capable switch is linked to every rank (mark an NVSwitch `reduce: true` in the "
+    "topology file, as NVLink SHARP switches are)";
 // blink (blink.cpp): Blink's All-Reduce over packed spanning trees.
 void blink(Builder& b, const Topology& t, const Collective& c);
 // bruck (bruck.cpp): Bruck All-Gather.

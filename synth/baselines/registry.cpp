@@ -241,6 +241,9 @@ Made<Algorithm> try_baseline(const BaselineSpec& spec, const topo::Topology& t, 
         "{} gives every rank a block of the all-reduce: it needs k chunks per NPU, not {} "
         "chunks in all",
         spec.name(), c.all_reduce_chunks)};
+  // (Asked before anything is built: the simulator asks it at every size of every All-Reduce.)
+  if (spec.kind == BaselineKind::Nvls && detail::nvls_hub(t, c) < 0)
+    return NotMade{detail::kNoNvlsHub};
   const Provenance made_by = Provenance::of_baseline(spec.name());
   // The families find out deep inside (a rank count a shape needs, a route that is not there, in
   // the ring's plan as in the builders) and say so by NotApplicable; here, their one boundary, it

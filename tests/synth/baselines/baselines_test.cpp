@@ -69,6 +69,33 @@ TEST(Baselines, VerifyOrSayWhyNotEverywhere) {
   EXPECT_GT(built, 3 * refused) << built << " built, " << refused << " refused";
 }
 
+// NVLS reduces through a reduce-capable switch linked to every rank: there it is built, correct;
+// where the switch does not reduce it does not apply, a typed answer that says what to mark (asked
+// before anything is built: the simulator asks at every size).
+TEST(Baselines, NvlsNeedsAReduceCapableSwitchLinkedToEveryRank) {
+  constexpr const char* kYaml = R"(
+npus: [g0, g1, g2, g3]
+switches: [{name: sw, reduce: REDUCE}]
+defaults: {bw: 100GB/s, lat: 1us}
+links:
+  - {src: "g*", dst: sw}
+)";
+  auto with = [&](const char* reduce) {
+    std::string yaml = kYaml;
+    yaml.replace(yaml.find("REDUCE"), 6, reduce);
+    return topo::parse_yaml(yaml);
+  };
+  const topo::Topology reducing = with("true"), plain = with("false");
+  const Collective c = Collective::over_all(reducing, CollectiveKind::AllReduce, 2);
+  const BaselineSpec nvls{BaselineKind::Nvls, {}};
+  Made<Algorithm> built = try_baseline(nvls, reducing, c, kChunk);
+  ASSERT_TRUE(made(built)) << std::get<NotMade>(built).why;
+  EXPECT_TRUE(verify(reducing, *made(built)).correct());
+  Made<Algorithm> refused = try_baseline(nvls, plain, c, kChunk);
+  ASSERT_FALSE(made(refused));
+  EXPECT_THAT(std::get<NotMade>(refused).why, ::testing::HasSubstr("reduce: true"));
+}
+
 TEST(Baselines, RandomTopologiesAndCommunicators) {
   std::mt19937_64 rng(99);
   int built = 0;
