@@ -185,7 +185,8 @@ struct PortfolioOptions {
   // Whether what the run learned at the sizes it synthesized before (SynthMemo::sizes) leaves out
   // the ways that lost by far at a size near this one (synth/auto/size_history.hpp). Set by the
   // simulator, which synthesizes a workload's sizes one after another; its answers then depend on
-  // that order, so nothing that synthesizes sizes at once (a benchmark suite) sets it.
+  // that order, so nothing that synthesizes sizes at once (a benchmark suite's algorithm rows) sets
+  // it.
   bool across_sizes = false;
 };
 
