@@ -7,6 +7,7 @@
 #include "synth/auto/chunk_search.hpp"
 #include "synth/auto/composed_search.hpp"
 #include "synth/auto/portfolio.hpp"
+#include "synth/auto/size_history.hpp"
 #include "synth/groups/composed.hpp"
 #include "synth/memo.hpp"
 #include "synth/synthesizer.hpp"
@@ -43,7 +44,7 @@ Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collect
   // Where the flat search ends short of the bound (a cluster too large for more than one chunk
   // per NPU), the composition may do better.
   // (Not where it lost by far at a size near this one: PortfolioOptions::across_sizes.)
-  const bool learn = o.portfolio.across_sizes && o.method == SynthMethod::Auto;
+  const bool learn = learns_across_sizes(o);
   const Way composition = Way::of(SynthMethod::Composed);
   if (o.method == SynthMethod::Auto && servers && c.all_reduce_chunks == 0 &&
       !within_bound(t, best.algorithm, kComposeAbove, bounds_of(o)) &&

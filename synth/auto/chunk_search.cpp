@@ -17,6 +17,7 @@
 #include "synth/auto/count_leave_outs.hpp"
 #include "synth/auto/log_steps_answer.hpp"
 #include "synth/auto/portfolio.hpp"
+#include "synth/auto/size_history.hpp"
 #include "synth/bounds/lower_bound.hpp"
 #include "synth/cost/timing.hpp"
 #include "synth/groups/relay_synthesis.hpp"
@@ -234,20 +235,17 @@ class FlatSearch {
   // Whether `way` lost by far at a size near this one, where the caller learns across sizes
   // (PortfolioOptions::across_sizes): it is left out of every count, and of the doubling alone.
   bool lost_elsewhere(const Collective& c, Way way) const {
-    return o_.portfolio.across_sizes && o_.memo && o_.method == SynthMethod::Auto &&
-           o_.memo->sizes.loses(t_, c, total_bytes_, way);
+    return learns_across_sizes(o_) && o_.memo->sizes.loses(t_, c, total_bytes_, way);
   }
 
   // What this size taught (SizeHistory::record): each way's fastest over the counts, the
   // doublings alone past the search included, against the answer.
   void learn(const Collective& c, const ChunkingResult& best) const {
-    if (!o_.portfolio.across_sizes || !o_.memo || o_.method != SynthMethod::Auto) return;
+    if (!learns_across_sizes(o_)) return;
     std::map<Way, Time> fastest = leave_outs_.fastest();
     for (const ChunkingResult::Try& tried : best.tried)
-      if (tried.alone == SynthMethod::PlanPipeline || tried.alone == SynthMethod::ServerPlan) {
-        auto [it, added] = fastest.emplace(Way::of(*tried.alone), tried.time);
-        if (!added) it->second = std::min(it->second, tried.time);
-      }
+      if (tried.alone == SynthMethod::PlanPipeline || tried.alone == SynthMethod::ServerPlan)
+        keep_fastest(fastest, Way::of(*tried.alone), tried.time);
     o_.memo->sizes.record(t_, c, total_bytes_, fastest, best.algorithm.claimed_time);
   }
 

@@ -57,14 +57,10 @@ unsigned CountLeaveOuts::leave_out_matchers(const Collective& cc, Bytes chunk, T
 
 std::map<Way, Time> CountLeaveOuts::fastest() const {
   std::map<Way, Time> out;
-  auto add = [&](Way way, const std::map<int, Time>& times) {
-    for (const auto& [count, time] : times) {
-      auto [it, added] = out.emplace(way, time);
-      if (!added) it->second = std::min(it->second, time);
-    }
-  };
-  for (const auto& [m, times] : plan_times_) add(Way::of(m), times);
-  for (const auto& [run, times] : matcher_times_) add(Way::of(run), times);
+  for (const auto& [m, times] : plan_times_)
+    for (const auto& [count, time] : times) keep_fastest(out, Way::of(m), time);
+  for (const auto& [run, times] : matcher_times_)
+    for (const auto& [count, time] : times) keep_fastest(out, Way::of(run), time);
   return out;
 }
 

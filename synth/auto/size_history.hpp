@@ -11,6 +11,7 @@
 // range are where the simulator's answers measured the same (docs/tuning.md).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -30,6 +31,18 @@ struct Way {
   uint8_t id = 0;
   friend auto operator<=>(const Way&, const Way&) = default;
 };
+
+// Whether the run `o` learns across sizes: method auto, PortfolioOptions::across_sizes, and a memo
+// to keep the history in (SynthMemo::sizes).
+inline bool learns_across_sizes(const SynthOptions& o) {
+  return o.method == SynthMethod::Auto && o.portfolio.across_sizes && o.memo != nullptr;
+}
+
+// `fastest[way]` lowered to `time` (set where it has none).
+inline void keep_fastest(std::map<Way, Time>& fastest, Way way, Time time) {
+  auto [it, added] = fastest.emplace(way, time);
+  if (!added) it->second = std::min(it->second, time);
+}
 
 // Safe to share between threads; what it predicts depends on the order the sizes were recorded
 // in, so only a caller that synthesizes one size after another (the simulator) asks it.
