@@ -52,6 +52,9 @@ inline constexpr size_t kVariantsPast = 4;
 inline constexpr int64_t kPipelineAllVariantsTransfers = int64_t{1} << 16;
 // After a count that gained nothing, one more doubling, unless already within this of the bound.
 inline constexpr double kDoublingEnough = 1.005;
+// After a count that gained, another only where its gain, gained again, would beat the fastest by
+// more than this: auto builds only what may beat the best so far by more than 0.5 %.
+inline constexpr double kDoublingGain = 0.005;
 // Over this of the bound, the pipelines try their split variants and go on to their budget.
 inline constexpr double kPipelinesPersist = 1.03;
 // ... while their last count is within this of the fastest,

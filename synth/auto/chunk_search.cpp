@@ -575,11 +575,14 @@ class FlatSearch {
           best.algorithm = std::move(a);
           best.chunks_per_npu = k;
         }
-        // A count is promising where its gain, gained again, would beat the fastest: each count
-        // after it gains less than the one before. The first count over kPipelinesContend of the
-        // fastest is not, whatever it gained.
-        const bool promising = (last >= 0 || contending(now)) &&
-                               (trend < 0 || 2 * now - trend < best.algorithm.claimed_time);
+        // A count is promising where its gain, gained again, would beat the fastest by more than
+        // kDoublingGain: each count after it gains less than the one before. The first count over
+        // kPipelinesContend of the fastest is not, whatever it gained.
+        const bool promising =
+            (last >= 0 || contending(now)) &&
+            (trend < 0 ||
+             static_cast<double>(2 * now - trend) <
+                 (1 - kDoublingGain) * static_cast<double>(best.algorithm.claimed_time));
         trend = now;
         // Far from the bound but contending, the pipelines go on up to
         // kPipelineAllVariantsTransfers, gaining or not, while their times jump by over 0.5 % from
