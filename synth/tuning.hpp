@@ -55,6 +55,10 @@ inline constexpr double kDoublingEnough = 1.005;
 // After a count that gained, another only where its gain, gained again, would beat the fastest by
 // more than this: auto builds only what may beat the best so far by more than 0.5 %.
 inline constexpr double kDoublingGain = 0.005;
+// The pipelines' times at the search's last four counts follow fill and steps (fill_and_steps)
+// where the model's time at the last from the three before is within this of the one made: its
+// next count then says whether their doubling alone can win (CountLeaveOuts::cannot_win).
+inline constexpr double kPipelinesModelTrust = 0.005;
 // Over this of the bound, the pipelines try their split variants and go on to their budget.
 inline constexpr double kPipelinesPersist = 1.03;
 // ... while their last count is within this of the fastest,

@@ -158,6 +158,17 @@ bool CountLeaveOuts::cannot_win(SynthMethod m, int largest, Time fastest) const 
       return true;
 
   const bool pipelines = m == SynthMethod::PlanPipeline;
+  // The pipelines whose times at the search's last four counts follow fill and steps (the model's
+  // time at `largest` from the three before within kPipelinesModelTrust of the one made) and whose
+  // next count on the model does not beat `fastest` by more than kDoublingGain.
+  if (pipelines)
+    if (const std::optional<Time> at = modelled(m, largest), next = modelled(m, 2 * largest),
+        made = plan_time(m, largest);
+        at && next && made &&
+        std::abs(static_cast<double>(*at - *made)) <=
+            kPipelinesModelTrust * static_cast<double>(*made) &&
+        static_cast<double>(*next) >= (1 - kDoublingGain) * static_cast<double>(fastest))
+      return true;
   // (The pipelines left out of a count, leave_out_pipelines: their floor there stands for their
   // time at `largest`, over twice kPipelinesContend of `fastest`; at half that count it says
   // nothing of the doubling's gain.)

@@ -110,7 +110,10 @@ class CountLeaveOuts {
   // kPipelinesContend of `fastest` too, which ends its doubling there. Nor can the server plan,
   // which stops at its first count that does not gain (double_plans), where its time at `largest`
   // gained under 0.5 % on its time at half that count: that count was it; nor where it was left out
-  // of `largest` on its model (modelled) past its least time: each doubling after loses more.
+  // of `largest` on its model (modelled) past its least time: each doubling after loses more. Nor
+  // can the pipelines whose times at the search's last four counts follow that model (its time at
+  // `largest` within kPipelinesModelTrust of theirs) where it predicts their next count no faster
+  // than `fastest` by more than kDoublingGain.
   bool cannot_win(SynthMethod m, int largest, Time fastest) const;
 
  private:
