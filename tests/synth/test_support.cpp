@@ -10,6 +10,7 @@
 #include "synth/producers.hpp"
 #include "synth/synthesizer.hpp"
 #include "topo/generators.hpp"
+#include "topo/io.hpp"
 #include "topo/routing.hpp"
 
 namespace tenet::synth::testing {
@@ -99,6 +100,10 @@ Collective random_collective(std::mt19937_64& rng, const Topology& t, int max_ch
 Topology charging(Topology t) {
   t.set_charges_steps(true);
   return t;
+}
+
+Topology example_with_steps(const std::string& file) {
+  return charging(topo::load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/" + file));
 }
 
 LinkId link_between(const Topology& t, NodeId u, NodeId v) {

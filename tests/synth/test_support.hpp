@@ -53,6 +53,8 @@ LinkId link_between(const topo::Topology& t, NodeId u, NodeId v);
 
 // `t` charging every link's per-step cost (topo::Topology::charges_steps), as the CLI does.
 topo::Topology charging(topo::Topology t);
+// examples/topologies/`file`, charging its per-step costs as the CLI does.
+topo::Topology example_with_steps(const std::string& file);
 
 // `a` with every transfer at `rate` in channel 1, its channels serial (Algorithm::serial_channels:
 // one transfer at a time per first link), timed.

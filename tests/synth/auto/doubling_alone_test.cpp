@@ -15,17 +15,11 @@
 #include "synth/tuning.hpp"
 #include "synth/verify/verify.hpp"
 #include "tests/synth/test_support.hpp"
-#include "topo/io.hpp"
 
 namespace tenet::synth {
 namespace {
 
-using testing::charging;
-
-// examples/topologies/`file`, its steps charged as the CLI charges them.
-topo::Topology example_with_steps(const std::string& file) {
-  return charging(topo::load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/" + file));
-}
+using testing::example_with_steps;
 
 // A doubling alone that gained goes on only where that gain, gained again, would beat the fastest
 // by more than kDoublingGain: auto builds only what may beat the best so far by more than 0.5 %.

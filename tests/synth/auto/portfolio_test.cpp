@@ -21,22 +21,16 @@
 #include "synth/verify/verify.hpp"
 #include "tests/synth/test_support.hpp"
 #include "topo/generators.hpp"
-#include "topo/io.hpp"
 
 namespace tenet::synth {
 namespace {
+
+using testing::example_with_steps;
 
 constexpr Bytes kChunk = 64 << 10;
 constexpr unsigned kEveryRun = 0b11111;
 
 unsigned bit(MatcherRun run) { return 1U << static_cast<unsigned>(run); }
-
-// examples/topologies/`file`, its steps charged.
-topo::Topology example_with_steps(const std::string& file) {
-  topo::Topology t = topo::load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/" + file);
-  t.set_charges_steps(true);
-  return t;
-}
 
 // The chunk search's All-Gather (or `kind`) of `total` bytes over every NPU of `spec` (per-step
 // costs charged as the CLI charges them), and how many times its scarce matcher ran.
