@@ -123,7 +123,7 @@ RankSet RankSet::missing_from(int n) const {
   Runs out;
   int at = 0;
   for (const auto& [a, b] : runs()) {
-    if (a > at) out.emplace_back(at, std::min(a, n));
+    if (std::min(a, n) > at) out.emplace_back(at, std::min(a, n));
     at = std::max(at, b);
   }
   if (at < n) out.emplace_back(at, n);

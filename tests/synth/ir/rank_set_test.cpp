@@ -111,5 +111,14 @@ TEST(RankSet, TheWordsEdge) {
   EXPECT_EQ(RankSet::range(0, 64).size(), 64);
 }
 
+TEST(RankSet, MissingFromIgnoresRanksPastN) {
+  RankSet a = RankSet::single(6);
+  a.add(RankSet::single(10));
+  EXPECT_EQ(a.missing_from(5).str(), "{0-4}");
+  a.add(RankSet::single(100));  // as intervals
+  EXPECT_EQ(a.missing_from(5).str(), "{0-4}");
+  EXPECT_EQ(a.missing_from(8).str(), "{0-5,7}");
+}
+
 }  // namespace
 }  // namespace tenet::synth
