@@ -10,7 +10,7 @@
 //
 // A search makes and drops algorithms of the same sizes over and over (one per chunk count and
 // method). glibc maps a block of its own for each allocation of 128 KiB and more at first, and
-// gives a heap top of more than twice that back to the kernel; it raises both limits only as such
+// gives a heap top of more than 128 KiB back to the kernel; it raises both limits only as such
 // blocks are freed, so the first searches of a process fault their pages in again and again. The
 // binary sets them where glibc's own adjustment ends: blocks under 32 MiB (its largest mmap
 // threshold) come from the heap, and the heap is trimmed only past 64 MiB free at its top (twice
