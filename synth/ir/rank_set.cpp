@@ -9,8 +9,9 @@ namespace tenet::synth {
 
 namespace {
 
-// Bits first..last-1 set; first < last <= 64.
+// Bits first..last-1 set; 0 <= first < last <= RankSet::kWordRanks (64, the word's bits).
 uint64_t word_range(int first, int last) {
+  static_assert(RankSet::kWordRanks <= 64);
   const uint64_t below_last = last == 64 ? ~uint64_t{0} : (uint64_t{1} << last) - 1;
   return below_last & ~((uint64_t{1} << first) - 1);
 }
