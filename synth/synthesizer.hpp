@@ -276,8 +276,8 @@ struct ChunkingResult {
     std::optional<SynthMethod>
         alone;           // none: the whole search; else the one method tried alone at that count
     bool floor = false;  // `time` is a floor at or over the fastest then (CannotBeat), not timed
-    // With `floor`: some method there was left unmade on a prediction, so `time` is partly a
-    // predicted time, not a proven floor (CannotBeat::predicted).
+    // With `floor`: some method there was left unmade on a prediction, so `time` is the least
+    // time predicted for a way there (CannotBeat::likely), not a proven floor.
     bool predicted = false;
   };
   std::vector<Try> tried;
@@ -342,6 +342,10 @@ struct CannotBeat {
   // `floor` stands partly on a prediction (SynthOptions::predicted): the count is not made, but
   // its time is not proven to be at least `floor`.
   bool predicted = false;
+  // With `predicted`: the least time predicted for a way left unmade there (what the count would
+  // likely have made), where one predicted less than `floor`; else -1. Reported (Try::time), not
+  // searched on.
+  Time likely = -1;
 };
 using ChunkMade = std::variant<Algorithm, CannotBeat, NotMade>;
 using ChunkMaker = std::function<ChunkMade(const Collective&, Bytes)>;

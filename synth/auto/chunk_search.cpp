@@ -132,9 +132,9 @@ class FlatSearch {
               if (lost_elsewhere(c, Way::of(run)))
                 o.portfolio.leave_out |= 1U << static_cast<unsigned>(run);
             o.portfolio.matchers_at_figure = leave_outs_.matchers_at_figure();
+            const bool server_plan_modelled = leave_outs_.leave_out_server_plan(cc, chunk, fastest);
             o.portfolio.leave_out_server_plan =
-                leave_outs_.leave_out_server_plan(cc, chunk, fastest) ||
-                lost_elsewhere(c, Way::of(SynthMethod::ServerPlan));
+                server_plan_modelled || lost_elsewhere(c, Way::of(SynthMethod::ServerPlan));
             o.portfolio.leave_out_pipelines = leave_outs_.leave_out_pipelines(count, fastest) ||
                                               lost_elsewhere(c, Way::of(SynthMethod::PlanPipeline));
             o.portfolio.leave_out_plan_matcher =
@@ -154,8 +154,18 @@ class FlatSearch {
             if (transfer_estimate(cc) > kAutoChunkTurnTransfers) o.to_beat = fastest;
             ChunkMade made_here = as_chunk_made(try_synthesize(t_, cc, chunk, o));
             if (const Algorithm* a = std::get_if<Algorithm>(&made_here)) {
-              if (floored && fastest > 0 && a->claimed_time >= fastest)
-                return CannotBeat{a->claimed_time, a->size(), predicted};
+              if (floored && fastest > 0 && a->claimed_time >= fastest) {
+                CannotBeat cannot{a->claimed_time, a->size(), predicted};
+                // What the count would likely make: the least of the ways' predictions there (the
+                // pipelines' stands for the count; the server plan's, left out on its model, may
+                // be far less), and no less than the fastest, which it was predicted not to beat.
+                if (predicted && server_plan_modelled)
+                  if (const std::optional<Time> plan =
+                          leave_outs_.modelled(SynthMethod::ServerPlan, count);
+                      plan && *plan < cannot.floor)
+                    cannot.likely = std::max(*plan, fastest);
+                return cannot;
+              }
               if (fastest < 0 || a->claimed_time < fastest) fastest = a->claimed_time;
             }
             return made_here;

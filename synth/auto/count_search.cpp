@@ -101,7 +101,8 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
       now = e->floor;
       transfers = e->transfers;
       floor = true;
-      best.tried.push_back({k, now, std::nullopt, true, e->predicted});
+      best.tried.push_back(
+          {k, e->predicted && e->likely > 0 ? e->likely : now, std::nullopt, true, e->predicted});
     } else {
       a = std::move(std::get<Algorithm>(outcome));
       now = a.claimed_time;
