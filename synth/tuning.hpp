@@ -76,8 +76,8 @@ inline constexpr double kMatcherGain = 0.005;
 // `auto` whose fastest at a size was over kAcrossSizesBehind of the answer there is left out at
 // the sizes within kAcrossSizesRange of it, either way (synth/auto/size_history.hpp,
 // docs/tuning.md).
-inline constexpr double kAcrossSizesBehind = 1.5;
-inline constexpr double kAcrossSizesRange = 8;
+inline constexpr double kAcrossSizesBehind = 1.2;
+inline constexpr double kAcrossSizesRange = 10;
 // The server plan is left out of a count where staggered_estimate, scaled by how the plan's time at
 // half the count compared with its estimate there (trusted within kServerPlanTrust), is over this
 // of the fastest so far: it is not predicted to gain 0.5 % (docs/tuning.md).
