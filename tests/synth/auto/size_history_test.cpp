@@ -82,6 +82,40 @@ TEST(SizeHistory, OtherCollectivesGroupsAndTopologiesLearnNothingFromIt) {
       h.loses(other, Collective::over_all(other, CollectiveKind::AllReduce), 64 * kMiB, way));
 }
 
+// How many times each run of the plain matcher and the matcher on the flow plan were made.
+struct Runs {
+  std::map<MatcherRun, int> runs;
+  int plan_matchers = 0;
+  int matchers() const {
+    int n = 0;
+    for (const auto& [run, times] : runs) n += times;
+    return n;
+  }
+};
+
+// The simulator's options: learning across sizes in `memo`, counting into `made`.
+SynthOptions learning(SynthMemo& memo, Runs& made) {
+  SynthOptions o;
+  o.memo = &memo;
+  o.portfolio.across_sizes = true;
+  o.portfolio.on_matcher = [&made](MatcherRun run, Time) { ++made.runs[run]; };
+  o.portfolio.on_plan = [&made](SynthMethod m, Time) {
+    made.plan_matchers += m == SynthMethod::PlanMatcher;
+  };
+  return o;
+}
+
+// `learned`, at `total` of `c` on `t`, is the answer the search makes without learning.
+void expect_as_without_learning(const topo::Topology& t, const Collective& c, Bytes total,
+                                const ChunkingResult& learned) {
+  const ChunkingResult alone = synthesize_auto_chunks(t, c, total, SynthOptions{});
+  EXPECT_EQ(learned.algorithm.claimed_time, alone.algorithm.claimed_time);
+  EXPECT_EQ(learned.chunks_per_npu, alone.chunks_per_npu);
+  EXPECT_TRUE(verify(t, learned.algorithm).correct());
+}
+
+const Bytes kFirst = static_cast<Bytes>(57.07 * kMiB), kNext = static_cast<Bytes>(27.08 * kMiB);
+
 // The simulator's sizes one after another (cluster16.yaml, ResNet-50's two largest gradient
 // buckets): at 57.07 MiB the plain matcher's runs and the matcher on the flow plan end at 1.8x or
 // more of the server plan's time; at 27.08 MiB, learning across sizes, none of them is made, and
@@ -91,30 +125,18 @@ TEST(SizeHistory, TheSimulatorsNextSizeLeavesOutWhatLostByFarAndKeepsItsAnswer) 
       topo::load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/cluster16.yaml");
   t.set_charges_steps(true);
   const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
-  const auto first = static_cast<Bytes>(57.07 * kMiB), next = static_cast<Bytes>(27.08 * kMiB);
   SynthMemo memo;
-  SynthOptions learning;
-  learning.memo = &memo;
-  learning.portfolio.across_sizes = true;
-  int matchers = 0, plan_matchers = 0;
-  learning.portfolio.on_matcher = [&](MatcherRun, Time) { ++matchers; };
-  learning.portfolio.on_plan = [&](SynthMethod m, Time) {
-    plan_matchers += m == SynthMethod::PlanMatcher;
-  };
-  synthesize_auto_chunks(t, c, first, learning);
-  EXPECT_GT(matchers, 0);
-  EXPECT_GT(plan_matchers, 0);
+  Runs first, next;
+  synthesize_auto_chunks(t, c, kFirst, learning(memo, first));
+  EXPECT_GT(first.matchers(), 0);
+  EXPECT_GT(first.plan_matchers, 0);
   for (MatcherRun run : {MatcherRun::Scarce, MatcherRun::Random, MatcherRun::RandomYielding})
-    EXPECT_TRUE(memo.sizes.loses(t, c, next, Way::of(run))) << static_cast<int>(run);
-  EXPECT_FALSE(memo.sizes.loses(t, c, next, Way::of(SynthMethod::ServerPlan)));
-  matchers = plan_matchers = 0;
-  const ChunkingResult learned = synthesize_auto_chunks(t, c, next, learning);
-  EXPECT_EQ(matchers, 0);
-  EXPECT_EQ(plan_matchers, 0);
-  const ChunkingResult alone = synthesize_auto_chunks(t, c, next, SynthOptions{});
-  EXPECT_EQ(learned.algorithm.claimed_time, alone.algorithm.claimed_time);
-  EXPECT_EQ(learned.chunks_per_npu, alone.chunks_per_npu);
-  EXPECT_TRUE(verify(t, learned.algorithm).correct());
+    EXPECT_TRUE(memo.sizes.loses(t, c, kNext, Way::of(run))) << static_cast<int>(run);
+  EXPECT_FALSE(memo.sizes.loses(t, c, kNext, Way::of(SynthMethod::ServerPlan)));
+  const ChunkingResult learned = synthesize_auto_chunks(t, c, kNext, learning(memo, next));
+  EXPECT_EQ(next.matchers(), 0);
+  EXPECT_EQ(next.plan_matchers, 0);
+  expect_as_without_learning(t, c, kNext, learned);
 }
 
 // The same on the demo cluster, where the losers are nearer: at 57.07 MiB the plain matcher's
@@ -125,33 +147,21 @@ TEST(SizeHistory, TheDemoClustersNextSizeLeavesOutWhatLostAndKeepsItsAnswer) {
   topo::Topology t = topo::generate("nvcluster:2x8,net=rail,bw=450GB/s/50GB/s,lat=0.25us/1us");
   t.set_charges_steps(true);
   const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
-  const auto first = static_cast<Bytes>(57.07 * kMiB), next = static_cast<Bytes>(27.08 * kMiB);
   SynthMemo memo;
-  SynthOptions learning;
-  learning.memo = &memo;
-  learning.portfolio.across_sizes = true;
-  std::map<MatcherRun, int> runs;
-  int plan_matchers = 0;
-  learning.portfolio.on_matcher = [&](MatcherRun run, Time) { ++runs[run]; };
-  learning.portfolio.on_plan = [&](SynthMethod m, Time) {
-    plan_matchers += m == SynthMethod::PlanMatcher;
-  };
-  synthesize_auto_chunks(t, c, first, learning);
-  EXPECT_GT(runs[MatcherRun::Scarce], 0);
-  EXPECT_GT(plan_matchers, 0);
+  Runs first, next;
+  synthesize_auto_chunks(t, c, kFirst, learning(memo, first));
+  EXPECT_GT(first.runs[MatcherRun::Scarce], 0);
+  EXPECT_GT(first.plan_matchers, 0);
   for (MatcherRun run : {MatcherRun::Scarce, MatcherRun::Random, MatcherRun::UnderHold})
-    EXPECT_TRUE(memo.sizes.loses(t, c, next, Way::of(run))) << static_cast<int>(run);
-  EXPECT_TRUE(memo.sizes.loses(t, c, next, Way::of(SynthMethod::PlanMatcher)));
-  EXPECT_FALSE(memo.sizes.loses(t, c, next, Way::of(SynthMethod::ServerPlan)));
-  runs.clear();
-  plan_matchers = 0;
-  const ChunkingResult learned = synthesize_auto_chunks(t, c, next, learning);
-  EXPECT_EQ(runs[MatcherRun::Scarce] + runs[MatcherRun::Random] + runs[MatcherRun::UnderHold], 0);
-  EXPECT_EQ(plan_matchers, 0);
-  const ChunkingResult alone = synthesize_auto_chunks(t, c, next, SynthOptions{});
-  EXPECT_EQ(learned.algorithm.claimed_time, alone.algorithm.claimed_time);
-  EXPECT_EQ(learned.chunks_per_npu, alone.chunks_per_npu);
-  EXPECT_TRUE(verify(t, learned.algorithm).correct());
+    EXPECT_TRUE(memo.sizes.loses(t, c, kNext, Way::of(run))) << static_cast<int>(run);
+  EXPECT_TRUE(memo.sizes.loses(t, c, kNext, Way::of(SynthMethod::PlanMatcher)));
+  EXPECT_FALSE(memo.sizes.loses(t, c, kNext, Way::of(SynthMethod::ServerPlan)));
+  const ChunkingResult learned = synthesize_auto_chunks(t, c, kNext, learning(memo, next));
+  EXPECT_EQ(next.runs[MatcherRun::Scarce] + next.runs[MatcherRun::Random] +
+                next.runs[MatcherRun::UnderHold],
+            0);
+  EXPECT_EQ(next.plan_matchers, 0);
+  expect_as_without_learning(t, c, kNext, learned);
 }
 
 }  // namespace
