@@ -37,48 +37,66 @@ Time step_of(const topo::Topology& t, std::span<const topo::LinkId> route) {
   return step;
 }
 
+}  // namespace
+
+struct ReplayList::Parts {
+  Parts(const topo::Topology& t, const synth::Algorithm& a)
+      : t(t),
+        wire(synth::on_the_wire(t, a)),
+        stepped(wire ? std::optional<topo::Topology>(synth::wire_topology(t, a)) : std::nullopt),
+        list(wire ? *wire : a),
+        graph(list),
+        queues(t, list) {}
+  const topo::Topology& t;
+  std::optional<synth::Algorithm> wire;
+  std::optional<topo::Topology> stepped;  // t with its steps under the algorithm's protocol
+  const synth::Algorithm& list;           // what the links carry: `wire`, or the algorithm
+  synth::ArrivalGraph graph;
+  synth::TransferQueues queues;
+};
+
+ReplayList::ReplayList(const topo::Topology& t, const synth::Algorithm& a)
+    : parts_(std::make_unique<Parts>(t, a)) {}
+ReplayList::~ReplayList() = default;
+
+namespace {
+
 // An algorithm's list: its arrival graph counts each transfer's dependencies off. One that runs a
-// protocol is replayed as the links carry it (synth::on_the_wire).
+// protocol is replayed as the links carry it (synth::on_the_wire). Its list is shared
+// (ReplayList), or its own where made from the algorithm.
 class ListSource {
  public:
   using Queues = synth::TransferQueues;
   ListSource(const topo::Topology& t, const synth::Algorithm& a)
-      : t_(t),
-        wire_(synth::on_the_wire(t, a)),
-        stepped_(wire_ ? std::optional<topo::Topology>(synth::wire_topology(t, a)) : std::nullopt),
-        a_(wire_ ? *wire_ : a),
-        graph_(a_),
-        waiting_(graph_.waits()),
-        queues_(t, a_) {}
-  const Queues& queues() const { return queues_; }
-  bool hold() const { return a_.link_model == synth::LinkModel::Hold; }
-  size_t size() const { return a_.size(); }
-  Bytes chunk_bytes() const { return a_.chunk_bytes; }
-  Time reduction_time() const { return a_.reduction_time(); }
+      : own_(std::make_unique<ReplayList>(t, a)), p_(own_->parts()), waiting_(p_.graph.waits()) {}
+  ListSource(const topo::Topology&, const ReplayList& list)
+      : p_(list.parts()), waiting_(p_.graph.waits()) {}
+  const Queues& queues() const { return p_.queues; }
+  bool hold() const { return p_.list.link_model == synth::LinkModel::Hold; }
+  size_t size() const { return p_.list.size(); }
+  Bytes chunk_bytes() const { return p_.list.chunk_bytes; }
+  Time reduction_time() const { return p_.list.reduction_time(); }
   template <typename F>
   void first(F&& f) const {
-    for (TransferId id = 0; id < static_cast<TransferId>(a_.size()); ++id)
+    for (TransferId id = 0; id < static_cast<TransferId>(p_.list.size()); ++id)
       if (waiting_[id] == 0) f(id);
   }
   template <typename F>
   void arrived(TransferId id, F&& f) {
-    graph_.arrived(id, waiting_, f);
+    p_.graph.arrived(id, waiting_, f);
   }
   Message message(TransferId id, bool& reduced) const {
-    const synth::Transfer& x = a_[id];
+    const synth::Algorithm& a = p_.list;
+    const synth::Transfer& x = a[id];
     reduced = x.op == synth::Op::Reduce;
-    const Time step = a_.step_costs ? step_of(stepped_ ? *stepped_ : t_, a_.route(id)) : 0;
-    return Message{x.src, x.dst, a_.bytes(id), a_.route(id), a_.rate(id), step};
+    const Time step = a.step_costs ? step_of(p_.stepped ? *p_.stepped : p_.t, a.route(id)) : 0;
+    return Message{x.src, x.dst, a.bytes(id), a.route(id), a.rate(id), step};
   }
 
  private:
-  const topo::Topology& t_;
-  std::optional<synth::Algorithm> wire_;
-  std::optional<topo::Topology> stepped_;  // t_ with its steps under the algorithm's protocol
-  const synth::Algorithm& a_;
-  synth::ArrivalGraph graph_;
+  std::unique_ptr<ReplayList> own_;  // where made from the algorithm
+  const ReplayList::Parts& p_;
   std::vector<int32_t> waiting_;  // arrivals each transfer still waits for
-  Queues queues_;
 };
 
 // A ring plan: each transfer waits for one arrival, which names it (RingPlan::user).
@@ -279,6 +297,11 @@ Time replay_alone(const topo::Topology& t, const Made& made, NetworkKind kind,
 CollectiveRun::CollectiveRun(const synth::Algorithm& a, Network& net, EventQueue& events,
                              std::function<void()> on_done, EndpointModel endpoints)
     : replay_(std::make_unique<Run<ListSource>>(a, net, events, std::move(on_done), endpoints)) {}
+
+CollectiveRun::CollectiveRun(const ReplayList& list, Network& net, EventQueue& events,
+                             std::function<void()> on_done, EndpointModel endpoints)
+    : replay_(std::make_unique<Run<ListSource>>(list, net, events, std::move(on_done), endpoints)) {
+}
 
 CollectiveRun::CollectiveRun(const synth::RingPlan& plan, Network& net, EventQueue& events,
                              std::function<void()> on_done, EndpointModel endpoints)

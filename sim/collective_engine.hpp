@@ -41,6 +41,25 @@ struct EndpointModel {
   Time after_arrival(Bytes bytes, bool reduced) const;
 };
 
+// What every replay of one algorithm on one network reads and none changes: its list as the links
+// carry it (synth::on_the_wire under a protocol), its arrival graph and its queues. A workload
+// calls a collective many times with one algorithm: its runs share one (made per call, MoE's
+// 48 All-to-Alls of 1.46 M transfers on mesh2d:8x8 built a graph of 4.7 s each). It reads `a` and
+// `t` (the network's topology) while it lasts.
+class ReplayList {
+ public:
+  ReplayList(const topo::Topology& t, const synth::Algorithm& a);
+  ~ReplayList();
+  ReplayList(const ReplayList&) = delete;
+  ReplayList& operator=(const ReplayList&) = delete;
+
+  struct Parts;  // what the replay reads (collective_engine.cpp)
+  const Parts& parts() const { return *parts_; }
+
+ private:
+  std::unique_ptr<Parts> parts_;
+};
+
 class CollectiveRun {
  public:
   // `on_done` runs when the last transfer has arrived (right away for an empty algorithm), or
@@ -48,6 +67,9 @@ class CollectiveRun {
   // Throws tenet::Error when a transfer's route or rate cannot be replayed on the network's
   // topology.
   CollectiveRun(const synth::Algorithm& a, Network& net, EventQueue& events,
+                std::function<void()> on_done, EndpointModel endpoints = {});
+  // The same from its list made for this network's topology, which must outlive the run.
+  CollectiveRun(const ReplayList& list, Network& net, EventQueue& events,
                 std::function<void()> on_done, EndpointModel endpoints = {});
   // A ring plan's transfers computed as they go (synth/ir/ring_plan.hpp): the same replay as its
   // materialized algorithm's, in memory for its members, not its transfers. `plan` must outlive

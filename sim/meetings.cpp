@@ -142,8 +142,9 @@ void Meetings::start(Meeting* m) {
     m->queues = std::make_unique<PieceQueues>(
         pieces.count, std::move(dimensions), pieces.active, split_of->second.newest_first,
         [this, m, phases, endpoints](size_t, size_t phase, std::function<void()> phase_done) {
-          m->runs.push_back(std::make_unique<CollectiveRun>(
-              (*phases)[phase].algorithm, net_, events_, std::move(phase_done), endpoints));
+          m->runs.push_back(std::make_unique<CollectiveRun>(list_of((*phases)[phase].algorithm),
+                                                            net_, events_, std::move(phase_done),
+                                                            endpoints));
           m->runs.back()->start();
         },
         [this, m] { done(*m); });
@@ -159,7 +160,7 @@ void Meetings::start(Meeting* m) {
     };
     m->runs.push_back(
         plan ? std::make_unique<CollectiveRun>(*plan, net_, events_, on_done, endpoints)
-             : std::make_unique<CollectiveRun>(*a, net_, events_, on_done, endpoints));
+             : std::make_unique<CollectiveRun>(list_of(*a), net_, events_, on_done, endpoints));
   }
   while (m->started < m->runs.size() && m->started < static_cast<size_t>(pieces.active))
     m->runs[m->started++]->start();
@@ -169,6 +170,12 @@ const std::vector<DimensionPhase>& Meetings::phases_of(const synth::Algorithm& a
   auto found = phases_.find(&a);
   if (found == phases_.end()) found = phases_.emplace(&a, dimension_phases(a, t_)).first;
   return found->second;
+}
+
+const ReplayList& Meetings::list_of(const synth::Algorithm& a) {
+  std::unique_ptr<ReplayList>& list = lists_[&a];
+  if (!list) list = std::make_unique<ReplayList>(net_.topology(), a);
+  return *list;
 }
 
 void Meetings::done(Meeting& m) {

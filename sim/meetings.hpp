@@ -80,6 +80,8 @@ class Meetings {
   void done(Meeting& m);
   // The phases of a native collective's algorithm, found once (dimension_phases).
   const std::vector<DimensionPhase>& phases_of(const synth::Algorithm& a);
+  // What every run of `a` on this network reads, made once (ReplayList).
+  const ReplayList& list_of(const synth::Algorithm& a);
 
   const topo::Topology& t_;
   CallLog calls_;
@@ -94,6 +96,7 @@ class Meetings {
   std::map<std::pair<int, int>, std::unique_ptr<Meeting>> meetings_;  // (group id, k)
   int collectives_ = 0;
   std::map<const synth::Algorithm*, std::vector<DimensionPhase>> phases_;
+  std::map<const synth::Algorithm*, std::unique_ptr<ReplayList>> lists_;
 };
 
 // The analytical network lets concurrent messages overrun a link: what to say about where, and

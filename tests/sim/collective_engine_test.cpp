@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <random>
+#include <vector>
 
 #include "synth/baselines/baselines.hpp"
 #include "synth/cost/timing.hpp"
@@ -55,6 +57,50 @@ TEST(CollectiveEngine, ReplaysTheTimingModelExactlyOnAnalytical) {
       }
     }
   EXPECT_GE(checked, 50);
+}
+
+// The runs of one algorithm may share its ReplayList (the simulator's calls of one collective do):
+// each keeps its own count of what it still waits for, so two at once on one network, and a third
+// started as the second ends, end as runs that each made their own list, on every network, with
+// per-step costs and without.
+TEST(CollectiveEngine, RunsSharingAListEndAsRunsOfTheirOwn) {
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 12; ++i) {
+    topo::Topology t = synth::testing::random_topology(rng, 6);
+    t.set_charges_steps(i % 2 == 0);
+    const synth::Collective c = synth::testing::random_collective(rng, t, 2);
+    const synth::Algorithm a = synth::synthesize(t, c, 1 + static_cast<Bytes>(rng() % 1'000'000));
+    for (NetworkKind kind :
+         {NetworkKind::Analytical, NetworkKind::AnalyticalCongestion, NetworkKind::Packet}) {
+      // Two runs started at once, and a third as the second ends: their end times.
+      auto ends = [&](auto&& run_of) {
+        EventQueue events;
+        auto net = make_network(kind, t, events);
+        std::vector<Time> end(3, -1);
+        std::vector<std::unique_ptr<CollectiveRun>> runs;
+        for (int r = 0; r < 3; ++r)
+          runs.push_back(run_of(*net, events, [&, r] {
+            end[r] = events.now();
+            if (r == 1) runs[2]->start();
+          }));
+        runs[0]->start();
+        runs[1]->start();
+        events.run();
+        for (const auto& run : runs) EXPECT_TRUE(run->done());
+        return end;
+      };
+      const std::vector<Time> own = ends([&](Network& net, EventQueue& events, auto done) {
+        return std::make_unique<CollectiveRun>(a, net, events, done);
+      });
+      std::unique_ptr<ReplayList> list;
+      const std::vector<Time> shared = ends([&](Network& net, EventQueue& events, auto done) {
+        if (!list) list = std::make_unique<ReplayList>(net.topology(), a);
+        return std::make_unique<CollectiveRun>(*list, net, events, done);
+      });
+      EXPECT_EQ(shared, own) << c.describe() << " on network " << static_cast<int>(kind);
+      EXPECT_GT(own[2], own[1]);
+    }
+  }
 }
 
 // A ring plan (synth/ir/ring_plan.hpp) replays exactly as the algorithm it materializes, on every
