@@ -44,8 +44,8 @@ ArrivalGraph::ArrivalGraph(const Algorithm& a, SlotTable slots) {
   // (each a cell per chunk it carries, at either end) a map of those (Grid). A cell here is 4
   // bytes, a map's entry about 40 (a node and its bucket): up to kArrivalCellsPerCarried cells per
   // chunk carried the table costs at most about twice the map's memory, and a lookup is an index,
-  // not a hash (moe-gpt's All-to-All of 1.46M single-chunk transfers over 64 NPUs and 262,144
-  // chunks: 16.8M cells, its graph 4.7 s with the map).
+  // not a hash (an uneven All-to-All's units make chunks that each few transfers carry: what it
+  // costs, docs/simulation.md).
   int64_t chunks_carried = 0;
   for (const Transfer& x : a.transfers()) chunks_carried += std::max<int64_t>(1, x.count);
   const uint64_t flat_limit =
