@@ -46,14 +46,11 @@ ArrivalGraph::ArrivalGraph(const Algorithm& a, SlotTable slots) {
   // chunk carried the table costs at most about twice the map's memory, and a lookup is an index,
   // not a hash (an uneven All-to-All's units make chunks that each few transfers carry: what it
   // costs, docs/simulation.md).
-  int64_t chunks_carried = 0;
-  for (const Transfer& x : a.transfers()) chunks_carried += std::max<int64_t>(1, x.count);
   const uint64_t flat_limit =
       slots == SlotTable::Whole ? std::numeric_limits<uint64_t>::max()
       : slots == SlotTable::Touched
           ? 0
-          : std::max<uint64_t>(kArrivalCellsPerCarried * static_cast<uint64_t>(chunks_carried),
-                               kFlatCells);
+          : std::max<uint64_t>(kArrivalCellsPerCarried * places.size(), kFlatCells);
   Grid<int32_t> standing(static_cast<uint64_t>(nodes), static_cast<uint64_t>(chunks), flat_limit,
                          -1),
       since(static_cast<uint64_t>(nodes), static_cast<uint64_t>(chunks), flat_limit, -1);
