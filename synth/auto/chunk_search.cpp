@@ -248,6 +248,25 @@ class FlatSearch {
     return learns_across_sizes(o_) && o_.memo->sizes.loses(t_, c, total_bytes_, way);
   }
 
+  // The sizes a baseline's loss is read from (SizeHistory::From): one of many steps (the rings,
+  // hierarchical's rings per level, Blink's pipelined trees) or of costly ones (NVLS, in Simple
+  // alone) gains on the answer as the size grows, and is read from sizes at or above; one of one
+  // or log P steps (one-shot, direct, halving-doubling, Bruck, the binary trees) from those at or
+  // below.
+  static SizeHistory::From read_from(BaselineKind b) {
+    const bool many = b == BaselineKind::Ring || b == BaselineKind::BidirRing ||
+                      b == BaselineKind::Hierarchical || b == BaselineKind::Blink ||
+                      b == BaselineKind::Nvls;
+    return many ? SizeHistory::From::NearestAbove : SizeHistory::From::NearestBelow;
+  }
+
+  // Whether baseline `b` lost by far at the nearest size on its side of this one where it raced
+  // (within kAcrossSizesRange; read_from): it is not raced here.
+  bool lost_beside(const Collective& c, BaselineKind b) const {
+    return learns_across_sizes(o_) &&
+           o_.memo->sizes.loses(t_, c, total_bytes_, Way::of(b), read_from(b));
+  }
+
   // What this size taught (SizeHistory::record): each way's fastest over the counts, the
   // doublings alone past the search included, against the answer.
   void learn(const Collective& c, const ChunkingResult& best) const {
@@ -256,6 +275,7 @@ class FlatSearch {
     for (const ChunkingResult::Try& tried : best.tried)
       if (tried.alone == SynthMethod::PlanPipeline || tried.alone == SynthMethod::ServerPlan)
         keep_fastest(fastest, Way::of(*tried.alone), tried.time);
+    for (const auto& [way, time] : raced_) keep_fastest(fastest, way, time);
     o_.memo->sizes.record(t_, c, total_bytes_, fastest, best.algorithm.claimed_time);
   }
 
@@ -340,8 +360,10 @@ class FlatSearch {
 
   // Baseline `spec`'s own chunk search against `to_beat`. Blink's trees reduce below the RS+AG
   // figure the other searches stop at (LowerBound::coarse): its counts go on to the bound itself.
-  Made<ChunkingResult> baseline_search(const Collective& c, const BaselineSpec& spec,
-                                       Time to_beat) const {
+  // `least`, when given, receives the least of its counts' times and floors (a count that could
+  // not beat `to_beat`, untimed, at its floor), or -1 where it made none.
+  Made<ChunkingResult> baseline_search(const Collective& c, const BaselineSpec& spec, Time to_beat,
+                                       Time* least = nullptr) const {
     const bool blink = spec.kind == BaselineKind::Blink;
     const std::function<bool(const Algorithm&)> at_valid_bound = [&](const Algorithm& a) {
       return within_valid_bound(t_, a, 1 + kChunkSearchSlack, bounds_of(o_));
@@ -365,6 +387,13 @@ class FlatSearch {
               baseline_to_beat(spec, t_, cc, chunk, o_, beat, enough, &floor, &plan_floors_);
           if (const Algorithm* a = std::get_if<Algorithm>(&m))
             if (beat <= 0 || a->claimed_time < beat) beat = a->claimed_time;
+          if (least) {
+            const Time time =
+                std::holds_alternative<Algorithm>(m)    ? std::get<Algorithm>(m).claimed_time
+                : std::holds_alternative<CannotBeat>(m) ? std::get<CannotBeat>(m).floor
+                                                        : -1;
+            if (time >= 0 && (*least < 0 || time < *least)) *least = time;
+          }
           const bool rose =
               std::holds_alternative<CannotBeat>(m) && last_floor >= 0 && floor >= last_floor;
           last_floor = floor;
@@ -401,8 +430,9 @@ class FlatSearch {
     return out;
   }
 
-  // Each baseline's own chunk search (but `raced`'s, already made), the fastest in place of
-  // `best` where it is faster.
+  // Each baseline's own chunk search (but `raced`'s, already made, and those that lost by far at a
+  // size beside this one: lost_beside), the fastest in place of `best` where it is faster. Where
+  // the caller learns across sizes, each search's least time or floor is kept for learn.
   void race_baselines(const Collective& c, ChunkingResult& best,
                       std::optional<BaselineKind> raced = std::nullopt) const {
     // The rest of the searches are independent (their time to beat is tenet's, or the promising
@@ -412,8 +442,12 @@ class FlatSearch {
     // go one at a time: two at once take nearly twice the memory and no less time.
     std::vector<BaselineSpec> specs;
     for_each_baseline(t_, c, [&](const BaselineSpec& spec) {
-      if (spec.kind != raced && races_in_time(spec, c, o_.deadline)) specs.push_back(spec);
+      if (spec.kind != raced && races_in_time(spec, c, o_.deadline) && !lost_beside(c, spec.kind))
+        specs.push_back(spec);
     });
+    auto learn_from = [&](const BaselineSpec& spec, Time least) {
+      if (least >= 0 && learns_across_sizes(o_)) keep_fastest(raced_, Way::of(spec.kind), least);
+    };
     Time to_beat = best.algorithm.claimed_time;
     std::mutex m;
     std::optional<std::pair<int, ChunkingResult>> fastest;
@@ -423,7 +457,9 @@ class FlatSearch {
     // on a large switched fabric, where every other baseline would be built and timed against it.
     const std::optional<int> promising = most_promising_ring(c, specs, to_beat);
     if (promising) {
-      Made<ChunkingResult> searched = baseline_search(c, specs[*promising], to_beat);
+      Time least = -1;
+      Made<ChunkingResult> searched = baseline_search(c, specs[*promising], to_beat, &least);
+      learn_from(specs[*promising], least);
       if (ChunkingResult* r = made(searched)) {
         to_beat = std::min(to_beat, r->algorithm.claimed_time);
         fastest.emplace(*promising, std::move(*r));
@@ -444,10 +480,12 @@ class FlatSearch {
     parallel_for(static_cast<int>(specs.size()), threads, [&](int job) {
       const int i = static_cast<int>(specs.size()) - 1 - job;
       if (i == promising || !races_in_time(specs[i], c, o_.deadline)) return;  // (raced already)
-      Made<ChunkingResult> searched = baseline_search(c, specs[i], to_beat);
+      Time least = -1;
+      Made<ChunkingResult> searched = baseline_search(c, specs[i], to_beat, &least);
+      std::lock_guard lock(m);
+      learn_from(specs[i], least);
       if (!made(searched)) return;  // it does not apply, or no count beats tenet
       ChunkingResult& r = std::get<ChunkingResult>(searched);
-      std::lock_guard lock(m);
       const Time mine = r.algorithm.claimed_time;
       if (!fastest || mine < fastest->second.algorithm.claimed_time ||
           (mine == fastest->second.algorithm.claimed_time && i < fastest->first))
@@ -679,8 +717,9 @@ class FlatSearch {
   int max_chunks_per_npu_;
   int64_t budget_;
   std::function<bool(const Algorithm&)> at_bound_;
-  CountLeaveOuts leave_outs_;       // what the times its counts made predict it need not make
-  mutable PlanFloors plan_floors_;  // the rings' (the rival, the promising ring, their searches)
+  CountLeaveOuts leave_outs_;          // what the times its counts made predict it need not make
+  mutable std::map<Way, Time> raced_;  // each raced baseline's least time or floor (learn)
+  mutable PlanFloors plan_floors_;     // the rings' (the rival, the promising ring, their searches)
 };
 
 }  // namespace

@@ -23,26 +23,34 @@ void SizeHistory::record(const topo::Topology& t, const Collective& c, Bytes tot
         static_cast<double>(time) > kAcrossSizesBehind * static_cast<double>(answer);
 }
 
-bool SizeHistory::loses(const topo::Topology& t, const Collective& c, Bytes total_bytes,
-                        Way way) const {
+bool SizeHistory::loses(const topo::Topology& t, const Collective& c, Bytes total_bytes, Way way,
+                        From from) const {
   const Key key = key_of(t, c);
   std::lock_guard lock(mutex_);
   const auto ways = lost_.find(key);
   if (ways == lost_.end()) return false;
   const auto sizes = ways->second.find(way);
   if (sizes == ways->second.end()) return false;
-  // The size nearest total_bytes (as ratios go) at which the way was made.
+  // The size nearest total_bytes (as ratios go) at which the way was made, on the side `from`
+  // reads (total_bytes itself on either).
   const std::map<Bytes, bool>& made = sizes->second;
   auto ratio = [&](Bytes at) {
     return std::abs(std::log(static_cast<double>(at) / static_cast<double>(total_bytes)));
   };
-  std::optional<std::pair<Bytes, bool>> nearest;
+  std::optional<std::pair<Bytes, bool>> at_or_above, below, nearest;
   const auto above = made.lower_bound(total_bytes);
-  if (above != made.end()) nearest = *above;
-  if (above != made.begin()) {
-    const auto below = std::prev(above);
-    if (!nearest || ratio(below->first) < ratio(nearest->first)) nearest = *below;
-  }
+  if (above != made.end()) at_or_above = *above;
+  if (above != made.begin()) below = *std::prev(above);
+  if (at_or_above && at_or_above->first == total_bytes)
+    nearest = at_or_above;
+  else if (from == From::NearestAbove)
+    nearest = at_or_above;
+  else if (from == From::NearestBelow)
+    nearest = below;
+  else
+    nearest = !below || (at_or_above && ratio(at_or_above->first) <= ratio(below->first))
+                  ? at_or_above
+                  : below;
   return nearest && nearest->second && ratio(nearest->first) <= std::log(kAcrossSizesRange);
 }
 
