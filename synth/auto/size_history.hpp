@@ -4,15 +4,14 @@
 //
 // A way is one run of the plain matcher (MatcherRun), one plan (the server plan, the matcher on the
 // flow plan, the flow plan's pipelines), the composition per level or one baseline's chunk search
-// (race_baselines). It lost at a size
-// where the fastest it made there, over every count, took over kAcrossSizesBehind of the answer's
-// time (a baseline's count not made because its floor could not beat the answer counts at that
-// floor, below its time: a baseline is said to lose by far only where its floors say so). At
-// another size it is predicted to lose where the size nearest it at which it was made is within
-// kAcrossSizesRange of it (either way) and it lost there. A heuristic, not a floor: the times of
-// two ways need not scale alike with the size (latency against bandwidth); the margin and the
-// range are where the simulator's answers measured the same (docs/tuning.md). A baseline is
-// predicted from the sizes on one side of it alone (From).
+// (race_baselines). It lost at a size where the fastest it made there, over every count, took over
+// kAcrossSizesBehind of the answer's time (a baseline's count not made because its floor could not
+// beat the answer counts at that floor, below its time: a baseline is said to lose by far only
+// where its floors say so). At another size it is predicted to lose where the size nearest it at
+// which it was made is within kAcrossSizesRange of it (either way; a baseline's, on one side
+// alone: From) and it lost there. A heuristic, not a floor: the times of two ways need not scale
+// alike with the size (latency against bandwidth); the margin and the range are where the
+// simulator's answers measured the same (docs/tuning.md).
 #pragma once
 
 #include <algorithm>
