@@ -5,14 +5,33 @@
 #include <lemon/preflow.h>
 #include <algorithm>
 #include <map>
+#include <memory>
 
 namespace tenet::synth {
 
 struct FlowGraph::Impl {
+  using Preflow = lemon::Preflow<lemon::ListDigraph, lemon::ListDigraph::ArcMap<Cap>>;
   lemon::ListDigraph g;
   lemon::ListDigraph::ArcMap<Cap> cap{g};
   std::vector<lemon::ListDigraph::Node> nodes;
   std::map<std::pair<int, int>, lemon::ListDigraph::Arc> arcs;
+  // One Preflow for every max-flow while the node set stands: its flow and excess maps follow the
+  // graph's arcs and nodes as they come and go, but its elevator is sized to the nodes it first
+  // saw, so adding a node drops it. Each run initializes it afresh (Preflow::init), so a reused
+  // one computes what a new one would, without allocating its maps each time.
+  std::unique_ptr<Preflow> preflow;
+  // The source of max_flow(s, t, limit): a node of its own (not one of `nodes`), fed to s by an
+  // arc of capacity `limit` for the one run.
+  lemon::ListDigraph::Node limiter = lemon::INVALID;
+
+  Cap run(lemon::ListDigraph::Node s, lemon::ListDigraph::Node t) {
+    if (!preflow)
+      preflow = std::make_unique<Preflow>(g, cap, s, t);
+    else
+      preflow->source(s).target(t);
+    preflow->runMinCut();
+    return preflow->flowValue();
+  }
 };
 
 FlowGraph::FlowGraph(int nodes) : impl_(std::make_unique<Impl>()) {
@@ -27,6 +46,7 @@ FlowGraph::FlowGraph(const FlowGraph& other) : FlowGraph(other.num_nodes()) {
 }
 
 int FlowGraph::add_node() {
+  impl_->preflow.reset();
   impl_->nodes.push_back(impl_->g.addNode());
   return static_cast<int>(impl_->nodes.size()) - 1;
 }
@@ -91,26 +111,20 @@ void FlowGraph::isolate(int u) {
   }
 }
 
-FlowGraph::Cap FlowGraph::max_flow(int s, int t) const {
-  lemon::Preflow<lemon::ListDigraph, lemon::ListDigraph::ArcMap<Cap>> pf(
-      impl_->g, impl_->cap, impl_->nodes[s], impl_->nodes[t]);
-  pf.runMinCut();
-  return pf.flowValue();
+FlowGraph::Cap FlowGraph::max_flow(int s, int t) {
+  return impl_->run(impl_->nodes[s], impl_->nodes[t]);
 }
 
 FlowGraph::Cap FlowGraph::max_flow(int s, int t, Cap limit) {
   if (limit <= 0) return 0;
-  const lemon::ListDigraph::Node source = impl_->g.addNode();
-  const lemon::ListDigraph::Arc in = impl_->g.addArc(source, impl_->nodes[s]);
-  impl_->cap[in] = limit;
-  Cap value = 0;
-  {
-    lemon::Preflow<lemon::ListDigraph, lemon::ListDigraph::ArcMap<Cap>> pf(impl_->g, impl_->cap,
-                                                                           source, impl_->nodes[t]);
-    pf.runMinCut();
-    value = pf.flowValue();
+  if (impl_->limiter == lemon::INVALID) {
+    impl_->preflow.reset();  // (a node more)
+    impl_->limiter = impl_->g.addNode();
   }
-  impl_->g.erase(source);  // and its arc
+  const lemon::ListDigraph::Arc in = impl_->g.addArc(impl_->limiter, impl_->nodes[s]);
+  impl_->cap[in] = limit;
+  const Cap value = impl_->run(impl_->limiter, impl_->nodes[t]);
+  impl_->g.erase(in);
   return value;
 }
 

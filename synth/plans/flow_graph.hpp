@@ -36,8 +36,9 @@ class FlowGraph {
   std::vector<std::pair<int, int>> degrees() const;
   // Removes every arc of node u (the node stays, isolated).
   void isolate(int u);
-  // The maximum flow value from s to t.
-  Cap max_flow(int s, int t) const;
+  // The maximum flow value from s to t. (Not const: the graph keeps LEMON's Preflow between runs
+  // while its node set stands, its maps allocated once.)
+  Cap max_flow(int s, int t);
   // min(max_flow(s, t), limit): the flow of a source limited to `limit` out of s, which spreads
   // less excess than s's whole out-capacity.
   Cap max_flow(int s, int t, Cap limit);

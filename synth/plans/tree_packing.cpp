@@ -59,7 +59,7 @@ class Packer {
   // Units every NPU must be able to receive from the super source: k from each root.
   Cap need(int k) const { return static_cast<Cap>(roots_.size()) * k; }
 
-  Cap flow(const FlowGraph& f, int s, int t) {
+  Cap flow(FlowGraph& f, int s, int t) {
     charge(1);
     return f.max_flow(s, t);
   }
