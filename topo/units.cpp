@@ -148,6 +148,12 @@ std::string canonical_bandwidth(Bandwidth bw) { return canonical(bw, kBandwidthU
 std::string canonical_time(Time ps) { return canonical(ps, kTimeUnits); }
 
 Time transfer_time(Bytes bytes, Bandwidth bw) {
+  // In 64 bits where the product fits (up to about 9.2 MB): the same quotient, and a 128-bit
+  // division costs several times more (the timing calls this once per transfer).
+  if (int64_t num64 = 0; bytes >= 0 && bw > 0 &&
+                         !__builtin_mul_overflow(bytes, kPicosPerSecond, &num64) &&
+                         num64 <= std::numeric_limits<int64_t>::max() - (bw - 1))
+    return (num64 + bw - 1) / bw;
   Int128 num = static_cast<Int128>(bytes) * kPicosPerSecond;
   Int128 q = (num + bw - 1) / bw;
   if (q > std::numeric_limits<Time>::max()) throw Error("transfer time overflows 2^63 ps");

@@ -83,6 +83,10 @@ inline Bandwidth held_rate(const topo::Topology& t, LinkId l, Bandwidth rate, Li
 // `occupancy` carries over it: occupancy x rate / bandwidth (the link's busy time, when shared).
 inline Time busy_share(Time occupancy, Bandwidth rate, Bandwidth bandwidth) {
   if (rate >= bandwidth) return occupancy;
+  // In 64 bits where the product fits: the same quotient, without a 128-bit division.
+  if (int64_t product = 0; occupancy >= 0 && rate >= 0 && bandwidth > 0 &&
+                           !__builtin_mul_overflow(occupancy, rate, &product))
+    return product / bandwidth;
   return static_cast<Time>(static_cast<Int128>(occupancy) * rate / bandwidth);
 }
 

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <random>
+
 #include "topo/error.hpp"
 
 namespace tenet {
@@ -91,6 +94,24 @@ TEST(Units, TransferTimeIsExactAndRoundsUp) {
   EXPECT_EQ(transfer_time(1, 3), 333'333'333'334);                // rounds up
   EXPECT_EQ(transfer_time(0, 1), 0);
   EXPECT_EQ(transfer_time(1LL << 40, 1LL << 30), 1024 * kPicosPerSecond);  // no overflow
+}
+
+// Small products take a 64-bit division, large ones a 128-bit one: both the exact ceiling, on
+// either side of where bytes x 10^12 leaves 64 bits (about 9.2 MB) and of where adding bw - 1
+// would.
+TEST(Units, TransferTimeIsTheExactCeilingOnEitherSideOf64Bits) {
+  auto exact = [](Bytes b, Bandwidth bw) {
+    return static_cast<Time>((static_cast<Int128>(b) * kPicosPerSecond + bw - 1) / bw);
+  };
+  std::mt19937_64 rng(5);
+  const Bytes edge = std::numeric_limits<int64_t>::max() / kPicosPerSecond;
+  for (int i = 0; i < 20000; ++i) {
+    const Bytes b = i % 2 ? edge - 50 + static_cast<Bytes>(rng() % 100)
+                          : static_cast<Bytes>(rng() % (Bytes{1} << 40));
+    const Bandwidth bw = 1 + static_cast<Bandwidth>(rng() % 1'000'000'000'000'000);
+    EXPECT_EQ(transfer_time(b, bw), exact(b, bw)) << b << " B at " << bw << " B/s";
+  }
+  EXPECT_EQ(transfer_time(edge, 1'000'000'000'000'000), exact(edge, 1'000'000'000'000'000));
 }
 
 }  // namespace

@@ -44,6 +44,20 @@ Algorithm ring_allgather(const topo::Topology& t, int n, LinkModel model) {
   return a;
 }
 
+// A link's busy share takes a 64-bit product where it fits and a 128-bit one where not: the same
+// truncated quotient either way.
+TEST(Timing, BusyShareIsExactOnEitherSideOf64Bits) {
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 20000; ++i) {
+    const Time occupancy = static_cast<Time>(rng() % (Time{1} << (20 + i % 40)));
+    const Bandwidth bandwidth = 1 + static_cast<Bandwidth>(rng() % 1'000'000'000'000'000);
+    const Bandwidth rate = static_cast<Bandwidth>(rng() % static_cast<uint64_t>(bandwidth));
+    EXPECT_EQ(busy_share(occupancy, rate, bandwidth),
+              static_cast<Time>(static_cast<Int128>(occupancy) * rate / bandwidth))
+        << occupancy << " ps at " << rate << " of " << bandwidth << " B/s";
+  }
+}
+
 TEST(Timing, RingAllGatherEqualsTheClosedForm) {
   for (int n : {2, 4, 8, 16}) {
     auto t = topo::generate(fmt::format("ring:{},bidir=false,bw=50GB/s,lat=0.5us", n));
