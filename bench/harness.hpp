@@ -174,5 +174,12 @@ struct Regressions {
 };
 Regressions regressions(std::string_view old_csv, const std::string& old_file,
                         const std::vector<Result>& results, double speed_tolerance = 1.0);
+// Throws tenet::Error naming `old_file` (and the line) where `old_csv` is not a tenet bench
+// simulations.csv: a missing column, a row of another length.
+void check_old_simulations(std::string_view old_csv, const std::string& old_file);
+// What got worse against an earlier simulations.csv (`old_file` names it in errors): a simulation
+// that ran and now does not, or a longer iteration. Rows of simulations not in `runs` are skipped.
+std::vector<std::string> sim_regressions(std::string_view old_csv, const std::string& old_file,
+                                         const std::vector<SimRun>& runs);
 
 }  // namespace tenet::bench

@@ -1,4 +1,5 @@
-// What got worse against an earlier results.csv: collective times, verdicts, build times.
+// What got worse against an earlier results.csv (collective times, verdicts, build times) and
+// simulations.csv (iteration times, simulations that no longer run).
 #include <fmt/format.h>
 
 #include <charconv>
@@ -11,6 +12,34 @@
 #include "topo/error.hpp"
 
 namespace tenet::bench {
+
+namespace {
+
+// "+76.93 ns, +0.003 %": how much longer `now` is than `old` (> 0).
+std::string longer_by(Time old, Time now) {
+  return fmt::format("+{}, +{:.3g} %", format_time(now - old),
+                     100.0 * static_cast<double>(now - old) / static_cast<double>(old));
+}
+
+// The iteration time of row `line` of an earlier simulations.csv, or an error naming the line.
+Time old_iteration(const OldResults& old, size_t line, const std::string& old_file) {
+  const std::string& text = old.cell(line, "iteration_ps");
+  Time time = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), time);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || time <= 0)
+    throw Error(fmt::format("iteration_ps '{}' must be a whole number of picoseconds, above 0 and "
+                            "at most 2^63 - 1",
+                            text),
+                Location(old_file, static_cast<int>(line + 1)));
+  return time;
+}
+
+bool old_ok(const OldResults& old, size_t line) {
+  // An unknown status in the old file is not ok.
+  return parse_result_status(old.cell(line, "status")) == ResultStatus::Ok;
+}
+
+}  // namespace
 
 Regressions regressions(std::string_view old_csv, const std::string& old_file,
                         const std::vector<Result>& results, double speed_tolerance) {
@@ -57,10 +86,9 @@ Regressions regressions(std::string_view old_csv, const std::string& old_file,
         build_end != build_text.data() + build_text.size() || !std::isfinite(old_build))
       throw Error(fmt::format("build_s '{}' must be a number of seconds", build_text), where);
     if (r.time > old_time)
-      out.worse.push_back(fmt::format(
-          "{}: slower collective: {} -> {} (+{:.2f}%)", what, format_time(old_time),
-          format_time(r.time),
-          100.0 * static_cast<double>(r.time - old_time) / static_cast<double>(old_time)));
+      out.worse.push_back(fmt::format("{}: slower collective: {} -> {} ({})", what,
+                                      format_time(old_time), format_time(r.time),
+                                      longer_by(old_time, r.time)));
     // (A row read from the algorithm cache was not built: its build time says nothing.)
     if (!r.from_cache && r.build_seconds > old_build * (1 + speed_tolerance) &&
         r.build_seconds > old_build + 0.05)
@@ -68,6 +96,45 @@ Regressions regressions(std::string_view old_csv, const std::string& old_file,
                                               old_build, r.build_seconds));
   }
   return out;
+}
+
+void check_old_simulations(std::string_view old_csv, const std::string& old_file) {
+  const OldResults old = read_old_simulations(old_csv, old_file);
+  for (size_t line = 1; line < old.rows.size(); ++line)
+    if (old_ok(old, line)) old_iteration(old, line, old_file);
+}
+
+std::vector<std::string> sim_regressions(std::string_view old_csv, const std::string& old_file,
+                                         const std::vector<SimRun>& runs) {
+  const OldResults old = read_old_simulations(old_csv, old_file);
+  auto key = [](std::string_view topology, std::string_view workload, std::string_view network,
+                std::string_view algorithm) {
+    return fmt::format("{}|{}|{}|{}", topology, workload, network, algorithm);
+  };
+  std::map<std::string, const SimRun*> now;
+  for (const SimRun& r : runs)
+    now[key(r.topology, r.workload, sim::to_string(r.network), r.algorithm)] = &r;
+  std::vector<std::string> worse;
+  for (size_t line = 1; line < old.rows.size(); ++line) {
+    auto cell = [&](const char* c) -> const std::string& { return old.cell(line, c); };
+    auto it = now.find(key(cell("topology"), cell("workload"), cell("network"), cell("algorithm")));
+    if (it == now.end()) continue;  // not in this run's suite
+    const SimRun& r = *it->second;
+    const std::string what = fmt::format("{} on {} ({} network, {})", r.workload, r.topology,
+                                         sim::to_string(r.network), r.algorithm);
+    const bool was_ok = old_ok(old, line);
+    if (was_ok && !r.ok()) {
+      worse.push_back(fmt::format("{}: was ok, now {} ({})", what, to_string(r.status), r.note));
+      continue;
+    }
+    if (!was_ok || !r.ok()) continue;
+    const Time old_time = old_iteration(old, line, old_file);
+    if (r.iteration > old_time)
+      worse.push_back(fmt::format("{}: slower iteration: {} -> {} ({})", what,
+                                  format_time(old_time), format_time(r.iteration),
+                                  longer_by(old_time, r.iteration)));
+  }
+  return worse;
 }
 
 }  // namespace tenet::bench

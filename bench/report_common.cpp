@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <initializer_list>
 #include <set>
 
 #include "bench/table.hpp"
@@ -92,15 +93,18 @@ std::string report_name(const SuiteTopology& t) {
   return shown == t.label ? t.label : fmt::format("{} ({})", shown, t.label);
 }
 
-OldResults read_old_results(std::string_view old_csv, const std::string& old_file) {
+namespace {
+
+// `old_csv` with every row as long as its header, which holds `columns` (a tenet bench `what`).
+OldResults read_old_csv(std::string_view old_csv, const std::string& old_file,
+                        std::initializer_list<const char*> columns, std::string_view what) {
   OldResults old{parse_csv(old_csv), {}};
-  if (old.rows.empty()) throw Error("empty results file", Location(old_file));
+  if (old.rows.empty()) throw Error(fmt::format("empty {}", what), Location(old_file));
   const std::vector<std::string>& header = old.rows.front();
   for (size_t i = 0; i < header.size(); ++i) old.col[header[i]] = i;
-  for (const char* c : {"topology", "collective", "size_bytes", "chunks_per_npu", "algorithm",
-                        "status", "time_ps", "build_s"})
+  for (const char* c : columns)
     if (!old.col.count(c))
-      throw Error(fmt::format("not a tenet bench results.csv: no '{}' column", c),
+      throw Error(fmt::format("not a tenet bench {}: no '{}' column", what, c),
                   Location(old_file, 1));
   for (size_t line = 1; line < old.rows.size(); ++line)
     if (old.rows[line].size() != header.size())
@@ -108,6 +112,21 @@ OldResults read_old_results(std::string_view old_csv, const std::string& old_fil
           fmt::format("{} cells where the header has {}", old.rows[line].size(), header.size()),
           Location(old_file, static_cast<int>(line + 1)));
   return old;
+}
+
+}  // namespace
+
+OldResults read_old_results(std::string_view old_csv, const std::string& old_file) {
+  return read_old_csv(old_csv, old_file,
+                      {"topology", "collective", "size_bytes", "chunks_per_npu", "algorithm",
+                       "status", "time_ps", "build_s"},
+                      "results.csv");
+}
+
+OldResults read_old_simulations(std::string_view old_csv, const std::string& old_file) {
+  return read_old_csv(old_csv, old_file,
+                      {"topology", "workload", "network", "algorithm", "status", "iteration_ps"},
+                      "simulations.csv");
 }
 
 }  // namespace tenet::bench

@@ -65,5 +65,8 @@ struct OldResults {
 
 // `old_file` names the file in errors (a missing column, a short row).
 OldResults read_old_results(std::string_view old_csv, const std::string& old_file);
+// The same for an earlier simulations.csv (its topology, workload, network, algorithm, status and
+// iteration_ps columns).
+OldResults read_old_simulations(std::string_view old_csv, const std::string& old_file);
 
 }  // namespace tenet::bench

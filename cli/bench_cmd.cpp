@@ -17,6 +17,7 @@
 #include "synth/cache/algorithm_cache.hpp"
 #include "topo/error.hpp"
 #include "topo/io.hpp"
+#include "topo/no_follow.hpp"
 #include "topo/output_folder.hpp"
 #include "topo/quoting.hpp"
 
@@ -35,8 +36,15 @@ struct BenchArgs {
 };
 
 // Reads the suite and the flags; throws tenet::Error on bad input.
-bench::Suite prepare(const BenchArgs& args, bool lead, std::string& old_csv,
-                     bench::KnownCosts& costs) {
+// What --compare-to compares with: the results.csv named, and the simulations.csv beside it where
+// there is one (read without following a link: the folder may be one a user was sent).
+struct Earlier {
+  std::string results;
+  std::optional<std::string> simulations;
+  std::string simulations_file;  // its path, as errors and the output name it
+};
+
+bench::Suite prepare(const BenchArgs& args, bool lead, Earlier& earlier, bench::KnownCosts& costs) {
   bench::Suite suite = args.suite.empty() ? bench::parse_suite(bench::default_suite_yaml(),
                                                                "<default suite>", args.quick)
                                           : bench::load_suite(args.suite, args.quick);
@@ -47,8 +55,16 @@ bench::Suite prepare(const BenchArgs& args, bool lead, std::string& old_csv,
   }
   // Read the old results before any work, so a bad path fails fast.
   if (lead && !args.compare_to.empty()) {
-    old_csv = topo::read_file(args.compare_to);
-    costs = bench::known_costs(old_csv, args.compare_to);  // checks the file too, before any work
+    earlier.results = topo::read_file(args.compare_to);
+    // (known_costs checks the file too, before any work; so does reading the simulations.)
+    costs = bench::known_costs(earlier.results, args.compare_to);
+    const std::filesystem::path folder = std::filesystem::path(args.compare_to).parent_path();
+    earlier.simulations_file = (folder / "simulations.csv").string();
+    const topo::no_follow::Fd dir = topo::no_follow::open_root(folder.string());
+    earlier.simulations =
+        topo::no_follow::read_file_at(dir.get(), "simulations.csv", earlier.simulations_file);
+    if (earlier.simulations)
+      bench::check_old_simulations(*earlier.simulations, earlier.simulations_file);
   }
   if (args.threads < 0) throw Error("--threads must be 0 (all cores) or more");
   if (lead) topo::make_directories(args.output);  // a bad -o fails now, not after the run
@@ -72,11 +88,11 @@ std::string describe_workers(const bench::PoolStats& st) {
 // could not: rank 0 throws its own error or names the ranks that failed; another rank throws its
 // own error, or, when rank 0 failed (and says why), sets exit code 2.
 bool prepare_everywhere(const BenchArgs& args, const bench::Processes& procs, bench::Suite& suite,
-                        std::string& old_csv, bench::KnownCosts& costs) {
+                        Earlier& earlier, bench::KnownCosts& costs) {
   const bool lead = procs.rank() == 0;
   std::exception_ptr bad_input;
   try {
-    suite = prepare(args, lead, old_csv, costs);
+    suite = prepare(args, lead, earlier, costs);
   } catch (...) {
     bad_input = std::current_exception();
   }
@@ -244,11 +260,18 @@ void print_failures(const bench::SuiteResults& all) {
 
 // --compare-to: what got worse (exit code 4 unless an earlier failure set one), and the slower
 // builds as warnings unless --fail-on-build-time.
-void print_regressions(const BenchArgs& args, const std::string& old_csv,
-                       const std::vector<bench::Result>& results) {
+void print_regressions(const BenchArgs& args, const Earlier& earlier,
+                       const bench::SuiteResults& all) {
   const bench::Regressions found =
-      bench::regressions(old_csv, args.compare_to, results, args.speed_tolerance);
+      bench::regressions(earlier.results, args.compare_to, all.cases, args.speed_tolerance);
   std::vector<std::string> worse = found.worse;
+  if (earlier.simulations) {
+    const std::vector<std::string> sims =
+        bench::sim_regressions(*earlier.simulations, earlier.simulations_file, all.simulations);
+    worse.insert(worse.end(), sims.begin(), sims.end());
+  } else if (!all.simulations.empty()) {
+    fmt::print("note: no {}: the simulations are not compared\n", earlier.simulations_file);
+  }
   if (args.fail_on_build_time)
     worse.insert(worse.end(), found.slower_builds.begin(), found.slower_builds.end());
   if (worse.empty()) {
@@ -279,10 +302,10 @@ void run_bench(const BenchArgs& args) {
   // Started by an MPI launcher, but without MPI: rank 0 runs it all.
   if (!lead && !procs.distributed()) return;
 
-  std::string old_csv;
+  Earlier earlier;
   bench::KnownCosts costs;
   bench::Suite suite;
-  if (!prepare_everywhere(args, procs, suite, old_csv, costs)) return;
+  if (!prepare_everywhere(args, procs, suite, earlier, costs)) return;
   if (lead) {
     fmt::print(
         "suite {}: {} topologies, {} cases{}{}\n", suite.name, suite.topologies.size(),
@@ -306,7 +329,7 @@ void run_bench(const BenchArgs& args) {
   fmt::print("wrote {}\n", fmt::join(written.files, ", "));
   if (written.plotted) say_plotted(*written.plotted, written.plots);
   if (cases.failed > 0 || sims.failed > 0) verb_exit_code() = 3;
-  if (!args.compare_to.empty()) print_regressions(args, old_csv, all.cases);
+  if (!args.compare_to.empty()) print_regressions(args, earlier, all);
 }
 
 // The help texts that span lines, as printed.
@@ -325,8 +348,9 @@ Exit codes: 0 done, 2 bad input, 3 an algorithm failed verification or a simulat
 4 regressions against --compare-to.)";
 constexpr const char* kCompareToHelp =
     R"(An earlier results.csv: print what got worse (slower collectives, lost verdicts, cases that
-no longer run) and exit 4 if anything did; builds over (1 + tolerance) times slower are
-warnings (wall-clock build times move with machine load) unless --fail-on-build-time.
+no longer run; from the simulations.csv beside it, where there is one, slower iterations and
+simulations that no longer run) and exit 4 if anything did; builds over (1 + tolerance) times
+slower are warnings (wall-clock build times move with machine load) unless --fail-on-build-time.
 Its build times also order the work: the slowest cases are dealt first)";
 constexpr const char* kNetworkHelp =
     R"(Also replay every algorithm on these simulator backends (comma-separated:

@@ -63,6 +63,32 @@ Fd open_root(const std::string& dir) {
   return fd;
 }
 
+std::optional<std::string> read_file_at(int folder, const std::string& name,
+                                        const std::string& shown) {
+  // (O_NONBLOCK: a FIFO planted there opens without waiting for a writer, and is refused below.)
+  Fd fd(::openat(folder, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (!fd) {
+    if (errno == ENOENT) return std::nullopt;
+    if (errno == ELOOP) throw Error("a symbolic link, not read", {shown});
+    throw Error(fmt::format("cannot open: {}", std::strerror(errno)), {shown});
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+    throw Error("not a regular file, not read", {shown});
+  std::string text;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw Error(fmt::format("cannot read: {}", std::strerror(errno)), {shown});
+    }
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  return text;
+}
+
 Fd open_folder(int root, const std::string& rel, bool create, const std::string& shown) {
   Fd at(::fcntl(root, F_DUPFD_CLOEXEC, 0));
   if (!at) throw Error(fmt::format("cannot open the folder: {}", std::strerror(errno)), {shown});

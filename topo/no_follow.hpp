@@ -4,6 +4,7 @@
 // an error naming it; a link where a file goes is replaced or removed as the link itself.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -45,6 +46,12 @@ Fd open_root(const std::string& dir);
 // Throws tenet::Error naming `<shown>/<component>` when a component is a link, a file, or cannot
 // be created. `rel` must be plain relative ("" is the root itself).
 Fd open_folder(int root, const std::string& rel, bool create, const std::string& shown);
+
+// The whole of the file `name` in the open folder `folder`, opened without following a link; none
+// when there is no such entry. Throws tenet::Error naming `shown` when it is a link, not a
+// regular file, or cannot be read.
+std::optional<std::string> read_file_at(int folder, const std::string& name,
+                                        const std::string& shown);
 
 // The names in the open folder `fd` (not "." and ".."); none when it cannot be listed.
 std::vector<std::string> entries(int fd);

@@ -1,5 +1,6 @@
 // Suites that list workloads: parsing (presets with layouts, Chakra prefixes, errors with the
 // suite's line) and the simulations tenet bench runs (the same iteration as tenet sim).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -218,6 +219,69 @@ TEST(SimulationSuite, ATraceRunsWhereItFits) {
             sim::simulate(topo::generate("ring:4"), files, cfg).iteration);
   EXPECT_EQ(all.simulations[1].collectives, 1);
   std::filesystem::remove_all(dir);
+}
+
+// --compare-to's simulations: against an earlier simulations.csv, a longer iteration and a
+// simulation that no longer runs are regressions (by how much, in time and percent); the same or
+// a shorter one is not, rows of simulations not run now are skipped, and a file that is not a
+// simulations.csv, or an ok row without a whole positive iteration_ps, is an error naming the
+// file and line before any work (check_old_simulations).
+TEST(SimulationSuite, RegressionsAgainstAnEarlierSimulationsCsv) {
+  auto run = [](const char* topology, const char* algorithm, Time iteration) {
+    SimRun r;
+    r.topology = topology;
+    r.npus = 4;
+    r.workload = "resnet50";
+    r.network = sim::NetworkKind::Analytical;
+    r.algorithm = algorithm;
+    r.status = ResultStatus::Ok;
+    r.iteration = r.compute = iteration;
+    return r;
+  };
+  const std::vector<SimRun> before{run("ring:4", "tenet", 2'000'000'000),
+                                   run("ring:4", "ring", 2'100'000'000),
+                                   run("switch:4", "tenet", 1'000'000'000)};
+  const std::string csv = simulations_csv(before);
+  check_old_simulations(csv, "old/simulations.csv");
+  EXPECT_TRUE(sim_regressions(csv, "old/simulations.csv", before).empty());
+  std::vector<SimRun> now(before.begin(), before.begin() + 2);  // switch:4 not run now
+  now[0].iteration += 1000;                                     // 1 ns longer
+  now[1].iteration -= 1000;                                     // shorter: fine
+  std::vector<std::string> worse = sim_regressions(csv, "old/simulations.csv", now);
+  ASSERT_EQ(worse.size(), 1u);
+  EXPECT_NE(worse[0].find("resnet50 on ring:4 (analytical network, tenet): slower iteration"),
+            std::string::npos)
+      << worse[0];
+  EXPECT_NE(worse[0].find("+1 ns, +5e-05 %"), std::string::npos) << worse[0];
+  now[1].status = ResultStatus::Error;
+  now[1].note = "boom";
+  worse = sim_regressions(csv, "old/simulations.csv", now);
+  ASSERT_EQ(worse.size(), 2u);
+  EXPECT_NE(worse[1].find("was ok, now error (boom)"), std::string::npos) << worse[1];
+
+  auto error_at = [](const std::string& text) {
+    try {
+      check_old_simulations(text, "old/simulations.csv");
+    } catch (const Error& e) {
+      EXPECT_EQ(e.where().file, "old/simulations.csv");
+      return std::pair(e.where().line, std::string(e.what()));
+    }
+    return std::pair(-1, std::string());
+  };
+  EXPECT_EQ(error_at("topology,workload\nring:4,resnet50\n").first, 1);  // a results.csv, say
+  const size_t first_row = csv.find('\n') + 1;
+  EXPECT_EQ(error_at(csv.substr(0, first_row) + "ring:4,4\n").first, 2);  // a short row
+  const std::string row = csv.substr(first_row, csv.find('\n', first_row) - first_row);
+  for (const char* bad : {"1e308", "-5", "", "2.5"}) {
+    std::string edited = csv;
+    const std::string old_cell = ",2000000000,";
+    const size_t at = edited.find(old_cell, first_row);
+    ASSERT_NE(at, std::string::npos) << row;
+    edited.replace(at, old_cell.size(), fmt::format(",{},", bad));
+    const auto [line, message] = error_at(edited);
+    EXPECT_EQ(line, 2) << bad;
+    EXPECT_NE(message.find(fmt::format("iteration_ps '{}'", bad)), std::string::npos) << message;
+  }
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "tests/topo/test_util.hpp"
 #include "topo/error.hpp"
 #include "topo/io.hpp"
+#include "topo/no_follow.hpp"
 
 namespace tenet::topo {
 namespace {
@@ -428,6 +430,33 @@ TEST(WriteFileAtomically, WritesThroughPipesAndLinksAndNeverReplacesThem) {
   EXPECT_NE(error_of([&] { write_file_atomically(tmp.file("folder"), "x"); }).find("folder"),
             std::string::npos);
   EXPECT_EQ(listing(tmp.file("")), (std::set<std::string>{"fifo", "real", "link", "folder"}));
+}
+
+// An earlier run's file read from a folder a user may have been sent: a file is read whole, a
+// missing one is none, a link (to a file or anywhere) and a FIFO are refused by name, and nothing
+// is followed or waited for.
+TEST(NoFollow, ReadFileAtReadsFilesAndRefusesLinksAndFifos) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("tenet_readat_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "plain.csv") << "a,b\n1,2\n";
+  std::filesystem::create_symlink(dir / "plain.csv", dir / "link.csv");
+  std::filesystem::create_symlink("/etc/passwd", dir / "away.csv");
+  ASSERT_EQ(::mkfifo((dir / "fifo.csv").c_str(), 0600), 0);
+  std::filesystem::create_directories(dir / "folder.csv");
+  const no_follow::Fd root = no_follow::open_root(dir.string());
+  EXPECT_EQ(no_follow::read_file_at(root.get(), "plain.csv", "shown"), "a,b\n1,2\n");
+  EXPECT_EQ(no_follow::read_file_at(root.get(), "missing.csv", "shown"), std::nullopt);
+  for (const char* refused : {"link.csv", "away.csv", "fifo.csv", "folder.csv"}) {
+    try {
+      no_follow::read_file_at(root.get(), refused, (dir / refused).string());
+      ADD_FAILURE() << refused;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.where().file, (dir / refused).string()) << refused;
+    }
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
