@@ -99,7 +99,8 @@ namespace {
 OldResults read_old_csv(std::string_view old_csv, const std::string& old_file,
                         std::initializer_list<const char*> columns, std::string_view what) {
   OldResults old{parse_csv(old_csv), {}};
-  if (old.rows.empty()) throw Error(fmt::format("empty {}", what), Location(old_file));
+  if (old.rows.empty())
+    throw Error(fmt::format("empty {} file", what.substr(0, what.find('.'))), Location(old_file));
   const std::vector<std::string>& header = old.rows.front();
   for (size_t i = 0; i < header.size(); ++i) old.col[header[i]] = i;
   for (const char* c : columns)

@@ -268,6 +268,7 @@ TEST(SimulationSuite, RegressionsAgainstAnEarlierSimulationsCsv) {
     }
     return std::pair(-1, std::string());
   };
+  EXPECT_NE(error_at("").second.find("empty simulations file"), std::string::npos);
   EXPECT_EQ(error_at("topology,workload\nring:4,resnet50\n").first, 1);  // a results.csv, say
   const size_t first_row = csv.find('\n') + 1;
   EXPECT_EQ(error_at(csv.substr(0, first_row) + "ring:4,4\n").first, 2);  // a short row
