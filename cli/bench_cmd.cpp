@@ -35,7 +35,6 @@ struct BenchArgs {
   double speed_tolerance = 1.0;
 };
 
-// Reads the suite and the flags; throws tenet::Error on bad input.
 // What --compare-to compares with: the results.csv named, and the simulations.csv beside it where
 // there is one (read without following a link: the folder may be one a user was sent).
 struct Earlier {
@@ -44,6 +43,7 @@ struct Earlier {
   std::string simulations_file;  // its path, as errors and the output name it
 };
 
+// Reads the suite and the flags, and what --compare-to names; throws tenet::Error on bad input.
 bench::Suite prepare(const BenchArgs& args, bool lead, Earlier& earlier, bench::KnownCosts& costs) {
   bench::Suite suite = args.suite.empty() ? bench::parse_suite(bench::default_suite_yaml(),
                                                                "<default suite>", args.quick)
