@@ -19,6 +19,7 @@
 #include "synth/formats/algorithm_json.hpp"
 #include "synth/verify/verify.hpp"
 #include "topo/io.hpp"
+#include "topo/no_follow.hpp"
 
 namespace tenet::synth {
 
@@ -99,24 +100,13 @@ Provenance provenance_of(const json& j) {
 }
 
 // The entry's file, read without following a link; none when it is missing, a link, not a
-// regular file, or unreadable.
+// regular file, or unreadable (a damaged entry is replaced, never trusted).
 std::optional<std::string> read_entry(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return std::nullopt;
-  struct stat st {};
-  std::optional<std::string> out;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-    std::string text(static_cast<size_t>(st.st_size), '\0');
-    size_t got = 0;
-    while (got < text.size()) {
-      const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
-      if (n <= 0) break;
-      got += static_cast<size_t>(n);
-    }
-    if (got == text.size()) out = std::move(text);
+  try {
+    return topo::no_follow::read_file_at(AT_FDCWD, path, path);
+  } catch (const Error&) {
+    return std::nullopt;
   }
-  ::close(fd);
-  return out;
 }
 
 // Whether `a` is what was asked for: the same topology, collective, size and model.
