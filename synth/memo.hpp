@@ -1,6 +1,7 @@
 // What one synthesis run keeps between its steps (SynthOptions::memo): the flow plans it packed,
-// the server plans it made, the bounds it computed, what the baselines keep (Blink's trees,
-// channel rings) and which ways lost at each size (SizeHistory), for every topology it works on. A
+// the server plans it made, the reversed topologies it planned on, the bounds it computed, what
+// the baselines keep (Blink's trees, channel rings) and which ways lost at each size
+// (SizeHistory), for every topology it works on. A
 // run that is given none keeps its own while it lasts; a caller that synthesizes on the same
 // topology again (a sweep, a simulator, a benchmark) or verifies what it made holds one and passes
 // it.
@@ -10,6 +11,7 @@
 #include "synth/baselines/baseline_memo.hpp"
 #include "synth/bounds/lower_bound.hpp"
 #include "synth/plans/flow_plans.hpp"
+#include "synth/plans/reversed_topologies.hpp"
 #include "synth/plans/server_plans.hpp"
 #include "synth/synthesizer.hpp"
 
@@ -19,6 +21,7 @@ struct SynthMemo {
   BoundMemo bounds;
   detail::FlowPlans plans;
   detail::ServerPlans servers;
+  detail::ReversedTopologies reversed;
   BaselineMemo baselines;
   detail::SizeHistory sizes;  // read only where PortfolioOptions::across_sizes
 };

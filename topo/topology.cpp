@@ -275,6 +275,12 @@ double Calibration::efficiency_of(std::string_view algorithm) const {
   return 1.0;
 }
 
+uint64_t step_fingerprint(const Topology& t) {
+  uint64_t h = fnv1a(0xcbf29ce484222325ULL, static_cast<uint64_t>(t.charges_steps()));
+  for (const Link& l : t.links()) h = fnv1a(h, static_cast<uint64_t>(l.step));
+  return h;
+}
+
 Topology reversed(const Topology& t) {
   TopologyBuilder b(t.name() + " (reversed)");
   std::vector<NodeId> handle(t.num_nodes());

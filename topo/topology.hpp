@@ -267,4 +267,9 @@ class TopologyBuilder {
 // is All-Gather on the reversed topology, reversed in time.
 Topology reversed(const Topology& t);
 
+// A 64-bit fingerprint of what Topology::fingerprint leaves out and costs read: every link's
+// per-step cost, in id order, and whether they are charged. A memo of results that depend on what
+// algorithms cost keys on both.
+uint64_t step_fingerprint(const Topology& t);
+
 }  // namespace tenet::topo

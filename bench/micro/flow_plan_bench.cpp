@@ -11,13 +11,13 @@
 #include "synth/plans/tree_packing.hpp"
 #include "synth/synthesizer.hpp"
 #include "topo/generators.hpp"
+#include "topo/io.hpp"
 
 namespace {
 
 using namespace tenet;
 
-void Packing(benchmark::State& state, const char* spec) {
-  const topo::Topology t = topo::generate(spec);
+void PackingOn(benchmark::State& state, const topo::Topology& t) {
   int64_t spent = 0;
   bool packed = false;
   for (auto _ : state) {
@@ -27,6 +27,20 @@ void Packing(benchmark::State& state, const char* spec) {
   }
   state.counters["packed"] = packed;
   state.counters["max_flows"] = static_cast<double>(spent);
+}
+void Packing(benchmark::State& state, const char* spec) { PackingOn(state, topo::generate(spec)); }
+
+// The pipelined packing (at most kMostTreesPerRoot trees per root) `-k auto` builds first on
+// examples/topologies/cluster16.yaml (16 GPUs, one NIC at half speed: 7 trees per root at the
+// optimum), where it is most of a cold `tenet sim -w resnet50`'s synthesis.
+void PipelinedPacking(benchmark::State& state, const std::string& path) {
+  const topo::Topology t = topo::load(path);
+  size_t trees = 0;
+  for (auto _ : state) {
+    const std::optional<synth::TreePacking> p = synth::pack_pipelined_trees(t);
+    trees = p ? p->trees.size() : 0;
+  }
+  state.counters["trees"] = static_cast<double>(trees);
 }
 
 // As `tenet synth` runs it at its defaults: every transfer pays its route's per-step cost.
@@ -65,6 +79,10 @@ int register_all() {
     benchmark::RegisterBenchmark(fmt::format("Packing/{}", spec).c_str(), Packing, spec)
         ->Unit(benchmark::kMillisecond)
         ->Iterations(1);
+  benchmark::RegisterBenchmark(
+      "PipelinedPacking/cluster16", PipelinedPacking,
+      std::string(TENET_SOURCE_DIR) + "/examples/topologies/cluster16.yaml")
+      ->Unit(benchmark::kMillisecond);
   for (const char* spec : {"leafspine:16x8", "nvcluster:16x8", "dragonfly:8x8x4", "hypercube:128"})
     for (auto [kind, name] : {std::pair{synth::CollectiveKind::AllGather, "all-gather"},
                               std::pair{synth::CollectiveKind::AllReduce, "all-reduce"}})

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
 #include <set>
 #include <string>
 #include <tuple>
@@ -63,7 +64,9 @@ class Planned {
         plan_(plan_for(c.kind)),
         forward_(c) {
     forward_.kind = forward_kind(c.kind);
-    if (plan_.reversed) reversed_ = topo::reversed(t);
+    if (plan_.reversed)
+      reversed_ = o.memo ? o.memo->reversed.of(t)
+                         : std::make_shared<const topo::Topology>(topo::reversed(t));
   }
 
   // The flow plan's pipelines of variant `v`, predicted (pipeline_prediction); nothing where they
@@ -545,13 +548,13 @@ class Planned {
   int variant_;
   ForwardPlan plan_;
   Collective forward_;
-  std::optional<topo::Topology> reversed_;
-  const TreePacking* packing_ = nullptr;  // o_.memo's, or own_plans_'
-  FlowPlans own_plans_;                   // where the run holds no memo
-  std::vector<int> tree_of_;              // per chunk, its tree (dealt by copies)
-  std::optional<ChannelGraph> g_;         // the channels of the plan's trees
-  bool routed_ = false;                   // some arc stands for several routes
-  std::optional<TreePacking> narrowed_;   // in serial channels, lanes with the thin ones dropped
+  std::shared_ptr<const topo::Topology> reversed_;  // o_.memo's, or its own
+  const TreePacking* packing_ = nullptr;            // o_.memo's, or own_plans_'
+  FlowPlans own_plans_;                             // where the run holds no memo
+  std::vector<int> tree_of_;                        // per chunk, its tree (dealt by copies)
+  std::optional<ChannelGraph> g_;                   // the channels of the plan's trees
+  bool routed_ = false;                             // some arc stands for several routes
+  std::optional<TreePacking> narrowed_;  // in serial channels, lanes with the thin ones dropped
   std::optional<Algorithm> best_;
   bool predicted_best_ = false;  // best_ made of nothing, claiming a prediction (skipped)
 };

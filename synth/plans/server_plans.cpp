@@ -7,13 +7,8 @@ namespace tenet::synth::detail {
 ServerPlans::Key ServerPlans::key_of(const topo::Topology& t, Bytes chunk_bytes, LinkModel model,
                                      int ecmp) {
   // The steps are not in the fingerprint (they change what an algorithm costs, not what it may
-  // do), but the quickest routes read them. FNV-1a, as the fingerprint.
-  uint64_t steps = 0xcbf29ce484222325ULL ^ static_cast<uint64_t>(t.charges_steps());
-  for (const topo::Link& l : t.links()) {
-    steps ^= static_cast<uint64_t>(l.step);
-    steps *= 0x100000001b3ULL;
-  }
-  return {t.fingerprint(), steps, chunk_bytes, model, ecmp};
+  // do), but the quickest routes read them.
+  return {t.fingerprint(), topo::step_fingerprint(t), chunk_bytes, model, ecmp};
 }
 
 ServerPlans::Plan ServerPlans::find(const Key& key) const {
