@@ -1,5 +1,8 @@
 #include "synth/plans/reversed_topologies.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <functional>
 #include <string>
@@ -13,16 +16,25 @@ std::shared_ptr<const topo::Topology> ReversedTopologies::find(const Key& key) c
 }
 
 std::shared_ptr<const topo::Topology> ReversedTopologies::of(const topo::Topology& t) {
-  // (Names are not in the fingerprint; a reverse's messages name its nodes and links.)
-  uint64_t names = 0;
-  auto add = [&](const std::string& s) {
-    names = names * 0x100000001b3ULL ^ std::hash<std::string>{}(s);
-  };
-  add(t.name());
-  add(t.applied() ? t.applied()->name : std::string());
+  // Beside the fingerprint and the steps, what topo::reversed copies: the names (a reverse's
+  // messages name its nodes and links), the links' buffers, the structure it was made with, its
+  // protocols and the one applied, and a preset's calibrated efficiencies.
+  std::string rest = t.name();
+  auto add = [&rest](const auto&... v) { ((rest += '\x1f', rest += fmt::to_string(v)), ...); };
   for (topo::NodeId v = 0; v < t.num_nodes(); ++v) add(t.node(v).name);
-  for (const topo::Link& l : t.links()) add(l.name);
-  const Key key{t.fingerprint(), topo::step_fingerprint(t), names};
+  for (const topo::Link& l : t.links()) add(l.name, l.buffer);
+  add(fmt::join(t.levels(), ","), fmt::join(t.grid(), ","));
+  auto add_protocol = [&add](const topo::Protocol& p) {
+    add(p.name, p.bandwidth, p.step, p.step_scale, p.in_network, fmt::join(p.excludes, ","));
+  };
+  for (const topo::Protocol& p : t.protocols()) add_protocol(p);
+  if (const topo::Protocol* p = t.applied()) {
+    add("applied");
+    add_protocol(*p);
+  }
+  for (const auto& [algorithm, efficiency] : t.calibration().algorithm_efficiency)
+    add(algorithm, efficiency);
+  const Key key{t.fingerprint(), topo::step_fingerprint(t), std::hash<std::string>{}(rest)};
   {
     std::lock_guard lock(mutex_);
     if (auto made = find(key)) return made;

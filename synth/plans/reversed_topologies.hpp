@@ -1,8 +1,7 @@
 // The reverses of the topologies one run plans on (topo::reversed), each made once: a reversed
 // plan (a Reduce-Scatter as an All-Gather on the reversed topology, reversed in time) is asked for
 // at every chunk count, method and pipeline variant, and each reverse made afresh is a new
-// topology to build and to search routes on again (cluster16's cold `tenet sim -w resnet50` spent
-// about a sixth of its time there).
+// topology to build and to search routes on again.
 #pragma once
 
 #include <cstdint>
@@ -16,9 +15,9 @@
 
 namespace tenet::synth::detail {
 
-// Owned by the run that plans (SynthMemo); keyed on everything topo::reversed copies that an
-// algorithm reads: the fingerprint, the per-step costs and whether they are charged
-// (topo::step_fingerprint), and the names (the topology's, its protocol's, its nodes' and links').
+// Owned by the run that plans (SynthMemo); keyed on everything topo::reversed copies: the
+// fingerprint, the per-step costs and whether they are charged (topo::step_fingerprint), and a
+// hash of the rest (names, buffers, levels and grid, protocols, calibrated efficiencies).
 // Keeps the last kKept, oldest out first. Safe to share between threads (two may reverse one
 // topology at once; the first kept stays, and both get a whole reverse).
 class ReversedTopologies {
