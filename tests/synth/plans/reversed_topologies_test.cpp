@@ -2,6 +2,7 @@
 // again is the one made before, and it is what topo::reversed makes; a topology that differs in
 // anything a reverse carries (links, per-step costs and whether they are charged, names) gets its
 // own.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -45,28 +46,36 @@ TEST(ReversedTopologies, KeepsOneReversePerTopology) {
   }
 }
 
-// Two topologies that differ only where the fingerprint does not look (a link's per-step cost, a
-// node's name) each get their own reverse.
-TEST(ReversedTopologies, StepsAndNamesArePartOfTheKey) {
-  auto pair = [](const char* b_name, const char* step) {
-    return topo::parse_yaml(std::string(R"(
+// Two topologies that differ only where the fingerprint does not look (a link's per-step cost or
+// buffer, a node's name) each get their own reverse.
+TEST(ReversedTopologies, StepsBuffersAndNamesArePartOfTheKey) {
+  auto pair = [](const char* b_name, const char* step, const char* buffer) {
+    return topo::parse_yaml(fmt::format(R"(
 name: pair
-defaults: {bw: 50GB/s, lat: 0.5us, bidirectional: true}
-npus: [a, )") + b_name +
-                            "]\nlinks:\n  - {src: a, dst: " + b_name + ", step: " + step + "}\n");
+defaults: {{bw: 50GB/s, lat: 0.5us, bidirectional: true}}
+npus: [a, {0}]
+links:
+  - {{src: a, dst: {0}, step: {1}, buffer: {2}}}
+)",
+                                        b_name, step, buffer));
   };
-  const topo::Topology first = pair("b", "1us"), dearer = pair("b", "3us"),
-                       renamed = pair("c", "1us");
+  const topo::Topology first = pair("b", "1us", "1MiB"), dearer = pair("b", "3us", "1MiB"),
+                       renamed = pair("c", "1us", "1MiB"), deeper = pair("b", "1us", "2MiB");
   ASSERT_EQ(first.fingerprint(), dearer.fingerprint());
   ASSERT_EQ(first.fingerprint(), renamed.fingerprint());
+  ASSERT_EQ(first.fingerprint(), deeper.fingerprint());
+  ASSERT_NE(first.link(0).buffer, deeper.link(0).buffer);
   detail::ReversedTopologies memo;
   const std::shared_ptr<const topo::Topology> r = memo.of(first);
   const std::shared_ptr<const topo::Topology> d = memo.of(dearer);
   const std::shared_ptr<const topo::Topology> n = memo.of(renamed);
+  const std::shared_ptr<const topo::Topology> b = memo.of(deeper);
   EXPECT_NE(d, r);
   EXPECT_NE(n, r);
+  EXPECT_NE(b, r);
   EXPECT_EQ(d->link(0).step, dearer.link(0).step);
   EXPECT_EQ(n->node(1).name, "c");
+  EXPECT_EQ(b->link(0).buffer, deeper.link(0).buffer);
   EXPECT_EQ(memo.of(first), r);
 }
 
