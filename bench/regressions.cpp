@@ -5,7 +5,9 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <string>
 #include <system_error>
+#include <tuple>
 
 #include "bench/harness.hpp"
 #include "bench/report_common.hpp"
@@ -107,11 +109,10 @@ void check_old_simulations(std::string_view old_csv, const std::string& old_file
 std::vector<std::string> sim_regressions(std::string_view old_csv, const std::string& old_file,
                                          const std::vector<SimRun>& runs) {
   const OldResults old = read_old_simulations(old_csv, old_file);
+  using Key = std::tuple<std::string, std::string, std::string, std::string>;
   auto key = [](std::string_view topology, std::string_view workload, std::string_view network,
-                std::string_view algorithm) {
-    return fmt::format("{}|{}|{}|{}", topology, workload, network, algorithm);
-  };
-  std::map<std::string, const SimRun*> now;
+                std::string_view algorithm) { return Key(topology, workload, network, algorithm); };
+  std::map<Key, const SimRun*> now;
   for (const SimRun& r : runs)
     now[key(r.topology, r.workload, sim::to_string(r.network), r.algorithm)] = &r;
   std::vector<std::string> worse;
