@@ -105,11 +105,17 @@ std::vector<Bytes> sizes_of(const SynthArgs& args) {
   return out;
 }
 
+// An All-Reduce's halves in turn are printed where their bandwidth terms come to over this much of
+// the bound's: where only their second step and latency set them above it, they add nothing.
+constexpr double kHalvesAbove = 1.001;
+
 // `size` is the row's size as printed; the producers get `unit` (All-to-Allv: a unit's bytes; else
 // the size itself).
 SynthRow build_row(const SynthArgs& args, const std::string& name, const topo::Topology& t,
                    synth::Collective c, Bytes size, const synth::SynthOptions& o, Bytes unit = -1) {
-  SynthRow row{name, size, {}, {}, {}, {}, {}, 0};
+  SynthRow row;
+  row.name = name;
+  row.size = size;
   if (unit < 0) unit = size;
   const auto begin = std::chrono::steady_clock::now();
   const int64_t hits_before = o.cache ? o.cache->hits() : 0;
@@ -144,6 +150,13 @@ SynthRow build_row(const SynthArgs& args, const std::string& name, const topo::T
     row.report = synth::verify(
         t, *row.algorithm,
         {.max_reported = 5, .bounds = synth::bounds_of(o), .model_time = args.target != "tenet"});
+    if (auto halves =
+            synth::halves_in_turn_bound(t, row.algorithm->collective, row.algorithm->chunk_bytes,
+                                        row.algorithm->step_costs, synth::bounds_of(o));
+        halves &&
+        static_cast<double>(halves->reduce_scatter.bandwidth + halves->all_gather.bandwidth) >
+            kHalvesAbove * static_cast<double>(row.report->bound.bandwidth))
+      row.halves = std::move(halves);
   } catch (const synth::NotApplicable& e) {
     if (args.algo != "all") throw;  // asked for by name: an error
     row.not_applicable = e.message();

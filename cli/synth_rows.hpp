@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bench/harness.hpp"
+#include "synth/bounds/lower_bound.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/verify/verify.hpp"
 #include "topo/topology.hpp"
@@ -20,6 +21,9 @@ struct SynthRow {
   Bytes size = 0;
   std::optional<synth::Algorithm> algorithm;
   std::optional<synth::Report> report;
+  // An All-Reduce's halves in turn (synth::halves_in_turn_bound), where their bandwidth terms are
+  // above the lower bound's.
+  std::optional<synth::HalvesInTurn> halves;
   std::string not_applicable;
   std::vector<synth::ChunkingResult::Try> tried;  // -k auto: chunks per NPU tried, and their times
   std::string target_note;  // --target msccl: what was picked, and what the runtime cannot hold

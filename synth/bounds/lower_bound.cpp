@@ -575,6 +575,16 @@ LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk
   return least;
 }
 
+std::optional<HalvesInTurn> halves_in_turn_bound(const topo::Topology& t, const Collective& c,
+                                                 Bytes chunk_bytes, bool steps, BoundMemo* memo) {
+  if (c.kind != CollectiveKind::AllReduce || c.all_reduce_chunks > 0) return std::nullopt;
+  Collective half = c;
+  half.kind = CollectiveKind::ReduceScatter;
+  LowerBound reduce_scatter = lower_bound(t, half, chunk_bytes, steps, memo);
+  half.kind = CollectiveKind::AllGather;
+  return HalvesInTurn{std::move(reduce_scatter), lower_bound(t, half, chunk_bytes, steps, memo)};
+}
+
 std::string describe(const LowerBound& b) {
   const std::string terms =
       fmt::format("{} {}{} + {} latency{}", b.label, format_time(b.bandwidth),

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "synth/ir/collective.hpp"
@@ -97,6 +98,22 @@ LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk
                        BoundMemo* memo = nullptr);
 LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
                        BoundMemo* memo = nullptr);
+
+// An All-Reduce run as a Reduce-Scatter and then an All-Gather begun once the first has ended
+// (each half's bound with its own steps and latency, over the same ranks and chunks, summed): a
+// bound on that family only, not on every All-Reduce. An algorithm that starts a chunk's
+// All-Gather as soon as that chunk is reduced may end sooner (the first half can keep an NPU's
+// links out busy while the second uses its links in), and so may one that reduces along trees or
+// gives the NPUs unequal shares. It tells a user what the usual two-phase shape can reach where
+// the lower bound is below it (an NPU with a slow NIC takes in its share of both halves through
+// it). Nothing for the other kinds, or an All-Reduce in C chunks in all (no chunk per rank).
+struct HalvesInTurn {
+  LowerBound reduce_scatter, all_gather;
+  Time total() const { return reduce_scatter.total + all_gather.total; }
+};
+std::optional<HalvesInTurn> halves_in_turn_bound(const topo::Topology& t, const Collective& c,
+                                                 Bytes chunk_bytes, bool steps,
+                                                 BoundMemo* memo = nullptr);
 
 // The terms that make up `b.total`, in words whose numbers add up: "arrivals bound 1.2 ms + 700 ns
 // latency", "cut bound 1.321 ms + 2.6 us step + 500 ns latency past the cut", or, when the
