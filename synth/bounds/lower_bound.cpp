@@ -344,6 +344,21 @@ Term all_reduce_bandwidth(BoundMemo::State* memo, const topo::Topology& t,
 
 namespace {
 
+// What the farthest pair's latency is followed by (LowerBound::latency_bytes), kept in `b` and
+// returned: `bytes` that depend on the pair's one end must enter the other after that latency.
+// Say u and v are the pair, d their latency, and v needs `bytes` that each depend on u's data (an
+// All-Reduce's whole result; a rank's share in an All-Gather or a Reduce-Scatter). None of them
+// can leave a node before u's data has reached it, so none is on a link into v before d, and the
+// links into v carry them at most at their summed bandwidth: the last enters at d + bytes over it
+// at least. Over the members, the widest of those sums: a bound for whichever member is v.
+Time bytes_after_latency(const topo::Topology& t, const std::vector<topo::NodeId>& members,
+                         Bytes bytes, LowerBound& b) {
+  Bandwidth widest = 0;
+  for (topo::NodeId v : members) widest = std::max(widest, topo::ingress_bandwidth(t, v));
+  b.latency_bytes = widest > 0 ? transfer_time(bytes, widest) : 0;
+  return b.latency_bytes;
+}
+
 LowerBound compute(BoundMemo::State* memo, const topo::Topology& t, const Collective& c,
                    Bytes chunk_bytes, bool steps) {
   LowerBound b;
@@ -367,7 +382,7 @@ LowerBound compute(BoundMemo::State* memo, const topo::Topology& t, const Collec
       b.limit = topo::describe_cut(t, cut.set);
       b.past_the_cut = true;
       b.cut_latency = past_cut(t, flags(t, cut.set), m, false);
-      b.latency = far(m, m);
+      b.latency = far(m, m) + bytes_after_latency(t, m, k_bytes, b);
       b.label = "cut bound";
       break;
     }
@@ -379,7 +394,7 @@ LowerBound compute(BoundMemo::State* memo, const topo::Topology& t, const Collec
       b.limit = topo::describe_cut(t, complement(t, cut.set));
       b.past_the_cut = true;
       b.cut_latency = past_cut(t, flags(t, cut.set, true), m, true);
-      b.latency = far(m, m);
+      b.latency = far(m, m) + bytes_after_latency(t, m, k_bytes, b);
       b.label = "cut bound (reversed)";
       break;
     }
@@ -393,7 +408,7 @@ LowerBound compute(BoundMemo::State* memo, const topo::Topology& t, const Collec
       // Reduce-Scatter plus All-Gather figure, a bound on that family of algorithms only.
       b.steering =
           cut_bound(memo, t, true, m).time(buffer) + cut_bound(memo, t, false, m).time(buffer);
-      b.latency = far(m, m);
+      b.latency = far(m, m) + bytes_after_latency(t, m, buffer, b);
       break;
     }
     case CollectiveKind::Broadcast: {
@@ -592,8 +607,12 @@ std::string describe(const LowerBound& b) {
                   format_time(b.cut_latency), b.past_the_cut ? " past the cut" : "");
   const std::string under = b.protocol.empty() ? "" : fmt::format(" (in {})", b.protocol);
   if (b.total == b.bandwidth + b.step + b.cut_latency) return terms + under;
-  return fmt::format("latency{} of the farthest pair that must communicate{}; {} is less",
-                     b.step > 0 ? " and steps" : "", under, terms);
+  const std::string bytes = b.latency_bytes > 0
+                                ? fmt::format(" + {} for what depends on it to enter an NPU",
+                                              format_time(b.latency_bytes))
+                                : std::string();
+  return fmt::format("latency{} of the farthest pair that must communicate{}{}; {} is less",
+                     b.step > 0 ? " and steps" : "", bytes, under, terms);
 }
 
 }  // namespace tenet::synth

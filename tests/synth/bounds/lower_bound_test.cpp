@@ -192,6 +192,36 @@ TEST(AllReduceBound, ClosedFormsOnASwitchAndALine) {
   }
 }
 
+// At small sizes the farthest pair's latency is followed by the bytes that depend on its one end
+// entering the other: an All-Reduce's whole buffer (an All-Gather's one share) through the widest
+// NPU's links in. On a line of 10 us links: 7 hops, then 1 MiB through an inner NPU's two 50 GB/s
+// links in; the answer and every baseline stay above it.
+TEST(LatencyBound, TheBytesThatDependOnTheFarthestPairFollowItsLatency) {
+  const topo::Topology t = topo::generate("line:8,lat=10us");
+  const Bytes m = Bytes{1} << 20;
+  Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
+  const LowerBound b = lower_bound(t, c, c.chunk_bytes_for(m), false);
+  EXPECT_EQ(b.latency_bytes, transfer_time(m, 2 * t.link(0).bandwidth));
+  EXPECT_EQ(b.latency, 7 * t.link(0).latency + b.latency_bytes);
+  EXPECT_EQ(b.total, b.latency);
+  EXPECT_NE(describe(b).find("+ 10.49 us for what depends on it to enter an NPU"),
+            std::string::npos)
+      << describe(b);
+  for (const std::string& name : algorithm_names(CollectiveKind::AllReduce)) {
+    Algorithm a;
+    try {
+      a = make_algorithm(name, t, c, c.chunk_bytes_for(m));
+    } catch (const NotApplicable&) {
+      continue;
+    }
+    EXPECT_TRUE(verify(t, a, {.lower_bound = false}).correct()) << name;
+    EXPECT_GE(a.claimed_time, lower_bound(t, c, c.chunk_bytes_for(m)).total) << name;
+  }
+  c.kind = CollectiveKind::AllGather;  // one rank's share: 1 MiB / 8
+  EXPECT_EQ(lower_bound(t, c, c.chunk_bytes_for(m), false).latency_bytes,
+            transfer_time(m / 8, 2 * t.link(0).bandwidth));
+}
+
 // An All-Reduce's halves in turn: each half's bound summed, for the All-Reduce only. On a line it
 // is the figure once printed as the bound (9.4 ms at 256 MiB), which a reduction to the middle and
 // back beats: a bound on that shape, not on every All-Reduce.
@@ -303,7 +333,8 @@ TEST(LatencyBound, SampledSourcesFindTheDiameter) {
   for (const char* spec : {"mesh2d:65x65", "torus2d:65x65"}) {
     const auto t = topo::generate(spec);
     const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
-    EXPECT_EQ(lower_bound(t, c, 1).latency, topo::npu_diameter(t).latency) << spec;
+    const LowerBound b = lower_bound(t, c, 1);
+    EXPECT_EQ(b.latency - b.latency_bytes, topo::npu_diameter(t).latency) << spec;
   }
 }
 
