@@ -9,6 +9,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/formats.hpp"
+#include "cli/halves_print.hpp"
 #include "cli/progress.hpp"
 #include "cli/synth_args.hpp"
 #include "cli/synth_print.hpp"
@@ -105,10 +106,6 @@ std::vector<Bytes> sizes_of(const SynthArgs& args) {
   return out;
 }
 
-// An All-Reduce's halves in turn are printed where their bandwidth terms come to over this much of
-// the bound's: where only their second step and latency set them above it, they add nothing.
-constexpr double kHalvesAbove = 1.001;
-
 // `size` is the row's size as printed; the producers get `unit` (All-to-Allv: a unit's bytes; else
 // the size itself).
 SynthRow build_row(const SynthArgs& args, const std::string& name, const topo::Topology& t,
@@ -150,13 +147,7 @@ SynthRow build_row(const SynthArgs& args, const std::string& name, const topo::T
     row.report = synth::verify(
         t, *row.algorithm,
         {.max_reported = 5, .bounds = synth::bounds_of(o), .model_time = args.target != "tenet"});
-    if (auto halves =
-            synth::halves_in_turn_bound(t, row.algorithm->collective, row.algorithm->chunk_bytes,
-                                        row.algorithm->step_costs, synth::bounds_of(o));
-        halves &&
-        static_cast<double>(halves->reduce_scatter.bandwidth + halves->all_gather.bandwidth) >
-            kHalvesAbove * static_cast<double>(row.report->bound.bandwidth))
-      row.halves = std::move(halves);
+    row.halves = halves_beyond(t, *row.algorithm, row.report->bound, synth::bounds_of(o));
   } catch (const synth::NotApplicable& e) {
     if (args.algo != "all") throw;  // asked for by name: an error
     row.not_applicable = e.message();

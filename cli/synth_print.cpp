@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "bench/table.hpp"
+#include "cli/halves_print.hpp"
 #include "cli/synth_target.hpp"
 #include "synth/bounds/lower_bound.hpp"
 #include "synth/groups/group_map.hpp"
@@ -61,24 +62,6 @@ Time part_bound(const topo::Topology& t, const synth::Algorithm& a) {
   return synth::lower_bound(part->topology, part->collective, a.chunk_bytes, a.step_costs).total;
 }
 
-// An All-Reduce's halves in turn, their bounds' terms in words: "180.6 us (cut bound (reversed)
-// ...) + 180.3 us (cut bound ...)".
-std::string halves_terms(const synth::HalvesInTurn& h) {
-  return fmt::format("{} ({}) + {} ({})", format_time(h.reduce_scatter.total),
-                     synth::describe(h.reduce_scatter), format_time(h.all_gather.total),
-                     synth::describe(h.all_gather));
-}
-
-// What limits each half, in the topology's names; once where both say the same.
-std::string halves_limit(const synth::HalvesInTurn& h) {
-  const std::string& rs = h.reduce_scatter.limit;
-  const std::string& ag = h.all_gather.limit;
-  if (rs.empty() && ag.empty()) return "";
-  if (rs == ag) return fmt::format("both halves: {}", rs);
-  return fmt::format("Reduce-Scatter: {}; All-Gather: {}", rs.empty() ? "-" : rs,
-                     ag.empty() ? "-" : ag);
-}
-
 }  // namespace
 
 void print_one(const SynthArgs& args, const topo::Topology& t, const SynthRow& row,
@@ -130,8 +113,8 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const SynthRow& r
     j["ratio_to_bound"] = r.ratio();
     if (row.halves) {
       j["halves_in_turn_ps"] = row.halves->total();
-      j["halves_in_turn_terms"] = halves_terms(*row.halves);
-      j["halves_in_turn_limit"] = halves_limit(*row.halves);
+      j["halves_in_turn_terms"] = synth::describe(*row.halves);
+      j["halves_in_turn_limit"] = synth::describe_limit(*row.halves);
     }
     if (in_part > 0) j["group_part_lower_bound_ps"] = in_part;
     j["algbw_GBps"] = algbw / 1e9;
@@ -206,17 +189,7 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const SynthRow& r
   fmt::print("lower bound     {}  ({})\n", format_time(r.bound.total), synth::describe(r.bound));
   if (!r.bound.limit.empty()) fmt::print("bound limit     {}\n", r.bound.limit);
   fmt::print("ratio           {:.4f}\n", r.ratio());
-  if (row.halves) {
-    fmt::print(
-        "halves in turn  {}  (a Reduce-Scatter, then an All-Gather once it has ended, take {} + {} "
-        "at least: a bound on that shape only; this algorithm takes {:.4f}x that, and one that "
-        "overlaps the halves may take less)\n",
-        format_time(row.halves->total()), format_time(row.halves->reduce_scatter.total),
-        format_time(row.halves->all_gather.total),
-        static_cast<double>(r.collective_time) / static_cast<double>(row.halves->total()));
-    if (const std::string limit = halves_limit(*row.halves); !limit.empty())
-      fmt::print("halves' limit   {}\n", limit);
-  }
+  if (row.halves) print_halves(*row.halves, r.collective_time, 16);
   if (in_part > 0)
     fmt::print(
         "in its part     bound {}, ratio {:.4f} (the group's members and the switches they reach: "

@@ -5,6 +5,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/formats.hpp"
+#include "cli/halves_print.hpp"
 #include "synth/formats/algorithm_json.hpp"
 #include "synth/verify/verify.hpp"
 #include "topo/io.hpp"
@@ -27,6 +28,8 @@ int run_verify(const VerifyArgs& args) {
   synth::VerifyOptions options;
   options.max_reported = args.verbose || args.json ? 100'000 : 10;
   synth::Report r = synth::verify(t, a, options);
+  const std::optional<synth::HalvesInTurn> halves =
+      r.bound.total > 0 ? halves_beyond(t, a, r.bound) : std::nullopt;
   synth::add_import_problems(r, imported.problems, options);
   for (const std::string& w : imported.warnings)
     fmt::print(stderr, "warning: {}: {}\n", args.algorithm, w);
@@ -50,6 +53,11 @@ int run_verify(const VerifyArgs& args) {
     j["lower_bound_kind"] = r.bound.label;
     j["lower_bound_limit"] = r.bound.limit;
     j["ratio"] = r.ratio();
+    if (halves) {
+      j["halves_in_turn_ps"] = halves->total();
+      j["halves_in_turn_terms"] = synth::describe(*halves);
+      j["halves_in_turn_limit"] = synth::describe_limit(*halves);
+    }
     j["links_used"] = r.links_used;
     j["mean_link_utilization"] = r.mean_utilization;
     j["max_link_utilization"] = r.max_utilization;
@@ -85,6 +93,7 @@ int run_verify(const VerifyArgs& args) {
     fmt::print("lower bound   {} ({}); ratio {:.4f}\n", format_time(r.bound.total),
                synth::describe(r.bound), r.ratio());
   if (r.bound.total > 0 && !r.bound.limit.empty()) fmt::print("bound limit   {}\n", r.bound.limit);
+  if (halves) print_halves(*halves, r.collective_time, 14);
   if (r.links_used > 0)
     fmt::print("links         {} of {} used; utilization mean {:.1f} %, max {:.1f} %\n",
                r.links_used, t.num_links(), 100 * r.mean_utilization, 100 * r.max_utilization);

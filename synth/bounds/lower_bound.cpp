@@ -600,6 +600,27 @@ std::optional<HalvesInTurn> halves_in_turn_bound(const topo::Topology& t, const 
   return HalvesInTurn{std::move(reduce_scatter), lower_bound(t, half, chunk_bytes, steps, memo)};
 }
 
+bool HalvesInTurn::above(const LowerBound& bound) const {
+  constexpr double kAbove = 1.001;
+  return static_cast<double>(reduce_scatter.bandwidth + all_gather.bandwidth) >
+         kAbove * static_cast<double>(bound.bandwidth);
+}
+
+std::string describe(const HalvesInTurn& h) {
+  return fmt::format("{} ({}) + {} ({})", format_time(h.reduce_scatter.total),
+                     describe(h.reduce_scatter), format_time(h.all_gather.total),
+                     describe(h.all_gather));
+}
+
+std::string describe_limit(const HalvesInTurn& h) {
+  const std::string& rs = h.reduce_scatter.limit;
+  const std::string& ag = h.all_gather.limit;
+  if (rs.empty() && ag.empty()) return "";
+  if (rs == ag) return fmt::format("both halves: {}", rs);
+  return fmt::format("Reduce-Scatter: {}; All-Gather: {}", rs.empty() ? "-" : rs,
+                     ag.empty() ? "-" : ag);
+}
+
 std::string describe(const LowerBound& b) {
   const std::string terms =
       fmt::format("{} {}{} + {} latency{}", b.label, format_time(b.bandwidth),

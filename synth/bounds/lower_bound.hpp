@@ -116,10 +116,18 @@ LowerBound lower_bound(const topo::Topology& t, const Collective& c, Bytes chunk
 struct HalvesInTurn {
   LowerBound reduce_scatter, all_gather;
   Time total() const { return reduce_scatter.total + all_gather.total; }
+  // Whether the halves' bandwidth terms come to over 1.001x the All-Reduce bound's (`bound`):
+  // where only their second step and latency set them above it, they tell nothing it does not.
+  bool above(const LowerBound& bound) const;
 };
 std::optional<HalvesInTurn> halves_in_turn_bound(const topo::Topology& t, const Collective& c,
                                                  Bytes chunk_bytes, bool steps,
                                                  BoundMemo* memo = nullptr);
+// The halves' terms in words: "180.6 us (cut bound (reversed) ...) + 180.3 us (cut bound ...)".
+std::string describe(const HalvesInTurn& h);
+// What limits each half, in the topology's names ("Reduce-Scatter: the links out of ...;
+// All-Gather: the links into ..."), once where both say the same; empty where neither says.
+std::string describe_limit(const HalvesInTurn& h);
 
 // The terms that make up `b.total`, in words whose numbers add up: "arrivals bound 1.2 ms + 700 ns
 // latency", "cut bound 1.321 ms + 2.6 us step + 500 ns latency past the cut", or, when the

@@ -245,6 +245,16 @@ TEST(AllReduceBound, HalvesInTurnAreEachHalfsBoundSummed) {
   EXPECT_TRUE(verify(t, a, {.lower_bound = false}).correct());
   EXPECT_LT(a.claimed_time, h->total());
   EXPECT_GE(a.claimed_time, lower_bound(t, c, chunk, true).total);
+  // Twice the line's end through its one link, against the whole buffer once across the middle.
+  EXPECT_TRUE(h->above(lower_bound(t, c, chunk, true)));
+  EXPECT_EQ(describe_limit(*h),
+            "Reduce-Scatter: the links out of npu0 to the rest: 50 GB/s = 50 GB/s to npu1; "
+            "All-Gather: the links into npu0 from the rest: 50 GB/s = 50 GB/s from npu1");
+  // On a switch they are the bound's own arrivals: nothing more to say.
+  const topo::Topology sw = topo::generate("switch:8");
+  const Collective on_switch = Collective::over_all(sw, CollectiveKind::AllReduce);
+  EXPECT_FALSE(halves_in_turn_bound(sw, on_switch, chunk, true)
+                   ->above(lower_bound(sw, on_switch, chunk, true)));
   // Nothing for another kind, or an All-Reduce in chunks in all.
   EXPECT_FALSE(halves_in_turn_bound(t, half, chunk, true).has_value());
   c.all_reduce_chunks = 4;
