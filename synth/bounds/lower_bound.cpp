@@ -1,6 +1,7 @@
 #include "synth/bounds/lower_bound.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <limits>
@@ -207,6 +208,46 @@ Time farthest_paying(const topo::Topology& t, const StepNeed& need, Time plain,
   return worst;
 }
 
+// Where the islands an arrivals bound counts take in unequal amounts, which take in what, in the
+// topology's names, the most common amount last: " (350 GB/s into server0/npu0; 400 GB/s into each
+// of the other 15)". Up to kNamedIslands named per amount; an island of several nodes by its first
+// and how many more. Empty where they all take in the same.
+std::string unequal_intakes(const topo::Topology& t, boost::disjoint_sets_with_storage<>& islands,
+                            const std::vector<char>& endpoint, const std::vector<Int128>& in) {
+  constexpr size_t kNamedIslands = 3;
+  const int n = t.num_nodes();
+  std::vector<std::vector<topo::NodeId>> nodes(n);  // per island: its nodes, in id order
+  for (topo::NodeId v = 0; v < n; ++v) nodes[islands.find_set(v)].push_back(v);
+  std::map<Int128, std::vector<int>> by_intake;  // per amount taken in: the islands
+  for (int i = 0; i < n; ++i)
+    if (endpoint[i] && in[i] > 0) by_intake[in[i]].push_back(i);
+  if (by_intake.size() < 2) return "";
+  auto most = std::max_element(
+      by_intake.begin(), by_intake.end(),
+      [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
+  auto amount = [](Int128 bw) {
+    return format_bandwidth(
+        static_cast<Bandwidth>(std::min<Int128>(bw, std::numeric_limits<Bandwidth>::max())));
+  };
+  auto name = [&](int i) {
+    const std::string first = t.node(nodes[i].front()).name;
+    return nodes[i].size() == 1 ? first : fmt::format("{} and {} more", first, nodes[i].size() - 1);
+  };
+  std::vector<std::string> parts;
+  for (const auto& [bw, ids] : by_intake) {
+    if (bw == most->first) continue;
+    std::vector<std::string> names;
+    for (size_t j = 0; j < std::min(ids.size(), kNamedIslands); ++j) names.push_back(name(ids[j]));
+    if (ids.size() > kNamedIslands)
+      names.push_back(fmt::format("{} more", ids.size() - kNamedIslands));
+    parts.push_back(fmt::format("{} into {}{}", amount(bw), ids.size() > 1 ? "each of " : "",
+                                fmt::join(names, ", ")));
+  }
+  parts.push_back(
+      fmt::format("{} into each of the other {}", amount(most->first), most->second.size()));
+  return fmt::format(" ({})", fmt::join(parts, "; "));
+}
+
 // The latency past a cut. A cut bound's time, B bytes over the C bytes per second of the links
 // leaving a set S, is the earliest the last of them can end crossing; its data still has to travel
 // on. Fix a destination v outside S that needs all B bytes: Broadcast and All-Gather, any member
@@ -325,16 +366,15 @@ Term all_reduce_bandwidth(BoundMemo::State* memo, const topo::Topology& t,
       const std::string into = format_bandwidth(
           static_cast<Bandwidth>(std::min<Int128>(ingress, std::numeric_limits<Bandwidth>::max())));
       arrivals.limit =
-          w + 1 < widths.size()
-              ? fmt::format(
-                    "{} islands of links of {} or more hold the ranks: every byte enters "
-                    "them 2 x ({} - 1) times, through {} in all into their NPUs and "
-                    "reducing switches",
-                    g, format_bandwidth(widths[w]), g, into)
-              : fmt::format(
-                    "{} nodes hold the ranks: every byte enters them 2 x ({} - 1) times, "
-                    "through {} in all into the NPUs and reducing switches",
-                    g, g, into);
+          (w + 1 < widths.size()
+               ? fmt::format("{} islands of links of {} or more hold the ranks: every byte enters "
+                             "them 2 x ({} - 1) times, through {} in all into their NPUs and "
+                             "reducing switches",
+                             g, format_bandwidth(widths[w]), g, into)
+               : fmt::format("{} nodes hold the ranks: every byte enters them 2 x ({} - 1) times, "
+                             "through {} in all into the NPUs and reducing switches",
+                             g, g, into)) +
+          unequal_intakes(t, islands, endpoint, in);
     }
   }
   return arrivals.bandwidth + arrivals.step > cut.bandwidth + cut.step ? arrivals : cut;

@@ -240,6 +240,7 @@ check "verify halves in turn" 0 "halves in turn 360.9 us" -- "$T" verify "$tmp/h
 # On a switch the halves in turn are the bound itself: no such line.
 if "$T" synth --topo switch:8 --coll all-reduce --size 64MiB -k 2 --no-cache -o "$tmp/halves2" 2>&1 | grep -q "halves in turn"; then
   echo "FAIL switch:8 prints halves in turn, though they equal its bound"; fail=$((fail + 1)); else pass=$((pass + 1)); fi
+check "arrivals bound names the slow NPU" 0 "through 6.35 TB/s in all into their NPUs and reducing switches (350 GB/s into server0/npu0; 400 GB/s into each of the other 15)" -- "$T" synth --topo "$SRC/examples/topologies/cluster16.yaml" --coll all-reduce --size 64MiB -k 2 --no-cache -o "$tmp/halves"
 check "topo info cut" 0 "(the links into a0, a1, a2, a3 from the rest: 25 GB/s = 25 GB/s b0 -> a0)" -- "$T" topo info "$SRC/examples/topologies/two-islands.yaml"
 
 # An All-Reduce's printed bound is one: a reduction tree on a line (reduce to the middle and back)

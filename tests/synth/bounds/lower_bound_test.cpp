@@ -261,6 +261,20 @@ TEST(AllReduceBound, HalvesInTurnAreEachHalfsBoundSummed) {
   EXPECT_FALSE(halves_in_turn_bound(t, c, chunk, true).has_value());
 }
 
+// Where the islands the arrivals bound counts take in unequal amounts, its limit says which take
+// in what, the most common amount last: a mesh's corners, edges and inner NPUs.
+TEST(AllReduceBound, TheArrivalsBoundNamesWhatEachIslandTakesIn) {
+  const topo::Topology t = topo::generate("mesh2d:4x4");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
+  const LowerBound b = lower_bound(t, c, c.chunk_bytes_for(Bytes{64} << 20));
+  ASSERT_EQ(b.label, "arrivals bound");
+  EXPECT_EQ(b.limit,
+            "16 nodes hold the ranks: every byte enters them 2 x (16 - 1) times, through 2.4 TB/s "
+            "in all into the NPUs and reducing switches (100 GB/s into each of npu0, npu3, "
+            "npu12, 1 more; 200 GB/s into each of npu5, npu6, npu9, 1 more; 150 GB/s into each "
+            "of the other 8)");
+}
+
 // No All-Reduce, whoever made it (every method, both link models, every baseline, in-network
 // reduction where a switch reduces), is faster than the printed bound.
 TEST(AllReduceBound, NeverAboveAnyVerifiedAlgorithm) {
