@@ -73,9 +73,10 @@ constexpr SmallCase kSmallCases[] = {
 };
 
 int register_all() {
-  for (const char* spec : {"leafspine:4x8", "leafspine:8x8", "leafspine:16x8",
-                           "nvcluster:4x8,net=fattree", "nvcluster:8x8", "nvcluster:16x8",
-                           "hypercube:64", "torus2d:8x8", "mesh2d:8x8", "hetmesh2d:8x8"})
+  for (const char* spec :
+       {"leafspine:4x8", "leafspine:8x8", "leafspine:16x8", "nvcluster:4x8,net=fattree",
+        "nvcluster:8x8", "nvcluster:16x8", "hypercube:64", "torus2d:8x8", "mesh2d:8x8",
+        "hetmesh2d:8x8", "dragonfly:4x4x4"})
     benchmark::RegisterBenchmark(fmt::format("Packing/{}", spec).c_str(), Packing, spec)
         ->Unit(benchmark::kMillisecond)
         ->Iterations(1);

@@ -244,8 +244,22 @@ class Packer {
   // The most of (u -> w, w -> t), at most `most`, that can be split off into u -> t with every
   // NPU still receiving `need` from the source: checked directly, a max-flow per NPU per step of a
   // binary search (the fallback when the pairwise conditions below leave capacity stranded).
+  //
+  // Two max-flows often answer at once. Splitting m lowers only the cuts X (the source inside, an
+  // NPU outside) that hold u and t but not w (u -> w crosses them, w -> t and u -> t do not) or w
+  // but neither u nor t (w -> t crosses), each by m; it lowers no other cut (u -> t crossing makes
+  // up for what it lowers). So where every cut of the first kind is worth need + m before the
+  // split (the max-flow into w from the source, u and t: surely_fits) and every one of the second
+  // too (from the source and w into t and u), every NPU keeps `need`: such a check is answered
+  // without a flow per NPU and charged as the max-flows it stands for (charge), so every split,
+  // and where the budget ends splitting, are the same.
   Cap largest_direct_split(FlowGraph& f, int u, int w, int t, Cap most, Cap need) {
+    const Cap sure = most > 0 ? surely_fits(f, u, w, t, most, need) : 0;
     auto fits = [&](Cap m) {
+      if (m <= sure) {
+        charge(n_);  // every NPU's check passes
+        return true;
+      }
       f.set_capacity(u, w, f.capacity(u, w) - m);
       f.set_capacity(w, t, f.capacity(w, t) - m);
       if (u != t) f.set_capacity(u, t, f.capacity(u, t) + m);
@@ -263,6 +277,25 @@ class Packer {
       (fits(mid) ? lo : hi) = mid;
     }
     return lo;
+  }
+
+  // The most that largest_direct_split can surely split off (at most `most`; above).
+  Cap surely_fits(FlowGraph& f, int u, int w, int t, Cap most, Cap need) {
+    const int s = nodes_;
+    const Cap su = f.capacity(s, u), st = f.capacity(s, t);
+    f.set_capacity(s, u, kInf);
+    f.set_capacity(s, t, kInf);
+    const Cap into_w = f.max_flow(s, w, need + most);  // from the source, u and t
+    f.set_capacity(s, u, su);
+    f.set_capacity(s, t, st);
+    if (into_w <= need) return 0;
+    const Cap sw = f.capacity(s, w), ut = f.capacity(u, t);
+    f.set_capacity(s, w, kInf);
+    if (u != t) f.set_capacity(u, t, kInf);
+    const Cap into_tu = f.max_flow(s, t, need + most);  // from the source and w into t and u
+    f.set_capacity(s, w, sw);
+    if (u != t) f.set_capacity(u, t, ut);
+    return std::max<Cap>(0, std::min(into_w, into_tu) - need);
   }
 
   // ForestColl's removeSwitchNodes: for each switch w, in-neighbour u and out-neighbour t, split
