@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <vector>
 
 namespace tenet::synth {
 
@@ -113,6 +114,42 @@ void FlowGraph::isolate(int u) {
 
 FlowGraph::Cap FlowGraph::max_flow(int s, int t) {
   return impl_->run(impl_->nodes[s], impl_->nodes[t]);
+}
+
+FlowGraph::Cap FlowGraph::max_flow(int s, int t, Cap limit, std::vector<char>& least_source_side) {
+  least_source_side.assign(impl_->nodes.size(), 0);
+  if (limit <= 0) return 0;
+  Impl& m = *impl_;
+  if (m.limiter == lemon::INVALID) {
+    m.preflow.reset();  // (a node more)
+    m.limiter = m.g.addNode();
+  }
+  const lemon::ListDigraph::Arc in = m.g.addArc(m.limiter, m.nodes[s]);
+  m.cap[in] = limit;
+  const Cap value = m.run(m.limiter, m.nodes[t]);
+  if (value < limit) {
+    m.preflow->startSecondPhase();  // the preflow made a flow: its residual graph
+    lemon::ListDigraph::NodeMap<char> seen(m.g, 0);
+    std::vector<lemon::ListDigraph::Node> todo{m.limiter};
+    seen[m.limiter] = 1;
+    auto reach = [&](lemon::ListDigraph::Node y) {
+      if (!seen[y]) {
+        seen[y] = 1;
+        todo.push_back(y);
+      }
+    };
+    while (!todo.empty()) {
+      const lemon::ListDigraph::Node x = todo.back();
+      todo.pop_back();
+      for (lemon::ListDigraph::OutArcIt a(m.g, x); a != lemon::INVALID; ++a)
+        if (m.preflow->flow(a) < m.cap[a]) reach(m.g.target(a));
+      for (lemon::ListDigraph::InArcIt a(m.g, x); a != lemon::INVALID; ++a)
+        if (m.preflow->flow(a) > 0) reach(m.g.source(a));
+    }
+    for (size_t i = 0; i < m.nodes.size(); ++i) least_source_side[i] = seen[m.nodes[i]];
+  }
+  m.g.erase(in);
+  return value;
 }
 
 FlowGraph::Cap FlowGraph::max_flow(int s, int t, Cap limit) {

@@ -42,6 +42,11 @@ class FlowGraph {
   // min(max_flow(s, t), limit): the flow of a source limited to `limit` out of s, which spreads
   // less excess than s's whole out-capacity.
   Cap max_flow(int s, int t, Cap limit);
+  // max_flow(s, t, limit), and where it is below `limit`, per node whether it is on the least
+  // source side of a minimum cut (the nodes s reaches in the residual graph of a maximum flow):
+  // a node off it is off the source side of some minimum cut, so an arc of any capacity from it
+  // to t leaves the max-flow as it is; a node on it is on the source side of every minimum cut.
+  Cap max_flow(int s, int t, Cap limit, std::vector<char>& least_source_side);
 
  private:
   struct Impl;

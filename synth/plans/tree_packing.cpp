@@ -298,6 +298,32 @@ class Packer {
     return std::max<Cap>(0, std::min(into_w, into_tu) - need);
   }
 
+  // Check (a) of split_switches from its flow `to_w` without an arc freed and its least source
+  // side `side` (FlowGraph::max_flow): where an NPU other than u and t is off that side, the
+  // checks in turn, v = 0, 1, ... (but u and t), each min(m, its flow - need), come to what they
+  // would: to_w - need after every one where that is more than 0, else 0 at the first such NPU
+  // (an NPU on that side is inside every cut of value to_w: its flow is more). They are charged
+  // as asked; `m` set. False (nothing charged) where no NPU is off it, or where to_w is below
+  // `need` (splitting keeps every NPU at `need`, so a cut with an NPU outside is worth that much).
+  bool answered_at_once(const std::vector<char>& side, int u, int t, Cap to_w, Cap need, Cap& m) {
+    if (to_w < need) return false;
+    int asked = 0;
+    for (int v = 0; v < n_; ++v) {
+      if (v == u || v == t) continue;
+      ++asked;
+      if (side[v] || to_w - need > 0) continue;
+      charge(asked);  // the checks up to v, the first whose flow leaves nothing
+      m = 0;
+      return true;
+    }
+    bool outside = false;
+    for (int v = 0; v < n_ && !outside; ++v) outside = v != u && v != t && !side[v];
+    if (!outside) return false;
+    charge(asked);
+    m = std::min(m, to_w - need);
+    return true;
+  }
+
   // ForestColl's removeSwitchNodes: for each switch w, in-neighbour u and out-neighbour t, split
   // off as much of (u -> w, w -> t) into u -> t as keeps every NPU's connectivity from the source.
   void split_switches(FlowGraph& f, int k, bool direct) {
@@ -364,12 +390,19 @@ class Packer {
               // free. Freeing an arc never lowers a max-flow: where the flow with none of the
               // others freed leaves m to spare, so does each, and that one max-flow answers them
               // all (charged as they were asked: charge).
+              // Where it does not, an NPU v off the least source side of its minimum cuts has
+              // its flow with v -> w freed the same, and every other NPU's is no less: where one
+              // is, that one max-flow answers the checks at once, as they were asked
+              // (answered_at_once).
               const Cap ut = f.capacity(u, t);
               f.set_capacity(u, s, kInf);
               if (u != t) f.set_capacity(u, t, kInf);
-              const bool reaches = f.max_flow(u, w, need + m) - need >= m;
+              std::vector<char> side;
+              const Cap to_w = f.max_flow(u, w, need + m, side);
+              const bool reaches = to_w - need >= m;
               if (reaches) charge(n_ - (u < n_ ? 1 : 0) - (t < n_ && t != u ? 1 : 0));
-              for (int v = 0; v < n_ && m > 0 && !reaches; ++v) {
+              const bool answered = !reaches && answered_at_once(side, u, t, to_w, need, m);
+              for (int v = 0; v < n_ && m > 0 && !reaches && !answered; ++v) {
                 if (v == u || v == t) continue;
                 const Cap vw = f.capacity(v, w);
                 f.set_capacity(v, w, kInf);
