@@ -387,14 +387,16 @@ namespace {
 // What the farthest pair's latency is followed by (LowerBound::latency_bytes), kept in `b` and
 // returned: `bytes` that depend on the pair's one end must enter the other after that latency.
 // Say u and v are the pair, d their latency, and v needs `bytes` that each depend on u's data (an
-// All-Reduce's whole result; a rank's share in an All-Gather or a Reduce-Scatter). None of them
-// can leave a node before u's data has reached it, so none is on a link into v before d, and the
-// links into v carry them at most at their summed bandwidth: the last enters at d + bytes over it
-// at least. Over the members, the widest of those sums: a bound for whichever member is v.
-Time bytes_after_latency(const topo::Topology& t, const std::vector<topo::NodeId>& members,
-                         Bytes bytes, LowerBound& b) {
+// All-Reduce's whole result; a rank's share in an All-Gather or a Reduce-Scatter; the root's
+// buffer in a Broadcast, every member's in a Reduce; a member's share in a Gather or a Scatter).
+// None of them can leave a node before u's data has reached it, so none is on a link into v
+// before d, and the links into v carry them at most at their summed bandwidth: the last enters at
+// d + bytes over it at least. Over the nodes that may be v (`to`), the widest of those sums: a
+// bound whichever of them is v.
+Time bytes_after_latency(const topo::Topology& t, const std::vector<topo::NodeId>& to, Bytes bytes,
+                         LowerBound& b) {
   Bandwidth widest = 0;
-  for (topo::NodeId v : members) widest = std::max(widest, topo::ingress_bandwidth(t, v));
+  for (topo::NodeId v : to) widest = std::max(widest, topo::ingress_bandwidth(t, v));
   b.latency_bytes = widest > 0 ? transfer_time(bytes, widest) : 0;
   return b.latency_bytes;
 }
@@ -456,7 +458,7 @@ LowerBound compute(BoundMemo::State* memo, const topo::Topology& t, const Collec
       b.bandwidth = cut.time(k_bytes);
       b.step = least_step_out(t, flags(t, cut.set), steps);
       b.limit = topo::describe_cut(t, cut.set);
-      b.latency = far(root, m);
+      b.latency = far(root, m) + bytes_after_latency(t, m, k_bytes, b);
       b.past_the_cut = true;
       b.cut_latency = past_cut(t, flags(t, cut.set), m, false);
       // The root alone is a cut too; where it is as narrow, the farthest member is past it (its
@@ -472,7 +474,7 @@ LowerBound compute(BoundMemo::State* memo, const topo::Topology& t, const Collec
       b.bandwidth = cut.time(k_bytes);
       b.step = least_step_out(t, flags(t, cut.set, true), steps);
       b.limit = topo::describe_cut(t, complement(t, cut.set));
-      b.latency = far(m, root);
+      b.latency = far(m, root) + bytes_after_latency(t, root, k_bytes, b);
       b.past_the_cut = true;
       b.cut_latency = past_cut(t, flags(t, cut.set, true), root, false);
       // Each member alone is a cut too; where one is as narrow, its way to the root is past it.
@@ -537,9 +539,9 @@ LowerBound compute(BoundMemo::State* memo, const topo::Topology& t, const Collec
       }
       b.label = "ingress/egress bound";
       if (c.kind == CollectiveKind::Scatter) {
-        b.latency = far(root, m);
+        b.latency = far(root, m) + bytes_after_latency(t, m, k_bytes, b);
       } else if (c.kind == CollectiveKind::Gather) {
-        b.latency = far(m, root);
+        b.latency = far(m, root) + bytes_after_latency(t, root, k_bytes, b);
       } else {
         b.latency = far(m, m);
         // Path lengths: on multi-hop topologies far above what the NPUs' own links allow.

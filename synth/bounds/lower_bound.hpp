@@ -19,9 +19,9 @@
 // To the bandwidth term, the latency the last byte still travels is added: for the cut bounds
 // (All-Gather, Reduce-Scatter, Broadcast, Reduce) from the critical set to the member that needs
 // it (lower_bound.cpp, past_cut, says why this holds), otherwise one link's (the cheapest); the
-// result is never below the latency bound (the farthest pair that must communicate; for
-// All-Gather, Reduce-Scatter and All-Reduce followed by the bytes that depend on the pair's one
-// end entering the other: LowerBound::latency_bytes).
+// result is never below the latency bound (the farthest pair that must communicate; but for
+// All-to-All followed by the bytes that depend on the pair's one end entering the other:
+// LowerBound::latency_bytes).
 // Where transfers pay their routes' per-step costs (topo::Link::step), both terms count them: no
 // byte crosses a cut's links before the least step among them has passed (its transfer holds its
 // share of the links for the step before any byte moves), and a chain of transfers between two
@@ -44,9 +44,9 @@ struct LowerBound {
   Time latency = 0;    // the farthest pair that must communicate (latency-weighted; over 4,096
                        // sources, the farthest found from a sample of them: still a bound), and
                        // latency_bytes after it
-  Time latency_bytes = 0;  // All-Gather, Reduce-Scatter, All-Reduce: the bytes that depend on the
-                           // pair's one end entering the other through the widest member's links
-                           // in (lower_bound.cpp, bytes_after_latency)
+  Time latency_bytes = 0;  // (all but All-to-All) the bytes that depend on the pair's one end
+                           // entering the other through the widest links in it may have
+                           // (lower_bound.cpp, bytes_after_latency)
   Time cut_latency =
       0;  // how far the last byte still travels once across: past the binding cut (All-Gather,
           // Reduce-Scatter, Broadcast, Reduce), otherwise the cheapest link's latency

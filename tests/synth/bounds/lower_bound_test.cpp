@@ -220,6 +220,14 @@ TEST(LatencyBound, TheBytesThatDependOnTheFarthestPairFollowItsLatency) {
   c.kind = CollectiveKind::AllGather;  // one rank's share: 1 MiB / 8
   EXPECT_EQ(lower_bound(t, c, c.chunk_bytes_for(m), false).latency_bytes,
             transfer_time(m / 8, 2 * t.link(0).bandwidth));
+  // A Reduce into npu0, at the line's end: the buffer through its one link in, after 7 hops.
+  c.kind = CollectiveKind::Reduce;
+  const LowerBound reduce = lower_bound(t, c, c.chunk_bytes_for(m), false);
+  EXPECT_EQ(reduce.latency, 7 * t.link(0).latency + transfer_time(m, t.link(0).bandwidth));
+  // A Broadcast from it: the buffer through the widest links in a member has, after 7 hops.
+  c.kind = CollectiveKind::Broadcast;
+  EXPECT_EQ(lower_bound(t, c, c.chunk_bytes_for(m), false).latency,
+            7 * t.link(0).latency + transfer_time(m, 2 * t.link(0).bandwidth));
 }
 
 // An All-Reduce's halves in turn: each half's bound summed, for the All-Reduce only. On a line it
