@@ -25,11 +25,14 @@ int run_verify(const VerifyArgs& args) {
   // its buffers, and checks that a Chakra graph's sends wait for their data.
   chakra::AlgorithmImport imported = chakra::import_any_algorithm(args.algorithm, t);
   const synth::Algorithm& a = imported.algorithm;
+  // (One memo for the bound and the halves in turn: the All-Reduce bound's cuts are theirs.)
+  synth::BoundMemo bounds;
   synth::VerifyOptions options;
   options.max_reported = args.verbose || args.json ? 100'000 : 10;
+  options.bounds = &bounds;
   synth::Report r = synth::verify(t, a, options);
   const std::optional<synth::HalvesInTurn> halves =
-      r.bound.total > 0 ? halves_beyond(t, a, r.bound) : std::nullopt;
+      r.bound.total > 0 ? halves_beyond(t, a, r.bound, &bounds) : std::nullopt;
   synth::add_import_problems(r, imported.problems, options);
   for (const std::string& w : imported.warnings)
     fmt::print(stderr, "warning: {}: {}\n", args.algorithm, w);

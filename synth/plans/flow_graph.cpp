@@ -33,6 +33,46 @@ struct FlowGraph::Impl {
     preflow->runMinCut();
     return preflow->flowValue();
   }
+
+  // max_flow(s, t, limit), and where `side` is given and the flow is below `limit`, the least
+  // source side into it (FlowGraph::max_flow).
+  Cap limited(int s, int t, Cap limit, std::vector<char>* side) {
+    if (limit <= 0) return 0;
+    if (limiter == lemon::INVALID) {
+      preflow.reset();  // (a node more)
+      limiter = g.addNode();
+    }
+    const lemon::ListDigraph::Arc in = g.addArc(limiter, nodes[s]);
+    cap[in] = limit;
+    const Cap value = run(limiter, nodes[t]);
+    if (side && value < limit) least_source_side(*side);
+    g.erase(in);
+    return value;
+  }
+
+  // The nodes the limiter (the source of the run just made by `limited`) reaches in the residual
+  // graph of a maximum flow (the second phase turns the first one's preflow into one).
+  void least_source_side(std::vector<char>& side) {
+    preflow->startSecondPhase();
+    lemon::ListDigraph::NodeMap<char> seen(g, 0);
+    std::vector<lemon::ListDigraph::Node> todo{limiter};
+    seen[todo.front()] = 1;
+    auto reach = [&](lemon::ListDigraph::Node y) {
+      if (!seen[y]) {
+        seen[y] = 1;
+        todo.push_back(y);
+      }
+    };
+    while (!todo.empty()) {
+      const lemon::ListDigraph::Node x = todo.back();
+      todo.pop_back();
+      for (lemon::ListDigraph::OutArcIt a(g, x); a != lemon::INVALID; ++a)
+        if (preflow->flow(a) < cap[a]) reach(g.target(a));
+      for (lemon::ListDigraph::InArcIt a(g, x); a != lemon::INVALID; ++a)
+        if (preflow->flow(a) > 0) reach(g.source(a));
+    }
+    for (size_t i = 0; i < nodes.size(); ++i) side[i] = seen[nodes[i]];
+  }
 };
 
 FlowGraph::FlowGraph(int nodes) : impl_(std::make_unique<Impl>()) {
@@ -118,51 +158,11 @@ FlowGraph::Cap FlowGraph::max_flow(int s, int t) {
 
 FlowGraph::Cap FlowGraph::max_flow(int s, int t, Cap limit, std::vector<char>& least_source_side) {
   least_source_side.assign(impl_->nodes.size(), 0);
-  if (limit <= 0) return 0;
-  Impl& m = *impl_;
-  if (m.limiter == lemon::INVALID) {
-    m.preflow.reset();  // (a node more)
-    m.limiter = m.g.addNode();
-  }
-  const lemon::ListDigraph::Arc in = m.g.addArc(m.limiter, m.nodes[s]);
-  m.cap[in] = limit;
-  const Cap value = m.run(m.limiter, m.nodes[t]);
-  if (value < limit) {
-    m.preflow->startSecondPhase();  // the preflow made a flow: its residual graph
-    lemon::ListDigraph::NodeMap<char> seen(m.g, 0);
-    std::vector<lemon::ListDigraph::Node> todo{m.limiter};
-    seen[m.limiter] = 1;
-    auto reach = [&](lemon::ListDigraph::Node y) {
-      if (!seen[y]) {
-        seen[y] = 1;
-        todo.push_back(y);
-      }
-    };
-    while (!todo.empty()) {
-      const lemon::ListDigraph::Node x = todo.back();
-      todo.pop_back();
-      for (lemon::ListDigraph::OutArcIt a(m.g, x); a != lemon::INVALID; ++a)
-        if (m.preflow->flow(a) < m.cap[a]) reach(m.g.target(a));
-      for (lemon::ListDigraph::InArcIt a(m.g, x); a != lemon::INVALID; ++a)
-        if (m.preflow->flow(a) > 0) reach(m.g.source(a));
-    }
-    for (size_t i = 0; i < m.nodes.size(); ++i) least_source_side[i] = seen[m.nodes[i]];
-  }
-  m.g.erase(in);
-  return value;
+  return impl_->limited(s, t, limit, &least_source_side);
 }
 
 FlowGraph::Cap FlowGraph::max_flow(int s, int t, Cap limit) {
-  if (limit <= 0) return 0;
-  if (impl_->limiter == lemon::INVALID) {
-    impl_->preflow.reset();  // (a node more)
-    impl_->limiter = impl_->g.addNode();
-  }
-  const lemon::ListDigraph::Arc in = impl_->g.addArc(impl_->limiter, impl_->nodes[s]);
-  impl_->cap[in] = limit;
-  const Cap value = impl_->run(impl_->limiter, impl_->nodes[t]);
-  impl_->g.erase(in);
-  return value;
+  return impl_->limited(s, t, limit, nullptr);
 }
 
 }  // namespace tenet::synth
