@@ -225,7 +225,20 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
                .first;
     return it->second;
   };
+  // The variants left untimed by their floor, with that floor (unpaced_twin).
+  std::map<int, Time> floored_at;
   auto run = [&](int variant) {
+    // A paced variant whose unpaced twin's floor could not beat the time to beat cannot either
+    // (unpaced_twin): not made, it reports that floor, the least its own could be.
+    if (const std::optional<int> twin =
+            planned == Method::PlanPipeline ? unpaced_twin(variant) : std::nullopt)
+      if (const auto lost = floored_at.find(*twin); lost != floored_at.end()) {
+        const Time to_beat = best && !floored_best ? best->claimed_time : o.to_beat;
+        if (to_beat > 0 && lost->second >= to_beat) {
+          if (o.pipelines.on_variant) o.pipelines.on_variant(variant, lost->second);
+          return;
+        }
+      }
     // A variant predicted (joined_prediction) no faster than the fastest so far, or what the
     // caller has or found elsewhere (PipelineOptions::predicted_against), by
     // kAllReducePredictedSure, is not made; it reports its likely time (the halves'
@@ -270,6 +283,7 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
     a.method = second->method;
     a.provenance = second->provenance;
     if (variant >= 0 && o.pipelines.on_variant) o.pipelines.on_variant(variant, a.claimed_time);
+    if (floored) floored_at[variant] = a.claimed_time;
     if (floored && !best && o.to_beat > 0) {
       // Only a floor over what the caller has: it stands for this method, so said.
       if (o.floored) *o.floored = true;

@@ -35,6 +35,11 @@ PipelineVariant pipeline_variant(int v) {
   return p;
 }
 
+std::optional<int> unpaced_twin(int v) {
+  if (v < 0 || v >= kPipelineInTurn || !pipeline_variant(v).paced) return std::nullopt;
+  return v - 1;
+}
+
 void for_each_pipeline_variant(const topo::Topology& t, const SynthOptions& o,
                                const std::optional<Algorithm>& best,
                                const std::function<void(int)>& run) {

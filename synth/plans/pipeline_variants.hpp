@@ -50,6 +50,12 @@ struct PipelineVariant {
   bool paced = false, sped_up = false;
 };
 PipelineVariant pipeline_variant(int v);
+// The unpaced variant a paced variant `v` streams as (v - 1: the same shape and speed-up), or
+// nothing where `v` is not paced. Pacing only adds a dependency to some transfers (plan_pipeline's
+// `pace`: one more transfer each waits for), over the same transfers, so the paced variant's floor
+// (synth::time_floor, whose terms only grow with a transfer's waits) is at least its twin's: where
+// the twin's floor could not beat a time, the paced variant need not be made to say so.
+std::optional<int> unpaced_twin(int v);
 // Calls run(v) for each pipeline variant that applies: the whole ones (at the plan's rates, then
 // sped up); then, where they made `best` over kPipelinesPersist of the bound (and
 // SynthOptions::pipelines.split), the split ones; then, on mixed speeds, the serial ones (last, so

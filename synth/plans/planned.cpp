@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -468,6 +469,14 @@ class Planned {
 
   // Pipeline variant `v` (pipeline_variant), into best_ when faster.
   void run_variant(int v, bool broadcast) {
+    // A paced variant whose unpaced twin's floor could not beat the fastest so far cannot either
+    // (unpaced_twin): not made, it reports that floor, the least its own could be.
+    if (const std::optional<int> twin = variant_ < 0 ? unpaced_twin(v) : std::nullopt)
+      if (const auto lost = floored_.find(*twin);
+          lost != floored_.end() && best_ && lost->second >= best_->claimed_time) {
+        if (o_.pipelines.on_variant) o_.pipelines.on_variant(v, lost->second);
+        return;
+      }
     std::optional<Streamed> s = streamed(v, broadcast);
     if (!s) return;
     const PipelineVariant& pv = s->pv;
@@ -495,6 +504,7 @@ class Planned {
         const Time floor = time_floor(t_, a);
         if (floor >= best_->claimed_time) {
           if (o_.pipelines.on_variant) o_.pipelines.on_variant(v, floor);
+          floored_[v] = floor;
           return;
         }
       }
@@ -557,6 +567,7 @@ class Planned {
   std::optional<TreePacking> narrowed_;  // in serial channels, lanes with the thin ones dropped
   std::optional<Algorithm> best_;
   bool predicted_best_ = false;  // best_ made of nothing, claiming a prediction (skipped)
+  std::map<int, Time> floored_;  // the variants left untimed by their floor, with that floor
 };
 
 }  // namespace
