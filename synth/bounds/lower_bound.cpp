@@ -208,6 +208,12 @@ Time farthest_paying(const topo::Topology& t, const StepNeed& need, Time plain,
   return worst;
 }
 
+// A summed bandwidth, clamped to what a Bandwidth holds, in words.
+std::string format_sum(Int128 bw) {
+  return format_bandwidth(
+      static_cast<Bandwidth>(std::min<Int128>(bw, std::numeric_limits<Bandwidth>::max())));
+}
+
 // Where the islands an arrivals bound counts take in unequal amounts, which take in what, in the
 // topology's names, the most common amount last: " (350 GB/s into server0/npu0; 400 GB/s into each
 // of the other 15)". Up to kNamedIslands named per amount; an island of several nodes by its first
@@ -225,10 +231,6 @@ std::string unequal_intakes(const topo::Topology& t, boost::disjoint_sets_with_s
   auto most = std::max_element(
       by_intake.begin(), by_intake.end(),
       [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
-  auto amount = [](Int128 bw) {
-    return format_bandwidth(
-        static_cast<Bandwidth>(std::min<Int128>(bw, std::numeric_limits<Bandwidth>::max())));
-  };
   auto name = [&](int i) {
     const std::string first = t.node(nodes[i].front()).name;
     return nodes[i].size() == 1 ? first : fmt::format("{} and {} more", first, nodes[i].size() - 1);
@@ -240,11 +242,11 @@ std::string unequal_intakes(const topo::Topology& t, boost::disjoint_sets_with_s
     for (size_t j = 0; j < std::min(ids.size(), kNamedIslands); ++j) names.push_back(name(ids[j]));
     if (ids.size() > kNamedIslands)
       names.push_back(fmt::format("{} more", ids.size() - kNamedIslands));
-    parts.push_back(fmt::format("{} into {}{}", amount(bw), ids.size() > 1 ? "each of " : "",
+    parts.push_back(fmt::format("{} into {}{}", format_sum(bw), ids.size() > 1 ? "each of " : "",
                                 fmt::join(names, ", ")));
   }
   parts.push_back(
-      fmt::format("{} into each of the other {}", amount(most->first), most->second.size()));
+      fmt::format("{} into each of the other {}", format_sum(most->first), most->second.size()));
   return fmt::format(" ({})", fmt::join(parts, "; "));
 }
 
@@ -363,8 +365,7 @@ Term all_reduce_bandwidth(BoundMemo::State* memo, const topo::Topology& t,
     const Time step = steps ? least_step.value_or(0) : 0;
     if (time + step > arrivals.bandwidth + arrivals.step) {
       arrivals.bandwidth = time, arrivals.step = step;
-      const std::string into = format_bandwidth(
-          static_cast<Bandwidth>(std::min<Int128>(ingress, std::numeric_limits<Bandwidth>::max())));
+      const std::string into = format_sum(ingress);
       arrivals.limit =
           (w + 1 < widths.size()
                ? fmt::format("{} islands of links of {} or more hold the ranks: every byte enters "

@@ -228,23 +228,21 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   // The variants left untimed by their floor, with that floor (unpaced_twin).
   std::map<int, Time> floored_at;
   auto run = [&](int variant) {
+    const Time to_beat = best && !floored_best ? best->claimed_time : o.to_beat;
     // A paced variant whose unpaced twin's floor could not beat the time to beat cannot either
     // (unpaced_twin): not made, it reports that floor, the least its own could be.
     if (const std::optional<int> twin =
             planned == Method::PlanPipeline ? unpaced_twin(variant) : std::nullopt)
-      if (const auto lost = floored_at.find(*twin); lost != floored_at.end()) {
-        const Time to_beat = best && !floored_best ? best->claimed_time : o.to_beat;
-        if (to_beat > 0 && lost->second >= to_beat) {
-          if (o.pipelines.on_variant) o.pipelines.on_variant(variant, lost->second);
-          return;
-        }
+      if (const auto lost = floored_at.find(*twin);
+          lost != floored_at.end() && to_beat > 0 && lost->second >= to_beat) {
+        if (o.pipelines.on_variant) o.pipelines.on_variant(variant, lost->second);
+        return;
       }
     // A variant predicted (joined_prediction) no faster than the fastest so far, or what the
     // caller has or found elsewhere (PipelineOptions::predicted_against), by
     // kAllReducePredictedSure, is not made; it reports its likely time (the halves'
     // summed, over that time to beat). (Where the run keeps its flow plans: else each prediction
     // would pack them again.)
-    const Time to_beat = best && !floored_best ? best->claimed_time : o.to_beat;
     const Time against = predicted_against(to_beat, o.pipelines);
     if (planned == Method::PlanPipeline && o.pipelines.predicted && against > 0 && o.memo) {
       const auto& [reduced, gathered] = predicted(variant);
@@ -278,8 +276,8 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
     // A variant that cannot beat the fastest so far, or what the caller has
     // (SynthOptions::to_beat), is not timed (it reports its floor).
     bool floored = false;
-    Algorithm a = join_all_reduce(t, c, std::move(*first), *second, serial, false,
-                                  best && !floored_best ? best->claimed_time : o.to_beat, &floored);
+    Algorithm a =
+        join_all_reduce(t, c, std::move(*first), *second, serial, false, to_beat, &floored);
     a.method = second->method;
     a.provenance = second->provenance;
     if (variant >= 0 && o.pipelines.on_variant) o.pipelines.on_variant(variant, a.claimed_time);

@@ -356,6 +356,7 @@ class Packer {
       const double each = static_cast<double>(flows_ - began) / static_cast<double>(tried);
       return static_cast<double>(flows_) + each * left > static_cast<double>(o_.max_flow_budget);
     };
+    std::vector<char> side;  // check (a)'s least source side, its memory reused
     for (int w = nodes_ - 1; w >= n_; --w) {
       balance(f, w, need);
       degrees = f.degrees();
@@ -397,7 +398,6 @@ class Packer {
               const Cap ut = f.capacity(u, t);
               f.set_capacity(u, s, kInf);
               if (u != t) f.set_capacity(u, t, kInf);
-              std::vector<char> side;
               const Cap to_w = f.max_flow(u, w, need + m, side);
               const bool reaches = to_w - need >= m;
               if (reaches) charge(n_ - (u < n_ ? 1 : 0) - (t < n_ && t != u ? 1 : 0));
