@@ -87,6 +87,9 @@ inline constexpr double kServerPlanTrust = 0.05;
 // proportions: each tried, the one that leaves the busiest link least loaded kept
 // (synth/plans/rail_deal.hpp, docs/tuning.md).
 inline constexpr double kRailDealSteps[] = {0.25, 0.5, 0.75, 1.0};
+// What a server plan's rail messages shrink by from one to the next, where the rails pay steps
+// (synth/plans/rail_messages.hpp, docs/tuning.md).
+inline constexpr double kRailMessageShrink = 0.9;
 // An All-Reduce's pipelines over this of the bound count one half's transfers against the budgets.
 inline constexpr double kHalvesOver = 1.02;
 // An All-Reduce's halves run in turn where together they end over this of the RS+AG figure
