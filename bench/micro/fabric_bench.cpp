@@ -95,9 +95,12 @@ BENCHMARK(BM_RandomFabrics)->Arg(200)->Unit(benchmark::kSecond)->Iterations(1);
 
 // Clusters of NVSwitch servers (the server plan's home): All-Gather, Reduce-Scatter and All-Reduce
 // of 256 MiB, -k auto as `tenet synth` runs it, verified; each ratio to the bound as a counter
-// (e.g. `rail4x8_all-gather`) and the winning method on stderr.
+// (e.g. `rail4x8_all-gather`) and the winning method on stderr. `steps:1` charges the generators'
+// per-step costs (2.6 us on the rails), as the command line does by default: where the rails'
+// messages (synth/plans/rail_messages.hpp) pay.
 //   tenet_micro_bench --benchmark_filter=ClusterQuality
 void BM_ClusterQuality(benchmark::State& state) {
+  const bool steps = state.range(0) != 0;
   const std::pair<const char*, const char*> clusters[] = {
       {"rail2x8", "nvcluster:2x8,net=rail"},
       {"rail4x8", "nvcluster:4x8,net=rail"},
@@ -106,7 +109,8 @@ void BM_ClusterQuality(benchmark::State& state) {
   int incorrect = 0;
   for (auto _ : state)
     for (const auto& [label, spec] : clusters) {
-      const topo::Topology t = topo::generate(spec);
+      topo::Topology t = topo::generate(spec);
+      t.set_charges_steps(steps);
       for (synth::CollectiveKind kind :
            {synth::CollectiveKind::AllGather, synth::CollectiveKind::ReduceScatter,
             synth::CollectiveKind::AllReduce}) {
@@ -124,7 +128,12 @@ void BM_ClusterQuality(benchmark::State& state) {
     }
   state.counters["incorrect"] = incorrect;
 }
-BENCHMARK(BM_ClusterQuality)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_ClusterQuality)
+    ->ArgName("steps")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
 
 // Process groups of a 1024-NPU rail cluster (groups at scale): All-Reduce of
 // 256 MiB, -k auto as `tenet synth --ranks` runs it, over a tensor-parallel group (a server,
