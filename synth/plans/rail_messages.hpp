@@ -6,11 +6,12 @@
 // the rails (staggered_ways) trades the one against the other, and its overhead, 2 sqrt(s T) at
 // best (s the rail's step, T the forwarding of all of an NPU's chunks), does not fall with the
 // count. A message of several chunks pays the step once, and the forwarding of one keeps up where
-// the next takes about as long as that forwarding (the forwarding's share of the rails' time, 0.9
-// on nvcluster:8x8): so each rail way sends its chunks in messages that shrink by a factor rho
-// (kRailMessageShrink) one after another, down to a single chunk at the end. The steps are then
-// paid about log(k) / log(1 / rho) times instead of k, and only the last chunk's forwarding is
-// left over. An estimate, not a bound: the server plan times both and keeps the faster.
+// the next takes about as long as that forwarding (the forwarding's share of the rails' time,
+// about 0.9 on nvcluster:8x8): so each rail way sends its chunks in messages that shrink by a
+// factor rho (kRailMessageShrink) one after another, down to a single chunk at the end. The steps
+// are then paid about log(k) / log(1 / rho) times instead of k, and only the last chunk's
+// forwarding is left over. An estimate, not a bound: the server plan times both and keeps the
+// faster.
 //
 // A message carries consecutive chunks (Transfer::count). The matcher sends a root's chunks on a
 // way in its own order, so each rail way's chunks are renamed first: the i-th it sends takes the
