@@ -547,7 +547,14 @@ class FlatSearch {
           at_bound_(best.algorithm))
         break;
       if (m == SynthMethod::ServerPlan && !server_plan_applies(t_, c)) continue;
-      if (leave_outs_.cannot_win(m, largest, best.algorithm.claimed_time) ||
+      // (Not the server plan where its rails go in messages from the next count on and its
+      // estimate there may win: its times so far say nothing of messages.)
+      Collective next = c;
+      next.chunks_per_npu = 2 * largest;
+      if ((leave_outs_.cannot_win(m, largest, best.algorithm.claimed_time) &&
+           !(m == SynthMethod::ServerPlan &&
+             leave_outs_.rail_messages_may_win(next, next.chunk_bytes_for(total_bytes_),
+                                               best.algorithm.claimed_time))) ||
           lost_elsewhere(c, Way::of(m)))
         continue;
       quiet.method = m;

@@ -7,6 +7,7 @@
 #include "synth/memo.hpp"
 #include "synth/plans/all_reduce.hpp"
 #include "synth/plans/rail_deal.hpp"
+#include "synth/plans/rail_messages.hpp"
 #include "synth/plans/server_plan.hpp"
 #include "synth/tuning.hpp"
 
@@ -113,6 +114,36 @@ bool CountLeaveOuts::leave_out_server_plan(const Collective& cc, Bytes chunk, Ti
   if (std::abs(ratio - 1) > kServerPlanTrust) return false;
   const std::optional<double> now = estimate(count, chunk);
   return now && ratio * *now > kServerPlanBehind * static_cast<double>(fastest);
+}
+
+bool CountLeaveOuts::rail_messages_may_win(const Collective& cc, Bytes chunk, Time fastest) const {
+  const int count = cc.chunks_per_npu;
+  if (!t_.charges_steps() || o_.link_model != LinkModel::Pipelined || count < 2 || fastest <= 0 ||
+      is_rooted(cc.kind) || !server_plan_applies(t_, cc) ||
+      rail_message_sizes(count, kRailMessageShrink).size() == static_cast<size_t>(count) ||
+      rail_message_sizes(count / 2, kRailMessageShrink).size() < static_cast<size_t>(count / 2))
+    return false;
+  const detail::ServerPlans::Plan kept = server_plan_of(t_, chunk, o_);
+  const std::optional<ServerPlan>& plan = *kept;
+  if (!plan || plan->flat() || plan->pods() || !even_rails(t_, *plan)) return false;
+  const double halves = cc.kind == CollectiveKind::AllReduce ? 2 : 1;
+  auto estimate = [&](int k, Bytes at) -> std::optional<double> {
+    const std::optional<Time> e = plan_estimate(t_, *plan, k, at, o_.link_model);
+    if (!e || *e <= 0) return std::nullopt;
+    return halves * static_cast<double>(*e);
+  };
+  // Scaled as the plan's time at the largest count below it that it made was to its estimate,
+  // where that is within kServerPlanTrust (as leave_out_server_plan trusts it).
+  for (int k = count / 2; k >= 1; k /= 2)
+    if (const std::optional<Time> made = plan_time(SynthMethod::ServerPlan, k)) {
+      const std::optional<double> then = estimate(k, chunk * (count / k)),
+                                  now = estimate(count, chunk);
+      if (!then || !now) return false;
+      const double ratio = static_cast<double>(*made) / *then;
+      return std::abs(ratio - 1) <= kServerPlanTrust &&
+             ratio * *now < (1 - kDoublingGain) * static_cast<double>(fastest);
+    }
+  return false;
 }
 
 bool CountLeaveOuts::leave_out_pipelines(int count, Time fastest) {

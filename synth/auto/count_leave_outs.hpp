@@ -116,6 +116,15 @@ class CountLeaveOuts {
   // than `fastest` by more than kDoublingGain.
   bool cannot_win(SynthMethod m, int largest, Time fastest) const;
 
+  // Whether the server plan sends its rails in messages (synth/plans/rail_messages.hpp) at `cc`'s
+  // count of `chunk` bytes and not at half of it (steps charged, under `pipelined`, a plan over
+  // servers with even rails, and a way's chunks make fewer messages there only), and its estimate
+  // there (plan_estimate, scaled as its time at the largest count below it that it made was to its
+  // estimate there, where that is within kServerPlanTrust) beats `fastest` by kDoublingGain. Its
+  // times at the counts before say nothing of messages, so cannot_win's verdicts from them do not
+  // hold there.
+  bool rail_messages_may_win(const Collective& cc, Bytes chunk, Time fastest) const;
+
  private:
   const topo::Topology& t_;
   const SynthOptions& o_;

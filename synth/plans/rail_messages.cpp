@@ -39,19 +39,19 @@ std::optional<RawList> rail_messages(const ChannelGraph& g, const ServerPlan& pl
   }
   for (size_t i = 0; i < n; ++i)
     if (const int32_t d = raw[i].dep; d >= 0 && raw[d].chunk == raw[i].chunk) name[i] = name[d];
-  // Messages from the end of each way: one chunk, then each at most 1 / rho times the one after it
-  // (rounded down), of consecutive names. `head`: the first transfer of the message a transfer
-  // joins (-1: it heads its own).
+  // Messages of rail_message_sizes, from the end of each way, each of consecutive names (with an
+  // even deal a way's names are: its root's chunks). `head`: the first transfer of the message a
+  // transfer joins (-1: it heads its own).
   std::vector<int64_t> head(n, -1);
   std::vector<uint16_t> more(n, 0);
   bool merged = false;
   for (const std::vector<size_t>& way : on) {
-    double size = 1;
-    for (size_t end = way.size(); end > 0; size /= rho) {
-      const auto most =
-          static_cast<size_t>(std::min<double>(std::floor(size + 1e-9), kMaxChunksPerTransfer));
+    const std::vector<int> sizes = rail_message_sizes(static_cast<int>(way.size()), rho);
+    size_t end = way.size();
+    for (auto size = sizes.rbegin(); size != sizes.rend() && end > 0; ++size) {
       size_t begin = end - 1;
-      while (begin > 0 && end - begin < most && name[way[begin - 1]] + 1 == name[way[begin]])
+      while (begin > 0 && end - begin < static_cast<size_t>(*size) &&
+             name[way[begin - 1]] + 1 == name[way[begin]])
         --begin;
       for (size_t j = begin + 1; j < end; ++j) head[way[j]] = static_cast<int64_t>(way[begin]);
       more[way[begin]] = static_cast<uint16_t>(end - begin - 1);
@@ -78,6 +78,19 @@ std::optional<RawList> rail_messages(const ChannelGraph& g, const ServerPlan& pl
     out.push_back(r);
   }
   return out;
+}
+
+std::vector<int> rail_message_sizes(int chunks, double rho) {
+  std::vector<int> sizes;  // from the end
+  double size = 1;
+  for (int left = chunks; left > 0; size /= rho) {
+    const int most =
+        static_cast<int>(std::min<double>(std::floor(size + 1e-9), kMaxChunksPerTransfer));
+    sizes.push_back(std::min(most, left));
+    left -= sizes.back();
+  }
+  std::reverse(sizes.begin(), sizes.end());
+  return sizes;
 }
 
 }  // namespace tenet::synth::detail

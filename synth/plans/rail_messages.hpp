@@ -22,6 +22,7 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "synth/plans/server_plan.hpp"
 #include "synth/ten/channel_graph.hpp"
@@ -35,5 +36,10 @@ namespace tenet::synth::detail {
 // of two.
 std::optional<RawList> rail_messages(const ChannelGraph& g, const ServerPlan& plan,
                                      const RawList& raw, double rho);
+
+// The sizes, first to last, of the messages rail_messages sends a way's `chunks` consecutive
+// chunks in: from the end, one chunk, then each at most 1 / rho times the one after it (rounded
+// down). As many as `chunks` where no message of two fits.
+std::vector<int> rail_message_sizes(int chunks, double rho);
 
 }  // namespace tenet::synth::detail

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "synth/cost/timing.hpp"
+#include "synth/plans/rail_messages.hpp"
 #include "synth/tuning.hpp"
 #include "topo/analysis.hpp"
 #include "topo/routing.hpp"
@@ -346,6 +347,18 @@ RailStagger stagger_of(const topo::Topology& t, const ServerPlan& plan, NodeId u
   const double nic = others * k * (step / r.g + chunk_time);
   r.estimate = std::max(nic + r.g * intra / (others * k), step + r.g * chunk_time + intra) +
                rail_latency + latency;
+  // The rails in messages (rail_messages.hpp), where a way's k chunks make fewer: at the fluid
+  // shares, the NIC's time and a step per message on each way, then the last round's forwarding;
+  // or the first message's arrival and all the forwarding. The faster of the two is the plan's.
+  if (const std::vector<int> sizes =
+          detail::rail_message_sizes(static_cast<int>(k), kRailMessageShrink);
+      step > 0 && sizes.size() < static_cast<size_t>(k)) {
+    const auto messages = static_cast<double>(sizes.size());
+    const double in_messages = std::max(others * k * chunk_time + messages * step + intra / k,
+                                        others * sizes.front() * chunk_time + step + intra) +
+                               rail_latency + latency;
+    r.estimate = std::min(r.estimate, in_messages);
+  }
   return r;
 }
 

@@ -136,7 +136,10 @@ std::vector<ServerWay> staggered_ways(const topo::Topology& t, const ServerPlan&
 
 // The overhead model's time for that All-Gather on staggered_ways' ways: per NPU, the NIC's rounds
 // and the last round's forwarding, or the first round's arrival and all the forwarding, whichever
-// is longer, plus the latency of a rail and of a way inside the server; the slowest NPU's. An
+// is longer, plus the latency of a rail and of a way inside the server; the slowest NPU's. Where
+// the rails pay steps and a way's chunks make fewer messages (synth/plans/rail_messages.hpp), per
+// NPU the less of that and the same in messages (a step per message at the fluid shares, one
+// round's forwarding over), as the server plan keeps the faster of the two. An
 // estimate, not a bound: it leaves out the matcher's choices and every other link. Nothing where
 // staggered_ways would leave some NPU's rails at the plan's rates for want of the model (a flat or
 // relayed plan, `hold`, rails sharing links, nothing to forward). It models the rails as

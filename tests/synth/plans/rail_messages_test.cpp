@@ -12,6 +12,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "synth/bounds/lower_bound.hpp"
 #include "synth/plans/rail_messages.hpp"
@@ -88,6 +89,18 @@ TEST(RailMessages, ShrinkFromTheEndAndRenameTheChunksTheyCarryInsideTheServer) {
       EXPECT_EQ(r.chunk, static_cast<ChunkId>(forward++));
     }
   }
+}
+
+TEST(RailMessages, SizesShrinkFromTheEnd) {
+  EXPECT_EQ(detail::rail_message_sizes(16, 0.5), (std::vector<int>{1, 8, 4, 2, 1}));
+  // At 0.9: seven of one, then of two up to 1 / 0.9^10 = 2.87, the first what is left.
+  EXPECT_EQ(detail::rail_message_sizes(16, 0.9),
+            (std::vector<int>{1, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(detail::rail_message_sizes(8, 0.9), std::vector<int>(8, 1));
+  EXPECT_TRUE(detail::rail_message_sizes(0, 0.9).empty());
+  int sum = 0;
+  for (int size : detail::rail_message_sizes(100000, 0.9)) sum += size;
+  EXPECT_EQ(sum, 100000);
 }
 
 TEST(RailMessages, NothingWhereNoMessageOfTwoFits) {
