@@ -188,6 +188,11 @@ struct PortfolioOptions {
   // that order, so nothing that synthesizes sizes at once (a benchmark suite's algorithm rows) sets
   // it.
   bool across_sizes = false;
+  // The server plan also sends its rails in messages that shrink towards the end, the faster kept
+  // (synth/plans/rail_messages.hpp). Off for the MSCCL runtime's candidates (best_for_msccl):
+  // there the search's pick rose from 4 to 64 chunks per NPU on nvcluster:8x8, and reading back
+  // each count below it cost seconds, for the same program chosen.
+  bool rail_messages = true;
 };
 
 class AlgorithmCache;  // synth/cache/algorithm_cache.hpp

@@ -104,7 +104,8 @@ bool CountLeaveOuts::leave_out_server_plan(const Collective& cc, Bytes chunk, Ti
   if (!plan || (!plan->flat() && !plan->pods() && !even_rails(t_, *plan))) return false;
   const double halves = cc.kind == CollectiveKind::AllReduce ? 2 : 1;
   auto estimate = [&](int k, Bytes at) -> std::optional<double> {
-    const std::optional<Time> e = plan_estimate(t_, *plan, k, at, o_.link_model);
+    const std::optional<Time> e =
+        plan_estimate(t_, *plan, k, at, o_.link_model, o_.portfolio.rail_messages);
     if (!e || *e <= 0) return std::nullopt;
     return halves * static_cast<double>(*e);
   };
@@ -118,8 +119,8 @@ bool CountLeaveOuts::leave_out_server_plan(const Collective& cc, Bytes chunk, Ti
 
 bool CountLeaveOuts::rail_messages_may_win(const Collective& cc, Bytes chunk, Time fastest) const {
   const int count = cc.chunks_per_npu;
-  if (!t_.charges_steps() || o_.link_model != LinkModel::Pipelined || count < 2 || fastest <= 0 ||
-      is_rooted(cc.kind) || !server_plan_applies(t_, cc) ||
+  if (!o_.portfolio.rail_messages || !t_.charges_steps() || o_.link_model != LinkModel::Pipelined ||
+      count < 2 || fastest <= 0 || is_rooted(cc.kind) || !server_plan_applies(t_, cc) ||
       rail_message_sizes(count, kRailMessageShrink).size() == static_cast<size_t>(count) ||
       rail_message_sizes(count / 2, kRailMessageShrink).size() < static_cast<size_t>(count / 2))
     return false;
@@ -128,7 +129,8 @@ bool CountLeaveOuts::rail_messages_may_win(const Collective& cc, Bytes chunk, Ti
   if (!plan || plan->flat() || plan->pods() || !even_rails(t_, *plan)) return false;
   const double halves = cc.kind == CollectiveKind::AllReduce ? 2 : 1;
   auto estimate = [&](int k, Bytes at) -> std::optional<double> {
-    const std::optional<Time> e = plan_estimate(t_, *plan, k, at, o_.link_model);
+    const std::optional<Time> e =
+        plan_estimate(t_, *plan, k, at, o_.link_model, o_.portfolio.rail_messages);
     if (!e || *e <= 0) return std::nullopt;
     return halves * static_cast<double>(*e);
   };

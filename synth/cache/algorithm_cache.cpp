@@ -320,6 +320,7 @@ std::string cache_key(std::string_view producer, const topo::Topology& t, const 
   line("matcher_work_beside_servers", o.portfolio.matcher_work_beside_servers);
   line("matcher_work_beside_symmetric", o.portfolio.matcher_work_beside_symmetric);
   line("across_sizes", o.portfolio.across_sizes);
+  line("rail_messages", o.portfolio.rail_messages);
   return k;
 }
 

@@ -338,8 +338,9 @@ class Planned {
     // the rails in messages (rail_messages.hpp), the faster kept. (Timed here to choose; the
     // caller times the one returned.)
     std::optional<RawList> sent;
-    if (deal.even() && ft().charges_steps() && o_.link_model == LinkModel::Pipelined &&
-        !servers.flat() && !servers.pods() && !servers.relayed())
+    if (o_.portfolio.rail_messages && deal.even() && ft().charges_steps() &&
+        o_.link_model == LinkModel::Pipelined && !servers.flat() && !servers.pods() &&
+        !servers.relayed())
       sent = rail_messages(g, servers, raw, kRailMessageShrink);
     std::optional<Algorithm> in_messages;
     if (sent) in_messages = build(t_, g, std::move(*sent), plan_, c_, chunk_bytes_, o_);

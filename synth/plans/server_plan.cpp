@@ -299,7 +299,7 @@ struct RailStagger {
 };
 
 RailStagger stagger_of(const topo::Topology& t, const ServerPlan& plan, NodeId u, double k,
-                       Bytes chunk_bytes, LinkModel model) {
+                       Bytes chunk_bytes, LinkModel model, bool messages = false) {
   const auto& servers = plan.servers();
   const auto& ways = plan.ways();
   const double others = static_cast<double>(servers.size()) - 1;  // S - 1 rail ways per NPU
@@ -352,7 +352,7 @@ RailStagger stagger_of(const topo::Topology& t, const ServerPlan& plan, NodeId u
   // or the first message's arrival and all the forwarding. The faster of the two is the plan's.
   if (const std::vector<int> sizes =
           detail::rail_message_sizes(static_cast<int>(k), kRailMessageShrink);
-      step > 0 && sizes.size() < static_cast<size_t>(k)) {
+      messages && step > 0 && sizes.size() < static_cast<size_t>(k)) {
     const auto messages = static_cast<double>(sizes.size());
     const double in_messages = std::max(others * k * chunk_time + messages * step + intra / k,
                                         others * sizes.front() * chunk_time + step + intra) +
@@ -387,11 +387,12 @@ std::vector<ServerWay> staggered_ways(const topo::Topology& t, const ServerPlan&
 }
 
 std::optional<Time> staggered_estimate(const topo::Topology& t, const ServerPlan& plan,
-                                       int chunks_per_npu, Bytes chunk_bytes, LinkModel model) {
+                                       int chunks_per_npu, Bytes chunk_bytes, LinkModel model,
+                                       bool messages) {
   if (plan.flat() || plan.relayed() || model != LinkModel::Pipelined) return std::nullopt;
   double estimate = 0;
   for (NodeId u = 0; u < t.num_npus(); ++u) {
-    const RailStagger r = stagger_of(t, plan, u, chunks_per_npu, chunk_bytes, model);
+    const RailStagger r = stagger_of(t, plan, u, chunks_per_npu, chunk_bytes, model, messages);
     if (!r.applies) return std::nullopt;
     estimate = std::max(estimate, r.estimate);
   }
@@ -431,10 +432,11 @@ std::optional<Time> pod_estimate(const topo::Topology& t, const ServerPlan& plan
 }
 
 std::optional<Time> plan_estimate(const topo::Topology& t, const ServerPlan& plan,
-                                  int chunks_per_npu, Bytes chunk_bytes, LinkModel model) {
+                                  int chunks_per_npu, Bytes chunk_bytes, LinkModel model,
+                                  bool messages) {
   if (plan.flat()) return flat_estimate(t, plan, chunks_per_npu, chunk_bytes, model);
   if (plan.pods()) return pod_estimate(t, plan, chunks_per_npu, chunk_bytes, model);
-  return staggered_estimate(t, plan, chunks_per_npu, chunk_bytes, model);
+  return staggered_estimate(t, plan, chunks_per_npu, chunk_bytes, model, messages);
 }
 
 bool flat_servers(const topo::Topology& t) {

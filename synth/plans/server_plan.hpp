@@ -137,16 +137,18 @@ std::vector<ServerWay> staggered_ways(const topo::Topology& t, const ServerPlan&
 // The overhead model's time for that All-Gather on staggered_ways' ways: per NPU, the NIC's rounds
 // and the last round's forwarding, or the first round's arrival and all the forwarding, whichever
 // is longer, plus the latency of a rail and of a way inside the server; the slowest NPU's. Where
-// the rails pay steps and a way's chunks make fewer messages (synth/plans/rail_messages.hpp), per
-// NPU the less of that and the same in messages (a step per message at the fluid shares, one
-// round's forwarding over), as the server plan keeps the faster of the two. An
+// the rails pay steps and a way's chunks make fewer messages (synth/plans/rail_messages.hpp), and
+// `messages` (PortfolioOptions::rail_messages), per NPU the less of that and the same in messages
+// (a step per message at the fluid shares, one round's forwarding over), as the server plan keeps
+// the faster of the two. An
 // estimate, not a bound: it leaves out the matcher's choices and every other link. Nothing where
 // staggered_ways would leave some NPU's rails at the plan's rates for want of the model (a flat or
 // relayed plan, `hold`, rails sharing links, nothing to forward). It models the rails as
 // staggered_ways runs them: not where the chunks are dealt over unequal rails
 // (synth/plans/rail_deal.hpp).
 std::optional<Time> staggered_estimate(const topo::Topology& t, const ServerPlan& plan,
-                                       int chunks_per_npu, Bytes chunk_bytes, LinkModel model);
+                                       int chunks_per_npu, Bytes chunk_bytes, LinkModel model,
+                                       bool messages = true);
 
 // The fluid model's time for an All-Gather of `chunks_per_npu` chunks of `chunk_bytes` per NPU on a
 // flat `plan`: every way carries its root's chunks one after another, each holding the way's share
@@ -170,7 +172,8 @@ std::optional<Time> pod_estimate(const topo::Topology& t, const ServerPlan& plan
 
 // The estimate that fits `plan`: flat_estimate, pod_estimate or staggered_estimate.
 std::optional<Time> plan_estimate(const topo::Topology& t, const ServerPlan& plan,
-                                  int chunks_per_npu, Bytes chunk_bytes, LinkModel model);
+                                  int chunks_per_npu, Bytes chunk_bytes, LinkModel model,
+                                  bool messages = true);
 
 // Whether plan_servers makes a plan of `t` without servers, if any: it has switches and no
 // servers. The plan is flat, or over pods (plan_groups).
