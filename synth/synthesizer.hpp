@@ -189,9 +189,9 @@ struct PortfolioOptions {
   // it.
   bool across_sizes = false;
   // The server plan also sends its rails in messages that shrink towards the end, the faster kept
-  // (synth/plans/rail_messages.hpp). Off for the MSCCL runtime's candidates (best_for_msccl):
-  // there the search's pick rose from 4 to 64 chunks per NPU on nvcluster:8x8, and reading back
-  // each count below it cost seconds, for the same program chosen.
+  // (synth/plans/rail_messages.hpp). Off for the MSCCL runtime's candidates (best_for_msccl): the
+  // messages raise the search's pick, and every count below it is read back as the runtime runs it
+  // (docs/synthesis.md, "The runtime targets").
   bool rail_messages = true;
 };
 
