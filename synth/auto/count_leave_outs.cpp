@@ -74,6 +74,15 @@ std::optional<Time> fill_and_steps(Time quarter, Time half, Time last) {
   return static_cast<Time>(static_cast<double>(last) - ((d1 + cq) / 4 - 4 * cq));
 }
 
+std::optional<double> CountLeaveOuts::server_plan_estimate(const ServerPlan& plan,
+                                                           CollectiveKind kind, int count,
+                                                           Bytes chunk) const {
+  const std::optional<Time> e =
+      plan_estimate(t_, plan, count, chunk, o_.link_model, o_.portfolio.rail_messages);
+  if (!e || *e <= 0) return std::nullopt;
+  return (kind == CollectiveKind::AllReduce ? 2 : 1) * static_cast<double>(*e);
+}
+
 bool CountLeaveOuts::leave_out_server_plan(const Collective& cc, Bytes chunk, Time fastest,
                                            std::optional<Time> half) const {
   const int count = cc.chunks_per_npu;
@@ -102,13 +111,7 @@ bool CountLeaveOuts::leave_out_server_plan(const Collective& cc, Bytes chunk, Ti
   // (The staggered estimate models the rails staggered, not dealt over unequal rails:
   // RailDeal.)
   if (!plan || (!plan->flat() && !plan->pods() && !even_rails(t_, *plan))) return false;
-  const double halves = cc.kind == CollectiveKind::AllReduce ? 2 : 1;
-  auto estimate = [&](int k, Bytes at) -> std::optional<double> {
-    const std::optional<Time> e =
-        plan_estimate(t_, *plan, k, at, o_.link_model, o_.portfolio.rail_messages);
-    if (!e || *e <= 0) return std::nullopt;
-    return halves * static_cast<double>(*e);
-  };
+  auto estimate = [&](int k, Bytes at) { return server_plan_estimate(*plan, cc.kind, k, at); };
   const std::optional<double> before = estimate(count / 2, 2 * chunk);
   if (!before) return false;
   const double ratio = static_cast<double>(*last) / *before;
@@ -127,13 +130,7 @@ bool CountLeaveOuts::rail_messages_may_win(const Collective& cc, Bytes chunk, Ti
   const detail::ServerPlans::Plan kept = server_plan_of(t_, chunk, o_);
   const std::optional<ServerPlan>& plan = *kept;
   if (!plan || plan->flat() || plan->pods() || !even_rails(t_, *plan)) return false;
-  const double halves = cc.kind == CollectiveKind::AllReduce ? 2 : 1;
-  auto estimate = [&](int k, Bytes at) -> std::optional<double> {
-    const std::optional<Time> e =
-        plan_estimate(t_, *plan, k, at, o_.link_model, o_.portfolio.rail_messages);
-    if (!e || *e <= 0) return std::nullopt;
-    return halves * static_cast<double>(*e);
-  };
+  auto estimate = [&](int k, Bytes at) { return server_plan_estimate(*plan, cc.kind, k, at); };
   // Scaled as the plan's time at the largest count below it that it made was to its estimate,
   // where that is within kServerPlanTrust (as leave_out_server_plan trusts it).
   for (int k = count / 2; k >= 1; k /= 2)

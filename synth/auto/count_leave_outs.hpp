@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "synth/auto/size_history.hpp"
+#include "synth/plans/server_plan.hpp"
 #include "synth/synthesizer.hpp"
 #include "topo/topology.hpp"
 
@@ -126,6 +127,11 @@ class CountLeaveOuts {
   bool rail_messages_may_win(const Collective& cc, Bytes chunk, Time fastest) const;
 
  private:
+  // The server plan's estimate (plan_estimate) for `kind` at `count` chunks of `chunk` bytes; an
+  // All-Reduce as twice the All-Gather. Nothing where it has none.
+  std::optional<double> server_plan_estimate(const ServerPlan& plan, CollectiveKind kind, int count,
+                                             Bytes chunk) const;
+
   const topo::Topology& t_;
   const SynthOptions& o_;
   std::map<SynthMethod, std::map<int, Time>> plan_times_;  // per plan, per count: its time

@@ -350,15 +350,15 @@ RailStagger stagger_of(const topo::Topology& t, const ServerPlan& plan, NodeId u
   // The rails in messages (rail_messages.hpp), where a way's k chunks make fewer: at the fluid
   // shares, the NIC's time and a step per message on each way, then the last round's forwarding;
   // or the first message's arrival and all the forwarding. The faster of the two is the plan's.
-  if (const std::vector<int> sizes =
-          detail::rail_message_sizes(static_cast<int>(k), kRailMessageShrink);
-      messages && step > 0 && sizes.size() < static_cast<size_t>(k)) {
-    const auto messages = static_cast<double>(sizes.size());
-    const double in_messages = std::max(others * k * chunk_time + messages * step + intra / k,
-                                        others * sizes.front() * chunk_time + step + intra) +
-                               rail_latency + latency;
-    r.estimate = std::min(r.estimate, in_messages);
-  }
+  if (!messages || step <= 0) return r;
+  const std::vector<int> sizes =
+      detail::rail_message_sizes(static_cast<int>(k), kRailMessageShrink);
+  if (sizes.size() == static_cast<size_t>(k)) return r;
+  const auto sent = static_cast<double>(sizes.size());
+  const double in_messages = std::max(others * k * chunk_time + sent * step + intra / k,
+                                      others * sizes.front() * chunk_time + step + intra) +
+                             rail_latency + latency;
+  r.estimate = std::min(r.estimate, in_messages);
   return r;
 }
 
