@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "synth/plans/flow_graph.hpp"
+#include "synth/plans/growth_tests.hpp"
 #include "topo/bounds.hpp"
 
 namespace tenet::synth {
@@ -478,13 +479,16 @@ class Packer {
   // hub instead (hub -> source, the tree's copies, while it grows), and the test's flow leaves a
   // node `from` that feeds both x and the hub without bound: the same flow, with two arcs set per
   // test instead of two per tree. Capped at what the test asks (the others' copies and the most
-  // this tree may take), and answered without a flow where the direct arc and the trees that hold
-  // y already carry that much. The work counted (max_tree_work) is the graph's size as that
-  // formulation has it: without the hub, `from` and their arcs.
+  // this tree may take), and answered without a flow where the direct arc, the trees that hold y
+  // and paths of two hops into y already carry that much, or where a cut that left a test short
+  // before leaves this one short (PackingOptions::answer_without_flows). The work counted
+  // (max_tree_work) is the graph's size as that formulation has it: without the hub, `from` and
+  // their arcs.
   void build_trees(FlowGraph& f, int k, TreePacking& out) {
     std::vector<Tree> trees;
     std::vector<char> active;
     const int hub = f.add_node(), from = f.add_node();
+    growth_ = detail::GrowthTests(f, n_);
     f.set_capacity(from, hub, kInf);
     int64_t growing_trees = 0;  // the hub's arcs, one per active tree
     // The graph's nodes and arcs as ForestColl's formulation has them, between tests.
@@ -519,11 +523,17 @@ class Packer {
       const Cap most = std::min<Cap>(trees[id].copies, f.capacity(x, y));
       charge(1);
       // The direct arc and, for each other tree that holds y, x -> its source -> y, are disjoint
-      // paths: where they carry the others' copies and `most`, so does the max-flow.
+      // paths: where they carry the others' copies and `most`, so does the max-flow; else those
+      // and paths of two hops may (GrowthTests).
       if (f.capacity(x, y) >= trees[id].copies + missing) return most;
+      if (o_.answer_without_flows) {
+        if (growth_.two_hops_carry(trees, active, id, x, y, others + most)) return most;
+        if (growth_.tight_cut(trees, active, id, x, y, others)) return Cap{0};
+      }
       f.set_capacity(hub, trees[id].source, 0);
       f.set_capacity(from, x, kInf);
-      const Cap copies = std::min(most, f.max_flow(from, y, others + most) - others);
+      const Cap copies = std::min(most, f.max_flow(from, y, others + most, side_) - others);
+      if (copies <= 0 && o_.answer_without_flows) growth_.remember_short(side_);
       f.set_capacity(from, x, 0);
       f.set_capacity(hub, trees[id].source, trees[id].copies);
       return copies;
@@ -563,6 +573,7 @@ class Packer {
             trees[id].bfs.push_back(y);
             f.set_capacity(trees[id].source, y, kInf);
             f.set_capacity(x, y, f.capacity(x, y) - copies);
+            growth_.used(x, y, copies);
           }
         }
       }
@@ -688,8 +699,10 @@ class Packer {
   std::map<std::pair<int, int>, double> arc_total_;  // an arc's capacity in units, over its routes
   std::vector<NodeId> roots_;
   int64_t flows_ = 0;
-  int64_t tree_work_ = 0;  // the arcs and nodes of build_trees' max-flows, summed
-  double u_ = 0;           // the capacities' scale: a link of b units has capacity U b
+  detail::GrowthTests growth_;  // build_trees' tests answered without a max-flow
+  std::vector<char> side_;      // a test's least source side, its memory reused
+  int64_t tree_work_ = 0;       // the arcs and nodes of build_trees' max-flows, summed
+  double u_ = 0;                // the capacities' scale: a link of b units has capacity U b
   Bandwidth unit_ = 0;
   Bandwidth largest_ = 0;  // the largest capacity in units
 };

@@ -68,6 +68,10 @@ struct PackingOptions {
   int64_t max_tree_work = 300'000'000;
   int max_npus = 128;
   int max_trees = 0;  // give up (nothing) when building more distinct trees than this; 0: no cap
+  // Growing the trees, answer a test without its max-flow where a flow of paths of two hops, or a
+  // cut that left a test short before, gives the max-flow's answer (the same trees, faster);
+  // false: every such test is a max-flow (tests compare the two).
+  bool answer_without_flows = true;
   int64_t* spent = nullptr;  // where set: the max-flow computations it took, packed or not
 };
 
