@@ -33,6 +33,8 @@
 
 namespace tenet::synth {
 
+class PipelineCalibration;  // synth/plans/pipeline_calibration.hpp
+
 // Which chunk a channel carries when its source holds several its destination needs.
 enum class ChunkPriority : uint8_t {
   Scarce,  // the one the fewest of the destination's other in-neighbours could deliver, then
@@ -99,6 +101,9 @@ struct PipelineOptions {
   // SynthOptions::to_beat nothing made is floored against it (a count's times stay what they are,
   // which the search reads), it spares only the variants predicted to lose.
   Time predicted_against = -1;
+  // Where set (by the chunk search, for all its counts), what each variant made against its
+  // prediction at the counts before: the margin above follows it (PipelineCalibration).
+  PipelineCalibration* calibration = nullptr;
   // Called with each variant and its time (its prediction where that left it unmade; its floor
   // where that shows it cannot be the fastest, untimed; an All-Reduce's, its halves joined; an
   // All-Reduce's halves in turn, each its own fastest, are a variant of their own, and each half's

@@ -110,6 +110,11 @@ inline constexpr double kPipelinePredictedSure = 0.65;
 // ... and an All-Reduce's (its halves joined, kHalvesShare of the shorter half's stream added;
 // timed variants end at 0.72 to 3.1 times it, 1 % under 0.78) (docs/tuning.md).
 inline constexpr double kAllReducePredictedSure = 0.7;
+// ... or, for a variant made at a count before in the same chunk search, this of its own ratio
+// there, made over predicted, where that is more (PipelineCalibration; docs/tuning.md).
+inline constexpr double kPipelineCalibratedSure = 0.9;
+// ... taken from counts where the trees stream at least this many chunks each on average.
+inline constexpr double kPipelineCalibratedFrom = 8;
 inline constexpr double kHalvesShare = 0.5;
 // In lanes, a chunk goes at its tree's rate times its lane, but at least this share of it.
 inline constexpr double kLeastLane = 0.5;

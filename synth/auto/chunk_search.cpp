@@ -24,6 +24,7 @@
 #include "synth/groups/team_relay.hpp"
 #include "synth/memo.hpp"
 #include "synth/plans/all_reduce.hpp"
+#include "synth/plans/pipeline_calibration.hpp"
 #include "synth/plans/pipeline_variants.hpp"
 #include "synth/plans/server_plan.hpp"
 #include "synth/synthesizer.hpp"
@@ -67,6 +68,8 @@ class FlatSearch {
     quiet_.portfolio.baselines =
         false;  // each baseline gets its own chunk search (race_baselines), the one benchmarks run
     quiet_.pipelines.split = false;  // the pipelines' own doubling (double_plans) tries them
+    // (Each variant's made time against its prediction, over every count this search makes.)
+    if (!quiet_.pipelines.calibration) quiet_.pipelines.calibration = &calibration_;
     // Every search stops at the first count within kChunkSearchSlack of the bound (each doubling
     // costs twice the last). Routed collectives stop already within kRoutedEnough: every count
     // costs them two routings of every chunk (the matcher's and the flow ways), on mixed speeds
@@ -83,6 +86,8 @@ class FlatSearch {
              within_valid_bound(t, a, 1 + kChunkSearchSlack, memo);
     };
   }
+  FlatSearch(const FlatSearch&) = delete;  // quiet_ points into it (calibration_)
+  FlatSearch& operator=(const FlatSearch&) = delete;
 
   Made<ChunkingResult> run(Collective c) {
     if (std::optional<ChunkingResult> relayed = relay_first(c)) return std::move(*relayed);
@@ -725,6 +730,7 @@ class FlatSearch {
   int64_t budget_;
   std::function<bool(const Algorithm&)> at_bound_;
   CountLeaveOuts leave_outs_;          // what the times its counts made predict it need not make
+  PipelineCalibration calibration_;    // the pipelines' made times against their predictions
   mutable std::map<Way, Time> raced_;  // each raced baseline's least time or floor (learn)
   mutable PlanFloors plan_floors_;     // the rings' (the rival, the promising ring, their searches)
 };

@@ -13,6 +13,7 @@
 #include "synth/bounds/lower_bound.hpp"
 #include "synth/cost/timing.hpp"
 #include "synth/memo.hpp"
+#include "synth/plans/pipeline_calibration.hpp"
 #include "synth/plans/pipeline_variants.hpp"
 #include "synth/plans/planned.hpp"
 #include "synth/tuning.hpp"
@@ -244,10 +245,14 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
     // summed, over that time to beat). (Where the run keeps its flow plans: else each prediction
     // would pack them again.)
     const Time against = predicted_against(to_beat, o.pipelines);
+    // (Its own ratio at the counts before, where it was made then: PipelineCalibration.)
+    const double sure = o.pipelines.calibration
+                            ? o.pipelines.calibration->sure(variant, true, kAllReducePredictedSure)
+                            : kAllReducePredictedSure;
     if (planned == Method::PlanPipeline && o.pipelines.predicted && against > 0 && o.memo) {
       const auto& [reduced, gathered] = predicted(variant);
       if (reduced && gathered &&
-          kAllReducePredictedSure * static_cast<double>(joined_prediction(*reduced, *gathered)) >=
+          sure * static_cast<double>(joined_prediction(*reduced, *gathered)) >=
               static_cast<double>(against)) {
         // (Over the time to beat where there is one: standing for this method, it cannot replace
         // what the caller has.)
@@ -281,6 +286,13 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
     a.method = second->method;
     a.provenance = second->provenance;
     if (variant >= 0 && o.pipelines.on_variant) o.pipelines.on_variant(variant, a.claimed_time);
+    // (A floor is at most its time: its ratio under the variant's own, the margin no narrower.)
+    if (planned == Method::PlanPipeline && o.pipelines.calibration && o.memo)
+      if (const auto& [reduced, gathered] = predicted(variant); reduced && gathered)
+        if (const TreePacking* trees = o.memo->plans.of(t); trees && !trees->trees.empty())
+          o.pipelines.calibration->record(
+              variant, true, a.claimed_time, joined_prediction(*reduced, *gathered),
+              static_cast<double>(ag.num_chunks()) / static_cast<double>(trees->trees.size()));
     if (floored) floored_at[variant] = a.claimed_time;
     if (floored && !best && o.to_beat > 0) {
       // Only a floor over what the caller has: it stands for this method, so said.

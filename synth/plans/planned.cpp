@@ -15,6 +15,7 @@
 #include "synth/cost/timing.hpp"
 #include "synth/memo.hpp"
 #include "synth/plans/broadcast_server_plan.hpp"
+#include "synth/plans/pipeline_calibration.hpp"
 #include "synth/plans/pipeline_variants.hpp"
 #include "synth/plans/pipelines.hpp"
 #include "synth/plans/rail_deal.hpp"
@@ -425,6 +426,12 @@ class Planned {
     return false;
   }
 
+  // The chunks each of the plan's trees streams, on average.
+  double chunks_per_tree() const {
+    return static_cast<double>(forward_.num_chunks()) /
+           static_cast<double>(std::max<size_t>(1, packing_->trees.size()));
+  }
+
   // What pipeline variant `v` streams: its trees, how fast, each chunk's tree.
   struct Streamed {
     PipelineVariant pv;
@@ -468,8 +475,10 @@ class Planned {
     if (!o_.pipelines.predicted) return false;
     const Time to_beat = best_ && !predicted_best_ ? best_->claimed_time : o_.to_beat;
     const Time against = predicted_against(to_beat, o_.pipelines);
-    if (against <= 0 ||
-        kPipelinePredictedSure * static_cast<double>(predicted.end) < static_cast<double>(against))
+    const double sure = o_.pipelines.calibration
+                            ? o_.pipelines.calibration->sure(v, false, kPipelinePredictedSure)
+                            : kPipelinePredictedSure;
+    if (against <= 0 || sure * static_cast<double>(predicted.end) < static_cast<double>(against))
       return false;
     const Time likely = std::max(predicted.likely, to_beat > 0 ? to_beat : against);
     if (o_.pipelines.on_variant) o_.pipelines.on_variant(v, likely);
@@ -500,8 +509,11 @@ class Planned {
     const TreePacking& streamed = s->trees;
     const StreamSpeedup& speedup = s->speedup;
     const std::vector<int>& dealt = s->dealt;
-    if (variant_ < 0 && skipped(v, pipeline_prediction(s->fill, dealt, packing_->trees.size())))
-      return;
+    // (A variant asked for alone, an All-Reduce's half, is predicted joined: all_reduce.hpp.)
+    const std::optional<PipelinePrediction> predicted =
+        variant_ < 0 ? std::optional(pipeline_prediction(s->fill, dealt, packing_->trees.size()))
+                     : std::nullopt;
+    if (predicted && skipped(v, *predicted)) return;
     // In messages, each tree's chunks consecutive.
     const std::vector<int> blocked =
         pv.shape.messages ? block_dealing(dealt, streamed) : std::vector<int>();
@@ -518,12 +530,17 @@ class Planned {
       if (best_) {
         const Time floor = time_floor(t_, a);
         if (floor >= best_->claimed_time) {
+          if (o_.pipelines.calibration)
+            o_.pipelines.calibration->record(v, false, floor, predicted->end, chunks_per_tree());
           if (o_.pipelines.on_variant) o_.pipelines.on_variant(v, floor);
           floored_[v] = floor;
           return;
         }
       }
       time(t_, a);
+      if (o_.pipelines.calibration)
+        o_.pipelines.calibration->record(v, false, a.claimed_time, predicted->end,
+                                         chunks_per_tree());
     }
     const PipelineTraits traits{.trees = static_cast<int>(packing_->trees.size()),
                                 .per = packing_->k,

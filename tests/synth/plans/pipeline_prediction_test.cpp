@@ -1,7 +1,8 @@
 // The flow plan's pipelines predicted before they are made (pipeline_prediction): a tree's fill
 // plus a chunk time at its rate per chunk dealt to it after the first. Exact where nothing
 // contends; a variant predicted no faster than what it must beat, by kPipelinePredictedSure, is
-// left unmade (PipelineOptions::predicted), and that leaves the pipelines' answer as it was.
+// left unmade (PipelineOptions::predicted), and that leaves the pipelines' answer as it was; a
+// variant made at a count before, by its own ratio (PipelineCalibration).
 #include <gtest/gtest.h>
 
 #include <array>
@@ -12,6 +13,7 @@
 #include "synth/cost/timing.hpp"
 #include "synth/memo.hpp"
 #include "synth/plans/all_reduce.hpp"
+#include "synth/plans/pipeline_calibration.hpp"
 #include "synth/plans/pipeline_variants.hpp"
 #include "synth/plans/pipelines.hpp"
 #include "synth/plans/planned.hpp"
@@ -231,6 +233,47 @@ TEST(PipelinePrediction, AnAllReduceKeepsItsFastestVariantAgainstATimeToBeat) {
       EXPECT_GT(made[1]->size(), 0) << "topology " << i;
     }
     EXPECT_GE(compared, 20);
+  }
+}
+
+// Once a variant was made in a chunk search, it is predicted by its own ratio of made over
+// predicted time (PipelineCalibration): against a time to beat under the fastest variant made,
+// but not by kPipelineCalibratedSure, no variant is made again, where kPipelinePredictedSure alone
+// makes one. The calibration's ratios come from a first run that made every variant.
+TEST(PipelinePrediction, AVariantMadeBeforeIsPredictedByItsOwnRatio) {
+  topo::Topology t = topo::generate("nvcluster:2x8");
+  t.set_charges_steps(true);
+  for (const CollectiveKind kind : {CollectiveKind::AllGather, CollectiveKind::AllReduce}) {
+    SCOPED_TRACE(to_string(kind));
+    const Collective c = Collective::over_all(t, kind, 16);
+    const Bytes chunk = c.chunk_bytes_for(Bytes{64} << 20);
+    SynthMemo memo;
+    SynthOptions o;
+    o.memo = &memo;
+    PipelineCalibration calibration;
+    o.pipelines.calibration = &calibration;
+    o.pipelines.predicted = false;  // every variant made
+    const std::optional<Algorithm> every =
+        detail::synthesize_with(t, c, chunk, o, SynthMethod::PlanPipeline);
+    ASSERT_TRUE(every);
+    o.pipelines.predicted = true;
+    o.to_beat = static_cast<Time>(0.88 * static_cast<double>(every->claimed_time));
+    bool predicted = false, floored = false;
+    o.predicted = &predicted;
+    o.floored = &floored;
+    const std::optional<Algorithm> calibrated =
+        detail::synthesize_with(t, c, chunk, o, SynthMethod::PlanPipeline);
+    ASSERT_TRUE(calibrated);
+    EXPECT_TRUE(predicted);
+    EXPECT_EQ(calibrated->size(), 0) << calibrated->method;
+    EXPECT_GE(calibrated->claimed_time, o.to_beat);
+    o.pipelines.calibration = nullptr;
+    predicted = false;
+    const std::optional<Algorithm> uncalibrated =
+        detail::synthesize_with(t, c, chunk, o, SynthMethod::PlanPipeline);
+    ASSERT_TRUE(uncalibrated);
+    EXPECT_FALSE(predicted);
+    EXPECT_GT(uncalibrated->size(), 0) << uncalibrated->method;
   }
 }
 

@@ -1,0 +1,48 @@
+// What the flow plan's pipeline variants made against what they were predicted to make, kept over a
+// chunk search's counts (PipelineOptions::calibration).
+//
+// A variant is made only where a share of its predicted end (pipeline_prediction; an All-Reduce's
+// halves joined) is under the time to beat: kPipelinePredictedSure, or kAllReducePredictedSure,
+// low enough for every fabric measured, as made variants end at 0.69 to 1.7 times their
+// prediction (0.72 to 3.1 for an All-Reduce). Where its trees stream many chunks each (at least
+// kPipelineCalibratedFrom), a variant's own ratio on one fabric moves little from count to count
+// (`nvcluster:8x8` All-Gather of 1 GiB: 0.977 at 32 chunks per NPU, 0.987 at 64); with a chunk or
+// two per tree it swings with the fill (`pod-2spine.yaml` Reduce-Scatter of 1 MiB: 1.317 at one
+// chunk per NPU, 0.829 at two). So once a variant was made at such a count, its share at the
+// counts after is its last ratio by kPipelineCalibratedSure, where that is more: a variant its own
+// ratio predicts to lose by over that margin is not made. A heuristic, as the shares are: the
+// figures are in docs/tuning.md.
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "synth/tuning.hpp"
+#include "topo/units.hpp"
+
+namespace tenet::synth {
+
+class PipelineCalibration {
+ public:
+  // Variant `v` (an All-Reduce's, its halves joined, where `joined`) made and timed at `made`, or
+  // made and left untimed at its floor `made` (at most its time: a ratio at most its own),
+  // predicted to end at `predicted`, its trees streaming `chunks_per_tree` chunks each on average.
+  void record(int v, bool joined, Time made, Time predicted, double chunks_per_tree) {
+    if (made > 0 && predicted > 0 && chunks_per_tree >= kPipelineCalibratedFrom)
+      ratio_[{v, joined}] = static_cast<double>(made) / static_cast<double>(predicted);
+  }
+  // The share of variant `v`'s predicted end that must be under the time to beat for it to be
+  // made: `sure`, or where it was made at a count before, kPipelineCalibratedSure of its last
+  // ratio, the larger (over 1 for a variant that ran slower than predicted: left unmade only where
+  // that ratio says it would lose by the margin).
+  double sure(int v, bool joined, double sure) const {
+    const auto it = ratio_.find({v, joined});
+    return it == ratio_.end() ? sure : std::max(sure, kPipelineCalibratedSure * it->second);
+  }
+
+ private:
+  std::map<std::pair<int, bool>, double> ratio_;  // per variant: made over predicted, last made
+};
+
+}  // namespace tenet::synth
