@@ -68,8 +68,9 @@ class FlatSearch {
     quiet_.portfolio.baselines =
         false;  // each baseline gets its own chunk search (race_baselines), the one benchmarks run
     quiet_.pipelines.split = false;  // the pipelines' own doubling (double_plans) tries them
-    // (Each variant's made time against its prediction, over every count this search makes.)
-    if (!quiet_.pipelines.calibration) quiet_.pipelines.calibration = &calibration_;
+    // (Each variant's made time against its prediction, over every count this search makes: its
+    // own, not a caller's, whose collective may be another.)
+    quiet_.pipelines.calibration = &calibration_;
     // Every search stops at the first count within kChunkSearchSlack of the bound (each doubling
     // costs twice the last). Routed collectives stop already within kRoutedEnough: every count
     // costs them two routings of every chunk (the matcher's and the flow ways), on mixed speeds
