@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <numeric>
 #include <optional>
 #include <random>
 #include <string>
