@@ -122,14 +122,14 @@ bool CountLeaveOuts::leave_out_server_plan(const Collective& cc, Bytes chunk, Ti
 
 bool CountLeaveOuts::rail_messages_may_win(const Collective& cc, Bytes chunk, Time fastest) const {
   const int count = cc.chunks_per_npu;
-  if (!o_.portfolio.rail_messages || !t_.charges_steps() || o_.link_model != LinkModel::Pipelined ||
-      count < 2 || fastest <= 0 || is_rooted(cc.kind) || !server_plan_applies(t_, cc) ||
+  if (!rail_messages_asked(t_, o_) || count < 2 || fastest <= 0 || is_rooted(cc.kind) ||
+      !server_plan_applies(t_, cc) ||
       rail_message_sizes(count, kRailMessageShrink).size() == static_cast<size_t>(count) ||
       rail_message_sizes(count / 2, kRailMessageShrink).size() < static_cast<size_t>(count / 2))
     return false;
   const detail::ServerPlans::Plan kept = server_plan_of(t_, chunk, o_);
   const std::optional<ServerPlan>& plan = *kept;
-  if (!plan || plan->flat() || plan->pods() || !even_rails(t_, *plan)) return false;
+  if (!plan || !rail_messages_apply(t_, *plan, even_rails(t_, *plan), o_)) return false;
   auto estimate = [&](int k, Bytes at) { return server_plan_estimate(*plan, cc.kind, k, at); };
   // Scaled as the plan's time at the largest count below it that it made was to its estimate,
   // where that is within kServerPlanTrust (as leave_out_server_plan trusts it).

@@ -246,9 +246,8 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
     // would pack them again.)
     const Time against = predicted_against(to_beat, o.pipelines);
     // (Its own ratio at the counts before, where it was made then: PipelineCalibration.)
-    const double sure = o.pipelines.calibration
-                            ? o.pipelines.calibration->sure(variant, true, kAllReducePredictedSure)
-                            : kAllReducePredictedSure;
+    const double sure =
+        PipelineCalibration::sure(o.pipelines.calibration, variant, true, kAllReducePredictedSure);
     if (planned == Method::PlanPipeline && o.pipelines.predicted && against > 0 && o.memo) {
       const auto& [reduced, gathered] = predicted(variant);
       if (reduced && gathered &&

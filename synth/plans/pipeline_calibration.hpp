@@ -40,6 +40,15 @@ class PipelineCalibration {
     const auto it = ratio_.find({v, joined});
     return it == ratio_.end() ? sure : std::max(sure, kPipelineCalibratedSure * it->second);
   }
+  // The same through a calibration that may be absent (PipelineOptions::calibration): `sure`, or
+  // nothing recorded.
+  static double sure(const PipelineCalibration* c, int v, bool joined, double sure) {
+    return c ? c->sure(v, joined, sure) : sure;
+  }
+  static void record(PipelineCalibration* c, int v, bool joined, Time made, Time predicted,
+                     double chunks_per_tree) {
+    if (c) c->record(v, joined, made, predicted, chunks_per_tree);
+  }
 
  private:
   std::map<std::pair<int, bool>, double> ratio_;  // per variant: made over predicted, last made

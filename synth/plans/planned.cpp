@@ -339,9 +339,7 @@ class Planned {
     // the rails in messages (rail_messages.hpp), the faster kept. (Timed here to choose; the
     // caller times the one returned.)
     std::optional<RawList> sent;
-    if (o_.portfolio.rail_messages && deal.even() && ft().charges_steps() &&
-        o_.link_model == LinkModel::Pipelined && !servers.flat() && !servers.pods() &&
-        !servers.relayed())
+    if (rail_messages_apply(ft(), servers, deal.even(), o_))
       sent = rail_messages(g, servers, raw, kRailMessageShrink);
     std::optional<Algorithm> in_messages;
     if (sent) in_messages = build(t_, g, std::move(*sent), plan_, c_, chunk_bytes_, o_);
@@ -475,9 +473,8 @@ class Planned {
     if (!o_.pipelines.predicted) return false;
     const Time to_beat = best_ && !predicted_best_ ? best_->claimed_time : o_.to_beat;
     const Time against = predicted_against(to_beat, o_.pipelines);
-    const double sure = o_.pipelines.calibration
-                            ? o_.pipelines.calibration->sure(v, false, kPipelinePredictedSure)
-                            : kPipelinePredictedSure;
+    const double sure =
+        PipelineCalibration::sure(o_.pipelines.calibration, v, false, kPipelinePredictedSure);
     if (against <= 0 || sure * static_cast<double>(predicted.end) < static_cast<double>(against))
       return false;
     const Time likely = std::max(predicted.likely, to_beat > 0 ? to_beat : against);
@@ -530,17 +527,16 @@ class Planned {
       if (best_) {
         const Time floor = time_floor(t_, a);
         if (floor >= best_->claimed_time) {
-          if (o_.pipelines.calibration)
-            o_.pipelines.calibration->record(v, false, floor, predicted->end, chunks_per_tree());
+          PipelineCalibration::record(o_.pipelines.calibration, v, false, floor, predicted->end,
+                                      chunks_per_tree());
           if (o_.pipelines.on_variant) o_.pipelines.on_variant(v, floor);
           floored_[v] = floor;
           return;
         }
       }
       time(t_, a);
-      if (o_.pipelines.calibration)
-        o_.pipelines.calibration->record(v, false, a.claimed_time, predicted->end,
-                                         chunks_per_tree());
+      PipelineCalibration::record(o_.pipelines.calibration, v, false, a.claimed_time,
+                                  predicted->end, chunks_per_tree());
     }
     const PipelineTraits traits{.trees = static_cast<int>(packing_->trees.size()),
                                 .per = packing_->k,

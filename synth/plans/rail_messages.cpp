@@ -80,6 +80,15 @@ std::optional<RawList> rail_messages(const ChannelGraph& g, const ServerPlan& pl
   return out;
 }
 
+bool rail_messages_asked(const topo::Topology& t, const SynthOptions& o) {
+  return o.portfolio.rail_messages && t.charges_steps() && o.link_model == LinkModel::Pipelined;
+}
+
+bool rail_messages_apply(const topo::Topology& t, const ServerPlan& plan, bool even,
+                         const SynthOptions& o) {
+  return rail_messages_asked(t, o) && even && !plan.flat() && !plan.pods() && !plan.relayed();
+}
+
 std::vector<int> rail_message_sizes(int chunks, double rho) {
   std::vector<int> sizes;  // from the end
   double size = 1;

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "synth/plans/server_plan.hpp"
+#include "synth/synthesizer.hpp"
 #include "synth/ten/channel_graph.hpp"
 #include "synth/ten/raw_list.hpp"
 
@@ -36,6 +37,15 @@ namespace tenet::synth::detail {
 // of two.
 std::optional<RawList> rail_messages(const ChannelGraph& g, const ServerPlan& plan,
                                      const RawList& raw, double rho);
+
+// Whether a server plan's rails may go in messages on `t` under `o` (rail_messages, and the
+// estimates that model them): asked for (PortfolioOptions::rail_messages), steps charged, under
+// `pipelined`.
+bool rail_messages_asked(const topo::Topology& t, const SynthOptions& o);
+// ... and over `plan`: over servers (not flat, over pods or relayed) whose deal is even (`even`:
+// RailDeal::even, even_rails), so that a rail way carries its root's chunks alone.
+bool rail_messages_apply(const topo::Topology& t, const ServerPlan& plan, bool even,
+                         const SynthOptions& o);
 
 // The sizes, first to last, of the messages rail_messages sends a way's `chunks` consecutive
 // chunks in: from the end, one chunk, then each at most 1 / rho times the one after it (rounded
