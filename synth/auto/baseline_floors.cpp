@@ -328,7 +328,7 @@ std::optional<PlanFloor> closed_floor(const BaselineSpec& spec, const topo::Topo
 ChunkMade baseline_to_beat(const BaselineSpec& spec, const topo::Topology& t, const Collective& c,
                            Bytes chunk_bytes, const SynthOptions& o, Time to_beat,
                            const std::function<bool(const Algorithm&)>& enough, Time* floor,
-                           PlanFloors* floors) {
+                           PlanFloors* floors, bool blink_load) {
   Time found = -1;
   if (!floor) floor = &found;
   *floor = -1;
@@ -343,6 +343,21 @@ ChunkMade baseline_to_beat(const BaselineSpec& spec, const topo::Topology& t, co
       if (!(enough && enough(floored))) {
         *floor = closed->floor;
         return CannotBeat{closed->floor, closed->transfers};
+      }
+    }
+  // Blink's trees' load (blink_load_floor), no transfer made: where a tree edge's links cannot
+  // carry its chunks both ways in time, no count of it can beat `to_beat` (the bytes are the same
+  // at every count), and its transfers are not built to say so.
+  if (to_beat > 0 && blink_load && spec.kind == BaselineKind::Blink)
+    if (const std::optional<Time> load = blink_load_floor(t, c, chunk_bytes, baselines_of(o));
+        load && *load >= to_beat) {
+      Algorithm floored = empty_algorithm(spec.name(), t, c, chunk_bytes, o.link_model);
+      floored.claimed_time = *load;
+      if (!(enough && enough(floored))) {
+        *floor = *load;
+        // (Each chunk crosses each of its tree's P - 1 edges up and down.)
+        return CannotBeat{
+            *load, static_cast<size_t>(2 * int64_t{c.num_ranks() - 1} * int64_t{c.num_chunks()})};
       }
     }
   // A ring's floor from its plan (the same floor, no transfer made): a losing ring of millions of

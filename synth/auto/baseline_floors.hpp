@@ -68,14 +68,18 @@ class PlanFloors {
 
 // The baseline, timed; CannotBeat when its time_floor says that it cannot be faster than `to_beat`
 // (then it is not timed: on large clusters timing an algorithm takes longer than building it and
-// its floor). `enough`, when
+// its floor), or a floor with no transfer made does (closed_floor; Blink's trees' load,
+// blink_load_floor; a ring's plan). `enough`, when
 // given, is the chunk search's: a floor it would accept is timed anyway, so that the search stops
 // there as it would have. `floor`, when given, receives the floor found (of a timed baseline too),
 // or -1 where none was sought (no `to_beat`).
-// `floors`, when given, keeps the rings' plan floors.
+// `floors`, when given, keeps the rings' plan floors. `blink_load` false: Blink is built and
+// floored by its time_floor, tighter than its load (for a caller that learns from the floor found
+// how far behind it lost: SizeHistory).
 ChunkMade baseline_to_beat(const BaselineSpec& spec, const topo::Topology& t, const Collective& c,
                            Bytes chunk_bytes, const SynthOptions& o, Time to_beat,
                            const std::function<bool(const Algorithm&)>& enough = {},
-                           Time* floor = nullptr, PlanFloors* floors = nullptr);
+                           Time* floor = nullptr, PlanFloors* floors = nullptr,
+                           bool blink_load = true);
 
 }  // namespace tenet::synth::detail

@@ -389,8 +389,9 @@ class FlatSearch {
         c, total_bytes_, max_chunks_per_npu_,
         [&](const Collective& cc, Bytes chunk) -> ChunkMade {
           Time floor = -1;
-          ChunkMade m =
-              baseline_to_beat(spec, t_, cc, chunk, o_, beat, enough, &floor, &plan_floors_);
+          // (Where the caller learns across sizes from `least`, Blink's tighter floor: its time's.)
+          ChunkMade m = baseline_to_beat(spec, t_, cc, chunk, o_, beat, enough, &floor,
+                                         &plan_floors_, !(least && learns_across_sizes(o_)));
           if (const Algorithm* a = std::get_if<Algorithm>(&m))
             if (beat <= 0 || a->claimed_time < beat) beat = a->claimed_time;
           if (least) {

@@ -115,6 +115,15 @@ Made<Algorithm> try_baseline(const BaselineSpec& spec, const topo::Topology& t, 
                              Bandwidth reduce_bandwidth = 0, bool timed = true,
                              BaselineMemo* memo = nullptr);
 
+// A floor of blink's All-Reduce time for `c` in chunks of `chunk_bytes`, with no transfer made:
+// every chunk crosses each edge of its tree up and down, so the links a tree edge takes (a pair's
+// direct links together, or each link of its route) carry the bytes of every chunk of every tree
+// over that edge, and no faster than their bandwidth. The most of those loads over their
+// bandwidth; nothing where blink does not apply (no All-Reduce, or its trees cannot join the
+// ranks). `memo` as for try_baseline (the trees are the ones blink builds on).
+std::optional<Time> blink_load_floor(const topo::Topology& t, const Collective& c,
+                                     Bytes chunk_bytes, BaselineMemo* memo = nullptr);
+
 // The ring or bidirectional ring (`spec`) Reduce-Scatter, All-Gather or All-Reduce as a plan
 // (synth/ir/ring_plan.hpp): what make_baseline materializes, for a replay that computes transfers
 // on demand (the simulator's: a 4096-rank ring holds its members, not its 33.5 million transfers).

@@ -23,7 +23,10 @@
 //     proportion to its weight (largest remainders); each tree has a channel of its own, so that
 //     trees sharing a port queue independently, and the waves are listed oldest chunk first;
 //   - the trees and their weights depend on the topology and the ranks alone (BlinkPacking), not on
-//     the chunks: a BaselineMemo keeps them between builds.
+//     the chunks: a BaselineMemo keeps them between builds;
+//   - every chunk crosses each edge of its tree once each way, so the links of an edge carry the
+//     bytes of its trees' chunks at most at their bandwidth: blink_load_floor, a floor of the time
+//     that needs no transfer made (the chunk searches leave a count that cannot win unbuilt).
 #include <fmt/format.h>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/connected_components.hpp>
@@ -34,10 +37,13 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "synth/baselines/baseline_memo.hpp"
+#include "synth/baselines/baselines.hpp"
 #include "synth/baselines/builder.hpp"
 #include "synth/baselines/families.hpp"
 
@@ -358,11 +364,15 @@ std::shared_ptr<const BlinkPacking> pack(Builder& b, const Topology& t, const Co
   return packed;
 }
 
+// The trees blink deals `c`'s chunks over (the memo's where `b` has one).
+std::shared_ptr<const BlinkPacking> packing(Builder& b, const Topology& t, const Collective& c) {
+  return b.memo() ? b.memo()->blink(t, c.ranks, [&] { return pack(b, t, c); }) : pack(b, t, c);
+}
+
 }  // namespace
 
 void blink(Builder& b, const Topology& t, const Collective& c) {
-  const std::shared_ptr<const BlinkPacking> packed =
-      b.memo() ? b.memo()->blink(t, c.ranks, [&] { return pack(b, t, c); }) : pack(b, t, c);
+  const std::shared_ptr<const BlinkPacking> packed = packing(b, t, c);
   if (packed->trees.empty())
     throw NotApplicable(fmt::format(
         "blink's trees join the {} ranks over links between them both ways (from NPU to NPU, or "
@@ -390,3 +400,53 @@ void blink(Builder& b, const Topology& t, const Collective& c) {
 }
 
 }  // namespace tenet::synth::detail
+
+namespace tenet::synth {
+
+std::optional<Time> blink_load_floor(const topo::Topology& t, const Collective& c,
+                                     Bytes chunk_bytes, BaselineMemo* memo) {
+  if (c.kind != CollectiveKind::AllReduce || chunk_bytes < 1) return std::nullopt;
+  detail::Builder b(t, c, chunk_bytes, LinkModel::Pipelined, "blink");
+  b.set_memo(memo);
+  std::shared_ptr<const detail::BlinkPacking> packed;
+  try {
+    packed = detail::packing(b, t, c);
+  } catch (const NotApplicable&) {
+    return std::nullopt;
+  }
+  if (packed->trees.empty()) return std::nullopt;
+  const std::vector<int64_t> count = detail::largest_remainders(
+      static_cast<int64_t>(detail::all_chunks(c).size()), packed->weight);
+  // Bytes per link of a route, and per ordered pair of members joined directly (their links
+  // together: the builder takes them in turn).
+  std::vector<double> on_link(t.num_links(), 0);
+  std::map<std::pair<int, int>, double> on_pair;
+  for (size_t i = 0; i < packed->trees.size(); ++i) {
+    const double bytes = static_cast<double>(count[i]) * static_cast<double>(chunk_bytes);
+    const detail::BlinkPacking::Tree& tree = packed->trees[i];
+    for (size_t m = 0; m < tree.parent.size(); ++m) {
+      const int q = tree.parent[m];
+      if (q < 0) continue;
+      for (const auto& [route, from, to] : {std::tuple(&tree.up[m], static_cast<int>(m), q),
+                                            std::tuple(&tree.down[m], q, static_cast<int>(m))}) {
+        if (route->empty()) on_pair[{from, to}] += bytes;
+        for (LinkId l : *route) on_link[l] += bytes;
+      }
+    }
+  }
+  double most = 0;  // seconds
+  for (LinkId l = 0; l < t.num_links(); ++l)
+    if (on_link[l] > 0)
+      most = std::max(most, on_link[l] / static_cast<double>(t.link(l).bandwidth));
+  for (const auto& [pair, bytes] : on_pair) {
+    double bandwidth = 0;
+    for (LinkId l : t.out_links(c.ranks[pair.first]))
+      if (t.link(l).dst == c.ranks[pair.second])
+        bandwidth += static_cast<double>(t.link(l).bandwidth);
+    if (bandwidth > 0) most = std::max(most, bytes / bandwidth);
+  }
+  return static_cast<Time>(std::min(most * static_cast<double>(kPicosPerSecond),
+                                    static_cast<double>(std::numeric_limits<Time>::max() / 2)));
+}
+
+}  // namespace tenet::synth

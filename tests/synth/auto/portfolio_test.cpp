@@ -337,6 +337,40 @@ TEST(Portfolio, OneShotsClosedFloorIsAtMostItsTime) {
   EXPECT_GE(compared, 8);
 }
 
+// Blink's floor comes from its trees' load, no transfer made (blink_load_floor): at most the time
+// of the algorithm it stands for, with steps charged or not, on meshes, NVLink boxes, switches
+// (pairs joined through them) and random fabrics, and it stands for it, with its transfer count,
+// where it cannot win.
+TEST(Portfolio, BlinksLoadFloorIsAtMostItsTime) {
+  std::mt19937_64 rng(47);
+  std::vector<topo::Topology> fabrics = testing::fabrics(
+      {"mesh2d:3x3", "hetmesh2d:4x4", "dgx1", "switch:6", "leafspine:2x3", "nvcluster:2x4"}, rng,
+      30);
+  for (int i = 0; i < 30; ++i) fabrics.push_back(testing::random_topology(rng, 8, true));
+  const SynthOptions o;
+  const BaselineSpec spec{BaselineKind::Blink, {}};
+  int compared = 0;
+  for (const topo::Topology& t : fabrics)
+    for (int k : {1, 3}) {
+      const Collective c = Collective::over_all(t, CollectiveKind::AllReduce, k);
+      ChunkMade free = detail::baseline_to_beat(spec, t, c, kChunk, o, -1);
+      const Algorithm* a = std::get_if<Algorithm>(&free);
+      if (!a) continue;  // its trees cannot join the ranks: it does not apply
+      const std::optional<Time> load = blink_load_floor(t, c, kChunk);
+      ASSERT_TRUE(load) << t.name();
+      EXPECT_GT(*load, 0) << t.name();
+      EXPECT_LE(*load, a->claimed_time) << t.name() << " k=" << k;
+      Time floor = -1;
+      ChunkMade lost = detail::baseline_to_beat(spec, t, c, kChunk, o, 1, {}, &floor);
+      ASSERT_TRUE(std::holds_alternative<CannotBeat>(lost)) << t.name();
+      EXPECT_EQ(std::get<CannotBeat>(lost).floor, *load) << t.name();
+      EXPECT_EQ(floor, *load) << t.name();
+      EXPECT_EQ(std::get<CannotBeat>(lost).transfers, a->size()) << t.name() << " k=" << k;
+      ++compared;
+    }
+  EXPECT_GE(compared, 20);  // (its trees join few random fabrics' ranks both ways)
+}
+
 // A ring's closed floor (P - 1 transfers in a row a phase, each at least the least step and latency
 // of any link) and direct's (its blocks through the links out of a server or pod, or each member's
 // P - 1 messages a phase with their steps through its own out-links) are at most their time, with

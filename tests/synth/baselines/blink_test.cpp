@@ -119,5 +119,27 @@ TEST(Blink, VerifiedOnUnevenLinksAndOddChunkCounts) {
   EXPECT_EQ(built, 15);
 }
 
+// Blink's load floor is each way's bytes over its links: on a line every chunk crosses each link
+// once up and once down, so each link carries the whole buffer, S / B (a floor that summed both
+// ways of a pair, or counted a chunk once, would be twice or half that); nothing for another
+// collective.
+TEST(Blink, LoadFloorIsEveryChunksBytesOverEachLinkItCrosses) {
+  for (const char* spec : {"line:2", "line:3", "line:5"}) {
+    const auto t = topo::generate(spec);
+    for (int k : {1, 3}) {
+      const Collective c = Collective::over_all(t, CollectiveKind::AllReduce, k);
+      const Bytes chunk = 4096;
+      const std::optional<Time> floor = blink_load_floor(t, c, chunk);
+      ASSERT_TRUE(floor) << spec;
+      const double seconds =
+          static_cast<double>(chunk * c.num_chunks()) / static_cast<double>(t.link(0).bandwidth);
+      EXPECT_EQ(*floor, static_cast<Time>(seconds * static_cast<double>(kPicosPerSecond)))
+          << spec << " k=" << k;
+      EXPECT_LE(*floor, blink(t, k, chunk * c.num_chunks()).claimed_time) << spec;
+    }
+    EXPECT_FALSE(blink_load_floor(t, Collective::over_all(t, CollectiveKind::AllGather, 1), 4096));
+  }
+}
+
 }  // namespace
 }  // namespace tenet::synth
