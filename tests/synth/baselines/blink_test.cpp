@@ -120,9 +120,8 @@ TEST(Blink, VerifiedOnUnevenLinksAndOddChunkCounts) {
 }
 
 // Blink's load floor is each way's bytes over its links: on a line every chunk crosses each link
-// once up and once down, so each link carries the whole buffer, S / B (a floor that summed both
-// ways of a pair, or counted a chunk once, would be twice or half that); nothing for another
-// collective.
+// once up and once down, so each link carries the whole buffer, S / B (a floor that put both ways
+// of a pair on one link's bandwidth would be twice that); nothing for another collective.
 TEST(Blink, LoadFloorIsEveryChunksBytesOverEachLinkItCrosses) {
   for (const char* spec : {"line:2", "line:3", "line:5"}) {
     const auto t = topo::generate(spec);
