@@ -406,17 +406,22 @@ namespace tenet::synth {
 std::optional<Time> blink_load_floor(const topo::Topology& t, const Collective& c,
                                      Bytes chunk_bytes, BaselineMemo* memo) {
   if (c.kind != CollectiveKind::AllReduce || chunk_bytes < 1) return std::nullopt;
-  detail::Builder b(t, c, chunk_bytes, LinkModel::Pipelined, "blink");
+  // (The packing reads the ranks alone: a builder of one chunk per rank finds their routes, with
+  // no table of every chunk's arrivals made for it.)
+  Collective ranks = c;
+  ranks.chunks_per_npu = 1;
+  ranks.all_reduce_chunks = 0;
+  detail::Builder b(t, ranks, chunk_bytes, LinkModel::Pipelined, "blink");
   b.set_memo(memo);
   std::shared_ptr<const detail::BlinkPacking> packed;
   try {
-    packed = detail::packing(b, t, c);
+    packed = detail::packing(b, t, ranks);
   } catch (const NotApplicable&) {
     return std::nullopt;
   }
   if (packed->trees.empty()) return std::nullopt;
-  const std::vector<int64_t> count = detail::largest_remainders(
-      static_cast<int64_t>(detail::all_chunks(c).size()), packed->weight);
+  const std::vector<int64_t> count =
+      detail::largest_remainders(static_cast<int64_t>(c.num_chunks()), packed->weight);
   // Bytes per link of a route, and per ordered pair of members joined directly (their links
   // together: the builder takes them in turn).
   std::vector<double> on_link(t.num_links(), 0);
