@@ -10,6 +10,104 @@
 
 namespace tenet::synth {
 
+namespace {
+
+// The residual graph of a maximum flow (Preflow's, after its second phase), as arrays: per node,
+// its arcs either way (`forward`: along the arc). flow_into(v, most) is the most flow, up to
+// `most`, from the flow's source to v over it, by Dinic's blocking flows (a few levels deep on the
+// planning graphs: few phases), the residual graph left as it was.
+class Residual {
+ public:
+  using Cap = FlowGraph::Cap;
+  template <class Preflow>
+  Residual(const lemon::ListDigraph& g, const lemon::ListDigraph::ArcMap<Cap>& cap,
+           const Preflow& preflow, int source)
+      : sides_(static_cast<size_t>(g.maxNodeId() + 1)),
+        capacity_(static_cast<size_t>(g.maxArcId() + 1), 0),
+        made_(capacity_.size(), 0),
+        level_(sides_.size()),
+        next_(sides_.size()),
+        source_(source) {
+    for (lemon::ListDigraph::ArcIt a(g); a != lemon::INVALID; ++a) {
+      const int id = g.id(a), x = g.id(g.source(a)), y = g.id(g.target(a));
+      capacity_[static_cast<size_t>(id)] = cap[a];
+      made_[static_cast<size_t>(id)] = preflow.flow(a);
+      sides_[static_cast<size_t>(x)].push_back({id, y, true});
+      sides_[static_cast<size_t>(y)].push_back({id, x, false});
+    }
+  }
+
+  Cap flow_into(int v, Cap most) {
+    flow_ = made_;
+    to_ = v;
+    Cap got = 0;
+    while (got < most && levels()) {
+      std::fill(next_.begin(), next_.end(), 0);
+      while (got < most)
+        if (const Cap d = push(source_, most - got); d > 0)
+          got += d;
+        else
+          break;
+    }
+    return got;
+  }
+
+ private:
+  struct Side {
+    int arc, to;
+    bool forward;
+  };
+  Cap room(const Side& e) const {
+    const auto a = static_cast<size_t>(e.arc);
+    return e.forward ? capacity_[a] - flow_[a] : flow_[a];
+  }
+  int& level(int x) { return level_[static_cast<size_t>(x)]; }
+  // Each node's distance to the target over arcs with room, breadth first back from it, until
+  // the source has one: whether it does. A path along decreasing distances never meets a dead end
+  // but where this phase filled an arc.
+  bool levels() {
+    std::fill(level_.begin(), level_.end(), -1);
+    level(to_) = 0;
+    todo_.assign(1, to_);
+    for (size_t i = 0; i < todo_.size() && level(source_) < 0; ++i)
+      for (const Side& e : sides_[static_cast<size_t>(todo_[i])]) {
+        // The arc from e.to into this node: e's reverse.
+        const auto a = static_cast<size_t>(e.arc);
+        const Cap back = e.forward ? flow_[a] : capacity_[a] - flow_[a];
+        if (level(e.to) < 0 && back > 0) {
+          level(e.to) = level(todo_[i]) + 1;
+          todo_.push_back(e.to);
+        }
+      }
+    return level(source_) >= 0;
+  }
+  // One path from x to the target along decreasing distances, at most `most` (Dinic's: next_
+  // skips the arcs found blocked in this phase).
+  Cap push(int x, Cap most) {
+    if (x == to_) return most;
+    const auto& here = sides_[static_cast<size_t>(x)];
+    for (size_t& i = next_[static_cast<size_t>(x)]; i < here.size(); ++i) {
+      const Side& e = here[i];
+      if (level(e.to) != level(x) - 1) continue;
+      const Cap r = room(e);
+      if (r <= 0) continue;
+      if (const Cap d = push(e.to, std::min(most, r)); d > 0) {
+        flow_[static_cast<size_t>(e.arc)] += e.forward ? d : -d;
+        return d;
+      }
+    }
+    return 0;
+  }
+
+  std::vector<std::vector<Side>> sides_;
+  std::vector<Cap> capacity_, made_, flow_;
+  std::vector<int> level_, todo_;
+  std::vector<size_t> next_;
+  int source_, to_ = -1;
+};
+
+}  // namespace
+
 struct FlowGraph::Impl {
   using Preflow = lemon::Preflow<lemon::ListDigraph, lemon::ListDigraph::ArcMap<Cap>>;
   lemon::ListDigraph g;
@@ -48,6 +146,40 @@ struct FlowGraph::Impl {
     if (side && value < limit) least_source_side(*side);
     g.erase(in);
     return value;
+  }
+
+  // FlowGraph::max_flows_freeing: the first max-flow by Preflow, then per v the flows into v over
+  // that flow's residual graph (Residual).
+  void freeing(int s, int t, Cap limit, const std::vector<int>& vs,
+               const std::function<bool(int, Cap)>& each) {
+    if (limit <= 0) {
+      for (int v : vs)
+        if (!each(v, 0)) return;
+      return;
+    }
+    if (limiter == lemon::INVALID) {
+      preflow.reset();  // (a node more)
+      limiter = g.addNode();
+    }
+    const lemon::ListDigraph::Arc in = g.addArc(limiter, nodes[s]);
+    cap[in] = limit;
+    struct Erase {  // the limiter's arc goes however this ends (`each` may throw)
+      lemon::ListDigraph& g;
+      lemon::ListDigraph::Arc a;
+      ~Erase() { g.erase(a); }
+    } erase{g, in};
+    const Cap first = run(limiter, nodes[t]);
+    if (first >= limit) {
+      for (int v : vs)
+        if (!each(v, limit)) return;
+      return;
+    }
+    preflow->startSecondPhase();  // a maximum flow, not a preflow
+    Residual r(g, cap, *preflow, g.id(limiter));
+    for (int v : vs) {
+      const Cap more = v == t ? 0 : r.flow_into(g.id(nodes[static_cast<size_t>(v)]), limit - first);
+      if (!each(v, first + more)) return;
+    }
   }
 
   // The nodes the limiter (the source of the run just made by `limited`) reaches in the residual
@@ -159,6 +291,11 @@ FlowGraph::Cap FlowGraph::max_flow(int s, int t) {
 FlowGraph::Cap FlowGraph::max_flow(int s, int t, Cap limit, std::vector<char>& least_source_side) {
   least_source_side.assign(impl_->nodes.size(), 0);
   return impl_->limited(s, t, limit, &least_source_side);
+}
+
+void FlowGraph::max_flows_freeing(int s, int t, Cap limit, const std::vector<int>& vs,
+                                  const std::function<bool(int, Cap)>& each) {
+  impl_->freeing(s, t, limit, vs, each);
 }
 
 FlowGraph::Cap FlowGraph::max_flow(int s, int t, Cap limit) {

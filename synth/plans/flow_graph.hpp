@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -47,6 +48,14 @@ class FlowGraph {
   // a node off it is off the source side of some minimum cut, so an arc of any capacity from it
   // to t leaves the max-flow as it is; a node on it is on the source side of every minimum cut.
   Cap max_flow(int s, int t, Cap limit, std::vector<char>& least_source_side);
+  // For each node v of `vs` in turn, until `each` returns false: each(v, min(limit, the max-flow
+  // from s to t with arc v -> t of unbounded capacity, the others as they are)). One max-flow is
+  // made, and per v the augmenting paths into v of its residual graph: where the first flow is
+  // under `limit`, t lies off the part of that graph s reaches, so a flow into t with v -> t
+  // unbounded is that flow plus a flow into v there (its paths never reach t), which is at most
+  // `limit` less the first flow: a few paths instead of a max-flow each.
+  void max_flows_freeing(int s, int t, Cap limit, const std::vector<int>& vs,
+                         const std::function<bool(int, Cap)>& each);
 
  private:
   struct Impl;

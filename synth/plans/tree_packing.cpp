@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -358,6 +359,17 @@ class Packer {
       return static_cast<double>(flows_) + each * left > static_cast<double>(o_.max_flow_budget);
     };
     std::vector<char> side;  // check (a)'s least source side, its memory reused
+    // m: the most of the current (u -> w, w -> t) the checks below still let split off. Where a
+    // check's one flow does not answer it, a check per NPU v, each the max-flow with v's arc into
+    // the check's sink freed, in turn while m stays above 0 (FlowGraph::max_flows_freeing: the
+    // same values as a max-flow each, charged as such).
+    Cap m = 0;
+    std::vector<int> others;
+    const std::function<bool(int, Cap)> lowering = [&](int, Cap flow) {
+      charge(1);
+      m = std::min(m, flow - need);
+      return m > 0;
+    };
     for (int w = nodes_ - 1; w >= n_; --w) {
       balance(f, w, need);
       degrees = f.degrees();
@@ -383,8 +395,7 @@ class Packer {
             ++tried;
             if (f.capacity(u, w) == 0) break;
             if (t == s || done[t] || f.capacity(w, t) == 0) continue;
-            Cap m =
-                std::min({f.capacity(u, w), f.capacity(w, t), t == u ? f.capacity(u, w) : share});
+            m = std::min({f.capacity(u, w), f.capacity(w, t), t == u ? f.capacity(u, w) : share});
             if (direct) {
               m = largest_direct_split(f, u, w, t, m, need);
             } else {
@@ -403,12 +414,11 @@ class Packer {
               const bool reaches = to_w - need >= m;
               if (reaches) charge(n_ - (u < n_ ? 1 : 0) - (t < n_ && t != u ? 1 : 0));
               const bool answered = !reaches && answered_at_once(side, u, t, to_w, need, m);
-              for (int v = 0; v < n_ && m > 0 && !reaches && !answered; ++v) {
-                if (v == u || v == t) continue;
-                const Cap vw = f.capacity(v, w);
-                f.set_capacity(v, w, kInf);
-                m = std::min(m, flow(f, u, w, need + m) - need);
-                f.set_capacity(v, w, vw);
+              if (m > 0 && !reaches && !answered) {
+                others.clear();
+                for (int v = 0; v < n_; ++v)
+                  if (v != u && v != t) others.push_back(v);
+                f.max_flows_freeing(u, w, need + m, others, lowering);
               }
               f.set_capacity(u, s, 0);
               // (b) w must still reach t: flow w -> t with w -> s and every other NPU -> t free
@@ -417,16 +427,12 @@ class Packer {
                 f.set_capacity(w, s, kInf);
                 const bool reached = f.max_flow(w, t, need + m) - need >= m;
                 if (reached) charge(n_ - (t < n_ ? 1 : 0));
-                for (int v = 0; v < n_ && m > 0 && !reached; ++v) {
-                  if (v == t) continue;
-                  if (v == u) {
-                    m = std::min(m, flow(f, w, t, need + m) - need);
-                    continue;
-                  }
-                  const Cap vt = f.capacity(v, t);
-                  f.set_capacity(v, t, kInf);
-                  m = std::min(m, flow(f, w, t, need + m) - need);
-                  f.set_capacity(v, t, vt);
+                if (!reached) {
+                  // (u -> t is free already: u's check is the flow with nothing more freed.)
+                  others.clear();
+                  for (int v = 0; v < n_; ++v)
+                    if (v != t) others.push_back(v);
+                  f.max_flows_freeing(w, t, need + m, others, lowering);
                 }
                 f.set_capacity(w, s, 0);
               }

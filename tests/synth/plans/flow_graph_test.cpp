@@ -87,5 +87,45 @@ TEST(FlowGraph, AFlowAfterEditsIsAFreshGraphs) {
   }
 }
 
+// max_flows_freeing gives, for each v in turn, what freeing v -> t and asking the limited max-flow
+// gives (the splitting of switches' checks), stops where told, and leaves the graph as it was:
+// v = s and v = t among them, arcs unbounded and missing, flows under and at the limit.
+TEST(FlowGraph, FlowsWithAnArcFreedAreEachFreedArcsMaxFlow) {
+  std::mt19937 rng(13);
+  int under = 0;  // cases whose first flow was under the limit (the residual graph's paths)
+  for (int round = 0; round < 300; ++round) {
+    const int nodes = 2 + static_cast<int>(rng() % 14);
+    FlowGraph f = random_graph(rng, nodes);
+    std::uniform_int_distribution<int> node(0, nodes - 1);
+    for (int q = 0; q < 4; ++q) {
+      const int s = node(rng), t = node(rng);
+      if (s == t) continue;
+      const Cap whole = f.max_flow(s, t);
+      if (whole >= FlowGraph::kInfinite) continue;  // (an unbounded arc is kInfinite, not more)
+      std::vector<int> vs(static_cast<size_t>(nodes));
+      for (int v = 0; v < nodes; ++v) vs[static_cast<size_t>(v)] = v;
+      std::shuffle(vs.begin(), vs.end(), rng);
+      for (const Cap limit : {Cap{0}, whole, whole + 1 + static_cast<Cap>(rng() % 12)}) {
+        under += whole < limit;
+        const int64_t arcs = f.num_arcs();
+        const size_t stop = rng() % (vs.size() + 1);  // `each` says stop after this many
+        std::vector<int> asked;
+        f.max_flows_freeing(s, t, limit, vs, [&](int v, Cap flow) {
+          asked.push_back(v);
+          FlowGraph freed(f);
+          freed.set_capacity(v, t, v == t ? 0 : FlowGraph::kInfinite);
+          EXPECT_EQ(flow, freed.max_flow(s, t, limit))
+              << "round " << round << " s " << s << " t " << t << " v " << v << " limit " << limit;
+          return asked.size() < stop;
+        });
+        EXPECT_EQ(asked, std::vector<int>(vs.begin(), vs.begin() + std::max<size_t>(1, stop)));
+        EXPECT_EQ(f.num_arcs(), arcs);
+        EXPECT_EQ(f.max_flow(s, t), whole);
+      }
+    }
+  }
+  EXPECT_GT(under, 100);
+}
+
 }  // namespace
 }  // namespace tenet::synth
