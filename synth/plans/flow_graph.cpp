@@ -13,27 +13,35 @@ namespace tenet::synth {
 namespace {
 
 // The residual graph of a maximum flow (Preflow's, after its second phase), as arrays: per node,
-// its arcs either way (`forward`: along the arc). flow_into(v, most) is the most flow, up to
-// `most`, from the flow's source to v over it, by Dinic's blocking flows (a few levels deep on the
-// planning graphs: few phases), the residual graph left as it was.
+// its arcs either way (`forward`: along the arc), all nodes' in one array. flow_into(v, most) is
+// the most flow, up to `most`, from the flow's source to v over it, by Dinic's blocking flows (a
+// few levels deep on the planning graphs: few phases), the residual graph left as it was.
 class Residual {
  public:
   using Cap = FlowGraph::Cap;
   template <class Preflow>
   Residual(const lemon::ListDigraph& g, const lemon::ListDigraph::ArcMap<Cap>& cap,
            const Preflow& preflow, int source)
-      : sides_(static_cast<size_t>(g.maxNodeId() + 1)),
+      : first_(static_cast<size_t>(g.maxNodeId() + 2), 0),
         capacity_(static_cast<size_t>(g.maxArcId() + 1), 0),
         made_(capacity_.size(), 0),
-        level_(sides_.size()),
-        next_(sides_.size()),
+        level_(first_.size() - 1),
+        next_(level_.size()),
         source_(source) {
+    // Each node's sides one after another (node x's: sides_[first_[x], first_[x + 1])).
+    for (lemon::ListDigraph::ArcIt a(g); a != lemon::INVALID; ++a) {
+      ++first_[static_cast<size_t>(g.id(g.source(a))) + 1];
+      ++first_[static_cast<size_t>(g.id(g.target(a))) + 1];
+    }
+    for (size_t x = 1; x < first_.size(); ++x) first_[x] += first_[x - 1];
+    sides_.resize(first_.back());
+    std::vector<size_t> placed(first_.begin(), first_.end() - 1);
     for (lemon::ListDigraph::ArcIt a(g); a != lemon::INVALID; ++a) {
       const int id = g.id(a), x = g.id(g.source(a)), y = g.id(g.target(a));
       capacity_[static_cast<size_t>(id)] = cap[a];
       made_[static_cast<size_t>(id)] = preflow.flow(a);
-      sides_[static_cast<size_t>(x)].push_back({id, y, true});
-      sides_[static_cast<size_t>(y)].push_back({id, x, false});
+      sides_[placed[static_cast<size_t>(x)]++] = {id, y, true};
+      sides_[placed[static_cast<size_t>(y)]++] = {id, x, false};
     }
   }
 
@@ -42,7 +50,7 @@ class Residual {
     to_ = v;
     Cap got = 0;
     while (got < most && levels()) {
-      std::fill(next_.begin(), next_.end(), 0);
+      std::copy(first_.begin(), first_.end() - 1, next_.begin());
       while (got < most)
         if (const Cap d = push(source_, most - got); d > 0)
           got += d;
@@ -70,7 +78,9 @@ class Residual {
     level(to_) = 0;
     todo_.assign(1, to_);
     for (size_t i = 0; i < todo_.size() && level(source_) < 0; ++i)
-      for (const Side& e : sides_[static_cast<size_t>(todo_[i])]) {
+      for (size_t j = first_[static_cast<size_t>(todo_[i])];
+           j < first_[static_cast<size_t>(todo_[i]) + 1]; ++j) {
+        const Side& e = sides_[j];
         // The arc from e.to into this node: e's reverse.
         const auto a = static_cast<size_t>(e.arc);
         const Cap back = e.forward ? flow_[a] : capacity_[a] - flow_[a];
@@ -81,13 +91,13 @@ class Residual {
       }
     return level(source_) >= 0;
   }
-  // One path from x to the target along decreasing distances, at most `most` (Dinic's: next_
-  // skips the arcs found blocked in this phase).
+  // One path from x to the target along decreasing distances, at most `most` (Dinic's: next_[x],
+  // x's side to try next, skips those found blocked in this phase).
   Cap push(int x, Cap most) {
     if (x == to_) return most;
-    const auto& here = sides_[static_cast<size_t>(x)];
-    for (size_t& i = next_[static_cast<size_t>(x)]; i < here.size(); ++i) {
-      const Side& e = here[i];
+    const size_t end = first_[static_cast<size_t>(x) + 1];
+    for (size_t& i = next_[static_cast<size_t>(x)]; i < end; ++i) {
+      const Side& e = sides_[i];
       if (level(e.to) != level(x) - 1) continue;
       const Cap r = room(e);
       if (r <= 0) continue;
@@ -99,7 +109,8 @@ class Residual {
     return 0;
   }
 
-  std::vector<std::vector<Side>> sides_;
+  std::vector<size_t> first_;
+  std::vector<Side> sides_;
   std::vector<Cap> capacity_, made_, flow_;
   std::vector<int> level_, todo_;
   std::vector<size_t> next_;
