@@ -1,14 +1,17 @@
 // Growing the packed trees (synth/plans/tree_packing.cpp, build_trees): a test that a flow of
-// paths of two hops, or a cut that left a test short before, answers without its max-flow gives
-// the max-flow's answer, so the trees are the same as where every test is a max-flow.
+// paths of two hops or of shortest paths, or a cut that left a test short before, answers without
+// its max-flow gives the max-flow's answer, so the trees are the same as where every test is a
+// max-flow.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "synth/plans/growth_tests.hpp"
 #include "synth/plans/tree_packing.hpp"
 #include "tests/synth/test_support.hpp"
 #include "tests/topo/test_util.hpp"
@@ -61,6 +64,88 @@ TEST(TreeGrowing, AnswersWithoutFlowsAreTheFlowsAnswers) {
     const topo::Topology t = topo::generate(spec);
     expect_same_trees(t, capped(t), spec);
   }
+}
+
+// build_trees' list as GrowthTests reads it.
+struct GrowingTree {
+  std::vector<char> in;
+  std::vector<int> bfs;
+  int copies = 0;
+};
+
+// A flow that paths_carry says carries the target into y is no larger than the test's max-flow
+// (ForestColl's formulation: a source feeding x without bound and each other active tree's source
+// its copies, a tree's source reaching its every NPU without bound), on random graphs and trees;
+// it leaves the capacities as they were; and where the max-flow carries the target, it says so
+// in most cases (what it is for: the max-flows it saves).
+TEST(TreeGrowing, ShortestPathsCarryNoMoreThanTheMaxFlow) {
+  std::mt19937_64 rng(57);
+  auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int carried = 0, said = 0;
+  for (int round = 0; round < 3000; ++round) {
+    const int n = uniform(3, 9);
+    FlowGraph npus(n);
+    for (int a = 0; a < n; ++a)
+      for (int b = 0; b < n; ++b)
+        if (a != b && uniform(0, 2) > 0) npus.set_capacity(a, b, uniform(1, 4));
+    std::vector<GrowingTree> trees(static_cast<size_t>(uniform(1, 6)));
+    std::vector<char> active(trees.size());
+    for (size_t j = 0; j < trees.size(); ++j) {
+      GrowingTree& tree = trees[j];
+      tree.in.assign(static_cast<size_t>(n), 0);
+      for (int v = 0; v < n; ++v)
+        if (v == uniform(0, n - 1) || uniform(0, 3) == 0) tree.in[v] = 1;
+      if (std::find(tree.in.begin(), tree.in.end(), 1) == tree.in.end()) tree.in[0] = 1;
+      for (int v = 0; v < n; ++v)
+        if (tree.in[v]) tree.bfs.push_back(v);
+      std::shuffle(tree.bfs.begin(), tree.bfs.end(), rng);
+      tree.copies = uniform(1, 3);
+      active[j] = uniform(0, 4) > 0;
+    }
+    const size_t id = static_cast<size_t>(uniform(0, static_cast<int>(trees.size()) - 1));
+    active[id] = 1;
+    std::vector<int> outside;
+    for (int v = 0; v < n; ++v)
+      if (!trees[id].in[v]) outside.push_back(v);
+    if (outside.empty()) continue;
+    const int x =
+        trees[id].bfs[static_cast<size_t>(uniform(0, static_cast<int>(trees[id].bfs.size()) - 1))];
+    const int y = outside[static_cast<size_t>(uniform(0, static_cast<int>(outside.size()) - 1))];
+    FlowGraph::Cap others = 0;
+    for (size_t j = 0; j < trees.size(); ++j)
+      if (j != id && active[j]) others += trees[j].copies;
+    const FlowGraph::Cap target = others + uniform(0, 4);
+    // The test's graph: the NPUs' arcs, then `from` (feeding x and the hub), the hub and a source
+    // per tree.
+    FlowGraph test(npus);
+    const int from = test.add_node(), hub = test.add_node();
+    test.set_capacity(from, x, FlowGraph::kInfinite);
+    test.set_capacity(from, hub, FlowGraph::kInfinite);
+    for (size_t j = 0; j < trees.size(); ++j) {
+      if (j == id || !active[j]) continue;
+      const int source = test.add_node();
+      test.set_capacity(hub, source, trees[j].copies);
+      for (int v : trees[j].bfs) test.set_capacity(source, v, FlowGraph::kInfinite);
+    }
+    const FlowGraph::Cap max_flow = test.max_flow(from, y, target);
+    detail::GrowthTests growth(npus, n);
+    const bool says = growth.paths_carry(trees, active, id, x, y, target);
+    const std::string what = fmt::format("round {}: {} NPUs, tree {} of {}, {} -> {}, target {}",
+                                         round, n, id, trees.size(), x, y, target);
+    if (says) {
+      EXPECT_GE(max_flow, target) << what;
+    }
+    // As it was: the same answer again, and paths of two hops carry what they did on the graph.
+    EXPECT_EQ(growth.paths_carry(trees, active, id, x, y, target), says) << what;
+    for (FlowGraph::Cap asked = 0; asked <= target; ++asked)
+      EXPECT_EQ(growth.two_hops_carry(trees, active, id, x, y, asked),
+                detail::GrowthTests(npus, n).two_hops_carry(trees, active, id, x, y, asked))
+          << what << ", two hops carrying " << asked;
+    carried += max_flow >= target;
+    said += says;
+  }
+  EXPECT_GT(carried, 1000);
+  EXPECT_GT(said, carried * 9 / 10);
 }
 
 }  // namespace
