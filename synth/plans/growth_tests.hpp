@@ -6,9 +6,10 @@
 // and the tree takes all it may; where a cut already leaves no more than `others`, so does the
 // max-flow, and it takes nothing. Either answer is the max-flow's own, so the trees are the same
 // (PackingOptions::answer_without_flows; tests/synth/plans/tree_growing_test.cpp). Nearly every
-// test carries all it asks (torus2d:8x8: 4,327 of its 4,331 max-flows), so a flow that is not
-// always a maximum one but is found on arrays, without a max-flow's work (paths_carry), answers
-// most of what paths of two hops leave open.
+// test carries all it asks (torus2d:8x8: 4,327 of its 4,331 max-flows), so the rest are answered
+// by shortest paths that take no flow back (paths_carry: most), then by Dinic's algorithm on
+// arrays, stopped at what the test asks (flow_carries); only a test left short asks LEMON's
+// max-flow, for the least source side that answers later ones.
 //
 // `Trees` is build_trees' list: each tree's `in` (per NPU, whether it holds it), `bfs` (its
 // NPUs) and `copies`.
@@ -30,7 +31,12 @@ class GrowthTests {
   GrowthTests() = default;
   // The capacities between the first `npus` nodes of `f` (the NPUs), as the trees begin to grow.
   GrowthTests(const FlowGraph& f, int npus)
-      : n_(npus), cap_(static_cast<size_t>(npus) * npus, 0), out_(npus), in_(npus) {
+      : n_(npus),
+        cap_(static_cast<size_t>(npus) * npus, 0),
+        out_(npus),
+        in_(npus),
+        holding_(npus),
+        flow_(cap_.size(), 0) {
     for (int a = 0; a < n_; ++a)
       for (int b : f.successors(a))
         if (b < n_) {
@@ -73,40 +79,31 @@ class GrowthTests {
     return carried >= target;
   }
 
-  // Whether flows along shortest paths carry `target` into y in the test of tree `id` on x -> y:
-  // the copies of the active trees that hold y straight from their sources, then in phases, as
-  // Dinic's algorithm finds them but without cancelling flow, paths into y along the arcs that
-  // bring a node one hop nearer to y over the capacity left (levels by a breadth-first search
-  // back from y): from x, up to what the others' copies cannot bring, and from each other active
-  // tree without y, up to its copies, entering at any node it holds; then from x for what the
-  // trees could not send. Each path keeps to the arcs' capacity and each tree to its copies, so
-  // together they are a flow of the test's graph, and a max-flow carries at least as much: true is
-  // the max-flow's answer. False (a phase added nothing) may not be, and the caller asks the
-  // max-flow. The capacities are as they were when it returns.
+  // Whether shortest paths carry `target` into y in the test of tree `id` on x -> y: the copies of
+  // the active trees that hold y straight from their sources (their arcs into y carry them whole,
+  // so every finite cut does), then, phase by phase as Dinic's algorithm finds them but without
+  // taking flow back, paths into y along the NPUs' arcs that bring a node one hop nearer to y over
+  // the capacity left (levels by a breadth-first search back from y): from x, up to what the
+  // others' copies cannot bring, from each other active tree without y, up to its copies, entering
+  // at any NPU it holds, then from x for the rest. Together a flow of the test's graph, so true
+  // is the max-flow's answer; false (a phase added nothing) may not be (flow_carries answers
+  // then). The capacities are as they were when it returns.
   template <class Trees>
   bool paths_carry(const Trees& trees, const std::vector<char>& active, size_t id, int x, int y,
                    Cap target) {
-    Cap carried = 0;
-    sources_.clear();  // (tree, copies not yet sent)
-    for (size_t j = 0; j < trees.size(); ++j)
-      if (j != id && active[j]) {
-        if (trees[j].in[y])
-          carried += trees[j].copies;
-        else
-          sources_.emplace_back(j, trees[j].copies);
-      }
+    Cap carried = senders(trees, active, id, y);
     if (carried >= target) return true;
     Cap trees_left = 0;
-    for (const auto& [j, left] : sources_) trees_left += left;
+    for (const auto& [bfs, left] : sources_) trees_left += left;
     level_.resize(static_cast<size_t>(n_));
     next_.resize(static_cast<size_t>(n_));
     for (bool any = true; any && carried < target;) {
       any = false;
-      if (!levels(y)) break;
+      if (!npu_levels(y)) break;
       // Up to `want` from v (taken from `left`, where given), path by path.
       auto send = [&](int v, Cap want, Cap* left) {
         while (want > 0 && carried < target && level_[v] > 0) {
-          const Cap d = push(v, y, std::min(want, target - carried));
+          const Cap d = npu_push(v, y, std::min(want, target - carried));
           if (d <= 0) return;
           want -= d;
           carried += d;
@@ -118,13 +115,62 @@ class GrowthTests {
         }
       };
       send(x, target - carried - trees_left, nullptr);
-      for (auto& [j, left] : sources_)
-        for (size_t i = 0; left > 0 && carried < target && i < trees[j].bfs.size(); ++i)
-          send(trees[j].bfs[i], left, &left);
+      for (auto& [bfs, left] : sources_)
+        for (size_t i = 0; left > 0 && carried < target && i < bfs->size(); ++i)
+          send((*bfs)[i], left, &left);
       send(x, target - carried, nullptr);
     }
     for (const auto& [arc, amount] : sent_) cap_[arc] += amount;
     sent_.clear();
+    return carried >= target;
+  }
+
+  // Whether the test of tree `id` on x -> y carries `target` into y, by Dinic's algorithm on
+  // arrays: as paths_carry, but the flow sent on the NPUs' arcs may be taken back, and each tree
+  // sending is a node of its own (its source) with arcs into its every NPU, reached back where its
+  // flow entered the tree. It stops at `target`, or where no path is left: then the max-flow is
+  // below it. So the answer is the max-flow's; false leaves the caller to ask the max-flow for its
+  // least source side (remember_short).
+  template <class Trees>
+  bool flow_carries(const Trees& trees, const std::vector<char>& active, size_t id, int x, int y,
+                    Cap target) {
+    Cap carried = senders(trees, active, id, y);
+    if (carried >= target) return true;
+    const size_t sources = sources_.size(), nodes = static_cast<size_t>(n_) + sources;
+    for (std::vector<int>& list : holding_) list.clear();
+    for (size_t s = 0; s < sources; ++s)
+      for (int v : *sources_[s].first) holding_[v].push_back(static_cast<int>(s));
+    if (entered_.size() < sources * n_) entered_.resize(sources * n_, 0);
+    level_.resize(nodes);
+    next_.resize(nodes);
+    Cap trees_left = 0;
+    for (const auto& [bfs, left] : sources_) trees_left += left;
+    for (bool any = true; any && carried < target;) {
+      any = false;
+      if (!levels(y)) break;
+      // Up to `want` from node u (taken from `left`, where given), path by path.
+      auto send = [&](int u, Cap want, Cap* left) {
+        while (want > 0 && carried < target && level_[u] > 0) {
+          const Cap d = push(u, y, std::min(want, target - carried));
+          if (d <= 0) return;
+          want -= d;
+          carried += d;
+          any = true;
+          if (left) {
+            *left -= d;
+            trees_left -= d;
+          }
+        }
+      };
+      send(x, target - carried - trees_left, nullptr);
+      for (size_t s = 0; s < sources && carried < target; ++s)
+        send(n_ + static_cast<int>(s), sources_[s].second, &sources_[s].second);
+      send(x, target - carried, nullptr);
+    }
+    for (size_t arc : touched_) flow_[arc] = 0;
+    touched_.clear();
+    for (size_t e : entries_) entered_[e] = 0;
+    entries_.clear();
     return carried >= target;
   }
 
@@ -165,10 +211,26 @@ class GrowthTests {
   size_t index(int a, int b) const { return static_cast<size_t>(a) * n_ + b; }
   Cap cap(int a, int b) const { return cap_[index(a, b)]; }
 
+  // The copies of the active trees but `id` that hold y (sent straight in); the others' NPUs and
+  // copies in sources_.
+  template <class Trees>
+  Cap senders(const Trees& trees, const std::vector<char>& active, size_t id, int y) {
+    Cap straight = 0;
+    sources_.clear();
+    for (size_t j = 0; j < trees.size(); ++j)
+      if (j != id && active[j]) {
+        if (trees[j].in[y])
+          straight += trees[j].copies;
+        else
+          sources_.emplace_back(&trees[j].bfs, trees[j].copies);
+      }
+    return straight;
+  }
+
   // paths_carry's levels: per NPU its hops to y over the arcs with capacity left (0 at y, -1 where
   // none leads there), and per NPU its first arc out not yet found closed in this phase. Whether
   // an NPU but y has one.
-  bool levels(int y) {
+  bool npu_levels(int y) {
     std::fill(level_.begin(), level_.end(), -1);
     std::fill(next_.begin(), next_.end(), 0);
     level_[y] = 0;
@@ -186,14 +248,14 @@ class GrowthTests {
   // One path from v down the levels into y carrying at most `most`: what it carries, its capacity
   // taken (and logged in sent_, to be given back), or 0 where none is left (v is then closed for
   // the phase: level -1).
-  Cap push(int v, int y, Cap most) {
+  Cap npu_push(int v, int y, Cap most) {
     if (v == y) return most;
     for (; next_[v] < out_[v].size(); ++next_[v]) {
       const int w = out_[v][next_[v]];
       if (level_[w] != level_[v] - 1) continue;
       const size_t vw = index(v, w);
       if (cap_[vw] <= 0) continue;
-      if (const Cap d = push(w, y, std::min(most, cap_[vw])); d > 0) {
+      if (const Cap d = npu_push(w, y, std::min(most, cap_[vw])); d > 0) {
         cap_[vw] -= d;
         sent_.emplace_back(vw, d);
         return d;
@@ -203,17 +265,120 @@ class GrowthTests {
     return 0;
   }
 
+  // flow_carries' graph: the NPUs (0 to n - 1), then the sources of the trees sending (n + s).
+  // An NPU's arcs out: to its successors over the capacity left less the flow sent
+  // (residual_out), back to its predecessors over the flow they sent it, and back to the sources
+  // whose flow entered here. A source's: to each NPU of its tree, without bound.
+  Cap residual_out(int a, int b) const { return cap(a, b) - flow_[index(a, b)]; }
+  Cap& entered(int s, int v) { return entered_[static_cast<size_t>(s) * n_ + v]; }
+
+  // Levels: per node its arcs to y over what they have left (0 at y, -1 where none leads there),
+  // and per node its first arc out not yet found closed in this phase. Whether a node but y has
+  // one.
+  bool levels(int y) {
+    std::fill(level_.begin(), level_.end(), -1);
+    std::fill(next_.begin(), next_.end(), 0);
+    level_[y] = 0;
+    todo_.assign(1, y);
+    auto reach = [&](int u, int from) {
+      if (level_[u] >= 0) return;
+      level_[u] = level_[from] + 1;
+      todo_.push_back(u);
+    };
+    for (size_t i = 0; i < todo_.size(); ++i) {
+      const int b = todo_[i];
+      if (b >= n_) {  // a source: back from the NPUs its flow entered
+        const int s = b - n_;
+        for (int v : *sources_[s].first)
+          if (entered(s, v) > 0) reach(v, b);
+        continue;
+      }
+      for (int a : in_[b])
+        if (residual_out(a, b) > 0) reach(a, b);
+      for (int a : out_[b])
+        if (flow_[index(b, a)] > 0) reach(a, b);
+      for (int s : holding_[b]) reach(n_ + s, b);
+    }
+    return todo_.size() > 1;
+  }
+
+  // One path from node u down the levels into y carrying at most `most`: what it carries, its
+  // flow recorded, or 0 where none is left (u is then closed for the phase: level -1).
+  Cap push(int u, int y, Cap most) {
+    if (u == y) return most;
+    const int down = level_[u] - 1;
+    size_t& i = next_[u];
+    if (u >= n_) {  // a source: into any NPU of its tree
+      const int s = u - n_;
+      const std::vector<int>& bfs = *sources_[s].first;
+      for (; i < bfs.size(); ++i) {
+        const int v = bfs[i];
+        if (level_[v] != down) continue;
+        if (const Cap d = push(v, y, most); d > 0) {
+          Cap& e = entered(s, v);
+          if (e == 0) entries_.push_back(static_cast<size_t>(s) * n_ + v);
+          e += d;
+          return d;
+        }
+      }
+      level_[u] = -1;
+      return 0;
+    }
+    const std::vector<int>& out = out_[u];
+    const std::vector<int>& in = in_[u];
+    const std::vector<int>& holders = holding_[u];
+    for (; i < out.size() + in.size() + holders.size(); ++i) {
+      if (i < out.size()) {
+        const int w = out[i];
+        if (level_[w] != down) continue;
+        const Cap r = residual_out(u, w);
+        if (r <= 0) continue;
+        if (const Cap d = push(w, y, std::min(most, r)); d > 0) {
+          Cap& f = flow_[index(u, w)];
+          if (f == 0) touched_.push_back(index(u, w));
+          f += d;
+          return d;
+        }
+      } else if (i < out.size() + in.size()) {  // the flow w sent u, taken back
+        const int w = in[i - out.size()];
+        if (level_[w] != down) continue;
+        Cap& f = flow_[index(w, u)];
+        if (f <= 0) continue;
+        if (const Cap d = push(w, y, std::min(most, f)); d > 0) {
+          f -= d;
+          return d;
+        }
+      } else {  // the flow a source sent into u, taken back
+        const int s = holders[i - out.size() - in.size()];
+        if (level_[n_ + s] != down) continue;
+        Cap& e = entered(s, u);
+        if (e <= 0) continue;
+        if (const Cap d = push(n_ + s, y, std::min(most, e)); d > 0) {
+          e -= d;
+          return d;
+        }
+      }
+    }
+    level_[u] = -1;
+    return 0;
+  }
+
   int n_ = 0;
   std::vector<Cap> cap_;                    // per pair of NPUs, what the trees left of its arc
   std::vector<std::vector<int>> short_;     // sets of NPUs that left a test short, sorted
   std::vector<Cap> rest_;                   // two_hops_carry's copies left per tree, memory reused
   std::vector<std::vector<int>> out_, in_;  // per NPU, the NPUs its arcs lead to (come from)
-  // paths_carry's, memory reused: the trees sending and the copies each has left, the levels, the
-  // next arc out per NPU, the search's queue, and the capacity taken (arc, amount).
-  std::vector<std::pair<size_t, Cap>> sources_;
+  // paths_carry's and flow_carries', memory reused: the trees sending (their NPUs, the copies each
+  // has left), per NPU the senders whose tree holds it, the flow sent per arc (flow_, per pair of
+  // NPUs; entered_, per sender and NPU) and where it is not 0 (to clear), the capacity paths_carry
+  // took (arc, amount), the levels, the next arc out per node, and the search's queue.
+  std::vector<std::pair<const std::vector<int>*, Cap>> sources_;
+  std::vector<std::vector<int>> holding_;
+  std::vector<Cap> flow_, entered_;
+  std::vector<size_t> touched_, entries_;
+  std::vector<std::pair<size_t, Cap>> sent_;
   std::vector<int> level_, todo_;
   std::vector<size_t> next_;
-  std::vector<std::pair<size_t, Cap>> sent_;
 };
 
 }  // namespace tenet::synth::detail

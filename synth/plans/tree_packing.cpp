@@ -486,8 +486,9 @@ class Packer {
   // node `from` that feeds both x and the hub without bound: the same flow, with two arcs set per
   // test instead of two per tree. Capped at what the test asks (the others' copies and the most
   // this tree may take), and answered without a flow where the direct arc, the trees that hold y
-  // and paths of two hops into y, or shortest paths found phase by phase, already carry that much,
-  // or where a cut that left a test short before leaves this one short
+  // and paths of two hops into y or shortest paths already carry that much, where a cut that left
+  // a test short before leaves this one short, or by Dinic's algorithm on arrays where that
+  // carries it: only a test left short runs LEMON's flow, for its least source side
   // (PackingOptions::answer_without_flows). The work counted
   // (max_tree_work) is the graph's size as that formulation has it: without the hub, `from` and
   // their arcs.
@@ -531,12 +532,15 @@ class Packer {
       charge(1);
       // The direct arc and, for each other tree that holds y, x -> its source -> y, are disjoint
       // paths: where they carry the others' copies and `most`, so does the max-flow; else those
-      // and paths of two hops may, or shortest paths found phase by phase (GrowthTests).
+      // and paths of two hops may, or shortest paths; else Dinic's algorithm on arrays answers
+      // (GrowthTests).
       if (f.capacity(x, y) >= trees[id].copies + missing) return most;
       if (o_.answer_without_flows) {
         if (growth_.two_hops_carry(trees, active, id, x, y, others + most)) return most;
         if (growth_.tight_cut(trees, active, id, x, y, others)) return Cap{0};
-        if (growth_.paths_carry(trees, active, id, x, y, others + most)) return most;
+        if (growth_.paths_carry(trees, active, id, x, y, others + most) ||
+            growth_.flow_carries(trees, active, id, x, y, others + most))
+          return most;
       }
       f.set_capacity(hub, trees[id].source, 0);
       f.set_capacity(from, x, kInf);
