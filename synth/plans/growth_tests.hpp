@@ -93,33 +93,15 @@ class GrowthTests {
                    Cap target) {
     Cap carried = senders(trees, active, id, y);
     if (carried >= target) return true;
-    Cap trees_left = 0;
-    for (const auto& [bfs, left] : sources_) trees_left += left;
     level_.resize(static_cast<size_t>(n_));
     next_.resize(static_cast<size_t>(n_));
-    for (bool any = true; any && carried < target;) {
-      any = false;
-      if (!npu_levels(y)) break;
-      // Up to `want` from v (taken from `left`, where given), path by path.
-      auto send = [&](int v, Cap want, Cap* left) {
-        while (want > 0 && carried < target && level_[v] > 0) {
-          const Cap d = npu_push(v, y, std::min(want, target - carried));
-          if (d <= 0) return;
-          want -= d;
-          carried += d;
-          any = true;
-          if (left) {
-            *left -= d;
-            trees_left -= d;
-          }
-        }
-      };
-      send(x, target - carried - trees_left, nullptr);
-      for (auto& [bfs, left] : sources_)
-        for (size_t i = 0; left > 0 && carried < target && i < bfs->size(); ++i)
-          send((*bfs)[i], left, &left);
-      send(x, target - carried, nullptr);
-    }
+    carried = phases(
+        x, target, carried, [&] { return npu_levels(y); },
+        [&](int v, Cap most) { return npu_push(v, y, most); },
+        [&](size_t s, const auto& send) {
+          for (int v : *sources_[s].first)
+            if (!send(v, sources_[s].second, &sources_[s].second)) return;
+        });
     for (const auto& [arc, amount] : sent_) cap_[arc] += amount;
     sent_.clear();
     return carried >= target;
@@ -143,30 +125,12 @@ class GrowthTests {
     if (entered_.size() < sources * n_) entered_.resize(sources * n_, 0);
     level_.resize(nodes);
     next_.resize(nodes);
-    Cap trees_left = 0;
-    for (const auto& [bfs, left] : sources_) trees_left += left;
-    for (bool any = true; any && carried < target;) {
-      any = false;
-      if (!levels(y)) break;
-      // Up to `want` from node u (taken from `left`, where given), path by path.
-      auto send = [&](int u, Cap want, Cap* left) {
-        while (want > 0 && carried < target && level_[u] > 0) {
-          const Cap d = push(u, y, std::min(want, target - carried));
-          if (d <= 0) return;
-          want -= d;
-          carried += d;
-          any = true;
-          if (left) {
-            *left -= d;
-            trees_left -= d;
-          }
-        }
-      };
-      send(x, target - carried - trees_left, nullptr);
-      for (size_t s = 0; s < sources && carried < target; ++s)
-        send(n_ + static_cast<int>(s), sources_[s].second, &sources_[s].second);
-      send(x, target - carried, nullptr);
-    }
+    carried = phases(
+        x, target, carried, [&] { return levels(y); },
+        [&](int u, Cap most) { return push(u, y, most); },
+        [&](size_t s, const auto& send) {
+          send(n_ + static_cast<int>(s), sources_[s].second, &sources_[s].second);
+        });
     for (size_t arc : touched_) flow_[arc] = 0;
     touched_.clear();
     for (size_t e : entries_) entered_[e] = 0;
@@ -210,6 +174,41 @@ class GrowthTests {
  private:
   size_t index(int a, int b) const { return static_cast<size_t>(a) * n_ + b; }
   Cap cap(int a, int b) const { return cap_[index(a, b)]; }
+
+  // The phases of both searches, from `carried` (what went straight in): levels(), then paths by
+  // push(node, most), from x for its share (what the trees cannot bring), from each tree sending
+  // (from_tree(s, send): the nodes it sends from), then from x for the rest; until `target`, or a
+  // phase that adds nothing. What they carry, sources_' copies left.
+  template <class Levels, class Push, class FromTree>
+  Cap phases(int x, Cap target, Cap carried, const Levels& levels, const Push& push,
+             const FromTree& from_tree) {
+    Cap trees_left = 0;
+    for (const auto& [bfs, left] : sources_) trees_left += left;
+    for (bool any = true; any && carried < target;) {
+      any = false;
+      if (!levels()) break;
+      // Up to `want` from node u (taken from `left`, where given), path by path; whether more is
+      // wanted.
+      auto send = [&](int u, Cap want, Cap* left) {
+        while (want > 0 && carried < target && level_[u] > 0) {
+          const Cap d = push(u, std::min(want, target - carried));
+          if (d <= 0) break;
+          want -= d;
+          carried += d;
+          any = true;
+          if (left) {
+            *left -= d;
+            trees_left -= d;
+          }
+        }
+        return want > 0 && carried < target;
+      };
+      send(x, target - carried - trees_left, nullptr);
+      for (size_t s = 0; s < sources_.size() && carried < target; ++s) from_tree(s, send);
+      send(x, target - carried, nullptr);
+    }
+    return carried;
+  }
 
   // The copies of the active trees but `id` that hold y (sent straight in); the others' NPUs and
   // copies in sources_.
