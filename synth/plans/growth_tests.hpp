@@ -1,15 +1,15 @@
-// The tests of the tree packing's growing (synth/plans/tree_packing.cpp, build_trees) that need no
-// max-flow. Growing tree `id` by an arc x -> y asks for the max-flow into y from a source that
-// feeds x without bound and every other active tree's source with that tree's copies (a tree's
-// source reaches each of its nodes without bound), capped at `others` (those copies) plus what the
-// tree may take. Where a flow built of short paths already carries that much, the max-flow does,
-// and the tree takes all it may; where a cut already leaves no more than `others`, so does the
-// max-flow, and it takes nothing. Either answer is the max-flow's own, so the trees are the same
-// (PackingOptions::answer_without_flows; tests/synth/plans/tree_growing_test.cpp). Nearly every
-// test carries all it asks (torus2d:8x8: 4,327 of its 4,331 max-flows), so the rest are answered
-// by shortest paths that take no flow back (paths_carry: most), then by Dinic's algorithm on
-// arrays, stopped at what the test asks (flow_carries); only a test left short asks LEMON's
-// max-flow, for the least source side that answers later ones.
+// The tests of the tree packing's growing (synth/plans/tree_packing.cpp, build_trees) answered
+// without LEMON's max-flow. Growing tree `id` by an arc x -> y asks for the max-flow into y from a
+// source that feeds x without bound and every other active tree's source with that tree's copies (a
+// tree's source reaches each of its nodes without bound), capped at `others` (those copies) plus
+// what the tree may take. Where a flow built of short paths already carries that much, the max-flow
+// does, and the tree takes all it may; where a cut already leaves no more than `others`, so does
+// the max-flow, and it takes nothing. Either answer is the max-flow's own, so the trees are the
+// same (PackingOptions::answer_without_flows; tests/synth/plans/tree_growing_test.cpp). Nearly
+// every test carries all it asks (the counts: docs/synthesis.md), so the rest are answered by
+// shortest paths that take no flow back (paths_carry: most), then by Dinic's algorithm on arrays,
+// stopped at what the test asks (flow_carries); only a test left short asks LEMON's max-flow, for
+// the least source side that answers later ones.
 //
 // `Trees` is build_trees' list: each tree's `in` (per NPU, whether it holds it), `bfs` (its
 // NPUs) and `copies`.

@@ -485,10 +485,10 @@ class Packer {
   // hub instead (hub -> source, the tree's copies, while it grows), and the test's flow leaves a
   // node `from` that feeds both x and the hub without bound: the same flow, with two arcs set per
   // test instead of two per tree. Capped at what the test asks (the others' copies and the most
-  // this tree may take), and answered without a flow where the direct arc, the trees that hold y
-  // and paths of two hops into y or shortest paths already carry that much, where a cut that left
-  // a test short before leaves this one short, or by Dinic's algorithm on arrays where that
-  // carries it: only a test left short runs LEMON's flow, for its least source side
+  // this tree may take), and answered without LEMON's flow where the direct arc, the trees that
+  // hold y, paths of two hops into y or shortest paths already carry that much, where a cut that
+  // left a test short before leaves this one short, or where Dinic's algorithm on arrays finds that
+  // much: only a test left short runs LEMON's flow, for its least source side
   // (PackingOptions::answer_without_flows). The work counted
   // (max_tree_work) is the graph's size as that formulation has it: without the hub, `from` and
   // their arcs.
