@@ -91,20 +91,7 @@ class GrowthTests {
   template <class Trees>
   bool paths_carry(const Trees& trees, const std::vector<char>& active, size_t id, int x, int y,
                    Cap target) {
-    Cap carried = senders(trees, active, id, y);
-    if (carried >= target) return true;
-    level_.resize(static_cast<size_t>(n_));
-    next_.resize(static_cast<size_t>(n_));
-    carried = phases(
-        x, target, carried, [&] { return npu_levels(y); },
-        [&](int v, Cap most) { return npu_push(v, y, most); },
-        [&](size_t s, const auto& send) {
-          for (int v : *sources_[s].first)
-            if (!send(v, sources_[s].second, &sources_[s].second)) return;
-        });
-    for (const auto& [arc, amount] : sent_) cap_[arc] += amount;
-    sent_.clear();
-    return carried >= target;
+    return carries(trees, active, id, x, y, target, false);
   }
 
   // Whether the test of tree `id` on x -> y carries `target` into y, by Dinic's algorithm on
@@ -116,26 +103,7 @@ class GrowthTests {
   template <class Trees>
   bool flow_carries(const Trees& trees, const std::vector<char>& active, size_t id, int x, int y,
                     Cap target) {
-    Cap carried = senders(trees, active, id, y);
-    if (carried >= target) return true;
-    const size_t sources = sources_.size(), nodes = static_cast<size_t>(n_) + sources;
-    for (std::vector<int>& list : holding_) list.clear();
-    for (size_t s = 0; s < sources; ++s)
-      for (int v : *sources_[s].first) holding_[v].push_back(static_cast<int>(s));
-    if (entered_.size() < sources * n_) entered_.resize(sources * n_, 0);
-    level_.resize(nodes);
-    next_.resize(nodes);
-    carried = phases(
-        x, target, carried, [&] { return levels(y); },
-        [&](int u, Cap most) { return push(u, y, most); },
-        [&](size_t s, const auto& send) {
-          send(n_ + static_cast<int>(s), sources_[s].second, &sources_[s].second);
-        });
-    for (size_t arc : touched_) flow_[arc] = 0;
-    touched_.clear();
-    for (size_t e : entries_) entered_[e] = 0;
-    entries_.clear();
-    return carried >= target;
+    return carries(trees, active, id, x, y, target, true);
   }
 
   // Whether a set S of NPUs that left a test short before (remember_short) leaves the test of tree
@@ -175,23 +143,44 @@ class GrowthTests {
   size_t index(int a, int b) const { return static_cast<size_t>(a) * n_ + b; }
   Cap cap(int a, int b) const { return cap_[index(a, b)]; }
 
-  // The phases of both searches, from `carried` (what went straight in): levels(), then paths by
-  // push(node, most), from x for its share (what the trees cannot bring), from each tree sending
-  // (from_tree(s, send): the nodes it sends from), then from x for the rest; until `target`, or a
-  // phase that adds nothing. What they carry, sources_' copies left.
-  template <class Levels, class Push, class FromTree>
-  Cap phases(int x, Cap target, Cap carried, const Levels& levels, const Push& push,
-             const FromTree& from_tree) {
+  // paths_carry (`back` false) or flow_carries (true): the copies of the active trees but `id`
+  // that hold y straight in, then the phases: levels, then paths from x for its share (what the
+  // trees cannot bring), from each tree sending (from its NPUs, or from its source where `back`),
+  // then from x for the rest; until `target`, or a phase that adds nothing. The flow sent is
+  // cleared before it returns.
+  template <class Trees>
+  bool carries(const Trees& trees, const std::vector<char>& active, size_t id, int x, int y,
+               Cap target, bool back) {
+    Cap carried = 0;
+    sources_.clear();  // (the tree's NPUs, copies not yet sent)
+    for (size_t j = 0; j < trees.size(); ++j)
+      if (j != id && active[j]) {
+        if (trees[j].in[y])
+          carried += trees[j].copies;
+        else
+          sources_.emplace_back(&trees[j].bfs, trees[j].copies);
+      }
+    if (carried >= target) return true;
+    back_ = back;
+    const size_t sources = back ? sources_.size() : 0;
+    if (back) {
+      for (std::vector<int>& list : holding_) list.clear();
+      for (size_t s = 0; s < sources; ++s)
+        for (int v : *sources_[s].first) holding_[v].push_back(static_cast<int>(s));
+      if (entered_.size() < sources * n_) entered_.resize(sources * n_, 0);
+    }
+    level_.resize(static_cast<size_t>(n_) + sources);
+    next_.resize(level_.size());
     Cap trees_left = 0;
     for (const auto& [bfs, left] : sources_) trees_left += left;
     for (bool any = true; any && carried < target;) {
       any = false;
-      if (!levels()) break;
+      if (!levels(y)) break;
       // Up to `want` from node u (taken from `left`, where given), path by path; whether more is
       // wanted.
       auto send = [&](int u, Cap want, Cap* left) {
         while (want > 0 && carried < target && level_[u] > 0) {
-          const Cap d = push(u, std::min(want, target - carried));
+          const Cap d = push(u, y, std::min(want, target - carried));
           if (d <= 0) break;
           want -= d;
           carried += d;
@@ -204,70 +193,28 @@ class GrowthTests {
         return want > 0 && carried < target;
       };
       send(x, target - carried - trees_left, nullptr);
-      for (size_t s = 0; s < sources_.size() && carried < target; ++s) from_tree(s, send);
+      for (size_t s = 0; s < sources_.size() && carried < target; ++s) {
+        auto& [bfs, left] = sources_[s];
+        if (back)
+          send(n_ + static_cast<int>(s), left, &left);
+        else
+          for (int v : *bfs)
+            if (!send(v, left, &left)) break;
+      }
       send(x, target - carried, nullptr);
     }
-    return carried;
+    for (size_t arc : touched_) flow_[arc] = 0;
+    touched_.clear();
+    for (size_t e : entries_) entered_[e] = 0;
+    entries_.clear();
+    return carried >= target;
   }
 
-  // The copies of the active trees but `id` that hold y (sent straight in); the others' NPUs and
-  // copies in sources_.
-  template <class Trees>
-  Cap senders(const Trees& trees, const std::vector<char>& active, size_t id, int y) {
-    Cap straight = 0;
-    sources_.clear();
-    for (size_t j = 0; j < trees.size(); ++j)
-      if (j != id && active[j]) {
-        if (trees[j].in[y])
-          straight += trees[j].copies;
-        else
-          sources_.emplace_back(&trees[j].bfs, trees[j].copies);
-      }
-    return straight;
-  }
-
-  // paths_carry's levels: per NPU its hops to y over the arcs with capacity left (0 at y, -1 where
-  // none leads there), and per NPU its first arc out not yet found closed in this phase. Whether
-  // an NPU but y has one.
-  bool npu_levels(int y) {
-    std::fill(level_.begin(), level_.end(), -1);
-    std::fill(next_.begin(), next_.end(), 0);
-    level_[y] = 0;
-    todo_.assign(1, y);
-    for (size_t i = 0; i < todo_.size(); ++i) {
-      const int b = todo_[i];
-      for (int a : in_[b])
-        if (level_[a] < 0 && cap(a, b) > 0) {
-          level_[a] = level_[b] + 1;
-          todo_.push_back(a);
-        }
-    }
-    return todo_.size() > 1;
-  }
-  // One path from v down the levels into y carrying at most `most`: what it carries, its capacity
-  // taken (and logged in sent_, to be given back), or 0 where none is left (v is then closed for
-  // the phase: level -1).
-  Cap npu_push(int v, int y, Cap most) {
-    if (v == y) return most;
-    for (; next_[v] < out_[v].size(); ++next_[v]) {
-      const int w = out_[v][next_[v]];
-      if (level_[w] != level_[v] - 1) continue;
-      const size_t vw = index(v, w);
-      if (cap_[vw] <= 0) continue;
-      if (const Cap d = npu_push(w, y, std::min(most, cap_[vw])); d > 0) {
-        cap_[vw] -= d;
-        sent_.emplace_back(vw, d);
-        return d;
-      }
-    }
-    level_[v] = -1;
-    return 0;
-  }
-
-  // flow_carries' graph: the NPUs (0 to n - 1), then the sources of the trees sending (n + s).
-  // An NPU's arcs out: to its successors over the capacity left less the flow sent
-  // (residual_out), back to its predecessors over the flow they sent it, and back to the sources
-  // whose flow entered here. A source's: to each NPU of its tree, without bound.
+  // The searches' graph: the NPUs (0 to n - 1), then, where flow may be taken back (back_), the
+  // sources of the trees sending (n + s). An NPU's arcs out: to its successors over the capacity
+  // left less the flow sent (residual_out); where back_, also back to its predecessors over the
+  // flow they sent it, and back to the sources whose flow entered here. A source's: to each NPU of
+  // its tree, without bound.
   Cap residual_out(int a, int b) const { return cap(a, b) - flow_[index(a, b)]; }
   Cap& entered(int s, int v) { return entered_[static_cast<size_t>(s) * n_ + v]; }
 
@@ -294,6 +241,7 @@ class GrowthTests {
       }
       for (int a : in_[b])
         if (residual_out(a, b) > 0) reach(a, b);
+      if (!back_) continue;
       for (int a : out_[b])
         if (flow_[index(b, a)] > 0) reach(a, b);
       for (int s : holding_[b]) reach(n_ + s, b);
@@ -326,7 +274,8 @@ class GrowthTests {
     const std::vector<int>& out = out_[u];
     const std::vector<int>& in = in_[u];
     const std::vector<int>& holders = holding_[u];
-    for (; i < out.size() + in.size() + holders.size(); ++i) {
+    const size_t arcs = back_ ? out.size() + in.size() + holders.size() : out.size();
+    for (; i < arcs; ++i) {
       if (i < out.size()) {
         const int w = out[i];
         if (level_[w] != down) continue;
@@ -369,13 +318,13 @@ class GrowthTests {
   std::vector<std::vector<int>> out_, in_;  // per NPU, the NPUs its arcs lead to (come from)
   // paths_carry's and flow_carries', memory reused: the trees sending (their NPUs, the copies each
   // has left), per NPU the senders whose tree holds it, the flow sent per arc (flow_, per pair of
-  // NPUs; entered_, per sender and NPU) and where it is not 0 (to clear), the capacity paths_carry
-  // took (arc, amount), the levels, the next arc out per node, and the search's queue.
+  // NPUs; entered_, per sender and NPU) and where it is not 0 (to clear), the levels, the next arc
+  // out per node, and the search's queue.
   std::vector<std::pair<const std::vector<int>*, Cap>> sources_;
   std::vector<std::vector<int>> holding_;
   std::vector<Cap> flow_, entered_;
   std::vector<size_t> touched_, entries_;
-  std::vector<std::pair<size_t, Cap>> sent_;
+  bool back_ = false;  // whether the search takes flow back (flow_carries)
   std::vector<int> level_, todo_;
   std::vector<size_t> next_;
 };
