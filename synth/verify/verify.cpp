@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
+#include <boost/sort/spreadsort/integer_sort.hpp>
 #include <numeric>
 #include <optional>
 #include <unordered_map>
@@ -278,9 +280,13 @@ class Verifier {
 
   void check_durations_and_dependencies() {
     RouteCoster coster(t_, a_);
+    rate_.assign(n_, 0);
+    occupancy_.assign(n_, 0);
     for (TransferId id = 0; id < n_; ++id) {
       if (!valid_[id]) continue;
       const RouteCost c = coster(a_, id);
+      rate_[id] = c.rate;
+      occupancy_[id] = c.occupancy;
       if (end_of(id) - start_of(id) < c.duration)
         violate(ViolationKind::TooShort, id, a_[id].chunk, a_.route(id)[0], -1, start_of(id), [&] {
           return fmt::format(
@@ -350,7 +356,6 @@ class Verifier {
           for (LinkId l : a_.route(id)) on_link[next[l]++] = id;
     }
     r_.link_busy.assign(t_.num_links(), 0);
-    RouteCoster coster(t_, a_);
     struct Use {
       Time start;
       TransferId id;
@@ -370,10 +375,9 @@ class Verifier {
       bool whole = true;
       for (int64_t i = offset[l]; i < offset[l + 1]; ++i) {
         const TransferId id = on_link[i];
-        const RouteCost c = coster(a_, id);
-        const Bandwidth held = held_rate(t_, l, c.rate, a_.link_model);
-        r_.link_busy[l] += busy_share(c.occupancy, held, capacity);
-        uses.push_back({start_of(id), id, c.occupancy, held});
+        const Bandwidth held = held_rate(t_, l, rate_[id], a_.link_model);
+        r_.link_busy[l] += busy_share(occupancy_[id], held, capacity);
+        uses.push_back({start_of(id), id, occupancy_[id], held});
         whole = whole && held >= capacity;
       }
       // In start order (usually already: list order is time order).
@@ -488,7 +492,7 @@ class Verifier {
         arrivals.push_back({usable(id), id});
       }
     for (std::vector<Event>* order : {&departures, &arrivals})
-      if (!std::is_sorted(order->begin(), order->end())) std::sort(order->begin(), order->end());
+      if (!std::is_sorted(order->begin(), order->end())) sort_events(*order);
     size_t i = 0, j = 0;
     while (i < departures.size() || j < arrivals.size()) {
       if (j < arrivals.size() && (i == departures.size() || arrivals[j].at <= departures[i].at))
@@ -505,6 +509,33 @@ class Verifier {
     TransferId id;
     bool operator<(const Event& o) const { return at != o.at ? at < o.at : id < o.id; }
   };
+
+  // Sorts `events` in time order, ties by id. Where the times' spread and the ids fit in 64 bits
+  // together, each event is the key (at - earliest) << id_bits | id, distinct from every other,
+  // which Boost's spreadsort sorts by radix; else by comparison.
+  static void sort_events(std::vector<Event>& events) {
+    if (events.empty()) return;
+    const auto [least, most] = std::minmax_element(
+        events.begin(), events.end(), [](const Event& x, const Event& y) { return x.at < y.at; });
+    TransferId last_id = 0;
+    for (const Event& e : events) last_id = std::max(last_id, e.id);
+    const Time earliest = least->at;
+    const int id_bits = std::bit_width(static_cast<uint64_t>(last_id));
+    const auto spread = static_cast<uint64_t>(most->at) - static_cast<uint64_t>(earliest);
+    if (std::bit_width(spread) + id_bits > 64) {
+      std::sort(events.begin(), events.end());
+      return;
+    }
+    std::vector<uint64_t> keys(events.size());
+    for (size_t i = 0; i < events.size(); ++i)
+      keys[i] = (static_cast<uint64_t>(events[i].at) - static_cast<uint64_t>(earliest)) << id_bits |
+                static_cast<uint64_t>(events[i].id);
+    boost::sort::spreadsort::integer_sort(keys.begin(), keys.end());
+    const uint64_t id_mask = (uint64_t{1} << id_bits) - 1;
+    for (size_t i = 0; i < keys.size(); ++i)
+      events[i] = {static_cast<Time>(static_cast<uint64_t>(earliest) + (keys[i] >> id_bits)),
+                   static_cast<TransferId>(keys[i] & id_mask)};
+  }
 
   RankSet set_of(int32_t content, NodeId v) const {
     return content == kOwnData ? RankSet::single(rank_of_[v]) : pool_[content];
@@ -740,7 +771,11 @@ class Verifier {
   const int64_t chunks_;
   const Time reduction_;  // how long a reduction takes (Algorithm::reduce_bandwidth)
   std::vector<char> valid_, started_;
-  std::vector<Time> start_, end_;    // the timing model's times, where the algorithm has none
+  std::vector<Time> start_, end_;  // the timing model's times, where the algorithm has none
+  // Per valid transfer, what it moves at and how long it holds its links (RouteCost), from
+  // check_durations_and_dependencies for check_links.
+  std::vector<Bandwidth> rate_;
+  std::vector<Time> occupancy_;
   std::vector<TransferId> holders_;  // while checking a link: the transfers holding it
   bool reducing_ = false;
   std::vector<int> rank_of_;

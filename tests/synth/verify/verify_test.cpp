@@ -260,6 +260,33 @@ TEST(VerifySpecific, ListsOutOfStartOrderAreCheckedInStartOrder) {
   }
 }
 
+// The replay's order holds however far apart the times are: the events are sorted by radix where
+// the times' spread and the ids fit 64 bits together, by comparison where they do not (a relay
+// that waits 2^62 ps, with three transfers: 63 + 2 bits). A Broadcast down line:4, listed last
+// hop first: correct with the last relay late, caught with it before the chunk reaches it.
+TEST(VerifySpecific, ReplayOrderHoldsAtAnySpreadOfTimes) {
+  auto t = topo::generate("line:4");
+  const Time d = transfer_time(kChunk, t.link(link_between(t, 0, 1)).bandwidth) +
+                 t.link(link_between(t, 0, 1)).latency;
+  auto make = [&](Time last_start) {
+    Algorithm a = base(t, CollectiveKind::Broadcast);
+    const LinkId l01 = link_between(t, 0, 1), l12 = link_between(t, 1, 2),
+                 l23 = link_between(t, 2, 3);
+    a.add(0, 2, 3, std::span(&l23, 1), Op::Copy, {}, last_start, last_start + d);
+    a.add(0, 1, 2, std::span(&l12, 1), Op::Copy, {}, d, 2 * d);
+    a.add(0, 0, 1, std::span(&l01, 1), Op::Copy, {}, 0, d);
+    a.claimed_time = last_start + d;
+    return a;
+  };
+  for (const Time late : {2 * d, Time{1} << 40, Time{1} << 62}) {
+    const Report ok = verify(t, make(late));
+    EXPECT_TRUE(ok.correct()) << late << kinds(ok);
+    EXPECT_EQ(ok.collective_time, late + d) << late;
+  }
+  const Report early = verify(t, make(d));
+  EXPECT_EQ(early.count(ViolationKind::SourceLacksData), 1u) << kinds(early);
+}
+
 TEST(VerifySpecific, InvalidCollective) {
   auto t = topo::generate("line:2");
   Algorithm a = base(t, CollectiveKind::AllGather);
