@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -13,27 +15,41 @@ namespace tenet::synth {
 namespace {
 
 // Where the JSON text goes: kept whole (to_json), or passed on to a stream a megabyte at a time
-// (write_json), so that a million transfers never sit in memory as one string.
+// (write_json), so that a million transfers never sit in memory as one string. The text is a
+// buffer filled up to `used_` (a piece is copied in without the string's own bookkeeping).
 class Sink {
  public:
-  explicit Sink(std::ostream* stream) : stream_(stream) {}
+  explicit Sink(std::ostream* stream) : stream_(stream) {
+    text_.resize(stream ? kFlushAt + kSlack : kSlack);
+  }
   void put(std::string_view s) {
-    text_.append(s);
-    if (stream_ && text_.size() >= (1 << 20)) flush();
+    if (used_ + s.size() > text_.size()) make_room(s.size());
+    std::memcpy(text_.data() + used_, s.data(), s.size());
+    used_ += s.size();
+    if (stream_ && used_ >= kFlushAt) flush();
   }
   void num(int64_t v) {
     const fmt::format_int f(v);
     put({f.data(), f.size()});
   }
   void flush() {
-    stream_->write(text_.data(), static_cast<std::streamsize>(text_.size()));
-    text_.clear();
+    stream_->write(text_.data(), static_cast<std::streamsize>(used_));
+    used_ = 0;
   }
-  std::string& text() { return text_; }
+  // The text so far; the sink is done with.
+  std::string& text() {
+    text_.resize(used_);
+    return text_;
+  }
 
  private:
+  static constexpr size_t kFlushAt = size_t{1} << 20;
+  static constexpr size_t kSlack = size_t{1} << 12;
+  void make_room(size_t n) { text_.resize(std::max(2 * text_.size(), used_ + n)); }
+
   std::ostream* stream_;
   std::string text_;
+  size_t used_ = 0;
 };
 
 void write_to(const Algorithm& a, Sink& out) {
@@ -116,7 +132,6 @@ void write_to(const Algorithm& a, Sink& out) {
 
 std::string to_json(const Algorithm& a) {
   Sink out(nullptr);
-  out.text().reserve(512 + a.size() * 150);
   write_to(a, out);
   return std::move(out.text());
 }
