@@ -302,18 +302,21 @@ struct ChunkingResult {
 // (SynthOptions::portfolio.chunk_transfers; transfer_estimate, or the last count's transfers per
 // chunk when more: relays' hops). An algorithm of over 1M transfers stops at the first count that
 // does not help, and one of over kAutoChunkTurnTransfers at a count over kChunkSearchTurn slower
-// than the fastest found at the count before (the times turned). synthesize_auto_chunks also stops,
-// for every method and baseline it searches, at the first count within kChunkSearchSlack of the
-// lower bound (which holds for any count: no other can gain more), unless a node reduces in the
-// network. An All-Reduce's RS+AG figure (LowerBound::coarse) is no bound for reductions down trees
-// or over asymmetric links (lower_bound.hpp): there the matcher's and the baselines' counts stop at
-// it all the same (more counts cost twice as much each and rarely get below it), and the flow
-// plan's pipelines, which do, still go on to more chunks. These thresholds, and the others that
-// measure a result against the bound, use LowerBound::coarse (the bound without the latency past
-// the cut) they were tuned against. Beyond max_chunks_per_npu, the flow plan's pipelines, the
-// server plan and, where one of them was the fastest at the last count, the plain matcher's
-// variants double alone (synth/tuning.hpp: kPipelineTransferBudget and after). The `n` fastest of
-// these pipeline variants (variant -> time, as SynthOptions::pipelines.on_variant reports them) as
+// than the fastest found at the count before (the times turned), or, where the next count would be
+// over kAutoChunkTurnTransfers, at a count still the fastest whose three last times, still falling,
+// fit B + F / k + S k with the next count's predicted over it (the fall slowing down as the
+// per-step costs catch up). synthesize_auto_chunks also stops, for every method and baseline it
+// searches, at the first count within kChunkSearchSlack of the lower bound (which holds for any
+// count: no other can gain more), unless a node reduces in the network. An All-Reduce's RS+AG
+// figure (LowerBound::coarse) is no bound for reductions down trees or over asymmetric links
+// (lower_bound.hpp): there the matcher's and the baselines' counts stop at it all the same (more
+// counts cost twice as much each and rarely get below it), and the flow plan's pipelines, which do,
+// still go on to more chunks. These thresholds, and the others that measure a result against the
+// bound, use LowerBound::coarse (the bound without the latency past the cut) they were tuned
+// against. Beyond max_chunks_per_npu, the flow plan's pipelines, the server plan and, where one of
+// them was the fastest at the last count, the plain matcher's variants double alone
+// (synth/tuning.hpp: kPipelineTransferBudget and after). The `n` fastest of these pipeline variants
+// (variant -> time, as SynthOptions::pipelines.on_variant reports them) as
 // SynthOptions::pipelines.variants; where an All-Reduce's halves in turn are among them, with each
 // half's own fastest variant.
 uint64_t fastest_pipeline_variants(const std::map<int, Time>& times, size_t n);

@@ -28,6 +28,32 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
   return std::move(std::get<ChunkingResult>(r));
 }
 
+namespace {
+
+// Times made at three counts in a row, k/4, k/2 and k (the last three tried, none a floor), still
+// falling, fit T(k) = A + B/k + C k: a pipeline's fill falling with its chunks, its per-step costs
+// rising with them. Where the fit has that shape (B, C > 0: the fall slows), T(2k) = T(k) - B/(2k)
+// + C k; otherwise nothing.
+std::optional<Time> turn_ahead(const std::vector<ChunkingResult::Try>& tried) {
+  if (tried.size() < 3) return std::nullopt;
+  const ChunkingResult::Try& x = tried[tried.size() - 3];
+  const ChunkingResult::Try& y = tried[tried.size() - 2];
+  const ChunkingResult::Try& z = tried.back();
+  for (const ChunkingResult::Try* t : {&x, &y, &z})
+    if (t->floor || t->alone) return std::nullopt;
+  if (y.chunks_per_npu != 2 * x.chunks_per_npu || z.chunks_per_npu != 2 * y.chunks_per_npu)
+    return std::nullopt;
+  if (!(x.time > y.time && y.time > z.time)) return std::nullopt;
+  const auto t1 = static_cast<double>(x.time), t2 = static_cast<double>(y.time),
+             t3 = static_cast<double>(z.time);
+  const double c = 4.0 / 3.0 * ((t1 - t2) - 2 * (t2 - t3));  // C k
+  const double b = (t2 - t3) + c / 2;                        // B / k
+  if (!(b > 0 && c > 0)) return std::nullopt;
+  return static_cast<Time>(t3 - b / 2 + c);
+}
+
+}  // namespace
+
 Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chunks_per_npu,
                                    const ChunkMaker& make, int first,
                                    const std::function<bool(const Algorithm&)>& enough,
@@ -159,6 +185,13 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
               // may be a lucky one)
     }
     if (hopeless) break;
+    // A large next count predicted slower than the fastest, this count's (turn_ahead), is not
+    // made.
+    if (have && best.chunks_per_npu == k &&
+        per_chunk * 2 * static_cast<double>(c.num_chunks()) > kAutoChunkTurnTransfers) {
+      const std::optional<Time> ahead = turn_ahead(best.tried);
+      if (ahead && *ahead > best.algorithm.claimed_time) break;
+    }
     // When the counts the budget allows cannot beat to_beat, or the rival, the search is over.
     if (beat > 0 && large && none_ahead_beats(c, now, beat)) break;
   }
