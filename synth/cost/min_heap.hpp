@@ -1,5 +1,6 @@
-// A binary min-heap in a std::vector, for the replay's queues (link admission's candidates and
-// waiters, the timing's events): the layout std::push_heap keeps with std::greater (every element
+// A binary min-heap in a std::vector, for link admission's queues (its candidates and waiters, in
+// list order; the timing's events, always at or after the instant replayed, are a radix heap:
+// monotone_queue.hpp): the layout std::push_heap keeps with std::greater (every element
 // at most its children, by `key`), popped by sifting the hole down to the lesser child without a
 // branch. Which child is lesser is unpredictable, and std::pop_heap's branch on it was most of a
 // replay's time where routes cross switches (the figures: docs/tuning.md, `synth/cost/`).

@@ -10,7 +10,7 @@
 #include "synth/cost/grid.hpp"
 #include "synth/cost/link_admission.hpp"
 #include "synth/cost/link_ledger.hpp"
-#include "synth/cost/min_heap.hpp"
+#include "synth/cost/monotone_queue.hpp"
 #include "synth/cost/protocol_view.hpp"
 #include "synth/ir/ring_plan.hpp"
 #include "topo/error.hpp"
@@ -254,9 +254,9 @@ TimingResult event_driven(const topo::Topology& t, const Algorithm& a, Times& ti
     TransferId id;
     bool arrival;
   };
-  std::vector<Event> events;
   const auto at = [](const Event& e) { return e.at; };
-  auto push = [&](Event e) { push_min(events, e, at); };
+  MonotoneQueue<Event, decltype(at)> events(at);  // every event at or after the instant replayed
+  auto push = [&](Event e) { events.push(e); };
   std::vector<int32_t> waiting = graph.waits();
   for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id)
     if (waiting[id] == 0) admission.dependencies_met(id);
@@ -277,9 +277,9 @@ TimingResult event_driven(const topo::Topology& t, const Algorithm& a, Times& ti
   };
   admission.admit(start);
   while (!events.empty()) {
-    now = events.front().at;
-    while (!events.empty() && events.front().at == now) {
-      const Event e = pop_min(events, at);
+    now = static_cast<Time>(events.least());
+    while (events.at_least()) {
+      const Event e = events.pop();
       if (!e.arrival) {
         admission.released(e.id);
       } else {
