@@ -3,11 +3,12 @@
 // matcher's All-Reduce on an 8 x 8 and a 16 x 16 mesh (the verifier's reductions), and
 // the timing of an algorithm whose routes cross switches (timed event by event, its links shared
 // by capacity): the flow plan's pipelined All-Reduce on a leaf-spine fabric, as the chunk search
-// times it at every count and variant.
+// times it at every count and variant; and Blink's trees on a mesh, timed and verified.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
 #include "synth/cost/timing.hpp"
+#include "synth/producers.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/verify/verify.hpp"
 #include "topo/generators.hpp"
@@ -98,5 +99,28 @@ void BM_TimingSwitched(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * a.size()));
 }
 BENCHMARK(BM_TimingSwitched)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Blink's packed trees as pipelines (channels: several queues per link, each event-driven) at 64
+// chunks per NPU: the All-Reduce `tenet synth` answers mesh2d:8x8 at 1 GiB with (516K transfers,
+// an instant's events tens at a time), timed and verified.
+void BM_TimingTrees(benchmark::State& state) {
+  const auto t = topo::generate("mesh2d:8x8");
+  const auto c = synth::Collective::over_all(t, synth::CollectiveKind::AllReduce,
+                                             static_cast<int>(state.range(0)));
+  synth::Algorithm a = synth::make_algorithm("blink", t, c, Bytes{1} << 18, {});
+  for (auto _ : state) benchmark::DoNotOptimize(synth::time(t, a));
+  state.counters["transfers"] = static_cast<double>(a.size());
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * a.size()));
+}
+BENCHMARK(BM_TimingTrees)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_VerifyTrees(benchmark::State& state) {
+  const auto t = topo::generate("mesh2d:8x8");
+  const auto c = synth::Collective::over_all(t, synth::CollectiveKind::AllReduce,
+                                             static_cast<int>(state.range(0)));
+  const synth::Algorithm a = synth::make_algorithm("blink", t, c, Bytes{1} << 18, {});
+  verify_throughput(state, t, a, "Blink's All-Reduce did not verify");
+}
+BENCHMARK(BM_VerifyTrees)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

@@ -49,6 +49,18 @@ class ArrivalGraph {
   // Per transfer and join, how many arrivals (transfers or joins) it waits for (size() entries):
   // a replay's counts to tick off.
   const std::vector<int32_t>& waits() const { return waits_; }
+  // Asks for what arrived(id, ...) reads, in three steps a batch of arrivals takes in turn (each
+  // step reads what the one before asked for): where its users are listed, the list, and their
+  // counts in `waiting` (and, by ahead(u), what readiness reads of each user u that is a transfer).
+  void prefetch_list(TransferId id) const { __builtin_prefetch(&offset_[id]); }
+  void prefetch_users(TransferId id) const { __builtin_prefetch(&users_[offset_[id]]); }
+  template <typename Ahead>
+  void prefetch_waits(TransferId id, const int32_t* waiting, Ahead&& ahead) const {
+    for (int32_t i = offset_[id]; i < offset_[id + 1]; ++i) {
+      __builtin_prefetch(&waiting[users_[i]], 1);
+      if (users_[i] < transfers_) ahead(users_[i]);
+    }
+  }
   // Whether anything waits for transfer `id`'s arrival.
   bool waited_on(TransferId id) const { return offset_[id] != offset_[id + 1]; }
   // Transfer `id` has arrived: counts it off in `waiting` (a copy of waits()) and calls ready(u)
@@ -93,6 +105,8 @@ class TransferQueues {
     __builtin_prefetch(&rate_[id]);
     __builtin_prefetch(&queue_of_[id]);
   }
+  // Asks for the queue `id` is in (queue_of).
+  void prefetch_queue(TransferId id) const { __builtin_prefetch(&queue_of_[id]); }
   std::span<const LinkId> route(TransferId id) const { return a_.route(id); }
   Bandwidth rate(TransferId id) const { return rate_[id]; }
   int32_t num_queues() const { return static_cast<int32_t>(queue_offset_.size()) - 1; }
@@ -135,6 +149,13 @@ class BasicLinkAdmission {
   void admit(Start&& start) {
     using F = std::remove_reference_t<Start>;
     admit_all([](void* f, TransferId id) { (*static_cast<F*>(f))(id); }, &start);
+  }
+  // Asks for what released(id) reads.
+  void prefetch(TransferId id) const { q_.prefetch(id); }
+  // Asks for what dependencies_met(id) reads.
+  void prefetch_met(TransferId id) const {
+    __builtin_prefetch(&deps_met_[id], 1);
+    q_.prefetch_queue(id);
   }
   // Something may be admitted at the next admit().
   bool has_candidates() const { return !candidates_.empty() || !freed_.empty(); }

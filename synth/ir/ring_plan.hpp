@@ -97,6 +97,7 @@ class RingPlan {
   };
   // (TransferQueues::prefetch: a plan's transfers are computed, nothing to ask for ahead.)
   void prefetch(TransferId) const {}
+  void prefetch_queue(TransferId) const {}
   Entry entry(TransferId id) const {
     const At x = at(id);
     const Group& g = groups_[x.g];
