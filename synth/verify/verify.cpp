@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bit>
-#include <boost/sort/spreadsort/integer_sort.hpp>
 #include <numeric>
 #include <optional>
 #include <unordered_map>
@@ -13,6 +11,7 @@
 #include "synth/cost/timing.hpp"
 #include "synth/ir/rank_set.hpp"
 #include "synth/ir/references.hpp"
+#include "synth/verify/time_order.hpp"
 #include "topo/error.hpp"
 
 namespace tenet::synth {
@@ -483,7 +482,7 @@ class Verifier {
     // each order: 538 MB for the 16.8M transfers of a 64x64 torus), sorted where the list is not
     // in that order already, so that neither the sort nor the replay reads a transfer's times
     // where it is.
-    std::vector<Event> departures, arrivals;
+    std::vector<TimedTransfer> departures, arrivals;
     departures.reserve(n_);
     arrivals.reserve(n_);
     for (TransferId id = 0; id < n_; ++id)
@@ -491,8 +490,8 @@ class Verifier {
         departures.push_back({start_of(id), id});
         arrivals.push_back({usable(id), id});
       }
-    for (std::vector<Event>* order : {&departures, &arrivals})
-      if (!std::is_sorted(order->begin(), order->end())) sort_events(*order);
+    for (std::vector<TimedTransfer>* order : {&departures, &arrivals})
+      if (!std::is_sorted(order->begin(), order->end())) sort_by_time(*order);
     size_t i = 0, j = 0;
     while (i < departures.size() || j < arrivals.size()) {
       if (j < arrivals.size() && (i == departures.size() || arrivals[j].at <= departures[i].at))
@@ -500,41 +499,6 @@ class Verifier {
       else
         depart(departures[i++].id);
     }
-  }
-
-  // A transfer's time (its start, or when its data is usable where it lands) with its id: in time
-  // order, ties by id.
-  struct Event {
-    Time at;
-    TransferId id;
-    bool operator<(const Event& o) const { return at != o.at ? at < o.at : id < o.id; }
-  };
-
-  // Sorts `events` in time order, ties by id. Where the times' spread and the ids fit in 64 bits
-  // together, each event is the key (at - earliest) << id_bits | id, distinct from every other,
-  // which Boost's spreadsort sorts by radix; else by comparison.
-  static void sort_events(std::vector<Event>& events) {
-    if (events.empty()) return;
-    const auto [least, most] = std::minmax_element(
-        events.begin(), events.end(), [](const Event& x, const Event& y) { return x.at < y.at; });
-    TransferId last_id = 0;
-    for (const Event& e : events) last_id = std::max(last_id, e.id);
-    const Time earliest = least->at;
-    const int id_bits = std::bit_width(static_cast<uint64_t>(last_id));
-    const auto spread = static_cast<uint64_t>(most->at) - static_cast<uint64_t>(earliest);
-    if (std::bit_width(spread) + id_bits > 64) {
-      std::sort(events.begin(), events.end());
-      return;
-    }
-    std::vector<uint64_t> keys(events.size());
-    for (size_t i = 0; i < events.size(); ++i)
-      keys[i] = (static_cast<uint64_t>(events[i].at) - static_cast<uint64_t>(earliest)) << id_bits |
-                static_cast<uint64_t>(events[i].id);
-    boost::sort::spreadsort::integer_sort(keys.begin(), keys.end());
-    const uint64_t id_mask = (uint64_t{1} << id_bits) - 1;
-    for (size_t i = 0; i < keys.size(); ++i)
-      events[i] = {static_cast<Time>(static_cast<uint64_t>(earliest) + (keys[i] >> id_bits)),
-                   static_cast<TransferId>(keys[i] & id_mask)};
   }
 
   RankSet set_of(int32_t content, NodeId v) const {
