@@ -57,6 +57,20 @@ void verify_throughput(benchmark::State& state, const topo::Topology& t, const s
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * a.size()));
 }
 
+// Times `a` once per iteration, in transfers per second.
+void timing_throughput(benchmark::State& state, const topo::Topology& t, synth::Algorithm& a) {
+  for (auto _ : state) benchmark::DoNotOptimize(synth::time(t, a));
+  state.counters["transfers"] = static_cast<double>(a.size());
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * a.size()));
+}
+
+// Blink's All-Reduce on `t` at k chunks per NPU of 256 KiB.
+synth::Algorithm blink_trees(const topo::Topology& t, int k) {
+  return synth::make_algorithm("blink", t,
+                               synth::Collective::over_all(t, synth::CollectiveKind::AllReduce, k),
+                               Bytes{1} << 18, {});
+}
+
 void BM_Verify(benchmark::State& state) {
   const auto t = topo::generate(fmt::format("ring:{},bidir=false", state.range(0)));
   const synth::Algorithm a = ring_allgather(t);
@@ -81,9 +95,7 @@ BENCHMARK(BM_VerifyAllReduce)->Arg(8)->Arg(16)->Unit(benchmark::kMillisecond)->U
 void BM_Timing(benchmark::State& state) {
   const auto t = topo::generate(fmt::format("ring:{},bidir=false", state.range(0)));
   synth::Algorithm a = ring_allgather(t);
-  for (auto _ : state) benchmark::DoNotOptimize(synth::time(t, a));
-  state.counters["transfers"] = static_cast<double>(a.size());
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * a.size()));
+  timing_throughput(state, t, a);
 }
 BENCHMARK(BM_Timing)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 
@@ -94,9 +106,7 @@ void BM_TimingSwitched(benchmark::State& state) {
   synth::SynthOptions o;
   o.method = synth::SynthMethod::PlanPipeline;
   synth::Algorithm a = synth::synthesize(t, c, 1 << 16, o);
-  for (auto _ : state) benchmark::DoNotOptimize(synth::time(t, a));
-  state.counters["transfers"] = static_cast<double>(a.size());
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * a.size()));
+  timing_throughput(state, t, a);
 }
 BENCHMARK(BM_TimingSwitched)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
 
@@ -105,20 +115,14 @@ BENCHMARK(BM_TimingSwitched)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTim
 // an instant's events tens at a time), timed and verified.
 void BM_TimingTrees(benchmark::State& state) {
   const auto t = topo::generate("mesh2d:8x8");
-  const auto c = synth::Collective::over_all(t, synth::CollectiveKind::AllReduce,
-                                             static_cast<int>(state.range(0)));
-  synth::Algorithm a = synth::make_algorithm("blink", t, c, Bytes{1} << 18, {});
-  for (auto _ : state) benchmark::DoNotOptimize(synth::time(t, a));
-  state.counters["transfers"] = static_cast<double>(a.size());
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * a.size()));
+  synth::Algorithm a = blink_trees(t, static_cast<int>(state.range(0)));
+  timing_throughput(state, t, a);
 }
 BENCHMARK(BM_TimingTrees)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_VerifyTrees(benchmark::State& state) {
   const auto t = topo::generate("mesh2d:8x8");
-  const auto c = synth::Collective::over_all(t, synth::CollectiveKind::AllReduce,
-                                             static_cast<int>(state.range(0)));
-  const synth::Algorithm a = synth::make_algorithm("blink", t, c, Bytes{1} << 18, {});
+  const synth::Algorithm a = blink_trees(t, static_cast<int>(state.range(0)));
   verify_throughput(state, t, a, "Blink's All-Reduce did not verify");
 }
 BENCHMARK(BM_VerifyTrees)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -32,8 +32,8 @@ namespace {
 
 // Times made at three counts in a row, k/4, k/2 and k (the last three tried, none a floor), still
 // falling, fit T(k) = A + B/k + C k: a pipeline's fill falling with its chunks, its per-step costs
-// rising with them. Where the fit has that shape (B, C > 0: the fall slows), T(2k) = T(k) - B/(2k)
-// + C k; otherwise nothing.
+// rising with them. Where the fall slows (C > 0; B > 0 then follows from the fall),
+// T(2k) = T(k) - B/(2k) + C k; otherwise nothing.
 std::optional<Time> turn_ahead(const std::vector<ChunkingResult::Try>& tried) {
   if (tried.size() < 3) return std::nullopt;
   const ChunkingResult::Try& x = tried[tried.size() - 3];
@@ -48,7 +48,7 @@ std::optional<Time> turn_ahead(const std::vector<ChunkingResult::Try>& tried) {
              t3 = static_cast<double>(z.time);
   const double c = 4.0 / 3.0 * ((t1 - t2) - 2 * (t2 - t3));  // C k
   const double b = (t2 - t3) + c / 2;                        // B / k
-  if (!(b > 0 && c > 0)) return std::nullopt;
+  if (!(c > 0)) return std::nullopt;
   return static_cast<Time>(t3 - b / 2 + c);
 }
 

@@ -36,23 +36,12 @@ class MonotoneQueue {
     if (buckets_[0].empty()) refill();
     return last_;
   }
-  // Whether an element of the last least key is left (an instant's events, all taken before
-  // least() moves on to the next).
-  bool at_least() const { return !buckets_[0].empty(); }
-  // Moves every element of the least key into `out` (emptied first); least() was asked since the
-  // last elements of the least key were taken.
+  // Moves every element of the least key into `out` (emptied first): an instant's events, all
+  // taken before least() moves on to the next. least() was asked since the last were taken.
   void take_least(std::vector<T>& out) {
     out.clear();
     std::swap(out, buckets_[0]);
     size_ -= out.size();
-  }
-  // Removes and returns an element of the least key; the queue is not empty.
-  T pop() {
-    if (buckets_[0].empty()) refill();
-    T v = std::move(buckets_[0].back());
-    buckets_[0].pop_back();
-    --size_;
-    return v;
   }
 
  private:
