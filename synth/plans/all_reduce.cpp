@@ -244,7 +244,7 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
     // kAllReducePredictedSure, is not made; it reports its likely time (the halves'
     // summed, over that time to beat). (Where the run keeps its flow plans: else each prediction
     // would pack them again.)
-    const Time against = predicted_against(to_beat, o.pipelines);
+    const Time against = predicted_against(under_callers(to_beat, o.to_beat), o.pipelines);
     // (Its own ratio at the counts before, where it was made then: PipelineCalibration.)
     const double sure =
         PipelineCalibration::sure(o.pipelines.calibration, variant, true, kAllReducePredictedSure);

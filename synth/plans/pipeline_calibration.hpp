@@ -12,6 +12,11 @@
 // counts after is its last ratio by kPipelineCalibratedSure, where that is more: a variant its own
 // ratio predicts to lose by over that margin is not made. A heuristic, as the shares are: the
 // figures are in docs/tuning.md.
+//
+// A variant that ended exactly at its prediction there (to the picosecond: the serial variants
+// where the plan's rates fit every link, whose schedule is the one the prediction times, the fluid
+// schedule and its fill) keeps no margin: at the counts after it is made only where it is
+// predicted to beat the time to beat.
 #pragma once
 
 #include <algorithm>
@@ -30,15 +35,24 @@ class PipelineCalibration {
   // predicted to end at `predicted`, its trees streaming `chunks_per_tree` chunks each on average.
   void record(int v, bool joined, Time made, Time predicted, double chunks_per_tree) {
     if (made > 0 && predicted > 0 && chunks_per_tree >= kPipelineCalibratedFrom)
-      ratio_[{v, joined}] = static_cast<double>(made) / static_cast<double>(predicted);
+      ratio_[{v, joined}] = {static_cast<double>(made) / static_cast<double>(predicted),
+                             made == predicted};
   }
   // The share of variant `v`'s predicted end that must be under the time to beat for it to be
   // made: `sure`, or where it was made at a count before, kPipelineCalibratedSure of its last
   // ratio, the larger (over 1 for a variant that ran slower than predicted: left unmade only where
-  // that ratio says it would lose by the margin).
+  // that ratio says it would lose by the margin); where it ended exactly at its prediction there,
+  // 1: made only where predicted to win.
   double sure(int v, bool joined, double sure) const {
     const auto it = ratio_.find({v, joined});
-    return it == ratio_.end() ? sure : std::max(sure, kPipelineCalibratedSure * it->second);
+    if (it == ratio_.end()) return sure;
+    if (it->second.exact) return 1;
+    return std::max(sure, kPipelineCalibratedSure * it->second.ratio);
+  }
+  // Whether variant `v` ended exactly at its prediction at the last count it was recorded at.
+  bool exact(int v, bool joined) const {
+    const auto it = ratio_.find({v, joined});
+    return it != ratio_.end() && it->second.exact;
   }
   // The same through a calibration that may be absent (PipelineOptions::calibration): `sure`, or
   // nothing recorded.
@@ -51,7 +65,11 @@ class PipelineCalibration {
   }
 
  private:
-  std::map<std::pair<int, bool>, double> ratio_;  // per variant: made over predicted, last made
+  struct Made {
+    double ratio;  // made over predicted
+    bool exact;    // made == predicted
+  };
+  std::map<std::pair<int, bool>, Made> ratio_;  // per variant, at the last count it was made
 };
 
 }  // namespace tenet::synth

@@ -463,16 +463,17 @@ class Planned {
   }
 
   // Whether variant `v`, so `predicted` (pipeline_prediction), is left unmade
-  // (PipelineOptions::predicted): where kPipelinePredictedSure of its predicted end is at least the
-  // fastest variant made so far, or, before any, the caller's time to beat (SynthOptions::to_beat),
-  // or the fastest the caller found elsewhere (PipelineOptions::predicted_against). It reports its
+  // (PipelineOptions::predicted): where kPipelinePredictedSure of its predicted end (or its own
+  // calibrated share: PipelineCalibration) is at least the fastest variant made so far or the
+  // caller's time to beat (SynthOptions::to_beat), the less (under_callers), or the fastest the
+  // caller found elsewhere (PipelineOptions::predicted_against). It reports its
   // likely time; where nothing was made before, it stands as an algorithm of no transfers claiming
   // that (over the caller's time to beat, which it so cannot replace), and says so
   // (SynthOptions::floored).
   bool skipped(int v, const PipelinePrediction& predicted) {
     if (!o_.pipelines.predicted) return false;
     const Time to_beat = best_ && !predicted_best_ ? best_->claimed_time : o_.to_beat;
-    const Time against = predicted_against(to_beat, o_.pipelines);
+    const Time against = predicted_against(under_callers(to_beat, o_.to_beat), o_.pipelines);
     const double sure =
         PipelineCalibration::sure(o_.pipelines.calibration, v, false, kPipelinePredictedSure);
     if (against <= 0 || sure * static_cast<double>(predicted.end) < static_cast<double>(against))
@@ -605,6 +606,11 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
                                          bool last_first, double work_budget, int variant) {
   give_up_point(o.give_up);
   return Planned(t, c, chunk_bytes, o, last_first, variant).run(method, work_budget);
+}
+
+Time under_callers(Time fastest, Time to_beat) {
+  if (fastest <= 0) return to_beat;
+  return to_beat <= 0 ? fastest : std::min(fastest, to_beat);
 }
 
 Time predicted_against(Time to_beat, const PipelineOptions& o) {

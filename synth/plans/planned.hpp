@@ -32,6 +32,11 @@ std::optional<PipelinePrediction> predict_pipeline(const topo::Topology& t, cons
 // far, or the caller's SynthOptions::to_beat) and PipelineOptions::predicted_against, of those
 // set; -1 where neither is.
 Time predicted_against(Time to_beat, const PipelineOptions& o);
+// The time a pipeline variant must beat to be made: the fastest variant made so far (`fastest`),
+// or the caller's time to beat (SynthOptions::to_beat) where that is less (a variant that cannot
+// beat it is of no use, however it compares with the variants made before it); either where the
+// other is unset (0 or less).
+Time under_callers(Time fastest, Time to_beat);
 
 // What stands for the flow plan's pipelines where each variant was predicted no faster than a
 // time to beat and none was made: no transfers, claiming `likely` (over that time).

@@ -279,3 +279,92 @@ TEST(PipelinePrediction, AVariantMadeBeforeIsPredictedByItsOwnRatio) {
 
 }  // namespace
 }  // namespace tenet::synth
+
+namespace tenet::synth {
+namespace {
+
+// A variant's share (PipelineCalibration::sure): the default until it was made at a count whose
+// trees stream kPipelineCalibratedFrom chunks each; then kPipelineCalibratedSure of its ratio where
+// that is more; and 1 where it ended exactly at its prediction (no margin: it runs the schedule
+// the prediction times). An All-Reduce's joined variant is kept apart from the half's of that id.
+TEST(PipelineCalibration, AVariantThatEndedAtItsPredictionKeepsNoMargin) {
+  PipelineCalibration c;
+  c.record(0, false, 1100, 1000, kPipelineCalibratedFrom);
+  c.record(1, false, 500, 1000, kPipelineCalibratedFrom);
+  c.record(2, false, 1000, 1000, kPipelineCalibratedFrom - 1);  // too few chunks per tree
+  c.record(16, false, 1000, 1000, kPipelineCalibratedFrom);
+  EXPECT_DOUBLE_EQ(c.sure(0, false, 0.65), kPipelineCalibratedSure * 1.1);
+  EXPECT_DOUBLE_EQ(c.sure(1, false, 0.65), 0.65);
+  EXPECT_DOUBLE_EQ(c.sure(2, false, 0.65), 0.65);
+  EXPECT_TRUE(c.exact(16, false));
+  EXPECT_FALSE(c.exact(0, false));
+  EXPECT_DOUBLE_EQ(c.sure(16, false, 0.65), 1.0);
+  EXPECT_DOUBLE_EQ(c.sure(16, true, 0.7), 0.7);
+  c.record(16, false, 1001, 1000, kPipelineCalibratedFrom);  // the last count made decides
+  EXPECT_DOUBLE_EQ(c.sure(16, false, 0.65), kPipelineCalibratedSure * 1.001);
+}
+
+// The time a variant must beat is the fastest made so far or the caller's, the less (either where
+// the other is unset).
+TEST(PipelinePrediction, AVariantMustBeatTheCallersTimeToo) {
+  EXPECT_EQ(detail::under_callers(100, 90), 90);
+  EXPECT_EQ(detail::under_callers(90, 100), 90);
+  EXPECT_EQ(detail::under_callers(-1, 100), 100);
+  EXPECT_EQ(detail::under_callers(100, -1), 100);
+  EXPECT_EQ(detail::under_callers(-1, -1), -1);
+}
+
+// On random fabrics (steps charged; 8 then 16, or 16 then 32, chunks per NPU; 64 MiB to 1 GiB) a
+// chunk search's calibration from one count (every variant made there) leaves, at twice the
+// count, the pipelines' answer that of every variant made, against a time to beat just over it,
+// wherever the variant that made it ended exactly at its prediction at the count before (those
+// keep no margin: PipelineCalibration).
+TEST(PipelinePrediction, AVariantExactBeforeIsMadeWhereItWins) {
+  std::mt19937_64 rng(61);
+  int exact_fastest = 0;
+  for (int i = 0; i < 60; ++i) {
+    topo::Topology t = testing::random_topology(rng, 8, /*steps=*/true);
+    t.set_charges_steps(true);
+    const CollectiveKind kind =
+        i % 2 == 0 ? CollectiveKind::AllGather : CollectiveKind::ReduceScatter;
+    const int count = 8 << (i % 2);
+    const Bytes total = Bytes{64} << (20 + i % 3 * 2);
+    SynthMemo memo;
+    PipelineCalibration calibration;
+    std::map<int, Time> before, every;  // per variant: made at `count`; at twice it
+    SynthOptions o;
+    o.memo = &memo;
+    o.pipelines.calibration = &calibration;
+    o.pipelines.predicted = false;
+    o.pipelines.on_variant = [&](int v, Time time) { before[v] = time; };
+    Collective c = Collective::over_all(t, kind, count);
+    if (!detail::synthesize_with(t, c, c.chunk_bytes_for(total), o, SynthMethod::PlanPipeline))
+      continue;
+    c.chunks_per_npu = 2 * count;
+    const Bytes chunk = c.chunk_bytes_for(total);
+    PipelineCalibration unchanged = calibration;  // (the run of every variant records too)
+    o.pipelines.on_variant = [&](int v, Time time) { every[v] = time; };
+    const std::optional<Algorithm> all =
+        detail::synthesize_with(t, c, chunk, o, SynthMethod::PlanPipeline);
+    ASSERT_TRUE(all) << "topology " << i;
+    o.pipelines.calibration = &unchanged;
+    o.pipelines.predicted = true;
+    o.pipelines.on_variant = nullptr;
+    o.to_beat = all->claimed_time + 1;
+    const std::optional<Algorithm> calibrated =
+        detail::synthesize_with(t, c, chunk, o, SynthMethod::PlanPipeline);
+    ASSERT_TRUE(calibrated) << "topology " << i;
+    // The variant that made the fastest, and whether it ended at its prediction the count before.
+    const auto fastest =
+        std::min_element(every.begin(), every.end(),
+                         [](const auto& x, const auto& y) { return x.second < y.second; });
+    ASSERT_NE(fastest, every.end());
+    if (!unchanged.exact(fastest->first, false)) continue;
+    ++exact_fastest;
+    EXPECT_EQ(calibrated->claimed_time, all->claimed_time) << "topology " << i;
+  }
+  EXPECT_GE(exact_fastest, 3);
+}
+
+}  // namespace
+}  // namespace tenet::synth
