@@ -13,10 +13,10 @@
 // ratio predicts to lose by over that margin is not made. A heuristic, as the shares are: the
 // figures are in docs/tuning.md.
 //
-// A variant that ended exactly at its prediction there (to the picosecond: the serial variants
-// where the plan's rates fit every link, whose schedule is the one the prediction times, the fluid
-// schedule and its fill) keeps no margin: at the counts after it is made only where it is
-// predicted to beat the time to beat.
+// A variant that ended exactly at its prediction there (to the picosecond: its schedule is the one
+// the prediction times, the fluid schedule and its fill, as a serial variant's is where no stream
+// waits on another) keeps no margin: at the counts after it is made only where it is predicted to
+// beat the time to beat.
 #pragma once
 
 #include <algorithm>
