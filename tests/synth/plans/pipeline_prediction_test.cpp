@@ -277,12 +277,6 @@ TEST(PipelinePrediction, AVariantMadeBeforeIsPredictedByItsOwnRatio) {
   }
 }
 
-}  // namespace
-}  // namespace tenet::synth
-
-namespace tenet::synth {
-namespace {
-
 // A variant's share (PipelineCalibration::sure): the default until it was made at a count whose
 // trees stream kPipelineCalibratedFrom chunks each; then kPipelineCalibratedSure of its ratio where
 // that is more; and 1 where it ended exactly at its prediction (no margin: it runs the schedule
@@ -331,12 +325,11 @@ TEST(PipelinePrediction, AVariantExactBeforeIsMadeWhereItWins) {
     const Bytes total = Bytes{64} << (20 + i % 3 * 2);
     SynthMemo memo;
     PipelineCalibration calibration;
-    std::map<int, Time> before, every;  // per variant: made at `count`; at twice it
+    std::map<int, Time> every;  // per variant, made at twice `count`
     SynthOptions o;
     o.memo = &memo;
     o.pipelines.calibration = &calibration;
     o.pipelines.predicted = false;
-    o.pipelines.on_variant = [&](int v, Time time) { before[v] = time; };
     Collective c = Collective::over_all(t, kind, count);
     if (!detail::synthesize_with(t, c, c.chunk_bytes_for(total), o, SynthMethod::PlanPipeline))
       continue;
