@@ -614,8 +614,7 @@ Time under_callers(Time fastest, Time to_beat) {
 }
 
 Time predicted_against(Time to_beat, const PipelineOptions& o) {
-  if (o.predicted_against <= 0) return to_beat;
-  return to_beat <= 0 ? o.predicted_against : std::min(to_beat, o.predicted_against);
+  return under_callers(to_beat, o.predicted_against);  // (the least of the two set)
 }
 
 Algorithm unmade_pipelines(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
