@@ -1,10 +1,9 @@
 // What one synthesis run keeps between its steps (SynthOptions::memo): the flow plans it packed,
-// the server plans it made, the reversed topologies it planned on, the bounds it computed, what
-// the baselines keep (Blink's trees, channel rings) and which ways lost at each size
-// (SizeHistory), for every topology it works on. A
-// run that is given none keeps its own while it lasts; a caller that synthesizes on the same
-// topology again (a sweep, a simulator, a benchmark) or verifies what it made holds one and passes
-// it.
+// the server plans it made, the routes they and the matcher's channels searched, the reversed
+// topologies it planned on, the bounds it computed, what the baselines keep (Blink's trees, channel
+// rings) and which ways lost at each size (SizeHistory), for every topology it works on. A run that
+// is given none keeps its own while it lasts; a caller that synthesizes on the same topology again
+// (a sweep, a simulator, a benchmark) or verifies what it made holds one and passes it.
 #pragma once
 
 #include "synth/auto/size_history.hpp"
@@ -21,6 +20,7 @@ struct SynthMemo {
   BoundMemo bounds;
   detail::FlowPlans plans;
   detail::ServerPlans servers;
+  topo::RouteMemo routes;  // the route searches of the server plans and the matcher's channels
   detail::ReversedTopologies reversed;
   BaselineMemo baselines;
   detail::SizeHistory sizes;  // read only where PortfolioOptions::across_sizes
@@ -37,7 +37,9 @@ inline BaselineMemo* baselines_of(const SynthOptions& o) {
 // one.
 inline detail::ServerPlans::Plan server_plan_of(const topo::Topology& t, Bytes chunk_bytes,
                                                 const SynthOptions& o) {
-  if (o.memo) return o.memo->servers.of(t, chunk_bytes, o.link_model, o.ecmp_routes, o.give_up);
+  if (o.memo)
+    return o.memo->servers.of(t, chunk_bytes, o.link_model, o.ecmp_routes, o.give_up,
+                              &o.memo->routes);
   return std::make_shared<const std::optional<ServerPlan>>(
       plan_servers(t, chunk_bytes, o.link_model, o.ecmp_routes, o.give_up));
 }

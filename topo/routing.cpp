@@ -99,11 +99,12 @@ struct Router::SwitchRoutes {
       kept;  // (switch, limit, min_bandwidth): its routes
 };
 
-Router::Router(const Topology& t)
+Router::Router(const Topology& t, RouteMemo* memo)
     : topo_(t),
       views_(
           std::make_shared<const Views>(Views{detail::boost_view(t), detail::boost_view(t, true)})),
-      switch_routes_(std::make_shared<SwitchRoutes>()) {}
+      switch_routes_(std::make_shared<SwitchRoutes>()),
+      memo_(memo) {}
 
 std::optional<Route> Router::route(NodeId src, NodeId dst) const {
   std::vector<Route> r = equal_cost_routes(src, dst, 1);
@@ -429,9 +430,11 @@ void Router::for_each_quickest_switch_route(
     for_each_switch_route(src, limit, 0, visit, to);
     return;
   }
-  const std::vector<std::vector<Route>> all = quickest_routes_from(src, bytes, limit, to);
+  std::vector<Searched> kept;
+  const std::vector<std::vector<const Route*>> quickest =
+      quickest_from(src, bytes, limit, to, kept);
   for (NodeId v = 0; v < t.num_npus(); ++v)
-    for (const Route& r : all[v]) visit(v, r.links);
+    for (const Route* r : quickest[v]) visit(v, r->links);
 }
 
 std::vector<Bandwidth> Router::switch_widths(NodeId src) const {
@@ -441,6 +444,32 @@ std::vector<Bandwidth> Router::switch_widths(NodeId src) const {
   std::sort(widths.begin(), widths.end());
   widths.erase(std::unique(widths.begin(), widths.end()), widths.end());
   return widths;
+}
+
+Router::Searched Router::searched_from(NodeId src, int limit, Bandwidth min_bandwidth,
+                                       const std::vector<char>* to) const {
+  auto alone = [&] {
+    return std::make_shared<const std::vector<std::vector<Route>>>(
+        routes_from(src, limit, min_bandwidth, to));
+  };
+  if (!memo_ || one_link_to_a_switch(src)) return alone();  // (the switch's routes are kept)
+  const RouteMemo::Key key{topo_.fingerprint(), src, limit, min_bandwidth};
+  bool full = false;
+  {
+    std::lock_guard lock(memo_->mutex_);
+    if (auto it = memo_->kept_.find(key); it != memo_->kept_.end()) return it->second;
+    full = memo_->routes_ >= memo_->most_routes_;
+  }
+  if (full) return alone();
+  // The search to every NPU, not only to `to`'s: one Dijkstra either way, and the walks back.
+  auto all = std::make_shared<const std::vector<std::vector<Route>>>(
+      search_switch_routes_from(src, limit, min_bandwidth, nullptr));
+  size_t routes = 0;
+  for (const std::vector<Route>& r : *all) routes += r.size();
+  std::lock_guard lock(memo_->mutex_);
+  if (memo_->routes_ + routes <= memo_->most_routes_ && memo_->kept_.try_emplace(key, all).second)
+    memo_->routes_ += routes;
+  return all;
 }
 
 std::vector<std::vector<Route>> Router::search_switch_routes_from(
@@ -511,40 +540,60 @@ std::vector<std::vector<Route>> Router::quickest_switch_routes_from(NodeId src, 
   return quickest_routes_from(src, bytes, limit, nullptr);
 }
 
-std::vector<std::vector<Route>> Router::quickest_routes_from(NodeId src, Bytes bytes, int limit,
-                                                             const std::vector<char>* to) const {
+std::vector<std::vector<const Route*>> Router::quickest_from(NodeId src, Bytes bytes, int limit,
+                                                             const std::vector<char>* to,
+                                                             std::vector<Searched>& kept) const {
   const Topology& t = topo_;
   auto cost = [&](const Route& r) { return r.latency + transfer_time(bytes, r.bottleneck); };
-  std::vector<std::vector<Route>> out = routes_from(src, limit, 0, to);
+  // (A search kept in the memo holds the routes to every NPU: those not in `to` are passed over.)
+  auto wanted = [&](NodeId v) { return !to || (*to)[v]; };
+  kept.push_back(searched_from(src, limit, 0, to));
+  std::vector<std::vector<const Route*>> out(t.num_npus());
   std::vector<Time> least(t.num_npus(), std::numeric_limits<Time>::max());
   for (NodeId v = 0; v < t.num_npus(); ++v)
-    for (const Route& r : out[v]) least[v] = std::min(least[v], cost(r));
+    if (wanted(v))
+      for (const Route& r : (*kept.back())[v]) {
+        out[v].push_back(&r);
+        least[v] = std::min(least[v], cost(r));
+      }
   // The quickest routes where they beat every least-latency one.
   const std::vector<Bandwidth> widths = switch_widths(src);
-  std::vector<std::vector<Route>> quicker(t.num_npus());
+  std::vector<std::vector<const Route*>> quicker(t.num_npus());
   for (size_t i = 1; i < widths.size(); ++i) {  // the narrowest width is every link: done above
-    std::vector<std::vector<Route>> routes = routes_from(src, limit, widths[i], to);
-    for (NodeId v = 0; v < t.num_npus(); ++v)
-      for (Route& r : routes[v]) {
+    kept.push_back(searched_from(src, limit, widths[i], to));
+    for (NodeId v = 0; v < t.num_npus(); ++v) {
+      if (!wanted(v)) continue;
+      for (const Route& r : (*kept.back())[v]) {
         const Time c = cost(r);
         if (c > least[v]) continue;
         if (c < least[v]) {
           least[v] = c;
           quicker[v].clear();
         }
-        const auto same = [&](const Route& x) { return x.links == r.links; };
+        const auto same = [&](const Route* x) { return x->links == r.links; };
         if (static_cast<int>(quicker[v].size()) < limit &&
             std::none_of(out[v].begin(), out[v].end(), same) &&
             std::none_of(quicker[v].begin(), quicker[v].end(), same))
-          quicker[v].push_back(std::move(r));
+          quicker[v].push_back(&r);
       }
+    }
   }
   for (NodeId v = 0; v < t.num_npus(); ++v) {
-    out[v].insert(out[v].end(), std::make_move_iterator(quicker[v].begin()),
-                  std::make_move_iterator(quicker[v].end()));
+    out[v].insert(out[v].end(), quicker[v].begin(), quicker[v].end());
     std::sort(out[v].begin(), out[v].end(),
-              [](const Route& x, const Route& y) { return x.links < y.links; });
+              [](const Route* x, const Route* y) { return x->links < y->links; });
   }
+  return out;
+}
+
+std::vector<std::vector<Route>> Router::quickest_routes_from(NodeId src, Bytes bytes, int limit,
+                                                             const std::vector<char>* to) const {
+  std::vector<Searched> kept;
+  const std::vector<std::vector<const Route*>> quickest =
+      quickest_from(src, bytes, limit, to, kept);
+  std::vector<std::vector<Route>> out(quickest.size());
+  for (size_t v = 0; v < quickest.size(); ++v)
+    for (const Route* r : quickest[v]) out[v].push_back(*r);
   return out;
 }
 

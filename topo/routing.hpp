@@ -5,10 +5,15 @@
 // deterministic route is the first of them.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
+#include <tuple>
 #include <vector>
 
 #include "topo/topology.hpp"
@@ -32,9 +37,31 @@ struct FlatRoutes {
   }
 };
 
+// The searches Routers of one topology may share (Router's constructor): a source's least-cost
+// routes through switches to every NPU, per topology (its fingerprint: nodes, links, bandwidths
+// and latencies, all a route depends on), source, limit and least bandwidth. Kept until they hold
+// `most_routes` routes in all (by default kMostRoutes: a few MB); past that a Router searches as
+// it would alone. A caller that plans one topology again and again (a chunk search's server plan
+// and matcher channels at every chunk size) holds one, so each source's routes are searched once.
+// Safe to share between threads.
+class RouteMemo {
+ public:
+  static constexpr size_t kMostRoutes = size_t{1} << 16;
+  explicit RouteMemo(size_t most_routes = kMostRoutes) : most_routes_(most_routes) {}
+
+ private:
+  friend class Router;
+  using Key = std::tuple<uint64_t, NodeId, int, Bandwidth>;
+  const size_t most_routes_;
+  std::mutex mutex_;
+  std::map<Key, std::shared_ptr<const std::vector<std::vector<Route>>>> kept_;
+  size_t routes_ = 0;  // kept, summed over kept_
+};
+
 class Router {
  public:
-  explicit Router(const Topology& t);
+  // `memo`: searches shared with other Routers (RouteMemo), or none; it must outlive the Router.
+  explicit Router(const Topology& t, RouteMemo* memo = nullptr);
 
   // The deterministic least-cost route from `src` to `dst` (distinct nodes), or nothing when the
   // two are not joined through pass-through nodes.
@@ -81,10 +108,20 @@ class Router {
   // switch_routes_from of switches, kept (see there); safe to share between threads.
   struct SwitchRoutes;
   std::shared_ptr<SwitchRoutes> switch_routes_;
+  RouteMemo* memo_ = nullptr;
   // switch_routes_from by its search, and the routes of either kind to the NPUs flagged in `to`
   // (every one where null).
   std::vector<std::vector<Route>> search_switch_routes_from(
       NodeId src, int limit, Bandwidth min_bandwidth, const std::vector<char>* to = nullptr) const;
+  // routes_from's, shared: the memo's (routes to every NPU, `to`'s among them) where it keeps
+  // them, else made for the caller.
+  using Searched = std::shared_ptr<const std::vector<std::vector<Route>>>;
+  Searched searched_from(NodeId src, int limit, Bandwidth min_bandwidth,
+                         const std::vector<char>* to) const;
+  // quickest_routes_from's routes, pointing into the searches `kept` holds.
+  std::vector<std::vector<const Route*>> quickest_from(NodeId src, Bytes bytes, int limit,
+                                                       const std::vector<char>* to,
+                                                       std::vector<Searched>& kept) const;
   std::vector<std::vector<Route>> routes_from(NodeId src, int limit, Bandwidth min_bandwidth,
                                               const std::vector<char>* to) const;
   std::vector<std::vector<Route>> quickest_routes_from(NodeId src, Bytes bytes, int limit,

@@ -49,6 +49,28 @@ struct BoundMemo::State {
     auto operator<=>(const CutKey&) const = default;
   };
   std::map<CutKey, topo::CutBound> cuts;
+  // farthest_paying(): the last answer (it does not depend on the bytes either).
+  struct Paying {
+    uint64_t fingerprint = 0;
+    std::vector<Time> levels;  // the distinct steps it was found under (StepNeed)
+    std::vector<topo::NodeId> from, to;
+    Time plain = -1, latency = -1;
+  } paying;
+  // all_reduce_arrivals(): per topology (with its links' steps) and group, the islands counted at
+  // each width, which the bytes only scale.
+  struct ArrivalsKey {
+    uint64_t fingerprint;
+    std::vector<Time> link_steps;  // where charged (not in the fingerprint)
+    std::vector<topo::NodeId> ranks;
+    auto operator<=>(const ArrivalsKey&) const = default;
+  };
+  struct Islands {
+    int64_t holding = 0;  // islands holding a rank
+    Int128 ingress = 0;   // their summed ingress from the others into NPUs and reducing switches
+    Time step = 0;        // the least step of the links counted (0 where not charged)
+    std::string limit;    // in words (LowerBound::limit)
+  };
+  std::map<ArrivalsKey, std::vector<Islands>> arrivals;
   // lower_bound(): the last answer (the synthesizer's searches and then the verifier ask for it).
   struct Last {
     uint64_t fingerprint = 0;

@@ -158,6 +158,8 @@ class StepNeed {
   }
   // What every transfer pays.
   Time least() const { return levels_.empty() ? 0 : levels_.front(); }
+  // The distinct steps it tells apart, ascending (with the topology, all it depends on).
+  const std::vector<Time>& levels() const { return levels_; }
   // Whether some pair pays more than least().
   bool uneven() const { return !component_.empty(); }
   // What a chain of transfers from u to v pays.
@@ -191,8 +193,9 @@ Time least_step_out(const topo::Topology& t, const std::vector<char>& inside, bo
 // distance plus that step (StepNeed), searched from up to kSteppedSources of `from`, evenly spaced:
 // each pair found is a bound, so a sample is too.
 constexpr size_t kSteppedSources = 16;
-Time farthest_paying(const topo::Topology& t, const StepNeed& need, Time plain,
-                     const std::vector<topo::NodeId>& from, const std::vector<topo::NodeId>& to) {
+Time farthest_paying_uncached(const topo::Topology& t, const StepNeed& need, Time plain,
+                              const std::vector<topo::NodeId>& from,
+                              const std::vector<topo::NodeId>& to) {
   Time worst = plain;
   const bool some_pair = from.size() > 1 || to.size() > 1 || from.front() != to.front();
   if (!some_pair || (need.least() == 0 && !need.uneven())) return worst;
@@ -206,6 +209,25 @@ Time farthest_paying(const topo::Topology& t, const StepNeed& need, Time plain,
       if (v != s && d[v] >= 0) worst = std::max(worst, d[v] + need.between(s, v));
   }
   return worst;
+}
+
+// farthest_paying_uncached, the last answer kept in `memo` (when given): a chunk-count search asks
+// at every count, and the searches from its sources do not depend on the bytes.
+Time farthest_paying(BoundMemo::State* memo, const topo::Topology& t, const StepNeed& need,
+                     Time plain, const std::vector<topo::NodeId>& from,
+                     const std::vector<topo::NodeId>& to) {
+  if (!memo) return farthest_paying_uncached(t, need, plain, from, to);
+  BoundMemo::State::Paying& kept = memo->paying;
+  {
+    std::lock_guard lock(memo->mutex);
+    if (kept.latency >= 0 && kept.fingerprint == t.fingerprint() && kept.plain == plain &&
+        kept.levels == need.levels() && kept.from == from && kept.to == to)
+      return kept.latency;
+  }
+  const Time d = farthest_paying_uncached(t, need, plain, from, to);
+  std::lock_guard lock(memo->mutex);
+  kept = {t.fingerprint(), need.levels(), from, to, plain, d};
+  return d;
 }
 
 // A summed bandwidth, clamped to what a Bandwidth holds, in words.
@@ -301,20 +323,12 @@ struct Term {
   std::vector<topo::NodeId> cut;  // the cut's set (its out-links carry the bytes), if a cut
   std::string limit;              // else what limits it, in words (LowerBound::limit)
 };
-Term all_reduce_bandwidth(BoundMemo::State* memo, const topo::Topology& t,
-                          const std::vector<topo::NodeId>& m, Bytes buffer, bool steps) {
-  const topo::NodeId r0 = m.front();
-  const topo::CutBound from_cut = cut_bound(memo, t, false, m, r0);
-  const topo::CutBound to_cut = cut_bound(memo, t, true, m, r0);
-  Term cut{from_cut.time(buffer), 0, "cut bound (every byte both ways)", from_cut.set, {}};
-  cut.step = least_step_out(t, flags(t, from_cut.set), steps);
-  // The reversed cut's links lead into its set.
-  if (const Time into = to_cut.time(buffer),
-      into_step = least_step_out(t, flags(t, to_cut.set, true), steps);
-      into + into_step > cut.bandwidth + cut.step) {
-    cut.bandwidth = into, cut.step = into_step;
-    cut.cut = complement(t, to_cut.set);
-  }
+// The islands all_reduce_bandwidth counts (see there), per width of the links joining them: how
+// many hold a rank, their summed ingress into NPUs and reducing switches, the least step of those
+// links (where `steps`) and the limit in words. They do not depend on the bytes.
+std::vector<BoundMemo::State::Islands> arrival_islands_uncached(const topo::Topology& t,
+                                                                const std::vector<topo::NodeId>& m,
+                                                                bool steps) {
   const int n = t.num_nodes();
   std::vector<char> member(n, 0);
   for (topo::NodeId v : m) member[v] = 1;
@@ -332,7 +346,7 @@ Term all_reduce_bandwidth(BoundMemo::State* memo, const topo::Topology& t,
   }
   std::vector<Bandwidth> widths = island_widths(t);
   widths.push_back(std::numeric_limits<Bandwidth>::max());  // no link joins: each node alone
-  Term arrivals{0, 0, "arrivals bound", {}, {}};
+  std::vector<BoundMemo::State::Islands> out;
   for (size_t w = 1; w < widths.size(); ++w) {  // the narrowest width joins everything
     boost::disjoint_sets_with_storage<> islands(n);
     for (const topo::Link& l : t.links())
@@ -359,23 +373,64 @@ Term all_reduce_bandwidth(BoundMemo::State* memo, const topo::Topology& t,
       if (endpoint[i]) ingress += in[i];
     }
     if (g < 2 || ingress == 0) continue;
-    const Int128 bytes = Int128{2} * (g - 1) * buffer;
-    const Time time = static_cast<Time>(std::min<Int128>(
-        (bytes * kPicosPerSecond + ingress - 1) / ingress, std::numeric_limits<Time>::max() / 2));
-    const Time step = steps ? least_step.value_or(0) : 0;
-    if (time + step > arrivals.bandwidth + arrivals.step) {
-      arrivals.bandwidth = time, arrivals.step = step;
-      const std::string into = format_sum(ingress);
-      arrivals.limit =
-          (w + 1 < widths.size()
-               ? fmt::format("{} islands of links of {} or more hold the ranks: every byte enters "
-                             "them 2 x ({} - 1) times, through {} in all into their NPUs and "
-                             "reducing switches",
-                             g, format_bandwidth(widths[w]), g, into)
-               : fmt::format("{} nodes hold the ranks: every byte enters them 2 x ({} - 1) times, "
-                             "through {} in all into the NPUs and reducing switches",
-                             g, g, into)) +
-          unequal_intakes(t, islands, endpoint, in);
+    const std::string into = format_sum(ingress);
+    out.push_back(
+        {g, ingress, steps ? least_step.value_or(0) : 0,
+         (w + 1 < widths.size()
+              ? fmt::format("{} islands of links of {} or more hold the ranks: every byte enters "
+                            "them 2 x ({} - 1) times, through {} in all into their NPUs and "
+                            "reducing switches",
+                            g, format_bandwidth(widths[w]), g, into)
+              : fmt::format("{} nodes hold the ranks: every byte enters them 2 x ({} - 1) times, "
+                            "through {} in all into the NPUs and reducing switches",
+                            g, g, into)) +
+             unequal_intakes(t, islands, endpoint, in)});
+  }
+  return out;
+}
+
+// arrival_islands_uncached, kept in `memo` (when given).
+std::vector<BoundMemo::State::Islands> arrival_islands(BoundMemo::State* memo,
+                                                       const topo::Topology& t,
+                                                       const std::vector<topo::NodeId>& m,
+                                                       bool steps) {
+  if (!memo) return arrival_islands_uncached(t, m, steps);
+  BoundMemo::State::ArrivalsKey key{t.fingerprint(), {}, m};
+  if (steps)
+    for (const topo::Link& l : t.links()) key.link_steps.push_back(l.step);
+  {
+    std::lock_guard lock(memo->mutex);
+    if (auto it = memo->arrivals.find(key); it != memo->arrivals.end()) return it->second;
+  }
+  std::vector<BoundMemo::State::Islands> islands = arrival_islands_uncached(t, m, steps);
+  std::lock_guard lock(memo->mutex);
+  if (memo->arrivals.size() >= kBoundMemoEntries) memo->arrivals.clear();
+  return memo->arrivals.try_emplace(std::move(key), std::move(islands)).first->second;
+}
+
+Term all_reduce_bandwidth(BoundMemo::State* memo, const topo::Topology& t,
+                          const std::vector<topo::NodeId>& m, Bytes buffer, bool steps) {
+  const topo::NodeId r0 = m.front();
+  const topo::CutBound from_cut = cut_bound(memo, t, false, m, r0);
+  const topo::CutBound to_cut = cut_bound(memo, t, true, m, r0);
+  Term cut{from_cut.time(buffer), 0, "cut bound (every byte both ways)", from_cut.set, {}};
+  cut.step = least_step_out(t, flags(t, from_cut.set), steps);
+  // The reversed cut's links lead into its set.
+  if (const Time into = to_cut.time(buffer),
+      into_step = least_step_out(t, flags(t, to_cut.set, true), steps);
+      into + into_step > cut.bandwidth + cut.step) {
+    cut.bandwidth = into, cut.step = into_step;
+    cut.cut = complement(t, to_cut.set);
+  }
+  Term arrivals{0, 0, "arrivals bound", {}, {}};
+  for (const BoundMemo::State::Islands& i : arrival_islands(memo, t, m, steps)) {
+    const Int128 bytes = Int128{2} * (i.holding - 1) * buffer;
+    const Time time =
+        static_cast<Time>(std::min<Int128>((bytes * kPicosPerSecond + i.ingress - 1) / i.ingress,
+                                           std::numeric_limits<Time>::max() / 2));
+    if (time + i.step > arrivals.bandwidth + arrivals.step) {
+      arrivals.bandwidth = time, arrivals.step = i.step;
+      arrivals.limit = i.limit;
     }
   }
   return arrivals.bandwidth + arrivals.step > cut.bandwidth + cut.step ? arrivals : cut;
@@ -411,7 +466,7 @@ LowerBound compute(BoundMemo::State* memo, const topo::Topology& t, const Collec
   auto far = [&](const std::vector<topo::NodeId>& from, const std::vector<topo::NodeId>& to) {
     const Time plain = farthest(memo, t, from, to);
     plain_latency = std::max(plain_latency, plain);
-    return farthest_paying(t, need, plain, from, to);
+    return farthest_paying(memo, t, need, plain, from, to);
   };
   const int p = c.num_ranks();
   const Bytes k_bytes = static_cast<Bytes>(c.chunks_per_npu) * chunk_bytes;  // one rank's share

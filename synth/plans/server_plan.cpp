@@ -49,7 +49,7 @@ std::vector<std::vector<NodeId>> plan_groups(const topo::Topology& t) {
 }
 
 std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_bytes, LinkModel model,
-                                       int ecmp, const GiveUp* give_up) {
+                                       int ecmp, const GiveUp* give_up, topo::RouteMemo* routes) {
   ServerPlan p;
   p.servers_ = plan_groups(t);
   p.pods_ = !p.servers_.empty() && p.servers_[0].size() > 1 && flat_servers(t);
@@ -101,7 +101,7 @@ std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_byte
   // kFlatPlanRoutes equal-cost routes (not `ecmp`): the `ecmp` first by link ids are the same few
   // spines for every pair of a leaf-spine, which would carry the whole plan.
   const int limit = p.flat() || p.pods() ? std::max(ecmp, kFlatPlanRoutes) : ecmp;
-  topo::Router router(t);
+  topo::Router router(t, routes);
   std::vector<std::vector<size_t>> needs_of(n);
   for (size_t i = 0; i < needs.size(); ++i) needs_of[needs[i].u].push_back(i);
   // Per need, its candidates' links one after another (candidate c: links[first[c], first[c + 1])),

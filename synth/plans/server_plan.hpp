@@ -31,6 +31,7 @@
 
 #include "synth/auto/deadline.hpp"
 #include "synth/ir/algorithm.hpp"
+#include "topo/routing.hpp"
 #include "topo/topology.hpp"
 
 namespace tenet::synth {
@@ -83,7 +84,7 @@ class ServerPlan {
 
  private:
   friend std::optional<ServerPlan> plan_servers(const topo::Topology&, Bytes, LinkModel, int,
-                                                const GiveUp*);
+                                                const GiveUp*, topo::RouteMemo*);
   friend std::optional<ServerPlan> relayed_over_pods(const topo::Topology&, const ServerPlan&,
                                                      LinkModel);
   std::vector<std::vector<NodeId>> servers_;
@@ -102,9 +103,11 @@ class ServerPlan {
 // nor switches. Its servers are topo::detect_servers'; where there are none and `t` has switches,
 // the plan is flat (ServerPlan::flat). Under `hold` a transfer holds its links whole, so the ways
 // keep their full rate. A `give_up` is polled once per source's routes (a flat plan of 1024 NPUs
-// is seconds of work).
+// is seconds of work). `routes`: route searches kept from plans of `t` at other chunk sizes (the
+// least-latency routes do not depend on it), or none.
 std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_bytes, LinkModel model,
-                                       int ecmp = 8, const GiveUp* give_up = nullptr);
+                                       int ecmp = 8, const GiveUp* give_up = nullptr,
+                                       topo::RouteMemo* routes = nullptr);
 
 // `plan` relayed over pods of servers: where servers hang off the same switches outside them (a
 // leaf's servers: `topo::detect_servers`' servers grouped by the switches their NPUs reach

@@ -25,14 +25,14 @@ ServerPlans::Plan ServerPlans::kept(const topo::Topology& t, Bytes chunk_bytes, 
 }
 
 ServerPlans::Plan ServerPlans::of(const topo::Topology& t, Bytes chunk_bytes, LinkModel model,
-                                  int ecmp, const GiveUp* give_up) {
+                                  int ecmp, const GiveUp* give_up, topo::RouteMemo* routes) {
   const Key key = key_of(t, chunk_bytes, model, ecmp);
   {
     std::lock_guard lock(mutex_);
     if (Plan plan = find(key)) return plan;
   }
   auto plan = std::make_shared<const std::optional<ServerPlan>>(
-      plan_servers(t, chunk_bytes, model, ecmp, give_up));
+      plan_servers(t, chunk_bytes, model, ecmp, give_up, routes));
   std::lock_guard lock(mutex_);
   if (Plan made = find(key)) return made;  // made meanwhile by another thread
   if (plans_.size() == kKept) plans_.pop_front();

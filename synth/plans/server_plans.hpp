@@ -23,9 +23,10 @@ namespace tenet::synth::detail {
 class ServerPlans {
  public:
   using Plan = std::shared_ptr<const std::optional<ServerPlan>>;
-  // plan_servers(t, chunk_bytes, model, ecmp), made (given up at `give_up`: nothing kept) or kept.
+  // plan_servers(t, chunk_bytes, model, ecmp), made (given up at `give_up`: nothing kept; its
+  // route searches shared in `routes`, where given) or kept.
   Plan of(const topo::Topology& t, Bytes chunk_bytes, LinkModel model, int ecmp,
-          const GiveUp* give_up = nullptr);
+          const GiveUp* give_up = nullptr, topo::RouteMemo* routes = nullptr);
   // The plan kept for those arguments, or null where none is (nothing is made).
   Plan kept(const topo::Topology& t, Bytes chunk_bytes, LinkModel model, int ecmp) const;
 

@@ -37,20 +37,22 @@ struct Channel {
 class ChannelGraph {
  public:
   static constexpr int kMaxRoutedNpus = 256;
-  ChannelGraph(const topo::Topology& t, Bytes chunk_bytes, LinkModel model, int ecmp) : t_(t) {
+  // Every pair's direct links and routes through switches (`routes`: route searches shared with
+  // other graphs of `t`, at other chunk sizes, or none).
+  ChannelGraph(const topo::Topology& t, Bytes chunk_bytes, LinkModel model, int ecmp,
+               topo::RouteMemo* routes = nullptr)
+      : t_(t) {
     for (LinkId l = 0; l < t.num_links(); ++l) {
       const topo::Link& k = t.link(l);
       if (t.is_npu(k.src) && t.is_npu(k.dst))
         add(k.src, k.dst, std::span(&l, 1), chunk_bytes, model);
     }
-    topo::Router router(t);
-    if (t.num_switches() > 0) {
-      for (NodeId u = 0; u < t.num_npus(); ++u) {
-        auto routes = router.quickest_switch_routes_from(u, chunk_bytes, ecmp);
-        for (NodeId v = 0; v < t.num_npus(); ++v)
-          for (const topo::Route& r : routes[v]) add(u, v, r.links, chunk_bytes, model);
-      }
-    }
+    topo::Router router(t, routes);
+    if (t.num_switches() > 0)
+      for (NodeId u = 0; u < t.num_npus(); ++u)
+        router.for_each_quickest_switch_route(
+            u, chunk_bytes, ecmp,
+            [&](NodeId v, std::span<const LinkId> links) { add(u, v, links, chunk_bytes, model); });
     // NPUs with on-chip routers pass traffic through: every pair they join gets a channel, as long
     // as N^2 channels stay affordable.
     bool routers = false;

@@ -85,6 +85,42 @@ TEST(BoundMemo, KeysOnTheLinksSteps) {
   EXPECT_EQ(lower_bound(cheap, c, 4096, &memo).step, 300'000);
 }
 
+// So are the terms kept per topology and group: an All-Reduce's arrivals (the least step of the
+// links into its islands) and the farthest pair's latency paying its steps (on a line whose links
+// cost different steps, the pair at its ends pays the dearer one). Each asked in turn of two lines
+// alike but for one link's step, each answer that of a fresh bound.
+TEST(BoundMemo, KeysItsTermsOnTheLinksSteps) {
+  auto line = [](Time step) {  // x - y at 0.3 us a step, y - z at `step`
+    topo::TopologyBuilder b("line");
+    const topo::NodeId x = b.add_npu(), y = b.add_npu(), z = b.add_npu();
+    const topo::LinkId near = b.add_bidirectional(x, y, 100'000'000'000, 1'000'000);
+    const topo::LinkId far = b.add_bidirectional(y, z, 100'000'000'000, 1'000'000);
+    for (topo::LinkId l : {near, near + 1}) b.set_link_step(l, 300'000);
+    for (topo::LinkId l : {far, far + 1}) b.set_link_step(l, step);
+    topo::Topology t = b.build();
+    t.set_charges_steps(true);
+    return t;
+  };
+  const topo::Topology cheap = line(500'000), dear = line(4'000'000);
+  ASSERT_EQ(cheap.fingerprint(), dear.fingerprint());
+  for (CollectiveKind kind : {CollectiveKind::AllReduce, CollectiveKind::AllGather}) {
+    const Collective c = Collective::over_all(cheap, kind);
+    BoundMemo memo;
+    for (int round = 0; round < 2; ++round)
+      for (const topo::Topology* t : {&cheap, &dear})
+        for (Bytes chunk : {Bytes{4096}, Bytes{1} << 20}) {
+          const LowerBound kept = lower_bound(*t, c, chunk, &memo);
+          const LowerBound fresh = lower_bound(*t, c, chunk);
+          ASSERT_TRUE(same(kept, fresh)) << c.describe() << ", chunk " << chunk << ": "
+                                         << describe(kept) << " against " << describe(fresh);
+        }
+    // (The two lines' bounds differ: the memo told them apart.)
+    EXPECT_LT(lower_bound(cheap, c, 4096).latency, lower_bound(dear, c, 4096).latency);
+  }
+  const Collective all_reduce = Collective::over_all(cheap, CollectiveKind::AllReduce);
+  EXPECT_NE(lower_bound(cheap, all_reduce, 4096).total, lower_bound(dear, all_reduce, 4096).total);
+}
+
 // The flow plans are packed once per topology and root and live as long as the memo.
 TEST(FlowPlans, PackedOncePerTopologyAndRoot) {
   SynthMemo memo;

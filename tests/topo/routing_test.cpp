@@ -231,6 +231,65 @@ TEST(Routing, TheVisitorsPassTheRoutesInOrder) {
   EXPECT_GT(visited, 500);
 }
 
+// Routers that share a RouteMemo (a plan and a matcher's channels per chunk size, over one
+// topology or several) give the routes a Router alone gives: the least-latency and the quickest,
+// to every NPU or to those flagged, whether the search is the memo's first (made for every NPU)
+// or kept, and past the memo's budget, where it keeps no more. Over topologies of as many NPUs,
+// which the memo tells apart by their fingerprints.
+TEST(Routing, RoutersSharingAMemoGiveTheRoutesOfOneAlone) {
+  std::mt19937_64 rng(41);
+  const std::vector<Topology> topologies = synth::testing::fabrics(
+      {"leafspine:4x4,spines=3", "leafspine:4x4,spines=2", "nvcluster:2x4,net=fattree",
+       "nvcluster:2x4,net=rail", "dragonfly:3x3x2",
+       "ring:3,bw=25GB/s,lat=1us x switch:3,bw=50GB/s,lat=0.5us"},
+      rng, 12);
+  for (const size_t budget : {RouteMemo::kMostRoutes, size_t{40}}) {
+    RouteMemo memo(budget);
+    int routes = 0;
+    for (int pass = 0; pass < 2; ++pass)
+      for (const Topology& t : topologies) {
+        const Router alone(t);
+        for (NodeId u = 0; u < t.num_npus(); ++u) {
+          std::vector<char> some(t.num_npus());
+          for (char& x : some) x = static_cast<char>(rng() % 2);
+          for (const Bytes bytes : {Bytes{1} << 10, Bytes{32} << 20})
+            for (const std::vector<char>* to : {static_cast<std::vector<char>*>(nullptr), &some}) {
+              const Router shared(t, &memo);  // a Router per question, as a plan per chunk size
+              std::vector<std::vector<std::vector<LinkId>>> want(t.num_npus()), got(want);
+              alone.for_each_quickest_switch_route(
+                  u, bytes, 4,
+                  [&](NodeId v, std::span<const LinkId> l) {
+                    want[v].emplace_back(l.begin(), l.end());
+                  },
+                  to);
+              shared.for_each_quickest_switch_route(
+                  u, bytes, 4,
+                  [&](NodeId v, std::span<const LinkId> l) {
+                    got[v].emplace_back(l.begin(), l.end());
+                  },
+                  to);
+              ASSERT_EQ(got, want) << t.name() << " from " << u << ", " << bytes << " B, pass "
+                                   << pass << ", budget " << budget;
+              const auto quickest = shared.quickest_switch_routes_from(u, bytes, 4);
+              const auto expected = alone.quickest_switch_routes_from(u, bytes, 4);
+              ASSERT_EQ(quickest.size(), expected.size());
+              for (size_t v = 0; v < expected.size(); ++v) {
+                ASSERT_EQ(quickest[v].size(), expected[v].size())
+                    << t.name() << " " << u << "->" << v;
+                for (size_t i = 0; i < expected[v].size(); ++i) {
+                  EXPECT_EQ(quickest[v][i].links, expected[v][i].links);
+                  EXPECT_EQ(quickest[v][i].latency, expected[v][i].latency);
+                  EXPECT_EQ(quickest[v][i].bottleneck, expected[v][i].bottleneck);
+                }
+                routes += static_cast<int>(expected[v].size());
+              }
+            }
+        }
+      }
+    EXPECT_GT(routes, 2000);
+  }
+}
+
 // A source asked once gets a search that stops at its destination, and the routes come from the
 // source's costs alone: the same routes as the router's, whether a pair is the first its source
 // asks for (a fresh cache per pair, as a ring asks) or a later one (the whole search kept).
