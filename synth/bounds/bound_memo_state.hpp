@@ -56,7 +56,7 @@ struct BoundMemo::State {
     std::vector<topo::NodeId> from, to;
     Time plain = -1, latency = -1;
   } paying;
-  // all_reduce_arrivals(): per topology (with its links' steps) and group, the islands counted at
+  // arrival_islands(): per topology (with its links' steps) and group, the islands counted at
   // each width, which the bytes only scale.
   struct ArrivalsKey {
     uint64_t fingerprint;
