@@ -13,6 +13,7 @@
 #include "synth/plans/reversed_topologies.hpp"
 #include "synth/plans/server_plans.hpp"
 #include "synth/synthesizer.hpp"
+#include "topo/routing.hpp"
 
 namespace tenet::synth {
 
@@ -33,13 +34,17 @@ inline BaselineMemo* baselines_of(const SynthOptions& o) {
   return o.memo ? &o.memo->baselines : nullptr;
 }
 
+// `o`'s route searches (topo::RouteMemo), or none.
+inline topo::RouteMemo* routes_of(const SynthOptions& o) {
+  return o.memo ? &o.memo->routes : nullptr;
+}
+
 // plan_servers(t, chunk_bytes) under `o`'s link model and routes, kept in `o`'s memo where it has
 // one.
 inline detail::ServerPlans::Plan server_plan_of(const topo::Topology& t, Bytes chunk_bytes,
                                                 const SynthOptions& o) {
   if (o.memo)
-    return o.memo->servers.of(t, chunk_bytes, o.link_model, o.ecmp_routes, o.give_up,
-                              &o.memo->routes);
+    return o.memo->servers.of(t, chunk_bytes, o.link_model, o.ecmp_routes, o.give_up, routes_of(o));
   return std::make_shared<const std::optional<ServerPlan>>(
       plan_servers(t, chunk_bytes, o.link_model, o.ecmp_routes, o.give_up));
 }

@@ -48,13 +48,15 @@ class RouteMemo {
  public:
   static constexpr size_t kMostRoutes = size_t{1} << 16;
   explicit RouteMemo(size_t most_routes = kMostRoutes) : most_routes_(most_routes) {}
+  // One search: per NPU, its routes (as Router::switch_routes_from gives them).
+  using Searched = std::shared_ptr<const std::vector<std::vector<Route>>>;
 
  private:
   friend class Router;
   using Key = std::tuple<uint64_t, NodeId, int, Bandwidth>;
   const size_t most_routes_;
   std::mutex mutex_;
-  std::map<Key, std::shared_ptr<const std::vector<std::vector<Route>>>> kept_;
+  std::map<Key, Searched> kept_;
   size_t routes_ = 0;  // kept, summed over kept_
 };
 
@@ -115,7 +117,7 @@ class Router {
       NodeId src, int limit, Bandwidth min_bandwidth, const std::vector<char>* to = nullptr) const;
   // routes_from's, shared: the memo's (routes to every NPU, `to`'s among them) where it keeps
   // them, else made for the caller.
-  using Searched = std::shared_ptr<const std::vector<std::vector<Route>>>;
+  using Searched = RouteMemo::Searched;
   Searched searched_from(NodeId src, int limit, Bandwidth min_bandwidth,
                          const std::vector<char>* to) const;
   // quickest_routes_from's routes, pointing into the searches `kept` holds.

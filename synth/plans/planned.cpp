@@ -132,8 +132,7 @@ class Planned {
   // The matcher alone; nothing when its work is over `work_budget` (0: none).
   std::optional<Algorithm> plain_matcher(double work_budget) const {
     if (work_budget > 0 && least_matcher_work(ft(), forward_) > work_budget) return std::nullopt;
-    ChannelGraph g(ft(), chunk_bytes_, o_.link_model, o_.ecmp_routes,
-                   o_.memo ? &o_.memo->routes : nullptr);
+    ChannelGraph g(ft(), chunk_bytes_, o_.link_model, o_.ecmp_routes, routes_of(o_));
     if (work_budget > 0 && matcher_work(g, forward_) > work_budget) return std::nullopt;
     return build(t_, g, run_forward(ft(), g, forward_, o_), plan_, c_, chunk_bytes_, o_);
   }
@@ -141,8 +140,7 @@ class Planned {
   // The matcher along ways spread like the multicommodity-flow optimum (routed collectives), its
   // channels at full rate or each at its share of the links (shared_ways), the faster.
   Algorithm ways_matcher() const {
-    ChannelGraph g(ft(), chunk_bytes_, o_.link_model, o_.ecmp_routes,
-                   o_.memo ? &o_.memo->routes : nullptr);
+    ChannelGraph g(ft(), chunk_bytes_, o_.link_model, o_.ecmp_routes, routes_of(o_));
     std::vector<ChunkId> chunks;
     std::vector<std::array<NodeId, 2>> ends;
     std::vector<int> round_of;
