@@ -1,11 +1,13 @@
 // The flow plan's packing (synth/plans/tree_packing.hpp) on the fabrics whose whole `tenet synth`
 // it dominated, and `-k auto` on large fabrics (the whole search at 1 GiB): 128 and 256 NPUs
 // behind switches and a 128-NPU hypercube; and on the generator families' slowest cases up to 64
-// NPUs (AutoSmall). Counters: whether it packed, the max-flows it took (TreePacking::max_flows; the
-// budget is 400,000; a fabric it cannot pack in that gives up early,
+// NPUs and the example topologies' (AutoSmall). Counters: whether it packed, the max-flows it took
+// (TreePacking::max_flows; the budget is 400,000; a fabric it cannot pack in that gives up early,
 // PackingOptions::max_flow_budget), and for auto the ratio to the bound.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
+
+#include <string>
 
 #include "bench/micro/auto_search.hpp"
 #include "synth/plans/tree_packing.hpp"
@@ -43,9 +45,11 @@ void PipelinedPacking(benchmark::State& state, const std::string& path) {
   state.counters["trees"] = static_cast<double>(trees);
 }
 
-// As `tenet synth` runs it at its defaults: every transfer pays its route's per-step cost.
-void Auto(benchmark::State& state, const char* spec, synth::CollectiveKind kind, Bytes total) {
-  topo::Topology t = topo::generate(spec);
+// As `tenet synth` runs it at its defaults: every transfer pays its route's per-step cost. `spec`:
+// a generator spec or a topology file.
+void Auto(benchmark::State& state, const std::string& spec, synth::CollectiveKind kind,
+          Bytes total) {
+  topo::Topology t = topo::load(spec);
   t.set_charges_steps(true);
   bench_micro::time_auto_search(state, t, kind, total);
 }
@@ -70,6 +74,17 @@ constexpr SmallCase kSmallCases[] = {
      "64MiB"},
     {"hetmesh2d:8x8", synth::CollectiveKind::AllReduce, "all-reduce", Bytes{1} << 30, "1GiB"},
     {"torus2d:8x8", synth::CollectiveKind::AllReduce, "all-reduce", Bytes{1} << 30, "1GiB"},
+    {"nvcluster:8x8", synth::CollectiveKind::AllGather, "all-gather", Bytes{1} << 30, "1GiB"},
+    {"nvcluster:8x8", synth::CollectiveKind::ReduceScatter, "reduce-scatter", Bytes{1} << 30,
+     "1GiB"},
+    {"nvcluster:8x8", synth::CollectiveKind::AllReduce, "all-reduce", Bytes{1} << 30, "1GiB"},
+};
+// The example topologies' slowest: ForestColl's MI250 box (examples/topologies/mi250-box.yaml),
+// whose pipelines double to 1024 chunks per NPU at 1 GiB.
+constexpr SmallCase kSmallExamples[] = {
+    {"mi250-box.yaml", synth::CollectiveKind::ReduceScatter, "reduce-scatter", Bytes{1} << 30,
+     "1GiB"},
+    {"mi250-box.yaml", synth::CollectiveKind::AllReduce, "all-reduce", Bytes{1} << 30, "1GiB"},
 };
 
 int register_all() {
@@ -88,13 +103,19 @@ int register_all() {
     for (auto [kind, name] : {std::pair{synth::CollectiveKind::AllGather, "all-gather"},
                               std::pair{synth::CollectiveKind::AllReduce, "all-reduce"}})
       benchmark::RegisterBenchmark(fmt::format("AutoLarge/{}/{}/1GiB", spec, name).c_str(), Auto,
-                                   spec, kind, Bytes{1} << 30)
+                                   std::string(spec), kind, Bytes{1} << 30)
           ->Unit(benchmark::kSecond)
           ->Iterations(1);
   for (const SmallCase& x : kSmallCases)
     benchmark::RegisterBenchmark(
-        fmt::format("AutoSmall/{}/{}/{}", x.spec, x.kind_name, x.size_name).c_str(), Auto, x.spec,
-        x.kind, x.total)
+        fmt::format("AutoSmall/{}/{}/{}", x.spec, x.kind_name, x.size_name).c_str(), Auto,
+        std::string(x.spec), x.kind, x.total)
+        ->Unit(benchmark::kSecond)
+        ->Iterations(1);
+  for (const SmallCase& x : kSmallExamples)
+    benchmark::RegisterBenchmark(
+        fmt::format("AutoSmall/{}/{}/{}", x.spec, x.kind_name, x.size_name).c_str(), Auto,
+        std::string(TENET_SOURCE_DIR) + "/examples/topologies/" + x.spec, x.kind, x.total)
         ->Unit(benchmark::kSecond)
         ->Iterations(1);
   return 0;
