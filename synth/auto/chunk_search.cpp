@@ -110,9 +110,9 @@ class FlatSearch {
     // What each plan made at each count (PortfolioOptions::on_plan), for double_plans.
     SynthOptions reporting = quiet_;
     int count = 0;
-    reporting.portfolio.on_plan = [&](SynthMethod m, Time time, bool predicted) {
-      leave_outs_.record(m, count, time, predicted);
-      if (o_.portfolio.on_plan) o_.portfolio.on_plan(m, time, predicted);
+    reporting.portfolio.on_plan = [&](SynthMethod m, Time time) {
+      leave_outs_.record(m, count, time);
+      if (o_.portfolio.on_plan) o_.portfolio.on_plan(m, time);
     };
     reporting.portfolio.on_matcher = [&](MatcherRun run, Time time) {
       leave_outs_.record(run, count, time);

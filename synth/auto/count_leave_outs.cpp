@@ -203,8 +203,7 @@ bool CountLeaveOuts::cannot_win(SynthMethod m, int largest, Time fastest) const 
   // time at `largest`, over twice kPipelinesContend of `fastest`; at half that count it says
   // nothing of the doubling's gain.)
   std::optional<Time> last = plan_time(m, largest);
-  const std::optional<Time> before =
-      predicted_.contains({m, largest / 2}) ? std::nullopt : plan_time(m, largest / 2);
+  const std::optional<Time> before = plan_time(m, largest / 2);
   if (!last && pipelines) last = time_at(pipeline_floors_, largest);
   if (!last) return false;
   if (m == SynthMethod::ServerPlan && before && !gains(*last, *before)) return true;

@@ -6,8 +6,6 @@
 
 #include <map>
 #include <optional>
-#include <set>
-#include <utility>
 
 #include "synth/auto/size_history.hpp"
 #include "synth/plans/server_plan.hpp"
@@ -45,15 +43,8 @@ class CountLeaveOuts {
   CountLeaveOuts(const topo::Topology& t, const SynthOptions& o) : t_(t), o_(o) {}
 
   // What plan `m` (PortfolioOptions::on_plan), or run `run` of the plain matcher (on_matcher),
-  // made at `count`; `predicted`: what the pipelines, left unmade on their prediction there, would
-  // likely make.
-  void record(SynthMethod m, int count, Time time, bool predicted = false) {
-    plan_times_[m][count] = time;
-    if (predicted)
-      predicted_.insert({m, count});
-    else
-      predicted_.erase({m, count});
-  }
+  // made at `count`.
+  void record(SynthMethod m, int count, Time time) { plan_times_[m][count] = time; }
   void record(MatcherRun run, int count, Time time) { matcher_times_[run][count] = time; }
 
   // Whether leave_out_matchers left every run out as none can beat the fastest by 0.5 %
@@ -113,9 +104,8 @@ class CountLeaveOuts {
 
   // Whether plan m's doubling past `largest` cannot win, predicted from what it made in the search
   // (plan_time): at `largest` over kPipelinesContend of `fastest`, and either not made at half that
-  // count (a prediction there, record's `predicted`, was not made: no gain is measured from it) or
-  // that doubling's gain, gained again, short of `fastest` (each doubling gains less than the one
-  // before). Its first count would be as far behind, and end its doubling there. A plan at
+  // count or that doubling's gain, gained again, short of `fastest` (each doubling gains less than
+  // the one before). Its first count would be as far behind, and end its doubling there. A plan at
   // over twice kPipelinesContend of `fastest` cannot either: as times go (search_chunks), a
   // doubling at most halves a count's time, so its first count alone would be over
   // kPipelinesContend of `fastest` too, which ends its doubling there. Nor can the server plan,
@@ -146,7 +136,6 @@ class CountLeaveOuts {
   const SynthOptions& o_;
   std::map<SynthMethod, std::map<int, Time>> plan_times_;  // per plan, per count: its time
   std::map<int, Time> pipeline_floors_;  // per count the pipelines were left out of: their floor
-  std::set<std::pair<SynthMethod, int>> predicted_;  // the plan times that are predictions (record)
   std::map<MatcherRun, std::map<int, Time>> matcher_times_;  // per run of the matcher, likewise
   unsigned left_out_ = 0;               // the runs left out (leave_out_matchers)
   bool plan_matcher_left_out_ = false;  // (leave_out_plan_matcher)

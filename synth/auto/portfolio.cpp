@@ -15,7 +15,6 @@
 #include "synth/memo.hpp"
 #include "synth/plans/all_reduce.hpp"
 #include "synth/plans/pipeline_variants.hpp"
-#include "synth/plans/planned.hpp"
 #include "synth/plans/server_plan.hpp"
 #include "synth/plans/symmetric.hpp"
 #include "synth/plans/tree_packing.hpp"
@@ -416,8 +415,7 @@ class Portfolio {
   // Plan `m`, in place of best_ where faster, reported (PortfolioOptions::on_plan).
   void run_plan(Method m) {
     std::optional<Algorithm> plan = made_against_best(quiet_, m);
-    if (plan && o_.portfolio.on_plan)
-      o_.portfolio.on_plan(m, plan->claimed_time, is_unmade_pipelines(*plan));
+    if (plan && o_.portfolio.on_plan) o_.portfolio.on_plan(m, plan->claimed_time);
     consider_made(std::move(plan));
   }
 

@@ -626,10 +626,6 @@ Algorithm unmade_pipelines(const topo::Topology& t, const Collective& c, Bytes c
   return a;
 }
 
-bool is_unmade_pipelines(const Algorithm& a) {
-  return a.size() == 0 && a.provenance.producer == Producer::FlowPlanPipelines;
-}
-
 std::optional<PipelinePrediction> predict_pipeline(const topo::Topology& t, const Collective& c,
                                                    Bytes chunk_bytes, const SynthOptions& o,
                                                    int variant) {

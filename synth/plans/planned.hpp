@@ -42,7 +42,5 @@ Time under_callers(Time fastest, Time to_beat);
 // time to beat and none was made: no transfers, claiming `likely` (over that time).
 Algorithm unmade_pipelines(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
                            LinkModel model, Time likely);
-// Whether `a` is that stand-in: the flow plan's pipelines with no transfer made.
-bool is_unmade_pipelines(const Algorithm& a);
 
 }  // namespace tenet::synth::detail
