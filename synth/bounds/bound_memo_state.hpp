@@ -52,7 +52,9 @@ struct BoundMemo::State {
   // farthest_paying(): the last answer (it does not depend on the bytes either).
   struct Paying {
     uint64_t fingerprint = 0;
-    std::vector<Time> levels;  // the distinct steps it was found under (StepNeed)
+    std::vector<Time> levels;      // the distinct steps it was found under (StepNeed)
+    std::vector<Time> link_steps;  // where they are uneven, which link pays which (not in the
+                                   // fingerprint: StepNeed's components follow them)
     std::vector<topo::NodeId> from, to;
     Time plain = -1, latency = -1;
   } paying;

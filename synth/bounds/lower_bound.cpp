@@ -217,16 +217,20 @@ Time farthest_paying(BoundMemo::State* memo, const topo::Topology& t, const Step
                      Time plain, const std::vector<topo::NodeId>& from,
                      const std::vector<topo::NodeId>& to) {
   if (!memo) return farthest_paying_uncached(t, need, plain, from, to);
+  std::vector<Time> link_steps;  // (under one step, the levels say all)
+  if (need.uneven())
+    for (const topo::Link& l : t.links()) link_steps.push_back(l.step);
   BoundMemo::State::Paying& kept = memo->paying;
   {
     std::lock_guard lock(memo->mutex);
     if (kept.latency >= 0 && kept.fingerprint == t.fingerprint() && kept.plain == plain &&
-        kept.levels == need.levels() && kept.from == from && kept.to == to)
+        kept.levels == need.levels() && kept.link_steps == link_steps && kept.from == from &&
+        kept.to == to)
       return kept.latency;
   }
   const Time d = farthest_paying_uncached(t, need, plain, from, to);
   std::lock_guard lock(memo->mutex);
-  kept = {t.fingerprint(), need.levels(), from, to, plain, d};
+  kept = {t.fingerprint(), need.levels(), std::move(link_steps), from, to, plain, d};
   return d;
 }
 

@@ -121,6 +121,41 @@ TEST(BoundMemo, KeysItsTermsOnTheLinksSteps) {
   EXPECT_NE(lower_bound(cheap, all_reduce, 4096).total, lower_bound(dear, all_reduce, 4096).total);
 }
 
+// Two fabrics alike but for which link pays which step: the same distinct steps, so only the links'
+// own steps tell the farthest paying pair apart. x - y is far (10 us) and x - z near (1 us); one
+// charges 0.3 us a step on x - y and 4 us on x - z, the other the reverse.
+TEST(BoundMemo, KeysTheFarthestPayingPairOnWhichLinkPaysWhichStep) {
+  auto star = [](Time far_step, Time near_step) {
+    topo::TopologyBuilder b("star");
+    const topo::NodeId x = b.add_npu(), y = b.add_npu(), z = b.add_npu();
+    const topo::LinkId far = b.add_bidirectional(x, y, 100'000'000'000, 10'000'000);
+    const topo::LinkId near = b.add_bidirectional(x, z, 100'000'000'000, 1'000'000);
+    for (topo::LinkId l : {far, far + 1}) b.set_link_step(l, far_step);
+    for (topo::LinkId l : {near, near + 1}) b.set_link_step(l, near_step);
+    topo::Topology t = b.build();
+    t.set_charges_steps(true);
+    return t;
+  };
+  const topo::Topology cheap_far = star(300'000, 4'000'000), dear_far = star(4'000'000, 300'000);
+  ASSERT_EQ(cheap_far.fingerprint(), dear_far.fingerprint());
+  bool told_apart = false;
+  for (CollectiveKind kind :
+       {CollectiveKind::Broadcast, CollectiveKind::AllGather, CollectiveKind::AllReduce}) {
+    const Collective c = Collective::over_all(cheap_far, kind);
+    BoundMemo memo;
+    for (int round = 0; round < 2; ++round)
+      for (const topo::Topology* t : {&cheap_far, &dear_far}) {
+        const LowerBound kept = lower_bound(*t, c, 4096, &memo);
+        const LowerBound fresh = lower_bound(*t, c, 4096);
+        ASSERT_TRUE(same(kept, fresh))
+            << c.describe() << ": " << describe(kept) << " against " << describe(fresh);
+      }
+    told_apart = told_apart ||
+                 lower_bound(cheap_far, c, 4096).latency != lower_bound(dear_far, c, 4096).latency;
+  }
+  EXPECT_TRUE(told_apart);
+}
+
 // The flow plans are packed once per topology and root and live as long as the memo.
 TEST(FlowPlans, PackedOncePerTopologyAndRoot) {
   SynthMemo memo;
