@@ -13,9 +13,11 @@ namespace tenet::synth {
 namespace {
 
 // The residual graph of a maximum flow (Preflow's, after its second phase), as arrays: per node,
-// its arcs either way (`forward`: along the arc), all nodes' in one array. flow_into(v, most) is
-// the most flow, up to `most`, from the flow's source to v over it, by Dinic's blocking flows (a
-// few levels deep on the planning graphs: few phases), the residual graph left as it was.
+// its ways over arcs either way, all nodes' in one array. flow_into(v, most) is the most flow, up
+// to `most`, from the flow's source to v over it, by Dinic's blocking flows (a few levels deep on
+// the planning graphs: few phases), the residual graph left as it was. Asked in turn for many v
+// with one `most` (FlowGraph::max_flows_freeing), nearly every v takes all of it; a node into
+// which the nodes known to take it send at least that much takes it too (spread_full), unasked.
 class Residual {
  public:
   using Cap = FlowGraph::Cap;
@@ -23,8 +25,7 @@ class Residual {
   Residual(const lemon::ListDigraph& g, const lemon::ListDigraph::ArcMap<Cap>& cap,
            const Preflow& preflow, int source)
       : first_(static_cast<size_t>(g.maxNodeId() + 2), 0),
-        capacity_(static_cast<size_t>(g.maxArcId() + 1), 0),
-        made_(capacity_.size(), 0),
+        made_(2 * static_cast<size_t>(g.maxArcId() + 1), 0),
         level_(first_.size() - 1),
         next_(level_.size()),
         source_(source) {
@@ -37,16 +38,24 @@ class Residual {
     sides_.resize(first_.back());
     std::vector<size_t> placed(first_.begin(), first_.end() - 1);
     for (lemon::ListDigraph::ArcIt a(g); a != lemon::INVALID; ++a) {
-      const int id = g.id(a), x = g.id(g.source(a)), y = g.id(g.target(a));
-      capacity_[static_cast<size_t>(id)] = cap[a];
-      made_[static_cast<size_t>(id)] = preflow.flow(a);
-      sides_[placed[static_cast<size_t>(x)]++] = {id, y, true};
-      sides_[placed[static_cast<size_t>(y)]++] = {id, x, false};
+      const auto id = static_cast<size_t>(g.id(a));
+      const int x = g.id(g.source(a)), y = g.id(g.target(a));
+      made_[2 * id] = cap[a] - preflow.flow(a);
+      made_[2 * id + 1] = preflow.flow(a);
+      sides_[placed[static_cast<size_t>(x)]++] = {y, 2 * id};
+      sides_[placed[static_cast<size_t>(y)]++] = {x, 2 * id + 1};
     }
   }
 
   Cap flow_into(int v, Cap most) {
-    flow_ = made_;
+    if (most != full_most_) {
+      full_most_ = most;
+      full_.assign(level_.size(), 0);
+      into_full_.assign(level_.size(), 0);
+      spread_full(source_);
+    }
+    if (full_[static_cast<size_t>(v)]) return most;
+    room_ = made_;
     to_ = v;
     Cap got = 0;
     while (got < most && levels()) {
@@ -57,18 +66,17 @@ class Residual {
         else
           break;
     }
+    if (got == most) spread_full(v);
     return got;
   }
 
  private:
+  // One way over an arc: to node `to`, its room room_[way] (2a: along arc a, its capacity less its
+  // flow; 2a + 1: against it, its flow), the way back room_[way ^ 1].
   struct Side {
-    int arc, to;
-    bool forward;
+    int to;
+    size_t way;
   };
-  Cap room(const Side& e) const {
-    const auto a = static_cast<size_t>(e.arc);
-    return e.forward ? capacity_[a] - flow_[a] : flow_[a];
-  }
   int& level(int x) { return level_[static_cast<size_t>(x)]; }
   // Each node's distance to the target over arcs with room, breadth first back from it, until
   // the source has one: whether it does. A path along decreasing distances never meets a dead end
@@ -77,18 +85,18 @@ class Residual {
     std::fill(level_.begin(), level_.end(), -1);
     level(to_) = 0;
     todo_.assign(1, to_);
-    for (size_t i = 0; i < todo_.size() && level(source_) < 0; ++i)
-      for (size_t j = first_[static_cast<size_t>(todo_[i])];
-           j < first_[static_cast<size_t>(todo_[i]) + 1]; ++j) {
+    for (size_t i = 0; i < todo_.size() && level(source_) < 0; ++i) {
+      const int x = todo_[i];
+      const int next = level(x) + 1;
+      for (size_t j = first_[static_cast<size_t>(x)]; j < first_[static_cast<size_t>(x) + 1]; ++j) {
         const Side& e = sides_[j];
-        // The arc from e.to into this node: e's reverse.
-        const auto a = static_cast<size_t>(e.arc);
-        const Cap back = e.forward ? flow_[a] : capacity_[a] - flow_[a];
-        if (level(e.to) < 0 && back > 0) {
-          level(e.to) = level(todo_[i]) + 1;
+        // The way from e.to into x: e's way back.
+        if (level(e.to) < 0 && room_[e.way ^ 1] > 0) {
+          level(e.to) = next;
           todo_.push_back(e.to);
         }
       }
+    }
     return level(source_) >= 0;
   }
   // One path from x to the target along decreasing distances, at most `most` (Dinic's: next_[x],
@@ -96,13 +104,15 @@ class Residual {
   Cap push(int x, Cap most) {
     if (x == to_) return most;
     const size_t end = first_[static_cast<size_t>(x) + 1];
+    const int below = level(x) - 1;
     for (size_t& i = next_[static_cast<size_t>(x)]; i < end; ++i) {
       const Side& e = sides_[i];
-      if (level(e.to) != level(x) - 1) continue;
-      const Cap r = room(e);
+      if (level(e.to) != below) continue;
+      const Cap r = room_[e.way];
       if (r <= 0) continue;
       if (const Cap d = push(e.to, std::min(most, r)); d > 0) {
-        flow_[static_cast<size_t>(e.arc)] += e.forward ? d : -d;
+        room_[e.way] -= d;
+        room_[e.way ^ 1] += d;
         return d;
       }
     }
@@ -111,7 +121,34 @@ class Residual {
 
   std::vector<size_t> first_;
   std::vector<Side> sides_;
-  std::vector<Cap> capacity_, made_, flow_;
+  // Marks `from` as taking full_most_ from the source, and every node the nodes so marked send at
+  // least that much into over their ways, in all (as the residual graph stands: made_). A cut
+  // that separates such a node y from the source either separates a marked node from it too (a
+  // cut of full_most_ at least) or keeps every marked node on the source's side and cuts each of
+  // their ways into y (full_most_ in all): by induction, every cut before y holds full_most_.
+  void spread_full(int from) {
+    if (full_[static_cast<size_t>(from)]) return;
+    full_[static_cast<size_t>(from)] = 1;
+    todo_.assign(1, from);
+    for (size_t i = 0; i < todo_.size(); ++i) {
+      const int x = todo_[i];
+      for (size_t j = first_[static_cast<size_t>(x)]; j < first_[static_cast<size_t>(x) + 1]; ++j) {
+        const Side& e = sides_[j];
+        const auto y = static_cast<size_t>(e.to);
+        if (full_[y]) continue;
+        into_full_[y] = std::min(full_most_, into_full_[y] + std::min(full_most_, made_[e.way]));
+        if (into_full_[y] >= full_most_) {
+          full_[y] = 1;
+          todo_.push_back(e.to);
+        }
+      }
+    }
+  }
+
+  std::vector<Cap> made_, room_;  // per way (Side::way): its room after the max flow, and now
+  std::vector<char> full_;        // per node: known to take full_most_ from the source
+  std::vector<Cap> into_full_;    // per node: what the nodes so known send into it (at most that)
+  Cap full_most_ = -1;
   std::vector<int> level_, todo_;
   std::vector<size_t> next_;
   int source_, to_ = -1;
