@@ -119,8 +119,6 @@ class Residual {
     return 0;
   }
 
-  std::vector<size_t> first_;
-  std::vector<Side> sides_;
   // Marks `from` as taking full_most_ from the source, and every node the nodes so marked send at
   // least that much into over their ways, in all (as the residual graph stands: made_). A cut
   // that separates such a node y from the source either separates a marked node from it too (a
@@ -145,6 +143,8 @@ class Residual {
     }
   }
 
+  std::vector<size_t> first_;
+  std::vector<Side> sides_;
   std::vector<Cap> made_, room_;  // per way (Side::way): its room after the max flow, and now
   std::vector<char> full_;        // per node: known to take full_most_ from the source
   std::vector<Cap> into_full_;    // per node: what the nodes so known send into it (at most that)
