@@ -230,6 +230,49 @@ struct FlowGraph::Impl {
     }
   }
 
+  // FlowGraph::max_flows_from: `known` per node, whether it receives `limit` from s; `into`, what
+  // the known nodes send it over their arcs (at most `limit`); a node reaching `limit` so is known.
+  void from(int s, Cap limit, const std::vector<int>& vs,
+            const std::function<bool(int, Cap)>& each) {
+    if (limit <= 0) {
+      for (int v : vs)
+        if (!each(v, 0)) return;
+      return;
+    }
+    std::vector<int> index(static_cast<size_t>(g.maxNodeId() + 1), -1);
+    for (size_t i = 0; i < nodes.size(); ++i)
+      index[static_cast<size_t>(g.id(nodes[i]))] = static_cast<int>(i);
+    std::vector<char> known(nodes.size(), 0);
+    std::vector<Cap> into(nodes.size(), 0);
+    std::vector<int> todo;
+    auto spread = [&](int x) {
+      if (known[static_cast<size_t>(x)]) return;
+      known[static_cast<size_t>(x)] = 1;
+      todo.assign(1, x);
+      for (size_t i = 0; i < todo.size(); ++i)
+        for (lemon::ListDigraph::OutArcIt a(g, nodes[static_cast<size_t>(todo[i])]);
+             a != lemon::INVALID; ++a) {
+          const int y = index[static_cast<size_t>(g.id(g.target(a)))];
+          if (y < 0 || known[static_cast<size_t>(y)]) continue;
+          Cap& in = into[static_cast<size_t>(y)];
+          in = std::min(limit, in + std::min(limit, cap[a]));
+          if (in >= limit) {
+            known[static_cast<size_t>(y)] = 1;
+            todo.push_back(y);
+          }
+        }
+    };
+    spread(s);
+    for (int v : vs) {
+      Cap value = limit;
+      if (!known[static_cast<size_t>(v)]) {
+        value = limited(s, v, limit, nullptr);
+        if (value >= limit) spread(v);
+      }
+      if (!each(v, value)) return;
+    }
+  }
+
   // The nodes the limiter (the source of the run just made by `limited`) reaches in the residual
   // graph of a maximum flow (the second phase turns the first one's preflow into one).
   void least_source_side(std::vector<char>& side) {
@@ -344,6 +387,11 @@ FlowGraph::Cap FlowGraph::max_flow(int s, int t, Cap limit, std::vector<char>& l
 void FlowGraph::max_flows_freeing(int s, int t, Cap limit, const std::vector<int>& vs,
                                   const std::function<bool(int, Cap)>& each) {
   impl_->freeing(s, t, limit, vs, each);
+}
+
+void FlowGraph::max_flows_from(int s, Cap limit, const std::vector<int>& vs,
+                               const std::function<bool(int, Cap)>& each) {
+  impl_->from(s, limit, vs, each);
 }
 
 FlowGraph::Cap FlowGraph::max_flow(int s, int t, Cap limit) {

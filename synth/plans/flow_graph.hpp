@@ -56,6 +56,13 @@ class FlowGraph {
   // `limit` less the first flow: a few paths instead of a max-flow each.
   void max_flows_freeing(int s, int t, Cap limit, const std::vector<int>& vs,
                          const std::function<bool(int, Cap)>& each);
+  // For each node v of `vs` in turn, until `each` returns false: each(v, min(limit, the max-flow
+  // from s to v)), the values max_flow(s, v, limit) gives. A node into which the nodes known to
+  // receive `limit` from s (s itself, and each v answered `limit` so far) send at least `limit`
+  // over their arcs, in all, receives it too (a cut before it cuts off one of them or all their
+  // arcs into it): it is answered without a max-flow of its own.
+  void max_flows_from(int s, Cap limit, const std::vector<int>& vs,
+                      const std::function<bool(int, Cap)>& each);
 
  private:
   struct Impl;

@@ -26,7 +26,13 @@ struct TooManyTrees {};  // building past PackingOptions::max_trees distinct tre
 class Packer {
  public:
   Packer(const topo::Topology& t, const PackingOptions& o, std::vector<NodeId> roots)
-      : t_(t), o_(o), n_(t.num_npus()), nodes_(t.num_nodes()), roots_(std::move(roots)) {
+      : t_(t),
+        o_(o),
+        n_(t.num_npus()),
+        nodes_(t.num_nodes()),
+        npus_(static_cast<size_t>(n_)),
+        roots_(std::move(roots)) {
+    std::iota(npus_.begin(), npus_.end(), 0);
     // Per ordered pair of nodes, the summed bandwidth of its links, in units of their gcd.
     std::map<std::pair<int, int>, Bandwidth> bw;
     for (LinkId l = 0; l < t.num_links(); ++l) {
@@ -89,9 +95,18 @@ class Packer {
 
   bool feasible(double u, int k) {
     FlowGraph f = graph(u, k);
-    for (int v = 0; v < n_; ++v)
-      if (flow(f, nodes_, v, need(k)) < need(k)) return false;
-    return true;
+    return every_npu_receives(f, need(k));
+  }
+  // Whether every NPU receives `need` from the source, NPU by NPU until one does not: a max-flow
+  // each, charged as such, but those the NPUs known to receive it prove
+  // (FlowGraph::max_flows_from).
+  bool every_npu_receives(FlowGraph& f, Cap need) {
+    bool ok = true;
+    f.max_flows_from(nodes_, need, npus_, [&](int, Cap flow) {
+      charge(1);
+      return ok = flow >= need;
+    });
+    return ok;
   }
 
   // The optimum (ForestColl, section 5), or within PackingOptions::near of it. With the cut bound
@@ -236,7 +251,11 @@ class Packer {
       if (c == 0) continue;
       f.set_capacity(from, to, 0);
       Cap least = 0;
-      for (int v = 0; v < n_; ++v) least = std::max(least, need - flow(f, nodes_, v, need));
+      f.max_flows_from(nodes_, need, npus_, [&](int, Cap flow) {
+        charge(1);
+        least = std::max(least, need - flow);
+        return true;
+      });
       const Cap keep = std::max(least, c - excess);
       f.set_capacity(from, to, keep);
       excess -= c - keep;
@@ -265,8 +284,7 @@ class Packer {
       f.set_capacity(u, w, f.capacity(u, w) - m);
       f.set_capacity(w, t, f.capacity(w, t) - m);
       if (u != t) f.set_capacity(u, t, f.capacity(u, t) + m);
-      bool ok = true;
-      for (int v = 0; v < n_ && ok; ++v) ok = flow(f, nodes_, v, need) >= need;
+      const bool ok = every_npu_receives(f, need);
       f.set_capacity(u, w, f.capacity(u, w) + m);
       f.set_capacity(w, t, f.capacity(w, t) + m);
       if (u != t) f.set_capacity(u, t, f.capacity(u, t) - m);
@@ -708,6 +726,7 @@ class Packer {
   const topo::Topology& t_;
   const PackingOptions& o_;
   const int n_, nodes_;
+  std::vector<int> npus_;  // 0, 1, ..., n_ - 1
   std::vector<std::pair<std::pair<int, int>, Cap>> base_;
   std::map<std::pair<int, int>, std::vector<LinkId>> links_;
   std::map<std::pair<int, int>, std::map<int, Cap>> split_;

@@ -127,5 +127,39 @@ TEST(FlowGraph, FlowsWithAnArcFreedAreEachFreedArcsMaxFlow) {
   EXPECT_GT(under, 100);
 }
 
+// max_flows_from gives, for each v in turn, the limited max-flow from s to v (the packing's check
+// that every NPU still receives its need), stops where told, and leaves the graph as it was; the
+// nodes it answers without a flow (those the nodes known to receive the limit send it, in all)
+// among them: v = s, arcs unbounded and missing, limits under, at and over the flows.
+TEST(FlowGraph, FlowsFromOneSourceAreEachLimitedMaxFlow) {
+  std::mt19937 rng(17);
+  for (int round = 0; round < 300; ++round) {
+    const int nodes = 2 + static_cast<int>(rng() % 14);
+    FlowGraph f = random_graph(rng, nodes);
+    std::uniform_int_distribution<int> node(0, nodes - 1);
+    const int s = node(rng);
+    std::vector<int> vs;
+    for (int v = 0; v < nodes; ++v)
+      if (v != s) vs.push_back(v);
+    std::shuffle(vs.begin(), vs.end(), rng);
+    for (const Cap limit : {Cap{0}, Cap{1}, Cap{1} + static_cast<Cap>(rng() % 12), Cap{20}}) {
+      const int64_t arcs = f.num_arcs();
+      const size_t stop = rng() % (vs.size() + 1);
+      std::vector<int> asked;
+      f.max_flows_from(s, limit, vs, [&](int v, Cap flow) {
+        asked.push_back(v);
+        FlowGraph fresh(f);
+        EXPECT_EQ(flow, fresh.max_flow(s, v, limit))
+            << "round " << round << " s " << s << " v " << v << " limit " << limit;
+        return asked.size() < stop;
+      });
+      EXPECT_EQ(asked,
+                std::vector<int>(vs.begin(),
+                                 vs.begin() + std::min(vs.size(), std::max<size_t>(1, stop))));
+      EXPECT_EQ(f.num_arcs(), arcs);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tenet::synth
