@@ -252,7 +252,8 @@ struct FlowGraph::Impl {
       for (size_t i = 0; i < todo.size(); ++i)
         for (lemon::ListDigraph::OutArcIt a(g, nodes[static_cast<size_t>(todo[i])]);
              a != lemon::INVALID; ++a) {
-          const int y = index[static_cast<size_t>(g.id(g.target(a)))];
+          const auto id = static_cast<size_t>(g.id(g.target(a)));
+          const int y = id < index.size() ? index[id] : -1;  // (not the limiter, if added since)
           if (y < 0 || known[static_cast<size_t>(y)]) continue;
           Cap& in = into[static_cast<size_t>(y)];
           in = std::min(limit, in + std::min(limit, cap[a]));

@@ -130,7 +130,7 @@ TEST(FlowGraph, FlowsWithAnArcFreedAreEachFreedArcsMaxFlow) {
 // max_flows_from gives, for each v in turn, the limited max-flow from s to v (the packing's check
 // that every NPU still receives its need), stops where told, and leaves the graph as it was; the
 // nodes it answers without a flow (those the nodes known to receive the limit send it, in all)
-// among them: v = s, arcs unbounded and missing, limits under, at and over the flows.
+// among them: arcs unbounded and missing, limits under, at and over the flows.
 TEST(FlowGraph, FlowsFromOneSourceAreEachLimitedMaxFlow) {
   std::mt19937 rng(17);
   for (int round = 0; round < 300; ++round) {
