@@ -6,21 +6,59 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace tenet::synth {
 
 namespace {
 
+using Cap = FlowGraph::Cap;
+
+// The nodes proven to receive `limit` from a source without a flow of their own: those added
+// (the source; a node whose own flow reached the limit), and every node into which the nodes so
+// proven send at least `limit` over their ways, in all. A cut that separates such a node y from the
+// source either separates one of those proven before it too (a cut of `limit` at least) or keeps
+// them all on the source's side and cuts each of their ways into y (`limit` in all): by induction,
+// every cut before y holds `limit`.
+class Receivers {
+ public:
+  Receivers(size_t nodes, Cap limit) : known_(nodes, 0), into_(nodes, 0), limit_(limit) {}
+  Cap limit() const { return limit_; }
+  bool known(int x) const { return known_[static_cast<size_t>(x)] != 0; }
+  // Adds x, and every node it proves in turn. `ways(x, each)` calls each(y, room) for every way out
+  // of x, to node y (-1: none to count) with that room.
+  template <class Ways>
+  void add(int x, Ways&& ways) {
+    if (known(x)) return;
+    known_[static_cast<size_t>(x)] = 1;
+    todo_.assign(1, x);
+    for (size_t i = 0; i < todo_.size(); ++i)
+      ways(todo_[i], [&](int y, Cap room) {
+        if (y < 0 || known(y)) return;
+        Cap& in = into_[static_cast<size_t>(y)];
+        in = std::min(limit_, in + std::min(limit_, room));
+        if (in < limit_) return;
+        known_[static_cast<size_t>(y)] = 1;
+        todo_.push_back(y);
+      });
+  }
+
+ private:
+  std::vector<char> known_;
+  std::vector<Cap> into_;  // per node: what the nodes proven send into it (at most `limit`)
+  Cap limit_;
+  std::vector<int> todo_;
+};
+
 // The residual graph of a maximum flow (Preflow's, after its second phase), as arrays: per node,
 // its ways over arcs either way, all nodes' in one array. flow_into(v, most) is the most flow, up
 // to `most`, from the flow's source to v over it, by Dinic's blocking flows (a few levels deep on
 // the planning graphs: few phases), the residual graph left as it was. Asked in turn for many v
-// with one `most` (FlowGraph::max_flows_freeing), nearly every v takes all of it; a node into
-// which the nodes known to take it send at least that much takes it too (spread_full), unasked.
+// with one `most` (FlowGraph::max_flows_freeing), nearly every v takes all of it: those Receivers
+// proves are answered unasked.
 class Residual {
  public:
-  using Cap = FlowGraph::Cap;
   template <class Preflow>
   Residual(const lemon::ListDigraph& g, const lemon::ListDigraph::ArcMap<Cap>& cap,
            const Preflow& preflow, int source)
@@ -48,13 +86,11 @@ class Residual {
   }
 
   Cap flow_into(int v, Cap most) {
-    if (most != full_most_) {
-      full_most_ = most;
-      full_.assign(level_.size(), 0);
-      into_full_.assign(level_.size(), 0);
-      spread_full(source_);
+    if (!full_ || full_->limit() != most) {
+      full_.emplace(level_.size(), most);
+      prove(source_);
     }
-    if (full_[static_cast<size_t>(v)]) return most;
+    if (full_->known(v)) return most;
     room_ = made_;
     to_ = v;
     Cap got = 0;
@@ -66,7 +102,7 @@ class Residual {
         else
           break;
     }
-    if (got == most) spread_full(v);
+    if (got == most) prove(v);
     return got;
   }
 
@@ -119,36 +155,19 @@ class Residual {
     return 0;
   }
 
-  // Marks `from` as taking full_most_ from the source, and every node the nodes so marked send at
-  // least that much into over their ways, in all (as the residual graph stands: made_). A cut
-  // that separates such a node y from the source either separates a marked node from it too (a
-  // cut of full_most_ at least) or keeps every marked node on the source's side and cuts each of
-  // their ways into y (full_most_ in all): by induction, every cut before y holds full_most_.
-  void spread_full(int from) {
-    if (full_[static_cast<size_t>(from)]) return;
-    full_[static_cast<size_t>(from)] = 1;
-    todo_.assign(1, from);
-    for (size_t i = 0; i < todo_.size(); ++i) {
-      const int x = todo_[i];
-      for (size_t j = first_[static_cast<size_t>(x)]; j < first_[static_cast<size_t>(x) + 1]; ++j) {
-        const Side& e = sides_[j];
-        const auto y = static_cast<size_t>(e.to);
-        if (full_[y]) continue;
-        into_full_[y] = std::min(full_most_, into_full_[y] + std::min(full_most_, made_[e.way]));
-        if (into_full_[y] >= full_most_) {
-          full_[y] = 1;
-          todo_.push_back(e.to);
-        }
-      }
-    }
+  // x, and what it proves in turn, taking `most` (full_), over the residual graph as the max flow
+  // left it (made_).
+  void prove(int x) {
+    full_->add(x, [this](int y, auto&& each) {
+      for (size_t j = first_[static_cast<size_t>(y)]; j < first_[static_cast<size_t>(y) + 1]; ++j)
+        each(sides_[j].to, made_[sides_[j].way]);
+    });
   }
 
   std::vector<size_t> first_;
   std::vector<Side> sides_;
-  std::vector<Cap> made_, room_;  // per way (Side::way): its room after the max flow, and now
-  std::vector<char> full_;        // per node: known to take full_most_ from the source
-  std::vector<Cap> into_full_;    // per node: what the nodes so known send into it (at most that)
-  Cap full_most_ = -1;
+  std::vector<Cap> made_, room_;   // per way (Side::way): its room after the max flow, and now
+  std::optional<Receivers> full_;  // those proven to take the `most` last asked
   std::vector<int> level_, todo_;
   std::vector<size_t> next_;
   int source_, to_ = -1;
@@ -230,8 +249,8 @@ struct FlowGraph::Impl {
     }
   }
 
-  // FlowGraph::max_flows_from: `known` per node, whether it receives `limit` from s; `into`, what
-  // the known nodes send it over their arcs (at most `limit`); a node reaching `limit` so is known.
+  // FlowGraph::max_flows_from: the nodes Receivers proves over the graph's arcs answered `limit`,
+  // the others by a limited max-flow each (proving more where it reaches `limit`).
   void from(int s, Cap limit, const std::vector<int>& vs,
             const std::function<bool(int, Cap)>& each) {
     if (limit <= 0) {
@@ -242,33 +261,22 @@ struct FlowGraph::Impl {
     std::vector<int> index(static_cast<size_t>(g.maxNodeId() + 1), -1);
     for (size_t i = 0; i < nodes.size(); ++i)
       index[static_cast<size_t>(g.id(nodes[i]))] = static_cast<int>(i);
-    std::vector<char> known(nodes.size(), 0);
-    std::vector<Cap> into(nodes.size(), 0);
-    std::vector<int> todo;
-    auto spread = [&](int x) {
-      if (known[static_cast<size_t>(x)]) return;
-      known[static_cast<size_t>(x)] = 1;
-      todo.assign(1, x);
-      for (size_t i = 0; i < todo.size(); ++i)
-        for (lemon::ListDigraph::OutArcIt a(g, nodes[static_cast<size_t>(todo[i])]);
-             a != lemon::INVALID; ++a) {
+    Receivers proven(nodes.size(), limit);
+    auto prove = [&](int x) {
+      proven.add(x, [&](int y, auto&& way) {
+        for (lemon::ListDigraph::OutArcIt a(g, nodes[static_cast<size_t>(y)]); a != lemon::INVALID;
+             ++a) {
           const auto id = static_cast<size_t>(g.id(g.target(a)));
-          const int y = id < index.size() ? index[id] : -1;  // (not the limiter, if added since)
-          if (y < 0 || known[static_cast<size_t>(y)]) continue;
-          Cap& in = into[static_cast<size_t>(y)];
-          in = std::min(limit, in + std::min(limit, cap[a]));
-          if (in >= limit) {
-            known[static_cast<size_t>(y)] = 1;
-            todo.push_back(y);
-          }
+          way(id < index.size() ? index[id] : -1, cap[a]);  // (not the limiter, if added since)
         }
+      });
     };
-    spread(s);
+    prove(s);
     for (int v : vs) {
       Cap value = limit;
-      if (!known[static_cast<size_t>(v)]) {
+      if (!proven.known(v)) {
         value = limited(s, v, limit, nullptr);
-        if (value >= limit) spread(v);
+        if (value >= limit) prove(v);
       }
       if (!each(v, value)) return;
     }
