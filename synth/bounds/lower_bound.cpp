@@ -38,6 +38,15 @@ using detail::island_widths;
 constexpr size_t kExactFarthestSources = 4096;
 constexpr size_t kFarthestSamples = 64;
 
+// Each link's per-step cost, in link order, where `counted` (else none): what the bound memo's keys
+// add to the topology's fingerprint, which leaves the steps out.
+std::vector<Time> link_steps(const topo::Topology& t, bool counted) {
+  std::vector<Time> steps;
+  if (counted)
+    for (const topo::Link& l : t.links()) steps.push_back(l.step);
+  return steps;
+}
+
 // The largest latency distance from any of `from` to any of `to` (through any nodes).
 Time farthest_uncached(const topo::Topology& t, const std::vector<topo::NodeId>& from,
                        const std::vector<topo::NodeId>& to) {
@@ -217,20 +226,18 @@ Time farthest_paying(BoundMemo::State* memo, const topo::Topology& t, const Step
                      Time plain, const std::vector<topo::NodeId>& from,
                      const std::vector<topo::NodeId>& to) {
   if (!memo) return farthest_paying_uncached(t, need, plain, from, to);
-  std::vector<Time> link_steps;  // (under one step, the levels say all)
-  if (need.uneven())
-    for (const topo::Link& l : t.links()) link_steps.push_back(l.step);
+  std::vector<Time> steps = link_steps(t, need.uneven());  // (under one step, the levels say all)
   BoundMemo::State::Paying& kept = memo->paying;
   {
     std::lock_guard lock(memo->mutex);
     if (kept.latency >= 0 && kept.fingerprint == t.fingerprint() && kept.plain == plain &&
-        kept.levels == need.levels() && kept.link_steps == link_steps && kept.from == from &&
+        kept.levels == need.levels() && kept.link_steps == steps && kept.from == from &&
         kept.to == to)
       return kept.latency;
   }
   const Time d = farthest_paying_uncached(t, need, plain, from, to);
   std::lock_guard lock(memo->mutex);
-  kept = {t.fingerprint(), need.levels(), std::move(link_steps), from, to, plain, d};
+  kept = {t.fingerprint(), need.levels(), std::move(steps), from, to, plain, d};
   return d;
 }
 
@@ -399,9 +406,7 @@ std::vector<BoundMemo::State::Islands> arrival_islands(BoundMemo::State* memo,
                                                        const std::vector<topo::NodeId>& m,
                                                        bool steps) {
   if (!memo) return arrival_islands_uncached(t, m, steps);
-  BoundMemo::State::ArrivalsKey key{t.fingerprint(), {}, m};
-  if (steps)
-    for (const topo::Link& l : t.links()) key.link_steps.push_back(l.step);
+  BoundMemo::State::ArrivalsKey key{t.fingerprint(), link_steps(t, steps), m};
   {
     std::lock_guard lock(memo->mutex);
     if (auto it = memo->arrivals.find(key); it != memo->arrivals.end()) return it->second;
@@ -656,13 +661,11 @@ LowerBound bound_as_described(const topo::Topology& t, const Collective& c, Byte
   BoundMemo::State& state = memo->state();
   BoundMemo::State::Last& last = state.last;
   const uint64_t fingerprint = t.fingerprint();
-  std::vector<Time> link_steps;
-  if (steps)
-    for (const topo::Link& l : t.links()) link_steps.push_back(l.step);
+  std::vector<Time> charged = link_steps(t, steps);
   {
     std::lock_guard lock(state.mutex);
     if (last.chunk_bytes == chunk_bytes && last.fingerprint == fingerprint && last.steps == steps &&
-        last.link_steps == link_steps && last.collective.kind == c.kind &&
+        last.link_steps == charged && last.collective.kind == c.kind &&
         last.collective.root == c.root && last.collective.chunks_per_npu == c.chunks_per_npu &&
         last.collective.all_reduce_chunks == c.all_reduce_chunks &&
         last.collective.ranks == c.ranks && last.collective.pair_units == c.pair_units)
@@ -670,7 +673,7 @@ LowerBound bound_as_described(const topo::Topology& t, const Collective& c, Byte
   }
   LowerBound b = compute(&state, t, c, chunk_bytes, steps);
   std::lock_guard lock(state.mutex);
-  last = {fingerprint, steps, std::move(link_steps), c, chunk_bytes, b};
+  last = {fingerprint, steps, std::move(charged), c, chunk_bytes, b};
   return b;
 }
 
