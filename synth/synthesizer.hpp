@@ -101,6 +101,11 @@ struct PipelineOptions {
   // SynthOptions::to_beat nothing made is floored against it (a count's times stay what they are,
   // which the search reads), it spares only the variants predicted to lose.
   Time predicted_against = -1;
+  // Where set (by the chunk search's doubling: a time at or over which its count ends the doubling
+  // whatever it is), a variant whose floor (synth::time_floor, at most its time) is at least this
+  // is not timed: it reports that floor, as a variant floored against the fastest so far does.
+  // Where no variant is timed, the count is that floor (SynthOptions::floored). -1: none.
+  Time floored_at = -1;
   // Where set (by the chunk search, for all its counts), what each variant made against its
   // prediction at the counts before: the margin above follows it (PipelineCalibration).
   PipelineCalibration* calibration = nullptr;

@@ -622,6 +622,9 @@ class FlatSearch {
           break;
         const auto began = Deadline::Clock::now();
         quiet.to_beat = best.algorithm.claimed_time;
+        quiet.pipelines.floored_at = m == SynthMethod::PlanPipeline
+                                         ? stops_at(best.algorithm.claimed_time, last, trend)
+                                         : -1;
         floored = predicted = false;
         Made<Algorithm> made_here = try_synthesize(t_, c, chunk, quiet);
         last_seconds = seconds_since(began);
@@ -679,8 +682,24 @@ class FlatSearch {
       }
       quiet.pipelines.variants = 0;
       quiet.pipelines.on_variant = nullptr;
+      quiet.pipelines.floored_at = -1;
       quiet.floored = nullptr;
     }
+  }
+
+  // The least time at or over which the pipelines' count ends their doubling (double_plans),
+  // whatever it is: over kPipelinesContend of `fastest` (neither contending nor far), and past the
+  // doubling's first count (`last` made, `trend` the time its gain is measured from) its gain,
+  // gained again, no nearer than kDoublingGain under `fastest` (not promising either). A variant
+  // whose floor is at or over it need not be timed (PipelineOptions::floored_at).
+  static Time stops_at(Time fastest, Time last, Time trend) {
+    const auto over = [](double x) { return static_cast<Time>(std::floor(x)) + 1; };
+    Time at = over(kPipelinesContend * static_cast<double>(fastest));
+    if (last >= 0)
+      at = std::max(at, over(((1 - kDoublingGain) * static_cast<double>(fastest) +
+                              static_cast<double>(trend)) /
+                             2));
+    return at;
   }
 
   // The matcher's variants, doubling while a doubling gains 0.5 % on the fastest of them (their

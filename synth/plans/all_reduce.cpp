@@ -230,6 +230,10 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   std::map<int, Time> floored_at;
   auto run = [&](int variant) {
     const Time to_beat = best && !floored_best ? best->claimed_time : o.to_beat;
+    // (Nor where it is at or over the caller's PipelineOptions::floored_at: untimed, it makes no
+    // difference to the caller.)
+    const Time stop = o.pipelines.floored_at;
+    const Time floor_over = stop <= 0 ? to_beat : to_beat > 0 ? std::min(to_beat, stop) : stop;
     // A paced variant whose unpaced twin's floor could not beat the time to beat cannot either
     // (unpaced_twin): not made, it reports that floor, the least its own could be.
     if (const std::optional<int> twin =
@@ -281,7 +285,7 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
     // (SynthOptions::to_beat), is not timed (it reports its floor).
     bool floored = false;
     Algorithm a =
-        join_all_reduce(t, c, std::move(*first), *second, serial, false, to_beat, &floored);
+        join_all_reduce(t, c, std::move(*first), *second, serial, false, floor_over, &floored);
     a.method = second->method;
     a.provenance = second->provenance;
     if (variant >= 0 && o.pipelines.on_variant) o.pipelines.on_variant(variant, a.claimed_time);
@@ -293,8 +297,9 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
               variant, true, a.claimed_time, joined_prediction(*reduced, *gathered),
               static_cast<double>(ag.num_chunks()) / static_cast<double>(trees->trees.size()));
     if (floored) floored_at[variant] = a.claimed_time;
-    if (floored && !best && o.to_beat > 0) {
-      // Only a floor over what the caller has: it stands for this method, so said.
+    if (floored && !best && (o.to_beat > 0 || stop > 0)) {
+      // Only a floor over what the caller has, or over its floored_at: it stands for this method,
+      // so said.
       if (o.floored) *o.floored = true;
       best = std::move(a);
       floored_best = true;
@@ -339,6 +344,7 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
     // Each half's fastest variant is made, whatever the caller has: the halves join only here.
     a.to_beat = -1;
     a.pipelines.predicted_against = -1;
+    a.pipelines.floored_at = -1;  // (a whole All-Reduce's: no half's)
     a.floored = nullptr;
     a.pipelines.variants = o.pipelines.variants >> kInTurnHalf[h] & kWholeVariants;
     if (o.pipelines.on_variant)

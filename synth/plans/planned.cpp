@@ -413,6 +413,7 @@ class Planned {
       run(variant_);
     else
       for_each_pipeline_variant(t_, o_, best_, run);
+    if (floored_best_ && o_.floored) *o_.floored = true;
     return std::move(best_);
   }
 
@@ -524,14 +525,25 @@ class Planned {
     a.serial_channels = pv.shape.serial;
     if (variant_ < 0) {
       // A variant whose floor (synth::time_floor: one pass, no contention timed) is no faster
-      // than the fastest so far cannot replace it: it is not timed, and reports its floor.
-      if (best_) {
+      // than the fastest so far cannot replace it, and one at or over the caller's
+      // PipelineOptions::floored_at makes no difference to it: it is not timed, and reports its
+      // floor. The first so left stands for the count until a variant is timed (floored_best_).
+      const Time stop = o_.pipelines.floored_at;
+      if (best_ || stop > 0) {
         const Time floor = time_floor(t_, a);
-        if (floor >= best_->claimed_time) {
+        if ((best_ && floor >= best_->claimed_time) || (stop > 0 && floor >= stop)) {
           PipelineCalibration::record(o_.pipelines.calibration, v, false, floor, predicted->end,
                                       chunks_per_tree());
           if (o_.pipelines.on_variant) o_.pipelines.on_variant(v, floor);
           floored_[v] = floor;
+          if (!best_) {
+            best_ = unmade_pipelines(t_, c_, chunk_bytes_, o_.link_model, floor);
+            best_->method =
+                "flow-plan pipelines (none timed: each floor at or over the mark asked)";
+            predicted_best_ = floored_best_ = true;
+          } else if (floored_best_) {  // (the least floor: the least the count may take)
+            best_->claimed_time = std::min(best_->claimed_time, floor);
+          }
           return;
         }
       }
@@ -555,7 +567,7 @@ class Planned {
     if (variant_ < 0 && o_.pipelines.on_variant) o_.pipelines.on_variant(v, a.claimed_time);
     if (!best_ || a.claimed_time < best_->claimed_time) {
       best_ = std::move(a);
-      predicted_best_ = false;
+      predicted_best_ = floored_best_ = false;
     }
   }
 
@@ -596,6 +608,7 @@ class Planned {
   std::optional<TreePacking> narrowed_;  // in serial channels, lanes with the thin ones dropped
   std::optional<Algorithm> best_;
   bool predicted_best_ = false;  // best_ made of nothing, claiming a prediction (skipped)
+  bool floored_best_ = false;    // ... or a floor at or over PipelineOptions::floored_at
   std::map<int, Time> floored_;  // the variants left untimed by their floor, with that floor
 };
 
