@@ -299,18 +299,30 @@ class Planned {
     // A match scans at most a bitset of chunks of its way.
     const int64_t words = (forward_.num_chunks() + 63) / 64;
     if (!servers || transfer_estimate(forward_) * words > kServerPlanWork) return std::nullopt;
-    Algorithm a = match_on(*servers);
+    Matched a = match_on(*servers);
     if (const std::optional<ServerPlan> relayed =
             relayed_over_pods(ft(), *servers, o_.link_model)) {
-      Algorithm b = match_on(*relayed);
-      // (Timed here to choose; the caller times the one returned.)
-      if (model_time(t_, b) < model_time(t_, a)) return b;
+      Matched b = match_on(*relayed);
+      // (Timed here to choose, where match_on did not already; the caller times the one
+      // returned.)
+      if (b.time() < a.time()) return std::move(b.algorithm);
     }
-    return a;
+    return std::move(a.algorithm);
   }
 
+  // What match_on made, and its model time where it was timed there to choose.
+  struct Matched {
+    const topo::Topology& t;
+    Algorithm algorithm;
+    std::optional<Time> timed;
+    Time time() {
+      if (!timed) timed = model_time(t, algorithm);
+      return *timed;
+    }
+  };
+
   // The matcher on server plan `servers`.
-  Algorithm match_on(const ServerPlan& servers) const {
+  Matched match_on(const ServerPlan& servers) const {
     // Unequal rails: the chunks dealt over them, each way at its fluid share of what the deal
     // gives it (the overhead model of staggered_ways assumes equal rails, and direct ones).
     const int k = forward_.chunks_per_npu;
@@ -344,7 +356,13 @@ class Planned {
     std::optional<Algorithm> in_messages;
     if (sent) in_messages = build(t_, g, std::move(*sent), plan_, c_, chunk_bytes_, o_);
     Algorithm a = build(t_, g, std::move(raw), plan_, c_, chunk_bytes_, o_);
-    const bool messages = in_messages && model_time(t_, *in_messages) < model_time(t_, a);
+    std::optional<Time> timed;
+    bool messages = false;
+    if (in_messages) {
+      const Time sent_time = model_time(t_, *in_messages), raw_time = model_time(t_, a);
+      messages = sent_time < raw_time;
+      timed = messages ? sent_time : raw_time;
+    }
     if (messages) a = std::move(*in_messages);
     a.provenance.producer = Producer::ServerPlanMatcher;
     const size_t count = servers.servers().size(), per = servers.servers()[0].size();
@@ -367,7 +385,7 @@ class Planned {
             : fmt::format("matcher on a server plan ({} servers of {}: rails, then NVSwitch)",
                           count, per);
     if (messages) a.method += ", the rails in messages shrinking to one chunk at the end";
-    return a;
+    return {t_, std::move(a), timed};
   }
 
   // The chunks of each root go to its trees in proportion to their copies, as seats to parties by
