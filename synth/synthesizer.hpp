@@ -104,8 +104,8 @@ struct PipelineOptions {
   // Where set (by the chunk search's doubling: a time at or over which its count ends the doubling
   // whatever it is), a variant whose floor (synth::time_floor, at most its time) is at least this
   // is not timed: it reports that floor, as a variant floored against the fastest so far does.
-  // Where no variant is timed, the least such floor stands for the count (SynthOptions::floored;
-  // an All-Reduce's first variant's, as over SynthOptions::to_beat). -1: none.
+  // Where no variant is timed, the least such floor stands for the count (SynthOptions::floored).
+  // -1: none.
   Time floored_at = -1;
   // Where set (by the chunk search, for all its counts), what each variant made against its
   // prediction at the counts before: the margin above follows it (PipelineCalibration).

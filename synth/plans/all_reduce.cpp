@@ -211,6 +211,7 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   // may join worse than the same variant in both).
   std::optional<Algorithm> best;
   bool floored_best = false;  // `best` is a floor over o.to_beat, not timed
+  bool floor_stands = false;  // ... and the least of the floored variants' floors (no prediction)
   // Each half's prediction per variant; a variant streams as its twin of the other pacing
   // (Planned::streamed: the shape and speed-up alone), so they share one.
   using Halves = std::pair<std::optional<PipelinePrediction>, std::optional<PipelinePrediction>>;
@@ -302,10 +303,13 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
       // so said.
       if (o.floored) *o.floored = true;
       best = std::move(a);
-      floored_best = true;
+      floored_best = floor_stands = true;
+    } else if (floored && floor_stands) {
+      // (The least floor: the least any variant here may take, as the count's floor says.)
+      best->claimed_time = std::min(best->claimed_time, a.claimed_time);
     } else if (!floored && (!best || floored_best || a.claimed_time < best->claimed_time)) {
       best = std::move(a);
-      floored_best = false;
+      floored_best = floor_stands = false;
     }
   };
   if (planned != Method::PlanPipeline) {

@@ -148,7 +148,7 @@ check "sim optimistic" 0 "(optimistic: links booked past their bandwidth; --netw
 check "synth wrote" 0 "CORRECT" -- "$T" verify "$tmp/s1/algorithm.json" --topo torus2d:4x4
 check "synth ratio" 0 "ratio           1.0000" -- "$T" synth --topo mesh2d:4x4 --coll all-gather --size 64MiB -k 4 --step-costs off -o "$tmp/s2"
 check "synth auto" 0 "(auto; tried 1:" -- "$T" synth --topo ring:4 --coll all-reduce --size 1MiB -k auto -o "$tmp/s3"
-check "synth auto alone" 0 "; plan-pipeline alone 64:" -- "$T" synth --topo "$SRC/examples/topologies/two-islands.yaml" --coll all-reduce --size 64MiB -o "$tmp/s3b"
+check "synth auto alone" 0 "; plan-pipeline alone 128:" -- "$T" synth --topo "$SRC/examples/topologies/two-islands.yaml" --coll all-reduce --size 1GiB -o "$tmp/s3b"
 check "synth hold" 0 "hold link model" -- "$T" synth --topo ring:4 --link-model hold -o "$tmp/s4"
 check "synth restarts" 0 "4 restarts" -- "$T" synth --topo ring:4 --restarts 4 -o "$tmp/s5"
 check "synth rooted" 0 "verified        correct" -- "$T" synth --topo switch:4 --coll broadcast --root 2 -o "$tmp/s6"
