@@ -211,7 +211,9 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   // may join worse than the same variant in both).
   std::optional<Algorithm> best;
   bool floored_best = false;  // `best` is a floor over o.to_beat, not timed
-  bool floor_stands = false;  // ... and the least of the floored variants' floors (no prediction)
+  // ... and it claims the least of the floored variants' floors (the count's floor, not
+  // necessarily its own; not a prediction's stand-in).
+  bool floor_stands = false;
   // Each half's prediction per variant; a variant streams as its twin of the other pacing
   // (Planned::streamed: the shape and speed-up alone), so they share one.
   using Halves = std::pair<std::optional<PipelinePrediction>, std::optional<PipelinePrediction>>;

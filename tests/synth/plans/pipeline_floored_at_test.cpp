@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -81,8 +80,8 @@ TEST(PipelineFlooredAt, UnderEveryFloorNothingIsTimedAndTheFloorsAreNoMoreThanTh
     ASSERT_TRUE(under.algorithm);
     EXPECT_TRUE(under.floored);
     ASSERT_FALSE(under.reported.empty());
-    // (Fewer where the split variants are tried only while the fastest so far is far from the
-    // bound, which the floor standing for it is not.)
+    // (Fewer where some are split variants: they run only while the fastest so far is far from
+    // the bound, and the floor standing for it may not be.)
     for (const auto& [v, floor] : under.reported) EXPECT_TRUE(all.reported.contains(v)) << v;
     // (A variant reports its own floor, or its unpaced twin's, which is no more: each at most its
     // time, so the least at most the fastest's.)
@@ -91,8 +90,8 @@ TEST(PipelineFlooredAt, UnderEveryFloorNothingIsTimedAndTheFloorsAreNoMoreThanTh
                          [](const auto& x, const auto& y) { return x.second < y.second; })
             ->second;
     EXPECT_LE(least, all.algorithm->claimed_time);
-    // What stands for the count claims the least floor (an All-Reduce's is its first variant,
-    // joined and untimed; the others' is made of nothing).
+    // What stands for the count claims the least floor (an All-Reduce's is its first variant
+    // floored, joined and untimed; the others' is made of nothing).
     EXPECT_EQ(under.algorithm->claimed_time, least);
     if (c.kind != CollectiveKind::AllReduce) {
       EXPECT_EQ(under.algorithm->size(), 0u);
