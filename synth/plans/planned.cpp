@@ -305,20 +305,18 @@ class Planned {
       Matched b = match_on(*relayed);
       // (Timed here to choose, where match_on did not already; the caller times the one
       // returned.)
-      if (b.time() < a.time()) return std::move(b.algorithm);
+      auto time = [&](const Matched& m) {
+        return m.timed ? *m.timed : model_time(t_, m.algorithm);
+      };
+      if (time(b) < time(a)) return std::move(b.algorithm);
     }
     return std::move(a.algorithm);
   }
 
   // What match_on made, and its model time where it was timed there to choose.
   struct Matched {
-    const topo::Topology& t;
     Algorithm algorithm;
     std::optional<Time> timed;
-    Time time() {
-      if (!timed) timed = model_time(t, algorithm);
-      return *timed;
-    }
   };
 
   // The matcher on server plan `servers`.
@@ -385,7 +383,7 @@ class Planned {
             : fmt::format("matcher on a server plan ({} servers of {}: rails, then NVSwitch)",
                           count, per);
     if (messages) a.method += ", the rails in messages shrinking to one chunk at the end";
-    return {t_, std::move(a), timed};
+    return {std::move(a), timed};
   }
 
   // The chunks of each root go to its trees in proportion to their copies, as seats to parties by
@@ -625,8 +623,9 @@ class Planned {
   bool routed_ = false;                             // some arc stands for several routes
   std::optional<TreePacking> narrowed_;  // in serial channels, lanes with the thin ones dropped
   std::optional<Algorithm> best_;
-  bool predicted_best_ = false;  // best_ made of nothing, claiming a prediction (skipped)
-  bool floored_best_ = false;    // ... or a floor at or over PipelineOptions::floored_at
+  // best_ made of nothing, standing for the count: claiming a prediction (skipped) or ...
+  bool predicted_best_ = false;
+  bool floored_best_ = false;    // ... the least floor at or over PipelineOptions::floored_at
   std::map<int, Time> floored_;  // the variants left untimed by their floor, with that floor
 };
 
