@@ -165,9 +165,10 @@ struct PortfolioOptions {
   // Called with what each plan (the server plan, the matcher on the flow plan, its pipelines)
   // made at the portfolio's chunk size, where it made one (not under restarts: their seeds run
   // at once; a plan whose floor was no faster than the portfolio's fastest reports that floor,
-  // untimed): the chunk search predicts from it whether a plan's doubling past the search can win
-  // (and passes its flat counts' reports on).
-  std::function<void(SynthMethod method, Time time)> on_plan;
+  // untimed; one left unmade on a prediction of its time, standing as an algorithm of no
+  // transfers, reports that prediction with `predicted` set): the chunk search predicts from it
+  // whether a plan's doubling past the search can win (and passes its flat counts' reports on).
+  std::function<void(SynthMethod method, Time time, bool predicted)> on_plan;
   // Called with what each run of the plain matcher made, as on_plan (the chunk search passes its
   // portfolios' reports on).
   std::function<void(MatcherRun run, Time time)> on_matcher;

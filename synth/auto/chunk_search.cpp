@@ -110,9 +110,9 @@ class FlatSearch {
     // What each plan made at each count (PortfolioOptions::on_plan), for double_plans.
     SynthOptions reporting = quiet_;
     int count = 0;
-    reporting.portfolio.on_plan = [&](SynthMethod m, Time time) {
-      leave_outs_.record(m, count, time);
-      if (o_.portfolio.on_plan) o_.portfolio.on_plan(m, time);
+    reporting.portfolio.on_plan = [&](SynthMethod m, Time time, bool predicted) {
+      leave_outs_.record(m, count, time, predicted);
+      if (o_.portfolio.on_plan) o_.portfolio.on_plan(m, time, predicted);
     };
     reporting.portfolio.on_matcher = [&](MatcherRun run, Time time) {
       leave_outs_.record(run, count, time);
@@ -558,7 +558,7 @@ class FlatSearch {
       // estimate there may win: its times so far say nothing of messages.)
       Collective next = c;
       next.chunks_per_npu = 2 * largest;
-      if ((leave_outs_.cannot_win(m, largest, best.algorithm.claimed_time) &&
+      if ((leave_outs_.cannot_win(m, c.kind, largest, best.algorithm.claimed_time) &&
            !(m == SynthMethod::ServerPlan &&
              leave_outs_.rail_messages_may_win(next, next.chunk_bytes_for(total_bytes_),
                                                best.algorithm.claimed_time))) ||

@@ -179,7 +179,8 @@ std::optional<Time> CountLeaveOuts::modelled(SynthMethod m, int count) const {
   return last ? fill_and_steps(*eighth, *quarter, *last) : std::nullopt;
 }
 
-bool CountLeaveOuts::cannot_win(SynthMethod m, int largest, Time fastest) const {
+bool CountLeaveOuts::cannot_win(SynthMethod m, CollectiveKind kind, int largest,
+                                Time fastest) const {
   // The server plan left out of `largest` on its model (leave_out_server_plan), past its least
   // time there: under the model each doubling after it loses more.
   if (m == SynthMethod::ServerPlan && !plan_time(m, largest))
@@ -202,8 +203,15 @@ bool CountLeaveOuts::cannot_win(SynthMethod m, int largest, Time fastest) const 
   // (The pipelines left out of a count, leave_out_pipelines: their floor there stands for their
   // time at `largest`, over twice kPipelinesContend of `fastest`; at half that count it says
   // nothing of the doubling's gain.)
+  // (Nor is an All-Reduce's pipelines' stand-in at half that count, left unmade on their
+  // prediction, a time the doubling gained from: it is their halves' likely times summed, as if
+  // neither overlapped the other, over what they would take joined. With no time there, the count
+  // at `largest` is as the doubling's first, which double_plans ends over kPipelinesContend of the
+  // fastest whatever it gained.)
   std::optional<Time> last = plan_time(m, largest);
-  const std::optional<Time> before = plan_time(m, largest / 2);
+  std::optional<Time> before = plan_time(m, largest / 2);
+  if (pipelines && kind == CollectiveKind::AllReduce && predicted_at(m, largest / 2))
+    before.reset();
   if (!last && pipelines) last = time_at(pipeline_floors_, largest);
   if (!last) return false;
   if (m == SynthMethod::ServerPlan && before && !gains(*last, *before)) return true;

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 
 #include "synth/auto/size_history.hpp"
 #include "synth/plans/server_plan.hpp"
@@ -42,9 +43,12 @@ class CountLeaveOuts {
  public:
   CountLeaveOuts(const topo::Topology& t, const SynthOptions& o) : t_(t), o_(o) {}
 
-  // What plan `m` (PortfolioOptions::on_plan), or run `run` of the plain matcher (on_matcher),
-  // made at `count`.
-  void record(SynthMethod m, int count, Time time) { plan_times_[m][count] = time; }
+  // What plan `m` (PortfolioOptions::on_plan: `predicted` where it was left unmade on a prediction
+  // of its time), or run `run` of the plain matcher (on_matcher), made at `count`.
+  void record(SynthMethod m, int count, Time time, bool predicted = false) {
+    plan_times_[m][count] = time;
+    if (predicted) plan_predicted_[m].insert(count);
+  }
   void record(MatcherRun run, int count, Time time) { matcher_times_[run][count] = time; }
 
   // Whether leave_out_matchers left every run out as none can beat the fastest by 0.5 %
@@ -114,8 +118,9 @@ class CountLeaveOuts {
   // of `largest` on its model (modelled) past its least time: each doubling after loses more. Nor
   // can the pipelines whose times at the search's last four counts follow that model (its time at
   // `largest` within kPipelinesModelTrust of theirs) where it predicts their next count no faster
-  // than `fastest` by more than kDoublingGain.
-  bool cannot_win(SynthMethod m, int largest, Time fastest) const;
+  // than `fastest` by more than kDoublingGain. (An All-Reduce's pipelines left unmade at half
+  // `largest` on their prediction made no time there: as for a plan not made there.)
+  bool cannot_win(SynthMethod m, CollectiveKind kind, int largest, Time fastest) const;
 
   // Whether the server plan sends its rails in messages (synth/plans/rail_messages.hpp) at `cc`'s
   // count of `chunk` bytes and not at half of it (steps charged, under `pipelined`, a plan over
@@ -127,6 +132,11 @@ class CountLeaveOuts {
   bool rail_messages_may_win(const Collective& cc, Bytes chunk, Time fastest) const;
 
  private:
+  // Whether plan m's time at `count` is a prediction, the plan left unmade there.
+  bool predicted_at(SynthMethod m, int count) const {
+    const auto counts = plan_predicted_.find(m);
+    return counts != plan_predicted_.end() && counts->second.contains(count);
+  }
   // The server plan's estimate (plan_estimate) for `kind` at `count` chunks of `chunk` bytes; an
   // All-Reduce as twice the All-Gather. Nothing where it has none.
   std::optional<double> server_plan_estimate(const ServerPlan& plan, CollectiveKind kind, int count,
@@ -135,6 +145,7 @@ class CountLeaveOuts {
   const topo::Topology& t_;
   const SynthOptions& o_;
   std::map<SynthMethod, std::map<int, Time>> plan_times_;  // per plan, per count: its time
+  std::map<SynthMethod, std::set<int>> plan_predicted_;    // ... the counts it was predicted at
   std::map<int, Time> pipeline_floors_;  // per count the pipelines were left out of: their floor
   std::map<MatcherRun, std::map<int, Time>> matcher_times_;  // per run of the matcher, likewise
   unsigned left_out_ = 0;               // the runs left out (leave_out_matchers)

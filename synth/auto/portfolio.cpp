@@ -400,22 +400,31 @@ class Portfolio {
   // (synth::time_floor) is no faster than best_ cannot replace it, so it is not timed
   // (SynthOptions::to_beat; its reported time is then that floor). It replaces best_ where faster;
   // a floor that does (under the caller's own to_beat) says so to the caller, as before.
-  std::optional<Algorithm> made_against_best(const SynthOptions& o, Method m) {
-    if (!best_) return synthesize_with(t_, c_, chunk_bytes_, o, m);
+  // `*predicted` is set where the result was left unmade on a prediction of its time
+  // (SynthOptions::predicted), as the caller's own (o.predicted) is.
+  std::optional<Algorithm> made_against_best(const SynthOptions& o, Method m, bool* predicted) {
     SynthOptions against = o;
+    against.predicted = predicted;
     bool floored = false;
-    against.to_beat =
-        o.to_beat > 0 ? std::min(o.to_beat, best_->claimed_time) : best_->claimed_time;
-    against.floored = &floored;
+    if (best_) {
+      against.to_beat =
+          o.to_beat > 0 ? std::min(o.to_beat, best_->claimed_time) : best_->claimed_time;
+      against.floored = &floored;
+    }
     std::optional<Algorithm> a = synthesize_with(t_, c_, chunk_bytes_, against, m);
+    if (*predicted && o.predicted) *o.predicted = true;
     if (floored && a && a->claimed_time < best_->claimed_time && o.floored) *o.floored = true;
     return a;
   }
 
-  // Plan `m`, in place of best_ where faster, reported (PortfolioOptions::on_plan).
+  // Plan `m`, in place of best_ where faster, reported (PortfolioOptions::on_plan): a prediction
+  // where it stands as an algorithm of no transfers claiming one (a variant made after another was
+  // predicted replaces that stand-in, but leaves SynthOptions::predicted set).
   void run_plan(Method m) {
-    std::optional<Algorithm> plan = made_against_best(quiet_, m);
-    if (plan && o_.portfolio.on_plan) o_.portfolio.on_plan(m, plan->claimed_time);
+    bool predicted = false;
+    std::optional<Algorithm> plan = made_against_best(quiet_, m, &predicted);
+    if (plan && o_.portfolio.on_plan)
+      o_.portfolio.on_plan(m, plan->claimed_time, predicted && plan->size() == 0);
     consider_made(std::move(plan));
   }
 

@@ -135,7 +135,7 @@ TEST(Portfolio, TheSearchLeavesOutPipelinesThatCannotWin) {
   const Bytes total = Bytes{16} << 20;
   std::vector<Time> reported;
   SynthOptions o;
-  o.portfolio.on_plan = [&](SynthMethod m, Time time) {
+  o.portfolio.on_plan = [&](SynthMethod m, Time time, bool) {
     if (m == SynthMethod::PlanPipeline) reported.push_back(time);
   };
   const ChunkingResult r = synthesize_auto_chunks(t, c, total, o);
@@ -702,7 +702,7 @@ TEST(Portfolio, TheMatcherOnTheFlowPlanFallenBehindIsLeftOut) {
   const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
   std::map<SynthMethod, int> reports;
   SynthOptions o;
-  o.portfolio.on_plan = [&](SynthMethod m, Time) { ++reports[m]; };
+  o.portfolio.on_plan = [&](SynthMethod m, Time, bool) { ++reports[m]; };
   const ChunkingResult r = synthesize_auto_chunks(t, c, static_cast<Bytes>(27.08 * (1 << 20)), o);
   EXPECT_GE(reports[SynthMethod::PlanMatcher], 1);
   EXPECT_LT(reports[SynthMethod::PlanMatcher], reports[SynthMethod::ServerPlan]);

@@ -131,7 +131,7 @@ SynthOptions learning(SynthMemo& memo, Runs& made) {
   o.memo = &memo;
   o.portfolio.across_sizes = true;
   o.portfolio.on_matcher = [&made](MatcherRun run, Time) { ++made.runs[run]; };
-  o.portfolio.on_plan = [&made](SynthMethod m, Time) {
+  o.portfolio.on_plan = [&made](SynthMethod m, Time, bool) {
     made.plan_matchers += m == SynthMethod::PlanMatcher;
   };
   return o;
