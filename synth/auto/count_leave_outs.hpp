@@ -45,7 +45,7 @@ class CountLeaveOuts {
 
   // What plan `m` (PortfolioOptions::on_plan: `predicted` where it was left unmade on a prediction
   // of its time), or run `run` of the plain matcher (on_matcher), made at `count`.
-  void record(SynthMethod m, int count, Time time, bool predicted = false) {
+  void record(SynthMethod m, int count, Time time, bool predicted) {
     plan_times_[m][count] = time;
     if (predicted) plan_predicted_[m].insert(count);
   }
