@@ -575,7 +575,7 @@ class FlatSearch {
       // one: else that count is its first that does not gain.)
       Time previous =
           m == SynthMethod::ServerPlan ? leave_outs_.plan_time(m, largest).value_or(-1) : -1;
-      Time last = -1;
+      Time last = -1, before_last = -1;  // (made at the count before `last`'s)
       // The time the next count's gain is measured from: the last count's, or at the first the
       // method's own time at `largest`, where the search made one.
       Time trend = leave_outs_.plan_time(m, largest).value_or(-1);
@@ -617,8 +617,10 @@ class FlatSearch {
         if (o_.deadline && o_.deadline->reached(2 * last_seconds)) break;
         // (The server plan predicted not to gain, as the search leaves it out of a count.)
         if (m == SynthMethod::ServerPlan &&
-            leave_outs_.leave_out_server_plan(c, chunk, best.algorithm.claimed_time,
-                                              last >= 0 ? std::optional<Time>(last) : std::nullopt))
+            leave_outs_.leave_out_server_plan(
+                c, chunk, best.algorithm.claimed_time,
+                last >= 0 ? std::optional<Time>(last) : std::nullopt,
+                before_last >= 0 ? std::optional<Time>(before_last) : std::nullopt))
           break;
         const auto began = Deadline::Clock::now();
         quiet.to_beat = best.algorithm.claimed_time;
@@ -658,6 +660,7 @@ class FlatSearch {
         // Gained on the count before, but under 0.5 %: a doubling's gain shrinks as the chunks do,
         // so the next count gains less.
         const bool settled = last >= 0 && now < last;
+        before_last = last;
         last = now;
         const bool far = m == SynthMethod::PlanPipeline &&
                          (jumping || chunk >= kPipelinesPersistChunk) && contending(now) &&

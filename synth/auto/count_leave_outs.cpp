@@ -84,7 +84,8 @@ std::optional<double> CountLeaveOuts::server_plan_estimate(const ServerPlan& pla
 }
 
 bool CountLeaveOuts::leave_out_server_plan(const Collective& cc, Bytes chunk, Time fastest,
-                                           std::optional<Time> half) const {
+                                           std::optional<Time> half,
+                                           std::optional<Time> quarter) const {
   const int count = cc.chunks_per_npu;
   if (o_.method != SynthMethod::Auto || fastest <= 0 || count < 2 || !server_plan_applies(t_, cc) ||
       is_rooted(cc.kind))
@@ -114,8 +115,17 @@ bool CountLeaveOuts::leave_out_server_plan(const Collective& cc, Bytes chunk, Ti
   auto estimate = [&](int k, Bytes at) { return server_plan_estimate(*plan, cc.kind, k, at); };
   const std::optional<double> before = estimate(count / 2, 2 * chunk);
   if (!before) return false;
-  const double ratio = static_cast<double>(*last) / *before;
+  double ratio = static_cast<double>(*last) / *before;
   if (std::abs(ratio - 1) > kServerPlanTrust) return false;
+  // Where the plan also made a time at a quarter of the count that followed its estimate, the
+  // less favourable of the two ratios: the estimate is trusted only as far as both counts bear it
+  // out (a count that beat its estimate by luck promises no more at the next).
+  if (!quarter) quarter = plan_time(SynthMethod::ServerPlan, count / 4);
+  if (quarter)
+    if (const std::optional<double> then = estimate(count / 4, 4 * chunk)) {
+      const double earlier = static_cast<double>(*quarter) / *then;
+      if (std::abs(earlier - 1) <= kServerPlanTrust) ratio = std::max(ratio, earlier);
+    }
   const std::optional<double> now = estimate(count, chunk);
   return now && ratio * *now > kServerPlanBehind * static_cast<double>(fastest);
 }

@@ -75,10 +75,13 @@ class CountLeaveOuts {
   // for floors, over kAutoChunkTurnTransfers) where the plan's time at half the count was within
   // kServerPlanTrust of its estimate there (plan_estimate: staggered_estimate, or flat_estimate,
   // pod_estimate; an All-Reduce's two halves as twice the All-Gather), and the estimate at this
-  // count, scaled by the same ratio, is over kServerPlanBehind of `fastest`. `half`: the plan's
-  // time at half the count where the search did not make it (its doubling alone, double_plans).
+  // count, scaled by the same ratio, is over kServerPlanBehind of `fastest`; where its time at a
+  // quarter of the count was within kServerPlanTrust of its estimate too, scaled by the larger of
+  // the two ratios. `half`, `quarter`: the plan's times at half and a quarter of the count where
+  // the search did not make them (its doubling alone, double_plans).
   bool leave_out_server_plan(const Collective& cc, Bytes chunk, Time fastest,
-                             std::optional<Time> half = std::nullopt) const;
+                             std::optional<Time> half = std::nullopt,
+                             std::optional<Time> quarter = std::nullopt) const;
 
   // Whether `auto` leaves the flow plan's pipelines out of `count` (PortfolioOptions::
   // leave_out_pipelines), `fastest` the search's fastest at the counts before: as times go
