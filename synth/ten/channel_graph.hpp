@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -154,17 +155,12 @@ class ChannelGraph {
   }
   void finish() {
     csr(
-        out_offset_, out_, [&](const Channel& c) { return std::vector<int>{c.src}; },
+        out_offset_, out_, [](const Channel& c) { return std::array<int, 1>{c.src}; },
         t_.num_npus());
     csr(
-        in_offset_, in_, [&](const Channel& c) { return std::vector<int>{c.dst}; }, t_.num_npus());
+        in_offset_, in_, [](const Channel& c) { return std::array<int, 1>{c.dst}; }, t_.num_npus());
     csr(
-        link_offset_, on_link_,
-        [&](const Channel& c) {
-          auto r = route(c);
-          return std::vector<int>(r.begin(), r.end());
-        },
-        t_.num_links());
+        link_offset_, on_link_, [&](const Channel& c) { return route(c); }, t_.num_links());
   }
   template <typename Keys>
   void csr(std::vector<int64_t>& offset, std::vector<ChannelId>& ids, Keys keys, int n) {
