@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <tuple>
+#include <vector>
 
 #include "topo/analysis.hpp"
 #include "topo/limits.hpp"
@@ -302,6 +304,39 @@ Topology reversed(const Topology& t) {
   r.set_charges_steps(t.charges_steps());
   r.applied_ = t.applied_;
   return r;
+}
+
+std::optional<std::vector<LinkId>> twin_links(const Topology& t) {
+  // Each link's key and its twin's: sorted, the k-th link with key (u, v, ...) pairs with the k-th
+  // with key (v, u, ...).
+  using Key = std::tuple<NodeId, NodeId, Bandwidth, Time, Time, LinkId>;
+  std::vector<Key> keys;
+  keys.reserve(static_cast<size_t>(t.num_links()));
+  for (LinkId l = 0; l < t.num_links(); ++l) {
+    const Link& k = t.link(l);
+    keys.emplace_back(k.src, k.dst, k.bandwidth, k.latency, k.step, l);
+  }
+  std::sort(keys.begin(), keys.end());
+  std::vector<LinkId> twin(static_cast<size_t>(t.num_links()), -1);
+  auto same = [](const Key& a, const Key& b) {  // the same class, not the same link
+    return std::get<0>(a) == std::get<0>(b) && std::get<1>(a) == std::get<1>(b) &&
+           std::get<2>(a) == std::get<2>(b) && std::get<3>(a) == std::get<3>(b) &&
+           std::get<4>(a) == std::get<4>(b);
+  };
+  for (size_t i = 0; i < keys.size();) {
+    size_t end = i;
+    while (end < keys.size() && same(keys[end], keys[i])) ++end;
+    const auto& [u, v, bandwidth, latency, step, first] = keys[i];
+    const Key back{v, u, bandwidth, latency, step, -1};
+    auto j = std::lower_bound(keys.begin(), keys.end(), back);
+    for (size_t x = i; x < end; ++x, ++j) {
+      if (j == keys.end() || !same(*j, back)) return std::nullopt;
+      twin[static_cast<size_t>(std::get<5>(keys[x]))] = std::get<5>(*j);
+    }
+    if (j != keys.end() && same(*j, back)) return std::nullopt;  // more the other way
+    i = end;
+  }
+  return twin;
 }
 
 }  // namespace tenet::topo

@@ -267,6 +267,12 @@ class TopologyBuilder {
 // is All-Gather on the reversed topology, reversed in time.
 Topology reversed(const Topology& t);
 
+// Where `t` is its own reverse: per link, its twin, the link between the same two nodes the other
+// way with the same bandwidth, latency and per-step cost (parallel links paired in id order, each
+// the twin of one). Then reversed(t) is `t` with link l renamed to its twin, and a schedule on the
+// one is a schedule on the other taking the same time. Nothing where some link has no twin.
+std::optional<std::vector<LinkId>> twin_links(const Topology& t);
+
 // A 64-bit fingerprint of what Topology::fingerprint leaves out and costs read: every link's
 // per-step cost, in id order, and whether they are charged. A memo of results that depend on what
 // algorithms cost keys on both.

@@ -275,13 +275,17 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
       }
     }
     if (o.progress) half.progress = [&](double f) { o.progress(f / 2); };
-    std::optional<Algorithm> first =
-        synthesize_plan(t, rs, chunk_bytes, half, planned, false, work_budget, variant);
-    if (!first) return;
-    if (o.progress) half.progress = [&](double f) { o.progress(0.5 + f / 2); };
-    std::optional<Algorithm> second =
-        synthesize_plan(t, ag, chunk_bytes, half, planned, /*last_first=*/true, 0, variant);
-    if (!second) return;
+    std::optional<Algorithm> first, second;
+    if (planned == Method::ServerPlan) {
+      std::tie(first, second) = server_plan_halves(t, rs, ag, chunk_bytes, half);
+      if (!first || !second) return;
+    } else {
+      first = synthesize_plan(t, rs, chunk_bytes, half, planned, false, work_budget, variant);
+      if (!first) return;
+      if (o.progress) half.progress = [&](double f) { o.progress(0.5 + f / 2); };
+      second = synthesize_plan(t, ag, chunk_bytes, half, planned, /*last_first=*/true, 0, variant);
+      if (!second) return;
+    }
     give_up_point(o.give_up);  // (joining and timing a million transfers is a second)
     const bool serial = first->serial_channels;
     // A variant that cannot beat the fastest so far, or what the caller has

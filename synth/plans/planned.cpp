@@ -98,7 +98,7 @@ class Planned {
       return std::nullopt;
     if (method == Method::ServerPlan && broadcast)
       return broadcast_server_plan(t_, ft(), plan_, c_, forward_, chunk_bytes_, o_);
-    if (method == Method::ServerPlan) return server_plan_matcher();
+    if (method == Method::ServerPlan) return server_plan_matcher(nullptr);
     if (!plan_trees(broadcast)) return std::nullopt;
     std::vector<std::tuple<NodeId, NodeId, std::vector<LinkId>>> ways;
     std::set<std::tuple<NodeId, NodeId, std::vector<LinkId>>> distinct;
@@ -110,6 +110,34 @@ class Planned {
     g_.emplace(ft(), chunk_bytes_, o_.link_model, ways);
     if (method == Method::PlanPipeline) return pipelines(broadcast);
     return tree_matcher(broadcast);
+  }
+
+  // The matcher's schedule on a server plan as server_plan_matcher chose it: the plan's ways (in
+  // ft()'s links) and its transfers on them (channel i: way i) before they were built, and the
+  // method's words.
+  struct Kept {
+    std::vector<ServerWay> ways;
+    RawList raw;
+    std::string method;
+  };
+  // run(Method::ServerPlan), its schedule kept in `keep`.
+  std::optional<Algorithm> server_plan(Kept& keep) const {
+    if (plan_.shape == Shape::Route || forward_.kind != CollectiveKind::AllGather ||
+        forward_.num_ranks() != ft().num_npus())
+      return std::nullopt;
+    return server_plan_matcher(&keep);
+  }
+  // The schedule another Planned kept for the same forward problem on the reverse of ft(), each
+  // link of its ways turned into its twin (topo::twin_links of ft(), which is its own reverse):
+  // the same schedule on ft(), taking the same time.
+  Algorithm mirrored(Kept kept, const std::vector<LinkId>& twin) const {
+    for (ServerWay& w : kept.ways)
+      for (LinkId& l : w.route) l = twin[static_cast<size_t>(l)];
+    const ChannelGraph g(ft(), chunk_bytes_, o_.link_model, kept.ways);
+    Algorithm a = build(t_, g, std::move(kept.raw), plan_, c_, chunk_bytes_, o_);
+    a.provenance.producer = Producer::ServerPlanMatcher;
+    a.method = std::move(kept.method);
+    return a;
   }
 
  private:
@@ -291,36 +319,40 @@ class Planned {
   }
 
   // The matcher on a cluster's server plan: each chunk from its root along the plan's way to each
-  // NPU; where its servers form pods (relayed_over_pods), also relayed over them, the faster kept.
-  // Nothing where there is no server plan, or its matching would scan too much.
-  std::optional<Algorithm> server_plan_matcher() const {
-    const detail::ServerPlans::Plan kept = server_plan_of(ft(), chunk_bytes_, o_);
-    const std::optional<ServerPlan>& servers = *kept;
+  // NPU; where its servers form pods (relayed_over_pods), also relayed over them, the faster kept,
+  // and its schedule in `keep` where given. Nothing where there is no server plan, or its matching
+  // would scan too much.
+  std::optional<Algorithm> server_plan_matcher(Kept* keep) const {
+    const detail::ServerPlans::Plan plan = server_plan_of(ft(), chunk_bytes_, o_);
+    const std::optional<ServerPlan>& servers = *plan;
     // A match scans at most a bitset of chunks of its way.
     const int64_t words = (forward_.num_chunks() + 63) / 64;
     if (!servers || transfer_estimate(forward_) * words > kServerPlanWork) return std::nullopt;
-    Matched a = match_on(*servers);
+    Matched a = match_on(*servers, keep != nullptr);
     if (const std::optional<ServerPlan> relayed =
             relayed_over_pods(ft(), *servers, o_.link_model)) {
-      Matched b = match_on(*relayed);
+      Matched b = match_on(*relayed, keep != nullptr);
       // (Timed here to choose, where match_on did not already; the caller times the one
       // returned.)
       auto time = [&](const Matched& m) {
         return m.timed ? *m.timed : model_time(t_, m.algorithm);
       };
-      if (time(b) < time(a)) return std::move(b.algorithm);
+      if (time(b) < time(a)) a = std::move(b);
     }
+    if (keep) *keep = std::move(*a.kept);
     return std::move(a.algorithm);
   }
 
-  // What match_on made, and its model time where it was timed there to choose.
+  // What match_on made, its model time where it was timed there to choose, and its schedule where
+  // asked to keep it.
   struct Matched {
     Algorithm algorithm;
     std::optional<Time> timed;
+    std::optional<Kept> kept;
   };
 
-  // The matcher on server plan `servers`.
-  Matched match_on(const ServerPlan& servers) const {
+  // The matcher on server plan `servers`; its schedule kept where `keep`.
+  Matched match_on(const ServerPlan& servers, bool keep) const {
     // Unequal rails: the chunks dealt over them, each way at its fluid share of what the deal
     // gives it (the overhead model of staggered_ways assumes equal rails, and direct ones).
     const int k = forward_.chunks_per_npu;
@@ -332,7 +364,7 @@ class Planned {
       ways = servers.ways();
       set_fluid_rates(ft(), o_.link_model, ways, deal.loads());
     }
-    ChannelGraph g(ft(), chunk_bytes_, o_.link_model, std::move(ways));
+    ChannelGraph g(ft(), chunk_bytes_, o_.link_model, ways);
     SpreadMatcher s(ft(), g, forward_.num_chunks(), o_);
     for (ChunkId ch = 0; ch < forward_.num_chunks(); ++ch) {
       const int origin = forward_.origin(ch);
@@ -351,6 +383,11 @@ class Planned {
     std::optional<RawList> sent;
     if (rail_messages_apply(ft(), servers, deal.even(), o_))
       sent = rail_messages(g, servers, raw, kRailMessageShrink);
+    std::optional<RawList> raw_kept, sent_kept;  // (build takes the lists)
+    if (keep) {
+      raw_kept = raw.copy();
+      if (sent) sent_kept = sent->copy();
+    }
     std::optional<Algorithm> in_messages;
     if (sent) in_messages = build(t_, g, std::move(*sent), plan_, c_, chunk_bytes_, o_);
     Algorithm a = build(t_, g, std::move(raw), plan_, c_, chunk_bytes_, o_);
@@ -383,7 +420,11 @@ class Planned {
             : fmt::format("matcher on a server plan ({} servers of {}: rails, then NVSwitch)",
                           count, per);
     if (messages) a.method += ", the rails in messages shrinking to one chunk at the end";
-    return {std::move(a), timed};
+    std::optional<Kept> kept;
+    if (keep)
+      kept =
+          Kept{std::move(ways), messages ? std::move(*sent_kept) : std::move(*raw_kept), a.method};
+    return {std::move(a), timed, std::move(kept)};
   }
 
   // The chunks of each root go to its trees in proportion to their copies, as seats to parties by
@@ -636,6 +677,23 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
                                          bool last_first, double work_budget, int variant) {
   give_up_point(o.give_up);
   return Planned(t, c, chunk_bytes, o, last_first, variant).run(method, work_budget);
+}
+
+std::pair<std::optional<Algorithm>, std::optional<Algorithm>> server_plan_halves(
+    const topo::Topology& t, const Collective& rs, const Collective& ag, Bytes chunk_bytes,
+    const SynthOptions& o) {
+  give_up_point(o.give_up);
+  const std::optional<std::vector<LinkId>> twin = topo::twin_links(t);
+  if (!twin)
+    return {synthesize_plan(t, rs, chunk_bytes, o, Method::ServerPlan),
+            synthesize_plan(t, ag, chunk_bytes, o, Method::ServerPlan, /*last_first=*/true)};
+  Planned::Kept kept;
+  std::optional<Algorithm> reduced = Planned(t, rs, chunk_bytes, o, false, -1).server_plan(kept);
+  if (!reduced) return {};
+  give_up_point(o.give_up);
+  Algorithm gathered =
+      Planned(t, ag, chunk_bytes, o, /*last_first=*/true, -1).mirrored(std::move(kept), *twin);
+  return {std::move(reduced), std::move(gathered)};
 }
 
 Time under_callers(Time fastest, Time to_beat) {

@@ -58,6 +58,12 @@ class RawList {
   void release_through(size_t i) {
     if ((i + 1) % kBlock == 0 || i + 1 == size_) blocks_[i >> kShift].reset();
   }
+  // A copy (the list holds its blocks alone, so it is not copied implicitly).
+  RawList copy() const {
+    RawList out;
+    for (size_t i = 0; i < size_; ++i) out.push_back((*this)[i]);
+    return out;
+  }
   template <typename F>
   void for_each(F&& f) const {
     for (size_t i = 0; i < size_; ++i) f((*this)[i]);

@@ -3,6 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <utility>
+#include <vector>
+
 #include "topo/analysis.hpp"
 #include "topo/generators.hpp"
 
@@ -83,6 +87,49 @@ TEST(Topology, FingerprintFollowsStructureNotNames) {
   };
   EXPECT_EQ(make(kBw, "a"), make(kBw, "b"));
   EXPECT_NE(make(kBw, "a"), make(kBw + 1, "a"));
+}
+
+// A topology that is its own reverse pairs each link with the one back between the same nodes and
+// of the same bandwidth, latency and step (parallel links in id order); a link without one (one
+// way only, or back at another speed or step) leaves nothing to pair.
+TEST(Topology, TwinLinksPairEachLinkWithItsReverse) {
+  TopologyBuilder b;
+  for (int i = 0; i < 3; ++i) b.add_npu();
+  b.add_link(0, 1, kBw, kLat);      // 0
+  b.add_link(1, 2, kBw, kLat);      // 1
+  b.add_link(0, 1, kBw, kLat);      // 2: parallel to 0
+  b.add_link(2, 1, kBw, kLat);      // 3
+  b.add_link(1, 0, kBw, kLat);      // 4
+  b.add_link(1, 0, kBw, kLat);      // 5
+  b.add_link(0, 2, 2 * kBw, kLat);  // 6
+  b.add_link(2, 0, 2 * kBw, kLat);  // 7
+  const std::optional<std::vector<LinkId>> twin = twin_links(b.build());
+  ASSERT_TRUE(twin);
+  EXPECT_THAT(*twin, ::testing::ElementsAre(4, 3, 5, 1, 0, 2, 7, 6));
+  for (const auto& [bandwidth, latency] : {std::pair{kBw + 1, kLat}, std::pair{kBw, kLat + 1}}) {
+    TopologyBuilder other = b;
+    other.add_link(1, 2, bandwidth, latency);  // back only at the speed of the others
+    other.add_link(2, 1, kBw, kLat);
+    EXPECT_FALSE(twin_links(other.build())) << bandwidth << " " << latency;
+  }
+  TopologyBuilder one_way = b;
+  one_way.add_link(1, 2, kBw, kLat);
+  EXPECT_FALSE(twin_links(one_way.build()));
+  TopologyBuilder stepped = b;
+  stepped.set_link_step(0, 2 * kDefaultStep);
+  EXPECT_FALSE(twin_links(stepped.build()));
+  // Every generated fabric of full-duplex links is its own reverse, link by link.
+  for (const char* spec : {"ring:8", "torus2d:4x4", "leafspine:4x8", "nvcluster:2x8"}) {
+    const Topology t = generate(spec);
+    const std::optional<std::vector<LinkId>> pairs = twin_links(t);
+    ASSERT_TRUE(pairs) << spec;
+    for (LinkId l = 0; l < t.num_links(); ++l) {
+      const Link &k = t.link(l), &back = t.link((*pairs)[l]);
+      EXPECT_EQ(back.src, k.dst) << spec;
+      EXPECT_EQ(back.dst, k.src) << spec;
+      EXPECT_EQ((*pairs)[(*pairs)[l]], l) << spec;
+    }
+  }
 }
 
 TEST(TopologyValidation, RejectsSelfLoop) {

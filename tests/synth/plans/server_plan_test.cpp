@@ -11,6 +11,8 @@
 
 #include "synth/baselines/baselines.hpp"
 #include "synth/bounds/lower_bound.hpp"
+#include "synth/cost/timing.hpp"
+#include "synth/plans/planned.hpp"
 #include "synth/plans/server_plan.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/tuning.hpp"
@@ -646,6 +648,37 @@ TEST(ServerPlanSynthesis, NotApplicableBeyondWholeClusterSpreads) {
   group.ranks = {0, 1, 2, 3};
   EXPECT_THROW(synthesize(t, group, 1 << 20, o), NotApplicable);
   EXPECT_EQ(parse_synth_method("server-plan"), SynthMethod::ServerPlan);
+}
+
+// An All-Reduce's halves on a topology that is its own reverse (topo::twin_links): the
+// All-Gather is the Reduce-Scatter's forward schedule (an All-Gather on the reversed topology)
+// mirrored, each link renamed to its twin, made once (server_plan_halves). It is that schedule: the
+// All-Gather made on the reversed topology has as many transfers and takes the same time there as
+// the mirror on the topology; both halves are correct.
+TEST(ServerPlan, AnAllReducesAllGatherIsItsReduceScattersScheduleMirrored) {
+  for (const std::string spec : {"cluster16.yaml", "nvcluster:2x8"}) {
+    const topo::Topology t =
+        spec.ends_with(".yaml") ? testing::example_with_steps(spec) : topo::generate(spec);
+    ASSERT_TRUE(topo::twin_links(t)) << spec;
+    const topo::Topology back = topo::reversed(t);
+    for (int k : {1, 4, 8}) {
+      Collective rs = Collective::over_all(t, CollectiveKind::ReduceScatter);
+      Collective ag = Collective::over_all(t, CollectiveKind::AllGather);
+      rs.chunks_per_npu = ag.chunks_per_npu = k;
+      const Bytes chunk = ag.chunk_bytes_for(Bytes{64} << 20);
+      const SynthOptions o;
+      const auto [reduced, gathered] = detail::server_plan_halves(t, rs, ag, chunk, o);
+      ASSERT_TRUE(reduced && gathered) << spec << " k=" << k;
+      EXPECT_TRUE(verify(t, *reduced).correct()) << spec << " k=" << k;
+      EXPECT_TRUE(verify(t, *gathered).correct()) << spec << " k=" << k;
+      const std::optional<Algorithm> made_back =
+          detail::synthesize_plan(back, ag, chunk, o, SynthMethod::ServerPlan);
+      ASSERT_TRUE(made_back) << spec << " k=" << k;
+      EXPECT_EQ(gathered->size(), made_back->size()) << spec << " k=" << k;
+      EXPECT_EQ(model_time(t, *gathered), model_time(back, *made_back)) << spec << " k=" << k;
+      EXPECT_EQ(gathered->method, made_back->method) << spec << " k=" << k;
+    }
+  }
 }
 
 }  // namespace
