@@ -276,8 +276,9 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
     }
     if (o.progress) half.progress = [&](double f) { o.progress(f / 2); };
     std::optional<Algorithm> first, second;
-    if (planned == Method::ServerPlan) {
-      std::tie(first, second) = server_plan_halves(t, rs, ag, chunk_bytes, half);
+    if (planned != Method::PlanPipeline) {
+      std::tie(first, second) =
+          all_reduce_halves(t, rs, ag, chunk_bytes, half, planned, work_budget);
       if (!first || !second) return;
     } else {
       first = synthesize_plan(t, rs, chunk_bytes, half, planned, false, work_budget, variant);

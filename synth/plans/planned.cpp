@@ -84,8 +84,20 @@ class Planned {
     return pipeline_prediction(s->fill, s->dealt, packing_->trees.size());
   }
 
-  std::optional<Algorithm> run(Method method, double work_budget) {
-    if (method == Method::Matcher) return plain_matcher(work_budget);
+  // The matcher's schedule as a run chose it: the channels it was matched on (channel i: each's
+  // ends, route in ft()'s links and rate, 0 for its route's full rate: a ServerWay each) and its
+  // transfers on them, before they were built.
+  struct Kept {
+    std::vector<ServerWay> channels;
+    RawList raw;
+    bool filled = false;
+  };
+
+  // Where `keep` is given, the matcher's schedule is kept in it where the method is the plain
+  // matcher, the matcher on the flow plan's trees or on the server plan, over an All-Gather's
+  // forward problem.
+  std::optional<Algorithm> run(Method method, double work_budget, Kept* keep = nullptr) {
+    if (method == Method::Matcher) return plain_matcher(work_budget, keep);
     // The flow plan of routed chunks: ways spread as the flow optimum spreads.
     if (plan_.shape == Shape::Route) {
       if (method == Method::ServerPlan) return flat_routed_matcher();
@@ -98,7 +110,7 @@ class Planned {
       return std::nullopt;
     if (method == Method::ServerPlan && broadcast)
       return broadcast_server_plan(t_, ft(), plan_, c_, forward_, chunk_bytes_, o_);
-    if (method == Method::ServerPlan) return server_plan_matcher(nullptr);
+    if (method == Method::ServerPlan) return server_plan_matcher(broadcast ? nullptr : keep);
     if (!plan_trees(broadcast)) return std::nullopt;
     std::vector<std::tuple<NodeId, NodeId, std::vector<LinkId>>> ways;
     std::set<std::tuple<NodeId, NodeId, std::vector<LinkId>>> distinct;
@@ -109,35 +121,17 @@ class Planned {
             ways.emplace_back(tr.parent[v], v, route);
     g_.emplace(ft(), chunk_bytes_, o_.link_model, ways);
     if (method == Method::PlanPipeline) return pipelines(broadcast);
-    return tree_matcher(broadcast);
+    return tree_matcher(broadcast, broadcast ? nullptr : keep);
   }
 
-  // The matcher's schedule on a server plan as server_plan_matcher chose it: the plan's ways (in
-  // ft()'s links) and its transfers on them (channel i: way i) before they were built, and the
-  // method's words.
-  struct Kept {
-    std::vector<ServerWay> ways;
-    RawList raw;
-    std::string method;
-  };
-  // run(Method::ServerPlan), its schedule kept in `keep`.
-  std::optional<Algorithm> server_plan(Kept& keep) const {
-    if (plan_.shape == Shape::Route || forward_.kind != CollectiveKind::AllGather ||
-        forward_.num_ranks() != ft().num_npus())
-      return std::nullopt;
-    return server_plan_matcher(&keep);
-  }
   // The schedule another Planned kept for the same forward problem on the reverse of ft(), each
-  // link of its ways turned into its twin (topo::twin_links of ft(), which is its own reverse):
-  // the same schedule on ft(), taking the same time.
+  // link of its channels turned into its twin (topo::twin_links of ft(), which is its own
+  // reverse): the same schedule on ft(), taking the same time.
   Algorithm mirrored(Kept kept, const std::vector<LinkId>& twin) const {
-    for (ServerWay& w : kept.ways)
+    for (ServerWay& w : kept.channels)
       for (LinkId& l : w.route) l = twin[static_cast<size_t>(l)];
-    const ChannelGraph g(ft(), chunk_bytes_, o_.link_model, kept.ways);
-    Algorithm a = build(t_, g, std::move(kept.raw), plan_, c_, chunk_bytes_, o_);
-    a.provenance.producer = Producer::ServerPlanMatcher;
-    a.method = std::move(kept.method);
-    return a;
+    const ChannelGraph g(ft(), chunk_bytes_, o_.link_model, kept.channels);
+    return build(t_, g, std::move(kept.raw), plan_, c_, chunk_bytes_, o_);
   }
 
  private:
@@ -158,11 +152,29 @@ class Planned {
   }
 
   // The matcher alone; nothing when its work is over `work_budget` (0: none).
-  std::optional<Algorithm> plain_matcher(double work_budget) const {
+  std::optional<Algorithm> plain_matcher(double work_budget, Kept* keep) const {
     if (work_budget > 0 && least_matcher_work(ft(), forward_) > work_budget) return std::nullopt;
     ChannelGraph g(ft(), chunk_bytes_, o_.link_model, o_.ecmp_routes, routes_of(o_));
     if (work_budget > 0 && matcher_work(g, forward_) > work_budget) return std::nullopt;
-    return build(t_, g, run_forward(ft(), g, forward_, o_), plan_, c_, chunk_bytes_, o_);
+    RawList raw = run_forward(ft(), g, forward_, o_);
+    if (keep && plan_.shape == Shape::Spread) *keep = kept(channels_of(g), raw);
+    return build(t_, g, std::move(raw), plan_, c_, chunk_bytes_, o_);
+  }
+
+  // `g`'s channels, each at its route's full rate (as its graph made them, ServerWay::rate 0).
+  static std::vector<ServerWay> channels_of(const ChannelGraph& g) {
+    std::vector<ServerWay> out;
+    out.reserve(g.size());
+    for (size_t c = 0; c < g.size(); ++c) {
+      const std::span<const LinkId> route = g.route(g[static_cast<ChannelId>(c)]);
+      out.push_back({g[static_cast<ChannelId>(c)].src, g[static_cast<ChannelId>(c)].dst,
+                     std::vector<LinkId>(route.begin(), route.end()), 0});
+    }
+    return out;
+  }
+  // A schedule to keep: `channels` and a copy of `raw` (build takes the list).
+  static Kept kept(std::vector<ServerWay> channels, const RawList& raw) {
+    return Kept{std::move(channels), raw.copy(), true};
   }
 
   // The matcher along ways spread like the multicommodity-flow optimum (routed collectives), its
@@ -420,11 +432,10 @@ class Planned {
             : fmt::format("matcher on a server plan ({} servers of {}: rails, then NVSwitch)",
                           count, per);
     if (messages) a.method += ", the rails in messages shrinking to one chunk at the end";
-    std::optional<Kept> kept;
+    std::optional<Kept> chosen;
     if (keep)
-      kept =
-          Kept{std::move(ways), messages ? std::move(*sent_kept) : std::move(*raw_kept), a.method};
-    return {std::move(a), timed, std::move(kept)};
+      chosen = Kept{std::move(ways), messages ? std::move(*sent_kept) : std::move(*raw_kept), true};
+    return {std::move(a), timed, std::move(chosen)};
   }
 
   // The chunks of each root go to its trees in proportion to their copies, as seats to parties by
@@ -629,7 +640,7 @@ class Planned {
   }
 
   // The matcher along the flow plan's trees.
-  Algorithm tree_matcher(bool broadcast) const {
+  Algorithm tree_matcher(bool broadcast, Kept* keep) const {
     const ChunkId chunks = forward_.num_chunks();
     SpreadMatcher s(ft(), *g_, chunks, o_);
     for (ChunkId ch = 0; ch < chunks; ++ch) {
@@ -641,7 +652,9 @@ class Planned {
         for (const auto& route : tr.routes[v]) s.allow(g_->find(tr.parent[v], v, route), ch);
       }
     }
-    Algorithm a = build(t_, *g_, s.run(), plan_, c_, chunk_bytes_, o_);
+    RawList raw = s.run();
+    if (keep) *keep = kept(channels_of(*g_), raw);
+    Algorithm a = build(t_, *g_, std::move(raw), plan_, c_, chunk_bytes_, o_);
     a.provenance.producer = Producer::FlowPlanMatcher;
     a.method = fmt::format("matcher on a flow plan ({} trees, {} per {})", packing_->trees.size(),
                            packing_->k, broadcast ? "root" : "NPU");
@@ -679,20 +692,24 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
   return Planned(t, c, chunk_bytes, o, last_first, variant).run(method, work_budget);
 }
 
-std::pair<std::optional<Algorithm>, std::optional<Algorithm>> server_plan_halves(
+std::pair<std::optional<Algorithm>, std::optional<Algorithm>> all_reduce_halves(
     const topo::Topology& t, const Collective& rs, const Collective& ag, Bytes chunk_bytes,
-    const SynthOptions& o) {
+    const SynthOptions& o, Method method, double work_budget) {
   give_up_point(o.give_up);
-  const std::optional<std::vector<LinkId>> twin = topo::twin_links(t);
-  if (!twin)
-    return {synthesize_plan(t, rs, chunk_bytes, o, Method::ServerPlan),
-            synthesize_plan(t, ag, chunk_bytes, o, Method::ServerPlan, /*last_first=*/true)};
+  const std::optional<std::vector<LinkId>> twin =
+      method == Method::PlanPipeline ? std::nullopt : topo::twin_links(t);
   Planned::Kept kept;
-  std::optional<Algorithm> reduced = Planned(t, rs, chunk_bytes, o, false, -1).server_plan(kept);
+  std::optional<Algorithm> reduced =
+      Planned(t, rs, chunk_bytes, o, false, -1).run(method, work_budget, twin ? &kept : nullptr);
   if (!reduced) return {};
   give_up_point(o.give_up);
+  if (!kept.filled)
+    return {std::move(reduced),
+            synthesize_plan(t, ag, chunk_bytes, o, method, /*last_first=*/true)};
   Algorithm gathered =
       Planned(t, ag, chunk_bytes, o, /*last_first=*/true, -1).mirrored(std::move(kept), *twin);
+  gathered.method = reduced->method;
+  gathered.provenance = reduced->provenance;
   return {std::move(reduced), std::move(gathered)};
 }
 

@@ -22,15 +22,17 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
                                          bool last_first = false, double work_budget = 0,
                                          int variant = -1);
 
-// An All-Reduce's halves on the server plan (synthesize_plan, Method::ServerPlan): its
-// Reduce-Scatter `rs` and All-Gather `ag`. Where `t` is its own reverse (topo::twin_links), the
-// Reduce-Scatter's forward problem (an All-Gather on the reversed topology) is the All-Gather's
-// with every link renamed to its twin: the matcher's schedule is made once, for the Reduce-Scatter,
-// and mirrored into the All-Gather (the same schedule, the same time). Either is nothing where the
-// plan does not apply.
-std::pair<std::optional<Algorithm>, std::optional<Algorithm>> server_plan_halves(
+// An All-Reduce's halves by one method other than the pipelines (synthesize_plan): its
+// Reduce-Scatter `rs` (its matcher's work within `work_budget`, 0: none) and All-Gather `ag`. Where
+// `t` is its own reverse (topo::twin_links), the Reduce-Scatter's forward problem (an All-Gather on
+// the reversed topology) is the All-Gather's with every link renamed to its twin: the matcher's
+// schedule (the plain matcher's, on the flow plan's trees, or on the server plan) is made once,
+// for the Reduce-Scatter, and mirrored into the All-Gather (the same schedule, the same time, its
+// method's words). Both nothing where the Reduce-Scatter is not made; the All-Gather nothing where
+// it is not.
+std::pair<std::optional<Algorithm>, std::optional<Algorithm>> all_reduce_halves(
     const topo::Topology& t, const Collective& rs, const Collective& ag, Bytes chunk_bytes,
-    const SynthOptions& o);
+    const SynthOptions& o, Method method, double work_budget = 0);
 
 // The flow plan's pipelines of `variant` for `c`, predicted before they are made
 // (pipeline_prediction: the order a tree streams its chunks in does not change it); nothing where

@@ -652,32 +652,34 @@ TEST(ServerPlanSynthesis, NotApplicableBeyondWholeClusterSpreads) {
 
 // An All-Reduce's halves on a topology that is its own reverse (topo::twin_links): the
 // All-Gather is the Reduce-Scatter's forward schedule (an All-Gather on the reversed topology)
-// mirrored, each link renamed to its twin, made once (server_plan_halves). It is that schedule: the
-// All-Gather made on the reversed topology has as many transfers and takes the same time there as
-// the mirror on the topology; both halves are correct.
+// mirrored, each link renamed to its twin, made once (all_reduce_halves), by the plain matcher, on
+// the flow plan's trees or on the server plan. It is that schedule: the All-Gather made by the same
+// method on the reversed topology has as many transfers and takes the same time there as the
+// mirror on the topology, and the method's words; both halves are correct.
 TEST(ServerPlan, AnAllReducesAllGatherIsItsReduceScattersScheduleMirrored) {
   for (const std::string spec : {"cluster16.yaml", "nvcluster:2x8"}) {
     const topo::Topology t =
         spec.ends_with(".yaml") ? testing::example_with_steps(spec) : topo::generate(spec);
     ASSERT_TRUE(topo::twin_links(t)) << spec;
     const topo::Topology back = topo::reversed(t);
-    for (int k : {1, 4, 8}) {
-      Collective rs = Collective::over_all(t, CollectiveKind::ReduceScatter);
-      Collective ag = Collective::over_all(t, CollectiveKind::AllGather);
-      rs.chunks_per_npu = ag.chunks_per_npu = k;
-      const Bytes chunk = ag.chunk_bytes_for(Bytes{64} << 20);
-      const SynthOptions o;
-      const auto [reduced, gathered] = detail::server_plan_halves(t, rs, ag, chunk, o);
-      ASSERT_TRUE(reduced && gathered) << spec << " k=" << k;
-      EXPECT_TRUE(verify(t, *reduced).correct()) << spec << " k=" << k;
-      EXPECT_TRUE(verify(t, *gathered).correct()) << spec << " k=" << k;
-      const std::optional<Algorithm> made_back =
-          detail::synthesize_plan(back, ag, chunk, o, SynthMethod::ServerPlan);
-      ASSERT_TRUE(made_back) << spec << " k=" << k;
-      EXPECT_EQ(gathered->size(), made_back->size()) << spec << " k=" << k;
-      EXPECT_EQ(model_time(t, *gathered), model_time(back, *made_back)) << spec << " k=" << k;
-      EXPECT_EQ(gathered->method, made_back->method) << spec << " k=" << k;
-    }
+    for (SynthMethod m : {SynthMethod::ServerPlan, SynthMethod::Matcher, SynthMethod::PlanMatcher})
+      for (int k : {1, 4, 8}) {
+        const std::string where = fmt::format("{} {} k={}", spec, to_string(m), k);
+        Collective rs = Collective::over_all(t, CollectiveKind::ReduceScatter);
+        Collective ag = Collective::over_all(t, CollectiveKind::AllGather);
+        rs.chunks_per_npu = ag.chunks_per_npu = k;
+        const Bytes chunk = ag.chunk_bytes_for(Bytes{64} << 20);
+        const SynthOptions o;
+        const auto [reduced, gathered] = detail::all_reduce_halves(t, rs, ag, chunk, o, m);
+        ASSERT_TRUE(reduced && gathered) << where;
+        EXPECT_TRUE(verify(t, *reduced).correct()) << where;
+        EXPECT_TRUE(verify(t, *gathered).correct()) << where;
+        const std::optional<Algorithm> made_back = detail::synthesize_plan(back, ag, chunk, o, m);
+        ASSERT_TRUE(made_back) << where;
+        EXPECT_EQ(gathered->size(), made_back->size()) << where;
+        EXPECT_EQ(model_time(t, *gathered), model_time(back, *made_back)) << where;
+        EXPECT_EQ(gathered->method, made_back->method) << where;
+      }
   }
 }
 
