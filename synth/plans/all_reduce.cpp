@@ -215,18 +215,25 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   // necessarily its own; not a prediction's stand-in).
   bool floor_stands = false;
   // Each half's prediction per variant; a variant streams as its twin of the other pacing
-  // (Planned::streamed: the shape and speed-up alone), so they share one.
+  // (Planned::streamed: the shape and speed-up alone), so they share one. Where the topology is
+  // its own reverse (topo::twin_links) the halves share one too: the Reduce-Scatter's trees are
+  // the All-Gather's (FlowPlans), each link renamed to its twin, of the same bandwidth, latency and
+  // step, so their fills are the same.
   using Halves = std::pair<std::optional<PipelinePrediction>, std::optional<PipelinePrediction>>;
   std::map<std::tuple<bool, int, bool, bool>, Halves> predictions;
+  std::optional<bool> own_reverse;  // (asked once, where a prediction is)
   auto predicted = [&](int variant) -> const Halves& {
     const PipelineVariant pv = pipeline_variant(variant);
     const auto key = std::make_tuple(pv.shape.lanes, pv.shape.split, pv.shape.serial, pv.sped_up);
     auto it = predictions.find(key);
-    if (it == predictions.end())
-      it = predictions
-               .emplace(key, Halves(predict_pipeline(t, rs, chunk_bytes, half, variant),
-                                    predict_pipeline(t, ag, chunk_bytes, half, variant)))
-               .first;
+    if (it == predictions.end()) {
+      if (!own_reverse) own_reverse = topo::twin_links(t).has_value();
+      std::optional<PipelinePrediction> reduced =
+          predict_pipeline(t, rs, chunk_bytes, half, variant);
+      std::optional<PipelinePrediction> gathered =
+          *own_reverse ? reduced : predict_pipeline(t, ag, chunk_bytes, half, variant);
+      it = predictions.emplace(key, Halves(std::move(reduced), std::move(gathered))).first;
+    }
     return it->second;
   };
   // The variants left untimed by their floor, with that floor (unpaced_twin).

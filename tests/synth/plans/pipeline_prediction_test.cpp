@@ -8,6 +8,7 @@
 #include <array>
 #include <map>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "synth/cost/timing.hpp"
@@ -357,6 +358,40 @@ TEST(PipelinePrediction, AVariantExactBeforeIsMadeWhereItWins) {
     EXPECT_EQ(calibrated->claimed_time, all->claimed_time) << "topology " << i;
   }
   EXPECT_GE(exact_fastest, 3);
+}
+
+// On a topology that is its own reverse (topo::twin_links), an All-Reduce's two halves stream the
+// same trees, each link renamed to its twin: their predictions are the same, so the All-Reduce's
+// joined prediction asks one (synthesize_with). Every variant at 1, 8 and 64 chunks per NPU, on
+// fabrics with and without switches, at mixed speeds.
+TEST(PipelinePrediction, AnAllReducesHalvesArePredictedAlikeWhereTheTopologyIsItsOwnReverse) {
+  for (const char* spec :
+       {"cluster16.yaml", "mi250-box.yaml", "pod-2spine.yaml", "nvcluster:2x8"}) {
+    const std::string name(spec);
+    const topo::Topology t =
+        name.ends_with(".yaml") ? testing::example_with_steps(name) : topo::generate(name);
+    ASSERT_TRUE(topo::twin_links(t)) << spec;
+    SynthMemo memo;
+    SynthOptions o;
+    o.memo = &memo;
+    for (int k : {1, 8, 64}) {
+      Collective rs = Collective::over_all(t, CollectiveKind::ReduceScatter);
+      Collective ag = Collective::over_all(t, CollectiveKind::AllGather);
+      rs.chunks_per_npu = ag.chunks_per_npu = k;
+      const Bytes chunk = ag.chunk_bytes_for(Bytes{64} << 20);
+      for (int v = 0; v < detail::kPipelineInTurn; ++v) {
+        const std::optional<detail::PipelinePrediction> reduced =
+            detail::predict_pipeline(t, rs, chunk, o, v);
+        const std::optional<detail::PipelinePrediction> gathered =
+            detail::predict_pipeline(t, ag, chunk, o, v);
+        ASSERT_EQ(reduced.has_value(), gathered.has_value()) << spec << " k=" << k << " v=" << v;
+        if (!reduced) continue;
+        EXPECT_EQ(reduced->end, gathered->end) << spec << " k=" << k << " v=" << v;
+        EXPECT_EQ(reduced->first, gathered->first) << spec << " k=" << k << " v=" << v;
+        EXPECT_EQ(reduced->likely, gathered->likely) << spec << " k=" << k << " v=" << v;
+      }
+    }
+  }
 }
 
 }  // namespace
