@@ -90,13 +90,13 @@ class Planned {
   struct Kept {
     std::vector<ServerWay> channels;
     RawList raw;
-    bool filled = false;
   };
 
   // Where `keep` is given, the matcher's schedule is kept in it where the method is the plain
   // matcher, the matcher on the flow plan's trees or on the server plan, over an All-Gather's
   // forward problem.
-  std::optional<Algorithm> run(Method method, double work_budget, Kept* keep = nullptr) {
+  std::optional<Algorithm> run(Method method, double work_budget,
+                               std::optional<Kept>* keep = nullptr) {
     if (method == Method::Matcher) return plain_matcher(work_budget, keep);
     // The flow plan of routed chunks: ways spread as the flow optimum spreads.
     if (plan_.shape == Shape::Route) {
@@ -152,7 +152,7 @@ class Planned {
   }
 
   // The matcher alone; nothing when its work is over `work_budget` (0: none).
-  std::optional<Algorithm> plain_matcher(double work_budget, Kept* keep) const {
+  std::optional<Algorithm> plain_matcher(double work_budget, std::optional<Kept>* keep) const {
     if (work_budget > 0 && least_matcher_work(ft(), forward_) > work_budget) return std::nullopt;
     ChannelGraph g(ft(), chunk_bytes_, o_.link_model, o_.ecmp_routes, routes_of(o_));
     if (work_budget > 0 && matcher_work(g, forward_) > work_budget) return std::nullopt;
@@ -165,16 +165,16 @@ class Planned {
   static std::vector<ServerWay> channels_of(const ChannelGraph& g) {
     std::vector<ServerWay> out;
     out.reserve(g.size());
-    for (size_t c = 0; c < g.size(); ++c) {
-      const std::span<const LinkId> route = g.route(g[static_cast<ChannelId>(c)]);
-      out.push_back({g[static_cast<ChannelId>(c)].src, g[static_cast<ChannelId>(c)].dst,
-                     std::vector<LinkId>(route.begin(), route.end()), 0});
+    for (size_t id = 0; id < g.size(); ++id) {
+      const Channel& c = g[static_cast<ChannelId>(id)];
+      const std::span<const LinkId> route = g.route(c);
+      out.push_back({c.src, c.dst, std::vector<LinkId>(route.begin(), route.end()), 0});
     }
     return out;
   }
   // A schedule to keep: `channels` and a copy of `raw` (build takes the list).
   static Kept kept(std::vector<ServerWay> channels, const RawList& raw) {
-    return Kept{std::move(channels), raw.copy(), true};
+    return Kept{std::move(channels), raw.copy()};
   }
 
   // The matcher along ways spread like the multicommodity-flow optimum (routed collectives), its
@@ -334,7 +334,7 @@ class Planned {
   // NPU; where its servers form pods (relayed_over_pods), also relayed over them, the faster kept,
   // and its schedule in `keep` where given. Nothing where there is no server plan, or its matching
   // would scan too much.
-  std::optional<Algorithm> server_plan_matcher(Kept* keep) const {
+  std::optional<Algorithm> server_plan_matcher(std::optional<Kept>* keep) const {
     const detail::ServerPlans::Plan plan = server_plan_of(ft(), chunk_bytes_, o_);
     const std::optional<ServerPlan>& servers = *plan;
     // A match scans at most a bitset of chunks of its way.
@@ -351,7 +351,7 @@ class Planned {
       };
       if (time(b) < time(a)) a = std::move(b);
     }
-    if (keep) *keep = std::move(*a.kept);
+    if (keep) *keep = std::move(a.kept);
     return std::move(a.algorithm);
   }
 
@@ -434,7 +434,7 @@ class Planned {
     if (messages) a.method += ", the rails in messages shrinking to one chunk at the end";
     std::optional<Kept> chosen;
     if (keep)
-      chosen = Kept{std::move(ways), messages ? std::move(*sent_kept) : std::move(*raw_kept), true};
+      chosen = Kept{std::move(ways), messages ? std::move(*sent_kept) : std::move(*raw_kept)};
     return {std::move(a), timed, std::move(chosen)};
   }
 
@@ -640,7 +640,7 @@ class Planned {
   }
 
   // The matcher along the flow plan's trees.
-  Algorithm tree_matcher(bool broadcast, Kept* keep) const {
+  Algorithm tree_matcher(bool broadcast, std::optional<Kept>* keep) const {
     const ChunkId chunks = forward_.num_chunks();
     SpreadMatcher s(ft(), *g_, chunks, o_);
     for (ChunkId ch = 0; ch < chunks; ++ch) {
@@ -698,16 +698,16 @@ std::pair<std::optional<Algorithm>, std::optional<Algorithm>> all_reduce_halves(
   give_up_point(o.give_up);
   const std::optional<std::vector<LinkId>> twin =
       method == Method::PlanPipeline ? std::nullopt : topo::twin_links(t);
-  Planned::Kept kept;
+  std::optional<Planned::Kept> kept;
   std::optional<Algorithm> reduced =
       Planned(t, rs, chunk_bytes, o, false, -1).run(method, work_budget, twin ? &kept : nullptr);
   if (!reduced) return {};
   give_up_point(o.give_up);
-  if (!kept.filled)
+  if (!kept)
     return {std::move(reduced),
             synthesize_plan(t, ag, chunk_bytes, o, method, /*last_first=*/true)};
   Algorithm gathered =
-      Planned(t, ag, chunk_bytes, o, /*last_first=*/true, -1).mirrored(std::move(kept), *twin);
+      Planned(t, ag, chunk_bytes, o, /*last_first=*/true, -1).mirrored(std::move(*kept), *twin);
   gathered.method = reduced->method;
   gathered.provenance = reduced->provenance;
   return {std::move(reduced), std::move(gathered)};
