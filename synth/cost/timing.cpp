@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -97,20 +98,12 @@ Bandwidth RouteCoster::rate(std::span<const LinkId> route, Bandwidth rate) {
 }
 
 Time RouteCoster::serialization_time(Bandwidth rate, int count) {
-  if (rate == rates_[0] && count == counts_[0]) return times_[0];
-  if (rate == rates_[1] && count == counts_[1]) {
-    std::swap(rates_[0], rates_[1]);
-    std::swap(counts_[0], counts_[1]);
-    std::swap(times_[0], times_[1]);
-    return times_[0];
-  }
-  rates_[1] = rates_[0];
-  counts_[1] = counts_[0];
-  times_[1] = times_[0];
-  rates_[0] = rate;
-  counts_[0] = count;
-  times_[0] = transfer_time(bytes_ * count, rate);
-  return times_[0];
+  const uint64_t mixed = (static_cast<uint64_t>(rate) ^ static_cast<uint64_t>(count) << 40) *
+                         0x9E3779B97F4A7C15ULL;  // (Fibonacci hashing: the high bits)
+  Remembered& slot = remembered_[mixed >> (64 - std::countr_zero(kRemembered))];
+  if (slot.rate != rate || slot.count != count)
+    slot = {rate, count, transfer_time(bytes_ * count, rate)};
+  return slot.time;
 }
 
 namespace {

@@ -14,6 +14,7 @@
 // O(transfers log transfers).
 #pragma once
 
+#include <array>
 #include <span>
 #include <vector>
 
@@ -43,9 +44,9 @@ struct RouteCost {
 RouteCost route_cost(const topo::Topology& t, std::span<const LinkId> route, Bytes bytes,
                      LinkModel model, bool steps, Bandwidth rate = 0);
 // route_cost for many transfers of one chunk size, fast: per-link bandwidth and latency in flat
-// arrays, and the serialization time at the last two (rate, chunks carried) remembered (the
-// 128-bit division is the costly part, and an algorithm moves its chunks at a handful of rates
-// in messages of a handful of sizes). Same results and errors as route_cost.
+// arrays, and the serialization times at the (rate, chunks carried) pairs last asked remembered
+// (the division is the costly part, and an algorithm moves its chunks at a few dozen rates in
+// messages of a handful of sizes). Same results and errors as route_cost.
 class RouteCoster {
  public:
   RouteCoster(const topo::Topology& t, Bytes bytes, LinkModel model, bool steps);
@@ -70,9 +71,15 @@ class RouteCoster {
   bool steps_;
   std::vector<Bandwidth> bandwidth_;
   std::vector<Time> latency_, step_;
-  Bandwidth rates_[2] = {-1, -1};
-  int counts_[2] = {0, 0};
-  Time times_[2] = {0, 0};
+  // The serialization times asked for, by (rate, chunks carried) hashed to a slot: the last asked
+  // there. (Paced pipelines move each stream at its own rate: dozens of rates, interleaved.)
+  struct Remembered {
+    Bandwidth rate = -1;
+    int count = 0;
+    Time time = 0;
+  };
+  static constexpr size_t kRemembered = 64;
+  std::array<Remembered, kRemembered> remembered_{};
 };
 
 // How much of link `l`'s bandwidth a transfer at `rate` holds under `model` (hold: all of it).

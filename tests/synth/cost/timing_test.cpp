@@ -58,6 +58,25 @@ TEST(Timing, BusyShareIsExactOnEitherSideOf64Bits) {
   }
 }
 
+// RouteCoster remembers the serialization times it computed, per (rate, chunks carried) hashed to
+// a slot: asked for hundreds of pairs in any order, each again and again (pairs sharing a slot
+// evict each other), it answers what route_cost does.
+TEST(Timing, RouteCosterRemembersNothingWrong) {
+  const auto t = topo::generate("ring:4,bw=400GB/s,lat=0.5us");
+  const Bytes chunk = 65'536;
+  RouteCoster coster(t, chunk, LinkModel::Pipelined, false);
+  const std::vector<LinkId> route{0};
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 20000; ++i) {
+    const Bandwidth rate = 1'000'000'000 * static_cast<Bandwidth>(1 + rng() % 400);
+    const int count = 1 + static_cast<int>(rng() % 4);
+    const RouteCost c = coster(route, rate, count);
+    EXPECT_EQ(c.occupancy,
+              route_cost(t, route, chunk * count, LinkModel::Pipelined, false, rate).occupancy)
+        << count << " chunks at " << rate << " B/s";
+  }
+}
+
 TEST(Timing, RingAllGatherEqualsTheClosedForm) {
   for (int n : {2, 4, 8, 16}) {
     auto t = topo::generate(fmt::format("ring:{},bidir=false,bw=50GB/s,lat=0.5us", n));
