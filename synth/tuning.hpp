@@ -66,8 +66,11 @@ inline constexpr double kPipelinesContend = 1.1;
 // ... and while their times still jump from count to count, or their chunks are at least this.
 inline constexpr Bytes kPipelinesPersistChunk = 4096;
 // A run of the plain matcher over this of the fastest at a count, its last doubling's gain, gained
-// again, short of it (or over twice this), is left out of the counts after (docs/tuning.md).
+// again, short of it, is left out of the counts after (docs/tuning.md).
 inline constexpr double kMatcherContend = 1.3;
+// ... and one over this of it whatever it gained: a doubling at most halves a count's time
+// (search_chunks), so at the next count it cannot beat the fastest (docs/tuning.md).
+inline constexpr double kMatcherFar = 2;
 // Past the first count, where the search's fastest is within this of the lower bound, the
 // matchers are left out: none could beat it by more (auto builds only what may beat the best so
 // far by more than 0.5 %), and they are the costliest methods.

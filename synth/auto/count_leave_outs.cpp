@@ -23,12 +23,12 @@ std::optional<Time> time_at(const std::map<int, Time>& times, int count) {
   return at->second;
 }
 
-bool falls_behind(Time last, std::optional<Time> before, Time fastest, double contend,
+bool falls_behind(Time last, std::optional<Time> before, Time fastest, double contend, double far,
                   bool without_before) {
   const auto over = [&](double f) {
     return static_cast<double>(last) > f * static_cast<double>(fastest);
   };
-  if (over(2 * contend)) return true;
+  if (over(far)) return true;
   if (!over(contend)) return false;
   return before ? 2 * last - *before >= fastest : without_before;
 }
@@ -50,7 +50,7 @@ unsigned CountLeaveOuts::leave_out_matchers(const Collective& cc, Bytes chunk, T
   for (const auto& [run, times] : matcher_times_) {
     const std::optional<Time> last = time_at(times, count / 2);
     if (last && falls_behind(*last, time_at(times, count / 4), fastest, kMatcherContend,
-                             /*without_before=*/false))
+                             kMatcherFar, /*without_before=*/false))
       left_out_ |= 1U << static_cast<unsigned>(run);
   }
   return left_out_;
@@ -170,8 +170,9 @@ bool CountLeaveOuts::leave_out_plan_matcher(int count, Time fastest) {
   if (o_.method != SynthMethod::Auto || fastest <= 0 || count < 2) return false;
   if (!plan_matcher_left_out_)
     if (const std::optional<Time> last = plan_time(SynthMethod::PlanMatcher, count / 2))
-      plan_matcher_left_out_ = falls_behind(*last, plan_time(SynthMethod::PlanMatcher, count / 4),
-                                            fastest, kMatcherContend, /*without_before=*/false);
+      plan_matcher_left_out_ =
+          falls_behind(*last, plan_time(SynthMethod::PlanMatcher, count / 4), fastest,
+                       kMatcherContend, kMatcherFar, /*without_before=*/false);
   return plan_matcher_left_out_;
 }
 
@@ -226,7 +227,7 @@ bool CountLeaveOuts::cannot_win(SynthMethod m, CollectiveKind kind, int largest,
   if (!last) return false;
   if (m == SynthMethod::ServerPlan && before && !gains(*last, *before)) return true;
   const bool floored_before = pipelines && !before && time_at(pipeline_floors_, largest / 2);
-  return falls_behind(*last, before, fastest, kPipelinesContend,
+  return falls_behind(*last, before, fastest, kPipelinesContend, 2 * kPipelinesContend,
                       /*without_before=*/!floored_before);
 }
 

@@ -23,11 +23,11 @@ bool gains(Time now, Time before);
 std::optional<Time> time_at(const std::map<int, Time>& times, int count);
 
 // Whether a method whose time at a count was `last` (and at half that count `before`, where it
-// made one) cannot catch up with `fastest` by doubling its chunks: over twice `contend` of it (as
+// made one) cannot catch up with `fastest` by doubling its chunks: over `far` of it (at least 2: as
 // times go, search_chunks, a doubling at most halves a count's time), or over `contend` of it with
 // the last doubling's gain, gained again, short of it (each doubling gains less than the one
 // before); without `before`, over `contend` says `without_before`.
-bool falls_behind(Time last, std::optional<Time> before, Time fastest, double contend,
+bool falls_behind(Time last, std::optional<Time> before, Time fastest, double contend, double far,
                   bool without_before);
 
 // A plan's time at the next doubling of its chunks, from its times at three counts in a row (q,
@@ -62,9 +62,9 @@ class CountLeaveOuts {
   // The plain matcher's runs `auto` leaves out at `cc`'s count (PortfolioOptions::leave_out),
   // `fastest` the search's fastest at the counts before (-1: none yet): a run whose time at half
   // the count falls behind it by kMatcherContend (falls_behind; without a time at a quarter of the
-  // count, only by twice that); every run where `fastest` is within kMatcherGain of what its answer
-  // takes at least (matcher_figure; in waves an All-Reduce may end under it: not left out for it).
-  // A run left out stays out.
+  // count, only by kMatcherFar); every run where `fastest` is within kMatcherGain of what its
+  // answer takes at least (matcher_figure; in waves an All-Reduce may end under it: not left out
+  // for it). A run left out stays out.
   unsigned leave_out_matchers(const Collective& cc, Bytes chunk, Time fastest);
 
   // Whether `auto` leaves the server plan out of `cc`'s count (PortfolioOptions::
@@ -95,7 +95,8 @@ class CountLeaveOuts {
   // Whether `auto` leaves the matcher on the flow plan out of `count` (PortfolioOptions::
   // leave_out_plan_matcher), `fastest` the search's fastest at the counts before: as the plain
   // matcher's runs (leave_out_matchers), where its time at half the count falls behind `fastest`
-  // by kMatcherContend (falls_behind). Left out, it stays out.
+  // by kMatcherContend (falls_behind; without a time at a quarter of the count, by kMatcherFar).
+  // Left out, it stays out.
   bool leave_out_plan_matcher(int count, Time fastest);
 
   // The fastest time each plan and each run of the plain matcher made over the counts (a floor,
