@@ -15,6 +15,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <span>
 #include <vector>
 
@@ -79,6 +80,7 @@ class RouteCoster {
     Time time = 0;
   };
   static constexpr size_t kRemembered = 64;
+  static_assert(std::has_single_bit(kRemembered));  // (slots by the hash's top bits)
   std::array<Remembered, kRemembered> remembered_{};
 };
 
