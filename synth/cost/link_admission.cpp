@@ -117,38 +117,40 @@ ArrivalGraph::ArrivalGraph(const Algorithm& a, SlotTable slots) {
 TransferQueues::TransferQueues(const topo::Topology& t, const Algorithm& a) : a_(a) {
   const auto n = static_cast<TransferId>(a.size());
   const int links = t.num_links();
-  rate_.resize(n);
+  slots_.resize(n);
   RouteCoster cost(t, a);
   // Queues: one per (first link, channel), numbered in order of first use; channel 0's by link in
   // a flat table (most transfers: a hash lookup each weighs on building a large ring).
-  queue_of_.resize(n);
   std::vector<int32_t> plain(static_cast<size_t>(links), -1);
   std::unordered_map<uint64_t, int32_t> channelled;
   int32_t queues = 0;
   for (TransferId id = 0; id < n; ++id) {
+    Slot& s = slots_[id];
+    const std::span<const LinkId> route = a.route(id);
     try {
-      rate_[id] = cost.rate(a.route(id), a.rate(id));
+      s.rate = cost.rate(route, a.rate(id));
     } catch (const Error& e) {
       throw Error(fmt::format("transfer {}: {}", id, e.message()));
     }
-    const LinkId first = a.route(id)[0];
+    if (route.size() == 1) s.link = route[0];
+    const LinkId first = route[0];
     int32_t& q =
         a[id].channel == 0
             ? plain[static_cast<size_t>(first)]
             : channelled.try_emplace(static_cast<uint64_t>(first) << 16 | a[id].channel, -1)
                   .first->second;
     if (q < 0) q = queues++;
-    queue_of_[id] = q;
+    s.queue = q;
   }
   queue_offset_.assign(static_cast<size_t>(queues) + 1, 0);
-  for (TransferId id = 0; id < n; ++id) ++queue_offset_[queue_of_[id] + 1];
+  for (TransferId id = 0; id < n; ++id) ++queue_offset_[slots_[id].queue + 1];
   for (int32_t q = 0; q < queues; ++q) queue_offset_[q + 1] += queue_offset_[q];
   queue_list_.resize(n);
   std::vector<int32_t> next(queue_offset_.begin(), queue_offset_.end() - 1);
-  for (TransferId id = 0; id < n; ++id) queue_list_[next[queue_of_[id]]++] = id;
+  for (TransferId id = 0; id < n; ++id) queue_list_[next[slots_[id].queue]++] = id;
   serial_.assign(static_cast<size_t>(queues), 0);
   if (a.serial_channels)
-    for (TransferId id = 0; id < n; ++id) serial_[queue_of_[id]] = a[id].channel != 0;
+    for (TransferId id = 0; id < n; ++id) serial_[slots_[id].queue] = a[id].channel != 0;
 }
 
 template <typename Queues>

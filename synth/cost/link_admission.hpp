@@ -84,33 +84,37 @@ class ArrivalGraph {
 };
 
 // An algorithm's transfers as admission reads them: each one's route and rate, and its queue (one
-// per first link and channel) in list order.
+// per first link and channel) in list order. A transfer's rate, queue and (where its route is one
+// link) that link sit together in 16 bytes: admission reads them for transfers all over the list,
+// a cache miss each, and most routes of a large algorithm are a link.
 class TransferQueues {
  public:
   // Throws tenet::Error for a link id out of range, an empty route, or a rate that is negative
   // or above the route's narrowest bandwidth.
   TransferQueues(const topo::Topology& t, const Algorithm& a);
-  TransferId size() const { return static_cast<TransferId>(rate_.size()); }
+  TransferId size() const { return static_cast<TransferId>(slots_.size()); }
   // What admission reads of a transfer, at once.
   struct Entry {
     std::span<const LinkId> route;
     Bandwidth rate;
     int32_t queue;
   };
-  Entry entry(TransferId id) const { return {a_.route(id), rate_[id], queue_of_[id]}; }
+  Entry entry(TransferId id) const {
+    const Slot& s = slots_[id];
+    return {route_of(id, s), s.rate, s.queue};
+  }
   // Asks for what entry(id) reads, ahead of it (a transfer made a candidate is read when its turn
   // comes: on a large algorithm, a cache miss each).
   void prefetch(TransferId id) const {
-    __builtin_prefetch(&a_[id]);
-    __builtin_prefetch(&rate_[id]);
-    __builtin_prefetch(&queue_of_[id]);
+    __builtin_prefetch(&slots_[id]);
+    __builtin_prefetch(&a_[id]);  // (what a started transfer is costed from)
   }
   // Asks for the queue `id` is in (queue_of).
-  void prefetch_queue(TransferId id) const { __builtin_prefetch(&queue_of_[id]); }
-  std::span<const LinkId> route(TransferId id) const { return a_.route(id); }
-  Bandwidth rate(TransferId id) const { return rate_[id]; }
+  void prefetch_queue(TransferId id) const { __builtin_prefetch(&slots_[id]); }
+  std::span<const LinkId> route(TransferId id) const { return route_of(id, slots_[id]); }
+  Bandwidth rate(TransferId id) const { return slots_[id].rate; }
   int32_t num_queues() const { return static_cast<int32_t>(queue_offset_.size()) - 1; }
-  int32_t queue_of(TransferId id) const { return queue_of_[id]; }
+  int32_t queue_of(TransferId id) const { return slots_[id].queue; }
   // Whether queue q sends one transfer at a time (Algorithm::serial_channels, a channel other than
   // 0).
   bool serial(int32_t q) const { return serial_[q] != 0; }
@@ -121,9 +125,19 @@ class TransferQueues {
   }
 
  private:
+  struct Slot {
+    Bandwidth rate = 0;  // what it moves at: its own rate, or its route's narrowest bandwidth
+    int32_t queue = 0;
+    LinkId link = -1;  // its route's one link; -1 where the route has several (the algorithm's)
+  };
+  std::span<const LinkId> route_of(TransferId id, const Slot& s) const {
+    return s.link >= 0 ? std::span<const LinkId>(&s.link, 1) : a_.route(id);
+  }
+
   const Algorithm& a_;
-  std::vector<Bandwidth> rate_;
-  std::vector<int32_t> queue_of_, queue_offset_;  // CSR: per queue, its transfers in list order
+  std::vector<Slot> slots_;
+  bool one_link_routes_ = true;        // every route is one link
+  std::vector<int32_t> queue_offset_;  // CSR: per queue, its transfers in list order
   std::vector<TransferId> queue_list_;
   std::vector<char> serial_;  // per queue
 };
