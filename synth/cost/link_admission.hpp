@@ -85,8 +85,8 @@ class ArrivalGraph {
 
 // An algorithm's transfers as admission reads them: each one's route and rate, and its queue (one
 // per first link and channel) in list order. A transfer's rate, queue and (where its route is one
-// link) that link sit together in 16 bytes: admission reads them for transfers all over the list,
-// a cache miss each, and most routes of a large algorithm are a link.
+// link, as every route over direct links is) that link sit together in 16 bytes: admission reads
+// them for transfers all over the list, a cache miss each.
 class TransferQueues {
  public:
   // Throws tenet::Error for a link id out of range, an empty route, or a rate that is negative
@@ -136,7 +136,6 @@ class TransferQueues {
 
   const Algorithm& a_;
   std::vector<Slot> slots_;
-  bool one_link_routes_ = true;        // every route is one link
   std::vector<int32_t> queue_offset_;  // CSR: per queue, its transfers in list order
   std::vector<TransferId> queue_list_;
   std::vector<char> serial_;  // per queue
