@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,11 +46,12 @@ ChunkMade as_chunk_made(Made<Algorithm> m) {
 }
 
 // A variant of the plain matcher as the portfolio runs it, with the words and the provenance it
-// gives the algorithm it made.
+// gives the algorithm it made, and the run of the portfolio's it is.
 struct MatcherVariant {
   SynthOptions options;
   std::string label;
   Provenance made_by;
+  MatcherRun run = MatcherRun::Scarce;
 };
 
 // The flat chunk search's parts (flat_auto_chunks), sharing its inputs.
@@ -514,7 +516,7 @@ class FlatSearch {
       SynthOptions v = quiet_;
       v.method = SynthMethod::Matcher;
       const Provenance matcher(Producer::Matcher);
-      matcher_variants.push_back({v, "matcher", matcher});
+      matcher_variants.push_back({v, "matcher", matcher, MatcherRun::Scarce});
       if (o_.link_model == LinkModel::Pipelined &&
           mixed_speeds(t_)) {  // as synthesize_once runs them
         SynthOptions hold = v;
@@ -522,17 +524,19 @@ class FlatSearch {
         hold.portfolio.random_choice = false;
         Provenance under_hold = matcher;
         under_hold.under_hold = true;
-        matcher_variants.push_back({hold, "matcher" + std::string(kUnderHold), under_hold});
+        matcher_variants.push_back(
+            {hold, "matcher" + std::string(kUnderHold), under_hold, MatcherRun::ScarceUnderHold});
       }
       if (o_.portfolio.random_choice && o_.matcher.priority == ChunkPriority::Scarce &&
           mixed_speeds(t_)) {
         v.matcher.priority = ChunkPriority::Random;
         Provenance random = matcher;
         random.choice = MatcherChoice::Random;
-        matcher_variants.push_back({v, std::string(kRandomMatcher), random});
+        matcher_variants.push_back({v, std::string(kRandomMatcher), random, MatcherRun::Random});
         v.matcher.slow_links_yield = true;
         random.choice = MatcherChoice::RandomYielding;
-        matcher_variants.push_back({v, std::string(kRandomYieldingMatcher), random});
+        matcher_variants.push_back(
+            {v, std::string(kRandomYieldingMatcher), random, MatcherRun::RandomYielding});
       }
       const bool won = std::any_of(matcher_variants.begin(), matcher_variants.end(),
                                    [&](const MatcherVariant& variant) {
@@ -712,6 +716,10 @@ class FlatSearch {
                       ChunkingResult& best) const {
     Time previous = matcher_last;
     double last_seconds = next_count / 2;  // what the last count took
+    // Each variant's times at the doubling's counts, and those it leaves out for good, as the
+    // search would leave them out of its next count (CountLeaveOuts::leaves_out_doubling).
+    std::map<MatcherRun, std::map<int, Time>> times;
+    std::set<MatcherRun> left_out;
     for (int k = 2 * largest;
          !matcher_variants.empty() && k <= (1 << 20) && !at_bound_(best.algorithm); k *= 2) {
       c.chunks_per_npu = k;
@@ -722,13 +730,19 @@ class FlatSearch {
       if ((o_.deadline && o_.deadline->reached(2 * last_seconds)) ||
           leave_outs_.matchers_cannot_gain(c, chunk, best.algorithm.claimed_time))
         break;  // (as leave_out_matchers leaves the matchers out of a count)
+      for (const MatcherVariant& v : matcher_variants)
+        if (leave_outs_.leaves_out_doubling(v.run, k, times[v.run], best.algorithm.claimed_time))
+          left_out.insert(v.run);
+      if (left_out.size() == matcher_variants.size()) break;
       const auto began = Deadline::Clock::now();
-      for (const auto& [variant, label, made_by] : matcher_variants) {
+      for (const auto& [variant, label, made_by, run] : matcher_variants) {
+        if (left_out.contains(run)) continue;
         Algorithm a = synthesize(t_, c, chunk, variant);
         if (variant.link_model != o_.link_model) {
           a.link_model = o_.link_model;
           time(t_, a);
         }
+        times[run][k] = a.claimed_time;
         fastest = std::min(fastest.value_or(a.claimed_time), a.claimed_time);
         if (a.claimed_time < best.algorithm.claimed_time) {
           const int waves = a.provenance.waves;

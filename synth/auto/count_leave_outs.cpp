@@ -56,6 +56,19 @@ unsigned CountLeaveOuts::leave_out_matchers(const Collective& cc, Bytes chunk, T
   return left_out_;
 }
 
+bool CountLeaveOuts::leaves_out_doubling(MatcherRun run, int count,
+                                         const std::map<int, Time>& doubled, Time fastest) const {
+  if ((left_out_ >> static_cast<unsigned>(run) & 1U) != 0) return true;
+  const auto searched = matcher_times_.find(run);
+  const auto at = [&](int k) {
+    const std::optional<Time> mine = time_at(doubled, k);
+    return mine || searched == matcher_times_.end() ? mine : time_at(searched->second, k);
+  };
+  const std::optional<Time> last = at(count / 2);
+  return last && falls_behind(*last, at(count / 4), fastest, kMatcherContend, kMatcherFar,
+                              /*without_before=*/false);
+}
+
 std::map<Way, Time> CountLeaveOuts::fastest() const {
   std::map<Way, Time> out;
   for (const auto& [m, times] : plan_times_)

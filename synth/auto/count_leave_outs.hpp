@@ -67,6 +67,14 @@ class CountLeaveOuts {
   // for it). A run left out stays out.
   unsigned leave_out_matchers(const Collective& cc, Bytes chunk, Time fastest);
 
+  // Whether run `run` of the plain matcher is left out of `count` where it doubles alone past the
+  // search's counts (double_matcher), `doubled` its times at the doubling's counts so far and
+  // `fastest` the fastest found: where the search left it out (leave_out_matchers: for good), or
+  // where its times at half and a quarter of `count` (the search's, or the doubling's) fall behind
+  // `fastest` as they would there. (A run the doubling leaves out stays out: its caller keeps it.)
+  bool leaves_out_doubling(MatcherRun run, int count, const std::map<int, Time>& doubled,
+                           Time fastest) const;
+
   // Whether `auto` leaves the server plan out of `cc`'s count (PortfolioOptions::
   // leave_out_server_plan), `fastest` the search's fastest at the counts before: where per-step
   // costs are charged and the plan made times at an eighth, a quarter and half the count, where
