@@ -6,6 +6,7 @@
 #include <cmath>
 #include <optional>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "topo/analysis.hpp"
@@ -307,33 +308,30 @@ Topology reversed(const Topology& t) {
 }
 
 std::optional<std::vector<LinkId>> twin_links(const Topology& t) {
-  // Each link's key and its twin's: sorted, the k-th link with key (u, v, ...) pairs with the k-th
-  // with key (v, u, ...).
-  using Key = std::tuple<NodeId, NodeId, Bandwidth, Time, Time, LinkId>;
+  // Each link's class (its ends, bandwidth, latency and step) and id: sorted, the k-th link of
+  // class (u, v, ...) pairs with the k-th of class (v, u, ...).
+  using Class = std::tuple<NodeId, NodeId, Bandwidth, Time, Time>;
+  using Key = std::pair<Class, LinkId>;
   std::vector<Key> keys;
   keys.reserve(static_cast<size_t>(t.num_links()));
   for (LinkId l = 0; l < t.num_links(); ++l) {
     const Link& k = t.link(l);
-    keys.emplace_back(k.src, k.dst, k.bandwidth, k.latency, k.step, l);
+    keys.push_back({{k.src, k.dst, k.bandwidth, k.latency, k.step}, l});
   }
   std::sort(keys.begin(), keys.end());
   std::vector<LinkId> twin(static_cast<size_t>(t.num_links()), -1);
-  auto same = [](const Key& a, const Key& b) {  // the same class, not the same link
-    return std::get<0>(a) == std::get<0>(b) && std::get<1>(a) == std::get<1>(b) &&
-           std::get<2>(a) == std::get<2>(b) && std::get<3>(a) == std::get<3>(b) &&
-           std::get<4>(a) == std::get<4>(b);
-  };
   for (size_t i = 0; i < keys.size();) {
+    const Class& mine = keys[i].first;
     size_t end = i;
-    while (end < keys.size() && same(keys[end], keys[i])) ++end;
-    const auto& [u, v, bandwidth, latency, step, first] = keys[i];
-    const Key back{v, u, bandwidth, latency, step, -1};
-    auto j = std::lower_bound(keys.begin(), keys.end(), back);
+    while (end < keys.size() && keys[end].first == mine) ++end;
+    const auto& [u, v, bandwidth, latency, step] = mine;
+    const Class back{v, u, bandwidth, latency, step};
+    auto j = std::lower_bound(keys.begin(), keys.end(), Key{back, -1});
     for (size_t x = i; x < end; ++x, ++j) {
-      if (j == keys.end() || !same(*j, back)) return std::nullopt;
-      twin[static_cast<size_t>(std::get<5>(keys[x]))] = std::get<5>(*j);
+      if (j == keys.end() || j->first != back) return std::nullopt;
+      twin[static_cast<size_t>(keys[x].second)] = j->second;
     }
-    if (j != keys.end() && same(*j, back)) return std::nullopt;  // more the other way
+    if (j != keys.end() && j->first == back) return std::nullopt;  // more the other way
     i = end;
   }
   return twin;

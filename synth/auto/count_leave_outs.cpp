@@ -39,6 +39,18 @@ bool CountLeaveOuts::matchers_cannot_gain(const Collective& cc, Bytes chunk, Tim
          !waves_apply(t_, cc, chunk, o_);
 }
 
+namespace {
+
+// Whether a matcher (a run of the plain one, or the one on the flow plan) whose times at half and a
+// quarter of a count were `last` and `before` is left out of it: falls_behind by kMatcherContend,
+// or by kMatcherFar without a count before to show its trend.
+bool matcher_falls_behind(std::optional<Time> last, std::optional<Time> before, Time fastest) {
+  return last && falls_behind(*last, before, fastest, kMatcherContend, kMatcherFar,
+                              /*without_before=*/false);
+}
+
+}  // namespace
+
 unsigned CountLeaveOuts::leave_out_matchers(const Collective& cc, Bytes chunk, Time fastest) {
   if (o_.method != SynthMethod::Auto || fastest < 0) return left_out_;
   const int count = cc.chunks_per_npu;
@@ -47,12 +59,9 @@ unsigned CountLeaveOuts::leave_out_matchers(const Collective& cc, Bytes chunk, T
     for (MatcherRun run : kMatcherRuns) left_out_ |= 1U << static_cast<unsigned>(run);
     return left_out_;
   }
-  for (const auto& [run, times] : matcher_times_) {
-    const std::optional<Time> last = time_at(times, count / 2);
-    if (last && falls_behind(*last, time_at(times, count / 4), fastest, kMatcherContend,
-                             kMatcherFar, /*without_before=*/false))
+  for (const auto& [run, times] : matcher_times_)
+    if (matcher_falls_behind(time_at(times, count / 2), time_at(times, count / 4), fastest))
       left_out_ |= 1U << static_cast<unsigned>(run);
-  }
   return left_out_;
 }
 
@@ -60,13 +69,11 @@ bool CountLeaveOuts::leaves_out_doubling(MatcherRun run, int count,
                                          const std::map<int, Time>& doubled, Time fastest) const {
   if ((left_out_ >> static_cast<unsigned>(run) & 1U) != 0) return true;
   const auto searched = matcher_times_.find(run);
-  const auto at = [&](int k) {
-    const std::optional<Time> mine = time_at(doubled, k);
-    return mine || searched == matcher_times_.end() ? mine : time_at(searched->second, k);
+  const auto at = [&](int k) -> std::optional<Time> {  // the doubling's time, else the search's
+    if (const std::optional<Time> mine = time_at(doubled, k)) return mine;
+    return searched == matcher_times_.end() ? std::nullopt : time_at(searched->second, k);
   };
-  const std::optional<Time> last = at(count / 2);
-  return last && falls_behind(*last, at(count / 4), fastest, kMatcherContend, kMatcherFar,
-                              /*without_before=*/false);
+  return matcher_falls_behind(at(count / 2), at(count / 4), fastest);
 }
 
 std::map<Way, Time> CountLeaveOuts::fastest() const {
@@ -182,10 +189,9 @@ bool CountLeaveOuts::leave_out_pipelines(int count, Time fastest) {
 bool CountLeaveOuts::leave_out_plan_matcher(int count, Time fastest) {
   if (o_.method != SynthMethod::Auto || fastest <= 0 || count < 2) return false;
   if (!plan_matcher_left_out_)
-    if (const std::optional<Time> last = plan_time(SynthMethod::PlanMatcher, count / 2))
-      plan_matcher_left_out_ =
-          falls_behind(*last, plan_time(SynthMethod::PlanMatcher, count / 4), fastest,
-                       kMatcherContend, kMatcherFar, /*without_before=*/false);
+    plan_matcher_left_out_ =
+        matcher_falls_behind(plan_time(SynthMethod::PlanMatcher, count / 2),
+                             plan_time(SynthMethod::PlanMatcher, count / 4), fastest);
   return plan_matcher_left_out_;
 }
 

@@ -17,48 +17,55 @@ using testing::example_with_steps;
 
 constexpr unsigned bit(MatcherRun run) { return 1U << static_cast<unsigned>(run); }
 
+// The simulator's first gradient bucket of ResNet-50 on cluster16.yaml: an All-Reduce of 8.2 MB
+// over every NPU, at a count of chunks per NPU.
+struct FirstBucket {
+  topo::Topology t = example_with_steps("cluster16.yaml");
+  SynthOptions o;
+  Collective at(int count) const {
+    Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
+    c.chunks_per_npu = count;
+    return c;
+  }
+  Bytes chunk(int count) const { return at(count).chunk_bytes_for(8'200'000); }
+};
+
 // A doubling at most halves a count's time: a run of the plain matcher over kMatcherFar of the
 // fastest at the first count cannot beat it at the second, and is left out from there on, however
-// its times would go; one under it, without a count before to show its trend, is not. The
-// simulator's first gradient bucket of ResNet-50 on cluster16.yaml (an All-Reduce of 8.2 MB): at
-// one chunk per NPU the server plan took 104.3 us, the runs under hold 226.8 and 236.6 us (left
-// out of two chunks per NPU, where they took 247.3 and 297.1 us), the scarce matcher 206.2 us.
+// its times would go; one under it, without a count before to show its trend, is not. In the
+// first bucket (FirstBucket), at one chunk per NPU the server plan took 104.3 us, the runs under
+// hold 226.8 and 236.6 us (left out of two chunks per NPU, where they took 247.3 and 297.1 us), the
+// scarce matcher 206.2 us.
 TEST(CountLeaveOuts, AMatcherRunOverTwiceTheFastestIsLeftOutOfTheNextCount) {
-  const topo::Topology t = example_with_steps("cluster16.yaml");
-  Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
-  c.chunks_per_npu = 2;
-  const Bytes chunk = c.chunk_bytes_for(8'200'000);
-  const SynthOptions o;
-  detail::CountLeaveOuts leave_outs(t, o);
+  const FirstBucket b;
+  detail::CountLeaveOuts leave_outs(b.t, b.o);
   const Time fastest = 104'250'000;
   leave_outs.record(MatcherRun::Scarce, 1, 206'175'000);           // 1.98x
   leave_outs.record(MatcherRun::UnderHold, 1, 226'808'000);        // 2.18x
   leave_outs.record(MatcherRun::ScarceUnderHold, 1, 236'617'000);  // 2.27x
   ASSERT_LT(kMatcherFar * static_cast<double>(fastest), 226'808'000.0);
-  const unsigned out = leave_outs.leave_out_matchers(c, chunk, fastest);
+  const unsigned out = leave_outs.leave_out_matchers(b.at(2), b.chunk(2), fastest);
   EXPECT_EQ(out, bit(MatcherRun::UnderHold) | bit(MatcherRun::ScarceUnderHold));
   // Left out, they stay out at the counts after.
-  c.chunks_per_npu = 4;
-  EXPECT_EQ(leave_outs.leave_out_matchers(c, c.chunk_bytes_for(8'200'000), fastest) & out, out);
+  EXPECT_EQ(leave_outs.leave_out_matchers(b.at(4), b.chunk(4), fastest) & out, out);
 }
 
 // A run within kMatcherFar of the fastest at a count, its time there more than halved by the
 // doubling before (its gain, gained again, beats the fastest), is made at the next count.
 TEST(CountLeaveOuts, AMatcherRunGainingFastStaysIn) {
-  const topo::Topology t = example_with_steps("cluster16.yaml");
-  Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
-  c.chunks_per_npu = 4;
-  const Bytes chunk = c.chunk_bytes_for(8'200'000);
-  const SynthOptions o;
-  detail::CountLeaveOuts leave_outs(t, o);
+  const FirstBucket b;
+  detail::CountLeaveOuts leave_outs(b.t, b.o);
   leave_outs.record(MatcherRun::Scarce, 1, 400'000'000);
   leave_outs.record(MatcherRun::Scarce, 2, 190'000'000);  // 1.9x the fastest, 2 x 190 - 400 < 100
-  EXPECT_EQ(leave_outs.leave_out_matchers(c, chunk, 100'000'000) & bit(MatcherRun::Scarce), 0U);
+  EXPECT_EQ(
+      leave_outs.leave_out_matchers(b.at(4), b.chunk(4), 100'000'000) & bit(MatcherRun::Scarce),
+      0U);
   // Gaining less, it cannot reach the fastest by doubling: left out.
-  detail::CountLeaveOuts slower(t, o);
+  detail::CountLeaveOuts slower(b.t, b.o);
   slower.record(MatcherRun::Scarce, 1, 250'000'000);
   slower.record(MatcherRun::Scarce, 2, 190'000'000);  // 2 x 190 - 250 = 130 >= 100
-  EXPECT_NE(slower.leave_out_matchers(c, chunk, 100'000'000) & bit(MatcherRun::Scarce), 0U);
+  EXPECT_NE(slower.leave_out_matchers(b.at(4), b.chunk(4), 100'000'000) & bit(MatcherRun::Scarce),
+            0U);
 }
 
 // Past the search's counts, where a run of the plain matcher made the fastest at the last one, its
