@@ -91,6 +91,10 @@ struct PipelineOptions {
   // where they apply; 0: every variant that applies. The chunk search runs the kVariantsPast
   // fastest at the count before alone past kPipelineAllVariantsTransfers.
   uint64_t variants = 0;
+  // The variants left out (bit v set: variant v is not made, whatever `variants` says): the chunk
+  // search's doubling leaves out those falling behind the others (CountLeaveOuts::
+  // variant_falls_behind).
+  uint64_t left_out = 0;
   // A variant predicted (before it is made, from its trees' fill and the chunks dealt to them) to
   // end no faster than the fastest so far, or the caller's time to beat, by a margin
   // (kPipelinePredictedSure), is left unmade. False: every variant is made (to measure what the
@@ -107,6 +111,13 @@ struct PipelineOptions {
   // Where no variant is timed, the least such floor stands for the count (SynthOptions::floored).
   // -1: none.
   Time floored_at = -1;
+  // Where set (by the chunk search's doubling), each variant's time at the count before. A variant
+  // whose time there was under what its floor would be held against now (the fastest so far, or
+  // floored_at) is timed without a floor first: doubling the chunks lowers a pipeline's floor (less
+  // fill), so its floor here would likely be under that mark too, a pass over its transfers that
+  // decides nothing. (Either way the variant's time is at least the mark where its floor is: only
+  // what a variant that loses reports differs, its time instead of its floor.)
+  const std::map<int, Time>* times_before = nullptr;
   // Where set (by the chunk search, for all its counts), what each variant made against its
   // prediction at the counts before: the margin above follows it (PipelineCalibration).
   PipelineCalibration* calibration = nullptr;

@@ -50,6 +50,10 @@ inline constexpr size_t kVariantsPast = 4;
 // Past this many transfers, a count runs only those kVariantsPast (where the count before ran),
 // and a count that does not gain ends the doubling.
 inline constexpr int64_t kPipelineAllVariantsTransfers = int64_t{1} << 16;
+// A variant over this of the count's fastest variant, its last doubling's gain, gained again,
+// short of that fastest, is left out of the counts after (CountLeaveOuts::variant_falls_behind;
+// docs/tuning.md); one over kMatcherFar of it whatever it gained.
+inline constexpr double kPipelineVariantBehind = 1.01;
 // After a count that gained nothing, one more doubling, unless already within this of the bound.
 inline constexpr double kDoublingEnough = 1.005;
 // After a count that gained, another only where its gain, gained again, would beat the fastest by

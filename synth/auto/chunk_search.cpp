@@ -591,8 +591,10 @@ class FlatSearch {
         return static_cast<double>(time) <=
                kPipelinesContend * static_cast<double>(best.algorithm.claimed_time);
       };
-      // The pipeline variants' times at the last count.
-      std::map<int, Time> variant_times;
+      // The pipeline variants' times at the last count and at the count before it, and those left
+      // out of the counts after (variant_falls_behind; each bit a variant).
+      std::map<int, Time> variant_times, variant_before;
+      uint64_t variants_out = 0;
       quiet.pipelines.on_variant = [&](int v, Time time) { variant_times[v] = time; };
       bool floored = false;  // (what cannot beat the fastest is not made or timed: to_beat)
       bool predicted = false;
@@ -610,14 +612,19 @@ class FlatSearch {
             (m != SynthMethod::PlanPipeline || variant_times.empty() ||
              transfers > kPipelineFastestTransferBudget))
           break;
-        if (m == SynthMethod::PlanPipeline && !variant_times.empty() &&
-            transfers > kPipelineAllVariantsTransfers)
-          quiet.pipelines.variants = fastest_pipeline_variants(variant_times, kVariantsPast);
+        if (m == SynthMethod::PlanPipeline && !variant_times.empty()) {
+          variants_out |= falling_behind(variant_times, variant_before);
+          if (transfers > kPipelineAllVariantsTransfers)
+            quiet.pipelines.variants = fastest_pipeline_variants(variant_times, kVariantsPast);
+        }
+        quiet.pipelines.left_out = variants_out;
         quiet.pipelines.split =
             o_.pipelines.split &&
             !within_bound(t_, best.algorithm, kPipelinesPersist, bounds_of(o_)) &&
             (last < 0 || contending(last));
+        variant_before = std::move(variant_times);
         variant_times.clear();
+        quiet.pipelines.times_before = variant_before.empty() ? nullptr : &variant_before;
         if (o_.deadline && o_.deadline->reached(2 * last_seconds)) break;
         // (The server plan predicted not to gain, as the search leaves it out of a count.)
         if (m == SynthMethod::ServerPlan &&
@@ -687,11 +694,34 @@ class FlatSearch {
             (settled && !far) || m != SynthMethod::PlanPipeline || close || !contending(now))
           break;
       }
-      quiet.pipelines.variants = 0;
+      quiet.pipelines.variants = quiet.pipelines.left_out = 0;
+      quiet.pipelines.times_before = nullptr;
       quiet.pipelines.on_variant = nullptr;
       quiet.pipelines.floored_at = -1;
       quiet.floored = nullptr;
     }
+  }
+
+  // The variants that variant_falls_behind the fastest of them at the last count (`last`;
+  // `before`: at the count before it), as bits. Not an All-Reduce's halves in turn, each alone
+  // (nor among the fastest), nor the split ones: their fill, four chunk times a level, loses at the
+  // smaller counts and they catch up at larger ones (random-fabric:33 All-Gather of 256 MiB: split
+  // 1.30x the fastest at 256 chunks per NPU, losing ground, and the fastest at 1024).
+  static uint64_t falling_behind(const std::map<int, Time>& last,
+                                 const std::map<int, Time>& before) {
+    Time fastest = -1;
+    for (const auto& [v, time] : last)
+      if (v < kInTurnHalf[0] && (fastest < 0 || time < fastest)) fastest = time;
+    uint64_t out = 0;
+    for (const auto& [v, time] : last) {
+      if (v >= kInTurnHalf[0] || (v < kPipelineInTurn && pipeline_variant(v).shape.split > 1))
+        continue;
+      const auto then = before.find(v);
+      if (variant_falls_behind(
+              time, then == before.end() ? std::nullopt : std::optional(then->second), fastest))
+        out |= uint64_t{1} << v;
+    }
+    return out;
   }
 
   // The least time at or over which the pipelines' count ends their doubling (double_plans),

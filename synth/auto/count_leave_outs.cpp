@@ -33,6 +33,11 @@ bool falls_behind(Time last, std::optional<Time> before, Time fastest, double co
   return before ? 2 * last - *before >= fastest : without_before;
 }
 
+bool variant_falls_behind(Time last, std::optional<Time> before, Time fastest) {
+  return falls_behind(last, before, fastest, kPipelineVariantBehind, kMatcherFar,
+                      /*without_before=*/false);
+}
+
 bool CountLeaveOuts::matchers_cannot_gain(const Collective& cc, Bytes chunk, Time fastest) const {
   return static_cast<double>(fastest) <=
              (1 + kMatcherGain) * matcher_figure(t_, cc, chunk, bounds_of(o_)) &&

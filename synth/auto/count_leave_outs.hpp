@@ -30,6 +30,13 @@ std::optional<Time> time_at(const std::map<int, Time>& times, int count);
 bool falls_behind(Time last, std::optional<Time> before, Time fastest, double contend, double far,
                   bool without_before);
 
+// Whether a pipeline variant whose time at the doubling's last count was `last` (and at the count
+// before `before`, where it made one) is left out of the counts after: it falls_behind the
+// fastest variant there (`fastest`) by kPipelineVariantBehind (without `before`, only by
+// kMatcherFar). Such a variant losing ground on its siblings was not measured to catch up
+// (docs/tuning.md), and each costs a timing of the whole algorithm.
+bool variant_falls_behind(Time last, std::optional<Time> before, Time fastest);
+
 // A plan's time at the next doubling of its chunks, from its times at three counts in a row (q,
 // 2q, 4q chunks per NPU) fit to T(k) = A + B / k + C k, the model times go by (search_chunks): its
 // bandwidth term, its fill and drain (each chunk's time, B / k) and its per-step costs (C k, a step

@@ -243,7 +243,8 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
     // (Nor where it is at or over the caller's PipelineOptions::floored_at: untimed, it makes no
     // difference to the caller.)
     const Time stop = o.pipelines.floored_at;
-    const Time floor_over = stop <= 0 ? to_beat : to_beat > 0 ? std::min(to_beat, stop) : stop;
+    Time floor_over = stop <= 0 ? to_beat : to_beat > 0 ? std::min(to_beat, stop) : stop;
+    if (!floor_may_decide(o.pipelines, variant, floor_over)) floor_over = -1;
     // A paced variant whose unpaced twin's floor could not beat the time to beat cannot either
     // (unpaced_twin): not made, it reports that floor, the least its own could be.
     if (const std::optional<int> twin =
@@ -340,7 +341,7 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
     }
     return best;
   }
-  for_each_pipeline_variant(t, o, best, run);
+  for_each_pipeline_variant(t, c, chunk_bytes, o, best, run);
   // The halves in turn (kPipelineInTurn): each its own fastest variant, each NPU's All-Gather
   // starting once every reduction into it is done, so that neither half's streams crowd the
   // other's out. The joined channels are serial where both halves' are, shared where neither's
@@ -349,6 +350,7 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   // and each count in turn costs as much again), and where steps are not charged (with per-step
   // costs they were never the fastest where measured: docs/tuning.md, kInTurnOver).
   const bool asked = (o.pipelines.variants >> kPipelineInTurn & 1) != 0;
+  if ((o.pipelines.left_out >> kPipelineInTurn & 1) != 0) return best;
   const bool applies =
       mixed_speeds(t) && !t.charges_steps() &&
       (!best ||
@@ -365,6 +367,8 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
     a.pipelines.floored_at = -1;  // (a whole All-Reduce's: no half's)
     a.floored = nullptr;
     a.pipelines.variants = o.pipelines.variants >> kInTurnHalf[h] & kWholeVariants;
+    a.pipelines.left_out = o.pipelines.left_out >> kInTurnHalf[h] & kWholeVariants;
+    a.pipelines.times_before = nullptr;  // (the whole's variants': not this half's)
     if (o.pipelines.on_variant)
       a.pipelines.on_variant = [&o, h](int v, Time time) {
         o.pipelines.on_variant(kInTurnHalf[h] + v, time);

@@ -40,9 +40,19 @@ std::optional<int> unpaced_twin(int v) {
   return v - 1;
 }
 
-void for_each_pipeline_variant(const topo::Topology& t, const SynthOptions& o,
-                               const std::optional<Algorithm>& best,
-                               const std::function<void(int)>& run) {
+bool floor_may_decide(const PipelineOptions& p, int v, Time mark) {
+  if (mark <= 0) return false;
+  if (p.times_before == nullptr) return true;
+  const auto before = p.times_before->find(v);
+  return before == p.times_before->end() || before->second >= mark;
+}
+
+void for_each_pipeline_variant(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
+                               const SynthOptions& o, const std::optional<Algorithm>& best,
+                               const std::function<void(int)>& made) {
+  const auto run = [&](int v) {
+    if ((o.pipelines.left_out >> v & 1) == 0) made(v);
+  };
   if (o.pipelines.variants != 0) {
     for (int v = 0; v < kPipelineInTurn; ++v)
       if ((o.pipelines.variants >> v & 1) != 0) run(v);
@@ -52,11 +62,12 @@ void for_each_pipeline_variant(const topo::Topology& t, const SynthOptions& o,
   for (int sped = 0; sped <= (mixed ? kPipelineSpedUp : 0); sped += kPipelineSpedUp)
     for (int v = 0; v < pipeline_variants(t); ++v) run(sped + v);
   if (!mixed) return;
-  if (best && o.pipelines.split &&
-      static_cast<double>(best->claimed_time) >
+  // (Where every whole variant was left out, the caller's fastest stands for theirs.)
+  const Time fastest = best ? best->claimed_time : o.to_beat;
+  if (fastest > 0 && o.pipelines.split &&
+      static_cast<double>(fastest) >
           kPipelinesPersist *
-              static_cast<double>(
-                  lower_bound(t, best->collective, best->chunk_bytes, bounds_of(o)).coarse))
+              static_cast<double>(lower_bound(t, c, chunk_bytes, bounds_of(o)).coarse))
     for (int sped = 0; sped <= kPipelineSpedUp; sped += kPipelineSpedUp)
       for (int v = kPipelineVariants; v < 2 * kPipelineVariants; ++v) run(sped + v);
   for (int w = 0; w < 4; ++w) run(kPipelineSerial + w);

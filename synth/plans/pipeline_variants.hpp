@@ -56,12 +56,18 @@ PipelineVariant pipeline_variant(int v);
 // (synth::time_floor, whose terms only grow with a transfer's waits) is at least its twin's: where
 // the twin's floor could not beat a time, the paced variant need not be made to say so.
 std::optional<int> unpaced_twin(int v);
-// Calls run(v) for each pipeline variant that applies: the whole ones (at the plan's rates, then
-// sped up); then, where they made `best` over kPipelinesPersist of the bound (and
-// SynthOptions::pipelines.split), the split ones; then, on mixed speeds, the serial ones (last, so
-// that the split ones are tried wherever they were before them).
-void for_each_pipeline_variant(const topo::Topology& t, const SynthOptions& o,
-                               const std::optional<Algorithm>& best,
-                               const std::function<void(int)>& run);
+// Whether variant `v`'s floor may decide against `mark` (the least time its floor is held
+// against): not where its time at the count before was under the mark
+// (PipelineOptions::times_before), nor where there is no mark.
+bool floor_may_decide(const PipelineOptions& p, int v, Time mark);
+// Calls made(v) for each pipeline variant of `c` in chunks of `chunk_bytes` that applies: the
+// whole ones (at the plan's rates, then sped up); then, where they made `best` over
+// kPipelinesPersist of the bound (where the caller left every one out, its time to beat,
+// SynthOptions::to_beat, stands for theirs; and SynthOptions::pipelines.split), the split ones;
+// then, on mixed speeds, the serial ones (last, so that the split ones are tried wherever they were
+// before them). None left out (PipelineOptions::left_out).
+void for_each_pipeline_variant(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
+                               const SynthOptions& o, const std::optional<Algorithm>& best,
+                               const std::function<void(int)>& made);
 
 }  // namespace tenet::synth::detail

@@ -480,7 +480,7 @@ class Planned {
     if (variant_ >= 0)
       run(variant_);
     else
-      for_each_pipeline_variant(t_, o_, best_, run);
+      for_each_pipeline_variant(t_, c_, chunk_bytes_, o_, best_, run);
     if (floored_best_ && o_.floored) *o_.floored = true;
     return std::move(best_);
   }
@@ -597,7 +597,10 @@ class Planned {
       // PipelineOptions::floored_at makes no difference to it: it is not timed, and reports its
       // floor. The first so left stands for the count until a variant is timed (floored_best_).
       const Time stop = o_.pipelines.floored_at;
-      if (best_ || stop > 0) {
+      const Time mark = !best_     ? stop
+                        : stop > 0 ? std::min(stop, best_->claimed_time)
+                                   : best_->claimed_time;
+      if (floor_may_decide(o_.pipelines, v, mark)) {
         const Time floor = time_floor(t_, a);
         if ((best_ && floor >= best_->claimed_time) || (stop > 0 && floor >= stop)) {
           PipelineCalibration::record(o_.pipelines.calibration, v, false, floor, predicted->end,

@@ -3,16 +3,19 @@
 // (synth::time_floor) is at least it is not timed, and reports that floor. Over every variant's
 // time nothing changes; under every floor nothing is timed, and what stands for the count is a
 // floor, said so (SynthOptions::floored); just over the fastest variant's time it is still the
-// answer.
+// answer. Also what the doubling passes with it: each variant's time at the count before
+// (times_before), and the variants it leaves out (left_out).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 
 #include "synth/plans/all_reduce.hpp"
+#include "synth/plans/pipeline_variants.hpp"
 #include "synth/synthesizer.hpp"
 #include "topo/generators.hpp"
 
@@ -26,12 +29,18 @@ struct Pipelines {
 };
 
 // Every variant of the pipelines for `c` made (none left out by its prediction), under
-// `floored_at`.
-Pipelines pipelines(const topo::Topology& t, const Collective& c, Bytes chunk, Time floored_at) {
+// `floored_at`, with `before` as each variant's time at the count before (times_before) and
+// `left_out` (bits) not made, `to_beat` the caller's time to beat.
+Pipelines pipelines(const topo::Topology& t, const Collective& c, Bytes chunk, Time floored_at,
+                    const std::map<int, Time>* before = nullptr, uint64_t left_out = 0,
+                    Time to_beat = -1) {
   Pipelines run;
   SynthOptions o;
+  o.to_beat = to_beat;
   o.pipelines.predicted = false;
   o.pipelines.floored_at = floored_at;
+  o.pipelines.times_before = before;
+  o.pipelines.left_out = left_out;
   o.floored = &run.floored;
   o.pipelines.on_variant = [&run](int v, Time time) { run.reported[v] = time; };
   run.algorithm = detail::synthesize_with(t, c, chunk, o, SynthMethod::PlanPipeline);
@@ -118,6 +127,86 @@ TEST(PipelineFlooredAt, JustOverTheFastestItIsStillTheAnswer) {
             EXPECT_GE(time, all.algorithm->claimed_time) << "variant " << v;
           }
       });
+}
+
+// Each variant's time at the count before as `time`.
+std::map<int, Time> each_before(const Pipelines& run, Time time) {
+  std::map<int, Time> before;
+  for (const auto& [v, reported] : run.reported) before[v] = time;
+  return before;
+}
+
+// A variant whose time at the count before (PipelineOptions::times_before) was under the mark its
+// floor would be held against is timed without that floor: under every floor, with every variant
+// under the mark before, nothing is floored, and each reports its time (at least what it reported
+// among all, a floor where not timed), the fastest the answer; at the mark before, the floors
+// decide as without times before.
+TEST(PipelineFlooredAt, AVariantUnderTheMarkAtTheCountBeforeIsTimedNotFloored) {
+  for_each_made(
+      [&](const topo::Topology& t, const Collective& c, Bytes chunk, const Pipelines& all) {
+        const std::map<int, Time> under_before = each_before(all, 0);
+        const Pipelines timed = pipelines(t, c, chunk, 1, &under_before);
+        ASSERT_TRUE(timed.algorithm);
+        EXPECT_FALSE(timed.floored);
+        EXPECT_EQ(timed.algorithm->claimed_time, all.algorithm->claimed_time);
+        EXPECT_EQ(timed.reported, pipelines(t, c, chunk, -1, &under_before).reported);
+        for (const auto& [v, time] : timed.reported) {
+          ASSERT_TRUE(all.reported.contains(v)) << v;
+          EXPECT_GE(time, all.reported.at(v)) << v;
+        }
+        const std::map<int, Time> at_mark = each_before(all, 1);
+        const Pipelines floored = pipelines(t, c, chunk, 1, &at_mark);
+        const Pipelines under = pipelines(t, c, chunk, 1);
+        EXPECT_TRUE(floored.floored);
+        EXPECT_EQ(floored.reported, under.reported);
+        EXPECT_EQ(floored.algorithm->claimed_time, under.algorithm->claimed_time);
+      });
+}
+
+// A variant left out (PipelineOptions::left_out) is not made: the fastest left out, the answer is
+// another's, no faster; every variant left out, nothing is made.
+TEST(PipelineLeftOut, AVariantLeftOutIsNotMade) {
+  for_each_made(
+      [&](const topo::Topology& t, const Collective& c, Bytes chunk, const Pipelines& all) {
+        const auto fastest =
+            std::min_element(all.reported.begin(), all.reported.end(),
+                             [](const auto& x, const auto& y) { return x.second < y.second; });
+        ASSERT_EQ(fastest->second, all.algorithm->claimed_time);
+        const Pipelines others = pipelines(t, c, chunk, -1, nullptr, uint64_t{1} << fastest->first);
+        EXPECT_FALSE(others.reported.contains(fastest->first));
+        if (all.reported.size() > 1) {
+          ASSERT_TRUE(others.algorithm);
+          EXPECT_GE(others.algorithm->claimed_time, all.algorithm->claimed_time);
+        }
+        uint64_t every = 0;
+        for (const auto& [v, time] : all.reported) every |= uint64_t{1} << v;
+        const Pipelines none = pipelines(t, c, chunk, -1, nullptr, every);
+        EXPECT_TRUE(none.reported.empty());
+        EXPECT_FALSE(none.algorithm);
+      });
+}
+
+// The split variants run where the fastest so far is far from the bound (for_each_pipeline_
+// variant); where every other variant was left out, the caller's time to beat stands for the
+// fastest: far from the bound, each split variant that ran among all runs again.
+TEST(PipelineLeftOut, SplitVariantsRunWhereEveryOtherIsLeftOut) {
+  int split_runs = 0;
+  for_each_made(
+      [&](const topo::Topology& t, const Collective& c, Bytes chunk, const Pipelines& all) {
+        uint64_t others = 0, split = 0;
+        for (const auto& [v, time] : all.reported)
+          (v < detail::kPipelineInTurn && detail::pipeline_variant(v).shape.split > 1 ? split
+                                                                                      : others) |=
+              uint64_t{1} << v;
+        if (split == 0) return;  // (near the bound, or on one speed: none ran)
+        ++split_runs;
+        const Pipelines alone =
+            pipelines(t, c, chunk, -1, nullptr, others, 10 * all.algorithm->claimed_time);
+        uint64_t ran = 0;
+        for (const auto& [v, time] : alone.reported) ran |= uint64_t{1} << v;
+        EXPECT_EQ(ran, split);
+      });
+  EXPECT_GE(split_runs, 1);
 }
 
 }  // namespace
