@@ -133,6 +133,15 @@ class FlatSearch {
             // docs/tuning.md.)
             bool floored = false, predicted = false;
             SynthOptions o = reporting;
+            // (Each pipeline variant's times and floors, for the counts after.)
+            const std::map<int, Time> floors_before = searched_.floors_before(count);
+            o.pipelines.floors_before = floors_before.empty() ? nullptr : &floors_before;
+            o.pipelines.on_variant = [this, count](int v, Time time) {
+              searched_.times[count][v] = time;
+            };
+            o.pipelines.on_floor = [this, count](int v, Time floor) {
+              searched_.floors[count][v] = floor;
+            };
             if (count == 1 && give_up) o.give_up = &*give_up;
             // (And the ways that lost by far at a size near this one: lost_elsewhere.)
             o.portfolio.leave_out = leave_outs_.leave_out_matchers(cc, chunk, fastest);
@@ -592,10 +601,12 @@ class FlatSearch {
                kPipelinesContend * static_cast<double>(best.algorithm.claimed_time);
       };
       // The pipeline variants' times at the last count and at the count before it, and those left
-      // out of the counts after (variant_falls_behind; each bit a variant).
-      std::map<int, Time> variant_times, variant_before;
+      // out of the counts after (variant_falls_behind; each bit a variant). Their floors at the
+      // last count, where computed, and then those floors, else their times (floors_before).
+      std::map<int, Time> variant_times, variant_before, variant_floors, floors_before;
       uint64_t variants_out = 0;
       quiet.pipelines.on_variant = [&](int v, Time time) { variant_times[v] = time; };
+      quiet.pipelines.on_floor = [&](int v, Time floor) { variant_floors[v] = floor; };
       bool floored = false;  // (what cannot beat the fastest is not made or timed: to_beat)
       bool predicted = false;
       quiet.floored = &floored;
@@ -622,9 +633,14 @@ class FlatSearch {
             o_.pipelines.split &&
             !within_bound(t_, best.algorithm, kPipelinesPersist, bounds_of(o_)) &&
             (last < 0 || contending(last));
+        // (At the doubling's first count, the search's at its last.)
+        floors_before = m != SynthMethod::PlanPipeline ? std::map<int, Time>()
+                        : k == 2 * largest             ? searched_.floors_before(k)
+                                                       : least_known(variant_times, variant_floors);
+        variant_floors.clear();
         variant_before = std::move(variant_times);
         variant_times.clear();
-        quiet.pipelines.times_before = variant_before.empty() ? nullptr : &variant_before;
+        quiet.pipelines.floors_before = floors_before.empty() ? nullptr : &floors_before;
         if (o_.deadline && o_.deadline->reached(2 * last_seconds)) break;
         // (The server plan predicted not to gain, as the search leaves it out of a count.)
         if (m == SynthMethod::ServerPlan &&
@@ -695,12 +711,38 @@ class FlatSearch {
           break;
       }
       quiet.pipelines.variants = quiet.pipelines.left_out = 0;
-      quiet.pipelines.times_before = nullptr;
+      quiet.pipelines.floors_before = nullptr;
       quiet.pipelines.on_variant = nullptr;
+      quiet.pipelines.on_floor = nullptr;
       quiet.pipelines.floored_at = -1;
       quiet.floored = nullptr;
     }
   }
+
+  // Each variant's floor in `floors`, else its time in `times` (PipelineOptions::floors_before).
+  static std::map<int, Time> least_known(const std::map<int, Time>& times,
+                                         const std::map<int, Time>& floors) {
+    std::map<int, Time> least = times;
+    for (const auto& [v, floor] : floors)
+      if (const auto at = least.find(v); at != least.end())
+        at->second = std::min(at->second, floor);
+    return least;
+  }
+
+  // The pipeline variants' times (on_variant) and floors (on_floor) at each count the search made.
+  struct SearchedVariants {
+    std::map<int, std::map<int, Time>> times, floors;
+    // What a count's floors_before are: at the largest count made below it, each variant's floor,
+    // else its time.
+    std::map<int, Time> floors_before(int count) const {
+      const auto below = times.lower_bound(count);
+      if (below == times.begin()) return {};
+      const int at = std::prev(below)->first;
+      const auto floored = floors.find(at);
+      return least_known(std::prev(below)->second,
+                         floored == floors.end() ? std::map<int, Time>() : floored->second);
+    }
+  };
 
   // The variants that variant_falls_behind the fastest of them at the last count (`last`;
   // `before`: at the count before it), as bits. Not an All-Reduce's halves in turn, each alone
@@ -799,6 +841,7 @@ class FlatSearch {
   std::function<bool(const Algorithm&)> at_bound_;
   CountLeaveOuts leave_outs_;          // what the times its counts made predict it need not make
   PipelineCalibration calibration_;    // the pipelines' made times against their predictions
+  SearchedVariants searched_;          // the pipeline variants' times and floors in the search
   mutable std::map<Way, Time> raced_;  // each raced baseline's least time or floor (learn)
   mutable PlanFloors plan_floors_;     // the rings' (the rival, the promising ring, their searches)
 };

@@ -325,6 +325,10 @@ class Portfolio {
     // fastest, re-timed, is this run's time, below.)
     hold.to_beat = -1;  // a time under pipelined: no floor under hold compares with it
     hold.pipelines.predicted_against = -1;
+    // (Its pipeline variants' times and floors are under hold: not the caller's to keep or read.)
+    hold.pipelines.on_variant = nullptr;
+    hold.pipelines.on_floor = nullptr;
+    hold.pipelines.floors_before = nullptr;
     hold.floored = nullptr;
     // Its answer is the matcher's schedule under hold, or nothing: the baselines it would fall
     // back to are this portfolio's caller's to race, under the pipelined model.

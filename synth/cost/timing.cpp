@@ -513,12 +513,15 @@ Time load_floor(const topo::Topology& t, const RingPlan& plan) {
   return load.empty() ? 0 : *std::max_element(load.begin(), load.end());
 }
 
-bool time_unless_floored(const topo::Topology& t, Algorithm& a, Time to_beat) {
-  if (to_beat > 0)
-    if (const Time floor = time_floor(t, a); floor >= to_beat) {
+bool time_unless_floored(const topo::Topology& t, Algorithm& a, Time to_beat, Time* floor_out) {
+  if (to_beat > 0) {
+    const Time floor = time_floor(t, a);
+    if (floor_out) *floor_out = floor;
+    if (floor >= to_beat) {
       a.claimed_time = floor;
       return true;
     }
+  }
   time(t, a);
   return false;
 }

@@ -140,7 +140,9 @@ Time time_floor(const topo::Topology& t, const RingPlan& plan);
 Time load_floor(const topo::Topology& t, const RingPlan& plan);
 // Times `a` (synth::time), unless `to_beat` is positive and its floor (time_floor) is at least
 // that: then its claimed time is the floor and it is left untimed. Returns whether it was floored.
-bool time_unless_floored(const topo::Topology& t, Algorithm& a, Time to_beat);
+// `floor`, where given, receives the floor where one was computed (else it is left as it was).
+bool time_unless_floored(const topo::Topology& t, Algorithm& a, Time to_beat,
+                         Time* floor = nullptr);
 // The algorithm's time: what it claims, or, when it claims none, what compute_times gives.
 Time collective_time(const topo::Topology& t, const Algorithm& a);
 // Gives `a`'s reductions `reduce_bandwidth` (0: no time; see Algorithm::reduce_bandwidth) and

@@ -29,10 +29,10 @@ namespace {
 // reductions down; each round adds the one that ends last, at most kInTurnRounds times). `serial`
 // sets Algorithm::serial_channels. With `to_beat` positive (not in turn), a joined algorithm whose
 // floor (synth::time_floor) is at least `to_beat` is not timed: its claimed time is that floor and
-// `*floored` says so.
+// `*floored` says so; `*floor` receives the floor wherever one was computed.
 Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorithm first,
                           const Algorithm& second, bool serial, bool in_turn = false,
-                          Time to_beat = -1, bool* floored = nullptr) {
+                          Time to_beat = -1, bool* floored = nullptr, Time* floor = nullptr) {
   const auto offset = static_cast<TransferId>(first.size());
   // Per NPU, the reductions into it its own All-Gather sends wait for.
   std::vector<std::vector<TransferId>> waits(static_cast<size_t>(t.num_nodes()));
@@ -82,7 +82,7 @@ Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorith
       a.add(x.chunk, x.src, x.dst, second.route(i), Op::Copy, deps, -1, -1, second.rate(i),
             static_cast<uint16_t>(std::min(65535, x.channel + channels)), false, x.count);
     }
-    if (time_unless_floored(t, a, in_turn ? -1 : to_beat)) *floored = true;
+    if (time_unless_floored(t, a, in_turn ? -1 : to_beat, floor)) *floored = true;
     return a;
   };
   Algorithm a = join();
@@ -300,8 +300,10 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
     // A variant that cannot beat the fastest so far, or what the caller has
     // (SynthOptions::to_beat), is not timed (it reports its floor).
     bool floored = false;
-    Algorithm a =
-        join_all_reduce(t, c, std::move(*first), *second, serial, false, floor_over, &floored);
+    Time floor = -1;
+    Algorithm a = join_all_reduce(t, c, std::move(*first), *second, serial, false, floor_over,
+                                  &floored, &floor);
+    if (floor >= 0 && variant >= 0 && o.pipelines.on_floor) o.pipelines.on_floor(variant, floor);
     a.method = second->method;
     a.provenance = second->provenance;
     if (variant >= 0 && o.pipelines.on_variant) o.pipelines.on_variant(variant, a.claimed_time);
@@ -368,7 +370,8 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
     a.floored = nullptr;
     a.pipelines.variants = o.pipelines.variants >> kInTurnHalf[h] & kWholeVariants;
     a.pipelines.left_out = o.pipelines.left_out >> kInTurnHalf[h] & kWholeVariants;
-    a.pipelines.times_before = nullptr;  // (the whole's variants': not this half's)
+    a.pipelines.floors_before = nullptr;  // (the whole's variants': not this half's)
+    a.pipelines.on_floor = nullptr;
     if (o.pipelines.on_variant)
       a.pipelines.on_variant = [&o, h](int v, Time time) {
         o.pipelines.on_variant(kInTurnHalf[h] + v, time);

@@ -42,9 +42,9 @@ std::optional<int> unpaced_twin(int v) {
 
 bool floor_may_decide(const PipelineOptions& p, int v, Time mark) {
   if (mark <= 0) return false;
-  if (p.times_before == nullptr) return true;
-  const auto before = p.times_before->find(v);
-  return before == p.times_before->end() || before->second >= mark;
+  if (p.floors_before == nullptr) return true;
+  const auto before = p.floors_before->find(v);
+  return before == p.floors_before->end() || before->second >= mark;
 }
 
 void for_each_pipeline_variant(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,

@@ -57,8 +57,8 @@ PipelineVariant pipeline_variant(int v);
 // the twin's floor could not beat a time, the paced variant need not be made to say so.
 std::optional<int> unpaced_twin(int v);
 // Whether variant `v`'s floor may decide against `mark` (the least time its floor is held
-// against): not where its time at the count before was under the mark
-// (PipelineOptions::times_before), nor where there is no mark.
+// against): not where its floor (or time) at the count before was under the mark
+// (PipelineOptions::floors_before), nor where there is no mark.
 bool floor_may_decide(const PipelineOptions& p, int v, Time mark);
 // Calls made(v) for each pipeline variant of `c` in chunks of `chunk_bytes` that applies: the
 // whole ones (at the plan's rates, then sped up); then, where they made `best` over

@@ -602,6 +602,7 @@ class Planned {
                                    : best_->claimed_time;
       if (floor_may_decide(o_.pipelines, v, mark)) {
         const Time floor = time_floor(t_, a);
+        if (o_.pipelines.on_floor) o_.pipelines.on_floor(v, floor);
         if ((best_ && floor >= best_->claimed_time) || (stop > 0 && floor >= stop)) {
           PipelineCalibration::record(o_.pipelines.calibration, v, false, floor, predicted->end,
                                       chunks_per_tree());

@@ -3,8 +3,8 @@
 // (synth::time_floor) is at least it is not timed, and reports that floor. Over every variant's
 // time nothing changes; under every floor nothing is timed, and what stands for the count is a
 // floor, said so (SynthOptions::floored); just over the fastest variant's time it is still the
-// answer. Also what the doubling passes with it: each variant's time at the count before
-// (times_before), and the variants it leaves out (left_out).
+// answer. Also what the doubling passes with it and reads: each variant's floor (on_floor) and,
+// at the count before, its floor or time (floors_before); the variants it leaves out (left_out).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -26,10 +26,11 @@ struct Pipelines {
   std::optional<Algorithm> algorithm;
   bool floored = false;
   std::map<int, Time> reported;  // per variant, its time (or floor, where not timed)
+  std::map<int, Time> floors;    // per variant, its floor where one was computed (on_floor)
 };
 
 // Every variant of the pipelines for `c` made (none left out by its prediction), under
-// `floored_at`, with `before` as each variant's time at the count before (times_before) and
+// `floored_at`, with `before` as each variant's floor at the count before (floors_before) and
 // `left_out` (bits) not made, `to_beat` the caller's time to beat.
 Pipelines pipelines(const topo::Topology& t, const Collective& c, Bytes chunk, Time floored_at,
                     const std::map<int, Time>* before = nullptr, uint64_t left_out = 0,
@@ -39,10 +40,11 @@ Pipelines pipelines(const topo::Topology& t, const Collective& c, Bytes chunk, T
   o.to_beat = to_beat;
   o.pipelines.predicted = false;
   o.pipelines.floored_at = floored_at;
-  o.pipelines.times_before = before;
+  o.pipelines.floors_before = before;
   o.pipelines.left_out = left_out;
   o.floored = &run.floored;
   o.pipelines.on_variant = [&run](int v, Time time) { run.reported[v] = time; };
+  o.pipelines.on_floor = [&run](int v, Time floor) { run.floors[v] = floor; };
   run.algorithm = detail::synthesize_with(t, c, chunk, o, SynthMethod::PlanPipeline);
   return run;
 }
@@ -129,14 +131,34 @@ TEST(PipelineFlooredAt, JustOverTheFastestItIsStillTheAnswer) {
       });
 }
 
-// Each variant's time at the count before as `time`.
+// Each variant's floor at the count before as `time`.
 std::map<int, Time> each_before(const Pipelines& run, Time time) {
   std::map<int, Time> before;
   for (const auto& [v, reported] : run.reported) before[v] = time;
   return before;
 }
 
-// A variant whose time at the count before (PipelineOptions::times_before) was under the mark its
+// Each floor reported (on_floor) is at most the variant's time; a variant floored reports its
+// floor as its time.
+TEST(PipelineFlooredAt, EachFloorReportedIsAtMostItsTime) {
+  int floors = 0;
+  for_each_made(
+      [&](const topo::Topology& t, const Collective& c, Bytes chunk, const Pipelines& all) {
+        const std::map<int, Time> under_before = each_before(all, 0);
+        const Pipelines timed = pipelines(t, c, chunk, -1, &under_before);
+        const Pipelines under = pipelines(t, c, chunk, 1);
+        for (const auto& [v, floor] : under.floors) {
+          ++floors;
+          EXPECT_EQ(floor, under.reported.at(v)) << v;
+          ASSERT_TRUE(timed.reported.contains(v)) << v;
+          EXPECT_LE(floor, timed.reported.at(v)) << v;
+        }
+        for (const auto& [v, floor] : all.floors) EXPECT_LE(floor, timed.reported.at(v)) << v;
+      });
+  EXPECT_GE(floors, 12);
+}
+
+// A variant whose floor at the count before (PipelineOptions::floors_before) was under the mark its
 // floor would be held against is timed without that floor: under every floor, with every variant
 // under the mark before, nothing is floored, and each reports its time (at least what it reported
 // among all, a floor where not timed), the fastest the answer; at the mark before, the floors
