@@ -111,14 +111,14 @@ struct PipelineOptions {
   // Where no variant is timed, the least such floor stands for the count (SynthOptions::floored).
   // -1: none.
   Time floored_at = -1;
-  // Where set (by the chunk search's doubling), each variant's floor at the count before
-  // (synth::time_floor, at most its time; on_floor), or its time there where no floor was computed.
-  // A variant whose floor or time there was under what its floor would be held against now (the
-  // fastest so far, or floored_at) is timed without a floor first: doubling the chunks lowers a
-  // pipeline's floor (less fill), so its floor here would likely be under that mark too, a pass
-  // over its transfers that decides nothing. (Either way the variant's time is at least the mark
-  // where its floor is: only what a variant that loses reports differs, its time instead of its
-  // floor.)
+  // Where set (by the chunk search, at its counts and its doubling's), each variant's floor at the
+  // count before (synth::time_floor, at most its time; on_floor), or its time there where no floor
+  // was computed. A variant whose floor or time there was under what its floor would be held
+  // against now (the fastest so far, or floored_at) is timed without a floor first: doubling the
+  // chunks lowers a pipeline's floor (less fill), so its floor here would likely be under that mark
+  // too, a pass over its transfers that decides nothing. (Either way the variant's time is at least
+  // the mark where its floor is: only what a variant that loses reports differs, its time instead
+  // of its floor.)
   const std::map<int, Time>* floors_before = nullptr;
   // Where set (by the chunk search, for all its counts), what each variant made against its
   // prediction at the counts before: the margin above follows it (PipelineCalibration).
