@@ -17,6 +17,7 @@
 #include "synth/auto/chunk_search.hpp"
 #include "synth/auto/count_leave_outs.hpp"
 #include "synth/auto/log_steps_answer.hpp"
+#include "synth/auto/pipeline_doubling.hpp"
 #include "synth/auto/portfolio.hpp"
 #include "synth/auto/size_history.hpp"
 #include "synth/bounds/lower_bound.hpp"
@@ -624,7 +625,7 @@ class FlatSearch {
              transfers > kPipelineFastestTransferBudget))
           break;
         if (m == SynthMethod::PlanPipeline && !variant_times.empty()) {
-          variants_out |= falling_behind(variant_times, variant_before);
+          variants_out |= variants_falling_behind(variant_times, variant_before);
           if (transfers > kPipelineAllVariantsTransfers)
             quiet.pipelines.variants = fastest_pipeline_variants(variant_times, kVariantsPast);
         }
@@ -651,9 +652,10 @@ class FlatSearch {
           break;
         const auto began = Deadline::Clock::now();
         quiet.to_beat = best.algorithm.claimed_time;
-        quiet.pipelines.floored_at = m == SynthMethod::PlanPipeline
-                                         ? stops_at(best.algorithm.claimed_time, last, trend)
-                                         : -1;
+        quiet.pipelines.floored_at =
+            m == SynthMethod::PlanPipeline
+                ? doubling_stops_at(best.algorithm.claimed_time, last, trend)
+                : -1;
         floored = predicted = false;
         Made<Algorithm> made_here = try_synthesize(t_, c, chunk, quiet);
         last_seconds = seconds_since(began);
@@ -717,68 +719,6 @@ class FlatSearch {
       quiet.pipelines.floored_at = -1;
       quiet.floored = nullptr;
     }
-  }
-
-  // Each variant's floor in `floors`, else its time in `times` (PipelineOptions::floors_before).
-  static std::map<int, Time> least_known(const std::map<int, Time>& times,
-                                         const std::map<int, Time>& floors) {
-    std::map<int, Time> least = times;
-    for (const auto& [v, floor] : floors)
-      if (const auto at = least.find(v); at != least.end())
-        at->second = std::min(at->second, floor);
-    return least;
-  }
-
-  // The pipeline variants' times (on_variant) and floors (on_floor) at each count the search made.
-  struct SearchedVariants {
-    std::map<int, std::map<int, Time>> times, floors;
-    // What a count's floors_before are: at the largest count made below it, each variant's floor,
-    // else its time.
-    std::map<int, Time> floors_before(int count) const {
-      const auto below = times.lower_bound(count);
-      if (below == times.begin()) return {};
-      const int at = std::prev(below)->first;
-      const auto floored = floors.find(at);
-      return least_known(std::prev(below)->second,
-                         floored == floors.end() ? std::map<int, Time>() : floored->second);
-    }
-  };
-
-  // The variants that variant_falls_behind the fastest of them at the last count (`last`;
-  // `before`: at the count before it), as bits. Not an All-Reduce's halves in turn, each alone
-  // (nor among the fastest), nor the split ones: their fill, four chunk times a level, loses at the
-  // smaller counts and they catch up at larger ones (random-fabric:33 All-Gather of 256 MiB: split
-  // 1.30x the fastest at 256 chunks per NPU, losing ground, and the fastest at 1024).
-  static uint64_t falling_behind(const std::map<int, Time>& last,
-                                 const std::map<int, Time>& before) {
-    Time fastest = -1;
-    for (const auto& [v, time] : last)
-      if (v < kInTurnHalf[0] && (fastest < 0 || time < fastest)) fastest = time;
-    uint64_t out = 0;
-    for (const auto& [v, time] : last) {
-      if (v >= kInTurnHalf[0] || (v < kPipelineInTurn && pipeline_variant(v).shape.split > 1))
-        continue;
-      const auto then = before.find(v);
-      if (variant_falls_behind(
-              time, then == before.end() ? std::nullopt : std::optional(then->second), fastest))
-        out |= uint64_t{1} << v;
-    }
-    return out;
-  }
-
-  // The least time at or over which the pipelines' count ends their doubling (double_plans),
-  // whatever it is: over kPipelinesContend of `fastest` (neither contending nor far), and past the
-  // doubling's first count (`last` made, `trend` the time its gain is measured from) its gain,
-  // gained again, no nearer than kDoublingGain under `fastest` (not promising either). A variant
-  // whose floor is at or over it need not be timed (PipelineOptions::floored_at).
-  static Time stops_at(Time fastest, Time last, Time trend) {
-    const auto over = [](double x) { return static_cast<Time>(std::floor(x)) + 1; };
-    Time at = over(kPipelinesContend * static_cast<double>(fastest));
-    if (last >= 0)
-      at = std::max(at, over(((1 - kDoublingGain) * static_cast<double>(fastest) +
-                              static_cast<double>(trend)) /
-                             2));
-    return at;
   }
 
   // The matcher's variants, doubling while a doubling gains 0.5 % on the fastest of them (their

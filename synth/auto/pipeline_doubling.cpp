@@ -1,0 +1,58 @@
+#include "synth/auto/pipeline_doubling.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <optional>
+
+#include "synth/auto/count_leave_outs.hpp"
+#include "synth/plans/pipeline_variants.hpp"
+#include "synth/tuning.hpp"
+
+namespace tenet::synth::detail {
+
+std::map<int, Time> least_known(const std::map<int, Time>& times,
+                                const std::map<int, Time>& floors) {
+  std::map<int, Time> least = times;
+  for (const auto& [v, floor] : floors)
+    if (const auto at = least.find(v); at != least.end()) at->second = std::min(at->second, floor);
+  return least;
+}
+
+std::map<int, Time> SearchedVariants::floors_before(int count) const {
+  const auto below = times.lower_bound(count);
+  if (below == times.begin()) return {};
+  const auto last = std::prev(below);
+  const auto floored = floors.find(last->first);
+  return least_known(last->second,
+                     floored == floors.end() ? std::map<int, Time>() : floored->second);
+}
+
+uint64_t variants_falling_behind(const std::map<int, Time>& last,
+                                 const std::map<int, Time>& before) {
+  Time fastest = -1;
+  for (const auto& [v, time] : last)
+    if (v < kInTurnHalf[0] && (fastest < 0 || time < fastest)) fastest = time;
+  uint64_t out = 0;
+  for (const auto& [v, time] : last) {
+    if (v >= kInTurnHalf[0] || (v < kPipelineInTurn && pipeline_variant(v).shape.split > 1))
+      continue;
+    const auto then = before.find(v);
+    if (variant_falls_behind(
+            time, then == before.end() ? std::nullopt : std::optional(then->second), fastest))
+      out |= uint64_t{1} << v;
+  }
+  return out;
+}
+
+Time doubling_stops_at(Time fastest, Time last, Time trend) {
+  const auto over = [](double x) { return static_cast<Time>(std::floor(x)) + 1; };
+  Time at = over(kPipelinesContend * static_cast<double>(fastest));
+  if (last >= 0)
+    at = std::max(
+        at, over(((1 - kDoublingGain) * static_cast<double>(fastest) + static_cast<double>(trend)) /
+                 2));
+  return at;
+}
+
+}  // namespace tenet::synth::detail

@@ -1,0 +1,40 @@
+// What the flow plan's pipelines doubling their chunks alone past the flat search
+// (chunk_search.cpp, double_plans) reads from the counts before: each variant's times and floors
+// there, which of them fall behind, and the time at which a count ends the doubling whatever it is.
+#pragma once
+
+#include <cstdint>
+#include <map>
+
+#include "topo/units.hpp"
+
+namespace tenet::synth::detail {
+
+// Each variant's floor in `floors`, else its time in `times` (PipelineOptions::floors_before).
+std::map<int, Time> least_known(const std::map<int, Time>& times,
+                                const std::map<int, Time>& floors);
+
+// The pipeline variants' times (on_variant) and floors (on_floor) at each count the search made.
+struct SearchedVariants {
+  std::map<int, std::map<int, Time>> times, floors;
+  // What a count's floors_before are: at the largest count made below it, each variant's floor,
+  // else its time.
+  std::map<int, Time> floors_before(int count) const;
+};
+
+// The variants that variant_falls_behind the fastest of them at the last count (`last`; `before`:
+// at the count before it), as bits. Not an All-Reduce's halves in turn, each alone (nor among the
+// fastest), nor the split ones: their fill, four chunk times a level, loses at the smaller counts
+// and they catch up at larger ones (random-fabric:33 All-Gather of 256 MiB: split 1.30x the fastest
+// at 256 chunks per NPU, losing ground, and the fastest at 1024).
+uint64_t variants_falling_behind(const std::map<int, Time>& last,
+                                 const std::map<int, Time>& before);
+
+// The least time at or over which the pipelines' count ends their doubling (double_plans),
+// whatever it is: over kPipelinesContend of `fastest` (neither contending nor far), and past the
+// doubling's first count (`last` made, `trend` the time its gain is measured from) its gain,
+// gained again, no nearer than kDoublingGain under `fastest` (not promising either). A variant
+// whose floor is at or over it need not be timed (PipelineOptions::floored_at).
+Time doubling_stops_at(Time fastest, Time last, Time trend);
+
+}  // namespace tenet::synth::detail
