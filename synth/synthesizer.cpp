@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "synth/groups/group_map.hpp"
 #include "synth/groups/relay_synthesis.hpp"
 #include "synth/memo.hpp"
+#include "synth/plans/pipeline_calibration.hpp"
 #include "topo/error.hpp"
 #include "topo/parallel.hpp"
 
@@ -104,18 +106,63 @@ ChunkPriority parse_chunk_priority(std::string_view name) {
 
 namespace {
 
-// Seeds seed, seed+1, ... on all cores, the fastest kept.
+// What one seed reports to the caller while it runs (the portfolio's plans and matcher runs, the
+// pipeline variants' times and floors, the pipelines' calibration, whether its answer claims a
+// floor or a prediction), kept apart while the seeds run at once: the caller's are not shared
+// between threads.
+struct SeedReports {
+  std::vector<std::tuple<SynthMethod, Time, bool>> plans;
+  std::vector<std::pair<MatcherRun, Time>> matchers;
+  std::vector<std::pair<int, Time>> variants, floors;
+  std::optional<PipelineCalibration> calibration;
+  bool floored = false, predicted = false;
+
+  // `o` reporting here instead of to its caller.
+  void redirect(const SynthOptions& caller, SynthOptions& o) {
+    if (caller.portfolio.on_plan)
+      o.portfolio.on_plan = [this](SynthMethod m, Time time, bool p) {
+        plans.emplace_back(m, time, p);
+      };
+    if (caller.portfolio.on_matcher)
+      o.portfolio.on_matcher = [this](MatcherRun run, Time time) {
+        matchers.emplace_back(run, time);
+      };
+    if (caller.pipelines.on_variant)
+      o.pipelines.on_variant = [this](int v, Time time) { variants.emplace_back(v, time); };
+    if (caller.pipelines.on_floor)
+      o.pipelines.on_floor = [this](int v, Time floor) { floors.emplace_back(v, floor); };
+    if (caller.pipelines.calibration) {
+      calibration = *caller.pipelines.calibration;
+      o.pipelines.calibration = &*calibration;
+    }
+    if (caller.floored) o.floored = &floored;
+    if (caller.predicted) o.predicted = &predicted;
+  }
+  // Hands them on to the caller, in the order they came.
+  void replay(const SynthOptions& caller) const {
+    for (const auto& [m, time, p] : plans) caller.portfolio.on_plan(m, time, p);
+    for (const auto& [run, time] : matchers) caller.portfolio.on_matcher(run, time);
+    for (const auto& [v, time] : variants) caller.pipelines.on_variant(v, time);
+    for (const auto& [v, floor] : floors) caller.pipelines.on_floor(v, floor);
+    if (calibration) *caller.pipelines.calibration = *calibration;
+    if (caller.floored && floored) *caller.floored = true;
+    if (caller.predicted && predicted) *caller.predicted = true;
+  }
+};
+
+// Seeds seed, seed+1, ... on all cores, the fastest kept, and only its reports handed on (as one
+// run of it would have made them).
 Made<Algorithm> synthesize_restarts(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
                                     const SynthOptions& o) {
   // Seeds seed .. seed+K-1 on all cores; the fastest wins, ties to the lowest seed.
   const int k = o.restarts;
   std::vector<std::optional<Made<Algorithm>>> results(k);
+  std::vector<SeedReports> reports(k);
   parallel_for(k, cores(), [&](int i) {
     SynthOptions mine = o;
     mine.seed = o.seed + static_cast<uint64_t>(i);
     mine.progress = nullptr;
-    mine.portfolio.on_plan = nullptr;  // (every seed at once: the reports would race)
-    mine.portfolio.on_matcher = nullptr;
+    reports[i].redirect(o, mine);
     results[i] = synthesize_once(t, c, chunk_bytes, mine);
   });
   // A seed that made nothing says why (the first, by seed).
@@ -125,6 +172,7 @@ Made<Algorithm> synthesize_restarts(const topo::Topology& t, const Collective& c
   int best = 0;
   for (int i = 1; i < k; ++i)
     if (time_of(i) < time_of(best)) best = i;
+  reports[best].replay(o);
   if (o.progress) o.progress(1.0);
   return std::move(*results[best]);
 }

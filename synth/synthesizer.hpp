@@ -286,7 +286,14 @@ inline SynthOptions part_options(SynthOptions o) {
   o.progress = nullptr;
   o.to_beat = -1;
   o.pipelines.predicted_against = -1;
+  o.pipelines.floored_at = -1;
+  o.pipelines.variants = o.pipelines.left_out = 0;
+  o.pipelines.floors_before = nullptr;
+  o.pipelines.calibration = nullptr;
+  o.pipelines.on_variant = nullptr;
+  o.pipelines.on_floor = nullptr;
   o.floored = nullptr;
+  o.predicted = nullptr;
   return o;
 }
 

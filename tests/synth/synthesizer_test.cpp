@@ -9,6 +9,8 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "synth/baselines/baselines.hpp"
 #include "synth/bounds/lower_bound.hpp"
@@ -103,6 +105,29 @@ TEST(Synthesizer, RestartsNeverLoseToTheFirstSeed) {
   many.restarts = 6;
   EXPECT_LE(synthesize(t, c, kChunk, many).claimed_time,
             synthesize(t, c, kChunk, one).claimed_time);
+}
+
+// With restarts the seeds run at once, and only the kept seed's reports reach the caller, as one
+// run of it makes them: every pipeline variant once, from the caller's thread (each seed called the
+// caller's callbacks from its own thread before, a variant once per seed, into maps the chunk
+// search does not lock). The pipelines do not depend on the seed.
+TEST(Synthesizer, RestartsHandOnTheKeptSeedsReportsAlone) {
+  const auto t = topo::generate("hetmesh2d:4x4");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllGather, 4);
+  SynthOptions o;
+  o.method = SynthMethod::PlanPipeline;
+  std::vector<std::pair<int, Time>> alone, restarted;
+  bool floored = false;
+  o.floored = &floored;
+  o.pipelines.on_variant = [&](int v, Time time) { alone.emplace_back(v, time); };
+  const Algorithm a = synthesize(t, c, kChunk, o);
+  o.restarts = 3;
+  o.pipelines.on_variant = [&](int v, Time time) { restarted.emplace_back(v, time); };
+  const Algorithm b = synthesize(t, c, kChunk, o);
+  ASSERT_GT(alone.size(), 1u);
+  EXPECT_EQ(restarted, alone);
+  EXPECT_EQ(b.claimed_time, a.claimed_time);
+  EXPECT_FALSE(floored);
 }
 
 TEST(SynthesizerOptima, UnidirectionalRingIsTheRingClosedForm) {
