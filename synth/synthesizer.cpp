@@ -107,13 +107,13 @@ ChunkPriority parse_chunk_priority(std::string_view name) {
 namespace {
 
 // What one seed reports to the caller while it runs (the portfolio's plans and matcher runs, the
-// pipeline variants' times and floors, the pipelines' calibration, whether its answer claims a
-// floor or a prediction), kept apart while the seeds run at once: the caller's are not shared
-// between threads.
+// pipeline variants' times, floors and timings, the pipelines' calibration, whether its answer
+// claims a floor or a prediction), kept apart while the seeds run at once: the caller's are not
+// shared between threads.
 struct SeedReports {
   std::vector<std::tuple<SynthMethod, Time, bool>> plans;
   std::vector<std::pair<MatcherRun, Time>> matchers;
-  std::vector<std::pair<int, Time>> variants, floors;
+  std::vector<std::pair<int, Time>> variants, floors, timed;
   std::optional<PipelineCalibration> calibration;
   bool floored = false, predicted = false;
 
@@ -131,6 +131,8 @@ struct SeedReports {
       o.pipelines.on_variant = [this](int v, Time time) { variants.emplace_back(v, time); };
     if (caller.pipelines.on_floor)
       o.pipelines.on_floor = [this](int v, Time floor) { floors.emplace_back(v, floor); };
+    if (caller.pipelines.on_timed)
+      o.pipelines.on_timed = [this](int v, Time time) { timed.emplace_back(v, time); };
     if (caller.pipelines.calibration) {
       calibration = *caller.pipelines.calibration;
       o.pipelines.calibration = &*calibration;
@@ -144,6 +146,7 @@ struct SeedReports {
     for (const auto& [run, time] : matchers) caller.portfolio.on_matcher(run, time);
     for (const auto& [v, time] : variants) caller.pipelines.on_variant(v, time);
     for (const auto& [v, floor] : floors) caller.pipelines.on_floor(v, floor);
+    for (const auto& [v, time] : timed) caller.pipelines.on_timed(v, time);
     if (calibration) *caller.pipelines.calibration = *calibration;
     if (caller.floored && floored) *caller.floored = true;
     if (caller.predicted && predicted) *caller.predicted = true;

@@ -130,6 +130,9 @@ struct PipelineOptions {
   std::function<void(int variant, Time time)> on_variant;
   // Called with each variant's floor wherever one was computed (timed afterwards or not).
   std::function<void(int variant, Time floor)> on_floor;
+  // Called with each variant timed and its time (on_variant reports it too, beside the floors and
+  // predictions of those left untimed): an All-Reduce's halves joined, or in turn, not each half's.
+  std::function<void(int variant, Time time)> on_timed;
 };
 
 // The portfolio's runs of the plain matcher (synthesize_once), as the chunk search tells them
@@ -292,6 +295,7 @@ inline SynthOptions part_options(SynthOptions o) {
   o.pipelines.calibration = nullptr;
   o.pipelines.on_variant = nullptr;
   o.pipelines.on_floor = nullptr;
+  o.pipelines.on_timed = nullptr;
   o.floored = nullptr;
   o.predicted = nullptr;
   return o;

@@ -601,12 +601,15 @@ class FlatSearch {
         return static_cast<double>(time) <=
                kPipelinesContend * static_cast<double>(best.algorithm.claimed_time);
       };
-      // The pipeline variants' times at the last count and at the count before it, and those left
-      // out of the counts after (variant_falls_behind; each bit a variant). Their floors at the
+      // The pipeline variants' times at the last count (on_variant: floors and predictions of
+      // those left untimed too), and their timings there and at the count before it, by which
+      // variants fall behind and are left out of the counts after (variant_falls_behind; each bit
+      // a variant): a floor is under its time, a prediction either side of it. Their floors at the
       // last count, where computed, and then those floors, else their times (floors_before).
-      std::map<int, Time> variant_times, variant_before, variant_floors, floors_before;
+      std::map<int, Time> variant_times, variant_timed, timed_before, variant_floors, floors_before;
       uint64_t variants_out = 0;
       quiet.pipelines.on_variant = [&](int v, Time time) { variant_times[v] = time; };
+      quiet.pipelines.on_timed = [&](int v, Time time) { variant_timed[v] = time; };
       quiet.pipelines.on_floor = [&](int v, Time floor) { variant_floors[v] = floor; };
       bool floored = false;  // (what cannot beat the fastest is not made or timed: to_beat)
       bool predicted = false;
@@ -625,7 +628,7 @@ class FlatSearch {
              transfers > kPipelineFastestTransferBudget))
           break;
         if (m == SynthMethod::PlanPipeline && !variant_times.empty()) {
-          variants_out |= variants_falling_behind(variant_times, variant_before);
+          variants_out |= variants_falling_behind(variant_timed, timed_before);
           if (transfers > kPipelineAllVariantsTransfers)
             quiet.pipelines.variants = fastest_pipeline_variants(variant_times, kVariantsPast);
         }
@@ -639,7 +642,8 @@ class FlatSearch {
                         : k == 2 * largest             ? searched_.floors_before(k)
                                                        : least_known(variant_times, variant_floors);
         variant_floors.clear();
-        variant_before = std::move(variant_times);
+        timed_before = std::move(variant_timed);
+        variant_timed.clear();
         variant_times.clear();
         quiet.pipelines.floors_before = floors_before.empty() ? nullptr : &floors_before;
         if (o_.deadline && o_.deadline->reached(2 * last_seconds)) break;
@@ -716,6 +720,7 @@ class FlatSearch {
       quiet.pipelines.floors_before = nullptr;
       quiet.pipelines.on_variant = nullptr;
       quiet.pipelines.on_floor = nullptr;
+      quiet.pipelines.on_timed = nullptr;
       quiet.pipelines.floored_at = -1;
       quiet.floored = nullptr;
     }

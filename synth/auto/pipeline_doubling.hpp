@@ -22,11 +22,14 @@ struct SearchedVariants {
   std::map<int, Time> floors_before(int count) const;
 };
 
-// The variants that variant_falls_behind the fastest of them at the last count (`last`; `before`:
-// at the count before it), as bits. Not an All-Reduce's halves in turn, each alone (nor among the
-// fastest), nor the split ones: their fill, four chunk times a level, loses at the smaller counts
-// and they catch up at larger ones (random-fabric:33 All-Gather of 256 MiB: split 1.30x the fastest
-// at 256 chunks per NPU, losing ground, and the fastest at 1024).
+// The variants that variant_falls_behind the fastest of them at the last count (`last`: the
+// variants timed there, with their times; `before`: those timed at the count before it), as bits.
+// Timings alone: a floor reported in a time's place is under it (as `before` it makes the gain look
+// smaller, as the fastest the others look further behind), a prediction either side of it. Not an
+// All-Reduce's halves in turn, each alone (nor among the fastest), nor the split ones: their fill,
+// four chunk times a level, loses at the smaller counts and they catch up at larger ones
+// (random-fabric:33 All-Gather of 256 MiB: split 1.30x the fastest at 256 chunks per NPU, losing
+// ground, and the fastest at 1024).
 uint64_t variants_falling_behind(const std::map<int, Time>& last,
                                  const std::map<int, Time>& before);
 

@@ -328,6 +328,7 @@ class Portfolio {
     // (Its pipeline variants' times and floors are under hold: not the caller's to keep or read.)
     hold.pipelines.on_variant = nullptr;
     hold.pipelines.on_floor = nullptr;
+    hold.pipelines.on_timed = nullptr;
     hold.pipelines.floors_before = nullptr;
     hold.floored = nullptr;
     // Its answer is the matcher's schedule under hold, or nothing: the baselines it would fall

@@ -307,6 +307,8 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
     a.method = second->method;
     a.provenance = second->provenance;
     if (variant >= 0 && o.pipelines.on_variant) o.pipelines.on_variant(variant, a.claimed_time);
+    if (variant >= 0 && !floored && o.pipelines.on_timed)
+      o.pipelines.on_timed(variant, a.claimed_time);
     // (A floor is at most its time: its ratio under the variant's own, the margin no narrower.)
     if (planned == Method::PlanPipeline && o.pipelines.calibration && o.memo)
       if (const auto& [reduced, gathered] = predicted(variant); reduced && gathered)
@@ -372,6 +374,7 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
     a.pipelines.left_out = o.pipelines.left_out >> kInTurnHalf[h] & kWholeVariants;
     a.pipelines.floors_before = nullptr;  // (the whole's variants': not this half's)
     a.pipelines.on_floor = nullptr;
+    a.pipelines.on_timed = nullptr;  // (the halves in turn are timed joined, below)
     if (o.pipelines.on_variant)
       a.pipelines.on_variant = [&o, h](int v, Time time) {
         o.pipelines.on_variant(kInTurnHalf[h] + v, time);
@@ -399,6 +402,7 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   a.method = method;
   a.provenance = made_by;
   if (o.pipelines.on_variant) o.pipelines.on_variant(kPipelineInTurn, a.claimed_time);
+  if (o.pipelines.on_timed) o.pipelines.on_timed(kPipelineInTurn, a.claimed_time);
   if (!best || a.claimed_time < best->claimed_time) best = std::move(a);
   return best;
 }

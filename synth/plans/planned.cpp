@@ -637,6 +637,7 @@ class Planned {
     a.provenance.pipeline = traits;
     a.method = fmt::format("flow-plan pipelines ({})", describe(traits));
     if (variant_ < 0 && o_.pipelines.on_variant) o_.pipelines.on_variant(v, a.claimed_time);
+    if (variant_ < 0 && o_.pipelines.on_timed) o_.pipelines.on_timed(v, a.claimed_time);
     if (!best_ || a.claimed_time < best_->claimed_time) {
       best_ = std::move(a);
       predicted_best_ = floored_best_ = false;

@@ -27,6 +27,7 @@ struct Pipelines {
   bool floored = false;
   std::map<int, Time> reported;  // per variant, its time (or floor, where not timed)
   std::map<int, Time> floors;    // per variant, its floor where one was computed (on_floor)
+  std::map<int, Time> timed;     // per variant timed, its time (on_timed)
 };
 
 // Every variant of the pipelines for `c` made (none left out by its prediction), under
@@ -45,6 +46,7 @@ Pipelines pipelines(const topo::Topology& t, const Collective& c, Bytes chunk, T
   o.floored = &run.floored;
   o.pipelines.on_variant = [&run](int v, Time time) { run.reported[v] = time; };
   o.pipelines.on_floor = [&run](int v, Time floor) { run.floors[v] = floor; };
+  o.pipelines.on_timed = [&run](int v, Time time) { run.timed[v] = time; };
   run.algorithm = detail::synthesize_with(t, c, chunk, o, SynthMethod::PlanPipeline);
   return run;
 }
@@ -156,6 +158,33 @@ TEST(PipelineFlooredAt, EachFloorReportedIsAtMostItsTime) {
         for (const auto& [v, floor] : all.floors) EXPECT_LE(floor, timed.reported.at(v)) << v;
       });
   EXPECT_GE(floors, 12);
+}
+
+// on_timed reports the variants timed, with the times on_variant reports, and no other (the chunk
+// search's doubling judges which variants fall behind by their timings alone): every variant
+// reported but not timed reports its own floor or its unpaced twin's (on_floor); under every
+// floor none is timed.
+TEST(PipelineFlooredAt, OnTimedReportsTheVariantsTimedAlone) {
+  int timed = 0, untimed = 0;
+  for_each_made(
+      [&](const topo::Topology& t, const Collective& c, Bytes chunk, const Pipelines& all) {
+        for (const auto& [v, time] : all.timed) {
+          ++timed;
+          ASSERT_TRUE(all.reported.contains(v)) << v;
+          EXPECT_EQ(time, all.reported.at(v)) << v;
+        }
+        for (const auto& [v, time] : all.reported) {
+          if (all.timed.contains(v)) continue;
+          ++untimed;
+          const std::optional<int> twin = detail::unpaced_twin(v);
+          const bool own = all.floors.contains(v) && all.floors.at(v) == time;
+          const bool twins = twin && all.floors.contains(*twin) && all.floors.at(*twin) == time;
+          EXPECT_TRUE(own || twins) << v;
+        }
+        EXPECT_TRUE(pipelines(t, c, chunk, 1).timed.empty());
+      });
+  EXPECT_GE(timed, 12);
+  EXPECT_GE(untimed, 1);
 }
 
 // A variant whose floor at the count before (PipelineOptions::floors_before) was under the mark its
