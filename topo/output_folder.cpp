@@ -74,6 +74,13 @@ Journal read_journal(int dir, const std::string& name, const std::string& shown)
   struct stat st {};
   if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMaxJournalBytes)
     throw Error("a commit journal that is not a regular file of Tenet's", {file});
+  // Only this user's own killed runs are rolled forward: another's journal (a folder shared, or
+  // written to by others) is not replayed.
+  if (st.st_uid != ::geteuid())
+    throw Error(
+        "a commit journal another user's run left (not replayed): remove it and its "
+        ".tenet-stage.* folder to write here",
+        {file});
   std::string text(static_cast<size_t>(st.st_size), '\0');
   size_t got = 0;
   while (got < text.size()) {
@@ -104,6 +111,12 @@ Journal read_journal(int dir, const std::string& name, const std::string& shown)
         throw Error(
             fmt::format("commit journal names '{}', which is not a file inside its folder", rel),
             {file});
+  // Tenet stages its own names alone (OutputFolder::stage, is_staged_name), so a journal that
+  // moves anything else into place, or removes what is not an output name, was not written by it.
+  for (const std::string& rel : j.move)
+    if (!is_staged_name(rel))
+      throw Error(fmt::format("commit journal moves '{}', which Tenet does not write", rel),
+                  {file});
   for (const std::string& rel : j.remove)
     if (!is_output_name(rel))
       throw Error(fmt::format("commit journal removes '{}', which Tenet does not write", rel),
@@ -257,6 +270,12 @@ bool is_output_name(const std::string& relative) {
          is_rank_file(last);
 }
 
+bool is_staged_name(const std::string& relative) {
+  return is_output_name(relative) ||
+         (no_follow::is_plain_relative(relative) && relative.find('/') == std::string::npos &&
+          relative.front() != '.' && relative.ends_with(".json"));
+}
+
 OutputFolder::OutputFolder(std::string dir) : dir_(std::move(dir)) {
   make_directories(dir_);
   dir_fd_ = no_follow::open_root(dir_);
@@ -279,9 +298,8 @@ OutputFolder::~OutputFolder() {
 }
 
 std::string OutputFolder::stage(const std::string& relative) {
-  if (!no_follow::is_plain_relative(relative))
-    throw Error(fmt::format("internal: '{}' is not a name inside the output folder", relative),
-                {dir_});
+  if (!is_staged_name(relative))
+    throw Error(fmt::format("internal: '{}' is not a name Tenet writes", relative), {dir_});
   // The commit journal holds the names as JSON text, which is UTF-8.
   if (!valid_utf8(relative))
     throw Error(fmt::format("the file name '{}' is not valid UTF-8: give a name in UTF-8",

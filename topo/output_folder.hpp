@@ -17,9 +17,10 @@
 //   patterns (`.tenet-stage.<16 hex>`, `.tenet-commit.<16 hex>`) are ever removed as leftovers;
 // - a live run holds an flock on its staging folder for its whole life; a leftover stage is a
 //   killed run's only when that lock can be taken (true across PID namespaces, unlike a pid);
-// - a journal is acted on only by a writer, under the folder's lock, and only within the folder:
-//   it moves regular files from a leftover stage to Tenet's output names and removes Tenet's
-//   output names (see is_output_name), nothing else;
+// - a journal is acted on only by a writer, under the folder's lock, only within the folder and
+//   only where this user wrote it (another user's is refused: never replayed): it moves regular
+//   files from a leftover stage to the names Tenet writes (is_staged_name) and removes Tenet's
+//   output names (is_output_name), nothing else; one that names anything else is refused whole;
 // - readers never change anything: a journal they find (its run was killed inside step 2, since
 //   live commits exclude readers) makes them refuse the folder, which may then mix two runs, until
 //   the next write completes the commit.
@@ -39,6 +40,9 @@ namespace tenet::topo {
 // system.json, network.yml, anything under chakra/, astra-sim/ or plots/, and Chakra ranks
 // `<stem>.<rank>.et` anywhere. Only these are removed by a commit.
 bool is_output_name(const std::string& relative);
+// The names a commit may move into place: the output names, and the algorithm files `tenet synth
+// --algo all` writes (`<name>.json` at the folder's top, not hidden). Never removed as stale.
+bool is_staged_name(const std::string& relative);
 
 class OutputFolder {
  public:
@@ -59,7 +63,7 @@ class OutputFolder {
   // Where `relative` will be once committed: <dir>/<relative>.
   std::string final_path(const std::string& relative) const;
   // At commit, remove <dir>/<relative> unless this set writes it (a stale file of an earlier set).
-  // `relative` must be an output name (is_output_name).
+  // `relative` must be a name Tenet writes (is_staged_name).
   void remove_at_commit(const std::string& relative);
   // At commit, remove every file under the folder <dir>/<relative> that this set does not write
   // (a format owned whole by Tenet: chakra/, astra-sim/, plots/), and the folders left empty.

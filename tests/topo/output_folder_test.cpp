@@ -137,14 +137,15 @@ TEST(OutputFolder, ADroppedPartIsNeitherWrittenNorCleared) {
   write_file_atomically(out.stage("chakra/g.0.et"), "rank 0");
   write_file_atomically(fs::path(out.staging_dir()) / "chakra" / "g.1.et",
                         "rank 1");  // beside, not named
-  write_file_atomically(out.stage("chakraX/keep"), "not under chakra/");
+  write_file_atomically(out.stage("chakraX/g.0.et"), "not under chakra/");
   out.remove_at_commit("chakra/g.5.et");
   out.remove_at_commit("./chakra/system.json");
   out.drop("chakra");
   EXPECT_EQ(out.commit(),
-            (std::vector<std::string>{dir + "/algorithm.json", dir + "/chakraX/keep"}));
-  EXPECT_EQ(listing(dir), (std::set<std::string>{"algorithm.json", "chakra", "chakra/g.5.et",
-                                                 "chakra/system.json", "chakraX", "chakraX/keep"}));
+            (std::vector<std::string>{dir + "/algorithm.json", dir + "/chakraX/g.0.et"}));
+  EXPECT_EQ(listing(dir),
+            (std::set<std::string>{"algorithm.json", "chakra", "chakra/g.5.et",
+                                   "chakra/system.json", "chakraX", "chakraX/g.0.et"}));
   EXPECT_EQ(read_file(dir + "/chakra/g.5.et"), "old rank 5");
 }
 
@@ -344,6 +345,48 @@ TEST(OutputFolder, APlantedJournalTouchesNothingOutsideTenetsNames) {
     EXPECT_EQ(std::string(std::istreambuf_iterator<char>(keys), {}), "keep") << j.dump();
     EXPECT_TRUE(fs::exists(dir + "/notes.txt")) << j.dump();
   }
+}
+
+// A planted journal that moves a file into place under a name Tenet does not write (the user's own
+// notes, a dotfile a shell reads) is refused whole: nothing moves, not even its output names.
+TEST(OutputFolder, APlantedJournalMovesNothingButTenetsNames) {
+  TempDir tmp;
+  const std::string dir = tmp.file("out");
+  fs::create_directories(dir);
+  write_file_atomically(dir + "/notes.txt", "keep");
+  for (const std::string& target :
+       {std::string("notes.txt"), std::string(".envrc"), std::string("src/build.sh")}) {
+    const std::string stage = plant_killed_commit(dir, {"algorithm.json", target}, {});
+    fs::create_directories(fs::path(dir + "/" + stage + "/" + target).parent_path());
+    write_file_atomically(dir + "/" + stage + "/" + target, "attacker's");
+    write_file_atomically(dir + "/" + stage + "/algorithm.json", "attacker's");
+    EXPECT_NE(error_of([&] { OutputFolder out(dir); }).find("which Tenet does not write"),
+              std::string::npos)
+        << target;
+    std::ifstream notes(dir + "/notes.txt");  // (Tenet's readers refuse the folder meanwhile)
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(notes), {}), "keep") << target;
+    EXPECT_FALSE(fs::exists(dir + "/.envrc")) << target;
+    EXPECT_FALSE(fs::exists(dir + "/src")) << target;
+    EXPECT_FALSE(fs::exists(dir + "/algorithm.json")) << target;
+    for (const auto& e : fs::directory_iterator(dir))  // (the next plant's alone)
+      if (e.path().filename().string().starts_with(".tenet-")) fs::remove_all(e.path());
+  }
+}
+
+// Another user's journal is not replayed, whatever it names: the writer refuses the folder and
+// says what to remove. (Needs root, to give the journal to another user.)
+TEST(OutputFolder, AnotherUsersJournalIsNotReplayed) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to plant a file of another user";
+  TempDir tmp;
+  const std::string dir = tmp.file("out");
+  fs::create_directories(dir);
+  const std::string stage = plant_killed_commit(dir, {"algorithm.json"}, {});
+  write_file_atomically(dir + "/" + stage + "/algorithm.json", "another user's");
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().starts_with(".tenet-commit."))
+      ASSERT_EQ(::chown(e.path().c_str(), 65534, 65534), 0);
+  EXPECT_NE(error_of([&] { OutputFolder out(dir); }).find("another user's run"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir + "/algorithm.json"));
 }
 
 // Two runs writing one folder at once leave exactly the set of the one that committed last: the
