@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -194,6 +195,21 @@ void read_links(const Reader& r, TopologyBuilder& b, const YAML::Node& links, co
     std::string pairing = l["pairing"] ? r.scalar(l["pairing"], "pairing") : "all";
     std::vector<std::pair<NodeId, NodeId>> pairs;
     const bool patterns = srcs.size() > 1 || dsts.size() > 1;
+    // Every pair a pattern asks for, refused before any is listed (`"*"` to `"*"` over a million
+    // NPUs is 10^12 pairs): the links they make, each way and `count` times, and those so far.
+    int64_t asked =
+        static_cast<int64_t>(pairing == "zip" ? srcs.size() : srcs.size() * dsts.size());
+    const int64_t per_pair = int64_t{count} * (bidir ? 2 : 1);
+    if (pairing != "zip" && patterns && b.num_links() + asked * per_pair > kMaxLinks) {
+      std::vector<NodeId> from = srcs, to = dsts;  // (self pairs skipped: nodes on both sides)
+      std::sort(from.begin(), from.end());
+      std::sort(to.begin(), to.end());
+      std::vector<NodeId> both;
+      std::set_intersection(from.begin(), from.end(), to.begin(), to.end(),
+                            std::back_inserter(both));
+      asked -= static_cast<int64_t>(both.size());
+    }
+    check_limit(b.num_links() + asked * per_pair, kMaxLinks, "links", r.at(l));
     if (pairing == "zip") {
       if (srcs.size() != dsts.size())
         throw r.error(l, fmt::format("pairing zip needs as many src as dst nodes ({} vs {})",

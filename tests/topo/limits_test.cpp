@@ -92,6 +92,32 @@ TEST(Limits, CountsAndNamesAreCheckedAsTheTopologyIsBuilt) {
             std::string::npos);
 }
 
+// A glob link of a topology file asks for every pair of its patterns: they are counted, each way
+// and `count` times, and refused before one is listed (`"*"` to `"*"` over 100,000 NPUs is 10^10
+// pairs: listed first, they took all memory); exactly the limit, self pairs left out, is read.
+TEST(Limits, GlobLinksAreCountedBeforeTheyAreListed) {
+  EXPECT_EQ(error_of([] {
+              parse_yaml(
+                  "name: t\nnpus: 100000\nlinks:\n  - {src: \"*\", dst: \"*\", bw: "
+                  "1GB/s, lat: 1us}\n",
+                  "t.yaml");
+            }),
+            "t.yaml:4:5: 19999800000 links is over Tenet's limit of 4194304 (topo/limits.hpp)");
+  // 2049 x 2048 = 4196352 one way is over; 2048 x 2047 = 4192256 is under, self pairs left out.
+  EXPECT_NE(error_of([] {
+              parse_yaml(
+                  "name: t\nnpus: 2049\nlinks:\n  - {src: \"*\", dst: \"*\", bw: "
+                  "1GB/s, lat: 1us, bidirectional: false}\n",
+                  "t.yaml");
+            }).find("over Tenet's limit"),
+            std::string::npos);
+  EXPECT_EQ(parse_yaml("name: t\nnpus: 2048\nlinks:\n  - {src: \"*\", dst: \"*\", bw: 1GB/s, "
+                       "lat: 1us, bidirectional: false}\n",
+                       "t.yaml")
+                .num_links(),
+            2048 * 2047);
+}
+
 // Products of numbers from user input are multiplied with overflow checks.
 TEST(Limits, ProductsAreCheckedForOverflow) {
   EXPECT_EQ(checked_mul(int64_t{1} << 31, int64_t{1} << 31), int64_t{1} << 62);
