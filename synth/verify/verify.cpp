@@ -13,6 +13,7 @@
 #include "synth/ir/references.hpp"
 #include "synth/verify/time_order.hpp"
 #include "topo/error.hpp"
+#include "topo/limits.hpp"
 
 namespace tenet::synth {
 
@@ -465,6 +466,11 @@ class Verifier {
     for (int r = 0; r < coll.num_ranks(); ++r)
       if (coll.ranks[r] >= 0 && coll.ranks[r] < t_.num_nodes()) rank_of_[coll.ranks[r]] = r;
     const size_t slots = static_cast<size_t>(t_.num_nodes()) * chunks_;
+    // A cell per (node, chunk): 5 bytes where chunks reduce, 1 where they are copied. An
+    // algorithm file states its chunk count; past the memory it is an error, not a kill.
+    topo::check_memory(slots * (reducing_ ? 5 : 1),
+                       fmt::format("verifying {} chunks on {} nodes", chunks_, t_.num_nodes()),
+                       "an algorithm of fewer chunks can be verified");
     if (reducing_) {
       content_.assign(slots, kNothing);
       for (int r = 0; r < coll.num_ranks(); ++r)

@@ -4,11 +4,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <random>
 #include <set>
+#include <string>
 
 #include "synth/cost/timing.hpp"
 #include "tests/synth/test_support.hpp"
@@ -293,6 +296,32 @@ TEST(VerifySpecific, InvalidCollective) {
   a.collective.ranks = {0, 7};
   Report r = verify(t, a);
   EXPECT_EQ(r.count(ViolationKind::BadReference), 1u);
+}
+
+// An algorithm file states its chunk count (an All-Reduce's in all, up to 2^31 - 1), and the
+// replay keeps a cell per node and chunk: past the memory there is (TENET_MEMORY here) it is a
+// clear error naming both, not an allocation the kernel kills (40 GiB on ring:4 before).
+TEST(VerifySpecific, ChunksPastTheMemoryAreAnError) {
+  auto t = topo::generate("ring:4");
+  Algorithm a = base(t, CollectiveKind::AllReduce);
+  a.collective.ranks = {0, 1};
+  a.collective.all_reduce_chunks = std::numeric_limits<int32_t>::max();
+  const char* before = std::getenv("TENET_MEMORY");
+  const std::string saved = before ? before : "";
+  ::setenv("TENET_MEMORY", "1GiB", 1);
+  std::string error;
+  try {
+    verify(t, a);
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  if (before)
+    ::setenv("TENET_MEMORY", saved.c_str(), 1);
+  else
+    ::unsetenv("TENET_MEMORY");
+  EXPECT_NE(error.find("verifying 2147483647 chunks on 4 nodes would need about 40 GiB"),
+            std::string::npos)
+      << error;
 }
 
 // Every random tree algorithm is correct, and its claimed time is the timing model's.
