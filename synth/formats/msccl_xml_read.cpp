@@ -185,6 +185,9 @@ void parse_attributes(Import& in) {
 
 // GPUs x chunks per loop past which a program is not imported.
 constexpr int64_t kMaxCheckedSlots = int64_t{1} << 28;
+// ... and past which one whose GPUs each hold their whole buffer at the start (every collective but
+// All-Gather: buffer_slots keeps an entry, some 64 bytes, per GPU and slot) is not: 1 GiB.
+constexpr int64_t kMaxHeldSlots = int64_t{1} << 24;
 
 // All-Reduce chunks belong to no rank, so MSCCL's may number fewer than the GPUs, or not a multiple
 // of them (msccl-tools' allreduce_a100_ncv4: 2 chunks on 4 GPUs; Tenet's own one-shot: one): the
@@ -210,6 +213,12 @@ void split_chunks(Import& in) {
                   fmt::format("{} GPUs x nchunksperloop {} = {} output slots to check, "
                               "over Tenet's limit of {}",
                               p, per_loop, static_cast<int64_t>(p) * per_loop, kMaxCheckedSlots));
+  if (c.kind != CollectiveKind::AllGather && static_cast<int64_t>(p) * per_loop > kMaxHeldSlots)
+    throw in.fail(algo,
+                  fmt::format("{} GPUs x nchunksperloop {} = {} buffer slots held at the start, "
+                              "over Tenet's limit of {} ({})",
+                              p, per_loop, static_cast<int64_t>(p) * per_loop, kMaxHeldSlots,
+                              to_string(c.kind)));
   for (int r = 0; r < p; ++r) c.ranks.push_back(r);
   c.chunks_per_npu = in_all ? 1 : per_loop / p;
   if (in_all) c.all_reduce_chunks = per_loop;

@@ -477,6 +477,17 @@ TEST(MscclXml, MalformedFilesGiveClearErrors) {
       ::testing::ThrowsMessage<Error>(HasSubstr(
           "1000 GPUs x nchunksperloop 1048576000 = 1048576000000 output slots to check, over "
           "Tenet's limit of 268435456")));
+  // An All-Reduce's (or All-to-All's) GPUs each hold their whole buffer at the start, an entry per
+  // slot: 16 GPUs x 2^24 chunks (under the slots checked) took some 16 GiB before; refused at once.
+  EXPECT_THAT(
+      [] {
+        parse_msccl_xml(
+            R"(<algo name="x" nchunksperloop="16777216" ngpus="16" coll="allreduce" inplace="1" outofplace="0" minBytes="0" maxBytes="0"/>)",
+            topo::generate("switch:16"), "a.xml");
+      },
+      ::testing::ThrowsMessage<Error>(
+          HasSubstr("16 GPUs x nchunksperloop 16777216 = 268435456 buffer slots held at the "
+                    "start, over Tenet's limit of 16777216 (all-reduce)")));
 }
 
 }  // namespace
