@@ -27,6 +27,7 @@
 #include "topo/error.hpp"
 #include "topo/io.hpp"
 #include "topo/limits.hpp"
+#include "topo/no_follow.hpp"
 #include "topo/output_folder.hpp"
 
 namespace tenet::chakra {
@@ -230,11 +231,17 @@ std::vector<EtFile> read_prefix(const std::string& prefix) {
   // Every rank of one commit (topo/output_folder.hpp): no Tenet export replaces ranks meanwhile.
   const std::string folder = std::filesystem::path(prefix).parent_path().string();
   topo::FolderReadLock lock(folder.empty() ? "." : folder);
+  // The ranks' files are found, not named one by one: each is read from the folder the user named
+  // without following a link, and only where it is a regular file (a FIFO would hold the read for
+  // ever, a link read what it names, outside the folder).
+  const topo::no_follow::Fd dir = topo::no_follow::open_root(folder.empty() ? "." : folder);
   std::vector<EtFile> files;
   for (int r = 0;; ++r) {
-    std::error_code ec;
-    if (!std::filesystem::exists(et_path(prefix, r), ec)) break;
-    files.push_back(read_et(et_path(prefix, r)));
+    const std::string path = et_path(prefix, r);
+    const std::optional<std::string> bytes = topo::no_follow::read_file_at(
+        dir.get(), std::filesystem::path(path).filename().string(), path);
+    if (!bytes) break;
+    files.push_back(parse_et(*bytes, path));
   }
   if (files.empty())
     throw Error(fmt::format("no Chakra ET files: expected {} (and .1.et, ...)", et_path(prefix, 0)),

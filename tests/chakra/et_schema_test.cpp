@@ -2,16 +2,19 @@
 // checked on raw bytes, and the length-delimited framing of .et files.
 #include <google/protobuf/util/delimited_message_util.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <sstream>
+#include <string>
 
 #include "chakra/et.hpp"
 #include "et_def.pb.h"
 #include "tests/topo/test_util.hpp"
 #include "topo/error.hpp"
+#include "topo/io.hpp"
 #include "topo/output_folder.hpp"
 
 namespace {
@@ -249,6 +252,36 @@ TEST(EtSet, StagedOnEveryCoreInRankOrder) {
                  tenet::Error);
   }
   EXPECT_FALSE(std::filesystem::exists(dir.file("failed/algo.0.et")));
+}
+
+// A set's ranks are found, not named one by one: in a folder someone shared, a rank that is a
+// link (to a file outside) is refused, naming it, and one that is a FIFO too, at once (it held
+// the read for ever before); regular files are read as ever.
+TEST(EtSet, RanksThatAreLinksOrFifosAreRefused) {
+  tenet::topo::testing::TempDir dir;
+  tenet::chakra::EtFile f;
+  Node& n = f.nodes.emplace_back();
+  n.set_id(1);
+  n.set_name("rank 0");
+  const std::string bytes = tenet::chakra::serialize_et(f);
+  std::filesystem::create_directories(dir.file("set"));
+  tenet::topo::write_file_atomically(dir.file("set/w.0.et"), bytes);
+  tenet::topo::write_file_atomically(dir.file("outside.et"), bytes);
+  EXPECT_EQ(tenet::chakra::read_prefix(dir.file("set/w")).size(), 1u);
+  std::filesystem::create_symlink(dir.file("outside.et"), dir.file("set/w.1.et"));
+  auto error_of = [&] {
+    try {
+      tenet::chakra::read_prefix(dir.file("set/w"));
+    } catch (const tenet::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error_of().find("w.1.et: a symbolic link, not read"), std::string::npos) << error_of();
+  std::filesystem::remove(dir.file("set/w.1.et"));
+  ASSERT_EQ(::mkfifo(dir.file("set/w.1.et").c_str(), 0600), 0);
+  EXPECT_NE(error_of().find("w.1.et: not a regular file, not read"), std::string::npos)
+      << error_of();
 }
 
 }  // namespace
