@@ -1,5 +1,6 @@
 #include "chakra/et.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 
 // Boost's adjacency_list edge iterator trips GCC 12's -Wmaybe-uninitialized when inlined here.
@@ -234,9 +235,11 @@ std::vector<EtFile> read_prefix(const std::string& prefix) {
   // The ranks' files are found, not named one by one: each is read from the folder the user named
   // without following a link, and only where it is a regular file (a FIFO would hold the read for
   // ever, a link read what it names, outside the folder).
-  const topo::no_follow::Fd dir = topo::no_follow::open_root(folder.empty() ? "." : folder);
+  // (No folder: no files, said below with the name expected.)
+  const topo::no_follow::Fd dir(
+      ::open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   std::vector<EtFile> files;
-  for (int r = 0;; ++r) {
+  for (int r = 0; dir; ++r) {
     const std::string path = et_path(prefix, r);
     const std::optional<std::string> bytes = topo::no_follow::read_file_at(
         dir.get(), std::filesystem::path(path).filename().string(), path);
