@@ -681,7 +681,7 @@ class FlatSearch {
         const bool promising =
             (last >= 0 || contending(now)) &&
             (trend < 0 ||
-             static_cast<double>(2 * now - trend) <
+             2.0 * static_cast<double>(now) - static_cast<double>(trend) <
                  (1 - kDoublingGain) * static_cast<double>(best.algorithm.claimed_time));
         trend = now;
         // Far from the bound but contending, the pipelines go on up to

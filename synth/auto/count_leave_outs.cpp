@@ -30,7 +30,10 @@ bool falls_behind(Time last, std::optional<Time> before, Time fastest, double co
   };
   if (over(far)) return true;
   if (!over(contend)) return false;
-  return before ? 2 * last - *before >= fastest : without_before;
+  // (In doubles: a floor of a link of a few bytes a second saturates at 2^63 - 1 ps.)
+  return before ? 2.0 * static_cast<double>(last) - static_cast<double>(*before) >=
+                      static_cast<double>(fastest)
+                : without_before;
 }
 
 bool variant_falls_behind(Time last, std::optional<Time> before, Time fastest) {

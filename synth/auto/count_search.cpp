@@ -143,7 +143,8 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
     // floor then a time, to more: not together.)
     const bool hopeless = beat > 0 && previous >= 0 &&
                           (previous_floor == floor || !previous_floor) && large &&
-                          2 * now - previous >= beat;
+                          2.0 * static_cast<double>(now) - static_cast<double>(previous) >=
+                              static_cast<double>(beat);  // (a floor may be 2^63 - 1 ps)
     previous = now;
     previous_floor = floor;
     // A time gains on the fastest time, a floor on the lowest floor: times and floors fall and rise

@@ -121,6 +121,10 @@ TEST(CountLeaveOuts, APipelineVariantFallingBehindItsSiblingsIsLeftOut) {
   EXPECT_FALSE(detail::variant_falls_behind(7'064'030'618, 7'564'030'618, fastest));
   EXPECT_FALSE(detail::variant_falls_behind(7'743'833'653, std::nullopt, fastest));
   EXPECT_TRUE(detail::variant_falls_behind(2 * fastest + 1, std::nullopt, fastest));
+  // Floors of links of a few bytes a second saturate near 2^63 ps: twice one is no overflow (it
+  // wrapped to a negative gain before, and the variant stayed).
+  const Time huge = Time{9'000'000'000'000'000'000};
+  EXPECT_TRUE(detail::variant_falls_behind(huge, huge + 100'000'000'000'000'000, huge / 3 * 2));
 }
 
 }  // namespace
