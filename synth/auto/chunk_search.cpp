@@ -288,7 +288,9 @@ class FlatSearch {
   // What this size taught (SizeHistory::record): each way's fastest over the counts, the
   // doublings alone past the search included, against the answer.
   void learn(const Collective& c, const ChunkingResult& best) const {
-    if (!learns_across_sizes(o_)) return;
+    // (Not from a search the time limit cut short: its ways' times are its early counts', and a
+    // loss recorded here leaves a way out at every size near this one.)
+    if (!learns_across_sizes(o_) || (o_.deadline && o_.deadline->stopped())) return;
     std::map<Way, Time> fastest = leave_outs_.fastest();
     for (const ChunkingResult::Try& tried : best.tried)
       if (tried.alone == SynthMethod::PlanPipeline || tried.alone == SynthMethod::ServerPlan)

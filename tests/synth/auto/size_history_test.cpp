@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 
+#include "synth/auto/deadline.hpp"
 #include "synth/auto/size_history.hpp"
 #include "synth/memo.hpp"
 #include "synth/synthesizer.hpp"
@@ -169,6 +170,26 @@ TEST(SizeHistory, TheSimulatorsNextSizeLeavesOutWhatLostByFarAndKeepsItsAnswer) 
   EXPECT_EQ(next.matchers(), 0);
   EXPECT_EQ(next.plan_matchers, 0);
   expect_as_without_learning(t, c, kNext, learned);
+}
+
+// A search the time limit cut short learns nothing: its ways' times are its first counts', and a
+// loss recorded from them would leave a way out at every size near it (the whole of the search
+// above, stopped at once after its first count, recorded the matcher's runs as losers).
+TEST(SizeHistory, ASearchCutShortByTheTimeLimitLearnsNothing) {
+  topo::Topology t =
+      topo::load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/cluster16.yaml");
+  t.set_charges_steps(true);
+  const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
+  SynthMemo memo;
+  Runs first;
+  SynthOptions o = learning(memo, first);
+  const Deadline now(0);
+  o.deadline = &now;
+  synthesize_auto_chunks(t, c, kFirst, o);
+  EXPECT_TRUE(now.stopped());
+  for (MatcherRun run : kMatcherRuns)
+    EXPECT_FALSE(memo.sizes.loses(t, c, kNext, Way::of(run))) << static_cast<int>(run);
+  EXPECT_FALSE(memo.sizes.loses(t, c, kNext, Way::of(SynthMethod::PlanMatcher)));
 }
 
 // The same on the demo cluster, where the losers are nearer: at 57.07 MiB the plain matcher's
