@@ -156,7 +156,8 @@ SuiteTopology parse_topology(const YAML::Node& n, const std::string& file) {
         where(file, n));
   }
   try {
-    return {s, topo::load(target), {}};
+    // (A file the suite names is its author's: read as a regular file, never through a link.)
+    return {s, is_file ? topo::load_named_file(target) : topo::load(target), {}};
   } catch (const Error& e) {
     if (!e.where().file.empty()) throw;  // an error inside that file says where itself
     throw Error(fmt::format("topology '{}': {}", s, e.message()), where(file, n));

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -196,6 +197,19 @@ Topology load_file(const std::string& path) {
   std::string ext = lower_extension(path);
   if (ext == ".dot" || ext == ".gv") return parse_dot(text, path);
   return parse_yaml(text, path);
+}
+
+Topology load_named_file(const std::string& path) {
+  const std::string folder = std::filesystem::path(path).parent_path().string();
+  std::optional<std::string> text;
+  {
+    FolderReadLock lock(folder.empty() ? "." : folder);
+    text = no_follow::read_file_at(AT_FDCWD, path, path);
+  }
+  if (!text) throw Error("cannot open file (does it exist?)", {path});
+  const std::string ext = lower_extension(path);
+  if (ext == ".dot" || ext == ".gv") return parse_dot(*text, path);
+  return parse_yaml(*text, path);
 }
 
 std::string not_a_topology(const std::string& text) {

@@ -22,6 +22,10 @@ std::string not_a_topology(const std::string& text);
 // A file path, a generator spec or a system preset. Errors name the file and line.
 Topology load(const std::string& path_or_spec);
 Topology load_file(const std::string& path);
+// The same for a file another file names (a suite's topology: the suite may be someone else's):
+// read only where it is a regular file, not through a link at its last name (a FIFO would hold the
+// read for ever, a link read what it names). Throws tenet::Error naming it otherwise.
+Topology load_named_file(const std::string& path);
 // Parses text in the Tenet or ASTRA-sim format; `file` is used in error messages.
 Topology parse_yaml(std::string_view text, const std::string& file = "<string>");
 Topology parse_dot(std::string_view text, const std::string& file = "<string>");

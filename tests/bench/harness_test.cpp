@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -76,6 +77,40 @@ TEST(Suite, ReadsInlineAndFileTopologiesRelativeToTheSuite) {
   EXPECT_EQ(s.name, "suite");
   EXPECT_EQ(s.algorithms, std::vector<std::string>{"all"});
   EXPECT_EQ(s.chunks, std::vector<int>{0});  // auto, as tenet synth and tenet sim default to
+  std::filesystem::remove_all(dir);
+}
+
+// A suite may be someone else's: a topology file it names is read only where it is a regular
+// file, not through a link (to a file outside, read before) nor from a FIFO (which held the read
+// for ever); the error names the file.
+TEST(Suite, TopologyFilesThatAreLinksOrFifosAreRefused) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tenet_suite_links_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  topo::write_file_atomically((dir / "outside.yaml").string(),
+                              "name: pair\nnpus: [a, b]\nlinks: [{src: a, dst: b, bw: 10GB/s, "
+                              "lat: 1us}]\n");
+  topo::write_file_atomically((dir / "suite.yaml").string(),
+                              "topologies: [net.yaml]\ncollectives: all-gather\nsizes: 1MiB\n");
+  auto error_of = [&] {
+    try {
+      load_suite((dir / "suite.yaml").string());
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  std::filesystem::create_symlink(dir / "outside.yaml", dir / "net.yaml");
+  EXPECT_NE(error_of().find("net.yaml: a symbolic link, not read"), std::string::npos)
+      << error_of();
+  std::filesystem::remove(dir / "net.yaml");
+  ASSERT_EQ(::mkfifo((dir / "net.yaml").c_str(), 0600), 0);
+  EXPECT_NE(error_of().find("net.yaml: not a regular file, not read"), std::string::npos)
+      << error_of();
+  std::filesystem::remove(dir / "net.yaml");
+  std::filesystem::copy_file(dir / "outside.yaml", dir / "net.yaml");
+  EXPECT_EQ(load_suite((dir / "suite.yaml").string()).topologies.at(0).topology.num_npus(), 2);
   std::filesystem::remove_all(dir);
 }
 
