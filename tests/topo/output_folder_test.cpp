@@ -382,9 +382,11 @@ TEST(OutputFolder, AnotherUsersJournalIsNotReplayed) {
   fs::create_directories(dir);
   const std::string stage = plant_killed_commit(dir, {"algorithm.json"}, {});
   write_file_atomically(dir + "/" + stage + "/algorithm.json", "another user's");
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().filename().string().starts_with(".tenet-commit."))
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().filename().string().starts_with(".tenet-commit.")) {
       ASSERT_EQ(::chown(e.path().c_str(), 65534, 65534), 0);
+    }
+  }
   EXPECT_NE(error_of([&] { OutputFolder out(dir); }).find("another user's run"), std::string::npos);
   EXPECT_FALSE(fs::exists(dir + "/algorithm.json"));
 }
