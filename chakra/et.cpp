@@ -241,10 +241,11 @@ std::vector<EtFile> read_prefix(const std::string& prefix) {
   std::vector<EtFile> files;
   for (int r = 0; dir; ++r) {
     const std::string path = et_path(prefix, r);
-    const std::optional<std::string> bytes = topo::no_follow::read_file_at(
+    const topo::no_follow::Fd file = topo::no_follow::open_file_at(
         dir.get(), std::filesystem::path(path).filename().string(), path);
-    if (!bytes) break;
-    files.push_back(parse_et(*bytes, path));
+    if (!file) break;
+    google::protobuf::io::FileInputStream stream(file.get());  // (streamed: a rank may be GBs)
+    files.push_back(parse_stream(stream, path));
   }
   if (files.empty())
     throw Error(fmt::format("no Chakra ET files: expected {} (and .1.et, ...)", et_path(prefix, 0)),

@@ -63,18 +63,24 @@ Fd open_root(const std::string& dir) {
   return fd;
 }
 
-std::optional<std::string> read_file_at(int folder, const std::string& name,
-                                        const std::string& shown) {
+Fd open_file_at(int folder, const std::string& name, const std::string& shown) {
   // (O_NONBLOCK: a FIFO planted there opens without waiting for a writer, and is refused below.)
   Fd fd(::openat(folder, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (!fd) {
-    if (errno == ENOENT) return std::nullopt;
+    if (errno == ENOENT) return fd;
     if (errno == ELOOP) throw Error("a symbolic link, not read", {shown});
     throw Error(fmt::format("cannot open: {}", std::strerror(errno)), {shown});
   }
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
     throw Error("not a regular file, not read", {shown});
+  return fd;
+}
+
+std::optional<std::string> read_file_at(int folder, const std::string& name,
+                                        const std::string& shown) {
+  const Fd fd = open_file_at(folder, name, shown);
+  if (!fd) return std::nullopt;
   std::string text;
   char buffer[1 << 16];
   for (;;) {

@@ -47,6 +47,11 @@ Fd open_root(const std::string& dir);
 // be created. `rel` must be plain relative ("" is the root itself).
 Fd open_folder(int root, const std::string& rel, bool create, const std::string& shown);
 
+// The file `name` in the open folder `folder` (AT_FDCWD: the working folder), open for reading,
+// without following a link at its last component; empty when there is no such entry. Throws
+// tenet::Error naming `shown` when it is a link or not a regular file (a FIFO is not waited on).
+Fd open_file_at(int folder, const std::string& name, const std::string& shown);
+
 // The whole of the file `name` in the open folder `folder` (AT_FDCWD: the working folder),
 // opened without following a link at its last component; none when there is no such entry.
 // Throws tenet::Error naming `shown` when it is a link, not a regular file, or cannot be read.

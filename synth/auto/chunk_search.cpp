@@ -288,8 +288,7 @@ class FlatSearch {
   // What this size taught (SizeHistory::record): each way's fastest over the counts, the
   // doublings alone past the search included, against the answer.
   void learn(const Collective& c, const ChunkingResult& best) const {
-    // (Not from a search the time limit cut short: its ways' times are its early counts', and a
-    // loss recorded here leaves a way out at every size near this one.)
+    // (Not from a search the time limit cut short: its ways' times are its early counts'.)
     if (!learns_across_sizes(o_) || (o_.deadline && o_.deadline->stopped())) return;
     std::map<Way, Time> fastest = leave_outs_.fastest();
     for (const ChunkingResult::Try& tried : best.tried)
@@ -561,7 +560,6 @@ class FlatSearch {
 
   // The flow plan's pipelines and the server plan doubling their chunks alone past `largest`.
   void double_plans(Collective c, int largest, double next_count, ChunkingResult& best) const {
-    SynthOptions quiet = quiet_;
     for (SynthMethod m : {SynthMethod::PlanPipeline, SynthMethod::ServerPlan}) {
       if (o_.method != SynthMethod::Auto && o_.method != m) continue;
       // (An All-Reduce's pipelines may beat the RS+AG figure (LowerBound::coarse), which is no
@@ -580,6 +578,7 @@ class FlatSearch {
                                                best.algorithm.claimed_time))) ||
           lost_elsewhere(c, Way::of(m)))
         continue;
+      SynthOptions quiet = quiet_;  // (each method's own: its hooks point at its own locals)
       quiet.method = m;
       // The method's best time so far, and its time at the last count. The pipelines' times need
       // not fall steadily: past a count that does not gain they try one more, unless the best is
@@ -603,11 +602,9 @@ class FlatSearch {
         return static_cast<double>(time) <=
                kPipelinesContend * static_cast<double>(best.algorithm.claimed_time);
       };
-      // The pipeline variants' times at the last count (on_variant: floors and predictions of
-      // those left untimed too), and their timings there and at the count before it, by which
-      // variants fall behind and are left out of the counts after (variant_falls_behind; each bit
-      // a variant): a floor is under its time, a prediction either side of it. Their floors at the
-      // last count, where computed, and then those floors, else their times (floors_before).
+      // The pipeline variants' times at the last count (floors and predictions of the untimed
+      // too), their timings there and at the count before, which decide the variants left out of
+      // the counts after (variants_falling_behind; a bit each), and their floors (floors_before).
       std::map<int, Time> variant_times, variant_timed, timed_before, variant_floors, floors_before;
       uint64_t variants_out = 0;
       quiet.pipelines.on_variant = [&](int v, Time time) { variant_times[v] = time; };
@@ -718,13 +715,6 @@ class FlatSearch {
             (settled && !far) || m != SynthMethod::PlanPipeline || close || !contending(now))
           break;
       }
-      quiet.pipelines.variants = quiet.pipelines.left_out = 0;
-      quiet.pipelines.floors_before = nullptr;
-      quiet.pipelines.on_variant = nullptr;
-      quiet.pipelines.on_floor = nullptr;
-      quiet.pipelines.on_timed = nullptr;
-      quiet.pipelines.floored_at = -1;
-      quiet.floored = nullptr;
     }
   }
 

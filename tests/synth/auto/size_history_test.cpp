@@ -149,14 +149,20 @@ void expect_as_without_learning(const topo::Topology& t, const Collective& c, By
 
 const Bytes kFirst = static_cast<Bytes>(57.07 * kMiB), kNext = static_cast<Bytes>(27.08 * kMiB);
 
+// examples/topologies/cluster16.yaml, its steps charged (as the command line does).
+topo::Topology cluster16() {
+  topo::Topology t =
+      topo::load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/cluster16.yaml");
+  t.set_charges_steps(true);
+  return t;
+}
+
 // The simulator's sizes one after another (cluster16.yaml, ResNet-50's two largest gradient
 // buckets): at 57.07 MiB the plain matcher's runs and the matcher on the flow plan end at 1.8x or
 // more of the server plan's time; at 27.08 MiB, learning across sizes, none of them is made, and
 // the answer is the one the search makes without learning.
 TEST(SizeHistory, TheSimulatorsNextSizeLeavesOutWhatLostByFarAndKeepsItsAnswer) {
-  topo::Topology t =
-      topo::load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/cluster16.yaml");
-  t.set_charges_steps(true);
+  const topo::Topology t = cluster16();
   const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
   SynthMemo memo;
   Runs first, next;
@@ -176,9 +182,7 @@ TEST(SizeHistory, TheSimulatorsNextSizeLeavesOutWhatLostByFarAndKeepsItsAnswer) 
 // loss recorded from them would leave a way out at every size near it (the whole of the search
 // above, stopped at once after its first count, recorded the matcher's runs as losers).
 TEST(SizeHistory, ASearchCutShortByTheTimeLimitLearnsNothing) {
-  topo::Topology t =
-      topo::load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/cluster16.yaml");
-  t.set_charges_steps(true);
+  const topo::Topology t = cluster16();
   const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
   SynthMemo memo;
   Runs first;
