@@ -56,7 +56,9 @@ inline std::string_view without_bom(std::string_view text) {
 // A file's bytes, read-only, for large inputs (a 1024-NPU algorithm is 160 MB): a regular file is
 // mapped (no copy, no zeroed buffer), anything else read whole (read_file). Errors as read_file's.
 // The mapping shows the file as it was opened: Tenet replaces its outputs by renaming, never in
-// place (a file truncated in place by another program while mapped would fault).
+// place. A file truncated in place while mapped would fault (SIGBUS) at the next page read, so
+// only a file no one else may write (this user's, not writable by its group or others) is mapped;
+// a shared one is read whole, as the bytes it had.
 class FileBytes {
  public:
   explicit FileBytes(const std::string& path);
@@ -70,6 +72,8 @@ class FileBytes {
   // memory (and come back from the file if read again). A file is mapped, not read in, and its
   // pages come as they are read: a 2.6 GB algorithm file is not held whole.
   void release(size_t up_to) const;
+  // Whether the file is mapped (else read whole).
+  bool mapped() const { return map_ != nullptr; }
 
  private:
   void* map_ = nullptr;

@@ -159,6 +159,17 @@ TEST(ReadFile, GivesTheBytesOrACleanError) {
   write_file_atomically(tmp.file("empty"), "");
   EXPECT_EQ(read_file(tmp.file("big")), bytes);
   EXPECT_EQ(FileBytes(tmp.file("big")).view(), bytes);
+  EXPECT_TRUE(FileBytes(tmp.file("big")).mapped());
+  // A file others may write is read whole, never mapped: truncated in place while mapped, the
+  // next page read would kill the process (SIGBUS).
+  std::filesystem::permissions(tmp.file("big"), std::filesystem::perms::others_write,
+                               std::filesystem::perm_options::add);
+  {
+    const FileBytes shared(tmp.file("big"));
+    EXPECT_FALSE(shared.mapped());
+    ASSERT_EQ(::truncate(tmp.file("big").c_str(), 10), 0);
+    EXPECT_EQ(shared.view(), bytes);
+  }
   EXPECT_EQ(read_file(tmp.file("empty")), "");
   EXPECT_EQ(FileBytes(tmp.file("empty")).view(), "");
   const std::string fifo = tmp.file("fifo");
