@@ -9,11 +9,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 
 #include "topo/error.hpp"
 #include "topo/io.hpp"
@@ -37,12 +39,23 @@ mode_t kind_at(int fd, const std::string& name) {
   return ::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 ? st.st_mode & S_IFMT : 0;
 }
 
-// flock(2) on a folder's descriptor, waiting (and saying so once) when another process holds it.
-void lock_folder(int fd, int operation, const std::string& dir) {
+// flock(2) on a folder's descriptor, waiting (and saying so once) when another process holds it,
+// for at most `wait`: anyone who may open a folder may flock it, so a process that holds it for
+// ever (in /tmp, any user's) ends the wait with an error naming the folder, not a hang.
+void lock_folder(int fd, int operation, const std::string& dir,
+                 std::chrono::milliseconds wait = kFolderLockWait) {
   if (::flock(fd, operation | LOCK_NB) == 0) return;
-  if (errno == EWOULDBLOCK)
-    fmt::print(stderr, "waiting for another Tenet process that is reading or writing {}\n", dir);
-  while (::flock(fd, operation) != 0 && errno == EINTR) {
+  if (errno != EWOULDBLOCK) return;  // (a file system without locks: nothing to wait for)
+  fmt::print(stderr, "waiting for another Tenet process that is reading or writing {}\n", dir);
+  const auto until = std::chrono::steady_clock::now() + wait;
+  while (::flock(fd, operation | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) return;
+    if (std::chrono::steady_clock::now() >= until)
+      throw Error(fmt::format("another process has held this folder locked for over {} s (a Tenet "
+                              "run reading or writing it, or any process holding a flock on it)",
+                              std::chrono::duration_cast<std::chrono::seconds>(wait).count()),
+                  {dir});
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
 
@@ -396,7 +409,7 @@ std::vector<std::string> OutputFolder::commit() {
   return paths;
 }
 
-FolderReadLock::FolderReadLock(const std::string& dir) {
+FolderReadLock::FolderReadLock(const std::string& dir, std::chrono::milliseconds wait) {
   // The folder and the one above it: a command's set may put files in a sub-folder (chakra/).
   const fs::path here(dir.empty() ? "." : dir);
   std::error_code ec;
@@ -408,9 +421,15 @@ FolderReadLock::FolderReadLock(const std::string& dir) {
   for (const fs::path& d : folders) {
     Fd fd(::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!fd) continue;
-    lock_folder(fd.get(), LOCK_SH, d.string());
+    lock_folder(fd.get(), LOCK_SH, d.string(), wait);
+    // (A journal counts where this user or the folder's owner left it: in a folder others may
+    // write, /tmp, anyone could plant one to keep every file there and below it unread.)
+    struct stat folder {};
+    if (::fstat(fd.get(), &folder) != 0) continue;
     for (const std::string& name : no_follow::entries(fd.get()))
-      if (no_follow::has_random_suffix(name, kJournal))
+      if (struct stat st{}; no_follow::has_random_suffix(name, kJournal) &&
+                            ::fstatat(fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                            (st.st_uid == ::geteuid() || st.st_uid == folder.st_uid))
         throw Error(
             "a Tenet run writing this folder was killed during its commit: its files may mix two "
             "runs, so Tenet does not read them; the next Tenet write to the folder completes the "

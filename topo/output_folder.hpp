@@ -23,9 +23,11 @@
 //   output names (is_output_name), nothing else; one that names anything else is refused whole;
 // - readers never change anything: a journal they find (its run was killed inside step 2, since
 //   live commits exclude readers) makes them refuse the folder, which may then mix two runs, until
-//   the next write completes the commit.
+//   the next write completes the commit; where this user or the folder's owner left it;
+// - a lock is waited for at most kFolderLockWait: any process that may open a folder may flock it.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -34,6 +36,10 @@
 #include "topo/no_follow.hpp"
 
 namespace tenet::topo {
+
+// How long a reader or writer waits for another process's lock of a folder before it gives up
+// with an error: Tenet's own holds last a commit's renames or a read of the folder's files.
+inline constexpr std::chrono::milliseconds kFolderLockWait = std::chrono::minutes(10);
 
 // The names Tenet's commands write in an output folder, relative to it: algorithm.json,
 // algorithm.xml, results.csv, simulations.csv, simulation_collectives.csv, report.md,
@@ -97,11 +103,13 @@ class OutputFolder {
 // Held while reading files of one folder: keeps commits to it and to the folder above it (a
 // command's set may have a sub-folder, chakra/) out with a shared flock until destroyed. Throws
 // tenet::Error when either holds the journal of a commit a killed run left unfinished (the files
-// may mix two runs; the next Tenet write to the folder completes it). Changes nothing. A folder
-// that cannot be opened (absent, no permission) is not locked.
+// may mix two runs; the next Tenet write to the folder completes it): one this user or the
+// folder's owner left, not one anyone else planted in a folder all may write. Changes nothing. A
+// folder that cannot be opened (absent, no permission) is not locked. Waits at most `wait` for a
+// commit to end (kFolderLockWait; then throws, naming the folder).
 class FolderReadLock {
  public:
-  explicit FolderReadLock(const std::string& dir);
+  explicit FolderReadLock(const std::string& dir, std::chrono::milliseconds wait = kFolderLockWait);
   ~FolderReadLock();
   FolderReadLock(const FolderReadLock&) = delete;
   FolderReadLock& operator=(const FolderReadLock&) = delete;

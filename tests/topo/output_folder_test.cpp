@@ -402,6 +402,45 @@ TEST(OutputFolder, AnotherUsersJournalIsNotReplayed) {
   EXPECT_FALSE(fs::exists(dir + "/algorithm.json"));
 }
 
+// Readers heed a killed commit's journal where this user or the folder's owner left it; one another
+// user planted in a folder all may write (/tmp) keeps nothing unread, there or in the folders
+// below. (Needs root, to give the journal to another user.)
+TEST(FolderReadLock, AJournalAnotherUserPlantedKeepsNothingUnread) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to plant a file of another user";
+  TempDir tmp;
+  const std::string shared = tmp.file("shared"), below = shared + "/project";
+  fs::create_directories(below);
+  write_file_atomically(shared + "/topology.yaml", "npus: 2");
+  write_file_atomically(below + "/algorithm.json", "{}");
+  plant_killed_commit(shared, {"algorithm.json"}, {});
+  EXPECT_NE(error_of([&] { read_file(shared + "/topology.yaml"); }).find("killed"),
+            std::string::npos);  // (this user's own: heeded)
+  for (const auto& e : fs::directory_iterator(shared)) {
+    if (e.path().filename().string().starts_with(".tenet-commit.")) {
+      ASSERT_EQ(::chown(e.path().c_str(), 65534, 65534), 0);
+    }
+  }
+  EXPECT_EQ(read_file(shared + "/topology.yaml"), "npus: 2");
+  EXPECT_EQ(FileBytes(below + "/algorithm.json").view(), "{}");
+}
+
+// A lock another process holds for ever (any process that may open a folder may flock it) ends
+// the wait with an error naming the folder, not a hang.
+TEST(FolderReadLock, ALockHeldForEverEndsTheWaitWithAnError) {
+  TempDir tmp;
+  const std::string dir = tmp.file("out");
+  fs::create_directories(dir);
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+  const std::string error =
+      error_of([&] { FolderReadLock lock(dir, std::chrono::milliseconds(100)); });
+  EXPECT_NE(error.find("held this folder locked"), std::string::npos) << error;
+  EXPECT_NE(error.find(dir), std::string::npos) << error;
+  ::close(fd);
+  FolderReadLock lock(dir, std::chrono::milliseconds(100));  // released: taken at once
+}
+
 // Two runs writing one folder at once leave exactly the set of the one that committed last: the
 // earlier, larger set's extra ranks go although they appeared after the later run began.
 TEST(OutputFolder, TwoWritersLeaveTheLastCommittedSet) {
