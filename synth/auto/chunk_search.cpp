@@ -140,6 +140,9 @@ class FlatSearch {
             o.pipelines.on_variant = [this, count](int v, Time time) {
               searched_.times[count][v] = time;
             };
+            o.pipelines.on_timed = [this, count](int v, Time time) {
+              searched_.timed[count][v] = time;
+            };
             o.pipelines.on_floor = [this, count](int v, Time floor) {
               searched_.floors[count][v] = floor;
             };
@@ -626,11 +629,16 @@ class FlatSearch {
             (m != SynthMethod::PlanPipeline || variant_times.empty() ||
              transfers > kPipelineFastestTransferBudget))
           break;
-        if (m == SynthMethod::PlanPipeline && !variant_times.empty()) {
+        // (The search's last count is the count before the doubling's first, so that the second
+        // reads a trend; the first leaves none out: the search's times at one or two chunks per
+        // tree swing with the fill.)
+        if (m == SynthMethod::PlanPipeline && k == 2 * largest)
+          variant_timed = searched_.timed_at(largest);
+        else if (m == SynthMethod::PlanPipeline && !variant_timed.empty())
           variants_out |= variants_falling_behind(variant_timed, timed_before);
-          if (transfers > kPipelineAllVariantsTransfers)
-            quiet.pipelines.variants = fastest_pipeline_variants(variant_times, kVariantsPast);
-        }
+        if (m == SynthMethod::PlanPipeline && !variant_times.empty() &&
+            transfers > kPipelineAllVariantsTransfers)
+          quiet.pipelines.variants = fastest_pipeline_variants(variant_times, kVariantsPast);
         quiet.pipelines.left_out = variants_out;
         quiet.pipelines.split =
             o_.pipelines.split &&
@@ -679,9 +687,7 @@ class FlatSearch {
         // kPipelinesContend of the fastest is not, whatever it gained.
         const bool promising =
             (last >= 0 || contending(now)) &&
-            (trend < 0 ||
-             2.0 * static_cast<double>(now) - static_cast<double>(trend) <
-                 (1 - kDoublingGain) * static_cast<double>(best.algorithm.claimed_time));
+            (trend < 0 || doubling_promises(now, trend, best.algorithm.claimed_time));
         trend = now;
         // Far from the bound but contending, the pipelines go on up to
         // kPipelineAllVariantsTransfers, gaining or not, while their times jump by over 0.5 % from
@@ -718,8 +724,9 @@ class FlatSearch {
     }
   }
 
-  // The matcher's variants, doubling while a doubling gains 0.5 % on the fastest of them (their
-  // times are not smooth), up to the pipelines' transfer budget.
+  // The matcher's variants, doubling while the fastest of them (their times are not smooth)
+  // promises to beat the fastest so far by more than kDoublingGain (doubling_promises), up to the
+  // pipelines' transfer budget.
   void double_matcher(Collective c, int largest, double next_count, Time matcher_last,
                       const std::vector<MatcherVariant>& matcher_variants,
                       ChunkingResult& best) const {
@@ -764,7 +771,8 @@ class FlatSearch {
       }
       last_seconds = seconds_since(began);
       best.tried.push_back({k, *fastest, SynthMethod::Matcher});
-      if (!gains(*fastest, previous)) break;
+      // (Where another way is the fastest, gaining on its own count before is not enough.)
+      if (!doubling_promises(*fastest, previous, best.algorithm.claimed_time)) break;
       previous = *fastest;
     }
   }

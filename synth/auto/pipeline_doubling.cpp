@@ -28,6 +28,11 @@ std::map<int, Time> SearchedVariants::floors_before(int count) const {
                      floored == floors.end() ? std::map<int, Time>() : floored->second);
 }
 
+std::map<int, Time> SearchedVariants::timed_at(int count) const {
+  const auto at = timed.find(count);
+  return at == timed.end() ? std::map<int, Time>() : at->second;
+}
+
 uint64_t variants_falling_behind(const std::map<int, Time>& last,
                                  const std::map<int, Time>& before) {
   Time fastest = -1;
@@ -43,6 +48,12 @@ uint64_t variants_falling_behind(const std::map<int, Time>& last,
       out |= uint64_t{1} << v;
   }
   return out;
+}
+
+bool doubling_promises(Time now, Time before, Time fastest) {
+  // (In doubles: a floor of a link of a few bytes a second saturates at 2^63 - 1 ps.)
+  return 2.0 * static_cast<double>(now) - static_cast<double>(before) <
+         (1 - kDoublingGain) * static_cast<double>(fastest);
 }
 
 Time doubling_stops_at(Time fastest, Time last, Time trend) {

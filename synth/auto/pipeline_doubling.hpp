@@ -14,12 +14,15 @@ namespace tenet::synth::detail {
 std::map<int, Time> least_known(const std::map<int, Time>& times,
                                 const std::map<int, Time>& floors);
 
-// The pipeline variants' times (on_variant) and floors (on_floor) at each count the search made.
+// The pipeline variants' times (on_variant), timings (on_timed) and floors (on_floor) at each
+// count the search made.
 struct SearchedVariants {
-  std::map<int, std::map<int, Time>> times, floors;
+  std::map<int, std::map<int, Time>> times, timed, floors;
   // What a count's floors_before are: at the largest count made below it, each variant's floor,
   // else its time.
   std::map<int, Time> floors_before(int count) const;
+  // The variants timed at `count`, with their times (none where it was not made).
+  std::map<int, Time> timed_at(int count) const;
 };
 
 // The variants that variant_falls_behind the fastest of them at the last count (`last`: the
@@ -32,6 +35,13 @@ struct SearchedVariants {
 // ground, and the fastest at 1024).
 uint64_t variants_falling_behind(const std::map<int, Time>& last,
                                  const std::map<int, Time>& before);
+
+// Whether a doubling alone past the search (the pipelines', the plain matcher's) that made `now`
+// after `before` (its count before, or the time its gain is measured from) is worth another: where
+// its gain, gained again, would beat `fastest` (the fastest of every way so far) by more than
+// kDoublingGain, as each count gains less than the one before. Where `now` is the fastest, where
+// it gained about that much.
+bool doubling_promises(Time now, Time before, Time fastest);
 
 // The least time at or over which the pipelines' count ends their doubling (double_plans),
 // whatever it is: over kPipelinesContend of `fastest` (neither contending nor far), and past the
