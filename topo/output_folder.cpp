@@ -322,7 +322,33 @@ std::string OutputFolder::stage(const std::string& relative) {
                          stage_dir_);
   if (std::find(staged_.begin(), staged_.end(), relative) == staged_.end())
     staged_.push_back(relative);
-  return (fs::path(stage_dir_) / relative).string();
+  return (fs::path(stage_root()) / relative).string();
+}
+
+std::string OutputFolder::stage_root() const {
+  // The stage's own descriptor, as /proc shows it, where there is a /proc: a path that names this
+  // folder whatever is done to its name. Whoever may write the output folder (not sticky) could
+  // rename the stage and put a link to any folder at its name, and a write by name would follow
+  // it; everything under the stage is this run's own (mode 0700).
+  static const bool proc = ::access("/proc/self/fd", X_OK) == 0;
+  return proc ? fmt::format("/proc/self/fd/{}", stage_fd_.get()) : stage_dir_;
+}
+
+bool OutputFolder::stage_in_place() const {
+  // The journal names the stage by its name: it must still be this run's own folder (whoever may
+  // write the output folder may have renamed it and put another folder or a link there).
+  struct stat named {};
+  struct stat own {};
+  return ::fstatat(dir_fd_.get(), stage_name_.c_str(), &named, AT_SYMLINK_NOFOLLOW) == 0 &&
+         ::fstat(stage_fd_.get(), &own) == 0 && named.st_dev == own.st_dev &&
+         named.st_ino == own.st_ino;
+}
+
+Error OutputFolder::stage_moved() const {
+  return Error(
+      "this run's staging folder was moved or replaced while it wrote (another process writes in "
+      "this folder): nothing was committed",
+      {stage_dir_});
 }
 
 std::string OutputFolder::final_path(const std::string& relative) const {
@@ -385,6 +411,7 @@ std::vector<std::string> OutputFolder::commit() {
   // a writer put beside them: Chakra ranks, plots) in name order.
   std::set<std::string> on_disk;
   files_under(stage_fd_.get(), "", on_disk);
+  if (!stage_in_place()) throw stage_moved();  // (before check_targets makes folders)
   Journal j{stage_name_, {}, {}};
   for (const std::string& s : staged_)
     if (on_disk.erase(s)) j.move.push_back(s);
@@ -392,6 +419,10 @@ std::vector<std::string> OutputFolder::commit() {
   check_targets(dir_fd_.get(), dir_, j.move);
 
   lock_folder(dir_fd_.get(), LOCK_EX, dir_);
+  if (!stage_in_place()) {  // (again under the lock: the journal names the stage by its name)
+    ::flock(dir_fd_.get(), LOCK_UN);
+    throw stage_moved();
+  }
   complete_killed_runs(dir_fd_.get(), dir_);  // a run killed since this one began
   const std::set<std::string> moving(j.move.begin(), j.move.end());
   for (const std::string& rel : stale_files())

@@ -33,6 +33,7 @@
 #include <string_view>
 #include <vector>
 
+#include "topo/error.hpp"
 #include "topo/no_follow.hpp"
 
 namespace tenet::topo {
@@ -61,7 +62,9 @@ class OutputFolder {
   OutputFolder& operator=(const OutputFolder&) = delete;
 
   const std::string& dir() const { return dir_; }
-  // Where to write `relative` now (inside the staging folder; its parent folders are created).
+  // Where to write `relative` now (inside the staging folder; its parent folders are created): a
+  // path through the stage's descriptor (/proc/self/fd/<n>/...), which no rename or link in the
+  // output folder can turn elsewhere, valid while this object lives.
   std::string stage(const std::string& relative);
   // The staging folder itself, for writers that make many files under it (plots); every file in
   // it is committed.
@@ -92,6 +95,9 @@ class OutputFolder {
     std::function<bool(std::string_view)> stale;
   };
   std::vector<std::string> stale_files() const;
+  std::string stage_root() const;  // the stage as stage() names it
+  bool stage_in_place() const;     // whether the stage's name still names this run's stage
+  Error stage_moved() const;       // the error when it does not
 
   std::string dir_, stage_name_, stage_dir_;
   no_follow::Fd dir_fd_, stage_fd_;  // stage_fd_ holds the stage's flock while this run lives

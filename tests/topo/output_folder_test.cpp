@@ -249,6 +249,32 @@ TEST(OutputFolder, NeverWritesThroughALinkInsideTheFolder) {
   EXPECT_EQ(read_file(elsewhere + "/g.0.et"), "precious");
 }
 
+// Whoever may write the output folder may rename a live run's stage and put a link at its name:
+// the staged files still go into the stage (written through its descriptor), never where the link
+// points, and the commit refuses to move anything (its journal would name the link).
+TEST(OutputFolder, AStageRenamedAndReplacedByALinkIsStillWrittenInPlace) {
+  TempDir tmp;
+  const std::string dir = tmp.file("out"), elsewhere = tmp.file("elsewhere");
+  fs::create_directories(elsewhere);
+  OutputFolder out(dir);
+  const std::string staged = out.stage("chakra/g.0.et");
+  std::string stage;
+  for (const std::string& name : listing(dir))
+    if (name.starts_with(".tenet-stage.") && name.find('/') == std::string::npos) stage = name;
+  ASSERT_FALSE(stage.empty());
+  fs::rename(dir + "/" + stage, dir + "/moved");
+  fs::create_directory_symlink(elsewhere, dir + "/" + stage);
+  write_file_atomically(staged, "rank 0");
+  EXPECT_FALSE(fs::exists(elsewhere + "/chakra"));
+  // (Read without read_file's lock: the stage's own flock, this run's, would hold it off.)
+  std::ifstream in(dir + "/moved/chakra/g.0.et");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "rank 0");
+  EXPECT_NE(error_of([&] { out.commit(); }).find("moved or replaced"), std::string::npos);
+  EXPECT_EQ(listing(dir),
+            (std::set<std::string>{stage, "moved", "moved/chakra", "moved/chakra/g.0.et"}));
+  EXPECT_TRUE(fs::is_empty(elsewhere));
+}
+
 // A run killed inside step 2: readers refuse the folder (it may mix two runs) and change nothing;
 // the next writer completes the commit, then commits its own set.
 TEST(OutputFolder, AKilledCommitIsRefusedByReadersAndCompletedByTheNextWriter) {
