@@ -18,6 +18,7 @@
 #include "synth/formats/algorithm_json.hpp"
 #include "synth/verify/verify.hpp"
 #include "topo/io.hpp"
+#include "topo/limits.hpp"
 #include "topo/no_follow.hpp"
 
 namespace tenet::synth {
@@ -169,6 +170,11 @@ std::optional<ChunkingResult> AlgorithmCache::load(const std::string& key, const
                                     r.algorithm))
       return reject();
     r.chunks_per_npu = header.at("chunks_per_npu").get<int>();
+    // What the entry says of the search is printed beside the algorithm, unverified but for
+    // these: counts of the IR's range, times of no less than 0, and no count made faster than
+    // the answer (the answer is the fastest made).
+    const auto count_ok = [](int k) { return k >= 1 && k <= topo::kMaxChunksPerNpuOfAlgorithm; };
+    if (!count_ok(r.chunks_per_npu)) return reject();
     r.algorithm.provenance = provenance_of(header.at("provenance"));
     for (const json& tried : header.at("tried")) {
       ChunkingResult::Try x;
@@ -182,6 +188,9 @@ std::optional<ChunkingResult> AlgorithmCache::load(const std::string& key, const
       const int flags = tried.size() > 3 ? tried.at(3).get<int>() : 0;
       x.floor = (flags & 1) != 0;
       x.predicted = (flags & 2) != 0;
+      if (!count_ok(x.chunks_per_npu) || x.time < 0 ||
+          (!x.floor && !x.predicted && x.time < r.algorithm.claimed_time))
+        return reject();
       r.tried.push_back(x);
     }
     if (!as_asked(r.algorithm, t, c, expected)) return reject();

@@ -167,9 +167,11 @@ TEST(AlgorithmCache, AHitKeepsWhichCountsWereFloorsOrPredicted) {
   topo::testing::TempDir tmp;
   Stored s;
   AlgorithmCache cache(tmp.file("cache"));
-  std::vector<ChunkingResult::Try> tried = {{1, 900, std::nullopt},
-                                            {2, 800, std::nullopt, true},
-                                            {4, 850, SynthMethod::PlanPipeline, true, true}};
+  const Time answer = s.made.algorithm.claimed_time;  // (no count made is faster)
+  std::vector<ChunkingResult::Try> tried = {
+      {1, answer + 900, std::nullopt},
+      {2, answer + 800, std::nullopt, true},
+      {4, answer + 850, SynthMethod::PlanPipeline, true, true}};
   ASSERT_TRUE(cache.store(s.key, s.made.algorithm, s.made.chunks_per_npu, tried));
   const std::optional<ChunkingResult> hit = cache.load(s.key, s.t, s.c, s.expected);
   ASSERT_TRUE(hit);
@@ -261,8 +263,24 @@ TEST(AlgorithmCache, ATamperedEntryIsNotTrusted) {
   hold.link_model = LinkModel::Hold;
   cache.store(s.key, synthesize(s.t, s.c, s.made.algorithm.chunk_bytes, hold), 1);
   EXPECT_FALSE(cache.load(s.key, s.t, s.c, s.expected));
-  EXPECT_EQ(cache.rejected(), 5);
-  EXPECT_EQ(cache.hits(), 0);
+  // The algorithm itself correct, but what the entry says of its search (printed beside it) is
+  // false: a count made faster than the answer, a count out of range, a negative time.
+  const Time answer = s.made.algorithm.claimed_time;
+  for (const std::vector<ChunkingResult::Try>& tried :
+       {std::vector<ChunkingResult::Try>{{1, answer / 2, std::nullopt}},
+        std::vector<ChunkingResult::Try>{{0, answer, std::nullopt}},
+        std::vector<ChunkingResult::Try>{{2, -1, std::nullopt, true}}}) {
+    cache.store(s.key, s.made.algorithm, s.made.chunks_per_npu, tried);
+    EXPECT_FALSE(cache.load(s.key, s.t, s.c, s.expected));
+  }
+  cache.store(s.key, s.made.algorithm, 0);
+  EXPECT_FALSE(cache.load(s.key, s.t, s.c, s.expected));
+  // (A floor or a prediction under the answer is what it says: a count not made.)
+  cache.store(s.key, s.made.algorithm, s.made.chunks_per_npu,
+              {{1, answer / 2, std::nullopt, true}});
+  EXPECT_TRUE(cache.load(s.key, s.t, s.c, s.expected));
+  EXPECT_EQ(cache.rejected(), 9);
+  EXPECT_EQ(cache.hits(), 1);
 }
 
 TEST(AlgorithmCache, LinksAreNeverFollowed) {
