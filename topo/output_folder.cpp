@@ -303,6 +303,13 @@ OutputFolder::OutputFolder(std::string dir) : dir_(std::move(dir)) {
     throw Error(fmt::format("cannot use the staging folder: {}", std::strerror(errno)), {dir_});
   ::flock(dir_fd_.get(), LOCK_UN);
   stage_dir_ = (fs::path(dir_) / stage_name_).string();
+  // The stage's own descriptor, as /proc shows it, where there is a /proc: a path that names this
+  // folder whatever is done to its name (a child process started before its exec, gnuplot's
+  // chdir, sees the same descriptor). Whoever may write the output folder (not sticky) could
+  // rename the stage and put a link to any folder at its name, and a write by name would follow
+  // it; everything under the stage is this run's own (mode 0700).
+  static const bool proc = ::access("/proc/self/fd", X_OK) == 0;
+  stage_root_ = proc ? fmt::format("/proc/self/fd/{}", stage_fd_.get()) : stage_dir_;
 }
 
 OutputFolder::~OutputFolder() {
@@ -322,16 +329,7 @@ std::string OutputFolder::stage(const std::string& relative) {
                          stage_dir_);
   if (std::find(staged_.begin(), staged_.end(), relative) == staged_.end())
     staged_.push_back(relative);
-  return (fs::path(stage_root()) / relative).string();
-}
-
-std::string OutputFolder::stage_root() const {
-  // The stage's own descriptor, as /proc shows it, where there is a /proc: a path that names this
-  // folder whatever is done to its name. Whoever may write the output folder (not sticky) could
-  // rename the stage and put a link to any folder at its name, and a write by name would follow
-  // it; everything under the stage is this run's own (mode 0700).
-  static const bool proc = ::access("/proc/self/fd", X_OK) == 0;
-  return proc ? fmt::format("/proc/self/fd/{}", stage_fd_.get()) : stage_dir_;
+  return (fs::path(stage_root_) / relative).string();
 }
 
 bool OutputFolder::stage_in_place() const {

@@ -70,8 +70,8 @@ class OutputFolder {
   // output folder can turn elsewhere, valid while this object lives.
   std::string stage(const std::string& relative);
   // The staging folder itself, for writers that make many files under it (plots); every file in
-  // it is committed.
-  const std::string& staging_dir() const { return stage_dir_; }
+  // it is committed. Named through its descriptor, as stage() names files.
+  const std::string& staging_dir() const { return stage_root_; }
   // Where `relative` will be once committed: <dir>/<relative>.
   std::string final_path(const std::string& relative) const;
   // At commit, remove <dir>/<relative> unless this set writes it (a stale file of an earlier set).
@@ -98,11 +98,11 @@ class OutputFolder {
     std::function<bool(std::string_view)> stale;
   };
   std::vector<std::string> stale_files() const;
-  std::string stage_root() const;  // the stage as stage() names it
-  bool stage_in_place() const;     // whether the stage's name still names this run's stage
-  Error stage_moved() const;       // the error when it does not
+  bool stage_in_place() const;  // whether the stage's name still names this run's stage
+  Error stage_moved() const;    // the error when it does not
 
   std::string dir_, stage_name_, stage_dir_;
+  std::string stage_root_;  // the stage through its descriptor (/proc/self/fd/<n>), else stage_dir_
   no_follow::Fd dir_fd_, stage_fd_;  // stage_fd_ holds the stage's flock while this run lives
   std::vector<std::string> staged_, stale_, trees_;
   std::vector<Matching> matching_;
