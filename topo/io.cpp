@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <fcntl.h>
+#include <grp.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -63,6 +64,21 @@ std::string read_file(const std::string& path) {
   return text;
 }
 
+namespace {
+
+// Whether group `gid` is this user's own: the effective group, listing no member (the
+// user-private-group scheme, where umask 002 makes outputs 0664 and no one else is in the group).
+bool private_group(gid_t gid) {
+  if (gid != ::getegid()) return false;
+  struct group g {};
+  struct group* found = nullptr;
+  std::vector<char> buffer(size_t{1} << 16);
+  return ::getgrgid_r(gid, &g, buffer.data(), buffer.size(), &found) == 0 && found != nullptr &&
+         (g.gr_mem == nullptr || g.gr_mem[0] == nullptr);
+}
+
+}  // namespace
+
 FileBytes::FileBytes(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_regular_file(path, ec)) {
@@ -73,7 +89,8 @@ FileBytes::FileBytes(const std::string& path) {
     if (fd < 0) throw Error("cannot open file (does it exist?)", {path});
     struct stat st {};
     if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-        st.st_uid == ::geteuid() && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0) {
+        st.st_uid == ::geteuid() && (st.st_mode & S_IWOTH) == 0 &&
+        ((st.st_mode & S_IWGRP) == 0 || private_group(st.st_gid))) {
       void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
       if (p != MAP_FAILED) {
         map_ = p;

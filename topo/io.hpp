@@ -57,8 +57,9 @@ inline std::string_view without_bom(std::string_view text) {
 // mapped (no copy, no zeroed buffer), anything else read whole (read_file). Errors as read_file's.
 // The mapping shows the file as it was opened: Tenet replaces its outputs by renaming, never in
 // place. A file truncated in place while mapped would fault (SIGBUS) at the next page read, so
-// only a file no one else may write (this user's, not writable by its group or others) is mapped;
-// a shared one is read whole, as the bytes it had.
+// only a file no one else may write is mapped (this user's, not writable by others, nor by its
+// group unless that group is this user's own, as under umask 002); a shared one is read whole
+// (read_file), never a crash.
 class FileBytes {
  public:
   explicit FileBytes(const std::string& path);

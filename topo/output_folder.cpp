@@ -51,9 +51,9 @@ void lock_folder(int fd, int operation, const std::string& dir,
   while (::flock(fd, operation | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK && errno != EINTR) return;
     if (std::chrono::steady_clock::now() >= until)
-      throw Error(fmt::format("another process has held this folder locked for over {} s (a Tenet "
+      throw Error(fmt::format("waited {:g} s for another process's lock of this folder (a Tenet "
                               "run reading or writing it, or any process holding a flock on it)",
-                              std::chrono::duration_cast<std::chrono::seconds>(wait).count()),
+                              std::chrono::duration<double>(wait).count()),
                   {dir});
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -140,11 +140,15 @@ Journal read_journal(int dir, const std::string& name, const std::string& shown)
 // Step 2 of a commit (also the roll-forward of a killed one): staged regular files into place,
 // stale output files out, never through a link. Files already moved are skipped, so running it
 // twice is harmless.
-void apply(int dir, const std::string& shown, const Journal& j) {
-  const Fd stage = no_follow::open_folder(dir, j.stage, false, shown);
+// A live commit moves from its own stage's descriptor (`own_stage`), never from the name: between
+// its check (stage_in_place) and the moves, whoever may write the folder could rename the stage
+// and put another folder at its name. A killed run's journal is replayed from the stage it names.
+void apply(int dir, const std::string& shown, const Journal& j, int own_stage = -1) {
+  const Fd named = own_stage >= 0 ? Fd() : no_follow::open_folder(dir, j.stage, false, shown);
+  const int stage = own_stage >= 0 ? own_stage : named.get();
   for (const std::string& rel : j.move) {
-    if (!stage) break;
-    const auto [from, name] = parent_of(stage.get(), rel, false, shown + "/" + j.stage);
+    if (stage < 0) break;
+    const auto [from, name] = parent_of(stage, rel, false, shown + "/" + j.stage);
     if (!from || kind_at(from.get(), name) != S_IFREG) continue;  // moved already
     const auto [to, to_name] = parent_of(dir, rel, true, shown);
     if (::renameat(from.get(), name.c_str(), to.get(), to_name.c_str()) != 0)
@@ -314,7 +318,9 @@ OutputFolder::OutputFolder(std::string dir) : dir_(std::move(dir)) {
 
 OutputFolder::~OutputFolder() {
   // A decided commit that failed keeps its stage: the next writer rolls its journal forward.
-  if (!committed_ && !decided_ && dir_fd_) no_follow::remove_all_at(dir_fd_.get(), stage_name_);
+  // (By name only where the name is still this run's stage: not what another put there.)
+  if (!committed_ && !decided_ && dir_fd_ && stage_in_place())
+    no_follow::remove_all_at(dir_fd_.get(), stage_name_);
 }
 
 std::string OutputFolder::stage(const std::string& relative) {
@@ -427,10 +433,10 @@ std::vector<std::string> OutputFolder::commit() {
     if (moving.count(rel) == 0) j.remove.push_back(rel);
   const std::string journal = write_journal(dir_fd_.get(), dir_, j);  // step 1: decided
   decided_ = true;
-  apply(dir_fd_.get(), dir_, j);  // step 2
+  apply(dir_fd_.get(), dir_, j, stage_fd_.get());  // step 2
   for (const std::string& tree : trees_) remove_empty_folders(dir_fd_.get(), tree);
   ::unlinkat(dir_fd_.get(), journal.c_str(), 0);  // step 3
-  no_follow::remove_all_at(dir_fd_.get(), stage_name_);
+  if (stage_in_place()) no_follow::remove_all_at(dir_fd_.get(), stage_name_);
   ::flock(dir_fd_.get(), LOCK_UN);
   committed_ = true;
   std::vector<std::string> paths;
@@ -454,11 +460,13 @@ FolderReadLock::FolderReadLock(const std::string& dir, std::chrono::milliseconds
     // (A journal counts where this user or the folder's owner left it: in a folder others may
     // write, /tmp, anyone could plant one to keep every file there and below it unread.)
     struct stat folder {};
-    if (::fstat(fd.get(), &folder) != 0) continue;
+    const bool owner_known = ::fstat(fd.get(), &folder) == 0;
     for (const std::string& name : no_follow::entries(fd.get()))
-      if (struct stat st{}; no_follow::has_random_suffix(name, kJournal) &&
-                            ::fstatat(fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                            (st.st_uid == ::geteuid() || st.st_uid == folder.st_uid))
+      if (struct stat st{};
+          no_follow::has_random_suffix(name, kJournal) &&
+          ::fstatat(fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+          st.st_nlink == 1 &&
+          (st.st_uid == ::geteuid() || (owner_known && st.st_uid == folder.st_uid)))
         throw Error(
             "a Tenet run writing this folder was killed during its commit: its files may mix two "
             "runs, so Tenet does not read them; the next Tenet write to the folder completes the "

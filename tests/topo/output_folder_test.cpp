@@ -159,6 +159,7 @@ TEST(ReadFile, GivesTheBytesOrACleanError) {
   write_file_atomically(tmp.file("empty"), "");
   EXPECT_EQ(read_file(tmp.file("big")), bytes);
   EXPECT_EQ(FileBytes(tmp.file("big")).view(), bytes);
+  std::filesystem::permissions(tmp.file("big"), std::filesystem::perms(0644));  // (any umask)
   EXPECT_TRUE(FileBytes(tmp.file("big")).mapped());
   // A file others may write is read whole, never mapped: truncated in place while mapped, the
   // next page read would kill the process (SIGBUS).
@@ -442,9 +443,9 @@ TEST(FolderReadLock, AJournalAnotherUserPlantedKeepsNothingUnread) {
   EXPECT_NE(error_of([&] { read_file(shared + "/topology.yaml"); }).find("killed"),
             std::string::npos);  // (this user's own: heeded)
   for (const auto& e : fs::directory_iterator(shared)) {
-    if (e.path().filename().string().starts_with(".tenet-commit.")) {
-      ASSERT_EQ(::chown(e.path().c_str(), 65534, 65534), 0);
-    }
+    if (e.path().filename().string().starts_with(".tenet-commit.") &&
+        ::chown(e.path().c_str(), 65534, 65534) != 0)
+      GTEST_SKIP() << "cannot give a file to another user here (a user namespace?)";
   }
   EXPECT_EQ(read_file(shared + "/topology.yaml"), "npus: 2");
   EXPECT_EQ(FileBytes(below + "/algorithm.json").view(), "{}");
@@ -461,7 +462,7 @@ TEST(FolderReadLock, ALockHeldForEverEndsTheWaitWithAnError) {
   ASSERT_EQ(::flock(fd, LOCK_EX), 0);
   const std::string error =
       error_of([&] { FolderReadLock lock(dir, std::chrono::milliseconds(100)); });
-  EXPECT_NE(error.find("held this folder locked"), std::string::npos) << error;
+  EXPECT_NE(error.find("lock of this folder"), std::string::npos) << error;
   EXPECT_NE(error.find(dir), std::string::npos) << error;
   ::close(fd);
   FolderReadLock lock(dir, std::chrono::milliseconds(100));  // released: taken at once

@@ -20,7 +20,7 @@ const std::map<int, Time> kAt128 = {{0, 7'190'531'205}, {1, 7'128'664'263},  {8,
                                     {9, 7'114'673'746}, {16, 7'341'498'604}, {18, 7'778'643'287}};
 
 // The doubling's second count reads the search's last count as the count before its first: the
-// serial variant in lanes (18), the fastest at 64 but 1.10x the fastest at 128 and losing ground,
+// serial variant sped up (18), the fastest at 64 but 1.10x the fastest at 128 and losing ground,
 // is left out of 256; without the search's timings it had no trend and was made again (7.773 ms
 // there, against 6.859 ms). Its sibling (16), 1.04x the fastest at 128 but gaining fast, stays.
 TEST(PipelineDoubling, TheSecondCountsTrendReadsTheSearchsLastCount) {
