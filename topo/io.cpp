@@ -208,14 +208,16 @@ std::string lower_extension(const std::string& path) {
   return ext;
 }
 
-}  // namespace
-
-Topology load_file(const std::string& path) {
-  std::string text = read_file(path);
-  std::string ext = lower_extension(path);
+// A topology file's text, parsed by its name's extension (Graphviz, else YAML or JSON).
+Topology parse_file_text(const std::string& text, const std::string& path) {
+  const std::string ext = lower_extension(path);
   if (ext == ".dot" || ext == ".gv") return parse_dot(text, path);
   return parse_yaml(text, path);
 }
+
+}  // namespace
+
+Topology load_file(const std::string& path) { return parse_file_text(read_file(path), path); }
 
 Topology load_named_file(const std::string& path) {
   const std::string folder = std::filesystem::path(path).parent_path().string();
@@ -225,9 +227,7 @@ Topology load_named_file(const std::string& path) {
     text = no_follow::read_file_at(AT_FDCWD, path, path);
   }
   if (!text) throw Error("cannot open file (does it exist?)", {path});
-  const std::string ext = lower_extension(path);
-  if (ext == ".dot" || ext == ".gv") return parse_dot(*text, path);
-  return parse_yaml(*text, path);
+  return parse_file_text(*text, path);
 }
 
 std::string not_a_topology(const std::string& text) {

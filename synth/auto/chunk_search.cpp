@@ -605,14 +605,8 @@ class FlatSearch {
         return static_cast<double>(time) <=
                kPipelinesContend * static_cast<double>(best.algorithm.claimed_time);
       };
-      // The pipeline variants' times at the last count (floors and predictions of the untimed
-      // too), their timings there and at the count before, which decide the variants left out of
-      // the counts after (variants_falling_behind; a bit each), and their floors (floors_before).
-      std::map<int, Time> variant_times, variant_timed, timed_before, variant_floors, floors_before;
-      uint64_t variants_out = 0;
-      quiet.pipelines.on_variant = [&](int v, Time time) { variant_times[v] = time; };
-      quiet.pipelines.on_timed = [&](int v, Time time) { variant_timed[v] = time; };
-      quiet.pipelines.on_floor = [&](int v, Time floor) { variant_floors[v] = floor; };
+      DoublingVariants variants(searched_, largest, m == SynthMethod::PlanPipeline);
+      variants.listen(quiet.pipelines);
       bool floored = false;  // (what cannot beat the fastest is not made or timed: to_beat)
       bool predicted = false;
       quiet.floored = &floored;
@@ -626,33 +620,14 @@ class FlatSearch {
                             !within_bound(t_, best.algorithm, kHalvesOver, bounds_of(o_));
         const int64_t transfers = transfer_estimate(c) / (halves ? 2 : 1);
         if (transfers > kPipelineTransferBudget &&
-            (m != SynthMethod::PlanPipeline || variant_times.empty() ||
+            (m != SynthMethod::PlanPipeline || !variants.reported() ||
              transfers > kPipelineFastestTransferBudget))
           break;
-        // (The search's last count is the count before the doubling's first, so that the second
-        // reads a trend; the first leaves none out: the search's times at one or two chunks per
-        // tree swing with the fill.)
-        if (m == SynthMethod::PlanPipeline && k == 2 * largest)
-          variant_timed = searched_.timed_at(largest);
-        else if (m == SynthMethod::PlanPipeline && !variant_timed.empty())
-          variants_out |= variants_falling_behind(variant_timed, timed_before);
-        if (m == SynthMethod::PlanPipeline && !variant_times.empty() &&
-            transfers > kPipelineAllVariantsTransfers)
-          quiet.pipelines.variants = fastest_pipeline_variants(variant_times, kVariantsPast);
-        quiet.pipelines.left_out = variants_out;
+        variants.before(k, transfers > kPipelineAllVariantsTransfers, quiet.pipelines);
         quiet.pipelines.split =
             o_.pipelines.split &&
             !within_bound(t_, best.algorithm, kPipelinesPersist, bounds_of(o_)) &&
             (last < 0 || contending(last));
-        // (At the doubling's first count, the search's at its last.)
-        floors_before = m != SynthMethod::PlanPipeline ? std::map<int, Time>()
-                        : k == 2 * largest             ? searched_.floors_before(k)
-                                                       : least_known(variant_times, variant_floors);
-        variant_floors.clear();
-        timed_before = std::move(variant_timed);
-        variant_timed.clear();
-        variant_times.clear();
-        quiet.pipelines.floors_before = floors_before.empty() ? nullptr : &floors_before;
         if (o_.deadline && o_.deadline->reached(2 * last_seconds)) break;
         // (The server plan predicted not to gain, as the search leaves it out of a count.)
         if (m == SynthMethod::ServerPlan &&

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <iterator>
 #include <optional>
+#include <utility>
 
 #include "synth/auto/count_leave_outs.hpp"
 #include "synth/plans/pipeline_variants.hpp"
@@ -48,6 +49,30 @@ uint64_t variants_falling_behind(const std::map<int, Time>& last,
       out |= uint64_t{1} << v;
   }
   return out;
+}
+
+void DoublingVariants::listen(PipelineOptions& p) {
+  p.on_variant = [this](int v, Time time) { times_[v] = time; };
+  p.on_timed = [this](int v, Time time) { timed_[v] = time; };
+  p.on_floor = [this](int v, Time floor) { floors_[v] = floor; };
+}
+
+void DoublingVariants::before(int k, bool fastest_alone, PipelineOptions& p) {
+  if (pipelines_ && k == 2 * largest_)
+    timed_ = searched_.timed_at(largest_);
+  else if (pipelines_ && !timed_.empty())
+    out_ |= variants_falling_behind(timed_, timed_before_);
+  if (pipelines_ && fastest_alone && !times_.empty())
+    p.variants = fastest_pipeline_variants(times_, kVariantsPast);
+  p.left_out = out_;
+  floors_before_ = !pipelines_         ? std::map<int, Time>()
+                   : k == 2 * largest_ ? searched_.floors_before(k)
+                                       : least_known(times_, floors_);
+  floors_.clear();
+  timed_before_ = std::move(timed_);
+  timed_.clear();
+  times_.clear();
+  p.floors_before = floors_before_.empty() ? nullptr : &floors_before_;
 }
 
 bool doubling_promises(Time now, Time before, Time fastest) {

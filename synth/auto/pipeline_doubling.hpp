@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 
+#include "synth/synthesizer.hpp"
 #include "topo/units.hpp"
 
 namespace tenet::synth::detail {
@@ -35,6 +36,37 @@ struct SearchedVariants {
 // ground, and the fastest at 1024).
 uint64_t variants_falling_behind(const std::map<int, Time>& last,
                                  const std::map<int, Time>& before);
+
+// What one method's doubling alone (double_plans) hears of the pipeline variants over its counts:
+// their times at the last count (floors and predictions of the untimed too), their timings there
+// and at the count before, which decide the variants left out of the counts after
+// (variants_falling_behind; a bit each), and their floors (PipelineOptions::floors_before). Only
+// the pipelines' doubling (`pipelines`) reads them; the server plan's runs with none left out.
+class DoublingVariants {
+ public:
+  // `searched`, the search's, must outlive this; `largest` is its last count.
+  DoublingVariants(const SearchedVariants& searched, int largest, bool pipelines)
+      : searched_(searched), largest_(largest), pipelines_(pipelines) {}
+  DoublingVariants(const DoublingVariants&) = delete;
+  DoublingVariants& operator=(const DoublingVariants&) = delete;
+  // `p`'s hooks report here (while this lives).
+  void listen(PipelineOptions& p);
+  // Whether a variant reported at the last count.
+  bool reported() const { return !times_.empty(); }
+  // Sets `p` for count `k`: the variants left out (from the doubling's second count on: the
+  // search's last count stands as the count before its first, whose times at one or two chunks
+  // per tree swing with the fill), the kVariantsPast fastest alone where `fastest_alone` (past
+  // kPipelineAllVariantsTransfers) and a count reported, and the floors before (at the first
+  // count, the search's at its last). The last count's reports then start over.
+  void before(int k, bool fastest_alone, PipelineOptions& p);
+
+ private:
+  const SearchedVariants& searched_;
+  int largest_;
+  bool pipelines_;
+  std::map<int, Time> times_, timed_, timed_before_, floors_, floors_before_;
+  uint64_t out_ = 0;
+};
 
 // Whether a doubling alone past the search (the pipelines', the plain matcher's) that made `now`
 // after `before` (its count before, or the time its gain is measured from) is worth another: where
