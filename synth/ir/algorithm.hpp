@@ -191,6 +191,8 @@ class Algorithm {
   }
   void set_rate(TransferId id, Bandwidth rate);
   void set_channel(TransferId id, uint16_t channel) { transfers_[id].channel = channel; }
+  // (The caller keeps the chunks it carries in range: chunk + count within the collective's.)
+  void set_chunk(TransferId id, ChunkId chunk) { transfers_[id].chunk = chunk; }
   bool has_rates() const;    // some transfer sets its own rate
   bool sends_input() const;  // some transfer sends its source's input (from_input)
   // Renames the nodes and links every transfer names: node n becomes nodes[n], link l links[l]

@@ -15,6 +15,7 @@
 #include "synth/cost/timing.hpp"
 #include "synth/memo.hpp"
 #include "synth/plans/broadcast_server_plan.hpp"
+#include "synth/plans/gather_order.hpp"
 #include "synth/plans/pipeline_calibration.hpp"
 #include "synth/plans/pipeline_variants.hpp"
 #include "synth/plans/pipelines.hpp"
@@ -715,6 +716,7 @@ std::pair<std::optional<Algorithm>, std::optional<Algorithm>> all_reduce_halves(
       Planned(t, ag, chunk_bytes, o, /*last_first=*/true, -1).mirrored(std::move(*kept), *twin);
   gathered.method = reduced->method;
   gathered.provenance = reduced->provenance;
+  gather_as_reduced(*reduced, gathered);
   return {std::move(reduced), std::move(gathered)};
 }
 

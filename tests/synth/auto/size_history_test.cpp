@@ -197,13 +197,16 @@ TEST(SizeHistory, ASearchCutShortByTheTimeLimitLearnsNothing) {
 }
 
 // The same on the demo cluster, where the losers are nearer: at 57.07 MiB the plain matcher's
-// scarce, random and under-hold runs and the matcher on the flow plan end at 1.25-1.37x of the
-// server plan's time (over kAcrossSizesBehind), the random choice with slow links yielding at
-// 1.10x (under it). The baselines learn too, those of many steps from larger sizes: the rings'
-// floors are 1.52x of the server plan's time at every count they tried, hierarchical's 1.66x and
-// Blink's trees' 1.24x; NCCL's tree (of log P steps) ends at 1.06x. At 27.08 MiB, learning, only
-// the yielding random choice is made, the tree alone of those baselines is raced, and the answer
-// is the same; above 57.07 MiB the baselines of many steps would race again.
+// scarce and random runs end at 1.33x of the server plan's time (over kAcrossSizesBehind); its
+// under-hold run at 1.195x, the random choice with slow links yielding at 1.10x and the matcher on
+// the flow plan at 1.18x (under it: since each owner's All-Gather sends first what it reduced
+// first, synth/plans/gather_order.hpp, the under-hold run and the flow plan's matcher gained,
+// from 1.25-1.37x, and are made at the next size again). The baselines learn too, those of many
+// steps from larger sizes: the rings' floors are 1.52x of the server plan's time at every count
+// they tried, hierarchical's 1.66x and Blink's trees' 1.24x; NCCL's tree (of log P steps) ends
+// at 1.06x. At 27.08 MiB, learning, the scarce and random runs are not made, the tree alone of
+// those baselines is raced, and the answer is the same; above 57.07 MiB the baselines of many steps
+// would race again.
 TEST(SizeHistory, TheDemoClustersNextSizeLeavesOutWhatLostAndKeepsItsAnswer) {
   topo::Topology t = topo::generate("nvcluster:2x8,net=rail,bw=450GB/s/50GB/s,lat=0.25us/1us");
   t.set_charges_steps(true);
@@ -213,9 +216,11 @@ TEST(SizeHistory, TheDemoClustersNextSizeLeavesOutWhatLostAndKeepsItsAnswer) {
   synthesize_auto_chunks(t, c, kFirst, learning(memo, first));
   EXPECT_GT(first.runs[MatcherRun::Scarce], 0);
   EXPECT_GT(first.plan_matchers, 0);
-  for (MatcherRun run : {MatcherRun::Scarce, MatcherRun::Random, MatcherRun::UnderHold})
+  for (MatcherRun run : {MatcherRun::Scarce, MatcherRun::Random})
     EXPECT_TRUE(memo.sizes.loses(t, c, kNext, Way::of(run))) << static_cast<int>(run);
-  EXPECT_TRUE(memo.sizes.loses(t, c, kNext, Way::of(SynthMethod::PlanMatcher)));
+  for (MatcherRun run : {MatcherRun::UnderHold, MatcherRun::RandomYielding})
+    EXPECT_FALSE(memo.sizes.loses(t, c, kNext, Way::of(run))) << static_cast<int>(run);
+  EXPECT_FALSE(memo.sizes.loses(t, c, kNext, Way::of(SynthMethod::PlanMatcher)));
   EXPECT_FALSE(memo.sizes.loses(t, c, kNext, Way::of(SynthMethod::ServerPlan)));
   using From = SizeHistory::From;
   for (BaselineKind b : {BaselineKind::Ring, BaselineKind::BidirRing, BaselineKind::Hierarchical,
@@ -229,10 +234,7 @@ TEST(SizeHistory, TheDemoClustersNextSizeLeavesOutWhatLostAndKeepsItsAnswer) {
   // (NVLS does not apply here: never made, never predicted to lose.)
   EXPECT_FALSE(memo.sizes.loses(t, c, kNext, Way::of(BaselineKind::Nvls), From::NearestAbove));
   const ChunkingResult learned = synthesize_auto_chunks(t, c, kNext, learning(memo, next));
-  EXPECT_EQ(next.runs[MatcherRun::Scarce] + next.runs[MatcherRun::Random] +
-                next.runs[MatcherRun::UnderHold],
-            0);
-  EXPECT_EQ(next.plan_matchers, 0);
+  EXPECT_EQ(next.runs[MatcherRun::Scarce] + next.runs[MatcherRun::Random], 0);
   expect_as_without_learning(t, c, kNext, learned);
 }
 
