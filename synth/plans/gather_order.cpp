@@ -10,7 +10,8 @@ namespace tenet::synth::detail {
 bool gather_as_reduced(const Algorithm& reduced, Algorithm& gathered) {
   const Collective& c = gathered.collective;
   const ChunkId chunks = c.num_chunks();
-  if (chunks < 2 || reduced.collective.num_chunks() != chunks) return false;
+  if (reduced.collective.num_chunks() != chunks) return false;
+  if (c.chunks_per_npu < 2) return true;  // (one chunk per owner: nothing to rename)
   auto owner = [&](ChunkId ch) { return c.ranks[c.origin(ch)]; };
   // Per chunk: the place of the last reduction into its owner, and of its owner's first send.
   std::vector<TransferId> reduced_at(static_cast<size_t>(chunks), -1);

@@ -28,8 +28,9 @@ std::optional<Algorithm> synthesize_plan(const topo::Topology& t, const Collecti
 // the reversed topology) is the All-Gather's with every link renamed to its twin: the matcher's
 // schedule (the plain matcher's, on the flow plan's trees, or on the server plan) is made once,
 // for the Reduce-Scatter, and mirrored into the All-Gather (the same schedule, the same time, its
-// method's words). Both nothing where the Reduce-Scatter is not made; the All-Gather nothing where
-// it is not.
+// method's words), each owner's chunks renamed so that it sends first what the Reduce-Scatter
+// reduces into it first (gather_as_reduced, gather_order.hpp). Both nothing where the
+// Reduce-Scatter is not made; the All-Gather nothing where it is not.
 std::pair<std::optional<Algorithm>, std::optional<Algorithm>> all_reduce_halves(
     const topo::Topology& t, const Collective& rs, const Collective& ag, Bytes chunk_bytes,
     const SynthOptions& o, Method method, double work_budget = 0);
