@@ -9,7 +9,7 @@
 namespace tenet::synth::detail {
 
 SizeHistory::Key SizeHistory::key_of(const topo::Topology& t, const Collective& c) {
-  return {t.fingerprint(), t.charges_steps(), c.kind, c.ranks, c.root};
+  return {t.fingerprint(), t.charges_steps(), c.kind, c.ranks, c.root, c.pair_units};
 }
 
 void SizeHistory::record(const topo::Topology& t, const Collective& c, Bytes total_bytes,

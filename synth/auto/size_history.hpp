@@ -70,8 +70,10 @@ class SizeHistory {
 
  private:
   // The topology's fingerprint and whether it charges per-step costs, the collective's kind, its
-  // ranks and root.
-  using Key = std::tuple<uint64_t, bool, CollectiveKind, std::vector<NodeId>, int>;
+  // ranks and root, and an All-to-Allv's traffic (Collective::pair_units: another matrix is another
+  // collective, whatever its size).
+  using Key =
+      std::tuple<uint64_t, bool, CollectiveKind, std::vector<NodeId>, int, std::vector<int32_t>>;
   static Key key_of(const topo::Topology& t, const Collective& c);
   mutable std::mutex mutex_;
   std::map<Key, std::map<Way, std::map<Bytes, bool>>> lost_;  // per way, per size: whether it lost

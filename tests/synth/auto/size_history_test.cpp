@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "synth/auto/deadline.hpp"
 #include "synth/auto/size_history.hpp"
@@ -113,6 +114,20 @@ TEST(SizeHistory, OtherCollectivesGroupsAndTopologiesLearnNothingFromIt) {
   EXPECT_FALSE(h.loses(t, half, 64 * kMiB, way));
   EXPECT_FALSE(
       h.loses(other, Collective::over_all(other, CollectiveKind::AllReduce), 64 * kMiB, way));
+  // An All-to-Allv's traffic matrix is part of what it is: another matrix learns nothing from it.
+  Collective skewed = Collective::over_all(t, CollectiveKind::AllToAll);
+  std::vector<int32_t> units(64, 1);
+  for (int r = 0; r < 8; ++r) units[static_cast<size_t>(9 * r)] = 0;  // (none to itself)
+  units[1] = 8;
+  skewed.set_pair_units(units);
+  h.record(t, skewed, 64 * kMiB, {{way, behind(3)}}, kAnswer);
+  EXPECT_TRUE(h.loses(t, skewed, 64 * kMiB, way));
+  Collective other_skew = skewed;
+  units[1] = 1;
+  units[8] = 8;
+  other_skew.set_pair_units(units);
+  EXPECT_FALSE(h.loses(t, other_skew, 64 * kMiB, way));
+  EXPECT_FALSE(h.loses(t, Collective::over_all(t, CollectiveKind::AllToAll), 64 * kMiB, way));
 }
 
 // How many times each run of the plain matcher and the matcher on the flow plan were made.
