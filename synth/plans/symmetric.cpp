@@ -398,6 +398,26 @@ struct SymmetricSchedule::State {
   // reversed first) moved by every s, or, for `quotient`, by s = 0 alone with each link replaced
   // by its orbit's link at NPU 0.
   void write(Algorithm& a, bool quotient) const;
+  // Which chunk an All-Reduce's All-Gather sends in the place of rank 0's chunk j of the schedule:
+  // the Reduce-Scatter is the schedule reversed, so the chunk rank 0 first sends (in the schedule)
+  // is the one reduced into it last; the All-Gather sends, in the j-th place by first send from
+  // rank 0, the chunk whose reductions end j-th (gather_order.hpp, as all_reduce_halves does for
+  // the matcher's mirrored halves). A rank's chunks are interchangeable in an All-Gather, and every
+  // rank's schedule is rank 0's moved, so one renaming serves them all.
+  std::vector<ChunkId> gathered_as_reduced() const {
+    const int k = c.chunks_per_npu;
+    std::vector<Time> first(static_cast<size_t>(k), std::numeric_limits<Time>::max());
+    for (const Send& send : best.sends)
+      if (send.from == 0) first[send.chunk] = std::min(first[send.chunk], send.start);
+    std::vector<ChunkId> by_first(static_cast<size_t>(k));
+    std::iota(by_first.begin(), by_first.end(), 0);
+    std::stable_sort(by_first.begin(), by_first.end(),
+                     [&](ChunkId x, ChunkId y) { return first[x] < first[y]; });
+    std::vector<ChunkId> as(static_cast<size_t>(k));
+    for (size_t i = 0; i < by_first.size(); ++i)
+      as[by_first[i]] = by_first[by_first.size() - 1 - i];
+    return as;
+  }
 };
 
 void SymmetricSchedule::State::write(Algorithm& a, bool quotient) const {
@@ -459,10 +479,13 @@ void SymmetricSchedule::State::write(Algorithm& a, bool quotient) const {
   }
   if (c.kind != CollectiveKind::ReduceScatter && !to_each) {
     const auto channel = static_cast<uint16_t>(gathers ? 0 : 1);
+    // (An All-Reduce's: each rank sends first what it reduced first.)
+    const std::vector<ChunkId> as = reverses ? gathered_as_reduced() : std::vector<ChunkId>();
     for (const Send& send : best.sends)
       moved(send, [&](topo::NodeId s, std::span<const LinkId> route) {
-        a.add(rank_of[s] * k + send.chunk, t.link(route.front()).src, t.link(route.back()).dst,
-              links(route), Op::Copy, {}, -1, -1, 0, channel);
+        a.add(rank_of[s] * k + (as.empty() ? send.chunk : as[send.chunk]),
+              t.link(route.front()).src, t.link(route.back()).dst, links(route), Op::Copy, {}, -1,
+              -1, 0, channel);
       });
   }
 }

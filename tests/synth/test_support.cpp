@@ -1,8 +1,11 @@
 #include "tests/synth/test_support.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <map>
 #include <queue>
 #include <stdexcept>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -104,6 +107,36 @@ Topology charging(Topology t) {
 
 Topology example_with_steps(const std::string& file) {
   return charging(topo::load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/" + file));
+}
+
+bool each_owner_sends_as_reduced(const Algorithm& reduced, const Algorithm& gathered) {
+  const Collective& c = gathered.collective;
+  const auto chunks = static_cast<size_t>(c.num_chunks());
+  std::vector<TransferId> last_in(chunks, -1);
+  std::vector<TransferId> first_out(chunks, std::numeric_limits<TransferId>::max());
+  auto owner = [&](ChunkId ch) { return c.ranks[c.origin(ch)]; };
+  for (TransferId i = 0; i < static_cast<TransferId>(reduced.size()); ++i) {
+    const Transfer& x = reduced[i];
+    for (ChunkId ch = x.chunk; ch < x.chunk + x.count; ++ch)
+      if (x.op == Op::Reduce && x.dst == owner(ch)) last_in[ch] = i;
+  }
+  for (TransferId i = static_cast<TransferId>(gathered.size()) - 1; i >= 0; --i) {
+    const Transfer& x = gathered[i];
+    for (ChunkId ch = x.chunk; ch < x.chunk + x.count; ++ch)
+      if (x.op == Op::Copy && x.src == owner(ch)) first_out[ch] = i;
+  }
+  std::map<std::tuple<int, TransferId, TransferId>, ChunkId> in_order;
+  for (ChunkId ch = 0; ch < c.num_chunks(); ++ch)
+    in_order.emplace(std::tuple(c.origin(ch), first_out[ch], last_in[ch]), ch);
+  int previous_owner = -1;
+  TransferId last = -1;
+  for (const auto& [key, ch] : in_order) {
+    const auto [o, out, in] = key;
+    if (o == previous_owner && in < last) return false;
+    previous_owner = o;
+    last = in;
+  }
+  return true;
 }
 
 LinkId link_between(const Topology& t, NodeId u, NodeId v) {

@@ -56,6 +56,13 @@ topo::Topology charging(topo::Topology t);
 // examples/topologies/`file`, charging its per-step costs as the CLI does.
 topo::Topology example_with_steps(const std::string& file);
 
+// Whether each owner (Collective::origin's rank, on its NPU) of `gathered`'s collective sends its
+// chunks (copies from it: an All-Gather's) in the order `reduced` reduces them into it: taken in
+// the order of their first copy from the owner (a message's chunks tied, in the order reduced),
+// the chunks' last reductions into the owner come in list order. `reduced` and `gathered` may be
+// one algorithm (an All-Reduce joined).
+bool each_owner_sends_as_reduced(const Algorithm& reduced, const Algorithm& gathered);
+
 // `a` with every transfer at `rate` in channel 1, its channels serial (Algorithm::serial_channels:
 // one transfer at a time per first link), timed.
 Algorithm in_serial_channel(const topo::Topology& t, const Algorithm& a, Bandwidth rate);

@@ -53,13 +53,15 @@ struct AllReduceSearched {
 
 // A doubling alone that gained goes on only where that gain, gained again, would beat the fastest
 // by more than kDoublingGain: auto builds only what may beat the best so far by more than 0.5 %.
-// astra-network.yml (a ring of 4 in each of two nodes on a switch), All-Reduce of 64 MiB: the
-// search's fastest is 879.9 us; the pipelines alone take 909.3 us at 128 chunks per NPU and 892.8
-// at 256, which gained again ends at 876.3, under the fastest by 0.4 %: they stop (at 512 they
-// took 884.6 us, 0.13 s of the command's 0.32 s of CPU).
+// mi250-box.yaml (ForestColl's MI250 box: 16 GCDs, a mesh of 200, 100 and 50 GB/s), All-Gather of
+// 64 MiB: the search's fastest is 244.4 us; the pipelines alone take 256 us at 128 chunks per NPU
+// and 252.9 us at 256, which gained again ends at 249.8 us, behind the fastest: they stop (at 512
+// they take 250.1 us). (This was astra-network.yml's All-Reduce, until its symmetric schedule,
+// each rank's All-Gather sending first what it reduced first, won at 8 chunks per NPU and the
+// pipelines alone stopped after their first count.)
 TEST(DoublingAlone, ADoublingAloneEndsWhereItCannotGainHalfAPercent) {
-  const topo::Topology t = example_with_steps("astra-network.yml");
-  const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
+  const topo::Topology t = example_with_steps("mi250-box.yaml");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
   const Bytes total = Bytes{64} << 20;
   const ChunkingResult r = synthesize_auto_chunks(t, c, total, SynthOptions{});
   std::vector<const ChunkingResult::Try*> alone;

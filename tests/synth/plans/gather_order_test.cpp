@@ -25,24 +25,6 @@ namespace {
 
 constexpr Bytes kMiB = Bytes{1} << 20;
 
-// Whether each owner's chunks, taken in the order of `sent` (ties, a message's chunks, in the order
-// of `reduced`), come in the order of `reduced`.
-bool sent_as_reduced(const Collective& c, const std::vector<TransferId>& sent,
-                     const std::vector<TransferId>& reduced) {
-  std::map<std::tuple<int, TransferId, TransferId>, ChunkId> in_order;
-  for (ChunkId ch = 0; ch < c.num_chunks(); ++ch)
-    in_order.emplace(std::tuple(c.origin(ch), sent[ch], reduced[ch]), ch);
-  int owner = -1;
-  TransferId last = -1;
-  for (const auto& [key, ch] : in_order) {
-    const auto [o, s, r] = key;
-    if (o == owner && r < last) return false;
-    owner = o;
-    last = r;
-  }
-  return true;
-}
-
 // On topologies that are their own reverse, where all_reduce_halves mirrors the Reduce-Scatter's
 // schedule into the All-Gather: each owner sends first the chunk reduced into it first, and so on;
 // the All-Gather is still a correct one, and the All-Reduce joined from the halves verifies.
@@ -60,20 +42,7 @@ TEST(GatherOrder, EachOwnerSendsFirstWhatItReducesFirst) {
     const auto [reduced, gathered] =
         detail::all_reduce_halves(t, rs, ag, chunk, o, SynthMethod::ServerPlan);
     ASSERT_TRUE(reduced && gathered) << spec;
-    std::vector<TransferId> last_in(static_cast<size_t>(ag.num_chunks()), -1);
-    std::vector<TransferId> first_out(static_cast<size_t>(ag.num_chunks()),
-                                      std::numeric_limits<TransferId>::max());
-    for (TransferId i = 0; i < static_cast<TransferId>(reduced->size()); ++i) {
-      const Transfer& x = (*reduced)[i];
-      for (ChunkId ch = x.chunk; ch < x.chunk + x.count; ++ch)
-        if (x.dst == rs.ranks[rs.origin(ch)]) last_in[ch] = i;
-    }
-    for (TransferId i = static_cast<TransferId>(gathered->size()) - 1; i >= 0; --i) {
-      const Transfer& x = (*gathered)[i];
-      for (ChunkId ch = x.chunk; ch < x.chunk + x.count; ++ch)
-        if (x.src == ag.ranks[ag.origin(ch)]) first_out[ch] = i;
-    }
-    EXPECT_TRUE(sent_as_reduced(ag, first_out, last_in)) << spec;
+    EXPECT_TRUE(testing::each_owner_sends_as_reduced(*reduced, *gathered)) << spec;
     Algorithm alone = *gathered;
     const Report r = verify(t, alone, {.max_reported = 3});
     EXPECT_TRUE(r.correct()) << spec << ": " << testing::violation_text(r);

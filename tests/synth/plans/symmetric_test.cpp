@@ -265,6 +265,21 @@ TEST(Symmetric, AutoKeepsALargeScheduleNearTheBound) {
   EXPECT_TRUE(verify(t, a).correct());
 }
 
+// An All-Reduce's All-Gather is its Reduce-Scatter's schedule forward: each rank sends first the
+// chunk reduced into it first (as the matcher's mirrored halves, synth/plans/gather_order.hpp),
+// not the one reduced last. `ring:8` All-Reduce of 1 MiB at -k auto: 24.05 -> 23.55 us.
+TEST(Symmetric, AnAllReducesRanksSendFirstWhatTheyReducedFirst) {
+  for (const char* spec : {"ring:8", "torus2d:4x4"}) {
+    const topo::Topology t = testing::charging(topo::generate(spec));
+    const Collective c = Collective::over_all(t, CollectiveKind::AllReduce, 4);
+    const std::optional<Algorithm> a =
+        synthesize_symmetric(t, c, c.chunk_bytes_for(Bytes{1} << 20), LinkModel::Pipelined);
+    ASSERT_TRUE(a) << spec;
+    EXPECT_TRUE(testing::each_owner_sends_as_reduced(*a, *a)) << spec;
+    EXPECT_TRUE(verify(t, *a).correct()) << spec;
+  }
+}
+
 TEST(Symmetric, SaysWhyItDoesNotApply) {
   SynthOptions o;
   o.method = SynthMethod::Symmetric;
