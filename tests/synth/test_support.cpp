@@ -126,8 +126,11 @@ bool each_owner_sends_as_reduced(const Algorithm& reduced, const Algorithm& gath
       if (x.op == Op::Copy && x.src == owner(ch)) first_out[ch] = i;
   }
   std::map<std::tuple<int, TransferId, TransferId>, ChunkId> in_order;
-  for (ChunkId ch = 0; ch < c.num_chunks(); ++ch)
+  for (ChunkId ch = 0; ch < c.num_chunks(); ++ch) {
+    // (Every chunk is reduced into and sent from its owner: else the order says nothing.)
+    if (last_in[ch] < 0 || first_out[ch] == std::numeric_limits<TransferId>::max()) return false;
     in_order.emplace(std::tuple(c.origin(ch), first_out[ch], last_in[ch]), ch);
+  }
   int previous_owner = -1;
   TransferId last = -1;
   for (const auto& [key, ch] : in_order) {

@@ -59,8 +59,9 @@ topo::Topology example_with_steps(const std::string& file);
 // Whether each owner (Collective::origin's rank, on its NPU) of `gathered`'s collective sends its
 // chunks (copies from it: an All-Gather's) in the order `reduced` reduces them into it: taken in
 // the order of their first copy from the owner (a message's chunks tied, in the order reduced),
-// the chunks' last reductions into the owner come in list order. `reduced` and `gathered` may be
-// one algorithm (an All-Reduce joined).
+// the chunks' last reductions into the owner come in list order (and false where a chunk is not
+// reduced into, or not sent from, its owner). `reduced` and `gathered` may be one algorithm (an
+// All-Reduce joined).
 bool each_owner_sends_as_reduced(const Algorithm& reduced, const Algorithm& gathered);
 
 // `a` with every transfer at `rate` in channel 1, its channels serial (Algorithm::serial_channels:
