@@ -5,11 +5,14 @@
 // owner), 394.4 us renamed.
 #include "synth/plans/gather_order.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <limits>
 #include <map>
 #include <optional>
+#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -51,6 +54,42 @@ TEST(GatherOrder, EachOwnerSendsFirstWhatItReducesFirst) {
     const Report j = verify(t, joined, {.max_reported = 3});
     EXPECT_TRUE(j.correct()) << spec << ": " << testing::violation_text(j);
   }
+}
+
+// Over seeded fabrics that are their own reverse (meshes, tori, leaf-spines, servers on rails, of
+// random shapes) and random chunk counts, the plain matcher's and the server plan's halves: each
+// owner sends first what it reduced first, and the All-Reduce joined from them verifies.
+TEST(GatherOrder, MirroredHalvesOnRandomShapesStayCorrect) {
+  std::mt19937_64 rng(71);
+  int checked = 0;
+  auto pick = [&](int lo, int hi) { return lo + static_cast<int>(rng() % (hi - lo + 1)); };
+  for (int i = 0; i < 20; ++i) {
+    const std::string spec =
+        std::array<std::string, 4>{fmt::format("mesh2d:{}x{}", pick(2, 4), pick(2, 4)),
+                                   fmt::format("torus2d:{}x{}", pick(3, 4), pick(3, 4)),
+                                   fmt::format("leafspine:{}x{}", pick(2, 3), pick(2, 4)),
+                                   fmt::format("nvcluster:{}x{}", pick(2, 3), pick(2, 4))}[i % 4];
+    const topo::Topology t = testing::charging(topo::generate(spec));
+    ASSERT_TRUE(topo::twin_links(t)) << spec;
+    const int k = pick(2, 6);
+    for (const SynthMethod m : {SynthMethod::Matcher, SynthMethod::ServerPlan}) {
+      SynthOptions o;
+      o.method = m;
+      Collective rs = Collective::over_all(t, CollectiveKind::ReduceScatter, k);
+      Collective ag = rs;
+      ag.kind = CollectiveKind::AllGather;
+      const Bytes chunk = ag.chunk_bytes_for(8 * kMiB);
+      const auto [reduced, gathered] = detail::all_reduce_halves(t, rs, ag, chunk, o, m);
+      if (!reduced || !gathered) continue;  // (no server plan there)
+      ++checked;
+      EXPECT_TRUE(testing::each_owner_sends_as_reduced(*reduced, *gathered)) << spec << " k " << k;
+      const Algorithm joined =
+          synthesize(t, Collective::over_all(t, CollectiveKind::AllReduce, k), chunk, o);
+      const Report r = verify(t, joined, {.max_reported = 3});
+      EXPECT_TRUE(r.correct()) << spec << " k " << k << ": " << testing::violation_text(r);
+    }
+  }
+  EXPECT_GE(checked, 30);
 }
 
 // On the 16-GPU cluster a user wrote, the halves now overlap: the All-Reduce ends before twice its
