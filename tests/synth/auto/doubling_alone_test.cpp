@@ -58,7 +58,9 @@ struct AllReduceSearched {
 // and 252.9 us at 256, which gained again ends at 249.8 us, behind the fastest: they stop (at 512
 // they take 250.1 us). (This was astra-network.yml's All-Reduce, until its symmetric schedule,
 // each rank's All-Gather sending first what it reduced first, won at 8 chunks per NPU and the
-// pipelines alone stopped after their first count.)
+// pipelines alone stopped after their first count. There the gain gained again ended 0.4 % under
+// the fastest, inside kDoublingGain; here it ends behind it, so the margin itself is held by
+// PipelineDoubling's tests of doubling_promises.)
 TEST(DoublingAlone, ADoublingAloneEndsWhereItCannotGainHalfAPercent) {
   const topo::Topology t = example_with_steps("mi250-box.yaml");
   const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
