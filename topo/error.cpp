@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "topo/shown_paths.hpp"
+
 namespace tenet {
 
 std::string Location::str() const {
@@ -18,8 +20,16 @@ static std::string render(const std::string& message, const Location& where) {
   return where.empty() ? message : where.str() + ": " + message;
 }
 
+// A staged file (written through its output folder's stage) named as the file it was to become.
+static Location shown(Location where) {
+  where.file = shown_paths::shown(where.file);
+  return where;
+}
+
 Error::Error(std::string message, Location where)
-    : std::runtime_error(render(message, where)), where_(std::move(where)), message_(message) {}
+    : std::runtime_error(render(message, shown(where))),
+      where_(shown(std::move(where))),
+      message_(std::move(message)) {}
 
 Error Error::located(const Location& outer) const {
   Location merged = where_;

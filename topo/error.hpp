@@ -24,6 +24,8 @@ struct Location {
 
 class Error : public std::runtime_error {
  public:
+  // A file under a live output folder's stage is named as the file it is to become
+  // (topo/shown_paths.hpp).
   explicit Error(std::string message, Location where = {});
   const Location& where() const { return where_; }
   const std::string& message() const { return message_; }

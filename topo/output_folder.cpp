@@ -314,6 +314,8 @@ OutputFolder::OutputFolder(std::string dir) : dir_(std::move(dir)) {
   // it; everything under the stage is this run's own (mode 0700).
   static const bool proc = ::access("/proc/self/fd", X_OK) == 0;
   stage_root_ = proc ? fmt::format("/proc/self/fd/{}", stage_fd_.get()) : stage_dir_;
+  shown_by_name_.emplace(stage_dir_, dir_);
+  if (stage_root_ != stage_dir_) shown_by_fd_.emplace(stage_root_, dir_);
 }
 
 OutputFolder::~OutputFolder() {

@@ -27,17 +27,20 @@
 // - a lock is waited for at most kFolderLockWait: any process that may open a folder may flock it;
 // - staged files are written through the stage's descriptor (stage(): /proc/self/fd/<n>/...), and a
 //   commit moves nothing where the stage's name no longer names that folder: renaming a live stage
-//   and putting a link at its name steers no write elsewhere.
+//   and putting a link at its name steers no write elsewhere. An error naming a staged file names
+//   the file it was to become, <dir>/<relative> (topo/shown_paths.hpp).
 #pragma once
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "topo/error.hpp"
 #include "topo/no_follow.hpp"
+#include "topo/shown_paths.hpp"
 
 namespace tenet::topo {
 
@@ -107,6 +110,9 @@ class OutputFolder {
   std::vector<std::string> staged_, stale_, trees_;
   std::vector<Matching> matching_;
   bool committed_ = false, decided_ = false;
+  // While this lives, an error naming a file under the stage (by its descriptor or its name)
+  // names <dir>/<relative> instead (topo/shown_paths.hpp).
+  std::optional<shown_paths::Registration> shown_by_fd_, shown_by_name_;
 };
 
 // Held while reading files of one folder: keeps commits to it and to the folder above it (a

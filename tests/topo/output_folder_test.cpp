@@ -21,6 +21,7 @@
 #include "topo/error.hpp"
 #include "topo/io.hpp"
 #include "topo/no_follow.hpp"
+#include "topo/shown_paths.hpp"
 
 namespace tenet::topo {
 namespace {
@@ -223,6 +224,46 @@ TEST(OutputFolder, ABlockedTargetFailsBeforeAnythingMoves) {
             }).find("cannot create folder " + dir + "/chakra: " + dir + "/chakra is a file"),
             std::string::npos);
   EXPECT_EQ(read_file(dir + "/a.json"), "old");
+}
+
+// A staged file that cannot be written is named, in the error, as the file it was to become: not
+// by the stage's descriptor (/proc/self/fd/<n>/...), a path the user never gave. Here the staged
+// path is longer than a path may be (ENAMETOOLONG, whoever runs the test).
+TEST(OutputFolder, AStagedWriteErrorNamesTheFileItWasToBecome) {
+  TempDir tmp;
+  const std::string dir = tmp.file("out");
+  std::string relative = "chakra";
+  while (relative.size() < 4200) relative += "/" + std::string(200, 'd');
+  relative += "/g.0.et";
+  OutputFolder out(dir);
+  const std::string staged = out.stage(relative);
+  try {
+    write_file_atomically(staged, "rank 0");
+    FAIL() << "a path of " << staged.size() << " characters was written";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where().file, dir + "/" + relative);
+    EXPECT_EQ(std::string(e.what()).find(".tenet-stage"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("/proc/self/fd"), std::string::npos) << e.what();
+  }
+}
+
+// A registered root is shown as its folder while registered, the root itself and what is under it,
+// and only that; afterwards a path is shown as it is.
+TEST(ShownPaths, AStagedPathIsShownAsItsFolderWhileItsStageLives) {
+  const std::string root = "/proc/self/fd/7";
+  {
+    const shown_paths::Registration r(root, "out");
+    EXPECT_EQ(Error("x", {root + "/chakra/g.0.et"}).where().file, "out/chakra/g.0.et");
+    EXPECT_EQ(shown_paths::shown(root), "out");
+    EXPECT_EQ(shown_paths::shown("/proc/self/fd/77/a.json"), "/proc/self/fd/77/a.json");
+    EXPECT_EQ(shown_paths::shown("/proc/self/fd/7a.json"), "/proc/self/fd/7a.json");
+    {
+      const shown_paths::Registration inner(root, "out2/");
+      EXPECT_EQ(shown_paths::shown(root + "/a.json"), "out2/a.json");
+    }
+    EXPECT_EQ(shown_paths::shown(root + "/a.json"), "out/a.json");
+  }
+  EXPECT_EQ(Error("x", {root + "/a.json"}).where().file, root + "/a.json");
 }
 
 // A link inside the folder is never written or removed through, even where Tenet's own files go.
