@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -39,24 +40,40 @@ mode_t kind_at(int fd, const std::string& name) {
   return ::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 ? st.st_mode & S_IFMT : 0;
 }
 
-// flock(2) on a folder's descriptor, waiting (and saying so once) when another process holds it,
-// for at most `wait`: anyone who may open a folder may flock it, so a process that holds it for
-// ever (in /tmp, any user's) ends the wait with an error naming the folder, not a hang.
-void lock_folder(int fd, int operation, const std::string& dir,
-                 std::chrono::milliseconds wait = kFolderLockWait) {
-  if (::flock(fd, operation | LOCK_NB) == 0) return;
-  if (errno != EWOULDBLOCK) return;  // (a file system without locks: nothing to wait for)
-  fmt::print(stderr, "waiting for another Tenet process that is reading or writing {}\n", dir);
+// flock(2) on a folder's descriptor, waiting (and saying so once: `said`) when another process
+// holds it, for at most `wait`: true where it was taken (or the file system has no locks), false
+// where it is still held then.
+bool lock_folder_within(int fd, int operation, const std::string& dir,
+                        std::chrono::milliseconds wait, bool& said) {
+  if (::flock(fd, operation | LOCK_NB) == 0) return true;
+  if (errno != EWOULDBLOCK) return true;  // (a file system without locks: nothing to wait for)
+  if (!said)
+    fmt::print(stderr, "waiting for another Tenet process that is reading or writing {}\n", dir);
+  said = true;
   const auto until = std::chrono::steady_clock::now() + wait;
   while (::flock(fd, operation | LOCK_NB) != 0) {
-    if (errno != EWOULDBLOCK && errno != EINTR) return;
-    if (std::chrono::steady_clock::now() >= until)
-      throw Error(fmt::format("waited {:g} s for another process's lock of this folder (a Tenet "
-                              "run reading or writing it, or any process holding a flock on it)",
-                              std::chrono::duration<double>(wait).count()),
-                  {dir});
+    if (errno != EWOULDBLOCK && errno != EINTR) return true;
+    if (std::chrono::steady_clock::now() >= until) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  return true;
+}
+
+// The error of a lock of folder `dir` still held after `wait`.
+Error lock_held(const std::string& dir, std::chrono::milliseconds wait) {
+  return Error(fmt::format("waited {:g} s for another process's lock of this folder (a Tenet "
+                           "run reading or writing it, or any process holding a flock on it)",
+                           std::chrono::duration<double>(wait).count()),
+               {dir});
+}
+
+// The lock, waited for at most `wait`: anyone who may open a folder may flock it, so a process
+// that holds it for ever (in /tmp, any user's) ends the wait with an error naming the folder, not
+// a hang.
+void lock_folder(int fd, int operation, const std::string& dir,
+                 std::chrono::milliseconds wait = kFolderLockWait) {
+  bool said = false;
+  if (!lock_folder_within(fd, operation, dir, wait, said)) throw lock_held(dir, wait);
 }
 
 // The parent folder of `rel` under `root` (walked without links, created when `create`) and the
@@ -446,7 +463,27 @@ std::vector<std::string> OutputFolder::commit() {
   return paths;
 }
 
-FolderReadLock::FolderReadLock(const std::string& dir, std::chrono::milliseconds wait) {
+namespace {
+
+// The name of a commit's journal in folder `fd` that counts: one this user or the folder's owner
+// left (in a folder others may write, /tmp, anyone could plant one to keep every file there and
+// below it unread), or nothing.
+std::optional<std::string> counted_journal(int fd) {
+  struct stat folder {};
+  const bool owner_known = ::fstat(fd, &folder) == 0;
+  for (const std::string& name : no_follow::entries(fd))
+    if (struct stat st{}; no_follow::has_random_suffix(name, kJournal) &&
+                          ::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                          S_ISREG(st.st_mode) && st.st_nlink == 1 &&
+                          (st.st_uid == ::geteuid() || (owner_known && st.st_uid == folder.st_uid)))
+      return name;
+  return std::nullopt;
+}
+
+}  // namespace
+
+FolderReadLock::FolderReadLock(const std::string& dir, std::chrono::milliseconds wait,
+                               std::chrono::milliseconds grace) {
   // The folder and the one above it: a command's set may put files in a sub-folder (chakra/).
   const fs::path here(dir.empty() ? "." : dir);
   std::error_code ec;
@@ -458,22 +495,30 @@ FolderReadLock::FolderReadLock(const std::string& dir, std::chrono::milliseconds
   for (const fs::path& d : folders) {
     Fd fd(::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!fd) continue;
-    lock_folder(fd.get(), LOCK_SH, d.string(), wait);
-    // (A journal counts where this user or the folder's owner left it: in a folder others may
-    // write, /tmp, anyone could plant one to keep every file there and below it unread.)
-    struct stat folder {};
-    const bool owner_known = ::fstat(fd.get(), &folder) == 0;
-    for (const std::string& name : no_follow::entries(fd.get()))
-      if (struct stat st{};
-          no_follow::has_random_suffix(name, kJournal) &&
-          ::fstatat(fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-          st.st_nlink == 1 &&
-          (st.st_uid == ::geteuid() || (owner_known && st.st_uid == folder.st_uid)))
-        throw Error(
-            "a Tenet run writing this folder was killed during its commit: its files may mix two "
-            "runs, so Tenet does not read them; the next Tenet write to the folder completes the "
-            "commit (or remove the folder)",
-            {(d / name).string()});
+    // A commit holds the folder's lock from before its journal is written until after it is
+    // removed, and takes a fraction of a second before writing it: a lock still held after
+    // `grace` where no journal of this user's or the folder's owner's is there is no commit under
+    // way. Whoever holds it also keeps every Tenet writer out (they take it exclusively), so
+    // nothing is committed meanwhile and the files read are one run's.
+    bool said = false;
+    const std::chrono::milliseconds first = std::min(grace, wait);
+    if (!lock_folder_within(fd.get(), LOCK_SH, d.string(), first, said)) {
+      if (counted_journal(fd.get())) {
+        if (!lock_folder_within(fd.get(), LOCK_SH, d.string(), wait - first, said))
+          throw lock_held(d.string(), wait);
+      } else {
+        fmt::print(stderr,
+                   "note: {}: another process has held a lock on this folder for {:g} s and no "
+                   "Tenet commit is under way there: reading without the lock\n",
+                   d.string(), std::chrono::duration<double>(first).count());
+      }
+    }
+    if (const std::optional<std::string> name = counted_journal(fd.get()))
+      throw Error(
+          "a Tenet run writing this folder was killed during its commit: its files may mix two "
+          "runs, so Tenet does not read them; the next Tenet write to the folder completes the "
+          "commit (or remove the folder)",
+          {(d / *name).string()});
     fds_.push_back(std::move(fd));
   }
 }

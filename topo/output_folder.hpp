@@ -47,6 +47,9 @@ namespace tenet::topo {
 // How long a reader or writer waits for another process's lock of a folder before it gives up
 // with an error: Tenet's own holds last a commit's renames or a read of the folder's files.
 inline constexpr std::chrono::milliseconds kFolderLockWait = std::chrono::minutes(10);
+// How long a reader waits for another process's lock of a folder before it reads without it,
+// where no commit is under way there (FolderReadLock).
+inline constexpr std::chrono::milliseconds kFolderReadGrace = std::chrono::seconds(10);
 
 // The names Tenet's commands write in an output folder, relative to it: algorithm.json,
 // algorithm.xml, results.csv, simulations.csv, simulation_collectives.csv, report.md,
@@ -121,10 +124,13 @@ class OutputFolder {
 // may mix two runs; the next Tenet write to the folder completes it): one this user or the
 // folder's owner left, not one anyone else planted in a folder all may write. Changes nothing. A
 // folder that cannot be opened (absent, no permission) is not locked. Waits at most `wait` for a
-// commit to end (kFolderLockWait; then throws, naming the folder).
+// commit to end (kFolderLockWait; then throws, naming the folder); a lock still held after `grace`
+// (kFolderReadGrace) where no journal that counts is in the folder is no commit under way (anyone
+// who may open a folder may flock it): the files are read without it, and a note says so.
 class FolderReadLock {
  public:
-  explicit FolderReadLock(const std::string& dir, std::chrono::milliseconds wait = kFolderLockWait);
+  explicit FolderReadLock(const std::string& dir, std::chrono::milliseconds wait = kFolderLockWait,
+                          std::chrono::milliseconds grace = kFolderReadGrace);
   ~FolderReadLock();
   FolderReadLock(const FolderReadLock&) = delete;
   FolderReadLock& operator=(const FolderReadLock&) = delete;

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -492,21 +493,37 @@ TEST(FolderReadLock, AJournalAnotherUserPlantedKeepsNothingUnread) {
   EXPECT_EQ(FileBytes(below + "/algorithm.json").view(), "{}");
 }
 
-// A lock another process holds for ever (any process that may open a folder may flock it) ends
-// the wait with an error naming the folder, not a hang.
-TEST(FolderReadLock, ALockHeldForEverEndsTheWaitWithAnError) {
+// Anyone who may open a folder may flock it (any user, in /tmp). A lock held past the grace where
+// no commit is under way (no journal that counts) is read past, with a note: the files are one
+// run's, as the holder keeps every writer out too. Where a journal says a commit is under way the
+// reader waits for it, and a lock held past the whole wait is an error naming the folder, not a
+// hang.
+TEST(FolderReadLock, ALockHeldForEverIsReadPastWhereNoCommitIsUnderWay) {
   TempDir tmp;
   const std::string dir = tmp.file("out");
   fs::create_directories(dir);
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::flock(fd, LOCK_EX), 0);
-  const std::string error =
-      error_of([&] { FolderReadLock lock(dir, std::chrono::milliseconds(100)); });
+  const auto began = std::chrono::steady_clock::now();
+  EXPECT_EQ(error_of([&] {
+              FolderReadLock lock(dir, std::chrono::minutes(10), std::chrono::milliseconds(100));
+            }),
+            "");
+  EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::minutes(1));
+  // A commit under way (its journal, this user's): waited for, up to the whole wait.
+  write_file_atomically(dir + "/" + random_name(".tenet-commit."), R"({"stage":"x"})");
+  const std::string error = error_of([&] {
+    FolderReadLock lock(dir, std::chrono::milliseconds(300), std::chrono::milliseconds(100));
+  });
   EXPECT_NE(error.find("lock of this folder"), std::string::npos) << error;
   EXPECT_NE(error.find(dir), std::string::npos) << error;
   ::close(fd);
-  FolderReadLock lock(dir, std::chrono::milliseconds(100));  // released: taken at once
+  // Released: taken at once, and the journal of a killed commit refuses the folder.
+  EXPECT_NE(error_of([&] {
+              FolderReadLock lock(dir, std::chrono::milliseconds(100));
+            }).find("killed during its commit"),
+            std::string::npos);
 }
 
 // Two runs writing one folder at once leave exactly the set of the one that committed last: the
