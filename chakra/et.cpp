@@ -231,7 +231,7 @@ bool is_prefix(const std::string& prefix) {
 std::vector<EtFile> read_prefix(const std::string& prefix) {
   // Every rank of one commit (topo/output_folder.hpp): no Tenet export replaces ranks meanwhile.
   const std::string folder = std::filesystem::path(prefix).parent_path().string();
-  topo::FolderReadLock lock(folder.empty() ? "." : folder);
+  topo::FolderReadLock lock(folder.empty() ? "." : folder, topo::FolderRead::Set);
   // The ranks' files are found, not named one by one: each is read from the folder the user named
   // without following a link, and only where it is a regular file (a FIFO would hold the read for
   // ever, a link read what it names, outside the folder).

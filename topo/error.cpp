@@ -27,8 +27,11 @@ static Location shown(Location where) {
 }
 
 Error::Error(std::string message, Location where)
-    : std::runtime_error(render(message, shown(where))),
-      where_(shown(std::move(where))),
+    : Error(std::move(message), shown(std::move(where)), Shown{}) {}
+
+Error::Error(std::string message, Location where, Shown)
+    : std::runtime_error(render(message, where)),
+      where_(std::move(where)),
       message_(std::move(message)) {}
 
 Error Error::located(const Location& outer) const {

@@ -33,6 +33,8 @@ class Error : public std::runtime_error {
   Error located(const Location& outer) const;
 
  private:
+  struct Shown {};  // `where` already as shown
+  Error(std::string message, Location where, Shown);
   Location where_;
   std::string message_;
 };

@@ -35,7 +35,7 @@ std::string read_file(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) throw Error("is a directory, not a file", {path});
   // A folder a killed Tenet run was committing into is completed first (topo/output_folder.hpp).
   const std::string folder = std::filesystem::path(path).parent_path().string();
-  FolderReadLock lock(folder.empty() ? "." : folder);
+  FolderReadLock lock(folder.empty() ? "." : folder, FolderRead::OneFile);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open file (does it exist?)", {path});
   // A regular file is read at once into a string of its size (a 1024-NPU algorithm is 160 MB:
@@ -83,8 +83,8 @@ FileBytes::FileBytes(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_regular_file(path, ec)) {
     const std::string folder = std::filesystem::path(path).parent_path().string();
-    FolderReadLock lock(folder.empty() ? "."
-                                       : folder);  // as read_file: a killed commit completed first
+    // (As read_file: a killed commit's files refused.)
+    FolderReadLock lock(folder.empty() ? "." : folder, FolderRead::OneFile);
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw Error("cannot open file (does it exist?)", {path});
     struct stat st {};
@@ -223,7 +223,7 @@ Topology load_named_file(const std::string& path) {
   const std::string folder = std::filesystem::path(path).parent_path().string();
   std::optional<std::string> text;
   {
-    FolderReadLock lock(folder.empty() ? "." : folder);
+    FolderReadLock lock(folder.empty() ? "." : folder, FolderRead::OneFile);
     text = no_follow::read_file_at(AT_FDCWD, path, path);
   }
   if (!text) throw Error("cannot open file (does it exist?)", {path});

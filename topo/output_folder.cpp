@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -48,7 +49,9 @@ bool lock_folder_within(int fd, int operation, const std::string& dir,
   if (::flock(fd, operation | LOCK_NB) == 0) return true;
   if (errno != EWOULDBLOCK) return true;  // (a file system without locks: nothing to wait for)
   if (!said)
-    fmt::print(stderr, "waiting for another Tenet process that is reading or writing {}\n", dir);
+    fmt::print(stderr,
+               "waiting for another process's lock of {} (a Tenet run reading or writing it)\n",
+               dir);
   said = true;
   const auto until = std::chrono::steady_clock::now() + wait;
   while (::flock(fd, operation | LOCK_NB) != 0) {
@@ -405,7 +408,9 @@ void OutputFolder::drop(const std::string& relative) {
   std::erase_if(staged_, under);
   std::erase_if(stale_, under);
   if (!no_follow::remove_all_at(stage_fd_.get(), at.string()))
-    throw Error("cannot remove staged files", {(fs::path(stage_dir_) / at).string()});
+    throw Error(fmt::format("cannot remove what this run staged for {} (in its staging folder {})",
+                            at.string(), stage_name_),
+                {dir_});
 }
 
 // Under the folder's lock: the stale files named, those under replaced trees, and the matching.
@@ -480,10 +485,29 @@ std::optional<std::string> counted_journal(int fd) {
   return std::nullopt;
 }
 
+// The folders (device, inode) this process read one file of past another process's lock
+// (FolderReadLock): their lock is not waited for again.
+std::mutex read_past_mutex;
+std::set<std::pair<dev_t, ino_t>> read_past_folders;
+
+bool read_past_before(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return false;
+  const std::lock_guard lock(read_past_mutex);
+  return read_past_folders.count({st.st_dev, st.st_ino}) > 0;
+}
+
+void remember_read_past(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return;
+  const std::lock_guard lock(read_past_mutex);
+  read_past_folders.insert({st.st_dev, st.st_ino});
+}
+
 }  // namespace
 
-FolderReadLock::FolderReadLock(const std::string& dir, std::chrono::milliseconds wait,
-                               std::chrono::milliseconds grace) {
+FolderReadLock::FolderReadLock(const std::string& dir, FolderRead read,
+                               std::chrono::milliseconds wait, std::chrono::milliseconds grace) {
   // The folder and the one above it: a command's set may put files in a sub-folder (chakra/).
   const fs::path here(dir.empty() ? "." : dir);
   std::error_code ec;
@@ -492,25 +516,33 @@ FolderReadLock::FolderReadLock(const std::string& dir, std::chrono::milliseconds
   std::vector<fs::path> folders{here};
   if (absolute.has_relative_path())
     folders.insert(folders.begin(), absolute.parent_path());  // not for "/"
+  const bool one = read == FolderRead::OneFile;
   for (const fs::path& d : folders) {
     Fd fd(::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!fd) continue;
-    // A commit holds the folder's lock from before its journal is written until after it is
-    // removed, and takes a fraction of a second before writing it: a lock still held after
-    // `grace` where no journal of this user's or the folder's owner's is there is no commit under
-    // way. Whoever holds it also keeps every Tenet writer out (they take it exclusively), so
-    // nothing is committed meanwhile and the files read are one run's.
-    bool said = false;
-    const std::chrono::milliseconds first = std::min(grace, wait);
+    // One file is one run's whatever is committed while it is read (each is renamed into place
+    // whole), so its reader need not keep commits out: it takes the lock only to see a killed
+    // run's journal once any live commit has ended. A lock held past `grace` where no journal
+    // that counts is there (in /tmp anyone may hold one for ever) is read past, once per folder
+    // and process.
+    const bool known = one && read_past_before(fd.get());
+    bool said = known;  // (a folder read past before: neither waited for nor said again)
+    const std::chrono::milliseconds first = known ? std::chrono::milliseconds(0)
+                                            : one ? std::min(grace, wait)
+                                                  : wait;
     if (!lock_folder_within(fd.get(), LOCK_SH, d.string(), first, said)) {
-      if (counted_journal(fd.get())) {
-        if (!lock_folder_within(fd.get(), LOCK_SH, d.string(), wait - first, said))
+      if (!one || counted_journal(fd.get())) {
+        if (!one || !lock_folder_within(fd.get(), LOCK_SH, d.string(), wait - first, said))
           throw lock_held(d.string(), wait);
       } else {
-        fmt::print(stderr,
-                   "note: {}: another process has held a lock on this folder for {:g} s and no "
-                   "Tenet commit is under way there: reading without the lock\n",
-                   d.string(), std::chrono::duration<double>(first).count());
+        if (!known) {
+          fmt::print(stderr,
+                     "note: {}: another process has held a lock on this folder for {:g} s and no "
+                     "Tenet commit is under way there: reading one file without the lock\n",
+                     d.string(), std::chrono::duration<double>(first).count());
+          remember_read_past(fd.get());
+        }
+        continue;  // (no journal there just now: nothing killed to refuse)
       }
     }
     if (const std::optional<std::string> name = counted_journal(fd.get()))

@@ -47,8 +47,8 @@ namespace tenet::topo {
 // How long a reader or writer waits for another process's lock of a folder before it gives up
 // with an error: Tenet's own holds last a commit's renames or a read of the folder's files.
 inline constexpr std::chrono::milliseconds kFolderLockWait = std::chrono::minutes(10);
-// How long a reader waits for another process's lock of a folder before it reads without it,
-// where no commit is under way there (FolderReadLock).
+// How long a reader of one file waits for another process's lock of its folder before it reads
+// without it, where no commit is under way there (FolderReadLock).
 inline constexpr std::chrono::milliseconds kFolderReadGrace = std::chrono::seconds(10);
 
 // The names Tenet's commands write in an output folder, relative to it: algorithm.json,
@@ -118,19 +118,26 @@ class OutputFolder {
   std::optional<shown_paths::Registration> shown_by_fd_, shown_by_name_;
 };
 
+// What a reader reads under a FolderReadLock: one file (a commit replaces each file whole, by a
+// rename, so one file is one run's whatever is committed meanwhile) or a set of files that must be
+// one run's (a Chakra prefix's ranks).
+enum class FolderRead { OneFile, Set };
+
 // Held while reading files of one folder: keeps commits to it and to the folder above it (a
 // command's set may have a sub-folder, chakra/) out with a shared flock until destroyed. Throws
 // tenet::Error when either holds the journal of a commit a killed run left unfinished (the files
 // may mix two runs; the next Tenet write to the folder completes it): one this user or the
 // folder's owner left, not one anyone else planted in a folder all may write. Changes nothing. A
 // folder that cannot be opened (absent, no permission) is not locked. Waits at most `wait` for a
-// commit to end (kFolderLockWait; then throws, naming the folder); a lock still held after `grace`
-// (kFolderReadGrace) where no journal that counts is in the folder is no commit under way (anyone
-// who may open a folder may flock it): the files are read without it, and a note says so.
+// commit to end (kFolderLockWait; then throws, naming the folder). Anyone who may open a folder may
+// flock it: reading one file, a lock still held after `grace` (kFolderReadGrace) where no journal
+// that counts is in the folder is read past, with a note (once per folder and process: later reads
+// there do not wait for it).
 class FolderReadLock {
  public:
-  explicit FolderReadLock(const std::string& dir, std::chrono::milliseconds wait = kFolderLockWait,
-                          std::chrono::milliseconds grace = kFolderReadGrace);
+  FolderReadLock(const std::string& dir, FolderRead read,
+                 std::chrono::milliseconds wait = kFolderLockWait,
+                 std::chrono::milliseconds grace = kFolderReadGrace);
   ~FolderReadLock();
   FolderReadLock(const FolderReadLock&) = delete;
   FolderReadLock& operator=(const FolderReadLock&) = delete;

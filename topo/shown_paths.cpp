@@ -46,7 +46,6 @@ std::string shown(const std::string& path) {
   const std::lock_guard lock(r.mutex);
   for (auto it = r.roots.rbegin(); it != r.roots.rend(); ++it) {
     const std::string& root = it->first;
-    if (path == root) return it->second;
     if (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
         path[root.size()] == '/') {
       const std::string& as = it->second;

@@ -24,8 +24,9 @@ class Registration {
   std::string root_;
 };
 
-// `path` as shown: under a registered root (the root itself, or below it after a '/'), that root
-// replaced by the path it is shown as (the most recent registration of that root); else `path`.
+// `path` as shown: below a registered root (after a '/'), that root replaced by the path it is
+// shown as (the most recent registration of that root); else `path`, the root itself included (an
+// error about the stage itself names the stage).
 std::string shown(const std::string& path);
 
 }  // namespace tenet::shown_paths

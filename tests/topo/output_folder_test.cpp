@@ -248,14 +248,14 @@ TEST(OutputFolder, AStagedWriteErrorNamesTheFileItWasToBecome) {
   }
 }
 
-// A registered root is shown as its folder while registered, the root itself and what is under it,
-// and only that; afterwards a path is shown as it is.
+// What is under a registered root is shown under its folder while registered, and only that (not
+// the root itself, nor a longer name); afterwards a path is shown as it is.
 TEST(ShownPaths, AStagedPathIsShownAsItsFolderWhileItsStageLives) {
   const std::string root = "/proc/self/fd/7";
   {
     const shown_paths::Registration r(root, "out");
     EXPECT_EQ(Error("x", {root + "/chakra/g.0.et"}).where().file, "out/chakra/g.0.et");
-    EXPECT_EQ(shown_paths::shown(root), "out");
+    EXPECT_EQ(shown_paths::shown(root), root);  // (an error about the stage itself)
     EXPECT_EQ(shown_paths::shown("/proc/self/fd/77/a.json"), "/proc/self/fd/77/a.json");
     EXPECT_EQ(shown_paths::shown("/proc/self/fd/7a.json"), "/proc/self/fd/7a.json");
     {
@@ -493,37 +493,60 @@ TEST(FolderReadLock, AJournalAnotherUserPlantedKeepsNothingUnread) {
   EXPECT_EQ(FileBytes(below + "/algorithm.json").view(), "{}");
 }
 
-// Anyone who may open a folder may flock it (any user, in /tmp). A lock held past the grace where
-// no commit is under way (no journal that counts) is read past, with a note: the files are one
-// run's, as the holder keeps every writer out too. Where a journal says a commit is under way the
-// reader waits for it, and a lock held past the whole wait is an error naming the folder, not a
-// hang.
-TEST(FolderReadLock, ALockHeldForEverIsReadPastWhereNoCommitIsUnderWay) {
+// Anyone who may open a folder may flock it (any user, in /tmp). Reading one file (each is one
+// run's: commits rename files into place whole), a lock held past the grace where no commit is
+// under way (no journal that counts) is read past with a note, once per folder: a later read there
+// neither waits nor says it again. Where a journal says a commit is under way the reader waits for
+// it, and a reader of a set of files (a Chakra prefix's ranks) for any lock; a lock held past the
+// whole wait is an error naming the folder, not a hang.
+TEST(FolderReadLock, ALockHeldForEverIsReadPastForOneFileWhereNoCommitIsUnderWay) {
+  using std::chrono::milliseconds;
   TempDir tmp;
   const std::string dir = tmp.file("out");
   fs::create_directories(dir);
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+  const milliseconds wait(5000), grace(100);
   const auto began = std::chrono::steady_clock::now();
-  EXPECT_EQ(error_of([&] {
-              FolderReadLock lock(dir, std::chrono::minutes(10), std::chrono::milliseconds(100));
-            }),
-            "");
-  EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::minutes(1));
-  // A commit under way (its journal, this user's): waited for, up to the whole wait.
-  write_file_atomically(dir + "/" + random_name(".tenet-commit."), R"({"stage":"x"})");
-  const std::string error = error_of([&] {
-    FolderReadLock lock(dir, std::chrono::milliseconds(300), std::chrono::milliseconds(100));
-  });
+  ::testing::internal::CaptureStderr();
+  const std::string first_error =
+      error_of([&] { FolderReadLock lock(dir, FolderRead::OneFile, wait, grace); });
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  const auto took = std::chrono::steady_clock::now() - began;
+  EXPECT_EQ(first_error, "");
+  EXPECT_GE(took, grace);
+  EXPECT_LT(took, wait);
+  EXPECT_NE(said.find("reading one file without the lock"), std::string::npos) << said;
+  EXPECT_NE(said.find(dir), std::string::npos) << said;
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(error_of([&] { FolderReadLock lock(dir, FolderRead::OneFile, wait, grace); }), "");
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");  // (read past before: said once)
+  // A set of files waits for the lock, whatever is in the folder.
+  std::string error =
+      error_of([&] { FolderReadLock lock(dir, FolderRead::Set, milliseconds(300), grace); });
   EXPECT_NE(error.find("lock of this folder"), std::string::npos) << error;
   EXPECT_NE(error.find(dir), std::string::npos) << error;
-  ::close(fd);
+  // A commit under way (its journal, this user's): waited for, up to the whole wait.
+  TempDir tmp2;
+  const std::string busy = tmp2.file("busy");
+  fs::create_directories(busy);
+  write_file_atomically(busy + "/" + random_name(".tenet-commit."), R"({"stage":"x"})");
+  const int busy_fd = ::open(busy.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(busy_fd, 0);
+  ASSERT_EQ(::flock(busy_fd, LOCK_EX), 0);
+  error =
+      error_of([&] { FolderReadLock lock(busy, FolderRead::OneFile, milliseconds(300), grace); });
+  EXPECT_NE(error.find("lock of this folder"), std::string::npos) << error;
+  EXPECT_NE(error.find(busy), std::string::npos) << error;
+  ::close(busy_fd);
   // Released: taken at once, and the journal of a killed commit refuses the folder.
   EXPECT_NE(error_of([&] {
-              FolderReadLock lock(dir, std::chrono::milliseconds(100));
+              FolderReadLock lock(busy, FolderRead::OneFile, milliseconds(100));
             }).find("killed during its commit"),
             std::string::npos);
+  ::close(fd);
+  EXPECT_EQ(error_of([&] { FolderReadLock lock(dir, FolderRead::Set, milliseconds(100)); }), "");
 }
 
 // Two runs writing one folder at once leave exactly the set of the one that committed last: the
