@@ -246,10 +246,13 @@ bool CountLeaveOuts::cannot_win(SynthMethod m, CollectiveKind kind, int largest,
   // neither overlapped the other, over what they would take joined. With no time there, the count
   // at `largest` is as the doubling's first, which double_plans ends over kPipelinesContend of the
   // fastest whatever it gained.)
+  // (Nor, likewise, their stand-in at `largest` itself: over what they would take joined, it would
+  // put them behind where they may not be: docs/tuning.md, kPipelinesPersist.)
   std::optional<Time> last = plan_time(m, largest);
   std::optional<Time> before = plan_time(m, largest / 2);
   if (pipelines && kind == CollectiveKind::AllReduce && predicted_at(m, largest / 2))
     before.reset();
+  if (pipelines && kind == CollectiveKind::AllReduce && predicted_at(m, largest)) last.reset();
   if (!last && pipelines) last = time_at(pipeline_floors_, largest);
   if (!last) return false;
   if (m == SynthMethod::ServerPlan && before && !gains(*last, *before)) return true;

@@ -138,7 +138,8 @@ class CountLeaveOuts {
   // can the pipelines whose times at the search's last four counts follow that model (its time at
   // `largest` within kPipelinesModelTrust of theirs) where it predicts their next count no faster
   // than `fastest` by more than kDoublingGain. (An All-Reduce's pipelines left unmade at half
-  // `largest` on their prediction made no time there: as for a plan not made there.)
+  // `largest`, or at `largest`, on their prediction made no time there: as for a plan not made
+  // there.)
   bool cannot_win(SynthMethod m, CollectiveKind kind, int largest, Time fastest) const;
 
   // Whether the server plan sends its rails in messages (synth/plans/rail_messages.hpp) at `cc`'s

@@ -32,9 +32,12 @@ namespace {
 
 // Times made at three counts in a row, k/4, k/2 and k (the last three tried, none a floor), still
 // falling, fit T(k) = A + B/k + C k: a pipeline's fill falling with its chunks, its per-step costs
-// rising with them. Where the fall slows (C > 0; B > 0 then follows from the fall),
-// T(2k) = T(k) - B/(2k) + C k; otherwise nothing.
-std::optional<Time> turn_ahead(const std::vector<ChunkingResult::Try>& tried) {
+// rising with them. Where the fall slows (C > 0; B > 0 then follows from the fall) and the fit's
+// bandwidth term A is at least `bound` (the lower bound's, 0: none), T(2k) = T(k) - B/(2k) + C k;
+// otherwise nothing. An A under the bound is no time any algorithm takes: the times are the
+// fastest method's at each count, and where the fastest changes from count to count they follow
+// no one curve (docs/tuning.md, "The slowing fall").
+std::optional<Time> turn_ahead(const std::vector<ChunkingResult::Try>& tried, Time bound) {
   if (tried.size() < 3) return std::nullopt;
   const ChunkingResult::Try& x = tried[tried.size() - 3];
   const ChunkingResult::Try& y = tried[tried.size() - 2];
@@ -48,7 +51,7 @@ std::optional<Time> turn_ahead(const std::vector<ChunkingResult::Try>& tried) {
              t3 = static_cast<double>(z.time);
   const double c = 4.0 / 3.0 * ((t1 - t2) - 2 * (t2 - t3));  // C k
   const double b = (t2 - t3) + c / 2;                        // B / k
-  if (!(c > 0)) return std::nullopt;
+  if (!(c > 0) || t3 - b - c < static_cast<double>(bound)) return std::nullopt;
   return static_cast<Time>(t3 - b / 2 + c);
 }
 
@@ -190,7 +193,7 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
     // made.
     if (have && best.chunks_per_npu == k &&
         per_chunk * 2 * static_cast<double>(c.num_chunks()) > kAutoChunkTurnTransfers) {
-      const std::optional<Time> ahead = turn_ahead(best.tried);
+      const std::optional<Time> ahead = turn_ahead(best.tried, bound);
       if (ahead && *ahead > best.algorithm.claimed_time) break;
     }
     // When the counts the budget allows cannot beat to_beat, or the rival, the search is over.

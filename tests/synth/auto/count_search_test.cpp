@@ -266,8 +266,9 @@ TEST(BestChunking, AFallSlowingToItsTurnEndsALargeSearch) {
         x.claimed_time = time_at(cc.chunks_per_npu);
         return x;
       };
-      Made<ChunkingResult> searched =
-          search_chunks(c, Bytes{1} << 30, 64, make, 1, {}, int64_t{1} << 40);
+      // (The curve's own A as the bound: a fit at the bound is the model's.)
+      Made<ChunkingResult> searched = search_chunks(c, Bytes{1} << 30, 64, make, 1, {},
+                                                    int64_t{1} << 40, -1, 0, nullptr, {}, 0, a);
       const ChunkingResult* r = made(searched);
       ASSERT_NE(r, nullptr) << i;
       EXPECT_EQ(r->algorithm.claimed_time, time_at(fastest)) << i;
@@ -280,6 +281,35 @@ TEST(BestChunking, AFallSlowingToItsTurnEndsALargeSearch) {
     }
   }
   EXPECT_GT(ended, 10);
+}
+
+// Three falling times whose fit has its bandwidth term under the lower bound follow no one curve
+// (the fastest method changed between counts) and predict nothing: the search goes on. ForestColl's
+// 8 MI250 boxes, All-Reduce of 1 GiB (ms): 8.696, 7.939, 7.685 at 2, 4, 8 fit A = 6.93 under the
+// bound's 7.34 and predict 7.807 at 16, which made 7.571.
+TEST(BestChunking, AFitUnderTheBoundPredictsNoTurn) {
+  const auto t = topo::generate("switch:4");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
+  Algorithm large = claiming(c, 0);
+  large.reserve(static_cast<size_t>(kAutoChunkTurnTransfers / 2 + 1), 0, 0);
+  for (int64_t i = 0; i < kAutoChunkTurnTransfers / 2 + 1; ++i) large.add(0, 0, 1, {});
+  const std::map<int, Time> ms = {{1, 9'459},  {2, 8'696},  {4, 7'939}, {8, 7'685},
+                                  {16, 7'571}, {32, 7'600}, {64, 7'900}};
+  auto search = [&](Time bound) {
+    auto make = [&](const Collective& cc, Bytes) -> ChunkMade {
+      Algorithm x = large;
+      x.collective = cc;
+      x.claimed_time = ms.at(cc.chunks_per_npu) * 1'000'000;  // ms -> ps
+      return x;
+    };
+    Made<ChunkingResult> r = search_chunks(c, Bytes{1} << 30, 64, make, 1, {}, int64_t{1} << 40, -1,
+                                           0, nullptr, {}, 0, bound);
+    return std::get<ChunkingResult>(std::move(r));
+  };
+  EXPECT_EQ(search(0).chunks_per_npu, 8);  // (no bound: the fit's turn ends it at 8)
+  const ChunkingResult bounded = search(Time{7'341} * 1'000'000);
+  EXPECT_EQ(bounded.chunks_per_npu, 16);
+  EXPECT_EQ(bounded.algorithm.claimed_time, Time{7'571} * 1'000'000);
 }
 
 // Counts made as CannotBeat (their floor, a lower bound on their time, at least the time to beat)
