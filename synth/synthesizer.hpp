@@ -412,7 +412,8 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
 // do, from kFlatSearchCheapTransfers, two counts in a row that gain nothing on the fastest. `bound`
 // (0: none), a lower bound on every count's time: a doubling at most halves a count's time over it,
 // not its whole time (T(2k) - bound >= (T(k) - bound) / 2 where T(k) = B + F / k + S k and
-// B >= bound), so fewer counts ahead can beat `to_beat`.
+// B >= bound), so fewer counts ahead can beat `to_beat`; and three times whose fit has B under it
+// follow no one such curve, so they predict no turn of the times.
 Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chunks_per_npu,
                                    const ChunkMaker& make, int first = 1,
                                    const std::function<bool(const Algorithm&)>& enough = {},

@@ -595,7 +595,11 @@ class FlatSearch {
           m == SynthMethod::ServerPlan ? leave_outs_.plan_time(m, largest).value_or(-1) : -1;
       Time last = -1, before_last = -1;  // (made at the count before `last`'s)
       // The time the next count's gain is measured from: the last count's, or at the first the
-      // method's own time at `largest`, where the search made one.
+      // method's own time at `largest`, where the search made one or predicted it. (An
+      // All-Reduce's pipelines predicted there stand as their halves' likely times summed, over
+      // what they take joined: no time to say they cannot win (CountLeaveOuts::cannot_win), and
+      // here a gain overstated, which a count that cannot win goes on from only where halving
+      // over the bound also may win, below.)
       Time trend = leave_outs_.plan_time(m, largest).value_or(-1);
       int idle = 0;
       double last_seconds = next_count / 2;  // what the last count took
@@ -670,7 +674,9 @@ class FlatSearch {
           if (!(m == SynthMethod::PlanPipeline && trend >= 0 && contending(stands) &&
                 !within_bound(t_, best.algorithm, kPipelinesPersist, bounds_of(o_)) && may_win()))
             break;
-          trend = before_last = last = stands;
+          trend = stands;
+          before_last = last;
+          last = stands;
           continue;
         }
         const Time now = a.claimed_time;

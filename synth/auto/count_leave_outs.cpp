@@ -227,10 +227,12 @@ bool CountLeaveOuts::cannot_win(SynthMethod m, CollectiveKind kind, int largest,
       return true;
 
   const bool pipelines = m == SynthMethod::PlanPipeline;
+  // An All-Reduce's pipelines left unmade on their prediction at `largest` (below).
+  const bool stand_in = pipelines && kind == CollectiveKind::AllReduce && predicted_at(m, largest);
   // The pipelines whose times at the search's last four counts follow fill and steps (the model's
   // time at `largest` from the three before within kPipelinesModelTrust of the one made) and whose
   // next count on the model does not beat `fastest` by more than kDoublingGain.
-  if (pipelines)
+  if (pipelines && !stand_in)
     if (const std::optional<Time> at = modelled(m, largest), next = modelled(m, 2 * largest),
         made = plan_time(m, largest);
         at && next && made &&
@@ -252,7 +254,7 @@ bool CountLeaveOuts::cannot_win(SynthMethod m, CollectiveKind kind, int largest,
   std::optional<Time> before = plan_time(m, largest / 2);
   if (pipelines && kind == CollectiveKind::AllReduce && predicted_at(m, largest / 2))
     before.reset();
-  if (pipelines && kind == CollectiveKind::AllReduce && predicted_at(m, largest)) last.reset();
+  if (stand_in) last.reset();
   if (!last && pipelines) last = time_at(pipeline_floors_, largest);
   if (!last) return false;
   if (m == SynthMethod::ServerPlan && before && !gains(*last, *before)) return true;

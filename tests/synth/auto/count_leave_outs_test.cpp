@@ -127,5 +127,25 @@ TEST(CountLeaveOuts, APipelineVariantFallingBehindItsSiblingsIsLeftOut) {
   EXPECT_TRUE(detail::variant_falls_behind(huge, huge + 100'000'000'000'000'000, huge / 3 * 2));
 }
 
+// A plan's prediction at the search's last count counts as its time there where it is a likely
+// time (an All-Gather's pipelines): made at 10.76 ms at 32 chunks per NPU and predicted at 9.17 ms
+// at 64, they are behind the fastest 7.071 ms (their gain, gained again, ends at 7.58 ms). An
+// All-Reduce's pipelines predicted there stand as their halves' likely times summed, over what
+// they take joined: no time that says they cannot win (ForestColl's 4 MI250 boxes, All-Reduce of
+// 1 GiB, whose doubling alone then won at 256: docs/tuning.md).
+TEST(CountLeaveOuts, AnAllReducesStandInAtTheLastCountIsNoTimeBehind) {
+  const topo::Topology t = example_with_steps("mi250-box.yaml");
+  const SynthOptions o;
+  const Time fastest = 7'070'616'320;
+  for (const CollectiveKind kind : {CollectiveKind::AllGather, CollectiveKind::AllReduce}) {
+    detail::CountLeaveOuts leave_outs(t, o);
+    leave_outs.record(SynthMethod::PlanPipeline, 32, 10'756'618'192, false);
+    leave_outs.record(SynthMethod::PlanPipeline, 64, 9'172'872'062, true);
+    EXPECT_EQ(leave_outs.cannot_win(SynthMethod::PlanPipeline, kind, 64, fastest),
+              kind == CollectiveKind::AllGather)
+        << static_cast<int>(kind);
+  }
+}
+
 }  // namespace
 }  // namespace tenet::synth

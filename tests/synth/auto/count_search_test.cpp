@@ -286,7 +286,7 @@ TEST(BestChunking, AFallSlowingToItsTurnEndsALargeSearch) {
 // Three falling times whose fit has its bandwidth term under the lower bound follow no one curve
 // (the fastest method changed between counts) and predict nothing: the search goes on. ForestColl's
 // 8 MI250 boxes, All-Reduce of 1 GiB (ms): 8.696, 7.939, 7.685 at 2, 4, 8 fit A = 6.93 under the
-// bound's 7.34 and predict 7.807 at 16, which made 7.571.
+// bound's bandwidth term (7.34) and predict 7.807 at 16, which made 7.571.
 TEST(BestChunking, AFitUnderTheBoundPredictsNoTurn) {
   const auto t = topo::generate("switch:4");
   const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
