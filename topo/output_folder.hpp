@@ -24,7 +24,8 @@
 // - readers never change anything: a journal they find (its run was killed inside step 2, since
 //   live commits exclude readers) makes them refuse the folder, which may then mix two runs, until
 //   the next write completes the commit; where this user or the folder's owner left it;
-// - a lock is waited for at most kFolderLockWait: any process that may open a folder may flock it;
+// - a lock is waited for at most kFolderLockWait: any process that may open a folder may flock it
+//   (a reader of one file waits kFolderReadGrace where no commit is under way, FolderReadLock);
 // - staged files are written through the stage's descriptor (stage(): /proc/self/fd/<n>/...), and a
 //   commit moves nothing where the stage's name no longer names that folder: renaming a live stage
 //   and putting a link at its name steers no write elsewhere. An error naming a staged file names
