@@ -655,24 +655,12 @@ class FlatSearch {
         best.tried.push_back({k, a.claimed_time, m, floor, floor && predicted});
         if (best.tried.back().floor) {
           // Cannot win, and its time is not known: the doubling ends, unless, far from the bound
-          // (over kPipelinesPersist of it), the next count may still beat the fastest by more
-          // than kDoublingGain on what stands for the pipelines' time here (their likely time,
-          // left unmade on a prediction; or a floor under it): gained again as it gained on the
-          // count before, and halved over the bound's bandwidth term (as times go, a doubling at
-          // most halves that part, search_chunks), the larger of the two. Far from the bound
-          // their times may fall steeply from count to count, so the next count may win though
-          // this one does not (docs/tuning.md, kPipelinesPersist). Made there as any count is.
+          // (over kPipelinesPersist of it), the next count may still win (doubling_goes_past).
           const Time stands = a.claimed_time;
-          const auto may_win = [&] {
-            const Time under =
-                std::clamp<Time>(lower_bound(t_, c, chunk, bounds_of(o_)).bandwidth, 0, stands);
-            const Time halved = under + (stands - under) / 2;
-            return doubling_promises(stands, trend, best.algorithm.claimed_time) &&
-                   static_cast<double>(halved) <
-                       (1 - kDoublingGain) * static_cast<double>(best.algorithm.claimed_time);
-          };
-          if (!(m == SynthMethod::PlanPipeline && trend >= 0 && contending(stands) &&
-                !within_bound(t_, best.algorithm, kPipelinesPersist, bounds_of(o_)) && may_win()))
+          if (!(m == SynthMethod::PlanPipeline && contending(stands) &&
+                !within_bound(t_, best.algorithm, kPipelinesPersist, bounds_of(o_)) &&
+                doubling_goes_past(stands, trend, best.algorithm.claimed_time,
+                                   lower_bound(t_, c, chunk, bounds_of(o_)).bandwidth)))
             break;
           trend = stands;
           before_last = last;

@@ -91,4 +91,11 @@ Time doubling_stops_at(Time fastest, Time last, Time trend) {
   return at;
 }
 
+bool doubling_goes_past(Time stands, Time trend, Time fastest, Time bandwidth) {
+  const Time under = std::clamp<Time>(bandwidth, 0, stands);
+  const Time halved = under + (stands - under) / 2;
+  return trend >= 0 && doubling_promises(stands, trend, fastest) &&
+         static_cast<double>(halved) < (1 - kDoublingGain) * static_cast<double>(fastest);
+}
+
 }  // namespace tenet::synth::detail

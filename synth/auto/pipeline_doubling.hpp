@@ -82,4 +82,14 @@ bool doubling_promises(Time now, Time before, Time fastest);
 // whose floor is at or over it need not be timed (PipelineOptions::floored_at).
 Time doubling_stops_at(Time fastest, Time last, Time trend);
 
+// Whether the pipelines' doubling goes on past a count that cannot win (its time unknown: what
+// stands for it, `stands`, is their likely time, left unmade on a prediction, or a floor under
+// it), far from the bound: where the next count may still beat `fastest` by more than
+// kDoublingGain, both as `stands`, gained again as it gained on `trend` (doubling_promises), and
+// halved over the bound's bandwidth term `bandwidth` (as times go, a doubling at most halves that
+// part: search_chunks), the larger of the two. Far from the bound their times may fall steeply
+// from count to count, so the next count may win though this one does not (docs/tuning.md,
+// kPipelinesPersist).
+bool doubling_goes_past(Time stands, Time trend, Time fastest, Time bandwidth);
+
 }  // namespace tenet::synth::detail
