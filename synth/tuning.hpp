@@ -40,6 +40,18 @@ inline constexpr int64_t kMinChunkBytes = int64_t{16} << 10;
 // Routed collectives (All-to-All, Scatter, Gather) end their search within this of the bound.
 inline constexpr double kRoutedEnough = 1.005;
 
+// ---- The answer's drain at full rate (synth/plans/full_rate_drain.hpp) ---------------------
+
+// The fractions of the run whose transfers drain_at_full_rate tries at their routes' full rate,
+// shortest first; its hill climb starts at kDrainTailsFirst and goes one way while it gains.
+inline constexpr double kDrainTails[] = {0.01, 0.02, 0.03, 0.05, 0.08};
+inline constexpr int kDrainTailsFirst = 2;
+// A tail is tried only where its floor may beat the fastest so far by more than this (auto builds
+// only what may beat the best so far by more than 0.5 %).
+inline constexpr double kDrainGain = 0.005;
+// Over this many transfers the answer's drain is not tried (each step times the whole answer).
+inline constexpr int64_t kDrainTransferBudget = int64_t{1} << 20;
+
 // ---- The flow plan's pipelines past the search (synth/auto/chunk_search.cpp) --------------------
 
 // Beyond the search's last count, the pipelines double alone up to about this many transfers.

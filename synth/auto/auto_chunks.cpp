@@ -10,6 +10,7 @@
 #include "synth/auto/size_history.hpp"
 #include "synth/groups/composed.hpp"
 #include "synth/memo.hpp"
+#include "synth/plans/full_rate_drain.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/tuning.hpp"
 
@@ -25,14 +26,15 @@ ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Byt
   return std::move(std::get<ChunkingResult>(r));
 }
 
-Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collective c,
-                                                Bytes total_bytes, const SynthOptions& o,
-                                                int max_chunks_per_npu) {
+namespace {
+
+Made<ChunkingResult> searched(const topo::Topology& t, Collective c, Bytes total_bytes,
+                              const SynthOptions& o, int max_chunks_per_npu) {
   if (!o.memo) {  // the search's own, for as long as it lasts
     SynthMemo memo;
     SynthOptions with = o;
     with.memo = &memo;
-    return try_synthesize_auto_chunks(t, std::move(c), total_bytes, with, max_chunks_per_npu);
+    return searched(t, std::move(c), total_bytes, with, max_chunks_per_npu);
   }
   const bool servers = composed_servers(t, c).has_value();
   if (o.method == SynthMethod::Composed ||
@@ -65,6 +67,18 @@ Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collect
     }
   }
   return flat;
+}
+
+}  // namespace
+
+Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collective c,
+                                                Bytes total_bytes, const SynthOptions& o,
+                                                int max_chunks_per_npu) {
+  Made<ChunkingResult> r = searched(t, std::move(c), total_bytes, o, max_chunks_per_npu);
+  // The answer's drain at full rate, once, on whatever way won (each try a timing of it).
+  if (ChunkingResult* best = made(r); best && o.portfolio.full_rate_drain)
+    drain_at_full_rate(t, best->algorithm, o.deadline);
+  return r;
 }
 
 }  // namespace tenet::synth

@@ -130,9 +130,11 @@ Made<RuntimeChoice> best_for_msccl(const topo::Topology& t, const Collective& c,
       c.kind != CollectiveKind::AllReduce && c.kind != CollectiveKind::AllToAll)
     return NotMade{fmt::format("MSCCL-XML has no {}", to_string(c.kind))};
   Choice choice(t, msccl);
-  // (Without the server plan's rail messages: PortfolioOptions::rail_messages.)
+  // (Without the server plan's rail messages, nor the answer's drain at full rate, which the
+  // XML cannot carry: PortfolioOptions::rail_messages, full_rate_drain.)
   SynthOptions candidates = options;
   candidates.portfolio.rail_messages = false;
+  candidates.portfolio.full_rate_drain = false;
   for_each_runtime_candidate(
       t, c, total_bytes, candidates, max_chunks_per_npu,
       [&](const Algorithm& a, const std::string& from) { choice.offer(a, from); });

@@ -67,6 +67,9 @@ struct Provenance {
   bool mirrors = false;         // a team relay through mirrors in other servers (else server mates)
   bool halves_in_turn = false;  // an All-Reduce's pipeline halves one after the other
   int waves = 0;  // the matcher's All-Reduce as this many waves of one chunk per NPU, else 0
+  // The transfers that start in this last fraction of the run at their routes' full rate
+  // (synth/plans/full_rate_drain.hpp), else 0.
+  double full_rate_drain = 0;
   PipelineTraits pipeline, all_gather;  // halves in turn: the Reduce-Scatter's, the All-Gather's
   std::string baseline;  // Producer::Baseline: its spec ("ring", "ring:4", "hierarchical:...")
   bool operator==(const Provenance&) const = default;

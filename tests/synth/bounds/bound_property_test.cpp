@@ -4,8 +4,10 @@
 // collective, no algorithm any producer makes is faster than the bound, and every one is verified
 // correct. The producers: the synthesizer (each method, both link models), every baseline that
 // applies (the in-network NVLS one where a switch reduces), and programs as msccl-tools writes them
-// (tests/synth/formats/msccl_programs.hpp), imported. Sharded so that ctest runs the shards side by
-// side; TENET_BOUND_FABRICS sets the number of fabrics (default 1000).
+// (tests/synth/formats/msccl_programs.hpp), imported; and where an algorithm streams at rates of
+// its own, its drain at full rate (synth/plans/full_rate_drain.hpp) from each tail auto tries,
+// which also never ends under the floor auto prunes the tails by. Sharded so that ctest runs the
+// shards side by side; TENET_BOUND_FABRICS sets the number of fabrics (default 1000).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
@@ -14,6 +16,7 @@
 #include <array>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -21,7 +24,9 @@
 #include "synth/bounds/lower_bound.hpp"
 #include "synth/cost/timing.hpp"
 #include "synth/formats/msccl_xml.hpp"
+#include "synth/plans/full_rate_drain.hpp"
 #include "synth/producers.hpp"
+#include "synth/tuning.hpp"
 #include "synth/verify/verify.hpp"
 #include "tests/synth/formats/msccl_programs.hpp"
 #include "tests/synth/test_support.hpp"
@@ -151,7 +156,7 @@ void for_each_msccl_program(const topo::Topology& t, const Collective& c, Bytes 
 class BoundProperty : public ::testing::TestWithParam<int> {};
 
 TEST_P(BoundProperty, NoVerifiedAlgorithmBeatsTheBound) {
-  int checked = 0, imported = 0, in_network = 0, with_protocol = 0;
+  int checked = 0, imported = 0, in_network = 0, with_protocol = 0, drained = 0;
   const int n = fabrics();
   for (int i = GetParam(); i < n; i += kShards) {
     std::mt19937_64 rng(58'000 + i);
@@ -180,6 +185,17 @@ TEST_P(BoundProperty, NoVerifiedAlgorithmBeatsTheBound) {
       testing::for_each_producer(t, c, chunk, [&](const Algorithm& a, const std::string& who) {
         in_network += a.method.find("nvls") != std::string::npos || who.rfind("nvls", 0) == 0;
         check(a, who);
+        // Its drain at full rate from each of the tails auto tries (detail::drain_at_full_rate),
+        // never under the floor that decides whether a tail is tried.
+        const Time span = a.makespan();
+        for (double tail : kDrainTails) {
+          const auto cut = span - static_cast<Time>(tail * static_cast<double>(span));
+          if (const std::optional<Algorithm> b = detail::drained_from(t, a, cut)) {
+            check(*b, fmt::format("{}, drained at full rate from {} ps", who, cut));
+            EXPECT_GE(b->claimed_time, detail::drained_floor(t, a, cut, span)) << who;
+            ++drained;
+          }
+        }
       });
       for_each_msccl_program(t, c, chunk, [&](const Algorithm& a, const std::string& who) {
         ++imported;
@@ -192,6 +208,7 @@ TEST_P(BoundProperty, NoVerifiedAlgorithmBeatsTheBound) {
   EXPECT_GE(checked, 20 * shard_fabrics);
   EXPECT_GE(imported, shard_fabrics / 10);
   EXPECT_GE(in_network, shard_fabrics / 20);
+  EXPECT_GE(drained, shard_fabrics / 10);
   if (GetParam() % 2 == 1) {  // odd: steps charged
     EXPECT_GE(with_protocol, shard_fabrics / 2);
   }

@@ -104,6 +104,7 @@ TEST(AlgorithmCache, EveryInputThatDecidesTheResultIsInTheKey) {
            [](SynthOptions& o) { o.matcher.priority = ChunkPriority::Random; },
            [](SynthOptions& o) { o.portfolio.borrow_servers = false; },
            [](SynthOptions& o) { o.portfolio.chunk_transfers = 1000; },
+           [](SynthOptions& o) { o.portfolio.full_rate_drain = false; },
        }) {
     SynthOptions o;
     change(o);
@@ -159,6 +160,26 @@ struct Stored {
   ChunkingResult made = synthesize_auto_chunks(t, c, kSize, {}, 8);
   AlgorithmCache::Expected expected{kSize, true, LinkModel::Pipelined, 0};
 };
+
+// An answer whose drain went at full rate (synth/plans/full_rate_drain.hpp) keeps the tail it
+// drained from; a tail out of range (none drains all of the run) is a damaged entry, not trusted.
+TEST(AlgorithmCache, AHitKeepsTheTailItsDrainWentAtFullRateFrom) {
+  topo::testing::TempDir tmp;
+  Stored s;
+  AlgorithmCache cache(tmp.file("cache"));
+  s.made.algorithm.provenance.full_rate_drain = 0.03;
+  ASSERT_TRUE(cache.store(s.key, s.made.algorithm, s.made.chunks_per_npu, s.made.tried));
+  const std::optional<ChunkingResult> hit = cache.load(s.key, s.t, s.c, s.expected);
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(hit->algorithm.provenance.full_rate_drain, 0.03);
+  const std::string path = cache.path_of(s.key);
+  std::string whole = topo::read_file(path);
+  const size_t header = whole.find('\n');
+  nlohmann::json head = nlohmann::json::parse(whole.substr(0, header));
+  head.at("provenance").at("full_rate_drain") = 1.5;
+  topo::write_file_atomically(path, head.dump() + whole.substr(header));
+  EXPECT_FALSE(cache.load(s.key, s.t, s.c, s.expected));
+}
 
 // The counts tried keep what each was: a time, a floor (not timed: it could not win), or a floor
 // standing on a method's predicted time (printed "at least" and "predicted" from a hit as from the

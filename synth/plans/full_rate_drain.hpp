@@ -1,0 +1,41 @@
+// A timed algorithm's drain at its routes' full rate.
+//
+// Model: a producer that streams at fluid rates (the flow plan's pipelines, the server plan's
+// ways) gives each transfer a fixed share of its links (Algorithm::rate), so that the streams
+// together fit every link. Near the end most streams have finished and their links stand idle,
+// while the last chunks still go down their trees at their shares: the drain (what it costs where
+// measured: docs/synthesis.md). A transfer that starts in the last part of the run may instead
+// take its route's full rate (rate 0: the narrowest bandwidth on it); the timing admits it once
+// that capacity is free (synth/cost/link_admission.hpp), so the result is still a schedule the
+// model charges in full, verified as any other.
+#pragma once
+
+#include <optional>
+
+#include "synth/auto/deadline.hpp"
+#include "synth/ir/algorithm.hpp"
+#include "topo/topology.hpp"
+
+namespace tenet::synth::detail {
+
+// `a` (timed on `t`: every transfer has its start) with the transfers that start at or after `cut`
+// at their routes' full rate, timed; nothing where none of them has a rate of its own.
+std::optional<Algorithm> drained_from(const topo::Topology& t, const Algorithm& a, Time cut);
+
+// The least drained_from(t, a, cut) may take, `span` being a's time (its makespan), in one pass
+// over a's timing: each link still has to carry, after the cut, what the transfers started before
+// it carried there (as they were) and all that those started at or after it carry (no sooner: the
+// schedule before the cut stays, as what is re-rated starts at or after it; each at the rate it
+// then has), so the run ends no sooner than the cut plus the most any link carries after it.
+Time drained_floor(const topo::Topology& t, const Algorithm& a, Time cut, Time span);
+
+// `a` (timed on `t`: every transfer has its start) with the transfers that start in its last
+// fraction f of its time at their routes' full rate, re-timed, for the f of kDrainTails that
+// ends soonest: a hill climb over that ladder from kDrainTailsFirst (each step a timing of the
+// whole algorithm), towards the shorter tails first. `a` is replaced only where that is faster;
+// returns whether it was, and then `a.provenance.full_rate_drain` gives the fraction. Nothing is
+// tried where no transfer has a rate of its own, where `a` has over kDrainTransferBudget
+// transfers, or where `deadline` (may be null) is reached before a step.
+bool drain_at_full_rate(const topo::Topology& t, Algorithm& a, const Deadline* deadline);
+
+}  // namespace tenet::synth::detail

@@ -1,0 +1,118 @@
+// The answer's drain at full rate (synth/plans/full_rate_drain.hpp): the pipelines' last transfers
+// at their routes' full rate end sooner where the links stand idle at the end, the algorithm still
+// verifies, its floor is under what it takes, and an algorithm whose transfers have no rates of
+// their own is left as it is. (Every producer on 1000 random fabrics, drained from every tail:
+// tests/synth/bounds/bound_property_test.cpp.)
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <iterator>
+
+#include "synth/baselines/baselines.hpp"
+#include "synth/bounds/lower_bound.hpp"
+#include "synth/plans/full_rate_drain.hpp"
+#include "synth/synthesizer.hpp"
+#include "synth/tuning.hpp"
+#include "synth/verify/verify.hpp"
+#include "tests/synth/test_support.hpp"
+#include "topo/generators.hpp"
+
+namespace tenet::synth {
+namespace {
+
+using detail::drain_at_full_rate;
+using detail::drained_floor;
+using detail::drained_from;
+
+// The MI250 box's All-Gather in the flow plan's pipelines (`mi250-box.yaml`, steps charged), 256
+// chunks per NPU of 1 GiB: its links stand mostly idle in its last few percent while the trees'
+// last chunks crawl down at their fluid rates.
+Algorithm mi250_pipelines() {
+  const topo::Topology t = testing::example_with_steps("mi250-box.yaml");
+  Collective c = Collective::over_all(t, CollectiveKind::AllGather);
+  c.chunks_per_npu = 256;
+  SynthOptions o;
+  o.method = SynthMethod::PlanPipeline;
+  return synthesize(t, c, c.chunk_bytes_for(Bytes{1} << 30), o);
+}
+
+TEST(FullRateDrain, ThePipelinesLastTransfersAtFullRateEndSooner) {
+  const topo::Topology t = testing::example_with_steps("mi250-box.yaml");
+  const Algorithm made = mi250_pipelines();
+  ASSERT_TRUE(made.has_rates());
+  Algorithm a = made;
+  ASSERT_TRUE(drain_at_full_rate(t, a, nullptr)) << made.method;
+  EXPECT_LT(static_cast<double>(a.claimed_time),
+            (1 - kDrainGain) * static_cast<double>(made.claimed_time));
+  // The tail it drained from is one of the ladder's, and only transfers that started in it, in
+  // the algorithm as made, lost their rates.
+  const double tail = a.provenance.full_rate_drain;
+  EXPECT_NE(std::find(std::begin(kDrainTails), std::end(kDrainTails), tail), std::end(kDrainTails));
+  const Time span = made.makespan();
+  const auto cut = span - static_cast<Time>(tail * static_cast<double>(span));
+  ASSERT_EQ(a.size(), made.size());
+  int re_rated = 0;
+  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id)
+    if (a.rate(id) != made.rate(id)) {
+      EXPECT_EQ(a.rate(id), 0) << id;
+      EXPECT_GE(made[id].start, cut) << id;
+      ++re_rated;
+    }
+  EXPECT_GT(re_rated, 0);
+  EXPECT_NE(a.method.find("full rate"), std::string::npos) << a.method;
+  const Report r = verify(t, a);
+  EXPECT_TRUE(r.correct()) << testing::violation_text(r);
+  EXPECT_EQ(r.collective_time, a.claimed_time);
+  EXPECT_GE(a.claimed_time, drained_floor(t, made, cut, span));
+  EXPECT_GE(a.claimed_time, lower_bound(t, a.collective, a.chunk_bytes).total);
+}
+
+// Each tail's floor is under what the drain from it takes (the floor decides which tails are
+// timed at all).
+TEST(FullRateDrain, EachTailsFloorIsUnderItsTime) {
+  const topo::Topology t = testing::example_with_steps("mi250-box.yaml");
+  const Algorithm made = mi250_pipelines();
+  const Time span = made.makespan();
+  for (double tail : kDrainTails) {
+    const auto cut = span - static_cast<Time>(tail * static_cast<double>(span));
+    const std::optional<Algorithm> b = drained_from(t, made, cut);
+    ASSERT_TRUE(b) << tail;
+    EXPECT_LE(drained_floor(t, made, cut, span), b->claimed_time) << tail;
+    EXPECT_GT(drained_floor(t, made, cut, span), cut) << tail;
+  }
+}
+
+// A ring's transfers take their links' full rate already: nothing to drain, nothing timed.
+TEST(FullRateDrain, AnAlgorithmAtFullRatesIsLeftAsItIs) {
+  const topo::Topology t = testing::charging(topo::generate("ring:8"));
+  const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
+  Algorithm a = make_baseline(BaselineSpec{BaselineKind::Ring, {}}, t, c, Bytes{1} << 20);
+  ASSERT_FALSE(a.has_rates());
+  const Time before = a.claimed_time;
+  EXPECT_FALSE(drain_at_full_rate(t, a, nullptr));
+  EXPECT_EQ(a.claimed_time, before);
+  EXPECT_EQ(a.provenance.full_rate_drain, 0);
+  EXPECT_FALSE(drained_from(t, a, 0));
+}
+
+// `auto` drains its answer: the MI250 box's All-Gather of 1 GiB 3.325 -> 3.281 ms (1.0615 ->
+// 1.0475 of the bound); without it (PortfolioOptions::full_rate_drain off), the answer as the
+// search made it.
+TEST(FullRateDrain, AutoDrainsItsAnswer) {
+  const topo::Topology t = testing::example_with_steps("mi250-box.yaml");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
+  const ChunkingResult drained = synthesize_auto_chunks(t, c, Bytes{1} << 30);
+  SynthOptions o;
+  o.portfolio.full_rate_drain = false;
+  const ChunkingResult made = synthesize_auto_chunks(t, c, Bytes{1} << 30, o);
+  EXPECT_GT(drained.algorithm.provenance.full_rate_drain, 0) << drained.algorithm.method;
+  EXPECT_EQ(made.algorithm.provenance.full_rate_drain, 0);
+  EXPECT_LT(drained.algorithm.claimed_time, made.algorithm.claimed_time);
+  const LowerBound b = lower_bound(t, drained.algorithm.collective, drained.algorithm.chunk_bytes);
+  EXPECT_LE(static_cast<double>(drained.algorithm.claimed_time) / static_cast<double>(b.total),
+            1.05);
+  EXPECT_TRUE(verify(t, drained.algorithm).correct());
+}
+
+}  // namespace
+}  // namespace tenet::synth
