@@ -35,7 +35,8 @@ Time drained_floor(const topo::Topology& t, const Algorithm& a, Time cut, Time s
 // whole algorithm), towards the shorter tails first. `a` is replaced only where that is faster;
 // returns whether it was, and then `a.provenance.full_rate_drain` gives the fraction. Nothing is
 // tried where no transfer has a rate of its own, where `a` has over kDrainTransferBudget
-// transfers, or where `deadline` (may be null) is reached before a step.
+// transfers, or where a step would end past `deadline` (may be null; a step expected to take
+// kSearchSecondsPerTransfer a transfer).
 bool drain_at_full_rate(const topo::Topology& t, Algorithm& a, const Deadline* deadline);
 
 }  // namespace tenet::synth::detail
