@@ -223,9 +223,9 @@ struct PortfolioOptions {
   // messages raise the search's pick, and every count below it is read back as the runtime runs it
   // (docs/synthesis.md, "The runtime targets").
   bool rail_messages = true;
-  // The answer's drain at its routes' full rate, where that is faster
-  // (synth/plans/full_rate_drain.hpp). Off for the MSCCL runtime's candidates: MSCCL-XML carries no
-  // rates.
+  // The answer of a chunk search (synthesize_auto_chunks) drained at its routes' full rate, where
+  // that is faster (synth/plans/full_rate_drain.hpp). Off for the MSCCL runtime's candidates: MSCCL
+  // runs no rates.
   bool full_rate_drain = true;
 };
 

@@ -130,8 +130,9 @@ Made<RuntimeChoice> best_for_msccl(const topo::Topology& t, const Collective& c,
       c.kind != CollectiveKind::AllReduce && c.kind != CollectiveKind::AllToAll)
     return NotMade{fmt::format("MSCCL-XML has no {}", to_string(c.kind))};
   Choice choice(t, msccl);
-  // (Without the server plan's rail messages, nor the answer's drain at full rate, which the
-  // XML cannot carry: PortfolioOptions::rail_messages, full_rate_drain.)
+  // (Without the server plan's rail messages, nor the answer's drain at full rate: MSCCL runs no
+  // rates, so the drain changes nothing it runs and costs timings. PortfolioOptions::rail_messages,
+  // full_rate_drain.)
   SynthOptions candidates = options;
   candidates.portfolio.rail_messages = false;
   candidates.portfolio.full_rate_drain = false;

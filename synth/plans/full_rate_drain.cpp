@@ -67,13 +67,14 @@ bool drain_at_full_rate(const topo::Topology& t, Algorithm& a, const Deadline* d
   // Tries the tail at `i`: whether it is faster than the fastest so far (then kept). Not made where
   // its floor (drained_floor) cannot beat that by more than kDrainGain.
   auto gains = [&](int i) {
-    if (i < 0 || i >= kTails ||
-        (deadline && deadline->reached(kSearchSecondsPerTransfer * static_cast<double>(a.size()))))
-      return false;
+    if (i < 0 || i >= kTails) return false;
     const Time fastest = best ? best->claimed_time : a.claimed_time;
     const Time cut = cut_of(span, kDrainTails[i]);
     if (static_cast<double>(drained_floor(t, a, cut, span)) >=
         (1 - kDrainGain) * static_cast<double>(fastest))
+      return false;
+    // (Asked only of a step that would be taken: one past the deadline marks the search stopped.)
+    if (deadline && deadline->reached(kSearchSecondsPerTransfer * static_cast<double>(a.size())))
       return false;
     std::optional<Algorithm> b = drained_from(t, a, cut);
     if (!b || b->claimed_time >= fastest) return false;

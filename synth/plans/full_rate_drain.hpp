@@ -22,17 +22,22 @@ namespace tenet::synth::detail {
 // at their routes' full rate, timed; nothing where none of them has a rate of its own.
 std::optional<Algorithm> drained_from(const topo::Topology& t, const Algorithm& a, Time cut);
 
-// The least drained_from(t, a, cut) may take, `span` being a's time (its makespan), in one pass
-// over a's timing: each link still has to carry, after the cut, what the transfers started before
-// it carried there (as they were) and all that those started at or after it carry (no sooner: the
-// schedule before the cut stays, as what is re-rated starts at or after it; each at the rate it
-// then has), so the run ends no sooner than the cut plus the most any link carries after it.
+// What drained_from(t, a, cut) takes at least where the schedule before the cut stays as it was,
+// `span` being a's time (its makespan), in one pass over a's timing: each link still has to carry,
+// after the cut, what the transfers started before it carried there and all that those started at
+// or after it carry (each at the rate it then has), so the run ends no sooner than the cut plus the
+// most any link carries after it. The schedule before the cut stays wherever a's timing is one
+// pass (links admit in list order: what is re-rated starts at or after the cut); where links admit
+// in order of readiness (synth/cost/link_admission.hpp), a re-rated transfer waiting before the cut
+// for its larger rate may hold back others there, and this may then overstate: a tail it rules out
+// is left untried, never a slower answer kept.
 Time drained_floor(const topo::Topology& t, const Algorithm& a, Time cut, Time span);
 
 // `a` (timed on `t`: every transfer has its start) with the transfers that start in its last
-// fraction f of its time at their routes' full rate, re-timed, for the f of kDrainTails that
-// ends soonest: a hill climb over that ladder from kDrainTailsFirst (each step a timing of the
-// whole algorithm), towards the shorter tails first. `a` is replaced only where that is faster;
+// fraction f of its time at their routes' full rate, re-timed, for the f of kDrainTails a hill
+// climb over that ladder ends at: from kDrainTailsFirst, towards the shorter tails first, each
+// step a timing of the whole algorithm, taken only where drained_floor may beat the fastest so far
+// by more than kDrainGain and kept where faster. `a` is replaced only where that is faster;
 // returns whether it was, and then `a.provenance.full_rate_drain` gives the fraction. Nothing is
 // tried where no transfer has a rate of its own, where `a` has over kDrainTransferBudget
 // transfers, or where a step would end past `deadline` (may be null; a step expected to take

@@ -84,6 +84,20 @@ TEST(FlowPlanQuality, PipelinesDoublePastACountThatCannotWin) {
   EXPECT_TRUE(verify(t, r.algorithm).correct());
 }
 
+// One MI250 box (`mi250-box.yaml`, ForestColl's mi250_topology(1)), All-Gather of 1 GiB, steps
+// charged: its pipelines' last chunks go down their trees at their fluid rates while the links
+// stand idle; drained at full rate (synth/plans/full_rate_drain.hpp) the answer comes within 1.05x
+// of the bound (docs/synthesis.md, "The answer's drain at full rate").
+TEST(FlowPlanQuality, TheMi250BoxsDrainAtFullRateComesWithin105) {
+  const topo::Topology t = testing::example_with_steps("mi250-box.yaml");
+  const ChunkingResult r =
+      synthesize_auto_chunks(t, Collective::over_all(t, CollectiveKind::AllGather), Bytes{1} << 30);
+  EXPECT_GT(r.algorithm.provenance.full_rate_drain, 0);
+  const LowerBound bound = lower_bound(t, r.algorithm.collective, r.algorithm.chunk_bytes);
+  EXPECT_LE(static_cast<double>(r.algorithm.claimed_time) / static_cast<double>(bound.total), 1.05);
+  EXPECT_TRUE(verify(t, r.algorithm).correct());
+}
+
 // Seed 75 of the RandomFabrics benchmark (random-fabric:75): switches sw1 and sw2 take in less than
 // they send out (asymmetric NICs). The trees' pipelines stream at the root's connectivity: 1.30x
 // the bound at the trees' rate on every route (a chunk on the route through npu4's 28 GB/s uplink
