@@ -85,8 +85,8 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const SynthRow& r
     }
     j["algorithm"] = a.name;
     j["method"] = a.method;
-    // (The tail of the run whose transfers auto gave their routes' full rate, where it did:
-    // synth/plans/full_rate_drain.hpp.)
+    // (The tail of the run whose transfers the chunk search gave their routes' full rate, where it
+    // did: synth/plans/full_rate_drain.hpp.)
     if (a.provenance.full_rate_drain > 0) j["full_rate_drain"] = a.provenance.full_rate_drain;
     j["chunks_per_npu"] = c.chunks_per_npu;
     if (c.all_reduce_chunks > 0)

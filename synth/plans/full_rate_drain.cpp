@@ -83,8 +83,8 @@ bool drain_at_full_rate(const topo::Topology& t, Algorithm& a, const Deadline* d
     return true;
   };
   const bool first = gains(kDrainTailsFirst);
-  // Shorter tails while they gain; where the first shorter one does not (or the first did not),
-  // longer ones while they gain, from a first that did.
+  // Then shorter tails while they gain; where the first shorter one does not but the first tail
+  // did, longer ones while they gain.
   int i = kDrainTailsFirst - 1;
   const bool shorter = gains(i);
   while (shorter && gains(--i)) {
