@@ -490,18 +490,23 @@ std::optional<std::string> counted_journal(int fd) {
 std::mutex read_past_mutex;
 std::set<std::pair<dev_t, ino_t>> read_past_folders;
 
-bool read_past_before(int fd) {
+// Folder `fd`'s (device, inode), or nothing where it cannot be asked.
+std::optional<std::pair<dev_t, ino_t>> folder_id(int fd) {
   struct stat st {};
-  if (::fstat(fd, &st) != 0) return false;
+  if (::fstat(fd, &st) != 0) return std::nullopt;
+  return std::pair(st.st_dev, st.st_ino);
+}
+
+bool read_past_before(int fd) {
+  const auto id = folder_id(fd);
   const std::lock_guard lock(read_past_mutex);
-  return read_past_folders.count({st.st_dev, st.st_ino}) > 0;
+  return id && read_past_folders.count(*id) > 0;
 }
 
 void remember_read_past(int fd) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return;
+  const auto id = folder_id(fd);
   const std::lock_guard lock(read_past_mutex);
-  read_past_folders.insert({st.st_dev, st.st_ino});
+  if (id) read_past_folders.insert(*id);
 }
 
 }  // namespace
@@ -531,10 +536,7 @@ FolderReadLock::FolderReadLock(const std::string& dir, FolderRead read,
                                             : one ? std::min(grace, wait)
                                                   : wait;
     if (!lock_folder_within(fd.get(), LOCK_SH, d.string(), first, said)) {
-      if (!one || counted_journal(fd.get())) {
-        if (!one || !lock_folder_within(fd.get(), LOCK_SH, d.string(), wait - first, said))
-          throw lock_held(d.string(), wait);
-      } else {
+      if (one && !counted_journal(fd.get())) {
         if (!known) {
           fmt::print(stderr,
                      "note: {}: another process has held a lock on this folder for {:g} s and no "
@@ -544,6 +546,9 @@ FolderReadLock::FolderReadLock(const std::string& dir, FolderRead read,
         }
         continue;  // (no journal there just now: nothing killed to refuse)
       }
+      // A set, or one file while a commit is under way: the rest of `wait` (a set has none left).
+      if (!one || !lock_folder_within(fd.get(), LOCK_SH, d.string(), wait - first, said))
+        throw lock_held(d.string(), wait);
     }
     if (const std::optional<std::string> name = counted_journal(fd.get()))
       throw Error(

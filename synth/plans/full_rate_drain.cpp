@@ -14,14 +14,9 @@
 
 namespace tenet::synth::detail {
 
-namespace {
-
-// Where the transfers of `a` that start in its last `tail` of `span` start (at or after it).
-Time cut_of(Time span, double tail) {
+Time drain_cut(Time span, double tail) {
   return span - static_cast<Time>(tail * static_cast<double>(span));
 }
-
-}  // namespace
 
 Time drained_floor(const topo::Topology& t, const Algorithm& a, Time cut, Time span) {
   const ProtocolView view(t, a);
@@ -69,7 +64,7 @@ bool drain_at_full_rate(const topo::Topology& t, Algorithm& a, const Deadline* d
   auto gains = [&](int i) {
     if (i < 0 || i >= kTails) return false;
     const Time fastest = best ? best->claimed_time : a.claimed_time;
-    const Time cut = cut_of(span, kDrainTails[i]);
+    const Time cut = drain_cut(span, kDrainTails[i]);
     if (static_cast<double>(drained_floor(t, a, cut, span)) >=
         (1 - kDrainGain) * static_cast<double>(fastest))
       return false;

@@ -18,6 +18,10 @@
 
 namespace tenet::synth::detail {
 
+// Where the last `tail` (a fraction) of a run of `span` begins: the cut from which
+// drain_at_full_rate re-rates the transfers of that tail.
+Time drain_cut(Time span, double tail);
+
 // `a` (timed on `t`: every transfer has its start) with the transfers that start at or after `cut`
 // at their routes' full rate, timed; nothing where none of them has a rate of its own.
 std::optional<Algorithm> drained_from(const topo::Topology& t, const Algorithm& a, Time cut);

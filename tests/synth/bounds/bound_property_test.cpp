@@ -189,7 +189,7 @@ TEST_P(BoundProperty, NoVerifiedAlgorithmBeatsTheBound) {
         // never under the floor that decides whether a tail is tried.
         const Time span = a.makespan();
         for (double tail : kDrainTails) {
-          const auto cut = span - static_cast<Time>(tail * static_cast<double>(span));
+          const Time cut = detail::drain_cut(span, tail);
           if (const std::optional<Algorithm> b = detail::drained_from(t, a, cut)) {
             check(*b, fmt::format("{}, drained at full rate from {} ps", who, cut));
             EXPECT_GE(b->claimed_time, detail::drained_floor(t, a, cut, span)) << who;

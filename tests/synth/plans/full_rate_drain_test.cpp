@@ -51,7 +51,7 @@ TEST(FullRateDrain, ThePipelinesLastTransfersAtFullRateEndSooner) {
   const double tail = a.provenance.full_rate_drain;
   EXPECT_NE(std::find(std::begin(kDrainTails), std::end(kDrainTails), tail), std::end(kDrainTails));
   const Time span = made.makespan();
-  const auto cut = span - static_cast<Time>(tail * static_cast<double>(span));
+  const Time cut = detail::drain_cut(span, tail);
   ASSERT_EQ(a.size(), made.size());
   int re_rated = 0;
   for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id)
@@ -75,7 +75,7 @@ TEST(FullRateDrain, EachTailsFloorIsUnderItsTime) {
   const Algorithm made = mi250_pipelines();
   const Time span = made.makespan();
   for (double tail : kDrainTails) {
-    const auto cut = span - static_cast<Time>(tail * static_cast<double>(span));
+    const Time cut = detail::drain_cut(span, tail);
     const std::optional<Algorithm> b = drained_from(t, made, cut);
     ASSERT_TRUE(b) << tail;
     EXPECT_LE(drained_floor(t, made, cut, span), b->claimed_time) << tail;
