@@ -88,6 +88,8 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const SynthRow& r
     // (The tail of the run whose transfers the chunk search gave their routes' full rate, where it
     // did: synth/plans/full_rate_drain.hpp.)
     if (a.provenance.full_rate_drain > 0) j["full_rate_drain"] = a.provenance.full_rate_drain;
+    // (An All-Reduce made of its halves' own answers in turn: synth/plans/all_reduce.hpp.)
+    if (a.provenance.halves_answers) j["halves_answers"] = true;
     j["chunks_per_npu"] = c.chunks_per_npu;
     if (c.all_reduce_chunks > 0)
       j["chunks"] = c.all_reduce_chunks;  // an All-Reduce in chunks in all (composed)

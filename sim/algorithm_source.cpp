@@ -183,6 +183,9 @@ std::unique_ptr<synth::Algorithm> AlgorithmSource::make(const std::string& produ
   // The workload's sizes are synthesized one after another: what lost by far at one size is not
   // made again at the sizes near it (synth/auto/size_history.hpp).
   o.portfolio.across_sizes = true;
+  // Not an All-Reduce's halves' own answers beside its own: one or two more searches per size,
+  // which a workload's many sizes pay for little (docs/tuning.md, kHalvesAnswersOver).
+  o.portfolio.halves_answers = false;
   // As made: relays' hops and hand-overs count.
   o.portfolio.chunk_transfers = synth::kSimAutoChunkTransfers;
   // An All-Reduce over a cluster too large to synthesize flat is composed per level

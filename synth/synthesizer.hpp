@@ -227,6 +227,12 @@ struct PortfolioOptions {
   // that is faster (synth/plans/full_rate_drain.hpp). Off for the MSCCL runtime's candidates: MSCCL
   // runs no rates.
   bool full_rate_drain = true;
+  // An All-Reduce's answer of a chunk search set beside its Reduce-Scatter's and All-Gather's own
+  // answers (their searches, drains and all) joined in turn (detail::answers_in_turn), the faster
+  // kept, where `auto` chose and its answer ends over kHalvesAnswersOver of the halves-in-turn
+  // figure (synth::halves_in_turn_bound): each half's search drains its own answer, which the
+  // whole's, whose halves overlap, cannot do as well.
+  bool halves_answers = true;
 };
 
 class AlgorithmCache;  // synth/cache/algorithm_cache.hpp

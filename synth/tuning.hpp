@@ -120,6 +120,9 @@ inline constexpr double kInTurnOver = 1.02;
 inline constexpr double kWavesFrom = 1.25;
 // ... and its count is at most this many transfers (the waves are as many again to time).
 inline constexpr int64_t kWavesTransferBudget = int64_t{1} << 21;
+// An All-Reduce's chunk search also joins its halves' own answers where its answer ends over this
+// of the halves-in-turn figure (PortfolioOptions::halves_answers).
+inline constexpr double kHalvesAnswersOver = 1.02;
 // How many times the halves in turn are joined again at most (join_all_reduce).
 inline constexpr int kInTurnRounds = 8;
 // A pipeline variant is made only where this of its predicted end (pipeline_prediction) is under

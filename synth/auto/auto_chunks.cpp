@@ -1,6 +1,7 @@
 // synthesize_auto_chunks (synth/synthesizer.hpp): the flat chunk search (chunk_search.hpp), and the
 // composition per level (composed_search.hpp) in its place on clusters of servers too large for it,
 // or beside it where it ends short of the bound.
+#include <optional>
 #include <utility>
 #include <variant>
 
@@ -8,8 +9,10 @@
 #include "synth/auto/composed_search.hpp"
 #include "synth/auto/portfolio.hpp"
 #include "synth/auto/size_history.hpp"
+#include "synth/bounds/lower_bound.hpp"
 #include "synth/groups/composed.hpp"
 #include "synth/memo.hpp"
+#include "synth/plans/all_reduce.hpp"
 #include "synth/plans/full_rate_drain.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/tuning.hpp"
@@ -30,12 +33,6 @@ namespace {
 
 Made<ChunkingResult> searched(const topo::Topology& t, Collective c, Bytes total_bytes,
                               const SynthOptions& o, int max_chunks_per_npu) {
-  if (!o.memo) {  // the search's own, for as long as it lasts
-    SynthMemo memo;
-    SynthOptions with = o;
-    with.memo = &memo;
-    return searched(t, std::move(c), total_bytes, with, max_chunks_per_npu);
-  }
   const bool servers = composed_servers(t, c).has_value();
   if (o.method == SynthMethod::Composed ||
       (o.method == SynthMethod::Auto && servers && flat_out_of_reach(c)))
@@ -71,13 +68,79 @@ Made<ChunkingResult> searched(const topo::Topology& t, Collective c, Bytes total
 
 }  // namespace
 
-Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collective c,
-                                                Bytes total_bytes, const SynthOptions& o,
-                                                int max_chunks_per_npu) {
+namespace {
+
+// The halves-in-turn figure (synth::halves_in_turn_bound) of the All-Reduce `c`'s answer `a`
+// where its halves' own answers may beat it (PortfolioOptions::halves_answers): `auto` chose,
+// nothing stopped the search, and `a` ends over kHalvesAnswersOver of that figure (a bound on a
+// Reduce-Scatter then an All-Gather; each NPU's in turn may end a little under it).
+std::optional<HalvesInTurn> halves_may_win(const topo::Topology& t, const Collective& c,
+                                           const Algorithm& a, const SynthOptions& o) {
+  if (c.kind != CollectiveKind::AllReduce || c.all_reduce_chunks != 0 || c.uneven() ||
+      !o.portfolio.halves_answers || o.method != SynthMethod::Auto ||
+      (o.deadline && o.deadline->reached()))
+    return std::nullopt;
+  std::optional<HalvesInTurn> h =
+      halves_in_turn_bound(t, a.collective, a.chunk_bytes, a.step_costs, bounds_of(o));
+  if (!h ||
+      static_cast<double>(a.claimed_time) <= kHalvesAnswersOver * static_cast<double>(h->total()))
+    return std::nullopt;
+  return h;
+}
+
+Made<ChunkingResult> drained(const topo::Topology& t, Collective c, Bytes total_bytes,
+                             const SynthOptions& o, int max_chunks_per_npu) {
   Made<ChunkingResult> r = searched(t, std::move(c), total_bytes, o, max_chunks_per_npu);
   // The answer's drain at full rate, once, on whatever way won (each try a timing of it).
   if (ChunkingResult* best = made(r); best && o.portfolio.full_rate_drain)
     drain_at_full_rate(t, best->algorithm, o.deadline);
+  return r;
+}
+
+}  // namespace
+
+Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collective c,
+                                                Bytes total_bytes, const SynthOptions& o,
+                                                int max_chunks_per_npu) {
+  if (!o.memo) {  // the search's own (its halves' too), for as long as it lasts
+    SynthMemo memo;
+    SynthOptions with = o;
+    with.memo = &memo;
+    return try_synthesize_auto_chunks(t, std::move(c), total_bytes, with, max_chunks_per_npu);
+  }
+  Made<ChunkingResult> r = drained(t, c, total_bytes, o, max_chunks_per_npu);
+  ChunkingResult* best = made(r);
+  const std::optional<HalvesInTurn> h =
+      best ? halves_may_win(t, c, best->algorithm, o) : std::nullopt;
+  if (!h) return r;
+  // The halves' own answers (their searches, drains and all), joined in turn: the All-Gather's
+  // first, and the Reduce-Scatter's only where the two may beat the answer by kDoublingGain, its
+  // time taken as the All-Gather's over its bound times its own bound (a prediction, not a
+  // floor: on links that differ both ways the halves may fare differently).
+  SynthOptions half = o;
+  // (The whole's search reported its fraction done; the halves keep it reported, so that a log
+  // still gets its lines while they run.)
+  if (o.progress) half.progress = [&o](double) { o.progress(1.0); };
+  half.portfolio.chunk_transfers = o.portfolio.chunk_transfers / 2;  // (joined: the whole's)
+  Collective rs = c, ag = c;
+  rs.kind = CollectiveKind::ReduceScatter;
+  ag.kind = CollectiveKind::AllGather;
+  Made<ChunkingResult> second = drained(t, ag, total_bytes, half, max_chunks_per_npu);
+  if (!made(second)) return r;
+  const double gathered = static_cast<double>(made(second)->algorithm.claimed_time);
+  const double predicted = gathered + gathered * static_cast<double>(h->reduce_scatter.total) /
+                                          static_cast<double>(h->all_gather.total);
+  if (predicted >= (1 - kDoublingGain) * static_cast<double>(best->algorithm.claimed_time) ||
+      (o.deadline && o.deadline->reached()))
+    return r;
+  Made<ChunkingResult> first = drained(t, rs, total_bytes, half, max_chunks_per_npu);
+  if (!made(first)) return r;
+  std::optional<Algorithm> joined =
+      answers_in_turn(t, c, made(first)->algorithm, made(second)->algorithm);
+  if (joined && joined->claimed_time < best->algorithm.claimed_time) {
+    best->chunks_per_npu = joined->collective.chunks_per_npu;
+    best->algorithm = std::move(*joined);
+  }
   return r;
 }
 

@@ -59,6 +59,7 @@ json provenance_json(const Provenance& p) {
               {"rail_trees", p.rail_trees},
               {"mirrors", p.mirrors},
               {"halves_in_turn", p.halves_in_turn},
+              {"halves_answers", p.halves_answers},
               {"full_rate_drain", p.full_rate_drain},
               {"pipeline", traits(p.pipeline)},
               {"all_gather", traits(p.all_gather)},
@@ -94,6 +95,7 @@ Provenance provenance_of(const json& j) {
   p.rail_trees = j.at("rail_trees").get<bool>();
   p.mirrors = j.at("mirrors").get<bool>();
   p.halves_in_turn = j.at("halves_in_turn").get<bool>();
+  p.halves_answers = j.at("halves_answers").get<bool>();
   p.full_rate_drain = j.at("full_rate_drain").get<double>();
   if (!(p.full_rate_drain >= 0 && p.full_rate_drain < 1))
     throw Error("cache entry: provenance out of range");
@@ -335,6 +337,7 @@ std::string cache_key(std::string_view producer, const topo::Topology& t, const 
   line("across_sizes", o.portfolio.across_sizes);
   line("rail_messages", o.portfolio.rail_messages);
   line("full_rate_drain", o.portfolio.full_rate_drain);
+  line("halves_answers", o.portfolio.halves_answers);
   return k;
 }
 

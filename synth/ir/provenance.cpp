@@ -46,6 +46,7 @@ std::string describe(const PipelineTraits& p) {
 }
 
 std::string method_of(const Provenance& p, std::string_view name) {
+  if (p.halves_answers) return "halves' own answers";
   if (p.producer == Producer::Baseline) return name == p.baseline ? "" : "baseline " + p.baseline;
   if (p.producer == Producer::Unknown) return "";
   return std::string(to_string(p.producer));

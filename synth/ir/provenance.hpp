@@ -65,7 +65,12 @@ struct Provenance {
   bool in_group_part = false;     // made in a group's part of the topology and renamed back
   bool rail_trees = false;        // a Broadcast's server plan: double binary trees on the rails
   bool mirrors = false;         // a team relay through mirrors in other servers (else server mates)
-  bool halves_in_turn = false;  // an All-Reduce's pipeline halves one after the other
+  bool halves_in_turn = false;  // an All-Reduce's halves one after the other (pipelines', or
+                                // halves_answers)
+  // An All-Reduce as its Reduce-Scatter's and All-Gather's own answers in turn
+  // (detail::answers_in_turn): the rest is the Reduce-Scatter's provenance, `all_gather` the
+  // All-Gather's pipeline traits.
+  bool halves_answers = false;
   int waves = 0;  // the matcher's All-Reduce as this many waves of one chunk per NPU, else 0
   // The transfers that start in this last fraction of the run at their routes' full rate
   // (synth/plans/full_rate_drain.hpp), else 0.
@@ -79,8 +84,9 @@ struct Provenance {
 std::string describe(const PipelineTraits& p);
 
 // What made an algorithm named `name`, in a few words for a table: the producer's name
-// ("server-plan matcher"), "baseline ring" where `name` chose a baseline (tenet's portfolio), and
-// "" where it says nothing more than `name` (a baseline by its own name, or unknown).
+// ("server-plan matcher"), "baseline ring" where `name` chose a baseline (tenet's portfolio),
+// "halves' own answers" for an All-Reduce of those (Provenance::halves_answers), and "" where it
+// says nothing more than `name` (a baseline by its own name, or unknown).
 std::string method_of(const Provenance& p, std::string_view name);
 
 }  // namespace tenet::synth

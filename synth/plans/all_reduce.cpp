@@ -104,7 +104,56 @@ Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorith
   return a;
 }
 
+// `a`, an answer over k chunks per NPU, over `factor` k: each of its chunks `factor` consecutive
+// ones of a `factor`-th of its bytes (chunk c of rank r = c / k is chunks c f .. c f + f - 1 of
+// rank c f / (k f) = r), each transfer carrying the same bytes as a message of `factor` times its
+// chunks, on the same route at the same rate and the same times. Nothing where its chunk bytes do
+// not divide, or a message would carry over kMaxChunksPerTransfer chunks.
+std::optional<Algorithm> refined(const Algorithm& a, int factor) {
+  if (factor == 1) return a;
+  if (a.chunk_bytes % factor != 0 || a.collective.all_reduce_chunks != 0) return std::nullopt;
+  std::vector<TransferSpec> specs;
+  specs.reserve(a.size());
+  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
+    TransferSpec& x = specs.emplace_back(a.spec(id));
+    if (static_cast<int64_t>(x.count) * factor > kMaxChunksPerTransfer) return std::nullopt;
+    x.chunk *= factor;
+    x.count = static_cast<uint16_t>(x.count * factor);
+  }
+  Algorithm r = with_transfers(a, specs);
+  r.collective.chunks_per_npu *= factor;
+  r.chunk_bytes /= factor;
+  return r;
+}
+
 }  // namespace
+
+std::optional<Algorithm> answers_in_turn(const topo::Topology& t, const Collective& c,
+                                         const Algorithm& rs, const Algorithm& ag) {
+  const int k = std::max(rs.collective.chunks_per_npu, ag.collective.chunks_per_npu);
+  if (k % rs.collective.chunks_per_npu != 0 || k % ag.collective.chunks_per_npu != 0)
+    return std::nullopt;
+  std::optional<Algorithm> first = refined(rs, k / rs.collective.chunks_per_npu);
+  std::optional<Algorithm> second = refined(ag, k / ag.collective.chunks_per_npu);
+  if (!first || !second || first->chunk_bytes != second->chunk_bytes ||
+      first->protocol != second->protocol || first->link_model != second->link_model ||
+      first->reduce_bandwidth != second->reduce_bandwidth)
+    return std::nullopt;
+  Collective joined = c;
+  joined.chunks_per_npu = k;
+  Algorithm a = join_all_reduce(t, joined, *first, *second, first->serial_channels, true);
+  if (first->serial_channels != second->serial_channels) {
+    Algorithm b = join_all_reduce(t, joined, *first, *second, second->serial_channels, true);
+    if (b.claimed_time < a.claimed_time) a = std::move(b);
+  }
+  a.method = fmt::format("the halves' own answers in turn (Reduce-Scatter: {}; All-Gather: {})",
+                         rs.method, ag.method);
+  a.provenance = rs.provenance;
+  a.provenance.halves_in_turn = a.provenance.halves_answers = true;
+  a.provenance.all_gather = ag.provenance.pipeline;
+  a.provenance.full_rate_drain = 0;  // (each half's, if any, is in its own words)
+  return a;
+}
 
 bool waves_apply(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
                  const SynthOptions& o) {

@@ -18,6 +18,18 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
                                          Bytes chunk_bytes, const SynthOptions& o, Method planned,
                                          double work_budget = 0);
 
+// The All-Reduce `c` (over P k chunks: all_reduce_chunks 0) as the answers `rs` and `ag` of its
+// Reduce-Scatter and All-Gather (over c's ranks, of the same size) in turn: each NPU sends its own
+// chunks' All-Gather once every reduction into it has arrived, joined again while the All-Gather's
+// traffic holds a reduction back past such a send (as the pipelines' halves in turn), the joined
+// channels serial where the first's are, else also where the second's are (the faster kept).
+// Timed. Over the finer half's chunks per NPU, the other's chunks cut into as many (a transfer a
+// message of their pieces: the same bytes, routes, rates and times). Nothing where the counts do
+// not divide one another, the chunk bytes do not, or the halves differ in protocol, link model or
+// reduction bandwidth.
+std::optional<Algorithm> answers_in_turn(const topo::Topology& t, const Collective& c,
+                                         const Algorithm& rs, const Algorithm& ag);
+
 // Whether the plain matcher's All-Reduce of `c` also runs in waves (its Reduce-Scatter and
 // All-Gather of one chunk per NPU, the j-th wave carrying each rank's j-th chunk, each wave's
 // All-Gather beside the next wave's Reduce-Scatter): two chunks per NPU or more, where the

@@ -152,6 +152,10 @@ check "synth auto" 0 "(auto; tried 1:" -- "$T" synth --topo ring:4 --coll all-re
 # --json as the tail of the run it took.
 check "synth drain" 0 "at their routes' full rate" -- "$T" synth --topo "$SRC/examples/topologies/mi250-box.yaml" --coll all-gather --size 256MiB --no-cache -o "$tmp/drain"
 check "synth drain json" 0 '"full_rate_drain": ' -- "$T" synth --topo "$SRC/examples/topologies/mi250-box.yaml" --coll all-gather --size 256MiB --no-cache -o "$tmp/drain" --json
+# An All-Reduce as its halves' own answers in turn (synth/plans/all_reduce.hpp): said in the method,
+# and in --json.
+check "synth halves' answers" 0 "method: the halves' own answers in turn (Reduce-Scatter: " -- "$T" synth --topo "$SRC/examples/topologies/hetero-asymmetric.yaml" --coll all-reduce --size 1MiB --no-cache -o "$tmp/halves"
+check "synth halves' answers json" 0 '"halves_answers": true' -- "$T" synth --topo "$SRC/examples/topologies/hetero-asymmetric.yaml" --coll all-reduce --size 1MiB --no-cache -o "$tmp/halves" --json
 check "synth auto alone" 0 "; plan-pipeline alone 128:" -- "$T" synth --topo "$SRC/examples/topologies/two-islands.yaml" --coll all-reduce --size 1GiB -o "$tmp/s3b"
 check "synth hold" 0 "hold link model" -- "$T" synth --topo ring:4 --link-model hold -o "$tmp/s4"
 check "synth restarts" 0 "4 restarts" -- "$T" synth --topo ring:4 --restarts 4 -o "$tmp/s5"

@@ -98,6 +98,21 @@ TEST(FlowPlanQuality, TheMi250BoxsDrainAtFullRateComesWithin105) {
   EXPECT_TRUE(verify(t, r.algorithm).correct());
 }
 
+// The MI250 box's All-Reduce of 1 GiB: its own search's answer (the pipelines, 6.646 ms, 1.0609 of
+// the bound) drains only the All-Gather's tail; its halves' own answers, each drained, joined in
+// turn take 6.564 ms (docs/synthesis.md, "An All-Reduce's halves' own answers").
+TEST(FlowPlanQuality, TheMi250BoxsAllReduceAsItsHalvesComesWithin105) {
+  const topo::Topology t = testing::example_with_steps("mi250-box.yaml");
+  const ChunkingResult r =
+      synthesize_auto_chunks(t, Collective::over_all(t, CollectiveKind::AllReduce), Bytes{1} << 30);
+  EXPECT_TRUE(r.algorithm.provenance.halves_answers) << r.algorithm.method;
+  const LowerBound bound = lower_bound(t, r.algorithm.collective, r.algorithm.chunk_bytes);
+  EXPECT_LE(static_cast<double>(r.algorithm.claimed_time) / static_cast<double>(bound.total), 1.05);
+  const Report report = verify(t, r.algorithm);
+  EXPECT_TRUE(report.correct()) << testing::violation_text(report);
+  EXPECT_EQ(report.collective_time, r.algorithm.claimed_time);
+}
+
 // Seed 75 of the RandomFabrics benchmark (random-fabric:75): switches sw1 and sw2 take in less than
 // they send out (asymmetric NICs). The trees' pipelines stream at the root's connectivity: 1.30x
 // the bound at the trees' rate on every route (a chunk on the route through npu4's 28 GB/s uplink

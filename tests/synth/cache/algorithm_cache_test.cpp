@@ -181,6 +181,30 @@ TEST(AlgorithmCache, AHitKeepsTheTailItsDrainWentAtFullRateFrom) {
   EXPECT_FALSE(cache.load(s.key, s.t, s.c, s.expected));
 }
 
+// An All-Reduce made of its halves' own answers (Provenance::halves_answers) keeps that and both
+// halves' traits; a producer past the last is a damaged entry.
+TEST(AlgorithmCache, AHitKeepsAnAllReduceOfItsHalvesAnswers) {
+  topo::testing::TempDir tmp;
+  Stored s;
+  AlgorithmCache cache(tmp.file("cache"));
+  Provenance& p = s.made.algorithm.provenance;
+  p = Provenance(Producer::TeamRelay);
+  p.mirrors = p.halves_in_turn = p.halves_answers = true;
+  p.pipeline.trees = 3;
+  p.all_gather.trees = 5;
+  ASSERT_TRUE(cache.store(s.key, s.made.algorithm, s.made.chunks_per_npu, s.made.tried));
+  const std::optional<ChunkingResult> hit = cache.load(s.key, s.t, s.c, s.expected);
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(hit->algorithm.provenance, p);
+  const std::string path = cache.path_of(s.key);
+  std::string whole = topo::read_file(path);
+  const size_t header = whole.find('\n');
+  nlohmann::json head = nlohmann::json::parse(whole.substr(0, header));
+  head.at("provenance").at("producer") = static_cast<int>(Producer::Baseline) + 1;
+  topo::write_file_atomically(path, head.dump() + whole.substr(header));
+  EXPECT_FALSE(cache.load(s.key, s.t, s.c, s.expected));
+}
+
 // The counts tried keep what each was: a time, a floor (not timed: it could not win), or a floor
 // standing on a method's predicted time (printed "at least" and "predicted" from a hit as from the
 // search). An entry of three fields per count (before floors were kept) reads as times.
