@@ -229,9 +229,10 @@ struct PortfolioOptions {
   bool full_rate_drain = true;
   // An All-Reduce's answer of a chunk search set beside its Reduce-Scatter's and All-Gather's own
   // answers (their searches, drains and all) joined in turn (detail::answers_in_turn), the faster
-  // kept, where `auto` chose and its answer ends over kHalvesAnswersOver of the halves-in-turn
-  // figure (synth::halves_in_turn_bound): each half's search drains its own answer, which the
-  // whole's, whose halves overlap, cannot do as well.
+  // kept, where `auto` chose, its answer ends over kHalvesAnswersOver of the halves-in-turn figure
+  // (synth::halves_in_turn_bound), and the halves alone can do what it cannot: it is the
+  // pipelines' (each half's search drains its own tail) or the links differ both ways (each half
+  // takes a method of its own). Off in the simulator.
   bool halves_answers = true;
 };
 

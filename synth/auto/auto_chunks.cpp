@@ -72,13 +72,19 @@ namespace {
 
 // The halves-in-turn figure (synth::halves_in_turn_bound) of the All-Reduce `c`'s answer `a`
 // where its halves' own answers may beat it (PortfolioOptions::halves_answers): `auto` chose,
-// nothing stopped the search, and `a` ends over kHalvesAnswersOver of that figure (a bound on a
-// Reduce-Scatter then an All-Gather; each NPU's in turn may end a little under it).
+// nothing stopped the search, `a` ends over kHalvesAnswersOver of that figure (a bound on a
+// Reduce-Scatter then an All-Gather; each NPU's in turn may end a little under it), and the
+// halves alone can do what `a` cannot: `a` is the flow plan's pipelines (whose drain at full rate
+// re-rates the All-Gather's tail alone, where each half searched alone drains its own), or the
+// links differ both ways (no topo::twin_links: each half may take a method of its own). Elsewhere
+// the halves' answers mirror each other, and the whole's search joins them by each method.
 std::optional<HalvesInTurn> halves_may_win(const topo::Topology& t, const Collective& c,
                                            const Algorithm& a, const SynthOptions& o) {
   if (c.kind != CollectiveKind::AllReduce || c.all_reduce_chunks != 0 || c.uneven() ||
       !o.portfolio.halves_answers || o.method != SynthMethod::Auto ||
       (o.deadline && o.deadline->reached()))
+    return std::nullopt;
+  if (a.provenance.producer != Producer::FlowPlanPipelines && topo::twin_links(t).has_value())
     return std::nullopt;
   std::optional<HalvesInTurn> h =
       halves_in_turn_bound(t, a.collective, a.chunk_bytes, a.step_costs, bounds_of(o));
