@@ -47,7 +47,7 @@ void expect_in_turn(const topo::Topology& t, const Algorithm& a) {
 }
 
 // Halves made at 2 and 4 chunks per NPU join at 4: the Reduce-Scatter's transfers carry its
-// chunks' halves as messages of two, the same bytes at the same times, and the All-Reduce verifies
+// chunks' halves as messages of two (the same bytes), and the All-Reduce verifies
 // and claims its timed time.
 TEST(AnswersInTurn, JoinHalvesOfDifferentCounts) {
   const topo::Topology t = testing::example_with_steps("hetero-asymmetric.yaml");
