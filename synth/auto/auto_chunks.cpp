@@ -1,6 +1,7 @@
 // synthesize_auto_chunks (synth/synthesizer.hpp): the flat chunk search (chunk_search.hpp), and the
 // composition per level (composed_search.hpp) in its place on clusters of servers too large for it,
-// or beside it where it ends short of the bound.
+// or beside it where it ends short of the bound; the answer's drain at full rate; and beside an
+// All-Reduce's answer, its halves' own answers joined in turn (PortfolioOptions::halves_answers).
 #include <optional>
 #include <utility>
 #include <variant>
