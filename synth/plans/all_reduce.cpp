@@ -104,6 +104,18 @@ Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorith
   return a;
 }
 
+// The halves joined in turn (join_all_reduce), the joined channels serial where `first`'s are;
+// where `second`'s differ, also timed as `second`'s, and the faster kept.
+Algorithm joined_in_turn(const topo::Topology& t, const Collective& c, const Algorithm& first,
+                         const Algorithm& second) {
+  Algorithm a = join_all_reduce(t, c, first, second, first.serial_channels, /*in_turn=*/true);
+  if (first.serial_channels != second.serial_channels) {
+    Algorithm b = join_all_reduce(t, c, first, second, second.serial_channels, /*in_turn=*/true);
+    if (b.claimed_time < a.claimed_time) a = std::move(b);
+  }
+  return a;
+}
+
 // `a`, an answer over k chunks per NPU, over `factor` k: each of its chunks `factor` consecutive
 // ones of a `factor`-th of its bytes (chunk c of rank r = c / k is chunks c f .. c f + f - 1 of
 // rank c f / (k f) = r), each transfer carrying the same bytes as a message of `factor` times its
@@ -141,11 +153,7 @@ std::optional<Algorithm> answers_in_turn(const topo::Topology& t, const Collecti
     return std::nullopt;
   Collective joined = c;
   joined.chunks_per_npu = k;
-  Algorithm a = join_all_reduce(t, joined, *first, *second, first->serial_channels, true);
-  if (first->serial_channels != second->serial_channels) {
-    Algorithm b = join_all_reduce(t, joined, *first, *second, second->serial_channels, true);
-    if (b.claimed_time < a.claimed_time) a = std::move(b);
-  }
+  Algorithm a = joined_in_turn(t, joined, *first, *second);
   a.method = fmt::format("the halves' own answers in turn (Reduce-Scatter: {}; All-Gather: {})",
                          rs.method, ag.method);
   a.provenance = rs.provenance;
@@ -443,11 +451,7 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   made_by.halves_in_turn = true;
   made_by.pipeline = first->provenance.pipeline;
   made_by.all_gather = second->provenance.pipeline;
-  Algorithm a = join_all_reduce(t, c, *first, *second, first->serial_channels, /*in_turn=*/true);
-  if (first->serial_channels != second->serial_channels) {
-    Algorithm b = join_all_reduce(t, c, *first, *second, second->serial_channels, /*in_turn=*/true);
-    if (b.claimed_time < a.claimed_time) a = std::move(b);
-  }
+  Algorithm a = joined_in_turn(t, c, *first, *second);
   a.method = method;
   a.provenance = made_by;
   if (o.pipelines.on_variant) o.pipelines.on_variant(kPipelineInTurn, a.claimed_time);
