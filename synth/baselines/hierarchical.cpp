@@ -49,6 +49,26 @@ void hierarchical(Builder& b, const Topology& t, const Collective& c,
   };
   std::vector<int64_t> stride(dims, 1);
   for (size_t d = 1; d < dims; ++d) stride[d] = stride[d - 1] * levels[d - 1];
+  // Per chunk, the mixed-radix index whose coordinates place it in each phase's blocks. Of a
+  // Reduce-Scatter or All-Gather, its owner's. An All-Reduce's result belongs to no rank: its
+  // chunks in rank-major order take the coordinates with the first dimension slowest, so that
+  // every phase's blocks are runs of consecutive chunks (the first phase splits the buffer into
+  // contiguous shards, the next each shard, ...), sent as one message a step where the algorithm
+  // sends by steps, as MPI's hierarchical All-Reduce does on a contiguous buffer.
+  std::vector<int64_t> placed_at(c.num_chunks());
+  for (ChunkId ch = 0; ch < c.num_chunks(); ++ch) {
+    if (c.kind != CollectiveKind::AllReduce) {
+      placed_at[ch] = slot_of[c.ranks[c.origin(ch)]];
+      continue;
+    }
+    int64_t rest = c.origin(ch), below = t.num_npus(), at = 0;
+    for (size_t d = 0; d < dims; ++d) {
+      below /= levels[d];
+      at += rest / below * stride[d];
+      rest %= below;
+    }
+    placed_at[ch] = at;
+  }
   Steps st{b};
   // Phase over dimension d on every line: member j's block is the chunks whose owner agrees with
   // the line on dimensions before d and has coordinate j in d.
@@ -64,7 +84,7 @@ void hierarchical(Builder& b, const Topology& t, const Collective& c,
       for (int j = 0; j < p; ++j) line[j] = npu_at[base + j * stride[d]];
       Blocks blocks(p);
       for (ChunkId ch = 0; ch < c.num_chunks(); ++ch) {
-        const int64_t owner = slot_of[c.ranks[c.origin(ch)]];
+        const int64_t owner = placed_at[ch];
         bool same = true;
         for (size_t e = 0; e < d && same; ++e) same = coord(owner, e) == coord(base, e);
         if (same) blocks[coord(owner, d)].push_back(ch);

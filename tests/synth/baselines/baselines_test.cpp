@@ -234,15 +234,16 @@ TEST(BaselineClosedForms, BruckAndBinomialOnFullyConnected) {
 }
 
 TEST(BaselineClosedForms, HierarchicalOnMultiDimensionalTopologies) {
-  // sum over d of 2[(p_d - 1)(alpha_d + n_d/p_d beta_d)], n_1 = n, n_{d+1} = n_d / p_d.
-  const Time ser1 = transfer_time(kChunk, 300'000'000'000);
+  // sum over d of 2[(p_d - 1)(alpha_d + n_d/p_d beta_d)], n_1 = n, n_{d+1} = n_d / p_d. An
+  // All-Reduce's block of the first dimension is a contiguous shard (4 chunks): one message.
+  const Time ser4 = transfer_time(4 * kChunk, 300'000'000'000);
   EXPECT_EQ(run("hierarchical:ring,ring", "ring:8,bw=300GB/s x ring:4,bw=50GB/s",
                 CollectiveKind::AllReduce),
-            2 * (7 * (kLat + 4 * ser1) + 3 * (kLat + kSer)));
+            2 * (7 * (kLat + ser4) + 3 * (kLat + kSer)));
   // A Switch dimension: two links per message (ASTRA-sim counts two hops).
   EXPECT_EQ(run("hierarchical:ring,ring", "ring:8,bw=300GB/s x switch:4,bw=50GB/s",
                 CollectiveKind::AllReduce),
-            2 * (7 * (kLat + 4 * ser1) + 3 * (2 * kLat + kSer)));
+            2 * (7 * (kLat + ser4) + 3 * (2 * kLat + kSer)));
   EXPECT_EQ(run("hierarchical", "ring:4 x ring:4", CollectiveKind::ReduceScatter),
             3 * (kLat + 4 * kSer) + 3 * (kLat + kSer));
   run("hierarchical:ring,direct", "ring:8 x switch:4", CollectiveKind::AllReduce);
@@ -270,6 +271,38 @@ TEST(BaselineClosedForms, HierarchicalStepsSendTheirBlocksAsMessages) {
   ASSERT_TRUE(r.correct()) << testing::violation_text(r);
   EXPECT_EQ(a.claimed_time, 3 * (kLat + 4 * s + 16 * kSer) + 3 * (kLat + s + 4 * kSer));
   for (const Transfer& x : a.transfers()) EXPECT_EQ(x.count, 4);
+}
+
+// An All-Reduce's result belongs to no rank, so hierarchical lays its chunks out as MPI's
+// hierarchical All-Reduce does a contiguous buffer: the first dimension's phase splits it into
+// contiguous shards, the next each shard. Every step of its rings and of halving-doubling is one
+// message per member. ring:4 x ring:4, k = 4 chunks per NPU (64 chunks), per-step cost s: a ring
+// step of the first dimension sends 16 consecutive chunks, of the second 4; each phase twice
+// (Reduce-Scatter, then All-Gather back).
+TEST(BaselineClosedForms, HierarchicalAllReduceStepsAreOneMessageEach) {
+  topo::Topology t = topo::generate("ring:4 x ring:4");
+  t.set_charges_steps(true);
+  const Time s = topo::kDefaultStep;
+  const Collective c = Collective::over_all(t, CollectiveKind::AllReduce, 4);
+  const Algorithm a =
+      make_baseline(parse_baseline("hierarchical"), t, c, kChunk, LinkModel::Pipelined);
+  const Report r = verify(t, a, {.max_reported = 5, .lower_bound = false});
+  ASSERT_TRUE(r.correct()) << testing::violation_text(r);
+  const Time ser16 = transfer_time(16 * kChunk, 50'000'000'000);
+  const Time ser4 = transfer_time(4 * kChunk, 50'000'000'000);
+  EXPECT_EQ(a.claimed_time, 2 * (3 * (kLat + s + ser16) + 3 * (kLat + s + ser4)));
+  // 16 NPUs, 3 steps of each dimension's ring, each phase twice: one message a member and step.
+  EXPECT_EQ(a.transfers().size(), 16u * (3 + 3) * 2);
+  // The same with halving-doubling on both dimensions of switch:4 x switch:4 (steps of 32 and
+  // 16 chunks, then 8 and 4: one message each).
+  topo::Topology sw = topo::generate("switch:4 x switch:4");
+  sw.set_charges_steps(true);
+  const Algorithm h = make_baseline(parse_baseline("hierarchical:rhd,rhd"), sw,
+                                    Collective::over_all(sw, CollectiveKind::AllReduce, 4), kChunk,
+                                    LinkModel::Pipelined);
+  const Report hr = verify(sw, h, {.max_reported = 5, .lower_bound = false});
+  ASSERT_TRUE(hr.correct()) << testing::violation_text(hr);
+  EXPECT_EQ(h.transfers().size(), 16u * (2 + 2) * 2);
 }
 
 // Where steps are charged, Bruck's and binomial trees' steps send their chunks as messages, a step
