@@ -2,9 +2,12 @@
 // composition per level (composed_search.hpp) in its place on clusters of servers too large for it,
 // or beside it where it ends short of the bound; the answer's drain at full rate; and beside an
 // All-Reduce's answer, its halves' own answers joined in turn (PortfolioOptions::halves_answers).
+#include <fmt/format.h>
+
 #include <optional>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "synth/auto/chunk_search.hpp"
 #include "synth/auto/composed_search.hpp"
@@ -15,6 +18,7 @@
 #include "synth/memo.hpp"
 #include "synth/plans/all_reduce.hpp"
 #include "synth/plans/full_rate_drain.hpp"
+#include "synth/plans/reversed_answer.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/tuning.hpp"
 
@@ -132,15 +136,38 @@ Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collect
   Collective rs = c, ag = c;
   rs.kind = CollectiveKind::ReduceScatter;
   ag.kind = CollectiveKind::AllGather;
-  Made<ChunkingResult> second = drained(t, ag, total_bytes, half, max_chunks_per_npu);
+  // Where the topology is its own reverse, the All-Gather's answer before its drain, for the
+  // Reduce-Scatter's (below).
+  const std::optional<std::vector<LinkId>> twins = topo::twin_links(t);
+  Made<ChunkingResult> second = searched(t, ag, total_bytes, half, max_chunks_per_npu);
   if (!made(second)) return r;
+  std::optional<Algorithm> undrained;
+  if (twins) undrained = made(second)->algorithm;
+  if (half.portfolio.full_rate_drain) drain_at_full_rate(t, made(second)->algorithm, o.deadline);
   const double gathered = static_cast<double>(made(second)->algorithm.claimed_time);
   const double predicted = gathered + gathered * static_cast<double>(h->reduce_scatter.total) /
                                           static_cast<double>(h->all_gather.total);
   if (predicted >= (1 - kDoublingGain) * static_cast<double>(best->algorithm.claimed_time) ||
       (o.deadline && o.deadline->reached()))
     return r;
-  Made<ChunkingResult> first = drained(t, rs, total_bytes, half, max_chunks_per_npu);
+  // The Reduce-Scatter's answer: on a topology that is its own reverse, the All-Gather's reversed
+  // in time (reversed_answer.hpp) where that takes the All-Gather's time (its own search plans the
+  // same trees, each link its twin), then drained at full rate as its own (the All-Gather's drain
+  // does not reverse: a tail run alone at full rate is a head its streams would crowd); elsewhere
+  // its own search.
+  Made<ChunkingResult> first = NotMade{};
+  if (undrained)
+    if (std::optional<Algorithm> reversed = reduce_scatter_reversed(t, *undrained, *twins, half);
+        reversed && reversed->claimed_time <= undrained->claimed_time) {
+      reversed->method =
+          fmt::format("the All-Gather's answer reversed in time ({})", reversed->method);
+      if (half.portfolio.full_rate_drain) drain_at_full_rate(t, *reversed, o.deadline);
+      ChunkingResult mirrored;
+      mirrored.algorithm = std::move(*reversed);
+      mirrored.chunks_per_npu = made(second)->chunks_per_npu;
+      first = std::move(mirrored);
+    }
+  if (!made(first)) first = drained(t, rs, total_bytes, half, max_chunks_per_npu);
   if (!made(first)) return r;
   std::optional<Algorithm> joined =
       answers_in_turn(t, c, made(first)->algorithm, made(second)->algorithm);

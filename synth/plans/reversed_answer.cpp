@@ -1,0 +1,98 @@
+#include "synth/plans/reversed_answer.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <numeric>
+#include <utility>
+#include <vector>
+
+#include "synth/cost/timing.hpp"
+#include "synth/ten/forward.hpp"
+
+namespace tenet::synth::detail {
+
+namespace {
+
+// Whether `a` delivers each chunk to each node at most once, every transfer a copy.
+bool one_tree_per_chunk(const Algorithm& a) {
+  std::vector<uint64_t> reached;
+  reached.reserve(a.size());
+  for (const Transfer& x : a.transfers()) {
+    if (x.op != Op::Copy) return false;
+    for (int i = 0; i < x.count; ++i)
+      reached.push_back(static_cast<uint64_t>(x.dst) << 32 | static_cast<uint32_t>(x.chunk + i));
+  }
+  std::sort(reached.begin(), reached.end());
+  return std::adjacent_find(reached.begin(), reached.end()) == reached.end();
+}
+
+}  // namespace
+
+std::optional<Algorithm> reduce_scatter_reversed(const topo::Topology& t,
+                                                 const Algorithm& all_gather,
+                                                 std::span<const LinkId> twins,
+                                                 const SynthOptions& o) {
+  const Algorithm& a = all_gather;
+  if (a.collective.kind != CollectiveKind::AllGather || a.size() == 0 || !a.fully_timed() ||
+      twins.size() != static_cast<size_t>(t.num_links()) || !one_tree_per_chunk(a))
+    return std::nullopt;
+  const size_t n = a.size();
+  // In reversed time, by decreasing forward end (ties: later listed first), so that a transfer
+  // that waited for another (its chunk's arrival, or explicitly) comes after it turned around.
+  std::vector<TransferId> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](TransferId x, TransferId y) {
+    return a[x].end != a[y].end ? a[x].end > a[y].end : x > y;
+  });
+  std::vector<TransferId> index(n);
+  for (size_t k = 0; k < n; ++k) index[order[k]] = static_cast<TransferId>(k);
+  // Per forward transfer, those that waited for it explicitly (their reversals, it waits for).
+  std::vector<int64_t> offset(n + 1, 0);
+  for (size_t i = 0; i < n; ++i)
+    for (TransferId d : a.deps(static_cast<TransferId>(i))) ++offset[d + 1];
+  std::partial_sum(offset.begin(), offset.end(), offset.begin());
+  std::vector<TransferId> waited(offset.back());
+  std::vector<int64_t> next(offset.begin(), offset.end() - 1);
+  for (size_t i = 0; i < n; ++i)
+    for (TransferId d : a.deps(static_cast<TransferId>(i))) waited[next[d]++] = index[i];
+  Collective rs = a.collective;
+  rs.kind = CollectiveKind::ReduceScatter;
+  Algorithm r = empty_algorithm(t, rs, a.chunk_bytes, o);
+  r.method = a.method;
+  r.provenance = a.provenance;
+  r.link_model = a.link_model;
+  r.serial_channels = a.serial_channels;
+  r.step_costs = a.step_costs;
+  r.protocol = a.protocol;
+  std::vector<char> member(t.num_nodes(), 0);
+  for (NodeId v : rs.ranks) member[v] = 1;
+  // A node that holds nothing (a relay outside the communicator) takes its first partial of a
+  // chunk as a copy; later ones reduce into it and wait for that copy.
+  std::map<std::pair<NodeId, ChunkId>, TransferId> first_copy;
+  std::vector<LinkId> route;
+  std::vector<TransferId> deps;
+  for (size_t k = 0; k < n; ++k) {
+    const TransferId id = order[k];
+    const Transfer& x = a[id];
+    const std::span<const LinkId> forward = a.route(id);
+    route.clear();
+    for (auto l = forward.rbegin(); l != forward.rend(); ++l) route.push_back(twins[*l]);
+    deps.assign(waited.begin() + offset[id], waited.begin() + offset[id + 1]);
+    Op op = Op::Reduce;
+    if (!member[x.src]) {
+      if (x.count != 1) return std::nullopt;  // (a relay's first copy is one chunk's)
+      const auto [at, fresh] = first_copy.emplace(std::pair(x.src, x.chunk), static_cast<int>(k));
+      if (fresh)
+        op = Op::Copy;
+      else
+        deps.push_back(at->second);
+    }
+    std::sort(deps.begin(), deps.end());
+    r.add(x.chunk, x.dst, x.src, route, op, deps, -1, -1, a.rate(id), x.channel, false, x.count);
+  }
+  time(t, r);
+  return r;
+}
+
+}  // namespace tenet::synth::detail

@@ -1,0 +1,41 @@
+// A Reduce-Scatter as an All-Gather's answer reversed in time, on a topology that is its own
+// reverse (topo::twin_links).
+//
+// Model: an All-Gather that delivers every chunk to every node at most once streams each chunk
+// down a tree from its owner. Reversed in time, each transfer u -> v of chunk c becomes v -> u
+// reducing c into u, over the twins of its route's links in reverse order, at the same rate and in
+// the same channel: every node sends its partial of c once, after the partials of its children in
+// that tree (the transfers that left it carrying c, now arriving into it), so the owner ends with
+// c reduced over every rank once. On twin links (each link's twin has the same bandwidth, latency
+// and per-step cost) the reversed schedule takes about the forward one's time: the transfers are
+// listed by decreasing forward end, so each port admits them in the mirror of the order they
+// arrived over its twin; explicit dependencies are turned around (x waited for y: y's reversal
+// waits for x's). It is re-timed, not assumed.
+//
+// This is what the reversed plans do to the matcher's schedule before it becomes an algorithm
+// (synth/ten/forward.hpp, build), done to a finished answer: whatever the All-Gather's search made
+// of it afterwards (the drain of its tail at full rate, synth/plans/full_rate_drain.hpp) becomes
+// the Reduce-Scatter's head.
+#pragma once
+
+#include <optional>
+#include <span>
+
+#include "synth/ir/algorithm.hpp"
+#include "synth/synthesizer.hpp"
+#include "topo/topology.hpp"
+
+namespace tenet::synth::detail {
+
+// The Reduce-Scatter over `all_gather`'s ranks, chunks and chunk size, as `all_gather` (timed)
+// reversed in time on `t`, whose link l has twin `twins[l]` (topo::twin_links); timed, with
+// all_gather's method, provenance, channels, link model, step costs and protocol, and `o`'s empty
+// algorithm's rest. A node outside the ranks (a relay) takes its first partial of a chunk as a
+// copy, and the later ones wait for it. Nothing where `all_gather` is no timed All-Gather, or
+// delivers some chunk to some node twice (a tree per chunk is what reverses into a reduction).
+std::optional<Algorithm> reduce_scatter_reversed(const topo::Topology& t,
+                                                 const Algorithm& all_gather,
+                                                 std::span<const LinkId> twins,
+                                                 const SynthOptions& o);
+
+}  // namespace tenet::synth::detail
