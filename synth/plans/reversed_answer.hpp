@@ -13,9 +13,11 @@
 // waits for x's). It is re-timed, not assumed.
 //
 // This is what the reversed plans do to the matcher's schedule before it becomes an algorithm
-// (synth/ten/forward.hpp, build), done to a finished answer: whatever the All-Gather's search made
-// of it afterwards (the drain of its tail at full rate, synth/plans/full_rate_drain.hpp) becomes
-// the Reduce-Scatter's head.
+// (synth/ten/forward.hpp, build), done to a finished answer. The timing starts every transfer as
+// soon as it may, which keeps the mirror only where the forward schedule runs as it is listed: a
+// tail re-rated to its routes' full rate (synth/plans/full_rate_drain.hpp) becomes a head that
+// the streams started beside it crowd (docs/synthesis.md), so a caller reverses an answer before
+// its drain.
 #pragma once
 
 #include <optional>
