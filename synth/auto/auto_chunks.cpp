@@ -157,7 +157,7 @@ Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collect
   // its own search.
   Made<ChunkingResult> first = NotMade{};
   if (undrained)
-    if (std::optional<Algorithm> reversed = reduce_scatter_reversed(t, *undrained, *twins, half);
+    if (std::optional<Algorithm> reversed = reduce_scatter_reversed(t, *undrained, *twins);
         reversed && reversed->claimed_time <= undrained->claimed_time) {
       reversed->method =
           fmt::format("the All-Gather's answer reversed in time ({})", reversed->method);

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "synth/cost/timing.hpp"
-#include "synth/ten/forward.hpp"
 
 namespace tenet::synth::detail {
 
@@ -31,8 +30,7 @@ bool one_tree_per_chunk(const Algorithm& a) {
 
 std::optional<Algorithm> reduce_scatter_reversed(const topo::Topology& t,
                                                  const Algorithm& all_gather,
-                                                 std::span<const LinkId> twins,
-                                                 const SynthOptions& o) {
+                                                 std::span<const LinkId> twins) {
   const Algorithm& a = all_gather;
   if (a.collective.kind != CollectiveKind::AllGather || a.size() == 0 || !a.fully_timed() ||
       twins.size() != static_cast<size_t>(t.num_links()) || !one_tree_per_chunk(a))
@@ -58,12 +56,10 @@ std::optional<Algorithm> reduce_scatter_reversed(const topo::Topology& t,
     for (TransferId d : a.deps(static_cast<TransferId>(i))) waited[next[d]++] = index[i];
   Collective rs = a.collective;
   rs.kind = CollectiveKind::ReduceScatter;
-  Algorithm r = empty_algorithm(t, rs, a.chunk_bytes, o);
+  Algorithm r = empty_algorithm(a.name, t, rs, a.chunk_bytes, a.link_model);
   r.method = a.method;
   r.provenance = a.provenance;
-  r.link_model = a.link_model;
   r.serial_channels = a.serial_channels;
-  r.step_costs = a.step_costs;
   r.protocol = a.protocol;
   std::vector<char> member(t.num_nodes(), 0);
   for (NodeId v : rs.ranks) member[v] = 1;

@@ -24,20 +24,19 @@
 #include <span>
 
 #include "synth/ir/algorithm.hpp"
-#include "synth/synthesizer.hpp"
 #include "topo/topology.hpp"
 
 namespace tenet::synth::detail {
 
 // The Reduce-Scatter over `all_gather`'s ranks, chunks and chunk size, as `all_gather` (timed)
 // reversed in time on `t`, whose link l has twin `twins[l]` (topo::twin_links); timed, with
-// all_gather's method, provenance, channels, link model, step costs and protocol, and `o`'s empty
-// algorithm's rest. A node outside the ranks (a relay) takes its first partial of a chunk as a
-// copy, and the later ones wait for it. Nothing where `all_gather` is no timed All-Gather, or
-// delivers some chunk to some node twice (a tree per chunk is what reverses into a reduction).
+// all_gather's name, method, provenance, channels, link model and protocol (step costs as `t`
+// charges them, and no reduction time, as any algorithm new there). A node outside the ranks (a
+// relay) takes its first partial of a chunk as a copy, and the later ones wait for it. Nothing
+// where `all_gather` is no timed All-Gather, or delivers some chunk to some node twice (a tree per
+// chunk is what reverses into a reduction).
 std::optional<Algorithm> reduce_scatter_reversed(const topo::Topology& t,
                                                  const Algorithm& all_gather,
-                                                 std::span<const LinkId> twins,
-                                                 const SynthOptions& o);
+                                                 std::span<const LinkId> twins);
 
 }  // namespace tenet::synth::detail

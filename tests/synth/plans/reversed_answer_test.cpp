@@ -32,8 +32,7 @@ std::vector<LinkId> twins_of(const topo::Topology& t) {
 // The reversal of `ag`: a verified Reduce-Scatter of its ranks, chunks and chunk size, at or over
 // the bound, as many transfers, every one a reduction out of the All-Gather's destination.
 Algorithm expect_reversed(const topo::Topology& t, const Algorithm& ag) {
-  const std::optional<Algorithm> r =
-      detail::reduce_scatter_reversed(t, ag, twins_of(t), SynthOptions{});
+  const std::optional<Algorithm> r = detail::reduce_scatter_reversed(t, ag, twins_of(t));
   EXPECT_TRUE(r.has_value()) << ag.method;
   if (!r) return ag;
   EXPECT_EQ(r->collective.kind, CollectiveKind::ReduceScatter);
@@ -82,14 +81,14 @@ TEST(ReversedAnswer, NothingButATimedAllGatherOfOneTreePerChunk) {
   const std::vector<LinkId> twins = twins_of(t);
   const Collective c = Collective::over_all(t, CollectiveKind::AllGather, 1);
   const Algorithm ag = make_baseline(parse_baseline("ring"), t, c, kMiB, LinkModel::Pipelined);
-  ASSERT_TRUE(detail::reduce_scatter_reversed(t, ag, twins, {}).has_value());
+  ASSERT_TRUE(detail::reduce_scatter_reversed(t, ag, twins).has_value());
   Algorithm untimed = ag;
   untimed.clear_times();
-  EXPECT_FALSE(detail::reduce_scatter_reversed(t, untimed, twins, {}).has_value());
+  EXPECT_FALSE(detail::reduce_scatter_reversed(t, untimed, twins).has_value());
   const Algorithm rs = make_baseline(parse_baseline("ring"), t,
                                      Collective::over_all(t, CollectiveKind::ReduceScatter, 1),
                                      kMiB, LinkModel::Pipelined);
-  EXPECT_FALSE(detail::reduce_scatter_reversed(t, rs, twins, {}).has_value());
+  EXPECT_FALSE(detail::reduce_scatter_reversed(t, rs, twins).has_value());
   // The first transfer again at the end: its chunk reaches its destination twice.
   std::vector<TransferSpec> specs;
   for (TransferId id = 0; id < static_cast<TransferId>(ag.size()); ++id)
@@ -99,7 +98,7 @@ TEST(ReversedAnswer, NothingButATimedAllGatherOfOneTreePerChunk) {
   specs.push_back(again);
   Algorithm twice = with_transfers(ag, specs);
   synth::time(t, twice);
-  EXPECT_FALSE(detail::reduce_scatter_reversed(t, twice, twins, {}).has_value());
+  EXPECT_FALSE(detail::reduce_scatter_reversed(t, twice, twins).has_value());
 }
 
 // On seeded random topologies that are their own reverse (rings, tori, hypercubes, switches,
