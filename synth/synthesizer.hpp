@@ -234,6 +234,14 @@ struct PortfolioOptions {
   // pipelines' (each half's search drains its own tail) or the links differ both ways (each half
   // takes a method of its own). Off in the simulator.
   bool halves_answers = true;
+  // Set by the chunk search of an All-Reduce (synthesize_auto_chunks) on a topology that is its own
+  // reverse, where halves_answers applies: its halves' answers joined in turn, made on demand
+  // (once) with the fastest answer so far, before the flow plan's pipelines double alone past the
+  // search's counts. It returns the time they take, which the doubling must then beat, or -1 where
+  // none was made. (The pipelines' All-Reduce joins its halves' pipelines at one count, where the
+  // halves' answers join each half's best count, drained: where the latter are made anyway, the
+  // costliest counts of the former need not be.)
+  std::function<Time(const Algorithm& fastest)> halves_first;
 };
 
 class AlgorithmCache;  // synth/cache/algorithm_cache.hpp

@@ -75,28 +75,38 @@ Made<ChunkingResult> searched(const topo::Topology& t, Collective c, Bytes total
 
 namespace {
 
-// The halves-in-turn figure (synth::halves_in_turn_bound) of the All-Reduce `c`'s answer `a`
-// where its halves' own answers may beat it (PortfolioOptions::halves_answers): `auto` chose,
-// nothing stopped the search, `a` ends over kHalvesAnswersOver of that figure (a bound on a
-// Reduce-Scatter then an All-Gather; each NPU's in turn may end a little under it), and the
-// halves alone can do what `a` cannot: `a` is the flow plan's pipelines (whose drain at full rate
-// re-rates the All-Gather's tail alone, where each half searched alone drains its own), or the
-// links differ both ways (no topo::twin_links: each half may take a method of its own). Elsewhere
-// the halves' answers mirror each other, and the whole's search joins them by each method.
-std::optional<HalvesInTurn> halves_may_win(const topo::Topology& t, const Collective& c,
-                                           const Algorithm& a, const SynthOptions& o) {
-  if (c.kind != CollectiveKind::AllReduce || c.all_reduce_chunks != 0 || c.uneven() ||
-      !o.portfolio.halves_answers || o.method != SynthMethod::Auto ||
-      (o.deadline && o.deadline->reached()))
-    return std::nullopt;
-  if (a.provenance.producer != Producer::FlowPlanPipelines && topo::twin_links(t).has_value())
-    return std::nullopt;
+// Whether the halves' own answers of the All-Reduce `c` may apply at all
+// (PortfolioOptions::halves_answers): `auto` chose and nothing stopped the search.
+bool halves_apply(const Collective& c, const SynthOptions& o) {
+  return c.kind == CollectiveKind::AllReduce && c.all_reduce_chunks == 0 && !c.uneven() &&
+         o.portfolio.halves_answers && o.method == SynthMethod::Auto &&
+         !(o.deadline && o.deadline->reached());
+}
+
+// The halves-in-turn figure (synth::halves_in_turn_bound) of the All-Reduce answer `a` where `a`
+// ends over kHalvesAnswersOver of it (a bound on a Reduce-Scatter then an All-Gather; each NPU's
+// in turn may end a little under it).
+std::optional<HalvesInTurn> halves_may_beat(const topo::Topology& t, const Algorithm& a,
+                                            const SynthOptions& o) {
   std::optional<HalvesInTurn> h =
       halves_in_turn_bound(t, a.collective, a.chunk_bytes, a.step_costs, bounds_of(o));
   if (!h ||
       static_cast<double>(a.claimed_time) <= kHalvesAnswersOver * static_cast<double>(h->total()))
     return std::nullopt;
   return h;
+}
+
+// The figure of halves_may_beat where the halves alone can also do what `a` cannot: `a` is the
+// flow plan's pipelines (whose drain at full rate re-rates the All-Gather's tail alone, where each
+// half searched alone drains its own), or the links differ both ways (no topo::twin_links: each
+// half may take a method of its own). Elsewhere the halves' answers mirror each other, and the
+// whole's search joins them by each method.
+std::optional<HalvesInTurn> halves_may_win(const topo::Topology& t, const Collective& c,
+                                           const Algorithm& a, const SynthOptions& o) {
+  if (!halves_apply(c, o)) return std::nullopt;
+  if (a.provenance.producer != Producer::FlowPlanPipelines && topo::twin_links(t).has_value())
+    return std::nullopt;
+  return halves_may_beat(t, a, o);
 }
 
 Made<ChunkingResult> drained(const topo::Topology& t, Collective c, Bytes total_bytes,
@@ -108,27 +118,17 @@ Made<ChunkingResult> drained(const topo::Topology& t, Collective c, Bytes total_
   return r;
 }
 
-}  // namespace
-
-Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collective c,
-                                                Bytes total_bytes, const SynthOptions& o,
-                                                int max_chunks_per_npu) {
-  if (!o.memo) {  // the search's own (its halves' too), for as long as it lasts
-    SynthMemo memo;
-    SynthOptions with = o;
-    with.memo = &memo;
-    return try_synthesize_auto_chunks(t, std::move(c), total_bytes, with, max_chunks_per_npu);
-  }
-  Made<ChunkingResult> r = drained(t, c, total_bytes, o, max_chunks_per_npu);
-  ChunkingResult* best = made(r);
-  const std::optional<HalvesInTurn> h =
-      best ? halves_may_win(t, c, best->algorithm, o) : std::nullopt;
-  if (!h) return r;
-  // The halves' own answers (their searches, drains and all), joined in turn: the All-Gather's
-  // first, and the Reduce-Scatter's only where the two may beat the answer by kDoublingGain, its
-  // time taken as the All-Gather's over its bound times its own bound (a prediction, not a
-  // floor: on links that differ both ways the halves may fare differently).
+// The All-Reduce `c`'s halves' own answers (their searches, drains and all) joined in turn: the
+// All-Gather's first, and the Reduce-Scatter's only where the two may beat `fastest` by
+// kDoublingGain, its time taken as the All-Gather's over its bound times its own bound (`h`: a
+// prediction, not a floor: on links that differ both ways the halves may fare differently).
+// Nothing where they were not all made.
+std::optional<Algorithm> halves_joined(const topo::Topology& t, const Collective& c,
+                                       Bytes total_bytes, const SynthOptions& o,
+                                       int max_chunks_per_npu, const HalvesInTurn& h,
+                                       Time fastest) {
   SynthOptions half = o;
+  half.portfolio.halves_first = nullptr;
   // (The whole's search reported its fraction done; the halves keep it reported, so that a log
   // still gets its lines while they run.)
   if (o.progress) half.progress = [&o](double) { o.progress(1.0); };
@@ -140,16 +140,16 @@ Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collect
   // Reduce-Scatter's (below).
   const std::optional<std::vector<LinkId>> twins = topo::twin_links(t);
   Made<ChunkingResult> second = searched(t, ag, total_bytes, half, max_chunks_per_npu);
-  if (!made(second)) return r;
+  if (!made(second)) return std::nullopt;
   std::optional<Algorithm> undrained;
   if (twins) undrained = made(second)->algorithm;
   if (half.portfolio.full_rate_drain) drain_at_full_rate(t, made(second)->algorithm, o.deadline);
   const double gathered = static_cast<double>(made(second)->algorithm.claimed_time);
-  const double predicted = gathered + gathered * static_cast<double>(h->reduce_scatter.total) /
-                                          static_cast<double>(h->all_gather.total);
-  if (predicted >= (1 - kDoublingGain) * static_cast<double>(best->algorithm.claimed_time) ||
+  const double predicted = gathered + gathered * static_cast<double>(h.reduce_scatter.total) /
+                                          static_cast<double>(h.all_gather.total);
+  if (predicted >= (1 - kDoublingGain) * static_cast<double>(fastest) ||
       (o.deadline && o.deadline->reached()))
-    return r;
+    return std::nullopt;
   // The Reduce-Scatter's answer: on a topology that is its own reverse, the All-Gather's reversed
   // in time (reversed_answer.hpp) where that takes the All-Gather's time (its own search plans the
   // same trees, each link its twin), then drained at full rate as its own (the All-Gather's drain
@@ -168,12 +168,50 @@ Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collect
       first = std::move(mirrored);
     }
   if (!made(first)) first = drained(t, rs, total_bytes, half, max_chunks_per_npu);
-  if (!made(first)) return r;
-  std::optional<Algorithm> joined =
-      answers_in_turn(t, c, made(first)->algorithm, made(second)->algorithm);
-  if (joined && joined->claimed_time < best->algorithm.claimed_time) {
-    best->chunks_per_npu = joined->collective.chunks_per_npu;
-    best->algorithm = std::move(*joined);
+  if (!made(first)) return std::nullopt;
+  return answers_in_turn(t, c, made(first)->algorithm, made(second)->algorithm);
+}
+
+}  // namespace
+
+Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collective c,
+                                                Bytes total_bytes, const SynthOptions& o,
+                                                int max_chunks_per_npu) {
+  if (!o.memo) {  // the search's own (its halves' too), for as long as it lasts
+    SynthMemo memo;
+    SynthOptions with = o;
+    with.memo = &memo;
+    return try_synthesize_auto_chunks(t, std::move(c), total_bytes, with, max_chunks_per_npu);
+  }
+  // The halves' answers, made at most once: on a topology that is its own reverse, on demand
+  // from the whole's search before its pipelines double alone (PortfolioOptions::halves_first),
+  // where the fastest so far may be beaten (halves_may_beat); else after the search, where its
+  // answer may be (halves_may_win).
+  bool asked = false;
+  std::optional<Algorithm> halves;
+  SynthOptions whole = o;
+  whole.portfolio.halves_first = nullptr;
+  if (halves_apply(c, o) && topo::twin_links(t))
+    whole.portfolio.halves_first = [&](const Algorithm& fastest) -> Time {
+      // (Only for this All-Reduce: a composition's searches of its groups pass it on.)
+      if (!asked && fastest.collective.ranks == c.ranks && !(o.deadline && o.deadline->reached()))
+        if (const std::optional<HalvesInTurn> h = halves_may_beat(t, fastest, o)) {
+          asked = true;
+          halves =
+              halves_joined(t, c, total_bytes, o, max_chunks_per_npu, *h, fastest.claimed_time);
+        }
+      return halves ? halves->claimed_time : -1;
+    };
+  Made<ChunkingResult> r = drained(t, c, total_bytes, whole, max_chunks_per_npu);
+  ChunkingResult* best = made(r);
+  if (!best) return r;
+  if (!asked)
+    if (const std::optional<HalvesInTurn> h = halves_may_win(t, c, best->algorithm, o))
+      halves =
+          halves_joined(t, c, total_bytes, o, max_chunks_per_npu, *h, best->algorithm.claimed_time);
+  if (halves && halves->claimed_time < best->algorithm.claimed_time) {
+    best->chunks_per_npu = halves->collective.chunks_per_npu;
+    best->algorithm = std::move(*halves);
   }
   return r;
 }

@@ -71,6 +71,7 @@ class FlatSearch {
     quiet_.portfolio.baselines =
         false;  // each baseline gets its own chunk search (race_baselines), the one benchmarks run
     quiet_.pipelines.split = false;  // the pipelines' own doubling (double_plans) tries them
+    quiet_.portfolio.halves_first = nullptr;  // (this search's own: run asks it)
     // (Each variant's made time against its prediction, over every count this search makes: its
     // own, not a caller's, whose collective may be another.)
     quiet_.pipelines.calibration = &calibration_;
@@ -224,8 +225,10 @@ class FlatSearch {
     // A doubling alone at the next count costs about what the whole search's last count did: half
     // the search, as each count costs twice the last (the deadline's estimate).
     const double next_count = seconds_since(began) / 2;
-    double_plans(c, largest, next_count, best);
-    double_matcher(c, largest, next_count, matcher_last, matcher_variants, best);
+    // (An All-Reduce's halves' answers, where made before the pipelines would double: the
+    // matcher's doubling must beat them too.)
+    const Time halves = double_plans(c, largest, next_count, best);
+    double_matcher(c, largest, next_count, matcher_last, matcher_variants, best, halves);
     learn(c, best);
     return searched;
   }
@@ -562,7 +565,10 @@ class FlatSearch {
   }
 
   // The flow plan's pipelines and the server plan doubling their chunks alone past `largest`.
-  void double_plans(Collective c, int largest, double next_count, ChunkingResult& best) const {
+  // Returns the time of an All-Reduce's halves' answers where its caller made them before the
+  // pipelines would double (PortfolioOptions::halves_first), else -1.
+  Time double_plans(Collective c, int largest, double next_count, ChunkingResult& best) const {
+    Time halves_time = -1;
     for (SynthMethod m : {SynthMethod::PlanPipeline, SynthMethod::ServerPlan}) {
       if (o_.method != SynthMethod::Auto && o_.method != m) continue;
       // (An All-Reduce's pipelines may beat the RS+AG figure (LowerBound::coarse), which is no
@@ -581,6 +587,7 @@ class FlatSearch {
                                                best.algorithm.claimed_time))) ||
           lost_elsewhere(c, Way::of(m)))
         continue;
+      auto fastest = [&] { return under_halves(best, halves_time); };
       SynthOptions quiet = quiet_;  // (each method's own: its hooks point at its own locals)
       quiet.method = m;
       // The method's best time so far, and its time at the last count. The pipelines' times need
@@ -606,8 +613,7 @@ class FlatSearch {
       // Where the fastest is far from the bound (over kPipelinesPersist of it) and they are close
       // to it (within kPipelinesContend), they also try their split variants.
       auto contending = [&](Time time) {
-        return static_cast<double>(time) <=
-               kPipelinesContend * static_cast<double>(best.algorithm.claimed_time);
+        return static_cast<double>(time) <= kPipelinesContend * static_cast<double>(fastest());
       };
       DoublingVariants variants(searched_, largest, m == SynthMethod::PlanPipeline);
       variants.listen(quiet.pipelines);
@@ -636,16 +642,26 @@ class FlatSearch {
         // (The server plan predicted not to gain, as the search leaves it out of a count.)
         if (m == SynthMethod::ServerPlan &&
             leave_outs_.leave_out_server_plan(
-                c, chunk, best.algorithm.claimed_time,
-                last >= 0 ? std::optional<Time>(last) : std::nullopt,
+                c, chunk, fastest(), last >= 0 ? std::optional<Time>(last) : std::nullopt,
                 before_last >= 0 ? std::optional<Time>(before_last) : std::nullopt))
           break;
+        // An All-Reduce's halves' answers, where its caller makes them (halves_first), made
+        // before the pipelines' first count alone where their time at `largest` is within
+        // kHalvesFirstNear of the fastest. Where they are the fastest, the pipelines double no
+        // further: the halves' answers join each half's best count of the same pipelines, each
+        // drained, where the whole's join them at one count (which did not beat the former where
+        // measured: docs/synthesis.md). The server plan's doubling must beat them (`fastest`).
+        if (m == SynthMethod::PlanPipeline && c.kind == CollectiveKind::AllReduce &&
+            o_.portfolio.halves_first && last < 0 && halves_time < 0 && trend > 0 &&
+            static_cast<double>(trend) <=
+                kHalvesFirstNear * static_cast<double>(best.algorithm.claimed_time)) {
+          halves_time = o_.portfolio.halves_first(best.algorithm);
+          if (halves_time > 0 && halves_time < best.algorithm.claimed_time) break;
+        }
         const auto began = Deadline::Clock::now();
-        quiet.to_beat = best.algorithm.claimed_time;
+        quiet.to_beat = fastest();
         quiet.pipelines.floored_at =
-            m == SynthMethod::PlanPipeline
-                ? doubling_stops_at(best.algorithm.claimed_time, last, trend)
-                : -1;
+            m == SynthMethod::PlanPipeline ? doubling_stops_at(fastest(), last, trend) : -1;
         floored = predicted = false;
         Made<Algorithm> made_here = try_synthesize(t_, c, chunk, quiet);
         last_seconds = seconds_since(began);
@@ -659,7 +675,7 @@ class FlatSearch {
           const Time stands = a.claimed_time;
           if (!(m == SynthMethod::PlanPipeline && contending(stands) &&
                 !within_bound(t_, best.algorithm, kPipelinesPersist, bounds_of(o_)) &&
-                doubling_goes_past(stands, trend, best.algorithm.claimed_time,
+                doubling_goes_past(stands, trend, fastest(),
                                    lower_bound(t_, c, chunk, bounds_of(o_)).bandwidth)))
             break;
           trend = stands;
@@ -677,9 +693,8 @@ class FlatSearch {
         // A count is promising where its gain, gained again, would beat the fastest by more than
         // kDoublingGain: each count after it gains less than the one before. The first count over
         // kPipelinesContend of the fastest is not, whatever it gained.
-        const bool promising =
-            (last >= 0 || contending(now)) &&
-            (trend < 0 || doubling_promises(now, trend, best.algorithm.claimed_time));
+        const bool promising = (last >= 0 || contending(now)) &&
+                               (trend < 0 || doubling_promises(now, trend, fastest()));
         trend = now;
         // Far from the bound but contending, the pipelines go on up to
         // kPipelineAllVariantsTransfers, gaining or not, while their times jump by over 0.5 % from
@@ -714,20 +729,33 @@ class FlatSearch {
           break;
       }
     }
+    return halves_time;
+  }
+
+  // The fastest so far, or the halves' answers' time where they were made (-1: not) and faster.
+  static Time under_halves(const ChunkingResult& best, Time halves) {
+    return halves > 0 ? std::min(halves, best.algorithm.claimed_time) : best.algorithm.claimed_time;
   }
 
   // The matcher's variants, doubling while the fastest of them (their times are not smooth)
   // promises to beat the fastest so far by more than kDoublingGain (doubling_promises), up to the
   // pipelines' transfer budget.
   void double_matcher(Collective c, int largest, double next_count, Time matcher_last,
-                      const std::vector<MatcherVariant>& matcher_variants,
-                      ChunkingResult& best) const {
+                      const std::vector<MatcherVariant>& matcher_variants, ChunkingResult& best,
+                      Time halves) const {
     Time previous = matcher_last;
     double last_seconds = next_count / 2;  // what the last count took
     // Each variant's times at the doubling's counts, and those it leaves out for good, as the
     // search would leave them out of its next count (CountLeaveOuts::leaves_out_doubling).
     std::map<MatcherRun, std::map<int, Time>> times;
     std::set<MatcherRun> left_out;
+    // Where an All-Reduce's halves' answers were made and are the faster, the doubling starts only
+    // where the search's gain at its last count, gained again, beats them (doubling_promises).
+    if (halves > 0 && halves < best.algorithm.claimed_time)
+      for (const ChunkingResult::Try& before : best.tried)
+        if (2 * before.chunks_per_npu == largest && !before.alone && !before.floor &&
+            !doubling_promises(matcher_last, before.time, halves))
+          return;
     for (int k = 2 * largest;
          !matcher_variants.empty() && k <= (1 << 20) && !at_bound_(best.algorithm); k *= 2) {
       c.chunks_per_npu = k;
@@ -736,10 +764,10 @@ class FlatSearch {
         break;
       std::optional<Time> fastest;
       if ((o_.deadline && o_.deadline->reached(2 * last_seconds)) ||
-          leave_outs_.matchers_cannot_gain(c, chunk, best.algorithm.claimed_time))
+          leave_outs_.matchers_cannot_gain(c, chunk, under_halves(best, halves)))
         break;  // (as leave_out_matchers leaves the matchers out of a count)
       for (const MatcherVariant& v : matcher_variants)
-        if (leave_outs_.leaves_out_doubling(v.run, k, times[v.run], best.algorithm.claimed_time))
+        if (leave_outs_.leaves_out_doubling(v.run, k, times[v.run], under_halves(best, halves)))
           left_out.insert(v.run);
       if (left_out.size() == matcher_variants.size()) break;
       const auto began = Deadline::Clock::now();
@@ -764,7 +792,7 @@ class FlatSearch {
       last_seconds = seconds_since(began);
       best.tried.push_back({k, *fastest, SynthMethod::Matcher});
       // (Where another way is the fastest, gaining on its own count before is not enough.)
-      if (!doubling_promises(*fastest, previous, best.algorithm.claimed_time)) break;
+      if (!doubling_promises(*fastest, previous, under_halves(best, halves))) break;
       previous = *fastest;
     }
   }
