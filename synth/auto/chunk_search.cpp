@@ -9,7 +9,6 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +16,7 @@
 #include "synth/auto/chunk_search.hpp"
 #include "synth/auto/count_leave_outs.hpp"
 #include "synth/auto/log_steps_answer.hpp"
+#include "synth/auto/matcher_doubling.hpp"
 #include "synth/auto/pipeline_doubling.hpp"
 #include "synth/auto/portfolio.hpp"
 #include "synth/auto/size_history.hpp"
@@ -45,15 +45,6 @@ ChunkMade as_chunk_made(Made<Algorithm> m) {
   if (Algorithm* a = made(m)) return std::move(*a);
   return std::get<NotMade>(std::move(m));
 }
-
-// A variant of the plain matcher as the portfolio runs it, with the words and the provenance it
-// gives the algorithm it made, and the run of the portfolio's it is.
-struct MatcherVariant {
-  SynthOptions options;
-  std::string label;
-  Provenance made_by;
-  MatcherRun run = MatcherRun::Scarce;
-};
 
 // The flat chunk search's parts (flat_auto_chunks), sharing its inputs.
 class FlatSearch {
@@ -220,7 +211,8 @@ class FlatSearch {
       largest = std::max(largest, tried.chunks_per_npu);
     // The matcher may keep gaining past the search's last count too: where one of its variants
     // made the fastest at the largest count, its variants double alone after the pipelines (below).
-    const std::vector<MatcherVariant> matcher_variants = winning_matcher_variants(best, largest);
+    const MatcherDoubling matcher{t_, o_, quiet_, total_bytes_, leave_outs_, at_bound_};
+    const std::vector<MatcherVariant> matcher_variants = matcher.winning_variants(best, largest);
     const Time matcher_last = best.algorithm.claimed_time;
     // A doubling alone at the next count costs about what the whole search's last count did: half
     // the search, as each count costs twice the last (the deadline's estimate).
@@ -228,7 +220,7 @@ class FlatSearch {
     // (An All-Reduce's halves' answers, where made before the pipelines would double: the
     // matcher's doubling must beat them too.)
     const Time halves = double_plans(c, largest, next_count, best);
-    double_matcher(c, largest, next_count, matcher_last, matcher_variants, best, halves);
+    matcher.run(c, largest, next_count, matcher_last, matcher_variants, best, halves);
     learn(c, best);
     return searched;
   }
@@ -524,46 +516,6 @@ class FlatSearch {
     }
   }
 
-  // The plain matcher's variants, where one of them made `best` at the largest count tried.
-  std::vector<MatcherVariant> winning_matcher_variants(const ChunkingResult& best,
-                                                       int largest) const {
-    std::vector<MatcherVariant> matcher_variants;
-    if (o_.method == SynthMethod::Auto && best.chunks_per_npu == largest &&
-        !at_bound_(best.algorithm)) {
-      SynthOptions v = quiet_;
-      v.method = SynthMethod::Matcher;
-      const Provenance matcher(Producer::Matcher);
-      matcher_variants.push_back({v, "matcher", matcher, MatcherRun::Scarce});
-      if (o_.link_model == LinkModel::Pipelined &&
-          mixed_speeds(t_)) {  // as synthesize_once runs them
-        SynthOptions hold = v;
-        hold.link_model = LinkModel::Hold;  // re-timed under the pipelined model below
-        hold.portfolio.random_choice = false;
-        Provenance under_hold = matcher;
-        under_hold.under_hold = true;
-        matcher_variants.push_back(
-            {hold, "matcher" + std::string(kUnderHold), under_hold, MatcherRun::ScarceUnderHold});
-      }
-      if (o_.portfolio.random_choice && o_.matcher.priority == ChunkPriority::Scarce &&
-          mixed_speeds(t_)) {
-        v.matcher.priority = ChunkPriority::Random;
-        Provenance random = matcher;
-        random.choice = MatcherChoice::Random;
-        matcher_variants.push_back({v, std::string(kRandomMatcher), random, MatcherRun::Random});
-        v.matcher.slow_links_yield = true;
-        random.choice = MatcherChoice::RandomYielding;
-        matcher_variants.push_back(
-            {v, std::string(kRandomYieldingMatcher), random, MatcherRun::RandomYielding});
-      }
-      const bool won = std::any_of(matcher_variants.begin(), matcher_variants.end(),
-                                   [&](const MatcherVariant& variant) {
-                                     return variant.made_by == best.algorithm.provenance;
-                                   });
-      if (!won) matcher_variants.clear();
-    }
-    return matcher_variants;
-  }
-
   // The flow plan's pipelines and the server plan doubling their chunks alone past `largest`.
   // Returns the time of an All-Reduce's halves' answers where its caller made them before the
   // pipelines would double (PortfolioOptions::halves_first), else -1.
@@ -587,213 +539,156 @@ class FlatSearch {
                                                best.algorithm.claimed_time))) ||
           lost_elsewhere(c, Way::of(m)))
         continue;
-      auto fastest = [&] { return under_halves(best, halves_time); };
-      SynthOptions quiet = quiet_;  // (each method's own: its hooks point at its own locals)
-      quiet.method = m;
-      // The method's best time so far, and its time at the last count. The pipelines' times need
-      // not fall steadily: past a count that does not gain they try one more, unless the best is
-      // within kDoublingEnough of the bound already (each count costs twice the last); the server
-      // plan, whose counts cost seconds on large clusters, stops there. A count that gains ends
-      // the doubling where what it gained, gained again, would not beat the fastest (unless the
-      // pipelines persist far from the bound).
-      // (The server plan's first count alone gains on its own time at `largest`, where it has
-      // one: else that count is its first that does not gain.)
-      Time previous =
-          m == SynthMethod::ServerPlan ? leave_outs_.plan_time(m, largest).value_or(-1) : -1;
-      Time last = -1, before_last = -1;  // (made at the count before `last`'s)
-      // The time the next count's gain is measured from: the last count's, or at the first the
-      // method's own time at `largest`, where the search made one or predicted it. (An
-      // All-Reduce's pipelines predicted there stand as their halves' likely times summed, over
-      // what they take joined: no time to say they cannot win (CountLeaveOuts::cannot_win), and
-      // here a gain overstated, which a count that cannot win goes on from only where halving
-      // over the bound also may win, below.)
-      Time trend = leave_outs_.plan_time(m, largest).value_or(-1);
-      int idle = 0;
-      double last_seconds = next_count / 2;  // what the last count took
-      // Where the fastest is far from the bound (over kPipelinesPersist of it) and they are close
-      // to it (within kPipelinesContend), they also try their split variants.
-      auto contending = [&](Time time) {
-        return static_cast<double>(time) <= kPipelinesContend * static_cast<double>(fastest());
-      };
-      DoublingVariants variants(searched_, largest, m == SynthMethod::PlanPipeline);
-      variants.listen(quiet.pipelines);
-      bool floored = false;  // (what cannot beat the fastest is not made or timed: to_beat)
-      bool predicted = false;
-      quiet.floored = &floored;
-      quiet.predicted = &predicted;
-      for (int k = 2 * largest; k <= (1 << 20); k *= 2) {
-        c.chunks_per_npu = k;
-        const Bytes chunk = c.chunk_bytes_for(total_bytes_);
-        if (chunk < min_chunk_of(t_) || c.pieces() > total_bytes_) break;  // nor under the least
-        // An All-Reduce's pipelines over kHalvesOver of the bound count their halves' transfers.
-        const bool halves = m == SynthMethod::PlanPipeline && c.kind == CollectiveKind::AllReduce &&
-                            !within_bound(t_, best.algorithm, kHalvesOver, bounds_of(o_));
-        const int64_t transfers = transfer_estimate(c) / (halves ? 2 : 1);
-        if (transfers > kPipelineTransferBudget &&
-            (m != SynthMethod::PlanPipeline || !variants.reported() ||
-             transfers > kPipelineFastestTransferBudget))
-          break;
-        variants.before(k, transfers > kPipelineAllVariantsTransfers, quiet.pipelines);
-        quiet.pipelines.split =
-            o_.pipelines.split &&
-            !within_bound(t_, best.algorithm, kPipelinesPersist, bounds_of(o_)) &&
-            (last < 0 || contending(last));
-        if (o_.deadline && o_.deadline->reached(2 * last_seconds)) break;
-        // (The server plan predicted not to gain, as the search leaves it out of a count.)
-        if (m == SynthMethod::ServerPlan &&
-            leave_outs_.leave_out_server_plan(
-                c, chunk, fastest(), last >= 0 ? std::optional<Time>(last) : std::nullopt,
-                before_last >= 0 ? std::optional<Time>(before_last) : std::nullopt))
-          break;
-        // An All-Reduce's halves' answers, where its caller makes them (halves_first), made
-        // before the pipelines' first count alone where their time at `largest` is within
-        // kHalvesFirstNear of the fastest. Where they are the fastest, the pipelines double no
-        // further: the halves' answers join each half's best count of the same pipelines, each
-        // drained, where the whole's join them at one count (which did not beat the former where
-        // measured: docs/synthesis.md). The server plan's doubling must beat them (`fastest`).
-        if (m == SynthMethod::PlanPipeline && c.kind == CollectiveKind::AllReduce &&
-            o_.portfolio.halves_first && last < 0 && halves_time < 0 && trend > 0 &&
-            static_cast<double>(trend) <=
-                kHalvesFirstNear * static_cast<double>(best.algorithm.claimed_time)) {
-          halves_time = o_.portfolio.halves_first(best.algorithm);
-          if (halves_time > 0 && halves_time < best.algorithm.claimed_time) break;
-        }
-        const auto began = Deadline::Clock::now();
-        quiet.to_beat = fastest();
-        quiet.pipelines.floored_at =
-            m == SynthMethod::PlanPipeline ? doubling_stops_at(fastest(), last, trend) : -1;
-        floored = predicted = false;
-        Made<Algorithm> made_here = try_synthesize(t_, c, chunk, quiet);
-        last_seconds = seconds_since(began);
-        if (!made(made_here)) break;  // no plan here
-        Algorithm& a = std::get<Algorithm>(made_here);
-        const bool floor = floored && a.claimed_time >= quiet.to_beat;
-        best.tried.push_back({k, a.claimed_time, m, floor, floor && predicted});
-        if (best.tried.back().floor) {
-          // Cannot win, and its time is not known: the doubling ends, unless, far from the bound
-          // (over kPipelinesPersist of it), the next count may still win (doubling_goes_past).
-          const Time stands = a.claimed_time;
-          if (!(m == SynthMethod::PlanPipeline && contending(stands) &&
-                !within_bound(t_, best.algorithm, kPipelinesPersist, bounds_of(o_)) &&
-                doubling_goes_past(stands, trend, fastest(),
-                                   lower_bound(t_, c, chunk, bounds_of(o_)).bandwidth)))
-            break;
-          trend = stands;
-          before_last = last;
-          last = stands;
-          continue;
-        }
-        const Time now = a.claimed_time;
-        const bool gaining = previous < 0 || gains(now, previous);
-        if (previous < 0 || now < previous) previous = now;
-        if (now < best.algorithm.claimed_time) {
-          best.algorithm = std::move(a);
-          best.chunks_per_npu = k;
-        }
-        // A count is promising where its gain, gained again, would beat the fastest by more than
-        // kDoublingGain: each count after it gains less than the one before. The first count over
-        // kPipelinesContend of the fastest is not, whatever it gained.
-        const bool promising = (last >= 0 || contending(now)) &&
-                               (trend < 0 || doubling_promises(now, trend, fastest()));
-        trend = now;
-        // Far from the bound but contending, the pipelines go on up to
-        // kPipelineAllVariantsTransfers, gaining or not, while their times jump by over 0.5 % from
-        // count to count or their chunks are of kPipelinesPersistChunk or more. Smaller settling
-        // ones leave a gap more chunks do not close (it is latency).
-        const bool jumping = last >= 0 && std::abs(static_cast<double>(now - last)) >
-                                              0.005 * static_cast<double>(last);
-        // Gained on the count before, but under 0.5 %: a doubling's gain shrinks as the chunks do,
-        // so the next count gains less.
-        const bool settled = last >= 0 && now < last;
-        before_last = last;
-        last = now;
-        const bool far = m == SynthMethod::PlanPipeline &&
-                         (jumping || chunk >= kPipelinesPersistChunk) && contending(now) &&
-                         !within_bound(t_, best.algorithm, kPipelinesPersist, bounds_of(o_));
-        if (gaining) {
-          idle = 0;
-          // The last doubling's gain, gained again, would not reach the fastest: a doubling's gain
-          // shrinks as the chunks do, so the next count cannot win either.
-          if (!promising && !far) break;
-          continue;
-        }
-        // Under 0.5 % from doubling: enough.
-        const bool close = c.kind != CollectiveKind::AllReduce &&
-                           within_bound(t_, best.algorithm, kDoublingEnough, bounds_of(o_));
-        // Not gaining, and over kPipelinesContend of the fastest: the next count is no nearer.
-        // Past kPipelineAllVariantsTransfers (the costliest counts, where only the fastest
-        // variants run) neither persisting nor one more count. One more only after a count that
-        // lost (times need not fall steadily), not after one that settled.
-        if (transfers > kPipelineAllVariantsTransfers || (++idle >= 2 && !far) ||
-            (settled && !far) || m != SynthMethod::PlanPipeline || close || !contending(now))
-          break;
-      }
+      double_plan(m, c, largest, next_count, best, halves_time);
     }
     return halves_time;
   }
 
-  // The fastest so far, or the halves' answers' time where they were made (-1: not) and faster.
-  static Time under_halves(const ChunkingResult& best, Time halves) {
-    return halves > 0 ? std::min(halves, best.algorithm.claimed_time) : best.algorithm.claimed_time;
-  }
-
-  // The matcher's variants, doubling while the fastest of them (their times are not smooth)
-  // promises to beat the fastest so far by more than kDoublingGain (doubling_promises), up to the
-  // pipelines' transfer budget.
-  void double_matcher(Collective c, int largest, double next_count, Time matcher_last,
-                      const std::vector<MatcherVariant>& matcher_variants, ChunkingResult& best,
-                      Time halves) const {
-    Time previous = matcher_last;
+  // Plan `m` (the flow plan's pipelines or the server plan) doubling its chunks alone past
+  // `largest` (double_plans). Before the pipelines' first count, `halves_time` receives an
+  // All-Reduce's halves' answers' time where they are made there; once made, they are the time to
+  // beat.
+  void double_plan(SynthMethod m, Collective c, int largest, double next_count,
+                   ChunkingResult& best, Time& halves_time) const {
+    auto fastest = [&] { return under_halves(best.algorithm.claimed_time, halves_time); };
+    SynthOptions quiet = quiet_;  // (each method's own: its hooks point at its own locals)
+    quiet.method = m;
+    // The method's best time so far, and its time at the last count. The pipelines' times need
+    // not fall steadily: past a count that does not gain they try one more, unless the best is
+    // within kDoublingEnough of the bound already (each count costs twice the last); the server
+    // plan, whose counts cost seconds on large clusters, stops there. A count that gains ends
+    // the doubling where what it gained, gained again, would not beat the fastest (unless the
+    // pipelines persist far from the bound).
+    // (The server plan's first count alone gains on its own time at `largest`, where it has
+    // one: else that count is its first that does not gain.)
+    Time previous =
+        m == SynthMethod::ServerPlan ? leave_outs_.plan_time(m, largest).value_or(-1) : -1;
+    Time last = -1, before_last = -1;  // (made at the count before `last`'s)
+    // The time the next count's gain is measured from: the last count's, or at the first the
+    // method's own time at `largest`, where the search made one or predicted it. (An
+    // All-Reduce's pipelines predicted there stand as their halves' likely times summed, over
+    // what they take joined: no time to say they cannot win (CountLeaveOuts::cannot_win), and
+    // here a gain overstated, which a count that cannot win goes on from only where halving
+    // over the bound also may win, below.)
+    Time trend = leave_outs_.plan_time(m, largest).value_or(-1);
+    int idle = 0;
     double last_seconds = next_count / 2;  // what the last count took
-    // Each variant's times at the doubling's counts, and those it leaves out for good, as the
-    // search would leave them out of its next count (CountLeaveOuts::leaves_out_doubling).
-    std::map<MatcherRun, std::map<int, Time>> times;
-    std::set<MatcherRun> left_out;
-    // Where an All-Reduce's halves' answers were made and are the faster, the doubling starts only
-    // where the search's gain at its last count, gained again, beats them (doubling_promises).
-    if (halves > 0 && halves < best.algorithm.claimed_time)
-      for (const ChunkingResult::Try& before : best.tried)
-        if (2 * before.chunks_per_npu == largest && !before.alone && !before.floor &&
-            !doubling_promises(matcher_last, before.time, halves))
-          return;
-    for (int k = 2 * largest;
-         !matcher_variants.empty() && k <= (1 << 20) && !at_bound_(best.algorithm); k *= 2) {
+    // Where the fastest is far from the bound (over kPipelinesPersist of it) and they are close
+    // to it (within kPipelinesContend), they also try their split variants.
+    auto contending = [&](Time time) {
+      return static_cast<double>(time) <= kPipelinesContend * static_cast<double>(fastest());
+    };
+    DoublingVariants variants(searched_, largest, m == SynthMethod::PlanPipeline);
+    variants.listen(quiet.pipelines);
+    bool floored = false;  // (what cannot beat the fastest is not made or timed: to_beat)
+    bool predicted = false;
+    quiet.floored = &floored;
+    quiet.predicted = &predicted;
+    for (int k = 2 * largest; k <= (1 << 20); k *= 2) {
       c.chunks_per_npu = k;
       const Bytes chunk = c.chunk_bytes_for(total_bytes_);
-      if (chunk < 1 || c.pieces() > total_bytes_ || transfer_estimate(c) > kPipelineTransferBudget)
+      if (chunk < min_chunk_of(t_) || c.pieces() > total_bytes_) break;  // nor under the least
+      // An All-Reduce's pipelines over kHalvesOver of the bound count their halves' transfers.
+      const bool halves = m == SynthMethod::PlanPipeline && c.kind == CollectiveKind::AllReduce &&
+                          !within_bound(t_, best.algorithm, kHalvesOver, bounds_of(o_));
+      const int64_t transfers = transfer_estimate(c) / (halves ? 2 : 1);
+      if (transfers > kPipelineTransferBudget &&
+          (m != SynthMethod::PlanPipeline || !variants.reported() ||
+           transfers > kPipelineFastestTransferBudget))
         break;
-      std::optional<Time> fastest;
-      if ((o_.deadline && o_.deadline->reached(2 * last_seconds)) ||
-          leave_outs_.matchers_cannot_gain(c, chunk, under_halves(best, halves)))
-        break;  // (as leave_out_matchers leaves the matchers out of a count)
-      for (const MatcherVariant& v : matcher_variants)
-        if (leave_outs_.leaves_out_doubling(v.run, k, times[v.run], under_halves(best, halves)))
-          left_out.insert(v.run);
-      if (left_out.size() == matcher_variants.size()) break;
-      const auto began = Deadline::Clock::now();
-      for (const auto& [variant, label, made_by, run] : matcher_variants) {
-        if (left_out.contains(run)) continue;
-        Algorithm a = synthesize(t_, c, chunk, variant);
-        if (variant.link_model != o_.link_model) {
-          a.link_model = o_.link_model;
-          time(t_, a);
-        }
-        times[run][k] = a.claimed_time;
-        fastest = std::min(fastest.value_or(a.claimed_time), a.claimed_time);
-        if (a.claimed_time < best.algorithm.claimed_time) {
-          const int waves = a.provenance.waves;
-          a.method = waves > 0 ? label + in_waves_words(waves) : label;
-          a.provenance = made_by;
-          a.provenance.waves = waves;
-          best.algorithm = std::move(a);
-          best.chunks_per_npu = k;
-        }
+      variants.before(k, transfers > kPipelineAllVariantsTransfers, quiet.pipelines);
+      quiet.pipelines.split = o_.pipelines.split &&
+                              !within_bound(t_, best.algorithm, kPipelinesPersist, bounds_of(o_)) &&
+                              (last < 0 || contending(last));
+      if (o_.deadline && o_.deadline->reached(2 * last_seconds)) break;
+      // (The server plan predicted not to gain, as the search leaves it out of a count.)
+      if (m == SynthMethod::ServerPlan &&
+          leave_outs_.leave_out_server_plan(
+              c, chunk, fastest(), last >= 0 ? std::optional<Time>(last) : std::nullopt,
+              before_last >= 0 ? std::optional<Time>(before_last) : std::nullopt))
+        break;
+      // An All-Reduce's halves' answers, where its caller makes them (halves_first), made
+      // before the pipelines' first count alone where their time at `largest` is within
+      // kHalvesFirstNear of the fastest. Where they are the fastest, the pipelines double no
+      // further: the halves' answers join each half's best count of the same pipelines, each
+      // drained, where the whole's join them at one count (which did not beat the former where
+      // measured: docs/synthesis.md). The server plan's doubling must beat them (`fastest`).
+      if (m == SynthMethod::PlanPipeline && c.kind == CollectiveKind::AllReduce &&
+          o_.portfolio.halves_first && last < 0 && halves_time < 0 && trend > 0 &&
+          static_cast<double>(trend) <=
+              kHalvesFirstNear * static_cast<double>(best.algorithm.claimed_time)) {
+        halves_time = o_.portfolio.halves_first(best.algorithm);
+        if (halves_time > 0 && halves_time < best.algorithm.claimed_time) break;
       }
+      const auto began = Deadline::Clock::now();
+      quiet.to_beat = fastest();
+      quiet.pipelines.floored_at =
+          m == SynthMethod::PlanPipeline ? doubling_stops_at(fastest(), last, trend) : -1;
+      floored = predicted = false;
+      Made<Algorithm> made_here = try_synthesize(t_, c, chunk, quiet);
       last_seconds = seconds_since(began);
-      best.tried.push_back({k, *fastest, SynthMethod::Matcher});
-      // (Where another way is the fastest, gaining on its own count before is not enough.)
-      if (!doubling_promises(*fastest, previous, under_halves(best, halves))) break;
-      previous = *fastest;
+      if (!made(made_here)) break;  // no plan here
+      Algorithm& a = std::get<Algorithm>(made_here);
+      const bool floor = floored && a.claimed_time >= quiet.to_beat;
+      best.tried.push_back({k, a.claimed_time, m, floor, floor && predicted});
+      if (best.tried.back().floor) {
+        // Cannot win, and its time is not known: the doubling ends, unless, far from the bound
+        // (over kPipelinesPersist of it), the next count may still win (doubling_goes_past).
+        const Time stands = a.claimed_time;
+        if (!(m == SynthMethod::PlanPipeline && contending(stands) &&
+              !within_bound(t_, best.algorithm, kPipelinesPersist, bounds_of(o_)) &&
+              doubling_goes_past(stands, trend, fastest(),
+                                 lower_bound(t_, c, chunk, bounds_of(o_)).bandwidth)))
+          break;
+        trend = stands;
+        before_last = last;
+        last = stands;
+        continue;
+      }
+      const Time now = a.claimed_time;
+      const bool gaining = previous < 0 || gains(now, previous);
+      if (previous < 0 || now < previous) previous = now;
+      if (now < best.algorithm.claimed_time) {
+        best.algorithm = std::move(a);
+        best.chunks_per_npu = k;
+      }
+      // A count is promising where its gain, gained again, would beat the fastest by more than
+      // kDoublingGain: each count after it gains less than the one before. The first count over
+      // kPipelinesContend of the fastest is not, whatever it gained.
+      const bool promising =
+          (last >= 0 || contending(now)) && (trend < 0 || doubling_promises(now, trend, fastest()));
+      trend = now;
+      // Far from the bound but contending, the pipelines go on up to
+      // kPipelineAllVariantsTransfers, gaining or not, while their times jump by over 0.5 % from
+      // count to count or their chunks are of kPipelinesPersistChunk or more. Smaller settling
+      // ones leave a gap more chunks do not close (it is latency).
+      const bool jumping = last >= 0 && std::abs(static_cast<double>(now - last)) >
+                                            0.005 * static_cast<double>(last);
+      // Gained on the count before, but under 0.5 %: a doubling's gain shrinks as the chunks do,
+      // so the next count gains less.
+      const bool settled = last >= 0 && now < last;
+      before_last = last;
+      last = now;
+      const bool far = m == SynthMethod::PlanPipeline &&
+                       (jumping || chunk >= kPipelinesPersistChunk) && contending(now) &&
+                       !within_bound(t_, best.algorithm, kPipelinesPersist, bounds_of(o_));
+      if (gaining) {
+        idle = 0;
+        // The last doubling's gain, gained again, would not reach the fastest: a doubling's gain
+        // shrinks as the chunks do, so the next count cannot win either.
+        if (!promising && !far) break;
+        continue;
+      }
+      // Under 0.5 % from doubling: enough.
+      const bool close = c.kind != CollectiveKind::AllReduce &&
+                         within_bound(t_, best.algorithm, kDoublingEnough, bounds_of(o_));
+      // Not gaining, and over kPipelinesContend of the fastest: the next count is no nearer.
+      // Past kPipelineAllVariantsTransfers (the costliest counts, where only the fastest
+      // variants run) neither persisting nor one more count. One more only after a count that
+      // lost (times need not fall steadily), not after one that settled.
+      if (transfers > kPipelineAllVariantsTransfers || (++idle >= 2 && !far) || (settled && !far) ||
+          m != SynthMethod::PlanPipeline || close || !contending(now))
+        break;
     }
   }
 
