@@ -98,14 +98,13 @@ std::optional<HalvesInTurn> halves_may_beat(const topo::Topology& t, const Algor
 
 // The figure of halves_may_beat where the halves alone can also do what `a` cannot: `a` is the
 // flow plan's pipelines (whose drain at full rate re-rates the All-Gather's tail alone, where each
-// half searched alone drains its own), or the links differ both ways (no topo::twin_links: each
-// half may take a method of its own). Elsewhere the halves' answers mirror each other, and the
-// whole's search joins them by each method.
+// half searched alone drains its own), or the links differ both ways (not `twin`: no
+// topo::twin_links, each half may take a method of its own). Elsewhere the halves' answers mirror
+// each other, and the whole's search joins them by each method.
 std::optional<HalvesInTurn> halves_may_win(const topo::Topology& t, const Collective& c,
-                                           const Algorithm& a, const SynthOptions& o) {
+                                           const Algorithm& a, const SynthOptions& o, bool twin) {
   if (!halves_apply(c, o)) return std::nullopt;
-  if (a.provenance.producer != Producer::FlowPlanPipelines && topo::twin_links(t).has_value())
-    return std::nullopt;
+  if (a.provenance.producer != Producer::FlowPlanPipelines && twin) return std::nullopt;
   return halves_may_beat(t, a, o);
 }
 
@@ -122,11 +121,12 @@ Made<ChunkingResult> drained(const topo::Topology& t, Collective c, Bytes total_
 // All-Gather's first, and the Reduce-Scatter's only where the two may beat `fastest` by
 // kDoublingGain, its time taken as the All-Gather's over its bound times its own bound (`h`: a
 // prediction, not a floor: on links that differ both ways the halves may fare differently).
-// Nothing where they were not all made.
+// `twins`: the topology's (topo::twin_links), where it is its own reverse. Nothing where they were
+// not all made.
 std::optional<Algorithm> halves_joined(const topo::Topology& t, const Collective& c,
                                        Bytes total_bytes, const SynthOptions& o,
-                                       int max_chunks_per_npu, const HalvesInTurn& h,
-                                       Time fastest) {
+                                       int max_chunks_per_npu, const HalvesInTurn& h, Time fastest,
+                                       const std::optional<std::vector<LinkId>>& twins) {
   SynthOptions half = o;
   half.portfolio.halves_first = nullptr;
   // (The whole's search reported its fraction done; the halves keep it reported, so that a log
@@ -138,7 +138,6 @@ std::optional<Algorithm> halves_joined(const topo::Topology& t, const Collective
   ag.kind = CollectiveKind::AllGather;
   // Where the topology is its own reverse, the All-Gather's answer before its drain, for the
   // Reduce-Scatter's (below).
-  const std::optional<std::vector<LinkId>> twins = topo::twin_links(t);
   Made<ChunkingResult> second = searched(t, ag, total_bytes, half, max_chunks_per_npu);
   if (!made(second)) return std::nullopt;
   std::optional<Algorithm> undrained;
@@ -189,16 +188,18 @@ Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collect
   // answer may be (halves_may_win).
   bool asked = false;
   std::optional<Algorithm> halves;
+  std::optional<std::vector<LinkId>> twins;  // (asked only where the halves may be made)
+  if (halves_apply(c, o)) twins = topo::twin_links(t);
   SynthOptions whole = o;
   whole.portfolio.halves_first = nullptr;
-  if (halves_apply(c, o) && topo::twin_links(t))
+  if (twins)
     whole.portfolio.halves_first = [&](const Algorithm& fastest) -> Time {
       // (Only for this All-Reduce: a composition's searches of its groups pass it on.)
       if (!asked && fastest.collective.ranks == c.ranks && !(o.deadline && o.deadline->reached()))
         if (const std::optional<HalvesInTurn> h = halves_may_beat(t, fastest, o)) {
           asked = true;
-          halves =
-              halves_joined(t, c, total_bytes, o, max_chunks_per_npu, *h, fastest.claimed_time);
+          halves = halves_joined(t, c, total_bytes, o, max_chunks_per_npu, *h, fastest.claimed_time,
+                                 twins);
         }
       return halves ? halves->claimed_time : -1;
     };
@@ -206,9 +207,10 @@ Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collect
   ChunkingResult* best = made(r);
   if (!best) return r;
   if (!asked)
-    if (const std::optional<HalvesInTurn> h = halves_may_win(t, c, best->algorithm, o))
-      halves =
-          halves_joined(t, c, total_bytes, o, max_chunks_per_npu, *h, best->algorithm.claimed_time);
+    if (const std::optional<HalvesInTurn> h =
+            halves_may_win(t, c, best->algorithm, o, twins.has_value()))
+      halves = halves_joined(t, c, total_bytes, o, max_chunks_per_npu, *h,
+                             best->algorithm.claimed_time, twins);
   if (halves && halves->claimed_time < best->algorithm.claimed_time) {
     best->chunks_per_npu = halves->collective.chunks_per_npu;
     best->algorithm = std::move(*halves);
