@@ -533,7 +533,8 @@ class FlatSearch {
       // estimate there may win: its times so far say nothing of messages.)
       Collective next = c;
       next.chunks_per_npu = 2 * largest;
-      if ((leave_outs_.cannot_win(m, c.kind, largest, best.algorithm.claimed_time) &&
+      if ((leave_outs_.cannot_win(m, c.kind, largest, best.algorithm.claimed_time,
+                                  doublings_within_budget(m, c, largest)) &&
            !(m == SynthMethod::ServerPlan &&
              leave_outs_.rail_messages_may_win(next, next.chunk_bytes_for(total_bytes_),
                                                best.algorithm.claimed_time))) ||
@@ -542,6 +543,21 @@ class FlatSearch {
       double_plan(m, c, largest, next_count, best, halves_time);
     }
     return halves_time;
+  }
+
+  // How many counts plan `m`'s doubling alone past `largest` may make at most: its counts stop
+  // under the least chunk, past a chunk per byte, and past the pipelines' loosest transfer budget
+  // (kPipelineFastestTransferBudget; an All-Reduce's counted as its halves', as double_plan may).
+  int doublings_within_budget(SynthMethod m, Collective c, int largest) const {
+    const bool halves = m == SynthMethod::PlanPipeline && c.kind == CollectiveKind::AllReduce;
+    int doublings = 0;
+    for (int k = 2 * largest; k <= (1 << 20); k *= 2, ++doublings) {
+      c.chunks_per_npu = k;
+      if (c.chunk_bytes_for(total_bytes_) < min_chunk_of(t_) || c.pieces() > total_bytes_ ||
+          transfer_estimate(c) / (halves ? 2 : 1) > kPipelineFastestTransferBudget)
+        break;
+    }
+    return doublings;
   }
 
   // Plan `m` (the flow plan's pipelines or the server plan) doubling its chunks alone past

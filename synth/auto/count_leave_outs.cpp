@@ -217,8 +217,8 @@ std::optional<Time> CountLeaveOuts::modelled(SynthMethod m, int count) const {
   return last ? fill_and_steps(*eighth, *quarter, *last) : std::nullopt;
 }
 
-bool CountLeaveOuts::cannot_win(SynthMethod m, CollectiveKind kind, int largest,
-                                Time fastest) const {
+bool CountLeaveOuts::cannot_win(SynthMethod m, CollectiveKind kind, int largest, Time fastest,
+                                int doublings) const {
   // The server plan left out of `largest` on its model (leave_out_server_plan), past its least
   // time there: under the model each doubling after it loses more.
   if (m == SynthMethod::ServerPlan && !plan_time(m, largest))
@@ -259,6 +259,11 @@ bool CountLeaveOuts::cannot_win(SynthMethod m, CollectiveKind kind, int largest,
   if (!last) return false;
   if (m == SynthMethod::ServerPlan && before && !gains(*last, *before)) return true;
   const bool floored_before = pipelines && !before && time_at(pipeline_floors_, largest / 2);
+  // (falls_behind sets the last gain, gained once more in all, against `fastest`; the pipelines
+  // within their budgets gain at most its halving series up to their last count: `doublings`.)
+  if (pipelines && before && *before > *last && doublings >= 0 && doublings < 62)
+    before = *last + static_cast<Time>(static_cast<double>(*before - *last) *
+                                       (1 - std::ldexp(1.0, -doublings)));
   return falls_behind(*last, before, fastest, kPipelinesContend, 2 * kPipelinesContend,
                       /*without_before=*/!floored_before);
 }

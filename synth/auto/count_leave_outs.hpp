@@ -140,7 +140,13 @@ class CountLeaveOuts {
   // than `fastest` by more than kDoublingGain. (An All-Reduce's pipelines left unmade at half
   // `largest`, or at `largest`, on their prediction made no time there: as for a plan not made
   // there.)
-  bool cannot_win(SynthMethod m, CollectiveKind kind, int largest, Time fastest) const;
+  // `doublings`: how many counts the doubling alone may make past `largest` within its budgets,
+  // -1 for no limit. As each doubling gains at most half the last one's gain (the fill halves with
+  // the chunk), the pipelines' counts ahead gain at most their last gain times 1/2 + 1/4 + ... +
+  // 1/2^doublings: short of the whole of it, which is what falls_behind sets against `fastest`
+  // without a limit. (A prediction, as that is: where messages come in, gains have grown.)
+  bool cannot_win(SynthMethod m, CollectiveKind kind, int largest, Time fastest,
+                  int doublings = -1) const;
 
   // Whether the server plan sends its rails in messages (synth/plans/rail_messages.hpp) at `cc`'s
   // count of `chunk` bytes and not at half of it (steps charged, under `pipelined`, a plan over

@@ -10,6 +10,7 @@
 #include "synth/synthesizer.hpp"
 #include "synth/tuning.hpp"
 #include "tests/synth/test_support.hpp"
+#include "topo/generators.hpp"
 
 namespace tenet::synth {
 namespace {
@@ -145,6 +146,37 @@ TEST(CountLeaveOuts, AnAllReducesStandInAtTheLastCountIsNoTimeBehind) {
               kind == CollectiveKind::AllGather)
         << static_cast<int>(kind);
   }
+}
+
+// The pipelines' doubling alone gains at most the series of halving gains up to the last count
+// their budgets let it make (cannot_win's `doublings`), not the whole series: nvcluster:8x8,
+// Reduce-Scatter of 1 GiB, the pipelines predicted at 5.629 ms at 8 chunks per NPU and 4.035 ms at
+// 16, the search's fastest 2.49 ms. The whole series ends at 2.441 ms, under it; the four counts
+// their budgets allow (32 to 256: 64 NPUs x 256 chunks x 63 transfers each is within
+// kPipelineFastestTransferBudget, 512 not) end at 2.541 ms at most, behind it (made alone at 32,
+// they took at least 2.859 ms, 0.2 s of the command's 1.1 s of CPU). Six counts would still
+// reach 2.466 ms.
+TEST(CountLeaveOuts, PipelinesCannotWinPastWhatTheirBudgetsLetThemGain) {
+  const topo::Topology t = topo::generate("nvcluster:8x8");
+  const SynthOptions o;
+  const Time fastest = 2'489'654'969;
+  detail::CountLeaveOuts leave_outs(t, o);
+  leave_outs.record(SynthMethod::PlanPipeline, 8, 5'629'024'339, true);
+  leave_outs.record(SynthMethod::PlanPipeline, 16, 4'035'017'307, true);
+  const auto cannot_win = [&](int doublings) {
+    return leave_outs.cannot_win(SynthMethod::PlanPipeline, CollectiveKind::ReduceScatter, 16,
+                                 fastest, doublings);
+  };
+  EXPECT_FALSE(cannot_win(-1));
+  EXPECT_TRUE(cannot_win(4));
+  EXPECT_TRUE(cannot_win(1));
+  EXPECT_FALSE(cannot_win(6));
+  // Within kPipelinesContend of the fastest they double whatever their budgets.
+  detail::CountLeaveOuts near(t, o);
+  near.record(SynthMethod::PlanPipeline, 8, 2'800'000'000, false);
+  near.record(SynthMethod::PlanPipeline, 16, 2'700'000'000, false);
+  EXPECT_FALSE(
+      near.cannot_win(SynthMethod::PlanPipeline, CollectiveKind::ReduceScatter, 16, fastest, 1));
 }
 
 }  // namespace
