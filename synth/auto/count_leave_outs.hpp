@@ -57,6 +57,12 @@ class CountLeaveOuts {
     if (predicted) plan_predicted_[m].insert(count);
   }
   void record(MatcherRun run, int count, Time time) { matcher_times_[run][count] = time; }
+  // What run `run` of the plain matcher made at `count`, where it ran there.
+  std::optional<Time> matcher_time(MatcherRun run, int count) const {
+    const auto times = matcher_times_.find(run);
+    if (times == matcher_times_.end()) return std::nullopt;
+    return time_at(times->second, count);
+  }
 
   // Whether leave_out_matchers left every run out as none can beat the fastest by 0.5 %
   // (PortfolioOptions::matchers_at_figure).

@@ -68,6 +68,15 @@ void MatcherDoubling::run(Collective c, int largest, double next_count, Time mat
       if (2 * before.chunks_per_npu == largest && !before.alone && !before.floor &&
           !doubling_promises(matcher_last, before.time, halves))
         return;
+  // Where another way beat the matcher's answer past the search (the plans' doubling alone), a
+  // variant starts only where its own last gain in the search, gained again, beats that by
+  // kDoublingGain: as a count of the doubling that does not ends it (below).
+  if (const Time beat = under_halves(best.algorithm.claimed_time, halves); beat < matcher_last)
+    for (const MatcherVariant& v : variants) {
+      const std::optional<Time> now = leave_outs.matcher_time(v.run, largest),
+                                before = leave_outs.matcher_time(v.run, largest / 2);
+      if (now && before && !doubling_promises(*now, *before, beat)) left_out.insert(v.run);
+    }
   for (int k = 2 * largest; !variants.empty() && k <= (1 << 20) && !at_bound(best.algorithm);
        k *= 2) {
     c.chunks_per_npu = k;
