@@ -49,7 +49,9 @@ struct MatcherDoubling {
   // pipelines' transfer budget; `matcher_last` their time at `largest`, `next_count` the seconds
   // the search's last count took. Where an All-Reduce's halves' answers were made (`halves`
   // positive: under_halves) and are the faster, they are the time to beat, and the doubling starts
-  // only where the search's gain at its last count, gained again, beats them.
+  // only where the search's gain at its last count, gained again, beats them. Where another way
+  // beat `matcher_last` past the search (the plans' doubling), a variant starts only where its own
+  // last gain in the search, gained again, beats the fastest.
   void run(Collective c, int largest, double next_count, Time matcher_last,
            const std::vector<MatcherVariant>& variants, ChunkingResult& best, Time halves) const;
 };

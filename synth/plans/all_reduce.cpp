@@ -106,13 +106,14 @@ Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorith
 
 // The halves joined in turn (join_all_reduce), the joined channels serial where `first`'s are;
 // where `second`'s differ, also timed as `second`'s, and the faster kept.
-Algorithm joined_in_turn(const topo::Topology& t, const Collective& c, const Algorithm& first,
+Algorithm joined_in_turn(const topo::Topology& t, const Collective& c, Algorithm first,
                          const Algorithm& second) {
-  Algorithm a = join_all_reduce(t, c, first, second, first.serial_channels, /*in_turn=*/true);
-  if (first.serial_channels != second.serial_channels) {
-    Algorithm b = join_all_reduce(t, c, first, second, second.serial_channels, /*in_turn=*/true);
-    if (b.claimed_time < a.claimed_time) a = std::move(b);
-  }
+  const bool serial = first.serial_channels;
+  if (serial == second.serial_channels)
+    return join_all_reduce(t, c, std::move(first), second, serial, /*in_turn=*/true);
+  Algorithm a = join_all_reduce(t, c, first, second, serial, /*in_turn=*/true);
+  Algorithm b = join_all_reduce(t, c, std::move(first), second, !serial, /*in_turn=*/true);
+  if (b.claimed_time < a.claimed_time) return b;
   return a;
 }
 
@@ -146,14 +147,17 @@ std::optional<Algorithm> answers_in_turn(const topo::Topology& t, const Collecti
   if (k % rs.collective.chunks_per_npu != 0 || k % ag.collective.chunks_per_npu != 0)
     return std::nullopt;
   std::optional<Algorithm> first = refined(rs, k / rs.collective.chunks_per_npu);
-  std::optional<Algorithm> second = refined(ag, k / ag.collective.chunks_per_npu);
+  // (The All-Gather is only read: refined only where its count is the coarser.)
+  std::optional<Algorithm> finer;
+  if (ag.collective.chunks_per_npu != k) finer = refined(ag, k / ag.collective.chunks_per_npu);
+  const Algorithm* second = ag.collective.chunks_per_npu == k ? &ag : finer ? &*finer : nullptr;
   if (!first || !second || first->chunk_bytes != second->chunk_bytes ||
       first->protocol != second->protocol || first->link_model != second->link_model ||
       first->reduce_bandwidth != second->reduce_bandwidth)
     return std::nullopt;
   Collective joined = c;
   joined.chunks_per_npu = k;
-  Algorithm a = joined_in_turn(t, joined, *first, *second);
+  Algorithm a = joined_in_turn(t, joined, std::move(*first), *second);
   a.method = fmt::format("the halves' own answers in turn (Reduce-Scatter: {}; All-Gather: {})",
                          rs.method, ag.method);
   a.provenance = rs.provenance;
@@ -451,7 +455,7 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   made_by.halves_in_turn = true;
   made_by.pipeline = first->provenance.pipeline;
   made_by.all_gather = second->provenance.pipeline;
-  Algorithm a = joined_in_turn(t, c, *first, *second);
+  Algorithm a = joined_in_turn(t, c, std::move(*first), *second);
   a.method = method;
   a.provenance = made_by;
   if (o.pipelines.on_variant) o.pipelines.on_variant(kPipelineInTurn, a.claimed_time);
