@@ -545,6 +545,12 @@ class FlatSearch {
     return halves_time;
   }
 
+  // Whether `c`'s count cuts the collective under the least chunk, or into more pieces than bytes:
+  // where a doubling alone stops.
+  bool past_least_chunk(const Collective& c) const {
+    return c.chunk_bytes_for(total_bytes_) < min_chunk_of(t_) || c.pieces() > total_bytes_;
+  }
+
   // How many counts plan `m`'s doubling alone past `largest` may make at most: its counts stop
   // under the least chunk, past a chunk per byte, and past the pipelines' loosest transfer budget
   // (kPipelineFastestTransferBudget; an All-Reduce's counted as its halves', as double_plan may).
@@ -553,7 +559,7 @@ class FlatSearch {
     int doublings = 0;
     for (int k = 2 * largest; k <= (1 << 20); k *= 2, ++doublings) {
       c.chunks_per_npu = k;
-      if (c.chunk_bytes_for(total_bytes_) < min_chunk_of(t_) || c.pieces() > total_bytes_ ||
+      if (past_least_chunk(c) ||
           transfer_estimate(c) / (halves ? 2 : 1) > kPipelineFastestTransferBudget)
         break;
     }
@@ -603,7 +609,7 @@ class FlatSearch {
     for (int k = 2 * largest; k <= (1 << 20); k *= 2) {
       c.chunks_per_npu = k;
       const Bytes chunk = c.chunk_bytes_for(total_bytes_);
-      if (chunk < min_chunk_of(t_) || c.pieces() > total_bytes_) break;  // nor under the least
+      if (past_least_chunk(c)) break;
       // An All-Reduce's pipelines over kHalvesOver of the bound count their halves' transfers.
       const bool halves = m == SynthMethod::PlanPipeline && c.kind == CollectiveKind::AllReduce &&
                           !within_bound(t_, best.algorithm, kHalvesOver, bounds_of(o_));
