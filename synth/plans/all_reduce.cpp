@@ -250,178 +250,204 @@ Time joined_prediction(const PipelinePrediction& reduced, const PipelinePredicti
          static_cast<Time>(kHalvesShare * static_cast<double>(apart));
 }
 
-// One method: the plain matcher, or the matcher on the flow plan. Nothing when the plan does not
-// apply.
-std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collective& c,
-                                         Bytes chunk_bytes, const SynthOptions& o, Method planned,
-                                         double work_budget) {
-  if (c.kind != CollectiveKind::AllReduce) {
-    std::optional<Algorithm> a = synthesize_plan(t, c, chunk_bytes, o, planned, false, work_budget);
-    if (a && planned != Method::PlanPipeline) {  // the pipelines were timed to pick one
-      // Not timed where its floor cannot beat what the caller has (SynthOptions::to_beat).
-      if (time_unless_floored(t, *a, o.to_beat) && o.floored) *o.floored = true;
-    }
-    return a;
+namespace {
+
+// An All-Reduce by one method, as its Reduce-Scatter then its All-Gather joined (each chunk's
+// All-Gather waits only for its own reduction): the method's one way (all_reduce_halves), or the
+// flow plan's pipelines variant by variant, each in both halves (a half fastest alone may join
+// worse than the same variant in both). The fastest joined is kept (best).
+class JoinedHalves {
+ public:
+  JoinedHalves(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
+               const SynthOptions& o, Method planned, double work_budget)
+      : t_(t),
+        c_(c),
+        chunk_bytes_(chunk_bytes),
+        o_(o),
+        planned_(planned),
+        work_budget_(work_budget),
+        rs_(c),
+        ag_(c),
+        half_(o) {
+    rs_.kind = CollectiveKind::ReduceScatter;
+    ag_.kind = CollectiveKind::AllGather;
   }
-  // Reduce-Scatter, then All-Gather; each chunk's All-Gather waits only for its own reduction.
-  Collective rs = c, ag = c;
-  rs.kind = CollectiveKind::ReduceScatter;
-  ag.kind = CollectiveKind::AllGather;
-  SynthOptions half = o;
-  // The pipelines run each variant in both halves, the fastest whole kept (a half fastest alone
-  // may join worse than the same variant in both).
-  std::optional<Algorithm> best;
-  bool floored_best = false;  // `best` is a floor over o.to_beat, not timed
-  // ... and it claims the least of the floored variants' floors (the count's floor, not
-  // necessarily its own; not a prediction's stand-in).
-  bool floor_stands = false;
+
+  const Collective& reduce_scatter() const { return rs_; }
+  const Collective& all_gather() const { return ag_; }
+  // The fastest so far (a floor or a prediction standing for the method where floored_best).
+  std::optional<Algorithm>& best() { return best_; }
+  bool floored_best() const { return floored_best_; }
+
+  // Variant `variant` of the pipelines (-1: the method's one way), joined, into best() where
+  // faster.
+  void run(int variant) {
+    const Time to_beat = best_ && !floored_best_ ? best_->claimed_time : o_.to_beat;
+    // (Nor where it is at or over the caller's PipelineOptions::floored_at: untimed, it makes no
+    // difference to the caller.)
+    const Time stop = o_.pipelines.floored_at;
+    Time floor_over = stop <= 0 ? to_beat : to_beat > 0 ? std::min(to_beat, stop) : stop;
+    if (!floor_may_decide(o_.pipelines, variant, floor_over)) floor_over = -1;
+    if (lost_with_twin(variant, to_beat) || predicted_to_lose(variant, to_beat)) return;
+    if (o_.progress) half_.progress = [this](double f) { o_.progress(f / 2); };
+    std::optional<Algorithm> first, second;
+    if (planned_ != Method::PlanPipeline) {
+      std::tie(first, second) =
+          all_reduce_halves(t_, rs_, ag_, chunk_bytes_, half_, planned_, work_budget_);
+      if (!first || !second) return;
+    } else {
+      first = synthesize_plan(t_, rs_, chunk_bytes_, half_, planned_, false, work_budget_, variant);
+      if (!first) return;
+      if (o_.progress) half_.progress = [this](double f) { o_.progress(0.5 + f / 2); };
+      second =
+          synthesize_plan(t_, ag_, chunk_bytes_, half_, planned_, /*last_first=*/true, 0, variant);
+      if (!second) return;
+    }
+    give_up_point(o_.give_up);  // (joining and timing a million transfers is a second)
+    const bool serial = first->serial_channels;
+    // A variant that cannot beat the fastest so far, or what the caller has
+    // (SynthOptions::to_beat), is not timed (it reports its floor).
+    bool floored = false;
+    Time floor = -1;
+    Algorithm a = join_all_reduce(t_, c_, std::move(*first), *second, serial, false, floor_over,
+                                  &floored, &floor);
+    if (floor >= 0 && variant >= 0 && o_.pipelines.on_floor) o_.pipelines.on_floor(variant, floor);
+    a.method = second->method;
+    a.provenance = second->provenance;
+    if (variant >= 0 && o_.pipelines.on_variant) o_.pipelines.on_variant(variant, a.claimed_time);
+    if (variant >= 0 && !floored && o_.pipelines.on_timed)
+      o_.pipelines.on_timed(variant, a.claimed_time);
+    // (A floor is at most its time: its ratio under the variant's own, the margin no narrower.)
+    if (planned_ == Method::PlanPipeline && o_.pipelines.calibration && o_.memo)
+      if (const auto& [reduced, gathered] = predicted(variant); reduced && gathered)
+        if (const TreePacking* trees = o_.memo->plans.of(t_); trees && !trees->trees.empty())
+          o_.pipelines.calibration->record(
+              variant, true, a.claimed_time, joined_prediction(*reduced, *gathered),
+              static_cast<double>(ag_.num_chunks()) / static_cast<double>(trees->trees.size()));
+    if (floored) floored_at_[variant] = a.claimed_time;
+    keep(std::move(a), floored, stop);
+  }
+
+ private:
   // Each half's prediction per variant; a variant streams as its twin of the other pacing
   // (Planned::streamed: the shape and speed-up alone), so they share one. Where the topology is
   // its own reverse (topo::twin_links) the halves share one too: the Reduce-Scatter's trees are
   // the All-Gather's (FlowPlans), each link renamed to its twin, of the same bandwidth, latency and
   // step, so their fills are the same.
   using Halves = std::pair<std::optional<PipelinePrediction>, std::optional<PipelinePrediction>>;
-  std::map<std::tuple<bool, int, bool, bool>, Halves> predictions;
-  std::optional<bool> own_reverse;  // (asked once, where a prediction is)
-  auto predicted = [&](int variant) -> const Halves& {
+  const Halves& predicted(int variant) {
     const PipelineVariant pv = pipeline_variant(variant);
     const auto key = std::make_tuple(pv.shape.lanes, pv.shape.split, pv.shape.serial, pv.sped_up);
-    auto it = predictions.find(key);
-    if (it == predictions.end()) {
-      if (!own_reverse) own_reverse = topo::twin_links(t).has_value();
+    auto it = predictions_.find(key);
+    if (it == predictions_.end()) {
+      if (!own_reverse_) own_reverse_ = topo::twin_links(t_).has_value();
       std::optional<PipelinePrediction> reduced =
-          predict_pipeline(t, rs, chunk_bytes, half, variant);
+          predict_pipeline(t_, rs_, chunk_bytes_, half_, variant);
       std::optional<PipelinePrediction> gathered =
-          *own_reverse ? reduced : predict_pipeline(t, ag, chunk_bytes, half, variant);
-      it = predictions.emplace(key, Halves(std::move(reduced), std::move(gathered))).first;
+          *own_reverse_ ? reduced : predict_pipeline(t_, ag_, chunk_bytes_, half_, variant);
+      it = predictions_.emplace(key, Halves(std::move(reduced), std::move(gathered))).first;
     }
     return it->second;
-  };
-  // The variants left untimed by their floor, with that floor (unpaced_twin).
-  std::map<int, Time> floored_at;
-  auto run = [&](int variant) {
-    const Time to_beat = best && !floored_best ? best->claimed_time : o.to_beat;
-    // (Nor where it is at or over the caller's PipelineOptions::floored_at: untimed, it makes no
-    // difference to the caller.)
-    const Time stop = o.pipelines.floored_at;
-    Time floor_over = stop <= 0 ? to_beat : to_beat > 0 ? std::min(to_beat, stop) : stop;
-    if (!floor_may_decide(o.pipelines, variant, floor_over)) floor_over = -1;
-    // A paced variant whose unpaced twin's floor could not beat the time to beat cannot either
-    // (unpaced_twin): not made, it reports that floor, the least its own could be.
-    if (const std::optional<int> twin =
-            planned == Method::PlanPipeline ? unpaced_twin(variant) : std::nullopt)
-      if (const auto lost = floored_at.find(*twin);
-          lost != floored_at.end() && to_beat > 0 && lost->second >= to_beat) {
-        if (o.pipelines.on_variant) o.pipelines.on_variant(variant, lost->second);
-        return;
-      }
-    // A variant predicted (joined_prediction) no faster than the fastest so far, or what the
-    // caller has or found elsewhere (PipelineOptions::predicted_against), by
-    // kAllReducePredictedSure, is not made; it reports its likely time (the halves'
-    // summed, over that time to beat). (Where the run keeps its flow plans: else each prediction
-    // would pack them again.)
-    const Time against = predicted_against(under_callers(to_beat, o.to_beat), o.pipelines);
+  }
+
+  // A paced variant whose unpaced twin's floor could not beat the time to beat cannot either
+  // (unpaced_twin): not made, it reports that floor, the least its own could be.
+  bool lost_with_twin(int variant, Time to_beat) const {
+    const std::optional<int> twin =
+        planned_ == Method::PlanPipeline ? unpaced_twin(variant) : std::nullopt;
+    if (!twin) return false;
+    const auto lost = floored_at_.find(*twin);
+    if (lost == floored_at_.end() || to_beat <= 0 || lost->second < to_beat) return false;
+    if (o_.pipelines.on_variant) o_.pipelines.on_variant(variant, lost->second);
+    return true;
+  }
+
+  // A variant predicted (joined_prediction) no faster than the fastest so far, or what the caller
+  // has or found elsewhere (PipelineOptions::predicted_against), by kAllReducePredictedSure, is
+  // not made; it reports its likely time (the halves' summed, over that time to beat). (Where the
+  // run keeps its flow plans: else each prediction would pack them again.)
+  bool predicted_to_lose(int variant, Time to_beat) {
+    const Time against = predicted_against(under_callers(to_beat, o_.to_beat), o_.pipelines);
     // (Its own ratio at the counts before, where it was made then: PipelineCalibration.)
     const double sure =
-        PipelineCalibration::sure(o.pipelines.calibration, variant, true, kAllReducePredictedSure);
-    if (planned == Method::PlanPipeline && o.pipelines.predicted && against > 0 && o.memo) {
-      const auto& [reduced, gathered] = predicted(variant);
-      if (reduced && gathered &&
-          sure * static_cast<double>(joined_prediction(*reduced, *gathered)) >=
-              static_cast<double>(against)) {
-        // (Over the time to beat where there is one: standing for this method, it cannot replace
-        // what the caller has.)
-        const Time likely =
-            std::max(reduced->likely + gathered->likely, to_beat > 0 ? to_beat : against);
-        if (o.pipelines.on_variant) o.pipelines.on_variant(variant, likely);
-        if (!best) {
-          best = unmade_pipelines(t, c, chunk_bytes, o.link_model, likely);
-          floored_best = true;
-          if (o.floored) *o.floored = true;
-          if (o.predicted) *o.predicted = true;
-        }
-        return;
-      }
+        PipelineCalibration::sure(o_.pipelines.calibration, variant, true, kAllReducePredictedSure);
+    if (planned_ != Method::PlanPipeline || !o_.pipelines.predicted || against <= 0 || !o_.memo)
+      return false;
+    const auto& [reduced, gathered] = predicted(variant);
+    if (!reduced || !gathered ||
+        sure * static_cast<double>(joined_prediction(*reduced, *gathered)) <
+            static_cast<double>(against))
+      return false;
+    // (Over the time to beat where there is one: standing for this method, it cannot replace
+    // what the caller has.)
+    const Time likely =
+        std::max(reduced->likely + gathered->likely, to_beat > 0 ? to_beat : against);
+    if (o_.pipelines.on_variant) o_.pipelines.on_variant(variant, likely);
+    if (!best_) {
+      best_ = unmade_pipelines(t_, c_, chunk_bytes_, o_.link_model, likely);
+      floored_best_ = true;
+      if (o_.floored) *o_.floored = true;
+      if (o_.predicted) *o_.predicted = true;
     }
-    if (o.progress) half.progress = [&](double f) { o.progress(f / 2); };
-    std::optional<Algorithm> first, second;
-    if (planned != Method::PlanPipeline) {
-      std::tie(first, second) =
-          all_reduce_halves(t, rs, ag, chunk_bytes, half, planned, work_budget);
-      if (!first || !second) return;
-    } else {
-      first = synthesize_plan(t, rs, chunk_bytes, half, planned, false, work_budget, variant);
-      if (!first) return;
-      if (o.progress) half.progress = [&](double f) { o.progress(0.5 + f / 2); };
-      second = synthesize_plan(t, ag, chunk_bytes, half, planned, /*last_first=*/true, 0, variant);
-      if (!second) return;
-    }
-    give_up_point(o.give_up);  // (joining and timing a million transfers is a second)
-    const bool serial = first->serial_channels;
-    // A variant that cannot beat the fastest so far, or what the caller has
-    // (SynthOptions::to_beat), is not timed (it reports its floor).
-    bool floored = false;
-    Time floor = -1;
-    Algorithm a = join_all_reduce(t, c, std::move(*first), *second, serial, false, floor_over,
-                                  &floored, &floor);
-    if (floor >= 0 && variant >= 0 && o.pipelines.on_floor) o.pipelines.on_floor(variant, floor);
-    a.method = second->method;
-    a.provenance = second->provenance;
-    if (variant >= 0 && o.pipelines.on_variant) o.pipelines.on_variant(variant, a.claimed_time);
-    if (variant >= 0 && !floored && o.pipelines.on_timed)
-      o.pipelines.on_timed(variant, a.claimed_time);
-    // (A floor is at most its time: its ratio under the variant's own, the margin no narrower.)
-    if (planned == Method::PlanPipeline && o.pipelines.calibration && o.memo)
-      if (const auto& [reduced, gathered] = predicted(variant); reduced && gathered)
-        if (const TreePacking* trees = o.memo->plans.of(t); trees && !trees->trees.empty())
-          o.pipelines.calibration->record(
-              variant, true, a.claimed_time, joined_prediction(*reduced, *gathered),
-              static_cast<double>(ag.num_chunks()) / static_cast<double>(trees->trees.size()));
-    if (floored) floored_at[variant] = a.claimed_time;
-    if (floored && !best && (o.to_beat > 0 || stop > 0)) {
+    return true;
+  }
+
+  // `a`, joined (`floored`: its claimed time is its floor), into best() where it stands for the
+  // method: the fastest timed; or, before any is timed, a floor over what the caller has or over
+  // its floored_at `stop`, then the least such floor (the least any variant here may take, as the
+  // count's floor says).
+  void keep(Algorithm a, bool floored, Time stop) {
+    if (floored && !best_ && (o_.to_beat > 0 || stop > 0)) {
       // Only a floor over what the caller has, or over its floored_at: it stands for this method,
       // so said.
-      if (o.floored) *o.floored = true;
-      best = std::move(a);
-      floored_best = floor_stands = true;
-    } else if (floored && floor_stands) {
-      // (The least floor: the least any variant here may take, as the count's floor says.)
-      best->claimed_time = std::min(best->claimed_time, a.claimed_time);
-    } else if (!floored && (!best || floored_best || a.claimed_time < best->claimed_time)) {
-      best = std::move(a);
-      floored_best = floor_stands = false;
+      if (o_.floored) *o_.floored = true;
+      best_ = std::move(a);
+      floored_best_ = floor_stands_ = true;
+    } else if (floored && floor_stands_) {
+      best_->claimed_time = std::min(best_->claimed_time, a.claimed_time);
+    } else if (!floored && (!best_ || floored_best_ || a.claimed_time < best_->claimed_time)) {
+      best_ = std::move(a);
+      floored_best_ = floor_stands_ = false;
     }
-  };
-  if (planned != Method::PlanPipeline) {
-    run(-1);
-    // The plain matcher's in waves too, where Reduce-Scatter then All-Gather cannot come near the
-    // bound (in_waves); the faster kept, ties to the halves joined.
-    if (planned == Method::Matcher && best && !floored_best && waves_apply(t, c, chunk_bytes, o)) {
-      SynthOptions quiet = o;
-      quiet.progress = nullptr;  // (the halves joined reported it)
-      if (std::optional<Algorithm> waved =
-              in_waves(t, c, chunk_bytes, quiet, work_budget, best->claimed_time);
-          waved && waved->claimed_time < best->claimed_time)
-        best = std::move(waved);
-    }
-    return best;
   }
-  for_each_pipeline_variant(t, c, chunk_bytes, o, best, run);
-  // The halves in turn (kPipelineInTurn): each its own fastest variant, each NPU's All-Gather
-  // starting once every reduction into it is done, so that neither half's streams crowd the
-  // other's out. The joined channels are serial where both halves' are, shared where neither's
-  // are, else timed both ways. On mixed speeds, where the pipelines together end over kInTurnOver
-  // of the RS+AG figure (LowerBound::coarse) (below it they may overlap where in turn they cannot;
-  // and each count in turn costs as much again), and where steps are not charged (with per-step
-  // costs they were never the fastest where measured: docs/tuning.md, kInTurnOver).
+
+  const topo::Topology& t_;
+  const Collective& c_;
+  Bytes chunk_bytes_;
+  const SynthOptions& o_;
+  Method planned_;
+  double work_budget_;
+  Collective rs_, ag_;
+  SynthOptions half_;
+  std::optional<Algorithm> best_;
+  bool floored_best_ = false;  // best_ is a floor over o.to_beat, not timed
+  // ... and it claims the least of the floored variants' floors (the count's floor, not
+  // necessarily its own; not a prediction's stand-in).
+  bool floor_stands_ = false;
+  std::map<std::tuple<bool, int, bool, bool>, Halves> predictions_;
+  std::optional<bool> own_reverse_;  // (asked once, where a prediction is)
+  std::map<int, Time> floored_at_;   // the variants left untimed by their floor, with that floor
+};
+
+// The flow plan's halves in turn (kPipelineInTurn), into `best` where faster: each its own fastest
+// variant, each NPU's All-Gather starting once every reduction into it is done, so that neither
+// half's streams crowd the other's out. The joined channels are serial where both halves' are,
+// shared where neither's are, else timed both ways. On mixed speeds, where the pipelines together
+// end over kInTurnOver of the RS+AG figure (LowerBound::coarse) (below it they may overlap where in
+// turn they cannot; and each count in turn costs as much again), and where steps are not charged
+// (with per-step costs they were never the fastest where measured: docs/tuning.md, kInTurnOver).
+void pipelines_in_turn(const topo::Topology& t, const Collective& c, const Collective& rs,
+                       const Collective& ag, Bytes chunk_bytes, const SynthOptions& o,
+                       double work_budget, std::optional<Algorithm>& best) {
+  const Method planned = Method::PlanPipeline;
   const bool asked = (o.pipelines.variants >> kPipelineInTurn & 1) != 0;
-  if ((o.pipelines.left_out >> kPipelineInTurn & 1) != 0) return best;
+  if ((o.pipelines.left_out >> kPipelineInTurn & 1) != 0) return;
   const bool applies =
       mixed_speeds(t) && !t.charges_steps() &&
       (!best ||
        static_cast<double>(best->claimed_time) >
            kInTurnOver * static_cast<double>(lower_bound(t, c, chunk_bytes, bounds_of(o)).coarse));
-  if (o.pipelines.variants != 0 ? !asked : !applies) return best;
+  if (o.pipelines.variants != 0 ? !asked : !applies) return;
   // Each half its own variants, reported as kInTurnHalf[h] + v.
   auto alone = [&](int h) {
     SynthOptions a = o;
@@ -444,10 +470,10 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   };
   std::optional<Algorithm> first =
       synthesize_plan(t, rs, chunk_bytes, alone(0), planned, false, work_budget);
-  if (!first) return best;
+  if (!first) return;
   std::optional<Algorithm> second =
       synthesize_plan(t, ag, chunk_bytes, alone(1), planned, false, 0);
-  if (!second) return best;
+  if (!second) return;
   const std::string method =
       fmt::format("flow-plan pipelines, the halves in turn (Reduce-Scatter: {}; All-Gather: {})",
                   describe(first->provenance.pipeline), describe(second->provenance.pipeline));
@@ -461,7 +487,44 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
   if (o.pipelines.on_variant) o.pipelines.on_variant(kPipelineInTurn, a.claimed_time);
   if (o.pipelines.on_timed) o.pipelines.on_timed(kPipelineInTurn, a.claimed_time);
   if (!best || a.claimed_time < best->claimed_time) best = std::move(a);
-  return best;
+}
+
+}  // namespace
+
+// One method: the plain matcher, or the matcher on the flow plan. Nothing when the plan does not
+// apply.
+std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collective& c,
+                                         Bytes chunk_bytes, const SynthOptions& o, Method planned,
+                                         double work_budget) {
+  if (c.kind != CollectiveKind::AllReduce) {
+    std::optional<Algorithm> a = synthesize_plan(t, c, chunk_bytes, o, planned, false, work_budget);
+    if (a && planned != Method::PlanPipeline) {  // the pipelines were timed to pick one
+      // Not timed where its floor cannot beat what the caller has (SynthOptions::to_beat).
+      if (time_unless_floored(t, *a, o.to_beat) && o.floored) *o.floored = true;
+    }
+    return a;
+  }
+  JoinedHalves joined(t, c, chunk_bytes, o, planned, work_budget);
+  std::optional<Algorithm>& best = joined.best();
+  if (planned != Method::PlanPipeline) {
+    joined.run(-1);
+    // The plain matcher's in waves too, where Reduce-Scatter then All-Gather cannot come near the
+    // bound (in_waves); the faster kept, ties to the halves joined.
+    if (planned == Method::Matcher && best && !joined.floored_best() &&
+        waves_apply(t, c, chunk_bytes, o)) {
+      SynthOptions quiet = o;
+      quiet.progress = nullptr;  // (the halves joined reported it)
+      if (std::optional<Algorithm> waved =
+              in_waves(t, c, chunk_bytes, quiet, work_budget, best->claimed_time);
+          waved && waved->claimed_time < best->claimed_time)
+        best = std::move(waved);
+    }
+    return std::move(best);
+  }
+  for_each_pipeline_variant(t, c, chunk_bytes, o, best, [&](int v) { joined.run(v); });
+  pipelines_in_turn(t, c, joined.reduce_scatter(), joined.all_gather(), chunk_bytes, o, work_budget,
+                    best);
+  return std::move(best);
 }
 
 }  // namespace tenet::synth::detail
