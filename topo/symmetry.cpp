@@ -58,6 +58,49 @@ std::string Translations::describe() const {
   return fmt::format("{}", fmt::join(parts, " x "));
 }
 
+namespace {
+
+// Each link's way back: the p-th link from its destination to its source of the same bandwidth,
+// latency and step, for the p-th such link forth (p counted in out_links order). Links sorted by
+// (source, destination, bandwidth, latency, step, that order): each group is contiguous, and a
+// link's way back is found by binary search, in O(links log links) however many parallel links
+// or however wide a switch; -1 where it has none.
+std::vector<LinkId> ways_back(const Topology& t) {
+  struct Arc {
+    NodeId src, dst;
+    Bandwidth bandwidth;
+    Time latency, step;
+    size_t seq;
+    LinkId id;
+    auto key() const { return std::tie(src, dst, bandwidth, latency, step); }
+  };
+  std::vector<Arc> arcs;
+  arcs.reserve(static_cast<size_t>(t.num_links()));
+  for (NodeId u = 0; u < t.num_nodes(); ++u)
+    for (LinkId l : t.out_links(u)) {
+      const Link& a = t.link(l);
+      arcs.push_back({a.src, a.dst, a.bandwidth, a.latency, a.step, arcs.size(), l});
+    }
+  std::sort(arcs.begin(), arcs.end(), [](const Arc& a, const Arc& b) {
+    return std::tie(a.src, a.dst, a.bandwidth, a.latency, a.step, a.seq) <
+           std::tie(b.src, b.dst, b.bandwidth, b.latency, b.step, b.seq);
+  });
+  std::vector<LinkId> reverse(t.num_links(), -1);
+  for (size_t i = 0, group = 0; i < arcs.size(); ++i) {
+    if (i > 0 && arcs[i].key() != arcs[i - 1].key()) group = i;
+    const Arc& a = arcs[i];
+    const Arc back{a.dst, a.src, a.bandwidth, a.latency, a.step, 0, -1};
+    const auto first =
+        std::lower_bound(arcs.begin(), arcs.end(), back,
+                         [](const Arc& x, const Arc& y) { return x.key() < y.key(); });
+    const size_t at = static_cast<size_t>(first - arcs.begin()) + (i - group);
+    if (at < arcs.size() && arcs[at].key() == back.key()) reverse[a.id] = arcs[at].id;
+  }
+  return reverse;
+}
+
+}  // namespace
+
 std::optional<Translations> Translations::over(const Topology& t, const std::vector<int>& dims) {
   Translations tr;
   const int n = t.num_npus();
@@ -186,41 +229,7 @@ std::optional<Translations> Translations::over(const Topology& t, const std::vec
     }
   }
   if (tr.out_ == 0) return std::nullopt;
-  // Each link's way back: the p-th link from its destination to its source of the same bandwidth,
-  // latency and step, for the p-th such link forth (p counted in out_links order). Links sorted by
-  // (source, destination, bandwidth, latency, step, that order): each group is contiguous, and a
-  // link's way back is found by binary search, in O(links log links) however many parallel links
-  // or however wide a switch.
-  struct Arc {
-    NodeId src, dst;
-    Bandwidth bandwidth;
-    Time latency, step;
-    size_t seq;
-    LinkId id;
-    auto key() const { return std::tie(src, dst, bandwidth, latency, step); }
-  };
-  std::vector<Arc> arcs;
-  arcs.reserve(static_cast<size_t>(t.num_links()));
-  for (NodeId u = 0; u < t.num_nodes(); ++u)
-    for (LinkId l : t.out_links(u)) {
-      const Link& a = t.link(l);
-      arcs.push_back({a.src, a.dst, a.bandwidth, a.latency, a.step, arcs.size(), l});
-    }
-  std::sort(arcs.begin(), arcs.end(), [](const Arc& a, const Arc& b) {
-    return std::tie(a.src, a.dst, a.bandwidth, a.latency, a.step, a.seq) <
-           std::tie(b.src, b.dst, b.bandwidth, b.latency, b.step, b.seq);
-  });
-  tr.reverse_.assign(t.num_links(), -1);
-  for (size_t i = 0, group = 0; i < arcs.size(); ++i) {
-    if (i > 0 && arcs[i].key() != arcs[i - 1].key()) group = i;
-    const Arc& a = arcs[i];
-    const Arc back{a.dst, a.src, a.bandwidth, a.latency, a.step, 0, -1};
-    const auto first =
-        std::lower_bound(arcs.begin(), arcs.end(), back,
-                         [](const Arc& x, const Arc& y) { return x.key() < y.key(); });
-    const size_t at = static_cast<size_t>(first - arcs.begin()) + (i - group);
-    if (at < arcs.size() && arcs[at].key() == back.key()) tr.reverse_[a.id] = arcs[at].id;
-  }
+  tr.reverse_ = ways_back(t);
   return tr;
 }
 

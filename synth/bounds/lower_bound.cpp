@@ -466,6 +466,93 @@ Time bytes_after_latency(const topo::Topology& t, const std::vector<topo::NodeId
   return b.latency_bytes;
 }
 
+// The All-to-Allv's terms of `b` (k_bytes: a unit): each rank's own links, the farthest pair that
+// exchanges anything (`far`: its latency, paying its steps), and the flow bound.
+template <typename Far>
+void uneven_terms(BoundMemo::State* memo, const topo::Topology& t, const Collective& c,
+                  Bytes k_bytes, Far&& far, LowerBound& b) {
+  const int p = c.num_ranks();
+  const std::vector<topo::NodeId>& m = c.ranks;
+  for (int r = 0; r < p; ++r) {
+    Int128 out = 0, in = 0;
+    for (int d = 0; d < p; ++d) {
+      out += c.pair_units[static_cast<size_t>(r) * p + d];
+      in += c.pair_units[static_cast<size_t>(d) * p + r];
+    }
+    const Bandwidth bin = topo::ingress_bandwidth(t, m[r]), bout = topo::egress_bandwidth(t, m[r]);
+    auto bytes = [&](Int128 units) {
+      return static_cast<Bytes>(std::min<Int128>(units * k_bytes, Int128{1} << 62));
+    };
+    if (in > 0) b.bandwidth = std::max(b.bandwidth, transfer_time(bytes(in), bin));
+    if (out > 0) b.bandwidth = std::max(b.bandwidth, transfer_time(bytes(out), bout));
+  }
+  b.label = "ingress/egress bound";
+  for (int r = 0; r < p; ++r) {  // the farthest pair that exchanges anything
+    std::vector<topo::NodeId> to;
+    for (int d = 0; d < p; ++d)
+      if (c.pair_units[static_cast<size_t>(r) * p + d] > 0) to.push_back(m[d]);
+    if (!to.empty()) b.latency = std::max(b.latency, far({m[r]}, to));
+  }
+  if (FlowTerm flow = flow_bound(memo, t, c, k_bytes); flow.time > b.bandwidth) {
+    b.bandwidth = flow.time;
+    b.label = std::move(flow.label);
+    b.limit = std::move(flow.limit);
+  }
+}
+
+// The terms of `b` for the collectives without a cut of their own (All-to-All, Gather, Scatter):
+// the bytes each member must receive and send over its own links, path lengths, the group cut and
+// the flow bound; `far` as for uneven_terms.
+template <typename Far>
+void member_terms(BoundMemo::State* memo, const topo::Topology& t, const Collective& c,
+                  Bytes k_bytes, Far&& far, LowerBound& b) {
+  const int p = c.num_ranks();
+  const std::vector<topo::NodeId>& m = c.ranks;
+  const std::vector<topo::NodeId> root{m[c.root]};
+  // Bytes each member must receive and send.
+  auto need = [&](int r, bool receive) -> Bytes {
+    const bool is_root = r == c.root;
+    switch (c.kind) {
+      case CollectiveKind::Gather:
+        return receive ? (is_root ? (p - 1) * k_bytes : 0) : (is_root ? 0 : k_bytes);
+      case CollectiveKind::Scatter:
+        return receive ? (is_root ? 0 : k_bytes) : (is_root ? (p - 1) * k_bytes : 0);
+      default:
+        return (p - 1) * k_bytes;  // All-to-All, both ways
+    }
+  };
+  for (int r = 0; r < p; ++r) {
+    Bandwidth in = topo::ingress_bandwidth(t, m[r]), out = topo::egress_bandwidth(t, m[r]);
+    if (need(r, true) > 0) b.bandwidth = std::max(b.bandwidth, transfer_time(need(r, true), in));
+    if (need(r, false) > 0) b.bandwidth = std::max(b.bandwidth, transfer_time(need(r, false), out));
+  }
+  b.label = "ingress/egress bound";
+  if (c.kind == CollectiveKind::Scatter) {
+    b.latency = far(root, m) + bytes_after_latency(t, m, k_bytes, b);
+  } else if (c.kind == CollectiveKind::Gather) {
+    b.latency = far(m, root) + bytes_after_latency(t, root, k_bytes, b);
+  } else {
+    b.latency = far(m, m);
+    // Path lengths: on multi-hop topologies far above what the NPUs' own links allow.
+    const auto [distance, label] = all_to_all_distance_bound(t, m, k_bytes);
+    if (distance > b.bandwidth) {
+      b.bandwidth = distance;
+      b.label = label;
+    }
+  }
+  if (const Time cut = group_cut_bound(t, c, k_bytes); cut > b.bandwidth) {
+    b.bandwidth = cut;
+    b.label = "group cut bound";
+  }
+  // Every bound above is the flow LP's dual at some link weights; the LP's own (or the best
+  // multiplicative weights find) is at least as high where it is solved exactly.
+  if (FlowTerm flow = flow_bound(memo, t, c, k_bytes); flow.time > b.bandwidth) {
+    b.bandwidth = flow.time;
+    b.label = std::move(flow.label);
+    b.limit = std::move(flow.limit);
+  }
+}
+
 LowerBound compute(BoundMemo::State* memo, const topo::Topology& t, const Collective& c,
                    Bytes chunk_bytes, bool steps) {
   LowerBound b;
@@ -552,82 +639,13 @@ LowerBound compute(BoundMemo::State* memo, const topo::Topology& t, const Collec
       break;
     }
     case CollectiveKind::AllToAll:
-      if (c.uneven()) {  // All-to-Allv: each rank's own links, and the flow bound (k_bytes: a unit)
-        for (int r = 0; r < p; ++r) {
-          Int128 out = 0, in = 0;
-          for (int d = 0; d < p; ++d) {
-            out += c.pair_units[static_cast<size_t>(r) * p + d];
-            in += c.pair_units[static_cast<size_t>(d) * p + r];
-          }
-          const Bandwidth bin = topo::ingress_bandwidth(t, m[r]),
-                          bout = topo::egress_bandwidth(t, m[r]);
-          auto bytes = [&](Int128 units) {
-            return static_cast<Bytes>(std::min<Int128>(units * k_bytes, Int128{1} << 62));
-          };
-          if (in > 0) b.bandwidth = std::max(b.bandwidth, transfer_time(bytes(in), bin));
-          if (out > 0) b.bandwidth = std::max(b.bandwidth, transfer_time(bytes(out), bout));
-        }
-        b.label = "ingress/egress bound";
-        for (int r = 0; r < p; ++r) {  // the farthest pair that exchanges anything
-          std::vector<topo::NodeId> to;
-          for (int d = 0; d < p; ++d)
-            if (c.pair_units[static_cast<size_t>(r) * p + d] > 0) to.push_back(m[d]);
-          if (!to.empty()) b.latency = std::max(b.latency, far({m[r]}, to));
-        }
-        if (FlowTerm flow = flow_bound(memo, t, c, k_bytes); flow.time > b.bandwidth) {
-          b.bandwidth = flow.time;
-          b.label = std::move(flow.label);
-          b.limit = std::move(flow.limit);
-        }
+      if (c.uneven()) {
+        uneven_terms(memo, t, c, k_bytes, far, b);
         break;
       }
       [[fallthrough]];
-    default: {
-      // Bytes each member must receive and send.
-      auto need = [&](int r, bool receive) -> Bytes {
-        const bool is_root = r == c.root;
-        switch (c.kind) {
-          case CollectiveKind::Gather:
-            return receive ? (is_root ? (p - 1) * k_bytes : 0) : (is_root ? 0 : k_bytes);
-          case CollectiveKind::Scatter:
-            return receive ? (is_root ? 0 : k_bytes) : (is_root ? (p - 1) * k_bytes : 0);
-          default:
-            return (p - 1) * k_bytes;  // All-to-All, both ways
-        }
-      };
-      for (int r = 0; r < p; ++r) {
-        Bandwidth in = topo::ingress_bandwidth(t, m[r]), out = topo::egress_bandwidth(t, m[r]);
-        if (need(r, true) > 0)
-          b.bandwidth = std::max(b.bandwidth, transfer_time(need(r, true), in));
-        if (need(r, false) > 0)
-          b.bandwidth = std::max(b.bandwidth, transfer_time(need(r, false), out));
-      }
-      b.label = "ingress/egress bound";
-      if (c.kind == CollectiveKind::Scatter) {
-        b.latency = far(root, m) + bytes_after_latency(t, m, k_bytes, b);
-      } else if (c.kind == CollectiveKind::Gather) {
-        b.latency = far(m, root) + bytes_after_latency(t, root, k_bytes, b);
-      } else {
-        b.latency = far(m, m);
-        // Path lengths: on multi-hop topologies far above what the NPUs' own links allow.
-        const auto [distance, label] = all_to_all_distance_bound(t, m, k_bytes);
-        if (distance > b.bandwidth) {
-          b.bandwidth = distance;
-          b.label = label;
-        }
-      }
-      if (const Time cut = group_cut_bound(t, c, k_bytes); cut > b.bandwidth) {
-        b.bandwidth = cut;
-        b.label = "group cut bound";
-      }
-      // Every bound above is the flow LP's dual at some link weights; the LP's own (or the best
-      // multiplicative weights find) is at least as high where it is solved exactly.
-      if (FlowTerm flow = flow_bound(memo, t, c, k_bytes); flow.time > b.bandwidth) {
-        b.bandwidth = flow.time;
-        b.label = std::move(flow.label);
-        b.limit = std::move(flow.limit);
-      }
-    }
+    default:
+      member_terms(memo, t, c, k_bytes, far, b);
   }
   // The bounds without a cut of their own (ingress/egress, distance, group, flow) bound every
   // link's bytes by its bandwidth over the time after its own step: the least step anywhere.

@@ -144,37 +144,45 @@ std::vector<int> block_dealing(const std::vector<int>& dealing, const TreePackin
   return out;
 }
 
-RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const TreePacking& packing,
-                      const std::vector<int>& tree_of, Bytes chunk_bytes, bool last_first,
-                      const PipelineShape& shape, const StreamSpeedup& speedup,
-                      std::vector<int32_t>* pace) {
-  const int n = ft.num_npus();
-  const bool lanes = shape.lanes;
-  const int split = shape.split;
-  const double per_copy = static_cast<double>(packing.unit) / packing.congestion;
-  // Per tree, its chunks in the order it streams them (last first when asked).
+namespace {
+
+// One transfer of a tree's stream in the fluid schedule: chunks j .. j + len - 1 of tree `tree`
+// into NPU v (at `depth` in the tree), at `key`, its start in chunk times of one copy's rate.
+struct StreamItem {
+  double key;
+  int tree, depth;
+  NodeId v;
+  int j, len;
+};
+
+// Per tree, its chunks (tree_of: each chunk's tree) in the order it streams them (last first when
+// asked).
+std::vector<std::vector<ChunkId>> streamed_chunks(const TreePacking& packing,
+                                                  const std::vector<int>& tree_of,
+                                                  bool last_first) {
   std::vector<std::vector<ChunkId>> ids(packing.trees.size());
-  {
-    std::vector<int> per_tree(packing.trees.size(), 0), index(packing.trees.size(), 0);
-    for (int i : tree_of) ++per_tree[i];
-    for (size_t i = 0; i < ids.size(); ++i) ids[i].resize(per_tree[i]);
-    for (ChunkId ch = 0; ch < static_cast<ChunkId>(tree_of.size()); ++ch) {
-      const int i = tree_of[ch];
-      const int j = last_first ? per_tree[i] - 1 - index[i]++ : index[i]++;
-      ids[i][j] = ch;
-    }
+  std::vector<int> per_tree(packing.trees.size(), 0), index(packing.trees.size(), 0);
+  for (int i : tree_of) ++per_tree[i];
+  for (size_t i = 0; i < ids.size(); ++i) ids[i].resize(per_tree[i]);
+  for (ChunkId ch = 0; ch < static_cast<ChunkId>(tree_of.size()); ++ch) {
+    const int i = tree_of[ch];
+    const int j = last_first ? per_tree[i] - 1 - index[i]++ : index[i]++;
+    ids[i][j] = ch;
   }
-  // One item per transfer: chunks j .. j + len - 1 of a tree into NPU v, at `key`, its start in
-  // chunk times of one copy's rate. In chunk times of its tree, chunk j leaves the root at j, and
-  // a stream sends a message once all of its chunks are at its source and its previous message
-  // has gone, a chunk time per chunk (one chunk at a time: the fluid pipeline, j + depth - 1).
-  struct Item {
-    double key;
-    int tree, depth;
-    NodeId v;
-    int j, len;
-  };
-  std::vector<Item> items;
+  return ids;
+}
+
+// Every tree's transfers in the fluid schedule (`ids`: each tree's chunks in stream order), in
+// start order (the shallower first, then by tree). In chunk times of its tree, chunk j leaves the
+// root at j, and a stream sends a message once all of its chunks are at its source and its
+// previous message has gone, a chunk time per chunk (one chunk at a time: the fluid pipeline,
+// j + depth - 1).
+std::vector<StreamItem> fluid_items(const topo::Topology& ft, const TreePacking& packing,
+                                    const std::vector<std::vector<ChunkId>>& ids, Bytes chunk_bytes,
+                                    const PipelineShape& shape) {
+  const int n = ft.num_npus();
+  const double per_copy = static_cast<double>(packing.unit) / packing.congestion;
+  std::vector<StreamItem> items;
   std::vector<int> depth(n), order(n);
   std::vector<int64_t> at;  // per NPU and chunk of the tree, when it is there
   for (size_t i = 0; i < packing.trees.size(); ++i) {
@@ -190,7 +198,7 @@ RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const Tre
                      [&](NodeId a, NodeId b) { return depth[a] < depth[b]; });
     at.assign(static_cast<size_t>(n) * chunks, 0);
     for (int j = 0; j < chunks; ++j) at[static_cast<size_t>(tr.root) * chunks + j] = j;
-    const double rate = per_copy * tr.copies / split;
+    const double rate = per_copy * tr.copies / shape.split;
     const int height = depth[order.back()];
     for (NodeId v : order) {
       if (v == tr.root) continue;
@@ -209,11 +217,26 @@ RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const Tre
       }
     }
   }
-  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+  std::stable_sort(items.begin(), items.end(), [](const StreamItem& a, const StreamItem& b) {
     if (a.key != b.key) return a.key < b.key;
     if (a.depth != b.depth) return a.depth < b.depth;
     return a.tree < b.tree;
   });
+  return items;
+}
+
+}  // namespace
+
+RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const TreePacking& packing,
+                      const std::vector<int>& tree_of, Bytes chunk_bytes, bool last_first,
+                      const PipelineShape& shape, const StreamSpeedup& speedup,
+                      std::vector<int32_t>* pace) {
+  const int n = ft.num_npus();
+  const bool lanes = shape.lanes;
+  const int split = shape.split;
+  const double per_copy = static_cast<double>(packing.unit) / packing.congestion;
+  const std::vector<std::vector<ChunkId>> ids = streamed_chunks(packing, tree_of, last_first);
+  const std::vector<StreamItem> items = fluid_items(ft, packing, ids, chunk_bytes, shape);
   RawList raw;
   // Per NPU and chunk, the transfer that brought it there, or -1.
   const size_t chunks = tree_of.size();
@@ -233,7 +256,7 @@ RawList plan_pipeline(const topo::Topology& ft, const ChannelGraph& g, const Tre
   std::vector<std::vector<char>> channels_at_first(static_cast<size_t>(ft.num_links()));
   std::vector<std::vector<char>> channels_at_last(channels_at_first.size());
   if (pace) pace->clear();
-  for (const Item& it : items) {
+  for (const StreamItem& it : items) {
     const PackedTree& tr = packing.trees[it.tree];
     const auto& routes = tr.routes[it.v];
     const auto& shares = lanes ? tr.lanes[it.v] : tr.shares[it.v];

@@ -180,18 +180,23 @@ std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_byte
     set_fluid_rates(t, model, p.ways_, way_load);
     return p;
   }
+  return p.rated_over_pods(t, way_load, chunk_bytes, model);
+}
+
+ServerPlan ServerPlan::rated_over_pods(const topo::Topology& t, const std::vector<double>& way_load,
+                                       Bytes chunk_bytes, LinkModel model) const {
   // Over pods a rail way and the ways inside its pod share the NPUs' own links; at one fluid
   // share for all, a rail's chunk arrives at the end of the count and is forwarded only then. The
   // rails take their shares among the rails alone. The ways inside take theirs among themselves
   // either of all the links' capacity (those that do not fit beside the rails wait for them: a
   // link admits its ways while their rates fit) or of what the rails leave (none waits; the
   // rails' part stays unused once they are through), whichever pod_estimate says ends sooner.
-  const auto is_rail = [&](const ServerWay& w) { return p.server_of(w.src) != p.server_of(w.dst); };
+  const auto is_rail = [&](const ServerWay& w) { return server_of(w.src) != server_of(w.dst); };
   const auto shares = [&](bool rails, const std::vector<double>* capacity) {
     std::vector<double> load = way_load;
     for (size_t i = 0; i < load.size(); ++i)
-      if (is_rail(p.ways_[i]) != rails) load[i] = 0;
-    std::vector<ServerWay> ways = p.ways_;
+      if (is_rail(ways_[i]) != rails) load[i] = 0;
+    std::vector<ServerWay> ways = ways_;
     set_fluid_rates(t, model, ways, load, capacity);
     return ways;
   };
@@ -206,7 +211,7 @@ std::optional<ServerPlan> plan_servers(const topo::Topology& t, Bytes chunk_byte
     }
   for (double& c : left) c = std::max(c, 1.0);
   const auto with = [&](const std::vector<ServerWay>& inside, bool beside) {
-    ServerPlan q = p;
+    ServerPlan q = *this;
     for (size_t i = 0; i < q.ways_.size(); ++i)
       q.ways_[i].rate = is_rail(q.ways_[i]) ? rails[i].rate : inside[i].rate;
     q.rails_beside_ = beside;

@@ -87,6 +87,12 @@ class ServerPlan {
                                                 const GiveUp*, topo::RouteMemo*);
   friend std::optional<ServerPlan> relayed_over_pods(const topo::Topology&, const ServerPlan&,
                                                      LinkModel);
+  // This plan over pods (its ways routed, each carrying `way_load` in roots' shares) at its rates:
+  // the rails at their shares among the rails alone, the ways inside at theirs among themselves,
+  // of all the links' capacity or of what the rails leave, whichever pod_estimate says ends sooner
+  // (plan_servers).
+  ServerPlan rated_over_pods(const topo::Topology& t, const std::vector<double>& way_load,
+                             Bytes chunk_bytes, LinkModel model) const;
   std::vector<std::vector<NodeId>> servers_;
   std::vector<int> server_of_, local_of_;
   size_t per_ = 0;
