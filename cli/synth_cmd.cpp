@@ -155,6 +155,59 @@ SynthRow build_row(const SynthArgs& args, const std::string& name, const topo::T
   return row;
 }
 
+// A chunk is at least a byte: a count that cuts a size (`sizes`: each size, or an All-to-Allv's
+// unit) finer is refused, not rounded up (which would time, and bound, a larger collective).
+// -k auto starts at one chunk per NPU.
+void refuse_fine_cuts(const SynthArgs& args, const synth::Collective& c,
+                      const std::vector<Bytes>& sizes) {
+  synth::Collective cut = c;
+  if (args.chunks == "auto") cut.chunks_per_npu = 1;
+  for (Bytes size : sizes) {
+    try {
+      (void)cut.whole_chunk_bytes_for(size);
+    } catch (const Error& e) {
+      throw Error(fmt::format(
+          "{}: {}",
+          args.chunks == "auto" ? (c.uneven() ? "--traffic" : "--size") : "-k " + args.chunks,
+          e.message()));
+    }
+  }
+}
+
+// Several rows (--algo all, a size sweep): each algorithm's file, the plots where asked, and the
+// table; nothing written where one is incorrect.
+void write_rows(const SynthArgs& args, const topo::Topology& t, const synth::Collective& c,
+                const std::vector<Bytes>& sizes, const std::vector<std::string>& names,
+                const std::vector<SynthRow>& rows, bool all_correct) {
+  std::optional<topo::OutputFolder> folder;
+  if (all_correct) folder.emplace(args.output);
+  std::optional<bench::Plotted> plotted;
+  if (args.plot && folder) {
+    folder->replace_tree_at_commit("plots");
+    plotted = plot_rows(args.topology, t, c, args.chunks == "auto" ? 0 : c.chunks_per_npu, sizes,
+                        names, rows, folder->staging_dir());
+  }
+  std::vector<std::string> files;
+  for (const SynthRow& r : rows) {
+    std::string file = r.name;
+    std::replace(file.begin(), file.end(), ':', '_');
+    std::replace(file.begin(), file.end(), ',', '_');
+    if (sizes.size() > 1) file += "-" + canonical_bytes(r.size);
+    file += ".json";
+    files.push_back(r.algorithm && folder ? folder->final_path(file) : "");
+    if (r.algorithm && folder) synth::save_algorithm(*r.algorithm, folder->stage(file));
+  }
+  if (folder) folder->commit();
+  print_rows(args, t, c, rows, files);
+  if (plotted) {
+    // Beside --json or --csv, stdout is for machines: the lines go to stderr.
+    std::FILE* to = args.json || args.csv ? stderr : stdout;
+    fmt::print(to, "plots        {}{}\n", folder->final_path("plots"),
+               plotted->rendered() ? " (SVG)" : "");
+    say_plotted(*plotted, folder->final_path("plots"), to);
+  }
+}
+
 void run_synth(const SynthArgs& args) {
   const topo::Topology t = load_topology(args.topology, args.step_costs);
   synth::Collective c = synth::Collective::over_all(t, synth::parse_collective(args.collective));
@@ -181,22 +234,7 @@ void run_synth(const SynthArgs& args) {
           100.0 * static_cast<double>(u.padding) / static_cast<double>(traffic->total()),
           format_bytes(traffic->total()));
   }
-  // A chunk is at least a byte: a count that cuts a size finer is refused, not rounded up (which
-  // would time, and bound, a larger collective). -k auto starts at one chunk per NPU.
-  {
-    synth::Collective cut = c;
-    if (args.chunks == "auto") cut.chunks_per_npu = 1;
-    for (Bytes size : unit < 0 ? sizes : std::vector<Bytes>{unit}) {
-      try {
-        (void)cut.whole_chunk_bytes_for(size);
-      } catch (const Error& e) {
-        throw Error(fmt::format(
-            "{}: {}",
-            args.chunks == "auto" ? (unit < 0 ? "--size" : "--traffic") : "-k " + args.chunks,
-            e.message()));
-      }
-    }
-  }
+  refuse_fine_cuts(args, c, unit < 0 ? sizes : std::vector<Bytes>{unit});
   if (args.json && args.csv) throw Error("--json and --csv: pick one");
   const exporting::ExportOptions export_opts =
       export_options(args.chakra, args.msccl);  // bad flags fail before the work
@@ -272,33 +310,7 @@ void run_synth(const SynthArgs& args) {
       print_one(args, t, rows[0], exported);
     }
   } else {
-    std::optional<topo::OutputFolder> folder;
-    if (all_correct) folder.emplace(args.output);
-    std::optional<bench::Plotted> plotted;
-    if (args.plot && folder) {
-      folder->replace_tree_at_commit("plots");
-      plotted = plot_rows(args.topology, t, c, args.chunks == "auto" ? 0 : c.chunks_per_npu, sizes,
-                          names, rows, folder->staging_dir());
-    }
-    std::vector<std::string> files;
-    for (const SynthRow& r : rows) {
-      std::string file = r.name;
-      std::replace(file.begin(), file.end(), ':', '_');
-      std::replace(file.begin(), file.end(), ',', '_');
-      if (sizes.size() > 1) file += "-" + canonical_bytes(r.size);
-      file += ".json";
-      files.push_back(r.algorithm && folder ? folder->final_path(file) : "");
-      if (r.algorithm && folder) synth::save_algorithm(*r.algorithm, folder->stage(file));
-    }
-    if (folder) folder->commit();
-    print_rows(args, t, c, rows, files);
-    if (plotted) {
-      // Beside --json or --csv, stdout is for machines: the lines go to stderr.
-      std::FILE* to = args.json || args.csv ? stderr : stdout;
-      fmt::print(to, "plots        {}{}\n", folder->final_path("plots"),
-                 plotted->rendered() ? " (SVG)" : "");
-      say_plotted(*plotted, folder->final_path("plots"), to);
-    }
+    write_rows(args, t, c, sizes, names, rows, all_correct);
     if (!padding_note.empty()) fmt::print(stderr, "warning: {}\n", padding_note);
   }
   if (!all_correct) {
@@ -310,17 +322,9 @@ void run_synth(const SynthArgs& args) {
   }
 }
 
-}  // namespace
-
-void add_synth_command(CLI::App& app) {
-  static SynthArgs args;
-  CLI::App* cmd = app.add_subcommand(
-      "synth",
-      "Synthesize a topology-aware collective algorithm with the TEN link-chunk matcher (or build "
-      "a\n"
-      "baseline), verify it, and write it to <output>/algorithm.json. With --algo all, every "
-      "applicable\n"
-      "algorithm in a table (<output>/<algorithm>.json each); with -b/-e, a size sweep.");
+// synth's options that state the problem: the topology, the collective and its group, the sizes,
+// the chunks and the traffic.
+void add_problem_options(CLI::App* cmd, SynthArgs& args) {
   cmd->add_option("-t,--topo", args.topology, "Topology file or generator spec")->required();
   cmd->add_option(
          "-c,--coll", args.collective,
@@ -331,7 +335,7 @@ void add_synth_command(CLI::App& app) {
                   "output per "
                   "rank for all-gather, ...; with --skew or --hot-experts what each rank sends)")
       ->capture_default_str()
-      ->each([](const std::string&) { args.size_given = true; });
+      ->each([&args](const std::string&) { args.size_given = true; });
   cmd->add_option("--traffic", args.traffic,
                   "All-to-Allv: a file of the bytes each rank sends each other rank (CSV: one row "
                   "per source\n"
@@ -397,6 +401,10 @@ void add_synth_command(CLI::App& app) {
       "Borrowing\n"
       "reaches the group's bound alone; in training the other NPUs run their own groups (the\n"
       "simulator never borrows another server)");
+}
+
+// synth's options that steer the search and pick the algorithm.
+void add_search_options(CLI::App* cmd, SynthArgs& args) {
   cmd->add_option("--seed", args.seed, "Seed for the tie-breaks (runs are reproducible)")
       ->capture_default_str()
       ->check(CLI::Validator(
@@ -461,6 +469,21 @@ void add_synth_command(CLI::App& app) {
          "or\n"
          "all: every applicable one, compared in a table")
       ->capture_default_str();
+}
+
+}  // namespace
+
+void add_synth_command(CLI::App& app) {
+  static SynthArgs args;
+  CLI::App* cmd = app.add_subcommand(
+      "synth",
+      "Synthesize a topology-aware collective algorithm with the TEN link-chunk matcher (or build "
+      "a\n"
+      "baseline), verify it, and write it to <output>/algorithm.json. With --algo all, every "
+      "applicable\n"
+      "algorithm in a table (<output>/<algorithm>.json each); with -b/-e, a size sweep.");
+  add_problem_options(cmd, args);
+  add_search_options(cmd, args);
   cmd->add_option("-o,--output", args.output, "Output folder")->capture_default_str();
   cmd->add_flag("--json", args.json,
                 "Print the summary as JSON (with --algo all or a size sweep: the table's rows)");

@@ -62,6 +62,106 @@ Time part_bound(const topo::Topology& t, const synth::Algorithm& a) {
   return synth::lower_bound(part->topology, part->collective, a.chunk_bytes, a.step_costs).total;
 }
 
+// The `--json` summary of one row (print_one).
+void print_json(const SynthArgs& args, const topo::Topology& t, const SynthRow& row,
+                const exporting::Exported& exported, double algbw, double busbw, Time in_part) {
+  const synth::Algorithm& a = *row.algorithm;
+  const synth::Report& r = *row.report;
+  const synth::Collective& c = a.collective;
+  nlohmann::ordered_json j;
+  j["topology"] = t.name();
+  j["npus"] = t.num_npus();
+  j["collective"] = c.uneven() ? "all-to-allv" : synth::to_string(c.kind);
+  j["ranks"] = c.ranks;
+  j["size_bytes"] = row.size;
+  if (c.uneven()) {
+    j["unit_bytes"] = c.chunks_per_npu * a.chunk_bytes;
+    j["pair_units"] = c.pair_units;
+  }
+  j["algorithm"] = a.name;
+  j["method"] = a.method;
+  // (The tail of the run whose transfers the chunk search gave their routes' full rate, where it
+  // did: synth/plans/full_rate_drain.hpp.)
+  if (a.provenance.full_rate_drain > 0) j["full_rate_drain"] = a.provenance.full_rate_drain;
+  // (An All-Reduce made of its halves' own answers in turn: synth/plans/all_reduce.hpp.)
+  if (a.provenance.halves_answers) j["halves_answers"] = true;
+  j["chunks_per_npu"] = c.chunks_per_npu;
+  if (c.all_reduce_chunks > 0)
+    j["chunks"] = c.all_reduce_chunks;  // an All-Reduce in chunks in all (composed)
+  j["chunk_bytes"] = a.chunk_bytes;
+  if (!row.tried.empty()) {
+    auto& tried = j["chunks_tried"] = nlohmann::ordered_json::array();
+    for (const auto& x : row.tried) {
+      nlohmann::ordered_json one = {{"chunks_per_npu", x.chunks_per_npu}, {"time_ps", x.time}};
+      if (x.alone) one["method_alone"] = synth::to_string(*x.alone);
+      if (x.floor) one["floor"] = true;  // time_ps is a floor: not timed, as it could not win
+      if (x.predicted) one["predicted"] = true;  // ... standing on a method's predicted time
+      tried.push_back(std::move(one));
+    }
+  }
+  j["link_model"] = synth::to_string(a.link_model);
+  if (!a.protocol.empty()) j["protocol"] = a.protocol;
+  if (a.reduce_bandwidth > 0) {
+    j["reduce_Bps"] = a.reduce_bandwidth;
+    j["reduction_ps"] = a.reduction_time();
+  }
+  j["time_ps"] = r.collective_time;
+  j["lower_bound_ps"] = r.bound.total;
+  j["lower_bound_kind"] = r.bound.label;
+  j["lower_bound_terms"] = synth::describe(r.bound);
+  j["lower_bound_limit"] = r.bound.limit;
+  j["ratio_to_bound"] = r.ratio();
+  if (row.halves) {
+    j["halves_in_turn_ps"] = row.halves->total();
+    j["halves_in_turn_terms"] = synth::describe(*row.halves);
+    j["halves_in_turn_limit"] = synth::describe_limit(*row.halves);
+  }
+  if (in_part > 0) j["group_part_lower_bound_ps"] = in_part;
+  j["algbw_GBps"] = algbw / 1e9;
+  j["busbw_GBps"] = busbw / 1e9;
+  j["transfers"] = a.size();
+  j["build_s"] = row.seconds;
+  j["from_cache"] = row.from_cache;
+  j["stopped_early"] = row.stopped_early;
+  j["seed"] = args.seed;
+  j["restarts"] = args.restarts;
+  j["verified"] = r.correct();
+  j["violations"] = r.violation_count;
+  j["written"] = exported.written;
+  auto& skipped = j["not_written"] = nlohmann::ordered_json::object();
+  for (const auto& [format, why] : exported.skipped) skipped[format] = why;
+  j["warnings"] = exported.warnings;
+  if (exported.astra_time >= 0) j["astra_sim_ps"] = exported.astra_time;
+  if (exported.msccl_time >= 0) j["msccl_xml_read_back_ps"] = exported.msccl_time;
+  if (!row.target_note.empty()) j["target"] = row.target_note;
+  fmt::print("{}\n", j.dump(2));
+}
+
+// The counts the chunk search tried, as " (auto; tried 1: 2 ms, 2: 1.5 ms; plan-pipeline alone
+// 128: 1.2 ms, 256: 1.1 ms)"; empty where it tried none.
+std::string tried_note(const SynthRow& row) {
+  if (row.tried.empty()) return "";
+  std::string tried;
+  std::optional<synth::SynthMethod> alone;
+  for (const auto& x : row.tried) {
+    const bool switched = x.alone != alone;
+    tried +=
+        fmt::format("{}{}{}: {}",
+                    tried.empty() ? ""
+                    : switched    ? "; "
+                                  : ", ",
+                    switched && x.alone ? fmt::format("{} alone ", synth::to_string(*x.alone)) : "",
+                    x.chunks_per_npu,
+                    // A floor: the count could not beat the fastest then, so it was not timed;
+                    // where it stands on a method's predicted time, so said.
+                    x.predicted ? "predicted " + format_time(x.time) + " (not made)"
+                    : x.floor   ? "at least " + format_time(x.time)
+                                : format_time(x.time));
+    alone = x.alone;
+  }
+  return fmt::format(" (auto; tried {})", tried);
+}
+
 }  // namespace
 
 void print_one(const SynthArgs& args, const topo::Topology& t, const SynthRow& row,
@@ -73,98 +173,10 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const SynthRow& r
   const double busbw = algbw * synth::bus_bandwidth_factor(c.kind, c.num_ranks());
   const Time in_part = part_bound(t, a);
   if (args.json) {
-    nlohmann::ordered_json j;
-    j["topology"] = t.name();
-    j["npus"] = t.num_npus();
-    j["collective"] = c.uneven() ? "all-to-allv" : synth::to_string(c.kind);
-    j["ranks"] = c.ranks;
-    j["size_bytes"] = row.size;
-    if (c.uneven()) {
-      j["unit_bytes"] = c.chunks_per_npu * a.chunk_bytes;
-      j["pair_units"] = c.pair_units;
-    }
-    j["algorithm"] = a.name;
-    j["method"] = a.method;
-    // (The tail of the run whose transfers the chunk search gave their routes' full rate, where it
-    // did: synth/plans/full_rate_drain.hpp.)
-    if (a.provenance.full_rate_drain > 0) j["full_rate_drain"] = a.provenance.full_rate_drain;
-    // (An All-Reduce made of its halves' own answers in turn: synth/plans/all_reduce.hpp.)
-    if (a.provenance.halves_answers) j["halves_answers"] = true;
-    j["chunks_per_npu"] = c.chunks_per_npu;
-    if (c.all_reduce_chunks > 0)
-      j["chunks"] = c.all_reduce_chunks;  // an All-Reduce in chunks in all (composed)
-    j["chunk_bytes"] = a.chunk_bytes;
-    if (!row.tried.empty()) {
-      auto& tried = j["chunks_tried"] = nlohmann::ordered_json::array();
-      for (const auto& x : row.tried) {
-        nlohmann::ordered_json one = {{"chunks_per_npu", x.chunks_per_npu}, {"time_ps", x.time}};
-        if (x.alone) one["method_alone"] = synth::to_string(*x.alone);
-        if (x.floor) one["floor"] = true;  // time_ps is a floor: not timed, as it could not win
-        if (x.predicted) one["predicted"] = true;  // ... standing on a method's predicted time
-        tried.push_back(std::move(one));
-      }
-    }
-    j["link_model"] = synth::to_string(a.link_model);
-    if (!a.protocol.empty()) j["protocol"] = a.protocol;
-    if (a.reduce_bandwidth > 0) {
-      j["reduce_Bps"] = a.reduce_bandwidth;
-      j["reduction_ps"] = a.reduction_time();
-    }
-    j["time_ps"] = r.collective_time;
-    j["lower_bound_ps"] = r.bound.total;
-    j["lower_bound_kind"] = r.bound.label;
-    j["lower_bound_terms"] = synth::describe(r.bound);
-    j["lower_bound_limit"] = r.bound.limit;
-    j["ratio_to_bound"] = r.ratio();
-    if (row.halves) {
-      j["halves_in_turn_ps"] = row.halves->total();
-      j["halves_in_turn_terms"] = synth::describe(*row.halves);
-      j["halves_in_turn_limit"] = synth::describe_limit(*row.halves);
-    }
-    if (in_part > 0) j["group_part_lower_bound_ps"] = in_part;
-    j["algbw_GBps"] = algbw / 1e9;
-    j["busbw_GBps"] = busbw / 1e9;
-    j["transfers"] = a.size();
-    j["build_s"] = row.seconds;
-    j["from_cache"] = row.from_cache;
-    j["stopped_early"] = row.stopped_early;
-    j["seed"] = args.seed;
-    j["restarts"] = args.restarts;
-    j["verified"] = r.correct();
-    j["violations"] = r.violation_count;
-    j["written"] = exported.written;
-    auto& skipped = j["not_written"] = nlohmann::ordered_json::object();
-    for (const auto& [format, why] : exported.skipped) skipped[format] = why;
-    j["warnings"] = exported.warnings;
-    if (exported.astra_time >= 0) j["astra_sim_ps"] = exported.astra_time;
-    if (exported.msccl_time >= 0) j["msccl_xml_read_back_ps"] = exported.msccl_time;
-    if (!row.target_note.empty()) j["target"] = row.target_note;
-    fmt::print("{}\n", j.dump(2));
+    print_json(args, t, row, exported, algbw, busbw, in_part);
     return;
   }
-  std::string chunk_note;
-  if (!row.tried.empty()) {
-    // "1: 2 ms, 2: 1.5 ms; plan-pipeline alone 128: 1.2 ms, 256: 1.1 ms"
-    std::string tried;
-    std::optional<synth::SynthMethod> alone;
-    for (const auto& x : row.tried) {
-      const bool switched = x.alone != alone;
-      tried += fmt::format(
-          "{}{}{}: {}",
-          tried.empty() ? ""
-          : switched    ? "; "
-                        : ", ",
-          switched && x.alone ? fmt::format("{} alone ", synth::to_string(*x.alone)) : "",
-          x.chunks_per_npu,
-          // A floor: the count could not beat the fastest then, so it was not timed; where it
-          // stands on a method's predicted time, so said.
-          x.predicted ? "predicted " + format_time(x.time) + " (not made)"
-          : x.floor   ? "at least " + format_time(x.time)
-                      : format_time(x.time));
-      alone = x.alone;
-    }
-    chunk_note = fmt::format(" (auto; tried {})", tried);
-  }
+  const std::string chunk_note = tried_note(row);
   fmt::print("topology        {} ({} NPUs, {} switches, {} links)\n", t.name(), t.num_npus(),
              t.num_switches(), t.num_links());
   if (c.num_ranks() != t.num_npus() || !std::is_sorted(c.ranks.begin(), c.ranks.end()))

@@ -129,15 +129,8 @@ py::list collective_rows(const sim::SimResult& r) {
   return rows;
 }
 
-}  // namespace
-}  // namespace tenet
-
-PYBIND11_MODULE(tenet, m) {
-  using namespace tenet;
-  m.doc() =
-      "Tenet: synthesize, verify, export and simulate collective communication algorithms.\n"
-      "Times are integer picoseconds (*_ps); sizes are bytes or text such as '64MiB'.";
-
+// The module's errors and types.
+void bind_types(py::module_& m) {
   // (A translator per type; the later registered is tried first.)
   auto& error = py::register_exception<Error>(m, "Error", PyExc_ValueError);
   py::register_exception<NotApplicable>(m, "NotApplicable", error.ptr());
@@ -210,7 +203,10 @@ PYBIND11_MODULE(tenet, m) {
         return fmt::format("<tenet.Algorithm {} of {}: {} transfers, {} ps>", a.name,
                            a.collective.describe(), a.size(), a.claimed_time);
       });
+}
 
+// The module's topology, bound and synthesis functions.
+void bind_synthesis(py::module_& m) {
   m.def("load_topology", &load_topology, py::arg("path_or_spec"), py::arg("step_costs") = true,
         "A topology file (YAML, JSON, DOT, ASTRA-sim network.yml), a generator spec "
         "('torus2d:8x8') or a system preset ('dgx-h100'). step_costs: every transfer pays its "
@@ -279,7 +275,10 @@ PYBIND11_MODULE(tenet, m) {
       "chunks_per_npu 0: searched. ranks: a group ('0-7'). time_limit: seconds (0: none). "
       "cache: the algorithm cache's folder ('': none). Returns a dict: algorithm, time_ps, "
       "bound_ps, bound_limit, ratio, chunks_per_npu, seconds, from_cache, stopped_early, correct.");
+}
 
+// The module's functions on algorithms: verify, re-time, rescale, import, export, simulate.
+void bind_algorithms(py::module_& m) {
   m.def(
       "verify",
       [](const Topology& t, const Algorithm& a) {
@@ -395,4 +394,18 @@ PYBIND11_MODULE(tenet, m) {
       "model, else 1). one_replica: as --one-replica. system: an "
       "ASTRA-sim system.json. A dict: name, iteration_ps, mfu, collectives (one dict per "
       "collective, size and group), warnings, system_notes, rank_finish_ps.");
+}
+
+}  // namespace
+}  // namespace tenet
+
+PYBIND11_MODULE(tenet, m) {
+  using namespace tenet;
+  m.doc() =
+      "Tenet: synthesize, verify, export and simulate collective communication algorithms.\n"
+      "Times are integer picoseconds (*_ps); sizes are bytes or text such as '64MiB'.";
+
+  bind_types(m);
+  bind_synthesis(m);
+  bind_algorithms(m);
 }

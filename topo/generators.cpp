@@ -143,239 +143,252 @@ struct RandomFabric {
   }
 };
 
+// The generators of direct networks: rings, lines, full meshes, a star, tori and meshes, the
+// hypercube.
+void add_direct_generators(std::vector<Generator>& g) {
+  auto first = [](const GeneratorSpec& s) { return s.shape.at(0); };
+  g.push_back({{"ring", "N", "N NPUs in a ring; bidir=false for one direction only",
+                "ring:8,bw=50GB/s,lat=0.5us", "bidir=true|false"},
+               {1},
+               1,
+               "50GB/s",
+               "0.5us",
+               {"bidir"},
+               first,
+               [](const Params& p, Emitter& e) {
+                 int n = p.dim(0);
+                 std::string bidir = p.opt("bidir", "true");
+                 if (bidir != "true" && bidir != "false")
+                   throw spec_error(p.spec, "bidir must be true or false");
+                 if (n < 2) return;
+                 for (int i = 0; i < n; ++i) {
+                   if (n == 2 && i == 1) {  // a ring of two is one pair of links
+                     if (bidir == "false") e.uni(e.npu(1), e.npu(0), p.b(0), p.l(0));
+                     break;
+                   }
+                   if (bidir == "true")
+                     e.bi(e.npu(i), e.npu((i + 1) % n), p.b(0), p.l(0));
+                   else
+                     e.uni(e.npu(i), e.npu((i + 1) % n), p.b(0), p.l(0));
+                 }
+               }});
+  g.push_back({{"line", "N", "N NPUs in a bidirectional chain", "line:4", ""},
+               {1},
+               1,
+               "50GB/s",
+               "0.5us",
+               {},
+               first,
+               [](const Params& p, Emitter& e) {
+                 for (int i = 0; i + 1 < p.dim(0); ++i)
+                   e.bi(e.npu(i), e.npu(i + 1), p.b(0), p.l(0));
+               }});
+  g.push_back({{"fc", "N", "fully connected: one link each way between every pair of NPUs",
+                "fc:8,bw=25GB/s", ""},
+               {1},
+               1,
+               "50GB/s",
+               "0.5us",
+               {},
+               first,
+               [](const Params& p, Emitter& e) {
+                 const int64_t n = p.dim(0);
+                 check_limit(n * (n - 1), kMaxLinks,
+                             "links");  // quadratic: refused before building any
+                 for (int i = 0; i < p.dim(0); ++i)
+                   for (int j = i + 1; j < p.dim(0); ++j) e.bi(e.npu(i), e.npu(j), p.b(0), p.l(0));
+               }});
+  g.push_back({{"switch", "N", "N NPUs on one switch (a star)", "switch:16,bw=100GB/s", ""},
+               {1},
+               1,
+               "50GB/s",
+               "0.5us",
+               {},
+               first,
+               [](const Params& p, Emitter& e) {
+                 NodeId s = e.sw("sw0");
+                 for (int i = 0; i < p.dim(0); ++i) e.bi(e.npu(i), s, p.b(0), p.l(0));
+               }});
+  auto grid_gen = [&](const char* name, size_t dims, bool wrap, const char* desc,
+                      const char* example, const char* bw) {
+    g.push_back({{name, dims == 2 ? "AxB" : "AxBxC", desc, example, ""},
+                 {dims},
+                 dims,
+                 bw,
+                 "0.5us",
+                 {},
+                 product,
+                 [wrap](const Params& p, Emitter& e) { grid(p, e, wrap); }});
+  };
+  grid_gen("mesh2d", 2, false, "2-D mesh; per-dimension bw/lat with '/'",
+           "mesh2d:8x5,bw=80GiB/s/35GiB/s", "50GB/s");
+  grid_gen("mesh3d", 3, false, "3-D mesh", "mesh3d:4x4x4", "50GB/s");
+  grid_gen("torus2d", 2, true, "2-D torus (wrap-around links)", "torus2d:8x8,bw=50GB/s,lat=0.5us",
+           "50GB/s");
+  grid_gen("torus3d", 3, true, "3-D torus", "torus3d:4x4x4", "50GB/s");
+  grid_gen("hetmesh2d", 2, false,
+           "heterogeneous 2-D mesh: x links faster than y links (defaults 100GB/s/25GB/s)",
+           "hetmesh2d:4x4,bw=100GB/s/25GB/s", "100GB/s/25GB/s");
+  g.push_back({{"hypercube", "N", "hypercube of N = 2^k NPUs", "hypercube:64", ""},
+               {1},
+               1,
+               "50GB/s",
+               "0.5us",
+               {},
+               first,
+               [](const Params& p, Emitter& e) {
+                 int n = p.dim(0);
+                 if (n & (n - 1))
+                   throw spec_error(p.spec, fmt::format("{} is not a power of two", n));
+                 for (int i = 0; i < n; ++i)
+                   for (int bit = 1; bit < n; bit <<= 1)
+                     if (!(i & bit)) e.bi(e.npu(i), e.npu(i | bit), p.b(0), p.l(0));
+               }});
+}
+
+// The generators of switched fabrics and systems: leaf-spine, dragonfly, DGX-1, NVSwitch nodes and
+// clusters, random fabrics.
+void add_fabric_generators(std::vector<Generator>& g) {
+  auto first = [](const GeneratorSpec& s) { return s.shape.at(0); };
+  g.push_back(
+      {{"leafspine", "LxP",
+        "two-level leaf-spine: L leaf switches with P NPUs each, every leaf linked to "
+        "every spine; spines=S (default P, non-blocking); bw/lat per level NPU-leaf/leaf-spine",
+        "leafspine:4x8,spines=4,bw=100GB/s/50GB/s", "spines=S"},
+       {2},
+       2,
+       "50GB/s",
+       "0.5us",
+       {"spines"},
+       product,
+       [](const Params& p, Emitter& e) {
+         leaf_spine(e, p.dim(0), p.dim(1), p.int_opt("spines", p.dim(1)), p.b(0), p.l(0), p.b(1),
+                    p.l(1));
+       }});
+  g.push_back({{"dragonfly", "GxAxP",
+                "dragonfly: G groups of A router switches with P NPUs each; routers of a group "
+                "fully connected, one global link per pair of groups; bw/lat per level "
+                "terminal/local/global",
+                "dragonfly:4x4x2,bw=100GB/s/50GB/s/25GB/s", ""},
+               {3},
+               3,
+               "50GB/s",
+               "0.5us",
+               {},
+               product,
+               [](const Params& p, Emitter& e) {
+                 int groups = p.dim(0), routers = p.dim(1), per = p.dim(2);
+                 std::vector<std::vector<NodeId>> r(groups);
+                 for (int gi = 0; gi < groups; ++gi)
+                   for (int a = 0; a < routers; ++a) {
+                     r[gi].push_back(e.sw(fmt::format("g{}r{}", gi, a)));
+                     for (int k = 0; k < per; ++k)
+                       e.bi(e.npu((gi * routers + a) * per + k), r[gi][a], p.b(0), p.l(0),
+                            kNetworkStep);
+                   }
+                 for (int gi = 0; gi < groups; ++gi)
+                   for (int a = 0; a < routers; ++a)
+                     for (int c = a + 1; c < routers; ++c)
+                       e.bi(r[gi][a], r[gi][c], p.b(1), p.l(1), kNetworkStep);
+                 // Group gi's k-th global link (k counting the other groups in order) leaves from
+                 // router k mod A.
+                 auto port = [&](int from, int to) { return (to < from ? to : to - 1) % routers; };
+                 for (int gi = 0; gi < groups; ++gi)
+                   for (int gj = gi + 1; gj < groups; ++gj)
+                     e.bi(r[gi][port(gi, gj)], r[gj][port(gj, gi)], p.b(2), p.l(2), kNetworkStep);
+               }});
+  g.push_back(
+      {{"dgx1", "8", "DGX-1 (V100) hybrid cube-mesh: 8 NPUs, 6 NVLinks each, some pairs doubled",
+        "dgx1:8,bw=25GB/s", ""},
+       {0, 1},
+       1,
+       "25GB/s",
+       "0.7us",
+       {},
+       [](const GeneratorSpec&) { return 8; },
+       [](const Params& p, Emitter& e) {
+         if (!p.spec.shape.empty() && p.dim(0) != 8)
+           throw spec_error(p.spec, "a DGX-1 has exactly 8 NPUs");
+         // NVLink counts between GPU pairs, as nvidia-smi topo -m shows on a DGX-1V.
+         const int links[][3] = {{0, 1, 1}, {0, 2, 1}, {0, 3, 2}, {0, 4, 2}, {1, 2, 2}, {1, 3, 1},
+                                 {1, 5, 2}, {2, 3, 2}, {2, 6, 1}, {3, 7, 1}, {4, 5, 1}, {4, 6, 1},
+                                 {4, 7, 2}, {5, 6, 2}, {5, 7, 1}, {6, 7, 2}};
+         for (const auto& [a, b, count] : links)
+           for (int k = 0; k < count; ++k) e.bi(e.npu(a), e.npu(b), p.b(0), p.l(0));
+       }});
+  g.push_back({{"nvswitch", "G", "one NVSwitch node: G NPUs on one switch (default 450GB/s)",
+                "nvswitch:8", ""},
+               {1},
+               1,
+               "450GB/s",
+               "0.25us",
+               {},
+               first,
+               [](const Params& p, Emitter& e) {
+                 NodeId s = e.sw("nvswitch");
+                 for (int i = 0; i < p.dim(0); ++i) e.bi(e.npu(i), s, p.b(0), p.l(0));
+               }});
+  g.push_back({{"nvcluster", "NxG",
+                "N NVSwitch nodes of G NPUs joined by a scale-out network: net=rail (G rail "
+                "switches, NPU k of every node on rail k) or net=fattree (a leaf per node, G "
+                "spines); bw/lat per level nvlink/network",
+                "nvcluster:4x8,net=rail,bw=450GB/s/50GB/s", "net=rail|fattree"},
+               {2},
+               2,
+               "450GB/s/50GB/s",
+               "0.25us/1us",
+               {"net"},
+               product,
+               [](const Params& p, Emitter& e) {
+                 int nodes = p.dim(0), per = p.dim(1);
+                 std::string net = p.opt("net", "rail");
+                 if (net != "rail" && net != "fattree")
+                   throw spec_error(p.spec, fmt::format("net={} is not rail or fattree", net));
+                 for (int n = 0; n < nodes; ++n) {
+                   NodeId s = e.sw(fmt::format("node{}.nvswitch", n));
+                   for (int k = 0; k < per; ++k) e.bi(e.npu(n * per + k), s, p.b(0), p.l(0));
+                 }
+                 if (nodes < 2) return;
+                 if (net == "rail") {
+                   for (int k = 0; k < per; ++k) {
+                     NodeId rail = e.sw(fmt::format("rail{}", k));
+                     for (int n = 0; n < nodes; ++n)
+                       e.bi(e.npu(n * per + k), rail, p.b(1), p.l(1), kNetworkStep);
+                   }
+                 } else {
+                   leaf_spine(e, nodes, per, per, p.b(1), p.l(1), p.b(1), p.l(1));
+                 }
+               }});
+  g.push_back(
+      {{"random-fabric", "SEED",
+        "a random heterogeneous switched fabric, the same for the same seed (the RandomFabrics "
+        "benchmark's): 6-16 NPUs, 1-4 switches joined by a random tree (plus a spare link now "
+        "and "
+        "then), every NPU on one or two switches, some NPU pairs joined directly; 25-400 GB/s on "
+        "NPU ports, 50-800 GB/s between switches, 0.1-2 us; every link both ways, now and then "
+        "each way its own bandwidth",
+        "random-fabric:184", ""},
+       {1},
+       1,
+       "50GB/s",
+       "0.5us",
+       {},
+       [](const GeneratorSpec& s) { return RandomFabric(s.shape.at(0)).npus; },
+       [](const Params& p, Emitter& e) {
+         if (p.spec.options.count("bw") || p.spec.options.count("lat"))
+           throw spec_error(
+               p.spec, "a random fabric draws its own bandwidths and latencies (no bw= or lat=)");
+         RandomFabric(p.dim(0)).build(e);
+       },
+       true});
+}
+
 const std::vector<Generator>& table() {
   static const std::vector<Generator> gens = [] {
     std::vector<Generator> g;
-    auto first = [](const GeneratorSpec& s) { return s.shape.at(0); };
-    g.push_back({{"ring", "N", "N NPUs in a ring; bidir=false for one direction only",
-                  "ring:8,bw=50GB/s,lat=0.5us", "bidir=true|false"},
-                 {1},
-                 1,
-                 "50GB/s",
-                 "0.5us",
-                 {"bidir"},
-                 first,
-                 [](const Params& p, Emitter& e) {
-                   int n = p.dim(0);
-                   std::string bidir = p.opt("bidir", "true");
-                   if (bidir != "true" && bidir != "false")
-                     throw spec_error(p.spec, "bidir must be true or false");
-                   if (n < 2) return;
-                   for (int i = 0; i < n; ++i) {
-                     if (n == 2 && i == 1) {  // a ring of two is one pair of links
-                       if (bidir == "false") e.uni(e.npu(1), e.npu(0), p.b(0), p.l(0));
-                       break;
-                     }
-                     if (bidir == "true")
-                       e.bi(e.npu(i), e.npu((i + 1) % n), p.b(0), p.l(0));
-                     else
-                       e.uni(e.npu(i), e.npu((i + 1) % n), p.b(0), p.l(0));
-                   }
-                 }});
-    g.push_back({{"line", "N", "N NPUs in a bidirectional chain", "line:4", ""},
-                 {1},
-                 1,
-                 "50GB/s",
-                 "0.5us",
-                 {},
-                 first,
-                 [](const Params& p, Emitter& e) {
-                   for (int i = 0; i + 1 < p.dim(0); ++i)
-                     e.bi(e.npu(i), e.npu(i + 1), p.b(0), p.l(0));
-                 }});
-    g.push_back({{"fc", "N", "fully connected: one link each way between every pair of NPUs",
-                  "fc:8,bw=25GB/s", ""},
-                 {1},
-                 1,
-                 "50GB/s",
-                 "0.5us",
-                 {},
-                 first,
-                 [](const Params& p, Emitter& e) {
-                   const int64_t n = p.dim(0);
-                   check_limit(n * (n - 1), kMaxLinks,
-                               "links");  // quadratic: refused before building any
-                   for (int i = 0; i < p.dim(0); ++i)
-                     for (int j = i + 1; j < p.dim(0); ++j)
-                       e.bi(e.npu(i), e.npu(j), p.b(0), p.l(0));
-                 }});
-    g.push_back({{"switch", "N", "N NPUs on one switch (a star)", "switch:16,bw=100GB/s", ""},
-                 {1},
-                 1,
-                 "50GB/s",
-                 "0.5us",
-                 {},
-                 first,
-                 [](const Params& p, Emitter& e) {
-                   NodeId s = e.sw("sw0");
-                   for (int i = 0; i < p.dim(0); ++i) e.bi(e.npu(i), s, p.b(0), p.l(0));
-                 }});
-    auto grid_gen = [&](const char* name, size_t dims, bool wrap, const char* desc,
-                        const char* example, const char* bw) {
-      g.push_back({{name, dims == 2 ? "AxB" : "AxBxC", desc, example, ""},
-                   {dims},
-                   dims,
-                   bw,
-                   "0.5us",
-                   {},
-                   product,
-                   [wrap](const Params& p, Emitter& e) { grid(p, e, wrap); }});
-    };
-    grid_gen("mesh2d", 2, false, "2-D mesh; per-dimension bw/lat with '/'",
-             "mesh2d:8x5,bw=80GiB/s/35GiB/s", "50GB/s");
-    grid_gen("mesh3d", 3, false, "3-D mesh", "mesh3d:4x4x4", "50GB/s");
-    grid_gen("torus2d", 2, true, "2-D torus (wrap-around links)", "torus2d:8x8,bw=50GB/s,lat=0.5us",
-             "50GB/s");
-    grid_gen("torus3d", 3, true, "3-D torus", "torus3d:4x4x4", "50GB/s");
-    grid_gen("hetmesh2d", 2, false,
-             "heterogeneous 2-D mesh: x links faster than y links (defaults 100GB/s/25GB/s)",
-             "hetmesh2d:4x4,bw=100GB/s/25GB/s", "100GB/s/25GB/s");
-    g.push_back({{"hypercube", "N", "hypercube of N = 2^k NPUs", "hypercube:64", ""},
-                 {1},
-                 1,
-                 "50GB/s",
-                 "0.5us",
-                 {},
-                 first,
-                 [](const Params& p, Emitter& e) {
-                   int n = p.dim(0);
-                   if (n & (n - 1))
-                     throw spec_error(p.spec, fmt::format("{} is not a power of two", n));
-                   for (int i = 0; i < n; ++i)
-                     for (int bit = 1; bit < n; bit <<= 1)
-                       if (!(i & bit)) e.bi(e.npu(i), e.npu(i | bit), p.b(0), p.l(0));
-                 }});
-    g.push_back(
-        {{"leafspine", "LxP",
-          "two-level leaf-spine: L leaf switches with P NPUs each, every leaf linked to "
-          "every spine; spines=S (default P, non-blocking); bw/lat per level NPU-leaf/leaf-spine",
-          "leafspine:4x8,spines=4,bw=100GB/s/50GB/s", "spines=S"},
-         {2},
-         2,
-         "50GB/s",
-         "0.5us",
-         {"spines"},
-         product,
-         [](const Params& p, Emitter& e) {
-           leaf_spine(e, p.dim(0), p.dim(1), p.int_opt("spines", p.dim(1)), p.b(0), p.l(0), p.b(1),
-                      p.l(1));
-         }});
-    g.push_back(
-        {{"dragonfly", "GxAxP",
-          "dragonfly: G groups of A router switches with P NPUs each; routers of a group "
-          "fully connected, one global link per pair of groups; bw/lat per level "
-          "terminal/local/global",
-          "dragonfly:4x4x2,bw=100GB/s/50GB/s/25GB/s", ""},
-         {3},
-         3,
-         "50GB/s",
-         "0.5us",
-         {},
-         product,
-         [](const Params& p, Emitter& e) {
-           int groups = p.dim(0), routers = p.dim(1), per = p.dim(2);
-           std::vector<std::vector<NodeId>> r(groups);
-           for (int gi = 0; gi < groups; ++gi)
-             for (int a = 0; a < routers; ++a) {
-               r[gi].push_back(e.sw(fmt::format("g{}r{}", gi, a)));
-               for (int k = 0; k < per; ++k)
-                 e.bi(e.npu((gi * routers + a) * per + k), r[gi][a], p.b(0), p.l(0), kNetworkStep);
-             }
-           for (int gi = 0; gi < groups; ++gi)
-             for (int a = 0; a < routers; ++a)
-               for (int c = a + 1; c < routers; ++c)
-                 e.bi(r[gi][a], r[gi][c], p.b(1), p.l(1), kNetworkStep);
-           // Group gi's k-th global link (k counting the other groups in order) leaves from
-           // router k mod A.
-           auto port = [&](int from, int to) { return (to < from ? to : to - 1) % routers; };
-           for (int gi = 0; gi < groups; ++gi)
-             for (int gj = gi + 1; gj < groups; ++gj)
-               e.bi(r[gi][port(gi, gj)], r[gj][port(gj, gi)], p.b(2), p.l(2), kNetworkStep);
-         }});
-    g.push_back(
-        {{"dgx1", "8", "DGX-1 (V100) hybrid cube-mesh: 8 NPUs, 6 NVLinks each, some pairs doubled",
-          "dgx1:8,bw=25GB/s", ""},
-         {0, 1},
-         1,
-         "25GB/s",
-         "0.7us",
-         {},
-         [](const GeneratorSpec&) { return 8; },
-         [](const Params& p, Emitter& e) {
-           if (!p.spec.shape.empty() && p.dim(0) != 8)
-             throw spec_error(p.spec, "a DGX-1 has exactly 8 NPUs");
-           // NVLink counts between GPU pairs, as nvidia-smi topo -m shows on a DGX-1V.
-           const int links[][3] = {{0, 1, 1}, {0, 2, 1}, {0, 3, 2}, {0, 4, 2}, {1, 2, 2}, {1, 3, 1},
-                                   {1, 5, 2}, {2, 3, 2}, {2, 6, 1}, {3, 7, 1}, {4, 5, 1}, {4, 6, 1},
-                                   {4, 7, 2}, {5, 6, 2}, {5, 7, 1}, {6, 7, 2}};
-           for (const auto& [a, b, count] : links)
-             for (int k = 0; k < count; ++k) e.bi(e.npu(a), e.npu(b), p.b(0), p.l(0));
-         }});
-    g.push_back({{"nvswitch", "G", "one NVSwitch node: G NPUs on one switch (default 450GB/s)",
-                  "nvswitch:8", ""},
-                 {1},
-                 1,
-                 "450GB/s",
-                 "0.25us",
-                 {},
-                 first,
-                 [](const Params& p, Emitter& e) {
-                   NodeId s = e.sw("nvswitch");
-                   for (int i = 0; i < p.dim(0); ++i) e.bi(e.npu(i), s, p.b(0), p.l(0));
-                 }});
-    g.push_back({{"nvcluster", "NxG",
-                  "N NVSwitch nodes of G NPUs joined by a scale-out network: net=rail (G rail "
-                  "switches, NPU k of every node on rail k) or net=fattree (a leaf per node, G "
-                  "spines); bw/lat per level nvlink/network",
-                  "nvcluster:4x8,net=rail,bw=450GB/s/50GB/s", "net=rail|fattree"},
-                 {2},
-                 2,
-                 "450GB/s/50GB/s",
-                 "0.25us/1us",
-                 {"net"},
-                 product,
-                 [](const Params& p, Emitter& e) {
-                   int nodes = p.dim(0), per = p.dim(1);
-                   std::string net = p.opt("net", "rail");
-                   if (net != "rail" && net != "fattree")
-                     throw spec_error(p.spec, fmt::format("net={} is not rail or fattree", net));
-                   for (int n = 0; n < nodes; ++n) {
-                     NodeId s = e.sw(fmt::format("node{}.nvswitch", n));
-                     for (int k = 0; k < per; ++k) e.bi(e.npu(n * per + k), s, p.b(0), p.l(0));
-                   }
-                   if (nodes < 2) return;
-                   if (net == "rail") {
-                     for (int k = 0; k < per; ++k) {
-                       NodeId rail = e.sw(fmt::format("rail{}", k));
-                       for (int n = 0; n < nodes; ++n)
-                         e.bi(e.npu(n * per + k), rail, p.b(1), p.l(1), kNetworkStep);
-                     }
-                   } else {
-                     leaf_spine(e, nodes, per, per, p.b(1), p.l(1), p.b(1), p.l(1));
-                   }
-                 }});
-    g.push_back(
-        {{"random-fabric", "SEED",
-          "a random heterogeneous switched fabric, the same for the same seed (the RandomFabrics "
-          "benchmark's): 6-16 NPUs, 1-4 switches joined by a random tree (plus a spare link now "
-          "and "
-          "then), every NPU on one or two switches, some NPU pairs joined directly; 25-400 GB/s on "
-          "NPU ports, 50-800 GB/s between switches, 0.1-2 us; every link both ways, now and then "
-          "each way its own bandwidth",
-          "random-fabric:184", ""},
-         {1},
-         1,
-         "50GB/s",
-         "0.5us",
-         {},
-         [](const GeneratorSpec& s) { return RandomFabric(s.shape.at(0)).npus; },
-         [](const Params& p, Emitter& e) {
-           if (p.spec.options.count("bw") || p.spec.options.count("lat"))
-             throw spec_error(
-                 p.spec, "a random fabric draws its own bandwidths and latencies (no bw= or lat=)");
-           RandomFabric(p.dim(0)).build(e);
-         },
-         true});
+    add_direct_generators(g);
+    add_fabric_generators(g);
+
     return g;
   }();
   return gens;

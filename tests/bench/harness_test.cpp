@@ -299,10 +299,21 @@ TEST(Harness, EarlierBuildTimesOrderTheWorkNotTheResults) {
   }
 }
 
-TEST(Harness, ReportsCsvPlotsAndRegressions) {
-  const Suite s = parse_suite(kSmall, "small.yaml");
-  std::vector<Result> results = run_suite(s).cases;
-  const std::string csv = results_csv(s, results);
+// The small suite, run once for the tests that read its results.
+struct SmallRun {
+  Suite suite = parse_suite(kSmall, "small.yaml");
+  std::vector<Result> results = run_suite(suite).cases;
+  std::string csv = results_csv(suite, results);
+};
+const SmallRun& small_run() {
+  static const SmallRun run;
+  return run;
+}
+
+TEST(Harness, WritesEveryResultAsCsv) {
+  const SmallRun& run = small_run();
+  const std::vector<Result>& results = run.results;
+  const std::string& csv = run.csv;
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "topology,npus,collective,size_bytes,chunks_per_npu,chunks_used,algorithm,status,"
             "time_ps,lower_bound_ps,ratio_to_bound,busbw_GBps,build_s,transfers,note,method,"
@@ -317,7 +328,12 @@ TEST(Harness, ReportsCsvPlotsAndRegressions) {
       EXPECT_EQ(r.method, "") << r.algorithm;
   }
   EXPECT_EQ(static_cast<size_t>(std::count(csv.begin(), csv.end(), '\n')), results.size() + 1);
+}
 
+TEST(Harness, ReportsSpeedUpsAndBusbw) {
+  const SmallRun& run = small_run();
+  const Suite& s = run.suite;
+  const std::vector<Result>& results = run.results;
   const std::string report = report_markdown(s, results);
   EXPECT_NE(report.find("## ring:4 (4 NPUs)"), std::string::npos);
   EXPECT_NE(report.find("## switch:4 (4 NPUs)"), std::string::npos);
@@ -346,7 +362,12 @@ TEST(Harness, ReportsCsvPlotsAndRegressions) {
   EXPECT_NE(report.find(fmt::format(
                 "{:.2f}x", static_cast<double>(ring->time) / static_cast<double>(tenet->time))),
             std::string::npos);
+}
 
+TEST(Harness, FindsRegressionsAndRefusesBadResultFiles) {
+  const SmallRun& run = small_run();
+  const std::vector<Result>& results = run.results;
+  const std::string& csv = run.csv;
   // Against itself: nothing got worse.
   EXPECT_TRUE(regressions(csv, "old.csv", results).worse.empty());
   // A run where ring got slower and the synthesizer failed on one case.
@@ -425,7 +446,12 @@ TEST(Harness, ReportsCsvPlotsAndRegressions) {
       }
     }
   }
+}
 
+TEST(Harness, DrawsEveryPlotInAStyleOfItsOwn) {
+  const SmallRun& run = small_run();
+  const Suite& s = run.suite;
+  const std::vector<Result>& results = run.results;
   const auto dir =
       std::filesystem::temp_directory_path() / ("tenet_plots_" + std::to_string(::getpid()));
   const bool rendered = write_plots(s, results, dir.string()).rendered();
