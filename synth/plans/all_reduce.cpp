@@ -272,6 +272,9 @@ class JoinedHalves {
     rs_.kind = CollectiveKind::ReduceScatter;
     ag_.kind = CollectiveKind::AllGather;
   }
+  // (The halves' progress calls back into this object.)
+  JoinedHalves(const JoinedHalves&) = delete;
+  JoinedHalves& operator=(const JoinedHalves&) = delete;
 
   const Collective& reduce_scatter() const { return rs_; }
   const Collective& all_gather() const { return ag_; }
@@ -382,13 +385,7 @@ class JoinedHalves {
     // what the caller has.)
     const Time likely =
         std::max(reduced->likely + gathered->likely, to_beat > 0 ? to_beat : against);
-    if (o_.pipelines.on_variant) o_.pipelines.on_variant(variant, likely);
-    if (!best_) {
-      best_ = unmade_pipelines(t_, c_, chunk_bytes_, o_.link_model, likely);
-      floored_best_ = true;
-      if (o_.floored) *o_.floored = true;
-      if (o_.predicted) *o_.predicted = true;
-    }
+    if (stand_in_unmade(t_, c_, chunk_bytes_, o_, variant, likely, best_)) floored_best_ = true;
     return true;
   }
 

@@ -549,13 +549,7 @@ class Planned {
     if (against <= 0 || sure * static_cast<double>(predicted.end) < static_cast<double>(against))
       return false;
     const Time likely = std::max(predicted.likely, to_beat > 0 ? to_beat : against);
-    if (o_.pipelines.on_variant) o_.pipelines.on_variant(v, likely);
-    if (!best_) {
-      best_ = unmade_pipelines(t_, c_, chunk_bytes_, o_.link_model, likely);
-      predicted_best_ = true;
-      if (o_.floored) *o_.floored = true;
-      if (o_.predicted) *o_.predicted = true;
-    }
+    if (stand_in_unmade(t_, c_, chunk_bytes_, o_, v, likely, best_)) predicted_best_ = true;
     return true;
   }
 
@@ -736,6 +730,17 @@ Algorithm unmade_pipelines(const topo::Topology& t, const Collective& c, Bytes c
   a.provenance = Provenance(Producer::FlowPlanPipelines);
   a.method = "flow-plan pipelines (none made: predicted no faster than the time to beat)";
   return a;
+}
+
+bool stand_in_unmade(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
+                     const SynthOptions& o, int variant, Time likely,
+                     std::optional<Algorithm>& best) {
+  if (o.pipelines.on_variant) o.pipelines.on_variant(variant, likely);
+  if (best) return false;
+  best = unmade_pipelines(t, c, chunk_bytes, o.link_model, likely);
+  if (o.floored) *o.floored = true;
+  if (o.predicted) *o.predicted = true;
+  return true;
 }
 
 std::optional<PipelinePrediction> predict_pipeline(const topo::Topology& t, const Collective& c,

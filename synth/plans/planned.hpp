@@ -57,4 +57,12 @@ Time under_callers(Time fastest, Time to_beat);
 Algorithm unmade_pipelines(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
                            LinkModel model, Time likely);
 
+// A pipeline variant left unmade, predicted to take `likely`: reported (PipelineOptions::
+// on_variant) and, where nothing stands for the count yet (`best` empty), made its stand-in
+// (unmade_pipelines), the caller told (SynthOptions::floored and ::predicted). Whether it became
+// the stand-in.
+bool stand_in_unmade(const topo::Topology& t, const Collective& c, Bytes chunk_bytes,
+                     const SynthOptions& o, int variant, Time likely,
+                     std::optional<Algorithm>& best);
+
 }  // namespace tenet::synth::detail
