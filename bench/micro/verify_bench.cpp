@@ -12,6 +12,7 @@
 #include "synth/synthesizer.hpp"
 #include "synth/verify/verify.hpp"
 #include "topo/generators.hpp"
+#include "topo/io.hpp"
 
 namespace {
 
@@ -119,6 +120,22 @@ void BM_TimingTrees(benchmark::State& state) {
   timing_throughput(state, t, a);
 }
 BENCHMARK(BM_TimingTrees)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The flow plan's pipelines on ForestColl's MI250 box (examples/topologies/mi250-box.yaml) at 1024
+// chunks per NPU of 64 KiB, streams on channels of their own: the All-Gather the chunk search of
+// a 1 GiB All-Reduce times most often (each count's variants, its drains, its halves joined).
+void BM_TimingPipelines(benchmark::State& state) {
+  const auto t = topo::load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/mi250-box.yaml");
+  synth::SynthOptions o;
+  o.method = synth::SynthMethod::PlanPipeline;
+  synth::Algorithm a =
+      synth::synthesize(t,
+                        synth::Collective::over_all(t, synth::CollectiveKind::AllGather,
+                                                    static_cast<int>(state.range(0))),
+                        Bytes{1} << 16, o);
+  timing_throughput(state, t, a);
+}
+BENCHMARK(BM_TimingPipelines)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_VerifyTrees(benchmark::State& state) {
   const auto t = topo::generate("mesh2d:8x8");

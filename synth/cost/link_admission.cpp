@@ -128,7 +128,10 @@ TransferQueues::TransferQueues(const topo::Topology& t, const Algorithm& a) : a_
     Slot& s = slots_[id];
     const std::span<const LinkId> route = a.route(id);
     try {
-      s.rate = cost.rate(route, a.rate(id));
+      const RouteCost c = cost(route, a.rate(id), a[id].count);
+      s.rate = c.rate;
+      s.duration = c.duration;
+      s.occupancy = c.occupancy;
     } catch (const Error& e) {
       throw Error(fmt::format("transfer {}: {}", id, e.message()));
     }

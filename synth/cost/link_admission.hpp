@@ -84,9 +84,9 @@ class ArrivalGraph {
 };
 
 // An algorithm's transfers as admission reads them: each one's route and rate, and its queue (one
-// per first link and channel) in list order. A transfer's rate, queue and (where its route is one
-// link, as every route over direct links is) that link sit together in 16 bytes: admission reads
-// them for transfers all over the list, a cache miss each.
+// per first link and channel) in list order. A transfer's rate, duration, occupancy, queue and
+// (where its route is one link, as every route over direct links is) that link sit together in 32
+// bytes: admission and the replay read them for transfers all over the list, a cache miss each.
 class TransferQueues {
  public:
   // Throws tenet::Error for a link id out of range, an empty route, or a rate that is negative
@@ -113,6 +113,10 @@ class TransferQueues {
   void prefetch_queue(TransferId id) const { __builtin_prefetch(&slots_[id]); }
   std::span<const LinkId> route(TransferId id) const { return route_of(id, slots_[id]); }
   Bandwidth rate(TransferId id) const { return slots_[id].rate; }
+  // Its duration and occupancy (RouteCost), costed once here: a replay reads them beside its rate
+  // when it starts the transfer, not its record and route again.
+  Time duration(TransferId id) const { return slots_[id].duration; }
+  Time occupancy(TransferId id) const { return slots_[id].occupancy; }
   int32_t num_queues() const { return static_cast<int32_t>(queue_offset_.size()) - 1; }
   int32_t queue_of(TransferId id) const { return slots_[id].queue; }
   // Whether queue q sends one transfer at a time (Algorithm::serial_channels, a channel other than
@@ -125,8 +129,9 @@ class TransferQueues {
   }
 
  private:
-  struct Slot {
+  struct alignas(32) Slot {
     Bandwidth rate = 0;  // what it moves at: its own rate, or its route's narrowest bandwidth
+    Time duration = 0, occupancy = 0;
     int32_t queue = 0;
     LinkId link = -1;  // its route's one link; -1 where the route has several (the algorithm's)
   };
@@ -219,6 +224,8 @@ class LinkAdmission : private detail::OwnQueues, public BasicLinkAdmission<Trans
   LinkAdmission(const topo::Topology& t, const Algorithm& a)
       : detail::OwnQueues{TransferQueues(t, a)},
         BasicLinkAdmission<TransferQueues>(t, queues, a.link_model == LinkModel::Hold) {}
+  // The algorithm's transfers as admission reads them (rates, costs, queues).
+  const TransferQueues& transfer_queues() const { return queues; }
 };
 
 }  // namespace tenet::synth

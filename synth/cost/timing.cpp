@@ -85,18 +85,6 @@ RouteCost RouteCoster::operator()(std::span<const LinkId> route, Bandwidth rate,
   return c;
 }
 
-Bandwidth RouteCoster::rate(std::span<const LinkId> route, Bandwidth rate) {
-  Bandwidth bottleneck = std::numeric_limits<Bandwidth>::max();
-  for (LinkId l : route) {
-    if (l < 0 || l >= static_cast<LinkId>(bandwidth_.size()))
-      return route_cost(t_, route, bytes_, model_, steps_, rate).rate;  // throws the error
-    bottleneck = std::min(bottleneck, bandwidth_[l]);
-  }
-  if (route.empty() || rate < 0 || rate > bottleneck)
-    return route_cost(t_, route, bytes_, model_, steps_, rate).rate;  // throws the error
-  return rate == 0 ? bottleneck : rate;
-}
-
 Time RouteCoster::serialization_time(Bandwidth rate, int count) {
   const uint64_t mixed = (static_cast<uint64_t>(rate) ^ static_cast<uint64_t>(count) << 40) *
                          0x9E3779B97F4A7C15ULL;  // (Fibonacci hashing: the high bits)
@@ -237,9 +225,16 @@ TimingResult event_driven(const topo::Topology& t, const Algorithm& a, Times& ti
   result.link_busy.assign(t.num_links(), 0);
   const ArrivalGraph graph(a);
   LinkAdmission admission(t, a);
-  RouteCoster coster(t, a);
+  const TransferQueues& queues = admission.transfer_queues();
   const bool hold = a.link_model == LinkModel::Hold;
   const Time reduction = a.reduction_time();
+  // What a transfer holds of each link it crosses does not depend on when it starts: the links'
+  // busy time is summed in list order, before the replay.
+  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
+    const Bandwidth held = hold ? std::numeric_limits<Bandwidth>::max() : queues.rate(id);
+    for (LinkId l : queues.route(id))
+      result.link_busy[l] += busy_share(queues.occupancy(id), held, t.link(l).bandwidth);
+  }
   // Events in order of time; those of one instant in any order (each instant's releases and
   // arrivals are all taken before anything is admitted, and none depends on another's order).
   struct Event {
@@ -256,16 +251,13 @@ TimingResult event_driven(const topo::Topology& t, const Algorithm& a, Times& ti
   Time now = 0;
   size_t started = 0;
   auto start = [&](TransferId id) {
-    const RouteCost cost = coster(a, id);
-    times.set(id, now, now + cost.duration);
+    const Time duration = queues.duration(id);
+    times.set(id, now, now + duration);
     ++started;
-    const Bandwidth held = hold ? std::numeric_limits<Bandwidth>::max() : cost.rate;
-    for (LinkId l : a.route(id))
-      result.link_busy[l] += busy_share(cost.occupancy, held, t.link(l).bandwidth);
     const Time usable =
-        a.usable_at(id, now + cost.duration, reduction);  // what waits for it waits for this
+        a.usable_at(id, now + duration, reduction);  // what waits for it waits for this
     result.collective_time = std::max(result.collective_time, usable);
-    push({now + cost.occupancy, id, false});
+    push({now + queues.occupancy(id), id, false});
     if (graph.waited_on(id)) push({usable, id, true});  // (its time is counted above)
   };
   admission.admit(start);

@@ -60,8 +60,6 @@ class RouteCoster {
   RouteCost operator()(const Algorithm& a, TransferId id) {
     return (*this)(a.route(id), a.rate(id), a[id].count);
   }
-  // What a transfer moves at (RouteCost::rate) alone, with route_cost's errors.
-  Bandwidth rate(std::span<const LinkId> route, Bandwidth rate = 0);
 
  private:
   Time serialization_time(Bandwidth rate, int count);
