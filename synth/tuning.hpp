@@ -134,6 +134,12 @@ inline constexpr int kInTurnRounds = 8;
 // the time to beat: on the 261-case matrix, timed variants end at 0.69 to 1.7 times it (1 % under
 // 0.80, median 1.00) (docs/tuning.md).
 inline constexpr double kPipelinePredictedSure = 0.65;
+// ... or, where the plan's trees stream c chunks each on average, 1 - kPipelinePredictionFill / c
+// where that is more, up to kPipelinePredictedSureMost: the prediction leaves out about a fill of a
+// few chunk times per tree (PipelineCalibration::uncalibrated; the measured ratios:
+// docs/tuning.md).
+inline constexpr double kPipelinePredictionFill = 6.4;
+inline constexpr double kPipelinePredictedSureMost = 0.88;
 // ... and an All-Reduce's (its halves joined, kHalvesShare of the shorter half's stream added;
 // timed variants end at 0.72 to 3.1 times it, 1 % under 0.78) (docs/tuning.md).
 inline constexpr double kAllReducePredictedSure = 0.7;

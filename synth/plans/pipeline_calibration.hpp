@@ -4,7 +4,9 @@
 // A variant is made only where a share of its predicted end (pipeline_prediction; an All-Reduce's
 // halves joined) is under the time to beat: kPipelinePredictedSure, or kAllReducePredictedSure,
 // low enough for every fabric measured, as made variants end at 0.69 to 1.7 times their
-// prediction (0.72 to 3.1 for an All-Reduce). Where its trees stream many chunks each (at least
+// prediction (0.72 to 3.1 for an All-Reduce). The prediction leaves out about a fill of a few
+// chunk times per tree, so where the trees stream many chunks each a single collective's share is
+// higher (uncalibrated). Where its trees stream many chunks each (at least
 // kPipelineCalibratedFrom), a variant's own ratio on one fabric moves little from count to count
 // (`nvcluster:8x8` All-Gather of 1 GiB: 0.977 at 32 chunks per NPU, 0.987 at 64); with a chunk or
 // two per tree it swings with the fill (`pod-2spine.yaml` Reduce-Scatter of 1 MiB: 1.317 at one
@@ -53,6 +55,15 @@ class PipelineCalibration {
   bool exact(int v, bool joined) const {
     const auto it = ratio_.find({v, joined});
     return it != ratio_.end() && it->second.exact;
+  }
+  // The share of a variant's predicted end that must be under the time to beat for it to be made
+  // where nothing was recorded for it, its trees streaming `chunks_per_tree` chunks each on
+  // average: kPipelinePredictedSure, or, where that is more, 1 - kPipelinePredictionFill /
+  // chunks_per_tree up to kPipelinePredictedSureMost. What the prediction leaves out is about a
+  // fill of a few chunk times per tree, a smaller part of each stream the more chunks it carries.
+  static double uncalibrated(double chunks_per_tree) {
+    return std::clamp(1 - kPipelinePredictionFill / chunks_per_tree, kPipelinePredictedSure,
+                      kPipelinePredictedSureMost);
   }
   // The same through a calibration that may be absent (PipelineOptions::calibration): `sure`, or
   // nothing recorded.

@@ -544,8 +544,8 @@ class Planned {
     if (!o_.pipelines.predicted) return false;
     const Time to_beat = best_ && !predicted_best_ ? best_->claimed_time : o_.to_beat;
     const Time against = predicted_against(under_callers(to_beat, o_.to_beat), o_.pipelines);
-    const double sure =
-        PipelineCalibration::sure(o_.pipelines.calibration, v, false, kPipelinePredictedSure);
+    const double sure = PipelineCalibration::sure(
+        o_.pipelines.calibration, v, false, PipelineCalibration::uncalibrated(chunks_per_tree()));
     if (against <= 0 || sure * static_cast<double>(predicted.end) < static_cast<double>(against))
       return false;
     const Time likely = std::max(predicted.likely, to_beat > 0 ? to_beat : against);

@@ -187,17 +187,18 @@ std::array<std::optional<Algorithm>, 2> made_both_ways(const topo::Topology& t, 
   return made;
 }
 
-// On random fabrics (steps charged on two in three, 16 MiB to 4 GiB), the pipelines' fastest
-// variant is the same with and without the prediction leaving variants unmade (200 fabrics when
-// written): it verifies, and no variant left out would have been faster.
+// On random fabrics (steps charged on two in three, 1 to 256 chunks per NPU, 16 MiB to 4 GiB), the
+// pipelines' fastest variant is the same with and without the prediction leaving variants unmade
+// (200 fabrics when written): it verifies, and no variant left out would have been faster, also
+// where the trees stream many chunks each (PipelineCalibration::uncalibrated).
 TEST(PipelinePrediction, LeavesTheFastestVariantMade) {
   std::mt19937_64 rng(36);
   int compared = 0;
-  for (int i = 0; i < 40; ++i) {
+  for (int i = 0; i < 50; ++i) {
     topo::Topology t = testing::random_topology(rng, 8, /*steps=*/true);
     t.set_charges_steps(i % 3 != 0);
     const CollectiveKind kind = i % 2 == 0 ? CollectiveKind::AllGather : CollectiveKind::AllReduce;
-    const Collective c = Collective::over_all(t, kind, 1 << (i % 4 * 2));
+    const Collective c = Collective::over_all(t, kind, 1 << (i / 2 % 5 * 2));
     const Bytes chunk = c.chunk_bytes_for(Bytes{16} << (20 + i % 5 * 2));
     const auto made = made_both_ways(t, c, chunk, Against::Nothing);
     ASSERT_EQ(made[0].has_value(), made[1].has_value()) << "topology " << i;
@@ -297,6 +298,24 @@ TEST(PipelineCalibration, AVariantThatEndedAtItsPredictionKeepsNoMargin) {
   EXPECT_DOUBLE_EQ(c.sure(16, true, 0.7), 0.7);
   c.record(16, false, 1001, 1000, kPipelineCalibratedFrom);  // the last count made decides
   EXPECT_DOUBLE_EQ(c.sure(16, false, 0.65), kPipelineCalibratedSure * 1.001);
+}
+
+// Before a variant is made, its share grows with the chunks its trees stream each (what the
+// prediction leaves out is a fill, a smaller part of a longer stream): kPipelinePredictedSure for a
+// few, never over kPipelinePredictedSureMost, and never less for more.
+TEST(PipelineCalibration, AVariantNeverMadeIsPredictedSurerWhereTreesStreamMany) {
+  EXPECT_DOUBLE_EQ(PipelineCalibration::uncalibrated(1), kPipelinePredictedSure);
+  EXPECT_DOUBLE_EQ(PipelineCalibration::uncalibrated(kPipelineCalibratedFrom),
+                   kPipelinePredictedSure);
+  EXPECT_DOUBLE_EQ(PipelineCalibration::uncalibrated(1e9), kPipelinePredictedSureMost);
+  EXPECT_GT(PipelineCalibration::uncalibrated(32), kPipelinePredictedSure);
+  double last = 0;
+  for (double per_tree = 0.5; per_tree < 1e4; per_tree *= 1.5) {
+    const double sure = PipelineCalibration::uncalibrated(per_tree);
+    EXPECT_GE(sure, last) << per_tree << " chunks per tree";
+    EXPECT_LE(sure, kPipelinePredictedSureMost);
+    last = sure;
+  }
 }
 
 // The time a variant must beat is the fastest made so far or the caller's, the less (either where
