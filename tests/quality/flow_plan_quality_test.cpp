@@ -51,13 +51,13 @@ TEST(FlowPlanQuality, BoxesOnRailsComeNearTheBound) {
 
 // ForestColl's 4 MI250 boxes (its mi250_topology(4): mi250-box.yaml four times, every GCD on one
 // switch at 16 GB/s), All-Gather of 1 GiB, steps charged: the search's fastest is 3.536 ms (16
-// chunks per NPU); the pipelines alone, predicted at 128 chunks per NPU at 3.788 ms (made, 3.781
-// ms, where they were not made at 64 before), ended their doubling there (1.1237 of the bound),
-// though at 256 they take 3.481 ms. Far from the bound the doubling goes past a count that does
-// not beat the search's fastest, made or left unmade on its floor or prediction, where the next
-// may still win (double_plans): the answer is a count made alone after one that did not win, at
-// 1.0785 since the drain at full rate (ForestColl's optimum is the cut bound's bandwidth term:
-// docs/interop.md).
+// chunks per NPU); the pipelines alone do not beat it at 128 chunks per NPU (3.781 ms; left unmade
+// on a prediction of 3.788 ms where a variant made at 64 calibrated them), but take 3.481 ms at
+// 256. Far from the bound the doubling goes past a count that does not beat the search's fastest,
+// made or left unmade on its floor or prediction, where the next may still win (double_plans): the
+// answer is a count made alone after one that did not win, at 1.0785 with the drain at full rate
+// (stopping at the count that did not win left it at 1.1237; ForestColl's optimum is the cut
+// bound's bandwidth term: docs/interop.md).
 TEST(FlowPlanQuality, PipelinesDoublePastACountThatCannotWin) {
   const topo::Topology box = testing::example_with_steps("mi250-box.yaml");
   topo::TopologyBuilder b("mi250x4");
