@@ -148,6 +148,8 @@ SynthRow build_row(const SynthArgs& args, const std::string& name, const topo::T
         t, *row.algorithm,
         {.max_reported = 5, .bounds = synth::bounds_of(o), .model_time = args.target != "tenet"});
     row.halves = halves_beyond(t, *row.algorithm, row.report->bound, synth::bounds_of(o));
+    if (args.algo == "tenet" && args.method == "auto")
+      row.left_out = synth::baselines_left_out_for_size(t, row.algorithm->collective);
   } catch (const synth::NotApplicable& e) {
     if (args.algo != "all") throw;  // asked for by name: an error
     row.not_applicable = e.message();

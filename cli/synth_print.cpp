@@ -11,6 +11,7 @@
 #include "cli/synth_target.hpp"
 #include "synth/bounds/lower_bound.hpp"
 #include "synth/groups/group_map.hpp"
+#include "synth/tuning.hpp"
 #include "synth/verify/verify.hpp"
 
 namespace tenet::cli {
@@ -62,6 +63,16 @@ Time part_bound(const topo::Topology& t, const synth::Algorithm& a) {
   return synth::lower_bound(part->topology, part->collective, a.chunk_bytes, a.step_costs).total;
 }
 
+// Why a baseline was left out for its size, in words (synth::BaselineLeftOut).
+std::string left_out_words(synth::BaselineLeftOut::Why why) {
+  if (why == synth::BaselineLeftOut::Why::Ranks)
+    return fmt::format(
+        "not raced over more than {} ranks (each tree fills through its height, which grows with "
+        "the ranks; its race can take longer than the rest of the search)",
+        synth::kBlinkPortfolioRanks);
+  return fmt::format("not raced over about {} transfers", synth::kAutoChunkTransferBudget);
+}
+
 // The `--json` summary of one row (print_one).
 void print_json(const SynthArgs& args, const topo::Topology& t, const SynthRow& row,
                 const exporting::Exported& exported, double algbw, double busbw, Time in_part) {
@@ -111,6 +122,13 @@ void print_json(const SynthArgs& args, const topo::Topology& t, const SynthRow& 
   j["lower_bound_terms"] = synth::describe(r.bound);
   j["lower_bound_limit"] = r.bound.limit;
   j["ratio_to_bound"] = r.ratio();
+  if (!row.left_out.empty()) {
+    auto& left_out = j["baselines_left_out"] = nlohmann::ordered_json::array();
+    for (const synth::BaselineLeftOut& b : row.left_out)
+      left_out.push_back(nlohmann::ordered_json{
+          {"baseline", b.baseline},
+          {"why", b.why == synth::BaselineLeftOut::Why::Ranks ? "ranks" : "transfers"}});
+  }
   if (row.halves) {
     j["halves_in_turn_ps"] = row.halves->total();
     j["halves_in_turn_terms"] = synth::describe(*row.halves);
@@ -207,6 +225,9 @@ void print_one(const SynthArgs& args, const topo::Topology& t, const SynthRow& r
   if (!r.bound.limit.empty()) fmt::print("bound limit     {}\n", r.bound.limit);
   fmt::print("ratio           {:.4f}\n", r.ratio());
   if (row.halves) print_halves(*row.halves, r.collective_time, 16);
+  for (const synth::BaselineLeftOut& b : row.left_out)
+    fmt::print("left out        baseline {}: {}; `--algo {}` builds it, at its cost\n", b.baseline,
+               left_out_words(b.why), b.baseline);
   if (in_part > 0)
     fmt::print(
         "in its part     bound {}, ratio {:.4f} (the group's members and the switches they reach: "

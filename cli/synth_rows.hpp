@@ -24,6 +24,8 @@ struct SynthRow {
   // An All-Reduce's halves in turn (synth::halves_in_turn_bound), where their bandwidth terms are
   // above the lower bound's.
   std::optional<synth::HalvesInTurn> halves;
+  // The synthesizer's baselines left out for the collective's size (tenet at --method auto).
+  std::vector<synth::BaselineLeftOut> left_out;
   std::string not_applicable;
   std::vector<synth::ChunkingResult::Try> tried;  // -k auto: chunks per NPU tried, and their times
   std::string target_note;  // --target msccl: what was picked, and what the runtime cannot hold

@@ -19,9 +19,11 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -461,5 +463,23 @@ ChunkingResult synthesize_auto_chunks(const topo::Topology& t, Collective c, Byt
 Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collective c,
                                                 Bytes total_bytes, const SynthOptions& options = {},
                                                 int max_chunks_per_npu = 64);
+
+// A baseline that applies to `c` but that synthesize_auto_chunks' portfolio does not race for its
+// size alone (Blink's trees over more than kBlinkPortfolioRanks ranks; one-shot, or a ring
+// All-to-All, over kAutoChunkTransferBudget transfers): `--algo` still builds it, at its cost.
+struct BaselineLeftOut {
+  enum class Why : uint8_t {
+    Unsupported,  // not a baseline of this collective
+    Shape,        // never the fastest here, or the same as another (not for its size)
+    Protocol,     // cannot run under the topology's protocol
+    Ranks,        // more ranks than it is raced over
+    Transfers,    // more transfers than the portfolio's budget
+  };
+  std::string baseline;  // its --algo name
+  Why why;
+};
+// The baselines left out of `c`'s portfolio on `t` for their size (Why::Ranks, Why::Transfers).
+std::vector<BaselineLeftOut> baselines_left_out_for_size(const topo::Topology& t,
+                                                         const Collective& c);
 
 }  // namespace tenet::synth

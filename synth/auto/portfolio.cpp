@@ -572,6 +572,48 @@ Made<Algorithm> synthesize_once(const topo::Topology& t, const Collective& c, By
   return Portfolio(t, c, chunk_bytes, o).run();
 }
 
+namespace {
+
+// Why for_each_baseline leaves baseline `b` out for `c` on `t`, or nothing where it is built.
+// `joined`: whether the ranks are joined pairwise, asked once where a baseline needs it.
+std::optional<BaselineLeftOut::Why> left_out_why(BaselineKind b, const topo::Topology& t,
+                                                 const Collective& c, std::optional<bool>& joined) {
+  using Why = BaselineLeftOut::Why;
+  if (!supports(b, c.kind)) return Why::Unsupported;
+  // The hierarchical All-to-All is ASTRA-sim's native one (a store-and-forward ring per
+  // dimension), there for `tenet sim --system` and `--algo hierarchical`; the portfolio keeps
+  // the candidates it had (direct's exchange, the flat ring, the synthesizer).
+  if (b == BaselineKind::Hierarchical && c.kind == CollectiveKind::AllToAll) return Why::Shape;
+  // Under a protocol the baseline cannot run (NCCL's NVLS in Simple only).
+  if (t.applied() && t.applied()->excludes_producer(BaselineSpec{b, {}}.name()))
+    return Why::Protocol;
+  // NCCL's tree over NPUs that make no servers is one channel of the double binary tree over
+  // the ranks in order: dbt's transfers exactly (listed before it, so it wins their ties).
+  if (b == BaselineKind::Tree && topo::servers_of(t, c.ranks).empty()) return Why::Shape;
+  if (b == BaselineKind::Direct || b == BaselineKind::Rhd || b == BaselineKind::Bruck ||
+      b == BaselineKind::Oneshot) {
+    if (!joined) joined = topo::npus_joined_pairwise(t, c.ranks);
+    if (!*joined) return Why::Shape;
+  }
+  // Left out for their size alone (baselines_left_out_for_size), `--algo` builds them:
+  // A ring All-to-All carries each chunk half way round on average: beyond the synthesizer's own
+  // budget (512 NPUs: 67M transfers) it is not built.
+  if (b == BaselineKind::Ring && c.kind == CollectiveKind::AllToAll &&
+      static_cast<double>(c.num_chunks()) * c.num_ranks() / 2 >
+          static_cast<double>(kAutoChunkTransferBudget))
+    return Why::Transfers;
+  if (b == BaselineKind::Blink && c.num_ranks() > kBlinkPortfolioRanks) return Why::Ranks;
+  // One-shot sends each of its chunks (k in all) from every rank to every other.
+  if (b == BaselineKind::Oneshot &&
+      static_cast<double>(c.all_reduce_chunks > 0 ? c.all_reduce_chunks : c.chunks_per_npu) *
+              c.num_ranks() * (c.num_ranks() - 1) >
+          static_cast<double>(kAutoChunkTransferBudget))
+    return Why::Transfers;
+  return std::nullopt;
+}
+
+}  // namespace
+
 // Every baseline the portfolio builds for `c` on `t`, passed to `make` (which meets one that does
 // not apply after all as try_baseline's NotMade). Direct, halving-doubling, Bruck and one-shot
 // talk to far ranks: where NPUs would relay for them (a torus), they multiply their transfers by
@@ -579,37 +621,8 @@ Made<Algorithm> synthesize_once(const topo::Topology& t, const Collective& c, By
 void for_each_baseline(const topo::Topology& t, const Collective& c,
                        const std::function<void(const BaselineSpec&)>& make) {
   std::optional<bool> joined;
-  for (BaselineKind b : all_baselines()) {
-    if (!supports(b, c.kind)) continue;
-    // The hierarchical All-to-All is ASTRA-sim's native one (a store-and-forward ring per
-    // dimension), there for `tenet sim --system` and `--algo hierarchical`; the portfolio keeps
-    // the candidates it had (direct's exchange, the flat ring, the synthesizer).
-    if (b == BaselineKind::Hierarchical && c.kind == CollectiveKind::AllToAll) continue;
-    // Under a protocol the baseline cannot run (NCCL's NVLS in Simple only).
-    if (t.applied() && t.applied()->excludes_producer(BaselineSpec{b, {}}.name())) continue;
-    // A ring All-to-All carries each chunk half way round on average: beyond the synthesizer's own
-    // budget (512 NPUs: 67M transfers) it is not built.
-    if (b == BaselineKind::Ring && c.kind == CollectiveKind::AllToAll &&
-        static_cast<double>(c.num_chunks()) * c.num_ranks() / 2 >
-            static_cast<double>(kAutoChunkTransferBudget))
-      continue;
-    if (b == BaselineKind::Blink && c.num_ranks() > kBlinkPortfolioRanks) continue;
-    // NCCL's tree over NPUs that make no servers is one channel of the double binary tree over
-    // the ranks in order: dbt's transfers exactly (listed before it, so it wins their ties).
-    if (b == BaselineKind::Tree && topo::servers_of(t, c.ranks).empty()) continue;
-    // One-shot sends each of its chunks (k in all) from every rank to every other.
-    if (b == BaselineKind::Oneshot &&
-        static_cast<double>(c.all_reduce_chunks > 0 ? c.all_reduce_chunks : c.chunks_per_npu) *
-                c.num_ranks() * (c.num_ranks() - 1) >
-            static_cast<double>(kAutoChunkTransferBudget))
-      continue;
-    if (b == BaselineKind::Direct || b == BaselineKind::Rhd || b == BaselineKind::Bruck ||
-        b == BaselineKind::Oneshot) {
-      if (!joined) joined = topo::npus_joined_pairwise(t, c.ranks);
-      if (!*joined) continue;
-    }
-    make(BaselineSpec{b, {}});
-  }
+  for (BaselineKind b : all_baselines())
+    if (!left_out_why(b, t, c, joined)) make(BaselineSpec{b, {}});
 }
 
 bool races_in_time(const BaselineSpec& spec, const Collective& c, const Deadline* deadline) {
@@ -649,3 +662,19 @@ void keep_if_faster(Algorithm& best, Algorithm candidate, const BaselineSpec& sp
 }
 
 }  // namespace tenet::synth::detail
+
+namespace tenet::synth {
+
+std::vector<BaselineLeftOut> baselines_left_out_for_size(const topo::Topology& t,
+                                                         const Collective& c) {
+  std::vector<BaselineLeftOut> out;
+  std::optional<bool> joined;
+  for (BaselineKind b : all_baselines()) {
+    const std::optional<BaselineLeftOut::Why> why = detail::left_out_why(b, t, c, joined);
+    if (why == BaselineLeftOut::Why::Ranks || why == BaselineLeftOut::Why::Transfers)
+      out.push_back({BaselineSpec{b, {}}.name(), *why});
+  }
+  return out;
+}
+
+}  // namespace tenet::synth

@@ -245,6 +245,9 @@ check "arrivals bound limit" 0 "bound limit     8 nodes hold the ranks: every by
 check "halves in turn" 0 "halves' limit   Reduce-Scatter: the links out of server0/npu0 to the rest: 350 GB/s = 300 GB/s to server0/nvswitch + 50 GB/s to leaf0; All-Gather: the links into server0/npu0 from the rest: 350 GB/s" -- "$T" synth --topo "$SRC/examples/topologies/cluster16.yaml" --coll all-reduce --size 64MiB -k 2 --no-cache -o "$tmp/halves"
 check "halves in turn figure" 0 "halves in turn  360.9 us  (a Reduce-Scatter, then an All-Gather once it has ended, take 180.6 us + 180.3 us at least" -- "$T" synth --topo "$SRC/examples/topologies/cluster16.yaml" --coll all-reduce --size 64MiB -k 2 --no-cache -o "$tmp/halves"
 check "verify halves in turn" 0 "halves in turn 360.9 us" -- "$T" verify "$tmp/halves/algorithm.json" --topo "$SRC/examples/topologies/cluster16.yaml"
+# A baseline the portfolio does not race for its size is named, with the flag that builds it.
+check "left out" 0 "left out        baseline blink: not raced over more than 256 ranks" -- "$T" synth --topo switch:300 --coll all-reduce --size 1MiB --no-cache -o "$tmp/leftout"
+check "left out json" 0 '"why": "ranks"' -- "$T" synth --topo switch:300 --coll all-reduce --size 1MiB --no-cache -o "$tmp/leftout" --json
 # On a switch the halves in turn are the bound itself: no such line.
 if "$T" synth --topo switch:8 --coll all-reduce --size 64MiB -k 2 --no-cache -o "$tmp/halves2" 2>&1 | grep -q "halves in turn"; then
   echo "FAIL switch:8 prints halves in turn, though they equal its bound"; fail=$((fail + 1)); else pass=$((pass + 1)); fi

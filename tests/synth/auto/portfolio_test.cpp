@@ -52,6 +52,40 @@ struct Searched {
   int scarce = 0;
 };
 
+// What the portfolio leaves out for its size alone is what `tenet synth` says it left out: Blink's
+// trees over more than kBlinkPortfolioRanks ranks (an All-Reduce baseline only), one-shot over the
+// transfer budget; neither at a few ranks, and never a baseline that does not apply anyway (each
+// one named is one the portfolio does not build).
+TEST(Portfolio, SaysWhichBaselinesItLeavesOutForTheirSize) {
+  const topo::Topology small = topo::generate("switch:8");
+  EXPECT_TRUE(
+      baselines_left_out_for_size(small, Collective::over_all(small, CollectiveKind::AllReduce))
+          .empty());
+  const topo::Topology large = topo::generate("switch:300");
+  auto names = [&](const Collective& c) {
+    std::vector<std::string> out;
+    for (const BaselineLeftOut& b : baselines_left_out_for_size(large, c)) {
+      out.push_back(b.baseline);
+      detail::for_each_baseline(large, c, [&](const BaselineSpec& spec) {
+        EXPECT_NE(spec.name(), b.baseline) << "built, yet said to be left out";
+      });
+    }
+    return out;
+  };
+  const Collective one = Collective::over_all(large, CollectiveKind::AllReduce, 1);
+  EXPECT_EQ(names(one), std::vector<std::string>{"blink"});
+  EXPECT_EQ(baselines_left_out_for_size(large, one).front().why, BaselineLeftOut::Why::Ranks);
+  // 128 chunks per NPU: one-shot's 128 x 300 x 299 transfers are over the budget too.
+  const Collective many = Collective::over_all(large, CollectiveKind::AllReduce, 128);
+  EXPECT_EQ(names(many), (std::vector<std::string>{"oneshot", "blink"}));
+  EXPECT_TRUE(names(Collective::over_all(large, CollectiveKind::AllGather, 1)).empty());
+  // On a torus one-shot would relay, whatever its size: not said to be left out for it.
+  const topo::Topology torus = topo::generate("torus2d:18x18");
+  for (const BaselineLeftOut& b : baselines_left_out_for_size(
+           torus, Collective::over_all(torus, CollectiveKind::AllReduce, 128)))
+    EXPECT_EQ(b.baseline, "blink");
+}
+
 // On mixed speeds short of the bound all five runs report, and the answer is no slower than any;
 // each run asked out stays out, and with all of them out the plans answer, correct.
 TEST(Portfolio, LeavesOutTheMatcherRunsAsked) {
