@@ -469,16 +469,13 @@ Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collect
 // All-to-All, over kAutoChunkTransferBudget transfers): `--algo` still builds it, at its cost.
 struct BaselineLeftOut {
   enum class Why : uint8_t {
-    Unsupported,  // not a baseline of this collective
-    Shape,        // never the fastest here, or the same as another (not for its size)
-    Protocol,     // cannot run under the topology's protocol
-    Ranks,        // more ranks than it is raced over
-    Transfers,    // more transfers than the portfolio's budget
+    Ranks,      // more ranks than it is raced over
+    Transfers,  // more transfers than the portfolio's budget
   };
   std::string baseline;  // its --algo name
   Why why;
 };
-// The baselines left out of `c`'s portfolio on `t` for their size (Why::Ranks, Why::Transfers).
+// The baselines left out of `c`'s portfolio on `t` for their size alone.
 std::vector<BaselineLeftOut> baselines_left_out_for_size(const topo::Topology& t,
                                                          const Collective& c);
 

@@ -574,26 +574,29 @@ Made<Algorithm> synthesize_once(const topo::Topology& t, const Collective& c, By
 
 namespace {
 
+// Why for_each_baseline leaves a baseline out: Ranks or Transfers for its size alone
+// (BaselineLeftOut::Why); Apart for anything else (it does not apply, cannot run under the
+// topology's protocol, or is never the fastest, or the same as another, here).
+enum class Skip : uint8_t { Apart, Ranks, Transfers };
+
 // Why for_each_baseline leaves baseline `b` out for `c` on `t`, or nothing where it is built.
 // `joined`: whether the ranks are joined pairwise, asked once where a baseline needs it.
-std::optional<BaselineLeftOut::Why> left_out_why(BaselineKind b, const topo::Topology& t,
-                                                 const Collective& c, std::optional<bool>& joined) {
-  using Why = BaselineLeftOut::Why;
-  if (!supports(b, c.kind)) return Why::Unsupported;
+std::optional<Skip> left_out_why(BaselineKind b, const topo::Topology& t, const Collective& c,
+                                 std::optional<bool>& joined) {
+  if (!supports(b, c.kind)) return Skip::Apart;
   // The hierarchical All-to-All is ASTRA-sim's native one (a store-and-forward ring per
   // dimension), there for `tenet sim --system` and `--algo hierarchical`; the portfolio keeps
   // the candidates it had (direct's exchange, the flat ring, the synthesizer).
-  if (b == BaselineKind::Hierarchical && c.kind == CollectiveKind::AllToAll) return Why::Shape;
+  if (b == BaselineKind::Hierarchical && c.kind == CollectiveKind::AllToAll) return Skip::Apart;
   // Under a protocol the baseline cannot run (NCCL's NVLS in Simple only).
-  if (t.applied() && t.applied()->excludes_producer(BaselineSpec{b, {}}.name()))
-    return Why::Protocol;
+  if (t.applied() && t.applied()->excludes_producer(BaselineSpec{b, {}}.name())) return Skip::Apart;
   // NCCL's tree over NPUs that make no servers is one channel of the double binary tree over
   // the ranks in order: dbt's transfers exactly (listed before it, so it wins their ties).
-  if (b == BaselineKind::Tree && topo::servers_of(t, c.ranks).empty()) return Why::Shape;
+  if (b == BaselineKind::Tree && topo::servers_of(t, c.ranks).empty()) return Skip::Apart;
   if (b == BaselineKind::Direct || b == BaselineKind::Rhd || b == BaselineKind::Bruck ||
       b == BaselineKind::Oneshot) {
     if (!joined) joined = topo::npus_joined_pairwise(t, c.ranks);
-    if (!*joined) return Why::Shape;
+    if (!*joined) return Skip::Apart;
   }
   // Left out for their size alone (baselines_left_out_for_size), `--algo` builds them:
   // A ring All-to-All carries each chunk half way round on average: beyond the synthesizer's own
@@ -601,14 +604,14 @@ std::optional<BaselineLeftOut::Why> left_out_why(BaselineKind b, const topo::Top
   if (b == BaselineKind::Ring && c.kind == CollectiveKind::AllToAll &&
       static_cast<double>(c.num_chunks()) * c.num_ranks() / 2 >
           static_cast<double>(kAutoChunkTransferBudget))
-    return Why::Transfers;
-  if (b == BaselineKind::Blink && c.num_ranks() > kBlinkPortfolioRanks) return Why::Ranks;
+    return Skip::Transfers;
+  if (b == BaselineKind::Blink && c.num_ranks() > kBlinkPortfolioRanks) return Skip::Ranks;
   // One-shot sends each of its chunks (k in all) from every rank to every other.
   if (b == BaselineKind::Oneshot &&
       static_cast<double>(c.all_reduce_chunks > 0 ? c.all_reduce_chunks : c.chunks_per_npu) *
               c.num_ranks() * (c.num_ranks() - 1) >
           static_cast<double>(kAutoChunkTransferBudget))
-    return Why::Transfers;
+    return Skip::Transfers;
   return std::nullopt;
 }
 
@@ -670,9 +673,11 @@ std::vector<BaselineLeftOut> baselines_left_out_for_size(const topo::Topology& t
   std::vector<BaselineLeftOut> out;
   std::optional<bool> joined;
   for (BaselineKind b : all_baselines()) {
-    const std::optional<BaselineLeftOut::Why> why = detail::left_out_why(b, t, c, joined);
-    if (why == BaselineLeftOut::Why::Ranks || why == BaselineLeftOut::Why::Transfers)
-      out.push_back({BaselineSpec{b, {}}.name(), *why});
+    const std::optional<detail::Skip> why = detail::left_out_why(b, t, c, joined);
+    if (why == detail::Skip::Ranks)
+      out.push_back({BaselineSpec{b, {}}.name(), BaselineLeftOut::Why::Ranks});
+    if (why == detail::Skip::Transfers)
+      out.push_back({BaselineSpec{b, {}}.name(), BaselineLeftOut::Why::Transfers});
   }
   return out;
 }
