@@ -238,12 +238,13 @@ struct PortfolioOptions {
   bool halves_answers = true;
   // Set by the chunk search of an All-Reduce (synthesize_auto_chunks) on a topology that is its own
   // reverse, where halves_answers applies: its halves' answers joined in turn, made on demand
-  // (once) with the fastest answer so far, before the flow plan's pipelines double alone past the
-  // search's counts. It returns the time they take, which the doubling must then beat, or -1 where
-  // none was made. (The pipelines' All-Reduce joins its halves' pipelines at one count, where the
-  // halves' answers join each half's best count, drained: where the latter are made anyway, the
-  // costliest counts of the former need not be.)
-  std::function<Time(const Algorithm& fastest)> halves_first;
+  // (once) with the fastest answer so far, before the search's last count or before the flow
+  // plan's pipelines double alone past its counts. It returns them (the caller keeps them for as
+  // long as the search lasts), which the counts after must then beat, or nothing where none was
+  // made. (The pipelines' All-Reduce joins its halves' pipelines at one count, where the halves'
+  // answers join each half's best count, drained: where the latter are made anyway, the costliest
+  // counts of the former need not be.)
+  std::function<const Algorithm*(const Algorithm& fastest)> halves_first;
 };
 
 class AlgorithmCache;  // synth/cache/algorithm_cache.hpp
@@ -434,15 +435,19 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
 // (0: none), a lower bound on every count's time: a doubling at most halves a count's time over it,
 // not its whole time (T(2k) - bound >= (T(k) - bound) / 2 where T(k) = B + F / k + S k and
 // B >= bound), so fewer counts ahead can beat `to_beat`; and three times whose fit has B under it
-// follow no one such curve, so they predict no turn of the times.
-Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chunks_per_npu,
-                                   const ChunkMaker& make, int first = 1,
-                                   const std::function<bool(const Algorithm&)>& enough = {},
-                                   int64_t transfer_budget = kAutoChunkTransferBudget,
-                                   Time to_beat = -1, Bytes min_chunk = 0,
-                                   const Deadline* deadline = nullptr,
-                                   const std::function<Time(const Collective&)>& rival = {},
-                                   double steep_turn = 0, Time bound = 0);
+// follow no one such curve, so they predict no turn of the times. `last_rival`, when given (with
+// no `to_beat`), is asked once, with the collective at the last count the limits allow (the count
+// after it past them: chunks, least chunk, transfer budget) and the fastest so far, before that
+// count: the time of something made anyway (an All-Reduce's halves' answers,
+// PortfolioOptions::halves_first; -1: nothing), which from there stands beside `rival` (the less
+// of the two), and where the count before says that the last cannot beat it, the last is not made.
+Made<ChunkingResult> search_chunks(
+    Collective c, Bytes total_bytes, int max_chunks_per_npu, const ChunkMaker& make, int first = 1,
+    const std::function<bool(const Algorithm&)>& enough = {},
+    int64_t transfer_budget = kAutoChunkTransferBudget, Time to_beat = -1, Bytes min_chunk = 0,
+    const Deadline* deadline = nullptr, const std::function<Time(const Collective&)>& rival = {},
+    double steep_turn = 0, Time bound = 0,
+    const std::function<Time(const Collective&, const Algorithm&)>& last_rival = {});
 // The smallest chunk `-k auto` makes on `t`: kMinChunkBytes where `t` charges per-step costs
 // (topo::Topology::charges_steps), else 1 B (the bytes-only model has no reason for one).
 inline Bytes min_chunk_of(const topo::Topology& t) {

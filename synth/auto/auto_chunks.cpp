@@ -193,7 +193,7 @@ Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collect
   SynthOptions whole = o;
   whole.portfolio.halves_first = nullptr;
   if (twins)
-    whole.portfolio.halves_first = [&](const Algorithm& fastest) -> Time {
+    whole.portfolio.halves_first = [&](const Algorithm& fastest) -> const Algorithm* {
       // (Only for this All-Reduce: a composition's searches of its groups pass it on.)
       if (!asked && fastest.collective.ranks == c.ranks && !(o.deadline && o.deadline->reached()))
         if (const std::optional<HalvesInTurn> h = halves_may_beat(t, fastest, o)) {
@@ -201,7 +201,7 @@ Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collect
           halves = halves_joined(t, c, total_bytes, o, max_chunks_per_npu, *h, fastest.claimed_time,
                                  twins);
         }
-      return halves ? halves->claimed_time : -1;
+      return halves ? &*halves : nullptr;
     };
   Made<ChunkingResult> r = drained(t, c, total_bytes, whole, max_chunks_per_npu);
   ChunkingResult* best = made(r);

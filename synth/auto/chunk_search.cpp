@@ -114,6 +114,8 @@ class FlatSearch {
       if (o_.portfolio.on_matcher) o_.portfolio.on_matcher(run, time);
     };
     Time fastest = -1;  // the search's fastest time so far (its rival asks too)
+    // An All-Reduce's halves' answers, where its caller made them (halves_rival, double_plan).
+    const Algorithm* halves = nullptr;
     Made<ChunkingResult> searched = NotMade{};
     try {
       searched = search_chunks(
@@ -185,7 +187,10 @@ class FlatSearch {
           },
           1, at_bound_, budget_, -1, min_chunk_of(t_), o_.deadline, rival(c, fastest),
           kChunkSearchSteepTurn,
-          lower_bound(t_, c, c.chunk_bytes_for(total_bytes_), bounds_of(o_)).bandwidth);
+          lower_bound(t_, c, c.chunk_bytes_for(total_bytes_), bounds_of(o_)).bandwidth,
+          // (An All-Reduce's halves' answers, where its caller makes them: made before the last
+          // count, they spare it where it cannot beat them.)
+          halves_rival(halves));
     } catch (const GivenUp&) {
       if (!give_up) throw;  // an outer search's step given up (SynthOptions::give_up)
       ChunkingResult& answer = quick->result;
@@ -217,10 +222,11 @@ class FlatSearch {
     // A doubling alone at the next count costs about what the whole search's last count did: half
     // the search, as each count costs twice the last (the deadline's estimate).
     const double next_count = seconds_since(began) / 2;
-    // (An All-Reduce's halves' answers, where made before the pipelines would double: the
-    // matcher's doubling must beat them too.)
-    const Time halves = double_plans(c, largest, next_count, best);
-    matcher.run(c, largest, next_count, matcher_last, matcher_variants, best, halves);
+    // (An All-Reduce's halves' answers, where made before the search's last count or before the
+    // pipelines would double: the doublings alone must beat them.)
+    double_plans(c, largest, next_count, best, halves);
+    matcher.run(c, largest, next_count, matcher_last, matcher_variants, best,
+                halves ? halves->claimed_time : -1);
     learn(c, best);
     return searched;
   }
@@ -294,6 +300,35 @@ class FlatSearch {
         keep_fastest(fastest, Way::of(*tried.alone), tried.time);
     for (const auto& [way, time] : raced_) keep_fastest(fastest, way, time);
     o_.memo->sizes.record(t_, c, total_bytes_, fastest, best.algorithm.claimed_time);
+  }
+
+  // The search's last rival (search_chunks): an All-Reduce's halves' answers, where its caller
+  // makes them (PortfolioOptions::halves_first), kept in `halves`; none elsewhere. They are asked
+  // for before the last count `at` only where they would be after it, before the pipelines double
+  // alone (double_plan), whatever that count makes, as times go from the count before (a
+  // doubling at most halves a time's excess over the bound): the pipelines' time there may be
+  // within kHalvesFirstNear of the fastest, and the fastest there is still over the halves' figure
+  // by kHalvesAnswersOver (halves_may_beat). Elsewhere they are left to after it, as they were: -1.
+  std::function<Time(const Collective&, const Algorithm&)> halves_rival(
+      const Algorithm*& halves) const {
+    if (!o_.portfolio.halves_first) return {};
+    return [this, &halves](const Collective& at, const Algorithm& fastest) -> Time {
+      const std::optional<Time> before =
+          leave_outs_.plan_time(SynthMethod::PlanPipeline, at.chunks_per_npu / 2);
+      const Bytes chunk = at.chunk_bytes_for(total_bytes_);
+      const Time bound = lower_bound(t_, at, chunk, bounds_of(o_)).bandwidth;
+      auto halved = [bound](Time time) { return time > bound ? bound + (time - bound) / 2 : time; };
+      const std::optional<HalvesInTurn> figure =
+          halves_in_turn_bound(t_, at, chunk, fastest.step_costs, bounds_of(o_));
+      if (!before || *before <= 0 || !figure ||
+          static_cast<double>(halved(*before)) >
+              kHalvesFirstNear * static_cast<double>(fastest.claimed_time) ||
+          static_cast<double>(halved(fastest.claimed_time)) <=
+              kHalvesAnswersOver * static_cast<double>(figure->total()))
+        return -1;
+      halves = o_.portfolio.halves_first(fastest);
+      return halves ? halves->claimed_time : -1;
+    };
   }
 
   // The search's rival (search_chunks): what the baselines race after the search makes at least
@@ -517,10 +552,11 @@ class FlatSearch {
   }
 
   // The flow plan's pipelines and the server plan doubling their chunks alone past `largest`.
-  // Returns the time of an All-Reduce's halves' answers where its caller made them before the
-  // pipelines would double (PortfolioOptions::halves_first), else -1.
-  Time double_plans(Collective c, int largest, double next_count, ChunkingResult& best) const {
-    Time halves_time = -1;
+  // `halves`: an All-Reduce's halves' answers where its caller made them
+  // (PortfolioOptions::halves_first) before the search's last count, else nothing; it receives
+  // them where they are made before the pipelines would double.
+  void double_plans(Collective c, int largest, double next_count, ChunkingResult& best,
+                    const Algorithm*& halves) const {
     for (SynthMethod m : {SynthMethod::PlanPipeline, SynthMethod::ServerPlan}) {
       if (o_.method != SynthMethod::Auto && o_.method != m) continue;
       // (An All-Reduce's pipelines may beat the RS+AG figure (LowerBound::coarse), which is no
@@ -540,9 +576,8 @@ class FlatSearch {
                                                best.algorithm.claimed_time))) ||
           lost_elsewhere(c, Way::of(m)))
         continue;
-      double_plan(m, c, largest, next_count, best, halves_time);
+      double_plan(m, c, largest, next_count, best, halves);
     }
-    return halves_time;
   }
 
   // Whether `c`'s count cuts the collective under the least chunk, or into more pieces than bytes:
@@ -567,12 +602,14 @@ class FlatSearch {
   }
 
   // Plan `m` (the flow plan's pipelines or the server plan) doubling its chunks alone past
-  // `largest` (double_plans). Before the pipelines' first count, `halves_time` receives an
-  // All-Reduce's halves' answers' time where they are made there; once made, they are the time to
-  // beat.
+  // `largest` (double_plans). Before the pipelines' first count, `halves` receives an
+  // All-Reduce's halves' answers where they are made there; once made (there or before the
+  // search's last count), they are the time to beat.
   void double_plan(SynthMethod m, Collective c, int largest, double next_count,
-                   ChunkingResult& best, Time& halves_time) const {
-    auto fastest = [&] { return under_halves(best.algorithm.claimed_time, halves_time); };
+                   ChunkingResult& best, const Algorithm*& halves) const {
+    auto fastest = [&] {
+      return under_halves(best.algorithm.claimed_time, halves ? halves->claimed_time : -1);
+    };
     SynthOptions quiet = quiet_;  // (each method's own: its hooks point at its own locals)
     quiet.method = m;
     // The method's best time so far, and its time at the last count. The pipelines' times need
@@ -611,9 +648,10 @@ class FlatSearch {
       const Bytes chunk = c.chunk_bytes_for(total_bytes_);
       if (past_least_chunk(c)) break;
       // An All-Reduce's pipelines over kHalvesOver of the bound count their halves' transfers.
-      const bool halves = m == SynthMethod::PlanPipeline && c.kind == CollectiveKind::AllReduce &&
-                          !within_bound(t_, best.algorithm, kHalvesOver, bounds_of(o_));
-      const int64_t transfers = transfer_estimate(c) / (halves ? 2 : 1);
+      const bool by_halves = m == SynthMethod::PlanPipeline &&
+                             c.kind == CollectiveKind::AllReduce &&
+                             !within_bound(t_, best.algorithm, kHalvesOver, bounds_of(o_));
+      const int64_t transfers = transfer_estimate(c) / (by_halves ? 2 : 1);
       if (transfers > kPipelineTransferBudget &&
           (m != SynthMethod::PlanPipeline || !variants.reported() ||
            transfers > kPipelineFastestTransferBudget))
@@ -634,13 +672,14 @@ class FlatSearch {
       // kHalvesFirstNear of the fastest. Where they are the fastest, the pipelines double no
       // further: the halves' answers join each half's best count of the same pipelines, each
       // drained, where the whole's join them at one count (which did not beat the former where
-      // measured: docs/synthesis.md). The server plan's doubling must beat them (`fastest`).
-      if (m == SynthMethod::PlanPipeline && c.kind == CollectiveKind::AllReduce &&
-          o_.portfolio.halves_first && last < 0 && halves_time < 0 && trend > 0 &&
-          static_cast<double>(trend) <=
-              kHalvesFirstNear * static_cast<double>(best.algorithm.claimed_time)) {
-        halves_time = o_.portfolio.halves_first(best.algorithm);
-        if (halves_time > 0 && halves_time < best.algorithm.claimed_time) break;
+      // measured: docs/synthesis.md), made here or before the search's last count (halves_rival).
+      // The server plan's doubling must beat them (`fastest`).
+      if (m == SynthMethod::PlanPipeline && c.kind == CollectiveKind::AllReduce && last < 0) {
+        if (o_.portfolio.halves_first && !halves && trend > 0 &&
+            static_cast<double>(trend) <=
+                kHalvesFirstNear * static_cast<double>(best.algorithm.claimed_time))
+          halves = o_.portfolio.halves_first(best.algorithm);
+        if (halves && halves->claimed_time < best.algorithm.claimed_time) break;
       }
       const auto began = Deadline::Clock::now();
       quiet.to_beat = fastest();

@@ -55,53 +55,71 @@ std::optional<Time> turn_ahead(const std::vector<ChunkingResult::Try>& tried, Ti
   return static_cast<Time>(t3 - b / 2 + c);
 }
 
-}  // namespace
-
-Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chunks_per_npu,
-                                   const ChunkMaker& make, int first,
-                                   const std::function<bool(const Algorithm&)>& enough,
-                                   int64_t transfer_budget, Time to_beat, Bytes min_chunk,
-                                   const Deadline* deadline,
-                                   const std::function<Time(const Collective&)>& rival,
-                                   double steep_turn, Time bound) {
-  ChunkingResult best;
-  std::optional<Time> rival_time;  // asked once (`rival`)
-  double last_seconds = 0;         // what the last count took
-  bool have = false;
-  int worse = 0;
-  Time previous = -1;           // the time at the last count (half this one)
-  bool previous_floor = false;  // whether `previous` is a floor (CannotBeat), not a time
-  Time least_floor = -1;        // the lowest floor so far (CannotBeat)
+// Where search_chunks' counts stop, and what a count can still reach as times go.
+struct CountLimits {
+  Bytes total_bytes = 0;
+  int max_chunks_per_npu = 0;
+  Bytes min_chunk = 0;
+  int64_t transfer_budget = 0;
+  Time bound = 0;        // a lower bound on every count's time (0: none)
   double per_chunk = 1;  // transfers per chunk of the last algorithm made (relays' hops, ...)
-  // Broadcast and Reduce cut the root's data alone (k chunks, not k per rank): they may go as far
-  // as an All-Gather over the group would in chunks (a Broadcast down a few hops wants hundreds).
-  if (c.kind == CollectiveKind::Broadcast || c.kind == CollectiveKind::Reduce)
-    max_chunks_per_npu = static_cast<int>(
-        std::min<int64_t>(topo::kMaxChunksPerNpu, int64_t{max_chunks_per_npu} * c.num_ranks()));
-  // As times go (below), a doubling at most halves a count's time over `bound`: from `at` (a
-  // count) taking `time` (or at least that), whether no count the budget allows can beat `beat`.
-  // At bound + 2^j x (beat - bound) or more, the next j counts cannot.
-  auto none_ahead_beats = [&](const Collective& at, Time time, Time beat) {
+
+  // The transfers count `at` is expected to make: its estimate, or as many per chunk as the last.
+  double estimate(const Collective& at) const {
+    return std::max(static_cast<double>(transfer_estimate(at)), per_chunk * at.num_chunks());
+  }
+  // Whether count `at`, past the first, is past where the search stops: chunks of less than a
+  // byte (which would round up to one, a larger collective than asked), more pieces than bytes,
+  // chunks under `min_chunk`, more chunks than asked for, or over the transfer budget.
+  bool past(const Collective& at) const {
+    const Bytes chunk = at.chunk_bytes_for(total_bytes);
+    return at.chunks_per_npu > max_chunks_per_npu || chunk < 1 || at.pieces() > total_bytes ||
+           chunk < min_chunk || estimate(at) > static_cast<double>(transfer_budget);
+  }
+  // As times go, a doubling at most halves a count's time over `bound`: from `at` (a count)
+  // taking `time` (or at least that), whether no count the budget allows can beat `beat`. At
+  // bound + 2^j x (beat - bound) or more, the next j counts cannot.
+  bool none_ahead_beats(const Collective& at, Time time, Time beat) const {
     const Time under = std::clamp<Time>(bound, 0, beat);
     Collective next = at;
     for (Time left = time; left >= beat && next.chunks_per_npu <= max_chunks_per_npu;
          left = under + (left - under) / 2)
       next.chunks_per_npu *= 2;
     return next.chunks_per_npu > max_chunks_per_npu ||
-           std::max(static_cast<double>(transfer_estimate(next)), per_chunk * next.num_chunks()) >
-               static_cast<double>(transfer_budget);
-  };
+           estimate(next) > static_cast<double>(transfer_budget);
+  }
+};
+
+}  // namespace
+
+Made<ChunkingResult> search_chunks(
+    Collective c, Bytes total_bytes, int max_chunks_per_npu, const ChunkMaker& make, int first,
+    const std::function<bool(const Algorithm&)>& enough, int64_t transfer_budget, Time to_beat,
+    Bytes min_chunk, const Deadline* deadline, const std::function<Time(const Collective&)>& rival,
+    double steep_turn, Time bound,
+    const std::function<Time(const Collective&, const Algorithm&)>& last_rival) {
+  ChunkingResult best;
+  std::optional<Time> rival_time;  // asked once (`rival`), the less of it and `last_rival`'s
+  bool asked_last = false;
+  double last_seconds = 0;  // what the last count took
+  bool have = false;
+  int worse = 0;
+  Time previous = -1;           // the time at the last count (half this one)
+  bool previous_floor = false;  // whether `previous` is a floor (CannotBeat), not a time
+  Time least_floor = -1;        // the lowest floor so far (CannotBeat)
+  // Broadcast and Reduce cut the root's data alone (k chunks, not k per rank): they may go as far
+  // as an All-Gather over the group would in chunks (a Broadcast down a few hops wants hundreds).
+  if (c.kind == CollectiveKind::Broadcast || c.kind == CollectiveKind::Reduce)
+    max_chunks_per_npu = static_cast<int>(
+        std::min<int64_t>(topo::kMaxChunksPerNpu, int64_t{max_chunks_per_npu} * c.num_ranks()));
+  CountLimits limits{total_bytes, max_chunks_per_npu, min_chunk, transfer_budget, bound};
   for (int k = first; k <= max_chunks_per_npu; k *= 2) {
     c.chunks_per_npu = k;
     const Bytes chunk = c.chunk_bytes_for(total_bytes);
-    // Chunks of less than a byte would round up to one, a larger collective than asked: past the
-    // first count, the search stops there.
-    if (chunk < 1 || (k > first && (c.pieces() > total_bytes || chunk < min_chunk))) break;
-    const double estimate =
-        std::max(static_cast<double>(transfer_estimate(c)), per_chunk * c.num_chunks());
-    if (k > first && estimate > static_cast<double>(transfer_budget)) break;
+    if (chunk < 1 || (k > first && limits.past(c))) break;
     if (k > first && deadline &&
-        deadline->reached(std::max(2 * last_seconds, kSearchSecondsPerTransfer * estimate)))
+        deadline->reached(
+            std::max(2 * last_seconds, kSearchSecondsPerTransfer * limits.estimate(c))))
       break;
     // The rival is asked before the first large count after the first is made: where the count
     // before (at least `previous`) says that no count ahead can beat it, none is made. (Its time is
@@ -111,8 +129,22 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
       rival_time = rival(c);
       Collective before = c;
       before.chunks_per_npu = k / 2;
-      if (*rival_time > 0 && previous >= 0 && none_ahead_beats(before, previous, *rival_time))
+      if (*rival_time > 0 && previous >= 0 &&
+          limits.none_ahead_beats(before, previous, *rival_time))
         break;
+    }
+    // The last rival is asked once, with the fastest so far, before the last count the limits
+    // allow (the count after it past them): what it names is made anyway, so where the count
+    // before says that this one cannot beat it, as times go, this one is not made.
+    Collective after = c;
+    after.chunks_per_npu = 2 * k;
+    if (last_rival && to_beat <= 0 && !asked_last && have && k > first && limits.past(after)) {
+      asked_last = true;
+      const Time late = last_rival(c, best.algorithm);
+      if (late > 0 && (!rival_time || *rival_time <= 0 || late < *rival_time)) rival_time = late;
+      Collective before = c;
+      before.chunks_per_npu = k / 2;
+      if (late > 0 && previous >= 0 && limits.none_ahead_beats(before, previous, late)) break;
     }
     Algorithm a;
     Time now;
@@ -138,7 +170,7 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
       transfers = a.size();
       best.tried.push_back({k, now, std::nullopt});
     }
-    per_chunk = static_cast<double>(transfers) / std::max(1, c.num_chunks());
+    limits.per_chunk = static_cast<double>(transfers) / std::max(1, c.num_chunks());
     const bool large = transfer_estimate(c) > kAutoChunkCheapTransfers;
     // A rival's time stands for to_beat from the first large count after the first (asked above).
     const Time beat = to_beat > 0 ? to_beat : rival_time.value_or(-1);
@@ -192,12 +224,12 @@ Made<ChunkingResult> search_chunks(Collective c, Bytes total_bytes, int max_chun
     // A large next count predicted slower than the fastest, this count's (turn_ahead), is not
     // made.
     if (have && best.chunks_per_npu == k &&
-        per_chunk * 2 * static_cast<double>(c.num_chunks()) > kAutoChunkTurnTransfers) {
+        limits.per_chunk * 2 * static_cast<double>(c.num_chunks()) > kAutoChunkTurnTransfers) {
       const std::optional<Time> ahead = turn_ahead(best.tried, bound);
       if (ahead && *ahead > best.algorithm.claimed_time) break;
     }
     // When the counts the budget allows cannot beat to_beat, or the rival, the search is over.
-    if (beat > 0 && large && none_ahead_beats(c, now, beat)) break;
+    if (beat > 0 && large && limits.none_ahead_beats(c, now, beat)) break;
   }
   if (!have && least_floor >= 0)
     return NotMade{fmt::format("no chunk count beats {}", format_time(to_beat))};

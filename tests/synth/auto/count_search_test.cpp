@@ -198,6 +198,88 @@ TEST(BestChunking, ARivalOutOfReachEndsTheSearchBeforeTheSecondCount) {
   EXPECT_GT(search(20 * kRival, 0), 1);
 }
 
+// The last rival (an All-Reduce's halves' answers, made anyway) is asked once, before the last
+// count the limits allow, with that count's collective and the fastest so far: where the count
+// before, halved at most per doubling, cannot beat it there, the last count is not made; where it
+// can, or where nothing was made (-1), it is. The last count is the one past which the chunks or
+// the transfer budget stop the search.
+TEST(BestChunking, ALastRivalSparesTheLastCountWhereItCannotBeBeaten) {
+  const auto t = topo::generate("switch:256");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
+  constexpr Time kLast = 100'000;
+  struct Run {
+    int made = 0, asked = 0, asked_at = 0;
+    Time fastest_then = -1;
+  };
+  auto search = [&](Time first, Time last, int64_t budget) {
+    Run run;
+    auto make = [&](const Collective& cc, Bytes) -> ChunkMade {
+      ++run.made;
+      return claiming(cc, first / cc.chunks_per_npu);
+    };
+    Made<ChunkingResult> r =
+        search_chunks(c, Bytes{1} << 30, 64, make, 1, {}, budget, -1, 0, nullptr, {}, 0, 0,
+                      [&](const Collective& at, const Algorithm& fastest) {
+                        ++run.asked;
+                        run.asked_at = at.chunks_per_npu;
+                        run.fastest_then = fastest.claimed_time;
+                        return last;
+                      });
+    EXPECT_NE(made(r), nullptr);
+    return run;
+  };
+  const int64_t unlimited = int64_t{1} << 40;
+  Run run = search(65 * kLast, kLast, unlimited);  // 65 / 64 over it at 64 chunks per NPU
+  EXPECT_EQ(run.made, 6);                          // 1 to 32
+  EXPECT_EQ(run.asked, 1);
+  EXPECT_EQ(run.asked_at, 64);
+  EXPECT_EQ(run.fastest_then, 65 * kLast / 32);
+  EXPECT_EQ(search(63 * kLast, kLast, unlimited).made, 7);  // 63 / 64 under it: 64 made
+  EXPECT_EQ(search(65 * kLast, -1, unlimited).made, 7);     // nothing made anyway
+  // The transfer budget ends the search past 32 chunks per NPU: 32 is the last count.
+  Collective at32 = c;
+  at32.chunks_per_npu = 32;
+  run = search(33 * kLast, kLast, transfer_estimate(at32));  // 33 / 32 over it at 32
+  EXPECT_EQ(run.made, 5);
+  EXPECT_EQ(run.asked_at, 32);
+  EXPECT_EQ(search(31 * kLast, kLast, transfer_estimate(at32)).made, 6);
+}
+
+// Over random T(k) = A + B/k + C k (each doubling at most halves a time: T(2k) >= T(k) / 2), the
+// last rival never hides a count that beats it: whenever the full search's fastest beats the last
+// rival, the search with it finds the same, and it is asked at most once, at the last count.
+TEST(BestChunking, ALastRivalNeverHidesACountThatBeatsIt) {
+  const auto t = topo::generate("switch:256");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
+  std::mt19937_64 rng(83);
+  int spared = 0;
+  for (int i = 0; i < 500; ++i) {
+    const TimeCurve time_at = random_curve(rng);
+    auto make = [&](const Collective& cc, Bytes) -> ChunkMade {
+      return claiming(cc, time_at(cc.chunks_per_npu));
+    };
+    const ChunkingResult all = best_chunking(c, Bytes{1} << 30, 64, make, 1, {}, int64_t{1} << 40);
+    const Time last = all.algorithm.claimed_time + static_cast<Time>(rng() % 400'000) - 200'000;
+    int asked = 0;
+    Made<ChunkingResult> searched =
+        search_chunks(c, Bytes{1} << 30, 64, make, 1, {}, int64_t{1} << 40, -1, 0, nullptr, {}, 0,
+                      0, [&](const Collective& at, const Algorithm&) {
+                        ++asked;
+                        EXPECT_EQ(at.chunks_per_npu, 64) << i;
+                        return last;
+                      });
+    ChunkingResult* r = made(searched);
+    ASSERT_NE(r, nullptr) << i;
+    EXPECT_LE(asked, 1) << i;
+    if (all.algorithm.claimed_time < last) {
+      EXPECT_EQ(r->algorithm.claimed_time, all.algorithm.claimed_time) << i;
+    }
+    EXPECT_LE(r->tried.size(), all.tried.size()) << i;
+    spared += r->tried.size() < all.tried.size();
+  }
+  EXPECT_GT(spared, 10);  // the last rival spared last counts
+}
+
 // Past kAutoChunkTurnTransfers, a count more than kChunkSearchTurn slower than the fastest found at
 // the count before ends the search (the next would cost twice as much to build); a smaller rise or
 // a rise after an earlier fastest goes on. Below it, where asked (`steep_turn`: tenet's flat
