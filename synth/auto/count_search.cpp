@@ -145,6 +145,10 @@ Made<ChunkingResult> search_chunks(
       Collective before = c;
       before.chunks_per_npu = k / 2;
       if (late > 0 && previous >= 0 && limits.none_ahead_beats(before, previous, late)) break;
+      // (Its making took time: the count is still made only where it ends before the deadline.)
+      if (deadline && deadline->reached(std::max(2 * last_seconds,
+                                                 kSearchSecondsPerTransfer * limits.estimate(c))))
+        break;
     }
     Algorithm a;
     Time now;

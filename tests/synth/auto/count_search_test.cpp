@@ -9,6 +9,7 @@
 #include <random>
 #include <string>
 
+#include "synth/auto/deadline.hpp"
 #include "synth/cost/timing.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/tuning.hpp"
@@ -243,6 +244,29 @@ TEST(BestChunking, ALastRivalSparesTheLastCountWhereItCannotBeBeaten) {
   EXPECT_EQ(run.made, 5);
   EXPECT_EQ(run.asked_at, 32);
   EXPECT_EQ(search(31 * kLast, kLast, transfer_estimate(at32)).made, 6);
+}
+
+// The last rival's making takes time (the halves' searches): where the deadline passed meanwhile
+// (here an interruption while it is made), the last count is not made either, and the search says
+// it stopped.
+TEST(BestChunking, ALastRivalPastTheDeadlineEndsTheSearch) {
+  const auto t = topo::generate("switch:256");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
+  Deadline deadline;
+  int made_counts = 0;
+  auto make = [&](const Collective& cc, Bytes) -> ChunkMade {
+    ++made_counts;
+    return claiming(cc, 6'300'000 / cc.chunks_per_npu);  // 64 would beat the rival
+  };
+  Made<ChunkingResult> r =
+      search_chunks(c, Bytes{1} << 30, 64, make, 1, {}, int64_t{1} << 40, -1, 0, &deadline, {}, 0,
+                    0, [&](const Collective&, const Algorithm&) {
+                      deadline.interrupt();
+                      return Time{100'000};
+                    });
+  ASSERT_NE(made(r), nullptr);
+  EXPECT_EQ(made_counts, 6);  // 1 to 32
+  EXPECT_TRUE(deadline.stopped());
 }
 
 // Over random T(k) = A + B/k + C k (each doubling at most halves a time: T(2k) >= T(k) / 2), the
