@@ -76,6 +76,12 @@ struct CountLimits {
     return at.chunks_per_npu > max_chunks_per_npu || chunk < 1 || at.pieces() > total_bytes ||
            chunk < min_chunk || estimate(at) > static_cast<double>(transfer_budget);
   }
+  // Whether `at` is the last count the limits allow: the count after it is past them.
+  bool last(const Collective& at) const {
+    Collective after = at;
+    after.chunks_per_npu *= 2;
+    return past(after);
+  }
   // As times go, a doubling at most halves a count's time over `bound`: from `at` (a count)
   // taking `time` (or at least that), whether no count the budget allows can beat `beat`. At
   // bound + 2^j x (beat - bound) or more, the next j counts cannot.
@@ -117,38 +123,35 @@ Made<ChunkingResult> search_chunks(
     c.chunks_per_npu = k;
     const Bytes chunk = c.chunk_bytes_for(total_bytes);
     if (chunk < 1 || (k > first && limits.past(c))) break;
-    if (k > first && deadline &&
-        deadline->reached(
-            std::max(2 * last_seconds, kSearchSecondsPerTransfer * limits.estimate(c))))
-      break;
-    // The rival is asked before the first large count after the first is made: where the count
-    // before (at least `previous`) says that no count ahead can beat it, none is made. (Its time is
-    // something that runs anyway: a count that cannot beat it cannot be the answer.)
+    // Whether this count would end past the deadline.
+    auto ends_late = [&] {
+      return deadline && deadline->reached(std::max(
+                             2 * last_seconds, kSearchSecondsPerTransfer * limits.estimate(c)));
+    };
+    // Whether the count before (at least `previous`) says that no count from this one on can beat
+    // `beat`, as times go.
+    auto none_from_here_beats = [&](Time beat) {
+      Collective before = c;
+      before.chunks_per_npu = k / 2;
+      return beat > 0 && previous >= 0 && limits.none_ahead_beats(before, previous, beat);
+    };
+    if (k > first && ends_late()) break;
+    // The rival is asked before the first large count after the first is made: where no count
+    // from here can beat it, none is made. (Its time is something that runs anyway: a count that
+    // cannot beat it cannot be the answer.)
     if (rival && to_beat <= 0 && !rival_time && have && k > first &&
         transfer_estimate(c) > kAutoChunkCheapTransfers) {
       rival_time = rival(c);
-      Collective before = c;
-      before.chunks_per_npu = k / 2;
-      if (*rival_time > 0 && previous >= 0 &&
-          limits.none_ahead_beats(before, previous, *rival_time))
-        break;
+      if (none_from_here_beats(*rival_time)) break;
     }
     // The last rival is asked once, with the fastest so far, before the last count the limits
-    // allow (the count after it past them): what it names is made anyway, so where the count
-    // before says that this one cannot beat it, as times go, this one is not made.
-    Collective after = c;
-    after.chunks_per_npu = 2 * k;
-    if (last_rival && to_beat <= 0 && !asked_last && have && k > first && limits.past(after)) {
+    // allow: what it names is made anyway, so where this count cannot beat it, as times go, it is
+    // not made; nor where its making took the time left (the deadline asked again).
+    if (last_rival && to_beat <= 0 && !asked_last && have && k > first && limits.last(c)) {
       asked_last = true;
       const Time late = last_rival(c, best.algorithm);
       if (late > 0 && (!rival_time || *rival_time <= 0 || late < *rival_time)) rival_time = late;
-      Collective before = c;
-      before.chunks_per_npu = k / 2;
-      if (late > 0 && previous >= 0 && limits.none_ahead_beats(before, previous, late)) break;
-      // (Its making took time: the count is still made only where it ends before the deadline.)
-      if (deadline && deadline->reached(std::max(2 * last_seconds,
-                                                 kSearchSecondsPerTransfer * limits.estimate(c))))
-        break;
+      if (none_from_here_beats(late) || ends_late()) break;
     }
     Algorithm a;
     Time now;

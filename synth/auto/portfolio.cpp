@@ -674,10 +674,10 @@ std::vector<BaselineLeftOut> baselines_left_out_for_size(const topo::Topology& t
   std::optional<bool> joined;
   for (BaselineKind b : all_baselines()) {
     const std::optional<detail::Skip> why = detail::left_out_why(b, t, c, joined);
-    if (why == detail::Skip::Ranks)
-      out.push_back({BaselineSpec{b, {}}.name(), BaselineLeftOut::Why::Ranks});
-    if (why == detail::Skip::Transfers)
-      out.push_back({BaselineSpec{b, {}}.name(), BaselineLeftOut::Why::Transfers});
+    if (why == detail::Skip::Ranks || why == detail::Skip::Transfers)
+      out.push_back({BaselineSpec{b, {}}.name(), why == detail::Skip::Ranks
+                                                     ? BaselineLeftOut::Why::Ranks
+                                                     : BaselineLeftOut::Why::Transfers});
   }
   return out;
 }
