@@ -79,6 +79,9 @@ constexpr SmallCase kSmallCases[] = {
     {"nvcluster:8x8", synth::CollectiveKind::ReduceScatter, "reduce-scatter", Bytes{1} << 30,
      "1GiB"},
     {"nvcluster:8x8", synth::CollectiveKind::AllReduce, "all-reduce", Bytes{1} << 30, "1GiB"},
+    // The random fabrics' slowest: the pipelines doubling alone, far from the bound.
+    {"random-fabric:33", synth::CollectiveKind::AllReduce, "all-reduce", Bytes{1} << 30, "1GiB"},
+    {"random-fabric:68", synth::CollectiveKind::AllReduce, "all-reduce", Bytes{1} << 30, "1GiB"},
 };
 // The example topologies' slowest: ForestColl's MI250 box (examples/topologies/mi250-box.yaml),
 // whose pipelines double to 1024 chunks per NPU at 1 GiB.

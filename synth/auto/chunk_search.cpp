@@ -637,10 +637,11 @@ class FlatSearch {
     auto contending = [&](Time time) {
       return static_cast<double>(time) <= kPipelinesContend * static_cast<double>(fastest());
     };
+    DoublingModel model(m == SynthMethod::PlanPipeline && t_.charges_steps());
     DoublingVariants variants(searched_, largest, m == SynthMethod::PlanPipeline);
     variants.listen(quiet.pipelines);
-    bool floored = false;  // (what cannot beat the fastest is not made or timed: to_beat)
-    bool predicted = false;
+    // (What cannot beat the fastest is not made or timed: to_beat.)
+    bool floored = false, predicted = false;
     quiet.floored = &floored;
     quiet.predicted = &predicted;
     for (int k = 2 * largest; k <= (1 << 20); k *= 2) {
@@ -733,6 +734,7 @@ class FlatSearch {
       const bool far = m == SynthMethod::PlanPipeline &&
                        (jumping || chunk >= kPipelinesPersistChunk) && contending(now) &&
                        !within_bound(t_, best.algorithm, kPipelinesPersist, bounds_of(o_));
+      if (model.ends_at(k, now, fastest())) break;  // (on fill and steps)
       if (gaining) {
         idle = 0;
         // The last doubling's gain, gained again, would not reach the fastest: a doubling's gain
