@@ -1,6 +1,7 @@
 // What the flow plan's pipelines doubling their chunks alone past the flat search
 // (chunk_search.cpp, double_plans) reads from the counts before: each variant's times and floors
-// there, which of them fall behind, and the time at which a count ends the doubling whatever it is.
+// there, which of them fall behind, the time at which a count ends the doubling whatever it is, and
+// where its own times, following fill and steps, end it.
 #pragma once
 
 #include <cstdint>
