@@ -102,6 +102,19 @@ std::optional<Time> fill_and_steps(Time quarter, Time half, Time last) {
   return static_cast<Time>(static_cast<double>(last) - ((d1 + cq) / 4 - 4 * cq));
 }
 
+bool model_ends_doubling(const std::map<int, Time>& times, int count, Time fastest) {
+  if (count < 8) return false;
+  const std::optional<Time> eighth = time_at(times, count / 8), quarter = time_at(times, count / 4),
+                            half = time_at(times, count / 2), made = time_at(times, count);
+  if (!eighth || !quarter || !half || !made) return false;
+  const std::optional<Time> at = fill_and_steps(*eighth, *quarter, *half);
+  const std::optional<Time> next = fill_and_steps(*quarter, *half, *made);
+  return at && next &&
+         std::abs(static_cast<double>(*at - *made)) <=
+             kPipelinesModelTrust * static_cast<double>(*made) &&
+         static_cast<double>(*next) >= (1 - kDoublingGain) * static_cast<double>(fastest);
+}
+
 std::optional<double> CountLeaveOuts::server_plan_estimate(const ServerPlan& plan,
                                                            CollectiveKind kind, int count,
                                                            Bytes chunk) const {
@@ -232,13 +245,9 @@ bool CountLeaveOuts::cannot_win(SynthMethod m, CollectiveKind kind, int largest,
   // The pipelines whose times at the search's last four counts follow fill and steps (the model's
   // time at `largest` from the three before within kPipelinesModelTrust of the one made) and whose
   // next count on the model does not beat `fastest` by more than kDoublingGain.
-  if (pipelines && !stand_in)
-    if (const std::optional<Time> at = modelled(m, largest), next = modelled(m, 2 * largest),
-        made = plan_time(m, largest);
-        at && next && made &&
-        std::abs(static_cast<double>(*at - *made)) <=
-            kPipelinesModelTrust * static_cast<double>(*made) &&
-        static_cast<double>(*next) >= (1 - kDoublingGain) * static_cast<double>(fastest))
+  if (pipelines && !stand_in && t_.charges_steps())
+    if (const auto times = plan_times_.find(m);
+        times != plan_times_.end() && model_ends_doubling(times->second, largest, fastest))
       return true;
   // (The pipelines left out of a count, leave_out_pipelines: their floor there stands for their
   // time at `largest`, over twice kPipelinesContend of `fastest`; at half that count it says

@@ -44,6 +44,14 @@ bool variant_falls_behind(Time last, std::optional<Time> before, Time fastest);
 // <= 0) or no fill term (B <= 0): there the model says nothing the doublings before did not.
 std::optional<Time> fill_and_steps(Time quarter, Time half, Time last);
 
+// Whether a plan's times `times` (per count, each made) at `count` and the three counts before it
+// (halving) follow fill_and_steps (the model's time at `count` from the three before within
+// kPipelinesModelTrust of the one made) and the model's next count does not beat `fastest` by more
+// than kDoublingGain: where the times follow the model, the gains of the counts after shrink as it
+// says, whatever the bound (far from it too). CountLeaveOuts::cannot_win asks it at the search's
+// last count, the pipelines' doubling alone (DoublingModel) at each count it makes.
+bool model_ends_doubling(const std::map<int, Time>& times, int count, Time fastest);
+
 // The times one search's counts made (record) and what they predict. Each leave_out_... is asked
 // once per count, in count order (some keep what they decided for the counts after).
 class CountLeaveOuts {

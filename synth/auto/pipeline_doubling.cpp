@@ -75,19 +75,6 @@ void DoublingVariants::before(int k, bool fastest_alone, PipelineOptions& p) {
   p.floors_before = floors_before_.empty() ? nullptr : &floors_before_;
 }
 
-bool model_ends_doubling(const std::map<int, Time>& times, int count, Time fastest) {
-  if (count < 8 || fastest <= 0) return false;
-  const std::optional<Time> eighth = time_at(times, count / 8), quarter = time_at(times, count / 4),
-                            half = time_at(times, count / 2), made = time_at(times, count);
-  if (!eighth || !quarter || !half || !made) return false;
-  const std::optional<Time> at = fill_and_steps(*eighth, *quarter, *half);
-  const std::optional<Time> next = fill_and_steps(*quarter, *half, *made);
-  return at && next &&
-         std::abs(static_cast<double>(*at - *made)) <=
-             kPipelinesModelTrust * static_cast<double>(*made) &&
-         static_cast<double>(*next) >= (1 - kDoublingGain) * static_cast<double>(fastest);
-}
-
 bool DoublingModel::ends_at(int k, Time now, Time fastest) {
   if (!applies_) return false;
   times_[k] = now;

@@ -69,14 +69,6 @@ class DoublingVariants {
   uint64_t out_ = 0;
 };
 
-// Whether a plan's times `times` (per count, each made) at `count` and the three counts before it
-// (halving) follow fill_and_steps (the model's time at `count` from the three before within
-// kPipelinesModelTrust of the one made) and the model's next count does not beat `fastest` by more
-// than kDoublingGain. As CountLeaveOuts::cannot_win at the search's last count, for the pipelines'
-// doubling alone at each count it makes: where the times follow the model, the gains of the counts
-// after shrink as it says, whatever the bound (far from it too).
-bool model_ends_doubling(const std::map<int, Time>& times, int count, Time fastest);
-
 // The pipelines' times at their doubling's own counts, each made, where per-step costs are charged:
 // where four counts in a row follow fill and steps, the model ends the doubling
 // (model_ends_doubling). Not the search's counts before: there the pipelines ran beside other

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "synth/auto/count_leave_outs.hpp"
-#include "synth/auto/pipeline_doubling.hpp"
 #include "synth/memo.hpp"
 #include "synth/plans/server_plan.hpp"
 #include "synth/synthesizer.hpp"

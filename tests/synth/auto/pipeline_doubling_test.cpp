@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "synth/auto/count_leave_outs.hpp"
 #include "synth/plans/pipeline_variants.hpp"
 #include "synth/tuning.hpp"
 
