@@ -94,6 +94,8 @@ void print_json(const SynthArgs& args, const topo::Topology& t, const SynthRow& 
   // (The tail of the run whose transfers the chunk search gave their routes' full rate, where it
   // did: synth/plans/full_rate_drain.hpp.)
   if (a.provenance.full_rate_drain > 0) j["full_rate_drain"] = a.provenance.full_rate_drain;
+  // (The tail of the run whose deliveries it listed again: synth/plans/tail_spread.hpp.)
+  if (a.provenance.tail_spread > 0) j["tail_spread"] = a.provenance.tail_spread;
   // (An All-Reduce made of its halves' own answers in turn: synth/plans/all_reduce.hpp.)
   if (a.provenance.halves_answers) j["halves_answers"] = true;
   j["chunks_per_npu"] = c.chunks_per_npu;

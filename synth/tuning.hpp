@@ -52,6 +52,17 @@ inline constexpr double kDrainGain = 0.005;
 // Over this many transfers the answer's drain is not tried (each step times the whole answer).
 inline constexpr int64_t kDrainTransferBudget = int64_t{1} << 20;
 
+// ---- The answer's last deliveries listed again (synth/plans/tail_spread.hpp) --------------------
+
+// The fractions of the run from whose start spread_tail lists its deliveries again, shortest first:
+// each is scheduled (no timing), and the one whose schedule ends soonest is timed. Shorter ones
+// than kDrainTails: the list scheduling gains on the trees' last hops, and loses to them where it
+// schedules much of the run (docs/tuning.md).
+inline constexpr double kSpreadTails[] = {0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.08};
+// Tried from the shortest on, the longer tails stop after this many in a row that end no sooner
+// than the soonest so far.
+inline constexpr int kSpreadTailsPast = 2;
+
 // ---- The flow plan's pipelines past the search (synth/auto/chunk_search.cpp) --------------------
 
 // Beyond the search's last count, the pipelines double alone up to about this many transfers.

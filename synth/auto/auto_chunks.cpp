@@ -19,6 +19,7 @@
 #include "synth/plans/all_reduce.hpp"
 #include "synth/plans/full_rate_drain.hpp"
 #include "synth/plans/reversed_answer.hpp"
+#include "synth/plans/tail_spread.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/tuning.hpp"
 
@@ -108,12 +109,31 @@ std::optional<HalvesInTurn> halves_may_win(const topo::Topology& t, const Collec
   return halves_may_beat(t, a, o);
 }
 
+// An answer's last deliveries listed again (spread_tail; a Reduce-Scatter's first reductions,
+// through its reverse in time where the topology is its own reverse: spread_head).
+void listed_again(const topo::Topology& t, Algorithm& a, const SynthOptions& o) {
+  if (!o.portfolio.tail_spread) return;
+  if (a.collective.kind != CollectiveKind::ReduceScatter) {
+    spread_tail(t, a, o.deadline);
+    return;
+  }
+  if (const std::optional<std::vector<LinkId>> twins = topo::twin_links(t))
+    spread_head(t, a, *twins, o.deadline);
+}
+
 Made<ChunkingResult> drained(const topo::Topology& t, Collective c, Bytes total_bytes,
                              const SynthOptions& o, int max_chunks_per_npu) {
   Made<ChunkingResult> r = searched(t, std::move(c), total_bytes, o, max_chunks_per_npu);
-  // The answer's drain at full rate, once, on whatever way won (each try a timing of it).
-  if (ChunkingResult* best = made(r); best && o.portfolio.full_rate_drain)
-    drain_at_full_rate(t, best->algorithm, o.deadline);
+  // The answer's drain at full rate, once, on whatever way won (each try a timing of it); then its
+  // last deliveries listed again (a timing, or three through its reverse).
+  if (ChunkingResult* best = made(r)) {
+    // (A Reduce-Scatter's head before its drain: the drained tail would become its reverse's head,
+    // which the streams started beside it crowd.)
+    const bool head = best->algorithm.collective.kind == CollectiveKind::ReduceScatter;
+    if (head) listed_again(t, best->algorithm, o);
+    if (o.portfolio.full_rate_drain) drain_at_full_rate(t, best->algorithm, o.deadline);
+    if (!head) listed_again(t, best->algorithm, o);
+  }
   return r;
 }
 
@@ -143,6 +163,7 @@ std::optional<Algorithm> halves_joined(const topo::Topology& t, const Collective
   std::optional<Algorithm> undrained;
   if (twins) undrained = made(second)->algorithm;
   if (half.portfolio.full_rate_drain) drain_at_full_rate(t, made(second)->algorithm, o.deadline);
+  listed_again(t, made(second)->algorithm, half);
   const double gathered = static_cast<double>(made(second)->algorithm.claimed_time);
   const double predicted = gathered + gathered * static_cast<double>(h.reduce_scatter.total) /
                                           static_cast<double>(h.all_gather.total);
@@ -160,6 +181,7 @@ std::optional<Algorithm> halves_joined(const topo::Topology& t, const Collective
         reversed && reversed->claimed_time <= undrained->claimed_time) {
       reversed->method =
           fmt::format("the All-Gather's answer reversed in time ({})", reversed->method);
+      listed_again(t, *reversed, half);
       if (half.portfolio.full_rate_drain) drain_at_full_rate(t, *reversed, o.deadline);
       ChunkingResult mirrored;
       mirrored.algorithm = std::move(*reversed);

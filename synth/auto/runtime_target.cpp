@@ -131,11 +131,13 @@ Made<RuntimeChoice> best_for_msccl(const topo::Topology& t, const Collective& c,
     return NotMade{fmt::format("MSCCL-XML has no {}", to_string(c.kind))};
   Choice choice(t, msccl);
   // (Without the server plan's rail messages, nor the answer's drain at full rate: MSCCL runs no
-  // rates, so the drain changes nothing it runs and costs timings. PortfolioOptions::rail_messages,
-  // full_rate_drain.)
+  // rates, so the drain changes nothing it runs and costs timings. Nor its tail listed again: each
+  // candidate is read back as the runtime runs it, and a pass over a few last deliveries costs a
+  // timing of each. PortfolioOptions::rail_messages, full_rate_drain, tail_spread.)
   SynthOptions candidates = options;
   candidates.portfolio.rail_messages = false;
   candidates.portfolio.full_rate_drain = false;
+  candidates.portfolio.tail_spread = false;
   for_each_runtime_candidate(
       t, c, total_bytes, candidates, max_chunks_per_npu,
       [&](const Algorithm& a, const std::string& from) { choice.offer(a, from); });

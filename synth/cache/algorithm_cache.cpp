@@ -61,6 +61,7 @@ json provenance_json(const Provenance& p) {
               {"halves_in_turn", p.halves_in_turn},
               {"halves_answers", p.halves_answers},
               {"full_rate_drain", p.full_rate_drain},
+              {"tail_spread", p.tail_spread},
               {"pipeline", traits(p.pipeline)},
               {"all_gather", traits(p.all_gather)},
               {"baseline", p.baseline}};
@@ -97,7 +98,9 @@ Provenance provenance_of(const json& j) {
   p.halves_in_turn = j.at("halves_in_turn").get<bool>();
   p.halves_answers = j.at("halves_answers").get<bool>();
   p.full_rate_drain = j.at("full_rate_drain").get<double>();
-  if (!(p.full_rate_drain >= 0 && p.full_rate_drain < 1))
+  p.tail_spread = j.at("tail_spread").get<double>();
+  if (!(p.full_rate_drain >= 0 && p.full_rate_drain < 1) ||
+      !(p.tail_spread >= 0 && p.tail_spread < 1))
     throw Error("cache entry: provenance out of range");
   p.pipeline = traits(j.at("pipeline"));
   p.all_gather = traits(j.at("all_gather"));
@@ -337,6 +340,7 @@ std::string cache_key(std::string_view producer, const topo::Topology& t, const 
   line("across_sizes", o.portfolio.across_sizes);
   line("rail_messages", o.portfolio.rail_messages);
   line("full_rate_drain", o.portfolio.full_rate_drain);
+  line("tail_spread", o.portfolio.tail_spread);
   line("halves_answers", o.portfolio.halves_answers);
   return k;
 }

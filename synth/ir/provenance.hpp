@@ -75,6 +75,9 @@ struct Provenance {
   // The transfers that start in this last fraction of the run at their routes' full rate
   // (synth/plans/full_rate_drain.hpp), else 0.
   double full_rate_drain = 0;
+  // The deliveries of this last fraction of the run listed again, earliest arrival first
+  // (synth/plans/tail_spread.hpp), else 0.
+  double tail_spread = 0;
   PipelineTraits pipeline, all_gather;  // halves in turn: the Reduce-Scatter's, the All-Gather's
   std::string baseline;  // Producer::Baseline: its spec ("ring", "ring:4", "hierarchical:...")
   bool operator==(const Provenance&) const = default;

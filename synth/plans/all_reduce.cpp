@@ -164,6 +164,7 @@ std::optional<Algorithm> answers_in_turn(const topo::Topology& t, const Collecti
   a.provenance.halves_in_turn = a.provenance.halves_answers = true;
   a.provenance.all_gather = ag.provenance.pipeline;
   a.provenance.full_rate_drain = 0;  // (each half's, if any, is in its own words)
+  a.provenance.tail_spread = 0;
   return a;
 }
 

@@ -1,5 +1,5 @@
-// A Reduce-Scatter as an All-Gather's answer reversed in time, on a topology that is its own
-// reverse (topo::twin_links).
+// A Reduce-Scatter as an All-Gather's answer reversed in time, and the converse, on a topology
+// that is its own reverse (topo::twin_links).
 //
 // Model: an All-Gather that delivers every chunk to every node at most once streams each chunk
 // down a tree from its owner. Reversed in time, each transfer u -> v of chunk c becomes v -> u
@@ -38,5 +38,15 @@ namespace tenet::synth::detail {
 std::optional<Algorithm> reduce_scatter_reversed(const topo::Topology& t,
                                                  const Algorithm& all_gather,
                                                  std::span<const LinkId> twins);
+
+// The converse: the All-Gather over `reduce_scatter`'s ranks, chunks and chunk size, as
+// `reduce_scatter` (timed) reversed in time on `t`: each transfer u -> v of chunk c becomes v -> u
+// copying c, over the twins of its route's links in reverse order, listed and timed as above. A
+// node that sent its partial of c once receives c once, from the node it sent its partial to, after
+// that node has it (the owner holds it first). Nothing where `reduce_scatter` is no timed
+// Reduce-Scatter, or sends some chunk from some node twice.
+std::optional<Algorithm> all_gather_reversed(const topo::Topology& t,
+                                             const Algorithm& reduce_scatter,
+                                             std::span<const LinkId> twins);
 
 }  // namespace tenet::synth::detail

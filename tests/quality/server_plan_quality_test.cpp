@@ -105,17 +105,18 @@ TEST(ServerPlanQuality, BroadcastAndReduceNearTheBound) {
 // The 16-GPU cluster a user wrote (examples/topologies/cluster16.yaml, one NIC of 50 GB/s among
 // fifteen of 100), 64 MiB at -k auto as `tenet synth` runs it: with the server plan's chunks dealt
 // over its unequal rails (synth/plans/rail_deal.hpp) and relayed over its two leaves' pods of
-// servers (relayed_over_pods), All-Gather and Reduce-Scatter within 1.13x of the bound and
-// All-Reduce within 1.25x (measured 1.1230, 1.1214 and 1.2419, the All-Reduce 1.2751 before each
-// owner's All-Gather sent first what it reduced first, synth/plans/gather_order.hpp; direct rails
-// 1.1467, 1.1451 and 1.3440; before the deal the flow plan's pipelines won at 1.5366, 1.5166 and
-// 1.5422).
+// servers (relayed_over_pods), All-Gather and Reduce-Scatter within 1.105x of the bound and
+// All-Reduce within 1.25x (measured 1.0992, 1.0977 and 1.2419; 1.1230 and 1.1214 before the
+// answer's tail, the Reduce-Scatter's head, was listed again, synth/plans/tail_spread.hpp; the
+// All-Reduce 1.2751 before each owner's All-Gather sent first what it reduced first,
+// synth/plans/gather_order.hpp; direct rails 1.1467, 1.1451 and 1.3440; before the deal the flow
+// plan's pipelines won at 1.5366, 1.5166 and 1.5422).
 TEST(ServerPlanQuality, DegradedNicClusterNearTheBound) {
   const topo::Topology t = testing::charging(
       topo::load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/cluster16.yaml"));
-  for (const auto& [kind, most] :
-       {std::pair{CollectiveKind::AllGather, 1.13}, std::pair{CollectiveKind::ReduceScatter, 1.13},
-        std::pair{CollectiveKind::AllReduce, 1.25}}) {
+  for (const auto& [kind, most] : {std::pair{CollectiveKind::AllGather, 1.105},
+                                   std::pair{CollectiveKind::ReduceScatter, 1.105},
+                                   std::pair{CollectiveKind::AllReduce, 1.25}}) {
     const ChunkingResult r =
         synthesize_auto_chunks(t, Collective::over_all(t, kind), Bytes{64} << 20);
     const Algorithm& a = r.algorithm;

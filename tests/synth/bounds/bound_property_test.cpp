@@ -6,8 +6,11 @@
 // applies (the in-network NVLS one where a switch reduces), and programs as msccl-tools writes them
 // (tests/synth/formats/msccl_programs.hpp), imported; and where an algorithm streams at rates of
 // its own, its drain at full rate (synth/plans/full_rate_drain.hpp) from each tail auto tries,
-// which also never ends under the floor auto prunes the tails by. Sharded so that ctest runs the
-// shards side by side; TENET_BOUND_FABRICS sets the number of fabrics (default 1000).
+// which also never ends under the floor auto prunes the tails by; where it only copies, its last
+// deliveries listed again (synth/plans/tail_spread.hpp) from two tails; and a Reduce-Scatter on a
+// fabric that is its own reverse, reversed in time into an All-Gather, and its head listed again.
+// Sharded so that ctest runs the shards side by side; TENET_BOUND_FABRICS sets the number of
+// fabrics (default 1000).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
@@ -25,6 +28,8 @@
 #include "synth/cost/timing.hpp"
 #include "synth/formats/msccl_xml.hpp"
 #include "synth/plans/full_rate_drain.hpp"
+#include "synth/plans/reversed_answer.hpp"
+#include "synth/plans/tail_spread.hpp"
 #include "synth/producers.hpp"
 #include "synth/tuning.hpp"
 #include "synth/verify/verify.hpp"
@@ -156,11 +161,12 @@ void for_each_msccl_program(const topo::Topology& t, const Collective& c, Bytes 
 class BoundProperty : public ::testing::TestWithParam<int> {};
 
 TEST_P(BoundProperty, NoVerifiedAlgorithmBeatsTheBound) {
-  int checked = 0, imported = 0, in_network = 0, with_protocol = 0, drained = 0;
+  int checked = 0, imported = 0, in_network = 0, with_protocol = 0, drained = 0, spread = 0;
   const int n = fabrics();
   for (int i = GetParam(); i < n; i += kShards) {
     std::mt19937_64 rng(58'000 + i);
     const topo::Topology t = fabric(i, rng);
+    const std::optional<std::vector<LinkId>> twins = topo::twin_links(t);
     for (CollectiveKind kind : kAllCollectives) {
       Collective c = testing::random_collective(rng, t, 2);
       c.kind = kind;
@@ -196,6 +202,26 @@ TEST_P(BoundProperty, NoVerifiedAlgorithmBeatsTheBound) {
             ++drained;
           }
         }
+        // Its last deliveries listed again (detail::spread_tail) from a short and a long tail of
+        // those it schedules: only collectives that copy.
+        for (double tail : {kSpreadTails[1], kSpreadTails[5]})
+          if (const std::optional<Algorithm> b =
+                  detail::spread_from(t, a, detail::drain_cut(span, tail))) {
+            check(*b, fmt::format("{}, its deliveries from {} ps listed again", who,
+                                  detail::drain_cut(span, tail)));
+            ++spread;
+          }
+        // A Reduce-Scatter reversed in time into an All-Gather, and its head listed again through
+        // it (detail::spread_head), where the fabric is its own reverse (no shard's count is held
+        // to a least: some shards' fabrics are none; tests/synth/plans/reversed_answer_test.cpp
+        // reverses every producer's on such topologies).
+        if (kind == CollectiveKind::ReduceScatter && twins)
+          if (const std::optional<Algorithm> g = detail::all_gather_reversed(t, a, *twins)) {
+            check(*g, who + ", reversed in time");
+            Algorithm r = a;
+            if (detail::spread_head(t, r, *twins, nullptr))
+              check(r, who + ", its first reductions listed again");
+          }
       });
       for_each_msccl_program(t, c, chunk, [&](const Algorithm& a, const std::string& who) {
         ++imported;
@@ -209,6 +235,7 @@ TEST_P(BoundProperty, NoVerifiedAlgorithmBeatsTheBound) {
   EXPECT_GE(imported, shard_fabrics / 10);
   EXPECT_GE(in_network, shard_fabrics / 20);
   EXPECT_GE(drained, shard_fabrics / 10);
+  EXPECT_GE(spread, shard_fabrics / 10);
   if (GetParam() % 2 == 1) {  // odd: steps charged
     EXPECT_GE(with_protocol, shard_fabrics / 2);
   }

@@ -161,24 +161,37 @@ struct Stored {
   AlgorithmCache::Expected expected{kSize, true, LinkModel::Pipelined, 0};
 };
 
-// An answer whose drain went at full rate (synth/plans/full_rate_drain.hpp) keeps the tail it
-// drained from; a tail out of range (none drains all of the run) is a damaged entry, not trusted.
-TEST(AlgorithmCache, AHitKeepsTheTailItsDrainWentAtFullRateFrom) {
+// A hit keeps the fraction of the run `field` (named `name` in the entry) set to `value`; `damaged`
+// there instead is a damaged entry, not trusted.
+void expect_fraction_kept(double Provenance::*field, const std::string& name, double value,
+                          double damaged) {
   topo::testing::TempDir tmp;
   Stored s;
   AlgorithmCache cache(tmp.file("cache"));
-  s.made.algorithm.provenance.full_rate_drain = 0.03;
+  s.made.algorithm.provenance.*field = value;
   ASSERT_TRUE(cache.store(s.key, s.made.algorithm, s.made.chunks_per_npu, s.made.tried));
   const std::optional<ChunkingResult> hit = cache.load(s.key, s.t, s.c, s.expected);
   ASSERT_TRUE(hit);
-  EXPECT_EQ(hit->algorithm.provenance.full_rate_drain, 0.03);
+  EXPECT_EQ(hit->algorithm.provenance.*field, value);
   const std::string path = cache.path_of(s.key);
   std::string whole = topo::read_file(path);
   const size_t header = whole.find('\n');
   nlohmann::json head = nlohmann::json::parse(whole.substr(0, header));
-  head.at("provenance").at("full_rate_drain") = 1.5;
+  head.at("provenance").at(name) = damaged;
   topo::write_file_atomically(path, head.dump() + whole.substr(header));
   EXPECT_FALSE(cache.load(s.key, s.t, s.c, s.expected));
+}
+
+// An answer whose drain went at full rate (synth/plans/full_rate_drain.hpp) keeps the tail it
+// drained from; a tail out of range (none drains all of the run) is a damaged entry.
+TEST(AlgorithmCache, AHitKeepsTheTailItsDrainWentAtFullRateFrom) {
+  expect_fraction_kept(&Provenance::full_rate_drain, "full_rate_drain", 0.03, 1.5);
+}
+
+// An answer whose last deliveries were listed again (synth/plans/tail_spread.hpp) keeps the tail
+// they were listed from; a negative one is a damaged entry.
+TEST(AlgorithmCache, AHitKeepsTheTailItsDeliveriesWereListedAgainFrom) {
+  expect_fraction_kept(&Provenance::tail_spread, "tail_spread", 0.015, -0.5);
 }
 
 // An All-Reduce made of its halves' own answers (Provenance::halves_answers) keeps that and both

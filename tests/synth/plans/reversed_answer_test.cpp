@@ -1,7 +1,8 @@
 // A Reduce-Scatter as an All-Gather's answer reversed in time (detail::reduce_scatter_reversed):
 // on a topology that is its own reverse, each chunk's delivery tree becomes its reduction tree,
 // every rank counted once, and where the schedule runs as it was listed (no transfer's start left
-// to the timing's choice) it takes the All-Gather's time.
+// to the timing's choice) it takes the All-Gather's time. And the converse
+// (detail::all_gather_reversed): a Reduce-Scatter's reduction trees become delivery trees.
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -136,6 +137,66 @@ TEST(ReversedAnswer, EveryTreePerChunkReversesIntoAVerifiedReduceScatter) {
   }
   EXPECT_GE(reversed, 24);
   EXPECT_GT(relays, 0);  // (some subset's All-Gather went through NPUs outside it)
+}
+
+// The converse (detail::all_gather_reversed): on the same topologies every producer's
+// Reduce-Scatter whose nodes send each partial once, reversed, is a verified All-Gather at or over
+// its bound; the ring's in the ring's time; and reversed again, a verified Reduce-Scatter.
+TEST(ReversedAnswer, EveryReduceScatterReversesIntoAVerifiedAllGather) {
+  const std::vector<std::string> specs = {"ring:6",        "torus2d:3x3",   "hypercube:8",
+                                          "leafspine:2x4", "nvcluster:2x4", "hetmesh2d:3x3",
+                                          "dgx1:8",        "fc:5"};
+  std::mt19937 rng(84);
+  int reversed = 0;
+  for (const std::string& spec : specs) {
+    const topo::Topology t = topo::generate(spec);
+    const std::optional<std::vector<LinkId>> twins = topo::twin_links(t);
+    if (!twins) continue;
+    for (int trial = 0; trial < 3; ++trial) {
+      const Collective c =
+          Collective::over_all(t, CollectiveKind::ReduceScatter, 1 + static_cast<int>(rng() % 4));
+      const Bytes chunk = c.chunk_bytes_for((1 + rng() % 64) * kMiB);
+      std::optional<Algorithm> rs;
+      if (trial == 0) {
+        try {
+          rs = make_baseline(parse_baseline("ring"), t, c, chunk, LinkModel::Pipelined);
+        } catch (const Error&) {  // (no ring over the NPUs' links there)
+        }
+      } else {
+        SynthOptions o;
+        o.method = trial == 1 ? SynthMethod::PlanPipeline : SynthMethod::Matcher;
+        Made<Algorithm> made = try_synthesize(t, c, chunk, o);
+        if (Algorithm* a = std::get_if<Algorithm>(&made)) rs = std::move(*a);
+      }
+      if (!rs) continue;
+      SCOPED_TRACE(spec + " " + c.describe() + " " + rs->method);
+      const std::optional<Algorithm> ag = detail::all_gather_reversed(t, *rs, *twins);
+      if (!ag) continue;  // (a node sends some partial twice)
+      EXPECT_EQ(ag->collective.kind, CollectiveKind::AllGather);
+      EXPECT_EQ(ag->size(), rs->size());
+      const Report report = verify(t, *ag);
+      EXPECT_TRUE(report.correct()) << testing::violation_text(report);
+      EXPECT_EQ(report.collective_time, ag->claimed_time);
+      EXPECT_GE(ag->claimed_time, lower_bound(t, ag->collective, ag->chunk_bytes).total);
+      if (trial == 0) {
+        EXPECT_EQ(ag->claimed_time, rs->claimed_time);
+      }
+      expect_reversed(t, *ag);
+      ++reversed;
+    }
+  }
+  EXPECT_GE(reversed, 12);
+  // Not a Reduce-Scatter, or not timed: nothing.
+  const topo::Topology t = topo::generate("ring:4");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllGather, 1);
+  const Algorithm ag = make_baseline(parse_baseline("ring"), t, c, kMiB, LinkModel::Pipelined);
+  EXPECT_FALSE(detail::all_gather_reversed(t, ag, twins_of(t)).has_value());
+  Algorithm rs = make_baseline(parse_baseline("ring"), t,
+                               Collective::over_all(t, CollectiveKind::ReduceScatter, 1), kMiB,
+                               LinkModel::Pipelined);
+  ASSERT_TRUE(detail::all_gather_reversed(t, rs, twins_of(t)).has_value());
+  rs.clear_times();
+  EXPECT_FALSE(detail::all_gather_reversed(t, rs, twins_of(t)).has_value());
 }
 
 }  // namespace

@@ -1,0 +1,372 @@
+#include "synth/plans/tail_spread.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <iterator>
+#include <map>
+#include <queue>
+#include <span>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "synth/cost/protocol_view.hpp"
+#include "synth/cost/timing.hpp"
+#include "synth/plans/full_rate_drain.hpp"
+#include "synth/plans/reversed_answer.hpp"
+#include "synth/tuning.hpp"
+
+namespace tenet::synth::detail {
+
+namespace {
+
+// A way an algorithm sends over: one of its routes, with its ends and what one chunk at the
+// route's full rate costs there.
+struct Way {
+  NodeId src = 0, dst = 0;
+  std::vector<LinkId> route;
+  Time duration = 0, occupancy = 0;
+};
+
+// The ways of an algorithm (each distinct route once), and per node those into and out of it.
+struct Ways {
+  std::vector<Way> ways;
+  std::vector<std::vector<int>> into, out_of;
+};
+
+Ways ways_of(const topo::Topology& u, const Algorithm& a) {
+  Ways w;
+  w.into.resize(static_cast<size_t>(u.num_nodes()));
+  w.out_of.resize(static_cast<size_t>(u.num_nodes()));
+  RouteCoster coster(u, a);
+  std::vector<int> one_link(static_cast<size_t>(u.num_links()), -1);  // (most routes)
+  std::map<std::vector<LinkId>, int> longer;
+  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
+    const std::span<const LinkId> route = a.route(id);
+    int& index =
+        route.size() == 1
+            ? one_link[static_cast<size_t>(route.front())]
+            : longer.try_emplace(std::vector<LinkId>(route.begin(), route.end()), -1).first->second;
+    if (index >= 0) continue;
+    index = static_cast<int>(w.ways.size());
+    const RouteCost cost = coster(route, 0, 1);
+    w.ways.push_back({a[id].src, a[id].dst, std::vector<LinkId>(route.begin(), route.end()),
+                      cost.duration, cost.occupancy});
+    w.into[static_cast<size_t>(a[id].dst)].push_back(index);
+    w.out_of[static_cast<size_t>(a[id].src)].push_back(index);
+  }
+  return w;
+}
+
+constexpr Time kNone = -1;
+
+// Per (node, chunk) of a collective: whether it holds the chunk before it (then from time 0, else
+// kNone) and whether it must hold it after.
+struct Holdings {
+  ChunkId chunks = 0;
+  std::vector<Time> held;
+  std::vector<bool> needs;
+  size_t cell(NodeId v, ChunkId ch) const {
+    return static_cast<size_t>(v) * static_cast<size_t>(chunks) + static_cast<size_t>(ch);
+  }
+};
+
+Holdings holdings_of(const topo::Topology& u, const Collective& c) {
+  Holdings h;
+  h.chunks = c.num_chunks();
+  h.held.assign(static_cast<size_t>(u.num_nodes()) * static_cast<size_t>(h.chunks), kNone);
+  h.needs.assign(h.held.size(), false);
+  for (int r = 0; r < c.num_ranks(); ++r)
+    for (ChunkId ch = 0; ch < h.chunks; ++ch) {
+      const size_t at = h.cell(c.ranks[static_cast<size_t>(r)], ch);
+      if (c.initially_holds(r, ch)) h.held[at] = 0;
+      h.needs[at] = c.finally_needs(r, ch);
+    }
+  return h;
+}
+
+// What list scheduling makes of the run from `cut` on: its deliveries, in order of start, and when
+// its schedule ends (the kept transfers' ends and the deliveries' arrivals, as it booked them).
+struct Spread {
+  Time cut = 0;
+  Time ends = 0;
+  std::vector<TransferSpec> made;
+};
+
+// List scheduling of the deliveries the cut took out, over the algorithm's ways: earliest arrival
+// first (each delivery offered over every way from a holder, and made over the one that arrives
+// soonest given when its links are free, each link booked whole after the last booking on it).
+class Spreader {
+ public:
+  Spreader(const topo::Topology& u, const Algorithm& a, const Ways& ways, const Holdings& start)
+      : a_(&a),
+        ways_(&ways),
+        start_(&start),
+        held_(start.held),
+        link_free_(static_cast<size_t>(u.num_links()), 0) {}
+
+  // Keeps transfer `id` (it starts before the cut): what it delivers, and its links held until
+  // it left them.
+  void keep(TransferId id, RouteCoster& coster) {
+    const Transfer& x = (*a_)[id];
+    for (ChunkId ch = x.chunk; ch < x.chunk + x.count; ++ch) {
+      Time& h = held_[start_->cell(x.dst, ch)];
+      h = std::max(h, x.end);  // (a send listed after it reads its last arrival)
+    }
+    const RouteCost cost = coster(*a_, id);
+    for (LinkId l : a_->route(id)) {
+      Time& free = link_free_[static_cast<size_t>(l)];
+      free = std::max(free, x.start + cost.occupancy);
+    }
+  }
+
+  // The deliveries still needed once every kept transfer is in, in order of start; nothing where
+  // some cannot be made over the ways.
+  std::optional<std::vector<TransferSpec>> spread() {
+    int64_t missing = 0;
+    for (NodeId v = 0; v < static_cast<NodeId>(ways_->into.size()); ++v)
+      for (ChunkId ch = 0; ch < start_->chunks; ++ch)
+        if (start_->needs[start_->cell(v, ch)] && held_[start_->cell(v, ch)] == kNone) {
+          ++missing;
+          for (int w : ways_->into[static_cast<size_t>(v)]) offer(w, ch);
+        }
+    std::vector<TransferSpec> made;
+    made.reserve(static_cast<size_t>(missing));
+    while (!offers_.empty() && missing > 0) {
+      const Offer o = offers_.top();
+      offers_.pop();
+      const Way& w = ways_->ways[static_cast<size_t>(o.way)];
+      if (held_[start_->cell(w.dst, o.chunk)] != kNone) continue;
+      const Time arrival = arrival_of(w, o.chunk);
+      if (arrival > o.arrival) {  // a link it needs was booked since: offered again, later
+        offers_.push({arrival, o.way, o.chunk});
+        continue;
+      }
+      const Time start = arrival - w.duration;
+      for (LinkId l : w.route) link_free_[static_cast<size_t>(l)] = start + w.occupancy;
+      held_[start_->cell(w.dst, o.chunk)] = arrival;
+      --missing;
+      TransferSpec s;
+      s.chunk = o.chunk;
+      s.src = w.src;
+      s.dst = w.dst;
+      s.route = w.route;
+      s.start = start;
+      s.end = arrival;
+      made.push_back(std::move(s));
+      for (int next : ways_->out_of[static_cast<size_t>(w.dst)]) offer(next, o.chunk);
+    }
+    if (missing > 0) return std::nullopt;
+    // (In order of start: a send of a chunk is listed after its arrival at the sender.)
+    std::stable_sort(made.begin(), made.end(), [](const TransferSpec& x, const TransferSpec& y) {
+      return x.start < y.start;
+    });
+    return made;
+  }
+
+ private:
+  struct Offer {
+    Time arrival;
+    int way;
+    ChunkId chunk;
+    bool operator>(const Offer& o) const {
+      return std::tie(arrival, way, chunk) > std::tie(o.arrival, o.way, o.chunk);
+    }
+  };
+
+  Time arrival_of(const Way& w, ChunkId ch) const {
+    Time start = held_[start_->cell(w.src, ch)];
+    for (LinkId l : w.route) start = std::max(start, link_free_[static_cast<size_t>(l)]);
+    return start + w.duration;
+  }
+  // Way `w` for chunk `ch`, where its source holds the chunk and its destination needs it.
+  void offer(int w, ChunkId ch) {
+    const Way& way = ways_->ways[static_cast<size_t>(w)];
+    if (held_[start_->cell(way.src, ch)] == kNone || !start_->needs[start_->cell(way.dst, ch)] ||
+        held_[start_->cell(way.dst, ch)] != kNone)
+      return;
+    offers_.push({arrival_of(way, ch), w, ch});
+  }
+
+  // (Pointers, not references: a cut's state is copied for the next, kept_at.)
+  const Algorithm* a_;
+  const Ways* ways_;
+  const Holdings* start_;
+  std::vector<Time> held_;  // per (node, chunk): its last arrival listed so far, or kNone
+  std::vector<Time> link_free_;
+  std::priority_queue<Offer, std::vector<Offer>, std::greater<>> offers_;
+};
+
+bool applies(const Algorithm& a) {
+  return !reduces(a.collective.kind) && !a.collective.uneven() && a.size() > 0 &&
+         static_cast<int64_t>(a.size()) <= kDrainTransferBudget && a.fully_timed() &&
+         a.claimed_time > 0;
+}
+
+// What a cut keeps of `a`: the list scheduling's state once every transfer that starts before it is
+// in, and when the last of those ends.
+struct Kept {
+  Time cut = 0;
+  Time ends = 0;
+  Spreader spreader;
+};
+
+// What each of `cuts` (ascending; `u`: what `a` is timed on) keeps, in one pass over `a` (what a
+// cut keeps, a later one keeps too). Nothing for a cut where no transfer starts at or after it, or
+// where a transfer before it waits for one after it (times not of `a`'s model).
+std::vector<std::optional<Kept>> kept_at(const topo::Topology& u, const Algorithm& a,
+                                         const Ways& ways, const Holdings& start,
+                                         std::span<const Time> cuts) {
+  const auto n = static_cast<TransferId>(a.size());
+  // Per cut, the transfers it keeps and the one before it does not; per cut, whether it keeps a
+  // transfer and not one that transfer waits for.
+  const auto first_keeping = [&](Time at) {
+    return static_cast<size_t>(std::upper_bound(cuts.begin(), cuts.end(), at) - cuts.begin());
+  };
+  std::vector<std::vector<TransferId>> kept_from(cuts.size());
+  std::vector<bool> broken(cuts.size(), false);
+  Time last_start = -1;
+  for (TransferId id = 0; id < n; ++id) {
+    const Time at = a[id].start;
+    last_start = std::max(last_start, at);
+    const size_t k = first_keeping(at);
+    if (k < cuts.size()) kept_from[k].push_back(id);
+    for (TransferId d : a.deps(id))
+      for (size_t c = k; c < first_keeping(a[d].start); ++c) broken[c] = true;
+  }
+  RouteCoster coster(u, a);
+  Kept kept{0, 0, Spreader(u, a, ways, start)};
+  std::vector<std::optional<Kept>> out(cuts.size());
+  for (size_t k = 0; k < cuts.size(); ++k) {
+    for (TransferId id : kept_from[k]) {
+      kept.spreader.keep(id, coster);
+      kept.ends = std::max(kept.ends, a[id].end);
+    }
+    kept.cut = cuts[k];
+    if (!broken[k] && last_start >= cuts[k]) out[k] = kept;
+  }
+  return out;
+}
+
+// The schedule list scheduling makes from what `kept` keeps; nothing where some delivery cannot be
+// made.
+std::optional<Spread> spread_of(Kept kept) {
+  std::optional<std::vector<TransferSpec>> made = kept.spreader.spread();
+  if (!made) return std::nullopt;
+  Spread s;
+  s.cut = kept.cut;
+  s.ends = kept.ends;
+  for (const TransferSpec& x : *made) s.ends = std::max(s.ends, x.end);
+  s.made = std::move(*made);
+  return s;
+}
+
+// `a` with the transfers that start at or after `s.cut` replaced by `s`'s deliveries, timed.
+Algorithm spread_into(const topo::Topology& t, const Algorithm& a, const Spread& s) {
+  Algorithm b = with_transfers(a, {});
+  b.reserve(a.size(), a.size(), 0);
+  std::vector<TransferId> renamed(a.size(), -1);
+  std::vector<TransferId> deps;
+  for (TransferId id = 0; id < static_cast<TransferId>(a.size()); ++id) {
+    const Transfer& x = a[id];
+    if (x.start >= s.cut) continue;
+    deps.clear();
+    for (TransferId d : a.deps(id)) deps.push_back(renamed[static_cast<size_t>(d)]);
+    renamed[static_cast<size_t>(id)] =
+        b.add(x.chunk, x.src, x.dst, a.route(id), x.op, deps, x.start, x.end, a.rate(id), x.channel,
+              x.from_input, x.count);
+  }
+  for (const TransferSpec& x : s.made) b.add(x);
+  time(t, b);
+  return b;
+}
+
+}  // namespace
+
+std::optional<Algorithm> spread_from(const topo::Topology& t, const Algorithm& a, Time cut) {
+  if (!applies(a)) return std::nullopt;
+  const ProtocolView view(t, a);
+  const topo::Topology& u = view.topology();
+  const Ways ways = ways_of(u, a);
+  const Holdings start = holdings_of(u, a.collective);  // (what `kept` points into)
+  const Time cuts[] = {cut};
+  std::optional<Kept> kept = std::move(kept_at(u, a, ways, start, cuts).front());
+  if (!kept) return std::nullopt;
+  const std::optional<Spread> s = spread_of(std::move(*kept));
+  if (!s) return std::nullopt;
+  return spread_into(t, a, *s);
+}
+
+bool spread_tail(const topo::Topology& t, Algorithm& a, const Deadline* deadline) {
+  if (!applies(a)) return false;
+  // (Each schedule below passes over the whole answer once, and the one timed times it.)
+  if (deadline && deadline->reached(kSearchSecondsPerTransfer * static_cast<double>(a.size())))
+    return false;
+  const ProtocolView view(t, a);
+  const topo::Topology& u = view.topology();
+  const Ways ways = ways_of(u, a);
+  const Holdings start = holdings_of(u, a.collective);
+  const Time span = a.makespan();
+  // (Ascending cuts: the longest tail first.)
+  constexpr size_t kTails = std::size(kSpreadTails);
+  std::array<Time, kTails> cuts{};
+  for (size_t i = 0; i < kTails; ++i) cuts[i] = drain_cut(span, kSpreadTails[kTails - 1 - i]);
+  std::vector<std::optional<Kept>> kept = kept_at(u, a, ways, start, cuts);
+  // The shortest tail first, on to longer ones until kSpreadTailsPast in a row end no sooner than
+  // the soonest so far (the list scheduling of a longer tail costs more, and loses to the trees).
+  std::optional<Spread> best;
+  double best_tail = 0;
+  int past = 0;
+  for (size_t i = kTails; i-- > 0 && past < kSpreadTailsPast;) {
+    std::optional<Spread> s = kept[i] ? spread_of(std::move(*kept[i])) : std::nullopt;
+    if (!s) continue;
+    if (best && s->ends >= best->ends) {
+      ++past;
+      continue;
+    }
+    best = std::move(s);
+    best_tail = kSpreadTails[kTails - 1 - i];
+    past = 0;
+  }
+  const double enough = (1 - kDrainGain) * static_cast<double>(a.claimed_time);
+  if (!best || static_cast<double>(best->ends) >= enough) return false;
+  Algorithm b = spread_into(t, a, *best);
+  if (static_cast<double>(b.claimed_time) >= enough) return false;
+  b.provenance.tail_spread = best_tail;
+  b.method += fmt::format(
+      "; the deliveries of its last {:g} % listed again, earliest arrival first", 100 * best_tail);
+  a = std::move(b);
+  return true;
+}
+
+bool spread_head(const topo::Topology& t, Algorithm& reduce_scatter, std::span<const LinkId> twins,
+                 const Deadline* deadline) {
+  Algorithm& r = reduce_scatter;
+  // (Not the flow plan's pipelines: their streams share links at fluid rates, and the reverse's
+  // tail at full rate, reversed back, becomes a head those streams crowd, as their drain would.)
+  if (r.collective.kind != CollectiveKind::ReduceScatter || r.claimed_time <= 0 ||
+      r.provenance.producer == Producer::FlowPlanPipelines ||
+      static_cast<int64_t>(r.size()) > kDrainTransferBudget ||
+      (deadline && deadline->reached(kSearchSecondsPerTransfer * static_cast<double>(r.size()))))
+    return false;
+  std::optional<Algorithm> gathered = all_gather_reversed(t, r, twins);
+  if (!gathered || !spread_tail(t, *gathered, deadline)) return false;
+  std::optional<Algorithm> back = reduce_scatter_reversed(t, *gathered, twins);
+  if (!back || static_cast<double>(back->claimed_time) >=
+                   (1 - kDrainGain) * static_cast<double>(r.claimed_time))
+    return false;
+  back->method = fmt::format(
+      "{}; its first reductions listed again (its reverse's deliveries of the last {:g} %, "
+      "earliest "
+      "arrival first)",
+      r.method, 100 * gathered->provenance.tail_spread);
+  back->provenance = r.provenance;
+  back->provenance.tail_spread = gathered->provenance.tail_spread;
+  r = std::move(*back);
+  return true;
+}
+
+}  // namespace tenet::synth::detail

@@ -1,0 +1,177 @@
+// The answer's last deliveries listed again (synth/plans/tail_spread.hpp): where the trees' last
+// chunks go down their trees hop by hop after the cut's links went idle, list scheduling of those
+// deliveries ends sooner; the algorithm still verifies, keeps every transfer before the cut as it
+// was and never ends under the bound; what reduces is left as it is; a chunk search lists its
+// answer's tail again; a Reduce-Scatter's head gains through its reverse in time; and nothing is
+// timed past the deadline. (Every producer on 1000 random fabrics, listed again from two tails, and
+// every Reduce-Scatter reversed: tests/synth/bounds/bound_property_test.cpp.)
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "synth/baselines/baselines.hpp"
+#include "synth/bounds/lower_bound.hpp"
+#include "synth/plans/full_rate_drain.hpp"
+#include "synth/plans/tail_spread.hpp"
+#include "synth/synthesizer.hpp"
+#include "synth/tuning.hpp"
+#include "synth/verify/verify.hpp"
+#include "tests/synth/test_support.hpp"
+#include "topo/generators.hpp"
+#include "topo/io.hpp"
+
+namespace tenet::synth {
+namespace {
+
+using detail::spread_from;
+using detail::spread_tail;
+
+// The 16-GPU cluster a user wrote (examples/topologies/cluster16.yaml: servers of 4 on NVSwitch,
+// one NIC of 50 GB/s among fifteen of 100), steps charged as the CLI does.
+topo::Topology cluster16() {
+  return testing::charging(
+      topo::load(std::string(TENET_SOURCE_DIR) + "/examples/topologies/cluster16.yaml"));
+}
+
+// Its All-Gather of 64 MiB on the server plan, 8 chunks per NPU (what `-k auto` picks), before
+// its tail is listed again: the chunks that come over the rails last still go through the
+// NVSwitch one after the other in the plan's order.
+Algorithm cluster16_all_gather() {
+  const topo::Topology t = cluster16();
+  Collective c = Collective::over_all(t, CollectiveKind::AllGather);
+  c.chunks_per_npu = 8;
+  SynthOptions o;
+  o.method = SynthMethod::ServerPlan;
+  return synthesize(t, c, c.chunk_bytes_for(Bytes{64} << 20), o);
+}
+
+TEST(TailSpread, TheLastDeliveriesListedAgainEndSooner) {
+  const topo::Topology t = cluster16();
+  const Algorithm made = cluster16_all_gather();
+  Algorithm a = made;
+  ASSERT_TRUE(spread_tail(t, a, nullptr)) << made.method;
+  EXPECT_LT(static_cast<double>(a.claimed_time),
+            (1 - kDrainGain) * static_cast<double>(made.claimed_time));
+  // From one of the ladder's tails; every transfer that started before its cut kept, in order,
+  // as it was; the deliveries after it no more than those taken out (each needed once).
+  const double tail = a.provenance.tail_spread;
+  EXPECT_NE(std::find(std::begin(kSpreadTails), std::end(kSpreadTails), tail),
+            std::end(kSpreadTails));
+  const Time cut = detail::drain_cut(made.makespan(), tail);
+  TransferId kept = 0, cut_out = 0;
+  for (TransferId id = 0; id < static_cast<TransferId>(made.size()); ++id) {
+    if (made[id].start >= cut) {
+      ++cut_out;
+      continue;
+    }
+    ASSERT_LT(kept, static_cast<TransferId>(a.size()));
+    EXPECT_EQ(a.spec(kept).route, made.spec(id).route) << id;
+    EXPECT_EQ(a[kept].chunk, made[id].chunk) << id;
+    EXPECT_EQ(a[kept].dst, made[id].dst) << id;
+    ++kept;
+  }
+  EXPECT_GT(cut_out, 0);
+  EXPECT_GT(static_cast<TransferId>(a.size()), kept);
+  const Report r = verify(t, a);
+  EXPECT_TRUE(r.correct()) << testing::violation_text(r);
+  EXPECT_EQ(r.collective_time, a.claimed_time);
+  EXPECT_GE(a.claimed_time, lower_bound(t, a.collective, a.chunk_bytes).total);
+}
+
+// From every tail of the ladder, the algorithm listed again verifies and is timed as made.
+TEST(TailSpread, EveryTailVerifies) {
+  const topo::Topology t = cluster16();
+  const Algorithm made = cluster16_all_gather();
+  int spread = 0;
+  for (double tail : kSpreadTails)
+    if (const std::optional<Algorithm> b =
+            spread_from(t, made, detail::drain_cut(made.makespan(), tail))) {
+      const Report r = verify(t, *b);
+      EXPECT_TRUE(r.correct()) << tail << testing::violation_text(r);
+      EXPECT_EQ(r.collective_time, b->claimed_time) << tail;
+      ++spread;
+    }
+  EXPECT_GE(spread, 2);
+  // (A cut past every start takes nothing out.)
+  EXPECT_FALSE(spread_from(t, made, made.makespan() + 1));
+}
+
+// A reduction's copies are not alike (each holds what has been reduced into it): a Reduce-Scatter
+// or All-Reduce is left as it is, and nothing is timed.
+TEST(TailSpread, WhatReducesIsLeftAsItIs) {
+  const topo::Topology t = testing::charging(topo::generate("ring:8"));
+  for (CollectiveKind kind : {CollectiveKind::ReduceScatter, CollectiveKind::AllReduce}) {
+    Algorithm a = make_baseline(BaselineSpec{BaselineKind::Ring, {}}, t,
+                                Collective::over_all(t, kind), Bytes{1} << 20);
+    const Time before = a.claimed_time;
+    EXPECT_FALSE(spread_from(t, a, a.makespan() / 2)) << to_string(kind);
+    EXPECT_FALSE(spread_tail(t, a, nullptr)) << to_string(kind);
+    EXPECT_EQ(a.claimed_time, before);
+    EXPECT_EQ(a.provenance.tail_spread, 0);
+  }
+}
+
+// A chunk search lists its answer's tail again: the cluster's All-Gather of 64 MiB ends sooner
+// than every count it tried (their times are the answers before), and verifies; without the
+// option it does not.
+TEST(TailSpread, AChunkSearchListsItsAnswersTailAgain) {
+  const topo::Topology t = cluster16();
+  const Collective c = Collective::over_all(t, CollectiveKind::AllGather);
+  const ChunkingResult r = synthesize_auto_chunks(t, c, Bytes{64} << 20);
+  EXPECT_GT(r.algorithm.provenance.tail_spread, 0);
+  ASSERT_FALSE(r.tried.empty());
+  for (const ChunkingResult::Try& x : r.tried)
+    EXPECT_LT(r.algorithm.claimed_time, x.time) << x.chunks_per_npu;
+  EXPECT_TRUE(verify(t, r.algorithm).correct());
+  SynthOptions o;
+  o.portfolio.tail_spread = false;
+  const ChunkingResult without = synthesize_auto_chunks(t, c, Bytes{64} << 20, o);
+  EXPECT_EQ(without.algorithm.provenance.tail_spread, 0);
+  EXPECT_LT(r.algorithm.claimed_time, without.algorithm.claimed_time);
+}
+
+// A Reduce-Scatter's first reductions, through its reverse in time: the cluster's of 64 MiB on the
+// server plan (the chunks that go over the rails first wait in the NVSwitch for the partials of
+// the plan's order) ends sooner, verifies, and every chunk is reduced over every rank once.
+TEST(TailSpread, AReduceScattersFirstReductionsListedAgainEndSooner) {
+  const topo::Topology t = cluster16();
+  Collective c = Collective::over_all(t, CollectiveKind::ReduceScatter);
+  c.chunks_per_npu = 8;
+  SynthOptions o;
+  o.method = SynthMethod::ServerPlan;
+  const Algorithm made = synthesize(t, c, c.chunk_bytes_for(Bytes{64} << 20), o);
+  const std::optional<std::vector<LinkId>> twins = topo::twin_links(t);
+  ASSERT_TRUE(twins);
+  Algorithm a = made;
+  ASSERT_TRUE(detail::spread_head(t, a, *twins, nullptr)) << made.method;
+  EXPECT_LT(static_cast<double>(a.claimed_time),
+            (1 - kDrainGain) * static_cast<double>(made.claimed_time));
+  EXPECT_GT(a.provenance.tail_spread, 0);
+  EXPECT_EQ(a.collective.kind, CollectiveKind::ReduceScatter);
+  const Report r = verify(t, a);
+  EXPECT_TRUE(r.correct()) << testing::violation_text(r);
+  EXPECT_EQ(r.collective_time, a.claimed_time);
+  EXPECT_GE(a.claimed_time, lower_bound(t, a.collective, a.chunk_bytes).total);
+  // (An All-Gather is no Reduce-Scatter: left as it is.)
+  Algorithm gathered = cluster16_all_gather();
+  EXPECT_FALSE(detail::spread_head(t, gathered, *twins, nullptr));
+}
+
+// Past the deadline nothing is scheduled or timed, and the search is marked stopped.
+TEST(TailSpread, PastTheDeadlineNothingIsTimed) {
+  const topo::Topology t = cluster16();
+  const Algorithm made = cluster16_all_gather();
+  Deadline over;
+  over.interrupt();
+  Algorithm a = made;
+  EXPECT_FALSE(spread_tail(t, a, &over));
+  EXPECT_EQ(a.claimed_time, made.claimed_time);
+  EXPECT_TRUE(over.stopped());
+}
+
+}  // namespace
+}  // namespace tenet::synth
