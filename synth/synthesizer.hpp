@@ -229,9 +229,10 @@ struct PortfolioOptions {
   // that is faster (synth/plans/full_rate_drain.hpp). Off for the MSCCL runtime's candidates: MSCCL
   // runs no rates.
   bool full_rate_drain = true;
-  // The answer of a chunk search that only copies with its last deliveries listed again, earliest
-  // arrival first, where that is faster (synth/plans/tail_spread.hpp). Off for the MSCCL runtime's
-  // candidates, as the drain.
+  // The answer of a chunk search with its last deliveries listed again, earliest arrival first,
+  // where that is faster (synth/plans/tail_spread.hpp: a collective that only copies, an
+  // All-Reduce's copies after its reductions, a Reduce-Scatter's head through its reverse). Off for
+  // the MSCCL runtime's candidates, as the drain.
   bool tail_spread = true;
   // An All-Reduce's answer of a chunk search set beside its Reduce-Scatter's and All-Gather's own
   // answers (their searches, drains and all) joined in turn (detail::answers_in_turn), the faster

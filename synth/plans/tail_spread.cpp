@@ -63,28 +63,61 @@ Ways ways_of(const topo::Topology& u, const Algorithm& a) {
 
 constexpr Time kNone = -1;
 
-// Per (node, chunk) of a collective: whether it holds the chunk before it (then from time 0, else
-// kNone) and whether it must hold it after.
+// Per (node, chunk) of a collective: from when it holds the chunk as the collective ends with it
+// (kNone: not before a transfer brings it) and whether it must hold it after. An All-Reduce's
+// chunk is held so by its owner once every partial has been reduced into it, and by a node a copy
+// of it reached: `reduced_by`, the last start of a reduction, is before every cut.
 struct Holdings {
   ChunkId chunks = 0;
   std::vector<Time> held;
   std::vector<bool> needs;
+  bool reduces = false;
+  Time reduced_by = -1;
   size_t cell(NodeId v, ChunkId ch) const {
     return static_cast<size_t>(v) * static_cast<size_t>(chunks) + static_cast<size_t>(ch);
   }
 };
 
-Holdings holdings_of(const topo::Topology& u, const Collective& c) {
+// The holdings `a`'s collective starts from (`u`: what `a` is timed on). For an All-Reduce, each
+// chunk's owner is the one node that reduced partials of it come into and none leave
+// (Reduce-Scatter then All-Gather), holding it from the last arrival; nothing where a chunk has
+// none or several (a one-shot's every rank reduces), or where a transfer sends its source's input.
+std::optional<Holdings> holdings_of(const topo::Topology& u, const Algorithm& a) {
+  const Collective& c = a.collective;
   Holdings h;
   h.chunks = c.num_chunks();
+  h.reduces = reduces(c.kind);
   h.held.assign(static_cast<size_t>(u.num_nodes()) * static_cast<size_t>(h.chunks), kNone);
   h.needs.assign(h.held.size(), false);
   for (int r = 0; r < c.num_ranks(); ++r)
     for (ChunkId ch = 0; ch < h.chunks; ++ch) {
       const size_t at = h.cell(c.ranks[static_cast<size_t>(r)], ch);
-      if (c.initially_holds(r, ch)) h.held[at] = 0;
+      if (!h.reduces && c.initially_holds(r, ch)) h.held[at] = 0;
       h.needs[at] = c.finally_needs(r, ch);
     }
+  if (!h.reduces) return h;
+  // (Per (node, chunk): 1 a reduction came in, 2 one left; the last reduction's arrival.)
+  std::vector<uint8_t> seen(h.held.size(), 0);
+  std::vector<Time> last(h.held.size(), kNone);
+  for (const Transfer& x : a.transfers()) {
+    if (x.from_input) return std::nullopt;
+    if (x.op != Op::Reduce) continue;
+    h.reduced_by = std::max(h.reduced_by, x.start);
+    for (ChunkId ch = x.chunk; ch < x.chunk + x.count; ++ch) {
+      seen[h.cell(x.dst, ch)] |= 1;
+      seen[h.cell(x.src, ch)] |= 2;
+      last[h.cell(x.dst, ch)] = std::max(last[h.cell(x.dst, ch)], x.end);
+    }
+  }
+  for (ChunkId ch = 0; ch < h.chunks; ++ch) {
+    int owners = 0;
+    for (NodeId v = 0; v < u.num_nodes(); ++v)
+      if (seen[h.cell(v, ch)] == 1) {
+        ++owners;
+        h.held[h.cell(v, ch)] = last[h.cell(v, ch)] + a.reduction_time();
+      }
+    if (owners != 1) return std::nullopt;
+  }
   return h;
 }
 
@@ -113,6 +146,11 @@ class Spreader {
   void keep(TransferId id, RouteCoster& coster) {
     const Transfer& x = (*a_)[id];
     for (ChunkId ch = x.chunk; ch < x.chunk + x.count; ++ch) {
+      if (x.op != Op::Copy) continue;  // (an All-Reduce's partial: its owner's, Holdings)
+      // (Where the collective reduces, a copy sent before its source held the chunk whole is a
+      // partial's: nothing to list again after it.)
+      const Time from = held_[start_->cell(x.src, ch)];
+      if (start_->reduces && (from == kNone || x.start < from)) whole_ = false;
       Time& h = held_[start_->cell(x.dst, ch)];
       h = std::max(h, x.end);  // (a send listed after it reads its last arrival)
     }
@@ -122,6 +160,9 @@ class Spreader {
       free = std::max(free, x.start + cost.occupancy);
     }
   }
+
+  // Whether every copy kept sent its chunk whole (an All-Reduce's after its last reduction).
+  bool whole() const { return whole_; }
 
   // The deliveries still needed once every kept transfer is in, in order of start; nothing where
   // some cannot be made over the ways.
@@ -191,6 +232,7 @@ class Spreader {
     offers_.push({arrival_of(way, ch), w, ch});
   }
 
+  bool whole_ = true;  // every copy kept so far sent the chunk whole
   // (Pointers, not references: a cut's state is copied for the next, kept_at.)
   const Algorithm* a_;
   const Ways* ways_;
@@ -201,9 +243,10 @@ class Spreader {
 };
 
 bool applies(const Algorithm& a) {
-  return !reduces(a.collective.kind) && !a.collective.uneven() && a.size() > 0 &&
-         static_cast<int64_t>(a.size()) <= kDrainTransferBudget && a.fully_timed() &&
-         a.claimed_time > 0;
+  const CollectiveKind kind = a.collective.kind;
+  return (!reduces(kind) || kind == CollectiveKind::AllReduce) && !a.collective.uneven() &&
+         a.size() > 0 && static_cast<int64_t>(a.size()) <= kDrainTransferBudget &&
+         a.fully_timed() && a.claimed_time > 0;
 }
 
 // What a cut keeps of `a`: the list scheduling's state once every transfer that starts before it is
@@ -246,7 +289,9 @@ std::vector<std::optional<Kept>> kept_at(const topo::Topology& u, const Algorith
       kept.ends = std::max(kept.ends, a[id].end);
     }
     kept.cut = cuts[k];
-    if (!broken[k] && last_start >= cuts[k]) out[k] = kept;
+    // (An All-Reduce's cut keeps every reduction: what it lists again is copies alone.)
+    if (!broken[k] && last_start >= cuts[k] && cuts[k] > start.reduced_by && kept.spreader.whole())
+      out[k] = kept;
   }
   return out;
 }
@@ -291,9 +336,10 @@ std::optional<Algorithm> spread_from(const topo::Topology& t, const Algorithm& a
   const ProtocolView view(t, a);
   const topo::Topology& u = view.topology();
   const Ways ways = ways_of(u, a);
-  const Holdings start = holdings_of(u, a.collective);  // (what `kept` points into)
+  const std::optional<Holdings> start = holdings_of(u, a);  // (what `kept` points into)
+  if (!start) return std::nullopt;
   const Time cuts[] = {cut};
-  std::optional<Kept> kept = std::move(kept_at(u, a, ways, start, cuts).front());
+  std::optional<Kept> kept = std::move(kept_at(u, a, ways, *start, cuts).front());
   if (!kept) return std::nullopt;
   const std::optional<Spread> s = spread_of(std::move(*kept));
   if (!s) return std::nullopt;
@@ -308,13 +354,14 @@ bool spread_tail(const topo::Topology& t, Algorithm& a, const Deadline* deadline
   const ProtocolView view(t, a);
   const topo::Topology& u = view.topology();
   const Ways ways = ways_of(u, a);
-  const Holdings start = holdings_of(u, a.collective);
+  const std::optional<Holdings> start = holdings_of(u, a);
+  if (!start) return false;
   const Time span = a.makespan();
   // (Ascending cuts: the longest tail first.)
   constexpr size_t kTails = std::size(kSpreadTails);
   std::array<Time, kTails> cuts{};
   for (size_t i = 0; i < kTails; ++i) cuts[i] = drain_cut(span, kSpreadTails[kTails - 1 - i]);
-  std::vector<std::optional<Kept>> kept = kept_at(u, a, ways, start, cuts);
+  std::vector<std::optional<Kept>> kept = kept_at(u, a, ways, *start, cuts);
   // The shortest tail first, on to longer ones until kSpreadTailsPast in a row end no sooner than
   // the soonest so far (the list scheduling of a longer tail costs more, and loses to the trees).
   std::optional<Spread> best;

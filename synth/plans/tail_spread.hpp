@@ -12,7 +12,9 @@
 // as it was; the result is timed under the model in full and verified as any other.
 //
 // For collectives that only copy (no reduction: a chunk's every copy is alike, so any holder may
-// send it) and whose chunk sizes are even; a Reduce-Scatter's head through its reverse in time
+// send it) and whose chunk sizes are even, and an All-Reduce's copies from a cut past its last
+// reduction (each chunk whole at its one owner, the node its partials were reduced into, and at
+// every node a copy of it reached since); a Reduce-Scatter's head through its reverse in time
 // (spread_head).
 #pragma once
 
@@ -27,8 +29,9 @@ namespace tenet::synth::detail {
 
 // `a` (timed on `t`: every transfer has its start and end) with the transfers that start at or
 // after `cut` replaced by the deliveries list scheduling makes of what they delivered, timed.
-// Nothing where `a` reduces, where its chunk sizes are uneven, or where some delivery its ways
-// cannot make (a chunk relayed through a node that does not need it).
+// Nothing where `a` reduces (an All-Reduce: where some reduction starts at or after `cut`, a copy
+// sends a partial, or a chunk has no one owner), where its chunk sizes are uneven, or where some
+// delivery its ways cannot make (a chunk relayed through a node that does not need it).
 std::optional<Algorithm> spread_from(const topo::Topology& t, const Algorithm& a, Time cut);
 
 // `a` with its last deliveries listed again: the fractions of kSpreadTails are scheduled

@@ -6,8 +6,9 @@
 // applies (the in-network NVLS one where a switch reduces), and programs as msccl-tools writes them
 // (tests/synth/formats/msccl_programs.hpp), imported; and where an algorithm streams at rates of
 // its own, its drain at full rate (synth/plans/full_rate_drain.hpp) from each tail auto tries,
-// which also never ends under the floor auto prunes the tails by; where it only copies, its last
-// deliveries listed again (synth/plans/tail_spread.hpp) from two tails; and a Reduce-Scatter on a
+// which also never ends under the floor auto prunes the tails by; where it only copies (or is an
+// All-Reduce's copies after its reductions), its last deliveries listed again
+// (synth/plans/tail_spread.hpp) from two tails; and a Reduce-Scatter on a
 // fabric that is its own reverse, reversed in time into an All-Gather, and its head listed again.
 // Sharded so that ctest runs the shards side by side; TENET_BOUND_FABRICS sets the number of
 // fabrics (default 1000).
@@ -203,7 +204,7 @@ TEST_P(BoundProperty, NoVerifiedAlgorithmBeatsTheBound) {
           }
         }
         // Its last deliveries listed again (detail::spread_tail) from a short and a long tail of
-        // those it schedules: only collectives that copy.
+        // those it schedules: collectives that copy, an All-Reduce's copies after its reductions.
         for (double tail : {kSpreadTails[1], kSpreadTails[5]})
           if (const std::optional<Algorithm> b =
                   detail::spread_from(t, a, detail::drain_cut(span, tail))) {

@@ -1,10 +1,11 @@
 // The answer's last deliveries listed again (synth/plans/tail_spread.hpp): where the trees' last
 // chunks go down their trees hop by hop after the cut's links went idle, list scheduling of those
 // deliveries ends sooner; the algorithm still verifies, keeps every transfer before the cut as it
-// was and never ends under the bound; what reduces is left as it is; a chunk search lists its
-// answer's tail again; a Reduce-Scatter's head gains through its reverse in time; and nothing is
-// timed past the deadline. (Every producer on 1000 random fabrics, listed again from two tails, and
-// every Reduce-Scatter reversed: tests/synth/bounds/bound_property_test.cpp.)
+// was and never ends under the bound; what reduces only as an All-Reduce's copies after its
+// reductions; a chunk search lists its answer's tail again; a Reduce-Scatter's head gains through
+// its reverse in time; and nothing is timed past the deadline. (Every producer on 1000 random
+// fabrics, listed again from two tails, and every Reduce-Scatter reversed:
+// tests/synth/bounds/bound_property_test.cpp.)
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -100,19 +101,55 @@ TEST(TailSpread, EveryTailVerifies) {
   EXPECT_FALSE(spread_from(t, made, made.makespan() + 1));
 }
 
-// A reduction's copies are not alike (each holds what has been reduced into it): a Reduce-Scatter
-// or All-Reduce is left as it is, and nothing is timed.
-TEST(TailSpread, WhatReducesIsLeftAsItIs) {
+// A Reduce-Scatter's partials are not alike (each holds what has been reduced into it): left as it
+// is (its head goes through its reverse, spread_head); so is a one-shot All-Reduce, whose every
+// rank reduces. An All-Reduce's copies after its reductions are listed again: the ring's, from
+// every cut past its last reduction, verifies.
+TEST(TailSpread, WhatReducesIsListedAgainOnlyAsCopiesAfterItsReductions) {
   const topo::Topology t = testing::charging(topo::generate("ring:8"));
-  for (CollectiveKind kind : {CollectiveKind::ReduceScatter, CollectiveKind::AllReduce}) {
-    Algorithm a = make_baseline(BaselineSpec{BaselineKind::Ring, {}}, t,
-                                Collective::over_all(t, kind), Bytes{1} << 20);
+  const topo::Topology star = testing::charging(topo::generate("switch:8"));  // (the one-shot's)
+  for (BaselineKind kind : {BaselineKind::Ring, BaselineKind::Oneshot}) {
+    const bool ring = kind == BaselineKind::Ring;
+    const CollectiveKind collective =
+        ring ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce;
+    const topo::Topology& on = ring ? t : star;
+    Algorithm a = make_baseline(BaselineSpec{kind, {}}, on, Collective::over_all(on, collective),
+                                Bytes{1} << 20);
     const Time before = a.claimed_time;
-    EXPECT_FALSE(spread_from(t, a, a.makespan() / 2)) << to_string(kind);
-    EXPECT_FALSE(spread_tail(t, a, nullptr)) << to_string(kind);
+    EXPECT_FALSE(spread_from(on, a, a.makespan() / 2)) << to_string(collective);
+    EXPECT_FALSE(spread_tail(on, a, nullptr)) << to_string(collective);
     EXPECT_EQ(a.claimed_time, before);
     EXPECT_EQ(a.provenance.tail_spread, 0);
   }
+  const Algorithm ring =
+      make_baseline(BaselineSpec{BaselineKind::Ring, {}}, t,
+                    Collective::over_all(t, CollectiveKind::AllReduce, 2), Bytes{1} << 20);
+  int spread = 0;
+  for (double tail : kSpreadTails)
+    if (const std::optional<Algorithm> b =
+            spread_from(t, ring, detail::drain_cut(ring.makespan(), tail))) {
+      const Report r = verify(t, *b);
+      EXPECT_TRUE(r.correct()) << tail << testing::violation_text(r);
+      EXPECT_EQ(r.collective_time, b->claimed_time);
+      ++spread;
+    }
+  EXPECT_GT(spread, 0);
+  // (Not from a cut before its last reduction: what would be listed again is partials too.)
+  EXPECT_FALSE(spread_from(t, ring, 1));
+}
+
+// An All-Reduce's answer lists its tail again: `dgx1-pair.yaml`'s of 64 MiB (the matcher's) ends
+// sooner than every count it tried, and verifies.
+TEST(TailSpread, AnAllReducesAnswerListsItsCopiesAgain) {
+  const topo::Topology t = testing::example_with_steps("dgx1-pair.yaml");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllReduce);
+  const ChunkingResult r = synthesize_auto_chunks(t, c, Bytes{64} << 20);
+  EXPECT_GT(r.algorithm.provenance.tail_spread, 0) << r.algorithm.method;
+  for (const ChunkingResult::Try& x : r.tried)
+    EXPECT_LT(r.algorithm.claimed_time, x.time) << x.chunks_per_npu;
+  const Report report = verify(t, r.algorithm);
+  EXPECT_TRUE(report.correct()) << testing::violation_text(report);
+  EXPECT_EQ(report.collective_time, r.algorithm.claimed_time);
 }
 
 // A chunk search lists its answer's tail again: the cluster's All-Gather of 64 MiB ends sooner
