@@ -109,31 +109,25 @@ std::optional<HalvesInTurn> halves_may_win(const topo::Topology& t, const Collec
   return halves_may_beat(t, a, o);
 }
 
-// An answer's last deliveries listed again (spread_tail; a Reduce-Scatter's first reductions,
-// through its reverse in time where the topology is its own reverse: spread_head).
-void listed_again(const topo::Topology& t, Algorithm& a, const SynthOptions& o) {
-  if (!o.portfolio.tail_spread) return;
-  if (a.collective.kind != CollectiveKind::ReduceScatter) {
-    spread_tail(t, a, o.deadline);
-    return;
-  }
-  if (const std::optional<std::vector<LinkId>> twins = topo::twin_links(t))
-    spread_head(t, a, *twins, o.deadline);
+// An answer's drain at full rate (each try a timing of it) and its last deliveries listed again
+// (spread_tail: a timing), where the options have them. A Reduce-Scatter's first reductions are
+// listed again instead, through its reverse in time where the topology is its own reverse
+// (spread_head: three timings), and before its drain: the drained tail would become its reverse's
+// head, which the streams started beside it crowd.
+void finish(const topo::Topology& t, Algorithm& a, const SynthOptions& o) {
+  const bool head = a.collective.kind == CollectiveKind::ReduceScatter;
+  if (head && o.portfolio.tail_spread)
+    if (const std::optional<std::vector<LinkId>> twins = topo::twin_links(t))
+      spread_head(t, a, *twins, o.deadline);
+  if (o.portfolio.full_rate_drain) drain_at_full_rate(t, a, o.deadline);
+  if (!head && o.portfolio.tail_spread) spread_tail(t, a, o.deadline);
 }
 
 Made<ChunkingResult> drained(const topo::Topology& t, Collective c, Bytes total_bytes,
                              const SynthOptions& o, int max_chunks_per_npu) {
   Made<ChunkingResult> r = searched(t, std::move(c), total_bytes, o, max_chunks_per_npu);
-  // The answer's drain at full rate, once, on whatever way won (each try a timing of it); then its
-  // last deliveries listed again (a timing, or three through its reverse).
-  if (ChunkingResult* best = made(r)) {
-    // (A Reduce-Scatter's head before its drain: the drained tail would become its reverse's head,
-    // which the streams started beside it crowd.)
-    const bool head = best->algorithm.collective.kind == CollectiveKind::ReduceScatter;
-    if (head) listed_again(t, best->algorithm, o);
-    if (o.portfolio.full_rate_drain) drain_at_full_rate(t, best->algorithm, o.deadline);
-    if (!head) listed_again(t, best->algorithm, o);
-  }
+  // (Once, on whatever way won.)
+  if (ChunkingResult* best = made(r)) finish(t, best->algorithm, o);
   return r;
 }
 
@@ -162,8 +156,7 @@ std::optional<Algorithm> halves_joined(const topo::Topology& t, const Collective
   if (!made(second)) return std::nullopt;
   std::optional<Algorithm> undrained;
   if (twins) undrained = made(second)->algorithm;
-  if (half.portfolio.full_rate_drain) drain_at_full_rate(t, made(second)->algorithm, o.deadline);
-  listed_again(t, made(second)->algorithm, half);
+  finish(t, made(second)->algorithm, half);
   const double gathered = static_cast<double>(made(second)->algorithm.claimed_time);
   const double predicted = gathered + gathered * static_cast<double>(h.reduce_scatter.total) /
                                           static_cast<double>(h.all_gather.total);
@@ -181,8 +174,7 @@ std::optional<Algorithm> halves_joined(const topo::Topology& t, const Collective
         reversed && reversed->claimed_time <= undrained->claimed_time) {
       reversed->method =
           fmt::format("the All-Gather's answer reversed in time ({})", reversed->method);
-      listed_again(t, *reversed, half);
-      if (half.portfolio.full_rate_drain) drain_at_full_rate(t, *reversed, o.deadline);
+      finish(t, *reversed, half);
       ChunkingResult mirrored;
       mirrored.algorithm = std::move(*reversed);
       mirrored.chunks_per_npu = made(second)->chunks_per_npu;
