@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <array>
+#include <compare>
 #include <cstdint>
 #include <iterator>
 #include <map>
 #include <queue>
 #include <span>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -131,7 +131,14 @@ struct Spread {
 
 // List scheduling of the deliveries the cut took out, over the algorithm's ways: earliest arrival
 // first (each delivery offered over every way from a holder, and made over the one that arrives
-// soonest given when its links are free, each link booked whole after the last booking on it).
+// soonest given when its links are free, each link booked whole after the last booking on it; ties
+// to the lower way, then the lower chunk).
+//
+// Each way keeps the chunks offered over it; its soonest is the least chunk its source held by the
+// time the way's links are free, else the one its source held first. Ways wait in one queue by
+// their soonest, each at most once (a lower key where its soonest may since have moved later: a
+// link it needs booked, a chunk delivered another way), so a booking costs the ways that share its
+// links, not every offer waiting on them (a tail of thousands of chunks over a few ways).
 class Spreader {
  public:
   Spreader(const topo::Topology& u, const Algorithm& a, const Ways& ways, const Holdings& start)
@@ -167,6 +174,7 @@ class Spreader {
   // The deliveries still needed once every kept transfer is in, in order of start; nothing where
   // some cannot be made over the ways.
   std::optional<std::vector<TransferSpec>> spread() {
+    queues_.assign(ways_->ways.size(), {});
     int64_t missing = 0;
     for (NodeId v = 0; v < static_cast<NodeId>(ways_->into.size()); ++v)
       for (ChunkId ch = 0; ch < start_->chunks; ++ch)
@@ -176,19 +184,22 @@ class Spreader {
         }
     std::vector<TransferSpec> made;
     made.reserve(static_cast<size_t>(missing));
-    while (!offers_.empty() && missing > 0) {
-      const Offer o = offers_.top();
-      offers_.pop();
-      const Way& w = ways_->ways[static_cast<size_t>(o.way)];
-      if (held_[start_->cell(w.dst, o.chunk)] != kNone) continue;
-      const Time arrival = arrival_of(w, o.chunk);
-      if (arrival > o.arrival) {  // a link it needs was booked since: offered again, later
-        offers_.push({arrival, o.way, o.chunk});
+    while (!waiting_.empty() && missing > 0) {
+      const Offer o = waiting_.top();
+      waiting_.pop();
+      WayQueue& q = queues_[static_cast<size_t>(o.way)];
+      if (!q.queued || *q.queued != o) continue;  // (a later key of the way's is waiting)
+      q.queued.reset();
+      const std::optional<Offer> soonest = soonest_of(o.way);
+      if (!soonest) continue;
+      if (*soonest != o) {  // it moved later since: waits again, at its soonest now
+        enqueue(*soonest);
         continue;
       }
-      const Time start = arrival - w.duration;
+      const Way& w = ways_->ways[static_cast<size_t>(o.way)];
+      const Time start = o.arrival - w.duration;
       for (LinkId l : w.route) link_free_[static_cast<size_t>(l)] = start + w.occupancy;
-      held_[start_->cell(w.dst, o.chunk)] = arrival;
+      held_[start_->cell(w.dst, o.chunk)] = o.arrival;
       --missing;
       TransferSpec s;
       s.chunk = o.chunk;
@@ -196,8 +207,9 @@ class Spreader {
       s.dst = w.dst;
       s.route = w.route;
       s.start = start;
-      s.end = arrival;
+      s.end = o.arrival;
       made.push_back(std::move(s));
+      if (const std::optional<Offer> next = soonest_of(o.way)) enqueue(*next);
       for (int next : ways_->out_of[static_cast<size_t>(w.dst)]) offer(next, o.chunk);
     }
     if (missing > 0) return std::nullopt;
@@ -209,27 +221,60 @@ class Spreader {
   }
 
  private:
+  // Chunk `chunk` over way `way`, arriving at `arrival`.
   struct Offer {
     Time arrival;
     int way;
     ChunkId chunk;
-    bool operator>(const Offer& o) const {
-      return std::tie(arrival, way, chunk) > std::tie(o.arrival, o.way, o.chunk);
-    }
+    auto operator<=>(const Offer&) const = default;
+  };
+  // The chunks offered over one way, not yet made: those its source held by the time its links
+  // were last seen free (by chunk), and the others (by when the source held them, then chunk).
+  struct WayQueue {
+    std::priority_queue<ChunkId, std::vector<ChunkId>, std::greater<>> ready;
+    std::priority_queue<std::pair<Time, ChunkId>, std::vector<std::pair<Time, ChunkId>>,
+                        std::greater<>>
+        later;
+    std::optional<Offer> queued;  // its key in waiting_, where it waits there
   };
 
-  Time arrival_of(const Way& w, ChunkId ch) const {
-    Time start = held_[start_->cell(w.src, ch)];
-    for (LinkId l : w.route) start = std::max(start, link_free_[static_cast<size_t>(l)]);
-    return start + w.duration;
+  // When way `w`'s links are all free.
+  Time links_free(const Way& w) const {
+    Time free = 0;
+    for (LinkId l : w.route) free = std::max(free, link_free_[static_cast<size_t>(l)]);
+    return free;
+  }
+  // Way `w`'s soonest delivery now (its chunks already at their destination dropped).
+  std::optional<Offer> soonest_of(int w) {
+    const Way& way = ways_->ways[static_cast<size_t>(w)];
+    WayQueue& q = queues_[static_cast<size_t>(w)];
+    const Time free = links_free(way);
+    const auto delivered = [&](ChunkId ch) { return held_[start_->cell(way.dst, ch)] != kNone; };
+    while (!q.later.empty() && (q.later.top().first <= free || delivered(q.later.top().second))) {
+      if (!delivered(q.later.top().second)) q.ready.push(q.later.top().second);
+      q.later.pop();
+    }
+    while (!q.ready.empty() && delivered(q.ready.top())) q.ready.pop();
+    if (!q.ready.empty()) return Offer{free + way.duration, w, q.ready.top()};
+    if (!q.later.empty()) return Offer{q.later.top().first + way.duration, w, q.later.top().second};
+    return std::nullopt;
+  }
+  // `o` waits for its turn, unless its way waits already at no later a key.
+  void enqueue(const Offer& o) {
+    std::optional<Offer>& queued = queues_[static_cast<size_t>(o.way)].queued;
+    if (queued && *queued <= o) return;
+    queued = o;
+    waiting_.push(o);
   }
   // Way `w` for chunk `ch`, where its source holds the chunk and its destination needs it.
   void offer(int w, ChunkId ch) {
     const Way& way = ways_->ways[static_cast<size_t>(w)];
-    if (held_[start_->cell(way.src, ch)] == kNone || !start_->needs[start_->cell(way.dst, ch)] ||
+    const Time from = held_[start_->cell(way.src, ch)];
+    if (from == kNone || !start_->needs[start_->cell(way.dst, ch)] ||
         held_[start_->cell(way.dst, ch)] != kNone)
       return;
-    offers_.push({arrival_of(way, ch), w, ch});
+    queues_[static_cast<size_t>(w)].later.emplace(from, ch);
+    if (const std::optional<Offer> soonest = soonest_of(w)) enqueue(*soonest);
   }
 
   bool whole_ = true;  // every copy kept so far sent the chunk whole
@@ -239,7 +284,8 @@ class Spreader {
   const Holdings* start_;
   std::vector<Time> held_;  // per (node, chunk): its last arrival listed so far, or kNone
   std::vector<Time> link_free_;
-  std::priority_queue<Offer, std::vector<Offer>, std::greater<>> offers_;
+  std::vector<WayQueue> queues_;  // per way (spread())
+  std::priority_queue<Offer, std::vector<Offer>, std::greater<>> waiting_;
 };
 
 bool applies(const Algorithm& a) {
