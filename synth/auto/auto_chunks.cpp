@@ -134,12 +134,15 @@ Made<ChunkingResult> drained(const topo::Topology& t, Collective c, Bytes total_
 // The All-Reduce `c`'s halves' own answers (their searches, drains and all) joined in turn: the
 // All-Gather's first, and the Reduce-Scatter's only where the two may beat `fastest` by
 // kDoublingGain, its time taken as the All-Gather's over its bound times its own bound (`h`: a
-// prediction, not a floor: on links that differ both ways the halves may fare differently).
+// prediction, not a floor: on links that differ both ways the halves may fare differently). Like
+// with like: the All-Gather's time after its finishing passes (finish) where `fastest` is after
+// its own (`finished`), else before them (a search's fastest so far).
 // `twins`: the topology's (topo::twin_links), where it is its own reverse. Nothing where they were
 // not all made.
 std::optional<Algorithm> halves_joined(const topo::Topology& t, const Collective& c,
                                        Bytes total_bytes, const SynthOptions& o,
                                        int max_chunks_per_npu, const HalvesInTurn& h, Time fastest,
+                                       bool finished,
                                        const std::optional<std::vector<LinkId>>& twins) {
   SynthOptions half = o;
   half.portfolio.halves_first = nullptr;
@@ -156,13 +159,16 @@ std::optional<Algorithm> halves_joined(const topo::Topology& t, const Collective
   if (!made(second)) return std::nullopt;
   std::optional<Algorithm> undrained;
   if (twins) undrained = made(second)->algorithm;
-  finish(t, made(second)->algorithm, half);
+  // (Where `fastest` is before its finishing passes, the All-Gather's are run only where the
+  // halves are made.)
+  if (finished) finish(t, made(second)->algorithm, half);
   const double gathered = static_cast<double>(made(second)->algorithm.claimed_time);
   const double predicted = gathered + gathered * static_cast<double>(h.reduce_scatter.total) /
                                           static_cast<double>(h.all_gather.total);
   if (predicted >= (1 - kDoublingGain) * static_cast<double>(fastest) ||
       (o.deadline && o.deadline->reached()))
     return std::nullopt;
+  if (!finished) finish(t, made(second)->algorithm, half);
   // The Reduce-Scatter's answer: on a topology that is its own reverse, the All-Gather's reversed
   // in time (reversed_answer.hpp) where that takes the All-Gather's time (its own search plans the
   // same trees, each link its twin), then drained at full rate as its own (the All-Gather's drain
@@ -213,7 +219,7 @@ Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collect
         if (const std::optional<HalvesInTurn> h = halves_may_beat(t, fastest, o)) {
           asked = true;
           halves = halves_joined(t, c, total_bytes, o, max_chunks_per_npu, *h, fastest.claimed_time,
-                                 twins);
+                                 /*finished=*/false, twins);
         }
       return halves ? &*halves : nullptr;
     };
@@ -224,7 +230,7 @@ Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collect
     if (const std::optional<HalvesInTurn> h =
             halves_may_win(t, c, best->algorithm, o, twins.has_value()))
       halves = halves_joined(t, c, total_bytes, o, max_chunks_per_npu, *h,
-                             best->algorithm.claimed_time, twins);
+                             best->algorithm.claimed_time, /*finished=*/true, twins);
   if (halves && halves->claimed_time < best->algorithm.claimed_time) {
     best->chunks_per_npu = halves->collective.chunks_per_npu;
     best->algorithm = std::move(*halves);
