@@ -132,13 +132,16 @@ struct Spread {
 // List scheduling of the deliveries the cut took out, over the algorithm's ways: earliest arrival
 // first (each delivery offered over every way from a holder, and made over the one that arrives
 // soonest given when its links are free, each link booked whole after the last booking on it; ties
-// to the lower way, then the lower chunk).
+// to the lower way). Among the chunks a way's source held by the time its links are free (which
+// all arrive at once), the one the fewest nodes hold goes first, then the lower chunk: rarest
+// first, as in a swarm's broadcast, since a chunk few nodes hold has the most deliveries still
+// ahead and the fewest senders for them (the chunks that crossed a box's NICs last, among
+// chunks its GCDs hold already); among those its source holds only later, the one it held first.
 //
-// Each way keeps the chunks offered over it; its soonest is the least chunk its source held by the
-// time the way's links are free, else the one its source held first. Ways wait in one queue by
-// their soonest, each at most once (a lower key where its soonest may since have moved later: a
-// link it needs booked, a chunk delivered another way), so a booking costs the ways that share its
-// links, not every offer waiting on them (a tail of thousands of chunks over a few ways).
+// Each way keeps the chunks offered over it. Ways wait in one queue by their soonest, each at most
+// once (a lower key where its soonest may since have moved later: a link it needs booked, a chunk
+// delivered another way or held by more nodes), so a booking costs the ways that share its links,
+// not every offer waiting on them (a tail of thousands of chunks over a few ways).
 class Spreader {
  public:
   Spreader(const topo::Topology& u, const Algorithm& a, const Ways& ways, const Holdings& start)
@@ -175,6 +178,10 @@ class Spreader {
   // some cannot be made over the ways.
   std::optional<std::vector<TransferSpec>> spread() {
     queues_.assign(ways_->ways.size(), {});
+    holders_.assign(static_cast<size_t>(start_->chunks), 0);
+    for (NodeId v = 0; v < static_cast<NodeId>(ways_->into.size()); ++v)
+      for (ChunkId ch = 0; ch < start_->chunks; ++ch)
+        if (held_[start_->cell(v, ch)] != kNone) ++holders_[static_cast<size_t>(ch)];
     int64_t missing = 0;
     for (NodeId v = 0; v < static_cast<NodeId>(ways_->into.size()); ++v)
       for (ChunkId ch = 0; ch < start_->chunks; ++ch)
@@ -200,6 +207,7 @@ class Spreader {
       const Time start = o.arrival - w.duration;
       for (LinkId l : w.route) link_free_[static_cast<size_t>(l)] = start + w.occupancy;
       held_[start_->cell(w.dst, o.chunk)] = o.arrival;
+      ++holders_[static_cast<size_t>(o.chunk)];
       --missing;
       TransferSpec s;
       s.chunk = o.chunk;
@@ -229,9 +237,12 @@ class Spreader {
     auto operator<=>(const Offer&) const = default;
   };
   // The chunks offered over one way, not yet made: those its source held by the time its links
-  // were last seen free (by chunk), and the others (by when the source held them, then chunk).
+  // were last seen free (by how many nodes held them when last looked at, then chunk: the count
+  // only grows), and the others (by when the source held them, then chunk).
   struct WayQueue {
-    std::priority_queue<ChunkId, std::vector<ChunkId>, std::greater<>> ready;
+    std::priority_queue<std::pair<int32_t, ChunkId>, std::vector<std::pair<int32_t, ChunkId>>,
+                        std::greater<>>
+        ready;
     std::priority_queue<std::pair<Time, ChunkId>, std::vector<std::pair<Time, ChunkId>>,
                         std::greater<>>
         later;
@@ -250,12 +261,19 @@ class Spreader {
     WayQueue& q = queues_[static_cast<size_t>(w)];
     const Time free = links_free(way);
     const auto delivered = [&](ChunkId ch) { return held_[start_->cell(way.dst, ch)] != kNone; };
+    const auto holders = [&](ChunkId ch) { return holders_[static_cast<size_t>(ch)]; };
     while (!q.later.empty() && (q.later.top().first <= free || delivered(q.later.top().second))) {
-      if (!delivered(q.later.top().second)) q.ready.push(q.later.top().second);
+      const ChunkId ch = q.later.top().second;
+      if (!delivered(ch)) q.ready.emplace(holders(ch), ch);
       q.later.pop();
     }
-    while (!q.ready.empty() && delivered(q.ready.top())) q.ready.pop();
-    if (!q.ready.empty()) return Offer{free + way.duration, w, q.ready.top()};
+    while (!q.ready.empty()) {
+      const auto [seen, ch] = q.ready.top();
+      if (!delivered(ch) && seen == holders(ch)) break;
+      q.ready.pop();
+      if (!delivered(ch)) q.ready.emplace(holders(ch), ch);  // (held by more nodes since)
+    }
+    if (!q.ready.empty()) return Offer{free + way.duration, w, q.ready.top().second};
     if (!q.later.empty()) return Offer{q.later.top().first + way.duration, w, q.later.top().second};
     return std::nullopt;
   }
@@ -285,6 +303,7 @@ class Spreader {
   std::vector<Time> held_;  // per (node, chunk): its last arrival listed so far, or kNone
   std::vector<Time> link_free_;
   std::vector<WayQueue> queues_;  // per way (spread())
+  std::vector<int32_t> holders_;  // per chunk: the nodes that hold it so far (spread())
   std::priority_queue<Offer, std::vector<Offer>, std::greater<>> waiting_;
 };
 

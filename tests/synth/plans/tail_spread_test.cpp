@@ -145,9 +145,10 @@ TEST(TailSpread, WhatReducesIsListedAgainOnlyAsCopiesAfterItsReductions) {
 
 // The list scheduling's rule spelled out naively, as a reference: each (way, chunk) offered on its
 // own, soonest arrival first (ties to the lower way, the routes numbered as they first appear in
-// the list, then the lower chunk), offered again at its later arrival where a link it needs was
-// booked since. What it makes of `a`'s All-Gather from `cut` on: each delivery's chunk, ends and
-// route, in order of start.
+// the list; among a way's chunks its source held by the time its links are free, the one the
+// fewest nodes hold, then the lower chunk; else the lower chunk), offered again at its later
+// arrival where a link it needs was booked since. What it makes of `a`'s All-Gather from `cut` on:
+// each delivery's chunk, ends and route, in order of start.
 using Delivery = std::tuple<ChunkId, NodeId, NodeId, std::vector<LinkId>>;
 std::vector<Delivery> listed_naively(const topo::Topology& t, const Algorithm& a, Time cut) {
   struct Way {
@@ -186,10 +187,15 @@ std::vector<Delivery> listed_naively(const topo::Topology& t, const Algorithm& a
       link_free[static_cast<size_t>(l)] =
           std::max(link_free[static_cast<size_t>(l)], a[id].start + coster(a, id).occupancy);
   }
+  std::map<ChunkId, int> holders;
+  for (const auto& [at, time] : held) ++holders[at.second];
+  const auto links_free = [&](const Way& w) {
+    Time free = 0;
+    for (LinkId l : w.route) free = std::max(free, link_free[static_cast<size_t>(l)]);
+    return free;
+  };
   const auto arrival = [&](const Way& w, ChunkId ch) {
-    Time start = held.at({w.src, ch});
-    for (LinkId l : w.route) start = std::max(start, link_free[static_cast<size_t>(l)]);
-    return start + w.duration;
+    return std::max(held.at({w.src, ch}), links_free(w)) + w.duration;
   };
   std::set<std::tuple<Time, int, ChunkId>> offers;
   const auto offer = [&](int w, ChunkId ch) {
@@ -203,14 +209,28 @@ std::vector<Delivery> listed_naively(const topo::Topology& t, const Algorithm& a
         for (int w : into[static_cast<size_t>(v)]) offer(w, ch);
   std::vector<std::pair<Time, Delivery>> made;
   while (!offers.empty()) {
-    const auto [at, w, ch] = *offers.begin();
+    const auto [at, w, first] = *offers.begin();
     offers.erase(offers.begin());
     const Way& way = ways[static_cast<size_t>(w)];
-    if (held.contains({way.dst, ch})) continue;
-    if (const Time now = arrival(way, ch); now > at) {
-      offers.emplace(now, w, ch);
+    if (held.contains({way.dst, first})) continue;
+    if (const Time now = arrival(way, first); now > at) {
+      offers.emplace(now, w, first);
       continue;
     }
+    ChunkId ch = first;
+    if (at == links_free(way) + way.duration)  // (its source held them all by then)
+      for (auto it = offers.begin();
+           it != offers.end() && std::get<0>(*it) == at && std::get<1>(*it) == w; ++it) {
+        const ChunkId other = std::get<2>(*it);
+        if (!held.contains({way.dst, other}) && arrival(way, other) == at &&
+            std::pair(holders[other], other) < std::pair(holders[ch], ch))
+          ch = other;
+      }
+    if (ch != first) {
+      offers.erase({at, w, ch});
+      offers.emplace(at, w, first);
+    }
+    ++holders[ch];
     for (LinkId l : way.route)
       link_free[static_cast<size_t>(l)] = at - way.duration + way.occupancy;
     held[{way.dst, ch}] = at;
