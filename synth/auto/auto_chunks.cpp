@@ -99,13 +99,17 @@ std::optional<HalvesInTurn> halves_may_beat(const topo::Topology& t, const Algor
 
 // The figure of halves_may_beat where the halves alone can also do what `a` cannot: `a` is the
 // flow plan's pipelines (whose drain at full rate re-rates the All-Gather's tail alone, where each
-// half searched alone drains its own), or the links differ both ways (not `twin`: no
-// topo::twin_links, each half may take a method of its own). Elsewhere the halves' answers mirror
-// each other, and the whole's search joins them by each method.
+// half searched alone drains its own), the links differ both ways (not `twin`: no
+// topo::twin_links, each half may take a method of its own), or the answers' tails are listed
+// again (PortfolioOptions::tail_spread): the Reduce-Scatter's own answer lists its first
+// reductions again too (spread_head), where `a`'s finishing passes reach only its copies after its
+// last reduction. Elsewhere the halves' answers mirror each other, and the whole's search joins
+// them by each method.
 std::optional<HalvesInTurn> halves_may_win(const topo::Topology& t, const Collective& c,
                                            const Algorithm& a, const SynthOptions& o, bool twin) {
   if (!halves_apply(c, o)) return std::nullopt;
-  if (a.provenance.producer != Producer::FlowPlanPipelines && twin) return std::nullopt;
+  if (a.provenance.producer != Producer::FlowPlanPipelines && twin && !o.portfolio.tail_spread)
+    return std::nullopt;
   return halves_may_beat(t, a, o);
 }
 
