@@ -472,8 +472,7 @@ bool spread_head(const topo::Topology& t, Algorithm& reduce_scatter, std::span<c
     return false;
   back->method = fmt::format(
       "{}; its first reductions listed again (its reverse's deliveries of the last {:g} %, "
-      "earliest "
-      "arrival first)",
+      "earliest arrival first)",
       r.method, 100 * gathered->provenance.tail_spread);
   back->provenance = r.provenance;
   back->provenance.tail_spread = gathered->provenance.tail_spread;
