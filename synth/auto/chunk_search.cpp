@@ -149,7 +149,8 @@ class FlatSearch {
             o.portfolio.matchers_at_figure = leave_outs_.matchers_at_figure();
             const bool server_plan_modelled = leave_outs_.leave_out_server_plan(cc, chunk, fastest);
             o.portfolio.leave_out_server_plan =
-                server_plan_modelled || lost_elsewhere(c, Way::of(SynthMethod::ServerPlan));
+                server_plan_modelled || leave_outs_.server_plan_far_behind(cc, chunk, fastest) ||
+                lost_elsewhere(c, Way::of(SynthMethod::ServerPlan));
             o.portfolio.leave_out_pipelines = leave_outs_.leave_out_pipelines(count, fastest) ||
                                               lost_elsewhere(c, Way::of(SynthMethod::PlanPipeline));
             o.portfolio.leave_out_plan_matcher =

@@ -1,6 +1,7 @@
 #include "synth/auto/count_leave_outs.hpp"
 
 #include <cmath>
+#include <iterator>
 
 #include "synth/auto/portfolio.hpp"
 #include "synth/bounds/lower_bound.hpp"
@@ -122,6 +123,19 @@ std::optional<double> CountLeaveOuts::server_plan_estimate(const ServerPlan& pla
       plan_estimate(t_, plan, count, chunk, o_.link_model, o_.portfolio.rail_messages);
   if (!e || *e <= 0) return std::nullopt;
   return (kind == CollectiveKind::AllReduce ? 2 : 1) * static_cast<double>(*e);
+}
+
+bool CountLeaveOuts::server_plan_far_behind(const Collective& cc, Bytes chunk, Time fastest) const {
+  const auto times = plan_times_.find(SynthMethod::ServerPlan);
+  if (o_.method != SynthMethod::Auto || fastest <= 0 || times == plan_times_.end()) return false;
+  const int count = cc.chunks_per_npu;
+  const auto after = times->second.lower_bound(count);
+  if (after == times->second.begin()) return false;
+  const auto& [made_at, time] = *std::prev(after);
+  const double bound = static_cast<double>(lower_bound(t_, cc, chunk, bounds_of(o_)).bandwidth);
+  const double excess = static_cast<double>(time) - bound;
+  return excess > 0 &&
+         bound + excess / static_cast<double>(count / made_at) >= static_cast<double>(fastest);
 }
 
 bool CountLeaveOuts::leave_out_server_plan(const Collective& cc, Bytes chunk, Time fastest,

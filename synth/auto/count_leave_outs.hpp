@@ -96,6 +96,12 @@ class CountLeaveOuts {
   bool leaves_out_doubling(MatcherRun run, int count, const std::map<int, Time>& doubled,
                            Time fastest) const;
 
+  // Whether the server plan cannot beat `fastest` (the search's fastest at the counts before) at
+  // `cc`'s count: its time at the last count it made before, with every doubling since halving its
+  // excess over the bound's bandwidth term (the most a doubling gains, as times go:
+  // search_chunks), does not.
+  bool server_plan_far_behind(const Collective& cc, Bytes chunk, Time fastest) const;
+
   // Whether `auto` leaves the server plan out of `cc`'s count (PortfolioOptions::
   // leave_out_server_plan), `fastest` the search's fastest at the counts before: where per-step
   // costs are charged and the plan made times at an eighth, a quarter and half the count, where

@@ -327,7 +327,8 @@ class JoinedHalves {
         if (const TreePacking* trees = o_.memo->plans.of(t_); trees && !trees->trees.empty())
           o_.pipelines.calibration->record(
               variant, true, a.claimed_time, joined_prediction(*reduced, *gathered),
-              static_cast<double>(ag_.num_chunks()) / static_cast<double>(trees->trees.size()));
+              static_cast<double>(ag_.num_chunks()) / static_cast<double>(trees->trees.size()),
+              floored);
     if (floored) floored_at_[variant] = a.claimed_time;
     keep(std::move(a), floored, stop);
   }

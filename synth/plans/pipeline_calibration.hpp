@@ -23,8 +23,10 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <utility>
 
+#include "synth/plans/pipeline_variants.hpp"
 #include "synth/tuning.hpp"
 #include "topo/units.hpp"
 
@@ -33,20 +35,28 @@ namespace tenet::synth {
 class PipelineCalibration {
  public:
   // Variant `v` (an All-Reduce's, its halves joined, where `joined`) made and timed at `made`, or
-  // made and left untimed at its floor `made` (at most its time: a ratio at most its own),
+  // made and left untimed at its floor `made` (`floor`: at most its time, a ratio at most its own),
   // predicted to end at `predicted`, its trees streaming `chunks_per_tree` chunks each on average.
-  void record(int v, bool joined, Time made, Time predicted, double chunks_per_tree) {
+  void record(int v, bool joined, Time made, Time predicted, double chunks_per_tree,
+              bool floor = false) {
     if (made > 0 && predicted > 0 && chunks_per_tree >= kPipelineCalibratedFrom)
       ratio_[{v, joined}] = {static_cast<double>(made) / static_cast<double>(predicted),
-                             made == predicted};
+                             made == predicted, floor};
   }
   // The share of variant `v`'s predicted end that must be under the time to beat for it to be
   // made: `sure`, or where it was made at a count before, kPipelineCalibratedSure of its last
   // ratio, the larger (over 1 for a variant that ran slower than predicted: left unmade only where
   // that ratio says it would lose by the margin); where it ended exactly at its prediction there,
   // 1: made only where predicted to win.
+  // A paced variant with nothing recorded takes its unpaced twin's share where the twin's record is
+  // a floor: pacing only adds waits to the same transfers, so its floor at that count was at least
+  // the twin's, over the same prediction (detail::unpaced_twin).
   double sure(int v, bool joined, double sure) const {
-    const auto it = ratio_.find({v, joined});
+    auto it = ratio_.find({v, joined});
+    if (const std::optional<int> twin = detail::unpaced_twin(v); it == ratio_.end() && twin)
+      if (const auto lost = ratio_.find({*twin, joined});
+          lost != ratio_.end() && lost->second.floor)
+        it = lost;
     if (it == ratio_.end()) return sure;
     if (it->second.exact) return 1;
     return std::max(sure, kPipelineCalibratedSure * it->second.ratio);
@@ -71,14 +81,15 @@ class PipelineCalibration {
     return c ? c->sure(v, joined, sure) : sure;
   }
   static void record(PipelineCalibration* c, int v, bool joined, Time made, Time predicted,
-                     double chunks_per_tree) {
-    if (c) c->record(v, joined, made, predicted, chunks_per_tree);
+                     double chunks_per_tree, bool floor = false) {
+    if (c) c->record(v, joined, made, predicted, chunks_per_tree, floor);
   }
 
  private:
   struct Made {
     double ratio;  // made over predicted
     bool exact;    // made == predicted
+    bool floor;    // made is its floor, untimed
   };
   std::map<std::pair<int, bool>, Made> ratio_;  // per variant, at the last count it was made
 };

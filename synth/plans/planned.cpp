@@ -600,7 +600,7 @@ class Planned {
         if (o_.pipelines.on_floor) o_.pipelines.on_floor(v, floor);
         if ((best_ && floor >= best_->claimed_time) || (stop > 0 && floor >= stop)) {
           PipelineCalibration::record(o_.pipelines.calibration, v, false, floor, predicted->end,
-                                      chunks_per_tree());
+                                      chunks_per_tree(), /*floor=*/true);
           if (o_.pipelines.on_variant) o_.pipelines.on_variant(v, floor);
           floored_[v] = floor;
           if (!best_) {

@@ -7,6 +7,8 @@
 #include <map>
 #include <optional>
 
+#include "synth/bounds/lower_bound.hpp"
+#include "synth/memo.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/tuning.hpp"
 #include "tests/synth/test_support.hpp"
@@ -177,6 +179,34 @@ TEST(CountLeaveOuts, PipelinesCannotWinPastWhatTheirBudgetsLetThemGain) {
   near.record(SynthMethod::PlanPipeline, 16, 2'700'000'000, false);
   EXPECT_FALSE(
       near.cannot_win(SynthMethod::PlanPipeline, CollectiveKind::ReduceScatter, 16, fastest, 1));
+}
+
+// The server plan's time at the last count it made, its excess over the bound's bandwidth term
+// halved at each doubling since (the most a doubling gains, as times go), is the least it may take
+// at a count: where that does not beat the fastest it is left out (ForestColl's 8 MI250 boxes,
+// All-Reduce of 1 GiB: 64.06 ms at 8 chunks per NPU against the fastest 7.57 ms, made again at 32
+// for 0.5 s of CPU before). In the first bucket (FirstBucket), with the fastest 10 % over the
+// bound: a time 4.1 times as far over it at one chunk per NPU is left out of 2 and 4, not of 8;
+// made again at 4, it is judged from there.
+TEST(CountLeaveOuts, TheServerPlanFarBehindIsLeftOutWhereHalvingItsExcessCannotWin) {
+  const FirstBucket b;
+  detail::CountLeaveOuts leave_outs(b.t, b.o);
+  const auto bound = [&](int k) {
+    return lower_bound(b.t, b.at(k), b.chunk(k), bounds_of(b.o)).bandwidth;
+  };
+  const Time least = bound(1);
+  const Time fastest = least + least / 10;
+  const auto behind = [&](int k) {
+    return leave_outs.server_plan_far_behind(b.at(k), b.chunk(k), fastest);
+  };
+  EXPECT_FALSE(behind(2));  // (nothing made yet)
+  leave_outs.record(SynthMethod::ServerPlan, 1, least + 41 * (least / 100), false);
+  EXPECT_TRUE(behind(2));
+  EXPECT_TRUE(behind(4));
+  EXPECT_FALSE(behind(8));
+  leave_outs.record(SynthMethod::ServerPlan, 4, least + 25 * (least / 100), false);
+  EXPECT_TRUE(behind(8));
+  EXPECT_FALSE(behind(16));
 }
 
 }  // namespace
