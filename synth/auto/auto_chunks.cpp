@@ -1,7 +1,9 @@
 // synthesize_auto_chunks (synth/synthesizer.hpp): the flat chunk search (chunk_search.hpp), and the
 // composition per level (composed_search.hpp) in its place on clusters of servers too large for it,
-// or beside it where it ends short of the bound; the answer's drain at full rate; and beside an
-// All-Reduce's answer, its halves' own answers joined in turn (PortfolioOptions::halves_answers).
+// or beside it where it ends short of the bound; the answer's drain at full rate; beside a
+// Reduce-Scatter's pipelines on a topology that is its own reverse, its All-Gather's answer
+// reversed in time; and beside an All-Reduce's answer, its halves' own answers joined in turn
+// (PortfolioOptions::halves_answers).
 #include <fmt/format.h>
 
 #include <optional>
@@ -115,9 +117,8 @@ std::optional<HalvesInTurn> halves_may_win(const topo::Topology& t, const Collec
 
 // An answer's drain at full rate (each try a timing of it) and its last deliveries listed again
 // (spread_tail: a timing), where the options have them. A Reduce-Scatter's first reductions are
-// listed again instead, through its reverse in time where the topology is its own reverse
-// (spread_head: three timings), and before its drain: the drained tail would become its reverse's
-// head, which the streams started beside it crowd.
+// finished instead, through its reverse in time where the topology is its own reverse
+// (spread_head: its reverse drained and listed again, reversed back), then its own tail drained.
 void finish(const topo::Topology& t, Algorithm& a, const SynthOptions& o) {
   const bool head = a.collective.kind == CollectiveKind::ReduceScatter;
   if (head && o.portfolio.tail_spread)
@@ -127,11 +128,53 @@ void finish(const topo::Topology& t, Algorithm& a, const SynthOptions& o) {
   if (!head && o.portfolio.tail_spread) spread_tail(t, a, o.deadline);
 }
 
+// The answer of a Reduce-Scatter `c` by the flow plan's pipelines on a topology that is its own
+// reverse (topo::twin_links), where `auto` chose and the tails are listed again: its All-Gather's
+// answer (its search, finished) reversed in time (reduce_scatter_reversed). The pipelines plan a
+// Reduce-Scatter's streams as its own, not as the All-Gather's mirror, so their head is not their
+// All-Gather's tail, and their finishing passes do not reach it (spread_head finds no tail to
+// list again in their reverse); the All-Gather's answer finished reverses in its time. Nothing
+// where the All-Gather's search made nothing.
+std::optional<ChunkingResult> gathered_reversed(const topo::Topology& t, const Collective& c,
+                                                Bytes total_bytes, const SynthOptions& o,
+                                                int max_chunks_per_npu, const Algorithm& answer) {
+  if (c.kind != CollectiveKind::ReduceScatter || o.method != SynthMethod::Auto ||
+      !o.portfolio.tail_spread || answer.provenance.producer != Producer::FlowPlanPipelines ||
+      (o.deadline && o.deadline->reached()))
+    return std::nullopt;
+  const std::optional<std::vector<LinkId>> twins = topo::twin_links(t);
+  if (!twins) return std::nullopt;
+  Collective ag = c;
+  ag.kind = CollectiveKind::AllGather;
+  Made<ChunkingResult> gathered = searched(t, ag, total_bytes, o, max_chunks_per_npu);
+  ChunkingResult* g = made(gathered);
+  if (!g) return std::nullopt;
+  finish(t, g->algorithm, o);
+  std::optional<Algorithm> reversed = reduce_scatter_reversed(t, g->algorithm, *twins);
+  if (!reversed) return std::nullopt;
+  reversed->method = fmt::format("the All-Gather's answer reversed in time ({})", reversed->method);
+  ChunkingResult out;
+  out.algorithm = std::move(*reversed);
+  out.chunks_per_npu = g->chunks_per_npu;
+  return out;
+}
+
+// The search's answer finished; a Reduce-Scatter's also against its All-Gather's answer reversed,
+// unless `mirror` is false (the caller has tried that one).
 Made<ChunkingResult> drained(const topo::Topology& t, Collective c, Bytes total_bytes,
-                             const SynthOptions& o, int max_chunks_per_npu) {
-  Made<ChunkingResult> r = searched(t, std::move(c), total_bytes, o, max_chunks_per_npu);
+                             const SynthOptions& o, int max_chunks_per_npu, bool mirror = true) {
+  Made<ChunkingResult> r = searched(t, c, total_bytes, o, max_chunks_per_npu);
+  ChunkingResult* best = made(r);
+  if (!best) return r;
+  std::optional<ChunkingResult> mirrored =
+      mirror ? gathered_reversed(t, c, total_bytes, o, max_chunks_per_npu, best->algorithm)
+             : std::nullopt;
   // (Once, on whatever way won.)
-  if (ChunkingResult* best = made(r)) finish(t, best->algorithm, o);
+  finish(t, best->algorithm, o);
+  if (mirrored && mirrored->algorithm.claimed_time < best->algorithm.claimed_time) {
+    mirrored->tried = std::move(best->tried);
+    *best = std::move(*mirrored);
+  }
   return r;
 }
 
@@ -173,11 +216,11 @@ std::optional<Algorithm> halves_joined(const topo::Topology& t, const Collective
       (o.deadline && o.deadline->reached()))
     return std::nullopt;
   if (!finished) finish(t, made(second)->algorithm, half);
-  // The Reduce-Scatter's answer: on a topology that is its own reverse, the All-Gather's reversed
-  // in time (reversed_answer.hpp) where that takes the All-Gather's time (its own search plans the
-  // same trees, each link its twin), then drained at full rate as its own (the All-Gather's drain
-  // does not reverse: a tail run alone at full rate is a head its streams would crowd); elsewhere
-  // its own search.
+  // The Reduce-Scatter's answer: on a topology that is its own reverse, the All-Gather's before its
+  // finishing passes reversed in time (reversed_answer.hpp) where that takes the All-Gather's time
+  // (its own search plans the same trees, each link its twin), then finished as its own (its head
+  // through its reverse, the All-Gather before its passes, drained and listed again as the
+  // All-Gather's answer was: spread_head); elsewhere its own search.
   Made<ChunkingResult> first = NotMade{};
   if (undrained)
     if (std::optional<Algorithm> reversed = reduce_scatter_reversed(t, *undrained, *twins);
@@ -190,7 +233,9 @@ std::optional<Algorithm> halves_joined(const topo::Topology& t, const Collective
       mirrored.chunks_per_npu = made(second)->chunks_per_npu;
       first = std::move(mirrored);
     }
-  if (!made(first)) first = drained(t, rs, total_bytes, half, max_chunks_per_npu);
+  // (Not against the All-Gather's answer reversed again: where the topology is its own reverse,
+  // tried above.)
+  if (!made(first)) first = drained(t, rs, total_bytes, half, max_chunks_per_npu, !twins);
   if (!made(first)) return std::nullopt;
   return answers_in_turn(t, c, made(first)->algorithm, made(second)->algorithm);
 }

@@ -75,14 +75,14 @@ void for_each_reversed(const Algorithm& a, std::span<const LinkId> twins, Add ad
 }
 
 // An empty algorithm of `kind` over `a`'s collective, chunks and chunk size on `t`, with `a`'s
-// name, method, provenance, channels, link model and protocol.
+// name, method, provenance, link model and protocol (its channels one queue per port: the
+// header's model).
 Algorithm empty_reversal(const topo::Topology& t, const Algorithm& a, CollectiveKind kind) {
   Collective c = a.collective;
   c.kind = kind;
   Algorithm r = empty_algorithm(a.name, t, c, a.chunk_bytes, a.link_model);
   r.method = a.method;
   r.provenance = a.provenance;
-  r.serial_channels = a.serial_channels;
   r.protocol = a.protocol;
   return r;
 }
@@ -123,8 +123,7 @@ std::optional<Algorithm> reduce_scatter_reversed(const topo::Topology& t,
             deps.push_back(at->second);
         }
         std::sort(deps.begin(), deps.end());
-        r.add(x.chunk, x.dst, x.src, route, op, deps, -1, -1, a.rate(id), x.channel, false,
-              x.count);
+        r.add(x.chunk, x.dst, x.src, route, op, deps, -1, -1, a.rate(id), 0, false, x.count);
         return true;
       });
   if (!made) return std::nullopt;
@@ -144,8 +143,7 @@ std::optional<Algorithm> all_gather_reversed(const topo::Topology& t,
       [&](size_t, TransferId id, std::span<const LinkId> route, std::vector<TransferId>& deps) {
         const Transfer& x = a[id];
         std::sort(deps.begin(), deps.end());
-        g.add(x.chunk, x.dst, x.src, route, Op::Copy, deps, -1, -1, a.rate(id), x.channel, false,
-              x.count);
+        g.add(x.chunk, x.dst, x.src, route, Op::Copy, deps, -1, -1, a.rate(id), 0, false, x.count);
         return true;
       });
   time(t, g);

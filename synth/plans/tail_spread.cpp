@@ -10,6 +10,7 @@
 #include <map>
 #include <queue>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -457,25 +458,33 @@ bool spread_tail(const topo::Topology& t, Algorithm& a, const Deadline* deadline
 bool spread_head(const topo::Topology& t, Algorithm& reduce_scatter, std::span<const LinkId> twins,
                  const Deadline* deadline) {
   Algorithm& r = reduce_scatter;
-  // (Not the flow plan's pipelines: their streams share links at fluid rates, and the reverse's
-  // tail at full rate, reversed back, becomes a head those streams crowd, as their drain would.)
   if (r.collective.kind != CollectiveKind::ReduceScatter || r.claimed_time <= 0 ||
-      r.provenance.producer == Producer::FlowPlanPipelines ||
       static_cast<int64_t>(r.size()) > kDrainTransferBudget ||
       (deadline && deadline->reached(kSearchSecondsPerTransfer * static_cast<double>(r.size()))))
     return false;
   std::optional<Algorithm> gathered = all_gather_reversed(t, r, twins);
-  if (!gathered || !spread_tail(t, *gathered, deadline)) return false;
+  if (!gathered) return false;
+  // The reverse finished as an All-Gather's answer is: its tail at its routes' full rate, then its
+  // last deliveries listed again.
+  const bool drained = drain_at_full_rate(t, *gathered, deadline);
+  const bool spread = spread_tail(t, *gathered, deadline);
+  if (!drained && !spread) return false;
   std::optional<Algorithm> back = reduce_scatter_reversed(t, *gathered, twins);
   if (!back || static_cast<double>(back->claimed_time) >=
                    (1 - kDrainGain) * static_cast<double>(r.claimed_time))
     return false;
-  back->method = fmt::format(
-      "{}; its first reductions listed again (its reverse's deliveries of the last {:g} %, "
-      "earliest arrival first)",
-      r.method, 100 * gathered->provenance.tail_spread);
+  const Provenance& finished = gathered->provenance;
+  std::string words;
+  if (drained)
+    words = fmt::format("its transfers of the last {:g} % at their routes' full rate",
+                        100 * finished.full_rate_drain);
+  if (spread)
+    words += fmt::format("{}its deliveries of the last {:g} % listed again, earliest arrival first",
+                         drained ? "; " : "", 100 * finished.tail_spread);
+  back->method = fmt::format("{}; its first reductions finished through its reverse in time ({})",
+                             r.method, words);
   back->provenance = r.provenance;
-  back->provenance.tail_spread = gathered->provenance.tail_spread;
+  back->provenance.tail_spread = finished.tail_spread;
   r = std::move(*back);
   return true;
 }

@@ -42,14 +42,15 @@ std::optional<Algorithm> spread_from(const topo::Topology& t, const Algorithm& a
 // kDrainTransferBudget transfers, or where its timing would end past `deadline` (may be null).
 bool spread_tail(const topo::Topology& t, Algorithm& a, const Deadline* deadline);
 
-// A Reduce-Scatter's first reductions listed again, as the mirror of the above: `reduce_scatter`
-// (timed on `t`, whose link l has twin `twins[l]`: topo::twin_links) reversed in time into an
-// All-Gather (all_gather_reversed: its first reductions become the last deliveries), that
-// All-Gather's tail listed again (spread_tail), reversed back (reduce_scatter_reversed), and kept
-// where faster than `reduce_scatter` by more than kDrainGain. Returns whether it was (then
-// `provenance.tail_spread` gives the fraction of the reverse's run). Nothing where the reverse
-// gains nothing to list again, for the flow plan's pipelines (streams at fluid rates crowd a head
-// at full rate, as they would their drain reversed), or past `deadline` (may be null).
+// A Reduce-Scatter's first reductions finished as the mirror of an All-Gather's last deliveries:
+// `reduce_scatter` (timed on `t`, whose link l has twin `twins[l]`: topo::twin_links) reversed in
+// time into an All-Gather (all_gather_reversed: its first reductions become the last deliveries),
+// that All-Gather finished as an All-Gather's answer is (its tail at its routes' full rate,
+// drain_at_full_rate, then its last deliveries listed again, spread_tail), reversed back
+// (reduce_scatter_reversed, whose one queue per port keeps the mirror of a tail at full rate), and
+// kept where faster than `reduce_scatter` by more than kDrainGain. Returns whether it was (then
+// `provenance.tail_spread` gives the fraction of the reverse's run listed again, 0 where only its
+// drain gained). Nothing where the reverse gains nothing, or past `deadline` (may be null).
 bool spread_head(const topo::Topology& t, Algorithm& reduce_scatter, std::span<const LinkId> twins,
                  const Deadline* deadline);
 

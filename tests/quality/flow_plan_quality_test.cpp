@@ -105,6 +105,24 @@ TEST(FlowPlanQuality, TheMi250BoxsDrainAtFullRateComesWithin105) {
   EXPECT_TRUE(verify(t, r.algorithm).correct());
 }
 
+// The MI250 box's Reduce-Scatter of 1 GiB: the flow plan's pipelines plan its streams as its own,
+// and their head is no All-Gather's tail to finish (3.282 ms, 1.0478 of the bound, drained); on a
+// topology that is its own reverse its All-Gather's answer, drained and its tail listed again,
+// reversed in time, takes the All-Gather's 3.251 ms (1.0379), and is the answer
+// (synth/auto/auto_chunks.cpp, docs/synthesis.md).
+TEST(FlowPlanQuality, TheMi250BoxsReduceScatterIsItsAllGathersAnswerReversed) {
+  const topo::Topology t = testing::example_with_steps("mi250-box.yaml");
+  const ChunkingResult r = synthesize_auto_chunks(
+      t, Collective::over_all(t, CollectiveKind::ReduceScatter), Bytes{1} << 30);
+  EXPECT_EQ(r.algorithm.collective.kind, CollectiveKind::ReduceScatter);
+  const LowerBound bound = lower_bound(t, r.algorithm.collective, r.algorithm.chunk_bytes);
+  EXPECT_LE(static_cast<double>(r.algorithm.claimed_time) / static_cast<double>(bound.total), 1.04)
+      << r.algorithm.method;
+  const Report report = verify(t, r.algorithm);
+  EXPECT_TRUE(report.correct()) << testing::violation_text(report);
+  EXPECT_EQ(report.collective_time, r.algorithm.claimed_time);
+}
+
 // The MI250 box's All-Reduce of 1 GiB: its own pipelines (6.646 ms, 1.0609 of the bound, where
 // they double to their best count) drain only the All-Gather's tail; its halves' own answers, each
 // drained, joined in turn take 6.564 ms (docs/synthesis.md, "An All-Reduce's halves' own answers").

@@ -13,7 +13,9 @@
 #include "synth/baselines/baselines.hpp"
 #include "synth/bounds/lower_bound.hpp"
 #include "synth/cost/timing.hpp"
+#include "synth/plans/full_rate_drain.hpp"
 #include "synth/plans/reversed_answer.hpp"
+#include "synth/plans/tail_spread.hpp"
 #include "synth/synthesizer.hpp"
 #include "synth/verify/verify.hpp"
 #include "tests/synth/test_support.hpp"
@@ -60,8 +62,9 @@ TEST(ReversedAnswer, TheRingsAllGatherReversedTakesItsTime) {
 }
 
 // The flow plan's pipelines on the MI250 box (links of 200, 100 and 50 GB/s, steps charged),
-// All-Gather of 64 MiB at 64 chunks per NPU, reversed: a verified Reduce-Scatter in the
-// All-Gather's time, messages and rates kept.
+// All-Gather of 64 MiB at 64 chunks per NPU, reversed: a verified Reduce-Scatter in at most the
+// All-Gather's time (274.37 against 274.84 us: each port one queue, in the mirror of its twin's
+// order), messages and rates kept, every transfer in channel 0.
 TEST(ReversedAnswer, ThePipelinesReversedTakeTheirTime) {
   const topo::Topology t = testing::example_with_steps("mi250-box.yaml");
   const Collective c = Collective::over_all(t, CollectiveKind::AllGather, 64);
@@ -70,9 +73,28 @@ TEST(ReversedAnswer, ThePipelinesReversedTakeTheirTime) {
   const Algorithm ag = synthesize(t, c, c.chunk_bytes_for(64 * kMiB), o);
   ASSERT_TRUE(ag.has_messages());
   const Algorithm rs = expect_reversed(t, ag);
-  EXPECT_EQ(rs.claimed_time, ag.claimed_time);
+  EXPECT_LE(rs.claimed_time, ag.claimed_time);
+  EXPECT_GE(static_cast<double>(rs.claimed_time), 0.99 * static_cast<double>(ag.claimed_time));
   EXPECT_TRUE(rs.has_rates());
-  EXPECT_EQ(rs.serial_channels, ag.serial_channels);
+  for (const Transfer& x : rs.transfers()) EXPECT_EQ(x.channel, 0);
+}
+
+// An All-Gather whose tail runs at its routes' full rate and is listed again (the MI250 box's
+// pipelines of 1 GiB at 1024 chunks per NPU, drained and spread as a chunk search finishes them)
+// reverses into a Reduce-Scatter in its time: the head at full rate, in one queue per port, goes
+// before the streams' first sends. In the forward's channels the streams' sends of input, ready at
+// once, took part of the head's links first, and the head waited for them to empty: 5.00 of the
+// bound against the All-Gather's 1.038.
+TEST(ReversedAnswer, AFinishedAllGatherReversedTakesItsTime) {
+  const topo::Topology t = testing::example_with_steps("mi250-box.yaml");
+  const Collective c = Collective::over_all(t, CollectiveKind::AllGather, 1024);
+  SynthOptions o;
+  o.method = SynthMethod::PlanPipeline;
+  Algorithm ag = synthesize(t, c, c.chunk_bytes_for(1024 * kMiB), o);
+  ASSERT_TRUE(detail::drain_at_full_rate(t, ag, nullptr));
+  ASSERT_TRUE(detail::spread_tail(t, ag, nullptr));
+  const Algorithm rs = expect_reversed(t, ag);
+  EXPECT_LE(static_cast<double>(rs.claimed_time), 1.001 * static_cast<double>(ag.claimed_time));
 }
 
 // Not an All-Gather, not timed, or a chunk delivered to a node twice (no tree to reduce down):
