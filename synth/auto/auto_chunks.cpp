@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <optional>
+#include <span>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -123,9 +124,22 @@ void finish(const topo::Topology& t, Algorithm& a, const SynthOptions& o) {
   const bool head = a.collective.kind == CollectiveKind::ReduceScatter;
   if (head && o.portfolio.tail_spread)
     if (const std::optional<std::vector<LinkId>> twins = topo::twin_links(t))
-      spread_head(t, a, *twins, o.deadline);
+      spread_head(t, a, *twins, o.portfolio.full_rate_drain, o.deadline);
   if (o.portfolio.full_rate_drain) drain_at_full_rate(t, a, o.deadline);
   if (!head && o.portfolio.tail_spread) spread_tail(t, a, o.deadline);
+}
+
+// The All-Gather answer `ag` (made at `chunks_per_npu`) reversed in time into a Reduce-Scatter
+// (reduce_scatter_reversed, over `twins`), as a chunk search's result, its method saying so.
+std::optional<ChunkingResult> reversed_answer(const topo::Topology& t, const Algorithm& ag,
+                                              int chunks_per_npu, std::span<const LinkId> twins) {
+  std::optional<Algorithm> reversed = reduce_scatter_reversed(t, ag, twins);
+  if (!reversed) return std::nullopt;
+  reversed->method = fmt::format("the All-Gather's answer reversed in time ({})", reversed->method);
+  ChunkingResult out;
+  out.algorithm = std::move(*reversed);
+  out.chunks_per_npu = chunks_per_npu;
+  return out;
 }
 
 // The answer of a Reduce-Scatter `c` by the flow plan's pipelines on a topology that is its own
@@ -150,13 +164,7 @@ std::optional<ChunkingResult> gathered_reversed(const topo::Topology& t, const C
   ChunkingResult* g = made(gathered);
   if (!g) return std::nullopt;
   finish(t, g->algorithm, o);
-  std::optional<Algorithm> reversed = reduce_scatter_reversed(t, g->algorithm, *twins);
-  if (!reversed) return std::nullopt;
-  reversed->method = fmt::format("the All-Gather's answer reversed in time ({})", reversed->method);
-  ChunkingResult out;
-  out.algorithm = std::move(*reversed);
-  out.chunks_per_npu = g->chunks_per_npu;
-  return out;
+  return reversed_answer(t, g->algorithm, g->chunks_per_npu, *twins);
 }
 
 // The search's answer finished; a Reduce-Scatter's also against its All-Gather's answer reversed,
@@ -223,15 +231,11 @@ std::optional<Algorithm> halves_joined(const topo::Topology& t, const Collective
   // All-Gather's answer was: spread_head); elsewhere its own search.
   Made<ChunkingResult> first = NotMade{};
   if (undrained)
-    if (std::optional<Algorithm> reversed = reduce_scatter_reversed(t, *undrained, *twins);
-        reversed && reversed->claimed_time <= undrained->claimed_time) {
-      reversed->method =
-          fmt::format("the All-Gather's answer reversed in time ({})", reversed->method);
-      finish(t, *reversed, half);
-      ChunkingResult mirrored;
-      mirrored.algorithm = std::move(*reversed);
-      mirrored.chunks_per_npu = made(second)->chunks_per_npu;
-      first = std::move(mirrored);
+    if (std::optional<ChunkingResult> mirrored =
+            reversed_answer(t, *undrained, made(second)->chunks_per_npu, *twins);
+        mirrored && mirrored->algorithm.claimed_time <= undrained->claimed_time) {
+      finish(t, mirrored->algorithm, half);
+      first = std::move(*mirrored);
     }
   // (Not against the All-Gather's answer reversed again: where the topology is its own reverse,
   // tried above.)

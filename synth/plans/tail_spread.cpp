@@ -456,7 +456,7 @@ bool spread_tail(const topo::Topology& t, Algorithm& a, const Deadline* deadline
 }
 
 bool spread_head(const topo::Topology& t, Algorithm& reduce_scatter, std::span<const LinkId> twins,
-                 const Deadline* deadline) {
+                 bool drain, const Deadline* deadline) {
   Algorithm& r = reduce_scatter;
   if (r.collective.kind != CollectiveKind::ReduceScatter || r.claimed_time <= 0 ||
       static_cast<int64_t>(r.size()) > kDrainTransferBudget ||
@@ -466,7 +466,7 @@ bool spread_head(const topo::Topology& t, Algorithm& reduce_scatter, std::span<c
   if (!gathered) return false;
   // The reverse finished as an All-Gather's answer is: its tail at its routes' full rate, then its
   // last deliveries listed again.
-  const bool drained = drain_at_full_rate(t, *gathered, deadline);
+  const bool drained = drain && drain_at_full_rate(t, *gathered, deadline);
   const bool spread = spread_tail(t, *gathered, deadline);
   if (!drained && !spread) return false;
   std::optional<Algorithm> back = reduce_scatter_reversed(t, *gathered, twins);

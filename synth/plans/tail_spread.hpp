@@ -46,12 +46,12 @@ bool spread_tail(const topo::Topology& t, Algorithm& a, const Deadline* deadline
 // `reduce_scatter` (timed on `t`, whose link l has twin `twins[l]`: topo::twin_links) reversed in
 // time into an All-Gather (all_gather_reversed: its first reductions become the last deliveries),
 // that All-Gather finished as an All-Gather's answer is (its tail at its routes' full rate,
-// drain_at_full_rate, then its last deliveries listed again, spread_tail), reversed back
-// (reduce_scatter_reversed, whose one queue per port keeps the mirror of a tail at full rate), and
-// kept where faster than `reduce_scatter` by more than kDrainGain. Returns whether it was (then
+// drain_at_full_rate, where `drain`, then its last deliveries listed again, spread_tail), reversed
+// back (reduce_scatter_reversed, whose one queue per port keeps the mirror of a tail at full rate),
+// and kept where faster than `reduce_scatter` by more than kDrainGain. Returns whether it was (then
 // `provenance.tail_spread` gives the fraction of the reverse's run listed again, 0 where only its
 // drain gained). Nothing where the reverse gains nothing, or past `deadline` (may be null).
 bool spread_head(const topo::Topology& t, Algorithm& reduce_scatter, std::span<const LinkId> twins,
-                 const Deadline* deadline);
+                 bool drain, const Deadline* deadline);
 
 }  // namespace tenet::synth::detail

@@ -220,7 +220,7 @@ TEST_P(BoundProperty, NoVerifiedAlgorithmBeatsTheBound) {
           if (const std::optional<Algorithm> g = detail::all_gather_reversed(t, a, *twins)) {
             check(*g, who + ", reversed in time");
             Algorithm r = a;
-            if (detail::spread_head(t, r, *twins, nullptr))
+            if (detail::spread_head(t, r, *twins, /*drain=*/true, nullptr))
               check(r, who + ", its first reductions listed again");
           }
       });

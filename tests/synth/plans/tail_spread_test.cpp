@@ -324,7 +324,7 @@ TEST(TailSpread, AReduceScattersFirstReductionsListedAgainEndSooner) {
   const std::optional<std::vector<LinkId>> twins = topo::twin_links(t);
   ASSERT_TRUE(twins);
   Algorithm a = made;
-  ASSERT_TRUE(detail::spread_head(t, a, *twins, nullptr)) << made.method;
+  ASSERT_TRUE(detail::spread_head(t, a, *twins, /*drain=*/true, nullptr)) << made.method;
   EXPECT_LT(static_cast<double>(a.claimed_time),
             (1 - kDrainGain) * static_cast<double>(made.claimed_time));
   EXPECT_GT(a.provenance.tail_spread, 0);
@@ -335,7 +335,7 @@ TEST(TailSpread, AReduceScattersFirstReductionsListedAgainEndSooner) {
   EXPECT_GE(a.claimed_time, lower_bound(t, a.collective, a.chunk_bytes).total);
   // (An All-Gather is no Reduce-Scatter: left as it is.)
   Algorithm gathered = cluster16_all_gather();
-  EXPECT_FALSE(detail::spread_head(t, gathered, *twins, nullptr));
+  EXPECT_FALSE(detail::spread_head(t, gathered, *twins, /*drain=*/true, nullptr));
 }
 
 // Past the deadline nothing is scheduled or timed, and the search is marked stopped.
