@@ -241,15 +241,19 @@ struct PortfolioOptions {
   // pipelines' (each half's search drains its own tail) or the links differ both ways (each half
   // takes a method of its own). Off in the simulator.
   bool halves_answers = true;
-  // Set by the chunk search of an All-Reduce (synthesize_auto_chunks) on a topology that is its own
-  // reverse, where halves_answers applies: its halves' answers joined in turn, made on demand
-  // (once) with the fastest answer so far, before the search's last count or before the flow
-  // plan's pipelines double alone past its counts. It returns them (the caller keeps them for as
-  // long as the search lasts), which the counts after must then beat, or nothing where none was
-  // made. (The pipelines' All-Reduce joins its halves' pipelines at one count, where the halves'
-  // answers join each half's best count, drained: where the latter are made anyway, the costliest
-  // counts of the former need not be.)
-  std::function<const Algorithm*(const Algorithm& fastest)> halves_first;
+  // Set by the chunk search (synthesize_auto_chunks) on a topology that is its own reverse: the
+  // search's rival made first, on demand (once) with the fastest answer so far. For an All-Reduce,
+  // where halves_answers applies, its halves' answers joined in turn, asked before the search's
+  // last count or before the flow plan's pipelines double alone past its counts (the pipelines'
+  // All-Reduce joins its halves' pipelines at one count, where the halves' answers join each
+  // half's best count, drained: where the latter are made anyway, the costliest counts of the
+  // former need not be). For a Reduce-Scatter, where tail_spread applies, its All-Gather's answer
+  // (that search, finished) reversed in time, asked before the pipelines double alone where the
+  // fastest is theirs (their head is not their All-Gather's tail, which the finishing passes
+  // reach: the reversed answer often ends first, and then the pipelines double no further). It
+  // returns the rival (the caller keeps it for as long as the search lasts), which the counts
+  // after must then beat, or nothing where none was made.
+  std::function<const Algorithm*(const Algorithm& fastest)> rival_first;
 };
 
 class AlgorithmCache;  // synth/cache/algorithm_cache.hpp
@@ -444,7 +448,7 @@ ChunkingResult best_chunking(Collective c, Bytes total_bytes, int max_chunks_per
 // no `to_beat`), is asked once, with the collective at the last count the limits allow (the count
 // after it past them: chunks, least chunk, transfer budget) and the fastest so far, before that
 // count: the time of something made anyway (an All-Reduce's halves' answers,
-// PortfolioOptions::halves_first; -1: nothing), which from there stands beside `rival` (the less
+// PortfolioOptions::rival_first; -1: nothing), which from there stands beside `rival` (the less
 // of the two), and where the count before says that the last cannot beat it, the last is not made.
 Made<ChunkingResult> search_chunks(
     Collective c, Bytes total_bytes, int max_chunks_per_npu, const ChunkMaker& make, int first = 1,

@@ -134,10 +134,11 @@ inline constexpr int64_t kWavesTransferBudget = int64_t{1} << 21;
 // An All-Reduce's chunk search also joins its halves' own answers where its answer ends over this
 // of the halves-in-turn figure (PortfolioOptions::halves_answers).
 inline constexpr double kHalvesAnswersOver = 1.02;
-// An All-Reduce's halves' answers are made before its pipelines double alone (instead of their
-// doubling) where the pipelines' time at the search's largest count is within this of the fastest
-// (PortfolioOptions::halves_first). Farther, the pipelines seldom win, and the halves are left to
-// the search's end, where its answer is the pipelines' (halves_may_win): docs/synthesis.md.
+// An All-Reduce's halves' answers (a Reduce-Scatter's All-Gather's answer reversed, likewise) are
+// made before its pipelines double alone (instead of their doubling) where the pipelines' time at
+// the search's largest count is within this of the fastest (PortfolioOptions::rival_first).
+// Farther, the pipelines seldom win, and the halves are left to the search's end, where its answer
+// is the pipelines' (halves_may_win): docs/synthesis.md.
 inline constexpr double kHalvesFirstNear = 1.2;
 // How many times the halves in turn are joined again at most (join_all_reduce).
 inline constexpr int kInTurnRounds = 8;

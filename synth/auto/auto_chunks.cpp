@@ -142,46 +142,77 @@ std::optional<ChunkingResult> reversed_answer(const topo::Topology& t, const Alg
   return out;
 }
 
-// The answer of a Reduce-Scatter `c` by the flow plan's pipelines on a topology that is its own
-// reverse (topo::twin_links), where `auto` chose and the tails are listed again: its All-Gather's
-// answer (its search, finished) reversed in time (reduce_scatter_reversed). The pipelines plan a
-// Reduce-Scatter's streams as its own, not as the All-Gather's mirror, so their head is not their
-// All-Gather's tail, and their finishing passes do not reach it (spread_head finds no tail to
-// list again in their reverse); the All-Gather's answer finished reverses in its time. Nothing
-// where the All-Gather's search made nothing.
+// A Reduce-Scatter `c`'s All-Gather's answer (its search, finished) reversed in time
+// (reduce_scatter_reversed, over `twins`: the topology is its own reverse). The flow plan's
+// pipelines plan a Reduce-Scatter's streams as its own, not as the All-Gather's mirror, so their
+// head is not their All-Gather's tail, and their finishing passes do not reach it (spread_head
+// finds no tail to list again in their reverse); the All-Gather's answer finished reverses in its
+// time. Nothing where the All-Gather's search made nothing.
 std::optional<ChunkingResult> gathered_reversed(const topo::Topology& t, const Collective& c,
                                                 Bytes total_bytes, const SynthOptions& o,
-                                                int max_chunks_per_npu, const Algorithm& answer) {
-  if (c.kind != CollectiveKind::ReduceScatter || o.method != SynthMethod::Auto ||
-      !o.portfolio.tail_spread || answer.provenance.producer != Producer::FlowPlanPipelines ||
-      (o.deadline && o.deadline->reached()))
-    return std::nullopt;
-  const std::optional<std::vector<LinkId>> twins = topo::twin_links(t);
-  if (!twins) return std::nullopt;
+                                                int max_chunks_per_npu,
+                                                std::span<const LinkId> twins) {
   Collective ag = c;
   ag.kind = CollectiveKind::AllGather;
   Made<ChunkingResult> gathered = searched(t, ag, total_bytes, o, max_chunks_per_npu);
   ChunkingResult* g = made(gathered);
   if (!g) return std::nullopt;
   finish(t, g->algorithm, o);
-  return reversed_answer(t, g->algorithm, g->chunks_per_npu, *twins);
+  return reversed_answer(t, g->algorithm, g->chunks_per_npu, twins);
 }
 
+// A Reduce-Scatter's All-Gather's answer reversed (gathered_reversed), made at most once, where
+// `auto` chooses, the tails are listed again and the topology is its own reverse (`twins`): on
+// demand from its search before the flow plan's pipelines double alone
+// (PortfolioOptions::rival_first), else where they are its answer.
+struct Mirror {
+  std::optional<std::vector<LinkId>> twins;
+  bool asked = false;
+  std::optional<ChunkingResult> answer;
+
+  Mirror(const topo::Topology& t, const Collective& c, const SynthOptions& o) {
+    if (c.kind == CollectiveKind::ReduceScatter && o.method == SynthMethod::Auto &&
+        o.portfolio.tail_spread)
+      twins = topo::twin_links(t);
+  }
+
+  // The answer, made now unless asked before, where `fastest` (of `c`'s own search: a
+  // composition's searches of its groups pass the hook on) is the pipelines' or, before they
+  // double alone (`doubling`), over kPipelinesPersist of the bound: there they double to their
+  // budget, at their costliest counts, which the answer spares where it beats them. Nothing where
+  // it does not apply.
+  const ChunkingResult* ask(const topo::Topology& t, const Collective& c, Bytes total_bytes,
+                            const SynthOptions& o, int max_chunks_per_npu, const Algorithm& fastest,
+                            bool doubling) {
+    if (!asked && twins && fastest.collective.ranks == c.ranks &&
+        (fastest.provenance.producer == Producer::FlowPlanPipelines ||
+         (doubling && !within_bound(t, fastest, kPipelinesPersist, bounds_of(o)))) &&
+        !(o.deadline && o.deadline->reached())) {
+      asked = true;
+      answer = gathered_reversed(t, c, total_bytes, o, max_chunks_per_npu, *twins);
+    }
+    return answer ? &*answer : nullptr;
+  }
+};
+
 // The search's answer finished; a Reduce-Scatter's also against its All-Gather's answer reversed,
-// unless `mirror` is false (the caller has tried that one).
+// where `mirror` is given (Mirror).
 Made<ChunkingResult> drained(const topo::Topology& t, Collective c, Bytes total_bytes,
-                             const SynthOptions& o, int max_chunks_per_npu, bool mirror = true) {
+                             const SynthOptions& o, int max_chunks_per_npu,
+                             Mirror* mirror = nullptr) {
   Made<ChunkingResult> r = searched(t, c, total_bytes, o, max_chunks_per_npu);
   ChunkingResult* best = made(r);
   if (!best) return r;
-  std::optional<ChunkingResult> mirrored =
-      mirror ? gathered_reversed(t, c, total_bytes, o, max_chunks_per_npu, best->algorithm)
-             : std::nullopt;
+  const ChunkingResult* mirrored =
+      mirror ? mirror->ask(t, c, total_bytes, o, max_chunks_per_npu, best->algorithm,
+                           /*doubling=*/false)
+             : nullptr;
   // (Once, on whatever way won.)
   finish(t, best->algorithm, o);
   if (mirrored && mirrored->algorithm.claimed_time < best->algorithm.claimed_time) {
-    mirrored->tried = std::move(best->tried);
-    *best = std::move(*mirrored);
+    std::vector<ChunkingResult::Try> tried = std::move(best->tried);
+    *best = std::move(*mirror->answer);
+    best->tried = std::move(tried);
   }
   return r;
 }
@@ -200,7 +231,7 @@ std::optional<Algorithm> halves_joined(const topo::Topology& t, const Collective
                                        bool finished,
                                        const std::optional<std::vector<LinkId>>& twins) {
   SynthOptions half = o;
-  half.portfolio.halves_first = nullptr;
+  half.portfolio.rival_first = nullptr;
   // (The whole's search reported its fraction done; the halves keep it reported, so that a log
   // still gets its lines while they run.)
   if (o.progress) half.progress = [&o](double) { o.progress(1.0); };
@@ -239,7 +270,7 @@ std::optional<Algorithm> halves_joined(const topo::Topology& t, const Collective
     }
   // (Not against the All-Gather's answer reversed again: where the topology is its own reverse,
   // tried above.)
-  if (!made(first)) first = drained(t, rs, total_bytes, half, max_chunks_per_npu, !twins);
+  if (!made(first)) first = drained(t, rs, total_bytes, half, max_chunks_per_npu);
   if (!made(first)) return std::nullopt;
   return answers_in_turn(t, c, made(first)->algorithm, made(second)->algorithm);
 }
@@ -256,7 +287,7 @@ Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collect
     return try_synthesize_auto_chunks(t, std::move(c), total_bytes, with, max_chunks_per_npu);
   }
   // The halves' answers, made at most once: on a topology that is its own reverse, on demand
-  // from the whole's search before its pipelines double alone (PortfolioOptions::halves_first),
+  // from the whole's search before its pipelines double alone (PortfolioOptions::rival_first),
   // where the fastest so far may be beaten (halves_may_beat); else after the search, where its
   // answer may be (halves_may_win).
   bool asked = false;
@@ -264,9 +295,9 @@ Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collect
   std::optional<std::vector<LinkId>> twins;  // (asked only where the halves may be made)
   if (halves_apply(c, o)) twins = topo::twin_links(t);
   SynthOptions whole = o;
-  whole.portfolio.halves_first = nullptr;
+  whole.portfolio.rival_first = nullptr;
   if (twins)
-    whole.portfolio.halves_first = [&](const Algorithm& fastest) -> const Algorithm* {
+    whole.portfolio.rival_first = [&](const Algorithm& fastest) -> const Algorithm* {
       // (Only for this All-Reduce: a composition's searches of its groups pass it on.)
       if (!asked && fastest.collective.ranks == c.ranks && !(o.deadline && o.deadline->reached()))
         if (const std::optional<HalvesInTurn> h = halves_may_beat(t, fastest, o)) {
@@ -276,7 +307,15 @@ Made<ChunkingResult> try_synthesize_auto_chunks(const topo::Topology& t, Collect
         }
       return halves ? &*halves : nullptr;
     };
-  Made<ChunkingResult> r = drained(t, c, total_bytes, whole, max_chunks_per_npu);
+  // A Reduce-Scatter's All-Gather's answer reversed, made at most once (Mirror).
+  Mirror mirror(t, c, o);
+  if (mirror.twins)
+    whole.portfolio.rival_first = [&](const Algorithm& fastest) -> const Algorithm* {
+      const ChunkingResult* m =
+          mirror.ask(t, c, total_bytes, o, max_chunks_per_npu, fastest, /*doubling=*/true);
+      return m ? &m->algorithm : nullptr;
+    };
+  Made<ChunkingResult> r = drained(t, c, total_bytes, whole, max_chunks_per_npu, &mirror);
   ChunkingResult* best = made(r);
   if (!best) return r;
   if (!asked)

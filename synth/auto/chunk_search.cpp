@@ -62,7 +62,7 @@ class FlatSearch {
     quiet_.portfolio.baselines =
         false;  // each baseline gets its own chunk search (race_baselines), the one benchmarks run
     quiet_.pipelines.split = false;  // the pipelines' own doubling (double_plans) tries them
-    quiet_.portfolio.halves_first = nullptr;  // (this search's own: run asks it)
+    quiet_.portfolio.rival_first = nullptr;  // (this search's own: run asks it)
     // (Each variant's made time against its prediction, over every count this search makes: its
     // own, not a caller's, whose collective may be another.)
     quiet_.pipelines.calibration = &calibration_;
@@ -114,8 +114,9 @@ class FlatSearch {
       if (o_.portfolio.on_matcher) o_.portfolio.on_matcher(run, time);
     };
     Time fastest = -1;  // the search's fastest time so far (its rival asks too)
-    // An All-Reduce's halves' answers, where its caller made them (halves_rival, double_plan).
-    const Algorithm* halves = nullptr;
+    // The rival made first, where its caller made it (PortfolioOptions::rival_first: halves_rival,
+    // double_plan).
+    const Algorithm* first = nullptr;
     Made<ChunkingResult> searched = NotMade{};
     try {
       searched = search_chunks(
@@ -191,7 +192,7 @@ class FlatSearch {
           lower_bound(t_, c, c.chunk_bytes_for(total_bytes_), bounds_of(o_)).bandwidth,
           // (An All-Reduce's halves' answers, where its caller makes them: made before the last
           // count, they spare it where it cannot beat them.)
-          halves_rival(halves));
+          halves_rival(first));
     } catch (const GivenUp&) {
       if (!give_up) throw;  // an outer search's step given up (SynthOptions::give_up)
       ChunkingResult& answer = quick->result;
@@ -223,11 +224,11 @@ class FlatSearch {
     // A doubling alone at the next count costs about what the whole search's last count did: half
     // the search, as each count costs twice the last (the deadline's estimate).
     const double next_count = seconds_since(began) / 2;
-    // (An All-Reduce's halves' answers, where made before the search's last count or before the
-    // pipelines would double: the doublings alone must beat them.)
-    double_plans(c, largest, next_count, best, halves);
+    // (The rival made first, where made before the search's last count or before the pipelines
+    // would double: the doublings alone must beat it.)
+    double_plans(c, largest, next_count, best, first);
     matcher.run(c, largest, next_count, matcher_last, matcher_variants, best,
-                halves ? halves->claimed_time : -1);
+                first ? first->claimed_time : -1);
     learn(c, best);
     return searched;
   }
@@ -304,7 +305,8 @@ class FlatSearch {
   }
 
   // The search's last rival (search_chunks): an All-Reduce's halves' answers, where its caller
-  // makes them (PortfolioOptions::halves_first), kept in `halves`; none elsewhere. They are asked
+  // makes them (PortfolioOptions::rival_first), kept in `halves`; none elsewhere (a
+  // Reduce-Scatter's rival made first has no halves' figure: double_plan asks it). They are asked
   // for before the last count `at` only where they would be after it, before the pipelines double
   // alone (double_plan), whatever that count makes, as times go from the count before (a
   // doubling at most halves a time's excess over the bound): the pipelines' time there may be
@@ -312,7 +314,7 @@ class FlatSearch {
   // by kHalvesAnswersOver (halves_may_beat). Elsewhere they are left to after it, as they were: -1.
   std::function<Time(const Collective&, const Algorithm&)> halves_rival(
       const Algorithm*& halves) const {
-    if (!o_.portfolio.halves_first) return {};
+    if (!o_.portfolio.rival_first) return {};
     return [this, &halves](const Collective& at, const Algorithm& fastest) -> Time {
       const std::optional<Time> before =
           leave_outs_.plan_time(SynthMethod::PlanPipeline, at.chunks_per_npu / 2);
@@ -327,7 +329,7 @@ class FlatSearch {
           static_cast<double>(halved(fastest.claimed_time)) <=
               kHalvesAnswersOver * static_cast<double>(figure->total()))
         return -1;
-      halves = o_.portfolio.halves_first(fastest);
+      halves = o_.portfolio.rival_first(fastest);
       return halves ? halves->claimed_time : -1;
     };
   }
@@ -553,11 +555,11 @@ class FlatSearch {
   }
 
   // The flow plan's pipelines and the server plan doubling their chunks alone past `largest`.
-  // `halves`: an All-Reduce's halves' answers where its caller made them
-  // (PortfolioOptions::halves_first) before the search's last count, else nothing; it receives
-  // them where they are made before the pipelines would double.
+  // `first`: the rival made first where its caller made it (PortfolioOptions::rival_first) before
+  // the search's last count, else nothing; it receives the rival where it is made before the
+  // pipelines would double.
   void double_plans(Collective c, int largest, double next_count, ChunkingResult& best,
-                    const Algorithm*& halves) const {
+                    const Algorithm*& first) const {
     for (SynthMethod m : {SynthMethod::PlanPipeline, SynthMethod::ServerPlan}) {
       if (o_.method != SynthMethod::Auto && o_.method != m) continue;
       // (An All-Reduce's pipelines may beat the RS+AG figure (LowerBound::coarse), which is no
@@ -577,7 +579,7 @@ class FlatSearch {
                                                best.algorithm.claimed_time))) ||
           lost_elsewhere(c, Way::of(m)))
         continue;
-      double_plan(m, c, largest, next_count, best, halves);
+      double_plan(m, c, largest, next_count, best, first);
     }
   }
 
@@ -603,13 +605,13 @@ class FlatSearch {
   }
 
   // Plan `m` (the flow plan's pipelines or the server plan) doubling its chunks alone past
-  // `largest` (double_plans). Before the pipelines' first count, `halves` receives an
-  // All-Reduce's halves' answers where they are made there; once made (there or before the
-  // search's last count), they are the time to beat.
+  // `largest` (double_plans). Before the pipelines' first count, `first` receives the rival made
+  // first where it is made there; once made (there or before the search's last count), it is the
+  // time to beat.
   void double_plan(SynthMethod m, Collective c, int largest, double next_count,
-                   ChunkingResult& best, const Algorithm*& halves) const {
+                   ChunkingResult& best, const Algorithm*& first) const {
     auto fastest = [&] {
-      return under_halves(best.algorithm.claimed_time, halves ? halves->claimed_time : -1);
+      return under_first(best.algorithm.claimed_time, first ? first->claimed_time : -1);
     };
     SynthOptions quiet = quiet_;  // (each method's own: its hooks point at its own locals)
     quiet.method = m;
@@ -669,19 +671,21 @@ class FlatSearch {
               c, chunk, fastest(), last >= 0 ? std::optional<Time>(last) : std::nullopt,
               before_last >= 0 ? std::optional<Time>(before_last) : std::nullopt))
         break;
-      // An All-Reduce's halves' answers, where its caller makes them (halves_first), made
-      // before the pipelines' first count alone where their time at `largest` is within
-      // kHalvesFirstNear of the fastest. Where they are the fastest, the pipelines double no
-      // further: the halves' answers join each half's best count of the same pipelines, each
-      // drained, where the whole's join them at one count (which did not beat the former where
-      // measured: docs/synthesis.md), made here or before the search's last count (halves_rival).
-      // The server plan's doubling must beat them (`fastest`).
-      if (m == SynthMethod::PlanPipeline && c.kind == CollectiveKind::AllReduce && last < 0) {
-        if (o_.portfolio.halves_first && !halves && trend > 0 &&
+      // The rival made first, where its caller makes it (rival_first: an All-Reduce's halves'
+      // answers, a Reduce-Scatter's All-Gather's answer reversed), made before the pipelines'
+      // first count alone where their time at `largest` is within kHalvesFirstNear of the
+      // fastest. Where it is the fastest, the pipelines double no further: the halves' answers
+      // join each half's best count of the same pipelines, each drained, where the whole's join
+      // them at one count (which did not beat the former where measured: docs/synthesis.md), made
+      // here or before the search's last count (halves_rival); the All-Gather's answer finished
+      // reverses in its time, where the Reduce-Scatter's pipelines' head is not theirs to finish.
+      // The server plan's doubling must beat it (`fastest`).
+      if (m == SynthMethod::PlanPipeline && last < 0) {
+        if (o_.portfolio.rival_first && !first && trend > 0 &&
             static_cast<double>(trend) <=
                 kHalvesFirstNear * static_cast<double>(best.algorithm.claimed_time))
-          halves = o_.portfolio.halves_first(best.algorithm);
-        if (halves && halves->claimed_time < best.algorithm.claimed_time) break;
+          first = o_.portfolio.rival_first(best.algorithm);
+        if (first && first->claimed_time < best.algorithm.claimed_time) break;
       }
       const auto began = Deadline::Clock::now();
       quiet.to_beat = fastest();

@@ -56,22 +56,22 @@ std::vector<MatcherVariant> MatcherDoubling::winning_variants(const ChunkingResu
 
 void MatcherDoubling::run(Collective c, int largest, double next_count, Time matcher_last,
                           const std::vector<MatcherVariant>& variants, ChunkingResult& best,
-                          Time halves) const {
+                          Time first) const {
   Time previous = matcher_last;
   double last_seconds = next_count / 2;  // what the last count took
   // Each variant's times at the doubling's counts, and those it leaves out for good, as the
   // search would leave them out of its next count (CountLeaveOuts::leaves_out_doubling).
   std::map<MatcherRun, std::map<int, Time>> times;
   std::set<MatcherRun> left_out;
-  if (halves > 0 && halves < best.algorithm.claimed_time)
+  if (first > 0 && first < best.algorithm.claimed_time)
     for (const ChunkingResult::Try& before : best.tried)
       if (2 * before.chunks_per_npu == largest && !before.alone && !before.floor &&
-          !doubling_promises(matcher_last, before.time, halves))
+          !doubling_promises(matcher_last, before.time, first))
         return;
   // Where another way beat the matcher's answer past the search (the plans' doubling alone), a
   // variant starts only where its own last gain in the search, gained again, beats that by
   // kDoublingGain: as a count of the doubling that does not ends it (below).
-  if (const Time beat = under_halves(best.algorithm.claimed_time, halves); beat < matcher_last)
+  if (const Time beat = under_first(best.algorithm.claimed_time, first); beat < matcher_last)
     for (const MatcherVariant& v : variants) {
       const std::optional<Time> now = leave_outs.matcher_time(v.run, largest),
                                 before = leave_outs.matcher_time(v.run, largest / 2);
@@ -83,7 +83,7 @@ void MatcherDoubling::run(Collective c, int largest, double next_count, Time mat
     const Bytes chunk = c.chunk_bytes_for(total_bytes);
     if (chunk < 1 || c.pieces() > total_bytes || transfer_estimate(c) > kPipelineTransferBudget)
       break;
-    const Time beat = under_halves(best.algorithm.claimed_time, halves);
+    const Time beat = under_first(best.algorithm.claimed_time, first);
     std::optional<Time> fastest;
     if ((o.deadline && o.deadline->reached(2 * last_seconds)) ||
         leave_outs.matchers_cannot_gain(c, chunk, beat))
@@ -113,7 +113,7 @@ void MatcherDoubling::run(Collective c, int largest, double next_count, Time mat
     last_seconds = seconds_since(began);
     best.tried.push_back({k, *fastest, SynthMethod::Matcher});
     // (Where another way is the fastest, gaining on its own count before is not enough.)
-    if (!doubling_promises(*fastest, previous, under_halves(best.algorithm.claimed_time, halves)))
+    if (!doubling_promises(*fastest, previous, under_first(best.algorithm.claimed_time, first)))
       break;
     previous = *fastest;
   }

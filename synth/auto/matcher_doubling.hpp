@@ -23,10 +23,10 @@ struct MatcherVariant {
   MatcherRun run = MatcherRun::Scarce;
 };
 
-// `fastest`, or `halves` where that is positive and less: the time to beat once an All-Reduce's
-// halves' answers were made (PortfolioOptions::halves_first; -1: not made).
-inline Time under_halves(Time fastest, Time halves) {
-  return halves > 0 ? std::min(halves, fastest) : fastest;
+// `fastest`, or `first` where that is positive and less: the time to beat once the search's rival
+// made first was made (PortfolioOptions::rival_first; -1: not made).
+inline Time under_first(Time fastest, Time first) {
+  return first > 0 ? std::min(first, fastest) : fastest;
 }
 
 // The doubling of one flat search: its topology, options (`quiet`: without progress and baselines,
@@ -47,13 +47,13 @@ struct MatcherDoubling {
   // `variants` doubling from 2 `largest` while the fastest of them (their times are not smooth)
   // promises to beat the fastest so far by more than kDoublingGain (doubling_promises), up to the
   // pipelines' transfer budget; `matcher_last` their time at `largest`, `next_count` the seconds
-  // the search's last count took. Where an All-Reduce's halves' answers were made (`halves`
-  // positive: under_halves) and are the faster, they are the time to beat, and the doubling starts
-  // only where the search's gain at its last count, gained again, beats them. Where another way
+  // the search's last count took. Where the rival made first was made (`first` positive:
+  // under_first) and is the faster, it is the time to beat, and the doubling starts only where
+  // the search's gain at its last count, gained again, beats it. Where another way
   // beat `matcher_last` past the search (the plans' doubling), a variant starts only where its own
   // last gain in the search, gained again, beats the fastest.
   void run(Collective c, int largest, double next_count, Time matcher_last,
-           const std::vector<MatcherVariant>& variants, ChunkingResult& best, Time halves) const;
+           const std::vector<MatcherVariant>& variants, ChunkingResult& best, Time first) const;
 };
 
 }  // namespace tenet::synth::detail
