@@ -255,13 +255,20 @@ std::optional<Algorithm> halves_joined(const topo::Topology& t, const Collective
       (o.deadline && o.deadline->reached()))
     return std::nullopt;
   if (!finished) finish(t, made(second)->algorithm, half);
-  // The Reduce-Scatter's answer: on a topology that is its own reverse, the All-Gather's before its
-  // finishing passes reversed in time (reversed_answer.hpp) where that takes the All-Gather's time
-  // (its own search plans the same trees, each link its twin), then finished as its own (its head
-  // through its reverse, the All-Gather before its passes, drained and listed again as the
-  // All-Gather's answer was: spread_head); elsewhere its own search.
+  // The Reduce-Scatter's answer, on a topology that is its own reverse: the All-Gather's answer
+  // finished, reversed in time (reversed_answer.hpp), where that takes the All-Gather's time (a
+  // reversal keeps its one queue per port in the mirror of its twin's order); else the All-Gather's
+  // answer before its finishing passes reversed, where that takes the All-Gather's time (its own
+  // search plans the same trees, each link its twin), then finished as its own (its head through
+  // its reverse, drained and listed again as the All-Gather's answer was: spread_head). Elsewhere
+  // its own search.
   Made<ChunkingResult> first = NotMade{};
-  if (undrained)
+  if (twins)
+    if (std::optional<ChunkingResult> mirrored =
+            reversed_answer(t, made(second)->algorithm, made(second)->chunks_per_npu, *twins);
+        mirrored && mirrored->algorithm.claimed_time <= made(second)->algorithm.claimed_time)
+      first = std::move(*mirrored);
+  if (undrained && !made(first))
     if (std::optional<ChunkingResult> mirrored =
             reversed_answer(t, *undrained, made(second)->chunks_per_npu, *twins);
         mirrored && mirrored->algorithm.claimed_time <= undrained->claimed_time) {

@@ -26,10 +26,11 @@ namespace {
 // All-Gather once every reduction into it has arrived. Such a send waits for the reductions into
 // its NPU that end last: first as the halves were timed alone, then, joined again while one of them
 // ends after a send it should precede, as timed together (the All-Gather's traffic slows the
-// reductions down; each round adds the one that ends last, at most kInTurnRounds times). `serial`
-// sets Algorithm::serial_channels. With `to_beat` positive (not in turn), a joined algorithm whose
-// floor (synth::time_floor) is at least `to_beat` is not timed: its claimed time is that floor and
-// `*floored` says so; `*floor` receives the floor wherever one was computed.
+// reductions down; each round adds the one that ends last, at most kInTurnRounds times), and where
+// that ends after the two one after the other, also after the reduction that ends last of all.
+// `serial` sets Algorithm::serial_channels. With `to_beat` positive (not in turn), a joined
+// algorithm whose floor (synth::time_floor) is at least `to_beat` is not timed: its claimed time is
+// that floor and `*floored` says so; `*floor` receives the floor wherever one was computed.
 Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorithm first,
                           const Algorithm& second, bool serial, bool in_turn = false,
                           Time to_beat = -1, bool* floored = nullptr, Time* floor = nullptr) {
@@ -100,6 +101,20 @@ Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorith
       early = early || (last[v] >= 0 && sends[v] < a[last[v]].end);
     if (!early || !add(last)) break;
     a = join();
+  }
+  // Where the halves in turn end after the halves one after the other (each as timed alone: their
+  // traffic slowed each other more than it overlapped), every NPU's own sends wait for the
+  // reduction that ends last of all, as timed alone: nothing of the All-Gather moves before the
+  // Reduce-Scatter has ended, each then takes its time alone (where `serial` is each one's own),
+  // and the faster is kept.
+  if (in_turn && first.claimed_time > 0 && second.claimed_time > 0 &&
+      a.claimed_time > first.claimed_time + second.claimed_time) {
+    TransferId end = -1;
+    for (TransferId i = 0; i < offset; ++i)
+      if (end < 0 || first[i].end > first[end].end) end = i;
+    for (std::vector<TransferId>& w : waits) w.assign(1, end);
+    Algorithm after = join();
+    if (after.claimed_time < a.claimed_time) a = std::move(after);
   }
   return a;
 }

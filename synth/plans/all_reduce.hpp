@@ -21,8 +21,10 @@ std::optional<Algorithm> synthesize_with(const topo::Topology& t, const Collecti
 // The All-Reduce `c` (over P k chunks: all_reduce_chunks 0) as the answers `rs` and `ag` of its
 // Reduce-Scatter and All-Gather (over c's ranks, of the same size) in turn: each NPU sends its own
 // chunks' All-Gather once every reduction into it has arrived, joined again while the All-Gather's
-// traffic holds a reduction back past such a send (as the pipelines' halves in turn), the joined
-// channels serial where the first's are, else also where the second's are (the faster kept).
+// traffic holds a reduction back past such a send (as the pipelines' halves in turn), and where
+// that ends after the two one after the other (each as timed alone), the All-Gather also after the
+// Reduce-Scatter's end; the joined channels serial where the first's are, else also where the
+// second's are (the faster kept).
 // Timed. Over the finer half's chunks per NPU, the other's chunks cut into as many (a transfer a
 // message of their pieces: the same bytes, routes, rates and times). Nothing where the counts do
 // not divide one another, the chunk bytes do not, or the halves differ in protocol, link model or
