@@ -103,11 +103,13 @@ Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorith
     a = join();
   }
   // Where the halves in turn end after the halves one after the other (each as timed alone: their
-  // traffic slowed each other more than it overlapped), every NPU's own sends wait for the
-  // reduction that ends last of all, as timed alone: nothing of the All-Gather moves before the
-  // Reduce-Scatter has ended, each then takes its time alone (where `serial` is each one's own),
-  // and the faster is kept.
+  // traffic slowed each other more than it overlapped) and `serial` is each one's own, every NPU's
+  // own sends wait for the reduction that ends last of all, as timed alone: nothing of the
+  // All-Gather moves before the Reduce-Scatter has ended, each then takes its time alone, and the
+  // faster is kept. (Where `serial` is not one half's, that half's time joined is not its own:
+  // joined_in_turn also joins with the other setting.)
   if (in_turn && first.claimed_time > 0 && second.claimed_time > 0 &&
+      first.serial_channels == serial && second.serial_channels == serial &&
       a.claimed_time > first.claimed_time + second.claimed_time) {
     TransferId end = -1;
     for (TransferId i = 0; i < offset; ++i)
