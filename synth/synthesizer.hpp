@@ -249,8 +249,9 @@ struct PortfolioOptions {
   // half's best count, drained: where the latter are made anyway, the costliest counts of the
   // former need not be). For a Reduce-Scatter, where tail_spread applies, its All-Gather's answer
   // (that search, finished) reversed in time, asked before the pipelines double alone where the
-  // fastest is theirs (their head is not their All-Gather's tail, which the finishing passes
-  // reach: the reversed answer often ends first, and then the pipelines double no further). It
+  // fastest is theirs or over kPipelinesPersist of the bound (their head is not their All-Gather's
+  // tail, which the finishing passes reach: the reversed answer often ends first, and then the
+  // pipelines double no further). It
   // returns the rival (the caller keeps it for as long as the search lasts), which the counts
   // after must then beat, or nothing where none was made.
   std::function<const Algorithm*(const Algorithm& fastest)> rival_first;

@@ -49,9 +49,9 @@ struct MatcherDoubling {
   // pipelines' transfer budget; `matcher_last` their time at `largest`, `next_count` the seconds
   // the search's last count took. Where the rival made first was made (`first` positive:
   // under_first) and is the faster, it is the time to beat, and the doubling starts only where
-  // the search's gain at its last count, gained again, beats it. Where another way
-  // beat `matcher_last` past the search (the plans' doubling), a variant starts only where its own
-  // last gain in the search, gained again, beats the fastest.
+  // the search's gain at its last count, gained again, beats it. Where another way beat
+  // `matcher_last` past the search (the plans' doubling), a variant starts only where its own last
+  // gain in the search, gained again, beats the fastest.
   void run(Collective c, int largest, double next_count, Time matcher_last,
            const std::vector<MatcherVariant>& variants, ChunkingResult& best, Time first) const;
 };

@@ -169,9 +169,9 @@ TEST(AnswersInTurn, NeverSlowerOnRandomFabrics) {
 // halves' answers joined in turn never end after the halves one after the other (each as timed
 // alone) where the two serve their channels alike (Algorithm::serial_channels: the joined
 // algorithm has one setting): where their traffic slows each other more than it overlaps, the
-// All-Gather waits for the Reduce-Scatter's end (ForestColl's 4 MI250 boxes at 1 GiB: 6.841 ms in
-// turn, 6.623 ms one after the other, where measured; here, in turn alone, one of the 40 ended 5.2
-// % after). The joined All-Reduce verifies and claims its timed time.
+// All-Gather waits for the Reduce-Scatter's end. (ForestColl's 4 MI250 boxes at 1 GiB, where
+// measured: 6.841 ms in turn, 6.623 ms one after the other. Here, joined in turn alone, one of the
+// 40 ended after its halves by 5.2 %.) The joined All-Reduce verifies and claims its timed time.
 TEST(AnswersInTurn, NeverAfterTheHalvesOneAfterTheOther) {
   std::mt19937_64 rng(87);
   int alike = 0;
