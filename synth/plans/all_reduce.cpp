@@ -122,9 +122,14 @@ Algorithm join_all_reduce(const topo::Topology& t, const Collective& c, Algorith
 }
 
 // The halves joined in turn (join_all_reduce), the joined channels serial where `first`'s are;
-// where `second`'s differ, also timed as `second`'s, and the faster kept.
+// where `second`'s differ, also timed as `second`'s, and the faster kept. Where `first` sends on
+// channel 0 alone (never serial: algorithm.hpp), as an answer reversed in time does, its setting
+// does not time it: it takes `second`'s, joined once, each half timed as alone.
 Algorithm joined_in_turn(const topo::Topology& t, const Collective& c, Algorithm first,
                          const Algorithm& second) {
+  if (std::all_of(first.transfers().begin(), first.transfers().end(),
+                  [](const Transfer& x) { return x.channel == 0; }))
+    first.serial_channels = second.serial_channels;
   const bool serial = first.serial_channels;
   if (serial == second.serial_channels)
     return join_all_reduce(t, c, std::move(first), second, serial, /*in_turn=*/true);
