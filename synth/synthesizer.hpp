@@ -241,6 +241,10 @@ struct PortfolioOptions {
   // pipelines' (each half's search drains its own tail) or the links differ both ways (each half
   // takes a method of its own). Off in the simulator.
   bool halves_answers = true;
+  // Where a plan or a matcher variant doubling alone past the chunk search's counts displaced the
+  // search's fastest by less than kRunnerUpNear, that one finished too (ChunkingResult::runner_up:
+  // the finishing passes may gain more on its tail), the faster kept.
+  bool runner_up = true;
   // Set by the chunk search (synthesize_auto_chunks) on a topology that is its own reverse: the
   // search's rival made first, on demand (once) with the fastest answer so far. For an All-Reduce,
   // where halves_answers applies, its halves' answers joined in turn, asked before the search's
@@ -356,6 +360,11 @@ struct ChunkingResult {
     bool predicted = false;
   };
   std::vector<Try> tried;
+  // The search's fastest before a plan or matcher variant doubling alone past its counts beat it
+  // (another producer's answer), where within kRunnerUpNear of the answer: the finishing passes
+  // (synthesize_auto_chunks) may gain far more on one way's tail than on another's, so it is
+  // finished beside the answer and the faster kept. None elsewhere.
+  std::optional<Algorithm> runner_up;
 };
 // Picks the chunks per NPU (1, 2, 4, ... up to max_chunks_per_npu) that minimizes the collective
 // time for `total_bytes` (NCCL's size convention, see Collective::chunk_bytes_for): fewer chunks

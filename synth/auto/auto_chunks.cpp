@@ -129,6 +129,21 @@ void finish(const topo::Topology& t, Algorithm& a, const SynthOptions& o) {
   if (!head && o.portfolio.tail_spread) spread_tail(t, a, o.deadline);
 }
 
+// `r`'s answer finished (finish), and beside it its runner-up (ChunkingResult::runner_up), where
+// it has one and time is left: the faster finished is the answer.
+void finish_answer(const topo::Topology& t, ChunkingResult& r, const SynthOptions& o) {
+  finish(t, r.algorithm, o);
+  if (!r.runner_up) return;
+  Algorithm other = std::move(*r.runner_up);
+  r.runner_up.reset();
+  if (o.deadline && o.deadline->reached()) return;
+  finish(t, other, o);
+  if (other.claimed_time < r.algorithm.claimed_time) {
+    r.chunks_per_npu = other.collective.chunks_per_npu;
+    r.algorithm = std::move(other);
+  }
+}
+
 // The All-Gather answer `ag` (made at `chunks_per_npu`) reversed in time into a Reduce-Scatter
 // (reduce_scatter_reversed, over `twins`), as a chunk search's result, its method saying so.
 std::optional<ChunkingResult> reversed_answer(const topo::Topology& t, const Algorithm& ag,
@@ -157,7 +172,7 @@ std::optional<ChunkingResult> gathered_reversed(const topo::Topology& t, const C
   Made<ChunkingResult> gathered = searched(t, ag, total_bytes, o, max_chunks_per_npu);
   ChunkingResult* g = made(gathered);
   if (!g) return std::nullopt;
-  finish(t, g->algorithm, o);
+  finish_answer(t, *g, o);
   return reversed_answer(t, g->algorithm, g->chunks_per_npu, twins);
 }
 
@@ -208,7 +223,7 @@ Made<ChunkingResult> drained(const topo::Topology& t, Collective c, Bytes total_
                            /*doubling=*/false)
              : nullptr;
   // (Once, on whatever way won.)
-  finish(t, best->algorithm, o);
+  finish_answer(t, *best, o);
   if (mirrored && mirrored->algorithm.claimed_time < best->algorithm.claimed_time) {
     std::vector<ChunkingResult::Try> tried = std::move(best->tried);
     *best = std::move(*mirror->answer);
@@ -247,14 +262,14 @@ std::optional<Algorithm> halves_joined(const topo::Topology& t, const Collective
   if (twins) undrained = made(second)->algorithm;
   // (Where `fastest` is before its finishing passes, the All-Gather's are run only where the
   // halves are made.)
-  if (finished) finish(t, made(second)->algorithm, half);
+  if (finished) finish_answer(t, *made(second), half);
   const double gathered = static_cast<double>(made(second)->algorithm.claimed_time);
   const double predicted = gathered + gathered * static_cast<double>(h.reduce_scatter.total) /
                                           static_cast<double>(h.all_gather.total);
   if (predicted >= (1 - kDoublingGain) * static_cast<double>(fastest) ||
       (o.deadline && o.deadline->reached()))
     return std::nullopt;
-  if (!finished) finish(t, made(second)->algorithm, half);
+  if (!finished) finish_answer(t, *made(second), half);
   // The Reduce-Scatter's answer, on a topology that is its own reverse: the All-Gather's answer
   // finished, reversed in time (reversed_answer.hpp), where that takes the All-Gather's time (a
   // reversal keeps its one queue per port in the mirror of its twin's order); else the All-Gather's

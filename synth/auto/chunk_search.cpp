@@ -229,6 +229,7 @@ class FlatSearch {
     double_plans(c, largest, next_count, best, first);
     matcher.run(c, largest, next_count, matcher_last, matcher_variants, best,
                 first ? first->claimed_time : -1);
+    trim_runner_up(best, o_.portfolio.runner_up);
     learn(c, best);
     return searched;
   }
@@ -715,10 +716,7 @@ class FlatSearch {
       const Time now = a.claimed_time;
       const bool gaining = previous < 0 || gains(now, previous);
       if (previous < 0 || now < previous) previous = now;
-      if (now < best.algorithm.claimed_time) {
-        best.algorithm = std::move(a);
-        best.chunks_per_npu = k;
-      }
+      if (now < best.algorithm.claimed_time) displace_answer(best, std::move(a), k);
       // A count is promising where its gain, gained again, would beat the fastest by more than
       // kDoublingGain: each count after it gains less than the one before. The first count over
       // kPipelinesContend of the fastest is not, whatever it gained.

@@ -29,7 +29,8 @@ std::optional<LogStepsAnswer> log_steps_answer(
     if (!a || (out && a->claimed_time >= out->result.algorithm.claimed_time)) return;
     const bool enough = at_bound(*a);
     const Time time = a->claimed_time;
-    LogStepsAnswer answer{{std::move(*a), 1, {{1, time, std::nullopt, false}}}, enough};
+    LogStepsAnswer answer{{std::move(*a), 1, {{1, time, std::nullopt, false}}, std::nullopt},
+                          enough};
     Algorithm& made = answer.result.algorithm;
     made.method =
         enough ? fmt::format(

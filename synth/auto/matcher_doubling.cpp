@@ -106,8 +106,7 @@ void MatcherDoubling::run(Collective c, int largest, double next_count, Time mat
         a.method = waves > 0 ? label + in_waves_words(waves) : label;
         a.provenance = made_by;
         a.provenance.waves = waves;
-        best.algorithm = std::move(a);
-        best.chunks_per_npu = k;
+        displace_answer(best, std::move(a), k);
       }
     }
     last_seconds = seconds_since(began);

@@ -664,6 +664,20 @@ void keep_if_faster(Algorithm& best, Algorithm candidate, const BaselineSpec& sp
   best = std::move(candidate);
 }
 
+void displace_answer(ChunkingResult& r, Algorithm faster, int chunks_per_npu) {
+  if (!r.runner_up) r.runner_up = std::move(r.algorithm);  // (trimmed after the doublings)
+  r.algorithm = std::move(faster);
+  r.chunks_per_npu = chunks_per_npu;
+}
+
+void trim_runner_up(ChunkingResult& r, bool wanted) {
+  if (r.runner_up &&
+      (!wanted || r.runner_up->provenance.producer == r.algorithm.provenance.producer ||
+       static_cast<double>(r.runner_up->claimed_time) >
+           kRunnerUpNear * static_cast<double>(r.algorithm.claimed_time)))
+    r.runner_up.reset();
+}
+
 }  // namespace tenet::synth::detail
 
 namespace tenet::synth {

@@ -79,4 +79,15 @@ bool portfolio_worth_it(const topo::Topology& t, const Collective& c, Bytes chun
 // `candidate` in place of `best` when it is faster, as tenet's own, saying which baseline it is.
 void keep_if_faster(Algorithm& best, Algorithm candidate, const BaselineSpec& spec);
 
+// `faster` (made at `chunks_per_npu` chunks per NPU) as `r`'s answer, the answer it displaces kept
+// as r.runner_up where none is kept yet: a method doubling alone past the search's counts
+// displaces the search's fastest (ChunkingResult::runner_up; the flat search drops it where it is
+// not near).
+void displace_answer(ChunkingResult& r, Algorithm faster, int chunks_per_npu);
+
+// After the doublings alone: r.runner_up (the search's fastest, where one displaced it) kept only
+// where `wanted` (PortfolioOptions::runner_up), another producer made it and it is within
+// kRunnerUpNear of r's answer.
+void trim_runner_up(ChunkingResult& r, bool wanted);
+
 }  // namespace tenet::synth::detail

@@ -54,10 +54,12 @@ TEST(FlowPlanQuality, BoxesOnRailsComeNearTheBound) {
 // chunks per NPU); the pipelines alone do not beat it at 128 chunks per NPU (3.781 ms; left unmade
 // on a prediction of 3.788 ms where a variant made at 64 calibrated them), but take 3.481 ms at
 // 256. Far from the bound the doubling goes past a count that does not beat the search's fastest,
-// made or left unmade on its floor or prediction, where the next may still win (double_plans): the
-// answer is a count made alone after one that did not win, at 1.0785 with the drain at full rate
-// (stopping at the count that did not win left it at 1.1237; ForestColl's optimum is the cut
-// bound's bandwidth term: docs/interop.md).
+// made or left unmade on its floor or prediction, where the next may still win (double_plans): a
+// count made alone after one that did not win beats the search's fastest (stopping at the count
+// that did not win left the answer at 1.1237). That fastest, 1.6 % behind, is finished beside it
+// (ChunkingResult::runner_up) and wins: 3.289 ms, 1.0454 of the bound, against the pipelines'
+// 3.311 ms finished (1.0524; ForestColl's optimum is the cut bound's bandwidth term:
+// docs/interop.md).
 TEST(FlowPlanQuality, PipelinesDoublePastACountThatCannotWin) {
   const topo::Topology box = testing::example_with_steps("mi250-box.yaml");
   topo::TopologyBuilder b("mi250x4");
@@ -83,11 +85,13 @@ TEST(FlowPlanQuality, PipelinesDoublePastACountThatCannotWin) {
   for (const ChunkingResult::Try& x : r.tried) {
     if (x.alone != SynthMethod::PlanPipeline) continue;
     if (x.floor || x.time >= searched) could_not_win = true;
-    if (could_not_win && !x.floor && x.chunks_per_npu == r.chunks_per_npu) won_after = true;
+    if (could_not_win && !x.floor && x.time < searched) won_after = true;
   }
   EXPECT_TRUE(won_after) << r.algorithm.method;
+  EXPECT_NE(r.algorithm.provenance.producer, Producer::FlowPlanPipelines) << r.algorithm.method;
   const LowerBound bound = lower_bound(t, r.algorithm.collective, r.algorithm.chunk_bytes);
-  EXPECT_LE(static_cast<double>(r.algorithm.claimed_time) / static_cast<double>(bound.total), 1.11);
+  EXPECT_LE(static_cast<double>(r.algorithm.claimed_time) / static_cast<double>(bound.total),
+            1.047);
   EXPECT_TRUE(verify(t, r.algorithm).correct());
 }
 

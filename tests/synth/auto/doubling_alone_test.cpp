@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -255,6 +257,38 @@ TEST(DoublingAlone, ThePipelinesDoublingEndsWhereItsOwnCountsFollowTheModel) {
   EXPECT_TRUE(ends.back());
   EXPECT_EQ(std::count(ends.begin(), ends.end(), true), 1);
   EXPECT_TRUE(verify(t, r.algorithm).correct());
+}
+
+// Where a doubling alone past the search's counts displaces the search's fastest by little, that
+// one is finished beside it (PortfolioOptions::runner_up): on seeded random fabrics (switches,
+// router NPUs, links that differ both ways; half with steps), All-Gather, Reduce-Scatter and
+// All-Reduce of 16 to 256 MiB, the answer is never slower than without, verifies and claims its
+// timed time. (ForestColl's 4 MI250 boxes at 1 GiB, where measured: the matcher's answer at 16
+// chunks per NPU, 1.6 % behind the pipelines' at 256, finished 3.289 ms against their 3.311 ms.)
+TEST(DoublingAlone, TheSearchsFastestFinishedBesideTheDoublingsNeverSlower) {
+  std::mt19937_64 rng(88);
+  int faster = 0;
+  for (int i = 0; i < 30; ++i) {
+    const topo::Topology t = testing::random_topology(rng, 8, i % 2 == 0);
+    const auto kind = std::array{CollectiveKind::AllGather, CollectiveKind::ReduceScatter,
+                                 CollectiveKind::AllReduce}[static_cast<size_t>(i % 3)];
+    const Collective c = Collective::over_all(t, kind);
+    const Bytes size = (Bytes{16} << 20) << (rng() % 5);
+    SynthOptions without;
+    without.portfolio.runner_up = false;
+    const ChunkingResult alone = synthesize_auto_chunks(t, c, size, without);
+    const ChunkingResult r = synthesize_auto_chunks(t, c, size, SynthOptions{});
+    const std::string what =
+        t.name() + " " + std::string(to_string(kind)) + " " + std::to_string(size) + " B";
+    EXPECT_LE(r.algorithm.claimed_time, alone.algorithm.claimed_time) << what;
+    faster += r.algorithm.claimed_time < alone.algorithm.claimed_time;
+    EXPECT_FALSE(r.runner_up.has_value()) << what;
+    EXPECT_EQ(r.chunks_per_npu, r.algorithm.collective.chunks_per_npu) << what;
+    const Report report = verify(t, r.algorithm);
+    ASSERT_TRUE(report.correct()) << what << testing::violation_text(report);
+    EXPECT_EQ(report.collective_time, r.algorithm.claimed_time) << what;
+  }
+  RecordProperty("runner_up_faster", faster);
 }
 
 }  // namespace
