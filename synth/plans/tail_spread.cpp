@@ -175,6 +175,57 @@ class Spreader {
   // Whether every copy kept sent its chunk whole (an All-Reduce's after its last reduction).
   bool whole() const { return whole_; }
 
+  // A floor on when the deliveries still needed once every kept transfer is in (spread()) can
+  // have arrived, whatever their order: each node's arrive over its ways into it, and those that
+  // end in one link are booked on it one after another, each no sooner than the link is free
+  // (after the kept transfers) and each holding it for its way's occupancy at least. The latest
+  // over the nodes of the least time their ways' last links can take the node's deliveries, with
+  // a link's whole occupancies relaxed to fractions. -1: some way holds its link for no time.
+  Time arrivals_floor() const {
+    struct Last {
+      Time free = 0, duration = 0, occupancy = 0;
+    };
+    std::map<LinkId, Last> last;  // per link ending at the node: its ways' least costs
+    Time floor = 0;
+    for (NodeId v = 0; v < static_cast<NodeId>(ways_->into.size()); ++v) {
+      int64_t missing = 0;
+      for (ChunkId ch = 0; ch < start_->chunks; ++ch)
+        if (start_->needs[start_->cell(v, ch)] && held_[start_->cell(v, ch)] == kNone) ++missing;
+      if (missing == 0) continue;
+      last.clear();
+      for (int w : ways_->into[static_cast<size_t>(v)]) {
+        const Way& way = ways_->ways[static_cast<size_t>(w)];
+        if (way.occupancy <= 0) return -1;
+        const LinkId l = way.route.back();
+        const auto [it, added] = last.try_emplace(
+            l, Last{link_free_[static_cast<size_t>(l)], way.duration, way.occupancy});
+        if (!added) {
+          it->second.duration = std::min(it->second.duration, way.duration);
+          it->second.occupancy = std::min(it->second.occupancy, way.occupancy);
+        }
+      }
+      if (last.empty()) continue;  // (spread() cannot make them: no schedule to floor)
+      // By time T a link can have delivered at most (T - a) / occupancy, for a = its free time
+      // plus a duration less an occupancy (its n-th delivery arrives at a + n x occupancy at the
+      // soonest): the least T at which the links' sum reaches `missing`, links joining in order
+      // of their a.
+      std::vector<std::pair<double, double>> links;  // (a, occupancy)
+      for (const auto& [l, x] : last)
+        links.emplace_back(static_cast<double>(x.free + x.duration - x.occupancy),
+                           static_cast<double>(x.occupancy));
+      std::sort(links.begin(), links.end());
+      double rate = 0, offset = 0, least = 0;
+      for (size_t i = 0; i < links.size(); ++i) {
+        rate += 1 / links[i].second;
+        offset += links[i].first / links[i].second;
+        least = (static_cast<double>(missing) + offset) / rate;
+        if (i + 1 == links.size() || least <= links[i + 1].first) break;
+      }
+      floor = std::max(floor, static_cast<Time>(least));
+    }
+    return floor;
+  }
+
   // The deliveries still needed once every kept transfer is in, in order of start; nothing where
   // some cannot be made over the ways.
   std::optional<std::vector<TransferSpec>> spread() {
@@ -397,7 +448,12 @@ Algorithm spread_into(const topo::Topology& t, const Algorithm& a, const Spread&
 
 }  // namespace
 
-std::optional<Algorithm> spread_from(const topo::Topology& t, const Algorithm& a, Time cut) {
+namespace {
+
+// `f` of what `cut` keeps of `a` (kept_at), or nothing where spread_from would schedule nothing.
+template <class F>
+auto with_kept(const topo::Topology& t, const Algorithm& a, Time cut, F&& f)
+    -> decltype(f(std::declval<Kept>())) {
   if (!applies(a)) return std::nullopt;
   const ProtocolView view(t, a);
   const topo::Topology& u = view.topology();
@@ -407,9 +463,34 @@ std::optional<Algorithm> spread_from(const topo::Topology& t, const Algorithm& a
   const Time cuts[] = {cut};
   std::optional<Kept> kept = std::move(kept_at(u, a, ways, *start, cuts).front());
   if (!kept) return std::nullopt;
-  const std::optional<Spread> s = spread_of(std::move(*kept));
-  if (!s) return std::nullopt;
-  return spread_into(t, a, *s);
+  return f(std::move(*kept));
+}
+
+// A floor on when the schedule from what `kept` keeps ends: its kept transfers' ends, or its
+// deliveries' arrivals (Spreader::arrivals_floor), whichever is later; -1: none.
+Time schedule_floor(const Kept& kept) {
+  const Time arrivals = kept.spreader.arrivals_floor();
+  return arrivals < 0 ? -1 : std::max(kept.ends, arrivals);
+}
+
+}  // namespace
+
+std::optional<Algorithm> spread_from(const topo::Topology& t, const Algorithm& a, Time cut,
+                                     Time* scheduled) {
+  return with_kept(t, a, cut, [&](Kept kept) -> std::optional<Algorithm> {
+    const std::optional<Spread> s = spread_of(std::move(kept));
+    if (!s) return std::nullopt;
+    if (scheduled) *scheduled = s->ends;
+    return spread_into(t, a, *s);
+  });
+}
+
+std::optional<Time> spread_floor(const topo::Topology& t, const Algorithm& a, Time cut) {
+  return with_kept(t, a, cut, [](const Kept& kept) -> std::optional<Time> {
+    const Time floor = schedule_floor(kept);
+    if (floor < 0) return std::nullopt;
+    return floor;
+  });
 }
 
 bool spread_tail(const topo::Topology& t, Algorithm& a, const Deadline* deadline) {
@@ -428,13 +509,22 @@ bool spread_tail(const topo::Topology& t, Algorithm& a, const Deadline* deadline
   std::array<Time, kTails> cuts{};
   for (size_t i = 0; i < kTails; ++i) cuts[i] = drain_cut(span, kSpreadTails[kTails - 1 - i]);
   std::vector<std::optional<Kept>> kept = kept_at(u, a, ways, *start, cuts);
+  const double enough = (1 - kDrainGain) * static_cast<double>(a.claimed_time);
   // The shortest tail first, on to longer ones until kSpreadTailsPast in a row end no sooner than
-  // the soonest so far (the list scheduling of a longer tail costs more, and loses to the trees).
+  // the soonest so far (the list scheduling of a longer tail costs more, and loses to the trees),
+  // or cannot end soon enough to replace `a` (its schedule_floor at or past `enough`: it is not
+  // scheduled).
   std::optional<Spread> best;
   double best_tail = 0;
   int past = 0;
   for (size_t i = kTails; i-- > 0 && past < kSpreadTailsPast;) {
-    std::optional<Spread> s = kept[i] ? spread_of(std::move(*kept[i])) : std::nullopt;
+    if (!kept[i]) continue;
+    if (const Time floor = schedule_floor(*kept[i]);
+        floor >= 0 && static_cast<double>(floor) >= enough) {
+      ++past;
+      continue;
+    }
+    std::optional<Spread> s = spread_of(std::move(*kept[i]));
     if (!s) continue;
     if (best && s->ends >= best->ends) {
       ++past;
@@ -444,7 +534,6 @@ bool spread_tail(const topo::Topology& t, Algorithm& a, const Deadline* deadline
     best_tail = kSpreadTails[kTails - 1 - i];
     past = 0;
   }
-  const double enough = (1 - kDrainGain) * static_cast<double>(a.claimed_time);
   if (!best || static_cast<double>(best->ends) >= enough) return false;
   Algorithm b = spread_into(t, a, *best);
   if (static_cast<double>(b.claimed_time) >= enough) return false;

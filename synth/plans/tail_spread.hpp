@@ -32,12 +32,22 @@ namespace tenet::synth::detail {
 // Nothing where `a` reduces (an All-Reduce: where some reduction starts at or after `cut`, a copy
 // sends a partial, or a chunk has no one owner), where its chunk sizes are uneven, or where some
 // delivery its ways cannot make (a chunk relayed through a node that does not need it).
-std::optional<Algorithm> spread_from(const topo::Topology& t, const Algorithm& a, Time cut);
+// `scheduled`, where given, receives when the list scheduling ended, before the timing.
+std::optional<Algorithm> spread_from(const topo::Topology& t, const Algorithm& a, Time cut,
+                                     Time* scheduled = nullptr);
+
+// A floor on when spread_from's list scheduling from `cut` ends (not on the timed result, which
+// the model may end sooner), no delivery scheduled: the latest end of the transfers it keeps, or
+// over the nodes, the soonest the links that end its ways into a node (each free from its kept
+// transfers' last hold, taking a delivery at a time for its way's occupancy at least) can bring it
+// every chunk it still needs. Nothing where spread_from makes nothing before its schedule.
+std::optional<Time> spread_floor(const topo::Topology& t, const Algorithm& a, Time cut);
 
 // `a` with its last deliveries listed again: the fractions of kSpreadTails are scheduled
 // (spread_from's list scheduling, not timed), the shortest first, until kSpreadTailsPast in a row
-// end no sooner than the soonest so far, and the schedule that ends soonest is timed; `a` is
-// replaced where that is faster than it by more than kDrainGain. Returns whether it was (then
+// end no sooner than the soonest so far or cannot end kDrainGain before `a` (spread_floor: those
+// are not scheduled), and the schedule that ends soonest is timed; `a` is replaced where that is
+// faster than it by more than kDrainGain. Returns whether it was (then
 // `a.provenance.tail_spread` gives the fraction). Nothing is tried where `a` has over
 // kDrainTransferBudget transfers, or where its timing would end past `deadline` (may be null).
 bool spread_tail(const topo::Topology& t, Algorithm& a, const Deadline* deadline);

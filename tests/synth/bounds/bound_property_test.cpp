@@ -162,7 +162,8 @@ void for_each_msccl_program(const topo::Topology& t, const Collective& c, Bytes 
 class BoundProperty : public ::testing::TestWithParam<int> {};
 
 TEST_P(BoundProperty, NoVerifiedAlgorithmBeatsTheBound) {
-  int checked = 0, imported = 0, in_network = 0, with_protocol = 0, drained = 0, spread = 0;
+  int checked = 0, imported = 0, in_network = 0, with_protocol = 0, drained = 0, spread = 0,
+      spread_floored = 0;
   const int n = fabrics();
   for (int i = GetParam(); i < n; i += kShards) {
     std::mt19937_64 rng(58'000 + i);
@@ -204,12 +205,19 @@ TEST_P(BoundProperty, NoVerifiedAlgorithmBeatsTheBound) {
           }
         }
         // Its last deliveries listed again (detail::spread_tail) from a short and a long tail of
-        // those it schedules: collectives that copy, an All-Reduce's copies after its reductions.
+        // those it schedules: collectives that copy, an All-Reduce's copies after its reductions;
+        // never under the floor that decides whether a tail is scheduled.
         for (double tail : {kSpreadTails[1], kSpreadTails[5]})
-          if (const std::optional<Algorithm> b =
-                  detail::spread_from(t, a, detail::drain_cut(span, tail))) {
+          if (Time scheduled = -1; const std::optional<Algorithm> b = detail::spread_from(
+                                       t, a, detail::drain_cut(span, tail), &scheduled)) {
             check(*b, fmt::format("{}, its deliveries from {} ps listed again", who,
                                   detail::drain_cut(span, tail)));
+            const std::optional<Time> floor =
+                detail::spread_floor(t, a, detail::drain_cut(span, tail));
+            if (floor) {
+              EXPECT_GE(scheduled, *floor) << who << ", from " << tail;
+            }
+            spread_floored += floor.has_value();
             ++spread;
           }
         // A Reduce-Scatter reversed in time into an All-Gather, and its head listed again through
@@ -237,6 +245,7 @@ TEST_P(BoundProperty, NoVerifiedAlgorithmBeatsTheBound) {
   EXPECT_GE(in_network, shard_fabrics / 20);
   EXPECT_GE(drained, shard_fabrics / 10);
   EXPECT_GE(spread, shard_fabrics / 10);
+  EXPECT_GE(spread_floored, spread / 2);
   if (GetParam() % 2 == 1) {  // odd: steps charged
     EXPECT_GE(with_protocol, shard_fabrics / 2);
   }
