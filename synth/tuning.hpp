@@ -90,12 +90,12 @@ inline constexpr double kPipelinesModelTrust = 0.005;
 inline constexpr double kPipelinesPersist = 1.03;
 // ... while their last count is within this of the fastest,
 inline constexpr double kPipelinesContend = 1.1;
+// ... and while their times still jump from count to count, or their chunks are at least this.
+inline constexpr Bytes kPipelinesPersistChunk = 4096;
 // Where a method doubling alone beats the search's fastest by less than this, the search's fastest
 // is finished too (ChunkingResult::runner_up): the finishing passes may gain more on its tail than
 // on the answer's (docs/tuning.md).
 inline constexpr double kRunnerUpNear = 1.02;
-// ... and while their times still jump from count to count, or their chunks are at least this.
-inline constexpr Bytes kPipelinesPersistChunk = 4096;
 // A run of the plain matcher over this of the fastest at a count, its last doubling's gain, gained
 // again, short of it, is left out of the counts after (docs/tuning.md).
 inline constexpr double kMatcherContend = 1.3;

@@ -467,10 +467,11 @@ auto with_kept(const topo::Topology& t, const Algorithm& a, Time cut, F&& f)
 }
 
 // A floor on when the schedule from what `kept` keeps ends: its kept transfers' ends, or its
-// deliveries' arrivals (Spreader::arrivals_floor), whichever is later; -1: none.
-Time schedule_floor(const Kept& kept) {
+// deliveries' arrivals (Spreader::arrivals_floor), whichever is later; nothing where there is none.
+std::optional<Time> schedule_floor(const Kept& kept) {
   const Time arrivals = kept.spreader.arrivals_floor();
-  return arrivals < 0 ? -1 : std::max(kept.ends, arrivals);
+  if (arrivals < 0) return std::nullopt;
+  return std::max(kept.ends, arrivals);
 }
 
 }  // namespace
@@ -486,11 +487,7 @@ std::optional<Algorithm> spread_from(const topo::Topology& t, const Algorithm& a
 }
 
 std::optional<Time> spread_floor(const topo::Topology& t, const Algorithm& a, Time cut) {
-  return with_kept(t, a, cut, [](const Kept& kept) -> std::optional<Time> {
-    const Time floor = schedule_floor(kept);
-    if (floor < 0) return std::nullopt;
-    return floor;
-  });
+  return with_kept(t, a, cut, [](const Kept& kept) { return schedule_floor(kept); });
 }
 
 bool spread_tail(const topo::Topology& t, Algorithm& a, const Deadline* deadline) {
@@ -519,8 +516,8 @@ bool spread_tail(const topo::Topology& t, Algorithm& a, const Deadline* deadline
   int past = 0;
   for (size_t i = kTails; i-- > 0 && past < kSpreadTailsPast;) {
     if (!kept[i]) continue;
-    if (const Time floor = schedule_floor(*kept[i]);
-        floor >= 0 && static_cast<double>(floor) >= enough) {
+    if (const std::optional<Time> floor = schedule_floor(*kept[i]);
+        floor && static_cast<double>(*floor) >= enough) {
       ++past;
       continue;
     }
